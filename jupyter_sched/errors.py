@@ -1,0 +1,178 @@
+"""One error tree for the whole package, mapped to HTTP in one place.
+
+::
+
+    SchedError                      base; every error the package raises on purpose
+    ├── ValidationError             bad input: names the field, the bad value and the fix (400)
+    │   └── TimestampError          a timestamp without a UTC offset, or unparseable (400)
+    ├── AuthorizationError          the caller may not do this (403)
+    ├── NotFoundError               no such job / lease / quota / profile (404)
+    ├── ConflictError               the request contradicts current state, e.g. illegal
+    │   │                           state transition or cancel of a finished job (409)
+    │   └── NotLeaderError          this engine does not own the store (409)
+    ├── QuotaError                  the request can never be admitted under quota (422)
+    ├── UnschedulableError          the request can never fit the inventory (422)
+    ├── ExecutorError               an executor failed to start/stop work (502)
+    ├── TelemetryError              a collector returned unusable data (502)
+    └── StoreError                  the store failed (503)
+
+Each error renders to the JSON body ``{"error": {"code", "message", "field", "hint"}}``
+with :meth:`SchedError.to_json`; :data:`HTTP_STATUS` maps each class to its status code.
+Handlers never build error bodies themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "HTTP_STATUS",
+    "AuthorizationError",
+    "ConflictError",
+    "ExecutorError",
+    "NotFoundError",
+    "NotLeaderError",
+    "QuotaError",
+    "SchedError",
+    "StoreError",
+    "TelemetryError",
+    "TimestampError",
+    "UnschedulableError",
+    "ValidationError",
+    "http_status_for",
+]
+
+
+class SchedError(Exception):
+    """Base of every error jupyter_sched raises on purpose.
+
+    Args:
+        message: one sentence a user can read, saying what is wrong.
+        field: the input field at fault (dotted path, e.g. ``resources.gpus``), if any.
+        hint: what to do about it, if known.
+        details: structured numbers behind the message (JSON-serializable).
+    """
+
+    code = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        hint: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.hint = hint
+        self.details = details or {}
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the wire shape ``{"error": {"code", "message", "field", "hint"}}``."""
+        body: dict[str, Any] = {
+            "code": self.code,
+            "message": self.message,
+            "field": self.field,
+            "hint": self.hint,
+        }
+        if self.details:
+            body["details"] = self.details
+        return {"error": body}
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.hint:
+            text = f"{text} ({self.hint})"
+        return text
+
+
+class ValidationError(SchedError):
+    """Bad input; ``field`` names it and ``hint`` says how to fix it."""
+
+    code = "validation_error"
+
+
+class TimestampError(ValidationError):
+    """A timestamp lacks a UTC offset or cannot be parsed (case 010)."""
+
+    code = "invalid_timestamp"
+
+
+class AuthorizationError(SchedError):
+    """The authenticated caller may not perform this action."""
+
+    code = "forbidden"
+
+
+class NotFoundError(SchedError):
+    """The named job, lease, quota or profile does not exist (or is not visible to you)."""
+
+    code = "not_found"
+
+
+class ConflictError(SchedError):
+    """The request contradicts the current state (e.g. an illegal job state transition)."""
+
+    code = "conflict"
+
+
+class NotLeaderError(ConflictError):
+    """Another engine owns the store; this one may not make scheduling decisions."""
+
+    code = "not_leader"
+
+
+class QuotaError(SchedError):
+    """The request can never be admitted under the configured quota."""
+
+    code = "quota_exceeded"
+
+
+class UnschedulableError(SchedError):
+    """The request can never fit the inventory (e.g. more GPUs than exist)."""
+
+    code = "unschedulable"
+
+
+class ExecutorError(SchedError):
+    """An executor failed to start, signal or observe work."""
+
+    code = "executor_error"
+
+
+class TelemetryError(SchedError):
+    """A collector produced unusable data (garbage exposition text, bad NVML answer)."""
+
+    code = "telemetry_error"
+
+
+class StoreError(SchedError):
+    """The store failed (database unavailable, integrity violation)."""
+
+    code = "store_error"
+
+
+HTTP_STATUS: dict[type[SchedError], int] = {
+    ValidationError: 400,
+    TimestampError: 400,
+    AuthorizationError: 403,
+    NotFoundError: 404,
+    ConflictError: 409,
+    NotLeaderError: 409,
+    QuotaError: 422,
+    UnschedulableError: 422,
+    ExecutorError: 502,
+    TelemetryError: 502,
+    StoreError: 503,
+    SchedError: 500,
+}
+
+
+def http_status_for(error: SchedError) -> int:
+    """Return the HTTP status for ``error``: the entry of its nearest class in :data:`HTTP_STATUS`."""
+    for cls in type(error).__mro__:
+        if cls in HTTP_STATUS:
+            return HTTP_STATUS[cls]  # type: ignore[index]
+    return 500

@@ -1,0 +1,263 @@
+"""JSON wire shapes of the model, shared by the store, the REST API, the client and the panel.
+
+One place turns model objects into plain JSON-able dicts and back, so every surface shows
+the same fields. Timestamps are ISO 8601 UTC with ``Z`` (case 010).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest
+from .quota import Budget, Quota, TeamPolicy
+from .resources import GPU, Health, Inventory, MigDevice, Node, NvmlStatus, Taint
+from .units import parse_utc, to_iso
+
+__all__ = [
+    "allocation_from_dict", "allocation_to_dict", "budget_from_dict", "budget_to_dict",
+    "gpu_to_dict", "inventory_from_dict", "inventory_to_dict", "job_from_dict", "job_to_dict",
+    "quota_from_dict", "quota_to_dict", "reason_from_dict", "reason_to_dict", "spec_from_dict",
+    "spec_to_dict", "team_policy_from_dict", "team_policy_to_dict",
+]
+
+
+def _ts(value: datetime | None) -> str | None:
+    return to_iso(value)
+
+
+def _parse_ts(value: Any, field: str) -> datetime | None:
+    return None if value is None else parse_utc(value, field=field)
+
+
+def resources_to_dict(r: ResourceRequest) -> dict[str, Any]:
+    """ResourceRequest → JSON dict (GPUs, milli-GPUs, MiB, millicores)."""
+    return {
+        "gpus": r.gpus, "gpu_milli": r.gpu_milli, "gpu_models": list(r.gpu_models),
+        "min_memory_mib": r.min_memory_mib, "mig_profile": r.mig_profile, "nvlink": r.nvlink,
+        "cpu_millis": r.cpu_millis, "memory_mib": r.memory_mib, "workers": r.workers,
+        "node_selector": dict(r.node_selector), "tolerations": list(r.tolerations),
+    }
+
+
+def resources_from_dict(d: Mapping[str, Any]) -> ResourceRequest:
+    """Inverse of :func:`resources_to_dict` (trusted input: the store)."""
+    return ResourceRequest(
+        gpus=int(d.get("gpus", 1)), gpu_milli=int(d.get("gpu_milli", 1000)),
+        gpu_models=tuple(d.get("gpu_models", ())), min_memory_mib=int(d.get("min_memory_mib", 0)),
+        mig_profile=d.get("mig_profile"), nvlink=bool(d.get("nvlink", False)),
+        cpu_millis=int(d.get("cpu_millis", 0)), memory_mib=int(d.get("memory_mib", 0)),
+        workers=int(d.get("workers", 1)), node_selector=dict(d.get("node_selector", {})),
+        tolerations=tuple(d.get("tolerations", ())),
+    )
+
+
+def spec_to_dict(s: JobSpec) -> dict[str, Any]:
+    """JobSpec → JSON dict."""
+    return {
+        "name": s.name, "user": s.user, "team": s.team, "kind": s.kind.value,
+        "priority": s.priority.value, "resources": resources_to_dict(s.resources),
+        "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
+        "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
+        "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
+        "checkpointable": s.checkpointable,
+    }
+
+
+def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
+    """Inverse of :func:`spec_to_dict` (trusted input: the store)."""
+    return JobSpec(
+        name=d["name"], user=d["user"], team=d.get("team", "default"), kind=JobKind(d.get("kind", "training")),
+        priority=PriorityClass(d.get("priority", "normal")),
+        resources=resources_from_dict(d.get("resources", {})), time_limit_s=d.get("time_limit_s"),
+        command=tuple(d.get("command", ())), script=d.get("script"), notebook=d.get("notebook"),
+        working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
+        port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
+        checkpointable=bool(d.get("checkpointable", False)),
+    )
+
+
+def allocation_to_dict(a: Allocation | None) -> dict[str, Any] | None:
+    """Allocation → JSON dict (or None)."""
+    if a is None:
+        return None
+    return {"node": a.node, "gpu_uuids": list(a.gpu_uuids), "gpu_milli": a.gpu_milli,
+            "workers": [{"node": n, "gpu_uuids": list(u)} for n, u in a.workers]}
+
+
+def allocation_from_dict(d: Mapping[str, Any] | None) -> Allocation | None:
+    """Inverse of :func:`allocation_to_dict`."""
+    if d is None:
+        return None
+    return Allocation(node=d["node"], gpu_uuids=tuple(d["gpu_uuids"]), gpu_milli=int(d.get("gpu_milli", 1000)),
+                      workers=tuple((w["node"], tuple(w["gpu_uuids"])) for w in d.get("workers", ())))
+
+
+def reason_to_dict(r: PendingReason | None) -> dict[str, Any] | None:
+    """PendingReason → JSON dict (or None)."""
+    if r is None:
+        return None
+    return {"code": r.code, "message": r.message, "details": dict(r.details), "unblock": r.unblock,
+            "position": r.position, "eta": _ts(r.eta), "eta_reason": r.eta_reason,
+            "per_flavor": [dict(f) for f in r.per_flavor]}
+
+
+def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
+    """Inverse of :func:`reason_to_dict`."""
+    if d is None:
+        return None
+    return PendingReason(code=d["code"], message=d["message"], details=dict(d.get("details", {})),
+                         unblock=d.get("unblock", ""), position=d.get("position"),
+                         eta=_parse_ts(d.get("eta"), "reason.eta"), eta_reason=d.get("eta_reason", ""),
+                         per_flavor=tuple(dict(f) for f in d.get("per_flavor", ())))
+
+
+def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
+    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields)."""
+    out = spec_to_dict(j.spec)
+    out.update({
+        "id": j.id, "state": j.state.value, "submitted_at": _ts(j.submitted_at),
+        "admitted_at": _ts(j.admitted_at), "started_at": _ts(j.started_at),
+        "finished_at": _ts(j.finished_at), "allocation": allocation_to_dict(j.allocation),
+        "reason": reason_to_dict(j.reason), "exit_code": j.exit_code, "message": j.message,
+        "attempts": j.attempts, "not_before": _ts(j.not_before), "preempted_by": j.preempted_by,
+        "nominated": allocation_to_dict(j.nominated), "simulated": simulated,
+    })
+    return out
+
+
+def job_from_dict(d: Mapping[str, Any]) -> Job:
+    """Inverse of :func:`job_to_dict` (trusted input: the store)."""
+    return Job(
+        id=d["id"], spec=spec_from_dict(d), state=JobState(d["state"]),
+        submitted_at=_parse_ts(d.get("submitted_at"), "submitted_at"),
+        admitted_at=_parse_ts(d.get("admitted_at"), "admitted_at"),
+        started_at=_parse_ts(d.get("started_at"), "started_at"),
+        finished_at=_parse_ts(d.get("finished_at"), "finished_at"),
+        allocation=allocation_from_dict(d.get("allocation")), reason=reason_from_dict(d.get("reason")),
+        exit_code=d.get("exit_code"), message=d.get("message", ""), attempts=int(d.get("attempts", 0)),
+        not_before=_parse_ts(d.get("not_before"), "not_before"), preempted_by=d.get("preempted_by"),
+        nominated=allocation_from_dict(d.get("nominated")),
+    )
+
+
+def gpu_to_dict(g: GPU) -> dict[str, Any]:
+    """GPU → JSON dict; ``simulated`` is always present so every surface can label it."""
+    return {
+        "uuid": g.uuid, "index": g.index, "node": g.node, "model": g.model, "memory_mib": g.memory_mib,
+        "pci_bus_id": g.pci_bus_id, "mig_enabled": g.mig_enabled,
+        "mig_devices": [{"uuid": m.uuid, "profile": m.profile, "gpu_instance_id": m.gpu_instance_id,
+                         "memory_mib": m.memory_mib} for m in g.mig_devices],
+        "nvlink_peers": list(g.nvlink_peers), "health": g.health.value, "health_reason": g.health_reason,
+        "simulated": g.simulated, "foreign_memory_mib": g.foreign_memory_mib,
+    }
+
+
+def _gpu_from_dict(d: Mapping[str, Any]) -> GPU:
+    return GPU(
+        uuid=d["uuid"], index=int(d["index"]), node=d["node"], model=d["model"], memory_mib=int(d["memory_mib"]),
+        pci_bus_id=d.get("pci_bus_id", ""), mig_enabled=bool(d.get("mig_enabled", False)),
+        mig_devices=tuple(MigDevice(uuid=m["uuid"], profile=m["profile"], gpu_instance_id=int(m["gpu_instance_id"]),
+                                    memory_mib=int(m["memory_mib"])) for m in d.get("mig_devices", ())),
+        nvlink_peers=tuple(d.get("nvlink_peers", ())), health=Health(d.get("health", "healthy")),
+        health_reason=d.get("health_reason", ""), simulated=bool(d.get("simulated", False)),
+        foreign_memory_mib=int(d.get("foreign_memory_mib", 0)),
+    )
+
+
+def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
+    """Inventory → the REST API's inventory object (nodes with GPUs, flat GPU list, NVML status)."""
+    nodes = [{
+        "name": n.name, "cpu_millis": n.cpu_millis, "memory_mib": n.memory_mib, "labels": dict(n.labels),
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
+        "ready": n.ready, "unschedulable": n.unschedulable, "gpus": [gpu_to_dict(g) for g in n.gpus],
+    } for n in inv.nodes]
+    return {
+        "source": inv.source, "simulated": inv.simulated, "nodes": nodes,
+        "gpus": [gpu for node in nodes for gpu in node["gpus"]],
+        "nvml": None if inv.nvml is None else {
+            "available": inv.nvml.available, "error": inv.nvml.error,
+            "device_count": inv.nvml.device_count, "driver_version": inv.nvml.driver_version},
+    }
+
+
+def inventory_from_dict(d: Mapping[str, Any]) -> Inventory:
+    """Inverse of :func:`inventory_to_dict`."""
+    nodes = tuple(Node(
+        name=n["name"], gpus=tuple(_gpu_from_dict(g) for g in n.get("gpus", ())),
+        cpu_millis=int(n.get("cpu_millis", 0)), memory_mib=int(n.get("memory_mib", 0)),
+        labels=dict(n.get("labels", {})),
+        taints=tuple(Taint(t["key"], t.get("value", ""), t.get("effect", "NoSchedule")) for t in n.get("taints", ())),
+        ready=bool(n.get("ready", True)), unschedulable=bool(n.get("unschedulable", False)),
+    ) for n in d.get("nodes", ()))
+    nv = d.get("nvml")
+    nvml = None if nv is None else NvmlStatus(available=nv["available"], error=nv.get("error", ""),
+                                               device_count=int(nv.get("device_count", 0)),
+                                               driver_version=nv.get("driver_version", ""))
+    return Inventory(nodes=nodes, source=d.get("source", "static"), nvml=nvml)
+
+
+def quota_to_dict(q: Quota) -> dict[str, Any]:
+    """Quota → JSON dict."""
+    return {"team": q.team, "user": q.user, "gpu_model": q.gpu_model, "guaranteed": q.guaranteed,
+            "borrowing_limit": q.borrowing_limit}
+
+
+def quota_from_dict(d: Mapping[str, Any]) -> Quota:
+    """JSON dict → Quota (validating types; admin input).
+
+    Raises:
+        jupyter_sched.errors.ValidationError: naming the field.
+    """
+    from ..errors import ValidationError
+
+    if not isinstance(d, Mapping):
+        raise ValidationError("each quota must be an object", field="quotas",
+                              hint='e.g. {"team": "ml", "guaranteed": 4, "borrowing_limit": 2}')
+    team = d.get("team")
+    if not isinstance(team, str) or not team:
+        raise ValidationError("quota.team must be a non-empty string", field="team", hint='e.g. "team-ml"')
+    user = d.get("user")
+    if user is not None and not isinstance(user, str):
+        raise ValidationError("quota.user must be a string or null", field="user", hint="omit it for a team line")
+    model = d.get("gpu_model", "*")
+    if not isinstance(model, str) or not model:
+        raise ValidationError("quota.gpu_model must be a string", field="gpu_model", hint='use "*" for any model')
+    numbers: dict[str, float | None] = {}
+    for key in ("guaranteed", "borrowing_limit"):
+        value = d.get(key, 0 if key == "guaranteed" else None)
+        if value is None and key == "borrowing_limit":
+            numbers[key] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ValidationError(f"quota.{key} must be a number (got {value!r})", field=key,
+                                  hint="give a number of GPUs" + (" or null for unlimited" if key == "borrowing_limit" else ""))
+        if value < 0:
+            raise ValidationError(f"quota.{key} must be >= 0 (got {value})", field=key, hint="give 0 or more GPUs")
+        numbers[key] = float(value)
+    return Quota(team=team, user=user, gpu_model=model, guaranteed=numbers["guaranteed"] or 0.0,
+                 borrowing_limit=numbers["borrowing_limit"])
+
+
+def budget_to_dict(b: Budget) -> dict[str, Any]:
+    """Budget → JSON dict."""
+    return {"team": b.team, "user": b.user, "gpu_hours": b.gpu_hours, "period": b.period}
+
+
+def budget_from_dict(d: Mapping[str, Any]) -> Budget:
+    """JSON dict → Budget (trusted)."""
+    return Budget(team=d["team"], user=d.get("user"), gpu_hours=float(d["gpu_hours"]), period=d.get("period", "month"))
+
+
+def team_policy_to_dict(t: TeamPolicy) -> dict[str, Any]:
+    """TeamPolicy → JSON dict."""
+    return {"team": t.team, "weight": t.weight, "allowed_priorities": list(t.allowed_priorities),
+            "members": list(t.members)}
+
+
+def team_policy_from_dict(d: Mapping[str, Any]) -> TeamPolicy:
+    """JSON dict → TeamPolicy (trusted)."""
+    return TeamPolicy(team=d["team"], weight=float(d.get("weight", 1.0)),
+                      allowed_priorities=tuple(d.get("allowed_priorities", ("normal", "low"))),
+                      members=tuple(d.get("members", ())))

@@ -1,0 +1,302 @@
+"""Demand: what users ask for (JobSpec, ResourceRequest) and the Job state machine.
+
+A *lease* (interactive GPUs bound to a kernel) is a job of kind :attr:`JobKind.LEASE`:
+it is queued, placed, preempted and reclaimed exactly like batch work, which keeps one
+scheduling path (Kueue treats every Workload alike for the same reason). The REST API and the
+panel show leases separately.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from ..errors import ConflictError
+from .resources import GPU_MILLI
+
+__all__ = [
+    "Allocation",
+    "Job",
+    "JobKind",
+    "JobSpec",
+    "JobState",
+    "PendingReason",
+    "PriorityClass",
+    "ResourceRequest",
+    "TERMINAL_STATES",
+]
+
+
+
+class PriorityClass(str, Enum):
+    """The three priority classes (DESIGN.md): more levels invite priority inversion."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+    @property
+    def rank(self) -> int:
+        """Larger is more important: high 2, normal 1, low 0."""
+        return {"high": 2, "normal": 1, "low": 0}[self.value]
+
+
+class JobKind(str, Enum):
+    """What a piece of work is."""
+
+    TRAINING = "training"     # batch: runs to completion
+    INFERENCE = "inference"   # a service: runs until stopped, restarted on failure
+    LEASE = "lease"           # interactive GPUs bound to a kernel
+
+
+class JobState(str, Enum):
+    """Job lifecycle: pending → admitted → running → a terminal state.
+
+    ``preempted`` is a transient state: a preempted job is requeued (back to ``pending``,
+    keeping its original submit time) unless the policy stops it.
+    """
+
+    PENDING = "pending"
+    ADMITTED = "admitted"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    PREEMPTED = "preempted"
+    LOST = "lost"
+    REJECTED = "rejected"
+
+    @property
+    def terminal(self) -> bool:
+        """True when the job will never run again."""
+        return self in TERMINAL_STATES
+
+    @property
+    def holds_gpus(self) -> bool:
+        """True while the job's allocation counts against inventory and quota."""
+        return self in (JobState.ADMITTED, JobState.RUNNING)
+
+
+TERMINAL_STATES = frozenset(
+    {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.LOST, JobState.REJECTED}
+)
+
+_TRANSITIONS: dict[JobState, frozenset[JobState]] = {
+    JobState.PENDING: frozenset({JobState.ADMITTED, JobState.CANCELLED, JobState.REJECTED}),
+    JobState.ADMITTED: frozenset(
+        {JobState.RUNNING, JobState.PENDING, JobState.CANCELLED, JobState.FAILED,
+         JobState.PREEMPTED, JobState.LOST}),
+    JobState.RUNNING: frozenset(
+        {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.PREEMPTED,
+         JobState.LOST}),
+    JobState.PREEMPTED: frozenset({JobState.PENDING, JobState.CANCELLED, JobState.FAILED}),
+    JobState.SUCCEEDED: frozenset(),
+    JobState.FAILED: frozenset(),
+    JobState.CANCELLED: frozenset(),
+    JobState.LOST: frozenset(),
+    JobState.REJECTED: frozenset(),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRequest:
+    """What one job needs.
+
+    Attributes:
+        gpus: whole GPUs per worker (>= 0). With ``gpu_milli < 1000`` it must be 1.
+        gpu_milli: share of each GPU in milli-GPUs (1..1000); below 1000 the job shares a GPU.
+        gpu_models: acceptable GPU models in preference order; empty means any model.
+        min_memory_mib: minimum memory per GPU in MiB (0 = any).
+        mig_profile: a MIG profile such as ``"1g.10gb"`` instead of whole GPUs.
+        nvlink: require all GPUs of a worker inside one NVLink domain.
+        cpu_millis: CPU per worker in millicores.
+        memory_mib: host memory per worker in MiB.
+        workers: number of workers of a gang (multi-node job), each with ``gpus`` GPUs;
+            all start or none.
+        node_selector: labels a node must carry.
+        tolerations: taint keys (or ``key=value``) this job tolerates.
+    """
+
+    gpus: int = 1
+    gpu_milli: int = GPU_MILLI
+    gpu_models: tuple[str, ...] = ()
+    min_memory_mib: int = 0
+    mig_profile: str | None = None
+    nvlink: bool = False
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    workers: int = 1
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[str, ...] = ()
+
+    @property
+    def total_gpus(self) -> int:
+        """Whole GPUs over all workers (a fractional request counts as 1 GPU slot)."""
+        return self.gpus * self.workers
+
+    @property
+    def total_milli(self) -> int:
+        """Milli-GPUs over all workers (what quota and capacity arithmetic use)."""
+        if self.gpus == 0:
+            return 0
+        return self.gpus * self.gpu_milli * self.workers
+
+    @property
+    def fractional(self) -> bool:
+        """True when the job shares one GPU with others."""
+        return self.gpu_milli < GPU_MILLI
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """A user's request for work, as validated at submission.
+
+    Attributes:
+        name: human name (not unique).
+        user: owner (identity from auth, never from the request body).
+        team: team / queue the job is charged to.
+        kind: training, inference service or interactive lease.
+        priority: priority class.
+        resources: what it needs.
+        time_limit_s: wall-clock limit in seconds (None = none; then no backfill ETA past it).
+        command: argv to run (local executor) or container command (Kubernetes).
+        script: path of a Python script to run with the kernel's interpreter.
+        notebook: path of a notebook to execute headless.
+        working_dir: directory to run in.
+        env: extra environment variables.
+        image: container image (Kubernetes executor only).
+        port: service port for inference services.
+        kernel_id: the Jupyter kernel a lease is bound to.
+        profile: name of the admin-defined template this spec was built from.
+        checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
+    """
+
+    name: str
+    user: str
+    team: str = "default"
+    kind: JobKind = JobKind.TRAINING
+    priority: PriorityClass = PriorityClass.NORMAL
+    resources: ResourceRequest = field(default_factory=ResourceRequest)
+    time_limit_s: float | None = None
+    command: tuple[str, ...] = ()
+    script: str | None = None
+    notebook: str | None = None
+    working_dir: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    image: str | None = None
+    port: int | None = None
+    kernel_id: str | None = None
+    profile: str | None = None
+    checkpointable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """Where a job runs: per worker, a node and GPUs on it.
+
+    Attributes:
+        node: node of the first worker (convenience for single-node work).
+        gpu_uuids: GPUs of the first worker (GPU or MIG UUIDs).
+        gpu_milli: milli-GPUs taken on each listed GPU (1000 for whole GPUs).
+        workers: for gangs, one ``(node, gpu_uuids)`` per worker; single-node work has one.
+    """
+
+    node: str
+    gpu_uuids: tuple[str, ...]
+    gpu_milli: int = GPU_MILLI
+    workers: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def per_worker(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Every worker's ``(node, gpu_uuids)``."""
+        return self.workers or ((self.node, self.gpu_uuids),)
+
+    def all_gpu_uuids(self) -> tuple[str, ...]:
+        """All GPU UUIDs over all workers."""
+        return tuple(uuid for _, uuids in self.per_worker() for uuid in uuids)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReason:
+    """Why a job waits: exactly one primary reason, as data with numbers (STYLE §5).
+
+    Attributes:
+        code: one of ``ExceedsQuota``, ``BorrowingLimitReached``, ``BudgetExhausted``,
+            ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``UnhealthyGpu``,
+            ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,
+            ``Unschedulable``, ``Backoff``.
+        message: the reason rendered as one sentence, numbers included.
+        details: the numbers (JSON-serializable), e.g. ``{"requested": 4, "free": 2}``.
+        unblock: what would unblock it, one sentence.
+        position: 1-based position in its queue (None when not queued).
+        eta: reservation / expected start time (None = unknown, with ``eta_reason``).
+        eta_reason: why the ETA is unknown, when it is.
+        per_flavor: one structured entry per GPU model tried (case 005).
+    """
+
+    code: str
+    message: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+    unblock: str = ""
+    position: int | None = None
+    eta: datetime | None = None
+    eta_reason: str = ""
+    per_flavor: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A job as the scheduler sees it: spec plus lifecycle state.
+
+    Attributes:
+        id: unique id (injected; the core never generates ids).
+        spec: the validated request.
+        state: lifecycle state.
+        submitted_at: original submit time (UTC); kept when a preempted job is requeued.
+        admitted_at / started_at / finished_at: lifecycle times (UTC).
+        allocation: where it runs, while it holds GPUs.
+        reason: the primary pending reason, while pending.
+        exit_code: process exit code when finished.
+        message: last human-readable status message (e.g. why it was lost).
+        attempts: how many times it was admitted (preemptions requeue it).
+        not_before: earliest time it may be admitted again (requeue backoff).
+        preempted_by: id of the job whose admission preempted this one last (loop guard).
+        nominated: GPUs held for this job after a preemption it caused (case 004).
+    """
+
+    id: str
+    spec: JobSpec
+    state: JobState = JobState.PENDING
+    submitted_at: datetime | None = None
+    admitted_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    allocation: Allocation | None = None
+    reason: PendingReason | None = None
+    exit_code: int | None = None
+    message: str = ""
+    attempts: int = 0
+    not_before: datetime | None = None
+    preempted_by: str | None = None
+    nominated: Allocation | None = None
+
+    def transition(self, new_state: JobState, **changes: Any) -> Job:
+        """Return a copy in ``new_state`` with ``changes`` applied.
+
+        Raises:
+            ConflictError: the transition is not allowed (e.g. succeeded → running).
+        """
+        if new_state is not self.state and new_state not in _TRANSITIONS[self.state]:
+            raise ConflictError(
+                f"job {self.id} cannot go from {self.state.value} to {new_state.value}",
+                field="state",
+                hint=f"allowed from {self.state.value}: "
+                + (", ".join(sorted(s.value for s in _TRANSITIONS[self.state])) or "none (final)"))
+        return replace(self, state=new_state, **changes)
+
+    @property
+    def is_lease(self) -> bool:
+        """True for interactive leases bound to a kernel."""
+        return self.spec.kind is JobKind.LEASE

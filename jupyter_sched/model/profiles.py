@@ -1,0 +1,56 @@
+"""Profiles: named request templates defined by admins (the design documents' template library).
+
+Example: ``bert-finetune`` → 4 GPUs of at least 40 GiB with NVLink, priority normal, 12 h.
+A submission naming a profile starts from its defaults; fields the user gives override them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ValidationError
+
+__all__ = ["Profile", "profiles_from_config"]
+
+_PROFILE_KEYS = frozenset({
+    "gpus", "model", "gpu_models", "mem_per_gpu", "min_memory_mib", "mig_profile", "nvlink",
+    "cpu", "memory", "priority", "time_limit", "team", "kind", "image", "workers", "env",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A named request template.
+
+    Attributes:
+        name: the name users type (``--profile bert-finetune``).
+        description: one line shown in listings.
+        defaults: request fields (the keys of a submission body) the template fills in.
+    """
+
+    name: str
+    description: str = ""
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+def profiles_from_config(raw: Mapping[str, Any]) -> dict[str, Profile]:
+    """Build profiles from config ``{name: {"description": ..., "gpus": 4, ...}}``.
+
+    Raises:
+        ValidationError: a profile is not an object or uses an unknown key.
+    """
+    out: dict[str, Profile] = {}
+    for name, body in raw.items():
+        if not isinstance(body, Mapping):
+            raise ValidationError(f"profile {name!r} must be an object", field=f"profiles.{name}",
+                                  hint='e.g. {"gpus": 4, "mem_per_gpu": "40GiB"}')
+        defaults = {k: v for k, v in body.items() if k != "description"}
+        unknown = sorted(set(defaults) - _PROFILE_KEYS)
+        if unknown:
+            raise ValidationError(f"profile {name!r}: unknown key {unknown[0]!r}",
+                                  field=f"profiles.{name}.{unknown[0]}",
+                                  hint="known keys: " + ", ".join(sorted(_PROFILE_KEYS)))
+        out[name] = Profile(name=name, description=str(body.get("description", "")), defaults=defaults)
+    return out

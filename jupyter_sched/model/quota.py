@@ -1,0 +1,157 @@
+"""Quota: per team and per user, per GPU model or any, in GPUs (Kueue's nominal/borrowing).
+
+Semantics follow Kueue's ClusterQueue ``nominalQuota`` / ``borrowingLimit`` inside one cohort
+(the whole cluster): work within ``guaranteed`` is protected; work above it *borrows* unused
+guarantees of other teams, up to ``borrowing_limit`` GPUs above the guarantee, and is
+preemptible whatever its class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..errors import ValidationError
+
+__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "TeamPolicy", "validate_quotas"]
+
+ANY_MODEL = "*"
+"""GPU model wildcard: the quota applies to GPUs of every model together."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """One quota line.
+
+    Attributes:
+        team: team name.
+        user: user inside the team, or ``None`` for the team-level line.
+        gpu_model: GPU model this line counts, or :data:`ANY_MODEL`.
+        guaranteed: GPUs the team (or user) is guaranteed (nominal quota), >= 0.
+        borrowing_limit: most GPUs it may use *above* ``guaranteed`` by borrowing;
+            ``None`` = unlimited, 0 = no borrowing.
+    """
+
+    team: str
+    user: str | None = None
+    gpu_model: str = ANY_MODEL
+    guaranteed: float = 0
+    borrowing_limit: float | None = None
+
+    @property
+    def ceiling(self) -> float | None:
+        """Most GPUs usable: guaranteed + borrowing_limit (None = unlimited)."""
+        if self.borrowing_limit is None:
+            return None
+        return self.guaranteed + self.borrowing_limit
+
+    @property
+    def key(self) -> tuple[str, str | None, str]:
+        """Identity of the line: (team, user, gpu_model)."""
+        return (self.team, self.user, self.gpu_model)
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """A GPU-hour budget per period for a team (user None) or a user.
+
+    Attributes:
+        team: team name.
+        user: user, or None for the whole team.
+        gpu_hours: GPU-hours allowed per period.
+        period: ``"month"`` (default), ``"week"`` or ``"day"``; periods start at 00:00 UTC.
+    """
+
+    team: str
+    user: str | None = None
+    gpu_hours: float = 0.0
+    period: str = "month"
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPolicy:
+    """Per-team settings beside quota.
+
+    Attributes:
+        team: team name.
+        weight: fair-share weight (> 0); share = borrowed / weight (Kueue fair sharing).
+        allowed_priorities: priority classes the team may use (``high`` is admin-granted).
+        members: users belonging to the team (hub groups in hub mode).
+    """
+
+    team: str
+    weight: float = 1.0
+    allowed_priorities: tuple[str, ...] = ("normal", "low")
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaSet:
+    """All quota lines, budgets and team policies in force.
+
+    An empty set means *no quota*: everything may use everything (the embedded default
+    on a single-user machine).
+    """
+
+    quotas: tuple[Quota, ...] = ()
+    budgets: tuple[Budget, ...] = ()
+    teams: tuple[TeamPolicy, ...] = ()
+    user_teams: Mapping[str, str] = field(default_factory=dict)
+
+    def for_team(self, team: str) -> tuple[Quota, ...]:
+        """Team-level lines of ``team``."""
+        return tuple(q for q in self.quotas if q.team == team and q.user is None)
+
+    def for_user(self, team: str, user: str) -> tuple[Quota, ...]:
+        """User-level lines of ``user`` in ``team``."""
+        return tuple(q for q in self.quotas if q.team == team and q.user == user)
+
+    def team_policy(self, team: str) -> TeamPolicy:
+        """The team's policy, or the default one."""
+        for policy in self.teams:
+            if policy.team == team:
+                return policy
+        return TeamPolicy(team=team)
+
+
+def validate_quotas(quotas: Iterable[Quota], gpus_by_model: Mapping[str, int]) -> None:
+    """Reject quota configurations that cannot be honoured.
+
+    Checks: non-negative numbers; user lines within their team's ceiling; the sum of team
+    guarantees per model (and over any model) not above the GPUs that exist.
+
+    Args:
+        quotas: the lines to check.
+        gpus_by_model: GPUs in the inventory per model.
+
+    Raises:
+        ValidationError: naming the line and the numbers.
+    """
+    lines = list(quotas)
+    total = sum(gpus_by_model.values())
+    for q in lines:
+        where = f"quota[{q.team}{'/' + q.user if q.user else ''}, {q.gpu_model}]"
+        if q.guaranteed < 0:
+            raise ValidationError(f"{where}.guaranteed must be >= 0 (got {q.guaranteed})",
+                                  field="guaranteed", hint="use 0 or a positive number of GPUs")
+        if q.borrowing_limit is not None and q.borrowing_limit < 0:
+            raise ValidationError(
+                f"{where}.borrowing_limit must be >= 0 or null (got {q.borrowing_limit})",
+                field="borrowing_limit", hint="use null for unlimited, 0 for no borrowing")
+        if q.gpu_model != ANY_MODEL and gpus_by_model and q.gpu_model not in gpus_by_model:
+            raise ValidationError(
+                f"{where}: no GPUs of model {q.gpu_model!r} exist",
+                field="gpu_model",
+                hint="use one of " + ", ".join(sorted(gpus_by_model)) + " or '*'")
+    guaranteed: dict[str, float] = {}
+    for q in lines:
+        if q.user is None:
+            guaranteed[q.gpu_model] = guaranteed.get(q.gpu_model, 0) + q.guaranteed
+    for model, promised in guaranteed.items():
+        exists = total if model == ANY_MODEL else gpus_by_model.get(model, 0)
+        if promised > exists:
+            raise ValidationError(
+                f"teams are guaranteed {promised:g} GPUs of {model if model != ANY_MODEL else 'any model'}"
+                f" but only {exists} exist",
+                field="guaranteed",
+                hint="lower the guarantees so that their sum is at most the GPUs that exist")

@@ -1,0 +1,208 @@
+"""What the scheduler allocates: GPUs on nodes, as an immutable inventory.
+
+GPU capacity is counted in *milli-GPUs* (1000 = one whole GPU) so that fractional requests
+(Run:ai-style sharing; the openb trace's ``gpu_milli``) and whole GPUs use one arithmetic.
+Memory is in MiB, CPU in millicores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+__all__ = [
+    "GPU",
+    "GPU_MILLI",
+    "Health",
+    "Inventory",
+    "MigDevice",
+    "Node",
+    "NvmlStatus",
+    "Taint",
+]
+
+GPU_MILLI = 1000
+"""Milli-GPUs in one whole GPU."""
+
+
+
+class Health(str, Enum):
+    """Whether a GPU may receive new work."""
+
+    HEALTHY = "healthy"
+    UNHEALTHY = "unhealthy"
+
+
+@dataclass(frozen=True, slots=True)
+class MigDevice:
+    """One MIG instance of a GPU in MIG mode.
+
+    Attributes:
+        uuid: ``MIG-...`` UUID; what ``CUDA_VISIBLE_DEVICES`` must carry (case 016).
+        profile: MIG profile name, e.g. ``"3g.40gb"``.
+        gpu_instance_id: the GPU instance id (``GPU_I_ID`` in dcgm-exporter).
+        memory_mib: memory of the instance in MiB.
+    """
+
+    uuid: str
+    profile: str
+    gpu_instance_id: int
+    memory_mib: int
+
+
+@dataclass(frozen=True, slots=True)
+class GPU:
+    """One physical GPU.
+
+    Attributes:
+        uuid: ``GPU-...`` UUID (stable identity; used in ``CUDA_VISIBLE_DEVICES``).
+        index: NVML index on its node (PCI bus order), *not* the CUDA default index.
+        node: name of the node holding it.
+        model: product name, e.g. ``"NVIDIA A100-SXM4-80GB"`` or a short form ``"A100-80GB"``.
+        memory_mib: total memory in MiB.
+        pci_bus_id: ``0000:17:00.0`` style PCI address.
+        mig_enabled: whether MIG mode is on.
+        mig_devices: the MIG instances when ``mig_enabled``.
+        nvlink_peers: NVML indices of GPUs on the same node reachable by NVLink.
+        health: healthy or not; unhealthy GPUs get no new work.
+        health_reason: why it is unhealthy (e.g. ``"Xid 79: GPU fell off the bus"``).
+        simulated: True for GPUs of the simulated inventory (no silicon behind them).
+        foreign_memory_mib: memory held by processes the scheduler did not start (case 014);
+            such a GPU is in use by an unknown owner and is not placeable.
+    """
+
+    uuid: str
+    index: int
+    node: str
+    model: str
+    memory_mib: int
+    pci_bus_id: str = ""
+    mig_enabled: bool = False
+    mig_devices: tuple[MigDevice, ...] = ()
+    nvlink_peers: tuple[int, ...] = ()
+    health: Health = Health.HEALTHY
+    health_reason: str = ""
+    simulated: bool = False
+    foreign_memory_mib: int = 0
+
+    @property
+    def healthy(self) -> bool:
+        """True when the GPU may receive new work."""
+        return self.health is Health.HEALTHY
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """A Kubernetes-style node taint ``key=value:effect``."""
+
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A machine holding GPUs.
+
+    Attributes:
+        name: unique node name.
+        gpus: its GPUs, ordered by NVML index.
+        cpu_millis: allocatable CPU in millicores (0 = not tracked).
+        memory_mib: allocatable host memory in MiB (0 = not tracked).
+        labels: node labels (e.g. GPU feature discovery labels on Kubernetes).
+        taints: taints; a job must tolerate them to be placed here.
+        ready: False when the node is down or NotReady; its GPUs get no work.
+        unschedulable: cordoned.
+    """
+
+    name: str
+    gpus: tuple[GPU, ...] = ()
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    ready: bool = True
+    unschedulable: bool = False
+
+    @property
+    def schedulable(self) -> bool:
+        """True when new work may be placed on this node at all."""
+        return self.ready and not self.unschedulable
+
+
+@dataclass(frozen=True, slots=True)
+class NvmlStatus:
+    """Outcome of NVML discovery on this host (case 015).
+
+    Attributes:
+        available: NVML initialised and answered.
+        error: one sentence saying why not, e.g. ``"NVML shared library not found
+            (libnvidia-ml.so.1)"``; empty when available.
+        device_count: devices NVML reported (0 when unavailable).
+        driver_version: driver version string when available.
+    """
+
+    available: bool
+    error: str = ""
+    device_count: int = 0
+    driver_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """All nodes and GPUs the scheduler may place work on, at one instant.
+
+    Attributes:
+        nodes: the nodes, in a stable order.
+        source: where it came from: ``"nvml"``, ``"static"``, ``"simulated"`` or ``"kubernetes"``.
+        nvml: NVML status when the source involved NVML discovery.
+    """
+
+    nodes: tuple[Node, ...] = ()
+    source: str = "static"
+    nvml: NvmlStatus | None = None
+
+    @property
+    def simulated(self) -> bool:
+        """True when any GPU in the inventory is simulated."""
+        return any(gpu.simulated for gpu in self.gpus())
+
+    def gpus(self) -> Iterator[GPU]:
+        """Iterate over every GPU of every node."""
+        for node in self.nodes:
+            yield from node.gpus
+
+    def gpu_count(self) -> int:
+        """Number of GPUs in the inventory."""
+        return sum(len(node.gpus) for node in self.nodes)
+
+    def node(self, name: str) -> Node:
+        """Return the node called ``name``.
+
+        Raises:
+            KeyError: no such node.
+        """
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(name)
+
+    def gpu_by_uuid(self) -> dict[str, GPU]:
+        """Map GPU uuid -> GPU (also MIG uuids -> their parent GPU)."""
+        out: dict[str, GPU] = {}
+        for gpu in self.gpus():
+            out[gpu.uuid] = gpu
+            for mig in gpu.mig_devices:
+                out[mig.uuid] = gpu
+        return out
+
+    def models(self) -> dict[str, int]:
+        """GPU model -> number of GPUs of that model."""
+        counts: dict[str, int] = {}
+        for gpu in self.gpus():
+            counts[gpu.model] = counts.get(gpu.model, 0) + 1
+        return counts

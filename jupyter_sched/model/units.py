@@ -1,0 +1,152 @@
+"""Parsing of the units users type: durations, memory sizes and UTC timestamps.
+
+All parsers raise :class:`~jupyter_sched.errors.ValidationError` naming the field and the fix;
+none of them reads the clock.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from ..errors import TimestampError, ValidationError
+
+__all__ = ["format_duration", "parse_duration", "parse_memory_mib", "parse_utc", "to_iso"]
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
+_DURATION_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
+
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+_MEMORY_MIB = {
+    "": 1.0, "b": 1 / (1024 * 1024),
+    "k": 1 / 1024, "ki": 1 / 1024, "kb": 1000 / 1024 / 1024, "kib": 1 / 1024,
+    "m": 1.0, "mi": 1.0, "mb": 1000 * 1000 / 1024 / 1024, "mib": 1.0,
+    "g": 1024.0, "gi": 1024.0, "gb": 1000**3 / 1024**2, "gib": 1024.0,
+    "t": 1024.0**2, "ti": 1024.0**2, "tb": 1000**4 / 1024**2, "tib": 1024.0**2,
+}
+
+
+def parse_duration(value: str | float | int | None, *, field: str) -> float | None:
+    """Parse a duration such as ``90``, ``"45s"``, ``"10m"``, ``"2h30m"`` or ``"1d"`` into seconds.
+
+    Args:
+        value: seconds as a number, or a string of ``<number><unit>`` parts (units d, h, m, s);
+            ``None`` or ``""`` means "no duration".
+        field: the input field, for the error message.
+
+    Returns:
+        Seconds (float, > 0) or ``None``.
+
+    Raises:
+        ValidationError: unparseable (``"2hh"``), zero or negative.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValidationError(f"{field} must be a duration, got {value!r}", field=field,
+                              hint="use e.g. 90, '45s', '10m', '2h30m' or '1d'")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        text = str(value).strip().lower().replace(" ", "")
+        if re.fullmatch(r"\d+(\.\d+)?", text):
+            seconds = float(text)
+        else:
+            pos = 0
+            seconds = 0.0
+            for match in _DURATION_PART.finditer(text):
+                if match.start() != pos:
+                    break
+                seconds += float(match.group(1)) * _DURATION_SECONDS[match.group(2)]
+                pos = match.end()
+            if pos != len(text) or pos == 0:
+                raise ValidationError(
+                    f"{field}: cannot parse duration {value!r}", field=field,
+                    hint="use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'")
+    if not seconds > 0 or seconds != seconds:  # NaN fails both
+        raise ValidationError(f"{field} must be a positive duration, got {value!r}", field=field,
+                              hint="give a duration above zero, e.g. '10m'")
+    return seconds
+
+
+def format_duration(seconds: float | None) -> str:
+    """Render seconds compactly (``"2h05m"``, ``"45s"``); ``None`` renders as ``"unknown"``."""
+    if seconds is None:
+        return "unknown"
+    total = int(round(seconds))
+    if total < 60:
+        return f"{total}s"
+    minutes, sec = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes}m{sec:02d}s" if sec else f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"
+
+
+def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
+    """Parse a memory size (``20GiB``, ``40G``, ``81920``, ``512Mi``) into MiB.
+
+    A bare number is MiB. ``G``/``Gi``/``GiB`` are binary (1024 MiB); ``GB`` is decimal.
+
+    Raises:
+        ValidationError: unparseable or negative.
+    """
+    if value is None or value == "":
+        return 0
+    if isinstance(value, bool):
+        raise ValidationError(f"{field} must be a memory size, got {value!r}", field=field,
+                              hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,
+                                  hint="use a size in MiB or with a unit, e.g. 20GiB")
+        return int(value)
+    match = _MEMORY.match(str(value))
+    if not match:
+        raise ValidationError(f"{field}: cannot parse memory size {value!r}", field=field,
+                              hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
+    number = float(match.group(1))
+    unit = (match.group(2) or "").lower()
+    return int(round(number * _MEMORY_MIB[unit]))
+
+
+def parse_utc(value: str | datetime, *, field: str) -> datetime:
+    """Parse an ISO 8601 timestamp that carries a UTC offset and return it in UTC.
+
+    Naive timestamps are rejected rather than guessed in the host's zone (case 010).
+
+    Raises:
+        TimestampError: no offset, or not ISO 8601.
+    """
+    if isinstance(value, datetime):
+        parsed = value
+    else:
+        text = str(value).strip()
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise TimestampError(
+                f"{field}: {value!r} is not an ISO 8601 timestamp", field=field,
+                hint="use e.g. 2025-03-30T06:30:00Z") from None
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        raise TimestampError(
+            f"{field} must include a UTC offset (e.g. 2025-03-30T06:30:00Z)", field=field,
+            hint="append Z or an offset such as +02:00")
+    return parsed.astimezone(timezone.utc)
+
+
+def to_iso(value: datetime | None) -> str | None:
+    """Render an aware datetime as ISO 8601 UTC with ``Z``; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise TimestampError("internal timestamp without offset", field="timestamp")
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def seconds_between(start: datetime, end: datetime) -> float:
+    """Seconds from ``start`` to ``end`` (negative when end is earlier)."""
+    return (end - start) / timedelta(seconds=1)

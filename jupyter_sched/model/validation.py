@@ -1,0 +1,250 @@
+"""Turn untrusted request bodies (REST, magics, CLI) into validated :class:`JobSpec` values.
+
+Every error names the field (dotted path as in the request body) and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ValidationError
+from .job import JobKind, JobSpec, PriorityClass, ResourceRequest
+from .profiles import Profile
+from .resources import GPU_MILLI
+from .units import parse_duration, parse_memory_mib
+
+__all__ = ["parse_gpus", "spec_from_request"]
+
+_KNOWN_FIELDS = frozenset({
+    "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
+    "min_memory_mib", "mem_per_gpu", "mig_profile", "nvlink", "cpu", "cpu_millis", "memory",
+    "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
+    "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
+    "profile", "checkpointable", "resources", "args",
+})
+
+
+def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
+    """Parse a GPU count into ``(whole_gpus, milli_per_gpu)``.
+
+    ``2`` → (2, 1000); ``0.5`` → (1, 500) (a shared GPU); ``0`` → (0, 1000) (CPU-only).
+
+    Raises:
+        ValidationError: not a number (``"two"``), negative, or a fraction above 1 (``1.5``).
+    """
+    if isinstance(value, bool) or value is None:
+        raise ValidationError(f"{field} must be a number of GPUs (got {value!r})", field=field,
+                              hint="use a whole number such as 1 or 4, or a fraction such as 0.5")
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
+                                  hint="use a whole number such as 1 or 4") from None
+    elif isinstance(value, (int, float)):
+        number = float(value)
+    else:
+        raise ValidationError(f"{field} must be a number (got {type(value).__name__})", field=field,
+                              hint="use a whole number such as 1 or 4")
+    if math.isnan(number) or math.isinf(number):
+        raise ValidationError(f"{field} must be a finite number (got {value!r})", field=field,
+                              hint="use a whole number such as 1 or 4")
+    if number < 0:
+        raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,
+                              hint="use 0 for CPU-only work or a positive number of GPUs")
+    if number == int(number):
+        if number > 4096:
+            raise ValidationError(f"{field} is implausibly large (got {value})", field=field,
+                                  hint="request at most the GPUs of your cluster")
+        return int(number), GPU_MILLI
+    if number < 1:
+        milli = int(round(number * GPU_MILLI))
+        if milli < 1:
+            raise ValidationError(f"{field} fraction too small (got {value})", field=field,
+                                  hint="use at least 0.001 of a GPU")
+        return 1, milli
+    raise ValidationError(f"{field} must be a whole number or a fraction below 1 (got {value})",
+                          field=field, hint="use e.g. 1, 2 or 0.5")
+
+
+def _str(body: Mapping[str, Any], key: str, default: str | None = None) -> str | None:
+    value = body.get(key, default)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"{key} must be a string (got {type(value).__name__})", field=key,
+                              hint=f"give {key} as text")
+    return value
+
+
+def _int(body: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -> int:
+    value = body.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ValidationError(f"{key} must be an integer (got {value!r})", field=key,
+                              hint=f"give {key} as a whole number >= {minimum}")
+    if value < minimum:
+        raise ValidationError(f"{key} must be >= {minimum} (got {value})", field=key,
+                              hint=f"give {key} as a whole number >= {minimum}")
+    return int(value)
+
+
+def _str_list(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValidationError(f"{key} must be a list of strings", field=key,
+                          hint=f'give {key} as ["a", "b"] or "a,b"')
+
+
+def _str_map(value: Any, key: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
+        raise ValidationError(f"{key} must be an object of string values", field=key,
+                              hint=f'give {key} as {{"NAME": "value"}}')
+    return {k: str(v) for k, v in value.items()}
+
+
+def spec_from_request(
+    body: Mapping[str, Any],
+    *,
+    user: str,
+    default_team: str = "default",
+    profiles: Mapping[str, Profile] | None = None,
+    known_models: frozenset[str] | None = None,
+    default_kind: JobKind = JobKind.TRAINING,
+) -> JobSpec:
+    """Validate a request body and build a :class:`JobSpec`.
+
+    The body is flat (``{"gpus": 2, "model": "A100", "command": [...]}``) or carries a nested
+    ``resources`` object with the same resource keys. A ``profile`` fills defaults from an
+    admin template; explicit fields override it.
+
+    Args:
+        body: the untrusted request (JSON object).
+        user: the authenticated user (the body cannot choose it).
+        default_team: team when the body names none.
+        profiles: admin-defined templates by name.
+        known_models: GPU models that exist; an unknown ``model`` is rejected with the list.
+        default_kind: kind when the body names none.
+
+    Raises:
+        ValidationError: naming the field and the fix.
+    """
+    if not isinstance(body, Mapping):
+        raise ValidationError("request body must be a JSON object", field="body",
+                              hint='send e.g. {"gpus": 1, "command": ["python", "train.py"]}')
+    unknown = sorted(set(body) - _KNOWN_FIELDS)
+    if unknown:
+        raise ValidationError(f"unknown field {unknown[0]!r}", field=unknown[0],
+                              hint="known fields: " + ", ".join(sorted(_KNOWN_FIELDS)))
+    merged: dict[str, Any] = {}
+    profile_name = _str(body, "profile")
+    if profile_name:
+        if not profiles or profile_name not in profiles:
+            raise ValidationError(f"unknown profile {profile_name!r}", field="profile",
+                                  hint="available: " + (", ".join(sorted(profiles or {})) or "none defined"))
+        merged.update(profiles[profile_name].defaults)
+    nested = body.get("resources")
+    if nested is not None:
+        if not isinstance(nested, Mapping):
+            raise ValidationError("resources must be an object", field="resources",
+                                  hint='give e.g. {"gpus": 2}')
+        merged.update(nested)
+    merged.update({k: v for k, v in body.items() if k != "resources"})
+
+    name = _str(merged, "name") or "job"
+    if not name.strip() or len(name) > 200:
+        raise ValidationError("name must be 1-200 characters", field="name", hint="give a short name")
+    try:
+        kind = JobKind(merged.get("kind", default_kind.value))
+    except ValueError:
+        raise ValidationError(f"kind must be one of training, inference, lease (got {merged.get('kind')!r})",
+                              field="kind", hint="use training, inference or lease") from None
+    try:
+        priority = PriorityClass(merged.get("priority", "normal"))
+    except ValueError:
+        raise ValidationError(f"priority must be high, normal or low (got {merged.get('priority')!r})",
+                              field="priority", hint="use high, normal or low") from None
+    gpus, milli = parse_gpus(merged.get("gpus", 1))
+    if "gpu_milli" in merged:
+        milli = _int(merged, "gpu_milli", GPU_MILLI, minimum=1)
+        if milli > GPU_MILLI or (milli < GPU_MILLI and gpus != 1):
+            raise ValidationError(f"gpu_milli must be 1..1000 and below 1000 only with gpus=1 (got {milli})",
+                                  field="gpu_milli", hint="use gpus=0.5 for half a GPU")
+    models = _str_list(merged.get("gpu_models", merged.get("model")), "model")
+    if known_models is not None and models:
+        for model in models:
+            if not any(_model_matches(model, known) for known in known_models):
+                raise ValidationError(
+                    f"unknown GPU model {model!r}", field="model",
+                    hint="models here: " + (", ".join(sorted(known_models)) or "none"))
+    mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
+    min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
+    cpu = merged.get("cpu_millis")
+    if cpu is None and merged.get("cpu") is not None:
+        try:
+            cpu = int(round(float(merged["cpu"]) * 1000))
+        except (TypeError, ValueError):
+            raise ValidationError(f"cpu must be a number of cores (got {merged['cpu']!r})", field="cpu",
+                                  hint="use e.g. 4 or 0.5") from None
+        if cpu < 0:
+            raise ValidationError(f"cpu must be >= 0 (got {merged['cpu']})", field="cpu", hint="use e.g. 4")
+    memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
+    workers = _int(merged, "workers", 1, minimum=1)
+    nvlink = merged.get("nvlink", False)
+    if not isinstance(nvlink, bool):
+        raise ValidationError("nvlink must be true or false", field="nvlink", hint="use true or false")
+    resources = ResourceRequest(
+        gpus=gpus, gpu_milli=milli, gpu_models=models, min_memory_mib=min_memory,
+        mig_profile=_str(merged, "mig_profile"), nvlink=nvlink,
+        cpu_millis=int(cpu or 0), memory_mib=memory, workers=workers,
+        node_selector=_str_map(merged.get("node_selector"), "node_selector"),
+        tolerations=_str_list(merged.get("tolerations"), "tolerations"),
+    )
+    time_limit = parse_duration(merged.get("time_limit_s", merged.get("time_limit")), field="time_limit")
+    command_value = merged.get("command")
+    if isinstance(command_value, str):
+        raise ValidationError("command must be a list of arguments", field="command",
+                              hint='give e.g. ["python", "train.py", "--epochs", "3"]')
+    command = _str_list(command_value, "command")
+    script, notebook = _str(merged, "script"), _str(merged, "notebook")
+    args = _str_list(merged.get("args"), "args")
+    if kind is not JobKind.LEASE and not (command or script or notebook):
+        raise ValidationError("nothing to run: give command, script or notebook", field="command",
+                              hint='e.g. {"command": ["python", "train.py"]}')
+    if sum(bool(x) for x in (command, script, notebook)) > 1:
+        raise ValidationError("give only one of command, script, notebook", field="command",
+                              hint="choose one way to say what to run")
+    if script:
+        command = args  # a script's arguments travel in command
+    elif args:
+        command = command + args
+    port = merged.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
+        raise ValidationError(f"port must be 1..65535 (got {port!r})", field="port", hint="use e.g. 8000")
+    if kind is JobKind.INFERENCE and port is None:
+        raise ValidationError("an inference service needs a port", field="port", hint="add e.g. port 8000")
+    checkpointable = merged.get("checkpointable", False)
+    if not isinstance(checkpointable, bool):
+        raise ValidationError("checkpointable must be true or false", field="checkpointable",
+                              hint="use true or false")
+    team = _str(merged, "team") or _str(merged, "queue") or default_team
+    return JobSpec(
+        name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
+        time_limit_s=time_limit, command=command, script=script, notebook=notebook,
+        working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
+        image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
+        profile=profile_name, checkpointable=checkpointable,
+    )
+
+
+def _model_matches(wanted: str, model: str) -> bool:
+    """Loose GPU model match: ``A100`` matches ``NVIDIA A100-SXM4-80GB`` (case-insensitive)."""
+    return wanted.lower() in model.lower()

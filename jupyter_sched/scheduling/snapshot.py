@@ -1,0 +1,163 @@
+"""The frozen input of one scheduling cycle (STYLE §2) and the decisions it returns (STYLE §1).
+
+``run_cycle(snapshot, profile) -> CycleResult`` reads only a :class:`Snapshot` and returns
+:class:`CycleResult`; the engine (edge) applies it through executors and the store. The core
+never reads the clock (``snapshot.now``) and never generates ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..model import Allocation, Inventory, Job, PendingReason, QuotaSet
+
+__all__ = [
+    "Admit",
+    "AuditRecord",
+    "CycleResult",
+    "IdleAction",
+    "Pend",
+    "Preempt",
+    "Reject",
+    "Snapshot",
+    "UsageHistory",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class UsageHistory:
+    """Past usage the fair-share and budget rules need, computed at the edge from accounting.
+
+    Attributes:
+        decayed_gpu_seconds_by_user: GPU-seconds per user, decayed with the configured half-life
+            (Slurm's fair-share usage).
+        gpu_hours_this_period: GPU-hours used in the current budget period, keyed by
+            ``(team, user_or_None)``.
+    """
+
+    decayed_gpu_seconds_by_user: Mapping[str, float] = field(default_factory=dict)
+    gpu_hours_this_period: Mapping[tuple[str, str | None], float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one cycle may look at, frozen.
+
+    Attributes:
+        now: the cycle's time (UTC, injected).
+        inventory: nodes and GPUs (with health and foreign usage).
+        jobs: every non-terminal job: pending ones to place, admitted/running ones holding GPUs.
+        quotas: quota lines, budgets and team policies.
+        usage: past usage for fair share and budgets.
+        telemetry: per allocation key (job id) the recent samples idle detection needs;
+            shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
+        kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
+    """
+
+    now: datetime
+    inventory: Inventory
+    jobs: tuple[Job, ...] = ()
+    quotas: QuotaSet = field(default_factory=QuotaSet)
+    usage: UsageHistory = field(default_factory=UsageHistory)
+    telemetry: Mapping[str, Any] = field(default_factory=dict)
+    kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """Start ``job_id`` on ``allocation``.
+
+    Attributes:
+        job_id: the job.
+        allocation: node(s) and GPUs chosen.
+        borrowed: GPUs of this admission above the team's guarantee (preemptible).
+        scores: the placement scores that chose the node, by plugin name (audit evidence).
+        backfill: True when admitted ahead of a reservation without delaying it.
+    """
+
+    job_id: str
+    allocation: Allocation
+    borrowed: float = 0.0
+    scores: Mapping[str, float] = field(default_factory=dict)
+    backfill: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Preempt:
+    """Stop ``job_id`` so that ``for_job`` can run; the victim is requeued.
+
+    Attributes:
+        job_id: the victim.
+        for_job: the job the GPUs are freed (and nominated) for.
+        reason: one sentence, e.g. "preempted to return borrowed quota to team-b".
+        kind: ``"reclaim"`` (quota reclaim across teams) or ``"priority"`` (within a team).
+        grace_s: seconds between SIGTERM and SIGKILL.
+        checkpoint_signal: send SIGUSR1 first (checkpointable jobs).
+    """
+
+    job_id: str
+    for_job: str
+    reason: str
+    kind: str = "priority"
+    grace_s: float = 60.0
+    checkpoint_signal: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Pend:
+    """``job_id`` stays pending for ``reason`` (exactly one primary reason)."""
+
+    job_id: str
+    reason: PendingReason
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """``job_id`` can never run (e.g. more GPUs than exist); it is failed up front."""
+
+    job_id: str
+    reason: PendingReason
+
+
+@dataclass(frozen=True, slots=True)
+class IdleAction:
+    """An idle-reclamation step for a job or lease.
+
+    Attributes:
+        job_id: the idle job or lease.
+        stage: ``"warn"`` or ``"reclaim"``.
+        reason: one sentence, e.g. "kernel idle and GPU < 5% for 120 min".
+        evidence: the window of samples that proves it (stored in the audit record).
+    """
+
+    job_id: str
+    stage: str
+    reason: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """A decision worth explaining later: who, what, where, why (scores and reasons)."""
+
+    action: str
+    job_id: str
+    user: str
+    message: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """What one cycle decided. The engine applies it; nothing here has happened yet."""
+
+    admits: tuple[Admit, ...] = ()
+    preemptions: tuple[Preempt, ...] = ()
+    pending: tuple[Pend, ...] = ()
+    rejects: tuple[Reject, ...] = ()
+    idle: tuple[IdleAction, ...] = ()
+    nominations: Mapping[str, Allocation] = field(default_factory=dict)
+    audit: tuple[AuditRecord, ...] = ()
