@@ -1,1 +1,42 @@
-"""client."""
+"""Typed sync and async clients of the jupyter_sched REST API — the API the panel and CLI use too.
+
+Find the server with :func:`connect` (sync) or :func:`connect_async`; both follow the discovery
+order documented in :mod:`jupyter_sched.client.discovery`: explicit ``url``/``token``, then the
+``JUPYTER_SCHED_*`` variables the server extension injects into its kernels, then JupyterHub's
+variables, then the running-server files in the Jupyter runtime dir.
+
+Errors from the server arrive as the :mod:`jupyter_sched.errors` classes; a server that cannot
+be found raises :class:`NoServerError` with the fix in its hint.
+"""
+
+from __future__ import annotations
+
+from ._wire import error_from_response
+from .aio import AsyncSchedClient
+from .discovery import Connection, NoServerError, discover
+from .sync import SchedClient, ServerUnreachableError
+
+__all__ = [
+    "AsyncSchedClient", "Connection", "NoServerError", "SchedClient", "ServerUnreachableError",
+    "connect", "connect_async", "discover", "error_from_response",
+]
+
+
+def connect(url: str | None = None, token: str | None = None, *, timeout_s: float = 30.0) -> SchedClient:
+    """Return a :class:`SchedClient` for ``url`` or the discovered server.
+
+    Args:
+        url: server base URL (e.g. ``http://127.0.0.1:8888/``); None = discover.
+        token: Jupyter token for ``url``.
+        timeout_s: per-request timeout in seconds.
+
+    Raises:
+        NoServerError: nothing found (message says where it looked and how to fix it).
+    """
+    return SchedClient(discover(url, token), timeout_s=timeout_s)
+
+
+def connect_async(url: str | None = None, token: str | None = None, *,
+                  timeout_s: float = 30.0) -> AsyncSchedClient:
+    """Return an :class:`AsyncSchedClient` for ``url`` or the discovered server (see :func:`connect`)."""
+    return AsyncSchedClient(discover(url, token), timeout_s=timeout_s)

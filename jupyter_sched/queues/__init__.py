@@ -1,1 +1,6 @@
-"""queues."""
+"""Queues (pure): ordering of pending work (class, fair share, users, submit time) and time windows."""
+
+from .order import QUEUE_SORTS, QueueSort, fair_order, fifo_order
+from .windows import TimeWindow, intervals, is_open, next_open
+
+__all__ = ["QUEUE_SORTS", "QueueSort", "TimeWindow", "fair_order", "fifo_order", "intervals", "is_open", "next_open"]

@@ -128,15 +128,26 @@ class IdleAction:
 
     Attributes:
         job_id: the idle job or lease.
-        stage: ``"warn"`` or ``"reclaim"``.
+        stage: ``"warn"``, ``"reclaim"`` or ``"clear"`` (activity resumed after a warning:
+            forget the warning). Produced by ``jupyter_sched.reclaim.evaluate_idle``.
         reason: one sentence, e.g. "kernel idle and GPU < 5% for 120 min".
         evidence: the window of samples that proves it (stored in the audit record).
+        action: what ``reclaim`` means for this work: ``"release"`` (free the lease's GPUs, the
+            kernel keeps running), ``"requeue"`` / ``"stop"`` (batch jobs), or ``"notify"``
+            (tell the user and admins, free nothing).
+        deadline: when the reclaim happens / happened (for the warning text and the panel).
+        idle_since: start of the idle period this step belongs to (engine dedupes by it).
+        gpu_uuids: the GPUs concerned.
     """
 
     job_id: str
     stage: str
     reason: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    action: str = "release"
+    deadline: datetime | None = None
+    idle_since: datetime | None = None
+    gpu_uuids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

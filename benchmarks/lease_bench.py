@@ -1,0 +1,138 @@
+"""How long from ``%gpu request 1`` to a usable lease, on the embedded default server.
+
+Starts a real ``jupyter server`` subprocess with jupyter_sched (default settings: embedded engine,
+SQLite, simulated GPUs on this GPU-less machine; NVML GPUs on a GPU machine) on a random
+loopback port with tmp Jupyter dirs. Then, in an IPython shell in this process with the
+extension loaded, it times ``%gpu request 1`` — the client calls, waiting for the grant, and
+setting ``CUDA_VISIBLE_DEVICES`` — over N request/release rounds. The baseline, measured in the
+same run over the same HTTP client, is ``GET /api/status`` of jupyter_server (one authenticated
+round trip that does no scheduling work).
+
+Usage::
+
+    python benchmarks/lease_bench.py [--rounds 50]
+
+Prints p50/p95 in ms for both and the ratio; target: lease p95 <= 300 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+TARGET_P95_MS = 300.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def jupyter_server(root: Path) -> Iterator[tuple[str, str]]:
+    """Run ``jupyter server`` with jupyter_sched on a random port; yield ``(url, token)``."""
+    port, token = _free_port(), secrets.token_hex(16)
+    config_dir = root / "config"
+    config_dir.mkdir()
+    (config_dir / "jupyter_server_config.json").write_text(json.dumps({
+        "ServerApp": {"jpserver_extensions": {"jupyter_sched": True}},
+    }))
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir), JUPYTER_DATA_DIR=str(root / "data"),
+               JUPYTER_RUNTIME_DIR=str(root / "runtime"), JUPYTER_PLATFORM_DIRS="1")
+    for name in ("JUPYTER_SCHED_URL", "JUPYTER_SCHED_TOKEN", "JUPYTER_SCHED_KERNEL_ID"):
+        env.pop(name, None)
+    log = open(root / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", "--ServerApp.open_browser=False",
+         f"--ServerApp.root_dir={root}", "--allow-root"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"jupyter server exited: see {root / 'server.log'}")
+            try:
+                if httpx.get(url + "api/sched/config", headers={"Authorization": f"token {token}"},
+                             timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("jupyter server did not answer within 60 s")
+            time.sleep(0.2)
+        yield url, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 0 when lease p95 <= 300 ms, 1 otherwise."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=50)
+    args = parser.parse_args(argv)
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    with tempfile.TemporaryDirectory(prefix="lease-bench-") as tmp, jupyter_server(Path(tmp)) as (url, token):
+        os.environ["JUPYTER_SCHED_URL"], os.environ["JUPYTER_SCHED_TOKEN"] = url, token
+        os.environ["JUPYTER_SCHED_WIDGETS"] = "0"
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "jupyter_sched")
+        status = httpx.Client(base_url=url, headers={"Authorization": f"token {token}"})
+        status.get("api/status").raise_for_status()  # warm-up
+        baseline, lease = [], []
+        sink = io.StringIO()
+        for _ in range(args.rounds):
+            start = time.perf_counter()
+            status.get("api/status").raise_for_status()
+            baseline.append((time.perf_counter() - start) * 1000)
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                start = time.perf_counter()
+                shell.run_line_magic("gpu", "request 1")
+                elapsed = (time.perf_counter() - start) * 1000
+                if not os.environ.get("CUDA_VISIBLE_DEVICES"):
+                    raise RuntimeError("lease not usable: CUDA_VISIBLE_DEVICES not set:\n" + sink.getvalue())
+                shell.run_line_magic("gpu", "release")
+            lease.append(elapsed)
+        status.close()
+    p50, p95 = statistics.median(lease), _pct(lease, 0.95)
+    b50, b95 = statistics.median(baseline), _pct(baseline, 0.95)
+    print(f"rounds: {args.rounds}")
+    print(f"baseline GET /api/status   p50 {b50:7.1f} ms   p95 {b95:7.1f} ms")
+    print(f"%gpu request 1 -> usable   p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
+    print(f"ratio (lease / baseline)   p50 {p50 / b50:7.1f} x   p95 {p95 / b95:7.1f} x")
+    verdict = "meets" if p95 <= TARGET_P95_MS else "MISSES"
+    print(f"target p95 <= {TARGET_P95_MS:.0f} ms: {verdict}")
+    return 0 if p95 <= TARGET_P95_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

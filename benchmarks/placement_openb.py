@@ -1,0 +1,104 @@
+"""FGD protocol replay on the openb trace vs the published per-seed results (Weng et al., ATC'23).
+
+Usage::
+
+    python benchmarks/placement_openb.py                      # default workload, all policies, seeds 42-51
+    python benchmarks/placement_openb.py --workloads all --seeds 42-44
+    python benchmarks/placement_openb.py --workloads default,gpushare40 --policies FGD,FGD-GpuWeighted
+
+Prints, per workload and policy, our allocation ratio at 100 % and 130 % arrived GPU demand next
+to the published mean over the same seeds, with the difference; then the wall time per run and
+placement decisions per second, with a plain vectorised best-fit run in the same process as the
+speed baseline (machine load varies; the ratio is what carries over). ``--csv`` writes one row per
+run. Data: ``$JUPYTER_SCHED_DATA`` or ``../shared/data/traces``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+import pandas as pd
+
+from jupyter_sched.placement.fgd import NodeArrays
+from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
+from jupyter_sched.sim.traces import OPENB_WORKLOADS, openb_inventory, read_fgd_expected, read_openb_pods
+
+
+def _seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workloads", default="default", help="comma list or 'all' (the 17 of the paper)")
+    parser.add_argument("--policies", default=",".join((*PAPER_POLICIES, OUR_POLICY)))
+    parser.add_argument("--seeds", default="42-51", help="e.g. 42-51 or 42,45")
+    parser.add_argument("--csv", default="", help="write per-run rows here")
+    args = parser.parse_args(argv)
+    workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
+    policies = args.policies.split(",")
+    seeds = _seeds(args.seeds)
+
+    expected = read_fgd_expected("allo")
+    inventory = openb_inventory()
+    rows = []
+    for workload in workloads:
+        pods = [p.shape for p in read_openb_pods(workload)]
+        for policy in policies:
+            for seed in seeds:
+                result = replay(NodeArrays.from_inventory(inventory), pods, policy, seed=seed, measure_frag=False)
+                rows.append({"workload": workload, "policy": policy, "seed": seed,
+                             "alloc100": result.alloc[100], "alloc130": result.alloc[130],
+                             "pods": result.pods, "placed": result.placed, "wall_s": result.wall_s,
+                             "cpu_s": result.cpu_s, "decisions_per_s": result.decisions_per_s})
+                print(f"  {workload:12s} {policy:16s} seed {seed}: {result.alloc[100]:6.2f} % @100, "
+                      f"{result.alloc[130]:6.2f} % @130, {result.wall_s:5.2f} s wall, {result.cpu_s:5.2f} s CPU, "
+                      f"{result.decisions_per_s:8.0f} decisions/s", file=sys.stderr, flush=True)
+    runs = pd.DataFrame(rows)
+    if args.csv:
+        runs.to_csv(args.csv, index=False)
+
+    pub = expected[expected["seed"].isin(seeds)].groupby(["workload", "policy"])[["100", "130"]].mean()
+    ours = runs.groupby(["workload", "policy"])[["alloc100", "alloc130", "wall_s", "cpu_s", "decisions_per_s"]].mean()
+    table = ours.join(pub, how="left").rename(columns={"100": "pub100", "130": "pub130"})
+    fgd_pub = pub.xs("FGD", level="policy") if "FGD" in pub.index.get_level_values("policy") else None
+    print(f"\nAllocation ratio (%) at 100 % / 130 % arrived GPU demand; seeds {args.seeds}; "
+          "published = per-seed mean of the FGD authors' simulator")
+    print(f"{'workload':12s} {'policy':16s} {'ours@100':>8s} {'pub@100':>8s} {'diff':>6s}   "
+          f"{'ours@130':>8s} {'pub@130':>8s} {'diff':>6s}   {'vs pubFGD@100':>13s}")
+    for (workload, policy), r in table.iterrows():
+        d100 = r["alloc100"] - r["pub100"] if pd.notna(r["pub100"]) else float("nan")
+        d130 = r["alloc130"] - r["pub130"] if pd.notna(r["pub130"]) else float("nan")
+        vs = (r["alloc100"] - fgd_pub.loc[workload, "100"]) if fgd_pub is not None and workload in fgd_pub.index \
+            else float("nan")
+        print(f"{workload:12s} {policy:16s} {r['alloc100']:8.2f} {r['pub100']:8.2f} {d100:+6.2f}   "
+              f"{r['alloc130']:8.2f} {r['pub130']:8.2f} {d130:+6.2f}   {vs:+13.2f}")
+
+    # speed: full default-workload runs (all arrivals to 130 %), vs plain vectorised best fit in this process
+    print("\nSpeed of a full run (all arrivals to 130 %), mean over the runs above. Wall time includes waiting")
+    print("for a core when the machine is shared; CPU time is this process's own cost.")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"(1-minute load average now {load:.1f} on {os.cpu_count()} cores)")
+    base = runs[runs["policy"] == "BestFit"]
+    if base.empty:
+        result = replay(NodeArrays.from_inventory(inventory), [p.shape for p in read_openb_pods("default")],
+                        "BestFit", seed=seeds[0], measure_frag=False)
+        base = pd.DataFrame([{"wall_s": result.wall_s, "cpu_s": result.cpu_s}])
+    base_cpu = statistics.mean(base["cpu_s"])
+    print(f"{'policy':16s} {'wall s/run':>10s} {'CPU s/run':>10s} {'decisions/s (CPU)':>18s} {'CPU vs BestFit':>15s}")
+    for policy, grp in runs.groupby("policy"):
+        cpu = statistics.mean(grp["cpu_s"])
+        per_s = statistics.mean(grp["pods"]) / cpu if cpu else float("inf")
+        print(f"{policy!s:16s} {statistics.mean(grp['wall_s']):10.2f} {cpu:10.2f} {per_s:18.0f} {cpu / base_cpu:14.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,207 @@
+"""Submit latency through the REST API with 10,000 jobs already stored (issue 2 target: p95 <= 20 ms).
+
+What it does, in one run:
+
+1. Makes temp dirs (root, Jupyter data/runtime/config) and a SQLite store in them.
+2. Stores 10,000 finished jobs (the history a busy server accumulates: succeeded, failed,
+   cancelled; 50 users) **directly through the store** (``jupyter_sched.store.Store``, one
+   transaction) — loading them through the API would take minutes and measure the same path.
+3. Starts a real ``jupyter server`` subprocess on a random free loopback port with
+   jupyter_sched enabled (simulated inventory of 4 GPUs, the default).
+4. Measures the **baseline**: 1,000 ``GET /api/status`` (jupyter_server's own trivial handler,
+   same auth, same event loop) — what any request costs on this machine right now.
+5. Submits 1,000 jobs with ``POST /api/sched/jobs`` (1 GPU each, ``sleep``): the first four
+   run, the rest pend for capacity, so the scheduler cycles over a growing queue *while* the
+   submissions are measured, as in real use.
+6. Prints p50/p95/p99 of both and the ratio submit/baseline; cancels the running jobs and
+   stops the server.
+
+Before the server starts, 200 ``SchedulerService.submit`` calls are also timed in-process on
+the same store (no HTTP, engine idle) to split the REST latency into service and web costs.
+
+Latency is wall-clock per request from a keep-alive httpx client on loopback, one request at
+a time. Run: ``.venv/bin/python benchmarks/submit_bench.py [--history 10000] [--submits 1000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import httpx
+
+from jupyter_sched.model import Allocation, Job, JobSpec, JobState, ResourceRequest
+from jupyter_sched.store import JobRecord, Store, sqlite_url
+
+TOKEN = "bench-token-0123456789"
+TERMINAL = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def store_history(db_url: str, count: int) -> float:
+    """Insert ``count`` finished jobs in one transaction; return the seconds it took."""
+    started = time.perf_counter()
+    store = Store(db_url, sqlite_synchronous="NORMAL")
+    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    with store.transaction() as tx:
+        for i in range(count):
+            submitted = base + timedelta(minutes=i)
+            spec = JobSpec(name=f"hist-{i}", user=f"user{i % 50}", team=f"team{i % 5}",
+                           resources=ResourceRequest(gpus=1 + i % 2), command=("python", "train.py"))
+            job = Job(id=f"hist-{i:06d}", spec=spec, state=TERMINAL[i % 3], submitted_at=submitted,
+                      admitted_at=submitted, started_at=submitted + timedelta(seconds=5),
+                      finished_at=submitted + timedelta(minutes=30), exit_code=0 if i % 3 == 0 else 1,
+                      allocation=Allocation(node="hist-node", gpu_uuids=(f"GPU-hist-{i % 8}",)), attempts=1)
+            tx.insert_job(JobRecord(job=job, executor="local"))
+    store.close()
+    return time.perf_counter() - started
+
+
+def start_server(root: Path, port: int, db_url: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    env.update({"JUPYTER_DATA_DIR": str(root / "data"), "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+                "JUPYTER_CONFIG_DIR": str(root / "config"), "JUPYTER_PLATFORM_DIRS": "1"})
+    (root / "work").mkdir()
+    config = {"ServerApp": {"jpserver_extensions": {"jupyter_sched": True}},
+              "IdentityProvider": {"token": TOKEN},
+              "SchedApp": {"db_url": db_url, "inventory_source": "simulated", "simulated_gpus": 4}}
+    (root / "config").mkdir()
+    (root / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
+    cmd = [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser",
+           "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root / 'work'}", "--allow-root",
+           "--log-level=WARN"]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(root / "server.log", "wb"),
+                            start_new_session=True)
+
+
+def wait_ready(client: httpx.Client, proc: subprocess.Popen[bytes], root: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit("server exited:\n" + (root / "server.log").read_text()[-3000:])
+        try:
+            if client.get("api/sched/config").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("server did not answer within 60 s:\n" + (root / "server.log").read_text()[-3000:])
+
+
+def stop_running_jobs(client: httpx.Client) -> None:
+    """Cancel the jobs holding GPUs (their ``sleep`` processes) and wait until they are gone.
+
+    Pending jobs need no cleanup: they never started and vanish with the temp store.
+    """
+    params = {"all": "true", "state": "admitted,running"}
+    for job in client.get("api/sched/jobs", params=params).json():
+        client.delete(f"api/sched/jobs/{job['id']}")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and client.get("api/sched/jobs", params=params).json():
+        time.sleep(0.2)
+
+
+def service_submit_latency(db_url: str, root: Path, count: int) -> list[float]:
+    """Time ``SchedulerService.submit`` in-process (no HTTP, engine not ticking) on the same store.
+
+    This splits the REST latency into the service's own cost and the HTTP + handler cost. The
+    jobs are cancelled (withdrawn while pending) afterwards, so the server never runs them.
+    """
+    from jupyter_sched.engine.service import SchedulerService
+
+    service = SchedulerService.from_config({"db_url": db_url, "log_dir": str(root / "logs"),
+                                            "inventory_source": "simulated", "simulated_gpus": 4})
+    samples, ids = [], []
+    for i in range(count):
+        t0 = time.perf_counter()
+        job = service.submit({"name": f"inproc-{i}", "gpus": 1, "command": ["sleep", "600"]}, user="bench")
+        samples.append(time.perf_counter() - t0)
+        ids.append(job["id"])
+    for job_id in ids:
+        service.cancel(job_id, user="bench")
+    service.store.close()
+    return samples
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    q = statistics.quantiles(ordered, n=100, method="inclusive")
+    return {"p50": q[49] * 1000, "p95": q[94] * 1000, "p99": q[98] * 1000, "mean": statistics.fmean(ordered) * 1000}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--history", type=int, default=10_000, help="finished jobs stored first (default 10000)")
+    parser.add_argument("--submits", type=int, default=1_000, help="jobs submitted and timed (default 1000)")
+    parser.add_argument("--inproc", type=int, default=200,
+                        help="in-process SchedulerService.submit calls timed first (default 200)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="submit-bench-") as tmp:
+        root = Path(tmp)
+        db_url = sqlite_url(root / "sched.sqlite")
+        load_s = store_history(db_url, args.history)
+        inproc = service_submit_latency(db_url, root, args.inproc)
+        port = free_port()
+        proc = start_server(root, port, db_url)
+        base = f"http://127.0.0.1:{port}/"
+        submitted: list[str] = []
+        try:
+            with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=30) as client:
+                wait_ready(client, proc, root)
+                for _ in range(50):  # warm-up: connection, caches
+                    client.get("api/status")
+                baseline = []
+                for _ in range(args.submits):
+                    t0 = time.perf_counter()
+                    response = client.get("api/status")
+                    baseline.append(time.perf_counter() - t0)
+                    response.raise_for_status()
+                latencies = []
+                for i in range(args.submits):
+                    body = {"name": f"bench-{i}", "gpus": 1, "command": ["sleep", "600"]}
+                    t0 = time.perf_counter()
+                    response = client.post("api/sched/jobs", json=body)
+                    latencies.append(time.perf_counter() - t0)
+                    if response.status_code != 201:
+                        raise SystemExit(f"submit {i} answered {response.status_code}: {response.text}")
+                    submitted.append(response.json()["id"])
+                stored = len(client.get("api/sched/jobs", params={"all": "true"}).json())
+                stop_running_jobs(client)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+    b, s, i = percentiles(baseline), percentiles(latencies), percentiles(inproc)
+    print(f"history stored directly through the store: {args.history} finished jobs in {load_s:.1f} s")
+    print(f"jobs in the store after the run (history + in-process + REST): {stored}")
+    print(f"baseline GET /api/status  x{len(baseline)}: p50 {b['p50']:.2f} ms  p95 {b['p95']:.2f} ms  "
+          f"p99 {b['p99']:.2f} ms")
+    print(f"submit POST api/sched/jobs x{len(latencies)}: p50 {s['p50']:.2f} ms  p95 {s['p95']:.2f} ms  "
+          f"p99 {s['p99']:.2f} ms")
+    print(f"in-process SchedulerService.submit x{len(inproc)} (no HTTP, engine idle): p50 {i['p50']:.2f} ms  "
+          f"p95 {i['p95']:.2f} ms  p99 {i['p99']:.2f} ms")
+    print(f"ratio submit/baseline: p50 {s['p50'] / b['p50']:.1f}x  p95 {s['p95'] / b['p95']:.1f}x")
+    target = 20.0
+    print(f"target submit p95 <= {target:.0f} ms: {'met' if s['p95'] <= target else 'NOT met'} ({s['p95']:.2f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""jupyter_sched: GPU scheduling for people who work in Jupyter.
+
+Importing the package is cheap and pure: the server extension, the magics and their heavy
+dependencies load only through the entry points below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "_jupyter_labextension_paths", "_jupyter_server_extension_points",
+           "load_ipython_extension"]
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    """Tell jupyter_server which ExtensionApp to load (``jupyter_sched.extension.SchedApp``)."""
+    from .extension.app import SchedApp
+
+    return [{"module": "jupyter_sched.extension.app", "app": SchedApp}]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where JupyterLab finds the prebuilt panel (shipped inside the package)."""
+    return [{"src": "labextension", "dest": "@jupyter-sched/labextension"}]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jupyter_sched``: register ``%gpu`` / ``%%schedule`` (from :mod:`jupyter_sched.magics`).
+
+    Raises:
+        ImportError: the magics module does not provide ``load_ipython_extension``.
+    """
+    from . import magics
+
+    loader = getattr(magics, "load_ipython_extension", None)
+    if loader is None:
+        raise ImportError("jupyter_sched.magics does not provide load_ipython_extension yet")
+    loader(ipython)

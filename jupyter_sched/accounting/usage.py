@@ -1,0 +1,135 @@
+"""GPU-seconds accounting: pure roll-ups over allocation intervals.
+
+The store keeps one :class:`UsageInterval` per (job, attempt, GPU): ``share`` GPUs (1.0 for a
+whole GPU, 0.5 for half of a shared one) held from ``started_at`` to ``ended_at`` (None while
+held). Allocated GPU-seconds of an interval inside a window ``[since, until)`` are
+``share * overlap seconds``. Because each interval is opened once per admission and closed once
+(both keyed in the store), a restart never counts a second twice.
+
+Fair-share usage decays exponentially with a half-life ``h`` (Slurm's multifactor priority):
+usage at time ``t`` weighs ``2^(-(now - t)/h)``; integrated over an interval ``[a, b]`` that is
+``share * h/ln 2 * (2^(-(now-b)/h) - 2^(-(now-a)/h))``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ..model import Budget
+
+__all__ = [
+    "ROLLUP_KEYS", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "gpu_seconds", "period_start", "rollup",
+]
+
+ROLLUP_KEYS = ("user", "team", "gpu_model", "job_id", "kind")
+"""Fields a roll-up may group by."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageInterval:
+    """``share`` GPUs of ``gpu_uuid`` (model ``gpu_model``) held by a job from start to end (None = still held)."""
+
+    job_id: str
+    attempt: int
+    user: str
+    team: str
+    kind: str
+    gpu_uuid: str
+    gpu_model: str
+    share: float
+    started_at: datetime
+    ended_at: datetime | None
+
+
+def gpu_seconds(
+    interval: UsageInterval, *, now: datetime, since: datetime | None = None, until: datetime | None = None,
+) -> float:
+    """Allocated GPU-seconds of ``interval`` inside ``[since, until)`` (open intervals end at ``now``)."""
+    start = interval.started_at if since is None else max(interval.started_at, since)
+    end = interval.ended_at or now
+    if until is not None:
+        end = min(end, until)
+    seconds = (end - start) / timedelta(seconds=1)
+    return interval.share * seconds if seconds > 0 else 0.0
+
+
+def rollup(
+    intervals: Iterable[UsageInterval],
+    *,
+    now: datetime,
+    by: Sequence[str] = ("user",),
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Sum GPU-seconds per group; rows ``{<by fields>, "gpu_seconds", "gpu_hours", "jobs"}``, largest first.
+
+    Raises:
+        ValueError: ``by`` names a field not in :data:`ROLLUP_KEYS`.
+    """
+    unknown = [k for k in by if k not in ROLLUP_KEYS]
+    if unknown:
+        raise ValueError(f"cannot group usage by {unknown[0]!r}; use any of {', '.join(ROLLUP_KEYS)}")
+    totals: dict[tuple[str, ...], float] = {}
+    jobs: dict[tuple[str, ...], set[str]] = {}
+    for iv in intervals:
+        seconds = gpu_seconds(iv, now=now, since=since, until=until)
+        if seconds <= 0:
+            continue
+        key = tuple(str(getattr(iv, k)) for k in by)
+        totals[key] = totals.get(key, 0.0) + seconds
+        jobs.setdefault(key, set()).add(iv.job_id)
+    ordered = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+    return [{**dict(zip(by, key, strict=True)), "gpu_seconds": round(total, 3), "gpu_hours": round(total / 3600, 6),
+             "jobs": len(jobs[key])} for key, total in ordered]
+
+
+def decayed_gpu_seconds(
+    intervals: Iterable[UsageInterval], *, now: datetime, half_life_s: float,
+) -> dict[str, float]:
+    """Per user, GPU-seconds decayed with half-life ``half_life_s`` seconds (see module docstring)."""
+    if half_life_s <= 0:
+        raise ValueError("half_life_s must be > 0")
+    out: dict[str, float] = {}
+    k = math.log(2) / half_life_s
+    for iv in intervals:
+        end = min(iv.ended_at or now, now)
+        age_end = (now - end) / timedelta(seconds=1)
+        age_start = (now - iv.started_at) / timedelta(seconds=1)
+        if age_start <= age_end:
+            continue
+        value = iv.share * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
+        out[iv.user] = out.get(iv.user, 0.0) + value
+    return out
+
+
+def period_start(now: datetime, period: str) -> datetime:
+    """Start (00:00 UTC) of the ``"day"``, ``"week"`` (Monday) or ``"month"`` holding ``now``.
+
+    Raises:
+        ValueError: unknown period.
+    """
+    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "day":
+        return day
+    if period == "week":
+        return day - timedelta(days=day.weekday())
+    if period == "month":
+        return day.replace(day=1)
+    raise ValueError(f"unknown budget period {period!r}; use day, week or month")
+
+
+def budget_usage(
+    intervals: Sequence[UsageInterval], budgets: Iterable[Budget], *, now: datetime,
+) -> Mapping[tuple[str, str | None], float]:
+    """GPU-hours used in each budget's current period, keyed ``(team, user or None)``."""
+    out: dict[tuple[str, str | None], float] = {}
+    for budget in budgets:
+        since = period_start(now, budget.period)
+        seconds = sum(gpu_seconds(iv, now=now, since=since) for iv in intervals
+                      if iv.team == budget.team and (budget.user is None or iv.user == budget.user))
+        out[(budget.team, budget.user)] = seconds / 3600
+    return out

@@ -1,0 +1,87 @@
+"""EASY backfill and ETAs (Lifka 1995, "The ANL/IBM SP scheduling system"; Slurm's sched/backfill).
+
+For each GPU model (the FIFO scope — case 002: a job blocked on one model never blocks work that
+wants another) the *first* job that cannot start gets a **reservation**: the earliest time at
+which it fits if running jobs end at their time limits (``started_at + time_limit_s``), and the
+GPUs it would get then (the "shadow" allocation). Later jobs may start now only if they do not
+delay it: they end before the reservation (``now + time_limit_s <= eta``), or they use none of
+the reserved GPUs, or the reservation's job could reclaim/preempt them anyway (Kueue PR #4813:
+"admit borrowing cohort workloads when reclaim is guaranteed").
+
+The reservation time is the ETA shown for that job. When the job fits only after a running job
+that has no time limit ends, the ETA is honestly unknown and ``eta_reason`` names those jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+__all__ = ["Ending", "Reservation", "find_reservation", "job_end"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """A running job and when it will have ended at the latest (None = no time limit)."""
+
+    job_id: str
+    end: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The first blocked job's reservation on one GPU model.
+
+    Attributes:
+        job_id: the blocked job.
+        model: GPU model (FIFO scope).
+        eta: when it is expected to start (None = unknown).
+        eta_reason: why ``eta`` is unknown, when it is.
+        gpus: global GPU ids of its shadow allocation (empty when unknown).
+        team / rank: of the job (to decide whether a later job could be reclaimed by it).
+    """
+
+    job_id: str
+    model: str
+    eta: datetime | None
+    eta_reason: str
+    gpus: frozenset[int]
+    team: str
+    rank: int
+
+
+def find_reservation(endings: Sequence[Ending], release: Callable[[str], None],
+                     try_fit: Callable[[], frozenset[int] | None], now: datetime,
+                     ) -> tuple[datetime | None, str, frozenset[int]]:
+    """Walk running jobs by end time, releasing each (inside the caller's ledger trial),
+    until the blocked job fits.
+
+    Args:
+        endings: running jobs that share capacity or quota with the blocked job.
+        release: trial-evict one of them.
+        try_fit: the blocked job's shadow GPUs if it fits now, else None.
+        now: the cycle's time (UTC).
+
+    Returns:
+        ``(eta, eta_reason, shadow_gpus)``; ``eta`` None with a reason when unknown.
+    """
+    known = sorted((e for e in endings if e.end is not None), key=lambda e: (e.end, e.job_id))
+    for ending in known:
+        release(ending.job_id)
+        gpus = try_fit()
+        if gpus is not None:
+            assert ending.end is not None
+            return max(ending.end, now), "", gpus
+    unknown = [e.job_id for e in endings if e.end is None]
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        return None, f"it fits only after running jobs without a time limit end ({shown})", frozenset()
+    return None, "it does not fit even when every running job has ended (quota, windows or budget)", frozenset()
+
+
+def job_end(started: datetime | None, time_limit_s: float | None, now: datetime) -> datetime | None:
+    """Latest end of a job started at ``started`` (now when unknown) with ``time_limit_s``."""
+    if time_limit_s is None:
+        return None
+    return (started or now) + timedelta(seconds=time_limit_s)

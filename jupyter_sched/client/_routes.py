@@ -1,0 +1,124 @@
+"""The REST routes as :class:`Req` builders — one place, used by the sync and async clients.
+
+Paths are relative to ``{base_url}api/sched/`` (TEAM contract / ``extension/openapi.yaml``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from ._wire import Req
+
+__all__ = ["routes"]
+
+
+def _id(value: str) -> str:
+    return quote(str(value), safe="")
+
+
+def _params(**values: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        out[key] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out
+
+
+class routes:  # a namespace of builders, read as routes.jobs(...)
+    """Builders for every route; each returns a :class:`Req`."""
+
+    @staticmethod
+    def config() -> Req:
+        return Req("GET", "config")
+
+    @staticmethod
+    def me() -> Req:
+        return Req("GET", "me")
+
+    @staticmethod
+    def inventory() -> Req:
+        return Req("GET", "inventory")
+
+    @staticmethod
+    def submit(body: Mapping[str, Any]) -> Req:
+        return Req("POST", "jobs", body=dict(body))
+
+    @staticmethod
+    def jobs(*, state: str | None = None, kind: str | None = None, user: str | None = None,
+             all_users: bool = False) -> Req:
+        return Req("GET", "jobs", params=_params(state=state, kind=kind, user=user, all=all_users or None))
+
+    @staticmethod
+    def job(job_id: str) -> Req:
+        return Req("GET", f"jobs/{_id(job_id)}")
+
+    @staticmethod
+    def cancel(job_id: str) -> Req:
+        return Req("DELETE", f"jobs/{_id(job_id)}")
+
+    @staticmethod
+    def logs(job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False) -> Req:
+        return Req("GET", f"jobs/{_id(job_id)}/logs", params=_params(offset=offset, limit=limit, follow=follow))
+
+    @staticmethod
+    def dryrun(body: Mapping[str, Any]) -> Req:
+        return Req("POST", "dryrun", body=dict(body))
+
+    @staticmethod
+    def leases() -> Req:
+        return Req("GET", "leases")
+
+    @staticmethod
+    def request_lease(body: Mapping[str, Any]) -> Req:
+        return Req("POST", "leases", body=dict(body))
+
+    @staticmethod
+    def lease(lease_id: str) -> Req:
+        return Req("GET", f"leases/{_id(lease_id)}")
+
+    @staticmethod
+    def release_lease(lease_id: str) -> Req:
+        return Req("DELETE", f"leases/{_id(lease_id)}")
+
+    @staticmethod
+    def keepalive(lease_id: str) -> Req:
+        return Req("POST", f"leases/{_id(lease_id)}/keepalive", body={})
+
+    @staticmethod
+    def queue() -> Req:
+        return Req("GET", "queue")
+
+    @staticmethod
+    def quotas() -> Req:
+        return Req("GET", "quotas")
+
+    @staticmethod
+    def set_quotas(body: Mapping[str, Any]) -> Req:
+        return Req("PUT", "quotas", body=dict(body))
+
+    @staticmethod
+    def profiles() -> Req:
+        return Req("GET", "profiles")
+
+    @staticmethod
+    def telemetry(*, gpu: str | None = None, job: str | None = None) -> Req:
+        return Req("GET", "telemetry", params=_params(gpu=gpu, job=job))
+
+    @staticmethod
+    def audit(**filters: Any) -> Req:
+        return Req("GET", "audit", params=_params(**filters))
+
+    @staticmethod
+    def usage(**filters: Any) -> Req:
+        return Req("GET", "usage", params=_params(**filters))
+
+    @staticmethod
+    def events() -> Req:
+        return Req("GET", "events")
+
+    @staticmethod
+    def metrics() -> Req:
+        return Req("GET", "metrics")

@@ -1,0 +1,135 @@
+"""What both clients share: request shapes, error mapping, SSE parsing, list unwrapping.
+
+The REST API answers errors as ``{"error": {"code", "message", "field", "hint"}}``; the
+``code`` names the :mod:`jupyter_sched.errors` class exactly, and the HTTP status is the fallback
+when the code is unknown (an older or newer server).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import (
+    HTTP_STATUS,
+    AuthorizationError,
+    ConflictError,
+    ExecutorError,
+    NotFoundError,
+    SchedError,
+    StoreError,
+    UnschedulableError,
+    ValidationError,
+)
+
+__all__ = ["Req", "SseParser", "error_from_response", "unwrap_list"]
+
+
+@dataclass(frozen=True, slots=True)
+class Req:
+    """One API call: method, path relative to ``{base_url}api/sched/``, query and JSON body."""
+
+    method: str
+    path: str
+    params: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+
+
+_BY_CODE: dict[str, type[SchedError]] = {
+    cls.code: cls for cls in HTTP_STATUS if cls is not SchedError
+}
+_BY_STATUS: dict[int, type[SchedError]] = {
+    400: ValidationError, 401: AuthorizationError, 403: AuthorizationError,
+    404: NotFoundError, 409: ConflictError, 422: UnschedulableError,
+    502: ExecutorError, 503: StoreError,
+}
+
+
+def error_from_response(status: int, text: str) -> SchedError:
+    """Turn an error response into the :mod:`jupyter_sched.errors` class the server raised.
+
+    Args:
+        status: HTTP status code (>= 400).
+        text: response body; the wire shape ``{"error": {...}}`` or anything else (e.g. a
+            tornado HTML error page, a 401 from Jupyter auth).
+
+    Returns:
+        An instance of the class named by ``error.code`` (else chosen by status: 400 →
+        ValidationError, 401/403 → AuthorizationError, 404 → NotFoundError, 409 → ConflictError,
+        422 → UnschedulableError, 502 → ExecutorError, 503 → StoreError, other → SchedError),
+        with message, field, hint and details filled in.
+    """
+    payload: Any = None
+    try:
+        payload = json.loads(text) if text else None
+    except ValueError:
+        payload = None
+    body = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(body, dict):
+        cls = _BY_CODE.get(str(body.get("code")), _BY_STATUS.get(status, SchedError))
+        message = str(body.get("message") or f"HTTP {status}")
+        details = body.get("details")
+        return cls(message, field=body.get("field"), hint=body.get("hint"),
+                   details=details if isinstance(details, dict) else None)
+    cls = _BY_STATUS.get(status, SchedError)
+    if isinstance(payload, dict) and isinstance(payload.get("message"), str):
+        message = payload["message"]  # jupyter_server's own JSON errors: {"message", "reason"}
+    else:
+        message = f"HTTP {status} from the jupyter_sched server"
+    hint = "check the token (JUPYTER_SCHED_TOKEN or connect(url, token))" if status in (401, 403) else None
+    return cls(message, hint=hint)
+
+
+def unwrap_list(payload: Any, key: str) -> list[dict[str, Any]]:
+    """Accept ``[...]`` or ``{key: [...]}`` and return the list of objects."""
+    if isinstance(payload, dict) and isinstance(payload.get(key), list):
+        payload = payload[key]
+    if not isinstance(payload, list):
+        raise SchedError(f"unexpected answer from the server: expected a list of {key}",
+                                hint="the server and client versions may differ")
+    return [item for item in payload if isinstance(item, dict)]
+
+
+class SseParser:
+    """Incremental Server-Sent Events parser yielding ``{"type": ..., "data": {...}}`` events.
+
+    Handles ``event:`` / ``data:`` fields, multi-line data, comments (``:`` keep-alives) and
+    events whose data already carries ``type``.
+    """
+
+    def __init__(self) -> None:
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """Feed decoded lines (without newlines); yield each completed event."""
+        for line in lines:
+            if line == "":
+                event = self._flush()
+                if event is not None:
+                    yield event
+            elif line.startswith(":"):
+                continue
+            else:
+                name, _, value = line.partition(":")
+                value = value[1:] if value.startswith(" ") else value
+                if name == "event":
+                    self._event = value
+                elif name == "data":
+                    self._data.append(value)
+
+    def _flush(self) -> dict[str, Any] | None:
+        if not self._data:
+            self._event = ""
+            return None
+        raw = "\n".join(self._data)
+        event_name, self._event, self._data = self._event, "", []
+        try:
+            data: Any = json.loads(raw)
+        except ValueError:
+            data = raw
+        if isinstance(data, dict) and "type" in data and "data" in data:
+            return data
+        return {"type": event_name or "message", "data": data}

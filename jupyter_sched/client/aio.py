@@ -1,0 +1,175 @@
+"""Asynchronous client of the jupyter_sched REST API (httpx.AsyncClient).
+
+Same methods and errors as :class:`jupyter_sched.client.SchedClient`, as coroutines::
+
+    async with AsyncSchedClient(discover()) as sched:
+        lease = await sched.request_lease({"gpus": 1, "kernel_id": sched.kernel_id})
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from ._routes import routes
+from ._wire import Req, SseParser, error_from_response, unwrap_list
+from .discovery import Connection
+from .sync import DEFAULT_TIMEOUT_S, headers_for, unreachable, usage_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["AsyncSchedClient"]
+
+
+class AsyncSchedClient:
+    """Typed asynchronous client; one coroutine per REST route (see :class:`SchedClient`).
+
+    Args:
+        connection: where the server is.
+        timeout_s: per-request timeout in seconds (default 30).
+        transport: an httpx async transport (tests).
+    """
+
+    def __init__(self, connection: Connection, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.connection = connection
+        self._http = httpx.AsyncClient(base_url=connection.api_url, headers=headers_for(connection),
+                                       timeout=timeout_s, transport=transport)
+
+    @property
+    def kernel_id(self) -> str | None:
+        """This kernel's id as the server knows it."""
+        return self.connection.kernel_id
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncSchedClient:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def call(self, req: Req, *, timeout_s: float | None = None) -> Any:
+        """Send ``req``; return decoded JSON. Raises the server's SchedError subclass."""
+        try:
+            response = await self._http.request(
+                req.method, req.path, params=dict(req.params) or None,
+                json=req.body if req.body is not None else None,
+                timeout=timeout_s if timeout_s is not None else httpx.USE_CLIENT_DEFAULT)
+        except httpx.TransportError as exc:
+            raise unreachable(self.connection, exc) from None
+        if response.status_code >= 400:
+            raise error_from_response(response.status_code, response.text)
+        if not response.content:
+            return None
+        if "json" in response.headers.get("content-type", "json"):
+            return response.json()
+        return response.text
+
+    async def config(self) -> dict[str, Any]:
+        return dict(await self.call(routes.config()))
+
+    async def me(self) -> dict[str, Any]:
+        return dict(await self.call(routes.me()))
+
+    async def inventory(self) -> dict[str, Any]:
+        return dict(await self.call(routes.inventory()))
+
+    async def submit(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(await self.call(routes.submit(body)))
+
+    async def jobs(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
+                   all_users: bool = False) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)),
+                           "jobs")
+
+    async def job(self, job_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.job(job_id)))
+
+    async def cancel(self, job_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.cancel(job_id)))
+
+    async def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536,
+                   follow: bool = False) -> dict[str, Any]:
+        return dict(await self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow),
+                                    timeout_s=DEFAULT_TIMEOUT_S * 2 if follow else None))
+
+    async def follow_logs(self, job_id: str, *, offset: int = 0, poll_s: float = 0.5) -> AsyncIterator[str]:
+        """Yield log text as it appears until the job has finished and all output is read."""
+        while True:
+            chunk = await self.logs(job_id, offset=offset, follow=True)
+            text = str(chunk.get("text") or "")
+            next_offset = int(chunk.get("next_offset", offset + len(text.encode())))
+            if text:
+                yield text
+            if chunk.get("finished") and next_offset == offset:
+                return
+            if next_offset == offset:
+                await asyncio.sleep(poll_s)
+            offset = next_offset
+
+    async def dryrun(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(await self.call(routes.dryrun(body)))
+
+    async def leases(self) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.leases()), "leases")
+
+    async def request_lease(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(await self.call(routes.request_lease(body)))
+
+    async def lease(self, lease_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.lease(lease_id)))
+
+    async def release_lease(self, lease_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.release_lease(lease_id)) or {})
+
+    async def keepalive(self, lease_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.keepalive(lease_id)) or {})
+
+    async def queue(self) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.queue()), "queue")
+
+    async def quotas(self) -> dict[str, Any]:
+        return dict(await self.call(routes.quotas()))
+
+    async def set_quotas(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(await self.call(routes.set_quotas(body)))
+
+    async def profiles(self) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.profiles()), "profiles")
+
+    async def telemetry(self, *, gpu: str | None = None, job: str | None = None) -> Any:
+        return await self.call(routes.telemetry(gpu=gpu, job=job))
+
+    async def audit(self, **filters: Any) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.audit(**filters)), "audit")
+
+    async def usage(self, **filters: Any) -> pd.DataFrame:
+        return usage_frame(unwrap_list(await self.call(routes.usage(**filters)), "usage"))
+
+    async def metrics(self) -> str:
+        return str(await self.call(routes.metrics()))
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        """``GET events`` (SSE): yield ``{"type", "data"}`` until the stream ends."""
+        parser = SseParser()
+        try:
+            async with self._http.stream("GET", routes.events().path,
+                                         headers={"Accept": "text/event-stream"},
+                                         timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_from_response(response.status_code, response.text)
+                async for line in response.aiter_lines():
+                    for event in parser.feed([line]):
+                        yield event
+        except httpx.TransportError as exc:
+            raise unreachable(self.connection, exc) from None

@@ -1,0 +1,179 @@
+"""Find the jupyter_sched server a kernel (or script) should talk to.
+
+Discovery order (the first that yields a URL wins; documented in :func:`discover`):
+
+1. **Explicit** — ``connect(url, token)`` / ``discover(url=..., token=...)``.
+2. **Kernel environment** — the server extension injects ``JUPYTER_SCHED_URL`` (the Jupyter
+   server's base URL), ``JUPYTER_SCHED_TOKEN`` and ``JUPYTER_SCHED_KERNEL_ID`` into every kernel
+   it starts.
+3. **JupyterHub** — ``JUPYTER_SCHED_HUB_URL`` (the central service, e.g.
+   ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTERHUB_API_TOKEN``; otherwise the
+   user's own single-user server at ``JUPYTERHUB_SERVICE_URL`` + ``JUPYTERHUB_SERVICE_PREFIX``.
+4. **Running-server files** — ``jpserver-*.json`` in the Jupyter runtime dir
+   (:func:`jupyter_server.serverapp.list_running_servers`), so ``jupyter execute`` or papermill on
+   the same machine finds the server; servers whose root dir contains the current directory are
+   tried first, and only one that answers ``GET api/sched/config`` is taken.
+
+When nothing is found, :class:`NoServerError` says exactly that and how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from ..errors import SchedError
+
+__all__ = [
+    "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "Connection", "NoServerError", "discover",
+]
+
+ENV_URL = "JUPYTER_SCHED_URL"
+ENV_TOKEN = "JUPYTER_SCHED_TOKEN"
+ENV_KERNEL_ID = "JUPYTER_SCHED_KERNEL_ID"
+ENV_HUB_URL = "JUPYTER_SCHED_HUB_URL"
+
+NO_SERVER_HINT = (
+    "start JupyterLab / `jupyter server` with the jupyter_sched extension enabled on this machine, "
+    "or call jupyter_sched.client.connect(url, token), or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN"
+)
+
+
+class NoServerError(SchedError):
+    """No jupyter_sched server could be found (nothing explicit, in the environment or the runtime dir)."""
+
+    code = "no_server"
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Where the API lives and how to authenticate.
+
+    Attributes:
+        url: base URL of the Jupyter server (or hub service), ending in ``/``; the API is
+            ``{url}api/sched/``.
+        token: Jupyter / JupyterHub API token sent as ``Authorization: token ...`` ("" = none).
+        kernel_id: this kernel's id as the server knows it (leases bind to it), when known.
+        source: how it was found: ``explicit``, ``kernel-env``, ``hub-service``, ``hub-user`` or
+            ``runtime-file``.
+    """
+
+    url: str
+    token: str = ""
+    kernel_id: str | None = None
+    source: str = "explicit"
+
+    @property
+    def api_url(self) -> str:
+        """``{url}api/sched/``."""
+        return f"{self.url}api/sched/"
+
+
+def _slash(url: str) -> str:
+    return url if url.endswith("/") else url + "/"
+
+
+def _join(base: str, prefix: str) -> str:
+    base = base.rstrip("/")
+    prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
+    if base.endswith(prefix.rstrip("/")) and prefix != "/":
+        return base + "/"
+    return base + prefix
+
+
+def _from_env(env: Mapping[str, str]) -> Connection | None:
+    url = env.get(ENV_URL, "").strip()
+    if not url:
+        return None
+    return Connection(url=_slash(url), token=env.get(ENV_TOKEN, ""), kernel_id=env.get(ENV_KERNEL_ID) or None,
+                      source="kernel-env")
+
+
+def _from_hub(env: Mapping[str, str]) -> Connection | None:
+    token = env.get("JUPYTERHUB_API_TOKEN", "")
+    hub_url = env.get(ENV_HUB_URL, "").strip()
+    if hub_url:
+        return Connection(url=_slash(hub_url), token=token, kernel_id=env.get(ENV_KERNEL_ID) or None,
+                          source="hub-service")
+    service_url = env.get("JUPYTERHUB_SERVICE_URL", "").strip()
+    prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "").strip()
+    if token and service_url:
+        return Connection(url=_join(service_url, prefix), token=token, source="hub-user")
+    return None
+
+
+def _answers(conn: Connection, timeout_s: float) -> bool:
+    headers = {"Authorization": f"token {conn.token}"} if conn.token else {}
+    try:
+        response = httpx.get(conn.api_url + "config", headers=headers, timeout=timeout_s)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200
+
+
+def _server_url(info: Mapping[str, Any]) -> str:
+    url = str(info.get("url") or "")
+    if not url:
+        url = f"http://127.0.0.1:{info.get('port', 8888)}/"
+    base = str(info.get("base_url") or "/")
+    return _join(url, base)
+
+
+def _from_runtime_files(servers: Iterable[Mapping[str, Any]], cwd: str, timeout_s: float) -> Connection | None:
+    def rank(info: Mapping[str, Any]) -> tuple[int, int]:
+        root = os.path.abspath(str(info.get("root_dir") or info.get("notebook_dir") or "/"))
+        inside = cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep)
+        return (0 if inside else 1, -len(root) if inside else 0)
+
+    for info in sorted(servers, key=rank):
+        conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file")
+        if _answers(conn, timeout_s):
+            return conn
+    return None
+
+
+def discover(
+    url: str | None = None,
+    token: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    runtime_dir: str | None = None,
+    cwd: str | None = None,
+    probe_timeout_s: float = 2.0,
+) -> Connection:
+    """Return the :class:`Connection` to use, trying the sources in the documented order.
+
+    Args:
+        url: explicit server base URL (``http://127.0.0.1:8888/``); wins over everything.
+        token: explicit token (with ``url``); default "".
+        env: environment to read (default ``os.environ``).
+        runtime_dir: Jupyter runtime dir to scan (default ``jupyter_runtime_dir()``).
+        cwd: directory used to prefer the server serving it (default ``os.getcwd()``).
+        probe_timeout_s: seconds to wait for each runtime-file server to answer.
+
+    Raises:
+        NoServerError: nothing found; the hint says how to fix it.
+    """
+    environ = os.environ if env is None else env
+    if url:
+        return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None)
+    found = _from_env(environ) or _from_hub(environ)
+    if found is not None:
+        return found
+    from jupyter_server.serverapp import list_running_servers
+
+    servers = list(list_running_servers(runtime_dir))
+    found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
+    if found is not None:
+        return found
+    where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
+        "no running Jupyter server found"
+    raise NoServerError(
+        f"No jupyter_sched server found: {ENV_URL} is not set, no JupyterHub service is configured, "
+        f"and {where} in the runtime dir.",
+        hint=NO_SERVER_HINT,
+    )

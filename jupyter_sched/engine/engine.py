@@ -1,0 +1,587 @@
+"""The engine: snapshot → ``run_cycle`` → apply, under a leader lock (the execution layer).
+
+One :meth:`Engine.tick` does, in order:
+
+1. **Lead** — take or renew the store's leader lease (compare-and-set on the ``leader`` row).
+   A non-leader stops here: it serves the API but decides nothing. On becoming leader the
+   engine **recovers**: every admitted/running job not watched by its executor is re-adopted
+   (pid + process create time) or settled (exit code from the wrapper's file, else ``lost``
+   with a reason; an admitted job that provably never started is requeued).
+2. **Observe** — executor events (exits, losses, restarts, readiness) become state changes.
+3. **Stop** — jobs with a stop intent (cancel, time limit) get their stop plan.
+4. **Decide** (when kicked, after a finish, or every ``cycle_interval_s``) — build a frozen
+   :class:`~jupyter_sched.scheduling.Snapshot` from store + inventory (+ telemetry, kernels,
+   usage), call ``run_cycle`` and apply the :class:`~jupyter_sched.scheduling.CycleResult` in
+   ONE transaction that first re-checks the lease (fencing) and refuses any admission that
+   would put more than 1000 milli-GPUs on a GPU: admits → ``admitted`` + usage intervals
+   opened; preemptions → stop intent; pending → reasons stored when changed; rejects →
+   ``rejected``; idle actions → warnings / reclaims; the cycle's audit records → events table.
+5. **Start** — admitted jobs are started through the executor (leases are bound, not run) and
+   their handles persisted.
+
+Preempted jobs are requeued when their process has ended: back to ``pending`` keeping
+``submitted_at``, with exponential backoff in ``not_before`` (``requeue_backoff_s · 2^(n-1)``,
+capped at ``max_backoff_s``).
+
+Time and ids are injected (``clock``); the engine is synchronous and single-threaded — the
+service runs ticks in one worker thread so cycles never overlap.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..accounting import budget_usage, decayed_gpu_seconds
+from ..errors import ConflictError, ExecutorError, NotFoundError, NotLeaderError
+from ..executors.base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason
+from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot, UsageHistory
+from ..store import LIVE_STATES, JobRecord, Store, StoreTx
+from .clock import Clock, SystemClock
+
+__all__ = ["CycleFunction", "Engine", "TickReport"]
+
+log = logging.getLogger(__name__)
+
+CycleFunction = Callable[..., CycleResult]
+"""``run_cycle(snapshot, profile) -> CycleResult`` (the pure core's entry point)."""
+
+
+def _default_cycle(snapshot: Snapshot, profile: Any = None) -> CycleResult:
+    from ..scheduling import run_cycle  # the core; imported late so the engine loads without it
+
+    return run_cycle(snapshot, profile)
+
+
+@dataclass
+class TickReport:
+    """What one tick did (for tests, metrics and logs)."""
+
+    leader: bool = False
+    decided: bool = False
+    admitted: list[str] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    preempted: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)
+    cycle_s: float = 0.0
+
+
+class Engine:
+    """Applies scheduling decisions for one store (see module docstring).
+
+    Args:
+        store: the store.
+        inventory: an :class:`~jupyter_sched.inventory.base.InventorySource` (``current()``).
+        executor: runs the work.
+        clock: time source (injected).
+        owner_id: this engine's identity in the leader lease (default: random).
+        profile: the core's ``SchedulingProfile`` (None = the core's default).
+        cycle: the decision function (default: ``jupyter_sched.scheduling.run_cycle``).
+        lease_ttl_s: seconds a leader lease lasts without renewal (a crashed leader is replaced
+            after at most this long).
+        cycle_interval_s: seconds between decision cycles when nothing triggers one.
+        requeue_backoff_s / max_backoff_s: backoff of preempted jobs (seconds).
+        usage_half_life_s: half-life of fair-share usage (seconds; default 7 days).
+        stop_grace_s: SIGTERM→SIGKILL grace for cancels and time limits (seconds).
+        telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
+        kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id).
+        publish: called with each API event ``{"type", "data"}`` (from the engine's thread).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        inventory: Any,
+        executor: Executor,
+        *,
+        clock: Clock | None = None,
+        owner_id: str | None = None,
+        profile: Any = None,
+        cycle: CycleFunction | None = None,
+        lease_ttl_s: float = 15.0,
+        cycle_interval_s: float = 5.0,
+        requeue_backoff_s: float = 10.0,
+        max_backoff_s: float = 600.0,
+        usage_half_life_s: float = 7 * 86400.0,
+        stop_grace_s: float = 10.0,
+        telemetry: Callable[[], Mapping[str, Any]] | None = None,
+        kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+        publish: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.inventory = inventory
+        self.executor = executor
+        self.clock: Clock = clock or SystemClock()
+        self.owner_id = owner_id or f"engine-{uuid.uuid4().hex[:12]}"
+        self.profile = profile
+        self._cycle = cycle or _default_cycle
+        self.lease_ttl_s = lease_ttl_s
+        self.cycle_interval_s = cycle_interval_s
+        self.requeue_backoff_s = requeue_backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.usage_half_life_s = usage_half_life_s
+        self.stop_grace_s = stop_grace_s
+        self._telemetry = telemetry
+        self._kernels = kernels
+        self._publish = publish or (lambda event: None)
+        self.term: int | None = None
+        self._wanted = True
+        self._last_decision: datetime | None = None
+        self._stops_sent: set[str] = set()
+        self.last_inventory: Inventory | None = None
+
+    # -- public ---------------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        """True while this engine holds the leader lease (as of its last tick)."""
+        return self.term is not None
+
+    def kick(self) -> None:
+        """Ask for a decision cycle at the next tick (submit, cancel, finish, quota change)."""
+        self._wanted = True
+
+    def tick(self) -> TickReport:
+        """Run one tick (see module docstring). Never raises for a lost lease (it just stops leading).
+
+        Raises:
+            StoreError: the store failed.
+        """
+        report = TickReport()
+        if not self._lead():
+            return report
+        report.leader = True
+        try:
+            for event in self.executor.poll():
+                self._on_executor_event(event, report)
+            self._send_stops()
+            now = self.clock.now()
+            due = self._last_decision is None or (now - self._last_decision).total_seconds() >= self.cycle_interval_s
+            if self._wanted or due or report.finished:
+                self._wanted = False
+                self._last_decision = now
+                self._decide(report)
+        except NotLeaderError as exc:
+            log.warning("%s", exc)
+            self._step_down()
+        report.leader = self.is_leader
+        return report
+
+    def resign(self) -> None:
+        """Give up leadership (clean shutdown): running work is left running for the next leader."""
+        self.executor.detach()
+        if self.term is not None:
+            with self.store.transaction(now=self.clock.now()) as tx:
+                tx.release_leadership(self.owner_id)
+                tx.add_event(actor=self.owner_id, action="leader_resigned", message="engine stopped",
+                             details={"term": self.term})
+        self.term = None
+
+    # -- leadership -------------------------------------------------------------------------------
+
+    def _lead(self) -> bool:
+        with self.store.transaction(now=self.clock.now()) as tx:
+            lease = tx.acquire_leadership(self.owner_id, self.lease_ttl_s)
+            if lease is None or lease.owner != self.owner_id:
+                if self.term is not None:
+                    log.warning("engine %s lost the leader lease", self.owner_id)
+                    self._step_down()
+                return False
+            new_term = lease.term != self.term
+            if new_term:
+                tx.add_event(actor=self.owner_id, action="leader_acquired",
+                             message=f"engine {self.owner_id} leads the store (term {lease.term})",
+                             details={"term": lease.term})
+        if new_term:
+            self.term = lease.term
+            self._stops_sent.clear()
+            self._recover()
+            self._wanted = True
+        return True
+
+    def _step_down(self) -> None:
+        self.term = None
+        self.executor.detach()
+        self._stops_sent.clear()
+
+    def _recover(self) -> None:
+        """Adopt or settle every admitted/running job this executor does not watch."""
+        watched = self.executor.tracked()
+        for record in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+            job = record.job
+            if job.id in watched or job.is_lease:
+                continue
+            if job.state is JobState.ADMITTED and record.handle is None and record.stop_intent == "cancel":
+                self._finish(job.id, JobState.CANCELLED, message=f"cancelled by {record.stop_actor}")
+                continue
+            handle = ExecutorHandle.from_dict(record.handle) if record.handle else None
+            try:
+                event = self.executor.adopt(job, handle)
+            except ExecutorError as exc:
+                event = Lost(job.id, f"could not re-adopt after restart: {exc.message}")
+            if event is None:
+                self._audit(job, "adopted", f"job {job.id} re-adopted after a server restart",
+                            {"handle": dict(record.handle or {})})
+                if job.state is JobState.ADMITTED:
+                    self._mutate(job.id, lambda r: replace(r, job=r.job.transition(
+                        JobState.RUNNING, started_at=self.clock.now(), message="re-adopted after restart")))
+            else:
+                self._on_executor_event(event, TickReport())
+
+    # -- executor events ---------------------------------------------------------------------------
+
+    def _on_executor_event(self, event: ExecutorEvent, report: TickReport) -> None:
+        now = self.clock.now()
+        if isinstance(event, Started):
+            self._mutate(event.job_id, lambda r: replace(
+                r, handle=event.handle.to_dict(), executor=event.handle.executor,
+                job=replace(r.job, message=f"restarted (restart {event.restarts})")))
+            self._audit_id(event.job_id, "restarted", f"service restarted (restart {event.restarts})",
+                           {"handle": event.handle.to_dict()})
+        elif isinstance(event, Ready):
+            self._mutate(event.job_id, lambda r: replace(r, job=replace(r.job, message=f"ready on port {event.port}")))
+            self._audit_id(event.job_id, "ready", f"service ready on port {event.port}", {"port": event.port})
+        elif isinstance(event, Exited):
+            self._settle_exit(event, report)
+        elif isinstance(event, Lost):
+            record = self._get(event.job_id)
+            if record is None or record.job.state.terminal:
+                return
+            if not event.started and record.job.state is JobState.ADMITTED:
+                self._requeue(record, PendingReason(
+                    code="Requeued", message="requeued: the server stopped before the job started",
+                    details={"attempts": record.job.attempts}), now)
+            else:
+                self._finish(event.job_id, JobState.LOST, message=event.reason, at=now)
+            report.finished.append(event.job_id)
+
+    def _settle_exit(self, event: Exited, report: TickReport) -> None:
+        record = self._get(event.job_id)
+        if record is None or record.job.state.terminal:
+            return
+        self._stops_sent.discard(event.job_id)
+        report.finished.append(event.job_id)
+        job, intent = record.job, record.stop_intent
+        end = max(event.finished_at, job.started_at or event.finished_at)
+        if intent == "preempt" or intent == "idle":
+            why = "preempted" if intent == "preempt" else "reclaimed while idle"
+            self._requeue(record, PendingReason(
+                code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
+                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": event.exit_code}),
+                end, preempted=True)
+            return
+        if intent == "cancel":
+            state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({event.message})"
+        elif intent == "timeout":
+            state, message = JobState.FAILED, f"time limit of {job.spec.time_limit_s:g} s exceeded ({event.message})"
+        elif event.exit_code == 0:
+            state, message = JobState.SUCCEEDED, event.message
+        else:
+            state, message = JobState.FAILED, event.message
+        self._finish(job.id, state, message=message, at=end, exit_code=event.exit_code)
+
+    def _requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False) -> None:
+        now = self.clock.now()
+        attempts = max(1, record.job.attempts)
+        backoff = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1))
+
+        def change(r: JobRecord) -> JobRecord:
+            job = r.job
+            if preempted and job.state is not JobState.PREEMPTED:
+                job = job.transition(JobState.PREEMPTED)
+            job = job.transition(JobState.PENDING, allocation=None, admitted_at=None, started_at=None,
+                                 reason=reason, message=reason.message, exit_code=None,
+                                 not_before=now + timedelta(seconds=backoff))
+            return replace(r, job=job, handle=None, executor=None, stop_intent=None, stop_requested_at=None,
+                           stop_actor=None)
+
+        updated = self._mutate(record.job.id, change, close_usage_at=at)
+        if updated is not None:
+            self._audit(updated.job, "requeued", reason.message, {"backoff_s": backoff, "not_before":
+                                                                  updated.job.not_before.isoformat()
+                                                                  if updated.job.not_before else None})
+            if preempted:
+                self._publish({"type": "preempted", "data": job_to_dict(updated.job)})
+
+    def _finish(self, job_id: str, state: JobState, *, message: str, at: datetime | None = None,
+                exit_code: int | None = None) -> JobRecord | None:
+        end = at or self.clock.now()
+        updated = self._mutate(job_id, lambda r: replace(r, job=r.job.transition(
+            state, finished_at=end, message=message, exit_code=exit_code)), close_usage_at=end)
+        if updated is not None:
+            self._audit(updated.job, state.value, message, {"exit_code": exit_code})
+        return updated
+
+    # -- stops ---------------------------------------------------------------------------------------
+
+    def _send_stops(self) -> None:
+        now = self.clock.now()
+        for record in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+            job = record.job
+            limit = job.spec.time_limit_s
+            if (record.stop_intent is None and limit and job.started_at is not None
+                    and now >= job.started_at + timedelta(seconds=limit) and not job.is_lease):
+                record = self._mutate(job.id, lambda r: replace(
+                    r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
+                self._audit(job, "time_limit", f"time limit of {limit:g} s reached; stopping", {"limit_s": limit})
+            if record.stop_intent is None or job.id in self._stops_sent:
+                continue
+            if job.is_lease:
+                self._finish(job.id, JobState.CANCELLED, message=f"released by {record.stop_actor or 'user'}")
+                continue
+            if job.id not in self.executor.tracked():
+                continue  # admitted, not started yet: _start_admitted settles it
+            grace = self.stop_grace_s
+            self.executor.stop(job.id, grace_s=grace, checkpoint_signal=False)
+            self._stops_sent.add(job.id)
+
+    # -- decisions -------------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """Build the frozen input of one cycle from store + inventory (+ telemetry, kernels, usage)."""
+        now = self.clock.now()
+        inventory = self.inventory.current()
+        self.last_inventory = inventory
+        records = self.store.live_jobs()
+        quotas = self.store.quota_set()
+        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
+        since = min([horizon, now - timedelta(days=31)])
+        intervals = self.store.usage_rows(since=since)
+        usage = UsageHistory(
+            decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now, half_life_s=self.usage_half_life_s),
+            gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+        kernels = dict(self._kernels()) if self._kernels else {}
+        for record in records:  # lease keepalives count as kernel activity
+            job = record.job
+            if job.is_lease and record.activity_at is not None:
+                key = job.spec.kernel_id or job.id
+                seen = dict(kernels.get(key, {}))
+                seen.setdefault("last_activity", record.activity_at)
+                kernels[key] = seen
+        return Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
+                        usage=usage, telemetry=dict(self._telemetry()) if self._telemetry else {}, kernels=kernels)
+
+    def _decide(self, report: TickReport) -> None:
+        snapshot = self.snapshot()
+        started = self.clock.now()
+        result = self._cycle(snapshot, self.profile)
+        report.decided = True
+        admitted, stops = self._apply(result, snapshot)
+        report.cycle_s = (self.clock.now() - started).total_seconds()
+        report.admitted.extend(j.id for j in admitted)
+        report.preempted.extend(p[0] for p in stops)
+        report.rejected.extend(r.job_id for r in result.rejects)
+        for job_id, grace, checkpoint in stops:
+            self.executor.stop(job_id, grace_s=grace, checkpoint_signal=checkpoint)
+            self._stops_sent.add(job_id)
+        for job in admitted:
+            if self._start(job):
+                report.started.append(job.id)
+
+    def _apply(self, result: CycleResult, snapshot: Snapshot) -> tuple[list[Job], list[tuple[str, float, bool]]]:
+        """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send)."""
+        assert self.term is not None
+        now = self.clock.now()
+        gpu_of = snapshot.inventory.gpu_by_uuid()
+        admitted: list[Job] = []
+        stops: list[tuple[str, float, bool]] = []
+        changed: list[Job] = []
+        events: list[dict[str, Any]] = []
+        core_audit = {(rec.action, rec.job_id) for rec in result.audit}
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        with self.store.transaction(now=now) as tx:
+            tx.assert_leader(self.owner_id, self.term, self.lease_ttl_s)
+            records = {r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
+            used: dict[str, int] = {}
+            for held in records.values():
+                if held.job.state.holds_gpus and held.job.allocation is not None:
+                    for gpu in held.job.allocation.all_gpu_uuids():
+                        used[gpu] = used.get(gpu, 0) + held.job.allocation.gpu_milli
+            for admit in result.admits:
+                r = records.get(admit.job_id)
+                if r is None or r.job.state is not JobState.PENDING or r.stop_intent:
+                    continue  # cancelled or changed since the snapshot
+                alloc = admit.allocation
+                clash = [g for g in alloc.all_gpu_uuids() if used.get(g, 0) + alloc.gpu_milli > GPU_MILLI]
+                if clash:
+                    log.error("refusing admission of %s: GPUs %s already allocated", admit.job_id, clash)
+                    tx.add_event(actor="scheduler", action="admit_refused", job_id=r.job.id, user=r.job.spec.user,
+                                 message=f"admission refused: GPU(s) {', '.join(clash)} already allocated",
+                                 details={"allocation": allocation_to_dict(alloc)})
+                    continue
+                for g in alloc.all_gpu_uuids():
+                    used[g] = used.get(g, 0) + alloc.gpu_milli
+                job = r.job.transition(JobState.ADMITTED, allocation=alloc, admitted_at=now, reason=None,
+                                       nominated=None, attempts=r.job.attempts + 1, not_before=None,
+                                       message="admitted" + (" (backfill)" if admit.backfill else ""))
+                if tx.try_update_job(replace(r, job=job)) is None:
+                    continue  # changed meanwhile (e.g. cancelled): the next cycle looks again
+                tx.open_usage(job_id=job.id, attempt=job.attempts, user=job.spec.user, team=job.spec.team,
+                              kind=job.spec.kind.value, started_at=now,
+                              gpus=[(g, gpu_of[g].model if g in gpu_of else "unknown", alloc.gpu_milli / GPU_MILLI)
+                                    for g in alloc.all_gpu_uuids()])
+                self._record(tx, core_audit, merged, "admit", job,
+                             f"admitted on {alloc.node}: {', '.join(alloc.all_gpu_uuids()) or 'no GPUs'}",
+                             {"allocation": allocation_to_dict(alloc), "scores": dict(admit.scores),
+                              "borrowed": admit.borrowed, "backfill": admit.backfill})
+                admitted.append(job)
+                changed.append(job)
+            for p in result.preemptions:
+                r = records.get(p.job_id)
+                if r is None or not r.job.state.holds_gpus or r.stop_intent:
+                    continue
+                job = replace(r.job, preempted_by=p.for_job, message=p.reason)
+                if tx.try_update_job(replace(r, job=job, stop_intent="preempt", stop_requested_at=now,
+                                             stop_actor="scheduler")) is None:
+                    continue
+                self._record(tx, core_audit, merged, p.kind if p.kind == "reclaim" else "preempt", job, p.reason,
+                             {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s})
+                stops.append((job.id, p.grace_s, p.checkpoint_signal and job.spec.checkpointable))
+                changed.append(job)
+            for pend in result.pending:
+                r = records.get(pend.job_id)
+                if r is None or r.job.state is not JobState.PENDING:
+                    continue
+                if reason_to_dict(r.job.reason) != reason_to_dict(pend.reason):
+                    job = replace(r.job, reason=pend.reason, message=pend.reason.message)
+                    updated = tx.try_update_job(replace(r, job=job))
+                    if updated is not None:
+                        records[job.id] = updated
+                        changed.append(job)
+            for job_id, nominated in result.nominations.items():
+                r = records.get(job_id)
+                if r is not None and r.job.state is JobState.PENDING and r.job.nominated != nominated:
+                    updated = tx.try_update_job(replace(r, job=replace(r.job, nominated=nominated)))
+                    if updated is not None:
+                        records[job_id] = updated
+            for rej in result.rejects:
+                r = records.get(rej.job_id)
+                if r is None or r.job.state is not JobState.PENDING:
+                    continue
+                job = r.job.transition(JobState.REJECTED, reason=rej.reason, message=rej.reason.message,
+                                       finished_at=now)
+                if tx.try_update_job(replace(r, job=job)) is None:
+                    continue
+                tx.add_event(actor="scheduler", action="reject", job_id=job.id, user=job.spec.user,
+                             message=rej.reason.message, details={"reason": reason_to_dict(rej.reason)})
+                changed.append(job)
+            for idle in result.idle:
+                events.extend(self._apply_idle(tx, idle, records, stops, changed))
+            for rec in result.audit:
+                tx.add_event(actor="scheduler", action=rec.action, job_id=rec.job_id or None, user=rec.user or None,
+                             message=rec.message,
+                             details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
+        simulated = snapshot.inventory.simulated
+        for job in changed:
+            self._publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})
+        for event in events:
+            self._publish(event)
+        return admitted, stops
+
+    @staticmethod
+    def _record(tx: StoreTx, core_audit: set[tuple[str, str]], merged: dict[tuple[str, str], dict[str, Any]],
+                action: str, job: Job, message: str, details: dict[str, Any]) -> None:
+        """Audit a decision once: merge our details into the core's record for it, or write our own."""
+        if (action, job.id) in core_audit:
+            merged[(action, job.id)] = details
+        else:
+            tx.add_event(actor="scheduler", action=action, job_id=job.id, user=job.spec.user, message=message,
+                         details=details)
+
+    def _apply_idle(self, tx: StoreTx, idle: IdleAction, records: Mapping[str, JobRecord],
+                    stops: list[tuple[str, float, bool]], changed: list[Job]) -> Iterable[dict[str, Any]]:
+        r = records.get(idle.job_id)
+        if r is None or not r.job.state.holds_gpus:
+            return []
+        job = r.job
+        data = {"job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
+                "reason": idle.reason}
+        tx.add_event(actor="scheduler", action=f"idle_{idle.stage}", job_id=job.id, user=job.spec.user,
+                     message=idle.reason, details={"evidence": dict(idle.evidence)})
+        if idle.stage != "reclaim" or r.stop_intent:
+            return [{"type": "idle_warning", "data": data}]
+        if job.is_lease:
+            done = job.transition(JobState.CANCELLED, finished_at=tx.now, message=f"reclaimed: {idle.reason}")
+            if tx.try_update_job(replace(r, job=done)) is not None:
+                tx.close_usage(job.id, tx.now)
+                changed.append(done)
+        else:
+            if tx.try_update_job(replace(r, job=replace(job, message=idle.reason), stop_intent="idle",
+                                         stop_requested_at=tx.now, stop_actor="scheduler")) is not None:
+                stops.append((job.id, self.stop_grace_s, job.spec.checkpointable))
+        return [{"type": "idle_warning", "data": data}]
+
+    def _start(self, job: Job) -> bool:
+        """Start an admitted job through the executor (leases are bound, not run)."""
+        record = self._get(job.id)
+        if record is None or record.job.state is not JobState.ADMITTED:
+            return False
+        if record.stop_intent == "cancel":
+            self._finish(job.id, JobState.CANCELLED, message=f"cancelled by {record.stop_actor} before it started")
+            return False
+        now = self.clock.now()
+        if job.is_lease:
+            self._mutate(job.id, lambda r: replace(r, job=r.job.transition(
+                JobState.RUNNING, started_at=now, message="GPUs bound to the kernel")))
+            return True
+        allocation = record.job.allocation
+        assert allocation is not None
+        try:
+            handle = self.executor.start(record.job, allocation)
+        except ExecutorError as exc:
+            self._finish(job.id, JobState.FAILED, message=f"could not start: {exc.message}")
+            return False
+        self._mutate(job.id, lambda r: replace(r, handle=handle.to_dict(), executor=handle.executor, job=r.job.transition(
+            JobState.RUNNING, started_at=now, message="running")))
+        return True
+
+    # -- store helpers -----------------------------------------------------------------------------------
+
+    def _get(self, job_id: str) -> JobRecord | None:
+        try:
+            return self.store.get_job(job_id)
+        except NotFoundError:
+            return None
+
+    def _mutate(self, job_id: str, change: Callable[[JobRecord], JobRecord], *,
+                close_usage_at: datetime | None = None, attempts: int = 5) -> JobRecord | None:
+        """Read-modify-write one job row with compare-and-set, retrying on conflicts; publish the result."""
+        for _ in range(attempts):
+            with self.store.transaction(now=self.clock.now()) as tx:
+                try:
+                    current = tx.get_job(job_id)
+                except NotFoundError:
+                    return None
+                try:
+                    new = change(current)
+                except ConflictError as exc:  # illegal transition: the job moved on meanwhile
+                    log.info("job %s: %s", job_id, exc.message)
+                    return None
+                updated = tx.try_update_job(new)
+                if updated is None:
+                    continue
+                if close_usage_at is not None:
+                    tx.close_usage(job_id, close_usage_at)
+            simulated = bool(self.last_inventory and self.last_inventory.simulated)
+            self._publish({"type": "lease" if updated.job.is_lease else "job",
+                           "data": job_to_dict(updated.job, simulated=simulated)})
+            return updated
+        log.warning("job %s: gave up after %d conflicting updates", job_id, attempts)
+        return None
+
+    def _audit(self, job: Job, action: str, message: str, details: Mapping[str, Any]) -> None:
+        self.store.add_event(actor="scheduler", action=action, job_id=job.id, user=job.spec.user,
+                             message=message, details=dict(details))
+
+    def _audit_id(self, job_id: str, action: str, message: str, details: Mapping[str, Any]) -> None:
+        record = self._get(job_id)
+        if record is not None:
+            self._audit(record.job, action, message, details)
+

@@ -1,0 +1,809 @@
+"""``SchedulerService``: the one object the REST handlers (and through them magics, CLI, panel) use.
+
+It owns the store, the inventory source, the executor and the :class:`~.engine.Engine`, and
+runs the engine's ticks in one worker thread driven from the server's asyncio loop: a tick every
+``poll_interval_s`` seconds (executor events, stop plans, lease renewal) and a decision cycle
+when something happened (submit, cancel, finish, quota change) or every ``cycle_interval_s``.
+
+API methods are synchronous, quick (one or two store transactions) and raise the classes of
+:mod:`jupyter_sched.errors`. Every accepted submission is committed before :meth:`submit`
+returns. A service whose engine is not the store's leader still serves every method: requests
+are written to the store and the leader's engine acts on them (cancels of running work are
+recorded as a stop intent the leader carries out).
+
+Wire shapes: jobs and leases are :func:`jupyter_sched.model.codec.job_to_dict`; inventory is
+:func:`~jupyter_sched.model.codec.inventory_to_dict` plus ``allocations``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..accounting import ROLLUP_KEYS, budget_usage, rollup
+from ..errors import (
+    AuthorizationError,
+    ConflictError,
+    NotFoundError,
+    QuotaError,
+    SchedError,
+    UnschedulableError,
+    ValidationError,
+)
+from ..executors.base import Executor
+from ..executors.local import read_log
+from ..model import (
+    Budget,
+    Inventory,
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    Profile,
+    QuotaSet,
+    TeamPolicy,
+    profiles_from_config,
+    spec_from_request,
+    validate_quotas,
+)
+from ..model.codec import (
+    budget_to_dict,
+    job_to_dict,
+    quota_from_dict,
+    quota_to_dict,
+    reason_to_dict,
+    team_policy_to_dict,
+)
+from ..model.units import parse_utc
+from ..scheduling.snapshot import Snapshot
+from ..store import LIVE_STATES, IdGenerator, JobRecord, SortableIds, Store
+from .clock import Clock, SystemClock
+from .engine import CycleFunction, Engine, TickReport
+from .events import EventBus, Subscription
+
+__all__ = ["CachedInventory", "SchedulerService"]
+
+log = logging.getLogger(__name__)
+
+_QUOTA_CODES = frozenset({"ExceedsQuota", "BorrowingLimitReached", "BudgetExhausted"})
+_MAX_LOG_LIMIT = 1 << 20
+_PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message")
+
+
+class CachedInventory:
+    """Wraps an inventory source: re-reads it at most every ``refresh_s`` seconds; on a failed
+    read keeps the last good inventory (a flaky NVML never stalls scheduling)."""
+
+    def __init__(self, source: Any, refresh_s: float = 30.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.source = source
+        self.refresh_s = refresh_s
+        self._monotonic = monotonic
+        self._value: Inventory | None = None
+        self._at = 0.0
+        self._lock = threading.Lock()
+
+    def current(self) -> Inventory:
+        with self._lock:
+            now = self._monotonic()
+            if self._value is None or now - self._at >= self.refresh_s:
+                try:
+                    self._value = self.source.current()
+                    self._at = now
+                except Exception:  # any source failure: keep scheduling on the last good inventory
+                    if self._value is None:
+                        raise
+                    log.exception("inventory refresh failed; keeping the last inventory")
+            return self._value
+
+    def invalidate(self) -> None:
+        """Force a re-read at the next :meth:`current`."""
+        with self._lock:
+            self._value = None
+
+
+class SchedulerService:
+    """The scheduler as the REST API sees it (see module docstring).
+
+    Args:
+        store: the store (its migrations already ran).
+        inventory: inventory source (``current() -> Inventory``).
+        executor: the executor (local or Kubernetes).
+        clock: time source (injected; default the system clock).
+        ids: id generator (default time-sortable random ids).
+        profiles: admin request templates by name.
+        scheduling_profile: the core's ``SchedulingProfile`` (None = core defaults).
+        cycle: decision function (default ``jupyter_sched.scheduling.run_cycle``).
+        default_team: team of users the quota config maps to no team.
+        default_time_limit_s: time limit given to training jobs that set none (None = none).
+        cycle_interval_s: seconds between timer-driven decision cycles.
+        poll_interval_s: seconds between ticks (executor events, stop plans, lease renewal).
+        lease_ttl_s: leader lease lifetime in seconds.
+        stop_grace_s: SIGTERM→SIGKILL grace of cancels and time limits, seconds.
+        events_queue_size: events buffered per subscriber.
+        owner_id: engine identity in the leader lease (default random).
+        telemetry / kernels: optional providers for the snapshot.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        inventory: Any,
+        executor: Executor,
+        clock: Clock | None = None,
+        ids: IdGenerator | None = None,
+        profiles: Mapping[str, Profile] | None = None,
+        scheduling_profile: Any = None,
+        cycle: CycleFunction | None = None,
+        default_team: str = "default",
+        default_time_limit_s: float | None = None,
+        cycle_interval_s: float = 5.0,
+        poll_interval_s: float = 1.0,
+        lease_ttl_s: float = 15.0,
+        stop_grace_s: float = 10.0,
+        events_queue_size: int = 1000,
+        owner_id: str | None = None,
+        telemetry: Callable[[], Mapping[str, Any]] | None = None,
+        kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+    ) -> None:
+        self.store = store
+        self.clock: Clock = clock or SystemClock()
+        self.inventory_source = inventory
+        self.ids: IdGenerator = ids or SortableIds(self.clock.now)
+        self._profiles = dict(profiles or {})
+        self.default_team = default_team
+        self.default_time_limit_s = default_time_limit_s
+        self.poll_interval_s = poll_interval_s
+        self.bus = EventBus(events_queue_size)
+        self.engine = Engine(store, inventory, executor, clock=self.clock, owner_id=owner_id,
+                             profile=scheduling_profile, cycle=cycle, lease_ttl_s=lease_ttl_s,
+                             cycle_interval_s=cycle_interval_s, stop_grace_s=stop_grace_s, telemetry=telemetry,
+                             kernels=kernels, publish=self.bus.publish)
+        self.executor = executor
+        self._pool: ThreadPoolExecutor | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = False
+        self.last_tick: TickReport | None = None
+
+    # -- construction from the extension's settings ---------------------------------------------
+
+    @classmethod
+    def from_config(cls, settings: Mapping[str, Any], *, log: logging.Logger | None = None) -> SchedulerService:
+        """Build the service from the extension's plain settings (see ``SchedApp.service_settings``).
+
+        Keys used: ``db_url``, ``log_dir``, ``inventory_source``, ``inventory_file``,
+        ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
+        ``inventory_refresh_s``, ``cycle_interval_s``, ``quotas`` (list of quota objects; when
+        non-empty they replace the stored quota lines at start, with an audit record),
+        ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
+        ``time_zone``, ``executor``, ``stop_grace_s``.
+
+        Raises:
+            ValidationError / StoreError: a setting is unusable (names the field).
+        """
+        from ..executors.local import LocalExecutor
+        from ..inventory.factory import default_inventory_source
+        from ..inventory.simulated import SimulatedInventory
+
+        logger = log or logging.getLogger("jupyter_sched")
+        store = Store(str(settings["db_url"]))
+        source_kind = settings.get("inventory_source", "auto")
+        sim = {"model": settings.get("simulated_gpu_model", "Simulated GPU 80GB"),
+               "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
+        source: Any
+        if source_kind == "simulated":
+            source = SimulatedInventory(int(settings.get("simulated_gpus", 4)), **sim)
+        elif source_kind == "static" and not settings.get("inventory_file"):
+            raise ValidationError("inventory_source 'static' needs inventory_file", field="inventory_file",
+                                  hint="set c.SchedApp.inventory_file to a YAML inventory")
+        else:
+            source, _ = default_inventory_source(
+                inventory_file=settings.get("inventory_file"),
+                simulated_gpus=int(settings.get("simulated_gpus", 4)) if source_kind != "nvml" else 0,
+                simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], logger=logger)
+        inventory = CachedInventory(source, float(settings.get("inventory_refresh_s", 30.0)))
+        executor_kind = settings.get("executor", "local")
+        if executor_kind != "local":
+            raise ValidationError(f"unknown executor {executor_kind!r}", field="executor", hint="use local")
+        executor = LocalExecutor(Path(str(settings["log_dir"])))
+        scheduling_profile = _scheduling_profile(settings)
+        service = cls(store=store, inventory=inventory, executor=executor,
+                      profiles=profiles_from_config(settings.get("profiles") or {}),
+                      scheduling_profile=scheduling_profile,
+                      default_team=str(settings.get("default_team") or "default"),
+                      default_time_limit_s=settings.get("default_time_limit_s"),
+                      cycle_interval_s=float(settings.get("cycle_interval_s", 5.0)),
+                      stop_grace_s=float(settings.get("stop_grace_s", 10.0)))
+        quotas = settings.get("quotas") or []
+        if quotas:
+            current = service.quotas()
+            wanted = {**current, "quotas": list(quotas)}
+            if [quota_to_dict(quota_from_dict(q)) for q in quotas] != current["quotas"]:
+                service.set_quotas(wanted, actor="config")
+        return service
+
+    # -- lifetime -------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start ticking on the running loop (one worker thread; cycles never overlap)."""
+        if self._task is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
+        self._stopping = False
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Stop ticking, resign leadership (running local jobs keep running), close the store."""
+        self._stopping = True
+        if self._wake is not None:
+            self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._pool is not None:
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(Exception):
+                await loop.run_in_executor(self._pool, self.engine.resign)
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self.store.close()
+
+    async def _run(self) -> None:
+        assert self._wake is not None and self._pool is not None
+        loop = asyncio.get_running_loop()
+        while not self._stopping:
+            try:
+                self.last_tick = await loop.run_in_executor(self._pool, self.engine.tick)
+            except Exception:
+                log.exception("jupyter_sched engine tick failed; retrying")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+            self._wake.clear()
+
+    def kick(self) -> None:
+        """Ask for a decision cycle now (thread-safe)."""
+        self.engine.kick()
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    def tick(self) -> TickReport:
+        """Run one engine tick synchronously (tests and the simulator; not while :meth:`start` runs)."""
+        self.last_tick = self.engine.tick()
+        return self.last_tick
+
+    def status(self) -> dict[str, Any]:
+        """Engine status: whether this server leads the store, who does, and the schema version."""
+        lease = self.store.leader()
+        return {"leader": self.engine.is_leader, "engine_id": self.engine.owner_id,
+                "leader_id": lease.owner if lease else None, "term": lease.term if lease else None,
+                "leader_expires_at": lease.expires_at.isoformat() if lease else None,
+                "store": self.store.safe_url, "schema_version": self.store.schema_version()}
+
+    # -- inventory --------------------------------------------------------------------------------------
+
+    def _inventory(self) -> Inventory:
+        inventory: Inventory = self.inventory_source.current()
+        return inventory
+
+    def inventory(self) -> dict[str, Any]:
+        """Inventory JSON plus ``allocations``: per GPU uuid, who holds it ``[{job_id, user, kind, gpu_milli}]``."""
+        from ..model.codec import inventory_to_dict
+
+        inv = self._inventory()
+        body = inventory_to_dict(inv)
+        allocations: dict[str, list[dict[str, Any]]] = {}
+        for record in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+            job = record.job
+            if job.allocation is None:
+                continue
+            for uuid in job.allocation.all_gpu_uuids():
+                allocations.setdefault(uuid, []).append({"job_id": job.id, "user": job.spec.user,
+                                                         "kind": job.spec.kind.value,
+                                                         "gpu_milli": job.allocation.gpu_milli})
+        body["allocations"] = allocations
+        return body
+
+    # -- jobs -----------------------------------------------------------------------------------------------
+
+    def _team_of(self, user: str, quotas: QuotaSet) -> str:
+        if user in quotas.user_teams:
+            return quotas.user_teams[user]
+        for policy in quotas.teams:
+            if user in policy.members:
+                return policy.team
+        return self.default_team
+
+    def _spec(self, body: Mapping[str, Any], *, user: str, kind: str | JobKind | None,
+              inv: Inventory, quotas: QuotaSet) -> JobSpec:
+        forced = JobKind(kind) if kind is not None else None
+        if forced is not None and isinstance(body, Mapping) and body.get("kind") not in (None, forced.value):
+            raise ValidationError(f"kind must be {forced.value} here (got {body.get('kind')!r})", field="kind",
+                                  hint=f"leave kind out or use {forced.value}")
+        spec = spec_from_request(body, user=user, default_team=self._team_of(user, quotas), profiles=self._profiles,
+                                 known_models=frozenset(inv.models()) or None,
+                                 default_kind=forced or JobKind.TRAINING)
+        policy = next((p for p in quotas.teams if p.team == spec.team), None)
+        if policy is not None:
+            if policy.members and user not in policy.members:
+                raise AuthorizationError(f"{user} is not a member of team {spec.team!r}", field="team",
+                                         hint="submit to your own team or ask an admin to add you")
+            if spec.priority.value not in policy.allowed_priorities:
+                raise ValidationError(f"team {spec.team!r} may not use priority {spec.priority.value!r}",
+                                      field="priority", hint="allowed: " + ", ".join(policy.allowed_priorities))
+        if spec.time_limit_s is None and self.default_time_limit_s and spec.kind is JobKind.TRAINING:
+            spec = replace(spec, time_limit_s=float(self.default_time_limit_s))
+        return spec
+
+    def _never_fits(self, job: Job, inv: Inventory, quotas: QuotaSet) -> None:
+        """Raise when the core would reject ``job`` even on an empty cluster (can never run)."""
+        wanted = job.spec.resources.total_gpus
+        if wanted > 0 and inv.gpu_count() == 0:  # case 015: a host without GPUs rejects at once
+            cause = f" ({inv.nvml.error})" if inv.nvml is not None and inv.nvml.error else ""
+            raise UnschedulableError(
+                f"local executor has 0 GPUs{cause}; this job asks for {wanted}", field="gpus",
+                hint="use the Kubernetes executor or a GPU node, or submit with gpus=0",
+                details={"requested": wanted, "capacity": 0})
+        alone = Snapshot(now=self.clock.now(), inventory=inv, jobs=(job,), quotas=quotas)
+        result = self.engine._cycle(alone, self.engine.profile)
+        for rej in result.rejects:
+            if rej.job_id == job.id:
+                cls = QuotaError if rej.reason.code in _QUOTA_CODES else UnschedulableError
+                raise cls(rej.reason.message, field="gpus", hint=rej.reason.unblock or None,
+                          details={"reason": reason_to_dict(rej.reason)})
+
+    def submit(self, body: Mapping[str, Any], *, user: str, kind: str | JobKind | None = None) -> dict[str, Any]:
+        """Validate, check it can ever fit, commit, kick the engine; return the job (state ``pending``).
+
+        Raises:
+            ValidationError: bad body (names the field and the fix).
+            AuthorizationError: the user may not submit to that team.
+            UnschedulableError / QuotaError: it can never run here (the reason carries the numbers).
+        """
+        inv = self._inventory()
+        quotas = self.store.quota_set()
+        spec = self._spec(body, user=user, kind=kind, inv=inv, quotas=quotas)
+        now = self.clock.now()
+        job = Job(id=self.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
+        self._never_fits(job, inv, quotas)
+        self.store.insert_job(JobRecord(job=job))
+        self.kick()
+        data = job_to_dict(job, simulated=inv.simulated)
+        self.bus.publish({"type": "lease" if job.is_lease else "job", "data": data})
+        return data
+
+    def _visible(self, job_id: str, *, user: str, is_admin: bool) -> JobRecord:
+        if not isinstance(job_id, str) or not job_id:
+            raise ValidationError("job id must be a non-empty string", field="job_id", hint="e.g. j-01hf3k2m9-x7q4za")
+        try:
+            record = self.store.get_job(job_id)
+        except NotFoundError:
+            record = None
+        if record is None or (not is_admin and record.job.spec.user != user):
+            raise NotFoundError(f"no job {job_id!r} visible to you", field="job_id",
+                                hint="list your jobs to see their ids")
+        return record
+
+    def _simulated(self) -> bool:
+        try:
+            return self._inventory().simulated
+        except SchedError:
+            return False
+
+    def list_jobs(self, *, user: str | None, state: str | Iterable[str] | None = None,
+                  kind: str | JobKind | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Jobs (and leases) newest first; ``user=None`` lists everyone's (the handler checks admin).
+
+        ``state`` is a state name, a comma-separated list or a list of names.
+
+        Raises:
+            ValidationError: an unknown state or kind.
+        """
+        states = _parse_states(state)
+        kinds = None
+        if kind is not None:
+            try:
+                kinds = [JobKind(kind)]
+            except ValueError:
+                raise ValidationError(f"unknown kind {kind!r}", field="kind",
+                                      hint="use training, inference or lease") from None
+        simulated = self._simulated()
+        return [job_to_dict(r.job, simulated=simulated)
+                for r in self.store.list_jobs(user=user, states=states, kinds=kinds, limit=limit, newest_first=True)]
+
+    def get_job(self, job_id: str, *, user: str, is_admin: bool = False) -> dict[str, Any]:
+        """One job (own jobs only unless admin).
+
+        Raises:
+            NotFoundError: no such job, or not yours.
+        """
+        record = self._visible(job_id, user=user, is_admin=is_admin)
+        data = job_to_dict(record.job, simulated=self._simulated())
+        if record.stop_intent and not record.job.state.terminal:
+            data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
+                                      "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
+        return data
+
+    def cancel(self, job_id: str, *, user: str, is_admin: bool = False) -> dict[str, Any]:
+        """Cancel a job or release a lease.
+
+        Pending work and leases end at once (``cancelled``); running work gets a stop intent that
+        the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
+        after which it is ``cancelled``. Cancelling again while it stops is a no-op.
+
+        Raises:
+            NotFoundError: no such job, or not yours.
+            ConflictError: it already finished.
+        """
+        self._visible(job_id, user=user, is_admin=is_admin)
+        for _ in range(5):
+            with self.store.transaction() as tx:
+                record = tx.get_job(job_id)
+                job = record.job
+                if job.state.terminal:
+                    raise ConflictError(f"job {job_id} already {job.state.value}", field="job_id",
+                                        hint="only pending or running work can be cancelled")
+                now = tx.now
+                immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
+                if immediate:
+                    new = replace(record, job=job.transition(
+                        JobState.CANCELLED, finished_at=now,
+                        message=f"{'released' if job.is_lease else 'cancelled'} by {user}"))
+                elif record.stop_intent == "cancel":
+                    break
+                else:
+                    new = replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=user,
+                                  job=replace(job, message=f"cancel requested by {user}"))
+                if tx.try_update_job(new) is None:
+                    continue
+                if immediate:
+                    tx.close_usage(job_id, now)
+                tx.add_event(actor=user, action="cancel" if immediate else "cancel_requested", job_id=job_id,
+                             user=job.spec.user, message=new.job.message, details={"state": job.state.value})
+            break
+        else:
+            raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
+                                hint="retry the cancel")
+        self.kick()
+        out = self.get_job(job_id, user=user, is_admin=True)
+        self.bus.publish({"type": "lease" if out["kind"] == "lease" else "job", "data": out})
+        return out
+
+    def release_kernel(self, kernel_id: str, *, reason: str) -> list[dict[str, Any]]:
+        """Release every live lease bound to ``kernel_id`` (the kernel shut down or restarted)."""
+        released = []
+        for record in self.store.list_jobs(states=LIVE_STATES, kinds=[JobKind.LEASE]):
+            if record.job.spec.kernel_id != kernel_id:
+                continue
+            with contextlib.suppress(ConflictError):
+                released.append(self.cancel(record.job.id, user=record.job.spec.user, is_admin=True))
+                self.store.add_event(actor="server", action="lease_released", job_id=record.job.id,
+                                     user=record.job.spec.user, message=reason, details={"kernel_id": kernel_id})
+        return released
+
+    def logs(self, job_id: str, *, user: str, is_admin: bool = False, offset: int = 0,
+             limit: int = 65536) -> dict[str, Any]:
+        """A chunk of a job's output: ``{"text", "offset", "next_offset", "finished"}`` (byte offsets).
+
+        Readable while the job runs and after it ended (also after a restart).
+
+        Raises:
+            ValidationError: negative offset or a limit outside 1..1 MiB.
+            NotFoundError: no such job, or not yours.
+        """
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError(f"offset must be an integer >= 0 (got {offset!r})", field="offset",
+                                  hint="start at 0 and pass back next_offset")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= _MAX_LOG_LIMIT:
+            raise ValidationError(f"limit must be 1..{_MAX_LOG_LIMIT} bytes (got {limit!r})", field="limit",
+                                  hint="e.g. 65536")
+        record = self._visible(job_id, user=user, is_admin=is_admin)
+        finished = record.job.state.terminal
+        text, next_offset = "", offset
+        path = Path(str(record.handle["log"])) if record.handle and record.handle.get("log") else None
+        try:
+            if path is not None and path.exists():
+                text, next_offset = read_log(path, offset, limit)
+            elif not record.job.is_lease:
+                text, next_offset = self.executor.logs(job_id, offset, limit)
+        except NotFoundError:
+            pass
+        return {"text": text, "offset": offset, "next_offset": next_offset, "finished": finished}
+
+    def keepalive(self, lease_id: str, *, user: str) -> dict[str, Any]:
+        """Mark a lease as in use now (resets its idle clock).
+
+        Raises:
+            NotFoundError: no such lease, or not yours.
+            ValidationError: it is a batch job, not a lease.
+            ConflictError: the lease already ended.
+        """
+        record = self._visible(lease_id, user=user, is_admin=False)
+        if not record.job.is_lease:
+            raise ValidationError(f"{lease_id} is a {record.job.spec.kind.value} job, not a lease", field="lease_id",
+                                  hint="keepalive applies to interactive leases only")
+        if record.job.state.terminal:
+            raise ConflictError(f"lease {lease_id} already {record.job.state.value}", field="lease_id",
+                                hint="request a new lease")
+        for _ in range(5):
+            with self.store.transaction() as tx:
+                current = tx.get_job(lease_id)
+                if tx.try_update_job(replace(current, activity_at=tx.now)) is not None:
+                    break
+        else:
+            raise ConflictError(f"lease {lease_id} kept changing; keepalive not recorded", field="lease_id",
+                                hint="retry")
+        return self.get_job(lease_id, user=user)
+
+    # -- queue and dry run ---------------------------------------------------------------------------------
+
+    def queue(self, *, user: str) -> list[dict[str, Any]]:
+        """Pending, admitted and running work of everyone, in queue order, with ``position``
+        (1-based among pending), ``reason`` and ``eta``. Other users' entries omit their command,
+        environment and paths; ``mine`` marks the caller's."""
+        records = self.store.list_jobs(states=LIVE_STATES)
+        pending = [r for r in records if r.job.state in (JobState.PENDING, JobState.PREEMPTED)]
+        pending.sort(key=lambda r: (-r.job.spec.priority.rank, r.job.submitted_at or self.clock.now(), r.job.id))
+        running = [r for r in records if r.job.state.holds_gpus]
+        simulated = self._simulated()
+        out = []
+        for index, record in enumerate(pending + running):
+            data = job_to_dict(record.job, simulated=simulated)
+            mine = record.job.spec.user == user
+            if not mine:
+                for key in _PRIVATE_FIELDS:
+                    data.pop(key, None)
+            reason = record.job.reason
+            data["mine"] = mine
+            data["position"] = (reason.position if reason and reason.position else index + 1) \
+                if index < len(pending) else None
+            data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
+            data["eta_reason"] = reason.eta_reason if reason else ""
+            out.append(data)
+        return out
+
+    def dryrun(self, body: Mapping[str, Any], *, user: str) -> dict[str, Any]:
+        """Would this request fit, where, and when? Nothing is stored.
+
+        Returns ``{"fits": bool, "never": bool, "allocation", "reason", "eta", "would_preempt": [ids],
+        "job"}``: ``fits`` = it would be admitted in the next cycle; ``never`` = it can never run.
+
+        Raises:
+            ValidationError: bad body.
+        """
+        from ..model.codec import allocation_to_dict
+
+        inv = self._inventory()
+        quotas = self.store.quota_set()
+        spec = self._spec(body, user=user, kind=None, inv=inv, quotas=quotas)
+        job = Job(id="dryrun", spec=spec, submitted_at=self.clock.now())
+        base = self.engine.snapshot()
+        snapshot = replace(base, inventory=inv, jobs=(*base.jobs, job))
+        result = self.engine._cycle(snapshot, self.engine.profile)
+        out: dict[str, Any] = {"fits": False, "never": False, "allocation": None, "reason": None, "eta": None,
+                               "would_preempt": [p.job_id for p in result.preemptions if p.for_job == job.id],
+                               "job": job_to_dict(job, simulated=inv.simulated)}
+        for admit in result.admits:
+            if admit.job_id == job.id:
+                out.update(fits=True, allocation=allocation_to_dict(admit.allocation))
+        for pend in result.pending:
+            if pend.job_id == job.id:
+                out.update(reason=reason_to_dict(pend.reason),
+                           eta=pend.reason.eta.isoformat() if pend.reason.eta else None)
+        for rej in result.rejects:
+            if rej.job_id == job.id:
+                out.update(never=True, reason=reason_to_dict(rej.reason))
+        return out
+
+    # -- quotas, profiles, me ----------------------------------------------------------------------------
+
+    def quotas(self) -> dict[str, Any]:
+        """``{"quotas": [...], "budgets": [...], "teams": [...], "user_teams": {user: team}}``."""
+        return _quota_set_to_dict(self.store.quota_set())
+
+    def set_quotas(self, body: Any, *, actor: str) -> dict[str, Any]:
+        """Replace the quota set (admin; the handler checks). ``body`` is a list of quota lines or
+        ``{"quotas": [...], "budgets": [...], "teams": [...], "user_teams": {...}}`` (missing keys keep
+        their current value). Validated against the inventory; audited with old→new.
+
+        Raises:
+            ValidationError: bad lines (names the field), duplicate lines, guarantees above the GPUs that exist.
+        """
+        current = self.store.quota_set()
+        if isinstance(body, list):
+            body = {"quotas": body}
+        if not isinstance(body, Mapping):
+            raise ValidationError("quotas body must be an object or a list of quota lines", field="quotas",
+                                  hint='e.g. {"quotas": [{"team": "ml", "guaranteed": 4, "borrowing_limit": 2}]}')
+        unknown = sorted(set(body) - {"quotas", "budgets", "teams", "user_teams"})
+        if unknown:
+            raise ValidationError(f"unknown field {unknown[0]!r}", field=unknown[0],
+                                  hint="known fields: quotas, budgets, teams, user_teams")
+        lines = current.quotas if "quotas" not in body else tuple(
+            quota_from_dict(q) for q in _list(body["quotas"], "quotas"))
+        seen: set[tuple[str, str | None, str]] = set()
+        for q in lines:
+            if q.key in seen:
+                raise ValidationError(f"duplicate quota line for team {q.team!r}, user {q.user!r}, model {q.gpu_model!r}",
+                                      field="quotas", hint="give each (team, user, gpu_model) once")
+            seen.add(q.key)
+        inv = self._inventory()
+        validate_quotas(lines, inv.models())
+        budgets = current.budgets if "budgets" not in body else tuple(
+            _budget(b) for b in _list(body["budgets"], "budgets"))
+        teams = current.teams if "teams" not in body else tuple(_team(t) for t in _list(body["teams"], "teams"))
+        user_teams = current.user_teams if "user_teams" not in body else _user_teams(body["user_teams"])
+        new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams)
+        old_dict, new_dict = _quota_set_to_dict(current), _quota_set_to_dict(new)
+        with self.store.transaction() as tx:
+            tx.replace_quota_set(new)
+            tx.add_event(actor=actor, action="quotas_changed", message=f"quotas changed by {actor}",
+                         details={"old": old_dict, "new": new_dict})
+        self.kick()
+        return new_dict
+
+    def profiles(self) -> list[dict[str, Any]]:
+        """Admin request templates: ``[{"name", "description", "defaults"}]``, sorted by name."""
+        return [{"name": p.name, "description": p.description, "defaults": dict(p.defaults)}
+                for p in sorted(self._profiles.values(), key=lambda p: p.name)]
+
+    def me(self, user: str) -> dict[str, Any]:
+        """Identity, usage against quota and budget: ``{"user", "team", "quotas", "budgets",
+        "in_use": {"gpus", "jobs", "leases"}, "pending", "gpu_hours_7d"}``."""
+        quotas = self.store.quota_set()
+        team = self._team_of(user, quotas)
+        live = self.store.list_jobs(user=user, states=LIVE_STATES)
+        holding = [r.job for r in live if r.job.state.holds_gpus and r.job.allocation is not None]
+        in_use = sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
+                     for j in holding if j.allocation is not None)
+        now = self.clock.now()
+        intervals = self.store.usage_rows(since=now - timedelta(days=31), user=user)
+        week = rollup(intervals, now=now, by=("user",), since=now - timedelta(days=7))
+        mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, user)]
+        team_intervals = self.store.usage_rows(since=now - timedelta(days=31))
+        used = budget_usage(team_intervals, mine_budgets, now=now)
+        return {
+            "user": user, "team": team,
+            "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, user)],
+            "budgets": [{**budget_to_dict(b), "used_gpu_hours": round(used[(b.team, b.user)], 6)} for b in mine_budgets],
+            "in_use": {"gpus": in_use, "jobs": sum(1 for j in holding if not j.is_lease),
+                       "leases": sum(1 for j in holding if j.is_lease)},
+            "pending": sum(1 for r in live if r.job.state is JobState.PENDING),
+            "gpu_hours_7d": week[0]["gpu_hours"] if week else 0.0,
+        }
+
+    # -- audit and usage ----------------------------------------------------------------------------
+
+    def audit(self, *, limit: int = 100, since: str | datetime | None = None, until: str | datetime | None = None,
+              user: str | None = None, job_id: str | None = None, action: str | None = None) -> list[dict[str, Any]]:
+        """Audit records, newest first: ``[{"id", "at", "actor", "action", "job_id", "user", "message", "details"}]``.
+
+        Raises:
+            ValidationError: a timestamp without offset, or a bad limit.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100_000:
+            raise ValidationError(f"limit must be 1..100000 (got {limit!r})", field="limit", hint="e.g. 100")
+        events = self.store.list_events(since=_when(since, "since"), until=_when(until, "until"), user=user,
+                                        job_id=job_id, action=action, limit=limit, newest_first=True)
+        return [e.to_dict() for e in events]
+
+    def usage(self, *, user: str | None = None, by: str | Sequence[str] = "user",
+              since: str | datetime | None = None, until: str | datetime | None = None) -> list[dict[str, Any]]:
+        """Allocated GPU-seconds/hours rolled up ``by`` (user, team, gpu_model, job_id, kind) inside
+        ``[since, until)`` (default: everything), for one ``user`` or everyone.
+
+        Raises:
+            ValidationError: unknown grouping field or bad timestamp.
+        """
+        keys = tuple(k.strip() for k in by.split(",")) if isinstance(by, str) else tuple(by)
+        bad = [k for k in keys if k not in ROLLUP_KEYS]
+        if bad or not keys:
+            raise ValidationError(f"cannot group usage by {bad[0] if bad else '(nothing)'!r}", field="by",
+                                  hint="use any of " + ", ".join(ROLLUP_KEYS))
+        start, end = _when(since, "since"), _when(until, "until")
+        rows = self.store.usage_rows(since=start, until=end, user=user)
+        return rollup(rows, now=self.clock.now(), by=keys, since=start, until=end)
+
+    # -- events ----------------------------------------------------------------------------------------
+
+    def subscribe(self) -> Subscription:
+        """An async iterator of ``{"type", "data"}`` events (bounded; must be called on the running loop)."""
+        return self.bus.subscribe()
+
+
+def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
+    try:
+        from ..scheduling.profile import SchedulingProfile
+    except ImportError:  # the core's profile is optional for the engine
+        return None
+    kwargs: dict[str, Any] = {}
+    if settings.get("preemption_grace_s") is not None:
+        kwargs["grace_s"] = float(settings["preemption_grace_s"])
+    if settings.get("time_zone"):
+        kwargs["timezone"] = str(settings["time_zone"])
+    return SchedulingProfile(**kwargs)
+
+
+def _parse_states(state: str | Iterable[str] | None) -> list[JobState] | None:
+    if state is None or state == "":
+        return None
+    names = [s.strip() for s in state.split(",")] if isinstance(state, str) else list(state)
+    out = []
+    for name in names:
+        try:
+            out.append(JobState(name))
+        except ValueError:
+            raise ValidationError(f"unknown state {name!r}", field="state",
+                                  hint="use any of " + ", ".join(s.value for s in JobState)) from None
+    return out
+
+
+def _when(value: str | datetime | None, field: str) -> datetime | None:
+    return None if value is None or value == "" else parse_utc(value, field=field)
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValidationError(f"{field} must be a list", field=field, hint=f"give {field} as [ ... ]")
+    return value
+
+
+def _budget(d: Any) -> Budget:
+    if not isinstance(d, Mapping) or not isinstance(d.get("team"), str) or not d.get("team"):
+        raise ValidationError("each budget needs a team", field="budgets.team",
+                              hint='e.g. {"team": "ml", "gpu_hours": 500, "period": "month"}')
+    hours = d.get("gpu_hours")
+    if isinstance(hours, bool) or not isinstance(hours, (int, float)) or hours < 0:
+        raise ValidationError(f"budget gpu_hours must be a number >= 0 (got {hours!r})", field="budgets.gpu_hours",
+                              hint="give GPU-hours per period, e.g. 500")
+    period = d.get("period", "month")
+    if period not in ("day", "week", "month"):
+        raise ValidationError(f"budget period must be day, week or month (got {period!r})", field="budgets.period",
+                              hint="use month")
+    user = d.get("user")
+    if user is not None and not isinstance(user, str):
+        raise ValidationError("budget user must be a string or null", field="budgets.user", hint="omit it for a team")
+    return Budget(team=d["team"], user=user, gpu_hours=float(hours), period=period)
+
+
+def _team(d: Any) -> TeamPolicy:
+    if not isinstance(d, Mapping) or not isinstance(d.get("team"), str) or not d.get("team"):
+        raise ValidationError("each team policy needs a team", field="teams.team",
+                              hint='e.g. {"team": "ml", "weight": 1, "allowed_priorities": ["normal", "low"]}')
+    weight = d.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+        raise ValidationError(f"team weight must be > 0 (got {weight!r})", field="teams.weight", hint="e.g. 1")
+    allowed = d.get("allowed_priorities", ["normal", "low"])
+    if not isinstance(allowed, list) or any(p not in ("high", "normal", "low") for p in allowed):
+        raise ValidationError(f"allowed_priorities must list high/normal/low (got {allowed!r})",
+                              field="teams.allowed_priorities", hint='e.g. ["normal", "low"]')
+    members = d.get("members", [])
+    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+        raise ValidationError("members must be a list of user names", field="teams.members", hint='e.g. ["ana"]')
+    return TeamPolicy(team=d["team"], weight=float(weight), allowed_priorities=tuple(allowed), members=tuple(members))
+
+
+def _user_teams(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValidationError("user_teams must map user names to team names", field="user_teams",
+                              hint='e.g. {"ana": "ml"}')
+    return dict(value)
+
+
+def _quota_set_to_dict(qs: QuotaSet) -> dict[str, Any]:
+    return {"quotas": [quota_to_dict(q) for q in qs.quotas], "budgets": [budget_to_dict(b) for b in qs.budgets],
+            "teams": [team_policy_to_dict(t) for t in qs.teams], "user_teams": dict(sorted(qs.user_teams.items()))}

@@ -1,0 +1,161 @@
+"""The executor protocol: how the engine starts, watches, stops and re-adopts work.
+
+An executor turns an admitted job plus its :class:`~jupyter_sched.model.Allocation` into running
+work (a local process group, a Kubernetes Job) and reports what happens to it as
+:data:`ExecutorEvent` values from :meth:`Executor.poll`. The engine persists the
+:class:`ExecutorHandle` returned by :meth:`Executor.start` in the store, so that after a server
+restart (even ``kill -9``) :meth:`Executor.adopt` can find the work again.
+
+Events (all frozen dataclasses with ``job_id``):
+
+* :class:`Started` — the work (re)started; persist ``handle`` (inference services restart
+  after failures, each time with a new handle).
+* :class:`Ready` — an inference service answers on its port.
+* :class:`Exited` — the work ended with ``exit_code`` (0 = success; negative = killed by that
+  signal, as :mod:`subprocess` reports it) at ``finished_at``.
+* :class:`Waiting` — the work exists but waits in the cluster; ``reason`` says why (Kubernetes).
+* :class:`Lost` — the work vanished and its outcome is unknown (``reason`` says why);
+  ``started=False`` means it provably never started (the engine may requeue it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ..model import Allocation, Job, PendingReason
+
+__all__ = ["Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "Ready", "Started", "Waiting"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorHandle:
+    """What identifies running work across restarts (persisted as JSON in the job row).
+
+    Attributes:
+        executor: the executor's name (``"local"``, ``"kubernetes"``).
+        data: executor-specific identity, e.g. ``{"pid": 4242, "create_time": 1764443045.12,
+            "job_dir": "/data/jobs/j-..."}`` for local processes or a Job name for Kubernetes.
+    """
+
+    executor: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape stored in ``jobs.executor_handle``."""
+        return {"executor": self.executor, **dict(self.data)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ExecutorHandle:
+        """Inverse of :meth:`to_dict`."""
+        return cls(executor=str(d.get("executor", "")), data={k: v for k, v in d.items() if k != "executor"})
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """The job's work (re)started; ``restarts`` counts automatic restarts of a service."""
+
+    job_id: str
+    handle: ExecutorHandle
+    restarts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """An inference service accepts connections on ``port``."""
+
+    job_id: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Exited:
+    """The work ended with ``exit_code`` at ``finished_at`` (``message`` explains, e.g. the signal)."""
+
+    job_id: str
+    exit_code: int
+    finished_at: datetime
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """The work is gone and its outcome cannot be known; ``reason`` is one sentence."""
+
+    job_id: str
+    reason: str
+    started: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The work was handed over but waits in the cluster (e.g. a Kubernetes ``FailedScheduling`` or
+    ResourceQuota ``FailedCreate`` event, case 019); ``reason`` is the pending reason to show.
+    Emitted when the reason changes; added by the Kubernetes executor."""
+
+    job_id: str
+    reason: PendingReason
+
+
+ExecutorEvent = Started | Ready | Exited | Lost | Waiting
+"""Anything :meth:`Executor.poll` or :meth:`Executor.adopt` reports."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs jobs somewhere. Implementations: :class:`~jupyter_sched.executors.local.LocalExecutor`,
+    the Kubernetes executor.
+
+    All methods are synchronous and quick (they never wait for work to finish); the engine
+    calls them from its cycle thread.
+    """
+
+    name: str
+
+    def start(self, job: Job, allocation: Allocation) -> ExecutorHandle:
+        """Start ``job`` on ``allocation`` and return the handle to persist.
+
+        Raises:
+            ExecutorError: the work could not be started (nothing is left running).
+        """
+        ...
+
+    def poll(self) -> list[ExecutorEvent]:
+        """Advance stop plans and report what happened since the last call."""
+        ...
+
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
+        """Begin stopping ``job_id``: optional checkpoint signal, then terminate, then kill after
+        ``grace_s`` seconds. Returns at once; the end arrives later as :class:`Exited`/:class:`Lost`.
+        Unknown or already finished jobs are ignored."""
+        ...
+
+    def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:
+        """Return ``(text, next_offset)``: up to ``limit`` bytes of the job's output from byte
+        ``offset`` (decoded as UTF-8; never splits a character). Works after the job ended and
+        after a restart.
+
+        Raises:
+            NotFoundError: the executor has no output for this job.
+        """
+        ...
+
+    def adopt(self, job: Job, handle: ExecutorHandle | None) -> ExecutorEvent | None:
+        """Re-attach to ``job`` after a restart.
+
+        Returns None when the work still runs and is now tracked again; otherwise the event
+        that settles it (:class:`Exited` if it ended while nobody watched and left its exit
+        code, :class:`Lost` if not).
+        """
+        ...
+
+    def tracked(self) -> frozenset[str]:
+        """Ids of the jobs this executor currently watches."""
+        ...
+
+    def detach(self) -> None:
+        """Stop watching everything without touching the work (server shutdown: jobs keep
+        running and are re-adopted by the next server)."""
+        ...

@@ -1,0 +1,455 @@
+"""Pure manifest builders: a job and its allocation in, plain Kubernetes JSON dicts out.
+
+Every function here is a pure function of its arguments (kubespawner's ``make_pod`` style): it
+reads no clock, no environment and no module state, and builds every dict afresh, so the manifest
+of a CPU-only job is byte-identical whether or not a GPU job was built before it (case 019: a
+GPU request that survived a failed spawn leaked into the next CPU-only spawn).
+
+What one job becomes:
+
+==========================  ====================================================================
+job                         objects (creation order)
+==========================  ====================================================================
+training, one worker        ``batch/v1 Job`` (one pod, ``restartPolicy: Never``, ``backoffLimit: 0``)
+training, gang of N         headless ``Service`` + ``batch/v1 Job`` in Indexed mode with
+                            completions = parallelism = N (+ Volcano ``PodGroup`` minMember N)
+inference service           ``apps/v1 Deployment`` (readiness probe on the port) + ``Service``
+==========================  ====================================================================
+
+GPU rules (case 019; kubernetes/kubernetes#50182): ``nvidia.com/gpu`` (or
+``nvidia.com/mig-<profile>``) appears in ``limits`` and ``requests`` with the same whole-number
+value, and never on CPU-only work; GPU taints are tolerated only by GPU work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...errors import ValidationError
+from ...model import Allocation, Job, JobKind, JobSpec
+from ...model.resources import GPU_MILLI
+from .config import KubernetesConfig, QueueManager
+from .quantity import dns_label, format_cpu, format_memory_mib, label_value
+
+__all__ = [
+    "ANNOTATION_GPU_UUIDS",
+    "GPU_PRODUCT_LABEL",
+    "GPU_RESOURCE",
+    "KUEUE_QUEUE_LABEL",
+    "LABEL_JOB_ID",
+    "LABEL_MANAGED_BY",
+    "MANAGED_BY",
+    "MIG_RESOURCE_PREFIX",
+    "VOLCANO_GROUP_ANNOTATION",
+    "describe",
+    "gpu_resources",
+    "job_labels",
+    "make_deployment_manifest",
+    "make_headless_service",
+    "make_inference_service",
+    "make_job_manifest",
+    "make_manifests",
+    "make_podgroup_manifest",
+    "object_name",
+    "validate_spec",
+]
+
+GPU_RESOURCE = "nvidia.com/gpu"
+"""Extended resource of whole GPUs (NVIDIA device plugin)."""
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+"""Extended resources of MIG devices under the device plugin's ``mixed`` strategy."""
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+"""GPU feature discovery label with the product name, spaces replaced by ``-``."""
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY = "jupyter-sched"
+LABEL_JOB_ID = "jupyter-sched/job-id"
+LABEL_USER = "jupyter-sched/user"
+LABEL_TEAM = "jupyter-sched/team"
+LABEL_KIND = "jupyter-sched/kind"
+LABEL_PRIORITY = "jupyter-sched/priority"
+ANNOTATION_JOB_ID = "jupyter-sched/job-id"
+ANNOTATION_USER = "jupyter-sched/user"
+ANNOTATION_GPU_UUIDS = "jupyter-sched/gpu-uuids"
+"""Our allocation's GPU uuids; the inventory reads it back to tell our pods' GPUs from foreign ones."""
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+CONTAINER_NAME = "main"
+
+
+def object_name(job_id: str) -> str:
+    """Kubernetes name of a job's objects: ``js-<job id>`` as a DNS label of at most 52 characters.
+
+    52 leaves room for the ``-<index>`` pod hostnames of Indexed Jobs and the ``-<5>`` random
+    suffix of generated pod names within the 63-character limit.
+    """
+    return dns_label(job_id, prefix="js-", max_len=52)
+
+
+def _fraction_text(milli: int) -> str:
+    return f"{milli / GPU_MILLI:g}"
+
+
+def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
+    """Reject what cannot become a correct Kubernetes object, before anything is sent (case 019).
+
+    Raises:
+        ValidationError: ``gpus`` not an integer, negative, or a fraction (Kubernetes extended
+            resources are whole numbers; a fraction needs a MIG profile); no image; a gang
+            inference service; an inference service without a port.
+    """
+    res = spec.resources
+    gpus: object = res.gpus
+    if isinstance(gpus, bool) or not isinstance(gpus, int):
+        raise ValidationError(f'gpus must be an integer (got "{gpus}")', field="gpus",
+                              hint="use a whole number such as 0, 1 or 4")
+    if gpus < 0:
+        raise ValidationError(f"gpus must be >= 0 (got {gpus})", field="gpus",
+                              hint="use 0 for CPU-only work")
+    if gpus > 0 and res.gpu_milli < GPU_MILLI:
+        raise ValidationError(
+            f"gpus must be a whole number (got {_fraction_text(res.gpu_milli)}); "
+            "request a MIG profile for a fraction of a GPU", field="gpus",
+            hint='e.g. {"gpus": 1, "mig_profile": "1g.10gb"}; Kubernetes counts nvidia.com/gpu in whole devices')
+    if res.workers < 1:
+        raise ValidationError(f"workers must be >= 1 (got {res.workers})", field="workers", hint="use 1")
+    if not (spec.image or config.default_image):
+        raise ValidationError("a Kubernetes job needs a container image", field="image",
+                              hint='give e.g. {"image": "python:3.12"} or configure a default image')
+    if spec.kind is JobKind.INFERENCE and spec.port is None:
+        raise ValidationError("an inference service needs a port", field="port", hint="add e.g. port 8000")
+    if spec.kind is JobKind.LEASE:
+        raise ValidationError("interactive leases run in the kernel, not as Kubernetes Jobs", field="kind",
+                              hint="submit a training job or an inference service")
+
+
+def gpu_resources(spec: JobSpec) -> dict[str, str]:
+    """The extended resources of one worker: ``{}`` for CPU-only work, else one whole-number key."""
+    res = spec.resources
+    if res.gpus <= 0:
+        return {}
+    if res.mig_profile:
+        return {f"{MIG_RESOURCE_PREFIX}{res.mig_profile}": str(res.gpus)}
+    return {GPU_RESOURCE: str(res.gpus)}
+
+
+def job_labels(job: Job, config: KubernetesConfig) -> dict[str, str]:
+    """Labels of every object of ``job`` (values sanitised to label syntax, see :func:`label_value`)."""
+    labels = dict(config.extra_labels)
+    labels.update({
+        LABEL_MANAGED_BY: MANAGED_BY,
+        LABEL_JOB_ID: label_value(job.id),
+        LABEL_USER: label_value(job.spec.user),
+        LABEL_TEAM: label_value(job.spec.team),
+        LABEL_KIND: job.spec.kind.value,
+        LABEL_PRIORITY: job.spec.priority.value,
+    })
+    return labels
+
+
+def _annotations(job: Job, allocation: Allocation | None) -> dict[str, str]:
+    out = {ANNOTATION_JOB_ID: job.id, ANNOTATION_USER: job.spec.user}
+    if allocation is not None and job.spec.resources.gpus > 0:
+        out[ANNOTATION_GPU_UUIDS] = ",".join(allocation.all_gpu_uuids())
+    return out
+
+
+def _command(spec: JobSpec) -> list[str]:
+    if spec.script:
+        return ["python", spec.script, *spec.command]
+    if spec.notebook:
+        return ["jupyter", "execute", spec.notebook]
+    return list(spec.command)
+
+
+def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in job.spec.env.items()]
+    env.append({"name": "JUPYTER_SCHED_JOB_ID", "value": job.id})
+    if gang_service is not None:
+        name = object_name(job.id)
+        env += [
+            {"name": "WORLD_SIZE", "value": str(job.spec.resources.workers)},
+            {"name": "MASTER_ADDR", "value": f"{name}-0.{gang_service}"},
+            {"name": "MASTER_PORT", "value": str(config.rendezvous_port)},
+            {"name": "RANK", "valueFrom": {"fieldRef": {
+                "fieldPath": f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"}}},
+        ]
+    return env
+
+
+def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> dict[str, Any]:
+    spec = job.spec
+    res = spec.resources
+    requests: dict[str, str] = {}
+    if res.cpu_millis > 0:
+        requests["cpu"] = format_cpu(res.cpu_millis)
+    if res.memory_mib > 0:
+        requests["memory"] = format_memory_mib(res.memory_mib)
+    gpus = gpu_resources(spec)
+    # Extended resources: requests must equal limits (kubernetes#50182); write both.
+    limits = dict(gpus)
+    if "memory" in requests:
+        limits["memory"] = requests["memory"]
+    requests.update(gpus)
+    container: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": spec.image or config.default_image,
+        "imagePullPolicy": config.image_pull_policy,
+        "env": _env(job, config, gang_service=gang_service),
+    }
+    command = _command(spec)
+    if command:
+        container["command"] = command
+    if spec.working_dir:
+        container["workingDir"] = spec.working_dir
+    if requests or limits:
+        container["resources"] = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+    if spec.kind is JobKind.INFERENCE and spec.port is not None:
+        container["ports"] = [{"name": "http", "containerPort": spec.port, "protocol": "TCP"}]
+        container["readinessProbe"] = {
+            "tcpSocket": {"port": spec.port}, "initialDelaySeconds": 2, "periodSeconds": 5,
+            "failureThreshold": 3}
+    return container
+
+
+def _toleration(text: str) -> dict[str, str]:
+    key, sep, value = text.partition("=")
+    if sep:
+        return {"key": key, "operator": "Equal", "value": value}
+    return {"key": key, "operator": "Exists"}
+
+
+def _tolerations(spec: JobSpec, config: KubernetesConfig) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    if spec.resources.gpus > 0:
+        # No effect: GPU work tolerates the GPU taint whatever its effect (NoSchedule or NoExecute).
+        out += [{"key": key, "operator": "Exists"} for key in config.gpu_taint_keys]
+    out += [_toleration(text) for text in spec.resources.tolerations]
+    return out
+
+
+def _pinned_nodes(allocation: Allocation | None, config: KubernetesConfig) -> list[str]:
+    if allocation is None or config.queue_manager is not QueueManager.NONE:
+        return []
+    nodes: list[str] = []
+    for node, _ in allocation.per_worker():
+        if node not in nodes:
+            nodes.append(node)
+    return nodes
+
+
+def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
+              gpu_products: Sequence[str], restart_policy: str, gang_service: str | None) -> dict[str, Any]:
+    spec = job.spec
+    pod: dict[str, Any] = {
+        "restartPolicy": restart_policy,
+        "terminationGracePeriodSeconds": config.preemption_grace_s,
+        "priorityClassName": f"{config.priority_class_prefix}{spec.priority.value}",
+        "enableServiceLinks": False,
+        "containers": [_container(job, config, gang_service=gang_service)],
+    }
+    if config.service_account:
+        pod["serviceAccountName"] = config.service_account
+    if gang_service is not None:
+        pod["subdomain"] = gang_service
+    node_selector = dict(spec.resources.node_selector)
+    products = list(dict.fromkeys(gpu_products)) if spec.resources.gpus > 0 else []
+    if len(products) == 1:
+        node_selector[GPU_PRODUCT_LABEL] = products[0]
+    if node_selector:
+        pod["nodeSelector"] = node_selector
+    term: dict[str, Any] = {}
+    if len(products) > 1:
+        term["matchExpressions"] = [{"key": GPU_PRODUCT_LABEL, "operator": "In", "values": products}]
+    nodes = _pinned_nodes(allocation, config)
+    if nodes:
+        # matchFields on metadata.name is exact; kubernetes.io/hostname may differ from the node name.
+        term["matchFields"] = [{"key": "metadata.name", "operator": "In", "values": nodes}]
+    if term:
+        pod["affinity"] = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    tolerations = _tolerations(spec, config)
+    if tolerations:
+        pod["tolerations"] = tolerations
+    if config.queue_manager is QueueManager.VOLCANO:
+        pod["schedulerName"] = "volcano"
+    return pod
+
+
+def _pod_metadata(job: Job, allocation: Allocation | None, config: KubernetesConfig) -> dict[str, Any]:
+    annotations = _annotations(job, allocation)
+    if config.queue_manager is QueueManager.VOLCANO:
+        if job.spec.resources.workers > 1 and job.spec.kind is not JobKind.INFERENCE:
+            annotations[VOLCANO_GROUP_ANNOTATION] = object_name(job.id)  # our PodGroup (make_podgroup_manifest)
+        annotations[VOLCANO_QUEUE_ANNOTATION] = config.queue_name(
+            config.volcano_queue, team=job.spec.team, user=job.spec.user)
+    return {"labels": job_labels(job, config), "annotations": annotations}
+
+
+def _metadata(job: Job, allocation: Allocation | None, config: KubernetesConfig) -> dict[str, Any]:
+    labels = job_labels(job, config)
+    if config.queue_manager is QueueManager.KUEUE:
+        labels[KUEUE_QUEUE_LABEL] = config.queue_name(config.kueue_queue, team=job.spec.team, user=job.spec.user)
+    return {"name": object_name(job.id), "namespace": config.namespace_for(job.spec.user),
+            "labels": labels, "annotations": _annotations(job, allocation)}
+
+
+def make_job_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
+                      gpu_products: Sequence[str] = ()) -> dict[str, Any]:
+    """Build the ``batch/v1`` Job of a training job.
+
+    Args:
+        job: the job (its spec is validated with :func:`validate_spec`).
+        allocation: where our placement put it; its nodes pin the pods (node affinity on the node
+            name) unless a queue manager decides. ``None`` is allowed only with a queue manager.
+        config: executor configuration.
+        gpu_products: acceptable ``nvidia.com/gpu.product`` label values (one → ``nodeSelector``,
+            several → a node affinity ``In``); ignored for CPU-only work.
+
+    Returns:
+        The Job manifest: single worker → one pod; gang of N workers → Indexed Job with
+        completions = parallelism = N, pods on the headless service of :func:`make_headless_service`.
+        A pod template cannot pin index i to node i, so a gang's pods are confined to the set of
+        nodes our placement chose; each worker's GPU request makes kube-scheduler spread them
+        over those nodes as placed.
+
+    Raises:
+        ValidationError: see :func:`validate_spec`; a missing allocation without a queue manager.
+    """
+    validate_spec(job.spec, config)
+    if job.spec.kind is JobKind.INFERENCE:
+        raise ValidationError("an inference service becomes a Deployment, not a Job", field="kind",
+                              hint="use make_deployment_manifest")
+    if allocation is None and config.queue_manager is QueueManager.NONE:
+        raise ValidationError("no allocation to pin the job to", field="allocation",
+                              hint="place the job first, or configure a queue manager (kueue, volcano)")
+    workers = job.spec.resources.workers
+    gang_service = object_name(job.id) if workers > 1 else None
+    job_spec: dict[str, Any] = {
+        "backoffLimit": 0,  # our scheduler requeues; the Job controller must not retry on its own
+        "ttlSecondsAfterFinished": config.ttl_seconds_after_finished,
+        "template": {
+            "metadata": _pod_metadata(job, allocation, config),
+            "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Never",
+                              gang_service=gang_service),
+        },
+    }
+    if workers > 1:
+        job_spec.update({"completionMode": "Indexed", "completions": workers, "parallelism": workers})
+    if job.spec.time_limit_s is not None:
+        job_spec["activeDeadlineSeconds"] = max(1, math.ceil(job.spec.time_limit_s))
+    if config.queue_manager is QueueManager.KUEUE:
+        job_spec["suspend"] = True  # Kueue unsuspends it on admission
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _metadata(job, allocation, config),
+            "spec": job_spec}
+
+
+def make_headless_service(job: Job, config: KubernetesConfig) -> dict[str, Any]:
+    """The headless Service that gives gang workers stable DNS names (``<job>-<index>.<service>``)."""
+    labels = job_labels(job, config)
+    return {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": object_name(job.id), "namespace": config.namespace_for(job.spec.user),
+                     "labels": labels},
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,  # workers rendezvous before they are Ready
+            "selector": {LABEL_JOB_ID: labels[LABEL_JOB_ID]},
+            "ports": [{"name": "rendezvous", "port": config.rendezvous_port,
+                       "targetPort": config.rendezvous_port, "protocol": "TCP"}],
+        },
+    }
+
+
+def make_podgroup_manifest(job: Job, config: KubernetesConfig) -> dict[str, Any]:
+    """The Volcano ``PodGroup`` of a gang: all ``minMember`` pods are scheduled together or none."""
+    res = job.spec.resources
+    min_resources = {key: str(int(value) * res.workers) for key, value in gpu_resources(job.spec).items()}
+    spec: dict[str, Any] = {
+        "minMember": res.workers,
+        "queue": config.queue_name(config.volcano_queue, team=job.spec.team, user=job.spec.user),
+        "priorityClassName": f"{config.priority_class_prefix}{job.spec.priority.value}",
+    }
+    if min_resources:
+        spec["minResources"] = min_resources
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": object_name(job.id), "namespace": config.namespace_for(job.spec.user),
+                     "labels": job_labels(job, config)},
+        "spec": spec,
+    }
+
+
+def make_deployment_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
+                             gpu_products: Sequence[str] = ()) -> dict[str, Any]:
+    """Build the ``apps/v1`` Deployment of an inference service (replicas = workers).
+
+    The container exposes ``spec.port`` with a TCP readiness probe on it; the strategy is
+    ``Recreate`` because a rolling update would need a second set of GPUs.
+
+    Raises:
+        ValidationError: see :func:`validate_spec`; the job is not an inference service.
+    """
+    validate_spec(job.spec, config)
+    if job.spec.kind is not JobKind.INFERENCE:
+        raise ValidationError("only inference services become Deployments", field="kind",
+                              hint="use make_job_manifest for training jobs")
+    metadata = _metadata(job, allocation, config)
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": metadata,
+        "spec": {
+            "replicas": job.spec.resources.workers,
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": {LABEL_JOB_ID: metadata["labels"][LABEL_JOB_ID]}},
+            "template": {
+                "metadata": _pod_metadata(job, allocation, config),
+                "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Always",
+                                  gang_service=None),
+            },
+        },
+    }
+
+
+def make_inference_service(job: Job, config: KubernetesConfig) -> dict[str, Any]:
+    """The ClusterIP Service in front of an inference Deployment (port → the container's port)."""
+    labels = job_labels(job, config)
+    port = job.spec.port or 0
+    return {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": object_name(job.id), "namespace": config.namespace_for(job.spec.user),
+                     "labels": labels},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": {LABEL_JOB_ID: labels[LABEL_JOB_ID]},
+            "ports": [{"name": "http", "port": port, "targetPort": port, "protocol": "TCP"}],
+        },
+    }
+
+
+def make_manifests(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
+                   gpu_products: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Every object of ``job``, in creation order (Service / PodGroup before the pods' owner).
+
+    Raises:
+        ValidationError: see :func:`make_job_manifest`.
+    """
+    if job.spec.kind is JobKind.INFERENCE:
+        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products),
+                make_inference_service(job, config)]
+    out: list[dict[str, Any]] = []
+    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products)
+    if job.spec.resources.workers > 1:
+        out.append(make_headless_service(job, config))
+        if config.queue_manager is QueueManager.VOLCANO:
+            out.append(make_podgroup_manifest(job, config))
+    out.append(manifest)
+    return out
+
+
+def describe(manifest: Mapping[str, Any]) -> str:
+    """``Kind namespace/name`` of a manifest, for messages."""
+    meta = manifest.get("metadata", {})
+    return f"{manifest.get('kind')} {meta.get('namespace')}/{meta.get('name')}"

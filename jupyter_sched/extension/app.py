@@ -1,0 +1,221 @@
+"""The jupyter_server extension: config, the engine's lifetime, routes, identity, activity.
+
+``SchedApp`` owns one ``SchedulerService`` (the engine) per server: created when the
+extension loads, started once the server's event loop runs, stopped with the server. Handlers
+reach it through ``settings["jupyter_sched"].service``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.paths import jupyter_data_dir
+from jupyter_server.extension.application import ExtensionApp
+from tornado.ioloop import PeriodicCallback
+from traitlets import Float, TraitError, validate
+
+from .. import __version__
+from ..errors import SchedError
+from .config import ExecutorConfig, IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, WebConfig, config_error
+from .events import EventHub
+from .handlers import HANDLERS
+from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
+from .kernels import install_kernel_hooks, kernel_env
+from .metrics import make_registry
+
+__all__ = ["API_PREFIX", "SchedApp"]
+
+API_PREFIX = "api/sched/"
+"""Every route of the extension lives under ``{base_url}api/sched/``."""
+
+log = logging.getLogger(__name__)
+
+
+class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, ExecutorConfig, WebConfig, ExtensionApp):
+    """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
+
+    name = "jupyter_sched"
+    description = "GPU scheduling for Jupyter users: queues, quotas, placement, preemption, idle reclamation."
+    load_other_extensions = True
+
+    activity_interval_s = Float(
+        60.0,
+        config=True,
+        help="""Seconds between checks that report running jobs and leases as server activity
+        (the "jupyter_sched_last_activity" setting that jupyter_server's last_activity() and
+        JupyterHub's idle culler read). Default: 60 s, the granularity of the hub's activity
+        reports; running work then keeps the server alive, panel polling does not.""",
+    )
+
+    @validate("activity_interval_s")
+    def _check_activity_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 1 <= value <= 3600:
+            raise config_error("activity_interval_s", value, "must be 1..3600 seconds", "set e.g. 60")
+        return value
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    def initialize_settings(self) -> None:
+        """Validate cross-field config, build the service, hub, metrics and identity resolver.
+
+        Raises:
+            traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
+        """
+        self.service: Any = self._build_service()
+        self.event_hub = EventHub(self.events_queue_size)
+        self.metrics_registry = make_registry(self.service, self.event_hub)
+        assert self.serverapp is not None
+        provider = getattr(self.serverapp, "identity_provider", None)
+        self.identity_mode = ("owner" if uses_builtin_provider(provider) else "jupyter_user") \
+            if self.identity_source == "auto" else self.identity_source
+        self._resolver: IdentityResolver = make_identity_resolver(
+            source=self.identity_mode, identity_provider=provider, admin_users=self.admin_users)
+        self._activity_timer: PeriodicCallback | None = None
+        self._started = False
+        install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
+                             release=self._release_kernel)
+        self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s",
+                      __version__, _redact(self.store_url), self.inventory_source, self.identity_mode)
+
+    def initialize_handlers(self) -> None:
+        """Register THE route table under ``api/sched/``."""
+        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in HANDLERS)
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        """Start the engine and the event pump once the server's loop runs."""
+        await self.service.start()
+        self._started = True
+        self.event_hub.start(self.service.subscribe())
+        self._activity_timer = PeriodicCallback(self._activity_tick, self.activity_interval_s * 1000)
+        self._activity_timer.start()
+        self._activity_tick()
+
+    async def stop_extension(self) -> None:
+        """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later)."""
+        if self._activity_timer is not None:
+            self._activity_timer.stop()
+            self._activity_timer = None
+        await self.event_hub.stop()
+        if self._started:
+            self._started = False
+            await self.service.stop()
+
+    # ---- service -------------------------------------------------------------------------
+    @property
+    def sched_data_dir(self) -> Path:
+        """``<jupyter data dir>/jupyter_sched`` (created on demand)."""
+        path = Path(jupyter_data_dir()) / "jupyter_sched"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def store_url(self) -> str:
+        """``db_url`` or the default SQLite file in the Jupyter data dir."""
+        return self.db_url or f"sqlite:///{self.sched_data_dir / 'sched.sqlite'}"
+
+    @property
+    def job_log_dir(self) -> str:
+        """``log_dir`` or ``<jupyter data dir>/jupyter_sched/logs``."""
+        return self.log_dir or str(self.sched_data_dir / "logs")
+
+    def _build_service(self) -> Any:
+        from ..engine.service import SchedulerService
+
+        try:
+            return SchedulerService.from_config(self.service_settings(), log=self.log)
+        except SchedError as err:
+            field = f"c.SchedApp.{err.field}" if err.field else "c.SchedApp"
+            raise TraitError(f"{field}: {err.message}. Fix: {err.hint or 'see the trait help'}") from None
+
+    def service_settings(self) -> dict[str, Any]:
+        """The traits the engine needs, as plain values (units in the names)."""
+        return {
+            "db_url": self.store_url,
+            "log_dir": self.job_log_dir,
+            "inventory_source": self.inventory_source,
+            "inventory_file": self.inventory_file or None,
+            "simulated_gpus": self.simulated_gpus,
+            "simulated_gpu_model": self.simulated_gpu_model,
+            "simulated_gpu_memory_mib": self.simulated_gpu_memory_mib,
+            "inventory_refresh_s": self.inventory_refresh_s,
+            "cycle_interval_s": self.cycle_interval,
+            "quotas": list(self.quotas),
+            "profiles": dict(self.profiles),
+            "default_team": self.default_team,
+            "default_time_limit_s": self.default_time_limit_s or None,
+            "preemption_grace_s": self.preemption_grace_s,
+            "time_zone": self.time_zone,
+            "idle_threshold_percent": self.idle_threshold_percent,
+            "idle_window_s": self.idle_window_s,
+            "idle_grace_s": self.idle_grace_s,
+            "executor": self.executor,
+            "stop_grace_s": self.stop_grace_s,
+        }
+
+    # ---- identity ------------------------------------------------------------------------
+    def resolve_identity(self, user: Any) -> Identity:
+        """Map ``handler.current_user`` to the scheduler identity (see :mod:`.identity`)."""
+        return self._resolver(user)
+
+    # ---- capabilities --------------------------------------------------------------------
+    def capabilities(self) -> dict[str, Any]:
+        """Body of ``GET config``: what this backend supports, for the panel and the CLI."""
+        return {
+            "version": __version__,
+            "api": "v1",
+            "mode": "embedded",
+            "identity": self.identity_mode,
+            "owner": server_owner(),
+            "executors": [self.executor],
+            "inventory_source": self.inventory_source,
+            "events": {"transport": "sse", "path": API_PREFIX + "events",
+                       "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted"]},
+            "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
+                         "audit": True, "usage": True, "metrics": True, "telemetry": False,
+                         "kubernetes": False, "hub": False},
+            "priorities": ["high", "normal", "low"],
+            "idle": {"threshold_percent": self.idle_threshold_percent, "window_s": self.idle_window_s,
+                     "grace_s": self.idle_grace_s},
+            "cycle_interval_s": self.cycle_interval,
+        }
+
+    # ---- kernels -------------------------------------------------------------------------
+    def _kernel_env(self, kernel_id: str) -> dict[str, str]:
+        assert self.serverapp is not None
+        token = getattr(getattr(self.serverapp, "identity_provider", None), "token", "") or ""
+        return kernel_env(url=self.serverapp.connection_url, token=token, kernel_id=kernel_id)
+
+    async def _release_kernel(self, kernel_id: str, action: str) -> None:
+        released = self.service.release_kernel(kernel_id, reason=f"kernel {action}")
+        if hasattr(released, "__await__"):
+            await released
+
+    # ---- activity ------------------------------------------------------------------------
+    def current_activity(self) -> list[dict[str, Any]]:
+        """Running jobs and leases (truthy while work is in flight; jupyter_server's idle shutdown reads it)."""
+        try:
+            jobs = self.service.list_jobs(user=None)
+        except Exception:
+            log.exception("jupyter_sched: could not read running work for activity")
+            return []
+        return [{"id": j["id"], "kind": j["kind"], "state": j["state"]}
+                for j in jobs if j.get("state") in ("admitted", "running")]
+
+    def _activity_tick(self) -> None:
+        """Report running work as server activity (``settings['jupyter_sched_last_activity']``)."""
+        if self.current_activity() and self.serverapp is not None:
+            self.serverapp.web_app.settings["jupyter_sched_last_activity"] = datetime.now(timezone.utc)
+
+
+def _redact(url: str) -> str:
+    """Hide a password in a database URL for logging."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url
+

@@ -1,0 +1,378 @@
+"""Traitlets configuration of the server extension, split by concern (STYLE §6).
+
+Each concern is a small :class:`~traitlets.config.Configurable` mixin; :class:`SchedApp`
+inherits them all, so every knob is set as ``c.SchedApp.<name>`` in
+``jupyter_server_config.py`` (traitlets also honours the mixin's own section, e.g.
+``c.StorageConfig.db_url``). Every trait's help gives its unit, its default and why.
+
+::
+
+    StorageConfig     where jobs, leases, quotas and logs live          (db_url, log_dir)
+    InventoryConfig   which GPUs exist                                   (inventory_source, simulated_gpus, ...)
+    PolicyConfig      how the cycle decides                              (cycle_interval, quotas, profiles, ...)
+    IdleConfig        when an allocation counts as idle                  (idle_threshold_percent, ...)
+    ExecutorConfig    how work is started and stopped                    (executor, stop_grace_s, ...)
+    WebConfig         the REST surface itself                            (identity_source, admin_users, ...)
+
+Validation happens when a value is assigned (``@validate``): the error names the trait
+(``c.SchedApp.simulated_gpus``), the bad value and the fix, so a typo in a config file stops
+the server at load time with one clear line instead of failing later inside a cycle.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from traitlets import Bool, Dict, Enum, Float, Int, List, Set, TraitError, Unicode, validate
+from traitlets.config import Configurable
+
+__all__ = [
+    "ExecutorConfig",
+    "IdleConfig",
+    "InventoryConfig",
+    "PolicyConfig",
+    "StorageConfig",
+    "WebConfig",
+    "config_error",
+]
+
+
+def config_error(name: str, value: Any, problem: str, fix: str) -> TraitError:
+    """Build the one-line load-time error: ``c.SchedApp.<name> = <value>: <problem>. Fix: <fix>``."""
+    return TraitError(f"c.SchedApp.{name} = {value!r}: {problem}. Fix: {fix}")
+
+
+def _positive(name: str, value: float, *, allow_zero: bool = False, unit: str = "seconds") -> float:
+    if value != value or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise config_error(name, value, f"must be {bound} {unit}", f"set a number {bound} ({unit})")
+    return value
+
+
+class StorageConfig(Configurable):
+    """Where the single source of truth lives (DESIGN: one store behind the REST API)."""
+
+    db_url = Unicode(
+        "",
+        config=True,
+        help="""SQLAlchemy URL of the store holding jobs, leases, quotas and the audit log.
+        Default: "" = SQLite (WAL) at <jupyter data dir>/jupyter_sched/sched.sqlite, so a
+        personal server needs no setup and survives restarts. Use a PostgreSQL URL
+        (postgresql+psycopg://user@host/db) when several servers share one store; only one
+        engine leads a store at a time.""",
+    )
+
+    log_dir = Unicode(
+        "",
+        config=True,
+        help="""Directory for per-job stdout/stderr log files. Default: "" =
+        <jupyter data dir>/jupyter_sched/logs. Logs stay readable after a job ends and after a
+        server restart, which is why they live on disk, not in memory.""",
+    )
+
+    @validate("db_url")
+    def _check_db_url(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value and "://" not in value:
+            raise config_error("db_url", value, "is not an SQLAlchemy URL",
+                               "use e.g. sqlite:////path/sched.sqlite or postgresql+psycopg://host/db, "
+                               "or leave it empty for the default SQLite file")
+        return value
+
+
+class InventoryConfig(Configurable):
+    """Which GPUs exist: NVML, a static file, or a labelled simulated inventory (case 015)."""
+
+    inventory_source = Enum(
+        ["auto", "nvml", "static", "simulated"],
+        default_value="auto",
+        config=True,
+        help="""Where the GPU inventory comes from. Default: "auto" = inventory_file when set,
+        else this host's GPUs via NVML, else (NVML missing: no driver, no GPU) a simulated
+        inventory of simulated_gpus GPUs labelled "simulated" in every response. "nvml" never
+        falls back (0 GPUs when NVML is missing); "static" requires inventory_file;
+        "simulated" always simulates, for demos and tests.""",
+    )
+
+    inventory_file = Unicode(
+        "",
+        config=True,
+        help="""Path of a YAML file describing nodes and GPUs (static inventory). Default: ""
+        (none). Used by inventory_source "auto" and "static"; lets an admin declare GPUs NVML
+        cannot see or pin the inventory for tests.""",
+    )
+
+    simulated_gpus = Int(
+        4,
+        config=True,
+        help="""Number of GPUs of the simulated inventory, in GPUs. Default: 4 (enough to show
+        queueing and multi-GPU placement on a laptop). 0 is allowed and models a CPU-only host:
+        then local GPU jobs are rejected at once, not queued forever (case 015).""",
+    )
+
+    simulated_gpu_model = Unicode(
+        "Simulated GPU 80GB",
+        config=True,
+        help="""Model name of each simulated GPU. Default: "Simulated GPU 80GB" (the name says it
+        is not silicon, so nobody mistakes it for a real device).""",
+    )
+
+    simulated_gpu_memory_mib = Int(
+        81920,
+        config=True,
+        help="""Memory of each simulated GPU in MiB. Default: 81920 (80 GiB, an A100/H100-class
+        size), so memory filters and profiles such as "4 GPUs of >= 40 GiB" behave realistically.""",
+    )
+
+    inventory_refresh_s = Float(
+        30.0,
+        config=True,
+        help="""Seconds between inventory refreshes (NVML rescans, file rereads). Default: 30 s:
+        GPUs rarely appear or vanish, and a rescan costs NVML calls.""",
+    )
+
+    @validate("simulated_gpus")
+    def _check_simulated_gpus(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if not 0 <= value <= 1024:
+            raise config_error("simulated_gpus", value, "must be 0..1024 GPUs",
+                               "set e.g. 4, or 0 to model a host without GPUs")
+        return value
+
+    @validate("simulated_gpu_memory_mib")
+    def _check_sim_memory(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value <= 0:
+            raise config_error("simulated_gpu_memory_mib", value, "must be > 0 MiB", "set e.g. 81920")
+        return value
+
+    @validate("inventory_refresh_s")
+    def _check_refresh(self, proposal: dict[str, Any]) -> float:
+        return _positive("inventory_refresh_s", float(proposal["value"]))
+
+    @validate("inventory_file")
+    def _check_inventory_file(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value and not os.path.isfile(value):
+            raise config_error("inventory_file", value, "no such file",
+                               "give the path of an existing YAML inventory file, or leave it empty")
+        return value
+
+
+class PolicyConfig(Configurable):
+    """How the scheduling cycle decides: timing, quotas, templates, priorities, preemption."""
+
+    cycle_interval = Float(
+        5.0,
+        config=True,
+        help="""Seconds between timer-driven scheduling cycles. Default: 5 s. Cycles also run at
+        once on every submit, finish and cancel, so the timer only catches time-based changes
+        (time limits, backoff expiry, idle windows); shorter costs CPU for little gain.""",
+    )
+
+    quotas = List(
+        Dict(),
+        default_value=[],
+        config=True,
+        help="""Quota lines, each {"team": str, "user": str|null, "gpu_model": str ("*" = any),
+        "guaranteed": GPUs, "borrowing_limit": GPUs above guaranteed or null = unlimited}.
+        Default: [] (no quotas: everyone may use every GPU). Guarantees that sum to more GPUs
+        than exist are rejected at start. Admins may change quotas at run time via PUT
+        api/sched/quotas; the store then holds the current lines.""",
+    )
+
+    profiles = Dict(
+        default_value={},
+        config=True,
+        help="""Named request templates, {name: {"description": str, "gpus": 4,
+        "mem_per_gpu": "40GiB", "nvlink": true, "time_limit": "12h", ...}}. Default: {} (none).
+        Users submit with {"profile": name} and override single fields; admins keep sizes
+        consistent this way.""",
+    )
+
+    default_team = Unicode(
+        "default",
+        config=True,
+        help="""Team charged for work whose request names none. Default: "default". Quotas are
+        per team; put people in teams with quota lines naming them.""",
+    )
+
+    default_time_limit_s = Float(
+        0.0,
+        config=True,
+        help="""Wall-clock limit in seconds applied to jobs that give none. Default: 0 = no limit.
+        A limit lets backfill compute ETAs; without one a running job blocks reservations.""",
+    )
+
+    preemption_grace_s = Float(
+        60.0,
+        config=True,
+        help="""Seconds between the checkpoint signal / SIGTERM sent to a preempted or reclaimed
+        job and SIGKILL. Default: 60 s (DESIGN: time to write a checkpoint).""",
+    )
+
+    time_zone = Unicode(
+        "UTC",
+        config=True,
+        help="""IANA time zone in which time windows in quotas and profiles are evaluated.
+        Default: "UTC". The wire always carries UTC; this only decides what "09:00-18:00"
+        means (case 010).""",
+    )
+
+    @validate("cycle_interval")
+    def _check_cycle_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0.05 <= value <= 3600:
+            raise config_error("cycle_interval", value, "must be 0.05..3600 seconds", "set e.g. 5")
+        return value
+
+    @validate("preemption_grace_s")
+    def _check_grace(self, proposal: dict[str, Any]) -> float:
+        return _positive("preemption_grace_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("default_time_limit_s")
+    def _check_default_limit(self, proposal: dict[str, Any]) -> float:
+        return _positive("default_time_limit_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("time_zone")
+    def _check_time_zone(self, proposal: dict[str, Any]) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        value = str(proposal["value"])
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise config_error("time_zone", value, "is not an IANA time zone",
+                               'use e.g. "UTC" or "Europe/Berlin"') from None
+        return value
+
+    @validate("default_team")
+    def _check_default_team(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if not value.strip():
+            raise config_error("default_team", value, "must not be empty", 'set e.g. "default"')
+        return value
+
+
+class IdleConfig(Configurable):
+    """When a GPU allocation counts as idle and what happens then (DESIGN: idle reclamation)."""
+
+    idle_threshold_percent = Float(
+        5.0,
+        config=True,
+        help="""GPU utilization in % under which an allocation counts as idle. Default: 5 %:
+        above background noise, below any real work. Held memory alone is not activity.""",
+    )
+
+    idle_window_s = Float(
+        1800.0,
+        config=True,
+        help="""Trailing window in seconds over which utilization must stay under the threshold
+        (and, for leases, the kernel must be idle) before a warning. Default: 1800 s (30 min), so a
+        pause to read results is not punished. 0 disables idle reclamation.""",
+    )
+
+    idle_grace_s = Float(
+        600.0,
+        config=True,
+        help="""Seconds between the idle warning (panel toast, kernel message, API event) and the
+        release of the GPUs. Default: 600 s (10 min): time to react to the warning.""",
+    )
+
+    @validate("idle_threshold_percent")
+    def _check_threshold(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0 <= value <= 100:
+            raise config_error("idle_threshold_percent", value, "must be 0..100 %", "set e.g. 5")
+        return value
+
+    @validate("idle_window_s")
+    def _check_window(self, proposal: dict[str, Any]) -> float:
+        return _positive("idle_window_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("idle_grace_s")
+    def _check_idle_grace(self, proposal: dict[str, Any]) -> float:
+        return _positive("idle_grace_s", float(proposal["value"]), allow_zero=True)
+
+
+class ExecutorConfig(Configurable):
+    """How admitted work is started, observed and stopped."""
+
+    executor = Enum(
+        ["local"],
+        default_value="local",
+        config=True,
+        help="""Executor for batch jobs. Default: "local" = subprocesses of this server in their
+        own process group with CUDA_VISIBLE_DEVICES set to the allocated GPU UUIDs (case 016).
+        The Kubernetes executor arrives with its own issue.""",
+    )
+
+    stop_grace_s = Float(
+        10.0,
+        config=True,
+        help="""Seconds between SIGTERM and SIGKILL when a user cancels a job. Default: 10 s:
+        long enough for a clean exit, short enough that cancel feels immediate.""",
+    )
+
+    @validate("stop_grace_s")
+    def _check_stop_grace(self, proposal: dict[str, Any]) -> float:
+        return _positive("stop_grace_s", float(proposal["value"]), allow_zero=True)
+
+
+class WebConfig(Configurable):
+    """The REST surface: who is who, who is admin, how push streams are bounded."""
+
+    identity_source = Enum(
+        ["auto", "owner", "jupyter_user"],
+        default_value="auto",
+        config=True,
+        help="""How a request's scheduler identity is found. "owner": every authenticated caller
+        is the server owner, the OS user running the server (a personal server's token holder
+        IS its owner; stable across restarts, unlike jupyter_server's per-start anonymous
+        name). "jupyter_user": the username the server's IdentityProvider returns (custom or
+        hub identity providers). Default "auto": "owner" with jupyter_server's built-in token /
+        password identity provider, else "jupyter_user".""",
+    )
+
+    admin_users = Set(
+        Unicode(),
+        default_value=set(),
+        config=True,
+        help="""Scheduler identities allowed admin endpoints (PUT quotas, audit, other users'
+        jobs). Default: empty = only the server owner (OS user running the server), which is
+        right for a personal server; hub mode takes admins from the hub instead.""",
+    )
+
+    events_queue_size = Int(
+        256,
+        config=True,
+        help="""Events buffered per Server-Sent-Events client. Default: 256. A client that falls
+        this far behind is disconnected (it reconnects and refetches state) instead of growing
+        server memory without bound.""",
+    )
+
+    events_keepalive_s = Float(
+        15.0,
+        config=True,
+        help="""Seconds between SSE keep-alive comments on an idle stream. Default: 15 s, under the
+        usual 30-60 s proxy idle timeouts.""",
+    )
+
+    inject_kernel_env = Bool(
+        True,
+        config=True,
+        help="""Give kernels started by this server JUPYTER_SCHED_URL, JUPYTER_SCHED_TOKEN and
+        JUPYTER_SCHED_KERNEL_ID so %gpu finds the API with no setup. Default: True.""",
+    )
+
+    @validate("events_queue_size")
+    def _check_queue_size(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if not 1 <= value <= 100_000:
+            raise config_error("events_queue_size", value, "must be 1..100000 events", "set e.g. 256")
+        return value
+
+    @validate("events_keepalive_s")
+    def _check_keepalive(self, proposal: dict[str, Any]) -> float:
+        return _positive("events_keepalive_s", float(proposal["value"]))

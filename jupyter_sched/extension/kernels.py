@@ -1,0 +1,86 @@
+"""Kernel integration: inject the scheduler's address into kernels; release leases of dead kernels.
+
+jupyter_server's ``MappingKernelManager.start_kernel(kernel_id=None, path=None, **kwargs)``
+passes ``env`` down to the kernel provisioner (which uses ``os.environ`` when none is given).
+We wrap the *instance's* ``start_kernel`` — whatever ``kernel_manager_class`` is configured —
+to choose the kernel id up front and add ``JUPYTER_SCHED_URL``, ``JUPYTER_SCHED_TOKEN`` and
+``JUPYTER_SCHED_KERNEL_ID``, so ``%gpu`` in that kernel reaches this server with no setup.
+The env survives kernel restarts (the kernel manager keeps its launch arguments).
+
+Shutdown and restart are observed through jupyter_server's own kernel-action events
+(schema ``kernel_actions/v1``, emitted by ``ServerKernelManager``), so idle-culled, shut-down
+and restarted kernels all release their leases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+__all__ = ["KERNEL_ACTIONS_SCHEMA", "install_kernel_hooks", "kernel_env"]
+
+log = logging.getLogger(__name__)
+
+KERNEL_ACTIONS_SCHEMA = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
+_RELEASING_ACTIONS = frozenset({"shutdown", "restart"})
+
+
+def kernel_env(*, url: str, token: str, kernel_id: str) -> dict[str, str]:
+    """The variables a kernel gets: ``JUPYTER_SCHED_URL`` / ``_TOKEN`` / ``_KERNEL_ID``."""
+    return {"JUPYTER_SCHED_URL": url, "JUPYTER_SCHED_TOKEN": token, "JUPYTER_SCHED_KERNEL_ID": kernel_id}
+
+
+def install_kernel_hooks(
+    serverapp: Any,
+    *,
+    env_for: Callable[[str], Mapping[str, str]] | None,
+    release: Callable[[str, str], Awaitable[None] | None],
+) -> None:
+    """Wrap the server's kernel manager and listen to kernel actions.
+
+    Args:
+        serverapp: the jupyter_server ``ServerApp`` (uses ``kernel_manager`` and ``event_logger``).
+        env_for: ``env_for(kernel_id) -> {name: value}`` added to each new kernel's env; None to skip.
+        release: ``release(kernel_id, action)`` called after a successful shutdown or restart.
+    """
+    km = getattr(serverapp, "kernel_manager", None)
+    if env_for is not None and km is not None and not getattr(km, "_jupyter_sched_wrapped", False):
+        original = km.start_kernel
+
+        async def start_kernel(*args: Any, kernel_id: str | None = None, **kwargs: Any) -> Any:
+            if kernel_id is None or kernel_id not in km:
+                kernel_id = kernel_id or km.new_kernel_id()
+                env = dict(kwargs.get("env") or os.environ)
+                env.update(env_for(kernel_id))
+                kwargs["env"] = env
+            result = original(*args, kernel_id=kernel_id, **kwargs)
+            return await result if inspect.isawaitable(result) else result
+
+        km.start_kernel = start_kernel
+        km._jupyter_sched_wrapped = True
+
+    event_logger = getattr(serverapp, "event_logger", None)
+    if event_logger is None:
+        log.warning("jupyter_sched: no event logger on this server; leases of shut-down kernels are "
+                    "released only by idle reclamation")
+        return
+
+    async def on_kernel_action(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        kernel_id = data.get("kernel_id")
+        action = data.get("action")
+        if not kernel_id or action not in _RELEASING_ACTIONS or data.get("status") != "success":
+            return
+        try:
+            outcome = release(str(kernel_id), str(action))
+            if inspect.isawaitable(outcome):
+                await outcome
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("jupyter_sched: releasing leases of kernel %s after %s failed", kernel_id, action)
+
+    event_logger.add_listener(schema_id=KERNEL_ACTIONS_SCHEMA, listener=on_kernel_action)

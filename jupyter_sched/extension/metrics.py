@@ -1,0 +1,107 @@
+"""Prometheus metrics of the scheduler, in a private ``CollectorRegistry``.
+
+A private registry keeps these series out of jupyter_server's own ``/metrics`` and lets
+several servers in one test process coexist. Values are read from the service when scraped
+(no background bookkeeping that could drift from the store):
+
+- ``jupyter_sched_queue_length{priority}``      pending jobs per priority class
+- ``jupyter_sched_running_jobs{kind}``          jobs / leases holding GPUs
+- ``jupyter_sched_gpus{model,state}``           GPUs allocated / free per model (fractions count
+                                                in GPUs: two 0.5 GPU jobs = 1 allocated GPU)
+- ``jupyter_sched_preemptions_total``           preemption events seen since start
+- ``jupyter_sched_reclaims_total``              idle/quota reclaim events seen since start
+- ``jupyter_sched_event_clients``               connected event-stream clients
+- ``jupyter_sched_event_clients_dropped_total`` clients dropped for falling behind
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from .events import EventHub
+
+__all__ = ["SchedCollector", "make_registry"]
+
+_PRIORITIES = ("high", "normal", "low")
+_RECLAIM_TYPES = ("reclaimed", "reclaim", "idle_reclaim")
+
+
+class SchedCollector(Collector):
+    """Reads queue, allocation and event counts at scrape time.
+
+    Args:
+        service: the engine's ``SchedulerService``.
+        hub: the event hub (event counts, client counts).
+    """
+
+    def __init__(self, service: Any, hub: EventHub) -> None:
+        self.service = service
+        self.hub = hub
+
+    def collect(self) -> Iterator[Metric]:
+        """Yield the metric families described in the module docstring."""
+        jobs = list(self.service.list_jobs(user=None))
+        queue = GaugeMetricFamily("jupyter_sched_queue_length", "Pending jobs per priority class",
+                                  labels=["priority"])
+        pending = Counter(str(j.get("priority", "normal")) for j in jobs if j.get("state") == "pending")
+        for priority in _PRIORITIES:
+            queue.add_metric([priority], pending.get(priority, 0))
+        yield queue
+
+        holding = [j for j in jobs if j.get("state") in ("admitted", "running")]
+        running = GaugeMetricFamily("jupyter_sched_running_jobs", "Jobs and leases holding GPUs", labels=["kind"])
+        kinds = Counter(str(j.get("kind", "training")) for j in holding)
+        for kind in ("training", "inference", "lease"):
+            running.add_metric([kind], kinds.get(kind, 0))
+        yield running
+
+        inventory = self.service.inventory()
+        model_of = {g["uuid"]: g["model"] for g in inventory.get("gpus", [])}
+        for gpu in inventory.get("gpus", []):
+            for mig in gpu.get("mig_devices", []):
+                model_of[mig["uuid"]] = gpu["model"]
+        total = Counter(g["model"] for g in inventory.get("gpus", []))
+        used: dict[str, float] = {}
+        for job in holding:
+            alloc = job.get("allocation") or {}
+            share = float(alloc.get("gpu_milli", 1000)) / 1000.0
+            uuids = [u for w in alloc.get("workers") or [] for u in w.get("gpu_uuids", [])] \
+                or list(alloc.get("gpu_uuids", []))
+            for uuid in uuids:
+                if uuid in model_of:
+                    used[model_of[uuid]] = used.get(model_of[uuid], 0.0) + share
+        gpus = GaugeMetricFamily("jupyter_sched_gpus", "GPUs per model and state (allocated/free)",
+                                 labels=["model", "state", "simulated"])
+        simulated = str(bool(inventory.get("simulated", False))).lower()
+        for model, count in sorted(total.items()):
+            allocated = min(float(count), used.get(model, 0.0))
+            gpus.add_metric([model, "allocated", simulated], allocated)
+            gpus.add_metric([model, "free", simulated], float(count) - allocated)
+        yield gpus
+
+        preemptions = CounterMetricFamily("jupyter_sched_preemptions", "Preemption events since server start")
+        preemptions.add_metric([], float(self.hub.counts.get("preempted", 0)))
+        yield preemptions
+        reclaims = CounterMetricFamily("jupyter_sched_reclaims", "Reclaim events since server start")
+        reclaims.add_metric([], float(sum(self.hub.counts.get(t, 0) for t in _RECLAIM_TYPES)))
+        yield reclaims
+        clients = GaugeMetricFamily("jupyter_sched_event_clients", "Connected event-stream clients")
+        clients.add_metric([], float(self.hub.subscribers))
+        yield clients
+        dropped = CounterMetricFamily("jupyter_sched_event_clients_dropped",
+                                      "Event-stream clients dropped for falling behind")
+        dropped.add_metric([], float(self.hub.dropped_clients))
+        yield dropped
+
+
+def make_registry(service: Any, hub: EventHub) -> CollectorRegistry:
+    """A fresh private registry holding one :class:`SchedCollector`."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(SchedCollector(service, hub))
+    return registry

@@ -1,0 +1,597 @@
+"""The ``%gpu`` and ``%schedule`` / ``%%schedule`` magics.
+
+Both are thin clients of the REST API (:mod:`jupyter_sched.client`): every action is one or a
+few API calls, so a job submitted here shows in the panel and the CLI at once, and vice versa.
+
+Errors never show a traceback: bad arguments raise IPython's ``UsageError`` (one line naming the
+argument); server errors and refusals raise :class:`MagicError`, which IPython renders as one line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+
+from ..client import NoServerError, SchedClient, connect
+from ..errors import SchedError, ValidationError
+from .cuda import CudaState, cuda_state
+from .display import LiveFigure, Progress
+from .parsing import (
+    GpuCommand,
+    ScheduleCommand,
+    check_model,
+    job_body,
+    lease_body,
+    parse_gpu_line,
+    parse_schedule_line,
+)
+from .render import (
+    gpu_frame,
+    granted_uuids,
+    is_granted,
+    is_terminal,
+    job_line,
+    no_gpus_message,
+    profiles_frame,
+    queue_frame,
+    reason_line,
+    samples_from,
+)
+
+__all__ = ["CUDA_ALREADY_INITIALISED", "MagicError", "SchedMagics"]
+
+CUDA_ALREADY_INITIALISED = (
+    "CUDA is already initialised in this kernel; GPU selection cannot take effect. "
+    "Restart the kernel and run %gpu before importing torch/tensorflow/cupy."
+)
+CELLS_DIR = os.path.join(".jupyter_sched", "cells")
+
+
+class MagicError(Exception):
+    """A failure the user must see, shown by IPython as one line (no traceback)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"jupyter_sched: {self}"]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _one_line(err: SchedError) -> str:
+    text = err.message
+    if err.field and err.field not in text:
+        text = f"{err.field}: {text}"
+    if err.hint:
+        text += f" ({err.hint})"
+    return f"{type(err).__name__}: {text}"
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Turn parse errors into UsageError and server errors into MagicError (one line each)."""
+    try:
+        yield
+    except ValidationError as err:
+        if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
+                "subcommand", "arguments")):
+            raise UsageError(str(err)) from None  # our own parsing: the argument is named
+        raise MagicError(_one_line(err)) from None
+    except SchedError as err:
+        raise MagicError(_one_line(err)) from None
+
+
+@magics_class
+class SchedMagics(Magics):
+    """``%gpu`` (interactive GPUs for this kernel) and ``%schedule`` / ``%%schedule`` (jobs).
+
+    Args:
+        shell: the IPython shell.
+        client_factory: returns the API client; default :func:`jupyter_sched.client.connect`
+            (discovery order documented in :mod:`jupyter_sched.client.discovery`).
+    """
+
+    def __init__(self, shell: Any, client_factory: Callable[[], SchedClient] | None = None) -> None:
+        super().__init__(shell)
+        self._client_factory = client_factory or connect
+        self._client: SchedClient | None = None
+        self.lease: dict[str, Any] | None = None
+        self._applied: tuple[str, ...] = ()
+        self._atexit_registered = False
+
+    # ---- plumbing ------------------------------------------------------------------------
+    @property
+    def client(self) -> SchedClient:
+        """The API client, found on first use."""
+        if self._client is None:
+            try:
+                self._client = self._client_factory()
+            except NoServerError as err:
+                raise MagicError(f"{err.message} Fix: {err.hint}.") from None
+        return self._client
+
+    def _print(self, text: str) -> None:
+        print(text, flush=True)
+
+    def _warn(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    # ---- %gpu ----------------------------------------------------------------------------
+    @line_magic
+    def gpu(self, line: str = "") -> Any:
+        """Interactive GPUs for this kernel.
+
+        Usage::
+
+          %gpu                      show the GPUs (model, memory, who holds them, live utilization,
+          %gpu status               simulated flag) and this kernel's lease, as a DataFrame
+          %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority high|normal|low]
+                         [--name NAME] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
+                                    lease N GPUs for this kernel; while queued, shows position,
+                                    reason and ETA; when granted sets CUDA_VISIBLE_DEVICES (GPU
+                                    UUIDs) and CUDA_DEVICE_ORDER=PCI_BUS_ID in this kernel
+          %gpu N                    shorthand for %gpu request N
+          %gpu release              give the GPUs back (also happens when the kernel shuts down)
+          %gpu watch [--seconds 30] [--interval 1]
+                                    live plotly chart of this kernel's GPUs (utilization %, MiB)
+          %gpu keepalive            tell the scheduler the lease is in use (resets idle reclaim)
+
+        Run ``%gpu request`` before importing torch / tensorflow / jax / cupy: CUDA reads
+        CUDA_VISIBLE_DEVICES once, when it initialises. If CUDA is already initialised in this
+        kernel, the request is refused (and nothing is charged); restart the kernel first.
+
+        Examples::
+
+          %gpu request 1
+          %gpu request 2 --model A100 --mem-per-gpu 40GiB --timeout 10m
+          %gpu request 1 --no-wait      # queue and return; %gpu status applies it once granted
+          %gpu watch --seconds 20
+          %gpu release
+
+        Load with ``%load_ext jupyter_sched``; to load it in every kernel, add
+        ``c.InteractiveShellApp.extensions = ["jupyter_sched"]`` to ``ipython_config.py``.
+        """
+        with _errors():
+            cmd = parse_gpu_line(line)
+            if cmd.action == "status":
+                return self._gpu_status()
+            if cmd.action == "request":
+                self._gpu_request(cmd)
+            elif cmd.action == "release":
+                self._gpu_release()
+            elif cmd.action == "watch":
+                self._gpu_watch(cmd)
+            elif cmd.action == "keepalive":
+                self._gpu_keepalive()
+        return None
+
+    def _my_lease(self) -> dict[str, Any] | None:
+        """This kernel's live lease: the remembered one refreshed, else found by kernel id."""
+        if self.lease is not None:
+            try:
+                self.lease = self.client.lease(str(self.lease["id"]))
+            except SchedError:
+                self.lease = None
+        if self.lease is not None and not is_terminal(self.lease):
+            return self.lease
+        self.lease = None
+        kernel_id = self.client.kernel_id
+        if kernel_id:
+            for lease in self.client.leases():
+                if lease.get("kernel_id") == kernel_id and not is_terminal(lease):
+                    self.lease = lease
+                    return lease
+        return None
+
+    def _gpu_status(self) -> Any:
+        client = self.client
+        inventory = client.inventory()
+        lease = self._my_lease()
+        if lease is not None and is_granted(lease) and granted_uuids(lease) != self._applied:
+            self._apply(lease)
+        work = client.queue()
+        samples = self._samples(None)
+        mine = granted_uuids(lease) if lease else ()
+        message = no_gpus_message(inventory)
+        if message:
+            self._print(message)
+        elif inventory.get("simulated"):
+            self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
+                        "of the work placed on them.")
+        if lease is None:
+            self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
+        else:
+            self._print("This kernel: " + job_line(lease, _now()))
+            if is_granted(lease):
+                self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
+        return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+
+    def _samples(self, job_id: str | None) -> list[dict[str, Any]]:
+        """Latest telemetry samples, or [] when this server offers no telemetry route."""
+        try:
+            return samples_from(self.client.telemetry(job=job_id))
+        except SchedError:
+            return []
+
+    def _gpu_request(self, cmd: GpuCommand) -> None:
+        client = self.client
+        inventory = client.inventory()
+        message = no_gpus_message(inventory)
+        if message:  # case 015: say so and allocate nothing
+            self._print(message)
+            return
+        check_model(cmd.options.model, inventory)
+        current = self._my_lease()
+        if current is not None:
+            raise MagicError(f"this kernel already has lease {current['id']} ({current['state']}); "
+                             "run %gpu release first")
+        state = cuda_state()
+        if state.initialized:  # case 017: refuse before anything is charged
+            raise MagicError(self._cuda_refusal(state, None))
+        lease = client.request_lease(lease_body(cmd.options, kernel_id=client.kernel_id))
+        self.lease = lease
+        if not client.kernel_id and not self._atexit_registered:
+            # a kernel the server did not start (runtime-file discovery): the server cannot see it
+            # exit, so give the GPUs back ourselves
+            atexit.register(self._release_at_exit)
+            self._atexit_registered = True
+        if not is_granted(lease) and not is_terminal(lease):
+            if not cmd.wait:
+                self._print(job_line(lease, _now()))
+                self._print("Not waiting. Run %gpu status later: it sets CUDA_VISIBLE_DEVICES once granted.")
+                return
+            lease = self._wait_for_grant(lease, cmd.options.timeout_s)
+        if is_terminal(lease):
+            self.lease = None
+            raise MagicError(job_line(lease, _now()))
+        self._apply(lease)
+
+    def _wait_for_grant(self, lease: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
+        lease_id = str(lease["id"])
+        started = time.monotonic()
+        progress: Progress | None = None
+        delay = 0.01
+        try:
+            while not is_granted(lease) and not is_terminal(lease):
+                waited = time.monotonic() - started
+                if timeout_s is not None and waited >= timeout_s:
+                    self._withdraw(lease_id)
+                    raise MagicError(f"no GPUs granted within {timeout_s:g}s; request {lease_id} withdrawn "
+                                     f"({reason_line(lease, _now())})")
+                if waited > 0.5:
+                    line = f"lease {lease_id}: {reason_line(lease, _now())} · waited {waited:.0f}s"
+                    if progress is None:
+                        progress = Progress(line)
+                    else:
+                        progress.update(line)
+                time.sleep(delay)
+                # poll fast while a grant is likely imminent (the engine runs a cycle on submit), then back off
+                delay = 0.025 if waited < 2.0 else min(delay * 1.5, 1.0)
+                lease = self.client.lease(lease_id)
+        except KeyboardInterrupt:
+            self._withdraw(lease_id)
+            raise MagicError(f"interrupted: lease request {lease_id} withdrawn") from None
+        if progress is not None:
+            progress.update(job_line(lease, _now()))
+        return lease
+
+    def _withdraw(self, lease_id: str) -> None:
+        try:
+            self.client.release_lease(lease_id)
+        except SchedError as err:
+            self._warn(f"could not withdraw lease {lease_id}: {_one_line(err)}")
+        self.lease = None
+
+    @staticmethod
+    def _cuda_refusal(state: CudaState, lease_id: str | None) -> str:
+        tail = f" Lease {lease_id} was released, nothing stays charged." if lease_id else " Nothing was requested."
+        return f"{CUDA_ALREADY_INITIALISED} (evidence: {'; '.join(state.initialized_by)}).{tail}"
+
+    def _apply(self, lease: dict[str, Any]) -> None:
+        """Set CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER for the granted GPUs (cases 016, 017)."""
+        uuids = granted_uuids(lease)
+        state = cuda_state()
+        if state.initialized:
+            self._withdraw(str(lease["id"]))
+            raise MagicError(self._cuda_refusal(state, str(lease["id"])))
+        # UUIDs (not indices) with PCI_BUS_ID order: nvidia-smi and CUDA disagree on index order (case 016)
+        os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(uuids)
+        self._applied = uuids
+        self.lease = lease
+        self._print(f"Allocated {', '.join(uuids)} (lease {lease['id']}); "
+                    f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} in this kernel")
+        simulated = bool(lease.get("simulated")) or any(u.startswith("GPU-sim") for u in uuids)
+        if simulated:
+            self._print("These GPUs are simulated (no NVIDIA driver here): the UUIDs label the allocation; "
+                        "CUDA sees no device.")
+        if state.imported:
+            self._verify(lease, state, simulated=simulated)
+
+    def _verify(self, lease: dict[str, Any], state: CudaState, *, simulated: bool) -> None:
+        """A framework was imported before %gpu (case 017 nb2): warn, then check what torch sees."""
+        frameworks = ", ".join(state.imported)
+        self._warn(f"warning: {frameworks} was imported before %gpu; some versions read CUDA_VISIBLE_DEVICES "
+                   "at import (pytorch#80876), so the selection may not take effect.")
+        if simulated:
+            self._warn("warning: simulated GPUs cannot be verified; on a GPU host run %gpu before the import.")
+            return
+        torch = sys.modules.get("torch")
+        if torch is None:
+            self._warn("warning: cannot verify without torch; restart the kernel and run %gpu first to be sure.")
+            return
+        uuids = granted_uuids(lease)
+        try:
+            seen = int(torch.cuda.device_count())
+        except Exception as exc:
+            seen, why = -1, f"{type(exc).__name__}: {exc}"
+        else:
+            why = f"torch sees {seen} device(s)"
+        if seen != len(uuids):
+            self._withdraw(str(lease["id"]))
+            raise MagicError(f"GPU selection did not take effect: {why}, expected {len(uuids)}. "
+                             f"Lease {lease['id']} released. Restart the kernel and run %gpu before importing "
+                             f"{frameworks}.")
+        self._print(f"verified: {', '.join(uuids)} (torch sees {seen} device(s))")
+
+    def _gpu_release(self) -> None:
+        lease = self._my_lease()
+        if lease is None:
+            self._print("This kernel holds no lease; nothing to release.")
+            return
+        released = self.client.release_lease(str(lease["id"]))
+        self.lease = None
+        if self._applied:
+            # hide all GPUs rather than unset (unset = every GPU visible)
+            os.environ["CUDA_VISIBLE_DEVICES"] = ""
+            self._applied = ()
+        self._print(f"Released lease {lease['id']} ({released.get('state', 'released')}); "
+                    "CUDA_VISIBLE_DEVICES cleared in this kernel. If CUDA was initialised, restart the kernel "
+                    "to free GPU memory.")
+
+    def _release_at_exit(self) -> None:
+        if self.lease is not None and self._client is not None:
+            try:
+                self._client.release_lease(str(self.lease["id"]))
+            except SchedError:
+                pass
+
+    def _gpu_keepalive(self) -> None:
+        lease = self._my_lease()
+        if lease is None:
+            raise MagicError("this kernel holds no lease; nothing to keep alive (%gpu request 1 first)")
+        answer = self.client.keepalive(str(lease["id"]))
+        self._print(f"lease {lease['id']}: keepalive recorded" + (
+            f" ({answer['message']})" if answer.get("message") else ""))
+
+    def _gpu_watch(self, cmd: GpuCommand) -> None:
+        features = self.client.config().get("features") or {}
+        if not features.get("telemetry"):
+            self._print("This server offers no live GPU telemetry yet (features.telemetry is false in "
+                        "GET api/sched/config), so there is nothing to chart.")
+            return
+        lease = self._my_lease()
+        uuids = list(granted_uuids(lease)) if lease else [str(g["uuid"]) for g in self.client.inventory()["gpus"]]
+        if not uuids:
+            self._print(no_gpus_message(self.client.inventory()) or "No GPUs to watch.")
+            return
+        title = f"lease {lease['id']}" if lease else "all GPUs"
+        figure = LiveFigure(uuids, f"{title} — updating every {cmd.interval_s:g}s for {cmd.seconds:g}s")
+        history: dict[str, list[dict[str, Any]]] = {u: [] for u in uuids}
+        deadline = time.monotonic() + cmd.seconds
+        got_any = False
+        try:
+            while True:
+                samples = self._samples(str(lease["id"]) if lease else None)
+                t = _now()
+                for sample in samples:
+                    if sample["gpu_uuid"] in history:
+                        got_any = True
+                        history[sample["gpu_uuid"]].append({"t": t, **sample})
+                figure.update(history)
+                if time.monotonic() + cmd.interval_s > deadline:
+                    break
+                time.sleep(cmd.interval_s)
+        except KeyboardInterrupt:
+            pass
+        if not got_any:
+            self._print("No telemetry samples arrived for these GPUs during the watch.")
+
+    # ---- %schedule -----------------------------------------------------------------------
+    @line_cell_magic
+    def schedule(self, line: str = "", cell: str | None = None) -> Any:
+        """Submit and manage jobs: a cell, a script, a notebook or an inference service.
+
+        Usage::
+
+          %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME]
+                     [--priority high|normal|low] [--time-limit 2h] [--queue TEAM] [--profile NAME]
+              <cell body>           run the cell body as a job with this kernel's Python
+                                    (sys.executable) in the current directory; the body is saved
+                                    as .jupyter_sched/cells/<hash>.py there. Variables of this
+                                    kernel are NOT shared with the job: pass data through files.
+          %schedule run SCRIPT [ARGS...] [options]     run a script (use -- before script
+                                                       arguments that clash with the options)
+          %schedule notebook NOTEBOOK.ipynb [options]  run a notebook headless; the executed copy is kept
+          %schedule serve APP [ARGS...] --port P [options]
+                                    an inference service: runs until cancelled, restarted on
+                                    failure; shows its URL (direct and through the Jupyter proxy)
+          %schedule queue           the queue as a DataFrame (position, user, GPUs, reason, ETA)
+          %schedule jobs            my jobs as a DataFrame
+          %schedule status JOB      one status line
+          %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
+          %schedule wait JOB [--timeout 30m]   wait with a progress line until the job ends
+          %schedule cancel JOB
+          %schedule dryrun [options]           would it fit, where and when — without enqueuing
+          %schedule profiles        the admin-defined request templates (use with --profile NAME)
+
+        Submissions return the job id, so ``job = %schedule run train.py --gpus 1`` then
+        ``%schedule logs {job} -f`` works.
+
+        Examples::
+
+          %%schedule --gpus 2 --model A100 --name bert-ft --priority low --time-limit 2h
+          import train; train.main()
+
+          %schedule run train.py --epochs 3 --gpus 1
+          %schedule notebook analysis.ipynb --gpus 1
+          %schedule serve app.py --gpus 1 --port 8000
+          %schedule dryrun --gpus 8 --model H100
+          %schedule logs 42 -f
+        """
+        with _errors():
+            if cell is not None:
+                cmd = parse_schedule_line(line, cell=True)
+                return self._submit_cell(cmd, cell)
+            cmd = parse_schedule_line(line)
+            handler = getattr(self, f"_schedule_{cmd.action}")
+            return handler(cmd)
+
+    def _submit(self, body: Mapping[str, Any], note: str | None = None) -> str:
+        job = self.client.submit(body)
+        self._print("Submitted " + job_line(job, _now()))
+        if note:
+            self._print(note)
+        return str(job["id"])
+
+    def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
+        source = cell if cell.endswith("\n") else cell + "\n"
+        digest = hashlib.sha256(source.encode()).hexdigest()[:10]
+        cells = Path.cwd() / CELLS_DIR
+        cells.mkdir(parents=True, exist_ok=True)
+        name = cmd.options.name or f"cell-{digest}"
+        path = cells / f"{digest}.py"
+        path.write_text(source, encoding="utf-8")
+        body = job_body(cmd.options, command=[sys.executable, str(path)], working_dir=str(Path.cwd()))
+        body.setdefault("name", name)
+        return self._submit(body, f"Runs {path.name} with {sys.executable} in {Path.cwd()}; this kernel's "
+                                  "variables are not shared with it.")
+
+    @staticmethod
+    def _existing(path: str, what: str) -> Path:
+        resolved = Path(path).expanduser()
+        if not resolved.is_absolute():
+            resolved = Path.cwd() / resolved
+        if not resolved.is_file():
+            raise ValidationError(f"{what.upper()} {path!r} not found in {Path.cwd()}", field=what.upper(),
+                                  hint=f"give the path of an existing {what}")
+        return resolved
+
+    def _schedule_run(self, cmd: ScheduleCommand) -> str:
+        script = self._existing(str(cmd.target), "script")
+        body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
+        body.setdefault("name", script.stem)
+        return self._submit(body)
+
+    def _schedule_notebook(self, cmd: ScheduleCommand) -> str:
+        notebook = self._existing(str(cmd.target), "notebook")
+        body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
+        body.setdefault("name", notebook.stem)
+        return self._submit(body, "The executed copy (with outputs) is kept; the job's log ends with its path "
+                                  "(%schedule logs JOB).")
+
+    def _schedule_serve(self, cmd: ScheduleCommand) -> str:
+        app = self._existing(str(cmd.target), "script")
+        body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
+                        kind="inference", port=cmd.port)
+        body.setdefault("name", app.stem)
+        job_id = self._submit(body)
+        self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")
+        base = self.client.connection.url
+        if importlib.util.find_spec("jupyter_server_proxy") is not None:
+            self._print(f"URL from the browser (jupyter-server-proxy): {base}proxy/{cmd.port}/")
+        else:
+            self._print("No jupyter-server-proxy on this server: use the URL above from this machine "
+                        "(pip install jupyter-server-proxy for a browser URL through Jupyter).")
+        self._print(f"It is reported ready when the port answers: %schedule status {job_id}")
+        return job_id
+
+    def _schedule_queue(self, cmd: ScheduleCommand) -> Any:
+        rows = self.client.queue()
+        if not rows:
+            self._print("The queue is empty: nothing pending or running.")
+        return queue_frame(rows, _now())
+
+    def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
+        return queue_frame(self.client.jobs(), _now())
+
+    def _schedule_status(self, cmd: ScheduleCommand) -> None:
+        self._print(job_line(self.client.job(str(cmd.job_id)), _now()))
+
+    def _schedule_logs(self, cmd: ScheduleCommand) -> None:
+        job_id = str(cmd.job_id)
+        if not cmd.follow:
+            chunk = self.client.logs(job_id)
+            sys.stdout.write(str(chunk.get("text") or ""))
+            if not chunk.get("finished"):
+                self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
+            return
+        try:
+            for text in self.client.follow_logs(job_id):
+                sys.stdout.write(text)
+                sys.stdout.flush()
+        except KeyboardInterrupt:
+            self._print(f"\n[stopped following {job_id}; the job keeps running]")
+            return
+        self._print(job_line(self.client.job(job_id), _now()))
+
+    def _schedule_wait(self, cmd: ScheduleCommand) -> None:
+        job_id = str(cmd.job_id)
+        job = self.client.job(job_id)
+        started = time.monotonic()
+        progress = Progress(job_line(job, _now()))
+        try:
+            while not is_terminal(job):
+                if cmd.timeout_s is not None and time.monotonic() - started >= cmd.timeout_s:
+                    raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
+                time.sleep(0.5)
+                job = self.client.job(job_id)
+                progress.update(job_line(job, _now()) + f" · {time.monotonic() - started:.0f}s")
+        except KeyboardInterrupt:
+            self._print(f"[stopped waiting for {job_id}; the job keeps running]")
+            return
+        self._print(job_line(job, _now()))
+
+    def _schedule_cancel(self, cmd: ScheduleCommand) -> None:
+        self._print("Cancelled " + job_line(self.client.cancel(str(cmd.job_id)), _now()))
+
+    def _schedule_dryrun(self, cmd: ScheduleCommand) -> Any:
+        inventory = self.client.inventory()
+        check_model(cmd.options.model, inventory)
+        body = job_body(cmd.options, command=[sys.executable, "-c", "pass"], working_dir=str(Path.cwd()))
+        answer = self.client.dryrun(body)
+        self._print(_dryrun_line(answer))
+        return answer
+
+    def _schedule_profiles(self, cmd: ScheduleCommand) -> Any:
+        rows = self.client.profiles()
+        if not rows:
+            self._print("No profiles defined (admins set c.SchedApp.profiles).")
+        return profiles_frame(rows)
+
+
+def _dryrun_line(answer: Mapping[str, Any]) -> str:
+    """One line for a dry-run answer: fits now / when / never, and where."""
+    fits = answer.get("fits", answer.get("would_fit"))
+    where = answer.get("allocation") or answer.get("placement")
+    where_text = ""
+    if isinstance(where, Mapping):
+        where_text = f" on {where.get('node')}: {', '.join(where.get('gpu_uuids', []))}"
+    reason = answer.get("reason")
+    if fits:
+        return "Would start now" + where_text
+    if isinstance(reason, Mapping):
+        return "Would wait: " + reason_line({"reason": reason}, _now())
+    return f"Would not start now: {answer}"

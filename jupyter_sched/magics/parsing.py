@@ -1,0 +1,444 @@
+"""Argument parsing of ``%gpu`` and ``%schedule`` / ``%%schedule``, without IPython or a server.
+
+Every parser returns a frozen command object or raises
+:class:`~jupyter_sched.errors.ValidationError` whose ``field`` is the argument at fault
+(``--gpus``, ``--time-limit``, ``JOB``...) and whose message is one line, so the magic can show
+``UsageError: --gpus must be >= 0 (got -1)`` instead of a traceback. Units: GPUs, MiB, seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from ..errors import ValidationError
+from ..model.units import parse_duration, parse_memory_mib
+from ..model.validation import parse_gpus
+
+__all__ = [
+    "GPU_SUBCOMMANDS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
+    "check_model", "job_body", "lease_body", "parse_gpu_line", "parse_schedule_line",
+]
+
+PRIORITIES = ("high", "normal", "low")
+GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
+SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "logs", "wait", "cancel",
+                        "dryrun", "profiles")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises ValidationError (one line, naming the argument) instead of exiting."""
+
+    def __init__(self, prog: str, magic: str) -> None:
+        super().__init__(prog=prog, add_help=False, allow_abbrev=False)
+        self.magic = magic
+
+    def error(self, message: str) -> NoReturn:
+        field = "arguments"
+        if message.startswith("argument "):
+            field = message[len("argument "):].split(":", 1)[0].split("/")[0]
+            message = message[len("argument "):]
+        elif message.startswith("unrecognized arguments:"):
+            field = message.split(":", 1)[1].split()[0]
+            message = f"unknown argument {field}"
+        elif "required:" in message:
+            field = message.split("required:", 1)[1].strip().split(",")[0].upper()
+            message = f"missing {field}"
+        raise ValidationError(f"{self.prog}: {message}", field=field, hint=f"see {self.magic}? for usage")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise ValidationError(f"{self.prog}: {message or 'invalid arguments'}", field="arguments",
+                              hint=f"see {self.magic}? for usage")
+
+
+def _split(line: str, magic: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:  # unbalanced quotes
+        raise ValidationError(f"{magic}: cannot parse the line ({exc})", field="arguments",
+                              hint="check the quotes") from None
+
+
+# --- shared request options -----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class JobOptions:
+    """Request options common to leases and jobs; ``None`` means "not given" (profile/server default).
+
+    Attributes:
+        gpus: the GPU count as typed (``2`` or ``0.5``), validated.
+        model: GPU model substring (``A100``), checked against the inventory by :func:`check_model`.
+        min_memory_mib: minimum memory per GPU in MiB.
+        priority: ``high``, ``normal`` or ``low``.
+        time_limit_s: wall-clock limit in seconds.
+        name: job name.
+        queue: team queue to submit into.
+        profile: admin-defined request template.
+        timeout_s: (leases) seconds to wait for a grant before withdrawing the request.
+    """
+
+    gpus: float | None = None
+    model: str | None = None
+    min_memory_mib: int | None = None
+    priority: str | None = None
+    time_limit_s: float | None = None
+    name: str | None = None
+    queue: str | None = None
+    profile: str | None = None
+    timeout_s: float | None = None
+
+
+def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = True, lease: bool = False) -> None:
+    if gpus_flag:
+        parser.add_argument("--gpus", dest="gpus")
+    parser.add_argument("--model", dest="model")
+    parser.add_argument("--mem-per-gpu", dest="mem_per_gpu")
+    parser.add_argument("--priority", dest="priority")
+    parser.add_argument("--name", dest="name")
+    parser.add_argument("--profile", dest="profile")
+    if lease:
+        parser.add_argument("--timeout", dest="timeout")
+    else:
+        parser.add_argument("--time-limit", dest="time_limit")
+        parser.add_argument("--queue", dest="queue")
+
+
+def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
+    whole, milli = parse_gpus(value, field=field)
+    if whole < minimum:
+        raise ValidationError(f"{field} must be at least {minimum} (got {value})", field=field,
+                              hint=f"ask for {minimum} or more GPUs")
+    return whole if milli == 1000 else milli / 1000
+
+
+def _nonempty(value: str | None, field: str) -> str | None:
+    if value is None:
+        return None
+    if not value.strip():
+        raise ValidationError(f"{field} must not be empty", field=field, hint=f"give {field} a value")
+    if len(value) > 200:
+        raise ValidationError(f"{field} is too long ({len(value)} characters)", field=field,
+                              hint="use at most 200 characters")
+    return value.strip()
+
+
+def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobOptions:
+    priority = getattr(ns, "priority", None)
+    if priority is not None and priority not in PRIORITIES:
+        raise ValidationError(f"--priority must be high, normal or low (got {priority!r})", field="--priority",
+                              hint="use --priority high, normal or low")
+    mem = getattr(ns, "mem_per_gpu", None)
+    min_memory = None
+    if mem is not None:
+        min_memory = parse_memory_mib(mem, field="--mem-per-gpu")
+        if min_memory <= 0:
+            raise ValidationError(f"--mem-per-gpu must be above zero (got {mem!r})", field="--mem-per-gpu",
+                                  hint="use e.g. 20GiB or 40960 (MiB)")
+    time_limit = getattr(ns, "time_limit", None)
+    timeout = getattr(ns, "timeout", None)
+    return JobOptions(
+        gpus=None if gpus is None else _gpu_count(gpus, "--gpus", minimum=min_gpus),
+        model=_nonempty(getattr(ns, "model", None), "--model"),
+        min_memory_mib=min_memory,
+        priority=priority,
+        time_limit_s=None if time_limit is None else parse_duration(time_limit, field="--time-limit"),
+        name=_nonempty(getattr(ns, "name", None), "--name"),
+        queue=_nonempty(getattr(ns, "queue", None), "--queue"),
+        profile=_nonempty(getattr(ns, "profile", None), "--profile"),
+        timeout_s=None if timeout is None else parse_duration(timeout, field="--timeout"),
+    )
+
+
+def check_model(model: str | None, inventory: Mapping[str, Any]) -> None:
+    """Reject a ``--model`` that matches no GPU in the inventory (case-insensitive substring).
+
+    Raises:
+        ValidationError: field ``--model``, hint listing the models that exist.
+    """
+    if model is None:
+        return
+    models = sorted({str(g.get("model", "")) for g in inventory.get("gpus", ()) if isinstance(g, Mapping)})
+    if not any(model.lower() in known.lower() for known in models):
+        raise ValidationError(f"--model: unknown GPU model {model!r}", field="--model",
+                              hint="models here: " + (", ".join(models) or "none"))
+
+
+# --- %gpu -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class GpuCommand:
+    """A parsed ``%gpu`` line.
+
+    Attributes:
+        action: one of :data:`GPU_SUBCOMMANDS`.
+        options: request options (``request``); ``options.gpus`` is the GPU count.
+        wait: (request) wait for the grant (default True).
+        seconds: (watch) how long to watch, seconds.
+        interval_s: (watch) seconds between samples.
+    """
+
+    action: str
+    options: JobOptions = field(default_factory=JobOptions)
+    wait: bool = True
+    seconds: float = 30.0
+    interval_s: float = 1.0
+
+
+def parse_gpu_line(line: str) -> GpuCommand:
+    """Parse the text after ``%gpu``.
+
+    Grammar::
+
+        %gpu                       → status
+        %gpu status
+        %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority P] [--name NAME]
+                       [--profile NAME] [--wait | --no-wait] [--timeout 10m]
+        %gpu N [...]               → request N (shorthand)
+        %gpu release
+        %gpu watch [--seconds S] [--interval S]
+        %gpu keepalive
+
+    Raises:
+        ValidationError: naming the argument (``--gpus``, ``--timeout``, ``subcommand``...).
+    """
+    tokens = _split(line, "%gpu")
+    if not tokens:
+        return GpuCommand("status")
+    head = tokens[0]
+    if head not in GPU_SUBCOMMANDS:
+        if head[:1].isdigit() or (head.startswith(("-", ".")) and head[1:2].isdigit()):
+            tokens = ["request", *tokens]
+            head = "request"
+        else:
+            raise ValidationError(f"%gpu: unknown subcommand {head!r}", field="subcommand",
+                                  hint="use one of: " + ", ".join(GPU_SUBCOMMANDS) + " (or %gpu N)")
+    rest = tokens[1:]
+    if head == "request":
+        parser = _Parser("%gpu request", "%gpu")
+        parser.add_argument("count", nargs="?")
+        _add_request_options(parser, lease=True)
+        wait = parser.add_mutually_exclusive_group()
+        wait.add_argument("--wait", dest="wait", action="store_true", default=True)
+        wait.add_argument("--no-wait", dest="wait", action="store_false")
+        ns = parser.parse_args(rest)
+        count = ns.count if ns.count is not None else ns.gpus
+        if ns.count is not None and ns.gpus is not None:
+            raise ValidationError("%gpu request: give the GPU count once (N or --gpus N)", field="--gpus",
+                                  hint="e.g. %gpu request 2")
+        options = _options(ns, gpus=count if count is not None else "1", min_gpus=1)
+        return GpuCommand("request", options=options, wait=bool(ns.wait))
+    if head == "watch":
+        parser = _Parser("%gpu watch", "%gpu")
+        parser.add_argument("--seconds", default="30")
+        parser.add_argument("--interval", default="1")
+        ns = parser.parse_args(rest)
+        seconds = parse_duration(ns.seconds, field="--seconds")
+        interval = parse_duration(ns.interval, field="--interval")
+        assert seconds is not None and interval is not None  # defaults are set
+        return GpuCommand("watch", seconds=seconds, interval_s=interval)
+    if rest:
+        raise ValidationError(f"%gpu {head}: unexpected argument {rest[0]!r}", field=rest[0],
+                              hint=f"%gpu {head} takes no arguments")
+    return GpuCommand(head)
+
+
+# --- %schedule ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ScheduleCommand:
+    """A parsed ``%schedule`` line (or ``%%schedule`` cell header).
+
+    Attributes:
+        action: ``cell`` (the ``%%schedule`` body) or one of :data:`SCHEDULE_SUBCOMMANDS`.
+        options: request options for submissions and ``dryrun``.
+        target: script / notebook / app path (``run``, ``notebook``, ``serve``).
+        args: arguments passed to the script (``run``, ``serve``).
+        job_id: job id (``status``, ``logs``, ``wait``, ``cancel``).
+        follow: (logs) stream until the job ends.
+        port: (serve) the port the service listens on.
+        timeout_s: (wait) seconds to wait at most.
+    """
+
+    action: str
+    options: JobOptions = field(default_factory=JobOptions)
+    target: str | None = None
+    args: tuple[str, ...] = ()
+    job_id: str | None = None
+    follow: bool = False
+    port: int | None = None
+    timeout_s: float | None = None
+
+
+def _port(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        port = int(value)
+    except ValueError:
+        raise ValidationError(f"--port must be a number 1..65535 (got {value!r})", field="--port",
+                              hint="use e.g. --port 8000") from None
+    if not 1 <= port <= 65535:
+        raise ValidationError(f"--port must be 1..65535 (got {port})", field="--port", hint="use e.g. --port 8000")
+    return port
+
+
+def _split_target(tokens: list[str], parser: _Parser, what: str) -> tuple[argparse.Namespace, str, tuple[str, ...]]:
+    """Parse ``[opts] TARGET [script args and opts] [-- script args]``.
+
+    Our options may appear before or after the target; anything else after the target is passed
+    to the script, and everything after ``--`` is passed verbatim.
+    """
+    verbatim: list[str] = []
+    if "--" in tokens:
+        cut = tokens.index("--")
+        tokens, verbatim = tokens[:cut], tokens[cut + 1:]
+    ns, extra = parser.parse_known_args(tokens)
+    target_index = next((i for i, t in enumerate(extra) if not t.startswith("-")), None)
+    if target_index is None:
+        raise ValidationError(f"{parser.prog}: missing {what.upper()}", field=what.upper(),
+                              hint=f"e.g. {parser.prog} {'train.py' if what == 'script' else 'analysis.ipynb'}")
+    if target_index > 0:
+        flag = extra[0]
+        raise ValidationError(f"{parser.prog}: unknown argument {flag}", field=flag,
+                              hint=f"see {parser.magic}? for the options; put script options after the {what}")
+    target = extra[0]
+    return ns, target, (*extra[1:], *verbatim)
+
+
+def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
+    """Parse the text after ``%schedule`` (or the ``%%schedule`` header when ``cell``).
+
+    Grammar::
+
+        %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME] [--priority P]
+                   [--time-limit 2h] [--queue TEAM] [--profile NAME]
+        %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
+        %schedule notebook NOTEBOOK [options]
+        %schedule serve APP [ARGS...] --port P [options]
+        %schedule queue | jobs | profiles
+        %schedule status JOB | cancel JOB | logs JOB [-f] | wait JOB [--timeout 10m]
+        %schedule dryrun [options]
+
+    Raises:
+        ValidationError: naming the argument.
+    """
+    tokens = _split(line, "%%schedule" if cell else "%schedule")
+    if cell:
+        parser = _Parser("%%schedule", "%%schedule")
+        _add_request_options(parser)
+        ns = parser.parse_args(tokens)
+        return ScheduleCommand("cell", options=_options(ns, gpus=ns.gpus, min_gpus=0))
+    if not tokens:
+        raise ValidationError("%schedule: missing subcommand", field="subcommand",
+                              hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS) + "; or %%schedule for a cell")
+    head, rest = tokens[0], tokens[1:]
+    if head not in SCHEDULE_SUBCOMMANDS:
+        raise ValidationError(f"%schedule: unknown subcommand {head!r}", field="subcommand",
+                              hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS))
+    prog = f"%schedule {head}"
+    if head in ("run", "notebook", "serve"):
+        parser = _Parser(prog, "%schedule")
+        _add_request_options(parser)
+        if head == "serve":
+            parser.add_argument("--port")
+        what = "notebook" if head == "notebook" else "script"
+        ns, target, args = _split_target(rest, parser, what)
+        if head == "notebook" and args:
+            raise ValidationError(f"{prog}: unexpected argument {args[0]!r}", field=args[0],
+                                  hint="a notebook takes no arguments")
+        if head == "notebook" and not target.endswith(".ipynb"):
+            raise ValidationError(f"{prog}: NOTEBOOK {target!r} is not a notebook (.ipynb)", field="NOTEBOOK",
+                                  hint="e.g. %schedule notebook analysis.ipynb")
+        port = _port(getattr(ns, "port", None))
+        if head == "serve" and port is None:
+            raise ValidationError(f"{prog}: missing --port", field="--port",
+                                  hint="say which port the service listens on, e.g. --port 8000")
+        return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0), target=target,
+                               args=args, port=port)
+    if head == "dryrun":
+        parser = _Parser(prog, "%schedule")
+        _add_request_options(parser)
+        ns = parser.parse_args(rest)
+        return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
+    if head in ("status", "logs", "wait", "cancel"):
+        parser = _Parser(prog, "%schedule")
+        parser.add_argument("job", metavar="JOB")
+        if head == "logs":
+            parser.add_argument("-f", "--follow", action="store_true")
+        if head == "wait":
+            parser.add_argument("--timeout")
+        ns = parser.parse_args(rest)
+        job_id = _nonempty(ns.job, "JOB")
+        timeout = getattr(ns, "timeout", None)
+        return ScheduleCommand(head, job_id=job_id, follow=bool(getattr(ns, "follow", False)),
+                               timeout_s=None if timeout is None else parse_duration(timeout, field="--timeout"))
+    if rest:
+        raise ValidationError(f"{prog}: unexpected argument {rest[0]!r}", field=rest[0],
+                              hint=f"{prog} takes no arguments")
+    return ScheduleCommand(head)
+
+
+# --- request bodies -------------------------------------------------------------------------
+
+def _resource_fields(options: JobOptions) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if options.gpus is not None:
+        body["gpus"] = options.gpus
+    if options.model is not None:
+        body["model"] = options.model
+    if options.min_memory_mib is not None:
+        body["min_memory_mib"] = options.min_memory_mib
+    if options.priority is not None:
+        body["priority"] = options.priority
+    if options.name is not None:
+        body["name"] = options.name
+    if options.profile is not None:
+        body["profile"] = options.profile
+    return body
+
+
+def lease_body(options: JobOptions, *, kernel_id: str | None) -> dict[str, Any]:
+    """Body of ``POST leases`` for ``%gpu request``: the fields the user gave, ``kernel_id``, and a
+    default name ``kernel-<first 8 characters of the id>`` so listings say whose lease it is."""
+    body = _resource_fields(options)
+    if kernel_id:
+        body["kernel_id"] = kernel_id
+    body.setdefault("name", f"kernel-{kernel_id[:8]}" if kernel_id else "interactive")
+    return body
+
+
+def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str | None = None,
+             working_dir: str | None = None, kind: str | None = None, port: int | None = None,
+             env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Body of ``POST jobs`` / ``POST dryrun`` (only the fields the user gave).
+
+    Args:
+        options: parsed request options.
+        command: argv to run (absolute interpreter first).
+        notebook: notebook path to run headless instead of a command.
+        working_dir: absolute working directory of the job.
+        kind: ``training`` (default on the server) or ``inference``.
+        port: the service's port (inference).
+        env: extra environment variables.
+    """
+    body = _resource_fields(options)
+    if options.time_limit_s is not None:
+        body["time_limit_s"] = options.time_limit_s
+    if options.queue is not None:
+        body["queue"] = options.queue
+    if command:
+        body["command"] = list(command)
+    if notebook is not None:
+        body["notebook"] = notebook
+    if working_dir is not None:
+        body["working_dir"] = working_dir
+    if kind is not None:
+        body["kind"] = kind
+    if port is not None:
+        body["port"] = port
+    if env:
+        body["env"] = dict(env)
+    return body

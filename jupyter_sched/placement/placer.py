@@ -1,0 +1,374 @@
+"""Place one job on the ledger: flavors → static filters → index lookup → scores → GPUs.
+
+Steps for a job (kube-scheduler's framework, with a bucketed index instead of a node scan):
+
+1. *Flavors* (Kueue's ResourceFlavors): the concrete inventory GPU models the job accepts, in
+   the job's preference order (``gpu_models``), then inventory order. Each flavor is tried in
+   turn; quota is checked per flavor by the cycle before placement.
+2. *Static filters* (:mod:`.filters`) run once per (request shape, node pool) and are cached.
+3. *Index lookup*: best fit walks ``pool.by_free[k]`` for ``k = gpus, gpus+1, ...`` (spread
+   walks downwards) and collects up to ``max_candidates`` feasible nodes (kube-scheduler's
+   ``percentageOfNodesToScore`` idea: score a sample, not every node).
+4. *Scores* (:mod:`.scores`), weighted by the profile; highest sum wins, ties go to index order.
+5. *GPUs* on the node (:mod:`.topology`): NVLink domain aware.
+
+Fractional requests (``gpu_milli < 1000``) go best-fit onto an already shared GPU with enough
+free milli-GPUs, else onto a whole free GPU. Gangs (``workers > 1``) place every worker inside
+one ledger trial and keep all or nothing. GPU-less jobs take any ready node that passes filters.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..errors import ValidationError
+from ..model import GPU_MILLI, Allocation, ResourceRequest
+from .filters import FILTERS, Filter, Status, model_matches
+from .scores import SCORES, Score
+from .state import ClusterState, Holding
+from .topology import choose_gpus
+
+__all__ = ["Flavor", "Placement", "PlacementConfig", "Placer"]
+
+_NO_SCORES: Mapping[str, float] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementConfig:
+    """Frozen placement policy carried by a scheduling profile.
+
+    Attributes:
+        filters: filter plugin names, in order.
+        scores: score plugin name -> weight (>= 0). ``spread`` with the largest weight makes the
+            index walk from the emptiest nodes.
+        max_candidates: feasible nodes scored per worker (>= 1).
+    """
+
+    filters: tuple[str, ...] = ("NodeReady", "TaintToleration", "NodeSelector", "GpuModel", "GpuMemory")
+    scores: Mapping[str, float] = field(default_factory=lambda: {"binpack": 1.0, "topology": 1.0})
+    max_candidates: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Flavor:
+    """One concrete GPU model a job may run on, with the pools that pass static filters.
+
+    Attributes:
+        model: inventory GPU model name (``"*"`` for GPU-less jobs).
+        pools: pool ids passing every static filter.
+        rejected: one status per distinct static filter failure on the model's other pools.
+        capacity: placeable GPUs in ``pools``.
+        max_per_node: most placeable GPUs on one node of ``pools``.
+        mixed: True when some pool mixes models or memory sizes (per-GPU checks needed).
+    """
+
+    model: str
+    pools: tuple[int, ...]
+    rejected: tuple[Status, ...] = ()
+    capacity: int = 0
+    max_per_node: int = 0
+    mixed: bool = False
+
+
+class Placement(NamedTuple):
+    """A feasible placement: what to admit and what to take in the ledger (hot path: a named tuple)."""
+
+    allocation: Allocation
+    holding: Holding
+    model: str
+    scores: Mapping[str, float] = _NO_SCORES
+
+
+class Placer:
+    """Places jobs on a :class:`ClusterState` according to a :class:`PlacementConfig`.
+
+    Args:
+        state: the cycle's ledger.
+        config: the policy.
+        filters / scores: plugin registries (defaults: the built-in ones, which third parties may
+            extend by adding entries to :data:`.filters.FILTERS` / :data:`.scores.SCORES`).
+
+    Raises:
+        ValidationError: the config names an unknown plugin or gives a negative weight.
+    """
+
+    def __init__(self, state: ClusterState, config: PlacementConfig,
+                 filters: Mapping[str, Filter] | None = None, scores: Mapping[str, Score] | None = None) -> None:
+        self.state = state
+        self.config = config
+        registry_f = filters or FILTERS
+        registry_s = scores or SCORES
+        for name in config.filters:
+            if name not in registry_f:
+                raise ValidationError(f"unknown placement filter {name!r}", field="placement.filters",
+                                      hint="known filters: " + ", ".join(sorted(registry_f)))
+        for name, weight in config.scores.items():
+            if name not in registry_s or weight < 0:
+                raise ValidationError(f"unknown score plugin {name!r} or negative weight {weight}",
+                                      field="placement.scores",
+                                      hint="known scores: " + ", ".join(sorted(registry_s)) + "; weights >= 0")
+        self.filters = [registry_f[name] for name in config.filters]
+        self.scores = [(registry_s[name], w) for name, w in config.scores.items() if name in registry_s and w > 0]
+        self.descending = config.scores.get("spread", 0) > max(
+            (w for n, w in config.scores.items() if n != "spread"), default=0)
+        # Scores other than the walk order's own (binpack/spread): a candidate reaching 100 on all
+        # of them cannot be beaten by a node later in the walk, so the search stops there.
+        self._limit = max(1, config.max_candidates)
+        self._perfect = [(s.name, 100.0 * w) for s, w in self.scores if s.name not in ("binpack", "spread")]
+        self._flavors: dict[tuple[object, ...], tuple[Flavor, ...]] = {}
+        models: dict[str, None] = {}
+        for m in state.gpu_model:
+            models.setdefault(m, None)
+        self.models = tuple(models)
+
+    # ------------------------------------------------------------------ flavors
+    def flavors(self, request: ResourceRequest) -> tuple[Flavor, ...]:
+        """The job's flavors in preference order (cached per request shape)."""
+        key = (request.gpus > 0, request.gpu_models, request.min_memory_mib,
+               tuple(sorted(request.node_selector.items())), request.tolerations, request.mig_profile)
+        cached = self._flavors.get(key)
+        if cached is None:
+            cached = self._flavors[key] = self._compute_flavors(request)
+        return cached
+
+    def _compute_flavors(self, request: ResourceRequest) -> tuple[Flavor, ...]:
+        state = self.state
+        if request.gpus == 0:
+            names = ["*"]
+        elif request.gpu_models:
+            names = []
+            for wanted in request.gpu_models:
+                names.extend(m for m in self.models if model_matches(wanted, m) and m not in names)
+        else:
+            names = list(self.models)
+        out = []
+        for model in names:
+            pools: list[int] = []
+            rejected: dict[tuple[str, str], Status] = {}
+            capacity = max_per_node = 0
+            mixed = False
+            for pool in state.pools:
+                if model != "*" and model not in pool.models:
+                    continue
+                node = state.nodes[pool.nodes[0]]
+                status = next((s for f in self.filters if not (s := f.filter(request, node, state)).ok), None)
+                if status is None and model != "*" and request.min_memory_mib:
+                    if not any(g.model == model and g.memory_mib >= request.min_memory_mib for g in node.gpus):
+                        best = max((g.memory_mib for g in node.gpus if g.model == model), default=0)
+                        status = Status("InsufficientGpuMemory",
+                                        f"{model} GPUs have {best} MiB, job needs {request.min_memory_mib} MiB",
+                                        "GpuMemory", {"requested_mib": request.min_memory_mib, "capacity_mib": best})
+                if status is not None:
+                    rejected.setdefault((status.code, str(status.details.get("taint", status.details.get(
+                        "label", "")))), status)
+                    continue
+                pools.append(pool.pid)
+                capacity += pool.capacity
+                max_per_node = max(max_per_node, pool.max_per_node)
+                mixed = mixed or len(pool.models) > 1 or any(
+                    state.gpu_memory[g] != pool.memory_mib for g in state.node_gpus[pool.nodes[0]])
+            out.append(Flavor(model=model, pools=tuple(pools), rejected=tuple(rejected.values()),
+                              capacity=capacity, max_per_node=max_per_node, mixed=mixed))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ placement
+    def might_fit(self, request: ResourceRequest, flavor: Flavor) -> bool:
+        """Cheap necessary condition: some node of ``flavor`` has ``gpus`` wholly free GPUs
+        (or, for a shared GPU, any free share). False means :meth:`place` would return None."""
+        if request.gpus == 0 or request.mig_profile:
+            return True
+        state = self.state
+        for pid in flavor.pools:
+            pool = state.pools[pid]
+            if request.fractional and pool.partial_keys and pool.partial_keys[-1] >= request.gpu_milli:
+                return True
+            need = 1 if request.fractional else request.gpus
+            for k in range(need, pool.max_per_node + 1):
+                if pool.by_free[k]:
+                    return True
+        return False
+
+    def place(self, job_id: str, request: ResourceRequest, flavor: Flavor) -> Placement | None:
+        """Find the best placement of ``request`` on ``flavor`` without taking it (None: no fit)."""
+        if request.gpus == 0:
+            return self._place_gpuless(request, flavor)
+        if request.mig_profile:
+            return self._place_mig(request, flavor)
+        if request.workers <= 1:
+            found = self._place_worker(request, flavor)
+            if found is None:
+                return None
+            node, gpus, milli, scores = found
+            holding = Holding(tuple([(g, milli) for g in gpus]), node, request.cpu_millis, request.memory_mib)
+            uuid = self.state.gpu_uuid
+            alloc = Allocation(self.state.nodes[node].name, tuple([uuid[g] for g in gpus]), milli)
+            return Placement(alloc, holding, flavor.model, scores)
+        return self._place_gang(job_id, request, flavor)
+
+    def _place_gang(self, job_id: str, request: ResourceRequest, flavor: Flavor) -> Placement | None:
+        state = self.state
+        workers: list[tuple[int, list[int], int]] = []
+        score_sum: dict[str, float] = {}
+        with state.what_if():
+            for i in range(request.workers):
+                found = self._place_worker(request, flavor)
+                if found is None:
+                    return None
+                node, gpus, milli, scores = found
+                workers.append((node, gpus, milli))
+                for k, v in scores.items():
+                    score_sum[k] = score_sum.get(k, 0.0) + v / request.workers
+                state.take(f"\0gang:{job_id}:{i}", Holding(
+                    gpus=tuple((g, milli) for g in gpus), node=node,
+                    cpu_millis=request.cpu_millis, memory_mib=request.memory_mib))
+        first = workers[0]
+        holding = Holding(
+            gpus=tuple((g, m) for _, gpus, m in workers for g in gpus), node=first[0],
+            cpu_millis=request.cpu_millis, memory_mib=request.memory_mib,
+            extra=tuple((n, request.cpu_millis, request.memory_mib) for n, _, _ in workers[1:]))
+        per_worker = tuple((state.nodes[n].name, tuple(state.gpu_uuid[g] for g in gpus)) for n, gpus, _ in workers)
+        alloc = Allocation(node=per_worker[0][0], gpu_uuids=per_worker[0][1], gpu_milli=first[2],
+                           workers=per_worker)
+        return Placement(allocation=alloc, holding=holding, model=flavor.model, scores=score_sum)
+
+    def _host_fits(self, node: int, request: ResourceRequest) -> bool:
+        cpu = self.state.node_cpu_free[node]
+        mem = self.state.node_mem_free[node]
+        return (cpu is None or cpu >= request.cpu_millis) and (mem is None or mem >= request.memory_mib)
+
+    def _usable(self, node: int, flavor: Flavor, request: ResourceRequest) -> list[int]:
+        free = self.state.free_gpus_on(node)
+        if flavor.mixed:
+            st = self.state
+            free = [g for g in free if st.gpu_model[g] == flavor.model
+                    and st.gpu_memory[g] >= request.min_memory_mib]
+        return free
+
+    def _walk(self, flavor: Flavor, count: int) -> Iterator[int]:
+        """Node ids of ``flavor`` with at least ``count`` wholly free GPUs, in index walk order."""
+        state = self.state
+        pools = [state.pools[p] for p in flavor.pools]
+        top = flavor.max_per_node
+        ks = range(top, count - 1, -1) if self.descending else range(count, top + 1)
+        for k in ks:
+            for pool in pools:
+                if k <= pool.max_per_node:
+                    bucket = pool.by_free[k]
+                    if bucket:
+                        yield from bucket
+
+    def _place_worker(self, request: ResourceRequest, flavor: Flavor
+                      ) -> tuple[int, list[int], int, dict[str, float]] | None:
+        state = self.state
+        if request.fractional:
+            shared = self._fractional(request, flavor)
+            if shared is not None:
+                node, g = shared
+                return node, [g], request.gpu_milli, self._score(request, node, [g])
+        count = request.gpus
+        if count > flavor.max_per_node:
+            return None
+        limit = self._limit
+        host = request.cpu_millis > 0 or request.memory_mib > 0
+        best: tuple[int, list[int]] | None = None
+        best_total = -1.0
+        best_scores: dict[str, float] = {}
+        seen = 0
+        perfect = self._perfect
+        mixed = flavor.mixed
+        fm, pl, node_gpus = state.free_milli, state.placeable, state.node_gpus
+        for node in self._walk(flavor, count):
+            if host and not self._host_fits(node, request):
+                continue
+            if mixed:
+                free = self._usable(node, flavor, request)
+            else:
+                free = [g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]]
+            gpus = choose_gpus(state, free, count, nvlink=request.nvlink)
+            if gpus is None:
+                continue
+            scores = self._score(request, node, gpus)
+            total = sum(scores.values())
+            if total > best_total:
+                best, best_total, best_scores = (node, gpus), total, scores
+            seen += 1
+            if seen >= limit:
+                break
+            for name, bound in perfect:
+                if scores[name] < bound:
+                    break
+            else:
+                break
+        if best is None:
+            return None
+        milli = request.gpu_milli if request.fractional else GPU_MILLI
+        return best[0], best[1], milli, best_scores
+
+    def _score(self, request: ResourceRequest, node: int, gpus: list[int]) -> dict[str, float]:
+        state = self.state
+        out: dict[str, float] = {}
+        for plugin, weight in self.scores:
+            out[plugin.name] = weight * plugin.score(request, state, node, gpus)
+        return out
+
+    def _fractional(self, request: ResourceRequest, flavor: Flavor) -> tuple[int, int] | None:
+        state = self.state
+        best: tuple[int, int, int] | None = None  # (free milli, node, gpu)
+        for pid in flavor.pools:
+            pool = state.pools[pid]
+            keys = pool.partial_keys
+            i = bisect.bisect_left(keys, request.gpu_milli)
+            while i < len(keys) and (best is None or keys[i] < best[0]):
+                for g in pool.partial[keys[i]]:
+                    node = state.gpu_node[g]
+                    if flavor.mixed and (state.gpu_model[g] != flavor.model
+                                         or state.gpu_memory[g] < request.min_memory_mib):
+                        continue
+                    if self._host_fits(node, request):
+                        best = (keys[i], node, g)
+                        break
+                i += 1
+        return None if best is None else (best[1], best[2])
+
+    def _place_gpuless(self, request: ResourceRequest, flavor: Flavor) -> Placement | None:
+        state = self.state
+        fallback: int | None = None
+        for pid in flavor.pools:
+            pool = state.pools[pid]
+            if not state.nodes[pool.nodes[0]].schedulable:
+                continue
+            for node in pool.nodes:
+                if self._host_fits(node, request):
+                    if not state.node_gpus[node]:
+                        return self._gpuless(node, request)
+                    if fallback is None:
+                        fallback = node
+                    break
+        return None if fallback is None else self._gpuless(fallback, request)
+
+    def _gpuless(self, node: int, request: ResourceRequest) -> Placement:
+        holding = Holding(gpus=(), node=node, cpu_millis=request.cpu_millis, memory_mib=request.memory_mib)
+        return Placement(allocation=Allocation(node=self.state.nodes[node].name, gpu_uuids=()),
+                         holding=holding, model="*")
+
+    def _place_mig(self, request: ResourceRequest, flavor: Flavor) -> Placement | None:
+        state = self.state
+        pools = set(flavor.pools)
+        for uuid, (g, profile, memory) in state.mig_uuid.items():
+            if profile != request.mig_profile or uuid in state.mig_used:
+                continue
+            node = state.gpu_node[g]
+            if state.node_pool[node] not in pools or state.gpu_model[g] != flavor.model:
+                continue
+            gpu_ok = state.unplaceable_why.get(g, "").endswith("is in MIG mode")
+            if not gpu_ok or not state.nodes[node].schedulable or not self._host_fits(node, request):
+                continue
+            milli = max(1, min(GPU_MILLI, (GPU_MILLI * memory) // max(state.gpu_memory[g], 1)))
+            holding = Holding(gpus=(), node=node, cpu_millis=request.cpu_millis,
+                              memory_mib=request.memory_mib, migs=(uuid,))
+            alloc = Allocation(node=state.nodes[node].name, gpu_uuids=(uuid,), gpu_milli=milli)
+            return Placement(allocation=alloc, holding=holding, model=flavor.model)
+        return None

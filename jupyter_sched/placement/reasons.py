@@ -1,0 +1,182 @@
+"""Why a job does not fit a flavor right now, or never can — reasons as data with numbers.
+
+Codes (DESIGN.md list): ``Fragmented`` (enough GPUs free in total, too few on any one node —
+case 006), ``UnhealthyGpu`` (it would fit if unhealthy GPUs recovered; the reason names them),
+``WaitingForCapacity`` (not enough free), ``NoMatchingGpuModel`` / ``Unschedulable`` (never fits:
+the cycle rejects the job up front, with the numbers, and never preempts for it — case 004).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import GPU_MILLI, ResourceRequest
+from .placer import Flavor
+from .state import ClusterState
+
+__all__ = ["FitReason", "capacity_reason", "never_fits"]
+
+_NODE_LIST = 8
+
+
+@dataclass(frozen=True, slots=True)
+class FitReason:
+    """A placement reason: code, sentence and numbers."""
+
+    code: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _n(milli: int) -> int | float:
+    value = milli / GPU_MILLI
+    return int(value) if value == int(value) else round(value, 3)
+
+
+def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:
+    """Return why ``request`` can never run on this inventory, or None when it might.
+
+    Counts every GPU of a flavor that passes static filters, healthy or not (an unhealthy GPU
+    may recover), so only structural impossibilities reject.
+    """
+    if request.gpus == 0:
+        if not any(flavor.pools for flavor in flavors):
+            return FitReason("Unschedulable", "no ready node passes the job's node selector and tolerations")
+        return None
+    wanted = " or ".join(request.gpu_models) if request.gpu_models else "any model"
+    if not flavors:
+        have = sorted({m for m in state.gpu_model})
+        return FitReason("NoMatchingGpuModel",
+                         f"no GPU of model {wanted} exists (models here: {', '.join(have) or 'none'})",
+                         {"wanted": list(request.gpu_models), "models": have})
+    if request.mig_profile:
+        profiles = sorted({p for _, p, _ in state.mig_uuid.values()})
+        if request.mig_profile not in profiles:
+            return FitReason("NoMatchingGpuModel",
+                             f"no MIG device of profile {request.mig_profile} exists "
+                             f"(profiles here: {', '.join(profiles) or 'none'})",
+                             {"mig_profile": request.mig_profile, "profiles": profiles})
+        return None
+    best_node = total = 0
+    for flavor in flavors:
+        per_node, all_gpus = _structural(state, flavor, request)
+        best_node = max(best_node, per_node)
+        total = max(total, all_gpus)
+    if not any(flavor.pools for flavor in flavors):
+        first = next((s for f in flavors for s in f.rejected), None)
+        why = first.message if first else "every node is filtered out"
+        return FitReason("Unschedulable", f"no node can hold this job: {why}",
+                         {"filters": [dict(s.details, code=s.code) for f in flavors for s in f.rejected]})
+    need = request.gpus
+    filtered = [s for f in flavors for s in f.rejected]
+    why_not = (" (other nodes are filtered out: " + "; ".join(dict.fromkeys(s.message for s in filtered[:3])) + ")"
+               if filtered else "")
+    if need > best_node:
+        return FitReason(
+            "Unschedulable",
+            f"needs {need} GPUs of {wanted} on one node but the largest node has {best_node}{why_not}",
+            {"requested": need, "max_per_node": best_node, "model": wanted,
+             "filters": [dict(s.details, code=s.code) for s in filtered]})
+    if request.total_gpus > total:
+        return FitReason(
+            "Unschedulable",
+            f"needs {request.total_gpus} GPUs of {wanted} but only {total} exist{why_not}",
+            {"requested": request.total_gpus, "capacity": total, "model": wanted,
+             "filters": [dict(s.details, code=s.code) for s in filtered]})
+    return None
+
+
+def _structural(state: ClusterState, flavor: Flavor, request: ResourceRequest) -> tuple[int, int]:
+    """(most GPUs of the flavor on one node, all GPUs of the flavor) counting unhealthy ones."""
+    best = total = 0
+    if not flavor.mixed:
+        for pid in flavor.pools:
+            pool = state.pools[pid]
+            best = max(best, pool.structural_max)
+            total += pool.structural_total
+        return best, total
+    for pid in flavor.pools:
+        for node in state.pools[pid].nodes:
+            count = sum(1 for g in state.node_gpus[node]
+                        if state.gpu_model[g] == flavor.model and state.gpu_memory[g] >= request.min_memory_mib
+                        and not state.unplaceable_why.get(g, "").endswith("is in MIG mode"))
+            best = max(best, count)
+            total += count
+    return best, total
+
+
+def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) -> FitReason:
+    """Why ``request`` does not fit ``flavor`` with the capacity free now.
+
+    Returns ``Fragmented`` with per-node numbers (case 006:
+    ``4 GPUs free cluster-wide but at most 2 on one node (node1:1, node2:2, node3:1)``),
+    ``UnhealthyGpu`` naming the GPUs, or ``WaitingForCapacity``.
+    """
+    need = request.gpus
+    host = f"{request.cpu_millis} millicores CPU and {request.memory_mib} MiB host memory"
+    if need == 0:
+        return FitReason("WaitingForCapacity", f"no ready node has {host} free",
+                         {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib})
+    per_node: list[tuple[str, int]] = []
+    free_total = 0
+    max_free = 0
+    for pid in flavor.pools:
+        pool = state.pools[pid]
+        for k in range(len(pool.by_free) - 1, 0, -1):
+            for node in pool.by_free[k]:
+                free = k if not flavor.mixed else len([
+                    g for g in state.free_gpus_on(node) if state.gpu_model[g] == flavor.model])
+                if free:
+                    free_total += free
+                    max_free = max(max_free, free)
+                    if len(per_node) < 64:
+                        per_node.append((state.nodes[node].name, free))
+    model = flavor.model
+    if request.fractional:
+        partial_free = sum(
+            k * len(state.pools[pid].partial[k]) for pid in flavor.pools for k in state.pools[pid].partial_keys)
+        return FitReason(
+            "WaitingForCapacity",
+            f"needs {request.gpu_milli / GPU_MILLI:g} of a {model} GPU; no {model} GPU has that much free",
+            {"requested_milli": request.gpu_milli, "free_whole": free_total,
+             "free_shared_milli": partial_free, "model": model})
+    unhealthy = [why for g, why in state.unplaceable_why.items()
+                 if state.gpu_model[g] == model and state.node_pool[state.gpu_node[g]] in flavor.pools
+                 and "MIG" not in why][:_NODE_LIST]
+    workers = max(1, request.workers)
+    if workers > 1:
+        if free_total >= need * workers:
+            return FitReason(
+                "Fragmented",
+                f"{free_total} {model} GPUs free but fewer than {workers} nodes have {need} free each",
+                {"requested": need * workers, "workers": workers, "per_worker": need, "free": free_total,
+                 "model": model})
+    elif free_total >= need and max_free < need:
+        per_node.sort(key=lambda item: state.node_index[item[0]])
+        shown = ", ".join(f"{name}:{free}" for name, free in per_node[:_NODE_LIST])
+        more = len(per_node) - _NODE_LIST
+        if more > 0:
+            shown += f", +{more} more"
+        return FitReason(
+            "Fragmented",
+            f"{free_total} GPUs free cluster-wide but at most {max_free} on one node ({shown})",
+            {"requested": need, "free": free_total, "max_free_per_node": max_free,
+             "per_node": dict(per_node[:_NODE_LIST]), "model": model})
+    if workers == 1 and max_free >= need and (request.cpu_millis or request.memory_mib):
+        return FitReason(
+            "WaitingForCapacity",
+            f"{free_total} {model} GPUs free, but no node with {need} free GPUs has {host} free",
+            {"requested": need, "free": free_total, "cpu_millis": request.cpu_millis,
+             "memory_mib": request.memory_mib, "model": model})
+    if unhealthy and flavor.capacity < need * workers:
+        return FitReason(
+            "UnhealthyGpu",
+            f"needs {need * workers} {model} GPUs; unhealthy GPUs are excluded: " + "; ".join(unhealthy),
+            {"requested": need * workers, "unhealthy": unhealthy, "model": model, "free": free_total})
+    return FitReason(
+        "WaitingForCapacity",
+        f"needs {need * workers} {model} GPU{'s' if need * workers != 1 else ''}, {free_total} free"
+        + (f" (at most {max_free} on one node)" if free_total > max_free else ""),
+        {"requested": need * workers, "free": free_total, "max_free_per_node": max_free,
+         "capacity": flavor.capacity, "model": model})

@@ -1,0 +1,357 @@
+"""Per-cycle cluster ledger: free capacity per GPU and per node, indexed for fast placement.
+
+The ledger is built once per cycle from the frozen :class:`~jupyter_sched.model.Inventory`
+plus the allocations of jobs that hold GPUs, then mutated as the cycle assumes admissions and
+trial evictions (STYLE §2). Every mutation is journalled so that :meth:`ClusterState.what_if`
+can undo it — the analogue of Kueue's ``SimulateWorkloadRemoval`` returning a restore function.
+
+Shapes and units:
+    * GPUs are numbered ``0..G-1`` over the whole inventory (``gpu id``); nodes ``0..N-1``.
+    * ``free_milli[g]``: free milli-GPUs on GPU ``g`` (1000 = wholly free). Unplaceable GPUs
+      (unhealthy, held by foreign processes — case 014 —, in MIG mode, or on nodes that are not
+      ready / cordoned) are recorded with ``placeable[g] = False`` and never offered.
+    * Nodes with identical placement-relevant attributes form a *pool* (GPU model set, memory per
+      GPU, labels, taints). Inside a pool, nodes are indexed by their number of wholly free
+      placeable GPUs (``pool.by_free[k]`` = ordered set of node ids with ``k`` free GPUs) and
+      partially used GPUs by free milli-GPUs (``pool.partial``). A best-fit lookup is then
+      O(max GPUs per node) instead of O(nodes) — the bucketed index kube-scheduler lacks and
+      that FGD-style simulators approximate with vectorised scans.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..model import GPU_MILLI, Inventory, Node, Taint
+
+__all__ = ["ClusterState", "Holding", "Pool", "Trial"]
+
+
+@dataclass(slots=True)
+class Pool:
+    """Nodes sharing every node-level placement attribute.
+
+    Attributes:
+        pid: pool id (index in ``ClusterState.pools``).
+        models: GPU models present on the pool's nodes (usually one).
+        memory_mib: smallest memory per GPU in MiB on these nodes.
+        labels: node labels (identical for all member nodes).
+        taints: node taints (identical for all member nodes).
+        nodes: member node ids, inventory order.
+        by_free: ``by_free[k]`` = node ids (insertion-ordered dict used as a set) with exactly
+            ``k`` wholly free placeable GPUs.
+        partial: free milli-GPUs -> GPU ids with that much free (0 < free < 1000).
+        partial_keys: sorted keys of ``partial``.
+        capacity: placeable GPUs in the pool.
+        max_per_node: most placeable GPUs on one node of the pool.
+    """
+
+    pid: int
+    models: tuple[str, ...]
+    memory_mib: int
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    nodes: list[int] = field(default_factory=list)
+    by_free: list[dict[int, None]] = field(default_factory=list)
+    partial: dict[int, dict[int, None]] = field(default_factory=dict)
+    partial_keys: list[int] = field(default_factory=list)
+    capacity: int = 0
+    max_per_node: int = 0
+    free_whole: int = 0
+    structural_max: int = 0
+    structural_total: int = 0
+
+
+class Holding(NamedTuple):
+    """What one holder (a job, or a reservation mask) takes: ``(gpu id, milli)`` pairs, host resources.
+
+    A named tuple rather than a frozen dataclass: one is built per placement attempt on the hot path.
+    """
+
+    gpus: tuple[tuple[int, int], ...]
+    node: int
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    extra: tuple[tuple[int, int, int], ...] = ()  # (node, cpu, mem) of further gang workers
+    migs: tuple[str, ...] = ()                    # MIG device uuids taken
+
+
+class ClusterState:
+    """Mutable per-cycle view of free capacity with an undo journal.
+
+    Args:
+        inventory: the cycle's inventory.
+
+    Holders are keyed by string (job id, or ``"\\0reserve:<job>"`` for masks). Taking GPUs a
+    holder already holds, or more milli-GPUs than are free, raises ``ValueError`` (a bug, not
+    bad input: callers check first).
+    """
+
+    def __init__(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        self.nodes: list[Node] = list(inventory.nodes)
+        self.node_index: dict[str, int] = {n.name: i for i, n in enumerate(self.nodes)}
+        self.gpu_uuid: list[str] = []
+        self.gpu_node: list[int] = []
+        self.gpu_model: list[str] = []
+        self.gpu_memory: list[int] = []
+        self.gpu_local: list[int] = []           # NVML index on its node
+        self.gpu_mig: list[bool] = []
+        self.placeable: list[bool] = []
+        self.peers: list[tuple[int, ...]] = []   # global ids of NVLink peers
+        self.domain: list[int] = []              # NVLink domain id (connected component)
+        self.free_milli: list[int] = []
+        self.node_gpus: list[list[int]] = []
+        self.node_pool: list[int] = []
+        self.node_free: list[int] = []           # wholly free placeable GPUs per node
+        self.node_capacity: list[int] = []       # placeable GPUs per node
+        self.node_has_nvlink: list[bool] = []
+        self.node_max_domain: list[int] = []     # GPUs in the node's largest NVLink domain
+        self.node_cpu_free: list[int | None] = []
+        self.node_mem_free: list[int | None] = []
+        self.unplaceable_why: dict[int, str] = {}
+        self.uuid_to_gpu: dict[str, int] = {}
+        self.mig_uuid: dict[str, tuple[int, str, int]] = {}  # mig uuid -> (gpu, profile, memory)
+        self.mig_used: dict[str, str] = {}
+        self.pools: list[Pool] = []
+        self.holdings: dict[str, Holding] = {}
+        self._journal: list[tuple[str, str, Holding | None]] | None = None
+        self.version = 0  # bumped on every take/release; lets callers cache per state
+        self._build()
+
+    # ------------------------------------------------------------------ build
+    def _build(self) -> None:
+        pool_keys: dict[tuple[object, ...], int] = {}
+        domain_next = 0
+        for n_id, node in enumerate(self.nodes):
+            ids: list[int] = []
+            local_to_global: dict[int, int] = {}
+            for gpu in node.gpus:
+                g = len(self.gpu_uuid)
+                ids.append(g)
+                local_to_global[gpu.index] = g
+                self.gpu_uuid.append(gpu.uuid)
+                self.uuid_to_gpu[gpu.uuid] = g
+                self.gpu_node.append(n_id)
+                self.gpu_model.append(gpu.model)
+                self.gpu_memory.append(gpu.memory_mib)
+                self.gpu_local.append(gpu.index)
+                self.gpu_mig.append(gpu.mig_enabled)
+                why = ""
+                if not gpu.healthy:
+                    why = f"GPU {gpu.index} on {node.name} is unhealthy" + (
+                        f" ({gpu.health_reason})" if gpu.health_reason else "")
+                elif gpu.foreign_memory_mib > 0:
+                    why = (f"GPU {gpu.index} on {node.name} holds {gpu.foreign_memory_mib} MiB "
+                           "used by processes the scheduler did not start")
+                elif gpu.mig_enabled:
+                    why = f"GPU {gpu.index} on {node.name} is in MIG mode"
+                    for mig in gpu.mig_devices:
+                        self.mig_uuid[mig.uuid] = (g, mig.profile, mig.memory_mib)
+                        self.uuid_to_gpu[mig.uuid] = g
+                ok = not why and node.schedulable
+                self.placeable.append(ok)
+                if why:
+                    self.unplaceable_why[g] = why
+                self.free_milli.append(GPU_MILLI)
+                self.domain.append(-1)
+            for gpu in node.gpus:
+                self.peers.append(tuple(local_to_global[p] for p in gpu.nvlink_peers
+                                        if p in local_to_global and p != gpu.index))
+            # NVLink domains: connected components of the peer graph on this node.
+            for g in ids:
+                if self.domain[g] >= 0:
+                    continue
+                stack = [g]
+                self.domain[g] = domain_next
+                while stack:
+                    cur = stack.pop()
+                    for p in self.peers[cur]:
+                        if self.domain[p] < 0:
+                            self.domain[p] = domain_next
+                            stack.append(p)
+                domain_next += 1
+            self.node_gpus.append(ids)
+            self.node_cpu_free.append(node.cpu_millis or None)
+            self.node_mem_free.append(node.memory_mib or None)
+            models = tuple(sorted({gpu.model for gpu in node.gpus}))
+            memory = min((gpu.memory_mib for gpu in node.gpus), default=0)
+            key = (models, memory, tuple(sorted(node.labels.items())), node.taints, node.schedulable)
+            pid = pool_keys.get(key)
+            if pid is None:
+                pid = len(self.pools)
+                pool_keys[key] = pid
+                self.pools.append(Pool(pid=pid, models=models, memory_mib=memory,
+                                       labels=node.labels, taints=node.taints))
+            self.node_pool.append(pid)
+            pool = self.pools[pid]
+            pool.nodes.append(n_id)
+            count = sum(1 for g in ids if self.placeable[g])
+            pool.capacity += count
+            pool.max_per_node = max(pool.max_per_node, count)
+            self.node_free.append(count)
+            self.node_capacity.append(count)
+            self.node_has_nvlink.append(any(self.peers[g] for g in ids))
+            sizes: dict[int, int] = {}
+            for g in ids:
+                sizes[self.domain[g]] = sizes.get(self.domain[g], 0) + 1
+            self.node_max_domain.append(max(sizes.values(), default=0))
+            structural = sum(1 for g in ids if not self.gpu_mig[g])
+            pool.structural_max = max(pool.structural_max, structural)
+            pool.structural_total += structural
+        for pool in self.pools:
+            pool.by_free = [{} for _ in range(pool.max_per_node + 1)]
+            for n_id in pool.nodes:
+                pool.by_free[self.node_free[n_id]][n_id] = None
+                pool.free_whole += self.node_free[n_id]
+
+    # ------------------------------------------------------------------ queries
+    def node_schedulable(self, n_id: int) -> bool:
+        """True when new work may go to node ``n_id``."""
+        return self.nodes[n_id].schedulable
+
+    def free_gpus_on(self, n_id: int) -> list[int]:
+        """Wholly free placeable GPU ids on node ``n_id``, NVML order."""
+        fm, pl = self.free_milli, self.placeable
+        return [g for g in self.node_gpus[n_id] if pl[g] and fm[g] == GPU_MILLI]
+
+    def holds(self, holder: str) -> bool:
+        """True when ``holder`` holds capacity in this ledger."""
+        return holder in self.holdings
+
+    # ------------------------------------------------------------------ index upkeep
+    def _set_free(self, g: int, new: int) -> None:
+        old = self.free_milli[g]
+        if old == new:
+            return
+        self.free_milli[g] = new
+        if not self.placeable[g]:
+            return
+        n_id = self.gpu_node[g]
+        pool = self.pools[self.node_pool[n_id]]
+        if 0 < old < GPU_MILLI:
+            bucket = pool.partial[old]
+            del bucket[g]
+            if not bucket:
+                del pool.partial[old]
+                pool.partial_keys.pop(bisect.bisect_left(pool.partial_keys, old))
+        if 0 < new < GPU_MILLI:
+            bucket2 = pool.partial.get(new)
+            if bucket2 is None:
+                bucket2 = pool.partial[new] = {}
+                bisect.insort(pool.partial_keys, new)
+            bucket2[g] = None
+        delta = (new == GPU_MILLI) - (old == GPU_MILLI)
+        if delta:
+            k = self.node_free[n_id]
+            del pool.by_free[k][n_id]
+            self.node_free[n_id] = k + delta
+            pool.by_free[k + delta][n_id] = None
+            pool.free_whole += delta
+
+    # ------------------------------------------------------------------ mutations
+    def take(self, holder: str, holding: Holding) -> None:
+        """Record that ``holder`` takes ``holding``.
+
+        Raises:
+            ValueError: the holder already holds something, or a GPU lacks the free milli-GPUs.
+        """
+        if holder in self.holdings:
+            raise ValueError(f"{holder} already holds capacity")
+        fm = self.free_milli
+        for g, milli in holding.gpus:
+            if fm[g] < milli:
+                raise ValueError(f"GPU {self.gpu_uuid[g]} has {fm[g]} milli-GPUs free, {milli} asked")
+        for mig in holding.migs:
+            if mig in self.mig_used:
+                raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
+        for g, milli in holding.gpus:
+            self._set_free(g, fm[g] - milli)
+        for mig in holding.migs:
+            self.mig_used[mig] = holder
+        if holding.cpu_millis or holding.memory_mib or holding.extra:
+            self._host(holding, -1)
+        self.holdings[holder] = holding
+        self.version += 1
+        if self._journal is not None:
+            self._journal.append(("take", holder, None))
+
+    def release(self, holder: str) -> Holding | None:
+        """Free what ``holder`` holds; returns the holding (None when it held nothing)."""
+        holding = self.holdings.pop(holder, None)
+        if holding is None:
+            return None
+        fm = self.free_milli
+        for g, milli in holding.gpus:
+            self._set_free(g, fm[g] + milli)
+        for mig in holding.migs:
+            self.mig_used.pop(mig, None)
+        if holding.cpu_millis or holding.memory_mib or holding.extra:
+            self._host(holding, +1)
+        self.version += 1
+        if self._journal is not None:
+            self._journal.append(("release", holder, holding))
+        return holding
+
+    def force_take(self, holder: str, holding: Holding) -> None:
+        """Record an existing allocation even where it overlaps (the snapshot is the truth).
+
+        Used when loading jobs that already hold GPUs: a GPU shared beyond its capacity is
+        clamped at 0 free rather than rejected, so a corrupted store never crashes the cycle.
+        """
+        fm = self.free_milli
+        clamped = tuple((g, min(milli, fm[g])) for g, milli in holding.gpus)
+        migs = tuple(m for m in holding.migs if m not in self.mig_used)
+        self.take(holder, Holding(gpus=clamped, node=holding.node, cpu_millis=holding.cpu_millis,
+                                  memory_mib=holding.memory_mib, extra=holding.extra, migs=migs))
+
+    def _host(self, holding: Holding, sign: int) -> None:
+        for n_id, cpu, mem in ((holding.node, holding.cpu_millis, holding.memory_mib), *holding.extra):
+            cur_cpu = self.node_cpu_free[n_id]
+            if cur_cpu is not None and cpu:
+                self.node_cpu_free[n_id] = cur_cpu + sign * cpu
+            cur_mem = self.node_mem_free[n_id]
+            if cur_mem is not None and mem:
+                self.node_mem_free[n_id] = cur_mem + sign * mem
+
+    @contextmanager
+    def what_if(self) -> Iterator[Trial]:
+        """Run a trial: every take/release inside the block is undone when it exits,
+        unless ``trial.keep()`` was called (then the changes stay and join any outer trial).
+        """
+        outer = self._journal
+        self._journal = []
+        journal = self._journal
+        trial = Trial()
+        try:
+            yield trial
+        finally:
+            if trial.kept:
+                self._journal = outer
+                if outer is not None:
+                    outer.extend(journal)
+            else:
+                self._journal = None
+                for op, holder, holding in reversed(journal):
+                    if op == "take":
+                        self.release(holder)
+                    elif holding is not None:
+                        self.take(holder, holding)
+                self._journal = outer
+
+
+class Trial:
+    """Handle of one :meth:`what_if` block; ``keep()`` makes its changes permanent."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self) -> None:
+        self.kept = False
+
+    def keep(self) -> None:
+        """Keep the changes made inside the block."""
+        self.kept = True

@@ -1,0 +1,272 @@
+"""Quota usage per cycle: guarantees, borrowing limits and who is borrowing (Kueue semantics).
+
+Semantics follow Kueue's ClusterQueue ``nominalQuota`` / ``borrowingLimit`` with one cohort —
+the whole cluster (https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/):
+
+* a line ``(team, user|None, gpu_model|'*')`` counts the milli-GPUs its team (or user) holds on
+  GPUs of that model (loose match, as placement) or on any GPU (``'*'``);
+* admission needs ``usage + request <= guaranteed + borrowing_limit`` on every line that applies
+  (``borrowing_limit=None`` = unlimited); usage above ``guaranteed`` is *borrowed* and preemptible;
+* the cohort never owns more than exists: capacity is enforced by placement on the same ledger,
+  so two admissions in one cycle can never both see the same free GPUs (case 001);
+* a team without any line applying to a model gets an implicit line ``guaranteed=0``,
+  unlimited borrowing — best-effort work that teams within their guarantee may reclaim;
+* an empty :class:`~jupyter_sched.model.QuotaSet` means *no quota*: nothing is limited, nothing
+  is borrowed, nothing is reclaimed.
+
+All amounts are milli-GPUs (1000 = one GPU) internally; reasons render GPUs.
+Mutations are journalled; :meth:`QuotaLedger.what_if` undoes a trial (STYLE §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import ANY_MODEL, GPU_MILLI, Quota, QuotaSet
+from ..placement.filters import model_matches
+from ..placement.state import Trial
+
+__all__ = ["QuotaCheck", "QuotaLedger", "Line"]
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A quota line resolved for the ledger (milli-GPU units).
+
+    Attributes:
+        key: ``(team, user, gpu_model)``.
+        guaranteed: guaranteed milli-GPUs.
+        ceiling: most milli-GPUs usable, or None (unlimited).
+        borrowing_limit: most milli-GPUs above the guarantee, or None.
+        implicit: True for the best-effort line of a team without configured lines.
+    """
+
+    key: tuple[str, str | None, str]
+    guaranteed: int
+    ceiling: int | None
+    borrowing_limit: int | None
+    implicit: bool = False
+
+    @property
+    def team(self) -> str:
+        """Team of the line."""
+        return self.key[0]
+
+    @property
+    def user(self) -> str | None:
+        """User of the line (None = team line)."""
+        return self.key[1]
+
+    @property
+    def model(self) -> str:
+        """GPU model (or ``'*'``) the line counts."""
+        return self.key[2]
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaCheck:
+    """Outcome of a quota check for one job on one GPU model.
+
+    Attributes:
+        ok: the job fits every applicable line.
+        code: ``""``, ``"ExceedsQuota"`` or ``"BorrowingLimitReached"``.
+        borrowed: milli-GPUs of this admission above the team's guarantee (max over lines).
+        within_guarantee: True when the team stays within its guarantee on every team line.
+        line: the failing line's key (when not ok).
+        details: numbers in GPUs: ``requested``, ``quota`` (ceiling), ``guaranteed``, ``used``,
+            ``available``, ``borrowing_limit``, ``team``, ``user``, ``model``.
+    """
+
+    ok: bool
+    code: str = ""
+    borrowed: int = 0
+    within_guarantee: bool = True
+    line: tuple[str, str | None, str] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _gpus(milli: float) -> float:
+    value = milli / GPU_MILLI
+    return int(value) if value == int(value) else round(value, 3)
+
+
+class QuotaLedger:
+    """Usage per quota line for one cycle, with checks and an undo journal.
+
+    Args:
+        quotas: the quota set in force.
+        capacity_by_model: GPUs in the inventory per model (for fair-share normalisation).
+    """
+
+    def __init__(self, quotas: QuotaSet, capacity_by_model: Mapping[str, int]) -> None:
+        self.quotas = quotas
+        self.enabled = bool(quotas.quotas)
+        self.capacity_by_model = dict(capacity_by_model)
+        self.total_capacity = sum(capacity_by_model.values())
+        self.usage: dict[tuple[str, str | None, str], int] = {}
+        self.lines: dict[tuple[str, str | None, str], Line] = {}
+        self.team_lines: dict[str, list[Line]] = {}
+        self.user_lines: dict[tuple[str, str], list[Line]] = {}
+        self.charges: dict[str, tuple[tuple[tuple[str, str | None, str], ...], int]] = {}
+        self.weights = {p.team: max(p.weight, 1e-9) for p in quotas.teams}
+        self._cache: dict[tuple[str, str, str], tuple[Line, ...]] = {}
+        self.team_version: dict[str, int] = {}
+        self._shares: dict[str, tuple[int, float]] = {}
+        self._journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] | None = None
+        for q in quotas.quotas:
+            line = self._line(q)
+            self.lines[line.key] = line
+            if q.user is None:
+                self.team_lines.setdefault(q.team, []).append(line)
+            else:
+                self.user_lines.setdefault((q.team, q.user), []).append(line)
+
+    @staticmethod
+    def _line(q: Quota, implicit: bool = False) -> Line:
+        g = round(q.guaranteed * GPU_MILLI)
+        bl = None if q.borrowing_limit is None else round(q.borrowing_limit * GPU_MILLI)
+        return Line(key=q.key, guaranteed=g, ceiling=None if bl is None else g + bl,
+                    borrowing_limit=bl, implicit=implicit)
+
+    # ------------------------------------------------------------------ lookup
+    def applicable(self, team: str, user: str, model: str) -> tuple[Line, ...]:
+        """Lines counting a job of ``team``/``user`` on a GPU of ``model`` (team lines first)."""
+        ck = (team, user, model)
+        cached = self._cache.get(ck)
+        if cached is not None:
+            return cached
+        if not self.enabled:
+            self._cache[ck] = ()
+            return ()
+        team_l = [ln for ln in self.team_lines.get(team, ()) if _applies(ln.model, model)]
+        if not team_l:
+            key = (team, None, model)
+            line = self.lines.get(key)
+            if line is None:
+                line = self._line(Quota(team=team, gpu_model=model), implicit=True)
+                self.lines[key] = line
+                self.team_lines.setdefault(team, []).append(line)
+            team_l = [line]
+        user_l = [ln for ln in self.user_lines.get((team, user), ()) if _applies(ln.model, model)]
+        out = (*team_l, *user_l)
+        self._cache[ck] = out
+        return out
+
+    def line_capacity(self, line: Line) -> int:
+        """Milli-GPUs in the line's scope (all GPUs for ``'*'``)."""
+        if line.model == ANY_MODEL:
+            return self.total_capacity * GPU_MILLI
+        return sum(n for m, n in self.capacity_by_model.items() if _applies(line.model, m)) * GPU_MILLI
+
+    # ------------------------------------------------------------------ checks
+    def check(self, team: str, user: str, model: str, milli: int) -> QuotaCheck:
+        """May ``milli`` more milli-GPUs of ``model`` be charged to ``team``/``user``?"""
+        if not self.enabled or milli <= 0:
+            return _OK  # GPU-less work never counts against GPU quota
+        lines = self.applicable(team, user, model)
+        borrowed = 0
+        within = True
+        usage = self.usage
+        for line in lines:
+            used = usage.get(line.key, 0)
+            after = used + milli
+            if line.ceiling is not None and after > line.ceiling:
+                bl = line.borrowing_limit
+                code = "ExceedsQuota" if line.user is not None or bl == 0 else "BorrowingLimitReached"
+                return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details={
+                    "team": line.team, "user": line.user, "model": line.model,
+                    "requested": _gpus(milli), "quota": _gpus(line.ceiling),
+                    "guaranteed": _gpus(line.guaranteed),
+                    "borrowing_limit": None if bl is None else _gpus(bl),
+                    "used": _gpus(used), "available": _gpus(max(0, line.ceiling - used))})
+            if line.user is None:
+                extra = max(0, after - line.guaranteed) - max(0, used - line.guaranteed)
+                borrowed = max(borrowed, extra)
+                if after > line.guaranteed:
+                    within = False
+        if not borrowed and within:
+            return _OK
+        return QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
+
+    def team_share(self, team: str) -> float:
+        """Kueue fair sharing: dominant borrowed share of the team's lines divided by its weight."""
+        version = self.team_version.get(team, 0)
+        cached = self._shares.get(team)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        share = 0.0
+        for line in self.team_lines.get(team, ()):
+            over = self.usage.get(line.key, 0) - line.guaranteed
+            if over > 0:
+                share = max(share, over / max(self.line_capacity(line), 1))
+        share /= self.weights.get(team, 1.0)
+        self._shares[team] = (version, share)
+        return share
+
+    def borrowed(self, line: Line) -> int:
+        """Milli-GPUs the line uses above its guarantee."""
+        return max(0, self.usage.get(line.key, 0) - line.guaranteed)
+
+    # ------------------------------------------------------------------ mutations
+    def charge(self, job_id: str, team: str, user: str, model: str, milli: int) -> None:
+        """Count ``milli`` milli-GPUs of ``job_id`` on every applicable line."""
+        if not self.enabled or milli <= 0 or job_id in self.charges:
+            return
+        keys = tuple(line.key for line in self.applicable(team, user, model))
+        self._apply(job_id, (keys, milli), +1)
+
+    def uncharge(self, job_id: str) -> None:
+        """Stop counting ``job_id`` (a trial eviction or a real preemption)."""
+        entry = self.charges.get(job_id)
+        if entry is not None:
+            self._apply(job_id, entry, -1)
+
+    def _apply(self, job_id: str, entry: tuple[tuple[tuple[str, str | None, str], ...], int],
+               sign: int) -> None:
+        keys, milli = entry
+        usage = self.usage
+        for key in keys:
+            usage[key] = usage.get(key, 0) + sign * milli
+        if keys:
+            team = keys[0][0]
+            self.team_version[team] = self.team_version.get(team, 0) + 1
+        if sign > 0:
+            self.charges[job_id] = entry
+            op = "charge"
+        else:
+            del self.charges[job_id]
+            op = "uncharge"
+        if self._journal is not None:
+            self._journal.append((op, job_id, entry))
+
+    @contextmanager
+    def what_if(self) -> Iterator[Trial]:
+        """Trial block: charges inside are undone on exit unless ``trial.keep()`` was called."""
+        outer = self._journal
+        journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] = []
+        self._journal = journal
+        trial = Trial()
+        try:
+            yield trial
+        finally:
+            if trial.kept:
+                self._journal = outer
+                if outer is not None:
+                    outer.extend(journal)
+            else:
+                self._journal = None
+                for op, job_id, entry in reversed(journal):
+                    if entry is None:
+                        continue
+                    self._apply(job_id, entry, -1 if op == "charge" else +1)
+                self._journal = outer
+
+
+_OK = QuotaCheck(ok=True)
+
+
+def _applies(line_model: str, gpu_model: str) -> bool:
+    return line_model == ANY_MODEL or line_model == gpu_model or model_matches(line_model, gpu_model)

@@ -1,0 +1,403 @@
+"""Idle detection and the reclamation ladder (pure: no clock, no I/O; ``now`` is injected).
+
+Steps for each running job or lease (DESIGN.md "Idle reclamation"; cases 008 and 012):
+
+1. **Verdict** — :func:`default_idle_arbiter` (or an admin's hook with the same keyword-only
+   signature) finds when the work became idle:
+
+   - GPU side: the start of the *trailing* run of samples in which every allocated GPU / MIG
+     instance is below ``threshold_pct`` (activity = ``GR_ENGINE_ACTIVE x 100`` when known, else
+     utilization). Not a lifetime average. Held memory is not activity. A sample with unknown
+     utilization (MIG without profiling metrics), a device with no samples, or a gap longer than
+     ``max_gap_s`` breaks the run: missing data never counts as idle.
+   - Kernel side (leases): an ``idle`` kernel is idle since its ``last_activity``; a busy or
+     unknown kernel is not idle — then only the separate, longer ``busy_kernel_window_s`` rule
+     (GPU idle while the kernel computes on CPU) may apply. HTTP/websocket traffic is never
+     looked at (jupyterhub#1498, case 012).
+
+2. **Ladder** — with ``deadline = idle_since + limit`` (pushed back by a keepalive):
+   ``warn`` at ``deadline - warning_s``; ``reclaim`` at the deadline, but never sooner than
+   ``warning_s`` after the warning was delivered (grace); ``clear`` when activity resumes after
+   a warning. The reclaim step carries the evidence: the window of samples, per minute.
+
+The source of the idea: jupyterhub-idle-culler's ``cull_arbiter_hook`` (a keyword-only hook with a
+documented default) and Kubernetes/Kueue's "decide, then act" split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from ..errors import ConflictError, ValidationError
+from ..model import Inventory, Job, JobState, parse_utc, to_iso
+from ..model.samples import GpuSample
+from ..scheduling.snapshot import IdleAction, Snapshot
+from .policy import IdlePolicies, IdlePolicy, ReclaimMode
+
+__all__ = [
+    "IdleArbiter",
+    "IdleInput",
+    "IdleVerdict",
+    "KernelActivity",
+    "LadderState",
+    "advance_ladder",
+    "default_idle_arbiter",
+    "device_keys",
+    "evaluate_idle",
+    "extend_keepalive",
+    "ladder_step",
+]
+
+DeviceKey = tuple[str, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class KernelActivity:
+    """What the Jupyter server knows about a lease's kernel.
+
+    Attributes:
+        execution_state: ``"idle"``, ``"busy"``, ``"starting"``, ... (jupyter_client's states).
+        last_activity: last time the kernel executed or emitted output (aware UTC).
+    """
+
+    execution_state: str
+    last_activity: datetime | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> KernelActivity | None:
+        """Build from ``Snapshot.kernels[kernel_id]`` (``{"execution_state", "last_activity"}``;
+        ``last_activity`` an aware datetime or ISO 8601 text with offset).
+
+        Raises:
+            TimestampError: ``last_activity`` text without a UTC offset.
+        """
+        if not data:
+            return None
+        last = data.get("last_activity")
+        if last is not None and not isinstance(last, datetime):
+            last = parse_utc(str(last), field="kernels.last_activity")  # ISO text from jupyter_server
+        return cls(execution_state=str(data.get("execution_state", "unknown")), last_activity=last)
+
+
+@dataclass(frozen=True, slots=True)
+class IdleVerdict:
+    """Whether work is idle, since when, and under which rule.
+
+    Attributes:
+        idle: the idle period has begun (``idle_since`` set); reclaim waits for ``limit_s``.
+        idle_since: start of the current idle period (None when not idle).
+        limit_s: how long the period must last before reclaim under ``rule``, seconds.
+        rule: ``"kernel_and_gpu"`` (lease, kernel idle), ``"gpu_busy_kernel"`` (lease, kernel busy
+            or unknown, GPU idle), ``"gpu"`` (batch job) or ``""`` (not idle).
+        mode: what reclaim does under this rule.
+        reason: one sentence: the reclaim reason when idle (``kernel idle and GPU < 5% for 120 min``),
+            else why not (``GPU-1111 at 87% at 2026-...``).
+        devices: the device keys ``(gpu_uuid, mig_instance)`` the verdict looked at.
+        open_start: the idle run starts at the first sample given (no activity seen before it in
+            the lookback), so the period may have begun earlier: the ladder then keeps the start
+            it recorded (a sliding lookback must not restart the idle clock).
+    """
+
+    idle: bool
+    idle_since: datetime | None = None
+    limit_s: float = 0.0
+    rule: str = ""
+    mode: ReclaimMode = ReclaimMode.NOTIFY
+    reason: str = ""
+    devices: tuple[DeviceKey, ...] = ()
+    open_start: bool = False
+
+
+class IdleArbiter(Protocol):
+    """Type of the admin hook: ``(*, job, samples, kernel, policy, now) -> IdleVerdict``.
+
+    A callable protocol, so third-party rules type-check against it; the default is
+    :func:`default_idle_arbiter`.
+    """
+
+    def __call__(self, *, job: Job, samples: Sequence[GpuSample], kernel: KernelActivity | None,
+                 policy: IdlePolicy, now: datetime) -> IdleVerdict:
+        """Return the verdict for ``job`` at ``now``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LadderState:
+    """What the engine remembers between cycles about one job's ladder (persisted by the engine).
+
+    Attributes:
+        warned_at: when the warning for the current deadline was delivered (a keepalive clears it,
+            so a new deadline gets a new warning).
+        warned_idle_since: start of the idle period the ladder is tracking (set by the warning,
+            kept through a keepalive and the reclaim, cleared when activity resumes).
+        keepalive_until: the user asked to keep the GPUs until then.
+        keepalive_used: the one keepalive of this allocation was used.
+        reclaimed_at: reclaim step already issued (for ``notify`` mode: do not repeat).
+    """
+
+    warned_at: datetime | None = None
+    warned_idle_since: datetime | None = None
+    keepalive_until: datetime | None = None
+    keepalive_used: bool = False
+    reclaimed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IdleInput:
+    """``Snapshot.telemetry[job_id]``: the samples of the job's devices and its ladder state.
+
+    Attributes:
+        samples: recent samples of the job's GPUs / MIG instances (at least ``window`` long;
+            1-minute rollups are fine), any order.
+        ladder: the engine's remembered ladder state.
+        devices: the device keys the job holds (see :func:`device_keys`); empty = whatever
+            the samples show.
+    """
+
+    samples: Sequence[GpuSample] = ()
+    ladder: LadderState = field(default_factory=LadderState)
+    devices: tuple[DeviceKey, ...] = ()
+
+
+def device_keys(gpu_uuids: Iterable[str], inventory: Inventory) -> tuple[DeviceKey, ...]:
+    """Map allocated GPU / ``MIG-...`` UUIDs to sample keys ``(parent GPU uuid, GI id or None)``."""
+    by_uuid = inventory.gpu_by_uuid()
+    keys: list[DeviceKey] = []
+    for uuid in gpu_uuids:
+        gpu = by_uuid.get(uuid)
+        if gpu is None or gpu.uuid == uuid:
+            keys.append((uuid, None))
+            continue
+        mig = next(m for m in gpu.mig_devices if m.uuid == uuid)
+        keys.append((gpu.uuid, mig.gpu_instance_id))
+    return tuple(keys)
+
+
+def _minutes(seconds: float) -> str:
+    minutes = seconds / 60.0
+    return f"{minutes:.0f} min" if abs(minutes - round(minutes)) < 1e-9 else f"{minutes:.1f} min"
+
+
+def _gpu_idle_since(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], policy: IdlePolicy,
+                    now: datetime) -> tuple[datetime | None, str, bool]:
+    """``(start of the trailing all-below-threshold run or None, why not idle, run starts at the
+    first sample)``."""
+    ordered = sorted((s for s in samples if s.timestamp <= now), key=lambda s: s.timestamp)
+    if not ordered:
+        return None, "no GPU samples yet", False
+    seen = {s.key for s in ordered}
+    missing = [k for k in devices if k not in seen]
+    if missing:
+        uuid, gi = missing[0]
+        return None, f"no samples for {uuid}" + ("" if gi is None else f" MIG instance {gi}"), False
+    gap = timedelta(seconds=policy.max_gap_s)
+    if now - ordered[-1].timestamp > gap:
+        return None, f"telemetry stale: last sample at {to_iso(ordered[-1].timestamp)}", False
+    since: datetime | None = None
+    why = ""
+    previous: datetime | None = None
+    groups: dict[datetime, list[GpuSample]] = {}
+    for s in ordered:
+        groups.setdefault(s.timestamp, []).append(s)
+    for when, group in groups.items():
+        busy = [s for s in group if s.activity_pct is None or s.activity_pct >= policy.threshold_pct]
+        if busy:
+            s = busy[0]
+            since = None
+            device = s.gpu_uuid + ("" if s.mig_instance is None else f" MIG instance {s.mig_instance}")
+            why = (f"{device}: {s.note or 'utilization unknown'}" if s.activity_pct is None
+                   else f"{device} at {s.activity_pct:.0f}% at {to_iso(when)}")
+        elif since is None or (previous is not None and when - previous > gap):
+            since = when
+        previous = when
+    return since, why, since is not None and since == ordered[0].timestamp
+
+
+def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: KernelActivity | None,
+                         policy: IdlePolicy, now: datetime, devices: Sequence[DeviceKey] = ()) -> IdleVerdict:
+    """The documented default rule (module docstring, step 1).
+
+    Args:
+        job: the running job or lease.
+        samples: its devices' samples (any order; those after ``now`` are ignored).
+        kernel: the lease's kernel activity (None for batch jobs or when unknown).
+        policy: the policy for the job's priority class.
+        now: the cycle's time (aware UTC).
+        devices: device keys the job holds; each must have samples.
+
+    Returns:
+        :class:`IdleVerdict`. For a lease with an idle kernel: rule ``kernel_and_gpu``,
+        ``idle_since = max(GPU idle since, kernel last activity)``, limit ``window_s``, reason
+        ``kernel idle and GPU < 5% for 120 min``. For a lease with a busy/unknown kernel: rule
+        ``gpu_busy_kernel`` with ``busy_kernel_window_s``. For batch jobs: rule ``gpu``.
+    """
+    keys = tuple(devices) or tuple(dict.fromkeys(s.key for s in samples))
+    gpu_since, why, open_start = _gpu_idle_since(samples, keys, policy, now)
+    thr = f"{policy.threshold_pct:g}%"
+    if gpu_since is None:
+        return IdleVerdict(idle=False, reason=why, devices=keys)
+    if not job.is_lease:
+        return IdleVerdict(idle=True, idle_since=gpu_since, limit_s=policy.window_s, rule="gpu",
+                           mode=policy.job_mode, reason=f"GPU < {thr} for {_minutes(policy.window_s)}", devices=keys,
+                           open_start=open_start)
+    if kernel is not None and kernel.execution_state == "idle":
+        since = gpu_since if kernel.last_activity is None else max(gpu_since, kernel.last_activity)
+        return IdleVerdict(idle=True, idle_since=since, limit_s=policy.window_s, rule="kernel_and_gpu",
+                           mode=policy.lease_mode,
+                           reason=f"kernel idle and GPU < {thr} for {_minutes(policy.window_s)}", devices=keys,
+                           open_start=open_start and since == gpu_since)
+    if policy.busy_kernel_window_s is None:
+        state = "unknown" if kernel is None else kernel.execution_state
+        return IdleVerdict(idle=False, reason=f"kernel is {state}", devices=keys)
+    return IdleVerdict(idle=True, idle_since=gpu_since, limit_s=policy.busy_kernel_window_s, rule="gpu_busy_kernel",
+                       mode=policy.busy_kernel_mode,
+                       reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)} while the kernel is busy "
+                              "(the kernel keeps running)", devices=keys, open_start=open_start)
+
+
+def _evidence(samples: Sequence[GpuSample], verdict: IdleVerdict, now: datetime, limit_s: float) -> dict[str, Any]:
+    """The window of samples behind a decision, as per-minute max activity per device (JSON-able)."""
+    start = now - timedelta(seconds=limit_s)
+    per_minute: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in samples:
+        if not start <= s.timestamp <= now:
+            continue
+        minute = s.timestamp.replace(second=0, microsecond=0)
+        device = s.gpu_uuid if s.mig_instance is None else f"{s.gpu_uuid}/{s.mig_instance}"
+        row = per_minute.setdefault((device, to_iso(minute) or ""), {
+            "device": device, "minute": to_iso(minute), "max_activity_pct": None, "memory_used_mib": None, "n": 0})
+        if s.activity_pct is not None:
+            row["max_activity_pct"] = max(row["max_activity_pct"] or 0.0, round(s.activity_pct, 2))
+        if s.memory_used_mib is not None:
+            row["memory_used_mib"] = max(row["memory_used_mib"] or 0.0, s.memory_used_mib)
+        row["n"] += 1
+    return {"rule": verdict.rule, "idle_since": to_iso(verdict.idle_since), "limit_s": limit_s,
+            "window_start": to_iso(start), "window_end": to_iso(now),
+            "samples": sorted(per_minute.values(), key=lambda r: (r["device"], r["minute"]))}
+
+
+def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy, now: datetime,
+                samples: Sequence[GpuSample] = ()) -> IdleAction | None:
+    """Decide this cycle's ladder step for one job (module docstring, step 2). Pure.
+
+    Returns:
+        ``IdleAction`` with stage ``warn``, ``reclaim`` or ``clear``, or None (nothing to do).
+        The engine persists ``advance_ladder(ladder, action, now=...)`` after delivering it.
+    """
+    uuids = job.allocation.all_gpu_uuids() if job.allocation else ()
+    # A reclaimed_at without a tracked period is stale (the period was cleared): ignore it.
+    tracking = ladder.warned_idle_since is not None or ladder.warned_at is not None
+    if not verdict.idle or verdict.idle_since is None:
+        if tracking:
+            return IdleAction(job_id=job.id, stage="clear", reason=f"active again: {verdict.reason}",
+                              gpu_uuids=uuids)
+        return None
+    since = verdict.idle_since
+    if verdict.open_start and ladder.warned_idle_since is not None and ladder.warned_idle_since <= since:
+        since = ladder.warned_idle_since  # the lookback slid past the recorded start; the period goes on
+    if tracking and ladder.warned_idle_since != since:
+        # Activity in between (or a new kernel execution): a new idle period; start the ladder over.
+        return IdleAction(job_id=job.id, stage="clear", reason="a new idle period began", gpu_uuids=uuids)
+    if tracking and ladder.reclaimed_at is not None:
+        return None
+    deadline = since + timedelta(seconds=verdict.limit_s)
+    if ladder.keepalive_until is not None and ladder.keepalive_until > deadline:
+        deadline = ladder.keepalive_until
+    if ladder.warned_at is None:
+        if now < deadline - timedelta(seconds=policy.warning_s):
+            return None
+        deadline = max(deadline, now + timedelta(seconds=policy.warning_s))
+        return IdleAction(job_id=job.id, stage="warn", action=verdict.mode.value, deadline=deadline, idle_since=since,
+                          gpu_uuids=uuids, reason=f"{verdict.reason}: GPUs will be {_verb(verdict.mode)} at "
+                                                  f"{to_iso(deadline)} unless activity resumes")
+    effective = max(deadline, ladder.warned_at + timedelta(seconds=policy.warning_s))
+    if now < effective:
+        return None
+    return IdleAction(job_id=job.id, stage="reclaim", action=verdict.mode.value, reason=verdict.reason,
+                      deadline=effective, idle_since=since, gpu_uuids=uuids,
+                      evidence=_evidence(samples, replace(verdict, idle_since=since), now, verdict.limit_s))
+
+
+def _verb(mode: ReclaimMode) -> str:
+    return {ReclaimMode.RELEASE: "released", ReclaimMode.REQUEUE: "requeued", ReclaimMode.STOP: "stopped",
+            ReclaimMode.NOTIFY: "reported as idle"}[mode]
+
+
+def evaluate_idle(snapshot: Snapshot, policies: IdlePolicies | None = None,
+                  arbiter: IdleArbiter | None = None) -> tuple[IdleAction, ...]:
+    """Run idle detection and the ladder for every running job in ``snapshot``. Pure.
+
+    Reads ``snapshot.telemetry[job_id]`` (an :class:`IdleInput`; jobs without one are skipped —
+    no telemetry is never evidence of idleness) and ``snapshot.kernels[job.spec.kernel_id]``.
+
+    Args:
+        snapshot: the cycle's snapshot (``now`` is its clock).
+        policies: admin policy (default :class:`IdlePolicies`).
+        arbiter: the admin hook, keyword-only ``(*, job, samples, kernel, policy, now)``;
+            default :func:`default_idle_arbiter`.
+
+    Returns:
+        The ladder steps of this cycle, in job order.
+    """
+    policies = policies or IdlePolicies()
+    actions: list[IdleAction] = []
+    for job in snapshot.jobs:
+        if job.state is not JobState.RUNNING:
+            continue
+        entry = snapshot.telemetry.get(job.id)
+        if not isinstance(entry, IdleInput):
+            continue
+        policy = policies.for_job(job)
+        if not policy.enabled:
+            continue
+        kernel = KernelActivity.from_mapping(snapshot.kernels.get(job.spec.kernel_id or "")) if job.is_lease else None
+        if arbiter is None:
+            verdict = default_idle_arbiter(job=job, samples=entry.samples, kernel=kernel, policy=policy,
+                                           now=snapshot.now, devices=entry.devices)
+        else:
+            verdict = arbiter(job=job, samples=entry.samples, kernel=kernel, policy=policy, now=snapshot.now)
+        action = ladder_step(job=job, verdict=verdict, ladder=entry.ladder, policy=policy, now=snapshot.now,
+                             samples=entry.samples)
+        if action is not None:
+            actions.append(action)
+    return tuple(actions)
+
+
+def advance_ladder(ladder: LadderState, action: IdleAction | None, *, now: datetime) -> LadderState:
+    """The ladder state after the engine delivered ``action`` at ``now`` (persist the result).
+
+    ``warn`` records ``warned_at`` and the period's ``warned_idle_since``; ``reclaim`` records
+    ``reclaimed_at``; ``clear`` forgets the period (a used keepalive stays used for this allocation).
+    """
+    if action is None:
+        return ladder
+    if action.stage == "warn":
+        return replace(ladder, warned_at=now, warned_idle_since=action.idle_since)
+    if action.stage == "reclaim":
+        return replace(ladder, reclaimed_at=now, warned_idle_since=action.idle_since)
+    return replace(ladder, warned_at=None, warned_idle_since=None, reclaimed_at=None)
+
+
+def extend_keepalive(ladder: LadderState, *, now: datetime, policy: IdlePolicy,
+                     requested_s: float | None = None) -> LadderState:
+    """A user's one keepalive: keep the GPUs until ``now + requested_s`` (default: the admin max).
+
+    Raises:
+        ConflictError: the keepalive of this allocation was already used, or keepalive is off.
+        ValidationError: ``requested_s`` is not in ``(0, keepalive_max_s]``.
+    """
+    if policy.keepalive_max_s <= 0:
+        raise ConflictError("keepalive is disabled by the admin policy", field="keepalive",
+                            hint="release the GPUs and request them again when needed")
+    if ladder.keepalive_used:
+        raise ConflictError("keepalive was already used for this allocation", field="keepalive",
+                            hint="use the GPUs (any activity resets the idle clock) or request them again later")
+    seconds = policy.keepalive_max_s if requested_s is None else requested_s
+    if not 0 < seconds <= policy.keepalive_max_s:
+        raise ValidationError(f"keepalive of {seconds:g} s is outside (0, {policy.keepalive_max_s:g}] s",
+                              field="keepalive.seconds", hint=f"ask for at most {_minutes(policy.keepalive_max_s)}")
+    # The idle period goes on (``warned_idle_since`` kept); the new deadline gets its own warning.
+    return replace(ladder, keepalive_until=now + timedelta(seconds=seconds), keepalive_used=True, warned_at=None)

@@ -1,0 +1,70 @@
+"""State shared by the phases of one cycle (the per-cycle ledger, plugins and decisions so far).
+
+:class:`CycleContext` holds what every phase reads and writes; the phases are small mixins in
+their own modules — :mod:`.gates` (class grant, backoff, windows, budget), :mod:`.preempt`
+(reclaim and priority preemption), :mod:`.eta` (pending reasons with ETA and EASY reservation) —
+combined by :class:`~.cycle._Cycle` (STYLE §3: the cycle reads like a table of contents).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..backfill.easy import Reservation
+from ..model import Job
+from ..placement.placer import Flavor, Placer
+from ..placement.reasons import FitReason
+from .ledger import CycleLedger
+from .profile import SchedulingProfile
+from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
+
+__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext"]
+
+RESERVE_PREFIX = "\0reserve:"
+"""Ledger holder key prefix for an EASY reservation mask."""
+
+CAPACITY_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu"})
+"""Primary codes for which a preemption refusal is worth explaining."""
+
+
+class CycleContext:
+    """The mutable state of one cycle (never shared between cycles)."""
+
+    def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
+        self.snap = snapshot
+        self.now: datetime = snapshot.now
+        self.profile = profile
+        self.ledger = CycleLedger(snapshot)
+        self.state = self.ledger.state
+        self.quota = self.ledger.quota
+        self.placer = Placer(self.state, profile.placement)
+        self.admits: list[Admit] = []
+        self.preempts: list[Preempt] = []
+        self.pends: list[Pend] = []
+        self.rejects: list[Reject] = []
+        self.audit: list[AuditRecord] = []
+        self.nominations: dict[str, Any] = {}
+        self.reservations: dict[str, Reservation] = {}
+        self.quota_etas: dict[tuple[str, str], str] = {}
+        self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None]] = {}
+        self.cap_cache: dict[tuple[object, ...], FitReason] = {}
+        self.victims: set[str] = set()
+        self.preemption_attempts = 0
+        self._covered: set[str] | None = None
+        self._refusal = ""
+        self.policies = {p.team: p for p in snapshot.quotas.teams}
+        self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
+            j.not_before is not None for j in snapshot.jobs)
+        self.admitted: dict[str, Job] = {}
+        self.in_flight = self._in_flight_victims()
+
+    def _in_flight_victims(self) -> set[str]:
+        """Jobs still holding GPUs nominated for a pending preemptor: already being preempted."""
+        st = self.state
+        nominated = {st.uuid_to_gpu[u] for j in self.snap.jobs if j.nominated is not None and not j.state.holds_gpus
+                     for u in j.nominated.all_gpu_uuids() if u in st.uuid_to_gpu}
+        if not nominated:
+            return set()
+        return {h for h, hold in st.holdings.items() if not h.startswith("\0")
+                and any(g in nominated for g, _ in hold.gpus)}

@@ -1,0 +1,122 @@
+"""Pending reasons with queue ETA: the EASY reservation of the first blocked job per GPU model.
+
+Builds the one primary reason (:mod:`.reasons`), appends the preemption refusal when it explains
+the wait (case 001, case 004), and computes the ETA: for the first blocked job per model, running
+jobs are trial-released in end-time order until it fits (:func:`..backfill.easy.find_reservation`);
+later jobs say honestly that they queue behind it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..backfill.easy import Ending, Reservation, find_reservation, job_end
+from ..model import Job, PendingReason, ResourceRequest
+from ..placement.placer import Flavor
+from .context import CAPACITY_CODES, CycleContext
+from .reasons import FlavorOutcome, build_reason, reason_with
+from .snapshot import Pend
+
+__all__ = ["Estimating"]
+
+
+class Estimating(CycleContext):
+    """Pending reasons and ETAs (mixin over :class:`CycleContext`)."""
+
+    def _pend(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...], outcomes: list[FlavorOutcome]) -> None:
+        reason = build_reason(outcomes, unblock=_unblock(outcomes))
+        message, details = reason.message, reason.details
+        refusal = self._refusal
+        if refusal and refusal != "no preemptible job" and reason.code in CAPACITY_CODES:
+            details = {**details, "preemption_refused": refusal}
+            message = message.rstrip(".") + f"; no preemption: {refusal}."
+        if job.preempted_by:
+            message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
+            details = {**details, "preempted_by": job.preempted_by}
+        eta, eta_reason = self._eta(job, req, flavors, reason)
+        self.pends.append(Pend(job.id, reason_with(reason, message=message, details=details, eta=eta,
+                                                   eta_reason=eta_reason)))
+
+    def _eta(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
+             reason: PendingReason) -> tuple[datetime | None, str]:
+        """ETA of a pending job: the EASY reservation for the first blocked job per model."""
+        if reason.code == "OutsideTimeWindow":
+            nxt = reason.details.get("next_open")
+            if isinstance(nxt, str):
+                return datetime.fromisoformat(nxt), ""
+            return None, "no window opening within 8 days"
+        usable = [f for f in flavors if f.pools]
+        if not usable:
+            return None, "no usable flavor"
+        model = usable[0].model
+        spec = job.spec
+        capacity = reason.code in CAPACITY_CODES
+        existing = self.reservations.get(model)
+        if existing is not None and (capacity or reason.code == "Priority"):
+            when = existing.eta.isoformat() if existing.eta else "an unknown time"
+            return None, (f"queued behind {existing.job_id}, which holds the {model} reservation (starts {when}); "
+                          "ETAs are computed for the first blocked job per model")
+        first = self.quota_etas.get((spec.team, model))
+        if not capacity and first is not None:
+            return None, (f"queued behind {first} for {spec.team}'s quota on {model}; "
+                          "ETAs are computed for the first quota-blocked job per team and model")
+        if not self.profile.backfill:
+            return None, "backfill is off; no reservation computed"
+        flavor = usable[0]
+        # Capacity waits on anything running on the model; quota waits on the team's own work.
+        related = [e for h in self.state.holdings
+                   if (self._same_team(h, spec.team) or (capacity and self._on_model(h, model)))
+                   and (e := self._ending(h))]
+
+        def release(job_id: str) -> None:
+            self.ledger.evict(job_id)
+
+        def try_fit() -> frozenset[int] | None:
+            if not self.quota.check(spec.team, spec.user, model, req.total_milli).ok:
+                return None
+            placement = self.placer.place(job.id, req, flavor)
+            return None if placement is None else frozenset(g for g, _ in placement.holding.gpus)
+
+        with self.ledger.what_if():
+            eta, eta_reason, gpus = find_reservation(related, release, try_fit, self.now)
+        if capacity:  # only a capacity wait holds GPUs back from later jobs (EASY)
+            self.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team,
+                                                   spec.priority.rank)
+        else:
+            self.quota_etas[(spec.team, model)] = job.id
+        return eta, eta_reason
+
+    def _ending(self, holder: str) -> Ending | None:
+        """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit."""
+        h = self.ledger.holders.get(holder)
+        if h is not None:
+            job, start = h.job, h.job.started_at or h.job.admitted_at
+        elif holder in self.admitted:
+            job, start = self.admitted[holder], self.now
+        else:
+            return None
+        return Ending(holder, job_end(start, job.spec.time_limit_s, self.now))
+
+    def _same_team(self, holder: str, team: str) -> bool:
+        h = self.ledger.holders.get(holder)
+        job = h.job if h is not None else self.admitted.get(holder)
+        return job is not None and job.spec.team == team
+
+    def _on_model(self, holder: str, model: str) -> bool:
+        hold = self.state.holdings.get(holder)
+        return hold is not None and any(self.state.gpu_model[g] == model for g, _ in hold.gpus[:1])
+
+
+def _unblock(outcomes: list[FlavorOutcome]) -> str:
+    for o in outcomes:
+        if o.capacity_code == "Fragmented":
+            return "waits until one node has enough free GPUs; fewer GPUs per worker (or more workers) would fit now"
+        if o.capacity_code == "UnhealthyGpu":
+            return "waits until the unhealthy GPUs recover, or for other jobs to finish"
+        if o.capacity_code in ("WaitingForCapacity", "Priority"):
+            return "starts when running jobs finish (see ETA)"
+    for o in outcomes:
+        if o.quota_code:
+            team = o.quota.get("team")
+            return f"starts when {team} releases GPUs or an admin raises its quota"
+    return "an admin can check node taints, labels and health"

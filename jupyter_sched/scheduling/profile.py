@@ -1,0 +1,66 @@
+"""A scheduling profile: which plugins run and the frozen policy knobs (STYLE §4, §6).
+
+The edge (traitlets on ``SchedApp``) builds one of these per named profile; the core only reads
+it. Defaults follow DESIGN.md: bin-packing plus NVLink locality, reclaim and priority preemption
+on, EASY backfill on, 60 s grace, 5 minutes minimum runtime protection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ValidationError
+from ..placement.placer import PlacementConfig
+from ..queues.order import QUEUE_SORTS
+from ..queues.windows import TimeWindow
+
+__all__ = ["SchedulingProfile"]
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingProfile:
+    """Frozen policy for one cycle.
+
+    Attributes:
+        name: profile name.
+        placement: filters, weighted scores and candidates per worker.
+        preemption: allow within-team priority preemption (higher class preempts ``low``).
+        reclaim: allow teams within their guarantee to reclaim borrowed GPUs from others.
+        preemptible_classes: classes a higher class of the same team may preempt.
+        min_runtime_s: victims younger than this (seconds since start) are protected where
+            another choice exists.
+        grace_s: seconds between SIGTERM and SIGKILL for victims.
+        checkpoint_signal: send the checkpoint signal (SIGUSR1) to checkpointable victims first.
+        backfill: EASY backfill (Lifka 1995) around the first blocked job per GPU model.
+        windows: time windows (admit / borrow) per team or class.
+        timezone: IANA zone for windows that name none (never the host zone).
+        max_preemption_attempts: pending jobs per cycle allowed to search for victims (bounds
+            the cost of a cycle on a saturated cluster).
+        defragment: migrate checkpointable jobs (fewest moves) so a ``Fragmented`` single-node job
+            gets one node (case 006); off by default — moving work costs a restart.
+        queue_sort: ``"fair"`` (class, fair share, user usage, submit time) or ``"fifo"``
+            (class, submit time); see :data:`jupyter_sched.queues.order.QUEUE_SORTS`.
+    """
+
+    name: str = "default"
+    placement: PlacementConfig = field(default_factory=PlacementConfig)
+    preemption: bool = True
+    reclaim: bool = True
+    preemptible_classes: tuple[str, ...] = ("low",)
+    min_runtime_s: float = 300.0
+    grace_s: float = 60.0
+    checkpoint_signal: bool = True
+    backfill: bool = True
+    windows: tuple[TimeWindow, ...] = ()
+    timezone: str = "UTC"
+    max_preemption_attempts: int = 64
+    queue_sort: str = "fair"
+    defragment: bool = False
+
+    def __post_init__(self) -> None:
+        if self.queue_sort not in QUEUE_SORTS:
+            raise ValidationError(f"unknown queue_sort {self.queue_sort!r}", field="queue_sort",
+                                  hint="use one of " + ", ".join(sorted(QUEUE_SORTS)))
+        if self.grace_s < 0 or self.min_runtime_s < 0:
+            raise ValidationError("grace_s and min_runtime_s must be >= 0 seconds", field="grace_s",
+                                  hint="use e.g. grace_s=60, min_runtime_s=300")

@@ -1,0 +1,147 @@
+"""Pending reasons: one primary code per job, with numbers, per-flavor entries and a sentence.
+
+Kueue #189 (case 005) asked for the reason broken down per flavor; this module turns the
+per-flavor outcomes the cycle collects into one :class:`~jupyter_sched.model.PendingReason`:
+
+* ``per_flavor``: one structured entry per problem per flavor tried, e.g.
+  ``{"flavor": "A100-80GB", "code": "InsufficientQuota", "resource": "nvidia.com/gpu",
+  "requested": 4, "quota": 8, "used": 6, "available": 2}``;
+* ``code``: the primary DESIGN.md code — the first flavor's capacity problem when some flavor
+  passed quota, else the first flavor's quota problem;
+* ``message``: one sentence for the panel and ``%schedule status`` — e.g.
+  ``team-ml has 2 of 8 A100-80GB GPUs free (6 in use), job needs 4. H100: team has no quota;
+  nodes also tainted dedicated=inference.``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..model import PendingReason
+
+__all__ = ["FlavorOutcome", "build_reason", "reason_with", "short_model"]
+
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(slots=True)
+class FlavorOutcome:
+    """What happened on one flavor: quota entry, static-filter entries, capacity entry."""
+
+    model: str
+    quota_code: str = ""
+    quota: Mapping[str, Any] = field(default_factory=dict)
+    filters: list[Mapping[str, Any]] = field(default_factory=list)
+    capacity_code: str = ""
+    capacity_message: str = ""
+    capacity: Mapping[str, Any] = field(default_factory=dict)
+
+
+def short_model(model: str) -> str:
+    """``"H100-80GB"`` → ``"H100"``; ``"NVIDIA A100-SXM4-80GB"`` → ``"A100"``."""
+    words = model.replace("NVIDIA ", "").split()
+    return (words[0] if words else model).split("-")[0]
+
+
+def _quota_entry(o: FlavorOutcome) -> dict[str, Any]:
+    q = o.quota
+    if q.get("quota") == 0:
+        return {"flavor": o.model, "code": "NoQuota", "resource": GPU_RESOURCE, "quota": 0,
+                "team": q.get("team"), "user": q.get("user")}
+    return {"flavor": o.model, "code": "InsufficientQuota", "resource": GPU_RESOURCE,
+            "requested": q.get("requested"), "quota": q.get("quota"), "used": q.get("used"),
+            "available": q.get("available"), "guaranteed": q.get("guaranteed"),
+            "borrowing_limit": q.get("borrowing_limit"), "team": q.get("team"), "user": q.get("user"),
+            "rule": o.quota_code}
+
+
+def _quota_sentence(o: FlavorOutcome, first: bool) -> str:
+    q = o.quota
+    who = q.get("team") if q.get("user") is None else f"user {q.get('user')} in {q.get('team')}"
+    model = "" if q.get("model") in (None, "*") else f" {o.model}"
+    if q.get("quota") == 0:
+        return f"{who} has no quota" if first else "team has no quota"
+    if o.quota_code == "BorrowingLimitReached":
+        return (f"{who} would use {_add(q.get('used'), q.get('requested'))}{model} GPUs, above its guarantee "
+                f"{q.get('guaranteed')} + borrowing limit {q.get('borrowing_limit')}")
+    return (f"{who} has {q.get('available')} of {q.get('quota')}{model} GPUs free ({q.get('used')} in use), "
+            f"job needs {q.get('requested')}")
+
+
+def _add(a: Any, b: Any) -> Any:
+    total = (a or 0) + (b or 0)
+    return int(total) if total == int(total) else round(total, 3)
+
+
+def _filter_sentence(entries: Sequence[Mapping[str, Any]], also: bool) -> str:
+    parts = []
+    for e in entries:
+        if e.get("code") == "UntoleratedTaint":
+            taint = str(e.get("taint", "")).split(":")[0]
+            parts.append(f"tainted {taint}")
+        elif e.get("code") == "NodeSelectorMismatch":
+            parts.append(f"lack label {e.get('label')}")
+        elif e.get("code") == "InsufficientGpuMemory":
+            parts.append(f"have {e.get('capacity_mib')} MiB per GPU (job needs {e.get('requested_mib')})")
+        else:
+            parts.append(str(e.get("message", e.get("code"))))
+    return ("nodes also " if also else "nodes ") + " and ".join(parts) if parts else ""
+
+
+def build_reason(outcomes: Sequence[FlavorOutcome], *, unblock: str = "",
+                 extra: Mapping[str, Any] | None = None) -> PendingReason:
+    """Combine per-flavor outcomes into one primary reason (see module doc)."""
+    per_flavor: list[dict[str, Any]] = []
+    sentences: list[str] = []
+    primary: FlavorOutcome | None = None
+    primary_code = ""
+    for o in outcomes:
+        if o.capacity_code and primary is None:
+            primary, primary_code = o, o.capacity_code
+    if primary is None:
+        for o in outcomes:
+            if o.quota_code:
+                primary, primary_code = o, o.quota_code
+                break
+    for i, o in enumerate(outcomes):
+        parts: list[str] = []
+        if o.quota_code:
+            per_flavor.append(_quota_entry(o))
+            parts.append(_quota_sentence(o, first=(i == 0)))
+        for f in o.filters:
+            per_flavor.append({"flavor": o.model, **{k: v for k, v in f.items() if k != "message"}})
+        if o.filters:
+            parts.append(_filter_sentence(o.filters, also=bool(parts)))
+        if o.capacity_code:
+            per_flavor.append({"flavor": o.model, "code": o.capacity_code, "resource": GPU_RESOURCE,
+                               **dict(o.capacity)})
+            parts.append(o.capacity_message)
+        if not parts:
+            continue
+        body = "; ".join(parts)
+        sentences.append(body if i == 0 or len(outcomes) == 1 else f"{short_model(o.model)}: {body}")
+    message = ". ".join(sentences)
+    if message and not message.endswith("."):
+        message += "."
+    details: dict[str, Any] = {}
+    if primary is not None:
+        details.update(primary.quota if primary_code == primary.quota_code else primary.capacity)
+    if extra:
+        details.update(extra)
+    return PendingReason(code=primary_code or "Unschedulable", message=message or "no flavor could be tried",
+                         details=details, unblock=unblock, per_flavor=tuple(per_flavor))
+
+
+
+def reason_with(r: PendingReason, *, message: str | None = None, details: Mapping[str, Any] | None = None,
+                position: int | None = None, eta: datetime | None = None, eta_reason: str | None = None
+                ) -> PendingReason:
+    """Copy of ``r`` with some fields changed (a fast ``dataclasses.replace`` for the hot path)."""
+    return PendingReason(code=r.code, message=r.message if message is None else message,
+                         details=r.details if details is None else details, unblock=r.unblock,
+                         position=r.position if position is None else position,
+                         eta=r.eta if eta is None else eta,
+                         eta_reason=r.eta_reason if eta_reason is None else eta_reason, per_flavor=r.per_flavor)

@@ -1,0 +1,138 @@
+"""``jupyter-sched simulate`` and ``jupyter-sched fetch-traces`` (wired as subcommands by the CLI).
+
+::
+
+    jupyter-sched simulate SCENARIO.yaml [--out DIR]        discrete-event run of a scenario file
+    jupyter-sched simulate --tiresias n32g4 [--speedup 8]   the Tiresias 60-job trace
+    jupyter-sched simulate --openb default --policy FGD --seed 42 [--out DIR]
+                                                            FGD protocol replay of an openb workload
+    jupyter-sched fetch-traces --dest DIR [--only openb,fgd,tiresias] [--dry-run]
+
+``--out DIR`` writes CSV files (per-job records / curves, summary) and plotly HTML figures.
+Exit codes: 0 success, 1 a run failed (message on stderr), 2 bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ..errors import SchedError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
+    """Parser with the ``simulate`` and ``fetch-traces`` subcommands."""
+    parser = argparse.ArgumentParser(prog=prog, description="Trace-driven simulation of the scheduler.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    sim = sub.add_parser("simulate", help="replay a scenario or a public trace through the scheduler")
+    src = sim.add_mutually_exclusive_group(required=True)
+    src.add_argument("scenario", nargs="?", help="scenario YAML file")
+    src.add_argument("--openb", metavar="WORKLOAD", help="openb pod list (e.g. default, gpushare40)")
+    src.add_argument("--tiresias", metavar="SPEC", help="Tiresias cluster spec (e.g. n32g4)")
+    sim.add_argument("--policy", default="FGD", help="placement policy for --openb (default FGD)")
+    sim.add_argument("--seed", type=int, default=42, help="shuffle seed for --openb (default 42)")
+    sim.add_argument("--speedup", type=float, default=1.0, help="arrival-rate multiplier for --tiresias")
+    sim.add_argument("--out", help="folder for CSV files and HTML figures")
+    fetch = sub.add_parser("fetch-traces", help="download the public traces into a folder")
+    fetch.add_argument("--dest", required=True, help="target folder (then set JUPYTER_SCHED_DATA to it)")
+    fetch.add_argument("--only", help="comma-separated groups: openb,fgd,tiresias,acme,spot (default all)")
+    fetch.add_argument("--dry-run", action="store_true", help="print the plan, download nothing")
+    fetch.add_argument("--overwrite", action="store_true", help="fetch files that already exist")
+    return parser
+
+
+def _simulate(args: argparse.Namespace, out: TextIO) -> int:
+    from .report import allocation_figure, queue_figure, utilization_figure
+    from .simulator import simulate
+
+    folder = Path(args.out) if args.out else None
+    if args.openb:
+        from .fgd_protocol import replay
+        from .traces import openb_inventory, read_openb_pods
+
+        pods = [p.shape for p in read_openb_pods(args.openb)]
+        res = replay(openb_inventory(), pods, args.policy, seed=args.seed, keep_records=folder is not None)
+        out.write(f"openb {args.openb} {args.policy} seed {args.seed}: allocation {res.alloc[100]:.2f} % at 100 % "
+                  f"arrived, {res.alloc[-1]:.2f} % at {len(res.alloc) - 1} %; {res.placed}/{res.pods} pods placed; "
+                  f"{res.wall_s:.2f} s, {res.decisions_per_s:.0f} decisions/s\n")
+        if folder:
+            folder.mkdir(parents=True, exist_ok=True)
+            res.curve().to_csv(folder / "curve.csv")
+            res.records_frame().to_csv(folder / "pods.csv", index=False)
+            allocation_figure({args.policy: res.curve()["alloc"]}).write_html(folder / "allocation.html")
+            out.write(f"wrote {folder}/curve.csv, pods.csv, allocation.html\n")
+        return 0
+    if args.tiresias:
+        from ..model import ResourceRequest
+        from .simulator import SimJob
+        from .traces import read_tiresias_cluster, read_tiresias_jobs
+
+        cluster = read_tiresias_cluster(args.tiresias)
+        per = cluster.gpus_per_node
+        jobs = [SimJob(name=f"tiresias-{j.job_id}", user=f"user{j.job_id % 4}", submit_s=j.submit_s / args.speedup,
+                       runtime_s=j.duration_s, time_limit_s=j.duration_s,
+                       resources=ResourceRequest(gpus=min(j.num_gpu, per), workers=max(1, -(-j.num_gpu // per))))
+                for j in read_tiresias_jobs()]
+        result = simulate(cluster.inventory(), jobs)
+    else:
+        from .scenario import load_scenario
+
+        sc = load_scenario(args.scenario)
+        result = simulate(sc.inventory, sc.jobs, **sc.simulator_kwargs())
+    for key, value in result.summary.items():
+        out.write(f"{key:22s} {value}\n")
+    if folder:
+        paths = result.to_csv(str(folder))
+        queue_figure(result.timeseries).write_html(folder / "queue.html")
+        utilization_figure(result.timeseries).write_html(folder / "utilization.html")
+        out.write("wrote " + ", ".join(paths) + f", {folder}/queue.html, {folder}/utilization.html\n")
+    return 0
+
+
+def _fetch(args: argparse.Namespace, out: TextIO) -> int:
+    from .fetch import fetch, plan_downloads
+
+    plan = plan_downloads(args.dest, args.only.split(",") if args.only else None)
+    if args.dry_run:
+        for item in plan:
+            out.write(f"{item.url} -> {item.path}\n")
+        return 0
+    def progress(line: str) -> None:
+        out.write(line + "\n")
+
+    written = fetch(plan, overwrite=args.overwrite, progress=progress)
+    out.write(f"{written} files written under {args.dest}; set JUPYTER_SCHED_DATA={args.dest}\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run ``simulate`` or ``fetch-traces`` with ``argv`` (without the program name).
+
+    Returns:
+        The exit code (0 ok, 1 failed, 2 usage).
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = build_parser().parse_args(list(argv) if argv is not None else None)
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    try:
+        return _simulate(args, out) if args.command == "simulate" else _fetch(args, out)
+    except SchedError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        err.write(f"error: {exc.message}{hint}\n")
+        return 1
+    except OSError as exc:
+        err.write(f"error: {exc}\n")
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

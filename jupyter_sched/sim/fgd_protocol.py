@@ -1,0 +1,222 @@
+"""The evaluation protocol of "Beware of Fragmentation" (Weng et al., USENIX ATC'23), replayed.
+
+Protocol (paper §6.1 and the authors' published simulator):
+
+1. The cluster is the GPU nodes of ``openb_node_list_gpu_node.csv`` (1213 nodes, 6212 GPUs).
+2. The pods of a workload are shuffled with the run's seed (42-51), then the workload is
+   *inflated*: pods drawn uniformly with repetition from the original list are appended until
+   the requested GPUs would exceed ``ratio`` (1.3) x the cluster's GPUs.
+3. Pods arrive one at a time and are never deleted; each is placed by the policy or fails.
+4. After each arrival, when the arrived GPU demand crosses an integer percent of capacity, the
+   allocation ratio (allocated GPU-milli / total GPU-milli, %), the fragmentation ratio
+   (fragmented / unallocated GPU-milli, %) and the fragmentation amount (fragmented GPUs as a
+   % of all GPUs) are recorded, fragmentation measured against the workload's typical pods.
+
+Placement of each pod goes through :func:`jupyter_sched.sim.placer.place_one`, the same
+vectorised feasibility + score + tie-break step the production placer uses for these plugins.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..model import Inventory
+from ..placement.fgd import FgdScore, NodeArrays, PodShape, TypicalPod, typical_pods
+from ..placement.paper_policies import (
+    BestFitScore,
+    DotProductScore,
+    GpuClusteringScore,
+    GpuPackingScore,
+    RandomScore,
+)
+from .placer import VectorScore, place_one
+
+__all__ = [
+    "OUR_GPU_WEIGHT",
+    "OUR_POLICY",
+    "PAPER_POLICIES",
+    "ReplayResult",
+    "arrival_order",
+    "make_policy",
+    "replay",
+]
+
+PAPER_POLICIES = ("Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+"""The six policies of the paper's evaluation, in its order."""
+OUR_POLICY = "FGD-GpuWeighted"
+"""Our best policy: FGD measured against the GPU-demand-weighted target workload."""
+OUR_GPU_WEIGHT = 2.0
+"""``gpu_weight`` of :func:`~jupyter_sched.placement.fgd.typical_pods` for :data:`OUR_POLICY`."""
+
+
+def make_policy(name: str, pods: Sequence[PodShape], rng: np.random.Generator,
+                typical: Sequence[TypicalPod] | None = None) -> VectorScore:
+    """The score plugin called ``name`` (one of :data:`PAPER_POLICIES` or :data:`OUR_POLICY`).
+
+    Args:
+        name: policy name.
+        pods: the workload (FGD's target workload is built from it).
+        rng: randomness of the Random policy.
+        typical: FGD's target workload (default: every shape of ``pods`` by pod count).
+
+    Raises:
+        ValueError: unknown name.
+    """
+    makers: dict[str, Callable[[], VectorScore]] = {
+        "Random": lambda: RandomScore(rng),
+        "DotProduct": DotProductScore,
+        "GpuClustering": GpuClusteringScore,
+        "GpuPacking": GpuPackingScore,
+        "BestFit": BestFitScore,
+        "FGD": lambda: FgdScore(typical if typical is not None else typical_pods(pods)),
+        OUR_POLICY: lambda: FgdScore(typical_pods(pods, gpu_weight=OUR_GPU_WEIGHT)),
+    }
+    if name not in makers:
+        raise ValueError(f"unknown policy {name!r}; choose one of {sorted(makers)}")
+    return makers[name]()
+
+
+def arrival_order(pods: Sequence[PodShape], capacity_milli: int, *, seed: int,
+                  ratio: float = 1.3) -> list[PodShape]:
+    """Shuffle ``pods`` with ``seed`` and append draws with repetition up to ``ratio`` x capacity.
+
+    Args:
+        pods: the workload's pods (original list).
+        capacity_milli: the cluster's milli-GPUs.
+        seed: the run's seed (the paper uses 42-51).
+        ratio: target arrived GPU demand over capacity (1.3 = 130 %).
+
+    Returns:
+        The arrival sequence; its total GPU request is the largest not above ``ratio`` x capacity
+        reachable by appending draws (a draw that would exceed it ends the inflation).
+    """
+    rng = np.random.default_rng(seed)
+    order = [pods[i] for i in rng.permutation(len(pods))]
+    total = sum(p.total_milli for p in order)
+    target = ratio * capacity_milli
+    while True:
+        pod = pods[int(rng.integers(len(pods)))]
+        if total + pod.total_milli > target:
+            break
+        order.append(pod)
+        total += pod.total_milli
+    return order
+
+
+@dataclass
+class ReplayResult:
+    """One replay: curves per integer percent of arrived demand and per-pod records.
+
+    Attributes:
+        policy, seed: what ran.
+        alloc: allocation ratio (%) at arrived demand 0..max_pct percent.
+        frag_ratio: fragmented / unallocated GPU-milli (%) at the same points.
+        frag_amount: fragmented GPUs as % of all GPUs.
+        pods: arrivals; placed: arrivals placed; decisions: placement decisions made.
+        wall_s: wall time of the placement loop (s), excluding the curve measurements.
+        cpu_s: CPU time of this process over the same loop (s): what the run costs when the
+            machine is shared (wall time then includes waiting for a core).
+        records: per-pod ``(index, node or -1, gpus, arrived %, allocated %)`` when kept.
+    """
+
+    policy: str
+    seed: int
+    alloc: np.ndarray
+    frag_ratio: np.ndarray
+    frag_amount: np.ndarray
+    pods: int
+    placed: int
+    wall_s: float
+    cpu_s: float = 0.0
+    records: list[tuple[int, int, tuple[int, ...], float, float]] = field(default_factory=list)
+
+    @property
+    def decisions_per_s(self) -> float:
+        """Placement decisions (one per arriving pod) per second of placement wall time."""
+        return self.pods / self.wall_s if self.wall_s > 0 else float("inf")
+
+    def curve(self) -> pd.DataFrame:
+        """The three curves as a DataFrame indexed by arrived demand (%)."""
+        return pd.DataFrame({"alloc": self.alloc, "frag_ratio": self.frag_ratio,
+                             "frag_amount": self.frag_amount},
+                            index=pd.Index(np.arange(len(self.alloc)), name="arrived_pct"))
+
+    def records_frame(self) -> pd.DataFrame:
+        """Per-pod records as a DataFrame (empty unless the replay kept them)."""
+        return pd.DataFrame(self.records, columns=["pod", "node", "gpus", "arrived_pct", "alloc_pct"])
+
+
+def replay(inventory: Inventory | NodeArrays, pods: Sequence[PodShape], policy: str, *, seed: int,
+           ratio: float = 1.3, typical: Sequence[TypicalPod] | None = None,
+           measure_frag: bool = True, keep_records: bool = False,
+           arrivals: Sequence[PodShape] | None = None) -> ReplayResult:
+    """Run the FGD protocol for one workload, policy and seed.
+
+    Args:
+        inventory: the cluster (or a fresh :class:`NodeArrays` of it, which is consumed).
+        pods: the workload's original pods (typical pods and inflation draw from it).
+        policy: a name from :data:`PAPER_POLICIES` or :data:`OUR_POLICY`.
+        seed: shuffle/inflation seed; also seeds random tie-breaks and the Random policy.
+        ratio: arrived demand to reach (1.3 = 130 %).
+        typical: target workload for FGD and for measuring fragmentation (default: every
+            shape of ``pods`` by pod count).
+        measure_frag: record fragmentation curves (costs one cluster-wide evaluation per percent).
+        keep_records: keep per-pod records.
+        arrivals: use this arrival sequence instead of :func:`arrival_order`.
+
+    Returns:
+        The :class:`ReplayResult`.
+    """
+    arrays = inventory if isinstance(inventory, NodeArrays) else NodeArrays.from_inventory(inventory)
+    typ = tuple(typical) if typical is not None else typical_pods(pods)
+    cap = arrays.capacity_milli()
+    seq = list(arrivals) if arrivals is not None else arrival_order(pods, cap, seed=seed, ratio=ratio)
+    rng = np.random.default_rng(seed + 1_000_003)
+    plugin = make_policy(policy, pods, rng, typical)
+    meter = FgdScore(typ) if measure_frag else None
+    max_pct = round(ratio * 100)
+    alloc = np.zeros(max_pct + 1)
+    frag_ratio = np.zeros(max_pct + 1)
+    frag_amount = np.zeros(max_pct + 1)
+    arrived = 0
+    allocated = 0
+    next_pct = 1
+    placed = 0
+    wall = 0.0
+    cpu = 0.0
+    records: list[tuple[int, int, tuple[int, ...], float, float]] = []
+
+    def measure(pct: int) -> None:
+        alloc[pct] = 100.0 * allocated / cap
+        if meter is not None:
+            fr, idle = meter.cluster_frag(arrays)
+            frag_ratio[pct] = 100.0 * fr / idle if idle else 0.0
+            frag_amount[pct] = 100.0 * fr / cap
+
+    measure(0)
+    for i, shape in enumerate(seq):
+        t0, c0 = time.perf_counter(), time.process_time()
+        choice = place_one(arrays, shape, plugin, rng)
+        wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+        arrived += shape.total_milli
+        if choice is not None:
+            placed += 1
+            allocated += shape.total_milli
+        if keep_records:
+            node, gpus = choice if choice is not None else (-1, ())
+            records.append((i, node, gpus, 100.0 * arrived / cap, 100.0 * allocated / cap))
+        while next_pct <= max_pct and arrived * 100 >= next_pct * cap:
+            measure(next_pct)
+            next_pct += 1
+    while next_pct <= max_pct:  # demand stopped just short of the last percent
+        measure(next_pct)
+        next_pct += 1
+    return ReplayResult(policy=policy, seed=seed, alloc=alloc, frag_ratio=frag_ratio,
+                        frag_amount=frag_amount, pods=len(seq), placed=placed, wall_s=wall, cpu_s=cpu,
+                        records=records)

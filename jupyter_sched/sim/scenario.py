@@ -1,0 +1,239 @@
+"""YAML scenario files for the simulator: cluster, policy, quotas, idle policy and arrivals.
+
+Format (every duration accepts ``90``, ``"45s"``, ``"10m"``, ``"2h30m"``)::
+
+    name: interactive-idle-tails
+    start: "2026-03-02T08:00:00Z"        # optional, aware UTC
+    cluster: {nodes: 2, gpus_per_node: 8, model: A100-80GB, cpu: 64, memory: 512Gi}
+    #   or  {tiresias: n32g4}  or  {openb: gpu_node}
+    profile: {backfill: true, preemption: true, reclaim: true}
+    idle: {window: 2h, warning: 15m, busy_kernel_window: 4h, threshold_pct: 5}   # optional
+    tick: 1m                              # cycle period while work runs (idle needs samples)
+    horizon: 12h                          # optional end
+    quotas:                               # optional, Kueue-style lines
+      - {team: vision, guaranteed: 8, borrowing_limit: 8}
+    jobs:
+      - name: alice-notebook
+        user: alice
+        team: vision
+        kind: lease                       # training | inference | lease
+        priority: normal
+        gpus: 1                           # or "0.5" for a shared GPU
+        submit: 0m
+        runtime: 6h                       # user releases it then (omit: never)
+        time_limit: 8h                    # declared limit (backfill/ETA)
+        activity:                         # from start; after it: idle tail (GPU 0 %, kernel idle)
+          - {for: 20m, util: 70, kernel: busy}
+          - {for: 10m, util: 0, kernel: busy}     # data-loading dip
+        repeat: {count: 3, every: 30m}    # optional clones, names suffixed -1, -2, ...
+
+Errors are :class:`~jupyter_sched.errors.ValidationError` naming the field (``jobs[3].gpus``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import NotFoundError, ValidationError
+from ..model import (
+    GPU,
+    Inventory,
+    JobKind,
+    Node,
+    PriorityClass,
+    Quota,
+    QuotaSet,
+    ResourceRequest,
+    parse_duration,
+    parse_gpus,
+    parse_memory_mib,
+    parse_utc,
+)
+from ..reclaim import IdlePolicies, IdlePolicy
+from ..scheduling import SchedulingProfile
+from .simulator import Activity, SimJob
+from .traces import openb_inventory, read_tiresias_cluster
+
+__all__ = ["Scenario", "load_scenario", "parse_scenario"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A parsed scenario: everything :class:`~jupyter_sched.sim.simulator.Simulator` needs."""
+
+    name: str
+    inventory: Inventory
+    jobs: tuple[SimJob, ...]
+    profile: SchedulingProfile = field(default_factory=SchedulingProfile)
+    quotas: QuotaSet = field(default_factory=QuotaSet)
+    idle: IdlePolicies | None = None
+    tick_s: float | None = None
+    horizon_s: float | None = None
+    start: datetime = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def simulator_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`~jupyter_sched.sim.simulator.Simulator` (besides inventory, jobs)."""
+        return {"profile": self.profile, "quotas": self.quotas, "idle": self.idle, "tick_s": self.tick_s,
+                "horizon_s": self.horizon_s, "start": self.start}
+
+
+def _dur(value: Any, field_name: str, *, allow_none: bool = True) -> float | None:
+    """A duration in seconds; zero (``0``, ``"0m"``) is allowed here (an offset, not a limit)."""
+    if (isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0) \
+            or (isinstance(value, str) and re.fullmatch(r"\s*0+(\.0+)?\s*[dhms]?\s*", value)):
+        return 0.0
+    seconds = parse_duration(value, field=field_name)
+    if seconds is None and not allow_none:
+        raise ValidationError(f"{field_name} is required", field=field_name, hint="e.g. '10m'")
+    return seconds
+
+
+def _map(value: Any, field_name: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{field_name} must be a mapping", field=field_name, hint="use key: value lines")
+    return value
+
+
+def _cluster(spec: Mapping[str, Any]) -> Inventory:
+    if "tiresias" in spec:
+        return read_tiresias_cluster(str(spec["tiresias"])).inventory(str(spec.get("model", "V100")))
+    if "openb" in spec:
+        return openb_inventory()
+    try:
+        nodes = int(spec.get("nodes", 1))
+        per = int(spec.get("gpus_per_node", 8))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("cluster.nodes and cluster.gpus_per_node must be integers", field="cluster",
+                              hint="e.g. {nodes: 2, gpus_per_node: 8}") from exc
+    if nodes < 1 or per < 0:
+        raise ValidationError("cluster needs at least one node and >= 0 GPUs per node", field="cluster.nodes",
+                              hint="e.g. nodes: 2")
+    model = str(spec.get("model", "A100-80GB"))
+    cpu = int(float(spec.get("cpu", 0)) * 1000)
+    mem = parse_memory_mib(str(spec["memory"]), field="cluster.memory") if "memory" in spec else 0
+    out = []
+    for n in range(nodes):
+        name = f"node-{n}"
+        gpus = tuple(GPU(uuid=f"GPU-sim-{n}-{i}", index=i, node=name, model=model, memory_mib=81920,
+                         simulated=True) for i in range(per))
+        out.append(Node(name=name, gpus=gpus, cpu_millis=cpu, memory_mib=int(mem or 0)))
+    return Inventory(nodes=tuple(out), source="simulated")
+
+
+def _activity(items: Any, where: str) -> tuple[Activity, ...]:
+    if items is None:
+        return ()
+    if not isinstance(items, list):
+        raise ValidationError(f"{where} must be a list of stretches", field=where,
+                              hint="e.g. - {for: 20m, util: 70, kernel: busy}")
+    out = []
+    for k, item in enumerate(items):
+        m = _map(item, f"{where}[{k}]")
+        dur = _dur(m.get("for"), f"{where}[{k}].for", allow_none=False)
+        util = float(m.get("util", 0))
+        kernel = str(m.get("kernel", "busy" if util > 0 else "idle"))
+        if not 0 <= util <= 100 or kernel not in ("busy", "idle"):
+            raise ValidationError(f"{where}[{k}]: util must be 0..100 and kernel busy|idle", field=f"{where}[{k}]",
+                                  hint="e.g. {for: 10m, util: 0, kernel: busy} for a data-loading dip")
+        out.append(Activity(duration_s=float(dur or 0.0), util_pct=util, kernel=kernel))
+    return tuple(out)
+
+
+def _jobs(items: Any) -> tuple[SimJob, ...]:
+    if not isinstance(items, list) or not items:
+        raise ValidationError("jobs must be a non-empty list", field="jobs", hint="see the scenario format")
+    out: list[SimJob] = []
+    for i, item in enumerate(items):
+        where = f"jobs[{i}]"
+        m = _map(item, where)
+        name = str(m.get("name", f"job-{i}"))
+        try:
+            kind = JobKind(str(m.get("kind", "training")))
+            priority = PriorityClass(str(m.get("priority", "normal")))
+        except ValueError as exc:
+            raise ValidationError(f"{where}: unknown kind or priority", field=f"{where}.kind",
+                                  hint="kind: training|inference|lease; priority: high|normal|low") from exc
+        gpus, milli = parse_gpus(m.get("gpus", 1), field=f"{where}.gpus")
+        req = ResourceRequest(gpus=gpus, gpu_milli=milli, gpu_models=tuple(m.get("models", ()) or ()),
+                              workers=int(m.get("workers", 1)))
+        base = SimJob(
+            name=name, user=str(m.get("user", "user")), team=str(m.get("team", "default")),
+            submit_s=float(_dur(m.get("submit", 0), f"{where}.submit") or 0.0),
+            runtime_s=_dur(m.get("runtime"), f"{where}.runtime"),
+            resources=req, kind=kind, priority=priority,
+            time_limit_s=_dur(m.get("time_limit"), f"{where}.time_limit"),
+            activity=_activity(m.get("activity"), f"{where}.activity"),
+            checkpointable=bool(m.get("checkpointable", False)))
+        rep = _map(m.get("repeat"), f"{where}.repeat")
+        count = int(rep.get("count", 1))
+        every = float(_dur(rep.get("every", 0), f"{where}.repeat.every") or 0.0)
+        if count < 1:
+            raise ValidationError(f"{where}.repeat.count must be >= 1", field=f"{where}.repeat.count", hint="e.g. 3")
+        for k in range(count):
+            out.append(base if count == 1 else SimJob(
+                name=f"{name}-{k + 1}", user=base.user, team=base.team, submit_s=base.submit_s + k * every,
+                runtime_s=base.runtime_s, resources=base.resources, kind=base.kind, priority=base.priority,
+                time_limit_s=base.time_limit_s, activity=base.activity, checkpointable=base.checkpointable))
+    return tuple(out)
+
+
+def parse_scenario(doc: Mapping[str, Any]) -> Scenario:
+    """Build a :class:`Scenario` from a parsed YAML document.
+
+    Raises:
+        ValidationError: a field is missing or malformed (the error names it).
+    """
+    doc = _map(doc, "scenario")
+    prof = _map(doc.get("profile"), "profile")
+    profile = SchedulingProfile(
+        name=str(prof.get("name", "sim")), backfill=bool(prof.get("backfill", True)),
+        preemption=bool(prof.get("preemption", True)), reclaim=bool(prof.get("reclaim", True)))
+    idle_doc = doc.get("idle")
+    idle = None
+    if idle_doc is not None:
+        im = _map(idle_doc, "idle")
+        defaults = IdlePolicy()
+        busy = im.get("busy_kernel_window", defaults.busy_kernel_window_s)
+        idle = IdlePolicies(default=IdlePolicy(
+            threshold_pct=float(im.get("threshold_pct", defaults.threshold_pct)),
+            window_s=float(_dur(im.get("window", defaults.window_s), "idle.window") or defaults.window_s),
+            warning_s=float(_dur(im.get("warning", defaults.warning_s), "idle.warning") or 0.0),
+            busy_kernel_window_s=None if busy is None else _dur(busy, "idle.busy_kernel_window")))
+    quotas = QuotaSet(quotas=tuple(
+        Quota(team=str(_map(q, f"quotas[{i}]").get("team", "")), user=q.get("user"),
+              guaranteed=float(q.get("guaranteed", 0)),
+              borrowing_limit=None if q.get("borrowing_limit") is None else float(q["borrowing_limit"]))
+        for i, q in enumerate(doc.get("quotas") or ())))
+    start = parse_utc(doc["start"], field="start") if doc.get("start") else datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return Scenario(
+        name=str(doc.get("name", "scenario")), inventory=_cluster(_map(doc.get("cluster"), "cluster")),
+        jobs=_jobs(doc.get("jobs")), profile=profile, quotas=quotas, idle=idle,
+        tick_s=_dur(doc.get("tick"), "tick"), horizon_s=_dur(doc.get("horizon"), "horizon"),
+        start=start or datetime(2026, 1, 1, tzinfo=timezone.utc))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and parse a scenario YAML file.
+
+    Raises:
+        NotFoundError: no such file.
+        ValidationError: not YAML, or a malformed field.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise NotFoundError(f"scenario file {p} does not exist", field="scenario", hint="check the path")
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"{p.name} is not valid YAML: {exc}", field="scenario",
+                              hint="check indentation and quoting") from exc
+    return parse_scenario(doc)

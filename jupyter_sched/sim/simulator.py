@@ -1,0 +1,530 @@
+"""Discrete-event simulator: a virtual clock driving the production ``run_cycle`` (edge).
+
+The simulator plays an arrival stream against an inventory exactly as the engine would, minus
+processes: at every event time (an arrival, a finish, or a periodic tick for idle detection) it
+builds the :class:`~jupyter_sched.scheduling.Snapshot`, calls
+:func:`jupyter_sched.scheduling.run_cycle` (the same function the engine calls), and applies the
+:class:`~jupyter_sched.scheduling.CycleResult` with :func:`jupyter_sched.scheduling.apply_result`.
+Admitted work starts at once and finishes ``runtime_s`` later; preempted work is requeued by the
+core's rules and restarts from scratch (its lost GPU-seconds are counted). Leases follow an
+activity profile (GPU utilisation and kernel state over time); the reclaim ladder of
+:mod:`jupyter_sched.reclaim` sees per-minute samples of it and may release the lease early.
+
+Outputs: per-job records and a time series as pandas DataFrames, a summary dict, CSV files and
+plotly figures (:mod:`jupyter_sched.sim.report`). Ids are made here (``<prefix>00001``), never in
+the core.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pandas as pd
+
+from ..model import (
+    GPU_MILLI,
+    Allocation,
+    Inventory,
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    PendingReason,
+    PriorityClass,
+    QuotaSet,
+    ResourceRequest,
+)
+from ..accounting import UsageInterval, budget_usage, decayed_gpu_seconds
+from ..model.samples import GpuSample
+from ..reclaim import IdleInput, IdlePolicies, LadderState, device_keys, evaluate_idle
+from ..scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
+from ..scheduling.snapshot import IdleAction, UsageHistory
+
+__all__ = ["Activity", "SimJob", "SimResult", "Simulator", "simulate"]
+
+CycleFn = Callable[[Snapshot, SchedulingProfile | None], CycleResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """One stretch of a lease's (or job's) behaviour after it starts.
+
+    Attributes:
+        duration_s: how long the stretch lasts (seconds).
+        util_pct: GPU utilisation during it (0..100 %).
+        kernel: kernel state during it: ``"busy"`` (executing — e.g. loading data at 0 % GPU) or
+            ``"idle"`` (waiting for the user).
+    """
+
+    duration_s: float
+    util_pct: float
+    kernel: str = "idle"
+
+
+@dataclass(frozen=True, slots=True)
+class SimJob:
+    """One arrival of the stream.
+
+    Attributes:
+        name, user, team: as in :class:`~jupyter_sched.model.JobSpec`.
+        submit_s: arrival time, seconds after the simulation start.
+        runtime_s: work to do once started (seconds); for a lease, how long the user keeps it
+            before releasing it themselves (``None`` = until reclaimed or the end).
+        resources: the request.
+        kind, priority: job kind and class.
+        time_limit_s: the user's declared limit (what backfill plans with; None = none).
+        activity: for leases (or jobs with telemetry), behaviour from start; after the last
+            stretch the GPUs sit idle with an idle kernel (the "idle tail").
+        checkpointable: resumes from where it stopped after a preemption.
+    """
+
+    name: str
+    user: str
+    submit_s: float
+    runtime_s: float | None
+    resources: ResourceRequest
+    team: str = "default"
+    kind: JobKind = JobKind.TRAINING
+    priority: PriorityClass = PriorityClass.NORMAL
+    time_limit_s: float | None = None
+    activity: tuple[Activity, ...] = ()
+    checkpointable: bool = False
+
+    def state_at(self, offset_s: float) -> tuple[float, str]:
+        """``(GPU utilisation %, kernel state)`` ``offset_s`` seconds after start."""
+        t = 0.0
+        for stretch in self.activity:
+            if offset_s < t + stretch.duration_s:
+                return stretch.util_pct, stretch.kernel
+            t += stretch.duration_s
+        return 0.0, "idle"
+
+    def active_until_s(self) -> float:
+        """Offset after start at which the last non-idle stretch ends (start of the idle tail)."""
+        t = end = 0.0
+        for stretch in self.activity:
+            t += stretch.duration_s
+            if stretch.util_pct > 0 or stretch.kernel == "busy":
+                end = t
+        return end
+
+
+@dataclass
+class _Track:
+    """What the simulator remembers about one job (not visible to the core)."""
+
+    sim: SimJob
+    job_id: str
+    first_eta: datetime | None = None
+    first_reason: str = ""
+    eta_known: bool = False
+    saw_first_cycle: bool = False
+    start: datetime | None = None
+    first_start: datetime | None = None
+    finish: datetime | None = None
+    outcome: str = ""
+    attempt: int = 0
+    done_s: float = 0.0
+    lost_gpu_s: float = 0.0
+    preemptions: int = 0
+    ladder: LadderState = field(default_factory=LadderState)
+    samples: list[GpuSample] = field(default_factory=list)
+    sample_next: int = 0
+    sample_attempt: int = -1
+    reclaimed_at: datetime | None = None
+    warned: int = 0
+    reclaim_reason: str = ""
+
+
+@dataclass
+class SimResult:
+    """What a run produced.
+
+    Attributes:
+        jobs: one row per job: ids, request, submit/start/finish (s from start), queueing delay,
+            JCT, first ETA and its error, preemptions, reclaim, outcome.
+        timeseries: one row per cycle: time (s), pending, running, GPUs allocated, utilisation (%).
+        summary: averages and totals (see :meth:`Simulator.run`).
+        cycles: number of ``run_cycle`` calls.
+    """
+
+    jobs: pd.DataFrame
+    timeseries: pd.DataFrame
+    summary: dict[str, Any]
+    cycles: int
+
+    def to_csv(self, directory: str) -> list[str]:
+        """Write ``jobs.csv``, ``timeseries.csv`` and ``summary.csv`` into ``directory``; return the paths."""
+        import os
+
+        os.makedirs(directory, exist_ok=True)
+        paths = [os.path.join(directory, n) for n in ("jobs.csv", "timeseries.csv", "summary.csv")]
+        self.jobs.to_csv(paths[0], index=False)
+        self.timeseries.to_csv(paths[1], index=False)
+        pd.DataFrame([self.summary]).to_csv(paths[2], index=False)
+        return paths
+
+
+class Simulator:
+    """Plays ``arrivals`` on ``inventory`` through ``run_cycle``.
+
+    Args:
+        inventory: the cluster.
+        arrivals: the stream (any order).
+        profile: the scheduling profile (None = the core's default).
+        quotas: quota set in force.
+        start: simulation start (aware UTC).
+        tick_s: also run a cycle every ``tick_s`` seconds while work is running (idle detection
+            needs regular samples; None = only at arrivals and finishes).
+        idle: idle policies for the reclaim ladder (None = no idle reclamation).
+        horizon_s: stop at this many seconds after start (None = when all work is done).
+        cycle: the decision function (default: the production ``run_cycle``).
+        id_prefix: prefix of the job ids the simulator makes.
+        usage_half_life_s: half-life of the fair-share usage fed to the core (seconds; the engine's
+            default, 7 days), computed from the simulated allocations exactly as the engine does
+            from its accounting rows.
+    """
+
+    def __init__(self, inventory: Inventory, arrivals: Iterable[SimJob], *,
+                 profile: SchedulingProfile | None = None, quotas: QuotaSet | None = None,
+                 start: datetime | None = None, tick_s: float | None = None,
+                 idle: IdlePolicies | None = None, horizon_s: float | None = None,
+                 cycle: CycleFn | None = None, id_prefix: str = "sim-",
+                 usage_half_life_s: float = 7 * 86400.0) -> None:
+        self.inventory = inventory
+        self.arrivals = sorted(arrivals, key=lambda a: a.submit_s)
+        self.profile = profile
+        self.quotas = quotas or QuotaSet()
+        self.start = start or datetime(2026, 1, 1, tzinfo=timezone.utc)
+        if self.start.tzinfo is None:
+            raise ValueError("start must be an aware datetime (UTC)")
+        self.tick_s = tick_s
+        self.idle = idle
+        self.horizon_s = horizon_s
+        self._cycle: CycleFn = cycle or run_cycle
+        self.id_prefix = id_prefix
+        self.usage_half_life_s = usage_half_life_s
+        self._intervals: list[UsageInterval] = []
+        self._open: dict[str, list[int]] = {}
+        self.capacity_gpus = inventory.gpu_count()
+        self.decisions: list[tuple[float, str, str, str]] = []
+        """Every decision applied: ``(t_s, kind, job id, detail)``; kinds ``admit`` (detail: where,
+        see :func:`_where`), ``finish``, ``preempt`` (detail: for which job), ``reject`` (code),
+        ``idle_warn``, ``idle_<action>``."""
+
+    def _at(self, seconds: float) -> datetime:
+        return self.start + timedelta(seconds=seconds)
+
+    def _secs(self, when: datetime | None) -> float | None:
+        return None if when is None else (when - self.start).total_seconds()
+
+    def run(self) -> SimResult:
+        """Run to completion (or the horizon).
+
+        Returns:
+            A :class:`SimResult`; ``summary`` holds ``jobs``, ``finished``, ``avg_jct_s``,
+            ``avg_queue_s``, ``makespan_s``, ``eta_median_abs_err_s`` (over jobs that waited and
+            had an ETA at their first cycle), ``eta_jobs``, ``preemptions``, ``lost_gpu_h``,
+            ``gpu_h_allocated``, ``cycles``.
+        """
+        tracks: dict[str, _Track] = {}
+        events: list[tuple[float, int, str, str, int]] = []  # (t, seq, kind, job id, attempt)
+        seq = 0
+        for i, sim in enumerate(self.arrivals):
+            job_id = f"{self.id_prefix}{i + 1:05d}"
+            tracks[job_id] = _Track(sim=sim, job_id=job_id)
+            heapq.heappush(events, (sim.submit_s, seq, "arrive", job_id, 0))
+            seq += 1
+        snap = Snapshot(now=self.start, inventory=self.inventory, quotas=self.quotas)
+        series: list[dict[str, float]] = []
+        cycles = 0
+        next_tick: float | None = None
+        gpu_s_alloc = 0.0
+        last_t = 0.0
+
+        while events:
+            t = events[0][0]
+            if self.horizon_s is not None and t > self.horizon_s:
+                break
+            # account allocated GPU-seconds over [last_t, t)
+            gpu_s_alloc += self._allocated_gpus(snap) * (t - last_t)
+            last_t = t
+            now = self._at(t)
+            jobs = list(snap.jobs)
+            changed = False
+            while events and events[0][0] == t:
+                _, _, kind, job_id, attempt = heapq.heappop(events)
+                if kind == "tick":
+                    changed = True
+                    continue
+                tr = tracks[job_id]
+                if kind == "arrive":
+                    jobs.append(Job(id=job_id, spec=self._spec(tr.sim), submitted_at=now))
+                    changed = True
+                elif kind == "finish" and attempt == tr.attempt and tr.start is not None:
+                    jobs = [j for j in jobs if j.id != job_id]
+                    tr.finish, tr.outcome, tr.start = now, "succeeded", None
+                    self._close_usage(job_id, now)
+                    self.decisions.append((t, "finish", job_id, ""))
+                    changed = True
+            snap = replace(snap, now=now, jobs=tuple(jobs))
+            if not changed:
+                continue
+            snap = replace(snap, telemetry=self._telemetry(snap, tracks), kernels=self._kernels(snap, tracks),
+                           usage=self._usage(now))
+            result = self._cycle(snap, self.profile)
+            cycles += 1
+            idle_actions: Sequence[IdleAction] = result.idle
+            if not idle_actions and self.idle is not None:
+                idle_actions = evaluate_idle(snap, self.idle)
+            self._note_reasons(result, tracks, t)
+            before = {j.id: j for j in snap.jobs}
+            snap = apply_result(snap, result)
+            for admit in result.admits:
+                tr = tracks[admit.job_id]
+                tr.attempt += 1
+                tr.start = now
+                tr.first_start = tr.first_start or now
+                tr.ladder = LadderState()
+                self.decisions.append((t, "admit", admit.job_id, _where(admit.allocation)))
+                self._open_usage(before[admit.job_id], admit.allocation, tr.attempt, now)
+                remaining = self._remaining(tr)
+                if remaining is not None:
+                    heapq.heappush(events, (t + remaining, seq, "finish", admit.job_id, tr.attempt))
+                    seq += 1
+            for pre in result.preemptions:
+                tr = tracks[pre.job_id]
+                if tr.start is not None:
+                    ran = (now - tr.start).total_seconds()
+                    gpus = before[pre.job_id].spec.resources.total_milli / GPU_MILLI
+                    if tr.sim.checkpointable:
+                        tr.done_s += ran
+                    else:
+                        tr.lost_gpu_s += ran * gpus
+                tr.start, tr.preemptions = None, tr.preemptions + 1
+                self._close_usage(pre.job_id, now)
+                tr.attempt += 1  # invalidates the pending finish event
+                self.decisions.append((t, "preempt", pre.job_id, pre.for_job))
+            for rej in result.rejects:
+                tracks[rej.job_id].outcome = "rejected"
+                tracks[rej.job_id].finish = now
+                self.decisions.append((t, "reject", rej.job_id, rej.reason.code))
+            snap = self._apply_idle(snap, idle_actions, tracks, now, t)
+            running = [j for j in snap.jobs if j.state.holds_gpus]
+            pending = [j for j in snap.jobs if j.state is JobState.PENDING]
+            alloc = self._allocated_gpus(snap)
+            series.append({"t_s": t, "pending": len(pending), "running": len(running),
+                           "gpus_allocated": alloc,
+                           "utilization_pct": 100.0 * alloc / self.capacity_gpus if self.capacity_gpus else 0.0})
+            if self.tick_s and running and (next_tick is None or next_tick <= t):
+                next_tick = (int(t // self.tick_s) + 1) * self.tick_s
+                heapq.heappush(events, (next_tick, seq, "tick", "", 0))
+                seq += 1
+        end_t = last_t
+        for tr in tracks.values():  # work still running at the horizon
+            if tr.start is not None and not tr.outcome:
+                tr.outcome = "running"
+        return self._result(tracks, series, cycles, end_t, gpu_s_alloc)
+
+    # ------------------------------------------------------------------ helpers
+    def _spec(self, sim: SimJob) -> JobSpec:
+        return JobSpec(name=sim.name, user=sim.user, team=sim.team, kind=sim.kind, priority=sim.priority,
+                       resources=sim.resources, time_limit_s=sim.time_limit_s,
+                       kernel_id=f"kernel-{sim.name}" if sim.kind is JobKind.LEASE else None,
+                       checkpointable=sim.checkpointable)
+
+    def _open_usage(self, job: Job, allocation: Allocation, attempt: int, now: datetime) -> None:
+        """Accounting rows of an admission: one per GPU, ``share`` = milli-GPUs / 1000."""
+        models = {g.uuid: g.model for g in self.inventory.gpus()}
+        share = allocation.gpu_milli / GPU_MILLI
+        idx = []
+        for uuid in allocation.all_gpu_uuids():
+            idx.append(len(self._intervals))
+            self._intervals.append(UsageInterval(
+                job_id=job.id, attempt=attempt, user=job.spec.user, team=job.spec.team, kind=job.spec.kind.value,
+                gpu_uuid=uuid, gpu_model=models.get(uuid, ""), share=share, started_at=now, ended_at=None))
+        self._open[job.id] = idx
+
+    def _close_usage(self, job_id: str, now: datetime) -> None:
+        for i in self._open.pop(job_id, []):
+            self._intervals[i] = replace(self._intervals[i], ended_at=now)
+
+    def _usage(self, now: datetime) -> UsageHistory:
+        """What the engine's snapshot carries: decayed GPU-seconds per user and budget use."""
+        if not self._intervals:
+            return UsageHistory()
+        return UsageHistory(
+            decayed_gpu_seconds_by_user=decayed_gpu_seconds(self._intervals, now=now,
+                                                            half_life_s=self.usage_half_life_s),
+            gpu_hours_this_period=budget_usage(self._intervals, self.quotas.budgets, now=now))
+
+    @staticmethod
+    def _allocated_gpus(snap: Snapshot) -> float:
+        return sum(j.spec.resources.total_milli for j in snap.jobs if j.state.holds_gpus) / GPU_MILLI
+
+    def _remaining(self, tr: _Track) -> float | None:
+        if tr.sim.runtime_s is None:
+            return None
+        return max(0.0, tr.sim.runtime_s - tr.done_s)
+
+    def _note_reasons(self, result: CycleResult, tracks: dict[str, _Track], t: float) -> None:
+        """Remember each job's first pending reason and ETA (the prediction made at submit)."""
+        pending: dict[str, PendingReason] = {p.job_id: p.reason for p in result.pending}
+        admitted = {a.job_id for a in result.admits}
+        for job_id, tr in tracks.items():
+            if tr.saw_first_cycle or tr.sim.submit_s > t:
+                continue
+            if job_id in pending:
+                tr.saw_first_cycle = True
+                reason = pending[job_id]
+                tr.first_reason = reason.code
+                tr.first_eta = reason.eta
+                tr.eta_known = reason.eta is not None
+            elif job_id in admitted:
+                tr.saw_first_cycle = True
+
+    def _telemetry(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, Any]:
+        """Per running job with an activity profile: per-minute samples of its GPUs (IdleInput)."""
+        if self.idle is None:
+            return {}
+        out: dict[str, Any] = {}
+        policy_window = max(self.idle.default.window_s, self.idle.default.busy_kernel_window_s or 0.0)
+        for job in snap.jobs:
+            tr = tracks[job.id]
+            if job.state is not JobState.RUNNING or not tr.sim.activity or job.allocation is None or tr.start is None:
+                continue
+            uuids = job.allocation.all_gpu_uuids()
+            ran = (snap.now - tr.start).total_seconds()
+            if tr.sample_attempt != tr.attempt:  # a new run: start its sample history afresh
+                tr.samples, tr.sample_next, tr.sample_attempt = [], 0, tr.attempt
+            while tr.sample_next * 60.0 <= ran:  # one sample per GPU per minute since start
+                util, _ = tr.sim.state_at(tr.sample_next * 60.0)
+                when = tr.start + timedelta(seconds=tr.sample_next * 60.0)
+                tr.samples.extend(GpuSample(gpu_uuid=u, mig_instance=None, timestamp=when, utilization_pct=util,
+                                            memory_used_mib=1024.0, simulated=True) for u in uuids)
+                tr.sample_next += 1
+            keep = int((policy_window + 120.0) // 60.0 + 1) * len(uuids)
+            if len(tr.samples) > 4 * keep:
+                del tr.samples[:-keep]
+            samples = tr.samples[-keep:]
+            out[job.id] = IdleInput(samples=tuple(samples), ladder=tr.ladder,
+                                    devices=device_keys(uuids, snap.inventory))
+        return out
+
+    def _kernels(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, dict[str, Any]]:
+        """Kernel activity of running leases, from their activity profiles."""
+        out: dict[str, dict[str, Any]] = {}
+        for job in snap.jobs:
+            tr = tracks[job.id]
+            if not job.is_lease or tr.start is None or job.spec.kernel_id is None:
+                continue
+            ran = (snap.now - tr.start).total_seconds()
+            _, kernel = tr.sim.state_at(ran)
+            # last activity: the end of the last busy or GPU-active stretch before now
+            t = last = 0.0
+            for stretch in tr.sim.activity:
+                seg_end = t + stretch.duration_s
+                if t >= ran:
+                    break
+                if stretch.kernel == "busy" or stretch.util_pct > 0:
+                    last = min(seg_end, ran)
+                t = seg_end
+            out[job.spec.kernel_id] = {"execution_state": kernel,
+                                       "last_activity": tr.start + timedelta(seconds=last)}
+        return out
+
+    def _apply_idle(self, snap: Snapshot, actions: Sequence[IdleAction], tracks: dict[str, _Track],
+                    now: datetime, t: float) -> Snapshot:
+        """Apply ladder steps: remember warnings, release reclaimed leases (requeue/stop jobs)."""
+        drop: set[str] = set()
+        requeue: set[str] = set()
+        for action in actions:
+            tr = tracks.get(action.job_id)
+            if tr is None or tr.start is None:
+                continue
+            if action.stage == "warn":
+                tr.ladder = replace(tr.ladder, warned_at=now, warned_idle_since=action.idle_since)
+                tr.warned += 1
+                self.decisions.append((t, "idle_warn", action.job_id, ""))
+            elif action.stage == "clear":
+                tr.ladder = replace(tr.ladder, warned_at=None, warned_idle_since=None)
+            elif action.stage == "reclaim":
+                tr.ladder = replace(tr.ladder, reclaimed_at=now)
+                if action.action in ("release", "stop", "requeue"):
+                    self._close_usage(action.job_id, now)
+                self.decisions.append((t, f"idle_{action.action}", action.job_id, ""))
+                if action.action in ("release", "stop"):
+                    drop.add(action.job_id)
+                    tr.reclaimed_at, tr.finish, tr.outcome, tr.start = now, now, "reclaimed", None
+                    tr.reclaim_reason = action.reason
+                    tr.attempt += 1
+                elif action.action == "requeue":
+                    requeue.add(action.job_id)
+                    tr.reclaimed_at, tr.start = now, None
+                    tr.reclaim_reason = action.reason
+                    tr.attempt += 1
+        if not drop and not requeue:
+            return snap
+        jobs: list[Job] = []
+        for job in snap.jobs:
+            if job.id in drop:
+                continue
+            if job.id in requeue:
+                job = job.transition(JobState.PREEMPTED, allocation=None).transition(
+                    JobState.PENDING, admitted_at=None, started_at=None,
+                    reason=PendingReason(code="Preempted", message="requeued after idle reclaim"))
+            jobs.append(job)
+        return replace(snap, jobs=tuple(jobs))
+
+    def _result(self, tracks: dict[str, _Track], series: list[dict[str, float]], cycles: int,
+                end_t: float, gpu_s_alloc: float) -> SimResult:
+        rows = []
+        for tr in tracks.values():
+            sim = tr.sim
+            start = self._secs(tr.first_start)
+            finish = self._secs(tr.finish)
+            eta = self._secs(tr.first_eta)
+            queue = None if start is None else start - sim.submit_s
+            rows.append({
+                "job_id": tr.job_id, "name": sim.name, "user": sim.user, "team": sim.team, "kind": sim.kind.value,
+                "priority": sim.priority.value, "gpus": sim.resources.total_milli / GPU_MILLI,
+                "submit_s": sim.submit_s, "start_s": start, "finish_s": finish,
+                "queue_s": queue, "jct_s": None if finish is None or tr.outcome != "succeeded" else finish - sim.submit_s,
+                "first_reason": tr.first_reason, "eta_s": eta,
+                "eta_err_s": None if eta is None or start is None else abs(start - eta),
+                "preemptions": tr.preemptions, "lost_gpu_s": tr.lost_gpu_s, "idle_warnings": tr.warned,
+                "reclaimed_s": self._secs(tr.reclaimed_at), "reclaim_reason": tr.reclaim_reason,
+                "outcome": tr.outcome or "pending",
+            })
+        jobs = pd.DataFrame(rows)
+        ts = pd.DataFrame(series, columns=["t_s", "pending", "running", "gpus_allocated", "utilization_pct"])
+        done = jobs[jobs["outcome"] == "succeeded"]
+        waited = jobs[jobs["eta_err_s"].notna()]
+        summary: dict[str, Any] = {
+            "jobs": len(jobs), "finished": len(done),
+            "avg_jct_s": float(done["jct_s"].mean()) if len(done) else None,
+            "avg_queue_s": float(jobs["queue_s"].dropna().mean()) if jobs["queue_s"].notna().any() else None,
+            "makespan_s": float(jobs["finish_s"].max() - jobs["submit_s"].min()) if jobs["finish_s"].notna().any()
+            else None,
+            "eta_median_abs_err_s": float(waited["eta_err_s"].median()) if len(waited) else None,
+            "eta_jobs": len(waited),
+            "preemptions": int(jobs["preemptions"].sum()),
+            "lost_gpu_h": float(jobs["lost_gpu_s"].sum() / 3600.0),
+            "gpu_h_allocated": gpu_s_alloc / 3600.0,
+            "end_s": end_t, "cycles": cycles,
+        }
+        return SimResult(jobs=jobs, timeseries=ts, summary=summary, cycles=cycles)
+
+
+def _where(allocation: Allocation) -> str:
+    """``node:uuid,uuid@milli`` per worker, ``;``-joined: a decision's placement as one string."""
+    return ";".join(f"{node}:{','.join(uuids)}@{allocation.gpu_milli}" for node, uuids in allocation.per_worker())
+
+
+def simulate(inventory: Inventory, arrivals: Iterable[SimJob], **kwargs: Any) -> SimResult:
+    """Shorthand for ``Simulator(inventory, arrivals, **kwargs).run()``."""
+    return Simulator(inventory, arrivals, **kwargs).run()

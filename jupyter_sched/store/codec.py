@@ -1,0 +1,118 @@
+"""Row <-> model conversions for the store, built on :mod:`jupyter_sched.model.codec`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..model import Job, JobState
+from ..model.codec import (
+    allocation_from_dict,
+    allocation_to_dict,
+    reason_from_dict,
+    reason_to_dict,
+    spec_from_dict,
+    spec_to_dict,
+)
+from ..model.units import parse_utc
+
+__all__ = ["JobRecord", "dumps", "job_columns", "loads", "parse_ts", "record_from_row", "ts"]
+
+
+def ts(value: datetime | None) -> str | None:
+    """Aware datetime → fixed-width ISO 8601 UTC text (27 characters) that sorts as time does."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime given to the store")
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    """Inverse of :func:`ts`."""
+    return None if value is None else parse_utc(value, field="timestamp")
+
+
+def dumps(value: Any) -> str:
+    """JSON text with sorted keys (stable, diffable)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def loads(text: str | None) -> Any:
+    """Inverse of :func:`dumps`; ``None`` stays ``None``."""
+    return None if text is None else json.loads(text)
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """A job row: the model :class:`Job` plus what only the edge needs.
+
+    Attributes:
+        job: the job as the core sees it.
+        executor: executor name that runs it (``"local"``, ``"kubernetes"``), None before start.
+        handle: the executor's persisted handle (JSON dict), None before start.
+        stop_intent: why a stop was requested (``"cancel"``, ``"preempt"``, ``"timeout"``,
+            ``"idle"``), None when none was.
+        stop_requested_at: when the stop was requested (UTC).
+        stop_actor: who requested it (a user, or ``"scheduler"``).
+        activity_at: last keepalive of a lease (UTC).
+        version: row version, bumped by every write (compare-and-set).
+    """
+
+    job: Job
+    executor: str | None = None
+    handle: Mapping[str, Any] | None = None
+    stop_intent: str | None = None
+    stop_requested_at: datetime | None = None
+    stop_actor: str | None = None
+    activity_at: datetime | None = None
+    version: int = 0
+
+
+def job_columns(record: JobRecord, *, updated_at: datetime) -> dict[str, Any]:
+    """The column values of ``record`` (without ``version``)."""
+    job = record.job
+    if job.submitted_at is None:
+        raise ValueError(f"job {job.id} has no submitted_at")
+    return {
+        "id": job.id, "user": job.spec.user, "team": job.spec.team, "kind": job.spec.kind.value,
+        "state": job.state.value, "priority": job.spec.priority.value,
+        "spec": dumps(spec_to_dict(job.spec)),
+        "allocation": None if job.allocation is None else dumps(allocation_to_dict(job.allocation)),
+        "nominated": None if job.nominated is None else dumps(allocation_to_dict(job.nominated)),
+        "reason": None if job.reason is None else dumps(reason_to_dict(job.reason)),
+        "submitted_at": ts(job.submitted_at), "admitted_at": ts(job.admitted_at),
+        "started_at": ts(job.started_at), "finished_at": ts(job.finished_at),
+        "not_before": ts(job.not_before), "exit_code": job.exit_code, "message": job.message,
+        "attempts": job.attempts, "preempted_by": job.preempted_by, "executor": record.executor,
+        "executor_handle": None if record.handle is None else dumps(dict(record.handle)),
+        "stop_intent": record.stop_intent, "stop_requested_at": ts(record.stop_requested_at),
+        "stop_actor": record.stop_actor, "activity_at": ts(record.activity_at),
+        "updated_at": ts(updated_at),
+    }
+
+
+def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
+    """Decode a ``jobs`` row.
+
+    Raises:
+        ValueError / KeyError / TypeError / jupyter_sched.errors.SchedError: the row does not
+            decode (the integrity check reports these).
+    """
+    job = Job(
+        id=row["id"], spec=spec_from_dict(loads(row["spec"])), state=JobState(row["state"]),
+        submitted_at=parse_ts(row["submitted_at"]), admitted_at=parse_ts(row["admitted_at"]),
+        started_at=parse_ts(row["started_at"]), finished_at=parse_ts(row["finished_at"]),
+        allocation=allocation_from_dict(loads(row["allocation"])),
+        reason=reason_from_dict(loads(row["reason"])), exit_code=row["exit_code"],
+        message=row["message"] or "", attempts=int(row["attempts"]), not_before=parse_ts(row["not_before"]),
+        preempted_by=row["preempted_by"], nominated=allocation_from_dict(loads(row["nominated"])),
+    )
+    return JobRecord(
+        job=job, executor=row["executor"], handle=loads(row["executor_handle"]),
+        stop_intent=row["stop_intent"], stop_requested_at=parse_ts(row["stop_requested_at"]),
+        stop_actor=row["stop_actor"], activity_at=parse_ts(row["activity_at"]), version=int(row["version"]),
+    )

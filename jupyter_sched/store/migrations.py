@@ -1,0 +1,108 @@
+"""Versioned schema migrations: a small runner with a ``schema_version`` table.
+
+Why not alembic: the package would need alembic's script directory, ``env.py`` and ini file in
+the wheel and a second configuration path for the embedded SQLite default; our migrations are
+few, forward-only and must run at server start on SQLite and PostgreSQL alike. A list of
+numbered steps applied in one transaction does exactly that and is easy to audit.
+
+Rules:
+
+* Each :class:`Migration` has a strictly increasing ``version`` and an ``upgrade(conn)`` that
+  runs inside the runner's transaction (both SQLite and PostgreSQL have transactional DDL, so
+  a failed step leaves the database at the previous version).
+* Applied steps are recorded in ``schema_version`` (version, description, applied_at).
+* Running the migrations twice is a no-op (idempotent); a database newer than this code is
+  refused with :class:`~jupyter_sched.errors.StoreError` rather than silently used.
+* Concurrent runners (two servers starting on one store) serialise: SQLite through
+  ``BEGIN IMMEDIATE``, PostgreSQL through a transaction-scoped advisory lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import sqlalchemy as sa
+
+from ..errors import StoreError
+from . import schema
+from .codec import ts
+
+__all__ = ["MIGRATIONS", "Migration", "current_version", "latest_version", "migrate"]
+
+_ADVISORY_LOCK_KEY = 0x6A5F_5343  # "j_SC": any constant shared by all jupyter_sched servers
+
+_version_table = sa.Table(
+    "schema_version", sa.MetaData(),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("description", sa.String(200), nullable=False),
+    sa.Column("applied_at", sa.String(32), nullable=False),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: ``upgrade(conn)`` moves the database from ``version - 1`` to ``version``."""
+
+    version: int
+    description: str
+    upgrade: Callable[[sa.Connection], None]
+
+
+def _v1_initial(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v1(md)
+    md.create_all(conn)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
+)
+
+
+def latest_version() -> int:
+    """The schema version this code writes."""
+    return MIGRATIONS[-1].version
+
+
+def current_version(conn: sa.Connection) -> int:
+    """The database's schema version (0 for an empty database)."""
+    if not sa.inspect(conn).has_table("schema_version"):
+        return 0
+    value = conn.execute(sa.select(sa.func.max(_version_table.c.version))).scalar()
+    return int(value or 0)
+
+
+def migrate(engine: sa.Engine, *, now: Callable[[], datetime] | None = None) -> list[int]:
+    """Bring the database to :func:`latest_version`; return the versions applied (empty if none).
+
+    Raises:
+        StoreError: the database is newer than this code, or a step failed (rolled back).
+    """
+    clock = now or (lambda: datetime.now(timezone.utc))
+    applied: list[int] = []
+    with engine.connect() as conn:
+        conn.execution_options(sched_write=True)
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK_KEY})
+            _version_table.create(conn, checkfirst=True)
+            version = current_version(conn)
+            if version > latest_version():
+                raise StoreError(
+                    f"the store's schema version is {version} but this jupyter_sched knows only up to "
+                    f"{latest_version()}", field="db_url",
+                    hint="upgrade jupyter_sched on this server, or point it at another database")
+            for step in MIGRATIONS:
+                if step.version <= version:
+                    continue
+                try:
+                    step.upgrade(conn)
+                except sa.exc.SQLAlchemyError as exc:
+                    raise StoreError(f"schema migration {step.version} ({step.description}) failed: {exc}",
+                                     hint="the database was left at the previous version") from exc
+                conn.execute(_version_table.insert().values(
+                    version=step.version, description=step.description, applied_at=ts(clock())))
+                applied.append(step.version)
+    return applied

@@ -1,0 +1,148 @@
+"""The store's tables (SQLAlchemy Core), as of the newest schema version.
+
+Times are stored as fixed-width ISO 8601 UTC text (``2026-11-29T19:04:05.123456Z``, 27
+characters, see :func:`jupyter_sched.store.codec.ts`) so that they sort and compare correctly as
+text on both SQLite and PostgreSQL. JSON documents (spec, allocation, reason, handle, details)
+are stored as text in the shapes of :mod:`jupyter_sched.model.codec`.
+
+Tables:
+
+* ``schema_version`` — one row per applied migration (see :mod:`.migrations`).
+* ``jobs`` — jobs and leases: indexed lifecycle columns plus JSON spec/allocation/reason, the
+  executor handle (pid + process create time, or a Kubernetes name) and stop intent.
+* ``quotas``, ``budgets``, ``team_policies``, ``user_teams`` — the quota set in force.
+* ``events`` — the audit log: who, what, when, details JSON (old→new for config changes).
+* ``usage`` — GPU allocation intervals, one row per (job, attempt, GPU): the accounting source.
+* ``leader`` — the engine leader lease (owner, term, expiry) behind the leader lock.
+
+:func:`tables_v1` defines version 1. A later migration that changes a table must add its
+change here *and* in its own migration step, and keep ``tables_v1`` as it was, so that a fresh
+database replayed through all migrations equals :data:`metadata` (a test compares them).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+__all__ = ["metadata", "tables_v1"]
+
+_TS = 32  # width of a timestamp column (27 used)
+
+
+def tables_v1(md: sa.MetaData) -> None:
+    """Define the version-1 tables on ``md``."""
+    sa.Table(
+        "jobs", md,
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("user", sa.String(200), nullable=False),
+        sa.Column("team", sa.String(200), nullable=False),
+        sa.Column("kind", sa.String(20), nullable=False),
+        sa.Column("state", sa.String(20), nullable=False),
+        sa.Column("priority", sa.String(10), nullable=False),
+        sa.Column("spec", sa.Text, nullable=False),
+        sa.Column("allocation", sa.Text, nullable=True),
+        sa.Column("nominated", sa.Text, nullable=True),
+        sa.Column("reason", sa.Text, nullable=True),
+        sa.Column("submitted_at", sa.String(_TS), nullable=False),
+        sa.Column("admitted_at", sa.String(_TS), nullable=True),
+        sa.Column("started_at", sa.String(_TS), nullable=True),
+        sa.Column("finished_at", sa.String(_TS), nullable=True),
+        sa.Column("not_before", sa.String(_TS), nullable=True),
+        sa.Column("exit_code", sa.Integer, nullable=True),
+        sa.Column("message", sa.Text, nullable=False, default=""),
+        sa.Column("attempts", sa.Integer, nullable=False, default=0),
+        sa.Column("preempted_by", sa.String(64), nullable=True),
+        sa.Column("executor", sa.String(32), nullable=True),
+        sa.Column("executor_handle", sa.Text, nullable=True),
+        sa.Column("stop_intent", sa.String(20), nullable=True),
+        sa.Column("stop_requested_at", sa.String(_TS), nullable=True),
+        sa.Column("stop_actor", sa.String(200), nullable=True),
+        sa.Column("activity_at", sa.String(_TS), nullable=True),
+        sa.Column("updated_at", sa.String(_TS), nullable=False),
+        sa.Column("version", sa.Integer, nullable=False, default=1),
+        sa.Index("ix_jobs_state", "state"),
+        sa.Index("ix_jobs_user_state", "user", "state"),
+        sa.Index("ix_jobs_submitted", "submitted_at"),
+    )
+    sa.Table(
+        "quotas", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("team", sa.String(200), nullable=False),
+        sa.Column("user", sa.String(200), nullable=True),
+        sa.Column("gpu_model", sa.String(200), nullable=False),
+        sa.Column("guaranteed", sa.Float, nullable=False),
+        sa.Column("borrowing_limit", sa.Float, nullable=True),
+    )
+    sa.Table(
+        "budgets", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("team", sa.String(200), nullable=False),
+        sa.Column("user", sa.String(200), nullable=True),
+        sa.Column("gpu_hours", sa.Float, nullable=False),
+        sa.Column("period", sa.String(10), nullable=False),
+    )
+    sa.Table(
+        "team_policies", md,
+        sa.Column("team", sa.String(200), primary_key=True),
+        sa.Column("weight", sa.Float, nullable=False),
+        sa.Column("allowed_priorities", sa.Text, nullable=False),
+        sa.Column("members", sa.Text, nullable=False),
+    )
+    sa.Table(
+        "user_teams", md,
+        sa.Column("user", sa.String(200), primary_key=True),
+        sa.Column("team", sa.String(200), nullable=False),
+    )
+    sa.Table(
+        "events", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("at", sa.String(_TS), nullable=False),
+        sa.Column("actor", sa.String(200), nullable=False),
+        sa.Column("action", sa.String(64), nullable=False),
+        sa.Column("job_id", sa.String(64), nullable=True),
+        sa.Column("user", sa.String(200), nullable=True),
+        sa.Column("message", sa.Text, nullable=False),
+        sa.Column("details", sa.Text, nullable=False),
+        sa.Index("ix_events_at", "at"),
+        sa.Index("ix_events_job", "job_id"),
+    )
+    sa.Table(
+        "usage", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("job_id", sa.String(64), nullable=False),
+        sa.Column("attempt", sa.Integer, nullable=False),
+        sa.Column("user", sa.String(200), nullable=False),
+        sa.Column("team", sa.String(200), nullable=False),
+        sa.Column("kind", sa.String(20), nullable=False),
+        sa.Column("gpu_uuid", sa.String(200), nullable=False),
+        sa.Column("gpu_model", sa.String(200), nullable=False),
+        sa.Column("share", sa.Float, nullable=False),
+        sa.Column("started_at", sa.String(_TS), nullable=False),
+        sa.Column("ended_at", sa.String(_TS), nullable=True),
+        sa.UniqueConstraint("job_id", "attempt", "gpu_uuid", name="uq_usage_interval"),
+        sa.Index("ix_usage_user", "user"),
+        sa.Index("ix_usage_open", "ended_at"),
+    )
+    sa.Table(
+        "leader", md,
+        sa.Column("name", sa.String(64), primary_key=True),
+        sa.Column("owner", sa.String(200), nullable=False),
+        sa.Column("term", sa.Integer, nullable=False),
+        sa.Column("acquired_at", sa.String(_TS), nullable=False),
+        sa.Column("renewed_at", sa.String(_TS), nullable=False),
+        sa.Column("expires_at", sa.String(_TS), nullable=False),
+    )
+
+
+metadata = sa.MetaData()
+"""The current schema (version 1 plus nothing yet)."""
+tables_v1(metadata)
+
+jobs = metadata.tables["jobs"]
+quotas = metadata.tables["quotas"]
+budgets = metadata.tables["budgets"]
+team_policies = metadata.tables["team_policies"]
+user_teams = metadata.tables["user_teams"]
+events = metadata.tables["events"]
+usage = metadata.tables["usage"]
+leader = metadata.tables["leader"]

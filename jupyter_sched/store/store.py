@@ -1,0 +1,542 @@
+"""The store: the one source of truth for jobs, leases, quotas, audit records, usage and leadership.
+
+SQLAlchemy 2 Core over SQLite (WAL mode, the embedded default) or any SQLAlchemy URL
+(PostgreSQL via ``postgresql+psycopg://user@host:port/db``). Every public method of
+:class:`Store` runs in its own committed transaction; :meth:`Store.transaction` hands out a
+:class:`StoreTx` for several writes that must commit together (the engine applies one
+scheduling cycle in one transaction, fenced by the leader lease).
+
+SQLite specifics: WAL journal (readers never block the writer), ``synchronous=FULL`` by
+default (a committed submission survives power loss, not only ``kill -9``), ``BEGIN IMMEDIATE``
+for write transactions (a writer takes the write lock up front, so two processes never
+deadlock upgrading read locks), and a 30 s busy timeout.
+
+Concurrency: job rows carry a ``version`` bumped by every write; updates are compare-and-set on
+it (:meth:`StoreTx.update_job`), so a cancel from the API and a decision of the engine never
+overwrite each other silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event as sa_event
+from sqlalchemy.pool import StaticPool
+
+from ..accounting import UsageInterval
+from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
+from ..model import JobKind, JobState, QuotaSet
+from ..model.codec import (
+    budget_from_dict,
+    budget_to_dict,
+    quota_from_dict,
+    quota_to_dict,
+    team_policy_from_dict,
+    team_policy_to_dict,
+)
+from . import schema
+from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_row, ts
+from .migrations import migrate
+
+__all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "Store", "StoreTx", "sqlite_url"]
+
+LIVE_STATES: tuple[JobState, ...] = (JobState.PENDING, JobState.ADMITTED, JobState.RUNNING, JobState.PREEMPTED)
+"""States of jobs the scheduler still works on (every non-terminal state)."""
+
+_LEADER_ROW = "engine"
+
+
+def sqlite_url(path: str | Path) -> str:
+    """SQLAlchemy URL of a SQLite file (parent directories are created)."""
+    file = Path(path).expanduser().resolve()
+    file.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{file}"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One audit record: who did what, when, to which job, with details (old→new for config)."""
+
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    job_id: str | None
+    user: str | None
+    message: str
+    details: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape of the audit API."""
+        return {"id": self.id, "at": ts(self.at), "actor": self.actor, "action": self.action,
+                "job_id": self.job_id, "user": self.user, "message": self.message, "details": dict(self.details)}
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderLease:
+    """The leader lock row: ``owner`` leads until ``expires_at``; ``term`` grows at each takeover."""
+
+    owner: str
+    term: int
+    acquired_at: datetime
+    renewed_at: datetime
+    expires_at: datetime
+
+
+def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
+    if not url.startswith("sqlite"):
+        return sa.create_engine(url, echo=echo, pool_pre_ping=True)
+    memory = url in ("sqlite://", "sqlite:///:memory:")
+    if sqlite_synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        raise ValidationError(f"sqlite_synchronous must be OFF, NORMAL, FULL or EXTRA (got {sqlite_synchronous!r})",
+                              field="sqlite_synchronous", hint="use FULL (default) or NORMAL")
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
+    if memory:
+        kwargs["poolclass"] = StaticPool
+    engine = sa.create_engine(url, echo=echo, **kwargs)
+    sync = sqlite_synchronous.upper()
+
+    @sa_event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (see _on_begin)
+        cursor = dbapi_conn.cursor()
+        if not memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA synchronous={sync}")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @sa_event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        write = conn.get_execution_options().get("sched_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+class StoreTx:
+    """Operations inside one open transaction (from :meth:`Store.transaction`)."""
+
+    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+        self.conn = conn
+        self.now = now
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    def insert_job(self, record: JobRecord) -> JobRecord:
+        """Insert a new job row (version 1).
+
+        Raises:
+            ConflictError: a job with this id exists.
+        """
+        values = job_columns(record, updated_at=self.now)
+        values["version"] = 1
+        try:
+            with self.conn.begin_nested():
+                self.conn.execute(schema.jobs.insert().values(**values))
+        except sa.exc.IntegrityError as exc:
+            raise ConflictError(f"job {record.job.id} already exists", field="id") from exc
+        return replace(record, version=1)
+
+    def get_job(self, job_id: str) -> JobRecord:
+        """The job row ``job_id``.
+
+        Raises:
+            NotFoundError: no such job.
+        """
+        row = self.conn.execute(sa.select(schema.jobs).where(schema.jobs.c.id == job_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no job {job_id!r}", field="job_id", hint="list your jobs to see their ids")
+        return record_from_row(row)
+
+    def update_job(self, record: JobRecord) -> JobRecord:
+        """Write ``record`` if the row still has ``record.version``; return it with the new version.
+
+        Raises:
+            ConflictError: the row changed since it was read (or is gone).
+        """
+        values = job_columns(record, updated_at=self.now)
+        values["version"] = record.version + 1
+        result = self.conn.execute(
+            schema.jobs.update()
+            .where(schema.jobs.c.id == record.job.id, schema.jobs.c.version == record.version)
+            .values(**values))
+        if result.rowcount != 1:
+            raise ConflictError(f"job {record.job.id} changed meanwhile", field="job_id",
+                                hint="read the job again and retry")
+        return replace(record, version=record.version + 1)
+
+    def try_update_job(self, record: JobRecord) -> JobRecord | None:
+        """Like :meth:`update_job` but return None instead of raising on a version conflict."""
+        try:
+            return self.update_job(record)
+        except ConflictError:
+            return None
+
+    def list_jobs(
+        self,
+        *,
+        user: str | None = None,
+        states: Iterable[JobState] | None = None,
+        kinds: Iterable[JobKind] | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[JobRecord]:
+        """Job rows filtered by owner, states and kinds, ordered by submit time then id."""
+        query = sa.select(schema.jobs)
+        if user is not None:
+            query = query.where(schema.jobs.c.user == user)
+        if states is not None:
+            query = query.where(schema.jobs.c.state.in_([s.value for s in states]))
+        if kinds is not None:
+            query = query.where(schema.jobs.c.kind.in_([k.value for k in kinds]))
+        order = (schema.jobs.c.submitted_at, schema.jobs.c.id)
+        query = query.order_by(*(c.desc() for c in order) if newest_first else order)
+        if limit is not None:
+            query = query.limit(limit)
+        return [record_from_row(row) for row in self.conn.execute(query).mappings()]
+
+    def count_jobs(self) -> int:
+        """Number of job rows."""
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(schema.jobs)).scalar() or 0)
+
+    # -- audit events -----------------------------------------------------------------------
+
+    def add_event(
+        self,
+        *,
+        actor: str,
+        action: str,
+        message: str,
+        job_id: str | None = None,
+        user: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        at: datetime | None = None,
+    ) -> int:
+        """Append an audit record; return its id."""
+        result = self.conn.execute(schema.events.insert().values(
+            at=ts(at or self.now), actor=actor, action=action, job_id=job_id, user=user, message=message,
+            details=dumps(dict(details or {}))))
+        key = result.inserted_primary_key
+        return int(key[0]) if key else 0
+
+    def list_events(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        user: str | None = None,
+        job_id: str | None = None,
+        action: str | None = None,
+        after_id: int | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
+    ) -> list[AuditEvent]:
+        """Audit records, oldest first (or newest first), filtered."""
+        e = schema.events
+        query = sa.select(e).order_by(e.c.id.desc() if newest_first else e.c.id)
+        if since is not None:
+            query = query.where(e.c.at >= ts(since))
+        if until is not None:
+            query = query.where(e.c.at < ts(until))
+        if user is not None:
+            query = query.where(sa.or_(e.c.user == user, e.c.actor == user))
+        if job_id is not None:
+            query = query.where(e.c.job_id == job_id)
+        if action is not None:
+            query = query.where(e.c.action == action)
+        if after_id is not None:
+            query = query.where(e.c.id > after_id)
+        rows = self.conn.execute(query.limit(limit)).mappings()
+        return [AuditEvent(id=int(r["id"]), at=parse_ts(r["at"]) or self.now, actor=r["actor"], action=r["action"],
+                           job_id=r["job_id"], user=r["user"], message=r["message"], details=loads(r["details"]))
+                for r in rows]
+
+    # -- usage (accounting source) ---------------------------------------------------------
+
+    def open_usage(
+        self,
+        *,
+        job_id: str,
+        attempt: int,
+        user: str,
+        team: str,
+        kind: str,
+        gpus: Sequence[tuple[str, str, float]],
+        started_at: datetime,
+    ) -> int:
+        """Open one interval per ``(gpu_uuid, gpu_model, share)``; intervals already open for
+        this ``(job, attempt, gpu)`` are left alone (so a replayed admission never double counts).
+        Return how many intervals were opened."""
+        u = schema.usage
+        existing = {r for (r,) in self.conn.execute(
+            sa.select(u.c.gpu_uuid).where(u.c.job_id == job_id, u.c.attempt == attempt))}
+        opened = 0
+        for uuid, model, share in gpus:
+            if uuid in existing:
+                continue
+            self.conn.execute(u.insert().values(
+                job_id=job_id, attempt=attempt, user=user, team=team, kind=kind, gpu_uuid=uuid, gpu_model=model,
+                share=share, started_at=ts(started_at), ended_at=None))
+            opened += 1
+        return opened
+
+    def close_usage(self, job_id: str, ended_at: datetime) -> int:
+        """Close every open interval of ``job_id`` at ``ended_at`` (never before its start).
+        Closed intervals are never touched again. Return how many were closed."""
+        u = schema.usage
+        end = ts(ended_at)
+        closed = 0
+        for row in self.conn.execute(
+                sa.select(u.c.id, u.c.started_at).where(u.c.job_id == job_id, u.c.ended_at.is_(None))).all():
+            self.conn.execute(u.update().where(u.c.id == row.id, u.c.ended_at.is_(None))
+                              .values(ended_at=max(end or row.started_at, row.started_at)))
+            closed += 1
+        return closed
+
+    def usage_rows(
+        self, *, since: datetime | None = None, until: datetime | None = None, user: str | None = None,
+    ) -> list[UsageInterval]:
+        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window)."""
+        u = schema.usage
+        query = sa.select(u).order_by(u.c.id)
+        if since is not None:
+            query = query.where(sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(since)))
+        if until is not None:
+            query = query.where(u.c.started_at < ts(until))
+        if user is not None:
+            query = query.where(u.c.user == user)
+        return [UsageInterval(job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"],
+                         kind=r["kind"], gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
+                         started_at=parse_ts(r["started_at"]) or self.now, ended_at=parse_ts(r["ended_at"]))
+                for r in self.conn.execute(query).mappings()]
+
+    # -- quotas ------------------------------------------------------------------------------
+
+    def quota_set(self) -> QuotaSet:
+        """The quota lines, budgets, team policies and user→team map in force."""
+        quotas = tuple(quota_from_dict({"team": r.team, "user": r.user, "gpu_model": r.gpu_model,
+                                        "guaranteed": r.guaranteed, "borrowing_limit": r.borrowing_limit})
+                       for r in self.conn.execute(sa.select(schema.quotas).order_by(schema.quotas.c.id)))
+        budgets = tuple(budget_from_dict({"team": r.team, "user": r.user, "gpu_hours": r.gpu_hours,
+                                          "period": r.period})
+                        for r in self.conn.execute(sa.select(schema.budgets).order_by(schema.budgets.c.id)))
+        teams = tuple(team_policy_from_dict({"team": r.team, "weight": r.weight,
+                                             "allowed_priorities": loads(r.allowed_priorities),
+                                             "members": loads(r.members)})
+                      for r in self.conn.execute(sa.select(schema.team_policies).order_by(schema.team_policies.c.team)))
+        user_teams = {r.user: r.team for r in self.conn.execute(sa.select(schema.user_teams))}
+        return QuotaSet(quotas=quotas, budgets=budgets, teams=teams, user_teams=user_teams)
+
+    def replace_quota_set(self, quota_set: QuotaSet) -> None:
+        """Replace the whole quota set (lines, budgets, policies, user→team) in this transaction."""
+        for table in (schema.quotas, schema.budgets, schema.team_policies, schema.user_teams):
+            self.conn.execute(table.delete())
+        for q in quota_set.quotas:
+            self.conn.execute(schema.quotas.insert().values(**quota_to_dict(q)))
+        for b in quota_set.budgets:
+            self.conn.execute(schema.budgets.insert().values(**budget_to_dict(b)))
+        for t in quota_set.teams:
+            d = team_policy_to_dict(t)
+            self.conn.execute(schema.team_policies.insert().values(
+                team=d["team"], weight=d["weight"], allowed_priorities=dumps(d["allowed_priorities"]),
+                members=dumps(d["members"])))
+        for user, team in sorted(quota_set.user_teams.items()):
+            self.conn.execute(schema.user_teams.insert().values(user=user, team=team))
+
+    # -- leader lease ------------------------------------------------------------------------
+
+    def leader(self) -> LeaderLease | None:
+        """The leader row, if any engine ever led this store."""
+        row = self.conn.execute(sa.select(schema.leader).where(schema.leader.c.name == _LEADER_ROW)).first()
+        if row is None:
+            return None
+        return LeaderLease(owner=row.owner, term=int(row.term), acquired_at=parse_ts(row.acquired_at) or self.now,
+                           renewed_at=parse_ts(row.renewed_at) or self.now,
+                           expires_at=parse_ts(row.expires_at) or self.now)
+
+    def acquire_leadership(self, owner: str, ttl_s: float) -> LeaderLease | None:
+        """Take or renew the leader lease for ``owner`` until ``now + ttl_s``.
+
+        Compare-and-set in this transaction: succeeds when nobody leads, ``owner`` already
+        leads, or the current lease expired. A takeover increments ``term`` (fencing token).
+        Returns the lease held, or None when another owner holds an unexpired lease.
+        """
+        now, expires = ts(self.now), ts(self.now + timedelta(seconds=ttl_s))
+        table = schema.leader
+        renewed = self.conn.execute(
+            table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner)
+            .values(renewed_at=now, expires_at=expires))
+        if renewed.rowcount != 1:
+            taken = self.conn.execute(
+                table.update().where(table.c.name == _LEADER_ROW, table.c.owner != owner, table.c.expires_at < now)
+                .values(owner=owner, term=table.c.term + 1, acquired_at=now, renewed_at=now, expires_at=expires))
+            if taken.rowcount != 1:
+                if self.leader() is not None:
+                    return None
+                try:
+                    with self.conn.begin_nested():
+                        self.conn.execute(table.insert().values(name=_LEADER_ROW, owner=owner, term=1, acquired_at=now,
+                                                                renewed_at=now, expires_at=expires))
+                except sa.exc.IntegrityError:
+                    return None  # another engine inserted the row first
+        return self.leader()
+
+    def assert_leader(self, owner: str, term: int, ttl_s: float) -> None:
+        """Fence: renew the lease iff ``owner`` still holds it in ``term``; otherwise raise.
+
+        Run first in every transaction that applies decisions: the row update also takes the
+        row's write lock on PostgreSQL (SQLite's write lock is already held), so two engines'
+        decision transactions serialise and a deposed leader's transaction aborts.
+
+        Raises:
+            NotLeaderError: the lease was lost (expired and taken by another engine).
+        """
+        from ..errors import NotLeaderError
+
+        table = schema.leader
+        result = self.conn.execute(
+            table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner, table.c.term == term,
+                                 table.c.expires_at >= ts(self.now))
+            .values(renewed_at=ts(self.now), expires_at=ts(self.now + timedelta(seconds=ttl_s))))
+        if result.rowcount != 1:
+            raise NotLeaderError(f"engine {owner} lost the leader lease (term {term})",
+                                 hint="another server now schedules this store")
+
+    def release_leadership(self, owner: str) -> None:
+        """Expire the lease now if ``owner`` holds it (clean shutdown: a successor need not wait)."""
+        table = schema.leader
+        self.conn.execute(table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner)
+                          .values(expires_at=ts(self.now - timedelta(microseconds=1))))
+
+
+class Store:
+    """Entry point to the database.
+
+    Args:
+        url: SQLAlchemy URL (``sqlite:////abs/path/sched.db``, ``postgresql+psycopg://...``);
+            use :func:`sqlite_url` for a path.
+        now: the clock used for ``updated_at`` and event times (injected; UTC aware).
+        sqlite_synchronous: SQLite ``synchronous`` pragma (``FULL`` default, ``NORMAL`` faster and
+            still safe against ``kill -9``, not against power loss).
+        run_migrations: bring the schema up to date on open (default True).
+        echo: log SQL (debugging).
+
+    Raises:
+        StoreError: the database cannot be opened or migrated.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        now: Any = None,
+        sqlite_synchronous: str = "FULL",
+        run_migrations: bool = True,
+        echo: bool = False,
+    ) -> None:
+        from datetime import timezone
+
+        self.url = url
+        self._now = now or (lambda: datetime.now(timezone.utc))
+        try:
+            self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
+            if run_migrations:
+                migrate(self.engine, now=self._now)
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"cannot open the store at {self.safe_url}: {exc.__class__.__name__}: {exc}",
+                             field="db_url", hint="check the database URL, that the server is up and writable") from exc
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden (for logs and errors)."""
+        return sa.make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"`` (or another SQLAlchemy dialect name)."""
+        return self.engine.dialect.name
+
+    def close(self) -> None:
+        """Dispose of the connection pool."""
+        self.engine.dispose()
+
+    @contextmanager
+    def transaction(self, *, write: bool = True, now: datetime | None = None) -> Iterator[StoreTx]:
+        """Open a transaction; commit on normal exit, roll back on an exception.
+
+        Raises:
+            StoreError: the database failed (the transaction was rolled back).
+        """
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(sched_write=write)
+                with conn.begin():
+                    yield StoreTx(conn, now or self._now())
+        except sa.exc.SQLAlchemyError as exc:
+            raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
+                             hint="retry; if it persists check the database") from exc
+
+    # -- one-transaction conveniences ----------------------------------------------------------
+
+    def insert_job(self, record: JobRecord, *, actor: str | None = None) -> JobRecord:
+        """Insert a job and its ``submit`` audit record in one committed transaction."""
+        with self.transaction() as tx:
+            out = tx.insert_job(record)
+            job = record.job
+            tx.add_event(actor=actor or job.spec.user, action="submit", job_id=job.id, user=job.spec.user,
+                         message=f"{job.spec.kind.value} {job.spec.name!r} submitted",
+                         details={"gpus": job.spec.resources.gpus, "priority": job.spec.priority.value})
+        return out
+
+    def get_job(self, job_id: str) -> JobRecord:
+        """The job row ``job_id`` (NotFoundError when absent)."""
+        with self.transaction(write=False) as tx:
+            return tx.get_job(job_id)
+
+    def list_jobs(self, **filters: Any) -> list[JobRecord]:
+        """See :meth:`StoreTx.list_jobs`."""
+        with self.transaction(write=False) as tx:
+            return tx.list_jobs(**filters)
+
+    def live_jobs(self) -> list[JobRecord]:
+        """Every non-terminal job, in submit order."""
+        return self.list_jobs(states=LIVE_STATES)
+
+    def list_events(self, **filters: Any) -> list[AuditEvent]:
+        """See :meth:`StoreTx.list_events`."""
+        with self.transaction(write=False) as tx:
+            return tx.list_events(**filters)
+
+    def add_event(self, **fields: Any) -> int:
+        """See :meth:`StoreTx.add_event` (own transaction)."""
+        with self.transaction() as tx:
+            return tx.add_event(**fields)
+
+    def usage_rows(self, **filters: Any) -> list[UsageInterval]:
+        """See :meth:`StoreTx.usage_rows`."""
+        with self.transaction(write=False) as tx:
+            return tx.usage_rows(**filters)
+
+    def quota_set(self) -> QuotaSet:
+        """See :meth:`StoreTx.quota_set`."""
+        with self.transaction(write=False) as tx:
+            return tx.quota_set()
+
+    def leader(self) -> LeaderLease | None:
+        """See :meth:`StoreTx.leader`."""
+        with self.transaction(write=False) as tx:
+            return tx.leader()
+
+    def schema_version(self) -> int:
+        """The database's schema version."""
+        from .migrations import current_version
+
+        with self.engine.connect() as conn:
+            return current_version(conn)

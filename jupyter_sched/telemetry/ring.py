@@ -1,0 +1,250 @@
+"""In-memory sample store: a fixed-size ring buffer per device at full resolution, plus 1-minute rollups.
+
+Memory bound: per device (GPU or MIG instance) the ring holds ``capacity = ceil(retention_s x
+rate_hz)`` samples in preallocated numpy arrays of **32 bytes per sample** (timestamp float64 +
+six float32 columns: utilization %, engine activity, memory used MiB, memory total MiB, power W,
+temperature °C; NaN = unknown), plus the latest full :class:`GpuSample` (with its processes).
+At 1 Hz that is 3600 x 32 B = 112.5 KiB ≈ 0.11 MiB per GPU-hour of retention (target ≤ 1 MiB), fixed
+at creation — the store never grows with time, only with the number of devices.
+
+Rollups (:meth:`SampleStore.drain_rollups`) turn every *completed* minute into one
+:class:`RollupRow` per device; the runtime persists them for history (the store is the runtime's).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from ..model.samples import GpuSample
+
+__all__ = ["BYTES_PER_SAMPLE", "RingBuffer", "RollupRow", "SampleStore", "rollup_minutes"]
+
+DeviceKey = tuple[str, int | None]
+BYTES_PER_SAMPLE = 8 + 6 * 4
+_COLUMNS = ("utilization_pct", "gr_engine_active", "memory_used_mib", "memory_total_mib", "power_w", "temperature_c")
+
+
+def _f(value: float | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _opt(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+class RingBuffer:
+    """Fixed-capacity ring of samples for one device (oldest overwritten first).
+
+    Args:
+        key: ``(gpu_uuid, mig_instance)``.
+        capacity: samples kept (≥ 1).
+    """
+
+    def __init__(self, key: DeviceKey, capacity: int) -> None:
+        self.key = key
+        self.capacity = max(1, capacity)
+        self._ts = np.full(self.capacity, np.nan, dtype=np.float64)
+        self._values = np.full((self.capacity, len(_COLUMNS)), np.nan, dtype=np.float32)
+        self._next = 0
+        self._count = 0
+        self.latest: GpuSample | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (the bound in the module docstring)."""
+        return int(self._ts.nbytes + self._values.nbytes)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(self, sample: GpuSample) -> None:
+        """Store ``sample`` (overwrites the oldest when full)."""
+        i = self._next
+        self._ts[i] = sample.timestamp.timestamp()
+        self._values[i] = (_f(sample.utilization_pct), _f(sample.gr_engine_active), _f(sample.memory_used_mib),
+                           _f(sample.memory_total_mib), _f(sample.power_w), _f(sample.temperature_c))
+        self._next = (i + 1) % self.capacity
+        self._count = min(self._count + 1, self.capacity)
+        self.latest = sample
+
+    def arrays(self, since: datetime | None = None, until: datetime | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(timestamps [s since epoch], values [n, 6])`` in time order, optionally within [since, until]."""
+        if self._count < self.capacity:
+            ts, values = self._ts[: self._count], self._values[: self._count]
+        else:
+            ts = np.concatenate((self._ts[self._next:], self._ts[: self._next]))
+            values = np.concatenate((self._values[self._next:], self._values[: self._next]))
+        mask = np.ones(len(ts), dtype=bool)
+        if since is not None:
+            mask &= ts >= since.timestamp()
+        if until is not None:
+            mask &= ts <= until.timestamp()
+        order = np.argsort(ts[mask], kind="stable")
+        return ts[mask][order], values[mask][order]
+
+    def samples(self, since: datetime | None = None, until: datetime | None = None) -> list[GpuSample]:
+        """The stored samples as :class:`GpuSample` (without process lists, which only ``latest`` keeps)."""
+        ts, values = self.arrays(since, until)
+        gpu, mig = self.key
+        latest = self.latest
+        return [GpuSample(gpu_uuid=gpu, mig_instance=mig, timestamp=datetime.fromtimestamp(float(t), tz=timezone.utc),
+                          utilization_pct=_opt(v[0]), gr_engine_active=_opt(v[1]), memory_used_mib=_opt(v[2]),
+                          memory_total_mib=_opt(v[3]), power_w=_opt(v[4]), temperature_c=_opt(v[5]),
+                          mig_uuid=latest.mig_uuid if latest else None, mig_profile=latest.mig_profile if latest else None,
+                          node=latest.node if latest else "", note=latest.note if latest else "",
+                          simulated=latest.simulated if latest else False)
+                for t, v in zip(ts, values, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class RollupRow:
+    """One device's minute (what the runtime persists for history).
+
+    Attributes:
+        gpu_uuid / mig_instance: the device. minute: start of the minute (aware UTC).
+        samples: samples in the minute. utilization_avg / utilization_max: % (None = unknown all minute).
+        activity_avg / activity_max: idle-detection activity % (engine activity x 100, else utilization).
+        memory_used_max_mib: MiB. memory_total_mib: MiB. power_avg_w: W. temperature_max_c: °C.
+    """
+
+    gpu_uuid: str
+    mig_instance: int | None
+    minute: datetime
+    samples: int
+    utilization_avg: float | None
+    utilization_max: float | None
+    activity_avg: float | None
+    activity_max: float | None
+    memory_used_max_mib: float | None
+    memory_total_mib: float | None
+    power_avg_w: float | None
+    temperature_max_c: float | None
+
+
+def _stat(column: np.ndarray, how: str) -> float | None:
+    finite = column[~np.isnan(column)]
+    if finite.size == 0:
+        return None
+    return float(finite.mean() if how == "avg" else finite.max())
+
+
+def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray) -> list[RollupRow]:
+    if ts.size == 0:
+        return []
+    minutes = np.floor(ts / 60.0).astype(np.int64)
+    activity = np.where(np.isnan(values[:, 1]), values[:, 0], values[:, 1] * 100.0)
+    out = []
+    for minute in np.unique(minutes):
+        sel = minutes == minute
+        v = values[sel]
+        out.append(RollupRow(
+            gpu_uuid=key[0], mig_instance=key[1], minute=datetime.fromtimestamp(int(minute) * 60, tz=timezone.utc),
+            samples=int(sel.sum()), utilization_avg=_stat(v[:, 0], "avg"), utilization_max=_stat(v[:, 0], "max"),
+            activity_avg=_stat(activity[sel], "avg"), activity_max=_stat(activity[sel], "max"),
+            memory_used_max_mib=_stat(v[:, 2], "max"), memory_total_mib=_stat(v[:, 3], "max"),
+            power_avg_w=_stat(v[:, 4], "avg"), temperature_max_c=_stat(v[:, 5], "max")))
+    return out
+
+
+def rollup_minutes(samples: list[GpuSample]) -> list[RollupRow]:
+    """1-minute rollup rows of arbitrary samples (grouped by device and minute)."""
+    by_key: dict[DeviceKey, list[GpuSample]] = {}
+    for s in samples:
+        by_key.setdefault(s.key, []).append(s)
+    out: list[RollupRow] = []
+    for key, group in by_key.items():
+        ring = RingBuffer(key, len(group))
+        for s in sorted(group, key=lambda s: s.timestamp):
+            ring.append(s)
+        out.extend(_rows(key, *ring.arrays()))
+    return out
+
+
+class SampleStore:
+    """Ring buffers for every device seen, at full resolution, with rollups.
+
+    Args:
+        retention_s: seconds of full-resolution history per device (default 3600).
+        rate_hz: expected sampling rate (default 1 Hz); capacity = ceil(retention_s x rate_hz).
+
+    Memory: ``devices x capacity x 32`` bytes plus one latest sample per device (module docstring).
+    Not thread-safe: feed and read it from the engine's event loop.
+    """
+
+    def __init__(self, retention_s: float = 3600.0, rate_hz: float = 1.0) -> None:
+        self.capacity = max(1, math.ceil(retention_s * rate_hz))
+        self._rings: dict[DeviceKey, RingBuffer] = {}
+        self._rolled_until: dict[DeviceKey, float] = {}
+
+    def add(self, samples: list[GpuSample]) -> None:
+        """Append samples (each to its device's ring)."""
+        for s in samples:
+            ring = self._rings.get(s.key)
+            if ring is None:
+                ring = self._rings[s.key] = RingBuffer(s.key, self.capacity)
+            ring.append(s)
+
+    def devices(self) -> list[DeviceKey]:
+        """Device keys seen so far."""
+        return list(self._rings)
+
+    def latest(self) -> dict[DeviceKey, GpuSample]:
+        """The newest full sample of every device (with processes) — the live view."""
+        return {k: r.latest for k, r in self._rings.items() if r.latest is not None}
+
+    def window(self, key: DeviceKey, since: datetime, until: datetime | None = None) -> list[GpuSample]:
+        """Samples of one device within [since, until] (empty for an unknown device)."""
+        ring = self._rings.get(key)
+        return ring.samples(since, until) if ring else []
+
+    def minute_maxima(self, key: DeviceKey, since: datetime, until: datetime | None = None) -> list[GpuSample]:
+        """One sample per minute of one device, carrying the minute's *maximum* activity (as
+        ``utilization_pct``) and maximum memory — a compact, conservative input for idle
+        detection over hours (a minute with any activity counts as active). The current,
+        incomplete minute is included. Timestamps are minute starts."""
+        ring = self._rings.get(key)
+        if ring is None:
+            return []
+        ts, values = ring.arrays(since, until)
+        latest = ring.latest
+        return [GpuSample(gpu_uuid=key[0], mig_instance=key[1], timestamp=row.minute, utilization_pct=row.activity_max,
+                          memory_used_mib=row.memory_used_max_mib, memory_total_mib=row.memory_total_mib,
+                          power_w=row.power_avg_w, temperature_c=row.temperature_max_c,
+                          mig_uuid=latest.mig_uuid if latest else None,
+                          mig_profile=latest.mig_profile if latest else None, node=latest.node if latest else "",
+                          note=latest.note if latest else "", simulated=latest.simulated if latest else False)
+                for row in _rows(key, ts, values)]
+
+    def forget(self, key: DeviceKey) -> None:
+        """Drop a device (e.g. removed from the inventory)."""
+        self._rings.pop(key, None)
+        self._rolled_until.pop(key, None)
+
+    def nbytes(self) -> int:
+        """Bytes held by all rings' arrays."""
+        return sum(r.nbytes for r in self._rings.values())
+
+    def drain_rollups(self, now: datetime) -> list[RollupRow]:
+        """Rollup rows of every minute completed before ``now`` that was not drained yet.
+
+        Call it about once a minute and persist the rows; minutes older than the retention are lost
+        if never drained.
+        """
+        end = math.floor(now.timestamp() / 60.0) * 60.0
+        out: list[RollupRow] = []
+        for key, ring in self._rings.items():
+            start = self._rolled_until.get(key)
+            ts, values = ring.arrays(None if start is None else datetime.fromtimestamp(start, tz=timezone.utc))
+            sel = ts < end
+            out.extend(_rows(key, ts[sel], values[sel]))
+            self._rolled_until[key] = end
+        return out
+
+    def history_bound_bytes(self, devices: int) -> int:
+        """Upper bound of ring memory for ``devices`` devices, bytes."""
+        return devices * self.capacity * BYTES_PER_SAMPLE
+

@@ -1,0 +1,44 @@
+"""JSON shapes of telemetry for the REST API (``GET telemetry``), the event stream and the panel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import to_iso
+from ..model.samples import GpuSample
+from ..reclaim import ForeignGpuReport
+from .ring import RollupRow
+
+__all__ = ["foreign_report_to_dict", "rollup_to_dict", "sample_to_dict"]
+
+
+def sample_to_dict(s: GpuSample) -> dict[str, Any]:
+    """GpuSample → JSON dict. ``utilization_pct`` is ``null`` when unknown and ``note`` says why
+    (e.g. ``no utilization signal for MIG device (profiling metrics unavailable)``); UIs show the
+    note instead of 0 %. ``activity_pct`` is what idle detection uses."""
+    return {
+        "gpu_uuid": s.gpu_uuid, "mig_instance": s.mig_instance, "mig_uuid": s.mig_uuid, "mig_profile": s.mig_profile,
+        "timestamp": to_iso(s.timestamp), "utilization_pct": s.utilization_pct, "gr_engine_active": s.gr_engine_active,
+        "activity_pct": s.activity_pct, "memory_used_mib": s.memory_used_mib, "memory_total_mib": s.memory_total_mib,
+        "power_w": s.power_w, "temperature_c": s.temperature_c,
+        "processes": [{"pid": p.pid, "used_memory_mib": p.used_memory_mib, "sm_util_pct": p.sm_util_pct, "name": p.name}
+                      for p in s.processes],
+        "node": s.node, "pod": s.pod, "namespace": s.namespace, "container": s.container, "note": s.note,
+        "skew_s": s.skew_s, "skewed": s.skewed, "simulated": s.simulated,
+    }
+
+
+def rollup_to_dict(r: RollupRow) -> dict[str, Any]:
+    """RollupRow → JSON dict (one device-minute; the runtime persists these)."""
+    return {
+        "gpu_uuid": r.gpu_uuid, "mig_instance": r.mig_instance, "minute": to_iso(r.minute), "samples": r.samples,
+        "utilization_avg": r.utilization_avg, "utilization_max": r.utilization_max, "activity_avg": r.activity_avg,
+        "activity_max": r.activity_max, "memory_used_max_mib": r.memory_used_max_mib,
+        "memory_total_mib": r.memory_total_mib, "power_avg_w": r.power_avg_w, "temperature_max_c": r.temperature_max_c,
+    }
+
+
+def foreign_report_to_dict(r: ForeignGpuReport) -> dict[str, Any]:
+    """ForeignGpuReport → JSON dict (admin alert, case 014)."""
+    return {"gpu_uuid": r.gpu_uuid, "node": r.node, "index": r.index, "held_mib": r.held_mib, "pids": list(r.pids),
+            "allocated_to": list(r.allocated_to), "message": r.message, "releasable": r.releasable}

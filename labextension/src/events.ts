@@ -1,0 +1,218 @@
+/**
+ * Live updates: the scheduler's Server-Sent Events stream (`GET api/sched/events`) read with a
+ * streaming `fetch` through the {@link Transport} (so Jupyter's token and XSRF headers apply),
+ * reconnecting with exponential backoff; plus a {@link Throttle} that keeps views to at most one
+ * request per refresh interval while the stream is down.
+ *
+ * The server marks the stream as non-activity (`_track_activity = False`), so an open panel does
+ * not keep an idle server alive for the culler.
+ */
+import { API_ROOT, type ISchedEvent, type Transport } from './api';
+
+/**
+ * Incremental SSE parser (WHATWG HTML §9.2 "event stream interpretation"): feed text chunks,
+ * get complete events. Handles `event:`, multi-line `data:`, comments and CRLF. Each event's
+ * data is JSON; `{type, data}` bodies are taken as they are, otherwise the `event:` field is the type.
+ */
+export class SseParser {
+  private buffer = '';
+
+  /** Feed a chunk; returns the events completed by it. */
+  feed(chunk: string): ISchedEvent[] {
+    this.buffer += chunk.replace(/\r\n?/g, '\n');
+    const out: ISchedEvent[] = [];
+    let end: number;
+    while ((end = this.buffer.indexOf('\n\n')) >= 0) {
+      const block = this.buffer.slice(0, end);
+      this.buffer = this.buffer.slice(end + 2);
+      const event = SseParser.parseBlock(block);
+      if (event) {
+        out.push(event);
+      }
+    }
+    return out;
+  }
+
+  /** Parse one event block (lines without the blank separator); null for comments/keep-alives. */
+  static parseBlock(block: string): ISchedEvent | null {
+    let type = 'message';
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (!line || line.startsWith(':')) {
+        continue;
+      }
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) {
+        value = value.slice(1);
+      }
+      if (field === 'event') {
+        type = value;
+      } else if (field === 'data') {
+        data.push(value);
+      }
+    }
+    if (!data.length) {
+      return null;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(data.join('\n'));
+    } catch {
+      return { type, data: { text: data.join('\n') } };
+    }
+    if (payload && typeof payload === 'object' && 'type' in payload && typeof (payload as ISchedEvent).type === 'string') {
+      const p = payload as { type: string; data?: Record<string, unknown> };
+      return { type: p.type, data: (p.data ?? {}) as Record<string, any> };
+    }
+    return { type, data: (payload ?? {}) as Record<string, any> };
+  }
+}
+
+/** Backoff delays in ms: 1 s, 2 s, 4 s … capped at `maxMs`, with ±20 % jitter from `random`. */
+export function backoffDelay(attempt: number, maxMs = 30000, random: () => number = Math.random): number {
+  const base = Math.min(maxMs, 1000 * 2 ** Math.max(0, attempt));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** Connection states of the stream. */
+export type StreamStatus = 'connecting' | 'open' | 'down';
+
+/** Options of {@link EventStream}. */
+export interface IEventStreamOptions {
+  transport: Transport;
+  onEvent: (event: ISchedEvent) => void;
+  onStatus?: (status: StreamStatus) => void;
+  /** Largest reconnect delay, ms (default 30000). */
+  maxBackoffMs?: number;
+  /** Timer hook (tests). */
+  setTimeout?: (fn: () => void, ms: number) => unknown;
+}
+
+/** The event stream with reconnect-and-backoff. `start()` once, `dispose()` to stop. */
+export class EventStream {
+  private controller: AbortController | null = null;
+  private attempt = 0;
+  private disposed = false;
+  private _status: StreamStatus = 'down';
+
+  constructor(private readonly options: IEventStreamOptions) {}
+
+  get status(): StreamStatus {
+    return this._status;
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.controller?.abort();
+  }
+
+  private setStatus(status: StreamStatus): void {
+    if (status !== this._status) {
+      this._status = status;
+      this.options.onStatus?.(status);
+    }
+  }
+
+  private async connect(): Promise<void> {
+    if (this.disposed) {
+      return;
+    }
+    this.setStatus('connecting');
+    this.controller = new AbortController();
+    try {
+      const response = await this.options.transport.request(`${API_ROOT}/events`, {
+        method: 'GET',
+        headers: { Accept: 'text/event-stream' },
+        signal: this.controller.signal
+      });
+      if (!response.ok || !response.body) {
+        throw new Error(`event stream answered ${response.status}`);
+      }
+      this.setStatus('open');
+      this.attempt = 0;
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      const parser = new SseParser();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          break;
+        }
+        for (const event of parser.feed(decoder.decode(value, { stream: true }))) {
+          try {
+            this.options.onEvent(event);
+          } catch (err) {
+            console.error('jupyter_sched: event handler failed', err);
+          }
+        }
+      }
+    } catch (err) {
+      if (this.disposed) {
+        return;
+      }
+    }
+    if (this.disposed) {
+      return;
+    }
+    this.setStatus('down');
+    const delay = backoffDelay(this.attempt++, this.options.maxBackoffMs ?? 30000);
+    (this.options.setTimeout ?? ((fn, ms) => window.setTimeout(fn, ms)))(() => void this.connect(), delay);
+  }
+}
+
+/**
+ * At most one run of `fn` per `intervalMs`: a call inside the window is deferred to its end
+ * (and merged with other calls there). Used to keep each view to one request per refresh interval.
+ */
+export class Throttle {
+  private last = -Infinity;
+  private timer: unknown = null;
+  private running = false;
+
+  constructor(
+    private readonly fn: () => Promise<void> | void,
+    public intervalMs: number,
+    private readonly clock: () => number = () => Date.now(),
+    private readonly schedule: (fn: () => void, ms: number) => unknown = (fn, ms) => setTimeout(fn, ms),
+    private readonly cancel: (handle: unknown) => void = handle => clearTimeout(handle as number)
+  ) {}
+
+  /** Request a run; runs now if the window allows, else once at the window's end. */
+  request(): void {
+    if (this.timer !== null) {
+      return;
+    }
+    const wait = this.last + this.intervalMs - this.clock();
+    if (wait <= 0 && !this.running) {
+      void this.run();
+    } else {
+      this.timer = this.schedule(() => {
+        this.timer = null;
+        this.request();
+      }, Math.max(wait, 50));
+    }
+  }
+
+  dispose(): void {
+    if (this.timer !== null) {
+      this.cancel(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    this.last = this.clock();
+    try {
+      await this.fn();
+    } finally {
+      this.running = false;
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+
+import {
+  formatDuration,
+  formatElapsed,
+  formatEta,
+  formatGpus,
+  formatMiB,
+  queueLine,
+  quotaFractions,
+  reasonSentence,
+  sentenceFromDetails,
+  sparklinePath
+} from '../src/format';
+import { makeJob, makeReason, makeResources } from './builders';
+
+const NOW = new Date('2026-11-29T12:00:00Z');
+
+describe('formatEta', () => {
+  it.each([
+    ['no ETA is unknown', null, 'unknown'],
+    ['an unparsable ETA is unknown', 'soon', 'unknown'],
+    ['an ETA in the past is any moment', '2026-11-29T11:00:00Z', 'any moment'],
+    ['an ETA within 5 s is any moment', '2026-11-29T12:00:04Z', 'any moment'],
+    ['40 s ahead', '2026-11-29T12:00:40Z', 'in 40 s'],
+    ['12 minutes ahead', '2026-11-29T12:12:00Z', 'in 12 min'],
+    ['2 h 5 min ahead', '2026-11-29T14:05:00Z', 'in 2 h 05 min'],
+    ['3 days 4 h ahead', '2026-12-02T16:00:00Z', 'in 3 d 4 h'],
+    ['an offset other than Z is read correctly', '2026-11-29T13:30:00+01:00', 'in 30 min']
+  ])('%s', (_name, eta, want) => {
+    expect(formatEta(eta, NOW)).toBe(want);
+  });
+});
+
+describe('formatDuration', () => {
+  it.each([
+    [0, '0 s'],
+    [59.9, '59 s'],
+    [61, '1 min 01 s'],
+    [3600, '1 h 00 min'],
+    [90061, '1 d 1 h'],
+    [-1, '–'],
+    [NaN, '–']
+  ])('%s s → %s', (s, want) => {
+    expect(formatDuration(s)).toBe(want);
+  });
+});
+
+describe('formatElapsed', () => {
+  it('a running job counts from its start', () => {
+    expect(formatElapsed(makeJob({ state: 'running', started_at: '2026-11-29T11:58:30Z' }), NOW)).toBe('1 min 30 s');
+  });
+  it('a finished job counts start to finish', () => {
+    expect(formatElapsed(makeJob({ state: 'succeeded', started_at: '2026-11-29T10:00:00Z', finished_at: '2026-11-29T10:00:07Z' }), NOW)).toBe('7 s');
+  });
+  it('a pending job says how long it has waited', () => {
+    expect(formatElapsed(makeJob({ state: 'pending', submitted_at: '2026-11-29T11:00:00Z' }), NOW)).toBe('waiting 1 h 00 min');
+  });
+});
+
+describe('sizes and requests', () => {
+  it.each([
+    [512, '512 MiB'],
+    [81920, '80 GiB'],
+    [1536, '1.5 GiB'],
+    [143771, '140 GiB'],
+    [null, '–']
+  ])('formatMiB(%s) = %s', (mib, want) => {
+    expect(formatMiB(mib)).toBe(want);
+  });
+
+  it.each([
+    ['one GPU', makeResources({ gpus: 1 }), '1 GPU'],
+    ['several GPUs', makeResources({ gpus: 4 }), '4 GPUs'],
+    ['a shared GPU', makeResources({ gpus: 1, gpu_milli: 500 }), '0.5 GPU (shared)'],
+    ['a model', makeResources({ gpus: 2, gpu_models: ['A100-80GB'] }), '2 × A100-80GB'],
+    ['CPU only', makeResources({ gpus: 0 }), 'CPU only'],
+    ['a gang of workers', makeResources({ gpus: 8, workers: 2 }), '8 GPUs × 2 workers']
+  ])('formatGpus: %s', (_name, r, want) => {
+    expect(formatGpus(r)).toBe(want);
+  });
+});
+
+describe('reasons', () => {
+  it("the server's message is the sentence, ending with a full stop", () => {
+    const reason = makeReason({ code: 'ExceedsQuota', message: 'team-ml has 2 of 8 A100-80GB GPUs free (6 in use), job needs 4' });
+    expect(reasonSentence(reason)).toBe('team-ml has 2 of 8 A100-80GB GPUs free (6 in use), job needs 4.');
+  });
+
+  it.each([
+    ['quota names team, model and numbers', 'ExceedsQuota', { team: 'team-ml', used: 6, quota: 8, requested: 4, model: 'A100-80GB' }, 'Team-ml uses 6 of 8 A100-80GB GPUs; the job needs 4 more.'],
+    ['borrowing limit says so', 'BorrowingLimitReached', { team: 'team-cv', used: 5, quota: 5, requested: 1 }, 'Team-cv uses 5 of 5 GPUs; the job needs 1 more (borrowing limit reached).'],
+    ['capacity gives free of total', 'WaitingForCapacity', { free: 1, capacity: 4, requested: 2, model: 'H100' }, '1 of 4 H100 GPUs free, job needs 2.'],
+    ['fragmentation explains the spread', 'Fragmented', { free: 4, capacity: 8, requested: 4 }, '4 of 8 GPUs free, job needs 4 on one node (free GPUs are spread over nodes).'],
+    ['budget gives GPU-hours', 'BudgetExhausted', { team: 'team-ml', spent_gpu_hours: 100.04, budget_gpu_hours: 100 }, 'Team-ml has spent 100 of 100 GPU-hours this period.'],
+    ['an unknown code keeps its numbers', 'OutsideTimeWindow', { opens_in_s: 600 }, 'Outside Time Window: opens in s 600.']
+  ])('without a message, %s', (_name, code, details, want) => {
+    expect(sentenceFromDetails(code, details)).toBe(want);
+    expect(reasonSentence(makeReason({ code, details }))).toBe(want);
+  });
+
+  it('no reason, no sentence', () => {
+    expect(reasonSentence(null)).toBe('');
+  });
+
+  it('never renders the bare "does not fit" (case 005)', () => {
+    for (const code of ['ExceedsQuota', 'WaitingForCapacity', 'Fragmented', 'Whatever']) {
+      expect(sentenceFromDetails(code, {}).toLowerCase()).not.toBe('does not fit.');
+    }
+  });
+});
+
+describe('queueLine', () => {
+  it('a pending job shows position, reason, ETA with its reason, and what unblocks it', () => {
+    const job = makeJob({
+      reason: makeReason({
+        message: '1 of 4 GPUs free, job needs 2',
+        position: 3,
+        eta: '2026-11-29T12:12:00Z',
+        eta_reason: 'reservation when job-7 reaches its time limit',
+        unblock: 'job-7 finishing'
+      })
+    });
+    expect(queueLine(job, NOW)).toBe(
+      '#3 · 1 of 4 GPUs free, job needs 2. · ETA in 12 min (reservation when job-7 reaches its time limit) · Unblocks when: job-7 finishing'
+    );
+  });
+
+  it("the row's own position wins over the reason's", () => {
+    const job = makeJob({ position: 1, reason: makeReason({ message: 'x', position: 9 }) });
+    expect(queueLine(job, NOW).startsWith('#1 · ')).toBe(true);
+  });
+
+  it('a pending job without ETA says unknown', () => {
+    expect(queueLine(makeJob({ reason: makeReason({ message: 'waiting' }) }), NOW)).toBe('waiting. · ETA unknown');
+  });
+
+  it('a GET queue row carries eta and eta_reason next to the reason', () => {
+    const job = makeJob({ position: 2, eta: '2026-11-29T12:05:00Z', eta_reason: 'backfill reservation', reason: makeReason({ message: '0 of 4 GPUs free, job needs 1' }) });
+    expect(queueLine(job, NOW)).toBe('#2 · 0 of 4 GPUs free, job needs 1. · ETA in 5 min (backfill reservation)');
+  });
+
+  it('a preempted job waits in the queue like a pending one', () => {
+    const job = makeJob({ state: 'preempted', position: 1, reason: makeReason({ code: 'Priority', message: 'preempted by j-9 (high)' }) });
+    expect(queueLine(job, NOW)).toBe('#1 · preempted by j-9 (high). · ETA unknown');
+  });
+
+  it('a running job names its node', () => {
+    const job = makeJob({ state: 'running', allocation: { node: 'sim-0', gpu_uuids: ['GPU-1'], gpu_milli: 1000, workers: [] } });
+    expect(queueLine(job, NOW)).toBe('running on sim-0');
+  });
+});
+
+describe('quota bars', () => {
+  it('usage inside the guarantee scales to guarantee + borrowing', () => {
+    const f = quotaFractions(2, 4, 4);
+    expect(f.max).toBe(8);
+    expect(f.usedFraction).toBeCloseTo(0.25);
+    expect(f.guaranteedFraction).toBeCloseTo(0.5);
+    expect(f.text).toBe('2 used · 4 guaranteed · borrow up to 4 (max 8)');
+  });
+
+  it('unlimited borrowing is said in words', () => {
+    const f = quotaFractions(6, 4, null);
+    expect(f.max).toBeNull();
+    expect(f.text).toBe('6 used · 4 guaranteed · borrowing unlimited');
+    expect(f.usedFraction).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('sparklinePath', () => {
+  it('maps 0..100 % onto the box, bottom to top', () => {
+    expect(sparklinePath([0, 50, 100], 60, 16)).toBe('M0.0 16.0 L30.0 8.0 L60.0 0.0');
+  });
+  it('clamps out-of-range samples and handles a single point', () => {
+    expect(sparklinePath([150], 60, 16)).toBe('M60.0 0.0');
+    expect(sparklinePath([], 60, 16)).toBe('');
+  });
+});

@@ -1,0 +1,33 @@
+"""Snippet for jupyterhub_config.py: run the jupyter_sched engine as a JupyterHub service (hub mode).
+
+`jupyter-sched serve` (the hub-mode command) arrives with its own issue; on Kubernetes it runs as
+the Deployment of server/hub-service.yaml and the hub reaches it through its Service URL.
+Each user's server extension forwards the REST calls to this one service.
+"""
+
+import os
+
+c = get_config()  # type: ignore[name-defined]  # noqa: F821  (provided by traitlets when loaded)
+
+c.JupyterHub.services = [
+    {
+        "name": "jupyter-sched",
+        # On Kubernetes: the Service of server/hub-service.yaml (the hub does not start it).
+        "url": "http://jupyter-sched.jupyter-sched.svc.cluster.local:10101",
+        "api_token": os.environ["JUPYTER_SCHED_HUB_TOKEN"],  # same value as secret jupyter-sched-hub/api-token
+        "oauth_no_confirm": True,
+        "display": False,
+    },
+    # Without Kubernetes, let the hub start and supervise it instead of giving "url" alone:
+    # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve"], "url": "http://127.0.0.1:10101"},
+]
+
+c.JupyterHub.load_roles = [
+    # Every user (and each user's server, which forwards REST calls) may call the scheduler service.
+    # These override JupyterHub's default "user" and "server" roles: their default scopes are kept.
+    {"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]},
+    {"name": "server", "scopes": ["users:activity!user", "access:servers!server",
+                                  "access:services!service=jupyter-sched"]},
+    # The service reads users and groups (teams) to resolve identities and admins.
+    {"name": "jupyter-sched", "scopes": ["read:users", "read:groups"], "services": ["jupyter-sched"]},
+]

@@ -1,0 +1,449 @@
+"""Table-driven rules of the scheduling brain (issue 4), one sentence per case (STYLE §10)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+
+import pytest
+from core_builders import T0, Scenario, make_job, make_node, quotas, running, snapshot
+
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.model import Budget, Job, Node, Quota, QuotaSet, Taint, TeamPolicy
+from jupyter_sched.model.resources import GPU, MigDevice
+from jupyter_sched.placement.placer import PlacementConfig
+from jupyter_sched.queues.windows import TimeWindow
+from jupyter_sched.scheduling import SchedulingProfile, dryrun, run_cycle
+from jupyter_sched.scheduling.snapshot import UsageHistory
+
+
+@dataclass
+class Case:
+    nodes: list[Node]
+    jobs: list[Job]
+    quota: QuotaSet = field(default_factory=QuotaSet)
+    profile: SchedulingProfile | None = None
+    usage: UsageHistory | None = None
+    want_admitted: list[str] | None = None       # in admission order
+    want_pending: dict[str, str] = field(default_factory=dict)   # job -> reason code
+    want_rejected: dict[str, str] = field(default_factory=dict)  # job -> reason code
+    want_preempted: list[str] | None = None
+    want_gpus: dict[str, list[str]] = field(default_factory=dict)  # job -> GPU uuids
+    want_in_message: dict[str, str] = field(default_factory=dict)
+
+
+def _check(case: Case) -> None:
+    result = run_cycle(snapshot(case.nodes, case.jobs, quota=case.quota, usage=case.usage), case.profile)
+    if case.want_admitted is not None:
+        assert [a.job_id for a in result.admits] == case.want_admitted
+    pending = {p.job_id: p.reason for p in result.pending}
+    for job_id, code in case.want_pending.items():
+        assert pending[job_id].code == code, pending[job_id]
+    rejected = {r.job_id: r.reason for r in result.rejects}
+    for job_id, code in case.want_rejected.items():
+        assert rejected[job_id].code == code, rejected[job_id]
+    if case.want_preempted is not None:
+        assert [p.job_id for p in result.preemptions] == case.want_preempted
+    admitted = {a.job_id: a.allocation for a in result.admits}
+    for job_id, uuids in case.want_gpus.items():
+        assert list(admitted[job_id].all_gpu_uuids()) == uuids
+    reasons = {**pending, **rejected}
+    for job_id, text in case.want_in_message.items():
+        assert text in reasons[job_id].message, reasons[job_id].message
+    # every job decided exactly once; every pending job has exactly one reason
+    decided = [a.job_id for a in result.admits] + list(pending) + list(rejected)
+    assert sorted(decided) == sorted(j.id for j in case.jobs if j.state.value == "pending")
+
+
+ORDERING = [
+    pytest.param(Case(nodes=[make_node(gpus=1)],
+                      jobs=[make_job("low", priority="low", submitted=0), make_job("high", priority="high", submitted=2),
+                            make_job("normal", submitted=1)],
+                      want_admitted=["high"], want_pending={"normal": "WaitingForCapacity", "low": "WaitingForCapacity"}),
+                 id="high goes before normal before low whatever the submit time"),
+    pytest.param(Case(nodes=[make_node(gpus=1)], jobs=[make_job("late", submitted=5), make_job("early", submitted=1)],
+                      want_admitted=["early"]), id="FIFO by submit time within a class"),
+    pytest.param(Case(nodes=[make_node(gpus=3)],
+                      jobs=[running(make_job("a-run", gpus=2, team="a"), "n1", [0, 1]),
+                            make_job("a2", team="a", submitted=0), make_job("b1", team="b", submitted=5)],
+                      quota=quotas(Quota(team="a", guaranteed=1), Quota(team="b", guaranteed=1)),
+                      want_admitted=["b1"]),
+                 id="fair share: the team borrowing less goes first even when submitted later"),
+    pytest.param(Case(nodes=[make_node(gpus=5)],
+                      jobs=[running(make_job("a-run", gpus=2, team="a"), "n1", [0, 1]),
+                            running(make_job("b-run", gpus=2, team="b"), "n1", [2, 3]),
+                            make_job("a2", team="a", submitted=0), make_job("b2", team="b", submitted=5)],
+                      quota=quotas(Quota(team="a", guaranteed=1), Quota(team="b", guaranteed=1),
+                                   teams=[TeamPolicy(team="b", weight=3.0)]),
+                      want_admitted=["b2"]),
+                 id="fair share is divided by the team weight: the heavier team borrows first"),
+    pytest.param(Case(nodes=[make_node(gpus=1)],
+                      jobs=[make_job("heavy", user="heavy", submitted=0), make_job("light", user="light", submitted=5)],
+                      usage=UsageHistory(decayed_gpu_seconds_by_user={"heavy": 1e6, "light": 10.0}),
+                      want_admitted=["light"]),
+                 id="within a team the user with less decayed usage goes first"),
+    pytest.param(Case(nodes=[make_node(gpus=1)],
+                      jobs=[make_job("new", submitted=10),
+                            replace(make_job("requeued", submitted=1), preempted_by="x", attempts=1)],
+                      want_admitted=["requeued"]),
+                 id="a requeued job keeps its original submit time"),
+]
+
+QUOTA = [
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("big", gpus=8)], want_admitted=["big"]),
+                 id="an empty quota set means unlimited"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", gpus=3, team="t")],
+                      quota=quotas(Quota(team="t", guaranteed=2, borrowing_limit=0)),
+                      want_pending={"j": "ExceedsQuota"}, want_in_message={"j": "t has 2 of 2 GPUs free (0 in use), job needs 3"}),
+                 id="no borrowing allowed: above the guarantee is ExceedsQuota"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", gpus=4, team="t")],
+                      quota=quotas(Quota(team="t", guaranteed=2, borrowing_limit=1)),
+                      want_pending={"j": "BorrowingLimitReached"},
+                      want_in_message={"j": "above its guarantee 2 + borrowing limit 1"}),
+                 id="above guarantee plus borrowing limit is BorrowingLimitReached"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", gpus=3, team="t", user="bob")],
+                      quota=quotas(Quota(team="t", guaranteed=8), Quota(team="t", user="bob", guaranteed=2, borrowing_limit=0)),
+                      want_pending={"j": "ExceedsQuota"}, want_in_message={"j": "user bob in t has 2 of 2"}),
+                 id="a user line caps one user inside the team"),
+    pytest.param(Case(nodes=[make_node("a", gpus=4, model="A100-80GB"), make_node("h", gpus=4, model="H100-80GB")],
+                      jobs=[make_job("j", gpus=2, team="t")],
+                      quota=quotas(Quota(team="t", gpu_model="A100-80GB", guaranteed=0, borrowing_limit=0),
+                                   Quota(team="t", gpu_model="H100-80GB", guaranteed=2, borrowing_limit=0)),
+                      want_admitted=["j"], want_gpus={"j": ["GPU-h-0", "GPU-h-1"]}),
+                 id="per-model quota: a job that accepts any model lands where its team has quota"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", team="t", user="u")],
+                      quota=quotas(Quota(team="t", guaranteed=8), budgets=[Budget(team="t", gpu_hours=100)]),
+                      usage=UsageHistory(gpu_hours_this_period={("t", None): 100.0}),
+                      want_pending={"j": "BudgetExhausted"}, want_in_message={"j": "t used 100 of 100 GPU-hours this month"}),
+                 id="a spent team budget pends new work with BudgetExhausted"),
+    pytest.param(Case(nodes=[make_node(gpus=8)],
+                      jobs=[running(make_job("old", team="t"), "n1", [0]), make_job("j", team="t", user="u")],
+                      quota=quotas(Quota(team="t", guaranteed=8), budgets=[Budget(team="t", user="u", gpu_hours=5)]),
+                      usage=UsageHistory(gpu_hours_this_period={("t", "u"): 7.5}),
+                      want_pending={"j": "BudgetExhausted"}, want_preempted=[]),
+                 id="a spent user budget never kills running work"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", team="t", priority="high")],
+                      quota=quotas(Quota(team="t", guaranteed=8), teams=[TeamPolicy(team="t")]),
+                      want_pending={"j": "Priority"}, want_in_message={"j": "may not use priority high"}),
+                 id="high needs an admin grant for the team"),
+]
+
+PLACEMENT = [
+    pytest.param(Case(nodes=[make_node(gpus=2)], jobs=[make_job("h1", milli=500), make_job("h2", milli=500, submitted=1)],
+                      want_admitted=["h1", "h2"], want_gpus={"h1": ["GPU-n1-0"], "h2": ["GPU-n1-0"]}),
+                 id="two half-GPU jobs share one GPU"),
+    pytest.param(Case(nodes=[make_node("small", gpus=2, memory_mib=40960), make_node("big", gpus=2)],
+                      jobs=[make_job("j", min_memory_mib=50000)], want_admitted=["j"], want_gpus={"j": ["GPU-big-0"]}),
+                 id="min memory per GPU filters small GPUs"),
+    pytest.param(Case(nodes=[make_node("x", gpus=2, model="NVIDIA A100-SXM4-80GB"), make_node("y", gpus=2, model="NVIDIA L4")],
+                      jobs=[make_job("j", models=["a100"])], want_admitted=["j"], want_gpus={"j": ["GPU-x-0"]}),
+                 id="model match is a loose case-insensitive substring"),
+    pytest.param(Case(nodes=[make_node(gpus=2, unhealthy=[0, 1])], jobs=[make_job("j")],
+                      want_pending={"j": "UnhealthyGpu"}, want_in_message={"j": "GPU 0 on n1 is unhealthy (Xid 79)"}),
+                 id="unhealthy GPUs are excluded and named"),
+    pytest.param(Case(nodes=[make_node(gpus=4, foreign={0: 75412, 2: 18020})],
+                      jobs=[running(make_job("dave-nb"), "n1", [2]), running(make_job("erin-train"), "n1", [3]),
+                            make_job("new1", min_memory_mib=40960)],
+                      want_admitted=["new1"], want_gpus={"new1": ["GPU-n1-1"]}),
+                 id="case 014: a GPU holding foreign memory at 0% is not free; new1 goes to GPU1"),
+    pytest.param(Case(nodes=[make_node("down", gpus=8, ready=False), make_node("cordoned", gpus=8, unschedulable=True),
+                             make_node("ok", gpus=1)],
+                      jobs=[make_job("j")], want_admitted=["j"], want_gpus={"j": ["GPU-ok-0"]}),
+                 id="NotReady and cordoned nodes get no work"),
+    pytest.param(Case(nodes=[make_node("t", gpus=8, taints=[Taint("dedicated", "inference")]), make_node("u", gpus=1)],
+                      jobs=[make_job("plain", gpus=2), make_job("tol", gpus=2, tolerations=["dedicated=inference"], submitted=1)],
+                      want_admitted=["tol"], want_rejected={"plain": "Unschedulable"},
+                      want_in_message={"plain": "largest node has 1 (other nodes are filtered out: node t is tainted "
+                                                "dedicated=inference:NoSchedule)"}),
+                 id="taints need tolerations"),
+    pytest.param(Case(nodes=[make_node("a", gpus=2, labels={"zone": "a"}), make_node("b", gpus=2, labels={"zone": "b"})],
+                      jobs=[make_job("j", node_selector={"zone": "b"})], want_admitted=["j"], want_gpus={"j": ["GPU-b-0"]}),
+                 id="node selector picks labelled nodes"),
+    pytest.param(Case(nodes=[make_node(gpus=1)], jobs=[running(make_job("busy"), "n1", [0]), make_job("cpu", gpus=0)],
+                      want_admitted=["cpu"], want_gpus={"cpu": []}),
+                 id="a GPU-less job is admitted on a ready node without GPUs"),
+    pytest.param(Case(nodes=[make_node(gpus=8), make_node("n2", gpus=8)], jobs=[make_job("j", gpus=9)],
+                      want_rejected={"j": "Unschedulable"},
+                      want_in_message={"j": "needs 9 GPUs of any model on one node but the largest node has 8"}),
+                 id="more GPUs than any node has is rejected with numbers"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", gpus=4, workers=3)],
+                      want_rejected={"j": "Unschedulable"}, want_in_message={"j": "needs 12 GPUs of any model but only 8 exist"}),
+                 id="a gang larger than the cluster is rejected"),
+    pytest.param(Case(nodes=[make_node(gpus=8)], jobs=[make_job("j", models=["H100"])],
+                      want_rejected={"j": "NoMatchingGpuModel"}, want_in_message={"j": "no GPU of model H100 exists"}),
+                 id="a model that does not exist is rejected"),
+    pytest.param(Case(nodes=[make_node(gpus=8, nvlink=[tuple(p for p in range(4) if p != i) if i < 4 else
+                                                       tuple(p for p in range(4, 8) if p != i) for i in range(8)])],
+                      jobs=[running(make_job("r"), "n1", [0]), make_job("four", gpus=4)],
+                      want_admitted=["four"], want_gpus={"four": ["GPU-n1-4", "GPU-n1-5", "GPU-n1-6", "GPU-n1-7"]}),
+                 id="a multi-GPU job gets one whole NVLink domain"),
+    pytest.param(Case(nodes=[make_node("a", gpus=4), make_node("b", gpus=4)],
+                      jobs=[running(make_job("r", gpus=2), "a", [0, 1]), make_job("gang", gpus=3, workers=2)],
+                      want_pending={"gang": "Fragmented"}, want_admitted=[],
+                      want_in_message={"gang": "6 A100-80GB GPUs free but fewer than 2 nodes have 3 free each"}),
+                 id="a gang that cannot place every worker admits none"),
+    pytest.param(Case(nodes=[make_node("a", gpus=4), make_node("b", gpus=4)], jobs=[make_job("gang", gpus=4, workers=2)],
+                      want_admitted=["gang"],
+                      want_gpus={"gang": [f"GPU-{n}-{i}" for n in ("a", "b") for i in range(4)]}),
+                 id="a gang is admitted whole across nodes"),
+]
+
+
+@pytest.mark.parametrize("case", ORDERING)
+def test_ordering(case: Case) -> None:
+    _check(case)
+
+
+@pytest.mark.parametrize("case", QUOTA)
+def test_quota(case: Case) -> None:
+    _check(case)
+
+
+@pytest.mark.parametrize("case", PLACEMENT)
+def test_placement(case: Case) -> None:
+    _check(case)
+
+
+def test_mig_profile_takes_one_free_mig_device() -> None:
+    migs = tuple(MigDevice(uuid=f"MIG-{i}", profile="3g.40gb", gpu_instance_id=i, memory_mib=40192) for i in range(2))
+    node = Node(name="m", gpus=(GPU(uuid="GPU-m-0", index=0, node="m", model="A100-80GB", memory_mib=81920,
+                                    mig_enabled=True, mig_devices=migs),))
+    jobs = [make_job("a", mig_profile="3g.40gb"), make_job("b", mig_profile="3g.40gb", submitted=1),
+            make_job("c", mig_profile="3g.40gb", submitted=2), make_job("d", mig_profile="1g.10gb", submitted=3),
+            make_job("whole", submitted=4)]
+    result = run_cycle(snapshot([node], jobs))
+    assert {a.job_id: a.allocation.gpu_uuids for a in result.admits} == {"a": ("MIG-0",), "b": ("MIG-1",)}
+    assert {p.job_id: p.reason.code for p in result.pending} == {"c": "WaitingForCapacity"}
+    assert {r.job_id: r.reason.code for r in result.rejects} == {"d": "NoMatchingGpuModel", "whole": "Unschedulable"}
+
+
+# ------------------------------------------------------------------------------------------ preemption
+PREEMPTION = [
+    pytest.param(Case(nodes=[make_node(gpus=2)],
+                      jobs=[running(make_job("lo", gpus=2, priority="low")), make_job("hi", gpus=2, priority="high")],
+                      want_preempted=["lo"], want_pending={"hi": "WaitingForPreemption"}),
+                 id="within a team a high job preempts a low one"),
+    pytest.param(Case(nodes=[make_node(gpus=2)],
+                      jobs=[running(make_job("n", gpus=2)), make_job("hi", gpus=2, priority="high")],
+                      want_preempted=[], want_pending={"hi": "WaitingForCapacity"}),
+                 id="normal work is not preempted by priority"),
+    pytest.param(Case(nodes=[make_node(gpus=4)],
+                      jobs=[running(make_job("old", gpus=2, priority="low"), "n1", [0, 1], started=-600),
+                            running(make_job("young", gpus=2, priority="low"), "n1", [2, 3], started=-10),
+                            make_job("hi", gpus=2)],
+                      want_preempted=["young"]),
+                 id="the youngest victim goes first"),
+    pytest.param(Case(nodes=[make_node(gpus=4)],
+                      jobs=[running(make_job("old", gpus=2, priority="low"), "n1", [0, 1], started=-600),
+                            running(make_job("young", gpus=2, priority="low"), "n1", [2, 3], started=-1),
+                            make_job("hi", gpus=2)],
+                      profile=SchedulingProfile(min_runtime_s=120), want_preempted=["old"]),
+                 id="a victim younger than the minimum runtime is protected when another choice exists"),
+    pytest.param(Case(nodes=[make_node(gpus=4)],
+                      jobs=[running(make_job("big", gpus=3, priority="low"), "n1", [0, 1, 2], started=-600),
+                            running(make_job("tiny", gpus=1, priority="low"), "n1", [3], started=-10),
+                            make_job("hi", gpus=3)],
+                      want_preempted=["big"]),
+                 id="remove-then-fill-back keeps victims that are not needed"),
+    pytest.param(Case(nodes=[make_node(gpus=4)],
+                      jobs=[running(make_job("lo", gpus=4, priority="low")), make_job("never", gpus=9, priority="high")],
+                      want_preempted=[], want_rejected={"never": "Unschedulable"}),
+                 id="a job that can never fit preempts nothing"),
+    pytest.param(Case(nodes=[make_node(gpus=4)],
+                      jobs=[running(make_job("lo", gpus=4, priority="low", team="other")), make_job("hi", gpus=2, priority="high",
+                                                                                                   team="mine")],
+                      want_preempted=[], want_pending={"hi": "WaitingForCapacity"}),
+                 id="priority never crosses teams without quota"),
+    pytest.param(Case(nodes=[make_node(gpus=2)],
+                      jobs=[replace(running(make_job("x", gpus=2, priority="low")), preempted_by=None),
+                            replace(make_job("y", gpus=2, priority="high"), preempted_by="x")],
+                      want_preempted=[], want_pending={"y": "WaitingForCapacity"}),
+                 id="no loop: a job never preempts the job that last preempted it"),
+]
+
+
+@pytest.mark.parametrize("case", PREEMPTION)
+def test_preemption(case: Case) -> None:
+    _check(case)
+
+
+def test_preemption_carries_grace_and_checkpoint_signal_and_audit() -> None:
+    jobs = [running(make_job("ck", gpus=2, priority="low", checkpointable=True)), make_job("hi", gpus=2, priority="high")]
+    result = run_cycle(snapshot([make_node(gpus=2)], jobs), SchedulingProfile(grace_s=30))
+    (p,) = result.preemptions
+    assert (p.job_id, p.for_job, p.kind, p.grace_s, p.checkpoint_signal) == ("ck", "hi", "priority", 30, True)
+    assert result.nominations["hi"].gpu_uuids == ("GPU-n1-0", "GPU-n1-1")
+    (audit,) = [a for a in result.audit if a.action == "preempt"]
+    assert audit.job_id == "ck" and audit.details["for_job"] == "hi" and "higher-priority" in audit.message
+
+
+def test_admission_audit_record_carries_scores_and_reason() -> None:
+    result = run_cycle(snapshot([make_node(gpus=8, nvlink=[((i ^ 1),) for i in range(8)])], [make_job("j", gpus=2)]))
+    (audit,) = result.audit
+    assert audit.action == "admit" and audit.user == "alice"
+    assert audit.details["scores"] == {"binpack": 25.0, "topology": 100.0}
+    assert audit.details["gpus"] == ("GPU-n1-0", "GPU-n1-1") and "fits" in audit.message
+
+
+# ------------------------------------------------------------------------------------------ backfill / ETA
+def _backfill_jobs() -> list[Job]:
+    return [running(make_job("r1", gpus=4, time_limit_s=3600), "n1", [0, 1, 2, 3], started=-30),
+            running(make_job("r2", gpus=2, time_limit_s=7200), "n1", [4, 5], started=-30),
+            make_job("head", gpus=5, submitted=0)]
+
+
+def test_first_blocked_job_gets_a_reservation_from_time_limits() -> None:
+    result = run_cycle(snapshot([make_node(gpus=8)], _backfill_jobs()))
+    head = next(p.reason for p in result.pending if p.job_id == "head")
+    assert head.code == "WaitingForCapacity" and head.eta == T0 + timedelta(minutes=30)
+    assert head.position == 1
+
+
+@pytest.mark.parametrize(("extra", "want_admitted", "want_code"), [
+    pytest.param(make_job("short", gpus=2, time_limit_s=600, submitted=1), ["short"], None,
+                 id="a short job that ends before the reservation backfills"),
+    pytest.param(make_job("long", gpus=2, time_limit_s=86400, submitted=1), [], "Priority",
+                 id="a long job that would delay the reservation waits with Priority"),
+    pytest.param(make_job("nolimit", gpus=1, submitted=1), ["nolimit"], None,
+                 id="a job that fits beside the reservation's GPUs backfills"),
+])
+def test_easy_backfill(extra: Job, want_admitted: list[str], want_code: str | None) -> None:
+    result = run_cycle(snapshot([make_node(gpus=8)], [*_backfill_jobs(), extra]))
+    assert [a.job_id for a in result.admits] == want_admitted
+    if want_admitted:
+        assert result.admits[0].backfill
+    if want_code:
+        reason = next(p.reason for p in result.pending if p.job_id == extra.id)
+        assert reason.code == want_code and "head" in reason.message
+
+
+def test_eta_unknown_is_honest_when_running_jobs_have_no_time_limit() -> None:
+    jobs = [running(make_job("forever", gpus=8)), make_job("a", gpus=2), make_job("b", gpus=2, submitted=1)]
+    result = run_cycle(snapshot([make_node(gpus=8)], jobs))
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["a"].eta is None and "forever" in reasons["a"].eta_reason
+    assert reasons["b"].eta is None and "queued behind a" in reasons["b"].eta_reason
+
+
+def test_admit_window_keeps_low_batch_to_the_night() -> None:
+    night = TimeWindow(name="night", start="20:00", end="06:00", tz="Europe/Berlin", priorities=("low",))
+    profile = SchedulingProfile(windows=(night,))
+    jobs = [make_job("lo", priority="low"), make_job("n")]
+    result = run_cycle(snapshot([make_node(gpus=2)], jobs), profile)
+    assert [a.job_id for a in result.admits] == ["n"]
+    reason = result.pending[0].reason
+    assert reason.code == "OutsideTimeWindow" and reason.eta == T0.replace(hour=18)  # 20:00 CEST
+
+
+# ------------------------------------------------------------------------------------------ dry-run
+def test_dryrun_answers_where_and_when_without_enqueuing() -> None:
+    snap = snapshot([make_node(gpus=8)], _backfill_jobs())
+    fits = dryrun(snap, make_job("x", gpus=1).spec)
+    assert fits.fits_now and fits.allocation is not None and fits.allocation.node == "n1" and fits.when == T0
+    later = dryrun(snap, make_job("x", gpus=7).spec)
+    assert later.reason.code == "WaitingForCapacity"  # type: ignore[union-attr]
+    assert not later.fits_now and later.can_ever_fit and later.reason is not None
+    never = dryrun(snap, make_job("x", gpus=9).spec)
+    assert not never.can_ever_fit and never.reason is not None and never.reason.code == "Unschedulable"
+    assert len(snap.jobs) == 3  # nothing enqueued
+    low = snapshot([make_node(gpus=2)], [running(make_job("lo", gpus=2, priority="low"))])
+    preempting = dryrun(low, make_job("x", gpus=2, priority="high").spec)
+    assert preempting.would_preempt == ("lo",) and preempting.reason.code == "WaitingForPreemption"  # type: ignore[union-attr]
+    assert preempting.allocation is not None and preempting.allocation.node == "n1"
+
+
+def test_ledger_what_if_undoes_trial_evictions() -> None:
+    from jupyter_sched.scheduling.ledger import CycleLedger
+    q = quotas(Quota(team="t", guaranteed=4))
+    ledger = CycleLedger(snapshot([make_node(gpus=4)], [running(make_job("r", gpus=4, team="t"))], quota=q))
+    before = (list(ledger.state.free_milli), dict(ledger.quota.usage))
+    with ledger.what_if():
+        ledger.evict("r")
+        assert ledger.state.free_milli == [1000] * 4 and ledger.quota.usage[("t", None, "*")] == 0
+    assert (list(ledger.state.free_milli), dict(ledger.quota.usage)) == before
+    with ledger.what_if() as trial:
+        ledger.evict("r")
+        trial.keep()
+    assert ledger.state.free_milli == [1000] * 4
+
+
+def test_public_surface_is_pinned() -> None:
+    import jupyter_sched.scheduling as scheduling
+    assert sorted(scheduling.__all__) == sorted([
+        "Admit", "AuditRecord", "CycleResult", "DryRun", "IdleAction", "Pend", "Preempt", "Reject",
+        "SchedulingProfile", "Snapshot", "UsageHistory", "apply_result", "dryrun", "run_cycle"])
+    for name in scheduling.__all__:
+        assert hasattr(scheduling, name)
+
+
+def _unused() -> Scenario:  # keep the builder import for readers of this module
+    return Scenario([make_node()])
+
+
+def test_nominated_gpus_wait_for_slow_victims_and_nobody_else_takes_them() -> None:
+    jobs = [running(make_job("lo", gpus=2, priority="low")), make_job("hi", gpus=2, priority="high")]
+    snap = snapshot([make_node(gpus=3)], jobs)
+    first = run_cycle(snap)
+    assert [p.job_id for p in first.preemptions] == ["lo"]
+    # the engine has not stopped "lo" yet: it still runs; "hi" carries its nomination
+    hi = replace(jobs[1], nominated=first.nominations["hi"])
+    second = run_cycle(replace(snap, jobs=(jobs[0], hi, make_job("other", gpus=1, submitted=1),
+                                           make_job("greedy", gpus=2, submitted=2))))
+    assert second.preemptions == ()
+    assert [a.job_id for a in second.admits] == ["other"]  # the one GPU nobody was preempted for
+    reasons = {p.job_id: p.reason for p in second.pending}
+    assert reasons["hi"].code == "WaitingForPreemption" and "lo" in reasons["hi"].message
+    assert second.nominations["hi"] == first.nominations["hi"]
+    assert reasons["greedy"].code == "WaitingForCapacity"
+    third = run_cycle(replace(snap, jobs=(hi,)))  # "lo" has stopped
+    assert [(a.job_id, a.allocation.gpu_uuids) for a in third.admits] == [("hi", first.nominations["hi"].gpu_uuids)]
+
+
+@pytest.mark.parametrize(("make", "field_name"), [
+    pytest.param(lambda: SchedulingProfile(queue_sort="random"), "queue_sort", id="an unknown queue sort is refused"),
+    pytest.param(lambda: SchedulingProfile(grace_s=-1), "grace_s", id="a negative grace period is refused"),
+    pytest.param(lambda: run_cycle(snapshot([make_node()], [make_job()]),
+                                   SchedulingProfile(placement=PlacementConfig(scores={"magic": 1.0}))),
+                 "placement.scores", id="an unknown score plugin is refused"),
+    pytest.param(lambda: TimeWindow(name="w", start="20:00", end="06:00", tz="Mars/Olympus"), "tz",
+                 id="an unknown time zone is refused"),
+    pytest.param(lambda: TimeWindow(name="w", start="8pm", end="06:00"), "start", id="a malformed start time is refused"),
+])
+def test_bad_policy_config_is_a_validation_error(make: Callable[[], object], field_name: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        make()
+    assert info.value.field == field_name
+
+
+def test_fifo_queue_sort_ignores_fair_share() -> None:
+    q = quotas(Quota(team="a", guaranteed=1), Quota(team="b", guaranteed=1))
+    jobs = [running(make_job("a-run", gpus=2, team="a"), "n1", [0, 1]),
+            make_job("a2", team="a", submitted=0), make_job("b1", team="b", submitted=5)]
+    result = run_cycle(snapshot([make_node(gpus=3)], jobs, quota=q), SchedulingProfile(queue_sort="fifo"))
+    assert [a.job_id for a in result.admits] == ["a2"]
+
+
+def test_host_resources_block_with_a_reason_that_says_so() -> None:
+    nodes = [make_node(gpus=8, cpu_millis=4000, host_memory_mib=65536)]
+    jobs = [running(make_job("r", gpus=1, cpu_millis=3000)), make_job("j", gpus=1, cpu_millis=2000)]
+    reason = run_cycle(snapshot(nodes, jobs)).pending[0].reason
+    assert reason.code == "WaitingForCapacity"
+    assert reason.message.startswith("7 A100-80GB GPUs free, but no node with 1 free GPUs has 2000 millicores CPU")
+
+
+def test_gpu_less_work_ignores_gpu_quota() -> None:
+    q = quotas(Quota(team="t", guaranteed=0, borrowing_limit=0))
+    result = run_cycle(snapshot([make_node(gpus=1)], [make_job("cpu", gpus=0, team="t")], quota=q))
+    assert [a.job_id for a in result.admits] == ["cpu"]
+
+
+def test_quota_blocked_job_gets_an_eta_from_its_teams_time_limits_and_reserves_no_gpus() -> None:
+    q = quotas(Quota(team="t", guaranteed=2, borrowing_limit=0), Quota(team="u", guaranteed=6))
+    jobs = [running(make_job("own", gpus=2, team="t", time_limit_s=1800), started=-10),
+            make_job("waiting", gpus=2, team="t", submitted=0),
+            make_job("other", gpus=6, team="u", submitted=1)]
+    result = run_cycle(snapshot([make_node(gpus=8)], jobs, quota=q))
+    assert [a.job_id for a in result.admits] == ["other"]
+    waiting = result.pending[0].reason
+    assert waiting.code == "ExceedsQuota" and waiting.eta == T0 + timedelta(minutes=20)

@@ -1,0 +1,144 @@
+"""The deployment files in server/: built-in kinds pass the official schema (strict); Kueue CRDs, for
+which kubernetes-validate ships no schema, are checked structurally; RBAC is least privilege."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from jupyter_sched.executors.kubernetes import KubernetesConfig
+from jupyter_sched.model import PriorityClass
+
+from .kube_builders import K8S_VERSION, quantity_problems
+
+SERVER = Path(__file__).resolve().parents[2] / "server"
+YAML_FILES = sorted(SERVER.glob("*.yaml"))
+CRD_GROUPS = ("kueue.x-k8s.io/", "scheduling.volcano.sh/")
+
+
+def _documents() -> list[tuple[str, dict[str, Any]]]:
+    docs = []
+    for path in YAML_FILES:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                docs.append((f"{path.name}:{doc['kind']}/{doc['metadata']['name']}", doc))
+    return docs
+
+
+DOCS = _documents()
+
+
+def test_server_has_the_expected_files() -> None:
+    assert {p.name for p in YAML_FILES} >= {"rbac.yaml", "priorityclasses.yaml", "kueue-queues.yaml",
+                                            "hub-service.yaml", "namespace.yaml"}
+
+
+@pytest.mark.parametrize("doc", [d for _, d in DOCS if not d["apiVersion"].startswith(CRD_GROUPS)],
+                         ids=[i for i, d in DOCS if not d["apiVersion"].startswith(CRD_GROUPS)])
+def test_builtin_kinds_pass_the_schema(doc: dict[str, Any]) -> None:
+    kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    assert quantity_problems(doc) == []
+
+
+KUEUE_SPEC_KEYS = {
+    "ResourceFlavor": {"nodeLabels", "nodeTaints", "tolerations", "topologyName"},
+    "ClusterQueue": {"cohort", "namespaceSelector", "queueingStrategy", "preemption", "resourceGroups",
+                     "flavorFungibility", "fairSharing", "stopPolicy", "admissionChecks"},
+    "LocalQueue": {"clusterQueue", "stopPolicy"},
+}
+
+
+@pytest.mark.parametrize("doc", [d for _, d in DOCS if d["apiVersion"].startswith(CRD_GROUPS)],
+                         ids=[i for i, d in DOCS if d["apiVersion"].startswith(CRD_GROUPS)])
+def test_kueue_objects_are_structurally_sound(doc: dict[str, Any]) -> None:
+    # kubernetes-validate has no schema for CRDs: check the fields we use against Kueue v1beta1.
+    assert doc["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert set(doc["spec"]) <= KUEUE_SPEC_KEYS[doc["kind"]]
+    if doc["kind"] == "ClusterQueue":
+        for group in doc["spec"]["resourceGroups"]:
+            covered = group["coveredResources"]
+            for flavor in group["flavors"]:
+                assert [r["name"] for r in flavor["resources"]] == covered
+                for resource in flavor["resources"]:
+                    assert quantity_problems({"resources": {"limits": {"x": str(resource["nominalQuota"])}}}) == []
+                    assert set(resource) <= {"name", "nominalQuota", "borrowingLimit", "lendingLimit"}
+
+
+def test_kueue_local_queues_point_at_cluster_queues_and_flavors_exist() -> None:
+    kinds: dict[str, dict[str, dict[str, Any]]] = {}
+    for _, doc in DOCS:
+        kinds.setdefault(doc["kind"], {})[doc["metadata"]["name"]] = doc
+    for queue in kinds["LocalQueue"].values():
+        assert queue["spec"]["clusterQueue"] in kinds["ClusterQueue"]
+        assert queue["metadata"]["namespace"] == KubernetesConfig().namespace
+    for cq in kinds["ClusterQueue"].values():
+        for group in cq["spec"]["resourceGroups"]:
+            assert {f["name"] for f in group["flavors"]} <= set(kinds["ResourceFlavor"])
+
+
+def test_priority_classes_match_the_executor_names() -> None:
+    classes = {doc["metadata"]["name"]: doc for _, doc in DOCS if doc["kind"] == "PriorityClass"}
+    prefix = KubernetesConfig().priority_class_prefix
+    assert set(classes) == {f"{prefix}{p.value}" for p in PriorityClass}
+    values = [classes[f"{prefix}{p.value}"]["value"] for p in (PriorityClass.HIGH, PriorityClass.NORMAL,
+                                                                PriorityClass.LOW)]
+    assert values == sorted(values, reverse=True)
+    assert classes[f"{prefix}low"]["preemptionPolicy"] == "Never"
+
+
+def test_rbac_is_least_privilege() -> None:
+    roles = {doc["kind"]: doc for _, doc in DOCS if doc["kind"] in ("Role", "ClusterRole")}
+    granted: dict[str, set[str]] = {}
+    for kind, role in roles.items():
+        for rule in role["rules"]:
+            assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"]
+            for resource in rule["resources"]:
+                granted.setdefault(f"{kind}:{resource}", set()).update(rule["verbs"])
+    assert granted["ClusterRole:nodes"] == {"get", "list", "watch"}
+    assert granted["ClusterRole:pods"] == {"get", "list", "watch"}
+    assert granted["Role:jobs"] == {"get", "list", "watch", "create", "delete"}
+    assert granted["Role:pods/log"] == {"get"}
+    assert granted["Role:events"] == {"get", "list", "watch"}
+    assert not any(r.split(":")[1] in ("secrets", "configmaps", "pods/exec") for r in granted)
+    assert roles["Role"]["metadata"]["namespace"] == KubernetesConfig().namespace
+    bindings = [doc for _, doc in DOCS if doc["kind"] in ("RoleBinding", "ClusterRoleBinding")]
+    accounts = {(d["metadata"]["name"], d["metadata"]["namespace"]) for _, d in DOCS if d["kind"] == "ServiceAccount"}
+    for binding in bindings:
+        for subject in binding["subjects"]:
+            assert (subject["name"], subject["namespace"]) in accounts
+
+
+def test_hub_service_runs_as_the_service_account() -> None:
+    deployment = next(d for _, d in DOCS if d["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "jupyter-sched"
+    assert pod["containers"][0]["command"][:2] == ["jupyter-sched", "serve"]
+
+
+class _Section(dict[str, Any]):
+    def __getattr__(self, name: str) -> Any:
+        return self.setdefault(name, _Section())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+
+@pytest.mark.parametrize("name", ["jupyter_server_config.py", "jupyterhub_config.py"])
+def test_python_config_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUPYTER_SCHED_HUB_TOKEN", "test-token")
+    config = _Section()
+    exec(compile((SERVER / name).read_text(), name, "exec"), {"get_config": lambda: config})
+    if name == "jupyter_server_config.py":
+        from jupyter_sched.extension import config as traits
+
+        known = {t for cls in (traits.StorageConfig, traits.InventoryConfig, traits.PolicyConfig,
+                               traits.IdleConfig, traits.ExecutorConfig, traits.WebConfig)
+                 for t in cls.class_trait_names(config=True)}
+        assert set(config["SchedApp"]) <= known
+    else:
+        (service,) = [s for s in config["JupyterHub"]["services"] if s["name"] == "jupyter-sched"]
+        assert service["url"].endswith(":10101")

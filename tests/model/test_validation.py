@@ -1,0 +1,136 @@
+"""Request validation: every bad input names its field and the fix; good input builds a JobSpec."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_sched.errors import ConflictError, TimestampError, ValidationError
+from jupyter_sched.model import (
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    PriorityClass,
+    parse_duration,
+    parse_gpus,
+    parse_memory_mib,
+    parse_utc,
+    profiles_from_config,
+    spec_from_request,
+)
+
+BAD_BODIES = [
+    pytest.param({"gpus": -1, "command": ["x"]}, "gpus", id="negative GPUs are refused"),
+    pytest.param({"gpus": "two", "command": ["x"]}, "gpus", id="GPUs spelled as a word are refused"),
+    pytest.param({"gpus": 1.5, "command": ["x"]}, "gpus", id="a fraction above one GPU is refused"),
+    pytest.param({"gpus": True, "command": ["x"]}, "gpus", id="a boolean is not a GPU count"),
+    pytest.param({"gpus": 1, "command": "python x.py"}, "command", id="command must be an argv list"),
+    pytest.param({"gpus": 1}, "command", id="a job with nothing to run is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "time_limit": "2hh"}, "time_limit", id="an unparseable duration is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "priority": "urgent"}, "priority", id="an unknown priority class is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "mem_per_gpu": "20XB"}, "mem_per_gpu", id="an unparseable memory size is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "colour": "red"}, "colour", id="an unknown field is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "workers": 0}, "workers", id="a gang needs at least one worker"),
+    pytest.param({"gpus": 1, "command": ["x"], "model": "Z999"}, "model", id="an unknown GPU model lists the known ones"),
+    pytest.param({"gpus": 1, "kind": "inference", "command": ["x"]}, "port", id="a service needs a port"),
+    pytest.param({"gpus": 1, "command": ["x"], "profile": "nope"}, "profile", id="an unknown profile is refused"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), BAD_BODIES)
+def test_bad_request_names_field_and_hint(body: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        spec_from_request(body, user="alice", known_models=frozenset({"NVIDIA A100-SXM4-80GB"}))
+    assert caught.value.field == field
+    assert caught.value.hint
+    assert caught.value.to_json()["error"]["field"] == field
+
+
+def test_good_request_builds_spec_with_units() -> None:
+    spec = spec_from_request(
+        {"gpus": 2, "model": "A100", "mem_per_gpu": "40GiB", "time_limit": "2h30m", "priority": "low",
+         "command": ["python", "train.py"], "team": "team-ml"},
+        user="alice", known_models=frozenset({"NVIDIA A100-SXM4-80GB"}))
+    assert spec.resources.gpus == 2
+    assert spec.resources.gpu_models == ("A100",)
+    assert spec.resources.min_memory_mib == 40 * 1024
+    assert spec.time_limit_s == 9000
+    assert spec.priority is PriorityClass.LOW
+    assert spec.team == "team-ml"
+    assert spec.user == "alice"
+
+
+def test_fractional_gpu_becomes_milli_share() -> None:
+    assert parse_gpus(0.5) == (1, 500)
+    assert parse_gpus(0) == (0, 1000)
+    assert parse_gpus("3") == (3, 1000)
+
+
+def test_profile_fills_defaults_and_user_fields_override() -> None:
+    profiles = profiles_from_config({"bert-finetune": {"gpus": 4, "mem_per_gpu": "40GiB", "nvlink": True,
+                                                       "time_limit": "12h", "description": "BERT"}})
+    spec = spec_from_request({"profile": "bert-finetune", "command": ["python", "ft.py"], "gpus": 2},
+                             user="bob", profiles=profiles)
+    assert spec.resources.gpus == 2
+    assert spec.resources.nvlink is True
+    assert spec.resources.min_memory_mib == 40960
+    assert spec.time_limit_s == 12 * 3600
+    assert spec.profile == "bert-finetune"
+
+
+def test_profile_with_unknown_key_is_refused() -> None:
+    with pytest.raises(ValidationError) as caught:
+        profiles_from_config({"p": {"gpuz": 4}})
+    assert caught.value.field == "profiles.p.gpuz"
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 90.0), ("45s", 45.0), ("10m", 600.0), ("2h30m", 9000.0), ("1d", 86400.0)])
+def test_durations_parse_to_seconds(text: str, seconds: float) -> None:
+    assert parse_duration(text, field="t") == seconds
+
+
+@pytest.mark.parametrize("text", ["2hh", "h", "-5m", "0", "abc"])
+def test_bad_durations_are_refused(text: str) -> None:
+    with pytest.raises(ValidationError):
+        parse_duration(text, field="t")
+
+
+@pytest.mark.parametrize(("text", "mib"), [("20GiB", 20480), ("512Mi", 512), ("81920", 81920), ("1TiB", 1048576), ("40G", 40960)])
+def test_memory_sizes_parse_to_mib(text: str, mib: int) -> None:
+    assert parse_memory_mib(text, field="m") == mib
+
+
+def test_naive_timestamp_is_refused_and_aware_ones_agree() -> None:
+    """Case 010: inputs 1 and 2 are the same instant; input 3 (no offset) is a 400 naming the field."""
+    first = parse_utc("2025-03-30T04:30:00Z", field="submit_at")
+    second = parse_utc("2025-03-30T06:30:00+02:00", field="submit_at")
+    assert first == second
+    with pytest.raises(TimestampError) as caught:
+        parse_utc("2025-03-30T06:30:00", field="submit_at")
+    assert "submit_at must include a UTC offset (e.g. 2025-03-30T06:30:00Z)" in caught.value.message
+
+
+LEGAL = [
+    (JobState.PENDING, JobState.ADMITTED), (JobState.ADMITTED, JobState.RUNNING),
+    (JobState.RUNNING, JobState.SUCCEEDED), (JobState.RUNNING, JobState.PREEMPTED),
+    (JobState.PREEMPTED, JobState.PENDING), (JobState.RUNNING, JobState.LOST),
+]
+ILLEGAL = [
+    (JobState.SUCCEEDED, JobState.RUNNING), (JobState.PENDING, JobState.RUNNING),
+    (JobState.CANCELLED, JobState.PENDING), (JobState.LOST, JobState.RUNNING),
+]
+
+
+def _job(state: JobState) -> Job:
+    return Job(id="j1", spec=JobSpec(name="n", user="u", kind=JobKind.TRAINING, command=("x",)), state=state)
+
+
+@pytest.mark.parametrize(("src", "dst"), LEGAL)
+def test_legal_transitions_succeed(src: JobState, dst: JobState) -> None:
+    assert _job(src).transition(dst).state is dst
+
+
+@pytest.mark.parametrize(("src", "dst"), ILLEGAL)
+def test_illegal_transitions_raise_conflict(src: JobState, dst: JobState) -> None:
+    with pytest.raises(ConflictError):
+        _job(src).transition(dst)

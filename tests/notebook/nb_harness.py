@@ -1,0 +1,114 @@
+"""Helpers for the notebook tests: server config, a kernel driven through the server, polling."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TOKEN", "CellResult", "Kernel", "sched_server_config", "wait_for"]
+
+TOKEN = "notebook-test-token"
+
+
+def sched_server_config(tmp_path: Path, **sched: Any) -> dict[str, Any]:
+    """jp_server_config body: jupyter_sched on a tmp store, simulated GPUs, a fast cycle."""
+    settings: dict[str, Any] = {
+        "db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}",
+        "log_dir": str(tmp_path / "logs"),
+        "inventory_source": "simulated",
+        "simulated_gpus": 4,
+        "cycle_interval": 0.2,
+    }
+    settings.update(sched)
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_sched": True},
+                      "reraise_server_extension_failures": True},
+        "IdentityProvider": {"token": TOKEN},
+        "SchedApp": settings,
+    }
+
+
+@dataclass
+class CellResult:
+    """What one execute request produced in the kernel."""
+
+    stdout: str = ""
+    stderr: str = ""
+    data: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    pages: list[str] = field(default_factory=list)  # help shown by ``%magic?`` (the reply's page payload)
+
+    @property
+    def text(self) -> str:
+        """Everything a user would read: streams, text/plain of displays, the error lines."""
+        parts = [self.stdout, self.stderr]
+        parts += [str(d.get("text/plain", "")) for d in self.data]
+        if self.error:
+            parts += [f"{self.error.get('ename')}: {self.error.get('evalue')}", *self.error.get("traceback", [])]
+        return "\n".join(parts)
+
+
+class Kernel:
+    """A kernel started by the server's kernel manager, driven through an async client."""
+
+    def __init__(self, serverapp: Any, kernel_id: str) -> None:
+        self.serverapp = serverapp
+        self.id = kernel_id
+        self.client: Any = serverapp.kernel_manager.get_kernel(kernel_id).client()
+
+    async def start(self) -> None:
+        self.client.start_channels()
+        await self.client.wait_for_ready(timeout=60)
+
+    async def run(self, code: str, *, timeout_s: float = 60.0) -> CellResult:
+        """Execute ``code``; collect streams, displays and the error (never raises on cell errors)."""
+        return await self._run(CellResult(), code, timeout_s)
+
+    def start_run(self, code: str, *, timeout_s: float = 60.0) -> tuple[CellResult, asyncio.Future[CellResult]]:
+        """Start executing ``code``; return the result being filled in as output arrives, and the future."""
+        result = CellResult()
+        return result, asyncio.ensure_future(self._run(result, code, timeout_s))
+
+    async def _run(self, result: CellResult, code: str, timeout_s: float) -> CellResult:
+
+        def hook(msg: dict[str, Any]) -> None:
+            kind, content = msg["header"]["msg_type"], msg["content"]
+            if kind == "stream":
+                if content["name"] == "stdout":
+                    result.stdout += content["text"]
+                else:
+                    result.stderr += content["text"]
+            elif kind in ("display_data", "execute_result", "update_display_data"):
+                result.data.append(content["data"])
+            elif kind == "error":
+                result.error = content
+
+        reply = await self.client.execute_interactive(code, output_hook=hook, timeout=timeout_s)
+        content = reply["content"]
+        result.pages = [str(p.get("data", {}).get("text/plain", "")) for p in content.get("payload", [])
+                        if p.get("source") == "page"]
+        if content.get("status") == "error" and result.error is None:
+            # IPython reports a UsageError on stderr only; the reply names it (its traceback field may be stale)
+            result.error = {"ename": content.get("ename"), "evalue": content.get("evalue"), "traceback": []}
+        return result
+
+    def stop(self) -> None:
+        self.client.stop_channels()
+
+
+async def wait_for(predicate: Callable[[], Any], *, timeout_s: float = 30.0, poll_s: float = 0.1) -> Any:
+    """Poll ``predicate`` (sync or async) until truthy; fail with the last value after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not reached within {timeout_s} s (last value {value!r})")
+        await asyncio.sleep(poll_s)

@@ -1,0 +1,232 @@
+"""The client without a Jupyter server: error mapping, discovery order, SSE parsing, log following.
+
+The HTTP double is httpx's own ``MockTransport`` answering in the REST API's wire format
+(``{"error": {"code", "message", "field", "hint"}}``); the end-to-end tests against a real
+server are in test_kernels.py and test_notebooks.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from jupyter_sched import errors
+from jupyter_sched.client import (
+    AsyncSchedClient,
+    Connection,
+    NoServerError,
+    SchedClient,
+    ServerUnreachableError,
+    discover,
+    error_from_response,
+)
+from jupyter_sched.client._wire import SseParser
+
+
+def _error_body(code: str, message: str = "bad", field: str | None = None, hint: str | None = None) -> str:
+    return json.dumps({"error": {"code": code, "message": message, "field": field, "hint": hint}})
+
+
+ERRORS = [
+    pytest.param(400, _error_body("validation_error", "gpus must be >= 0", "gpus", "use 1"), errors.ValidationError,
+                 id="a 400 validation error keeps its field and hint"),
+    pytest.param(400, _error_body("invalid_timestamp"), errors.TimestampError, id="a timestamp error keeps its class"),
+    pytest.param(403, _error_body("forbidden"), errors.AuthorizationError, id="a 403 is an authorization error"),
+    pytest.param(404, _error_body("not_found"), errors.NotFoundError, id="a 404 is not found"),
+    pytest.param(409, _error_body("conflict"), errors.ConflictError, id="a 409 is a conflict"),
+    pytest.param(409, _error_body("not_leader"), errors.NotLeaderError, id="not_leader is a conflict subclass"),
+    pytest.param(422, _error_body("quota_exceeded"), errors.QuotaError, id="a quota 422 is a quota error"),
+    pytest.param(422, _error_body("unschedulable"), errors.UnschedulableError, id="an unschedulable 422 stays so"),
+    pytest.param(502, _error_body("executor_error"), errors.ExecutorError, id="a 502 executor error"),
+    pytest.param(502, _error_body("telemetry_error"), errors.TelemetryError, id="a 502 telemetry error"),
+    pytest.param(503, _error_body("store_error"), errors.StoreError, id="a 503 store error"),
+    pytest.param(404, _error_body("some_future_code"), errors.NotFoundError,
+                 id="an unknown code falls back to the status"),
+    pytest.param(403, '{"message": "Forbidden", "reason": null}', errors.AuthorizationError,
+                 id="jupyter_server's own 403 is an authorization error with a token hint"),
+    pytest.param(500, "<html>oops</html>", errors.SchedError, id="an HTML 500 is a plain SchedError"),
+]
+
+
+@pytest.mark.parametrize(("status", "text", "want"), ERRORS)
+def test_server_errors_become_the_error_classes(status: int, text: str, want: type[errors.SchedError]) -> None:
+    err = error_from_response(status, text)
+    assert type(err) is want
+
+
+def _client(handler: Callable[[httpx.Request], httpx.Response]) -> SchedClient:
+    return SchedClient(Connection("http://sched.test/base/", token="t0k", kernel_id="k-1"),
+                       transport=httpx.MockTransport(handler))
+
+
+def test_requests_carry_the_token_and_errors_carry_field_and_hint() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(400, text=_error_body("validation_error", "gpus must be >= 0 (got -1)", "gpus",
+                                                   "use 0 or more"), headers={"content-type": "application/json"})
+
+    with _client(handler) as client, pytest.raises(errors.ValidationError) as info:
+        client.submit({"gpus": -1, "command": ["x"]})
+    assert (info.value.field, info.value.hint) == ("gpus", "use 0 or more")
+    assert seen[0].url == "http://sched.test/base/api/sched/jobs"
+    assert seen[0].headers["authorization"] == "token t0k"
+    assert json.loads(seen[0].content) == {"gpus": -1, "command": ["x"]}
+
+
+def test_lists_are_accepted_bare_or_wrapped_and_usage_is_a_dataframe() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/usage"):
+            return httpx.Response(200, json={"usage": [{"user": "ana", "gpu_seconds": 7.5}]})
+        return httpx.Response(200, json=[{"id": "1"}, {"id": "2"}])
+
+    with _client(handler) as client:
+        assert [j["id"] for j in client.queue()] == ["1", "2"]
+        frame = client.usage()
+    assert list(frame["gpu_seconds"]) == [7.5]
+
+
+def test_follow_logs_reads_until_finished() -> None:
+    pages = {0: ("hello ", 6, False), 6: ("world\n", 12, False), 12: ("", 12, True)}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params["offset"])
+        assert request.url.params["follow"] == "true"
+        text, nxt, finished = pages[offset]
+        return httpx.Response(200, json={"text": text, "offset": offset, "next_offset": nxt, "finished": finished})
+
+    with _client(handler) as client:
+        assert "".join(client.follow_logs("7")) == "hello world\n"
+
+
+def test_an_unreachable_server_says_where_and_what_to_do() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    with _client(handler) as client, pytest.raises(ServerUnreachableError) as info:
+        client.inventory()
+    assert "http://sched.test/base/" in str(info.value)
+
+
+def test_the_async_client_maps_errors_the_same_way() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"error": {"code": "not_found", "message": "no job 9", "field": "id",
+                                                   "hint": None}})
+
+    async def scenario() -> None:
+        async with AsyncSchedClient(Connection("http://sched.test/"),
+                                    transport=httpx.MockTransport(handler)) as client:
+            await client.job("9")
+
+    with pytest.raises(errors.NotFoundError, match="no job 9"):
+        asyncio.run(scenario())
+
+
+def test_sse_events_are_parsed_with_their_types() -> None:
+    lines = [": jupyter_sched event stream", "retry: 3000", "", "id: 1", "event: lease",
+             'data: {"id": "5", "state": "running"}', "", ": keepalive", "", 'data: {"type": "job", "data": {}}', ""]
+    assert list(SseParser().feed(lines)) == [
+        {"type": "lease", "data": {"id": "5", "state": "running"}}, {"type": "job", "data": {}}]
+
+
+# ---- discovery -----------------------------------------------------------------------------
+
+class _ConfigOnly(BaseHTTPRequestHandler):
+    """A loopback HTTP double of a server that has jupyter_sched: answers GET .../api/sched/config."""
+
+    def do_GET(self) -> None:
+        ok = self.path.endswith("/api/sched/config") and self.headers.get("Authorization") == "token good"
+        body = b'{"api": "v1"}' if ok else b"{}"
+        self.send_response(200 if ok else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def config_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ConfigOnly)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _runtime_file(runtime: Path, name: str, url: str, token: str, root: Path) -> None:
+    runtime.mkdir(parents=True, exist_ok=True)
+    (runtime / f"jpserver-{name}.json").write_text(json.dumps({
+        "url": url, "base_url": "/", "token": token, "root_dir": str(root), "pid": os.getpid()}))
+
+
+def test_explicit_url_wins_over_the_environment(tmp_path: Path) -> None:
+    env = {"JUPYTER_SCHED_URL": "http://a/", "JUPYTER_SCHED_TOKEN": "x", "JUPYTER_SCHED_KERNEL_ID": "k"}
+    conn = discover("http://e:1", "tok", env=env, runtime_dir=str(tmp_path))
+    assert (conn.url, conn.token, conn.kernel_id, conn.source) == ("http://e:1/", "tok", "k", "explicit")
+
+
+def test_the_kernel_environment_comes_before_the_hub(tmp_path: Path) -> None:
+    env = {"JUPYTER_SCHED_URL": "http://127.0.0.1:9/lab", "JUPYTER_SCHED_TOKEN": "x",
+           "JUPYTER_SCHED_KERNEL_ID": "k-9", "JUPYTER_SCHED_HUB_URL": "http://hub/services/sched/",
+           "JUPYTERHUB_API_TOKEN": "h"}
+    conn = discover(env=env, runtime_dir=str(tmp_path))
+    assert (conn.url, conn.kernel_id, conn.source) == ("http://127.0.0.1:9/lab/", "k-9", "kernel-env")
+    assert conn.api_url == "http://127.0.0.1:9/lab/api/sched/"
+
+
+def test_hub_mode_uses_the_central_service_then_the_users_server(tmp_path: Path) -> None:
+    hub = discover(env={"JUPYTER_SCHED_HUB_URL": "http://hub:8081/services/sched",
+                        "JUPYTERHUB_API_TOKEN": "h"}, runtime_dir=str(tmp_path))
+    assert (hub.url, hub.token, hub.source) == ("http://hub:8081/services/sched/", "h", "hub-service")
+    user = discover(env={"JUPYTERHUB_API_TOKEN": "h", "JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:41000",
+                         "JUPYTERHUB_SERVICE_PREFIX": "/user/ana/"}, runtime_dir=str(tmp_path))
+    assert (user.url, user.source) == ("http://127.0.0.1:41000/user/ana/", "hub-user")
+
+
+def test_runtime_files_find_the_server_that_answers(tmp_path: Path, config_server: str) -> None:
+    runtime = tmp_path / "runtime"
+    _runtime_file(runtime, "1", config_server, "bad", tmp_path)   # answers 404: no extension for this token
+    _runtime_file(runtime, "2", config_server, "good", tmp_path)
+    conn = discover(env={}, runtime_dir=str(runtime), cwd=str(tmp_path))
+    assert (conn.url, conn.token, conn.source) == (config_server, "good", "runtime-file")
+
+
+def test_no_server_says_so_and_how_to_fix_it(tmp_path: Path) -> None:
+    with pytest.raises(NoServerError) as info:
+        discover(env={}, runtime_dir=str(tmp_path / "empty"))
+    assert "No jupyter_sched server found" in info.value.message
+    assert "connect(url, token)" in str(info.value.hint)
+
+
+def test_the_public_surface_is_pinned() -> None:
+    import jupyter_sched.client as client
+    import jupyter_sched.magics as magics
+
+    assert sorted(client.__all__) == [
+        "AsyncSchedClient", "Connection", "NoServerError", "SchedClient", "ServerUnreachableError",
+        "connect", "connect_async", "discover", "error_from_response"]
+    assert sorted(magics.__all__) == ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def test_sync_and_async_clients_offer_the_same_routes() -> None:
+    def public(cls: type) -> set[str]:
+        return {name for name in vars(cls) if not name.startswith("_")} - {"close", "aclose"}
+
+    assert public(SchedClient) == public(AsyncSchedClient)

@@ -1,0 +1,82 @@
+"""The example notebooks execute headless (nbclient) in kernels started by a real jupyter_sched server.
+
+Each notebook runs unchanged from ``notebooks/`` in a tmp root dir against the simulated default
+inventory (this machine has no GPU); the assertions read the cells' outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.slow  # end-to-end: kernels, jobs and notebooks on a real server
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+async def _execute(serverapp: Any, root: Path, name: str) -> nbformat.NotebookNode:
+    shutil.copy(NOTEBOOKS / name, root / name)
+    nb = nbformat.read(str(root / name), as_version=4)
+    kernel_id = await serverapp.kernel_manager.start_kernel(path="")
+    km = serverapp.kernel_manager.get_kernel(kernel_id)
+    try:
+        client = NotebookClient(nb, km=km, timeout=180, allow_errors=False)
+        await client.async_execute()
+    finally:
+        await serverapp.kernel_manager.shutdown_kernel(kernel_id, now=True)
+    return nb
+
+
+def _text(nb: nbformat.NotebookNode) -> str:
+    parts: list[str] = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output["text"])
+            elif "data" in output:
+                parts.append(str(output["data"].get("text/plain", "")))
+            elif output.get("output_type") == "error":
+                parts.extend(output.get("traceback", []))
+    return "\n".join(parts)
+
+
+def _mimetypes(nb: nbformat.NotebookNode) -> set[str]:
+    return {mime for cell in nb.cells for out in cell.get("outputs", []) for mime in out.get("data", {})}
+
+
+def test_notebooks_are_committed_without_outputs() -> None:
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            assert not cell.get("outputs") and not cell.get("execution_count"), path.name
+
+
+async def test_quickstart_runs_end_to_end(sched_app: Any, jp_serverapp: Any, jp_root_dir: Path) -> None:
+    nb = await _execute(jp_serverapp, jp_root_dir, "quickstart.ipynb")
+    text = _text(nb)
+    assert "Allocated GPU-" in text
+    granted = next(line for line in text.splitlines() if line.startswith("granted:")).split()[-1]
+    assert f"CUDA_VISIBLE_DEVICES: {granted}" in text
+    assert "Submitted job" in text
+    assert "CUDA_VISIBLE_DEVICES in the job: GPU-" in text
+    assert "checkpoint written to checkpoints/model.npz" in text
+    assert "succeeded" in text
+    assert "Released lease" in text
+    assert (jp_root_dir / "checkpoints" / "model.npz").is_file()
+    assert "text/html" in _mimetypes(nb)  # the %gpu and queue DataFrames
+
+
+async def test_admin_quotas_sets_quotas_and_charts_usage(sched_app: Any, jp_serverapp: Any,
+                                                          jp_root_dir: Path) -> None:
+    nb = await _execute(jp_serverapp, jp_root_dir, "admin_quotas.ipynb")
+    text = _text(nb)
+    assert "admin: True" in text
+    assert "refused:" in text and "guaranteed" in text
+    assert "succeeded" in text
+    assert "application/vnd.plotly.v1+json" in _mimetypes(nb)

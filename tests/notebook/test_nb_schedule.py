@@ -1,0 +1,144 @@
+"""Every %schedule subcommand and the remaining %gpu actions, in a real kernel against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+import pytest
+from nb_harness import TOKEN, Kernel, wait_for
+from nbformat.v4 import new_code_cell, new_notebook
+
+from jupyter_sched.client import AsyncSchedClient, Connection
+
+pytestmark = pytest.mark.slow  # end-to-end: kernels, jobs and notebooks on a real server
+
+StartKernel = Callable[..., Awaitable[Kernel]]
+
+APP = '''import http.server, sys
+port = int(sys.argv[1])
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"hello from the service")
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", port), Hello).serve_forever()
+'''
+
+
+@pytest.fixture
+def sched_settings() -> dict[str, Any]:
+    """A profile to submit with, and 4 simulated GPUs."""
+    return {"profiles": {"small": {"description": "one GPU for ten minutes", "gpus": 1, "time_limit": "10m"}}}
+
+
+@pytest.fixture
+def api(sched_app: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[AsyncSchedClient]:
+    client = AsyncSchedClient(Connection(f"http://localhost:{jp_http_port}/", TOKEN))
+    yield client
+    jp_asyncio_loop.run_until_complete(client.aclose())
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _job_id(result: Any) -> str:
+    return str(result.data[-1]["text/plain"]).strip("'\"")
+
+
+async def test_profiles_queue_jobs_dryrun_wait_and_cancel(start_kernel: StartKernel, api: AsyncSchedClient,
+                                                          jp_root_dir: Path) -> None:
+    kernel = await start_kernel()
+    profiles = await kernel.run("%schedule profiles")
+    assert "one GPU for ten minutes" in profiles.text
+    (jp_root_dir / "sleepy.py").write_text("import time, sys\nprint('start', sys.argv[1:], flush=True)\ntime.sleep(60)\n")
+    submitted = await kernel.run("job = %schedule run sleepy.py --seconds 60 --profile small --name sleepy\njob")
+    assert submitted.error is None, submitted.text
+    job_id = _job_id(submitted)
+    job = await api.job(job_id)
+    assert (job["profile"], job["time_limit_s"], job["resources"]["gpus"]) == ("small", 600.0, 1)
+    assert job["command"][-2:] == ["--seconds", "60"]
+    await wait_for(lambda: kernel.run(f"%schedule status {job_id}"), timeout_s=5)
+    queue = await kernel.run("%schedule queue")
+    assert job_id in queue.text and "sleepy" in queue.text
+    mine = await kernel.run("%schedule jobs")
+    assert job_id in mine.text
+    dry = await kernel.run("%schedule dryrun --gpus 2")
+    assert dry.error is None, dry.text
+    assert "Would start now on" in dry.stdout
+    never = await kernel.run("%schedule dryrun --gpus 64")
+    assert never.error is not None or "Would" in never.text
+    assert "Traceback" not in never.text
+    cancelled = await kernel.run(f"%schedule cancel {job_id}")
+    assert "Cancelled" in cancelled.stdout
+    waited = await kernel.run(f"%schedule wait {job_id} --timeout 1m")
+    assert "cancelled" in waited.stdout
+
+
+async def test_a_notebook_job_runs_headless_and_keeps_the_executed_copy(
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_root_dir: Path) -> None:
+    nb = new_notebook(cells=[new_code_cell("print('inside the scheduled notebook', 6 * 7)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(jp_root_dir / "analysis.ipynb"))
+    kernel = await start_kernel()
+    submitted = await kernel.run("%schedule notebook analysis.ipynb --gpus 0")
+    assert submitted.error is None, submitted.text
+    job_id = _job_id(submitted)
+    follow = await kernel.run(f"%schedule logs {job_id} -f", timeout_s=120)
+    assert "succeeded" in follow.stdout, follow.text
+    assert "the job's log ends with its path" in submitted.stdout
+    line = next(line for line in follow.stdout.splitlines() if "executed notebook written to" in line)
+    executed = Path(line.split("executed notebook written to", 1)[1].strip())
+    outputs = json.dumps(nbformat.read(str(executed), as_version=4).cells[0].outputs)
+    assert "inside the scheduled notebook 42" in outputs
+
+
+async def test_a_service_reports_its_url_and_answers_there(start_kernel: StartKernel, api: AsyncSchedClient,
+                                                          jp_root_dir: Path) -> None:
+    (jp_root_dir / "app.py").write_text(APP)
+    port = _free_port()
+    kernel = await start_kernel()
+    submitted = await kernel.run(f"%schedule serve app.py {port} --port {port} --gpus 1")
+    assert submitted.error is None, submitted.text
+    assert f"URL from this kernel: http://127.0.0.1:{port}/" in submitted.stdout
+    job_id = _job_id(submitted)
+
+    async def answers() -> bool:
+        try:
+            async with httpx.AsyncClient() as http:
+                return (await http.get(f"http://127.0.0.1:{port}/", timeout=1)).text == "hello from the service"
+        except httpx.HTTPError:
+            return False
+
+    await wait_for(answers, timeout_s=30)
+    assert (await api.job(job_id))["kind"] == "inference"
+    await kernel.run(f"%schedule cancel {job_id}")
+
+
+async def test_gpu_keepalive_watch_and_release(start_kernel: StartKernel, api: AsyncSchedClient) -> None:
+    kernel = await start_kernel()
+    nothing = await kernel.run("%gpu keepalive")
+    assert "holds no lease" in nothing.text and "Traceback" not in nothing.text
+    assert (await kernel.run("%gpu request 1 --name mine")).error is None
+    kept = await kernel.run("%gpu keepalive")
+    assert kept.error is None and "keepalive recorded" in kept.stdout, kept.text
+    watched = await kernel.run("%gpu watch --seconds 1 --interval 0.5")
+    assert watched.error is None, watched.text
+    if (await api.config())["features"].get("telemetry"):
+        assert any("application/vnd.plotly.v1+json" in d or "application/vnd.jupyter.widget-view+json" in d
+                   for d in watched.data)
+    else:
+        assert "offers no live GPU telemetry yet" in watched.stdout
+    released = await kernel.run("%gpu release")
+    assert "Released lease" in released.stdout
+    again = await kernel.run("%gpu release")
+    assert "nothing to release" in again.stdout

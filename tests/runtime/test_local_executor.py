@@ -1,0 +1,381 @@
+"""The local executor with real subprocesses: GPU pinning (case 016), logs, exit codes, stop plans
+over the whole process group, re-adoption after a restart, notebooks and inference services.
+
+Timing: nothing here asserts durations. Jobs wait on gate files the test creates; stop plans run
+on an injected monotonic clock the test advances; waits only bound how long a broken test hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import psutil
+import pytest
+
+from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from jupyter_sched.executors.local import LocalExecutor, job_environment, read_log
+from jupyter_sched.model import Allocation, Job, JobKind
+from tests.runtime.builders import make_job
+
+WAIT_S = 60.0
+
+
+class FakeMonotonic:
+    """A monotonic clock the test advances (drives stop plans and restart backoff)."""
+
+    def __init__(self) -> None:
+        self.value = 1000.0
+
+    def __call__(self) -> float:
+        return self.value
+
+    def advance(self, seconds: float) -> None:
+        self.value += seconds
+
+
+def wait_until(predicate: Callable[[], object], what: str) -> object:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_event(ex: LocalExecutor, kind: type, seen: list[ExecutorEvent] | None = None) -> ExecutorEvent:
+    seen = [] if seen is None else seen
+
+    def hit() -> ExecutorEvent | None:
+        seen.extend(ex.poll())
+        return next((e for e in seen if isinstance(e, kind)), None)
+
+    return wait_until(hit, kind.__name__)  # type: ignore[return-value]
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("import os, sys, time, json, signal, subprocess\n"
+                    "def wait_gate(name):\n"
+                    "    while not os.path.exists(name):\n"
+                    "        time.sleep(0.02)\n" + body)
+    return str(path)
+
+
+def job_for(tmp_path: Path, body: str, *, job_id: str = "j-1", **spec: object) -> Job:
+    path = script(tmp_path, f"{job_id}.py", body)
+    return make_job(job_id, command=(), script=path, working_dir=str(tmp_path), **spec)
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+ENV_DUMP = ("print(json.dumps({k: os.environ.get(k) for k in "
+            "('CUDA_VISIBLE_DEVICES', 'CUDA_DEVICE_ORDER', 'JUPYTER_SCHED_JOB_ID')}), flush=True)\n")
+
+
+@pytest.mark.parametrize(
+    "allocation, user_env, want_visible, want_warning",
+    [
+        pytest.param(Allocation("ws-7", ("GPU-3090-b",)), {"CUDA_DEVICE_ORDER": "FASTEST_FIRST"}, "GPU-3090-b", True,
+                     id="a user's FASTEST_FIRST is overwritten by PCI_BUS_ID and the GPU is pinned by UUID"),
+        pytest.param(Allocation("ws-7", ("GPU-3090-a", "GPU-titan-a")), {}, "GPU-3090-a,GPU-titan-a", False,
+                     id="several GPUs are passed as comma-joined UUIDs, never indices"),
+        pytest.param(Allocation("ws-7", ("MIG-4f6c0c2a-8f0e-5b3c-9e51-0a5f6b7c8d9e",)), {},
+                     "MIG-4f6c0c2a-8f0e-5b3c-9e51-0a5f6b7c8d9e", False, id="MIG devices are passed as MIG UUIDs"),
+    ],
+)
+def test_case_016_job_pins_gpus_by_uuid_and_pci_bus_order(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, allocation: Allocation, user_env: dict[str, str],
+    want_visible: str, want_warning: bool,
+) -> None:
+    ex = LocalExecutor(tmp_path / "jobs", base_env={**os.environ, "CUDA_VISIBLE_DEVICES": "1"})
+    job = job_for(tmp_path, ENV_DUMP, env=user_env)
+    with caplog.at_level(logging.WARNING, logger="jupyter_sched.executors.local"):
+        ex.start(job, allocation)
+        ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 0
+    seen = json.loads(ex.logs(job.id)[0].strip().splitlines()[-1])
+    assert seen == {"CUDA_VISIBLE_DEVICES": want_visible, "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+                    "JUPYTER_SCHED_JOB_ID": job.id}
+    assert not any(part.isdigit() for part in seen["CUDA_VISIBLE_DEVICES"].split(","))
+    warned = [r.getMessage() for r in caplog.records if "CUDA_DEVICE_ORDER=FASTEST_FIRST" in r.getMessage()]
+    assert bool(warned) is want_warning
+
+
+def test_job_environment_replaces_a_user_cuda_visible_devices(caplog: pytest.LogCaptureFixture) -> None:
+    job = make_job(env={"CUDA_VISIBLE_DEVICES": "0", "MY_VAR": "kept"})
+    env = job_environment(job, Allocation("n1", ("GPU-a",), gpu_milli=500), {"PATH": "/bin"})
+    assert env["CUDA_VISIBLE_DEVICES"] == "GPU-a"
+    assert env["MY_VAR"] == "kept" and env["PATH"] == "/bin"
+    assert env["JUPYTER_SCHED_GPU_MILLI"] == "500"
+    assert any("replaced by its allocation" in r.getMessage() for r in caplog.records)
+
+
+def test_log_is_readable_while_running_and_after(tmp_path: Path) -> None:
+    ex = LocalExecutor(tmp_path / "jobs")
+    gate = tmp_path / "gate"
+    job = job_for(tmp_path, f"print('first', flush=True)\nwait_gate({str(gate)!r})\nprint('second é', flush=True)\n")
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    text, offset = wait_until(lambda: (lambda t: t if t[0] else None)(ex.logs(job.id)), "first log line")  # type: ignore[misc]
+    assert text == "first\n"
+    assert ex.poll() == [] and job.id in ex.tracked()  # still running
+    gate.touch()
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 0
+    assert ex.logs(job.id, offset) == ("second é\n", offset + len("second é\n".encode()))
+
+
+@pytest.mark.parametrize("code", [0, 3], ids=["exit 0 is success", "exit 3 is reported as 3"])
+def test_exit_code_is_reported(tmp_path: Path, code: int) -> None:
+    ex = LocalExecutor(tmp_path / "jobs")
+    ex.start(job_for(tmp_path, f"sys.exit({code})\n"), Allocation("n1", ("GPU-0",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == code
+
+
+def test_a_command_that_cannot_start_fails_with_127(tmp_path: Path) -> None:
+    ex = LocalExecutor(tmp_path / "jobs")
+    ex.start(make_job(command=("/nonexistent/binary",)), Allocation("n1", ("GPU-0",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 127
+    assert "cannot start" in ex.logs("j-1")[0]
+
+
+GRANDCHILD = """
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+json.dump({"child": os.getpid(), "grandchild": child.pid}, open("pids.json", "w"))
+time.sleep(120)
+"""
+
+
+def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
+    ex = LocalExecutor(tmp_path / "jobs")
+    job = job_for(tmp_path, GRANDCHILD)
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    pids_file = tmp_path / "pids.json"
+    wait_until(lambda: pids_file.exists() and pids_file.read_text(), "the job to spawn its grandchild")
+    pids = json.loads(pids_file.read_text())
+    assert not gone(pids["grandchild"])
+    ex.stop(job.id, grace_s=30)
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == -signal.SIGTERM
+    wait_until(lambda: gone(pids["child"]) and gone(pids["grandchild"]), "child and grandchild to die")
+
+
+def test_a_stop_right_after_start_still_ends_the_job(tmp_path: Path) -> None:
+    """A signal that reaches the wrapper before its child exists is forwarded to the child."""
+    ex = LocalExecutor(tmp_path / "jobs", monotonic=FakeMonotonic())  # SIGKILL never comes by itself
+    for n in range(3):
+        job = job_for(tmp_path, "time.sleep(120)\n", job_id=f"j-{n}")
+        ex.start(job, Allocation("n1", ("GPU-0",)))
+        ex.stop(job.id, grace_s=60)
+        ended = wait_event(ex, Exited)
+        assert isinstance(ended, Exited) and ended.exit_code == -signal.SIGTERM
+
+
+CHECKPOINTING = """
+def on_usr1(*_):
+    print("checkpoint", flush=True)
+def on_term(*_):
+    print("term", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGUSR1, on_usr1)
+signal.signal(signal.SIGTERM, on_term)
+print("ready", flush=True)
+while True:
+    time.sleep(0.02)
+"""
+
+
+def test_preemption_plan_sends_checkpoint_then_term(tmp_path: Path) -> None:
+    clock = FakeMonotonic()
+    ex = LocalExecutor(tmp_path / "jobs", monotonic=clock)
+    job = job_for(tmp_path, CHECKPOINTING)
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: "ready" in ex.logs(job.id)[0], "the job to install its handlers")
+    ex.stop(job.id, grace_s=60, checkpoint_signal=True)
+    wait_until(lambda: "checkpoint" in ex.logs(job.id)[0], "SIGUSR1")
+    assert ex.poll() == [] and "term" not in ex.logs(job.id)[0]  # SIGTERM waits for its time
+    clock.advance(30)  # half the grace (capped at 30 s) later
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 0
+    assert ex.logs(job.id)[0].split() == ["ready", "checkpoint", "term"]
+
+
+IGNORES_TERM = """
+signal.signal(signal.SIGTERM, lambda *_: print("ignored TERM", flush=True))
+print("ready", flush=True)
+while True:
+    time.sleep(0.02)
+"""
+
+
+def test_sigkill_follows_after_the_grace_period(tmp_path: Path) -> None:
+    clock = FakeMonotonic()
+    ex = LocalExecutor(tmp_path / "jobs", monotonic=clock)
+    job = job_for(tmp_path, IGNORES_TERM)
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: "ready" in ex.logs(job.id)[0], "the job to install its handler")
+    ex.stop(job.id, grace_s=10)
+    wait_until(lambda: "ignored TERM" in ex.logs(job.id)[0], "SIGTERM to be ignored")
+    assert ex.poll() == []
+    clock.advance(10)
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == -signal.SIGKILL
+
+
+def test_a_running_job_is_readopted_by_a_new_executor_and_ends_with_its_real_exit_code(tmp_path: Path) -> None:
+    first = LocalExecutor(tmp_path / "jobs")
+    gate = tmp_path / "gate"
+    job = job_for(tmp_path, f"wait_gate({str(gate)!r})\nsys.exit(7)\n")
+    handle = first.start(job, Allocation("n1", ("GPU-0",)))
+    first.detach()  # the server goes away; the job keeps running
+    second = LocalExecutor(tmp_path / "jobs")
+    restored = ExecutorHandle.from_dict(json.loads(json.dumps(handle.to_dict())))  # as persisted in the store
+    assert second.adopt(job, restored) is None
+    assert second.tracked() == {job.id}
+    gate.touch()
+    ended = wait_event(second, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 7
+
+
+def test_a_job_whose_handle_was_not_persisted_is_found_through_its_wrapper_file(tmp_path: Path) -> None:
+    first = LocalExecutor(tmp_path / "jobs")
+    gate = tmp_path / "gate"
+    job = job_for(tmp_path, f"wait_gate({str(gate)!r})\n")
+    first.start(job, Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: (tmp_path / "jobs" / job.id / "wrapper.json").exists(), "wrapper.json")
+    first.detach()
+    second = LocalExecutor(tmp_path / "jobs")
+    assert second.adopt(job, None) is None
+    gate.touch()
+    assert isinstance(wait_event(second, Exited), Exited)
+
+
+def test_a_job_that_ended_while_nobody_watched_settles_from_its_exit_file(tmp_path: Path) -> None:
+    first = LocalExecutor(tmp_path / "jobs")
+    job = job_for(tmp_path, "sys.exit(4)\n")
+    handle = first.start(job, Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: (tmp_path / "jobs" / job.id / "exit.json").exists(), "exit.json")
+    first.detach()
+    wait_until(lambda: gone(int(handle.data["pid"])), "the wrapper to exit")
+    event = LocalExecutor(tmp_path / "jobs").adopt(job, handle)
+    assert isinstance(event, Exited) and event.exit_code == 4 and "server was down" in event.message
+
+
+def test_a_job_killed_with_its_wrapper_is_lost_with_a_reason(tmp_path: Path) -> None:
+    first = LocalExecutor(tmp_path / "jobs")
+    job = job_for(tmp_path, "time.sleep(120)\n")
+    handle = first.start(job, Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: (tmp_path / "jobs" / job.id / "wrapper.json").exists(), "wrapper.json")
+    first.detach()
+    os.killpg(int(handle.data["pgid"]), signal.SIGKILL)
+    wait_until(lambda: gone(int(handle.data["pid"])), "the group to die")
+    event = LocalExecutor(tmp_path / "jobs").adopt(job, handle)
+    assert isinstance(event, Lost) and "left no exit code" in event.reason
+
+
+@pytest.mark.parametrize(
+    "handle, want_started",
+    [
+        pytest.param(lambda: ExecutorHandle("local", {"pid": os.getpid(), "create_time": 1.0, "pgid": os.getpid()}),
+                     True, id="a reused pid (other create time) is not adopted"),
+        pytest.param(lambda: None, False, id="an admitted job with no handle and no wrapper file never started"),
+        pytest.param(lambda: ExecutorHandle("local", {"host": "elsewhere", "pid": os.getpid(), "create_time": None}),
+                     True, id="a job of another host is not adopted"),
+    ],
+)
+def test_adoption_refuses_what_is_not_the_job(tmp_path: Path, handle: Callable[[], ExecutorHandle | None],
+                                              want_started: bool) -> None:
+    ex = LocalExecutor(tmp_path / "jobs")
+    event = ex.adopt(make_job(), handle())
+    assert isinstance(event, Lost) and event.started is want_started
+    assert ex.tracked() == frozenset()
+
+
+@pytest.mark.slow
+def test_a_notebook_runs_through_nbclient_and_the_executed_copy_is_kept(tmp_path: Path) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nprint('visible', os.environ['CUDA_VISIBLE_DEVICES'])")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "in.ipynb"
+    nbformat.write(nb, str(path))
+    ex = LocalExecutor(tmp_path / "jobs")
+    job = make_job(command=(), notebook=str(path), working_dir=str(tmp_path))
+    ex.start(job, Allocation("n1", ("GPU-n1-2",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 0, ex.logs(job.id)[0]
+    assert "visible GPU-n1-2" in ex.logs(job.id)[0]
+    executed = nbformat.read(str(tmp_path / "jobs" / job.id / "executed.ipynb"), as_version=4)
+    assert "visible GPU-n1-2" in executed.cells[0].outputs[0]["text"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+SERVICE = """
+port = int(sys.argv[1])
+marker = "attempt-1"
+if not os.path.exists(marker):
+    open(marker, "w").close()
+    print("failing first", flush=True)
+    sys.exit(1)
+server = __import__("socket").create_server(("127.0.0.1", port))
+print("serving", flush=True)
+while True:
+    conn, _ = server.accept()
+    conn.close()
+"""
+
+
+def test_an_inference_service_restarts_after_failure_and_reports_ready(tmp_path: Path) -> None:
+    clock = FakeMonotonic()
+    ex = LocalExecutor(tmp_path / "jobs", monotonic=clock)
+    port = _free_port()
+    job = job_for(tmp_path, SERVICE, kind=JobKind.INFERENCE, port=port)
+    job = replace(job, spec=replace(job.spec, command=(str(port),)))
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    wait_until(lambda: "failing first" in ex.logs(job.id)[0] and not ex.poll() and ex._jobs[job.id].restart_at,
+               "the first run to fail")
+    clock.advance(1)  # the first backoff step
+    seen: list[ExecutorEvent] = []
+    restarted = wait_event(ex, Started, seen)
+    assert isinstance(restarted, Started) and restarted.restarts == 1
+    ready = wait_event(ex, Ready, seen)
+    assert isinstance(ready, Ready) and ready.port == port
+    ex.stop(job.id, grace_s=5)
+    ended = wait_event(ex, Exited, seen)
+    assert isinstance(ended, Exited) and ended.exit_code == -signal.SIGTERM
+
+
+@pytest.mark.parametrize(
+    "content, offset, limit, want_text, want_next",
+    [
+        pytest.param("aé".encode(), 0, 2, "a", 1, id="a chunk never ends inside a UTF-8 character"),
+        pytest.param("aé".encode(), 1, 10, "é", 3, id="reading on from next_offset gets the character"),
+        pytest.param(b"abc", 5, 10, "", 5, id="reading past the end gives nothing"),
+    ],
+)
+def test_read_log_respects_utf8_boundaries(tmp_path: Path, content: bytes, offset: int, limit: int,
+                                           want_text: str, want_next: int) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(content)
+    assert read_log(path, offset, limit) == (want_text, want_next)

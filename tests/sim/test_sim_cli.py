@@ -1,0 +1,82 @@
+"""``jupyter-sched simulate`` / ``fetch-traces`` entry point (``jupyter_sched.sim.cli.main``).
+
+Downloads cannot run here (no network): ``fetch-traces`` is checked through its plan (URLs pinned
+to the source commits, target paths in the shared-data layout) and ``--dry-run``.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.sim.cli import main
+from jupyter_sched.sim.fetch import GROUPS, fetch, plan_downloads
+
+SCENARIO = """\
+name: tiny
+cluster: {nodes: 1, gpus_per_node: 2}
+jobs:
+  - {name: a, gpus: 1, submit: 0m, runtime: 10m, time_limit: 10m}
+  - {name: b, gpus: 2, submit: 1m, runtime: 5m, time_limit: 5m}
+"""
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_fetch_plan_points_at_the_pinned_public_sources(tmp_path: Path) -> None:
+    plan = plan_downloads(tmp_path)
+    urls = {p.path.relative_to(tmp_path).as_posix(): p.url for p in plan}
+    assert urls["openb/openb_pod_list_default.csv"] == (
+        "https://raw.githubusercontent.com/alibaba/clusterdata/7a6c496e4f4b6ce6150be8f881cb051bf2abff42/"
+        "cluster-trace-gpu-v2023/csv/openb_pod_list_default.csv")
+    assert urls["fgd_expected_results/analysis_allo_discrete.csv"].startswith(
+        "https://raw.githubusercontent.com/hkust-adsl/kubernetes-scheduler-simulator/8f3d6417")
+    assert urls["tiresias/60_job.csv"].endswith("/SymbioticLab/Tiresias/959f9b08f44fa1b4f2b3aed79b01e4d439264a94"
+                                                "/simulator/60_job.csv")
+    assert sum(1 for k in urls if k.startswith("openb/openb_pod_list_")) == 24
+    assert all(u.startswith("https://raw.githubusercontent.com/") for u in urls.values())
+    assert {p.path.parts[len(tmp_path.parts)] for p in plan} == {
+        "openb", "fgd_expected_results", "tiresias", "acme", "alibaba_spot_gpu_v2026"}
+    assert set(GROUPS) == {"openb", "fgd", "tiresias", "acme", "spot"}
+
+
+def test_fetch_writes_the_planned_files_through_the_opener(tmp_path: Path) -> None:
+    plan = plan_downloads(tmp_path, ["tiresias"])
+    written = fetch(plan, opener=lambda url: url.encode())
+    assert written == len(plan) == 6
+    assert (tmp_path / "tiresias" / "n32g4.csv").read_bytes().endswith(b"/simulator/n32g4.csv")
+    assert fetch(plan, opener=lambda url: b"") == 0  # existing files are kept
+
+
+def test_fetch_traces_dry_run_prints_the_plan_and_bad_groups_fail(tmp_path: Path) -> None:
+    code, out, _ = run("fetch-traces", "--dest", str(tmp_path), "--only", "fgd", "--dry-run")
+    assert code == 0 and len(out.splitlines()) == 3 and not any(tmp_path.iterdir())
+    code, _, err = run("fetch-traces", "--dest", str(tmp_path), "--only", "imagenet", "--dry-run")
+    assert code == 1 and "imagenet" in err
+
+
+def test_simulate_a_scenario_writes_records_and_figures(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(SCENARIO, encoding="utf-8")
+    code, out, err = run("simulate", str(path), "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    assert "avg_jct_s" in out
+    for name in ("jobs.csv", "timeseries.csv", "summary.csv", "queue.html", "utilization.html"):
+        assert (tmp_path / "out" / name).is_file()
+
+
+@pytest.mark.parametrize("argv", [["simulate"], ["bogus"]], ids=["simulate without a source", "unknown command"])
+def test_a_bad_command_line_exits_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    capsys.readouterr()
+
+
+def test_a_missing_scenario_file_is_an_error_line_not_a_traceback(tmp_path: Path) -> None:
+    code, _, err = run("simulate", str(tmp_path / "nope.yaml"))
+    assert code == 1 and err.startswith("error: scenario file")

@@ -1,0 +1,181 @@
+"""The discrete-event simulator around the production ``run_cycle``: invariants, idle ladder, scenarios."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_sched.errors import NotFoundError, ValidationError
+from jupyter_sched.model import GPU, Inventory, JobKind, Node, ResourceRequest
+from jupyter_sched.reclaim import IdlePolicies, IdlePolicy
+from jupyter_sched.sim.scenario import load_scenario, parse_scenario
+from jupyter_sched.sim.simulator import Activity, SimJob, Simulator, simulate
+
+BENCH_SCENARIO = Path(__file__).resolve().parents[2] / "benchmarks" / "scenarios" / "idle_leases.yaml"
+
+
+def make_inventory(nodes: int = 2, gpus: int = 4) -> Inventory:
+    return Inventory(nodes=tuple(
+        Node(name=f"n{i}", gpus=tuple(GPU(uuid=f"GPU-{i}-{j}", index=j, node=f"n{i}", model="A100", memory_mib=81920,
+                                          simulated=True) for j in range(gpus)))
+        for i in range(nodes)), source="simulated")
+
+
+def make_job(name: str, *, gpus: float = 1, submit: float = 0, runtime: float | None = 600,
+             kind: JobKind = JobKind.TRAINING, activity: tuple[Activity, ...] = (),
+             limit: float | None = None) -> SimJob:
+    whole = int(gpus) if gpus >= 1 else 1
+    milli = 1000 if gpus >= 1 else int(gpus * 1000)
+    return SimJob(name=name, user="ana", submit_s=submit, runtime_s=runtime,
+                  resources=ResourceRequest(gpus=whole, gpu_milli=milli), kind=kind, activity=activity,
+                  time_limit_s=limit)
+
+
+def burst(n: int = 12) -> list[SimJob]:
+    return [make_job(f"j{i}", gpus=(1, 2, 4, 0.5)[i % 4], submit=30.0 * i, runtime=300.0 + 50 * (i % 3),
+                     limit=600.0) for i in range(n)]
+
+
+def occupancy_never_exceeds_capacity(sim: Simulator) -> None:
+    """Replay the decision log per GPU: milli-GPUs in use never pass 1000."""
+    used: dict[str, int] = defaultdict(int)
+    held: dict[str, list[tuple[str, int]]] = {}
+    for _, kind, job_id, detail in sorted(sim.decisions, key=lambda d: (d[0], d[1] != "finish")):
+        if kind == "admit":
+            taken = []
+            for part in detail.split(";"):
+                node_gpus, milli = part.rsplit("@", 1)
+                for uuid in node_gpus.split(":", 1)[1].split(","):
+                    used[uuid] += int(milli)
+                    taken.append((uuid, int(milli)))
+                    assert used[uuid] <= 1000, f"{uuid} over-allocated by {job_id}"
+            held[job_id] = taken
+        elif kind in ("finish", "preempt", "idle_release", "idle_stop", "idle_requeue"):
+            for uuid, milli in held.pop(job_id, []):
+                used[uuid] -= milli
+
+
+def test_every_job_runs_once_for_its_runtime_after_it_arrives() -> None:
+    sim = Simulator(make_inventory(), burst())
+    res = sim.run()
+    jobs = res.jobs
+    assert (jobs["outcome"] == "succeeded").all()
+    assert (jobs["start_s"] >= jobs["submit_s"]).all()
+    runtimes = {j.name: j.runtime_s for j in burst()}
+    for row in jobs.itertuples():
+        assert row.finish_s - row.start_s == pytest.approx(runtimes[row.name])
+    assert res.summary["avg_jct_s"] >= res.summary["avg_queue_s"]
+    occupancy_never_exceeds_capacity(sim)
+    assert (res.timeseries["utilization_pct"] <= 100.0 + 1e-9).all()
+
+
+def test_a_run_is_deterministic() -> None:
+    a = simulate(make_inventory(), burst())
+    b = simulate(make_inventory(), burst())
+    assert a.jobs.equals(b.jobs) and a.timeseries.equals(b.timeseries)
+
+
+def test_a_job_that_can_never_fit_is_rejected_not_queued_forever() -> None:
+    res = simulate(make_inventory(1, 2), [make_job("huge", gpus=8)])
+    assert res.jobs.loc[0, "outcome"] == "rejected"
+
+
+def test_a_waiting_job_gets_an_eta_from_the_running_jobs_time_limits() -> None:
+    jobs = [make_job("a", gpus=4, runtime=600, limit=600), make_job("b", gpus=4, submit=10, runtime=60, limit=60)]
+    res = simulate(make_inventory(1, 4), jobs)
+    b = res.jobs.set_index("name").loc["b"]
+    assert b["first_reason"] == "WaitingForCapacity"
+    assert b["eta_s"] == pytest.approx(600.0)
+    assert b["start_s"] == pytest.approx(600.0)
+    assert b["eta_err_s"] == pytest.approx(0.0)
+
+
+IDLE = IdlePolicies(default=IdlePolicy(window_s=1800.0, warning_s=300.0, busy_kernel_window_s=7200.0))
+
+
+@dataclass(frozen=True)
+class IdleCase:
+    id: str
+    activity: tuple[Activity, ...]
+    want_reclaimed: bool
+
+
+IDLE_CASES = [
+    IdleCase("an idle tail is reclaimed after window and warning",
+             (Activity(1200, 80, "busy"),), True),
+    IdleCase("a data-loading dip with a busy kernel is not idle",
+             (Activity(600, 80, "busy"), Activity(3000, 0, "busy"), Activity(3600 * 3, 70, "busy")), False),
+    IdleCase("a pause shorter than the window is not reclaimed",
+             (Activity(600, 80, "busy"), Activity(1500, 0, "idle"), Activity(3600 * 3, 70, "busy")), False),
+]
+
+
+@pytest.mark.parametrize("case", IDLE_CASES, ids=[c.id for c in IDLE_CASES])
+def test_the_idle_ladder_reclaims_idle_tails_only(case: IdleCase) -> None:
+    lease = make_job("lease", kind=JobKind.LEASE, runtime=4 * 3600.0, activity=case.activity)
+    res = simulate(make_inventory(1, 2), [lease], idle=IDLE, tick_s=60.0, horizon_s=4 * 3600.0)
+    row = res.jobs.iloc[0]
+    reclaimed = row["reclaimed_s"] is not None and row["reclaimed_s"] == row["reclaimed_s"]
+    assert reclaimed == case.want_reclaimed
+    if reclaimed:
+        assert row["reclaimed_s"] >= lease.active_until_s() + IDLE.default.window_s
+        assert row["idle_warnings"] == 1
+
+
+def test_the_benchmark_scenario_has_no_false_reclaims() -> None:
+    sc = load_scenario(BENCH_SCENARIO)
+    res = simulate(sc.inventory, sc.jobs, **sc.simulator_kwargs())
+    by_name = {j.name: j for j in sc.jobs}
+    reclaimed = res.jobs[res.jobs["reclaimed_s"].notna()]
+    assert len(reclaimed) > 0
+    for row in reclaimed.itertuples():
+        assert row.reclaimed_s >= row.start_s + by_name[row.name].active_until_s()
+
+
+def _doc(**over: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {"name": "t", "cluster": {"nodes": 1, "gpus_per_node": 2},
+                           "jobs": [{"name": "a", "gpus": 1, "submit": "0m", "runtime": "10m"}]}
+    doc.update(over)
+    return doc
+
+
+@dataclass(frozen=True)
+class BadDoc:
+    id: str
+    doc: dict[str, Any]
+    field: str
+
+
+BAD_DOCS = [
+    BadDoc("no jobs", _doc(jobs=[]), "jobs"),
+    BadDoc("GPUs that are not a number", _doc(jobs=[{"name": "a", "gpus": "two"}]), "jobs[0].gpus"),
+    BadDoc("an unknown kind", _doc(jobs=[{"name": "a", "kind": "batch"}]), "jobs[0].kind"),
+    BadDoc("an activity without a length", _doc(jobs=[{"name": "a", "activity": [{"util": 5}]}]),
+           "jobs[0].activity[0].for"),
+    BadDoc("a malformed runtime", _doc(jobs=[{"name": "a", "runtime": "soon"}]), "jobs[0].runtime"),
+    BadDoc("a naive start time", _doc(start="2026-03-02T08:00:00"), "start"),
+]
+
+
+@pytest.mark.parametrize("case", BAD_DOCS, ids=[c.id for c in BAD_DOCS])
+def test_a_bad_scenario_names_the_field(case: BadDoc) -> None:
+    with pytest.raises(ValidationError) as info:
+        parse_scenario(case.doc)
+    assert info.value.field == case.field
+
+
+def test_a_scenario_expands_repeats_and_reads_activity(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: x\ncluster: {nodes: 1, gpus_per_node: 4}\njobs:\n"
+                    "  - {name: l, kind: lease, gpus: 0.5, submit: 5m, repeat: {count: 3, every: 10m},\n"
+                    "     activity: [{for: 10m, util: 50, kernel: busy}]}\n", encoding="utf-8")
+    sc = load_scenario(path)
+    assert [j.name for j in sc.jobs] == ["l-1", "l-2", "l-3"]
+    assert [j.submit_s for j in sc.jobs] == [300.0, 900.0, 1500.0]
+    assert sc.jobs[0].resources.gpu_milli == 500 and sc.jobs[0].activity[0].duration_s == 600.0
+    with pytest.raises(NotFoundError):
+        load_scenario(tmp_path / "missing.yaml")

@@ -1,0 +1,1 @@
+"""Tests of the REST surface (server extension) and the CLI."""

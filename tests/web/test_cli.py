@@ -1,0 +1,86 @@
+"""``jupyter-sched`` as a person in a terminal uses it: a real subprocess against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+
+from .conftest import IVAN_TOKEN
+
+CLI = shutil.which("jupyter-sched", path=str(Path(sys.executable).parent)) or "jupyter-sched"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(sched_app: Any, http_server: Any, http_server_port: Any, jp_base_url: str, tmp_path: Path) -> Any:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}",
+                "JUPYTER_SCHED_TOKEN": IVAN_TOKEN})
+
+    async def run(*args: str, environ: dict[str, str] | None = None) -> Run:
+        proc = await asyncio.create_subprocess_exec(CLI, *args, env=environ or env, cwd=str(tmp_path),
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode is not None
+        return Run(proc.returncode, out.decode(), err.decode())
+
+    return run
+
+
+async def test_status_shows_server_user_and_simulated_gpus(cli: Any) -> None:
+    run = await cli("status")
+    assert run.code == EXIT_OK, run.err
+    assert "ivan" in run.out
+    assert "4 (simulated)" in run.out
+
+
+async def test_submit_then_follow_logs_prints_the_output_and_ends(cli: Any) -> None:
+    run = await cli("submit", "--gpus", "1", "--name", "hello", "--", sys.executable, "-c", "print('hello from job')")
+    assert run.code == EXIT_OK, run.err
+    assert run.out.startswith("submitted ")
+    job_id = run.out.split()[1].rstrip(":")
+    logs = await cli("logs", "-f", job_id)
+    assert logs.code == EXIT_OK, logs.err
+    assert "hello from job" in logs.out
+    queue = await cli("queue")
+    assert queue.code == EXIT_OK and queue.out.startswith("ID")
+
+
+async def test_cancel_of_an_unknown_job_is_one_line_and_exit_1(cli: Any) -> None:
+    run = await cli("cancel", "no-such-job")
+    assert run.code == EXIT_REFUSED
+    assert run.err.count("\n") == 1 and "not_found" in run.err
+
+
+async def test_submit_with_bad_gpus_names_the_field(cli: Any) -> None:
+    run = await cli("submit", "--gpus", "two", "--", "true")
+    assert run.code == EXIT_REFUSED
+    assert "[gpus]" in run.err and run.err.count("\n") == 1
+
+
+async def test_no_server_is_one_line_and_exit_3(cli: Any, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env["JUPYTER_RUNTIME_DIR"] = str(tmp_path / "empty-runtime")
+    run = await cli("queue", environ=env)
+    assert run.code == EXIT_NO_SERVER
+    assert run.err.count("\n") == 1 and "No jupyter_sched server found" in run.err
+
+
+async def test_a_bad_command_line_is_exit_2(cli: Any) -> None:
+    run = await cli("frobnicate")
+    assert run.code == EXIT_USAGE

@@ -1,0 +1,52 @@
+"""Jupyter server configuration of the browser tests (Galata), one file for both test servers.
+
+Environment (set by ui-tests/run.sh and read by playwright.config.js too):
+    SCHED_UI_PORT: the port of this server (a free port chosen by run.sh; never a fixed one).
+    SCHED_UI_STATE: a fresh temporary directory for the SQLite store, job logs and notebooks.
+    SCHED_UI_ROLE: "admin" (default; the server owner, who is the scheduler admin) or "user"
+        (identities come from jupyter_server's per-browser anonymous user, who is not an admin).
+
+The scheduler runs embedded with a real SQLite store and the real local executor on a simulated
+inventory of 4 GPUs (this machine has no GPU or NVML); the team quota makes a 3-GPU job
+impossible, and short idle windows let the idle-warning test finish in seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from tempfile import mkdtemp
+
+from jupyterlab.galata import configure_jupyter_server
+
+c = get_config()  # type: ignore[name-defined]  # noqa: F821
+
+configure_jupyter_server(c)
+c.ServerApp.allow_root = True  # development machines and CI run as root
+c.ServerApp.log_level = "WARN"  # the test output shows warnings and errors, not every request
+
+state = Path(os.environ.get("SCHED_UI_STATE") or mkdtemp(prefix="sched-ui-"))
+role = os.environ.get("SCHED_UI_ROLE", "admin")
+root = state / f"root-{role}"
+data = state / f"data-{role}"
+root.mkdir(parents=True, exist_ok=True)
+data.mkdir(parents=True, exist_ok=True)
+
+c.ServerApp.port = int(os.environ.get("SCHED_UI_PORT", "0") or 0) or 18888
+c.ServerApp.port_retries = 0
+c.ServerApp.root_dir = str(root)
+c.ServerApp.jpserver_extensions = {"jupyter_sched": True}
+
+c.SchedApp.db_url = f"sqlite:///{data / 'sched.sqlite'}"
+c.SchedApp.log_dir = str(data / "logs")
+c.SchedApp.inventory_source = "simulated"
+c.SchedApp.simulated_gpus = 4
+c.SchedApp.cycle_interval = 0.5
+c.SchedApp.default_team = "team-ui"
+# 2 guaranteed + 0 borrowing: a job asking for 3 GPUs can never run (the over-quota test)
+c.SchedApp.quotas = [{"team": "team-ui", "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 0}]
+# idle after 2 s under 5 % utilization, then 120 s of grace: the warning shows, nothing is released
+c.SchedApp.idle_threshold_percent = 5.0
+c.SchedApp.idle_window_s = 2.0
+c.SchedApp.idle_grace_s = 120.0
+c.SchedApp.identity_source = "jupyter_user" if role == "user" else "owner"

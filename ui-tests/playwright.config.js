@@ -1,0 +1,68 @@
+/**
+ * Playwright configuration of the jupyter_sched browser tests.
+ *
+ * Galata's base config, with Debian's Chromium (/usr/bin/chromium; Playwright's own browser
+ * download does not work on these machines), no video/trace recorders (they need downloads),
+ * the `list` reporter (the HTML reporter waits forever on failure), and two JupyterLab servers
+ * on free ports chosen by run.sh: "admin" (the server owner = scheduler admin) and "user"
+ * (a non-admin identity), both from jupyter_server_test_config.py.
+ */
+const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+const adminPort = Number(process.env.SCHED_UI_PORT || 0);
+const userPort = Number(process.env.SCHED_UI_PORT_USER || 0);
+if (!adminPort || !userPort) {
+  throw new Error('Set SCHED_UI_PORT and SCHED_UI_PORT_USER (free ports); ui-tests/run.sh does this.');
+}
+
+const chromium = {
+  executablePath: process.env.SCHED_UI_CHROMIUM || '/usr/bin/chromium',
+  args: [
+    '--no-sandbox',
+    '--headless',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-quic'
+  ]
+};
+
+function server(port, role) {
+  return {
+    command: 'jupyter lab --config jupyter_server_test_config.py',
+    url: `http://127.0.0.1:${port}/lab`,
+    env: { ...process.env, SCHED_UI_PORT: String(port), SCHED_UI_ROLE: role },
+    reuseExistingServer: false,
+    timeout: 120000,
+    stdout: 'ignore',
+    stderr: 'pipe'
+  };
+}
+
+module.exports = {
+  ...baseConfig,
+  testDir: './tests',
+  outputDir: './test-results',
+  reporter: [['list']],
+  retries: 0,
+  workers: 1,
+  fullyParallel: false,
+  timeout: 90000,
+  expect: { timeout: 20000 },
+  use: {
+    ...baseConfig.use,
+    launchOptions: chromium,
+    video: 'off',
+    trace: 'off',
+    screenshot: 'off',
+    viewport: { width: 1280, height: 900 }
+  },
+  projects: [
+    { name: 'admin', testMatch: /panel\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
+    { name: 'user', testMatch: /(nonadmin|missing)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } }
+  ],
+  webServer: [server(adminPort, 'admin'), server(userPort, 'user')]
+};
