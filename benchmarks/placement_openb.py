@@ -24,6 +24,7 @@ import pandas as pd
 
 from jupyter_sched.placement.fgd import NodeArrays
 from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
+from jupyter_sched.sim.report import allocation_figure
 from jupyter_sched.sim.traces import OPENB_WORKLOADS, openb_inventory, read_fgd_expected, read_openb_pods
 
 
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policies", default=",".join((*PAPER_POLICIES, OUR_POLICY)))
     parser.add_argument("--seeds", default="42-51", help="e.g. 42-51 or 42,45")
     parser.add_argument("--csv", default="", help="write per-run rows here")
+    parser.add_argument("--html", default="", help="write the allocation curves (first workload, mean over seeds, "
+                                                   "published dashed) as a plotly HTML figure here")
     args = parser.parse_args(argv)
     workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     policies = args.policies.split(",")
@@ -49,11 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     expected = read_fgd_expected("allo")
     inventory = openb_inventory()
     rows = []
+    curves: dict[str, list[pd.Series]] = {}
     for workload in workloads:
         pods = [p.shape for p in read_openb_pods(workload)]
         for policy in policies:
             for seed in seeds:
                 result = replay(NodeArrays.from_inventory(inventory), pods, policy, seed=seed, measure_frag=False)
+                if workload == workloads[0]:
+                    curves.setdefault(policy, []).append(pd.Series(result.alloc))
                 rows.append({"workload": workload, "policy": policy, "seed": seed,
                              "alloc100": result.alloc[100], "alloc130": result.alloc[130],
                              "pods": result.pods, "placed": result.placed, "wall_s": result.wall_s,
@@ -64,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     runs = pd.DataFrame(rows)
     if args.csv:
         runs.to_csv(args.csv, index=False)
+    if args.html:
+        cols = [str(i) for i in range(131)]
+        first = expected[(expected["workload"] == workloads[0]) & expected["seed"].isin(seeds)]
+        published = {p: pd.Series(g[cols].mean().to_numpy()) for p, g in first.groupby("policy") if p in policies}
+        mean = {p: pd.concat(c, axis=1).mean(axis=1) for p, c in curves.items()}
+        allocation_figure(mean, published, title=f"openb {workloads[0]}: allocation vs arrived demand, seeds "
+                          f"{args.seeds}").write_html(args.html)
 
     pub = expected[expected["seed"].isin(seeds)].groupby(["workload", "policy"])[["100", "130"]].mean()
     ours = runs.groupby(["workload", "policy"])[["alloc100", "alloc130", "wall_s", "cpu_s", "decisions_per_s"]].mean()

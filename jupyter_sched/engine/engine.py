@@ -41,7 +41,7 @@ from ..errors import ConflictError, ExecutorError, NotFoundError, NotLeaderError
 from ..executors.base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
 from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
-from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot, UsageHistory
+from ..scheduling.snapshot import CycleResult, IdleAction, Pend, Snapshot, UsageHistory
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx
 from .clock import Clock, SystemClock
 
@@ -90,6 +90,7 @@ class Engine:
         requeue_backoff_s / max_backoff_s: backoff of preempted jobs (seconds).
         usage_half_life_s: half-life of fair-share usage (seconds; default 7 days).
         stop_grace_s: SIGTERM→SIGKILL grace for cancels and time limits (seconds).
+        max_reason_writes: pending reasons persisted per cycle at most (see :meth:`_reasons_to_write`).
         telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id).
         publish: called with each API event ``{"type", "data"}`` (from the engine's thread).
@@ -111,6 +112,7 @@ class Engine:
         max_backoff_s: float = 600.0,
         usage_half_life_s: float = 7 * 86400.0,
         stop_grace_s: float = 10.0,
+        max_reason_writes: int = 500,
         telemetry: Callable[[], Mapping[str, Any]] | None = None,
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         publish: Callable[[dict[str, Any]], None] | None = None,
@@ -128,6 +130,8 @@ class Engine:
         self.max_backoff_s = max_backoff_s
         self.usage_half_life_s = usage_half_life_s
         self.stop_grace_s = stop_grace_s
+        self.max_reason_writes = max_reason_writes
+        self.reasons: dict[str, PendingReason] = {}
         self._telemetry = telemetry
         self._kernels = kernels
         self._publish = publish or (lambda event: None)
@@ -208,6 +212,7 @@ class Engine:
 
     def _step_down(self) -> None:
         self.term = None
+        self.reasons = {}
         self.executor.detach()
         self._stops_sent.clear()
 
@@ -290,7 +295,8 @@ class Engine:
     def _requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False) -> None:
         now = self.clock.now()
         attempts = max(1, record.job.attempts)
-        backoff = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1))
+        # preempted work backs off (no thrashing); work that never started is not penalised
+        backoff = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1)) if preempted else 0.0
 
         def change(r: JobRecord) -> JobRecord:
             job = r.job
@@ -298,7 +304,7 @@ class Engine:
                 job = job.transition(JobState.PREEMPTED)
             job = job.transition(JobState.PENDING, allocation=None, admitted_at=None, started_at=None,
                                  reason=reason, message=reason.message, exit_code=None,
-                                 not_before=now + timedelta(seconds=backoff))
+                                 not_before=now + timedelta(seconds=backoff) if backoff else None)
             return replace(r, job=job, handle=None, executor=None, stop_intent=None, stop_requested_at=None,
                            stop_actor=None)
 
@@ -445,16 +451,13 @@ class Engine:
                              {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s})
                 stops.append((job.id, p.grace_s, p.checkpoint_signal and job.spec.checkpointable))
                 changed.append(job)
-            for pend in result.pending:
-                r = records.get(pend.job_id)
-                if r is None or r.job.state is not JobState.PENDING:
-                    continue
-                if reason_to_dict(r.job.reason) != reason_to_dict(pend.reason):
-                    job = replace(r.job, reason=pend.reason, message=pend.reason.message)
-                    updated = tx.try_update_job(replace(r, job=job))
-                    if updated is not None:
-                        records[job.id] = updated
-                        changed.append(job)
+            for pend in self._reasons_to_write(result, records):
+                r = records[pend.job_id]
+                job = replace(r.job, reason=pend.reason, message=pend.reason.message)
+                updated = tx.try_update_job(replace(r, job=job))
+                if updated is not None:
+                    records[job.id] = updated
+                    changed.append(job)
             for job_id, nominated in result.nominations.items():
                 r = records.get(job_id)
                 if r is not None and r.job.state is JobState.PENDING and r.job.nominated != nominated:
@@ -484,6 +487,29 @@ class Engine:
         for event in events:
             self._publish(event)
         return admitted, stops
+
+    def _reasons_to_write(self, result: CycleResult, records: Mapping[str, JobRecord]) -> list[Pend]:
+        """Pending reasons worth persisting this cycle, at most ``max_reason_writes``.
+
+        Every cycle may renumber the whole queue (positions, ETAs, free-GPU counts), and
+        rewriting 10,000 rows per cycle would make the store the bottleneck. So: the latest
+        reasons of all jobs live in :attr:`reasons` (the service overlays them on reads), and the
+        store gets first the reasons whose code changed (or that had none), then the rest in queue
+        order, up to the cap; the remainder follow in later cycles.
+        """
+        self.reasons = {p.job_id: p.reason for p in result.pending}
+        urgent: list[Pend] = []
+        later: list[Pend] = []
+        for pend in result.pending:
+            r = records.get(pend.job_id)
+            if r is None or r.job.state is not JobState.PENDING:
+                continue
+            old = r.job.reason
+            if old is None or old.code != pend.reason.code:
+                urgent.append(pend)
+            elif reason_to_dict(old) != reason_to_dict(pend.reason):
+                later.append(pend)
+        return (urgent + later)[: self.max_reason_writes]
 
     @staticmethod
     def _record(tx: StoreTx, core_audit: set[tuple[str, str]], merged: dict[tuple[str, str], dict[str, Any]],

@@ -201,6 +201,10 @@ class SchedulerService:
         source_kind = settings.get("inventory_source", "auto")
         sim = {"model": settings.get("simulated_gpu_model", "Simulated GPU 80GB"),
                "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
+        executor_kind = settings.get("executor", "local")
+        if executor_kind != "local":
+            raise ValidationError(f"unknown executor {executor_kind!r}", field="executor", hint="use local")
+        executor = LocalExecutor(Path(str(settings["log_dir"])))
         source: Any
         if source_kind == "simulated":
             source = SimulatedInventory(int(settings.get("simulated_gpus", 4)), **sim)
@@ -211,12 +215,9 @@ class SchedulerService:
             source, _ = default_inventory_source(
                 inventory_file=settings.get("inventory_file"),
                 simulated_gpus=int(settings.get("simulated_gpus", 4)) if source_kind != "nvml" else 0,
-                simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], logger=logger)
+                simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], our_pids=executor.pids,
+                logger=logger)
         inventory = CachedInventory(source, float(settings.get("inventory_refresh_s", 30.0)))
-        executor_kind = settings.get("executor", "local")
-        if executor_kind != "local":
-            raise ValidationError(f"unknown executor {executor_kind!r}", field="executor", hint="use local")
-        executor = LocalExecutor(Path(str(settings["log_dir"])))
         scheduling_profile = _scheduling_profile(settings)
         service = cls(store=store, inventory=inventory, executor=executor,
                       profiles=profiles_from_config(settings.get("profiles") or {}),
@@ -398,6 +399,14 @@ class SchedulerService:
                                 hint="list your jobs to see their ids")
         return record
 
+    def _live(self, job: Job) -> Job:
+        """``job`` with the leading engine's latest pending reason (fresher than the stored one)."""
+        if job.state is JobState.PENDING and self.engine.is_leader:
+            reason = self.engine.reasons.get(job.id)
+            if reason is not None and reason != job.reason:
+                return replace(job, reason=reason, message=reason.message)
+        return job
+
     def _simulated(self) -> bool:
         try:
             return self._inventory().simulated
@@ -422,7 +431,7 @@ class SchedulerService:
                 raise ValidationError(f"unknown kind {kind!r}", field="kind",
                                       hint="use training, inference or lease") from None
         simulated = self._simulated()
-        return [job_to_dict(r.job, simulated=simulated)
+        return [job_to_dict(self._live(r.job), simulated=simulated)
                 for r in self.store.list_jobs(user=user, states=states, kinds=kinds, limit=limit, newest_first=True)]
 
     def get_job(self, job_id: str, *, user: str, is_admin: bool = False) -> dict[str, Any]:
@@ -432,7 +441,7 @@ class SchedulerService:
             NotFoundError: no such job, or not yours.
         """
         record = self._visible(job_id, user=user, is_admin=is_admin)
-        data = job_to_dict(record.job, simulated=self._simulated())
+        data = job_to_dict(self._live(record.job), simulated=self._simulated())
         if record.stop_intent and not record.job.state.terminal:
             data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
                                       "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
@@ -562,12 +571,13 @@ class SchedulerService:
         simulated = self._simulated()
         out = []
         for index, record in enumerate(pending + running):
-            data = job_to_dict(record.job, simulated=simulated)
-            mine = record.job.spec.user == user
+            job = self._live(record.job)
+            data = job_to_dict(job, simulated=simulated)
+            mine = job.spec.user == user
             if not mine:
                 for key in _PRIVATE_FIELDS:
                     data.pop(key, None)
-            reason = record.job.reason
+            reason = job.reason
             data["mine"] = mine
             data["position"] = (reason.position if reason and reason.position else index + 1) \
                 if index < len(pending) else None

@@ -335,6 +335,29 @@ class LocalExecutor:
                                 hint="the job has not started; try again once it runs")
         return read_log(path, offset, limit)
 
+    def pids(self) -> frozenset[int]:
+        """Pids of every process of the jobs this executor watches (wrappers and all descendants).
+
+        The NVML inventory uses it to tell our GPU memory from foreign holders (case 014).
+        Safe to call from another thread.
+        """
+        out: set[int] = set()
+        for t in list(self._jobs.values()):
+            root = t.process
+            if root is None and t.popen is not None:
+                try:
+                    root = psutil.Process(t.popen.pid)
+                except psutil.Error:
+                    continue
+            if root is None:
+                continue
+            out.add(root.pid)
+            try:
+                out.update(child.pid for child in root.children(recursive=True))
+            except psutil.Error:
+                pass
+        return frozenset(out)
+
     def detach(self) -> None:
         """Forget every job without signalling it (they keep running; the next server adopts them)."""
         self._jobs.clear()

@@ -8,6 +8,7 @@ reach it through ``settings["jupyter_sched"].service``.
 from __future__ import annotations
 
 import logging
+import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Float, TraitError, validate
+from traitlets import Float, TraitError, Unicode, default, validate
 
 from .. import __version__
 from ..errors import SchedError
@@ -50,6 +51,27 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
         reports; running work then keeps the server alive, panel polling does not.""",
     )
 
+    hub_service_url = Unicode(
+        config=True,
+        help="""Hub mode, per-user server side: base URL of the central jupyter_sched service
+        (e.g. "http://127.0.0.1:10101/services/jupyter-sched/"). When set, this server runs no
+        engine and forwards every api/sched/ call there with the server's hub token
+        (see jupyter_sched.hub.forward). Default: $JUPYTER_SCHED_HUB_URL, else "" (embedded mode).""",
+    )
+    hub_service_token = Unicode(
+        config=True,
+        help="""Hub mode: the token sent to the central service (identifies this server's owner).
+        Default: $JUPYTERHUB_API_TOKEN, the token JupyterHub gives each user server.""",
+    )
+
+    @default("hub_service_url")
+    def _default_hub_service_url(self) -> str:
+        return os.environ.get("JUPYTER_SCHED_HUB_URL", "")
+
+    @default("hub_service_token")
+    def _default_hub_service_token(self) -> str:
+        return os.environ.get("JUPYTERHUB_API_TOKEN", "")
+
     @validate("activity_interval_s")
     def _check_activity_interval(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
@@ -81,7 +103,12 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
                       __version__, _redact(self.store_url), self.inventory_source, self.identity_mode)
 
     def initialize_handlers(self) -> None:
-        """Register THE route table under ``api/sched/``."""
+        """Register THE route table under ``api/sched/`` (hub clients: one forwarding route)."""
+        if self.hub_service_url:
+            from ..hub.forward import ForwardHandler
+
+            self.handlers.append((API_PREFIX + "(.*)", ForwardHandler))
+            return
         self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in HANDLERS)
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
@@ -122,6 +149,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
         return self.log_dir or str(self.sched_data_dir / "logs")
 
     def _build_service(self) -> Any:
+        if self.hub_service_url:
+            from ..hub.forward import forwarding_service
+
+            return forwarding_service(self)
         from ..engine.service import SchedulerService
 
         try:
@@ -197,12 +228,11 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
     def current_activity(self) -> list[dict[str, Any]]:
         """Running jobs and leases (truthy while work is in flight; jupyter_server's idle shutdown reads it)."""
         try:
-            jobs = self.service.list_jobs(user=None)
+            jobs = self.service.list_jobs(user=None, state="admitted,running")
         except Exception:
             log.exception("jupyter_sched: could not read running work for activity")
             return []
-        return [{"id": j["id"], "kind": j["kind"], "state": j["state"]}
-                for j in jobs if j.get("state") in ("admitted", "running")]
+        return [{"id": j["id"], "kind": j["kind"], "state": j["state"]} for j in jobs]
 
     def _activity_tick(self) -> None:
         """Report running work as server activity (``settings['jupyter_sched_last_activity']``)."""

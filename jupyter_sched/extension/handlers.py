@@ -387,7 +387,7 @@ class ProfilesHandler(SchedHandler):
 
 
 class AuditHandler(SchedHandler):
-    """``GET audit?limit=`` (admins): the decision log, newest first."""
+    """``GET audit?limit=&since=&until=&user=&job_id=&action=`` (admins): the decision log, newest first."""
 
     _track_activity = False
 
@@ -395,11 +395,14 @@ class AuditHandler(SchedHandler):
     @authorized
     def get(self) -> None:
         self.require_admin("reading the audit log")
-        self.reply(self.service.audit(limit=self.query_int("limit", 100, minimum=1, maximum=10_000)))
+        self.reply(self.service.audit(limit=self.query_int("limit", 100, minimum=1, maximum=10_000),
+                                      since=self.query_str("since"), until=self.query_str("until"),
+                                      user=self.query_str("user"), job_id=self.query_str("job_id"),
+                                      action=self.query_str("action")))
 
 
 class UsageHandler(SchedHandler):
-    """``GET usage``: GPU-seconds per job of the caller (admins: ``all=true`` for everyone)."""
+    """``GET usage?by=&since=&until=&all=``: GPU-seconds rolled up (own usage; admins: ``all=true``)."""
 
     _track_activity = False
 
@@ -411,7 +414,8 @@ class UsageHandler(SchedHandler):
         if everyone and not ident.is_admin:
             raise AuthorizationError("only admins may read everyone's usage", field="all",
                                      hint="leave out all to read your own usage")
-        self.reply(self.service.usage(user=None if everyone else ident.name))
+        self.reply(self.service.usage(user=None if everyone else ident.name, by=self.query_str("by") or "user",
+                                      since=self.query_str("since"), until=self.query_str("until")))
 
 
 class EventsHandler(SchedHandler):

@@ -46,7 +46,7 @@ class SchedCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         """Yield the metric families described in the module docstring."""
-        jobs = list(self.service.list_jobs(user=None))
+        jobs = list(self.service.list_jobs(user=None, state="pending,admitted,running"))
         queue = GaugeMetricFamily("jupyter_sched_queue_length", "Pending jobs per priority class",
                                   labels=["priority"])
         pending = Counter(str(j.get("priority", "normal")) for j in jobs if j.get("state") == "pending")

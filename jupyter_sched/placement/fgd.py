@@ -39,6 +39,7 @@ __all__ = [
     "PodShape",
     "TypicalPod",
     "model_allowed",
+    "typical_from_requests",
     "typical_pods",
 ]
 
@@ -298,6 +299,19 @@ def typical_pods(shapes: Iterable[PodShape], coverage: float = 1.0,
                  for k, w in chosen)
 
 
+def typical_from_requests(requests: Iterable[ResourceRequest], *, gpu_weight: float = 0.0) -> tuple[TypicalPod, ...]:
+    """The target workload from past or queued requests (one shape per worker), for production use.
+
+    The edge builds it from recent job history (e.g. the last days of submissions) and hands the
+    plugin to the profile; with no history pass a representative mix.
+
+    Raises:
+        ValueError: no requests.
+    """
+    shapes = [PodShape.from_request(r) for r in requests for _ in range(max(1, r.workers))]
+    return typical_pods(shapes, gpu_weight=gpu_weight)
+
+
 class FragModel:
     """Expected GPU fragmentation of node states against a target workload, vectorised.
 
@@ -397,6 +411,7 @@ class FgdScore:
         self._frag: FloatArray = np.zeros(0, dtype=np.float64)
         self._total: IntArray = np.zeros(0, dtype=np.int64)
         self._sorted: IntArray = np.zeros((0, 0), dtype=np.int64)
+        self._order: IntArray = np.zeros((0, 0), dtype=np.int64)
         self._by_shape: dict[tuple[int, int, int], tuple[IntArray, FloatArray, IntArray]] = {}
         self._scalar_models: dict[tuple[str, ...], FragModel] = {}
         self.last_gpu: IntArray = np.zeros(0, dtype=np.int64)
@@ -413,6 +428,7 @@ class FgdScore:
             self._frag = np.zeros(len(arrays), dtype=np.float64)
             self._total = np.zeros(len(arrays), dtype=np.int64)
             self._sorted = np.zeros_like(arrays.gpu_left)
+            self._order = np.zeros_like(arrays.gpu_left)
             self._by_shape = {}
         model = self._model
         rows = (self._seen != arrays.gen).nonzero()[0]
@@ -424,6 +440,7 @@ class FgdScore:
             total = left.sum(axis=1)
             self._total[rows] = total
             self._frag[rows] = model.frag(arrays.model_idx[rows], arrays.cpu_left[rows], total, cnt, small)
+            self._order[rows] = np.argsort(left, axis=1, kind="stable")
             self._sorted[rows] = np.sort(left, axis=1)
             self._seen[rows] = arrays.gen[rows]
         return model
@@ -437,18 +454,14 @@ class FgdScore:
         self._refresh(arrays)
         return float(self._frag.sum()), int(arrays.gpu_left.sum())
 
-    def delta(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray) -> tuple[FloatArray, IntArray]:
-        """Fragmentation growth ``F_after - F_before`` (milli) of placing ``shape`` on each of ``nodes``.
+    def _scores(self, model: FragModel, arrays: NodeArrays, shape: PodShape,
+                nodes: IntArray) -> tuple[IntArray, IntArray]:
+        """Published FGD score (0..100) of placing ``shape`` on each of ``nodes``, and the GPU column.
 
-        Returns:
-            ``(delta, gpu)``: per node, the smallest growth and, for a shared pod, the GPU column
-            achieving it (-1 for whole-GPU and CPU-only pods, whose GPUs are the first free ones);
-            ``inf`` where a shared pod fits no GPU.
+        For a shared pod, one candidate per distinct free-milli value on each node is scored and the
+        node keeps its best candidate (lowest GPU column on ties); nodes where no GPU fits get -1.
+        Whole-GPU and CPU-only pods get column -1 (their GPUs are the first free ones).
         """
-        return self._delta(self._refresh(arrays), arrays, shape, nodes)
-
-    def _delta(self, model: FragModel, arrays: NodeArrays, shape: PodShape,
-               nodes: IntArray) -> tuple[FloatArray, IntArray]:
         cpu_after = arrays.cpu_left[nodes] - shape.cpu_milli
         total = self._total[nodes]
         before = self._frag[nodes]
@@ -456,34 +469,31 @@ class FgdScore:
             cnt = self._cnt[nodes] - shape.gpus  # whole GPUs leave every share class
             after = model.frag(arrays.model_idx[nodes], cpu_after, total - shape.total_milli,
                                cnt, self._small[nodes])
-            return after - before, np.full(len(nodes), -1, dtype=np.int64)
-        # shared pod: one candidate per distinct GPU left value on each node
+            return _sigmoid_score(before - after), np.full(len(nodes), -1, dtype=np.int64)
         srt = self._sorted[nodes]
-        first = np.ones_like(srt, dtype=bool)
-        first[:, 1:] = srt[:, 1:] != srt[:, :-1]
-        cand = first & (srt >= shape.gpu_milli)
-        row, col = np.nonzero(cand)
+        cand = srt >= shape.gpu_milli
+        cand[:, 1:] &= srt[:, 1:] != srt[:, :-1]      # first of each run of equal values
+        row, col = cand.nonzero()                     # row-major: grouped by node
+        score = np.full(len(nodes), -1, dtype=np.int64)
+        gpu = np.full(len(nodes), -1, dtype=np.int64)
+        if len(row) == 0:
+            return score, gpu
+        node_of = nodes[row]
         left = srt[row, col]
         new = left - shape.gpu_milli
-        ms = model.milli[None, :]
-        cnt = self._cnt[nodes][row] - (left[:, None] >= ms) + (new[:, None] >= ms)
-        small = self._small[nodes][row] - np.where(left[:, None] < ms, left[:, None], 0) \
+        ms = model.milli
+        cnt = self._cnt[node_of] - (left[:, None] >= ms) + (new[:, None] >= ms)
+        small = self._small[node_of] - np.where(left[:, None] < ms, left[:, None], 0) \
             + np.where(new[:, None] < ms, new[:, None], 0)
-        after = model.frag(arrays.model_idx[nodes][row], cpu_after[row], total[row] - shape.gpu_milli,
-                           cnt, small)
-        d = after - before[row]
-        key = _sigmoid_score(-d)
-        best = np.full(len(nodes), -np.inf)
-        np.maximum.at(best, row, key)
-        # among candidates reaching the node's best, the lowest GPU column (index order)
-        hit = key >= best[row]
-        gl = arrays.gpu_left[nodes][row[hit]]
-        col_of = np.argmax(gl == left[hit][:, None], axis=1)
-        gpu = np.full(len(nodes), MAX_GPUS_PER_NODE, dtype=np.int64)
-        np.minimum.at(gpu, row[hit], col_of)
-        dd = np.full(len(nodes), np.inf)
-        np.minimum.at(dd, row[hit], d[hit])
-        return dd, gpu
+        after = model.frag(arrays.model_idx[node_of], cpu_after[row], total[row] - shape.gpu_milli, cnt, small)
+        # the stable argsort maps a run's first sorted position to the lowest original column
+        orig = self._order[node_of, col]
+        key = _sigmoid_score(before[row] - after) * 16 + (15 - orig)   # best score, then lowest column
+        starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+        best = np.maximum.reduceat(key, starts)
+        score[row[starts]] = best // 16
+        gpu[row[starts]] = 15 - best % 16
+        return score, gpu
 
     def score_nodes(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray) -> FloatArray:
         """Score of each of ``nodes`` (feasible for ``shape``); higher is better.
@@ -503,8 +513,8 @@ class FgdScore:
         seen, score, gpu = entry
         rows = (seen != arrays.gen).nonzero()[0]
         if len(rows):
-            d, g = self._delta(model, arrays, shape, rows)
-            score[rows] = _sigmoid_score(-d)
+            sc, g = self._scores(model, arrays, shape, rows)
+            score[rows] = sc
             gpu[rows] = g
             seen[rows] = arrays.gen[rows]
         self.last_gpu = gpu[nodes]

@@ -105,13 +105,27 @@ class NodeReadyFilter:
         return OK
 
 
+GPU_TAINT_KEYS = frozenset({"nvidia.com/gpu"})
+"""Taint keys every GPU job tolerates without asking: GPU nodes are commonly tainted
+``nvidia.com/gpu`` to keep CPU-only pods off them (the NVIDIA GPU Operator / GKE / AKS convention;
+Kubernetes' ExtendedResourceToleration admission plugin adds the same toleration to pods that
+request ``nvidia.com/gpu``)."""
+
+
 class TaintFilter:
-    """Rejects nodes with a NoSchedule/NoExecute taint the job does not tolerate."""
+    """Rejects nodes with a NoSchedule/NoExecute taint the job does not tolerate.
+
+    Jobs that ask for GPUs (``total_gpus > 0``) tolerate taints whose key is in
+    :data:`GPU_TAINT_KEYS` automatically, as Kubernetes' ExtendedResourceToleration does.
+    """
 
     name = "TaintToleration"
 
     def filter(self, request: ResourceRequest, node: Node, state: ClusterState | None = None) -> Status:
+        wants_gpus = request.total_gpus > 0
         for taint in node.taints:
+            if wants_gpus and taint.key in GPU_TAINT_KEYS:
+                continue
             if not tolerates(request.tolerations, taint):
                 return Status("UntoleratedTaint", f"node {node.name} is tainted {taint}", self.name,
                               {"taint": str(taint), "node": node.name})

@@ -20,7 +20,7 @@ one ledger trial and keep all or nothing. GPU-less jobs take any ready node that
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -247,19 +247,6 @@ class Placer:
                     and st.gpu_memory[g] >= request.min_memory_mib]
         return free
 
-    def _walk(self, flavor: Flavor, count: int) -> Iterator[int]:
-        """Node ids of ``flavor`` with at least ``count`` wholly free GPUs, in index walk order."""
-        state = self.state
-        pools = [state.pools[p] for p in flavor.pools]
-        top = flavor.max_per_node
-        ks = range(top, count - 1, -1) if self.descending else range(count, top + 1)
-        for k in ks:
-            for pool in pools:
-                if k <= pool.max_per_node:
-                    bucket = pool.by_free[k]
-                    if bucket:
-                        yield from bucket
-
     def _place_worker(self, request: ResourceRequest, flavor: Flavor
                       ) -> tuple[int, list[int], int, dict[str, float]] | None:
         state = self.state
@@ -280,27 +267,34 @@ class Placer:
         perfect = self._perfect
         mixed = flavor.mixed
         fm, pl, node_gpus = state.free_milli, state.placeable, state.node_gpus
-        for node in self._walk(flavor, count):
-            if host and not self._host_fits(node, request):
-                continue
-            if mixed:
-                free = self._usable(node, flavor, request)
-            else:
-                free = [g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]]
-            gpus = choose_gpus(state, free, count, nvlink=request.nvlink)
-            if gpus is None:
-                continue
-            scores = self._score(request, node, gpus)
-            total = sum(scores.values())
-            if total > best_total:
-                best, best_total, best_scores = (node, gpus), total, scores
-            seen += 1
-            if seen >= limit:
-                break
-            for name, bound in perfect:
-                if scores[name] < bound:
+        pools = [state.pools[p] for p in flavor.pools]
+        top = flavor.max_per_node
+        done = False
+        for k in (range(top, count - 1, -1) if self.descending else range(count, top + 1)):
+            for pool in pools:
+                if k > pool.max_per_node or not pool.by_free[k]:
+                    continue
+                for node in pool.by_free[k]:
+                    if host and not self._host_fits(node, request):
+                        continue
+                    if mixed:
+                        free = self._usable(node, flavor, request)
+                    else:
+                        free = [g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]]
+                    gpus = choose_gpus(state, free, count, nvlink=request.nvlink)
+                    if gpus is None:
+                        continue
+                    scores = self._score(request, node, gpus)
+                    total = sum(scores.values())
+                    if total > best_total:
+                        best, best_total, best_scores = (node, gpus), total, scores
+                    seen += 1
+                    done = seen >= limit or all(scores[name] >= bound for name, bound in perfect)
+                    if done:
+                        break
+                if done:
                     break
-            else:
+            if done:
                 break
         if best is None:
             return None

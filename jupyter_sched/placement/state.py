@@ -80,6 +80,16 @@ class Holding(NamedTuple):
     migs: tuple[str, ...] = ()                    # MIG device uuids taken
 
 
+_STATIC = ("inventory", "nodes", "node_index", "gpu_uuid", "gpu_node", "gpu_model", "gpu_memory", "gpu_local",
+           "gpu_mig", "placeable", "peers", "domain", "node_gpus", "node_pool", "node_capacity", "node_has_nvlink",
+           "node_max_domain", "unplaceable_why", "uuid_to_gpu", "mig_uuid")
+"""Attributes fixed by the inventory: shared between ledgers of the same inventory object."""
+
+_TEMPLATES: dict[int, ClusterState] = {}
+"""Pristine ledgers of the last inventories seen, by ``id(inventory)`` (the template holds the
+inventory, so the id cannot be reused while the entry lives)."""
+
+
 class ClusterState:
     """Mutable per-cycle view of free capacity with an undo journal.
 
@@ -91,7 +101,13 @@ class ClusterState:
     bad input: callers check first).
     """
 
+    inventory: Inventory
+
     def __init__(self, inventory: Inventory) -> None:
+        template = _TEMPLATES.get(id(inventory))
+        if template is not None and template.inventory is inventory:
+            self._copy_from(template)
+            return
         self.inventory = inventory
         self.nodes: list[Node] = list(inventory.nodes)
         self.node_index: dict[str, int] = {n.name: i for i, n in enumerate(self.nodes)}
@@ -122,6 +138,34 @@ class ClusterState:
         self._journal: list[tuple[str, str, Holding | None]] | None = None
         self.version = 0  # bumped on every take/release; lets callers cache per state
         self._build()
+        pristine = ClusterState.__new__(ClusterState)
+        pristine._copy_from(self)
+        _TEMPLATES[id(inventory)] = pristine
+        while len(_TEMPLATES) > 2:  # the engine and the simulator reuse one inventory object per cycle
+            del _TEMPLATES[next(iter(_TEMPLATES))]
+
+    def _copy_from(self, other: ClusterState) -> None:
+        """Share ``other``'s static arrays (never mutated after build) and copy its free capacity.
+
+        Building the index is O(GPUs); a cycle over an inventory object seen in a recent cycle
+        starts from a pristine copy instead (pure memoisation keyed by the frozen inventory).
+        """
+        for name in _STATIC:
+            setattr(self, name, getattr(other, name))
+        self.free_milli = list(other.free_milli)
+        self.node_free = list(other.node_free)
+        self.node_cpu_free = list(other.node_cpu_free)
+        self.node_mem_free = list(other.node_mem_free)
+        self.pools = [Pool(pid=p.pid, models=p.models, memory_mib=p.memory_mib, labels=p.labels, taints=p.taints,
+                           nodes=p.nodes, by_free=[dict(b) for b in p.by_free],
+                           partial={k: dict(v) for k, v in p.partial.items()}, partial_keys=list(p.partial_keys),
+                           capacity=p.capacity, max_per_node=p.max_per_node, free_whole=p.free_whole,
+                           structural_max=p.structural_max, structural_total=p.structural_total)
+                      for p in other.pools]
+        self.mig_used = dict(other.mig_used)
+        self.holdings = dict(other.holdings)
+        self._journal = None
+        self.version = 0
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:

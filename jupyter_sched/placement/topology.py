@@ -23,7 +23,11 @@ __all__ = ["choose_gpus", "free_peer_count"]
 def free_peer_count(state: ClusterState, g: int) -> int:
     """Number of wholly free NVLink peers of GPU ``g``."""
     fm, pl = state.free_milli, state.placeable
-    return sum(1 for p in state.peers[g] if pl[p] and fm[p] == 1000)
+    n = 0
+    for p in state.peers[g]:
+        if pl[p] and fm[p] == 1000:
+            n += 1
+    return n
 
 
 def choose_gpus(state: ClusterState, free: list[int], count: int, *, nvlink: bool) -> list[int] | None:
@@ -35,6 +39,8 @@ def choose_gpus(state: ClusterState, free: list[int], count: int, *, nvlink: boo
     """
     if len(free) < count or count <= 0:
         return None
+    if len(free) == count and (count == 1 or not nvlink or len({state.domain[g] for g in free}) == 1):
+        return list(free)  # best fit: the node has exactly what the job needs
     if count == 1:
         fm, pl, peers = state.free_milli, state.placeable, state.peers
         best = free[0]

@@ -114,6 +114,7 @@ class QuotaLedger:
         self.weights = {p.team: max(p.weight, 1e-9) for p in quotas.teams}
         self._cache: dict[tuple[str, str, str], tuple[Line, ...]] = {}
         self.team_version: dict[str, int] = {}
+        self._keys: dict[tuple[str, str, str], tuple[tuple[str, str | None, str], ...]] = {}
         self._shares: dict[str, tuple[int, float]] = {}
         self._journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] | None = None
         for q in quotas.quotas:
@@ -215,7 +216,10 @@ class QuotaLedger:
         """Count ``milli`` milli-GPUs of ``job_id`` on every applicable line."""
         if not self.enabled or milli <= 0 or job_id in self.charges:
             return
-        keys = tuple(line.key for line in self.applicable(team, user, model))
+        ck = (team, user, model)
+        keys = self._keys.get(ck)
+        if keys is None:
+            keys = self._keys[ck] = tuple(line.key for line in self.applicable(team, user, model))
         self._apply(job_id, (keys, milli), +1)
 
     def uncharge(self, job_id: str) -> None:

@@ -8,15 +8,17 @@ combined by :class:`~.cycle._Cycle` (STYLE §3: the cycle reads like a table of 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from ..backfill.easy import Reservation
-from ..model import Job
+from ..model import Job, PendingReason
 from ..placement.placer import Flavor, Placer
 from ..placement.reasons import FitReason
-from .ledger import CycleLedger
+from .ledger import CycleLedger, Holder
 from .profile import SchedulingProfile
+from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
 
 __all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext"]
@@ -29,7 +31,20 @@ CAPACITY_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu"})
 
 
 class CycleContext:
-    """The mutable state of one cycle (never shared between cycles)."""
+    """The mutable state of one cycle (never shared between cycles).
+
+    Attributes:
+        snap / now / profile: the cycle's input and policy.
+        ledger / state / quota: capacity and quota usage (:class:`CycleLedger`) with ``what_if``.
+        placer: placement plugins over ``state``.
+        admits / preempts / pends / rejects / audit / nominations: decisions so far, in order.
+        reservations: EASY reservation per GPU model (first capacity-blocked job).
+        quota_etas: first quota-blocked job per (team, model), for "queued behind" ETAs.
+        shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
+            shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
+        victims / in_flight: jobs preempted this cycle / still stopping from an earlier preemption.
+        admitted: jobs admitted this cycle (their end times feed ETAs).
+    """
 
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
         self.snap = snapshot
@@ -49,9 +64,14 @@ class CycleContext:
         self.quota_etas: dict[tuple[str, str], str] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None]] = {}
         self.cap_cache: dict[tuple[object, ...], FitReason] = {}
+        # Outcomes and reasons shared by jobs of one shape while capacity is unchanged (kept alive
+        # for the whole cycle, so their ids are stable cache keys).
+        self.outcome_cache: dict[tuple[object, ...], FlavorOutcome] = {}
+        self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
         self.preemption_attempts = 0
         self._covered: set[str] | None = None
+        self._cand_index: tuple[dict[str, list[Holder]], dict[tuple[str, str], list[Holder]]] | None = None
         self._refusal = ""
         self.policies = {p.team: p for p in snapshot.quotas.teams}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(

@@ -41,7 +41,6 @@ from .snapshot import Admit, AuditRecord, CycleResult, Pend, Reject, Snapshot
 __all__ = ["run_cycle"]
 
 
-
 def run_cycle(snapshot: Snapshot, profile: SchedulingProfile | None = None) -> CycleResult:
     """Decide admissions, preemptions, rejections and pending reasons for one cycle.
 
@@ -79,16 +78,18 @@ class _Cycle(Gates, Preempting, Defragmenting, Estimating):
             flavors = self.placer.flavors(req)
             shape = self.shapes[key] = (flavors, never_fits(req, flavors, self.state))
         flavors, never = shape
+        mask = NOMINATION_PREFIX + job.id
         if never is not None:
+            self.state.release(mask)  # a job that can never run holds nothing
             self.rejects.append(Reject(job.id, PendingReason(
                 code=never.code, message=never.message, details=never.details,
                 unblock="resubmit asking for fewer GPUs per worker or another GPU model")))
             return
         gate = self._gates(job) if self.gated else None
         if gate is not None:
+            self.state.release(mask)  # a gated job gives up GPUs held for it
             self.pends.append(Pend(job.id, gate))
             return
-        mask = NOMINATION_PREFIX + job.id
         outcomes: list[FlavorOutcome] = []
         if self.state.holds(mask):
             with self.ledger.what_if() as trial:
@@ -148,8 +149,15 @@ class _Cycle(Gates, Preempting, Defragmenting, Estimating):
             outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
                                 "reservation": res.eta.isoformat() if res.eta else None}
         else:
+            key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
+                   self.state.version)
+            cached = self.outcome_cache.get(key)
+            if cached is not None:
+                return cached
             fit = self._capacity_reason(req, flavor)
             outcome.capacity_code, outcome.capacity_message, outcome.capacity = fit.code, fit.message, fit.details
+            outcome.shared = True
+            self.outcome_cache[key] = outcome
         return outcome
 
     def _place(self, job: Job, req: ResourceRequest, flavor: Flavor, borrowed: int
@@ -190,7 +198,8 @@ class _Cycle(Gates, Preempting, Defragmenting, Estimating):
                 and job.spec.priority.rank < res.rank and self.profile.preemption)
 
     def _capacity_reason(self, req: ResourceRequest, flavor: Flavor) -> FitReason:
-        key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, self.state.version)
+        key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
+               self.state.version)
         cached = self.cap_cache.get(key)
         if cached is None:
             if len(self.cap_cache) > 4096:

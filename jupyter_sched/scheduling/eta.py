@@ -8,7 +8,9 @@ later jobs say honestly that they queue behind it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from ..backfill.easy import Ending, Reservation, find_reservation, job_end
 from ..model import Job, PendingReason, ResourceRequest
@@ -24,6 +26,20 @@ class Estimating(CycleContext):
     """Pending reasons and ETAs (mixin over :class:`CycleContext`)."""
 
     def _pend(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...], outcomes: list[FlavorOutcome]) -> None:
+        key = (tuple(id(o) for o in outcomes), self._refusal, job.preempted_by) \
+            if all(o.shared for o in outcomes) else None
+        cached = self.reason_cache.get(key) if key is not None else None
+        if cached is not None:
+            reason, message, details = cached
+        else:
+            reason, message, details = self._reason(job, outcomes)
+            if key is not None:
+                self.reason_cache[key] = (reason, message, details)
+        eta, eta_reason = self._eta(job, req, flavors, reason)
+        self.pends.append(Pend(job.id, reason_with(reason, message=message, details=details, eta=eta,
+                                                   eta_reason=eta_reason)))
+
+    def _reason(self, job: Job, outcomes: list[FlavorOutcome]) -> tuple[PendingReason, str, Mapping[str, Any]]:
         reason = build_reason(outcomes, unblock=_unblock(outcomes))
         message, details = reason.message, reason.details
         refusal = self._refusal
@@ -33,9 +49,7 @@ class Estimating(CycleContext):
         if job.preempted_by:
             message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
             details = {**details, "preempted_by": job.preempted_by}
-        eta, eta_reason = self._eta(job, req, flavors, reason)
-        self.pends.append(Pend(job.id, reason_with(reason, message=message, details=details, eta=eta,
-                                                   eta_reason=eta_reason)))
+        return reason, message, details
 
     def _eta(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
              reason: PendingReason) -> tuple[datetime | None, str]:

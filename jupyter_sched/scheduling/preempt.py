@@ -50,25 +50,38 @@ class Preempting(CycleContext):
                  for h in self.ledger.holders.values()), guarantee)
         return self._covered
 
+    def _candidate_index(self) -> tuple[dict[str, list[Holder]], dict[tuple[str, str], list[Holder]]]:
+        """Holders that could ever be victims this cycle, indexed once: by model the uncovered ones
+        (reclaim), by (team, model) those of a preemptible class (priority)."""
+        if self._cand_index is None:
+            covered = self._covered_set() if self.quota.enabled else set()
+            reclaimable: dict[str, list[Holder]] = {}
+            lower: dict[tuple[str, str], list[Holder]] = {}
+            preemptible = self.profile.preemptible_classes
+            for h in self.ledger.holders.values():
+                if h.job.id in self.in_flight:
+                    continue
+                if self.quota.enabled and h.job.id not in covered:
+                    reclaimable.setdefault(h.model, []).append(h)
+                if h.job.spec.priority.value in preemptible:
+                    lower.setdefault((h.job.spec.team, h.model), []).append(h)
+            self._cand_index = (reclaimable, lower)
+        return self._cand_index
+
     def _candidates(self, job: Job, flavor: Flavor, within_guarantee: bool) -> list[Candidate]:
         spec = job.spec
-        covered = self._covered_set() if self.quota.enabled else set()
+        reclaimable, lower = self._candidate_index()
+        pool: list[tuple[Holder, str]] = []
+        if self.profile.reclaim and self.quota.enabled and within_guarantee:
+            pool.extend((h, "reclaim") for h in reclaimable.get(flavor.model, ()) if h.job.spec.team != spec.team)
+        if self.profile.preemption:
+            rank = spec.priority.rank
+            pool.extend((h, "priority") for h in lower.get((spec.team, flavor.model), ())
+                        if h.job.spec.priority.rank < rank)
         out = []
-        for h in self.ledger.holders.values():
+        for h, kind in pool:
             other = h.job
-            if other.id in self.victims or other.id in self.in_flight or other.id == job.preempted_by \
-                    or h.model != flavor.model:
-                continue
-            if not self.state.holds(other.id):
-                continue
-            kind = ""
-            if other.spec.team != spec.team:
-                if self.profile.reclaim and self.quota.enabled and within_guarantee and other.id not in covered:
-                    kind = "reclaim"
-            elif (self.profile.preemption and other.spec.priority.value in self.profile.preemptible_classes
-                  and other.spec.priority.rank < spec.priority.rank):
-                kind = "priority"
-            if not kind:
+            if other.id in self.victims or other.id == job.preempted_by or not self.state.holds(other.id):
                 continue
             started = other.started_at or other.admitted_at
             protected = started is not None and (self.now - started).total_seconds() < self.profile.min_runtime_s
@@ -93,7 +106,7 @@ class Preempting(CycleContext):
             cands = self._candidates(job, flavor, within)
             if not cands:
                 continue
-            holders = {h.job.id: h for h in self.ledger.holders.values()}
+            holders = self.ledger.holders
 
             def fits(flavor: Flavor = flavor) -> bool:
                 if not self.quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok:

@@ -38,6 +38,7 @@ class FlavorOutcome:
     capacity_code: str = ""
     capacity_message: str = ""
     capacity: Mapping[str, Any] = field(default_factory=dict)
+    shared: bool = False  # cached by the cycle and reused for jobs of the same shape
 
 
 def short_model(model: str) -> str:

@@ -1,1 +1,17 @@
-"""sim."""
+"""Trace-driven evaluation over the production scheduling core (edge).
+
+* :mod:`.simulator` — discrete-event simulator with a virtual clock driving ``run_cycle``;
+* :mod:`.fgd_protocol` — the evaluation protocol of FGD (Weng et al., ATC'23) on the openb trace;
+* :mod:`.traces` — readers for openb, Tiresias and the published FGD results; :mod:`.fetch` —
+  download them from their sources; :mod:`.scenario` — YAML scenario files;
+* :mod:`.report` — plotly figures; :mod:`.cli` — ``jupyter-sched simulate`` / ``fetch-traces``.
+"""
+
+from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, ReplayResult, arrival_order, replay
+from .scenario import Scenario, load_scenario, parse_scenario
+from .simulator import Activity, SimJob, SimResult, Simulator, simulate
+
+__all__ = [
+    "OUR_POLICY", "PAPER_POLICIES", "Activity", "ReplayResult", "Scenario", "SimJob", "SimResult", "Simulator",
+    "arrival_order", "load_scenario", "parse_scenario", "replay", "simulate",
+]

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..accounting import UsageInterval, budget_usage, decayed_gpu_seconds
 from ..model import (
     GPU_MILLI,
     Allocation,
@@ -38,7 +39,6 @@ from ..model import (
     QuotaSet,
     ResourceRequest,
 )
-from ..accounting import UsageInterval, budget_usage, decayed_gpu_seconds
 from ..model.samples import GpuSample
 from ..reclaim import IdleInput, IdlePolicies, LadderState, device_keys, evaluate_idle
 from ..scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle

@@ -541,7 +541,7 @@ export class SchedClient {
     return listOf<IUsageRow>(await this.call('GET', `usage${query(params)}`), 'usage', 'rows');
   }
 
-  async audit(params: { limit?: number } = {}): Promise<IAuditRecord[]> {
+  async audit(params: { limit?: number; since?: string; until?: string; user?: string; job_id?: string; action?: string } = {}): Promise<IAuditRecord[]> {
     return listOf<IAuditRecord>(await this.call('GET', `audit${query(params)}`), 'audit', 'records');
   }
 

@@ -114,7 +114,7 @@ export class SchedPanel extends Widget {
       this.state.me = me;
     } catch (err) {
       if (err instanceof ServerExtensionMissingError) {
-        this.content.replaceChildren(renderExtensionMissing(err.message, () => void this.start()));
+        this.content.replaceChildren(renderExtensionMissing(err.url, () => void this.start()));
       } else {
         this.content.replaceChildren(
           h(

@@ -30,12 +30,12 @@ export interface IViewActions {
 }
 
 /** The "server extension not enabled" state with the fix (a 404 from `api/sched`). */
-export function renderExtensionMissing(message: string, retry: () => void): HTMLElement {
+export function renderExtensionMissing(url: string, retry: () => void): HTMLElement {
   return h(
     'div',
     { class: 'jp-sched-missing', role: 'alert' },
     h('strong', {}, 'Server extension not enabled'),
-    h('p', {}, message),
+    h('p', {}, `This Jupyter server answered 404 for ${url}: the jupyter_sched server extension is not loaded, so there is no GPU scheduler to show.`),
     h('p', {}, 'Fix: run ', h('code', {}, ENABLE_FIX), ' in a terminal on the server, then restart JupyterLab.'),
     h('button', { class: 'jp-sched-button', onclick: retry }, 'Retry')
   );
@@ -168,7 +168,7 @@ export function outcome(job: Pick<IJob, 'exit_code' | 'message'>): string {
 
 /** Queue: pending and running work with class, user, GPUs, position, one-sentence reason, ETA. */
 export function renderQueue(state: PanelState, actions: IViewActions, now: Date): (Node | null)[] {
-  const rows = state.queue.filter(j => !state.mineOnly || j.user === state.me?.user);
+  const rows = state.queue.filter(j => !state.mineOnly || (j.mine ?? j.user === state.me?.user));
   const pending = rows.filter(j => isWaiting(j.state)).sort((a, b) => (queuePosition(a) ?? 1e9) - (queuePosition(b) ?? 1e9));
   const running = rows.filter(j => !isWaiting(j.state));
   const toggle = h(

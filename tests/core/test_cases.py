@@ -53,6 +53,8 @@ def test_case_001_variant_b_borrower_preempted_exactly_once_and_b2_admitted() ->
     assert [(p.job_id, p.for_job, p.kind) for p in r5.preemptions] == [("a2", "b2", "reclaim")]
     assert r5.preemptions[0].reason == "preempted to return borrowed quota to team-b"
     assert "b2" in r5.nominations
+    (audit,) = [a for a in r5.audit if a.action == "reclaim"]
+    assert (audit.job_id, audit.details["for_job"], audit.details["victim_team"]) == ("a2", "b2", "team-a")
     nxt = sc.cycle()
     assert [a.job_id for a in nxt.admits] == ["b2"] and nxt.preemptions == ()
     for _ in range(3):

@@ -157,6 +157,10 @@ PLACEMENT = [
                       want_in_message={"plain": "largest node has 1 (other nodes are filtered out: node t is tainted "
                                                 "dedicated=inference:NoSchedule)"}),
                  id="taints need tolerations"),
+    pytest.param(Case(nodes=[make_node("g", gpus=2, taints=[Taint("nvidia.com/gpu", "present")])],
+                      jobs=[make_job("gpu"), make_job("cpu", gpus=0, submitted=1)],
+                      want_admitted=["gpu"], want_gpus={"gpu": ["GPU-g-0"]}, want_rejected={"cpu": "Unschedulable"}),
+                 id="GPU jobs tolerate the nvidia.com/gpu taint without asking; CPU-only jobs do not"),
     pytest.param(Case(nodes=[make_node("a", gpus=2, labels={"zone": "a"}), make_node("b", gpus=2, labels={"zone": "b"})],
                       jobs=[make_job("j", node_selector={"zone": "b"})], want_admitted=["j"], want_gpus={"j": ["GPU-b-0"]}),
                  id="node selector picks labelled nodes"),
@@ -447,3 +451,14 @@ def test_quota_blocked_job_gets_an_eta_from_its_teams_time_limits_and_reserves_n
     assert [a.job_id for a in result.admits] == ["other"]
     waiting = result.pending[0].reason
     assert waiting.code == "ExceedsQuota" and waiting.eta == T0 + timedelta(minutes=20)
+
+
+def test_ledgers_of_one_inventory_share_no_free_capacity() -> None:
+    from jupyter_sched.placement.state import ClusterState, Holding
+    inv = snapshot([make_node(gpus=4)]).inventory
+    first = ClusterState(inv)
+    first.take("x", Holding(gpus=((0, 1000), (1, 500)), node=0))
+    second = ClusterState(inv)  # built from the cached pristine template
+    assert second.free_milli == [1000] * 4 and second.node_free == [4] and not second.holdings
+    assert second.pools[0].free_whole == 4 and not second.pools[0].partial
+    assert first.free_milli[:2] == [0, 500] and first.pools[0].free_whole == 2

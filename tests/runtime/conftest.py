@@ -57,3 +57,27 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
         return sqlite_url(tmp_path / "sched.sqlite")
     return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_jobs(tmp_path: Path) -> Iterator[None]:
+    """After each test, kill the process groups of jobs it started (their command lines name its
+    tmp_path) so that a failing test never leaves work running on the machine."""
+    yield
+    import os
+    import signal
+
+    import psutil
+
+    marker = str(tmp_path)
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = proc.info.get("cmdline") or []
+        if any(marker in part for part in cmdline) and proc.pid != os.getpid():
+            try:
+                group = os.getpgid(proc.pid)
+                if group == os.getpgrp():  # never signal the test run's own group
+                    os.kill(proc.pid, signal.SIGKILL)
+                else:
+                    os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass

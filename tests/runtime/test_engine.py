@@ -265,7 +265,7 @@ def test_kill_9_with_3_pending_and_1_running_loses_nothing(db_url: str, tmp_path
     first = api.submit({"command": gated(tmp_path, "go", "sys.exit(0)\n")}, user="ana")["id"]
     others = [api.submit({"command": [sys.executable, "-c", "pass"]}, user="bob")["id"] for _ in range(3)]
     engine = subprocess.Popen([sys.executable, str(HERE / "engine_process.py"), db_url, str(tmp_path / "jobs"), "1"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                               env={**os.environ, "PYTHONPATH": str(HERE.parents[1])})
     try:
         wait_until(lambda: state_of(api, first) == "running", "the first job to run under the doomed engine")
@@ -482,3 +482,43 @@ def test_from_config_builds_a_working_service_and_applies_configured_quotas_once
     with pytest.raises(ValidationError) as info:
         SchedulerService.from_config(extension_settings(tmp_path, sqlite_db, inventory_source="static"))
     assert info.value.field == "inventory_file"
+
+
+def test_pending_reasons_are_persisted_in_bounded_batches_and_served_fresh(sqlite_db: str, tmp_path: Path) -> None:
+    svc = make_service(sqlite_db, tmp_path, gpus=1)
+    svc.engine.max_reason_writes = 2
+    blocker = svc.submit(lease_body(), user="ana")
+    waiting = [svc.submit(lease_body(), user="bob")["id"] for _ in range(5)]
+    svc.tick()
+    assert state_of(svc, blocker["id"]) == "running"
+    stored = [svc.store.get_job(j).job.reason for j in waiting]
+    assert sum(r is not None for r in stored) == 2  # at most two rows written this cycle
+    assert all(svc.get_job(j, user="bob")["reason"]["code"] == "WaitingForCapacity" for j in waiting)  # served fresh
+    svc.tick()
+    svc.tick()
+    assert all(svc.store.get_job(j).job.reason is not None for j in waiting)
+    assert [q["position"] for q in svc.queue(user="bob")[:5]] == [1, 2, 3, 4, 5]
+
+
+def test_a_job_admitted_but_never_started_before_a_crash_is_requeued_not_lost(sqlite_db: str, tmp_path: Path) -> None:
+    from dataclasses import replace as dc_replace
+
+    from jupyter_sched.model import JobState
+    from jupyter_sched.store import JobRecord
+
+    svc = make_service(sqlite_db, tmp_path, gpus=1)
+    job = svc.submit({"command": [sys.executable, "-c", "pass"]}, user="ana")
+    # what a crash right after the admission commit leaves behind: admitted, usage open, no process
+    record = svc.store.get_job(job["id"])
+    admitted = record.job.transition(JobState.ADMITTED, allocation=Allocation("n1", ("GPU-sim-n1-0",)),
+                                     admitted_at=record.job.submitted_at, attempts=1)
+    with svc.store.transaction() as tx:
+        tx.update_job(dc_replace(record, job=admitted))
+        tx.open_usage(job_id=job["id"], attempt=1, user="ana", team="default", kind="training",
+                      gpus=[("GPU-sim-n1-0", "Simulated GPU 80GB", 1.0)], started_at=admitted.submitted_at)
+    assert isinstance(record, JobRecord)
+    svc.tick()
+    assert [e["action"] for e in svc.audit(job_id=job["id"], action="requeued")] == ["requeued"]
+    assert svc.get_job(job["id"], user="ana")["not_before"] is None  # never started: no backoff penalty
+    wait_until(lambda: state_of(svc, job["id"]) == "succeeded", "the requeued job to run", tick=svc.tick)
+    assert check_integrity(svc.store).ok

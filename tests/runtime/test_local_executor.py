@@ -169,6 +169,7 @@ def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
     wait_until(lambda: pids_file.exists() and pids_file.read_text(), "the job to spawn its grandchild")
     pids = json.loads(pids_file.read_text())
     assert not gone(pids["grandchild"])
+    assert {pids["child"], pids["grandchild"]} <= ex.pids()  # ours, not foreign GPU users (case 014)
     ex.stop(job.id, grace_s=30)
     ended = wait_event(ex, Exited)
     assert isinstance(ended, Exited) and ended.exit_code == -signal.SIGTERM

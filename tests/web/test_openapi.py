@@ -71,3 +71,66 @@ def test_every_operation_is_named_verb_noun_and_models_resolve() -> None:
     for name in schemas:
         if name.endswith(("Request", "Response")):
             assert re.fullmatch(r"[A-Z][a-z]+[A-Z]\w+", name), name
+
+
+def json_schema(node: Any) -> Any:
+    """OpenAPI 3.0 schema -> JSON Schema (``nullable: true`` becomes "or null")."""
+    if isinstance(node, list):
+        return [json_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: json_schema(v) for k, v in node.items() if k not in ("nullable", "example")}
+    if node.get("nullable"):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+def response_schema(spec: dict[str, Any], method: str, path: str, status: int) -> dict[str, Any]:
+    """The documented schema of ``method path`` answering ``status`` (``path`` is a live path)."""
+    for template, item in spec["paths"].items():
+        if re.fullmatch(re.sub(r"\{\w+\}", "[^/]+", template), path) and method in item:
+            responses = item[method]["responses"]
+            answer = responses.get(str(status), responses["default"])
+            if "$ref" in answer:
+                answer = spec["components"]["responses"][answer["$ref"].split("/")[-1]]
+            content = answer["content"]
+            return dict(content.get("application/json", next(iter(content.values())))["schema"])
+    raise AssertionError(f"{method} {path} is not documented")
+
+
+async def test_live_responses_conform_to_the_documented_models(sched_app: Any, api: Any) -> None:
+    import jsonschema
+
+    from .conftest import BOSS_TOKEN, IVAN_TOKEN
+
+    spec = load_spec()
+    components = {"components": {"schemas": json_schema(spec["components"]["schemas"])}}
+    seen = []
+
+    async def check(method: str, path: str, body: Any = None, *, token: str = IVAN_TOKEN,
+                    params: dict[str, str] | None = None) -> Any:
+        status, payload = await api(method.upper(), path, body, token=token, params=params)
+        schema = {**json_schema(response_schema(spec, method, "/" + path, status)), **components}
+        jsonschema.validate(payload, schema, cls=jsonschema.Draft202012Validator)
+        seen.append((method, path, status))
+        return payload
+
+    for path in ("config", "me", "inventory", "jobs", "leases", "queue", "quotas", "profiles", "usage"):
+        await check("get", path)
+    job = await check("post", "jobs", {"gpus": 1, "command": ["true"], "name": "conform"})
+    await check("get", f"jobs/{job['id']}")
+    await check("get", f"jobs/{job['id']}/logs")
+    await check("post", "dryrun", {"gpus": 2, "command": ["true"]})
+    await check("post", "dryrun", {"gpus": 64, "command": ["true"]})
+    lease = await check("post", "leases", {"gpus": 1, "kernel_id": "k-conform"})
+    await check("get", f"leases/{lease['id']}")
+    await check("get", "queue")
+    await check("post", f"leases/{lease['id']}/keepalive")
+    await check("delete", f"leases/{lease['id']}")
+    await check("put", "quotas", {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1}]}, token=BOSS_TOKEN)
+    await check("get", "audit", token=BOSS_TOKEN)
+    await check("get", "usage", token=BOSS_TOKEN, params={"all": "true", "by": "user,team"})
+    await check("get", "jobs/nobody")
+    await check("post", "jobs", {"gpus": "two", "command": ["true"]})
+    await check("put", "quotas", {"quotas": []})
+    assert {s for _, _, s in seen} >= {200, 201, 400, 403, 404}

@@ -1,0 +1,16 @@
+"""Hub mode: one scheduler for every user of a JupyterHub.
+
+- :mod:`.serve` — ``jupyter-sched serve``: the central service (the same engine and REST API as
+  the embedded extension) run as a JupyterHub service, on PostgreSQL.
+- :mod:`.central` — ``HubSchedApp``: the extension as the central service loads it (hub identity,
+  hub admins, hub groups as teams, releasing leases of servers the hub reports stopped).
+- :mod:`.identity` — authentication with JupyterHub (``HubOAuth``: token header or OAuth cookie).
+- :mod:`.forward` — per-user servers as clients: forward ``api/sched/*`` to the central service
+  with the server's hub token (``c.SchedApp.hub_service_url``).
+
+Importing this package imports nothing from JupyterHub; the modules that need it import it.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

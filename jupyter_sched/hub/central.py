@@ -1,0 +1,178 @@
+"""``HubSchedApp``: the jupyter_sched extension as the central hub service loads it.
+
+The same ``SchedApp`` (same engine, same REST routes, same store migrations), with three
+hub-specific parts:
+
+- **identity** — the caller is the hub user of :class:`~.identity.HubIdentityProvider`; scheduler
+  admins are hub admins, holders of the admin scope, and ``c.SchedApp.admin_users``;
+- **teams = hub groups** — the first time a user calls (and whenever their groups or the set of
+  known teams change) their team is written to the quota set's ``user_teams`` through
+  ``SchedulerService.set_quotas`` (audited with actor ``jupyterhub``, old → new);
+- **stopped servers** — every ``hub_poll_interval_s`` seconds the service asks the hub which
+  users have an active server and releases live kernel-bound leases of users who have none (a
+  server that was killed without stopping its extension, or culled).
+
+Loaded by ``jupyter-sched serve`` as the server extension module ``jupyter_sched.hub.central``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tornado.ioloop import PeriodicCallback
+from traitlets import Float
+
+from ..errors import AuthorizationError
+from ..extension.app import SchedApp
+from ..extension.identity import Identity
+from .identity import HubUser, choose_team, is_admin
+
+__all__ = ["HUB_ACTOR", "HubSchedApp", "known_teams", "stale_leases"]
+
+log = logging.getLogger(__name__)
+
+HUB_ACTOR = "jupyterhub"
+"""Audit actor of changes the service makes on the hub's behalf (team sync, lease release)."""
+
+_LIVE = "pending,admitted,running"
+
+
+def known_teams(quotas: Mapping[str, Any]) -> set[str]:
+    """Teams named by quota lines, budgets or team policies of a ``quotas()`` body."""
+    return {str(item["team"]) for key in ("quotas", "budgets", "teams") for item in quotas.get(key) or ()
+            if item.get("team")}
+
+
+def stale_leases(leases: Iterable[Mapping[str, Any]], active_users: Iterable[str]) -> list[Mapping[str, Any]]:
+    """Live kernel-bound leases whose user has no active server on the hub (to release).
+
+    Args:
+        leases: lease dicts (``job_to_dict`` shape: ``user``, ``kernel_id``, ``state``).
+        active_users: names of users with at least one active (running or starting) server.
+    """
+    active = set(active_users)
+    return [lease for lease in leases
+            if lease.get("kernel_id") and lease.get("state") in ("pending", "admitted", "running")
+            and lease.get("user") not in active]
+
+
+class HubSchedApp(SchedApp):
+    """The central service's extension (see module docstring). Configured as ``c.SchedApp.*``
+    (shared traits) and ``c.HubSchedApp.*`` (hub traits)."""
+
+    name = "jupyter_sched"
+    load_other_extensions = False
+
+    hub_poll_interval_s = Float(
+        60.0, config=True,
+        help="""Seconds between asks to the hub for users with active servers; live leases of
+        users without one are released. Default 60 s; 0 disables (leases are then released only
+        by the user servers' extensions and idle reclamation).""",
+    )
+
+    def initialize_settings(self) -> None:
+        """Build the engine as embedded mode does, then switch identity to the hub's."""
+        super().initialize_settings()
+        self.identity_mode = "jupyterhub"
+        self._team_seen: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
+        self._reaper: PeriodicCallback | None = None
+        self._reaping = False
+
+    async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
+        # As jupyterhub-singleuser does: tornado's own XSRF check runs before authentication and
+        # would refuse token-authenticated API calls; jupyter_server still checks XSRF for cookie
+        # (browser) requests after authentication, with JupyterHub's rules.
+        serverapp.web_app.settings["xsrf_cookies"] = False
+        await super()._start_jupyter_server_extension(serverapp)
+        if self.hub_poll_interval_s > 0:
+            self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
+            self._reaper.start()
+
+    async def stop_extension(self) -> None:
+        if self._reaper is not None:
+            self._reaper.stop()
+            self._reaper = None
+        await super().stop_extension()
+
+    # ---- identity ------------------------------------------------------------------------
+    def resolve_identity(self, user: Any) -> Identity:
+        """Hub user → scheduler identity; syncs the user's team from their hub groups.
+
+        Raises:
+            AuthorizationError: the request was not authenticated by the hub.
+        """
+        if not isinstance(user, HubUser):
+            raise AuthorizationError("this service only accepts JupyterHub users",
+                                     hint="send a JupyterHub API token: Authorization: token <token>")
+        name = str(user.username)
+        scope = getattr(self._provider(), "admin_scope", None)
+        admin = is_admin(user, scope) if scope else user.hub_admin
+        self.sync_team(name, user.hub_groups)
+        return Identity(name=name, is_admin=admin or name in set(self.admin_users))
+
+    def sync_team(self, name: str, groups: Sequence[str]) -> str | None:
+        """Record ``name``'s team from their hub ``groups`` (audited when it changes); the team."""
+        quotas = self.service.quotas()
+        teams = frozenset(known_teams(quotas))
+        key = (tuple(groups), teams)
+        current = quotas["user_teams"].get(name)
+        if self._team_seen.get(name) == key:
+            return current  # type: ignore[no-any-return]
+        team = choose_team(groups, teams)
+        if team is not None and current != team:
+            self.service.set_quotas({"user_teams": {**quotas["user_teams"], name: team}}, actor=HUB_ACTOR)
+            current = team
+        self._team_seen[name] = key
+        return current  # type: ignore[no-any-return]
+
+    def _provider(self) -> Any:
+        return getattr(self.serverapp, "identity_provider", None)
+
+    # ---- capabilities --------------------------------------------------------------------
+    def capabilities(self) -> dict[str, Any]:
+        """As embedded mode, marked ``mode: hub`` with the hub features on."""
+        body = super().capabilities()
+        body["mode"] = "hub"
+        body["owner"] = None
+        body["features"] = {**body["features"], "hub": True}
+        return body
+
+    # ---- stopped servers -----------------------------------------------------------------
+    def _reap_tick(self) -> None:
+        if not self._reaping:
+            self._reaping = True
+            task = asyncio.ensure_future(self.release_stale_leases())
+            task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
+
+    async def release_stale_leases(self) -> list[str]:
+        """Release live kernel-bound leases of users without an active hub server; their ids.
+
+        Hub errors are logged and retried at the next tick (a hub restart never drops leases).
+        """
+        provider = self._provider()
+        try:
+            active = await provider.hub_api("GET", "users?state=active&limit=100000")
+        except Exception:
+            log.warning("jupyter_sched: could not list active hub servers; will retry", exc_info=True)
+            return []
+        names = {str(u["name"]) for u in active or () if isinstance(u, dict) and "name" in u}
+        released = []
+        for lease in stale_leases(self.service.list_jobs(user=None, state=_LIVE, kind="lease"), names):
+            with contextlib.suppress(Exception):
+                self.service.cancel(str(lease["id"]), user=HUB_ACTOR, is_admin=True)
+                self.service.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
+                                             user=lease.get("user"), message="the user's server stopped",
+                                             details={"kernel_id": lease.get("kernel_id")})
+                released.append(str(lease["id"]))
+        if released:
+            log.info("jupyter_sched: released %d lease(s) of stopped servers: %s", len(released), released)
+        return released
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    """Load :class:`HubSchedApp` (used by ``jupyter-sched serve``)."""
+    return [{"module": "jupyter_sched.hub.central", "app": HubSchedApp}]

@@ -1,0 +1,316 @@
+"""Per-user servers as clients of the central service (``c.SchedApp.hub_service_url``).
+
+With ``hub_service_url`` set (default ``$JUPYTER_SCHED_HUB_URL``), a user's server runs no
+engine: every request to ``{base_url}api/sched/<path>`` is authenticated and authorized by the
+user's server exactly as in embedded mode (token or cookie + XSRF), then forwarded to
+``{hub_service_url}api/sched/<path>`` with the server's own hub token
+(``JUPYTERHUB_API_TOKEN``), which the hub resolves to the server's owner. The caller's
+identity therefore comes from the hub, never from the request; status, body and
+``Content-Type`` come back unchanged, so the magics, the CLI and the panel work as against an
+embedded server. ``events`` and ``jobs/{id}/logs?follow=true`` are streamed.
+
+Leases of this server's kernels are released on the central service when a kernel shuts down
+or restarts (the extension's kernel hooks) and when the server stops: by ``stop()`` on a clean
+stop (SIGTERM), and by an ``atexit`` hook when the process ends without cleanup — JupyterHub's
+spawners stop servers with SIGINT first, which jupyter_server without a terminal turns into a
+KeyboardInterrupt that skips extension shutdown. A killed server (SIGKILL) is covered by the
+central service, which releases leases of users the hub reports without a server.
+A central service that does not answer gives 502 ``{"error": {"code": "hub_service_unreachable"}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+import httpx
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from ..errors import SchedError
+
+__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forwarding_service"]
+
+log = logging.getLogger(__name__)
+
+_LIVE = "pending,admitted,running"
+_HOLDING = "admitted,running"
+_QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
+                "telemetry")
+_PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering")
+
+
+class HubServiceUnreachable(SchedError):
+    """The central service did not answer (connection refused, timeout)."""
+
+    code = "hub_service_unreachable"
+
+
+class ForwardingService:
+    """Stands in for ``SchedulerService`` in a user's server: forwards to the central service.
+
+    Args:
+        url: the central service's base URL (its ``{JUPYTERHUB_SERVICE_PREFIX}``), ending in ``/``.
+        token: the hub API token to send (the user server's ``JUPYTERHUB_API_TOKEN``).
+        kernel_ids: ``kernel_ids() -> ids`` of this server's kernels (their leases are released at stop).
+        timeout_s: seconds per forwarded request (default 60; log follow long-polls 25 s).
+        poll_interval_s: seconds between refreshes of the running-work cache (server activity).
+        transport: an httpx transport (None = network).
+    """
+
+    def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], timeout_s: float = 60.0,
+                 poll_interval_s: float = 60.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.url = url if url.endswith("/") else url + "/"
+        self.api_url = self.url + "api/sched/"
+        self.token = token
+        self.kernel_ids = kernel_ids
+        self.timeout_s = timeout_s
+        self.poll_interval_s = poll_interval_s
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._running: list[dict[str, Any]] = []
+        self._stopped = asyncio.Event()
+
+    # ---- lifetime ------------------------------------------------------------------------
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The HTTP client (created on first use, on the running loop)."""
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                base_url=self.api_url, timeout=self.timeout_s, transport=self._transport, trust_env=False,
+                headers={"Authorization": f"token {self.token}", "Accept": "application/json"})
+        return self._client
+
+    async def start(self) -> None:
+        """Start refreshing the running-work cache (read by ``SchedApp.current_activity``); arm
+        the exit hook that releases this server's leases if the process ends without ``stop()``."""
+        self._stopped.clear()
+        self._task = asyncio.ensure_future(self._poll())
+        atexit.register(self._release_at_exit)
+
+    def _release_at_exit(self) -> None:
+        """Release this server's leases synchronously (the event loop is gone at exit)."""
+        kernel_ids = set(self.kernel_ids())
+        if not kernel_ids:
+            return
+        headers = {"Authorization": f"token {self.token}", "Accept": "application/json"}
+        try:
+            with httpx.Client(base_url=self.api_url, headers=headers, timeout=10.0, trust_env=False) as http:
+                response = http.get("leases", params={"state": _LIVE})
+                for lease in response.json() if response.status_code == 200 else []:
+                    if lease.get("kernel_id") in kernel_ids:
+                        http.delete(f"leases/{lease['id']}")
+        except (httpx.HTTPError, ValueError):
+            log.warning("jupyter_sched: could not release this server's leases at exit", exc_info=True)
+
+    async def stop(self) -> None:
+        """Release the leases of this server's kernels on the central service, then close."""
+        self._stopped.set()
+        atexit.unregister(self._release_at_exit)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        try:
+            released = await self.release_leases(set(self.kernel_ids()), reason="server stopped")
+            if released:
+                log.info("jupyter_sched: released %d lease(s) of this server: %s", len(released), released)
+        except Exception:
+            log.warning("jupyter_sched: could not release this server's leases on the central service; "
+                        "it releases them when the hub reports the server stopped", exc_info=True)
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _poll(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                response = await self.client.get("jobs", params={"state": _HOLDING})
+                if response.status_code == 200:
+                    self._running = list(response.json())
+            except (httpx.HTTPError, ValueError):
+                log.debug("jupyter_sched: central service did not answer the activity poll", exc_info=True)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopped.wait(), self.poll_interval_s)
+
+    # ---- the parts of SchedulerService the extension itself calls -----------------------------
+    def list_jobs(self, *, user: str | None = None, state: str | None = None,
+                  kind: str | None = None) -> list[dict[str, Any]]:
+        """The user's admitted/running work as last polled (for server activity only)."""
+        return list(self._running)
+
+    def subscribe(self) -> AsyncIterator[dict[str, Any]]:
+        """No local events: ``events`` is streamed from the central service by the handler."""
+        return self._no_events()
+
+    async def _no_events(self) -> AsyncIterator[dict[str, Any]]:
+        await self._stopped.wait()
+        return
+        yield  # pragma: no cover  (makes this an async generator)
+
+    async def release_kernel(self, kernel_id: str, *, reason: str) -> list[str]:
+        """Release the live leases bound to ``kernel_id``; their ids."""
+        return await self.release_leases({kernel_id}, reason=reason)
+
+    async def release_leases(self, kernel_ids: set[str], *, reason: str) -> list[str]:
+        """Release this user's live leases bound to any of ``kernel_ids``; their ids.
+
+        Raises:
+            HubServiceUnreachable: the central service did not answer.
+        """
+        if not kernel_ids:
+            return []
+        try:
+            response = await self.client.get("leases", params={"state": _LIVE})
+            leases = response.json() if response.status_code == 200 else []
+            released = []
+            for lease in leases:
+                if lease.get("kernel_id") in kernel_ids:
+                    done = await self.client.delete(f"leases/{lease['id']}")
+                    if done.status_code in (200, 409):
+                        released.append(str(lease["id"]))
+            return released
+        except httpx.HTTPError as exc:
+            raise HubServiceUnreachable(f"central service {self.url} did not answer ({exc})",
+                                        hint="check that jupyter-sched serve runs") from None
+
+    # ---- forwarding ------------------------------------------------------------------------
+    async def forward(self, method: str, path: str, query: str, body: bytes | None,
+                      content_type: str | None) -> httpx.Response:
+        """Send one request to ``{api_url}{path}?{query}``; the complete response.
+
+        Raises:
+            HubServiceUnreachable: connection refused or timed out.
+        """
+        headers = {"Content-Type": content_type} if content_type else {}
+        try:
+            return await self.client.request(method, _target(path, query), content=body or None, headers=headers)
+        except httpx.HTTPError as exc:
+            raise HubServiceUnreachable(f"central service {self.url} did not answer ({type(exc).__name__})",
+                                        hint="check that jupyter-sched serve runs; ask the hub admin") from None
+
+    def stream(self, path: str, query: str) -> Any:
+        """A streaming GET (``async with service.stream(...) as response``) with no read timeout."""
+        return self.client.stream("GET", _target(path, query), timeout=httpx.Timeout(None, connect=10.0))
+
+
+def _target(path: str, query: str) -> str:
+    return path + (f"?{query}" if query else "")
+
+
+def forwarding_service(app: Any) -> ForwardingService:
+    """Build the :class:`ForwardingService` of a ``SchedApp`` whose ``hub_service_url`` is set.
+
+    Raises:
+        traitlets.TraitError: no hub token (``hub_service_token`` / ``$JUPYTERHUB_API_TOKEN``).
+    """
+    from traitlets import TraitError
+
+    token = app.hub_service_token
+    if not token:
+        raise TraitError("c.SchedApp.hub_service_token: empty. Fix: run the server under JupyterHub "
+                         "(which sets JUPYTERHUB_API_TOKEN) or set the token")
+
+    def kernel_ids() -> list[str]:
+        km = getattr(app.serverapp, "kernel_manager", None)
+        return list(km.list_kernel_ids()) if km is not None else []
+
+    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids,
+                             poll_interval_s=float(app.activity_interval_s))
+
+
+class ForwardHandler(APIHandler):
+    """``{base_url}api/sched/<path>`` in a user's server in hub mode: forward to the central service."""
+
+    auth_resource = "sched"
+
+    @property
+    def _track_activity(self) -> bool:  # type: ignore[override]
+        path = self.path_args[0] if self.path_args else ""
+        quiet = self.request.method == "GET" or path.split("/")[0] in _QUIET_PATHS or path.endswith("/keepalive")
+        return not quiet
+
+    @property
+    def forwarding(self) -> ForwardingService:
+        service: ForwardingService = self.settings["jupyter_sched"].service
+        return service
+
+    @web.authenticated
+    @authorized
+    async def get(self, path: str) -> None:
+        query = self.request.query
+        if path == "events" or (path.endswith("/logs") and "follow=" in query and "follow=false" not in query
+                                and "follow=0" not in query):
+            await self._stream(path, query)
+        else:
+            await self._forward("GET", path)
+
+    @web.authenticated
+    @authorized
+    async def post(self, path: str) -> None:
+        await self._forward("POST", path)
+
+    @web.authenticated
+    @authorized
+    async def put(self, path: str) -> None:
+        await self._forward("PUT", path)
+
+    @web.authenticated
+    @authorized
+    async def delete(self, path: str) -> None:
+        await self._forward("DELETE", path)
+
+    async def _forward(self, method: str, path: str) -> None:
+        response = await self.forwarding.forward(method, path, self.request.query, self.request.body or None,
+                                                 self.request.headers.get("Content-Type"))
+        self.set_status(response.status_code)
+        for name in _PASS_HEADERS:
+            if name in response.headers:
+                self.set_header(name, response.headers[name])
+        self.finish(response.content)
+
+    async def _stream(self, path: str, query: str) -> None:
+        try:
+            async with self.forwarding.stream(path, query) as response:
+                self.set_status(response.status_code)
+                for name in _PASS_HEADERS:
+                    if name in response.headers:
+                        self.set_header(name, response.headers[name])
+                async for chunk in response.aiter_raw():
+                    self.write(chunk)
+                    await self.flush()
+        except StreamClosedError:
+            return
+        except httpx.HTTPError as exc:
+            if self._headers_written:
+                return
+            raise HubServiceUnreachable(f"central service did not answer ({type(exc).__name__})",
+                                        hint="check that jupyter-sched serve runs") from None
+        if not self._finished:
+            self.finish()
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """SchedErrors (502 for an unreachable central service) and HTTP errors as the API's JSON."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, HubServiceUnreachable):
+            status, body = 502, exc.to_json()
+        elif isinstance(exc, web.HTTPError):
+            status = exc.status_code
+            body = {"error": {"code": "forbidden" if status == 403 else "http_error",
+                              "message": exc.log_message or "request refused", "field": None, "hint": None}}
+        else:
+            status = 500
+            body = {"error": {"code": "internal_error", "message": "internal server error", "field": None,
+                              "hint": "the server log has the details; please report it"}}
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(body))

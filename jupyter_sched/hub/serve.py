@@ -1,0 +1,154 @@
+"""``jupyter-sched serve``: the central scheduler as a JupyterHub service.
+
+It runs a jupyter_server ``ServerApp`` that serves only the jupyter_sched REST API (the same
+engine and routes as the embedded extension: :class:`~.central.HubSchedApp`), authenticated by
+JupyterHub (:class:`~.identity.HubIdentityProvider`), on a shared database (PostgreSQL through
+``postgresql+psycopg://``; SQLite works for a single host). The server offers no contents,
+kernels or terminals: its authorizer allows only the scheduler's routes.
+
+Where it listens comes from JupyterHub's service environment:
+``JUPYTERHUB_SERVICE_URL`` (e.g. ``http://127.0.0.1:10101``) gives ip and port, and
+``JUPYTERHUB_SERVICE_PREFIX`` (e.g. ``/services/jupyter-sched/``) the base URL; ``--ip``,
+``--port`` and ``--base-url`` override them. ``JUPYTERHUB_API_URL`` / ``JUPYTERHUB_API_TOKEN``
+(set by the hub for a managed service, or by hand for an external one) are required.
+
+Usage::
+
+    jupyter-sched serve --db-url postgresql+psycopg://sched@db/sched [--allow-root] \\
+        [--SchedApp.simulated_gpus=8 ...any ServerApp/SchedApp/HubSchedApp option]
+
+Exit codes: 0 clean stop; 2 bad command line or missing hub environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+from urllib.parse import urlparse
+
+from jupyter_server.auth.authorizer import Authorizer
+
+__all__ = ["ENV_DB_URL", "SchedOnlyAuthorizer", "build_config", "listen_address", "main"]
+
+ENV_DB_URL = "JUPYTER_SCHED_DB_URL"
+"""Environment variable giving the store URL when ``--db-url`` is absent."""
+
+_ALLOWED_RESOURCES = frozenset({"sched"})
+
+
+def listen_address(env: dict[str, str] | os._Environ[str]) -> tuple[str, int, str]:
+    """``(ip, port, base_url)`` from JupyterHub's service environment.
+
+    Raises:
+        ValueError: ``JUPYTERHUB_SERVICE_URL`` is missing or has no port.
+    """
+    url = env.get("JUPYTERHUB_SERVICE_URL", "")
+    if not url:
+        raise ValueError("JUPYTERHUB_SERVICE_URL is not set (run as a JupyterHub service, or pass --ip and --port)")
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80 if parsed.scheme == "http" else None)
+    if not parsed.hostname or port is None:
+        raise ValueError(f"JUPYTERHUB_SERVICE_URL {url!r} has no host or port")
+    prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "/") or "/"
+    prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
+    return parsed.hostname, port, prefix
+
+
+def _other_extensions() -> list[str]:
+    """Server extensions enabled in the Jupyter config paths (the service disables them all)."""
+    from jupyter_core.paths import jupyter_config_path
+    from jupyter_server.extension.config import ExtensionConfigManager
+
+    manager = ExtensionConfigManager(read_config_path=jupyter_config_path())
+    return sorted(manager.get_jpserver_extensions())
+
+
+def build_config(*, ip: str, port: int, base_url: str, db_url: str, allow_root: bool) -> Any:
+    """The traitlets ``Config`` of the service's ServerApp (see module docstring)."""
+    from traitlets.config import Config
+
+    from .identity import HubIdentityProvider
+
+    c = Config()
+    c.ServerApp.ip = ip
+    c.ServerApp.port = port
+    c.ServerApp.port_retries = 0
+    c.ServerApp.base_url = base_url
+    c.ServerApp.open_browser = False
+    c.ServerApp.allow_root = allow_root
+    c.ServerApp.identity_provider_class = HubIdentityProvider
+    c.ServerApp.authorizer_class = SchedOnlyAuthorizer
+    extensions: dict[str, bool] = dict.fromkeys(_other_extensions(), False)
+    extensions["jupyter_sched.hub.central"] = True
+    c.ServerApp.jpserver_extensions = extensions
+    c.SchedApp.db_url = db_url
+    c.SchedApp.identity_source = "jupyter_user"
+    c.SchedApp.inject_kernel_env = False
+    return c
+
+
+class SchedOnlyAuthorizer(Authorizer):
+    """Allow authenticated hub users the scheduler's routes (resource ``sched``) and nothing else
+    (no contents, kernels or terminals on the central service)."""
+
+    def is_authorized(self, handler: Any, user: Any, action: str, resource: str) -> bool:
+        return resource in _ALLOWED_RESOURCES
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jupyter-sched serve",
+        description="Run the central jupyter_sched service for a JupyterHub (see jupyter_sched.hub.serve).")
+    parser.add_argument("--db-url", default=None,
+                        help=f"store URL, e.g. postgresql+psycopg://sched@db/sched (default: ${ENV_DB_URL})")
+    parser.add_argument("--ip", default=None, help="listen address (default: from JUPYTERHUB_SERVICE_URL)")
+    parser.add_argument("--port", type=int, default=None, help="listen port (default: from JUPYTERHUB_SERVICE_URL)")
+    parser.add_argument("--base-url", default=None, help="URL prefix (default: $JUPYTERHUB_SERVICE_PREFIX)")
+    parser.add_argument("--allow-root", action="store_true",
+                        help="allow running as root (jobs of the local executor then run as root too)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int:
+    """Entry point of ``jupyter-sched serve``; unknown ``--Class.trait=value`` options go to the
+    ServerApp (e.g. ``--SchedApp.simulated_gpus=8``, ``--HubSchedApp.hub_poll_interval_s=30``)."""
+    stderr = err or sys.stderr
+    args, rest = _parser().parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    env = os.environ
+    db_url = args.db_url or env.get(ENV_DB_URL, "")
+    if not db_url:
+        print(f"jupyter-sched serve: no store; pass --db-url or set {ENV_DB_URL} "
+              "(e.g. postgresql+psycopg://sched@127.0.0.1/sched)", file=stderr)
+        return 2
+    if not env.get("JUPYTERHUB_API_TOKEN") or not env.get("JUPYTERHUB_API_URL"):
+        print("jupyter-sched serve: JUPYTERHUB_API_URL and JUPYTERHUB_API_TOKEN must be set "
+              "(the hub sets them for a managed service; set them for an external one)", file=stderr)
+        return 2
+    try:
+        ip, port, base_url = listen_address(env) if args.ip is None or args.port is None else ("", 0, "/")
+    except ValueError as exc:
+        print(f"jupyter-sched serve: {exc}", file=stderr)
+        return 2
+    ip = args.ip or ip
+    port = args.port or port
+    base_url = args.base_url or (base_url if base_url != "/" else env.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
+    env.setdefault("JUPYTERHUB_SERVICE_NAME", "jupyter-sched")
+    config = build_config(ip=ip, port=port, base_url=base_url, db_url=db_url, allow_root=args.allow_root)
+
+    from jupyter_server.serverapp import ServerApp
+
+    class SchedServerApp(ServerApp):  # type: ignore[misc]
+        """A ServerApp serving only the API root, auth and the scheduler's routes."""
+
+        name = "jupyter-sched-serve"
+        default_services = ("api", "auth")
+
+    SchedServerApp.launch_instance(argv=rest, config=config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
