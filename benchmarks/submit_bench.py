@@ -13,8 +13,8 @@ What it does, in one run:
 5. Submits 1,000 jobs with ``POST /api/sched/jobs`` (1 GPU each, ``sleep``): the first four
    run, the rest pend for capacity, so the scheduler cycles over a growing queue *while* the
    submissions are measured, as in real use.
-6. Prints p50/p95/p99 of both and the ratio submit/baseline; cancels the running jobs and
-   stops the server.
+6. Prints p50/p95/p99 of both and the ratio submit/baseline; stops the server and ends the
+   process groups of the jobs it started (found by this run's temp dir in their command line).
 
 Before the server starts, 200 ``SchedulerService.submit`` calls are also timed in-process on
 the same store (no HTTP, engine idle) to split the REST latency into service and web costs.
@@ -103,17 +103,25 @@ def wait_ready(client: httpx.Client, proc: subprocess.Popen[bytes], root: Path) 
     raise SystemExit("server did not answer within 60 s:\n" + (root / "server.log").read_text()[-3000:])
 
 
-def stop_running_jobs(client: httpx.Client) -> None:
-    """Cancel the jobs holding GPUs (their ``sleep`` processes) and wait until they are gone.
+def kill_leftover_jobs(root: Path) -> int:
+    """Kill the process groups of job wrappers this run started (their ``--job-dir`` lies under ``root``).
 
-    Pending jobs need no cleanup: they never started and vanish with the temp store.
+    Local jobs outlive their server by design (re-adoption after a restart), so a benchmark that
+    deletes its store ends them itself; cancelling through the API would only let the next
+    pending jobs start. Returns how many process groups it ended.
     """
-    params = {"all": "true", "state": "admitted,running"}
-    for job in client.get("api/sched/jobs", params=params).json():
-        client.delete(f"api/sched/jobs/{job['id']}")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and client.get("api/sched/jobs", params=params).json():
-        time.sleep(0.2)
+    import psutil
+
+    killed = 0
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = " ".join(process.info.get("cmdline") or [])
+        if "wrapper.py" in cmdline and str(root) in cmdline:
+            try:
+                os.killpg(os.getpgid(process.info["pid"]), signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
 
 
 def service_submit_latency(db_url: str, root: Path, count: int) -> list[float]:
@@ -181,16 +189,17 @@ def main() -> int:
                         raise SystemExit(f"submit {i} answered {response.status_code}: {response.text}")
                     submitted.append(response.json()["id"])
                 stored = len(client.get("api/sched/jobs", params={"all": "true"}).json())
-                stop_running_jobs(client)
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
                 proc.wait(15)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+            ended = kill_leftover_jobs(root)
     b, s, i = percentiles(baseline), percentiles(latencies), percentiles(inproc)
     print(f"history stored directly through the store: {args.history} finished jobs in {load_s:.1f} s")
     print(f"jobs in the store after the run (history + in-process + REST): {stored}")
+    print(f"job process groups ended after the server stopped: {ended} (the jobs that held the 4 GPUs)")
     print(f"baseline GET /api/status  x{len(baseline)}: p50 {b['p50']:.2f} ms  p95 {b['p95']:.2f} ms  "
           f"p99 {b['p99']:.2f} ms")
     print(f"submit POST api/sched/jobs x{len(latencies)}: p50 {s['p50']:.2f} ms  p95 {s['p95']:.2f} ms  "

@@ -62,7 +62,7 @@ module.exports = {
   },
   projects: [
     { name: 'admin', testMatch: /panel\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
-    { name: 'user', testMatch: /(nonadmin|missing|zz-scratch-nonadmin)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } }
+    { name: 'user', testMatch: /(nonadmin|missing)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } }
   ],
   webServer: [server(adminPort, 'admin'), server(userPort, 'user')]
 };

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     logs = sub.add_parser("logs", help="print a job's log")
     logs.add_argument("job_id", metavar="JOB_ID")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+
+    sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
+                   add_help=False)
     return parser
 
 
@@ -86,6 +89,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     """Run the CLI; return the exit code (see the module docstring)."""
     stdout = out or sys.stdout
     stderr = err or sys.stderr
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if raw[:1] == ["serve"]:  # hub mode: runs a server, not a client (see jupyter_sched.hub.serve)
+        from ..hub.serve import main as serve_main
+
+        return serve_main(raw[1:], err=stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -16,6 +16,15 @@ One :meth:`Engine.tick` does, in order:
    would put more than 1000 milli-GPUs on a GPU: admits → ``admitted`` + usage intervals
    opened; preemptions → stop intent; pending → reasons stored when changed; rejects →
    ``rejected``; idle actions → warnings / reclaims; the cycle's audit records → events table.
+   With an idle policy (``idle_policies``) the engine runs idle detection itself
+   (:func:`jupyter_sched.reclaim.evaluate_idle` on the same snapshot, whose ``telemetry`` the
+   :class:`~.telemetry.TelemetryMonitor` fills) and applies each ladder step by its ``action``:
+   ``warn`` → audit record with the window of samples + ``idle_warning`` event + the work's
+   message; ``reclaim`` → ``notify`` frees nothing, ``release`` revokes a lease (its kernel keeps
+   running and is told through the event and the lease's message), ``requeue`` / ``stop`` stop a
+   batch job (requeued, or ended as cancelled); ``clear`` → the warning is withdrawn.
+   The ladder state is persisted in the details of those audit records (``details.ladder``) and
+   re-read from there after a restart or a keepalive written by another server.
 5. **Start** — admitted jobs are started through the executor (leases are bound, not run) and
    their handles persisted.
 
@@ -38,16 +47,21 @@ from typing import Any
 
 from ..accounting import budget_usage, decayed_gpu_seconds
 from ..errors import ConflictError, ExecutorError, NotFoundError, NotLeaderError
-from ..executors.base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
-from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason
+from ..executors.base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderState, advance_ladder, evaluate_idle, window_evidence
 from ..scheduling.snapshot import CycleResult, IdleAction, Pend, Snapshot, UsageHistory
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx
 from .clock import Clock, SystemClock
+from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
 
-__all__ = ["CycleFunction", "Engine", "TickReport"]
+__all__ = ["IDLE_ACTIONS", "CycleFunction", "Engine", "TickReport"]
 
 log = logging.getLogger(__name__)
+
+IDLE_ACTIONS = ("idle_warning", "idle_reclaim", "idle_clear", "idle_keepalive")
+"""Audit actions of the idle ladder; each record's ``details.ladder`` is the ladder state after it."""
 
 CycleFunction = Callable[..., CycleResult]
 """``run_cycle(snapshot, profile) -> CycleResult`` (the pure core's entry point)."""
@@ -94,6 +108,10 @@ class Engine:
         telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id).
         publish: called with each API event ``{"type", "data"}`` (from the engine's thread).
+        monitor: the :class:`~.telemetry.TelemetryMonitor` (samples → ``Snapshot.telemetry``; its pid
+            registry is kept up to date from running jobs and lease kernels).
+        idle_policies: idle-reclamation policy (None = no idle detection).
+        idle_arbiter: an admin's idle rule (see :class:`jupyter_sched.reclaim.IdleArbiter`; None = default).
     """
 
     def __init__(
@@ -116,6 +134,9 @@ class Engine:
         telemetry: Callable[[], Mapping[str, Any]] | None = None,
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         publish: Callable[[dict[str, Any]], None] | None = None,
+        monitor: TelemetryMonitor | None = None,
+        idle_policies: IdlePolicies | None = None,
+        idle_arbiter: Any = None,
     ) -> None:
         self.store = store
         self.inventory = inventory
@@ -140,6 +161,15 @@ class Engine:
         self._last_decision: datetime | None = None
         self._stops_sent: set[str] = set()
         self.last_inventory: Inventory | None = None
+        self.monitor = monitor
+        self.idle_policies = idle_policies
+        self.idle_arbiter = idle_arbiter
+        self.ladders: dict[str, LadderState] = {}
+        self._ladder_attempt: dict[str, int] = {}
+        self._ladder_seen: dict[str, int] = {}
+        self._ladder_event_id = 0
+        self.reclaims_total = 0
+        self.idle_gpus: dict[str, tuple[str, ...]] = {}
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -213,6 +243,9 @@ class Engine:
     def _step_down(self) -> None:
         self.term = None
         self.reasons = {}
+        self.ladders.clear()
+        self._ladder_attempt.clear()
+        self._ladder_seen.clear()
         self.executor.detach()
         self._stops_sent.clear()
 
@@ -245,11 +278,24 @@ class Engine:
     def _on_executor_event(self, event: ExecutorEvent, report: TickReport) -> None:
         now = self.clock.now()
         if isinstance(event, Started):
+            if event.restarts == 0:  # the work is running now (e.g. its pod was scheduled)
+                self._mutate(event.job_id, lambda r: replace(
+                    r, handle=event.handle.to_dict(), executor=event.handle.executor,
+                    job=replace(r.job, reason=None, message="running")))
+                self._audit_id(event.job_id, "started", "running", {"handle": event.handle.to_dict()})
+                return
             self._mutate(event.job_id, lambda r: replace(
                 r, handle=event.handle.to_dict(), executor=event.handle.executor,
                 job=replace(r.job, message=f"restarted (restart {event.restarts})")))
             self._audit_id(event.job_id, "restarted", f"service restarted (restart {event.restarts})",
                            {"handle": event.handle.to_dict()})
+        elif isinstance(event, Waiting):
+            record = self._get(event.job_id)
+            if record is None or record.job.state.terminal or record.job.reason == event.reason:
+                return
+            self._mutate(event.job_id, lambda r: replace(
+                r, job=replace(r.job, reason=event.reason, message=event.reason.message)))
+            self._audit_id(event.job_id, "waiting", event.reason.message, {"reason": reason_to_dict(event.reason)})
         elif isinstance(event, Ready):
             self._mutate(event.job_id, lambda r: replace(r, job=replace(r.job, message=f"ready on port {event.port}")))
             self._audit_id(event.job_id, "ready", f"service ready on port {event.port}", {"port": event.port})
@@ -284,6 +330,8 @@ class Engine:
             return
         if intent == "cancel":
             state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({event.message})"
+        elif intent == "idle_stop":
+            state, message = JobState.CANCELLED, f"stopped while idle: {job.message} ({event.message})"
         elif intent == "timeout":
             state, message = JobState.FAILED, f"time limit of {job.spec.time_limit_s:g} s exceeded ({event.message})"
         elif event.exit_code == 0:
@@ -350,8 +398,12 @@ class Engine:
 
     # -- decisions -------------------------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
-        """Build the frozen input of one cycle from store + inventory (+ telemetry, kernels, usage)."""
+    def snapshot(self, *, idle: bool = False) -> Snapshot:
+        """Build the frozen input of one cycle from store + inventory (+ telemetry, kernels, usage).
+
+        ``idle=True`` (the engine's own cycles only, never a dry run from another thread) also
+        updates the monitor's pid registry and the ladder cache and adds the idle inputs.
+        """
         now = self.clock.now()
         inventory = self.inventory.current()
         self.last_inventory = inventory
@@ -364,20 +416,86 @@ class Engine:
             decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now, half_life_s=self.usage_half_life_s),
             gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
         kernels = dict(self._kernels()) if self._kernels else {}
-        for record in records:  # lease keepalives count as kernel activity
-            job = record.job
-            if job.is_lease and record.activity_at is not None:
-                key = job.spec.kernel_id or job.id
-                seen = dict(kernels.get(key, {}))
-                seen.setdefault("last_activity", record.activity_at)
-                kernels[key] = seen
+        telemetry: dict[str, Any] = dict(self._telemetry()) if self._telemetry else {}
+        if self.monitor is not None and idle:
+            self._update_holders(records, kernels)
+            if self.idle_policies is not None:
+                self._refresh_ladders(records)
+                telemetry.update(self.monitor.idle_inputs(
+                    (r.job for r in records), inventory, now=now, lookback_s=self._idle_lookback_s(),
+                    ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in self._idle_policy_list())))
         return Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
-                        usage=usage, telemetry=dict(self._telemetry()) if self._telemetry else {}, kernels=kernels)
+                        usage=usage, telemetry=telemetry, kernels=kernels)
+
+    # -- idle reclamation --------------------------------------------------------------------------
+
+    def _update_holders(self, records: Iterable[JobRecord], kernels: Mapping[str, Mapping[str, Any]]) -> None:
+        """Tell the monitor which pids hold which GPU: job roots (from their handles) and lease kernels."""
+        assert self.monitor is not None
+        holders: dict[str, set[int]] = {}
+        for record in records:
+            job = record.job
+            if not job.state.holds_gpus or job.allocation is None:
+                continue
+            pid: Any = None
+            if job.is_lease:
+                pid = dict(kernels.get(job.spec.kernel_id or "", {})).get("pid")
+            elif record.handle:
+                pid = record.handle.get("pid")
+            if isinstance(pid, int) and pid > 0:
+                for uuid in job.allocation.all_gpu_uuids():
+                    holders.setdefault(uuid, set()).add(pid)
+        self.monitor.set_holders(holders)
+
+    def _idle_lookback_s(self) -> float:
+        """Seconds of samples idle detection needs: the longest limit of any class, plus a minute."""
+        longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in self._idle_policy_list())
+        return longest + 60.0
+
+    def _idle_policy_list(self) -> list[IdlePolicy]:
+        assert self.idle_policies is not None
+        return [self.idle_policies.default, *self.idle_policies.by_priority.values()]
+
+    def _refresh_ladders(self, records: Iterable[JobRecord]) -> None:
+        """Load the persisted ladder of running work not in the cache (after a restart) and pick up
+        keepalives recorded since the last look (by any server)."""
+        running = {r.job.id: r.job for r in records if r.job.state.holds_gpus}
+        for job_id in [j for j in self.ladders if j not in running]:
+            self.ladders.pop(job_id, None)
+            self._ladder_attempt.pop(job_id, None)
+            self._ladder_seen.pop(job_id, None)
+            self.idle_gpus.pop(job_id, None)
+        for job_id, job in running.items():
+            if self._ladder_attempt.get(job_id) != job.attempts:
+                self.ladders[job_id], self._ladder_seen[job_id] = self.stored_ladder(self.store, job)
+                self._ladder_attempt[job_id] = job.attempts
+        for event in self.store.list_events(action="idle_keepalive", after_id=self._ladder_event_id, limit=10_000):
+            self._ladder_event_id = max(self._ladder_event_id, event.id)
+            held = running.get(event.job_id or "")
+            if (held is not None and event.details.get("attempt") == held.attempts and "ladder" in event.details
+                    and event.id > self._ladder_seen.get(held.id, 0)):
+                self.ladders[held.id] = ladder_from_dict(event.details["ladder"])
+                self._ladder_seen[held.id] = event.id
+
+    @staticmethod
+    def stored_ladder(store: Store, job: Job) -> tuple[LadderState, int]:
+        """``(ladder state, audit record id)`` of ``job``'s current allocation, from its newest
+        ``idle_*`` audit record (a fresh state and 0 when there is none)."""
+        for event in store.list_events(job_id=job.id, newest_first=True, limit=200):
+            if event.action in IDLE_ACTIONS and "ladder" in event.details:
+                if event.details.get("attempt") != job.attempts:
+                    break  # an earlier allocation's ladder: this one starts fresh
+                return ladder_from_dict(event.details["ladder"]), event.id
+        return LadderState(), 0
 
     def _decide(self, report: TickReport) -> None:
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(idle=True)
         started = self.clock.now()
         result = self._cycle(snapshot, self.profile)
+        if self.idle_policies is not None:
+            ours = evaluate_idle(snapshot, self.idle_policies, self.idle_arbiter)
+            mine = {a.job_id for a in ours}
+            result = replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))
         report.decided = True
         admitted, stops = self._apply(result, snapshot)
         report.cycle_s = (self.clock.now() - started).total_seconds()
@@ -402,6 +520,8 @@ class Engine:
         events: list[dict[str, Any]] = []
         core_audit = {(rec.action, rec.job_id) for rec in result.audit}
         merged: dict[tuple[str, str], dict[str, Any]] = {}
+        ladders: dict[str, LadderState] = {}
+        seen: dict[str, int] = {}
         with self.store.transaction(now=now) as tx:
             tx.assert_leader(self.owner_id, self.term, self.lease_ttl_s)
             records = {r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
@@ -476,11 +596,14 @@ class Engine:
                              message=rej.reason.message, details={"reason": reason_to_dict(rej.reason)})
                 changed.append(job)
             for idle in result.idle:
-                events.extend(self._apply_idle(tx, idle, records, stops, changed))
+                events.extend(self._apply_idle(tx, idle, records, stops, changed, snapshot, ladders, seen))
             for rec in result.audit:
                 tx.add_event(actor="scheduler", action=rec.action, job_id=rec.job_id or None, user=rec.user or None,
                              message=rec.message,
                              details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
+        for job_id, ladder in ladders.items():  # committed: the cache follows the store
+            self.ladders[job_id] = ladder
+            self._ladder_seen[job_id] = seen[job_id]
         simulated = snapshot.inventory.simulated
         for job in changed:
             self._publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})
@@ -522,27 +645,83 @@ class Engine:
                          details=details)
 
     def _apply_idle(self, tx: StoreTx, idle: IdleAction, records: Mapping[str, JobRecord],
-                    stops: list[tuple[str, float, bool]], changed: list[Job]) -> Iterable[dict[str, Any]]:
+                    stops: list[tuple[str, float, bool]], changed: list[Job], snapshot: Snapshot,
+                    ladders: dict[str, LadderState], seen: dict[str, int]) -> list[dict[str, Any]]:
+        """Apply one ladder step by its ``action`` (module docstring, step 4); return the API events.
+
+        Writes one audit record (``idle_warning`` / ``idle_reclaim`` / ``idle_clear``) with the
+        evidence (the window of samples) and the ladder state after the step (``details.ladder``:
+        what a restarted engine resumes from); puts the new ladder state in ``ladders``.
+        """
         r = records.get(idle.job_id)
         if r is None or not r.job.state.holds_gpus:
             return []
         job = r.job
+        now = tx.now
+        entry = snapshot.telemetry.get(job.id)
+        samples = entry.samples if isinstance(entry, IdleInput) else ()
+        before = self.ladders.get(job.id, LadderState())
+        ladder = advance_ladder(before, idle, now=now)
+        evidence = dict(idle.evidence)
+        if not evidence and idle.stage != "clear":
+            start = idle.idle_since or now
+            evidence = window_evidence(samples, rule="", idle_since=idle.idle_since, now=now,
+                                       limit_s=max(1.0, (now - start).total_seconds()))
+        action = idle.action if idle.stage == "reclaim" else ("notify" if idle.stage == "clear" else idle.action)
+        if idle.stage == "reclaim" and job.is_lease and action in ("requeue", "stop"):
+            action = "release"  # a lease has nothing to requeue or stop: its GPUs are released
+        if idle.stage == "reclaim" and not job.is_lease and action == "release":
+            action = "requeue"  # "free the GPUs" of a batch job = stop it and put it back in the queue
         data = {"job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
-                "reason": idle.reason}
-        tx.add_event(actor="scheduler", action=f"idle_{idle.stage}", job_id=job.id, user=job.spec.user,
-                     message=idle.reason, details={"evidence": dict(idle.evidence)})
-        if idle.stage != "reclaim" or r.stop_intent:
+                "action": action, "reason": idle.reason, "deadline": to_iso(idle.deadline),
+                "idle_since": to_iso(idle.idle_since), "gpu_uuids": list(idle.gpu_uuids),
+                "kernel_id": job.spec.kernel_id}
+        audit = {"warn": "idle_warning", "reclaim": "idle_reclaim"}.get(idle.stage, "idle_clear")
+        event_id = tx.add_event(actor="scheduler", action=audit, job_id=job.id, user=job.spec.user,
+                                message=self._idle_message(job, idle, action),
+                                details={**data, "evidence": evidence, "ladder": ladder_to_dict(ladder),
+                                         "attempt": job.attempts})
+        ladders[job.id] = ladder
+        seen[job.id] = event_id
+        uuids = tuple(job.allocation.all_gpu_uuids()) if job.allocation else ()
+        if idle.stage == "clear":
+            self.idle_gpus.pop(job.id, None)
+            message = "GPUs bound to the kernel" if job.is_lease else "running"
+            if tx.try_update_job(replace(r, job=replace(job, message=message))) is not None:
+                changed.append(replace(job, message=message))
             return [{"type": "idle_warning", "data": data}]
+        self.idle_gpus[job.id] = uuids
+        if idle.stage == "warn" or action == "notify" or r.stop_intent:
+            message = self._idle_message(job, idle, action)
+            if tx.try_update_job(replace(r, job=replace(job, message=message))) is not None:
+                changed.append(replace(job, message=message))
+            return [{"type": "idle_warning", "data": data}]
+        self.reclaims_total += 1
+        self.idle_gpus.pop(job.id, None)
         if job.is_lease:
-            done = job.transition(JobState.CANCELLED, finished_at=tx.now, message=f"reclaimed: {idle.reason}")
+            done = job.transition(JobState.CANCELLED, finished_at=now, message=self._idle_message(job, idle, action))
             if tx.try_update_job(replace(r, job=done)) is not None:
-                tx.close_usage(job.id, tx.now)
+                tx.close_usage(job.id, now)
                 changed.append(done)
         else:
-            if tx.try_update_job(replace(r, job=replace(job, message=idle.reason), stop_intent="idle",
-                                         stop_requested_at=tx.now, stop_actor="scheduler")) is not None:
+            intent = "idle_stop" if action == "stop" else "idle"
+            if tx.try_update_job(replace(r, job=replace(job, message=idle.reason), stop_intent=intent,
+                                         stop_requested_at=now, stop_actor="scheduler")) is not None:
                 stops.append((job.id, self.stop_grace_s, job.spec.checkpointable))
-        return [{"type": "idle_warning", "data": data}]
+        return [{"type": "idle_warning", "data": data}, {"type": "reclaimed", "data": data}]
+
+    @staticmethod
+    def _idle_message(job: Job, idle: IdleAction, action: str) -> str:
+        """The one sentence the user sees (job/lease message, kernel, audit)."""
+        if idle.stage == "warn":
+            return f"idle warning: {idle.reason}"
+        if idle.stage == "clear":
+            return f"idle warning withdrawn: {idle.reason}"
+        if action == "notify":
+            return f"idle (reported, nothing freed): {idle.reason}"
+        if job.is_lease:
+            return f"reclaimed while idle: {idle.reason}; GPUs released, the kernel keeps running"
+        return f"reclaimed while idle: {idle.reason}; " + ("stopping" if action == "stop" else "requeueing")
 
     def _start(self, job: Job) -> bool:
         """Start an admitted job through the executor (leases are bound, not run)."""

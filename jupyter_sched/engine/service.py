@@ -69,8 +69,9 @@ from ..store import LIVE_STATES, IdGenerator, JobRecord, SortableIds, Store
 from .clock import Clock, SystemClock
 from .engine import CycleFunction, Engine, TickReport
 from .events import EventBus, Subscription
+from .telemetry import TelemetryMonitor, ladder_to_dict
 
-__all__ = ["CachedInventory", "SchedulerService"]
+__all__ = ["CachedInventory", "SchedulerService", "idle_policies_from_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,12 @@ class SchedulerService:
         stop_grace_s: SIGTERM→SIGKILL grace of cancels and time limits, seconds.
         events_queue_size: events buffered per subscriber.
         owner_id: engine identity in the leader lease (default random).
-        telemetry / kernels: optional providers for the snapshot.
+        telemetry / kernels: optional providers for the snapshot (``kernels() -> {kernel id:
+            {"execution_state", "last_activity", "pid"}}``; see :meth:`set_kernel_source`).
+        monitor: the telemetry monitor (samples, pid registry; None = telemetry off).
+        idle_policies: idle-reclamation policy (None = off); ``idle_arbiter``: an admin's rule.
+        telemetry_push_s: seconds between ``telemetry`` events on the event stream (sent only
+            while somebody subscribes).
     """
 
     def __init__(
@@ -154,6 +160,10 @@ class SchedulerService:
         owner_id: str | None = None,
         telemetry: Callable[[], Mapping[str, Any]] | None = None,
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+        monitor: TelemetryMonitor | None = None,
+        idle_policies: Any = None,
+        idle_arbiter: Any = None,
+        telemetry_push_s: float = 1.0,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -167,7 +177,14 @@ class SchedulerService:
         self.engine = Engine(store, inventory, executor, clock=self.clock, owner_id=owner_id,
                              profile=scheduling_profile, cycle=cycle, lease_ttl_s=lease_ttl_s,
                              cycle_interval_s=cycle_interval_s, stop_grace_s=stop_grace_s, telemetry=telemetry,
-                             kernels=kernels, publish=self.bus.publish)
+                             kernels=kernels, publish=self.bus.publish, monitor=monitor,
+                             idle_policies=idle_policies, idle_arbiter=idle_arbiter)
+        self.monitor = monitor
+        self.idle_policies = idle_policies
+        self.telemetry_push_s = telemetry_push_s
+        self._push_task: asyncio.Task[None] | None = None
+        self.telemetry_wanted: Callable[[], bool] = lambda: self.bus.subscribers() > 0
+        """True while some client listens for telemetry events (the extension points it at its SSE clients)."""
         self.executor = executor
         self._pool: ThreadPoolExecutor | None = None
         self._task: asyncio.Task[None] | None = None
@@ -179,15 +196,25 @@ class SchedulerService:
     # -- construction from the extension's settings ---------------------------------------------
 
     @classmethod
-    def from_config(cls, settings: Mapping[str, Any], *, log: logging.Logger | None = None) -> SchedulerService:
+    def from_config(cls, settings: Mapping[str, Any], *, log: logging.Logger | None = None,
+                    nvml: Any = None) -> SchedulerService:
         """Build the service from the extension's plain settings (see ``SchedApp.service_settings``).
+
+        ``nvml`` is the NVML library module for the inventory and the NVML collector (default: the
+        real ``pynvml``; tests on GPU-less machines pass a fake library).
 
         Keys used: ``db_url``, ``log_dir``, ``inventory_source``, ``inventory_file``,
         ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
         ``inventory_refresh_s``, ``cycle_interval_s``, ``quotas`` (list of quota objects; when
         non-empty they replace the stored quota lines at start, with an audit record),
         ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
-        ``time_zone``, ``executor``, ``stop_grace_s``.
+        ``time_zone``, ``executor``, ``stop_grace_s``, ``node_name`` (this server's node name; default
+        the host name); idle reclamation: ``idle_threshold_percent``,
+        ``idle_window_s`` (0 = off), ``idle_grace_s`` and optionally ``idle_busy_kernel_window_s``,
+        ``idle_keepalive_max_s``, ``idle_lease_action``, ``idle_busy_kernel_action``, ``idle_job_action``
+        (see :func:`idle_policies_from_settings`); telemetry: ``telemetry_source`` (``auto`` /
+        ``simulated`` / ``nvml`` / ``dcgm`` / ``prometheus`` / ``off``), ``telemetry_url``,
+        ``telemetry_interval_s``, ``telemetry_push_interval_s``.
 
         Raises:
             ValidationError / StoreError: a setting is unusable (names the field).
@@ -201,13 +228,19 @@ class SchedulerService:
         source_kind = settings.get("inventory_source", "auto")
         sim = {"model": settings.get("simulated_gpu_model", "Simulated GPU 80GB"),
                "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
+        node = str(settings.get("node_name") or "") or None
         executor_kind = settings.get("executor", "local")
         if executor_kind != "local":
             raise ValidationError(f"unknown executor {executor_kind!r}", field="executor", hint="use local")
         executor = LocalExecutor(Path(str(settings["log_dir"])))
+        monitors: list[TelemetryMonitor] = []
+
+        def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)
+            return executor.pids() | (monitors[0].our_pids() if monitors else frozenset())
+
         source: Any
         if source_kind == "simulated":
-            source = SimulatedInventory(int(settings.get("simulated_gpus", 4)), **sim)
+            source = SimulatedInventory(int(settings.get("simulated_gpus", 4)), node=node, **sim)
         elif source_kind == "static" and not settings.get("inventory_file"):
             raise ValidationError("inventory_source 'static' needs inventory_file", field="inventory_file",
                                   hint="set c.SchedApp.inventory_file to a YAML inventory")
@@ -215,9 +248,15 @@ class SchedulerService:
             source, _ = default_inventory_source(
                 inventory_file=settings.get("inventory_file"),
                 simulated_gpus=int(settings.get("simulated_gpus", 4)) if source_kind != "nvml" else 0,
-                simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], our_pids=executor.pids,
-                logger=logger)
+                simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], our_pids=our_pids,
+                nvml=nvml, node=node, logger=logger)
         inventory = CachedInventory(source, float(settings.get("inventory_refresh_s", 30.0)))
+        policies = idle_policies_from_settings(settings)
+        monitor = _make_monitor(settings, source, logger, retention_s=_retention_s(policies), nvml=nvml)
+        if monitor is not None:
+            monitors.append(monitor)
+            history_node = node or str(getattr(source, "node", "") or "")
+            monitor.rollup_sink = lambda rows: store.add_rollups(rows, node=history_node)
         scheduling_profile = _scheduling_profile(settings)
         service = cls(store=store, inventory=inventory, executor=executor,
                       profiles=profiles_from_config(settings.get("profiles") or {}),
@@ -225,7 +264,9 @@ class SchedulerService:
                       default_team=str(settings.get("default_team") or "default"),
                       default_time_limit_s=settings.get("default_time_limit_s"),
                       cycle_interval_s=float(settings.get("cycle_interval_s", 5.0)),
-                      stop_grace_s=float(settings.get("stop_grace_s", 10.0)))
+                      stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
+                      idle_policies=policies if monitor is not None else None,
+                      telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)))
         quotas = settings.get("quotas") or []
         if quotas:
             current = service.quotas()
@@ -245,10 +286,20 @@ class SchedulerService:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
         self._stopping = False
         self._task = asyncio.ensure_future(self._run())
+        if self.monitor is not None:
+            self.monitor.start()
+            self._push_task = asyncio.ensure_future(self._push_telemetry())
 
     async def stop(self) -> None:
         """Stop ticking, resign leadership (running local jobs keep running), close the store."""
         self._stopping = True
+        if self._push_task is not None:
+            self._push_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._push_task
+            self._push_task = None
+        if self.monitor is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.monitor.stop)
         if self._wake is not None:
             self._wake.set()
         if self._task is not None:
@@ -274,6 +325,30 @@ class SchedulerService:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
             self._wake.clear()
+
+    async def _push_telemetry(self) -> None:
+        """Publish a ``telemetry`` event (the newest sample of every GPU) every ``telemetry_push_s``
+        seconds, only while the event stream has subscribers."""
+        while not self._stopping:
+            await asyncio.sleep(self.telemetry_push_s)
+            if self.monitor is not None and self.telemetry_wanted():
+                try:
+                    self.bus.publish({"type": "telemetry", "data": self._telemetry_now()})
+                except Exception:
+                    log.exception("jupyter_sched: telemetry event failed")
+
+    def _telemetry_now(self) -> dict[str, Any]:
+        from ..telemetry import sample_to_dict
+
+        assert self.monitor is not None
+        latest = self.monitor.latest()
+        return {"at": self.clock.now().isoformat(),
+                "gpus": [sample_to_dict(latest[k]) for k in sorted(latest, key=lambda k: (k[0], k[1] or -1))]}
+
+    def set_kernel_source(self, kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None) -> None:
+        """Where kernel activity comes from: ``kernels() -> {kernel id: {"execution_state",
+        "last_activity", "pid"}}`` (the extension passes the Jupyter kernel manager's view)."""
+        self.engine._kernels = kernels
 
     def kick(self) -> None:
         """Ask for a decision cycle now (thread-safe)."""
@@ -533,30 +608,45 @@ class SchedulerService:
             pass
         return {"text": text, "offset": offset, "next_offset": next_offset, "finished": finished}
 
-    def keepalive(self, lease_id: str, *, user: str) -> dict[str, Any]:
-        """Mark a lease as in use now (resets its idle clock).
+    def keepalive(self, lease_id: str, *, user: str, seconds: float | None = None) -> dict[str, Any]:
+        """Keep an idle lease's GPUs: the one extension of this allocation, until ``now + seconds``
+        (default and maximum: the admin's ``keepalive_max_s``). Recorded as an ``idle_keepalive``
+        audit record carrying the new ladder state, which the leading engine picks up. Returns the
+        lease plus ``keepalive_until``.
 
         Raises:
             NotFoundError: no such lease, or not yours.
-            ValidationError: it is a batch job, not a lease.
-            ConflictError: the lease already ended.
+            ValidationError: it is a batch job, not a lease; ``seconds`` out of range.
+            ConflictError: the lease already ended, it is not running yet, the keepalive was
+                already used for this allocation, or keepalive is disabled.
         """
+        from ..reclaim import IdlePolicies, extend_keepalive
+
         record = self._visible(lease_id, user=user, is_admin=False)
-        if not record.job.is_lease:
-            raise ValidationError(f"{lease_id} is a {record.job.spec.kind.value} job, not a lease", field="lease_id",
+        job = record.job
+        if not job.is_lease:
+            raise ValidationError(f"{lease_id} is a {job.spec.kind.value} job, not a lease", field="lease_id",
                                   hint="keepalive applies to interactive leases only")
-        if record.job.state.terminal:
-            raise ConflictError(f"lease {lease_id} already {record.job.state.value}", field="lease_id",
+        if job.state.terminal:
+            raise ConflictError(f"lease {lease_id} already {job.state.value}", field="lease_id",
                                 hint="request a new lease")
-        for _ in range(5):
-            with self.store.transaction() as tx:
-                current = tx.get_job(lease_id)
-                if tx.try_update_job(replace(current, activity_at=tx.now)) is not None:
-                    break
-        else:
-            raise ConflictError(f"lease {lease_id} kept changing; keepalive not recorded", field="lease_id",
-                                hint="retry")
-        return self.get_job(lease_id, user=user)
+        if not job.state.holds_gpus:
+            raise ConflictError(f"lease {lease_id} is {job.state.value}: it holds no GPUs yet", field="lease_id",
+                                hint="keepalive applies once the lease is granted")
+        policies = self.idle_policies if self.idle_policies is not None else IdlePolicies()
+        now = self.clock.now()
+        ladder, _ = Engine.stored_ladder(self.store, job)
+        ladder = extend_keepalive(ladder, now=now, policy=policies.for_job(job), requested_s=seconds)
+        until = ladder.keepalive_until.isoformat() if ladder.keepalive_until else None
+        with self.store.transaction(now=now) as tx:
+            current = tx.get_job(lease_id)
+            tx.try_update_job(replace(current, activity_at=now))
+            tx.add_event(actor=user, action="idle_keepalive", job_id=lease_id, user=job.spec.user,
+                         message=f"keepalive: GPUs kept until {until}",
+                         details={"keepalive_until": until, "ladder": ladder_to_dict(ladder),
+                                  "attempt": job.attempts})
+        self.kick()
+        return {**self.get_job(lease_id, user=user), "keepalive_until": until}
 
     # -- queue and dry run ---------------------------------------------------------------------------------
 
@@ -728,11 +818,167 @@ class SchedulerService:
         rows = self.store.usage_rows(since=start, until=end, user=user)
         return rollup(rows, now=self.clock.now(), by=keys, since=start, until=end)
 
+    # -- telemetry --------------------------------------------------------------------------------
+
+    def telemetry(self, *, user: str, is_admin: bool = False, gpu: str | None = None, job: str | None = None,
+                  lease: str | None = None, since: str | datetime | None = None, limit: int = 600) -> dict[str, Any]:
+        """Current and recent samples per GPU (``GET telemetry``).
+
+        Returns ``{"enabled", "source", "interval_s", "simulated", "at", "job_id", "gpus": [{"gpu_uuid",
+        "mig_instance", "current": sample, "recent": [sample, ...]}], "foreign": [report], "idle":
+        [{"job_id", "gpu_uuids"}]}`` with samples as :func:`jupyter_sched.telemetry.sample_to_dict`.
+        ``gpu`` (a GPU or MIG uuid) or ``job`` / ``lease`` (its allocation's GPUs; your own work
+        unless admin) narrow it; ``since`` (ISO 8601 with offset) starts ``recent`` (default: the
+        last minute); ``limit`` caps recent samples per device (1..3600).
+
+        Raises:
+            ValidationError: bad ``since`` or ``limit``, or two filters at once.
+            NotFoundError: the job/lease is not yours or does not exist; the GPU does not exist.
+        """
+        from ..reclaim import device_keys, foreign_gpu_reports
+        from ..telemetry import foreign_report_to_dict, sample_to_dict
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 3600:
+            raise ValidationError(f"limit must be 1..3600 samples (got {limit!r})", field="limit", hint="e.g. 600")
+        if sum(1 for f in (gpu, job, lease) if f) > 1:
+            raise ValidationError("give at most one of gpu, job and lease", field="gpu",
+                                  hint="ask for one GPU, one job or one lease at a time")
+        now = self.clock.now()
+        start = _when(since, "since") or now - timedelta(seconds=60)
+        inv = self._inventory()
+        live = [r.job for r in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
+        body: dict[str, Any] = {"enabled": self.monitor is not None, "source": None, "interval_s": None,
+                                "simulated": inv.simulated, "at": now.isoformat(), "job_id": job or lease,
+                                "gpus": [], "foreign": [foreign_report_to_dict(r) for r in foreign_gpu_reports(inv, live)],
+                                "idle": [{"job_id": j, "gpu_uuids": list(u)} for j, u in sorted(self.engine.idle_gpus.items())]}
+        if self.monitor is None:
+            return body
+        body.update(source=self.monitor.source, interval_s=self.monitor.interval_s)
+        latest = self.monitor.latest()
+        keys: list[tuple[str, int | None]]
+        if job or lease:
+            record = self._visible(str(job or lease), user=user, is_admin=is_admin)
+            alloc = record.job.allocation if record.job.state.holds_gpus else None
+            keys = list(device_keys(alloc.all_gpu_uuids(), inv)) if alloc is not None else []
+        elif gpu:
+            keys = list(device_keys([gpu], inv))
+            if keys[0] not in latest and gpu not in inv.gpu_by_uuid():
+                raise NotFoundError(f"no GPU {gpu!r} in the inventory", field="gpu", hint="see GET inventory for uuids")
+        else:
+            keys = sorted(latest, key=lambda k: (k[0], k[1] if k[1] is not None else -1))
+        recent = self.monitor.recent(keys, since=start, limit=limit)
+        for key in keys:
+            current = latest.get(key)
+            body["gpus"].append({"gpu_uuid": key[0], "mig_instance": key[1],
+                                 "current": sample_to_dict(current) if current is not None else None,
+                                 "recent": [sample_to_dict(s) for s in recent.get(key, [])]})
+        return body
+
+    def idle_stats(self) -> dict[str, Any]:
+        """For ``/metrics``: ``{"idle_gpus": GPUs of work with an open idle warning, "reclaims": idle
+        reclaims that freed GPUs since start, "telemetry": the monitor's status or None}``."""
+        return {"idle_gpus": sum(len(u) for u in self.engine.idle_gpus.values()),
+                "reclaims": self.engine.reclaims_total,
+                "telemetry": self.monitor.status() if self.monitor is not None else None}
+
     # -- events ----------------------------------------------------------------------------------------
 
     def subscribe(self) -> Subscription:
         """An async iterator of ``{"type", "data"}`` events (bounded; must be called on the running loop)."""
         return self.bus.subscribe()
+
+
+def idle_policies_from_settings(settings: Mapping[str, Any]) -> Any:
+    """Map the ``idle_*`` settings of ``SchedApp`` to an :class:`~jupyter_sched.reclaim.IdlePolicies`.
+
+    ``idle_window_s`` is how long work must stay idle before the *warning*; ``idle_grace_s`` the
+    time between warning and reclaim. So the policy's limit is ``window + grace`` and its warning
+    lead time is ``grace``. ``idle_window_s = 0`` turns idle reclamation off (``enabled=False``).
+    Optional keys (defaults of :class:`~jupyter_sched.reclaim.IdlePolicy` otherwise):
+    ``idle_busy_kernel_window_s`` (kept >= the limit), ``idle_keepalive_max_s``,
+    ``idle_lease_action`` / ``idle_busy_kernel_action`` / ``idle_job_action`` (``release``,
+    ``requeue``, ``stop``, ``notify``), ``idle_max_gap_s``.
+
+    Raises:
+        ValidationError: an unusable value (names the ``idle.*`` field).
+    """
+    from ..reclaim import IdlePolicies, IdlePolicy, ReclaimMode
+
+    def mode(key: str, default: ReclaimMode) -> ReclaimMode:
+        value = settings.get(key)
+        if value in (None, ""):
+            return default
+        try:
+            return ReclaimMode(str(value))
+        except ValueError:
+            raise ValidationError(f"unknown idle action {value!r}", field=key,
+                                  hint="use release, requeue, stop or notify") from None
+
+    base = IdlePolicy()
+    window = float(settings.get("idle_window_s", 1800.0) or 0.0)
+    grace = float(settings.get("idle_grace_s", 600.0) or 0.0)
+    if window <= 0:
+        return IdlePolicies(default=IdlePolicy(enabled=False))
+    limit = window + grace
+    busy = settings.get("idle_busy_kernel_window_s")
+    busy_s = None if busy == 0 else max(limit, float(busy) if busy is not None else base.busy_kernel_window_s or limit)
+    threshold = float(settings.get("idle_threshold_percent", base.threshold_pct))
+    policy = IdlePolicy(
+        threshold_pct=threshold if threshold > 0 else base.threshold_pct, window_s=limit, warning_s=grace,
+        busy_kernel_window_s=busy_s,
+        lease_mode=mode("idle_lease_action", base.lease_mode),
+        busy_kernel_mode=mode("idle_busy_kernel_action", base.busy_kernel_mode),
+        job_mode=mode("idle_job_action", base.job_mode),
+        max_gap_s=float(settings.get("idle_max_gap_s", base.max_gap_s)),
+        keepalive_max_s=float(settings.get("idle_keepalive_max_s", base.keepalive_max_s)))
+    return IdlePolicies(default=policy)
+
+
+def _retention_s(policies: Any) -> float:
+    """Seconds of samples the monitor keeps: the longest idle lookback plus two minutes."""
+    items = [policies.default, *policies.by_priority.values()]
+    longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in items)
+    return float(longest) + 180.0
+
+
+def _make_monitor(settings: Mapping[str, Any], source: Any, logger: logging.Logger, *,
+                  retention_s: float, nvml: Any = None) -> TelemetryMonitor | None:
+    """The telemetry monitor for ``telemetry_source`` (None for ``off``, or ``auto`` on a static inventory).
+
+    Raises:
+        ValidationError: an unknown source, or ``dcgm`` / ``prometheus`` without ``telemetry_url``.
+    """
+    from ..inventory.nvml import NvmlInventory
+    from ..inventory.simulated import SimulatedInventory
+    from ..telemetry import DcgmCollector, NvmlCollector, PrometheusCollector, SimulatedCollector, http_text_fetcher
+
+    kind = str(settings.get("telemetry_source") or "auto")
+    url = str(settings.get("telemetry_url") or "")
+    interval = float(settings.get("telemetry_interval_s", 1.0))
+    if kind == "auto":
+        kind = ("simulated" if isinstance(source, SimulatedInventory) else "nvml" if isinstance(source, NvmlInventory)
+                else "dcgm" if url else "off")
+    if kind == "off":
+        logger.info("jupyter_sched: telemetry off (no collector for this inventory source)")
+        return None
+    monitors: list[TelemetryMonitor] = []
+    collector: Any
+    if kind == "simulated":
+        collector = SimulatedCollector(lambda: source.current().gpus(),
+                                       pids=lambda: monitors[0].holders() if monitors else {})
+    elif kind == "nvml":
+        collector = NvmlCollector(nvml, node=str(getattr(source, "node", "") or ""))
+    elif kind in ("dcgm", "prometheus"):
+        if not url:
+            raise ValidationError(f"telemetry_source {kind!r} needs telemetry_url", field="telemetry_url",
+                                  hint="e.g. http://127.0.0.1:9400/metrics (dcgm) or http://127.0.0.1:9090 (prometheus)")
+        collector = DcgmCollector(http_text_fetcher(url)) if kind == "dcgm" else PrometheusCollector(url)
+    else:
+        raise ValidationError(f"unknown telemetry_source {kind!r}", field="telemetry_source",
+                              hint="use auto, simulated, nvml, dcgm, prometheus or off")
+    monitor = TelemetryMonitor(collector, source=kind, retention_s=retention_s, interval_s=interval)
+    monitors.append(monitor)
+    return monitor
 
 
 def _scheduling_profile(settings: Mapping[str, Any]) -> Any:

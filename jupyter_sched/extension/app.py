@@ -20,11 +20,20 @@ from traitlets import Float, TraitError, Unicode, default, validate
 
 from .. import __version__
 from ..errors import SchedError
-from .config import ExecutorConfig, IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, WebConfig, config_error
+from .config import (
+    ExecutorConfig,
+    IdleConfig,
+    InventoryConfig,
+    PolicyConfig,
+    StorageConfig,
+    TelemetryConfig,
+    WebConfig,
+    config_error,
+)
 from .events import EventHub
 from .handlers import HANDLERS
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
-from .kernels import install_kernel_hooks, kernel_env
+from .kernels import install_kernel_hooks, kernel_env, kernel_states
 from .metrics import make_registry
 
 __all__ = ["API_PREFIX", "SchedApp"]
@@ -35,7 +44,8 @@ API_PREFIX = "api/sched/"
 log = logging.getLogger(__name__)
 
 
-class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, ExecutorConfig, WebConfig, ExtensionApp):
+class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
+               ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -88,6 +98,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
         """
         self.service: Any = self._build_service()
         self.event_hub = EventHub(self.events_queue_size)
+        if hasattr(self.service, "telemetry_wanted"):  # push telemetry only while a client listens
+            self.service.telemetry_wanted = lambda: self.event_hub.subscribers > 0
         self.metrics_registry = make_registry(self.service, self.event_hub)
         assert self.serverapp is not None
         provider = getattr(self.serverapp, "identity_provider", None)
@@ -99,6 +111,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
         self._started = False
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel)
+        kernel_manager = getattr(self.serverapp, "kernel_manager", None)
+        if kernel_manager is not None and hasattr(self.service, "set_kernel_source"):
+            self.service.set_kernel_source(lambda: kernel_states(kernel_manager))
         self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s",
                       __version__, _redact(self.store_url), self.inventory_source, self.identity_mode)
 
@@ -172,6 +187,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
             "simulated_gpu_model": self.simulated_gpu_model,
             "simulated_gpu_memory_mib": self.simulated_gpu_memory_mib,
             "inventory_refresh_s": self.inventory_refresh_s,
+            "node_name": self.node_name or None,
             "cycle_interval_s": self.cycle_interval,
             "quotas": list(self.quotas),
             "profiles": dict(self.profiles),
@@ -182,6 +198,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
             "idle_threshold_percent": self.idle_threshold_percent,
             "idle_window_s": self.idle_window_s,
             "idle_grace_s": self.idle_grace_s,
+            "idle_busy_kernel_window_s": self.idle_busy_kernel_window_s,
+            "idle_keepalive_max_s": self.idle_keepalive_max_s,
+            "idle_lease_action": self.idle_lease_action,
+            "idle_busy_kernel_action": self.idle_busy_kernel_action,
+            "idle_job_action": self.idle_job_action,
+            "telemetry_source": self.telemetry_source,
+            "telemetry_url": self.telemetry_url or None,
+            "telemetry_interval_s": self.telemetry_interval_s,
+            "telemetry_push_interval_s": self.telemetry_push_interval_s,
             "executor": self.executor,
             "stop_grace_s": self.stop_grace_s,
         }
@@ -205,11 +230,14 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Executo
             "events": {"transport": "sse", "path": API_PREFIX + "events",
                        "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted"]},
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
-                         "audit": True, "usage": True, "metrics": True, "telemetry": False,
-                         "kubernetes": False, "hub": False},
+                         "audit": True, "usage": True, "metrics": True,
+                         "telemetry": getattr(self.service, "monitor", None) is not None,
+                         "keepalive": True, "kubernetes": False, "hub": False},
             "priorities": ["high", "normal", "low"],
-            "idle": {"threshold_percent": self.idle_threshold_percent, "window_s": self.idle_window_s,
-                     "grace_s": self.idle_grace_s},
+            "idle": {"enabled": self.idle_window_s > 0, "threshold_percent": self.idle_threshold_percent,
+                     "window_s": self.idle_window_s, "grace_s": self.idle_grace_s,
+                     "keepalive_max_s": self.idle_keepalive_max_s},
+            "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
             "cycle_interval_s": self.cycle_interval,
         }
 

@@ -11,6 +11,7 @@ inherits them all, so every knob is set as ``c.SchedApp.<name>`` in
     InventoryConfig   which GPUs exist                                   (inventory_source, simulated_gpus, ...)
     PolicyConfig      how the cycle decides                              (cycle_interval, quotas, profiles, ...)
     IdleConfig        when an allocation counts as idle                  (idle_threshold_percent, ...)
+    TelemetryConfig   where utilization samples come from                (telemetry_source, telemetry_url, ...)
     ExecutorConfig    how work is started and stopped                    (executor, stop_grace_s, ...)
     WebConfig         the REST surface itself                            (identity_source, admin_users, ...)
 
@@ -33,6 +34,7 @@ __all__ = [
     "InventoryConfig",
     "PolicyConfig",
     "StorageConfig",
+    "TelemetryConfig",
     "WebConfig",
     "config_error",
 ]
@@ -123,6 +125,14 @@ class InventoryConfig(Configurable):
         config=True,
         help="""Memory of each simulated GPU in MiB. Default: 81920 (80 GiB, an A100/H100-class
         size), so memory filters and profiles such as "4 GPUs of >= 40 GiB" behave realistically.""",
+    )
+
+    node_name = Unicode(
+        "",
+        config=True,
+        help="""Name this server's GPUs are reported under (NVML and simulated inventories).
+        Default: "" = the host name. Simulated GPU uuids derive from it (GPU-sim-<node>-<i>), so
+        two servers on one host (tests, demos) keep their simulated GPUs apart by naming nodes.""",
     )
 
     inventory_refresh_s = Float(
@@ -280,6 +290,56 @@ class IdleConfig(Configurable):
         release of the GPUs. Default: 600 s (10 min): time to react to the warning.""",
     )
 
+    idle_busy_kernel_window_s = Float(
+        14400.0,
+        config=True,
+        help="""For a lease whose kernel is busy (or in an unknown state) while its GPUs stay idle:
+        seconds before that counts as idle too. Default: 14400 s (4 h; kept >= idle_window_s +
+        idle_grace_s) so a kernel loading data for an hour is never reclaimed (case 012). 0 turns
+        the busy-kernel rule off.""",
+    )
+
+    idle_keepalive_max_s = Float(
+        7200.0,
+        config=True,
+        help="""Longest extension in seconds a user may ask for once per idle period
+        (POST leases/{id}/keepalive with {"seconds": n}). Default: 7200 s (2 h): enough for a
+        meeting, not enough to park GPUs overnight.""",
+    )
+
+    idle_lease_action = Enum(
+        ["release", "requeue", "stop", "notify"],
+        default_value="release",
+        config=True,
+        help="""What reclaiming an idle lease does. Default: "release" (the kernel keeps running,
+        its GPUs are freed). "notify" only warns.""",
+    )
+
+    idle_busy_kernel_action = Enum(
+        ["release", "requeue", "stop", "notify"],
+        default_value="notify",
+        config=True,
+        help="""What the busy-kernel rule does (see idle_busy_kernel_window_s). Default: "notify":
+        a busy kernel may be doing real work the GPU meters cannot see, so it is not reclaimed
+        without an admin choosing so.""",
+    )
+
+    idle_job_action = Enum(
+        ["release", "requeue", "stop", "notify"],
+        default_value="notify",
+        config=True,
+        help="""What reclaiming an idle batch job does. Default: "notify" (jobs are usually
+        preprocessing, not parked); "requeue" or "stop" for stricter sites.""",
+    )
+
+    @validate("idle_busy_kernel_window_s")
+    def _check_busy_window(self, proposal: dict[str, Any]) -> float:
+        return _positive("idle_busy_kernel_window_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("idle_keepalive_max_s")
+    def _check_keepalive_max(self, proposal: dict[str, Any]) -> float:
+        return _positive("idle_keepalive_max_s", float(proposal["value"]), allow_zero=True)
+
     @validate("idle_threshold_percent")
     def _check_threshold(self, proposal: dict[str, Any]) -> float:
         value = float(proposal["value"])
@@ -294,6 +354,65 @@ class IdleConfig(Configurable):
     @validate("idle_grace_s")
     def _check_idle_grace(self, proposal: dict[str, Any]) -> float:
         return _positive("idle_grace_s", float(proposal["value"]), allow_zero=True)
+
+
+class TelemetryConfig(Configurable):
+    """Where GPU utilization samples come from (idle reclamation and the panel's live charts)."""
+
+    telemetry_source = Enum(
+        ["auto", "simulated", "nvml", "dcgm", "prometheus", "off"],
+        default_value="auto",
+        config=True,
+        help="""Telemetry collector. Default: "auto" = "simulated" for a simulated inventory
+        (utilization derived from the jobs' real CPU activity), "nvml" for NVML GPUs, "dcgm" when
+        telemetry_url is set, else "off". "dcgm" reads a dcgm-exporter /metrics URL (preferred on
+        clusters: GR_ENGINE_ACTIVE works with MIG, case 008); "prometheus" queries a Prometheus
+        server holding dcgm-exporter series.""",
+    )
+
+    telemetry_url = Unicode(
+        "",
+        config=True,
+        help="""URL of the dcgm-exporter /metrics endpoint (telemetry_source "dcgm", e.g.
+        http://127.0.0.1:9400/metrics) or of a Prometheus server ("prometheus", e.g.
+        http://127.0.0.1:9090). Default: "" (none).""",
+    )
+
+    telemetry_interval_s = Float(
+        1.0,
+        config=True,
+        help="""Seconds between telemetry samples. Default: 1 s (NVML and dcgm-exporter update
+        about once a second; faster only repeats values).""",
+    )
+
+    telemetry_push_interval_s = Float(
+        1.0,
+        config=True,
+        help="""Seconds between "telemetry" events pushed to the event stream (panel charts).
+        Default: 1 s.""",
+    )
+
+    @validate("telemetry_url")
+    def _check_telemetry_url(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value and not value.startswith(("http://", "https://")):
+            raise config_error("telemetry_url", value, "is not an http(s) URL",
+                               "use e.g. http://127.0.0.1:9400/metrics, or leave it empty")
+        return value
+
+    @validate("telemetry_interval_s")
+    def _check_telemetry_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0.1 <= value <= 3600:
+            raise config_error("telemetry_interval_s", value, "must be 0.1..3600 seconds", "set e.g. 1")
+        return value
+
+    @validate("telemetry_push_interval_s")
+    def _check_push_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0.1 <= value <= 3600:
+            raise config_error("telemetry_push_interval_s", value, "must be 0.1..3600 seconds", "set e.g. 1")
+        return value
 
 
 class ExecutorConfig(Configurable):

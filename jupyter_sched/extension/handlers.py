@@ -334,14 +334,42 @@ class DryrunHandler(SchedHandler):
 
 
 class KeepaliveHandler(SchedHandler):
-    """``POST leases/{id}/keepalive``: a kernel says its lease is in use."""
+    """``POST leases/{id}/keepalive`` with optional ``{"seconds": n}``: keep an idle lease's GPUs.
+
+    The one extension per idle period, up to the admin's ``idle_keepalive_max_s`` (the default).
+    """
 
     _track_activity = False
 
     @web.authenticated
     @authorized
     def post(self, lease_id: str) -> None:
-        self.reply(self.service.keepalive(lease_id, user=self.identity.name))
+        body = self.json_body() if self.request.body.strip() else {}
+        unknown = sorted(set(body) - {"seconds"})
+        if unknown:
+            raise ValidationError(f"unknown field {unknown[0]!r}", field=unknown[0], hint='send {} or {"seconds": 3600}')
+        seconds = body.get("seconds")
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                    or not 0 < seconds < 10**7):
+            raise ValidationError(f"seconds must be a positive number (got {seconds!r})", field="seconds",
+                                  hint="e.g. 3600, at most the admin's keepalive limit")
+        self.reply(self.service.keepalive(lease_id, user=self.identity.name,
+                                          seconds=None if seconds is None else float(seconds)))
+
+
+class TelemetryHandler(SchedHandler):
+    """``GET telemetry?gpu=|job=|lease=&since=&limit=``: current and recent utilization per GPU."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        ident = self.identity
+        self.reply(self.service.telemetry(
+            user=ident.name, is_admin=ident.is_admin, gpu=self.query_str("gpu"), job=self.query_str("job"),
+            lease=self.query_str("lease"), since=self.query_str("since"),
+            limit=self.query_int("limit", 600, minimum=1, maximum=3600)))
 
 
 class QueueHandler(SchedHandler):
@@ -460,10 +488,13 @@ class EventsHandler(SchedHandler):
             return
         finally:
             hub.unsubscribe(sub)
-        if not self._finished:
+        if not self._finished and not self._client_gone:
             self.finish(set_content_type="text/event-stream")
 
+    _client_gone = False
+
     def on_connection_close(self) -> None:
+        self._client_gone = True
         sub = getattr(self, "_subscription", None)
         if sub is not None:
             self.sched.event_hub.unsubscribe(sub)
@@ -510,6 +541,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("quotas", QuotasHandler),
     ("profiles", ProfilesHandler),
     ("events", EventsHandler),
+    ("telemetry", TelemetryHandler),
     ("audit", AuditHandler),
     ("usage", UsageHandler),
     ("metrics", MetricsHandler),

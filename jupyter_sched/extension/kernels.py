@@ -21,7 +21,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-__all__ = ["KERNEL_ACTIONS_SCHEMA", "install_kernel_hooks", "kernel_env"]
+__all__ = ["KERNEL_ACTIONS_SCHEMA", "install_kernel_hooks", "kernel_env", "kernel_states"]
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,27 @@ _RELEASING_ACTIONS = frozenset({"shutdown", "restart"})
 def kernel_env(*, url: str, token: str, kernel_id: str) -> dict[str, str]:
     """The variables a kernel gets: ``JUPYTER_SCHED_URL`` / ``_TOKEN`` / ``_KERNEL_ID``."""
     return {"JUPYTER_SCHED_URL": url, "JUPYTER_SCHED_TOKEN": token, "JUPYTER_SCHED_KERNEL_ID": kernel_id}
+
+
+def kernel_states(kernel_manager: Any) -> dict[str, dict[str, Any]]:
+    """The server's kernels as the engine's idle rules read them (case 012: busy is not idle).
+
+    Returns:
+        ``{kernel_id: {"execution_state": "busy"|"idle"|..., "last_activity": datetime (UTC) | None,
+        "pid": int | None}}``. Called from the engine's worker thread: it only reads a copy of the
+        kernel table and each kernel's attributes, never awaits.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for kernel_id in list(getattr(kernel_manager, "_kernels", {})):
+        try:
+            km = kernel_manager.get_kernel(kernel_id)
+        except KeyError:
+            continue  # shut down meanwhile
+        process = getattr(getattr(km, "provisioner", None), "process", None)
+        out[kernel_id] = {"execution_state": getattr(km, "execution_state", None),
+                          "last_activity": getattr(km, "last_activity", None),
+                          "pid": getattr(process, "pid", None)}
+    return out
 
 
 def install_kernel_hooks(

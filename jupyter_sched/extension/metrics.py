@@ -9,7 +9,8 @@ several servers in one test process coexist. Values are read from the service wh
 - ``jupyter_sched_gpus{model,state}``           GPUs allocated / free per model (fractions count
                                                 in GPUs: two 0.5 GPU jobs = 1 allocated GPU)
 - ``jupyter_sched_preemptions_total``           preemption events seen since start
-- ``jupyter_sched_reclaims_total``              idle/quota reclaim events seen since start
+- ``jupyter_sched_reclaims_total``              idle reclaims that freed GPUs since start (engine count)
+- ``jupyter_sched_idle_gpus``                   GPUs of work with an open idle warning
 - ``jupyter_sched_event_clients``               connected event-stream clients
 - ``jupyter_sched_event_clients_dropped_total`` clients dropped for falling behind
 """
@@ -29,7 +30,6 @@ from .events import EventHub
 __all__ = ["SchedCollector", "make_registry"]
 
 _PRIORITIES = ("high", "normal", "low")
-_RECLAIM_TYPES = ("reclaimed", "reclaim", "idle_reclaim")
 
 
 class SchedCollector(Collector):
@@ -88,9 +88,13 @@ class SchedCollector(Collector):
         preemptions = CounterMetricFamily("jupyter_sched_preemptions", "Preemption events since server start")
         preemptions.add_metric([], float(self.hub.counts.get("preempted", 0)))
         yield preemptions
-        reclaims = CounterMetricFamily("jupyter_sched_reclaims", "Reclaim events since server start")
-        reclaims.add_metric([], float(sum(self.hub.counts.get(t, 0) for t in _RECLAIM_TYPES)))
+        idle = self.service.idle_stats() if hasattr(self.service, "idle_stats") else {}
+        reclaims = CounterMetricFamily("jupyter_sched_reclaims", "Idle reclaims that freed GPUs since server start")
+        reclaims.add_metric([], float(idle.get("reclaims", 0)))
         yield reclaims
+        idle_gpus = GaugeMetricFamily("jupyter_sched_idle_gpus", "GPUs of work with an open idle warning")
+        idle_gpus.add_metric([], float(idle.get("idle_gpus", 0)))
+        yield idle_gpus
         clients = GaugeMetricFamily("jupyter_sched_event_clients", "Connected event-stream clients")
         clients.add_metric([], float(self.hub.subscribers))
         yield clients

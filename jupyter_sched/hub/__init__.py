@@ -7,6 +7,11 @@
 - :mod:`.identity` — authentication with JupyterHub (``HubOAuth``: token header or OAuth cookie).
 - :mod:`.forward` — per-user servers as clients: forward ``api/sched/*`` to the central service
   with the server's hub token (``c.SchedApp.hub_service_url``).
+- :mod:`.budgets` — 80 % / 100 % GPU-hour budget warnings (audited once per period, pushed as events).
+- :mod:`.usage` — ``GET usage/report``: allocated/utilized GPU-hours, cost, efficiency, CSV.
+
+Only :mod:`.identity`, :mod:`.central` and :mod:`.serve` need ``jupyterhub`` installed (the
+central service); a user server that forwards needs only ``httpx``.
 
 Importing this package imports nothing from JupyterHub; the modules that need it import it.
 """

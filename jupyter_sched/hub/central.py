@@ -8,6 +8,9 @@ hub-specific parts:
 - **teams = hub groups** — the first time a user calls (and whenever their groups or the set of
   known teams change) their team is written to the quota set's ``user_teams`` through
   ``SchedulerService.set_quotas`` (audited with actor ``jupyterhub``, old → new);
+- **usage report** — ``GET usage/report`` (cost per ``gpu_prices``, CSV; :mod:`.usage`);
+- **budget warnings** — every ``budget_check_interval_s`` seconds, 80 % / 100 % warnings
+  (:mod:`.budgets`);
 - **stopped servers** — every ``hub_poll_interval_s`` seconds the service asks the hub which
   users have an active server and releases live kernel-bound leases of users who have none (a
   server that was killed without stopping its extension, or culled).
@@ -24,12 +27,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tornado.ioloop import PeriodicCallback
-from traitlets import Float
+from traitlets import Dict, Float
 
 from ..errors import AuthorizationError
-from ..extension.app import SchedApp
+from ..extension.app import API_PREFIX, SchedApp
 from ..extension.identity import Identity
+from .budgets import warn_budgets
 from .identity import HubUser, choose_team, is_admin
+from .usage import UsageReportHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "known_teams", "stale_leases"]
 
@@ -74,12 +79,30 @@ class HubSchedApp(SchedApp):
         by the user servers' extensions and idle reclamation).""",
     )
 
+    budget_check_interval_s = Float(
+        60.0, config=True,
+        help="""Seconds between budget checks that send the 80 % / 100 % warnings (audited once per
+        budget, threshold and period; event type "budget_warning"). Default 60 s; 0 disables.""",
+    )
+
+    gpu_prices = Dict(
+        value_trait=Float(), config=True,
+        help="""Price per GPU-hour by GPU model name (e.g. {"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5};
+        "*" prices every other model) for the cost column of GET usage/report. Default {}: no cost.""",
+    )
+
+    def initialize_handlers(self) -> None:
+        """The embedded routes plus ``usage/report`` (:mod:`.usage`)."""
+        super().initialize_handlers()
+        self.handlers.append((API_PREFIX + "usage/report", UsageReportHandler))
+
     def initialize_settings(self) -> None:
         """Build the engine as embedded mode does, then switch identity to the hub's."""
         super().initialize_settings()
         self.identity_mode = "jupyterhub"
         self._team_seen: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._reaper: PeriodicCallback | None = None
+        self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
@@ -91,11 +114,16 @@ class HubSchedApp(SchedApp):
         if self.hub_poll_interval_s > 0:
             self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
             self._reaper.start()
+        if self.budget_check_interval_s > 0:
+            self._budget_timer = PeriodicCallback(self._budget_tick, self.budget_check_interval_s * 1000)
+            self._budget_timer.start()
+            self._budget_tick()
 
     async def stop_extension(self) -> None:
-        if self._reaper is not None:
-            self._reaper.stop()
-            self._reaper = None
+        for timer in (self._reaper, self._budget_timer):
+            if timer is not None:
+                timer.stop()
+        self._reaper = self._budget_timer = None
         await super().stop_extension()
 
     # ---- identity ------------------------------------------------------------------------
@@ -140,6 +168,13 @@ class HubSchedApp(SchedApp):
         body["owner"] = None
         body["features"] = {**body["features"], "hub": True}
         return body
+
+    # ---- budgets ---------------------------------------------------------------------------
+    def _budget_tick(self) -> None:
+        try:
+            warn_budgets(self.service)
+        except Exception:
+            log.exception("jupyter_sched: budget check failed; will retry")
 
     # ---- stopped servers -----------------------------------------------------------------
     def _reap_tick(self) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -63,7 +64,7 @@ def _other_extensions() -> list[str]:
     from jupyter_server.extension.config import ExtensionConfigManager
 
     manager = ExtensionConfigManager(read_config_path=jupyter_config_path())
-    return sorted(manager.get_jpserver_extensions())
+    return sorted(manager.get_jpserver_extensions())  # type: ignore[no-untyped-call]
 
 
 def build_config(*, ip: str, port: int, base_url: str, db_url: str, allow_root: bool) -> Any:
@@ -140,11 +141,18 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
 
     from jupyter_server.serverapp import ServerApp
 
-    class SchedServerApp(ServerApp):  # type: ignore[misc]
+    class SchedServerApp(ServerApp):
         """A ServerApp serving only the API root, auth and the scheduler's routes."""
 
         name = "jupyter-sched-serve"
-        default_services = ("api", "auth")
+        default_services = ("api", "auth")  # type: ignore[assignment]  # a subset, as ServerApp allows
+
+        def init_signal(self) -> None:
+            """SIGINT stops cleanly too (JupyterHub stops managed services with SIGINT first;
+            without a terminal jupyter_server would turn it into a KeyboardInterrupt that skips
+            the engine's shutdown and leader resignation)."""
+            super().init_signal()
+            signal.signal(signal.SIGINT, self._signal_stop)
 
     SchedServerApp.launch_instance(argv=rest, config=config)
     return 0

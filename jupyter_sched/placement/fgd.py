@@ -33,6 +33,7 @@ from .state import ClusterState
 __all__ = [
     "MAX_GPUS_PER_NODE",
     "UNTRACKED",
+    "FgdCpuAwareScore",
     "FgdScore",
     "FragModel",
     "NodeArrays",
@@ -392,8 +393,13 @@ class FgdScore:
     Scores every feasible node by how little the placement grows its expected fragmentation
     (``100 * sigmoid(-ΔF / 1000 milli)``, truncated to an int as in the published simulator);
     for a GPU-sharing pod the GPU chosen on each node is the one with the best score (lowest
-    index on ties). Per-node fragmentation and share counts are cached and refreshed only for
-    rows whose :attr:`NodeArrays.gen` changed, so one call costs O(feasible nodes x shape groups).
+    index on ties). Per-node fragmentation and share counts are cached, and scores are cached per
+    request shape; both are refreshed only for rows whose :attr:`NodeArrays.gen` changed, so a
+    call costs O(changed nodes x shape groups) plus O(nodes) for the gather.
+
+    Two entry points, same model: :meth:`score_nodes` (vectorised over a :class:`NodeArrays`, used
+    by the trace replay) and :meth:`score` (the production placer's per-candidate
+    :class:`~jupyter_sched.placement.scores.Score` protocol on its ``ClusterState`` ledger).
 
     Args:
         typical: the target workload the fragmentation is measured against.
@@ -552,3 +558,37 @@ class FgdScore:
         if shape.shared and len(self.last_gpu) == len(nodes):
             return (int(self.last_gpu[pick]),)
         return arrays.first_free_gpus(int(nodes[pick]), shape)
+
+
+class FgdCpuAwareScore(FgdScore):
+    """Our policy: FGD, with CPU-only pods sent where the GPUs are already taken.
+
+    FGD scores a CPU-only pod by the fragmentation its CPU use causes; on most nodes that is
+    zero, so the choice falls to a random tie-break and CPU-only pods land on nodes with free
+    GPUs, whose CPU they then eat (the "lack CPU" fragments of the paper, Q4). Adding
+    ``50 x (1 - free GPU-milli / 8000)`` to their score sends them to the nodes with the fewest free
+    GPUs first, FGD still deciding among equals; GPU pods are scored exactly as by FGD.
+
+    Args:
+        typical: the target workload.
+    """
+
+    name = "FGD-CpuAware"
+
+    def score_nodes(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray) -> FloatArray:
+        """FGD's score, plus the free-GPU term for CPU-only pods."""
+        score = super().score_nodes(arrays, shape, nodes)
+        if shape.gpus:
+            return score
+        free = arrays.gpu_left[nodes].sum(axis=1)
+        return np.asarray(score + 50.0 * (1.0 - free / float(MAX_GPUS_PER_NODE * GPU_MILLI)), dtype=np.float64)
+
+    def score(self, request: ResourceRequest, state: ClusterState, node: int, gpus: list[int]) -> int:
+        """The production placer's Score protocol (0..100, FGD's score then the free-GPU term, halved)."""
+        base = super().score(request, state, node, gpus)
+        if request.gpus:
+            return base
+        ids = [g for g in state.node_gpus[node] if state.placeable[g]]
+        free = sum(state.free_milli[g] for g in ids)
+        return int((base + 50.0 * (1.0 - free / float(MAX_GPUS_PER_NODE * GPU_MILLI))) // 1.5)
+

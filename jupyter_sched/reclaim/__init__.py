@@ -14,11 +14,12 @@ from .idle import (
     evaluate_idle,
     extend_keepalive,
     ladder_step,
+    window_evidence,
 )
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
 __all__ = [
     "ForeignGpuReport", "IdleArbiter", "IdleInput", "IdlePolicies", "IdlePolicy", "IdleVerdict", "KernelActivity",
     "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "default_idle_arbiter", "device_keys", "evaluate_idle",
-    "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "ladder_step",
+    "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "ladder_step", "window_evidence",
 ]

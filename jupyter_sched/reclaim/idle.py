@@ -49,6 +49,7 @@ __all__ = [
     "evaluate_idle",
     "extend_keepalive",
     "ladder_step",
+    "window_evidence",
 ]
 
 DeviceKey = tuple[str, int | None]
@@ -277,6 +278,14 @@ def _evidence(samples: Sequence[GpuSample], verdict: IdleVerdict, now: datetime,
     return {"rule": verdict.rule, "idle_since": to_iso(verdict.idle_since), "limit_s": limit_s,
             "window_start": to_iso(start), "window_end": to_iso(now),
             "samples": sorted(per_minute.values(), key=lambda r: (r["device"], r["minute"]))}
+
+
+def window_evidence(samples: Sequence[GpuSample], *, rule: str, idle_since: datetime | None, now: datetime,
+                    limit_s: float) -> dict[str, Any]:
+    """The evidence of a ladder step (the same shape a ``reclaim`` step carries): the samples of
+    ``[now - limit_s, now]`` as per-minute maximum activity per device, with the rule and the idle
+    start. The engine attaches it to warnings. Pure; JSON-able."""
+    return _evidence(samples, IdleVerdict(idle=idle_since is not None, idle_since=idle_since, rule=rule), now, limit_s)
 
 
 def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy, now: datetime,

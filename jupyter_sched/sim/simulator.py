@@ -120,6 +120,7 @@ class _Track:
     sim: SimJob
     job_id: str
     first_eta: datetime | None = None
+    any_eta: datetime | None = None
     first_reason: str = ""
     eta_known: bool = False
     saw_first_cycle: bool = False
@@ -228,7 +229,8 @@ class Simulator:
         Returns:
             A :class:`SimResult`; ``summary`` holds ``jobs``, ``finished``, ``avg_jct_s``,
             ``avg_queue_s``, ``makespan_s``, ``eta_median_abs_err_s`` (over jobs that waited and
-            had an ETA at their first cycle), ``eta_jobs``, ``preemptions``, ``lost_gpu_h``,
+            had an ETA at their first cycle), ``eta_jobs``, ``shown_eta_median_abs_err_s`` /
+            ``shown_eta_jobs`` (the first ETA shown at any cycle while waiting), ``preemptions``, ``lost_gpu_h``,
             ``gpu_h_allocated``, ``cycles``.
         """
         tracks: dict[str, _Track] = {}
@@ -375,6 +377,10 @@ class Simulator:
         """Remember each job's first pending reason and ETA (the prediction made at submit)."""
         pending: dict[str, PendingReason] = {p.job_id: p.reason for p in result.pending}
         admitted = {a.job_id for a in result.admits}
+        for job_id, reason in pending.items():  # the first ETA shown at all while the job waited
+            tr = tracks[job_id]
+            if tr.any_eta is None and tr.first_start is None and reason.eta is not None:
+                tr.any_eta = reason.eta
         for job_id, tr in tracks.items():
             if tr.saw_first_cycle or tr.sim.submit_s > t:
                 continue
@@ -488,6 +494,7 @@ class Simulator:
             start = self._secs(tr.first_start)
             finish = self._secs(tr.finish)
             eta = self._secs(tr.first_eta)
+            any_eta = self._secs(tr.any_eta)
             queue = None if start is None else start - sim.submit_s
             rows.append({
                 "job_id": tr.job_id, "name": sim.name, "user": sim.user, "team": sim.team, "kind": sim.kind.value,
@@ -496,6 +503,8 @@ class Simulator:
                 "queue_s": queue, "jct_s": None if finish is None or tr.outcome != "succeeded" else finish - sim.submit_s,
                 "first_reason": tr.first_reason, "eta_s": eta,
                 "eta_err_s": None if eta is None or start is None else abs(start - eta),
+                "first_shown_eta_s": any_eta,
+                "shown_eta_err_s": None if any_eta is None or start is None else abs(start - any_eta),
                 "preemptions": tr.preemptions, "lost_gpu_s": tr.lost_gpu_s, "idle_warnings": tr.warned,
                 "reclaimed_s": self._secs(tr.reclaimed_at), "reclaim_reason": tr.reclaim_reason,
                 "outcome": tr.outcome or "pending",
@@ -504,6 +513,7 @@ class Simulator:
         ts = pd.DataFrame(series, columns=["t_s", "pending", "running", "gpus_allocated", "utilization_pct"])
         done = jobs[jobs["outcome"] == "succeeded"]
         waited = jobs[jobs["eta_err_s"].notna()]
+        shown = jobs[jobs["shown_eta_err_s"].notna()]
         summary: dict[str, Any] = {
             "jobs": len(jobs), "finished": len(done),
             "avg_jct_s": float(done["jct_s"].mean()) if len(done) else None,
@@ -512,6 +522,8 @@ class Simulator:
             else None,
             "eta_median_abs_err_s": float(waited["eta_err_s"].median()) if len(waited) else None,
             "eta_jobs": len(waited),
+            "shown_eta_median_abs_err_s": float(shown["shown_eta_err_s"].median()) if len(shown) else None,
+            "shown_eta_jobs": len(shown),
             "preemptions": int(jobs["preemptions"].sum()),
             "lost_gpu_h": float(jobs["lost_gpu_s"].sum() / 3600.0),
             "gpu_h_allocated": gpu_s_alloc / 3600.0,

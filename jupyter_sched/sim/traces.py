@@ -124,14 +124,15 @@ def read_openb_pods(workload: str = "default", path: Path | None = None) -> list
     """The pods of ``openb_pod_list_<workload>.csv``, in file order.
 
     ``gpu_milli`` applies to each of ``num_gpu`` GPUs; CPU-only pods get ``gpu_milli`` 0;
-    ``gpu_spec`` ``"V100M16|V100M32"`` becomes ``models=("V100M16", "V100M32")``.
+    ``gpu_spec`` ``"V100M16|V100M32"`` becomes ``models=("V100M16", "V100M32")`` (the ``multigpu*``
+    lists have no such column: any model).
 
     Raises:
         NotFoundError: no such file.
         ValidationError: missing columns or impossible values (gpu_milli outside 0..1000).
     """
     path = path or data_dir() / "openb" / f"openb_pod_list_{workload}.csv"
-    frame = _csv(path, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec"),
+    frame = _csv(path, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"),
                  {"gpu_spec": str, "name": str, "qos": str})
     bad = frame[(frame["gpu_milli"] < 0) | (frame["gpu_milli"] > 1000)]
     if len(bad):
@@ -139,11 +140,12 @@ def read_openb_pods(workload: str = "default", path: Path | None = None) -> list
                               field="gpu_milli", hint="gpu_milli is thousandths of one GPU")
     pods = []
     qos = frame["qos"] if "qos" in frame.columns else pd.Series([""] * len(frame))
+    specs = frame["gpu_spec"] if "gpu_spec" in frame.columns else pd.Series([""] * len(frame))  # multigpu* lack it
     created = frame["creation_time"] if "creation_time" in frame.columns else pd.Series([0] * len(frame))
     deleted = frame["deletion_time"] if "deletion_time" in frame.columns else pd.Series([0] * len(frame))
     for name, cpu, mem, ngpu, milli, spec, q, c, d in zip(
             frame["name"], frame["cpu_milli"], frame["memory_mib"], frame["num_gpu"],
-            frame["gpu_milli"], frame["gpu_spec"], qos, created, deleted, strict=True):
+            frame["gpu_milli"], specs, qos, created, deleted, strict=True):
         gpus = int(ngpu)
         models = tuple(m for m in str(spec).split("|") if m)
         shape = PodShape(cpu_milli=int(cpu), memory_mib=int(mem), gpus=gpus,

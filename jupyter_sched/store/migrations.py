@@ -56,8 +56,15 @@ def _v1_initial(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v2_gpu_rollups(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v2(md)
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
+    Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
 )
 
 

@@ -14,6 +14,8 @@ Tables:
 * ``events`` — the audit log: who, what, when, details JSON (old→new for config changes).
 * ``usage`` — GPU allocation intervals, one row per (job, attempt, GPU): the accounting source.
 * ``leader`` — the engine leader lease (owner, term, expiry) behind the leader lock.
+* ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
+  (averages and maxima of utilization, activity, memory, power, temperature).
 
 :func:`tables_v1` defines version 1. A later migration that changes a table must add its
 change here *and* in its own migration step, and keep ``tables_v1`` as it was, so that a fresh
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["metadata", "tables_v1"]
+__all__ = ["metadata", "tables_v1", "tables_v2"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -134,9 +136,33 @@ def tables_v1(md: sa.MetaData) -> None:
     )
 
 
+def tables_v2(md: sa.MetaData) -> None:
+    """Define the tables version 2 adds on ``md`` (telemetry rollups)."""
+    sa.Table(
+        "gpu_rollups", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("node", sa.String(200), nullable=False, default=""),
+        sa.Column("gpu_uuid", sa.String(200), nullable=False),
+        sa.Column("mig_instance", sa.Integer, nullable=True),
+        sa.Column("minute", sa.String(_TS), nullable=False),
+        sa.Column("samples", sa.Integer, nullable=False),
+        sa.Column("utilization_avg", sa.Float, nullable=True),
+        sa.Column("utilization_max", sa.Float, nullable=True),
+        sa.Column("activity_avg", sa.Float, nullable=True),
+        sa.Column("activity_max", sa.Float, nullable=True),
+        sa.Column("memory_used_max_mib", sa.Float, nullable=True),
+        sa.Column("memory_total_mib", sa.Float, nullable=True),
+        sa.Column("power_avg_w", sa.Float, nullable=True),
+        sa.Column("temperature_max_c", sa.Float, nullable=True),
+        sa.Index("ix_gpu_rollups_gpu_minute", "gpu_uuid", "minute"),
+        sa.Index("ix_gpu_rollups_minute", "minute"),
+    )
+
+
 metadata = sa.MetaData()
-"""The current schema (version 1 plus nothing yet)."""
+"""The current schema (version 1 + version 2's telemetry rollups)."""
 tables_v1(metadata)
+tables_v2(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -146,3 +172,4 @@ user_teams = metadata.tables["user_teams"]
 events = metadata.tables["events"]
 usage = metadata.tables["usage"]
 leader = metadata.tables["leader"]
+gpu_rollups = metadata.tables["gpu_rollups"]

@@ -50,6 +50,8 @@ LIVE_STATES: tuple[JobState, ...] = (JobState.PENDING, JobState.ADMITTED, JobSta
 """States of jobs the scheduler still works on (every non-terminal state)."""
 
 _LEADER_ROW = "engine"
+_ROLLUP_VALUES = ("utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
+                  "memory_total_mib", "power_avg_w", "temperature_max_c")
 
 
 def sqlite_url(path: str | Path) -> str:
@@ -317,6 +319,36 @@ class StoreTx:
                          started_at=parse_ts(r["started_at"]) or self.now, ended_at=parse_ts(r["ended_at"]))
                 for r in self.conn.execute(query).mappings()]
 
+    # -- telemetry history ---------------------------------------------------------------------
+
+    def add_rollups(self, rows: Iterable[Mapping[str, Any]], *, node: str = "") -> int:
+        """Append 1-minute telemetry rollups (``jupyter_sched.telemetry.rollup_to_dict`` shapes;
+        ``minute`` as ISO 8601 text with offset or an aware datetime). Return how many were written."""
+        r = schema.gpu_rollups
+        values = []
+        for row in rows:
+            minute = row["minute"]
+            when = minute if isinstance(minute, datetime) else parse_ts(str(minute))
+            values.append({"node": node, "gpu_uuid": str(row["gpu_uuid"]), "mig_instance": row.get("mig_instance"),
+                           "minute": ts(when), "samples": int(row.get("samples") or 0),
+                           **{k: row.get(k) for k in _ROLLUP_VALUES}})
+        if values:
+            self.conn.execute(r.insert(), values)
+        return len(values)
+
+    def rollup_rows(self, *, since: datetime | None = None, until: datetime | None = None,
+                    gpu_uuid: str | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
+        """Telemetry rollups with ``since <= minute < until``, oldest first (``minute`` as ISO text)."""
+        r = schema.gpu_rollups
+        query = sa.select(r).order_by(r.c.minute, r.c.id)
+        if since is not None:
+            query = query.where(r.c.minute >= ts(since))
+        if until is not None:
+            query = query.where(r.c.minute < ts(until))
+        if gpu_uuid is not None:
+            query = query.where(r.c.gpu_uuid == gpu_uuid)
+        return [{k: v for k, v in row.items() if k != "id"} for row in self.conn.execute(query.limit(limit)).mappings()]
+
     # -- quotas ------------------------------------------------------------------------------
 
     def quota_set(self) -> QuotaSet:
@@ -523,6 +555,16 @@ class Store:
         """See :meth:`StoreTx.usage_rows`."""
         with self.transaction(write=False) as tx:
             return tx.usage_rows(**filters)
+
+    def add_rollups(self, rows: Iterable[Mapping[str, Any]], *, node: str = "") -> int:
+        """See :meth:`StoreTx.add_rollups` (own transaction)."""
+        with self.transaction() as tx:
+            return tx.add_rollups(rows, node=node)
+
+    def rollup_rows(self, **filters: Any) -> list[dict[str, Any]]:
+        """See :meth:`StoreTx.rollup_rows`."""
+        with self.transaction(write=False) as tx:
+            return tx.rollup_rows(**filters)
 
     def quota_set(self) -> QuotaSet:
         """See :meth:`StoreTx.quota_set`."""

@@ -88,6 +88,10 @@ export interface IEventStreamOptions {
   maxBackoffMs?: number;
   /** Timer hook (tests). */
   setTimeout?: (fn: () => void, ms: number) => unknown;
+  /** Clock hook in ms (tests). */
+  now?: () => number;
+  /** A connection that stayed open this long (ms) resets the backoff (default 10000). */
+  stableMs?: number;
 }
 
 /** The event stream with reconnect-and-backoff. `start()` once, `dispose()` to stop. */
@@ -125,6 +129,8 @@ export class EventStream {
     }
     this.setStatus('connecting');
     this.controller = new AbortController();
+    const now = this.options.now ?? (() => Date.now());
+    let openedAt: number | null = null;
     try {
       const response = await this.options.transport.request(`${API_ROOT}/events`, {
         method: 'GET',
@@ -135,7 +141,7 @@ export class EventStream {
         throw new Error(`event stream answered ${response.status}`);
       }
       this.setStatus('open');
-      this.attempt = 0;
+      openedAt = now();
       const reader = response.body.getReader();
       const decoder = new TextDecoder();
       const parser = new SseParser();
@@ -161,6 +167,11 @@ export class EventStream {
       return;
     }
     this.setStatus('down');
+    // only a connection that stayed up resets the backoff: a server or proxy that closes every
+    // stream at once must not get a reconnect per second
+    if (openedAt !== null && now() - openedAt >= (this.options.stableMs ?? 10000)) {
+      this.attempt = 0;
+    }
     const delay = backoffDelay(this.attempt++, this.options.maxBackoffMs ?? 30000);
     (this.options.setTimeout ?? ((fn, ms) => window.setTimeout(fn, ms)))(() => void this.connect(), delay);
   }

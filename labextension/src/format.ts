@@ -289,3 +289,25 @@ export function sparklinePath(values: readonly number[], width: number, height: 
     })
     .join(' ');
 }
+
+/** What an idle-ladder action does to the GPUs, as a past participle. */
+const IDLE_VERBS: Record<string, string> = { release: 'released', requeue: 'requeued', stop: 'stopped', notify: 'reported as idle' };
+
+/**
+ * The notification text of an `idle_warning` event (engine: `{job_id, kind, stage: warn|reclaim|clear,
+ * action, reason, deadline, idle_since}`), short enough for a toast (JupyterLab cuts at 140
+ * characters); the full reason with its numbers is the job's message in My work.
+ * Returns null for `clear` (activity resumed: nothing to announce).
+ */
+export function idleNotice(data: Record<string, any>, name: string, now: Date = new Date()): string | null {
+  const stage = data.stage ?? 'warn';
+  const verb = IDLE_VERBS[data.action as string] ?? 'released';
+  if (stage === 'clear') {
+    return null;
+  }
+  if (stage === 'reclaim') {
+    return `Idle GPUs reclaimed: ${name}'s GPUs were ${verb}.`;
+  }
+  const when = data.deadline ? formatEta(data.deadline, now) : 'soon';
+  return `Idle GPUs: ${name} is idle; its GPUs will be ${verb} ${when === 'any moment' ? 'any moment' : when} unless it is used or kept alive.`;
+}

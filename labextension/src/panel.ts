@@ -21,7 +21,7 @@ import {
 import { AdminView } from './admin';
 import { h, replaceKeepingFocus } from './dom';
 import { EventStream, type StreamStatus, Throttle } from './events';
-import { formatDuration, formatGpus } from './format';
+import { formatGpus, idleNotice } from './format';
 import { PanelState, transitionNotice, VIEW_TITLES, VIEWS, type ViewId } from './state';
 import { SubmitForm } from './submit';
 import { type IViewActions, outcome, renderExtensionMissing, renderInventory, renderMyWork, renderQueue, renderQuota } from './views';
@@ -77,6 +77,8 @@ export class SchedPanel extends Widget {
   private renderQueued = new Set<ViewId>();
   /** Notices already shown (`kind:id:attempt`), so a job event and a preempted event notify once. */
   private notified = new Set<string>();
+  /** The open idle notification per job/lease id (replaced by newer stages, dismissed on `clear`). */
+  private idleToasts = new Map<string, string>();
 
   constructor(private readonly options: IPanelOptions) {
     super();
@@ -491,6 +493,11 @@ export class SchedPanel extends Widget {
         this.notifyIdle(data);
         this.requestRefresh('mywork');
         break;
+      case 'reclaimed':
+        this.requestRefresh('mywork');
+        this.requestRefresh('queue');
+        this.requestRefresh('inventory');
+        break;
       case 'lagged':
         // the server dropped events for this client: re-read everything (throttled)
         for (const id of this.visibleViews()) {
@@ -543,39 +550,36 @@ export class SchedPanel extends Widget {
       return;
     }
     const id: string | undefined = data.lease_id ?? data.job_id ?? data.id;
-    const name = data.name ?? id ?? 'your allocation';
-    const parts: string[] = [];
-    const text = typeof data.reason === 'string' && data.reason ? data.reason : typeof data.message === 'string' ? data.message : '';
-    if (text) {
-      parts.push(/[.!?]$/.test(text) ? text : `${text}.`);
-    } else {
-      const idle = typeof data.idle_s === 'number' ? ` for ${formatDuration(data.idle_s)}` : '';
-      const threshold = typeof data.threshold_percent === 'number' ? ` (GPU use below ${data.threshold_percent} %)` : '';
-      parts.push(`${name} has been idle${idle}${threshold}.`);
-      const grace = typeof data.grace_s === 'number' ? data.grace_s : typeof data.release_in_s === 'number' ? data.release_in_s : null;
-      if (grace !== null) {
-        parts.push(`Its GPUs will be released in ${formatDuration(grace)} unless it is used or kept alive.`);
+    const known = id ? (this.state.leases.find(j => j.id === id) ?? this.state.myJobs.find(j => j.id === id)) : undefined;
+    const name: string = data.name ?? known?.name ?? id ?? 'your allocation';
+    const previous = id ? this.idleToasts.get(id) : undefined;
+    const text = idleNotice(data, name);
+    if (text === null) {
+      // activity resumed: the warning no longer applies
+      if (previous && id) {
+        Notification.dismiss(previous);
+        this.idleToasts.delete(id);
       }
-    }
-    const kind: string = data.kind ?? (data.lease_id ? 'lease' : 'job');
-    const actions = [];
-    if (id && kind === 'lease') {
-      actions.push({ label: 'Keep alive', callback: () => void this.keepalive(id), displayType: 'accent' as const });
-    }
-    if (id && kind !== 'lease') {
-      const job = this.state.myJobs.find(j => j.id === id);
-      if (job) {
-        actions.push({ label: 'Open logs', callback: () => this.options.openLogs(job) });
-      }
-    }
-    const released = data.stage === 'reclaim';
-    if (!this.firstNotice(`idle:${id}:${data.stage ?? 'warning'}:${text}`)) {
       return;
     }
-    Notification.warning(`${released ? 'Idle GPUs reclaimed' : 'Idle GPUs'}: ${name === id ? '' : `${name}: `}${parts.join(' ')}`, {
-      autoClose: false,
-      actions: released ? [] : actions
-    });
+    if (!this.firstNotice(`idle:${id}:${data.stage ?? 'warn'}:${data.deadline ?? data.reason ?? ''}`)) {
+      return;
+    }
+    if (previous) {
+      Notification.dismiss(previous);
+    }
+    const kind: string = data.kind ?? (data.lease_id ? 'lease' : 'job');
+    const actions: Notification.IAction[] = [];
+    if (id && kind === 'lease' && data.stage !== 'reclaim') {
+      actions.push({ label: 'Keep alive', caption: 'Tell the scheduler this lease is in use', callback: () => void this.keepalive(id), displayType: 'accent' });
+    }
+    if (known && known.kind !== 'lease') {
+      actions.push({ label: 'Open logs', callback: () => this.options.openLogs(known) });
+    }
+    const toast = Notification.warning(text, { autoClose: false, actions });
+    if (id) {
+      this.idleToasts.set(id, toast);
+    }
   }
 
   private notifyPreempted(data: Record<string, any>): void {

@@ -33,6 +33,8 @@ export interface IHolder {
 export interface IGpuLive {
   util: number[];
   memoryUsedMib: number | null;
+  /** Why utilization is unknown (e.g. a MIG device without profiling metrics), shown instead of 0 %. */
+  note: string | null;
 }
 
 /** Everything the sections render from. */
@@ -133,8 +135,9 @@ export class PanelState {
 
   /**
    * Fold a telemetry event in. Accepts one sample or a list (`samples`/`gpus`), each with a GPU
-   * uuid (`uuid`/`gpu`/`gpu_uuid`), utilization in % (`utilization`/`util`/`gpu_util`) and memory
-   * used in MiB (`memory_used_mib`/`mem_used_mib`).
+   * uuid (`gpu_uuid`/`uuid`/`gpu`), utilization in % (`utilization_pct` as in
+   * `telemetry/wire.sample_to_dict`, or `utilization`/`util`/`gpu_util`), memory used in MiB
+   * (`memory_used_mib`) and an optional `note` saying why utilization is unknown.
    */
   addTelemetry(data: Record<string, any>): number {
     const samples: Record<string, any>[] = Array.isArray(data.samples)
@@ -146,13 +149,14 @@ export class PanelState {
           : [data];
     let count = 0;
     for (const sample of samples) {
-      const uuid = sample.uuid ?? sample.gpu ?? sample.gpu_uuid;
+      const uuid = sample.gpu_uuid ?? sample.uuid ?? sample.gpu;
       if (typeof uuid !== 'string') {
         continue;
       }
-      const util = [sample.utilization, sample.util, sample.gpu_util, sample.utilization_gpu].find(v => typeof v === 'number');
+      const util = [sample.utilization_pct, sample.utilization, sample.util, sample.gpu_util, sample.utilization_gpu].find(v => typeof v === 'number');
       const mem = [sample.memory_used_mib, sample.mem_used_mib].find(v => typeof v === 'number');
-      const entry = this.live.get(uuid) ?? { util: [], memoryUsedMib: null };
+      const entry = this.live.get(uuid) ?? { util: [], memoryUsedMib: null, note: null };
+      entry.note = typeof util !== 'number' && typeof sample.note === 'string' && sample.note ? sample.note : null;
       if (typeof util === 'number') {
         entry.util = [...entry.util, util].slice(-SPARK_POINTS);
       }

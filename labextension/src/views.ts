@@ -60,7 +60,7 @@ function gpuTile(gpu: IGpu, state: PanelState, holder: IHolder | undefined): HTM
   const label =
     `GPU ${gpu.index} on ${gpu.node}: ${gpu.model}, ${formatMiB(gpu.memory_mib)}` +
     `${gpu.simulated ? ', simulated' : ''}; ${owner}` +
-    (util !== null ? `; utilization ${Math.round(util)}%` : '') +
+    (util !== null ? `; utilization ${Math.round(util)}%` : live?.note ? `; utilization unknown: ${live.note}` : '') +
     (used !== null ? `; memory ${formatMiB(used)} used` : '') +
     (health ? `; ${health}` : '');
   return h(
@@ -81,9 +81,9 @@ function gpuTile(gpu: IGpu, state: PanelState, holder: IHolder | undefined): HTM
       gpu.simulated ? h('span', { class: 'jp-sched-tag jp-sched-tag-sim', title: 'Simulated GPU: no real device behind it' }, 'SIM') : null
     ),
     h('div', { class: 'jp-sched-gpu-meta' }, formatMiB(gpu.memory_mib), gpu.mig_enabled ? ` · MIG ×${gpu.mig_devices.length}` : ''),
-    bar((util ?? 0) / 100, `utilization ${util === null ? 'unknown' : `${Math.round(util)}%`}`, 'jp-sched-bar-util'),
+    bar((util ?? 0) / 100, `utilization ${util === null ? (live?.note ?? 'unknown') : `${Math.round(util)}%`}`, 'jp-sched-bar-util'),
     bar(used === null ? 0 : used / Math.max(1, gpu.memory_mib), `memory ${used === null ? 'unknown' : `${formatMiB(used)} of ${formatMiB(gpu.memory_mib)}`}`, 'jp-sched-bar-mem'),
-    live && live.util.length > 1 && supports(state.config, 'telemetry') ? sparkline(live.util) : null,
+    live && live.util.length > 1 ? sparkline(live.util) : null,
     h('div', { class: `jp-sched-gpu-owner${holder ? '' : ' jp-sched-free'}` }, health ? `⚠ ${health}` : owner)
   );
 }

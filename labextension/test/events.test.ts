@@ -136,7 +136,7 @@ describe('EventStream', () => {
     return new Response(new Blob([text]).stream(), { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
   }
 
-  it('delivers events, then reconnects with backoff when the stream ends', async () => {
+  it('delivers events and reconnects with growing backoff while connections fail or close at once', async () => {
     const t = fakeTimers();
     const seen: string[] = [];
     const statuses: string[] = [];
@@ -155,24 +155,63 @@ describe('EventStream', () => {
       },
       onEvent: e => seen.push(`${e.type}:${e.data.id}`),
       onStatus: s => statuses.push(s),
-      setTimeout: t.schedule
+      setTimeout: t.schedule,
+      now: t.clock
     });
     stream.start();
-    await vi.waitFor(() => expect(statuses).toEqual(['connecting', 'open', 'down']));
+    await vi.waitFor(() => expect(statuses).toEqual(['connecting', 'open', 'down']), { timeout: 10000 });
     expect(seen).toEqual(['job:j1']);
     expect(paths[0]).toBe('GET api/sched/events {"Accept":"text/event-stream"}');
-    // a successful connection resets the backoff: the next try is about 1 s later
+    // first retry about 1 s later
     await t.advance(700);
     expect(connects).toBe(1);
     await t.advance(600);
-    await vi.waitFor(() => expect(connects).toBe(2));
-    await vi.waitFor(() => expect(statuses.length).toBe(5));
-    // the failed (503) try doubles the wait (about 2 s) before the third
-    await t.advance(1500);
-    expect(connects).toBe(2);
+    await vi.waitFor(() => expect(connects).toBe(2), { timeout: 10000 });
+    await vi.waitFor(() => expect(statuses.length).toBe(5), { timeout: 10000 });
+    // the failed (503) try doubles the wait: 1.6-2.4 s after it failed (somewhere in 0.8-1.3 s)
     await t.advance(1000);
-    await vi.waitFor(() => expect(seen).toEqual(['job:j1', 'job:j3']));
+    expect(connects).toBe(2);
+    await t.advance(1500);
+    await vi.waitFor(() => expect(seen).toEqual(['job:j1', 'job:j3']), { timeout: 10000 });
     expect(connects).toBe(3);
+    // the third closed at once too: no reset, 3.2-4.8 s after it (which was at 2.4-3.8 s)
+    await vi.waitFor(() => expect(statuses.length).toBe(8), { timeout: 10000 });
+    await t.advance(1500);
+    expect(connects).toBe(3);
+    await t.advance(3500);
+    await vi.waitFor(() => expect(connects).toBe(4), { timeout: 10000 });
+    stream.dispose();
+  });
+
+  it('a connection that stayed open resets the backoff to about 1 s', async () => {
+    const t = fakeTimers();
+    let connects = 0;
+    let close: () => void = () => undefined;
+    const statuses: string[] = [];
+    const stream = new EventStream({
+      transport: {
+        request: async () => {
+          connects++;
+          const body = new ReadableStream<Uint8Array>({
+            start(controller) {
+              close = () => controller.close();
+            }
+          });
+          return new Response(body, { status: 200 });
+        }
+      },
+      onEvent: () => undefined,
+      onStatus: s => statuses.push(s),
+      setTimeout: t.schedule,
+      now: t.clock
+    });
+    stream.start();
+    await vi.waitFor(() => expect(statuses).toEqual(['connecting', 'open']), { timeout: 10000 });
+    await t.advance(60000); // open for a minute: well past stableMs (10 s)
+    close();
+    await vi.waitFor(() => expect(statuses).toEqual(['connecting', 'open', 'down']), { timeout: 10000 });
+    await t.advance(1300);
+    await vi.waitFor(() => expect(connects).toBe(2), { timeout: 10000 });
     stream.dispose();
   });
 });

@@ -10,7 +10,8 @@ import {
   quotaFractions,
   reasonSentence,
   sentenceFromDetails,
-  sparklinePath
+  sparklinePath,
+  idleNotice
 } from '../src/format';
 import { makeJob, makeReason, makeResources } from './builders';
 
@@ -175,5 +176,22 @@ describe('sparklinePath', () => {
   it('clamps out-of-range samples and handles a single point', () => {
     expect(sparklinePath([150], 60, 16)).toBe('M60.0 0.0');
     expect(sparklinePath([], 60, 16)).toBe('');
+  });
+});
+
+describe('idleNotice', () => {
+  it.each([
+    ['a warning says what happens and when', { stage: 'warn', action: 'release', deadline: '2026-11-29T12:10:00Z', reason: 'kernel idle and GPU < 5% for 30 min' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released in 10 min unless it is used or kept alive.'],
+    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be requeued in 30 s unless it is used or kept alive.'],
+    ['a past deadline is any moment', { stage: 'warn', action: 'release', deadline: '2026-11-29T11:00:00Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released any moment unless it is used or kept alive.'],
+    ['a reclaim says it happened', { stage: 'reclaim', action: 'release' }, "Idle GPUs reclaimed: nb-lease's GPUs were released."]
+  ])('%s', (_name, data, want) => {
+    const text = idleNotice(data, 'nb-lease', NOW);
+    expect(text).toBe(want);
+    expect((text ?? '').length).toBeLessThanOrEqual(140);
+  });
+
+  it('clear (activity resumed) announces nothing', () => {
+    expect(idleNotice({ stage: 'clear' }, 'nb-lease', NOW)).toBeNull();
   });
 });

@@ -57,7 +57,15 @@ describe('PanelState telemetry', () => {
   ])('reads %s', (_name, data) => {
     const s = stateFor();
     expect(s.addTelemetry(data)).toBe(1);
-    expect(s.live.get('G1')).toEqual({ util: [40], memoryUsedMib: 1000 });
+    expect(s.live.get('G1')).toEqual({ util: [40], memoryUsedMib: 1000, note: null });
+  });
+
+  it('reads the telemetry wire shape (sample_to_dict) and keeps the note when utilization is unknown', () => {
+    const s = stateFor();
+    s.addTelemetry({ samples: [{ gpu_uuid: 'G1', utilization_pct: 55, memory_used_mib: 2048, note: '' }] });
+    s.addTelemetry({ gpu_uuid: 'MIG-PARENT', utilization_pct: null, memory_used_mib: 100, note: 'no utilization signal for MIG device' });
+    expect(s.live.get('G1')).toEqual({ util: [55], memoryUsedMib: 2048, note: null });
+    expect(s.live.get('MIG-PARENT')).toEqual({ util: [], memoryUsedMib: 100, note: 'no utilization signal for MIG device' });
   });
 
   it('keeps the last SPARK_POINTS samples', () => {

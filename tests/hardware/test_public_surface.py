@@ -21,7 +21,7 @@ SURFACE = {
     "jupyter_sched.reclaim": [
         "ForeignGpuReport", "IdleArbiter", "IdleInput", "IdlePolicies", "IdlePolicy", "IdleVerdict", "KernelActivity",
         "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "default_idle_arbiter", "device_keys",
-        "evaluate_idle", "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "ladder_step"],
+        "evaluate_idle", "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "ladder_step", "window_evidence"],
 }
 
 

@@ -12,6 +12,7 @@ the test cannot run (no jupyterhub, no npm/CHP).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -90,6 +91,7 @@ c.Spawner.cmd = [s["singleuser"]]
 c.Spawner.args = ["--allow-root"]
 c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90
+c.Spawner.poll_interval = 1
 c.Spawner.environment = {{"JUPYTER_SCHED_HUB_URL": s["service_url"] + "/services/jupyter-sched/",
                           "JUPYTER_CONFIG_DIR": s["base"] + "/user-config",
                           "JUPYTER_DATA_DIR": s["base"] + "/user-data",
@@ -107,7 +109,7 @@ c.JupyterHub.load_roles = [
                                   "access:services!service=jupyter-sched"]}},
     {{"name": "jupyter-sched-service", "scopes": ["read:users", "list:users", "read:servers"],
       "services": ["jupyter-sched"]}},
-    {{"name": "test-driver", "scopes": ["admin:users", "admin:servers", "tokens", "list:users"],
+    {{"name": "test-driver", "scopes": ["admin:users", "admin:servers", "admin:server_state", "tokens", "list:users"],
       "services": ["test-driver"]}},
 ]
 """
@@ -160,10 +162,10 @@ class Hub:
             "chp_api_port": _free_port(), "chp": chp, "admins": list(self.admins), "groups": self.groups,
             "singleuser": str(VENV_BIN / "jupyterhub-singleuser"),
             "service_url": f"http://127.0.0.1:{self.service_port}", "driver_token": self.driver_token,
-            "service_command": [sys.executable, "-m", "jupyter_sched.hub.serve", "--allow-root",
+            "service_command": [str(VENV_BIN / "jupyter-sched"), "serve", "--allow-root",
                                 "--SchedApp.inventory_source=simulated", f"--SchedApp.simulated_gpus={self.gpus}",
                                 f"--SchedApp.log_dir={self.base / 'job-logs'}", "--SchedApp.cycle_interval=1",
-                                "--HubSchedApp.hub_poll_interval_s=3600"],
+                                "--HubSchedApp.hub_poll_interval_s=1", "--HubSchedApp.gpu_prices", "*=2.5"],
             "service_env": {"JUPYTER_SCHED_DB_URL": self.db_url, "JUPYTER_DATA_DIR": str(self.base / "svc-data"),
                             "JUPYTER_CONFIG_DIR": str(self.base / "svc-config"),
                             "JUPYTER_RUNTIME_DIR": str(self.base / "svc-runtime")},
@@ -211,13 +213,15 @@ class Hub:
         response.raise_for_status()
         return str(response.json()["token"])
 
-    def start_server(self, user: str) -> None:
-        """Spawn ``user``'s server and wait until it is ready."""
-        response = self.api("POST", f"users/{user}/server")
-        if response.status_code not in (201, 202, 400):
-            raise RuntimeError(f"spawn of {user} failed: {response.status_code} {response.text}")
-        self.wait_for(lambda: bool(self.api("GET", f"users/{user}").json().get("servers", {}).get("", {})
-                                   .get("ready")), 90, f"{user}'s server")
+    def start_servers(self, *users: str) -> None:
+        """Spawn the users' servers (all at once) and wait until each is ready."""
+        for user in users:
+            response = self.api("POST", f"users/{user}/server")
+            if response.status_code not in (201, 202, 400):
+                raise RuntimeError(f"spawn of {user} failed: {response.status_code} {response.text}")
+        for user in users:
+            self.wait_for(lambda u=user: bool(self.api("GET", f"users/{u}").json().get("servers", {}).get("", {})
+                                              .get("ready")), 90, f"{user}'s server")
 
     def stop_server(self, user: str) -> None:
         """Stop ``user``'s server and wait until the hub reports it gone."""
@@ -227,8 +231,23 @@ class Hub:
         self.wait_for(lambda: "" not in self.api("GET", f"users/{user}").json().get("servers", {}), 60,
                       f"{user}'s server to stop")
 
+    def kill_server(self, user: str) -> None:
+        """SIGKILL ``user``'s server process (no cleanup runs); wait until the hub notices."""
+        state = self.api("GET", f"users/{user}").json()["servers"][""]["state"]
+        os.kill(int(state["pid"]), signal.SIGKILL)
+        self.wait_for(lambda: "" not in self.api("GET", f"users/{user}").json().get("servers", {}), 60,
+                      f"the hub to notice that {user}'s server died")
+
     def stop(self) -> None:
-        """SIGTERM the hub (it stops user servers and the managed service), SIGKILL leftovers."""
+        """SIGTERM the hub (it stops user servers and the managed service), SIGKILL leftovers:
+        the hub's process group, then any process whose command line names this hub's
+        temporary directory (job wrappers and jobs of a test that failed before cancelling)."""
+        self._stop_hub()
+        for pid in _pids_mentioning(str(self.base)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+    def _stop_hub(self) -> None:
         if self.process is None:
             return
         if self.process.poll() is None:
@@ -239,3 +258,23 @@ class Hub:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
         self.process = None
+
+
+def _pids_mentioning(text: str) -> list[int]:
+    """Pids (not this process) whose command line contains ``text``, and their descendants."""
+    parents: dict[int, int] = {}
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            stat = (entry / "stat").read_text()
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            if text in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                found.add(int(entry.name))
+    grew = True
+    while grew:
+        children = {pid for pid, ppid in parents.items() if ppid in found} - found
+        grew = bool(children)
+        found |= children
+    return sorted(found)

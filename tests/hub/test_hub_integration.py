@@ -60,8 +60,7 @@ def wait_state(sched: SchedClient, job_id: str, states: set[str], timeout_s: flo
 
 def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     tokens = {name: hub.token_for(name) for name in ("alice", "bob", "carol")}
-    hub.start_server("alice")
-    hub.start_server("bob")
+    hub.start_servers("alice", "bob")
     alice = client(hub.server_url("alice"), tokens["alice"])
     bob = client(hub.server_url("bob"), tokens["bob"])
     central_bob = client(hub.service_url, tokens["bob"])
@@ -99,7 +98,8 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
 
     # a non-admin may not change quotas, through the server or at the service
     new_quotas = {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1},
-                             {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}]}
+                             {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}],
+                  "budgets": [{"team": "cv", "gpu_hours": 0, "period": "month"}]}
     with pytest.raises(AuthorizationError):
         bob.set_quotas(new_quotas)
     refused = httpx.put(f"{hub.service_url}api/sched/quotas", json=new_quotas,
@@ -118,11 +118,50 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     assert change["details"]["old"]["quotas"] == before["quotas"]
     assert [q["team"] for q in change["details"]["new"]["quotas"]] == ["ml", "cv"]
 
-    # stopping alice's server releases the lease of her kernel
+    bob_kernel = httpx.post(f"{hub.server_url('bob')}api/kernels", json={},
+                            headers={"Authorization": f"token {tokens['bob']}"}, timeout=60)
+    bob_lease = bob.request_lease({"gpus": 1, "kernel_id": bob_kernel.json()["id"]})
+
+    # stopping alice's server releases the lease of her kernel (her server does it, as alice)
     hub.stop_server("alice")
     released = carol.job(lease["id"])
     assert released["state"] == "cancelled", released
+    assert [e["actor"] for e in carol.audit() if e.get("job_id") == lease["id"] and e["action"] == "cancel"] \
+        == ["alice"]
+
+    # a server killed without any cleanup: the service releases its leases once the hub reports it gone
+    hub.kill_server("bob")
+    assert wait_state(carol, bob_lease["id"], {"cancelled"})["state"] == "cancelled"
+    assert any(e["actor"] == "jupyterhub" and e["action"] == "lease_released"
+               for e in carol.audit() if e.get("job_id") == bob_lease["id"])
     assert alice_job_still_running(carol, job_a["id"])
+
+    # the freed GPU does not go to bob: team cv's GPU-hour budget (set by carol) is used up
+    def bob_reason() -> str | None:
+        reason = central_bob.job(job_b["id"]).get("reason") or {}
+        return reason.get("code")
+
+    deadline = time.monotonic() + 30
+    while bob_reason() != "BudgetExhausted" and time.monotonic() < deadline:
+        time.sleep(0.25)
+    blocked = central_bob.job(job_b["id"])
+    assert blocked["state"] == "pending" and blocked["reason"]["code"] == "BudgetExhausted", blocked
+    assert blocked["reason"]["details"]["budget_gpu_hours"] == 0
+
+    # accounting: cost from the configured price (2.5 per GPU-hour), as JSON and CSV; admins only for all
+    usage = httpx.get(f"{hub.service_url}api/sched/usage/report", params={"all": "true", "by": "user,kind"},
+                      headers={"Authorization": f"token {tokens['carol']}"}, timeout=30).json()
+    mine = {(r["user"], r["kind"]): r for r in usage}
+    assert set(mine) == {("alice", "training"), ("alice", "lease")}  # bob's job never got a GPU
+    for row in mine.values():
+        assert row["allocated_gpu_seconds"] > 0 and row["utilized_gpu_seconds"] is None
+        assert row["cost"] == pytest.approx(row["allocated_gpu_hours"] * 2.5, abs=1e-5)
+    csv_text = httpx.get(f"{hub.service_url}api/sched/usage/report", params={"all": "true", "format": "csv"},
+                         headers={"Authorization": f"token {tokens['carol']}"}, timeout=30).text
+    assert csv_text.splitlines()[0].startswith("user,allocated_gpu_seconds,")
+    assert csv_text.splitlines()[1].startswith("alice,")
+    assert httpx.get(f"{hub.service_url}api/sched/usage/report", params={"all": "true"},
+                     headers={"Authorization": f"token {tokens['bob']}"}, timeout=30).status_code == 403
 
     for job_id in (job_a["id"], job_b["id"]):
         carol.cancel(job_id)

@@ -97,7 +97,8 @@ def test_a_200_pod_openb_slice_gets_identical_decisions_in_simulator_and_engine(
                   for t, kind, job_id, detail in sim.decisions if kind == "admit"}
 
     clock = ManualClock(T0)
-    service = SchedulerService(store=Store(sqlite_url(tmp_path / "sched.sqlite")), inventory=FixedInventory(inventory),
+    service = SchedulerService(store=Store(sqlite_url(tmp_path / "sched.sqlite"), sqlite_synchronous="OFF"),
+                               inventory=FixedInventory(inventory),
                                executor=PodExecutor(), clock=clock, ids=SequentialIds(), cycle_interval_s=3600.0)
     for b in range(len(pods) // BATCH):
         clock.set(T0 + timedelta(seconds=EVERY_S * b))

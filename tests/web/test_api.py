@@ -204,3 +204,19 @@ class TestEmbeddedOwner:
         assert job["user"] == getpass.getuser()
         _, config = await api("GET", "config")
         assert config["identity"] == "owner" and config["owner"] == getpass.getuser()
+
+
+async def test_a_failing_store_answers_503_with_the_error_shape(sched_app: Any, api: Any, tmp_path: Path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "sched.sqlite")  # break the real database under the server
+    db.execute("ALTER TABLE jobs RENAME TO jobs_elsewhere")
+    db.commit()
+    try:
+        status, body = await api("GET", "jobs")
+        assert status == 503, body
+        assert body["error"]["code"] == "store_error" and body["error"]["hint"]
+    finally:
+        db.execute("ALTER TABLE jobs_elsewhere RENAME TO jobs")
+        db.commit()
+        db.close()

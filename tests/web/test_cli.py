@@ -17,6 +17,7 @@ from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_U
 from .conftest import IVAN_TOKEN
 
 CLI = shutil.which("jupyter-sched", path=str(Path(sys.executable).parent)) or "jupyter-sched"
+JUPYTER = shutil.which("jupyter", path=str(Path(sys.executable).parent)) or "jupyter"
 
 
 @dataclass
@@ -32,8 +33,10 @@ def cli(sched_app: Any, http_server: Any, http_server_port: Any, jp_base_url: st
     env.update({"JUPYTER_SCHED_URL": f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}",
                 "JUPYTER_SCHED_TOKEN": IVAN_TOKEN})
 
-    async def run(*args: str, environ: dict[str, str] | None = None) -> Run:
-        proc = await asyncio.create_subprocess_exec(CLI, *args, env=environ or env, cwd=str(tmp_path),
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+
+    async def run(*args: str, environ: dict[str, str] | None = None, argv0: tuple[str, ...] = (CLI,)) -> Run:
+        proc = await asyncio.create_subprocess_exec(*argv0, *args, env=environ or env, cwd=str(tmp_path),
                                                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode is not None
@@ -42,8 +45,9 @@ def cli(sched_app: Any, http_server: Any, http_server_port: Any, jp_base_url: st
     return run
 
 
-async def test_status_shows_server_user_and_simulated_gpus(cli: Any) -> None:
-    run = await cli("status")
+@pytest.mark.parametrize("argv0", [(CLI,), (JUPYTER, "sched")], ids=["as jupyter-sched", "as jupyter sched"])
+async def test_status_shows_server_user_and_simulated_gpus(cli: Any, argv0: tuple[str, ...]) -> None:
+    run = await cli("status", argv0=argv0)
     assert run.code == EXIT_OK, run.err
     assert "ivan" in run.out
     assert "4 (simulated)" in run.out

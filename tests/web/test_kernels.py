@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jupyter_sched.extension.kernels import kernel_states
+
 from .conftest import IVAN_TOKEN, wait_for
 
 READ_ENV = ("import os; print('|'.join(os.environ.get(k, '') for k in "
@@ -39,6 +41,8 @@ async def test_kernels_get_the_scheduler_url_token_and_their_id_and_leases_end_w
     assert seen_id == kernel_id
     assert token == IVAN_TOKEN
     assert url == jp_serverapp.connection_url
+    state = kernel_states(jp_serverapp.kernel_manager)[kernel_id]
+    assert isinstance(state["pid"], int) and state["execution_state"] in ("idle", "busy", "starting")
 
     status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": kernel_id})
     assert status == 201, lease

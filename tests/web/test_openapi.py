@@ -101,7 +101,7 @@ def response_schema(spec: dict[str, Any], method: str, path: str, status: int) -
 async def test_live_responses_conform_to_the_documented_models(sched_app: Any, api: Any) -> None:
     import jsonschema
 
-    from .conftest import BOSS_TOKEN, IVAN_TOKEN
+    from .conftest import BOSS_TOKEN, IVAN_TOKEN, wait_for
 
     spec = load_spec()
     components = {"components": {"schemas": json_schema(spec["components"]["schemas"])}}
@@ -125,7 +125,16 @@ async def test_live_responses_conform_to_the_documented_models(sched_app: Any, a
     lease = await check("post", "leases", {"gpus": 1, "kernel_id": "k-conform"})
     await check("get", f"leases/{lease['id']}")
     await check("get", "queue")
+    await check("get", "telemetry")
+    await check("get", "telemetry", params={"gpu": "GPU-none"})
+
+    async def granted() -> bool:
+        _, current = await api("GET", f"leases/{lease['id']}")
+        return bool(current["state"] == "running")
+
+    await wait_for(granted)
     await check("post", f"leases/{lease['id']}/keepalive")
+    await check("get", "telemetry", params={"lease": lease["id"]})
     await check("delete", f"leases/{lease['id']}")
     await check("put", "quotas", {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1}]}, token=BOSS_TOKEN)
     await check("get", "audit", token=BOSS_TOKEN)

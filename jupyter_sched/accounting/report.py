@@ -1,0 +1,324 @@
+"""Accounting reports: GPU-seconds allocated and utilized, cost, efficiency, roll-ups, CSV.
+
+Inputs are the store's allocation intervals (:class:`~.usage.UsageInterval`: ``share`` GPUs of
+one GPU held by one job attempt from ``started_at`` to ``ended_at``) and GPU utilization
+samples (:class:`UtilizationSample`, percent of the whole GPU, from telemetry).
+
+Definitions (all times aware UTC; a window ``[since, until)`` clips every interval):
+
+- **allocated GPU-seconds** of an interval = ``share * seconds held`` (what was allocated, never
+  what was used — the basis of cost and budgets). Each interval is counted once; the store opens
+  one interval per (job, attempt, GPU) and a restart never opens a second one, so nothing is
+  double-counted across restarts. Records that would double count are refused (see below).
+- **utilized GPU-seconds** = ``share * utilization(t) / 100`` integrated over the time the
+  interval is covered by telemetry. A sample holds its value from its timestamp until the next
+  sample of that GPU, or for at most ``max_sample_gap_s`` seconds (default 120 s) — past that the
+  GPU's utilization is unknown, not zero. On a shared GPU a job is attributed ``share`` of the
+  GPU's utilization (telemetry is per GPU, not per process).
+- **telemetry coverage** = covered allocated GPU-seconds / allocated GPU-seconds (0..1).
+- **efficiency** = utilized / covered allocated GPU-seconds (0..1): idle time inside telemetry
+  gaps is not counted as idle. None when nothing was covered.
+- **cost** = allocated GPU-hours * price per GPU-hour of the GPU's model (``prices``; key
+  ``"*"`` is the price of models not listed). A model without a price is an error, not free.
+
+Errors (never silently zero): :class:`AccountingError` for an interval that ends before it
+starts or starts in the future, a share outside (0, 1], a naive timestamp, the same
+(job, attempt, GPU) twice, two intervals of one job overlapping on one GPU, more than a whole
+GPU allocated at one instant, or a utilization sample outside 0..100 %; ``ValidationError`` for
+bad arguments (unknown grouping, period, or a missing price).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..errors import StoreError, ValidationError
+from .usage import UsageInterval, period_start
+
+__all__ = [
+    "REPORT_KEYS", "AccountingError", "UtilizationSample", "check_intervals", "price_for", "report_csv",
+    "usage_report",
+]
+
+REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
+"""Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
+
+CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds", "utilized_gpu_hours",
+               "telemetry_coverage", "efficiency", "cost", "jobs")
+"""Value columns of a report row, after the grouping fields."""
+
+_EPS_S = 1e-6
+_SHARE_SLACK = 1e-9
+
+
+class AccountingError(StoreError):
+    """Usage or telemetry records are truncated or inconsistent: the report would be wrong."""
+
+    code = "accounting_inconsistent"
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationSample:
+    """Utilization of one GPU at one instant: ``utilization_percent`` (0..100) of ``gpu_uuid`` at ``at``."""
+
+    gpu_uuid: str
+    at: datetime
+    utilization_percent: float
+
+
+# ---- validation -------------------------------------------------------------------------------
+
+
+def _aware(value: datetime, what: str) -> None:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise AccountingError(f"{what} has no UTC offset ({value.isoformat()})",
+                              hint="usage and telemetry timestamps must be aware UTC datetimes")
+
+
+def check_intervals(intervals: Sequence[UsageInterval], *, now: datetime) -> None:
+    """Refuse records that would make a report wrong (see module docstring).
+
+    Raises:
+        AccountingError: naming the job, GPU and the numbers.
+    """
+    seen: set[tuple[str, int, str]] = set()
+    per_gpu: dict[str, list[UsageInterval]] = {}
+    for iv in intervals:
+        where = f"usage of job {iv.job_id} attempt {iv.attempt} on GPU {iv.gpu_uuid}"
+        _aware(iv.started_at, f"{where}: start")
+        if iv.ended_at is not None:
+            _aware(iv.ended_at, f"{where}: end")
+            if iv.ended_at < iv.started_at:
+                raise AccountingError(f"{where} ends {iv.ended_at.isoformat()} before it starts "
+                                      f"{iv.started_at.isoformat()}", hint="the usage record is corrupt; repair it")
+        if iv.started_at > now:
+            raise AccountingError(f"{where} starts in the future ({iv.started_at.isoformat()} > {now.isoformat()})",
+                                  hint="check the clock of the engine that wrote it")
+        if not 0 < iv.share <= 1:
+            raise AccountingError(f"{where} has share {iv.share:g} GPUs (must be in (0, 1])",
+                                  hint="the usage record is corrupt; repair it")
+        key = (iv.job_id, iv.attempt, iv.gpu_uuid)
+        if key in seen:
+            raise AccountingError(f"{where} is recorded twice (would double count)",
+                                  hint="delete the duplicate usage row")
+        seen.add(key)
+        per_gpu.setdefault(iv.gpu_uuid, []).append(iv)
+    for gpu, rows in per_gpu.items():
+        _check_gpu(gpu, rows, now)
+
+
+def _check_gpu(gpu: str, rows: list[UsageInterval], now: datetime) -> None:
+    """No job holds one GPU twice at once; shares held at one instant sum to at most 1 GPU."""
+    points: list[tuple[datetime, int, float, str]] = []
+    for iv in rows:
+        end = iv.ended_at or now
+        if end > iv.started_at:
+            points.append((iv.started_at, 1, iv.share, iv.job_id))
+            points.append((end, 0, iv.share, iv.job_id))
+    points.sort(key=lambda p: (p[0], p[1]))  # ends before starts at the same instant
+    held = 0.0
+    holders: dict[str, int] = {}
+    for at, is_start, share, job in points:
+        if is_start:
+            holders[job] = holders.get(job, 0) + 1
+            held += share
+            if holders[job] > 1:
+                raise AccountingError(f"job {job} holds GPU {gpu} twice at {at.isoformat()} (would double count)",
+                                      hint="two attempts of one job overlap; close the earlier interval")
+            if held > 1 + _SHARE_SLACK:
+                raise AccountingError(f"GPU {gpu} is allocated {held:g} times at {at.isoformat()} (more than one GPU)",
+                                      hint="overlapping usage records; check the store's integrity report")
+        else:
+            holders[job] -= 1
+            held -= share
+
+
+def _check_samples(samples: Iterable[UtilizationSample]) -> dict[str, list[UtilizationSample]]:
+    by_gpu: dict[str, list[UtilizationSample]] = {}
+    for s in samples:
+        _aware(s.at, f"utilization sample of GPU {s.gpu_uuid}")
+        if not 0 <= s.utilization_percent <= 100:
+            raise AccountingError(f"utilization sample of GPU {s.gpu_uuid} at {s.at.isoformat()} is "
+                                  f"{s.utilization_percent:g} % (must be 0..100)", hint="drop the malformed sample")
+        by_gpu.setdefault(s.gpu_uuid, []).append(s)
+    for rows in by_gpu.values():
+        rows.sort(key=lambda s: s.at)
+    return by_gpu
+
+
+# ---- integrals --------------------------------------------------------------------------------
+
+
+def _utilized(share: float, start: datetime, end: datetime, samples: Sequence[UtilizationSample],
+              times: Sequence[datetime], max_gap: timedelta) -> tuple[float, float]:
+    """``(covered seconds, utilized GPU-seconds)`` of ``share`` GPUs held over ``[start, end)``."""
+    covered = utilized = 0.0
+    i = max(bisect_right(times, start) - 1, 0)
+    while i < len(samples) and samples[i].at < end:
+        s = samples[i]
+        hold_end = s.at + max_gap
+        if i + 1 < len(samples):
+            hold_end = min(hold_end, samples[i + 1].at)
+        lo, hi = max(s.at, start), min(hold_end, end)
+        if hi > lo:
+            seconds = (hi - lo) / timedelta(seconds=1)
+            covered += seconds
+            utilized += share * s.utilization_percent / 100.0 * seconds
+        i += 1
+    return covered, utilized
+
+
+def _pieces(iv: UsageInterval, *, now: datetime, since: datetime | None, until: datetime | None,
+            period: str | None) -> list[tuple[datetime, datetime, str | None]]:
+    """The interval clipped to the window and, when ``period`` is given, split at period starts."""
+    start = iv.started_at if since is None else max(iv.started_at, since)
+    end = iv.ended_at or now
+    if until is not None:
+        end = min(end, until)
+    if end <= start:
+        return []
+    if period is None:
+        return [(start, end, None)]
+    out: list[tuple[datetime, datetime, str | None]] = []
+    cursor = start
+    while cursor < end:
+        begin = period_start(cursor, period)
+        following = _next_period(begin, period)
+        piece_end = min(end, following)
+        out.append((cursor, piece_end, begin.isoformat()))
+        cursor = piece_end
+    return out
+
+
+def _next_period(begin: datetime, period: str) -> datetime:
+    if period == "day":
+        return begin + timedelta(days=1)
+    if period == "week":
+        return begin + timedelta(days=7)
+    return (begin.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
+def price_for(model: str, prices: Mapping[str, float]) -> float:
+    """Price per GPU-hour of ``model`` (``prices[model]``, else ``prices["*"]``).
+
+    Raises:
+        ValidationError: field ``prices`` when the model has no price and there is no ``"*"``.
+    """
+    if model in prices:
+        return float(prices[model])
+    if "*" in prices:
+        return float(prices["*"])
+    raise ValidationError(f"no price per GPU-hour for GPU model {model!r}", field="prices",
+                          hint=f'add {{"{model}": <price>}} or a default {{"*": <price>}} to the prices')
+
+
+# ---- the report -------------------------------------------------------------------------------
+
+
+def usage_report(
+    intervals: Sequence[UsageInterval],
+    samples: Iterable[UtilizationSample] = (),
+    *,
+    now: datetime,
+    by: Sequence[str] = ("user",),
+    since: datetime | None = None,
+    until: datetime | None = None,
+    period: str = "month",
+    prices: Mapping[str, float] | None = None,
+    max_sample_gap_s: float = 120.0,
+) -> list[dict[str, Any]]:
+    """Roll allocation intervals and utilization samples up ``by`` the given fields.
+
+    Args:
+        intervals: the store's usage intervals (all that touch the window).
+        samples: GPU utilization samples (percent), any order.
+        now: the report time (open intervals end here).
+        by: grouping fields out of :data:`REPORT_KEYS`.
+        since, until: the window ``[since, until)`` (None = unbounded).
+        period: ``day``, ``week`` or ``month`` when grouping by ``period``.
+        prices: price per GPU-hour per GPU model (None = no cost column values: ``cost`` None).
+        max_sample_gap_s: seconds a sample's value holds at most (telemetry gap limit).
+
+    Returns:
+        Rows ``{<by fields>, "allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds",
+        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "jobs"}``, sorted by
+        the grouping fields. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
+        ``utilized_*`` and ``efficiency`` are None for a group no telemetry covered.
+
+    Raises:
+        AccountingError: inconsistent records (see :func:`check_intervals`).
+        ValidationError: unknown grouping field or period, bad window, a model without a price.
+    """
+    _aware(now, "report time")
+    keys = tuple(by)
+    bad = [k for k in keys if k not in REPORT_KEYS]
+    if bad or not keys:
+        raise ValidationError(f"cannot group usage by {bad[0] if bad else '(nothing)'!r}", field="by",
+                              hint="use any of " + ", ".join(REPORT_KEYS))
+    if period not in ("day", "week", "month"):
+        raise ValidationError(f"unknown period {period!r}", field="period", hint="use day, week or month")
+    if since is not None and until is not None and until < since:
+        raise ValidationError("until is before since", field="until", hint="give until >= since")
+    if max_sample_gap_s <= 0:
+        raise ValidationError("max_sample_gap_s must be > 0", field="max_sample_gap_s", hint="e.g. 120")
+    check_intervals(intervals, now=now)
+    by_gpu = _check_samples(samples)
+    times = {gpu: [s.at for s in rows] for gpu, rows in by_gpu.items()}
+    gap = timedelta(seconds=max_sample_gap_s)
+    totals: dict[tuple[str, ...], list[float]] = {}
+    jobs: dict[tuple[str, ...], set[str]] = {}
+    telemetry: dict[tuple[str, ...], bool] = {}
+    for iv in intervals:
+        gpu_samples = by_gpu.get(iv.gpu_uuid, [])
+        unit_price = price_for(iv.gpu_model, prices) if prices is not None else 0.0
+        for start, end, period_label in _pieces(iv, now=now, since=since, until=until,
+                                                period=period if "period" in keys else None):
+            seconds = (end - start) / timedelta(seconds=1)
+            if seconds <= _EPS_S:
+                continue
+            covered, utilized = _utilized(iv.share, start, end, gpu_samples, times.get(iv.gpu_uuid, []), gap)
+            fields = {"user": iv.user, "team": iv.team, "gpu_model": iv.gpu_model, "job_id": iv.job_id,
+                      "kind": iv.kind, "period": period_label}
+            key = tuple(str(fields[k]) for k in keys)
+            row = totals.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+            row[0] += iv.share * seconds
+            row[1] += iv.share * covered
+            row[2] += utilized
+            row[3] += iv.share * seconds / 3600.0 * unit_price
+            jobs.setdefault(key, set()).add(iv.job_id)
+            telemetry[key] = telemetry.get(key, False) or covered > 0
+    out = []
+    for key in sorted(totals):
+        allocated, covered_alloc, utilized, cost = totals[key]
+        seen = telemetry[key]
+        out.append({
+            **dict(zip(keys, key, strict=True)),
+            "allocated_gpu_seconds": round(allocated, 3),
+            "allocated_gpu_hours": round(allocated / 3600.0, 9),
+            "utilized_gpu_seconds": round(utilized, 3) if seen else None,
+            "utilized_gpu_hours": round(utilized / 3600.0, 9) if seen else None,
+            "telemetry_coverage": round(covered_alloc / allocated, 6) if allocated > 0 else 0.0,
+            "efficiency": round(utilized / covered_alloc, 6) if seen and covered_alloc > 0 else None,
+            "cost": round(cost, 6) if prices is not None else None,
+            "jobs": len(jobs[key]),
+        })
+    return out
+
+
+def report_csv(rows: Sequence[Mapping[str, Any]], by: Sequence[str] = ("user",)) -> str:
+    """The rows of :func:`usage_report` as CSV text (header: grouping fields, then :data:`CSV_COLUMNS`;
+    None is written as an empty cell)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    columns = (*by, *CSV_COLUMNS)
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else row.get(c) for c in columns])
+    return buffer.getvalue()
+

@@ -1,0 +1,235 @@
+"""The engine's telemetry: a sampling thread, the sample store, the pid registry and idle inputs.
+
+:class:`TelemetryMonitor` owns one collector (simulated, NVML, dcgm-exporter or Prometheus; see
+:mod:`jupyter_sched.telemetry`) and a :class:`~jupyter_sched.telemetry.SampleStore`:
+
+- a daemon thread calls :meth:`TelemetryMonitor.sample` every ``interval_s`` seconds (a collector
+  may block on NVML or HTTP, so never on the server's event loop); a failed collection
+  (:class:`~jupyter_sched.errors.TelemetryError`) is counted and logged, the last good samples stay;
+- the engine tells it which processes hold which GPU (:meth:`set_holders`: job process groups and
+  lease kernels' pids), which the simulated collector measures and the NVML inventory subtracts
+  from foreign memory (case 014);
+- each decision cycle the engine asks for :meth:`idle_inputs` (``Snapshot.telemetry``) — the
+  trailing window of each running allocation's samples plus its persisted ladder state;
+- completed minutes are drained as 1-minute rollups into ``rollup_sink`` (history).
+
+Thread safety: the sample store is guarded by one lock; every public method may be called from
+any thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ..errors import TelemetryError
+from ..model import Inventory, Job, parse_utc, to_iso
+from ..model.samples import GpuSample
+from ..reclaim import IdleInput, LadderState
+from ..telemetry import SampleStore, idle_input, rollup_to_dict
+from .clock import Clock, SystemClock
+
+__all__ = ["TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
+
+log = logging.getLogger(__name__)
+
+DeviceKey = tuple[str, int | None]
+
+_FULL_RESOLUTION_MAX_S = 1800.0
+"""Lookbacks up to this many seconds pass every sample to idle detection; longer ones pass one
+max-activity sample per minute (cheap for the 4-hour busy-kernel window)."""
+
+
+def ladder_to_dict(ladder: LadderState) -> dict[str, Any]:
+    """LadderState → JSON (stored in the details of every ``idle_*`` audit record)."""
+    return {"warned_at": to_iso(ladder.warned_at), "warned_idle_since": to_iso(ladder.warned_idle_since),
+            "keepalive_until": to_iso(ladder.keepalive_until), "keepalive_used": ladder.keepalive_used,
+            "reclaimed_at": to_iso(ladder.reclaimed_at)}
+
+
+def ladder_from_dict(data: Mapping[str, Any]) -> LadderState:
+    """JSON → LadderState (inverse of :func:`ladder_to_dict`; unknown keys ignored).
+
+    Raises:
+        TimestampError: a stored time without UTC offset (never written by :func:`ladder_to_dict`).
+    """
+    def when(key: str) -> datetime | None:
+        value = data.get(key)
+        return None if value in (None, "") else parse_utc(str(value), field=f"ladder.{key}")
+
+    return LadderState(warned_at=when("warned_at"), warned_idle_since=when("warned_idle_since"),
+                       keepalive_until=when("keepalive_until"), keepalive_used=bool(data.get("keepalive_used")),
+                       reclaimed_at=when("reclaimed_at"))
+
+
+class TelemetryMonitor:
+    """Samples GPUs in the background and serves the samples (see module docstring).
+
+    Args:
+        collector: a :class:`~jupyter_sched.telemetry.Collector` (``collect(now) -> [GpuSample]``).
+        source: what the collector reads, for the API (``"simulated"``, ``"nvml"``, ``"dcgm"``, ``"prometheus"``).
+        retention_s: seconds of full-resolution samples kept per device (must cover the longest
+            idle lookback; memory is 32 B per sample, see :mod:`jupyter_sched.telemetry.ring`).
+        interval_s: seconds between samples (default 1).
+        clock: time source (aware UTC; injected).
+        rollup_sink: called with the JSON rows (:func:`~jupyter_sched.telemetry.rollup_to_dict`) of
+            every completed minute, about once a minute (None = rollups are not kept).
+    """
+
+    def __init__(self, collector: Any, *, source: str = "simulated", retention_s: float = 4 * 3600 + 180,
+                 interval_s: float = 1.0, clock: Clock | None = None,
+                 rollup_sink: Callable[[list[dict[str, Any]]], object] | None = None) -> None:
+        if interval_s <= 0:
+            raise TelemetryError(f"telemetry interval must be > 0 s (got {interval_s})",
+                                 hint="e.g. 1 for one sample per second")
+        self.collector = collector
+        self.source = source
+        self.interval_s = float(interval_s)
+        self.clock: Clock = clock or SystemClock()
+        self.store = SampleStore(retention_s=retention_s, rate_hz=1.0 / self.interval_s)
+        self.retention_s = float(retention_s)
+        self.rollup_sink = rollup_sink
+        self.errors = 0
+        self.last_error = ""
+        self.last_sample_at: datetime | None = None
+        self._lock = threading.Lock()
+        self._holders: dict[str, frozenset[int]] = {}
+        self._last_rollup: datetime | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the pid registry -----------------------------------------------------------------------
+
+    def set_holders(self, holders: Mapping[str, Iterable[int]]) -> None:
+        """Replace the registry ``{gpu uuid: pids}`` of processes the scheduler runs on each GPU."""
+        fresh = {uuid: frozenset(pids) for uuid, pids in holders.items() if pids}
+        with self._lock:
+            self._holders = fresh
+
+    def holders(self) -> dict[str, list[int]]:
+        """``{gpu uuid: pids}`` (the simulated collector's ``pids`` callable)."""
+        with self._lock:
+            return {uuid: sorted(pids) for uuid, pids in self._holders.items()}
+
+    def our_pids(self) -> frozenset[int]:
+        """Every registered pid (lease kernels and job roots), for foreign-memory detection."""
+        with self._lock:
+            return frozenset(p for pids in self._holders.values() for p in pids)
+
+    # -- sampling ---------------------------------------------------------------------------------
+
+    def sample(self) -> list[GpuSample]:
+        """Collect once now and store the samples; drain completed minutes to the rollup sink.
+
+        Never raises for a collector failure (counted in :attr:`errors`, the last good samples stay).
+        """
+        now = self.clock.now()
+        try:
+            samples = list(self.collector.collect(now))
+        except TelemetryError as exc:
+            self.errors += 1
+            self.last_error = exc.message
+            log.warning("telemetry collection failed (%s); keeping the last samples", exc.message)
+            return []
+        except Exception as exc:  # a collector bug must not kill the sampling thread
+            self.errors += 1
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            log.exception("telemetry collector failed")
+            return []
+        rows: list[dict[str, Any]] = []
+        with self._lock:
+            self.store.add(samples)
+            self.last_sample_at = now
+            if self.rollup_sink is not None and (self._last_rollup is None
+                                                 or (now - self._last_rollup).total_seconds() >= 60):
+                self._last_rollup = now
+                rows = [rollup_to_dict(r) for r in self.store.drain_rollups(now)]
+        if rows and self.rollup_sink is not None:
+            try:
+                self.rollup_sink(rows)
+            except Exception:
+                log.exception("could not persist %d telemetry rollup rows", len(rows))
+        return samples
+
+    def start(self) -> None:
+        """Start the sampling thread (idempotent)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="jupyter-sched-telemetry", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the sampling thread and wait for it (at most one collection)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=max(5.0, 2 * self.interval_s))
+            self._thread = None
+
+    @property
+    def running(self) -> bool:
+        """True while the sampling thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval_s)
+
+    # -- reads -----------------------------------------------------------------------------------------
+
+    def latest(self) -> dict[DeviceKey, GpuSample]:
+        """The newest sample of every device (with its processes)."""
+        with self._lock:
+            return self.store.latest()
+
+    def window(self, key: DeviceKey, since: datetime, until: datetime | None = None) -> list[GpuSample]:
+        """Samples of one device within ``[since, until]``."""
+        with self._lock:
+            return self.store.window(key, since, until)
+
+    def devices(self) -> list[DeviceKey]:
+        """Device keys seen so far."""
+        with self._lock:
+            return self.store.devices()
+
+    def idle_inputs(self, jobs: Iterable[Job], inventory: Inventory, *, now: datetime, lookback_s: float,
+                    ladders: Mapping[str, LadderState], max_gap_s: float = 600.0) -> dict[str, IdleInput]:
+        """``Snapshot.telemetry`` for the running allocations among ``jobs``: ``{job id: IdleInput}``.
+
+        Args:
+            lookback_s: seconds of history per job (the longest idle limit that applies + a minute).
+            ladders: each job's persisted ladder state (missing = fresh).
+            max_gap_s: the smallest sample gap idle detection tolerates; per-minute samples (for
+                lookbacks over 30 min) are used only when it is at least two minutes. A job one of
+                whose devices has no sample this fresh gets no entry (no decision either way).
+        """
+        per_minute = lookback_s > _FULL_RESOLUTION_MAX_S and max_gap_s >= 120.0
+        out: dict[str, IdleInput] = {}
+        with self._lock:
+            latest = self.store.latest()
+            for job in jobs:
+                if not job.state.holds_gpus or job.allocation is None or not job.allocation.all_gpu_uuids():
+                    continue
+                entry = idle_input(job, self.store, inventory, now=now, lookback_s=lookback_s,
+                                   ladder=ladders.get(job.id), per_minute=per_minute)
+                # Missing or stale data is evidence of nothing: no warning, and no "active again"
+                # either (after a restart the ladder resumes once samples flow again).
+                fresh = [latest.get(key) for key in entry.devices]
+                if all(s is not None and (now - s.timestamp).total_seconds() <= max_gap_s for s in fresh):
+                    out[job.id] = entry
+        return out
+
+    def recent(self, keys: Iterable[DeviceKey], *, since: datetime, limit: int) -> dict[DeviceKey, list[GpuSample]]:
+        """Up to ``limit`` newest samples per device since ``since``."""
+        with self._lock:
+            return {key: self.store.window(key, since)[-limit:] for key in keys}
+
+    def status(self) -> dict[str, Any]:
+        """``{"enabled", "source", "interval_s", "retention_s", "devices", "errors", "last_error", "last_sample_at"}``."""
+        return {"enabled": self.running or self.last_sample_at is not None, "source": self.source,
+                "interval_s": self.interval_s, "retention_s": self.retention_s, "devices": len(self.devices()),
+                "errors": self.errors, "last_error": self.last_error, "last_sample_at": to_iso(self.last_sample_at)}

@@ -1,0 +1,165 @@
+"""Per-user server as a client: ``c.SchedApp.hub_service_url`` forwards ``api/sched/*`` (no hub needed).
+
+Real parts: the "central" service is a real jupyter_server with the jupyter_sched extension in
+a subprocess (embedded mode: it authenticates the forwarded token as its owner, as the hub
+service authenticates a user server's hub token as its user); the user server is pytest-jupyter's
+``jp_serverapp`` with ``hub_service_url`` set; real kernels. GPUs are simulated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+CENTRAL_TOKEN = "central-token-0123"
+SERVER_TOKEN = "user-server-token-4567"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def central(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a real embedded jupyter_sched server (subprocess) acting as the central service."""
+    base = tmp_path_factory.mktemp("central")
+    (base / "config").mkdir()
+    (base / "config" / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": {
+        "jupyterlab": False, "jupyter_lsp": False, "notebook_shim": False, "jupyter_server_terminals": False,
+        "jupyter_sched": True}}}))
+    port = _free_port()
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_DATA_DIR": str(base / "data"),
+           "JUPYTER_RUNTIME_DIR": str(base / "runtime")}
+    env.pop("JUPYTER_SCHED_HUB_URL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jupyter_server", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         "--ServerApp.port_retries=0", f"--IdentityProvider.token={CENTRAL_TOKEN}", "--ServerApp.open_browser=False",
+         "--allow-root", f"--SchedApp.db_url=sqlite:///{base / 'central.sqlite'}",
+         "--SchedApp.inventory_source=simulated", "--SchedApp.simulated_gpus=2", f"--SchedApp.log_dir={base / 'logs'}",
+         "--SchedApp.cycle_interval=0.2"],
+        cwd=base, env=env, stdout=subprocess.DEVNULL, stderr=(base / "central.log").open("wb"))
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}api/sched/config", headers={"Authorization": f"token {CENTRAL_TOKEN}"},
+                             timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("central server did not start:\n" + (base / "central.log").read_text()[-4000:])
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+@pytest.fixture
+def jp_server_config(central: str) -> dict[str, Any]:
+    return {
+        "ServerApp": {"jpserver_extensions": {"jupyter_sched": True}, "reraise_server_extension_failures": True},
+        "IdentityProvider": {"token": SERVER_TOKEN},
+        "SchedApp": {"hub_service_url": central, "hub_service_token": CENTRAL_TOKEN, "activity_interval_s": 1.0},
+    }
+
+
+
+
+def central_get(central: str, path: str) -> Any:
+    return httpx.get(f"{central}api/sched/{path}", headers={"Authorization": f"token {CENTRAL_TOKEN}"},
+                     timeout=30).json()
+
+
+async def fetch(jp_fetch: Any, method: str, path: str, body: Any = None, **kwargs: Any) -> tuple[int, Any]:
+    args = {"method": method, "raise_error": False, **kwargs}
+    if body is not None:
+        args["body"] = json.dumps(body)
+    response = await jp_fetch(*path.split("/"), **args)
+    text = response.body.decode() if response.body else ""
+    return response.code, (json.loads(text) if text and text[0] in "[{" else text)
+
+
+async def test_a_forwarding_server_is_a_client_of_the_central_service(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    status, config = await fetch(jp_fetch, "GET", "api/sched/config")
+    assert status == 200 and config["mode"] == "embedded"  # the central's answer, unchanged
+
+    status, job = await fetch(jp_fetch, "POST", "api/sched/jobs",
+                              {"gpus": 1, "command": [sys.executable, "-c", "print('hello from the central')"]})
+    assert status == 201, job
+    assert any(j["id"] == job["id"] for j in central_get(central, "jobs"))  # it lives on the central service
+
+    status, error = await fetch(jp_fetch, "POST", "api/sched/jobs", {"gpus": "many"})
+    assert status == 400 and error["error"]["field"] == "gpus"  # the central's error, status and body
+
+    for _ in range(200):
+        _, current = await fetch(jp_fetch, "GET", f"api/sched/jobs/{job['id']}")
+        if current["state"] == "succeeded":
+            break
+        await asyncio.sleep(0.1)
+    status, logs = await fetch(jp_fetch, "GET", f"api/sched/jobs/{job['id']}/logs", params={"follow": "true"})
+    assert status == 200 and "hello from the central" in logs["text"]
+
+
+async def test_events_are_streamed_from_the_central_service(sched_app: Any, jp_fetch: Any) -> None:
+    chunks: list[bytes] = []
+    done = asyncio.Event()
+
+    def on_chunk(chunk: bytes) -> None:
+        chunks.append(chunk)
+        if b"event: job" in b"".join(chunks):
+            done.set()
+
+    stream = asyncio.ensure_future(jp_fetch("api", "sched", "events", streaming_callback=on_chunk,
+                                            request_timeout=60, raise_error=False))
+    await asyncio.sleep(1.0)
+    status, job = await fetch(jp_fetch, "POST", "api/sched/jobs", {"gpus": 0, "command": ["true"]})
+    assert status == 201
+    await asyncio.wait_for(done.wait(), 30)
+    stream.cancel()
+    text = b"".join(chunks).decode()
+    assert "event: job" in text and job["id"] in text
+
+
+async def test_a_kernel_shutdown_releases_its_lease_on_the_central_service(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
+    kernel_id = json.loads(response.body)["id"]
+    status, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
+    assert status == 201, lease
+    # running work on the central service counts as this server's activity (polled every second here)
+    for _ in range(300):
+        if any(item["id"] == lease["id"] for item in sched_app.current_activity()):
+            break
+        await asyncio.sleep(0.1)
+    assert any(item["id"] == lease["id"] for item in sched_app.current_activity())
+    await jp_fetch("api", "kernels", kernel_id, method="DELETE")
+    for _ in range(300):
+        if central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled":
+            break
+        await asyncio.sleep(0.1)
+    assert central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled"
+
+
+async def test_leases_of_the_servers_kernels_are_released_when_it_stops(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
+    kernel_id = json.loads(response.body)["id"]
+    _, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
+    await sched_app.stop_extension()
+    assert central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled"

@@ -1,0 +1,205 @@
+"""Authorization matrix: every route × method × caller, enumerated from the running app (issue 10 item 4).
+
+Callers: anonymous (no token), another user (judy), the owner of the work (ivan, the server token)
+and an admin (boss). Each row of ``MATRIX`` names the status every caller must get; the test
+walks the live route table, so a route or method added without a row fails
+(``test_the_matrix_has_a_row_for_every_live_route_and_method``). Then, beyond tests/web/test_auth.py
+(which checks decorators, 403 without credentials and case 020): browser-style cookie requests
+without the XSRF header are refused on every state-changing method, and the token in the URL works
+like the header (a wrong one is refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN
+from tests.web.test_auth import implemented_methods, sched_routes
+
+CALLERS = {"anonymous": None, "other user": JUDY_TOKEN, "owner": IVAN_TOKEN, "admin": BOSS_TOKEN}
+JOB = {"gpus": 1, "command": [sys.executable, "-c", "pass"], "name": "matrix"}
+LEASE = {"gpus": 1, "kernel_id": "k-matrix"}
+OK, OK201, DENIED, HIDDEN = 200, 201, 403, 404
+
+
+@dataclass(frozen=True)
+class Row:
+    """One route and method: the status each caller gets (anonymous is always 403)."""
+
+    route: str
+    method: str
+    other: int
+    owner: int
+    admin: int
+    body: Any = None
+    params: dict[str, str] | None = None
+    why: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.method} {self.route}{'?' + '&'.join(self.params) if self.params else ''}"
+
+
+MATRIX = [
+    Row("config", "GET", OK, OK, OK),
+    Row("me", "GET", OK, OK, OK),
+    Row("inventory", "GET", OK, OK, OK),
+    Row("jobs", "GET", OK, OK, OK),
+    Row("jobs", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's jobs: admins only"),
+    Row("jobs", "GET", DENIED, DENIED, OK, params={"user": "ivan-or-judy"}, why="another user's jobs: admins only"),
+    Row("jobs", "POST", OK201, OK201, OK201, body=JOB),
+    Row("jobs/{job_id}", "GET", HIDDEN, OK, OK, why="others' jobs do not exist for you"),
+    Row("jobs/{job_id}", "DELETE", HIDDEN, OK, OK),
+    Row("jobs/{job_id}/logs", "GET", HIDDEN, OK, OK),
+    Row("dryrun", "POST", OK, OK, OK, body=JOB),
+    Row("leases", "GET", OK, OK, OK),
+    Row("leases", "POST", OK201, OK201, OK201, body=LEASE),
+    Row("leases/{job_id}", "GET", HIDDEN, OK, OK),
+    Row("leases/{job_id}", "DELETE", HIDDEN, OK, OK),
+    Row("leases/{lease_id}/keepalive", "POST", HIDDEN, OK, HIDDEN, body={},
+        why="only the lease's own kernel/user keeps it alive; an admin releases instead"),
+    Row("queue", "GET", OK, OK, OK),
+    Row("quotas", "GET", OK, OK, OK),
+    Row("quotas", "PUT", DENIED, DENIED, OK, body={"quotas": []}),
+    Row("profiles", "GET", OK, OK, OK),
+    Row("events", "GET", OK, OK, OK),
+    Row("telemetry", "GET", OK, OK, OK),
+    Row("telemetry", "GET", HIDDEN, OK, OK, params={"job": "{job_id}"}, why="another user's job telemetry"),
+    Row("audit", "GET", DENIED, DENIED, OK),
+    Row("usage", "GET", OK, OK, OK),
+    Row("usage", "GET", DENIED, DENIED, OK, params={"all": "true"}),
+    Row("metrics", "GET", OK, OK, OK),
+]
+
+
+def route_key(pattern: str) -> str:
+    """``.../api/sched/jobs/(?P<job_id>[^/]+)$`` → ``jobs/{job_id}``."""
+    path = pattern[pattern.index("api/sched/") + len("api/sched/"):].rstrip("$")
+    return re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", path)
+
+
+def test_the_matrix_has_a_row_for_every_live_route_and_method(sched_app: Any, jp_serverapp: Any) -> None:
+    live = {(route_key(p), m) for p, h in sched_routes(jp_serverapp) for m in implemented_methods(h)}
+    rows = {(r.route, r.method) for r in MATRIX}
+    assert live - rows == set(), "a route/method without a row in MATRIX: add one saying who may call it"
+    assert rows - live == set(), "a row for a route/method the app does not serve"
+
+
+async def stream_status(port: int, base_url: str, path: str, headers: dict[str, str]) -> int:
+    """Status of a streaming GET (the body never ends): read the status line, then hang up."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    writer.write(f"GET {base_url}api/sched/{path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}\r\n".encode())
+    await writer.drain()
+    line = (await asyncio.wait_for(reader.readline(), 20)).decode()
+    writer.close()
+    return int(line.split()[1])
+
+
+async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
+        sched_app: Any, api: Any, http_server_port: Any, jp_base_url: str) -> None:
+    from tests.web.conftest import wait_for
+
+    async def fresh(kind: str, *, running: bool) -> str:
+        status, body = await api("POST", kind, JOB if kind == "jobs" else LEASE, token=IVAN_TOKEN)
+        assert status == 201, body
+        job_id = str(body["id"])
+        if running:  # a keepalive applies to a lease that holds its GPUs
+            async def holds() -> bool:
+                return (await api("GET", f"{kind}/{job_id}"))[1]["state"] == "running"
+            await wait_for(holds, timeout_s=30)
+        return job_id
+
+    wrong = []
+    for row in MATRIX:
+        for caller, token in CALLERS.items():
+            want = DENIED if caller == "anonymous" else {"other user": row.other, "owner": row.owner,
+                                                          "admin": row.admin}[caller]
+            kind = "leases" if row.route.startswith("leases") else "jobs"
+            ids = {"job_id": await fresh(kind, running=row.route.endswith("keepalive"))}
+            ids["lease_id"] = ids["job_id"]
+            path = row.route.format(**ids)
+            params = {k: v.format(**ids) for k, v in (row.params or {}).items()} or None
+            if row.route == "events":
+                status = await stream_status(http_server_port[1], jp_base_url, path,
+                                             {"Authorization": f"token {token}"} if token else {})
+                body: Any = None
+            else:
+                status, body = await api(row.method, path, row.body, token=token, params=params)
+            if status != want:
+                wrong.append(f"{row.id} as {caller}: want {want}, got {status} {json.dumps(body)[:160]}")
+            if status >= 400 and row.route != "events":
+                error = body.get("error") if isinstance(body, dict) else None
+                if not isinstance(error, dict) or not {"code", "message", "field", "hint"} <= set(error):
+                    wrong.append(f"{row.id} as {caller}: {status} without the error shape: {body}")
+            if status in (DENIED, HIDDEN) and caller != "admin":
+                leaked = [name for name in ("ivan", ids["job_id"]) if name in json.dumps(body)]
+                if leaked and caller == "anonymous":
+                    wrong.append(f"{row.id} as {caller}: the refusal leaks {leaked}")
+            await api("DELETE", f"{kind}/{ids['job_id']}", token=BOSS_TOKEN)  # free its GPUs for the next row
+    assert not wrong, "\n".join(wrong)
+
+
+async def login_cookies(jp_fetch: Any) -> tuple[str, str]:
+    """A browser session: the login cookie a ``?token=`` visit sets, plus an ``_xsrf`` cookie value."""
+    first = await jp_fetch("api", "sched", "me", params={"token": IVAN_TOKEN}, headers={"Authorization": ""})
+    login = [c.split(";", 1)[0] for c in first.headers.get_list("Set-Cookie") if c.startswith("username-")]
+    assert login, "a ?token= visit logs the browser in with a cookie"
+    xsrf = "2|deadbeef|" + "0" * 32 + "|1700000000"
+    return "; ".join([*login, f"_xsrf={xsrf}"]), xsrf
+
+
+@pytest.mark.parametrize("with_header", [False, True],
+                         ids=["a cookie session without the XSRF header is refused on every unsafe method",
+                              "the same session with the XSRF header gets the owner's answers"])
+async def test_cookie_sessions_need_xsrf_on_every_unsafe_method(sched_app: Any, api: Any, jp_fetch: Any,
+                                                                jp_serverapp: Any, with_header: bool) -> None:
+    cookies, xsrf = await login_cookies(jp_fetch)
+    unsafe = [r for r in MATRIX if r.method != "GET" and not r.params]
+    assert {(route_key(p), m) for p, h in sched_routes(jp_serverapp) for m in implemented_methods(h)
+            if m != "GET"} == {(r.route, r.method) for r in unsafe}
+    wrong = []
+    for row in unsafe:
+        kind = "leases" if row.route.startswith("leases") else "jobs"
+        _, target = await api("POST", kind, JOB if kind == "jobs" else LEASE)
+        path = row.route.format(job_id=target["id"], lease_id=target["id"])
+        headers = {"Authorization": "", "Cookie": cookies, **({"X-XSRFToken": xsrf} if with_header else {})}
+        async def state() -> tuple[Any, ...]:
+            _, jobs = await api("GET", "jobs", params={"all": "true"}, token=BOSS_TOKEN)
+            _, quotas = await api("GET", "quotas")
+            return sorted(j["id"] for j in jobs), [j["state"] for j in jobs if j["id"] == target["id"]] == [
+                "cancelled"], quotas
+
+        before = await state()
+        response = await jp_fetch(*f"api/sched/{path}".split("/"), method=row.method, headers=headers,
+                                   body=json.dumps(row.body) if row.body is not None else None,
+                                   allow_nonstandard_methods=True, raise_error=False)
+        want = row.owner if with_header else DENIED
+        if response.code != want:
+            wrong.append(f"{row.id} cookie xsrf={with_header}: want {want}, got {response.code} {response.body[:160]!r}")
+        if not with_header:
+            if before != await state():
+                wrong.append(f"{row.id}: a refused cookie request changed the jobs or the quotas")
+            if b"_xsrf" not in response.body:
+                wrong.append(f"{row.id}: the refusal does not name _xsrf: {response.body[:160]!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("token,want", [(IVAN_TOKEN, 200), ("wrong", 403), ("", 403)],
+                         ids=["a good token in the URL authenticates like the header",
+                              "a wrong token in the URL is refused",
+                              "an empty token in the URL is refused"])
+async def test_token_in_the_url(sched_app: Any, jp_fetch: Any, token: str, want: int) -> None:
+    for path in ("jobs", "me", "queue"):
+        response = await jp_fetch("api", "sched", path, params={"token": token}, headers={"Authorization": ""},
+                                  raise_error=False)
+        assert response.code == want, (path, response.code, response.body[:200])
+        if want == 403:
+            assert b"ivan" not in response.body
