@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", default="default", help="comma list or 'all' (the 17 of the paper)")
     parser.add_argument("--policies", default=",".join((*PAPER_POLICIES, OUR_POLICY)))
     parser.add_argument("--seeds", default="42-51", help="e.g. 42-51 or 42,45")
+    parser.add_argument("--random-ties", action="store_true",
+                        help="break equal scores at random (kube selectHost) instead of first node in inventory order")
     parser.add_argument("--csv", default="", help="write per-run rows here")
     parser.add_argument("--html", default="", help="write the allocation curves (first workload, mean over seeds, "
                                                    "published dashed) as a plotly HTML figure here")
@@ -57,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         pods = [p.shape for p in read_openb_pods(workload)]
         for policy in policies:
             for seed in seeds:
-                result = replay(NodeArrays.from_inventory(inventory), pods, policy, seed=seed, measure_frag=False)
+                result = replay(NodeArrays.from_inventory(inventory), pods, policy, seed=seed, measure_frag=False,
+                                random_ties=args.random_ties)
                 if workload == workloads[0]:
                     curves.setdefault(policy, []).append(pd.Series(result.alloc))
                 rows.append({"workload": workload, "policy": policy, "seed": seed,

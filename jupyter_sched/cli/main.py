@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
                    add_help=False)
+    sub.add_parser("simulate", help="replay a trace or scenario through the scheduler (jupyter-sched simulate --help)",
+                   add_help=False)
+    sub.add_parser("fetch-traces", help="download public GPU cluster traces (jupyter-sched fetch-traces --help)",
+                   add_help=False)
     return parser
 
 
@@ -94,6 +98,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         from ..hub.serve import main as serve_main
 
         return serve_main(raw[1:], err=stderr)
+    if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
+        from ..sim.cli import main as sim_main
+
+        return sim_main(raw, out=stdout, err=stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

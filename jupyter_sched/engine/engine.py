@@ -423,7 +423,8 @@ class Engine:
                 self._refresh_ladders(records)
                 telemetry.update(self.monitor.idle_inputs(
                     (r.job for r in records), inventory, now=now, lookback_s=self._idle_lookback_s(),
-                    ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in self._idle_policy_list())))
+                    ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in self._idle_policy_list()),
+                    per_minute=self._idle_per_minute()))
         return Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
                         usage=usage, telemetry=telemetry, kernels=kernels)
 
@@ -451,6 +452,12 @@ class Engine:
         """Seconds of samples idle detection needs: the longest limit of any class, plus a minute."""
         longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in self._idle_policy_list())
         return longest + 60.0
+
+    def _idle_per_minute(self) -> bool:
+        """Minute maxima suffice when every idle window is at least 10 minutes and gaps of two
+        minutes are tolerated (production policies); test-sized windows need every sample."""
+        policies = self._idle_policy_list()
+        return min(p.window_s for p in policies) >= 600.0 and min(p.max_gap_s for p in policies) >= 120.0
 
     def _idle_policy_list(self) -> list[IdlePolicy]:
         assert self.idle_policies is not None

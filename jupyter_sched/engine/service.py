@@ -217,7 +217,8 @@ class SchedulerService:
         ``telemetry_interval_s``, ``telemetry_push_interval_s``.
 
         Raises:
-            ValidationError / StoreError: a setting is unusable (names the field).
+            ValidationError / StoreError: a setting is unusable (names the field), including an
+                ``inventory_file`` that does not read as an inventory.
         """
         from ..executors.local import LocalExecutor
         from ..inventory.factory import default_inventory_source
@@ -251,6 +252,10 @@ class SchedulerService:
                 simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], our_pids=our_pids,
                 nvml=nvml, node=node, logger=logger)
         inventory = CachedInventory(source, float(settings.get("inventory_refresh_s", 30.0)))
+        if settings.get("inventory_file"):
+            # Read an admin's inventory file once now: a broken file stops the server at start with
+            # the field and the fix, instead of failing every engine tick (issue 10, bad inputs).
+            inventory.current()
         policies = idle_policies_from_settings(settings)
         monitor = _make_monitor(settings, source, logger, retention_s=_retention_s(policies), nvml=nvml)
         if monitor is not None:

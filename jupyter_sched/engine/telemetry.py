@@ -38,9 +38,6 @@ log = logging.getLogger(__name__)
 
 DeviceKey = tuple[str, int | None]
 
-_FULL_RESOLUTION_MAX_S = 1800.0
-"""Lookbacks up to this many seconds pass every sample to idle detection; longer ones pass one
-max-activity sample per minute (cheap for the 4-hour busy-kernel window)."""
 
 
 def ladder_to_dict(ladder: LadderState) -> dict[str, Any]:
@@ -197,17 +194,18 @@ class TelemetryMonitor:
             return self.store.devices()
 
     def idle_inputs(self, jobs: Iterable[Job], inventory: Inventory, *, now: datetime, lookback_s: float,
-                    ladders: Mapping[str, LadderState], max_gap_s: float = 600.0) -> dict[str, IdleInput]:
+                    ladders: Mapping[str, LadderState], max_gap_s: float = 600.0,
+                    per_minute: bool = True) -> dict[str, IdleInput]:
         """``Snapshot.telemetry`` for the running allocations among ``jobs``: ``{job id: IdleInput}``.
 
         Args:
             lookback_s: seconds of history per job (the longest idle limit that applies + a minute).
             ladders: each job's persisted ladder state (missing = fresh).
-            max_gap_s: the smallest sample gap idle detection tolerates; per-minute samples (for
-                lookbacks over 30 min) are used only when it is at least two minutes. A job one of
-                whose devices has no sample this fresh gets no entry (no decision either way).
+            max_gap_s: the smallest sample gap idle detection tolerates. A job one of whose
+                devices has no sample this fresh gets no entry (no decision either way).
+            per_minute: pass one max-activity sample per device and minute (cheap over hours;
+                right when every idle window is many minutes long) instead of every sample.
         """
-        per_minute = lookback_s > _FULL_RESOLUTION_MAX_S and max_gap_s >= 120.0
         out: dict[str, IdleInput] = {}
         with self._lock:
             latest = self.store.latest()

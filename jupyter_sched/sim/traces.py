@@ -71,12 +71,31 @@ def _file(path: Path) -> Path:
     return path
 
 
-def _csv(path: Path, columns: tuple[str, ...], dtype: dict[str, type] | None = None) -> pd.DataFrame:
-    frame = pd.read_csv(_file(path), dtype=dtype, keep_default_na=False)
+def _csv(path: Path, columns: tuple[str, ...], dtype: dict[str, type] | None = None,
+         numeric: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Read a trace CSV that must have ``columns``; ``numeric`` columns must hold numbers in every row.
+
+    Raises:
+        NotFoundError: no such file.
+        ValidationError: not a CSV table (field ``columns``), a missing column, or a value that is not
+            a number in a ``numeric`` column (field: that column).
+    """
+    try:
+        frame = pd.read_csv(_file(path), dtype=dtype, keep_default_na=False)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{path.name} is not a CSV table with a header row ({exc})", field="columns",
+                              hint=f"expected a header with {list(columns)}; re-fetch the trace") from None
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValidationError(f"{path.name} lacks columns {missing}", field="columns",
                               hint=f"expected columns {list(columns)}")
+    for column in numeric:
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = frame[column][values.isna()]
+        if len(bad):
+            raise ValidationError(f"{path.name}: {column} is not a number in {len(bad)} rows (first: {bad.iloc[0]!r})",
+                                  field=column, hint=f"fix or drop the rows whose {column} is not a number")
+        frame[column] = values
     return frame
 
 
@@ -87,7 +106,8 @@ def read_openb_nodes(path: Path | None = None) -> pd.DataFrame:
         DataFrame with ``sn`` (name), ``cpu_milli``, ``memory_mib``, ``gpu`` (count) and ``model``.
     """
     path = path or data_dir() / "openb" / "openb_node_list_gpu_node.csv"
-    return _csv(path, ("sn", "cpu_milli", "memory_mib", "gpu", "model"), {"model": str, "sn": str})
+    return _csv(path, ("sn", "cpu_milli", "memory_mib", "gpu", "model"), {"model": str, "sn": str},
+                numeric=("cpu_milli", "memory_mib", "gpu"))
 
 
 def openb_inventory(nodes: pd.DataFrame | None = None) -> Inventory:
@@ -133,7 +153,7 @@ def read_openb_pods(workload: str = "default", path: Path | None = None) -> list
     """
     path = path or data_dir() / "openb" / f"openb_pod_list_{workload}.csv"
     frame = _csv(path, ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"),
-                 {"gpu_spec": str, "name": str, "qos": str})
+                 {"gpu_spec": str, "name": str, "qos": str}, numeric=("cpu_milli", "memory_mib", "num_gpu", "gpu_milli"))
     bad = frame[(frame["gpu_milli"] < 0) | (frame["gpu_milli"] > 1000)]
     if len(bad):
         raise ValidationError(f"{path.name}: gpu_milli outside 0..1000 for {len(bad)} pods",
@@ -197,7 +217,8 @@ class TiresiasCluster:
 def read_tiresias_jobs(path: Path | None = None) -> list[TiresiasJob]:
     """The Tiresias 60-job trace (``tiresias/60_job.csv``) sorted by submit time."""
     path = path or data_dir() / "tiresias" / "60_job.csv"
-    frame = _csv(path, ("job_id", "num_gpu", "submit_time", "duration"), {"model_name": str})
+    frame = _csv(path, ("job_id", "num_gpu", "submit_time", "duration"), {"model_name": str},
+                 numeric=("job_id", "num_gpu", "submit_time", "duration"))
     jobs = [TiresiasJob(job_id=int(j), num_gpu=int(g), submit_s=float(s), duration_s=float(d),
                         model_name=str(m))
             for j, g, s, d, m in zip(frame["job_id"], frame["num_gpu"], frame["submit_time"],
@@ -209,7 +230,8 @@ def read_tiresias_jobs(path: Path | None = None) -> list[TiresiasJob]:
 def read_tiresias_cluster(name: str = "n32g4", path: Path | None = None) -> TiresiasCluster:
     """A Tiresias cluster spec file (``n32g4`` = 32 nodes x 4 GPUs)."""
     path = path or data_dir() / "tiresias" / f"{name}.csv"
-    frame = _csv(path, ("num_switch", "num_node_p_switch", "num_gpu_p_node", "num_cpu_p_node", "mem_p_node"))
+    columns = ("num_switch", "num_node_p_switch", "num_gpu_p_node", "num_cpu_p_node", "mem_p_node")
+    frame = _csv(path, columns, numeric=columns)
     row = frame.iloc[0]
     return TiresiasCluster(int(row["num_switch"]), int(row["num_node_p_switch"]), int(row["num_gpu_p_node"]),
                            int(row["num_cpu_p_node"]), int(row["mem_p_node"]))

@@ -149,6 +149,8 @@ class EmbeddedServer:
             if self._wait_ready():
                 return
             self.kill()
+            if "already in use" not in self.log_tail(2000):  # only a port race is worth another try
+                break
         raise RuntimeError(f"jupyter server did not start; log tail:\n{self.log_tail()}")
 
     def _wait_ready(self) -> bool:

@@ -12,6 +12,7 @@ limit.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -69,7 +70,7 @@ class LoadOutcome:
         ordered = sorted(self.latencies_s)
         if not ordered:
             return 0.0
-        return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 def run_load(servers: list[EmbeddedServer], *, clients: int = 100, submits: int = 2,

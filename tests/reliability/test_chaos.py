@@ -17,7 +17,7 @@ import pytest
 
 from .chaos import run_chaos
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)
 
 
 def _check(outcome, kills: int) -> None:  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ import pytest
 from jupyter_sched.store import Store, check_integrity
 
 from .harness import OWNER_TOKEN, EmbeddedServer, overlapping_allocations, wait_until
-from .load import quota_overruns, run_load, team_peaks, user_tokens
+from .load import LoadOutcome, quota_overruns, run_load, team_peaks, user_tokens
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -32,11 +32,8 @@ def start(tmp_path: Path, db_url: str | None = None, name: str = "server") -> Em
                                 quotas=QUOTAS, simulated_gpus=4)
 
 
-def settle_and_check(servers: list[EmbeddedServer], outcome: object) -> list[str]:
+def settle_and_check(servers: list[EmbeddedServer], outcome: LoadOutcome) -> list[str]:
     """Cancel what is left, wait for it to stop, then gather every broken promise."""
-    from .load import LoadOutcome
-
-    assert isinstance(outcome, LoadOutcome)
     problems = list(outcome.errors)
     if len(set(outcome.job_ids)) != len(outcome.job_ids):
         problems.append(f"duplicate job ids: {len(outcome.job_ids) - len(set(outcome.job_ids))}")
@@ -80,7 +77,8 @@ def test_100_clients_on_two_servers_sharing_postgresql_contend_for_one_leader(tm
         outcome = run_load(servers, clients=CLIENTS)
         assert outcome.requests == CLIENTS * 5
         problems = settle_and_check(servers, outcome)
-        leaders = {e["actor"] for e in servers[1].client().get("audit", params={"action": "leader_acquired"}).json()}
+        with servers[1].client() as c:
+            leaders = {e["actor"] for e in c.get("audit", params={"action": "leader_acquired"}).json()}
     finally:
         for server in servers:
             server.terminate()

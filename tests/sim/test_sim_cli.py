@@ -80,3 +80,15 @@ def test_a_bad_command_line_exits_2(argv: list[str], capsys: pytest.CaptureFixtu
 def test_a_missing_scenario_file_is_an_error_line_not_a_traceback(tmp_path: Path) -> None:
     code, _, err = run("simulate", str(tmp_path / "nope.yaml"))
     assert code == 1 and err.startswith("error: scenario file")
+
+
+def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path: Path) -> None:
+    """``jupyter-sched simulate`` is a subcommand of the main CLI and needs no running server."""
+    from jupyter_sched.cli.main import main as cli_main
+
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(SCENARIO)
+    out, err = io.StringIO(), io.StringIO()
+    code = cli_main(["simulate", str(scenario), "--out", str(tmp_path / "out")], out=out, err=err)
+    assert code == 0, err.getvalue()
+    assert (tmp_path / "out").exists()

@@ -71,9 +71,10 @@ def test_a_replay_never_overcommits_and_records_monotone_curves(policy: str) -> 
     assert 0 <= res.frag_ratio.min() and res.frag_ratio.max() <= 100.0 + 1e-9
 
 
-def test_a_replay_is_reproducible_from_its_seed() -> None:
-    a = replay(make_cluster(), make_pods(), "FGD", seed=7, keep_records=True)
-    b = replay(make_cluster(), make_pods(), "FGD", seed=7, keep_records=True)
+@pytest.mark.parametrize("random_ties", [False, True], ids=["first-node ties", "random ties"])
+def test_a_replay_is_reproducible_from_its_seed(random_ties: bool) -> None:
+    a = replay(make_cluster(), make_pods(), "FGD", seed=7, keep_records=True, random_ties=random_ties)
+    b = replay(make_cluster(), make_pods(), "FGD", seed=7, keep_records=True, random_ties=random_ties)
     assert a.records == b.records
 
 

@@ -77,9 +77,3 @@ export async function cancelAll(request: APIRequestContext): Promise<void> {
   }
 }
 
-/** The server's notebook sessions (`GET api/sessions`), for a notebook's kernel id and state. */
-export async function sessions(request: APIRequestContext): Promise<{ path: string; kernel: { id: string; execution_state: string } }[]> {
-  const response = await request.get('api/sessions');
-  expect(response.ok()).toBe(true);
-  return response.json();
-}

@@ -6,7 +6,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { api, cancelAll, myRow, openPanel, section, sessions, shoot, submitForm, upload } from './helpers';
+import { api, cancelAll, myRow, openPanel, section, shoot, submitForm, upload } from './helpers';
 
 const STEPS_SCRIPT = ['import time', 'for i in range(4):', '    print(f"ui-step {i}", flush=True)', '    time.sleep(1)', 'print("ui-done", flush=True)', ''].join('\n');
 const SLEEP_SCRIPT = ['import time', 'print("sleeping", flush=True)', 'time.sleep(120)', ''].join('\n');
@@ -147,17 +147,17 @@ test('"Run on GPUs" from the file browser menu and the notebook toolbar fills th
   await expect(panel.locator('.jp-sched-submit-gpus')).toBeFocused();
 });
 
-test('an idle lease raises a warning notification with a keep-alive action', async ({ page, request }) => {
+test('an idle lease raises a warning notification with a keep-alive action', async ({ page, request, tmpPath }) => {
   const panel = await openPanel(page);
-  // a notebook whose kernel is connected and idle holds a lease (as %gpu would make it)
-  await page.notebook.createNew('idle_lease.ipynb');
-  let kernelId = '';
+  // a notebook whose kernel is connected and idle holds a lease (as %gpu in it would make it)
+  const notebook = `${tmpPath}/idle_lease.ipynb`;
+  await upload(page, notebook, JSON.stringify({ cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+  const session = await request.post('api/sessions', { data: { path: notebook, name: 'idle_lease.ipynb', type: 'notebook', kernel: { name: 'python3' } } });
+  expect(session.ok()).toBe(true);
+  const kernelId: string = (await session.json()).kernel.id;
+  await page.notebook.openByPath(notebook);
   await expect
-    .poll(async () => {
-      const session = (await sessions(request)).find(s => s.path.endsWith('idle_lease.ipynb'));
-      kernelId = session?.kernel?.id ?? '';
-      return session?.kernel?.execution_state;
-    }, { timeout: 60000 })
+    .poll(async () => (await (await request.get(`api/kernels/${kernelId}`)).json()).execution_state, { timeout: 60000 })
     .toBe('idle');
   const lease = await api(request, 'POST', 'leases', { gpus: 1, name: 'ui-idle-lease', kernel_id: kernelId });
   expect(lease.kind).toBe('lease');
@@ -165,7 +165,7 @@ test('an idle lease raises a warning notification with a keep-alive action', asy
   // GPU < 5 % and the kernel idle for the 2 s window: the warning arrives as a notification
   const toast = page.locator('.Toastify__toast', { hasText: /Idle GPUs/ });
   await expect(toast.first()).toBeVisible({ timeout: 60000 });
-  await expect(toast.first()).toContainText('ui-idle-lease');
+  await expect(toast.first()).toContainText('ui-idle-lease is idle; its GPUs will be released');
   await expect(toast.first().getByRole('button', { name: 'Keep alive' })).toBeVisible();
   await shoot(page, page.locator('.Toastify__toast-container'), 'idle-notification');
   // keep alive: the server accepts it for this lease and the panel confirms

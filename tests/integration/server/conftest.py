@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from pytest_jupyter.jupyter_server import *  # noqa: F403  (fixtures + async test hooks)
 
 from tests.web.conftest import api, sched_app, server_config

@@ -1,4 +1,4 @@
-"""Authorization matrix: every route × method × caller, enumerated from the running app (issue 10 item 4).
+"""Authorization matrix: every route x method x caller, enumerated from the running app (issue 10 item 4).
 
 Callers: anonymous (no token), another user (judy), the owner of the work (ivan, the server token)
 and an admin (boss). Each row of ``MATRIX`` names the status every caller must get; the test
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN
+from tests.web.conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN, wait_for
 from tests.web.test_auth import implemented_methods, sched_routes
 
 CALLERS = {"anonymous": None, "other user": JUDY_TOKEN, "owner": IVAN_TOKEN, "admin": BOSS_TOKEN}
@@ -92,6 +92,18 @@ def test_the_matrix_has_a_row_for_every_live_route_and_method(sched_app: Any, jp
     assert rows - live == set(), "a row for a route/method the app does not serve"
 
 
+async def fresh(api: Any, kind: str, *, running: bool) -> str:
+    """A new job or lease of the owner (ivan); ``running``: wait until it holds its GPUs."""
+    status, body = await api("POST", kind, JOB if kind == "jobs" else LEASE, token=IVAN_TOKEN)
+    assert status == 201, body
+    job_id = str(body["id"])
+    if running:  # a keepalive applies to a lease that holds its GPUs
+        async def holds() -> bool:
+            return bool((await api("GET", f"{kind}/{job_id}"))[1]["state"] == "running")
+        await wait_for(holds, timeout_s=30)
+    return job_id
+
+
 async def stream_status(port: int, base_url: str, path: str, headers: dict[str, str]) -> int:
     """Status of a streaming GET (the body never ends): read the status line, then hang up."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -105,25 +117,13 @@ async def stream_status(port: int, base_url: str, path: str, headers: dict[str, 
 
 async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
         sched_app: Any, api: Any, http_server_port: Any, jp_base_url: str) -> None:
-    from tests.web.conftest import wait_for
-
-    async def fresh(kind: str, *, running: bool) -> str:
-        status, body = await api("POST", kind, JOB if kind == "jobs" else LEASE, token=IVAN_TOKEN)
-        assert status == 201, body
-        job_id = str(body["id"])
-        if running:  # a keepalive applies to a lease that holds its GPUs
-            async def holds() -> bool:
-                return (await api("GET", f"{kind}/{job_id}"))[1]["state"] == "running"
-            await wait_for(holds, timeout_s=30)
-        return job_id
-
     wrong = []
     for row in MATRIX:
         for caller, token in CALLERS.items():
             want = DENIED if caller == "anonymous" else {"other user": row.other, "owner": row.owner,
                                                           "admin": row.admin}[caller]
             kind = "leases" if row.route.startswith("leases") else "jobs"
-            ids = {"job_id": await fresh(kind, running=row.route.endswith("keepalive"))}
+            ids = {"job_id": await fresh(api, kind, running=row.route.endswith("keepalive"))}
             ids["lease_id"] = ids["job_id"]
             path = row.route.format(**ids)
             params = {k: v.format(**ids) for k, v in (row.params or {}).items()} or None
@@ -156,6 +156,14 @@ async def login_cookies(jp_fetch: Any) -> tuple[str, str]:
     return "; ".join([*login, f"_xsrf={xsrf}"]), xsrf
 
 
+async def observed(api: Any, job_id: str) -> tuple[Any, ...]:
+    """What a refused request must not change: the job ids, whether ``job_id`` is cancelled, the quotas."""
+    _, jobs = await api("GET", "jobs", params={"all": "true"}, token=BOSS_TOKEN)
+    _, quotas = await api("GET", "quotas")
+    cancelled = [j["state"] for j in jobs if j["id"] == job_id] == ["cancelled"]
+    return sorted(j["id"] for j in jobs), cancelled, quotas
+
+
 @pytest.mark.parametrize("with_header", [False, True],
                          ids=["a cookie session without the XSRF header is refused on every unsafe method",
                               "the same session with the XSRF header gets the owner's answers"])
@@ -168,16 +176,10 @@ async def test_cookie_sessions_need_xsrf_on_every_unsafe_method(sched_app: Any, 
     wrong = []
     for row in unsafe:
         kind = "leases" if row.route.startswith("leases") else "jobs"
-        _, target = await api("POST", kind, JOB if kind == "jobs" else LEASE)
+        target = {"id": await fresh(api, kind, running=row.route.endswith("keepalive"))}
         path = row.route.format(job_id=target["id"], lease_id=target["id"])
         headers = {"Authorization": "", "Cookie": cookies, **({"X-XSRFToken": xsrf} if with_header else {})}
-        async def state() -> tuple[Any, ...]:
-            _, jobs = await api("GET", "jobs", params={"all": "true"}, token=BOSS_TOKEN)
-            _, quotas = await api("GET", "quotas")
-            return sorted(j["id"] for j in jobs), [j["state"] for j in jobs if j["id"] == target["id"]] == [
-                "cancelled"], quotas
-
-        before = await state()
+        before = await observed(api, target["id"])
         response = await jp_fetch(*f"api/sched/{path}".split("/"), method=row.method, headers=headers,
                                    body=json.dumps(row.body) if row.body is not None else None,
                                    allow_nonstandard_methods=True, raise_error=False)
@@ -185,10 +187,11 @@ async def test_cookie_sessions_need_xsrf_on_every_unsafe_method(sched_app: Any, 
         if response.code != want:
             wrong.append(f"{row.id} cookie xsrf={with_header}: want {want}, got {response.code} {response.body[:160]!r}")
         if not with_header:
-            if before != await state():
+            if before != await observed(api, target["id"]):
                 wrong.append(f"{row.id}: a refused cookie request changed the jobs or the quotas")
             if b"_xsrf" not in response.body:
                 wrong.append(f"{row.id}: the refusal does not name _xsrf: {response.body[:160]!r}")
+        await api("DELETE", f"{kind}/{target['id']}", token=BOSS_TOKEN)  # free its GPUs for the next row
     assert not wrong, "\n".join(wrong)
 
 

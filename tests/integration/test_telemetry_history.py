@@ -1,0 +1,41 @@
+"""Telemetry history: the monitor drains every completed minute into the store as rollup rows."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+from jupyter_sched.engine.clock import ManualClock
+from jupyter_sched.engine.telemetry import TelemetryMonitor
+from jupyter_sched.inventory import SimulatedInventory
+from jupyter_sched.store import Store, sqlite_url
+from jupyter_sched.telemetry import SimulatedCollector
+
+from .conftest import sleeper
+
+
+def test_completed_minutes_are_persisted_as_one_rollup_row_per_gpu(tmp_path: Path) -> None:
+    store = Store(sqlite_url(tmp_path / "sched.sqlite"))
+    inventory = SimulatedInventory(2, node=f"itest-{uuid.uuid4().hex[:8]}", memory_mib=1024)
+    holder = sleeper(tmp_path)
+    first = next(inventory.current().gpus()).uuid
+    collector = SimulatedCollector(lambda: inventory.current().gpus(), pids=lambda: {first: [holder.pid]},
+                                   scan_env=False)
+    clock = ManualClock(datetime(2026, 11, 29, 12, 0, 10, tzinfo=timezone.utc))
+    monitor = TelemetryMonitor(collector, clock=clock, interval_s=1.0, retention_s=600,
+                               rollup_sink=lambda rows: store.add_rollups(rows, node=inventory.node))
+    for step in (0, 20, 20, 20):  # 12:00:10, :30, :50, 12:01:10 (the first minute is complete)
+        clock.advance(step)
+        monitor.sample()
+
+    rows = store.rollup_rows()
+    assert [(r["gpu_uuid"], r["minute"], r["samples"]) for r in rows] == [
+        (gpu.uuid, "2026-11-29T12:00:00.000000Z", 3) for gpu in inventory.current().gpus()]
+    held, free = rows
+    assert held["memory_used_max_mib"] > 0 and free["memory_used_max_mib"] == 0  # the sleeper's resident memory
+    assert held["node"] == inventory.node and held["memory_total_mib"] == 1024
+    clock.advance(30)
+    monitor.sample()
+    assert len(store.rollup_rows()) == 2  # the current minute is not complete: nothing new
+    store.close()
