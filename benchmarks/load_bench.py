@@ -63,8 +63,8 @@ def chaos(args: argparse.Namespace, work: Path) -> bool:
     print(f"chaos  requests accepted     {len(accepted)} (jobs+leases answered 2xx); found afterwards {found}")
     print(f"chaos  unanswered submits    {len(out.unknown_names)} (server died mid-request); of them stored "
           f"{len(out.jobs) - found} (each at most once)")
-    print(f"chaos  requests made         {len(out.calls)}; 5xx {len(out.server_errors)}; re-adopted running jobs "
-          f"{out.adopted}; leader terms {out.leader_terms}; {out.seconds:.0f} s")
+    print(f"chaos  requests made         {len(out.calls)}; 5xx {len(out.server_errors)}; running jobs re-adopted "
+          f"{out.adopted}, settled from exit files {out.settled_while_down}; leader terms {out.leader_terms}; {out.seconds:.0f} s")
     print(f"chaos  broken promises       {len(problems)}" + "".join(f"\n         {p}" for p in problems[:10]))
     return not problems
 

@@ -22,7 +22,6 @@ import sys
 
 import pandas as pd
 
-from jupyter_sched.placement.fgd import NodeArrays
 from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
 from jupyter_sched.sim.report import allocation_figure
 from jupyter_sched.sim.traces import OPENB_WORKLOADS, openb_inventory, read_fgd_expected, read_openb_pods
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         pods = [p.shape for p in read_openb_pods(workload)]
         for policy in policies:
             for seed in seeds:
-                result = replay(NodeArrays.from_inventory(inventory), pods, policy, seed=seed, measure_frag=False,
+                result = replay(inventory, pods, policy, seed=seed, measure_frag=False,
                                 random_ties=args.random_ties)
                 if workload == workloads[0]:
                     curves.setdefault(policy, []).append(pd.Series(result.alloc))
@@ -104,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(1-minute load average now {load:.1f} on {os.cpu_count()} cores)")
     base = runs[runs["policy"] == "BestFit"]
     if base.empty:
-        result = replay(NodeArrays.from_inventory(inventory), [p.shape for p in read_openb_pods("default")],
+        result = replay(inventory, [p.shape for p in read_openb_pods("default")],
                         "BestFit", seed=seeds[0], measure_frag=False)
         base = pd.DataFrame([{"wall_s": result.wall_s, "cpu_s": result.cpu_s}])
     base_cpu = statistics.mean(base["cpu_s"])

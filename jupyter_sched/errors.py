@@ -174,5 +174,5 @@ def http_status_for(error: SchedError) -> int:
     """Return the HTTP status for ``error``: the entry of its nearest class in :data:`HTTP_STATUS`."""
     for cls in type(error).__mro__:
         if cls in HTTP_STATUS:
-            return HTTP_STATUS[cls]  # type: ignore[index]
+            return HTTP_STATUS[cls]
     return 500

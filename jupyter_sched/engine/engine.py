@@ -24,7 +24,12 @@ One :meth:`Engine.tick` does, in order:
    running and is told through the event and the lease's message), ``requeue`` / ``stop`` stop a
    batch job (requeued, or ended as cancelled); ``clear`` → the warning is withdrawn.
    The ladder state is persisted in the details of those audit records (``details.ladder``) and
-   re-read from there after a restart or a keepalive written by another server.
+   re-read from there after a restart or a keepalive written by another server. Why the audit
+   trail rather than a job column: every ladder step must write an audit record with its evidence
+   anyway, so that record *is* the state — one copy, no schema change, and whichever engine leads
+   (or a hub service taking a keepalive) reads the same history. Missing telemetry decides
+   nothing (no warning, no "active again"), so a restart with an empty sample store resumes the
+   ladder instead of resetting it.
 5. **Start** — admitted jobs are started through the executor (leases are bound, not run) and
    their handles persisted.
 
@@ -715,7 +720,7 @@ class Engine:
             if tx.try_update_job(replace(r, job=replace(job, message=idle.reason), stop_intent=intent,
                                          stop_requested_at=now, stop_actor="scheduler")) is not None:
                 stops.append((job.id, self.stop_grace_s, job.spec.checkpointable))
-        return [{"type": "idle_warning", "data": data}, {"type": "reclaimed", "data": data}]
+        return [{"type": "idle_warning", "data": data}, {"type": "reclaimed", "data": data}]  # panel: refresh
 
     @staticmethod
     def _idle_message(job: Job, idle: IdleAction, action: str) -> str:

@@ -168,7 +168,7 @@ def _gpu_from_dict(d: Mapping[str, Any]) -> GPU:
 
 def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
     """Inventory → the REST API's inventory object (nodes with GPUs, flat GPU list, NVML status)."""
-    nodes = [{
+    nodes: list[dict[str, Any]] = [{
         "name": n.name, "cpu_millis": n.cpu_millis, "memory_mib": n.memory_mib, "labels": dict(n.labels),
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
         "ready": n.ready, "unschedulable": n.unschedulable, "gpus": [gpu_to_dict(g) for g in n.gpus],

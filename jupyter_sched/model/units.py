@@ -73,7 +73,7 @@ def format_duration(seconds: float | None) -> str:
     """Render seconds compactly (``"2h05m"``, ``"45s"``); ``None`` renders as ``"unknown"``."""
     if seconds is None:
         return "unknown"
-    total = int(round(seconds))
+    total = round(seconds)
     if total < 60:
         return f"{total}s"
     minutes, sec = divmod(total, 60)
@@ -110,7 +110,7 @@ def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
                               hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
     number = float(match.group(1))
     unit = (match.group(2) or "").lower()
-    return int(round(number * _MEMORY_MIB[unit]))
+    return round(number * _MEMORY_MIB[unit])
 
 
 def parse_utc(value: str | datetime, *, field: str) -> datetime:

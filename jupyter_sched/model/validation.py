@@ -60,7 +60,7 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
                                   hint="request at most the GPUs of your cluster")
         return int(number), GPU_MILLI
     if number < 1:
-        milli = int(round(number * GPU_MILLI))
+        milli = round(number * GPU_MILLI)
         if milli < 1:
             raise ValidationError(f"{field} fraction too small (got {value})", field=field,
                                   hint="use at least 0.001 of a GPU")
@@ -190,7 +190,7 @@ def spec_from_request(
     cpu = merged.get("cpu_millis")
     if cpu is None and merged.get("cpu") is not None:
         try:
-            cpu = int(round(float(merged["cpu"]) * 1000))
+            cpu = round(float(merged["cpu"]) * 1000)
         except (TypeError, ValueError):
             raise ValidationError(f"cpu must be a number of cores (got {merged['cpu']!r})", field="cpu",
                                   hint="use e.g. 4 or 0.5") from None

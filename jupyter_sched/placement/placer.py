@@ -13,7 +13,16 @@ Steps for a job (kube-scheduler's framework, with a bucketed index instead of a 
 5. *GPUs* on the node (:mod:`.topology`): NVLink domain aware.
 
 Fractional requests (``gpu_milli < 1000``) go best-fit onto an already shared GPU with enough
-free milli-GPUs, else onto a whole free GPU. Gangs (``workers > 1``) place every worker inside
+free milli-GPUs, else onto a whole free GPU.
+
+*Vectorised scores* (a profile whose scores are :class:`~.scores.VectorScore` plugins, e.g. FGD
+of Weng et al., ATC'23, or the paper's baselines, passed as instances in
+:attr:`PlacementConfig.plugins`): steps 3-5 become one pass over *every* node of the flavor —
+feasibility (CPU, memory, model, GPUs with room) as a mask over the ledger's
+:meth:`~.state.ClusterState.node_arrays`, one weighted ``score_nodes`` call per plugin, the highest
+total wins (first node in inventory order, or uniformly at random with ``PlacementConfig.ties``,
+kube-scheduler's ``selectHost``), and the highest-weight plugin names the GPUs. Whole-GPU,
+fractional and GPU-less workers all take this path; MIG requests keep theirs. Gangs (``workers > 1``) place every worker inside
 one ledger trial and keep all or nothing. GPU-less jobs take any ready node that passes filters.
 """
 
@@ -22,12 +31,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
+
+import numpy as np
 
 from ..errors import ValidationError
 from ..model import GPU_MILLI, Allocation, ResourceRequest
+from .fgd import BoolArray, PodShape
 from .filters import FILTERS, Filter, Status, model_matches
-from .scores import SCORES, Score
+from .scores import SCORES, Score, VectorScore
 from .state import ClusterState, Holding
 from .topology import choose_gpus
 
@@ -45,11 +57,23 @@ class PlacementConfig:
         scores: score plugin name -> weight (>= 0). ``spread`` with the largest weight makes the
             index walk from the emptiest nodes.
         max_candidates: feasible nodes scored per worker (>= 1).
+        plugins: score plugin instances configured at the edge, named in ``scores`` by their
+            ``name`` (e.g. ``FgdScore(typical_from_requests(history))``). Vectorised ones
+            (:class:`~.scores.VectorScore`) score every feasible node at once and cannot be mixed
+            with per-candidate scores in one profile.
+        merge_flavors: place a job on any model it accepts in one pass (one flavor, model
+            ``"*"``; the placement names the node's model) instead of model by model in
+            preference order. For profiles without per-model quotas (the FGD replay).
+        ties: draws among equal best totals of vectorised scores uniformly at random
+            (kube-scheduler's ``selectHost``); None takes the first node in inventory order.
     """
 
     filters: tuple[str, ...] = ("NodeReady", "TaintToleration", "NodeSelector", "GpuModel", "GpuMemory")
     scores: Mapping[str, float] = field(default_factory=lambda: {"binpack": 1.0, "topology": 1.0})
     max_candidates: int = 4
+    plugins: tuple[Score | VectorScore, ...] = ()
+    merge_flavors: bool = False
+    ties: np.random.Generator | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +124,8 @@ class Placer:
         self.state = state
         self.config = config
         registry_f = filters or FILTERS
-        registry_s = scores or SCORES
+        registry_s: dict[str, Score | VectorScore] = {**(scores or SCORES)}
+        registry_s.update((p.name, p) for p in config.plugins)
         for name in config.filters:
             if name not in registry_f:
                 raise ValidationError(f"unknown placement filter {name!r}", field="placement.filters",
@@ -111,7 +136,17 @@ class Placer:
                                       field="placement.scores",
                                       hint="known scores: " + ", ".join(sorted(registry_s)) + "; weights >= 0")
         self.filters = [registry_f[name] for name in config.filters]
-        self.scores = [(registry_s[name], w) for name, w in config.scores.items() if name in registry_s and w > 0]
+        chosen = [(registry_s[name], w) for name, w in config.scores.items() if name in registry_s and w > 0]
+        vector = [(p, w) for p, w in chosen if hasattr(p, "score_nodes")]
+        if vector and len(vector) < len(chosen):
+            raise ValidationError("vectorised score plugins cannot be mixed with per-candidate ones",
+                                  field="placement.scores",
+                                  hint="weight only " + ", ".join(p.name for p, _ in vector) + " in this profile")
+        # the highest weight names the GPUs; it is scored last so its per-call memo is fresh
+        self._vector: list[tuple[VectorScore, float]] = sorted(
+            [(cast(VectorScore, p), w) for p, w in vector], key=lambda pw: pw[1])
+        self.scores: list[tuple[Score, float]] = [] if vector else [(cast(Score, p), w) for p, w in chosen]
+        self._pool_masks: dict[tuple[int, ...], BoolArray | None] = {}
         self.descending = config.scores.get("spread", 0) > max(
             (w for n, w in config.scores.items() if n != "spread"), default=0)
         # Scores other than the walk order's own (binpack/spread): a candidate reaching 100 on all
@@ -131,7 +166,14 @@ class Placer:
                tuple(sorted(request.node_selector.items())), request.tolerations, request.mig_profile)
         cached = self._flavors.get(key)
         if cached is None:
-            cached = self._flavors[key] = self._compute_flavors(request)
+            cached = self._compute_flavors(request)
+            if self.config.merge_flavors and request.gpus > 0 and not request.mig_profile and len(cached) > 1:
+                cached = (Flavor(model="*", pools=tuple(p for f in cached for p in f.pools),
+                                 rejected=tuple(s for f in cached for s in f.rejected),
+                                 capacity=sum(f.capacity for f in cached),
+                                 max_per_node=max(f.max_per_node for f in cached),
+                                 mixed=any(f.mixed for f in cached)),)
+            self._flavors[key] = cached
         return cached
 
     def _compute_flavors(self, request: ResourceRequest) -> tuple[Flavor, ...]:
@@ -193,10 +235,10 @@ class Placer:
 
     def place(self, job_id: str, request: ResourceRequest, flavor: Flavor) -> Placement | None:
         """Find the best placement of ``request`` on ``flavor`` without taking it (None: no fit)."""
-        if request.gpus == 0:
-            return self._place_gpuless(request, flavor)
         if request.mig_profile:
             return self._place_mig(request, flavor)
+        if request.gpus == 0 and not self._vector:
+            return self._place_gpuless(request, flavor)
         if request.workers <= 1:
             found = self._place_worker(request, flavor)
             if found is None:
@@ -205,7 +247,8 @@ class Placer:
             holding = Holding(tuple([(g, milli) for g in gpus]), node, request.cpu_millis, request.memory_mib)
             uuid = self.state.gpu_uuid
             alloc = Allocation(self.state.nodes[node].name, tuple([uuid[g] for g in gpus]), milli)
-            return Placement(alloc, holding, flavor.model, scores)
+            model = self.state.gpu_model[gpus[0]] if flavor.model == "*" and gpus else flavor.model
+            return Placement(alloc, holding, model, scores)
         return self._place_gang(job_id, request, flavor)
 
     def _place_gang(self, job_id: str, request: ResourceRequest, flavor: Flavor) -> Placement | None:
@@ -243,13 +286,15 @@ class Placer:
         free = self.state.free_gpus_on(node)
         if flavor.mixed:
             st = self.state
-            free = [g for g in free if st.gpu_model[g] == flavor.model
+            free = [g for g in free if (flavor.model == "*" or st.gpu_model[g] == flavor.model)
                     and st.gpu_memory[g] >= request.min_memory_mib]
         return free
 
     def _place_worker(self, request: ResourceRequest, flavor: Flavor
                       ) -> tuple[int, list[int], int, dict[str, float]] | None:
         state = self.state
+        if self._vector:
+            return self._place_vector(request, flavor)
         if request.fractional:
             shared = self._fractional(request, flavor)
             if shared is not None:
@@ -301,6 +346,49 @@ class Placer:
         milli = request.gpu_milli if request.fractional else GPU_MILLI
         return best[0], best[1], milli, best_scores
 
+    def _pool_mask(self, flavor: Flavor) -> BoolArray | None:
+        """Nodes of ``flavor``'s pools as a mask over node rows (None: every node)."""
+        key = flavor.pools
+        if key not in self._pool_masks:
+            state = self.state
+            chosen = set(key)
+            self._pool_masks[key] = None if len(chosen) == len(state.pools) else np.array(
+                [p in chosen for p in state.node_pool], dtype=bool)
+        return self._pool_masks[key]
+
+    def _place_vector(self, request: ResourceRequest, flavor: Flavor
+                      ) -> tuple[int, list[int], int, dict[str, float]] | None:
+        """One worker by vectorised scores over every feasible node of ``flavor`` (module docstring).
+
+        Assumes one GPU model per node (the array view keeps a node's first model) and at most
+        :data:`~.fgd.MAX_GPUS_PER_NODE` GPUs per node.
+        """
+        state = self.state
+        arrays = state.node_arrays()
+        shape = PodShape.from_request(request)
+        feasible = arrays.feasible(shape)
+        pools = self._pool_mask(flavor)
+        nodes = np.flatnonzero(feasible if pools is None else feasible & pools)
+        if len(nodes) == 0:
+            return None
+        parts = []
+        for plugin, weight in self._vector:
+            part = plugin.score_nodes(arrays, shape, nodes)
+            parts.append((plugin.name, part if weight == 1.0 else part * weight))
+        total = parts[0][1]
+        for _, part in parts[1:]:
+            total = total + part
+        pick = int(total.argmax())  # first best in node order
+        rng = self.config.ties
+        if rng is not None:
+            best = np.flatnonzero(total == total[pick])
+            if len(best) > 1:
+                pick = int(best[rng.integers(len(best))])
+        cols = self._vector[-1][0].pick_gpus(arrays, shape, nodes, pick)
+        node = int(nodes[pick])
+        base = state.node_gpus[node]
+        return node, [base[c] for c in cols], request.gpu_milli, {name: float(part[pick]) for name, part in parts}
+
     def _score(self, request: ResourceRequest, node: int, gpus: list[int]) -> dict[str, float]:
         state = self.state
         out: dict[str, float] = {}
@@ -318,7 +406,7 @@ class Placer:
             while i < len(keys) and (best is None or keys[i] < best[0]):
                 for g in pool.partial[keys[i]]:
                     node = state.gpu_node[g]
-                    if flavor.mixed and (state.gpu_model[g] != flavor.model
+                    if flavor.mixed and (flavor.model not in ("*", state.gpu_model[g])
                                          or state.gpu_memory[g] < request.min_memory_mib):
                         continue
                     if self._host_fits(node, request):

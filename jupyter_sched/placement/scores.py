@@ -16,13 +16,16 @@ Fragmentation-aware scoring after FGD (Weng et al., ATC'23) lives in ``placement
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..model import ResourceRequest
 from .state import ClusterState
 from .topology import free_peer_count
 
-__all__ = ["SCORES", "BinPackScore", "Score", "SpreadScore", "TopologyScore"]
+if TYPE_CHECKING:
+    from .fgd import FloatArray, IntArray, NodeArrays, PodShape
+
+__all__ = ["SCORES", "BinPackScore", "Score", "SpreadScore", "TopologyScore", "VectorScore"]
 
 
 class Score(Protocol):
@@ -32,6 +35,27 @@ class Score(Protocol):
 
     def score(self, request: ResourceRequest, state: ClusterState, node: int, gpus: list[int]) -> int:
         """Score placing ``request``'s worker on ``node`` with ``gpus`` (global ids)."""
+        ...
+
+
+class VectorScore(Protocol):
+    """A score plugin evaluated over every feasible node at once (FGD and the paper baselines).
+
+    ``score_nodes`` returns one score per entry of ``nodes`` (row ids of the ledger's
+    :meth:`ClusterState.node_arrays`, all feasible), higher is better; ``pick_gpus`` names the
+    GPU columns on ``nodes[pick]`` right after ``score_nodes`` was called with the same ``nodes``.
+    Such plugins are instances configured at the edge (e.g. FGD's target workload) and reach the
+    placer through :attr:`PlacementConfig.plugins <jupyter_sched.placement.placer.PlacementConfig>`.
+    """
+
+    name: str
+
+    def score_nodes(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray) -> FloatArray:
+        """Scores of ``nodes`` for ``shape``."""
+        ...
+
+    def pick_gpus(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray, pick: int) -> tuple[int, ...]:
+        """GPU columns for ``shape`` on ``nodes[pick]``."""
         ...
 
 

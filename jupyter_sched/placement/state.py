@@ -24,9 +24,12 @@ import bisect
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..model import GPU_MILLI, Inventory, Node, Taint
+
+if TYPE_CHECKING:
+    from .fgd import NodeArrays
 
 __all__ = ["ClusterState", "Holding", "Pool", "Trial"]
 
@@ -136,6 +139,7 @@ class ClusterState:
         self.pools: list[Pool] = []
         self.holdings: dict[str, Holding] = {}
         self._journal: list[tuple[str, str, Holding | None]] | None = None
+        self._arrays: NodeArrays | None = None   # built on first use by vectorised score plugins
         self.version = 0  # bumped on every take/release; lets callers cache per state
         self._build()
         pristine = ClusterState.__new__(ClusterState)
@@ -165,6 +169,7 @@ class ClusterState:
         self.mig_used = dict(other.mig_used)
         self.holdings = dict(other.holdings)
         self._journal = None
+        self._arrays = None
         self.version = 0
 
     # ------------------------------------------------------------------ build
@@ -267,6 +272,31 @@ class ClusterState:
         """True when ``holder`` holds capacity in this ledger."""
         return holder in self.holdings
 
+    def node_arrays(self) -> NodeArrays:
+        """The :class:`~jupyter_sched.placement.fgd.NodeArrays` view of this ledger, kept in step.
+
+        Built on first call (O(GPUs)) from the current free capacity; from then on every
+        take/release/undo updates it too (row ``gen`` bumped), so vectorised score plugins
+        (FGD, the paper baselines) read the same state the placer commits to. Column ``j`` of
+        node ``n`` is GPU ``node_gpus[n][j]``; GPUs that are not placeable show 0 milli left.
+        Ledgers that never call it pay nothing (the default profile).
+        """
+        arrays = self._arrays
+        if arrays is None:
+            from .fgd import MAX_GPUS_PER_NODE, UNTRACKED, NodeArrays
+            arrays = NodeArrays.from_inventory(self.inventory)
+            for n_id, ids in enumerate(self.node_gpus):
+                for j, g in enumerate(ids[:MAX_GPUS_PER_NODE]):
+                    arrays.gpu_left[n_id, j] = self.free_milli[g] if self.placeable[g] else 0
+                cpu, mem = self.node_cpu_free[n_id], self.node_mem_free[n_id]
+                arrays.cpu_left[n_id] = UNTRACKED if cpu is None else cpu
+                arrays.mem_left[n_id] = UNTRACKED if mem is None else mem
+            for holding in self.holdings.values():
+                for n_id, tag in _tags(holding):
+                    arrays.tag_count[n_id, tag] += 1
+            self._arrays = arrays
+        return arrays
+
     # ------------------------------------------------------------------ index upkeep
     def _set_free(self, g: int, new: int) -> None:
         old = self.free_milli[g]
@@ -276,6 +306,12 @@ class ClusterState:
         if not self.placeable[g]:
             return
         n_id = self.gpu_node[g]
+        arrays = self._arrays
+        if arrays is not None:
+            col = g - self.node_gpus[n_id][0]  # GPU ids are consecutive per node
+            if col < arrays.gpu_left.shape[1]:
+                arrays.gpu_left[n_id, col] = new
+                arrays.gen[n_id] += 1
         pool = self.pools[self.node_pool[n_id]]
         if 0 < old < GPU_MILLI:
             bucket = pool.partial[old]
@@ -319,6 +355,8 @@ class ClusterState:
             self.mig_used[mig] = holder
         if holding.cpu_millis or holding.memory_mib or holding.extra:
             self._host(holding, -1)
+        if self._arrays is not None:
+            self._tag(holding, +1)
         self.holdings[holder] = holding
         self.version += 1
         if self._journal is not None:
@@ -336,6 +374,8 @@ class ClusterState:
             self.mig_used.pop(mig, None)
         if holding.cpu_millis or holding.memory_mib or holding.extra:
             self._host(holding, +1)
+        if self._arrays is not None:
+            self._tag(holding, -1)
         self.version += 1
         if self._journal is not None:
             self._journal.append(("release", holder, holding))
@@ -361,6 +401,21 @@ class ClusterState:
             cur_mem = self.node_mem_free[n_id]
             if cur_mem is not None and mem:
                 self.node_mem_free[n_id] = cur_mem + sign * mem
+            arrays = self._arrays
+            if arrays is not None:
+                if cur_cpu is not None and cpu:
+                    arrays.cpu_left[n_id] += sign * cpu
+                if cur_mem is not None and mem:
+                    arrays.mem_left[n_id] += sign * mem
+                arrays.gen[n_id] += 1
+
+    def _tag(self, holding: Holding, sign: int) -> None:
+        """Count the holding's pods per GPU class (:attr:`PodShape.tag`) in the array view."""
+        arrays = self._arrays
+        if arrays is not None:
+            for n_id, tag in _tags(holding):
+                arrays.tag_count[n_id, tag] += sign
+                arrays.gen[n_id] += 1
 
     @contextmanager
     def what_if(self) -> Iterator[Trial]:
@@ -386,6 +441,26 @@ class ClusterState:
                     elif holding is not None:
                         self.take(holder, holding)
                 self._journal = outer
+
+
+def _tags(holding: Holding) -> list[tuple[int, int]]:
+    """``(node, GPU class)`` per worker of a holding, the class as :attr:`PodShape.tag`:
+    0 no GPU (or MIG), 1 one shared GPU, ``1 + k`` for ``k`` whole GPUs (at most 8)."""
+    if not holding.extra:
+        gpus = holding.gpus
+        if not gpus:
+            return [(holding.node, 0)]
+        if len(gpus) == 1:
+            return [(holding.node, 1 if gpus[0][1] < GPU_MILLI else 2)]
+        return [(holding.node, 1 + min(len(gpus), 8))]
+    if not holding.gpus:
+        return [(holding.node, 0)] + [(n, 0) for n, _, _ in holding.extra]
+    workers = 1 + len(holding.extra)
+    per = max(1, len(holding.gpus) // workers)
+    nodes = [holding.node] + [n for n, _, _ in holding.extra]
+    milli = holding.gpus[0][1]
+    tag = 1 if per == 1 and milli < GPU_MILLI else 1 + min(per, 8)
+    return [(n, tag) for n in nodes]
 
 
 class Trial:

@@ -12,10 +12,11 @@ Protocol (paper §6.1 and the authors' published simulator):
    (fragmented / unallocated GPU-milli, %) and the fragmentation amount (fragmented GPUs as a
    % of all GPUs) are recorded, fragmentation measured against the workload's typical pods.
 
-Placement of each pod goes through :func:`jupyter_sched.sim.placer.place_one`: feasibility over
-all nodes, one call of the policy's vectorised score plugin (the same plugin classes the
-production placer can load — see :mod:`jupyter_sched.placement.fgd`), highest score with random
-tie-break (kube-scheduler's ``selectHost``), then commit.
+Placement of each pod goes through the production :class:`~jupyter_sched.placement.placer.Placer`
+of a :class:`~jupyter_sched.scheduling.SchedulingProfile` that names the policy's vectorised score
+plugin (:func:`policy_profile`): feasibility over all nodes, one call of the plugin, highest
+score (first node, or kube-scheduler's random ``selectHost``), then the decision is taken in the
+:class:`~jupyter_sched.placement.state.ClusterState` ledger — the same code path as an engine cycle.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..model import Inventory
+from ..model import GPU_MILLI, Inventory, ResourceRequest
 from ..placement.fgd import FgdCpuAwareScore, FgdScore, NodeArrays, PodShape, TypicalPod, typical_pods
 from ..placement.paper_policies import (
     BestFitScore,
@@ -36,7 +37,10 @@ from ..placement.paper_policies import (
     GpuPackingScore,
     RandomScore,
 )
-from .placer import VectorScore, place_one
+from ..placement.placer import PlacementConfig, Placer
+from ..placement.scores import VectorScore
+from ..placement.state import ClusterState
+from ..scheduling.profile import SchedulingProfile
 
 __all__ = [
     "OUR_POLICY",
@@ -44,7 +48,9 @@ __all__ = [
     "ReplayResult",
     "arrival_order",
     "make_policy",
+    "policy_profile",
     "replay",
+    "request_of",
 ]
 
 PAPER_POLICIES = ("Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD")
@@ -78,6 +84,23 @@ def make_policy(name: str, pods: Sequence[PodShape], rng: np.random.Generator,
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; choose one of {sorted(makers)}")
     return makers[name]()
+
+
+def policy_profile(plugin: VectorScore, rng: np.random.Generator | None = None) -> SchedulingProfile:
+    """The scheduling profile that places with ``plugin`` alone, every GPU model in one pass.
+
+    Args:
+        plugin: the policy's score plugin (:func:`make_policy`).
+        rng: random tie-break among equal best scores (None: first node in inventory order).
+    """
+    return SchedulingProfile(name=plugin.name, placement=PlacementConfig(
+        scores={plugin.name: 1.0}, plugins=(plugin,), merge_flavors=True, ties=rng))
+
+
+def request_of(shape: PodShape) -> ResourceRequest:
+    """The :class:`ResourceRequest` of one pod of the trace (one worker)."""
+    return ResourceRequest(gpus=shape.gpus, gpu_milli=shape.gpu_milli if shape.gpus else GPU_MILLI,
+                           gpu_models=shape.models, cpu_millis=shape.cpu_milli, memory_mib=shape.memory_mib)
 
 
 def arrival_order(pods: Sequence[PodShape], capacity_milli: int, *, seed: int,
@@ -122,6 +145,7 @@ class ReplayResult:
         cpu_s: CPU time of this process over the same loop (s): what the run costs when the
             machine is shared (wall time then includes waiting for a core).
         records: per-pod ``(index, node or -1, gpus, arrived %, allocated %)`` when kept.
+        arrays: the cluster's free resources at the end (the ledger's array view).
     """
 
     policy: str
@@ -134,6 +158,7 @@ class ReplayResult:
     wall_s: float
     cpu_s: float = 0.0
     records: list[tuple[int, int, tuple[int, ...], float, float]] = field(default_factory=list)
+    arrays: NodeArrays | None = None
 
     @property
     def decisions_per_s(self) -> float:
@@ -151,14 +176,14 @@ class ReplayResult:
         return pd.DataFrame(self.records, columns=["pod", "node", "gpus", "arrived_pct", "alloc_pct"])
 
 
-def replay(inventory: Inventory | NodeArrays, pods: Sequence[PodShape], policy: str, *, seed: int,
+def replay(inventory: Inventory, pods: Sequence[PodShape], policy: str, *, seed: int,
            ratio: float = 1.3, typical: Sequence[TypicalPod] | None = None,
            measure_frag: bool = True, keep_records: bool = False,
            arrivals: Sequence[PodShape] | None = None, random_ties: bool = False) -> ReplayResult:
     """Run the FGD protocol for one workload, policy and seed.
 
     Args:
-        inventory: the cluster (or a fresh :class:`NodeArrays` of it, which is consumed).
+        inventory: the cluster.
         pods: the workload's original pods (typical pods and inflation draw from it).
         policy: a name from :data:`PAPER_POLICIES` or :data:`OUR_POLICY`.
         seed: shuffle/inflation seed; also seeds random tie-breaks and the Random policy.
@@ -177,12 +202,16 @@ def replay(inventory: Inventory | NodeArrays, pods: Sequence[PodShape], policy: 
     Returns:
         The :class:`ReplayResult`.
     """
-    arrays = inventory if isinstance(inventory, NodeArrays) else NodeArrays.from_inventory(inventory)
+    state = ClusterState(inventory)
+    arrays = state.node_arrays()
     typ = tuple(typical) if typical is not None else typical_pods(pods)
     cap = arrays.capacity_milli()
     seq = list(arrivals) if arrivals is not None else arrival_order(pods, cap, seed=seed, ratio=ratio)
     rng = np.random.default_rng(seed + 1_000_003)
     plugin = make_policy(policy, pods, rng, typical)
+    placer = Placer(state, policy_profile(plugin, rng if random_ties else None).placement)
+    requests: dict[PodShape, ResourceRequest] = {}
+    node_gpus = state.node_gpus
     meter = FgdScore(typ) if measure_frag else None
     max_pct = round(ratio * 100)
     alloc = np.zeros(max_pct + 1)
@@ -210,13 +239,19 @@ def replay(inventory: Inventory | NodeArrays, pods: Sequence[PodShape], policy: 
     measure(0)
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     for i, shape in enumerate(seq):
-        choice = place_one(arrays, shape, plugin, rng if random_ties else None)
+        req = requests.get(shape)
+        if req is None:
+            req = requests[shape] = request_of(shape)
+        flavors = placer.flavors(req)
+        choice = placer.place(f"pod-{i}", req, flavors[0]) if flavors else None
         arrived += shape.total_milli
         if choice is not None:
+            state.take(f"pod-{i}", choice.holding)
             placed += 1
             allocated += shape.total_milli
         if keep_records:
-            node, gpus = choice if choice is not None else (-1, ())
+            node = choice.holding.node if choice is not None else -1
+            gpus = tuple(g - node_gpus[node][0] for g, _ in choice.holding.gpus) if choice is not None else ()
             records.append((i, node, gpus, 100.0 * arrived / cap, 100.0 * allocated / cap))
         while next_pct <= max_pct and arrived * 100 >= next_pct * cap:
             measure(next_pct)
@@ -228,4 +263,4 @@ def replay(inventory: Inventory | NodeArrays, pods: Sequence[PodShape], policy: 
         next_pct += 1
     return ReplayResult(policy=policy, seed=seed, alloc=alloc, frag_ratio=frag_ratio,
                         frag_amount=frag_amount, pods=len(seq), placed=placed, wall_s=wall, cpu_s=cpu,
-                        records=records)
+                        records=records, arrays=arrays)

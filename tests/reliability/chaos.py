@@ -50,6 +50,8 @@ class ChaosOutcome:
         integrity_problems: :func:`check_integrity` findings on the final store.
         double_allocations: moments a GPU was held above 1 GPU, from the usage intervals.
         adopted: audit records of running jobs re-adopted after a restart.
+        settled_while_down: jobs that ended while no server ran, settled from their exit files
+            by the next leader (the other way a running job survives a crash).
         leader_terms: leader leases taken over the run.
         seconds: wall time of the run.
     """
@@ -60,6 +62,7 @@ class ChaosOutcome:
     integrity_problems: tuple[str, ...] = ()
     double_allocations: list[str] = field(default_factory=list)
     adopted: int = 0
+    settled_while_down: int = 0
     leader_terms: int = 0
     seconds: float = 0.0
 
@@ -107,6 +110,13 @@ class ChaosOutcome:
         return out
 
 
+def _duration_s(rng: random.Random) -> float:
+    """A job's run time: mostly short; some outlive a restart and the old leader's lease (15 s) so
+    the next leader must re-adopt them."""
+    roll = rng.random()
+    return rng.uniform(0.2, 2.5) if roll < 0.7 else rng.uniform(5, 10) if roll < 0.9 else rng.uniform(18, 24)
+
+
 def _driver(server: EmbeddedServer, rng: random.Random, tag: str, calls: list[Call], lock: threading.Lock,
             stop: threading.Event, max_submits: int) -> None:
     """One client: submit short jobs, request leases, cancel what it got (never waits for the server)."""
@@ -122,7 +132,7 @@ def _driver(server: EmbeddedServer, rng: random.Random, tag: str, calls: list[Ca
         if submitted < max_submits and (roll < 0.5 or not mine):
             op, method, path = "submit", "POST", "jobs"
             body: Any = {"gpus": rng.choice([1, 1, 2]), "name": name,
-                         "command": ["sleep", f"{rng.uniform(0.2, 2.5) if rng.random() < 0.8 else rng.uniform(5, 10):.2f}"]}
+                         "command": ["sleep", f"{_duration_s(rng):.2f}"]}
         elif submitted < max_submits and roll < 0.65:
             op, method, path, body = "lease", "POST", "leases", {"gpus": 1, "name": name, "kernel_id": f"k-{name}"}
         else:
@@ -197,6 +207,8 @@ def run_chaos(workdir: Path, *, db_url: str | None = None, kills: int = 5, seed:
                        poll_s=0.5)
             outcome.jobs = {j["id"]: j for j in c.get("jobs", params={"all": "true"}).json()}
         outcome.adopted = len(server.audit(action="adopted"))
+        outcome.settled_while_down = sum(1 for j in outcome.jobs.values()
+                                         if "while the server was down" in (j.get("message") or ""))
         outcome.leader_terms = server.leads()
     finally:
         stop.set()

@@ -29,7 +29,7 @@ def _check(outcome, kills: int) -> None:  # type: ignore[no-untyped-def]
     print(f"\nchaos: kills survived {outcome.kills}, accepted {len(outcome.accepted)}, found "
           f"{sum(1 for j in outcome.jobs if j in outcome.accepted)}/{len(outcome.accepted)} "
           f"(+{len(outcome.jobs) - len(outcome.accepted)} of {len(outcome.unknown_names)} unanswered), "
-          f"adopted {outcome.adopted}, leader terms {outcome.leader_terms}, {outcome.seconds:.0f} s")
+          f"adopted {outcome.adopted}, settled from exit files {outcome.settled_while_down}, leader terms {outcome.leader_terms}, {outcome.seconds:.0f} s")
 
 
 def test_sigkill_chaos_on_sqlite_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:

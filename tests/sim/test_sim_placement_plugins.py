@@ -29,8 +29,10 @@ from jupyter_sched.placement.paper_policies import (
     GpuPackingScore,
     RandomScore,
 )
-from jupyter_sched.placement.state import ClusterState
-from jupyter_sched.sim.placer import place_one
+from jupyter_sched.placement.placer import Placer
+from jupyter_sched.placement.scores import VectorScore
+from jupyter_sched.placement.state import ClusterState, Holding
+from jupyter_sched.sim.fgd_protocol import policy_profile, request_of
 
 
 def make_node(name: str, gpus: int = 8, *, model: str = "A100", cpu: int = 96_000, mem: int = 393_216) -> Node:
@@ -40,6 +42,31 @@ def make_node(name: str, gpus: int = 8, *, model: str = "A100", cpu: int = 96_00
 
 def make_arrays(*nodes: Node) -> NodeArrays:
     return NodeArrays.from_inventory(Inventory(nodes=tuple(nodes)))
+
+
+def make_state(*nodes: Node) -> ClusterState:
+    return ClusterState(Inventory(nodes=tuple(nodes)))
+
+
+def hold(state: ClusterState, node: int, cols: tuple[int, ...], pod: PodShape) -> None:
+    """Builder: ``pod`` already runs on GPU columns ``cols`` of ``node``."""
+    base = state.node_gpus[node][0]
+    state.take(f"held-{len(state.holdings)}", Holding(tuple((base + c, pod.gpu_milli) for c in cols), node,
+                                                      pod.cpu_milli, pod.memory_mib))
+
+
+def place_one(state: ClusterState, pod: PodShape, plugin: VectorScore,
+              rng: np.random.Generator | None = None) -> tuple[int, tuple[int, ...]] | None:
+    """Place ``pod`` through the production placer with a profile naming ``plugin``, and take it."""
+    placer = Placer(state, policy_profile(plugin, rng).placement)
+    req = request_of(pod)
+    flavors = placer.flavors(req)
+    placed = placer.place("pod", req, flavors[0]) if flavors else None
+    if placed is None:
+        return None
+    state.take(f"pod-{len(state.holdings)}", placed.holding)
+    node = placed.holding.node
+    return node, tuple(g - state.node_gpus[node][0] for g, _ in placed.holding.gpus)
 
 
 def shape(gpus: int = 1, milli: int = 1000, cpu: int = 4000, mem: int = 0, models: tuple[str, ...] = ()) -> PodShape:
@@ -107,16 +134,17 @@ def test_fgd_puts_a_share_where_the_remainder_stays_usable() -> None:
 
 
 def test_fgd_keeps_whole_nodes_for_eight_gpu_pods() -> None:
-    arrays = make_arrays(make_node("busy"), make_node("empty"))
-    arrays.allocate(0, (0, 1), shape(2))
+    state = make_state(make_node("busy"), make_node("empty"))
+    hold(state, 0, (0, 1), shape(2))
     typical = typical_pods([shape(1)] * 90 + [shape(8, cpu=32000)] * 10)
-    assert place_one(arrays, shape(1), FgdScore(typical)) == (0, (2,))
+    assert place_one(state, shape(1), FgdScore(typical)) == (0, (2,))
 
 
 def test_our_policy_sends_cpu_only_pods_where_the_gpus_are_taken() -> None:
-    arrays = make_arrays(make_node("free"), make_node("full"))
-    arrays.allocate(1, tuple(range(8)), shape(8))
-    assert place_one(arrays, shape(0, 0, cpu=8000), FgdCpuAwareScore(TYPICAL)) == (1, ())
+    state = make_state(make_node("free"), make_node("full"))
+    hold(state, 1, tuple(range(8)), shape(8))
+    assert place_one(state, shape(0, 0, cpu=8000), FgdCpuAwareScore(TYPICAL)) == (1, ())
+    arrays = state.node_arrays()
     # GPU pods are scored exactly as by FGD
     nodes = np.array([0])
     assert list(FgdCpuAwareScore(TYPICAL).score_nodes(arrays, shape(1), nodes)) == \
@@ -142,11 +170,11 @@ class PolicyCase:
     want_nodes: tuple[int, ...]
 
 
-def _policy_cluster() -> NodeArrays:
-    arrays = make_arrays(make_node("empty"), make_node("shared"), make_node("whole"), make_node("v100", model="V100"))
-    arrays.allocate(1, (0,), shape(1, 600))           # a shared GPU with 400 left
-    arrays.allocate(2, (0, 1, 2, 3, 4, 5), shape(6))  # 2 whole GPUs left
-    return arrays
+def _policy_cluster() -> ClusterState:
+    state = make_state(make_node("empty"), make_node("shared"), make_node("whole"), make_node("v100", model="V100"))
+    hold(state, 1, (0,), shape(1, 600))           # a shared GPU with 400 left
+    hold(state, 2, (0, 1, 2, 3, 4, 5), shape(6))  # 2 whole GPUs left
+    return state
 
 
 POLICY_CASES = [
@@ -163,17 +191,16 @@ POLICY_CASES = [
 def test_paper_policies_pick_the_obvious_node(case: PolicyCase) -> None:
     plugins = {"BestFit": BestFitScore(), "GpuPacking": GpuPackingScore(), "GpuClustering": GpuClusteringScore(),
                "DotProduct": DotProductScore()}
-    arrays = _policy_cluster()
-    placed = place_one(arrays, case.pod, plugins[case.policy])
+    placed = place_one(_policy_cluster(), case.pod, plugins[case.policy])
     assert placed is not None and placed[0] in case.want_nodes
 
 
 def test_random_policy_is_reproducible_from_its_seed() -> None:
     picks = []
     for _ in range(2):
-        arrays = make_arrays(*(make_node(f"n{i}") for i in range(6)))
+        state = make_state(*(make_node(f"n{i}") for i in range(6)))
         rng = np.random.default_rng(7)
-        picks.append([place_one(arrays, shape(1, 500), RandomScore(rng), rng) for _ in range(10)])
+        picks.append([place_one(state, shape(1, 500), RandomScore(rng), rng) for _ in range(10)])
     assert picks[0] == picks[1]
 
 

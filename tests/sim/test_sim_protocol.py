@@ -10,7 +10,7 @@ import pytest
 
 from jupyter_sched.errors import NotFoundError
 from jupyter_sched.model import GPU, Inventory, Node
-from jupyter_sched.placement.fgd import NodeArrays, PodShape
+from jupyter_sched.placement.fgd import PodShape
 from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, arrival_order, replay
 from jupyter_sched.sim.traces import data_dir, openb_inventory, read_openb_nodes, read_openb_pods
 
@@ -50,8 +50,9 @@ def test_arrivals_are_a_shuffle_then_draws_until_the_demand_target() -> None:
 def test_a_replay_never_overcommits_and_records_monotone_curves(policy: str) -> None:
     inv = make_cluster()
     pods = make_pods()
-    arrays = NodeArrays.from_inventory(inv)
-    res = replay(arrays, pods, policy, seed=42, keep_records=True)
+    res = replay(inv, pods, policy, seed=42, keep_records=True)
+    arrays = res.arrays
+    assert arrays is not None
     assert (arrays.gpu_left >= 0).all() and (arrays.cpu_left >= 0).all() and (arrays.mem_left >= 0).all()
     assert np.all(np.diff(res.alloc) >= -1e-9)
     jump = 100.0 * max(p.total_milli for p in pods) / arrays.capacity_milli()  # one arrival's demand step

@@ -147,18 +147,21 @@ test('"Run on GPUs" from the file browser menu and the notebook toolbar fills th
   await expect(panel.locator('.jp-sched-submit-gpus')).toBeFocused();
 });
 
-test('an idle lease raises a warning notification with a keep-alive action', async ({ page, request, tmpPath }) => {
+test('an idle lease raises a warning notification with a keep-alive action', async ({ page, request }) => {
   const panel = await openPanel(page);
   // a notebook whose kernel is connected and idle holds a lease (as %gpu in it would make it)
-  const notebook = `${tmpPath}/idle_lease.ipynb`;
-  await upload(page, notebook, JSON.stringify({ cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
-  const session = await request.post('api/sessions', { data: { path: notebook, name: 'idle_lease.ipynb', type: 'notebook', kernel: { name: 'python3' } } });
-  expect(session.ok()).toBe(true);
-  const kernelId: string = (await session.json()).kernel.id;
-  await page.notebook.openByPath(notebook);
+  await page.notebook.createNew('idle_lease.ipynb');
+  let kernelId = '';
   await expect
-    .poll(async () => (await (await request.get(`api/kernels/${kernelId}`)).json()).execution_state, { timeout: 60000 })
+    .poll(
+      async () => {
+        kernelId = await page.evaluate(() => (window as any).jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.id ?? '');
+        return kernelId ? (await (await request.get(`api/kernels/${kernelId}`)).json()).execution_state : 'no kernel yet';
+      },
+      { timeout: 60000 }
+    )
     .toBe('idle');
+  await page.sidebar.openTab('jupyter-sched-panel');
   const lease = await api(request, 'POST', 'leases', { gpus: 1, name: 'ui-idle-lease', kernel_id: kernelId });
   expect(lease.kind).toBe('lease');
   await expect(myRow(panel, 'ui-idle-lease')).toHaveAttribute('data-state', 'running');

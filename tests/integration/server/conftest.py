@@ -19,7 +19,7 @@ from tests.web.conftest import api, sched_app, server_config
 __all__ = ["api", "jp_server_config", "sched_app"]
 
 
-@pytest.fixture
+@pytest.fixture  # type: ignore[no-redef]  # overrides the plugin's fixture
 def jp_server_config(tmp_path: Path) -> dict[str, Any]:
     return server_config(tmp_path, simulated_gpus=2, node_name=f"itest-{uuid.uuid4().hex[:8]}",
                          idle_window_s=4.0, idle_grace_s=2.0, telemetry_interval_s=0.5, inventory_refresh_s=1.0)
