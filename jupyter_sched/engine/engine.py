@@ -57,9 +57,12 @@ from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderState, advance_ladder, evaluate_idle, window_evidence
 from ..scheduling.snapshot import CycleResult, IdleAction, Pend, Snapshot, UsageHistory
-from ..store import LIVE_STATES, JobRecord, Store, StoreTx
+from ..store import JobRecord, Store, StoreTx
 from .clock import Clock, SystemClock
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
+
+HOLDING_STATES = (JobState.ADMITTED, JobState.RUNNING)
+"""States whose allocation counts against the GPUs (``JobState.holds_gpus``)."""
 
 __all__ = ["IDLE_ACTIONS", "CycleFunction", "Engine", "TickReport"]
 
@@ -110,6 +113,7 @@ class Engine:
         usage_half_life_s: half-life of fair-share usage (seconds; default 7 days).
         stop_grace_s: SIGTERM→SIGKILL grace for cancels and time limits (seconds).
         max_reason_writes: pending reasons persisted per cycle at most (see :meth:`_reasons_to_write`).
+        reason_batch: pending reasons written per store transaction (rows; see :meth:`_write_reasons`).
         telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id).
         publish: called with each API event ``{"type", "data"}`` (from the engine's thread).
@@ -136,6 +140,7 @@ class Engine:
         usage_half_life_s: float = 7 * 86400.0,
         stop_grace_s: float = 10.0,
         max_reason_writes: int = 500,
+        reason_batch: int = 50,
         telemetry: Callable[[], Mapping[str, Any]] | None = None,
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         publish: Callable[[dict[str, Any]], None] | None = None,
@@ -157,6 +162,7 @@ class Engine:
         self.usage_half_life_s = usage_half_life_s
         self.stop_grace_s = stop_grace_s
         self.max_reason_writes = max_reason_writes
+        self.reason_batch = reason_batch
         self.reasons: dict[str, PendingReason] = {}
         self._telemetry = telemetry
         self._kernels = kernels
@@ -409,6 +415,10 @@ class Engine:
         ``idle=True`` (the engine's own cycles only, never a dry run from another thread) also
         updates the monitor's pid registry and the ladder cache and adds the idle inputs.
         """
+        return self._snapshot(idle=idle)[0]
+
+    def _snapshot(self, *, idle: bool) -> tuple[Snapshot, dict[str, JobRecord]]:
+        """:meth:`snapshot` plus the job rows it was built from (by id, with their versions)."""
         now = self.clock.now()
         inventory = self.inventory.current()
         self.last_inventory = inventory
@@ -430,8 +440,9 @@ class Engine:
                     (r.job for r in records), inventory, now=now, lookback_s=self._idle_lookback_s(),
                     ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in self._idle_policy_list()),
                     per_minute=self._idle_per_minute()))
-        return Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
-                        usage=usage, telemetry=telemetry, kernels=kernels)
+        snapshot = Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
+                            usage=usage, telemetry=telemetry, kernels=kernels)
+        return snapshot, {r.job.id: r for r in records}
 
     # -- idle reclamation --------------------------------------------------------------------------
 
@@ -501,7 +512,7 @@ class Engine:
         return LadderState(), 0
 
     def _decide(self, report: TickReport) -> None:
-        snapshot = self.snapshot(idle=True)
+        snapshot, records = self._snapshot(idle=True)
         started = self.clock.now()
         result = self._cycle(snapshot, self.profile)
         if self.idle_policies is not None:
@@ -509,7 +520,7 @@ class Engine:
             mine = {a.job_id for a in ours}
             result = replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))
         report.decided = True
-        admitted, stops = self._apply(result, snapshot)
+        admitted, stops = self._apply(result, snapshot, records)
         report.cycle_s = (self.clock.now() - started).total_seconds()
         report.admitted.extend(j.id for j in admitted)
         report.preempted.extend(p[0] for p in stops)
@@ -521,8 +532,17 @@ class Engine:
             if self._start(job):
                 report.started.append(job.id)
 
-    def _apply(self, result: CycleResult, snapshot: Snapshot) -> tuple[list[Job], list[tuple[str, float, bool]]]:
-        """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send)."""
+    def _apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord],
+               ) -> tuple[list[Job], list[tuple[str, float, bool]]]:
+        """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send).
+
+        The write lock is held briefly: the transaction re-reads only the rows that hold GPUs
+        (the over-allocation guard needs them fresh) and works on ``seen_rows`` (the rows the
+        snapshot was built from) for the rest — every write is compare-and-set on the row's
+        version, so a row that changed since the snapshot (a cancel, a keepalive) is skipped and
+        the next cycle looks at it again. Pending reasons are written afterwards, outside this
+        transaction, in small fenced ones (:meth:`_write_reasons`).
+        """
         assert self.term is not None
         now = self.clock.now()
         gpu_of = snapshot.inventory.gpu_by_uuid()
@@ -536,7 +556,9 @@ class Engine:
         seen: dict[str, int] = {}
         with self.store.transaction(now=now) as tx:
             tx.assert_leader(self.owner_id, self.term, self.lease_ttl_s)
-            records = {r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
+            records = dict(seen_rows)
+            holders = tx.list_jobs(states=HOLDING_STATES)
+            records.update((r.job.id, r) for r in holders)
             used: dict[str, int] = {}
             for held in records.values():
                 if held.job.state.holds_gpus and held.job.allocation is not None:
@@ -583,13 +605,6 @@ class Engine:
                              {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s})
                 stops.append((job.id, p.grace_s, p.checkpoint_signal and job.spec.checkpointable))
                 changed.append(job)
-            for pend in self._reasons_to_write(result, records):
-                r = records[pend.job_id]
-                job = replace(r.job, reason=pend.reason, message=pend.reason.message)
-                updated = tx.try_update_job(replace(r, job=job))
-                if updated is not None:
-                    records[job.id] = updated
-                    changed.append(job)
             for job_id, nominated in result.nominations.items():
                 r = records.get(job_id)
                 if r is not None and r.job.state is JobState.PENDING and r.job.nominated != nominated:
@@ -616,6 +631,7 @@ class Engine:
         for job_id, ladder in ladders.items():  # committed: the cache follows the store
             self.ladders[job_id] = ladder
             self._ladder_seen[job_id] = seen[job_id]
+        changed.extend(self._write_reasons(self._reasons_to_write(result, records), records))
         simulated = snapshot.inventory.simulated
         for job in changed:
             self._publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})
@@ -626,11 +642,12 @@ class Engine:
     def _reasons_to_write(self, result: CycleResult, records: Mapping[str, JobRecord]) -> list[Pend]:
         """Pending reasons worth persisting this cycle, at most ``max_reason_writes``.
 
-        Every cycle may renumber the whole queue (positions, ETAs, free-GPU counts), and
-        rewriting 10,000 rows per cycle would make the store the bottleneck. So: the latest
-        reasons of all jobs live in :attr:`reasons` (the service overlays them on reads), and the
-        store gets first the reasons whose code changed (or that had none), then the rest in queue
-        order, up to the cap; the remainder follow in later cycles.
+        Every cycle may renumber the whole queue (positions), and rewriting 10,000 rows per
+        cycle would make the store the bottleneck. So: the latest reasons of all jobs live in
+        :attr:`reasons` (the service overlays them on reads, positions included), and the store
+        gets only the reasons whose *content* changed — a position change alone is not written
+        (:func:`_stored_reason_key`). First those whose code changed (or that had none), then the
+        rest in queue order, up to the cap; the remainder follow in later cycles.
         """
         self.reasons = {p.job_id: p.reason for p in result.pending}
         urgent: list[Pend] = []
@@ -642,9 +659,32 @@ class Engine:
             old = r.job.reason
             if old is None or old.code != pend.reason.code:
                 urgent.append(pend)
-            elif reason_to_dict(old) != reason_to_dict(pend.reason):
+            elif _stored_reason_key(old) != _stored_reason_key(pend.reason):
                 later.append(pend)
         return (urgent + later)[: self.max_reason_writes]
+
+    def _write_reasons(self, pends: list[Pend], records: dict[str, JobRecord]) -> list[Job]:
+        """Persist pending reasons in fenced transactions of at most ``reason_batch`` rows each
+        (so the write lock is held a few ms at a time and submits interleave); compare-and-set
+        per row (a row changed meanwhile keeps its reason until the next cycle). Returns the
+        jobs written.
+
+        Raises:
+            NotLeaderError: the lease was lost between batches (the tick steps down).
+        """
+        assert self.term is not None
+        written: list[Job] = []
+        for start in range(0, len(pends), max(1, self.reason_batch)):
+            with self.store.transaction(now=self.clock.now()) as tx:
+                tx.assert_leader(self.owner_id, self.term, self.lease_ttl_s)
+                for pend in pends[start:start + max(1, self.reason_batch)]:
+                    r = records[pend.job_id]
+                    job = replace(r.job, reason=pend.reason, message=pend.reason.message)
+                    updated = tx.try_update_job(replace(r, job=job))
+                    if updated is not None:
+                        records[job.id] = updated
+                        written.append(job)
+        return written
 
     @staticmethod
     def _record(tx: StoreTx, core_audit: set[tuple[str, str]], merged: dict[tuple[str, str], dict[str, Any]],
@@ -802,3 +842,11 @@ class Engine:
         if record is not None:
             self._audit(record.job, action, message, details)
 
+
+
+def _stored_reason_key(reason: PendingReason) -> dict[str, Any]:
+    """What of a pending reason is worth a store write: everything but the queue position
+    (positions shift on every submit and finish; the live value is in :attr:`Engine.reasons`)."""
+    data = reason_to_dict(reason) or {}
+    data.pop("position", None)
+    return data

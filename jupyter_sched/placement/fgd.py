@@ -15,7 +15,9 @@ Fragmentation Gradient Descent", USENIX ATC'23. Definitions used here (paper §3
 
 Everything here is pure (numpy only): no clock, no ids, no I/O. :class:`NodeArrays` is the
 mutable array view of an :class:`~jupyter_sched.model.Inventory` that placement score plugins
-read; the placement entry point updates it when it commits a decision.
+read; the ledger keeps it in step (:meth:`~jupyter_sched.placement.state.ClusterState.node_arrays`),
+and a profile that names :class:`FgdScore` (``PlacementConfig.plugins``) makes the production
+placer score every feasible node through :meth:`FgdScore.score_nodes`.
 """
 
 from __future__ import annotations
@@ -397,9 +399,10 @@ class FgdScore:
     request shape; both are refreshed only for rows whose :attr:`NodeArrays.gen` changed, so a
     call costs O(changed nodes x shape groups) plus O(nodes) for the gather.
 
-    Two entry points, same model: :meth:`score_nodes` (vectorised over a :class:`NodeArrays`, used
-    by the trace replay) and :meth:`score` (the production placer's per-candidate
-    :class:`~jupyter_sched.placement.scores.Score` protocol on its ``ClusterState`` ledger).
+    Two entry points, same model: :meth:`score_nodes` (vectorised over a :class:`NodeArrays`; what
+    the production placer calls when a profile names this plugin — engine cycles and the trace
+    replay alike) and :meth:`score` (the per-candidate
+    :class:`~jupyter_sched.placement.scores.Score` protocol, for callers scoring one node).
 
     Args:
         typical: the target workload the fragmentation is measured against.

@@ -22,8 +22,10 @@ feasibility (CPU, memory, model, GPUs with room) as a mask over the ledger's
 :meth:`~.state.ClusterState.node_arrays`, one weighted ``score_nodes`` call per plugin, the highest
 total wins (first node in inventory order, or uniformly at random with ``PlacementConfig.ties``,
 kube-scheduler's ``selectHost``), and the highest-weight plugin names the GPUs. Whole-GPU,
-fractional and GPU-less workers all take this path; MIG requests keep theirs. Gangs (``workers > 1``) place every worker inside
-one ledger trial and keep all or nothing. GPU-less jobs take any ready node that passes filters.
+fractional and GPU-less workers all take this path; MIG requests keep theirs.
+
+Gangs (``workers > 1``) place every worker inside one ledger trial and keep all or nothing.
+GPU-less jobs take any ready node that passes filters.
 """
 
 from __future__ import annotations
@@ -275,7 +277,8 @@ class Placer:
         per_worker = tuple((state.nodes[n].name, tuple(state.gpu_uuid[g] for g in gpus)) for n, gpus, _ in workers)
         alloc = Allocation(node=per_worker[0][0], gpu_uuids=per_worker[0][1], gpu_milli=first[2],
                            workers=per_worker)
-        return Placement(allocation=alloc, holding=holding, model=flavor.model, scores=score_sum)
+        model = state.gpu_model[holding.gpus[0][0]] if flavor.model == "*" and holding.gpus else flavor.model
+        return Placement(allocation=alloc, holding=holding, model=model, scores=score_sum)
 
     def _host_fits(self, node: int, request: ResourceRequest) -> bool:
         cpu = self.state.node_cpu_free[node]
