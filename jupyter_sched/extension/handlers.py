@@ -35,6 +35,13 @@ _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "
 _MAX_LOG_LIMIT = 1 << 20  # bytes per logs call: bounded memory per request
 _FOLLOW_WAIT_S = 25.0     # long-poll ceiling for logs?follow=true, under proxy idle timeouts
 _FOLLOW_POLL_S = 0.25
+_MAX_QUERY_INT = 2**62
+"""Largest integer query argument accepted (offsets and limits fit in 64-bit file offsets)."""
+
+
+def _reject_constant(name: str) -> Any:
+    """``json.loads`` hook: ``NaN``/``Infinity`` are not JSON and no field accepts them."""
+    raise ValueError(f"{name} is not a valid JSON value")
 
 
 class SchedHandler(APIHandler):
@@ -83,10 +90,13 @@ class SchedHandler(APIHandler):
             raise ValidationError("request body is empty", field="body",
                                   hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
         try:
-            value = json.loads(raw)
+            value = json.loads(raw, parse_constant=_reject_constant)
         except (ValueError, UnicodeDecodeError) as err:
             raise ValidationError(f"request body is not valid JSON ({err})", field="body",
                                   hint="send a JSON object with Content-Type: application/json") from None
+        except RecursionError:
+            raise ValidationError("request body is nested too deeply", field="body",
+                                  hint="send a flat JSON object of the documented fields") from None
         if not isinstance(value, dict):
             raise ValidationError(f"request body must be a JSON object (got {type(value).__name__})",
                                   field="body", hint='wrap the fields in {...}')
@@ -106,7 +116,9 @@ class SchedHandler(APIHandler):
         except ValueError:
             raise ValidationError(f"{name} must be an integer (got {raw!r})", field=name,
                                   hint=f"give {name} as a whole number >= {minimum}") from None
-        if value < minimum or (maximum is not None and value > maximum):
+        if maximum is None:
+            maximum = _MAX_QUERY_INT  # beyond this no offset or limit means anything
+        if value < minimum or value > maximum:
             upper = f" and <= {maximum}" if maximum is not None else ""
             raise ValidationError(f"{name} must be >= {minimum}{upper} (got {value})", field=name,
                                   hint=f"give {name} between {minimum} and {maximum if maximum is not None else 'any'}")

@@ -215,6 +215,10 @@ def quota_from_dict(d: Mapping[str, Any]) -> Quota:
     if not isinstance(d, Mapping):
         raise ValidationError("each quota must be an object", field="quotas",
                               hint='e.g. {"team": "ml", "guaranteed": 4, "borrowing_limit": 2}')
+    unknown = sorted(set(d) - {"team", "user", "gpu_model", "guaranteed", "borrowing_limit"})
+    if unknown:
+        raise ValidationError(f"unknown quota field {unknown[0]!r}", field=unknown[0],
+                              hint="quota fields: team, user, gpu_model, guaranteed, borrowing_limit")
     team = d.get("team")
     if not isinstance(team, str) or not team:
         raise ValidationError("quota.team must be a non-empty string", field="team", hint='e.g. "team-ml"')

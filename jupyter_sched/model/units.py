@@ -13,6 +13,9 @@ from ..errors import TimestampError, ValidationError
 
 __all__ = ["format_duration", "parse_duration", "parse_memory_mib", "parse_utc", "to_iso"]
 
+MAX_DURATION_S = 366 * 86400.0
+"""Longest duration accepted (seconds): one leap year."""
+
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 _DURATION_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
@@ -66,6 +69,9 @@ def parse_duration(value: str | float | int | None, *, field: str) -> float | No
     if not seconds > 0 or seconds != seconds:  # NaN fails both
         raise ValidationError(f"{field} must be a positive duration, got {value!r}", field=field,
                               hint="give a duration above zero, e.g. '10m'")
+    if seconds > MAX_DURATION_S:  # also catches inf: date arithmetic overflows past this
+        raise ValidationError(f"{field} must be at most 366 days, got {value!r}", field=field,
+                              hint="give a shorter limit, e.g. '7d', or none for no limit")
     return seconds
 
 

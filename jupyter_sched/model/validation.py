@@ -69,6 +69,13 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
                           field=field, hint="use e.g. 1, 2 or 0.5")
 
 
+def _no_nul(value: str, key: str) -> str:
+    # Processes and file systems cannot carry NUL bytes; refuse them here rather than at start.
+    if "\x00" in value:
+        raise ValidationError(f"{key} must not contain NUL bytes", field=key, hint="remove the \\u0000 characters")
+    return value
+
+
 def _str(body: Mapping[str, Any], key: str, default: str | None = None) -> str | None:
     value = body.get(key, default)
     if value is None:
@@ -76,7 +83,7 @@ def _str(body: Mapping[str, Any], key: str, default: str | None = None) -> str |
     if not isinstance(value, str):
         raise ValidationError(f"{key} must be a string (got {type(value).__name__})", field=key,
                               hint=f"give {key} as text")
-    return value
+    return _no_nul(value, key)
 
 
 def _int(body: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -> int:
@@ -94,11 +101,11 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
+        return tuple(_no_nul(part.strip(), key) for part in value.split(",") if part.strip())
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return tuple(value)
+        return tuple(_no_nul(v, key) for v in value)
     raise ValidationError(f"{key} must be a list of strings", field=key,
-                          hint=f'give {key} as ["a", "b"] or "a,b"')
+                          hint=f'give {key} as ["a", "b"]')
 
 
 def _str_map(value: Any, key: str) -> dict[str, str]:
@@ -108,7 +115,7 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
             isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
-    return {k: str(v) for k, v in value.items()}
+    return {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
 
 
 def spec_from_request(

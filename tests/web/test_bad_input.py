@@ -54,6 +54,8 @@ CASES = [
     Bad("dry-run validates like submit", "POST", "dryrun", cmd(gpus="many"), want_field="gpus"),
     Bad("a lease with a malformed body names the body", "POST", "leases", raw=b"{", want_field="body"),
     Bad("log offset below zero names offset", "GET", "jobs/x/logs", params={"offset": "-1"}, want_field="offset"),
+    Bad("a log offset beyond any file names offset", "GET", "jobs/x/logs", params={"offset": "99999999999999999999"},
+        want_field="offset"),
     Bad("log limit that is not a number names limit", "GET", "jobs/x/logs", params={"limit": "lots"},
         want_field="limit"),
     Bad("log limit above 1 MiB names limit", "GET", "jobs/x/logs", params={"limit": str(1 << 30)},
@@ -77,6 +79,18 @@ CASES = [
     Bad("a quota with a negative guarantee names guaranteed", "PUT", "quotas",
         {"quotas": [{"team": "a", "guaranteed": -1}]}, token=BOSS_TOKEN, want_field="guaranteed"),
     Bad("a quota line that is not an object is refused", "PUT", "quotas", {"quotas": ["a"]}, token=BOSS_TOKEN),
+    # found by a fresh user trying to break the server:
+    Bad("an astronomically long time limit names time_limit", "POST", "jobs", cmd(time_limit_s=1e308),
+        want_field="time_limit"),
+    Bad("Infinity is not JSON and names the body", "POST", "jobs",
+        raw=b'{"command": ["python"], "time_limit_s": Infinity}', want_field="body"),
+    Bad("a NUL byte in the command names command", "POST", "jobs", {"command": ["python", "-c", "print(1)\x00"]},
+        want_field="command"),
+    Bad("a NUL byte in the environment names env", "POST", "jobs", cmd(env={"A": "x\x00y"}), want_field="env"),
+    Bad("a body nested thousands deep names the body", "POST", "jobs",
+        raw=b'{"env": ' + b"[" * 5000 + b"]" * 5000 + b"}", want_field="body"),
+    Bad("a misspelt quota field is refused, not dropped", "PUT", "quotas", {"quotas": [{"team": "t", "gpus": -3}]},
+        token=BOSS_TOKEN, want_field="gpus"),
 ]
 
 
