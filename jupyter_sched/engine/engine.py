@@ -57,7 +57,7 @@ from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderState, advance_ladder, evaluate_idle, window_evidence
 from ..scheduling.snapshot import CycleResult, IdleAction, Pend, Snapshot, UsageHistory
-from ..store import JobRecord, Store, StoreTx
+from ..store import LIVE_STATES, JobRecord, Store, StoreTx
 from .clock import Clock, SystemClock
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
 
@@ -532,7 +532,7 @@ class Engine:
             if self._start(job):
                 report.started.append(job.id)
 
-    def _apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord],
+    def _apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
                ) -> tuple[list[Job], list[tuple[str, float, bool]]]:
         """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send).
 
@@ -540,8 +540,9 @@ class Engine:
         (the over-allocation guard needs them fresh) and works on ``seen_rows`` (the rows the
         snapshot was built from) for the rest — every write is compare-and-set on the row's
         version, so a row that changed since the snapshot (a cancel, a keepalive) is skipped and
-        the next cycle looks at it again. Pending reasons are written afterwards, outside this
-        transaction, in small fenced ones (:meth:`_write_reasons`).
+        the next cycle looks at it again. Without ``seen_rows`` every live row is re-read inside
+        the transaction. Pending reasons are written afterwards, outside this transaction, in
+        small fenced ones (:meth:`_write_reasons`).
         """
         assert self.term is not None
         now = self.clock.now()
@@ -556,7 +557,8 @@ class Engine:
         seen: dict[str, int] = {}
         with self.store.transaction(now=now) as tx:
             tx.assert_leader(self.owner_id, self.term, self.lease_ttl_s)
-            records = dict(seen_rows)
+            records = dict(seen_rows) if seen_rows is not None else {
+                r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
             holders = tx.list_jobs(states=HOLDING_STATES)
             records.update((r.job.id, r) for r in holders)
             used: dict[str, int] = {}

@@ -110,11 +110,14 @@ class ChaosOutcome:
         return out
 
 
-def _duration_s(rng: random.Random) -> float:
-    """A job's run time: mostly short; some outlive a restart and the old leader's lease (15 s) so
-    the next leader must re-adopt them."""
+def _duration_s(rng: random.Random, *, early: bool) -> float:
+    """A job's run time, seconds: mostly short; some of a client's first jobs (``early``) outlive a
+    restart and the old leader's lease (15 s), so a later leader must re-adopt them — early, so
+    the run does not wait for them at its end."""
     roll = rng.random()
-    return rng.uniform(0.2, 2.5) if roll < 0.7 else rng.uniform(5, 10) if roll < 0.9 else rng.uniform(18, 24)
+    if early and roll > 0.8:
+        return rng.uniform(18, 24)
+    return rng.uniform(0.2, 2.5) if roll < 0.75 else rng.uniform(5, 10)
 
 
 def _driver(server: EmbeddedServer, rng: random.Random, tag: str, calls: list[Call], lock: threading.Lock,
@@ -132,7 +135,7 @@ def _driver(server: EmbeddedServer, rng: random.Random, tag: str, calls: list[Ca
         if submitted < max_submits and (roll < 0.5 or not mine):
             op, method, path = "submit", "POST", "jobs"
             body: Any = {"gpus": rng.choice([1, 1, 2]), "name": name,
-                         "command": ["sleep", f"{_duration_s(rng):.2f}"]}
+                         "command": ["sleep", f"{_duration_s(rng, early=submitted < 4):.2f}"]}
         elif submitted < max_submits and roll < 0.65:
             op, method, path, body = "lease", "POST", "leases", {"gpus": 1, "name": name, "kernel_id": f"k-{name}"}
         else:

@@ -1,44 +1,15 @@
 """Fixtures of the runtime tests: real SQLite files, a real PostgreSQL server, builders.
 
-PostgreSQL: one throw-away server per test session (``tests/pg.py``), a fresh database per
-test. Tests that need it skip with a clear message only when the binaries are absent.
+PostgreSQL: ``pg_server`` / ``pg_url`` from ``tests/conftest.py`` (one server per session,
+a fresh database per test).
 """
 
 from __future__ import annotations
 
-import itertools
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # make ``tests.pg`` importable however pytest was started
-    sys.path.insert(0, str(ROOT))
-
-from tests.pg import PostgresServer, skip_reason  # noqa: E402
-
-_db_counter = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PostgresServer]:
-    """A PostgreSQL server for the whole session (skips when PostgreSQL is not installed)."""
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def pg_url(pg_server: PostgresServer) -> str:
-    """URL of a fresh, empty PostgreSQL database."""
-    return pg_server.create_database(f"rt_{next(_db_counter)}")
 
 
 @pytest.fixture
