@@ -102,6 +102,38 @@ class LeaderLease:
     expires_at: datetime
 
 
+class _RowCache:
+    """Decoded job rows of non-terminal jobs by id, reused while the row's ``version`` is unchanged.
+
+    Every write of a job row goes through :meth:`StoreTx.insert_job` / :meth:`StoreTx.update_job`
+    and bumps ``version`` (in any process: the version is in the row), so a row read with the
+    same ``(id, version)`` decodes to the same frozen :class:`JobRecord` — the engine's snapshot
+    of 1,000 pending jobs then costs one query, not 1,000 JSON decodes (~0.2 ms each). Terminal
+    rows are not cached (history is read rarely and never changes the cycle); at most
+    ``limit`` entries (cleared when full; 0 = no caching). Thread-safe through the GIL (single
+    dict operations).
+    """
+
+    def __init__(self, limit: int = 20_000) -> None:
+        self.limit = limit
+        self._records: dict[str, JobRecord] = {}
+
+    def decode(self, row: Mapping[str, Any]) -> JobRecord:
+        """The record of a ``jobs`` row (see :func:`~.codec.record_from_row` for what it raises)."""
+        cached = self._records.get(row["id"])
+        if cached is not None and cached.version == row["version"]:
+            return cached
+        record = record_from_row(row)
+        if self.limit:
+            if record.job.state.terminal:
+                self._records.pop(record.job.id, None)
+            else:
+                if len(self._records) >= self.limit:
+                    self._records.clear()
+                self._records[record.job.id] = record
+        return record
+
+
 def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
     if not url.startswith("sqlite"):
         return sa.create_engine(url, echo=echo, pool_pre_ping=True)
@@ -134,11 +166,15 @@ def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
 
 
 class StoreTx:
-    """Operations inside one open transaction (from :meth:`Store.transaction`)."""
+    """Operations inside one open transaction (from :meth:`Store.transaction`).
 
-    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+    ``decoded`` is the store's cache of decoded live job rows by id (see :class:`_RowCache`).
+    """
+
+    def __init__(self, conn: sa.Connection, now: datetime, decoded: _RowCache | None = None) -> None:
         self.conn = conn
         self.now = now
+        self.decoded = decoded if decoded is not None else _RowCache(0)
 
     # -- jobs -------------------------------------------------------------------------------
 
@@ -166,7 +202,7 @@ class StoreTx:
         row = self.conn.execute(sa.select(schema.jobs).where(schema.jobs.c.id == job_id)).mappings().first()
         if row is None:
             raise NotFoundError(f"no job {job_id!r}", field="job_id", hint="list your jobs to see their ids")
-        return record_from_row(row)
+        return self.decoded.decode(row)
 
     def update_job(self, record: JobRecord) -> JobRecord:
         """Write ``record`` if the row still has ``record.version``; return it with the new version.
@@ -211,7 +247,8 @@ class StoreTx:
         query = query.order_by(*(c.desc() for c in order) if newest_first else order)
         if limit is not None:
             query = query.limit(limit)
-        return [record_from_row(row) for row in self.conn.execute(query).mappings()]
+        decode = self.decoded.decode
+        return [decode(row) for row in self.conn.execute(query).mappings()]
 
     def count_jobs(self) -> int:
         """Number of job rows."""
@@ -489,6 +526,7 @@ class Store:
 
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
+        self._decoded = _RowCache()
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
@@ -522,7 +560,7 @@ class Store:
             with self.engine.connect() as conn:
                 conn.execution_options(sched_write=write)
                 with conn.begin():
-                    yield StoreTx(conn, now or self._now())
+                    yield StoreTx(conn, now or self._now(), self._decoded)
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
                              hint="retry; if it persists check the database") from exc
