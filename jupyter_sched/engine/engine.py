@@ -661,7 +661,7 @@ class Engine:
             old = r.job.reason
             if old is None or old.code != pend.reason.code:
                 urgent.append(pend)
-            elif _stored_reason_key(old) != _stored_reason_key(pend.reason):
+            elif not _same_stored_reason(old, pend.reason):
                 later.append(pend)
         return (urgent + later)[: self.max_reason_writes]
 
@@ -844,6 +844,19 @@ class Engine:
         if record is not None:
             self._audit(record.job, action, message, details)
 
+
+
+def _same_stored_reason(old: PendingReason, new: PendingReason) -> bool:
+    """True when ``new`` differs from ``old`` at most in its queue position (no store write needed).
+
+    Field comparison first (cheap; equal fields mean equal JSON), then the JSON shapes (a stored
+    reason has lists where the core's has tuples)."""
+    if (old.code, old.message, old.unblock, old.eta, old.eta_reason) != (
+            new.code, new.message, new.unblock, new.eta, new.eta_reason):
+        return False
+    if old.details == new.details and old.per_flavor == new.per_flavor:
+        return True
+    return _stored_reason_key(old) == _stored_reason_key(new)
 
 
 def _stored_reason_key(reason: PendingReason) -> dict[str, Any]:

@@ -103,6 +103,7 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(_no_nul(part.strip(), key) for part in value.split(",") if part.strip())
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        _bounded(sum(len(v) for v in value), key)
         return tuple(_no_nul(v, key) for v in value)
     raise ValidationError(f"{key} must be a list of strings", field=key,
                           hint=f'give {key} as ["a", "b"]')
@@ -115,7 +116,20 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
             isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
-    return {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
+    out = {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
+    _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
+    return out
+
+
+MAX_FIELD_CHARS = 64 * 1024
+"""Most characters a list or map field (command, args, env, ...) may hold: the store keeps
+every accepted request, so one request must not be able to store megabytes."""
+
+
+def _bounded(size: int, key: str) -> None:
+    if size > MAX_FIELD_CHARS:
+        raise ValidationError(f"{key} is too large ({size} characters, at most {MAX_FIELD_CHARS})", field=key,
+                              hint=f"put large data in a file and pass its path; keep {key} under 64 KiB")
 
 
 def spec_from_request(

@@ -118,7 +118,7 @@ class _RowCache:
         self.limit = limit
         self._records: dict[str, JobRecord] = {}
 
-    def decode(self, row: Mapping[str, Any]) -> JobRecord:
+    def decode(self, row: Mapping[Any, Any]) -> JobRecord:
         """The record of a ``jobs`` row (see :func:`~.codec.record_from_row` for what it raises)."""
         cached = self._records.get(row["id"])
         if cached is not None and cached.version == row["version"]:

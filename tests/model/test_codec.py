@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from jupyter_sched.model import GPU, Allocation, Inventory, Job, JobState, Node, NvmlStatus, PendingReason, spec_from_request
+from jupyter_sched.model import (
+    GPU,
+    Allocation,
+    Inventory,
+    Job,
+    JobState,
+    Node,
+    NvmlStatus,
+    PendingReason,
+    spec_from_request,
+)
 from jupyter_sched.model.codec import inventory_from_dict, inventory_to_dict, job_from_dict, job_to_dict
 
 
