@@ -102,6 +102,26 @@ class LeaderLease:
     expires_at: datetime
 
 
+def _usage_ts(row: Mapping[Any, Any], column: str, *, required: bool) -> datetime | None:
+    """The ``column`` timestamp of a ``usage`` row (None only when not ``required``).
+
+    Raises:
+        StoreError: the value is missing (when required) or unreadable, naming the row — an
+            accounting record is never silently re-dated.
+    """
+    raw = row[column]
+    where = f"usage row {row['id']} (job {row['job_id']} attempt {row['attempt']} GPU {row['gpu_uuid']})"
+    if raw is None:
+        if required:
+            raise StoreError(f"{where} has no {column}", hint="the usage record is truncated; repair or delete it")
+        return None
+    try:
+        return parse_ts(str(raw))
+    except ValidationError as exc:
+        raise StoreError(f"{where}: {column} {raw!r} is unreadable ({exc})",
+                         hint="the usage record is corrupt; repair it to an ISO 8601 UTC timestamp") from None
+
+
 class _RowCache:
     """Decoded job rows of non-terminal jobs by id, reused while the row's ``version`` is unchanged.
 
@@ -362,7 +382,8 @@ class StoreTx:
             query = query.where(u.c.user == user)
         return [UsageInterval(job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"],
                          kind=r["kind"], gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
-                         started_at=parse_ts(r["started_at"]) or self.now, ended_at=parse_ts(r["ended_at"]))
+                         started_at=_usage_ts(r, "started_at", required=True),
+                         ended_at=_usage_ts(r, "ended_at", required=False))
                 for r in self.conn.execute(query).mappings()]
 
     # -- telemetry history ---------------------------------------------------------------------
