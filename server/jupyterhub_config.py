@@ -28,6 +28,11 @@ c.JupyterHub.load_roles = [
     {"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]},
     {"name": "server", "scopes": ["users:activity!user", "access:servers!server",
                                   "access:services!service=jupyter-sched"]},
-    # The service reads users and groups (teams) to resolve identities and admins.
-    {"name": "jupyter-sched", "scopes": ["read:users", "read:groups"], "services": ["jupyter-sched"]},
+    # The service reads users and groups (teams) to resolve identities and admins, lists users with
+    # active servers and their server names (releasing leases of stopped servers, reporting activity),
+    # and posts activity for users with running jobs or live leases (POST /users/{name}/activity)
+    # so that the idle culler does not stop their servers.
+    {"name": "jupyter-sched", "scopes": ["read:users", "list:users", "read:groups", "read:servers",
+                                         "users:activity"],
+     "services": ["jupyter-sched"]},
 ]

@@ -4,11 +4,13 @@ reports with utilization, cost and efficiency (:mod:`.report`); budget warnings 
 from .alerts import DEFAULT_THRESHOLDS, BudgetAlert, budget_alerts
 from .report import (
     REPORT_KEYS,
+    ROLLUP_SECONDS,
     AccountingError,
     UtilizationSample,
     check_intervals,
     price_for,
     report_csv,
+    samples_from_rollups,
     usage_report,
 )
 from .usage import (
@@ -21,6 +23,6 @@ from .usage import (
     rollup,
 )
 
-__all__ = ["DEFAULT_THRESHOLDS", "REPORT_KEYS", "ROLLUP_KEYS", "AccountingError", "BudgetAlert", "UsageInterval",
+__all__ = ["DEFAULT_THRESHOLDS", "REPORT_KEYS", "ROLLUP_KEYS", "ROLLUP_SECONDS", "AccountingError", "BudgetAlert", "UsageInterval",
            "UtilizationSample", "budget_alerts", "budget_usage", "check_intervals", "decayed_gpu_seconds", "gpu_seconds",
-           "period_start", "price_for", "report_csv", "rollup", "usage_report"]
+           "period_start", "price_for", "report_csv", "rollup", "samples_from_rollups", "usage_report"]

@@ -39,12 +39,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import StoreError, ValidationError
+from ..model.units import parse_utc
 from .usage import UsageInterval, period_start
 
 __all__ = [
-    "REPORT_KEYS", "AccountingError", "UtilizationSample", "check_intervals", "price_for", "report_csv",
-    "usage_report",
+    "ROLLUP_SECONDS", "REPORT_KEYS", "AccountingError", "UtilizationSample", "check_intervals", "price_for",
+    "report_csv", "samples_from_rollups", "usage_report",
 ]
+
+ROLLUP_SECONDS = 60.0
+"""Span of one telemetry rollup row (seconds): pass it as ``max_sample_gap_s`` with
+:func:`samples_from_rollups` so a missing minute is a gap (unknown), never idle."""
 
 REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
 """Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
@@ -70,6 +75,38 @@ class UtilizationSample:
     gpu_uuid: str
     at: datetime
     utilization_percent: float
+
+
+def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationSample]:
+    """Utilization samples from the store's one-minute telemetry rollups (``Store.rollup_rows`` shape).
+
+    Each whole-GPU row (``mig_instance`` None) becomes one sample at its ``minute`` with value
+    ``utilization_avg`` (percent, the minute's mean); with ``max_sample_gap_s=ROLLUP_SECONDS`` it
+    holds for exactly that minute. Rows without a utilization value or without samples are left
+    out (that minute is unknown, not idle); MIG-instance rows are left out (their utilization is
+    not attributed to whole-GPU intervals). When one GPU-minute was written twice (two engines
+    across a restart), the row with more samples is kept — a minute is never counted twice.
+    Jobs that start or end inside a minute get the minute's mean for the seconds they held.
+
+    Raises:
+        AccountingError: a ``minute`` that is not an aware ISO 8601 timestamp.
+    """
+    best: dict[tuple[str, datetime], tuple[int, float]] = {}
+    for row in rows:
+        if row.get("mig_instance") is not None:
+            continue
+        value, count = row.get("utilization_avg"), int(row.get("samples") or 0)
+        if value is None or count <= 0:
+            continue
+        try:
+            minute = parse_utc(row["minute"], field="minute")
+        except ValidationError as exc:
+            raise AccountingError(f"telemetry rollup of GPU {row.get('gpu_uuid')} has an unreadable minute "
+                                  f"{row.get('minute')!r} ({exc})", hint="drop the malformed rollup row") from None
+        key = (str(row["gpu_uuid"]), minute)
+        if key not in best or count > best[key][0]:
+            best[key] = (count, float(value))
+    return [UtilizationSample(gpu, minute, value) for (gpu, minute), (_count, value) in sorted(best.items())]
 
 
 # ---- validation -------------------------------------------------------------------------------

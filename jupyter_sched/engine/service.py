@@ -4,10 +4,12 @@ It owns the store, the inventory source, the executor and the :class:`~.engine.E
 runs the engine's ticks in one worker thread driven from the server's asyncio loop: a tick every
 ``poll_interval_s`` seconds (executor events, stop plans, lease renewal) and a decision cycle
 when something happened (submit, cancel, finish, quota change) or every ``cycle_interval_s``.
-Event-triggered cycles are coalesced: after a cycle the worker waits ``cycle_coalesce_s`` (or as
-long as that cycle took, whichever is longer) before the next tick, so a burst of 1,000 submits
-causes a handful of cycles rather than one each, and the worker thread (which holds the GIL and
-the store's write lock while it decides) leaves at least half the time to the API's requests.
+Event-triggered cycles are coalesced: after a cycle the worker waits ``cycle_coalesce_s`` (or
+twice as long as that cycle took, whichever is longer; at most ``poll_interval_s``) before the
+next tick, so a burst of 1,000 submits causes a handful of cycles rather than one each, and the
+worker thread (which holds the GIL while it decides: every store call of a request then waits
+for it, up to the interpreter's 5 ms switch interval each) leaves at least two thirds of the time
+to the API's requests.
 
 API methods are synchronous, quick (one or two store transactions) and raise the classes of
 :mod:`jupyter_sched.errors`. Every accepted submission is committed before :meth:`submit`
@@ -135,8 +137,9 @@ class SchedulerService:
         default_time_limit_s: time limit given to training jobs that set none (None = none).
         cycle_interval_s: seconds between timer-driven decision cycles.
         cycle_coalesce_s: seconds the worker waits after a decision cycle before the next tick,
-            at least (it also waits as long as the cycle took); kicks arriving meanwhile are
-            served by one cycle. Default 0.1 s (0 = a cycle per kick, the old behaviour).
+            at least (it also waits twice as long as the cycle took, at most ``poll_interval_s``);
+            kicks arriving meanwhile are served by one cycle. Default 0.1 s (0 = no pause: a
+            cycle per kick).
         poll_interval_s: seconds between ticks (executor events, stop plans, lease renewal).
         lease_ttl_s: leader lease lifetime in seconds.
         stop_grace_s: SIGTERM→SIGKILL grace of cancels and time limits, seconds.
@@ -347,7 +350,7 @@ class SchedulerService:
                 log.exception("jupyter_sched engine tick failed; retrying")
             if report is not None and report.decided and self.cycle_coalesce_s > 0 and not self._stopping:
                 # coalesce kicks (module docstring): the kicks of this pause share the next cycle
-                await asyncio.sleep(min(max(self.cycle_coalesce_s, report.cycle_s), self.poll_interval_s))
+                await asyncio.sleep(min(max(self.cycle_coalesce_s, 2 * report.cycle_s), self.poll_interval_s))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
             self._wake.clear()

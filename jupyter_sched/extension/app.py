@@ -180,6 +180,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """The traits the engine needs, as plain values (units in the names)."""
         return {
             "db_url": self.store_url,
+            "sqlite_synchronous": self.sqlite_synchronous,
             "log_dir": self.job_log_dir,
             "inventory_source": self.inventory_source,
             "inventory_file": self.inventory_file or None,
@@ -189,6 +190,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "inventory_refresh_s": self.inventory_refresh_s,
             "node_name": self.node_name or None,
             "cycle_interval_s": self.cycle_interval,
+            "cycle_coalesce_s": self.cycle_coalesce,
             "quotas": list(self.quotas),
             "profiles": dict(self.profiles),
             "default_team": self.default_team,

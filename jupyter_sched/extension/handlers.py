@@ -24,6 +24,8 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ..accounting import report_csv
+from ..accounting.store_report import usage_report_for
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from .identity import Identity
 
@@ -458,6 +460,37 @@ class UsageHandler(SchedHandler):
                                       since=self.query_str("since"), until=self.query_str("until")))
 
 
+class UsageReportHandler(SchedHandler):
+    """``GET usage/report?by=&period=&since=&until=&all=&format=``: the accounting report —
+    allocated and utilized GPU-hours, telemetry coverage, efficiency, cost (``gpu_prices`` of the
+    app when it has them, else null); ``format=csv`` answers ``text/csv``. Own usage; admins:
+    ``all=true``. See :mod:`jupyter_sched.accounting.store_report`."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        ident = self.identity
+        everyone = self.query_bool("all")
+        if everyone and not ident.is_admin:
+            raise AuthorizationError("only admins may read everyone's usage", field="all",
+                                     hint="leave out all to read your own usage")
+        fmt = self.query_str("format") or "json"
+        if fmt not in ("json", "csv"):
+            raise ValidationError(f"unknown format {fmt!r}", field="format", hint="use json or csv")
+        by = tuple(k.strip() for k in (self.query_str("by") or "user").split(",") if k.strip())
+        prices = dict(getattr(self.sched, "gpu_prices", {}) or {}) or None
+        rows = usage_report_for(self.service, user=None if everyone else ident.name, by=by,
+                                since=self.query_str("since"), until=self.query_str("until"),
+                                period=self.query_str("period") or "month", prices=prices)
+        if fmt == "csv":
+            self.set_header("Content-Type", "text/csv; charset=utf-8")
+            self.finish(report_csv(rows, by=by))
+            return
+        self.reply(rows)
+
+
 class EventsHandler(SchedHandler):
     """``GET events``: Server-Sent Events of the service's event stream.
 
@@ -556,6 +589,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("telemetry", TelemetryHandler),
     ("audit", AuditHandler),
     ("usage", UsageHandler),
+    ("usage/report", UsageReportHandler),
     ("metrics", MetricsHandler),
 ]
 """THE route table, relative to ``{base_url}api/sched/`` (openapi.yaml mirrors it; a test checks)."""

@@ -8,6 +8,7 @@
 - :mod:`.forward` — per-user servers as clients: forward ``api/sched/*`` to the central service
   with the server's hub token (``c.SchedApp.hub_service_url``).
 - :mod:`.budgets` — 80 % / 100 % GPU-hour budget warnings (audited once per period, pushed as events).
+- :mod:`.activity` — running jobs and live leases reported to the hub as user activity (idle culling).
 - :mod:`.usage` — ``GET usage/report``: allocated/utilized GPU-hours, cost, efficiency, CSV.
 
 Only :mod:`.identity`, :mod:`.central` and :mod:`.serve` need ``jupyterhub`` installed (the

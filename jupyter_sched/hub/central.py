@@ -8,9 +8,11 @@ hub-specific parts:
 - **teams = hub groups** — the first time a user calls (and whenever their groups or the set of
   known teams change) their team is written to the quota set's ``user_teams`` through
   ``SchedulerService.set_quotas`` (audited with actor ``jupyterhub``, old → new);
-- **usage report** — ``GET usage/report`` (cost per ``gpu_prices``, CSV; :mod:`.usage`);
+- **usage report** — ``GET usage/report`` (also served embedded) with cost per ``gpu_prices`` (:mod:`.usage`);
 - **budget warnings** — every ``budget_check_interval_s`` seconds, 80 % / 100 % warnings
   (:mod:`.budgets`);
+- **activity** — every ``activity_interval_s`` seconds, users with admitted/running jobs or
+  leases are reported active to the hub (``POST users/{name}/activity``, :mod:`.activity`);
 - **stopped servers** — every ``hub_poll_interval_s`` seconds the service asks the hub which
   users have an active server and releases live kernel-bound leases of users who have none (a
   server that was killed without stopping its extension, or culled).
@@ -30,11 +32,11 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float
 
 from ..errors import AuthorizationError
-from ..extension.app import API_PREFIX, SchedApp
+from ..extension.app import SchedApp
 from ..extension.identity import Identity
+from .activity import report_activity
 from .budgets import warn_budgets
 from .identity import HubUser, choose_team, is_admin
-from .usage import UsageReportHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "known_teams", "stale_leases"]
 
@@ -91,11 +93,6 @@ class HubSchedApp(SchedApp):
         "*" prices every other model) for the cost column of GET usage/report. Default {}: no cost.""",
     )
 
-    def initialize_handlers(self) -> None:
-        """The embedded routes plus ``usage/report`` (:mod:`.usage`)."""
-        super().initialize_handlers()
-        self.handlers.append((API_PREFIX + "usage/report", UsageReportHandler))
-
     def initialize_settings(self) -> None:
         """Build the engine as embedded mode does, then switch identity to the hub's."""
         super().initialize_settings()
@@ -104,6 +101,7 @@ class HubSchedApp(SchedApp):
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
+        self._reporting = False
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         # As jupyterhub-singleuser does: tornado's own XSRF check runs before authentication and
@@ -168,6 +166,17 @@ class HubSchedApp(SchedApp):
         body["owner"] = None
         body["features"] = {**body["features"], "hub": True}
         return body
+
+    # ---- activity ------------------------------------------------------------------------
+    def _activity_tick(self) -> None:
+        """As embedded mode (this server's own activity), and post running work to the hub
+        (:mod:`.activity`) so the idle culler spares the servers of users with running work."""
+        super()._activity_tick()
+        provider = self._provider()
+        if not self._reporting and provider is not None and hasattr(provider, "hub_api"):
+            self._reporting = True
+            task = asyncio.ensure_future(report_activity(self.service, provider.hub_api))
+            task.add_done_callback(lambda _t: setattr(self, "_reporting", False))
 
     # ---- budgets ---------------------------------------------------------------------------
     def _budget_tick(self) -> None:

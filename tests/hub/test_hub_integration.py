@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,11 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     job_b = bob.submit({"gpus": 1, "command": SLEEP, "name": "bob-train"})
     assert wait_state(alice, job_a["id"], {"running"})["state"] == "running"
     assert wait_state(alice, lease["id"], {"running"})["state"] == "running"
+
+    # running work is hub activity: the service posts it for alice's server (every second here;
+    # her server's own reports come every 300 s, so a fresh timestamp is the service's)
+    running_at = datetime.now(timezone.utc)
+    hub.wait_for(lambda: server_activity(hub, "alice") > running_at, 30, "alice's running work to be hub activity")
 
     # each sees only their own jobs
     assert {j["id"] for j in alice.jobs()} == {job_a["id"], lease["id"]}
@@ -166,6 +172,12 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     for job_id in (job_a["id"], job_b["id"]):
         carol.cancel(job_id)
     assert wait_state(carol, job_a["id"], {"cancelled"})["state"] == "cancelled"
+
+
+def server_activity(hub: Hub, user: str) -> datetime:
+    """The hub's ``last_activity`` of ``user``'s default server."""
+    stamp = str(hub.api("GET", f"users/{user}").json()["servers"][""]["last_activity"])
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def alice_job_still_running(admin: SchedClient, job_id: str) -> bool:

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.timeout(300)
 
 MIB = 1 << 20
 QUEUE = 32  # events_queue_size for the server under test
-STALLED = 4
+STALLED = 16  # many stalled readers: unbounded buffering would grow ~STALLED x what the store itself keeps
 EVENTS = 160
 PAYLOAD = 32 * 1024
 

@@ -1,0 +1,79 @@
+"""The accounting report of a running service: its store's usage intervals and telemetry rollups.
+
+What ``GET usage/report`` serves (both modes). Utilization comes from the store's one-minute
+telemetry rollups (``gpu_rollups``, written by the engine's telemetry monitor): each job
+interval's GPU-seconds are weighted by the GPU's per-minute mean utilization
+(:func:`~.report.samples_from_rollups`). Minutes without a rollup are a telemetry gap:
+"unknown", never idle — ``telemetry_coverage`` says how much was covered, ``efficiency`` =
+utilized / covered allocated GPU-seconds, and a group with no covered minute has ``utilized_*``
+and ``efficiency`` null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..model.units import parse_utc
+from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
+from .usage import UsageInterval
+
+__all__ = ["rollups_for", "usage_report_for"]
+
+_PAGE = 10_000
+"""Rollup rows read per store query (paged until a GPU's window is exhausted)."""
+
+
+def _minute(at: datetime) -> datetime:
+    return at.replace(second=0, microsecond=0)
+
+
+def rollups_for(store: Any, intervals: Sequence[UsageInterval], *, now: datetime, since: datetime | None = None,
+                until: datetime | None = None) -> list[dict[str, Any]]:
+    """Every rollup row of the GPUs in ``intervals`` over the minutes those intervals (clipped to
+    ``[since, until)``, open ones ending at ``now``) touch — all of them, paged, never truncated."""
+    spans: dict[str, tuple[datetime, datetime]] = {}
+    for iv in intervals:
+        start = iv.started_at if since is None else max(iv.started_at, since)
+        end = iv.ended_at or now
+        if until is not None:
+            end = min(end, until)
+        if end <= start:
+            continue
+        lo, hi = spans.get(iv.gpu_uuid, (start, end))
+        spans[iv.gpu_uuid] = (min(lo, start), max(hi, end))
+    rows: list[dict[str, Any]] = []
+    for gpu, (lo, hi) in sorted(spans.items()):
+        cursor = _minute(lo)
+        while True:
+            page = store.rollup_rows(since=cursor, until=hi, gpu_uuid=gpu, limit=_PAGE)
+            rows.extend(page)
+            if len(page) < _PAGE:
+                break
+            # the next page starts after the last minute read (a minute's duplicate rows may be
+            # cut at the page edge; samples_from_rollups keeps one row per minute anyway)
+            last = datetime.fromisoformat(str(page[-1]["minute"]).replace("Z", "+00:00"))
+            cursor = last + timedelta(microseconds=1)
+    return rows
+
+
+def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",), since: str | None = None,
+                     until: str | None = None, period: str = "month",
+                     prices: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """The report of ``user``'s usage (None = everyone) from the service's store and its telemetry
+    rollups, at the service's clock.
+
+    Raises:
+        ValidationError: bad grouping, period, timestamp or a model without a price.
+        AccountingError: inconsistent usage records.
+    """
+    start = parse_utc(since, field="since") if since else None
+    end = parse_utc(until, field="until") if until else None
+    intervals = service.store.usage_rows(since=start, until=end, user=user)
+    now = service.clock.now()
+    samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
+    rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
+                        prices=prices, max_sample_gap_s=ROLLUP_SECONDS)
+    return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
+            for row in rows]
