@@ -252,7 +252,8 @@ class SchedulerService:
         executor_kind = settings.get("executor", "local")
         if executor_kind != "local":
             raise ValidationError(f"unknown executor {executor_kind!r}", field="executor", hint="use local")
-        executor = LocalExecutor(Path(str(settings["log_dir"])))
+        # Jobs that name no working_dir run where the server serves files from, as a user expects.
+        executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None)
         monitors: list[TelemetryMonitor] = []
 
         def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)

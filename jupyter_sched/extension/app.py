@@ -182,6 +182,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "db_url": self.store_url,
             "sqlite_synchronous": self.sqlite_synchronous,
             "log_dir": self.job_log_dir,
+            "root_dir": getattr(self.serverapp, "root_dir", None) if self.serverapp else None,
             "inventory_source": self.inventory_source,
             "inventory_file": self.inventory_file or None,
             "simulated_gpus": self.simulated_gpus,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -220,3 +221,20 @@ async def test_a_failing_store_answers_503_with_the_error_shape(sched_app: Any, 
         db.execute("ALTER TABLE jobs_elsewhere RENAME TO jobs")
         db.commit()
         db.close()
+
+
+async def test_a_job_without_working_dir_runs_in_the_server_root(sched_app: Any, api: Any,
+                                                                  jp_serverapp: Any) -> None:
+    """A raw REST client that names no working_dir gets the directory the server serves files from."""
+    status, job = await api("POST", "jobs", {"gpus": 0, "command": [sys.executable, "-c",
+                                                                     "import os; print('CWD=' + os.getcwd())"]})
+    assert status == 201, job
+
+    async def finished() -> dict[str, Any] | None:
+        current = await job_state(api, job["id"])
+        return current if current["state"] in TERMINAL else None
+
+    done = await wait_for(finished)
+    assert done["state"] == "succeeded", done
+    _, logs = await api("GET", f"jobs/{job['id']}/logs")
+    assert f"CWD={os.path.realpath(jp_serverapp.root_dir)}" in logs["text"], logs["text"]
