@@ -28,7 +28,12 @@ c.SchedApp.profiles = {
 }
 c.SchedApp.preemption_grace_s = 60.0
 
-# Kubernetes execution: the executor (jupyter_sched.executors.kubernetes) and inventory
-# (jupyter_sched.inventory.kubernetes) exist; their SchedApp traits are wired in a later issue.
+# Kubernetes execution: jobs become batch/v1 Jobs pinned to the node the scheduler chose, and
+# the inventory is the cluster's GPU nodes (inventory_source "auto" follows the executor).
+# kubeconfig "" = the pod's service account in-cluster, else $KUBECONFIG / ~/.kube/config.
 # Cluster objects they need: server/namespace.yaml, rbac.yaml, priorityclasses.yaml
 # (and kueue-queues.yaml with a Kueue-managed cluster).
+# c.SchedApp.executor = "kubernetes"
+# c.SchedApp.kubeconfig = ""
+# c.SchedApp.kubernetes = {"namespace": "jupyter-sched-work", "default_image": "python:3.12",
+#                          "queue_manager": "none", "preemption_grace_s": 60}

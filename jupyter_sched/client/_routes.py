@@ -100,6 +100,14 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("PUT", "quotas", body=dict(body))
 
     @staticmethod
+    def idle_policy() -> Req:
+        return Req("GET", "idle-policy")
+
+    @staticmethod
+    def set_idle_policy(body: Mapping[str, Any]) -> Req:
+        return Req("PUT", "idle-policy", body=dict(body))
+
+    @staticmethod
     def profiles() -> Req:
         return Req("GET", "profiles")
 

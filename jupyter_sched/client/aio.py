@@ -143,6 +143,12 @@ class AsyncSchedClient:
     async def set_quotas(self, body: Mapping[str, Any]) -> dict[str, Any]:
         return dict(await self.call(routes.set_quotas(body)))
 
+    async def idle_policy(self) -> dict[str, Any]:
+        return dict(await self.call(routes.idle_policy()))
+
+    async def set_idle_policy(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(await self.call(routes.set_idle_policy(body)))
+
     async def profiles(self) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.profiles()), "profiles")
 

@@ -214,6 +214,17 @@ class SchedClient:
         """``PUT quotas`` (admin). Raises AuthorizationError, ValidationError."""
         return dict(self.call(routes.set_quotas(body)))
 
+    def idle_policy(self) -> dict[str, Any]:
+        """``GET idle-policy``: ``{"default": POLICY, "by_priority": {class: POLICY}, "active",
+        "retention_s"}`` (seconds, %; see :mod:`jupyter_sched.reclaim.codec`)."""
+        return dict(self.call(routes.idle_policy()))
+
+    def set_idle_policy(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``PUT idle-policy`` (admin; audited): ``{"default": {...}, "by_priority": {...}}``, keys
+        left out keep their value. Returns the policy now in force. Raises AuthorizationError,
+        ValidationError (field e.g. ``idle.normal.window_s``)."""
+        return dict(self.call(routes.set_idle_policy(body)))
+
     def profiles(self) -> list[dict[str, Any]]:
         """``GET profiles``: admin-defined request templates."""
         return unwrap_list(self.call(routes.profiles()), "profiles")

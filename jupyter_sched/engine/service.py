@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,6 +41,7 @@ from ..accounting import ROLLUP_KEYS, budget_usage, rollup
 from ..errors import (
     AuthorizationError,
     ConflictError,
+    ExecutorError,
     NotFoundError,
     QuotaError,
     SchedError,
@@ -210,6 +212,8 @@ class SchedulerService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
         self.last_tick: TickReport | None = None
+        self._on_stop: list[Callable[[], None]] = []
+        """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
 
     # -- construction from the extension's settings ---------------------------------------------
 
@@ -227,7 +231,9 @@ class SchedulerService:
         (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
         non-empty they replace the stored quota lines at start, with an audit record),
         ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
-        ``time_zone``, ``executor``, ``stop_grace_s``, ``node_name`` (this server's node name; default
+        ``time_zone``, ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
+        ``KubernetesConfig`` dict, and ``kubeconfig``, a path or "" for in-cluster / ``~/.kube/config``),
+        ``stop_grace_s``, ``node_name`` (this server's node name; default
         the host name); idle reclamation: ``idle_threshold_percent``,
         ``idle_window_s`` (0 = off), ``idle_grace_s`` and optionally ``idle_busy_kernel_window_s``,
         ``idle_keepalive_max_s``, ``idle_lease_action``, ``idle_busy_kernel_action``, ``idle_job_action``
@@ -250,8 +256,15 @@ class SchedulerService:
                "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
         node = str(settings.get("node_name") or "") or None
         executor_kind = settings.get("executor", "local")
+        if executor_kind == "kubernetes":
+            return cls._from_kubernetes_config(settings, store, logger)
         if executor_kind != "local":
-            raise ValidationError(f"unknown executor {executor_kind!r}", field="executor", hint="use local")
+            raise ValidationError(f"unknown executor {executor_kind!r}", field="executor",
+                                  hint="use local or kubernetes")
+        if source_kind == "kubernetes":
+            raise ValidationError("inventory_source 'kubernetes' needs executor 'kubernetes'",
+                                  field="inventory_source",
+                                  hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
         # Jobs that name no working_dir run where the server serves files from, as a user expects.
         executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None)
         monitors: list[TelemetryMonitor] = []
@@ -282,6 +295,13 @@ class SchedulerService:
             monitors.append(monitor)
             history_node = node or str(getattr(source, "node", "") or "")
             monitor.rollup_sink = lambda rows: store.add_rollups(rows, node=history_node)
+        return cls._finish_config(settings, store, inventory, executor, monitor, policies)
+
+    @classmethod
+    def _finish_config(cls, settings: Mapping[str, Any], store: Store, inventory: Any, executor: Executor,
+                       monitor: TelemetryMonitor | None, policies: Any) -> SchedulerService:
+        """The part of :meth:`from_config` every executor shares: the service itself and the
+        configured quota lines."""
         scheduling_profile = _scheduling_profile(settings)
         service = cls(store=store, inventory=inventory, executor=executor,
                       profiles=profiles_from_config(settings.get("profiles") or {}),
@@ -301,12 +321,65 @@ class SchedulerService:
                 service.set_quotas(wanted, actor="config")
         return service
 
+    @classmethod
+    def _from_kubernetes_config(cls, settings: Mapping[str, Any], store: Store,
+                                logger: logging.Logger) -> SchedulerService:
+        """:meth:`from_config` for ``executor == "kubernetes"``: the official client's ``ApiClient``
+        (``kubeconfig``), a started :class:`~jupyter_sched.inventory.kubernetes.KubernetesInventory`
+        as the inventory source and a :class:`~jupyter_sched.executors.kubernetes.KubernetesExecutor`
+        configured by ``kubernetes`` (a ``KubernetesConfig`` dict). :meth:`stop` stops the watches.
+
+        Raises:
+            ValidationError: a bad ``kubernetes`` key or value (field ``kubernetes.<key>``), an
+                unreadable ``kubeconfig``, or an ``inventory_source`` other than auto/kubernetes.
+            ExecutorError: the API server cannot be listed (field ``kubeconfig``).
+        """
+        from kubernetes import client as k8s
+
+        from ..executors.kubernetes import KubernetesConfig
+        from ..executors.kubernetes.executor import KubernetesExecutor
+        from ..inventory.kubernetes import KubernetesInventory
+
+        with contextlib.ExitStack() as undo:  # on any failure: close what was opened, in reverse
+            undo.callback(store.close)
+            source_kind = settings.get("inventory_source", "auto")
+            if source_kind not in ("auto", "kubernetes"):
+                raise ValidationError(f"executor 'kubernetes' places work on the cluster's nodes, not on "
+                                      f"inventory_source {source_kind!r}", field="inventory_source",
+                                      hint="use auto or kubernetes with executor 'kubernetes'")
+            config = KubernetesConfig.from_dict(settings.get("kubernetes") or {})
+            kubeconfig = str(settings.get("kubeconfig") or "")
+            api_client = _kubernetes_api_client(kubeconfig)
+            undo.callback(api_client.close)
+            watcher = KubernetesInventory(k8s.CoreV1Api(api_client), count_foreign_pods=config.count_foreign_pods)
+            undo.callback(watcher.stop)
+            try:
+                watcher.start()
+            except SchedError as err:
+                where = kubeconfig or "the in-cluster / default kubeconfig"
+                raise ExecutorError(f"cannot list the cluster's nodes with {where}: {err.message}",
+                                    field="kubeconfig", hint="check the kubeconfig's server URL and credentials "
+                                    "(RBAC: get/list/watch nodes and pods, see server/rbac.yaml)") from None
+            executor = KubernetesExecutor(api_client, config, inventory=watcher)
+            undo.callback(executor.detach)
+            policies = idle_policies_from_settings(settings)
+            monitor = _make_monitor(settings, watcher, logger, retention_s=_retention_s(policies))
+            service = cls._finish_config(settings, store, watcher, executor, monitor, policies)
+            undo.pop_all()
+        logger.info("jupyter_sched: Kubernetes executor on %s, namespace %s", api_client.configuration.host,
+                    config.namespace)
+        service._on_stop += [executor.detach, watcher.stop, api_client.close]
+        return service
+
     # -- lifetime -------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start ticking on the running loop (one worker thread; cycles never overlap)."""
+        """Start ticking on the running loop (one worker thread; cycles never overlap). The idle
+        policy an admin last set through the API (:meth:`set_idle_policy`) replaces the configured
+        one first (:meth:`load_idle_policy`)."""
         if self._task is not None:
             return
+        self.load_idle_policy()
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
@@ -338,6 +411,9 @@ class SchedulerService:
                 await loop.run_in_executor(self._pool, self.engine.resign)
             self._pool.shutdown(wait=True)
             self._pool = None
+        for close in self._on_stop:
+            with contextlib.suppress(Exception):
+                await asyncio.get_running_loop().run_in_executor(None, close)
         self.store.close()
 
     async def _run(self) -> None:
@@ -801,6 +877,86 @@ class SchedulerService:
         self.kick()
         return new_dict
 
+    # -- idle policy --------------------------------------------------------------------------------
+
+    def idle_policy(self) -> dict[str, Any]:
+        """The idle policy in force (``GET idle-policy``): ``{"default": POLICY, "by_priority":
+        {class: POLICY}, "active": bool, "retention_s": seconds | None}`` (POLICY: see
+        :mod:`jupyter_sched.reclaim.codec`). ``active`` is false when telemetry is off — then no
+        idle detection runs and the policy only bounds keepalives; ``retention_s`` is the seconds
+        of samples the telemetry monitor keeps (None without a monitor)."""
+        from ..reclaim import IdlePolicies, idle_policies_to_dict
+
+        policies = self.idle_policies if self.idle_policies is not None else IdlePolicies()
+        return {**idle_policies_to_dict(policies), "active": self.monitor is not None,
+                "retention_s": self.monitor.retention_s if self.monitor is not None else None}
+
+    def set_idle_policy(self, body: Any, *, actor: str) -> dict[str, Any]:
+        """Change the idle policy (admin; the handler checks). ``body`` is ``{"default": POLICY,
+        "by_priority": {...}}``; keys left out keep their current value. Validated, stored as an
+        ``idle_policy_set`` audit record with ``details = {"old", "new"}`` (the full policies;
+        it outlives restarts: :meth:`load_idle_policy`), then applied to the running engine. A
+        window longer than the telemetry retention grows the retention (memory: 32 B per sample
+        per device) up to :data:`IDLE_RETENTION_MAX_S`; beyond it the change is refused.
+
+        Note: only this server's engine applies the change now; other servers of a shared store
+        pick it up when they restart.
+
+        Returns:
+            :meth:`idle_policy` after the change.
+
+        Raises:
+            ValidationError: a bad shape or value (``field`` names it, e.g. ``idle.normal.window_s``),
+                or a window that needs more telemetry than :data:`IDLE_RETENTION_MAX_S`.
+        """
+        from ..reclaim import IdlePolicies, idle_policies_from_dict, idle_policies_to_dict
+
+        current = self.idle_policies if self.idle_policies is not None else IdlePolicies()
+        new = idle_policies_from_dict(body, base=current)
+        needed = _retention_s(new)
+        if self.monitor is not None and needed > max(self.monitor.retention_s, IDLE_RETENTION_MAX_S):
+            name, policy = max([("default", new.default), *new.by_priority.items()],
+                               key=lambda item: max(item[1].window_s, item[1].busy_kernel_window_s or 0.0))
+            key = "busy_kernel_window_s" if (policy.busy_kernel_window_s or 0.0) > policy.window_s else "window_s"
+            raise ValidationError(
+                f"idle.{name}.{key} needs {needed:g} s of telemetry; the server keeps {self.monitor.retention_s:g} s "
+                f"and grows it at run time to at most {IDLE_RETENTION_MAX_S:g} s", field=f"idle.{name}.{key}",
+                hint=f"use at most {IDLE_RETENTION_MAX_S - 180:g} s, or configure the longer window in "
+                     "c.SchedApp.idle_window_s / idle_busy_kernel_window_s and restart the server")
+        old_dict, new_dict = idle_policies_to_dict(current), idle_policies_to_dict(new)
+        with self.store.transaction() as tx:
+            tx.add_event(actor=actor, action="idle_policy_set", message=f"idle policy changed by {actor}",
+                         details={"old": old_dict, "new": new_dict})
+        self._apply_idle_policy(new)
+        return self.idle_policy()
+
+    def load_idle_policy(self) -> bool:
+        """Replace the configured idle policy with the one in the newest ``idle_policy_set``
+        audit record, if any (called by :meth:`start`). A record that no longer reads as a policy
+        is logged and skipped (the configured policy stays). Returns True when one was applied."""
+        from ..reclaim import IdlePolicies, idle_policies_from_dict
+
+        events = self.store.list_events(action="idle_policy_set", limit=1, newest_first=True)
+        if not events:
+            return False
+        stored = (events[0].details or {}).get("new")
+        try:
+            policies = idle_policies_from_dict(stored, base=IdlePolicies())
+        except ValidationError as err:
+            log.warning("jupyter_sched: ignoring the stored idle policy (audit record %s): %s", events[0].id, err)
+            return False
+        self._apply_idle_policy(policies)
+        return True
+
+    def _apply_idle_policy(self, policies: Any) -> None:
+        """Use ``policies`` from now on: keepalives, and (with telemetry) the engine's idle
+        detection, after growing the sample retention to cover the longest window."""
+        self.idle_policies = policies
+        if self.monitor is not None:
+            self.monitor.grow_retention(_retention_s(policies))
+            self.engine.idle_policies = policies
+        self.kick()
+
     def profiles(self) -> list[dict[str, Any]]:
         """Admin request templates: ``[{"name", "description", "defaults"}]``, sorted by name."""
         return [{"name": p.name, "description": p.description, "defaults": dict(p.defaults)}
@@ -977,6 +1133,42 @@ def idle_policies_from_settings(settings: Mapping[str, Any]) -> Any:
         max_gap_s=float(settings.get("idle_max_gap_s", base.max_gap_s)),
         keepalive_max_s=float(settings.get("idle_keepalive_max_s", base.keepalive_max_s)))
     return IdlePolicies(default=policy)
+
+
+def _kubernetes_api_client(kubeconfig: str) -> Any:
+    """The official client's ``ApiClient`` for ``kubeconfig`` (a path; "" = the in-cluster service
+    account when ``KUBERNETES_SERVICE_HOST`` is set, else ``$KUBECONFIG`` / ``~/.kube/config``).
+
+    Loads into a fresh ``Configuration``, never the client's process-wide default.
+
+    Raises:
+        ValidationError: the kubeconfig is missing or unusable (field ``kubeconfig``).
+    """
+    from kubernetes import client as k8s
+    from kubernetes import config as kube_config
+
+    k8s_config: Any = kube_config  # the client's config loaders carry no annotations
+    configuration = k8s.Configuration()
+    try:
+        if kubeconfig:
+            k8s_config.load_kube_config(config_file=os.path.expanduser(kubeconfig),
+                                        client_configuration=configuration)
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        else:
+            k8s_config.load_kube_config(client_configuration=configuration)
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+        where = kubeconfig or "the in-cluster service account / ~/.kube/config"
+        raise ValidationError(f"cannot load the Kubernetes client configuration from {where}: {exc}",
+                              field="kubeconfig",
+                              hint="set c.SchedApp.kubeconfig to a readable kubeconfig with a current context, "
+                                   "or run the server in a pod with a service account") from None
+    return k8s.ApiClient(configuration)
+
+
+IDLE_RETENTION_MAX_S = 24 * 3600.0 + 180.0
+"""Seconds of telemetry an idle-policy change through the API may grow the retention to (a day at
+1 Hz: 2.7 MiB per device); longer windows are configured in ``SchedApp`` and need a restart."""
 
 
 def _retention_s(policies: Any) -> float:

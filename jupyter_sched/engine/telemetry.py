@@ -226,6 +226,16 @@ class TelemetryMonitor:
         with self._lock:
             return {key: self.store.window(key, since)[-limit:] for key in keys}
 
+    def grow_retention(self, retention_s: float) -> float:
+        """Keep at least ``retention_s`` seconds of samples from now on (an admin lengthened the
+        idle window at run time); never shrinks. Memory grows as in :mod:`jupyter_sched.telemetry.ring`
+        (32 B per sample per device). Returns the retention now in force, seconds."""
+        with self._lock:
+            if retention_s > self.retention_s:
+                self.store.grow(retention_s, rate_hz=1.0 / self.interval_s)
+                self.retention_s = float(retention_s)
+            return self.retention_s
+
     def status(self) -> dict[str, Any]:
         """``{"enabled", "source", "interval_s", "retention_s", "devices", "errors", "last_error", "last_sample_at"}``."""
         return {"enabled": self.running or self.last_sample_at is not None, "source": self.source,

@@ -136,12 +136,19 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._activity_tick()
 
     async def stop_extension(self) -> None:
-        """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later)."""
-        if self._activity_timer is not None:
-            self._activity_timer.stop()
+        """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).
+
+        Safe when settings failed to load and the extension never initialised (nothing to stop).
+        """
+        timer = getattr(self, "_activity_timer", None)
+        if timer is not None:
+            timer.stop()
             self._activity_timer = None
-        await self.event_hub.stop()
-        if self._started:
+        hub = getattr(self, "event_hub", None)
+        if hub is None:
+            return
+        await hub.stop()
+        if getattr(self, "_started", False):
             self._started = False
             await self.service.stop()
 
@@ -211,6 +218,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "telemetry_interval_s": self.telemetry_interval_s,
             "telemetry_push_interval_s": self.telemetry_push_interval_s,
             "executor": self.executor,
+            "kubernetes": dict(self.kubernetes),
+            "kubeconfig": self.kubeconfig,
             "stop_grace_s": self.stop_grace_s,
         }
 
@@ -235,7 +244,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
                          "audit": True, "usage": True, "metrics": True,
                          "telemetry": getattr(self.service, "monitor", None) is not None,
-                         "keepalive": True, "kubernetes": False, "hub": False},
+                         "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False},
             "priorities": ["high", "normal", "low"],
             "idle": {"enabled": self.idle_window_s > 0, "threshold_percent": self.idle_threshold_percent,
                      "window_s": self.idle_window_s, "grace_s": self.idle_grace_s,

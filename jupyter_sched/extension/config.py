@@ -12,7 +12,7 @@ inherits them all, so every knob is set as ``c.SchedApp.<name>`` in
     PolicyConfig      how the cycle decides                              (cycle_interval, quotas, profiles, ...)
     IdleConfig        when an allocation counts as idle                  (idle_threshold_percent, ...)
     TelemetryConfig   where utilization samples come from                (telemetry_source, telemetry_url, ...)
-    ExecutorConfig    how work is started and stopped                    (executor, stop_grace_s, ...)
+    ExecutorConfig    how work is started and stopped                    (executor, kubernetes, kubeconfig, ...)
     WebConfig         the REST surface itself                            (identity_source, admin_users, ...)
 
 Validation happens when a value is assigned (``@validate``): the error names the trait
@@ -99,14 +99,16 @@ class InventoryConfig(Configurable):
     """Which GPUs exist: NVML, a static file, or a labelled simulated inventory (case 015)."""
 
     inventory_source = Enum(
-        ["auto", "nvml", "static", "simulated"],
+        ["auto", "nvml", "static", "simulated", "kubernetes"],
         default_value="auto",
         config=True,
-        help="""Where the GPU inventory comes from. Default: "auto" = inventory_file when set,
-        else this host's GPUs via NVML, else (NVML missing: no driver, no GPU) a simulated
-        inventory of simulated_gpus GPUs labelled "simulated" in every response. "nvml" never
-        falls back (0 GPUs when NVML is missing); "static" requires inventory_file;
-        "simulated" always simulates, for demos and tests.""",
+        help="""Where the GPU inventory comes from. Default: "auto" = the cluster's Node objects
+        when executor is "kubernetes"; otherwise inventory_file when set, else this host's GPUs
+        via NVML, else (NVML missing: no driver, no GPU) a simulated inventory of simulated_gpus
+        GPUs labelled "simulated" in every response. "nvml" never falls back (0 GPUs when NVML
+        is missing); "static" requires inventory_file; "simulated" always simulates, for demos
+        and tests; "kubernetes" (needs executor "kubernetes") watches Nodes and Pods through
+        the API server, so placement only picks nodes the executor can pin Jobs to.""",
     )
 
     inventory_file = Unicode(
@@ -294,14 +296,23 @@ class PolicyConfig(Configurable):
         return value
 
 
+_IDLE_API_NOTE = """ Admins may change the idle policy at run time (PUT api/sched/idle-policy, audited);
+        the newest policy set that way overrides all idle_* traits, now and at every later start,
+        until an admin sets another."""
+
+
 class IdleConfig(Configurable):
-    """When a GPU allocation counts as idle and what happens then (DESIGN: idle reclamation)."""
+    """When a GPU allocation counts as idle and what happens then (DESIGN: idle reclamation).
+
+    These traits are the *configured* policy: the newest one an admin set through
+    ``PUT api/sched/idle-policy`` (an ``idle_policy_set`` audit record) overrides them at start.
+    """
 
     idle_threshold_percent = Float(
         5.0,
         config=True,
         help="""GPU utilization in % under which an allocation counts as idle. Default: 5 %:
-        above background noise, below any real work. Held memory alone is not activity.""",
+        above background noise, below any real work. Held memory alone is not activity.""" + _IDLE_API_NOTE,
     )
 
     idle_window_s = Float(
@@ -309,14 +320,14 @@ class IdleConfig(Configurable):
         config=True,
         help="""Trailing window in seconds over which utilization must stay under the threshold
         (and, for leases, the kernel must be idle) before a warning. Default: 1800 s (30 min), so a
-        pause to read results is not punished. 0 disables idle reclamation.""",
+        pause to read results is not punished. 0 disables idle reclamation.""" + _IDLE_API_NOTE,
     )
 
     idle_grace_s = Float(
         600.0,
         config=True,
         help="""Seconds between the idle warning (panel toast, kernel message, API event) and the
-        release of the GPUs. Default: 600 s (10 min): time to react to the warning.""",
+        release of the GPUs. Default: 600 s (10 min): time to react to the warning.""" + _IDLE_API_NOTE,
     )
 
     idle_busy_kernel_window_s = Float(
@@ -325,7 +336,7 @@ class IdleConfig(Configurable):
         help="""For a lease whose kernel is busy (or in an unknown state) while its GPUs stay idle:
         seconds before that counts as idle too. Default: 14400 s (4 h; kept >= idle_window_s +
         idle_grace_s) so a kernel loading data for an hour is never reclaimed (case 012). 0 turns
-        the busy-kernel rule off.""",
+        the busy-kernel rule off.""" + _IDLE_API_NOTE,
     )
 
     idle_keepalive_max_s = Float(
@@ -333,7 +344,7 @@ class IdleConfig(Configurable):
         config=True,
         help="""Longest extension in seconds a user may ask for once per idle period
         (POST leases/{id}/keepalive with {"seconds": n}). Default: 7200 s (2 h): enough for a
-        meeting, not enough to park GPUs overnight.""",
+        meeting, not enough to park GPUs overnight.""" + _IDLE_API_NOTE,
     )
 
     idle_lease_action = Enum(
@@ -341,7 +352,7 @@ class IdleConfig(Configurable):
         default_value="release",
         config=True,
         help="""What reclaiming an idle lease does. Default: "release" (the kernel keeps running,
-        its GPUs are freed). "notify" only warns.""",
+        its GPUs are freed). "notify" only warns.""" + _IDLE_API_NOTE,
     )
 
     idle_busy_kernel_action = Enum(
@@ -350,7 +361,7 @@ class IdleConfig(Configurable):
         config=True,
         help="""What the busy-kernel rule does (see idle_busy_kernel_window_s). Default: "notify":
         a busy kernel may be doing real work the GPU meters cannot see, so it is not reclaimed
-        without an admin choosing so.""",
+        without an admin choosing so.""" + _IDLE_API_NOTE,
     )
 
     idle_job_action = Enum(
@@ -358,7 +369,7 @@ class IdleConfig(Configurable):
         default_value="notify",
         config=True,
         help="""What reclaiming an idle batch job does. Default: "notify" (jobs are usually
-        preprocessing, not parked); "requeue" or "stop" for stricter sites.""",
+        preprocessing, not parked); "requeue" or "stop" for stricter sites.""" + _IDLE_API_NOTE,
     )
 
     @validate("idle_busy_kernel_window_s")
@@ -448,12 +459,38 @@ class ExecutorConfig(Configurable):
     """How admitted work is started, observed and stopped."""
 
     executor = Enum(
-        ["local"],
+        ["local", "kubernetes"],
         default_value="local",
         config=True,
         help="""Executor for batch jobs. Default: "local" = subprocesses of this server in their
         own process group with CUDA_VISIBLE_DEVICES set to the allocated GPU UUIDs (case 016).
-        The Kubernetes executor arrives with its own issue.""",
+        "kubernetes" = each job becomes a batch/v1 Job requesting nvidia.com/gpu and pinned to
+        the node the scheduler chose; the inventory then comes from the cluster's Node objects
+        (see kubernetes and kubeconfig), so one server schedules a whole GPU cluster.""",
+    )
+
+    kubernetes = Dict(
+        default_value={},
+        config=True,
+        help="""Kubernetes executor settings (executor "kubernetes" only), e.g.
+        {"namespace": "jupyter-sched-work", "default_image": "python:3.12",
+        "queue_manager": "none", "preemption_grace_s": 60}. Keys are the fields of
+        jupyter_sched.executors.kubernetes.KubernetesConfig: namespace, namespace_per_user,
+        user_namespace_prefix, queue_manager (none | kueue | volcano), kueue_queue, volcano_queue,
+        default_image, image_pull_policy, service_account, ttl_seconds_after_finished (seconds),
+        preemption_grace_s (seconds), gpu_taint_keys, priority_class_prefix, rendezvous_port,
+        extra_labels, count_foreign_pods. Default: {} = every field's default (namespace
+        "jupyter-sched-work", no default image: jobs must name one). Checked when the config
+        loads, so a typo stops the server with the key and the fix.""",
+    )
+
+    kubeconfig = Unicode(
+        "",
+        config=True,
+        help="""Path of the kubeconfig file the Kubernetes executor connects with (its current
+        context). Default: "" = the in-cluster service account when the server runs in a pod
+        (KUBERNETES_SERVICE_HOST set), else the official client's default, $KUBECONFIG or
+        ~/.kube/config. Only read when executor is "kubernetes".""",
     )
 
     stop_grace_s = Float(
@@ -466,6 +503,29 @@ class ExecutorConfig(Configurable):
     @validate("stop_grace_s")
     def _check_stop_grace(self, proposal: dict[str, Any]) -> float:
         return _positive("stop_grace_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("kubernetes")
+    def _check_kubernetes(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        from ..errors import ValidationError
+        from ..executors.kubernetes.config import KubernetesConfig
+
+        value = dict(proposal["value"])
+        try:
+            KubernetesConfig.from_dict(value)
+        except ValidationError as err:
+            key = err.field or "kubernetes"
+            raise config_error(key, value.get(key.split(".", 1)[1]) if "." in key else value,
+                               err.message, err.hint or "see the help of c.SchedApp.kubernetes") from None
+        return value
+
+    @validate("kubeconfig")
+    def _check_kubeconfig(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value and not os.path.isfile(os.path.expanduser(value)):
+            raise config_error("kubeconfig", value, "no such file",
+                               "give the path of an existing kubeconfig file, or leave it empty for "
+                               "the in-cluster service account / ~/.kube/config")
+        return value
 
 
 class WebConfig(Configurable):

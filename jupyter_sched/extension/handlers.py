@@ -417,6 +417,26 @@ class QuotasHandler(SchedHandler):
         self.reply(self.service.set_quotas(body, actor=ident.name))
 
 
+class IdlePolicyHandler(SchedHandler):
+    """``GET idle-policy`` (everyone) and ``PUT idle-policy`` (admins; audited old→new with the actor)."""
+
+    @property
+    def _track_activity(self) -> bool:  # type: ignore[override]
+        return self.request.method != "GET"
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        self.reply(self.service.idle_policy())
+
+    @web.authenticated
+    @authorized
+    def put(self) -> None:
+        ident = self.require_admin("changing the idle policy")
+        body = self.json_body()
+        self.reply(self.service.set_idle_policy(body, actor=ident.name))
+
+
 class ProfilesHandler(SchedHandler):
     """``GET profiles``: the admin-defined request templates."""
 
@@ -584,6 +604,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     (f"leases/{_LEASE_ID}/keepalive", KeepaliveHandler),
     ("queue", QueueHandler),
     ("quotas", QuotasHandler),
+    ("idle-policy", IdlePolicyHandler),
     ("profiles", ProfilesHandler),
     ("events", EventsHandler),
     ("telemetry", TelemetryHandler),

@@ -219,6 +219,24 @@ class SampleStore:
                           note=latest.note if latest else "", simulated=latest.simulated if latest else False)
                 for row in _rows(key, ts, values)]
 
+    def grow(self, retention_s: float, rate_hz: float = 1.0) -> None:
+        """Keep at least ``retention_s`` seconds from now on (an admin lengthened the idle window):
+        every ring is copied into a larger one, samples kept in order. Never shrinks."""
+        capacity = max(1, math.ceil(retention_s * rate_hz))
+        if capacity <= self.capacity:
+            return
+        self.capacity = capacity
+        for key, ring in list(self._rings.items()):
+            bigger = RingBuffer(key, capacity)
+            ts, values = ring.arrays()
+            n = len(ts)
+            bigger._ts[:n] = ts
+            bigger._values[:n] = values
+            bigger._next = n % capacity
+            bigger._count = n
+            bigger.latest = ring.latest
+            self._rings[key] = bigger
+
     def forget(self, key: DeviceKey) -> None:
         """Drop a device (e.g. removed from the inventory)."""
         self._rings.pop(key, None)

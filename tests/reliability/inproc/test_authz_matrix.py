@@ -68,6 +68,9 @@ MATRIX = [
     Row("queue", "GET", OK, OK, OK),
     Row("quotas", "GET", OK, OK, OK),
     Row("quotas", "PUT", DENIED, DENIED, OK, body={"quotas": []}),
+    Row("idle-policy", "GET", OK, OK, OK),
+    Row("idle-policy", "PUT", DENIED, DENIED, OK, body={"default": {"threshold_pct": 5}},
+        why="the idle policy is an admin's setting (audited)"),
     Row("profiles", "GET", OK, OK, OK),
     Row("events", "GET", OK, OK, OK),
     Row("telemetry", "GET", OK, OK, OK),
@@ -75,6 +78,8 @@ MATRIX = [
     Row("audit", "GET", DENIED, DENIED, OK),
     Row("usage", "GET", OK, OK, OK),
     Row("usage", "GET", DENIED, DENIED, OK, params={"all": "true"}),
+    Row("usage/report", "GET", OK, OK, OK),
+    Row("usage/report", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's accounting: admins only"),
     Row("metrics", "GET", OK, OK, OK),
 ]
 

@@ -1,0 +1,184 @@
+"""Admins set the idle policy through the API (issue 9 item 3): ``GET|PUT api/sched/idle-policy``.
+
+A real jupyter_server with jupyter_sched on a tmp SQLite store and a simulated inventory (so a
+simulated telemetry monitor runs and the engine does idle detection). The restart test builds a
+second service from the same settings and store, as a server restart does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jupyter_sched.engine.service import IDLE_RETENTION_MAX_S, SchedulerService
+from jupyter_sched.reclaim import IdlePolicies, IdlePolicy, ReclaimMode, idle_policies_from_dict, idle_policies_to_dict
+
+from .conftest import BOSS_TOKEN, JUDY_TOKEN
+from .test_openapi import json_schema, load_spec, response_schema
+
+CHANGE = {"default": {"threshold_pct": 7},
+          "by_priority": {"low": {"window_s": 1800, "warning_s": 300, "lease_mode": "notify"}}}
+
+
+def assert_documented(method: str, status: int, payload: Any) -> None:
+    """``payload`` conforms to openapi.yaml's schema for ``method idle-policy`` answering ``status``."""
+    import jsonschema
+
+    spec = load_spec()
+    schema = {**json_schema(response_schema(spec, method, "/idle-policy", status)),
+              "components": {"schemas": json_schema(spec["components"]["schemas"])}}
+    jsonschema.validate(payload, schema, cls=jsonschema.Draft202012Validator)
+
+
+async def idle_records(api: Any) -> list[dict[str, Any]]:
+    status, records = await api("GET", "audit", token=BOSS_TOKEN, params={"action": "idle_policy_set"})
+    assert status == 200, records
+    return list(records)
+
+
+async def test_an_admin_put_applies_at_once_and_is_audited_old_to_new(sched_app: Any, api: Any) -> None:
+    status, before = await api("GET", "idle-policy")
+    assert status == 200, before
+    assert_documented("get", 200, before)
+    assert before["active"] is True and before["by_priority"] == {}
+
+    status, after = await api("PUT", "idle-policy", CHANGE, token=BOSS_TOKEN)
+    assert status == 200, after
+    assert_documented("put", 200, after)
+
+    status, shown = await api("GET", "idle-policy", token=JUDY_TOKEN)
+    assert status == 200 and shown == after
+    assert shown["default"]["threshold_pct"] == 7.0
+    low = shown["by_priority"]["low"]
+    assert (low["window_s"], low["warning_s"], low["lease_mode"]) == (1800.0, 300.0, "notify")
+    assert low["threshold_pct"] == 7.0, "a priority block merges into the new default"
+
+    engine_policies = sched_app.service.engine.idle_policies
+    assert engine_policies.default.threshold_pct == 7.0
+    assert engine_policies.by_priority["low"].window_s == 1800.0
+    assert engine_policies.by_priority["low"].lease_mode is ReclaimMode.NOTIFY
+
+    [record] = await idle_records(api)
+    assert record["actor"] == "boss"
+    assert record["at"]
+    assert record["details"]["old"] == {k: before[k] for k in ("default", "by_priority")}
+    assert record["details"]["new"] == {k: after[k] for k in ("default", "by_priority")}
+
+
+async def test_a_longer_window_grows_the_telemetry_retention(sched_app: Any, api: Any) -> None:
+    status, before = await api("GET", "idle-policy")
+    assert status == 200, before
+    longest = 30000.0
+    status, after = await api("PUT", "idle-policy", {"default": {"window_s": 20000, "busy_kernel_window_s": longest}},
+                              token=BOSS_TOKEN)
+    assert status == 200, after
+    assert after["retention_s"] >= longest > before["retention_s"]
+    assert sched_app.service.monitor.retention_s == after["retention_s"]
+
+
+async def test_a_window_beyond_what_telemetry_may_grow_to_is_refused_naming_the_field(sched_app: Any, api: Any) -> None:
+    too_long = IDLE_RETENTION_MAX_S + 3600
+    status, body = await api("PUT", "idle-policy",
+                             {"default": {"window_s": too_long, "busy_kernel_window_s": None}}, token=BOSS_TOKEN)
+    assert status == 400, body
+    assert body["error"]["field"] == "idle.default.window_s"
+    assert "telemetry" in body["error"]["message"] and body["error"]["hint"]
+    assert await idle_records(api) == []
+
+
+@pytest.mark.parametrize("token", [JUDY_TOKEN, None], ids=["another user may not", "anonymous may not"])
+async def test_a_non_admin_put_is_refused_and_changes_nothing(sched_app: Any, api: Any, token: str | None) -> None:
+    _, before = await api("GET", "idle-policy")
+    status, body = await api("PUT", "idle-policy", CHANGE, token=token)
+    assert status == 403, body
+    _, after = await api("GET", "idle-policy")
+    assert after == before
+    assert sched_app.service.engine.idle_policies.by_priority == {}
+    assert await idle_records(api) == []
+
+
+BAD = [
+    pytest.param({"by_priority": {"normal": {"window_s": 0}}}, "idle.normal.window_s", id="a zero window"),
+    pytest.param({"default": {"window_s": -5}}, "idle.default.window_s", id="a negative window"),
+    pytest.param({"default": {"warning_s": 99999}}, "idle.default.warning_s", id="a warning longer than the window"),
+    pytest.param({"default": {"threshold_pct": 0}}, "idle.default.threshold_pct", id="a zero threshold"),
+    pytest.param({"default": {"threshold_pct": 101}}, "idle.default.threshold_pct", id="a threshold over 100 %"),
+    pytest.param({"default": {"window_s": "2h"}}, "idle.default.window_s", id="a window that is not a number"),
+    pytest.param({"default": {"enabled": "yes"}}, "idle.default.enabled", id="enabled that is not a boolean"),
+    pytest.param({"default": {"lease_mode": "zap"}}, "idle.default.lease_mode", id="an unknown reclaim mode"),
+    pytest.param({"default": {"window_s": 1200, "busy_kernel_window_s": 60}}, "idle.default.busy_kernel_window_s",
+                 id="a busy-kernel limit shorter than the window"),
+    pytest.param({"default": {"keepalive_max_s": -1}}, "idle.default.keepalive_max_s", id="a negative keepalive"),
+    pytest.param({"default": {"window": 600}}, "idle.default.window", id="an unknown policy field"),
+    pytest.param({"urgent": {}}, "idle.urgent", id="an unknown top-level field"),
+    pytest.param({"by_priority": {"urgent": {}}}, "idle.by_priority.urgent", id="an unknown priority class"),
+    pytest.param({"by_priority": []}, "idle.by_priority", id="by_priority that is not an object"),
+    pytest.param({"default": 5}, "idle.default", id="a policy that is not an object"),
+    pytest.param([], "body", id="a body that is not an object"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), BAD)
+async def test_bad_values_answer_400_naming_the_field(sched_app: Any, api: Any, body: Any, field: str) -> None:
+    _, before = await api("GET", "idle-policy")
+    status, answer = await api("PUT", "idle-policy", body, token=BOSS_TOKEN)
+    assert status == 400, answer
+    assert answer["error"]["field"] == field
+    assert answer["error"]["hint"]
+    _, after = await api("GET", "idle-policy")
+    assert after == before
+    assert await idle_records(api) == []
+
+
+async def test_the_policy_survives_a_service_restart(sched_app: Any, api: Any) -> None:
+    status, after = await api("PUT", "idle-policy",
+                              {**CHANGE, "default": {"threshold_pct": 7, "busy_kernel_window_s": 30000}},
+                              token=BOSS_TOKEN)
+    assert status == 200, after
+    restarted = SchedulerService.from_config(sched_app.service_settings())
+    configured = restarted.idle_policy()
+    assert configured["by_priority"] == {}, "before start: the configured traits"
+    await restarted.start()
+    try:
+        shown = restarted.idle_policy()
+        assert {k: shown[k] for k in ("default", "by_priority")} == {k: after[k] for k in ("default", "by_priority")}
+        assert restarted.engine.idle_policies.by_priority["low"].window_s == 1800.0
+        assert shown["retention_s"] >= 30000.0, "the stored window sizes the restarted telemetry"
+    finally:
+        await restarted.stop()
+
+
+def test_the_codec_round_trips_and_merges_into_the_current_policy() -> None:
+    policies = IdlePolicies(default=IdlePolicy(window_s=3600.0, warning_s=600.0, busy_kernel_window_s=None,
+                                               job_mode=ReclaimMode.REQUEUE),
+                            by_priority={"high": IdlePolicy(enabled=False)})
+    assert idle_policies_from_dict(idle_policies_to_dict(policies)) == policies
+    merged = idle_policies_from_dict({"default": {"warning_s": 300}}, base=policies)
+    assert merged.default.warning_s == 300.0 and merged.default.window_s == 3600.0
+    assert merged.by_priority == policies.by_priority, "by_priority left out keeps the current overrides"
+
+
+@pytest.mark.parametrize("filled", [3, 8], ids=["a ring not yet full", "a ring that wrapped around"])
+def test_growing_the_sample_store_keeps_the_samples_in_order(filled: int) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.model.samples import GpuSample
+    from jupyter_sched.telemetry import SampleStore
+
+    t0 = datetime(2026, 5, 1, 10, 0, tzinfo=timezone.utc)
+
+    def sample(second: int) -> GpuSample:
+        return GpuSample(gpu_uuid="GPU-a", mig_instance=None, timestamp=t0 + timedelta(seconds=second),
+                         utilization_pct=float(second), memory_used_mib=1.0, memory_total_mib=80.0)
+
+    store = SampleStore(retention_s=5, rate_hz=1.0)
+    for second in range(filled):
+        store.add([sample(second)])
+    store.grow(12, rate_hz=1.0)
+    for second in range(filled, filled + 6):
+        store.add([sample(second)])
+    kept = [s.utilization_pct for s in store.window(("GPU-a", None), t0)]
+    first = max(0, filled - 5)
+    assert kept == [float(s) for s in range(first, filled + 6)][-12:]
+    assert store.capacity == 12
