@@ -1,8 +1,10 @@
 """Snippet for jupyterhub_config.py: run the jupyter_sched engine as a JupyterHub service (hub mode).
 
-`jupyter-sched serve` (the hub-mode command) arrives with its own issue; on Kubernetes it runs as
-the Deployment of server/hub-service.yaml and the hub reaches it through its Service URL.
-Each user's server extension forwards the REST calls to this one service.
+`jupyter-sched serve` runs the engine and REST API as a hub service (HubOAuth, PostgreSQL via
+``--db-url`` or ``JUPYTER_SCHED_DB_URL``); on Kubernetes it runs as the Deployment of
+server/hub-service.yaml and the hub reaches it through its Service URL. Each user's server
+extension forwards the REST calls to this one service (``JUPYTER_SCHED_HUB_URL`` below, read by
+``c.SchedApp.hub_service_url``).
 """
 
 import os
@@ -19,8 +21,12 @@ c.JupyterHub.services = [
         "display": False,
     },
     # Without Kubernetes, let the hub start and supervise it instead of giving "url" alone:
-    # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve"], "url": "http://127.0.0.1:10101"},
+    # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve"], "url": "http://127.0.0.1:10101",
+    #  "environment": {"JUPYTER_SCHED_DB_URL": "postgresql+psycopg://sched@127.0.0.1/sched"}},
 ]
+
+# User servers forward their api/sched/ calls to the service (the URL includes the service prefix).
+c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:8000/services/jupyter-sched/"}
 
 c.JupyterHub.load_roles = [
     # Every user (and each user's server, which forwards REST calls) may call the scheduler service.
