@@ -21,7 +21,8 @@ SURFACE = {
     "jupyter_sched.reclaim": [
         "ForeignGpuReport", "IdleArbiter", "IdleInput", "IdlePolicies", "IdlePolicy", "IdleVerdict", "KernelActivity",
         "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "default_idle_arbiter", "device_keys",
-        "evaluate_idle", "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "ladder_step", "window_evidence"],
+        "evaluate_idle", "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "idle_policies_from_dict", "idle_policies_to_dict", "idle_policy_from_dict",
+        "idle_policy_to_dict", "ladder_step", "longest_idle_window_s", "window_evidence"],
 }
 
 
