@@ -2,7 +2,8 @@
 
 Shape of a placement: :class:`Placer` walks the :class:`ClusterState` index, filters with
 :data:`FILTERS` plugins, scores with weighted :data:`SCORES` plugins (``binpack`` default,
-``spread``, ``topology``; FGD after Weng et al. ATC'23 in :mod:`.fgd`), and picks GPUs with
+``spread``, ``topology``; FGD after Weng et al. ATC'23 in :mod:`.fgd`, our FGD-Balanced in
+:mod:`.balanced`, the paper's baselines in :mod:`.paper_policies`), and picks GPUs with
 :func:`.topology.choose_gpus`. Reasons for "does not fit" are in :mod:`.reasons`.
 """
 

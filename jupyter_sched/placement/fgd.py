@@ -35,7 +35,6 @@ from .state import ClusterState
 __all__ = [
     "MAX_GPUS_PER_NODE",
     "UNTRACKED",
-    "FgdCpuAwareScore",
     "FgdScore",
     "FragModel",
     "NodeArrays",
@@ -464,7 +463,7 @@ class FgdScore:
         return float(self._frag.sum()), int(arrays.gpu_left.sum())
 
     def _scores(self, model: FragModel, arrays: NodeArrays, shape: PodShape,
-                nodes: IntArray) -> tuple[IntArray, IntArray]:
+                nodes: IntArray) -> tuple[IntArray | FloatArray, IntArray]:
         """Published FGD score (0..100) of placing ``shape`` on each of ``nodes``, and the GPU column.
 
         For a shared pod, one candidate per distinct free-milli value on each node is scored and the
@@ -561,37 +560,3 @@ class FgdScore:
         if shape.shared and len(self.last_gpu) == len(nodes):
             return (int(self.last_gpu[pick]),)
         return arrays.first_free_gpus(int(nodes[pick]), shape)
-
-
-class FgdCpuAwareScore(FgdScore):
-    """Our policy: FGD, with CPU-only pods sent where the GPUs are already taken.
-
-    FGD scores a CPU-only pod by the fragmentation its CPU use causes; on most nodes that is
-    zero, so the choice falls to a random tie-break and CPU-only pods land on nodes with free
-    GPUs, whose CPU they then eat (the "lack CPU" fragments of the paper, Q4). Adding
-    ``50 x (1 - free GPU-milli / 8000)`` to their score sends them to the nodes with the fewest free
-    GPUs first, FGD still deciding among equals; GPU pods are scored exactly as by FGD.
-
-    Args:
-        typical: the target workload.
-    """
-
-    name = "FGD-CpuAware"
-
-    def score_nodes(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray) -> FloatArray:
-        """FGD's score, plus the free-GPU term for CPU-only pods."""
-        score = super().score_nodes(arrays, shape, nodes)
-        if shape.gpus:
-            return score
-        free = arrays.gpu_left[nodes].sum(axis=1)
-        return np.asarray(score + 50.0 * (1.0 - free / float(MAX_GPUS_PER_NODE * GPU_MILLI)), dtype=np.float64)
-
-    def score(self, request: ResourceRequest, state: ClusterState, node: int, gpus: list[int]) -> int:
-        """The production placer's Score protocol (0..100, FGD's score then the free-GPU term, halved)."""
-        base = super().score(request, state, node, gpus)
-        if request.gpus:
-            return base
-        ids = [g for g in state.node_gpus[node] if state.placeable[g]]
-        free = sum(state.free_milli[g] for g in ids)
-        return int((base + 50.0 * (1.0 - free / float(MAX_GPUS_PER_NODE * GPU_MILLI))) // 1.5)
-

@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 from ..model import GPU_MILLI, Inventory, ResourceRequest
-from ..placement.fgd import FgdCpuAwareScore, FgdScore, NodeArrays, PodShape, TypicalPod, typical_pods
+from ..placement.balanced import FgdBalancedScore
+from ..placement.fgd import FgdScore, NodeArrays, PodShape, TypicalPod, typical_pods
 from ..placement.paper_policies import (
     BestFitScore,
     DotProductScore,
@@ -55,8 +56,8 @@ __all__ = [
 
 PAPER_POLICIES = ("Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD")
 """The six policies of the paper's evaluation, in its order."""
-OUR_POLICY = "FGD-CpuAware"
-"""Our best policy (:class:`~jupyter_sched.placement.fgd.FgdCpuAwareScore`)."""
+OUR_POLICY = "FGD-Balanced"
+"""Our best policy (:class:`~jupyter_sched.placement.balanced.FgdBalancedScore`)."""
 
 
 def make_policy(name: str, pods: Sequence[PodShape], rng: np.random.Generator,
@@ -79,7 +80,7 @@ def make_policy(name: str, pods: Sequence[PodShape], rng: np.random.Generator,
         "GpuPacking": GpuPackingScore,
         "BestFit": BestFitScore,
         "FGD": lambda: FgdScore(typical if typical is not None else typical_pods(pods)),
-        OUR_POLICY: lambda: FgdCpuAwareScore(typical if typical is not None else typical_pods(pods)),
+        OUR_POLICY: lambda: FgdBalancedScore(typical if typical is not None else typical_pods(pods)),
     }
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; choose one of {sorted(makers)}")

@@ -13,7 +13,6 @@ import pytest
 
 from jupyter_sched.model import GPU, Inventory, Node, ResourceRequest
 from jupyter_sched.placement.fgd import (
-    FgdCpuAwareScore,
     FgdScore,
     FragModel,
     NodeArrays,
@@ -138,17 +137,6 @@ def test_fgd_keeps_whole_nodes_for_eight_gpu_pods() -> None:
     hold(state, 0, (0, 1), shape(2))
     typical = typical_pods([shape(1)] * 90 + [shape(8, cpu=32000)] * 10)
     assert place_one(state, shape(1), FgdScore(typical)) == (0, (2,))
-
-
-def test_our_policy_sends_cpu_only_pods_where_the_gpus_are_taken() -> None:
-    state = make_state(make_node("free"), make_node("full"))
-    hold(state, 1, tuple(range(8)), shape(8))
-    assert place_one(state, shape(0, 0, cpu=8000), FgdCpuAwareScore(TYPICAL)) == (1, ())
-    arrays = state.node_arrays()
-    # GPU pods are scored exactly as by FGD
-    nodes = np.array([0])
-    assert list(FgdCpuAwareScore(TYPICAL).score_nodes(arrays, shape(1), nodes)) == \
-        list(FgdScore(TYPICAL).score_nodes(arrays, shape(1), nodes))
 
 
 def test_the_scalar_score_protocol_agrees_with_the_vectorised_one() -> None:
