@@ -4,13 +4,18 @@ Usage::
 
     python benchmarks/placement_openb.py                      # default workload, all policies, seeds 42-51
     python benchmarks/placement_openb.py --workloads all --seeds 42-44
-    python benchmarks/placement_openb.py --workloads default,gpushare40 --policies FGD,FGD-GpuWeighted
+    python benchmarks/placement_openb.py --workloads default,gpushare40 --policies FGD,FGD-Balanced
+    python benchmarks/placement_openb.py --workloads all --policies FGD,FGD-Balanced --jobs 2 --reference
 
 Prints, per workload and policy, our allocation ratio at 100 % and 130 % arrived GPU demand next
 to the published mean over the same seeds, with the difference; then the wall time per run and
 placement decisions per second, with a plain vectorised best-fit run in the same process as the
 speed baseline (machine load varies; the ratio is what carries over). ``--csv`` writes one row per
-run. Data: ``$JUPYTER_SCHED_DATA`` or ``../shared/data/traces``.
+run. ``--reference`` adds the work-conserving repacking reference per workload
+(:func:`jupyter_sched.sim.reference.repacking_reference`): roughly the most any policy that places
+every pod it can may reach at 100 % arrived demand. ``--jobs N`` runs N replays at once (wall
+times then include contention; CPU times do not). Data: ``$JUPYTER_SCHED_DATA`` or
+``../shared/data/traces``.
 """
 
 from __future__ import annotations
@@ -19,12 +24,45 @@ import argparse
 import os
 import statistics
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from functools import cache
+from typing import Any
 
 import pandas as pd
 
-from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
+from jupyter_sched.model import GPU_MILLI, Inventory
+from jupyter_sched.placement.fgd import PodShape
+from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, arrival_order, replay
+from jupyter_sched.sim.reference import repacking_reference
 from jupyter_sched.sim.report import allocation_figure
 from jupyter_sched.sim.traces import OPENB_WORKLOADS, openb_inventory, read_fgd_expected, read_openb_pods
+
+
+@cache
+def _inventory() -> Inventory:
+    return openb_inventory()
+
+
+@cache
+def _pods(workload: str) -> list[PodShape]:
+    return [p.shape for p in read_openb_pods(workload)]
+
+
+def _run(job: tuple[str, str, int, bool]) -> dict[str, Any]:
+    """One replay (in a worker process when ``--jobs`` > 1)."""
+    workload, policy, seed, random_ties = job
+    result = replay(_inventory(), _pods(workload), policy, seed=seed, measure_frag=False, random_ties=random_ties)
+    return {"workload": workload, "policy": policy, "seed": seed,
+            "alloc100": result.alloc[100], "alloc130": result.alloc[130],
+            "pods": result.pods, "placed": result.placed, "wall_s": result.wall_s,
+            "cpu_s": result.cpu_s, "decisions_per_s": result.decisions_per_s, "curve": result.alloc}
+
+
+def _reference(job: tuple[str, int]) -> dict[str, Any]:
+    workload, seed = job
+    gpus = sum(len(n.gpus) for n in _inventory().nodes)
+    arrivals = arrival_order(_pods(workload), gpus * GPU_MILLI, seed=seed)
+    return {"workload": workload, "seed": seed, "ref100": repacking_reference(arrivals, gpus)}
 
 
 def _seeds(text: str) -> list[int]:
@@ -45,30 +83,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", default="", help="write per-run rows here")
     parser.add_argument("--html", default="", help="write the allocation curves (first workload, mean over seeds, "
                                                    "published dashed) as a plotly HTML figure here")
+    parser.add_argument("--reference", action="store_true",
+                        help="also print the work-conserving repacking reference at 100 %% per workload")
+    parser.add_argument("--jobs", type=int, default=1, help="replays run at once (processes)")
     args = parser.parse_args(argv)
     workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     policies = args.policies.split(",")
     seeds = _seeds(args.seeds)
 
     expected = read_fgd_expected("allo")
-    inventory = openb_inventory()
-    rows = []
+    jobs = [(w, p, s, args.random_ties) for w in workloads for p in policies for s in seeds]
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = []
+        for row in pool.map(_run, jobs):
+            rows.append(row)
+            print(f"  {row['workload']:12s} {row['policy']:16s} seed {row['seed']}: {row['alloc100']:6.2f} % @100, "
+                  f"{row['alloc130']:6.2f} % @130, {row['wall_s']:5.2f} s wall, {row['cpu_s']:5.2f} s CPU, "
+                  f"{row['decisions_per_s']:8.0f} decisions/s", file=sys.stderr, flush=True)
+        refs = pd.DataFrame(list(pool.map(_reference, [(w, s) for w in workloads for s in seeds]))) \
+            if args.reference else None
     curves: dict[str, list[pd.Series]] = {}
-    for workload in workloads:
-        pods = [p.shape for p in read_openb_pods(workload)]
-        for policy in policies:
-            for seed in seeds:
-                result = replay(inventory, pods, policy, seed=seed, measure_frag=False,
-                                random_ties=args.random_ties)
-                if workload == workloads[0]:
-                    curves.setdefault(policy, []).append(pd.Series(result.alloc))
-                rows.append({"workload": workload, "policy": policy, "seed": seed,
-                             "alloc100": result.alloc[100], "alloc130": result.alloc[130],
-                             "pods": result.pods, "placed": result.placed, "wall_s": result.wall_s,
-                             "cpu_s": result.cpu_s, "decisions_per_s": result.decisions_per_s})
-                print(f"  {workload:12s} {policy:16s} seed {seed}: {result.alloc[100]:6.2f} % @100, "
-                      f"{result.alloc[130]:6.2f} % @130, {result.wall_s:5.2f} s wall, {result.cpu_s:5.2f} s CPU, "
-                      f"{result.decisions_per_s:8.0f} decisions/s", file=sys.stderr, flush=True)
+    for row in rows:
+        if row["workload"] == workloads[0]:
+            curves.setdefault(row["policy"], []).append(pd.Series(row.pop("curve")))
+        else:
+            row.pop("curve")
     runs = pd.DataFrame(rows)
     if args.csv:
         runs.to_csv(args.csv, index=False)
@@ -96,6 +135,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{workload:12s} {policy:16s} {r['alloc100']:8.2f} {r['pub100']:8.2f} {d100:+6.2f}   "
               f"{r['alloc130']:8.2f} {r['pub130']:8.2f} {d130:+6.2f}   {vs:+13.2f}")
 
+    if refs is not None:
+        ref = refs.groupby("workload")["ref100"].mean()
+        print("\nWork-conserving reference at 100 % arrived demand (offline best-fit-decreasing repacking of the")
+        print("arrived pods' GPUs, ignoring CPU and node boundaries): about the most a policy that places every")
+        print(f"pod it can may reach. 'closed' = share of the gap from published FGD to it that {OUR_POLICY} closes.")
+        print(f"{'workload':12s} {'reference':>9s} {'pubFGD':>8s} {OUR_POLICY + ' (ours)':>20s} {'closed':>7s}")
+        for workload in workloads:
+            mine = float(table.loc[(workload, OUR_POLICY), "alloc100"]) if (workload, OUR_POLICY) in table.index \
+                else float("nan")
+            fgd = float(fgd_pub.loc[workload, "100"]) if fgd_pub is not None and workload in fgd_pub.index \
+                else float("nan")
+            level = float(ref[workload])
+            closed = 100.0 * (mine - fgd) / (level - fgd) if level > fgd else float("nan")
+            print(f"{workload:12s} {level:9.2f} {fgd:8.2f} {mine:20.2f} {closed:6.0f}%")
+
     # speed: full default-workload runs (all arrivals to 130 %), vs plain vectorised best fit in this process
     print("\nSpeed of a full run (all arrivals to 130 %), mean over the runs above. Wall time includes waiting")
     print("for a core when the machine is shared; CPU time is this process's own cost.")
@@ -103,8 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(1-minute load average now {load:.1f} on {os.cpu_count()} cores)")
     base = runs[runs["policy"] == "BestFit"]
     if base.empty:
-        result = replay(inventory, [p.shape for p in read_openb_pods("default")],
-                        "BestFit", seed=seeds[0], measure_frag=False)
+        result = replay(_inventory(), _pods("default"), "BestFit", seed=seeds[0], measure_frag=False)
         base = pd.DataFrame([{"wall_s": result.wall_s, "cpu_s": result.cpu_s}])
     base_cpu = statistics.mean(base["cpu_s"])
     print(f"{'policy':16s} {'wall s/run':>10s} {'CPU s/run':>10s} {'decisions/s (CPU)':>18s} {'CPU vs BestFit':>15s}")

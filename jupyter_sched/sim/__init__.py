@@ -2,16 +2,18 @@
 
 * :mod:`.simulator` — discrete-event simulator with a virtual clock driving ``run_cycle``;
 * :mod:`.fgd_protocol` — the evaluation protocol of FGD (Weng et al., ATC'23) on the openb trace;
+  :mod:`.reference` — what a work-conserving policy could reach on such a run;
 * :mod:`.traces` — readers for openb, Tiresias and the published FGD results; :mod:`.fetch` —
   download them from their sources; :mod:`.scenario` — YAML scenario files;
 * :mod:`.report` — plotly figures; :mod:`.cli` — ``jupyter-sched simulate`` / ``fetch-traces``.
 """
 
 from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, ReplayResult, arrival_order, replay
+from .reference import repacking_reference
 from .scenario import Scenario, load_scenario, parse_scenario
 from .simulator import Activity, SimJob, SimResult, Simulator, simulate
 
 __all__ = [
     "OUR_POLICY", "PAPER_POLICIES", "Activity", "ReplayResult", "Scenario", "SimJob", "SimResult", "Simulator",
-    "arrival_order", "load_scenario", "parse_scenario", "replay", "simulate",
+    "arrival_order", "load_scenario", "parse_scenario", "repacking_reference", "replay", "simulate",
 ]
