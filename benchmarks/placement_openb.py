@@ -138,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     if refs is not None:
         ref = refs.groupby("workload")["ref100"].mean()
         print("\nWork-conserving reference at 100 % arrived demand (offline best-fit-decreasing repacking of the")
-        print("arrived pods' GPUs, ignoring CPU and node boundaries): about the most a policy that places every")
-        print(f"pod it can may reach. 'closed' = share of the gap from published FGD to it that {OUR_POLICY} closes.")
+        print("arrived pods' GPUs, ignoring CPU, GPU models and node boundaries): about the most a policy that")
+        print("places every pod it can may reach (optimistic where models or CPU bind: cpu250, gpuspec*).")
+        print(f"'closed' = share of the gap from published FGD to it that {OUR_POLICY} closes.")
         print(f"{'workload':12s} {'reference':>9s} {'pubFGD':>8s} {OUR_POLICY + ' (ours)':>20s} {'closed':>7s}")
         for workload in workloads:
             mine = float(table.loc[(workload, OUR_POLICY), "alloc100"]) if (workload, OUR_POLICY) in table.index \

@@ -9,8 +9,8 @@ packed, not by which pods one would pick — the LP bound of about 97 % on openb
 :func:`repacking_reference` estimates that work-conserving level: it repacks the GPU parts of the
 longest prefix of the arrivals that fits, offline, with best-fit decreasing (BFD, within 11/9 of
 the optimum bin count; Johnson 1973, Dósa 2007), then lets the rest of the window fill the gaps
-best-fit, as the online run would. It ignores CPU, memory and node boundaries (a k-GPU pod is k
-whole-GPU items), which favours it; BFD is not optimal, which can cost it a little. It is a
+best-fit, as the online run would. It ignores CPU, memory, GPU models and node boundaries (a k-GPU pod
+is k whole-GPU items), which favours it; BFD is not optimal, which can cost it a little. It is a
 reference figure, not a proof.
 """
 
