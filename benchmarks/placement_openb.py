@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from jupyter_sched.errors import SchedError
 from jupyter_sched.model import GPU_MILLI, Inventory
 from jupyter_sched.placement.fgd import PodShape
 from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, arrival_order, replay
@@ -66,10 +67,13 @@ def _reference(job: tuple[str, int]) -> dict[str, Any]:
 
 
 def _seeds(text: str) -> list[int]:
+    """``"42-51"`` or ``"42,45"`` -> seeds; argparse reports a ValueError as a usage error."""
     out: list[int] = []
     for part in text.split(","):
         lo, _, hi = part.partition("-")
         out.extend(range(int(lo), int(hi or lo) + 1))
+    if not out:
+        raise ValueError(text)
     return out
 
 
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", default="default", help="comma list or 'all' (the 17 of the paper)")
     parser.add_argument("--policies", default=",".join((*PAPER_POLICIES, OUR_POLICY)))
-    parser.add_argument("--seeds", default="42-51", help="e.g. 42-51 or 42,45")
+    parser.add_argument("--seeds", default=_seeds("42-51"), type=_seeds, help="e.g. 42-51 or 42,45")
     parser.add_argument("--random-ties", action="store_true",
                         help="break equal scores at random (kube selectHost) instead of first node in inventory order")
     parser.add_argument("--csv", default="", help="write per-run rows here")
@@ -89,7 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     policies = args.policies.split(",")
-    seeds = _seeds(args.seeds)
+    seeds: list[int] = args.seeds
+    known = (*PAPER_POLICIES, OUR_POLICY)
+    if unknown := [w for w in workloads if w not in OPENB_WORKLOADS]:
+        parser.error(f"--workloads: unknown {', '.join(unknown)}; use 'all' or some of {', '.join(OPENB_WORKLOADS)}")
+    if unknown := [p for p in policies if p not in known]:
+        parser.error(f"--policies: unknown {', '.join(unknown)}; use some of {', '.join(known)}")
+    if args.jobs < 1:
+        parser.error("--jobs: give 1 or more processes")
 
     expected = read_fgd_expected("allo")
     jobs = [(w, p, s, args.random_ties) for w in workloads for p in policies for s in seeds]
@@ -117,13 +128,13 @@ def main(argv: list[str] | None = None) -> int:
         published = {p: pd.Series(g[cols].mean().to_numpy()) for p, g in first.groupby("policy") if p in policies}
         mean = {p: pd.concat(c, axis=1).mean(axis=1) for p, c in curves.items()}
         allocation_figure(mean, published, title=f"openb {workloads[0]}: allocation vs arrived demand, seeds "
-                          f"{args.seeds}").write_html(args.html)
+                          f"{args.seeds[0]}-{args.seeds[-1]}").write_html(args.html)
 
     pub = expected[expected["seed"].isin(seeds)].groupby(["workload", "policy"])[["100", "130"]].mean()
     ours = runs.groupby(["workload", "policy"])[["alloc100", "alloc130", "wall_s", "cpu_s", "decisions_per_s"]].mean()
     table = ours.join(pub, how="left").rename(columns={"100": "pub100", "130": "pub130"})
     fgd_pub = pub.xs("FGD", level="policy") if "FGD" in pub.index.get_level_values("policy") else None
-    print(f"\nAllocation ratio (%) at 100 % / 130 % arrived GPU demand; seeds {args.seeds}; "
+    print(f"\nAllocation ratio (%) at 100 % / 130 % arrived GPU demand; seeds {','.join(map(str, seeds))}; "
           "published = per-seed mean of the FGD authors' simulator")
     print(f"{'workload':12s} {'policy':16s} {'ours@100':>8s} {'pub@100':>8s} {'diff':>6s}   "
           f"{'ours@130':>8s} {'pub@130':>8s} {'diff':>6s}   {'vs pubFGD@100':>13s}")
@@ -170,4 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except SchedError as exc:  # missing trace files: say which and how to get them
+        raise SystemExit(f"placement_openb.py: {exc}") from None
