@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import SchedError
+from ..errors import SchedError, ValidationError
 
 __all__ = ["build_parser", "main"]
 
@@ -53,9 +53,12 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
 
     folder = Path(args.out) if args.out else None
     if args.openb:
-        from .fgd_protocol import replay
+        from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
 
+        if args.policy not in (*PAPER_POLICIES, OUR_POLICY):
+            raise ValidationError(f"unknown placement policy {args.policy!r}", field="--policy",
+                                  hint="use one of " + ", ".join((*PAPER_POLICIES, OUR_POLICY)))
         pods = [p.shape for p in read_openb_pods(args.openb)]
         res = replay(openb_inventory(), pods, args.policy, seed=args.seed, keep_records=folder is not None)
         out.write(f"openb {args.openb} {args.policy} seed {args.seed}: allocation {res.alloc[100]:.2f} % at 100 % "

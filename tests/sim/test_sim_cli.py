@@ -92,3 +92,9 @@ def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path
     code = cli_main(["simulate", str(scenario), "--out", str(tmp_path / "out")], out=out, err=err)
     assert code == 0, err.getvalue()
     assert (tmp_path / "out").exists()
+
+
+def test_an_unknown_placement_policy_is_an_error_line_naming_the_choices() -> None:
+    code, out, err = run("simulate", "--openb", "default", "--policy", "Nope")
+    assert code == 1 and not out
+    assert err.startswith("error: unknown placement policy 'Nope'") and "FGD-Balanced" in err
