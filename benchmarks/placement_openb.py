@@ -70,10 +70,11 @@ def _seeds(text: str) -> list[int]:
     """``"42-51"`` or ``"42,45"`` -> seeds; argparse reports a ValueError as a usage error."""
     out: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    if not out:
-        raise ValueError(text)
+        lo, dash, hi = part.partition("-")
+        first, last = int(lo), int(hi if dash else lo)
+        if first < 0 or last < first or last - first >= 1000:
+            raise ValueError(part)
+        out.extend(range(first, last + 1))
     return out
 
 
@@ -101,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--policies: unknown {', '.join(unknown)}; use some of {', '.join(known)}")
     if args.jobs < 1:
         parser.error("--jobs: give 1 or more processes")
+    for flag, path in (("--csv", args.csv), ("--html", args.html)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"{flag}: the folder of {path} does not exist; create it or choose another path")
 
     expected = read_fgd_expected("allo")
     jobs = [(w, p, s, args.random_ties) for w in workloads for p in policies for s in seeds]
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         published = {p: pd.Series(g[cols].mean().to_numpy()) for p, g in first.groupby("policy") if p in policies}
         mean = {p: pd.concat(c, axis=1).mean(axis=1) for p, c in curves.items()}
         allocation_figure(mean, published, title=f"openb {workloads[0]}: allocation vs arrived demand, seeds "
-                          f"{args.seeds[0]}-{args.seeds[-1]}").write_html(args.html)
+                          f"{','.join(map(str, seeds))}").write_html(args.html)
 
     pub = expected[expected["seed"].isin(seeds)].groupby(["workload", "policy"])[["100", "130"]].mean()
     ours = runs.groupby(["workload", "policy"])[["alloc100", "alloc130", "wall_s", "cpu_s", "decisions_per_s"]].mean()
@@ -184,4 +188,6 @@ if __name__ == "__main__":
     try:
         raise SystemExit(main())
     except SchedError as exc:  # missing trace files: say which and how to get them
+        raise SystemExit(f"placement_openb.py: {exc}") from None
+    except OSError as exc:  # e.g. --csv / --html not writable
         raise SystemExit(f"placement_openb.py: {exc}") from None

@@ -231,7 +231,7 @@ class SchedulerService:
         (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
         non-empty they replace the stored quota lines at start, with an audit record),
         ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
-        ``time_zone``, ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
+        ``time_zone``, ``placement_policy``, ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
         ``KubernetesConfig`` dict, and ``kubeconfig``, a path or "" for in-cluster / ``~/.kube/config``),
         ``stop_grace_s``, ``node_name`` (this server's node name; default
         the host name); idle reclamation: ``idle_threshold_percent``,
@@ -1228,6 +1228,11 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["grace_s"] = float(settings["preemption_grace_s"])
     if settings.get("time_zone"):
         kwargs["timezone"] = str(settings["time_zone"])
+    policy = str(settings.get("placement_policy") or "binpack")
+    if policy != "binpack":
+        from ..placement.placer import PlacementConfig
+
+        kwargs["placement"] = PlacementConfig(fragmentation=policy)  # validated by the profile
     return SchedulingProfile(**kwargs)
 
 

@@ -205,6 +205,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "default_time_limit_s": self.default_time_limit_s or None,
             "preemption_grace_s": self.preemption_grace_s,
             "time_zone": self.time_zone,
+            "placement_policy": self.placement_policy,
             "idle_threshold_percent": self.idle_threshold_percent,
             "idle_window_s": self.idle_window_s,
             "idle_grace_s": self.idle_grace_s,

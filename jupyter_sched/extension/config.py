@@ -246,6 +246,17 @@ class PolicyConfig(Configurable):
         job and SIGKILL. Default: 60 s (DESIGN: time to write a checkpoint).""",
     )
 
+    placement_policy = Unicode(
+        "binpack",
+        config=True,
+        help="""How jobs are placed on nodes. Default: "binpack" (fullest node first, NVLink-aware:
+        keeps whole nodes free for big jobs). "fgd-balanced": our fragmentation-aware policy for
+        clusters that share GPUs (fractional requests) — FGD (Weng et al., ATC'23) plus CPU balance
+        and scarce node classes, measured in benchmarks/placement_openb.py; "fgd": plain FGD. Both
+        score against the requests of the live jobs, each cycle, and fall back to binpack on nodes
+        with more than 8 GPUs, mixed GPU models or MIG.""",
+    )
+
     time_zone = Unicode(
         "UTC",
         config=True,
@@ -275,6 +286,14 @@ class PolicyConfig(Configurable):
     @validate("default_time_limit_s")
     def _check_default_limit(self, proposal: dict[str, Any]) -> float:
         return _positive("default_time_limit_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("placement_policy")
+    def _check_placement_policy(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value not in ("binpack", "fgd", "fgd-balanced"):
+            raise config_error("placement_policy", value, "is not a placement policy",
+                               'use "binpack" (default), "fgd-balanced" or "fgd"')
+        return value
 
     @validate("time_zone")
     def _check_time_zone(self, proposal: dict[str, Any]) -> str:

@@ -412,7 +412,7 @@ class FgdScore:
     def __init__(self, typical: Sequence[TypicalPod]) -> None:
         self.typical = tuple(typical)
         self._model: FragModel | None = None
-        self._arrays_id = -1
+        self._arrays: NodeArrays | None = None  # held, not its id: a new view may reuse a freed id
         self._seen: IntArray = np.zeros(0, dtype=np.int64)
         self._cnt: IntArray = np.zeros((0, 0), dtype=np.int64)
         self._small: IntArray = np.zeros((0, 0), dtype=np.int64)
@@ -426,9 +426,9 @@ class FgdScore:
 
     def _refresh(self, arrays: NodeArrays) -> FragModel:
         """Bring the per-node caches up to date with ``arrays``."""
-        if self._model is None or self._arrays_id != id(arrays) or len(self._seen) != len(arrays):
+        if self._model is None or self._arrays is not arrays or len(self._seen) != len(arrays):
             self._model = FragModel(self.typical, arrays.models)
-            self._arrays_id = id(arrays)
+            self._arrays = arrays
             self._seen = np.full(len(arrays), -1, dtype=np.int64)
             m = len(self._model.milli)
             self._cnt = np.zeros((len(arrays), m), dtype=np.int64)
@@ -536,7 +536,7 @@ class FgdScore:
         """
         ids = [g for g in state.node_gpus[node] if state.placeable[g]][:MAX_GPUS_PER_NODE]
         if not ids:
-            return 0
+            return 50  # a node without GPUs: no GPU fragmentation changes (sigmoid(0), as score_nodes gives)
         models = tuple(dict.fromkeys(state.gpu_model))
         model = self._scalar_models.get(models)
         if model is None:

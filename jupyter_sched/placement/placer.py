@@ -68,6 +68,9 @@ class PlacementConfig:
             preference order. For profiles without per-model quotas (the FGD replay).
         ties: draws among equal best totals of vectorised scores uniformly at random
             (kube-scheduler's ``selectHost``); None takes the first node in inventory order.
+        fragmentation: ``""`` (off), ``"fgd"`` or ``"fgd-balanced"``: each cycle scores with that
+            policy against the live jobs' requests instead of ``scores``, where the inventory allows
+            (:func:`~.fragmentation.cycle_placement`).
     """
 
     filters: tuple[str, ...] = ("NodeReady", "TaintToleration", "NodeSelector", "GpuModel", "GpuMemory")
@@ -76,6 +79,7 @@ class PlacementConfig:
     plugins: tuple[Score | VectorScore, ...] = ()
     merge_flavors: bool = False
     ties: np.random.Generator | None = None
+    fragmentation: str = ""
 
 
 @dataclass(frozen=True, slots=True)

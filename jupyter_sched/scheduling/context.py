@@ -14,6 +14,7 @@ from typing import Any
 
 from ..backfill.easy import Reservation
 from ..model import Job, PendingReason
+from ..placement.fragmentation import cycle_placement
 from ..placement.placer import Flavor, Placer
 from ..placement.reasons import FitReason
 from .ledger import CycleLedger, Holder
@@ -53,7 +54,7 @@ class CycleContext:
         self.ledger = CycleLedger(snapshot)
         self.state = self.ledger.state
         self.quota = self.ledger.quota
-        self.placer = Placer(self.state, profile.placement)
+        self.placer = Placer(self.state, cycle_placement(profile.placement, snapshot.inventory, snapshot.jobs))
         self.admits: list[Admit] = []
         self.preempts: list[Preempt] = []
         self.pends: list[Pend] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ValidationError
+from ..placement.fragmentation import check_fragmentation
 from ..placement.placer import PlacementConfig
 from ..queues.order import QUEUE_SORTS
 from ..queues.windows import TimeWindow
@@ -58,6 +59,7 @@ class SchedulingProfile:
     defragment: bool = False
 
     def __post_init__(self) -> None:
+        check_fragmentation(self.placement.fragmentation)
         if self.queue_sort not in QUEUE_SORTS:
             raise ValidationError(f"unknown queue_sort {self.queue_sort!r}", field="queue_sort",
                                   hint="use one of " + ", ".join(sorted(QUEUE_SORTS)))

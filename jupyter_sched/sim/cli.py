@@ -52,13 +52,16 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from .simulator import simulate
 
     folder = Path(args.out) if args.out else None
-    if args.openb:
+    if args.openb is not None:
         from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
 
         if args.policy not in (*PAPER_POLICIES, OUR_POLICY):
             raise ValidationError(f"unknown placement policy {args.policy!r}", field="--policy",
                                   hint="use one of " + ", ".join((*PAPER_POLICIES, OUR_POLICY)))
+        if args.seed < 0:
+            raise ValidationError(f"--seed must be 0 or more (got {args.seed})", field="--seed",
+                                  hint="the paper's seeds are 42-51")
         pods = [p.shape for p in read_openb_pods(args.openb)]
         res = replay(openb_inventory(), pods, args.policy, seed=args.seed, keep_records=folder is not None)
         out.write(f"openb {args.openb} {args.policy} seed {args.seed}: allocation {res.alloc[100]:.2f} % at 100 % "
@@ -71,7 +74,7 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
             allocation_figure({args.policy: res.curve()["alloc"]}).write_html(folder / "allocation.html")
             out.write(f"wrote {folder}/curve.csv, pods.csv, allocation.html\n")
         return 0
-    if args.tiresias:
+    if args.tiresias is not None:
         from ..model import ResourceRequest
         from .simulator import SimJob
         from .traces import read_tiresias_cluster, read_tiresias_jobs

@@ -7,11 +7,11 @@ packed, not by which pods one would pick — the LP bound of about 97 % on openb
 (it leaves out 810-milli pods, whose 190-milli remainders nothing else fits).
 
 :func:`repacking_reference` estimates that work-conserving level: it repacks the GPU parts of the
-longest prefix of the arrivals that fits, offline, with best-fit decreasing (BFD, within 11/9 of
-the optimum bin count; Johnson 1973, Dósa 2007), then lets the rest of the window fill the gaps
-best-fit, as the online run would. It ignores CPU, memory, GPU models and node boundaries (a k-GPU pod
-is k whole-GPU items), which favours it; BFD is not optimal, which can cost it a little. It is a
-reference figure, not a proof.
+longest prefix of the arrivals that fits, offline, with best-fit decreasing (BFD uses at most
+11/9 OPT + 6/9 bins; Johnson 1973, Dósa 2007), then lets the rest of the window fill the gaps
+best-fit, as the online run would. It ignores CPU, memory, GPU models and node boundaries (a pod
+of k GPUs is k items of its per-GPU share, on k different GPUs), which favours it; BFD is not
+optimal, which can cost it a little. It is a reference figure, not a proof.
 """
 
 from __future__ import annotations
@@ -26,24 +26,36 @@ from ..placement.fgd import PodShape
 __all__ = ["repacking_reference"]
 
 
-def _gpu_items(pods: Sequence[PodShape]) -> list[int]:
-    """Per-GPU items (milli-GPUs) of ``pods``; CPU-only pods have none."""
-    return [p.gpu_milli for p in pods for _ in range(p.gpus)]
+def _take(gaps: np.ndarray, pod: PodShape, *, open_bins: bool) -> int:
+    """Put ``pod``'s k per-GPU shares best-fit into k different bins of ``gaps``; returns bins opened.
 
-
-def _bfd_bins(items: list[int]) -> tuple[int, np.ndarray]:
-    """Best-fit decreasing: ``(bins opened, gaps)`` with ``gaps[g]`` = opened bins with ``g`` milli left."""
-    gaps = np.zeros(GPU_MILLI + 1, dtype=np.int64)
+    With ``open_bins`` a share no bin holds opens a new bin (BFD); without, untouched GPUs are the
+    bins in ``gaps[1000]`` and the caller has checked that k bins have room.
+    """
+    milli = pod.gpu_milli
+    top = GPU_MILLI if open_bins else GPU_MILLI + 1
     opened = 0
-    for item in sorted(items, reverse=True):
-        room = np.flatnonzero(gaps[item:GPU_MILLI])  # best fit: the smallest gap that holds it
+    held: list[int] = []  # gaps of the bins this pod already uses, kept out until its last share is placed
+    for _ in range(pod.gpus):
+        room = np.flatnonzero(gaps[milli:top])  # best fit: the smallest gap that holds the share
         if len(room):
-            g = item + int(room[0])
+            g = milli + int(room[0])
             gaps[g] -= 1
-            gaps[g - item] += 1
+            held.append(g - milli)
         else:
             opened += 1
-            gaps[GPU_MILLI - item] += 1
+            held.append(GPU_MILLI - milli)
+    for g in held:
+        gaps[g] += 1
+    return opened
+
+
+def _bfd_bins(pods: Sequence[PodShape]) -> tuple[int, np.ndarray]:
+    """Best-fit decreasing by per-GPU share: ``(bins opened, gaps)``, ``gaps[g]`` = opened bins with ``g`` left."""
+    gaps = np.zeros(GPU_MILLI + 1, dtype=np.int64)
+    opened = 0
+    for pod in sorted((p for p in pods if p.gpus), key=lambda p: (p.gpu_milli, p.gpus), reverse=True):
+        opened += _take(gaps, pod, open_bins=True)
     return opened, gaps
 
 
@@ -74,26 +86,15 @@ def repacking_reference(arrivals: Sequence[PodShape], gpus: int, *, pct: int = 1
     lo, hi = 0, len(window)
     while lo < hi:  # the longest prefix that BFD packs into the cluster's GPUs
         mid = (lo + hi + 1) // 2
-        if _bfd_bins(_gpu_items(window[:mid]))[0] <= gpus:
+        if _bfd_bins(window[:mid])[0] <= gpus:
             lo = mid
         else:
             hi = mid - 1
-    opened, gaps = _bfd_bins(_gpu_items(window[:lo]))
-    gaps[GPU_MILLI] += gpus - opened
+    opened, gaps = _bfd_bins(window[:lo])
+    gaps[GPU_MILLI] += gpus - opened  # the GPUs the packing left untouched
     allocated = sum(p.total_milli for p in window[:lo])
     for pod in window[lo:]:  # the rest arrive into the packed cluster and fill gaps best-fit
-        if not pod.gpus:
-            continue
-        if pod.gpus > 1 or pod.gpu_milli == GPU_MILLI:
-            if gaps[GPU_MILLI] >= pod.gpus:
-                gaps[GPU_MILLI] -= pod.gpus
-                gaps[0] += pod.gpus
-                allocated += pod.total_milli
-            continue
-        room = np.flatnonzero(gaps[pod.gpu_milli:])
-        if len(room):
-            g = pod.gpu_milli + int(room[0])
-            gaps[g] -= 1
-            gaps[g - pod.gpu_milli] += 1
+        if pod.gpus and gaps[pod.gpu_milli:].sum() >= pod.gpus:  # k different GPUs with room for the share
+            _take(gaps, pod, open_bins=False)
             allocated += pod.total_milli
     return 100.0 * allocated / capacity

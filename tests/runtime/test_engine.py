@@ -484,6 +484,21 @@ def test_from_config_builds_a_working_service_and_applies_configured_quotas_once
     assert info.value.field == "inventory_file"
 
 
+def test_the_placement_policy_setting_reaches_every_cycle(sqlite_db: str, tmp_path: Path) -> None:
+    svc = SchedulerService.from_config(extension_settings(tmp_path, sqlite_db, placement_policy="fgd-balanced"))
+    assert svc.engine.profile.placement.fragmentation == "fgd-balanced"
+    job = svc.submit({"gpus": 1, "command": ["true"]}, user="ana")
+    svc.tick()
+    assert state_of(svc, job["id"]) in ("running", "succeeded")
+    admit = next(e for e in svc.audit(limit=20) if e["action"] == "admit" and e["job_id"] == job["id"])
+    assert set(admit["details"]["scores"]) == {"FGD-Balanced"}  # the cycle scored with the policy
+    assert SchedulerService.from_config(extension_settings(tmp_path, sqlite_db)).engine.profile.placement \
+        .fragmentation == ""
+    with pytest.raises(ValidationError) as info:
+        SchedulerService.from_config(extension_settings(tmp_path, sqlite_db, placement_policy="tetris"))
+    assert info.value.field == "placement_policy"
+
+
 def test_pending_reasons_are_persisted_in_bounded_batches_and_served_fresh(sqlite_db: str, tmp_path: Path) -> None:
     svc = make_service(sqlite_db, tmp_path, gpus=1)
     svc.engine.max_reason_writes = 2

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from jupyter_sched.model import GPU, Inventory, Node, ResourceRequest
+from jupyter_sched.model import GPU, Inventory, Node
 from jupyter_sched.placement.balanced import FgdBalancedScore, class_pressure, cpu_per_gpu_milli
 from jupyter_sched.placement.fgd import FgdScore, NodeArrays, PodShape, TypicalPod
 from jupyter_sched.placement.placer import Placer
-from jupyter_sched.placement.state import ClusterState
+from jupyter_sched.placement.state import ClusterState, Holding
 from jupyter_sched.sim.fgd_protocol import policy_profile, request_of
 
 
@@ -102,17 +102,52 @@ def test_class_pressure_spreads_pinned_demand_over_the_classes_it_fits() -> None
     assert list(class_pressure(workload((pod(1), 1.0)), arrays)) == [0.0, 0.0]
 
 
-def test_weights_are_checked() -> None:
-    with pytest.raises(ValueError, match="weight"):
-        FgdBalancedScore(TWELVE_CORES_PER_GPU, balance_weight=-1.0)
+@pytest.mark.parametrize("weights", [{"balance_weight": -1.0}, {"balance_weight": float("nan")},
+                                     {"scarcity_weight": float("inf")}], ids=["negative", "NaN", "infinite"])
+def test_weights_must_be_finite_and_not_negative(weights: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        FgdBalancedScore(TWELVE_CORES_PER_GPU, **weights)
 
 
-def test_the_scalar_score_protocol_ranks_like_the_vectorised_one() -> None:
-    inv = Inventory(nodes=(node("cpu-rich", cpu=192_000), node("cpu-poor", cpu=24_000)))
+SCALAR_CASES = [
+    ("costs inside 0..100", (node("cpu-rich", cpu=192_000), node("cpu-poor", cpu=24_000)), pod(1, cpu=2000)),
+    ("costs far below 0", (node("a", cpu=100_000), node("b", cpu=140_000)), pod(1, cpu=90_000)),
+    ("a node without GPUs for a CPU-only pod", (node("g", cpu=96_000), node("cpu", gpus=0, cpu=96_000)),
+     pod(0, cpu=8000)),
+]
+
+
+@pytest.mark.parametrize("case", SCALAR_CASES, ids=[c[0] for c in SCALAR_CASES])
+def test_the_scalar_score_protocol_ranks_like_the_vectorised_one(
+        case: tuple[str, tuple[Node, ...], PodShape]) -> None:
+    _, nodes, shape = case
     plugin = FgdBalancedScore(TWELVE_CORES_PER_GPU)
-    state = ClusterState(inv)
-    req = ResourceRequest(gpus=1, cpu_millis=2000)
-    vec = plugin.score_nodes(state.node_arrays(), PodShape.from_request(req), np.array([0, 1]))
-    scalar = [plugin.score(req, state, n, [state.node_gpus[n][0]]) for n in (0, 1)]
-    assert vec[1] > vec[0] and scalar[1] > scalar[0]
-    assert scalar == [int(np.clip(np.floor(v), 0, 100)) for v in vec]
+    state = ClusterState(Inventory(nodes=nodes))
+    req = request_of(shape)
+    vec = plugin.score_nodes(state.node_arrays(), shape, np.array([0, 1]))
+    scalar = [plugin.score(req, state, n, state.node_gpus[n][:1]) for n in (0, 1)]
+    assert (vec[0] < vec[1]) == (scalar[0] < scalar[1]) and (vec[0] > vec[1]) == (scalar[0] > scalar[1])
+    assert all(0 <= s <= 100 for s in scalar)
+
+
+def test_the_scalar_score_sees_the_ledger_after_a_take() -> None:
+    """score() must not reuse free-GPU counts cached by an earlier score_nodes() call."""
+    nodes = (node("cpu-rich", cpu=192_000), node("cpu-poor", cpu=24_000))
+    plugin = FgdBalancedScore(TWELVE_CORES_PER_GPU)
+    state = ClusterState(Inventory(nodes=nodes))
+    plugin.score_nodes(state.node_arrays(), pod(1, cpu=2000), np.array([0, 1]))
+    state.take("x", Holding(tuple((g, 1000) for g in state.node_gpus[1][:7]), 1, 2000, 0))
+    req = request_of(pod(1, cpu=2000))
+    fresh = FgdBalancedScore(TWELVE_CORES_PER_GPU)
+    assert [plugin.score(req, state, n, state.node_gpus[n][7:8]) for n in (0, 1)] == \
+        [fresh.score(req, state, n, state.node_gpus[n][7:8]) for n in (0, 1)]
+
+
+def test_a_new_view_of_the_cluster_never_reuses_another_views_results() -> None:
+    typical = workload((pod(1, models=("T4",)), 0.02), (pod(1), 0.98))
+    plugin = FgdBalancedScore(typical)
+    first = NodeArrays.from_inventory(Inventory(nodes=(node("t4", model="T4"), node("v100", model="V100"))))
+    before = plugin.score_nodes(first, pod(1), np.array([0, 1]))
+    del first  # CPython tends to hand the freed id to the next view: an id-keyed cache would match it
+    swapped = NodeArrays.from_inventory(Inventory(nodes=(node("v100", model="V100"), node("t4", model="T4"))))
+    assert list(plugin.score_nodes(swapped, pod(1), np.array([0, 1]))) == list(before[::-1])

@@ -94,7 +94,12 @@ def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path
     assert (tmp_path / "out").exists()
 
 
-def test_an_unknown_placement_policy_is_an_error_line_naming_the_choices() -> None:
-    code, out, err = run("simulate", "--openb", "default", "--policy", "Nope")
-    assert code == 1 and not out
-    assert err.startswith("error: unknown placement policy 'Nope'") and "FGD-Balanced" in err
+@pytest.mark.parametrize("argv, want", [
+    (["--openb", "default", "--policy", "Nope"], "error: unknown placement policy 'Nope'"),
+    (["--openb", "default", "--seed", "-1"], "error: --seed must be 0 or more"),
+    (["--openb="], "error: trace file"),
+    (["--tiresias="], "error: trace file"),
+], ids=["unknown policy", "negative seed", "empty workload", "empty cluster spec"])
+def test_bad_simulate_arguments_are_an_error_line(argv: list[str], want: str) -> None:
+    code, out, err = run("simulate", *argv)
+    assert code == 1 and not out and err.startswith(want), err

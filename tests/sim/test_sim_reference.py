@@ -46,3 +46,10 @@ def test_repacking_reference(case: Case) -> None:
 def test_repacking_reference_checks_its_arguments() -> None:
     with pytest.raises(ValueError, match="gpus"):
         repacking_reference([shared(500)], 0)
+
+
+def test_a_multi_gpu_share_takes_one_item_on_each_of_its_gpus() -> None:
+    # 2 GPUs: 600 then a 2 x 500 pod that no longer fits the prefix packing; it still needs 2 GPUs with 500
+    pods = (shared(600), PodShape(cpu_milli=1000, gpus=2, gpu_milli=500), shared(300))
+    assert repacking_reference(pods, 2) == pytest.approx(100.0 * (600 + 300) / 2000)
+    assert repacking_reference((PodShape(cpu_milli=1000, gpus=2, gpu_milli=500),), 2) == pytest.approx(50.0)

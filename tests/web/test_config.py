@@ -33,6 +33,7 @@ BAD_VALUES = [
     BadValue("an empty default team", "default_team", " ", '"default"'),
     BadValue("an event queue of zero", "events_queue_size", 0, "256"),
     BadValue("an unknown inventory source", "inventory_source", "gpu-cloud", ""),
+    BadValue("an unknown placement policy", "placement_policy", "tetris", '"fgd-balanced"'),
 ]
 
 
