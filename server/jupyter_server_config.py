@@ -27,6 +27,9 @@ c.SchedApp.profiles = {
                       "nvlink": True, "time_limit": "12h"},
 }
 c.SchedApp.preemption_grace_s = 60.0
+# Placement: "binpack" (default) keeps whole nodes free for big jobs; on clusters where notebooks
+# share GPUs (fractional requests), "fgd-balanced" packs shares with less fragmentation.
+c.SchedApp.placement_policy = "binpack"
 
 # Kubernetes execution: jobs become batch/v1 Jobs pinned to the node the scheduler chose, and
 # the inventory is the cluster's GPU nodes (inventory_source "auto" follows the executor).
