@@ -11,7 +11,7 @@ import logging
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -90,6 +90,27 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return value
 
     # ---- lifecycle -----------------------------------------------------------------------
+    def _link_jupyter_server_extension(self, serverapp: Any) -> None:
+        """Link to the server; a bad ``c.SchedApp`` value stops the server with one line.
+
+        Jupyter Server logs an extension that fails to link with a traceback and serves on
+        without it, or, for some values, with every ``SchedApp`` setting at its default (another
+        database). Both hide the admin's mistake, so a config error ends the process instead,
+        naming ``c.SchedApp.<field>`` and the fix.
+        """
+        try:
+            super()._link_jupyter_server_extension(serverapp)
+        except TraitError as exc:
+            _config_exit(serverapp, exc)
+
+    @classmethod
+    def _load_jupyter_server_extension(cls, serverapp: Any) -> Any:
+        """Initialize (builds the service); a config error found here also stops the server."""
+        try:
+            return super()._load_jupyter_server_extension(serverapp)  # type: ignore[no-untyped-call]
+        except TraitError as exc:
+            _config_exit(serverapp, exc)
+
     def initialize_settings(self) -> None:
         """Validate cross-field config, build the service, hub, metrics and identity resolver.
 
@@ -279,6 +300,13 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Report running work as server activity (``settings['jupyter_sched_last_activity']``)."""
         if self.current_activity() and self.serverapp is not None:
             self.serverapp.web_app.settings["jupyter_sched_last_activity"] = datetime.now(timezone.utc)
+
+
+def _config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
+    """Log ``exc`` (it names the field and the fix) as the one critical line, then end the process."""
+    log = getattr(serverapp, "log", None) or logging.getLogger("jupyter_sched")
+    log.critical("jupyter_sched: bad configuration, not starting: %s", exc)
+    raise SystemExit(1)
 
 
 def _redact(url: str) -> str:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +72,26 @@ def test_extension_points_name_the_app_and_the_labextension() -> None:
     (point,) = _jupyter_server_extension_points()
     assert point["app"] is SchedApp and SchedApp.name == "jupyter_sched"
     assert _jupyter_labextension_paths() == [{"src": "labextension", "dest": "@jupyter-sched/labextension"}]
+
+
+@pytest.mark.parametrize("setting, want", [
+    ('c.SchedApp.placement_policy = "tetris"', "c.SchedApp.placement_policy = 'tetris'"),
+    ('c.SchedApp.cycle_interval = 0', "c.SchedApp.cycle_interval"),
+], ids=["an unknown placement policy", "a zero cycle interval"])
+def test_a_real_server_with_a_bad_value_exits_with_one_line_and_no_traceback(
+        tmp_path: Path, setting: str, want: str) -> None:
+    """Without reraise_server_extension_failures (what users run), Jupyter Server would log a
+    traceback and serve on with default settings; the extension ends the process instead."""
+    conf = tmp_path / "config"
+    conf.mkdir()
+    (conf / "jupyter_server_config.py").write_text(
+        f'c.SchedApp.db_url = "sqlite:///{tmp_path / "mine.sqlite"}"\n{setting}\n', encoding="utf-8")
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(conf), "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    done = subprocess.run([sys.executable, "-m", "jupyter_server", "--no-browser", "--port=0",
+                           f"--ServerApp.root_dir={tmp_path}", "--IdentityProvider.token=t", "--allow-root"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert f"jupyter_sched: bad configuration, not starting: {want}" in done.stderr and "Fix:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "data" / "jupyter_sched").exists()  # nothing ran on a default store
