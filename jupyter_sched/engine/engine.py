@@ -154,6 +154,7 @@ class Engine:
         self.clock: Clock = clock or SystemClock()
         self.owner_id = owner_id or f"engine-{uuid.uuid4().hex[:12]}"
         self.profile = profile
+        self._fallback_logged = False  # fragmentation-aware placement switched to the profile's scores
         self._cycle = cycle or _default_cycle
         self.lease_ttl_s = lease_ttl_s
         self.cycle_interval_s = cycle_interval_s
@@ -500,6 +501,21 @@ class Engine:
                 self.ladders[held.id] = ladder_from_dict(event.details["ladder"])
                 self._ladder_seen[held.id] = event.id
 
+    def _log_placement_fallback(self, snapshot: Snapshot) -> None:
+        """Say once (and again after a change) when the inventory keeps fgd / fgd-balanced off."""
+        wanted = getattr(getattr(self.profile, "placement", None), "fragmentation", "")
+        if not wanted:
+            return
+        from ..placement.fragmentation import vector_ready
+
+        off = not vector_ready(snapshot.inventory)
+        if off and not self._fallback_logged:
+            log.warning("placement_policy %r is off: a node has more than 8 GPUs, mixed GPU models or MIG; "
+                        "placing with binpack until the inventory allows it", wanted)
+        elif not off and self._fallback_logged:
+            log.info("placement_policy %r is on again", wanted)
+        self._fallback_logged = off
+
     @staticmethod
     def stored_ladder(store: Store, job: Job) -> tuple[LadderState, int]:
         """``(ladder state, audit record id)`` of ``job``'s current allocation, from its newest
@@ -514,6 +530,7 @@ class Engine:
     def _decide(self, report: TickReport) -> None:
         snapshot, records = self._snapshot(idle=True)
         started = self.clock.now()
+        self._log_placement_fallback(snapshot)
         result = self._cycle(snapshot, self.profile)
         if self.idle_policies is not None:
             ours = evaluate_idle(snapshot, self.idle_policies, self.idle_arbiter)

@@ -135,8 +135,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         kernel_manager = getattr(self.serverapp, "kernel_manager", None)
         if kernel_manager is not None and hasattr(self.service, "set_kernel_source"):
             self.service.set_kernel_source(lambda: kernel_states(kernel_manager))
-        self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s",
-                      __version__, _redact(self.store_url), self.inventory_source, self.identity_mode)
+        self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
+                      __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
+                      self.placement_policy)
 
     def initialize_handlers(self) -> None:
         """Register THE route table under ``api/sched/`` (hub clients: one forwarding route)."""
@@ -273,6 +274,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                      "keepalive_max_s": self.idle_keepalive_max_s},
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
             "cycle_interval_s": self.cycle_interval,
+            "placement_policy": self.placement_policy,
         }
 
     # ---- kernels -------------------------------------------------------------------------

@@ -13,7 +13,11 @@ Format::
         gpu_model: H100-80GB
         gpu_memory: 80GiB
         nvlink_pairs: [[0, 1], [2, 3]]
+        cpus: 96                     # optional: CPU cores (or cpu_millis: 96000), for CPU requests
+        memory: 768GiB               # optional: host memory (or memory_mib), for memory requests
 
+Without ``cpus`` / ``memory`` a node's CPU and host memory are not tracked (never binding, and
+``placement_policy = "fgd-balanced"`` then has no CPU to balance). Unknown keys are refused.
 Errors name the field (``nodes[0].gpus[1].memory``) and how to fix it.
 """
 
@@ -102,8 +106,39 @@ def _node(raw: Any, where: str) -> Node:
     labels = raw.get("labels", {}) or {}
     if not isinstance(labels, Mapping):
         raise ValidationError(f"{where}.labels must be a mapping", field=f"{where}.labels", hint="e.g. {zone: a}")
+    unknown = sorted(str(k) for k in raw if k not in _NODE_KEYS)
+    if unknown:
+        raise ValidationError(f"{where}: unknown key {unknown[0]!r}", field=f"{where}.{unknown[0]}",
+                              hint="node keys: " + ", ".join(sorted(_NODE_KEYS)))
     return Node(name=name, gpus=tuple(sorted(gpus, key=lambda g: g.index)),
-                labels={str(k): str(v) for k, v in labels.items()})
+                labels={str(k): str(v) for k, v in labels.items()},
+                cpu_millis=_cpu_millis(raw, where), memory_mib=_host_memory_mib(raw, where))
+
+
+_NODE_KEYS = frozenset({"name", "labels", "gpus", "gpu_count", "gpu_model", "gpu_memory", "nvlink_pairs",
+                        "cpus", "cpu_millis", "memory", "memory_mib"})
+
+
+def _cpu_millis(raw: Mapping[str, Any], where: str) -> int:
+    """Millicores from ``cpus`` (cores) or ``cpu_millis``; 0 = not tracked."""
+    if "cpu_millis" in raw:
+        return _int(raw["cpu_millis"], f"{where}.cpu_millis", "millicores, e.g. cpu_millis: 96000")
+    cpus = raw.get("cpus")
+    if cpus is None:
+        return 0
+    if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not 0 <= cpus <= 100_000:
+        raise ValidationError(f"{where}.cpus must be a number of cores (got {cpus!r})", field=f"{where}.cpus",
+                              hint="e.g. cpus: 96")
+    return round(cpus * 1000)
+
+
+def _host_memory_mib(raw: Mapping[str, Any], where: str) -> int:
+    """Host memory in MiB from ``memory`` (e.g. 768GiB) or ``memory_mib``; 0 = not tracked."""
+    if "memory_mib" in raw:
+        return _int(raw["memory_mib"], f"{where}.memory_mib", "MiB, e.g. memory_mib: 786432")
+    if raw.get("memory") is None:
+        return 0
+    return parse_memory_mib(raw["memory"], field=f"{where}.memory")
 
 
 def inventory_from_mapping(data: Any) -> Inventory:

@@ -5,13 +5,16 @@ from ``c.SchedApp.placement_policy``). Each cycle then places with a fresh score
 (:class:`~.balanced.FgdBalancedScore` or :class:`~.fgd.FgdScore`) whose *target workload* is
 the requests of the cycle's live jobs, pending and running, one shape per worker: what the
 cluster holds and is asked for now is the best guess of what comes next (FGD, Weng et al.
-ATC'23, §4, uses the workload's own shape distribution). A fresh plugin per cycle keeps the
+ATC'23, §4, uses the workload's own shape distribution). One whole-GPU request is always added
+as a prior: with few live jobs FGD would otherwise break whole GPUs for the shapes it happens to
+see (a 0.3-GPU lease on an empty GPU beside a half-used one), and one whole GPU is what a
+notebook asks for most. A fresh plugin per cycle keeps the
 decision a pure function of the snapshot, and keeps concurrent cycles (a dry run beside the
 engine's cycle) from sharing caches.
 
 The vectorised placer needs every node to have at most :data:`~.fgd.MAX_GPUS_PER_NODE` GPUs of
-one model and no MIG partitions; on any other inventory, or when no live job asks for a GPU,
-the cycle keeps the profile's own scores (``binpack`` and ``topology`` by default).
+one model and no MIG partitions; if any node of the inventory breaks that, the whole cycle keeps
+the profile's own scores (``binpack`` and ``topology`` by default); the engine logs the switch.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ..errors import ValidationError
-from ..model import Inventory, Job
+from ..model import Inventory, Job, ResourceRequest
 from .balanced import FgdBalancedScore
 from .fgd import MAX_GPUS_PER_NODE, FgdScore, typical_from_requests
 from .placer import PlacementConfig
 
-__all__ = ["FRAGMENTATION_POLICIES", "check_fragmentation", "cycle_placement", "vector_ready"]
+__all__ = ["FRAGMENTATION_POLICIES", "WHOLE_GPU_PRIOR", "check_fragmentation", "cycle_placement", "vector_ready"]
 
 FRAGMENTATION_POLICIES = ("fgd", "fgd-balanced")
 """Values of ``PlacementConfig.fragmentation`` besides ``""`` (off)."""
+WHOLE_GPU_PRIOR = ResourceRequest(gpus=1)
+"""Added to every cycle's target workload (module docstring)."""
 
 
 def check_fragmentation(name: str) -> str:
@@ -62,8 +67,10 @@ def cycle_placement(config: PlacementConfig, inventory: Inventory, jobs: Iterabl
         jobs: the cycle's live jobs (their requests form the target workload).
 
     Returns:
-        ``config`` when ``config.fragmentation`` is ``""``, the inventory is not :func:`vector_ready`
-        or no job asks for a GPU; else a copy scoring only with the fragmentation-aware plugin.
+        ``config`` when ``config.fragmentation`` is ``""`` or the inventory is not
+        :func:`vector_ready`; else a copy scoring only with the fragmentation-aware plugin, whose
+        target workload is the jobs' requests (CPU-only ones included: they compete for the
+        nodes' CPU) plus :data:`WHOLE_GPU_PRIOR`.
 
     Raises:
         ValidationError: unknown ``config.fragmentation``.
@@ -71,9 +78,6 @@ def cycle_placement(config: PlacementConfig, inventory: Inventory, jobs: Iterabl
     policy = check_fragmentation(config.fragmentation)
     if not policy or not vector_ready(inventory):
         return config
-    requests = [j.spec.resources for j in jobs]  # CPU-only jobs count: they compete for the nodes' CPU
-    if not any(r.gpus > 0 for r in requests):
-        return config
-    typical = typical_from_requests(requests)
+    typical = typical_from_requests([WHOLE_GPU_PRIOR, *(j.spec.resources for j in jobs)])
     plugin = FgdBalancedScore(typical) if policy == "fgd-balanced" else FgdScore(typical)
     return replace(config, scores={plugin.name: 1.0}, plugins=(plugin,))

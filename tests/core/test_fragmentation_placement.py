@@ -56,10 +56,18 @@ def test_a_fractional_job_follows_the_same_policy() -> None:
         assert [(a.allocation.node, len(a.allocation.gpu_uuids)) for a in result.admits] == [(want, 1)]
 
 
-def test_without_gpu_demand_or_on_wide_nodes_the_cycle_keeps_the_profiles_scores() -> None:
+def test_a_share_joins_a_used_gpu_instead_of_breaking_a_whole_one_at_low_load() -> None:
+    """Live jobs alone (a 0.5 and a 0.3 share) would let FGD open a fresh GPU for the 0.3; the
+    whole-GPU prior keeps the three other GPUs whole for the 1-GPU jobs notebooks ask for."""
+    node = make_node("n1", gpus=4)
+    half = running(make_job("half", gpus=1, milli=500), node="n1", indices=[0], milli=500)
+    share = make_job("share", gpus=1, milli=300)
+    result = run_cycle(snapshot([node], [half, share]), profile("fgd-balanced"))
+    assert [a.allocation.gpu_uuids for a in result.admits] == [("GPU-n1-0",)]
+
+
+def test_on_wide_or_mig_nodes_the_cycle_keeps_the_profiles_scores() -> None:
     config = PlacementConfig(fragmentation="fgd-balanced")
-    cpu_only = make_job("cpu", gpus=0, cpu_millis=4000)
-    assert cycle_placement(config, Inventory(nodes=NODES), [cpu_only]) is config
     wide = Inventory(nodes=(make_node("dgx-16", gpus=16),))
     assert not vector_ready(wide)
     assert cycle_placement(config, wide, [make_job("j")]) is config

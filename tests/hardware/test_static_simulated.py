@@ -31,6 +31,8 @@ nodes:
     gpu_model: H100-80GB
     gpu_memory: 80GiB
     nvlink_pairs: [[0, 2], [1, 3]]
+    cpus: 96
+    memory: 768GiB
 """
 
 
@@ -51,6 +53,8 @@ def test_static_inventory_reads_nodes_and_gpus(tmp_path: Path) -> None:
         ("GPU-1111", 0, 81920, (1,)), ("GPU-2222", 1, 81920, (0,)), ("GPU-3333", 2, 81920, ())]
     assert node1.gpus[2].health is Health.UNHEALTHY and node1.gpus[2].mig_devices[0].memory_mib == 40960
     assert [g.nvlink_peers for g in node2.gpus] == [(2,), (3,), (0,), (1,)]
+    assert (node1.cpu_millis, node1.memory_mib) == (0, 0)  # not tracked
+    assert (node2.cpu_millis, node2.memory_mib) == (96_000, 786_432)
     assert inventory_to_dict(inventory)["gpus"][0]["pci_bus_id"] == "00000000:17:00.0"
 
 
@@ -65,8 +69,14 @@ def test_static_inventory_reads_nodes_and_gpus(tmp_path: Path) -> None:
     ("nodes:\n  - {name: n, gpus: [{uuid: G, model: X, memory: 1GiB}]}\n  - {name: m, gpus: [{uuid: G, model: X, memory: 1GiB}]}\n",
      "nodes"),
     ("nodes: [\n", "inventory_file"),
+    ("nodes:\n  - name: n\n    gpu_count: 1\n    gpu_model: X\n    gpu_memory: 1GiB\n    cpu: 64\n", "nodes[0].cpu"),
+    ("nodes:\n  - name: n\n    gpu_count: 1\n    gpu_model: X\n    gpu_memory: 1GiB\n    cpus: many\n",
+     "nodes[0].cpus"),
+    ("nodes:\n  - name: n\n    gpu_count: 1\n    gpu_model: X\n    gpu_memory: 1GiB\n    memory: lots\n",
+     "nodes[0].memory"),
 ], ids=["no nodes list", "node without name", "gpu without uuid", "unparseable memory", "pair outside the node",
-        "negative count", "duplicate uuid", "invalid YAML"])
+        "negative count", "duplicate uuid", "invalid YAML", "a misspelt node key", "cores that are not a number",
+        "unparseable host memory"])
 def test_static_inventory_errors_name_the_field_and_the_fix(tmp_path: Path, text: str, field: str) -> None:
     with pytest.raises(ValidationError) as info:
         write(tmp_path, text).current()

@@ -499,6 +499,21 @@ def test_the_placement_policy_setting_reaches_every_cycle(sqlite_db: str, tmp_pa
     assert info.value.field == "placement_policy"
 
 
+def test_a_node_too_wide_for_fgd_places_with_binpack_and_says_so(sqlite_db: str, tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    svc = SchedulerService.from_config(extension_settings(tmp_path, sqlite_db, placement_policy="fgd",
+                                                          simulated_gpus=16))
+    job = svc.submit({"gpus": 1, "command": ["true"]}, user="ana")
+    with caplog.at_level("WARNING", logger="jupyter_sched.engine.engine"):
+        svc.tick()
+        svc.tick()
+    assert [r.getMessage() for r in caplog.records if "placement_policy" in r.getMessage()] == [
+        "placement_policy 'fgd' is off: a node has more than 8 GPUs, mixed GPU models or MIG; "
+        "placing with binpack until the inventory allows it"]  # once, not every cycle
+    admit = next(e for e in svc.audit(limit=20) if e["action"] == "admit" and e["job_id"] == job["id"])
+    assert set(admit["details"]["scores"]) == {"binpack", "topology"}
+
+
 def test_pending_reasons_are_persisted_in_bounded_batches_and_served_fresh(sqlite_db: str, tmp_path: Path) -> None:
     svc = make_service(sqlite_db, tmp_path, gpus=1)
     svc.engine.max_reason_writes = 2

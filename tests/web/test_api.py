@@ -41,6 +41,7 @@ async def test_config_tells_the_panel_what_is_supported(sched_app: Any, api: Any
     assert status == 200
     assert config["api"] == "v1" and config["events"]["transport"] == "sse"
     assert config["identity"] == "jupyter_user"
+    assert config["placement_policy"] == "binpack"  # the default, shown so users can tell
 
 
 async def test_a_real_script_on_one_gpu_runs_to_success_with_readable_logs(sched_app: Any, api: Any,
