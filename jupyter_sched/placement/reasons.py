@@ -138,7 +138,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
             k * len(state.pools[pid].partial[k]) for pid in flavor.pools for k in state.pools[pid].partial_keys)
         return FitReason(
             "WaitingForCapacity",
-            f"needs {request.gpu_milli / GPU_MILLI:g} of a {model} GPU; no {model} GPU has that much free",
+            f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; no {model} GPU has that much free",
             {"requested_milli": request.gpu_milli, "free_whole": free_total,
              "free_shared_milli": partial_free, "model": model})
     unhealthy = [why for g, why in state.unplaceable_why.items()
@@ -180,3 +180,12 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
         + (f" (at most {max_free} on one node)" if free_total > max_free else ""),
         {"requested": need * workers, "free": free_total, "max_free_per_node": max_free,
          "capacity": flavor.capacity, "model": model})
+
+
+def _a(word: str) -> str:
+    """The indefinite article a reader says before ``word`` ("an A100", "a T4", "an H100")."""
+    if not word:
+        return "a"
+    first = word[0].upper()
+    initialism = len(word) > 1 and (word[1].isupper() or word[1].isdigit())  # said letter by letter
+    return "an" if first in "AEIO" or (initialism and first in "FHLMNRSX") else "a"

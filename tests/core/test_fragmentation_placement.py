@@ -81,3 +81,4 @@ def test_an_unknown_fragmentation_policy_is_refused_with_the_choices() -> None:
     with pytest.raises(ValidationError) as info:
         profile("tetris")
     assert info.value.field == "placement_policy" and "fgd-balanced" in (info.value.hint or "")
+

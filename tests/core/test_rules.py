@@ -462,3 +462,12 @@ def test_ledgers_of_one_inventory_share_no_free_capacity() -> None:
     assert second.free_milli == [1000] * 4 and second.node_free == [4] and not second.holdings
     assert second.pools[0].free_whole == 4 and not second.pools[0].partial
     assert first.free_milli[:2] == [0, 500] and first.pools[0].free_whole == 2
+
+
+@pytest.mark.parametrize("model, want", [("A100-80GB", "of an A100-80GB GPU"), ("T4", "of a T4 GPU"),
+                                         ("H100", "of an H100 GPU"), ("Simulated GPU", "of a Simulated GPU GPU")])
+def test_a_share_that_does_not_fit_reads_as_english(model: str, want: str) -> None:
+    node = make_node("n1", gpus=1, model=model)
+    busy = running(make_job("busy", gpus=1, milli=800, models=[model]), node="n1", milli=800)
+    result = run_cycle(snapshot([node], [busy, make_job("share", gpus=1, milli=500, models=[model])]))
+    assert want in result.pending[0].reason.message
