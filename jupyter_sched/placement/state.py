@@ -21,12 +21,12 @@ Shapes and units:
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..model import GPU_MILLI, Inventory, Node, Taint
+from .trial import Journaled, Trial
 
 if TYPE_CHECKING:
     from .fgd import NodeArrays
@@ -93,7 +93,7 @@ _TEMPLATES: dict[int, ClusterState] = {}
 inventory, so the id cannot be reused while the entry lives)."""
 
 
-class ClusterState:
+class ClusterState(Journaled):
     """Mutable per-cycle view of free capacity with an undo journal.
 
     Args:
@@ -417,30 +417,13 @@ class ClusterState:
                 arrays.tag_count[n_id, tag] += sign
                 arrays.gen[n_id] += 1
 
-    @contextmanager
-    def what_if(self) -> Iterator[Trial]:
-        """Run a trial: every take/release inside the block is undone when it exits,
-        unless ``trial.keep()`` was called (then the changes stay and join any outer trial).
-        """
-        outer = self._journal
-        self._journal = []
-        journal = self._journal
-        trial = Trial()
-        try:
-            yield trial
-        finally:
-            if trial.kept:
-                self._journal = outer
-                if outer is not None:
-                    outer.extend(journal)
-            else:
-                self._journal = None
-                for op, holder, holding in reversed(journal):
-                    if op == "take":
-                        self.release(holder)
-                    elif holding is not None:
-                        self.take(holder, holding)
-                self._journal = outer
+    def _undo(self, record: tuple[str, str, Holding | None]) -> None:
+        """Reverse one journaled take (release it) or release (take it again)."""
+        op, holder, holding = record
+        if op == "take":
+            self.release(holder)
+        elif holding is not None:
+            self.take(holder, holding)
 
 
 def _tags(holding: Holding) -> list[tuple[int, int]]:
@@ -461,16 +444,3 @@ def _tags(holding: Holding) -> list[tuple[int, int]]:
     milli = holding.gpus[0][1]
     tag = 1 if per == 1 and milli < GPU_MILLI else 1 + min(per, 8)
     return [(n, tag) for n in nodes]
-
-
-class Trial:
-    """Handle of one :meth:`what_if` block; ``keep()`` makes its changes permanent."""
-
-    __slots__ = ("kept",)
-
-    def __init__(self) -> None:
-        self.kept = False
-
-    def keep(self) -> None:
-        """Keep the changes made inside the block."""
-        self.kept = True

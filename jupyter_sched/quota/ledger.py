@@ -20,14 +20,13 @@ Mutations are journalled; :meth:`QuotaLedger.what_if` undoes a trial (STYLE §2)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ANY_MODEL, GPU_MILLI, Quota, QuotaSet
 from ..placement.filters import model_matches
-from ..placement.state import Trial
+from ..placement.trial import Journaled
 
 __all__ = ["QuotaCheck", "QuotaLedger", "Line"]
 
@@ -93,7 +92,7 @@ def _gpus(milli: float) -> float:
     return int(value) if value == int(value) else round(value, 3)
 
 
-class QuotaLedger:
+class QuotaLedger(Journaled):
     """Usage per quota line for one cycle, with checks and an undo journal.
 
     Args:
@@ -246,28 +245,11 @@ class QuotaLedger:
         if self._journal is not None:
             self._journal.append((op, job_id, entry))
 
-    @contextmanager
-    def what_if(self) -> Iterator[Trial]:
-        """Trial block: charges inside are undone on exit unless ``trial.keep()`` was called."""
-        outer = self._journal
-        journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] = []
-        self._journal = journal
-        trial = Trial()
-        try:
-            yield trial
-        finally:
-            if trial.kept:
-                self._journal = outer
-                if outer is not None:
-                    outer.extend(journal)
-            else:
-                self._journal = None
-                for op, job_id, entry in reversed(journal):
-                    if entry is None:
-                        continue
-                    self._apply(job_id, entry, -1 if op == "charge" else +1)
-                self._journal = outer
-
+    def _undo(self, record: tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]) -> None:
+        """Reverse one journaled charge (uncharge it) or uncharge (charge it again)."""
+        op, job_id, entry = record
+        if entry is not None:
+            self._apply(job_id, entry, -1 if op == "charge" else +1)
 
 _OK = QuotaCheck(ok=True)
 
