@@ -28,6 +28,8 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Set, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from ..placement.fragmentation import FRAGMENTATION_POLICIES
+
 __all__ = [
     "ExecutorConfig",
     "IdleConfig",
@@ -290,7 +292,7 @@ class PolicyConfig(Configurable):
     @validate("placement_policy")
     def _check_placement_policy(self, proposal: dict[str, Any]) -> str:
         value = str(proposal["value"])
-        if value not in ("binpack", "fgd", "fgd-balanced"):
+        if value != "binpack" and value not in FRAGMENTATION_POLICIES:
             raise config_error("placement_policy", value, "is not a placement policy",
                                'use "binpack" (default), "fgd-balanced" or "fgd"')
         return value
