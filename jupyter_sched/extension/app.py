@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
@@ -202,7 +203,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         try:
             return SchedulerService.from_config(self.service_settings(), log=self.log)
         except SchedError as err:
-            field = f"c.SchedApp.{err.field}" if err.field else "c.SchedApp"
+            root = re.split(r"[.\[]", err.field or "", maxsplit=1)[0]
+            # a SchedApp setting gets its c.SchedApp. name; a place inside a file it names (an
+            # inventory's nodes[1].cpus) stays as it is, with the file in the message
+            field = f"c.SchedApp.{err.field}" if self.has_trait(root) else (err.field or "c.SchedApp")
             raise TraitError(f"{field}: {err.message}. Fix: {err.hint or 'see the trait help'}") from None
 
     def service_settings(self) -> dict[str, Any]:

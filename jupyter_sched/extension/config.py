@@ -118,7 +118,10 @@ class InventoryConfig(Configurable):
         config=True,
         help="""Path of a YAML file describing nodes and GPUs (static inventory). Default: ""
         (none). Used by inventory_source "auto" and "static"; lets an admin declare GPUs NVML
-        cannot see or pin the inventory for tests.""",
+        cannot see or pin the inventory for tests. Format: a `nodes:` list, each node with
+        `name`, either `gpus: [{uuid, model, memory}]` or `gpu_count`/`gpu_model`/`gpu_memory`,
+        and optionally `labels`, `nvlink_pairs`, `cpus` and `memory` (host) — see
+        jupyter_sched/inventory/static.py.""",
     )
 
     simulated_gpus = Int(
@@ -291,7 +294,7 @@ class PolicyConfig(Configurable):
 
     @validate("placement_policy")
     def _check_placement_policy(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
+        value = str(proposal["value"]).strip().lower()  # "FGD-Balanced" as the docs spell it
         if value != "binpack" and value not in FRAGMENTATION_POLICIES:
             raise config_error("placement_policy", value, "is not a placement policy",
                                'use "binpack" (default), "fgd-balanced" or "fgd"')

@@ -41,9 +41,10 @@ def _require(mapping: Mapping[str, Any], key: str, where: str, hint: str) -> Any
     return mapping[key]
 
 
-def _int(value: Any, where: str, hint: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(f"{where} must be a non-negative integer (got {value!r})", field=where, hint=hint)
+def _int(value: Any, where: str, hint: str, maximum: int = 1 << 40) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= maximum:
+        raise ValidationError(f"{where} must be an integer from 0 to {maximum:,} (got {value!r})", field=where,
+                              hint=hint)
     return value
 
 
@@ -81,6 +82,10 @@ def _gpu(raw: Any, where: str, node: str, position: int) -> GPU:
 def _node(raw: Any, where: str) -> Node:
     if not isinstance(raw, Mapping):
         raise ValidationError(f"{where} must be a mapping", field=where, hint="e.g. {name: node-1, gpus: [...]}")
+    unknown = sorted(str(k) for k in raw if k not in _NODE_KEYS)  # before "required": a typo is the likelier cause
+    if unknown:
+        raise ValidationError(f"{where}: unknown key {unknown[0]!r}", field=f"{where}.{unknown[0]}",
+                              hint="node keys: " + ", ".join(sorted(_NODE_KEYS)))
     name = str(_require(raw, "name", where, "every node needs a unique name"))
     if "gpus" in raw:
         if not isinstance(raw["gpus"], list):
@@ -106,15 +111,15 @@ def _node(raw: Any, where: str) -> Node:
     labels = raw.get("labels", {}) or {}
     if not isinstance(labels, Mapping):
         raise ValidationError(f"{where}.labels must be a mapping", field=f"{where}.labels", hint="e.g. {zone: a}")
-    unknown = sorted(str(k) for k in raw if k not in _NODE_KEYS)
-    if unknown:
-        raise ValidationError(f"{where}: unknown key {unknown[0]!r}", field=f"{where}.{unknown[0]}",
-                              hint="node keys: " + ", ".join(sorted(_NODE_KEYS)))
     return Node(name=name, gpus=tuple(sorted(gpus, key=lambda g: g.index)),
                 labels={str(k): str(v) for k, v in labels.items()},
                 cpu_millis=_cpu_millis(raw, where), memory_mib=_host_memory_mib(raw, where))
 
 
+_MAX_CORES = 100_000
+"""Most CPU cores a node may declare (the array view holds 64-bit millicores)."""
+_MAX_MEMORY_MIB = 1 << 30
+"""Most host memory a node may declare: 1 PiB in MiB."""
 _NODE_KEYS = frozenset({"name", "labels", "gpus", "gpu_count", "gpu_model", "gpu_memory", "nvlink_pairs",
                         "cpus", "cpu_millis", "memory", "memory_mib"})
 
@@ -122,23 +127,28 @@ _NODE_KEYS = frozenset({"name", "labels", "gpus", "gpu_count", "gpu_model", "gpu
 def _cpu_millis(raw: Mapping[str, Any], where: str) -> int:
     """Millicores from ``cpus`` (cores) or ``cpu_millis``; 0 = not tracked."""
     if "cpu_millis" in raw:
-        return _int(raw["cpu_millis"], f"{where}.cpu_millis", "millicores, e.g. cpu_millis: 96000")
+        return _int(raw["cpu_millis"], f"{where}.cpu_millis", "millicores, e.g. cpu_millis: 96000",
+                    maximum=_MAX_CORES * 1000)
     cpus = raw.get("cpus")
     if cpus is None:
         return 0
-    if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not 0 <= cpus <= 100_000:
-        raise ValidationError(f"{where}.cpus must be a number of cores (got {cpus!r})", field=f"{where}.cpus",
-                              hint="e.g. cpus: 96")
+    if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not 0 <= cpus <= _MAX_CORES:
+        raise ValidationError(f"{where}.cpus must be a number of cores from 0 to {_MAX_CORES:,} (got {cpus!r})",
+                              field=f"{where}.cpus", hint="e.g. cpus: 96 (0 or no key: CPU not tracked)")
     return round(cpus * 1000)
 
 
 def _host_memory_mib(raw: Mapping[str, Any], where: str) -> int:
     """Host memory in MiB from ``memory`` (e.g. 768GiB) or ``memory_mib``; 0 = not tracked."""
     if "memory_mib" in raw:
-        return _int(raw["memory_mib"], f"{where}.memory_mib", "MiB, e.g. memory_mib: 786432")
+        return _int(raw["memory_mib"], f"{where}.memory_mib", "MiB, e.g. memory_mib: 786432", maximum=_MAX_MEMORY_MIB)
     if raw.get("memory") is None:
         return 0
-    return parse_memory_mib(raw["memory"], field=f"{where}.memory")
+    mib = parse_memory_mib(raw["memory"], field=f"{where}.memory")
+    if mib > _MAX_MEMORY_MIB:
+        raise ValidationError(f"{where}.memory must be at most 1 PiB (got {raw['memory']!r})", field=f"{where}.memory",
+                              hint="e.g. memory: 768GiB")
+    return mib
 
 
 def inventory_from_mapping(data: Any) -> Inventory:
@@ -185,4 +195,8 @@ class StaticInventory:
         except yaml.YAMLError as exc:
             raise ValidationError(f"inventory file {self.path} is not valid YAML: {exc}", field="inventory_file",
                                   hint="fix the YAML syntax at the position shown") from None
-        return inventory_from_mapping(data)
+        try:
+            return inventory_from_mapping(data)
+        except ValidationError as exc:  # say which file: the field (nodes[1].cpus) is inside it
+            raise ValidationError(f"inventory file {self.path}: {exc.message}", field=exc.field,
+                                  hint=exc.hint) from None

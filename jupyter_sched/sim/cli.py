@@ -56,6 +56,8 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
 
+        known = {p.lower(): p for p in (*PAPER_POLICIES, OUR_POLICY)}
+        args.policy = known.get(args.policy.strip().lower(), args.policy)  # fgd-balanced = FGD-Balanced
         if args.policy not in (*PAPER_POLICIES, OUR_POLICY):
             raise ValidationError(f"unknown placement policy {args.policy!r}", field="--policy",
                                   hint="use one of " + ", ".join((*PAPER_POLICIES, OUR_POLICY)))

@@ -50,18 +50,23 @@ _ENV = "JUPYTER_SCHED_DATA"
 
 
 def data_dir() -> Path:
-    """The traces folder: ``$JUPYTER_SCHED_DATA``, else ``<repo>/../shared/data/traces``.
+    """The traces folder: ``$JUPYTER_SCHED_DATA``, else the first existing ``shared/data/traces``
+    beside the source checkout (``<repo>/../shared``) or beside the current folder (``../shared``,
+    for an installed package run from its checkout).
 
     Raises:
-        NotFoundError: the folder does not exist (the message says how to get the data).
+        NotFoundError: no such folder (the message names the places tried and how to get the data).
     """
     env = os.environ.get(_ENV)
-    root = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
-    if not root.is_dir():
-        raise NotFoundError(
-            f"trace data folder {root} does not exist",
-            field=_ENV, hint="run `jupyter-sched fetch-traces --dest DIR` and set JUPYTER_SCHED_DATA=DIR")
-    return root
+    tail = Path("shared") / "data" / "traces"
+    tried = [Path(env)] if env else [Path(__file__).resolve().parents[2].parent / tail,
+                                     Path.cwd().resolve().parent / tail]
+    for root in tried:
+        if root.is_dir():
+            return root
+    raise NotFoundError(
+        "trace data folder not found (looked in " + ", ".join(str(p) for p in tried) + ")",
+        field=_ENV, hint="run `jupyter-sched fetch-traces --dest DIR` and set JUPYTER_SCHED_DATA=DIR")
 
 
 def _file(path: Path) -> Path:

@@ -74,13 +74,17 @@ def test_static_inventory_reads_nodes_and_gpus(tmp_path: Path) -> None:
      "nodes[0].cpus"),
     ("nodes:\n  - name: n\n    gpu_count: 1\n    gpu_model: X\n    gpu_memory: 1GiB\n    memory: lots\n",
      "nodes[0].memory"),
+    ("nodes:\n  - name: n\n    gpu_count: 1\n    gpu_model: X\n    gpu_memory: 1GiB\n"
+     "    cpu_millis: 100000000000000000000\n", "nodes[0].cpu_millis"),
+    ("nodes:\n  - name: n\n    gpu_cout: 1\n    gpu_model: X\n    gpu_memory: 1GiB\n", "nodes[0].gpu_cout"),
 ], ids=["no nodes list", "node without name", "gpu without uuid", "unparseable memory", "pair outside the node",
         "negative count", "duplicate uuid", "invalid YAML", "a misspelt node key", "cores that are not a number",
-        "unparseable host memory"])
+        "unparseable host memory", "millicores beyond 64 bits", "a misspelt required key"])
 def test_static_inventory_errors_name_the_field_and_the_fix(tmp_path: Path, text: str, field: str) -> None:
     with pytest.raises(ValidationError) as info:
         write(tmp_path, text).current()
     assert info.value.field == field and info.value.hint
+    assert str(tmp_path / "inventory.yaml") in info.value.message  # which file
 
 
 def test_missing_inventory_file_is_a_validation_error(tmp_path: Path) -> None:

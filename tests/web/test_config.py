@@ -58,6 +58,10 @@ def test_every_config_trait_has_help_with_its_default() -> None:
     assert not undocumented, undocumented
 
 
+def test_placement_policy_names_are_read_without_case() -> None:
+    assert SchedApp(placement_policy=" FGD-Balanced").placement_policy == "fgd-balanced"
+
+
 def test_traits_are_settable_as_c_schedapp() -> None:
     from traitlets.config import Config
 
@@ -77,13 +81,17 @@ def test_extension_points_name_the_app_and_the_labextension() -> None:
 @pytest.mark.parametrize("setting, want", [
     ('c.SchedApp.placement_policy = "tetris"', "c.SchedApp.placement_policy = 'tetris'"),
     ('c.SchedApp.cycle_interval = 0', "c.SchedApp.cycle_interval"),
-], ids=["an unknown placement policy", "a zero cycle interval"])
+    ('c.SchedApp.inventory_file = "{inventory}"', "nodes[0].cpus: inventory file {inventory}: nodes[0].cpus"),
+], ids=["an unknown placement policy", "a zero cycle interval", "an inventory file with negative cores"])
 def test_a_real_server_with_a_bad_value_exits_with_one_line_and_no_traceback(
         tmp_path: Path, setting: str, want: str) -> None:
     """Without reraise_server_extension_failures (what users run), Jupyter Server would log a
     traceback and serve on with default settings; the extension ends the process instead."""
     conf = tmp_path / "config"
     conf.mkdir()
+    inventory = tmp_path / "nodes.yaml"
+    inventory.write_text("nodes:\n  - {name: n, gpu_count: 1, gpu_model: A100, gpu_memory: 80GiB, cpus: -4}\n")
+    setting, want = setting.format(inventory=inventory), want.format(inventory=inventory)
     (conf / "jupyter_server_config.py").write_text(
         f'c.SchedApp.db_url = "sqlite:///{tmp_path / "mine.sqlite"}"\n{setting}\n', encoding="utf-8")
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(conf), "JUPYTER_DATA_DIR": str(tmp_path / "data"),
@@ -94,4 +102,4 @@ def test_a_real_server_with_a_bad_value_exits_with_one_line_and_no_traceback(
     assert done.returncode == 1
     assert f"jupyter_sched: bad configuration, not starting: {want}" in done.stderr and "Fix:" in done.stderr
     assert "Traceback" not in done.stderr
-    assert not (tmp_path / "data" / "jupyter_sched").exists()  # nothing ran on a default store
+    assert not (tmp_path / "data" / "jupyter_sched" / "sched.sqlite").exists()  # nothing ran on a default store
