@@ -4,8 +4,8 @@ Usage::
 
     python benchmarks/placement_openb.py                      # default workload, all policies, seeds 42-51
     python benchmarks/placement_openb.py --workloads all --seeds 42-44
-    python benchmarks/placement_openb.py --workloads default,gpushare40 --policies FGD,FGD-Balanced
-    python benchmarks/placement_openb.py --workloads all --policies FGD,FGD-Balanced --jobs 2 --reference
+    python benchmarks/placement_openb.py --workloads default,gpushare40 --policies FGD,FGD-Planned
+    python benchmarks/placement_openb.py --workloads all --policies FGD,FGD-Balanced,FGD-Planned --jobs 2 --reference
 
 Prints, per workload and policy, our allocation ratio at 100 % and 130 % arrived GPU demand next
 to the published mean over the same seeds, with the difference; then the wall time per run and
@@ -33,7 +33,7 @@ import pandas as pd
 from jupyter_sched.errors import SchedError
 from jupyter_sched.model import GPU_MILLI, Inventory
 from jupyter_sched.placement.fgd import PodShape
-from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, arrival_order, replay
+from jupyter_sched.sim.fgd_protocol import OUR_POLICIES, OUR_POLICY, PAPER_POLICIES, arrival_order, replay
 from jupyter_sched.sim.reference import repacking_reference
 from jupyter_sched.sim.report import allocation_figure
 from jupyter_sched.sim.traces import OPENB_WORKLOADS, openb_inventory, read_fgd_expected, read_openb_pods
@@ -81,7 +81,7 @@ def _seeds(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", default="default", help="comma list or 'all' (the 17 of the paper)")
-    parser.add_argument("--policies", default=",".join((*PAPER_POLICIES, OUR_POLICY)))
+    parser.add_argument("--policies", default=",".join((*PAPER_POLICIES, *OUR_POLICIES)))
     parser.add_argument("--seeds", default=_seeds("42-51"), type=_seeds, help="e.g. 42-51 or 42,45")
     parser.add_argument("--random-ties", action="store_true",
                         help="break equal scores at random (kube selectHost) instead of first node in inventory order")
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     policies = args.policies.split(",")
     seeds: list[int] = args.seeds
-    known = (*PAPER_POLICIES, OUR_POLICY)
+    known = (*PAPER_POLICIES, *OUR_POLICIES)
     if unknown := [w for w in workloads if w not in OPENB_WORKLOADS]:
         parser.error(f"--workloads: unknown {', '.join(unknown)}; use 'all' or some of {', '.join(OPENB_WORKLOADS)}")
     if unknown := [p for p in policies if p not in known]:

@@ -28,7 +28,7 @@ c.SchedApp.profiles = {
 }
 c.SchedApp.preemption_grace_s = 60.0
 # Placement: "binpack" (default) keeps whole nodes free for big jobs; on clusters where notebooks
-# share GPUs (fractional requests), "fgd-balanced" packs shares with less fragmentation.
+# share GPUs (fractional requests), "fgd-planned" packs shares with less fragmentation.
 c.SchedApp.placement_policy = "binpack"
 
 # Kubernetes execution: jobs become batch/v1 Jobs pinned to the node the scheduler chose, and

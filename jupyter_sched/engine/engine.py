@@ -502,7 +502,7 @@ class Engine:
                 self._ladder_seen[held.id] = event.id
 
     def _log_placement_fallback(self, snapshot: Snapshot) -> None:
-        """Say once (and again after a change) when the inventory keeps fgd / fgd-balanced off."""
+        """Say once (and again after a change) when the inventory keeps a fragmentation-aware policy off."""
         wanted = getattr(getattr(self.profile, "placement", None), "fragmentation", "")
         if not wanted:
             return

@@ -255,11 +255,12 @@ class PolicyConfig(Configurable):
         "binpack",
         config=True,
         help="""How jobs are placed on nodes. Default: "binpack" (fullest node first, NVLink-aware:
-        keeps whole nodes free for big jobs). "fgd-balanced": our fragmentation-aware policy for
-        clusters that share GPUs (fractional requests) — FGD (Weng et al., ATC'23) plus CPU balance
-        and scarce node classes, measured in benchmarks/placement_openb.py; "fgd": plain FGD. Both
-        score against the requests of the live jobs, each cycle, and fall back to binpack on nodes
-        with more than 8 GPUs, mixed GPU models or MIG.""",
+        keeps whole nodes free for big jobs). "fgd-planned": our fragmentation-aware policy for
+        clusters that share GPUs (fractional requests) — FGD (Weng et al., ATC'23) plus CPU
+        balance, scarce node classes and a fill plan for shared GPUs, measured in
+        benchmarks/placement_openb.py; "fgd-balanced": the same without the fill plan; "fgd":
+        plain FGD. All three score against the requests of the live jobs, each cycle, and fall
+        back to binpack on nodes with more than 8 GPUs, mixed GPU models or MIG.""",
     )
 
     time_zone = Unicode(
@@ -294,10 +295,10 @@ class PolicyConfig(Configurable):
 
     @validate("placement_policy")
     def _check_placement_policy(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"]).strip().lower()  # "FGD-Balanced" as the docs spell it
+        value = str(proposal["value"]).strip().lower()  # "FGD-Planned" as the docs spell it
         if value != "binpack" and value not in FRAGMENTATION_POLICIES:
             raise config_error("placement_policy", value, "is not a placement policy",
-                               'use "binpack" (default), "fgd-balanced" or "fgd"')
+                               'use "binpack" (default), ' + ", ".join(f'"{p}"' for p in FRAGMENTATION_POLICIES))
         return value
 
     @validate("time_zone")

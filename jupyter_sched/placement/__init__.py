@@ -3,7 +3,8 @@
 Shape of a placement: :class:`Placer` walks the :class:`ClusterState` index, filters with
 :data:`FILTERS` plugins, scores with weighted :data:`SCORES` plugins (``binpack`` default,
 ``spread``, ``topology``; FGD after Weng et al. ATC'23 in :mod:`.fgd`, our FGD-Balanced in
-:mod:`.balanced`, the paper's baselines in :mod:`.paper_policies`), and picks GPUs with
+:mod:`.balanced` and FGD-Planned in :mod:`.planned` (its cutting-stock fill plan in
+:mod:`.fill_plan`), the paper's baselines in :mod:`.paper_policies`), and picks GPUs with
 :func:`.topology.choose_gpus`. Reasons for "does not fit" are in :mod:`.reasons`.
 """
 

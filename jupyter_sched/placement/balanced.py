@@ -1,6 +1,7 @@
 """FGD-Balanced: Fragmentation Gradient Descent plus CPU balance and node-class scarcity.
 
-Our best placement policy for GPU-sharing clusters. It starts from FGD (Weng et al., "Beware of
+Our placement policy for GPU-sharing clusters, and the base of the best one
+(:class:`~.planned.FgdPlannedScore` adds a fill plan for shared GPUs). It starts from FGD (Weng et al., "Beware of
 Fragmentation", USENIX ATC'23; :class:`~.fgd.FgdScore`) and adds two terms FGD does not see,
 both found by replaying the openb trace (Alibaba cluster-trace-gpu-v2023) with
 ``benchmarks/placement_openb.py``:
@@ -209,7 +210,10 @@ class FgdBalancedScore(FgdScore):
             :meth:`costs`): 50 stays 50, and values outside 0..100 keep their order instead of being
             clipped (up to integer rounding at the ends).
         """
-        value = super().score(request, state, node, gpus) - float(
+        x = min(50.0, max(-50.0, (self._value(request, state, node, gpus) - 50.0) / 25.0))
+        return round(100.0 / (1.0 + math.exp(-x)))   # exp() of a bounded argument cannot overflow
+
+    def _value(self, request: ResourceRequest, state: ClusterState, node: int, gpus: list[int]) -> float:
+        """The unsquashed value :meth:`score_nodes` would give this one candidate."""
+        return super().score(request, state, node, gpus) - float(
             self.costs(state.node_arrays(), PodShape.from_request(request), np.array([node], dtype=np.int64))[0])
-        x = min(50.0, max(-50.0, (value - 50.0) / 25.0))  # exp() of a bounded argument cannot overflow
-        return round(100.0 / (1.0 + math.exp(-x)))

@@ -383,6 +383,10 @@ class FragModel:
         return np.asarray(total_left * self.p_all - saved, dtype=np.float64)
 
 
+_COST_SCALE = 1000
+"""Fixed-point steps per score point when a subclass adds a per-GPU cost (:meth:`FgdScore._share_cost`)."""
+
+
 def _sigmoid_score(delta: FloatArray) -> IntArray:
     """``int(100 * sigmoid(delta / 1000))``: the published FGD score, 0..100."""
     return np.floor(100.0 / (1.0 + np.exp(-delta / 1000.0))).astype(np.int64)
@@ -496,12 +500,28 @@ class FgdScore:
         after = model.frag(arrays.model_idx[node_of], cpu_after[row], total[row] - shape.gpu_milli, cnt, small)
         # the stable argsort maps a run's first sorted position to the lowest original column
         orig = self._order[node_of, col]
-        key = _sigmoid_score(before[row] - after) * 16 + (15 - orig)   # best score, then lowest column
+        points = _sigmoid_score(before[row] - after)
+        cost = self._share_cost(shape, left)
+        if cost is not None:   # fixed point, so one integer key still orders score, then column
+            points = points * _COST_SCALE - np.rint(cost * _COST_SCALE).astype(np.int64)
+        key = points * 16 + (15 - orig)   # best score, then lowest column
         starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
         best = np.maximum.reduceat(key, starts)
-        score[row[starts]] = best // 16
+        if cost is None:
+            score[row[starts]] = best // 16
+        else:
+            score = score.astype(np.float64)
+            score[row[starts]] = (best // 16) / _COST_SCALE
         gpu[row[starts]] = 15 - best % 16
         return score, gpu
+
+    def _share_cost(self, shape: PodShape, free: IntArray) -> FloatArray | None:
+        """Points to take off each candidate GPU of a shared pod before each node keeps its best.
+
+        ``free`` holds the milli-GPUs left on each candidate GPU (all at least ``shape.gpu_milli``).
+        FGD adds nothing (None); :class:`~.planned.FgdPlannedScore` adds its fill plan's waste.
+        """
+        return None
 
     def score_nodes(self, arrays: NodeArrays, shape: PodShape, nodes: IntArray) -> FloatArray:
         """Score of each of ``nodes`` (feasible for ``shape``); higher is better.

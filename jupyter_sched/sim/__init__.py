@@ -8,12 +8,12 @@
 * :mod:`.report` — plotly figures; :mod:`.cli` — ``jupyter-sched simulate`` / ``fetch-traces``.
 """
 
-from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, ReplayResult, arrival_order, replay
+from .fgd_protocol import OUR_POLICIES, OUR_POLICY, PAPER_POLICIES, ReplayResult, arrival_order, replay
 from .reference import repacking_reference
 from .scenario import Scenario, load_scenario, parse_scenario
 from .simulator import Activity, SimJob, SimResult, Simulator, simulate
 
 __all__ = [
-    "OUR_POLICY", "PAPER_POLICIES", "Activity", "ReplayResult", "Scenario", "SimJob", "SimResult", "Simulator",
+    "OUR_POLICIES", "OUR_POLICY", "PAPER_POLICIES", "Activity", "ReplayResult", "Scenario", "SimJob", "SimResult", "Simulator",
     "arrival_order", "load_scenario", "parse_scenario", "repacking_reference", "replay", "simulate",
 ]

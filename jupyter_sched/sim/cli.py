@@ -53,14 +53,14 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
 
     folder = Path(args.out) if args.out else None
     if args.openb is not None:
-        from .fgd_protocol import OUR_POLICY, PAPER_POLICIES, replay
+        from .fgd_protocol import OUR_POLICIES, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
 
-        known = {p.lower(): p for p in (*PAPER_POLICIES, OUR_POLICY)}
-        args.policy = known.get(args.policy.strip().lower(), args.policy)  # fgd-balanced = FGD-Balanced
-        if args.policy not in (*PAPER_POLICIES, OUR_POLICY):
+        known = {p.lower(): p for p in (*PAPER_POLICIES, *OUR_POLICIES)}
+        args.policy = known.get(args.policy.strip().lower(), args.policy)  # fgd-planned = FGD-Planned
+        if args.policy not in known.values():
             raise ValidationError(f"unknown placement policy {args.policy!r}", field="--policy",
-                                  hint="use one of " + ", ".join((*PAPER_POLICIES, OUR_POLICY)))
+                                  hint="use one of " + ", ".join(known.values()))
         if args.seed < 0:
             raise ValidationError(f"--seed must be 0 or more (got {args.seed})", field="--seed",
                                   hint="the paper's seeds are 42-51")

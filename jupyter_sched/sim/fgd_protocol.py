@@ -39,11 +39,13 @@ from ..placement.paper_policies import (
     RandomScore,
 )
 from ..placement.placer import PlacementConfig, Placer
+from ..placement.planned import FgdPlannedScore
 from ..placement.scores import VectorScore
 from ..placement.state import ClusterState
 from ..scheduling.profile import SchedulingProfile
 
 __all__ = [
+    "OUR_POLICIES",
     "OUR_POLICY",
     "PAPER_POLICIES",
     "ReplayResult",
@@ -56,13 +58,16 @@ __all__ = [
 
 PAPER_POLICIES = ("Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD")
 """The six policies of the paper's evaluation, in its order."""
-OUR_POLICY = "FGD-Balanced"
-"""Our best policy (:class:`~jupyter_sched.placement.balanced.FgdBalancedScore`)."""
+OUR_POLICY = "FGD-Planned"
+"""Our best policy (:class:`~jupyter_sched.placement.planned.FgdPlannedScore`)."""
+OUR_POLICIES = ("FGD-Balanced", OUR_POLICY)
+"""Our policies, each FGD plus more: FGD-Balanced (CPU balance, class scarcity), FGD-Planned
+(FGD-Balanced plus a fill plan for shared GPUs); replayed side by side they show what each adds."""
 
 
 def make_policy(name: str, pods: Sequence[PodShape], rng: np.random.Generator,
                 typical: Sequence[TypicalPod] | None = None) -> VectorScore:
-    """The score plugin called ``name`` (one of :data:`PAPER_POLICIES` or :data:`OUR_POLICY`).
+    """The score plugin called ``name`` (one of :data:`PAPER_POLICIES` or :data:`OUR_POLICIES`).
 
     Args:
         name: policy name.
@@ -80,7 +85,8 @@ def make_policy(name: str, pods: Sequence[PodShape], rng: np.random.Generator,
         "GpuPacking": GpuPackingScore,
         "BestFit": BestFitScore,
         "FGD": lambda: FgdScore(typical if typical is not None else typical_pods(pods)),
-        OUR_POLICY: lambda: FgdBalancedScore(typical if typical is not None else typical_pods(pods)),
+        "FGD-Balanced": lambda: FgdBalancedScore(typical if typical is not None else typical_pods(pods)),
+        OUR_POLICY: lambda: FgdPlannedScore(typical if typical is not None else typical_pods(pods)),
     }
     if name not in makers:
         raise ValueError(f"unknown policy {name!r}; choose one of {sorted(makers)}")
@@ -186,7 +192,7 @@ def replay(inventory: Inventory, pods: Sequence[PodShape], policy: str, *, seed:
     Args:
         inventory: the cluster.
         pods: the workload's original pods (typical pods and inflation draw from it).
-        policy: a name from :data:`PAPER_POLICIES` or :data:`OUR_POLICY`.
+        policy: a name from :data:`PAPER_POLICIES` or :data:`OUR_POLICIES`.
         seed: shuffle/inflation seed; also seeds random tie-breaks and the Random policy.
         ratio: arrived demand to reach (1.3 = 130 %).
         typical: target workload for FGD and for measuring fragmentation (default: every

@@ -1,7 +1,7 @@
 """Fragmentation-aware placement in production cycles (``PlacementConfig.fragmentation``).
 
-With ``fragmentation="fgd-balanced"`` each cycle scores with FGD-Balanced against the live jobs'
-requests; the default profile bin-packs. The cluster: a CPU-rich node first in inventory order,
+With ``fragmentation="fgd-balanced"`` (or ``"fgd-planned"``) each cycle scores with that policy
+against the live jobs' requests; the default profile bin-packs. The cluster: a CPU-rich node first in inventory order,
 a CPU-poor one second, and a third node fully used by an 8-GPU job asking 12 cores per GPU, so the
 live demand needs CPU the poor node cannot give its GPUs.
 """
@@ -15,7 +15,7 @@ from core_builders import make_job, make_node, running, snapshot
 
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import Inventory
-from jupyter_sched.placement.fragmentation import cycle_placement, vector_ready
+from jupyter_sched.placement.fragmentation import PLAN_MIN_SHARES, cycle_placement, vector_ready
 from jupyter_sched.placement.placer import PlacementConfig
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
 
@@ -39,6 +39,7 @@ CASES = [
     Case("bin packing takes the first of two empty nodes", "", "cpu-rich"),
     Case("FGD-Balanced puts a CPU-light job where the CPU cannot feed the GPUs anyway", "fgd-balanced", "cpu-poor"),
     Case("plain FGD too: the CPU-rich node must stay whole for another 8-GPU 96-core job", "fgd", "cpu-poor"),
+    Case("FGD-Planned keeps FGD-Balanced's choice for whole GPUs", "fgd-planned", "cpu-poor"),
 ]
 
 
@@ -51,18 +52,19 @@ def test_the_profile_picks_the_placement_policy(case: Case) -> None:
 
 def test_a_fractional_job_follows_the_same_policy() -> None:
     share = make_job("share", gpus=1, milli=500, cpu_millis=2000)
-    for fragmentation, want in (("", "cpu-rich"), ("fgd-balanced", "cpu-poor")):
+    for fragmentation, want in (("", "cpu-rich"), ("fgd-balanced", "cpu-poor"), ("fgd-planned", "cpu-poor")):
         result = run_cycle(snapshot(NODES, [BUSY, share]), profile(fragmentation))
         assert [(a.allocation.node, len(a.allocation.gpu_uuids)) for a in result.admits] == [(want, 1)]
 
 
-def test_a_share_joins_a_used_gpu_instead_of_breaking_a_whole_one_at_low_load() -> None:
+@pytest.mark.parametrize("fragmentation", ["fgd-balanced", "fgd-planned"])
+def test_a_share_joins_a_used_gpu_instead_of_breaking_a_whole_one_at_low_load(fragmentation: str) -> None:
     """Live jobs alone (a 0.5 and a 0.3 share) would let FGD open a fresh GPU for the 0.3; the
     whole-GPU prior keeps the three other GPUs whole for the 1-GPU jobs notebooks ask for."""
     node = make_node("n1", gpus=4)
     half = running(make_job("half", gpus=1, milli=500), node="n1", indices=[0], milli=500)
     share = make_job("share", gpus=1, milli=300)
-    result = run_cycle(snapshot([node], [half, share]), profile("fgd-balanced"))
+    result = run_cycle(snapshot([node], [half, share]), profile(fragmentation))
     assert [a.allocation.gpu_uuids for a in result.admits] == [("GPU-n1-0",)]
 
 
@@ -75,6 +77,19 @@ def test_on_wide_or_mig_nodes_the_cycle_keeps_the_profiles_scores() -> None:
     assert vector_ready(mixed)
     chosen = cycle_placement(config, mixed, [make_job("j")])
     assert [p.name for p in chosen.plugins] == ["FGD-Balanced"] and dict(chosen.scores) == {"FGD-Balanced": 1.0}
+
+
+
+def test_fgd_planned_trusts_a_fill_plan_only_with_enough_live_shares() -> None:
+    config = PlacementConfig(fragmentation="fgd-planned")
+    inventory = Inventory(nodes=(make_node("a"),))
+    few = [make_job(f"s{i}", milli=300) for i in range(PLAN_MIN_SHARES - 1)]
+    assert [p.name for p in cycle_placement(config, inventory, few).plugins] == ["FGD-Balanced"]
+    many = [*few, make_job("last", milli=470)]
+    assert [p.name for p in cycle_placement(config, inventory, many).plugins] == ["FGD-Planned"]
+    # whole-GPU jobs are no shares, however many
+    whole = [*few, *(make_job(f"w{i}") for i in range(50))]
+    assert [p.name for p in cycle_placement(config, inventory, whole).plugins] == ["FGD-Balanced"]
 
 
 def test_an_unknown_fragmentation_policy_is_refused_with_the_choices() -> None:

@@ -1,0 +1,185 @@
+"""Fill plans for shared GPUs: the cutting-stock LP of a share-size distribution and its prices.
+
+When pods take parts of GPUs (openb's 470-, 650-, 810-milli pods), how many GPUs the shares
+need depends on which sizes end up together: 650 + 320 leaves 30 milli, 470 + 320 leaves 210
+that almost nothing fills. The best mix of *fills* (multisets of sizes that fit one GPU) for a
+known size distribution is the linear relaxation of cutting stock (Gilmore & Gomory, "A Linear
+Programming Approach to the Cutting-Stock Problem", Operations Research 9(6), 1961)::
+
+    minimise   sum_f x_f                       (GPUs)
+    subject to sum_f k_{f,s} x_f >= d_s        for every size s (demand: popularity of s)
+               x_f >= 0
+
+solved by column generation: a few fills to start, then the fill of largest dual value
+(an unbounded knapsack over the GPU's 1000 milli) joins while that value exceeds one GPU.
+
+Its dual gives every size a *price* ``y_s``: the fraction of a GPU the plan spends on it
+(on openb's default workload 810 -> 1, 650 -> 2/3, 470 -> 1/2, 320 -> 1/3). A GPU with ``h``
+milli free is worth ``V(h)``, the most price that fits into ``h``. Putting a share of size
+``s`` there costs the plan ``V(h) - V(h - s) - y_s >= 0`` — LP reduced cost, in milli-GPUs of
+expected waste: 0 when the share starts or continues a fill of the plan, positive when it
+breaks one (a 320 into a 530 gap meant for a 470). Placing by this cost is the primal-dual
+idea of online bin packing with a known distribution (Gupta & Radovanović, "Interior-Point-Based
+Online Stochastic Bin Packing", Operations Research 68(5), 2020); :mod:`.planned` uses it
+to choose GPUs on top of FGD.
+
+Pure: numpy and scipy's LP solver (HiGHS), no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..model import GPU_MILLI
+from .fgd import FloatArray, IntArray
+
+__all__ = ["FillPlan", "solve_fill_plan"]
+
+_MAX_COLUMNS = 500
+"""Column-generation rounds before giving up on optimality (the default workload needs ~30)."""
+_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class FillPlan:
+    """The optimal fill mix of a share-size distribution and the prices of its dual.
+
+    Attributes:
+        sizes: share sizes in milli-GPUs (1..999), ascending.
+        prices: dual price of each size, as a fraction of one GPU (0..1).
+        gpus: LP optimum — GPUs the shares need per unit of demand (the demand's own scale).
+        fills: ``(fill, GPUs)`` of the optimal mix: ``fill`` as ``((size, count), ...)``.
+        value: ``(1001,)`` float array, ``value[h]`` = ``V(h)`` in milli-GPUs: the most price
+            (x 1000) a GPU with ``h`` milli free can still earn.
+    """
+
+    sizes: tuple[int, ...]
+    prices: tuple[float, ...]
+    gpus: float
+    fills: tuple[tuple[tuple[tuple[int, int], ...], float], ...]
+    value: FloatArray
+
+    def price(self, size: int) -> float:
+        """Price of ``size`` in milli-GPUs: the dual for a planned size, else ``V(size)``.
+
+        A size the plan has not seen is priced at what the plan could fit into its space, so its
+        cost below is never negative.
+        """
+        if size in self.sizes:
+            return GPU_MILLI * self.prices[self.sizes.index(size)]
+        return float(self.value[min(max(size, 0), GPU_MILLI)])
+
+    def waste(self, size: int, free: IntArray) -> FloatArray:
+        """Expected milli-GPUs the plan loses by putting a ``size``-milli share on GPUs with ``free`` left.
+
+        Args:
+            size: the share (1..1000 milli-GPUs).
+            free: milli-GPUs left on each candidate GPU (each at least ``size``), any shape.
+
+        Returns:
+            ``V(free) - V(free - size) - price(size)``, clipped at 0 (float noise of the LP), same
+            shape as ``free``.
+
+        Raises:
+            ValueError: a ``free`` below ``size`` or above 1000.
+        """
+        free = np.asarray(free, dtype=np.int64)
+        if free.size and (int(free.min()) < size or int(free.max()) > GPU_MILLI):
+            raise ValueError(f"free milli-GPUs must be in {size}..{GPU_MILLI} for a {size}-milli share")
+        cost = self.value[free] - self.value[free - size] - self.price(size)
+        return np.maximum(cost, 0.0)
+
+
+def solve_fill_plan(demand: Mapping[int, float]) -> FillPlan:
+    """The cutting-stock LP of ``demand`` (module docstring), by column generation.
+
+    Args:
+        demand: share size in milli-GPUs (1..999) -> its weight (pods, or popularity; > 0).
+            Sizes of 1000 and more are whole GPUs and have no place in a fill.
+
+    Returns:
+        The plan; cached on the demand, so engine cycles with the same live shapes solve once.
+
+    Raises:
+        ValueError: a size outside 1..999 or a weight that is not finite and positive.
+    """
+    for size, weight in demand.items():
+        if not 1 <= size < GPU_MILLI:
+            raise ValueError(f"share size must be 1..{GPU_MILLI - 1} milli-GPUs, got {size}")
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"demand of {size}-milli shares must be finite and > 0, got {weight}")
+    total = sum(demand.values())
+    if not demand:
+        return FillPlan((), (), 0.0, (), np.zeros(GPU_MILLI + 1))
+    # normalised and rounded so that equal distributions share one cache entry
+    key = tuple(sorted((s, round(w / total, 9)) for s, w in demand.items()))
+    return _solve(key)
+
+
+@lru_cache(maxsize=64)
+def _solve(key: tuple[tuple[int, float], ...]) -> FillPlan:
+    # scipy is imported here, not at module level: only fill-planning policies need it, and it
+    # costs a server start ~0.3 s
+    from scipy.optimize import linprog
+
+    sizes = np.array([s for s, _ in key], dtype=np.int64)
+    need = np.array([w for _, w in key])
+    unit = math.gcd(GPU_MILLI, *sizes.tolist())          # knapsack grid: 10 milli on openb
+    columns = [np.where(np.arange(len(sizes)) == i, GPU_MILLI // s, 0) for i, s in enumerate(sizes)]
+    prices = np.zeros(len(sizes))
+    x = np.zeros(0)
+    for _ in range(_MAX_COLUMNS):
+        a = np.array(columns, dtype=np.float64).T                  # sizes x fills
+        res = linprog(np.ones(a.shape[1]), A_ub=-a, b_ub=-need, bounds=(0, None), method="highs")
+        if res.status != 0:  # cannot happen: the single-size fills always cover the demand
+            raise RuntimeError(f"fill-plan LP failed: {res.message}")
+        x = res.x
+        prices = np.maximum(-res.ineqlin.marginals, 0.0)
+        value, best = _knapsack(sizes // unit, prices, GPU_MILLI // unit)
+        if value[-1] <= 1.0 + _TOLERANCE:
+            break
+        column = _fill_of(best, sizes // unit, GPU_MILLI // unit, len(sizes))
+        if any(np.array_equal(column, c) for c in columns):
+            break  # degenerate LP: the knapsack found a fill the master already has
+        columns.append(column)
+    value, _ = _knapsack(sizes // unit, prices, GPU_MILLI // unit)
+    per_milli = np.repeat(value, unit)[: GPU_MILLI + 1] * GPU_MILLI   # V(h) on the 1-milli grid
+    fills = tuple(
+        (tuple((int(sizes[i]), int(c[i])) for i in np.flatnonzero(c)), float(n))
+        for c, n in zip(columns, x, strict=True) if n > _TOLERANCE)
+    return FillPlan(tuple(int(s) for s in sizes), tuple(float(p) for p in prices),
+                    float(x.sum()), fills, per_milli)
+
+
+def _knapsack(sizes: IntArray, prices: FloatArray, capacity: int) -> tuple[FloatArray, IntArray]:
+    """Unbounded knapsack on the grid: best price per capacity 0..capacity, and the last item taken."""
+    value = np.zeros(capacity + 1)
+    last = np.full(capacity + 1, -1, dtype=np.int64)
+    for h in range(1, capacity + 1):
+        value[h], last[h] = value[h - 1], -1
+        fit = sizes <= h
+        if fit.any():
+            gain = np.where(fit, value[np.maximum(h - sizes, 0)] + prices, -1.0)
+            i = int(np.argmax(gain))
+            if gain[i] > value[h] + _TOLERANCE:
+                value[h], last[h] = gain[i], i
+    return value, last
+
+
+def _fill_of(last: IntArray, sizes: IntArray, capacity: int, n: int) -> IntArray:
+    """The multiset the knapsack chose for the full capacity, as counts per size."""
+    counts = np.zeros(n, dtype=np.int64)
+    h = capacity
+    while h > 0:
+        i = int(last[h])
+        if i < 0:
+            h -= 1
+            continue
+        counts[i] += 1
+        h -= int(sizes[i])
+    return counts
