@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from jupyter_sched.placement.fill_plan import solve_fill_plan
+from jupyter_sched.placement.fill_plan import PLAN_GRID, solve_fill_plan
 
 
 def fills_of(plan_fills: tuple[tuple[tuple[tuple[int, int], ...], float], ...]) -> dict[tuple[tuple[int, int], ...], float]:
@@ -101,3 +101,18 @@ def test_bad_demand_is_refused_naming_the_size(demand: dict[int, float], match: 
 def test_waste_refuses_a_gpu_too_small_for_the_share() -> None:
     with pytest.raises(ValueError, match=r"must be in 470\.\.1000"):
         solve_fill_plan({470: 1.0}).waste(470, np.array([400]))
+
+
+def test_sizes_are_planned_on_a_10_milli_grid_rounded_up() -> None:
+    """333 is planned as 340 (two fit beside a 320, not three); 995 fills a GPU alone, out of the plan."""
+    plan = solve_fill_plan({333: 1.0, 995: 5.0})
+    assert plan.sizes == (340,) and plan.price(333) == pytest.approx(plan.price(340))
+    assert fills_of(plan.fills) == {((340, 2),): 0.5}
+
+
+def test_a_thousand_distinct_fractions_still_give_a_plan_near_the_volume_bound() -> None:
+    """Column generation adds several fills a round; the plan needs at least the shares' volume in GPUs."""
+    demand = {size: 1.0 + size % 7 for size in range(1, 1000)}
+    plan = solve_fill_plan(demand)
+    volume = sum(-(-s // PLAN_GRID) * PLAN_GRID * w for s, w in demand.items() if s <= 990) / 1000
+    assert volume / sum(w for s, w in demand.items() if s <= 990) <= plan.gpus <= 0.6
