@@ -11,9 +11,9 @@ Prints, per workload and policy, our allocation ratio at 100 % and 130 % arrived
 to the published mean over the same seeds, with the difference; then the wall time per run and
 placement decisions per second, with a plain vectorised best-fit run in the same process as the
 speed baseline (machine load varies; the ratio is what carries over). ``--csv`` writes one row per
-run. ``--reference`` adds the work-conserving repacking reference per workload
-(:func:`jupyter_sched.sim.reference.repacking_reference`): roughly the most any policy that places
-every pod it can may reach at 100 % arrived demand. ``--jobs N`` runs N replays at once (wall
+run. ``--reference`` adds the repacking reference per workload
+(:func:`jupyter_sched.sim.reference.repacking_reference`): the arrived pods repacked offline with
+best-fit decreasing at 100 % arrived demand, a yardstick (not a bound). ``--jobs N`` runs N replays at once (wall
 times then include contention; CPU times do not). Data: ``$JUPYTER_SCHED_DATA`` or
 ``../shared/data/traces``.
 """
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", default="", help="write the allocation curves (first workload, mean over seeds, "
                                                    "published dashed) as a plotly HTML figure here")
     parser.add_argument("--reference", action="store_true",
-                        help="also print the work-conserving repacking reference at 100 %% per workload")
+                        help="also print the offline best-fit-decreasing repacking reference at 100 %% per workload")
     parser.add_argument("--jobs", type=int, default=1, help="replays run at once (processes)")
     args = parser.parse_args(argv)
     workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
@@ -152,10 +152,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if refs is not None:
         ref = refs.groupby("workload")["ref100"].mean()
-        print("\nWork-conserving reference at 100 % arrived demand (offline best-fit-decreasing repacking of the")
-        print("arrived pods' GPUs, ignoring CPU, GPU models and node boundaries): about the most a policy that")
-        print("places every pod it can may reach (optimistic where models or CPU bind: cpu250, gpuspec*).")
-        print(f"'closed' = share of the gap from published FGD to it that {OUR_POLICY} closes.")
+        print("\nRepacking reference at 100 % arrived demand (offline best-fit-decreasing repacking of the")
+        print("arrived pods' GPUs, ignoring CPU, GPU models and node boundaries): a yardstick, not a bound")
+        print("(optimistic where models or CPU bind: cpu250, gpuspec*; BFD's own pairings cost it elsewhere).")
+        print(f"'closed' = share of the gap from published FGD to it that {OUR_POLICY} closes (over 100 %: passes it).")
         print(f"{'workload':12s} {'reference':>9s} {'pubFGD':>8s} {OUR_POLICY + ' (ours)':>20s} {'closed':>7s}")
         for workload in workloads:
             mine = float(table.loc[(workload, OUR_POLICY), "alloc100"]) if (workload, OUR_POLICY) in table.index \

@@ -2,7 +2,7 @@
 
 * :mod:`.simulator` — discrete-event simulator with a virtual clock driving ``run_cycle``;
 * :mod:`.fgd_protocol` — the evaluation protocol of FGD (Weng et al., ATC'23) on the openb trace;
-  :mod:`.reference` — what a work-conserving policy could reach on such a run;
+  :mod:`.reference` — the arrived pods repacked offline (best-fit decreasing), a yardstick for such a run;
 * :mod:`.traces` — readers for openb, Tiresias and the published FGD results; :mod:`.fetch` —
   download them from their sources; :mod:`.scenario` — YAML scenario files;
 * :mod:`.report` — plotly figures; :mod:`.cli` — ``jupyter-sched simulate`` / ``fetch-traces``.

@@ -1,17 +1,19 @@
-"""What a placement policy that never refuses a pod can reach on an FGD-protocol run: a reference.
+"""A yardstick for an FGD-protocol run: the arrived pods repacked offline with best-fit decreasing.
 
 The FGD protocol (:mod:`.fgd_protocol`) places every arriving pod that fits somewhere. Such a
-policy is *work-conserving*: it cannot keep a GPU free for a better pod later. Its allocation at
-a given arrived demand is therefore bounded by how tightly the pods that arrived so far can be
-packed, not by which pods one would pick — the LP bound of about 97 % on openb ``default`` picks
-(it leaves out 810-milli pods, whose 190-milli remainders nothing else fits).
+policy is *work-conserving*: it cannot keep a GPU free for a better pod later, so its
+allocation at a given arrived demand depends on how tightly the pods that arrived so far can be
+packed (on openb ``default`` every 810-milli pod leaves 190 milli that only the few pods of
+160 milli or less can use: about 3 % of the cluster).
 
-:func:`repacking_reference` estimates that work-conserving level: it repacks the GPU parts of the
+:func:`repacking_reference` gives a level to compare with: it repacks the GPU parts of the
 longest prefix of the arrivals that fits, offline, with best-fit decreasing (BFD uses at most
 11/9 OPT + 6/9 bins; Johnson 1973, Dósa 2007), then lets the rest of the window fill the gaps
 best-fit, as the online run would. It ignores CPU, memory, GPU models and node boundaries (a pod
 of k GPUs is k items of its per-GPU share, on k different GPUs), which favours it; BFD is not
-optimal, which can cost it a little. It is a reference figure, not a proof.
+optimal, which costs it: best-fit decreasing pairs a 470 with a 480 where a plan would pair
+470 + 470 and 480 + 460. A reference figure, not a bound: FGD-Planned
+(:mod:`jupyter_sched.placement.planned`) passes it on the ``gpushare`` workloads.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _bfd_bins(pods: Sequence[PodShape]) -> tuple[int, np.ndarray]:
 
 
 def repacking_reference(arrivals: Sequence[PodShape], gpus: int, *, pct: int = 100) -> float:
-    """Allocation ratio (%) a work-conserving policy could reach at ``pct`` % arrived GPU demand.
+    """Allocation ratio (%) of the arrivals repacked offline (best-fit decreasing) at ``pct`` % arrived demand.
 
     Args:
         arrivals: the run's arrival sequence (:func:`~.fgd_protocol.arrival_order`).
