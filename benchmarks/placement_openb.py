@@ -78,6 +78,11 @@ def _seeds(text: str) -> list[int]:
     return out
 
 
+def _num(value: float, width: int, spec: str) -> str:
+    """``value`` formatted to ``width``, or a right-aligned '-' where there is none (NaN)."""
+    return f"{'-':>{width}s}" if pd.isna(value) else f"{format(value, spec):>{width}s}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workloads", default="default", help="comma list or 'all' (the 17 of the paper)")
@@ -93,9 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="replays run at once (processes)")
     args = parser.parse_args(argv)
     workloads = list(OPENB_WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
-    policies = args.policies.split(",")
-    seeds: list[int] = args.seeds
     known = (*PAPER_POLICIES, *OUR_POLICIES)
+    by_lower = {p.lower(): p for p in known}   # fgd-planned = FGD-Planned, as in simulate and the config
+    policies = [by_lower.get(p.strip().lower(), p) for p in args.policies.split(",")]
+    seeds: list[int] = args.seeds
     if unknown := [w for w in workloads if w not in OPENB_WORKLOADS]:
         parser.error(f"--workloads: unknown {', '.join(unknown)}; use 'all' or some of {', '.join(OPENB_WORKLOADS)}")
     if unknown := [p for p in policies if p not in known]:
@@ -140,15 +146,18 @@ def main(argv: list[str] | None = None) -> int:
     fgd_pub = pub.xs("FGD", level="policy") if "FGD" in pub.index.get_level_values("policy") else None
     print(f"\nAllocation ratio (%) at 100 % / 130 % arrived GPU demand; seeds {','.join(map(str, seeds))}; "
           "published = per-seed mean of the FGD authors' simulator")
+    print("('-': the paper publishes no result for our policies; 'vs pubFGD' compares them with its FGD)")
     print(f"{'workload':12s} {'policy':16s} {'ours@100':>8s} {'pub@100':>8s} {'diff':>6s}   "
-          f"{'ours@130':>8s} {'pub@130':>8s} {'diff':>6s}   {'vs pubFGD@100':>13s}")
+          f"{'ours@130':>8s} {'pub@130':>8s} {'diff':>6s}   {'vs pubFGD@100':>13s} {'@130':>6s}")
     for (workload, policy), r in table.iterrows():
-        d100 = r["alloc100"] - r["pub100"] if pd.notna(r["pub100"]) else float("nan")
-        d130 = r["alloc130"] - r["pub130"] if pd.notna(r["pub130"]) else float("nan")
-        vs = (r["alloc100"] - fgd_pub.loc[workload, "100"]) if fgd_pub is not None and workload in fgd_pub.index \
-            else float("nan")
-        print(f"{workload:12s} {policy:16s} {r['alloc100']:8.2f} {r['pub100']:8.2f} {d100:+6.2f}   "
-              f"{r['alloc130']:8.2f} {r['pub130']:8.2f} {d130:+6.2f}   {vs:+13.2f}")
+        d100 = r["alloc100"] - r["pub100"]
+        d130 = r["alloc130"] - r["pub130"]
+        has_fgd = fgd_pub is not None and workload in fgd_pub.index
+        vs100 = r["alloc100"] - fgd_pub.loc[workload, "100"] if has_fgd else float("nan")
+        vs130 = r["alloc130"] - fgd_pub.loc[workload, "130"] if has_fgd else float("nan")
+        print(f"{workload:12s} {policy:16s} {r['alloc100']:8.2f} {_num(r['pub100'], 8, '.2f')} "
+              f"{_num(d100, 6, '+.2f')}   {r['alloc130']:8.2f} {_num(r['pub130'], 8, '.2f')} "
+              f"{_num(d130, 6, '+.2f')}   {_num(vs100, 13, '+.2f')} {_num(vs130, 6, '+.2f')}")
 
     if refs is not None:
         ref = refs.groupby("workload")["ref100"].mean()

@@ -40,14 +40,17 @@ from .fgd import FloatArray, IntArray
 
 __all__ = ["PLAN_GRID", "FillPlan", "solve_fill_plan"]
 
-_MAX_COLUMNS = 200
-"""Column-generation rounds before settling for the best plan so far (openb's default needs ~20)."""
+_MAX_ROUNDS = 40
+"""Column-generation rounds, per LP, before settling for the best plan so far. openb's workloads
+converge in 3-5 rounds; the cap bounds a solve (0.3 s here with all 99 sizes) and keeps it
+deterministic, where a time budget would make placements depend on the machine's speed."""
 PLAN_GRID = 10
 """Share sizes are planned in steps of this many milli-GPUs, rounded up (openb's sizes are all
-multiples of 10): at most 99 sizes and a 100-cell knapsack, so a plan takes well under a second
-however many distinct fractions users ask for."""
+multiples of 10): at most 99 sizes and a 100-cell knapsack."""
 _COLUMNS_PER_ROUND = 10
-_TOLERANCE = 1e-9
+_TOLERANCE = 1e-7
+"""A fill counts as worth more than one GPU above ``1 + _TOLERANCE``: HiGHS's duals are exact to
+about 1e-9, and smaller thresholds chase the solver's own rounding."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,12 @@ class FillPlan:
     gpus: float
     fills: tuple[tuple[tuple[tuple[int, int], ...], float], ...]
     value: FloatArray
+
+    def __post_init__(self) -> None:
+        if len(self.sizes) != len(self.prices) or np.shape(self.value) != (GPU_MILLI + 1,):
+            raise ValueError(f"a FillPlan needs one price per size and a value table of {GPU_MILLI + 1} "
+                             f"entries, got {len(self.sizes)} sizes, {len(self.prices)} prices and "
+                             f"{np.shape(self.value)}")
 
     def price(self, size: int) -> float:
         """Price of ``size`` in milli-GPUs: the dual for a planned size, else ``V(size)``.
@@ -94,7 +103,12 @@ class FillPlan:
         Raises:
             ValueError: a ``free`` below ``size`` or above 1000.
         """
-        free = np.asarray(free, dtype=np.int64)
+        if not _is_int(size) or not 1 <= size <= GPU_MILLI:
+            raise ValueError(f"share size must be a whole number of milli-GPUs in 1..{GPU_MILLI}, got {size!r}")
+        raw = np.asarray(free)
+        if raw.dtype.kind not in "iu":
+            raise ValueError(f"free milli-GPUs must be integers, got an array of {raw.dtype}")
+        free = raw.astype(np.int64)
         if free.size and (int(free.min()) < size or int(free.max()) > GPU_MILLI):
             raise ValueError(f"free milli-GPUs must be in {size}..{GPU_MILLI} for a {size}-milli share")
         cost = self.value[free] - self.value[free - size] - self.price(size)
@@ -113,23 +127,40 @@ def solve_fill_plan(demand: Mapping[int, float]) -> FillPlan:
         The plan; cached on the demand, so engine cycles with the same live shapes solve once.
 
     Raises:
-        ValueError: a size outside 1..999 or a weight that is not finite and positive.
+        ValueError: ``demand`` not a mapping, a size that is not a whole number in 1..999, or a
+            weight that is not a finite positive number.
     """
+    if not isinstance(demand, Mapping):
+        raise ValueError(f"demand must map share sizes to weights, got {type(demand).__name__}")
+    weights: dict[int, float] = {}
     for size, weight in demand.items():
-        if not 1 <= size < GPU_MILLI:
-            raise ValueError(f"share size must be 1..{GPU_MILLI - 1} milli-GPUs, got {size}")
-        if not (math.isfinite(weight) and weight > 0):
-            raise ValueError(f"demand of {size}-milli shares must be finite and > 0, got {weight}")
+        if not _is_int(size) or not 1 <= size < GPU_MILLI:
+            raise ValueError(f"share size must be a whole number of milli-GPUs in 1..{GPU_MILLI - 1}, got {size!r}")
+        try:
+            value = float(weight)
+        except (TypeError, ValueError, OverflowError):
+            value = math.nan
+        number = isinstance(weight, (int, float, np.integer, np.floating)) and not isinstance(weight, bool)
+        if not number or not (math.isfinite(value) and value > 0):
+            raise ValueError(f"demand of {size}-milli shares must be a finite number > 0, got {weight!r}")
+        weights[int(size)] = value
+    top = max(weights.values(), default=1.0)
     planned: dict[int, float] = {}
-    for size, weight in demand.items():
+    for size, value in weights.items():
         if _planned_size(size) < GPU_MILLI:
-            planned[_planned_size(size)] = planned.get(_planned_size(size), 0.0) + weight
+            # scaled by the largest weight first: a sum of two 1e308 weights must not overflow
+            planned[_planned_size(size)] = planned.get(_planned_size(size), 0.0) + value / top
     if not planned:
         return FillPlan((), (), 0.0, (), np.zeros(GPU_MILLI + 1))
     total = sum(planned.values())
-    # normalised and rounded so that equal distributions share one cache entry
+    # normalised and rounded so that equal distributions share one cache entry; a size below
+    # 1e-9 of the demand counts as none
     key = tuple(sorted((s, round(w / total, 9)) for s, w in planned.items()))
     return _solve(key)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _planned_size(size: int) -> int:
@@ -148,7 +179,7 @@ def _solve(key: tuple[tuple[int, float], ...]) -> FillPlan:
     columns = [np.where(np.arange(len(sizes)) == i, GPU_MILLI // s, 0) for i, s in enumerate(sizes)]
     prices = np.zeros(len(sizes))
     x = np.zeros(0)
-    for _ in range(_MAX_COLUMNS):
+    for _ in range(_MAX_ROUNDS):
         a = np.array(columns, dtype=np.float64).T                  # sizes x fills
         res = linprog(np.ones(a.shape[1]), A_ub=-a, b_ub=-need, bounds=(0, None), method="highs")
         if res.status != 0:  # cannot happen: the single-size fills always cover the demand
@@ -181,8 +212,8 @@ def _volume_like_prices(sizes: IntArray, need: FloatArray, gpus: float, columns:
     LP is indifferent, the price nearest a share's volume is the natural one and does not depend on
     the solver: minimise ``sum_s d_s |y_s - s/1000|`` subject to dual optimality ``sum_s d_s y_s =
     gpus`` and dual feasibility (no fill worth more than one GPU), adding violated fills from the
-    knapsack as in the primal. Prices are rounded to 6 decimals. Keeps ``prices`` if that LP
-    cannot be solved.
+    knapsack as in the primal (at most :data:`_MAX_ROUNDS` rounds; then the last optimal prices
+    found). Prices are rounded to 6 decimals. Keeps ``prices`` if that LP cannot be solved.
     """
     from scipy.optimize import linprog
 
@@ -194,8 +225,9 @@ def _volume_like_prices(sizes: IntArray, need: FloatArray, gpus: float, columns:
     abs_rows = np.block([[eye, -eye], [-eye, -eye]])
     abs_rhs = np.concatenate([target, -target])
     rows = [np.asarray(c, dtype=np.float64) for c in columns]
+    known = {np.asarray(c, dtype=np.int64).tobytes() for c in columns}
     best = prices
-    for _ in range(_MAX_COLUMNS):
+    for _ in range(_MAX_ROUNDS):
         fills = np.hstack([np.array(rows), np.zeros((len(rows), n))])
         optimal = np.concatenate([-need, np.zeros(n)])[None, :]
         res = linprog(cost, A_ub=np.vstack([fills, abs_rows, optimal]),
@@ -203,12 +235,14 @@ def _volume_like_prices(sizes: IntArray, need: FloatArray, gpus: float, columns:
                       bounds=(0, None), method="highs")
         if res.status != 0:
             return best
-        y = np.round(np.maximum(res.x[:n], 0.0), 6)   # drop the solver's 1e-9 noise: 1/3 stays 1/3 to 6 places
-        new = _improving_fills(sizes // unit, y, GPU_MILLI // unit)
+        y = np.maximum(res.x[:n], 0.0)
+        best = np.round(y, 6)   # drop the solver's 1e-9 noise: 1/3 stays 1/3 to 6 places
+        new = [c for c in _improving_fills(sizes // unit, y, GPU_MILLI // unit) if c.tobytes() not in known]
         if not new:
-            return np.asarray(y, dtype=np.float64)
+            break   # dual feasible: no fill is worth more than one GPU
+        known.update(c.tobytes() for c in new)
         rows.extend(np.asarray(c, dtype=np.float64) for c in new)
-    return best
+    return np.asarray(best, dtype=np.float64)
 
 
 def _knapsack(sizes: IntArray, prices: FloatArray, capacity: int) -> tuple[FloatArray, IntArray]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from jupyter_sched.placement.fill_plan import PLAN_GRID, solve_fill_plan
+from jupyter_sched.placement.fill_plan import PLAN_GRID, FillPlan, solve_fill_plan
 
 
 def fills_of(plan_fills: tuple[tuple[tuple[tuple[int, int], ...], float], ...]) -> dict[tuple[tuple[int, int], ...], float]:
@@ -88,19 +88,54 @@ def test_no_shares_give_an_empty_plan() -> None:
 
 
 @pytest.mark.parametrize("demand, match", [
-    ({1000: 1.0}, "share size must be 1..999"),
-    ({0: 1.0}, "share size must be 1..999"),
-    ({470: 0.0}, "finite and > 0"),
-    ({470: float("nan")}, "finite and > 0"),
-], ids=["whole GPU", "zero size", "zero weight", "NaN weight"])
-def test_bad_demand_is_refused_naming_the_size(demand: dict[int, float], match: str) -> None:
+    ({1000: 1.0}, r"share size must be a whole number of milli-GPUs in 1\.\.999, got 1000"),
+    ({0: 1.0}, "share size must be .* got 0"),
+    ({"470": 1.0}, "share size must be .* got '470'"),
+    ({True: 1.0}, "share size must be .* got True"),
+    ({470: 0.0}, "470-milli shares must be a finite number > 0, got 0.0"),
+    ({470: float("nan")}, "finite number > 0"),
+    ({470: "1"}, "finite number > 0, got '1'"),
+    ({470: 10**400}, "finite number > 0"),
+    ([470], "demand must map share sizes to weights, got list"),
+], ids=["whole GPU", "zero size", "string size", "bool size", "zero weight", "NaN weight", "string weight",
+        "weight beyond float", "not a mapping"])
+def test_bad_demand_is_refused_naming_the_size(demand: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        solve_fill_plan(demand)
+        solve_fill_plan(demand)  # type: ignore[arg-type]
 
 
-def test_waste_refuses_a_gpu_too_small_for_the_share() -> None:
-    with pytest.raises(ValueError, match=r"must be in 470\.\.1000"):
-        solve_fill_plan({470: 1.0}).waste(470, np.array([400]))
+def test_huge_weights_keep_their_proportions() -> None:
+    """Weights are scaled before they are summed: two 1.7e308 weights must not overflow to inf."""
+    plan = solve_fill_plan({470: 1.7e308, 320: 1.7e308})
+    assert plan.gpus == solve_fill_plan({470: 1.0, 320: 1.0}).gpus > 0
+
+
+@pytest.mark.parametrize("size, free, match", [
+    (470, [400], r"must be in 470\.\.1000"),
+    (-100, [950], "share size must be a whole number"),
+    (0, [950], "share size must be a whole number"),
+    (320.5, [950], "share size must be a whole number"),
+    (320, [500.7], "free milli-GPUs must be integers"),
+    (320, [float("nan")], "free milli-GPUs must be integers"),
+], ids=["gpu too small", "negative size", "zero size", "fractional size", "fractional free", "NaN free"])
+def test_waste_refuses_bad_sizes_and_free_capacity(size: float, free: list[float], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        solve_fill_plan({470: 1.0}).waste(size, np.array(free))  # type: ignore[arg-type]
+
+
+def test_a_plan_needs_a_full_value_table() -> None:
+    with pytest.raises(ValueError, match="value table of 1001 entries"):
+        FillPlan((470,), (0.5,), 0.5, (), np.zeros(10))
+
+
+def test_prices_that_need_many_rounds_converge_quickly_and_stay_exact() -> None:
+    """420 and 150: prices where rounding to 6 decimals once made every round look improvable."""
+    plan = solve_fill_plan({420: 5.0, 150: 4.0})
+    value = dict(zip(plan.sizes, plan.prices, strict=True))
+    # fills: 420 + 420 + 150 (one GPU) covers 2 x 420 and 1 x 150; the rest of the 150s go 6 a GPU
+    assert plan.gpus * 9 == pytest.approx(2.5 + (4 - 2.5) / 6)
+    assert 2 * value[420] + value[150] == pytest.approx(1.0, abs=1e-5)   # prices carry 6 decimals
+    assert value[150] == pytest.approx(1 / 6, abs=1e-6)
 
 
 def test_sizes_are_planned_on_a_10_milli_grid_rounded_up() -> None:
