@@ -35,7 +35,9 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
     src.add_argument("scenario", nargs="?", help="scenario YAML file")
     src.add_argument("--openb", metavar="WORKLOAD", help="openb pod list (e.g. default, gpushare40)")
     src.add_argument("--tiresias", metavar="SPEC", help="Tiresias cluster spec (e.g. n32g4)")
-    sim.add_argument("--policy", default="FGD", help="placement policy for --openb (default FGD)")
+    sim.add_argument("--policy", default="FGD",
+                     help="placement policy for --openb: the paper's Random, DotProduct, GpuClustering, GpuPacking, "
+                          "BestFit or FGD (default), or ours, FGD-Balanced or FGD-Planned (the best)")
     sim.add_argument("--seed", type=int, default=42, help="shuffle seed for --openb (default 42)")
     sim.add_argument("--speedup", type=float, default=1.0, help="arrival-rate multiplier for --tiresias")
     sim.add_argument("--out", help="folder for CSV files and HTML figures")
