@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import GPU_MILLI, ResourceRequest
+from ..model import GPU_MILLI, Node, ResourceRequest
 from .placer import Flavor
 from .state import ClusterState
 
@@ -43,7 +43,7 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     if request.gpus == 0:
         if not any(flavor.pools for flavor in flavors):
             return FitReason("Unschedulable", "no ready node passes the job's node selector and tolerations")
-        return None
+        return _host_too_small(request, flavors, state)
     wanted = " or ".join(request.gpu_models) if request.gpu_models else "any model"
     if not flavors:
         have = sorted({m for m in state.gpu_model})
@@ -84,7 +84,45 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             f"needs {request.total_gpus} GPUs of {wanted} but only {total} exist{why_not}",
             {"requested": request.total_gpus, "capacity": total, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
-    return None
+    return _host_too_small(request, flavors, state)
+
+
+def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:
+    """Why no node that could hold the GPUs has the CPU and host memory of one worker, or None.
+
+    A node's capacity 0 means "not tracked" and never blocks. GPUs are counted as in
+    :func:`_structural` (healthy or not), so only a structural impossibility rejects.
+    """
+    if not request.cpu_millis and not request.memory_mib:
+        return None
+    candidates: list[Node] = []
+    for flavor in flavors:
+        for pid in flavor.pools:
+            for node in state.pools[pid].nodes:
+                gpus = sum(1 for g in state.node_gpus[node]
+                           if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model))
+                if gpus < request.gpus:
+                    continue
+                spec = state.nodes[node]
+                if (not spec.cpu_millis or spec.cpu_millis >= request.cpu_millis) and \
+                        (not spec.memory_mib or spec.memory_mib >= request.memory_mib):
+                    return None   # the usual answer, found at the first node big enough
+                candidates.append(spec)
+    if not candidates:
+        return None
+    cpu = max((n.cpu_millis for n in candidates if n.cpu_millis), default=0)
+    memory = max((n.memory_mib for n in candidates if n.memory_mib), default=0)
+    too_big = []
+    if request.cpu_millis and cpu and request.cpu_millis > cpu:
+        too_big.append(f"{request.cpu_millis} millicores CPU (the largest node has {cpu})")
+    if request.memory_mib and memory and request.memory_mib > memory:
+        too_big.append(f"{request.memory_mib} MiB host memory (the largest node has {memory})")
+    if not too_big:   # each fits some node, but no node holds both at once
+        too_big.append(f"{request.cpu_millis} millicores CPU and {request.memory_mib} MiB host memory "
+                       f"on one node (no node has both)")
+    return FitReason("Unschedulable", "each worker needs " + " and ".join(too_big),
+                     {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
+                      "max_node_cpu_millis": cpu, "max_node_memory_mib": memory})
 
 
 def _structural(state: ClusterState, flavor: Flavor, request: ResourceRequest) -> tuple[int, int]:

@@ -471,3 +471,34 @@ def test_a_share_that_does_not_fit_reads_as_english(model: str, want: str) -> No
     busy = running(make_job("busy", gpus=1, milli=800, models=[model]), node="n1", milli=800)
     result = run_cycle(snapshot([node], [busy, make_job("share", gpus=1, milli=500, models=[model])]))
     assert want in result.pending[0].reason.message
+
+
+HOST_CASES = [
+    pytest.param(make_job("cpu-hog", gpus=0, cpu_millis=500_000), "each worker needs 500000 millicores CPU "
+                 "(the largest node has 128000)", id="a CPU-only job asking more cores than any node has"),
+    pytest.param(make_job("gpu-hog", gpus=1, memory_mib=2_000_000), "each worker needs 2000000 MiB host memory "
+                 "(the largest node has 1048576)", id="a GPU job asking more host memory than any node has"),
+    pytest.param(make_job("both", gpus=0, cpu_millis=100_000, memory_mib=1_000_000), "on one node (no node has both)",
+                 id="CPU and memory that fit different nodes but never one"),
+    pytest.param(make_job("wide", gpus=8, cpu_millis=100_000), "each worker needs 100000 millicores CPU "
+                 "(the largest node has 64000)", id="only nodes with enough GPUs count for the CPU check"),
+]
+
+
+@pytest.mark.parametrize("job, message", HOST_CASES)
+def test_a_worker_larger_than_every_node_is_rejected_with_numbers(job: Job, message: str) -> None:
+    """CPU and host memory are structural too: a request no node can ever hold is rejected, not left pending."""
+    nodes = [make_node("big-cpu", gpus=2, cpu_millis=128_000, host_memory_mib=262_144),
+             make_node("big-mem", gpus=8, cpu_millis=64_000, host_memory_mib=1_048_576),
+             make_node("no-gpus", gpus=0, cpu_millis=32_000, host_memory_mib=65_536)]
+    result = run_cycle(snapshot(nodes, [job]), SchedulingProfile())
+    assert [(r.job_id, r.reason.code) for r in result.rejects] == [(job.id, "Unschedulable")]
+    assert message in result.rejects[0].reason.message
+
+
+def test_untracked_cpu_never_rejects_and_a_fitting_worker_is_admitted() -> None:
+    nodes = [make_node("tracked", gpus=1, cpu_millis=8_000), make_node("untracked", gpus=1)]
+    result = run_cycle(snapshot(nodes, [make_job("j", cpu_millis=64_000)]), SchedulingProfile())
+    assert [a.allocation.node for a in result.admits] == ["untracked"]
+    fits = run_cycle(snapshot(nodes[:1], [make_job("k", cpu_millis=8_000)]), SchedulingProfile())
+    assert [a.job_id for a in fits.admits] == ["k"]

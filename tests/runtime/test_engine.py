@@ -552,3 +552,21 @@ def test_a_job_admitted_but_never_started_before_a_crash_is_requeued_not_lost(sq
     assert svc.get_job(job["id"], user="ana")["not_before"] is None  # never started: no backoff penalty
     wait_until(lambda: state_of(svc, job["id"]) == "succeeded", "the requeued job to run", tick=svc.tick)
     assert check_integrity(svc.store).ok
+
+
+def test_a_worker_bigger_than_every_node_is_refused_at_submit_naming_cpu(sqlite_db: str, tmp_path: Path) -> None:
+    """A CPU or host-memory request no node can hold is a 422 at submit, like too many GPUs, not a forever-pending job."""
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text("nodes:\n  - {name: a, gpu_count: 2, gpu_model: A100, gpu_memory: 80GiB, cpus: 16, memory: 64GiB}\n"
+                     "  - {name: b, gpu_count: 2, gpu_model: A100, gpu_memory: 80GiB, cpus: 64, memory: 256GiB}\n")
+    svc = SchedulerService.from_config(extension_settings(tmp_path, sqlite_db, inventory_source="static",
+                                                          inventory_file=str(nodes)))
+    with pytest.raises(UnschedulableError) as info:
+        svc.submit({"gpus": 1, "cpu": 500, "command": ["true"]}, user="ana")
+    assert info.value.field == "cpu" and "500000 millicores CPU (the largest node has 64000)" in str(info.value)
+    with pytest.raises(UnschedulableError) as info:
+        svc.submit({"gpus": 0, "memory": "1TiB", "command": ["true"]}, user="ana")
+    assert info.value.field == "memory" and "(the largest node has 262144)" in str(info.value)
+    assert svc.list_jobs(user=None) == []   # nothing refused was stored
+    fits = svc.submit({"gpus": 1, "cpu": 48, "command": ["true"]}, user="ana")
+    assert fits["state"] == "pending"
