@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--gpus", help="GPUs: whole number, or a fraction below 1 (default 1)")
     submit.add_argument("--model", help="acceptable GPU model(s), comma separated, e.g. A100,H100")
     submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
+    submit.add_argument("--cpu", help="CPU cores per worker, e.g. 8 or 0.5 (default: not reserved)")
+    submit.add_argument("--memory", help='host memory per worker, e.g. "64GiB" (default: not reserved)')
     submit.add_argument("--priority", choices=["high", "normal", "low"], help="priority class (default normal)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
@@ -172,10 +174,10 @@ def _submit(client: Any, args: argparse.Namespace, out: TextIO) -> int:
         body["notebook"] = args.notebook
     elif argv:
         body["command"] = argv
-    for key in ("gpus", "model", "mem_per_gpu", "priority", "team", "name", "time_limit", "profile"):
+    for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
         value = getattr(args, key)
         if value is not None:
-            body[key] = _number_or_text(value) if key == "gpus" else value
+            body[key] = _number_or_text(value) if key in ("gpus", "cpu") else value
     if args.nvlink:
         body["nvlink"] = True
     if args.env:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -75,6 +76,16 @@ async def test_submit_with_bad_gpus_names_the_field(cli: Any) -> None:
     run = await cli("submit", "--gpus", "two", "--", "true")
     assert run.code == EXIT_REFUSED
     assert "[gpus]" in run.err and run.err.count("\n") == 1
+
+
+async def test_submit_reserves_cpu_and_host_memory_and_names_a_bad_value(cli: Any) -> None:
+    run = await cli("--json", "submit", "--gpus", "0", "--cpu", "0.5", "--memory", "1GiB", "--name", "small",
+                    "--", "true")
+    assert run.code == EXIT_OK, run.err
+    resources = json.loads(run.out)["resources"]
+    assert (resources["cpu_millis"], resources["memory_mib"]) == (500, 1024)
+    bad = await cli("submit", "--cpu", "lots", "--", "true")
+    assert bad.code == EXIT_REFUSED and "[cpu]" in bad.err and bad.err.count("\n") == 1
 
 
 async def test_no_server_is_one_line_and_exit_3(cli: Any, tmp_path: Path) -> None:
