@@ -112,3 +112,23 @@ def test_plan_weight_must_be_finite_and_not_negative(weight: float) -> None:
 def test_the_protocol_names_it_our_best_policy() -> None:
     plugin = make_policy("FGD-Planned", [share(470), share(320)], np.random.default_rng(0))
     assert isinstance(plugin, FgdPlannedScore) and plugin.plan.sizes == (320, 470)
+
+
+@pytest.mark.parametrize("plugin_class", [FgdScore, FgdBalancedScore, FgdPlannedScore])
+def test_rows_left_out_of_one_call_are_scored_on_their_current_state_later(plugin_class: type[FgdScore]) -> None:
+    """score_nodes refreshes only the nodes it is asked about; a node skipped while it changed
+    must not keep an old score when it is asked about again."""
+    nodes = tuple(one_gpu_node(f"n{i}") for i in range(3))
+    arrays = ClusterState(Inventory(nodes=nodes)).node_arrays()
+    plugin = plugin_class(TYPICAL)
+    all_nodes = np.array([0, 1, 2])
+    plugin.score_nodes(arrays, share(230), all_nodes)
+    arrays.allocate(2, (0,), share(650))                      # n2 changes while it is not asked about
+    plugin.score_nodes(arrays, share(230), np.array([0, 1]))
+    plugin.score_nodes(arrays, share(470), np.array([0]))
+    arrays.allocate(1, (0,), share(470))
+    later = plugin.score_nodes(arrays, share(230), all_nodes)
+    # ground truth: a new plugin per node, asked about that node alone
+    fresh = [plugin_class(TYPICAL).score_nodes(arrays, share(230), np.array([i]))[0] for i in range(3)]
+    assert list(later) == fresh and len(set(fresh)) > 1   # the three states score differently
+    assert plugin.cluster_frag(arrays) == plugin_class(TYPICAL).cluster_frag(arrays)
