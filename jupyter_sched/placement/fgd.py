@@ -533,7 +533,7 @@ class FgdScore:
         own state, so scores are cached per request shape ``(cpu, gpus, gpu_milli)`` and only the
         rows of ``nodes`` that changed since that shape last scored them are recomputed (rows not
         asked about stay stale until a call asks: near saturation most nodes are infeasible for
-        most shapes, and skipping them saves ~15 % of a replay). Remembers the GPU chosen per node
+        most shapes, and skipping them saves about 10 % of a replay). Remembers the GPU chosen per node
         for :meth:`pick_gpus`.
         """
         model = self._refresh(arrays, nodes)
