@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -259,6 +260,8 @@ def _number_or_text(value: str) -> float | int | str:
         number = float(value)
     except ValueError:
         return value  # the server names the field and the fix
+    if not math.isfinite(number):
+        return value  # "inf" / "nan" go as text, which JSON can carry, and the server refuses them by name
     return int(number) if number.is_integer() else number
 
 

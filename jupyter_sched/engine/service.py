@@ -560,10 +560,9 @@ class SchedulerService:
             self._fits_cache[key] = rejected
         if rejected is not None:
             cls = QuotaError if rejected.code in _QUOTA_CODES else UnschedulableError
-            host = rejected.details.get("max_node_cpu_millis") is not None   # too big a worker for any node
-            field = ("cpu" if job.spec.resources.cpu_millis else "memory") if host else "gpus"
-            hint = rejected.unblock or ("ask for at most what the largest node has" if host else None)
-            raise cls(rejected.message, field=field, hint=hint, details={"reason": reason_to_dict(rejected)})
+            field = rejected.details.get("field", "gpus")   # cpu, memory or workers for host-size reasons
+            raise cls(rejected.message, field=field, hint=rejected.unblock or None,
+                      details={"reason": reason_to_dict(rejected)})
 
     def submit(self, body: Mapping[str, Any], *, user: str, kind: str | JobKind | None = None) -> dict[str, Any]:
         """Validate, check it can ever fit, commit, kick the engine; return the job (state ``pending``).

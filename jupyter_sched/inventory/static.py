@@ -31,6 +31,7 @@ import yaml
 
 from ..errors import ValidationError
 from ..model import GPU, Health, Inventory, MigDevice, Node, parse_memory_mib
+from ..model.resources import MAX_CPU_MILLIS, MAX_MEMORY_MIB
 
 __all__ = ["StaticInventory", "inventory_from_mapping"]
 
@@ -116,9 +117,9 @@ def _node(raw: Any, where: str) -> Node:
                 cpu_millis=_cpu_millis(raw, where), memory_mib=_host_memory_mib(raw, where))
 
 
-_MAX_CORES = 100_000
+_MAX_CORES = MAX_CPU_MILLIS // 1000
 """Most CPU cores a node may declare (the array view holds 64-bit millicores)."""
-_MAX_MEMORY_MIB = 1 << 30
+_MAX_MEMORY_MIB = MAX_MEMORY_MIB
 """Most host memory a node may declare: 1 PiB in MiB."""
 _NODE_KEYS = frozenset({"name", "labels", "gpus", "gpu_count", "gpu_model", "gpu_memory", "nvlink_pairs",
                         "cpus", "cpu_millis", "memory", "memory_mib"})

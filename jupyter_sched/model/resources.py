@@ -24,6 +24,11 @@ __all__ = [
 
 GPU_MILLI = 1000
 """Milli-GPUs in one whole GPU."""
+MAX_CPU_MILLIS = 100_000 * 1000
+"""Most CPU a node may declare, or a worker ask for: 100,000 cores, in millicores. Beyond any
+machine, and low enough that arithmetic on it stays in 64-bit integers."""
+MAX_MEMORY_MIB = 1 << 30
+"""Most host memory a node may declare, or a worker ask for: 1 PiB, in MiB."""
 
 
 

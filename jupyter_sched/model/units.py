@@ -6,6 +6,7 @@ none of them reads the clock.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -106,8 +107,8 @@ def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
         raise ValidationError(f"{field} must be a memory size, got {value!r}", field=field,
                               hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
     if isinstance(value, (int, float)):
-        if value < 0:
-            raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,
+        if not math.isfinite(value) or value < 0:
+            raise ValidationError(f"{field} must be a finite size >= 0 (got {value})", field=field,
                                   hint="use a size in MiB or with a unit, e.g. 20GiB")
         return int(value)
     match = _MEMORY.match(str(value))

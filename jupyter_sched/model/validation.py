@@ -6,13 +6,14 @@ Every error names the field (dotted path as in the request body) and the fix.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ValidationError
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest
 from .profiles import Profile
-from .resources import GPU_MILLI
+from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
 __all__ = ["parse_gpus", "spec_from_request"]
@@ -88,13 +89,40 @@ def _str(body: Mapping[str, Any], key: str, default: str | None = None) -> str |
 
 def _int(body: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -> int:
     value = body.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value):
         raise ValidationError(f"{key} must be an integer (got {value!r})", field=key,
                               hint=f"give {key} as a whole number >= {minimum}")
     if value < minimum:
         raise ValidationError(f"{key} must be >= {minimum} (got {value})", field=key,
                               hint=f"give {key} as a whole number >= {minimum}")
     return int(value)
+
+
+def _cpu_millis(body: Mapping[str, Any]) -> int:
+    """CPU per worker in millicores, from ``cpu_millis`` or ``cpu`` (cores; a number or a decimal string)."""
+    if body.get("cpu_millis") is not None:
+        millis = _int(body, "cpu_millis", 0)
+        field, shown = "cpu_millis", f"{millis} millicores"
+    elif body.get("cpu") is not None:
+        value = body["cpu"]
+        text = value.strip() if isinstance(value, str) else None
+        number = float(text) if text is not None and _DECIMAL.fullmatch(text) else value
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+                or number < 0:
+            raise ValidationError(f"cpu must be a number of cores >= 0 (got {value!r})", field="cpu",
+                                  hint="use e.g. 4 or 0.5")
+        millis = round(number * 1000)
+        field, shown = "cpu", f"{number:g} cores"
+    else:
+        return 0
+    if millis > MAX_CPU_MILLIS:
+        raise ValidationError(f"{field} must be at most {MAX_CPU_MILLIS // 1000:,} cores per worker (got {shown})",
+                              field=field, hint="ask for the cores one worker needs, e.g. 8")
+    return millis
+
+
+_DECIMAL = re.compile(r"\d+(\.\d*)?|\.\d+")
 
 
 def _str_list(value: Any, key: str) -> tuple[str, ...]:
@@ -208,16 +236,11 @@ def spec_from_request(
                     hint="models here: " + (", ".join(sorted(known_models)) or "none"))
     mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
     min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
-    cpu = merged.get("cpu_millis")
-    if cpu is None and merged.get("cpu") is not None:
-        try:
-            cpu = round(float(merged["cpu"]) * 1000)
-        except (TypeError, ValueError):
-            raise ValidationError(f"cpu must be a number of cores (got {merged['cpu']!r})", field="cpu",
-                                  hint="use e.g. 4 or 0.5") from None
-        if cpu < 0:
-            raise ValidationError(f"cpu must be >= 0 (got {merged['cpu']})", field="cpu", hint="use e.g. 4")
+    cpu = _cpu_millis(merged)
     memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
+    if memory > MAX_MEMORY_MIB:
+        raise ValidationError(f"memory must be at most 1 PiB per worker (got {memory} MiB)", field="memory",
+                              hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
     nvlink = merged.get("nvlink", False)
     if not isinstance(nvlink, bool):
@@ -225,7 +248,7 @@ def spec_from_request(
     resources = ResourceRequest(
         gpus=gpus, gpu_milli=milli, gpu_models=models, min_memory_mib=min_memory,
         mig_profile=_str(merged, "mig_profile"), nvlink=nvlink,
-        cpu_millis=int(cpu or 0), memory_mib=memory, workers=workers,
+        cpu_millis=cpu, memory_mib=memory, workers=workers,
         node_selector=_str_map(merged.get("node_selector"), "node_selector"),
         tolerations=_str_list(merged.get("tolerations"), "tolerations"),
     )

@@ -8,10 +8,11 @@ the cycle rejects the job up front, with the numbers, and never preempts for it 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import GPU_MILLI, Node, ResourceRequest
+from ..model import GPU_MILLI, ResourceRequest
 from .placer import Flavor
 from .state import ClusterState
 
@@ -27,6 +28,8 @@ class FitReason:
     code: str
     message: str
     details: dict[str, Any] = field(default_factory=dict)
+    unblock: str = ""
+    """What the user can change so that the job fits (empty: the caller's default)."""
 
 
 def _n(milli: int) -> int | float:
@@ -88,41 +91,78 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
 
 
 def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:
-    """Why no node that could hold the GPUs has the CPU and host memory of one worker, or None.
+    """Why the job's workers can never all be held for lack of CPU or host memory, or None.
 
-    A node's capacity 0 means "not tracked" and never blocks. GPUs are counted as in
-    :func:`_structural` (healthy or not), so only a structural impossibility rejects.
+    Counts, per node, how many workers it could hold at once when empty: by its GPUs (those of
+    a flavor the request accepts, healthy or not), its CPU and its host memory (capacity 0 means
+    "not tracked" and never limits). Rejects when the nodes together hold fewer than
+    ``request.workers``; the reason names the field to change (``cpu``, ``memory`` or ``workers``).
     """
     if not request.cpu_millis and not request.memory_mib:
         return None
-    candidates: list[Node] = []
+    slots: dict[int, float] = {}
+    eligible: set[int] = set()   # nodes with the GPUs for one worker
+    held = 0.0
     for flavor in flavors:
         for pid in flavor.pools:
             for node in state.pools[pid].nodes:
-                gpus = sum(1 for g in state.node_gpus[node]
-                           if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model))
-                if gpus < request.gpus:
-                    continue
-                spec = state.nodes[node]
-                if (not spec.cpu_millis or spec.cpu_millis >= request.cpu_millis) and \
-                        (not spec.memory_mib or spec.memory_mib >= request.memory_mib):
-                    return None   # the usual answer, found at the first node big enough
-                candidates.append(spec)
-    if not candidates:
-        return None
-    cpu = max((n.cpu_millis for n in candidates if n.cpu_millis), default=0)
-    memory = max((n.memory_mib for n in candidates if n.memory_mib), default=0)
-    too_big = []
+                n, by_gpus = _worker_slots(request, state, node, flavor)
+                if by_gpus >= 1:
+                    eligible.add(node)
+                before = slots.setdefault(node, 0.0)
+                if n > before:
+                    held += n - before
+                    slots[node] = n
+                    if held >= request.workers:
+                        return None   # the usual answer, found at the first node big enough
+    if not eligible:
+        return None   # no node has the GPUs: the GPU checks above say why
+    nodes = [state.nodes[n] for n in eligible]
+    cpu = max((n.cpu_millis for n in nodes if n.cpu_millis), default=0)
+    memory = max((n.memory_mib for n in nodes if n.memory_mib), default=0)
+    details: dict[str, Any] = {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
+                               "workers": request.workers, "max_node_cpu_millis": cpu,
+                               "max_node_memory_mib": memory}
+    if held >= 1:   # one worker fits somewhere, the gang does not
+        return FitReason(
+            "Unschedulable",
+            f"needs {request.workers} workers of {request.cpu_millis} millicores CPU and {request.memory_mib} MiB "
+            f"host memory each, but the nodes can hold only {int(held)} at once",
+            dict(details, field="workers", max_workers=int(held)),
+            "resubmit with fewer workers or less CPU or memory per worker")
+    too_big, field = [], "cpu"
     if request.cpu_millis and cpu and request.cpu_millis > cpu:
         too_big.append(f"{request.cpu_millis} millicores CPU (the largest node has {cpu})")
     if request.memory_mib and memory and request.memory_mib > memory:
         too_big.append(f"{request.memory_mib} MiB host memory (the largest node has {memory})")
-    if not too_big:   # each fits some node, but no node holds both at once
+        field = "cpu" if len(too_big) == 2 else "memory"
+    if not too_big:   # each fits some node, but no node holds both (with the GPUs) at once
         too_big.append(f"{request.cpu_millis} millicores CPU and {request.memory_mib} MiB host memory "
-                       f"on one node (no node has both)")
-    return FitReason("Unschedulable", "each worker needs " + " and ".join(too_big),
-                     {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
-                      "max_node_cpu_millis": cpu, "max_node_memory_mib": memory})
+                       f"on one node{' with ' + str(request.gpus) + ' GPUs' if request.gpus else ''} "
+                       f"(no node has all of it)")
+    most = [f"{cpu} millicores CPU" if request.cpu_millis and cpu else "",
+            f"{memory} MiB host memory" if request.memory_mib and memory else ""]
+    return FitReason("Unschedulable", "each worker needs " + " and ".join(too_big), dict(details, field=field),
+                     "ask for at most " + " and ".join(m for m in most if m) + " per worker")
+
+
+def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flavor: Flavor) -> tuple[float, float]:
+    """Workers of ``request`` an empty ``node`` holds for ``flavor``: in all, and by its GPUs alone.
+
+    ``inf`` where nothing limits (no GPUs asked for, or capacity not tracked).
+    """
+    spec = state.nodes[node]
+    by_gpus = math.inf
+    if request.gpus:
+        gpus = sum(1 for g in state.node_gpus[node]
+                   if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model))
+        by_gpus = gpus * (GPU_MILLI // request.gpu_milli) if request.fractional else gpus // request.gpus
+    limits = [by_gpus]
+    if request.cpu_millis and spec.cpu_millis:
+        limits.append(spec.cpu_millis // request.cpu_millis)
+    if request.memory_mib and spec.memory_mib:
+        limits.append(spec.memory_mib // request.memory_mib)
+    return min(limits), by_gpus
 
 
 def _structural(state: ClusterState, flavor: Flavor, request: ResourceRequest) -> tuple[int, int]:

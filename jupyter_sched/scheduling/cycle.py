@@ -83,7 +83,7 @@ class _Cycle(Gates, Preempting, Defragmenting, Estimating):
             self.state.release(mask)  # a job that can never run holds nothing
             self.rejects.append(Reject(job.id, PendingReason(
                 code=never.code, message=never.message, details=never.details,
-                unblock="resubmit asking for fewer GPUs per worker or another GPU model")))
+                unblock=never.unblock or "resubmit asking for fewer GPUs per worker or another GPU model")))
             return
         gate = self._gates(job) if self.gated else None
         if gate is not None:

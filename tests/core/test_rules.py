@@ -478,10 +478,15 @@ HOST_CASES = [
                  "(the largest node has 128000)", id="a CPU-only job asking more cores than any node has"),
     pytest.param(make_job("gpu-hog", gpus=1, memory_mib=2_000_000), "each worker needs 2000000 MiB host memory "
                  "(the largest node has 1048576)", id="a GPU job asking more host memory than any node has"),
-    pytest.param(make_job("both", gpus=0, cpu_millis=100_000, memory_mib=1_000_000), "on one node (no node has both)",
+    pytest.param(make_job("both", gpus=0, cpu_millis=100_000, memory_mib=1_000_000), "on one node (no node has all of it)",
                  id="CPU and memory that fit different nodes but never one"),
     pytest.param(make_job("wide", gpus=8, cpu_millis=100_000), "each worker needs 100000 millicores CPU "
                  "(the largest node has 64000)", id="only nodes with enough GPUs count for the CPU check"),
+    pytest.param(make_job("gang", gpus=1, workers=2, cpu_millis=100_000), "needs 2 workers of 100000 millicores "
+                 "CPU and 0 MiB host memory each, but the nodes can hold only 1 at once",
+                 id="a gang whose workers fit one at a time but never together"),
+    pytest.param(make_job("gang2", gpus=2, workers=3, memory_mib=600_000), "the nodes can hold only 1 at once",
+                 id="memory limits a gang on the one node that has it"),
 ]
 
 
@@ -493,7 +498,18 @@ def test_a_worker_larger_than_every_node_is_rejected_with_numbers(job: Job, mess
              make_node("no-gpus", gpus=0, cpu_millis=32_000, host_memory_mib=65_536)]
     result = run_cycle(snapshot(nodes, [job]), SchedulingProfile())
     assert [(r.job_id, r.reason.code) for r in result.rejects] == [(job.id, "Unschedulable")]
-    assert message in result.rejects[0].reason.message
+    reason = result.rejects[0].reason
+    assert message in reason.message
+    field = reason.details["field"]
+    assert field == ("workers" if job.spec.resources.workers > 1 else
+                     "memory" if "MiB host memory (the largest" in message else "cpu")
+    assert ("fewer workers" if field == "workers" else "ask for at most") in reason.unblock
+
+
+def test_a_gang_that_fits_the_nodes_together_is_admitted() -> None:
+    nodes = [make_node("a", gpus=2, cpu_millis=64_000), make_node("b", gpus=2, cpu_millis=64_000)]
+    result = run_cycle(snapshot(nodes, [make_job("gang", gpus=1, workers=4, cpu_millis=32_000)]), SchedulingProfile())
+    assert [a.job_id for a in result.admits] == ["gang"] and not result.rejects
 
 
 def test_untracked_cpu_never_rejects_and_a_fitting_worker_is_admitted() -> None:

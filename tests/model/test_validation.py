@@ -38,7 +38,29 @@ BAD_BODIES = [
     pytest.param({"gpus": 1, "command": ["x" * 70000]}, "command", id="a huge command line is refused"),
     pytest.param({"gpus": 1, "command": ["x\x00"]}, "command", id="a NUL byte in the command is refused"),
     pytest.param({"gpus": 1, "command": ["x"], "time_limit_s": float("inf")}, "time_limit", id="an infinite time limit is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu": "inf"}, "cpu", id="infinite cores are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu": float("nan")}, "cpu", id="NaN cores are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu": True}, "cpu", id="a boolean is not a number of cores"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu": "1_0"}, "cpu", id="cores must be a plain decimal"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu": -1}, "cpu", id="negative cores are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu": 1e16}, "cpu", id="more cores than any machine are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu_millis": "lots"}, "cpu_millis", id="cpu_millis as a word is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu_millis": [1]}, "cpu_millis", id="cpu_millis as a list is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu_millis": -5}, "cpu_millis", id="negative cpu_millis are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu_millis": 1.5}, "cpu_millis", id="fractional millicores are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "cpu_millis": float("inf")}, "cpu_millis",
+                 id="infinite millicores are refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "memory": 1e30}, "memory", id="more memory than 1 PiB is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "memory": float("inf")}, "memory", id="infinite memory is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "memory_mib": float("nan")}, "memory", id="NaN memory is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "workers": float("inf")}, "workers", id="infinite workers are refused"),
 ]
+
+
+@pytest.mark.parametrize(("body", "millis"), [({"cpu": 0.5}, 500), ({"cpu": "2"}, 2000), ({"cpu": " 1.25 "}, 1250),
+                                              ({"cpu_millis": 1500}, 1500), ({"cpu": 100_000}, 100_000_000)])
+def test_cpu_is_read_in_cores_or_millicores(body: dict[str, object], millis: int) -> None:
+    assert spec_from_request({"gpus": 1, "command": ["x"], **body}, user="alice").resources.cpu_millis == millis
 
 
 @pytest.mark.parametrize(("body", "field"), BAD_BODIES)

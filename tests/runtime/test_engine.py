@@ -567,6 +567,13 @@ def test_a_worker_bigger_than_every_node_is_refused_at_submit_naming_cpu(sqlite_
     with pytest.raises(UnschedulableError) as info:
         svc.submit({"gpus": 0, "memory": "1TiB", "command": ["true"]}, user="ana")
     assert info.value.field == "memory" and "(the largest node has 262144)" in str(info.value)
+    with pytest.raises(UnschedulableError) as info:   # CPU fits; the field named is the one to change
+        svc.submit({"gpus": 1, "cpu": 8, "memory": "2048GiB", "command": ["true"]}, user="ana")
+    assert info.value.field == "memory" and info.value.hint == \
+        "ask for at most 64000 millicores CPU and 262144 MiB host memory per worker"
+    with pytest.raises(UnschedulableError) as info:   # one worker fits node b; two never fit together
+        svc.submit({"gpus": 1, "workers": 2, "cpu": 40, "command": ["true"]}, user="ana")
+    assert info.value.field == "workers" and "can hold only 1 at once" in str(info.value)
     assert svc.list_jobs(user=None) == []   # nothing refused was stored
     fits = svc.submit({"gpus": 1, "cpu": 48, "command": ["true"]}, user="ana")
     assert fits["state"] == "pending"

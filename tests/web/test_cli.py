@@ -84,8 +84,9 @@ async def test_submit_reserves_cpu_and_host_memory_and_names_a_bad_value(cli: An
     assert run.code == EXIT_OK, run.err
     resources = json.loads(run.out)["resources"]
     assert (resources["cpu_millis"], resources["memory_mib"]) == (500, 1024)
-    bad = await cli("submit", "--cpu", "lots", "--", "true")
-    assert bad.code == EXIT_REFUSED and "[cpu]" in bad.err and bad.err.count("\n") == 1
+    for value in ("lots", "inf", "nan", "-1"):
+        bad = await cli("submit", "--cpu", value, "--", "true")
+        assert bad.code == EXIT_REFUSED and "[cpu]" in bad.err and bad.err.count("\n") == 1, (value, bad.err)
 
 
 async def test_no_server_is_one_line_and_exit_3(cli: Any, tmp_path: Path) -> None:
