@@ -177,6 +177,7 @@ def _solve(key: tuple[tuple[int, float], ...]) -> FillPlan:
     need = np.array([w for _, w in key])
     unit = math.gcd(GPU_MILLI, *sizes.tolist())          # knapsack grid: 10 milli on openb
     columns = [np.where(np.arange(len(sizes)) == i, GPU_MILLI // s, 0) for i, s in enumerate(sizes)]
+    known = {c.tobytes() for c in columns}
     prices = np.zeros(len(sizes))
     x = np.zeros(0)
     for _ in range(_MAX_ROUNDS):
@@ -186,9 +187,7 @@ def _solve(key: tuple[tuple[int, float], ...]) -> FillPlan:
             raise RuntimeError(f"fill-plan LP failed: {res.message}")
         x = res.x
         prices = np.maximum(-res.ineqlin.marginals, 0.0)
-        new = _improving_fills(sizes // unit, prices, GPU_MILLI // unit)
-        known = {c.tobytes() for c in columns}
-        new = [c for c in new if c.tobytes() not in known]
+        new = _new_fills(sizes // unit, prices, GPU_MILLI // unit, known)
         if not new:
             break   # optimal: no fill is worth more than one GPU at these prices
         columns.extend(new)
@@ -237,10 +236,9 @@ def _volume_like_prices(sizes: IntArray, need: FloatArray, gpus: float, columns:
             return best
         y = np.maximum(res.x[:n], 0.0)
         best = np.round(y, 6)   # drop the solver's 1e-9 noise: 1/3 stays 1/3 to 6 places
-        new = [c for c in _improving_fills(sizes // unit, y, GPU_MILLI // unit) if c.tobytes() not in known]
+        new = _new_fills(sizes // unit, y, GPU_MILLI // unit, known)
         if not new:
             break   # dual feasible: no fill is worth more than one GPU
-        known.update(c.tobytes() for c in new)
         rows.extend(np.asarray(c, dtype=np.float64) for c in new)
     return np.asarray(best, dtype=np.float64)
 
@@ -277,6 +275,13 @@ def _improving_fills(sizes: IntArray, prices: FloatArray, capacity: int) -> list
         fill[i] += 1
         fills.append(fill)
     return fills
+
+
+def _new_fills(sizes: IntArray, prices: FloatArray, capacity: int, known: set[bytes]) -> list[IntArray]:
+    """:func:`_improving_fills` not in ``known`` (fills as counts per size), which then holds them too."""
+    new = [c for c in _improving_fills(sizes, prices, capacity) if c.tobytes() not in known]
+    known.update(c.tobytes() for c in new)
+    return new
 
 
 def _fill_of(last: IntArray, sizes: IntArray, capacity: int, n: int) -> IntArray:

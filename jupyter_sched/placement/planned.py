@@ -100,7 +100,7 @@ class FgdPlannedScore(FgdBalancedScore):
         """FGD-Balanced's value of one candidate minus the plan's waste of its GPU (shared pods)."""
         value = super()._value(request, state, node, gpus)
         shape = PodShape.from_request(request)
-        if shape.shared and self.plan_weight and gpus:
-            free = np.array([state.free_milli[gpus[0]]], dtype=np.int64)
-            value -= float(self.plan_weight * self.plan.waste(shape.gpu_milli, free)[0]) / MILLI_PER_POINT
+        if shape.shared and gpus:
+            cost = self._share_cost(shape, np.array([state.free_milli[gpus[0]]], dtype=np.int64))
+            value -= 0.0 if cost is None else float(cost[0])
         return value

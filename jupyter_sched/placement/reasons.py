@@ -154,8 +154,7 @@ def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flav
     spec = state.nodes[node]
     by_gpus = math.inf
     if request.gpus:
-        gpus = sum(1 for g in state.node_gpus[node]
-                   if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model))
+        gpus = _flavor_gpus(state, node, flavor, request)
         by_gpus = gpus * (GPU_MILLI // request.gpu_milli) if request.fractional else gpus // request.gpus
     limits = [by_gpus]
     if request.cpu_millis and spec.cpu_millis:
@@ -176,12 +175,21 @@ def _structural(state: ClusterState, flavor: Flavor, request: ResourceRequest) -
         return best, total
     for pid in flavor.pools:
         for node in state.pools[pid].nodes:
-            count = sum(1 for g in state.node_gpus[node]
-                        if state.gpu_model[g] == flavor.model and state.gpu_memory[g] >= request.min_memory_mib
-                        and not state.unplaceable_why.get(g, "").endswith("is in MIG mode"))
+            count = _flavor_gpus(state, node, flavor, request)
             best = max(best, count)
             total += count
     return best, total
+
+
+def _flavor_gpus(state: ClusterState, node: int, flavor: Flavor, request: ResourceRequest) -> int:
+    """GPUs on ``node`` that ``flavor`` may give ``request``, healthy or not (MIG-mode GPUs excluded).
+
+    A pool of a plain flavor already passed the model and memory filters; a mixed node's GPUs are
+    checked one by one.
+    """
+    return sum(1 for g in state.node_gpus[node]
+               if not state.gpu_mig[g] and (not flavor.mixed or (state.gpu_model[g] == flavor.model
+                                                                 and state.gpu_memory[g] >= request.min_memory_mib)))
 
 
 def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) -> FitReason:
