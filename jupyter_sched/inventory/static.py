@@ -118,9 +118,6 @@ def _node(raw: Any, where: str) -> Node:
 
 
 _MAX_CORES = MAX_CPU_MILLIS // 1000
-"""Most CPU cores a node may declare (the array view holds 64-bit millicores)."""
-_MAX_MEMORY_MIB = MAX_MEMORY_MIB
-"""Most host memory a node may declare: 1 PiB in MiB."""
 _NODE_KEYS = frozenset({"name", "labels", "gpus", "gpu_count", "gpu_model", "gpu_memory", "nvlink_pairs",
                         "cpus", "cpu_millis", "memory", "memory_mib"})
 
@@ -129,7 +126,7 @@ def _cpu_millis(raw: Mapping[str, Any], where: str) -> int:
     """Millicores from ``cpus`` (cores) or ``cpu_millis``; 0 = not tracked."""
     if "cpu_millis" in raw:
         return _int(raw["cpu_millis"], f"{where}.cpu_millis", "millicores, e.g. cpu_millis: 96000",
-                    maximum=_MAX_CORES * 1000)
+                    maximum=MAX_CPU_MILLIS)
     cpus = raw.get("cpus")
     if cpus is None:
         return 0
@@ -142,11 +139,11 @@ def _cpu_millis(raw: Mapping[str, Any], where: str) -> int:
 def _host_memory_mib(raw: Mapping[str, Any], where: str) -> int:
     """Host memory in MiB from ``memory`` (e.g. 768GiB) or ``memory_mib``; 0 = not tracked."""
     if "memory_mib" in raw:
-        return _int(raw["memory_mib"], f"{where}.memory_mib", "MiB, e.g. memory_mib: 786432", maximum=_MAX_MEMORY_MIB)
+        return _int(raw["memory_mib"], f"{where}.memory_mib", "MiB, e.g. memory_mib: 786432", maximum=MAX_MEMORY_MIB)
     if raw.get("memory") is None:
         return 0
     mib = parse_memory_mib(raw["memory"], field=f"{where}.memory")
-    if mib > _MAX_MEMORY_MIB:
+    if mib > MAX_MEMORY_MIB:
         raise ValidationError(f"{where}.memory must be at most 1 PiB (got {raw['memory']!r})", field=f"{where}.memory",
                               hint="e.g. memory: 768GiB")
     return mib
