@@ -242,6 +242,11 @@ def spec_from_request(
         raise ValidationError(f"memory must be at most 1 PiB per worker (got {memory} MiB)", field="memory",
                               hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
+    if workers > 1 and gpus and milli < GPU_MILLI:
+        # a gang's workers each hold their own GPUs; shares of one GPU would be one worker's
+        raise ValidationError(f"a fractional GPU request ({milli / GPU_MILLI:g} GPU) takes one worker "
+                              f"(got workers={workers})", field="workers",
+                              hint="use workers=1 for a share of a GPU, or whole GPUs for a gang")
     nvlink = merged.get("nvlink", False)
     if not isinstance(nvlink, bool):
         raise ValidationError("nvlink must be true or false", field="nvlink", hint="use true or false")

@@ -52,14 +52,16 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         have = sorted({m for m in state.gpu_model})
         return FitReason("NoMatchingGpuModel",
                          f"no GPU of model {wanted} exists (models here: {', '.join(have) or 'none'})",
-                         {"wanted": list(request.gpu_models), "models": have})
+                         {"wanted": list(request.gpu_models), "models": have, "field": "model"},
+                         "ask for one of the models here" if have else "this cluster has no GPUs; submit with gpus=0")
     if request.mig_profile:
         profiles = sorted({p for _, p, _ in state.mig_uuid.values()})
         if request.mig_profile not in profiles:
             return FitReason("NoMatchingGpuModel",
                              f"no MIG device of profile {request.mig_profile} exists "
                              f"(profiles here: {', '.join(profiles) or 'none'})",
-                             {"mig_profile": request.mig_profile, "profiles": profiles})
+                             {"mig_profile": request.mig_profile, "profiles": profiles, "field": "mig_profile"},
+                             "ask for one of the profiles here" if profiles else "ask for whole or shared GPUs")
         return None
     best_node = total = 0
     for flavor in flavors:

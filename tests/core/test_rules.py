@@ -518,3 +518,12 @@ def test_untracked_cpu_never_rejects_and_a_fitting_worker_is_admitted() -> None:
     assert [a.allocation.node for a in result.admits] == ["untracked"]
     fits = run_cycle(snapshot(nodes[:1], [make_job("k", cpu_millis=8_000)]), SchedulingProfile())
     assert [a.job_id for a in fits.admits] == ["k"]
+
+
+def test_a_model_or_mig_profile_that_does_not_exist_names_that_field() -> None:
+    """The reason says which field to change, and the hint matches it (not 'fewer GPUs')."""
+    nodes = [make_node(gpus=2)]
+    jobs = [make_job("model", models=["H100"]), make_job("mig", mig_profile="1g.10gb", submitted=1)]
+    reasons = {r.job_id: r.reason for r in run_cycle(snapshot(nodes, jobs), SchedulingProfile()).rejects}
+    assert reasons["model"].details["field"] == "model" and reasons["model"].unblock == "ask for one of the models here"
+    assert reasons["mig"].details["field"] == "mig_profile" and reasons["mig"].unblock == "ask for whole or shared GPUs"
