@@ -173,6 +173,8 @@ class JobSpec:
         kernel_id: the Jupyter kernel a lease is bound to.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
+        parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
+            script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
     """
 
     name: str
@@ -192,6 +194,7 @@ class JobSpec:
     kernel_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
+    parameters: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit
