@@ -24,8 +24,9 @@ The cycle never reads the clock (``snapshot.now``) and never makes ids.
 
 from __future__ import annotations
 
-from ..model import Job, JobState, PendingReason
-from ..placement.reasons import never_fits
+from ..model import Job, JobState, PendingReason, ResourceRequest
+from ..placement.placer import Flavor
+from ..placement.reasons import FitReason, never_fits
 from ..queues.order import QUEUE_SORTS
 from .admit import admit_on_flavors
 from .context import CycleContext, Visit
@@ -80,23 +81,29 @@ def _would_borrow(ctx: CycleContext, job: Job) -> bool:
     their team's guarantee (Kueue's entry ordering), so that one cycle never admits a borrower
     onto GPUs a within-guarantee job of the same class then has to reclaim (case 001)."""
     req = job.spec.resources
-    if not req.total_milli:
+    milli = req.total_milli
+    if not milli:
         return False
-    flavors = ctx.placer.flavors(req)
+    flavors, _ = _shape(ctx, req)
     model = next((f.model for f in flavors if f.pools), None)
-    return model is not None and ctx.quota.check(job.spec.team, job.spec.user, model, req.total_milli).borrowed > 0
+    return model is not None and ctx.quota.would_borrow(job.spec.team, job.spec.user, model, milli)
 
 
-def _visit(ctx: CycleContext, job: Job) -> None:
-    """Phase 3 for one job: reject, gate, admit, wait on nominated GPUs, preempt, defragment or pend."""
-    req = job.spec.resources
+def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...], FitReason | None]:
+    """The request's flavors and why it can never fit (None: it may), memoised per request shape."""
     key = (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
            req.tolerations, tuple(req.node_selector.items()) if req.node_selector else ())
     shape = ctx.shapes.get(key)
     if shape is None:
         flavors = ctx.placer.flavors(req)
         shape = ctx.shapes[key] = (flavors, never_fits(req, flavors, ctx.state))
-    flavors, never = shape
+    return shape
+
+
+def _visit(ctx: CycleContext, job: Job) -> None:
+    """Phase 3 for one job: reject, gate, admit, wait on nominated GPUs, preempt, defragment or pend."""
+    req = job.spec.resources
+    flavors, never = _shape(ctx, req)
     if never is not None:
         ctx.book.drop(job.id)  # a job that can never run holds nothing
         ctx.rejects.append(Reject(job.id, PendingReason(
