@@ -59,6 +59,7 @@ class Candidate:
         protected: younger than the profile's minimum runtime.
         work_lost: GPU-seconds of work lost if evicted (0 for checkpointable jobs).
         node: node id of a single-node job (-1 for gangs and GPU-less work).
+        fresh: admitted in this very cycle and not started: withdrawing the admission costs nothing.
     """
 
     job_id: str
@@ -72,6 +73,7 @@ class Candidate:
     pods: int = 1
     work_lost: float = 0.0
     node: int = -1
+    fresh: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,21 +93,28 @@ class PreemptionPlan:
 
 def _cheap(c: Candidate) -> tuple[object, ...]:
     """Removal order: what costs least to evict first (module doc, cost items 1-7)."""
-    return (c.protected, c.rank, c.milli, c.pods, c.work_lost, -(c.started or _EPOCH).timestamp(), c.job_id)
+    return (not c.fresh, c.protected, c.rank, c.milli, c.pods, c.work_lost, -(c.started or _EPOCH).timestamp(),
+            c.job_id)
 
 
 def _large(c: Candidate) -> tuple[object, ...]:
     """Alternative removal order: the largest of the cheapest class first (fewer jobs broken)."""
-    return (c.protected, c.rank, -c.milli, c.work_lost, -(c.started or _EPOCH).timestamp(), c.job_id)
+    return (not c.fresh, c.protected, c.rank, -c.milli, c.work_lost, -(c.started or _EPOCH).timestamp(), c.job_id)
 
 
 def plan_cost(victims: Iterable[Candidate]) -> tuple[object, ...]:
-    """The cost of a victim set (module doc, items 1-7), comparable with ``<``."""
-    vs = list(victims)
+    """The cost of a victim set (module doc, items 1-7), comparable with ``<``.
+
+    Withdrawing an admission made earlier in the same cycle (``fresh``) breaks nothing: such
+    victims count only after every running one.
+    """
+    all_vs = list(victims)
+    vs = [c for c in all_vs if not c.fresh]
     # the class vector counts victims per class, highest class first, compared lexicographically
     classes = tuple(sum(1 for c in vs if c.rank == r) for r in (2, 1, 0))
     return (sum(c.protected for c in vs), classes, len(vs), sum(c.milli for c in vs),
-            sum(c.pods for c in vs), sum(c.work_lost for c in vs), tuple(sorted(c.job_id for c in vs)))
+            sum(c.pods for c in vs), sum(c.work_lost for c in vs), len(all_vs) - len(vs),
+            tuple(sorted(c.job_id for c in all_vs)))
 
 
 def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool],
@@ -198,13 +207,13 @@ def _remove_until_fit(order: Sequence[Candidate], fits: Callable[[], bool], evic
 
 
 def _costliest_back_first(c: Candidate) -> tuple[object, ...]:
-    """Fill-back order keeping the costliest victims: protected, higher class, larger, more work."""
-    return (not c.protected, -c.rank, -c.milli, -c.work_lost, c.job_id)
+    """Fill-back order keeping the costliest victims: running, protected, higher class, larger, more work."""
+    return (c.fresh, not c.protected, -c.rank, -c.milli, -c.work_lost, c.job_id)
 
 
 def _smallest_back_first(c: Candidate) -> tuple[object, ...]:
     """Fill-back order keeping small victims, so that one large job is evicted instead of several."""
-    return (not c.protected, -c.rank, c.milli, -c.work_lost, c.job_id)
+    return (c.fresh, not c.protected, -c.rank, c.milli, -c.work_lost, c.job_id)
 
 
 def _fill_back(removed: Sequence[Candidate], key: Callable[[Candidate], tuple[object, ...]],

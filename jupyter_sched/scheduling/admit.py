@@ -18,10 +18,11 @@ from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
 from .context import RESERVE_PREFIX, CycleContext, Visit
 from .gates import borrow_window_closed
+from .ledger import Holder
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
-__all__ = ["admit_on_flavors"]
+__all__ = ["admit_on_flavors", "admit_placed"]
 
 
 def admit_on_flavors(ctx: CycleContext, visit: Visit) -> Placement | None:
@@ -133,12 +134,23 @@ def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitR
     return cached
 
 
+def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:
+    """Admit ``job`` on ``placement`` (capacity checked by the caller): take it and charge quota."""
+    spec = job.spec
+    milli = spec.resources.total_milli
+    borrowed = ctx.quota.check(spec.team, spec.user, model, milli).borrowed
+    ctx.state.take(job.id, placement.holding)
+    ctx.quota.charge(job.id, spec.team, spec.user, model, milli)
+    _admit(ctx, job, placement, borrowed, False)
+
+
 def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, backfill: bool) -> None:
     alloc = placement.allocation
     scores = placement.scores
     spec = job.spec
     ctx.admits.append(Admit(job.id, alloc, borrowed=borrowed / 1000, scores=scores, backfill=backfill))
     ctx.admitted[job.id] = job
+    ctx.fresh[job.id] = (Holder(job=job, model=placement.model, milli=spec.resources.total_milli), placement)
     why = "backfilled without delaying the reservation" if backfill else "fits"
     if borrowed:
         why += f"; borrowing {borrowed / 1000:g} GPUs above {spec.team}'s guarantee"

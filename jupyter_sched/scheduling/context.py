@@ -17,7 +17,7 @@ from typing import Any
 from ..backfill.easy import Reservation
 from ..model import Job, PendingReason, ResourceRequest
 from ..placement.fragmentation import cycle_placement
-from ..placement.placer import Flavor, Placer
+from ..placement.placer import Flavor, Placement, Placer
 from ..placement.reasons import FitReason
 from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
 from .ledger import CycleLedger, Holder
@@ -75,6 +75,8 @@ class CycleContext:
             preemption, a cancel or a time limit) that still hold GPUs.
         by_id: the snapshot's jobs by id.
         admitted: jobs admitted this cycle (their end times feed ETAs).
+        fresh: this cycle's admissions with their placements: an admission that borrows can still
+            be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
         preemption_attempts: victim searches so far (bounded by the profile).
     """
 
@@ -109,6 +111,7 @@ class CycleContext:
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
+        self.fresh: dict[str, tuple[Holder, Placement]] = {}
         self.by_id = {j.id: j for j in snapshot.jobs}
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 
 from ..model import Allocation, Job, PendingReason
 from ..placement.placer import Flavor, Placement
 from ..preemption.victims import Candidate, PreemptionPlan, plan_preemption
+from .admit import admit_placed
 from .context import CycleContext, Visit
 from .ledger import Holder
 from .snapshot import AuditRecord, Pend, Preempt
@@ -147,6 +149,8 @@ def _candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[list[Candi
 
 
 def _holders(ctx: CycleContext, model: str, team: str) -> Iterator[Holder]:
+    """Jobs holding GPUs that could matter: the team's own, and others' on ``model`` — those of
+    the snapshot and those admitted earlier in this cycle."""
     by_model, by_team = ctx.holder_index()
     seen: set[str] = set()
     for h in by_team.get(team, ()):
@@ -155,10 +159,19 @@ def _holders(ctx: CycleContext, model: str, team: str) -> Iterator[Holder]:
     for h in (ctx.ledger.holders.values() if model == "*" else by_model.get(model, ())):
         if h.job.id not in seen:
             yield h
+    for h, _ in ctx.fresh.values():
+        if h.job.spec.team == team or model in ("*", h.model):
+            yield h
 
 
 def _candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
     other = h.job
+    fresh = ctx.fresh.get(other.id)
+    if fresh is not None:
+        alloc = fresh[1].allocation
+        node = ctx.state.node_index.get(alloc.node, -1) if not alloc.workers else -1
+        return Candidate(job_id=other.id, team=other.spec.team, user=other.spec.user, rank=other.spec.priority.rank,
+                         milli=h.milli, started=None, kind=kind, pods=len(alloc.per_worker()), node=node, fresh=True)
     started = other.started_at or other.admitted_at
     ran = max(0.0, (ctx.now - started).total_seconds()) if started is not None else 0.0
     workers = other.allocation.per_worker() if other.allocation is not None else ()
@@ -219,7 +232,13 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
         removed[c.job_id] = c
 
     def restore(c: Candidate) -> None:
-        ledger.load_holder(ledger.holders[c.job_id].job)
+        fresh = ctx.fresh.get(c.job_id)
+        if fresh is None:
+            ledger.load_holder(ledger.holders[c.job_id].job)
+        else:
+            holder, placement = fresh
+            ctx.state.take(c.job_id, placement.holding)
+            quota.charge(c.job_id, holder.job.spec.team, holder.job.spec.user, holder.model, holder.milli)
         removed.pop(c.job_id, None)
 
     def removable(c: Candidate) -> bool:
@@ -256,10 +275,21 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
 
 
 def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, placement: Placement) -> None:
-    """Evict the plan's victims for real, nominate the freed GPUs, record decisions and the reason."""
+    """Evict the plan's victims for real, nominate the freed GPUs, record decisions and the reason.
+
+    Victims admitted earlier in this cycle have their admission withdrawn instead (nothing runs
+    yet); when those are all the victims, the job is admitted at once.
+    """
     spec = job.spec
-    names = []
     for c in plan.victims:
+        if c.fresh:
+            _withdraw(ctx, c, job)
+    running = [c for c in plan.victims if not c.fresh]
+    if not running:
+        admit_placed(ctx, job, placement, flavor.model)
+        return
+    names = []
+    for c in running:
         victim = ctx.ledger.holders[c.job_id].job
         ctx.ledger.evict(c.job_id)
         ctx.victims.add(c.job_id)
@@ -278,6 +308,9 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
                      "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
                      "node": victim.allocation.node if victim.allocation else None,
                      "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims]}))
+    if len(running) < len(plan.victims):
+        ctx.audit[-1] = replace(ctx.audit[-1], details={**ctx.audit[-1].details, "withdrawn": [
+            c.job_id for c in plan.victims if c.fresh]})
     ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
     alloc: Allocation = placement.allocation
     ctx.pends.append(Pend(job.id, PendingReason(
@@ -287,6 +320,30 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
                  "kinds": {c.job_id: c.kind for c in plan.victims}},
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
+
+
+def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
+    """Take back an admission made earlier in this cycle: it borrowed GPUs ``job`` reclaims."""
+    holder, placement = ctx.fresh.pop(c.job_id)
+    ctx.ledger.evict(c.job_id)
+    ctx.victims.add(c.job_id)
+    del ctx.admitted[c.job_id]
+    ctx.admits[:] = [a for a in ctx.admits if a.job_id != c.job_id]
+    ctx.audit[:] = [a for a in ctx.audit if not (a.action == "admit" and a.job_id == c.job_id)]
+    spec = job.spec
+    ctx.pends.append(Pend(c.job_id, PendingReason(
+        code="WaitingForCapacity",
+        message=f"would borrow {c.milli / 1000:g} {holder.model} GPUs that {spec.team} reclaims for {job.id} "
+                f"within its guarantee; {c.team} is above its own guarantee",
+        details={"reclaimed_by": job.id, "reclaiming_team": spec.team, "requested": c.milli / 1000,
+                 "model": holder.model, "team": c.team, "withdrawn": True},
+        unblock=f"starts when {c.team} is within its guarantee or GPUs free up",
+        eta_reason="recomputed next cycle")))
+    ctx.audit.append(AuditRecord(
+        action="admit_withdrawn", job_id=c.job_id, user=c.user,
+        message=f"{c.job_id} not admitted: {spec.team} reclaims the GPUs it would borrow for {job.id}",
+        details={"for_job": job.id, "for_team": spec.team, "victim_team": c.team, "gpus": c.milli / 1000,
+                 "node": placement.allocation.node}))
 
 
 # ---------------------------------------------------------------------------------- refusals

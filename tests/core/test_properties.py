@@ -87,6 +87,8 @@ def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list
             assert p.reason.code and p.reason.message  # exactly one primary reason, rendered
 
         by_id = {j.id: j for j in snap.jobs}
+        for a in result.admits:  # a reclaim sees the cycle's own admissions (the rule holds at decision time)
+            before[by_id[a.job_id].spec.team] += by_id[a.job_id].spec.resources.total_milli
         for p in result.preemptions:
             victim, preemptor = by_id[p.job_id], by_id[p.for_job]
             assert victim.state.holds_gpus

@@ -200,3 +200,16 @@ def test_a_victim_in_its_grace_period_is_never_picked_again() -> None:
             make_job("hi", gpus=2, priority="high")]
     result = run_cycle(snapshot([make_node("n1", gpus=2)], jobs))
     assert result.preemptions == ()
+
+
+def test_a_borrowing_admission_of_this_cycle_is_withdrawn_rather_than_evicted_next_cycle() -> None:
+    # b-high borrows the whole pool, then a-low (within a's guarantee) is visited in the same cycle:
+    # the admission is taken back before anything runs, and a-low starts at once.
+    teams = [TeamPolicy(team="b", allowed_priorities=("high", "normal", "low"))]
+    q = quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=2), teams=teams)
+    jobs = [make_job("b-high", gpus=4, team="b", priority="high"), make_job("a-low", gpus=2, team="a", priority="low")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
+    assert [a.job_id for a in result.admits] == ["a-low"] and result.preemptions == ()
+    reason = next(p.reason for p in result.pending if p.job_id == "b-high")
+    assert reason.details["withdrawn"] and reason.details["reclaimed_by"] == "a-low"
+    assert [a.action for a in result.audit] == ["admit_withdrawn", "admit"]
