@@ -50,6 +50,8 @@ class Decider:
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id; set by the
             service once its kernel source is known).
         last_inventory: the inventory of the latest snapshot (None before the first).
+        inventory_observers: called with the inventory of each of the engine's own cycles (not dry
+            runs), e.g. to publish inventory changes; one that raises is logged and skipped.
     """
 
     def __init__(self, store: Store, inventory: Any, clock: Clock, idle: IdleLadders, *, usage_half_life_s: float,
@@ -63,6 +65,7 @@ class Decider:
         self.telemetry = telemetry
         self.kernels = kernels
         self.last_inventory: Inventory | None = None
+        self.inventory_observers: list[Callable[[Inventory], object]] = []
         self._fallback_logged = False
 
     def snapshot(self, *, idle: bool) -> tuple[Snapshot, dict[str, JobRecord]]:
@@ -86,9 +89,17 @@ class Decider:
         telemetry: dict[str, Any] = dict(self.telemetry()) if self.telemetry else {}
         if idle:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
+            self._observe_inventory(inventory)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
                             usage=usage, telemetry=telemetry, kernels=kernels)
         return snapshot, {r.job.id: r for r in records}
+
+    def _observe_inventory(self, inventory: Inventory) -> None:
+        for observer in list(self.inventory_observers):
+            try:
+                observer(inventory)
+            except Exception:  # an observer (a publisher) never stops the cycle
+                log.exception("inventory observer %s failed", getattr(observer, "__qualname__", observer))
 
     def log_placement_fallback(self, snapshot: Snapshot, profile: Any) -> None:
         """Say once (and again after a change) when the inventory keeps a fragmentation-aware policy off."""

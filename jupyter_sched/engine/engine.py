@@ -133,6 +133,9 @@ class Engine:
                                telemetry=telemetry, kernels=kernels)
         self.applier = DecisionApplier(store, self.leadership, self.clock, self.idle, self._publish,
                                        max_reason_writes=max_reason_writes, reason_batch=reason_batch)
+        self.leader_hooks: list[Callable[[], object]] = []
+        """Called once per tick while leading, after the start step (e.g. job definitions firing
+        due runs). A hook that raises is logged with its name and never stops the tick."""
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -221,6 +224,7 @@ class Engine:
                 self._wanted = False
                 self._last_decision = now
                 self._decide(report)
+            self._run_leader_hooks()
         except NotLeaderError as exc:
             log.warning("%s", exc)
             self._step_down()
@@ -262,6 +266,15 @@ class Engine:
             recover(self.store, self.executor, self.writer, self.events, self.clock)
             self._wanted = True
         return True
+
+    def _run_leader_hooks(self) -> None:
+        for hook in list(self.leader_hooks):
+            try:
+                hook()
+            except NotLeaderError:
+                raise
+            except Exception:  # one broken hook must not stop scheduling
+                log.exception("engine leader hook %s failed", getattr(hook, "__qualname__", hook))
 
     def _step_down(self) -> None:
         self.leadership.term = None
