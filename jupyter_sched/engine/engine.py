@@ -182,6 +182,9 @@ class Engine:
         self._ladder_event_id = 0
         self.reclaims_total = 0
         self.idle_gpus: dict[str, tuple[str, ...]] = {}
+        self.leader_hooks: list[Callable[[], Any]] = []
+        """Called once per tick while this engine leads, after the cycle (e.g. job definitions'
+        firing loop); a hook that raises is logged and does not stop the tick."""
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -214,11 +217,21 @@ class Engine:
                 self._wanted = False
                 self._last_decision = now
                 self._decide(report)
+            self._run_leader_hooks()
         except NotLeaderError as exc:
             log.warning("%s", exc)
             self._step_down()
         report.leader = self.is_leader
         return report
+
+    def _run_leader_hooks(self) -> None:
+        for hook in list(self.leader_hooks):
+            try:
+                hook()
+            except NotLeaderError:
+                raise
+            except Exception:
+                log.exception("engine leader hook %r failed; retried at the next tick", hook)
 
     def resign(self) -> None:
         """Give up leadership (clean shutdown): running work is left running for the next leader."""
