@@ -122,7 +122,8 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
         "finished_at": _ts(j.finished_at), "allocation": allocation_to_dict(j.allocation),
         "reason": reason_to_dict(j.reason), "exit_code": j.exit_code, "message": j.message,
         "attempts": j.attempts, "not_before": _ts(j.not_before), "preempted_by": j.preempted_by,
-        "nominated": allocation_to_dict(j.nominated), "simulated": simulated,
+        "nominated": allocation_to_dict(j.nominated), "stopping_since": _ts(j.stopping_since),
+        "simulated": simulated,
     })
     return out
 
@@ -139,6 +140,7 @@ def job_from_dict(d: Mapping[str, Any]) -> Job:
         exit_code=d.get("exit_code"), message=d.get("message", ""), attempts=int(d.get("attempts", 0)),
         not_before=_parse_ts(d.get("not_before"), "not_before"), preempted_by=d.get("preempted_by"),
         nominated=allocation_from_dict(d.get("nominated")),
+        stopping_since=_parse_ts(d.get("stopping_since"), "stopping_since"),
     )
 
 
@@ -261,11 +263,11 @@ def budget_from_dict(d: Mapping[str, Any]) -> Budget:
 def team_policy_to_dict(t: TeamPolicy) -> dict[str, Any]:
     """TeamPolicy → JSON dict."""
     return {"team": t.team, "weight": t.weight, "allowed_priorities": list(t.allowed_priorities),
-            "members": list(t.members)}
+            "members": list(t.members), "reclaim": t.reclaim}
 
 
 def team_policy_from_dict(d: Mapping[str, Any]) -> TeamPolicy:
     """JSON dict → TeamPolicy (trusted)."""
     return TeamPolicy(team=d["team"], weight=float(d.get("weight", 1.0)),
                       allowed_priorities=tuple(d.get("allowed_priorities", ("normal", "low"))),
-                      members=tuple(d.get("members", ())))
+                      members=tuple(d.get("members", ())), reclaim=d.get("reclaim"))

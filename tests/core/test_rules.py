@@ -422,7 +422,8 @@ def test_bad_policy_config_is_a_validation_error(make: Callable[[], object], fie
 
 
 def test_fifo_queue_sort_ignores_fair_share() -> None:
-    q = quotas(Quota(team="a", guaranteed=1), Quota(team="b", guaranteed=1))
+    # both teams borrow (no guarantee): fair share would put b first, FIFO keeps submit order
+    q = quotas(Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=0))
     jobs = [running(make_job("a-run", gpus=2, team="a"), "n1", [0, 1]),
             make_job("a2", team="a", submitted=0), make_job("b1", team="b", submitted=5)]
     result = run_cycle(snapshot([make_node(gpus=3)], jobs, quota=q), SchedulingProfile(queue_sort="fifo"))
