@@ -172,6 +172,8 @@ class JobSpec:
         kernel_id: the Jupyter kernel a lease is bound to.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
+        parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
+            script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
     """
 
     name: str
@@ -191,6 +193,7 @@ class JobSpec:
     kernel_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
+    parameters: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
