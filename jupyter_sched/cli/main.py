@@ -167,8 +167,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
         return serve_main(raw[1:], err=stderr)
     if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
-        from ..sim.cli import main as sim_main
-
+        try:
+            from ..sim.cli import main as sim_main
+        except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are the [sim] extra
+            print(f"error: jupyter-sched {raw[0]} needs {(exc.name or 'pandas').split('.')[0]}, which comes with the "
+                  "[sim] extra: pip install 'jupyter_sched[sim]'", file=stderr)
+            return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
     parser = build_parser()
     try:

@@ -103,6 +103,8 @@ def _errors() -> Iterator[None]:
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
+    except ModuleNotFoundError as err:  # an extra this install lacks (render.pandas says which)
+        raise MagicError(str(err)) from None
 
 
 @magics_class

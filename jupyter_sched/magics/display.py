@@ -118,7 +118,11 @@ class LiveFigure:
     """
 
     def __init__(self, uuids: Sequence[str], title: str) -> None:
-        import plotly.graph_objects as go
+        try:
+            import plotly.graph_objects as go
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError("%gpu watch draws with plotly: pip install 'jupyter_sched[lab]'",
+                                      name=exc.name) from None
         from plotly.subplots import make_subplots
 
         fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,

@@ -19,9 +19,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "gpu_frame", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line", "no_gpus_message",
+    "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line", "no_gpus_message",
     "profiles_frame", "queue_frame", "reason_line", "samples_from",
 ]
+
+def pandas() -> Any:
+    """pandas, or an ImportError that says which extra brings it (a slim install has none)."""
+    try:
+        import pandas as pd
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError("the magics' tables need pandas: pip install 'jupyter_sched[lab]'",
+                                  name=exc.name) from None
+    return pd
+
 
 def is_terminal(job: Mapping[str, Any]) -> bool:
     """True when the job / lease will never run again."""
@@ -106,7 +116,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     Columns: node, index, model, memory_mib, allocated_to (``user: kind id name``), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
     """
-    import pandas as pd
+    pd = pandas()
 
     holders: dict[str, str] = {}
     for job in work:
@@ -138,7 +148,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
 
 def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
     """The ``%schedule queue`` table: position, id, user, kind, state, GPUs, priority, reason, ETA."""
-    import pandas as pd
+    pd = pandas()
 
     out = []
     for job in rows:
@@ -163,7 +173,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
 
 def profiles_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The ``%schedule profiles`` table: name, description, defaults."""
-    import pandas as pd
+    pd = pandas()
 
     out = []
     for row in rows:

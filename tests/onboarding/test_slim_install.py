@@ -166,3 +166,27 @@ def test_the_central_service_serve_starts_without_the_heavy_libraries(tmp_path: 
     text = log.read_text(errors="replace")
     assert "Traceback" not in text and "ModuleNotFoundError" not in text, text[-4000:]
     assert refused_imports(tmp_path / "slim") == []
+
+
+@pytest.mark.parametrize("code, want", [
+    ("from jupyter_sched.magics.render import queue_frame; queue_frame([], None)",
+     "the magics' tables need pandas: pip install 'jupyter_sched[lab]'"),
+    ("from jupyter_sched.extension.config import PolicyConfig; PolicyConfig(placement_policy='fgd-planned')",
+     "pip install 'jupyter_sched[fgd]'"),
+], ids=["magics tables name the [lab] extra", "fgd-planned names the [fgd] extra at load"])
+def test_what_needs_an_extra_says_which_one_in_a_slim_install(tmp_path: Path, code: str, want: str) -> None:
+    env = slim_env(tmp_path / "slim", base={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and want in done.stderr, done.stderr[-2000:]
+
+
+def test_simulate_in_a_slim_install_is_one_line_naming_the_sim_extra(tmp_path: Path) -> None:
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text("name: tiny\ncluster: {nodes: 1, gpus_per_node: 2}\n"
+                        "jobs:\n  - {name: a, gpus: 1, submit: 0m, runtime: 10m, time_limit: 10m}\n")
+    env = slim_env(tmp_path / "slim", base={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([str(BIN / "jupyter-sched"), "simulate", str(scenario)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("error: jupyter-sched simulate needs ") and "jupyter_sched[sim]" in done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
