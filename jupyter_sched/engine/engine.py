@@ -53,6 +53,7 @@ from typing import Any
 from ..accounting import budget_usage, decayed_gpu_seconds
 from ..errors import ConflictError, ExecutorError, NotFoundError, NotLeaderError
 from ..executors.base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..inventory.changes import InventoryChangePublisher
 from ..model import GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderState, advance_ladder, evaluate_idle, window_evidence
@@ -168,6 +169,8 @@ class Engine:
         self._telemetry = telemetry
         self._kernels = kernels
         self._publish = publish or (lambda event: None)
+        # GPU health, cordons, new nodes: an "inventory" event when a cycle's reading differs
+        self._inventory_changes = InventoryChangePublisher(self._publish)
         self.term: int | None = None
         self._wanted = True
         self._last_decision: datetime | None = None
@@ -423,6 +426,8 @@ class Engine:
         now = self.clock.now()
         inventory = self.inventory.current()
         self.last_inventory = inventory
+        if idle:  # the engine's own cycle (not a dry run from another thread)
+            self._inventory_changes.observe(inventory)
         records = self.store.live_jobs()
         quotas = self.store.quota_set()
         horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
