@@ -27,7 +27,7 @@ export interface Transport {
 /** The API root, relative to the server base URL. */
 export const API_ROOT = 'api/sched';
 
-type HttpMethod = 'get' | 'put' | 'post' | 'delete';
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
 /** One operation's method and path template, as in openapi.yaml. */
 interface IRoute {
@@ -62,7 +62,18 @@ export const ROUTES = {
   getAudit: { method: 'get', path: '/audit' },
   getUsage: { method: 'get', path: '/usage' },
   getUsageReport: { method: 'get', path: '/usage/report' },
-  getMetrics: { method: 'get', path: '/metrics' }
+  getMetrics: { method: 'get', path: '/metrics' },
+  listDefinitions: { method: 'get', path: '/definitions' },
+  createDefinition: { method: 'post', path: '/definitions' },
+  previewSchedule: { method: 'post', path: '/definitions/preview' },
+  getDefinition: { method: 'get', path: '/definitions/{definition_id}' },
+  updateDefinition: { method: 'patch', path: '/definitions/{definition_id}' },
+  deleteDefinition: { method: 'delete', path: '/definitions/{definition_id}' },
+  pauseOrResumeDefinition: { method: 'post', path: '/definitions/{definition_id}/{action}' },
+  listDefinitionRuns: { method: 'get', path: '/definitions/{definition_id}/runs' },
+  runDefinitionNow: { method: 'post', path: '/definitions/{definition_id}/runs' },
+  getExecutedNotebook: { method: 'get', path: '/jobs/{job_id}/notebook' },
+  openExecutedNotebook: { method: 'post', path: '/jobs/{job_id}/notebook/open' }
 } as const satisfies { readonly [K in keyof operations]: IRoute };
 
 export type OperationId = keyof typeof ROUTES;

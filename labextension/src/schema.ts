@@ -362,6 +362,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's job definitions (admins with all=true, everyone's), newest first, each with its last run. */
+        get: operations["listDefinitions"];
+        put?: never;
+        /** Save a notebook or script with its GPU request, parameters and cron schedule (IANA time zone). */
+        post: operations["createDefinition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/definitions/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The next firings of a schedule, and the schedule in words (nothing is saved). */
+        post: operations["previewSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/definitions/{definition_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        /** One definition with its runs (newest first) and next firings. */
+        get: operations["getDefinition"];
+        put?: never;
+        post?: never;
+        /** Delete; it never fires again, its runs stay as history. */
+        delete: operations["deleteDefinition"];
+        options?: never;
+        head?: never;
+        /** Change some fields; a new schedule, time zone or a resume fires from now on. */
+        patch: operations["updateDefinition"];
+        trace?: never;
+    };
+    "/definitions/{definition_id}/{action}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+                action: "pause" | "resume";
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** pause stops firing; resume fires again from now on (firings while paused are not replayed). */
+        post: operations["pauseOrResumeDefinition"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/definitions/{definition_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        /** Runs of a definition, newest scheduled first, each with its job (state, reason). */
+        get: operations["listDefinitionRuns"];
+        put?: never;
+        /** Create one run now, optionally with other parameters for this run. */
+        post: operations["runDefinitionNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}/notebook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        /** A notebook run's executed copy (outputs and errors); download=true sends it as a file. */
+        get: operations["getExecutedNotebook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{job_id}/notebook/open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy the executed notebook under the server's root; the returned path opens in JupyterLab. */
+        post: operations["openExecutedNotebook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -617,11 +751,14 @@ export interface components {
             window_s: number;
             /** @description the warning comes this many seconds before reclaim */
             warning_s: number;
+            /** @description extra seconds after the window: warn when it ends, reclaim this much later */
+            grace_s: number;
             /** @description limit for a busy kernel on idle GPUs, s (null = off) */
             busy_kernel_window_s: number | null;
             lease_mode: components["schemas"]["ReclaimMode"];
             busy_kernel_mode: components["schemas"]["ReclaimMode"];
             job_mode: components["schemas"]["ReclaimMode"];
+            service_mode: components["schemas"]["ReclaimMode"];
             /** @description a longer gap between samples restarts the idle clock, s */
             max_gap_s: number;
             /** @description longest keepalive a user may ask for, s (0 = off) */
@@ -637,8 +774,23 @@ export interface components {
             lease_mode?: components["schemas"]["ReclaimMode"];
             busy_kernel_mode?: components["schemas"]["ReclaimMode"];
             job_mode?: components["schemas"]["ReclaimMode"];
+            service_mode?: components["schemas"]["ReclaimMode"];
+            grace_s?: number;
             max_gap_s?: number;
             keepalive_max_s?: number;
+        };
+        IdlePolicyKind: components["schemas"]["IdlePolicy"] & {
+            by_priority?: {
+                [key: string]: components["schemas"]["IdlePolicy"];
+            };
+        };
+        /** @description Any fields of IdlePolicy for one job kind, and overrides of that kind per priority class. */
+        IdlePolicyKindPatch: {
+            by_priority?: {
+                [key: string]: components["schemas"]["IdlePolicyPatch"];
+            };
+        } & {
+            [key: string]: unknown;
         };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
@@ -647,6 +799,10 @@ export interface components {
             /** @description Overrides keyed by priority class (high, normal, low). */
             by_priority: {
                 [key: string]: components["schemas"]["IdlePolicy"];
+            };
+            /** @description Overrides keyed by job kind (lease, training, inference), each with its own by_priority. */
+            by_kind?: {
+                [key: string]: components["schemas"]["IdlePolicyKind"];
             };
             /** @description false when telemetry is off: no idle detection runs */
             active: boolean;
@@ -658,6 +814,9 @@ export interface components {
             default?: components["schemas"]["IdlePolicyPatch"];
             by_priority?: {
                 [key: string]: components["schemas"]["IdlePolicyPatch"];
+            };
+            by_kind?: {
+                [key: string]: components["schemas"]["IdlePolicyKindPatch"];
             };
         };
         ListProfilesResponse: {
@@ -778,6 +937,112 @@ export interface components {
         } & {
             [key: string]: unknown;
         })[];
+        Definition: {
+            /** @example d-01hf3k2m9-x7q4za */
+            id: string;
+            name: string;
+            user: string;
+            team: string;
+            notebook: string | null;
+            script: string | null;
+            args: string[];
+            /** @description injected after the notebook's 'parameters' cell */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** @description each run's request: gpus, model, time_limit, priority, profile, ... */
+            job: {
+                [key: string]: unknown;
+            };
+            /** @example 0 12 * * 1-5 */
+            schedule: string | null;
+            /** @example Europe/Berlin */
+            timezone: string;
+            /** @example At 12:00 on Monday through Friday */
+            schedule_description: string;
+            paused: boolean;
+            /** @enum {string} */
+            missed: "run_once" | "skip";
+            compute_type?: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            next_run_at: string | null;
+            version: number;
+            last_run?: components["schemas"]["DefinitionRun"] | null;
+        };
+        DefinitionDetail: components["schemas"]["Definition"] & {
+            runs: components["schemas"]["DefinitionRun"][];
+            upcoming: string[];
+        };
+        DefinitionRun: {
+            definition_id: string;
+            job_id: string;
+            /** @enum {string} */
+            trigger: "schedule" | "manual";
+            /** Format: date-time */
+            scheduled_for: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            job: components["schemas"]["Job"] | null;
+        };
+        /** @description Exactly one of notebook or script; plus any job resource fields of SubmitJobRequest (gpus, model, time_limit, ...). */
+        CreateDefinitionRequest: {
+            name: string;
+            notebook?: string;
+            script?: string;
+            args?: string[];
+            parameters?: {
+                [key: string]: unknown;
+            };
+            schedule?: string | null;
+            /** @default UTC */
+            timezone: string;
+            /** @default false */
+            paused: boolean;
+            /**
+             * @default run_once
+             * @enum {string}
+             */
+            missed: "run_once" | "skip";
+            compute_type?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Any fields of CreateDefinitionRequest; only those given change. */
+        UpdateDefinitionRequest: {
+            [key: string]: unknown;
+        };
+        DeleteDefinitionResponse: {
+            id: string;
+            deleted: boolean;
+        };
+        RunDefinitionRequest: {
+            parameters?: {
+                [key: string]: unknown;
+            };
+        };
+        PreviewScheduleRequest: {
+            schedule: string;
+            /** @default UTC */
+            timezone: string;
+        };
+        PreviewScheduleResponse: {
+            schedule: string;
+            timezone: string;
+            description: string;
+            next: string[];
+        };
+        OpenExecutedNotebookResponse: {
+            /** @description relative to the server's root directory */
+            path: string;
+            job_id: string;
+        };
     };
     responses: {
         /** @description Error (400 bad input, 403 forbidden, 404 not found, 409 conflict, 422 never fits, 5xx server) */
@@ -1436,6 +1701,279 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listDefinitions: {
+        parameters: {
+            query?: {
+                /** @description admins only */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Definitions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Definition"][];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    createDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Definition"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    previewSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description Firings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewScheduleResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getDefinition: {
+        parameters: {
+            query?: {
+                runs?: number;
+            };
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefinitionDetail"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteDefinitionResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    updateDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Definition"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    pauseOrResumeDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+                action: "pause" | "resume";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Definition */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Definition"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    listDefinitionRuns: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Runs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefinitionRun"][];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    runDefinitionNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                definition_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunDefinitionRequest"];
+            };
+        };
+        responses: {
+            /** @description The run */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DefinitionRun"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getExecutedNotebook: {
+        parameters: {
+            query?: {
+                download?: boolean;
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notebook (nbformat 4) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ipynb+json": Record<string, never>;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    openExecutedNotebook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where it is */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenExecutedNotebookResponse"];
                 };
             };
             default: components["responses"]["Error"];
