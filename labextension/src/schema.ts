@@ -860,6 +860,8 @@ export interface components {
              * @enum {string}
              */
             placement_policy?: "binpack" | "fgd" | "fgd-balanced" | "fgd-planned";
+            /** @description seconds between SIGTERM and SIGKILL when running work is cancelled (c.SchedApp.stop_grace_s) */
+            stop_grace_s?: number;
         } & {
             [key: string]: unknown;
         };
