@@ -69,6 +69,9 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         best_node = max(best_node, per_node)
         total = max(total, all_gpus)
     if not any(flavor.pools for flavor in flavors):
+        memory = _gpu_memory_too_small(request, flavors)
+        if memory is not None:
+            return memory
         first = next((s for f in flavors for s in f.rejected), None)
         why = first.message if first else "every node is filtered out"
         return FitReason("Unschedulable", f"no node can hold this job: {why}",
@@ -102,6 +105,20 @@ def _mig_note(state: ClusterState, whole: int) -> str:
         if mig and len(ids) - mig == whole:
             return f" whole GPUs ({node.name}: {mig} of {len(ids)} are MIG-partitioned)"
     return ""
+
+
+def _gpu_memory_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...]) -> FitReason | None:
+    """When GPU memory alone filters out every node: the reason names ``mem_per_gpu`` and the most
+    memory any GPU here has (issue 20: a 200 GiB request was told to ask for fewer GPUs)."""
+    rejected = [s for f in flavors for s in f.rejected]
+    if not rejected or any(s.code != "InsufficientGpuMemory" for s in rejected):
+        return None
+    best = max(int(s.details.get("capacity_mib", 0)) for s in rejected)
+    return FitReason(
+        "Unschedulable",
+        f"the job asks for {request.min_memory_mib} MiB per GPU; the most any GPU here has is {best} MiB",
+        {"field": "mem_per_gpu", "requested_mib": request.min_memory_mib, "max_mib": best},
+        f"ask for at most {best} MiB of memory per GPU")
 
 
 def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:
