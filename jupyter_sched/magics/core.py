@@ -32,6 +32,7 @@ from .display import LiveFigure, Progress
 from .parsing import (
     GpuCommand,
     ScheduleCommand,
+    _split,
     check_model,
     job_body,
     lease_body,
@@ -451,6 +452,12 @@ class SchedMagics(Magics):
           %schedule cancel JOB
           %schedule dryrun [options]           would it fit, where and when — without enqueuing
           %schedule profiles        the admin-defined request templates (use with --profile NAME)
+          %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
+                    [-p NAME=VALUE ...] [--missed run_once|skip] [--paused] [options]
+                                    save a job definition: each firing of the cron schedule (in
+                                    that time zone) runs it as a job, with these parameters
+          %schedule define list | show DEF | runs DEF | run DEF [-p N=V] | edit DEF [...]
+          %schedule define pause DEF | resume DEF | delete DEF
 
         Submissions return the job id, so ``job = %schedule run train.py --gpus 1`` then
         ``%schedule logs {job} -f`` works.
@@ -465,11 +472,18 @@ class SchedMagics(Magics):
           %schedule serve app.py --gpus 1 --port 8000
           %schedule dryrun --gpus 8 --model H100
           %schedule logs 42 -f
+          %schedule define report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin -p region=eu --gpus 1
         """
         with _errors():
             if cell is not None:
                 cmd = parse_schedule_line(line, cell=True)
                 return self._submit_cell(cmd, cell)
+            words = line.split(None, 1)
+            if words and words[0] == "define":
+                from .define import run_define
+
+                return run_define(self.client.call, _split(words[1] if len(words) > 1 else "", "%schedule define"),
+                                  resolve=self._existing, say=self._print)
             cmd = parse_schedule_line(line)
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)

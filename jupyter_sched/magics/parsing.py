@@ -27,7 +27,7 @@ __all__ = [
 PRIORITIES = ("high", "normal", "low")
 GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
 SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "logs", "wait", "cancel",
-                        "dryrun", "profiles")
+                        "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
 
 
 class _Parser(argparse.ArgumentParser):

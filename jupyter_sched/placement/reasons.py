@@ -55,11 +55,11 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                          {"wanted": list(request.gpu_models), "models": have, "field": "model"},
                          "ask for one of the models here" if have else "this cluster has no GPUs; submit with gpus=0")
     if request.mig_profile:
-        profiles = sorted({p for _, p, _ in state.mig_uuid.values()})
+        # Inventory order (nodes by name, each node's profiles as advertised): case 022's wording.
+        profiles = list(dict.fromkeys(p for _, p, _ in state.mig_uuid.values()))
         if request.mig_profile not in profiles:
             return FitReason("NoMatchingGpuModel",
-                             f"no MIG device of profile {request.mig_profile} exists "
-                             f"(profiles here: {', '.join(profiles) or 'none'})",
+                             f"unknown MIG profile {request.mig_profile}; available: {', '.join(profiles) or 'none'}",
                              {"mig_profile": request.mig_profile, "profiles": profiles, "field": "mig_profile"},
                              "ask for one of the profiles here" if profiles else "ask for whole or shared GPUs")
         return None
@@ -83,7 +83,8 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     if need > best_node:
         return FitReason(
             "Unschedulable",
-            f"needs {need} GPUs of {wanted} on one node but the largest node has {best_node}{why_not}",
+            f"needs {need} GPUs of {wanted} on one node but the largest node has {best_node}"
+            f"{_mig_note(state, best_node)}{why_not}",
             {"requested": need, "max_per_node": best_node, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
     if request.total_gpus > total:
@@ -93,6 +94,17 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             {"requested": request.total_gpus, "capacity": total, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
     return _host_too_small(request, flavors, state)
+
+
+def _mig_note(state: ClusterState, whole: int) -> str:
+    """`` whole GPUs (gpu-n1: 2 of 8 are MIG-partitioned)`` when the largest node's count leaves out
+    MIG-partitioned GPUs (case 022), else ``""``."""
+    for n_id, node in enumerate(state.nodes):
+        ids = state.node_gpus[n_id]
+        mig = sum(1 for g in ids if state.gpu_mig[g])
+        if mig and len(ids) - mig == whole:
+            return f" whole GPUs ({node.name}: {mig} of {len(ids)} are MIG-partitioned)"
+    return ""
 
 
 def _gpu_memory_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...]) -> FitReason | None:
