@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, wait_progress
 from .cancel import cancel
+from .definitions import definitions
 from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, Streams
 from .progress import TerminalProgress
 
@@ -175,6 +176,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "cancel": cancel, "logs": logs, "wait": wait,
+    "definitions": definitions,
 }
 
 
