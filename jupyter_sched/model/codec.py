@@ -61,7 +61,7 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable, "parameters": dict(s.parameters),
+        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
     }
 
 
@@ -75,6 +75,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
+        definition_id=d.get("definition_id"),
     )
 
 
