@@ -80,6 +80,12 @@ async def test_admin_quotas_sets_quotas_and_charts_usage(sched_app: Any, jp_serv
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text
     assert "application/vnd.plotly.v1+json" in _mimetypes(nb)
+    # issue 20: the text promises usage "rolled up per user and team" — the table has a team column
+    usage_cell = next(c for c in nb.cells if c.source.startswith("usage = sched.usage("))
+    table = "".join(str(o.get("data", {}).get("text/plain", "")) for o in usage_cell.outputs)
+    header = table.splitlines()[0].split()
+    assert "team" in header and "user" in header, table
+    assert "research" in table
 
 
 async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_failure(
