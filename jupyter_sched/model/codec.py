@@ -61,7 +61,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "unlimited": s.unlimited,
+        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
+        "unlimited": s.unlimited,
     }
 
 
@@ -75,7 +76,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
-        unlimited=bool(d.get("unlimited", False)),
+        definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
     )
 
 
@@ -155,6 +156,7 @@ def gpu_to_dict(g: GPU) -> dict[str, Any]:
                          "memory_mib": m.memory_mib} for m in g.mig_devices],
         "nvlink_peers": list(g.nvlink_peers), "health": g.health.value, "health_reason": g.health_reason,
         "simulated": g.simulated, "foreign_memory_mib": g.foreign_memory_mib,
+        "health_since": _ts(g.health_since), "health_hint": g.health_hint,
     }
 
 
@@ -167,6 +169,7 @@ def _gpu_from_dict(d: Mapping[str, Any]) -> GPU:
         nvlink_peers=tuple(d.get("nvlink_peers", ())), health=Health(d.get("health", "healthy")),
         health_reason=d.get("health_reason", ""), simulated=bool(d.get("simulated", False)),
         foreign_memory_mib=int(d.get("foreign_memory_mib", 0)),
+        health_since=_parse_ts(d.get("health_since"), "health_since"), health_hint=d.get("health_hint", ""),
     )
 
 
@@ -176,6 +179,7 @@ def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
         "name": n.name, "cpu_millis": n.cpu_millis, "memory_mib": n.memory_mib, "labels": dict(n.labels),
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
         "ready": n.ready, "unschedulable": n.unschedulable, "gpus": [gpu_to_dict(g) for g in n.gpus],
+        "mig_strategy": n.mig_strategy, "warnings": list(n.warnings),
     } for n in inv.nodes]
     return {
         "source": inv.source, "simulated": inv.simulated, "nodes": nodes,
@@ -194,6 +198,7 @@ def inventory_from_dict(d: Mapping[str, Any]) -> Inventory:
         labels=dict(n.get("labels", {})),
         taints=tuple(Taint(t["key"], t.get("value", ""), t.get("effect", "NoSchedule")) for t in n.get("taints", ())),
         ready=bool(n.get("ready", True)), unschedulable=bool(n.get("unschedulable", False)),
+        mig_strategy=str(n.get("mig_strategy", "none")), warnings=tuple(n.get("warnings", ())),
     ) for n in d.get("nodes", ()))
     nv = d.get("nvml")
     nvml = None if nv is None else NvmlStatus(available=nv["available"], error=nv.get("error", ""),

@@ -176,6 +176,8 @@ class JobSpec:
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
             script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
+        definition_id: the job definition this job is a run of (set by the definitions service,
+            never taken from a request body).
     """
 
     name: str
@@ -197,6 +199,7 @@ class JobSpec:
     checkpointable: bool = False
     unlimited: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    definition_id: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

@@ -147,7 +147,9 @@ def _unblock(outcomes: list[FlavorOutcome]) -> str:
         if o.capacity_code == "Fragmented":
             return "waits until one node has enough free GPUs; fewer GPUs per worker (or more workers) would fit now"
         if o.capacity_code == "UnhealthyGpu":
-            return "waits until the unhealthy GPUs recover, or for other jobs to finish"
+            # Case 018: say what an admin can do (a withdrawn GPU does not come back on its own).
+            return ("waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device plugin on the "
+                    "node once the GPU is checked, or drain the node), or for other jobs to finish")
         if o.capacity_code in ("WaitingForCapacity", "Priority"):
             return "starts when running jobs finish (see ETA)"
     for o in outcomes:
