@@ -276,6 +276,18 @@ class SchedClient:
         """``GET metrics``: Prometheus exposition text."""
         return str(self.call(routes.metrics()))
 
+    def definitions(self, *, all_users: bool = False) -> list[dict[str, Any]]:
+        """``GET definitions``: my job definitions (admins: ``all_users``), each with its last run."""
+        return list(self.call(routes.definitions(all_users=all_users)))
+
+    def definition(self, definition_id: str) -> dict[str, Any]:
+        """``GET definitions/{id}``: one definition with its runs and next firings."""
+        return dict(self.call(routes.definition(definition_id)))
+
+    def executed_notebook(self, job_id: str) -> dict[str, Any]:
+        """``GET jobs/{id}/notebook``: a notebook run's executed copy (nbformat 4 JSON, outputs and errors)."""
+        return dict(self.call(routes.executed_notebook(job_id)))
+
     def events(self) -> Iterator[dict[str, Any]]:
         """``GET events`` (Server-Sent Events): yield ``{"type", "data"}`` until the stream ends."""
         import httpx
