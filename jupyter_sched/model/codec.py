@@ -61,7 +61,7 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable,
+        "checkpointable": s.checkpointable, "source": s.source, "notebook_json": s.notebook_json,
     }
 
 
@@ -74,7 +74,8 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         command=tuple(d.get("command", ())), script=d.get("script"), notebook=d.get("notebook"),
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
-        checkpointable=bool(d.get("checkpointable", False)),
+        checkpointable=bool(d.get("checkpointable", False)), source=d.get("source"),
+        notebook_json=d.get("notebook_json"),
     )
 
 
@@ -114,8 +115,13 @@ def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
 
 
 def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
-    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields)."""
+    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields).
+
+    Carried content (``source``, ``notebook_json``) stays in the store: no answer or event
+    repeats it (size, and the queue shows others' jobs).
+    """
     out = spec_to_dict(j.spec)
+    del out["source"], out["notebook_json"]
     out.update({
         "id": j.id, "state": j.state.value, "submitted_at": _ts(j.submitted_at),
         "admitted_at": _ts(j.admitted_at), "started_at": _ts(j.started_at),

@@ -172,6 +172,11 @@ class JobSpec:
         kernel_id: the Jupyter kernel a lease is bound to.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
+        source: text of the script named by ``script`` (then a bare file name), carried with the
+            job so it runs where the submitter's files are not (``%%schedule`` through a hub); the
+            executor writes it into the job's work directory as the job's owner.
+        notebook_json: JSON text of the notebook named by ``notebook`` (then a bare file name),
+            carried the same way.
     """
 
     name: str
@@ -191,6 +196,8 @@ class JobSpec:
     kernel_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
+    source: str | None = None
+    notebook_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
