@@ -28,40 +28,12 @@ from typing import Any
 
 from ..errors import ExecutorError, NotFoundError
 from .runas import RunAs
+from .safeopen import open_untrusted
 from .wrapper import write_json_atomic
 
 __all__ = ["JobDirs", "open_untrusted", "read_untrusted_json"]
 
 _JSON_LIMIT = 1 << 16
-
-
-def open_untrusted(path: Path, *, owner_uid: int | None = None) -> int:
-    """Open ``path`` read-only as a file descriptor, refusing symlinks anywhere in it.
-
-    Raises:
-        OSError: a component is a symlink (ELOOP/ENOTDIR), the file is missing, not a regular
-            file (EINVAL), or not owned by ``owner_uid`` (EPERM).
-    """
-    absolute = Path(os.path.abspath(path))
-    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for part in absolute.parts[1:-1]:
-            next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = next_fd
-        file_fd = os.open(absolute.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-    finally:
-        os.close(fd)
-    info = os.fstat(file_fd)
-    problem = None
-    if not stat.S_ISREG(info.st_mode):
-        problem = OSError(22, "not a regular file", str(path))
-    elif owner_uid is not None and info.st_uid != owner_uid:
-        problem = OSError(1, f"owned by uid {info.st_uid}, not the job's uid {owner_uid}", str(path))
-    if problem is not None:
-        os.close(file_fd)
-        raise problem
-    return file_fd
 
 
 def read_untrusted_json(path: Path, *, owner_uid: int | None = None) -> dict[str, Any] | None:

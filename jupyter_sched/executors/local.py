@@ -71,13 +71,16 @@ from typing import Any
 
 import psutil
 
+from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind
 from ..model.units import parse_utc
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
-from .jobdirs import JobDirs, open_untrusted, read_untrusted_json
+from .jobdirs import JobDirs, read_untrusted_json
+from .outcome import describe_exit
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as
+from .safeopen import open_untrusted
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
 __all__ = ["LocalExecutor", "carried_files", "job_argv", "job_environment", "read_log"]
@@ -139,10 +142,12 @@ def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[s
     spec = job.spec
     if spec.notebook:
         source = str(job_dir / _NOTEBOOK_IN) if spec.notebook_json is not None else spec.notebook
-        return [python, "-m", "jupyter_sched.executors.run_notebook", source, str(job_dir / "executed.ipynb")]
+        parameters = ["--parameters", json.dumps(dict(spec.parameters))] if spec.parameters else []
+        return [python, "-m", "jupyter_sched.executors.run_notebook", source, str(job_dir / "executed.ipynb"),
+                *parameters]
     if spec.script:
         script = str(job_dir / Path(spec.script).name) if spec.source is not None else spec.script
-        return [python, script, *spec.command]
+        return [python, script, *spec.command, *script_arguments(spec.parameters)]
     if spec.command:
         return list(spec.command)
     raise ExecutorError(f"job {job.id} has nothing to run", field="command",
@@ -445,7 +450,8 @@ class LocalExecutor:
             tracker_for(t.group, self.tracker).remove(t.group)
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
-            return Exited(t.job.id, ended[0], ended[1], message=_exit_message(ended[0]) + " (while the server was down)")
+            return Exited(t.job.id, ended[0], ended[1],
+                          message=_exit_message(ended[0], t) + " (while the server was down)")
         return Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
                               "(it was killed together with its wrapper)")
 
@@ -606,11 +612,11 @@ class LocalExecutor:
         code = t.popen.poll() if t.popen is not None else None
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
-            return Exited(t.job.id, ended[0], ended[1], _exit_message(ended[0]))
+            return Exited(t.job.id, ended[0], ended[1], _exit_message(ended[0], t))
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
-                          _exit_message(code) + (f": {early.splitlines()[-1]}" if early else ""))
+                          _exit_message(code, t) + (f": {early.splitlines()[-1]}" if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
 
 
@@ -682,13 +688,12 @@ def _read_exit(job_dir: Path, owner_uid: int | None) -> tuple[int, datetime] | N
         return None
 
 
-def _exit_message(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with code {code}"
+def _exit_message(code: int, t: _Tracked) -> str:
+    """How the job ended, in one sentence: the notebook runner's reason, else the exit code or
+    signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028), read only
+    from files the job's owner owns."""
+    return describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
+                         owner_uid=t.owner_uid)
 
 
 def _port_open(port: int) -> bool:

@@ -184,7 +184,7 @@ def _launch(job_dir: Path) -> dict[str, object] | None:
     if not isinstance(launch, dict):
         raise ValueError("the launch line is not a JSON object")
     job_dir.mkdir(mode=0o700, exist_ok=True)
-    for stale in ("exit.json", "wrapper.json"):  # a restarted service's previous run
+    for stale in ("exit.json", "wrapper.json", "outcome.json"):  # a restarted service's previous run
         (job_dir / stale).unlink(missing_ok=True)
     files = launch.get("files") or {}
     for name, text in files.items():

@@ -61,7 +61,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable, "source": s.source, "notebook_json": s.notebook_json,
+        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "source": s.source,
+        "notebook_json": s.notebook_json,
     }
 
 
@@ -74,8 +75,8 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         command=tuple(d.get("command", ())), script=d.get("script"), notebook=d.get("notebook"),
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
-        checkpointable=bool(d.get("checkpointable", False)), source=d.get("source"),
-        notebook_json=d.get("notebook_json"),
+        checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
+        source=d.get("source"), notebook_json=d.get("notebook_json"),
     )
 
 

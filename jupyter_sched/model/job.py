@@ -172,6 +172,8 @@ class JobSpec:
         kernel_id: the Jupyter kernel a lease is bound to.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
+        parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
+            script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
         source: text of the script named by ``script`` (then a bare file name), carried with the
             job so it runs where the submitter's files are not (``%%schedule`` through a hub); the
             executor writes it into the job's work directory as the job's owner.
@@ -196,6 +198,7 @@ class JobSpec:
     kernel_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
+    parameters: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None
     notebook_json: str | None = None
 

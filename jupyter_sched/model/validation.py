@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..definitions.parameters import validate_parameters
 from ..errors import ValidationError
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest
 from .profiles import Profile
@@ -24,7 +25,7 @@ _KNOWN_FIELDS = frozenset({
     "min_memory_mib", "mem_per_gpu", "mig_profile", "nvlink", "cpu", "cpu_millis", "memory",
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
-    "profile", "checkpointable", "resources", "args", "source", "notebook_json",
+    "profile", "checkpointable", "resources", "args", "parameters", "source", "notebook_json",
 })
 MAX_SOURCE_BYTES = 1 << 20
 """Largest carried script or cell text (``source``), in UTF-8 bytes."""
@@ -297,6 +298,7 @@ def spec_from_request(
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
         profile=profile_name, checkpointable=checkpointable, source=source, notebook_json=notebook_json,
+        parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
 
 
@@ -329,6 +331,15 @@ def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) 
             raise ValidationError("notebook_json is not a notebook (a JSON object with a cells list)",
                                   field="notebook_json", hint="send the .ipynb file's JSON text")
     return source, notebook_json
+
+
+def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict[str, Any]:
+    """Validated parameters; only notebooks and scripts take them (a command has nowhere to put them)."""
+    parameters = validate_parameters(value)
+    if parameters and not (notebook or script):
+        raise ValidationError("parameters apply to a notebook or a script", field="parameters",
+                              hint="give notebook or script, or pass values in the command's arguments")
+    return parameters
 
 
 def _model_matches(wanted: str, model: str) -> bool:
