@@ -157,7 +157,7 @@ def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[s
 def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = None) -> tuple[str, int]:
     """Read up to ``limit`` bytes of ``path`` from ``offset``; never split a UTF-8 character.
 
-    The file is opened with :func:`~.jobdirs.open_untrusted` (no symlink anywhere in the path, a
+    The file is opened with :func:`~.safeopen.open_untrusted` (no symlink anywhere in the path, a
     regular file, owned by ``owner_uid`` when given): a job's owner cannot make the service read
     a file that is not theirs.
 
@@ -262,6 +262,20 @@ class LocalExecutor:
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
         self._wrapper_source: str | None = None
+        self.run_as_for: Callable[[Job], RunAs] | None = None
+
+    def serve_hub(self, run_as_for: Callable[[Job], RunAs], *, job_python: str) -> None:
+        """Hub mode: every job runs as the account ``run_as_for(job)`` names (used when the caller
+        passes no run-as identity), with a clean environment, never as the service's own account.
+
+        Args:
+            run_as_for: the owner's run-as identity (raises ExecutorError for an unmapped user).
+            job_python: interpreter every account can run (wrapper, scripts, notebooks).
+        """
+        self.run_as_for = run_as_for
+        self.job_python = job_python
+        self.clean_env = True
+        self.require_run_as = True
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -289,7 +303,7 @@ class LocalExecutor:
                 service in ``require_run_as`` mode, an account this process cannot switch to, or
                 the wrapper failed to spawn.
         """
-        who = run_as or embedded_run_as(job)
+        who = run_as or (self.run_as_for(job) if self.run_as_for is not None else embedded_run_as(job))
         if self.require_run_as and not who.switches:
             raise ExecutorError(f"job {job.id} of {job.spec.user} would run as this service's own account",
                                 field="user", hint="hub mode runs every job as its owner's OS account")

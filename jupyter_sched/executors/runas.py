@@ -34,6 +34,7 @@ from ..model import Job
 
 __all__ = [
     "DEFAULT_JOB_PATH",
+    "runs_for_others",
     "ENV_ALLOWLIST",
     "AccountMapping",
     "RunAs",
@@ -90,6 +91,27 @@ class RunAs:
 def embedded_run_as(job: Job) -> RunAs:
     """Embedded mode: the job runs as the server's own OS user (no switch)."""
     return RunAs(user=job.spec.user)
+
+
+def runs_for_others(path: str) -> bool:
+    """True when accounts other than this one can execute ``path``: the file (symlinks resolved)
+    is readable and executable by others and every folder above it searchable (``/root`` is 0700,
+    so an interpreter under it — pyenv's there — cannot run jobs of other accounts)."""
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+        if not (mode & 0o005) == 0o005:
+            return False
+        folder = os.path.dirname(real)
+        while True:
+            if not os.stat(folder).st_mode & 0o001:
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
+    except OSError:
+        return False
 
 
 def can_switch_users() -> bool:

@@ -75,6 +75,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         Default: $JUPYTERHUB_API_TOKEN, the token JupyterHub gives each user server.""",
     )
 
+    kernel_report_interval_s = Float(
+        30.0,
+        config=True,
+        help="""Hub mode, per-user server side: seconds between reports of this server's live kernels
+        to the central service, which releases leases whose kernel is gone (jupyter_sched.hub.liveness).
+        Default 30 s (a gone kernel's GPUs are free within a minute, also after either side
+        restarted); 0 disables.""",
+    )
+
     @default("hub_service_url")
     def _default_hub_service_url(self) -> str:
         return os.environ.get("JUPYTER_SCHED_HUB_URL", "")

@@ -104,3 +104,30 @@ def test_the_service_config_serves_only_the_scheduler() -> None:
     authorizer = SchedOnlyAuthorizer()
     assert authorizer.is_authorized(None, None, "read", "sched")
     assert not any(authorizer.is_authorized(None, None, "write", r) for r in ("contents", "kernels", "terminals"))
+
+
+@pytest.mark.parametrize(
+    "raw, error",
+    [
+        pytest.param("jobs", None, id="a table route"),
+        pytest.param("jobs/j-0001abc/logs", None, id="a route with an id"),
+        pytest.param("http://127.0.0.1:9/steal", "ValidationError", id="an absolute URL"),
+        pytest.param("//127.0.0.1:9/x", "ValidationError", id="a network-path reference"),
+        pytest.param("../api/kernels", "ValidationError", id="a dot-dot segment"),
+        pytest.param("%2e%2e/x", "ValidationError", id="an encoded dot-dot"),
+        pytest.param("jobs%2Fx", "ValidationError", id="an encoded slash"),
+        pytest.param("..\\x", "ValidationError", id="a backslash"),
+        pytest.param("jobs/a/b/c", "NotFoundError", id="well formed but no such route"),
+    ],
+)
+def test_only_relative_routes_of_the_table_are_forwarded(raw: str, error: str | None) -> None:
+    from jupyter_sched.errors import SchedError
+    from jupyter_sched.hub.forward import forward_path, route_patterns
+
+    routes = route_patterns()
+    if error is None:
+        assert forward_path(raw, routes) == raw
+    else:
+        with pytest.raises(SchedError) as refused:
+            forward_path(raw, routes)
+        assert type(refused.value).__name__ == error and refused.value.field == "path"
