@@ -60,7 +60,7 @@ def format_mib(mib: float) -> str:
 
 
 def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_killed: bool,
-                          cell_index: int | None, first_line: str | None) -> str:
+                          cell_index: int | None, first_line: str | None, limit_mib: float | None = None) -> str:
     """The reason of a run whose kernel died, e.g. ``kernel died (signal 9; likely out of memory)
     during cell 5 (cell starts: x = load()); peak memory 1.9 GiB``.
 
@@ -82,6 +82,8 @@ def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_kil
             what += f" (cell starts: {first_line})"
     if peak_mib:
         what += f"; peak memory {format_mib(peak_mib)}"
+    if limit_mib:
+        what += f"; memory limit {format_mib(limit_mib)}"
     return what
 
 

@@ -40,7 +40,7 @@ EXIT_BAD_INPUT = 2
 EXIT_KERNEL_DIED = 3
 EXIT_TIMEOUT = 4
 _FIRST_LINE_MAX = 80
-_SAMPLE_INTERVAL_S = 0.25
+_SAMPLE_INTERVAL_S = 0.1
 
 
 def _first_line(cell: Mapping[str, Any]) -> str:
@@ -57,9 +57,10 @@ class _KernelWatch:
     """Samples the kernel's peak memory and remembers its process, to explain its death.
 
     Peak memory is the kernel's ``VmHWM`` (the kernel's own high-water mark of resident memory,
-    read from ``/proc/<pid>/status`` on Linux), sampled every 0.25 s while it lives; elsewhere the
-    largest RSS psutil saw. An OOM kill is certain when the runner's memory cgroup counted one
-    during the run (``oom_kill`` in cgroup v2 ``memory.events`` or v1 ``memory.oom_control``).
+    read from ``/proc/<pid>/status`` on Linux), sampled every 0.1 s while it lives (a lower bound: a
+    cell that allocates fast can die between samples); elsewhere the largest RSS psutil saw. An OOM
+    kill is certain when the runner's memory cgroup counted one during the run (``oom_kill`` in
+    cgroup v2 ``memory.events`` or v1 ``memory.oom_control``); that cgroup's limit is then named.
     """
 
     def __init__(self) -> None:
@@ -77,7 +78,7 @@ class _KernelWatch:
 
     def _sample(self) -> None:
         pid = int(self.process.pid)
-        while not self._stop.wait(_SAMPLE_INTERVAL_S if self.peak_kib else 0.05):
+        while not self._stop.wait(_SAMPLE_INTERVAL_S):
             kib = _peak_kib(pid)
             if kib is None:
                 return
@@ -122,29 +123,54 @@ def _peak_kib(pid: int) -> int | None:
         return None
 
 
-def _oom_kills() -> int | None:
-    """OOM kills counted by this process's memory cgroup (v2 or v1), or None when unreadable."""
+def _memory_cgroup() -> tuple[Path, str] | None:
+    """This process's memory cgroup directory and its version (``"v1"``/``"v2"``), when readable."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
         return None
     for line in lines:
         _, controllers, path = line.split(":", 2)
-        if controllers == "":
-            files = [Path("/sys/fs/cgroup") / path.lstrip("/") / "memory.events"]
-        elif "memory" in controllers.split(","):
-            files = [Path("/sys/fs/cgroup/memory") / path.lstrip("/") / "memory.oom_control"]
-        else:
-            continue
-        for file in files:
-            try:
-                for entry in file.read_text().splitlines():
-                    name, _, value = entry.partition(" ")
-                    if name == "oom_kill":
-                        return int(value)
-            except (OSError, ValueError):
-                continue
+        if "memory" in controllers.split(","):
+            found = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            if (found / "memory.oom_control").exists():
+                return found, "v1"
+        elif controllers == "":
+            found = Path("/sys/fs/cgroup") / path.lstrip("/")
+            if (found / "memory.events").exists():
+                return found, "v2"
     return None
+
+
+def _oom_kills() -> int | None:
+    """OOM kills counted by this process's memory cgroup (v2 or v1), or None when unreadable."""
+    group = _memory_cgroup()
+    if group is None:
+        return None
+    file = group[0] / ("memory.oom_control" if group[1] == "v1" else "memory.events")
+    try:
+        for entry in file.read_text().splitlines():
+            name, _, value = entry.partition(" ")
+            if name == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _memory_limit_mib() -> float | None:
+    """The memory limit of this process's cgroup in MiB (None when none is set or unreadable)."""
+    group = _memory_cgroup()
+    if group is None:
+        return None
+    file = group[0] / ("memory.limit_in_bytes" if group[1] == "v1" else "memory.max")
+    try:
+        text = file.read_text().strip()
+    except OSError:
+        return None
+    if not text.isdigit() or int(text) >= 1 << 60:  # "max", or v1's "unlimited" sentinel
+        return None
+    return int(text) / (1024 * 1024)
 
 
 def _print_outputs(cell: Any, position: int, total: int) -> None:
@@ -249,11 +275,12 @@ def main(argv: list[str] | None = None) -> int:
         signum = watch.signal()
         peak = watch.peak_kib / 1024 if watch.peak_kib else None
         oom = watch.oom_killed()
+        limit = _memory_limit_mib() if oom else None
         reason = kernel_death_sentence(signum, peak_mib=peak, oom_killed=oom, cell_index=cell.get("index"),
-                                       first_line=cell.get("first_line"))
+                                       first_line=cell.get("first_line"), limit_mib=limit)
         outcome = {"status": "failed", "reason": reason, "cell": cell, "parameters": parameters,
                    "kernel": {"signal": signum, "peak_memory_mib": round(peak, 1) if peak else None,
-                              "oom_killed": oom}}
+                              "oom_killed": oom, "memory_limit_mib": limit}}
         status = EXIT_KERNEL_DIED
     finally:
         watch.stop()
