@@ -27,7 +27,7 @@ whose content was carried (``source`` / ``notebook_json``) runs from the copy th
 into the job's directory. PYTHON is ``python`` (the service's interpreter) embedded and
 ``job_python`` for other accounts (it and the wrapper must be runnable by them: the wrapper is
 passed as source with ``-c``, so jupyter_sched's own install may stay private). The working
-directory is the spec's ``working_dir``, else ``default_cwd`` embedded or the account's home in
+directory is the spec's ``working_dir`` (``~`` = the owner's home), else ``default_cwd`` embedded or the account's home in
 hub mode, else the job's directory; in hub mode the wrapper enters it as the account, so a job
 can only run where its owner may go.
 
@@ -373,7 +373,7 @@ class LocalExecutor:
         as another account the wrapper finds out as that account (the service must not probe
         paths on the user's behalf)."""
         if job.spec.working_dir:
-            cwd = Path(job.spec.working_dir)
+            cwd = Path(_home_relative(job.spec.working_dir, run_as))
             if not run_as.switches and not cwd.is_dir():
                 raise ExecutorError(f"working directory {str(cwd)!r} does not exist", field="working_dir",
                                     hint="give an existing directory, or leave working_dir out")
@@ -632,6 +632,14 @@ class LocalExecutor:
             return Exited(t.job.id, code, datetime.now(timezone.utc),
                           _exit_message(code, t) + (f": {early.splitlines()[-1]}" if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
+
+
+def _home_relative(working_dir: str, run_as: RunAs) -> str:
+    """``~`` and ``~/path`` (sent by magics through a hub) resolved against the owner's home."""
+    if working_dir != "~" and not working_dir.startswith("~/"):
+        return working_dir
+    home = run_as.home if run_as.switches else os.path.expanduser("~")
+    return (home or "/") + working_dir[1:]
 
 
 def _shell(run_as: RunAs) -> str | None:

@@ -33,7 +33,13 @@ _RELEASING_ACTIONS = frozenset({"shutdown", "restart"})
 
 
 def kernel_env(*, url: str, token: str, kernel_id: str) -> dict[str, str]:
-    """The variables a kernel gets: ``JUPYTER_SCHED_URL`` / ``_TOKEN`` / ``_KERNEL_ID``."""
+    """The variables a kernel gets: ``JUPYTER_SCHED_URL`` / ``_TOKEN`` / ``_KERNEL_ID``.
+
+    A server spawned by JupyterHub has no token of its own (its identity provider accepts hub
+    tokens): the kernel then gets the server's own hub token, ``$JUPYTERHUB_API_TOKEN``, which it
+    inherits anyway (the kernel is the owner's process) and which the server resolves to its owner.
+    """
+    token = token or os.environ.get("JUPYTERHUB_API_TOKEN", "")
     return {"JUPYTER_SCHED_URL": url, "JUPYTER_SCHED_TOKEN": token, "JUPYTER_SCHED_KERNEL_ID": kernel_id}
 
 
