@@ -242,6 +242,9 @@ def spec_from_request(
                     hint="models here: " + (", ".join(sorted(known_models)) or "none"))
     mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
     min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
+    if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason
+        raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {mem_value!r})", field="mem_per_gpu",
+                              hint="ask for the memory one GPU needs, e.g. 40GiB")
     cpu = _cpu_millis(merged)
     memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
     if memory > MAX_MEMORY_MIB:

@@ -160,12 +160,16 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
                               hint="submit a training job or an inference service")
 
 
-def gpu_resources(spec: JobSpec) -> dict[str, str]:
-    """The extended resources of one worker: ``{}`` for CPU-only work, else one whole-number key."""
+def gpu_resources(spec: JobSpec, *, mig_strategy: str = "mixed") -> dict[str, str]:
+    """The extended resources of one worker: ``{}`` for CPU-only work, else one whole-number key.
+
+    A MIG slice follows the node's MIG strategy (case 022): ``mixed`` advertises
+    ``nvidia.com/mig-<profile>``; ``single`` advertises every slice as ``nvidia.com/gpu`` (the
+    product label, which names the profile, selects the node: see ``gpu_products``)."""
     res = spec.resources
     if res.gpus <= 0:
         return {}
-    if res.mig_profile:
+    if res.mig_profile and mig_strategy != "single":
         return {f"{MIG_RESOURCE_PREFIX}{res.mig_profile}": str(res.gpus)}
     return {GPU_RESOURCE: str(res.gpus)}
 
@@ -279,7 +283,8 @@ def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> lis
     return env
 
 
-def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> dict[str, Any]:
+def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
+               mig_strategy: str = "mixed") -> dict[str, Any]:
     spec = job.spec
     res = spec.resources
     requests: dict[str, str] = {}
@@ -287,7 +292,7 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None) 
         requests["cpu"] = format_cpu(res.cpu_millis)
     if res.memory_mib > 0:
         requests["memory"] = format_memory_mib(res.memory_mib)
-    gpus = gpu_resources(spec)
+    gpus = gpu_resources(spec, mig_strategy=mig_strategy)
     # Extended resources: requests must equal limits (kubernetes#50182); write both.
     limits = dict(gpus)
     if "memory" in requests:
@@ -349,7 +354,7 @@ def _pinned_nodes(allocation: Allocation | None, config: KubernetesConfig) -> li
 
 def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
               gpu_products: Sequence[str], restart_policy: str, gang_service: str | None,
-              run_as: RunAs | None) -> dict[str, Any]:
+              run_as: RunAs | None, mig_strategy: str = "mixed") -> dict[str, Any]:
     spec = job.spec
     pod: dict[str, Any] = {
         "restartPolicy": restart_policy,
@@ -358,7 +363,7 @@ def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig,
         "enableServiceLinks": False,
         "automountServiceAccountToken": False,
         "securityContext": _pod_security(run_as),
-        "containers": [_container(job, config, gang_service=gang_service)],
+        "containers": [_container(job, config, gang_service=gang_service, mig_strategy=mig_strategy)],
     }
     volumes = [_for_user(dict(v), spec.user) for v in config.volumes]
     carried = _carried_volume(spec)
@@ -413,7 +418,8 @@ def _metadata(job: Job, allocation: Allocation | None, config: KubernetesConfig)
 
 
 def make_job_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                      gpu_products: Sequence[str] = (), run_as: RunAs | None = None) -> dict[str, Any]:
+                      gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                      run_as: RunAs | None = None) -> dict[str, Any]:
     """Build the ``batch/v1`` Job of a training job.
 
     Args:
@@ -421,6 +427,8 @@ def make_job_manifest(job: Job, allocation: Allocation | None, config: Kubernete
         allocation: where our placement put it; its nodes pin the pods (node affinity on the node
             name) unless a queue manager decides. ``None`` is allowed only with a queue manager.
         config: executor configuration.
+        mig_strategy: the MIG strategy of the allocation's node (``single`` → a slice is requested as
+            ``nvidia.com/gpu``; see :func:`gpu_resources`).
         gpu_products: acceptable ``nvidia.com/gpu.product`` label values (one → ``nodeSelector``,
             several → a node affinity ``In``); ignored for CPU-only work.
         run_as: the owner's identity; its uid/gid (when known) become the pod's user and group.
@@ -450,6 +458,7 @@ def make_job_manifest(job: Job, allocation: Allocation | None, config: Kubernete
         "template": {
             "metadata": _pod_metadata(job, allocation, config),
             "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Never",
+                              mig_strategy=mig_strategy,
                               gang_service=gang_service, run_as=run_as),
         },
     }
@@ -480,10 +489,11 @@ def make_headless_service(job: Job, config: KubernetesConfig) -> dict[str, Any]:
     }
 
 
-def make_podgroup_manifest(job: Job, config: KubernetesConfig) -> dict[str, Any]:
+def make_podgroup_manifest(job: Job, config: KubernetesConfig, *, mig_strategy: str = "mixed") -> dict[str, Any]:
     """The Volcano ``PodGroup`` of a gang: all ``minMember`` pods are scheduled together or none."""
     res = job.spec.resources
-    min_resources = {key: str(int(value) * res.workers) for key, value in gpu_resources(job.spec).items()}
+    min_resources = {key: str(int(value) * res.workers)
+                     for key, value in gpu_resources(job.spec, mig_strategy=mig_strategy).items()}
     spec: dict[str, Any] = {
         "minMember": res.workers,
         "queue": config.queue_name(config.volcano_queue, team=job.spec.team, user=job.spec.user),
@@ -500,7 +510,8 @@ def make_podgroup_manifest(job: Job, config: KubernetesConfig) -> dict[str, Any]
 
 
 def make_deployment_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                             gpu_products: Sequence[str] = (), run_as: RunAs | None = None) -> dict[str, Any]:
+                             gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                             run_as: RunAs | None = None) -> dict[str, Any]:
     """Build the ``apps/v1`` Deployment of an inference service (replicas = workers).
 
     The container exposes ``spec.port`` with a TCP readiness probe on it; the strategy is
@@ -523,7 +534,7 @@ def make_deployment_manifest(job: Job, allocation: Allocation | None, config: Ku
             "template": {
                 "metadata": _pod_metadata(job, allocation, config),
                 "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Always",
-                                  gang_service=None, run_as=run_as),
+                                  gang_service=None, mig_strategy=mig_strategy, run_as=run_as),
             },
         },
     }
@@ -546,21 +557,24 @@ def make_inference_service(job: Job, config: KubernetesConfig) -> dict[str, Any]
 
 
 def make_manifests(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                   gpu_products: Sequence[str] = (), run_as: RunAs | None = None) -> list[dict[str, Any]]:
+                   gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                   run_as: RunAs | None = None) -> list[dict[str, Any]]:
     """Every object of ``job``, in creation order (Service / PodGroup before the pods' owner).
 
     Raises:
         ValidationError: see :func:`make_job_manifest`.
     """
     if job.spec.kind is JobKind.INFERENCE:
-        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products, run_as=run_as),
+        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products,
+                                         mig_strategy=mig_strategy, run_as=run_as),
                 make_inference_service(job, config)]
     out: list[dict[str, Any]] = []
-    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products, run_as=run_as)
+    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy,
+                                 run_as=run_as)
     if job.spec.resources.workers > 1:
         out.append(make_headless_service(job, config))
         if config.queue_manager is QueueManager.VOLCANO:
-            out.append(make_podgroup_manifest(job, config))
+            out.append(make_podgroup_manifest(job, config, mig_strategy=mig_strategy))
     out.append(manifest)
     return out
 
