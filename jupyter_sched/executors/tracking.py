@@ -229,6 +229,22 @@ class CgroupTracker:
             with contextlib.suppress(OSError):
                 Path(group.path).rmdir()
 
+    def prune(self, older_than_s: float = 600.0) -> int:
+        """Remove empty groups older than ``older_than_s`` seconds (left by services that were killed
+        and jobs that ended meanwhile); how many. A live job's group is never empty, and a new one is
+        empty only for the instant between its creation and its wrapper's enrollment."""
+        removed = 0
+        cutoff = time.time() - older_than_s
+        with contextlib.suppress(OSError):
+            for child in self.base.iterdir():
+                try:
+                    if child.is_dir() and child.stat().st_mtime < cutoff and not (child / "cgroup.procs").read_text().strip():
+                        child.rmdir()
+                        removed += 1
+                except OSError:
+                    continue
+        return removed
+
 
 class MarkerTracker:
     """Job groups as an environment marker plus the wrapper's descendants (see module docstring)."""
@@ -291,7 +307,9 @@ def detect_tracker(*, root: Path = CGROUP_ROOT) -> ProcessTracker:
             probe.rmdir()
         except OSError:
             continue
-        return CgroupTracker(base, version)
+        tracker = CgroupTracker(base, version)
+        tracker.prune()
+        return tracker
     return MarkerTracker()
 
 

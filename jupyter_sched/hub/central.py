@@ -84,6 +84,7 @@ class HubSchedApp(SchedApp):
 
     name = "jupyter_sched"
     load_other_extensions = False
+    owns_kernels = False
 
     hub_poll_interval_s = Float(
         60.0, config=True,

@@ -26,7 +26,7 @@ from jupyter_sched.errors import ExecutorError, NotFoundError
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Exited, Lost
 from jupyter_sched.executors.local import LocalExecutor, read_log
 from jupyter_sched.executors.runas import ENV_ALLOWLIST, AccountMapping, RunAs, embedded_run_as
-from jupyter_sched.executors.tracking import MARKER_ENV, MarkerTracker, detect_tracker
+from jupyter_sched.executors.tracking import MARKER_ENV, CgroupTracker, JobGroup, MarkerTracker, detect_tracker
 from jupyter_sched.model import Allocation
 from tests.accounts import Account, account_python, os_accounts, shared_dir, skip_reason
 from tests.runtime.builders import make_job
@@ -299,3 +299,21 @@ def test_the_tracker_is_a_cgroup_where_the_machine_offers_one() -> None:
     if not offered:
         pytest.skip("no cgroup hierarchy this process may write")
     assert detect_tracker().kind.startswith("cgroup-v")
+
+
+def test_empty_groups_left_by_a_killed_service_are_pruned_and_live_ones_kept(tmp_path: Path) -> None:
+    tracker = detect_tracker()
+    if not isinstance(tracker, CgroupTracker):
+        pytest.skip("no writable cgroup hierarchy (the marker leaves nothing behind)")
+    stale = tracker.create("j-stale", uid=None)
+    ex = LocalExecutor(tmp_path / "jobs", tracking=tracker)
+    live = ex.start(py_job("j-live", "time.sleep(60)\n", user="ana"), GPU)  # type: ignore[arg-type]
+    live_path = str(live.data["group"]["path"])  # type: ignore[index]
+    wait_until(lambda: tracker.members(JobGroup.from_dict(live.data["group"]) or stale), "the job to enter its group")
+    for path in (stale.path, live_path):
+        os.utime(str(path), (time.time() - 3600, time.time() - 3600))
+    assert tracker.prune() >= 1
+    assert not os.path.exists(str(stale.path)) and os.path.exists(live_path)
+    ex.stop("j-live", grace_s=0)
+    wait_until(lambda: ex.poll() or None, "the job to end")
+    assert not os.path.exists(live_path)  # its executor removes it once empty
