@@ -12,6 +12,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
     jupyter-sched logs JOB_ID [-f]
+    jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
 
 Server discovery: ``--url``/``--token``, else ``JUPYTER_SCHED_URL``/``JUPYTER_SCHED_TOKEN``,
 else the running-server files of this machine (``jupyter_server.serverapp.list_running_servers``).
@@ -117,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("job_id", metavar="JOB_ID")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
 
+    from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
+
+    add_definitions_parser(sub)
     sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
                    add_help=False)
     sub.add_parser("simulate", help="replay a trace or scenario through the scheduler (jupyter-sched simulate --help)",

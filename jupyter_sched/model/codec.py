@@ -61,8 +61,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "source": s.source,
-        "notebook_json": s.notebook_json,
+        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
+        "source": s.source, "notebook_json": s.notebook_json,
     }
 
 
@@ -76,6 +76,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
+        definition_id=d.get("definition_id"),
         source=d.get("source"), notebook_json=d.get("notebook_json"),
     )
 

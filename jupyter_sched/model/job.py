@@ -175,6 +175,8 @@ class JobSpec:
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
             script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
+        definition_id: the job definition this job is a run of (set by the definitions service,
+            never taken from a request body).
         source: text of the script named by ``script`` (then a bare file name), carried with the
             job so it runs where the submitter's files are not (``%%schedule`` through a hub); the
             executor writes it into the job's work directory as the job's owner.
@@ -200,6 +202,7 @@ class JobSpec:
     profile: str | None = None
     checkpointable: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    definition_id: str | None = None
     source: str | None = None
     notebook_json: str | None = None
 
