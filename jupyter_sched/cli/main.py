@@ -190,15 +190,17 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     try:
         client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
                          timeout_s=args.timeout)
-    except NoServerError as exc:
-        print(f"{PROG}: {exc}", file=stderr)
+    except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
+        print(f"{PROG}: {exc.message} — start JupyterLab on this machine (jupyter lab), or pass --url URL --token "
+              "TOKEN (or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
     try:
         with client:
             return COMMANDS[args.command](client, args, io)
     except ServerUnreachableError as exc:
-        print(f"{PROG}: {exc}", file=stderr)
+        print(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass --url for "
+              "another one", file=stderr)
         return EXIT_NO_SERVER
     except SchedError as exc:
         print(error_line(args.command, exc), file=stderr)

@@ -197,3 +197,16 @@ def test_memory_per_gpu_no_gpu_has_is_refused_naming_memory_per_gpu(server: Embe
     assert run.code == EXIT_REFUSED
     assert run.err.startswith("jupyter-sched submit: --mem-per-gpu: The job asks for 200 GiB of memory per GPU; "
                               "the most any GPU here has is 80 GiB. — Ask for at most 80 GiB per GPU.")
+
+
+def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "empty"), "PYTHONPATH": str(ROOT)})
+    none = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=60)
+    assert none.returncode == 3 and none.stderr.count("\n") == 1
+    assert "No jupyter_sched server found" in none.stderr and "--url URL --token TOKEN" in none.stderr
+    assert "connect(" not in none.stderr  # the Python API's spelling is for notebooks
+    dead = subprocess.run([CLI, "--url", "http://127.0.0.1:9/", "status"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert dead.returncode == 3 and "cannot reach the jupyter_sched server at http://127.0.0.1:9/" in dead.stderr
+    assert "connect(" not in dead.stderr and "--url" in dead.stderr
