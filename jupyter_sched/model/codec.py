@@ -62,7 +62,7 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
         "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
-        "unlimited": s.unlimited,
+        "unlimited": s.unlimited, "source": s.source, "notebook_json": s.notebook_json,
     }
 
 
@@ -77,6 +77,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
+        source=d.get("source"), notebook_json=d.get("notebook_json"),
     )
 
 
@@ -117,8 +118,13 @@ def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
 
 
 def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
-    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields)."""
+    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields).
+
+    Carried content (``source``, ``notebook_json``) stays in the store: no answer or event
+    repeats it (size, and the queue shows others' jobs).
+    """
     out = spec_to_dict(j.spec)
+    del out["source"], out["notebook_json"]
     out.update({
         "id": j.id, "state": j.state.value, "submitted_at": _ts(j.submitted_at),
         "admitted_at": _ts(j.admitted_at), "started_at": _ts(j.started_at),

@@ -178,6 +178,11 @@ class JobSpec:
             script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
         definition_id: the job definition this job is a run of (set by the definitions service,
             never taken from a request body).
+        source: text of the script named by ``script`` (then a bare file name), carried with the
+            job so it runs where the submitter's files are not (``%%schedule`` through a hub); the
+            executor writes it into the job's work directory as the job's owner.
+        notebook_json: JSON text of the notebook named by ``notebook`` (then a bare file name),
+            carried the same way.
     """
 
     name: str
@@ -200,6 +205,8 @@ class JobSpec:
     unlimited: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
     definition_id: str | None = None
+    source: str | None = None
+    notebook_json: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit
