@@ -82,7 +82,7 @@ def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavo
                             "reservation": res.eta.isoformat() if res.eta else None}
     else:
         key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-               ctx.state.version)
+               req.groups, ctx.state.version)
         cached = ctx.outcome_cache.get(key)
         if cached is not None:
             return None, cached
@@ -137,7 +137,7 @@ def _may_bypass(ctx: CycleContext, job: Job, res: Reservation, borrowed: int) ->
 def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:
     """Why ``req`` does not fit ``flavor`` now (memoised per shape and ledger version)."""
     key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-           ctx.state.version)
+           req.groups, ctx.state.version)
     cached = ctx.cap_cache.get(key)
     if cached is None:
         if len(ctx.cap_cache) > 4096:

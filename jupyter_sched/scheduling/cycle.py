@@ -97,7 +97,7 @@ def _would_borrow(ctx: CycleContext, job: Job) -> bool:
 def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...], FitReason | None]:
     """The request's flavors and why it can never fit (None: it may), memoised per request shape."""
     key = (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
-           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else ())
+           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else (), req.groups)
     shape = ctx.shapes.get(key)
     if shape is None:
         flavors = ctx.placer.flavors(req)

@@ -150,7 +150,10 @@ class Plan:
         if seen > ctx.profile.eta_depth:
             return None, (f"{seen - 1} jobs are ahead of it on {first}; starts are projected for the first "
                           f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
-        workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
+        if req.groups:
+            workers = tuple(w.gpus for w in req.worker_requests())
+        else:
+            workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
         spec = job.spec
         options = tuple(Option(flavor=f.model, units=self.units_of(f),
                                lines=self.lines_of(spec.team, spec.user, f.model)) for f in flavors)
