@@ -195,6 +195,7 @@ def _setsid_scenario(ex: LocalExecutor, job_id: str, who: RunAs | None, user: st
     job = py_job(job_id, SETSID_HOLDER, user=user)
     handle = ex.start(job, GPU, who)  # type: ignore[arg-type]
     marker = str(handle.data["group"]["name"])  # type: ignore[index]
+    assert handle.data["group"]["kind"] == ex.tracker.kind  # type: ignore[index]
     wait_until(lambda: '"holder"' in ex.logs(job_id)[0], "the job to start its setsid children")
     wait_until(lambda: len(with_marker(marker)) >= 4, "wrapper, job, holder and daemon")
     holder = json.loads(ex.logs(job_id)[0].strip().splitlines()[-1])["holder"]
@@ -317,3 +318,29 @@ def test_empty_groups_left_by_a_killed_service_are_pruned_and_live_ones_kept(tmp
     ex.stop("j-live", grace_s=0)
     wait_until(lambda: ex.poll() or None, "the job to end")
     assert not os.path.exists(live_path)  # its executor removes it once empty
+
+
+def _cgroup2_tracker() -> CgroupTracker:
+    """A cgroup v2 job-group tracker: the unified hierarchy at /sys/fs/cgroup (pure v2) or the hybrid
+    layout's /sys/fs/cgroup/unified (this machine: v1 controllers, a cgroup2 mount beside them)."""
+    for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
+        if (root / "cgroup.controllers").exists():
+            base = root / "jupyter_sched"
+            try:
+                base.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            return CgroupTracker(base, 2)
+    pytest.skip("no writable cgroup v2 hierarchy here")
+
+
+@pytest.mark.parametrize("owner", [False, True], ids=["embedded", "as the owner"])
+def test_cgroup_v2_groups_stop_setsid_children_too(tmp_path: Path, owner: bool) -> None:
+    tracker = _cgroup2_tracker()
+    if not owner:
+        _setsid_scenario(LocalExecutor(tmp_path / "jobs", tracking=tracker), "j-v2", None, "ana")
+        return
+    if skip_reason():
+        pytest.skip(skip_reason() or "")
+    with os_accounts(1) as (someone,), shared_dir() as root:
+        _setsid_scenario(hub_executor(root, tracking=tracker), "j-v2-owner", run_as(someone), someone.name)
