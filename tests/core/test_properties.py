@@ -26,7 +26,7 @@ from core_builders import T0, make_job, make_node, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_sched.model import Job, JobState, Quota, QuotaSet, ResourceRequest, WorkerGroup
+from jupyter_sched.model import Job, Quota, QuotaSet, ResourceRequest, WorkerGroup
 from jupyter_sched.placement import PlacementConfig
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
 
