@@ -13,6 +13,7 @@ import { LabIcon, ToolbarButton } from '@jupyterlab/ui-components';
 
 import { type IJob, SchedClient, type Transport } from './api';
 import { SchedClient as TypedSchedClient } from './client';
+import { definitionsPlugin } from './definitions';
 import { SchedModel } from './model';
 import { ISchedModel } from './tokens';
 
@@ -194,4 +195,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [modelPlugin, plugin];
+export default [modelPlugin, plugin, definitionsPlugin];
