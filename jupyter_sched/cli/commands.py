@@ -19,12 +19,11 @@ from typing import Any
 from ..errors import ValidationError
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, wait_progress
 from .cancel import cancel
+from .definitions import definitions
 from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, Streams
 from .progress import TerminalProgress
 
 __all__ = ["COMMANDS"]
-
-LIVE_STATES = "pending,preempted,admitted,running"
 
 
 def _now() -> datetime:
@@ -32,19 +31,20 @@ def _now() -> datetime:
 
 
 def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """Server, identity, GPUs and a count of my live jobs (finished ones are not fetched: on a
-    busy server they are most of the rows and none of the answer)."""
+    """Server, identity, GPUs and my work, from three small answers: ``GET me`` already counts my
+    running jobs, leases and pending jobs, so no job list is fetched (on a busy server that list
+    is megabytes, and the slowest part of the command)."""
     config, me, inventory = client.config(), client.me(), client.inventory()
-    jobs = client.jobs(state=LIVE_STATES)
     if args.json:
-        _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory, "jobs": jobs}, io)
+        _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory}, io)
         return EXIT_OK
     out = io.out
     gpus = inventory.get("gpus", [])
     label = " (simulated)" if inventory.get("simulated") else ""
     nvml = inventory.get("nvml") or {}
     print(f"server     {client.connection.url}  jupyter_sched {config.get('version', '?')}", file=out)
-    print(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}", file=out)
+    print(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}"
+          + (f", team {me['team']}" if me.get("team") else ""), file=out)
     models: dict[str, int] = {}
     for gpu in gpus:
         models[gpu["model"]] = models.get(gpu["model"], 0) + 1
@@ -52,12 +52,26 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
     if nvml and not nvml.get("available", True):
         print(f"nvml       unavailable: {nvml.get('error', '')}", file=out)
-    states: dict[str, int] = {}
-    for job in jobs:
-        states[job["state"]] = states.get(job["state"], 0) + 1
-    print("my jobs    " + (", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "none pending or running"),
-          file=out)
+    print(f"my work    {_my_work(me)}", file=out)
     return EXIT_OK
+
+
+def _my_work(me: dict[str, Any]) -> str:
+    """``2 jobs running, 1 lease, on 3 GPUs; 5 pending`` from ``GET me`` (``in_use``, ``pending``)."""
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
+    assert isinstance(in_use, dict)
+    jobs, leases, pending = int(in_use.get("jobs") or 0), int(in_use.get("leases") or 0), int(me.get("pending") or 0)
+    parts = []
+    if jobs:
+        parts.append(f"{jobs} job{'s' if jobs != 1 else ''} running")
+    if leases:
+        parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
+    text = ", ".join(parts)
+    if text:
+        text += f", on {float(in_use.get('gpus') or 0):g} GPUs"
+    if pending:
+        text += ("; " if text else "") + f"{pending} pending"
+    return text or "nothing running or pending"
 
 
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
@@ -175,6 +189,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
     "status": status, "submit": submit, "queue": queue, "cancel": cancel, "logs": logs, "wait": wait,
+    "definitions": definitions,
 }
 
 

@@ -12,6 +12,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
     jupyter-sched logs JOB_ID [-f]
+    jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
 
 Server discovery: ``--url``/``--token``, else ``JUPYTER_SCHED_URL``/``JUPYTER_SCHED_TOKEN``,
 else the running-server files of this machine (``jupyter_server.serverapp.list_running_servers``).
@@ -117,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("job_id", metavar="JOB_ID")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
 
+    from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
+
+    add_definitions_parser(sub)
     sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
                    add_help=False)
     sub.add_parser("simulate", help="replay a trace or scenario through the scheduler (jupyter-sched simulate --help)",
@@ -186,15 +190,17 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     try:
         client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
                          timeout_s=args.timeout)
-    except NoServerError as exc:
-        print(f"{PROG}: {exc}", file=stderr)
+    except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
+        print(f"{PROG}: {exc.message} — start JupyterLab on this machine (jupyter lab), or pass --url URL --token "
+              "TOKEN (or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
     try:
         with client:
             return COMMANDS[args.command](client, args, io)
     except ServerUnreachableError as exc:
-        print(f"{PROG}: {exc}", file=stderr)
+        print(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass --url for "
+              "another one", file=stderr)
         return EXIT_NO_SERVER
     except SchedError as exc:
         print(error_line(args.command, exc), file=stderr)

@@ -151,12 +151,19 @@ class LiveFigure:
         return self.widget if self.widget is not None else self._fig
 
     def update(self, history: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
-        """Redraw from ``history[uuid] = [{"t", "utilization_pct", "memory_used_mib"}, ...]``."""
+        """Redraw from ``history[uuid] = [{"t", "utilization_pct", "memory_used_mib", "validity", "display"}, ...]``.
+
+        A sample that is not ``valid`` (blank or suspect, e.g. a latched 100 %) is drawn as a gap,
+        with its note (``100 % (suspect: no process, 0 MiB)``) as the point's hover text (case 026)."""
         fig = self.figure
         for i, uuid in enumerate(self.uuids):
             points = history.get(uuid, ())
             xs = [p["t"] for p in points]
-            fig.data[2 * i].x, fig.data[2 * i].y = xs, [p.get("utilization_pct") for p in points]
+            fig.data[2 * i].x, fig.data[2 * i].y = xs, [
+                p.get("utilization_pct") if p.get("validity", "valid") == "valid" else None for p in points]
+            fig.data[2 * i].connectgaps = False
+            fig.data[2 * i].text = [p.get("display", "") if p.get("validity", "valid") != "valid" else ""
+                                    for p in points]
             fig.data[2 * i + 1].x, fig.data[2 * i + 1].y = xs, [p.get("memory_used_mib") for p in points]
         if self._handle is not None:
             self._handle.update(fig)

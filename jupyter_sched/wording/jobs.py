@@ -42,8 +42,9 @@ def gpus_text(job: Mapping[str, Any]) -> str:
 def _head(job: Mapping[str, Any]) -> str:
     kind = job.get("kind", "job")
     head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
-    if job.get("name"):
-        head += f" ({job['name']})"
+    name = str(job.get("name") or "")
+    if name and name != "job":  # the server's default name says nothing the line does not
+        head += f" ({name})"
     return head
 
 

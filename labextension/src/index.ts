@@ -27,6 +27,7 @@ import { Signal } from '@lumino/signaling';
 import { describeError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
 import { formatGpus } from './format';
+import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { SchedModel } from './model';
 import { SchedNotifier } from './notify';
@@ -411,4 +412,4 @@ const statusPlugin: JupyterFrontEndPlugin<void> = {
 
 export { BUILTIN_SECTIONS };
 
-export default [modelPlugin, sectionsPlugin, sidebarPlugin, statusPlugin];
+export default [modelPlugin, sectionsPlugin, sidebarPlugin, statusPlugin, definitionsPlugin];
