@@ -3,8 +3,9 @@
 Environment (set by ui-tests/run.sh and read by playwright.config.js too):
     SCHED_UI_PORT: the port of this server (a free port chosen by run.sh; never a fixed one).
     SCHED_UI_STATE: a fresh temporary directory for the SQLite store, job logs and notebooks.
-    SCHED_UI_ROLE: "admin" (default; the server owner, who is the scheduler admin) or "user"
-        (identities come from jupyter_server's per-browser anonymous user, who is not an admin).
+    SCHED_UI_ROLE: "admin" (default; the server owner, who is the scheduler admin), "visual" (the
+        same, for the screenshot and accessibility tests only) or "user" (identities come from
+        jupyter_server's per-browser anonymous user, who is not an admin).
 
 The scheduler runs embedded with a real SQLite store and the real local executor. The admin
 server has a simulated inventory of 4 GPUs (this machine has no GPU or NVML) on a node named

@@ -213,7 +213,6 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       label: args => (args.isPalette ? trans.__('Run This Notebook on GPUs…') : trans.__('Run on GPUs')),
       caption: trans.__('Submit this notebook as a GPU job (the saved version runs)'),
       icon: args => (args.isPalette ? undefined : gpuIcon),
-      isEnabled: () => typeof notebooks?.currentWidget?.context.path === 'string',
       execute: async args => {
         const nb = notebooks?.currentWidget;
         if (typeof args.path === 'string') {
@@ -221,6 +220,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           return;
         }
         if (!nb) {
+          showSubmit('');
           return;
         }
         await nb.context.save();
@@ -358,7 +358,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     commands.addCommand(CommandIDs.moveSectionDown, { label: trans.__('Move Section Down'), execute: move(1) });
 
     for (const command of [CommandIDs.open, CommandIDs.refresh, CommandIDs.runNotebook]) {
-      palette?.addItem({ command, category: trans.__('GPUs') });
+      palette?.addItem({ command, category: trans.__('GPUs'), args: { isPalette: true } });
     }
 
     for (const section of builtinSections({

@@ -47,6 +47,7 @@ export class LogViewer extends Widget {
     head.className = 'jp-sched-log-head';
     this.titleNode = document.createElement('strong');
     const idNode = document.createElement('code');
+    idNode.className = 'jp-sched-log-id';
     idNode.textContent = jobId;
     this.statusNode = document.createElement('span');
     this.statusNode.className = 'jp-sched-log-status';

@@ -205,7 +205,7 @@ describe('My work section', () => {
       makeJob({ id: 'j-done', name: 'eval', state: 'failed', exit_code: 3, message: 'exit code 3 (see the log)', submitted_at: '2026-12-01T10:00:01Z' })
     ];
     server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', submitted_at: '2026-12-01T10:00:04Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];
-    const { model } = await startedModel(server, 'jobs');
+    const { model } = await startedModel(server, 'jobs', 'inventory');
     const { commands, runs } = recordingCommands(CommandIDs.openLogs, CommandIDs.cancel, CommandIDs.keepalive, CommandIDs.resubmit);
     const view = await mount(new MyWorkView(context(model, commands)));
     const names = [...view.node.querySelectorAll('button')].map(b => b.getAttribute('aria-label'));
@@ -226,7 +226,7 @@ describe('My work section', () => {
     expect(rows[1].hasAttribute('data-cancellable')).toBe(true);
     expect(rows[2].hasAttribute('data-resubmittable')).toBe(true);
     expect(text(rows[2].querySelector('.jp-sched-reason'))).toBe('exit code 3 (see the log)');
-    expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('on node-a · GPU GPU-sim-node');
+    expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('on node-a · GPU #0');
     expect(MyWorkView.badge(model, context(model).trans)).toBe('2 active');
     model.dispose();
   });

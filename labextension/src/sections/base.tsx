@@ -24,6 +24,11 @@ export interface IModelViewOptions {
   signals: ReadonlyArray<ISignal<ISchedModel, unknown>>;
   /** Re-render this often (ms) while visible, for times that move with the clock (0: never). */
   tickMs?: number;
+  /**
+   * Make the body a tab stop: for views that may hold nothing focusable, so keyboard users can
+   * still scroll them (WCAG 2.1.1; axe `scrollable-region-focusable`).
+   */
+  focusable?: boolean;
 }
 
 export abstract class ModelView extends ReactWidget {
@@ -42,6 +47,9 @@ export abstract class ModelView extends ReactWidget {
     this.model = ctx.model;
     this.trans = ctx.trans;
     this.addClass('jp-sched-section-body');
+    if (viewOptions.focusable) {
+      this.node.tabIndex = 0;
+    }
     for (const signal of viewOptions.signals) {
       signal.connect(this.onModelChanged, this);
     }

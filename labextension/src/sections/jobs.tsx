@@ -34,7 +34,7 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
   const r = resourcesOf(job);
   return (
     <li
-      className={`jp-sched-job jp-sched-state-${job.state}${mine ? ' jp-sched-mine' : ''}`}
+      className={`jp-sched-job jp-sched-job-${job.state}${mine ? ' jp-sched-mine' : ''}`}
       data-job-id={job.id}
       data-state={job.state}
       data-kind={job.kind}
@@ -65,7 +65,8 @@ export class QueueView extends ModelView {
     super(ctx, {
       resources: ['queue'],
       signals: [ctx.model.queueChanged, ctx.model.errorChanged, ctx.model.quotasChanged],
-      tickMs: TICK_MS
+      tickMs: TICK_MS,
+      focusable: true
     });
     this.addClass('jp-sched-queue');
   }
@@ -96,7 +97,11 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             <div className="jp-sched-reason">{queueLine(job, now, trans)}</div>
-            {!isWaiting(job.state) ? <div className="jp-sched-job-meta">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</div> : null}
+            {!isWaiting(job.state) ? (
+              <div className="jp-sched-job-meta">
+                <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
+              </div>
+            ) : null}
           </JobRow>
         ))}
       </ul>
@@ -141,8 +146,9 @@ export class MyWorkView extends ModelView {
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
       resources: ['jobs'],
-      signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged],
-      tickMs: TICK_MS
+      signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged, ctx.model.inventoryChanged],
+      tickMs: TICK_MS,
+      focusable: true
     });
     this.addClass('jp-sched-mywork');
   }
@@ -160,6 +166,7 @@ export class MyWorkView extends ModelView {
     const { model, trans } = this;
     const now = this.now();
     const all = [...model.leases, ...model.jobs].sort((a, b) => (b.submitted_at ?? '').localeCompare(a.submitted_at ?? ''));
+    const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
     if (!all.length) {
       return (
         <div>
@@ -183,12 +190,12 @@ export class MyWorkView extends ModelView {
               : done
                 ? outcome(job, trans)
                 : ACTIVE_STATES.has(job.state) && job.allocation
-                  ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => u.slice(0, 12)).join(', '))
+                  ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => gpuIndex.get(u) ?? u).join(', '))
                   : '';
             return (
               <JobRow key={job.id} job={job} model={model} trans={trans}>
                 <div className="jp-sched-job-meta">
-                  {trans.__('elapsed %1', formatElapsed(job, now, trans))}
+                  <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
                   {util !== null ? ` · ${trans.__('GPU use %1%', Math.round(util))}` : ''}
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}

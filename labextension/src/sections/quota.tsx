@@ -69,7 +69,8 @@ export class QuotaView extends ModelView {
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
       resources: ['quotas', 'queue'],
-      signals: [ctx.model.quotasChanged, ctx.model.queueChanged, ctx.model.errorChanged]
+      signals: [ctx.model.quotasChanged, ctx.model.queueChanged, ctx.model.errorChanged],
+      focusable: true
     });
     this.addClass('jp-sched-quota-section');
   }

@@ -268,6 +268,11 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
       setFeedback({ text: describeError(err), kind: 'error' });
       return;
     }
+    // a dry run still waiting on its debounce would overwrite the outcome below
+    if (timer.current !== null) {
+      clearTimeout(timer.current);
+      timer.current = null;
+    }
     serial.current++;
     setBusy(true);
     setFeedback({ text: trans.__('Submitting…'), kind: 'info' });
