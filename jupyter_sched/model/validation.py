@@ -151,6 +151,11 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
     out = {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
+    if key == "env":  # a process cannot carry an empty variable name or one with '=' in it
+        bad = next((k for k in out if not k or "=" in k), None)
+        if bad is not None:
+            raise ValidationError(f"env has an invalid variable name {bad!r}", field="env",
+                                  hint="variable names are non-empty and contain no '=', e.g. {\"SEED\": \"1\"}")
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
 

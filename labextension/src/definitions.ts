@@ -109,6 +109,12 @@ export class DefinitionsView extends Widget {
   private previewTimer: number | undefined;
   private handles: IDisposable[] = [];
   private loading: Promise<void> | null = null;
+  /** The definition the form edits (null: the form creates a new one). */
+  private editing: Definition | null = null;
+  private fields!: {
+    name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
+    gpus: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
+  };
 
   constructor(options: IDefinitionsViewOptions) {
     super();
@@ -186,6 +192,9 @@ export class DefinitionsView extends Widget {
       title: 'Parameters, one NAME=VALUE per line (values for the notebook cell tagged "parameters")', placeholder: 'region=eu'
     });
     const preview = h('div', { class: 'jp-sched-defs-preview', 'aria-live': 'polite' });
+    const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
+    const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
+    this.fields = { name, path, cron, tz, gpus, params, submit: submitButton, heading };
     const schedulePreview = (): void => {
       window.clearTimeout(this.previewTimer);
       this.previewTimer = window.setTimeout(async () => {
@@ -219,12 +228,12 @@ export class DefinitionsView extends Widget {
           gpus: Number(gpus.value || 0),
           parameters: parseParameters(params.value)
         };
-        const created = await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
-        this.notice = `Saved "${created.name}": ${created.schedule_description || 'no schedule'}`;
+        const saved = this.editing
+          ? await this.model.client.request('updateDefinition', { path: { definition_id: this.editing.id }, body: body as Schemas['UpdateDefinitionRequest'] })
+          : await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
+        this.notice = `Saved "${saved.name}": ${saved.schedule_description || 'no schedule'}`;
         this.error = '';
-        name.value = '';
-        cron.value = '';
-        params.value = '';
+        this.edit(null);
         preview.textContent = '';
         await this.reload();
       } catch (err) {
@@ -240,10 +249,34 @@ export class DefinitionsView extends Widget {
       h('div', { class: 'jp-sched-defs-row' }, cron, tz, gpus),
       params,
       preview,
-      h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition')
+      h('div', { class: 'jp-sched-defs-row' }, submitButton,
+        h('button', { class: 'jp-sched-button jp-sched-defs-cancel-edit', type: 'button', onclick: () => this.edit(null) }, 'Cancel'))
     );
-    this.formBox.append(h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook'), form);
+    this.formBox.append(heading, form);
+    this.formBox.classList.toggle('jp-sched-defs-editing', false);
     return this.formBox;
+  }
+
+  /** Load `d` into the form to change it (null: back to creating a new one, form emptied). */
+  edit(d: Definition | null): void {
+    const f = this.fields;
+    this.editing = d;
+    f.name.value = d?.name ?? '';
+    f.path.value = d ? (d.notebook ?? d.script ?? '') : this.options.currentPath?.() ?? '';
+    f.cron.value = d?.schedule ?? '';
+    f.tz.value = d?.timezone ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+    const gpus = (d?.job as { gpus?: number } | undefined)?.gpus;
+    f.gpus.value = String(gpus ?? 1);
+    f.params.value = Object.entries(d?.parameters ?? {})
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join('\n');
+    f.submit.textContent = d ? 'Save changes' : 'Save definition';
+    f.heading.textContent = d ? `Edit "${d.name}"` : 'New scheduled notebook';
+    this.formBox.classList.toggle('jp-sched-defs-editing', !!d);
+    if (d) {
+      f.cron.dispatchEvent(new Event('input'));
+      f.name.focus();
+    }
   }
 
   // -- list -----------------------------------------------------------------------------------
@@ -331,6 +364,7 @@ export class DefinitionsView extends Widget {
           },
           d.paused ? 'Resume' : 'Pause'
         ),
+        h('button', { class: 'jp-sched-button jp-sched-def-edit', 'data-key': `edit-${d.id}`, onclick: () => this.edit(d) }, 'Edit'),
         h('button', { class: 'jp-sched-button jp-sched-def-delete', 'data-key': `delete-${d.id}`, onclick: () => void this.act(() => client.request('deleteDefinition', { path: { definition_id: d.id } }), `Deleted "${d.name}"; its runs stay in My work`) }, 'Delete')
       ),
       open ? (runs.length ? h('ul', { class: 'jp-sched-runs' }, runs.map(run => this.renderRun(run, d))) : h('p', { class: 'jp-sched-empty' }, 'No runs yet.')) : null
