@@ -6,8 +6,8 @@
  * words, next run, the last run's state), creates one (with a live preview of the next firings),
  * pauses, resumes, runs now and deletes, and shows each definition's runs with their state and
  * reason — for a failed notebook run the reason names the failing cell and exception, and its
- * executed notebook opens in JupyterLab (copied under the server root by
- * `POST jobs/{id}/notebook/open`) or downloads.
+ * executed notebook opens in JupyterLab (saved under `scheduled-runs/<job id>/` through the
+ * contents API) or downloads.
  *
  * It builds on the panel's model ({@link ISchedModel}: typed client, event stream) and shows as a
  * section of the GPUs sidebar when {@link ISchedSections} is there, and in the main area through
@@ -28,6 +28,8 @@ type Definition = Schemas['Definition'];
 type DefinitionRun = Schemas['DefinitionRun'];
 
 export const DEFINITIONS_COMMAND = 'jupyter-sched:definitions';
+/** Where opened executed notebooks go, under the server root (as the server's `executed_notebooks_dir`). */
+const EXECUTED_DIR = 'scheduled-runs';
 const PREVIEW_DELAY_MS = 400;
 
 /** `region=eu` lines → `{region: "eu"}`; values that parse as JSON (`3`, `true`, `[1]`) are kept typed. */
@@ -91,6 +93,8 @@ export interface IDefinitionsViewOptions {
   model: ISchedModel;
   /** Open a file (relative to the server root) in JupyterLab. */
   openPath(path: string): Promise<void>;
+  /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
+  saveNotebook(path: string, content: unknown): Promise<void>;
   /** Path prefilled in the form (e.g. the current notebook). */
   currentPath?(): string;
 }
@@ -302,10 +306,18 @@ export class DefinitionsView extends Widget {
     await this.reload();
   }
 
+  /**
+   * Open a run's executed notebook: fetched from the scheduler API and saved through this
+   * JupyterLab's own contents API under `scheduled-runs/<job id>/`, so it lands in the user's
+   * files whether the scheduler runs in this server or is a JupyterHub service elsewhere.
+   */
   private async openRun(run: DefinitionRun): Promise<void> {
     try {
-      const opened = await this.model.client.request('openExecutedNotebook', { path: { job_id: run.job_id } });
-      await this.options.openPath(opened.path);
+      const notebook = await this.model.client.request('getExecutedNotebook', { path: { job_id: run.job_id } });
+      const name = String(run.job?.notebook ?? 'notebook.ipynb').split('/').pop() || 'notebook.ipynb';
+      const path = `${EXECUTED_DIR}/${run.job_id}/${name}`;
+      await this.options.saveNotebook(path, notebook);
+      await this.options.openPath(path);
     } catch (err) {
       this.error = errorText(err);
       this.render();
@@ -394,6 +406,19 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
     const openPath = async (path: string): Promise<void> => {
       await app.commands.execute('docmanager:open', { path });
     };
+    const saveNotebook = async (path: string, content: unknown): Promise<void> => {
+      const contents = app.serviceManager.contents;
+      const parts = path.split('/');
+      for (let i = 1; i < parts.length; i++) {
+        const folder = parts.slice(0, i).join('/');
+        try {
+          await contents.get(folder, { content: false });
+        } catch {
+          await contents.save(folder, { type: 'directory' });
+        }
+      }
+      await contents.save(path, { type: 'notebook', format: 'json', content });
+    };
     const currentPath = (): string => {
       const current = app.shell.currentWidget as unknown as { context?: { path?: string } } | null;
       const path = current?.context?.path ?? '';
@@ -404,7 +429,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       title: 'Scheduled notebooks',
       rank: 350,
       isAvailable: m => m.supports('definitions'),
-      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, currentPath }) })
+      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, currentPath }) })
     });
     let main: MainAreaWidget<DefinitionsView> | null = null;
     app.commands.addCommand(DEFINITIONS_COMMAND, {
@@ -412,7 +437,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       caption: 'Job definitions: notebooks on a cron schedule with GPUs and parameters, and their runs',
       execute: () => {
         if (!main || main.isDisposed) {
-          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, currentPath }) });
+          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, currentPath }) });
           main.id = 'jupyter-sched-definitions';
           main.title.label = 'Scheduled notebooks';
           main.title.closable = true;
