@@ -29,6 +29,7 @@ import { CommandIDs } from './commandids';
 import { formatGpus } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
+import { usagePlugin } from './usage';
 import { SchedModel } from './model';
 import { SchedNotifier } from './notify';
 import { SchedSections } from './registry';
@@ -412,4 +413,4 @@ const statusPlugin: JupyterFrontEndPlugin<void> = {
 
 export { BUILTIN_SECTIONS };
 
-export default [modelPlugin, sectionsPlugin, sidebarPlugin, statusPlugin, definitionsPlugin];
+export default [modelPlugin, sectionsPlugin, sidebarPlugin, statusPlugin, definitionsPlugin, usagePlugin];
