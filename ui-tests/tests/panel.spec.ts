@@ -186,9 +186,12 @@ test('"Run on GPUs" from the file browser menu and the notebook toolbar (declare
   await expect(panel.locator('.jp-sched-submit-gpus')).toBeFocused();
 });
 
-test('an idle lease raises a warning with a keep-alive action; the status bar shows the kernel\u2019s GPU', async ({ page, request }) => {
+test('an idle lease raises a warning with a keep-alive action; the status bar shows the kernel\u2019s GPU', async ({ page, request, tmpPath }) => {
+  // a notebook with a kernelspec (no kernel picker), opened from the file browser
+  const notebook = { cells: [], metadata: { kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' } }, nbformat: 4, nbformat_minor: 5 };
+  expect((await request.put(`api/contents/${tmpPath}/idle_lease.ipynb`, { data: { type: 'notebook', format: 'json', content: notebook } })).ok()).toBe(true);
+  expect(await page.notebook.openByPath(`${tmpPath}/idle_lease.ipynb`)).toBe(true);
   const panel = await openPanel(page);
-  await page.notebook.createNew('idle_lease.ipynb');
   let kernelId = '';
   await expect
     .poll(

@@ -71,6 +71,7 @@ test('the log viewer shows redrawn progress and colours, as committed', async ({
 });
 
 test('axe-core finds no WCAG A/AA violation in the open panel, in the light, dark and high-contrast themes', async ({ page, request }) => {
+  test.setTimeout(300000); // 3 themes × 6 sections, each scanned page by page
   const panel = await openPanel(page);
   const lease = await api(request, 'POST', 'leases', { gpus: 1, name: 'ui-axe-lease' });
   await only(panel, 'mywork');
