@@ -148,6 +148,8 @@ def test_a_wait_frame_is_a_fraction_and_a_label_for_both_bars() -> None:
     assert (frame.phase, frame.fraction, frame.label) == ("running", 0.25, "running on n1 · 30m of 2h00m limit")
     unknown = wait_progress({**running, "time_limit_s": None}, NOW)
     assert unknown.fraction is None and unknown.label == "running on n1 · 30m"
+    fresh = wait_progress({"id": "j-1", "state": "pending", "reason": None}, NOW)
+    assert (fresh.fraction, fresh.label) == (None, "queued · waiting for the next scheduling cycle")
     done = wait_progress({"id": "j-1", "state": "succeeded", "exit_code": 0}, NOW)
     assert (done.phase, done.fraction, done.label) == ("done", 1.0, "job j-1: succeeded, exit code 0")
 
