@@ -116,6 +116,20 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("GET", "telemetry", params=_params(gpu=gpu, job=job))
 
     @staticmethod
+    def telemetry_history(*, job: str | None = None, lease: str | None = None, gpu: str | None = None,
+                          since: str | None = None, until: str | None = None, step_s: int | None = None) -> Req:
+        return Req("GET", "telemetry/history",
+                   params=_params(job=job, lease=lease, gpu=gpu, since=since, until=until, step_s=step_s))
+
+    @staticmethod
+    def idle_candidates() -> Req:
+        return Req("GET", "idle")
+
+    @staticmethod
+    def waste(**filters: Any) -> Req:
+        return Req("GET", "usage/waste", params=_params(**filters))
+
+    @staticmethod
     def audit(**filters: Any) -> Req:
         return Req("GET", "audit", params=_params(**filters))
 

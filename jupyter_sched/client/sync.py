@@ -264,6 +264,31 @@ class SchedClient:
         """``GET telemetry?gpu=&job=``: recent utilization (%) and memory (MiB) samples."""
         return self.call(routes.telemetry(gpu=gpu, job=job))
 
+    def utilization(self, job: str | None = None, *, lease: str | None = None, gpu: str | None = None,
+                    since: str | None = None, until: str | None = None, step_s: int = 60) -> pd.DataFrame:
+        """``GET telemetry/history`` as a DataFrame: utilization (%) and memory (MiB) of a job's,
+        a lease's or a GPU's devices per step, from the stored one-minute rollups (``step_s`` under
+        60 reads the live samples). A step without a valid reading has ``utilization_pct`` NaN and
+        says why in ``validity`` / ``note`` (blank, suspect, missing). Draw it with
+        ``jupyter_sched.telemetry.charts.utilization_figure(frame)`` (gaps shaded and labelled).
+
+        Columns: ``time`` (UTC), ``gpu_uuid``, ``mig_instance``, ``device``, ``utilization_pct``,
+        ``memory_used_mib``, ``validity``, ``note``.
+        """
+        from ..telemetry.charts import utilization_frame
+
+        answer = self.call(routes.telemetry_history(job=job, lease=lease, gpu=gpu, since=since, until=until,
+                                                    step_s=step_s))
+        return utilization_frame(answer.get("points", []) if isinstance(answer, dict) else [])
+
+    def idle_candidates(self) -> list[dict[str, Any]]:
+        """``GET idle``: work idle now, least time left first (your own; all for an admin)."""
+        return unwrap_list(self.call(routes.idle_candidates()), "idle")
+
+    def waste(self, **filters: Any) -> dict[str, Any]:
+        """``GET usage/waste`` (admin): jobs and users ranked by allocated-but-idle GPU-hours."""
+        return dict(self.call(routes.waste(**filters)))
+
     def audit(self, **filters: Any) -> list[dict[str, Any]]:
         """``GET audit`` (admin)."""
         return unwrap_list(self.call(routes.audit(**filters)), "audit")

@@ -58,9 +58,14 @@ def reason_line(job: Mapping[str, Any], now: datetime) -> str:
 
 
 def no_gpus_message(inventory: Mapping[str, Any]) -> str | None:
-    """The case 015 message when the inventory has no GPUs, else None."""
+    """The case 015 message when the inventory has no GPUs, else None. On Kubernetes it says the
+    cluster has no GPU nodes and gives no executor advice: the executor is already Kubernetes
+    (case 027)."""
     if inventory.get("gpus"):
         return None
+    if inventory.get("source") == "kubernetes":
+        return ("This cluster has no GPU nodes (no node advertises nvidia.com/gpu or a MIG resource). "
+                "Ask an admin to add a GPU node pool; GPU requests are refused until one joins.")
     nvml = inventory.get("nvml") if isinstance(inventory.get("nvml"), Mapping) else None
     error = str(nvml.get("error") or "") if nvml else ""
     if "library not found" in error.lower() or "shared library" in error.lower():

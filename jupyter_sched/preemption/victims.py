@@ -20,7 +20,8 @@ remove-then-fill-back, combined):
 * **targets** — for a job that needs one node, the nodes where free GPUs plus the candidates
   running there could hold it are ranked by the cost of the cheapest local fill, and the best
   few are tried with that node's candidates first (then the others, which can only help with
-  quota); for gangs and shared GPUs one global order is tried;
+  quota); for gangs and shared GPUs (or when no node can be cleared) the cheapest candidates
+  overall are tried in two orders (cheapest first; largest of the cheapest class first);
 * **remove** — candidates are trial-evicted in order until the job fits (quota, placement and
   the reclaim rules the caller checks in ``fits``); a candidate the caller's ``removable`` refuses
   at that moment (its team no longer borrows) is skipped;
@@ -33,6 +34,7 @@ remove-then-fill-back, combined):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -43,6 +45,9 @@ __all__ = ["Candidate", "PreemptionPlan", "plan_cost", "plan_preemption"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 TARGETS = 3
 """Nodes tried per search for a single-node job (ranked by the cost of their cheapest fill)."""
+MAX_CANDIDATES = 256
+"""Cheapest candidates a search looks at beyond a target node's own (bounds a search on a large,
+saturated cluster; the cheapest are the ones a minimal set would pick anyway)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,7 @@ class Candidate:
         work_lost: GPU-seconds of work lost if evicted (0 for checkpointable jobs).
         node: node id of a single-node job (-1 for gangs and GPU-less work).
         fresh: admitted in this very cycle and not started: withdrawing the admission costs nothing.
+        per_node: whole GPUs it holds per node id (a gang spreads over several).
     """
 
     job_id: str
@@ -74,6 +80,7 @@ class Candidate:
     work_lost: float = 0.0
     node: int = -1
     fresh: bool = False
+    per_node: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +148,10 @@ def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool]
     orders: list[list[Candidate]] = []
     if need > 0 and node_free is not None:
         orders.extend(_targeted(candidates, need, node_free))
-    orders.append(sorted(candidates, key=_cheap))
-    orders.append(sorted(candidates, key=_large))
+    if not orders:  # gangs, shared GPUs, quota-only waits — or no node could be cleared
+        pool = heapq.nsmallest(MAX_CANDIDATES, candidates, key=_cheap)
+        orders.append(pool)
+        orders.append(sorted(pool, key=_large))
     best: tuple[tuple[object, ...], tuple[Candidate, ...]] | None = None
     tried: set[tuple[str, ...]] = set()
     for order in orders:
@@ -161,17 +170,36 @@ def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool]
                 if best is None or cost < best[0]:
                     best = (cost, tuple(sorted(kept, key=_cheap)))
     if best is None:
+        single = _single_victim(candidates, fits, evict, removable, what_if)
+        if single is not None:
+            return PreemptionPlan(victims=(single,))
         return PreemptionPlan(refused=f"evicting all {len(candidates)} preemptible jobs would still not make it fit",
                               details={"candidates": sorted(c.job_id for c in candidates)})
     return PreemptionPlan(victims=best[1])
 
 
+def _single_victim(candidates: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],
+                   removable: Callable[[Candidate], bool],
+                   what_if: Callable[[], AbstractContextManager[object]]) -> Candidate | None:
+    """The cheapest one candidate that alone makes the job fit: the orders above can miss it when
+    removing a cheaper one first ends its team's borrowing (and so its right to be reclaimed)."""
+    for cand in heapq.nsmallest(MAX_CANDIDATES, candidates, key=_cheap):
+        with what_if():
+            if removable(cand):
+                evict(cand)
+                if fits():
+                    return cand
+    return None
+
+
 def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int, int]) -> Iterator[list[Candidate]]:
     """Orders putting the candidates of the few cheapest target nodes first (module doc)."""
     local: dict[int, list[Candidate]] = {}
+    gpus_on: dict[tuple[int, str], int] = {}
     for c in candidates:
-        if c.node >= 0:
-            local.setdefault(c.node, []).append(c)
+        for node, gpus in c.per_node or (((c.node, c.milli // 1000),) if c.node >= 0 else ()):
+            local.setdefault(node, []).append(c)
+            gpus_on[(node, c.job_id)] = gpus
     ranked: list[tuple[tuple[object, ...], int]] = []
     for node, cands in local.items():
         free = node_free.get(node)
@@ -183,14 +211,15 @@ def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int
             if room >= need:
                 break
             chosen.append(c)
-            room += c.milli // 1000
+            room += gpus_on[(node, c.job_id)]
         if room >= need:
             ranked.append((plan_cost(chosen), node))
     ranked.sort()
     for _, node in ranked[:TARGETS]:
-        mine = sorted(local[node], key=_cheap)
-        rest = sorted((c for c in candidates if c.node != node), key=_cheap)
-        yield mine + rest
+        mine = {c.job_id for c in local[node]}
+        rest = heapq.nsmallest(MAX_CANDIDATES, (c for c in candidates if c.job_id not in mine), key=_cheap)
+        yield sorted(local[node], key=_cheap) + rest
+        yield sorted(local[node], key=_large) + rest
 
 
 def _remove_until_fit(order: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backfill.easy import Reservation
 from ..model import Job, PendingReason, ResourceRequest
@@ -25,6 +25,9 @@ from .nominations import NominationBook
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
+
+if TYPE_CHECKING:
+    from .eta import Plan
 
 __all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit"]
 
@@ -68,7 +71,6 @@ class CycleContext:
         preemption: the within-team preemption policy; :meth:`reclaim_for` gives a team's reclaim policy.
         admits / preempts / pends / rejects / audit: decisions so far, in order.
         reservations: EASY reservation per GPU model (first capacity-blocked job).
-        quota_etas: first quota-blocked job per (team, model), for "queued behind" ETAs.
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
         victims: jobs preempted this cycle; in_flight: jobs already stopping (an earlier
@@ -83,6 +85,7 @@ class CycleContext:
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
         self.snap = snapshot
         self.now: datetime = snapshot.now
+        self.now_iso = snapshot.now.isoformat()
         self.profile = profile
         self.ledger = CycleLedger(snapshot)
         self.state = self.ledger.state
@@ -98,7 +101,6 @@ class CycleContext:
         self.rejects: list[Reject] = []
         self.audit: list[AuditRecord] = []
         self.reservations: dict[str, Reservation] = {}
-        self.quota_etas: dict[tuple[str, str], str] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None]] = {}
         self.cap_cache: dict[tuple[object, ...], FitReason] = {}
         # Outcomes and reasons shared by jobs of one shape while capacity is unchanged (kept alive
@@ -116,6 +118,7 @@ class CycleContext:
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
+        self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
 
     def holder_index(self) -> tuple[dict[str, list[Holder]], dict[str, list[Holder]]]:
         """Jobs holding GPUs at cycle start, by GPU model and by team (built on first use)."""

@@ -5,7 +5,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
 1. **Ledger** — capacity and quota usage from the snapshot, GPUs nominated to pending jobs
    masked (:mod:`.ledger`, :mod:`.nominations`).
 2. **Order** — class, fair share, user usage, submit time (:mod:`jupyter_sched.queues.order`);
-   inside a class, jobs that would borrow go after those within their team's guarantee.
+   jobs that would borrow go after every job that fits its team's guarantee (Kueue's entry
+   ordering: guarantees first), a team's own jobs keeping their order.
 3. For each pending job, in order (:func:`_visit`):
 
    a. never fits the inventory → ``Reject`` with numbers (and no preemption — case 004);
@@ -16,8 +17,10 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
       lower-class job of its team — case 032), else the cheapest preemption/reclaim plan
       (:mod:`.preempt`), else migration of checkpointable jobs for a ``Fragmented`` job
       (:mod:`.defrag`);
-   e. else ``Pend`` with exactly one primary reason and its ETA (:mod:`.eta`).
-4. **Positions** — 1-based queue position of every job left pending; nominations.
+   e. else ``Pend`` with exactly one primary reason (:mod:`.pending`).
+4. **ETAs** — every pending job, in queue order, on a projection of future free capacity; moves
+   beyond the margin recorded with their cause (:mod:`.eta`).
+5. **Positions** — 1-based queue position of every job left pending; nominations.
 
 The cycle never reads the clock (``snapshot.now``) and never makes ids.
 """
@@ -25,14 +28,15 @@ The cycle never reads the clock (``snapshot.now``) and never makes ids.
 from __future__ import annotations
 
 from ..model import Job, JobState, PendingReason, ResourceRequest
-from ..placement.placer import Flavor
+from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS
+from ..queues.order import QUEUE_SORTS, QueueContext
 from .admit import admit_on_flavors
 from .context import CycleContext, Visit
 from .defrag import defragment
-from .eta import pend
+from .eta import Plan, estimate_all, expected_runtime
 from .gates import gate
+from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import reason_with
@@ -56,30 +60,31 @@ def run_cycle(snapshot: Snapshot, profile: SchedulingProfile | None = None) -> C
     """
     ctx = CycleContext(snapshot, profile or SchedulingProfile())
     pending = [j for j in snapshot.jobs if j.state is JobState.PENDING]
+    if pending and ctx.profile.backfill and ctx.profile.backfill_mode == "conservative":
+        ctx.plan = Plan(ctx, at_end=False)
     usage = snapshot.usage.decayed_gpu_seconds_by_user
     deferred: list[Job] = []
-    rank = 3
-    for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, ctx.quota.team_share, usage):
-        if job.spec.priority.rank < rank:
-            for later in deferred:
-                _visit(ctx, later)
-            deferred.clear()
-            rank = job.spec.priority.rank
-        if ctx.quota.enabled and _would_borrow(ctx, job):
+    waiting_teams: set[str] = set()
+    order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
+                         expected_runtime=lambda job: expected_runtime(ctx, job))
+    for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
+        if ctx.quota.enabled and (job.spec.team in waiting_teams or _would_borrow(ctx, job)):
             deferred.append(job)
+            waiting_teams.add(job.spec.team)
         else:
             _visit(ctx, job)
     for later in deferred:
         _visit(ctx, later)
+    estimate_all(ctx)
     pends = tuple(Pend(p.job_id, reason_with(p.reason, position=i + 1)) for i, p in enumerate(ctx.pends))
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
 
 
 def _would_borrow(ctx: CycleContext, job: Job) -> bool:
-    """Would ``job`` borrow on its first flavor? Within a class such jobs go after those that fit
-    their team's guarantee (Kueue's entry ordering), so that one cycle never admits a borrower
-    onto GPUs a within-guarantee job of the same class then has to reclaim (case 001)."""
+    """Would ``job`` borrow on its first flavor? Such jobs go after those that fit their team's
+    guarantee (Kueue's entry ordering: borrowing last, whatever the class), so that one cycle
+    never admits a borrower onto GPUs a within-guarantee job then has to reclaim (case 001)."""
     req = job.spec.resources
     milli = req.total_milli
     if not milli:
@@ -92,7 +97,7 @@ def _would_borrow(ctx: CycleContext, job: Job) -> bool:
 def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...], FitReason | None]:
     """The request's flavors and why it can never fit (None: it may), memoised per request shape."""
     key = (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
-           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else ())
+           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else (), req.groups)
     shape = ctx.shapes.get(key)
     if shape is None:
         flavors = ctx.placer.flavors(req)
@@ -114,8 +119,27 @@ def _visit(ctx: CycleContext, job: Job) -> None:
     if closed is not None:
         ctx.book.drop(job.id)  # a gated job gives up GPUs held for it
         ctx.pends.append(Pend(job.id, closed))
+        if ctx.plan is not None:
+            ctx.plan.reserve_pending(job, closed)
         return
     visit = Visit(job=job, req=req, flavors=flavors)
+    placement, waiting = _admit(ctx, visit)
+    if placement is not None:
+        if ctx.plan is not None:
+            ctx.plan.reserve_placed(job, placement)
+        return
+    if not (waiting or preempt(ctx, visit) or defragment(ctx, visit)):
+        pend(ctx, visit)
+    if ctx.plan is not None:
+        ctx.plan.reserve_pending(job, ctx.pends[-1].reason)
+
+
+def _admit(ctx: CycleContext, visit: Visit) -> tuple[Placement | None, bool]:
+    """``(placement, waiting)``: admitted on free GPUs or on GPUs nominated to it or to lower-class
+    jobs of its team; or left waiting (pended) on nominated GPUs still held by stopping victims.
+    With conservative backfill a job starts only if the plan says that delays no job reserved
+    before it."""
+    job = visit.job
     owners = ctx.book.eligible(job)
     if owners:
         with ctx.ledger.what_if() as trial:
@@ -124,13 +148,11 @@ def _visit(ctx: CycleContext, job: Job) -> None:
             if placement is not None:
                 ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
                 trial.keep()
-                return
+                return placement, False
         if wait_on_nominated(ctx, visit, owners):
-            return
+            return None, True
         if job.id in ctx.book and not any(h in ctx.in_flight for h in ctx.book.holders_on(ctx.book.pool([job.id]))):
             ctx.book.drop(job.id)  # stale: its victims are gone but it still does not fit
-    elif admit_on_flavors(ctx, visit) is not None:
-        return
-    if preempt(ctx, visit) or defragment(ctx, visit):
-        return
-    pend(ctx, visit)
+        return None, False
+    held_back = ctx.plan is not None and not ctx.plan.starts_now(job)
+    return admit_on_flavors(ctx, visit, held_back=held_back), False

@@ -67,9 +67,10 @@ class GapSpan:
         return f"{self.validity}: {self.note}"
 
 
-def _minute(value: Any) -> datetime:
+def _bucket(value: Any, step_s: int) -> datetime:
     when = value if isinstance(value, datetime) else parse_utc(str(value), field="minute")
-    return when.astimezone(timezone.utc).replace(second=0, microsecond=0)
+    epoch = int(when.timestamp()) // step_s * step_s
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
 def _gap_of(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -84,8 +85,10 @@ def _gap_of(row: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence[DeviceKey], since: datetime,
-                         until: datetime) -> tuple[list[HistoryPoint], list[GapSpan]]:
+                         until: datetime, step_s: int = 60) -> tuple[list[HistoryPoint], list[GapSpan]]:
     """Points for every minute of ``[since, until)`` and device, and the gap spans (module docstring).
+    With ``step_s`` other than 60 the rows are ``step_s`` buckets (``rollup_minutes(..., bucket_s=)``
+    over the monitor's live samples: a live chart at seconds' resolution).
 
     Args:
         rows: rollup rows (``gpu_uuid``, ``mig_instance``, ``minute``, ``samples``,
@@ -93,24 +96,25 @@ def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence
             other devices or minutes are ignored; rows written before validity was stored (no
             ``valid_samples``) count as valid when they carry a utilization.
         devices: the devices to draw, in order.
-        since / until: the range (aware); cut to its newest :data:`MAX_MINUTES`.
+        since / until: the range (aware); cut to its newest :data:`MAX_MINUTES` points.
 
     Raises:
         TimestampError: a row's ``minute`` that is not aware ISO 8601.
     """
-    start = _minute(since)
-    end = _minute(until)
+    step = timedelta(seconds=step_s)
+    start = _bucket(since, step_s)
+    end = _bucket(until, step_s)
     if end < until:
-        end += timedelta(minutes=1)  # the current, incomplete minute is drawn too
-    if (end - start) > timedelta(minutes=MAX_MINUTES):
-        start = end - timedelta(minutes=MAX_MINUTES)
+        end += step  # the current, incomplete bucket is drawn too
+    if (end - start) > step * MAX_MINUTES:
+        start = end - step * MAX_MINUTES
     wanted = set(devices)
     best: dict[tuple[DeviceKey, datetime], Mapping[str, Any]] = {}
     for row in rows:
         key = (str(row["gpu_uuid"]), row.get("mig_instance"))
         if key not in wanted:
             continue
-        minute = _minute(row["minute"])
+        minute = _bucket(row["minute"], step_s)
         if not start <= minute < end:
             continue
         seen = best.get((key, minute))
@@ -144,7 +148,7 @@ def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence
                 open_gap = None
             if validity != "valid" and open_gap is None:
                 open_gap = [t, validity, note]
-            t += timedelta(minutes=1)
+            t += step
         if open_gap is not None:
             gaps.append(GapSpan(key[0], key[1], open_gap[0], end, open_gap[1], open_gap[2]))
     return points, gaps

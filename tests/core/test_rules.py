@@ -186,7 +186,7 @@ PLACEMENT = [
     pytest.param(Case(nodes=[make_node("a", gpus=4), make_node("b", gpus=4)],
                       jobs=[running(make_job("r", gpus=2), "a", [0, 1]), make_job("gang", gpus=3, workers=2)],
                       want_pending={"gang": "Fragmented"}, want_admitted=[],
-                      want_in_message={"gang": "6 A100-80GB GPUs free but fewer than 2 nodes have 3 free each"}),
+                      want_in_message={"gang": "gang needs 2 x 3 A100-80GB GPUs on separate placements; only 1 of its 2 workers fit now (a:2, b:4)"}),
                  id="a gang that cannot place every worker admits none"),
     pytest.param(Case(nodes=[make_node("a", gpus=4), make_node("b", gpus=4)], jobs=[make_job("gang", gpus=4, workers=2)],
                       want_admitted=["gang"],
@@ -328,7 +328,8 @@ def test_eta_unknown_is_honest_when_running_jobs_have_no_time_limit() -> None:
     result = run_cycle(snapshot([make_node(gpus=8)], jobs))
     reasons = {p.job_id: p.reason for p in result.pending}
     assert reasons["a"].eta is None and "forever" in reasons["a"].eta_reason
-    assert reasons["b"].eta is None and "queued behind a" in reasons["b"].eta_reason
+    assert reasons["b"].eta is None and "forever" in reasons["b"].eta_reason  # each job names what blocks it
+    assert reasons["b"].details["eta_code"] == "NoTimeLimit" and reasons["b"].details["eta_waits_on"] == ["forever"]
 
 
 def test_admit_window_keeps_low_batch_to_the_night() -> None:

@@ -65,3 +65,16 @@ def test_gpu_watch_draws_a_latched_sample_as_a_gap_with_its_note(monkeypatch: py
     util = figure.figure.data[0]
     assert list(util.y) == [60.0, None] and util.connectgaps is False
     assert list(util.text) == ["", "100 % (suspect: no process, 0 MiB)"]
+
+
+def test_a_live_history_at_five_seconds_shows_a_blank_span_as_a_gap() -> None:
+    from jupyter_sched.telemetry.report import history_answer
+
+    texts = ["50"] * 10 + ["9223372036854775792"] * 6 + ["70"] * 8  # 1 Hz: 10 s busy, 6 s blank, 8 s busy
+    live = [s for k, util in enumerate(texts)
+            for s in parse_dcgm_text(scrape(0, util), received_at=T0 + timedelta(seconds=k)).samples]
+    body = history_answer([], live, devices=[("GPU-aaaa", None)], since=T0, until=T0 + timedelta(seconds=24),
+                          step_s=5)
+    assert [p["utilization_pct"] for p in body["points"]] == [50.0, 50.0, None, 70.0, 70.0]
+    assert [(g["start"], g["end"], g["label"]) for g in body["gaps"]] == [
+        ("2026-03-02T10:00:10Z", "2026-03-02T10:00:15Z", "blank: DCGM blank value (no data)")]

@@ -82,7 +82,8 @@ def test_case_027_unknown_phrases_are_kept_verbatim_under_other() -> None:
 @pytest.fixture
 def executor(fake: FakeKubernetes, api_client: client.ApiClient) -> Iterator[KubernetesExecutor]:
     fake.put("nodes", make_node("g1", gpus=4))
-    ex = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml"), watch_timeout_s=30)
+    ex = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml", allowed_images=("pytorch:*",)),
+                            watch_timeout_s=30)
     yield ex
     ex.detach()
 
@@ -99,3 +100,14 @@ def test_case_027_the_reason_reaches_the_job_within_one_event(fake: FakeKubernet
     assert waiting, "no reason within 10 s of the event"
     assert waiting[0].reason.message == "1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt"
     assert time.monotonic() - delivered <= 10.0
+
+
+def test_case_027_z_on_a_cluster_without_gpu_nodes_the_magic_says_so_without_executor_advice() -> None:
+    from jupyter_sched.inventory.kubernetes import inventory_from_objects
+    from jupyter_sched.magics.render import no_gpus_message
+    from jupyter_sched.model.codec import inventory_to_dict
+
+    cpu_only = make_node("cpu-1", gpus=0, product=None)
+    message = no_gpus_message(inventory_to_dict(inventory_from_objects([cpu_only])))
+    assert message is not None and message.lower().startswith("this cluster has no gpu nodes")
+    assert "Kubernetes executor" not in message
