@@ -116,3 +116,21 @@ def test_the_magics_module_still_imports_without_ipywidgets() -> None:  # the te
     assert text_bar(0.5, 10) == "[#####-----]  50%"
     assert text_bar(None, 10).startswith("[") and "..." in text_bar(None, 10)
     assert sys.modules.get("jupyter_sched.magics.display") is not None
+
+
+async def test_a_dryrun_that_can_never_fit_says_never_not_wait(start_kernel: StartKernel) -> None:
+    """Found trying the first hour again: "Would wait: queued · needs 8 GPUs … largest node has 4"."""
+    kernel = await start_kernel()
+    result = await kernel.run("%schedule dryrun --gpus 8")
+    assert result.stdout.startswith("Would never start here: needs 8 GPUs"), result.text
+    assert "Would wait" not in result.stdout and "queued" not in result.stdout
+
+
+def test_a_job_no_cycle_has_looked_at_yet_says_so_in_the_queue_table() -> None:
+    from datetime import datetime, timezone
+
+    from jupyter_sched.magics.render import queue_frame
+
+    frame = queue_frame([{"id": "j-1", "state": "pending", "resources": {"gpus": 1}, "reason": None}],
+                        datetime(2026, 3, 30, tzinfo=timezone.utc))
+    assert frame.loc[0, "detail"] == "waiting for the next scheduling cycle"
