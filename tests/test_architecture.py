@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jupyter_sched"
-PURE = ["model", "scheduling", "queues", "quota", "placement", "preemption", "backfill", "reclaim"]
+PURE = ["model", "scheduling", "queues", "quota", "placement", "preemption", "backfill", "reclaim", "admission"]
 FORBIDDEN = {"tornado", "sqlalchemy", "subprocess", "pynvml", "kubernetes", "jupyter_server", "psutil",
              "httpx", "requests", "socket", "asyncio", "time"}
 EDGE = {"engine", "store", "executors", "extension", "inventory", "telemetry", "client", "magics", "cli"}

@@ -86,7 +86,8 @@ async def report_activity(service: Any, hub_api: Callable[..., Awaitable[Any]]) 
     """Post the activity of every user with admitted/running work to the hub; the users reported.
 
     Args:
-        service: the ``SchedulerService`` (``list_jobs``, ``clock``).
+        service: the scheduler's services (``work(states)`` and ``clock``:
+            :class:`~jupyter_sched.services.Services`).
         hub_api: ``await hub_api(method, path, body=None)`` → decoded JSON, calling the hub REST
             API with the service's token (``HubIdentityProvider.hub_api``).
 
@@ -94,7 +95,7 @@ async def report_activity(service: Any, hub_api: Callable[..., Awaitable[Any]]) 
     the others'; a failed ``GET users`` still reports ``last_activity`` for every busy user.
     """
     try:
-        work = service.list_jobs(user=None, state=ACTIVE_STATES)
+        work = service.work(ACTIVE_STATES)
     except Exception:
         log.exception("jupyter_sched: could not read running work for hub activity")
         return []

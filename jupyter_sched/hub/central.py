@@ -5,9 +5,10 @@ hub-specific parts:
 
 - **identity** — the caller is the hub user of :class:`~.identity.HubIdentityProvider`; scheduler
   admins are hub admins, holders of the admin scope, and ``c.SchedApp.admin_users``;
-- **teams = hub groups** — the first time a user calls (and whenever their groups or the set of
-  known teams change) their team is written to the quota set's ``user_teams`` through
-  ``SchedulerService.set_quotas`` (audited with actor ``jupyterhub``, old → new);
+- **teams = hub groups** — every request's :class:`~jupyter_sched.admission.Caller` takes the
+  caller's teams from their hub groups (groups that are known teams first; see
+  :func:`jupyter_sched.admission.resolve_caller`). Nothing is written to the quota set, so
+  identifying a user never depends on quota validation (a drained node locks nobody out);
 - **usage report** — ``GET usage/report`` (also served embedded) with cost per ``gpu_prices`` (:mod:`.usage`);
 - **budget warnings** — every ``budget_check_interval_s`` seconds, 80 % / 100 % warnings
   (:mod:`.budgets`);
@@ -25,18 +26,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float
 
+from ..admission import Caller, system_caller
 from ..errors import AuthorizationError
 from ..extension.app import SchedApp
 from ..extension.identity import Identity
 from .activity import report_activity
 from .budgets import warn_budgets
-from .identity import HubUser, choose_team, is_admin
+from .identity import HubUser, is_admin
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "known_teams", "stale_leases"]
 
@@ -97,7 +99,6 @@ class HubSchedApp(SchedApp):
         """Build the engine as embedded mode does, then switch identity to the hub's."""
         super().initialize_settings()
         self.identity_mode = "jupyterhub"
-        self._team_seen: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
@@ -126,7 +127,7 @@ class HubSchedApp(SchedApp):
 
     # ---- identity ------------------------------------------------------------------------
     def resolve_identity(self, user: Any) -> Identity:
-        """Hub user → scheduler identity; syncs the user's team from their hub groups.
+        """Hub user → scheduler identity (name; admin = hub admin, admin scope or ``admin_users``).
 
         Raises:
             AuthorizationError: the request was not authenticated by the hub.
@@ -137,23 +138,13 @@ class HubSchedApp(SchedApp):
         name = str(user.username)
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
-        self.sync_team(name, user.hub_groups)
         return Identity(name=name, is_admin=admin or name in set(self.admin_users))
 
-    def sync_team(self, name: str, groups: Sequence[str]) -> str | None:
-        """Record ``name``'s team from their hub ``groups`` (audited when it changes); the team."""
-        quotas = self.service.quotas()
-        teams = frozenset(known_teams(quotas))
-        key = (tuple(groups), teams)
-        current = quotas["user_teams"].get(name)
-        if self._team_seen.get(name) == key:
-            return current  # type: ignore[no-any-return]
-        team = choose_team(groups, teams)
-        if team is not None and current != team:
-            self.service.set_quotas({"user_teams": {**quotas["user_teams"], name: team}}, actor=HUB_ACTOR)
-            current = team
-        self._team_seen[name] = key
-        return current  # type: ignore[no-any-return]
+    def resolve_caller(self, user: Any) -> Caller:
+        """The request's :class:`~jupyter_sched.admission.Caller`, teams from the user's hub groups."""
+        identity = self.resolve_identity(user)
+        caller: Caller = self.services.caller(identity.name, admin=identity.is_admin, groups=user.hub_groups)
+        return caller
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)
@@ -175,13 +166,13 @@ class HubSchedApp(SchedApp):
         provider = self._provider()
         if not self._reporting and provider is not None and hasattr(provider, "hub_api"):
             self._reporting = True
-            task = asyncio.ensure_future(report_activity(self.service, provider.hub_api))
+            task = asyncio.ensure_future(report_activity(self.services, provider.hub_api))
             task.add_done_callback(lambda _t: setattr(self, "_reporting", False))
 
     # ---- budgets ---------------------------------------------------------------------------
     def _budget_tick(self) -> None:
         try:
-            warn_budgets(self.service)
+            warn_budgets(self.services)
         except Exception:
             log.exception("jupyter_sched: budget check failed; will retry")
 
@@ -205,10 +196,11 @@ class HubSchedApp(SchedApp):
             return []
         names = {str(u["name"]) for u in active or () if isinstance(u, dict) and "name" in u}
         released = []
-        for lease in stale_leases(self.service.list_jobs(user=None, state=_LIVE, kind="lease"), names):
+        hub = system_caller(HUB_ACTOR)
+        for lease in stale_leases(self.services.work(_LIVE, kind="lease"), names):
             with contextlib.suppress(Exception):
-                self.service.cancel(str(lease["id"]), user=HUB_ACTOR, is_admin=True)
-                self.service.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
+                self.services.jobs.cancel(hub, str(lease["id"]))
+                self.services.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
                                              user=lease.get("user"), message="the user's server stopped",
                                              details={"kernel_id": lease.get("kernel_id")})
                 released.append(str(lease["id"]))

@@ -54,7 +54,7 @@ class HubServiceUnreachable(SchedError):
 
 
 class ForwardingService:
-    """Stands in for ``SchedulerService`` in a user's server: forwards to the central service.
+    """Stands in for :class:`~jupyter_sched.services.Services` in a user's server: forwards to the central service.
 
     Args:
         url: the central service's base URL (its ``{JUPYTERHUB_SERVICE_PREFIX}``), ending in ``/``.
@@ -142,9 +142,8 @@ class ForwardingService:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopped.wait(), self.poll_interval_s)
 
-    # ---- the parts of SchedulerService the extension itself calls -----------------------------
-    def list_jobs(self, *, user: str | None = None, state: str | None = None,
-                  kind: str | None = None) -> list[dict[str, Any]]:
+    # ---- the parts of Services the extension itself calls ------------------------------------
+    def work(self, state: str = _HOLDING, *, kind: str | None = None) -> list[dict[str, Any]]:
         """The user's admitted/running work as last polled (for server activity only)."""
         return list(self._running)
 
@@ -241,7 +240,7 @@ class ForwardHandler(APIHandler):
 
     @property
     def forwarding(self) -> ForwardingService:
-        service: ForwardingService = self.settings["jupyter_sched"].service
+        service: ForwardingService = self.settings["jupyter_sched"].services
         return service
 
     @web.authenticated
