@@ -45,11 +45,13 @@ from typing import Any
 
 import psutil
 
+from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError
 from ..model import Allocation, Job, JobKind
 from ..model.units import parse_utc
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from .outcome import describe_exit
 
 __all__ = ["LocalExecutor", "job_argv", "job_environment", "read_log"]
 
@@ -97,9 +99,11 @@ def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[s
     """
     spec = job.spec
     if spec.notebook:
-        return [python, "-m", "jupyter_sched.executors.run_notebook", spec.notebook, str(job_dir / "executed.ipynb")]
+        parameters = ["--parameters", json.dumps(dict(spec.parameters))] if spec.parameters else []
+        return [python, "-m", "jupyter_sched.executors.run_notebook", spec.notebook, str(job_dir / "executed.ipynb"),
+                *parameters]
     if spec.script:
-        return [python, spec.script, *spec.command]
+        return [python, spec.script, *spec.command, *script_arguments(spec.parameters)]
     if spec.command:
         return list(spec.command)
     raise ExecutorError(f"job {job.id} has nothing to run", field="command",
@@ -202,7 +206,7 @@ class LocalExecutor:
     def _spawn(self, job: Job, allocation: Allocation, restarts: int = 0) -> _Tracked:
         job_dir = self.job_dir(job.id)
         job_dir.mkdir(parents=True, exist_ok=True)
-        for stale in ("exit.json", "wrapper.json"):
+        for stale in ("exit.json", "wrapper.json", "outcome.json"):
             (job_dir / stale).unlink(missing_ok=True)
         argv = job_argv(job, job_dir, python=self.python)
         cwd = Path(job.spec.working_dir) if job.spec.working_dir else (self.default_cwd or job_dir)
@@ -258,7 +262,8 @@ class LocalExecutor:
             return None
         ended = _read_exit(job_dir)
         if ended is not None:
-            return Exited(job.id, ended[0], ended[1], message=_exit_message(ended[0]) + " (while the server was down)")
+            return Exited(job.id, ended[0], ended[1],
+                          message=_exit_message(ended[0], job_dir) + " (while the server was down)")
         return Lost(job.id, f"process {pid} ended while the server was down and left no exit code "
                             "(it was killed together with its wrapper)")
 
@@ -382,9 +387,9 @@ class LocalExecutor:
             code = None
         ended = _read_exit(job_dir)
         if ended is not None:
-            return Exited(t.job.id, ended[0], ended[1], _exit_message(ended[0]))
+            return Exited(t.job.id, ended[0], ended[1], _exit_message(ended[0], job_dir, stopped=t.stopping))
         if code is not None:  # our child, but the wrapper was killed before recording the job's end
-            return Exited(t.job.id, code, datetime.now(timezone.utc), _exit_message(code))
+            return Exited(t.job.id, code, datetime.now(timezone.utc), _exit_message(code, job_dir, stopped=t.stopping))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
 
 
@@ -429,13 +434,10 @@ def _read_exit(job_dir: Path) -> tuple[int, datetime] | None:
         return None
 
 
-def _exit_message(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with code {code}"
+def _exit_message(code: int, job_dir: Path, *, stopped: bool = False) -> str:
+    """How the job ended, in one sentence: the notebook runner's reason, else the exit code or
+    signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028)."""
+    return describe_exit(code, job_dir=job_dir, log=job_dir / "output.log", stopped=stopped)
 
 
 def _port_open(port: int) -> bool:

@@ -1,24 +1,180 @@
-"""Execute a notebook headless with nbclient and keep the executed copy.
+"""Execute a notebook headless with nbclient, keep the executed copy, and say how it ended.
 
-``python -m jupyter_sched.executors.run_notebook IN.ipynb OUT.ipynb [--timeout SECONDS]``
+``python -m jupyter_sched.executors.run_notebook IN.ipynb OUT.ipynb [--timeout SECONDS]
+[--parameters JSON]``
 
-Each cell's stream output and errors are printed as the cell finishes, so the job's log shows
-progress while it runs. The executed notebook (outputs included) is written to ``OUT`` whether
-the run succeeds or a cell fails. Exit status: 0 success, 1 a cell raised, 2 bad arguments.
+* ``--parameters`` (a JSON object) is injected after the cell tagged ``parameters``, papermill's
+  convention (:mod:`jupyter_sched.definitions.parameters`).
+* Each cell's stream output and errors are printed as the cell finishes, so the job's log shows
+  progress while it runs.
+* The executed notebook (outputs and the error included) is written to ``OUT`` however the run
+  ends, and ``outcome.json`` beside it says how (:mod:`.outcome`): the status, one-sentence
+  ``reason``, the failing cell (1-based position in the *user's* notebook, not counting the
+  injected cell, and its first line), the exception, a dead kernel's signal and peak memory.
+
+Status comes from the execution result, never from "the runner exited" (case 028, r1): a cell
+that raised is a failure even if the process would exit cleanly. A kernel that dies (SIGKILL from
+the out-of-memory killer, r2) is noticed by nbclient's liveness poll within about a second, so the
+run ends promptly and gives its GPUs back.
+
+Exit status: 0 success, 1 a cell raised, 2 bad arguments or unreadable notebook, 3 the kernel
+died, 4 a cell ran past ``--timeout``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+from .outcome import kernel_death_sentence, write_outcome
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CELL_ERROR", "EXIT_KERNEL_DIED", "EXIT_TIMEOUT", "main"]
+
+EXIT_CELL_ERROR = 1
+EXIT_BAD_INPUT = 2
+EXIT_KERNEL_DIED = 3
+EXIT_TIMEOUT = 4
+_FIRST_LINE_MAX = 80
+_SAMPLE_INTERVAL_S = 0.1
 
 
-def _print_outputs(cell: Any, index: int, total: int) -> None:
-    print(f"[jupyter_sched] cell {index + 1}/{total} done", flush=True)
+def _first_line(cell: Mapping[str, Any]) -> str:
+    source = cell.get("source", "")
+    text = "".join(source) if isinstance(source, list) else str(source)
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= _FIRST_LINE_MAX else line[:_FIRST_LINE_MAX] + "…"
+    return ""
+
+
+class _KernelWatch:
+    """Samples the kernel's peak memory and remembers its process, to explain its death.
+
+    Peak memory is the kernel's ``VmHWM`` (the kernel's own high-water mark of resident memory,
+    read from ``/proc/<pid>/status`` on Linux), sampled every 0.1 s while it lives (a lower bound: a
+    cell that allocates fast can die between samples); elsewhere the largest RSS psutil saw. An OOM
+    kill is certain when the runner's memory cgroup counted one during the run (``oom_kill`` in
+    cgroup v2 ``memory.events`` or v1 ``memory.oom_control``); that cgroup's limit is then named.
+    """
+
+    def __init__(self) -> None:
+        self.process: Any = None
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._oom_before = _oom_kills()
+
+    def attach(self, km: Any) -> None:
+        self.process = getattr(getattr(km, "provisioner", None), "process", None)
+        if self.process is not None and self._thread is None:
+            self._thread = threading.Thread(target=self._sample, name="kernel-memory", daemon=True)
+            self._thread.start()
+
+    def _sample(self) -> None:
+        pid = int(self.process.pid)
+        while not self._stop.wait(_SAMPLE_INTERVAL_S):
+            kib = _peak_kib(pid)
+            if kib is None:
+                return
+            self.peak_kib = max(self.peak_kib, kib)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+
+    def signal(self) -> int | None:
+        """The signal that ended the kernel, if a signal did (None: exited, or unknown)."""
+        if self.process is None:
+            return None
+        try:
+            code = self.process.poll()
+        except Exception:  # not a Popen (a remote provisioner): unknown
+            return None
+        return -int(code) if code is not None and code < 0 else None
+
+    def oom_killed(self) -> bool:
+        after = _oom_kills()
+        return after is not None and self._oom_before is not None and after > self._oom_before
+
+
+def _peak_kib(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        return 0
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:
+        import psutil
+
+        return int(psutil.Process(pid).memory_info().rss // 1024)
+    except Exception:  # gone, or no psutil: no more samples
+        return None
+
+
+def _memory_cgroup() -> tuple[Path, str] | None:
+    """This process's memory cgroup directory and its version (``"v1"``/``"v2"``), when readable."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            found = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+            if (found / "memory.oom_control").exists():
+                return found, "v1"
+        elif controllers == "":
+            found = Path("/sys/fs/cgroup") / path.lstrip("/")
+            if (found / "memory.events").exists():
+                return found, "v2"
+    return None
+
+
+def _oom_kills() -> int | None:
+    """OOM kills counted by this process's memory cgroup (v2 or v1), or None when unreadable."""
+    group = _memory_cgroup()
+    if group is None:
+        return None
+    file = group[0] / ("memory.oom_control" if group[1] == "v1" else "memory.events")
+    try:
+        for entry in file.read_text().splitlines():
+            name, _, value = entry.partition(" ")
+            if name == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _memory_limit_mib() -> float | None:
+    """The memory limit of this process's cgroup in MiB (None when none is set or unreadable)."""
+    group = _memory_cgroup()
+    if group is None:
+        return None
+    file = group[0] / ("memory.limit_in_bytes" if group[1] == "v1" else "memory.max")
+    try:
+        text = file.read_text().strip()
+    except OSError:
+        return None
+    if not text.isdigit() or int(text) >= 1 << 60:  # "max", or v1's "unlimited" sentinel
+        return None
+    return int(text) / (1024 * 1024)
+
+
+def _print_outputs(cell: Any, position: int, total: int) -> None:
+    print(f"[jupyter_sched] cell {position}/{total} done", flush=True)
     for output in cell.get("outputs", ()):
         if output.get("output_type") == "stream":
             stream = sys.stderr if output.get("name") == "stderr" else sys.stdout
@@ -28,39 +184,112 @@ def _print_outputs(cell: Any, index: int, total: int) -> None:
             print("\n".join(output.get("traceback", ())), file=sys.stderr, flush=True)
 
 
+def _bad_input(output: Path, message: str, parameters: Mapping[str, Any]) -> int:
+    print(f"[jupyter_sched] {message}", file=sys.stderr, flush=True)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    write_outcome(output.parent, {"status": "failed", "reason": message, "parameters": dict(parameters)})
+    return EXIT_BAD_INPUT
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the notebook; see the module docstring."""
     parser = argparse.ArgumentParser(prog="run_notebook", description="execute a notebook headless")
     parser.add_argument("notebook", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--timeout", type=float, default=None, help="seconds per cell (default: none)")
+    parser.add_argument("--parameters", default=None, help="JSON object injected after the 'parameters' cell")
     args = parser.parse_args(argv)
 
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    from ..definitions.parameters import inject_parameters, validate_parameters
+    from ..errors import ValidationError
 
     try:
+        parameters = validate_parameters(json.loads(args.parameters) if args.parameters else None)
+    except (ValueError, ValidationError) as exc:
+        return _bad_input(args.output, f"bad --parameters: {getattr(exc, 'message', exc)}", {})
+    try:
         nb = nbformat.read(str(args.notebook), as_version=4)  # type: ignore[no-untyped-call]
+        injected = inject_parameters(nb, parameters)
+    except ValidationError as exc:
+        return _bad_input(args.output, exc.message, parameters)
     except (OSError, ValueError) as exc:
-        print(f"[jupyter_sched] cannot read notebook {args.notebook}: {exc}", file=sys.stderr)
-        return 2
-    code_cells = [c for c in nb.cells if c.cell_type == "code"]
-    total = len(code_cells)
+        return _bad_input(args.output, f"cannot read notebook {args.notebook}: {exc}", parameters)
+
+    def position(cell_index: int) -> int:
+        """1-based position of ``nb.cells[cell_index]`` in the user's notebook (injected cell not counted)."""
+        return cell_index + (0 if injected is not None and cell_index > injected else 1)
+
+    user_cells = len(nb.cells) - (1 if injected is not None else 0)
     kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
     client = NotebookClient(nb, timeout=args.timeout, kernel_name=kernel,
                             resources={"metadata": {"path": str(Path.cwd())}})
-    client.on_cell_executed = lambda cell, cell_index, **_: _print_outputs(
-        cell, code_cells.index(cell) if cell in code_cells else cell_index, total)
+    watch = _KernelWatch()
+    current: dict[str, int] = {}
+    client.on_notebook_start = lambda **_: watch.attach(client.km)
+    client.on_cell_start = lambda cell, cell_index, **_: current.update(index=cell_index)
+
+    def executed(cell: Any, cell_index: int, **_: Any) -> None:
+        if cell_index == injected:
+            print(f"[jupyter_sched] parameters injected: {json.dumps(parameters)}", flush=True)
+        else:
+            _print_outputs(cell, position(cell_index), user_cells)
+
+    client.on_cell_executed = executed
+
+    def cell_facts() -> dict[str, Any]:
+        index = current.get("index")
+        if index is None:
+            return {}
+        cell = nb.cells[index]
+        return {"index": position(index), "first_line": _first_line(cell), "execution_count": cell.get("execution_count"),
+                "injected": index == injected}
+
+    outcome: dict[str, Any] = {"status": "succeeded", "reason": "all cells ran", "parameters": parameters}
     status = 0
     try:
         client.execute()
     except CellExecutionError as exc:
-        print(f"[jupyter_sched] a cell failed: {exc.ename}: {exc.evalue}", file=sys.stderr, flush=True)
-        status = 1
+        cell = cell_facts()
+        where = f"cell {cell.get('index', '?')}"
+        reason = f"{where} raised {exc.ename}: {exc.evalue}".rstrip(": ")
+        if cell.get("first_line"):
+            reason += f" (cell starts: {cell['first_line']})"
+        outcome = {"status": "failed", "reason": reason, "cell": cell,
+                   "exception": {"ename": exc.ename, "evalue": exc.evalue}, "parameters": parameters}
+        status = EXIT_CELL_ERROR
+    except CellTimeoutError:
+        cell = cell_facts()
+        reason = f"cell {cell.get('index', '?')} did not finish within the {args.timeout:g} s cell time limit"
+        if cell.get("first_line"):
+            reason += f" (cell starts: {cell['first_line']})"
+        outcome = {"status": "failed", "reason": reason, "cell": cell, "timeout_s": args.timeout,
+                   "parameters": parameters}
+        status = EXIT_TIMEOUT
+    except DeadKernelError:
+        watch.stop()
+        cell = cell_facts()
+        signum = watch.signal()
+        peak = watch.peak_kib / 1024 if watch.peak_kib else None
+        oom = watch.oom_killed()
+        limit = _memory_limit_mib() if oom else None
+        reason = kernel_death_sentence(signum, peak_mib=peak, oom_killed=oom, cell_index=cell.get("index"),
+                                       first_line=cell.get("first_line"), limit_mib=limit)
+        outcome = {"status": "failed", "reason": reason, "cell": cell, "parameters": parameters,
+                   "kernel": {"signal": signum, "peak_memory_mib": round(peak, 1) if peak else None,
+                              "oom_killed": oom, "memory_limit_mib": limit}}
+        status = EXIT_KERNEL_DIED
     finally:
+        watch.stop()
         args.output.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, str(args.output))  # type: ignore[no-untyped-call]
+        outcome["executed_notebook"] = str(args.output.resolve())
+        write_outcome(args.output.parent, outcome)
+        if status:
+            print(f"[jupyter_sched] failed: {outcome['reason']}", file=sys.stderr, flush=True)
         print(f"[jupyter_sched] executed notebook written to {args.output}", flush=True)
     return status
 

@@ -30,6 +30,7 @@ from .config_runtime import ExecutorConfig, TelemetryConfig
 from .events import EventHub
 from .handlers import HANDLERS
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
+from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, kernel_states
 from .metrics import make_registry
 
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -128,7 +129,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._activity_timer: PeriodicCallback | None = None
         self._started = False
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
-                             release=self._release_kernel)
+                             release=self._release_kernel, before_restart=self._before_kernel_restart)
         kernel_manager = getattr(self.serverapp, "kernel_manager", None)
         if kernel_manager is not None and hasattr(self.services, "set_kernel_source"):
             self.services.set_kernel_source(lambda: kernel_states(kernel_manager))
@@ -291,7 +292,20 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     def _kernel_env(self, kernel_id: str) -> dict[str, str]:
         assert self.serverapp is not None
         token = getattr(getattr(self.serverapp, "identity_provider", None), "token", "") or ""
-        return kernel_env(url=self.serverapp.connection_url, token=token, kernel_id=kernel_id)
+        env = kernel_env(url=self.serverapp.connection_url, token=token, kernel_id=kernel_id)
+        return {**env, **hidden_gpus_env(isolate=self._isolate_kernel_gpus())}
+
+    def _isolate_kernel_gpus(self) -> bool:
+        """``kernel_gpu_isolation``: "auto" is on unless an embedded server runs jobs on Kubernetes."""
+        if self.kernel_gpu_isolation != "auto":
+            return self.kernel_gpu_isolation == "on"
+        return bool(self.hub_service_url) or self.executor != "kubernetes"
+
+    async def _before_kernel_restart(self, kernel_id: str) -> dict[str, str]:
+        """The restarted kernel's GPUs (case 029): keep or release its lease per policy."""
+        plan = await KernelLeases(self.services).plan(kernel_id, release_on_restart=self.release_gpu_on_kernel_restart,
+                                                     isolate=self._isolate_kernel_gpus())
+        return dict(plan.env)
 
     async def _release_kernel(self, kernel_id: str, action: str) -> None:
         released = self.services.release_kernel(kernel_id, reason=f"kernel {action}")

@@ -7,9 +7,12 @@ to choose the kernel id up front and add ``JUPYTER_SCHED_URL``, ``JUPYTER_SCHED_
 ``JUPYTER_SCHED_KERNEL_ID``, so ``%gpu`` in that kernel reaches this server with no setup.
 The env survives kernel restarts (the kernel manager keeps its launch arguments).
 
-Shutdown and restart are observed through jupyter_server's own kernel-action events
-(schema ``kernel_actions/v1``, emitted by ``ServerKernelManager``), so idle-culled, shut-down
-and restarted kernels all release their leases.
+Shutdown is observed through jupyter_server's own kernel-action events (schema
+``kernel_actions/v1``, emitted by ``ServerKernelManager``), so idle-culled and shut-down kernels
+release their leases. A restart (asked for, or the kernel manager's automatic restart after a
+crash) goes through ``before_restart`` *before* the new process is launched: it decides the new
+process's GPUs (case 029, :mod:`.kernel_gpus`), which are written into the kernel's launch
+environment with ``KernelManager.update_env``.
 """
 
 from __future__ import annotations
@@ -60,14 +63,19 @@ def install_kernel_hooks(
     *,
     env_for: Callable[[str], Mapping[str, str]] | None,
     release: Callable[[str, str], Awaitable[None] | None],
+    before_restart: Callable[[str], Awaitable[Mapping[str, str]]] | None = None,
 ) -> None:
     """Wrap the server's kernel manager and listen to kernel actions.
 
     Args:
         serverapp: the jupyter_server ``ServerApp`` (uses ``kernel_manager`` and ``event_logger``).
         env_for: ``env_for(kernel_id) -> {name: value}`` added to each new kernel's env; None to skip.
-        release: ``release(kernel_id, action)`` called after a successful shutdown or restart.
+        release: ``release(kernel_id, action)`` called after a successful shutdown (and restart,
+            when there is no ``before_restart``).
+        before_restart: ``await before_restart(kernel_id) -> {name: value}`` for the restarted
+            process's launch environment (None: restarts release like shutdowns).
     """
+    releasing = _RELEASING_ACTIONS if before_restart is None else frozenset({"shutdown"})
     km = getattr(serverapp, "kernel_manager", None)
     if env_for is not None and km is not None and not getattr(km, "_jupyter_sched_wrapped", False):
         original = km.start_kernel
@@ -79,7 +87,10 @@ def install_kernel_hooks(
                 env.update(env_for(kernel_id))
                 kwargs["env"] = env
             result = original(*args, kernel_id=kernel_id, **kwargs)
-            return await result if inspect.isawaitable(result) else result
+            result = await result if inspect.isawaitable(result) else result
+            if before_restart is not None and kernel_id in km:
+                _hook_restart(km.get_kernel(kernel_id), kernel_id, before_restart)
+            return result
 
         km.start_kernel = start_kernel
         km._jupyter_sched_wrapped = True
@@ -93,7 +104,7 @@ def install_kernel_hooks(
     async def on_kernel_action(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         kernel_id = data.get("kernel_id")
         action = data.get("action")
-        if not kernel_id or action not in _RELEASING_ACTIONS or data.get("status") != "success":
+        if not kernel_id or action not in releasing or data.get("status") != "success":
             return
         try:
             outcome = release(str(kernel_id), str(action))
@@ -105,3 +116,20 @@ def install_kernel_hooks(
             log.exception("jupyter_sched: releasing leases of kernel %s after %s failed", kernel_id, action)
 
     event_logger.add_listener(schema_id=KERNEL_ACTIONS_SCHEMA, listener=on_kernel_action)
+
+
+def _hook_restart(kernel: Any, kernel_id: str, before_restart: Callable[[str], Awaitable[Mapping[str, str]]]) -> None:
+    """Run ``before_restart`` ahead of every restart of ``kernel`` (one ``KernelManager``) and put
+    its answer in the launch environment the restart reuses (``update_env``, jupyter_client >= 8)."""
+    if getattr(kernel, "_jupyter_sched_restart_hooked", False):
+        return
+    original = kernel.restart_kernel
+
+    async def restart_kernel(*args: Any, **kwargs: Any) -> Any:
+        env = await before_restart(kernel_id)
+        kernel.update_env(env=dict(env))
+        result = original(*args, **kwargs)
+        return await result if inspect.isawaitable(result) else result
+
+    kernel.restart_kernel = restart_kernel
+    kernel._jupyter_sched_restart_hooked = True

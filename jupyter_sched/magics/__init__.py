@@ -20,8 +20,10 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%gpu``, ``%schedule`` and ``%%schedule`` on ``ipython``."""
     from .core import SchedMagics
+    from .cuda import announce_gpu_notice
 
     ipython.register_magics(SchedMagics)
+    announce_gpu_notice(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

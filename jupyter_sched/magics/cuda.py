@@ -24,7 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FRAMEWORKS", "CudaState", "cuda_state"]
+__all__ = ["FRAMEWORKS", "GPU_NOTICE_ENV", "CudaState", "announce_gpu_notice", "cuda_state"]
+
+GPU_NOTICE_ENV = "JUPYTER_SCHED_GPU_NOTICE"
+"""Set in a restarted kernel's launch environment by the server (case 029): what happened to its GPUs."""
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy")
 
@@ -129,3 +132,25 @@ def cuda_state(*, use_nvml: bool = True) -> CudaState:
     if use_nvml and _nvml_has_pid(os.getpid()):
         initialized.append(f"NVML lists this kernel's PID {os.getpid()}")
     return CudaState(initialized_by=tuple(initialized), imported=tuple(imported))
+
+
+def announce_gpu_notice(shell: Any) -> None:
+    """Print the server's restart notice (``GPU-cccc re-attached (job l-…)``) once in this kernel.
+
+    The GPUs themselves were set in the launch environment before this process started (case
+    029); this only tells the user. Loaded at kernel start (an admin's
+    ``c.InteractiveShellApp.extensions``), the line appears in the output of the first cell run;
+    loaded by ``%load_ext`` inside a cell, it appears there.
+    """
+    notice = os.environ.pop(GPU_NOTICE_ENV, "")
+    if not notice:
+        return
+    if getattr(shell, "parent_header", None):  # inside a cell's execution: say it now
+        print(notice, flush=True)
+        return
+
+    def first_cell(*_: Any) -> None:
+        print(notice, flush=True)
+        shell.events.unregister("pre_run_cell", first_cell)
+
+    shell.events.register("pre_run_cell", first_cell)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..definitions.parameters import validate_parameters
 from ..errors import ValidationError
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest
 from .profiles import Profile
@@ -23,7 +24,7 @@ _KNOWN_FIELDS = frozenset({
     "min_memory_mib", "mem_per_gpu", "mig_profile", "nvlink", "cpu", "cpu_millis", "memory",
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
-    "profile", "checkpointable", "resources", "args",
+    "profile", "checkpointable", "resources", "args", "parameters",
 })
 
 
@@ -291,7 +292,17 @@ def spec_from_request(
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
         profile=profile_name, checkpointable=checkpointable,
+        parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
+
+
+def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict[str, Any]:
+    """Validated parameters; only notebooks and scripts take them (a command has nowhere to put them)."""
+    parameters = validate_parameters(value)
+    if parameters and not (notebook or script):
+        raise ValidationError("parameters apply to a notebook or a script", field="parameters",
+                              hint="give notebook or script, or pass values in the command's arguments")
+    return parameters
 
 
 def _model_matches(wanted: str, model: str) -> bool:

@@ -53,7 +53,7 @@ class QuotasService:
         budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),
-                       members=tuple(t.members)) for t in request.teams)
+                       members=tuple(t.members), reclaim=t.reclaim) for t in request.teams)
         user_teams = current.user_teams if request.user_teams is None else dict(request.user_teams)
         new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams)
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)

@@ -54,6 +54,7 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from .simulator import simulate
 
     folder = Path(args.out) if args.out else None
+    _check_names(args)
     if args.openb is not None:
         from .fgd_protocol import OUR_POLICIES, PAPER_POLICIES, replay
         from .traces import openb_inventory, read_openb_pods
@@ -103,6 +104,23 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         utilization_figure(result.timeseries).write_html(folder / "utilization.html")
         out.write("wrote " + ", ".join(paths) + f", {folder}/queue.html, {folder}/utilization.html\n")
     return 0
+
+
+def _check_names(args: argparse.Namespace) -> None:
+    """Refuse an empty ``--openb`` / ``--tiresias`` before any file is looked for, so the error
+    names the argument (not a missing data folder, which would send the user to the wrong fix).
+
+    Raises:
+        ValidationError: field ``--openb`` or ``--tiresias``.
+    """
+    from .traces import OPENB_WORKLOADS
+
+    if args.openb is not None and not args.openb.strip():
+        raise ValidationError("--openb needs a workload name", field="--openb",
+                              hint="e.g. --openb default; the paper's workloads: " + ", ".join(OPENB_WORKLOADS))
+    if args.tiresias is not None and not args.tiresias.strip():
+        raise ValidationError("--tiresias needs a cluster spec name", field="--tiresias",
+                              hint="e.g. --tiresias n32g4 for 32 nodes x 4 GPUs; also n1g4, n160g8, n256g8")
 
 
 def _fetch(args: argparse.Namespace, out: TextIO) -> int:

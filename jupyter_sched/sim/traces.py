@@ -29,6 +29,7 @@ __all__ = [
     "OpenbPod",
     "TiresiasCluster",
     "TiresiasJob",
+    "candidate_dirs",
     "data_dir",
     "openb_inventory",
     "read_fgd_expected",
@@ -57,16 +58,25 @@ def data_dir() -> Path:
     Raises:
         NotFoundError: no such folder (the message names the places tried and how to get the data).
     """
-    env = os.environ.get(_ENV)
-    tail = Path("shared") / "data" / "traces"
-    tried = [Path(env)] if env else [Path(__file__).resolve().parents[2].parent / tail,
-                                     Path.cwd().resolve().parent / tail]
+    tried = candidate_dirs()
     for root in tried:
         if root.is_dir():
             return root
     raise NotFoundError(
         "trace data folder not found (looked in " + ", ".join(str(p) for p in tried) + ")",
         field=_ENV, hint="run `jupyter-sched fetch-traces --dest DIR` and set JUPYTER_SCHED_DATA=DIR")
+
+
+def candidate_dirs() -> list[Path]:
+    """Where :func:`data_dir` looks, in order, each place once: ``$JUPYTER_SCHED_DATA`` alone when
+    set, else ``shared/data/traces`` beside the source checkout and beside the current folder (the
+    two are the same folder when the command runs from the checkout, and are then listed once)."""
+    env = os.environ.get(_ENV)
+    if env:
+        return [Path(env)]
+    tail = Path("shared") / "data" / "traces"
+    places = (Path(__file__).resolve().parents[2].parent / tail, Path.cwd().resolve().parent / tail)
+    return list(dict.fromkeys(places))
 
 
 def _file(path: Path) -> Path:

@@ -16,6 +16,10 @@ Tables:
 * ``leader`` — the engine leader lease (owner, term, expiry) behind the leader lock.
 * ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
   (averages and maxima of utilization, activity, memory, power, temperature).
+* ``definitions``, ``definition_runs`` (version 3) — job definitions (notebook or script, GPU
+  request, parameters, cron schedule) and their runs; the unique key on ``definition_runs``
+  ``(definition_id, trigger, scheduled_for)`` is what makes each firing create exactly one run,
+  across restarts and servers (see :mod:`jupyter_sched.definitions`).
 
 :func:`tables_v1` defines version 1. A later migration that changes a table must add its
 change here *and* in its own migration step, and keep ``tables_v1`` as it was, so that a fresh
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["metadata", "tables_v1", "tables_v2"]
+__all__ = ["metadata", "tables_v1", "tables_v2", "tables_v3"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -159,10 +163,46 @@ def tables_v2(md: sa.MetaData) -> None:
     )
 
 
+def tables_v3(md: sa.MetaData) -> None:
+    """Define the tables version 3 adds on ``md`` (job definitions and their runs)."""
+    sa.Table(
+        "definitions", md,
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("user", sa.String(200), nullable=False),
+        sa.Column("team", sa.String(200), nullable=False),
+        sa.Column("name", sa.String(200), nullable=False),
+        sa.Column("spec", sa.Text, nullable=False),          # notebook/script, args, parameters, job, compute_type
+        sa.Column("schedule", sa.String(200), nullable=True),
+        sa.Column("timezone", sa.String(64), nullable=False),
+        sa.Column("paused", sa.Boolean, nullable=False),
+        sa.Column("missed", sa.String(20), nullable=False),
+        sa.Column("cursor", sa.String(_TS), nullable=False),  # every firing <= cursor was dealt with
+        sa.Column("created_at", sa.String(_TS), nullable=False),
+        sa.Column("updated_at", sa.String(_TS), nullable=False),
+        sa.Column("deleted_at", sa.String(_TS), nullable=True),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Index("ix_definitions_user", "user"),
+    )
+    sa.Table(
+        "definition_runs", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("definition_id", sa.String(64), nullable=False),
+        sa.Column("job_id", sa.String(64), nullable=False),
+        sa.Column("trigger", sa.String(20), nullable=False),
+        sa.Column("scheduled_for", sa.String(_TS), nullable=False),
+        sa.Column("parameters", sa.Text, nullable=False),
+        sa.Column("created_at", sa.String(_TS), nullable=False),
+        sa.UniqueConstraint("definition_id", "trigger", "scheduled_for", name="uq_definition_run_firing"),
+        sa.UniqueConstraint("job_id", name="uq_definition_run_job"),
+        sa.Index("ix_definition_runs_definition", "definition_id", "scheduled_for"),
+    )
+
+
 metadata = sa.MetaData()
-"""The current schema (version 1 + version 2's telemetry rollups)."""
+"""The current schema (version 1 + version 2's telemetry rollups + version 3's definitions)."""
 tables_v1(metadata)
 tables_v2(metadata)
+tables_v3(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -173,3 +213,5 @@ events = metadata.tables["events"]
 usage = metadata.tables["usage"]
 leader = metadata.tables["leader"]
 gpu_rollups = metadata.tables["gpu_rollups"]
+definitions = metadata.tables["definitions"]
+definition_runs = metadata.tables["definition_runs"]

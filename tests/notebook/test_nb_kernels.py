@@ -156,7 +156,7 @@ async def test_case_017_gpu_magic_after_cuda_initialised_refuses_and_charges_not
     assert "torch.cuda.is_initialized()" in result.text
     lease = await _lease_of(api, kernel)
     assert lease is None or lease["state"] in ("cancelled", "succeeded")  # nothing stays charged
-    assert await _env(kernel, "CUDA_VISIBLE_DEVICES") == "None"
+    assert await _env(kernel, "CUDA_VISIBLE_DEVICES") == "''"  # as launched: no GPU (case 029), untouched
 
 
 async def test_case_017_torch_imported_but_not_initialised_sets_the_variable_and_warns(

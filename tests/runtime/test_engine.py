@@ -505,7 +505,7 @@ def test_a_node_too_wide_for_fgd_places_with_binpack_and_says_so(sqlite_db: str,
     svc = SchedulerService.from_config(extension_settings(tmp_path, sqlite_db, placement_policy="fgd",
                                                           simulated_gpus=16))
     job = svc.submit({"gpus": 1, "command": ["true"]}, user="ana")
-    with caplog.at_level("WARNING", logger="jupyter_sched.engine.engine"):
+    with caplog.at_level("WARNING", logger="jupyter_sched.engine"):
         svc.tick()
         svc.tick()
     assert [r.getMessage() for r in caplog.records if "placement_policy" in r.getMessage()] == [

@@ -97,8 +97,8 @@ def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path
 @pytest.mark.parametrize("argv, want", [
     (["--openb", "default", "--policy", "Nope"], "error: unknown placement policy 'Nope'"),
     (["--openb", "default", "--seed", "-1"], "error: --seed must be 0 or more"),
-    (["--openb="], "error: trace file"),
-    (["--tiresias="], "error: trace file"),
+    (["--openb="], "error: --openb needs a workload name"),
+    (["--tiresias="], "error: --tiresias needs a cluster spec name"),
 ], ids=["unknown policy", "negative seed", "empty workload", "empty cluster spec"])
 def test_bad_simulate_arguments_are_an_error_line(argv: list[str], want: str) -> None:
     code, out, err = run("simulate", *argv)

@@ -15,31 +15,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pytest
-
 from jupyter_sched.engine import ManualClock, SchedulerService
-from jupyter_sched.errors import NotFoundError
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle
 from jupyter_sched.model import Allocation, Inventory, Job, ResourceRequest
 from jupyter_sched.sim.simulator import SimJob, Simulator
-from jupyter_sched.sim.traces import data_dir, openb_inventory, read_openb_nodes, read_openb_pods
+from jupyter_sched.sim.traces import openb_inventory, read_openb_nodes, read_openb_pods
 from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.store.ids import SequentialIds
+from tests.trace_data import FIXTURES
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=timezone.utc)
 BATCH = 10
 EVERY_S = 60.0
-
-
-def _have_data() -> bool:
-    try:
-        data_dir()
-    except NotFoundError:
-        return False
-    return True
-
-
-pytestmark = pytest.mark.skipif(not _have_data(), reason="trace data (../shared/data/traces) not present")
 
 
 class PodExecutor:
@@ -84,8 +71,10 @@ def where(node: str, uuids: list[str] | tuple[str, ...], milli: int) -> str:
 
 
 def test_a_200_pod_openb_slice_gets_identical_decisions_in_simulator_and_engine(tmp_path: Path) -> None:
-    inventory = openb_inventory(read_openb_nodes().iloc[::40])  # 31 nodes of every kind: contention
-    pods = read_openb_pods("default")[:200]
+    # the committed slice (tests/fixtures/traces): every 20th openb GPU node, the first 200 pods
+    nodes = read_openb_nodes(FIXTURES / "openb" / "openb_node_list_gpu_node.csv")
+    inventory = openb_inventory(nodes.iloc[::2])  # every 40th node of the trace: 31 nodes of every kind, contention
+    pods = read_openb_pods(path=FIXTURES / "openb" / "openb_pod_list_default.csv")
     requests = [ResourceRequest(gpus=p.shape.gpus, gpu_milli=p.shape.gpu_milli or 1000, gpu_models=p.shape.models,
                                 cpu_millis=p.shape.cpu_milli, memory_mib=p.shape.memory_mib) for p in pods]
 

@@ -1,6 +1,7 @@
 """The FGD evaluation protocol: arrival order, inflation and the invariants of a replay.
 
-Small synthetic clusters keep these fast; the openb slice runs when ../shared/data is present.
+Small synthetic clusters keep these fast; the openb slice is the committed fixture
+(``tests/fixtures/traces``), the whole-trace counts run where the full traces are present.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jupyter_sched.errors import NotFoundError
 from jupyter_sched.model import GPU, Inventory, Node
 from jupyter_sched.placement.fgd import PodShape
 from jupyter_sched.sim.fgd_protocol import OUR_POLICY, PAPER_POLICIES, arrival_order, replay
-from jupyter_sched.sim.traces import data_dir, openb_inventory, read_openb_nodes, read_openb_pods
+from jupyter_sched.sim.traces import openb_inventory, read_openb_nodes, read_openb_pods
+from tests.trace_data import FIXTURES, requires_full_traces
 
 
 def make_cluster(nodes: int = 6) -> Inventory:
@@ -84,15 +85,7 @@ def test_unknown_policy_is_refused_with_the_choices() -> None:
         replay(make_cluster(), make_pods(), "Tetris", seed=1)
 
 
-def _have_data() -> bool:
-    try:
-        data_dir()
-    except NotFoundError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _have_data(), reason="trace data (../shared/data/traces) not present")
+@requires_full_traces
 def test_openb_readers_parse_fractions_models_and_cpu() -> None:
     nodes = read_openb_nodes()
     assert len(nodes) == 1213 and int(nodes["gpu"].sum()) == 6212
@@ -106,11 +99,21 @@ def test_openb_readers_parse_fractions_models_and_cpu() -> None:
     assert openb_inventory().gpu_count() == 6212
 
 
-@pytest.mark.skipif(not _have_data(), reason="trace data (../shared/data/traces) not present")
+def test_the_openb_fixture_slice_parses_fractions_cpu_only_pods_and_models() -> None:
+    """The committed slice (every 20th GPU node, the first 200 pods) parses as the full lists do."""
+    nodes = read_openb_nodes(FIXTURES / "openb" / "openb_node_list_gpu_node.csv")
+    assert len(nodes) == 61 and int(nodes["gpu"].sum()) == 314
+    assert set(nodes["model"]) == {"G2", "G3", "P100", "T4", "V100M16"}
+    shapes = [p.shape for p in read_openb_pods(path=FIXTURES / "openb" / "openb_pod_list_default.csv")]
+    assert len(shapes) == 200
+    assert sum(1 for s in shapes if s.shared) == 64
+    assert sum(1 for s in shapes if s.gpus == 0) == 7 and all(s.gpu_milli == 0 for s in shapes if s.gpus == 0)
+    assert openb_inventory(nodes).gpu_count() == 314
+
+
 def test_an_openb_slice_replays_within_capacity() -> None:
-    frame = read_openb_nodes().iloc[::20]
-    inv = openb_inventory(frame)
-    pods = [p.shape for p in read_openb_pods("default")[:200]]
+    inv = openb_inventory(read_openb_nodes(FIXTURES / "openb" / "openb_node_list_gpu_node.csv"))  # iloc[::20]
+    pods = [p.shape for p in read_openb_pods(path=FIXTURES / "openb" / "openb_pod_list_default.csv")]
     res = replay(inv, pods, "FGD", seed=42)
     assert 0 < res.placed <= res.pods
     assert res.alloc[100] > 50.0

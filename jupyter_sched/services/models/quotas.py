@@ -55,6 +55,9 @@ class TeamPolicyLine(RequestModel):
     allowed_priorities: list[PriorityName] = Field(default=["normal", "low"], examples=[["normal", "low"]],
                                                    description="high only when an admin grants it")
     members: list[str] = Field(default=[], examples=[["ana"]])
+    reclaim: str | None = Field(default=None, examples=["lower-or-equal"],
+                                description="the team's reclaim rule: any, lower-or-equal, lower or never "
+                                            "(null = the scheduling profile's)")
 
 
 class SetQuotasRequest(RequestModel):

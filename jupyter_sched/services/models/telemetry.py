@@ -58,7 +58,10 @@ class SetIdlePolicyRequest(RootModel[dict[str, Any]]):
 
 
 class GetIdlePolicyResponse(ResponseModel):
-    """The idle policy in force."""
+    """The idle policy in force: :func:`jupyter_sched.reclaim.idle_policies_to_dict` (which owns the
+    policy's keys, e.g. ``by_kind``) plus whether detection runs and the samples kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
 
     default: dict[str, Any]
     by_priority: dict[str, dict[str, Any]]

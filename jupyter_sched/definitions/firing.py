@@ -1,0 +1,183 @@
+"""The firing loop: due firings of every active definition become runs (engine side).
+
+Called by the leading engine on each tick (:meth:`DefinitionFiring.fire_due`). For each active
+definition it plans the firings in ``(cursor, now]`` (:func:`.schedule.plan_firings`: on-time
+firings run, missed ones follow the definition's policy) and then, in ONE transaction:
+
+1. re-reads the definition and gives up if it changed meanwhile (edited, paused, deleted, or
+   fired by another server): the next tick plans again from the fresh row;
+2. inserts each firing's run and its job (:func:`jupyter_sched.store.definitions.insert_run`);
+   the unique key ``(definition, trigger, scheduled instant)`` refuses a firing that already has
+   a run, so a restart, a leader change or two servers racing never make a second run;
+3. audits missed firings, and moves the definition's cursor past everything planned
+   (compare-and-set on its version).
+
+A firing whose job cannot be built (the notebook was removed, the profile no longer exists, the
+request can no longer fit) still gets its one run: a job recorded as ``rejected`` whose message
+says why, so the definition's run list shows the failure instead of a silent gap.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+from ..errors import ConflictError, SchedError
+from ..model import Job
+from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
+from .schedule import CronSchedule, parse_schedule, plan_firings
+from .validation import run_body
+
+__all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "run_name"]
+
+log = logging.getLogger(__name__)
+
+
+class RunJobs(Protocol):
+    """How the definitions reach the jobs service (validation, admission, ids, the engine)."""
+
+    def check(self, body: Mapping[str, Any], *, user: str) -> None:
+        """Validate a run's body as a submission by ``user`` (raises the job's ``SchedError``)."""
+        ...
+
+    def build(self, body: Mapping[str, Any], *, user: str) -> Job:
+        """A new pending job for ``body`` (validated, admitted, checked that it can ever fit).
+
+        Raises:
+            SchedError: it cannot be submitted; the message says why.
+        """
+        ...
+
+    def rejected(self, body: Mapping[str, Any], *, user: str, error: SchedError) -> Job:
+        """A job recorded as rejected with ``error``'s message (a firing that could not submit)."""
+        ...
+
+    def submitted(self, jobs: list[Job]) -> None:
+        """The jobs were committed: wake the engine, publish them."""
+        ...
+
+
+def run_name(definition: JobDefinition, scheduled_for: datetime, trigger: RunTrigger) -> str:
+    """``daily-report @ 2025-06-02 12:00 CEST`` (scheduled runs) / ``daily-report (run now)``."""
+    if trigger is RunTrigger.MANUAL:
+        return f"{definition.name} (run now)"[:200]
+    from zoneinfo import ZoneInfo
+
+    local = scheduled_for.astimezone(ZoneInfo(definition.timezone))
+    clock = f"{local:%H:%M:%S}" if local.second else f"{local:%H:%M}"
+    return f"{definition.name} @ {local:%Y-%m-%d} {clock} {local:%Z}"[:200]
+
+
+@dataclass
+class FiringReport:
+    """What one pass did: runs created (job ids), firings refused as duplicates, missed counts."""
+
+    created: list[str] = field(default_factory=list)
+    duplicates: int = 0
+    missed: int = 0
+    conflicts: int = 0
+
+
+class DefinitionFiring:
+    """Turns due firings into runs (see module docstring).
+
+    Args:
+        store: the :class:`~jupyter_sched.store.Store`.
+        jobs: the jobs side (:class:`RunJobs`).
+        now: the clock (UTC aware).
+        misfire_grace_s: seconds a firing may be late and still run on time (the admin's
+            ``definition_misfire_grace_s``).
+        publish: called with ``{"type": "definition_run", "data": {...}}`` per run created.
+    """
+
+    def __init__(self, store: Any, jobs: RunJobs, *, now: Callable[[], datetime], misfire_grace_s: float = 60.0,
+                 publish: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.store = store
+        self.jobs = jobs
+        self.now = now
+        self.misfire_grace_s = misfire_grace_s
+        self._publish = publish or (lambda event: None)
+        self._schedules: dict[tuple[str, str], CronSchedule] = {}
+
+    def _schedule(self, d: JobDefinition) -> CronSchedule | None:
+        if d.schedule is None:
+            return None
+        key = (d.schedule, d.timezone)
+        if key not in self._schedules:
+            # stored schedules were validated when saved; the admin's interval rule applied then
+            self._schedules[key] = parse_schedule(d.schedule, d.timezone, min_interval_s=0)
+        return self._schedules[key]
+
+    def fire_due(self) -> FiringReport:
+        """One pass over every active definition (see module docstring)."""
+        from ..store.definitions import list_definitions
+
+        report = FiringReport()
+        now = self.now()
+        with self.store.transaction(write=False) as tx:
+            definitions = list_definitions(tx, active_only=True)
+        for definition in definitions:
+            try:
+                self._fire(definition, now, report)
+            except ConflictError:
+                report.conflicts += 1  # changed meanwhile: the next pass plans from the fresh row
+            except SchedError:
+                log.exception("definition %s: firing failed; retried at the next tick", definition.id)
+        return report
+
+    def _fire(self, definition: JobDefinition, now: datetime, report: FiringReport) -> None:
+        from ..store.codec import JobRecord
+        from ..store.definitions import get_definition, insert_run, update_definition
+
+        schedule = self._schedule(definition)
+        if schedule is None or definition.cursor is None:
+            return
+        plan = plan_firings(schedule, cursor=definition.cursor, now=now, grace_s=self.misfire_grace_s,
+                            run_missed_once=definition.missed is MissedPolicy.RUN_ONCE)
+        if plan.cursor <= definition.cursor and not plan.fire:
+            return
+        runs = [self._job(definition, at) for at in plan.fire]
+        created: list[Job] = []
+        with self.store.transaction(now=now) as tx:
+            current = get_definition(tx, definition.id)
+            if current.version != definition.version:
+                raise ConflictError(f"definition {definition.id} changed while firing", field="definition_id")
+            for at, job in zip(plan.fire, runs, strict=True):
+                run = DefinitionRun(definition_id=definition.id, job_id=job.id, trigger=RunTrigger.SCHEDULE,
+                                    scheduled_for=at, parameters=dict(job.spec.parameters), created_at=now)
+                if not insert_run(tx, run, JobRecord(job=job)):
+                    report.duplicates += 1
+                    continue
+                created.append(job)
+                tx.add_event(actor="scheduler", action="definition_fired", job_id=job.id, user=definition.user,
+                             message=f"definition {definition.name!r} fired for {at.isoformat()}",
+                             details={"definition_id": definition.id, "scheduled_for": at.isoformat(),
+                                      "state": job.state.value})
+            if plan.missed:
+                assert plan.missed_from is not None and plan.missed_to is not None
+                policy = "one catch-up run" if definition.missed is MissedPolicy.RUN_ONCE else "skipped"
+                tx.add_event(actor="scheduler", action="definition_missed", job_id=None, user=definition.user,
+                             message=f"definition {definition.name!r} missed {plan.missed} firing(s) from "
+                                     f"{plan.missed_from.isoformat()} to {plan.missed_to.isoformat()} while no "
+                                     f"server was running ({definition.missed.value}: {policy})",
+                             details={"definition_id": definition.id, "missed": plan.missed,
+                                      "from": plan.missed_from.isoformat(), "to": plan.missed_to.isoformat()})
+                report.missed += plan.missed
+            update_definition(tx, replace(current, cursor=plan.cursor))
+        report.created.extend(job.id for job in created)
+        if created:
+            self.jobs.submitted(created)
+            for job in created:
+                self._publish({"type": "definition_run", "data": {"definition_id": definition.id, "job_id": job.id}})
+
+    def _job(self, definition: JobDefinition, at: datetime) -> Job:
+        body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,
+                        script=definition.script, args=definition.args, job=definition.job,
+                        parameters=definition.parameters, team=definition.team)
+        try:
+            return self.jobs.build(body, user=definition.user)
+        except SchedError as exc:
+            return self.jobs.rejected(body, user=definition.user, error=exc)

@@ -1,0 +1,111 @@
+"""Job definitions: a notebook or script with its GPU request, parameters and a cron schedule.
+
+A definition is a template (jupyter-scheduler's "job definition", with GPUs): each firing of its
+schedule creates one *run*, which is an ordinary job (queued, placed, preempted, accounted like
+any other) linked to the definition by a :class:`DefinitionRun` row. The store enforces one run
+per ``(definition id, scheduled instant)`` with a unique key, so a restart or a second server on
+the same store can never create a firing twice (case 028).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+__all__ = ["DefinitionRun", "JobDefinition", "MissedPolicy", "RunTrigger"]
+
+
+class MissedPolicy(str, Enum):
+    """What happens to firings missed while no server led the store (downtime).
+
+    ``run_once``: the most recent missed firing gets one run when a server is back; the others
+    are recorded as missed. ``skip``: missed firings get no run; the next on-time firing runs.
+    Firings at most the admin's grace late (``definition_misfire_grace_s``) are never missed.
+    """
+
+    RUN_ONCE = "run_once"
+    SKIP = "skip"
+
+
+class RunTrigger(str, Enum):
+    """Why a run exists: its schedule fired, or a user asked for a run now."""
+
+    SCHEDULE = "schedule"
+    MANUAL = "manual"
+
+
+@dataclass(frozen=True, slots=True)
+class JobDefinition:
+    """A saved, possibly recurring job.
+
+    Attributes:
+        id: ``d-...`` (made by the store's id generator).
+        name: human name, 1-200 characters.
+        user: owner (from authentication, never from the request body).
+        team: team its runs are charged to.
+        notebook / script: what each run executes (exactly one is set; a path relative to the
+            server's root directory, or absolute).
+        args: a script's arguments.
+        parameters: values injected into the notebook's ``parameters`` cell (papermill's
+            convention) or passed to a script as ``--name value``; JSON scalars, lists or objects.
+        job: the rest of each run's request (gpus, model, mem_per_gpu, time_limit, priority,
+            profile, cpu, memory, working_dir, env): validated like a job submission.
+        schedule: a cron expression (None: runs only when asked, "run now").
+        timezone: IANA time zone the schedule is read in.
+        paused: True while the schedule does not fire.
+        missed: the missed-firing policy.
+        created_at / updated_at: UTC.
+        cursor: every scheduled instant ``<= cursor`` has been dealt with (UTC); set to the
+            creation, edit or resume time so that no firing from before is replayed.
+        version: optimistic-locking counter (compare-and-set on every write).
+        compute_type: the GPU profile name jupyter-scheduler's UI chose, when it created this.
+    """
+
+    id: str
+    name: str
+    user: str
+    team: str
+    notebook: str | None = None
+    script: str | None = None
+    args: tuple[str, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    job: Mapping[str, Any] = field(default_factory=dict)
+    schedule: str | None = None
+    timezone: str = "UTC"
+    paused: bool = False
+    missed: MissedPolicy = MissedPolicy.RUN_ONCE
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    cursor: datetime | None = None
+    version: int = 1
+    compute_type: str | None = None
+
+    @property
+    def target(self) -> str:
+        """The notebook or script path."""
+        return self.notebook or self.script or ""
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionRun:
+    """One run of a definition: the link from a definition to the job that ran it.
+
+    Attributes:
+        definition_id: the definition.
+        job_id: the run's job.
+        trigger: schedule or manual.
+        scheduled_for: the scheduled instant (UTC) for schedule runs; the request time for
+            manual runs. Unique per definition for schedule runs (the store's key).
+        parameters: the values this run was given (definition's, overridden per run).
+        created_at: when the run (and its job) was created (UTC).
+    """
+
+    definition_id: str
+    job_id: str
+    trigger: RunTrigger
+    scheduled_for: datetime
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None

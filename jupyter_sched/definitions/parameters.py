@@ -1,0 +1,161 @@
+"""Notebook and script parameters, in papermill's convention (pure functions).
+
+The convention (papermill, https://papermill.readthedocs.io/en/latest/usage-parameterize.html):
+the notebook's author tags one cell ``parameters`` and writes the defaults there; a run inserts
+a new cell tagged ``injected-parameters`` right after it that assigns the run's values, so they
+override the defaults and the executed notebook shows both. Without a tagged cell the injected
+cell goes first. We write the injected cell ourselves rather than depend on papermill: for a
+Python kernel it is one assignment per name, and nbclient (already our runner) executes it; papermill
+would add its own engine stack and a dozen dependencies for the same cell.
+
+Values are JSON (strings, numbers, booleans, null, lists, objects), written as Python literals.
+Scripts get the same values as ``--name value`` arguments (strings as they are, anything else as
+JSON), which ``argparse`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import math
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from ..errors import ValidationError
+
+__all__ = [
+    "INJECTED_TAG",
+    "MAX_PARAMETERS_BYTES",
+    "PARAMETERS_TAG",
+    "inject_parameters",
+    "parameters_cell_index",
+    "script_arguments",
+    "validate_parameters",
+]
+
+PARAMETERS_TAG = "parameters"
+INJECTED_TAG = "injected-parameters"
+MAX_PARAMETERS_BYTES = 64 * 1024
+"""Largest parameter set accepted (bytes of its JSON): parameters are values, not data."""
+
+
+def _check_value(value: Any, path: str, depth: int = 0) -> None:
+    if depth > 16:
+        raise ValidationError(f"{path} is nested too deeply", field=path, hint="pass at most 16 levels")
+    if value is None or isinstance(value, (bool, str, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValidationError(f"{path} must be a finite number (got {value!r})", field=path,
+                                  hint="use a number, or a string such as 'inf' and convert it in the notebook")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_value(item, f"{path}[{i}]", depth + 1)
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValidationError(f"{path} has a non-string key {key!r}", field=path, hint="use string keys")
+            _check_value(item, f"{path}.{key}", depth + 1)
+        return
+    raise ValidationError(f"{path} must be a JSON value (got {type(value).__name__})", field=path,
+                          hint="use strings, numbers, true/false, null, lists or objects")
+
+
+def validate_parameters(value: Any, *, field: str = "parameters") -> dict[str, Any]:
+    """Check a parameter set: an object whose keys are Python identifiers and whose values are JSON.
+
+    Returns:
+        A plain ``dict`` copy.
+
+    Raises:
+        ValidationError: not an object, a key that is not an identifier (or is a keyword),
+            a value that is not JSON (NaN, infinity, a set), or more than 64 KiB in all.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{field} must be an object of name: value", field=field,
+                              hint='e.g. {"learning_rate": 0.01, "epochs": 3}')
+    for name in value:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise ValidationError(f"parameter name {name!r} is not a Python identifier", field=f"{field}.{name}",
+                                  hint="use letters, digits and underscores, not starting with a digit")
+        _check_value(value[name], f"{field}.{name}")
+    size = len(json.dumps(dict(value)))
+    if size > MAX_PARAMETERS_BYTES:
+        raise ValidationError(f"{field} is {size} bytes; at most {MAX_PARAMETERS_BYTES} allowed", field=field,
+                              hint="pass large data as a file path parameter")
+    return dict(value)
+
+
+def _tags(cell: Mapping[str, Any]) -> list[str]:
+    tags = cell.get("metadata", {}).get("tags", [])
+    return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
+def parameters_cell_index(cells: list[Any]) -> int | None:
+    """Index of the first cell tagged ``parameters`` (None when the notebook has none)."""
+    for index, cell in enumerate(cells):
+        if PARAMETERS_TAG in _tags(cell):
+            return index
+    return None
+
+
+def _literal(value: Any) -> str:
+    # repr of JSON-decoded values (str, int, float, bool, None, list, dict) is a Python literal
+    return repr(value)
+
+
+def inject_parameters(nb: MutableMapping[str, Any], parameters: Mapping[str, Any]) -> int | None:
+    """Insert (or replace) the ``injected-parameters`` cell of ``nb`` in place.
+
+    Args:
+        nb: an nbformat v4 notebook (dict-like, with ``cells`` and ``metadata``).
+        parameters: validated values (:func:`validate_parameters`).
+
+    Returns:
+        The index of the injected cell, or None when there was nothing to inject.
+
+    Raises:
+        ValidationError: parameters were given but the notebook's kernel is not Python
+            (the assignments would not parse there).
+    """
+    cells: list[Any] = nb["cells"]
+    cells[:] = [c for c in cells if INJECTED_TAG not in _tags(c)]
+    if not parameters:
+        return None
+    language = (nb.get("metadata", {}).get("kernelspec", {}).get("language")
+                or nb.get("metadata", {}).get("language_info", {}).get("name") or "python")
+    if str(language).lower() != "python":
+        raise ValidationError(f"parameters can be injected into Python notebooks only (this one is {language})",
+                              field="parameters", hint="leave parameters out, or use a Python kernel")
+    lines = ["# Parameters (injected by jupyter_sched)"]
+    lines += [f"{name} = {_literal(value)}" for name, value in parameters.items()]
+    cell: dict[str, Any] = {"cell_type": "code", "execution_count": None, "outputs": [], "source": "\n".join(lines) + "\n",
+            "metadata": {"tags": [INJECTED_TAG]}}
+    if "id" in (cells[0] if cells else {}):
+        cell["id"] = "injected-parameters"
+    tagged = parameters_cell_index(cells)
+    at = 0 if tagged is None else tagged + 1
+    cells.insert(at, _as_node(cell, nb))
+    return at
+
+
+def _as_node(cell: dict[str, Any], nb: Any) -> Any:
+    """A NotebookNode when ``nb`` is one (nbformat's writer expects attribute access)."""
+    try:
+        from nbformat import from_dict
+
+        return from_dict(cell) if type(nb).__name__ == "NotebookNode" else cell  # type: ignore[no-untyped-call]
+    except ImportError:  # plain dicts in, plain dicts out
+        return cell
+
+
+def script_arguments(parameters: Mapping[str, Any]) -> list[str]:
+    """``--name value`` pairs for a script (strings as they are, other values as JSON)."""
+    out: list[str] = []
+    for name, value in parameters.items():
+        out += [f"--{name}", value if isinstance(value, str) else json.dumps(value)]
+    return out

@@ -1,0 +1,254 @@
+"""When a job definition fires: cron expressions in an IANA time zone, as UTC instants (pure).
+
+The cron parser is `cronsim <https://pypi.org/project/cronsim/>`_ (Pēteris Caune, the cron
+evaluator behind healthchecks.io). Why cronsim and not croniter: it has no dependencies, it is
+actively maintained, and it states and tests its daylight-saving behaviour, which is Debian
+cron's — the behaviour people expect of a cron line:
+
+* an expression with a fixed minute *and* hour (``30 2 * * *``) is read in wall-clock time:
+  a time that does not exist on a spring-forward day fires at the first minute that exists
+  after it (03:00 in Europe/Berlin), and a time that occurs twice on a fall-back day fires once
+  (the first occurrence);
+* an expression with ``*`` in the minute or hour field (``*/15 * * * *``) runs in real time:
+  every real 15 minutes, also through the repeated hour (those are different instants, so no
+  firing is doubled).
+
+(croniter also pins an old major version when jupyter-scheduler is installed beside us:
+jupyter-scheduler 2.x requires ``croniter~=1.4``; cronsim keeps the two independent.)
+
+Five fields are standard cron. Six fields put *seconds* first (``*/10 * * * * *``); they run in
+real time and are only accepted when the admin's minimum interval allows it (tests, demos).
+
+Every function takes the times it needs; nothing here reads the clock. Instants in and out are
+aware datetimes; results are in UTC.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronsim import CronSim, CronSimError
+
+from ..errors import ValidationError
+
+__all__ = [
+    "CronSchedule",
+    "FiringPlan",
+    "firings_between",
+    "next_firing",
+    "parse_schedule",
+    "plan_firings",
+    "previous_firing",
+]
+
+_REFERENCE = datetime(2001, 1, 1, tzinfo=timezone.utc)
+_GAP_SAMPLE = 24
+"""Firings looked at (from a fixed reference time) to find a schedule's shortest interval."""
+MAX_FIRINGS_PER_CALL = 1000
+"""Most firings one call enumerates; the caller continues from the last one."""
+
+
+@dataclass(frozen=True, slots=True)
+class CronSchedule:
+    """A validated cron expression in an IANA time zone.
+
+    Attributes:
+        expression: five fields (minute hour day-of-month month day-of-week) or six (seconds first).
+        timezone: IANA name such as ``"Europe/Berlin"`` or ``"UTC"``.
+        description: the expression in words (cronsim's ``explain``), e.g. ``"At 12:00 on Monday
+            through Friday"``; empty when cronsim cannot explain it.
+    """
+
+    expression: str
+    timezone: str
+    description: str = ""
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The time zone (``zoneinfo.ZoneInfo``)."""
+        return ZoneInfo(self.timezone)
+
+    def _iterate(self, start: datetime, *, reverse: bool = False) -> Iterator[datetime]:
+        local = start.astimezone(self.zone)
+        if not reverse:
+            # cronsim yields strictly after its start; sub-second starts are truncated first
+            local = local.replace(microsecond=0)
+        return CronSim(self.expression, local, reverse=reverse)
+
+
+def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_interval_s: float = 60.0,
+                   field: str = "schedule") -> CronSchedule:
+    """Validate ``expression`` in ``timezone_name`` and return a :class:`CronSchedule`.
+
+    Args:
+        expression: a cron line (5 fields, or 6 with seconds first).
+        timezone_name: an IANA time zone name (``Europe/Berlin``); ``UTC`` by default.
+        min_interval_s: the shortest allowed time between two firings, in seconds (the admin's
+            ``definition_min_interval_s``); checked over the first firings after a fixed date.
+        field: the request field named in errors.
+
+    Raises:
+        ValidationError: not a string, not a valid cron line, unknown time zone, never fires,
+            or fires more often than ``min_interval_s`` (each names the field and the fix).
+    """
+    if not isinstance(expression, str) or not expression.strip():
+        raise ValidationError("schedule must be a cron expression", field=field,
+                              hint='e.g. "0 12 * * 1-5" (12:00 on weekdays)')
+    text = " ".join(expression.split())
+    if not isinstance(timezone_name, str) or not timezone_name:
+        raise ValidationError("timezone must be an IANA time zone name", field="timezone",
+                              hint='e.g. "Europe/Berlin" or "UTC"')
+    try:
+        zone = ZoneInfo(timezone_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"unknown time zone {timezone_name!r}", field="timezone",
+                              hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"') from None
+    fields = len(text.split())
+    if fields not in (5, 6):
+        raise ValidationError(f"a cron expression has 5 fields (or 6 with seconds first); got {fields}",
+                              field=field, hint='minute hour day-of-month month day-of-week, e.g. "0 12 * * 1-5"')
+    try:
+        it = CronSim(text, _REFERENCE.astimezone(zone))
+        sample = [next(it) for _ in range(_GAP_SAMPLE)]
+    except CronSimError as exc:
+        raise ValidationError(f"invalid cron expression {text!r}: {exc}", field=field,
+                              hint='minute hour day-of-month month day-of-week, e.g. "0 12 * * 1-5"') from None
+    except StopIteration:
+        raise ValidationError(f"cron expression {text!r} never fires", field=field,
+                              hint="check the day-of-month and month fields (e.g. 31 in a 30-day month)") from None
+    gap = min((b - a).total_seconds() for a, b in itertools.pairwise(sample))
+    if gap < min_interval_s:
+        raise ValidationError(
+            f"schedule {text!r} fires every {gap:g} s; the shortest interval allowed here is {min_interval_s:g} s",
+            field=field, hint="fire less often (e.g. every minute: '* * * * *'), or ask an admin "
+                              "about c.SchedApp.definition_min_interval_s")
+    try:
+        from cronsim.explain import Expression
+
+        description = Expression(text.upper().split() if fields == 6 else ["0", *text.upper().split()]).explain()
+    except Exception:  # explain() covers most but not all expressions; words are a nicety
+        description = ""
+    return CronSchedule(expression=text, timezone=timezone_name, description=description)
+
+
+def _utc(value: datetime, name: str) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError(f"{name} must be timezone-aware")
+    return value.astimezone(timezone.utc)
+
+
+def firings_between(schedule: CronSchedule, after: datetime, until: datetime, *,
+                    limit: int = MAX_FIRINGS_PER_CALL) -> tuple[datetime, ...]:
+    """The scheduled instants ``t`` with ``after < t <= until``, in UTC, oldest first, at most ``limit``.
+
+    Raises:
+        ValueError: a naive datetime.
+    """
+    lo, hi = _utc(after, "after"), _utc(until, "until")
+    out: list[datetime] = []
+    if hi <= lo:
+        return ()
+    # Start one second early: cronsim yields strictly after its (second-truncated) start, and a
+    # start inside a repeated hour loses its fold in wall-clock mode, so results are filtered.
+    for local in schedule._iterate(lo - timedelta(seconds=1)):
+        at = local.astimezone(timezone.utc)
+        if at > hi:
+            break
+        if at > lo and (not out or at > out[-1]):
+            out.append(at)
+            if len(out) >= limit:
+                break
+    return tuple(out)
+
+
+def next_firing(schedule: CronSchedule, after: datetime) -> datetime | None:
+    """The first scheduled instant strictly after ``after`` (UTC), or None if it never fires again."""
+    lo = _utc(after, "after")
+    try:
+        for local in schedule._iterate(lo - timedelta(seconds=1)):
+            at = local.astimezone(timezone.utc)
+            if at > lo:
+                return at
+    except StopIteration:
+        return None
+    return None
+
+
+def previous_firing(schedule: CronSchedule, at_or_before: datetime) -> datetime | None:
+    """The latest scheduled instant ``<= at_or_before`` (UTC), or None when none in 50 years."""
+    hi = _utc(at_or_before, "at_or_before")
+    try:
+        for local in schedule._iterate(hi + timedelta(seconds=1), reverse=True):
+            at = local.astimezone(timezone.utc)
+            if at <= hi:
+                return at
+    except StopIteration:
+        return None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FiringPlan:
+    """What one pass of the firing loop does for one definition.
+
+    Attributes:
+        fire: scheduled instants (UTC) that get a run now, oldest first.
+        missed: how many scheduled instants were missed (later than the grace) and not run
+            (capped at :data:`MAX_FIRINGS_PER_CALL`; ``missed_from``/``missed_to`` bound them).
+        missed_from / missed_to: the first and last missed instant (None when none).
+        cursor: every instant ``<= cursor`` has been dealt with (run, or missed by policy).
+    """
+
+    fire: tuple[datetime, ...]
+    missed: int
+    missed_from: datetime | None
+    missed_to: datetime | None
+    cursor: datetime
+
+
+def plan_firings(schedule: CronSchedule, *, cursor: datetime, now: datetime, grace_s: float,
+                 run_missed_once: bool) -> FiringPlan:
+    """Decide which scheduled instants in ``(cursor, now]`` get a run.
+
+    Rules (the missed-firing policy, documented for users in the definitions help):
+
+    1. An instant at most ``grace_s`` seconds old is *on time* and gets its run (the loop runs
+       every few seconds and a new leader takes over within the leader lease; those delays
+       never drop a firing).
+    2. Older instants were *missed* (no server led the store then). With ``run_missed_once``
+       (policy ``run_once``) the most recent missed instant gets one run; otherwise (``skip``)
+       none does. Either way the count is reported, so the caller can audit it.
+
+    Args:
+        schedule: the definition's schedule.
+        cursor: every instant ``<= cursor`` was dealt with before (creation time, resume time,
+            or the last instant planned).
+        now: the current time.
+        grace_s: seconds an instant may be late and still count as on time (>= 0).
+        run_missed_once: the ``run_once`` policy (else ``skip``).
+
+    Returns:
+        The plan; its ``cursor`` is the newest instant considered (or the old cursor when none).
+        At most :data:`MAX_FIRINGS_PER_CALL` on-time instants are planned; a later call continues.
+    """
+    cursor, now = _utc(cursor, "cursor"), _utc(now, "now")
+    horizon = now - timedelta(seconds=max(0.0, grace_s))
+    missed_to = previous_firing(schedule, horizon) if horizon > cursor else None
+    if missed_to is not None and missed_to <= cursor:
+        missed_to = None
+    fire: list[datetime] = []
+    not_run: tuple[datetime, ...] = ()
+    if missed_to is not None:
+        not_run = firings_between(schedule, cursor, missed_to)
+        if run_missed_once:
+            fire.append(missed_to)
+            not_run = tuple(t for t in not_run if t != missed_to)
+    on_time = firings_between(schedule, max(cursor, missed_to or cursor), now)
+    fire.extend(on_time)
+    new_cursor = max([cursor, *fire, *([missed_to] if missed_to else [])])
+    return FiringPlan(fire=tuple(fire), missed=len(not_run), missed_from=not_run[0] if not_run else None,
+                      missed_to=not_run[-1] if not_run else None, cursor=new_cursor)

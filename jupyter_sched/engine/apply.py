@@ -1,0 +1,249 @@
+"""Decide/apply: write one cycle's :class:`~jupyter_sched.scheduling.CycleResult` to the store.
+
+The result is applied in ONE transaction that first re-checks the lease (fencing) and refuses any
+admission that would put more than 1000 milli-GPUs on a GPU: admits → ``admitted`` + usage
+intervals opened; preemptions → stop intent; nominations stored; rejects → ``rejected``; idle
+actions → warnings / reclaims (:mod:`.idle`); the cycle's audit records → events table. Pending
+reasons are written afterwards in small fenced batches (:meth:`DecisionApplier.write_reasons`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..model import GPU_MILLI, Job, JobState, PendingReason
+from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..reclaim import LadderState
+from ..scheduling.snapshot import CycleResult, Pend, Snapshot
+from ..store import LIVE_STATES, JobRecord, Store, StoreTx
+from .clock import Clock
+from .idle import IdleLadders, Stop
+from .leadership import Leadership
+from .transitions import Publish
+
+__all__ = ["HOLDING_STATES", "DecisionApplier"]
+
+log = logging.getLogger(__name__)
+
+HOLDING_STATES = (JobState.ADMITTED, JobState.RUNNING)
+"""States whose allocation counts against the GPUs (``JobState.holds_gpus``)."""
+
+
+class DecisionApplier:
+    """Applies cycle results for the leading engine (module docstring).
+
+    Args:
+        store: the store.
+        leadership: the lease (every write transaction is fenced by it).
+        clock: time source.
+        idle: the idle ladders (applies the result's idle actions).
+        publish: API event sink.
+        max_reason_writes: pending reasons persisted per cycle at most (:meth:`reasons_to_write`).
+        reason_batch: pending reasons written per store transaction (:meth:`write_reasons`).
+
+    Attributes:
+        reasons: the latest pending reason of every pending job, by id (positions included; the
+            service overlays them on reads).
+    """
+
+    def __init__(self, store: Store, leadership: Leadership, clock: Clock, idle: IdleLadders, publish: Publish, *,
+                 max_reason_writes: int = 500, reason_batch: int = 50) -> None:
+        self.store = store
+        self.leadership = leadership
+        self.clock = clock
+        self.idle = idle
+        self.publish = publish
+        self.max_reason_writes = max_reason_writes
+        self.reason_batch = reason_batch
+        self.reasons: dict[str, PendingReason] = {}
+
+    def apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
+              ) -> tuple[list[Job], list[Stop]]:
+        """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send).
+
+        The write lock is held briefly: the transaction re-reads only the rows that hold GPUs
+        (the over-allocation guard needs them fresh) and works on ``seen_rows`` (the rows the
+        snapshot was built from) for the rest — every write is compare-and-set on the row's
+        version, so a row that changed since the snapshot (a cancel, a keepalive) is skipped and
+        the next cycle looks at it again. Without ``seen_rows`` every live row is re-read inside
+        the transaction. Pending reasons are written afterwards, outside this transaction, in
+        small fenced ones (:meth:`write_reasons`).
+
+        Raises:
+            NotLeaderError: the lease was lost (nothing was written).
+        """
+        now = self.clock.now()
+        gpu_of = snapshot.inventory.gpu_by_uuid()
+        admitted: list[Job] = []
+        stops: list[Stop] = []
+        changed: list[Job] = []
+        events: list[dict[str, Any]] = []
+        core_audit = {(rec.action, rec.job_id) for rec in result.audit}
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        ladders: dict[str, LadderState] = {}
+        seen: dict[str, int] = {}
+        with self.store.transaction(now=now) as tx:
+            self.leadership.fence(tx)
+            records = dict(seen_rows) if seen_rows is not None else {
+                r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
+            holders = tx.list_jobs(states=HOLDING_STATES)
+            records.update((r.job.id, r) for r in holders)
+            used: dict[str, int] = {}
+            for held in records.values():
+                if held.job.state.holds_gpus and held.job.allocation is not None:
+                    for gpu in held.job.allocation.all_gpu_uuids():
+                        used[gpu] = used.get(gpu, 0) + held.job.allocation.gpu_milli
+            for admit in result.admits:
+                r = records.get(admit.job_id)
+                if r is None or r.job.state is not JobState.PENDING or r.stop_intent:
+                    continue  # cancelled or changed since the snapshot
+                alloc = admit.allocation
+                clash = [g for g in alloc.all_gpu_uuids() if used.get(g, 0) + alloc.gpu_milli > GPU_MILLI]
+                if clash:
+                    log.error("refusing admission of %s: GPUs %s already allocated", admit.job_id, clash)
+                    tx.add_event(actor="scheduler", action="admit_refused", job_id=r.job.id, user=r.job.spec.user,
+                                 message=f"admission refused: GPU(s) {', '.join(clash)} already allocated",
+                                 details={"allocation": allocation_to_dict(alloc)})
+                    continue
+                for g in alloc.all_gpu_uuids():
+                    used[g] = used.get(g, 0) + alloc.gpu_milli
+                job = r.job.transition(JobState.ADMITTED, allocation=alloc, admitted_at=now, reason=None,
+                                       nominated=None, attempts=r.job.attempts + 1, not_before=None,
+                                       message="admitted" + (" (backfill)" if admit.backfill else ""))
+                if tx.try_update_job(replace(r, job=job)) is None:
+                    continue  # changed meanwhile (e.g. cancelled): the next cycle looks again
+                tx.open_usage(job_id=job.id, attempt=job.attempts, user=job.spec.user, team=job.spec.team,
+                              kind=job.spec.kind.value, started_at=now,
+                              gpus=[(g, gpu_of[g].model if g in gpu_of else "unknown", alloc.gpu_milli / GPU_MILLI)
+                                    for g in alloc.all_gpu_uuids()])
+                self._record(tx, core_audit, merged, "admit", job,
+                             f"admitted on {alloc.node}: {', '.join(alloc.all_gpu_uuids()) or 'no GPUs'}",
+                             {"allocation": allocation_to_dict(alloc), "scores": dict(admit.scores),
+                              "borrowed": admit.borrowed, "backfill": admit.backfill})
+                admitted.append(job)
+                changed.append(job)
+            for p in result.preemptions:
+                r = records.get(p.job_id)
+                if r is None or not r.job.state.holds_gpus or r.stop_intent:
+                    continue
+                job = replace(r.job, preempted_by=p.for_job, message=p.reason)
+                if tx.try_update_job(replace(r, job=job, stop_intent="preempt", stop_requested_at=now,
+                                             stop_actor="scheduler")) is None:
+                    continue
+                self._record(tx, core_audit, merged, p.kind if p.kind == "reclaim" else "preempt", job, p.reason,
+                             {"for_job": p.for_job, "kind": p.kind, "grace_s": p.grace_s})
+                stops.append((job.id, p.grace_s, p.checkpoint_signal and job.spec.checkpointable))
+                changed.append(job)
+            for job_id, nominated in result.nominations.items():
+                r = records.get(job_id)
+                if r is not None and r.job.state is JobState.PENDING and r.job.nominated != nominated:
+                    updated = tx.try_update_job(replace(r, job=replace(r.job, nominated=nominated)))
+                    if updated is not None:
+                        records[job_id] = updated
+            for rej in result.rejects:
+                r = records.get(rej.job_id)
+                if r is None or r.job.state is not JobState.PENDING:
+                    continue
+                job = r.job.transition(JobState.REJECTED, reason=rej.reason, message=rej.reason.message,
+                                       finished_at=now)
+                if tx.try_update_job(replace(r, job=job)) is None:
+                    continue
+                tx.add_event(actor="scheduler", action="reject", job_id=job.id, user=job.spec.user,
+                             message=rej.reason.message, details={"reason": reason_to_dict(rej.reason)})
+                changed.append(job)
+            for idle in result.idle:
+                events.extend(self.idle.apply(tx, idle, records, stops, changed, snapshot, ladders, seen))
+            for rec in result.audit:
+                tx.add_event(actor="scheduler", action=rec.action, job_id=rec.job_id or None, user=rec.user or None,
+                             message=rec.message,
+                             details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
+        self.idle.commit(ladders, seen)
+        changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
+        simulated = snapshot.inventory.simulated
+        for job in changed:
+            self.publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})
+        for event in events:
+            self.publish(event)
+        return admitted, stops
+
+    def reasons_to_write(self, result: CycleResult, records: Mapping[str, JobRecord]) -> list[Pend]:
+        """Pending reasons worth persisting this cycle, at most ``max_reason_writes``.
+
+        Every cycle may renumber the whole queue (positions), and rewriting 10,000 rows per
+        cycle would make the store the bottleneck. So: the latest reasons of all jobs live in
+        :attr:`reasons` (the service overlays them on reads, positions included), and the store
+        gets only the reasons whose *content* changed — a position change alone is not written
+        (:func:`_stored_reason_key`). First those whose code changed (or that had none), then the
+        rest in queue order, up to the cap; the remainder follow in later cycles.
+        """
+        self.reasons = {p.job_id: p.reason for p in result.pending}
+        urgent: list[Pend] = []
+        later: list[Pend] = []
+        for pend in result.pending:
+            r = records.get(pend.job_id)
+            if r is None or r.job.state is not JobState.PENDING:
+                continue
+            old = r.job.reason
+            if old is None or old.code != pend.reason.code:
+                urgent.append(pend)
+            elif not _same_stored_reason(old, pend.reason):
+                later.append(pend)
+        return (urgent + later)[: self.max_reason_writes]
+
+    def write_reasons(self, pends: list[Pend], records: dict[str, JobRecord]) -> list[Job]:
+        """Persist pending reasons in fenced transactions of at most ``reason_batch`` rows each
+        (so the write lock is held a few ms at a time and submits interleave); compare-and-set
+        per row (a row changed meanwhile keeps its reason until the next cycle). Returns the
+        jobs written.
+
+        Raises:
+            NotLeaderError: the lease was lost between batches (the tick steps down).
+        """
+        written: list[Job] = []
+        batch = max(1, self.reason_batch)
+        for start in range(0, len(pends), batch):
+            with self.store.transaction(now=self.clock.now()) as tx:
+                self.leadership.fence(tx)
+                for pend in pends[start:start + batch]:
+                    r = records[pend.job_id]
+                    job = replace(r.job, reason=pend.reason, message=pend.reason.message)
+                    updated = tx.try_update_job(replace(r, job=job))
+                    if updated is not None:
+                        records[job.id] = updated
+                        written.append(job)
+        return written
+
+    @staticmethod
+    def _record(tx: StoreTx, core_audit: set[tuple[str, str]], merged: dict[tuple[str, str], dict[str, Any]],
+                action: str, job: Job, message: str, details: dict[str, Any]) -> None:
+        """Audit a decision once: merge our details into the core's record for it, or write our own."""
+        if (action, job.id) in core_audit:
+            merged[(action, job.id)] = details
+        else:
+            tx.add_event(actor="scheduler", action=action, job_id=job.id, user=job.spec.user, message=message,
+                         details=details)
+
+
+def _same_stored_reason(old: PendingReason, new: PendingReason) -> bool:
+    """True when ``new`` differs from ``old`` at most in its queue position (no store write needed).
+
+    Field comparison first (cheap; equal fields mean equal JSON), then the JSON shapes (a stored
+    reason has lists where the core's has tuples)."""
+    if (old.code, old.message, old.unblock, old.eta, old.eta_reason) != (
+            new.code, new.message, new.unblock, new.eta, new.eta_reason):
+        return False
+    if old.details == new.details and old.per_flavor == new.per_flavor:
+        return True
+    return _stored_reason_key(old) == _stored_reason_key(new)
+
+
+def _stored_reason_key(reason: PendingReason) -> dict[str, Any]:
+    """What of a pending reason is worth a store write: everything but the queue position
+    (positions shift on every submit and finish; the live value is in :attr:`DecisionApplier.reasons`)."""
+    data = reason_to_dict(reason) or {}
+    data.pop("position", None)
+    return data
+

@@ -1,0 +1,117 @@
+"""Decide: build the frozen snapshot of one cycle and call the pure core on it.
+
+The snapshot is built from the store (live jobs, quotas, usage history for fair share and
+budgets), the inventory, telemetry and kernel activity; with an idle policy the engine's own
+cycles also get the idle inputs (:mod:`.idle`). The core (``run_cycle``) returns decisions only;
+:mod:`.apply` writes them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from ..accounting import budget_usage, decayed_gpu_seconds
+from ..model import Inventory
+from ..scheduling.snapshot import CycleResult, Snapshot, UsageHistory
+from ..store import JobRecord, Store
+from .clock import Clock
+from .idle import IdleLadders
+
+__all__ = ["CycleFunction", "Decider", "default_cycle"]
+
+log = logging.getLogger(__name__)
+
+CycleFunction = Callable[..., CycleResult]
+"""``run_cycle(snapshot, profile) -> CycleResult`` (the pure core's entry point)."""
+
+
+def default_cycle(snapshot: Snapshot, profile: Any = None) -> CycleResult:
+    """The core's ``run_cycle`` (imported late so the engine loads without the core)."""
+    from ..scheduling import run_cycle
+
+    return run_cycle(snapshot, profile)
+
+
+class Decider:
+    """Snapshot → core → result, for the engine and for dry runs.
+
+    Args:
+        store: the store.
+        inventory: an :class:`~jupyter_sched.inventory.base.InventorySource` (``current()``).
+        clock: time source.
+        idle: the idle ladders (idle inputs and idle evaluation of the engine's own cycles).
+        usage_half_life_s: half-life of fair-share usage, seconds.
+        telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
+
+    Attributes:
+        kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id; set by the
+            service once its kernel source is known).
+        last_inventory: the inventory of the latest snapshot (None before the first).
+        inventory_observers: called with the inventory of each of the engine's own cycles (not dry
+            runs), e.g. to publish inventory changes; one that raises is logged and skipped.
+    """
+
+    def __init__(self, store: Store, inventory: Any, clock: Clock, idle: IdleLadders, *, usage_half_life_s: float,
+                 telemetry: Callable[[], Mapping[str, Any]] | None = None,
+                 kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None) -> None:
+        self.store = store
+        self.inventory = inventory
+        self.clock = clock
+        self.idle = idle
+        self.usage_half_life_s = usage_half_life_s
+        self.telemetry = telemetry
+        self.kernels = kernels
+        self.last_inventory: Inventory | None = None
+        self.inventory_observers: list[Callable[[Inventory], object]] = []
+        self._fallback_logged = False
+
+    def snapshot(self, *, idle: bool) -> tuple[Snapshot, dict[str, JobRecord]]:
+        """The frozen input of one cycle plus the job rows it was built from (by id, with versions).
+
+        ``idle=True`` (the engine's own cycles only, never a dry run from another thread) also
+        updates the monitor's pid registry and the ladder cache and adds the idle inputs.
+        """
+        now = self.clock.now()
+        inventory = self.inventory.current()
+        self.last_inventory = inventory
+        records = self.store.live_jobs()
+        quotas = self.store.quota_set()
+        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
+        since = min([horizon, now - timedelta(days=31)])
+        intervals = self.store.usage_rows(since=since)
+        usage = UsageHistory(
+            decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now, half_life_s=self.usage_half_life_s),
+            gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+        kernels = dict(self.kernels()) if self.kernels else {}
+        telemetry: dict[str, Any] = dict(self.telemetry()) if self.telemetry else {}
+        if idle:
+            telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
+            self._observe_inventory(inventory)
+        snapshot = Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
+                            usage=usage, telemetry=telemetry, kernels=kernels)
+        return snapshot, {r.job.id: r for r in records}
+
+    def _observe_inventory(self, inventory: Inventory) -> None:
+        for observer in list(self.inventory_observers):
+            try:
+                observer(inventory)
+            except Exception:  # an observer (a publisher) never stops the cycle
+                log.exception("inventory observer %s failed", getattr(observer, "__qualname__", observer))
+
+    def log_placement_fallback(self, snapshot: Snapshot, profile: Any) -> None:
+        """Say once (and again after a change) when the inventory keeps a fragmentation-aware policy off."""
+        wanted = getattr(getattr(profile, "placement", None), "fragmentation", "")
+        if not wanted:
+            return
+        from ..placement.fragmentation import vector_ready
+
+        off = not vector_ready(snapshot.inventory)
+        if off and not self._fallback_logged:
+            log.warning("placement_policy %r is off: a node has more than 8 GPUs, mixed GPU models or MIG; "
+                        "placing with binpack until the inventory allows it", wanted)
+        elif not off and self._fallback_logged:
+            log.info("placement_policy %r is on again", wanted)
+        self._fallback_logged = off

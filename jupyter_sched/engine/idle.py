@@ -1,0 +1,255 @@
+"""Idle application: the engine's side of idle reclamation (the ladder's state and its actions).
+
+With an idle policy the engine runs idle detection itself
+(:func:`jupyter_sched.reclaim.evaluate_idle` on the cycle's snapshot, whose ``telemetry`` the
+:class:`~.telemetry.TelemetryMonitor` fills) and applies each ladder step by its ``action``:
+``warn`` → audit record with the window of samples + ``idle_warning`` event + the work's message;
+``reclaim`` → ``notify`` frees nothing, ``release`` revokes a lease (its kernel keeps running and
+is told through the event and the lease's message), ``requeue`` / ``stop`` stop a batch job
+(requeued, or ended as cancelled); ``clear`` → the warning is withdrawn.
+
+The ladder state is persisted in the details of those audit records (``details.ladder``) and
+re-read from there after a restart or a keepalive written by another server. Why the audit trail
+rather than a job column: every ladder step must write an audit record with its evidence anyway,
+so that record *is* the state — one copy, no schema change, and whichever engine leads (or a hub
+service taking a keepalive) reads the same history. Missing telemetry decides nothing (no
+warning, no "active again"), so a restart with an empty sample store resumes the ladder instead
+of resetting it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from ..model import Inventory, Job, JobState, to_iso
+from ..reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderState, advance_ladder, evaluate_idle, window_evidence
+from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot
+from ..store import JobRecord, Store, StoreTx
+from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
+
+__all__ = ["IDLE_ACTIONS", "IdleLadders", "Stop"]
+
+IDLE_ACTIONS = ("idle_warning", "idle_reclaim", "idle_clear", "idle_keepalive")
+"""Audit actions of the idle ladder; each record's ``details.ladder`` is the ladder state after it."""
+
+Stop = tuple[str, float, bool]
+"""A stop to send: ``(job id, grace seconds, checkpoint signal first)``."""
+
+
+class IdleLadders:
+    """The idle ladder of every piece of running work, cached from the audit trail.
+
+    Args:
+        store: the store (audit records hold the ladder state).
+        monitor: the telemetry monitor (None = no telemetry, no idle detection).
+        policies: idle-reclamation policy (None = no idle detection).
+        arbiter: an admin's idle rule (:class:`jupyter_sched.reclaim.IdleArbiter`; None = default).
+        stop_grace_s: grace of an idle reclaim's stop, seconds.
+
+    Attributes:
+        ladders: ladder state by job id (committed state only).
+        idle_gpus: GPUs of work currently warned or reclaimed as idle, by job id.
+        reclaims_total: reclaims applied by this engine (metrics).
+    """
+
+    def __init__(self, store: Store, monitor: TelemetryMonitor | None, policies: IdlePolicies | None,
+                 arbiter: Any, *, stop_grace_s: float) -> None:
+        self.store = store
+        self.monitor = monitor
+        self.policies = policies
+        self.arbiter = arbiter
+        self.stop_grace_s = stop_grace_s
+        self.ladders: dict[str, LadderState] = {}
+        self.idle_gpus: dict[str, tuple[str, ...]] = {}
+        self.reclaims_total = 0
+        self._attempt: dict[str, int] = {}
+        self._seen: dict[str, int] = {}
+        self._event_id = 0
+
+    def clear(self) -> None:
+        """Forget the cache (stepping down: the next leader re-reads the audit trail)."""
+        self.ladders.clear()
+        self._attempt.clear()
+        self._seen.clear()
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def inputs(self, records: list[JobRecord], inventory: Inventory, kernels: Mapping[str, Mapping[str, Any]],
+               *, now: datetime) -> dict[str, Any]:
+        """Update the monitor's pid registry (and the ladder cache with a policy); return the idle
+        inputs to add to ``Snapshot.telemetry`` (empty without a policy)."""
+        if self.monitor is None:
+            return {}
+        self._update_holders(records, kernels)
+        if self.policies is None:
+            return {}
+        self._refresh(records)
+        policies = self._policy_list()
+        return dict(self.monitor.idle_inputs(
+            (r.job for r in records), inventory, now=now, lookback_s=self._lookback_s(),
+            ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in policies), per_minute=self._per_minute()))
+
+    def evaluate(self, snapshot: Snapshot, result: CycleResult) -> CycleResult:
+        """``result`` with this engine's idle actions (they replace the core's for the same job)."""
+        if self.policies is None:
+            return result
+        ours = evaluate_idle(snapshot, self.policies, self.arbiter)
+        mine = {a.job_id for a in ours}
+        return replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))
+
+    def _update_holders(self, records: Iterable[JobRecord], kernels: Mapping[str, Mapping[str, Any]]) -> None:
+        """Tell the monitor which pids hold which GPU: job roots (from their handles) and lease kernels."""
+        assert self.monitor is not None
+        holders: dict[str, set[int]] = {}
+        for record in records:
+            job = record.job
+            if not job.state.holds_gpus or job.allocation is None:
+                continue
+            pid: Any = None
+            if job.is_lease:
+                pid = dict(kernels.get(job.spec.kernel_id or "", {})).get("pid")
+            elif record.handle:
+                pid = record.handle.get("pid")
+            if isinstance(pid, int) and pid > 0:
+                for uuid in job.allocation.all_gpu_uuids():
+                    holders.setdefault(uuid, set()).add(pid)
+        self.monitor.set_holders(holders)
+
+    def _lookback_s(self) -> float:
+        """Seconds of samples idle detection needs: the longest limit of any class, plus a minute."""
+        longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in self._policy_list())
+        return longest + 60.0
+
+    def _per_minute(self) -> bool:
+        """Minute maxima suffice when every idle window is at least 10 minutes and gaps of two
+        minutes are tolerated (production policies); test-sized windows need every sample."""
+        policies = self._policy_list()
+        return min(p.window_s for p in policies) >= 600.0 and min(p.max_gap_s for p in policies) >= 120.0
+
+    def _policy_list(self) -> list[IdlePolicy]:
+        assert self.policies is not None
+        return [self.policies.default, *self.policies.by_priority.values()]
+
+    def _refresh(self, records: Iterable[JobRecord]) -> None:
+        """Load the persisted ladder of running work not in the cache (after a restart) and pick up
+        keepalives recorded since the last look (by any server)."""
+        running = {r.job.id: r.job for r in records if r.job.state.holds_gpus}
+        for job_id in [j for j in self.ladders if j not in running]:
+            self.ladders.pop(job_id, None)
+            self._attempt.pop(job_id, None)
+            self._seen.pop(job_id, None)
+            self.idle_gpus.pop(job_id, None)
+        for job_id, job in running.items():
+            if self._attempt.get(job_id) != job.attempts:
+                self.ladders[job_id], self._seen[job_id] = self.stored_ladder(self.store, job)
+                self._attempt[job_id] = job.attempts
+        for event in self.store.list_events(action="idle_keepalive", after_id=self._event_id, limit=10_000):
+            self._event_id = max(self._event_id, event.id)
+            held = running.get(event.job_id or "")
+            if (held is not None and event.details.get("attempt") == held.attempts and "ladder" in event.details
+                    and event.id > self._seen.get(held.id, 0)):
+                self.ladders[held.id] = ladder_from_dict(event.details["ladder"])
+                self._seen[held.id] = event.id
+
+    @staticmethod
+    def stored_ladder(store: Store, job: Job) -> tuple[LadderState, int]:
+        """``(ladder state, audit record id)`` of ``job``'s current allocation, from its newest
+        ``idle_*`` audit record (a fresh state and 0 when there is none)."""
+        for event in store.list_events(job_id=job.id, newest_first=True, limit=200):
+            if event.action in IDLE_ACTIONS and "ladder" in event.details:
+                if event.details.get("attempt") != job.attempts:
+                    break  # an earlier allocation's ladder: this one starts fresh
+                return ladder_from_dict(event.details["ladder"]), event.id
+        return LadderState(), 0
+
+    # -- application ---------------------------------------------------------------------------
+
+    def commit(self, ladders: Mapping[str, LadderState], seen: Mapping[str, int]) -> None:
+        """The decision transaction committed: the cache follows the store."""
+        for job_id, ladder in ladders.items():
+            self.ladders[job_id] = ladder
+            self._seen[job_id] = seen[job_id]
+
+    def apply(self, tx: StoreTx, idle: IdleAction, records: Mapping[str, JobRecord], stops: list[Stop],
+              changed: list[Job], snapshot: Snapshot, ladders: dict[str, LadderState],
+              seen: dict[str, int]) -> list[dict[str, Any]]:
+        """Apply one ladder step by its ``action`` (module docstring) inside the decision
+        transaction ``tx``; return the API events.
+
+        Writes one audit record (``idle_warning`` / ``idle_reclaim`` / ``idle_clear``) with the
+        evidence (the window of samples) and the ladder state after the step (``details.ladder``:
+        what a restarted engine resumes from); puts the new ladder state in ``ladders`` (and the
+        record's id in ``seen``), for :meth:`commit` once the transaction committed.
+        """
+        r = records.get(idle.job_id)
+        if r is None or not r.job.state.holds_gpus:
+            return []
+        job = r.job
+        now = tx.now
+        entry = snapshot.telemetry.get(job.id)
+        samples = entry.samples if isinstance(entry, IdleInput) else ()
+        before = self.ladders.get(job.id, LadderState())
+        ladder = advance_ladder(before, idle, now=now)
+        evidence = dict(idle.evidence)
+        if not evidence and idle.stage != "clear":
+            start = idle.idle_since or now
+            evidence = window_evidence(samples, rule="", idle_since=idle.idle_since, now=now,
+                                       limit_s=max(1.0, (now - start).total_seconds()))
+        action = idle.action if idle.stage == "reclaim" else ("notify" if idle.stage == "clear" else idle.action)
+        if idle.stage == "reclaim" and job.is_lease and action in ("requeue", "stop"):
+            action = "release"  # a lease has nothing to requeue or stop: its GPUs are released
+        if idle.stage == "reclaim" and not job.is_lease and action == "release":
+            action = "requeue"  # "free the GPUs" of a batch job = stop it and put it back in the queue
+        data = {"job_id": job.id, "user": job.spec.user, "kind": job.spec.kind.value, "stage": idle.stage,
+                "action": action, "reason": idle.reason, "deadline": to_iso(idle.deadline),
+                "idle_since": to_iso(idle.idle_since), "gpu_uuids": list(idle.gpu_uuids),
+                "kernel_id": job.spec.kernel_id}
+        audit = {"warn": "idle_warning", "reclaim": "idle_reclaim"}.get(idle.stage, "idle_clear")
+        event_id = tx.add_event(actor="scheduler", action=audit, job_id=job.id, user=job.spec.user,
+                                message=self.message(job, idle, action),
+                                details={**data, "evidence": evidence, "ladder": ladder_to_dict(ladder),
+                                         "attempt": job.attempts})
+        ladders[job.id] = ladder
+        seen[job.id] = event_id
+        uuids = tuple(job.allocation.all_gpu_uuids()) if job.allocation else ()
+        if idle.stage == "clear":
+            self.idle_gpus.pop(job.id, None)
+            message = "GPUs bound to the kernel" if job.is_lease else "running"
+            if tx.try_update_job(replace(r, job=replace(job, message=message))) is not None:
+                changed.append(replace(job, message=message))
+            return [{"type": "idle_warning", "data": data}]
+        self.idle_gpus[job.id] = uuids
+        if idle.stage == "warn" or action == "notify" or r.stop_intent:
+            message = self.message(job, idle, action)
+            if tx.try_update_job(replace(r, job=replace(job, message=message))) is not None:
+                changed.append(replace(job, message=message))
+            return [{"type": "idle_warning", "data": data}]
+        self.reclaims_total += 1
+        self.idle_gpus.pop(job.id, None)
+        if job.is_lease:
+            done = job.transition(JobState.CANCELLED, finished_at=now, message=self.message(job, idle, action))
+            if tx.try_update_job(replace(r, job=done)) is not None:
+                tx.close_usage(job.id, now)
+                changed.append(done)
+        else:
+            intent = "idle_stop" if action == "stop" else "idle"
+            if tx.try_update_job(replace(r, job=replace(job, message=idle.reason), stop_intent=intent,
+                                         stop_requested_at=now, stop_actor="scheduler")) is not None:
+                stops.append((job.id, self.stop_grace_s, job.spec.checkpointable))
+        return [{"type": "idle_warning", "data": data}, {"type": "reclaimed", "data": data}]  # panel: refresh
+
+    @staticmethod
+    def message(job: Job, idle: IdleAction, action: str) -> str:
+        """The one sentence the user sees (job/lease message, kernel, audit)."""
+        if idle.stage == "warn":
+            return f"idle warning: {idle.reason}"
+        if idle.stage == "clear":
+            return f"idle warning withdrawn: {idle.reason}"
+        if action == "notify":
+            return f"idle (reported, nothing freed): {idle.reason}"
+        if job.is_lease:
+            return f"reclaimed while idle: {idle.reason}; GPUs released, the kernel keeps running"
+        return f"reclaimed while idle: {idle.reason}; " + ("stopping" if action == "stop" else "requeueing")

@@ -1,0 +1,118 @@
+"""Observe and settle: executor events (started, waiting, ready, exited, lost) become job states.
+
+An exit is settled by the job's stop intent: a preempted or idle-reclaimed job is requeued with
+backoff; a cancelled, idle-stopped or timed-out one ends as cancelled / failed; otherwise the exit
+code decides (0 = succeeded). A lost job that provably never started goes back to the queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..executors.base import ExecutorEvent, Exited, Lost, Ready, Started, Waiting
+from ..model import JobState, PendingReason
+from ..model.codec import reason_to_dict
+from .clock import Clock
+from .stops import StopPlans
+from .transitions import JobWriter
+
+__all__ = ["ExecutorEventHandler", "TickReport"]
+
+
+@dataclass
+class TickReport:
+    """What one tick did (for tests, metrics and logs)."""
+
+    leader: bool = False
+    decided: bool = False
+    admitted: list[str] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    preempted: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)
+    cycle_s: float = 0.0
+
+
+class ExecutorEventHandler:
+    """Turns :data:`~jupyter_sched.executors.base.ExecutorEvent` values into job row changes.
+
+    Args:
+        writer: job row writes.
+        clock: time source.
+        stops: the stop plans (an ended job's stop is forgotten).
+    """
+
+    def __init__(self, writer: JobWriter, clock: Clock, stops: StopPlans) -> None:
+        self.writer = writer
+        self.clock = clock
+        self.stops = stops
+
+    def handle(self, event: ExecutorEvent, report: TickReport) -> None:
+        """Apply one event; ended jobs are added to ``report.finished``."""
+        writer = self.writer
+        if isinstance(event, Started):
+            handle = event.handle
+            if event.restarts == 0:  # the work is running now (e.g. its pod was scheduled)
+                writer.mutate(event.job_id, lambda r: replace(
+                    r, handle=handle.to_dict(), executor=handle.executor,
+                    job=replace(r.job, reason=None, message="running")))
+                writer.audit_id(event.job_id, "started", "running", {"handle": handle.to_dict()})
+                return
+            writer.mutate(event.job_id, lambda r: replace(
+                r, handle=handle.to_dict(), executor=handle.executor,
+                job=replace(r.job, message=f"restarted (restart {event.restarts})")))
+            writer.audit_id(event.job_id, "restarted", f"service restarted (restart {event.restarts})",
+                            {"handle": handle.to_dict()})
+        elif isinstance(event, Waiting):
+            record = writer.get(event.job_id)
+            if record is None or record.job.state.terminal or record.job.reason == event.reason:
+                return
+            writer.mutate(event.job_id, lambda r: replace(
+                r, job=replace(r.job, reason=event.reason, message=event.reason.message)))
+            writer.audit_id(event.job_id, "waiting", event.reason.message, {"reason": reason_to_dict(event.reason)})
+        elif isinstance(event, Ready):
+            writer.mutate(event.job_id, lambda r: replace(r, job=replace(r.job, message=f"ready on port {event.port}")))
+            writer.audit_id(event.job_id, "ready", f"service ready on port {event.port}", {"port": event.port})
+        elif isinstance(event, Exited):
+            self._settle_exit(event, report)
+        elif isinstance(event, Lost):
+            self._settle_lost(event, report)
+
+    def _settle_lost(self, event: Lost, report: TickReport) -> None:
+        record = self.writer.get(event.job_id)
+        if record is None or record.job.state.terminal:
+            return
+        if not event.started and record.job.state is JobState.ADMITTED:
+            self.writer.requeue(record, PendingReason(
+                code="Requeued", message="requeued: the server stopped before the job started",
+                details={"attempts": record.job.attempts}), self.clock.now())
+        else:
+            self.writer.finish(event.job_id, JobState.LOST, message=event.reason, at=self.clock.now())
+        report.finished.append(event.job_id)
+
+    def _settle_exit(self, event: Exited, report: TickReport) -> None:
+        record = self.writer.get(event.job_id)
+        if record is None or record.job.state.terminal:
+            return
+        self.stops.forget(event.job_id)
+        report.finished.append(event.job_id)
+        job, intent = record.job, record.stop_intent
+        end = max(event.finished_at, job.started_at or event.finished_at)
+        if intent == "preempt" or intent == "idle":
+            why = "preempted" if intent == "preempt" else "reclaimed while idle"
+            self.writer.requeue(record, PendingReason(
+                code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
+                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": event.exit_code}),
+                end, preempted=True)
+            return
+        if intent == "cancel":
+            state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({event.message})"
+        elif intent == "idle_stop":
+            state, message = JobState.CANCELLED, f"stopped while idle: {job.message} ({event.message})"
+        elif intent == "timeout":
+            state, message = JobState.FAILED, f"time limit of {job.spec.time_limit_s:g} s exceeded ({event.message})"
+        elif event.exit_code == 0:
+            state, message = JobState.SUCCEEDED, event.message
+        else:
+            state, message = JobState.FAILED, event.message
+        self.writer.finish(job.id, state, message=message, at=end, exit_code=event.exit_code)

@@ -1,0 +1,136 @@
+"""Job state transitions the engine writes: compare-and-set row updates, finishes, requeues, audit.
+
+Every step of the engine (recovery, executor events, stop plans, starts) changes job rows
+through one :class:`JobWriter`, so that each change is a compare-and-set on the row's version
+(a concurrent cancel from the API is never overwritten), closes usage intervals when work ends,
+writes its audit record and publishes the new job to API subscribers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..errors import ConflictError, NotFoundError
+from ..model import Job, JobState, PendingReason
+from ..model.codec import job_to_dict
+from ..store import JobRecord, Store
+from .clock import Clock
+
+__all__ = ["JobWriter", "Publish"]
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[dict[str, Any]], None]
+"""Called with each API event ``{"type", "data"}`` (from the engine's thread)."""
+
+
+class JobWriter:
+    """Read-modify-write of job rows for the engine (see module docstring).
+
+    Args:
+        store: the store.
+        clock: time source (injected).
+        publish: API event sink.
+        simulated: returns True while the inventory is simulated (job payloads say so).
+        requeue_backoff_s / max_backoff_s: backoff of preempted jobs, seconds
+            (``requeue_backoff_s · 2^(attempts-1)``, capped at ``max_backoff_s``).
+    """
+
+    def __init__(self, store: Store, clock: Clock, publish: Publish, *, simulated: Callable[[], bool],
+                 requeue_backoff_s: float = 10.0, max_backoff_s: float = 600.0) -> None:
+        self.store = store
+        self.clock = clock
+        self.publish = publish
+        self._simulated = simulated
+        self.requeue_backoff_s = requeue_backoff_s
+        self.max_backoff_s = max_backoff_s
+
+    def get(self, job_id: str) -> JobRecord | None:
+        """The row of ``job_id`` (None when it does not exist)."""
+        try:
+            return self.store.get_job(job_id)
+        except NotFoundError:
+            return None
+
+    def mutate(self, job_id: str, change: Callable[[JobRecord], JobRecord], *,
+               close_usage_at: datetime | None = None, attempts: int = 5) -> JobRecord | None:
+        """Read-modify-write one job row with compare-and-set, retrying on conflicts; publish the result.
+
+        ``change`` raising :class:`~jupyter_sched.errors.ConflictError` (an illegal transition:
+        the job moved on meanwhile) leaves the row alone. Returns the written row, or None when
+        the job is gone, the change was refused or ``attempts`` conflicting writes in a row.
+        """
+        for _ in range(attempts):
+            with self.store.transaction(now=self.clock.now()) as tx:
+                try:
+                    current = tx.get_job(job_id)
+                except NotFoundError:
+                    return None
+                try:
+                    new = change(current)
+                except ConflictError as exc:
+                    log.info("job %s: %s", job_id, exc.message)
+                    return None
+                updated = tx.try_update_job(new)
+                if updated is None:
+                    continue
+                if close_usage_at is not None:
+                    tx.close_usage(job_id, close_usage_at)
+            self.publish({"type": "lease" if updated.job.is_lease else "job",
+                          "data": job_to_dict(updated.job, simulated=self._simulated())})
+            return updated
+        log.warning("job %s: gave up after %d conflicting updates", job_id, attempts)
+        return None
+
+    def audit(self, job: Job, action: str, message: str, details: Mapping[str, Any]) -> None:
+        """Write one audit record about ``job`` (actor ``scheduler``)."""
+        self.store.add_event(actor="scheduler", action=action, job_id=job.id, user=job.spec.user,
+                             message=message, details=dict(details))
+
+    def audit_id(self, job_id: str, action: str, message: str, details: Mapping[str, Any]) -> None:
+        """:meth:`audit` by job id (nothing when the job is gone)."""
+        record = self.get(job_id)
+        if record is not None:
+            self.audit(record.job, action, message, details)
+
+    def finish(self, job_id: str, state: JobState, *, message: str, at: datetime | None = None,
+               exit_code: int | None = None) -> JobRecord | None:
+        """End ``job_id`` in the terminal ``state`` at ``at`` (default now), closing its usage."""
+        end = at or self.clock.now()
+        updated = self.mutate(job_id, lambda r: replace(r, job=r.job.transition(
+            state, finished_at=end, message=message, exit_code=exit_code)), close_usage_at=end)
+        if updated is not None:
+            self.audit(updated.job, state.value, message, {"exit_code": exit_code})
+        return updated
+
+    def requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False) -> None:
+        """Put ``record``'s job back in the queue (keeping ``submitted_at``), usage closed at ``at``.
+
+        Preempted work backs off (``not_before``; no thrashing); work that never started is not
+        penalised.
+        """
+        now = self.clock.now()
+        attempts = max(1, record.job.attempts)
+        backoff = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1)) if preempted else 0.0
+
+        def change(r: JobRecord) -> JobRecord:
+            job = r.job
+            if preempted and job.state is not JobState.PREEMPTED:
+                job = job.transition(JobState.PREEMPTED)
+            job = job.transition(JobState.PENDING, allocation=None, admitted_at=None, started_at=None,
+                                 reason=reason, message=reason.message, exit_code=None,
+                                 not_before=now + timedelta(seconds=backoff) if backoff else None)
+            return replace(r, job=job, handle=None, executor=None, stop_intent=None, stop_requested_at=None,
+                           stop_actor=None)
+
+        updated = self.mutate(record.job.id, change, close_usage_at=at)
+        if updated is not None:
+            self.audit(updated.job, "requeued", reason.message, {"backoff_s": backoff, "not_before":
+                                                                 updated.job.not_before.isoformat()
+                                                                 if updated.job.not_before else None})
+            if preempted:
+                self.publish({"type": "preempted", "data": job_to_dict(updated.job)})

@@ -1,0 +1,149 @@
+"""How a run ended, in one sentence a user can act on (case 028).
+
+The notebook runner (:mod:`.run_notebook`) writes ``outcome.json`` beside the executed notebook
+with what it saw: the failing cell and exception, a dead kernel's signal and peak memory, a cell
+timeout. For other work (scripts, commands) there is no such file, and the sentence is built from
+the exit code and the last lines of the job's log. The local executor reports the sentence as the
+job's message, which becomes the reason of a failed run.
+
+Sentences (exact shapes; tests pin them):
+
+* ``cell 3 raised ImportError: No module named 'mypkg' (cell starts: import mypkg)``
+* ``kernel died (signal 9; likely out of memory) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB``
+* ``cell 5 did not finish within the 600 s cell time limit (cell starts: train())``
+* ``exited with code 1; last lines: Traceback ... | ValueError: bad input``
+
+Only the standard library is imported: the runner and the executor both use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "OUTCOME_FILE",
+    "LOG_TAIL_LINES",
+    "describe_exit",
+    "format_mib",
+    "kernel_death_sentence",
+    "log_tail",
+    "read_outcome",
+    "signal_name",
+    "write_outcome",
+]
+
+OUTCOME_FILE = "outcome.json"
+LOG_TAIL_LINES = 5
+"""Lines of a script's log quoted in its failure reason."""
+_TAIL_BYTES = 16 * 1024
+_LINE_MAX = 300
+
+
+def signal_name(signum: int) -> str:
+    """``SIGKILL`` for 9, ``signal 77`` for numbers without a name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def format_mib(mib: float) -> str:
+    """``512 MiB`` / ``1.9 GiB``."""
+    return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
+
+
+def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_killed: bool,
+                          cell_index: int | None, first_line: str | None, limit_mib: float | None = None) -> str:
+    """The reason of a run whose kernel died, e.g. ``kernel died (signal 9; likely out of memory)
+    during cell 5 (cell starts: x = load()); peak memory 1.9 GiB``.
+
+    Signal 9 (SIGKILL) is what the kernel's out-of-memory killer sends, so memory is named as the
+    likely cause; a memory cgroup that counted an OOM kill makes it certain. Other signals are
+    named as they are (SIGSEGV: a crash in native code). The peak memory follows when known.
+    """
+    if signum is None:
+        what = "kernel died"
+    elif oom_killed:
+        what = f"kernel died (signal {signum}; killed by the out-of-memory killer)"
+    elif signum == signal.SIGKILL:
+        what = f"kernel died (signal {signum}; likely out of memory)"
+    else:
+        what = f"kernel died (signal {signum}, {signal_name(signum)})"
+    if cell_index is not None:
+        what += f" during cell {cell_index}"
+        if first_line:
+            what += f" (cell starts: {first_line})"
+    if peak_mib:
+        what += f"; peak memory {format_mib(peak_mib)}"
+    if limit_mib:
+        what += f"; memory limit {format_mib(limit_mib)}"
+    return what
+
+
+def write_outcome(directory: Path, outcome: Mapping[str, Any]) -> Path:
+    """Write ``outcome`` as ``directory/outcome.json`` atomically; return the path."""
+    path = directory / OUTCOME_FILE
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(dict(outcome), fh, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def read_outcome(directory: Path) -> dict[str, Any] | None:
+    """The runner's ``outcome.json`` in ``directory``, or None when absent or unreadable."""
+    try:
+        data = json.loads((directory / OUTCOME_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
+    """The last ``lines`` non-empty lines of a log (read from its last 16 KiB; long lines cut)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - _TAIL_BYTES))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    kept = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("[jupyter_sched]")]
+    return [line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in kept[-lines:]]
+
+
+def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
+                  stopped: bool = False) -> str:
+    """One sentence for how work ended.
+
+    Args:
+        exit_code: as :mod:`subprocess` reports it (negative: killed by that signal).
+        job_dir: where the runner may have left ``outcome.json`` (its ``reason`` wins when the
+            run failed: it knows the cell).
+        log: the job's log; its last lines are quoted for a failure without an outcome file.
+        stopped: the scheduler was stopping the work (cancel, preemption, time limit): a SIGKILL
+            is then its own, not a sign of memory trouble.
+    """
+    if exit_code != 0 and job_dir is not None:
+        outcome = read_outcome(job_dir)
+        if outcome and outcome.get("status") != "succeeded" and outcome.get("reason"):
+            return str(outcome["reason"])
+    if exit_code < 0:
+        base = f"killed by {signal_name(-exit_code)}"
+        if -exit_code == signal.SIGKILL and not stopped:
+            base += " (likely out of memory)"
+    else:
+        base = f"exited with code {exit_code}"
+    if exit_code != 0 and log is not None:
+        tail = log_tail(log)
+        if tail:
+            base += "; last lines: " + " | ".join(tail)
+    return base

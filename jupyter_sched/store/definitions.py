@@ -1,0 +1,180 @@
+"""Definition and run rows: reads and compare-and-set writes inside a :class:`~.store.StoreTx`.
+
+Functions rather than :class:`~.store.StoreTx` methods keep the definitions' storage beside its
+tables and out of the job store's hot paths. Every write goes through an open transaction, so the
+caller decides what commits together — above all :func:`insert_run`, which writes the run row and
+its job row in one transaction: the run's unique key ``(definition_id, trigger, scheduled_for)``
+refuses a second run for a firing (another server, or this one after a restart, got there first),
+and then neither row is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
+from ..errors import ConflictError, NotFoundError
+from . import schema
+from .codec import JobRecord, dumps, loads, parse_ts, ts
+from .store import StoreTx
+
+__all__ = [
+    "delete_definition",
+    "get_definition",
+    "insert_definition",
+    "insert_run",
+    "list_definitions",
+    "list_runs",
+    "run_for_job",
+    "update_definition",
+]
+
+_D = schema.definitions
+_R = schema.definition_runs
+
+
+def _spec(d: JobDefinition) -> dict[str, Any]:
+    return {"notebook": d.notebook, "script": d.script, "args": list(d.args), "parameters": dict(d.parameters),
+            "job": dict(d.job), "compute_type": d.compute_type}
+
+
+def _columns(d: JobDefinition) -> dict[str, Any]:
+    assert d.cursor is not None and d.created_at is not None and d.updated_at is not None
+    return {"id": d.id, "user": d.user, "team": d.team, "name": d.name, "spec": dumps(_spec(d)),
+            "schedule": d.schedule, "timezone": d.timezone, "paused": d.paused, "missed": d.missed.value,
+            "cursor": ts(d.cursor), "created_at": ts(d.created_at), "updated_at": ts(d.updated_at),
+            "version": d.version}
+
+
+def _from_row(row: Mapping[Any, Any]) -> JobDefinition:
+    spec = loads(row["spec"]) or {}
+    return JobDefinition(
+        id=row["id"], name=row["name"], user=row["user"], team=row["team"],
+        notebook=spec.get("notebook"), script=spec.get("script"), args=tuple(spec.get("args") or ()),
+        parameters=dict(spec.get("parameters") or {}), job=dict(spec.get("job") or {}),
+        schedule=row["schedule"], timezone=row["timezone"], paused=bool(row["paused"]),
+        missed=MissedPolicy(row["missed"]), created_at=parse_ts(row["created_at"]),
+        updated_at=parse_ts(row["updated_at"]), cursor=parse_ts(row["cursor"]), version=int(row["version"]),
+        compute_type=spec.get("compute_type"))
+
+
+def insert_definition(tx: StoreTx, definition: JobDefinition) -> JobDefinition:
+    """Insert a new definition (version 1).
+
+    Raises:
+        ConflictError: the id exists.
+    """
+    stored = replace(definition, version=1)
+    try:
+        with tx.conn.begin_nested():
+            tx.conn.execute(_D.insert(), _columns(stored))
+    except sa.exc.IntegrityError as exc:
+        raise ConflictError(f"definition {definition.id} already exists", field="id") from exc
+    return stored
+
+
+def get_definition(tx: StoreTx, definition_id: str) -> JobDefinition:
+    """The live (not deleted) definition ``definition_id``.
+
+    Raises:
+        NotFoundError: no such definition, or it was deleted.
+    """
+    row = tx.conn.execute(sa.select(_D).where(_D.c.id == definition_id, _D.c.deleted_at.is_(None))).mappings().first()
+    if row is None:
+        raise NotFoundError(f"no definition {definition_id!r}", field="definition_id",
+                            hint="list your definitions to see their ids")
+    return _from_row(row)
+
+
+def list_definitions(tx: StoreTx, *, user: str | None = None, active_only: bool = False,
+                     limit: int | None = None) -> list[JobDefinition]:
+    """Live definitions, newest first; ``user`` filters by owner; ``active_only`` leaves out paused
+    ones and those without a schedule (what the firing loop reads)."""
+    query = sa.select(_D).where(_D.c.deleted_at.is_(None))
+    if user is not None:
+        query = query.where(_D.c.user == user)
+    if active_only:
+        query = query.where(_D.c.paused.is_(False), _D.c.schedule.is_not(None))
+    query = query.order_by(_D.c.created_at.desc(), _D.c.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return [_from_row(row) for row in tx.conn.execute(query).mappings()]
+
+
+def update_definition(tx: StoreTx, definition: JobDefinition) -> JobDefinition:
+    """Write ``definition`` if its row still has ``definition.version``; return it with the next version.
+
+    Raises:
+        ConflictError: the row changed or was deleted since it was read.
+    """
+    new = replace(definition, version=definition.version + 1)
+    result = tx.conn.execute(
+        _D.update().where(_D.c.id == definition.id, _D.c.version == definition.version, _D.c.deleted_at.is_(None))
+        .values(**{k: v for k, v in _columns(new).items() if k != "id"}))
+    if result.rowcount != 1:
+        raise ConflictError(f"definition {definition.id} changed meanwhile", field="definition_id",
+                            hint="read it again and retry")
+    return new
+
+
+def delete_definition(tx: StoreTx, definition: JobDefinition, *, at: datetime) -> None:
+    """Mark ``definition`` deleted (its runs and their jobs stay, as history); compare-and-set.
+
+    Raises:
+        ConflictError: the row changed or was deleted since it was read.
+    """
+    result = tx.conn.execute(
+        _D.update().where(_D.c.id == definition.id, _D.c.version == definition.version, _D.c.deleted_at.is_(None))
+        .values(deleted_at=ts(at), updated_at=ts(at), version=definition.version + 1))
+    if result.rowcount != 1:
+        raise ConflictError(f"definition {definition.id} changed meanwhile", field="definition_id",
+                            hint="read it again and retry")
+
+
+def insert_run(tx: StoreTx, run: DefinitionRun, job: JobRecord) -> bool:
+    """Insert ``run`` and its ``job`` together; False (nothing written) when the firing already has a run.
+
+    The unique key ``(definition_id, trigger, scheduled_for)`` decides: the run row goes first,
+    inside a savepoint, so a duplicate firing costs one refused insert and leaves the outer
+    transaction usable.
+    """
+    values = {"definition_id": run.definition_id, "job_id": run.job_id, "trigger": run.trigger.value,
+              "scheduled_for": ts(run.scheduled_for), "parameters": dumps(dict(run.parameters)),
+              "created_at": ts(run.created_at or tx.now)}
+    try:
+        with tx.conn.begin_nested():
+            tx.conn.execute(_R.insert(), values)
+    except sa.exc.IntegrityError:
+        return False
+    tx.insert_job(job)
+    return True
+
+
+def _run_from_row(row: Mapping[Any, Any]) -> DefinitionRun:
+    scheduled = parse_ts(row["scheduled_for"])
+    assert scheduled is not None
+    return DefinitionRun(definition_id=row["definition_id"], job_id=row["job_id"], trigger=RunTrigger(row["trigger"]),
+                         scheduled_for=scheduled, parameters=dict(loads(row["parameters"]) or {}),
+                         created_at=parse_ts(row["created_at"]))
+
+
+def list_runs(tx: StoreTx, definition_ids: Sequence[str], *, limit: int | None = None) -> list[DefinitionRun]:
+    """Runs of the given definitions, newest scheduled first (at most ``limit`` in all)."""
+    if not definition_ids:
+        return []
+    query = (sa.select(_R).where(_R.c.definition_id.in_(list(definition_ids)))
+             .order_by(_R.c.scheduled_for.desc(), _R.c.id.desc()))
+    if limit is not None:
+        query = query.limit(limit)
+    return [_run_from_row(row) for row in tx.conn.execute(query).mappings()]
+
+
+def run_for_job(tx: StoreTx, job_id: str) -> DefinitionRun | None:
+    """The run whose job is ``job_id`` (None for a job that is no definition's run)."""
+    row = tx.conn.execute(sa.select(_R).where(_R.c.job_id == job_id)).mappings().first()
+    return None if row is None else _run_from_row(row)

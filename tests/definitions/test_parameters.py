@@ -1,0 +1,74 @@
+"""Parameters in papermill's convention: an injected cell after the 'parameters' cell."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from jupyter_sched.definitions.parameters import (
+    INJECTED_TAG,
+    inject_parameters,
+    script_arguments,
+    validate_parameters,
+)
+from jupyter_sched.errors import ValidationError
+
+
+def notebook(*cells: object, language: str = "python") -> nbformat.NotebookNode:
+    nb = new_notebook(cells=list(cells))
+    nb.metadata["kernelspec"] = {"name": "python3", "language": language, "display_name": "k"}
+    return nb
+
+
+def tagged(source: str, tag: str = "parameters") -> nbformat.NotebookNode:
+    cell = new_code_cell(source)
+    cell.metadata["tags"] = [tag]
+    return cell
+
+
+def test_values_are_injected_right_after_the_parameters_cell_and_override_the_defaults() -> None:
+    nb = notebook(new_markdown_cell("# report"), tagged("region = 'us'\nlimit = 10"), new_code_cell("print(region)"))
+    at = inject_parameters(nb, {"region": "eu", "limit": 3, "flags": [True, None], "conf": {"a": 1.5}})
+    assert at == 2
+    injected = nb.cells[2]
+    assert injected.metadata.tags == [INJECTED_TAG]
+    namespace: dict[str, object] = {}
+    exec(nb.cells[1].source + "\n" + injected.source, namespace)  # the kernel runs both, in this order
+    assert (namespace["region"], namespace["limit"], namespace["flags"], namespace["conf"]) == (
+        "eu", 3, [True, None], {"a": 1.5})
+    nbformat.validate(nb)
+
+
+def test_without_a_parameters_cell_the_injected_cell_goes_first_and_a_rerun_replaces_it() -> None:
+    nb = notebook(new_code_cell("print(1)"))
+    inject_parameters(nb, {"x": 1})
+    inject_parameters(nb, {"x": 2})
+    assert [c.metadata.get("tags") for c in nb.cells] == [[INJECTED_TAG], None]
+    assert "x = 2" in nb.cells[0].source
+
+
+def test_parameters_for_a_non_python_kernel_are_refused() -> None:
+    with pytest.raises(ValidationError) as err:
+        inject_parameters(notebook(new_code_cell("x"), language="R"), {"x": 1})
+    assert err.value.field == "parameters" and "Python notebooks only" in err.value.message
+
+
+@pytest.mark.parametrize(("value", "field"), [
+    ({"1x": 1}, "parameters.1x"),
+    ({"class": 1}, "parameters.class"),
+    ({"x": float("nan")}, "parameters.x"),
+    ({"x": {1, 2}}, "parameters.x"),
+    ({"x": {"deep": [float("inf")]}}, "parameters.x.deep[0]"),
+    (["x"], "parameters"),
+    ({"x": "a" * 70_000}, "parameters"),
+], ids=["starts with a digit", "keyword", "NaN", "a set", "nested infinity", "a list", "too big"])
+def test_bad_parameters_name_the_field(value: object, field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        validate_parameters(value)
+    assert err.value.field == field
+
+
+def test_scripts_get_name_value_arguments() -> None:
+    assert script_arguments({"epochs": 3, "name": "bert", "layers": [1, 2]}) == [
+        "--epochs", "3", "--name", "bert", "--layers", "[1, 2]"]

@@ -1,0 +1,133 @@
+"""The notebook runner's outcomes with real kernels: a real out-of-memory kill, parameters, timeouts.
+
+The OOM test runs the runner (and so its kernel) in a memory cgroup limited to 256 MiB and lets a
+cell touch 1 GiB: the kernel's OOM killer sends SIGKILL, the cgroup counts the kill, and the reason
+says so. It needs a writable cgroup memory controller (v1 here, v2 elsewhere) and skips naming it
+when there is none (the SIGKILL path itself is covered by case 028 everywhere).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from jupyter_sched.executors.run_notebook import EXIT_CELL_ERROR, EXIT_KERNEL_DIED, EXIT_TIMEOUT
+
+pytestmark = pytest.mark.slow
+
+LIMIT_MIB = 256
+
+
+def notebook(path: Path, *sources: str, parameters: str | None = None) -> Path:
+    cells = [new_code_cell(s) for s in sources]
+    if parameters is not None:
+        cell = new_code_cell(parameters)
+        cell.metadata["tags"] = ["parameters"]
+        cells.insert(0, cell)
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def run(nb: Path, out: Path, *args: str, cgroup_procs: Path | None = None) -> tuple[int, dict[str, object]]:
+    def enter_cgroup() -> None:
+        if cgroup_procs is not None:
+            cgroup_procs.write_text(str(os.getpid()))
+
+    proc = subprocess.run([sys.executable, "-m", "jupyter_sched.executors.run_notebook", str(nb), str(out), *args],
+                          capture_output=True, text=True, timeout=180, preexec_fn=enter_cgroup)
+    outcome = json.loads((out.parent / "outcome.json").read_text())
+    return proc.returncode, outcome
+
+
+@pytest.fixture
+def memory_cgroup() -> Iterator[Path]:
+    """A fresh memory cgroup limited to 256 MiB (v1 or v2); its ``cgroup.procs`` path."""
+    name = f"jupyter_sched_test_{secrets.token_hex(4)}"
+    v1, v2 = Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")
+    limit = str(LIMIT_MIB * 1024 * 1024)
+    group = None
+    try:
+        if (v1 / "cgroup.procs").exists():
+            group = v1 / name
+            group.mkdir()
+            (group / "memory.limit_in_bytes").write_text(limit)
+            swap = group / "memory.memsw.limit_in_bytes"
+            if swap.exists():
+                swap.write_text(limit)
+        elif (v2 / "cgroup.controllers").exists() and "memory" in (v2 / "cgroup.controllers").read_text():
+            group = v2 / name
+            group.mkdir()
+            (group / "memory.max").write_text(limit)
+            (group / "memory.swap.max").write_text("0")
+        else:
+            pytest.skip("no cgroup memory controller on this machine")
+    except OSError as exc:
+        pytest.skip(f"cannot create a memory cgroup here ({exc}); run as root on a cgroup v1/v2 host")
+    try:
+        yield group / "cgroup.procs"
+    finally:
+        for _ in range(50):
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                import time
+
+                time.sleep(0.1)
+
+
+def test_a_real_oom_kill_is_named_with_the_cell_and_the_peak_memory(tmp_path: Path, memory_cgroup: Path) -> None:
+    nb = notebook(tmp_path / "big.ipynb", "import os", "rows = 10",
+                  "buf = bytearray(1 << 30)\nbuf[::4096] = b'x' * (len(buf) // 4096)  # touch every page",
+                  "print('never')")
+    code, outcome = run(nb, tmp_path / "out" / "executed.ipynb", cgroup_procs=memory_cgroup)
+    assert code == EXIT_KERNEL_DIED
+    reason = str(outcome["reason"])
+    assert reason.startswith("kernel died (signal 9; killed by the out-of-memory killer) during cell 3 "
+                             "(cell starts: buf = bytearray(1 << 30))"), reason
+    assert reason.endswith(f"; memory limit {LIMIT_MIB} MiB"), reason
+    peak = outcome["kernel"]["peak_memory_mib"]  # type: ignore[index]
+    assert 0 < peak <= LIMIT_MIB + 16, "the kernel's sampled peak (a lower bound), within the limit"
+    assert outcome["kernel"]["oom_killed"] is True  # type: ignore[index]
+
+
+def test_parameters_are_injected_and_reported_with_the_run(tmp_path: Path) -> None:
+    nb = notebook(tmp_path / "p.ipynb", "print(region, limit * 2)", parameters="region = 'us'\nlimit = 1")
+    out = tmp_path / "out" / "executed.ipynb"
+    code, outcome = run(nb, out, "--parameters", json.dumps({"region": "eu", "limit": 21}))
+    assert code == 0 and outcome["status"] == "succeeded"
+    assert outcome["parameters"] == {"region": "eu", "limit": 21}
+    executed = nbformat.read(str(out), as_version=4)
+    assert executed.cells[1].metadata.tags == ["injected-parameters"]
+    assert executed.cells[2].outputs[0]["text"] == "eu 42\n"
+
+
+def test_a_cell_failing_after_the_injected_cell_is_numbered_as_in_the_users_notebook(tmp_path: Path) -> None:
+    nb = notebook(tmp_path / "f.ipynb", "x = 1", "raise ValueError(f'bad {region}')", parameters="region = 'us'")
+    code, outcome = run(nb, tmp_path / "out" / "executed.ipynb", "--parameters", '{"region": "eu"}')
+    assert code == EXIT_CELL_ERROR
+    assert outcome["reason"] == "cell 3 raised ValueError: bad eu (cell starts: raise ValueError(f'bad {region}'))"
+
+
+def test_a_cell_timeout_names_the_limit(tmp_path: Path) -> None:
+    nb = notebook(tmp_path / "t.ipynb", "import time", "time.sleep(60)")
+    code, outcome = run(nb, tmp_path / "out" / "executed.ipynb", "--timeout", "2")
+    assert code == EXIT_TIMEOUT
+    assert outcome["reason"] == "cell 2 did not finish within the 2 s cell time limit (cell starts: time.sleep(60))"
+
+
+def test_bad_parameters_fail_the_run_with_the_field(tmp_path: Path) -> None:
+    nb = notebook(tmp_path / "b.ipynb", "x = 1")
+    code, outcome = run(nb, tmp_path / "out" / "executed.ipynb", "--parameters", '{"1x": 3}')
+    assert code == 2 and "1x" in str(outcome["reason"])
