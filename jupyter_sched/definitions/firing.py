@@ -26,12 +26,12 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..errors import ConflictError, SchedError
-from ..model import Job
+from ..model import Job, JobSpec
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, parse_schedule, plan_firings
 from .validation import run_body
 
-__all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "run_name"]
+__all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_name"]
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,12 @@ log = logging.getLogger(__name__)
 class RunJobs(Protocol):
     """How the definitions reach the jobs service (validation, admission, ids, the engine)."""
 
-    def check(self, body: Mapping[str, Any], *, user: str) -> None:
-        """Validate a run's body as a submission by ``user`` (raises the job's ``SchedError``)."""
+    def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
+        """Validate a run's body as a submission by ``user``; the spec it would get.
+
+        Raises:
+            SchedError: the submission's own errors (validation, team, quota, never fits).
+        """
         ...
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
@@ -178,6 +182,12 @@ class DefinitionFiring:
                         script=definition.script, args=definition.args, job=definition.job,
                         parameters=definition.parameters, team=definition.team)
         try:
-            return self.jobs.build(body, user=definition.user)
+            job = self.jobs.build(body, user=definition.user)
         except SchedError as exc:
-            return self.jobs.rejected(body, user=definition.user, error=exc)
+            job = self.jobs.rejected(body, user=definition.user, error=exc)
+        return link_run(job, definition.id)
+
+
+def link_run(job: Job, definition_id: str) -> Job:
+    """``job`` marked as a run of ``definition_id`` (its spec says so wherever the job is shown)."""
+    return replace(job, spec=replace(job.spec, definition_id=definition_id))

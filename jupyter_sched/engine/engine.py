@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import NotLeaderError
 from ..executors.base import Executor
+from ..inventory.changes import InventoryChangePublisher
 from ..model import Inventory, Job, PendingReason
 from ..reclaim import IdlePolicies, LadderState
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
@@ -131,6 +132,8 @@ class Engine:
         self.idle = IdleLadders(store, monitor, idle_policies, idle_arbiter, stop_grace_s=stop_grace_s)
         self.decider = Decider(store, inventory, self.clock, self.idle, usage_half_life_s=usage_half_life_s,
                                telemetry=telemetry, kernels=kernels)
+        # GPU health, cordons, new nodes: an "inventory" event when a cycle's reading differs
+        self.decider.inventory_observers.append(InventoryChangePublisher(self._publish).observe)
         self.applier = DecisionApplier(store, self.leadership, self.clock, self.idle, self._publish,
                                        max_reason_writes=max_reason_writes, reason_batch=reason_batch)
         self.leader_hooks: list[Callable[[], object]] = []

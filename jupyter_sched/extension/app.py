@@ -27,11 +27,12 @@ from ..errors import SchedError
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
+from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
 from .events import EventHub
 from .handlers import HANDLERS
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
-from .kernels import install_kernel_hooks, kernel_env, kernel_states
+from .kernels import install_kernel_hooks, kernel_env, kernel_states, release_orphan_leases
 from .metrics import make_registry
 
 __all__ = ["API_PREFIX", "SchedApp"]
@@ -43,12 +44,15 @@ log = logging.getLogger(__name__)
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               AccessConfig, KernelGpuConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
     description = "GPU scheduling for Jupyter users: queues, quotas, placement, preemption, idle reclamation."
     load_other_extensions = True
+    owns_kernels = True
+    """The leases of this engine are bound to this server's kernels (embedded). The hub's central
+    service serves no kernels: its users' servers report them (``jupyter_sched.hub.liveness``)."""
 
     activity_interval_s = Float(
         60.0,
@@ -70,6 +74,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         config=True,
         help="""Hub mode: the token sent to the central service (identifies this server's owner).
         Default: $JUPYTERHUB_API_TOKEN, the token JupyterHub gives each user server.""",
+    )
+
+    kernel_report_interval_s = Float(
+        30.0,
+        config=True,
+        help="""Hub mode, per-user server side: seconds between reports of this server's live kernels
+        to the central service, which releases leases whose kernel is gone (jupyter_sched.hub.liveness).
+        Default 30 s (a gone kernel's GPUs are free within a minute, also after either side
+        restarted); 0 disables.""",
     )
 
     @default("hub_service_url")
@@ -116,6 +129,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
         """
         self.services: Any = self._build_services()
+        self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
@@ -144,12 +158,14 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
             self.handlers.append((API_PREFIX + "(.*)", ForwardHandler))
             return
-        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in HANDLERS)
+        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in [*HANDLERS, *DEFINITION_HANDLERS])
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
         await self.services.start()
         self._started = True
+        if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
+            release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.services.subscribe())
         self._activity_timer = PeriodicCallback(self._activity_tick, self.activity_interval_s * 1000)
         self._activity_timer.start()
@@ -278,7 +294,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
                          "audit": True, "usage": True, "metrics": True,
                          "telemetry": getattr(self.services, "monitor", None) is not None,
-                         "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False},
+                         "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False,
+                         "definitions": True},
             "priorities": ["high", "normal", "low"],
             "idle": {"enabled": self.idle_window_s > 0, "threshold_percent": self.idle_threshold_percent,
                      "window_s": self.idle_window_s, "grace_s": self.idle_grace_s,
@@ -286,6 +303,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
             "cycle_interval_s": self.cycle_interval,
             "placement_policy": self.placement_policy,
+            "stop_grace_s": self.stop_grace_s,  # the CLI says "stopping, grace 60 s" when it cancels running work
         }
 
     # ---- kernels -------------------------------------------------------------------------
@@ -316,7 +334,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     def current_activity(self) -> list[dict[str, Any]]:
         """Running jobs and leases (truthy while work is in flight; jupyter_server's idle shutdown reads it)."""
         try:
-            jobs = self.services.work("admitted,running")
+            jobs = self.services.list_jobs(user=None, state="admitted,running")
         except Exception:
             log.exception("jupyter_sched: could not read running work for activity")
             return []

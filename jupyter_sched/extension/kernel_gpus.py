@@ -79,7 +79,7 @@ class KernelGpuConfig(Configurable):
         "auto",
         config=True,
         help="""Start kernels that hold no lease with CUDA_VISIBLE_DEVICES="" (no GPU visible),
-        so a kernel uses only GPUs it was granted. Default: "auto" = on, except an embedded server
+        so a kernel uses only GPUs it was granted. Default: "auto" — on, except an embedded server
         whose jobs run on Kubernetes (executor = "kubernetes"), where this machine's own GPUs are
         not the scheduler's. "on" / "off" force it. Restarted kernels follow the same rule.""",
     )
@@ -166,7 +166,7 @@ class KernelLeases:
             response.raise_for_status()
             leases = response.json()
         else:
-            leases = await asyncio.to_thread(self.service.work, _LIVE, kind="lease")
+            leases = await asyncio.to_thread(self.service.list_jobs, user=None, state=_LIVE, kind="lease")
         return [dict(lease) for lease in leases if lease.get("kernel_id") == kernel_id]
 
     async def release(self, kernel_id: str, lease_ids: Sequence[str], *, reason: str) -> None:

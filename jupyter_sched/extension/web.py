@@ -90,6 +90,50 @@ class SchedHandler(APIHandler):
             raise ValidationError("request body is nested too deeply", field="body",
                                   hint="send a flat JSON object of the documented fields") from None
 
+    def json_body(self) -> dict[str, Any]:
+        """The request body as a JSON object (for routes without a request model yet).
+
+        Raises:
+            ValidationError: field ``body`` when it is empty, not JSON or not an object.
+        """
+        value = self.json_value()
+        if not isinstance(value, dict):
+            raise ValidationError(f"request body must be a JSON object (got {type(value).__name__})", field="body",
+                                  hint="wrap the fields in {...}")
+        return value
+
+    def query_int(self, name: str, default: int, *, minimum: int = 0, maximum: int = 2**62) -> int:
+        """An integer query argument in ``[minimum, maximum]`` (empty = ``default``).
+
+        Raises:
+            ValidationError: naming the argument.
+        """
+        raw = self.get_query_argument(name, None)
+        if raw in (None, ""):
+            return default
+        try:
+            value = int(str(raw))
+        except ValueError:
+            raise ValidationError(f"{name} must be an integer (got {raw!r})", field=name,
+                                  hint=f"give {name} as a whole number >= {minimum}") from None
+        if not minimum <= value <= maximum:
+            raise ValidationError(f"{name} must be {minimum}..{maximum} (got {value})", field=name,
+                                  hint=f"give {name} between {minimum} and {maximum}")
+        return value
+
+    def query_bool(self, name: str) -> bool:
+        """A boolean query argument: ``1/true/yes`` or ``0/false/no`` (empty = false).
+
+        Raises:
+            ValidationError: any other value.
+        """
+        raw = (self.get_query_argument(name, None) or "").lower()
+        if raw in ("", "0", "false", "no"):
+            return False
+        if raw in ("1", "true", "yes"):
+            return True
+        raise ValidationError(f"{name} must be true or false (got {raw!r})", field=name, hint="use true or false")
+
     def body(self, model: type[M], *, optional: bool = False) -> M:
         """The request body parsed as ``model`` (see :func:`jupyter_sched.services.models.parse`).
 

@@ -61,7 +61,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable, "parameters": dict(s.parameters),
+        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
+        "unlimited": s.unlimited, "source": s.source, "notebook_json": s.notebook_json,
     }
 
 
@@ -75,6 +76,8 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
+        definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
+        source=d.get("source"), notebook_json=d.get("notebook_json"),
     )
 
 
@@ -100,7 +103,7 @@ def reason_to_dict(r: PendingReason | None) -> dict[str, Any] | None:
         return None
     return {"code": r.code, "message": r.message, "details": dict(r.details), "unblock": r.unblock,
             "position": r.position, "eta": _ts(r.eta), "eta_reason": r.eta_reason,
-            "per_flavor": [dict(f) for f in r.per_flavor]}
+            "per_flavor": [dict(f) for f in r.per_flavor], "predicted_start": _ts(r.predicted_start)}
 
 
 def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
@@ -110,12 +113,18 @@ def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
     return PendingReason(code=d["code"], message=d["message"], details=dict(d.get("details", {})),
                          unblock=d.get("unblock", ""), position=d.get("position"),
                          eta=_parse_ts(d.get("eta"), "reason.eta"), eta_reason=d.get("eta_reason", ""),
-                         per_flavor=tuple(dict(f) for f in d.get("per_flavor", ())))
+                         per_flavor=tuple(dict(f) for f in d.get("per_flavor", ())),
+                         predicted_start=_parse_ts(d.get("predicted_start"), "reason.predicted_start"))
 
 
 def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
-    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields)."""
+    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields).
+
+    Carried content (``source``, ``notebook_json``) stays in the store: no answer or event
+    repeats it (size, and the queue shows others' jobs).
+    """
     out = spec_to_dict(j.spec)
+    del out["source"], out["notebook_json"]
     out.update({
         "id": j.id, "state": j.state.value, "submitted_at": _ts(j.submitted_at),
         "admitted_at": _ts(j.admitted_at), "started_at": _ts(j.started_at),

@@ -5,6 +5,7 @@ Every error names the field (dotted path as in the request body) and the fix.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -24,8 +25,12 @@ _KNOWN_FIELDS = frozenset({
     "min_memory_mib", "mem_per_gpu", "mig_profile", "nvlink", "cpu", "cpu_millis", "memory",
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
-    "profile", "checkpointable", "resources", "args", "parameters",
+    "profile", "checkpointable", "resources", "args", "parameters", "source", "notebook_json",
 })
+MAX_SOURCE_BYTES = 1 << 20
+"""Largest carried script or cell text (``source``), in UTF-8 bytes."""
+MAX_NOTEBOOK_JSON_BYTES = 8 << 20
+"""Largest carried notebook (``notebook_json``), in UTF-8 bytes (outputs are not needed to run it)."""
 
 
 def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
@@ -169,6 +174,7 @@ def spec_from_request(
     profiles: Mapping[str, Profile] | None = None,
     known_models: frozenset[str] | None = None,
     default_kind: JobKind = JobKind.TRAINING,
+    warnings: list[str] | None = None,
 ) -> JobSpec:
     """Validate a request body and build a :class:`JobSpec`.
 
@@ -183,6 +189,8 @@ def spec_from_request(
         profiles: admin-defined templates by name.
         known_models: GPU models that exist; an unknown ``model`` is rejected with the list.
         default_kind: kind when the body names none.
+        warnings: when given, sentences the caller should show with the accepted job are appended
+            (e.g. that ``time_limit: 0`` means unlimited — case 033).
 
     Raises:
         ValidationError: naming the field and the fix.
@@ -237,6 +245,9 @@ def spec_from_request(
                     hint="models here: " + (", ".join(sorted(known_models)) or "none"))
     mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
     min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
+    if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason
+        raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {mem_value!r})", field="mem_per_gpu",
+                              hint="ask for the memory one GPU needs, e.g. 40GiB")
     cpu = _cpu_millis(merged)
     memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
     if memory > MAX_MEMORY_MIB:
@@ -258,7 +269,11 @@ def spec_from_request(
         node_selector=_str_map(merged.get("node_selector"), "node_selector"),
         tolerations=_str_list(merged.get("tolerations"), "tolerations"),
     )
-    time_limit = parse_duration(merged.get("time_limit_s", merged.get("time_limit")), field="time_limit")
+    limit_value = merged.get("time_limit_s", merged.get("time_limit"))
+    unlimited = _means_zero(limit_value)
+    time_limit = None if unlimited else parse_duration(limit_value, field="time_limit")
+    if unlimited and warnings is not None:
+        warnings.append(UNLIMITED_WARNING)
     command_value = merged.get("command")
     if isinstance(command_value, str):
         raise ValidationError("command must be a list of arguments", field="command",
@@ -285,15 +300,48 @@ def spec_from_request(
     if not isinstance(checkpointable, bool):
         raise ValidationError("checkpointable must be true or false", field="checkpointable",
                               hint="use true or false")
+    source, notebook_json = _carried(merged, script, notebook)
     team = _str(merged, "team") or _str(merged, "queue") or default_team
     return JobSpec(
         name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
-        profile=profile_name, checkpointable=checkpointable,
+        profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
+        notebook_json=notebook_json,
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
+
+
+def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) -> tuple[str | None, str | None]:
+    """``(source, notebook_json)``: content carried with the job instead of a path on the
+    submitter's host; the file it names (``script`` / ``notebook``) must then be a bare name."""
+    source, notebook_json = _str(body, "source"), _str(body, "notebook_json")
+    for value, name, owner, limit in ((source, "source", script, MAX_SOURCE_BYTES),
+                                      (notebook_json, "notebook_json", notebook, MAX_NOTEBOOK_JSON_BYTES)):
+        if value is None:
+            continue
+        other = "script" if name == "source" else "notebook"
+        if not owner:
+            raise ValidationError(f"{name} needs {other}: the file name it is written to", field=name,
+                                  hint=f'give e.g. {{"{other}": "{"train.py" if other == "script" else "run.ipynb"}", '
+                                       f'"{name}": ...}}')
+        if "/" in owner or "\\" in owner or owner in (".", "..") or len(owner) > 255:
+            raise ValidationError(f"with {name}, {other} must be a bare file name (got {owner!r})", field=other,
+                                  hint="give only the file name; the content is written into the job's work directory")
+        size = len(value.encode("utf-8", errors="replace"))
+        if size > limit:
+            raise ValidationError(f"{name} is {size} bytes; at most {limit} are carried", field=name,
+                                  hint="share the file on a volume both sides see and give its path instead")
+    if notebook_json is not None:
+        try:
+            parsed = json.loads(notebook_json)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("cells"), list):
+            raise ValidationError("notebook_json is not a notebook (a JSON object with a cells list)",
+                                  field="notebook_json", hint="send the .ipynb file's JSON text")
+    return source, notebook_json
 
 
 def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict[str, Any]:
@@ -303,6 +351,19 @@ def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict
         raise ValidationError("parameters apply to a notebook or a script", field="parameters",
                               hint="give notebook or script, or pass values in the command's arguments")
     return parameters
+
+
+UNLIMITED_WARNING = "time limit 0 = unlimited; this job can only start when nothing is reserved"
+"""Shown when a request says ``time_limit: 0`` (case 033: zero means no limit, never "ends at once")."""
+
+
+def _means_zero(value: Any) -> bool:
+    """``0``, ``0.0``, ``"0"``, ``"0s"``, ``"0m"``... — a limit of zero, which means *unlimited*."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return value == 0
+    return isinstance(value, str) and re.fullmatch(r"\s*0+(\.0*)?\s*[dhms]?\s*", value.lower()) is not None
 
 
 def _model_matches(wanted: str, model: str) -> bool:

@@ -166,7 +166,9 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     if quotas:
         current = service.quotas.get()
         lines = [parse(QuotaLine, q, where="quotas") for q in quotas]
-        if [line.model_dump() for line in lines] != [line.model_dump() for line in current.quotas]:
+        fields = list(QuotaLine.model_fields)
+        stored = [{k: getattr(line, k) for k in fields} for line in current.quotas]
+        if [line.model_dump() for line in lines] != stored:
             service.quotas.set(system_caller("config"), SetQuotasRequest(quotas=lines))
     return service
 

@@ -121,11 +121,8 @@ class SchedulerService:
     def subscribe(self) -> Any:
         return self.services.subscribe()
 
-    def work(self, state: str = "admitted,running", *, kind: str | None = None) -> list[dict[str, Any]]:
-        return self.services.work(state, kind=kind)
-
     def release_kernel(self, kernel_id: str, *, reason: str) -> list[dict[str, Any]]:
-        return [job.to_wire() for job in self.services.release_kernel(kernel_id, reason=reason)]
+        return self.services.release_kernel(kernel_id, reason=reason)
 
     def status(self) -> dict[str, Any]:
         return dict(self.services.system.status().to_wire())

@@ -36,7 +36,8 @@ from .models import Job as JobView
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
-PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message")
+PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message", "parameters",
+                  "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
 
 
@@ -60,6 +61,22 @@ class JobsService:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec
 
+    def prepare(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
+                what: str = "submit job") -> Job:
+        """The job ``request`` would submit for ``caller``, validated and admitted, not stored
+        (job definitions check a run this way when it is saved and when it fires).
+
+        Raises:
+            as :meth:`submit` (refusals audited as ``what``).
+        """
+        inv = self.ctx.inventory()
+        quotas = self.ctx.store.quota_set()
+        spec = self._spec(caller, request, kind, frozenset(inv.models()))
+        now = self.ctx.clock.now()
+        job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
+        self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
+        return job
+
     def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None) -> JobView:
         """Validate, admit, commit, kick the engine; the job (state ``pending``).
 
@@ -68,16 +85,11 @@ class JobsService:
             AuthorizationError: a team or priority class the caller may not use (audited).
             QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
         """
-        inv = self.ctx.inventory()
-        quotas = self.ctx.store.quota_set()
-        spec = self._spec(caller, request, kind, frozenset(inv.models()))
-        now = self.ctx.clock.now()
-        job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
-        self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now,
-                                     request="request lease" if job.is_lease else "submit job")
+        job = self.prepare(caller, request, kind=kind,
+                           what="request lease" if kind is JobKind.LEASE else "submit job")
         self.ctx.store.insert_job(JobRecord(job=job))
         self.ctx.kick()
-        data = job_to_dict(job, simulated=inv.simulated)
+        data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         return JobView.model_validate(data)
 

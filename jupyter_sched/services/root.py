@@ -19,7 +19,7 @@ with :func:`jupyter_sched.services.config.build_services`.
 
 Besides, :class:`Services` offers the few methods the server itself needs and that a hub user's
 forwarding server offers too (:class:`jupyter_sched.hub.forward.ForwardingService`): ``start``,
-``stop``, ``subscribe``, ``work`` (running work for activity reports) and ``release_kernel``.
+``stop``, ``subscribe``, ``list_jobs`` (running work for activity reports) and ``release_kernel``.
 """
 
 from __future__ import annotations
@@ -162,11 +162,13 @@ class Services:
         """An async iterator of ``{"type", "data"}`` events (bounded; call on the running loop)."""
         return self.bus.subscribe()
 
-    def work(self, state: str = "admitted,running", *, kind: str | None = None) -> list[dict[str, Any]]:
-        """Everyone's work in ``state`` (comma list), newest first, as job dicts: for activity
-        reports, metrics and the hub's lease reaper (no caller: the server's own reading)."""
-        return self.jobs.work(user=None, states=parse_states(state), kind=JobKind(kind) if kind else None)
+    def list_jobs(self, *, user: str | None = None, state: str | None = "admitted,running",
+                  kind: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Work of ``user`` (None = everyone) in ``state`` (comma list; None = any), newest first,
+        as job dicts: the server's own reading for activity reports, metrics and lease reapers.
+        No caller and no authorization: never call it on a user's behalf (use ``jobs.list``)."""
+        return self.jobs.work(user=user, states=parse_states(state), kind=JobKind(kind) if kind else None, limit=limit)
 
-    def release_kernel(self, kernel_id: str, *, reason: str) -> list[Any]:
-        """Release the live leases of ``kernel_id`` (it shut down or restarted)."""
-        return self.leases.release_kernel(kernel_id, reason=reason)
+    def release_kernel(self, kernel_id: str, *, reason: str) -> list[dict[str, Any]]:
+        """Release the live leases of ``kernel_id`` (it shut down or restarted); the released leases."""
+        return [lease.to_wire() for lease in self.leases.release_kernel(kernel_id, reason=reason)]

@@ -28,6 +28,8 @@ database replayed through all migrations equals :data:`metadata` (a test compare
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 __all__ = ["metadata", "tables_v1", "tables_v2", "tables_v3"]
@@ -198,11 +200,29 @@ def tables_v3(md: sa.MetaData) -> None:
     )
 
 
+ROLLUP_VALIDITY_COLUMNS: tuple[tuple[str, Any], ...] = (
+    ("valid_samples", sa.Integer()), ("blank_samples", sa.Integer()), ("suspect_samples", sa.Integer()),
+    ("rules", sa.String(200)), ("processes_max", sa.Integer()),
+)
+"""Columns version 4 adds to ``gpu_rollups``: how the minute's samples were judged (valid, blank,
+suspect and the rules seen; ``jupyter_sched.model.samples``) and the most processes seen, so
+history draws gaps where telemetry was blank or suspect (cases 009, 026). Null in older rows."""
+
+
+def columns_v4(md: sa.MetaData) -> None:
+    """Add version 4's columns to ``gpu_rollups`` on ``md`` (the table must be defined)."""
+    table = md.tables["gpu_rollups"]
+    for name, type_ in ROLLUP_VALIDITY_COLUMNS:
+        table.append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
-"""The current schema (version 1 + version 2's telemetry rollups + version 3's definitions)."""
+"""The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
+version 4's rollup validity columns)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
+columns_v4(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -80,12 +80,12 @@ def sched_app(jp_serverapp: Any, jp_asyncio_loop: asyncio.AbstractEventLoop) -> 
     yield app
     services = app.services
     teardown = system_caller("test-teardown")
-    for job in services.work("pending,admitted,running,preempted"):
+    for job in services.list_jobs(state="pending,admitted,running,preempted"):
         with contextlib.suppress(SchedError):
             services.jobs.cancel(teardown, job["id"])
 
     async def settled() -> bool:
-        return not services.work("admitted,running")
+        return not services.list_jobs(state="admitted,running")
 
     jp_asyncio_loop.run_until_complete(wait_for(settled, timeout_s=30))
 

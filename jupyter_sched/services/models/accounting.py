@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from .base import QueryModel, ResponseModel
+from .base import CodecView, QueryModel
 
 __all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageRequest",
            "UsageRows"]
@@ -48,7 +48,7 @@ class GetAuditRequest(QueryModel):
     action: str | None = Field(default=None, examples=["refused"])
 
 
-class AuditRecord(ResponseModel):
+class AuditRecord(CodecView):
     id: int
     at: str
     actor: str
@@ -63,4 +63,4 @@ class GetAuditResponse(RootModel[list[AuditRecord]]):
     model_config = ConfigDict(frozen=True)
 
     def to_wire(self) -> Any:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_unset=True)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ...errors import ValidationError
 
-__all__ = ["QueryModel", "RequestModel", "ResponseModel", "parse"]
+__all__ = ["CodecView", "QueryModel", "RequestModel", "ResponseModel", "parse"]
 
 
 class RequestModel(BaseModel):
@@ -45,6 +45,19 @@ class ResponseModel(BaseModel):
     def to_wire(self) -> Any:
         """The JSON value sent to the client."""
         return self.model_dump(mode="json")
+
+
+class CodecView(ResponseModel):
+    """An answer that mirrors a dict another module's codec builds (a job, a reason, an audit
+    record, a quota line): the documented fields are typed, and a field the codec adds later
+    passes through unchanged instead of failing the answer (the model names what clients may
+    rely on; ``openapi.yaml`` is checked against it)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    def to_wire(self) -> Any:
+        """The object's JSON: the fields it was built with, nothing added."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 M = TypeVar("M", bound=BaseModel)

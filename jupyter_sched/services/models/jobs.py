@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from .base import QueryModel, RequestModel, ResponseModel
+from .base import CodecView, QueryModel, RequestModel, ResponseModel
 
 __all__ = [
     "Allocation",
@@ -84,6 +84,11 @@ class SubmitJobRequest(RequestModel):
     profile: str | None = Field(default=None, examples=["gpu-small"])
     checkpointable: bool | None = Field(default=None, examples=[False])
     resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+    parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
+                                              description="a notebook's or script's parameters (papermill's convention)")
+    source: str | None = Field(default=None, examples=["print('hello')"],
+                               description="the script's text, carried to the executing side (at most 1 MiB)")
+    notebook_json: str | None = Field(default=None, description="the notebook's JSON text, carried (at most 8 MiB)")
 
     def body(self) -> dict[str, Any]:
         """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them."""
@@ -115,12 +120,12 @@ class KeepaliveLeaseRequest(RequestModel):
                                   description="default and maximum: the admin's keepalive limit")
 
 
-class WorkerAllocation(ResponseModel):
+class WorkerAllocation(CodecView):
     node: str
     gpu_uuids: list[str]
 
 
-class Allocation(ResponseModel):
+class Allocation(CodecView):
     """Where a job runs: its node, GPUs and share of each GPU (milli-GPUs)."""
 
     node: str
@@ -129,7 +134,7 @@ class Allocation(ResponseModel):
     workers: list[WorkerAllocation] = Field(default_factory=list)
 
 
-class PendingReason(ResponseModel):
+class PendingReason(CodecView):
     """Why a job waits (or can never run): one code with numbers and what would unblock it."""
 
     code: str
@@ -142,10 +147,8 @@ class PendingReason(ResponseModel):
     per_flavor: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class Job(ResponseModel):
+class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
 
     id: str
     name: str
@@ -179,10 +182,6 @@ class Job(ResponseModel):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
-
-    def to_wire(self) -> Any:
-        """The job's JSON object: the fields it was built with, nothing added."""
-        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class KeepaliveLeaseResponse(Job):

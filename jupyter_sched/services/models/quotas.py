@@ -6,11 +6,12 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from .base import RequestModel, ResponseModel
+from .base import CodecView, RequestModel, ResponseModel
 from .jobs import PriorityName
 
 __all__ = [
     "BudgetLine",
+    "BudgetView",
     "GetMeResponse",
     "GetQuotasResponse",
     "ListProfilesResponse",
@@ -18,8 +19,10 @@ __all__ = [
     "MeInUse",
     "Profile",
     "QuotaLine",
+    "QuotaLineView",
     "SetQuotasRequest",
     "TeamPolicyLine",
+    "TeamPolicyView",
 ]
 
 MAX_GPUS = 1_000_000.0
@@ -70,13 +73,45 @@ class SetQuotasRequest(RequestModel):
     user_teams: dict[str, str] | None = Field(default=None, examples=[{"ana": "ml"}])
 
 
+class QuotaLineView(CodecView):
+    """A quota line as stored (:func:`~jupyter_sched.model.codec.quota_to_dict`)."""
+
+    team: str
+    user: str | None = None
+    gpu_model: str = "*"
+    guaranteed: float = 0
+    borrowing_limit: float | None = None
+
+
+class BudgetView(CodecView):
+    """A budget as stored (:func:`~jupyter_sched.model.codec.budget_to_dict`)."""
+
+    team: str
+    user: str | None = None
+    gpu_hours: float
+    period: str
+
+
+class TeamPolicyView(CodecView):
+    """A team policy as stored (:func:`~jupyter_sched.model.codec.team_policy_to_dict`)."""
+
+    team: str
+    weight: float = 1.0
+    allowed_priorities: list[PriorityName] = Field(default_factory=list)
+    members: list[str] = Field(default_factory=list)
+    reclaim: str | None = None
+
+
 class GetQuotasResponse(ResponseModel):
     """The quota set in force."""
 
-    quotas: list[QuotaLine]
-    budgets: list[BudgetLine]
-    teams: list[TeamPolicyLine]
+    quotas: list[QuotaLineView]
+    budgets: list[BudgetView]
+    teams: list[TeamPolicyView]
     user_teams: dict[str, str]
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class Profile(ResponseModel):
@@ -102,7 +137,7 @@ class MeInUse(ResponseModel):
     leases: int
 
 
-class MeBudget(BudgetLine):
+class MeBudget(BudgetView):
     used_gpu_hours: float
 
 
@@ -114,7 +149,7 @@ class GetMeResponse(ResponseModel):
     team: str = Field(description="the default team of your requests")
     teams: list[str] = Field(description="every team you may charge")
     priorities: dict[str, list[PriorityName]] = Field(description="per team, the classes granted to you")
-    quotas: list[QuotaLine]
+    quotas: list[QuotaLineView]
     budgets: list[MeBudget]
     in_use: MeInUse
     pending: int

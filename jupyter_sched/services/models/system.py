@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict
-
-from .base import ResponseModel
+from .base import CodecView, ResponseModel
 from .jobs import JobKindName
 
 __all__ = ["EngineStatus", "GetInventoryResponse", "GpuHolder"]
@@ -21,10 +19,8 @@ class GpuHolder(ResponseModel):
     gpu_milli: int
 
 
-class GetInventoryResponse(ResponseModel):
+class GetInventoryResponse(CodecView):
     """Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each GPU."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
 
     source: str
     simulated: bool

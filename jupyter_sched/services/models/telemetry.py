@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, RootModel
 
-from .base import QueryModel, ResponseModel
+from .base import CodecView, QueryModel, ResponseModel
 
 __all__ = ["GetIdlePolicyResponse", "GetTelemetryRequest", "GetTelemetryResponse", "GpuSamples", "IdleWork",
            "SetIdlePolicyRequest"]
@@ -57,11 +57,9 @@ class SetIdlePolicyRequest(RootModel[dict[str, Any]]):
     model_config = ConfigDict(frozen=True)
 
 
-class GetIdlePolicyResponse(ResponseModel):
+class GetIdlePolicyResponse(CodecView):
     """The idle policy in force: :func:`jupyter_sched.reclaim.idle_policies_to_dict` (which owns the
     policy's keys, e.g. ``by_kind``) plus whether detection runs and the samples kept."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
 
     default: dict[str, Any]
     by_priority: dict[str, dict[str, Any]]

@@ -26,6 +26,7 @@ from tests.web.test_auth import implemented_methods, sched_routes
 CALLERS = {"anonymous": None, "other user": JUDY_TOKEN, "owner": IVAN_TOKEN, "admin": BOSS_TOKEN}
 JOB = {"gpus": 1, "command": [sys.executable, "-c", "pass"], "name": "matrix"}
 LEASE = {"gpus": 1, "kernel_id": "k-matrix"}
+DEFINITION = {"name": "matrix", "script": "matrix.py", "schedule": "0 3 * * *", "gpus": 0}
 OK, OK201, DENIED, HIDDEN = 200, 201, 403, 404
 
 
@@ -81,6 +82,19 @@ MATRIX = [
     Row("usage/report", "GET", OK, OK, OK),
     Row("usage/report", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's accounting: admins only"),
     Row("metrics", "GET", OK, OK, OK),
+    Row("definitions", "GET", OK, OK, OK),
+    Row("definitions", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's definitions: admins only"),
+    Row("definitions", "POST", OK201, OK201, OK201, body=DEFINITION),
+    Row("definitions/preview", "POST", OK, OK, OK, body={"schedule": "0 3 * * *", "timezone": "UTC"}),
+    Row("definitions/{definition_id}", "GET", HIDDEN, OK, OK, why="others' definitions do not exist for you"),
+    Row("definitions/{definition_id}", "PATCH", HIDDEN, OK, OK, body={"name": "renamed"}),
+    Row("definitions/{definition_id}", "DELETE", HIDDEN, OK, OK),
+    Row("definitions/{definition_id}/{action}", "POST", HIDDEN, OK, OK, body={}, why="pause (resume alike)"),
+    Row("definitions/{definition_id}/runs", "GET", HIDDEN, OK, OK),
+    Row("definitions/{definition_id}/runs", "POST", HIDDEN, OK201, OK201, body={}, why="run now"),
+    Row("jobs/{job_id}/notebook", "GET", HIDDEN, HIDDEN, HIDDEN,
+        why="others' jobs do not exist for you; a command job keeps no executed notebook"),
+    Row("jobs/{job_id}/notebook/open", "POST", HIDDEN, HIDDEN, HIDDEN, body={}),
 ]
 
 
@@ -98,8 +112,9 @@ def test_the_matrix_has_a_row_for_every_live_route_and_method(sched_app: Any, jp
 
 
 async def fresh(api: Any, kind: str, *, running: bool) -> str:
-    """A new job or lease of the owner (ivan); ``running``: wait until it holds its GPUs."""
-    status, body = await api("POST", kind, JOB if kind == "jobs" else LEASE, token=IVAN_TOKEN)
+    """A new job, lease or definition of the owner (ivan); ``running``: wait until it holds its GPUs."""
+    first = {"jobs": JOB, "leases": LEASE, "definitions": DEFINITION}[kind]
+    status, body = await api("POST", kind, first, token=IVAN_TOKEN)
     assert status == 201, body
     job_id = str(body["id"])
     if running:  # a keepalive applies to a lease that holds its GPUs
@@ -127,9 +142,9 @@ async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
         for caller, token in CALLERS.items():
             want = DENIED if caller == "anonymous" else {"other user": row.other, "owner": row.owner,
                                                           "admin": row.admin}[caller]
-            kind = "leases" if row.route.startswith("leases") else "jobs"
-            ids = {"job_id": await fresh(api, kind, running=row.route.endswith("keepalive"))}
-            ids["lease_id"] = ids["job_id"]
+            kind = _kind(row.route)
+            ids = {"job_id": await fresh(api, kind, running=row.route.endswith("keepalive")), "action": "pause"}
+            ids["lease_id"] = ids["definition_id"] = ids["job_id"]
             path = row.route.format(**ids)
             params = {k: v.format(**ids) for k, v in (row.params or {}).items()} or None
             if row.route == "events":
@@ -150,6 +165,10 @@ async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
                     wrong.append(f"{row.id} as {caller}: the refusal leaks {leaked}")
             await api("DELETE", f"{kind}/{ids['job_id']}", token=BOSS_TOKEN)  # free its GPUs for the next row
     assert not wrong, "\n".join(wrong)
+
+
+def _kind(route: str) -> str:
+    return "leases" if route.startswith("leases") else "definitions" if route.startswith("definitions") else "jobs"
 
 
 async def login_cookies(jp_fetch: Any) -> tuple[str, str]:
@@ -180,9 +199,9 @@ async def test_cookie_sessions_need_xsrf_on_every_unsafe_method(sched_app: Any, 
             if m != "GET"} == {(r.route, r.method) for r in unsafe}
     wrong = []
     for row in unsafe:
-        kind = "leases" if row.route.startswith("leases") else "jobs"
+        kind = _kind(row.route)
         target = {"id": await fresh(api, kind, running=row.route.endswith("keepalive"))}
-        path = row.route.format(job_id=target["id"], lease_id=target["id"])
+        path = row.route.format(job_id=target["id"], lease_id=target["id"], definition_id=target["id"], action="pause")
         headers = {"Authorization": "", "Cookie": cookies, **({"X-XSRFToken": xsrf} if with_header else {})}
         before = await observed(api, target["id"])
         response = await jp_fetch(*f"api/sched/{path}".split("/"), method=row.method, headers=headers,
