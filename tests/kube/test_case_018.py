@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import yaml
-from jupyter_sched.engine.service import SchedulerService
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -23,6 +22,7 @@ from jupyter_sched.model import Inventory, Job, JobSpec, JobState, Quota, Resour
 from jupyter_sched.model.samples import GpuSample
 from jupyter_sched.scheduling import run_cycle
 from jupyter_sched.scheduling.snapshot import Snapshot
+from jupyter_sched.services import SchedulerService
 from jupyter_sched.store import sqlite_url
 from jupyter_sched.telemetry.health import HealthTracker, apply_health, health_summary, parse_device_plugin_log
 from jupyter_sched.telemetry.views import health_text
