@@ -164,6 +164,20 @@ class HubSchedApp(SchedApp):
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
         if self.executor == "local":
             self._run_jobs_as_owners()
+        elif self.executor == "kubernetes":
+            mapping = self.account_mapping
+
+            def pod_identity(job: Job) -> RunAs:
+                ids = mapping.pod_ids(job.spec.user)
+                return RunAs(user=job.spec.user, uid=ids[0], gid=ids[1]) if ids else RunAs(user=job.spec.user)
+
+            self._set_engine_run_as(pod_identity)
+
+    def _set_engine_run_as(self, run_as: Any) -> None:
+        """Make the engine decide every start's run-as identity with ``run_as(job)``."""
+        engine = getattr(self.services, "engine", None)
+        if engine is not None and hasattr(engine, "run_as"):
+            engine.run_as = run_as
 
     def _run_jobs_as_owners(self) -> None:
         """Refuse what would run users' jobs unsafely, then put the local executor in hub mode."""
@@ -188,6 +202,7 @@ class HubSchedApp(SchedApp):
             return mapping.resolve(job.spec.user)
 
         executor.serve_hub(run_as_for, job_python=python)
+        self._set_engine_run_as(run_as_for)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest
+from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest, WorkerGroup
 from .quota import Budget, Quota, TeamPolicy
 from .resources import GPU, Health, Inventory, MigDevice, Node, NvmlStatus, Taint
 from .units import parse_utc, to_iso
@@ -38,11 +38,21 @@ def resources_to_dict(r: ResourceRequest) -> dict[str, Any]:
         "min_memory_mib": r.min_memory_mib, "mig_profile": r.mig_profile, "nvlink": r.nvlink,
         "cpu_millis": r.cpu_millis, "memory_mib": r.memory_mib, "workers": r.workers,
         "node_selector": dict(r.node_selector), "tolerations": list(r.tolerations),
+        "groups": [{"name": g.name, "gpus": g.gpus, "workers": g.workers, "cpu_millis": g.cpu_millis,
+                    "memory_mib": g.memory_mib} for g in r.groups],
     }
 
 
 def resources_from_dict(d: Mapping[str, Any]) -> ResourceRequest:
     """Inverse of :func:`resources_to_dict` (trusted input: the store)."""
+    groups = tuple(WorkerGroup(name=str(g["name"]), gpus=int(g["gpus"]), workers=int(g.get("workers", 1)),
+                               cpu_millis=int(g.get("cpu_millis", 0)), memory_mib=int(g.get("memory_mib", 0)))
+                   for g in d.get("groups") or ())
+    if groups:
+        return ResourceRequest.of_groups(
+            groups, gpu_models=tuple(d.get("gpu_models", ())), min_memory_mib=int(d.get("min_memory_mib", 0)),
+            nvlink=bool(d.get("nvlink", False)), node_selector=dict(d.get("node_selector", {})),
+            tolerations=tuple(d.get("tolerations", ())))
     return ResourceRequest(
         gpus=int(d.get("gpus", 1)), gpu_milli=int(d.get("gpu_milli", 1000)),
         gpu_models=tuple(d.get("gpu_models", ())), min_memory_mib=int(d.get("min_memory_mib", 0)),

@@ -75,12 +75,19 @@ def _v4_rollup_validity(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v5_team_reclaim(conn: sa.Connection) -> None:
+    name, type_ = schema.TEAM_RECLAIM_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("team_policies")}:
+        conn.execute(sa.text(f"ALTER TABLE team_policies ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
     Migration(3, "job definitions and their runs (one run per definition and scheduled instant)", _v3_definitions),
     Migration(4, "telemetry validity in gpu_rollups (valid/blank/suspect counts, rules, processes)",
               _v4_rollup_validity),
+    Migration(5, "a team's reclaim rule (team_policies.reclaim)", _v5_team_reclaim),
 )
 
 

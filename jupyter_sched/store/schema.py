@@ -216,13 +216,25 @@ def columns_v4(md: sa.MetaData) -> None:
         table.append_column(sa.Column(name, type_, nullable=True))
 
 
+TEAM_RECLAIM_COLUMN = ("reclaim", sa.String(32))
+"""Column version 5 adds to ``team_policies``: the team's reclaim rule (``any``, ``lower-or-equal``,
+``lower``, ``never``; Kueue's reclaimWithinCohort). Null: the scheduling profile's default."""
+
+
+def columns_v5(md: sa.MetaData) -> None:
+    """Add version 5's column to ``team_policies`` on ``md`` (the table must be defined)."""
+    name, type_ = TEAM_RECLAIM_COLUMN
+    md.tables["team_policies"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
-version 4's rollup validity columns)."""
+version 4's rollup validity columns + version 5's team reclaim rule)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
 columns_v4(metadata)
+columns_v5(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -6,8 +6,8 @@
  * words, next run, the last run's state), creates one (with a live preview of the next firings),
  * pauses, resumes, runs now and deletes, and shows each definition's runs with their state and
  * reason — for a failed notebook run the reason names the failing cell and exception, and its
- * executed notebook opens in JupyterLab (copied under the server root by
- * `POST jobs/{id}/notebook/open`) or downloads.
+ * executed notebook opens in JupyterLab (saved under `scheduled-runs/<job id>/` through the
+ * contents API) or downloads.
  *
  * It builds on the panel's model ({@link ISchedModel}: typed client, event stream) and shows as a
  * section of the GPUs sidebar when {@link ISchedSections} is there, and in the main area through
@@ -28,6 +28,8 @@ type Definition = Schemas['Definition'];
 type DefinitionRun = Schemas['DefinitionRun'];
 
 export const DEFINITIONS_COMMAND = 'jupyter-sched:definitions';
+/** Where opened executed notebooks go, under the server root (as the server's `executed_notebooks_dir`). */
+const EXECUTED_DIR = 'scheduled-runs';
 const PREVIEW_DELAY_MS = 400;
 
 /** `region=eu` lines → `{region: "eu"}`; values that parse as JSON (`3`, `true`, `[1]`) are kept typed. */
@@ -91,6 +93,8 @@ export interface IDefinitionsViewOptions {
   model: ISchedModel;
   /** Open a file (relative to the server root) in JupyterLab. */
   openPath(path: string): Promise<void>;
+  /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
+  saveNotebook(path: string, content: unknown): Promise<void>;
   /** Path prefilled in the form (e.g. the current notebook). */
   currentPath?(): string;
 }
@@ -109,6 +113,12 @@ export class DefinitionsView extends Widget {
   private previewTimer: number | undefined;
   private handles: IDisposable[] = [];
   private loading: Promise<void> | null = null;
+  /** The definition the form edits (null: the form creates a new one). */
+  private editing: Definition | null = null;
+  private fields!: {
+    name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
+    gpus: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
+  };
 
   constructor(options: IDefinitionsViewOptions) {
     super();
@@ -186,6 +196,9 @@ export class DefinitionsView extends Widget {
       title: 'Parameters, one NAME=VALUE per line (values for the notebook cell tagged "parameters")', placeholder: 'region=eu'
     });
     const preview = h('div', { class: 'jp-sched-defs-preview', 'aria-live': 'polite' });
+    const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
+    const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
+    this.fields = { name, path, cron, tz, gpus, params, submit: submitButton, heading };
     const schedulePreview = (): void => {
       window.clearTimeout(this.previewTimer);
       this.previewTimer = window.setTimeout(async () => {
@@ -219,12 +232,12 @@ export class DefinitionsView extends Widget {
           gpus: Number(gpus.value || 0),
           parameters: parseParameters(params.value)
         };
-        const created = await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
-        this.notice = `Saved "${created.name}": ${created.schedule_description || 'no schedule'}`;
+        const saved = this.editing
+          ? await this.model.client.request('updateDefinition', { path: { definition_id: this.editing.id }, body: body as Schemas['UpdateDefinitionRequest'] })
+          : await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
+        this.notice = `Saved "${saved.name}": ${saved.schedule_description || 'no schedule'}`;
         this.error = '';
-        name.value = '';
-        cron.value = '';
-        params.value = '';
+        this.edit(null);
         preview.textContent = '';
         await this.reload();
       } catch (err) {
@@ -240,10 +253,34 @@ export class DefinitionsView extends Widget {
       h('div', { class: 'jp-sched-defs-row' }, cron, tz, gpus),
       params,
       preview,
-      h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition')
+      h('div', { class: 'jp-sched-defs-row' }, submitButton,
+        h('button', { class: 'jp-sched-button jp-sched-defs-cancel-edit', type: 'button', onclick: () => this.edit(null) }, 'Cancel'))
     );
-    this.formBox.append(h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook'), form);
+    this.formBox.append(heading, form);
+    this.formBox.classList.toggle('jp-sched-defs-editing', false);
     return this.formBox;
+  }
+
+  /** Load `d` into the form to change it (null: back to creating a new one, form emptied). */
+  edit(d: Definition | null): void {
+    const f = this.fields;
+    this.editing = d;
+    f.name.value = d?.name ?? '';
+    f.path.value = d ? (d.notebook ?? d.script ?? '') : this.options.currentPath?.() ?? '';
+    f.cron.value = d?.schedule ?? '';
+    f.tz.value = d?.timezone ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+    const gpus = (d?.job as { gpus?: number } | undefined)?.gpus;
+    f.gpus.value = String(gpus ?? 1);
+    f.params.value = Object.entries(d?.parameters ?? {})
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join('\n');
+    f.submit.textContent = d ? 'Save changes' : 'Save definition';
+    f.heading.textContent = d ? `Edit "${d.name}"` : 'New scheduled notebook';
+    this.formBox.classList.toggle('jp-sched-defs-editing', !!d);
+    if (d) {
+      f.cron.dispatchEvent(new Event('input'));
+      f.name.focus();
+    }
   }
 
   // -- list -----------------------------------------------------------------------------------
@@ -269,10 +306,18 @@ export class DefinitionsView extends Widget {
     await this.reload();
   }
 
+  /**
+   * Open a run's executed notebook: fetched from the scheduler API and saved through this
+   * JupyterLab's own contents API under `scheduled-runs/<job id>/`, so it lands in the user's
+   * files whether the scheduler runs in this server or is a JupyterHub service elsewhere.
+   */
   private async openRun(run: DefinitionRun): Promise<void> {
     try {
-      const opened = await this.model.client.request('openExecutedNotebook', { path: { job_id: run.job_id } });
-      await this.options.openPath(opened.path);
+      const notebook = await this.model.client.request('getExecutedNotebook', { path: { job_id: run.job_id } });
+      const name = String(run.job?.notebook ?? 'notebook.ipynb').split('/').pop() || 'notebook.ipynb';
+      const path = `${EXECUTED_DIR}/${run.job_id}/${name}`;
+      await this.options.saveNotebook(path, notebook);
+      await this.options.openPath(path);
     } catch (err) {
       this.error = errorText(err);
       this.render();
@@ -331,6 +376,7 @@ export class DefinitionsView extends Widget {
           },
           d.paused ? 'Resume' : 'Pause'
         ),
+        h('button', { class: 'jp-sched-button jp-sched-def-edit', 'data-key': `edit-${d.id}`, onclick: () => this.edit(d) }, 'Edit'),
         h('button', { class: 'jp-sched-button jp-sched-def-delete', 'data-key': `delete-${d.id}`, onclick: () => void this.act(() => client.request('deleteDefinition', { path: { definition_id: d.id } }), `Deleted "${d.name}"; its runs stay in My work`) }, 'Delete')
       ),
       open ? (runs.length ? h('ul', { class: 'jp-sched-runs' }, runs.map(run => this.renderRun(run, d))) : h('p', { class: 'jp-sched-empty' }, 'No runs yet.')) : null
@@ -360,6 +406,19 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
     const openPath = async (path: string): Promise<void> => {
       await app.commands.execute('docmanager:open', { path });
     };
+    const saveNotebook = async (path: string, content: unknown): Promise<void> => {
+      const contents = app.serviceManager.contents;
+      const parts = path.split('/');
+      for (let i = 1; i < parts.length; i++) {
+        const folder = parts.slice(0, i).join('/');
+        try {
+          await contents.get(folder, { content: false });
+        } catch {
+          await contents.save(folder, { type: 'directory' });
+        }
+      }
+      await contents.save(path, { type: 'notebook', format: 'json', content });
+    };
     const currentPath = (): string => {
       const current = app.shell.currentWidget as unknown as { context?: { path?: string } } | null;
       const path = current?.context?.path ?? '';
@@ -370,7 +429,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       title: 'Scheduled notebooks',
       rank: 350,
       isAvailable: m => m.supports('definitions'),
-      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, currentPath }) })
+      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, currentPath }) })
     });
     let main: MainAreaWidget<DefinitionsView> | null = null;
     app.commands.addCommand(DEFINITIONS_COMMAND, {
@@ -378,7 +437,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       caption: 'Job definitions: notebooks on a cron schedule with GPUs and parameters, and their runs',
       execute: () => {
         if (!main || main.isDisposed) {
-          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, currentPath }) });
+          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, currentPath }) });
           main.id = 'jupyter-sched-definitions';
           main.title.label = 'Scheduled notebooks';
           main.title.closable = true;

@@ -14,6 +14,7 @@ import { LabIcon, ToolbarButton } from '@jupyterlab/ui-components';
 import { type IJob, SchedClient, type Transport } from './api';
 import { SchedClient as TypedSchedClient } from './client';
 import { definitionsPlugin } from './definitions';
+import { usagePlugin } from './usage';
 import { SchedModel } from './model';
 import { ISchedModel } from './tokens';
 
@@ -195,4 +196,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [modelPlugin, plugin, definitionsPlugin];
+export default [modelPlugin, plugin, definitionsPlugin, usagePlugin];

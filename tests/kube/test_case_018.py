@@ -122,7 +122,7 @@ def test_case_018_metrics_count_the_bad_gpu_as_unavailable_not_free(tmp_path: Pa
     service = SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
                                             "inventory_source": "static", "inventory_file": str(static),
                                             "telemetry_source": "off"})
-    exposition = generate_latest(make_registry(service, EventHub(16))).decode()
+    exposition = generate_latest(make_registry(service.services, EventHub(16))).decode()
     states = {s.labels["state"]: s.value for family in text_string_to_metric_families(exposition)
               for s in family.samples if family.name == "jupyter_sched_gpus"}
     assert states == {"allocated": 0.0, "free": 7.0, "unavailable": 1.0}

@@ -195,6 +195,7 @@ def _setsid_scenario(ex: LocalExecutor, job_id: str, who: RunAs | None, user: st
     job = py_job(job_id, SETSID_HOLDER, user=user)
     handle = ex.start(job, GPU, who)  # type: ignore[arg-type]
     marker = str(handle.data["group"]["name"])  # type: ignore[index]
+    assert handle.data["group"]["kind"] == ex.tracker.kind  # type: ignore[index]
     wait_until(lambda: '"holder"' in ex.logs(job_id)[0], "the job to start its setsid children")
     wait_until(lambda: len(with_marker(marker)) >= 4, "wrapper, job, holder and daemon")
     holder = json.loads(ex.logs(job_id)[0].strip().splitlines()[-1])["holder"]
@@ -317,3 +318,60 @@ def test_empty_groups_left_by_a_killed_service_are_pruned_and_live_ones_kept(tmp
     ex.stop("j-live", grace_s=0)
     wait_until(lambda: ex.poll() or None, "the job to end")
     assert not os.path.exists(live_path)  # its executor removes it once empty
+
+
+def _cgroup2_tracker() -> CgroupTracker:
+    """A cgroup v2 job-group tracker: the unified hierarchy at /sys/fs/cgroup (pure v2) or the hybrid
+    layout's /sys/fs/cgroup/unified (this machine: v1 controllers, a cgroup2 mount beside them)."""
+    for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
+        if (root / "cgroup.controllers").exists():
+            base = root / "jupyter_sched"
+            try:
+                base.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            return CgroupTracker(base, 2)
+    pytest.skip("no writable cgroup v2 hierarchy here")
+
+
+@pytest.mark.parametrize("owner", [False, True], ids=["embedded", "as the owner"])
+def test_cgroup_v2_groups_stop_setsid_children_too(tmp_path: Path, owner: bool) -> None:
+    tracker = _cgroup2_tracker()
+    if not owner:
+        _setsid_scenario(LocalExecutor(tmp_path / "jobs", tracking=tracker), "j-v2", None, "ana")
+        return
+    if skip_reason():
+        pytest.skip(skip_reason() or "")
+    with os_accounts(1) as (someone,), shared_dir() as root:
+        _setsid_scenario(hub_executor(root, tracking=tracker), "j-v2-owner", run_as(someone), someone.name)
+
+
+@needs_accounts
+def test_the_engine_decides_who_each_job_runs_as_at_its_start(accounts: list[Account], root: Path) -> None:
+    from datetime import datetime, timezone
+
+    from jupyter_sched.engine import ManualClock, SchedulerService
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+    from jupyter_sched.store import Store, sqlite_url
+
+    alice = accounts[0]
+    executor = hub_executor(root)
+    svc = SchedulerService(store=Store(sqlite_url(root / "s.sqlite")), inventory=SimulatedInventory(2, node="n1"),
+                           executor=executor, clock=ManualClock(datetime.now(timezone.utc)), cycle_interval_s=0.0)
+    mapping = AccountMapping(accounts={"alice@hub": alice.name})
+    svc.engine.run_as = lambda job: mapping.resolve(job.spec.user)
+    try:
+        mapped = svc.submit({"gpus": 0, "script": "who.py", "source": "import os\nprint('uid', os.getuid())\n"},
+                            user="alice@hub")["id"]
+        unmapped = svc.submit({"gpus": 0, "command": ["true"]}, user="nobody-has-this-account")["id"]
+        deadline = time.monotonic() + WAIT_S
+        while {svc.get_job(i, user="x", is_admin=True)["state"] for i in (mapped, unmapped)} - {"succeeded", "failed"}:
+            assert time.monotonic() < deadline, "the jobs did not end"
+            svc.tick()
+            time.sleep(0.02)
+        done, refused = (svc.get_job(i, user="x", is_admin=True) for i in (mapped, unmapped))
+        assert done["state"] == "succeeded" and f"uid {alice.uid}" in executor.logs(mapped)[0]
+        assert refused["state"] == "failed"
+        assert "could not start" in refused["message"] and "no OS account" in refused["message"]
+    finally:
+        svc.store.close()

@@ -78,12 +78,19 @@ test('a definition created from the panel runs, and its failed run names the cel
   await expect(notebook.locator('.jp-Cell').nth(1)).toContainText("region = 'mars'"); // the injected parameters
 });
 
-test('pause, resume and delete from the view', async ({ page, request }) => {
+test('edit, pause, resume and delete from the view', async ({ page, request }) => {
   await upload(page, 'nightly.ipynb', regionNotebook());
   await api(request, 'POST', 'definitions', { name: 'nightly', notebook: 'nightly.ipynb', schedule: '30 2 * * *', timezone: 'UTC', gpus: 0 });
   const view = await openView(page);
   const row = view.locator('.jp-sched-def').filter({ has: page.locator('.jp-sched-def-name', { hasText: /^nightly$/ }) });
   await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 02:30 every day (UTC)');
+  await row.locator('.jp-sched-def-edit').click();
+  await expect(view.locator('.jp-sched-defs-heading')).toHaveText('Edit "nightly"');
+  await expect(view.locator('.jp-sched-defs-cron')).toHaveValue('30 2 * * *');
+  await view.locator('.jp-sched-defs-cron').fill('0 6 * * *');
+  await view.locator('.jp-sched-defs-create').click();
+  await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 06:00 every day (UTC)');
+  await expect(view.locator('.jp-sched-defs-heading')).toHaveText('New scheduled notebook');
   await row.locator('.jp-sched-def-toggle').click();
   await expect(row.locator('.jp-sched-def-next')).toHaveText('paused');
   await row.locator('.jp-sched-def-toggle').click();
