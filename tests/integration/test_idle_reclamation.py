@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.engine.service import SchedulerService
 from jupyter_sched.errors import ConflictError, ValidationError
 from jupyter_sched.model import parse_utc
+from jupyter_sched.services import SchedulerService
 
 from .conftest import Driver, make_service, settings_for, sleeper
 

@@ -8,6 +8,7 @@ about memory per GPU, ``%gpu release`` saying what CUDA_VISIBLE_DEVICES is now a
 from __future__ import annotations
 
 import asyncio
+import getpass
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -25,8 +26,10 @@ StartKernel = Callable[..., Awaitable[Kernel]]
 
 @pytest.fixture
 def sched_settings() -> dict[str, Any]:
-    """Telemetry sampled often, so a simulated GPU's utilization shows within a second."""
-    return {"telemetry_interval_s": 0.5, "stop_grace_s": 5}
+    """Telemetry sampled often, so a simulated GPU's utilization shows within a second; the owner is
+    in teams default and research (a request may charge only the caller's own teams, issue 15)."""
+    return {"telemetry_interval_s": 0.5, "stop_grace_s": 5,
+            "user_teams": {getpass.getuser(): ["default", "research"]}}
 
 
 @pytest.fixture

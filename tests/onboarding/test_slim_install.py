@@ -40,6 +40,8 @@ c.SchedApp.simulated_gpus = 2
 c.SchedApp.cycle_interval = 0.2
 c.SchedApp.stop_grace_s = 5
 c.SchedApp.log_dir = {logs!r}
+import getpass
+c.SchedApp.user_teams = {{getpass.getuser(): ["default", "research"]}}  # the owner's teams (issue 15)
 """
 
 
