@@ -18,8 +18,9 @@ from typing import Any
 from ..model.units import parse_utc
 from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
 from .usage import UsageInterval
+from .waste import WasteReport, waste_report
 
-__all__ = ["rollups_for", "usage_report_for"]
+__all__ = ["rollups_for", "usage_report_for", "waste_report_for"]
 
 _PAGE = 10_000
 """Rollup rows read per store query (paged until a GPU's window is exhausted)."""
@@ -77,3 +78,22 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
                         prices=prices, max_sample_gap_s=ROLLUP_SECONDS)
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
+
+
+def waste_report_for(store: Any, *, now: datetime, since: datetime | None = None, until: datetime | None = None,
+                     threshold_pct: float = 5.0, max_gap_s: float = 120.0, user: str | None = None) -> WasteReport:
+    """The admin waste report (:func:`~.waste.waste_report`) over a store: its allocation intervals
+    and the rollups of their GPUs, jobs and users ranked by allocated-but-idle GPU-hours (case 025).
+
+    Args:
+        store: the service's store (``usage_rows``, ``rollup_rows``).
+        now: end of open intervals (the service's clock).
+        since / until: the window (aware; default everything up to ``now``).
+        threshold_pct: idle below this, % (the idle policy's).
+        max_gap_s: longest span one rollup row stands for, seconds (a missing minute beyond it is unknown).
+        user: one user's work only (None = everyone).
+    """
+    intervals = store.usage_rows(since=since, until=until, user=user)
+    rows = rollups_for(store, intervals, now=now, since=since, until=until)
+    return waste_report(intervals, rows, now=now, threshold_pct=threshold_pct, max_gap_s=max_gap_s, since=since,
+                        until=until)

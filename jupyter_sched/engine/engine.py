@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import NotLeaderError
 from ..executors.base import Executor
+from ..executors.runas import RunAs, embedded_run_as
 from ..inventory.changes import InventoryChangePublisher
 from ..model import Inventory, Job, PendingReason
 from ..reclaim import IdlePolicies, LadderState
@@ -83,6 +84,8 @@ class Engine:
             registry is kept up to date from running jobs and lease kernels).
         idle_policies: idle-reclamation policy (None = no idle detection).
         idle_arbiter: an admin's idle rule (see :class:`jupyter_sched.reclaim.IdleArbiter`; None = default).
+        run_as: ``run_as(job)`` → who the job runs as, decided at its start (default: this
+            server's own account; hub mode maps owners to their OS accounts or pod ids).
     """
 
     def __init__(
@@ -109,10 +112,13 @@ class Engine:
         monitor: TelemetryMonitor | None = None,
         idle_policies: IdlePolicies | None = None,
         idle_arbiter: Any = None,
+        run_as: Callable[[Job], RunAs] | None = None,
     ) -> None:
         self.store = store
         self.inventory = inventory
         self.executor = executor
+        self.run_as: Callable[[Job], RunAs] = run_as or embedded_run_as
+        """Who each job runs as, decided at its start (hub mode sets the owner-account mapping)."""
         self.clock: Clock = clock or SystemClock()
         self.owner_id = owner_id or f"engine-{uuid.uuid4().hex[:12]}"
         self.profile = profile
@@ -300,7 +306,8 @@ class Engine:
         for job_id, grace, checkpoint in stops:
             self.stops.send(job_id, grace_s=grace, checkpoint_signal=checkpoint)
         for job in admitted:
-            if start_admitted(job, executor=self.executor, writer=self.writer, clock=self.clock):
+            if start_admitted(job, executor=self.executor, writer=self.writer, clock=self.clock,
+                              run_as=self.run_as):
                 report.started.append(job.id)
 
     def _apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,

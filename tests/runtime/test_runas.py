@@ -344,3 +344,34 @@ def test_cgroup_v2_groups_stop_setsid_children_too(tmp_path: Path, owner: bool) 
         pytest.skip(skip_reason() or "")
     with os_accounts(1) as (someone,), shared_dir() as root:
         _setsid_scenario(hub_executor(root, tracking=tracker), "j-v2-owner", run_as(someone), someone.name)
+
+
+@needs_accounts
+def test_the_engine_decides_who_each_job_runs_as_at_its_start(accounts: list[Account], root: Path) -> None:
+    from datetime import datetime, timezone
+
+    from jupyter_sched.engine import ManualClock, SchedulerService
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+    from jupyter_sched.store import Store, sqlite_url
+
+    alice = accounts[0]
+    executor = hub_executor(root)
+    svc = SchedulerService(store=Store(sqlite_url(root / "s.sqlite")), inventory=SimulatedInventory(2, node="n1"),
+                           executor=executor, clock=ManualClock(datetime.now(timezone.utc)), cycle_interval_s=0.0)
+    mapping = AccountMapping(accounts={"alice@hub": alice.name})
+    svc.engine.run_as = lambda job: mapping.resolve(job.spec.user)
+    try:
+        mapped = svc.submit({"gpus": 0, "script": "who.py", "source": "import os\nprint('uid', os.getuid())\n"},
+                            user="alice@hub")["id"]
+        unmapped = svc.submit({"gpus": 0, "command": ["true"]}, user="nobody-has-this-account")["id"]
+        deadline = time.monotonic() + WAIT_S
+        while {svc.get_job(i, user="x", is_admin=True)["state"] for i in (mapped, unmapped)} - {"succeeded", "failed"}:
+            assert time.monotonic() < deadline, "the jobs did not end"
+            svc.tick()
+            time.sleep(0.02)
+        done, refused = (svc.get_job(i, user="x", is_admin=True) for i in (mapped, unmapped))
+        assert done["state"] == "succeeded" and f"uid {alice.uid}" in executor.logs(mapped)[0]
+        assert refused["state"] == "failed"
+        assert "could not start" in refused["message"] and "no OS account" in refused["message"]
+    finally:
+        svc.store.close()
