@@ -21,6 +21,7 @@ from ..executors.local import read_log
 from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..store import LIVE_STATES, JobRecord
+from ..wording import lease_end_message
 from .context import Context
 from .models import (
     DryrunJobResponse,
@@ -239,9 +240,10 @@ class JobsService:
                 now = tx.now
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:
-                    new = replace(record, job=job.transition(
-                        JobState.CANCELLED, finished_at=now,
-                        message=f"{'released' if job.is_lease else 'cancelled'} by {actor}"))
+                    # a lease request withdrawn before any grant must not read like a release (issue 20)
+                    message = (lease_end_message(granted=job.state.holds_gpus, actor=actor) if job.is_lease
+                               else f"cancelled by {actor}")
+                    new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
                 elif record.stop_intent == "cancel":
                     break
                 else:

@@ -254,3 +254,17 @@ def test_every_reason_the_api_answers_carries_its_sentences(server: EmbeddedServ
     assert dry["reason"]["text"]["summary"] == dry["reason"]["message"].rstrip(".") + "."
     refused = ann.post("jobs", json={"gpus": 1, "mem_per_gpu": "200GiB", "command": ["true"]}).json()["error"]
     assert refused["details"]["reason"]["text"]["unblock"] == "Ask for at most 80 GiB per GPU."
+
+
+def test_a_lease_request_withdrawn_while_pending_does_not_read_like_a_release(server: EmbeddedServer) -> None:
+    clear(server)
+    ann = api(server, "tok-ann")
+    granted = ann.post("leases", json={"gpus": 2, "name": "nb-1"})
+    assert granted.status_code == 201, granted.text
+    wait_state(server, "tok-ann", granted.json()["id"], "running", "admitted")
+    queued = ann.post("leases", json={"gpus": 1, "name": "nb-2"}).json()
+    assert queued["state"] == "pending"
+    withdrawn = ann.delete(f"leases/{queued['id']}").json()
+    assert withdrawn["message"] == "request withdrawn by ann before any GPU was granted"
+    released = ann.delete(f"leases/{granted.json()['id']}").json()
+    assert released["message"] == "released by ann"
