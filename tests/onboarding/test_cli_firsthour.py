@@ -229,3 +229,28 @@ def test_wait_on_a_terminal_draws_a_progress_bar_while_queued_then_prints_the_en
     assert done.returncode == EXIT_OK, screen
     assert "queued #1 · ETA" in screen and "%" in screen and "|" in screen  # the queued phase's bar
     assert screen.rstrip().endswith(f"job {waiting['id']}: succeeded, exit code 0")
+
+
+def test_every_reason_the_api_answers_carries_its_sentences(server: EmbeddedServer) -> None:
+    """``reason.text`` = the one renderer's {summary, eta, unblock, line}: in the queue, a job, a
+    dry run and a 422's details, so the panel shows the words the CLI and magics print."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    blocker = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    waiting = submit(server, "tok-ann", gpus=1)
+    deadline = time.monotonic() + 30
+    while not (job := ann.get(f"jobs/{waiting['id']}").json()).get("reason"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    text = job["reason"]["text"]
+    assert set(text) == {"summary", "eta", "unblock", "line"}
+    assert text["line"].startswith("queued #1 · ") and text["eta"].startswith("ETA ")
+    assert "see ETA" not in text["line"] and text["line"].count("ETA") == 1
+    rows = ann.get("queue").json()
+    rows = rows["queue"] if isinstance(rows, dict) else rows
+    assert next(r for r in rows if r["id"] == waiting["id"])["reason"]["text"] == text
+    dry = ann.post("dryrun", json={"gpus": 1, "command": ["true"]}).json()
+    assert dry["reason"]["text"]["summary"] == dry["reason"]["message"].rstrip(".") + "."
+    refused = ann.post("jobs", json={"gpus": 1, "mem_per_gpu": "200GiB", "command": ["true"]}).json()["error"]
+    assert refused["details"]["reason"]["text"]["unblock"] == "Ask for at most 80 GiB per GPU."
