@@ -181,9 +181,11 @@ class JobsService:
         finished = record.job.state.terminal
         text, next_offset = "", request.offset
         path = Path(str(record.handle["log"])) if record.handle and record.handle.get("log") else None
+        run_as = (record.handle or {}).get("run_as") or {}
+        owner_uid = run_as.get("uid") if run_as.get("account") else None  # a job run as its owner's account
         try:
             if path is not None and path.exists():
-                text, next_offset = read_log(path, request.offset, request.limit)
+                text, next_offset = read_log(path, request.offset, request.limit, owner_uid=owner_uid)
             elif not record.job.is_lease:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
