@@ -29,7 +29,7 @@ from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
 from .events import EventHub
-from .handlers import HANDLERS
+from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, kernel_states, release_orphan_leases
@@ -151,14 +151,20 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                       __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
                       self.placement_policy)
 
+    def routes(self) -> list[tuple[str, type[Any]]]:
+        """The routes this server serves under ``api/sched/`` (the central service adds its own)."""
+        return [*HANDLERS, *DEFINITION_HANDLERS]
+
     def initialize_handlers(self) -> None:
-        """Register THE route table under ``api/sched/`` (hub clients: one forwarding route)."""
+        """Register THE route table under ``api/sched/`` (hub clients: one forwarding route), then
+        a JSON 404 for any other path there (never the server's HTML page)."""
         if self.hub_service_url:
             from ..hub.forward import ForwardHandler
 
             self.handlers.append((API_PREFIX + "(.*)", ForwardHandler))
             return
-        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in [*HANDLERS, *DEFINITION_HANDLERS])
+        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in self.routes())
+        self.handlers.append((API_PREFIX + "(?P<path>.*)", UnknownRouteHandler))
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""

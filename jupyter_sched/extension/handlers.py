@@ -20,6 +20,7 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ..admission import Caller
+from ..errors import NotFoundError
 from ..model import JobKind
 from ..services.models import (
     GetAuditRequest,
@@ -36,7 +37,7 @@ from ..services.models import (
 )
 from .web import SchedHandler
 
-__all__ = ["HANDLERS", "SchedHandler"]
+__all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
 
 _FOLLOW_WAIT_S = 25.0     # long-poll ceiling for logs?follow=true, under proxy idle timeouts
 _FOLLOW_POLL_S = 0.25
@@ -355,6 +356,37 @@ class MetricsHandler(SchedHandler):
         text = generate_latest(self.sched.metrics_registry)
         self.set_status(200)
         self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
+
+
+class UnknownRouteHandler(SchedHandler):
+    """Any other path under ``api/sched/``: a JSON 404 naming the path (registered after every
+    route, so it only answers what no route matched; never the server's HTML page)."""
+
+    _track_activity = False
+
+    def _unknown(self, path: str) -> None:
+        raise NotFoundError(f"no route {path[:80]!r} under api/sched/", field="path",
+                            hint="see GET api/sched/config and openapi.yaml for the routes")
+
+    @web.authenticated
+    def get(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def post(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def put(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def patch(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def delete(self, path: str) -> None:
+        self._unknown(path)
 
 
 _ID = r"(?P<job_id>[^/]+)"

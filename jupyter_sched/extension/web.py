@@ -19,6 +19,7 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import json
+import secrets
 from http.client import responses
 from typing import Any, TypeVar
 
@@ -83,8 +84,11 @@ class SchedHandler(APIHandler):
                                   hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
         try:
             return json.loads(raw, parse_constant=_reject_constant)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValidationError(f"request body is not valid JSON ({err})", field="body",
+        except json.JSONDecodeError as err:
+            raise ValidationError(f"request body is not valid JSON (line {err.lineno}, column {err.colno})",
+                                  field="body", hint="send a JSON object with Content-Type: application/json") from None
+        except (ValueError, UnicodeDecodeError):
+            raise ValidationError("request body is not valid JSON (not UTF-8 text, or NaN/Infinity)", field="body",
                                   hint="send a JSON object with Content-Type: application/json") from None
         except RecursionError:
             raise ValidationError("request body is nested too deeply", field="body",
@@ -163,7 +167,14 @@ class SchedHandler(APIHandler):
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, SchedError):
-            status, body = http_status_for(exc), exc.to_json()
+            status = http_status_for(exc)
+            if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
+                reference = secrets.token_hex(4)
+                self.log.error("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
+                               status, reference, exc)
+                body = exc.public_json(reference)
+            else:
+                body = exc.to_json()
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
@@ -180,6 +191,8 @@ class SchedHandler(APIHandler):
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""
+        if isinstance(value, SchedError) and http_status_for(value) >= 500:
+            return  # write_error logs it whole, with the reference the client gets
         if isinstance(value, SchedError):
             self.log.info("jupyter_sched %s %s -> %s: %s", self.request.method, self.request.path,
                           http_status_for(value), value)
