@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -92,7 +93,17 @@ class JobsHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     def get(self) -> None:
-        self.reply(self.services.jobs.list(self.caller, self.query(ListJobsRequest), kind=self.kind))
+        request = self.query(ListJobsRequest)
+        page = self.services.jobs.list(self.caller, request, kind=self.kind)
+        if page.next_cursor:  # RFC 8288 paging, as GitHub's API: the body stays the list of jobs
+            query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
+                                       "all": "true" if request.all else None}.items() if v}
+            query.update(limit=str(request.limit), cursor=page.next_cursor)
+            # a relative reference (RFC 3986): it resolves against whatever URL the client used,
+            # also through a user server that forwards to the hub's central service
+            route = self.request.path.rstrip("/").rsplit("/", 1)[-1]
+            self.set_header("Link", f'<{route}?{urlencode(query)}>; rel="next"')
+        self.reply(page.jobs)
 
     @web.authenticated
     @authorized

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from ..accounting import ROLLUP_KEYS, budget_usage, report_csv, rollup
+from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import usage_report_for
 from ..admission import Caller
 from ..errors import ValidationError
@@ -42,11 +42,12 @@ class AccountingService:
         holding = [r.job for r in live if r.job.state.holds_gpus and r.job.allocation is not None]
         in_use = sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
                      for j in holding if j.allocation is not None)
-        week = rollup(store.usage_rows(since=now - timedelta(days=7), user=caller.user), now=now, by=("user",),
-                      since=now - timedelta(days=7))
+        # sums in the database (Store.gpu_seconds): the caller's week, and each budget's period of
+        # its team (or user), never everyone's usage rows
+        week_s = store.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
         mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
-        used = budget_usage(store.usage_rows(since=now - timedelta(days=31)), mine_budgets, now=now) \
-            if mine_budgets else {}
+        used = {(b.team, b.user): store.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
+                                                     user=b.user) / 3600 for b in mine_budgets}
         return GetMeResponse.model_validate({
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
@@ -57,7 +58,7 @@ class AccountingService:
             "in_use": {"gpus": in_use, "jobs": sum(1 for j in holding if not j.is_lease),
                        "leases": sum(1 for j in holding if j.is_lease)},
             "pending": sum(1 for r in live if r.job.state is JobState.PENDING),
-            "gpu_hours_7d": week[0]["gpu_hours"] if week else 0.0,
+            "gpu_hours_7d": round(week_s / 3600, 6),
         })
 
     def _whose(self, caller: Caller, everyone: bool) -> str | None:

@@ -21,6 +21,7 @@ __all__ = [
     "GetQueueResponse",
     "Job",
     "JobKindName",
+    "JobsPage",
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
@@ -102,7 +103,9 @@ class ListJobsRequest(QueryModel):
     kind: JobKindName | None = Field(default=None, examples=["training"])
     user: str | None = Field(default=None, description="admins only: another user's work")
     all: bool = Field(default=False, description="admins only: everyone's work")
-    limit: int | None = Field(default=None, ge=1, le=100_000, examples=[100], description="newest first, at most this many")
+    limit: int = Field(default=500, ge=1, le=1000, examples=[100],
+                       description="newest first, at most this many (a Link: rel=next header gives the next page)")
+    cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header)")
 
 
 class GetJobLogsRequest(QueryModel):
@@ -210,6 +213,13 @@ class ListJobsResponse(_ListModel):
     """Jobs, newest first."""
 
     root: list[Job]
+
+
+class JobsPage(ResponseModel):
+    """One page of jobs and the cursor of the next (None on the last page)."""
+
+    jobs: ListJobsResponse
+    next_cursor: str | None = None
 
 
 class GetQueueResponse(_ListModel):
