@@ -11,6 +11,7 @@
     │   │                           state transition or cancel of a finished job (409)
     │   └── NotLeaderError          this engine does not own the store (409)
     ├── QuotaError                  the request can never be admitted under quota (422)
+    ├── BusyError                   too many such requests in flight; retry shortly (429)
     ├── UnschedulableError          the request can never fit the inventory (422)
     ├── ExecutorError               an executor failed to start/stop work (502)
     ├── TelemetryError              a collector returned unusable data (502)
@@ -31,6 +32,7 @@ from typing import Any
 __all__ = [
     "HTTP_STATUS",
     "AuthorizationError",
+    "BusyError",
     "ConflictError",
     "ExecutorError",
     "NotFoundError",
@@ -143,6 +145,12 @@ class QuotaError(SchedError):
     code = "quota_exceeded"
 
 
+class BusyError(SchedError):
+    """Too many requests of this kind are in flight (a bounded worker); retry in a moment."""
+
+    code = "busy"
+
+
 class UnschedulableError(SchedError):
     """The request can never fit the inventory (e.g. more GPUs than exist)."""
 
@@ -178,6 +186,7 @@ HTTP_STATUS: dict[type[SchedError], int] = {
     ConflictError: 409,
     NotLeaderError: 409,
     QuotaError: 422,
+    BusyError: 429,
     UnschedulableError: 422,
     ExecutorError: 502,
     TelemetryError: 502,

@@ -9,9 +9,12 @@ started once the server's event loop runs, stopped with the server. Handlers rea
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,7 +26,7 @@ from traitlets import Float, TraitError, Unicode, default, validate
 
 from .. import __version__
 from ..admission import Caller
-from ..errors import SchedError
+from ..errors import BusyError, SchedError
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
@@ -128,6 +131,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         Raises:
             traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
         """
+        self.request_pool = ThreadPoolExecutor(max_workers=self.request_threads, thread_name_prefix="jupyter-sched-api")
+        self.dryrun_pool = ThreadPoolExecutor(max_workers=self.dryrun_concurrency,
+                                              thread_name_prefix="jupyter-sched-dryrun")
+        self._dryruns = 0
         self.services: Any = self._build_services()
         self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
@@ -193,6 +200,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if getattr(self, "_started", False):
             self._started = False
             await self.services.stop()
+        for pool in (getattr(self, "request_pool", None), getattr(self, "dryrun_pool", None)):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
 
     # ---- service -------------------------------------------------------------------------
     @property
@@ -271,6 +281,22 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "kubeconfig": self.kubeconfig,
             "stop_grace_s": self.stop_grace_s,
         }
+
+    async def run_dryrun(self, fn: Any, *args: Any) -> Any:
+        """Run a dry run ``fn(*args)`` on the dry-run threads (``dryrun_concurrency``), at most four
+        times as many waiting.
+
+        Raises:
+            BusyError: too many dry runs in flight (429: retry in a moment).
+        """
+        if self._dryruns >= 5 * self.dryrun_concurrency:
+            raise BusyError(f"{self._dryruns} dry runs are in flight; this server computes "
+                            f"{self.dryrun_concurrency} at a time", hint="retry in a second")
+        self._dryruns += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.dryrun_pool, functools.partial(fn, *args))
+        finally:
+            self._dryruns -= 1
 
     # ---- identity ------------------------------------------------------------------------
     def resolve_identity(self, user: Any) -> Identity:

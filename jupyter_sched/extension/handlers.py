@@ -59,7 +59,7 @@ class ConfigHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         self.reply(self.sched.capabilities())
 
 
@@ -70,8 +70,8 @@ class MeHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.accounting.me(self.caller))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.accounting.me, self.caller))
 
 
 class InventoryHandler(SchedHandler):
@@ -81,8 +81,8 @@ class InventoryHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.system.inventory())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.system.inventory))
 
 
 class JobsHandler(_WritesAreActivity):
@@ -92,9 +92,9 @@ class JobsHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         request = self.query(ListJobsRequest)
-        page = self.services.jobs.list(self.caller, request, kind=self.kind)
+        page = await self.call(self.services.jobs.list, self.caller, request, kind=self.kind)
         if page.next_cursor:  # RFC 8288 paging, as GitHub's API: the body stays the list of jobs
             query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
                                        "all": "true" if request.all else None}.items() if v}
@@ -107,8 +107,9 @@ class JobsHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def post(self) -> None:
-        self.reply(self.services.jobs.submit(self.caller, self.body(SubmitJobRequest), kind=self.kind), status=201)
+    async def post(self) -> None:
+        request = self.body(SubmitJobRequest)
+        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind), status=201)
 
 
 class LeasesHandler(JobsHandler):
@@ -124,13 +125,13 @@ class JobHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self, job_id: str) -> None:
-        self.reply(self.services.jobs.get(self.caller, job_id, kind=self.kind))
+    async def get(self, job_id: str) -> None:
+        self.reply(await self.call(self.services.jobs.get, self.caller, job_id, kind=self.kind))
 
     @web.authenticated
     @authorized
-    def delete(self, job_id: str) -> None:
-        self.reply(self.services.jobs.cancel(self.caller, job_id, kind=self.kind))
+    async def delete(self, job_id: str) -> None:
+        self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id, kind=self.kind))
 
 
 class LeaseHandler(JobHandler):
@@ -153,14 +154,14 @@ class LogsHandler(SchedHandler):
     @authorized
     async def get(self, job_id: str) -> None:
         request = self.query(GetJobLogsRequest)
-        chunk = self.services.jobs.logs(self.caller, job_id, request)
+        chunk = await self.call(self.services.jobs.logs, self.caller, job_id, request)
         waited = 0.0
         while request.follow and not chunk.text and not chunk.finished and waited < _FOLLOW_WAIT_S:
             if self._client_gone:
                 return
             await asyncio.sleep(_FOLLOW_POLL_S)
             waited += _FOLLOW_POLL_S
-            chunk = self.services.jobs.logs(self.caller, job_id, request)
+            chunk = await self.call(self.services.jobs.logs, self.caller, job_id, request)
         self.reply(chunk)
 
     def on_connection_close(self) -> None:
@@ -174,8 +175,9 @@ class DryrunHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def post(self) -> None:
-        self.reply(self.services.jobs.dryrun(self.caller, self.body(SubmitJobRequest)))
+    async def post(self) -> None:
+        request = self.body(SubmitJobRequest)  # a whole cycle: on the bounded dry-run threads, never the loop
+        self.reply(await self.sched.run_dryrun(self.services.jobs.dryrun, self.caller, request))
 
 
 class KeepaliveHandler(SchedHandler):
@@ -185,9 +187,9 @@ class KeepaliveHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def post(self, lease_id: str) -> None:
+    async def post(self, lease_id: str) -> None:
         request = self.body(KeepaliveLeaseRequest, optional=True)
-        self.reply(self.services.leases.keepalive(self.caller, lease_id, request))
+        self.reply(await self.call(self.services.leases.keepalive, self.caller, lease_id, request))
 
 
 class TelemetryHandler(SchedHandler):
@@ -197,8 +199,8 @@ class TelemetryHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.telemetry.telemetry(self.caller, self.query(GetTelemetryRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.telemetry.telemetry, self.caller, self.query(GetTelemetryRequest)))
 
 
 class QueueHandler(SchedHandler):
@@ -208,8 +210,8 @@ class QueueHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.jobs.queue(self.caller))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.jobs.queue, self.caller))
 
 
 class QuotasHandler(_WritesAreActivity):
@@ -217,15 +219,15 @@ class QuotasHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.quotas.get())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.quotas.get))
 
     @web.authenticated
     @authorized
-    def put(self) -> None:
+    async def put(self) -> None:
         value = self.json_value()
-        self.reply(self.services.quotas.set(self.caller, parse(SetQuotasRequest, {"quotas": value}
-                                                               if isinstance(value, list) else value)))
+        request = parse(SetQuotasRequest, {"quotas": value} if isinstance(value, list) else value)
+        self.reply(await self.call(self.services.quotas.set, self.caller, request))
 
 
 class IdlePolicyHandler(_WritesAreActivity):
@@ -233,13 +235,13 @@ class IdlePolicyHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.idle.get())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.idle.get))
 
     @web.authenticated
     @authorized
-    def put(self) -> None:
-        self.reply(self.services.idle.set(self.caller, self.body(SetIdlePolicyRequest)))
+    async def put(self) -> None:
+        self.reply(await self.call(self.services.idle.set, self.caller, self.body(SetIdlePolicyRequest)))
 
 
 class ProfilesHandler(SchedHandler):
@@ -249,8 +251,8 @@ class ProfilesHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.quotas.profiles())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.quotas.profiles))
 
 
 class AuditHandler(SchedHandler):
@@ -260,8 +262,8 @@ class AuditHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.audit.list(self.caller, self.query(GetAuditRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.audit.list, self.caller, self.query(GetAuditRequest)))
 
 
 class UsageHandler(SchedHandler):
@@ -271,8 +273,8 @@ class UsageHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.accounting.usage(self.caller, self.query(GetUsageRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.accounting.usage, self.caller, self.query(GetUsageRequest)))
 
 
 class UsageReportHandler(SchedHandler):
@@ -283,9 +285,9 @@ class UsageReportHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         request = self.query(GetUsageReportRequest)
-        rows = self.services.accounting.report(self.caller, request)
+        rows = await self.call(self.services.accounting.report, self.caller, request)
         if request.format == "csv":
             self.set_header("Content-Type", "text/csv; charset=utf-8")
             self.finish(self.services.accounting.report_csv(rows, request))
@@ -361,10 +363,10 @@ class MetricsHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        text = generate_latest(self.sched.metrics_registry)
+        text = await self.call(generate_latest, self.sched.metrics_registry)
         self.set_status(200)
         self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
 
