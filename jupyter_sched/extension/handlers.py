@@ -12,15 +12,14 @@ idle server alive; running work reports activity through ``SchedApp.current_acti
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-from typing import Any
 from urllib.parse import urlencode
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..admission import Caller
 from ..errors import NotFoundError
 from ..model import JobKind
 from ..services.models import (
@@ -36,6 +35,7 @@ from ..services.models import (
     SubmitJobRequest,
     parse,
 )
+from ..services.visibility import event_for
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -299,9 +299,10 @@ class EventsHandler(SchedHandler):
     """``GET events``: Server-Sent Events of the service's event stream.
 
     Each event is ``event: <type>`` + ``data: <json>``; a comment line every
-    ``events_keepalive_s`` keeps proxies from closing an idle stream. Users see their own
-    job/lease events (admins all); inventory and telemetry go to everyone. A client that falls
-    ``events_queue_size`` events behind is disconnected.
+    ``events_keepalive_s`` keeps proxies from closing an idle stream. Each client receives its
+    caller's view (:func:`~jupyter_sched.services.visibility.event_for`: own job/lease events,
+    admins all; telemetry with process lists of their own GPUs only), filtered before it is
+    queued. A client that falls ``events_queue_size`` events behind is disconnected.
     """
 
     _track_activity = False
@@ -312,7 +313,7 @@ class EventsHandler(SchedHandler):
     async def get(self) -> None:
         caller = self.caller
         hub = self.sched.event_hub
-        sub = hub.subscribe()
+        sub = hub.subscribe(functools.partial(event_for, caller))  # filtered before it is queued
         self._subscription = sub
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
@@ -328,11 +329,9 @@ class EventsHandler(SchedHandler):
                     break
                 if event is None:
                     self.write(": keepalive\n\n")
-                elif _visible(event, caller):
+                else:
                     serial += 1
                     self.write(f"id: {serial}\nevent: {event['type']}\ndata: {json.dumps(event['data'], default=str)}\n\n")
-                else:
-                    continue
                 await self.flush()
         except StreamClosedError:
             return
@@ -346,14 +345,6 @@ class EventsHandler(SchedHandler):
         sub = getattr(self, "_subscription", None)
         if sub is not None:
             self.sched.event_hub.unsubscribe(sub)
-
-
-def _visible(event: dict[str, Any], caller: Caller) -> bool:
-    if caller.admin:
-        return True
-    data = event.get("data")
-    owner = data.get("user") if isinstance(data, dict) else None
-    return owner is None or owner == caller.user
 
 
 class MetricsHandler(SchedHandler):
