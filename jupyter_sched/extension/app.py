@@ -27,6 +27,7 @@ from traitlets import Float, TraitError, Unicode, default, validate
 from .. import __version__
 from ..admission import Caller
 from ..errors import BusyError, SchedError
+from ..services.models import GetConfigResponse
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
@@ -311,8 +312,12 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return caller
 
     # ---- capabilities --------------------------------------------------------------------
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self) -> GetConfigResponse:
         """Body of ``GET config``: what this backend supports, for the panel and the CLI."""
+        return GetConfigResponse.model_validate(self.capability_fields())
+
+    def capability_fields(self) -> dict[str, Any]:
+        """The fields of :meth:`capabilities` (the central service changes a few)."""
         return {
             "version": __version__,
             "api": "v1",

@@ -264,9 +264,9 @@ class HubSchedApp(SchedApp):
         return getattr(self.serverapp, "identity_provider", None)
 
     # ---- capabilities --------------------------------------------------------------------
-    def capabilities(self) -> dict[str, Any]:
+    def capability_fields(self) -> dict[str, Any]:
         """As embedded mode, marked ``mode: hub`` with the hub features on."""
-        body = super().capabilities()
+        body = super().capability_fields()
         body["mode"] = "hub"
         body["owner"] = None
         body["features"] = {**body["features"], "hub": True}

@@ -15,7 +15,7 @@ from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES
 from .context import Context
-from .models import GetMeResponse, GetUsageReportRequest, GetUsageRequest, UsageRows
+from .models import GetMeResponse, GetUsageReportRequest, GetUsageReportResponse, GetUsageRequest, GetUsageResponse
 
 __all__ = ["AccountingService"]
 
@@ -68,7 +68,7 @@ class AccountingService:
             return None
         return caller.user
 
-    def usage(self, caller: Caller, request: GetUsageRequest) -> UsageRows:
+    def usage(self, caller: Caller, request: GetUsageRequest) -> GetUsageResponse:
         """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)``.
 
         Raises:
@@ -84,9 +84,9 @@ class AccountingService:
         start = parse_utc(request.since, field="since") if request.since else None
         end = parse_utc(request.until, field="until") if request.until else None
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
-        return UsageRows(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
+        return GetUsageResponse.model_validate(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
 
-    def report(self, caller: Caller, request: GetUsageReportRequest) -> UsageRows:
+    def report(self, caller: Caller, request: GetUsageReportRequest) -> GetUsageReportResponse:
         """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`).
 
         Raises:
@@ -95,10 +95,11 @@ class AccountingService:
         """
         user = self._whose(caller, request.all)
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
-        return UsageRows(usage_report_for(self.ctx, user=user, by=by, since=request.since, until=request.until,
-                                          period=request.period, prices=self.prices))
+        return GetUsageReportResponse.model_validate(usage_report_for(
+            self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
+            prices=self.prices))
 
     @staticmethod
-    def report_csv(rows: UsageRows, request: GetUsageReportRequest) -> str:
+    def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
         """The report as CSV text with a header row."""
-        return report_csv(rows.root, by=tuple(k.strip() for k in request.by.split(",") if k.strip()))
+        return report_csv(rows.to_wire(), by=tuple(k.strip() for k in request.by.split(",") if k.strip()))

@@ -30,7 +30,9 @@ __all__ = [
     "PendingReason",
     "PriorityName",
     "QueueEntry",
+    "Resources",
     "SubmitJobRequest",
+    "WorkerGroup",
 ]
 
 JobKindName = Literal["training", "inference", "lease"]
@@ -123,6 +125,34 @@ class KeepaliveLeaseRequest(RequestModel):
                                   description="default and maximum: the admin's keepalive limit")
 
 
+class WorkerGroup(CodecView):
+    """One group of a heterogeneous gang: its own GPUs, CPU and memory per worker."""
+
+    name: str
+    gpus: int
+    workers: int = 1
+    cpu_millis: int = 0
+    memory_mib: int = 0
+
+
+class Resources(CodecView):
+    """What a job asks for (:func:`~jupyter_sched.model.codec.resources_to_dict`): per worker GPUs
+    (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB)."""
+
+    gpus: int
+    gpu_milli: int = 1000
+    gpu_models: list[str] = Field(default_factory=list)
+    min_memory_mib: int = 0
+    mig_profile: str | None = None
+    nvlink: bool = False
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    workers: int = 1
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: list[str] = Field(default_factory=list)
+    groups: list[WorkerGroup] = Field(default_factory=list)
+
+
 class WorkerAllocation(CodecView):
     node: str
     gpu_uuids: list[str]
@@ -160,7 +190,7 @@ class Job(CodecView):
     kind: JobKindName
     priority: PriorityName
     state: JobStateName
-    resources: dict[str, Any]
+    resources: Resources
     time_limit_s: float | None = None
     command: list[str] | None = None
     script: str | None = None
