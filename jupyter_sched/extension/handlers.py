@@ -220,7 +220,7 @@ class QuotasHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.call(self.services.quotas.get))
+        self.reply(await self.call(self.services.quotas.get, self.caller))
 
     @web.authenticated
     @authorized
