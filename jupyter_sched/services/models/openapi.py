@@ -109,12 +109,24 @@ def _to_openapi(node: Any) -> Any:
     return out
 
 
+def _without_defaults(node: Any) -> Any:
+    """The schema without ``default`` keys: a body's defaults are the server's business, and
+    generated clients (openapi-typescript) take a default to mean "always present", which an
+    answer that leaves unset fields out does not promise."""
+    if isinstance(node, list):
+        return [_without_defaults(v) for v in node]
+    if isinstance(node, dict):
+        return {k: ({name: _without_defaults(p) for name, p in v.items()} if k == "properties" and isinstance(v, dict)
+                    else _without_defaults(v)) for k, v in node.items() if k != "default"}
+    return node
+
+
 def _schemas_of(model: type[BaseModel]) -> dict[str, Any]:
     mode: Literal["validation", "serialization"] = \
         "validation" if issubclass(model, (RequestModel, QueryModel)) else "serialization"
     raw = model.model_json_schema(ref_template=_REF, mode=mode)
-    found = {name: _to_openapi(schema) for name, schema in raw.get("$defs", {}).items()}
-    found[model.__name__] = _to_openapi(raw)
+    found = {name: _without_defaults(_to_openapi(schema)) for name, schema in raw.get("$defs", {}).items()}
+    found[model.__name__] = _without_defaults(_to_openapi(raw))
     return found
 
 

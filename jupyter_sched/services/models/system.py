@@ -42,7 +42,7 @@ class Gpu(CodecView):
     nvlink_peers: list[int] = Field(default_factory=list)
     health: str = "healthy"
     health_reason: str = ""
-    simulated: bool = False
+    simulated: bool = Field(description="always present, so every surface can label simulated GPUs")
     foreign_memory_mib: int = 0
 
 
