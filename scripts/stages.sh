@@ -1,15 +1,24 @@
 # Stage runner for scripts/test-all (sourced): every stage runs, failures are collected, and
 # finish_stages prints one summary and exits 1 when any stage failed or could not run.
 #
-#   stage NAME [--needs OTHER]... -- COMMAND...   run COMMAND (a function or program) with `set -e`
-#                                                  in a subshell; record ok / FAILED / NOT RUN and
-#                                                  its seconds; never stops the caller
+#   stage NAME [--needs OTHER]... [--failures ERE] -- COMMAND...
+#       run COMMAND (a function or program) with `set -e` in a subshell; record ok / FAILED /
+#       NOT RUN, its wall seconds and its CPU seconds (user + system of every process it ran);
+#       never stops the caller. Its output goes to the terminal and to a log file; when it fails,
+#       the summary repeats its last lines and every line matching ERE (e.g. pytest's
+#       `FAILED tests/...::test - why` lines).
 #   skipped NAME WHY                               record a stage left out on purpose
 #   finish_stages START_SECONDS                    print the summary; exit 0 or 1
 # (Functions only; the caller keeps `set -u -o pipefail` and must not use `set -e`.)
+#
+# CI keeps only the tail of a run's output, so everything needed to find a failure — which
+# stage, which tests, the stage's last lines — is printed again in the summary at the very end.
 
-declare -a SUMMARY=() PROBLEMS=()
-declare -A STATUS=()
+declare -a SUMMARY=() PROBLEMS=() FAILED_STAGES=()
+declare -A STATUS=() STAGE_LOG=() STAGE_FAILURES=()
+STAGE_LOGS=$(mktemp -d "${TMPDIR:-/tmp}/test-all.XXXXXX")
+FAILURE_TAIL_LINES=${FAILURE_TAIL_LINES:-15}    # last lines of a failed stage shown in the summary
+FAILURE_MATCH_LINES=${FAILURE_MATCH_LINES:-40}  # most --failures lines shown per stage
 
 log() { printf '\n== %s ==\n' "$*"; }
 
@@ -17,42 +26,105 @@ log() { printf '\n== %s ==\n' "$*"; }
 # in a subshell; record ok / FAILED / not run, with its seconds. Never stops the script.
 stage() {
   local name=$1; shift
-  local needs=()
-  while [ "$1" = --needs ]; do needs+=("$2"); shift 2; done
+  local needs=() failures=""
+  while :; do
+    case "$1" in
+      --needs) needs+=("$2"); shift 2 ;;
+      --failures) failures=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
   [ "$1" = -- ] && shift
   for dep in "${needs[@]}"; do
     if [ "${STATUS[$dep]:-}" != ok ]; then
       STATUS[$name]="not run"
       PROBLEMS+=("$name (not run: needs $dep)")
-      SUMMARY+=("$(printf '%-9s %5s  %s (needs: %s)' 'NOT RUN' '-' "$name" "$dep")")
+      SUMMARY+=("$(printf '%-9s %6s %6s  %s (needs: %s)' 'NOT RUN' '-' '-' "$name" "$dep")")
       log "$name: not run ($dep did not pass)"
       return
     fi
   done
   log "$name"
-  local t0=$SECONDS rc
-  ( set -e; "$@" )
+  local t0=$SECONDS cpu0 rc tee_pid stage_log
+  stage_log="$STAGE_LOGS/$(printf '%02d' "${#STAGE_LOG[@]}")-${name//[^A-Za-z0-9]/_}.log"
+  STAGE_LOG[$name]=$stage_log
+  STAGE_FAILURES[$name]=$failures
+  children_cpu; cpu0=$CHILDREN_CPU
+  # The stage runs in the foreground (Ctrl-C reaches it); its output is copied by a `tee` in a
+  # process substitution rather than a pipe, so a server the stage left behind holding its
+  # stdout cannot keep the run waiting for end-of-file.
+  exec {STAGE_OUT}> >(tee "$stage_log")
+  tee_pid=$!
+  ( set -e; "$@" ) >&"$STAGE_OUT" 2>&1 {STAGE_OUT}>&-
   rc=$?
-  local took=$((SECONDS - t0))
+  exec {STAGE_OUT}>&-
+  # let tee write the stage's last lines before the next stage prints (at most ~5 s)
+  for _ in $(seq 50); do kill -0 "$tee_pid" 2>/dev/null || break; sleep 0.1; done
+  local took=$((SECONDS - t0)) cpu
+  children_cpu; cpu=$((CHILDREN_CPU - cpu0))
   if [ $rc -eq 0 ]; then
     STATUS[$name]=ok
-    SUMMARY+=("$(printf '%-9s %4ss  %s' ok "$took" "$name")")
+    SUMMARY+=("$(printf '%-9s %5ss %5ss  %s' ok "$took" "$cpu" "$name")")
   else
     STATUS[$name]=failed
     PROBLEMS+=("$name (exit $rc)")
-    SUMMARY+=("$(printf '%-9s %4ss  %s (exit %d)' FAILED "$took" "$name" "$rc")")
+    FAILED_STAGES+=("$name")
+    SUMMARY+=("$(printf '%-9s %5ss %5ss  %s (exit %d)' FAILED "$took" "$cpu" "$name" "$rc")")
   fi
+}
+
+# Sets CHILDREN_CPU to the whole seconds of CPU (user + system) used so far by this shell's
+# finished children: the second line of bash's `times`, which must run in this shell (not in a
+# $(...) subshell, whose children are none). A stage's difference is the CPU its processes used
+# (those it waited for, which is all of them), whatever the machine's load: a busy machine
+# stretches wall time, not CPU time, and an idle 2-core run needs at least CPU / 2 seconds.
+CPU_TIMES=$(mktemp)
+children_cpu() {
+  times > "$CPU_TIMES"
+  CHILDREN_CPU=$(awk 'NR == 2 {
+    total = 0
+    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); total += p[1] * 60 + p[2] }
+    printf "%d\n", total + 0.5
+  }' "$CPU_TIMES")
 }
 
 skipped() {  # skipped NAME WHY
   STATUS[$1]=skipped
-  SUMMARY+=("$(printf '%-9s %5s  %s (%s)' skipped '-' "$1" "$2")")
+  SUMMARY+=("$(printf '%-9s %6s %6s  %s (%s)' skipped '-' '-' "$1" "$2")")
   log "$1: skipped ($2)"
+}
+
+# Prints lines of a log without colour codes, each cut to 240 characters (a summary stays short).
+plain_lines() { sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r$//' | cut -c1-240; }
+
+# For each failed stage: the lines matching its --failures pattern, then its last lines.
+failure_details() {
+  local name stage_log pattern matches
+  for name in "${FAILED_STAGES[@]}"; do
+    stage_log=${STAGE_LOG[$name]}
+    pattern=${STAGE_FAILURES[$name]}
+    printf -- '--- %s failed; its log: %s\n' "$name" "$stage_log"
+    if [ -n "$pattern" ]; then
+      matches=$(plain_lines < "$stage_log" | grep -E -- "$pattern" || true)
+      if [ -n "$matches" ]; then
+        printf '%s\n' "$matches" | head -n "$FAILURE_MATCH_LINES"
+        local count
+        count=$(printf '%s\n' "$matches" | wc -l)
+        [ "$count" -le "$FAILURE_MATCH_LINES" ] || echo "... and $((count - FAILURE_MATCH_LINES)) more (see the log)"
+      fi
+    fi
+    printf -- '--- %s: its last %d lines\n' "$name" "$FAILURE_TAIL_LINES"
+    tail -n "$FAILURE_TAIL_LINES" "$stage_log" | plain_lines
+  done
 }
 
 finish_stages() {
   local started=${1:-0}
-  log "summary ($((SECONDS - started)) s)"
+  children_cpu
+  rm -f "$CPU_TIMES"
+  log "summary ($((SECONDS - started)) s wall, $CHILDREN_CPU s CPU)"
+  [ ${#FAILED_STAGES[@]} -eq 0 ] || failure_details
+  printf '%-9s %6s %6s  %s\n' result wall cpu stage
   printf '%s\n' "${SUMMARY[@]}"
   if [ ${#PROBLEMS[@]} -ne 0 ]; then
     local joined
@@ -60,5 +132,6 @@ finish_stages() {
     echo "test-all: FAILED: ${joined%; }"
     exit 1
   fi
+  rm -rf "$STAGE_LOGS"
   echo "test-all: all stages passed"
 }
