@@ -2,7 +2,7 @@
 
 Each handler parses a request model (:mod:`jupyter_sched.services.models.definitions`), makes one
 call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the request's
-``Caller`` (off the event loop) and serialises the answer. Routes (relative to
+``Caller`` (on the extension's request threads, off the event loop) and serialises the answer. Routes (relative to
 ``{base_url}api/sched/``):
 
 ====================================  =========================================================
@@ -27,9 +27,7 @@ id>/`` — a file of the user's own from then on.
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +110,12 @@ class DefinitionsConfig(Configurable):
 
 
 class _DefinitionsHandler(SchedHandler):
-    """Base: the definitions service, its store work off the event loop."""
+    """Base: the definitions service (its calls run on the request threads, see ``SchedHandler.call``)."""
 
     @property
     def definitions(self) -> DefinitionsService:
         service: DefinitionsService = self.services.definitions
         return service
-
-    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.to_thread(fn, *args)
 
 
 class DefinitionsHandler(_DefinitionsHandler):

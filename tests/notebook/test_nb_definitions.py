@@ -63,9 +63,9 @@ def conforms(operation_id: str, status: int, payload: Any) -> Any:
     import jsonschema
     import yaml
 
-    from jupyter_sched.services.models.openapi import shipped_path
+    from jupyter_sched.services.models.openapi import SPEC_PATH
 
-    spec = yaml.safe_load(shipped_path().read_text(encoding="utf-8"))
+    spec = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
     [op] = [op for item in spec["paths"].values() for op in item.values()
             if isinstance(op, dict) and op.get("operationId") == operation_id]
     schema = op["responses"][str(status)]["content"]["application/json"]["schema"]

@@ -1,219 +1,255 @@
-"""``openapi.yaml`` component schemas generated from the request and response models.
+"""``openapi.yaml`` from the models: one source of truth for validation and schema.
 
-The pydantic models are the source of truth for the shapes they describe; this module turns a
-model's JSON Schema (draft 2020-12, as pydantic writes it) into the OpenAPI 3.0.3 dialect the
-shipped ``openapi.yaml`` uses, and writes or checks those components in the file::
+The request and response models (this package) validate what the API takes and describe what it
+answers; :func:`render` writes them into ``jupyter_sched/extension/openapi.yaml``:
 
-    python -m jupyter_sched.services.models.openapi           # rewrite the generated components
-    python -m jupyter_sched.services.models.openapi --check   # exit 1 naming the components that drifted
+- ``components.schemas``: every model, converted from pydantic's JSON Schema (2020-12) to
+  OpenAPI 3.0 (``nullable``, ``example``, boolean ``exclusiveMinimum``), nested models included;
+- for each operation of :data:`OPERATIONS`: the request body's schema, the success answer's
+  schema and the query parameters (from the query model's fields).
 
-Only the models listed in :data:`GENERATED` are written; the rest of the file (paths, summaries,
-hand-written components) is left byte for byte as it is. After a rewrite, regenerate the panel's
-TypeScript types: ``cd labextension && jlpm openapi:generate``.
-
-Dialect changes (OpenAPI 3.0 has no ``null`` type and no ``examples`` array in schemas):
-``anyOf [X, null]`` → ``X`` + ``nullable: true`` (a ``$ref`` becomes ``allOf: [$ref]``);
-``anyOf [integer, number]`` → ``number``; ``examples: [v, ...]`` → ``example: v``; ``const`` →
-``enum``; titles and ``default: null`` are dropped; nested models are ``$ref``\\ s to their own
-components.
+The rest of the file (paths, summaries, path parameters, media types other than JSON such as the
+executed notebook's, hand-kept components such as ``IdlePolicy``) is kept as written.
+``python -m jupyter_sched.services.models.openapi --write`` regenerates the file; the test
+``tests/web/test_openapi.py`` fails when the committed file differs from what the models say.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Mapping
-from importlib.resources import files
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel
 
-from . import definitions as _definitions
+from . import accounting, definitions, jobs, quotas, system, telemetry
+from .base import ErrorResponse, QueryModel, RequestModel
 
-__all__ = ["GENERATED", "component_schema", "components", "query_parameters", "render_component", "replace_components",
-           "to_openapi30"]
+__all__ = ["OPERATIONS", "Operation", "component_schemas", "main", "render"]
 
-REF_TEMPLATE = "#/components/schemas/{model}"
-
-Mode = Literal["validation", "serialization"]
-
-GENERATED: tuple[tuple[type[BaseModel], Mode], ...] = (
-    (_definitions.Definition, "serialization"),
-    (_definitions.DefinitionDetail, "serialization"),
-    (_definitions.DefinitionRun, "serialization"),
-    (_definitions.ListDefinitionsResponse, "serialization"),
-    (_definitions.ListDefinitionRunsResponse, "serialization"),
-    (_definitions.DeleteDefinitionResponse, "serialization"),
-    (_definitions.PreviewScheduleResponse, "serialization"),
-    (_definitions.OpenExecutedNotebookResponse, "serialization"),
-    (_definitions.CreateDefinitionRequest, "validation"),
-    (_definitions.UpdateDefinitionRequest, "validation"),
-    (_definitions.RunDefinitionRequest, "validation"),
-    (_definitions.PreviewScheduleRequest, "validation"),
-)
-"""The models whose components this module owns, with the JSON Schema mode of each (requests
-are described as accepted, responses as sent)."""
-
-_NUMBER = [{"type": "integer"}, {"type": "number"}]
-_KEY_ORDER = ("$ref", "description", "type", "format", "enum", "items", "allOf", "anyOf", "nullable", "required",
-              "additionalProperties", "properties", "default", "minimum", "maximum", "example")
-"""Keys in the order the file writes them (unknown keys last, as pydantic gave them)."""
+SPEC_PATH = Path(__file__).resolve().parents[2] / "extension" / "openapi.yaml"
+_REF = "#/components/schemas/{model}"
 
 
-def _ordered(node: dict[str, Any]) -> dict[str, Any]:
-    rank = {key: i for i, key in enumerate(_KEY_ORDER)}
-    return dict(sorted(node.items(), key=lambda item: rank.get(item[0], len(rank))))
+@dataclass(frozen=True)
+class Operation:
+    """One route and method and the models that validate and describe it (``answer`` None: the
+    success answer is not JSON and its entry is written by hand; ``body_required`` False: an empty
+    body means the model's defaults)."""
+
+    path: str
+    method: str
+    answer: type[BaseModel] | None
+    status: str = "200"
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    body_required: bool = True
 
 
-def to_openapi30(node: Any) -> Any:
-    """A JSON Schema (draft 2020-12, pydantic's) node in OpenAPI 3.0.3's dialect (see module docstring)."""
+OPERATIONS = [
+    Operation("/config", "get", system.GetConfigResponse),
+    Operation("/me", "get", quotas.GetMeResponse),
+    Operation("/inventory", "get", system.GetInventoryResponse),
+    Operation("/jobs", "get", jobs.ListJobsResponse, query=jobs.ListJobsRequest),
+    Operation("/jobs", "post", jobs.Job, "201", body=jobs.SubmitJobRequest),
+    Operation("/jobs/{job_id}", "get", jobs.Job),
+    Operation("/jobs/{job_id}", "delete", jobs.Job),
+    Operation("/jobs/{job_id}/logs", "get", jobs.GetJobLogsResponse, query=jobs.GetJobLogsRequest),
+    Operation("/dryrun", "post", jobs.DryrunJobResponse, body=jobs.SubmitJobRequest),
+    Operation("/leases", "get", jobs.ListJobsResponse, query=jobs.ListJobsRequest),
+    Operation("/leases", "post", jobs.Job, "201", body=jobs.SubmitJobRequest),
+    Operation("/leases/{job_id}", "get", jobs.Job),
+    Operation("/leases/{job_id}", "delete", jobs.Job),
+    Operation("/leases/{lease_id}/keepalive", "post", jobs.KeepaliveLeaseResponse, body=jobs.KeepaliveLeaseRequest,
+              body_required=False),
+    Operation("/queue", "get", jobs.GetQueueResponse),
+    Operation("/quotas", "get", quotas.GetQuotasResponse),
+    Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
+    Operation("/idle-policy", "get", telemetry.GetIdlePolicyResponse),
+    Operation("/idle-policy", "put", telemetry.GetIdlePolicyResponse, body=telemetry.SetIdlePolicyRequest),
+    Operation("/profiles", "get", quotas.ListProfilesResponse),
+    Operation("/telemetry", "get", telemetry.GetTelemetryResponse, query=telemetry.GetTelemetryRequest),
+    Operation("/audit", "get", accounting.GetAuditResponse, query=accounting.GetAuditRequest),
+    Operation("/usage", "get", accounting.GetUsageResponse, query=accounting.GetUsageRequest),
+    Operation("/usage/report", "get", accounting.GetUsageReportResponse, query=accounting.GetUsageReportRequest),
+    Operation("/definitions", "get", definitions.ListDefinitionsResponse, query=definitions.ListDefinitionsRequest),
+    Operation("/definitions", "post", definitions.Definition, "201", body=definitions.CreateDefinitionRequest),
+    Operation("/definitions/preview", "post", definitions.PreviewScheduleResponse,
+              body=definitions.PreviewScheduleRequest),
+    Operation("/definitions/{definition_id}", "get", definitions.DefinitionDetail,
+              query=definitions.GetDefinitionRequest),
+    Operation("/definitions/{definition_id}", "patch", definitions.Definition,
+              body=definitions.UpdateDefinitionRequest),
+    Operation("/definitions/{definition_id}", "delete", definitions.DeleteDefinitionResponse),
+    Operation("/definitions/{definition_id}/{action}", "post", definitions.Definition),
+    Operation("/definitions/{definition_id}/runs", "get", definitions.ListDefinitionRunsResponse,
+              query=definitions.ListDefinitionRunsRequest),
+    Operation("/definitions/{definition_id}/runs", "post", definitions.DefinitionRun, "201",
+              body=definitions.RunDefinitionRequest, body_required=False),
+    Operation("/jobs/{job_id}/notebook", "get", None, query=definitions.GetExecutedNotebookRequest),
+    Operation("/jobs/{job_id}/notebook/open", "post", definitions.OpenExecutedNotebookResponse),
+]
+"""The operations whose schemas the models give (the route table has a few more: events, metrics;
+their entries in openapi.yaml are written by hand)."""
+
+
+def _to_openapi(node: Any) -> Any:
+    """JSON Schema 2020-12 (pydantic) → OpenAPI 3.0.3 schema object."""
     if isinstance(node, list):
-        return [to_openapi30(item) for item in node]
+        return [_to_openapi(v) for v in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("title", "$defs") or (key == "default" and value is None):
+        if key in ("title", "$defs"):
             continue
-        if key == "examples":
-            out["example"] = to_openapi30(value[0]) if isinstance(value, list) and value else value
+        if key == "x-ref":  # a component kept by hand (see models.telemetry)
+            out["$ref"] = _REF.format(model=value)
+        elif key == "examples":
+            out["example"] = _to_openapi(value[0]) if value else None
         elif key == "const":
             out["enum"] = [value]
-        elif key == "anyOf":
-            out.update(_any_of(value))
+        elif key in ("exclusiveMinimum", "exclusiveMaximum") and not isinstance(value, bool):
+            out["minimum" if key == "exclusiveMinimum" else "maximum"] = value
+            out[key] = True
         else:
-            out[key] = to_openapi30(value)
-    if "$ref" in out and len(out) > 1:  # 3.0 ignores siblings of $ref: wrap it
-        out = {"allOf": [{"$ref": out.pop("$ref")}], **out}
-    return _ordered(out)
-
-
-def _any_of(options: list[Any]) -> dict[str, Any]:
-    nullable = {"type": "null"} in options
-    rest = [o for o in options if o != {"type": "null"}]
-    if rest[:2] == _NUMBER:
-        rest = [{"type": "number"}, *rest[2:]]
-    converted = [to_openapi30(o) for o in rest]
-    out: dict[str, Any]
-    if len(converted) == 1:
-        only = converted[0]
-        out = {"allOf": [only]} if "$ref" in only and nullable else dict(only)
-    else:
-        out = {"anyOf": converted}
-    if nullable:
-        out["nullable"] = True
+            out[key] = _to_openapi(value)
+    any_of = out.get("anyOf")
+    if isinstance(any_of, list) and {"type": "null"} in any_of:
+        rest = [s for s in any_of if s != {"type": "null"}]
+        out.pop("anyOf")
+        base = rest[0] if len(rest) == 1 else {"anyOf": rest}
+        if "$ref" in base:
+            base = {"allOf": [base]}  # OpenAPI 3.0 ignores siblings of $ref
+        merged = {**base, **out, "nullable": True}
+        return merged
     return out
 
 
-def component_schema(model: type[BaseModel], mode: Mode = "validation") -> dict[str, Any]:
-    """``model`` as an OpenAPI 3.0 component schema (nested models are ``$ref``\\ s)."""
-    schema = model.model_json_schema(ref_template=REF_TEMPLATE, mode=mode)
-    converted: dict[str, Any] = to_openapi30(schema)
-    if isinstance(converted.get("description"), str):  # a docstring: one line, Markdown code spans
-        converted["description"] = " ".join(converted["description"].split()).replace("``", "`")
-    return converted
+def _without_defaults(node: Any) -> Any:
+    """The schema without ``default`` keys: a body's defaults are the server's business, and
+    generated clients (openapi-typescript) take a default to mean "always present", which an
+    answer that leaves unset fields out does not promise."""
+    if isinstance(node, list):
+        return [_without_defaults(v) for v in node]
+    if isinstance(node, dict):
+        return {k: ({name: _without_defaults(p) for name, p in v.items()} if k == "properties" and isinstance(v, dict)
+                    else _without_defaults(v)) for k, v in node.items() if k != "default"}
+    return node
 
 
-def components(models: Iterable[tuple[type[BaseModel], Mode]] = GENERATED) -> dict[str, dict[str, Any]]:
-    """``{component name: schema}`` of ``models`` (the name is the model's class name)."""
-    return {model.__name__: component_schema(model, mode) for model, mode in models}
+def _schemas_of(model: type[BaseModel]) -> dict[str, Any]:
+    mode: Literal["validation", "serialization"] = \
+        "validation" if issubclass(model, (RequestModel, QueryModel)) else "serialization"
+    raw = model.model_json_schema(ref_template=_REF, mode=mode)
+    found = {name: _without_defaults(_to_openapi(schema)) for name, schema in raw.get("$defs", {}).items()}
+    found[model.__name__] = _without_defaults(_to_openapi(raw))
+    return found
 
 
-def query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
-    """The ``in: query`` parameters a query model reads, as an operation's ``parameters`` list
-    writes them (``{name, in, description?, schema}``)."""
-    schema = component_schema(model, "validation")
-    out = []
-    for name, spec in schema.get("properties", {}).items():
-        spec = dict(spec)
-        description = spec.pop("description", None)
-        spec.pop("example", None)
-        param: dict[str, Any] = {"name": name, "in": "query"}
+def _models() -> list[type[BaseModel]]:
+    """The models the operations use (nested ones come with them), and the error body."""
+    out: list[type[BaseModel]] = [ErrorResponse]
+    for op in OPERATIONS:
+        out += [m for m in (op.answer, op.body, op.query) if m is not None]
+    return out
+
+
+def component_schemas() -> dict[str, Any]:
+    """The OpenAPI schema of every model the operations use, by name (nested models included);
+    query models are left out (they become parameters)."""
+    schemas: dict[str, Any] = {}
+    for model in _models():
+        if issubclass(model, QueryModel):
+            continue
+        for name, schema in _schemas_of(model).items():
+            if name in schemas and schemas[name] != schema:
+                raise ValueError(f"two different schemas are named {name}")
+            schemas[name] = schema
+    return dict(sorted(schemas.items()))
+
+
+def _parameters(model: type[BaseModel], existing: list[Any]) -> list[Any]:
+    """Path parameters as written, then one query parameter per field of ``model``."""
+    schema = _to_openapi(model.model_json_schema(ref_template=_REF))
+    params = [p for p in existing if p.get("in") != "query"]
+    for name, prop in schema.get("properties", {}).items():
+        param: dict[str, Any] = {"name": name, "in": "query", "required": name in schema.get("required", ())}
+        description = prop.pop("description", None)
         if description:
             param["description"] = description
-        param["schema"] = spec
-        out.append(param)
+        param["schema"] = prop
+        params.append(param)
+    return params
+
+
+def render(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` (openapi.yaml, parsed) with the models' schemas, bodies, answers and query parameters."""
+    out = dict(spec)
+    components = dict(out.get("components") or {})
+    schemas = dict(components.get("schemas") or {})
+    schemas.update(component_schemas())
+    components["schemas"] = dict(sorted(schemas.items()))
+    out["components"] = components
+    paths = dict(out.get("paths") or {})
+    for op in OPERATIONS:
+        item = dict(paths.get(op.path) or {})
+        operation = dict(item.get(op.method) or {})
+        if op.body is not None:
+            operation["requestBody"] = {"required": op.body_required, "content": {
+                "application/json": {"schema": {"$ref": _REF.format(model=op.body.__name__)}}}}
+        responses = dict(operation.get("responses") or {})
+        if op.answer is not None:
+            success = dict(responses.get(op.status) or {"description": "OK"})
+            success["content"] = {**(success.get("content") or {}),  # other media types (text/csv) stay as written
+                                  "application/json": {"schema": {"$ref": _REF.format(model=op.answer.__name__)}}}
+            responses[op.status] = success
+        responses.setdefault("default", {"$ref": "#/components/responses/Error"})
+        operation["responses"] = responses
+        if op.query is not None:
+            operation["parameters"] = _parameters(op.query, list(operation.get("parameters") or ()))
+        item[op.method] = operation
+        paths[op.path] = item
+    out["paths"] = paths
     return out
 
 
-def _flow(value: Any) -> str:
-    text: str = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=1 << 16, allow_unicode=True)
-    return text.strip().removesuffix("...").strip()
+class _Dumper(yaml.SafeDumper):
+    """Multi-line text as literal blocks (``|``), so descriptions read as written."""
 
 
-def render_component(name: str, schema: Mapping[str, Any], indent: int = 4) -> str:
-    """The YAML block of one component as ``openapi.yaml`` writes them: one line per key, and
-    one line per property."""
-    pad = " " * indent
-    lines = [f"{pad}{name}:"]
-    for key, value in schema.items():
-        if key == "properties" and isinstance(value, dict):
-            lines.append(f"{pad}  properties:")
-            lines += [f"{pad}    {prop}: {_flow(spec)}" for prop, spec in value.items()]
-        else:
-            lines.append(f"{pad}  {key}: {_flow(value)}")
-    return "\n".join(lines) + "\n"
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-def replace_components(text: str, schemas: Mapping[str, Mapping[str, Any]]) -> str:
-    """``openapi.yaml``'s text with the blocks of ``schemas`` rewritten (new ones appended at the
-    end of ``components.schemas``); every other line unchanged.
-
-    Raises:
-        ValueError: the file has no ``components:`` / ``schemas:`` section.
-    """
-    lines = text.splitlines(keepends=True)
-    try:
-        start = next(i for i, line in enumerate(lines) if line.rstrip() == "  schemas:"
-                     and any(prev.rstrip() == "components:" for prev in lines[:i]))
-    except StopIteration:
-        raise ValueError("openapi.yaml has no components.schemas section") from None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip() and not lines[i].startswith("   ")),
-               len(lines))
-    blocks: list[tuple[str, list[str]]] = []
-    for line in lines[start + 1:end]:
-        if line.startswith("    ") and not line.startswith("     ") and not line.lstrip().startswith("#"):
-            blocks.append((line.strip().split(":", 1)[0], [line]))
-        elif blocks:
-            blocks[-1][1].append(line)
-    seen = set()
-    body: list[str] = []
-    for name, block in blocks:
-        if name in schemas:
-            seen.add(name)
-            body.append(render_component(name, schemas[name]))
-        else:
-            body.append("".join(block))
-    body += [render_component(name, schema) for name, schema in schemas.items() if name not in seen]
-    return "".join(lines[:start + 1]) + "".join(body) + "".join(lines[end:])
+_Dumper.add_representer(str, _text)
 
 
-def shipped_path() -> Path:
-    """The package's ``extension/openapi.yaml``."""
-    return Path(str(files("jupyter_sched.extension").joinpath("openapi.yaml")))
+def dump(spec: dict[str, Any]) -> str:
+    """The YAML text of ``spec`` (stable: keys in their order, long lines kept)."""
+    text: str = yaml.dump(spec, Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite (default) or ``--check`` the generated components of ``openapi.yaml``."""
+    """``--write``: regenerate openapi.yaml; ``--check``: exit 1 when it differs from the models."""
     parser = argparse.ArgumentParser(prog="python -m jupyter_sched.services.models.openapi")
-    parser.add_argument("--check", action="store_true", help="exit 1 when a generated component drifted")
-    parser.add_argument("--file", type=Path, default=None, help="the openapi.yaml (default: the package's)")
+    parser.add_argument("--write", action="store_true", help="rewrite openapi.yaml from the models")
+    parser.add_argument("--check", action="store_true", help="exit 1 when openapi.yaml is out of date")
     args = parser.parse_args(argv)
-    path = args.file or shipped_path()
-    text = path.read_text(encoding="utf-8")
-    wanted = components()
-    if args.check:
-        documented = (yaml.safe_load(text).get("components") or {}).get("schemas") or {}
-        drifted = sorted(name for name, schema in wanted.items() if documented.get(name) != schema)
-        if drifted:
-            print(f"{path}: generated components out of date: {', '.join(drifted)}; run "
-                  "python -m jupyter_sched.services.models.openapi", file=sys.stderr)
-            return 1
+    current = yaml.safe_load(SPEC_PATH.read_text())
+    wanted = render(current)
+    if args.write:
+        SPEC_PATH.write_text(dump(wanted))
         return 0
-    path.write_text(replace_components(text, wanted), encoding="utf-8")
-    print(f"{path}: wrote {len(wanted)} components")
+    if wanted != current:
+        print(f"{SPEC_PATH} is out of date: run python -m jupyter_sched.services.models.openapi --write",
+              file=sys.stderr)
+        return 1
     return 0
 
 
