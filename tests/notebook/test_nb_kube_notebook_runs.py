@@ -19,7 +19,6 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_sched.executors.kubernetes import KubernetesConfig, make_manifests
-
 from tests.kube.kube_builders import K8S_VERSION, allocation, make_job
 
 
