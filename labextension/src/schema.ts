@@ -2225,7 +2225,10 @@ export interface operations {
     };
     getQueue: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description at most this many pending entries, the first in queue order (default: all); work holding GPUs is always listed */
+                limit?: number | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;

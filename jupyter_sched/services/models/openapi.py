@@ -65,7 +65,7 @@ OPERATIONS = [
     Operation("/leases/{job_id}", "delete", jobs.Job),
     Operation("/leases/{lease_id}/keepalive", "post", jobs.KeepaliveLeaseResponse, body=jobs.KeepaliveLeaseRequest,
               body_required=False),
-    Operation("/queue", "get", jobs.GetQueueResponse),
+    Operation("/queue", "get", jobs.GetQueueResponse, query=jobs.GetQueueRequest),
     Operation("/quotas", "get", quotas.GetQuotasResponse),
     Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
     Operation("/idle-policy", "get", telemetry.GetIdlePolicyResponse),
