@@ -32,7 +32,7 @@ from ..services.models import GetConfigResponse
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
-from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
+from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig
 from .events import EventHub
 from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
@@ -139,7 +139,6 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                                               thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
         self.services: Any = self._build_services()
-        self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
@@ -284,6 +283,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "kubernetes": dict(self.kubernetes),
             "kubeconfig": self.kubeconfig,
             "stop_grace_s": self.stop_grace_s,
+            "definition_min_interval_s": self.definition_min_interval_s,
+            "definition_misfire_grace_s": self.definition_misfire_grace_s,
+            "executed_notebook_retention_days": self.executed_notebook_retention_days,
+            "executed_notebooks_dir": self.executed_notebooks_dir,
         }
 
     async def off_loop(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:

@@ -44,15 +44,27 @@ pod annotations and reaches the container as read-only files through a ``downwar
 :data:`CARRIED_DIR` — no extra object, no write access to the cluster. Annotations are limited to
 256 KiB per object, so carried content is limited to :data:`MAX_CARRIED_BYTES`. Admin volumes
 (``volumes``/``volume_mounts``, e.g. the user's home volume) are added to every pod.
+
+Notebook and script runs (issue 19): a notebook runs as ``python -m
+jupyter_sched.executors.run_notebook IN OUT [--parameters JSON]``, as on the local executor, so
+its parameters are injected (papermill's convention) and its last log lines say which cell failed
+and why; the image therefore needs ``jupyter_sched`` installed (a hub's single-user image has it).
+The executed copy goes to the owner's home volume when one is mounted
+(``<home_mount_path>/scheduled-runs/<job id>/<notebook>``, openable in their JupyterLab), else to
+the container's ``/tmp``. A script gets its parameters as ``--name value``. Every container uses
+``terminationMessagePolicy: FallbackToLogsOnError``, so a failed pod's termination message is the
+end of its log (run_notebook's ``failed: cell 3 raised …``) rather than empty.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...definitions.parameters import script_arguments
 from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
 from ...model.resources import GPU_MILLI
@@ -240,13 +252,29 @@ def _script_name(spec: JobSpec) -> str:
     return (spec.script or "script.py").rsplit("/", 1)[-1]
 
 
-def _command(spec: JobSpec) -> list[str]:
+EXECUTED_DIR = "scheduled-runs"
+"""Folder of executed notebooks under the owner's home volume (the server's default
+``executed_notebooks_dir``, where "open" puts them locally)."""
+
+
+def _executed_notebook(job: Job, config: KubernetesConfig) -> str:
+    """Where the pod writes a notebook run's executed copy (see module docstring)."""
+    name = (job.spec.notebook or "notebook.ipynb").rsplit("/", 1)[-1]
+    if config.home_mount_path:
+        return f"{config.home_mount_path.rstrip('/')}/{EXECUTED_DIR}/{label_value(job.id)}/{name}"
+    return f"/tmp/jupyter-sched/{label_value(job.id)}/{name}"
+
+
+def _command(job: Job, config: KubernetesConfig) -> list[str]:
+    spec = job.spec
     if spec.script:
         script = f"{CARRIED_DIR}/{_script_name(spec)}" if spec.source is not None else spec.script
-        return ["python", script, *spec.command]
+        return ["python", script, *spec.command, *script_arguments(spec.parameters)]
     if spec.notebook:
         notebook = f"{CARRIED_DIR}/{_NOTEBOOK_IN}" if spec.notebook_json is not None else spec.notebook
-        return ["jupyter", "execute", notebook]
+        parameters = ["--parameters", json.dumps(dict(spec.parameters), sort_keys=True)] if spec.parameters else []
+        return ["python", "-m", "jupyter_sched.executors.run_notebook", notebook, _executed_notebook(job, config),
+                *parameters]
     return list(spec.command)
 
 
@@ -325,9 +353,10 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
         "imagePullPolicy": config.image_pull_policy,
         "env": _env(job, config, gang_service=gang_service),
     }
-    command = _command(spec)
+    command = _command(job, config)
     if command:
         container["command"] = command
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
     working_dir = _working_dir(spec, config)
     if working_dir:
         container["workingDir"] = working_dir
