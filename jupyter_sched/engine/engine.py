@@ -3,18 +3,20 @@
 One :meth:`Engine.tick` does, in order (each step is its own module):
 
 1. **Lead** (:mod:`.leadership`) — take or renew the store's leader lease (compare-and-set on
-   the ``leader`` row). A non-leader stops here: it serves the API but decides nothing. On
-   becoming leader the engine **recovers** (:mod:`.recovery`): every admitted/running job not
-   watched by its executor is re-adopted or settled.
+   the ``leader`` row, expiry by the database's clock). A non-leader stops here: it serves the
+   API but decides nothing and acts on nothing.
 2. **Observe** (:mod:`.observe`) — executor events (exits, losses, restarts, readiness) become
    state changes.
-3. **Stop** (:mod:`.stops`) — jobs with a stop intent (cancel, time limit) get their stop plan.
-4. **Decide** (when kicked, after a finish, or every ``cycle_interval_s``) — build a frozen
-   :class:`~jupyter_sched.scheduling.Snapshot` (:mod:`.decide`), call ``run_cycle`` and apply the
-   :class:`~jupyter_sched.scheduling.CycleResult` in one fenced transaction (:mod:`.apply`),
-   including the idle ladder's steps (:mod:`.idle`).
-5. **Start** (:mod:`.start`) — admitted jobs are started through the executor (leases are
-   bound, not run) and their handles persisted.
+3. **Decide** (when kicked, after a finish, or every ``cycle_interval_s``) — build a frozen
+   :class:`~jupyter_sched.scheduling.Snapshot` (:mod:`.decide`), call ``run_cycle`` and commit
+   the :class:`~jupyter_sched.scheduling.CycleResult` in one fenced transaction (:mod:`.apply`),
+   including the idle ladder's steps (:mod:`.idle`). Deciding performs no side effect.
+4. **Reconcile** (:mod:`.reconcile`) — compare each admitted/running job's stored intent with
+   what the executor reports: start admitted work (:mod:`.start`), send stop intents
+   (:mod:`.stops`), adopt unwatched work (:mod:`.recovery`; every unwatched job right after
+   becoming leader). Each side effect is preceded by a leader check; each failure concerns its
+   one job and is retried with backoff, requeued or failed with its cause.
+5. **Hooks** — :attr:`Engine.leader_hooks` (e.g. job definitions firing due runs).
 
 Preempted jobs are requeued when their process has ended: back to ``pending`` keeping
 ``submitted_at``, with exponential backoff in ``not_before`` (``requeue_backoff_s · 2^(n-1)``,
@@ -30,10 +32,11 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from ..errors import NotLeaderError
-from ..executors.base import Executor
+from ..backoff import Backoff, Retries
+from ..errors import NotLeaderError, StoreError
+from ..executors.base import Executor, ExecutorEvent
 from ..model import Inventory, Job, PendingReason
 from ..reclaim import IdlePolicies, LadderState
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
@@ -44,9 +47,10 @@ from .decide import CycleFunction, Decider, default_cycle
 from .idle import IDLE_ACTIONS, IdleLadders, Stop
 from .leadership import Leadership
 from .observe import ExecutorEventHandler, TickReport
-from .recovery import recover
-from .start import start_admitted
-from .stops import StopPlans
+from .reconcile import Reconciler
+from .recovery import AdoptReconciler
+from .start import StartReconciler
+from .stops import StopReconciler
 from .telemetry import TelemetryMonitor
 from .transitions import JobWriter
 
@@ -82,6 +86,12 @@ class Engine:
             registry is kept up to date from running jobs and lease kernels).
         idle_policies: idle-reclamation policy (None = no idle detection).
         idle_arbiter: an admin's idle rule (see :class:`jupyter_sched.reclaim.IdleArbiter`; None = default).
+        lease_clock: the clock leader leases expire by: ``"database"`` (the database server's), a
+            clock, or None (default) = the database's when ``clock`` is the system clock, else
+            ``clock`` (a caller that drives time — tests, the simulator — drives leases too).
+        retry_backoff: backoff of failed starts, stops and adoptions (default 1 s doubling to 60 s,
+            half jittered).
+        max_start_retries: transient failures of one start before its job is requeued.
     """
 
     def __init__(
@@ -108,6 +118,9 @@ class Engine:
         monitor: TelemetryMonitor | None = None,
         idle_policies: IdlePolicies | None = None,
         idle_arbiter: Any = None,
+        lease_clock: Clock | Literal["database"] | None = None,
+        retry_backoff: Backoff | None = None,
+        max_start_retries: int = 5,
     ) -> None:
         self.store = store
         self.inventory = inventory
@@ -122,12 +135,23 @@ class Engine:
         self.monitor = monitor
         self._publish = publish or (lambda event: None)
         self._wanted = True
+        self._recovering = False
         self._last_decision: datetime | None = None
-        self.leadership = Leadership(store, self.clock, self.owner_id, lease_ttl_s)
+        if lease_clock is None:
+            lease_clock = "database" if isinstance(self.clock, SystemClock) else self.clock
+        self.leadership = Leadership(store, self.clock, self.owner_id, lease_ttl_s,
+                                     lease_clock=None if lease_clock == "database" else lease_clock)
         self.writer = JobWriter(store, self.clock, self._publish, simulated=self._simulated,
                                 requeue_backoff_s=requeue_backoff_s, max_backoff_s=max_backoff_s)
-        self.stops = StopPlans(store, executor, self.writer, self.clock, grace_s=stop_grace_s)
+        self.retries = Retries(retry_backoff or Backoff(base_s=1.0, cap_s=60.0, jitter=0.5))
+        self.stops = StopReconciler(executor, self.writer, self.leadership, self.clock, retries=self.retries,
+                                    grace_s=stop_grace_s)
         self.events = ExecutorEventHandler(self.writer, self.clock, self.stops)
+        self.starts = StartReconciler(executor, self.writer, self.leadership, self.clock, retries=self.retries,
+                                      max_retries=max_start_retries, grace_s=stop_grace_s)
+        self.reconciler = Reconciler(store, executor, self.writer, start=self.starts, stops=self.stops,
+                                     adopt=AdoptReconciler(executor, self.writer, self.events, self.leadership,
+                                                           self.clock, retries=self.retries))
         self.idle = IdleLadders(store, monitor, idle_policies, idle_arbiter, stop_grace_s=stop_grace_s)
         self.decider = Decider(store, inventory, self.clock, self.idle, usage_half_life_s=usage_half_life_s,
                                telemetry=telemetry, kernels=kernels)
@@ -215,15 +239,18 @@ class Engine:
             return report
         report.leader = True
         try:
+            if self._recovering:  # adopt what the previous leader ran before deciding anything
+                self.reconciler.run(report, adopt_unwatched=True)
+                self._recovering = False
             for event in self.executor.poll():
-                self.events.handle(event, report)
-            self.stops.send_due()
+                self._observe(event, report)
             now = self.clock.now()
             due = self._last_decision is None or (now - self._last_decision).total_seconds() >= self.cycle_interval_s
             if self._wanted or due or report.finished:
                 self._wanted = False
                 self._last_decision = now
                 self._decide(report)
+            self.reconciler.run(report)
             self._run_leader_hooks()
         except NotLeaderError as exc:
             log.warning("%s", exc)
@@ -263,9 +290,18 @@ class Engine:
             return False
         if new_term:
             self.stops.clear()
-            recover(self.store, self.executor, self.writer, self.events, self.clock)
+            self.retries.clear()
+            self._recovering = True  # every unwatched job is adopted before anything starts
             self._wanted = True
         return True
+
+    def _observe(self, event: ExecutorEvent, report: TickReport) -> None:
+        try:
+            self.events.handle(event, report)
+        except (NotLeaderError, StoreError):
+            raise
+        except Exception:  # one malformed event must not stop the others or the cycle
+            log.exception("executor event %r could not be applied", event)
 
     def _run_leader_hooks(self) -> None:
         for hook in list(self.leader_hooks):
@@ -282,6 +318,7 @@ class Engine:
         self.idle.clear()
         self.executor.detach()
         self.stops.clear()
+        self.retries.clear()
 
     def _decide(self, report: TickReport) -> None:
         snapshot, records = self.decider.snapshot(idle=True)
@@ -294,11 +331,8 @@ class Engine:
         report.admitted.extend(j.id for j in admitted)
         report.preempted.extend(p[0] for p in stops)
         report.rejected.extend(r.job_id for r in result.rejects)
-        for job_id, grace, checkpoint in stops:
-            self.stops.send(job_id, grace_s=grace, checkpoint_signal=checkpoint)
-        for job in admitted:
-            if start_admitted(job, executor=self.executor, writer=self.writer, clock=self.clock):
-                report.started.append(job.id)
+        for job_id, grace, checkpoint in stops:  # sent by the reconciler, as decided
+            self.stops.plan(job_id, grace_s=grace, checkpoint_signal=checkpoint)
 
     def _apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
                ) -> tuple[list[Job], list[Stop]]:

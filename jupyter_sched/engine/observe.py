@@ -13,7 +13,7 @@ from ..executors.base import ExecutorEvent, Exited, Lost, Ready, Started, Waitin
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
 from .clock import Clock
-from .stops import StopPlans
+from .stops import StopReconciler
 from .transitions import JobWriter
 
 __all__ = ["ExecutorEventHandler", "TickReport"]
@@ -42,7 +42,7 @@ class ExecutorEventHandler:
         stops: the stop plans (an ended job's stop is forgotten).
     """
 
-    def __init__(self, writer: JobWriter, clock: Clock, stops: StopPlans) -> None:
+    def __init__(self, writer: JobWriter, clock: Clock, stops: StopReconciler) -> None:
         self.writer = writer
         self.clock = clock
         self.stops = stops
@@ -82,6 +82,7 @@ class ExecutorEventHandler:
         record = self.writer.get(event.job_id)
         if record is None or record.job.state.terminal:
             return
+        self.stops.forget(event.job_id)  # a requeued job's next stop must be sent again
         if not event.started and record.job.state is JobState.ADMITTED:
             self.writer.requeue(record, PendingReason(
                 code="Requeued", message="requeued: the server stopped before the job started",

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -473,14 +473,32 @@ class StoreTx:
                            renewed_at=parse_ts(row.renewed_at) or self.now,
                            expires_at=parse_ts(row.expires_at) or self.now)
 
-    def acquire_leadership(self, owner: str, ttl_s: float) -> LeaderLease | None:
-        """Take or renew the leader lease for ``owner`` until ``now + ttl_s``.
+    def db_now(self) -> datetime:
+        """The database server's clock (UTC, aware), read in this transaction.
+
+        Leader leases expire by this clock, not by each host's: two servers whose wall clocks
+        disagree by minutes still agree on who leads (issue 17). SQLite is a local file, so its
+        "server" clock is this host's; PostgreSQL answers ``clock_timestamp()``.
+        """
+        if self.conn.dialect.name == "postgresql":
+            value = self.conn.execute(sa.text("SELECT clock_timestamp()")).scalar()
+        else:
+            text = self.conn.execute(sa.text("SELECT strftime('%Y-%m-%dT%H:%M:%f', 'now')")).scalar()
+            value = datetime.fromisoformat(str(text)).replace(tzinfo=timezone.utc)
+        if not isinstance(value, datetime):
+            raise StoreError(f"the database answered {value!r} for the time", hint="check the database server")
+        return value.astimezone(timezone.utc) if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+    def acquire_leadership(self, owner: str, ttl_s: float, *, at: datetime | None = None) -> LeaderLease | None:
+        """Take or renew the leader lease for ``owner`` until ``at + ttl_s`` (``at``: the lease
+        clock's now, default the transaction's ``now``; the engine passes :meth:`db_now`).
 
         Compare-and-set in this transaction: succeeds when nobody leads, ``owner`` already
         leads, or the current lease expired. A takeover increments ``term`` (fencing token).
         Returns the lease held, or None when another owner holds an unexpired lease.
         """
-        now, expires = ts(self.now), ts(self.now + timedelta(seconds=ttl_s))
+        at = at or self.now
+        now, expires = ts(at), ts(at + timedelta(seconds=ttl_s))
         table = schema.leader
         renewed = self.conn.execute(
             table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner)
@@ -500,8 +518,9 @@ class StoreTx:
                     return None  # another engine inserted the row first
         return self.leader()
 
-    def assert_leader(self, owner: str, term: int, ttl_s: float) -> None:
-        """Fence: renew the lease iff ``owner`` still holds it in ``term``; otherwise raise.
+    def assert_leader(self, owner: str, term: int, ttl_s: float, *, at: datetime | None = None) -> None:
+        """Fence: renew the lease iff ``owner`` still holds it in ``term`` and it has not expired
+        at ``at`` (the lease clock's now; default the transaction's ``now``); otherwise raise.
 
         Run first in every transaction that applies decisions: the row update also takes the
         row's write lock on PostgreSQL (SQLite's write lock is already held), so two engines'
@@ -513,19 +532,21 @@ class StoreTx:
         from ..errors import NotLeaderError
 
         table = schema.leader
+        at = at or self.now
         result = self.conn.execute(
             table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner, table.c.term == term,
-                                 table.c.expires_at >= ts(self.now))
-            .values(renewed_at=ts(self.now), expires_at=ts(self.now + timedelta(seconds=ttl_s))))
+                                 table.c.expires_at >= ts(at))
+            .values(renewed_at=ts(at), expires_at=ts(at + timedelta(seconds=ttl_s))))
         if result.rowcount != 1:
             raise NotLeaderError(f"engine {owner} lost the leader lease (term {term})",
                                  hint="another server now schedules this store")
 
-    def release_leadership(self, owner: str) -> None:
-        """Expire the lease now if ``owner`` holds it (clean shutdown: a successor need not wait)."""
+    def release_leadership(self, owner: str, *, at: datetime | None = None) -> None:
+        """Expire the lease at ``at`` (default now) if ``owner`` holds it (clean shutdown: a
+        successor need not wait)."""
         table = schema.leader
         self.conn.execute(table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner)
-                          .values(expires_at=ts(self.now - timedelta(microseconds=1))))
+                          .values(expires_at=ts((at or self.now) - timedelta(microseconds=1))))
 
 
 class Store:
@@ -556,8 +577,6 @@ class Store:
         run_migrations: bool = True,
         echo: bool = False,
     ) -> None:
-        from datetime import timezone
-
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._decoded = _RowCache()

@@ -481,7 +481,8 @@ class KubernetesExecutor:
         status = _http_status(exc)
         return ExecutorError(f"cannot create {describe(manifest)}: "
                              f"{'HTTP ' + str(status) + ' ' if status else ''}{message}",
-                             hint="check the RBAC rules in server/rbac.yaml and the namespace")
+                             hint="check the RBAC rules in server/rbac.yaml and the namespace",
+                             details={"status": status} if status else None)
 
     def _delete(self, manifest: Mapping[str, Any], *, strict: bool = False) -> None:
         meta = manifest["metadata"]
