@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..errors import ConflictError, SchedError
-from ..model import Job
+from ..model import Job, JobSpec
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, parse_schedule, plan_firings
 from .validation import run_body
@@ -39,8 +39,12 @@ log = logging.getLogger(__name__)
 class RunJobs(Protocol):
     """How the definitions reach the jobs service (validation, admission, ids, the engine)."""
 
-    def check(self, body: Mapping[str, Any], *, user: str) -> None:
-        """Validate a run's body as a submission by ``user`` (raises the job's ``SchedError``)."""
+    def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
+        """Validate a run's body as a submission by ``user``; the spec it would get.
+
+        Raises:
+            SchedError: the submission's own errors (validation, team, quota, never fits).
+        """
         ...
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:

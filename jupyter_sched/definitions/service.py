@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
-from ..model import Job
+from ..model import Job, JobSpec
 from ..model.units import to_iso
 from .firing import DefinitionFiring, FiringReport, RunJobs, run_name
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
@@ -211,15 +211,14 @@ class DefinitionsService:
 
         fields = definition_fields(body, partial=False, min_interval_s=self.min_interval_s)
         now = self.now()
-        team = str(fields["job"].get("team") or fields["job"].get("queue") or self.default_team)
         definition = JobDefinition(
-            id=self.ids("d"), name=fields["name"], user=user, team=team, notebook=fields.get("notebook"),
+            id=self.ids("d"), name=fields["name"], user=user, team="", notebook=fields.get("notebook"),
             script=fields.get("script"), args=fields.get("args", ()), parameters=fields.get("parameters", {}),
             job=fields["job"], schedule=fields["schedule"].expression if fields["schedule"] else None,
             timezone=fields["timezone"], paused=fields.get("paused", False),
             missed=fields.get("missed", MissedPolicy.RUN_ONCE), created_at=now, updated_at=now, cursor=now,
             compute_type=fields.get("compute_type"))
-        self._check_runs(definition)
+        definition = replace(definition, team=self._check_runs(definition).team)
         with self.store.transaction(now=now) as tx:
             stored = insert_definition(tx, definition)
             tx.add_event(actor=user, action="definition_created", job_id=None, user=user,
@@ -227,10 +226,11 @@ class DefinitionsService:
                                  f"{stored.timezone})", details={"definition_id": stored.id})
         return self._changed(stored)
 
-    def _check_runs(self, d: JobDefinition) -> None:
-        """A run of ``d`` must be submittable by its owner now (refused at save, not at 12:00)."""
-        self.jobs.check(run_body(name=d.name, notebook=d.notebook, script=d.script, args=d.args, job=d.job,
-                                 parameters=d.parameters, team=d.team), user=d.user)
+    def _check_runs(self, d: JobDefinition) -> JobSpec:
+        """A run of ``d`` must be submittable by its owner now (refused at save, not at 12:00);
+        returns the spec it would get (its team is the definition's)."""
+        return self.jobs.check(run_body(name=d.name, notebook=d.notebook, script=d.script, args=d.args, job=d.job,
+                                        parameters=d.parameters, team=d.team), user=d.user)
 
     def update(self, definition_id: str, body: Any, *, user: str, is_admin: bool = False) -> dict[str, Any]:
         """Change some fields. A new schedule or time zone, or a resume, fires only from now on
@@ -251,13 +251,12 @@ class DefinitionsService:
                 changes["schedule"] = fields["schedule"].expression if fields["schedule"] else None
             if "job" in fields:
                 changes["job"] = {**current.job, **fields["job"]}
-                changes["team"] = str(changes["job"].get("team") or current.team)
             restart = (changes.get("schedule", current.schedule) != current.schedule
                        or changes.get("timezone", current.timezone) != current.timezone
                        or (current.paused and changes.get("paused") is False))
             new = replace(current, **changes, updated_at=now,
                           cursor=max(now, current.cursor or now) if restart else current.cursor)
-            self._check_runs(new)
+            new = replace(new, team=self._check_runs(replace(new, team="")).team)
             try:
                 with self.store.transaction(now=now) as tx:
                     stored = update_definition(tx, new)

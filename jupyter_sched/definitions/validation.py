@@ -137,9 +137,14 @@ def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
 
 def run_body(*, name: str, notebook: str | None, script: str | None, args: tuple[str, ...],
              job: Mapping[str, Any], parameters: Mapping[str, Any], team: str) -> dict[str, Any]:
-    """The job submission body of one run (validated by the jobs' own validation)."""
-    body: dict[str, Any] = {**job, "name": name, "team": job.get("team") or team}
-    body.pop("queue", None)
+    """The job submission body of one run (validated by the jobs' own validation).
+
+    ``team`` is the definition's resolved team ("" when not resolved yet: the jobs side picks
+    the owner's team, as for any submission).
+    """
+    body: dict[str, Any] = {**job, "name": name}
+    if team and not (job.get("team") or job.get("queue")):
+        body["team"] = team  # the team resolved when the definition was saved
     if notebook:
         body["notebook"] = notebook
     else:

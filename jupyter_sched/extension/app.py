@@ -31,6 +31,7 @@ from .config import (
     WebConfig,
     config_error,
 )
+from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
 from .events import EventHub
 from .handlers import HANDLERS
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               KernelGpuConfig, ExtensionApp):
+               KernelGpuConfig, DefinitionsConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -120,6 +121,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
         """
         self.service: Any = self._build_service()
+        self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.service, "telemetry_wanted"):  # push telemetry only while a client listens
             self.service.telemetry_wanted = lambda: self.event_hub.subscribers > 0
@@ -148,7 +150,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
             self.handlers.append((API_PREFIX + "(.*)", ForwardHandler))
             return
-        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in HANDLERS)
+        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in [*HANDLERS, *DEFINITION_HANDLERS])
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
@@ -272,7 +274,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
                          "audit": True, "usage": True, "metrics": True,
                          "telemetry": getattr(self.service, "monitor", None) is not None,
-                         "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False},
+                         "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False,
+                         "definitions": True},
             "priorities": ["high", "normal", "low"],
             "idle": {"enabled": self.idle_window_s > 0, "threshold_percent": self.idle_threshold_percent,
                      "window_s": self.idle_window_s, "grace_s": self.idle_grace_s,

@@ -78,7 +78,7 @@ class KernelGpuConfig(Configurable):
         "auto",
         config=True,
         help="""Start kernels that hold no lease with CUDA_VISIBLE_DEVICES="" (no GPU visible),
-        so a kernel uses only GPUs it was granted. "auto" (default): on, except an embedded server
+        so a kernel uses only GPUs it was granted. Default: "auto" — on, except an embedded server
         whose jobs run on Kubernetes (executor = "kubernetes"), where this machine's own GPUs are
         not the scheduler's. "on" / "off" force it. Restarted kernels follow the same rule.""",
     )

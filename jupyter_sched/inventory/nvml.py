@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Collection
 from types import ModuleType
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import psutil
 
 from ..model import GPU, Health, Inventory, MigDevice, Node, NvmlStatus
+from ..reclaim.foreign import ForeignProcess
 from .smi import DEFAULT_FOREIGN_THRESHOLD_MIB, foreign_memory_mib
 
 __all__ = ["NvmlInventory", "describe_nvml_error", "load_pynvml", "normalize_bus_id"]
@@ -113,6 +115,8 @@ class NvmlInventory:
         self._init_thread: threading.Thread | None = None
         self.status = NvmlStatus(available=False, error="NVML not probed yet")
         self.foreign_pids: dict[str, tuple[int, ...]] = {}
+        self.foreign_processes: dict[str, tuple[ForeignProcess, ...]] = {}
+        """``{gpu uuid: processes}`` not started by the scheduler, with memory, age and user (case 025)."""
 
     @property
     def node(self) -> str:
@@ -194,6 +198,7 @@ class NvmlInventory:
             handles.append(handle)
         gpus = []
         self.foreign_pids = {}
+        self.foreign_processes = {}
         for index, handle in enumerate(handles):
             gpus.append(self._gpu(index, handle, bus_to_index, ours))
         return Inventory(nodes=(Node(name=self._node, gpus=tuple(gpus)),), source="nvml", nvml=status)
@@ -218,6 +223,7 @@ class NvmlInventory:
                        health_reason=f"NVML error on GPU {index}: {exc}")
         ours = ours | {pid for pid, _ in procs if pid not in ours and _descends_from(pid, ours)}
         self.foreign_pids[uuid] = tuple(pid for pid, _ in procs if pid not in ours)
+        self.foreign_processes[uuid] = tuple(_foreign_process(pid, mib) for pid, mib in procs if pid not in ours)
         return GPU(uuid=uuid, index=index, node=self._node, model=name, memory_mib=int(memory.total // _MIB),
                    pci_bus_id=bus_id, mig_enabled=mig_enabled, mig_devices=migs, nvlink_peers=peers,
                    foreign_memory_mib=foreign_memory_mib(memory.used / _MIB, procs, ours, threshold_mib=self._threshold))
@@ -258,3 +264,16 @@ class NvmlInventory:
             if remote in bus_to_index:  # NVSwitch or a GPU on another node is not a local peer
                 peers.add(bus_to_index[remote])
         return tuple(sorted(peers))
+
+
+def _foreign_process(pid: int, used_mib: float | None) -> ForeignProcess:
+    """A foreign process with its age and OS user from psutil (unknown when it is not visible
+    here, e.g. in another PID namespace)."""
+    try:
+        process = psutil.Process(pid)
+        with process.oneshot():
+            age = max(0.0, time.time() - process.create_time())
+            user = process.username()
+    except (psutil.Error, OSError):
+        return ForeignProcess(pid=pid, used_memory_mib=used_mib)
+    return ForeignProcess(pid=pid, used_memory_mib=used_mib, age_s=age, user=user)

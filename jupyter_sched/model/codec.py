@@ -122,7 +122,8 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
         "finished_at": _ts(j.finished_at), "allocation": allocation_to_dict(j.allocation),
         "reason": reason_to_dict(j.reason), "exit_code": j.exit_code, "message": j.message,
         "attempts": j.attempts, "not_before": _ts(j.not_before), "preempted_by": j.preempted_by,
-        "nominated": allocation_to_dict(j.nominated), "simulated": simulated,
+        "nominated": allocation_to_dict(j.nominated), "stopping_since": _ts(j.stopping_since),
+        "simulated": simulated,
     })
     return out
 
@@ -139,6 +140,7 @@ def job_from_dict(d: Mapping[str, Any]) -> Job:
         exit_code=d.get("exit_code"), message=d.get("message", ""), attempts=int(d.get("attempts", 0)),
         not_before=_parse_ts(d.get("not_before"), "not_before"), preempted_by=d.get("preempted_by"),
         nominated=allocation_from_dict(d.get("nominated")),
+        stopping_since=_parse_ts(d.get("stopping_since"), "stopping_since"),
     )
 
 
@@ -151,6 +153,7 @@ def gpu_to_dict(g: GPU) -> dict[str, Any]:
                          "memory_mib": m.memory_mib} for m in g.mig_devices],
         "nvlink_peers": list(g.nvlink_peers), "health": g.health.value, "health_reason": g.health_reason,
         "simulated": g.simulated, "foreign_memory_mib": g.foreign_memory_mib,
+        "health_since": _ts(g.health_since), "health_hint": g.health_hint,
     }
 
 
@@ -163,6 +166,7 @@ def _gpu_from_dict(d: Mapping[str, Any]) -> GPU:
         nvlink_peers=tuple(d.get("nvlink_peers", ())), health=Health(d.get("health", "healthy")),
         health_reason=d.get("health_reason", ""), simulated=bool(d.get("simulated", False)),
         foreign_memory_mib=int(d.get("foreign_memory_mib", 0)),
+        health_since=_parse_ts(d.get("health_since"), "health_since"), health_hint=d.get("health_hint", ""),
     )
 
 
@@ -172,6 +176,7 @@ def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
         "name": n.name, "cpu_millis": n.cpu_millis, "memory_mib": n.memory_mib, "labels": dict(n.labels),
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
         "ready": n.ready, "unschedulable": n.unschedulable, "gpus": [gpu_to_dict(g) for g in n.gpus],
+        "mig_strategy": n.mig_strategy, "warnings": list(n.warnings),
     } for n in inv.nodes]
     return {
         "source": inv.source, "simulated": inv.simulated, "nodes": nodes,
@@ -190,6 +195,7 @@ def inventory_from_dict(d: Mapping[str, Any]) -> Inventory:
         labels=dict(n.get("labels", {})),
         taints=tuple(Taint(t["key"], t.get("value", ""), t.get("effect", "NoSchedule")) for t in n.get("taints", ())),
         ready=bool(n.get("ready", True)), unschedulable=bool(n.get("unschedulable", False)),
+        mig_strategy=str(n.get("mig_strategy", "none")), warnings=tuple(n.get("warnings", ())),
     ) for n in d.get("nodes", ()))
     nv = d.get("nvml")
     nvml = None if nv is None else NvmlStatus(available=nv["available"], error=nv.get("error", ""),
@@ -257,11 +263,11 @@ def budget_from_dict(d: Mapping[str, Any]) -> Budget:
 def team_policy_to_dict(t: TeamPolicy) -> dict[str, Any]:
     """TeamPolicy → JSON dict."""
     return {"team": t.team, "weight": t.weight, "allowed_priorities": list(t.allowed_priorities),
-            "members": list(t.members)}
+            "members": list(t.members), "reclaim": t.reclaim}
 
 
 def team_policy_from_dict(d: Mapping[str, Any]) -> TeamPolicy:
     """JSON dict → TeamPolicy (trusted)."""
     return TeamPolicy(team=d["team"], weight=float(d.get("weight", 1.0)),
                       allowed_priorities=tuple(d.get("allowed_priorities", ("normal", "low"))),
-                      members=tuple(d.get("members", ())))
+                      members=tuple(d.get("members", ())), reclaim=d.get("reclaim"))

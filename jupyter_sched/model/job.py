@@ -8,13 +8,14 @@ panel show leases separately.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from ..errors import ConflictError
+from ..errors import ConflictError, ValidationError
 from .resources import GPU_MILLI
 
 __all__ = [
@@ -195,6 +196,16 @@ class JobSpec:
     checkpointable: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The core refuses a zero or negative limit itself, not only the API (case 033): a limit
+        # of 0 read as "ends at once" lets a job backfill ahead of a reservation and then delay
+        # it without bound. "No limit" is ``None``; the API maps an explicit 0 to that.
+        limit = self.time_limit_s
+        if limit is not None and not (isinstance(limit, (int, float)) and math.isfinite(limit) and limit > 0):
+            raise ValidationError(f"time_limit_s must be a positive number of seconds (got {limit!r})",
+                                  field="time_limit_s",
+                                  hint="give e.g. 3600 for one hour, or leave it out for no limit")
+
 
 @dataclass(frozen=True, slots=True)
 class Allocation:
@@ -266,7 +277,11 @@ class Job:
         attempts: how many times it was admitted (preemptions requeue it).
         not_before: earliest time it may be admitted again (requeue backoff).
         preempted_by: id of the job whose admission preempted this one last (loop guard).
-        nominated: GPUs held for this job after a preemption it caused (case 004).
+        nominated: GPUs held for this job after a preemption it caused (case 004), or taken
+            over from a lower-class job of its team (case 032).
+        stopping_since: when a stop was requested (preemption, cancel, time limit) while the job
+            still holds its GPUs; it releases them when it exits (at the latest after the grace
+            period). The core never picks such a job as a victim again.
     """
 
     id: str
@@ -284,6 +299,7 @@ class Job:
     not_before: datetime | None = None
     preempted_by: str | None = None
     nominated: Allocation | None = None
+    stopping_since: datetime | None = None
 
     def transition(self, new_state: JobState, **changes: Any) -> Job:
         """Return a copy in ``new_state`` with ``changes`` applied.

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ValidationError
 
-__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "TeamPolicy", "validate_quotas"]
+__all__ = ["ANY_MODEL", "Budget", "Quota", "QuotaSet", "RECLAIM_RULES", "TeamPolicy", "validate_quotas"]
 
 ANY_MODEL = "*"
 """GPU model wildcard: the quota applies to GPUs of every model together."""
@@ -68,6 +68,13 @@ class Budget:
     period: str = "month"
 
 
+RECLAIM_RULES = ("any", "lower-or-equal", "lower", "never")
+"""Which borrowed jobs of other teams a team's within-guarantee job may reclaim (Kueue's
+``reclaimWithinCohort``): ``any`` class (the default: borrowed work is preemptible whatever its
+class), only jobs of a class ``lower-or-equal`` to / ``lower`` than the reclaiming job's, or
+``never``. The policies themselves live in :mod:`jupyter_sched.preemption.policy`."""
+
+
 @dataclass(frozen=True, slots=True)
 class TeamPolicy:
     """Per-team settings beside quota.
@@ -77,12 +84,23 @@ class TeamPolicy:
         weight: fair-share weight (> 0); share = borrowed / weight (Kueue fair sharing).
         allowed_priorities: priority classes the team may use (``high`` is admin-granted).
         members: users belonging to the team (hub groups in hub mode).
+        reclaim: the team's reclaim rule, one of :data:`RECLAIM_RULES`; None = the scheduling
+            profile's ``reclaim_policy`` (``any`` unless an admin changed it).
+
+    Raises:
+        ValidationError: an unknown reclaim rule (field ``reclaim``).
     """
 
     team: str
     weight: float = 1.0
     allowed_priorities: tuple[str, ...] = ("normal", "low")
     members: tuple[str, ...] = ()
+    reclaim: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.reclaim is not None and self.reclaim not in RECLAIM_RULES:
+            raise ValidationError(f"unknown reclaim rule {self.reclaim!r} for team {self.team}", field="reclaim",
+                                  hint="use one of " + ", ".join(RECLAIM_RULES))
 
 
 @dataclass(frozen=True, slots=True)

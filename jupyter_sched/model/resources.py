@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import Enum
 
 __all__ = [
@@ -75,6 +76,8 @@ class GPU:
         simulated: True for GPUs of the simulated inventory (no silicon behind them).
         foreign_memory_mib: memory held by processes the scheduler did not start (case 014);
             such a GPU is in use by an unknown owner and is not placeable.
+        health_since: when it turned unhealthy, as the evidence says (e.g. the Xid's time; case 018).
+        health_hint: what an admin can do about it, one sentence (e.g. restart the device plugin).
     """
 
     uuid: str
@@ -90,6 +93,8 @@ class GPU:
     health_reason: str = ""
     simulated: bool = False
     foreign_memory_mib: int = 0
+    health_since: datetime | None = None
+    health_hint: str = ""
 
     @property
     def healthy(self) -> bool:
@@ -122,6 +127,11 @@ class Node:
         taints: taints; a job must tolerate them to be placed here.
         ready: False when the node is down or NotReady; its GPUs get no work.
         unschedulable: cordoned.
+        mig_strategy: how the node advertises MIG devices (NVIDIA device plugin): ``none``,
+            ``single`` (every device is one MIG profile, requested as ``nvidia.com/gpu``) or
+            ``mixed`` (``nvidia.com/mig-<profile>`` per profile). Manifests follow it (case 022).
+        warnings: what the source found inconsistent about the node, one sentence each (e.g. a GPU
+            count label that disagrees with the allocatable resources).
     """
 
     name: str
@@ -132,6 +142,8 @@ class Node:
     taints: tuple[Taint, ...] = ()
     ready: bool = True
     unschedulable: bool = False
+    mig_strategy: str = "none"
+    warnings: tuple[str, ...] = ()
 
     @property
     def schedulable(self) -> bool:
@@ -210,4 +222,14 @@ class Inventory:
         counts: dict[str, int] = {}
         for gpu in self.gpus():
             counts[gpu.model] = counts.get(gpu.model, 0) + 1
+        return counts
+
+    def healthy_models(self) -> dict[str, int]:
+        """GPU model -> GPUs of that model that may receive work (healthy, on a ready node): the
+        capacity quotas may promise and reports divide by (case 018: allocatable, not capacity).
+        Models whose GPUs are all unavailable stay listed with 0."""
+        counts: dict[str, int] = {}
+        for node in self.nodes:
+            for gpu in node.gpus:
+                counts[gpu.model] = counts.get(gpu.model, 0) + int(gpu.healthy and node.ready)
         return counts

@@ -257,17 +257,56 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
             f"{free_total} {model} GPUs free, but no node with {need} free GPUs has {host} free",
             {"requested": need, "free": free_total, "cpu_millis": request.cpu_millis,
              "memory_mib": request.memory_mib, "model": model})
+    sick, blocked = _withheld(flavor, state)
+    if unhealthy and flavor.capacity < need * workers and sick:
+        # Case 018: "h100-node-3: only 7 of 8 GPUs allocatable (1 unhealthy: Xid 94)".
+        return FitReason(
+            "UnhealthyGpu", "; ".join(line for line, _ in sick),
+            {"requested": need * workers, "unhealthy": unhealthy, "model": model, "free": free_total,
+             "nodes": [numbers for _, numbers in sick]},
+            "an admin can restart the NVIDIA device plugin on the node (or reset the GPU) once it is checked, "
+            "or drain the node; the GPU counts again when it is allocatable")
     if unhealthy and flavor.capacity < need * workers:
         return FitReason(
             "UnhealthyGpu",
             f"needs {need * workers} {model} GPUs; unhealthy GPUs are excluded: " + "; ".join(unhealthy),
             {"requested": need * workers, "unhealthy": unhealthy, "model": model, "free": free_total})
+    note = ""
+    if blocked:
+        # Case 025: a GPU held by a process the scheduler did not start is named in the queue.
+        count = sum(len(gpus) for gpus in blocked.values())
+        where = ", ".join(f"{node} GPU {', '.join(map(str, gpus))}" for node, gpus in blocked.items())
+        note = f"; {count} GPU{'s' if count != 1 else ''} blocked by unmanaged process ({where})"
     return FitReason(
         "WaitingForCapacity",
         f"needs {need * workers} {model} GPU{'s' if need * workers != 1 else ''}, {free_total} free"
-        + (f" (at most {max_free} on one node)" if free_total > max_free else ""),
+        + (f" (at most {max_free} on one node)" if free_total > max_free else "") + note,
         {"requested": need * workers, "free": free_total, "max_free_per_node": max_free,
-         "capacity": flavor.capacity, "model": model})
+         "capacity": flavor.capacity, "model": model,
+         "blocked_by_unmanaged": {node: list(gpus) for node, gpus in blocked.items()}})
+
+
+def _withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, list[int]]]:
+    """Per node of ``flavor``: a sentence for its unhealthy GPUs (``h100-node-3: only 7 of 8 GPUs
+    allocatable (1 unhealthy: Xid 94)``, with the numbers) and the GPU indices held by processes
+    the scheduler did not start."""
+    sick: list[tuple[str, dict[str, Any]]] = []
+    blocked: dict[str, list[int]] = {}
+    for n_id, node in enumerate(state.nodes):
+        if state.node_pool[n_id] not in flavor.pools:
+            continue
+        gpus = [g for g in node.gpus if not g.mig_enabled and (not flavor.mixed or g.model == flavor.model)]
+        bad = [g for g in gpus if not g.healthy]
+        if bad:
+            reasons = ", ".join(dict.fromkeys(g.health_reason or "unhealthy" for g in bad))
+            sick.append((f"{node.name}: only {len(gpus) - len(bad)} of {len(gpus)} GPUs allocatable "
+                         f"({len(bad)} unhealthy: {reasons})",
+                         {"node": node.name, "gpus": len(gpus), "allocatable": len(gpus) - len(bad),
+                          "unhealthy": len(bad), "reasons": reasons}))
+        held = [g.index for g in gpus if g.healthy and g.foreign_memory_mib > 0]
+        if held:
+            blocked[node.name] = held
+    return sick[:_NODE_LIST], blocked
 
 
 def _a(word: str) -> str:

@@ -1,52 +1,65 @@
-"""Victim selection for reclaim (across teams) and priority preemption (within a team).
+"""The minimal victim set: which candidates to evict so that one pending job fits.
 
-Rules (DESIGN.md "Reclaim" / "Preemption"; Kueue classical preemption, ``pkg/scheduler/preemption``):
+Candidates come from the cycle (own-team jobs its :class:`~.policy.PreemptionPolicy` allows,
+and jobs of *borrowing* teams its team's :class:`~.policy.ReclaimPolicy` allows); this module
+picks the set to evict. It works on the cycle's ledger only through callbacks, inside the
+caller's ``what_if`` trial (STYLE §2), so every trial eviction is undone.
 
-* **Reclaim** — a job whose team stays within its guarantee after admission may evict work of
-  other teams that runs on *borrowed* capacity (Kueue ``reclaimWithinCohort: Any``). A victim's
-  eviction must never push its team below its own guarantee on any line (case 004's upstream
-  fix direction; Volcano #4947), so a reclaim can never bounce back.
-* **Priority** — inside a team, a higher class may evict jobs of a lower class listed in the
-  profile's ``preemptible_classes`` (default ``low``).
-* Candidate order: borrowers first, then the lowest class, then the youngest (least work lost);
-  jobs younger than ``min_runtime_s`` go last, so they are chosen only when nothing else works.
-* **Minimal set** — remove candidates in order until the job fits (quota and placement), then
-  try to put each one back, last removed first skipped (Kueue ``minimalPreemptions``:
-  remove-then-fill-back). If removing every candidate does not make the job fit, nothing is
-  evicted: a preemption that cannot help is wasted work (case 001).
-* **No loops** — a job never evicts the job that last evicted it (``preempted_by``), and the
-  freed GPUs are nominated for the preemptor so the victim cannot retake them (case 004).
+Cost of a victim set, compared lexicographically (smaller is better; DESIGN.md *Preemption*,
+issue 16):
 
-"Covered" jobs: inside each team, holders are ordered by class (high first) then admission time,
-and the team's guarantee is handed out in that order; a job fully covered is *within guarantee*
-and is never a reclaim victim — so a ``high`` job within its team's guarantee is never preempted.
+1. victims younger than the profile's minimum runtime (protected where another choice exists);
+2. the classes evicted, highest first (one ``normal`` victim costs more than any number of ``low``
+   ones: evicting lower classes first);
+3. jobs broken; 4. GPUs of work evicted; 5. pods (gang workers) evicted;
+6. work lost (GPU-seconds run since start; a checkpointable job loses none); 7. job ids.
+
+Search (kube-scheduler's per-node ``selectVictimsOnNode`` + Kueue's ``minimalPreemptions``
+remove-then-fill-back, combined):
+
+* **targets** — for a job that needs one node, the nodes where free GPUs plus the candidates
+  running there could hold it are ranked by the cost of the cheapest local fill, and the best
+  few are tried with that node's candidates first (then the others, which can only help with
+  quota); for gangs and shared GPUs one global order is tried;
+* **remove** — candidates are trial-evicted in order until the job fits (quota, placement and
+  the reclaim rules the caller checks in ``fits``); a candidate the caller's ``removable`` refuses
+  at that moment (its team no longer borrows) is skipped;
+* **fill back** — the removed ones are put back one by one, the costliest first (and, in a second
+  pass, the smallest first, so that one large job goes instead of several small ones), keeping
+  each one the job does not need;
+* the cheapest resulting set wins. If no order makes the job fit, nothing is evicted: an
+  eviction that cannot make the job fit is wasted work (case 001; issue 16 example B).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ..model import GPU_MILLI
-from ..quota.ledger import QuotaLedger
-
-__all__ = ["Candidate", "PreemptionPlan", "covered_jobs", "keeps_guarantee", "order_candidates", "plan_preemption"]
+__all__ = ["Candidate", "PreemptionPlan", "plan_cost", "plan_preemption"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+TARGETS = 3
+"""Nodes tried per search for a single-node job (ranked by the cost of their cheapest fill)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A holder that could be evicted.
+    """A running job that may be evicted for the pending one.
 
     Attributes:
         job_id / team / user: the holder.
         rank: class rank (high 2, normal 1, low 0).
         milli: milli-GPUs it holds (quota units).
+        pods: workers it runs (a gang breaks as a whole).
         started: when it started (or was admitted); None = unknown (treated as old).
-        kind: ``"reclaim"`` (borrowed work of another team) or ``"priority"`` (same team, lower class).
+        kind: ``"reclaim"`` (a borrowing team's job) or ``"priority"`` (own team, lower class).
         protected: younger than the profile's minimum runtime.
+        work_lost: GPU-seconds of work lost if evicted (0 for checkpointable jobs).
+        node: node id of a single-node job (-1 for gangs and GPU-less work).
+        fresh: admitted in this very cycle and not started: withdrawing the admission costs nothing.
     """
 
     job_id: str
@@ -57,6 +70,10 @@ class Candidate:
     started: datetime | None
     kind: str
     protected: bool = False
+    pods: int = 1
+    work_lost: float = 0.0
+    node: int = -1
+    fresh: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +81,7 @@ class PreemptionPlan:
     """Outcome of a victim search.
 
     Attributes:
-        victims: candidates to evict (minimal set), in eviction order; empty when refused.
+        victims: the set to evict, cheapest first; empty when refused.
         refused: one sentence saying why no preemption was issued (when ``victims`` is empty).
         details: numbers behind ``refused``.
     """
@@ -74,97 +91,140 @@ class PreemptionPlan:
     details: Mapping[str, object] = field(default_factory=dict)
 
 
-def covered_jobs(holders: Iterable[tuple[str, str, int, datetime | None, int]],
-                 guarantee_milli: Callable[[str], int]) -> set[str]:
-    """Job ids fully inside their team's guarantee.
+def _cheap(c: Candidate) -> tuple[object, ...]:
+    """Removal order: what costs least to evict first (module doc, cost items 1-7)."""
+    return (not c.fresh, c.protected, c.rank, c.milli, c.pods, c.work_lost, -(c.started or _EPOCH).timestamp(),
+            c.job_id)
 
-    Args:
-        holders: ``(job_id, team, rank, admitted_at, milli)`` of jobs holding GPUs.
-        guarantee_milli: team -> guaranteed milli-GPUs (the team's most generous line).
 
-    Returns:
-        Ids of jobs that the team's guarantee covers when handed out by class (high first),
-        then admission time (older first).
+def _large(c: Candidate) -> tuple[object, ...]:
+    """Alternative removal order: the largest of the cheapest class first (fewer jobs broken)."""
+    return (not c.fresh, c.protected, c.rank, -c.milli, c.work_lost, -(c.started or _EPOCH).timestamp(), c.job_id)
+
+
+def plan_cost(victims: Iterable[Candidate]) -> tuple[object, ...]:
+    """The cost of a victim set (module doc, items 1-7), comparable with ``<``.
+
+    Withdrawing an admission made earlier in the same cycle (``fresh``) breaks nothing: such
+    victims count only after every running one.
     """
-    by_team: dict[str, list[tuple[str, str, int, datetime | None, int]]] = {}
-    for h in holders:
-        by_team.setdefault(h[1], []).append(h)
-    covered: set[str] = set()
-    for team, members in by_team.items():
-        left = guarantee_milli(team)
-        members.sort(key=lambda h: (-h[2], h[3] or _EPOCH, h[0]))
-        for job_id, _, _, _, milli in members:
-            if milli <= left:
-                covered.add(job_id)
-                left -= milli
-            else:
-                left = 0
-    return covered
+    all_vs = list(victims)
+    vs = [c for c in all_vs if not c.fresh]
+    # the class vector counts victims per class, highest class first, compared lexicographically
+    classes = tuple(sum(1 for c in vs if c.rank == r) for r in (2, 1, 0))
+    return (sum(c.protected for c in vs), classes, len(vs), sum(c.milli for c in vs),
+            sum(c.pods for c in vs), sum(c.work_lost for c in vs), len(all_vs) - len(vs),
+            tuple(sorted(c.job_id for c in all_vs)))
 
 
-def order_candidates(cands: Iterable[Candidate]) -> list[Candidate]:
-    """Borrowers first, then lowest class, then youngest; min-runtime-protected jobs last."""
-    return sorted(cands, key=lambda c: (c.protected, c.kind != "reclaim", c.rank,
-                                        -(c.started or _EPOCH).timestamp(), c.job_id))
-
-
-def keeps_guarantee(quota: QuotaLedger, victim_id: str) -> tuple[bool, str, float]:
-    """Would evicting ``victim_id`` keep its team at or above every team-line guarantee?
-
-    Returns:
-        ``(ok, line_model, guaranteed_gpus)`` — the first violated line when not ok.
-    """
-    entry = quota.charges.get(victim_id)
-    if entry is None:
-        return True, "", 0.0
-    keys, milli = entry
-    for key in keys:
-        line = quota.lines[key]
-        if line.user is None and quota.usage.get(key, 0) - milli < line.guaranteed:
-            return False, line.model, line.guaranteed / GPU_MILLI
-    return True, "", 0.0
-
-
-def plan_preemption(candidates: list[Candidate], fits: Callable[[], bool],
+def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool],
                     evict: Callable[[Candidate], None], restore: Callable[[Candidate], None],
-                    allowed: Callable[[Candidate], tuple[bool, str]]) -> PreemptionPlan:
-    """Remove-then-fill-back over ordered ``candidates`` (run inside a ledger trial).
+                    removable: Callable[[Candidate], bool],
+                    what_if: Callable[[], AbstractContextManager[object]],
+                    need: int = 0, node_free: Mapping[int, int] | None = None) -> PreemptionPlan:
+    """Find the cheapest victim set that makes the job fit (module doc).
 
     Args:
-        candidates: ordered by :func:`order_candidates`.
-        fits: does the preemptor fit now (quota and placement)?
-        evict / restore: trial-evict a candidate / put it back on the ledger.
-        allowed: may this candidate be evicted *now* (e.g. its team stays at its guarantee)?
-            Returns ``(ok, why_not)``.
+        candidates: allowed victims (any order).
+        fits: does the job fit now, on the trial ledger (quota, placement, reclaim rules)?
+        evict / restore: trial-evict a candidate / put it back.
+        removable: may this candidate be removed *now* (e.g. its team still borrows)?
+        what_if: a fresh nested ledger trial (undone on exit).
+        need: GPUs the job needs on one node (0: not a single-node job; no targets).
+        node_free: for single-node jobs, free whole GPUs now per node of the job's flavor.
 
     Returns:
-        The minimal victim set, or a refusal naming why (the ledger is left as the trial found it
-        only by the caller's trial undo).
+        The victims (empty with ``refused`` when no set works). The ledger is left as found.
     """
+    if not candidates:
+        return PreemptionPlan(refused="no preemptible job")
+    orders: list[list[Candidate]] = []
+    if need > 0 and node_free is not None:
+        orders.extend(_targeted(candidates, need, node_free))
+    orders.append(sorted(candidates, key=_cheap))
+    orders.append(sorted(candidates, key=_large))
+    best: tuple[tuple[object, ...], tuple[Candidate, ...]] | None = None
+    tried: set[tuple[str, ...]] = set()
+    for order in orders:
+        with what_if():
+            removed = _remove_until_fit(order, fits, evict, removable)
+            if removed is None:
+                continue
+            key = tuple(sorted(c.job_id for c in removed))
+            if key in tried:
+                continue
+            tried.add(key)
+            for fill_back in (_costliest_back_first, _smallest_back_first):
+                with what_if():
+                    kept = _fill_back(removed, fill_back, fits, evict, restore)
+                cost = plan_cost(kept)
+                if best is None or cost < best[0]:
+                    best = (cost, tuple(sorted(kept, key=_cheap)))
+    if best is None:
+        return PreemptionPlan(refused=f"evicting all {len(candidates)} preemptible jobs would still not make it fit",
+                              details={"candidates": sorted(c.job_id for c in candidates)})
+    return PreemptionPlan(victims=best[1])
+
+
+def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int, int]) -> Iterator[list[Candidate]]:
+    """Orders putting the candidates of the few cheapest target nodes first (module doc)."""
+    local: dict[int, list[Candidate]] = {}
+    for c in candidates:
+        if c.node >= 0:
+            local.setdefault(c.node, []).append(c)
+    ranked: list[tuple[tuple[object, ...], int]] = []
+    for node, cands in local.items():
+        free = node_free.get(node)
+        if free is None:
+            continue
+        room = free
+        chosen: list[Candidate] = []
+        for c in sorted(cands, key=_cheap):
+            if room >= need:
+                break
+            chosen.append(c)
+            room += c.milli // 1000
+        if room >= need:
+            ranked.append((plan_cost(chosen), node))
+    ranked.sort()
+    for _, node in ranked[:TARGETS]:
+        mine = sorted(local[node], key=_cheap)
+        rest = sorted((c for c in candidates if c.node != node), key=_cheap)
+        yield mine + rest
+
+
+def _remove_until_fit(order: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],
+                      removable: Callable[[Candidate], bool]) -> list[Candidate] | None:
     removed: list[Candidate] = []
-    refusals: list[str] = []
-    for cand in candidates:
-        ok, why = allowed(cand)
-        if not ok:
-            refusals.append(why)
+    for cand in order:
+        if not removable(cand):
             continue
         evict(cand)
         removed.append(cand)
         if fits():
-            break
-    else:
-        if refusals:
-            return PreemptionPlan(refused="; ".join(dict.fromkeys(refusals)),
-                                  details={"refused": list(dict.fromkeys(refusals))})
-        if removed:
-            return PreemptionPlan(refused=f"evicting all {len(removed)} preemptible jobs would still not make it fit",
-                                  details={"candidates": [c.job_id for c in removed]})
-        return PreemptionPlan(refused="no preemptible job", details={})
+            return removed
+    return None
+
+
+def _costliest_back_first(c: Candidate) -> tuple[object, ...]:
+    """Fill-back order keeping the costliest victims: running, protected, higher class, larger, more work."""
+    return (c.fresh, not c.protected, -c.rank, -c.milli, -c.work_lost, c.job_id)
+
+
+def _smallest_back_first(c: Candidate) -> tuple[object, ...]:
+    """Fill-back order keeping small victims, so that one large job is evicted instead of several."""
+    return (c.fresh, not c.protected, -c.rank, c.milli, -c.work_lost, c.job_id)
+
+
+def _fill_back(removed: Sequence[Candidate], key: Callable[[Candidate], tuple[object, ...]],
+               fits: Callable[[], bool], evict: Callable[[Candidate], None],
+               restore: Callable[[Candidate], None]) -> list[Candidate]:
+    """Put back every removed candidate the job does not need, in ``key`` order; return the rest."""
     kept = list(removed)
-    for cand in reversed(removed[:-1]):
+    for cand in sorted(removed, key=key):
         restore(cand)
         if fits():
             kept.remove(cand)
         else:
             evict(cand)
-    return PreemptionPlan(victims=tuple(kept))
+    return kept

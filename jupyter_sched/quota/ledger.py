@@ -191,6 +191,15 @@ class QuotaLedger(Journaled):
             return _OK
         return QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
 
+    def would_borrow(self, team: str, user: str, model: str, milli: int) -> bool:
+        """Would ``milli`` more milli-GPUs take ``team`` above its guarantee on some line? (cheap
+        form of :meth:`check` for ordering)."""
+        if not self.enabled or milli <= 0:
+            return False
+        usage = self.usage
+        return any(ln.user is None and usage.get(ln.key, 0) + milli > ln.guaranteed
+                   for ln in self.applicable(team, user, model))
+
     def team_share(self, team: str) -> float:
         """Kueue fair sharing: dominant borrowed share of the team's lines divided by its weight."""
         version = self.team_version.get(team, 0)

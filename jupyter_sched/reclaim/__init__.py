@@ -1,6 +1,7 @@
 """Idle reclamation (pure): detect idle work, walk the warning → grace → reclaim ladder, and
 report GPUs held outside the scheduler. No clock, no I/O: ``now`` comes from the snapshot."""
 
+from .candidates import IdleCandidate, idle_candidates, idle_state_text
 from .codec import (
     idle_policies_from_dict,
     idle_policies_to_dict,
@@ -8,7 +9,7 @@ from .codec import (
     idle_policy_to_dict,
     longest_idle_window_s,
 )
-from .foreign import ForeignGpuReport, Occupancy, foreign_gpu_reports, gpu_occupancy
+from .foreign import ForeignGpuReport, ForeignProcess, Occupancy, blocked_text, foreign_gpu_reports, gpu_occupancy
 from .idle import (
     IdleArbiter,
     IdleInput,
@@ -20,14 +21,20 @@ from .idle import (
     device_keys,
     evaluate_idle,
     extend_keepalive,
+    judge_running,
     ladder_step,
+    ladder_times,
+    limit_text,
     window_evidence,
 )
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
+from .settings import idle_policies_from_settings
 
 __all__ = [
-    "ForeignGpuReport", "IdleArbiter", "IdleInput", "IdlePolicies", "IdlePolicy", "IdleVerdict", "KernelActivity",
-    "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "default_idle_arbiter", "device_keys", "evaluate_idle",
-    "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "idle_policies_from_dict", "idle_policies_to_dict",
-    "idle_policy_from_dict", "idle_policy_to_dict", "ladder_step", "longest_idle_window_s", "window_evidence",
+    "ForeignGpuReport", "ForeignProcess", "IdleArbiter", "IdleCandidate", "IdleInput", "IdlePolicies", "IdlePolicy",
+    "IdleVerdict", "KernelActivity", "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "blocked_text",
+    "default_idle_arbiter", "device_keys", "evaluate_idle", "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy",
+    "idle_candidates", "idle_policies_from_dict", "idle_policies_from_settings", "idle_policies_to_dict",
+    "idle_policy_from_dict", "idle_policy_to_dict", "idle_state_text", "judge_running", "ladder_step", "ladder_times",
+    "limit_text", "longest_idle_window_s", "window_evidence",
 ]

@@ -2,17 +2,22 @@
 
 Shape::
 
-    {"default": POLICY, "by_priority": {"high" | "normal" | "low": POLICY}}
+    {"default": POLICY, "by_priority": {"high" | "normal" | "low": POLICY},
+     "by_kind": {"lease" | "training" | "inference": POLICY + {"by_priority": {class: POLICY}}}}
 
     POLICY = {"enabled": bool, "threshold_pct": % in (0, 100], "window_s": s > 0,
-              "warning_s": s in [0, window_s), "busy_kernel_window_s": s >= window_s | null,
-              "lease_mode" | "busy_kernel_mode" | "job_mode": "release" | "requeue" | "stop" | "notify",
+              "warning_s": s in [0, window_s), "grace_s": s >= 0,
+              "busy_kernel_window_s": s >= window_s | null,
+              "lease_mode" | "busy_kernel_mode" | "job_mode" | "service_mode":
+                  "release" | "requeue" | "stop" | "notify",
               "max_gap_s": s > 0, "keepalive_max_s": s >= 0}
 
 Reading is a *merge*: a key left out keeps its value in ``base`` (the current policy) — the
 ``default`` block merges into ``base.default``; a priority block merges into the new default (so
 ``{"by_priority": {"low": {"window_s": 1800}}}`` gives low-priority work a shorter window and
-everything else of the default); ``by_priority`` left out keeps ``base.by_priority``.
+everything else of the default); a kind block merges into the new default too, and a kind's
+``by_priority`` block into that kind's policy. ``by_priority`` / ``by_kind`` left out keep the
+current ones. Which policy applies to a job: :meth:`IdlePolicies.for_job` (most specific wins).
 """
 
 from __future__ import annotations
@@ -22,14 +27,14 @@ from dataclasses import fields, replace
 from typing import Any
 
 from ..errors import ValidationError
-from ..model import PriorityClass
+from ..model import JobKind, PriorityClass
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
 __all__ = ["idle_policies_from_dict", "idle_policies_to_dict", "idle_policy_from_dict", "idle_policy_to_dict",
            "longest_idle_window_s"]
 
-_NUMBERS = ("threshold_pct", "window_s", "warning_s", "max_gap_s", "keepalive_max_s")
-_MODES = ("lease_mode", "busy_kernel_mode", "job_mode")
+_NUMBERS = ("threshold_pct", "window_s", "warning_s", "grace_s", "max_gap_s", "keepalive_max_s")
+_MODES = ("lease_mode", "busy_kernel_mode", "job_mode", "service_mode")
 _KNOWN = tuple(f.name for f in fields(IdlePolicy))
 _EXAMPLE = '{"default": {"window_s": 7200, "warning_s": 900}, "by_priority": {"low": {"window_s": 1800}}}'
 
@@ -44,9 +49,19 @@ def idle_policy_to_dict(policy: IdlePolicy) -> dict[str, Any]:
 
 
 def idle_policies_to_dict(policies: IdlePolicies) -> dict[str, Any]:
-    """``{"default": POLICY, "by_priority": {class: POLICY}}`` (classes sorted by name)."""
+    """``{"default": POLICY, "by_priority": {class: POLICY}, "by_kind": {kind: POLICY + by_priority}}``
+    (classes and kinds sorted by name; a kind without its own policy but with class overrides
+    shows the default's fields)."""
+    by_kind: dict[str, Any] = {}
+    for kind in sorted(set(policies.by_kind) | set(policies.by_kind_priority)):
+        block = idle_policy_to_dict(policies.by_kind.get(kind, policies.default))
+        per_class = policies.by_kind_priority.get(kind, {})
+        if per_class:
+            block["by_priority"] = {k: idle_policy_to_dict(v) for k, v in sorted(per_class.items())}
+        by_kind[kind] = block
     return {"default": idle_policy_to_dict(policies.default),
-            "by_priority": {k: idle_policy_to_dict(v) for k, v in sorted(policies.by_priority.items())}}
+            "by_priority": {k: idle_policy_to_dict(v) for k, v in sorted(policies.by_priority.items())},
+            "by_kind": by_kind}
 
 
 def idle_policy_from_dict(data: Any, *, base: IdlePolicy, where: str) -> IdlePolicy:
@@ -99,6 +114,7 @@ def _check(values: Mapping[str, Any], where: str) -> None:
     """Range checks with the field named, before :class:`IdlePolicy` sees the values."""
     window = values["window_s"]
     rules: list[tuple[str, bool, str, str]] = [
+        ("grace_s", values["grace_s"] >= 0, "must be >= 0", "e.g. 900 for 15 min after the window; 0 for none"),
         ("threshold_pct", 0 < values["threshold_pct"] <= 100, "must be in (0, 100] %", "e.g. 5"),
         ("window_s", window > 0, "must be > 0", "e.g. 7200 for 2 h; to turn idle reclamation off set enabled false"),
         ("warning_s", 0 <= values["warning_s"] < window, f"must be >= 0 and < window_s ({window:g} s)",
@@ -114,38 +130,65 @@ def _check(values: Mapping[str, Any], where: str) -> None:
 
 
 def idle_policies_from_dict(data: Any, *, base: IdlePolicies | None = None) -> IdlePolicies:
-    """Read ``{"default": POLICY, "by_priority": {...}}`` merged into ``base`` (module docstring).
+    """Read ``{"default": POLICY, "by_priority": {...}, "by_kind": {...}}`` merged into ``base``
+    (module docstring).
 
     Raises:
         ValidationError: a bad shape or value; ``field`` is ``idle``, ``idle.default.<key>``,
-            ``idle.by_priority`` or ``idle.<priority class>.<key>``.
+            ``idle.by_priority``, ``idle.<priority class>.<key>``, ``idle.by_kind``,
+            ``idle.<kind>.<key>`` or ``idle.<kind>.<priority class>.<key>``.
     """
     base = base if base is not None else IdlePolicies()
     if not isinstance(data, Mapping):
         raise ValidationError("the idle policy must be a JSON object", field="idle", hint=f"e.g. {_EXAMPLE}")
-    unknown = sorted(str(k) for k in data if k not in ("default", "by_priority"))
+    unknown = sorted(str(k) for k in data if k not in ("default", "by_priority", "by_kind"))
     if unknown:
         raise ValidationError(f"idle.{unknown[0]} is not a field of the idle policy", field=f"idle.{unknown[0]}",
-                              hint="known fields: default, by_priority")
+                              hint="known fields: default, by_priority, by_kind")
     default = base.default if "default" not in data else idle_policy_from_dict(
         data["default"], base=base.default, where="idle.default")
-    if "by_priority" not in data:
-        return IdlePolicies(default=default, by_priority=dict(base.by_priority))
-    raw = data["by_priority"]
+    by_priority = (dict(base.by_priority) if "by_priority" not in data
+                   else _per_class(data["by_priority"], base=default, where="idle"))
+    if "by_kind" not in data:
+        return IdlePolicies(default=default, by_priority=by_priority, by_kind=dict(base.by_kind),
+                            by_kind_priority={k: dict(v) for k, v in base.by_kind_priority.items()})
+    raw = data["by_kind"]
     if not isinstance(raw, Mapping):
-        raise ValidationError("idle.by_priority must be an object keyed by priority class", field="idle.by_priority",
-                              hint='e.g. {"low": {"window_s": 1800}}')
+        raise ValidationError("idle.by_kind must be an object keyed by job kind", field="idle.by_kind",
+                              hint='e.g. {"inference": {"service_mode": "notify"}}')
+    kinds = [k.value for k in JobKind]
+    by_kind: dict[str, IdlePolicy] = {}
+    by_kind_priority: dict[str, dict[str, IdlePolicy]] = {}
+    for name, block in raw.items():
+        if name not in kinds:
+            raise ValidationError(f"idle.by_kind has an unknown job kind {name!r}", field=f"idle.by_kind.{name}",
+                                  hint="use " + ", ".join(kinds))
+        if not isinstance(block, Mapping):
+            raise ValidationError(f"idle.{name} must be an object", field=f"idle.{name}",
+                                  hint='e.g. {"window_s": 3600, "by_priority": {"low": {"window_s": 1800}}}')
+        own = {k: v for k, v in block.items() if k != "by_priority"}
+        policy = idle_policy_from_dict(own, base=default, where=f"idle.{name}")
+        by_kind[str(name)] = policy
+        if "by_priority" in block:
+            by_kind_priority[str(name)] = _per_class(block["by_priority"], base=policy, where=f"idle.{name}")
+    return IdlePolicies(default=default, by_priority=by_priority, by_kind=by_kind, by_kind_priority=by_kind_priority)
+
+
+def _per_class(raw: Any, *, base: IdlePolicy, where: str) -> dict[str, IdlePolicy]:
+    """``{class: POLICY}`` merged into ``base``; fields named ``<where>.<class>.<key>``."""
+    if not isinstance(raw, Mapping):
+        raise ValidationError(f"{where}.by_priority must be an object keyed by priority class",
+                              field=f"{where}.by_priority", hint='e.g. {"low": {"window_s": 1800}}')
     classes = [p.value for p in PriorityClass]
-    by_priority: dict[str, IdlePolicy] = {}
+    out: dict[str, IdlePolicy] = {}
     for name, block in raw.items():
         if name not in classes:
-            raise ValidationError(f"idle.by_priority has an unknown priority class {name!r}",
-                                  field=f"idle.by_priority.{name}", hint="use " + ", ".join(classes))
-        by_priority[str(name)] = idle_policy_from_dict(block, base=default, where=f"idle.{name}")
-    return IdlePolicies(default=default, by_priority=by_priority)
+            raise ValidationError(f"{where}.by_priority has an unknown priority class {name!r}",
+                                  field=f"{where}.by_priority.{name}", hint="use " + ", ".join(classes))
+        out[str(name)] = idle_policy_from_dict(block, base=base, where=f"{where}.{name}")
+    return out
 
 
 def longest_idle_window_s(policies: IdlePolicies) -> float:
-    """The longest lookback any class needs, seconds: ``max(window_s, busy_kernel_window_s)``."""
-    items = [policies.default, *policies.by_priority.values()]
-    return float(max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in items))
+    """The longest lookback any policy needs, seconds: ``max(window_s, busy_kernel_window_s) + grace_s``."""
+    return float(max(max(p.window_s, p.busy_kernel_window_s or 0.0) + p.grace_s for p in policies.all()))

@@ -7,18 +7,26 @@ Steps for each running job or lease (DESIGN.md "Idle reclamation"; cases 008 and
 
    - GPU side: the start of the *trailing* run of samples in which every allocated GPU / MIG
      instance is below ``threshold_pct`` (activity = ``GR_ENGINE_ACTIVE x 100`` when known, else
-     utilization). Not a lifetime average. Held memory is not activity. A sample with unknown
-     utilization (MIG without profiling metrics), a device with no samples, or a gap longer than
-     ``max_gap_s`` breaks the run: missing data never counts as idle.
+     utilization). Not a lifetime average (case 013). Held memory is not activity. Only *valid*
+     samples count (``jupyter_sched.model.samples``): a blank or rejected reading (DCGM blank,
+     NaN, MIG without profiling metrics, 101 %) *pauses* the clock — it neither advances nor
+     resets it (case 009) — and a run never starts on one; a confirmed utilization latch (100 %
+     with 0 MiB and no process) is idle evidence (case 026). A device with no samples, or a gap
+     longer than ``max_gap_s`` with no sample at all, restarts the run: missing data never
+     counts as idle.
    - Kernel side (leases): an ``idle`` kernel is idle since its ``last_activity``; a busy or
      unknown kernel is not idle — then only the separate, longer ``busy_kernel_window_s`` rule
      (GPU idle while the kernel computes on CPU) may apply. HTTP/websocket traffic is never
      looked at (jupyterhub#1498, case 012).
 
-2. **Ladder** — with ``deadline = idle_since + limit`` (pushed back by a keepalive):
-   ``warn`` at ``deadline - warning_s``; ``reclaim`` at the deadline, but never sooner than
-   ``warning_s`` after the warning was delivered (grace); ``clear`` when activity resumes after
-   a warning. The reclaim step carries the evidence: the window of samples, per minute.
+2. **Ladder** — with ``deadline = idle_since + paused + limit + grace_s`` (pushed back by a
+   keepalive): ``warn`` at ``deadline - grace_s - warning_s``; ``reclaim`` at the deadline, but
+   never sooner than ``warning_s + grace_s`` after the warning was delivered; ``clear`` when
+   activity resumes after a warning. Two ways to give notice: ``warning_s`` warns *inside* the
+   window (case 025: window 60, warning 15 → warn at 45, reclaim at 60), ``grace_s`` waits
+   *after* it (case 013: window 60 + grace 15 → warn at 60, reclaim at 75); warnings state the
+   numbers as set (``60 + 15 min``). The reclaim step carries the evidence: the window of samples,
+   per minute.
 
 The source of the idea: jupyterhub-idle-culler's ``cull_arbiter_hook`` (a keyword-only hook with a
 documented default) and Kubernetes/Kueue's "decide, then act" split.
@@ -26,14 +34,14 @@ documented default) and Kubernetes/Kueue's "decide, then act" split.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..errors import ConflictError, ValidationError
-from ..model import Inventory, Job, JobState, parse_utc, to_iso
-from ..model.samples import GpuSample
+from ..model import Inventory, Job, JobKind, JobState, parse_utc, to_iso
+from ..model.samples import VALIDITY_RULES, GpuSample
 from ..scheduling.snapshot import IdleAction, Snapshot
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
@@ -48,7 +56,10 @@ __all__ = [
     "device_keys",
     "evaluate_idle",
     "extend_keepalive",
+    "judge_running",
     "ladder_step",
+    "ladder_times",
+    "limit_text",
     "window_evidence",
 ]
 
@@ -95,11 +106,13 @@ class IdleVerdict:
             or unknown, GPU idle), ``"gpu"`` (batch job) or ``""`` (not idle).
         mode: what reclaim does under this rule.
         reason: one sentence: the reclaim reason when idle (``kernel idle and GPU < 5% for 120 min``),
-            else why not (``GPU-1111 at 87% at 2026-...``).
+            else why not (``GPU-1111 at 87 % at 2026-...``).
         devices: the device keys ``(gpu_uuid, mig_instance)`` the verdict looked at.
         open_start: the idle run starts at the first sample given (no activity seen before it in
             the lookback), so the period may have begun earlier: the ladder then keeps the start
             it recorded (a sliding lookback must not restart the idle clock).
+        paused_s: seconds of the period during which readings were blank or rejected: the idle
+            clock did not run (case 009), so the deadline moves back by as much.
     """
 
     idle: bool
@@ -110,6 +123,7 @@ class IdleVerdict:
     reason: str = ""
     devices: tuple[DeviceKey, ...] = ()
     open_start: bool = False
+    paused_s: float = 0.0
 
 
 class IdleArbiter(Protocol):
@@ -182,39 +196,107 @@ def _minutes(seconds: float) -> str:
     return f"{minutes:.0f} min" if abs(minutes - round(minutes)) < 1e-9 else f"{minutes:.1f} min"
 
 
-def _gpu_idle_since(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], policy: IdlePolicy,
-                    now: datetime) -> tuple[datetime | None, str, bool]:
-    """``(start of the trailing all-below-threshold run or None, why not idle, run starts at the
-    first sample)``."""
+def _number(minutes: float) -> str:
+    return f"{minutes:.0f}" if abs(minutes - round(minutes)) < 1e-9 else f"{minutes:.1f}"
+
+
+def limit_text(window_s: float, grace_s: float = 0.0) -> str:
+    """The limit as the admin set it: ``60 min``, or ``60 + 15 min`` with a grace (case 013: never
+    the sum, ``75 min``, which is not a number the admin wrote down)."""
+    if grace_s <= 0:
+        return _minutes(window_s)
+    return f"{_number(window_s / 60.0)} + {_number(grace_s / 60.0)} min"
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """The trailing idle run of a job's devices (see :func:`_gpu_idle_run`)."""
+
+    since: datetime | None
+    why: str
+    open_start: bool = False
+    paused_s: float = 0.0
+    no_process: bool = False
+    latched: bool = False
+
+
+def _device(s: GpuSample) -> str:
+    return s.gpu_uuid + ("" if s.mig_instance is None else f" MIG instance {s.mig_instance}")
+
+
+def _unknown_why(s: GpuSample) -> str:
+    note = s.note or VALIDITY_RULES.get(s.validity_rule, (s.validity, ""))[1] or "utilization unknown"
+    return f"{_device(s)}: {note}"
+
+
+def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], policy: IdlePolicy,
+                  now: datetime) -> _Run:
+    """The start of the trailing run in which every allocated device is idle, and how long of it
+    was paused by unknown readings.
+
+    Each instant (samples grouped by timestamp) is *active* when any device is at or above the
+    threshold, *unknown* when any device's reading is blank or out of range (and none is active),
+    else *idle* (:meth:`GpuSample.idle_state`; a confirmed latch is idle). An active instant ends
+    the run; an unknown one pauses it (the time until the next instant does not count: blank
+    neither advances nor resets the idle clock, case 009); a gap longer than ``max_gap_s`` with no
+    sample at all restarts it (nothing was watching). A run cannot start on an unknown instant.
+    """
     ordered = sorted((s for s in samples if s.timestamp <= now), key=lambda s: s.timestamp)
     if not ordered:
-        return None, "no GPU samples yet", False
+        return _Run(None, "no GPU samples yet")
     seen = {s.key for s in ordered}
     missing = [k for k in devices if k not in seen]
     if missing:
         uuid, gi = missing[0]
-        return None, f"no samples for {uuid}" + ("" if gi is None else f" MIG instance {gi}"), False
+        return _Run(None, f"no samples for {uuid}" + ("" if gi is None else f" MIG instance {gi}"))
     gap = timedelta(seconds=policy.max_gap_s)
     if now - ordered[-1].timestamp > gap:
-        return None, f"telemetry stale: last sample at {to_iso(ordered[-1].timestamp)}", False
-    since: datetime | None = None
-    why = ""
-    previous: datetime | None = None
+        return _Run(None, f"telemetry stale: last sample at {to_iso(ordered[-1].timestamp)}")
     groups: dict[datetime, list[GpuSample]] = {}
     for s in ordered:
         groups.setdefault(s.timestamp, []).append(s)
+    since: datetime | None = None
+    why = ""
+    paused = 0.0
+    no_process = latched = False
+    previous: datetime | None = None
+    previous_unknown = False
     for when, group in groups.items():
-        busy = [s for s in group if s.activity_pct is None or s.activity_pct >= policy.threshold_pct]
-        if busy:
-            s = busy[0]
-            since = None
-            device = s.gpu_uuid + ("" if s.mig_instance is None else f" MIG instance {s.mig_instance}")
-            why = (f"{device}: {s.note or 'utilization unknown'}" if s.activity_pct is None
-                   else f"{device} at {s.activity_pct:.0f}% at {to_iso(when)}")
-        elif since is None or (previous is not None and when - previous > gap):
-            since = when
-        previous = when
-    return since, why, since is not None and since == ordered[0].timestamp
+        if since is not None and previous is not None:
+            if when - previous > gap:
+                since = None
+            elif previous_unknown:
+                paused += (when - previous).total_seconds()
+        states = [(s, s.idle_state(policy.threshold_pct)) for s in group]
+        active = [s for s, state in states if state == "active"]
+        unknown = [s for s, state in states if state == "unknown"]
+        previous, previous_unknown = when, bool(unknown) and not active
+        if active:
+            s = active[0]
+            since, why = None, f"{_device(s)} at {s.activity_pct:.0f} % at {to_iso(when)}"
+        elif unknown:
+            if since is None:
+                why = _unknown_why(unknown[0])
+        else:
+            if since is None:
+                since, paused, no_process, latched = when, 0.0, True, False
+            no_process = no_process and all(s.known_process_count == 0 for s in group)
+            latched = latched or any(s.validity_rule == "util_latch" for s in group)
+    if since is not None and previous_unknown and previous is not None:
+        paused += (now - previous).total_seconds()
+    return _Run(since, why, since is not None and since == ordered[0].timestamp, paused, no_process, latched)
+
+
+def _gpu_reason(run: _Run, policy: IdlePolicy, window_s: float) -> str:
+    """``GPU < 5 % for 60 min``; with no process on any device ``no process and < 5 % for 60 min``
+    (case 025); with a confirmed latch ``no process and 0 MiB for 60 min (utilization 100 %
+    ignored: latch suspected)`` (case 026)."""
+    thr = f"{policy.threshold_pct:g} %"
+    if run.latched:
+        return f"no process and 0 MiB for {_minutes(window_s)} (utilization 100 % ignored: latch suspected)"
+    if run.no_process:
+        return f"no process and < {thr} for {_minutes(window_s)}"
+    return f"GPU < {thr} for {_minutes(window_s)}"
 
 
 def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: KernelActivity | None,
@@ -223,40 +305,50 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
 
     Args:
         job: the running job or lease.
-        samples: its devices' samples (any order; those after ``now`` are ignored).
+        samples: its devices' samples (any order; those after ``now`` are ignored), with their
+            validity (``jupyter_sched.model.samples``).
         kernel: the lease's kernel activity (None for batch jobs or when unknown).
-        policy: the policy for the job's priority class.
+        policy: the policy for the job's kind and priority class.
         now: the cycle's time (aware UTC).
         devices: device keys the job holds; each must have samples.
 
     Returns:
         :class:`IdleVerdict`. For a lease with an idle kernel: rule ``kernel_and_gpu``,
         ``idle_since = max(GPU idle since, kernel last activity)``, limit ``window_s``, reason
-        ``kernel idle and GPU < 5% for 120 min``. For a lease with a busy/unknown kernel: rule
-        ``gpu_busy_kernel`` with ``busy_kernel_window_s``. For batch jobs: rule ``gpu``.
+        ``kernel idle and GPU < 5 % for 120 min``. For a lease with a busy/unknown kernel: rule
+        ``gpu_busy_kernel`` with ``busy_kernel_window_s``. For batch jobs: rule ``gpu``; for
+        inference services: rule ``service`` (mode ``service_mode``, notify by default: a
+        service idle at night is low efficiency, not abandoned work; case 013 S4).
+        ``paused_s`` is the time blank readings paused the clock.
     """
     keys = tuple(devices) or tuple(dict.fromkeys(s.key for s in samples))
-    gpu_since, why, open_start = _gpu_idle_since(samples, keys, policy, now)
-    thr = f"{policy.threshold_pct:g}%"
-    if gpu_since is None:
-        return IdleVerdict(idle=False, reason=why, devices=keys)
+    run = _gpu_idle_run(samples, keys, policy, now)
+    if run.since is None:
+        return IdleVerdict(idle=False, reason=run.why, devices=keys)
+    if job.spec.kind is JobKind.INFERENCE:
+        return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.window_s, rule="service",
+                           mode=policy.service_mode,
+                           reason=f"low efficiency: {_gpu_reason(run, policy, policy.window_s)}",
+                           open_start=run.open_start, devices=keys, paused_s=run.paused_s)
     if not job.is_lease:
-        return IdleVerdict(idle=True, idle_since=gpu_since, limit_s=policy.window_s, rule="gpu",
-                           mode=policy.job_mode, reason=f"GPU < {thr} for {_minutes(policy.window_s)}", devices=keys,
-                           open_start=open_start)
+        return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.window_s, rule="gpu",
+                           mode=policy.job_mode, reason=_gpu_reason(run, policy, policy.window_s),
+                           open_start=run.open_start, devices=keys, paused_s=run.paused_s)
+    thr = f"{policy.threshold_pct:g} %"
     if kernel is not None and kernel.execution_state == "idle":
-        since = gpu_since if kernel.last_activity is None else max(gpu_since, kernel.last_activity)
+        since = run.since if kernel.last_activity is None else max(run.since, kernel.last_activity)
         return IdleVerdict(idle=True, idle_since=since, limit_s=policy.window_s, rule="kernel_and_gpu",
                            mode=policy.lease_mode,
-                           reason=f"kernel idle and GPU < {thr} for {_minutes(policy.window_s)}", devices=keys,
-                           open_start=open_start and since == gpu_since)
+                           reason=f"kernel idle and GPU < {thr} for {_minutes(policy.window_s)}",
+                           open_start=run.open_start and since == run.since, devices=keys, paused_s=run.paused_s)
     if policy.busy_kernel_window_s is None:
         state = "unknown" if kernel is None else kernel.execution_state
         return IdleVerdict(idle=False, reason=f"kernel is {state}", devices=keys)
-    return IdleVerdict(idle=True, idle_since=gpu_since, limit_s=policy.busy_kernel_window_s, rule="gpu_busy_kernel",
+    return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.busy_kernel_window_s, rule="gpu_busy_kernel",
                        mode=policy.busy_kernel_mode,
                        reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)} while the kernel is busy "
-                              "(the kernel keeps running)", devices=keys, open_start=open_start)
+                              "(the kernel keeps running)", open_start=run.open_start,
+                       devices=keys, paused_s=run.paused_s)
 
 
 def _evidence(samples: Sequence[GpuSample], verdict: IdleVerdict, now: datetime, limit_s: float) -> dict[str, Any]:
@@ -288,6 +380,26 @@ def window_evidence(samples: Sequence[GpuSample], *, rule: str, idle_since: date
     return _evidence(samples, IdleVerdict(idle=idle_since is not None, idle_since=idle_since, rule=rule), now, limit_s)
 
 
+def ladder_times(verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy) -> tuple[datetime, datetime, datetime]:
+    """``(idle since, warning due, reclaim due)`` of an idle verdict under ``policy`` (module
+    docstring, step 2): the period's start (the ladder's recorded one when the lookback slid past
+    it), ``deadline = since + paused + limit + grace`` or a later keepalive, and the warning
+    ``grace_s + warning_s`` before the deadline. Pure.
+
+    Raises:
+        ValueError: ``verdict`` is not idle.
+    """
+    if verdict.idle_since is None:
+        raise ValueError("ladder_times needs an idle verdict")
+    since = verdict.idle_since
+    if verdict.open_start and ladder.warned_idle_since is not None and ladder.warned_idle_since <= since:
+        since = ladder.warned_idle_since  # the lookback slid past the recorded start; the period goes on
+    deadline = since + timedelta(seconds=verdict.paused_s + verdict.limit_s + policy.grace_s)
+    if ladder.keepalive_until is not None and ladder.keepalive_until > deadline:
+        deadline = ladder.keepalive_until
+    return since, deadline - timedelta(seconds=policy.warning_s + policy.grace_s), deadline
+
+
 def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy, now: datetime,
                 samples: Sequence[GpuSample] = ()) -> IdleAction | None:
     """Decide this cycle's ladder step for one job (module docstring, step 2). Pure.
@@ -304,30 +416,28 @@ def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: 
             return IdleAction(job_id=job.id, stage="clear", reason=f"active again: {verdict.reason}",
                               gpu_uuids=uuids)
         return None
-    since = verdict.idle_since
-    if verdict.open_start and ladder.warned_idle_since is not None and ladder.warned_idle_since <= since:
-        since = ladder.warned_idle_since  # the lookback slid past the recorded start; the period goes on
+    since, warn_at, deadline = ladder_times(verdict, ladder, policy)
     if tracking and ladder.warned_idle_since != since:
         # Activity in between (or a new kernel execution): a new idle period; start the ladder over.
         return IdleAction(job_id=job.id, stage="clear", reason="a new idle period began", gpu_uuids=uuids)
     if tracking and ladder.reclaimed_at is not None:
         return None
-    deadline = since + timedelta(seconds=verdict.limit_s)
-    if ladder.keepalive_until is not None and ladder.keepalive_until > deadline:
-        deadline = ladder.keepalive_until
+    notice = timedelta(seconds=policy.warning_s + policy.grace_s)
     if ladder.warned_at is None:
-        if now < deadline - timedelta(seconds=policy.warning_s):
+        if now < warn_at:
             return None
-        deadline = max(deadline, now + timedelta(seconds=policy.warning_s))
+        deadline = max(deadline, now + notice)
+        limit = limit_text(verdict.limit_s, policy.grace_s)
         return IdleAction(job_id=job.id, stage="warn", action=verdict.mode.value, deadline=deadline, idle_since=since,
                           gpu_uuids=uuids, reason=f"{verdict.reason}: GPUs will be {_verb(verdict.mode)} at "
-                                                  f"{to_iso(deadline)} unless activity resumes")
-    effective = max(deadline, ladder.warned_at + timedelta(seconds=policy.warning_s))
+                                                  f"{to_iso(deadline)} unless activity resumes (limit {limit})")
+    effective = max(deadline, ladder.warned_at + notice)
     if now < effective:
         return None
     return IdleAction(job_id=job.id, stage="reclaim", action=verdict.mode.value, reason=verdict.reason,
                       deadline=effective, idle_since=since, gpu_uuids=uuids,
-                      evidence=_evidence(samples, replace(verdict, idle_since=since), now, verdict.limit_s))
+                      evidence=_evidence(samples, replace(verdict, idle_since=since), now,
+                                         verdict.limit_s + verdict.paused_s + policy.grace_s))
 
 
 def _verb(mode: ReclaimMode) -> str:
@@ -351,8 +461,21 @@ def evaluate_idle(snapshot: Snapshot, policies: IdlePolicies | None = None,
     Returns:
         The ladder steps of this cycle, in job order.
     """
-    policies = policies or IdlePolicies()
     actions: list[IdleAction] = []
+    for job, entry, policy, verdict in judge_running(snapshot, policies, arbiter):
+        action = ladder_step(job=job, verdict=verdict, ladder=entry.ladder, policy=policy, now=snapshot.now,
+                             samples=entry.samples)
+        if action is not None:
+            actions.append(action)
+    return tuple(actions)
+
+
+def judge_running(snapshot: Snapshot, policies: IdlePolicies | None = None, arbiter: IdleArbiter | None = None
+                  ) -> Iterator[tuple[Job, IdleInput, IdlePolicy, IdleVerdict]]:
+    """``(job, its IdleInput, its policy, the verdict)`` for every running job with telemetry
+    whose policy is enabled, in job order (what :func:`evaluate_idle` and the idle-candidate list
+    share). Pure."""
+    policies = policies or IdlePolicies()
     for job in snapshot.jobs:
         if job.state is not JobState.RUNNING:
             continue
@@ -368,11 +491,7 @@ def evaluate_idle(snapshot: Snapshot, policies: IdlePolicies | None = None,
                                            now=snapshot.now, devices=entry.devices)
         else:
             verdict = arbiter(job=job, samples=entry.samples, kernel=kernel, policy=policy, now=snapshot.now)
-        action = ladder_step(job=job, verdict=verdict, ladder=entry.ladder, policy=policy, now=snapshot.now,
-                             samples=entry.samples)
-        if action is not None:
-            actions.append(action)
-    return tuple(actions)
+        yield job, entry, policy, verdict
 
 
 def advance_ladder(ladder: LadderState, action: IdleAction | None, *, now: datetime) -> LadderState:

@@ -45,6 +45,11 @@ class IdlePolicy:
         busy_kernel_mode: what reclaim does under the busy-kernel rule (default ``notify``: the
             user's running code keeps its GPUs; admins can choose ``release``).
         job_mode: what reclaim does to an idle batch job (default ``notify``; ``requeue`` or ``stop``).
+        service_mode: what reclaim does to an idle inference service (default ``notify``: reported
+            as low efficiency, never stopped on its own — a service waits for requests; case 013 S4).
+        grace_s: extra time *after* the window before reclaim, seconds (default 0). The warning
+            comes when the window is over and reclaim ``grace_s`` later (case 013: window 60 min +
+            grace 15 → warn at 60, reclaim at 75); warnings name both numbers (``60 + 15 min``).
         max_gap_s: a gap between samples longer than this restarts the idle clock — missing data
             is never evidence of idleness (default 600).
         keepalive_max_s: the longest extension a user may ask for once per idle period
@@ -61,6 +66,8 @@ class IdlePolicy:
     job_mode: ReclaimMode = ReclaimMode.NOTIFY
     max_gap_s: float = 600.0
     keepalive_max_s: float = 7200.0
+    service_mode: ReclaimMode = ReclaimMode.NOTIFY
+    grace_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold_pct <= 100:
@@ -76,6 +83,9 @@ class IdlePolicy:
             raise ValidationError(f"busy-kernel limit ({self.busy_kernel_window_s} s) must be >= the idle window "
                                   f"({self.window_s} s)", field="idle.busy_kernel_window_s",
                                   hint="a busy kernel gets at least as long as an idle one")
+        if self.grace_s < 0:
+            raise ValidationError(f"idle grace must be >= 0 s (got {self.grace_s})", field="idle.grace_s",
+                                  hint="e.g. 900 for 15 min after the window; 0 for none")
         if self.max_gap_s <= 0 or self.keepalive_max_s < 0:
             raise ValidationError("idle max_gap_s must be > 0 and keepalive_max_s >= 0", field="idle.max_gap_s",
                                   hint="e.g. max_gap_s 600, keepalive_max_s 7200")
@@ -83,16 +93,35 @@ class IdlePolicy:
 
 @dataclass(frozen=True, slots=True)
 class IdlePolicies:
-    """The admin's idle policy: a default and per-priority-class overrides.
+    """The admin's idle policy: a default with overrides per priority class, per job kind, and per
+    kind and class together.
 
     Attributes:
-        default: policy for classes without an override.
+        default: policy for work without an override.
         by_priority: ``{"high": IdlePolicy(...), "low": ...}`` keyed by priority class value.
+        by_kind: ``{"lease" | "training" | "inference": IdlePolicy(...)}`` keyed by job kind
+            (interactive lease, batch, inference service).
+        by_kind_priority: ``{kind: {class: IdlePolicy(...)}}`` for one kind in one class.
+
+    The most specific entry wins, whole: kind and class, then kind, then class, then default.
     """
 
     default: IdlePolicy = field(default_factory=IdlePolicy)
     by_priority: Mapping[str, IdlePolicy] = field(default_factory=dict)
+    by_kind: Mapping[str, IdlePolicy] = field(default_factory=dict)
+    by_kind_priority: Mapping[str, Mapping[str, IdlePolicy]] = field(default_factory=dict)
 
     def for_job(self, job: Job) -> IdlePolicy:
-        """The policy that applies to ``job`` (by its priority class)."""
-        return self.by_priority.get(job.spec.priority.value, self.default)
+        """The policy that applies to ``job`` (by its kind and priority class, most specific first)."""
+        kind, priority = job.spec.kind.value, job.spec.priority.value
+        specific = self.by_kind_priority.get(kind, {}).get(priority)
+        if specific is not None:
+            return specific
+        if kind in self.by_kind:
+            return self.by_kind[kind]
+        return self.by_priority.get(priority, self.default)
+
+    def all(self) -> list[IdlePolicy]:
+        """Every policy in force (default first), e.g. for the longest lookback any of them needs."""
+        return [self.default, *self.by_priority.values(), *self.by_kind.values(),
+                *(p for per_class in self.by_kind_priority.values() for p in per_class.values())]

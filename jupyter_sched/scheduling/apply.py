@@ -14,11 +14,11 @@ from datetime import datetime, timedelta
 from ..model import Job, JobState, PendingReason
 from .snapshot import CycleResult, Snapshot
 
-__all__ = ["apply_result", "finish_jobs"]
+__all__ = ["apply_result", "finish_jobs", "stop_jobs"]
 
 
 def apply_result(snapshot: Snapshot, result: CycleResult, *, start: bool = True,
-                 requeue_backoff_s: float = 0.0) -> Snapshot:
+                 requeue_backoff_s: float = 0.0, stop_at_once: bool = True) -> Snapshot:
     """Return ``snapshot`` with ``result`` applied at ``snapshot.now``.
 
     Args:
@@ -26,6 +26,9 @@ def apply_result(snapshot: Snapshot, result: CycleResult, *, start: bool = True,
         result: what ``run_cycle`` decided.
         start: admitted jobs go straight to ``running`` (``started_at = now``); else stay ``admitted``.
         requeue_backoff_s: seconds a preempted job waits before it may be admitted again.
+        stop_at_once: victims stop at once (requeued now); False keeps them running with
+            ``stopping_since = now`` — as the engine sees them during their grace period — until
+            :func:`stop_jobs` says they exited.
 
     Returns:
         A new snapshot (same ``now``); terminal jobs (rejected) are dropped from it.
@@ -47,13 +50,33 @@ def apply_result(snapshot: Snapshot, result: CycleResult, *, start: bool = True,
                 job = job.transition(JobState.RUNNING, started_at=now)
         elif job.id in victims:
             p = victims[job.id]
-            job = job.transition(JobState.PREEMPTED, allocation=None, finished_at=None)
-            job = job.transition(
-                JobState.PENDING, preempted_by=p.for_job, admitted_at=None, started_at=None,
-                not_before=now + timedelta(seconds=requeue_backoff_s) if requeue_backoff_s > 0 else None,
-                reason=PendingReason(code="Preempted", message=p.reason, details={"by": p.for_job, "kind": p.kind}))
+            if stop_at_once:
+                job = _requeue(job, p.for_job, p.reason, p.kind, now, requeue_backoff_s)
+            else:
+                job = replace(job, stopping_since=now, preempted_by=p.for_job, message=p.reason)
         elif job.id in pends:
             job = replace(job, reason=pends[job.id], nominated=result.nominations.get(job.id))
+        jobs.append(job)
+    return replace(snapshot, jobs=tuple(jobs))
+
+
+def _requeue(job: Job, by: str, why: str, kind: str, now: datetime, backoff_s: float) -> Job:
+    """A stopped victim back to pending, keeping its submit time (DESIGN.md)."""
+    job = job.transition(JobState.PREEMPTED, allocation=None, finished_at=None, stopping_since=None)
+    return job.transition(
+        JobState.PENDING, preempted_by=by, admitted_at=None, started_at=None,
+        not_before=now + timedelta(seconds=backoff_s) if backoff_s > 0 else None,
+        reason=PendingReason(code="Preempted", message=why, details={"by": by, "kind": kind}))
+
+
+def stop_jobs(snapshot: Snapshot, job_ids: set[str] | frozenset[str], *, requeue_backoff_s: float = 0.0) -> Snapshot:
+    """Victims in ``job_ids`` (running with ``stopping_since``) have exited: requeue them now."""
+    now = snapshot.now
+    jobs = []
+    for job in snapshot.jobs:
+        if job.id in job_ids and job.state.holds_gpus:
+            job = _requeue(job, job.preempted_by or "", job.message or "preempted", "priority", now,
+                           requeue_backoff_s)
         jobs.append(job)
     return replace(snapshot, jobs=tuple(jobs))
 

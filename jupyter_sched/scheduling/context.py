@@ -1,28 +1,32 @@
-"""State shared by the phases of one cycle (the per-cycle ledger, plugins and decisions so far).
+"""The state of one cycle (:class:`CycleContext`) and of one job's visit in it (:class:`Visit`).
 
-:class:`CycleContext` holds what every phase reads and writes; the phases are small mixins in
-their own modules — :mod:`.gates` (class grant, backoff, windows, budget), :mod:`.preempt`
-(reclaim and priority preemption), :mod:`.eta` (pending reasons with ETA and EASY reservation) —
-combined by :class:`~.cycle._Cycle` (STYLE §3: the cycle reads like a table of contents).
+The phases of the cycle are plain functions in their own modules — :mod:`.gates`,
+:mod:`.admit`, :mod:`.preempt`, :mod:`.defrag`, :mod:`.eta` — that read and extend a
+:class:`CycleContext` (ledger, plugins, decisions so far) and a small :class:`Visit` for the job
+being decided (its flavors, per-flavor outcomes and why no preemption was issued). Nothing here
+outlives one ``run_cycle`` call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..backfill.easy import Reservation
-from ..model import Job, PendingReason
+from ..model import Job, PendingReason, ResourceRequest
 from ..placement.fragmentation import cycle_placement
-from ..placement.placer import Flavor, Placer
+from ..placement.placer import Flavor, Placement, Placer
 from ..placement.reasons import FitReason
+from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
 from .ledger import CycleLedger, Holder
+from .nominations import NominationBook
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
 
-__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext"]
+__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit"]
 
 RESERVE_PREFIX = "\0reserve:"
 """Ledger holder key prefix for an EASY reservation mask."""
@@ -31,20 +35,49 @@ CAPACITY_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu"})
 """Primary codes for which a preemption refusal is worth explaining."""
 
 
+@dataclass(slots=True)
+class Visit:
+    """One pending job being decided in this cycle.
+
+    Attributes:
+        job / req: the job and its request.
+        flavors: the GPU models it may use, in preference order.
+        outcomes: what happened on each flavor tried (for the pending reason).
+        refusal: why no preemption or reclaim was issued for it (one sentence; empty: none tried).
+        refusal_details: the numbers and job ids behind ``refusal``.
+        taken_over_by: jobs of a higher class of its team that took over GPUs nominated to it.
+    """
+
+    job: Job
+    req: ResourceRequest
+    flavors: tuple[Flavor, ...]
+    outcomes: list[FlavorOutcome] = field(default_factory=list)
+    refusal: str = ""
+    refusal_details: dict[str, Any] = field(default_factory=dict)
+    taken_over_by: tuple[str, ...] = ()
+
+
 class CycleContext:
-    """The mutable state of one cycle (never shared between cycles).
+    """What the phases of one cycle share (never shared between cycles).
 
     Attributes:
         snap / now / profile: the cycle's input and policy.
         ledger / state / quota: capacity and quota usage (:class:`CycleLedger`) with ``what_if``.
         placer: placement plugins over ``state``.
-        admits / preempts / pends / rejects / audit / nominations: decisions so far, in order.
+        book: GPUs nominated to pending jobs (:class:`NominationBook`).
+        preemption: the within-team preemption policy; :meth:`reclaim_for` gives a team's reclaim policy.
+        admits / preempts / pends / rejects / audit: decisions so far, in order.
         reservations: EASY reservation per GPU model (first capacity-blocked job).
         quota_etas: first quota-blocked job per (team, model), for "queued behind" ETAs.
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
-        victims / in_flight: jobs preempted this cycle / still stopping from an earlier preemption.
+        victims: jobs preempted this cycle; in_flight: jobs already stopping (an earlier
+            preemption, a cancel or a time limit) that still hold GPUs.
+        by_id: the snapshot's jobs by id.
         admitted: jobs admitted this cycle (their end times feed ETAs).
+        fresh: this cycle's admissions with their placements: an admission that borrows can still
+            be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
+        preemption_attempts: victim searches so far (bounded by the profile).
     """
 
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
@@ -55,12 +88,15 @@ class CycleContext:
         self.state = self.ledger.state
         self.quota = self.ledger.quota
         self.placer = Placer(self.state, cycle_placement(profile.placement, snapshot.inventory, snapshot.jobs))
+        self.book = NominationBook(self.ledger, snapshot.jobs)
+        self.preemption: PreemptionPolicy | None = (
+            preemption_policy(profile.preemption_policy, profile.preemptible_classes) if profile.preemption else None)
+        self._reclaim: dict[str, ReclaimPolicy] = {}
         self.admits: list[Admit] = []
         self.preempts: list[Preempt] = []
         self.pends: list[Pend] = []
         self.rejects: list[Reject] = []
         self.audit: list[AuditRecord] = []
-        self.nominations: dict[str, Any] = {}
         self.reservations: dict[str, Reservation] = {}
         self.quota_etas: dict[tuple[str, str], str] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None]] = {}
@@ -71,21 +107,35 @@ class CycleContext:
         self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
         self.preemption_attempts = 0
-        self._covered: set[str] | None = None
-        self._cand_index: tuple[dict[str, list[Holder]], dict[tuple[str, str], list[Holder]]] | None = None
-        self._refusal = ""
         self.policies = {p.team: p for p in snapshot.quotas.teams}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
-        self.in_flight = self._in_flight_victims()
+        self.fresh: dict[str, tuple[Holder, Placement]] = {}
+        self.by_id = {j.id: j for j in snapshot.jobs}
+        self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
+        self.in_flight |= self.book.victims_in_flight()
+        self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
 
-    def _in_flight_victims(self) -> set[str]:
-        """Jobs still holding GPUs nominated for a pending preemptor: already being preempted."""
-        st = self.state
-        nominated = {st.uuid_to_gpu[u] for j in self.snap.jobs if j.nominated is not None and not j.state.holds_gpus
-                     for u in j.nominated.all_gpu_uuids() if u in st.uuid_to_gpu}
-        if not nominated:
-            return set()
-        return {h for h, hold in st.holdings.items() if not h.startswith("\0")
-                and any(g in nominated for g, _ in hold.gpus)}
+    def holder_index(self) -> tuple[dict[str, list[Holder]], dict[str, list[Holder]]]:
+        """Jobs holding GPUs at cycle start, by GPU model and by team (built on first use)."""
+        if self._holder_index is None:
+            by_model: dict[str, list[Holder]] = {}
+            by_team: dict[str, list[Holder]] = {}
+            for h in self.ledger.holders.values():
+                by_model.setdefault(h.model, []).append(h)
+                by_team.setdefault(h.job.spec.team, []).append(h)
+            self._holder_index = (by_model, by_team)
+        return self._holder_index
+
+    def reclaim_for(self, team: str) -> ReclaimPolicy:
+        """The reclaim policy of ``team`` (its own rule, else the profile's)."""
+        policy = self._reclaim.get(team)
+        if policy is None:
+            if not self.profile.reclaim:
+                name = "never"
+            else:
+                own = self.policies.get(team)
+                name = own.reclaim if own is not None and own.reclaim else self.profile.reclaim_policy
+            policy = self._reclaim[team] = reclaim_policy(name)
+        return policy

@@ -11,72 +11,65 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ..model import Job, PendingReason, PriorityClass, ResourceRequest
+from ..model import PendingReason, PriorityClass, ResourceRequest
 from ..placement.placer import Flavor
-from ..placement.state import Holding
 from ..preemption.defrag import plan_defrag
-from .context import CycleContext
-from .ledger import NOMINATION_PREFIX
-from .reasons import FlavorOutcome
+from .context import CycleContext, Visit
 from .snapshot import AuditRecord, Pend, Preempt
 
-__all__ = ["Defragmenting"]
+__all__ = ["defragment"]
 
 
-class Defragmenting(CycleContext):
-    """Migration plans for fragmented jobs (mixin over :class:`CycleContext`)."""
-
-    def _defragment(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
-                    outcomes: list[FlavorOutcome]) -> bool:
-        """Issue the fewest migrations that give ``job`` one node (True), else False."""
-        if not self.profile.defragment or self.preemption_attempts >= self.profile.max_preemption_attempts:
-            return False
-        fragmented = [f for f, o in zip(flavors, outcomes, strict=False) if o.capacity_code == "Fragmented"]
-        if not fragmented:
-            return False
-        self.preemption_attempts += 1
-        # high work is never moved: a high job within its guarantee is never preempted, even to migrate
-        movable = {h.job.id: h.job.spec.resources for h in self.ledger.holders.values()
-                   if h.job.spec.checkpointable and h.job.spec.priority is not PriorityClass.HIGH
-                   and h.job.id not in self.victims and h.job.id not in self.in_flight}
-        for flavor in fragmented:
-            def flavor_of(r: ResourceRequest, model: str = flavor.model) -> Flavor | None:
-                return next((f for f in self.placer.flavors(r) if f.model == model), None)
-
-            plan = plan_defrag(self.state, self.placer, flavor, req, movable, flavor_of)
-            if plan is None:
-                continue
-            with self.ledger.what_if() as trial:
-                for move in plan.moves:
-                    self.ledger.evict(move.job_id)
-                placement = self.placer.place(job.id, req, flavor)
-                if placement is not None and placement.allocation.node == plan.node:
-                    trial.keep()
-                else:
-                    placement = None
-            if placement is None:
-                continue
-            self.state.take(NOMINATION_PREFIX + job.id, Holding(gpus=placement.holding.gpus, node=placement.holding.node))
-            self.nominations[job.id] = placement.allocation
-            for move in plan.moves:
-                self.victims.add(move.job_id)
-                victim = self.ledger.holders[move.job_id].job
-                sentence = (f"moved off {move.from_node} (to {move.to_node} when it restarts) to make room for "
-                            f"{job.id}: defragmentation")
-                self.preempts.append(Preempt(job_id=move.job_id, for_job=job.id, reason=sentence, kind="migrate",
-                                             grace_s=self.profile.grace_s, checkpoint_signal=True))
-                self.audit.append(AuditRecord(
-                    action="preempt", job_id=move.job_id, user=victim.spec.user,
-                    message=f"{move.job_id} {sentence}",
-                    details={"for_job": job.id, "kind": "migrate", "from_node": move.from_node,
-                             "to_node": move.to_node, "gpus": move.gpus, "plan_moves": len(plan.moves)}))
-            names = ", ".join(f"{m.job_id} {m.from_node}->{m.to_node}" for m in plan.moves)
-            self.pends.append(Pend(job.id, PendingReason(
-                code="WaitingForPreemption",
-                message=f"migrating {names} to free {plan.node}; the GPUs are held for this job",
-                details={"node": plan.node, "moves": [m.job_id for m in plan.moves], "model": flavor.model,
-                         "gpus": list(placement.allocation.gpu_uuids)},
-                unblock="starts as soon as the moved jobs have checkpointed and stopped (grace period)",
-                eta=self.now + timedelta(seconds=self.profile.grace_s))))
-            return True
+def defragment(ctx: CycleContext, visit: Visit) -> bool:
+    """Issue the fewest migrations that give ``visit.job`` one node (True), else False."""
+    job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
+    if not ctx.profile.defragment or ctx.preemption_attempts >= ctx.profile.max_preemption_attempts:
         return False
+    fragmented = [f for f, o in zip(flavors, outcomes, strict=False) if o.capacity_code == "Fragmented"]
+    if not fragmented:
+        return False
+    ctx.preemption_attempts += 1
+    # high work is never moved: a high job within its guarantee is never preempted, even to migrate
+    movable = {h.job.id: h.job.spec.resources for h in ctx.ledger.holders.values()
+               if h.job.spec.checkpointable and h.job.spec.priority is not PriorityClass.HIGH
+               and h.job.id not in ctx.victims and h.job.id not in ctx.in_flight}
+    for flavor in fragmented:
+        def flavor_of(r: ResourceRequest, model: str = flavor.model) -> Flavor | None:
+            return next((f for f in ctx.placer.flavors(r) if f.model == model), None)
+
+        plan = plan_defrag(ctx.state, ctx.placer, flavor, req, movable, flavor_of)
+        if plan is None:
+            continue
+        with ctx.ledger.what_if() as trial:
+            for move in plan.moves:
+                ctx.ledger.evict(move.job_id)
+            placement = ctx.placer.place(job.id, req, flavor)
+            if placement is not None and placement.allocation.node == plan.node:
+                trial.keep()
+            else:
+                placement = None
+        if placement is None:
+            continue
+        ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
+        for move in plan.moves:
+            ctx.victims.add(move.job_id)
+            victim = ctx.ledger.holders[move.job_id].job
+            sentence = (f"moved off {move.from_node} (to {move.to_node} when it restarts) to make room for "
+                        f"{job.id}: defragmentation")
+            ctx.preempts.append(Preempt(job_id=move.job_id, for_job=job.id, reason=sentence, kind="migrate",
+                                         grace_s=ctx.profile.grace_s, checkpoint_signal=True))
+            ctx.audit.append(AuditRecord(
+                action="preempt", job_id=move.job_id, user=victim.spec.user,
+                message=f"{move.job_id} {sentence}",
+                details={"for_job": job.id, "kind": "migrate", "from_node": move.from_node,
+                         "to_node": move.to_node, "gpus": move.gpus, "plan_moves": len(plan.moves)}))
+        names = ", ".join(f"{m.job_id} {m.from_node}->{m.to_node}" for m in plan.moves)
+        ctx.pends.append(Pend(job.id, PendingReason(
+            code="WaitingForPreemption",
+            message=f"migrating {names} to free {plan.node}; the GPUs are held for this job",
+            details={"node": plan.node, "moves": [m.job_id for m in plan.moves], "model": flavor.model,
+                     "gpus": list(placement.allocation.gpu_uuids)},
+            unblock="starts as soon as the moved jobs have checkpointed and stopped (grace period)",
+            eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
+        return True
+    return False

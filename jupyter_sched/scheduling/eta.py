@@ -15,110 +15,130 @@ from typing import Any
 from ..backfill.easy import Ending, Reservation, find_reservation, job_end
 from ..model import Job, PendingReason, ResourceRequest
 from ..placement.placer import Flavor
-from .context import CAPACITY_CODES, CycleContext
+from .context import CAPACITY_CODES, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
 
-__all__ = ["Estimating"]
+__all__ = ["pend"]
 
 
-class Estimating(CycleContext):
-    """Pending reasons and ETAs (mixin over :class:`CycleContext`)."""
+def pend(ctx: CycleContext, visit: Visit) -> None:
+    """Pend ``visit.job`` with its one primary reason and ETA."""
+    job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
+    key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by) \
+        if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) and job.id not in ctx.book.taken \
+        else None
+    cached = ctx.reason_cache.get(key) if key is not None else None
+    if cached is not None:
+        reason, message, details = cached
+    else:
+        reason, message, details = _reason(ctx, visit)
+        if key is not None:
+            ctx.reason_cache[key] = (reason, message, details)
+    eta, eta_reason = _eta(ctx, job, req, flavors, reason)
+    ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details, eta=eta,
+                                               eta_reason=eta_reason)))
 
-    def _pend(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...], outcomes: list[FlavorOutcome]) -> None:
-        key = (tuple(id(o) for o in outcomes), self._refusal, job.preempted_by) \
-            if all(o.shared for o in outcomes) else None
-        cached = self.reason_cache.get(key) if key is not None else None
-        if cached is not None:
-            reason, message, details = cached
-        else:
-            reason, message, details = self._reason(job, outcomes)
-            if key is not None:
-                self.reason_cache[key] = (reason, message, details)
-        eta, eta_reason = self._eta(job, req, flavors, reason)
-        self.pends.append(Pend(job.id, reason_with(reason, message=message, details=details, eta=eta,
-                                                   eta_reason=eta_reason)))
 
-    def _reason(self, job: Job, outcomes: list[FlavorOutcome]) -> tuple[PendingReason, str, Mapping[str, Any]]:
-        reason = build_reason(outcomes, unblock=_unblock(outcomes))
-        message, details = reason.message, reason.details
-        refusal = self._refusal
-        if refusal and refusal != "no preemptible job" and reason.code in CAPACITY_CODES:
-            details = {**details, "preemption_refused": refusal}
-            message = message.rstrip(".") + f"; no preemption: {refusal}."
-        if job.preempted_by:
-            message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
-            details = {**details, "preempted_by": job.preempted_by}
-        return reason, message, details
+def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mapping[str, Any]]:
+    job, outcomes = visit.job, visit.outcomes
+    reason = build_reason(outcomes, unblock=_unblock(outcomes))
+    message, details = reason.message, reason.details
+    ahead = _ahead_in_team(ctx, job)
+    if ahead:
+        details = {**details, "behind": ahead}
+        message = message.rstrip(".") + f"; waiting behind higher-priority {', '.join(ahead)} of {job.spec.team}."
+    refusal = visit.refusal
+    if refusal and reason.code in CAPACITY_CODES:
+        details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
+                                                                if visit.refusal_details else {})}
+        message = message.rstrip(".") + f"; no preemption: {refusal}."
+    if job.preempted_by:
+        message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
+        details = {**details, "preempted_by": job.preempted_by}
+    return reason, message, details
 
-    def _eta(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
-             reason: PendingReason) -> tuple[datetime | None, str]:
-        """ETA of a pending job: the EASY reservation for the first blocked job per model."""
-        if reason.code == "OutsideTimeWindow":
-            nxt = reason.details.get("next_open")
-            if isinstance(nxt, str):
-                return datetime.fromisoformat(nxt), ""
-            return None, "no window opening within 8 days"
-        usable = [f for f in flavors if f.pools]
-        if not usable:
-            return None, "no usable flavor"
-        model = usable[0].model
-        spec = job.spec
-        capacity = reason.code in CAPACITY_CODES
-        existing = self.reservations.get(model)
-        if existing is not None and (capacity or reason.code == "Priority"):
-            when = existing.eta.isoformat() if existing.eta else "an unknown time"
-            return None, (f"queued behind {existing.job_id}, which holds the {model} reservation (starts {when}); "
-                          "ETAs are computed for the first blocked job per model")
-        first = self.quota_etas.get((spec.team, model))
-        if not capacity and first is not None:
-            return None, (f"queued behind {first} for {spec.team}'s quota on {model}; "
-                          "ETAs are computed for the first quota-blocked job per team and model")
-        if not self.profile.backfill:
-            return None, "backfill is off; no reservation computed"
-        flavor = usable[0]
-        # Capacity waits on anything running on the model; quota waits on the team's own work.
-        related = [e for h in self.state.holdings
-                   if (self._same_team(h, spec.team) or (capacity and self._on_model(h, model)))
-                   and (e := self._ending(h))]
 
-        def release(job_id: str) -> None:
-            self.ledger.evict(job_id)
+def _eta(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
+         reason: PendingReason) -> tuple[datetime | None, str]:
+    """ETA of a pending job: the EASY reservation for the first blocked job per model."""
+    if reason.code == "OutsideTimeWindow":
+        nxt = reason.details.get("next_open")
+        if isinstance(nxt, str):
+            return datetime.fromisoformat(nxt), ""
+        return None, "no window opening within 8 days"
+    usable = [f for f in flavors if f.pools]
+    if not usable:
+        return None, "no usable flavor"
+    model = usable[0].model
+    spec = job.spec
+    capacity = reason.code in CAPACITY_CODES
+    existing = ctx.reservations.get(model)
+    if existing is not None and (capacity or reason.code == "Priority"):
+        when = existing.eta.isoformat() if existing.eta else "an unknown time"
+        return None, (f"queued behind {existing.job_id}, which holds the {model} reservation (starts {when}); "
+                      "ETAs are computed for the first blocked job per model")
+    first = ctx.quota_etas.get((spec.team, model))
+    if not capacity and first is not None:
+        return None, (f"queued behind {first} for {spec.team}'s quota on {model}; "
+                      "ETAs are computed for the first quota-blocked job per team and model")
+    if not ctx.profile.backfill:
+        return None, "backfill is off; no reservation computed"
+    flavor = usable[0]
+    # Capacity waits on anything running on the model; quota waits on the team's own work.
+    related = [e for h in ctx.state.holdings
+               if (_same_team(ctx, h, spec.team) or (capacity and _on_model(ctx, h, model)))
+               and (e := _ending(ctx, h))]
 
-        def try_fit() -> frozenset[int] | None:
-            if not self.quota.check(spec.team, spec.user, model, req.total_milli).ok:
-                return None
-            placement = self.placer.place(job.id, req, flavor)
-            return None if placement is None else frozenset(g for g, _ in placement.holding.gpus)
+    def release(job_id: str) -> None:
+        ctx.ledger.evict(job_id)
 
-        with self.ledger.what_if():
-            eta, eta_reason, gpus = find_reservation(related, release, try_fit, self.now)
-        if capacity:  # only a capacity wait holds GPUs back from later jobs (EASY)
-            self.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team,
-                                                   spec.priority.rank)
-        else:
-            self.quota_etas[(spec.team, model)] = job.id
-        return eta, eta_reason
-
-    def _ending(self, holder: str) -> Ending | None:
-        """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit."""
-        h = self.ledger.holders.get(holder)
-        if h is not None:
-            job, start = h.job, h.job.started_at or h.job.admitted_at
-        elif holder in self.admitted:
-            job, start = self.admitted[holder], self.now
-        else:
+    def try_fit() -> frozenset[int] | None:
+        if not ctx.quota.check(spec.team, spec.user, model, req.total_milli).ok:
             return None
-        return Ending(holder, job_end(start, job.spec.time_limit_s, self.now))
+        placement = ctx.placer.place(job.id, req, flavor)
+        return None if placement is None else frozenset(g for g, _ in placement.holding.gpus)
 
-    def _same_team(self, holder: str, team: str) -> bool:
-        h = self.ledger.holders.get(holder)
-        job = h.job if h is not None else self.admitted.get(holder)
-        return job is not None and job.spec.team == team
+    with ctx.ledger.what_if():
+        eta, eta_reason, gpus = find_reservation(related, release, try_fit, ctx.now)
+    if capacity:  # only a capacity wait holds GPUs back from later jobs (EASY)
+        ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team,
+                                               spec.priority.rank)
+    else:
+        ctx.quota_etas[(spec.team, model)] = job.id
+    return eta, eta_reason
 
-    def _on_model(self, holder: str, model: str) -> bool:
-        hold = self.state.holdings.get(holder)
-        return hold is not None and any(self.state.gpu_model[g] == model for g, _ in hold.gpus[:1])
+
+def _ending(ctx: CycleContext, holder: str) -> Ending | None:
+    """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit."""
+    h = ctx.ledger.holders.get(holder)
+    if h is not None:
+        job, start = h.job, h.job.started_at or h.job.admitted_at
+    elif holder in ctx.admitted:
+        job, start = ctx.admitted[holder], ctx.now
+    else:
+        return None
+    return Ending(holder, job_end(start, job.spec.time_limit_s, ctx.now))
+
+
+def _same_team(ctx: CycleContext, holder: str, team: str) -> bool:
+    h = ctx.ledger.holders.get(holder)
+    job = h.job if h is not None else ctx.admitted.get(holder)
+    return job is not None and job.spec.team == team
+
+
+def _on_model(ctx: CycleContext, holder: str, model: str) -> bool:
+    hold = ctx.state.holdings.get(holder)
+    return hold is not None and any(ctx.state.gpu_model[g] == model for g, _ in hold.gpus[:1])
+
+
+def _ahead_in_team(ctx: CycleContext, job: Job) -> list[str]:
+    """Higher-class jobs of ``job``'s team holding GPUs freed for the team, or that took over GPUs
+    freed for ``job`` this cycle (case 032: it waits behind them, keeping its place in its class)."""
+    book = ctx.book
+    rank = job.spec.priority.rank
+    owners = [o for o in book.by_team.get(job.spec.team, ()) if book.jobs[o].spec.priority.rank > rank]
+    return list(dict.fromkeys([*book.taken.get(job.id, ()), *owners]))
 
 
 def _unblock(outcomes: list[FlavorOutcome]) -> str:

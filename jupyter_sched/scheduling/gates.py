@@ -7,80 +7,83 @@ pends, running work is never killed. Windows are evaluated in the profile's zone
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Job, PendingReason, PriorityClass
 from ..queues.windows import applies, is_open, next_open
-from .context import CycleContext
 
-__all__ = ["Gates"]
+if TYPE_CHECKING:
+    from .context import CycleContext
+
+__all__ = ["borrow_window_closed", "gate"]
 
 
-class Gates(CycleContext):
-    """Gate checks of the cycle (mixin over :class:`CycleContext`)."""
-
-    def _gates(self, job: Job) -> PendingReason | None:
-        spec = job.spec
-        policy = self.policies.get(spec.team)
-        if policy is not None and spec.priority is not PriorityClass.NORMAL and \
-                spec.priority.value not in policy.allowed_priorities:
-            return PendingReason(
-                code="Priority", message=f"team {spec.team} may not use priority {spec.priority.value} "
-                f"(allowed: {', '.join(policy.allowed_priorities)})",
-                details={"priority": spec.priority.value, "allowed": list(policy.allowed_priorities)},
-                unblock="ask an admin to allow this class for the team, or resubmit as normal",
-                eta_reason="waits until an admin allows the class")
-        if job.not_before is not None and job.not_before > self.now:
-            # Why it was requeued stays visible: a failed start's cause (issue 17), else preemption.
-            prior = job.reason
-            cause = (str(prior.details.get("cause", "")) if prior is not None and prior.code == "Backoff"
-                     else prior.message if prior is not None and prior.code != "Preempted" else "")
-            why = cause or "requeued after preemption"
-            return PendingReason(code="Backoff", message=f"{why}; retries from {job.not_before.isoformat()}",
-                                 details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {})},
-                                 eta=job.not_before, unblock="wait for the backoff to pass")
-        if not self.profile.windows:
-            return self._budget(job) if self.snap.quotas.budgets else None
-        windows = [w for w in self.profile.windows if applies(w, spec.team, spec.priority.value, "admit")]
-        if windows and not any(is_open(w, self.now, self.profile.timezone) for w in windows):
-            opens = [t for w in windows if (t := next_open(w, self.now, self.profile.timezone)) is not None]
-            eta = min(opens) if opens else None
-            names = ", ".join(w.name for w in windows)
-            return PendingReason(
-                code="OutsideTimeWindow",
-                message=f"{spec.priority.value} work of {spec.team} runs only inside window {names}"
-                + (f"; next opening {eta.isoformat()}" if eta else ""),
-                details={"windows": [w.name for w in windows], "next_open": eta.isoformat() if eta else None},
-                eta=eta, eta_reason="" if eta else "no opening within 8 days",
-                unblock="wait for the window to open, or resubmit with another priority class")
-        return self._budget(job)
-
-    def _budget(self, job: Job) -> PendingReason | None:
-        spec = job.spec
-        used_map = self.snap.usage.gpu_hours_this_period
-        for budget in self.snap.quotas.budgets:
-            if budget.team != spec.team or budget.user not in (None, spec.user):
-                continue
-            used = used_map.get((spec.team, budget.user), 0.0)
-            if used >= budget.gpu_hours:
-                who = spec.team if budget.user is None else f"user {budget.user} in {spec.team}"
-                return PendingReason(
-                    code="BudgetExhausted",
-                    message=f"{who} used {used:g} of {budget.gpu_hours:g} GPU-hours this {budget.period}",
-                    details={"team": spec.team, "user": budget.user, "used_gpu_hours": used,
-                             "budget_gpu_hours": budget.gpu_hours, "period": budget.period},
-                    unblock=f"wait for the next {budget.period} or ask an admin to raise the budget",
-                    eta_reason=f"starts after the budget resets (next {budget.period})")
-        return None
-
-    def _borrow_window_closed(self, job: Job) -> tuple[str, str, dict[str, Any]] | None:
-        spec = job.spec
-        windows = [w for w in self.profile.windows if applies(w, spec.team, spec.priority.value, "borrow")]
-        if not windows or any(is_open(w, self.now, self.profile.timezone) for w in windows):
-            return None
-        opens = [t for w in windows if (t := next_open(w, self.now, self.profile.timezone)) is not None]
+def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """The closed gate that keeps ``job`` pending (class grant, backoff, admit window, budget), or None."""
+    spec = job.spec
+    policy = ctx.policies.get(spec.team)
+    if policy is not None and spec.priority is not PriorityClass.NORMAL and \
+            spec.priority.value not in policy.allowed_priorities:
+        return PendingReason(
+            code="Priority", message=f"team {spec.team} may not use priority {spec.priority.value} "
+            f"(allowed: {', '.join(policy.allowed_priorities)})",
+            details={"priority": spec.priority.value, "allowed": list(policy.allowed_priorities)},
+            unblock="ask an admin to allow this class for the team, or resubmit as normal",
+            eta_reason="waits until an admin allows the class")
+    if job.not_before is not None and job.not_before > ctx.now:
+        # Why it was requeued stays visible: a failed start's cause (issue 17), else preemption.
+        prior = job.reason
+        cause = (str(prior.details.get("cause", "")) if prior is not None and prior.code == "Backoff"
+                 else prior.message if prior is not None and prior.code != "Preempted" else "")
+        why = cause or "requeued after preemption"
+        return PendingReason(code="Backoff", message=f"{why}; retries from {job.not_before.isoformat()}",
+                             details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {})},
+                             eta=job.not_before, unblock="wait for the backoff to pass")
+    if not ctx.profile.windows:
+        return _budget(ctx, job) if ctx.snap.quotas.budgets else None
+    windows = [w for w in ctx.profile.windows if applies(w, spec.team, spec.priority.value, "admit")]
+    if windows and not any(is_open(w, ctx.now, ctx.profile.timezone) for w in windows):
+        opens = [t for w in windows if (t := next_open(w, ctx.now, ctx.profile.timezone)) is not None]
         eta = min(opens) if opens else None
-        return ("OutsideTimeWindow",
-                f"{spec.team} may borrow only inside window {', '.join(w.name for w in windows)}"
-                + (f"; next opening {eta.isoformat()}" if eta else ""),
-                {"windows": [w.name for w in windows], "next_open": eta.isoformat() if eta else None})
+        names = ", ".join(w.name for w in windows)
+        return PendingReason(
+            code="OutsideTimeWindow",
+            message=f"{spec.priority.value} work of {spec.team} runs only inside window {names}"
+            + (f"; next opening {eta.isoformat()}" if eta else ""),
+            details={"windows": [w.name for w in windows], "next_open": eta.isoformat() if eta else None},
+            eta=eta, eta_reason="" if eta else "no opening within 8 days",
+            unblock="wait for the window to open, or resubmit with another priority class")
+    return _budget(ctx, job)
+
+
+def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:
+    spec = job.spec
+    used_map = ctx.snap.usage.gpu_hours_this_period
+    for budget in ctx.snap.quotas.budgets:
+        if budget.team != spec.team or budget.user not in (None, spec.user):
+            continue
+        used = used_map.get((spec.team, budget.user), 0.0)
+        if used >= budget.gpu_hours:
+            who = spec.team if budget.user is None else f"user {budget.user} in {spec.team}"
+            return PendingReason(
+                code="BudgetExhausted",
+                message=f"{who} used {used:g} of {budget.gpu_hours:g} GPU-hours this {budget.period}",
+                details={"team": spec.team, "user": budget.user, "used_gpu_hours": used,
+                         "budget_gpu_hours": budget.gpu_hours, "period": budget.period},
+                unblock=f"wait for the next {budget.period} or ask an admin to raise the budget",
+                eta_reason=f"starts after the budget resets (next {budget.period})")
+    return None
+
+
+def borrow_window_closed(ctx: CycleContext, job: Job) -> tuple[str, str, dict[str, Any]] | None:
+    """``(code, sentence, details)`` when ``job`` would borrow outside its team's borrow window, else None."""
+    spec = job.spec
+    windows = [w for w in ctx.profile.windows if applies(w, spec.team, spec.priority.value, "borrow")]
+    if not windows or any(is_open(w, ctx.now, ctx.profile.timezone) for w in windows):
+        return None
+    opens = [t for w in windows if (t := next_open(w, ctx.now, ctx.profile.timezone)) is not None]
+    eta = min(opens) if opens else None
+    return ("OutsideTimeWindow",
+            f"{spec.team} may borrow only inside window {', '.join(w.name for w in windows)}"
+            + (f"; next opening {eta.isoformat()}" if eta else ""),
+            {"windows": [w.name for w in windows], "next_open": eta.isoformat() if eta else None})

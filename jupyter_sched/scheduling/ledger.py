@@ -1,8 +1,8 @@
 """The per-cycle ledger: capacity and quota usage together, with ``what_if`` trials (STYLE §2).
 
 Built once from the frozen :class:`~.snapshot.Snapshot`: every job holding GPUs (admitted or
-running) is taken on the capacity ledger and charged to its quota lines; GPUs nominated for a
-pending preemptor (case 004) are masked so nobody else can take them. The cycle then assumes
+running) is taken on the capacity ledger and charged to its quota lines (GPUs nominated for
+pending jobs are masked by :class:`~.nominations.NominationBook`). The cycle then assumes
 admissions and tries evictions on it; ``with ledger.what_if() as trial:`` undoes both halves
 unless ``trial.keep()`` is called — Kueue's ``SimulateWorkloadRemoval`` with a restore function.
 """
@@ -46,11 +46,6 @@ class CycleLedger:
         for job in snapshot.jobs:
             if job.state.holds_gpus and job.allocation is not None:
                 self.load_holder(job)
-        for job in snapshot.jobs:
-            if job.nominated is not None and not job.state.holds_gpus and not job.state.terminal:
-                holding = self.holding_of(job.nominated, job)
-                if holding is not None and holding.gpus:
-                    self.state.force_take(NOMINATION_PREFIX + job.id, Holding(gpus=holding.gpus, node=holding.node))
 
     def holding_of(self, allocation: Allocation, job: Job) -> Holding | None:
         """The ledger holding for ``allocation`` (None when its node is unknown)."""

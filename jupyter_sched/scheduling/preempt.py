@@ -1,203 +1,430 @@
-"""Reclaim and priority preemption inside the cycle: candidates, trial evictions, nominations.
+"""Phase 3d: preemption and reclaim in one plan, and waiting on nominated GPUs.
 
-The policy (ordering, minimal set, never below guarantee) is :mod:`jupyter_sched.preemption.victims`;
-this module wires it to the cycle's ledger: trial evictions run inside ``ledger.what_if()``, the
-GPUs freed are nominated for the preemptor (held from everyone else, case 004), victims get a
-``Preempt`` with grace and checkpoint signal and an audit record naming who, why and for whom.
+* :func:`wait_on_nominated` — a job that does not fit with the free GPUs nominated to it (or to
+  lower-class jobs of its team) but would once the stopping victims holding the rest exit takes
+  those GPUs over and waits: no new victim is picked (case 032).
+* :func:`preempt` — the victim search. Candidates (DESIGN.md *Reclaim*, issue 16):
+
+  - own-team jobs the profile's :class:`~jupyter_sched.preemption.PreemptionPolicy` allows
+    (``priority``), and
+  - jobs of *borrowing* teams (using more than their guarantee on a line the job is charged to)
+    that the job's team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows (``reclaim``).
+
+  One plan combines both: the job fits (quota and placement) once the set is evicted, and if the
+  set reclaims anything the job is within its team's guarantee *after* the own-team evictions
+  (so "evict our own low job and reclaim the rest" is found — issue 16 example B). Reclaim takes
+  from a team only while it borrows: every victim of a team but the last is evicted while the
+  team is still above its guarantee; the last may be larger than what remains borrowed, so that
+  team may end below its guarantee through its own borrowing (example A; case 004). An evicted
+  borrower can never reclaim back: returning would put its team above its guarantee again. The
+  minimal set is :func:`jupyter_sched.preemption.plan_preemption`'s.
+
+Victims already stopping (:attr:`CycleContext.in_flight`) are never picked again; the GPUs freed
+are nominated to the preemptor (:class:`~.nominations.NominationBook`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 
-from ..model import Job, PendingReason, ResourceRequest
-from ..placement.placer import Flavor
-from ..placement.state import Holding
-from ..preemption.victims import Candidate, covered_jobs, keeps_guarantee, order_candidates, plan_preemption
-from .context import CycleContext
-from .ledger import NOMINATION_PREFIX, Holder
+from ..model import Allocation, Job, PendingReason
+from ..placement.placer import Flavor, Placement
+from ..preemption.victims import Candidate, PreemptionPlan, plan_preemption
+from .admit import admit_placed
+from .context import CycleContext, Visit
+from .ledger import Holder
 from .snapshot import AuditRecord, Pend, Preempt
 
-__all__ = ["Preempting"]
+__all__ = ["preempt", "wait_on_nominated"]
+
+_LineKey = tuple[str, str | None, str]
 
 
-class Preempting(CycleContext):
-    """Victim search and nominations (mixin over :class:`CycleContext`)."""
-
-    def _waiting_for_preemption(self, job: Job) -> bool:
-        """Keep a nominated job waiting while its victims still hold its GPUs (True), else False."""
-        assert job.nominated is not None
-        wanted = {self.state.uuid_to_gpu.get(u, -1) for u in job.nominated.all_gpu_uuids()}
-        holders = sorted({h for h, hold in self.state.holdings.items() if not h.startswith("\0")
-                          and any(g in wanted for g, _ in hold.gpus)})
-        if not holders:
-            return False
-        self.nominations[job.id] = job.nominated
-        self.pends.append(Pend(job.id, PendingReason(
-            code="WaitingForPreemption",
-            message=f"GPUs on {job.nominated.node} are held for this job while {', '.join(holders)} stop",
-            details={"node": job.nominated.node, "gpus": list(job.nominated.all_gpu_uuids()), "victims": holders},
-            unblock="starts as soon as the preempted jobs have stopped (grace period)",
-            eta=self.now + timedelta(seconds=self.profile.grace_s), eta_reason="")))
-        return True
-
-    def _covered_set(self) -> set[str]:
-        if self._covered is None:
-            def guarantee(team: str) -> int:
-                return max((ln.guaranteed for ln in self.quota.team_lines.get(team, ())), default=0)
-            self._covered = covered_jobs(
-                ((h.job.id, h.job.spec.team, h.job.spec.priority.rank, h.job.admitted_at or h.job.started_at, h.milli)
-                 for h in self.ledger.holders.values()), guarantee)
-        return self._covered
-
-    def _candidate_index(self) -> tuple[dict[str, list[Holder]], dict[tuple[str, str], list[Holder]]]:
-        """Holders that could ever be victims this cycle, indexed once: by model the uncovered ones
-        (reclaim), by (team, model) those of a preemptible class (priority)."""
-        if self._cand_index is None:
-            covered = self._covered_set() if self.quota.enabled else set()
-            reclaimable: dict[str, list[Holder]] = {}
-            lower: dict[tuple[str, str], list[Holder]] = {}
-            preemptible = self.profile.preemptible_classes
-            for h in self.ledger.holders.values():
-                if h.job.id in self.in_flight:
-                    continue
-                if self.quota.enabled and h.job.id not in covered:
-                    reclaimable.setdefault(h.model, []).append(h)
-                if h.job.spec.priority.value in preemptible:
-                    lower.setdefault((h.job.spec.team, h.model), []).append(h)
-            self._cand_index = (reclaimable, lower)
-        return self._cand_index
-
-    def _candidates(self, job: Job, flavor: Flavor, within_guarantee: bool) -> list[Candidate]:
-        spec = job.spec
-        reclaimable, lower = self._candidate_index()
-        pool: list[tuple[Holder, str]] = []
-        if self.profile.reclaim and self.quota.enabled and within_guarantee:
-            pool.extend((h, "reclaim") for h in reclaimable.get(flavor.model, ()) if h.job.spec.team != spec.team)
-        if self.profile.preemption:
-            rank = spec.priority.rank
-            pool.extend((h, "priority") for h in lower.get((spec.team, flavor.model), ())
-                        if h.job.spec.priority.rank < rank)
-        out = []
-        for h, kind in pool:
-            other = h.job
-            if other.id in self.victims or other.id == job.preempted_by or not self.state.holds(other.id):
-                continue
-            started = other.started_at or other.admitted_at
-            protected = started is not None and (self.now - started).total_seconds() < self.profile.min_runtime_s
-            out.append(Candidate(other.id, other.spec.team, other.spec.user, other.spec.priority.rank,
-                                 h.milli, started, kind, protected))
-        return order_candidates(out)
-
-    def _preempt(self, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...]) -> bool:
-        if not (self.profile.preemption or self.profile.reclaim):
-            return False
-        if self.preemption_attempts >= self.profile.max_preemption_attempts:
-            return False
-        self.preemption_attempts += 1
-        spec = job.spec
-        for flavor in flavors:
-            if not flavor.pools:
-                continue
-            check = self.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
-            within = check.ok and check.within_guarantee
-            if check.ok and not within and self.quota.enabled and not self._refusal:
-                self._refusal = self._reclaim_note(job, req, flavor)
-            cands = self._candidates(job, flavor, within)
-            if not cands:
-                continue
-            holders = self.ledger.holders
-
-            def fits(flavor: Flavor = flavor) -> bool:
-                if not self.quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok:
-                    return False
-                return self.placer.place(job.id, req, flavor) is not None
-
-            def evict(c: Candidate) -> None:
-                self.ledger.evict(c.job_id)
-
-            def restore(c: Candidate, holders: dict[str, Holder] = holders) -> None:
-                self.ledger.load_holder(holders[c.job_id].job)
-
-            def allowed(c: Candidate) -> tuple[bool, str]:
-                if c.kind != "reclaim":
-                    return True, ""
-                ok, model, guaranteed = keeps_guarantee(self.quota, c.job_id)
-                if ok:
-                    return True, ""
-                return False, (f"evicting {c.job_id} would push {c.team} below its guarantee "
-                               f"({guaranteed:g} GPUs{'' if model == '*' else ' of ' + model})")
-
-            with self.ledger.what_if() as trial:
-                plan = plan_preemption(cands, fits, evict, restore, allowed)
-                placement = self.placer.place(job.id, req, flavor) if plan.victims else None
-                if plan.victims and placement is not None:
-                    trial.keep()
-            if not plan.victims or placement is None:
-                self._refusal = plan.refused
-                continue
-            self.state.take(NOMINATION_PREFIX + job.id, Holding(gpus=placement.holding.gpus, node=placement.holding.node))
-            self.nominations[job.id] = placement.allocation
-            names = []
-            for c in plan.victims:
-                self.victims.add(c.job_id)
-                names.append(c.job_id)
-                victim = holders[c.job_id].job
-                if c.kind == "reclaim":
-                    sentence = f"preempted to return borrowed quota to {spec.team}"
-                else:
-                    sentence = f"preempted by higher-priority {spec.priority.value} job {job.id} of {spec.team}"
-                self.preempts.append(Preempt(
-                    job_id=c.job_id, for_job=job.id, reason=sentence, kind=c.kind, grace_s=self.profile.grace_s,
-                    checkpoint_signal=self.profile.checkpoint_signal and victim.spec.checkpointable))
-                self.audit.append(AuditRecord(
-                    action="reclaim" if c.kind == "reclaim" else "preempt", job_id=c.job_id, user=c.user,
-                    message=f"{c.job_id} ({c.team}, {victim.spec.priority.value}) {sentence}",
-                    details={"for_job": job.id, "for_team": spec.team, "kind": c.kind,
-                             "victim_team": c.team, "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
-                             "node": victim.allocation.node if victim.allocation else None,
-                             "grace_s": self.profile.grace_s}))
-            self.pends.append(Pend(job.id, PendingReason(
-                code="WaitingForPreemption",
-                message=f"preempting {', '.join(names)} to free {placement.allocation.node}; "
-                f"the GPUs are held for this job",
-                details={"victims": names, "node": placement.allocation.node,
-                         "gpus": list(placement.allocation.all_gpu_uuids()), "model": flavor.model},
-                unblock="starts as soon as the preempted jobs have stopped (grace period)",
-                eta=self.now + timedelta(seconds=self.profile.grace_s))))
-            return True
+# ---------------------------------------------------------------------------------- nominations
+def wait_on_nominated(ctx: CycleContext, visit: Visit, owners: list[str]) -> bool:
+    """Take over nominated GPUs still held by stopping victims and wait for them (True), else False."""
+    book = ctx.book
+    pool = book.pool(owners)
+    holders = [h for h in book.holders_on(pool) if h in ctx.in_flight]
+    if not holders:
         return False
+    job, req = visit.job, visit.req
+    found: tuple[Flavor, Placement] | None = None
+    with ctx.ledger.what_if():
+        book.open(owners)
+        for h in holders:
+            ctx.ledger.evict(h)
+        for flavor in visit.flavors:
+            if flavor.pools and ctx.quota.check(job.spec.team, job.spec.user, flavor.model, req.total_milli).ok:
+                placement = ctx.placer.place(job.id, req, flavor)
+                if placement is not None:
+                    found = (flavor, placement)
+                    break
+    if found is None:
+        return False
+    gpus = [g for g, _ in found[1].holding.gpus]
+    wanted = set(gpus)
+    waiting_on = [h for h in holders if any(g in wanted for g, _ in ctx.state.holdings[h].gpus)]
+    if not waiting_on:
+        return False  # it fits on free GPUs alone: the EASY reservation, not a victim, holds it back
+    took_from = [o for o in owners if o != job.id and wanted & set(book.gpus[o])]
+    book.claim(job, gpus)
+    stop_by = max(((ctx.by_id[h].stopping_since or ctx.now) for h in waiting_on), default=ctx.now)
+    eta = max(stop_by + timedelta(seconds=ctx.profile.grace_s), ctx.now)
+    alloc = book.result()[job.id]
+    message = f"GPUs on {alloc.node} are held for this job while {', '.join(waiting_on)} stop"
+    if took_from:
+        message += f" (taken over from lower-priority {', '.join(took_from)} of {job.spec.team})"
+    ctx.pends.append(Pend(job.id, PendingReason(
+        code="WaitingForPreemption", message=message,
+        details={"node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "victims": waiting_on,
+                 "taken_over_from": took_from, "model": found[0].model},
+        unblock="starts as soon as the preempted jobs have stopped (grace period)", eta=eta)))
+    return True
 
-    def _reclaim_note(self, job: Job, req: ResourceRequest, flavor: Flavor) -> str:
-        """Why reclaim does not apply: the job would take its team above its guarantee (case 001)."""
-        spec = job.spec
-        lines = [ln for ln in self.quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
-        if not lines:
-            return ""
-        own = lines[0]
-        used = self.quota.usage.get(own.key, 0)
-        lent: dict[str, int] = {}
-        own_quota: dict[str, int] = {}
-        for team, team_lines in self.quota.team_lines.items():
-            if team == spec.team:
+
+# ---------------------------------------------------------------------------------- preemption
+def preempt(ctx: CycleContext, visit: Visit) -> bool:
+    """Issue the cheapest preemption/reclaim plan that makes ``visit.job`` fit (True), else False.
+
+    On False, ``visit.refusal`` says why nothing was evicted when that explains the wait.
+    """
+    if ctx.preemption is None and not ctx.profile.reclaim:
+        return False
+    if ctx.preemption_attempts >= ctx.profile.max_preemption_attempts:
+        return False
+    ctx.preemption_attempts += 1
+    job = visit.job
+    owners = ctx.book.eligible(job)
+    pool = ctx.book.pool(owners)
+    stopping = [h for h in ctx.book.holders_on(pool) if h in ctx.in_flight] if pool else []
+    for flavor in visit.flavors:
+        if not flavor.pools:
+            continue
+        cands, ruled_out = _candidates(ctx, job, flavor)
+        if not cands and not ruled_out:
+            _explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
+                     stopping)
+            continue
+        plan, placement = _search(ctx, visit, flavor, cands, owners, stopping)
+        if plan.victims and placement is not None:
+            _issue(ctx, job, flavor, plan, placement)
+            return True
+        _explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping)
+    return False
+
+
+def _candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[list[Candidate], list[Job]]:
+    """Allowed victims for ``job`` on ``flavor``, and borrowed jobs its team's reclaim rule protects."""
+    spec = job.spec
+    quota = ctx.quota
+    own_keys = {ln.key for ln in quota.applicable(spec.team, spec.user, flavor.model)} if quota.enabled else set()
+    out: list[Candidate] = []
+    ruled_out: list[Job] = []
+    for h in _holders(ctx, flavor.model, spec.team):
+        other = h.job
+        if other.id in ctx.victims or other.id in ctx.in_flight or other.id == job.preempted_by \
+                or not ctx.state.holds(other.id):
+            continue
+        if other.spec.team == spec.team:
+            if ctx.preemption is None or not ctx.preemption.may_preempt(job, other):
                 continue
-            for ln in team_lines:
-                if ln.model in ("*", flavor.model) or ln.model in flavor.model:
-                    usage = self.quota.usage.get(ln.key, 0)
-                    if usage > ln.guaranteed:
-                        lent[team] = max(lent.get(team, 0), usage - ln.guaranteed)
-                    if min(usage, ln.guaranteed) > 0:
-                        own_quota[team] = max(own_quota.get(team, 0), min(usage, ln.guaranteed))
-        need = req.total_milli
-        free = sum(self.state.pools[p].free_whole for p in flavor.pools) * 1000
-        lent_total = sum(lent.values())
-        text = (f"{spec.team} is guaranteed {own.guaranteed / 1000:g} GPUs"
-                + (f" ({lent_total / 1000:g} lent to {', '.join(sorted(lent))}, reclaimable)" if lent else "")
-                + f" but {job.id} needs {need / 1000:g}"
-                + (f" with {used / 1000:g} already in use" if used else "")
-                + f", above the guarantee, so nothing is reclaimed for it; cohort free {free / 1000:g}")
-        short = need - free - lent_total
-        if short > 0 and own_quota:
-            text += (f"; it cannot fit until {', '.join(sorted(own_quota))} release {short / 1000:g} GPUs "
-                     "of their own quota")
-        return text
+            if h.model != flavor.model and flavor.model != "*" and not own_keys & set(_charged(ctx, other.id)):
+                continue  # another model's GPUs: frees neither capacity nor a quota line this job needs
+            kind = "priority"
+        else:
+            if not quota.enabled or (h.model != flavor.model and flavor.model != "*"):
+                continue
+            if not any(_borrowing(ctx, key) for key in _team_lines(ctx, other.id)):
+                continue
+            if not ctx.reclaim_for(spec.team).may_reclaim(job, other):
+                ruled_out.append(other)
+                continue
+            kind = "reclaim"
+        out.append(_candidate(ctx, h, kind))
+    return out, ruled_out
+
+
+def _holders(ctx: CycleContext, model: str, team: str) -> Iterator[Holder]:
+    """Jobs holding GPUs that could matter: the team's own, and others' on ``model`` — those of
+    the snapshot and those admitted earlier in this cycle."""
+    by_model, by_team = ctx.holder_index()
+    seen: set[str] = set()
+    for h in by_team.get(team, ()):
+        seen.add(h.job.id)
+        yield h
+    for h in (ctx.ledger.holders.values() if model == "*" else by_model.get(model, ())):
+        if h.job.id not in seen:
+            yield h
+    for h, _ in ctx.fresh.values():
+        if h.job.spec.team == team or model in ("*", h.model):
+            yield h
+
+
+def _candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
+    other = h.job
+    fresh = ctx.fresh.get(other.id)
+    if fresh is not None:
+        alloc = fresh[1].allocation
+        node = ctx.state.node_index.get(alloc.node, -1) if not alloc.workers else -1
+        return Candidate(job_id=other.id, team=other.spec.team, user=other.spec.user, rank=other.spec.priority.rank,
+                         milli=h.milli, started=None, kind=kind, pods=len(alloc.per_worker()), node=node, fresh=True)
+    started = other.started_at or other.admitted_at
+    ran = max(0.0, (ctx.now - started).total_seconds()) if started is not None else 0.0
+    workers = other.allocation.per_worker() if other.allocation is not None else ()
+    node = ctx.state.node_index.get(workers[0][0], -1) if len(workers) == 1 else -1
+    return Candidate(
+        job_id=other.id, team=other.spec.team, user=other.spec.user, rank=other.spec.priority.rank,
+        milli=h.milli, started=started, kind=kind,
+        protected=started is not None and ran < ctx.profile.min_runtime_s,
+        pods=max(1, len(workers)), work_lost=0.0 if other.spec.checkpointable else ran * h.milli / 1000, node=node)
+
+
+def _charged(ctx: CycleContext, job_id: str) -> tuple[_LineKey, ...]:
+    entry = ctx.quota.charges.get(job_id)
+    return entry[0] if entry is not None else ()
+
+
+def _team_lines(ctx: CycleContext, job_id: str) -> list[_LineKey]:
+    return [k for k in _charged(ctx, job_id) if k[1] is None]
+
+
+def _borrowing(ctx: CycleContext, key: _LineKey, extra: int = 0) -> bool:
+    """Is the team line ``key`` above its guarantee (with ``extra`` milli-GPUs added back)?"""
+    return ctx.quota.usage.get(key, 0) + extra > ctx.quota.lines[key].guaranteed
+
+
+# ---------------------------------------------------------------------------------- search
+def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate], owners: list[str],
+            stopping: list[str]) -> tuple[PreemptionPlan, Placement | None]:
+    """Find the plan inside a trial (always undone); returns it and the job's placement under it."""
+    job, req = visit.job, visit.req
+    spec = job.spec
+    ledger, quota = ctx.ledger, ctx.quota
+    lines = {c.job_id: _team_lines(ctx, c.job_id) for c in cands if c.kind == "reclaim"}
+    removed: dict[str, Candidate] = {}
+
+    def rules_hold() -> bool:
+        """Reclaim only for a within-guarantee job, and from each team only while it borrows."""
+        reclaimed = [c for c in removed.values() if c.kind == "reclaim"]
+        if not reclaimed:
+            return True
+        if not quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee:
+            return False
+        largest: dict[_LineKey, int] = {}
+        teams: dict[str, list[_LineKey]] = {}
+        for c in reclaimed:
+            for key in lines[c.job_id]:
+                largest[key] = max(largest.get(key, 0), c.milli)
+                teams.setdefault(c.team, []).append(key)
+        return all(any(_borrowing(ctx, key, largest[key]) for key in keys) for keys in teams.values())
+
+    def fits() -> bool:
+        if not quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok or not rules_hold():
+            return False
+        return ctx.placer.place(job.id, req, flavor) is not None
+
+    def evict(c: Candidate) -> None:
+        ledger.evict(c.job_id)
+        removed[c.job_id] = c
+
+    def restore(c: Candidate) -> None:
+        fresh = ctx.fresh.get(c.job_id)
+        if fresh is None:
+            ledger.load_holder(ledger.holders[c.job_id].job)
+        else:
+            holder, placement = fresh
+            ctx.state.take(c.job_id, placement.holding)
+            quota.charge(c.job_id, holder.job.spec.team, holder.job.spec.user, holder.model, holder.milli)
+        removed.pop(c.job_id, None)
+
+    def removable(c: Candidate) -> bool:
+        return c.kind != "reclaim" or any(_borrowing(ctx, key) for key in lines[c.job_id])
+
+    @contextmanager
+    def nested() -> Iterator[object]:
+        saved = dict(removed)
+        with ledger.what_if() as trial:
+            try:
+                yield trial
+            finally:
+                removed.clear()
+                removed.update(saved)
+
+    need = req.gpus if req.workers == 1 and not req.fractional and not req.mig_profile and req.gpus else 0
+    node_free = None
+    if need:
+        pools = set(flavor.pools)
+        node_free = {c.node: ctx.state.node_free[c.node] for c in cands
+                     if c.node >= 0 and ctx.state.node_pool[c.node] in pools}
+    with ledger.what_if():
+        ctx.book.open(owners)
+        for h in stopping:  # GPUs already being freed for this team count as free in the plan
+            ledger.evict(h)
+        plan = plan_preemption(cands, fits=fits, evict=evict, restore=restore, removable=removable,
+                               what_if=nested, need=need, node_free=node_free)
+        placement = None
+        if plan.victims:
+            for c in plan.victims:
+                evict(c)
+            placement = ctx.placer.place(job.id, req, flavor) if fits() else None
+    return plan, placement
+
+
+def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, placement: Placement) -> None:
+    """Evict the plan's victims for real, nominate the freed GPUs, record decisions and the reason.
+
+    Victims admitted earlier in this cycle have their admission withdrawn instead (nothing runs
+    yet); when those are all the victims, the job is admitted at once.
+    """
+    spec = job.spec
+    for c in plan.victims:
+        if c.fresh:
+            _withdraw(ctx, c, job)
+    running = [c for c in plan.victims if not c.fresh]
+    if not running:
+        admit_placed(ctx, job, placement, flavor.model)
+        return
+    names = []
+    for c in running:
+        victim = ctx.ledger.holders[c.job_id].job
+        ctx.ledger.evict(c.job_id)
+        ctx.victims.add(c.job_id)
+        names.append(c.job_id)
+        if c.kind == "reclaim":
+            sentence = f"preempted to return borrowed quota to {spec.team}"
+        else:
+            sentence = f"preempted by higher-priority {spec.priority.value} job {job.id} of {spec.team}"
+        ctx.preempts.append(Preempt(
+            job_id=c.job_id, for_job=job.id, reason=sentence, kind=c.kind, grace_s=ctx.profile.grace_s,
+            checkpoint_signal=ctx.profile.checkpoint_signal and victim.spec.checkpointable))
+        ctx.audit.append(AuditRecord(
+            action="reclaim" if c.kind == "reclaim" else "preempt", job_id=c.job_id, user=c.user,
+            message=f"{c.job_id} ({c.team}, {victim.spec.priority.value}) {sentence}",
+            details={"for_job": job.id, "for_team": spec.team, "kind": c.kind, "victim_team": c.team,
+                     "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
+                     "node": victim.allocation.node if victim.allocation else None,
+                     "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims]}))
+    if len(running) < len(plan.victims):
+        ctx.audit[-1] = replace(ctx.audit[-1], details={**ctx.audit[-1].details, "withdrawn": [
+            c.job_id for c in plan.victims if c.fresh]})
+    ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
+    alloc: Allocation = placement.allocation
+    ctx.pends.append(Pend(job.id, PendingReason(
+        code="WaitingForPreemption",
+        message=f"preempting {', '.join(names)} to free {alloc.node}; the GPUs are held for this job",
+        details={"victims": names, "node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "model": flavor.model,
+                 "kinds": {c.job_id: c.kind for c in plan.victims}},
+        unblock="starts as soon as the preempted jobs have stopped (grace period)",
+        eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
+
+
+def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
+    """Take back an admission made earlier in this cycle: it borrowed GPUs ``job`` reclaims."""
+    holder, placement = ctx.fresh.pop(c.job_id)
+    ctx.ledger.evict(c.job_id)
+    ctx.victims.add(c.job_id)
+    del ctx.admitted[c.job_id]
+    ctx.admits[:] = [a for a in ctx.admits if a.job_id != c.job_id]
+    ctx.audit[:] = [a for a in ctx.audit if not (a.action == "admit" and a.job_id == c.job_id)]
+    spec = job.spec
+    ctx.pends.append(Pend(c.job_id, PendingReason(
+        code="WaitingForCapacity",
+        message=f"would borrow {c.milli / 1000:g} {holder.model} GPUs that {spec.team} reclaims for {job.id} "
+                f"within its guarantee; {c.team} is above its own guarantee",
+        details={"reclaimed_by": job.id, "reclaiming_team": spec.team, "requested": c.milli / 1000,
+                 "model": holder.model, "team": c.team, "withdrawn": True},
+        unblock=f"starts when {c.team} is within its guarantee or GPUs free up",
+        eta_reason="recomputed next cycle")))
+    ctx.audit.append(AuditRecord(
+        action="admit_withdrawn", job_id=c.job_id, user=c.user,
+        message=f"{c.job_id} not admitted: {spec.team} reclaims the GPUs it would borrow for {job.id}",
+        details={"for_job": job.id, "for_team": spec.team, "victim_team": c.team, "gpus": c.milli / 1000,
+                 "node": placement.allocation.node}))
+
+
+# ---------------------------------------------------------------------------------- refusals
+def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan, cands: list[Candidate],
+             ruled_out: list[Job], owners: list[str], stopping: list[str]) -> None:
+    """Say why nothing was evicted: the guarantee rule, the team's reclaim rule, or no set fits."""
+    if visit.refusal:
+        return
+    job = visit.job
+    spec = job.spec
+    if ctx.quota.enabled and not _within_after_own(ctx, visit, flavor, cands):
+        visit.refusal = _reclaim_note(ctx, visit, flavor)
+        visit.refusal_details = {"rule": "guarantee"}
+        return
+    if ruled_out:
+        policy = ctx.reclaim_for(spec.team)
+        extra = [_candidate(ctx, ctx.ledger.holders[o.id], "reclaim") for o in ruled_out]
+        widened, _ = _search(ctx, visit, flavor, cands + extra, owners, stopping)
+        if widened.victims:
+            protected = sorted(o.id for o in ruled_out)
+            visit.refusal = (f"{spec.team}'s reclaim rule '{policy.name}' protects {policy.protects(job)}, "
+                             f"here {', '.join(protected[:5])}" + (f" and {len(protected) - 5} more" if len(protected) > 5
+                                                                  else ""))
+            visit.refusal_details = {"rule": policy.name, "protected": protected,
+                                     "would_reclaim": [c.job_id for c in widened.victims]}
+            return
+    if plan.refused and plan.refused != "no preemptible job":
+        visit.refusal = plan.refused
+        visit.refusal_details = dict(plan.details)
+
+
+def _within_after_own(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate]) -> bool:
+    """Would the job be within its team's guarantee once its own preemptible jobs were evicted?"""
+    spec, req = visit.job.spec, visit.req
+    with ctx.ledger.what_if():
+        for c in cands:
+            if c.kind == "priority":
+                ctx.ledger.evict(c.job_id)
+        return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee
+
+
+def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
+    """Why reclaim does not apply: the job would take its team above its guarantee (case 001).
+
+    Names only GPUs actually lent: the part of this team's guarantee it does not use that other
+    teams use above their own guarantees (issue 16: no "guaranteed 0 GPUs (75 lent)").
+    """
+    job, req = visit.job, visit.req
+    spec = job.spec
+    quota = ctx.quota
+    lines = [ln for ln in quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
+    if not lines:
+        return ""
+    own = lines[0]
+    used = quota.usage.get(own.key, 0)
+    leaving: dict[_LineKey, int] = {}  # victims already stopping are not lent: they are being reclaimed
+    for h in ctx.in_flight:
+        for key in _team_lines(ctx, h):
+            leaving[key] = leaving.get(key, 0) + quota.charges[h][1]
+    borrowers: dict[str, int] = {}
+    own_quota: dict[str, int] = {}
+    for team, team_lines in quota.team_lines.items():
+        if team == spec.team:
+            continue
+        for ln in team_lines:
+            if ln.model in ("*", flavor.model) or ln.model in flavor.model:
+                usage = quota.usage.get(ln.key, 0) - leaving.get(ln.key, 0)
+                if usage > ln.guaranteed:
+                    borrowers[team] = max(borrowers.get(team, 0), usage - ln.guaranteed)
+                if min(usage, ln.guaranteed) > 0:
+                    own_quota[team] = max(own_quota.get(team, 0), min(usage, ln.guaranteed))
+    lent_total = min(max(0, own.guaranteed - used), sum(borrowers.values()))
+    need = req.total_milli
+    free = sum(ctx.state.pools[p].free_whole for p in flavor.pools) * 1000
+    text = (f"{spec.team} is guaranteed {own.guaranteed / 1000:g} GPUs"
+            + (f" ({lent_total / 1000:g} lent to {', '.join(sorted(borrowers))}, reclaimable)" if lent_total else "")
+            + f" but {job.id} needs {need / 1000:g}"
+            + (f" with {used / 1000:g} already in use" if used else "")
+            + f", above the guarantee, so nothing is reclaimed for it; cohort free {free / 1000:g}")
+    short = need - free - lent_total
+    if short > 0 and own_quota:
+        text += (f"; it cannot fit until {', '.join(sorted(own_quota))} release {short / 1000:g} GPUs "
+                 "of their own quota")
+    return text

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..errors import ValidationError
 from ..placement.fragmentation import check_fragmentation
 from ..placement.placer import PlacementConfig
+from ..preemption.policy import preemption_policy, reclaim_policy
 from ..queues.order import QUEUE_SORTS
 from ..queues.windows import TimeWindow
 
@@ -25,8 +26,16 @@ class SchedulingProfile:
     Attributes:
         name: profile name.
         placement: filters, weighted scores and candidates per worker.
-        preemption: allow within-team priority preemption (higher class preempts ``low``).
-        reclaim: allow teams within their guarantee to reclaim borrowed GPUs from others.
+        preemption: allow within-team priority preemption (False: as ``preemption_policy="never"``).
+        reclaim: allow teams within their guarantee to reclaim borrowed GPUs from others
+            (False: as every team's reclaim rule ``never``).
+        preemption_policy: the within-team :class:`~jupyter_sched.preemption.PreemptionPolicy`
+            by name: ``lower-class`` (default: a higher class preempts ``preemptible_classes``),
+            ``lower-or-newer-equal`` (also newer jobs of the same preemptible class; Kueue's
+            ``LowerOrNewerEqualPriority``) or ``never``.
+        reclaim_policy: the :class:`~jupyter_sched.preemption.ReclaimPolicy` of teams whose
+            :class:`~jupyter_sched.model.TeamPolicy` names none: ``any`` (default; DESIGN.md),
+            ``lower-or-equal``, ``lower`` or ``never`` (Kueue's ``reclaimWithinCohort``).
         preemptible_classes: classes a higher class of the same team may preempt.
         min_runtime_s: victims younger than this (seconds since start) are protected where
             another choice exists.
@@ -47,6 +56,8 @@ class SchedulingProfile:
     placement: PlacementConfig = field(default_factory=PlacementConfig)
     preemption: bool = True
     reclaim: bool = True
+    preemption_policy: str = "lower-class"
+    reclaim_policy: str = "any"
     preemptible_classes: tuple[str, ...] = ("low",)
     min_runtime_s: float = 300.0
     grace_s: float = 60.0
@@ -63,6 +74,8 @@ class SchedulingProfile:
         if self.queue_sort not in QUEUE_SORTS:
             raise ValidationError(f"unknown queue_sort {self.queue_sort!r}", field="queue_sort",
                                   hint="use one of " + ", ".join(sorted(QUEUE_SORTS)))
+        preemption_policy(self.preemption_policy, self.preemptible_classes)  # raises on a bad name
+        reclaim_policy(self.reclaim_policy)
         if self.grace_s < 0 or self.min_runtime_s < 0:
             raise ValidationError("grace_s and min_runtime_s must be >= 0 seconds", field="grace_s",
                                   hint="use e.g. grace_s=60, min_runtime_s=300")

@@ -130,7 +130,7 @@ class IdleAction:
         job_id: the idle job or lease.
         stage: ``"warn"``, ``"reclaim"`` or ``"clear"`` (activity resumed after a warning:
             forget the warning). Produced by ``jupyter_sched.reclaim.evaluate_idle``.
-        reason: one sentence, e.g. "kernel idle and GPU < 5% for 120 min".
+        reason: one sentence, e.g. "kernel idle and GPU < 5 % for 120 min".
         evidence: the window of samples that proves it (stored in the audit record).
         action: what ``reclaim`` means for this work: ``"release"`` (free the lease's GPUs, the
             kernel keeps running), ``"requeue"`` / ``"stop"`` (batch jobs), or ``"notify"``

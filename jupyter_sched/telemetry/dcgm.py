@@ -14,7 +14,13 @@ The exposition text is parsed with ``prometheus_client.parser``. Rules (from the
 4. Blank values are missing, not numbers: NaN/Inf, DCGM's int32/int64/fp64 blank sentinels
    (e.g. ``9223372036854775794``) and unparseable values (the A800 capture's
    ``ERROR - FAILED TO CONVERT TO STRING``). Unparseable value lines are reported in
-   :attr:`DcgmScrape.bad_lines`; the rest of the scrape is used.
+   :attr:`DcgmScrape.bad_lines`; the rest of the scrape is used. The sample says which rule made
+   its utilization blank (``validity_rule``: ``dcgm_blank``, ``nan``, ``no_signal``); a
+   utilization outside 0..100 % (or an engine activity outside 0..1) is ``suspect`` /
+   ``out_of_range`` and never used as a number (case 009).
+7. Health evidence: ``DCGM_FI_DEV_XID_ERRORS`` (the last Xid, 0 = none) becomes ``GpuSample.xid``;
+   ``DCGM_FI_DEV_ROW_REMAP_FAILURE`` = 1 and a non-zero ``DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`` become
+   ``health_flags`` (see :mod:`jupyter_sched.telemetry.health`).
 5. Structurally broken text (garbage, a cut-off line, no final line feed, or no DCGM samples at all)
    raises :class:`~jupyter_sched.errors.TelemetryError`.
 6. Empty ``pod``/``namespace``/``container`` labels mean "no pod"; ``Hostname`` tells hosts apart.
@@ -31,7 +37,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..errors import TelemetryError
-from ..model.samples import UNKNOWN_MIG_UTILIZATION, GpuSample
+from ..model.samples import UNKNOWN_MIG_UTILIZATION, GpuSample, Validity, classify_utilization
 from .base import normalize_timestamp
 
 __all__ = [
@@ -51,7 +57,11 @@ _FIELDS = {
     "DCGM_FI_DEV_FB_RESERVED": "fb_reserved",
     "DCGM_FI_DEV_POWER_USAGE": "power",
     "DCGM_FI_DEV_GPU_TEMP": "temp",
+    "DCGM_FI_DEV_XID_ERRORS": "xid",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE": "row_remap_failure",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "ecc_dbe",
 }
+_HEALTH_FLAGS = {"row_remap_failure": "row remap failure", "ecc_dbe": "uncorrectable (double-bit) ECC errors"}
 
 
 def is_blank(value: float) -> bool:
@@ -97,6 +107,7 @@ class DcgmScrape:
 class _Device:
     labels: dict[str, str]
     values: dict[str, float] = field(default_factory=dict)
+    blank: dict[str, str] = field(default_factory=dict)  # field kind -> validity rule of its blank value
     timestamp: float | None = None
 
 
@@ -188,33 +199,57 @@ def _accumulate(devices: dict[tuple[str, int | None], _Device], name: str, label
     if ts is not None:
         device.timestamp = ts if device.timestamp is None else max(device.timestamp, ts)
     kind = _FIELDS.get(name)
-    if kind is not None and not is_blank(value):
+    if kind is None:
+        return
+    if is_blank(value):
+        device.blank[kind] = "nan" if math.isnan(value) or math.isinf(value) else "dcgm_blank"
+    else:
         device.values[kind] = value
+
+
+def _utilization(dev: _Device, mig: bool) -> tuple[float | None, float | None, Validity, str, float | None, str]:
+    """``(utilization %, engine activity 0..1, validity, rule, raw rejected reading, note)`` of one device.
+
+    MIG: engine activity x 100 is the utilization; whole GPU: ``GPU_UTIL``, engine activity kept
+    beside it. A reading outside its range is suspect and dropped (both numbers None)."""
+    v = dev.values
+    gr = v.get("gr")
+    if gr is not None and not 0.0 <= gr <= 1.0:
+        return None, None, Validity.SUSPECT, "out_of_range", gr * 100.0, ""
+    if mig:
+        if gr is None:
+            return None, None, Validity.BLANK, dev.blank.get("gr", "no_signal"), None, UNKNOWN_MIG_UTILIZATION
+        return gr * 100.0, gr, Validity.VALID, "", None, ""
+    raw = v.get("util")
+    util, validity, rule = classify_utilization(raw)
+    if raw is None and "util" in dev.blank:
+        rule = dev.blank["util"]
+    if validity is Validity.SUSPECT:
+        return None, None, validity, rule, raw, ""
+    if validity is Validity.BLANK and gr is not None:
+        return None, gr, Validity.VALID, "", None, ""  # engine activity alone is a valid signal
+    return util, gr, validity, rule, None, ""
 
 
 def _sample(key: tuple[str, int | None], dev: _Device, received_at: datetime) -> GpuSample:
     v = dev.values
     mig_profile = dev.labels.get("GPU_I_PROFILE") or None
-    gr = v.get("gr")
-    note = ""
-    if mig_profile is not None:
-        util = None if gr is None else gr * 100.0
-        if gr is None:
-            note = UNKNOWN_MIG_UTILIZATION
-    else:
-        util = v.get("util")
+    util, gr, validity, rule, raw, note = _utilization(dev, mig_profile is not None)
     used = v.get("fb_used")
     total = None
     if used is not None and "fb_free" in v:
         total = used + v["fb_free"] + v.get("fb_reserved", 0.0)
     measured = None if dev.timestamp is None else datetime.fromtimestamp(dev.timestamp, tz=timezone.utc)
     when, skew = normalize_timestamp(measured, received_at)
+    xid = v.get("xid")
+    flags = tuple(words for kind, words in _HEALTH_FLAGS.items() if v.get(kind, 0.0) > 0)
     return GpuSample(
         gpu_uuid=key[0], mig_instance=key[1], timestamp=when, utilization_pct=util, gr_engine_active=gr,
         memory_used_mib=used, memory_total_mib=total, power_w=v.get("power"), temperature_c=v.get("temp"),
         mig_profile=mig_profile, node=dev.labels.get("Hostname", ""), pod=dev.labels.get("pod", ""),
         namespace=dev.labels.get("namespace", ""), container=dev.labels.get("container", ""),
-        note=note, skew_s=skew)
+        note=note, skew_s=skew, validity=validity, validity_rule=rule, raw_utilization_pct=raw,
+        xid=None if xid is None else int(xid), health_flags=flags)
 
 
 class DcgmCollector:

@@ -8,6 +8,12 @@ timestamp in µs, which raises ``NVMLError_NotFound`` when no process ran in tha
 
 A failure on one GPU drops that GPU's sample and is reported in :attr:`NvmlCollector.errors`
 (the inventory marks it unhealthy); the collector itself fails only when NVML does.
+
+Validity: a utilization NVML does not give (MIG parent, unsupported) is ``blank`` / ``no_signal``;
+one outside 0..100 % is ``suspect`` / ``out_of_range``; ``process_count`` is the number of compute
+processes NVML lists, so the latch rule (case 026) and "no process" idle reasons (case 025) can
+be told. ``nvmlDeviceGetRemappedRows`` reporting a failed remap becomes the health flag
+``row remap failure``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import TelemetryError
-from ..model.samples import UNKNOWN_MIG_UTILIZATION, GpuSample, ProcessUsage
+from ..model.samples import UNKNOWN_MIG_UTILIZATION, GpuSample, ProcessUsage, Validity, classify_utilization
 from .base import normalize_timestamp
 
 __all__ = ["NvmlCollector"]
@@ -29,6 +35,14 @@ _MIG_PROFILE = re.compile(r"MIG (\S+)\s*$")
 
 def _text(value: str | bytes) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _checked(util: float | None, note: str) -> dict[str, Any]:
+    """GpuSample keyword arguments for one utilization reading (validity, rule, raw value, note)."""
+    value, validity, rule = classify_utilization(util)
+    return {"utilization_pct": value, "validity": validity, "validity_rule": rule,
+            "raw_utilization_pct": util if validity is Validity.SUSPECT else None,
+            "note": note if validity is Validity.BLANK else ""}
 
 
 class NvmlCollector:
@@ -114,10 +128,12 @@ class NvmlCollector:
             for p in raw)
         # NVML's v3 process info says which GPU instance a process runs in (MIG).
         gi_of_pid = {int(p.pid): getattr(p, "gpuInstanceId", None) for p in raw}
-        out = [GpuSample(gpu_uuid=uuid, mig_instance=None, timestamp=when, utilization_pct=util,
+        flags = ("row remap failure",) if self._remap_failed(handle) else ()
+        note = "MIG mode: utilization is per MIG instance" if mig_on else "no utilization reported"
+        out = [GpuSample(gpu_uuid=uuid, mig_instance=None, timestamp=when, **_checked(util, note),
                          memory_used_mib=memory.used / _MIB, memory_total_mib=memory.total / _MIB, power_w=power,
-                         temperature_c=temp, processes=processes, node=self._node,
-                         note="MIG mode: utilization is per MIG instance" if mig_on else "")]
+                         temperature_c=temp, processes=processes, node=self._node, process_count=len(processes),
+                         health_flags=flags)]
         if mig_on:
             out.extend(self._migs(handle, uuid, when, power, temp, processes, gi_of_pid))
         return out
@@ -137,14 +153,22 @@ class NvmlCollector:
             memory = nvml.nvmlDeviceGetMemoryInfo(mig)
             profile = _MIG_PROFILE.search(_text(nvml.nvmlDeviceGetName(mig)))
             util = self._optional(lambda mig=mig: float(nvml.nvmlDeviceGetUtilizationRates(mig).gpu))
+            mine = tuple(p for p in processes if gi_of_pid.get(p.pid) == gi)
             out.append(GpuSample(
-                gpu_uuid=uuid, mig_instance=gi, timestamp=when, utilization_pct=util,
+                gpu_uuid=uuid, mig_instance=gi, timestamp=when, **_checked(util, UNKNOWN_MIG_UTILIZATION),
                 memory_used_mib=memory.used / _MIB, memory_total_mib=memory.total / _MIB, power_w=power,
                 temperature_c=temp, mig_uuid=_text(nvml.nvmlDeviceGetUUID(mig)),
                 mig_profile=profile.group(1) if profile else None, node=self._node,
-                processes=tuple(p for p in processes if gi_of_pid.get(p.pid) == gi),
-                note="" if util is not None else UNKNOWN_MIG_UTILIZATION))
+                processes=mine, process_count=len(mine)))
         return out
+
+    def _remap_failed(self, handle: Any) -> bool:
+        """True when NVML says a row remap failed (the GPU needs attention); False when unknown."""
+        read = getattr(self._nvml, "nvmlDeviceGetRemappedRows", None)
+        if read is None:
+            return False
+        rows = self._optional(lambda: read(handle))
+        return bool(rows is not None and len(rows) >= 4 and rows[3])
 
     def _process_utilization(self, index: int, handle: Any) -> dict[int, float]:
         nvml = self._nvml

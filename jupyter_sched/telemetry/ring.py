@@ -1,11 +1,16 @@
 """In-memory sample store: a fixed-size ring buffer per device at full resolution, plus 1-minute rollups.
 
 Memory bound: per device (GPU or MIG instance) the ring holds ``capacity = ceil(retention_s x
-rate_hz)`` samples in preallocated numpy arrays of **32 bytes per sample** (timestamp float64 +
-six float32 columns: utilization %, engine activity, memory used MiB, memory total MiB, power W,
-temperature °C; NaN = unknown), plus the latest full :class:`GpuSample` (with its processes).
-At 1 Hz that is 3600 x 32 B = 112.5 KiB ≈ 0.11 MiB per GPU-hour of retention (target ≤ 1 MiB), fixed
-at creation — the store never grows with time, only with the number of devices.
+rate_hz)`` samples in preallocated numpy arrays of **40 bytes per sample** (timestamp float64 +
+eight float32 columns: utilization % (the raw reading when a rule rejected it), engine activity,
+memory used MiB, memory total MiB, power W, temperature °C, validity rule code, process count;
+NaN = unknown), plus the latest full :class:`GpuSample` (with its processes). At 1 Hz that is
+3600 x 40 B = 140.6 KiB ≈ 0.14 MiB per GPU-hour of retention (target ≤ 1 MiB), fixed at creation —
+the store never grows with time, only with the number of devices.
+
+Validity (``jupyter_sched.model.samples``) is kept per sample: rollups average only *valid*
+samples, count blank and suspect ones, and name the rules seen, so history shows a gap with a
+note where telemetry was blank or suspect instead of a made-up number (cases 009, 026).
 
 Rollups (:meth:`SampleStore.drain_rollups`) turn every *completed* minute into one
 :class:`RollupRow` per device; the runtime persists them for history (the store is the runtime's).
@@ -19,13 +24,16 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ..model.samples import GpuSample
+from ..model.samples import VALIDITY_RULES, GpuSample, Validity, rule_code, rule_of_code
 
 __all__ = ["BYTES_PER_SAMPLE", "RingBuffer", "RollupRow", "SampleStore", "rollup_minutes"]
 
 DeviceKey = tuple[str, int | None]
-BYTES_PER_SAMPLE = 8 + 6 * 4
-_COLUMNS = ("utilization_pct", "gr_engine_active", "memory_used_mib", "memory_total_mib", "power_w", "temperature_c")
+BYTES_PER_SAMPLE = 8 + 8 * 4
+_COLUMNS = ("utilization_pct", "gr_engine_active", "memory_used_mib", "memory_total_mib", "power_w", "temperature_c",
+            "validity_rule", "process_count")
+_RULE, _PROCS = 6, 7
+_VALID_CODE = rule_code("")
 
 
 def _f(value: float | None) -> float:
@@ -65,11 +73,20 @@ class RingBuffer:
         """Store ``sample`` (overwrites the oldest when full)."""
         i = self._next
         self._ts[i] = sample.timestamp.timestamp()
-        self._values[i] = (_f(sample.utilization_pct), _f(sample.gr_engine_active), _f(sample.memory_used_mib),
-                           _f(sample.memory_total_mib), _f(sample.power_w), _f(sample.temperature_c))
+        util = sample.utilization_pct if sample.utilization_pct is not None else sample.raw_utilization_pct
+        self._values[i] = (_f(util), _f(sample.gr_engine_active), _f(sample.memory_used_mib),
+                           _f(sample.memory_total_mib), _f(sample.power_w), _f(sample.temperature_c),
+                           float(rule_code(sample.validity_rule)), _f(sample.known_process_count))
         self._next = (i + 1) % self.capacity
         self._count = min(self._count + 1, self.capacity)
         self.latest = sample
+
+    def relabel(self, count: int, rule: str, *, skip_newest: int = 1) -> None:
+        """Mark the ``count`` samples before the ``skip_newest`` newest ones with ``rule`` (a latch
+        confirmed by a later sample, :class:`~jupyter_sched.telemetry.validity.Relabel`)."""
+        code = float(rule_code(rule))
+        for back in range(skip_newest + 1, skip_newest + 1 + min(count, self._count - skip_newest)):
+            self._values[(self._next - back) % self.capacity, _RULE] = code
 
     def arrays(self, since: datetime | None = None, until: datetime | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(timestamps [s since epoch], values [n, 6])`` in time order, optionally within [since, until]."""
@@ -87,17 +104,28 @@ class RingBuffer:
         return ts[mask][order], values[mask][order]
 
     def samples(self, since: datetime | None = None, until: datetime | None = None) -> list[GpuSample]:
-        """The stored samples as :class:`GpuSample` (without process lists, which only ``latest`` keeps)."""
+        """The stored samples as :class:`GpuSample` (without process lists, which only ``latest`` keeps;
+        ``process_count`` is kept)."""
         ts, values = self.arrays(since, until)
+        return [self._sample(float(t), v) for t, v in zip(ts, values, strict=True)]
+
+    def _sample(self, t: float, v: np.ndarray) -> GpuSample:
         gpu, mig = self.key
         latest = self.latest
-        return [GpuSample(gpu_uuid=gpu, mig_instance=mig, timestamp=datetime.fromtimestamp(float(t), tz=timezone.utc),
-                          utilization_pct=_opt(v[0]), gr_engine_active=_opt(v[1]), memory_used_mib=_opt(v[2]),
-                          memory_total_mib=_opt(v[3]), power_w=_opt(v[4]), temperature_c=_opt(v[5]),
-                          mig_uuid=latest.mig_uuid if latest else None, mig_profile=latest.mig_profile if latest else None,
-                          node=latest.node if latest else "", note=latest.note if latest else "",
-                          simulated=latest.simulated if latest else False)
-                for t, v in zip(ts, values, strict=True)]
+        rule = rule_of_code(int(v[_RULE]) if not math.isnan(v[_RULE]) else 0)
+        validity = VALIDITY_RULES[rule][0]
+        util = _opt(v[0])
+        rejected = rule == "out_of_range"
+        procs = _opt(v[_PROCS])
+        return GpuSample(gpu_uuid=gpu, mig_instance=mig, timestamp=datetime.fromtimestamp(t, tz=timezone.utc),
+                         utilization_pct=None if rejected else util, gr_engine_active=None if rejected else _opt(v[1]),
+                         memory_used_mib=_opt(v[2]), memory_total_mib=_opt(v[3]), power_w=_opt(v[4]),
+                         temperature_c=_opt(v[5]), mig_uuid=latest.mig_uuid if latest else None,
+                         mig_profile=latest.mig_profile if latest else None, node=latest.node if latest else "",
+                         note=(latest.note if latest and validity is Validity.BLANK else ""),
+                         simulated=latest.simulated if latest else False, validity=validity, validity_rule=rule,
+                         raw_utilization_pct=util if rejected else None,
+                         process_count=None if procs is None else int(procs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +137,10 @@ class RollupRow:
         samples: samples in the minute. utilization_avg / utilization_max: % (None = unknown all minute).
         activity_avg / activity_max: idle-detection activity % (engine activity x 100, else utilization).
         memory_used_max_mib: MiB. memory_total_mib: MiB. power_avg_w: W. temperature_max_c: °C.
+        utilization and activity are over the minute's *valid* samples only (None when it had none).
+        valid_samples / blank_samples / suspect_samples: how the minute's samples were judged.
+        rules: the validity rules seen in the minute, sorted, comma-separated (``""`` when all valid).
+        processes_max: most processes seen on the device in the minute (None = unknown).
     """
 
     gpu_uuid: str
@@ -123,30 +155,66 @@ class RollupRow:
     memory_total_mib: float | None
     power_avg_w: float | None
     temperature_max_c: float | None
+    valid_samples: int = 0
+    blank_samples: int = 0
+    suspect_samples: int = 0
+    rules: str = ""
+    processes_max: int | None = None
+
+    @property
+    def latched(self) -> bool:
+        """True when the minute had no valid sample and a confirmed utilization latch (idle evidence)."""
+        return self.valid_samples == 0 and "util_latch" in self.rules.split(",")
 
 
-def _stat(column: np.ndarray, how: str) -> float | None:
-    finite = column[~np.isnan(column)]
-    if finite.size == 0:
-        return None
-    return float(finite.mean() if how == "avg" else finite.max())
+_SUSPECT_CODES = np.array([rule_code(r) for r, (v, _) in VALIDITY_RULES.items() if v is Validity.SUSPECT])
+
+
+def _avg(column: np.ndarray, starts: np.ndarray) -> list[float | None]:
+    """Per-slice mean ignoring NaN (None where a slice has no number)."""
+    present = ~np.isnan(column)
+    counts = np.add.reduceat(present.astype(np.int64), starts)
+    sums = np.add.reduceat(np.where(present, column, 0.0).astype(np.float64), starts)
+    return [float(t / c) if c else None for t, c in zip(sums.tolist(), counts.tolist(), strict=True)]
+
+
+def _max(column: np.ndarray, starts: np.ndarray) -> list[float | None]:
+    """Per-slice maximum ignoring NaN (None where a slice has no number)."""
+    return [None if math.isnan(x) else float(x) for x in np.fmax.reduceat(column, starts).tolist()]
 
 
 def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray) -> list[RollupRow]:
+    """One row per minute of time-ordered samples (each minute a contiguous slice; vectorised per
+    column, since the idle detector asks for hours of minutes every cycle)."""
     if ts.size == 0:
         return []
     minutes = np.floor(ts / 60.0).astype(np.int64)
+    codes = np.nan_to_num(values[:, _RULE], nan=float(_VALID_CODE)).astype(np.int64)
+    valid = codes == _VALID_CODE
     activity = np.where(np.isnan(values[:, 1]), values[:, 0], values[:, 1] * 100.0)
+    activity = np.where(valid, activity, np.nan)
+    util = np.where(valid, values[:, 0], np.nan)
+    starts = np.flatnonzero(np.r_[True, minutes[1:] != minutes[:-1]])
+    sizes = np.diff(np.r_[starts, minutes.size]).tolist()
+    n_valid = np.add.reduceat(valid.astype(np.int64), starts).tolist()
+    n_suspect = np.add.reduceat(np.isin(codes, _SUSPECT_CODES).astype(np.int64), starts).tolist()
+    util_avg, util_max = _avg(util, starts), _max(util, starts)
+    act_avg, act_max = _avg(activity, starts), _max(activity, starts)
+    mem_max, mem_total = _max(values[:, 2], starts), _max(values[:, 3], starts)
+    power, temp, procs = _avg(values[:, 4], starts), _max(values[:, 5], starts), _max(values[:, _PROCS], starts)
     out = []
-    for minute in np.unique(minutes):
-        sel = minutes == minute
-        v = values[sel]
+    for i, a in enumerate(starts.tolist()):
+        size = sizes[i]
+        rules = "" if n_valid[i] == size else ",".join(
+            sorted({rule_of_code(int(c)) for c in np.unique(codes[a:a + size])} - {""}))
+        p = procs[i]
         out.append(RollupRow(
-            gpu_uuid=key[0], mig_instance=key[1], minute=datetime.fromtimestamp(int(minute) * 60, tz=timezone.utc),
-            samples=int(sel.sum()), utilization_avg=_stat(v[:, 0], "avg"), utilization_max=_stat(v[:, 0], "max"),
-            activity_avg=_stat(activity[sel], "avg"), activity_max=_stat(activity[sel], "max"),
-            memory_used_max_mib=_stat(v[:, 2], "max"), memory_total_mib=_stat(v[:, 3], "max"),
-            power_avg_w=_stat(v[:, 4], "avg"), temperature_max_c=_stat(v[:, 5], "max")))
+            gpu_uuid=key[0], mig_instance=key[1], minute=datetime.fromtimestamp(int(minutes[a]) * 60, tz=timezone.utc),
+            samples=size, utilization_avg=util_avg[i], utilization_max=util_max[i], activity_avg=act_avg[i],
+            activity_max=act_max[i], memory_used_max_mib=mem_max[i], memory_total_mib=mem_total[i],
+            power_avg_w=power[i], temperature_max_c=temp[i], valid_samples=n_valid[i],
+            blank_samples=size - n_valid[i] - n_suspect[i], suspect_samples=n_suspect[i], rules=rules,
+            processes_max=None if p is None else int(p)))
     return out
 
 
@@ -202,22 +270,45 @@ class SampleStore:
         return ring.samples(since, until) if ring else []
 
     def minute_maxima(self, key: DeviceKey, since: datetime, until: datetime | None = None) -> list[GpuSample]:
-        """One sample per minute of one device, carrying the minute's *maximum* activity (as
+        """One sample per minute of one device, carrying the minute's *maximum* valid activity (as
         ``utilization_pct``) and maximum memory — a compact, conservative input for idle
         detection over hours (a minute with any activity counts as active). The current,
-        incomplete minute is included. Timestamps are minute starts."""
+        incomplete minute is included. Timestamps are minute starts.
+
+        A minute with no valid sample is ``suspect`` / ``util_latch`` when a confirmed latch was
+        seen in it (idle evidence, case 026), else ``blank`` (unknown: it pauses the idle clock)."""
         ring = self._rings.get(key)
         if ring is None:
             return []
         ts, values = ring.arrays(since, until)
         latest = ring.latest
-        return [GpuSample(gpu_uuid=key[0], mig_instance=key[1], timestamp=row.minute, utilization_pct=row.activity_max,
-                          memory_used_mib=row.memory_used_max_mib, memory_total_mib=row.memory_total_mib,
-                          power_w=row.power_avg_w, temperature_c=row.temperature_max_c,
-                          mig_uuid=latest.mig_uuid if latest else None,
-                          mig_profile=latest.mig_profile if latest else None, node=latest.node if latest else "",
-                          note=latest.note if latest else "", simulated=latest.simulated if latest else False)
-                for row in _rows(key, ts, values)]
+        out = []
+        for row in _rows(key, ts, values):
+            if row.valid_samples:
+                validity, rule, util = Validity.VALID, "", row.activity_max
+            elif row.latched:
+                validity, rule, util = Validity.SUSPECT, "util_latch", 100.0
+            else:
+                rules = row.rules.split(",") if row.rules else ["no_signal"]
+                validity, rule, util = VALIDITY_RULES[rules[0]][0], rules[0], None
+                if validity is Validity.SUSPECT:  # out of range: unknown for idle detection, shown as suspect
+                    util = None
+            out.append(GpuSample(
+                gpu_uuid=key[0], mig_instance=key[1], timestamp=row.minute, utilization_pct=util,
+                memory_used_mib=row.memory_used_max_mib, memory_total_mib=row.memory_total_mib,
+                power_w=row.power_avg_w, temperature_c=row.temperature_max_c,
+                mig_uuid=latest.mig_uuid if latest else None, mig_profile=latest.mig_profile if latest else None,
+                node=latest.node if latest else "", note=latest.note if latest and not row.valid_samples else "",
+                simulated=latest.simulated if latest else False, validity=validity, validity_rule=rule,
+                process_count=row.processes_max))
+        return out
+
+    def relabel(self, key: DeviceKey, count: int, rule: str) -> None:
+        """Mark the ``count`` samples of ``key`` stored before its newest one with ``rule`` (see
+        :class:`~jupyter_sched.telemetry.validity.Relabel`; unknown devices are ignored)."""
+        ring = self._rings.get(key)
+        if ring is not None:
+            ring.relabel(count, rule)
 
     def grow(self, retention_s: float, rate_hz: float = 1.0) -> None:
         """Keep at least ``retention_s`` seconds from now on (an admin lengthened the idle window):

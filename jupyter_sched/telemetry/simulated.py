@@ -155,7 +155,8 @@ class SimulatedCollector:
             used = min(float(gpu.memory_mib), float(sum(p.used_memory_mib or 0 for p in processes)))
             samples.append(GpuSample(gpu_uuid=gpu.uuid, mig_instance=None, timestamp=when, utilization_pct=round(util, 1),
                                      memory_used_mib=used, memory_total_mib=float(gpu.memory_mib),
-                                     processes=tuple(processes), node=gpu.node, simulated=True,
+                                     processes=tuple(processes), process_count=len(processes), node=gpu.node,
+                                     simulated=True,
                                      note="simulated GPU: utilization = CPU use of its processes"))
         for pid in set(self._tracked) - alive:
             del self._tracked[pid]

@@ -10,7 +10,7 @@ from datetime import datetime
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..errors import TelemetryError
-from ..model.samples import GpuSample, ProcessUsage
+from ..model.samples import GpuSample, ProcessUsage, Validity, classify_utilization
 from .base import normalize_timestamp
 
 __all__ = ["parse_nvidia_smi_exporter_text"]
@@ -50,12 +50,16 @@ def parse_nvidia_smi_exporter_text(text: str, *, received_at: datetime) -> list[
     when, skew = normalize_timestamp(None, received_at)
     out = []
     for uuid, v in values.items():
-        util = v.get("nvidia_smi_utilization_gpu_ratio")
+        ratio = v.get("nvidia_smi_utilization_gpu_ratio")
+        raw = None if ratio is None else ratio * 100.0
+        util, validity, rule = classify_utilization(raw)
         used = v.get("nvidia_smi_memory_used_bytes")
         total = v.get("nvidia_smi_memory_total_bytes")
+        procs = tuple(processes.get(uuid, ()))
         out.append(GpuSample(
-            gpu_uuid=uuid, mig_instance=None, timestamp=when, utilization_pct=None if util is None else util * 100.0,
+            gpu_uuid=uuid, mig_instance=None, timestamp=when, utilization_pct=util,
             memory_used_mib=None if used is None else used / _MIB, memory_total_mib=None if total is None else total / _MIB,
             power_w=v.get("nvidia_smi_power_draw_watts"), temperature_c=v.get("nvidia_smi_temperature_gpu"),
-            processes=tuple(processes.get(uuid, ())), skew_s=skew))
+            processes=procs, process_count=len(procs) if procs else None, skew_s=skew, validity=validity, validity_rule=rule,
+            raw_utilization_pct=raw if validity is Validity.SUSPECT else None))
     return out

@@ -15,7 +15,10 @@ __all__ = ["foreign_report_to_dict", "rollup_to_dict", "sample_to_dict"]
 def sample_to_dict(s: GpuSample) -> dict[str, Any]:
     """GpuSample → JSON dict. ``utilization_pct`` is ``null`` when unknown and ``note`` says why
     (e.g. ``no utilization signal for MIG device (profiling metrics unavailable)``); UIs show the
-    note instead of 0 %. ``activity_pct`` is what idle detection uses."""
+    note instead of 0 %. ``activity_pct`` is what idle detection uses. ``validity`` (``valid`` |
+    ``blank`` | ``suspect``) and ``validity_rule`` say how far to believe it, and ``display`` is the
+    text to show (``100 % (suspect: no process, 0 MiB)``); a rejected reading (e.g. 101 %) is
+    never sent as ``utilization_pct`` (case 009)."""
     return {
         "gpu_uuid": s.gpu_uuid, "mig_instance": s.mig_instance, "mig_uuid": s.mig_uuid, "mig_profile": s.mig_profile,
         "timestamp": to_iso(s.timestamp), "utilization_pct": s.utilization_pct, "gr_engine_active": s.gr_engine_active,
@@ -25,20 +28,28 @@ def sample_to_dict(s: GpuSample) -> dict[str, Any]:
                       for p in s.processes],
         "node": s.node, "pod": s.pod, "namespace": s.namespace, "container": s.container, "note": s.note,
         "skew_s": s.skew_s, "skewed": s.skewed, "simulated": s.simulated,
+        "validity": s.validity.value, "validity_rule": s.validity_rule, "display": s.display_utilization(),
+        "process_count": s.known_process_count, "xid": s.xid, "health_flags": list(s.health_flags),
     }
 
 
 def rollup_to_dict(r: RollupRow) -> dict[str, Any]:
-    """RollupRow → JSON dict (one device-minute; the runtime persists these)."""
+    """RollupRow → JSON dict (one device-minute; the runtime persists these). Utilization and
+    activity are over valid samples only; the counts and ``rules`` say what was left out."""
     return {
         "gpu_uuid": r.gpu_uuid, "mig_instance": r.mig_instance, "minute": to_iso(r.minute), "samples": r.samples,
         "utilization_avg": r.utilization_avg, "utilization_max": r.utilization_max, "activity_avg": r.activity_avg,
         "activity_max": r.activity_max, "memory_used_max_mib": r.memory_used_max_mib,
         "memory_total_mib": r.memory_total_mib, "power_avg_w": r.power_avg_w, "temperature_max_c": r.temperature_max_c,
+        "valid_samples": r.valid_samples, "blank_samples": r.blank_samples, "suspect_samples": r.suspect_samples,
+        "rules": r.rules, "processes_max": r.processes_max,
     }
 
 
 def foreign_report_to_dict(r: ForeignGpuReport) -> dict[str, Any]:
     """ForeignGpuReport → JSON dict (admin alert, case 014)."""
     return {"gpu_uuid": r.gpu_uuid, "node": r.node, "index": r.index, "held_mib": r.held_mib, "pids": list(r.pids),
-            "allocated_to": list(r.allocated_to), "message": r.message, "releasable": r.releasable}
+            "allocated_to": list(r.allocated_to), "message": r.message, "releasable": r.releasable,
+            "state": r.state, "action": r.action,
+            "processes": [{"pid": p.pid, "used_memory_mib": p.used_memory_mib, "age_s": p.age_s, "user": p.user}
+                          for p in r.processes]}

@@ -28,6 +28,7 @@ from jupyter_sched.model import (
     TeamPolicy,
 )
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
+from jupyter_sched.scheduling.apply import stop_jobs
 from jupyter_sched.scheduling.snapshot import UsageHistory
 
 T0 = datetime(2025, 3, 30, 12, 0, tzinfo=timezone.utc)
@@ -95,9 +96,10 @@ class Scenario:
     """A timeline: submit jobs, run cycles, finish jobs; keeps every result for assertions."""
 
     def __init__(self, nodes: Sequence[Node], *, quota: QuotaSet | None = None,
-                 profile: SchedulingProfile | None = None, now: datetime = T0) -> None:
+                 profile: SchedulingProfile | None = None, now: datetime = T0, stop_at_once: bool = True) -> None:
         self.snap = snapshot(nodes, quota=quota, now=now)
         self.profile = profile
+        self.stop_at_once = stop_at_once
         self.results: list[CycleResult] = []
 
     def at(self, minutes: float) -> Scenario:
@@ -112,11 +114,20 @@ class Scenario:
         self.snap = replace(self.snap, jobs=tuple(j for j in self.snap.jobs if j.id not in job_ids))
         return self
 
+    def stopped(self, *job_ids: str) -> Scenario:
+        """Victims still in their grace period (``stop_at_once=False``) have exited."""
+        self.snap = stop_jobs(self.snap, frozenset(job_ids))
+        return self
+
     def cycle(self) -> CycleResult:
         result = run_cycle(self.snap, self.profile)
         self.results.append(result)
-        self.snap = apply_result(self.snap, result)
+        self.snap = apply_result(self.snap, result, stop_at_once=self.stop_at_once)
         return result
+
+    def evictions(self) -> list[str]:
+        """Every victim of every cycle so far, in order."""
+        return [p.job_id for r in self.results for p in r.preemptions]
 
     def job(self, job_id: str) -> Job:
         return next(j for j in self.snap.jobs if j.id == job_id)

@@ -140,7 +140,8 @@ PLACEMENT = [
                       jobs=[make_job("j", models=["a100"])], want_admitted=["j"], want_gpus={"j": ["GPU-x-0"]}),
                  id="model match is a loose case-insensitive substring"),
     pytest.param(Case(nodes=[make_node(gpus=2, unhealthy=[0, 1])], jobs=[make_job("j")],
-                      want_pending={"j": "UnhealthyGpu"}, want_in_message={"j": "GPU 0 on n1 is unhealthy (Xid 79)"}),
+                      want_pending={"j": "UnhealthyGpu"},
+                      want_in_message={"j": "n1: only 0 of 2 GPUs allocatable (2 unhealthy: Xid 79)"}),
                  id="unhealthy GPUs are excluded and named"),
     pytest.param(Case(nodes=[make_node(gpus=4, foreign={0: 75412, 2: 18020})],
                       jobs=[running(make_job("dave-nb"), "n1", [2]), running(make_job("erin-train"), "n1", [3]),
@@ -421,7 +422,8 @@ def test_bad_policy_config_is_a_validation_error(make: Callable[[], object], fie
 
 
 def test_fifo_queue_sort_ignores_fair_share() -> None:
-    q = quotas(Quota(team="a", guaranteed=1), Quota(team="b", guaranteed=1))
+    # both teams borrow (no guarantee): fair share would put b first, FIFO keeps submit order
+    q = quotas(Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=0))
     jobs = [running(make_job("a-run", gpus=2, team="a"), "n1", [0, 1]),
             make_job("a2", team="a", submitted=0), make_job("b1", team="b", submitted=5)]
     result = run_cycle(snapshot([make_node(gpus=3)], jobs, quota=q), SchedulingProfile(queue_sort="fifo"))

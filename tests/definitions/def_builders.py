@@ -27,8 +27,8 @@ class SpecRunJobs:
     def __post_init__(self) -> None:
         self.ids = SortableIds(self.clock.now)
 
-    def check(self, body: Mapping[str, Any], *, user: str) -> None:
-        spec_from_request(body, user=user)
+    def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
+        return spec_from_request(body, user=user)
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
         return Job(id=self.ids("j"), spec=spec_from_request(body, user=user), submitted_at=self.clock.now())

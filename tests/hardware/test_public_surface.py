@@ -19,10 +19,12 @@ SURFACE = {
         "parse_dcgm_text", "parse_nvidia_smi_exporter_text", "rollup_minutes", "rollup_to_dict", "sample_to_dict",
         "skew_warnings"],
     "jupyter_sched.reclaim": [
-        "ForeignGpuReport", "IdleArbiter", "IdleInput", "IdlePolicies", "IdlePolicy", "IdleVerdict", "KernelActivity",
-        "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "default_idle_arbiter", "device_keys",
-        "evaluate_idle", "extend_keepalive", "foreign_gpu_reports", "gpu_occupancy", "idle_policies_from_dict", "idle_policies_to_dict", "idle_policy_from_dict",
-        "idle_policy_to_dict", "ladder_step", "longest_idle_window_s", "window_evidence"],
+        "ForeignGpuReport", "ForeignProcess", "IdleArbiter", "IdleCandidate", "IdleInput", "IdlePolicies", "IdlePolicy",
+        "IdleVerdict", "KernelActivity", "LadderState", "Occupancy", "ReclaimMode", "advance_ladder", "blocked_text",
+        "default_idle_arbiter", "device_keys", "evaluate_idle", "extend_keepalive", "foreign_gpu_reports",
+        "gpu_occupancy", "idle_candidates", "idle_policies_from_dict", "idle_policies_from_settings",
+        "idle_policies_to_dict", "idle_policy_from_dict", "idle_policy_to_dict", "idle_state_text", "judge_running",
+        "ladder_step", "ladder_times", "limit_text", "longest_idle_window_s", "window_evidence"],
 }
 
 

@@ -102,7 +102,7 @@ def test_case_012_busy_kernel_is_not_reclaimed_and_idle_clock_starts_when_cell_f
     assert [(m, a.stage) for m, a in timeline] == [(405, "warn"), (420, "reclaim")]
     warn, reclaim = (a for _, a in timeline)
     assert warn.deadline == minutes(420) and warn.idle_since == minutes(300)
-    assert reclaim.reason == "kernel idle and GPU < 5% for 120 min"
+    assert reclaim.reason == "kernel idle and GPU < 5 % for 120 min"
     assert reclaim.action == "release" and reclaim.gpu_uuids == (GPU_UUID,)
 
 
@@ -198,9 +198,9 @@ def test_case_008_after_45_minutes_instance_1_is_idle_and_instance_2_is_not() ->
                                              policy=CASE_008_POLICY, now=now, devices=telemetry[job.id].devices)
                 for job in jobs}
     assert verdicts["alice-nb-0"].idle and verdicts["alice-nb-0"].idle_since == T0
-    assert verdicts["alice-nb-0"].reason == "GPU < 5% for 30 min"
+    assert verdicts["alice-nb-0"].reason == "GPU < 5 % for 30 min"
     assert not verdicts["bob-train-0"].idle
-    assert verdicts["bob-train-0"].reason.endswith("MIG instance 2 at 87% at 2026-03-02T08:45:00Z")
+    assert verdicts["bob-train-0"].reason.endswith("MIG instance 2 at 87 % at 2026-03-02T08:45:00Z")
     actions = evaluate_idle(Snapshot(now=now, inventory=A100_INVENTORY, jobs=tuple(jobs), telemetry=telemetry),
                             IdlePolicies(default=CASE_008_POLICY))
     assert [(a.job_id, a.stage) for a in actions] == [("alice-nb-0", "warn")]

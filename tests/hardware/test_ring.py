@@ -25,8 +25,8 @@ def test_memory_bound_is_fixed_and_under_one_mib_per_gpu_hour() -> None:
     store = SampleStore(retention_s=3600, rate_hz=1.0)
     for s in range(2 * 3600):
         store.add([sample(s, 50.0)])
-    assert BYTES_PER_SAMPLE == 32
-    assert store.nbytes() == 3600 * 32 == store.history_bound_bytes(1)
+    assert BYTES_PER_SAMPLE == 40  # timestamp + 8 float32 columns (validity rule and process count included)
+    assert store.nbytes() == 3600 * 40 == store.history_bound_bytes(1)
     assert store.nbytes() / 2**20 < 1.0
 
 

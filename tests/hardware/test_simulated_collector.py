@@ -125,7 +125,7 @@ def test_idle_lease_is_warned_and_reclaimed_while_a_compute_loop_with_sleeps_is_
     assert stages == [("lease-1", "warn"), ("lease-1", "reclaim")], log
     (warn_t, _), (reclaim_t, reclaim) = log
     assert reclaim_t - warn_t >= 2 - 0.01
-    assert reclaim.reason == "kernel idle and GPU < 5% for 0.1 min" and reclaim.action == "release"
+    assert reclaim.reason == "kernel idle and GPU < 5 % for 0.1 min" and reclaim.action == "release"
     # The evidence window is the last 6 s, all inside the idle period.
     assert reclaim.evidence["rule"] == "kernel_and_gpu" and reclaim.evidence["samples"]
     assert all(r["max_activity_pct"] < 5 for r in reclaim.evidence["samples"])

@@ -79,7 +79,7 @@ def test_an_idle_lease_is_warned_then_reclaimed_after_window_and_grace_with_evid
         assert all(r["max_activity_pct"] is not None and r["max_activity_pct"] < 5.0 for r in rows), rows
     assert reclaim["details"]["action"] == "release"
     assert reclaim["details"]["evidence"]["rule"] == "kernel_and_gpu"
-    assert "kernel idle and GPU < 5%" in reclaim["message"] and "the kernel keeps running" in reclaim["message"]
+    assert "kernel idle and GPU < 5 %" in reclaim["message"] and "the kernel keeps running" in reclaim["message"]
     # the ladder: warning, then at least the grace period before the reclaim
     assert at(reclaim["at"]) >= at(warning["at"]) + timedelta(seconds=2)
     assert at(reclaim["at"]) >= at(warning["details"]["idle_since"]) + timedelta(seconds=6)

@@ -62,8 +62,8 @@ async def test_an_admin_put_applies_at_once_and_is_audited_old_to_new(sched_app:
     [record] = await idle_records(api)
     assert record["actor"] == "boss"
     assert record["at"]
-    assert record["details"]["old"] == {k: before[k] for k in ("default", "by_priority")}
-    assert record["details"]["new"] == {k: after[k] for k in ("default", "by_priority")}
+    assert record["details"]["old"] == {k: before[k] for k in ("default", "by_priority", "by_kind")}
+    assert record["details"]["new"] == {k: after[k] for k in ("default", "by_priority", "by_kind")}
 
 
 async def test_a_longer_window_grows_the_telemetry_retention(sched_app: Any, api: Any) -> None:
@@ -142,7 +142,7 @@ async def test_the_policy_survives_a_service_restart(sched_app: Any, api: Any) -
     await restarted.start()
     try:
         shown = restarted.idle_policy()
-        assert {k: shown[k] for k in ("default", "by_priority")} == {k: after[k] for k in ("default", "by_priority")}
+        assert {k: shown[k] for k in ("default", "by_priority", "by_kind")} == {k: after[k] for k in ("default", "by_priority", "by_kind")}
         assert restarted.engine.idle_policies.by_priority["low"].window_s == 1800.0
         assert shown["retention_s"] >= 30000.0, "the stored window sizes the restarted telemetry"
     finally:

@@ -46,7 +46,7 @@ async def test_a_real_idle_kernel_is_warned_loses_its_lease_and_keeps_running(
     idle = [r for r in reversed(audit) if r["action"].startswith("idle_")]
     assert [r["action"] for r in idle][-2:] == ["idle_warning", "idle_reclaim"], idle
     assert idle[-1]["details"]["evidence"]["samples"], idle[-1]
-    assert "kernel idle and GPU < 5%" in idle[-1]["message"]
+    assert "kernel idle and GPU < 5 %" in idle[-1]["message"]
     # the kernel was told nothing by force: it still runs and answers
     assert jp_serverapp.kernel_manager.get_kernel(kernel_id).provisioner.process.poll() is None
     assert (await run_in_kernel(km, "print('still here')")).strip() == "still here"

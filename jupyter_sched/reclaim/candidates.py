@@ -1,0 +1,106 @@
+"""Idle candidates: work that is idle now, listed *before* its warning, with the time left (pure).
+
+The ladder (:mod:`.idle`) only speaks at the warning and at the reclaim; users and admins also
+need to see what is heading there. :func:`idle_candidates` answers "which running work is idle
+now, since when, and when will it be warned and reclaimed" from the same verdicts the ladder
+uses, so the list and the ladder never disagree (case 025: a job whose launcher crashed shows
+from its first sample as ``allocated, no process on GPU (0 %, 0 MiB)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..model import to_iso
+from ..model.samples import GpuSample
+from ..scheduling.snapshot import Snapshot
+from .idle import IdleArbiter, judge_running, ladder_times
+from .policy import IdlePolicies
+
+__all__ = ["IdleCandidate", "idle_candidates", "idle_state_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class IdleCandidate:
+    """One idle job or lease, before or after its warning.
+
+    Attributes:
+        job_id / user / team / kind: whose work.
+        gpu_uuids: the GPUs it holds.
+        idle_since: start of the idle period (aware UTC).
+        warn_at / deadline: when the warning is (was) due and when reclaim is due.
+        time_left_s: seconds until ``deadline`` (0 when due).
+        stage: ``idle`` (not warned yet), ``warned`` or ``reclaimed`` (notify-only work stays listed).
+        action: what reclaim does (``release``, ``requeue``, ``stop``, ``notify``).
+        reason: the verdict's sentence (``no process and < 5 % for 60 min``).
+        state: what the GPUs show now (``allocated, no process on GPU (0 %, 0 MiB)``).
+    """
+
+    job_id: str
+    user: str
+    team: str
+    kind: str
+    gpu_uuids: tuple[str, ...]
+    idle_since: datetime
+    warn_at: datetime
+    deadline: datetime
+    time_left_s: float
+    stage: str
+    action: str
+    reason: str
+    state: str
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON shape (times as ISO 8601 UTC)."""
+        return {"job_id": self.job_id, "user": self.user, "team": self.team, "kind": self.kind,
+                "gpu_uuids": list(self.gpu_uuids), "idle_since": to_iso(self.idle_since),
+                "warn_at": to_iso(self.warn_at), "deadline": to_iso(self.deadline), "time_left_s": self.time_left_s,
+                "stage": self.stage, "action": self.action, "reason": self.reason, "state": self.state}
+
+
+def idle_state_text(latest: Sequence[GpuSample]) -> str:
+    """What a job's GPUs show now, one phrase: ``allocated, no process on GPU (0 %, 0 MiB)`` when
+    every device reports no process (case 025), ``allocated, no process on GPU (100 % suspect:
+    latch, 0 MiB)`` for a confirmed latch (case 026), else ``allocated, 3 % (20480 MiB held)``.
+    Utilization is the highest valid reading over the devices, memory the sum."""
+    if not latest:
+        return "allocated, no telemetry yet"
+    memory = sum(s.memory_used_mib or 0.0 for s in latest)
+    valid = [s.activity_pct for s in latest if s.counts_as_activity and s.activity_pct is not None]
+    util = f"{max(valid):.0f} %" if valid else "unknown %"
+    if any(s.validity_rule == "util_latch" for s in latest) and not valid:
+        util = "100 % suspect: latch"
+    if all(s.known_process_count == 0 for s in latest):
+        return f"allocated, no process on GPU ({util}, {memory:.0f} MiB)"
+    return f"allocated, {util} ({memory:.0f} MiB held)"
+
+
+def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
+                    arbiter: IdleArbiter | None = None) -> tuple[IdleCandidate, ...]:
+    """Every running job or lease that is idle at ``snapshot.now``, least time left first.
+
+    Uses the verdicts and ladder times of :func:`~.idle.evaluate_idle` (same inputs:
+    ``snapshot.telemetry`` and ``snapshot.kernels``), so a job is listed from the first sample
+    of its idle period, with when its warning and its reclaim are due.
+    """
+    out: list[IdleCandidate] = []
+    now = snapshot.now
+    for job, entry, policy, verdict in judge_running(snapshot, policies, arbiter):
+        if not verdict.idle or verdict.idle_since is None:
+            continue
+        since, warn_at, deadline = ladder_times(verdict, entry.ladder, policy)
+        ladder = entry.ladder
+        stage = ("reclaimed" if ladder.reclaimed_at is not None and ladder.warned_idle_since == since
+                 else "warned" if ladder.warned_at is not None and ladder.warned_idle_since == since else "idle")
+        latest: dict[tuple[str, int | None], GpuSample] = {}
+        for s in sorted(entry.samples, key=lambda s: s.timestamp):
+            if s.timestamp <= now:
+                latest[s.key] = s
+        out.append(IdleCandidate(
+            job_id=job.id, user=job.spec.user, team=job.spec.team, kind=job.spec.kind.value,
+            gpu_uuids=job.allocation.all_gpu_uuids() if job.allocation else (), idle_since=since, warn_at=warn_at,
+            deadline=deadline, time_left_s=max(0.0, (deadline - now).total_seconds()), stage=stage,
+            action=verdict.mode.value, reason=verdict.reason, state=idle_state_text(list(latest.values()))))
+    return tuple(sorted(out, key=lambda c: (c.time_left_s, c.job_id)))

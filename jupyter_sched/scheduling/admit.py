@@ -1,0 +1,163 @@
+"""Phase 3c-d: try each flavor (quota, borrow window, placement around the EASY reservation), admit.
+
+For each GPU model the job accepts, in preference order: the quota check
+(:meth:`~jupyter_sched.quota.QuotaLedger.check`), the borrow window, then placement — respecting
+the EASY reservation of that model (a later job may start only if it ends before the reservation,
+uses none of its GPUs, or could be reclaimed by its holder anyway). The first flavor that fits
+admits the job; otherwise each flavor's outcome is kept for the pending reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backfill.easy import Reservation, job_end
+from ..model import Job, ResourceRequest
+from ..placement.placer import Flavor, Placement
+from ..placement.reasons import FitReason, capacity_reason
+from ..placement.state import Holding
+from .context import RESERVE_PREFIX, CycleContext, Visit
+from .gates import borrow_window_closed
+from .ledger import Holder
+from .reasons import FlavorOutcome
+from .snapshot import Admit, AuditRecord
+
+__all__ = ["admit_on_flavors", "admit_placed"]
+
+
+def admit_on_flavors(ctx: CycleContext, visit: Visit) -> Placement | None:
+    """Admit ``visit.job`` on the first flavor that fits (returns the placement), else record outcomes."""
+    for flavor in visit.flavors:
+        placement, outcome = _try_flavor(ctx, visit.job, visit.req, flavor)
+        if placement is not None:
+            return placement
+        assert outcome is not None
+        visit.outcomes.append(outcome)
+    return None
+
+
+def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
+                ) -> tuple[Placement | None, FlavorOutcome | None]:
+    """Admit ``job`` on ``flavor`` (the placement) or say why not (the flavor's outcome)."""
+    spec = job.spec
+    milli = req.total_milli
+    check = ctx.quota.check(spec.team, spec.user, flavor.model, milli)
+    closed: tuple[str, str, dict[str, Any]] | None = None
+    blocked_by: Reservation | None = None
+    if check.ok and flavor.pools:
+        closed = borrow_window_closed(ctx, job) if check.borrowed > 0 and ctx.profile.windows else None
+        if closed is None:
+            placement, backfill, blocked_by = _place(ctx, job, req, flavor, check.borrowed)
+            if placement is not None:
+                ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
+                _admit(ctx, job, placement, check.borrowed, backfill)
+                return placement, None
+    outcome = FlavorOutcome(model=flavor.model)
+    if not check.ok:
+        outcome.quota_code, outcome.quota = check.code, check.details
+    if not flavor.pools:
+        outcome.filters = [dict(s.details, code=s.code, message=s.message) for s in flavor.rejected]
+    if not check.ok or not flavor.pools:
+        return None, outcome
+    if closed is not None:
+        outcome.capacity_code, outcome.capacity_message, outcome.capacity = closed
+    elif blocked_by is not None:
+        res = blocked_by
+        outcome.capacity_code = "Priority"
+        outcome.capacity_message = (f"fits now but would delay {res.job_id}, which holds the reservation on "
+                                    f"{res.model}" + (f" from {res.eta.isoformat()}" if res.eta else ""))
+        outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
+                            "reservation": res.eta.isoformat() if res.eta else None}
+    else:
+        key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
+               ctx.state.version)
+        cached = ctx.outcome_cache.get(key)
+        if cached is not None:
+            return None, cached
+        fit = capacity_of(ctx, req, flavor)
+        outcome.capacity_code, outcome.capacity_message, outcome.capacity = fit.code, fit.message, fit.details
+        outcome.shared = True
+        ctx.outcome_cache[key] = outcome
+    return None, outcome
+
+
+def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, borrowed: int
+           ) -> tuple[Placement | None, bool, Reservation | None]:
+    """Place respecting the model's EASY reservation; returns (placement, backfilled, blocked_by)."""
+    state, placer = ctx.state, ctx.placer
+    res = ctx.reservations.get(flavor.model)
+    if res is not None and not placer.might_fit(req, flavor):
+        return None, False, None  # nothing free is large enough: skip the reservation trials
+    if res is None or res.job_id == job.id or not res.gpus or _may_bypass(ctx, job, res, borrowed):
+        return _take(ctx, job, req, flavor), res is not None and res.job_id != job.id, None
+    free_reserved = tuple((g, state.free_milli[g]) for g in res.gpus if state.free_milli[g] > 0)
+    with state.what_if():
+        if free_reserved:
+            state.take(RESERVE_PREFIX + res.job_id, Holding(gpus=free_reserved, node=0))
+        placement = placer.place(job.id, req, flavor)
+    if placement is not None:
+        state.take(job.id, placement.holding)
+        return placement, True, None
+    with state.what_if():
+        unmasked = placer.place(job.id, req, flavor)
+    return None, False, res if unmasked is not None else None
+
+
+def _take(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> Placement | None:
+    placement = ctx.placer.place(job.id, req, flavor)
+    if placement is not None:
+        ctx.state.take(job.id, placement.holding)
+    return placement
+
+
+def _may_bypass(ctx: CycleContext, job: Job, res: Reservation, borrowed: int) -> bool:
+    """A later job may ignore a reservation when it ends before it or the holder can reclaim it."""
+    limit = job.spec.time_limit_s
+    if res.eta is not None and limit is not None and (end := job_end(ctx.now, limit, ctx.now)) is not None \
+            and end <= res.eta:
+        return True
+    if borrowed > 0 and job.spec.team != res.team and ctx.profile.reclaim:
+        return True
+    return (job.spec.team == res.team and job.spec.priority.value in ctx.profile.preemptible_classes
+            and job.spec.priority.rank < res.rank and ctx.profile.preemption)
+
+
+def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:
+    """Why ``req`` does not fit ``flavor`` now (memoised per shape and ledger version)."""
+    key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
+           ctx.state.version)
+    cached = ctx.cap_cache.get(key)
+    if cached is None:
+        if len(ctx.cap_cache) > 4096:
+            ctx.cap_cache.clear()
+        cached = ctx.cap_cache[key] = capacity_reason(req, flavor, ctx.state)
+    return cached
+
+
+def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:
+    """Admit ``job`` on ``placement`` (capacity checked by the caller): take it and charge quota."""
+    spec = job.spec
+    milli = spec.resources.total_milli
+    borrowed = ctx.quota.check(spec.team, spec.user, model, milli).borrowed
+    ctx.state.take(job.id, placement.holding)
+    ctx.quota.charge(job.id, spec.team, spec.user, model, milli)
+    _admit(ctx, job, placement, borrowed, False)
+
+
+def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, backfill: bool) -> None:
+    alloc = placement.allocation
+    scores = placement.scores
+    spec = job.spec
+    ctx.admits.append(Admit(job.id, alloc, borrowed=borrowed / 1000, scores=scores, backfill=backfill))
+    ctx.admitted[job.id] = job
+    ctx.fresh[job.id] = (Holder(job=job, model=placement.model, milli=spec.resources.total_milli), placement)
+    why = "backfilled without delaying the reservation" if backfill else "fits"
+    if borrowed:
+        why += f"; borrowing {borrowed / 1000:g} GPUs above {spec.team}'s guarantee"
+    ctx.audit.append(AuditRecord(
+        action="admit", job_id=job.id, user=spec.user,
+        message=f"admitted on {alloc.node} ({placement.model}): {why}",
+        details={"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
+                 "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
+                 "model": placement.model, "scores": scores, "borrowed": borrowed / 1000,
+                 "backfill": backfill, "priority": spec.priority.value}))

@@ -1,0 +1,168 @@
+"""Nominations: GPUs held for a pending job after a preemption, and who may take them over.
+
+When victims are evicted for a job, the GPUs they free are *nominated* to it (case 004): masked
+on the ledger so that no other job — least of all a victim — takes them while the victims stop
+(their grace period) and until the job is admitted. Masks cover only GPUs that are free; GPUs a
+victim still holds are protected by the victim's own holding.
+
+No priority inversion (case 032; Kueue #7301): a pending job of a *higher class of the same
+team*, visited earlier in queue order, may use GPUs nominated to a lower-class job — free ones at
+once, ones still held by stopping victims by taking the nomination over (it then waits for those
+victims, and no new victim is picked for it). The lower-class job keeps what is left and says
+who took the rest. Jobs of other teams never use nominated GPUs: they were freed to honour this
+team's guarantee or priority.
+
+The book is rebuilt every cycle from the snapshot's ``Job.nominated`` fields; its decisions are
+returned in ``CycleResult.nominations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..model import GPU_MILLI, Allocation, Job, JobState
+from ..placement.state import Holding
+from .ledger import NOMINATION_PREFIX, CycleLedger
+
+__all__ = ["NominationBook"]
+
+
+class NominationBook:
+    """Who each nominated GPU is held for, kept in step with the ledger's masks.
+
+    Args:
+        ledger: the cycle's ledger (masks are taken on its capacity half).
+        jobs: the snapshot's jobs; pending ones with ``nominated`` set are loaded.
+
+    A GPU is nominated to at most one job (the first in snapshot order wins a conflict).
+    """
+
+    def __init__(self, ledger: CycleLedger, jobs: Iterable[Job]) -> None:
+        self.ledger = ledger
+        self.owner: dict[int, str] = {}
+        self.gpus: dict[str, list[int]] = {}
+        self.jobs: dict[str, Job] = {}
+        self.by_team: dict[str, list[str]] = {}
+        self.taken: dict[str, list[str]] = {}
+        st = ledger.state
+        for job in jobs:
+            if job.nominated is None or job.state is not JobState.PENDING:
+                continue
+            ids = [g for u in job.nominated.all_gpu_uuids() if (g := st.uuid_to_gpu.get(u)) is not None]
+            mine = [g for g in dict.fromkeys(ids) if g not in self.owner]
+            if mine:
+                self._own(job, mine)
+                self._mask(job.id)
+
+    # ------------------------------------------------------------------ queries
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self.gpus
+
+    def eligible(self, job: Job) -> list[str]:
+        """Owners whose nominated GPUs ``job`` may use: itself, and lower-class jobs of its team."""
+        if not self.gpus:
+            return []
+        rank = job.spec.priority.rank
+        return [o for o in self.by_team.get(job.spec.team, ())
+                if o == job.id or self.jobs[o].spec.priority.rank < rank]
+
+    def pool(self, owners: Sequence[str]) -> set[int]:
+        """GPU ids nominated to ``owners``."""
+        return {g for o in owners for g in self.gpus[o]}
+
+    def holders_on(self, gpus: set[int]) -> list[str]:
+        """Jobs (not masks) holding any of ``gpus`` on the ledger now, sorted."""
+        return sorted(h for h, hold in self.ledger.state.holdings.items()
+                      if not h.startswith("\0") and any(g in gpus for g, _ in hold.gpus))
+
+    def victims_in_flight(self) -> set[str]:
+        """Jobs still holding GPUs nominated to someone: they are being preempted already."""
+        return set(self.holders_on(set(self.owner))) if self.owner else set()
+
+    def result(self) -> dict[str, Allocation]:
+        """Nominations after the cycle: pending job -> the GPUs held for it."""
+        return {o: self._allocation(o) for o in self.gpus}
+
+    # ------------------------------------------------------------------ changes
+    def open(self, owners: Sequence[str]) -> None:
+        """Unmask ``owners``' free nominated GPUs (call inside a ledger trial)."""
+        st = self.ledger.state
+        for o in owners:
+            st.release(NOMINATION_PREFIX + o)
+
+    def after_admit(self, job: Job, used: set[int], owners: Sequence[str]) -> None:
+        """``job`` was admitted on ``used`` after :meth:`open` of ``owners``: its own nomination
+        ends; the others keep (masked again) what it did not use."""
+        for o in owners:
+            if o == job.id:
+                self.drop(o)
+                continue
+            left = [g for g in self.gpus[o] if g not in used]
+            if len(left) < len(self.gpus[o]):
+                self.taken.setdefault(o, []).append(job.id)
+            self._set(o, left)
+
+    def claim(self, job: Job, gpus: Sequence[int]) -> None:
+        """Nominate ``gpus`` to ``job``, taking them from their owners (outside any trial)."""
+        wanted = list(dict.fromkeys(gpus))
+        losers: dict[str, None] = {}
+        for g in wanted:
+            prev = self.owner.get(g)
+            if prev is not None and prev != job.id:
+                losers[prev] = None
+        for prev in losers:
+            self.taken.setdefault(prev, []).append(job.id)
+            self._set(prev, [g for g in self.gpus[prev] if g not in wanted])
+        if job.id in self.gpus:
+            self.drop(job.id)
+        self._own(job, wanted)
+        self._mask(job.id)
+
+    def drop(self, owner: str) -> None:
+        """Forget ``owner``'s nomination (its GPUs become free for anyone)."""
+        if owner not in self.gpus:
+            return
+        self.ledger.state.release(NOMINATION_PREFIX + owner)
+        for g in self.gpus.pop(owner):
+            if self.owner.get(g) == owner:
+                del self.owner[g]
+        team = self.jobs.pop(owner).spec.team
+        self.by_team[team].remove(owner)
+
+    # ------------------------------------------------------------------ helpers
+    def _own(self, job: Job, gpus: list[int]) -> None:
+        self.gpus[job.id] = gpus
+        self.jobs[job.id] = job
+        self.by_team.setdefault(job.spec.team, []).append(job.id)
+        for g in gpus:
+            self.owner[g] = job.id
+
+    def _set(self, owner: str, gpus: list[int]) -> None:
+        if not gpus:
+            self.drop(owner)
+            return
+        for g in self.gpus[owner]:
+            if g not in gpus and self.owner.get(g) == owner:
+                del self.owner[g]
+        self.gpus[owner] = gpus
+        self._mask(owner)
+
+    def _mask(self, owner: str) -> None:
+        st = self.ledger.state
+        key = NOMINATION_PREFIX + owner
+        st.release(key)
+        free = tuple((g, st.free_milli[g]) for g in self.gpus[owner] if st.free_milli[g] > 0)
+        if free:
+            st.take(key, Holding(gpus=free, node=st.gpu_node[free[0][0]]))
+
+    def _allocation(self, owner: str) -> Allocation:
+        st = self.ledger.state
+        per_node: dict[str, list[str]] = {}
+        for g in self.gpus[owner]:
+            per_node.setdefault(st.nodes[st.gpu_node[g]].name, []).append(st.gpu_uuid[g])
+        workers = tuple((n, tuple(u)) for n, u in per_node.items())
+        req = self.jobs[owner].spec.resources
+        milli = req.gpu_milli if req.fractional else GPU_MILLI
+        first = workers[0]
+        return Allocation(node=first[0], gpu_uuids=first[1], gpu_milli=milli,
+                          workers=workers if len(workers) > 1 else ())

@@ -1,0 +1,215 @@
+"""Reclaim and preemption as one plan: issue 16's examples A and B, case 032, reclaim rules per team.
+
+One A100 pool of 8 GPUs unless stated; "started long ago" = an hour before T0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from core_builders import Scenario, make_job, make_node, quotas, running, snapshot
+
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.model import Quota, TeamPolicy
+from jupyter_sched.scheduling import SchedulingProfile, run_cycle
+
+
+def _ab(*, reclaim_a: str | None = None) -> Scenario:
+    teams = [TeamPolicy(team="a", reclaim=reclaim_a, allowed_priorities=("high", "normal", "low"))]
+    q = quotas(Quota(team="a", guaranteed=4), Quota(team="b", guaranteed=4), teams=teams)
+    return Scenario([make_node("n1", gpus=8)], quota=q)
+
+
+# ------------------------------------------------------------------------------- example A
+def test_example_a_borrower_larger_than_its_borrowing_is_reclaimed_and_does_not_come_back() -> None:
+    sc = _ab()
+    sc.submit(running(make_job("b6", gpus=6, team="b"), "n1", range(6)),
+              make_job("a4", gpus=4, team="a"))
+    first = sc.cycle()
+    assert [(p.job_id, p.for_job, p.kind) for p in first.preemptions] == [("b6", "a4", "reclaim")]
+    second = sc.cycle()
+    assert [a.job_id for a in second.admits] == ["a4"]
+    b6 = sc.job("b6")
+    assert b6.state.value == "pending" and b6.reason is not None and b6.reason.code == "WaitingForCapacity"
+    assert "b is guaranteed 4 GPUs but b6 needs 6, above the guarantee, so nothing is reclaimed" in b6.reason.message
+    for minute in range(1, 30):  # no loop while a4 runs: b6 never reclaims back
+        r = sc.at(minute).cycle()
+        assert r.preemptions == () and r.admits == ()
+    assert sc.evictions() == ["b6"] and sc.state("a4") == "running"
+
+
+# ------------------------------------------------------------------------------- example B
+def _example_b(a3_priority: str) -> Scenario:
+    sc = _ab()
+    sc.submit(running(make_job("a1", gpus=2, team="a", priority="low"), "n1", [0, 1], started=-60),
+              running(make_job("b1", gpus=2, team="b"), "n1", [2, 3], started=-30),
+              running(make_job("b2", gpus=4, team="b"), "n1", [4, 5, 6, 7], started=-90),
+              make_job("a3", gpus=4, team="a", priority=a3_priority))
+    return sc
+
+
+@pytest.mark.parametrize("a3_priority", ["high", "normal"])
+def test_example_b_own_low_job_and_a_borrower_are_evicted_together(a3_priority: str) -> None:
+    sc = _example_b(a3_priority)
+    first = sc.cycle()
+    assert sorted((p.job_id, p.kind) for p in first.preemptions) == [("a1", "priority"), ("b1", "reclaim")]
+    assert sorted(first.nominations["a3"].gpu_uuids) == ["GPU-n1-0", "GPU-n1-1", "GPU-n1-2", "GPU-n1-3"]
+    second = sc.cycle()
+    assert [a.job_id for a in second.admits] == ["a3"]
+    b_used = sum(j.spec.resources.gpus for j in sc.snap.jobs if j.spec.team == "b" and j.state.holds_gpus)
+    assert b_used == 4  # b ends at its guarantee
+    for minute in range(1, 20):
+        assert sc.at(minute).cycle().preemptions == ()
+    assert sorted(sc.evictions()) == ["a1", "b1"]
+
+
+def test_an_eviction_that_cannot_make_the_job_fit_never_happens() -> None:
+    # b borrows 2, but a's 6-GPU job would be above a's guarantee of 4: reclaim does not apply, and
+    # evicting a's own low job alone frees too little. Nothing is evicted.
+    sc = _ab()
+    sc.submit(running(make_job("a1", gpus=2, team="a", priority="low"), "n1", [0, 1]),
+              running(make_job("b6", gpus=6, team="b"), "n1", range(2, 8)),
+              make_job("a6", gpus=6, team="a", priority="high"))
+    for minute in range(5):
+        assert sc.at(minute).cycle().preemptions == ()
+    reason = sc.job("a6").reason
+    assert reason is not None and "a is guaranteed 4 GPUs" in reason.message
+    assert "above the guarantee, so nothing is reclaimed" in reason.message
+
+
+# ------------------------------------------------------------------------------- victim choice
+def test_one_larger_borrower_goes_rather_than_two_smaller_ones() -> None:
+    q = quotas(Quota(team="a", guaranteed=4), Quota(team="b", guaranteed=0))
+    jobs = [running(make_job("x", gpus=2, team="b"), "n1", [0, 1], started=-10),
+            running(make_job("y", gpus=2, team="b"), "n1", [2, 3], started=-10),
+            running(make_job("z", gpus=4, team="b"), "n1", [4, 5, 6, 7], started=-10),
+            make_job("a4", gpus=4, team="a")]
+    result = run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q))
+    assert [p.job_id for p in result.preemptions] == ["z"]  # one job broken, not two
+
+
+def test_lower_class_borrower_goes_before_a_normal_one() -> None:
+    q = quotas(Quota(team="a", guaranteed=4), Quota(team="b", guaranteed=0))
+    jobs = [running(make_job("normal", gpus=4, team="b"), "n1", [0, 1, 2, 3], started=-10),
+            running(make_job("low1", gpus=2, team="b", priority="low"), "n1", [4, 5], started=-100),
+            running(make_job("low2", gpus=2, team="b", priority="low"), "n1", [6, 7], started=-100),
+            make_job("a4", gpus=4, team="a")]
+    result = run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q))
+    assert sorted(p.job_id for p in result.preemptions) == ["low1", "low2"]
+
+
+def test_a_young_borrower_is_spared_when_an_older_one_will_do() -> None:
+    q = quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=0))
+    jobs = [running(make_job("young", gpus=2, team="b"), "n1", [0, 1], started=-1),
+            running(make_job("old", gpus=2, team="b"), "n1", [2, 3], started=-120),
+            make_job("a2", gpus=2, team="a")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
+    assert [p.job_id for p in result.preemptions] == ["old"]
+
+
+# ------------------------------------------------------------------------------- reclaim rules
+@pytest.mark.parametrize(("rule", "want_victims", "want_protected"), [
+    pytest.param("any", ["b6"], None, id="any: borrowed work of any class is reclaimed"),
+    pytest.param("lower-or-equal", ["b6"], None, id="lower-or-equal: a normal borrower goes for a normal job"),
+    pytest.param("lower", [], "a's reclaim rule 'lower' protects borrowed jobs of class normal or above, here b6",
+                 id="lower: a normal borrower is protected from a normal job, and the reason says so"),
+    pytest.param("never", [], "a's reclaim rule 'never' protects every borrowed job, here b6",
+                 id="never: nothing is reclaimed, and the reason says so"),
+])
+def test_team_reclaim_rule(rule: str, want_victims: list[str], want_protected: str | None) -> None:
+    sc = _ab(reclaim_a=rule)
+    sc.submit(running(make_job("b6", gpus=6, team="b"), "n1", range(6)), make_job("a4", gpus=4, team="a"))
+    result = sc.cycle()
+    assert [p.job_id for p in result.preemptions] == want_victims
+    if want_protected:
+        reason = next(p.reason for p in result.pending if p.job_id == "a4")
+        assert want_protected in reason.message
+        assert reason.details["preemption_rule"]["protected"] == ["b6"]
+        assert reason.details["preemption_rule"]["rule"] == rule
+
+
+def test_profile_reclaim_policy_applies_to_teams_without_their_own_rule() -> None:
+    q = quotas(Quota(team="a", guaranteed=4), Quota(team="b", guaranteed=4))
+    jobs = [running(make_job("b6", gpus=6, team="b"), "n1", range(6)), make_job("a4", gpus=4, team="a")]
+    result = run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q), SchedulingProfile(reclaim_policy="never"))
+    assert result.preemptions == ()
+
+
+def test_lower_or_newer_equal_lets_an_older_low_job_preempt_a_newer_one() -> None:
+    jobs = [running(make_job("new-low", gpus=2, priority="low", submitted=5), "n1", [0, 1], started=-10),
+            make_job("old-low", gpus=2, priority="low", submitted=0)]
+    snap = snapshot([make_node("n1", gpus=2)], jobs)
+    assert run_cycle(snap).preemptions == ()
+    result = run_cycle(snap, SchedulingProfile(preemption_policy="lower-or-newer-equal"))
+    assert [(p.job_id, p.kind) for p in result.preemptions] == [("new-low", "priority")]
+
+
+@pytest.mark.parametrize(("make", "field_name"), [
+    pytest.param(lambda: SchedulingProfile(preemption_policy="sometimes"), "preemption_policy",
+                 id="an unknown preemption policy is refused"),
+    pytest.param(lambda: SchedulingProfile(reclaim_policy="maybe"), "reclaim_policy",
+                 id="an unknown reclaim policy is refused"),
+    pytest.param(lambda: TeamPolicy(team="a", reclaim="lowest"), "reclaim", id="an unknown team reclaim rule is refused"),
+])
+def test_bad_preemption_config_names_the_field(make: object, field_name: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        make()  # type: ignore[operator]
+    assert info.value.field == field_name
+
+
+# ------------------------------------------------------------------------------- case 032
+def _case_032(force_kill: bool = True) -> Scenario:
+    teams = [TeamPolicy(team="team-a", allowed_priorities=("high", "normal", "low"))]
+    q = quotas(Quota(team="team-a", guaranteed=4), Quota(team="team-b", guaranteed=0, borrowing_limit=4), teams=teams)
+    sc = Scenario([make_node("n1", gpus=4)], quota=q, profile=SchedulingProfile(grace_s=300), stop_at_once=False)
+    sc.submit(*(running(make_job(f"b{i + 1}", team="team-b", priority="low"), "n1", [i]) for i in range(4)))
+    return sc
+
+
+def test_case_032_newer_higher_class_jobs_take_over_the_nomination_without_new_evictions() -> None:
+    sc = _case_032()
+    t10 = sc.at(10 / 60).submit(make_job("a-low", gpus=4, team="team-a", priority="low", submitted=10 / 60)).cycle()
+    assert sorted(p.job_id for p in t10.preemptions) == ["b1", "b2", "b3", "b4"]
+    assert all(p.grace_s == 300 for p in t10.preemptions)
+    t20 = sc.at(20 / 60).submit(make_job("a-high", gpus=2, team="team-a", priority="high", submitted=20 / 60)).cycle()
+    t30 = sc.at(30 / 60).submit(make_job("a-normal", gpus=2, team="team-a", submitted=30 / 60)).cycle()
+    assert t20.preemptions == () and t30.preemptions == ()  # the GPUs are already being reclaimed for team-a
+    assert {j: t30.nominations[j] is not None for j in ("a-high", "a-normal")} == {"a-high": True, "a-normal": True}
+    assert "a-low" not in t30.nominations
+    # t=40: b1..b3 exit after checkpointing; b4 ignores the signal
+    t40 = sc.at(40 / 60).stopped("b1", "b2", "b3").cycle()
+    assert [a.job_id for a in t40.admits] == ["a-high"]  # high first, not the job that started the reclaim
+    reasons = {p.job_id: p.reason for p in t40.pending}
+    assert reasons["a-normal"].code == "WaitingForPreemption" and reasons["a-normal"].details["victims"] == ["b4"]
+    low = reasons["a-low"]
+    assert "waiting behind higher-priority a-normal of team-a" in low.message
+    assert low.position == 2 and t40.preemptions == ()
+    # nothing else may use the freed GPU held for a-normal
+    t50 = sc.at(50 / 60).submit(make_job("other", gpus=1, team="team-b", submitted=50 / 60)).cycle()
+    assert t50.admits == () and t50.preemptions == ()
+    # t=310: grace over, b4 killed; a-normal starts
+    t310 = sc.at(310 / 60).stopped("b4").cycle()
+    assert [a.job_id for a in t310.admits] == ["a-normal"]
+    assert sorted(sc.evictions()) == ["b1", "b2", "b3", "b4"]  # total evictions = 4
+    assert sc.state("a-low") == "pending"
+
+
+def test_a_victim_in_its_grace_period_is_never_picked_again() -> None:
+    jobs = [replace(running(make_job("lo", gpus=2, priority="low")), stopping_since=running(make_job("x")).started_at),
+            make_job("hi", gpus=2, priority="high")]
+    result = run_cycle(snapshot([make_node("n1", gpus=2)], jobs))
+    assert result.preemptions == ()
+
+
+def test_a_borrowing_admission_of_this_cycle_is_withdrawn_rather_than_evicted_next_cycle() -> None:
+    # b-high borrows the whole pool, then a-low (within a's guarantee) is visited in the same cycle:
+    # the admission is taken back before anything runs, and a-low starts at once.
+    teams = [TeamPolicy(team="b", allowed_priorities=("high", "normal", "low"))]
+    q = quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=2), teams=teams)
+    jobs = [make_job("b-high", gpus=4, team="b", priority="high"), make_job("a-low", gpus=2, team="a", priority="low")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
+    assert [a.job_id for a in result.admits] == ["a-low"] and result.preemptions == ()
+    reason = next(p.reason for p in result.pending if p.job_id == "b-high")
+    assert reason.details["withdrawn"] and reason.details["reclaimed_by"] == "a-low"
+    assert [a.action for a in result.audit] == ["admit_withdrawn", "admit"]

@@ -1,0 +1,135 @@
+"""Job definitions through the REST API of a real server: create, list, edit, pause, resume, run, delete,
+real firings by the engine, and the executed notebook of a failed run (kept, downloadable, openable)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+import pytest
+from nb_harness import TOKEN, wait_for
+from nbformat.v4 import new_code_cell, new_notebook
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sched_settings() -> dict[str, Any]:
+    return {"definition_min_interval_s": 1.0}
+
+
+@pytest.fixture
+def http(sched_app: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[httpx.AsyncClient]:
+    client = httpx.AsyncClient(base_url=f"http://localhost:{jp_http_port}/api/sched/",
+                               headers={"Authorization": f"token {TOKEN}"}, timeout=30)
+    yield client
+    jp_asyncio_loop.run_until_complete(client.aclose())
+
+
+def write_notebook(path: Path, *sources: str, parameters: str | None = None) -> Path:
+    cells = [new_code_cell(s) for s in sources]
+    if parameters is not None:
+        cell = new_code_cell(parameters)
+        cell.metadata["tags"] = ["parameters"]
+        cells.insert(0, cell)
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+async def ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+async def test_definition_lifecycle_over_rest(http: httpx.AsyncClient, jp_root_dir: Path) -> None:
+    nb = write_notebook(jp_root_dir / "daily.ipynb", "print(region)", parameters="region = 'us'")
+    created = await ok(await http.post("definitions", json={
+        "name": "daily", "notebook": str(nb), "schedule": "0 12 * * 1-5", "timezone": "Europe/Berlin",
+        "parameters": {"region": "eu"}, "gpus": 1, "time_limit": "10m"}), 201)
+    assert created["schedule_description"] == "At 12:00 on Monday through Friday"
+    assert created["next_run_at"].endswith(("T10:00:00Z", "T11:00:00Z"))
+    listed = await ok(await http.get("definitions"))
+    assert [d["id"] for d in listed] == [created["id"]]
+    paused = await ok(await http.post(f"definitions/{created['id']}/pause"))
+    assert paused["paused"] is True and paused["next_run_at"] is None
+    resumed = await ok(await http.post(f"definitions/{created['id']}/resume"))
+    assert resumed["paused"] is False
+    edited = await ok(await http.patch(f"definitions/{created['id']}", json={"schedule": "30 6 * * *", "gpus": 0}))
+    assert edited["schedule"] == "30 6 * * *" and edited["job"]["gpus"] == 0
+    run = await ok(await http.post(f"definitions/{created['id']}/runs", json={"parameters": {"region": "apac"}}), 201)
+    assert run["trigger"] == "manual" and run["parameters"] == {"region": "apac"}
+
+    async def succeeded() -> bool:
+        job = await ok(await http.get(f"jobs/{run['job_id']}"))
+        return job["state"] == "succeeded"
+
+    await wait_for(succeeded, timeout_s=90)
+    executed = await ok(await http.get(f"jobs/{run['job_id']}/notebook"))
+    assert "".join(executed["cells"][2]["outputs"][0]["text"]) == "apac\n"
+    detail = await ok(await http.get(f"definitions/{created['id']}"))
+    assert detail["runs"][0]["job"]["state"] == "succeeded" and len(detail["upcoming"]) == 5
+    assert (await ok(await http.delete(f"definitions/{created['id']}")))["deleted"] is True
+    assert (await http.get(f"definitions/{created['id']}")).status_code == 404
+    assert await ok(await http.get("definitions")) == []
+
+
+async def test_the_engine_fires_a_schedule_and_a_failed_run_keeps_its_notebook(
+        http: httpx.AsyncClient, jp_root_dir: Path) -> None:
+    nb = write_notebook(jp_root_dir / "flaky.ipynb", "x = 1", "import json", "raise RuntimeError('no data for ' + day)",
+                        parameters="day = 'monday'")
+    created = await ok(await http.post("definitions", json={
+        "name": "flaky", "notebook": str(nb), "schedule": "*/2 * * * * *", "gpus": 0,
+        "parameters": {"day": "friday"}}), 201)
+
+    async def failed_run() -> dict[str, Any] | None:
+        runs = await ok(await http.get(f"definitions/{created['id']}/runs"))
+        done = [r for r in runs if r["job"] and r["job"]["state"] == "failed"]
+        return done[-1] if done else None
+
+    run = await wait_for(failed_run, timeout_s=90)
+    assert run["trigger"] == "schedule"
+    reason = run["job"]["message"]
+    assert reason == "cell 4 raised RuntimeError: no data for friday (cell starts: raise RuntimeError('no data for ' + day))"
+    await ok(await http.post(f"definitions/{created['id']}/pause"))
+    download = await http.get(f"jobs/{run['job_id']}/notebook", params={"download": "true"})
+    assert download.status_code == 200
+    assert download.headers["Content-Disposition"] == f'attachment; filename="flaky-{run["job_id"]}.ipynb"'
+    executed = nbformat.reads(download.text, as_version=4)
+    assert executed.cells[4].outputs[0]["ename"] == "RuntimeError"
+    opened = await ok(await http.post(f"jobs/{run['job_id']}/notebook/open"))
+    assert opened["path"] == f"scheduled-runs/{run['job_id']}/flaky.ipynb"
+    assert json.loads((jp_root_dir / opened["path"]).read_text())["cells"][4]["outputs"][0]["evalue"] == "no data for friday"
+    runs = await ok(await http.get(f"definitions/{created['id']}/runs", params={"limit": 500}))
+    times = [r["scheduled_for"] for r in runs if r["trigger"] == "schedule"]
+    assert len(times) == len(set(times)), "one run per scheduled instant"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"name": "x", "notebook": "a.ipynb", "schedule": "61 * * * *"}, "schedule"),
+    ({"name": "x", "notebook": "a.ipynb", "schedule": "0 12 * * *", "timezone": "Mars/Olympus"}, "timezone"),
+    ({"name": "x", "notebook": "a.ipynb", "gpus": "lots"}, "gpus"),
+    ({"name": "x", "notebook": "a.ipynb", "parameters": {"not valid": 1}}, "parameters.not valid"),
+    ({"name": "x", "notebook": "a.txt"}, "notebook"),
+    ({"name": "x", "notebook": "a.ipynb", "command": ["rm", "-rf"]}, "command"),
+    ({"notebook": "a.ipynb"}, "name"),
+    ({"name": "x", "notebook": "a.ipynb", "missed": "always"}, "missed"),
+], ids=["minute 61", "unknown zone", "gpus as a word", "parameter name with a space", "not a notebook",
+        "a command", "no name", "unknown missed policy"])
+async def test_bad_definitions_are_400_naming_the_field(http: httpx.AsyncClient, body: dict[str, Any],
+                                                        field: str) -> None:
+    response = await http.post("definitions", json=body)
+    assert response.status_code in (400, 422), response.text
+    error = response.json()["error"]
+    assert error["field"] == field and error["hint"]
+
+
+async def test_preview_shows_the_next_firings_in_words(http: httpx.AsyncClient) -> None:
+    body = await ok(await http.post("definitions/preview", json={"schedule": "30 2 * * *", "timezone": "Europe/Berlin"}))
+    assert body["description"] == "At 02:30 every day" and len(body["next"]) == 5
