@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from ..executors.base import ExecutorEvent, Exited, Lost, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
+from ..store import JobRecord
 from .clock import Clock
 from .stops import StopReconciler
 from .transitions import JobWriter
@@ -53,9 +54,16 @@ class ExecutorEventHandler:
         if isinstance(event, Started):
             handle = event.handle
             if event.restarts == 0:  # the work is running now (e.g. its pod was scheduled)
-                writer.mutate(event.job_id, lambda r: replace(
-                    r, handle=handle.to_dict(), executor=handle.executor,
-                    job=replace(r.job, reason=None, message="running")))
+                now = self.clock.now()
+
+                def running(r: JobRecord) -> JobRecord:
+                    job = r.job
+                    if job.state is JobState.ADMITTED:  # an executor that starts asynchronously
+                        job = job.transition(JobState.RUNNING, started_at=now)
+                    return replace(r, handle=handle.to_dict(), executor=handle.executor,
+                                   job=replace(job, reason=None, message="running"))
+
+                writer.mutate(event.job_id, running)
                 writer.audit_id(event.job_id, "started", "running", {"handle": handle.to_dict()})
                 return
             writer.mutate(event.job_id, lambda r: replace(

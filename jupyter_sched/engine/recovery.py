@@ -90,7 +90,9 @@ class AdoptReconciler:
             self.writer.audit(job, "adopted", f"job {job.id} re-adopted after a server restart",
                               {"handle": dict(record.handle or {})})
             message = "re-adopted after restart"
-            if job.state is JobState.ADMITTED:
+            if job.state is JobState.ADMITTED and getattr(self.executor, "starts_async", False):
+                self.writer.say(job.id, f"{message}; waiting for it to start")  # Started moves it on
+            elif job.state is JobState.ADMITTED:
                 self.writer.mutate(job.id, lambda r: replace(r, job=r.job.transition(
                     JobState.RUNNING, started_at=self.clock.now(), message=message)))
             elif job.message.startswith("reconnecting to"):

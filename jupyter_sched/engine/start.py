@@ -7,7 +7,9 @@ tick, for every such job, the reconciler
    reclaim puts it back in the queue) — so a cancel is carried out even if starting is broken;
 2. binds a lease (admitted → running: the kernel already runs, there is nothing to start);
 3. checks the leader lease (a deposed leader starts nothing), calls ``executor.start`` and
-   persists the handle.
+   persists the handle. The job is ``running`` from then on, except with an executor that
+   ``starts_async`` (Kubernetes: the pods may still not schedule, case 027): it stays
+   ``admitted`` with its handle until the executor reports :class:`Started`.
 
 Any exception from the executor is classified (:mod:`.failures`) and concerns that one job
 only: a transient failure (HTTP 5xx, a transport error, ``EAGAIN``) keeps the allocation and is
@@ -106,9 +108,14 @@ class StartReconciler:
             return
         self.retries.succeeded(job.id)
 
+        handed_over = bool(getattr(self.executor, "starts_async", False))
+
         def running(r: JobRecord) -> JobRecord:
             if r.job.state is not JobState.ADMITTED:
                 raise ConflictError(f"job {job.id} is {r.job.state.value} now")
+            if handed_over:  # running once the executor reports Started (case 027: pods may not schedule)
+                return replace(r, handle=handle.to_dict(), executor=handle.executor,
+                               job=replace(r.job, message=f"handed to {self.executor.name}; waiting for it to start"))
             return replace(r, handle=handle.to_dict(), executor=handle.executor,
                            job=r.job.transition(JobState.RUNNING, started_at=now, message="running"))
 

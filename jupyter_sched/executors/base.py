@@ -109,7 +109,13 @@ class Executor(Protocol):
     the Kubernetes executor.
 
     All methods are synchronous and quick (they never wait for work to finish); the engine
-    calls them from its cycle thread.
+    calls them from its cycle thread. Any of them may raise anything; the engine classifies the
+    error and it concerns the one job involved (:mod:`jupyter_sched.engine.failures`).
+
+    An executor whose work exists before it runs (a Kubernetes Job whose pods may not schedule)
+    sets the class attribute ``starts_async = True``: the engine then keeps a started job
+    ``admitted`` until :meth:`poll` reports :class:`Started` (case 027). Without the attribute a
+    job runs as soon as :meth:`start` returns.
     """
 
     name: str

@@ -115,6 +115,8 @@ class KubernetesExecutor:
     """
 
     name = "kubernetes"
+    starts_async = True
+    """A created Job is not running yet: the engine waits for :class:`Started` (its pods scheduled)."""
 
     def __init__(self, api_client: Any, config: KubernetesConfig | None = None, *,
                  inventory: KubernetesInventory | Callable[[], Inventory] | None = None,
