@@ -24,13 +24,9 @@ from .idle import IdleLadders, Stop
 from .leadership import Leadership
 from .transitions import Publish
 
-__all__ = ["HOLDING_STATES", "DecisionApplier"]
+__all__ = ["DecisionApplier"]
 
 log = logging.getLogger(__name__)
-
-HOLDING_STATES = (JobState.ADMITTED, JobState.RUNNING)
-"""States whose allocation counts against the GPUs (``JobState.holds_gpus``)."""
-
 
 class DecisionApplier:
     """Applies cycle results for the leading engine (module docstring).
@@ -61,16 +57,18 @@ class DecisionApplier:
         self.reasons: dict[str, PendingReason] = {}
 
     def apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
-              ) -> tuple[list[Job], list[Stop]]:
+              *, incremental: bool = False) -> tuple[list[Job], list[Stop]]:
         """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send).
 
-        The write lock is held briefly: the transaction re-reads only the rows that hold GPUs
-        (the over-allocation guard needs them fresh) and works on ``seen_rows`` (the rows the
-        snapshot was built from) for the rest — every write is compare-and-set on the row's
-        version, so a row that changed since the snapshot (a cancel, a keepalive) is skipped and
-        the next cycle looks at it again. Without ``seen_rows`` every live row is re-read inside
-        the transaction. Pending reasons are written afterwards, outside this transaction, in
-        small fenced ones (:meth:`write_reasons`).
+        The write lock is held briefly: the over-allocation guard reads only what is held now on
+        the GPUs being admitted (the open usage intervals) and the transaction works on
+        ``seen_rows`` (the rows the snapshot was built from) for the rest — every write is
+        compare-and-set on the row's version, so a row that changed since the snapshot (a
+        cancel, a keepalive) is skipped and the next cycle looks at it again. Without
+        ``seen_rows`` every live row is re-read inside the transaction. Pending reasons are
+        written afterwards, outside this transaction, in small fenced ones (:meth:`write_reasons`);
+        an ``incremental`` result (one job decided between full cycles, :mod:`.incremental`) has
+        none, and leaves the other jobs' reasons as the last full cycle wrote them.
 
         Raises:
             NotLeaderError: the lease was lost (nothing was written).
@@ -89,13 +87,7 @@ class DecisionApplier:
             self.leadership.fence(tx)
             records = dict(seen_rows) if seen_rows is not None else {
                 r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
-            holders = tx.list_jobs(states=HOLDING_STATES)
-            records.update((r.job.id, r) for r in holders)
-            used: dict[str, int] = {}
-            for held in records.values():
-                if held.job.state.holds_gpus and held.job.allocation is not None:
-                    for gpu in held.job.allocation.all_gpu_uuids():
-                        used[gpu] = used.get(gpu, 0) + held.job.allocation.gpu_milli
+            used = tx.open_gpu_milli(g for a in result.admits for g in a.allocation.all_gpu_uuids())
             for admit in result.admits:
                 r = records.get(admit.job_id)
                 if r is None or r.job.state is not JobState.PENDING or r.stop_intent:
@@ -161,7 +153,11 @@ class DecisionApplier:
                              message=rec.message,
                              details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
         self.idle.commit(ladders, seen)
-        changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
+        if incremental:
+            for job in admitted:
+                self.reasons.pop(job.id, None)
+        else:
+            changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
         simulated = snapshot.inventory.simulated
         for job in changed:
             self.publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})

@@ -29,6 +29,7 @@ service runs ticks in one worker thread so cycles never overlap.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -39,12 +40,14 @@ from ..errors import NotLeaderError, StoreError
 from ..executors.base import Executor, ExecutorEvent
 from ..model import Inventory, Job, PendingReason
 from ..reclaim import IdlePolicies, LadderState
+from ..scheduling.live import LiveCycle
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
 from ..store import JobRecord, Store
 from .apply import DecisionApplier
 from .clock import Clock, SystemClock
 from .decide import CycleFunction, Decider, default_cycle
 from .idle import IDLE_ACTIONS, IdleLadders, Stop
+from .incremental import IncrementalDecider
 from .leadership import Leadership
 from .observe import ExecutorEventHandler, TickReport
 from .reconcile import Reconciler
@@ -157,6 +160,14 @@ class Engine:
                                telemetry=telemetry, kernels=kernels)
         self.applier = DecisionApplier(store, self.leadership, self.clock, self.idle, self._publish,
                                        max_reason_writes=max_reason_writes, reason_batch=reason_batch)
+        self.cycle_gap_s = 0.0
+        """Least seconds between the end of one full cycle and the start of the next one a kick or a
+        finish asks for (twice the last cycle's duration when that is longer): a burst of events
+        shares cycles and the API keeps most of the interpreter. Incremental decisions and
+        timer-due cycles never wait for it. 0 (default, tests driving ticks) = no gap; the
+        service sets its ``cycle_coalesce_s`` while it runs the engine itself."""
+        self._full_not_before = 0.0
+        self.incremental = IncrementalDecider(self.writer, self.applier, self.clock, self.starts.reconcile)
         self.leader_hooks: list[Callable[[], object]] = []
         """Called once per tick while leading, after the start step (e.g. job definitions firing
         due runs). A hook that raises is logged with its name and never stops the tick."""
@@ -224,8 +235,17 @@ class Engine:
     def _kernels(self, kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None) -> None:
         self.decider.kernels = kernels
 
-    def kick(self) -> None:
-        """Ask for a decision cycle at the next tick (submit, cancel, finish, quota change)."""
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision at the next tick (thread-safe).
+
+        ``kick("submit", job_id)``: a new job, decided at once on the live ledger when it fits and
+        overtakes nothing blocked (:mod:`.incremental`), else by a full cycle. Any other event
+        (cancel, release, finish, quota change) asks a full cycle and spends the live ledger.
+        """
+        if event == "submit" and job_id is not None:
+            self.incremental.submitted(job_id)
+            return
+        self.incremental.spend()
         self._wanted = True
 
     def tick(self) -> TickReport:
@@ -246,10 +266,16 @@ class Engine:
                 self._observe(event, report)
             now = self.clock.now()
             due = self._last_decision is None or (now - self._last_decision).total_seconds() >= self.cycle_interval_s
-            if self._wanted or due or report.finished:
+            if self.incremental.waiting and not due:
+                self._wanted = not self.incremental.decide(report) or self._wanted
+            if report.finished:
+                self._wanted = True
+            if due or (self._wanted and time.monotonic() >= self._full_not_before):
                 self._wanted = False
                 self._last_decision = now
                 self._decide(report)
+                self._full_not_before = time.monotonic() + max(self.cycle_gap_s, 2 * report.cycle_s) \
+                    if self.cycle_gap_s > 0 else 0.0
             self.reconciler.run(report)
             self._run_leader_hooks()
         except NotLeaderError as exc:
@@ -257,6 +283,13 @@ class Engine:
             self._step_down()
         report.leader = self.is_leader
         return report
+
+    def wait_hint_s(self, default_s: float) -> float:
+        """Seconds the driver may wait before the next tick (at most ``default_s``): sooner when a
+        full cycle was asked for and its gap (:attr:`cycle_gap_s`) ends earlier."""
+        if not self._wanted:
+            return default_s
+        return max(0.0, min(default_s, self._full_not_before - time.monotonic()))
 
     def resign(self) -> None:
         """Give up leadership (clean shutdown): running work is left running for the next leader."""
@@ -313,6 +346,8 @@ class Engine:
                 log.exception("engine leader hook %s failed", getattr(hook, "__qualname__", hook))
 
     def _step_down(self) -> None:
+        self.incremental.spend()
+        self.incremental.forget()
         self.leadership.term = None
         self.applier.reasons = {}
         self.idle.clear()
@@ -321,12 +356,21 @@ class Engine:
         self.retries.clear()
 
     def _decide(self, report: TickReport) -> None:
+        self.incremental.forget()  # this cycle decides every submitted job
+        self.incremental.spend()
         snapshot, records = self.decider.snapshot(idle=True)
         started = self.clock.now()
         self.decider.log_placement_fallback(snapshot, self.profile)
-        result = self.idle.evaluate(snapshot, self._cycle(snapshot, self.profile))
+        live: LiveCycle | None = None
+        if self._cycle is default_cycle:  # the core's own cycle: keep its ledger alive for submits
+            live = LiveCycle(snapshot, self.profile)
+            result = live.result
+        else:
+            result = self._cycle(snapshot, self.profile)
+        result = self.idle.evaluate(snapshot, result)
         report.decided = True
         admitted, stops = self._apply(result, snapshot, records)
+        self.incremental.live = live
         report.cycle_s = (self.clock.now() - started).total_seconds()
         report.admitted.extend(j.id for j in admitted)
         report.preempted.extend(p[0] for p in stops)

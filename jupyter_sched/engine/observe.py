@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..executors.base import ExecutorEvent, Exited, Lost, Ready, Started, Waiting
+from ..executors.base import Connection, ExecutorEvent, Exited, Lost, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
 from ..store import JobRecord
@@ -85,6 +85,17 @@ class ExecutorEventHandler:
             self._settle_exit(event, report)
         elif isinstance(event, Lost):
             self._settle_lost(event, report)
+        elif isinstance(event, Connection):
+            self._connection(event)
+
+    def _connection(self, event: Connection) -> None:
+        record = self.writer.get(event.job_id)
+        if record is None or record.job.state.terminal:
+            return
+        if event.reconnecting is not None:
+            self.writer.say(event.job_id, event.reconnecting)
+        elif record.job.message.startswith("reconnecting to "):
+            self.writer.say(event.job_id, "running" if record.job.state is JobState.RUNNING else "admitted")
 
     def _settle_lost(self, event: Lost, report: TickReport) -> None:
         record = self.writer.get(event.job_id)

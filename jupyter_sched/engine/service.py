@@ -4,9 +4,10 @@ It owns the store, the inventory source, the executor and the :class:`~.engine.E
 runs the engine's ticks in one worker thread driven from the server's asyncio loop: a tick every
 ``poll_interval_s`` seconds (executor events, stop plans, lease renewal) and a decision cycle
 when something happened (submit, cancel, finish, quota change) or every ``cycle_interval_s``.
-Event-triggered cycles are coalesced: after a cycle the worker waits ``cycle_coalesce_s`` (or
-twice as long as that cycle took, whichever is longer; at most ``poll_interval_s``) before the
-next tick, so a burst of 1,000 submits causes a handful of cycles rather than one each, and the
+A submit that fits is decided at once on the live ledger (no full cycle; issue 17). Event-triggered
+full cycles are coalesced: the engine starts the next one at least ``cycle_coalesce_s`` (or
+twice as long as the last cycle took, whichever is longer) after the previous one ended, so a
+burst of 1,000 non-fitting submits causes a handful of cycles rather than one each, and the
 worker thread (which holds the GIL while it decides: every store call of a request then waits
 for it, up to the interpreter's 5 ms switch interval each) leaves at least two thirds of the time
 to the API's requests.
@@ -384,6 +385,7 @@ class SchedulerService:
         self._wake = asyncio.Event()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
         self._stopping = False
+        self.engine.cycle_gap_s = self.cycle_coalesce_s
         self._task = asyncio.ensure_future(self._run())
         if self.monitor is not None:
             self.monitor.start()
@@ -420,16 +422,14 @@ class SchedulerService:
         assert self._wake is not None and self._pool is not None
         loop = asyncio.get_running_loop()
         while not self._stopping:
-            report: TickReport | None = None
             try:
-                report = self.last_tick = await loop.run_in_executor(self._pool, self.engine.tick)
+                self.last_tick = await loop.run_in_executor(self._pool, self.engine.tick)
             except Exception:
                 log.exception("jupyter_sched engine tick failed; retrying")
-            if report is not None and report.decided and self.cycle_coalesce_s > 0 and not self._stopping:
-                # coalesce kicks (module docstring): the kicks of this pause share the next cycle
-                await asyncio.sleep(min(max(self.cycle_coalesce_s, 2 * report.cycle_s), self.poll_interval_s))
+            # no fixed pause (issue 17): a submit wakes the engine at once; the engine itself spaces
+            # kick-triggered full cycles by cycle_coalesce_s (Engine.cycle_gap_s)
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+                await asyncio.wait_for(self._wake.wait(), self.engine.wait_hint_s(self.poll_interval_s))
             self._wake.clear()
 
     async def _push_telemetry(self) -> None:
@@ -456,9 +456,10 @@ class SchedulerService:
         "last_activity", "pid"}}`` (the extension passes the Jupyter kernel manager's view)."""
         self.engine._kernels = kernels
 
-    def kick(self) -> None:
-        """Ask for a decision cycle now (thread-safe)."""
-        self.engine.kick()
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision now (thread-safe); ``("submit", job_id)`` may be decided at once
+        (see :meth:`Engine.kick`)."""
+        self.engine.kick(event, job_id)
         if self._loop is not None and self._wake is not None:
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self._wake.set)
@@ -579,7 +580,7 @@ class SchedulerService:
         job = Job(id=self.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         self._never_fits(job, inv, quotas)
         self.store.insert_job(JobRecord(job=job))
-        self.kick()
+        self.kick("submit", job.id)
         data = job_to_dict(job, simulated=inv.simulated)
         self.bus.publish({"type": "lease" if job.is_lease else "job", "data": data})
         return data

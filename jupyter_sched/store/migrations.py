@@ -68,10 +68,18 @@ def _v3_definitions(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
+def _v4_quarantine(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v4(md)
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
     Migration(3, "job definitions and their runs (one run per definition and scheduled instant)", _v3_definitions),
+    Migration(4, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor)",
+              _v4_quarantine),
 )
 
 

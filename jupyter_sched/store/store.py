@@ -23,6 +23,7 @@ overwrite each other silently.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -48,8 +49,11 @@ from ..model.codec import (
 from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_row, ts
 from .migrations import migrate
+from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes
 
 __all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "Store", "StoreTx", "sqlite_url"]
+
+log = logging.getLogger(__name__)
 
 LIVE_STATES: tuple[JobState, ...] = (JobState.PENDING, JobState.ADMITTED, JobState.RUNNING, JobState.PREEMPTED)
 """States of jobs the scheduler still works on (every non-terminal state)."""
@@ -63,6 +67,10 @@ _JOB_UPDATE = (schema.jobs.update()
 _EVENT_INSERT = schema.events.insert()
 _ROLLUP_VALUES = ("utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
                   "memory_total_mib", "power_avg_w", "temperature_max_c")
+
+
+def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, (str, int, float, bool)) or v is None else str(v) for k, v in values.items()}
 
 
 def sqlite_url(path: str | Path) -> str:
@@ -202,6 +210,19 @@ class StoreTx:
         self.conn = conn
         self.now = now
         self.decoded = decoded if decoded is not None else _RowCache(0)
+        self.bad: list[Quarantined] = []
+        """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
+
+    def _skip(self, table: str, row: Mapping[Any, Any], key_column: str, error: str) -> None:
+        self.bad.append(Quarantined(table=table, key=str(row[key_column]), error=error,
+                                    attributes=row_attributes(row)))
+
+    def _decode_job(self, row: Mapping[Any, Any]) -> JobRecord | None:
+        try:
+            return self.decoded.decode(row)
+        except Exception as exc:  # any decoding failure: this row is quarantined, the others are read
+            self._skip("jobs", row, "id", f"job row {row['id']} does not decode ({type(exc).__name__}: {exc})")
+            return None
 
     # -- jobs -------------------------------------------------------------------------------
 
@@ -231,11 +252,16 @@ class StoreTx:
 
         Raises:
             NotFoundError: no such job.
+            StoreError: its row does not decode (it is quarantined).
         """
         row = self.conn.execute(sa.select(schema.jobs).where(schema.jobs.c.id == job_id)).mappings().first()
         if row is None:
             raise NotFoundError(f"no job {job_id!r}", field="job_id", hint="list your jobs to see their ids")
-        return self.decoded.decode(row)
+        record = self._decode_job(row)
+        if record is None:
+            raise StoreError(self.bad[-1].error, field="job_id",
+                             hint="the row is quarantined; an admin can repair or remove it with `jupyter-sched doctor`")
+        return record
 
     def update_job(self, record: JobRecord) -> JobRecord:
         """Write ``record`` if the row still has ``record.version``; return it with the new version.
@@ -268,7 +294,8 @@ class StoreTx:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[JobRecord]:
-        """Job rows filtered by owner, states and kinds, ordered by submit time then id."""
+        """Job rows filtered by owner, states and kinds, ordered by submit time then id (a row that
+        does not decode is skipped and quarantined)."""
         query = sa.select(schema.jobs)
         if user is not None:
             query = query.where(schema.jobs.c.user == user)
@@ -280,8 +307,8 @@ class StoreTx:
         query = query.order_by(*(c.desc() for c in order) if newest_first else order)
         if limit is not None:
             query = query.limit(limit)
-        decode = self.decoded.decode
-        return [decode(row) for row in self.conn.execute(query).mappings()]
+        decode = self._decode_job
+        return [record for row in self.conn.execute(query).mappings() if (record := decode(row)) is not None]
 
     def count_jobs(self) -> int:
         """Number of job rows."""
@@ -319,7 +346,8 @@ class StoreTx:
         limit: int = 1000,
         newest_first: bool = False,
     ) -> list[AuditEvent]:
-        """Audit records, oldest first (or newest first), filtered."""
+        """Audit records, oldest first (or newest first), filtered (an unreadable record is skipped
+        and quarantined)."""
         e = schema.events
         query = sa.select(e).order_by(e.c.id.desc() if newest_first else e.c.id)
         if since is not None:
@@ -334,10 +362,16 @@ class StoreTx:
             query = query.where(e.c.action == action)
         if after_id is not None:
             query = query.where(e.c.id > after_id)
-        rows = self.conn.execute(query.limit(limit)).mappings()
-        return [AuditEvent(id=int(r["id"]), at=parse_ts(r["at"]) or self.now, actor=r["actor"], action=r["action"],
-                           job_id=r["job_id"], user=r["user"], message=r["message"], details=loads(r["details"]))
-                for r in rows]
+        events: list[AuditEvent] = []
+        for r in self.conn.execute(query.limit(limit)).mappings():
+            try:
+                events.append(AuditEvent(id=int(r["id"]), at=parse_ts(r["at"]) or self.now, actor=r["actor"],
+                                         action=r["action"], job_id=r["job_id"], user=r["user"], message=r["message"],
+                                         details=loads(r["details"])))
+            except (ValueError, TypeError, ValidationError) as exc:  # one bad record never hides the others
+                self._skip("events", r, "id", f"audit record {r['id']} ({r['action']}) does not decode "
+                                              f"({type(exc).__name__}: {exc})")
+        return events
 
     # -- usage (accounting source) ---------------------------------------------------------
 
@@ -381,10 +415,29 @@ class StoreTx:
             closed += 1
         return closed
 
+    def open_gpu_milli(self, gpu_uuids: Iterable[str]) -> dict[str, int]:
+        """Milli-GPUs held now on each of ``gpu_uuids`` (GPUs nobody holds are absent), from the
+        open usage intervals — opened with every admission and closed with every end in the same
+        transaction as the job's state, so they are the live holders (the over-allocation guard)."""
+        u = schema.usage
+        wanted = sorted(set(gpu_uuids))
+        held: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):  # bounded IN lists (SQLite's variable limit)
+            chunk = wanted[start:start + 500]
+            query = (sa.select(u.c.gpu_uuid, sa.func.sum(u.c.share))
+                     .where(u.c.ended_at.is_(None), u.c.gpu_uuid.in_(chunk)).group_by(u.c.gpu_uuid))
+            for uuid, share in self.conn.execute(query):
+                held[str(uuid)] = round(float(share or 0.0) * 1000)
+        return held
+
     def usage_rows(
         self, *, since: datetime | None = None, until: datetime | None = None, user: str | None = None,
     ) -> list[UsageInterval]:
-        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window)."""
+        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window).
+
+        A row that is truncated or inconsistent (:func:`~.quarantine.check_usage_row`) is skipped
+        and quarantined: accounting, budgets and fair share go on with the others (case 011).
+        """
         u = schema.usage
         query = sa.select(u).order_by(u.c.id)
         if since is not None:
@@ -393,11 +446,17 @@ class StoreTx:
             query = query.where(u.c.started_at < ts(until))
         if user is not None:
             query = query.where(u.c.user == user)
-        return [UsageInterval(job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"],
-                         kind=r["kind"], gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
-                         started_at=_usage_start(r),
-                         ended_at=_usage_ts(r, "ended_at", required=False))
-                for r in self.conn.execute(query).mappings()]
+        intervals: list[UsageInterval] = []
+        for r in self.conn.execute(query).mappings():
+            problem = check_usage_row(r)
+            if problem is not None:
+                self._skip("usage", r, "id", problem)
+                continue
+            intervals.append(UsageInterval(
+                job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
+                gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
+                started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False)))
+        return intervals
 
     # -- telemetry history ---------------------------------------------------------------------
 
@@ -418,7 +477,12 @@ class StoreTx:
 
     def rollup_rows(self, *, since: datetime | None = None, until: datetime | None = None,
                     gpu_uuid: str | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
-        """Telemetry rollups with ``since <= minute < until``, oldest first (``minute`` as ISO text)."""
+        """Telemetry rollups with ``since <= minute < until``, oldest first (``minute`` as ISO text).
+
+        A row with an unreadable minute or a percentage outside 0..100
+        (:func:`~.quarantine.check_rollup_row`) is left out and quarantined (case 009), so at most
+        ``limit`` rows are read, and possibly fewer returned.
+        """
         r = schema.gpu_rollups
         query = sa.select(r).order_by(r.c.minute, r.c.id)
         if since is not None:
@@ -427,7 +491,14 @@ class StoreTx:
             query = query.where(r.c.minute < ts(until))
         if gpu_uuid is not None:
             query = query.where(r.c.gpu_uuid == gpu_uuid)
-        return [{k: v for k, v in row.items() if k != "id"} for row in self.conn.execute(query.limit(limit)).mappings()]
+        rows: list[dict[str, Any]] = []
+        for row in self.conn.execute(query.limit(limit)).mappings():
+            problem = check_rollup_row(row)
+            if problem is not None:  # e.g. 101 % utilization (case 009): left out, named, quarantined
+                self._skip("gpu_rollups", row, "id", problem)
+                continue
+            rows.append({k: v for k, v in row.items() if k != "id"})
+        return rows
 
     # -- quotas ------------------------------------------------------------------------------
 
@@ -461,6 +532,44 @@ class StoreTx:
                 members=dumps(d["members"])))
         for user, team in sorted(quota_set.user_teams.items()):
             self.conn.execute(schema.user_teams.insert().values(user=user, team=team))
+
+    # -- quarantine ---------------------------------------------------------------------------
+
+    def note_quarantined(self, entries: Iterable[Quarantined]) -> int:
+        """Record ``entries`` in the quarantine (rows already there are left as first noted);
+        return how many were new."""
+        q = schema.quarantine
+        added = 0
+        for entry in entries:
+            exists = self.conn.execute(sa.select(q.c.id).where(q.c.table_name == entry.table,
+                                                               q.c.row_key == entry.key)).first()
+            if exists is not None:
+                continue
+            try:
+                with self.conn.begin_nested():
+                    self.conn.execute(q.insert().values(
+                        table_name=entry.table, row_key=entry.key, error=entry.error,
+                        attributes=dumps(_jsonable(entry.attributes)), found_at=ts(self.now)))
+                added += 1
+            except sa.exc.IntegrityError:
+                continue  # another server noted it first
+        return added
+
+    def quarantined(self, *, table: str | None = None) -> list[Quarantined]:
+        """Quarantine entries (oldest first), of one table or all."""
+        q = schema.quarantine
+        query = sa.select(q).order_by(q.c.id)
+        if table is not None:
+            query = query.where(q.c.table_name == table)
+        return [Quarantined(table=r["table_name"], key=r["row_key"], error=r["error"],
+                            attributes=loads(r["attributes"]) or {}, found_at=parse_ts(r["found_at"]), id=int(r["id"]))
+                for r in self.conn.execute(query).mappings()]
+
+    def release_quarantined(self, table: str, key: str) -> bool:
+        """Drop the quarantine entry of one row (repaired or removed); True when there was one."""
+        q = schema.quarantine
+        result = self.conn.execute(q.delete().where(q.c.table_name == table, q.c.row_key == key))
+        return bool(result.rowcount)
 
     # -- leader lease ------------------------------------------------------------------------
 
@@ -580,6 +689,7 @@ class Store:
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._decoded = _RowCache()
+        self._noted: set[tuple[str, str]] = set()
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
@@ -609,14 +719,39 @@ class Store:
         Raises:
             StoreError: the database failed (the transaction was rolled back).
         """
+        tx: StoreTx | None = None
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(sched_write=write)
                 with conn.begin():
-                    yield StoreTx(conn, now or self._now(), self._decoded)
+                    tx = StoreTx(conn, now or self._now(), self._decoded)
+                    yield tx
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
                              hint="retry; if it persists check the database") from exc
+        if tx is not None and tx.bad:
+            self._note_quarantined(tx.bad)
+
+    def _note_quarantined(self, entries: Sequence[Quarantined]) -> None:
+        """Record rows a reader skipped (own transaction, after the reader's; best effort: a
+        store that cannot take the note still served the read). Each row is noted once per
+        process; the table's unique key keeps it once across servers."""
+        fresh = [e for e in entries if (e.table, e.key) not in self._noted]
+        if not fresh:
+            return
+        for entry in fresh:
+            log.warning("quarantined: %s", entry.error)
+        try:
+            with self.transaction() as tx:
+                tx.note_quarantined(fresh)
+        except StoreError:
+            log.warning("could not note %d quarantined row(s); will try again when they are read", len(fresh))
+            return
+        self._noted.update((e.table, e.key) for e in fresh)
+
+    def forget_noted(self, table: str, key: str) -> None:
+        """Let a repaired row be noted again should it break once more."""
+        self._noted.discard((table, key))
 
     # -- one-transaction conveniences ----------------------------------------------------------
 
@@ -672,6 +807,11 @@ class Store:
         """See :meth:`StoreTx.rollup_rows`."""
         with self.transaction(write=False) as tx:
             return tx.rollup_rows(**filters)
+
+    def quarantined(self, *, table: str | None = None) -> list[Quarantined]:
+        """See :meth:`StoreTx.quarantined`."""
+        with self.transaction(write=False) as tx:
+            return tx.quarantined(table=table)
 
     def quota_set(self) -> QuotaSet:
         """See :meth:`StoreTx.quota_set`."""

@@ -34,10 +34,11 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from ...backoff import Reconnecting
 from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
 from ...model import Allocation, Inventory, Job, JobKind, JobState, PendingReason
-from ..base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
 from .config import KubernetesConfig, QueueManager
 from .manifests import (
     GPU_PRODUCT_LABEL,
@@ -81,6 +82,7 @@ class _Tracked:
     stopping: bool = False
     reason: PendingReason | None = None
     settling_since: datetime | None = None
+    connection: str | None = None  # the "reconnecting to …" sentence last reported, None when connected
 
 
 def _status_message(exc: Exception) -> str:
@@ -230,12 +232,26 @@ class KubernetesExecutor:
         return handle
 
     def poll(self) -> list[ExecutorEvent]:
-        """Report what changed for every tracked job since the last call (see module docstring)."""
+        """Report what changed for every tracked job since the last call (see module docstring);
+        while a watch reconnects, every tracked job says so (:class:`Connection`)."""
         events: list[ExecutorEvent] = []
         with self._lock:
+            reconnecting = self.reconnecting()
+            text = reconnecting.message if reconnecting is not None else None
             for tracked in list(self._tracked.values()):
+                if tracked.connection != text:
+                    tracked.connection = text
+                    events.append(Connection(tracked.job_id, text))
                 events.extend(self._advance(tracked, self._observe(tracked)))
         return events
+
+    def reconnecting(self) -> Reconnecting | None:
+        """The first of this executor's watches that is reconnecting, None when all are up."""
+        for reflector in (self._reflectors or {}).values():
+            state = reflector.reconnecting
+            if state is not None:
+                return state
+        return None
 
     def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
         """Delete the job's objects with background propagation (see module docstring).
