@@ -21,10 +21,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from httpx_sse import connect_sse
 
 from ..errors import SchedError
 from ._routes import routes
-from ._wire import Req, SseParser, error_from_response, unwrap_list
+from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
 
 if TYPE_CHECKING:
@@ -247,14 +248,14 @@ class SchedClient:
 
     def events(self) -> Iterator[dict[str, Any]]:
         """``GET events`` (Server-Sent Events): yield ``{"type", "data"}`` until the stream ends."""
-        parser = SseParser()
         try:
-            with self._http.stream("GET", routes.events().path,
-                                   headers={"Accept": "text/event-stream"},
-                                   timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as response:
+            with connect_sse(self._http, "GET", routes.events().path,
+                             timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
+                response = source.response
                 if response.status_code >= 400:
                     response.read()
                     raise error_from_response(response.status_code, response.text)
-                yield from parser.feed(response.iter_lines())
+                for sse in source.iter_sse():  # httpx-sse decodes the stream (issue 17)
+                    yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
         except httpx.TransportError as exc:
             raise unreachable(self.connection, exc) from None

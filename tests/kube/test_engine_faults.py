@@ -105,6 +105,9 @@ def test_a_refused_create_concerns_its_job_only(tmp_path: Path, fake: FakeKubern
     if status == 500:
         first = svc.get_job(faulty["id"], user="ana")
         assert first["state"] == "admitted" and want_text in first["message"] and "HTTP 500" in first["message"]
+    if status == 500:  # retried with backoff until the API answers: then created, and run by the cluster
+        wait_until(lambda: fake.get("jobs", NS, name), "the Job object after the retries", svc.tick)
+        fake.run_job(NS, name, node="g1")
     got = wait_until(lambda: (j := svc.get_job(faulty["id"], user="ana"))["state"] == want_state and j,
                      want_state, svc.tick)
     if status != 500:
