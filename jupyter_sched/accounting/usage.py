@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..model import Budget
+from ..model import GPU, GPU_MILLI, Allocation, Budget
+from ..model.mig import mig_share
 
 __all__ = [
     "ROLLUP_KEYS", "UsageInterval", "budget_usage", "decayed_gpu_seconds", "gpu_seconds", "period_start", "rollup",
+    "usage_share",
 ]
 
 ROLLUP_KEYS = ("user", "team", "gpu_model", "job_id", "kind")
@@ -43,6 +45,24 @@ class UsageInterval:
     share: float
     started_at: datetime
     ended_at: datetime | None
+
+
+def usage_share(uuid: str, allocation: Allocation, gpu_of: Mapping[str, GPU]) -> float:
+    """GPUs one allocated uuid counts for in accounting: the allocation's share of a whole GPU, or a
+    MIG slice's part of its GPU (``3g`` of 7 slices = 3/7; case 022: a slice is never charged as a
+    whole GPU).
+
+    Args:
+        uuid: a GPU or ``MIG-...`` uuid of the allocation.
+        allocation: the job's allocation (``gpu_milli`` per GPU).
+        gpu_of: ``Inventory.gpu_by_uuid()`` (MIG uuids map to their parent GPU).
+    """
+    gpu = gpu_of.get(uuid)
+    if gpu is not None and gpu.uuid != uuid:
+        mig = next((m for m in gpu.mig_devices if m.uuid == uuid), None)
+        if mig is not None:
+            return mig_share(mig.profile, gpu.model)
+    return allocation.gpu_milli / GPU_MILLI
 
 
 def gpu_seconds(

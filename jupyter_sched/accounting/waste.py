@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..model import Inventory
 from ..model.units import parse_utc
 from .usage import UsageInterval
 
-__all__ = ["WasteReport", "WasteRow", "minute_state", "waste_report"]
+__all__ = ["WasteReport", "WasteRow", "capacity_hours", "minute_state", "waste_report"]
 
 
 def minute_state(row: Mapping[str, Any], threshold_pct: float) -> str:
@@ -178,3 +179,12 @@ def waste_report(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[s
         return tuple(sorted(rows, key=lambda r: (-round(r.idle_gpu_hours, 9), r.key)))
 
     return WasteReport(jobs=rank(job_rows), users=rank(user_rows))
+
+
+def capacity_hours(inventory: Inventory, *, hours: float) -> dict[str, float]:
+    """The capacity a report divides by over ``hours``: ``allocatable_gpu_hours`` (healthy GPUs on
+    ready nodes) and ``unavailable_gpu_hours`` (the rest), reported apart — an unhealthy GPU is
+    unavailable, never idle (case 018)."""
+    usable = sum(inventory.healthy_models().values())
+    total = inventory.gpu_count()
+    return {"allocatable_gpu_hours": usable * hours, "unavailable_gpu_hours": (total - usable) * hours}

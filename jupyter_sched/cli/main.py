@@ -5,39 +5,54 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
 
     jupyter-sched status                         server, identity, GPUs, my jobs
     jupyter-sched submit --gpus 1 -- python train.py --epochs 3
-    jupyter-sched submit --gpus 2 --script train.py
-    jupyter-sched queue                          pending and running work with reasons
+    jupyter-sched submit --gpus 2 --script train.py --wait
+    jupyter-sched queue                          pending and running work with reasons and ETA
+    jupyter-sched wait JOB_ID [--for 2h]         progress bar until the job ends
     jupyter-sched cancel JOB_ID [JOB_ID ...]
+    jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
+    jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
     jupyter-sched logs JOB_ID [-f]
+    jupyter-sched definitions [list|create|show|runs|run|edit|pause|resume|delete]   (cli/definitions.py)
 
 Server discovery: ``--url``/``--token``, else ``JUPYTER_SCHED_URL``/``JUPYTER_SCHED_TOKEN``,
 else the running-server files of this machine (``jupyter_server.serverapp.list_running_servers``).
 
 Exit codes: 0 success; 1 the server refused the request (the error line says why); 2 bad
-command line; 3 no server found or the server did not answer; 130 interrupted.
+command line (or a bulk cancel not confirmed); 3 no server found or the server did not answer;
+4 ``wait`` saw the job end without success; 5 ``wait --for`` ran out; 130 interrupted.
+
+Start-up cost matters here (each call is a new process): this module imports only the standard
+library; the HTTP client loads after the command line is parsed, and nothing on the paths of
+``status``, ``queue``, ``cancel`` and ``logs`` imports numpy, pandas, plotly or scipy
+(``tests/cli/test_cli_imports.py`` holds that line).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..errors import SchedError
 
-__all__ = ["EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "build_parser", "main"]
+__all__ = [
+    "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
+    "build_parser", "main",
+]
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_NO_SERVER = 3
+EXIT_JOB_FAILED = 4
+EXIT_TIMEOUT = 5
 EXIT_INTERRUPTED = 130
 
 PROG = "jupyter-sched"
+
+WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,9 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("status", help="server, identity, GPU inventory and my jobs")
 
-    submit = sub.add_parser("submit", help="submit a job; the command follows --",
-                            description="Submit a job. Say what to run with --script, --notebook, or a "
-                                        "command after -- (e.g. -- python train.py --epochs 3).")
+    submit = sub.add_parser(
+        "submit", help="submit a job; the command follows --",
+        usage=f"{PROG} submit [options] (-- COMMAND [ARGS ...] | --script FILE [ARGS ...] | --notebook FILE)",
+        description="Submit a job. Say what to run with a command after -- (e.g. -- python train.py --epochs 3), "
+                    "--script or --notebook.")
     submit.add_argument("--gpus", help="GPUs: whole number, or a fraction below 1 (default 1)")
     submit.add_argument("--model", help="acceptable GPU model(s), comma separated, e.g. A100,H100")
     submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
@@ -69,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
     submit.add_argument("--workdir", default=None, help="working directory (default: the current directory)")
+    submit.add_argument("--wait", action="store_true", help="then wait for the job to end, with a progress bar")
     what = submit.add_mutually_exclusive_group()
     what.add_argument("--script", help="Python script to run")
     what.add_argument("--notebook", help="notebook to execute headless")
@@ -76,24 +94,77 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("queue", help="pending and running work with position, reason and ETA")
 
-    cancel = sub.add_parser("cancel", help="cancel jobs")
-    cancel.add_argument("job_ids", nargs="+", metavar="JOB_ID")
+    wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar")
+    wait.add_argument("job_id", metavar="JOB_ID")
+    wait.add_argument("--for", dest="wait_timeout", metavar="DURATION",
+                      help='give up after this long, e.g. "30m" (default: wait until it ends)')
+
+    cancel = sub.add_parser(
+        "cancel", help="cancel jobs: by id, all of mine (--mine) or everyone's (--all, admins)",
+        usage=f"{PROG} cancel (JOB_ID [JOB_ID ...] | --mine | --all) [--state STATE] [--yes]",
+        description="Cancel jobs. Pending jobs leave the queue at once; running jobs get SIGTERM, then SIGKILL "
+                    "after the server's grace period. --mine and --all list what they would cancel and ask first; "
+                    "kernel leases are left alone (release those with %gpu release).")
+    cancel.add_argument("job_ids", nargs="*", metavar="JOB_ID")
+    scope = cancel.add_mutually_exclusive_group()
+    scope.add_argument("--mine", action="store_true", help="every job of mine that is pending or running")
+    scope.add_argument("--all", dest="everyone", action="store_true",
+                       help="every user's pending and running jobs (admins only)")
+    cancel.add_argument("--state", choices=["pending", "running"],
+                        help="with --mine/--all: only jobs waiting (pending) or only those holding GPUs (running)")
+    cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
     logs = sub.add_parser("logs", help="print a job's log")
     logs.add_argument("job_id", metavar="JOB_ID")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
 
+    from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
+
+    add_definitions_parser(sub)
     sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
                    add_help=False)
     sub.add_parser("simulate", help="replay a trace or scenario through the scheduler (jupyter-sched simulate --help)",
                    add_help=False)
     sub.add_parser("fetch-traces", help="download public GPU cluster traces (jupyter-sched fetch-traces --help)",
                    add_help=False)
+    sub.add_parser("doctor", help="admin: find, repair or remove store rows that cannot be read "
+                                  "(jupyter-sched doctor --help)", add_help=False)
     return parser
 
 
-def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run the CLI; return the exit code (see the module docstring)."""
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        choices = getattr(action, "choices", None)
+        if isinstance(choices, dict) and name in choices:
+            return choices[name]  # type: ignore[no-any-return]
+    return parser
+
+
+def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, with the subcommand's usage line, what argparse alone cannot express (exits 2)."""
+    if args.command == "submit":
+        argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
+        if not (args.script or args.notebook or argv):
+            _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+    if args.command == "cancel":
+        sub = _subparser(parser, "cancel")
+        if args.job_ids and (args.mine or args.everyone):
+            sub.error("give job ids or --mine / --all, not both")
+        if not args.job_ids and not (args.mine or args.everyone):
+            sub.error("say which jobs: JOB_ID ..., --mine (all of yours) or --all (everyone's, admins)")
+        if args.state and not (args.mine or args.everyone):
+            sub.error("--state goes with --mine or --all")
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None,
+         stdin: TextIO | None = None) -> int:
+    """Run the CLI; return the exit code (see the module docstring).
+
+    Args:
+        argv: arguments without the program name (default ``sys.argv[1:]``).
+        out / err / stdin: streams (tests pass their own; the confirmation of a bulk cancel reads
+            ``stdin`` and refuses when it is not a terminal and ``--yes`` is absent).
+    """
     stdout = out or sys.stdout
     stderr = err or sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)
@@ -101,32 +172,44 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         from ..hub.serve import main as serve_main
 
         return serve_main(raw[1:], err=stderr)
-    if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
-        from ..sim.cli import main as sim_main
+    if raw[:1] == ["doctor"]:  # admin tool on the database itself: works when the server cannot
+        from .doctor import main as doctor_main
 
+        return doctor_main(raw[1:], out=stdout, err=stderr)
+    if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
+        try:
+            from ..sim.cli import main as sim_main
+        except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are the [sim] extra
+            print(f"error: jupyter-sched {raw[0]} needs {(exc.name or 'pandas').split('.')[0]}, which comes with the "
+                  "[sim] extra: pip install 'jupyter_sched[sim]'", file=stderr)
+            return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(raw)
+        _check_usage(parser, args)
     except SystemExit as exc:
-        return int(exc.code or 0)
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     from ..client import NoServerError, ServerUnreachableError, connect
+    from .commands import COMMANDS
 
     try:
         client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
                          timeout_s=args.timeout)
-    except NoServerError as exc:
-        print(f"{PROG}: {exc}", file=stderr)
+    except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
+        print(f"{PROG}: {exc.message} — start JupyterLab on this machine (jupyter lab), or pass --url URL --token "
+              "TOKEN (or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)", file=stderr)
         return EXIT_NO_SERVER
+    io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
     try:
         with client:
-            return _COMMANDS[args.command](client, args, stdout)
+            return COMMANDS[args.command](client, args, io)
     except ServerUnreachableError as exc:
-        print(f"{PROG}: {exc}", file=stderr)
+        print(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass --url for "
+              "another one", file=stderr)
         return EXIT_NO_SERVER
     except SchedError as exc:
-        where = f" [{exc.field}]" if exc.field else ""
-        print(f"{PROG}: {exc.code}{where}: {exc}", file=stderr)
+        print(error_line(args.command, exc), file=stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -134,146 +217,30 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_OK
 
 
-# ---- subcommands -------------------------------------------------------------------------
+class Streams:
+    """Where a command writes and reads (stdout for results, stderr for prompts and progress)."""
+
+    def __init__(self, *, out: TextIO, err: TextIO, stdin: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self.stdin = stdin
 
 
-def _status(client: Any, args: argparse.Namespace, out: TextIO) -> int:
-    config, me, inventory = client.config(), client.me(), client.inventory()
-    jobs = client.jobs()
-    if args.json:
-        _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory, "jobs": jobs}, out)
-        return EXIT_OK
-    gpus = inventory.get("gpus", [])
-    label = " (simulated)" if inventory.get("simulated") else ""
-    nvml = inventory.get("nvml") or {}
-    print(f"server     {client.connection.url}  jupyter_sched {config.get('version', '?')}", file=out)
-    print(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}", file=out)
-    models: dict[str, int] = {}
-    for gpu in gpus:
-        models[gpu["model"]] = models.get(gpu["model"], 0) + 1
-    summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
-    print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
-    if nvml and not nvml.get("available", True):
-        print(f"nvml       unavailable: {nvml.get('error', '')}", file=out)
-    states: dict[str, int] = {}
-    for job in jobs:
-        states[job["state"]] = states.get(job["state"], 0) + 1
-    print("my jobs    " + (", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "none"), file=out)
-    return EXIT_OK
+def error_line(command: str, exc: SchedError) -> str:
+    """One line for a refusal, in the CLI's own syntax: the option to change, not the JSON field.
 
+    ``jupyter-sched submit: --mem-per-gpu: mem_per_gpu must be at most 1 PiB per GPU — use e.g. 40GiB
+    [validation_error]``
+    """
+    from ..wording import flag_for, refusal_text
 
-def _submit(client: Any, args: argparse.Namespace, out: TextIO) -> int:
-    body: dict[str, Any] = {}
-    argv = list(args.argv)
-    if argv and argv[0] == "--":
-        argv = argv[1:]
-    if args.script:
-        body["script"] = args.script
-        if argv:
-            body["args"] = argv
-    elif args.notebook:
-        body["notebook"] = args.notebook
-    elif argv:
-        body["command"] = argv
-    for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
-        value = getattr(args, key)
-        if value is not None:
-            body[key] = _number_or_text(value) if key in ("gpus", "cpu") else value
-    if args.nvlink:
-        body["nvlink"] = True
-    if args.env:
-        env: dict[str, str] = {}
-        for item in args.env:
-            name, sep, value = item.partition("=")
-            if not sep or not name:
-                raise SchedError(f"--env {item!r} is not NAME=VALUE", field="env", hint="e.g. --env SEED=1")
-            env[name] = value
-        body["env"] = env
-    body["working_dir"] = args.workdir or os.getcwd()
-    job = client.submit(body)
-    if args.json:
-        _dump(job, out)
-        return EXIT_OK
-    line = f"submitted {job['id']}: {job['state']}"
-    reason = job.get("reason") or {}
-    if job["state"] == "pending" and reason.get("message"):
-        line += f" — {reason['message']}"
-    print(line, file=out)
-    return EXIT_OK
-
-
-def _queue(client: Any, args: argparse.Namespace, out: TextIO) -> int:
-    rows = client.queue()
-    if args.json:
-        _dump(rows, out)
-        return EXIT_OK
-    table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "REASON", "ETA"]]
-    for job in rows:
-        reason = job.get("reason") or {}
-        resources = job.get("resources") or {}
-        gpus = resources.get("gpus", "")
-        if resources.get("gpu_milli", 1000) < 1000:
-            gpus = f"{resources['gpu_milli'] / 1000:g}"
-        table.append([str(job.get("id", "")), str(job.get("user", "")), str(job.get("state", "")),
-                      str(job.get("priority", "")), str(gpus),
-                      str(reason.get("position") or job.get("position") or ""),
-                      str(reason.get("message") or ""), str(reason.get("eta") or "")])
-    _print_table(table, out)
-    return EXIT_OK
-
-
-def _cancel(client: Any, args: argparse.Namespace, out: TextIO) -> int:
-    for job_id in args.job_ids:
-        job = client.cancel(job_id)
-        if args.json:
-            _dump(job, out)
-        else:
-            print(f"{job['id']}: {job['state']}", file=out)
-    return EXIT_OK
-
-
-def _logs(client: Any, args: argparse.Namespace, out: TextIO) -> int:
-    if args.follow:
-        for text in client.follow_logs(args.job_id):
-            out.write(text)
-            out.flush()
-        return EXIT_OK
-    offset = 0
-    while True:  # read the whole log in bounded slices
-        chunk = client.logs(args.job_id, offset=offset)
-        out.write(chunk["text"])
-        if chunk["next_offset"] == offset or not chunk["text"]:
-            break
-        offset = chunk["next_offset"]
-    out.flush()
-    return EXIT_OK
-
-
-_COMMANDS = {"status": _status, "submit": _submit, "queue": _queue, "cancel": _cancel, "logs": _logs}
-
-
-# ---- helpers -----------------------------------------------------------------------------
-
-
-def _number_or_text(value: str) -> float | int | str:
-    try:
-        number = float(value)
-    except ValueError:
-        return value  # the server names the field and the fix
-    if not math.isfinite(number):
-        return value  # "inf" / "nan" go as text, which JSON can carry, and the server refuses them by name
-    return int(number) if number.is_integer() else number
-
-
-def _dump(value: Any, out: TextIO) -> None:
-    json.dump(value, out, indent=2, sort_keys=True)
-    out.write("\n")
-
-
-def _print_table(rows: list[list[str]], out: TextIO) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip(), file=out)
+    message, hint = refusal_text(exc.message, exc.hint, exc.details)
+    flag = flag_for(exc.field)
+    where = f"{flag}: " if flag and flag not in message else ""
+    if exc.field in ("command", "args"):
+        hint = f"say what to run: {WHAT_TO_RUN}"
+    tail = f" — {hint}" if hint else ""
+    return f"{PROG} {command}: {where}{message}{tail} [{exc.code}]"
 
 
 if __name__ == "__main__":  # pragma: no cover

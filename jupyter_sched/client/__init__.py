@@ -11,10 +11,14 @@ be found raises :class:`NoServerError` with the fix in its hint.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._wire import error_from_response
-from .aio import AsyncSchedClient
 from .discovery import Connection, NoServerError, discover
 from .sync import SchedClient, ServerUnreachableError
+
+if TYPE_CHECKING:
+    from .aio import AsyncSchedClient
 
 __all__ = [
     "AsyncSchedClient", "Connection", "NoServerError", "SchedClient", "ServerUnreachableError",
@@ -39,4 +43,16 @@ def connect(url: str | None = None, token: str | None = None, *, timeout_s: floa
 def connect_async(url: str | None = None, token: str | None = None, *,
                   timeout_s: float = 30.0) -> AsyncSchedClient:
     """Return an :class:`AsyncSchedClient` for ``url`` or the discovered server (see :func:`connect`)."""
+    from .aio import AsyncSchedClient
+
     return AsyncSchedClient(discover(url, token), timeout_s=timeout_s)
+
+
+def __getattr__(name: str) -> Any:
+    """``AsyncSchedClient`` loads on first use: it pulls in asyncio, which the CLI (a new process
+    per command) does not need."""
+    if name == "AsyncSchedClient":
+        from .aio import AsyncSchedClient
+
+        return AsyncSchedClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

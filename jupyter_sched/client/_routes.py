@@ -116,6 +116,20 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("GET", "telemetry", params=_params(gpu=gpu, job=job))
 
     @staticmethod
+    def telemetry_history(*, job: str | None = None, lease: str | None = None, gpu: str | None = None,
+                          since: str | None = None, until: str | None = None, step_s: int | None = None) -> Req:
+        return Req("GET", "telemetry/history",
+                   params=_params(job=job, lease=lease, gpu=gpu, since=since, until=until, step_s=step_s))
+
+    @staticmethod
+    def idle_candidates() -> Req:
+        return Req("GET", "idle")
+
+    @staticmethod
+    def waste(**filters: Any) -> Req:
+        return Req("GET", "usage/waste", params=_params(**filters))
+
+    @staticmethod
     def audit(**filters: Any) -> Req:
         return Req("GET", "audit", params=_params(**filters))
 
@@ -130,3 +144,48 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
     @staticmethod
     def metrics() -> Req:
         return Req("GET", "metrics")
+
+    # -- job definitions (issue 19) ---------------------------------------------------------
+    @staticmethod
+    def definitions(*, all_users: bool = False) -> Req:
+        return Req("GET", "definitions", params=_params(all=all_users or None))
+
+    @staticmethod
+    def create_definition(body: Mapping[str, Any]) -> Req:
+        return Req("POST", "definitions", body=dict(body))
+
+    @staticmethod
+    def preview_schedule(body: Mapping[str, Any]) -> Req:
+        return Req("POST", "definitions/preview", body=dict(body))
+
+    @staticmethod
+    def definition(definition_id: str, *, runs: int | None = None) -> Req:
+        return Req("GET", f"definitions/{_id(definition_id)}", params=_params(runs=runs))
+
+    @staticmethod
+    def update_definition(definition_id: str, body: Mapping[str, Any]) -> Req:
+        return Req("PATCH", f"definitions/{_id(definition_id)}", body=dict(body))
+
+    @staticmethod
+    def delete_definition(definition_id: str) -> Req:
+        return Req("DELETE", f"definitions/{_id(definition_id)}")
+
+    @staticmethod
+    def pause_definition(definition_id: str) -> Req:
+        return Req("POST", f"definitions/{_id(definition_id)}/pause")
+
+    @staticmethod
+    def resume_definition(definition_id: str) -> Req:
+        return Req("POST", f"definitions/{_id(definition_id)}/resume")
+
+    @staticmethod
+    def definition_runs(definition_id: str, *, limit: int | None = None) -> Req:
+        return Req("GET", f"definitions/{_id(definition_id)}/runs", params=_params(limit=limit))
+
+    @staticmethod
+    def run_definition(definition_id: str, body: Mapping[str, Any] | None = None) -> Req:
+        return Req("POST", f"definitions/{_id(definition_id)}/runs", body=dict(body or {}))
+
+    @staticmethod
+    def executed_notebook(job_id: str) -> Req:
+        return Req("GET", f"jobs/{_id(job_id)}/notebook")

@@ -156,6 +156,21 @@ class AsyncSchedClient:
     async def telemetry(self, *, gpu: str | None = None, job: str | None = None) -> Any:
         return await self.call(routes.telemetry(gpu=gpu, job=job))
 
+    async def utilization(self, job: str | None = None, *, lease: str | None = None, gpu: str | None = None,
+                          since: str | None = None, until: str | None = None, step_s: int = 60) -> pd.DataFrame:
+        """See :meth:`jupyter_sched.client.SchedClient.utilization`."""
+        from ..telemetry.charts import utilization_frame
+
+        answer = await self.call(routes.telemetry_history(job=job, lease=lease, gpu=gpu, since=since, until=until,
+                                                          step_s=step_s))
+        return utilization_frame(answer.get("points", []) if isinstance(answer, dict) else [])
+
+    async def idle_candidates(self) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.idle_candidates()), "idle")
+
+    async def waste(self, **filters: Any) -> dict[str, Any]:
+        return dict(await self.call(routes.waste(**filters)))
+
     async def audit(self, **filters: Any) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.audit(**filters)), "audit")
 

@@ -10,7 +10,7 @@ Discovery order (the first that yields a URL wins; documented in :func:`discover
    ``http://hub:8081/services/jupyter-sched/``) with ``JUPYTERHUB_API_TOKEN``; otherwise the
    user's own single-user server at ``JUPYTERHUB_SERVICE_URL`` + ``JUPYTERHUB_SERVICE_PREFIX``.
 4. **Running-server files** — ``jpserver-*.json`` in the Jupyter runtime dir
-   (:func:`jupyter_server.serverapp.list_running_servers`), so ``jupyter execute`` or papermill on
+   (read as ``jupyter_server.serverapp.list_running_servers`` does, :func:`running_servers`), so ``jupyter execute`` or papermill on
    the same machine finds the server; servers whose root dir contains the current directory are
    tried first, and only one that answers ``GET api/sched/config`` is taken.
 
@@ -19,17 +19,18 @@ When nothing is found, :class:`NoServerError` says exactly that and how to fix i
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 from ..errors import SchedError
 
 __all__ = [
     "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "Connection", "NoServerError", "discover",
+    "running_servers",
 ]
 
 ENV_URL = "JUPYTER_SCHED_URL"
@@ -107,12 +108,51 @@ def _from_hub(env: Mapping[str, str]) -> Connection | None:
 
 
 def _answers(conn: Connection, timeout_s: float) -> bool:
+    from ._http import HttpUnreachable, StdlibHttp
+
     headers = {"Authorization": f"token {conn.token}"} if conn.token else {}
+    http = StdlibHttp(conn.api_url, headers, timeout_s)
     try:
-        response = httpx.get(conn.api_url + "config", headers=headers, timeout=timeout_s)
-    except httpx.HTTPError:
+        return http.request("GET", "config").status == 200
+    except (HttpUnreachable, ValueError):
         return False
-    return response.status_code == 200
+    finally:
+        http.close()
+
+
+def running_servers(runtime_dir: str | None = None) -> Iterator[dict[str, Any]]:
+    """The ``jpserver-*.json`` files of running Jupyter servers in ``runtime_dir`` (default: Jupyter's).
+
+    What ``jupyter_server.serverapp.list_running_servers`` yields, read without importing
+    jupyter_server (seconds on a busy machine, for a CLI that only needs these files); files of
+    servers whose process is gone are skipped, not deleted (that is the server's business).
+    """
+    if runtime_dir is None:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        runtime_dir = jupyter_runtime_dir()
+    if not os.path.isdir(runtime_dir):
+        return
+    for name in sorted(os.listdir(runtime_dir)):
+        if not re.fullmatch(r"jpserver-(.+)\.json", name):
+            continue
+        try:
+            with open(os.path.join(runtime_dir, name), encoding="utf-8") as f:
+                info = json.load(f)
+        except (OSError, ValueError):
+            continue  # being written, or not ours to read
+        if isinstance(info, dict) and isinstance(info.get("pid"), int) and _alive(info["pid"]):
+            yield info
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, another user's
+    return True
 
 
 def _server_url(info: Mapping[str, Any]) -> str:
@@ -164,9 +204,7 @@ def discover(
     found = _from_env(environ) or _from_hub(environ)
     if found is not None:
         return found
-    from jupyter_server.serverapp import list_running_servers
-
-    servers = list(list_running_servers(runtime_dir))
+    servers = list(running_servers(runtime_dir))
     found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
     if found is not None:
         return found

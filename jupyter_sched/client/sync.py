@@ -15,20 +15,20 @@ Every method raises the :mod:`jupyter_sched.errors` class the server raised
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import httpx
-from httpx_sse import connect_sse
-
 from ..errors import SchedError
+from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
 
 if TYPE_CHECKING:
+    import httpx
     import pandas as pd
 
 __all__ = ["SchedClient", "ServerUnreachableError", "usage_frame"]
@@ -64,20 +64,52 @@ def usage_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows)
 
 
+class _HttpxHttp:
+    """:class:`StdlibHttp`'s interface over an ``httpx.Client`` (used when a transport is given)."""
+
+    def __init__(self, base_url: str, headers: Mapping[str, str], timeout_s: float,
+                 transport: httpx.BaseTransport) -> None:
+        import httpx
+
+        self._httpx = httpx
+        self.client = httpx.Client(base_url=base_url, headers=dict(headers), timeout=timeout_s, transport=transport)
+
+    def request(self, method: str, path: str, *, params: Mapping[str, str] | None = None, body: Any = None,
+                timeout_s: float | None = None) -> HttpReply:
+        try:
+            response = self.client.request(
+                method, path, params=dict(params) if params else None, json=body,
+                timeout=timeout_s if timeout_s is not None else self._httpx.USE_CLIENT_DEFAULT)
+        except self._httpx.TransportError as exc:
+            raise HttpUnreachable(exc) from None
+        return HttpReply(response.status_code, response.headers.get("content-type", ""), response.content)
+
+    def close(self) -> None:
+        self.client.close()
+
+
 class SchedClient:
     """Typed synchronous client; one method per REST route.
+
+    Plain requests go over the standard library (:mod:`._http`: the CLI starts a process per
+    command and httpx alone would cost it more than the requests); ``events()`` streams with httpx.
 
     Args:
         connection: where the server is (see :func:`jupyter_sched.client.discover`).
         timeout_s: per-request timeout in seconds (default 30).
-        transport: an httpx transport (tests use ``httpx.MockTransport`` to speak the wire format).
+        transport: an httpx transport; every request then goes through httpx (tests use
+            ``httpx.MockTransport`` to speak the wire format).
     """
 
     def __init__(self, connection: Connection, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  transport: httpx.BaseTransport | None = None) -> None:
         self.connection = connection
-        self._http = httpx.Client(base_url=connection.api_url, headers=headers_for(connection),
-                                  timeout=timeout_s, transport=transport)
+        self._timeout_s = timeout_s
+        self._transport = transport
+        headers = headers_for(connection)
+        self._http: StdlibHttp | _HttpxHttp = (
+            _HttpxHttp(connection.api_url, headers, timeout_s, transport) if transport is not None
+            else StdlibHttp(connection.api_url, headers, timeout_s))
 
     @property
     def kernel_id(self) -> str | None:
@@ -102,19 +134,17 @@ class SchedClient:
             SchedError subclass: the server's error; ServerUnreachableError: no answer.
         """
         try:
-            response = self._http.request(
-                req.method, req.path, params=dict(req.params) or None,
-                json=req.body if req.body is not None else None,
-                timeout=timeout_s if timeout_s is not None else httpx.USE_CLIENT_DEFAULT)
-        except httpx.TransportError as exc:
-            raise unreachable(self.connection, exc) from None
-        if response.status_code >= 400:
-            raise error_from_response(response.status_code, response.text)
-        if not response.content:
+            reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
+                                       timeout_s=timeout_s)
+        except HttpUnreachable as exc:
+            raise unreachable(self.connection, exc.cause) from None
+        if reply.status >= 400:
+            raise error_from_response(reply.status, reply.text)
+        if not reply.body:
             return None
-        if "json" in response.headers.get("content-type", "json"):
-            return response.json()
-        return response.text
+        if "json" in (reply.content_type or "json"):
+            return json.loads(reply.body)
+        return reply.text
 
     # --- routes ---------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
@@ -234,6 +264,31 @@ class SchedClient:
         """``GET telemetry?gpu=&job=``: recent utilization (%) and memory (MiB) samples."""
         return self.call(routes.telemetry(gpu=gpu, job=job))
 
+    def utilization(self, job: str | None = None, *, lease: str | None = None, gpu: str | None = None,
+                    since: str | None = None, until: str | None = None, step_s: int = 60) -> pd.DataFrame:
+        """``GET telemetry/history`` as a DataFrame: utilization (%) and memory (MiB) of a job's,
+        a lease's or a GPU's devices per step, from the stored one-minute rollups (``step_s`` under
+        60 reads the live samples). A step without a valid reading has ``utilization_pct`` NaN and
+        says why in ``validity`` / ``note`` (blank, suspect, missing). Draw it with
+        ``jupyter_sched.telemetry.charts.utilization_figure(frame)`` (gaps shaded and labelled).
+
+        Columns: ``time`` (UTC), ``gpu_uuid``, ``mig_instance``, ``device``, ``utilization_pct``,
+        ``memory_used_mib``, ``validity``, ``note``.
+        """
+        from ..telemetry.charts import utilization_frame
+
+        answer = self.call(routes.telemetry_history(job=job, lease=lease, gpu=gpu, since=since, until=until,
+                                                    step_s=step_s))
+        return utilization_frame(answer.get("points", []) if isinstance(answer, dict) else [])
+
+    def idle_candidates(self) -> list[dict[str, Any]]:
+        """``GET idle``: work idle now, least time left first (your own; all for an admin)."""
+        return unwrap_list(self.call(routes.idle_candidates()), "idle")
+
+    def waste(self, **filters: Any) -> dict[str, Any]:
+        """``GET usage/waste`` (admin): jobs and users ranked by allocated-but-idle GPU-hours."""
+        return dict(self.call(routes.waste(**filters)))
+
     def audit(self, **filters: Any) -> list[dict[str, Any]]:
         """``GET audit`` (admin)."""
         return unwrap_list(self.call(routes.audit(**filters)), "audit")
@@ -246,16 +301,33 @@ class SchedClient:
         """``GET metrics``: Prometheus exposition text."""
         return str(self.call(routes.metrics()))
 
+    def definitions(self, *, all_users: bool = False) -> list[dict[str, Any]]:
+        """``GET definitions``: my job definitions (admins: ``all_users``), each with its last run."""
+        return list(self.call(routes.definitions(all_users=all_users)))
+
+    def definition(self, definition_id: str) -> dict[str, Any]:
+        """``GET definitions/{id}``: one definition with its runs and next firings."""
+        return dict(self.call(routes.definition(definition_id)))
+
+    def executed_notebook(self, job_id: str) -> dict[str, Any]:
+        """``GET jobs/{id}/notebook``: a notebook run's executed copy (nbformat 4 JSON, outputs and errors)."""
+        return dict(self.call(routes.executed_notebook(job_id)))
+
     def events(self) -> Iterator[dict[str, Any]]:
         """``GET events`` (Server-Sent Events): yield ``{"type", "data"}`` until the stream ends."""
+        import httpx
+        from httpx_sse import connect_sse  # the stream is decoded by httpx-sse (issue 17)
+
         try:
-            with connect_sse(self._http, "GET", routes.events().path,
-                             timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
+            with httpx.Client(base_url=self.connection.api_url, headers=headers_for(self.connection),
+                              transport=self._transport) as stream_client, \
+                    connect_sse(stream_client, "GET", routes.events().path,
+                                timeout=httpx.Timeout(self._timeout_s, read=None)) as source:
                 response = source.response
                 if response.status_code >= 400:
                     response.read()
                     raise error_from_response(response.status_code, response.text)
-                for sse in source.iter_sse():  # httpx-sse decodes the stream (issue 17)
+                for sse in source.iter_sse():
                     yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
         except httpx.TransportError as exc:
             raise unreachable(self.connection, exc) from None

@@ -31,7 +31,7 @@ from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, parse_schedule, plan_firings
 from .validation import run_body
 
-__all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "run_name"]
+__all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_name"]
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +182,12 @@ class DefinitionFiring:
                         script=definition.script, args=definition.args, job=definition.job,
                         parameters=definition.parameters, team=definition.team)
         try:
-            return self.jobs.build(body, user=definition.user)
+            job = self.jobs.build(body, user=definition.user)
         except SchedError as exc:
-            return self.jobs.rejected(body, user=definition.user, error=exc)
+            job = self.jobs.rejected(body, user=definition.user, error=exc)
+        return link_run(job, definition.id)
+
+
+def link_run(job: Job, definition_id: str) -> Job:
+    """``job`` marked as a run of ``definition_id`` (its spec says so wherever the job is shown)."""
+    return replace(job, spec=replace(job.spec, definition_id=definition_id))

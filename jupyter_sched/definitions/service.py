@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..model import Job, JobSpec
 from ..model.units import to_iso
-from .firing import DefinitionFiring, FiringReport, RunJobs, run_name
+from .firing import DefinitionFiring, FiringReport, RunJobs, link_run, run_name
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .parameters import validate_parameters
 from .schedule import firings_between, next_firing, parse_schedule
@@ -316,9 +316,9 @@ class DefinitionsService:
                                   hint='send {} or {"parameters": {"name": value}}')
         parameters = {**d.parameters, **validate_parameters(body.get("parameters"))}
         now = self.now()
-        job = self.jobs.build(run_body(name=run_name(d, now, RunTrigger.MANUAL), notebook=d.notebook,
-                                       script=d.script, args=d.args, job=d.job, parameters=parameters, team=d.team),
-                              user=d.user)
+        job = link_run(self.jobs.build(run_body(name=run_name(d, now, RunTrigger.MANUAL), notebook=d.notebook,
+                                                script=d.script, args=d.args, job=d.job, parameters=parameters,
+                                                team=d.team), user=d.user), d.id)
         run = DefinitionRun(definition_id=d.id, job_id=job.id, trigger=RunTrigger.MANUAL, scheduled_for=now,
                             parameters=parameters, created_at=now)
         with self.store.transaction(now=now) as tx:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..accounting.usage import usage_share
 from ..model import GPU_MILLI, Job, JobState, PendingReason
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
@@ -109,7 +110,7 @@ class DecisionApplier:
                     continue  # changed meanwhile (e.g. cancelled): the next cycle looks again
                 tx.open_usage(job_id=job.id, attempt=job.attempts, user=job.spec.user, team=job.spec.team,
                               kind=job.spec.kind.value, started_at=now,
-                              gpus=[(g, gpu_of[g].model if g in gpu_of else "unknown", alloc.gpu_milli / GPU_MILLI)
+                              gpus=[(g, gpu_of[g].model if g in gpu_of else "unknown", usage_share(g, alloc, gpu_of))
                                     for g in alloc.all_gpu_uuids()])
                 self._record(tx, core_audit, merged, "admit", job,
                              f"admitted on {alloc.node}: {', '.join(alloc.all_gpu_uuids()) or 'no GPUs'}",

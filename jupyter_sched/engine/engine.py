@@ -38,6 +38,7 @@ from typing import Any, Literal
 from ..backoff import Backoff, Retries
 from ..errors import NotLeaderError, StoreError
 from ..executors.base import Executor, ExecutorEvent
+from ..inventory.changes import InventoryChangePublisher
 from ..model import Inventory, Job, PendingReason
 from ..reclaim import IdlePolicies, LadderState
 from ..scheduling.live import LiveCycle
@@ -158,6 +159,8 @@ class Engine:
         self.idle = IdleLadders(store, monitor, idle_policies, idle_arbiter, stop_grace_s=stop_grace_s)
         self.decider = Decider(store, inventory, self.clock, self.idle, usage_half_life_s=usage_half_life_s,
                                telemetry=telemetry, kernels=kernels)
+        # GPU health, cordons, new nodes: an "inventory" event when a cycle's reading differs
+        self.decider.inventory_observers.append(InventoryChangePublisher(self._publish).observe)
         self.applier = DecisionApplier(store, self.leadership, self.clock, self.idle, self._publish,
                                        max_reason_writes=max_reason_writes, reason_batch=reason_batch)
         self.cycle_gap_s = 0.0

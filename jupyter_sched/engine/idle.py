@@ -104,10 +104,12 @@ class IdleLadders:
         """Tell the monitor which pids hold which GPU: job roots (from their handles) and lease kernels."""
         assert self.monitor is not None
         holders: dict[str, set[int]] = {}
+        allocations: dict[str, str] = {}
         for record in records:
             job = record.job
             if not job.state.holds_gpus or job.allocation is None:
                 continue
+            allocations.update((uuid, job.id) for uuid in job.allocation.all_gpu_uuids())
             pid: Any = None
             if job.is_lease:
                 pid = dict(kernels.get(job.spec.kernel_id or "", {})).get("pid")
@@ -117,10 +119,12 @@ class IdleLadders:
                 for uuid in job.allocation.all_gpu_uuids():
                     holders.setdefault(uuid, set()).add(pid)
         self.monitor.set_holders(holders)
+        self.monitor.set_allocations(allocations)  # exporter pod labels are checked against these (case 021)
 
     def _lookback_s(self) -> float:
-        """Seconds of samples idle detection needs: the longest limit of any class, plus a minute."""
-        longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in self._policy_list())
+        """Seconds of samples idle detection needs: the longest limit of any policy (its grace
+        included), plus a minute."""
+        longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) + p.grace_s for p in self._policy_list())
         return longest + 60.0
 
     def _per_minute(self) -> bool:
@@ -131,7 +135,7 @@ class IdleLadders:
 
     def _policy_list(self) -> list[IdlePolicy]:
         assert self.policies is not None
-        return [self.policies.default, *self.policies.by_priority.values()]
+        return self.policies.all()  # default, per class, per kind and per kind and class
 
     def _refresh(self, records: Iterable[JobRecord]) -> None:
         """Load the persisted ladder of running work not in the cache (after a restart) and pick up

@@ -6,6 +6,12 @@
 - a daemon thread calls :meth:`TelemetryMonitor.sample` every ``interval_s`` seconds (a collector
   may block on NVML or HTTP, so never on the server's event loop); a failed collection
   (:class:`~jupyter_sched.errors.TelemetryError`) is counted and logged, the last good samples stay;
+- every collection goes through the :class:`~jupyter_sched.telemetry.validity.SampleValidator`
+  (the utilization latch needs history; a confirmed latch relabels the stored samples of its run)
+  and the :class:`~jupyter_sched.telemetry.health.HealthTracker` (Xid and other health evidence);
+- exporter ``pod`` labels are checked against the allocations the engine reports
+  (:meth:`set_allocations`): a label that names another pod is logged as ``label_mismatch``, once
+  per GPU, job and label per hour (case 021: the allocation wins);
 - the engine tells it which processes hold which GPU (:meth:`set_holders`: job process groups and
   lease kernels' pids), which the simulated collector measures and the NVML inventory subtracts
   from foreign memory (case 014);
@@ -25,11 +31,14 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ..accounting.attribution import label_mismatch
 from ..errors import TelemetryError
 from ..model import Inventory, Job, parse_utc, to_iso
 from ..model.samples import GpuSample
 from ..reclaim import IdleInput, LadderState
 from ..telemetry import SampleStore, idle_input, rollup_to_dict
+from ..telemetry.health import HealthEvent, HealthTracker
+from ..telemetry.validity import SampleValidator
 from .clock import Clock, SystemClock
 
 __all__ = ["TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
@@ -37,7 +46,8 @@ __all__ = ["TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
 log = logging.getLogger(__name__)
 
 DeviceKey = tuple[str, int | None]
-
+LABEL_WARNING_EVERY_S = 3600.0
+"""Seconds between two ``label_mismatch`` log lines for the same GPU, job and label (case 021)."""
 
 
 def ladder_to_dict(ladder: LadderState) -> dict[str, Any]:
@@ -93,6 +103,11 @@ class TelemetryMonitor:
         self.last_error = ""
         self.last_sample_at: datetime | None = None
         self._lock = threading.Lock()
+        self.validator = SampleValidator()
+        self.health = HealthTracker()
+        self._allocations: dict[str, str] = {}
+        self._label_warned: dict[tuple[str, str, str], datetime] = {}
+        self.label_mismatches = 0
         self._holders: dict[str, frozenset[int]] = {}
         self._last_rollup: datetime | None = None
         self._stop = threading.Event()
@@ -110,6 +125,16 @@ class TelemetryMonitor:
         """``{gpu uuid: pids}`` (the simulated collector's ``pids`` callable)."""
         with self._lock:
             return {uuid: sorted(pids) for uuid, pids in self._holders.items()}
+
+    def set_allocations(self, allocations: Mapping[str, str]) -> None:
+        """Replace ``{gpu uuid: job id}`` of current allocations (for the exporter label cross-check)."""
+        with self._lock:
+            self._allocations = dict(allocations)
+
+    def health_events(self) -> list[HealthEvent]:
+        """Health evidence seen in the samples so far (oldest first)."""
+        with self._lock:
+            return self.health.events()
 
     def our_pids(self) -> frozenset[int]:
         """Every registered pid (lease kernels and job roots), for foreign-memory detection."""
@@ -138,7 +163,14 @@ class TelemetryMonitor:
             return []
         rows: list[dict[str, Any]] = []
         with self._lock:
+            samples, relabels = self.validator.check(samples)
             self.store.add(samples)
+            for relabel in relabels:
+                self.store.relabel(relabel.key, relabel.count, "util_latch")
+            for event in self.health.observe(samples):
+                log.warning("telemetry: GPU %s on %s is unhealthy: %s (%s)", event.gpu_uuid, event.node or "?",
+                            event.problem, event.evidence)
+            self._check_labels(samples, now)
             self.last_sample_at = now
             if self.rollup_sink is not None and (self._last_rollup is None
                                                  or (now - self._last_rollup).total_seconds() >= 60):
@@ -150,6 +182,23 @@ class TelemetryMonitor:
             except Exception:
                 log.exception("could not persist %d telemetry rollup rows", len(rows))
         return samples
+
+    def _check_labels(self, samples: list[GpuSample], now: datetime) -> None:
+        """Log exporter labels that disagree with the allocation, rate-limited (lock held)."""
+        for s in samples:
+            job_id = self._allocations.get(s.gpu_uuid)
+            if job_id is None or not s.pod:
+                continue
+            mismatch = label_mismatch(s, job_id)
+            if mismatch is None:
+                continue
+            key = (s.gpu_uuid, job_id, mismatch.label)
+            last = self._label_warned.get(key)
+            if last is not None and (now - last).total_seconds() < LABEL_WARNING_EVERY_S:
+                continue
+            self._label_warned[key] = now
+            self.label_mismatches += 1
+            log.warning("telemetry: %s", mismatch.message())
 
     def start(self) -> None:
         """Start the sampling thread (idempotent)."""
@@ -237,7 +286,9 @@ class TelemetryMonitor:
             return self.retention_s
 
     def status(self) -> dict[str, Any]:
-        """``{"enabled", "source", "interval_s", "retention_s", "devices", "errors", "last_error", "last_sample_at"}``."""
+        """``{"enabled", "source", "interval_s", "retention_s", "devices", "errors", "last_error",
+        "last_sample_at", "label_mismatches", "health_events"}``."""
         return {"enabled": self.running or self.last_sample_at is not None, "source": self.source,
                 "interval_s": self.interval_s, "retention_s": self.retention_s, "devices": len(self.devices()),
-                "errors": self.errors, "last_error": self.last_error, "last_sample_at": to_iso(self.last_sample_at)}
+                "errors": self.errors, "last_error": self.last_error, "last_sample_at": to_iso(self.last_sample_at),
+                "label_mismatches": self.label_mismatches, "health_events": len(self.health_events())}

@@ -283,6 +283,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
             "cycle_interval_s": self.cycle_interval,
             "placement_policy": self.placement_policy,
+            "stop_grace_s": self.stop_grace_s,  # the CLI says "stopping, grace 60 s" when it cancels running work
         }
 
     # ---- kernels -------------------------------------------------------------------------

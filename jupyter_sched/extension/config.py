@@ -299,6 +299,14 @@ class PolicyConfig(Configurable):
         if value != "binpack" and value not in FRAGMENTATION_POLICIES:
             raise config_error("placement_policy", value, "is not a placement policy",
                                'use "binpack" (default), ' + ", ".join(f'"{p}"' for p in FRAGMENTATION_POLICIES))
+        if value == "fgd-planned":
+            # scipy is an extra (a slim install serves without it): fail at load, not in the first
+            # cycle; the policy loads it anyway for its first fill plan
+            try:
+                import scipy.optimize  # noqa: F401
+            except ImportError:
+                raise config_error("placement_policy", value, "needs scipy (its fill plan solves a linear program)",
+                                   "pip install 'jupyter_sched[fgd]', or use \"fgd-balanced\"") from None
         return value
 
     @validate("time_zone")

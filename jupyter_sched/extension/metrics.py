@@ -6,8 +6,14 @@ several servers in one test process coexist. Values are read from the service wh
 
 - ``jupyter_sched_queue_length{priority}``      pending jobs per priority class
 - ``jupyter_sched_running_jobs{kind}``          jobs / leases holding GPUs
-- ``jupyter_sched_gpus{model,state}``           GPUs allocated / free per model (fractions count
-                                                in GPUs: two 0.5 GPU jobs = 1 allocated GPU)
+- ``jupyter_sched_gpus{model,state}``           GPUs allocated / free / unavailable per model
+                                                (fractions count in GPUs: two 0.5 GPU jobs = 1
+                                                allocated GPU; an unhealthy GPU, or one on a node
+                                                that is not ready, is ``unavailable`` — never free:
+                                                case 018)
+- ``jupyter_sched_gpu_utilization_percent``     mean GPU utilization over the devices sampled now,
+                                                valid readings only (suspect or blank ones add 0 %:
+                                                case 026); absent without telemetry
 - ``jupyter_sched_preemptions_total``           preemption events seen since start
 - ``jupyter_sched_reclaims_total``              idle reclaims that freed GPUs since start (engine count)
 - ``jupyter_sched_idle_gpus``                   GPUs of work with an open idle warning
@@ -67,6 +73,9 @@ class SchedCollector(Collector):
             for mig in gpu.get("mig_devices", []):
                 model_of[mig["uuid"]] = gpu["model"]
         total = Counter(g["model"] for g in inventory.get("gpus", []))
+        ready = {n["name"]: bool(n.get("ready", True)) for n in inventory.get("nodes", [])}
+        unavailable = Counter(g["model"] for g in inventory.get("gpus", [])
+                              if g.get("health", "healthy") != "healthy" or not ready.get(g.get("node", ""), True))
         used: dict[str, float] = {}
         for job in holding:
             alloc = job.get("allocation") or {}
@@ -76,14 +85,22 @@ class SchedCollector(Collector):
             for uuid in uuids:
                 if uuid in model_of:
                     used[model_of[uuid]] = used.get(model_of[uuid], 0.0) + share
-        gpus = GaugeMetricFamily("jupyter_sched_gpus", "GPUs per model and state (allocated/free)",
+        gpus = GaugeMetricFamily("jupyter_sched_gpus", "GPUs per model and state (allocated/free/unavailable)",
                                  labels=["model", "state", "simulated"])
         simulated = str(bool(inventory.get("simulated", False))).lower()
         for model, count in sorted(total.items()):
-            allocated = min(float(count), used.get(model, 0.0))
+            usable = float(count - unavailable.get(model, 0))
+            allocated = min(usable, used.get(model, 0.0))
             gpus.add_metric([model, "allocated", simulated], allocated)
-            gpus.add_metric([model, "free", simulated], float(count) - allocated)
+            gpus.add_metric([model, "free", simulated], usable - allocated)
+            gpus.add_metric([model, "unavailable", simulated], float(unavailable.get(model, 0)))
         yield gpus
+        utilization = self._utilization()
+        if utilization is not None:
+            util = GaugeMetricFamily("jupyter_sched_gpu_utilization_percent",
+                                     "Mean GPU utilization now, valid readings only (suspect/blank count as 0)")
+            util.add_metric([], utilization)
+            yield util
 
         preemptions = CounterMetricFamily("jupyter_sched_preemptions", "Preemption events since server start")
         preemptions.add_metric([], float(self.hub.counts.get("preempted", 0)))
@@ -102,6 +119,19 @@ class SchedCollector(Collector):
                                       "Event-stream clients dropped for falling behind")
         dropped.add_metric([], float(self.hub.dropped_clients))
         yield dropped
+
+
+    def _utilization(self) -> float | None:
+        """Cluster utilization from the telemetry monitor's newest samples (None without one)."""
+        monitor = getattr(self.service, "monitor", None)
+        if monitor is None:
+            return None
+        latest = monitor.latest()
+        if not latest:
+            return None
+        from ..telemetry.views import cluster_utilization
+
+        return cluster_utilization(latest).utilization_pct
 
 
 def make_registry(service: Any, hub: EventHub) -> CollectorRegistry:

@@ -45,6 +45,7 @@ GPU our own pods' annotation ``jupyter-sched/gpu-uuids`` names.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
@@ -64,6 +65,7 @@ from ..executors.kubernetes.manifests import (
 from ..executors.kubernetes.quantity import parse_quantity
 from ..executors.kubernetes.reflector import Reflector
 from ..model import GPU, Health, Inventory, MigDevice, Node, Taint
+from ..model.mig import compute_slices, gpus_for_mig_devices
 
 __all__ = [
     "GPU_COUNT_LABEL",
@@ -83,10 +85,11 @@ GPU_COUNT_LABEL = "nvidia.com/gpu.count"
 GPU_REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"
 _SHARED_SUFFIX = "-SHARED"
+log = logging.getLogger(__name__)
 _MIG_PRODUCT = re.compile(r"^(?P<parent>.+?)-MIG-(?P<profile>\d+g\.\d+gb)$")
 _PROFILE_GB = re.compile(r"(\d+)gb$")
+_MIG_LABEL = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+g\.\d+gb)\.(?P<field>count|memory)$")
 _PRODUCT_GB = re.compile(r"(\d+)GB")
-_MAX_MIG_SLICES = 7  # compute slices of an A100/H100; fallback to count MIG parents
 
 
 def gpu_uuid(node: str, index: int) -> str:
@@ -128,10 +131,40 @@ def _ready(node: Mapping[str, Any]) -> tuple[bool, str]:
     return False, "no Ready condition reported"
 
 
-def _profile_memory_mib(profile: str, labels: Mapping[str, str]) -> int:
-    labelled = _label_int(labels, f"nvidia.com/mig-{profile}.memory")
-    if labelled is not None:
-        return labelled
+def _mig_label_groups(labels: Mapping[str, str]) -> dict[str, tuple[int | None, int | None]]:
+    """``{profile: (count label, memory label)}`` of the ``nvidia.com/mig-<profile>.*`` labels."""
+    groups: dict[str, list[int | None]] = {}
+    for key, value in labels.items():
+        match = _MIG_LABEL.match(key)
+        if match is None:
+            continue
+        slot = groups.setdefault(match.group("profile"), [None, None])
+        try:
+            number = int(value)
+        except ValueError:
+            continue
+        slot[0 if match.group("field") == "count" else 1] = number
+    return {k: (v[0], v[1]) for k, v in groups.items()}
+
+
+def _profile_memory_mib(profile: str, devices: int, labels: Mapping[str, str], warnings: list[str]) -> int:
+    """Memory of one MIG device of ``profile`` from the node's labels (case 022).
+
+    1. ``nvidia.com/mig-<profile>.memory``;
+    2. else a label group with the same compute slices and the same device count (GFD has named
+       profiles differently from the device plugin: ``3g.21gb`` labels, ``3g.20gb`` resource) —
+       with a warning naming both;
+    3. else the size in the profile name (rounded; GiB → MiB).
+    """
+    groups = _mig_label_groups(labels)
+    own = groups.get(profile)
+    if own is not None and own[1] is not None:
+        return own[1]
+    slices = compute_slices(profile)
+    for other, (count, memory) in sorted(groups.items()):
+        if other != profile and memory is not None and compute_slices(other) == slices and count == devices:
+            warnings.append(f"MIG label name {other} does not match resource {profile}")
+            return memory
     match = _PROFILE_GB.search(profile)
     return int(match.group(1)) * 1024 if match else 0
 
@@ -146,9 +179,13 @@ class _Shape:
     healthy_whole: int            # of which allocatable
     mig_parents: int              # GPUs in MIG mode
     mig: tuple[tuple[str, int, int], ...] = ()  # (profile, devices, memory MiB per device)
+    strategy: str = "none"
+    warnings: tuple[str, ...] = ()
 
 
 def _shape(labels: Mapping[str, str], capacity: Mapping[str, Any], allocatable: Mapping[str, Any]) -> _Shape:
+    """Counts from ``status.allocatable`` / ``capacity``; labels only add model, memory and names
+    (case 022: ``gpu.count`` keeps counting partitioned GPUs; MIG label names may differ)."""
     product = labels.get(GPU_PRODUCT_LABEL, "")
     memory = _label_int(labels, GPU_MEMORY_LABEL) or 0
     count_label = _label_int(labels, GPU_COUNT_LABEL)
@@ -157,36 +194,41 @@ def _shape(labels: Mapping[str, str], capacity: Mapping[str, Any], allocatable: 
     strategy = labels.get(MIG_STRATEGY_LABEL, "none")
     model = product[: -len(_SHARED_SUFFIX)] if product.endswith(_SHARED_SUFFIX) else product
     single = _MIG_PRODUCT.match(model)
+    warnings: list[str] = []
     if strategy == "single" and single:
-        # nvidia.com/gpu counts MIG devices; gpu.memory is one device's memory.
-        parents = count_label or 1
+        # nvidia.com/gpu counts MIG devices of one profile; gpu.memory is one device's memory.
+        profile = single.group("profile")
         parent_model = single.group("parent")
+        parents = count_label or gpus_for_mig_devices([(profile, cap)], parent_model)
         gb = _PRODUCT_GB.search(parent_model)
-        parent_memory = int(gb.group(1)) * 1024 if gb else memory * max(1, cap // parents)
+        parent_memory = int(gb.group(1)) * 1024 if gb else 0  # unknown: shares come from slices, not memory
         return _Shape(model=parent_model, memory_mib=parent_memory, whole=0, healthy_whole=0,
-                      mig_parents=parents, mig=((single.group("profile"), alloc, memory),))
+                      mig_parents=parents, mig=((profile, alloc, memory),), strategy="single")
     replicas = _label_int(labels, GPU_REPLICAS_LABEL) or 1
     if replicas > 1:  # time-slicing: each physical GPU is advertised `replicas` times
         physical = count_label if count_label is not None else math.ceil(cap / replicas)
         healthy = min(physical, math.ceil(alloc / replicas))
-        return _Shape(model=model, memory_mib=memory, whole=physical, healthy_whole=healthy, mig_parents=0)
+        return _Shape(model=model, memory_mib=memory, whole=physical, healthy_whole=healthy, mig_parents=0,
+                      strategy=strategy)
     mig: list[tuple[str, int, int]] = []
     for key in sorted(allocatable):
         if key.startswith(MIG_RESOURCE_PREFIX):
             profile = key[len(MIG_RESOURCE_PREFIX):]
             devices = _int(allocatable[key])
             if devices > 0:
-                mig.append((profile, devices, _profile_memory_mib(profile, labels)))
+                mig.append((profile, devices, _profile_memory_mib(profile, devices, labels, warnings)))
     parents = 0
     if mig:
         if count_label is not None and count_label > cap:
             parents = count_label - cap
         else:
-            slices = sum(devices * int(profile.split("g", 1)[0]) for profile, devices, _ in mig
-                         if profile.split("g", 1)[0].isdigit())
-            parents = max(1, math.ceil(slices / _MAX_MIG_SLICES))
+            parents = gpus_for_mig_devices([(p, n) for p, n, _ in mig], model)
+        if count_label is not None and count_label != alloc:
+            warnings.insert(0, f"{GPU_COUNT_LABEL.split('/', 1)[1]} label {count_label} != allocatable "
+                               f"{GPU_RESOURCE} {alloc} (mixed MIG)")
     return _Shape(model=model, memory_mib=memory, whole=cap, healthy_whole=min(cap, alloc),
-                  mig_parents=parents, mig=tuple(mig))
+                  mig_parents=parents, mig=tuple(mig), strategy="mixed" if mig else strategy,
+                  warnings=tuple(warnings))
 
 
 def node_from_dict(node: Mapping[str, Any], *, foreign_gpus: int = 0,
@@ -261,6 +303,8 @@ def node_from_dict(node: Mapping[str, Any], *, foreign_gpus: int = 0,
                            effect=str(t.get("effect", "NoSchedule"))) for t in spec.get("taints") or []),
         ready=ready,
         unschedulable=bool(spec.get("unschedulable", False)),
+        mig_strategy=shape.strategy,
+        warnings=tuple(f"node {name}: {w}" for w in shape.warnings),
     )
 
 
@@ -398,6 +442,7 @@ class KubernetesInventory:
         self._on_change = on_change
         self._lock = threading.Lock()
         self._cached: Inventory | None = None
+        self._warned: dict[str, tuple[str, ...]] = {}
         self._started = False
         self.nodes = Reflector(core_api.list_node, name="nodes", on_change=self._changed,
                                watch_timeout_s=watch_timeout_s)
@@ -432,12 +477,18 @@ class KubernetesInventory:
         return self.inventory()
 
     def inventory(self) -> Inventory:
-        """The current inventory (rebuilt after each change, cached between changes)."""
+        """The current inventory (rebuilt after each change, cached between changes). A node's
+        warnings (label/allocatable disagreements, case 022) are logged once per node and change."""
         with self._lock:
             if self._cached is None:
                 pods = self.pods.items() if self.pods is not None else []
                 self._cached = inventory_from_objects(self.nodes.items(), pods,
                                                       count_foreign_pods=self._count_foreign)
+                for node in self._cached.nodes:
+                    if node.warnings and self._warned.get(node.name) != node.warnings:
+                        for warning in node.warnings:
+                            log.warning("kubernetes inventory: %s", warning)
+                    self._warned[node.name] = node.warnings
             return self._cached
 
     def _changed(self) -> None:

@@ -26,11 +26,13 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..errors import SchedError, ValidationError
+from ..wording import cancel_outcome, flag_for, refusal_text, wait_progress
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
 from .parsing import (
     GpuCommand,
     ScheduleCommand,
+    _split,
     check_model,
     job_body,
     lease_body,
@@ -57,6 +59,9 @@ CUDA_ALREADY_INITIALISED = (
     "Restart the kernel and run %gpu before importing torch/tensorflow/cupy."
 )
 CELLS_DIR = os.path.join(".jupyter_sched", "cells")
+RELEASED_CUDA = (
+    "CUDA_VISIBLE_DEVICES is now '' (empty) in this kernel: empty hides every GPU from CUDA, while unset would "
+    "show it all of this host's GPUs. If CUDA was initialised, restart the kernel to free GPU memory.")
 
 
 class MagicError(Exception):
@@ -70,13 +75,21 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def _capital(text: str) -> str:
+    """A notebook prints sentences: ``released lease l-1 …`` → ``Released lease l-1 …``."""
+    return text[:1].upper() + text[1:]
+
+
 def _one_line(err: SchedError) -> str:
-    text = err.message
-    if err.field and err.field not in text:
-        text = f"{err.field}: {text}"
-    if err.hint:
-        text += f" ({err.hint})"
-    return f"{type(err).__name__}: {text}"
+    """``UnschedulableError: --mem-per-gpu: <what blocks it> (<what to change>)``: the field as the
+    magic's option, and a refused request's reason in the words the queue uses (one renderer)."""
+    message, hint = refusal_text(err.message, err.hint, err.details)
+    field = flag_for(err.field, command_hint="the cell body (or %schedule run SCRIPT)")
+    if field and field not in message and (err.field or "") not in message:
+        message = f"{field}: {message}"
+    if hint:
+        message += f" ({hint.rstrip('.')})"
+    return f"{type(err).__name__}: {message}"
 
 
 @contextmanager
@@ -91,6 +104,8 @@ def _errors() -> Iterator[None]:
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
+    except ModuleNotFoundError as err:  # an extra this install lacks (render.pandas says which)
+        raise MagicError(str(err)) from None
 
 
 @magics_class
@@ -268,14 +283,13 @@ class SchedMagics(Magics):
                 waited = time.monotonic() - started
                 if timeout_s is not None and waited >= timeout_s:
                     self._withdraw(lease_id)
-                    raise MagicError(f"no GPUs granted within {timeout_s:g}s; request {lease_id} withdrawn "
-                                     f"({reason_line(lease, _now())})")
+                    raise MagicError(f"no GPUs granted within {timeout_s:g}s; lease request {lease_id} withdrawn. "
+                                     f"It was {reason_line(lease, _now())}")
                 if waited > 0.5:
-                    line = f"lease {lease_id}: {reason_line(lease, _now())} · waited {waited:.0f}s"
+                    frame = wait_progress(lease, _now())
                     if progress is None:
-                        progress = Progress(line)
-                    else:
-                        progress.update(line)
+                        progress = Progress(f"lease {lease_id}")
+                    progress.show(frame, waited)
                 time.sleep(delay)
                 # poll fast while a grant is likely imminent (the engine runs a cycle on submit), then back off
                 delay = 0.025 if waited < 2.0 else min(delay * 1.5, 1.0)
@@ -284,7 +298,7 @@ class SchedMagics(Magics):
             self._withdraw(lease_id)
             raise MagicError(f"interrupted: lease request {lease_id} withdrawn") from None
         if progress is not None:
-            progress.update(job_line(lease, _now()))
+            progress.finish(time.monotonic() - started)
         return lease
 
     def _withdraw(self, lease_id: str) -> None:
@@ -353,13 +367,15 @@ class SchedMagics(Magics):
             return
         released = self.client.release_lease(str(lease["id"]))
         self.lease = None
+        self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
         if self._applied:
-            # hide all GPUs rather than unset (unset = every GPU visible)
+            # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host
             os.environ["CUDA_VISIBLE_DEVICES"] = ""
             self._applied = ()
-        self._print(f"Released lease {lease['id']} ({released.get('state', 'released')}); "
-                    "CUDA_VISIBLE_DEVICES cleared in this kernel. If CUDA was initialised, restart the kernel "
-                    "to free GPU memory.")
+            self._print(RELEASED_CUDA)
+        else:
+            self._print(f"CUDA_VISIBLE_DEVICES is {os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')!r} in this "
+                        "kernel, as before: this lease had not set it.")
 
     def _release_at_exit(self) -> None:
         if self.lease is not None and self._client is not None:
@@ -417,7 +433,7 @@ class SchedMagics(Magics):
         Usage::
 
           %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME]
-                     [--priority high|normal|low] [--time-limit 2h] [--queue TEAM] [--profile NAME]
+                     [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
               <cell body>           run the cell body as a job with this kernel's Python
                                     (sys.executable) in the current directory; the body is saved
                                     as .jupyter_sched/cells/<hash>.py there. Variables of this
@@ -436,6 +452,12 @@ class SchedMagics(Magics):
           %schedule cancel JOB
           %schedule dryrun [options]           would it fit, where and when — without enqueuing
           %schedule profiles        the admin-defined request templates (use with --profile NAME)
+          %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
+                    [-p NAME=VALUE ...] [--missed run_once|skip] [--paused] [options]
+                                    save a job definition: each firing of the cron schedule (in
+                                    that time zone) runs it as a job, with these parameters
+          %schedule define list | show DEF | runs DEF | run DEF [-p N=V] | edit DEF [...]
+          %schedule define pause DEF | resume DEF | delete DEF
 
         Submissions return the job id, so ``job = %schedule run train.py --gpus 1`` then
         ``%schedule logs {job} -f`` works.
@@ -450,11 +472,18 @@ class SchedMagics(Magics):
           %schedule serve app.py --gpus 1 --port 8000
           %schedule dryrun --gpus 8 --model H100
           %schedule logs 42 -f
+          %schedule define report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin -p region=eu --gpus 1
         """
         with _errors():
             if cell is not None:
                 cmd = parse_schedule_line(line, cell=True)
                 return self._submit_cell(cmd, cell)
+            words = line.split(None, 1)
+            if words and words[0] == "define":
+                from .define import run_define
+
+                return run_define(self.client.call, _split(words[1] if len(words) > 1 else "", "%schedule define"),
+                                  resolve=self._existing, say=self._print)
             cmd = parse_schedule_line(line)
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)
@@ -548,24 +577,35 @@ class SchedMagics(Magics):
         self._print(job_line(self.client.job(job_id), _now()))
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
+        """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
+        the bar ends as a short "waited" note, not as a copy of that line (issue 20)."""
         job_id = str(cmd.job_id)
         job = self.client.job(job_id)
         started = time.monotonic()
-        progress = Progress(job_line(job, _now()))
+        progress: Progress | None = None
         try:
             while not is_terminal(job):
-                if cmd.timeout_s is not None and time.monotonic() - started >= cmd.timeout_s:
+                waited = time.monotonic() - started
+                if cmd.timeout_s is not None and waited >= cmd.timeout_s:
                     raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
+                if progress is None:
+                    progress = Progress(f"job {job_id}")
+                progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = self.client.job(job_id)
-                progress.update(job_line(job, _now()) + f" · {time.monotonic() - started:.0f}s")
         except KeyboardInterrupt:
             self._print(f"[stopped waiting for {job_id}; the job keeps running]")
             return
+        if progress is not None:
+            progress.finish(time.monotonic() - started)
         self._print(job_line(job, _now()))
 
     def _schedule_cancel(self, cmd: ScheduleCommand) -> None:
-        self._print("Cancelled " + job_line(self.client.cancel(str(cmd.job_id)), _now()))
+        job_id = str(cmd.job_id)
+        before = self.client.job(job_id)
+        after = self.client.cancel(job_id)
+        grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
+        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None)))
 
     def _schedule_dryrun(self, cmd: ScheduleCommand) -> Any:
         inventory = self.client.inventory()

@@ -12,7 +12,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["LiveFigure", "Progress", "show", "widgets_enabled"]
+from ..wording import WaitProgress
+
+__all__ = ["LiveFigure", "Progress", "show", "text_bar", "widgets_enabled"]
 
 
 def show(obj: Any, **kwargs: Any) -> Any:
@@ -34,33 +36,78 @@ def widgets_enabled() -> bool:
 
 
 class Progress:
-    """A one-line status that updates in place while the cell waits.
+    """A progress bar that updates in place while the cell waits: the frames of
+    :func:`jupyter_sched.wording.wait_progress`, the same ones ``jupyter-sched wait`` draws with tqdm.
 
-    Uses an ``ipywidgets.HTML`` when widgets are enabled, else an IPython display handle
-    (``display(..., display_id=True)`` + ``update``), which also updates in place in JupyterLab.
+    With widgets: an ``ipywidgets.FloatProgress`` (0..1; hidden while the fraction is unknown) and
+    an ``HTML`` label in one row. Without: one text line through an IPython display handle
+    (``[#####-----]  50% queued #1 · ETA 19:42 UTC (in 5m) · 12s``), which JupyterLab also updates
+    in place. :meth:`finish` leaves a short "waited" note: the caller prints the final line itself,
+    so a headless record shows it once.
+
+    Args:
+        title: what is waited for, e.g. ``job j-7`` (prefixes every label).
     """
 
-    def __init__(self, text: str) -> None:
-        self._widget: Any = None
-        self._handle: Any = None
-        if widgets_enabled():
-            import ipywidgets
+    WIDTH = 20
 
-            self._widget = ipywidgets.HTML(value=self._html(text))
-            show(self._widget)
-        else:
-            self._handle = show({"text/plain": text}, raw=True, display_id=True)
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self._bar: Any = None
+        self._label: Any = None
+        self._handle: Any = None
 
     @staticmethod
     def _html(text: str) -> str:
         return f"<code>{html.escape(text)}</code>"
 
-    def update(self, text: str) -> None:
-        """Replace the shown line with ``text``."""
-        if self._widget is not None:
-            self._widget.value = self._html(text)
+    def _open(self, text: str) -> None:
+        """Display the bar on first use, its ``text/plain`` being ``text`` (what a headless run
+        records, instead of the widget's ``HBox(children=...)`` repr)."""
+        if widgets_enabled():
+            import ipywidgets
+
+            self._bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, bar_style="info",
+                                                 layout=ipywidgets.Layout(width="30%"))
+            self._label = ipywidgets.HTML(value=self._html(text))
+            bundle = dict(ipywidgets.HBox([self._bar, self._label])._repr_mimebundle_() or {})
+            bundle["text/plain"] = text
+            show(bundle, raw=True)
+        else:
+            self._handle = show({"text/plain": text}, raw=True, display_id=True)
+
+    def show(self, frame: WaitProgress, waited_s: float) -> None:
+        """Draw ``frame`` after ``waited_s`` seconds of waiting."""
+        label = f"{self.title} · {frame.label}" + (f" · {frame.detail}" if frame.detail else "")
+        if frame.phase == "queued":  # a running frame already counts its run time
+            label += f" · waited {waited_s:.0f}s"
+        if self._bar is None and self._handle is None:
+            self._open(label)
+        if self._bar is not None:
+            self._bar.layout.visibility = "hidden" if frame.fraction is None else "visible"
+            self._bar.value = frame.fraction or 0.0
+            self._label.value = self._html(label)
         elif self._handle is not None:
-            self._handle.update({"text/plain": text}, raw=True)
+            self._handle.update({"text/plain": text_bar(frame.fraction, self.WIDTH) + " " + label}, raw=True)
+
+    def finish(self, waited_s: float) -> None:
+        """End the bar with ``<title>: waited 12s`` (full bar); the caller prints the outcome."""
+        note = f"{self.title}: waited {waited_s:.0f}s"
+        if self._bar is not None:
+            self._bar.layout.visibility = "visible"
+            self._bar.value = 1.0
+            self._bar.bar_style = "success"
+            self._label.value = self._html(note)
+        elif self._handle is not None:
+            self._handle.update({"text/plain": note}, raw=True)
+
+
+def text_bar(fraction: float | None, width: int) -> str:
+    """``[#####-----]  50%`` for a known fraction, ``[   ...    ]`` while it is unknown."""
+    if fraction is None:
+        return "[" + "...".center(width) + "]     "
+    filled = round(max(0.0, min(1.0, fraction)) * width)
+    return f"[{'#' * filled}{'-' * (width - filled)}] {fraction * 100:3.0f}%"
 
 
 class LiveFigure:
@@ -71,7 +118,11 @@ class LiveFigure:
     """
 
     def __init__(self, uuids: Sequence[str], title: str) -> None:
-        import plotly.graph_objects as go
+        try:
+            import plotly.graph_objects as go
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError("%gpu watch draws with plotly: pip install 'jupyter_sched[lab]'",
+                                      name=exc.name) from None
         from plotly.subplots import make_subplots
 
         fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
@@ -100,12 +151,19 @@ class LiveFigure:
         return self.widget if self.widget is not None else self._fig
 
     def update(self, history: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
-        """Redraw from ``history[uuid] = [{"t", "utilization_pct", "memory_used_mib"}, ...]``."""
+        """Redraw from ``history[uuid] = [{"t", "utilization_pct", "memory_used_mib", "validity", "display"}, ...]``.
+
+        A sample that is not ``valid`` (blank or suspect, e.g. a latched 100 %) is drawn as a gap,
+        with its note (``100 % (suspect: no process, 0 MiB)``) as the point's hover text (case 026)."""
         fig = self.figure
         for i, uuid in enumerate(self.uuids):
             points = history.get(uuid, ())
             xs = [p["t"] for p in points]
-            fig.data[2 * i].x, fig.data[2 * i].y = xs, [p.get("utilization_pct") for p in points]
+            fig.data[2 * i].x, fig.data[2 * i].y = xs, [
+                p.get("utilization_pct") if p.get("validity", "valid") == "valid" else None for p in points]
+            fig.data[2 * i].connectgaps = False
+            fig.data[2 * i].text = [p.get("display", "") if p.get("validity", "valid") != "valid" else ""
+                                    for p in points]
             fig.data[2 * i + 1].x, fig.data[2 * i + 1].y = xs, [p.get("memory_used_mib") for p in points]
         if self._handle is not None:
             self._handle.update(fig)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ..errors import ValidationError
+from ..model.resources import MAX_MEMORY_MIB
 from ..model.units import parse_duration, parse_memory_mib
 from ..model.validation import parse_gpus
 
@@ -26,7 +27,7 @@ __all__ = [
 PRIORITIES = ("high", "normal", "low")
 GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
 SCHEDULE_SUBCOMMANDS = ("run", "notebook", "serve", "queue", "jobs", "status", "logs", "wait", "cancel",
-                        "dryrun", "profiles")
+                        "dryrun", "profiles", "define")  # define: jupyter_sched.magics.define
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,7 +76,7 @@ class JobOptions:
         priority: ``high``, ``normal`` or ``low``.
         time_limit_s: wall-clock limit in seconds.
         name: job name.
-        queue: team queue to submit into.
+        team: the team (queue) charged; ``--team`` as in the CLI and REST, ``--queue`` still accepted.
         profile: admin-defined request template.
         timeout_s: (leases) seconds to wait for a grant before withdrawing the request.
     """
@@ -86,7 +87,7 @@ class JobOptions:
     priority: str | None = None
     time_limit_s: float | None = None
     name: str | None = None
-    queue: str | None = None
+    team: str | None = None
     profile: str | None = None
     timeout_s: float | None = None
 
@@ -103,7 +104,8 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
         parser.add_argument("--timeout", dest="timeout")
     else:
         parser.add_argument("--time-limit", dest="time_limit")
-        parser.add_argument("--queue", dest="queue")
+        # --team as REST and the CLI say it (issue 20); --queue, the old spelling, still works
+        parser.add_argument("--team", "--queue", dest="team")
 
 
 def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
@@ -137,6 +139,9 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobO
         if min_memory <= 0:
             raise ValidationError(f"--mem-per-gpu must be above zero (got {mem!r})", field="--mem-per-gpu",
                                   hint="use e.g. 20GiB or 40960 (MiB)")
+        if min_memory > MAX_MEMORY_MIB:  # the server's bound, said in the magic's own words
+            raise ValidationError(f"--mem-per-gpu must be at most 1 PiB per GPU (got {mem!r})", field="--mem-per-gpu",
+                                  hint="ask for the memory one GPU needs, e.g. 40GiB")
     time_limit = getattr(ns, "time_limit", None)
     timeout = getattr(ns, "timeout", None)
     return JobOptions(
@@ -146,7 +151,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobO
         priority=priority,
         time_limit_s=None if time_limit is None else parse_duration(time_limit, field="--time-limit"),
         name=_nonempty(getattr(ns, "name", None), "--name"),
-        queue=_nonempty(getattr(ns, "queue", None), "--queue"),
+        team=_nonempty(getattr(ns, "team", None), "--team"),
         profile=_nonempty(getattr(ns, "profile", None), "--profile"),
         timeout_s=None if timeout is None else parse_duration(timeout, field="--timeout"),
     )
@@ -314,7 +319,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     Grammar::
 
         %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME] [--priority P]
-                   [--time-limit 2h] [--queue TEAM] [--profile NAME]
+                   [--time-limit 2h] [--team TEAM] [--profile NAME]
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [options]
         %schedule serve APP [ARGS...] --port P [options]
@@ -427,8 +432,8 @@ def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str 
     body = _resource_fields(options)
     if options.time_limit_s is not None:
         body["time_limit_s"] = options.time_limit_s
-    if options.queue is not None:
-        body["queue"] = options.queue
+    if options.team is not None:
+        body["team"] = options.team
     if command:
         body["command"] = list(command)
     if notebook is not None:

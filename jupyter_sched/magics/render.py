@@ -1,7 +1,9 @@
 """Turn API objects (job / lease / inventory / telemetry JSON) into text lines and DataFrames.
 
 Pure formatting over the wire shapes of :mod:`jupyter_sched.model.codec`; the magics print
-what these return. Times are shown in UTC; ``now`` is passed in so tests can pin it.
+what these return. Sentences (job lines, reasons, ETAs) come from :mod:`jupyter_sched.wording`,
+shared with the CLI and the panel; this module adds the DataFrames. Times are shown in UTC;
+``now`` is passed in so tests can pin it.
 """
 
 from __future__ import annotations
@@ -10,23 +12,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TimestampError
-from ..model.units import format_duration, parse_utc
+from ..wording import eta_sentence, gpus_text, job_line, render_reason
+from ..wording.jobs import TERMINAL_STATES, granted_uuids
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "gpu_frame", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line", "no_gpus_message",
+    "gpu_frame", "pandas", "granted_uuids", "is_granted", "is_pending", "is_terminal", "job_line", "no_gpus_message",
     "profiles_frame", "queue_frame", "reason_line", "samples_from",
 ]
 
-TERMINAL = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
+def pandas() -> Any:
+    """pandas, or an ImportError that says which extra brings it (a slim install has none)."""
+    try:
+        import pandas as pd
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError("the magics' tables need pandas: pip install 'jupyter_sched[lab]'",
+                                  name=exc.name) from None
+    return pd
 
 
 def is_terminal(job: Mapping[str, Any]) -> bool:
     """True when the job / lease will never run again."""
-    return str(job.get("state")) in TERMINAL
+    return str(job.get("state")) in TERMINAL_STATES
 
 
 def is_pending(job: Mapping[str, Any]) -> bool:
@@ -34,87 +43,29 @@ def is_pending(job: Mapping[str, Any]) -> bool:
     return str(job.get("state")) in ("pending", "preempted")
 
 
-def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
-    """GPU / MIG UUIDs of the job's allocation (all workers), empty when none."""
-    alloc = job.get("allocation")
-    if not isinstance(alloc, Mapping):
-        return ()
-    workers = alloc.get("workers") or []
-    if workers:
-        return tuple(str(u) for w in workers for u in w.get("gpu_uuids", ()))
-    return tuple(str(u) for u in alloc.get("gpu_uuids", ()))
-
-
 def is_granted(job: Mapping[str, Any]) -> bool:
     """True when it holds GPUs (admitted / running with an allocation)."""
     return str(job.get("state")) in ("admitted", "running") and job.get("allocation") is not None
 
 
-def _eta_text(reason: Mapping[str, Any], now: datetime) -> str:
-    eta = reason.get("eta")
-    if not eta:
-        why = reason.get("eta_reason")
-        return f"ETA unknown ({why})" if why else "ETA unknown"
-    try:
-        when = parse_utc(str(eta), field="eta")
-    except TimestampError:
-        return f"ETA {eta}"
-    wait = (when - now).total_seconds()
-    return f"ETA {when:%H:%M} UTC (in {format_duration(max(wait, 0.0))})"
-
-
 def reason_line(job: Mapping[str, Any], now: datetime) -> str:
-    """One line for a waiting job: ``queued #2 · WaitingForCapacity: ... · ETA 19:42 UTC (in 5m)``."""
+    """One line for a waiting job, as the CLI and the panel say it (:func:`jupyter_sched.wording.render_reason`):
+    ``queued #2 · <what blocks it> · ETA 19:42 UTC (in 5m) · <what would unblock it>``."""
     reason = job.get("reason")
     if not isinstance(reason, Mapping):
         return f"{job.get('state', 'pending')}: waiting for the next scheduling cycle"
-    parts = []
-    position = reason.get("position")
-    parts.append(f"queued #{position}" if position else "queued")
-    message = str(reason.get("message") or "")
-    parts.append(f"{reason.get('code', 'Pending')}: {message}" if message else str(reason.get("code", "Pending")))
-    parts.append(_eta_text(reason, now))
-    unblock = reason.get("unblock")
-    if unblock:
-        parts.append(f"unblocks when: {unblock}")
-    return " · ".join(parts)
-
-
-def _gpus_text(job: Mapping[str, Any]) -> str:
-    res = job.get("resources") if isinstance(job.get("resources"), Mapping) else job
-    assert isinstance(res, Mapping)
-    gpus = res.get("gpus", 0)
-    milli = res.get("gpu_milli", 1000)
-    count = f"{milli / 1000:g}" if gpus == 1 and milli and milli < 1000 else str(gpus)
-    models = res.get("gpu_models") or []
-    return f"{count} GPU" + ("" if count == "1" else "s") + (f" ({'/'.join(models)})" if models else "")
-
-
-def job_line(job: Mapping[str, Any], now: datetime) -> str:
-    """One status line for a job or lease (state, GPUs, where, exit code or reason)."""
-    kind = job.get("kind", "job")
-    head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
-    if job.get("name"):
-        head += f" ({job['name']})"
-    state = str(job.get("state"))
-    if is_pending(job):
-        return f"{head}: {state}, {_gpus_text(job)} · {reason_line(job, now)}"
-    if state in ("admitted", "running"):
-        uuids = granted_uuids(job)
-        alloc = job.get("allocation") or {}
-        where = f" on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
-        sim = " [simulated GPUs]" if job.get("simulated") else ""
-        return f"{head}: {state}{where}{sim}"
-    tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
-    message = str(job.get("message") or "")
-    msg = f" — {message}" if message and not message.startswith("exited with code") else ""
-    return f"{head}: {state}{tail}{msg}"
+    return render_reason(reason, now=now, relative=True).line
 
 
 def no_gpus_message(inventory: Mapping[str, Any]) -> str | None:
-    """The case 015 message when the inventory has no GPUs, else None."""
+    """The case 015 message when the inventory has no GPUs, else None. On Kubernetes it says the
+    cluster has no GPU nodes and gives no executor advice: the executor is already Kubernetes
+    (case 027)."""
     if inventory.get("gpus"):
         return None
+    if inventory.get("source") == "kubernetes":
+        return ("This cluster has no GPU nodes (no node advertises nvidia.com/gpu or a MIG resource). "
+                "Ask an admin to add a GPU node pool; GPU requests are refused until one joins.")
     nvml = inventory.get("nvml") if isinstance(inventory.get("nvml"), Mapping) else None
     error = str(nvml.get("error") or "") if nvml else ""
     if "library not found" in error.lower() or "shared library" in error.lower():
@@ -128,9 +79,11 @@ def no_gpus_message(inventory: Mapping[str, Any]) -> str | None:
 
 
 def samples_from(payload: Any) -> list[dict[str, Any]]:
-    """Telemetry answer → ``[{"gpu_uuid", "utilization_pct", "memory_used_mib", "timestamp"}]``.
+    """Telemetry answer → ``[{"gpu_uuid", "utilization_pct", "memory_used_mib", "timestamp", "note"}]``.
 
-    Accepts a list of samples or an object holding one under ``samples`` / ``gpus`` / ``telemetry``.
+    Accepts a list of samples or an object holding one under ``samples`` / ``gpus`` / ``telemetry``;
+    a device row of ``GET telemetry`` (``{"gpu_uuid", "current": sample, "recent": [...]}``) gives
+    its ``current`` sample.
     """
     rows = payload
     if isinstance(payload, Mapping):
@@ -147,11 +100,16 @@ def samples_from(payload: Any) -> list[dict[str, Any]]:
         uuid = row.get("gpu_uuid") or row.get("uuid") or row.get("gpu")
         if not uuid:
             continue
+        # GET telemetry nests each device's latest sample under "current" (issue 20: reading the
+        # row itself showed util_pct None for every GPU, simulated ones included)
+        sample = row.get("current") if isinstance(row.get("current"), Mapping) else row
+        assert isinstance(sample, Mapping)
         out.append({
-            "gpu_uuid": str(row.get("mig_uuid") or uuid),
-            "utilization_pct": row.get("utilization_pct", row.get("util_percent")),
-            "memory_used_mib": row.get("memory_used_mib"),
-            "timestamp": row.get("timestamp"),
+            "gpu_uuid": str(sample.get("mig_uuid") or row.get("mig_uuid") or uuid),
+            "utilization_pct": sample.get("utilization_pct", sample.get("util_percent")),
+            "memory_used_mib": sample.get("memory_used_mib"),
+            "timestamp": sample.get("timestamp"),
+            "note": sample.get("note") or "",
         })
     return out
 
@@ -163,7 +121,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     Columns: node, index, model, memory_mib, allocated_to (``user: kind id name``), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
     """
-    import pandas as pd
+    pd = pandas()
 
     holders: dict[str, str] = {}
     for job in work:
@@ -195,22 +153,24 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
 
 def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
     """The ``%schedule queue`` table: position, id, user, kind, state, GPUs, priority, reason, ETA."""
-    import pandas as pd
+    pd = pandas()
 
     out = []
     for job in rows:
         reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
         assert isinstance(reason, Mapping)
+        text = render_reason(reason, now=now, relative=True) if reason else None
         out.append({
             "position": reason.get("position", job.get("position")), "id": job.get("id"), "name": job.get("name"),
-            "user": job.get("user"), "kind": job.get("kind"), "state": job.get("state"), "gpus": _gpus_text(job),
+            "user": job.get("user"), "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job),
             "priority": job.get("priority"), "reason": reason.get("code", ""),
-            "detail": reason.get("message", ""),
-            "eta": _eta_text(reason, now).removeprefix("ETA ") if reason else "",
+            "detail": text.summary if text else "",
+            "eta": eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else "",
+            "unblocks_when": text.unblock if text else "",
             "gpu_uuids": ", ".join(granted_uuids(job)),
         })
     columns = ["position", "id", "name", "user", "kind", "state", "gpus", "priority", "reason", "detail", "eta",
-               "gpu_uuids"]
+               "unblocks_when", "gpu_uuids"]
     frame = pd.DataFrame(out, columns=columns)
     frame["position"] = frame["position"].astype("Int64")  # whole numbers, <NA> for running work
     return frame
@@ -218,7 +178,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
 
 def profiles_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """The ``%schedule profiles`` table: name, description, defaults."""
-    import pandas as pd
+    pd = pandas()
 
     out = []
     for row in rows:

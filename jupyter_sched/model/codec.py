@@ -61,7 +61,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
-        "checkpointable": s.checkpointable, "parameters": dict(s.parameters),
+        "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
+        "unlimited": s.unlimited,
     }
 
 
@@ -75,6 +76,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         working_dir=d.get("working_dir"), env=dict(d.get("env", {})), image=d.get("image"),
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
+        definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
     )
 
 
@@ -100,7 +102,7 @@ def reason_to_dict(r: PendingReason | None) -> dict[str, Any] | None:
         return None
     return {"code": r.code, "message": r.message, "details": dict(r.details), "unblock": r.unblock,
             "position": r.position, "eta": _ts(r.eta), "eta_reason": r.eta_reason,
-            "per_flavor": [dict(f) for f in r.per_flavor]}
+            "per_flavor": [dict(f) for f in r.per_flavor], "predicted_start": _ts(r.predicted_start)}
 
 
 def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
@@ -110,7 +112,8 @@ def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
     return PendingReason(code=d["code"], message=d["message"], details=dict(d.get("details", {})),
                          unblock=d.get("unblock", ""), position=d.get("position"),
                          eta=_parse_ts(d.get("eta"), "reason.eta"), eta_reason=d.get("eta_reason", ""),
-                         per_flavor=tuple(dict(f) for f in d.get("per_flavor", ())))
+                         per_flavor=tuple(dict(f) for f in d.get("per_flavor", ())),
+                         predicted_start=_parse_ts(d.get("predicted_start"), "reason.predicted_start"))
 
 
 def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:

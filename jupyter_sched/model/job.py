@@ -162,7 +162,8 @@ class JobSpec:
         kind: training, inference service or interactive lease.
         priority: priority class.
         resources: what it needs.
-        time_limit_s: wall-clock limit in seconds (None = none; then no backfill ETA past it).
+        time_limit_s: wall-clock limit in seconds, > 0 (None = none given: the queue's default or
+            maximum applies for planning, see :mod:`jupyter_sched.queues.limits`).
         command: argv to run (local executor) or container command (Kubernetes).
         script: path of a Python script to run with the kernel's interpreter.
         notebook: path of a notebook to execute headless.
@@ -175,6 +176,8 @@ class JobSpec:
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
             script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
+        definition_id: the job definition this job is a run of (set by the definitions service,
+            never taken from a request body).
     """
 
     name: str
@@ -194,7 +197,9 @@ class JobSpec:
     kernel_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
+    unlimited: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    definition_id: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit
@@ -205,6 +210,9 @@ class JobSpec:
             raise ValidationError(f"time_limit_s must be a positive number of seconds (got {limit!r})",
                                   field="time_limit_s",
                                   hint="give e.g. 3600 for one hour, or leave it out for no limit")
+        if limit is not None and self.unlimited:
+            raise ValidationError("a job cannot have a time limit and be unlimited", field="time_limit_s",
+                                  hint="give either a time limit or unlimited, not both")
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +256,9 @@ class PendingReason:
         eta: reservation / expected start time (None = unknown, with ``eta_reason``).
         eta_reason: why the ETA is unknown, when it is.
         per_flavor: one structured entry per GPU model tried (case 005).
+        predicted_start: the start predicted when the job was first queued (carried unchanged
+            from cycle to cycle; None: unknown then) — compared with the actual start to
+            measure ETA accuracy (case 034).
     """
 
     code: str
@@ -258,6 +269,7 @@ class PendingReason:
     eta: datetime | None = None
     eta_reason: str = ""
     per_flavor: tuple[Mapping[str, Any], ...] = ()
+    predicted_start: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,7 @@ def spec_from_request(
     profiles: Mapping[str, Profile] | None = None,
     known_models: frozenset[str] | None = None,
     default_kind: JobKind = JobKind.TRAINING,
+    warnings: list[str] | None = None,
 ) -> JobSpec:
     """Validate a request body and build a :class:`JobSpec`.
 
@@ -183,6 +184,8 @@ def spec_from_request(
         profiles: admin-defined templates by name.
         known_models: GPU models that exist; an unknown ``model`` is rejected with the list.
         default_kind: kind when the body names none.
+        warnings: when given, sentences the caller should show with the accepted job are appended
+            (e.g. that ``time_limit: 0`` means unlimited — case 033).
 
     Raises:
         ValidationError: naming the field and the fix.
@@ -237,6 +240,9 @@ def spec_from_request(
                     hint="models here: " + (", ".join(sorted(known_models)) or "none"))
     mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
     min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
+    if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason
+        raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {mem_value!r})", field="mem_per_gpu",
+                              hint="ask for the memory one GPU needs, e.g. 40GiB")
     cpu = _cpu_millis(merged)
     memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
     if memory > MAX_MEMORY_MIB:
@@ -258,7 +264,11 @@ def spec_from_request(
         node_selector=_str_map(merged.get("node_selector"), "node_selector"),
         tolerations=_str_list(merged.get("tolerations"), "tolerations"),
     )
-    time_limit = parse_duration(merged.get("time_limit_s", merged.get("time_limit")), field="time_limit")
+    limit_value = merged.get("time_limit_s", merged.get("time_limit"))
+    unlimited = _means_zero(limit_value)
+    time_limit = None if unlimited else parse_duration(limit_value, field="time_limit")
+    if unlimited and warnings is not None:
+        warnings.append(UNLIMITED_WARNING)
     command_value = merged.get("command")
     if isinstance(command_value, str):
         raise ValidationError("command must be a list of arguments", field="command",
@@ -291,7 +301,7 @@ def spec_from_request(
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
-        profile=profile_name, checkpointable=checkpointable,
+        profile=profile_name, checkpointable=checkpointable, unlimited=unlimited,
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
 
@@ -303,6 +313,19 @@ def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict
         raise ValidationError("parameters apply to a notebook or a script", field="parameters",
                               hint="give notebook or script, or pass values in the command's arguments")
     return parameters
+
+
+UNLIMITED_WARNING = "time limit 0 = unlimited; this job can only start when nothing is reserved"
+"""Shown when a request says ``time_limit: 0`` (case 033: zero means no limit, never "ends at once")."""
+
+
+def _means_zero(value: Any) -> bool:
+    """``0``, ``0.0``, ``"0"``, ``"0s"``, ``"0m"``... — a limit of zero, which means *unlimited*."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return value == 0
+    return isinstance(value, str) and re.fullmatch(r"\s*0+(\.0*)?\s*[dhms]?\s*", value.lower()) is not None
 
 
 def _model_matches(wanted: str, model: str) -> bool:

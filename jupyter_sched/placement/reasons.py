@@ -55,11 +55,11 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                          {"wanted": list(request.gpu_models), "models": have, "field": "model"},
                          "ask for one of the models here" if have else "this cluster has no GPUs; submit with gpus=0")
     if request.mig_profile:
-        profiles = sorted({p for _, p, _ in state.mig_uuid.values()})
+        # Inventory order (nodes by name, each node's profiles as advertised): case 022's wording.
+        profiles = list(dict.fromkeys(p for _, p, _ in state.mig_uuid.values()))
         if request.mig_profile not in profiles:
             return FitReason("NoMatchingGpuModel",
-                             f"no MIG device of profile {request.mig_profile} exists "
-                             f"(profiles here: {', '.join(profiles) or 'none'})",
+                             f"unknown MIG profile {request.mig_profile}; available: {', '.join(profiles) or 'none'}",
                              {"mig_profile": request.mig_profile, "profiles": profiles, "field": "mig_profile"},
                              "ask for one of the profiles here" if profiles else "ask for whole or shared GPUs")
         return None
@@ -69,6 +69,9 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         best_node = max(best_node, per_node)
         total = max(total, all_gpus)
     if not any(flavor.pools for flavor in flavors):
+        memory = _gpu_memory_too_small(request, flavors)
+        if memory is not None:
+            return memory
         first = next((s for f in flavors for s in f.rejected), None)
         why = first.message if first else "every node is filtered out"
         return FitReason("Unschedulable", f"no node can hold this job: {why}",
@@ -80,7 +83,8 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     if need > best_node:
         return FitReason(
             "Unschedulable",
-            f"needs {need} GPUs of {wanted} on one node but the largest node has {best_node}{why_not}",
+            f"needs {need} GPUs of {wanted} on one node but the largest node has {best_node}"
+            f"{_mig_note(state, best_node)}{why_not}",
             {"requested": need, "max_per_node": best_node, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
     if request.total_gpus > total:
@@ -90,6 +94,31 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             {"requested": request.total_gpus, "capacity": total, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
     return _host_too_small(request, flavors, state)
+
+
+def _mig_note(state: ClusterState, whole: int) -> str:
+    """`` whole GPUs (gpu-n1: 2 of 8 are MIG-partitioned)`` when the largest node's count leaves out
+    MIG-partitioned GPUs (case 022), else ``""``."""
+    for n_id, node in enumerate(state.nodes):
+        ids = state.node_gpus[n_id]
+        mig = sum(1 for g in ids if state.gpu_mig[g])
+        if mig and len(ids) - mig == whole:
+            return f" whole GPUs ({node.name}: {mig} of {len(ids)} are MIG-partitioned)"
+    return ""
+
+
+def _gpu_memory_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...]) -> FitReason | None:
+    """When GPU memory alone filters out every node: the reason names ``mem_per_gpu`` and the most
+    memory any GPU here has (issue 20: a 200 GiB request was told to ask for fewer GPUs)."""
+    rejected = [s for f in flavors for s in f.rejected]
+    if not rejected or any(s.code != "InsufficientGpuMemory" for s in rejected):
+        return None
+    best = max(int(s.details.get("capacity_mib", 0)) for s in rejected)
+    return FitReason(
+        "Unschedulable",
+        f"the job asks for {request.min_memory_mib} MiB per GPU; the most any GPU here has is {best} MiB",
+        {"field": "mem_per_gpu", "requested_mib": request.min_memory_mib, "max_mib": best},
+        f"ask for at most {best} MiB of memory per GPU")
 
 
 def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:

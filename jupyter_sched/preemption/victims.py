@@ -20,7 +20,8 @@ remove-then-fill-back, combined):
 * **targets** — for a job that needs one node, the nodes where free GPUs plus the candidates
   running there could hold it are ranked by the cost of the cheapest local fill, and the best
   few are tried with that node's candidates first (then the others, which can only help with
-  quota); for gangs and shared GPUs one global order is tried;
+  quota); for gangs and shared GPUs (or when no node can be cleared) the cheapest candidates
+  overall are tried in two orders (cheapest first; largest of the cheapest class first);
 * **remove** — candidates are trial-evicted in order until the job fits (quota, placement and
   the reclaim rules the caller checks in ``fits``); a candidate the caller's ``removable`` refuses
   at that moment (its team no longer borrows) is skipped;
@@ -33,6 +34,7 @@ remove-then-fill-back, combined):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -43,6 +45,9 @@ __all__ = ["Candidate", "PreemptionPlan", "plan_cost", "plan_preemption"]
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 TARGETS = 3
 """Nodes tried per search for a single-node job (ranked by the cost of their cheapest fill)."""
+MAX_CANDIDATES = 256
+"""Cheapest candidates a search looks at beyond a target node's own (bounds a search on a large,
+saturated cluster; the cheapest are the ones a minimal set would pick anyway)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +146,10 @@ def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool]
     orders: list[list[Candidate]] = []
     if need > 0 and node_free is not None:
         orders.extend(_targeted(candidates, need, node_free))
-    orders.append(sorted(candidates, key=_cheap))
-    orders.append(sorted(candidates, key=_large))
+    if not orders:  # gangs, shared GPUs, quota-only waits — or no node could be cleared
+        pool = heapq.nsmallest(MAX_CANDIDATES, candidates, key=_cheap)
+        orders.append(pool)
+        orders.append(sorted(pool, key=_large))
     best: tuple[tuple[object, ...], tuple[Candidate, ...]] | None = None
     tried: set[tuple[str, ...]] = set()
     for order in orders:
@@ -188,9 +195,9 @@ def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int
             ranked.append((plan_cost(chosen), node))
     ranked.sort()
     for _, node in ranked[:TARGETS]:
-        mine = sorted(local[node], key=_cheap)
-        rest = sorted((c for c in candidates if c.node != node), key=_cheap)
-        yield mine + rest
+        rest = heapq.nsmallest(MAX_CANDIDATES, (c for c in candidates if c.node != node), key=_cheap)
+        yield sorted(local[node], key=_cheap) + rest
+        yield sorted(local[node], key=_large) + rest
 
 
 def _remove_until_fit(order: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],

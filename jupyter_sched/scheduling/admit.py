@@ -16,7 +16,9 @@ from ..model import Job, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
+from ..queues.limits import effective_limit
 from .context import RESERVE_PREFIX, CycleContext, Visit
+from .eta import predicted_start_of
 from .gates import borrow_window_closed
 from .ledger import Holder
 from .reasons import FlavorOutcome
@@ -112,7 +114,7 @@ def _take(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> 
 
 def _may_bypass(ctx: CycleContext, job: Job, res: Reservation, borrowed: int) -> bool:
     """A later job may ignore a reservation when it ends before it or the holder can reclaim it."""
-    limit = job.spec.time_limit_s
+    limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     if res.eta is not None and limit is not None and (end := job_end(ctx.now, limit, ctx.now)) is not None \
             and end <= res.eta:
         return True
@@ -148,7 +150,11 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     alloc = placement.allocation
     scores = placement.scores
     spec = job.spec
-    ctx.admits.append(Admit(job.id, alloc, borrowed=borrowed / 1000, scores=scores, backfill=backfill))
+    limit, source = (spec.time_limit_s, "given") if spec.time_limit_s is not None else \
+        effective_limit(spec, ctx.profile.time_limits)
+    ctx.admits.append(Admit(job.id, alloc, borrowed=borrowed / 1000, scores=scores, backfill=backfill,
+                            predicted_start=ctx.now if job.reason is None else predicted_start_of(job, ctx.now),
+                            time_limit_s=limit, time_limit_source=source))
     ctx.admitted[job.id] = job
     ctx.fresh[job.id] = (Holder(job=job, model=placement.model, milli=spec.resources.total_milli), placement)
     why = "backfilled without delaying the reservation" if backfill else "fits"

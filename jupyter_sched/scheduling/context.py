@@ -68,7 +68,6 @@ class CycleContext:
         preemption: the within-team preemption policy; :meth:`reclaim_for` gives a team's reclaim policy.
         admits / preempts / pends / rejects / audit: decisions so far, in order.
         reservations: EASY reservation per GPU model (first capacity-blocked job).
-        quota_etas: first quota-blocked job per (team, model), for "queued behind" ETAs.
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
         victims: jobs preempted this cycle; in_flight: jobs already stopping (an earlier
@@ -83,6 +82,7 @@ class CycleContext:
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
         self.snap = snapshot
         self.now: datetime = snapshot.now
+        self.now_iso = snapshot.now.isoformat()
         self.profile = profile
         self.ledger = CycleLedger(snapshot)
         self.state = self.ledger.state
@@ -98,7 +98,6 @@ class CycleContext:
         self.rejects: list[Reject] = []
         self.audit: list[AuditRecord] = []
         self.reservations: dict[str, Reservation] = {}
-        self.quota_etas: dict[tuple[str, str], str] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None]] = {}
         self.cap_cache: dict[tuple[object, ...], FitReason] = {}
         # Outcomes and reasons shared by jobs of one shape while capacity is unchanged (kept alive

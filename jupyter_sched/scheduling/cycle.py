@@ -5,7 +5,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
 1. **Ledger** — capacity and quota usage from the snapshot, GPUs nominated to pending jobs
    masked (:mod:`.ledger`, :mod:`.nominations`).
 2. **Order** — class, fair share, user usage, submit time (:mod:`jupyter_sched.queues.order`);
-   inside a class, jobs that would borrow go after those within their team's guarantee.
+   jobs that would borrow go after every job that fits its team's guarantee (Kueue's entry
+   ordering: guarantees first), a team's own jobs keeping their order.
 3. For each pending job, in order (:func:`_visit`):
 
    a. never fits the inventory → ``Reject`` with numbers (and no preemption — case 004);
@@ -16,8 +17,10 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
       lower-class job of its team — case 032), else the cheapest preemption/reclaim plan
       (:mod:`.preempt`), else migration of checkpointable jobs for a ``Fragmented`` job
       (:mod:`.defrag`);
-   e. else ``Pend`` with exactly one primary reason and its ETA (:mod:`.eta`).
-4. **Positions** — 1-based queue position of every job left pending; nominations.
+   e. else ``Pend`` with exactly one primary reason (:mod:`.pending`).
+4. **ETAs** — every pending job, in queue order, on a projection of future free capacity; moves
+   beyond the margin recorded with their cause (:mod:`.eta`).
+5. **Positions** — 1-based queue position of every job left pending; nominations.
 
 The cycle never reads the clock (``snapshot.now``) and never makes ids.
 """
@@ -31,8 +34,9 @@ from ..queues.order import QUEUE_SORTS
 from .admit import admit_on_flavors
 from .context import CycleContext, Visit
 from .defrag import defragment
-from .eta import pend
+from .eta import estimate_all
 from .gates import gate
+from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import reason_with
@@ -63,28 +67,25 @@ def run_on(ctx: CycleContext) -> CycleResult:
     pending = [j for j in snapshot.jobs if j.state is JobState.PENDING]
     usage = snapshot.usage.decayed_gpu_seconds_by_user
     deferred: list[Job] = []
-    rank = 3
+    waiting_teams: set[str] = set()
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, ctx.quota.team_share, usage):
-        if job.spec.priority.rank < rank:
-            for later in deferred:
-                _visit(ctx, later)
-            deferred.clear()
-            rank = job.spec.priority.rank
-        if ctx.quota.enabled and _would_borrow(ctx, job):
+        if ctx.quota.enabled and (job.spec.team in waiting_teams or _would_borrow(ctx, job)):
             deferred.append(job)
+            waiting_teams.add(job.spec.team)
         else:
             _visit(ctx, job)
     for later in deferred:
         _visit(ctx, later)
+    estimate_all(ctx)
     pends = tuple(Pend(p.job_id, reason_with(p.reason, position=i + 1)) for i, p in enumerate(ctx.pends))
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
 
 
 def _would_borrow(ctx: CycleContext, job: Job) -> bool:
-    """Would ``job`` borrow on its first flavor? Within a class such jobs go after those that fit
-    their team's guarantee (Kueue's entry ordering), so that one cycle never admits a borrower
-    onto GPUs a within-guarantee job of the same class then has to reclaim (case 001)."""
+    """Would ``job`` borrow on its first flavor? Such jobs go after those that fit their team's
+    guarantee (Kueue's entry ordering: borrowing last, whatever the class), so that one cycle
+    never admits a borrower onto GPUs a within-guarantee job then has to reclaim (case 001)."""
     req = job.spec.resources
     milli = req.total_milli
     if not milli:

@@ -1,156 +1,363 @@
-"""Pending reasons with queue ETA: the EASY reservation of the first blocked job per GPU model.
+"""Phase 5: an ETA for every pending job, why it moved, and what was predicted at submit.
 
-Builds the one primary reason (:mod:`.reasons`), appends the preemption refusal when it explains
-the wait (case 001, case 004), and computes the ETA: for the first blocked job per model, running
-jobs are trial-released in end-time order until it fits (:func:`..backfill.easy.find_reservation`);
-later jobs say honestly that they queue behind it.
+After the visits, the pending jobs are walked in queue order on a projection of future free
+capacity (:class:`~jupyter_sched.backfill.projection.Projection`): running jobs end at their start
+plus time limit (their queue's default or maximum when they gave none; with the profile's
+``eta_source="history"``, the runtime learned from past runs where shorter), GPUs held for a
+nominated job free when it ends, and every pending job is reserved at the earliest time it fits
+— so each one gets a start estimate, or an honest "unknown" naming what prevents one (case 034;
+Slurm ``squeue --start``). Jobs behind a gate start no earlier than the gate opens.
+
+An ETA that moves by more than ``profile.eta_move_margin_s`` since the last cycle is recorded with
+its cause in ``details["eta_moved"]`` and an ``eta_moved`` audit record: a higher-class job
+arrived, a running job ran past its limit, capacity went away (a node or GPUs lost), a reclaim, or
+the queue ahead changed. ``details["eta_basis"]`` keeps what the attribution needs next cycle.
+
+``PendingReason.predicted_start`` carries the first ETA a job got in the queue unchanged until
+it starts; :class:`~.snapshot.Admit` hands it to the engine, which compares it with the actual
+start (the accuracy log of case 034).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.easy import Ending, Reservation, find_reservation, job_end
-from ..model import Job, PendingReason, ResourceRequest
-from ..placement.placer import Flavor
-from .context import CAPACITY_CODES, CycleContext, Visit
-from .reasons import FlavorOutcome, build_reason, reason_with
-from .snapshot import Pend
+from ..backfill.projection import Demand, Estimate, Option, Projection
+from ..backfill.timeline import Timeline
+from ..model import Job, PendingReason
+from ..queues.limits import effective_limit
+from .context import CycleContext
+from .ledger import NOMINATION_PREFIX
+from .snapshot import AuditRecord, Pend
 
-__all__ = ["pend"]
+__all__ = ["NODE_DETAIL", "estimate_all", "expected_runtime", "predicted_start_of"]
+
+NODE_DETAIL = 256
+"""Clusters with at most this many nodes are projected node by node; larger ones pool by pool
+(identical nodes together: per-node fragmentation inside a pool is then not modelled)."""
+
+_GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
 
 
-def pend(ctx: CycleContext, visit: Visit) -> None:
-    """Pend ``visit.job`` with its one primary reason and ETA."""
-    job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
-    key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by) \
-        if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) and job.id not in ctx.book.taken \
-        else None
-    cached = ctx.reason_cache.get(key) if key is not None else None
-    if cached is not None:
-        reason, message, details = cached
+def expected_runtime(ctx: CycleContext, job: Job) -> float:
+    """Seconds ``job`` is expected to run from its start, for ETAs (``math.inf``: unknown)."""
+    limit = job.spec.time_limit_s
+    if limit is None:
+        limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    if ctx.profile.eta_source == "history":
+        learned = ctx.snap.runtime_estimates.get(job.id)
+        if learned is not None and learned > 0:
+            return learned if limit is None else min(learned, limit)
+    return math.inf if limit is None else limit
+
+
+def predicted_start_of(job: Job, now: datetime) -> datetime | None:
+    """The start predicted when ``job`` was queued (``now`` if this is its first cycle)."""
+    prev = job.reason
+    if prev is None or prev.code == "Preempted":
+        return now
+    return prev.predicted_start
+
+
+def estimate_all(ctx: CycleContext) -> None:
+    """Give every pending decision of the cycle its ETA (rewrites ``ctx.pends`` in place)."""
+    if not ctx.pends:
+        return
+    proj, units_of, lines_of = _projection(ctx)
+    seen: dict[str, int] = {}
+    out: list[Pend] = []
+    ahead: list[Job] = list(ctx.admitted.values())
+    for pend in ctx.pends:
+        job = ctx.by_id[pend.job_id]
+        reason = pend.reason
+        eta, why, waits, code = _one(ctx, proj, units_of, lines_of, job, reason, seen)
+        out.append(Pend(job.id, _record(ctx, job, reason, eta, why, waits, code, ahead)))
+        ahead.append(job)
+    ctx.pends[:] = out
+
+
+# ---------------------------------------------------------------------------------- projection
+_LinesOf = dict[tuple[str, str, str], tuple[int, ...]]
+
+
+def _projection(ctx: CycleContext) -> tuple[Projection, dict[str, tuple[int, ...]], _LinesOf]:
+    """Capacity units and quota lines as timelines (module doc)."""
+    st, book, now = ctx.state, ctx.book, ctx.now
+    by_node = len(st.nodes) <= NODE_DETAIL
+    owner_end: dict[str, float] = {}
+    for p in ctx.pends:
+        if p.reason.code == "WaitingForPreemption" and p.job_id in book:
+            start = max(0.0, (p.reason.eta - now).total_seconds()) if p.reason.eta else 0.0
+            owner_end[p.job_id] = start + expected_runtime(ctx, ctx.by_id[p.job_id])
+    n_units = len(st.nodes) if by_node else len(st.pools)
+    free_now = [st.node_free[n] for n in range(n_units)] if by_node else [p.free_whole for p in st.pools]
+    unit_max = list(st.node_capacity) if by_node else [p.max_per_node for p in st.pools]
+    releases: list[dict[float, int]] = [{} for _ in range(n_units)]  # end -> GPUs freed then
+    forever: list[dict[str, None]] = [{} for _ in range(n_units)]
+    enders: list[list[tuple[float, str]]] = [[] for _ in range(n_units)]
+    placeable, free_milli, node_of, pool_of = st.placeable, st.free_milli, st.gpu_node, st.node_pool
+    release: dict[int, float] = {}  # GPUs shared or nominated: released when the last holder ends
+    holder_of: dict[int, str] = {}
+    nominated = book.owner
+    for holder, holding in st.holdings.items():
+        gpus = holding.gpus
+        if not gpus:
+            continue
+        if holder.startswith(NOMINATION_PREFIX):
+            owner = holder[len(NOMINATION_PREFIX):]
+            end, name = owner_end.get(owner, math.inf), owner
+        elif holder.startswith("\0"):
+            continue
+        else:
+            end, name = _holder_end(ctx, holder), holder
+        if gpus[0][1] == 1000 and not holding.extra and not (nominated and any(g in nominated for g, _ in gpus)):
+            unit = holding.node if by_node else pool_of[holding.node]  # the common case: whole GPUs, one node
+            if math.isinf(end):
+                forever[unit][name] = None
+            else:
+                rel = releases[unit]
+                rel[end] = rel.get(end, 0) + sum(1 for g, _ in gpus if placeable[g])
+                enders[unit].append((end, name))
+            continue
+        for g, _ in gpus:
+            if end >= release.get(g, -1.0):
+                release[g], holder_of[g] = end, name
+    for g, owner in nominated.items():  # after its victim stops, the GPU is the nominated job's
+        release[g], holder_of[g] = owner_end.get(owner, math.inf), owner
+    for g, end in release.items():
+        if not placeable[g] or free_milli[g] >= 1000:
+            continue
+        unit = node_of[g] if by_node else pool_of[node_of[g]]
+        if math.isinf(end):
+            forever[unit][holder_of[g]] = None
+        else:
+            rel = releases[unit]
+            rel[end] = rel.get(end, 0) + 1
+            enders[unit].append((end, holder_of[g]))
+    units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
+    for ends in enders:
+        ends.sort()
+    lines, line_ids, line_forever = _lines(ctx)
+    proj = Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
+                      line_forever=line_forever, enders=enders)
+    units_of: dict[str, tuple[int, ...]] = {}
+    for flavors, _ in ctx.shapes.values():
+        for f in flavors:
+            if f.model not in units_of:
+                units_of[f.model] = tuple(n for pid in f.pools for n in st.pools[pid].nodes) if by_node \
+                    else tuple(f.pools)
+    return proj, units_of, line_ids
+
+
+def _lines(ctx: CycleContext) -> tuple[list[Timeline], _LinesOf, list[list[str]]]:
+    """Timelines of the quota lines that have a ceiling, and which of them apply to (team, user, model)."""
+    quota = ctx.quota
+    capped = {key: line for key, line in quota.lines.items() if line.ceiling is not None}
+    if not capped:
+        return [], {}, []
+    index = {key: i for i, key in enumerate(capped)}
+    releases: list[list[tuple[float, int]]] = [[] for _ in capped]
+    forever: list[list[str]] = [[] for _ in capped]
+    for job_id, (keys, milli) in quota.charges.items():
+        hit = [index[k] for k in keys if k in index]
+        if not hit:
+            continue
+        end = _holder_end(ctx, job_id)
+        for i in hit:
+            if math.isinf(end):
+                forever[i].append(job_id)
+            else:
+                releases[i].append((end, milli))
+    timelines = [Timeline((line.ceiling or 0) - quota.usage.get(key, 0), releases[i])
+                 for i, (key, line) in enumerate(capped.items())]
+    applies: _LinesOf = {}
+    for pend in ctx.pends:
+        job = ctx.by_id[pend.job_id]
+        for f in ctx.shapes.get(_shape_key(job), ((), None))[0]:
+            ck = (job.spec.team, job.spec.user, f.model)
+            if ck not in applies:
+                applies[ck] = tuple(index[ln.key] for ln in quota.applicable(*ck) if ln.key in index)
+    return timelines, applies, forever
+
+
+def _shape_key(job: Job) -> tuple[object, ...]:
+    req = job.spec.resources
+    return (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
+            req.tolerations, tuple(req.node_selector.items()) if req.node_selector else ())
+
+
+def _holder_end(ctx: CycleContext, holder: str) -> float:
+    """Seconds after now when ``holder`` (running, or admitted this cycle) releases its GPUs."""
+    fresh = ctx.fresh.get(holder)
+    if fresh is not None:  # admitted now: runs its whole expected runtime from now
+        return expected_runtime(ctx, fresh[0].job)
+    job = ctx.by_id.get(holder)
+    if job is None or holder in ctx.admitted:
+        job = ctx.admitted.get(holder, job)
+        start = ctx.now
     else:
-        reason, message, details = _reason(ctx, visit)
-        if key is not None:
-            ctx.reason_cache[key] = (reason, message, details)
-    eta, eta_reason = _eta(ctx, job, req, flavors, reason)
-    ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details, eta=eta,
-                                               eta_reason=eta_reason)))
+        start = job.started_at or job.admitted_at or ctx.now
+    ran = (ctx.now - start).total_seconds()
+    left = expected_runtime(ctx, job) - ran if job is not None else math.inf
+    if job is not None and job.stopping_since is not None:
+        stop = (job.stopping_since - ctx.now).total_seconds() + ctx.profile.grace_s
+        left = min(left, stop)
+    return max(left, 0.0)
 
 
-def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mapping[str, Any]]:
-    job, outcomes = visit.job, visit.outcomes
-    reason = build_reason(outcomes, unblock=_unblock(outcomes))
-    message, details = reason.message, reason.details
-    ahead = _ahead_in_team(ctx, job)
-    if ahead:
-        details = {**details, "behind": ahead}
-        message = message.rstrip(".") + f"; waiting behind higher-priority {', '.join(ahead)} of {job.spec.team}."
-    refusal = visit.refusal
-    if refusal and reason.code in CAPACITY_CODES:
-        details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
-                                                                if visit.refusal_details else {})}
-        message = message.rstrip(".") + f"; no preemption: {refusal}."
-    if job.preempted_by:
-        message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
-        details = {**details, "preempted_by": job.preempted_by}
-    return reason, message, details
+# ---------------------------------------------------------------------------------- one job
+def _one(ctx: CycleContext, proj: Projection, units_of: Mapping[str, tuple[int, ...]],
+         lines_of: Mapping[tuple[str, str, str], tuple[int, ...]], job: Job, reason: PendingReason,
+         seen: dict[str, int]) -> tuple[datetime | None, str, tuple[str, ...], str]:
+    """``(eta, why unknown, jobs it waits on, eta_code)`` of one pending job."""
+    now = ctx.now
+    code = reason.code
+    if code == "WaitingForPreemption":
+        return reason.eta, reason.eta_reason, tuple(reason.details.get("victims", ())), "WaitingForPreemption"
+    if code == "Priority" and "allowed" in reason.details:
+        return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
+    after = 0.0
+    if code in _GATED:
+        opens = _gate_opens(ctx, job, reason)
+        if opens is None:
+            return None, reason.eta_reason or "its gate has no known opening", (), "GateClosed"
+        after = max(0.0, (opens - now).total_seconds())
+    req = job.spec.resources
+    if req.total_milli == 0:
+        return None, "it waits for CPU or memory, which ETAs do not project", (), "NotGpuBound"
+    flavors = [f for f in ctx.shapes.get(_shape_key(job), ((), None))[0] if f.pools and f.model in units_of]
+    if not flavors:
+        return None, "no usable GPU model", (), "NoUsableFlavor"
+    first = flavors[0].model
+    seen[first] = seen.get(first, 0) + 1
+    if seen[first] > ctx.profile.eta_depth:
+        return None, (f"{seen[first] - 1} jobs are ahead of it on {first}; starts are projected for the first "
+                      f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
+    workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
+    options = tuple(Option(flavor=f.model, units=units_of[f.model],
+                           lines=lines_of.get((job.spec.team, job.spec.user, f.model), ())) for f in flavors)
+    demand = Demand(job_id=job.id, workers=workers, milli=req.total_milli, duration=expected_runtime(ctx, job),
+                    after=after, options=options, strict=code not in _GATED)
+    est: Estimate = proj.place(demand)
+    if est.start is None:
+        eta_code = "NoTimeLimit" if est.waits_on else "NotGpuBound"
+        why = est.why + (f" ({', '.join(est.waits_on)})" if est.waits_on else "")
+        return None, why, est.waits_on, eta_code
+    return now + timedelta(seconds=est.start), "", est.waits_on, "Projected"
 
 
-def _eta(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
-         reason: PendingReason) -> tuple[datetime | None, str]:
-    """ETA of a pending job: the EASY reservation for the first blocked job per model."""
+def _gate_opens(ctx: CycleContext, job: Job, reason: PendingReason) -> datetime | None:
+    if reason.code == "Backoff":
+        return job.not_before
     if reason.code == "OutsideTimeWindow":
         nxt = reason.details.get("next_open")
-        if isinstance(nxt, str):
-            return datetime.fromisoformat(nxt), ""
-        return None, "no window opening within 8 days"
-    usable = [f for f in flavors if f.pools]
-    if not usable:
-        return None, "no usable flavor"
-    model = usable[0].model
-    spec = job.spec
-    capacity = reason.code in CAPACITY_CODES
-    existing = ctx.reservations.get(model)
-    if existing is not None and (capacity or reason.code == "Priority"):
-        when = existing.eta.isoformat() if existing.eta else "an unknown time"
-        return None, (f"queued behind {existing.job_id}, which holds the {model} reservation (starts {when}); "
-                      "ETAs are computed for the first blocked job per model")
-    first = ctx.quota_etas.get((spec.team, model))
-    if not capacity and first is not None:
-        return None, (f"queued behind {first} for {spec.team}'s quota on {model}; "
-                      "ETAs are computed for the first quota-blocked job per team and model")
-    if not ctx.profile.backfill:
-        return None, "backfill is off; no reservation computed"
-    flavor = usable[0]
-    # Capacity waits on anything running on the model; quota waits on the team's own work.
-    related = [e for h in ctx.state.holdings
-               if (_same_team(ctx, h, spec.team) or (capacity and _on_model(ctx, h, model)))
-               and (e := _ending(ctx, h))]
-
-    def release(job_id: str) -> None:
-        ctx.ledger.evict(job_id)
-
-    def try_fit() -> frozenset[int] | None:
-        if not ctx.quota.check(spec.team, spec.user, model, req.total_milli).ok:
-            return None
-        placement = ctx.placer.place(job.id, req, flavor)
-        return None if placement is None else frozenset(g for g, _ in placement.holding.gpus)
-
-    with ctx.ledger.what_if():
-        eta, eta_reason, gpus = find_reservation(related, release, try_fit, ctx.now)
-    if capacity:  # only a capacity wait holds GPUs back from later jobs (EASY)
-        ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team,
-                                               spec.priority.rank)
-    else:
-        ctx.quota_etas[(spec.team, model)] = job.id
-    return eta, eta_reason
+        return datetime.fromisoformat(nxt) if isinstance(nxt, str) else None
+    return _next_period(ctx.now, str(reason.details.get("period", "month")))
 
 
-def _ending(ctx: CycleContext, holder: str) -> Ending | None:
-    """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit."""
-    h = ctx.ledger.holders.get(holder)
-    if h is not None:
-        job, start = h.job, h.job.started_at or h.job.admitted_at
-    elif holder in ctx.admitted:
-        job, start = ctx.admitted[holder], ctx.now
-    else:
+def _next_period(now: datetime, period: str) -> datetime:
+    """Start of the next budget period (periods start at 00:00 UTC; weeks on Monday)."""
+    day = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "day":
+        return day + timedelta(days=1)
+    if period == "week":
+        return day + timedelta(days=7 - day.weekday())
+    return (day.replace(day=1) + timedelta(days=32)).replace(day=1)
+
+
+# ---------------------------------------------------------------------------------- history
+def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
+            waits: tuple[str, ...], eta_code: str, ahead: list[Job]) -> PendingReason:
+    """The reason with its ETA, the ETA's basis, a move record when it moved, and predicted_start."""
+    prev = job.reason if job.reason is not None and job.reason.code != "Preempted" else None
+    capacity = _capacity(ctx, job)
+    details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
+    if job.spec.time_limit_s is None:
+        limit, source = effective_limit(job.spec, ctx.profile.time_limits)
+        details["time_limit_s"], details["time_limit_source"] = limit, source
+    basis: dict[str, Any] = {"since": ctx.now_iso, "capacity": capacity, "waits_on": list(waits)}
+    old_basis = prev.details.get("eta_basis") if prev is not None else None
+    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job) if prev is not None else None
+    if moved is not None:
+        details["eta_moved"] = moved
+        ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
+                                     message=moved["message"], details=moved))
+    elif isinstance(old_basis, Mapping):
+        basis["since"] = old_basis.get("since", basis["since"])
+    details["eta_basis"] = basis
+    return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
+                         position=reason.position, eta=eta, eta_reason=why if eta is None else "",
+                         per_flavor=reason.per_flavor, predicted_start=eta if prev is None else prev.predicted_start)
+
+
+def _capacity(ctx: CycleContext, job: Job) -> int:
+    flavors = ctx.shapes.get(_shape_key(job), ((), None))[0]
+    return sum(f.capacity for f in flavors if f.pools)
+
+
+def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,
+           ahead: list[Job], job: Job) -> dict[str, Any] | None:
+    """The move record when the ETA moved by more than the margin since the last cycle (module doc)."""
+    old = prev.eta
+    margin = ctx.profile.eta_move_margin_s
+    if old is None and eta is None:
         return None
-    return Ending(holder, job_end(start, job.spec.time_limit_s, ctx.now))
+    if old is not None and eta is not None and abs((eta - old).total_seconds()) <= margin:
+        return None
+    basis = basis if isinstance(basis, Mapping) else {}
+    since = _parse(basis.get("since")) or old or ctx.now
+    later = old is not None and (eta is None or eta > old)
+    cause, jobs = "queue_changed", []
+    if later:
+        newer = [j for j in ahead if j.submitted_at is not None and j.submitted_at > since
+                 and j.spec.priority.rank >= job.spec.priority.rank and j.id != job.id]
+        overran = [h for h in basis.get("waits_on", ()) if _overran(ctx, h)]
+        if capacity < int(basis.get("capacity", capacity)):
+            cause = "capacity_lost"
+        elif overran:
+            cause, jobs = "overran", overran
+        elif newer:
+            higher = [j for j in newer if j.spec.priority.rank > job.spec.priority.rank] or newer
+            cause, jobs = "arrival", [j.id for j in sorted(higher, key=lambda j: j.submitted_at or ctx.now)]
+        elif ctx.preempts or any(o in ctx.book for o in (j.id for j in ahead)):
+            cause, jobs = "reclaim", sorted({p.for_job for p in ctx.preempts}) or [
+                j.id for j in ahead if j.id in ctx.book]
+    elif old is not None:
+        cause = "earlier"
+    texts = {
+        "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
+        "overran": f"{', '.join(jobs)} ran past {'its' if len(jobs) == 1 else 'their'} time limit",
+        "arrival": "higher-priority " if jobs and ctx.by_id.get(jobs[0]) is not None
+        and ctx.by_id[jobs[0]].spec.priority.rank > job.spec.priority.rank else "",
+        "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",
+        "earlier": "running jobs ended before their limits or jobs ahead left the queue",
+        "queue_changed": "the queue ahead changed",
+    }
+    if cause == "arrival":
+        first = ctx.by_id.get(jobs[0])
+        at = first.submitted_at.isoformat() if first is not None and first.submitted_at else "?"
+        texts["arrival"] += f"{jobs[0]} submitted at {at}" + (f" (and {len(jobs) - 1} more)" if len(jobs) > 1 else "")
+    frm = old.isoformat() if old else "unknown"
+    to = eta.isoformat() if eta else "unknown"
+    return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
+            "message": f"ETA moved {frm} → {to}: {texts[cause]}"}
 
 
-def _same_team(ctx: CycleContext, holder: str, team: str) -> bool:
-    h = ctx.ledger.holders.get(holder)
-    job = h.job if h is not None else ctx.admitted.get(holder)
-    return job is not None and job.spec.team == team
+def _overran(ctx: CycleContext, holder: str) -> bool:
+    """Is ``holder`` still running past its (effective) time limit?"""
+    job = ctx.by_id.get(holder)
+    if job is None or not job.state.holds_gpus:
+        return False
+    limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    start = job.started_at or job.admitted_at
+    return limit is not None and start is not None and (ctx.now - start).total_seconds() > limit
 
 
-def _on_model(ctx: CycleContext, holder: str, model: str) -> bool:
-    hold = ctx.state.holdings.get(holder)
-    return hold is not None and any(ctx.state.gpu_model[g] == model for g, _ in hold.gpus[:1])
-
-
-def _ahead_in_team(ctx: CycleContext, job: Job) -> list[str]:
-    """Higher-class jobs of ``job``'s team holding GPUs freed for the team, or that took over GPUs
-    freed for ``job`` this cycle (case 032: it waits behind them, keeping its place in its class)."""
-    book = ctx.book
-    rank = job.spec.priority.rank
-    owners = [o for o in book.by_team.get(job.spec.team, ()) if book.jobs[o].spec.priority.rank > rank]
-    return list(dict.fromkeys([*book.taken.get(job.id, ()), *owners]))
-
-
-def _unblock(outcomes: list[FlavorOutcome]) -> str:
-    for o in outcomes:
-        if o.capacity_code == "Fragmented":
-            return "waits until one node has enough free GPUs; fewer GPUs per worker (or more workers) would fit now"
-        if o.capacity_code == "UnhealthyGpu":
-            return "waits until the unhealthy GPUs recover, or for other jobs to finish"
-        if o.capacity_code in ("WaitingForCapacity", "Priority"):
-            return "starts when running jobs finish (see ETA)"
-    for o in outcomes:
-        if o.quota_code:
-            team = o.quota.get("team")
-            return f"starts when {team} releases GPUs or an admin raises its quota"
-    return "an admin can check node taints, labels and health"
+def _parse(text: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        return None

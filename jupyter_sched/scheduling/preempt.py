@@ -104,64 +104,78 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
     for flavor in visit.flavors:
         if not flavor.pools:
             continue
-        cands, ruled_out = _candidates(ctx, job, flavor)
+        own = _own_candidates(ctx, job, flavor)
+        within = ctx.quota.enabled and _within_after(ctx, visit, flavor, own)
+        others, ruled_out = _reclaim_candidates(ctx, job, flavor) if within else ([], [])
+        cands = own + others
         if not cands and not ruled_out:
             _explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
-                     stopping)
+                     stopping, within)
             continue
         plan, placement = _search(ctx, visit, flavor, cands, owners, stopping)
         if plan.victims and placement is not None:
             _issue(ctx, job, flavor, plan, placement)
             return True
-        _explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping)
+        _explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within)
     return False
 
 
-def _candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[list[Candidate], list[Job]]:
-    """Allowed victims for ``job`` on ``flavor``, and borrowed jobs its team's reclaim rule protects."""
+def _own_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
+    """Jobs of ``job``'s team its preemption policy lets it evict, that free capacity or quota it needs.
+
+    (Admissions of this cycle are never among them: a team's jobs are visited in its own order.)
+    """
     spec = job.spec
+    if ctx.preemption is None:
+        return []
     quota = ctx.quota
     own_keys = {ln.key for ln in quota.applicable(spec.team, spec.user, flavor.model)} if quota.enabled else set()
     out: list[Candidate] = []
-    ruled_out: list[Job] = []
-    for h in _holders(ctx, flavor.model, spec.team):
+    for h in ctx.holder_index()[1].get(spec.team, ()):
         other = h.job
-        if other.id in ctx.victims or other.id in ctx.in_flight or other.id == job.preempted_by \
-                or not ctx.state.holds(other.id):
+        if not _available(ctx, job, other) or not ctx.preemption.may_preempt(job, other):
             continue
-        if other.spec.team == spec.team:
-            if ctx.preemption is None or not ctx.preemption.may_preempt(job, other):
-                continue
-            if h.model != flavor.model and flavor.model != "*" and not own_keys & set(_charged(ctx, other.id)):
-                continue  # another model's GPUs: frees neither capacity nor a quota line this job needs
-            kind = "priority"
-        else:
-            if not quota.enabled or (h.model != flavor.model and flavor.model != "*"):
-                continue
-            if not any(_borrowing(ctx, key) for key in _team_lines(ctx, other.id)):
-                continue
-            if not ctx.reclaim_for(spec.team).may_reclaim(job, other):
-                ruled_out.append(other)
-                continue
-            kind = "reclaim"
-        out.append(_candidate(ctx, h, kind))
+        if h.model != flavor.model and flavor.model != "*" and not own_keys & set(_charged(ctx, other.id)):
+            continue  # another model's GPUs: frees neither capacity nor a quota line this job needs
+        out.append(_candidate(ctx, h, "priority"))
+    return out
+
+
+def _reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[list[Candidate], list[Job]]:
+    """Jobs of borrowing teams on ``flavor`` its team's reclaim rule allows, and those the rule protects.
+
+    Includes this cycle's admissions (withdrawing one costs nothing).
+    """
+    spec = job.spec
+    policy = ctx.reclaim_for(spec.team)
+    by_model = ctx.holder_index()[0]
+    holders: list[Holder] = list(ctx.ledger.holders.values() if flavor.model == "*" else by_model.get(flavor.model, ()))
+    holders += [h for h, _ in ctx.fresh.values() if flavor.model in ("*", h.model)]
+    out: list[Candidate] = []
+    ruled_out: list[Job] = []
+    borrowing: dict[str, bool] = {}
+    for h in holders:
+        other = h.job
+        team = other.spec.team
+        if team == spec.team or not _available(ctx, job, other):
+            continue
+        lines = _team_lines(ctx, other.id)
+        key = ",".join(map(str, lines))
+        if key not in borrowing:
+            borrowing[key] = any(_borrowing(ctx, k) for k in lines)
+        if not borrowing[key]:
+            continue
+        if not policy.may_reclaim(job, other):
+            ruled_out.append(other)
+            continue
+        out.append(_candidate(ctx, h, "reclaim"))
     return out, ruled_out
 
 
-def _holders(ctx: CycleContext, model: str, team: str) -> Iterator[Holder]:
-    """Jobs holding GPUs that could matter: the team's own, and others' on ``model`` — those of
-    the snapshot and those admitted earlier in this cycle."""
-    by_model, by_team = ctx.holder_index()
-    seen: set[str] = set()
-    for h in by_team.get(team, ()):
-        seen.add(h.job.id)
-        yield h
-    for h in (ctx.ledger.holders.values() if model == "*" else by_model.get(model, ())):
-        if h.job.id not in seen:
-            yield h
-    for h, _ in ctx.fresh.values():
-        if h.job.spec.team == team or model in ("*", h.model):
-            yield h
+def _available(ctx: CycleContext, job: Job, other: Job) -> bool:
+    """Not already going (this cycle's victims, stopping ones), not the job's last preemptor."""
+    return not (other.id in ctx.victims or other.id in ctx.in_flight or other.id == job.preempted_by
+                or not ctx.state.holds(other.id))
 
 
 def _candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
@@ -206,21 +220,14 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
     ledger, quota = ctx.ledger, ctx.quota
     lines = {c.job_id: _team_lines(ctx, c.job_id) for c in cands if c.kind == "reclaim"}
     removed: dict[str, Candidate] = {}
+    reclaiming = [0]  # reclaim victims among ``removed``
 
     def rules_hold() -> bool:
-        """Reclaim only for a within-guarantee job, and from each team only while it borrows."""
-        reclaimed = [c for c in removed.values() if c.kind == "reclaim"]
-        if not reclaimed:
+        """Reclaim only for a within-guarantee job. (That each team gives only while it borrows
+        is kept by ``removable`` at removal; putting victims back can never break it.)"""
+        if not reclaiming[0]:
             return True
-        if not quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee:
-            return False
-        largest: dict[_LineKey, int] = {}
-        teams: dict[str, list[_LineKey]] = {}
-        for c in reclaimed:
-            for key in lines[c.job_id]:
-                largest[key] = max(largest.get(key, 0), c.milli)
-                teams.setdefault(c.team, []).append(key)
-        return all(any(_borrowing(ctx, key, largest[key]) for key in keys) for keys in teams.values())
+        return quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee
 
     def fits() -> bool:
         if not quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok or not rules_hold():
@@ -230,6 +237,7 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
     def evict(c: Candidate) -> None:
         ledger.evict(c.job_id)
         removed[c.job_id] = c
+        reclaiming[0] += c.kind == "reclaim"
 
     def restore(c: Candidate) -> None:
         fresh = ctx.fresh.get(c.job_id)
@@ -239,20 +247,22 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
             holder, placement = fresh
             ctx.state.take(c.job_id, placement.holding)
             quota.charge(c.job_id, holder.job.spec.team, holder.job.spec.user, holder.model, holder.milli)
-        removed.pop(c.job_id, None)
+        if removed.pop(c.job_id, None) is not None:
+            reclaiming[0] -= c.kind == "reclaim"
 
     def removable(c: Candidate) -> bool:
         return c.kind != "reclaim" or any(_borrowing(ctx, key) for key in lines[c.job_id])
 
     @contextmanager
     def nested() -> Iterator[object]:
-        saved = dict(removed)
+        saved, count = dict(removed), reclaiming[0]
         with ledger.what_if() as trial:
             try:
                 yield trial
             finally:
                 removed.clear()
                 removed.update(saved)
+                reclaiming[0] = count
 
     need = req.gpus if req.workers == 1 and not req.fractional and not req.mig_profile and req.gpus else 0
     node_free = None
@@ -348,13 +358,13 @@ def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
 
 # ---------------------------------------------------------------------------------- refusals
 def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan, cands: list[Candidate],
-             ruled_out: list[Job], owners: list[str], stopping: list[str]) -> None:
+             ruled_out: list[Job], owners: list[str], stopping: list[str], within: bool) -> None:
     """Say why nothing was evicted: the guarantee rule, the team's reclaim rule, or no set fits."""
     if visit.refusal:
         return
     job = visit.job
     spec = job.spec
-    if ctx.quota.enabled and not _within_after_own(ctx, visit, flavor, cands):
+    if ctx.quota.enabled and not within:
         visit.refusal = _reclaim_note(ctx, visit, flavor)
         visit.refusal_details = {"rule": "guarantee"}
         return
@@ -375,13 +385,16 @@ def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPl
         visit.refusal_details = dict(plan.details)
 
 
-def _within_after_own(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate]) -> bool:
-    """Would the job be within its team's guarantee once its own preemptible jobs were evicted?"""
+def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Candidate]) -> bool:
+    """Would the job be within its team's guarantee once its own preemptible jobs were evicted?
+    (Issue 16 R2: decided after own-team preemption is counted, not before.)"""
     spec, req = visit.job.spec, visit.req
+    check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
+    if check.within_guarantee or not own:
+        return check.within_guarantee
     with ctx.ledger.what_if():
-        for c in cands:
-            if c.kind == "priority":
-                ctx.ledger.evict(c.job_id)
+        for c in own:
+            ctx.ledger.evict(c.job_id)
         return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee
 
 

@@ -13,6 +13,7 @@ from ..errors import ValidationError
 from ..placement.fragmentation import check_fragmentation
 from ..placement.placer import PlacementConfig
 from ..preemption.policy import preemption_policy, reclaim_policy
+from ..queues.limits import TimeLimitRule
 from ..queues.order import QUEUE_SORTS
 from ..queues.windows import TimeWindow
 
@@ -50,6 +51,16 @@ class SchedulingProfile:
             gets one node (case 006); off by default — moving work costs a restart.
         queue_sort: ``"fair"`` (class, fair share, user usage, submit time) or ``"fifo"``
             (class, submit time); see :data:`jupyter_sched.queues.order.QUEUE_SORTS`.
+        time_limits: default and maximum time limits per queue (team) and class for jobs that give
+            none (:mod:`jupyter_sched.queues.limits`); backfill and ETAs plan with them. Empty: a
+            job without a limit is never backfilled and the ETAs behind it say so.
+        eta_move_margin_s: a pending job's ETA moving by more than this (seconds) is recorded with
+            its cause (in the reason's ``details["eta_moved"]`` and an ``eta_moved`` audit record).
+        eta_depth: pending jobs per GPU model that get a projected start each cycle (bounds the
+            cost of a cycle with a very long queue; the rest say how many jobs are ahead).
+        eta_source: what running and queued jobs are expected to last, for ETAs only: ``"limits"``
+            (their time limits) or ``"history"`` (``Snapshot.runtime_estimates`` where known,
+            capped by the limit). Backfill always plans with limits, which are guaranteed.
     """
 
     name: str = "default"
@@ -68,6 +79,10 @@ class SchedulingProfile:
     max_preemption_attempts: int = 64
     queue_sort: str = "fair"
     defragment: bool = False
+    time_limits: tuple[TimeLimitRule, ...] = ()
+    eta_move_margin_s: float = 600.0
+    eta_depth: int = 2000
+    eta_source: str = "limits"
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)
@@ -76,6 +91,12 @@ class SchedulingProfile:
                                   hint="use one of " + ", ".join(sorted(QUEUE_SORTS)))
         preemption_policy(self.preemption_policy, self.preemptible_classes)  # raises on a bad name
         reclaim_policy(self.reclaim_policy)
+        if self.eta_source not in ("limits", "history"):
+            raise ValidationError(f"unknown eta_source {self.eta_source!r}", field="eta_source",
+                                  hint="use limits or history")
+        if self.eta_move_margin_s < 0 or self.eta_depth < 0:
+            raise ValidationError("eta_move_margin_s and eta_depth must be >= 0", field="eta_move_margin_s",
+                                  hint="use e.g. eta_move_margin_s=600, eta_depth=2000")
         if self.grace_s < 0 or self.min_runtime_s < 0:
             raise ValidationError("grace_s and min_runtime_s must be >= 0 seconds", field="grace_s",
                                   hint="use e.g. grace_s=60, min_runtime_s=300")

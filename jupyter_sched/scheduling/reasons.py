@@ -145,4 +145,5 @@ def reason_with(r: PendingReason, *, message: str | None = None, details: Mappin
                          details=r.details if details is None else details, unblock=r.unblock,
                          position=r.position if position is None else position,
                          eta=r.eta if eta is None else eta,
-                         eta_reason=r.eta_reason if eta_reason is None else eta_reason, per_flavor=r.per_flavor)
+                         eta_reason=r.eta_reason if eta_reason is None else eta_reason, per_flavor=r.per_flavor,
+                         predicted_start=r.predicted_start)

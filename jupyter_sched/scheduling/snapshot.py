@@ -52,6 +52,9 @@ class Snapshot:
         jobs: every non-terminal job: pending ones to place, admitted/running ones holding GPUs.
         quotas: quota lines, budgets and team policies.
         usage: past usage for fair share and budgets.
+        runtime_estimates: expected runtime in seconds per job id, learned at the edge from past
+            runs of the same user, script or notebook and request (used for ETAs when the
+            profile's ``eta_source`` is ``"history"``; never for backfill decisions).
         telemetry: per allocation key (job id) the recent samples idle detection needs;
             shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
         kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
@@ -62,6 +65,7 @@ class Snapshot:
     jobs: tuple[Job, ...] = ()
     quotas: QuotaSet = field(default_factory=QuotaSet)
     usage: UsageHistory = field(default_factory=UsageHistory)
+    runtime_estimates: Mapping[str, float] = field(default_factory=dict)
     telemetry: Mapping[str, Any] = field(default_factory=dict)
     kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -76,6 +80,12 @@ class Admit:
         borrowed: GPUs of this admission above the team's guarantee (preemptible).
         scores: the placement scores that chose the node, by plugin name (audit evidence).
         backfill: True when admitted ahead of a reservation without delaying it.
+        predicted_start: the start predicted when the job was first queued (its first cycle's
+            ETA; ``now`` when it is admitted in its first cycle; None: unknown then) — the engine
+            records it beside the actual start to measure ETA accuracy (case 034).
+        time_limit_s: the limit it was planned with (its own, or its queue's default/maximum when
+            it gave none; None: unlimited) — the executor should stop it there.
+        time_limit_source: where ``time_limit_s`` comes from (see :func:`~jupyter_sched.queues.limits.effective_limit`).
     """
 
     job_id: str
@@ -83,6 +93,9 @@ class Admit:
     borrowed: float = 0.0
     scores: Mapping[str, float] = field(default_factory=dict)
     backfill: bool = False
+    predicted_start: datetime | None = None
+    time_limit_s: float | None = None
+    time_limit_source: str = "given"
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,9 +113,9 @@ def _check_names(args: argparse.Namespace) -> None:
     Raises:
         ValidationError: field ``--openb`` or ``--tiresias``.
     """
-    from .traces import OPENB_WORKLOADS
-
     if args.openb is not None and not args.openb.strip():
+        from .traces import OPENB_WORKLOADS
+
         raise ValidationError("--openb needs a workload name", field="--openb",
                               hint="e.g. --openb default; the paper's workloads: " + ", ".join(OPENB_WORKLOADS))
     if args.tiresias is not None and not args.tiresias.strip():
@@ -157,6 +157,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         hint = f" ({exc.hint})" if exc.hint else ""
         err.write(f"error: {exc.message}{hint}\n")
         return 1
+    except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are an extra
+        if exc.name and exc.name.split(".")[0] in ("pandas", "plotly", "scipy", "numpy"):
+            err.write(f"error: jupyter-sched {args.command} needs {exc.name.split('.')[0]}, which comes with the "
+                      "[sim] extra: pip install 'jupyter_sched[sim]'\n")
+            return 1
+        raise
     except OSError as exc:
         err.write(f"error: {exc}\n")
         return 1

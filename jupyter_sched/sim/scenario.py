@@ -8,6 +8,7 @@ Format (every duration accepts ``90``, ``"45s"``, ``"10m"``, ``"2h30m"``)::
     #   or  {tiresias: n32g4}  or  {openb: gpu_node}
     profile: {backfill: true, preemption: true, reclaim: true}
     idle: {window: 2h, warning: 15m, busy_kernel_window: 4h, threshold_pct: 5}   # optional
+    #     also grace (after the window), lease_mode / job_mode / service_mode (release|requeue|stop|notify)
     tick: 1m                              # cycle period while work runs (idle needs samples)
     horizon: 12h                          # optional end
     quotas:                               # optional, Kueue-style lines
@@ -25,6 +26,7 @@ Format (every duration accepts ``90``, ``"45s"``, ``"10m"``, ``"2h30m"``)::
         activity:                         # from start; after it: idle tail (GPU 0 %, kernel idle)
           - {for: 20m, util: 70, kernel: busy}
           - {for: 10m, util: 0, kernel: busy}     # data-loading dip
+          - {for: 30m, util: 80, telemetry: blank}  # what the GPU reports: normal | blank | latch
         repeat: {count: 3, every: 30m}    # optional clones, names suffixed -1, -2, ...
 
 Errors are :class:`~jupyter_sched.errors.ValidationError` naming the field (``jobs[3].gpus``).
@@ -56,7 +58,7 @@ from ..model import (
     parse_memory_mib,
     parse_utc,
 )
-from ..reclaim import IdlePolicies, IdlePolicy
+from ..reclaim import IdlePolicies, IdlePolicy, ReclaimMode
 from ..scheduling import SchedulingProfile
 from .simulator import Activity, SimJob
 from .traces import openb_inventory, read_tiresias_cluster
@@ -141,10 +143,14 @@ def _activity(items: Any, where: str) -> tuple[Activity, ...]:
         dur = _dur(m.get("for"), f"{where}[{k}].for", allow_none=False)
         util = float(m.get("util", 0))
         kernel = str(m.get("kernel", "busy" if util > 0 else "idle"))
-        if not 0 <= util <= 100 or kernel not in ("busy", "idle"):
-            raise ValidationError(f"{where}[{k}]: util must be 0..100 and kernel busy|idle", field=f"{where}[{k}]",
+        telemetry = str(m.get("telemetry", "normal"))
+        if not 0 <= util <= 100 or kernel not in ("busy", "idle") or telemetry not in ("normal", "blank", "latch"):
+            raise ValidationError(f"{where}[{k}]: util must be 0..100, kernel busy|idle, telemetry normal|blank|latch",
+                                  field=f"{where}[{k}]",
                                   hint="e.g. {for: 10m, util: 0, kernel: busy} for a data-loading dip")
-        out.append(Activity(duration_s=float(dur or 0.0), util_pct=util, kernel=kernel))
+        memory = float(parse_memory_mib(m["mem"], field=f"{where}[{k}].mem")) if "mem" in m else 1024.0
+        out.append(Activity(duration_s=float(dur or 0.0), util_pct=util, kernel=kernel, telemetry=telemetry,
+                            memory_mib=memory))
     return tuple(out)
 
 
@@ -203,11 +209,21 @@ def parse_scenario(doc: Mapping[str, Any]) -> Scenario:
         im = _map(idle_doc, "idle")
         defaults = IdlePolicy()
         busy = im.get("busy_kernel_window", defaults.busy_kernel_window_s)
+        def mode(key: str, default: ReclaimMode) -> ReclaimMode:
+            try:
+                return ReclaimMode(str(im.get(key, default.value)))
+            except ValueError:
+                raise ValidationError(f"idle.{key} must be release, requeue, stop or notify", field=f"idle.{key}",
+                                      hint="e.g. lease_mode: release") from None
+
         idle = IdlePolicies(default=IdlePolicy(
             threshold_pct=float(im.get("threshold_pct", defaults.threshold_pct)),
             window_s=float(_dur(im.get("window", defaults.window_s), "idle.window") or defaults.window_s),
             warning_s=float(_dur(im.get("warning", defaults.warning_s), "idle.warning") or 0.0),
-            busy_kernel_window_s=None if busy is None else _dur(busy, "idle.busy_kernel_window")))
+            grace_s=float(_dur(im.get("grace", 0), "idle.grace") or 0.0),
+            busy_kernel_window_s=None if busy is None else _dur(busy, "idle.busy_kernel_window"),
+            lease_mode=mode("lease_mode", defaults.lease_mode), job_mode=mode("job_mode", defaults.job_mode),
+            service_mode=mode("service_mode", defaults.service_mode)))
     quotas = QuotaSet(quotas=tuple(
         Quota(team=str(_map(q, f"quotas[{i}]").get("team", "")), user=q.get("user"),
               guaranteed=float(q.get("guaranteed", 0)),

@@ -18,6 +18,7 @@ the core.
 from __future__ import annotations
 
 import heapq
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
@@ -39,10 +40,11 @@ from ..model import (
     QuotaSet,
     ResourceRequest,
 )
-from ..model.samples import GpuSample
-from ..reclaim import IdleInput, IdlePolicies, LadderState, device_keys, evaluate_idle
+from ..model.samples import GpuSample, Validity
+from ..reclaim import IdleArbiter, IdleInput, IdlePolicies, LadderState, device_keys, evaluate_idle
 from ..scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
 from ..scheduling.snapshot import IdleAction, UsageHistory
+from ..telemetry.validity import SampleValidator
 
 __all__ = ["Activity", "SimJob", "SimResult", "Simulator", "simulate"]
 
@@ -58,11 +60,37 @@ class Activity:
         util_pct: GPU utilisation during it (0..100 %).
         kernel: kernel state during it: ``"busy"`` (executing — e.g. loading data at 0 % GPU) or
             ``"idle"`` (waiting for the user).
+        telemetry: what the GPU *reports* during it (the truth is ``util_pct``): ``"normal"``;
+            ``"blank"`` (DCGM blank values, e.g. MIG without profiling metrics: no reading);
+            ``"latch"`` (the case 026 latch: 100 % with 0 MiB and no process).
+        memory_mib: GPU memory in use while the stretch is ``normal`` or ``blank``.
     """
 
     duration_s: float
     util_pct: float
     kernel: str = "idle"
+    telemetry: str = "normal"
+    memory_mib: float = 1024.0
+
+    def sample(self, uuid: str, when: datetime) -> GpuSample:
+        """The reading a collector would make in this stretch (validity marked as collectors do;
+        the latch rule needs history and is applied by :class:`~jupyter_sched.telemetry.validity.SampleValidator`)."""
+        if self.telemetry == "latch":
+            return GpuSample(gpu_uuid=uuid, mig_instance=None, timestamp=when, utilization_pct=100.0,
+                             memory_used_mib=0.0, process_count=0, simulated=True)
+        if self.telemetry == "blank":
+            return GpuSample(gpu_uuid=uuid, mig_instance=None, timestamp=when, utilization_pct=None,
+                             memory_used_mib=None, simulated=True, validity=Validity.BLANK,
+                             validity_rule="dcgm_blank")
+        return GpuSample(gpu_uuid=uuid, mig_instance=None, timestamp=when, utilization_pct=self.util_pct,
+                         memory_used_mib=self.memory_mib, process_count=1, simulated=True)
+
+
+_QUIET = logging.getLogger("jupyter_sched.sim.telemetry")
+"""Where the simulated validator's once-per-device messages go (not the user's console)."""
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
+_IDLE_TAIL = Activity(duration_s=float("inf"), util_pct=0.0, kernel="idle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +121,15 @@ class SimJob:
     time_limit_s: float | None = None
     activity: tuple[Activity, ...] = ()
     checkpointable: bool = False
+
+    def stretch_at(self, offset_s: float) -> Activity:
+        """The stretch ``offset_s`` seconds after start (the idle tail after the last one)."""
+        t = 0.0
+        for stretch in self.activity:
+            if offset_s < t + stretch.duration_s:
+                return stretch
+            t += stretch.duration_s
+        return _IDLE_TAIL
 
     def state_at(self, offset_s: float) -> tuple[float, str]:
         """``(GPU utilisation %, kernel state)`` ``offset_s`` seconds after start."""
@@ -134,6 +171,7 @@ class _Track:
     preemptions: int = 0
     ladder: LadderState = field(default_factory=LadderState)
     samples: list[GpuSample] = field(default_factory=list)
+    validator: SampleValidator = field(default_factory=lambda: SampleValidator(logger=_QUIET))
     sample_next: int = 0
     sample_attempt: int = -1
     reclaimed_at: datetime | None = None
@@ -188,6 +226,8 @@ class Simulator:
         usage_half_life_s: half-life of the fair-share usage fed to the core (seconds; the engine's
             default, 7 days), computed from the simulated allocations exactly as the engine does
             from its accounting rows.
+        idle_arbiter: the idle rule (:class:`~jupyter_sched.reclaim.IdleArbiter`; None = the
+            default) — ``benchmarks/idle_scenario.py`` plugs a naive lifetime-average culler in here.
     """
 
     def __init__(self, inventory: Inventory, arrivals: Iterable[SimJob], *,
@@ -195,7 +235,7 @@ class Simulator:
                  start: datetime | None = None, tick_s: float | None = None,
                  idle: IdlePolicies | None = None, horizon_s: float | None = None,
                  cycle: CycleFn | None = None, id_prefix: str = "sim-",
-                 usage_half_life_s: float = 7 * 86400.0) -> None:
+                 usage_half_life_s: float = 7 * 86400.0, idle_arbiter: IdleArbiter | None = None) -> None:
         self.inventory = inventory
         self.arrivals = sorted(arrivals, key=lambda a: a.submit_s)
         self.profile = profile
@@ -205,6 +245,7 @@ class Simulator:
             raise ValueError("start must be an aware datetime (UTC)")
         self.tick_s = tick_s
         self.idle = idle
+        self.idle_arbiter = idle_arbiter
         self.horizon_s = horizon_s
         self._cycle: CycleFn = cycle or run_cycle
         self.id_prefix = id_prefix
@@ -282,7 +323,7 @@ class Simulator:
             cycles += 1
             idle_actions: Sequence[IdleAction] = result.idle
             if not idle_actions and self.idle is not None:
-                idle_actions = evaluate_idle(snap, self.idle)
+                idle_actions = evaluate_idle(snap, self.idle, self.idle_arbiter)
             self._note_reasons(result, tracks, t)
             before = {j.id: j for j in snap.jobs}
             snap = apply_result(snap, result)
@@ -398,7 +439,7 @@ class Simulator:
         if self.idle is None:
             return {}
         out: dict[str, Any] = {}
-        policy_window = max(self.idle.default.window_s, self.idle.default.busy_kernel_window_s or 0.0)
+        policy_window = max(max(p.window_s, p.busy_kernel_window_s or 0.0) + p.grace_s for p in self.idle.all())
         for job in snap.jobs:
             tr = tracks[job.id]
             if job.state is not JobState.RUNNING or not tr.sim.activity or job.allocation is None or tr.start is None:
@@ -407,11 +448,17 @@ class Simulator:
             ran = (snap.now - tr.start).total_seconds()
             if tr.sample_attempt != tr.attempt:  # a new run: start its sample history afresh
                 tr.samples, tr.sample_next, tr.sample_attempt = [], 0, tr.attempt
+                tr.validator = SampleValidator(logger=_QUIET)
             while tr.sample_next * 60.0 <= ran:  # one sample per GPU per minute since start
-                util, _ = tr.sim.state_at(tr.sample_next * 60.0)
+                stretch = tr.sim.stretch_at(tr.sample_next * 60.0)
                 when = tr.start + timedelta(seconds=tr.sample_next * 60.0)
-                tr.samples.extend(GpuSample(gpu_uuid=u, mig_instance=None, timestamp=when, utilization_pct=util,
-                                            memory_used_mib=1024.0, simulated=True) for u in uuids)
+                # Validity as the telemetry monitor applies it (a confirmed latch relabels its run).
+                marked, relabels = tr.validator.check([stretch.sample(u, when) for u in uuids])
+                for relabel in relabels:
+                    mine = [i for i, old in enumerate(tr.samples) if old.key == relabel.key][-relabel.count:]
+                    for i in mine:
+                        tr.samples[i] = replace(tr.samples[i], validity=Validity.SUSPECT, validity_rule="util_latch")
+                tr.samples.extend(marked)
                 tr.sample_next += 1
             keep = int((policy_window + 120.0) // 60.0 + 1) * len(uuids)
             if len(tr.samples) > 4 * keep:

@@ -68,9 +68,16 @@ def _v3_definitions(conn: sa.Connection) -> None:
     md.create_all(conn)
 
 
-def _v4_quarantine(conn: sa.Connection) -> None:
+def _v4_rollup_validity(conn: sa.Connection) -> None:
+    have = {c["name"] for c in sa.inspect(conn).get_columns("gpu_rollups")}
+    for name, type_ in schema.ROLLUP_VALIDITY_COLUMNS:
+        if name not in have:
+            conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
+def _v5_quarantine(conn: sa.Connection) -> None:
     md = sa.MetaData()
-    schema.tables_v4(md)
+    schema.tables_v5(md)
     md.create_all(conn)
 
 
@@ -78,8 +85,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
     Migration(3, "job definitions and their runs (one run per definition and scheduled instant)", _v3_definitions),
-    Migration(4, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor)",
-              _v4_quarantine),
+    Migration(4, "telemetry validity in gpu_rollups (valid/blank/suspect counts, rules, processes)",
+              _v4_rollup_validity),
+    Migration(5, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor)",
+              _v5_quarantine),
 )
 
 

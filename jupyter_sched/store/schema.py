@@ -14,7 +14,7 @@ Tables:
 * ``events`` — the audit log: who, what, when, details JSON (old→new for config changes).
 * ``usage`` — GPU allocation intervals, one row per (job, attempt, GPU): the accounting source.
 * ``leader`` — the engine leader lease (owner, term, expiry) behind the leader lock.
-* ``quarantine`` (version 4) — rows the store could not read, with the error (see
+* ``quarantine`` (version 5) — rows the store could not read, with the error (see
   :mod:`.quarantine`; listed and repaired by ``jupyter-sched doctor``).
 * ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
   (averages and maxima of utilization, activity, memory, power, temperature).
@@ -30,9 +30,11 @@ database replayed through all migrations equals :data:`metadata` (a test compare
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
-__all__ = ["metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v4"]
+__all__ = ["ROLLUP_VALIDITY_COLUMNS", "columns_v4", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v5"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -200,8 +202,24 @@ def tables_v3(md: sa.MetaData) -> None:
     )
 
 
-def tables_v4(md: sa.MetaData) -> None:
-    """Define the tables version 4 adds on ``md`` (the quarantine of unreadable rows, issue 17)."""
+ROLLUP_VALIDITY_COLUMNS: tuple[tuple[str, Any], ...] = (
+    ("valid_samples", sa.Integer()), ("blank_samples", sa.Integer()), ("suspect_samples", sa.Integer()),
+    ("rules", sa.String(200)), ("processes_max", sa.Integer()),
+)
+"""Columns version 4 adds to ``gpu_rollups``: how the minute's samples were judged (valid, blank,
+suspect and the rules seen; ``jupyter_sched.model.samples``) and the most processes seen, so
+history draws gaps where telemetry was blank or suspect (cases 009, 026). Null in older rows."""
+
+
+def columns_v4(md: sa.MetaData) -> None:
+    """Add version 4's columns to ``gpu_rollups`` on ``md`` (the table must be defined)."""
+    table = md.tables["gpu_rollups"]
+    for name, type_ in ROLLUP_VALIDITY_COLUMNS:
+        table.append_column(sa.Column(name, type_, nullable=True))
+
+
+def tables_v5(md: sa.MetaData) -> None:
+    """Define the tables version 5 adds on ``md`` (the quarantine of unreadable rows, issue 17)."""
     sa.Table(
         "quarantine", md,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -215,12 +233,13 @@ def tables_v4(md: sa.MetaData) -> None:
 
 
 metadata = sa.MetaData()
-"""The current schema (version 1 + version 2's telemetry rollups + version 3's definitions + version
-4's quarantine)."""
+"""The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
+version 4's rollup validity columns + version 5's quarantine)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
-tables_v4(metadata)
+columns_v4(metadata)
+tables_v5(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

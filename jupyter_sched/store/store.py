@@ -65,7 +65,8 @@ _JOB_INSERT = schema.jobs.insert()
 _JOB_UPDATE = (schema.jobs.update()
                .where(schema.jobs.c.id == sa.bindparam("w_id"), schema.jobs.c.version == sa.bindparam("w_version")))
 _EVENT_INSERT = schema.events.insert()
-_ROLLUP_VALUES = ("utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
+_ROLLUP_VALUES = ("valid_samples", "blank_samples", "suspect_samples", "rules", "processes_max",
+                  "utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
                   "memory_total_mib", "power_avg_w", "temperature_max_c")
 
 

@@ -32,6 +32,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -291,9 +292,23 @@ class DcgmCollector:
 def http_text_fetcher(url: str, *, client: httpx.Client | None = None, timeout_s: float = 5.0) -> Callable[[], str]:
     """Return a ``fetch`` for :class:`DcgmCollector` that GETs ``url`` (e.g. ``http://node:9400/metrics``).
 
+    A ``file://`` URL reads that file at each collection instead (a node-exporter textfile
+    collector's output, a capture to replay, a test fixture).
+
     The function raises :class:`TelemetryError` on connection errors, timeouts (``timeout_s``
-    seconds) and non-200 answers, so a dead exporter never blocks or crashes the engine.
+    seconds), non-200 answers and unreadable files, so a dead exporter never blocks or crashes the engine.
     """
+    if url.startswith("file://"):
+        path = Path(url.removeprefix("file://"))
+
+        def read() -> str:
+            try:
+                return path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise TelemetryError(f"cannot read telemetry file {path}: {exc}",
+                                     hint="check telemetry_url (file:///path/to/metrics.prom)") from None
+
+        return read
     http = client or httpx.Client(timeout=timeout_s)
 
     def fetch() -> str:

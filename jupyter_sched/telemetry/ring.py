@@ -183,12 +183,12 @@ def _max(column: np.ndarray, starts: np.ndarray) -> list[float | None]:
     return [None if math.isnan(x) else float(x) for x in np.fmax.reduceat(column, starts).tolist()]
 
 
-def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray) -> list[RollupRow]:
-    """One row per minute of time-ordered samples (each minute a contiguous slice; vectorised per
-    column, since the idle detector asks for hours of minutes every cycle)."""
+def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray, bucket_s: int = 60) -> list[RollupRow]:
+    """One row per minute (or ``bucket_s`` seconds) of time-ordered samples (each bucket a contiguous
+    slice; vectorised per column, since the idle detector asks for hours of minutes every cycle)."""
     if ts.size == 0:
         return []
-    minutes = np.floor(ts / 60.0).astype(np.int64)
+    minutes = np.floor(ts / float(bucket_s)).astype(np.int64)
     codes = np.nan_to_num(values[:, _RULE], nan=float(_VALID_CODE)).astype(np.int64)
     valid = codes == _VALID_CODE
     activity = np.where(np.isnan(values[:, 1]), values[:, 0], values[:, 1] * 100.0)
@@ -209,7 +209,8 @@ def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray) -> list[RollupRow]
             sorted({rule_of_code(int(c)) for c in np.unique(codes[a:a + size])} - {""}))
         p = procs[i]
         out.append(RollupRow(
-            gpu_uuid=key[0], mig_instance=key[1], minute=datetime.fromtimestamp(int(minutes[a]) * 60, tz=timezone.utc),
+            gpu_uuid=key[0], mig_instance=key[1],
+            minute=datetime.fromtimestamp(int(minutes[a]) * bucket_s, tz=timezone.utc),
             samples=size, utilization_avg=util_avg[i], utilization_max=util_max[i], activity_avg=act_avg[i],
             activity_max=act_max[i], memory_used_max_mib=mem_max[i], memory_total_mib=mem_total[i],
             power_avg_w=power[i], temperature_max_c=temp[i], valid_samples=n_valid[i],
@@ -218,8 +219,12 @@ def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray) -> list[RollupRow]
     return out
 
 
-def rollup_minutes(samples: list[GpuSample]) -> list[RollupRow]:
-    """1-minute rollup rows of arbitrary samples (grouped by device and minute)."""
+def rollup_minutes(samples: list[GpuSample], *, bucket_s: int = 60) -> list[RollupRow]:
+    """1-minute rollup rows of arbitrary samples (grouped by device and minute; ``bucket_s`` other
+    than 60 gives finer or coarser buckets, e.g. 5 s for a live chart — ``minute`` is then the
+    bucket's start)."""
+    if bucket_s < 1:
+        raise ValueError(f"bucket_s must be >= 1 (got {bucket_s})")
     by_key: dict[DeviceKey, list[GpuSample]] = {}
     for s in samples:
         by_key.setdefault(s.key, []).append(s)
@@ -228,7 +233,7 @@ def rollup_minutes(samples: list[GpuSample]) -> list[RollupRow]:
         ring = RingBuffer(key, len(group))
         for s in sorted(group, key=lambda s: s.timestamp):
             ring.append(s)
-        out.extend(_rows(key, *ring.arrays()))
+        out.extend(_rows(key, *ring.arrays(), bucket_s=bucket_s))
     return out
 
 

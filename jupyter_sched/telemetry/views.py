@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..model import GPU, to_iso
 from ..model.samples import GpuSample, Validity
 from ..reclaim.foreign import ForeignProcess, blocked_text
 
-__all__ = ["ClusterUtilization", "cluster_utilization", "inventory_state_text", "telemetry_state"]
+__all__ = ["ClusterUtilization", "cluster_utilization", "health_text", "inventory_state_text", "telemetry_state"]
 
 
 def telemetry_state(sample: GpuSample | None, *, threshold_pct: float = 5.0) -> str:
@@ -33,6 +34,15 @@ def telemetry_state(sample: GpuSample | None, *, threshold_pct: float = 5.0) -> 
         return "latch suspected"
     state = sample.idle_state(threshold_pct)
     return {"active": "busy", "idle": "idle"}.get(state, "unknown")
+
+
+def health_text(gpu: GPU) -> str:
+    """Why a GPU is unhealthy with its time: ``Xid 94, since 2024-10-25T02:19:08Z`` (case 018);
+    ``""`` for a healthy GPU."""
+    if gpu.healthy:
+        return ""
+    reason = gpu.health_reason or "unhealthy"
+    return f"{reason}, since {to_iso(gpu.health_since)}" if gpu.health_since is not None else reason
 
 
 def inventory_state_text(occupancy: str, sample: GpuSample | None, *,

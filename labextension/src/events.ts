@@ -7,7 +7,8 @@
  * The server marks the stream as non-activity (`_track_activity = False`), so an open panel does
  * not keep an idle server alive for the culler.
  */
-import { API_ROOT, type ISchedEvent, type Transport } from './api';
+import { API_ROOT, type Transport } from './client';
+import type { ISchedEvent } from './types';
 
 /**
  * Incremental SSE parser (WHATWG HTML §9.2 "event stream interpretation"): feed text chunks,
@@ -63,10 +64,10 @@ export class SseParser {
       return { type, data: { text: data.join('\n') } };
     }
     if (payload && typeof payload === 'object' && 'type' in payload && typeof (payload as ISchedEvent).type === 'string') {
-      const p = payload as { type: string; data?: Record<string, unknown> };
-      return { type: p.type, data: (p.data ?? {}) as Record<string, any> };
+      const p = payload as { type: string; data?: unknown };
+      return { type: p.type, data: p.data ?? {} };
     }
-    return { type, data: (payload ?? {}) as Record<string, any> };
+    return { type, data: payload ?? {} };
   }
 }
 
@@ -99,6 +100,8 @@ export class EventStream {
   private controller: AbortController | null = null;
   private attempt = 0;
   private disposed = false;
+  /** Bumped by {@link reconnect}: a connection of an older generation ends silently. */
+  private generation = 0;
   private _status: StreamStatus = 'down';
 
   constructor(private readonly options: IEventStreamOptions) {}
@@ -108,6 +111,17 @@ export class EventStream {
   }
 
   start(): void {
+    void this.connect();
+  }
+
+  /** Drop the current connection (if any) and connect again now, resetting the backoff. */
+  reconnect(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.attempt = 0;
+    this.generation++;
+    this.controller?.abort();
     void this.connect();
   }
 
@@ -127,6 +141,7 @@ export class EventStream {
     if (this.disposed) {
       return;
     }
+    const generation = this.generation;
     this.setStatus('connecting');
     this.controller = new AbortController();
     const now = this.options.now ?? (() => Date.now());
@@ -150,6 +165,9 @@ export class EventStream {
         if (done) {
           break;
         }
+        if (generation !== this.generation) {
+          return;
+        }
         for (const event of parser.feed(decoder.decode(value, { stream: true }))) {
           try {
             this.options.onEvent(event);
@@ -158,12 +176,10 @@ export class EventStream {
           }
         }
       }
-    } catch (err) {
-      if (this.disposed) {
-        return;
-      }
+    } catch {
+      // network failure or abort: handled below like a closed stream
     }
-    if (this.disposed) {
+    if (this.disposed || generation !== this.generation) {
       return;
     }
     this.setStatus('down');
@@ -173,7 +189,11 @@ export class EventStream {
       this.attempt = 0;
     }
     const delay = backoffDelay(this.attempt++, this.options.maxBackoffMs ?? 30000);
-    (this.options.setTimeout ?? ((fn, ms) => window.setTimeout(fn, ms)))(() => void this.connect(), delay);
+    (this.options.setTimeout ?? ((fn, ms) => setTimeout(fn, ms)))(() => {
+      if (generation === this.generation) {
+        void this.connect();
+      }
+    }, delay);
   }
 }
 

@@ -12,6 +12,11 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon, ToolbarButton } from '@jupyterlab/ui-components';
 
 import { type IJob, SchedClient, type Transport } from './api';
+import { SchedClient as TypedSchedClient } from './client';
+import { SchedModel } from './model';
+import { ISchedModel } from './tokens';
+
+export * from './tokens';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { DEFAULT_SETTINGS, type IPanelSettings, SchedPanel } from './panel';
 import { VIEWS, type ViewId } from './state';
@@ -56,6 +61,20 @@ function readSettings(settings: ISettingRegistry.ISettings | null): IPanelSettin
     notifyCompletion: typeof notify === 'boolean' ? notify : DEFAULT_SETTINGS.notifyCompletion
   };
 }
+
+/**
+ * The headless model ({@link ISchedModel}) for other plugins: charts, job definitions, run
+ * lists, status-bar items. Started by its first consumer (`model.start()`).
+ */
+const modelPlugin: JupyterFrontEndPlugin<ISchedModel> = {
+  id: '@jupyter-sched/labextension:model',
+  description: 'The GPU scheduler model: client, live event stream, state and signals.',
+  autoStart: true,
+  provides: ISchedModel,
+  activate: (app: JupyterFrontEnd): ISchedModel => {
+    return new SchedModel({ client: new TypedSchedClient(serverTransport(app.serviceManager.serverSettings)) });
+  }
+};
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
@@ -175,4 +194,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [modelPlugin, plugin];

@@ -134,7 +134,7 @@ export class SchedPanel extends Widget {
     this.buildSections();
     this.stream = new EventStream({
       transport: this.options.transport,
-      onEvent: event => this.onEvent(event),
+      onEvent: event => this.onEvent(event as ISchedEvent),
       onStatus: status => this.onStreamStatus(status)
     });
     this.stream.start();

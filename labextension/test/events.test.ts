@@ -133,7 +133,7 @@ describe('Throttle: at most one request per view per refresh interval', () => {
 
 describe('EventStream', () => {
   function streamResponse(text: string): Response {
-    return new Response(new Blob([text]).stream(), { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
+    return new Response(text, { status: 200, headers: { 'Content-Type': 'text/event-stream' } });
   }
 
   it('delivers events and reconnects with growing backoff while connections fail or close at once', async () => {
@@ -153,7 +153,7 @@ describe('EventStream', () => {
           return streamResponse(`event: job\ndata: {"id": "j${connects}"}\n\n`);
         }
       },
-      onEvent: e => seen.push(`${e.type}:${e.data.id}`),
+      onEvent: e => seen.push(`${e.type}:${(e.data as { id: string }).id}`),
       onStatus: s => statuses.push(s),
       setTimeout: t.schedule,
       now: t.clock

@@ -61,13 +61,14 @@ def make_job(job_id: str = "j1", *, gpus: int = 1, milli: int = 1000, priority: 
              workers: int = 1, nvlink: bool = False, submitted: float = 0.0, time_limit_s: float | None = None,
              tolerations: Sequence[str] = (), node_selector: Mapping[str, str] | None = None,
              checkpointable: bool = False, cpu_millis: int = 0, memory_mib: int = 0,
-             mig_profile: str | None = None) -> Job:
+             mig_profile: str | None = None, unlimited: bool = False) -> Job:
     spec = JobSpec(name=job_id, user=user, team=team, priority=PriorityClass(priority),
                    resources=ResourceRequest(gpus=gpus, gpu_milli=milli, gpu_models=tuple(models),
                                              min_memory_mib=min_memory_mib, workers=workers, nvlink=nvlink,
                                              tolerations=tuple(tolerations), node_selector=dict(node_selector or {}),
                                              cpu_millis=cpu_millis, memory_mib=memory_mib, mig_profile=mig_profile),
-                   time_limit_s=time_limit_s, command=("python", "x.py"), checkpointable=checkpointable)
+                   time_limit_s=time_limit_s, command=("python", "x.py"), checkpointable=checkpointable,
+                   unlimited=unlimited)
     return Job(id=job_id, spec=spec, submitted_at=T0 + timedelta(minutes=submitted))
 
 

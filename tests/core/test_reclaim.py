@@ -202,14 +202,26 @@ def test_a_victim_in_its_grace_period_is_never_picked_again() -> None:
     assert result.preemptions == ()
 
 
-def test_a_borrowing_admission_of_this_cycle_is_withdrawn_rather_than_evicted_next_cycle() -> None:
-    # b-high borrows the whole pool, then a-low (within a's guarantee) is visited in the same cycle:
-    # the admission is taken back before anything runs, and a-low starts at once.
+def test_guarantees_come_first_in_a_cycle_whatever_the_class() -> None:
+    # b-high would borrow the whole pool; a-low fits a's guarantee: a-low goes first (Kueue's
+    # entry ordering), so nothing is admitted that a reclaim would undo.
     teams = [TeamPolicy(team="b", allowed_priorities=("high", "normal", "low"))]
     q = quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=2), teams=teams)
     jobs = [make_job("b-high", gpus=4, team="b", priority="high"), make_job("a-low", gpus=2, team="a", priority="low")]
     result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
     assert [a.job_id for a in result.admits] == ["a-low"] and result.preemptions == ()
-    reason = next(p.reason for p in result.pending if p.job_id == "b-high")
-    assert reason.details["withdrawn"] and reason.details["reclaimed_by"] == "a-low"
+
+
+def test_a_borrowing_admission_of_this_cycle_is_withdrawn_rather_than_evicted_next_cycle() -> None:
+    # a1 (high) cannot borrow (limit 0) and waits; a2 (low, within a's guarantee) keeps its place
+    # behind it, after b-x, which borrows the whole pool. a2 takes back a's guarantee at once:
+    # b-x's admission is withdrawn before anything runs.
+    teams = [TeamPolicy(team="a", allowed_priorities=("high", "normal", "low"))]
+    q = quotas(Quota(team="a", guaranteed=2, borrowing_limit=0), Quota(team="b", guaranteed=2), teams=teams)
+    jobs = [make_job("a1", gpus=3, team="a", priority="high"), make_job("b-x", gpus=4, team="b", submitted=1),
+            make_job("a2", gpus=2, team="a", priority="low", submitted=2)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
+    assert [a.job_id for a in result.admits] == ["a2"] and result.preemptions == ()
+    reason = next(p.reason for p in result.pending if p.job_id == "b-x")
+    assert reason.details["withdrawn"] and reason.details["reclaimed_by"] == "a2"
     assert [a.action for a in result.audit] == ["admit_withdrawn", "admit"]

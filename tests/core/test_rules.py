@@ -328,7 +328,8 @@ def test_eta_unknown_is_honest_when_running_jobs_have_no_time_limit() -> None:
     result = run_cycle(snapshot([make_node(gpus=8)], jobs))
     reasons = {p.job_id: p.reason for p in result.pending}
     assert reasons["a"].eta is None and "forever" in reasons["a"].eta_reason
-    assert reasons["b"].eta is None and "queued behind a" in reasons["b"].eta_reason
+    assert reasons["b"].eta is None and "forever" in reasons["b"].eta_reason  # each job names what blocks it
+    assert reasons["b"].details["eta_code"] == "NoTimeLimit" and reasons["b"].details["eta_waits_on"] == ["forever"]
 
 
 def test_admit_window_keeps_low_batch_to_the_night() -> None:

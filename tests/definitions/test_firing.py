@@ -59,6 +59,7 @@ def test_case_028_delete_and_recreate_with_two_servers_gives_one_run_per_firing(
     store = open_store(db_url, clock)
     jobs = [store.get_job(r.job_id).job for r in runs[d2["id"]]]
     assert {j.spec.notebook for j in jobs} == {"daily.ipynb"} and {j.spec.user for j in jobs} == {"fay"}
+    assert {j.spec.definition_id for j in jobs} == {d2["id"]}, "each run's job names its definition"
     assert jobs[-1].spec.name == "daily @ 2025-06-02 12:00 CEST"
 
 

@@ -226,3 +226,15 @@ def test_nvidia_gpu_exporter_h200_load_metrics() -> None:
 def test_nvidia_gpu_exporter_garbage_is_a_telemetry_error() -> None:
     with pytest.raises(TelemetryError):
         parse_nvidia_smi_exporter_text("nvidia_smi_index{uuid=\"x\"} not-a-number\n", received_at=NOW)
+
+
+def test_a_file_url_is_read_at_each_collection(tmp_path: Path) -> None:
+    from jupyter_sched.telemetry import http_text_fetcher
+
+    metrics = tmp_path / "metrics.prom"
+    fetch = http_text_fetcher(f"file://{metrics}")
+    with pytest.raises(TelemetryError, match="cannot read telemetry file"):
+        fetch()
+    metrics.write_text('DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-f"} 9223372036854775792\n')
+    (sample,) = DcgmCollector(fetch).collect(datetime(2026, 3, 2, tzinfo=timezone.utc))
+    assert sample.label == "blank_dcgm_blank"

@@ -39,3 +39,30 @@ def test_completed_minutes_are_persisted_as_one_rollup_row_per_gpu(tmp_path: Pat
     monitor.sample()
     assert len(store.rollup_rows()) == 2  # the current minute is not complete: nothing new
     store.close()
+
+
+def test_a_version_3_store_gains_the_validity_columns_and_keeps_its_rows(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from jupyter_sched.store import migrations, schema
+
+    url = sqlite_url(tmp_path / "old.sqlite")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # a store written by the code before version 4
+        migrations._version_table.create(conn)
+        for step in migrations.MIGRATIONS[:3]:
+            step.upgrade(conn)
+            conn.execute(migrations._version_table.insert().values(
+                version=step.version, description=step.description, applied_at="2026-11-29T00:00:00.000000Z"))
+        conn.execute(sa.text("INSERT INTO gpu_rollups (node, gpu_uuid, minute, samples, utilization_avg) "
+                             "VALUES ('n1', 'GPU-old', '2026-11-29T12:00:00.000000Z', 60, 42.0)"))
+    engine.dispose()
+    store = Store(url)
+    assert {c.name for c in schema.gpu_rollups.columns} >= {"valid_samples", "rules", "processes_max"}
+    store.add_rollups([{"gpu_uuid": "GPU-new", "minute": "2026-11-29T12:01:00Z", "samples": 60, "valid_samples": 57,
+                        "blank_samples": 3, "suspect_samples": 0, "rules": "dcgm_blank", "processes_max": 1,
+                        "utilization_avg": 55.0}])
+    old, new = store.rollup_rows()
+    assert (old["gpu_uuid"], old["utilization_avg"], old["valid_samples"], old["rules"]) == ("GPU-old", 42.0, None, None)
+    assert (new["valid_samples"], new["blank_samples"], new["rules"], new["processes_max"]) == (57, 3, "dcgm_blank", 1)
+    store.close()

@@ -112,5 +112,6 @@ def test_quota_on_mig_and_cpu_resources_names_them() -> None:
 
 def test_scheduling_reason_without_counts() -> None:
     reason = scheduling_reason("no nodes available to schedule pods", pod="p")
-    assert reason.message == "Kubernetes cannot place pod p: no nodes available to schedule pods"
-    assert reason.details == {"pod": "p", "causes": {}}
+    assert reason.message == "no node fits (no nodes available to schedule pods)"
+    assert reason.details["causes"] == {} and reason.details["categories"] == {
+        "nodes": 0, "other": ["no nodes available to schedule pods"]}

@@ -94,9 +94,10 @@ async def test_a_second_kernel_waits_with_a_reason_and_gets_the_gpus_when_the_fi
     lease = await wait_for(pending_with_reason)
     assert lease["reason"]["code"]
 
-    def wait_display() -> bool:  # the updating display names the position and the reason
+    def wait_display() -> bool:  # the updating display names the position and the reason (its sentence)
         shown = [str(d.get("text/plain", "")) for d in live.data]
-        return any("queued #" in text and lease["reason"]["code"] in text for text in shown)
+        said = lease["reason"]["message"].rstrip(".")
+        return any("queued #" in text and said in text for text in shown)
 
     await wait_for(wait_display)
     assert not waiting.done()

@@ -80,3 +80,22 @@ async def test_admin_quotas_sets_quotas_and_charts_usage(sched_app: Any, jp_serv
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text
     assert "application/vnd.plotly.v1+json" in _mimetypes(nb)
+    # issue 20: the text promises usage "rolled up per user and team" — the table has a team column
+    usage_cell = next(c for c in nb.cells if c.source.startswith("usage = sched.usage("))
+    table = "".join(str(o.get("data", {}).get("text/plain", "")) for o in usage_cell.outputs)
+    header = table.splitlines()[0].split()
+    assert "team" in header and "user" in header, table
+    assert "research" in table
+
+
+async def test_definitions_notebook_defines_runs_with_parameters_and_reads_a_failure(
+        sched_app: Any, jp_serverapp: Any, jp_root_dir: Path) -> None:
+    nb = await _execute(jp_serverapp, jp_root_dir, "definitions.ipynb")
+    text = _text(nb)
+    assert "At 07:00 on Monday through Friday (Europe/Berlin); next run" in text
+    assert "apac: mean GPU load over 30 days" not in text  # the run's log, not the notebook, has the numbers
+    assert "succeeded" in text and "failed" in text
+    assert "cell 3 raised ValueError: unknown region 'mars'; use one of ['apac', 'eu', 'us']" in text
+    assert "failing cell source: if region not in KNOWN:" in text
+    assert "its error: ValueError - unknown region 'mars'" in text
+    assert "Deleted" in text

@@ -102,14 +102,22 @@ def test_run_passes_unknown_options_and_everything_after_double_dash_to_the_scri
     cmd = parse_schedule_line("run --gpus 1 train.py --epochs 3 --queue team-a -- --gpus 7")
     assert cmd.target == "train.py"
     assert cmd.args == ("--epochs", "3", "--gpus", "7")
-    assert cmd.options == JobOptions(gpus=1, queue="team-a")
+    assert cmd.options == JobOptions(gpus=1, team="team-a")
 
 
 def test_cell_header_parses_all_submission_options() -> None:
     cmd = parse_schedule_line("--gpus 2 --model A100 --name bert-ft --priority low --time-limit 2h "
                               "--queue team-a --profile small", cell=True)
     assert cmd.options == JobOptions(gpus=2, model="A100", priority="low", time_limit_s=7200.0,
-                                     name="bert-ft", queue="team-a", profile="small")
+                                     name="bert-ft", team="team-a", profile="small")
+
+
+@pytest.mark.parametrize("flag", ["--team", "--queue"], ids=["--team as in REST and the CLI", "--queue, the old spelling"])
+def test_the_cell_magic_takes_the_team_like_rest_and_the_cli(flag: str) -> None:
+    """Issue 20: ``%%schedule`` had no ``--team`` although REST and ``jupyter-sched submit`` do."""
+    cmd = parse_schedule_line(f"--gpus 1 {flag} research", cell=True)
+    assert cmd.options.team == "research"
+    assert job_body(cmd.options, command=["x"])["team"] == "research"
 
 
 def test_serve_and_logs_parse() -> None:
@@ -120,10 +128,10 @@ def test_serve_and_logs_parse() -> None:
 
 
 def test_bodies_carry_only_what_the_user_gave() -> None:
-    options = JobOptions(gpus=2, model="A100", min_memory_mib=20480, time_limit_s=60.0, queue="team-a")
+    options = JobOptions(gpus=2, model="A100", min_memory_mib=20480, time_limit_s=60.0, team="team-a")
     assert lease_body(JobOptions(gpus=1), kernel_id="k-1") == {"gpus": 1, "kernel_id": "k-1", "name": "kernel-k-1"}
     assert job_body(options, command=["/py", "t.py"], working_dir="/w") == {
-        "gpus": 2, "model": "A100", "min_memory_mib": 20480, "time_limit_s": 60.0, "queue": "team-a",
+        "gpus": 2, "model": "A100", "min_memory_mib": 20480, "time_limit_s": 60.0, "team": "team-a",
         "command": ["/py", "t.py"], "working_dir": "/w"}
     assert job_body(JobOptions(profile="small"), command=["x"]) == {"profile": "small", "command": ["x"]}
 

@@ -56,10 +56,10 @@ def test_an_inventory_with_gpus_has_no_message() -> None:
 def test_a_pending_reason_reads_as_one_line_with_position_numbers_and_eta() -> None:
     job = make_job("j-1", reason={"code": "WaitingForCapacity", "message": "needs 2 GPUs, 1 free of 4",
                                   "position": 2, "eta": "2026-03-30T06:35:00Z", "unblock": "a job ends"})
-    assert reason_line(job, NOW) == ("queued #2 · WaitingForCapacity: needs 2 GPUs, 1 free of 4 · "
-                                     "ETA 06:35 UTC (in 5m) · unblocks when: a job ends")
+    # a capacity wait's "unblocks when" is its ETA: said once (issue 20)
+    assert reason_line(job, NOW) == "queued #2 · needs 2 GPUs, 1 free of 4 · ETA 06:35 UTC (in 5m)"
     unknown = make_job("j-2", reason={"code": "Fragmented", "message": "m", "eta": None, "eta_reason": "no limits"})
-    assert "ETA unknown (no limits)" in reason_line(unknown, NOW)
+    assert "ETA unknown: no limits" in reason_line(unknown, NOW)
 
 
 def test_job_lines_say_where_it_runs_and_how_it_ended() -> None:

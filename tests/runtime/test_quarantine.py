@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from jupyter_sched.accounting.store_report import usage_report_for
 from jupyter_sched.cli import doctor
+from jupyter_sched.cli.main import main as cli_main
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
@@ -40,8 +41,9 @@ def lease(svc: SchedulerService, user: str) -> dict[str, Any]:
 
 
 def run_doctor(url: str, *args: str) -> tuple[int, str]:
+    """``jupyter-sched doctor --db URL ARGS`` through the CLI's own entry point."""
     out, err = io.StringIO(), io.StringIO()
-    code = doctor.main(["--db", url, *args], out=out, err=err)
+    code = cli_main(["doctor", "--db", url, *args], out=out, err=err)
     return code, out.getvalue() + err.getvalue()
 
 

@@ -206,7 +206,8 @@ class KubernetesExecutor:
             ExecutorError: the API refused (the message is the pending reason for quota refusals;
                 ``details`` carries its numbers); objects already created are deleted again.
         """
-        manifests = make_manifests(job, allocation, self.config, gpu_products=self._gpu_products(job, allocation))
+        manifests = make_manifests(job, allocation, self.config, gpu_products=self._gpu_products(job, allocation),
+                                   mig_strategy=self._mig_strategy(allocation))
         self._watching()
         created: list[dict[str, Any]] = []
         owner: dict[str, Any] = {}
@@ -442,6 +443,17 @@ class KubernetesExecutor:
         products = {n.labels[GPU_PRODUCT_LABEL] for n in inventory.nodes if GPU_PRODUCT_LABEL in n.labels}
         return tuple(sorted(p for p in products
                             if any(w.lower().replace(" ", "-") in p.lower() for w in wanted)))
+
+    def _mig_strategy(self, allocation: Allocation | None) -> str:
+        """The MIG strategy of the allocation's node (case 022: ``single`` requests slices as
+        ``nvidia.com/gpu``); ``mixed`` when unknown."""
+        inventory = self._current_inventory()
+        if inventory is None or allocation is None:
+            return "mixed"
+        try:
+            return inventory.node(allocation.node).mig_strategy
+        except KeyError:
+            return "mixed"
 
     def _current_inventory(self) -> Inventory | None:
         source = self._inventory

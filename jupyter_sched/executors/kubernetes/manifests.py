@@ -126,12 +126,16 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
                               hint="submit a training job or an inference service")
 
 
-def gpu_resources(spec: JobSpec) -> dict[str, str]:
-    """The extended resources of one worker: ``{}`` for CPU-only work, else one whole-number key."""
+def gpu_resources(spec: JobSpec, *, mig_strategy: str = "mixed") -> dict[str, str]:
+    """The extended resources of one worker: ``{}`` for CPU-only work, else one whole-number key.
+
+    A MIG slice follows the node's MIG strategy (case 022): ``mixed`` advertises
+    ``nvidia.com/mig-<profile>``; ``single`` advertises every slice as ``nvidia.com/gpu`` (the
+    product label, which names the profile, selects the node: see ``gpu_products``)."""
     res = spec.resources
     if res.gpus <= 0:
         return {}
-    if res.mig_profile:
+    if res.mig_profile and mig_strategy != "single":
         return {f"{MIG_RESOURCE_PREFIX}{res.mig_profile}": str(res.gpus)}
     return {GPU_RESOURCE: str(res.gpus)}
 
@@ -180,7 +184,8 @@ def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> lis
     return env
 
 
-def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> dict[str, Any]:
+def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
+               mig_strategy: str = "mixed") -> dict[str, Any]:
     spec = job.spec
     res = spec.resources
     requests: dict[str, str] = {}
@@ -188,7 +193,7 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None) 
         requests["cpu"] = format_cpu(res.cpu_millis)
     if res.memory_mib > 0:
         requests["memory"] = format_memory_mib(res.memory_mib)
-    gpus = gpu_resources(spec)
+    gpus = gpu_resources(spec, mig_strategy=mig_strategy)
     # Extended resources: requests must equal limits (kubernetes#50182); write both.
     limits = dict(gpus)
     if "memory" in requests:
@@ -242,14 +247,15 @@ def _pinned_nodes(allocation: Allocation | None, config: KubernetesConfig) -> li
 
 
 def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-              gpu_products: Sequence[str], restart_policy: str, gang_service: str | None) -> dict[str, Any]:
+              gpu_products: Sequence[str], restart_policy: str, gang_service: str | None,
+              mig_strategy: str = "mixed") -> dict[str, Any]:
     spec = job.spec
     pod: dict[str, Any] = {
         "restartPolicy": restart_policy,
         "terminationGracePeriodSeconds": config.preemption_grace_s,
         "priorityClassName": f"{config.priority_class_prefix}{spec.priority.value}",
         "enableServiceLinks": False,
-        "containers": [_container(job, config, gang_service=gang_service)],
+        "containers": [_container(job, config, gang_service=gang_service, mig_strategy=mig_strategy)],
     }
     if config.service_account:
         pod["serviceAccountName"] = config.service_account
@@ -298,7 +304,7 @@ def _metadata(job: Job, allocation: Allocation | None, config: KubernetesConfig)
 
 
 def make_job_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                      gpu_products: Sequence[str] = ()) -> dict[str, Any]:
+                      gpu_products: Sequence[str] = (), mig_strategy: str = "mixed") -> dict[str, Any]:
     """Build the ``batch/v1`` Job of a training job.
 
     Args:
@@ -306,6 +312,8 @@ def make_job_manifest(job: Job, allocation: Allocation | None, config: Kubernete
         allocation: where our placement put it; its nodes pin the pods (node affinity on the node
             name) unless a queue manager decides. ``None`` is allowed only with a queue manager.
         config: executor configuration.
+        mig_strategy: the MIG strategy of the allocation's node (``single`` → a slice is requested as
+            ``nvidia.com/gpu``; see :func:`gpu_resources`).
         gpu_products: acceptable ``nvidia.com/gpu.product`` label values (one → ``nodeSelector``,
             several → a node affinity ``In``); ignored for CPU-only work.
 
@@ -334,6 +342,7 @@ def make_job_manifest(job: Job, allocation: Allocation | None, config: Kubernete
         "template": {
             "metadata": _pod_metadata(job, allocation, config),
             "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Never",
+                              mig_strategy=mig_strategy,
                               gang_service=gang_service),
         },
     }
@@ -364,10 +373,11 @@ def make_headless_service(job: Job, config: KubernetesConfig) -> dict[str, Any]:
     }
 
 
-def make_podgroup_manifest(job: Job, config: KubernetesConfig) -> dict[str, Any]:
+def make_podgroup_manifest(job: Job, config: KubernetesConfig, *, mig_strategy: str = "mixed") -> dict[str, Any]:
     """The Volcano ``PodGroup`` of a gang: all ``minMember`` pods are scheduled together or none."""
     res = job.spec.resources
-    min_resources = {key: str(int(value) * res.workers) for key, value in gpu_resources(job.spec).items()}
+    min_resources = {key: str(int(value) * res.workers)
+                     for key, value in gpu_resources(job.spec, mig_strategy=mig_strategy).items()}
     spec: dict[str, Any] = {
         "minMember": res.workers,
         "queue": config.queue_name(config.volcano_queue, team=job.spec.team, user=job.spec.user),
@@ -384,7 +394,7 @@ def make_podgroup_manifest(job: Job, config: KubernetesConfig) -> dict[str, Any]
 
 
 def make_deployment_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                             gpu_products: Sequence[str] = ()) -> dict[str, Any]:
+                             gpu_products: Sequence[str] = (), mig_strategy: str = "mixed") -> dict[str, Any]:
     """Build the ``apps/v1`` Deployment of an inference service (replicas = workers).
 
     The container exposes ``spec.port`` with a TCP readiness probe on it; the strategy is
@@ -407,7 +417,7 @@ def make_deployment_manifest(job: Job, allocation: Allocation | None, config: Ku
             "template": {
                 "metadata": _pod_metadata(job, allocation, config),
                 "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Always",
-                                  gang_service=None),
+                                  gang_service=None, mig_strategy=mig_strategy),
             },
         },
     }
@@ -430,21 +440,21 @@ def make_inference_service(job: Job, config: KubernetesConfig) -> dict[str, Any]
 
 
 def make_manifests(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                   gpu_products: Sequence[str] = ()) -> list[dict[str, Any]]:
+                   gpu_products: Sequence[str] = (), mig_strategy: str = "mixed") -> list[dict[str, Any]]:
     """Every object of ``job``, in creation order (Service / PodGroup before the pods' owner).
 
     Raises:
         ValidationError: see :func:`make_job_manifest`.
     """
     if job.spec.kind is JobKind.INFERENCE:
-        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products),
+        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy),
                 make_inference_service(job, config)]
     out: list[dict[str, Any]] = []
-    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products)
+    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy)
     if job.spec.resources.workers > 1:
         out.append(make_headless_service(job, config))
         if config.queue_manager is QueueManager.VOLCANO:
-            out.append(make_podgroup_manifest(job, config))
+            out.append(make_podgroup_manifest(job, config, mig_strategy=mig_strategy))
     out.append(manifest)
     return out
 

@@ -10,7 +10,8 @@ scheduler's and the Job controller's Warning events into our pending reasons wit
   ``ExceedsQuota`` "namespace team-geo GPU quota exhausted (4 of 4 in use)". The same text in
   the body of a 403 on create is read by the same function.
 * ``FailedScheduling`` from kube-scheduler (``0/3 nodes are available: 1 Insufficient
-  nvidia.com/gpu, 2 node(s) had untolerated taint ...``) → ``Unschedulable`` with the counts.
+  nvidia.com/gpu, 2 node(s) had untolerated taint ...``) → ``Unschedulable`` with one plain
+  sentence, counts per stable category and the preemption clause (:mod:`.failures`, case 027).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from ...errors import TimestampError
 from ...model import PendingReason
 from ...model.units import parse_utc
+from .failures import GPU_TAINT_KEY, failure_sentence, parse_failed_scheduling
 from .manifests import GPU_RESOURCE, MIG_RESOURCE_PREFIX
 
 __all__ = [
@@ -124,8 +126,16 @@ def quota_reason(message: str, *, namespace: str) -> PendingReason | None:
     )
 
 
-def scheduling_reason(message: str, *, pod: str) -> PendingReason:
-    """Turn a ``FailedScheduling`` message into ``Unschedulable`` with node counts per cause."""
+def scheduling_reason(message: str, *, pod: str, gpu_taint_keys: tuple[str, ...] = (GPU_TAINT_KEY,)) -> PendingReason:
+    """Turn a ``FailedScheduling`` message into ``Unschedulable``: one plain sentence, the counts per
+    stable category (:mod:`.failures`), the preemption clause, and a manifest problem when the job's
+    manifest (not the cluster) is at fault (case 027).
+
+    ``details``: ``pod``, ``causes`` (the raw phrases with their counts), ``categories``
+    (``{"nodes": 8, "insufficient_gpu": 1, "unexplained": 7, "preemption": "no victims"}``),
+    ``manifest_problem`` (``missing_gpu_toleration`` | ``selector_matches_no_node`` | ``""``),
+    ``kubernetes_message`` (verbatim), and ``available`` / ``total`` nodes when given.
+    """
     first = message.split(" preemption:", 1)[0].strip()
     nodes = _NODES.search(first)
     causes: dict[str, int] = {}
@@ -133,14 +143,16 @@ def scheduling_reason(message: str, *, pod: str) -> PendingReason:
         tail = first[nodes.end():].lstrip(": ").rstrip(".")
         for m in _NODE_REASON.finditer(tail):
             causes[m.group("text").strip()] = int(m.group("count"))
-    details: dict[str, Any] = {"pod": pod, "causes": causes}
+    failure = parse_failed_scheduling(message)
+    sentence, problem, unblock = failure_sentence(failure, gpu_taint_keys=gpu_taint_keys)
+    details: dict[str, Any] = {"pod": pod, "causes": causes, "categories": failure.to_dict(),
+                               "manifest_problem": problem, "kubernetes_message": message.strip()}
+    if failure.taints:
+        details["taints"] = list(failure.taints)
     if nodes:
         details.update(available=int(nodes.group("available")), total=int(nodes.group("total")))
-    gpu_short = causes.get(f"Insufficient {GPU_RESOURCE}")
-    unblock = ("wait for GPUs to be freed on the chosen nodes" if gpu_short
-               else "check the node selector, taints and resource requests of the job")
-    return PendingReason(code="Unschedulable", message=f"Kubernetes cannot place pod {pod}: {first.rstrip('.')}",
-                         details=details, unblock=unblock)
+    prefix = "manifest problem: " if problem else ""
+    return PendingReason(code="Unschedulable", message=f"{prefix}{sentence}", details=details, unblock=unblock)
 
 
 def reason_from_event(event: Mapping[str, Any]) -> PendingReason | None:

@@ -1,0 +1,121 @@
+"""Wall time of ``jupyter-sched status``, ``queue`` and ``cancel`` against a server holding 1,000 jobs.
+
+Issue 20: with ~220 jobs stored, ``status`` took 3-4 s and ``queue`` 2.3 s on a busy 2-core
+machine. Each CLI call is a new process, so its cost is interpreter start + imports + HTTP
+round trips + rendering. This script starts a real ``jupyter server`` with the extension
+(loopback, temp dirs, simulated GPUs, SQLite; the reliability tests' harness), submits
+``--jobs`` jobs (1 GPU each: a few run, the rest wait), then times, as subprocesses, each
+command ``--repeat`` times beside two baselines measured in the same run:
+
+* ``python -c pass`` — the interpreter alone (what any Python CLI pays);
+* ``jupyter-sched --help`` — interpreter + the CLI's own imports, no server.
+
+The CLI finds the server as it does in a user's terminal, through the server's runtime file
+(``--env``: through ``JUPYTER_SCHED_URL``, as in kernels). ``cancel`` cancels a different
+pending job each time. Prints median and best seconds, the ratio
+of each median to ``python -c pass``, the load average while it ran, and whether each median
+meets the issue's target (0.5 s). Exit status 1 when a target is missed.
+
+Run: ``.venv/bin/python benchmarks/cli_bench.py [--jobs 1000] [--repeat 7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.reliability.harness import EmbeddedServer  # noqa: E402
+
+TARGET_S = 0.5
+CLI = str(Path(sys.executable).parent / "jupyter-sched")
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds one run of ``argv`` takes, start to exit (it must succeed)."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
+    return took
+
+
+def fill(server: EmbeddedServer, jobs: int) -> list[str]:
+    """Submit ``jobs`` jobs; return the ids (newest last)."""
+    client = httpx.Client(base_url=server.api, headers={"Authorization": f"token {server.token}"}, timeout=60)
+    ids = []
+    for i in range(jobs):
+        answer = client.post("jobs", json={"gpus": 1, "name": f"bench-{i}", "time_limit": "1h",
+                                           "command": ["sleep", "3600"]})
+        answer.raise_for_status()
+        ids.append(str(answer.json()["id"]))
+    return ids
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1000, help="jobs the server holds (default 1000)")
+    parser.add_argument("--repeat", type=int, default=7, help="runs per command (default 7)")
+    parser.add_argument("--env", action="store_true",
+                        help="find the server through JUPYTER_SCHED_URL/TOKEN (as kernels do) instead of the "
+                             "runtime-file discovery a user's terminal goes through")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="cli-bench-"))
+    server = EmbeddedServer.start(work, simulated_gpus=4)
+    try:
+        t0 = time.perf_counter()
+        ids = fill(server, args.jobs)
+        print(f"server holds {len(ids)} jobs (submitted in {time.perf_counter() - t0:.1f} s)")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+        if args.env:
+            env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": server.token})
+        else:  # as a user at a terminal: the CLI finds the server through its runtime file
+            env["JUPYTER_RUNTIME_DIR"] = str(work / "server-runtime")
+        pending = iter(reversed(ids))  # the newest are surely still pending
+        commands: dict[str, list[str] | None] = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "jupyter-sched --help": [CLI, "--help"],
+            "jupyter-sched status": [CLI, "status"],
+            "jupyter-sched queue": [CLI, "queue"],
+            "jupyter-sched cancel JOB": None,  # a new job id each run
+        }
+        load_before = os.getloadavg()[0]
+        results: dict[str, list[float]] = {}
+        for _ in range(args.repeat):  # interleaved, so load changes hit every command alike
+            for name, argv in commands.items():
+                run = argv if argv is not None else [CLI, "cancel", next(pending)]
+                results.setdefault(name, []).append(timed(run, env))
+        load_after = os.getloadavg()[0]
+    finally:
+        server.kill()
+
+    base = statistics.median(results["python -c pass"])
+    print(f"load average (1 min) {load_before:.2f} before, {load_after:.2f} after; {os.cpu_count()} CPUs; "
+          f"{args.repeat} runs each")
+    print(f"{'command':26s} {'median s':>9s} {'best s':>7s} {'x python -c pass':>17s}  target")
+    missed = False
+    for name, times in results.items():
+        median = statistics.median(times)
+        verdict = ""
+        if name.startswith("jupyter-sched") and name != "jupyter-sched --help":
+            ok = median <= TARGET_S
+            missed |= not ok
+            verdict = f"{'met' if ok else 'MISSED'} (<= {TARGET_S} s)"
+        print(f"{name:26s} {median:9.3f} {min(times):7.3f} {median / base:17.1f}  {verdict}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""How good the ETAs were: predicted-at-submit against actual start (case 034).
+
+The engine records, for every started job, the start predicted when it was queued
+(:attr:`~jupyter_sched.scheduling.Admit.predicted_start`) and the actual start; this module turns
+those pairs into the figures the panel ("ETAs here are typically off by ...") and ``/metrics`` show.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = ["EtaAccuracy", "eta_accuracy"]
+
+
+@dataclass(frozen=True, slots=True)
+class EtaAccuracy:
+    """ETA accuracy over a set of started jobs.
+
+    Attributes:
+        jobs: started jobs counted.
+        coverage: share (0..1) of them that had a predicted start when queued.
+        median_abs_error_s: median of ``|actual - predicted|`` in seconds over covered jobs (None: none).
+        errors_s: ``{"p90": ..., "max": ..., "mean_signed": ...}`` in seconds (signed: late is positive).
+    """
+
+    jobs: int
+    coverage: float
+    median_abs_error_s: float | None
+    errors_s: Mapping[str, float] = field(default_factory=dict)
+
+
+def eta_accuracy(pairs: Iterable[tuple[datetime | None, datetime]]) -> EtaAccuracy:
+    """Accuracy of ``(predicted start or None, actual start)`` pairs (aware UTC datetimes)."""
+    rows = list(pairs)
+    signed = [(actual - predicted).total_seconds() for predicted, actual in rows if predicted is not None]
+    if not rows:
+        return EtaAccuracy(jobs=0, coverage=0.0, median_abs_error_s=None)
+    errors = sorted(abs(e) for e in signed)
+    extra: dict[str, float] = {}
+    if errors:
+        extra = {"p90": errors[min(len(errors) - 1, int(0.9 * len(errors)))], "max": errors[-1],
+                 "mean_signed": statistics.fmean(signed)}
+    return EtaAccuracy(jobs=len(rows), coverage=len(signed) / len(rows),
+                       median_abs_error_s=statistics.median(errors) if errors else None, errors_s=extra)

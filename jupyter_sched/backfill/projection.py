@@ -1,0 +1,224 @@
+"""A start estimate for every pending job: conservative-backfill reservations walked in queue order.
+
+:class:`Projection` holds one :class:`~.timeline.Timeline` per capacity unit (a node, or a pool
+of identical nodes on large clusters) and per quota line with a ceiling, built from when the
+running jobs end (their time limits; a queue maximum for jobs without one). Pending jobs are then
+placed in queue order, each at the earliest time its workers fit on units of one of its flavors
+*and* its quota lines have room for its whole duration, and reserved there — so every later job
+is estimated behind them (Mu'alem & Feitelson 2001, conservative backfilling; the ETA rules of
+case 034: ``p3`` backfills at 60 until ``p0`` takes that slot, then moves to 180).
+
+A job that can start only after a holder without a known end gets ``None`` with the holders
+named; a job without a known duration reserves its units for ever.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .timeline import Timeline
+
+__all__ = ["Demand", "Estimate", "Option", "Projection"]
+
+MAX_STEPS = 64
+"""Capacity/quota alternations per job before the search gives up (each step moves time forward)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One way to run a job: a flavor's units and the quota lines it would be charged to.
+
+    Attributes:
+        flavor: the GPU model (for reasons).
+        units: ids of the capacity units it may use.
+        lines: ids of the quota lines with a ceiling it would count on.
+    """
+
+    flavor: str
+    units: tuple[int, ...]
+    lines: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """A pending job as the projection sees it.
+
+    Attributes:
+        job_id: the job.
+        workers: GPUs per worker (a single-node job has one entry).
+        milli: milli-GPUs charged to its quota lines.
+        duration: seconds it is expected to run (``math.inf``: no known end).
+        after: earliest start allowed (seconds after now; backoff, windows, budgets).
+        options: its flavors, in preference order.
+        strict: it did not start in this cycle, so its start is after now (the first change of
+            its units' capacity at the earliest): "now" is shown only for jobs starting now.
+    """
+
+    job_id: str
+    workers: tuple[int, ...]
+    milli: int
+    duration: float
+    after: float
+    options: tuple[Option, ...]
+    strict: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """Where a demand was reserved.
+
+    Attributes:
+        start: seconds after now (None: unknown).
+        flavor: the option that gives the earliest start.
+        waits_on: holders (running or queued) whose end it waits for, when ``start`` is None, or
+            the running jobs whose ends make room for it.
+        why: one clause when ``start`` is None.
+    """
+
+    start: float | None
+    flavor: str = ""
+    waits_on: tuple[str, ...] = ()
+    why: str = ""
+
+
+@dataclass
+class Projection:
+    """Timelines of capacity units and quota lines, and the reservations made on them so far.
+
+    Attributes:
+        units: free GPUs over time per unit.
+        unit_max: most GPUs one worker can get on the unit (its node size; for a pool, its largest node).
+        lines: free milli-GPUs over time per quota line (ceiling minus usage).
+        forever: per unit, holders (and reserved jobs) with no known end.
+        line_forever: per line, holders with no known end.
+        enders: per unit, ``(end, job id)`` of holders with a known end, sorted (to name what a
+            start waits for).
+    """
+
+    units: list[Timeline]
+    unit_max: list[int]
+    lines: list[Timeline] = field(default_factory=list)
+    forever: list[list[str]] = field(default_factory=list)
+    line_forever: list[list[str]] = field(default_factory=list)
+    enders: list[list[tuple[float, str]]] = field(default_factory=list)
+
+    def place(self, demand: Demand) -> Estimate:
+        """Estimate ``demand``'s start and reserve it (module doc)."""
+        best: tuple[float, int, list[tuple[int, int]]] | None = None
+        for i, option in enumerate(demand.options):
+            found = self._earliest(demand, option)
+            if found is not None and (best is None or found[0] < best[0]):
+                best = (found[0], i, found[1])
+        if best is None:
+            return self._unknown(demand)
+        start, i, chosen = best
+        option = demand.options[i]
+        end = start + demand.duration
+        for unit, gpus in chosen:
+            self.units[unit].reserve(start, end, gpus)
+            if math.isinf(end):
+                self.forever[unit].append(demand.job_id)
+        for line in option.lines:
+            self.lines[line].reserve(start, end, demand.milli)
+            if math.isinf(end):
+                self.line_forever[line].append(demand.job_id)
+        ended: list[tuple[float, str]] = []
+        for unit, _ in chosen:  # enders are sorted by end: the last three before the start
+            ends = self.enders[unit]
+            i = bisect.bisect_right(ends, (start, "\uffff"))
+            ended.extend(ends[max(0, i - 3):i])
+        waits = tuple(dict.fromkeys(job for _, job in sorted(ended, reverse=True)))[:3]
+        return Estimate(start=start, flavor=option.flavor, waits_on=waits)
+
+    # ------------------------------------------------------------------ search
+    def _earliest(self, demand: Demand, option: Option) -> tuple[float, list[tuple[int, int]]] | None:
+        t = demand.after
+        for _ in range(MAX_STEPS):
+            fit = self._fit(demand, option, t)
+            if fit is None:
+                return None
+            start, chosen = fit
+            later = start
+            for line in option.lines:
+                ok = self.lines[line].earliest(demand.milli, demand.duration, start)
+                if ok is None:
+                    return None
+                later = max(later, ok)
+            if later == start:
+                if demand.strict and start <= 0:
+                    nxt = [c for u in option.units if (c := self.units[u].next_change(0.0)) is not None]
+                    nxt += [c for ln in option.lines if (c := self.lines[ln].next_change(0.0)) is not None]
+                    if not nxt:
+                        return None
+                    t = min(nxt)
+                    continue
+                return start, chosen
+            t = later
+        return None
+
+    def _fit(self, demand: Demand, option: Option, after: float) -> tuple[float, list[tuple[int, int]]] | None:
+        """Earliest time ``>= after`` the workers fit on ``option``'s units, and which units."""
+        d = demand.duration
+        if len(demand.workers) == 1:
+            k = demand.workers[0]
+            best: tuple[float, int, int] | None = None
+            for unit in option.units:
+                if self.unit_max[unit] < k:
+                    continue
+                t = self.units[unit].earliest(k, d, after) if k else after
+                if t is None:
+                    continue
+                room = self.units[unit].at(t)
+                if best is None or (t, room) < (best[0], best[1]):
+                    best = (t, room, unit)  # earliest, then the fullest unit (bin packing)
+            return None if best is None else (best[0], [(best[2], k)])
+        t = after
+        for _ in range(4 * MAX_STEPS):
+            chosen = self._gang_at(demand, option, t)
+            if chosen is not None:
+                return t, chosen
+            nxt = [c for u in option.units if (c := self.units[u].next_change(t)) is not None]
+            if not nxt:
+                return None
+            t = min(nxt)
+        return None
+
+    def _gang_at(self, demand: Demand, option: Option, t: float) -> list[tuple[int, int]] | None:
+        """Workers (largest first) on the units with the least room that still hold them, at ``t``."""
+        end = t + demand.duration
+        room = {u: self.units[u].min_free(t, end) for u in option.units}
+        chosen: list[tuple[int, int]] = []
+        for k in sorted(demand.workers, reverse=True):
+            fits = [(r, u) for u, r in room.items() if r >= k and self.unit_max[u] >= k]
+            if not fits:
+                return None
+            r, u = min(fits)
+            room[u] = r - k
+            chosen.append((u, k))
+        merged: dict[int, int] = {}
+        for u, k in chosen:
+            merged[u] = merged.get(u, 0) + k
+        return list(merged.items())
+
+    def _unknown(self, demand: Demand) -> Estimate:
+        holders: list[str] = []
+        for option in demand.options:
+            for unit in option.units:
+                holders.extend(self.forever[unit])
+            for line in option.lines:
+                holders.extend(self.line_forever[line])
+        named = tuple(dict.fromkeys(holders))
+        if named:
+            return Estimate(None, waits_on=named[:5], why="it fits only after jobs without a time limit end")
+        if any(self.unit_max[u] >= max(demand.workers, default=0) for o in demand.options for u in o.units):
+            return Estimate(None, why="it waits on something other than GPUs freeing up (see the reason); "
+                                      "no running job's end changes that")
+        return Estimate(None, why="no node of its GPU models can hold one of its workers")
+
+
+def build_units(free_now: Sequence[int], releases: Sequence[Sequence[tuple[float, int]]]) -> list[Timeline]:
+    """One timeline per unit from its free units now and its releases."""
+    return [Timeline(f, r) for f, r in zip(free_now, releases, strict=True)]

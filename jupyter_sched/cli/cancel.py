@@ -1,0 +1,131 @@
+"""``jupyter-sched cancel``: by id, all of mine (``--mine``) or everyone's (``--all``, admins).
+
+Each cancel prints what happened — ``cancelled j-7 (was running; stopping, grace 60 s)`` — not
+the state the server answered with (``running`` read as a failed cancel). A bulk cancel lists
+what it would do, asks (``--yes`` skips the question; without a terminal it refuses rather than
+guess), shows a progress bar while it works and ends with the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from typing import Any
+
+from ..errors import AuthorizationError, ConflictError, NotFoundError, SchedError
+from ..wording import cancel_outcome
+from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line
+from .progress import CountingProgress
+
+__all__ = ["cancel"]
+
+WAITING = ("pending", "preempted")
+HOLDING = ("admitted", "running")
+
+
+def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """Dispatch: ids one by one, else the bulk forms."""
+    if args.mine or args.everyone:
+        return _cancel_many(client, args, io)
+    grace: list[float | None] = []
+    code = EXIT_OK
+    for job_id in args.job_ids:
+        try:
+            before = client.job(job_id)
+        except NotFoundError:
+            before = None  # the cancel below says "not found" in the server's words
+        try:
+            after = client.cancel(job_id)
+        except SchedError as exc:
+            if len(args.job_ids) == 1:
+                raise
+            print(error_line("cancel", exc), file=io.err)  # keep going with the other ids
+            code = EXIT_REFUSED
+            continue
+        if args.json:
+            _dump_line(after, io)
+            continue
+        print(cancel_outcome(before, after, grace_s=_grace(client, after, grace)), file=io.out)
+    return code
+
+
+def _grace(client: Any, after: dict[str, Any], cache: list[float | None]) -> float | None:
+    """The server's SIGTERM→SIGKILL grace (``GET config``'s ``stop_grace_s``), asked once, only
+    when a running job is being stopped."""
+    if after.get("state") not in HOLDING:
+        return None
+    if not cache:
+        value = client.config().get("stop_grace_s")
+        cache.append(float(value) if isinstance(value, (int, float)) else None)
+    return cache[0]
+
+
+def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    me = client.me()
+    who = str(me.get("user") or "you")
+    if args.everyone and not me.get("is_admin"):
+        raise AuthorizationError(f"only admins may cancel everyone's jobs ({who} is not an admin)", field="--all",
+                                 hint="cancel --mine cancels your own")
+    states = {"pending": "pending,preempted", "running": "admitted,running"}.get(args.state or "",
+                                                                                  "pending,preempted,admitted,running")
+    jobs = [j for j in client.jobs(state=states, all_users=bool(args.everyone)) if j.get("kind") != "lease"]
+    whose = "every user's" if args.everyone else f"{who}'s"
+    if not jobs:
+        print(f"nothing to cancel: no {args.state or 'pending or running'} jobs"
+              + ("" if args.everyone else f" of {who}"), file=io.out)
+        return EXIT_OK
+    by_state = Counter("running" if j.get("state") in HOLDING else "pending" for j in jobs)
+    breakdown = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
+    users = Counter(str(j.get("user")) for j in jobs)
+    owners = f" of {len(users)} users" if args.everyone else ""
+    question = f"Cancel {len(jobs)} of {whose} jobs{owners} ({breakdown})? [y/N] "
+    if not args.yes:
+        if not _interactive(io):
+            print(f"{PROG} cancel: would cancel {len(jobs)} jobs ({breakdown}); not asking without a terminal — "
+                  "add --yes to go ahead", file=io.err)
+            return EXIT_USAGE
+        io.err.write(question)
+        io.err.flush()
+        answer = io.stdin.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            print("nothing cancelled", file=io.out)
+            return EXIT_OK
+    done: Counter[str] = Counter()
+    grace: list[float | None] = []
+    with CountingProgress(io.err, total=len(jobs), label="cancelling") as bar:
+        for job in jobs:
+            try:
+                after = client.cancel(str(job["id"]))
+            except (ConflictError, NotFoundError):
+                done["ended"] += 1  # it finished (or vanished) between the listing and the cancel
+            else:
+                done["stopping" if after.get("state") in HOLDING else "removed"] += 1
+                if after.get("state") in HOLDING:
+                    _grace(client, after, grace)
+            bar.advance()
+    print(_summary(done, grace[0] if grace else None), file=io.out)
+    return EXIT_OK
+
+
+def _summary(done: Counter[str], grace_s: float | None) -> str:
+    total = done["removed"] + done["stopping"]
+    parts = []
+    if done["removed"]:
+        parts.append(f"{done['removed']} pending removed from the queue")
+    if done["stopping"]:
+        grace = f", grace {grace_s:g} s" if grace_s is not None else ""
+        parts.append(f"{done['stopping']} running stopping{grace}")
+    if done["ended"]:
+        parts.append(f"{done['ended']} had already ended")
+    return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
+
+
+def _interactive(io: Streams) -> bool:
+    isatty = getattr(io.stdin, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _dump_line(value: Any, io: Streams) -> None:
+    import json
+
+    io.out.write(json.dumps(value, sort_keys=True) + "\n")

@@ -1,0 +1,218 @@
+"""The subcommands of ``jupyter-sched`` that talk to a server (see :mod:`.main` for the usage).
+
+Each takes the API client, the parsed arguments and the streams, prints what happened and
+returns the exit code. Sentences come from :mod:`jupyter_sched.wording`, shared with the magics
+and the panel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import ValidationError
+from ..wording import eta_sentence, gpus_text, job_line, render_reason, wait_progress
+from .cancel import cancel
+from .definitions import definitions
+from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, Streams
+from .progress import TerminalProgress
+
+__all__ = ["COMMANDS"]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """Server, identity, GPUs and my work, from three small answers: ``GET me`` already counts my
+    running jobs, leases and pending jobs, so no job list is fetched (on a busy server that list
+    is megabytes, and the slowest part of the command)."""
+    config, me, inventory = client.config(), client.me(), client.inventory()
+    if args.json:
+        _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory}, io)
+        return EXIT_OK
+    out = io.out
+    gpus = inventory.get("gpus", [])
+    label = " (simulated)" if inventory.get("simulated") else ""
+    nvml = inventory.get("nvml") or {}
+    print(f"server     {client.connection.url}  jupyter_sched {config.get('version', '?')}", file=out)
+    print(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}"
+          + (f", team {me['team']}" if me.get("team") else ""), file=out)
+    models: dict[str, int] = {}
+    for gpu in gpus:
+        models[gpu["model"]] = models.get(gpu["model"], 0) + 1
+    summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
+    print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
+    if nvml and not nvml.get("available", True):
+        print(f"nvml       unavailable: {nvml.get('error', '')}", file=out)
+    print(f"my work    {_my_work(me)}", file=out)
+    return EXIT_OK
+
+
+def _my_work(me: dict[str, Any]) -> str:
+    """``2 jobs running, 1 lease, on 3 GPUs; 5 pending`` from ``GET me`` (``in_use``, ``pending``)."""
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
+    assert isinstance(in_use, dict)
+    jobs, leases, pending = int(in_use.get("jobs") or 0), int(in_use.get("leases") or 0), int(me.get("pending") or 0)
+    parts = []
+    if jobs:
+        parts.append(f"{jobs} job{'s' if jobs != 1 else ''} running")
+    if leases:
+        parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
+    text = ", ".join(parts)
+    if text:
+        text += f", on {float(in_use.get('gpus') or 0):g} GPUs"
+    if pending:
+        text += ("; " if text else "") + f"{pending} pending"
+    return text or "nothing running or pending"
+
+
+def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """``POST jobs`` from the options; prints ``submitted j-…: <state line>``; ``--wait`` then waits."""
+    body: dict[str, Any] = {}
+    argv = list(args.argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if args.script:
+        body["script"] = args.script
+        if argv:
+            body["args"] = argv
+    elif args.notebook:
+        body["notebook"] = args.notebook
+    elif argv:
+        body["command"] = argv
+    for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
+        value = getattr(args, key)
+        if value is not None:
+            body[key] = _number_or_text(value) if key in ("gpus", "cpu") else value
+    if args.nvlink:
+        body["nvlink"] = True
+    if args.env:
+        env: dict[str, str] = {}
+        for item in args.env:
+            name, sep, value = item.partition("=")
+            if not sep or not name:
+                raise ValidationError(f"--env {item!r} is not NAME=VALUE", field="env", hint="e.g. --env SEED=1")
+            env[name] = value
+        body["env"] = env
+    body["working_dir"] = args.workdir or os.getcwd()
+    job = client.submit(body)
+    if args.json and not args.wait:
+        _dump(job, io)
+        return EXIT_OK
+    print(f"submitted {job['id']}: " + job_line(job, _now()).split(": ", 1)[1], file=io.out)
+    if args.wait:
+        return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
+    return EXIT_OK
+
+
+def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """The queue as a table: one row per pending or running job, the reason and ETA as sentences."""
+    rows = client.queue()
+    if args.json:
+        _dump(rows, io)
+        return EXIT_OK
+    now = _now()
+    table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "REASON", "ETA"]]
+    for job in rows:
+        reason = job.get("reason") if isinstance(job.get("reason"), dict) else None
+        text = render_reason(reason, now=now, relative=True) if reason else None
+        position = (reason or {}).get("position") or job.get("position") or ""
+        table.append([str(job.get("id", "")), str(job.get("user", "")), str(job.get("state", "")),
+                      str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
+                      text.summary.rstrip(".") if text else "",
+                      eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else ""])
+    if len(table) == 1:
+        print("The queue is empty: nothing pending or running.", file=io.out)
+        return EXIT_OK
+    _print_table(table, io)
+    return EXIT_OK
+
+
+def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """Print the job's log (``-f``: keep printing until it ends)."""
+    out = io.out
+    if args.follow:
+        for text in client.follow_logs(args.job_id):
+            out.write(text)
+            out.flush()
+        return EXIT_OK
+    offset = 0
+    while True:  # read the whole log in bounded slices
+        chunk = client.logs(args.job_id, offset=offset)
+        out.write(chunk["text"])
+        if chunk["next_offset"] == offset or not chunk["text"]:
+            break
+        offset = chunk["next_offset"]
+    out.flush()
+    return EXIT_OK
+
+
+def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """Wait for a job to end with a progress bar (queue, then run); exit 0 only if it succeeded."""
+    from ..model.units import parse_duration
+
+    limit = parse_duration(args.wait_timeout, field="--for") if args.wait_timeout else None
+    return _wait_for(client, args.job_id, limit, io, json_out=args.json)
+
+
+def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, json_out: bool) -> int:
+    started = time.monotonic()
+    delay = 0.2
+    job = client.job(job_id)
+    with TerminalProgress(io.err) as bar:
+        while True:
+            frame = wait_progress(job, _now())
+            if frame.phase == "done":
+                break
+            bar.show(frame)
+            if limit_s is not None and time.monotonic() - started >= limit_s:
+                bar.close()
+                print(f"still {job['state']} after {limit_s:g} s: {job_line(job, _now())}", file=io.out)
+                return EXIT_TIMEOUT
+            time.sleep(delay)
+            delay = min(delay * 1.5, 2.0)  # quick at first (a start is often imminent), then gentle
+            job = client.job(job_id)
+    if json_out:
+        _dump(job, io)
+    else:
+        print(job_line(job, _now()), file=io.out)
+    return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
+
+
+COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
+    "status": status, "submit": submit, "queue": queue, "cancel": cancel, "logs": logs, "wait": wait,
+    "definitions": definitions,
+}
+
+
+# ---- helpers -----------------------------------------------------------------------------
+
+
+def _number_or_text(value: str) -> float | int | str:
+    try:
+        number = float(value)
+    except ValueError:
+        return value  # the server names the field and the fix
+    if not math.isfinite(number):
+        return value  # "inf" / "nan" go as text, which JSON can carry, and the server refuses them by name
+    return int(number) if number.is_integer() else number
+
+
+def _dump(value: Any, io: Streams) -> None:
+    json.dump(value, io.out, indent=2, sort_keys=True)
+    io.out.write("\n")
+
+
+def _print_table(rows: list[list[str]], io: Streams) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip(), file=io.out)
+

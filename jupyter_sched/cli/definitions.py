@@ -1,0 +1,183 @@
+"""``jupyter-sched definitions …``: job definitions from a terminal (same REST API as the panel and magics).
+
+::
+
+    jupyter-sched definitions [list] [--all]
+    jupyter-sched definitions create report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin \\
+        [-p region=eu] [--gpus 1] [--model A100] [--time-limit 1h] [--profile P] [--missed skip] [--paused]
+        [--args "SCRIPT ARGS"]
+    jupyter-sched definitions show DEF          schedule in words, next firings, recent runs
+    jupyter-sched definitions runs DEF          each run: when, state, reason
+    jupyter-sched definitions run DEF [-p region=apac]
+    jupyter-sched definitions edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p K=V] [--gpus N] ...
+    jupyter-sched definitions pause DEF | resume DEF | delete DEF
+
+Only the standard library is imported (the CLI's start-up rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from ..client._routes import routes
+from .main import EXIT_OK, Streams
+
+__all__ = ["add_parser", "definitions"]
+
+_ACTIONS = ("list", "create", "show", "runs", "run", "edit", "pause", "resume", "delete")
+
+
+def _parameters(values: list[str], parser: argparse.ArgumentParser) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in values:
+        name, sep, raw = text.partition("=")
+        if not sep or not name:
+            parser.error(f"-p needs NAME=VALUE (got {text!r})")
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    return out
+
+
+def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
+    p.add_argument("--cron", help='cron schedule, 5 fields, e.g. "0 12 * * 1-5" (12:00 on weekdays)')
+    p.add_argument("--tz", help="IANA time zone of the schedule, e.g. Europe/Berlin (default UTC)")
+    p.add_argument("--name", help="name (default: the file's name)")
+    p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter for the notebook's 'parameters' cell (or the script's --NAME); repeatable")
+    p.add_argument("--missed", choices=("run_once", "skip"),
+                   help="firings missed while no server ran: one catch-up run (run_once, default) or none (skip)")
+    p.add_argument("--gpus", help="GPUs per run (default 1)")
+    p.add_argument("--model", help="acceptable GPU model(s), e.g. A100")
+    p.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
+    p.add_argument("--priority", choices=("high", "normal", "low"))
+    p.add_argument("--time-limit", dest="time_limit", help='e.g. "1h"')
+    p.add_argument("--profile", help="an admin-defined request template")
+    p.add_argument("--queue", help="team queue to charge the runs to")
+    if create:
+        p.add_argument("--paused", action="store_true", help="save it paused")
+    else:
+        p.add_argument("--no-schedule", dest="no_schedule", action="store_true", help="remove the schedule")
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``definitions`` and its actions on the CLI's sub-parsers."""
+    parser = sub.add_parser("definitions", help="recurring notebook/script jobs: create, list, pause, run, delete",
+                            description="Job definitions: a notebook or script with its GPU request, parameters "
+                                        "and a cron schedule in a time zone; each firing runs it as a job.")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="my definitions (admins: --all)")
+    listing.add_argument("--all", dest="all_users", action="store_true")
+    create = actions.add_parser("create", help="save a notebook or script with a schedule")
+    create.add_argument("target", metavar="NOTEBOOK_OR_SCRIPT")
+    create.add_argument("--args", dest="script_args", default="", help='a script\'s arguments, e.g. "--epochs 3"')
+    _definition_options(create, create=True)
+    for name, text in (("show", "one definition with its next firings and runs"), ("runs", "its runs"),
+                       ("pause", "stop firing"), ("resume", "fire again from now on"),
+                       ("delete", "delete it (its runs stay in the job history)")):
+        actions.add_parser(name, help=text).add_argument("definition", metavar="DEF")
+    run = actions.add_parser("run", help="run it now")
+    run.add_argument("definition", metavar="DEF")
+    run.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE")
+    edit = actions.add_parser("edit", help="change some fields")
+    edit.add_argument("definition", metavar="DEF")
+    _definition_options(edit, create=False)
+
+
+def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    for key, field in (("cron", "schedule"), ("tz", "timezone"), ("name", "name"), ("missed", "missed"),
+                       ("gpus", "gpus"), ("model", "model"), ("mem_per_gpu", "mem_per_gpu"),
+                       ("priority", "priority"), ("time_limit", "time_limit"), ("profile", "profile"),
+                       ("queue", "queue")):
+        value = getattr(args, key, None)
+        if value is not None:
+            body[field] = value
+    if "gpus" in body:
+        try:
+            body["gpus"] = float(body["gpus"]) if "." in body["gpus"] else int(body["gpus"])
+        except ValueError:
+            pass  # the server names --gpus and the fix
+    if args.parameter:
+        body["parameters"] = _parameters(args.parameter, parser)
+    if getattr(args, "no_schedule", False):
+        body["schedule"] = None
+    if create:
+        target = os.path.abspath(args.target)
+        body["notebook" if target.endswith(".ipynb") else "script"] = target
+        body["working_dir"] = os.path.dirname(target)
+        body.setdefault("name", os.path.splitext(os.path.basename(target))[0])
+        extra = shlex.split(args.script_args)
+        if extra:
+            body["args"] = extra
+        if args.paused:
+            body["paused"] = True
+    return body
+
+
+def _line(d: Mapping[str, Any]) -> str:
+    when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
+    state = "paused" if d.get("paused") else f"next {d.get('next_run_at') or '-'}"
+    return f"{d['id']}  {d['name']}  {when} ({d.get('timezone', 'UTC')})  {state}"
+
+
+def _run_line(run: Mapping[str, Any]) -> str:
+    job = run.get("job") or {}
+    reason = (job.get("reason") or {}).get("message") or job.get("message") or ""
+    return (f"{run.get('scheduled_for')}  {run.get('trigger'):8}  {run.get('job_id')}  {job.get('state', 'deleted'):10}"
+            f"  {reason}").rstrip()
+
+
+def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """Carry out ``jupyter-sched definitions ACTION`` (see the module docstring)."""
+    action = args.action or "list"
+    parser = argparse.ArgumentParser(prog="jupyter-sched definitions")
+    out = io.out
+    if action == "list":
+        rows = client.call(routes.definitions(all_users=getattr(args, "all_users", False)))
+        if args.json:
+            print(json.dumps(rows, indent=1), file=out)
+        for d in [] if args.json else rows:
+            print(_line(d), file=out)
+        if not rows and not args.json:
+            print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
+        return EXIT_OK
+    if action == "create":
+        result = client.call(routes.create_definition(_body(args, parser, create=True)))
+        print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
+        return EXIT_OK
+    target = args.definition
+    if action == "edit":
+        result = client.call(routes.update_definition(target, _body(args, parser, create=False)))
+    elif action in ("pause", "resume"):
+        result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
+    elif action == "delete":
+        result = client.call(routes.delete_definition(target))
+        print(json.dumps(result) if args.json else f"deleted {target}; its runs stay in the job history", file=out)
+        return EXIT_OK
+    elif action == "run":
+        body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}
+        result = client.call(routes.run_definition(target, body))
+        print(json.dumps(result, indent=1) if args.json else f"started run {result['job_id']} of {target}", file=out)
+        return EXIT_OK
+    else:
+        result = client.call(routes.definition(target, runs=50))
+        if args.json:
+            print(json.dumps(result, indent=1), file=out)
+            return EXIT_OK
+        if action == "show":
+            print(_line(result), file=out)
+            for when in result.get("upcoming") or []:
+                print(f"  next  {when}", file=out)
+        for run in result.get("runs") or []:
+            print(_run_line(run), file=out)
+        return EXIT_OK
+    done = {"edit": "edited", "pause": "paused", "resume": "resumed"}[action]
+    print(json.dumps(result, indent=1) if args.json else f"{done} " + _line(result), file=out)
+    return EXIT_OK

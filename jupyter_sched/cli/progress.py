@@ -1,0 +1,102 @@
+"""Progress bars for the CLI's long waits (tqdm, on stderr so stdout stays the result).
+
+:class:`TerminalProgress` draws a :class:`~jupyter_sched.wording.WaitProgress` — the same frames
+the magics draw as an ipywidgets bar — and :class:`CountingProgress` counts the items of a bulk
+action. On a terminal they redraw in place; elsewhere (a pipe, a CI log) they print a line only
+when the wait changes phase, so logs stay short. tqdm is imported only when a bar is drawn.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, TextIO
+
+from ..wording import WaitProgress
+
+__all__ = ["CountingProgress", "TerminalProgress"]
+
+_BAR = "{desc} |{bar}| {percentage:3.0f}% [{elapsed}]"
+_NO_BAR = "{desc} [{elapsed}]"
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class TerminalProgress:
+    """One bar per phase of a wait (queued, then running); see the module docstring.
+
+    Args:
+        stream: where to draw (stderr).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.live = _is_terminal(stream)
+        self._bar: Any = None
+        self._phase = ""
+
+    def show(self, frame: WaitProgress) -> None:
+        """Draw ``frame``: a new bar when the phase changed, else move the current one."""
+        if not self.live:
+            if frame.phase != self._phase:
+                print(frame.label, file=self.stream, flush=True)
+                self._phase = frame.phase
+            return
+        if frame.phase != self._phase or (self._bar is not None and (self._bar.total is None) != (frame.fraction is None)):
+            self.close()
+            from tqdm import tqdm
+
+            known = frame.fraction is not None
+            self._bar = tqdm(total=100 if known else None, file=self.stream, leave=False, dynamic_ncols=True,
+                             bar_format=_BAR if known else _NO_BAR)
+            self._phase = frame.phase
+        bar = self._bar
+        bar.set_description_str(frame.label, refresh=False)
+        if frame.fraction is not None:
+            bar.n = round(frame.fraction * 100)
+        bar.refresh()
+
+    def close(self) -> None:
+        """Remove the bar (the caller prints the final line)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> TerminalProgress:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class CountingProgress:
+    """``cancelling |█████     | 61/122`` while a bulk action works through its items.
+
+    Args:
+        stream: where to draw (stderr).
+        total: number of items.
+        label: what is being done.
+    """
+
+    def __init__(self, stream: TextIO, *, total: int, label: str) -> None:
+        self._bar: Any = None
+        if _is_terminal(stream) and total > 1:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=label, file=stream, leave=False, dynamic_ncols=True, unit="job")
+
+    def advance(self) -> None:
+        """One more item done."""
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def __enter__(self) -> CountingProgress:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._bar is not None:
+            self._bar.close()

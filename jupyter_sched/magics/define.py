@@ -1,0 +1,275 @@
+"""``%schedule define``: job definitions from a notebook (a thin client of ``api/sched/definitions``).
+
+Grammar::
+
+    %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
+                     [--name NAME] [-p NAME=VALUE ...] [--missed run_once|skip] [--paused]
+                     [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--priority P] [--time-limit 2h]
+                     [--queue TEAM] [--profile NAME] [-- SCRIPT ARGS...]
+    %schedule define list [--all]          my definitions (admins: --all for everyone's)
+    %schedule define show DEF              one definition: schedule in words, next firings, runs
+    %schedule define runs DEF              its runs: state and reason of each
+    %schedule define run DEF [-p N=V ...]  run it now (parameters for this run only)
+    %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...]
+                          [--missed M] [job options]
+    %schedule define pause DEF | resume DEF | delete DEF
+
+``-p`` values are read as JSON when they parse (``3``, ``0.5``, ``true``, ``[1, 2]``) and as text
+otherwise (``-p region=eu``). Parsing raises :class:`~jupyter_sched.errors.ValidationError` naming
+the argument, as every magic does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ..client._routes import routes
+from ..errors import ValidationError
+from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body
+
+__all__ = ["DEFINE_ACTIONS", "DefineCommand", "definitions_frame", "parse_define", "run_define"]
+
+DEFINE_ACTIONS = ("list", "show", "runs", "run", "edit", "pause", "resume", "delete")
+_PROG = "%schedule define"
+
+
+@dataclass(frozen=True, slots=True)
+class DefineCommand:
+    """A parsed ``%schedule define`` line.
+
+    Attributes:
+        action: ``create`` or one of :data:`DEFINE_ACTIONS`.
+        target: the notebook or script (create) or the definition id (other actions).
+        cron / timezone / name / missed / paused / no_schedule: definition fields as typed.
+        parameters: ``-p`` values (JSON-decoded where they parse).
+        options: job request options (GPUs, model, time limit, ...).
+        args: a script's arguments.
+        all_users: (list) everyone's definitions (admins).
+    """
+
+    action: str
+    target: str | None = None
+    cron: str | None = None
+    timezone: str | None = None
+    name: str | None = None
+    missed: str | None = None
+    paused: bool = False
+    no_schedule: bool = False
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    options: JobOptions = field(default_factory=JobOptions)
+    args: tuple[str, ...] = ()
+    all_users: bool = False
+
+
+def _parameter(text: str) -> tuple[str, Any]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise ValidationError(f"{_PROG}: -p needs NAME=VALUE (got {text!r})", field="-p",
+                              hint="e.g. -p region=eu -p limit=10")
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        value = raw
+    return name.strip(), value
+
+
+def _definition_parser(action: str) -> _Parser:
+    parser = _Parser(f"{_PROG} {action}" if action != "create" else _PROG, "%schedule")
+    parser.add_argument("--cron")
+    parser.add_argument("--tz")
+    parser.add_argument("--missed", choices=("run_once", "skip"))
+    parser.add_argument("-p", "--parameter", action="append", default=[])
+    if action == "create":
+        parser.add_argument("--paused", action="store_true")
+    else:
+        parser.add_argument("--no-schedule", action="store_true")
+    _add_request_options(parser)
+    return parser
+
+
+def parse_define(tokens: Sequence[str]) -> DefineCommand:
+    """Parse the tokens after ``%schedule define``.
+
+    Raises:
+        ValidationError: naming the argument (``--cron``, ``-p``, ``DEF``, ``TARGET``...).
+    """
+    tokens = list(tokens)
+    if not tokens:
+        raise ValidationError(f"{_PROG}: missing NOTEBOOK, SCRIPT or action", field="TARGET",
+                              hint='e.g. %schedule define report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin')
+    head, rest = tokens[0], tokens[1:]
+    if head == "list":
+        parser = _Parser(f"{_PROG} list", "%schedule")
+        parser.add_argument("--all", action="store_true")
+        return DefineCommand("list", all_users=parser.parse_args(rest).all)
+    if head in ("show", "runs", "pause", "resume", "delete"):
+        parser = _Parser(f"{_PROG} {head}", "%schedule")
+        parser.add_argument("definition", metavar="DEF")
+        return DefineCommand(head, target=_nonempty(parser.parse_args(rest).definition, "DEF"))
+    if head == "run":
+        parser = _Parser(f"{_PROG} run", "%schedule")
+        parser.add_argument("definition", metavar="DEF")
+        parser.add_argument("-p", "--parameter", action="append", default=[])
+        ns = parser.parse_args(rest)
+        return DefineCommand("run", target=_nonempty(ns.definition, "DEF"),
+                             parameters=dict(_parameter(p) for p in ns.parameter))
+    action = "edit" if head == "edit" else "create"
+    if action == "edit":
+        if not rest or rest[0].startswith("-"):
+            raise ValidationError(f"{_PROG} edit: missing DEF", field="DEF", hint="e.g. %schedule define edit d-1 --cron '0 6 * * *'")
+        target, rest = rest[0], rest[1:]
+    else:
+        target, rest = head, rest
+    verbatim: list[str] = []
+    if "--" in rest:
+        cut = rest.index("--")
+        rest, verbatim = rest[:cut], rest[cut + 1:]
+    ns = _definition_parser(action).parse_args(rest)
+    if action == "create":
+        if not target.endswith((".ipynb", ".py")):
+            raise ValidationError(f"{_PROG}: {target!r} is neither a notebook (.ipynb) nor a script (.py)",
+                                  field="TARGET", hint="e.g. %schedule define report.ipynb --cron '0 12 * * *'")
+        if verbatim and target.endswith(".ipynb"):
+            raise ValidationError(f"{_PROG}: a notebook takes no arguments (got {verbatim[0]!r})", field=verbatim[0],
+                                  hint="pass values with -p NAME=VALUE")
+    if getattr(ns, "no_schedule", False) and ns.cron:
+        raise ValidationError(f"{_PROG} edit: give --cron or --no-schedule, not both", field="--cron",
+                              hint="--no-schedule leaves only run-now")
+    return DefineCommand(
+        action, target=target, cron=ns.cron, timezone=ns.tz, name=_nonempty(ns.name, "--name"), missed=ns.missed,
+        paused=bool(getattr(ns, "paused", False)), no_schedule=bool(getattr(ns, "no_schedule", False)),
+        parameters=dict(_parameter(p) for p in ns.parameter),
+        options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim))
+
+
+def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> dict[str, Any]:
+    """The request body for create (``target_path``: the resolved notebook/script) or edit."""
+    body: dict[str, Any] = job_body(cmd.options)
+    body.pop("name", None)
+    if cmd.options.time_limit_s is not None:
+        body["time_limit"] = body.pop("time_limit_s")
+    if cmd.name or (cmd.action == "create" and target_path):
+        body["name"] = cmd.name or Path(str(target_path)).stem
+    if target_path is not None:
+        body["notebook" if target_path.endswith(".ipynb") else "script"] = target_path
+        body["working_dir"] = str(Path(target_path).parent)
+    if cmd.cron is not None:
+        body["schedule"] = cmd.cron
+    if cmd.no_schedule:
+        body["schedule"] = None
+    if cmd.timezone is not None:
+        body["timezone"] = cmd.timezone
+    if cmd.missed is not None:
+        body["missed"] = cmd.missed
+    if cmd.paused:
+        body["paused"] = True
+    if cmd.parameters:
+        body["parameters"] = dict(cmd.parameters)
+    if cmd.args:
+        body["args"] = list(cmd.args)
+    return body
+
+
+def _local(text: str | None, zone: str) -> str:
+    if not text:
+        return ""
+    at = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(ZoneInfo(zone))
+    return f"{at:%Y-%m-%d %H:%M %Z}"
+
+
+def definition_line(d: Mapping[str, Any]) -> str:
+    """``d-… 'daily': At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``."""
+    when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
+    line = f"{d['id']} {d['name']!r}: {when} ({d.get('timezone', 'UTC')})"
+    if d.get("paused"):
+        return line + "; paused"
+    nxt = _local(d.get("next_run_at"), str(d.get("timezone", "UTC")))
+    return line + (f"; next run {nxt}" if nxt else "")
+
+
+def _run_row(run: Mapping[str, Any], zone: str) -> dict[str, Any]:
+    job = run.get("job") if isinstance(run.get("job"), Mapping) else {}
+    assert isinstance(job, Mapping)
+    reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
+    assert isinstance(reason, Mapping)
+    return {"scheduled_for": _local(run.get("scheduled_for"), zone), "trigger": run.get("trigger"),
+            "job_id": run.get("job_id"), "state": job.get("state", "deleted"),
+            "reason": reason.get("message") or job.get("message", ""),
+            "parameters": json.dumps(run.get("parameters") or {})}
+
+
+def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
+    """``%schedule define list``: id, name, target, schedule in words, zone, paused, next run, last run."""
+    import pandas as pd
+
+    out = []
+    for d in rows:
+        last = d.get("last_run") if isinstance(d.get("last_run"), Mapping) else None
+        last_row = _run_row(last, str(d.get("timezone", "UTC"))) if last else {}
+        out.append({"id": d["id"], "name": d["name"], "target": d.get("notebook") or d.get("script"),
+                    "schedule": d.get("schedule_description") or d.get("schedule") or "",
+                    "timezone": d.get("timezone"), "paused": d.get("paused"),
+                    "next_run": _local(d.get("next_run_at"), str(d.get("timezone", "UTC"))),
+                    "last_state": last_row.get("state", ""), "last_reason": last_row.get("reason", "")})
+    columns = ["id", "name", "target", "schedule", "timezone", "paused", "next_run", "last_state", "last_reason"]
+    return pd.DataFrame(out, columns=columns)
+
+
+def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
+    """A definition's runs: when, trigger, job, state, reason (the failing cell for notebooks), parameters."""
+    import pandas as pd
+
+    return pd.DataFrame([_run_row(r, zone) for r in runs],
+                        columns=["scheduled_for", "trigger", "job_id", "state", "reason", "parameters"])
+
+
+def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Callable[[str, str], Path],
+               say: Callable[[str], None]) -> Any:
+    """Carry out ``%schedule define ...``.
+
+    Args:
+        call: sends one :class:`~jupyter_sched.client._wire.Req` and returns the decoded JSON.
+        tokens: the words after ``define``.
+        resolve: ``resolve(path, what)`` → the existing file (raises naming the argument).
+        say: prints one line for the user.
+
+    Returns:
+        The definition id (create), a DataFrame (list, runs, show), the run's job id (run), or None.
+    """
+    cmd = parse_define(tokens)
+    if cmd.action == "list":
+        return definitions_frame(call(routes.definitions(all_users=cmd.all_users)))
+    if cmd.action == "create":
+        assert cmd.target is not None
+        path = resolve(cmd.target, "notebook" if cmd.target.endswith(".ipynb") else "script")
+        created = call(routes.create_definition(definition_body(cmd, target_path=str(path))))
+        say("Defined " + definition_line(created))
+        return str(created["id"])
+    target = str(cmd.target)
+    if cmd.action == "edit":
+        say("Updated " + definition_line(call(routes.update_definition(target, definition_body(cmd)))))
+        return None
+    if cmd.action in ("pause", "resume"):
+        req = routes.pause_definition(target) if cmd.action == "pause" else routes.resume_definition(target)
+        say(("Paused " if cmd.action == "pause" else "Resumed ") + definition_line(call(req)))
+        return None
+    if cmd.action == "delete":
+        call(routes.delete_definition(target))
+        say(f"Deleted {target}; its runs stay in the job history.")
+        return None
+    if cmd.action == "run":
+        run = call(routes.run_definition(target, {"parameters": dict(cmd.parameters)} if cmd.parameters else {}))
+        say(f"Started run {run['job_id']} of {target} (parameters {json.dumps(run.get('parameters') or {})})")
+        return str(run["job_id"])
+    detail = call(routes.definition(target, runs=50))
+    if cmd.action == "show":
+        say(definition_line(detail))
+        for when in detail.get("upcoming") or []:
+            say(f"  next: {_local(when, str(detail.get('timezone', 'UTC')))}")
+    return runs_frame(detail.get("runs") or [], str(detail.get("timezone", "UTC")))

@@ -1,0 +1,159 @@
+"""Pending reasons, and the EASY reservation of the first job per GPU model blocked by capacity.
+
+Builds the one primary reason (:mod:`.reasons`), appends the preemption refusal when it explains
+the wait (case 001, case 004), the jobs of its team it waits behind (case 032) and why it could not
+backfill (case 033). For the first capacity-blocked job per model, running jobs are trial-released
+in end-time order until it fits (:func:`..backfill.easy.find_reservation`): the GPUs it would get
+are reserved from later jobs. The ETA every pending job shows is :mod:`.eta`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..backfill.easy import Ending, Reservation, find_reservation, job_end
+from ..model import Job, PendingReason, ResourceRequest
+from ..placement.placer import Flavor
+from ..queues.limits import effective_limit
+from .context import CAPACITY_CODES, CycleContext, Visit
+from .reasons import FlavorOutcome, build_reason, reason_with
+from .snapshot import Pend
+
+__all__ = ["pend"]
+
+
+def pend(ctx: CycleContext, visit: Visit) -> None:
+    """Pend ``visit.job`` with its one primary reason and ETA."""
+    job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
+    key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by) \
+        if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) and job.id not in ctx.book.taken \
+        else None
+    cached = ctx.reason_cache.get(key) if key is not None else None
+    if cached is not None:
+        reason, message, details = cached
+    else:
+        reason, message, details = _reason(ctx, visit)
+        if key is not None:
+            ctx.reason_cache[key] = (reason, message, details)
+    res = ctx.reservations.get(next((f.model for f in flavors if f.pools), ""))
+    if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
+        message, details = _cannot_backfill(ctx, job, res, message, details)
+    _reserve(ctx, job, req, flavors, reason)
+    ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
+
+
+def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str,
+                     details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """Say why the job could not start ahead of the model's reservation either (case 033)."""
+    limit, source = effective_limit(job.spec, ctx.profile.time_limits)
+    if res.eta is None:
+        return message, details
+    end = job_end(ctx.now, limit, ctx.now)
+    if end is not None and end <= res.eta:
+        return message, details
+    when = res.eta.isoformat()
+    if limit is None:
+        clause = (f"it has no time limit ({source}), so it cannot start ahead of {res.job_id}, reserved from {when}; "
+                  "it can only start when nothing is reserved")
+    else:
+        clause = f"with a limit of {limit:g} s ({source}) it cannot finish before {res.job_id}, reserved from {when}"
+    info = {"reserved_for": res.job_id, "reservation": when, "limit_s": limit, "limit_source": source}
+    return message.rstrip(".") + f"; {clause}.", {**details, "backfill": info}
+
+
+def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mapping[str, Any]]:
+    job, outcomes = visit.job, visit.outcomes
+    reason = build_reason(outcomes, unblock=_unblock(outcomes))
+    message, details = reason.message, reason.details
+    ahead = _ahead_in_team(ctx, job)
+    if ahead:
+        details = {**details, "behind": ahead}
+        message = message.rstrip(".") + f"; waiting behind higher-priority {', '.join(ahead)} of {job.spec.team}."
+    refusal = visit.refusal
+    if refusal and reason.code in CAPACITY_CODES:
+        details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
+                                                                if visit.refusal_details else {})}
+        message = message.rstrip(".") + f"; no preemption: {refusal}."
+    if job.preempted_by:
+        message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
+        details = {**details, "preempted_by": job.preempted_by}
+    return reason, message, details
+
+
+def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...],
+             reason: PendingReason) -> None:
+    """EASY: the first job per GPU model blocked by capacity reserves the GPUs it gets when the
+    running jobs end (:func:`..backfill.easy.find_reservation`); later jobs may start now only if
+    they do not delay it (:mod:`.admit`). Its ETA, like every job's, comes from :mod:`.eta`."""
+    if not ctx.profile.backfill or reason.code not in CAPACITY_CODES:
+        return
+    usable = [f for f in flavors if f.pools]
+    if not usable or usable[0].model in ctx.reservations:
+        return
+    flavor = usable[0]
+    model, spec = flavor.model, job.spec
+    related = [e for h in ctx.state.holdings
+               if (_same_team(ctx, h, spec.team) or _on_model(ctx, h, model)) and (e := _ending(ctx, h))]
+
+    def release(job_id: str) -> None:
+        ctx.ledger.evict(job_id)
+
+    def try_fit() -> frozenset[int] | None:
+        if not ctx.quota.check(spec.team, spec.user, model, req.total_milli).ok:
+            return None
+        placement = ctx.placer.place(job.id, req, flavor)
+        return None if placement is None else frozenset(g for g, _ in placement.holding.gpus)
+
+    with ctx.ledger.what_if():
+        eta, eta_reason, gpus = find_reservation(related, release, try_fit, ctx.now)
+    ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team, spec.priority.rank)
+
+
+def _ending(ctx: CycleContext, holder: str) -> Ending | None:
+    """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit."""
+    h = ctx.ledger.holders.get(holder)
+    if h is not None:
+        job, start = h.job, h.job.started_at or h.job.admitted_at
+    elif holder in ctx.admitted:
+        job, start = ctx.admitted[holder], ctx.now
+    else:
+        return None
+    return Ending(holder, job_end(start, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now))
+
+
+def _same_team(ctx: CycleContext, holder: str, team: str) -> bool:
+    h = ctx.ledger.holders.get(holder)
+    job = h.job if h is not None else ctx.admitted.get(holder)
+    return job is not None and job.spec.team == team
+
+
+def _on_model(ctx: CycleContext, holder: str, model: str) -> bool:
+    hold = ctx.state.holdings.get(holder)
+    return hold is not None and any(ctx.state.gpu_model[g] == model for g, _ in hold.gpus[:1])
+
+
+def _ahead_in_team(ctx: CycleContext, job: Job) -> list[str]:
+    """Higher-class jobs of ``job``'s team holding GPUs freed for the team, or that took over GPUs
+    freed for ``job`` this cycle (case 032: it waits behind them, keeping its place in its class)."""
+    book = ctx.book
+    rank = job.spec.priority.rank
+    owners = [o for o in book.by_team.get(job.spec.team, ()) if book.jobs[o].spec.priority.rank > rank]
+    return list(dict.fromkeys([*book.taken.get(job.id, ()), *owners]))
+
+
+def _unblock(outcomes: list[FlavorOutcome]) -> str:
+    for o in outcomes:
+        if o.capacity_code == "Fragmented":
+            return "waits until one node has enough free GPUs; fewer GPUs per worker (or more workers) would fit now"
+        if o.capacity_code == "UnhealthyGpu":
+            # Case 018: say what an admin can do (a withdrawn GPU does not come back on its own).
+            return ("waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device plugin on the "
+                    "node once the GPU is checked, or drain the node), or for other jobs to finish")
+        if o.capacity_code in ("WaitingForCapacity", "Priority"):
+            return "starts when running jobs finish (see ETA)"
+    for o in outcomes:
+        if o.quota_code:
+            team = o.quota.get("team")
+            return f"starts when {team} releases GPUs or an admin raises its quota"
+    return "an admin can check node taints, labels and health"

@@ -1,0 +1,117 @@
+"""One line per job or lease, and what a cancel or a release did — shared by the magics and the CLI.
+
+Inputs are jobs as the REST API carries them (:func:`jupyter_sched.model.codec.job_to_dict`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from .reasons import render_reason
+
+__all__ = ["TERMINAL_STATES", "cancel_outcome", "gpus_text", "granted_uuids", "job_line", "lease_end_message"]
+
+TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
+WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
+    """GPU / MIG UUIDs of the job's allocation (all workers), empty when none."""
+    alloc = job.get("allocation")
+    if not isinstance(alloc, Mapping):
+        return ()
+    workers = alloc.get("workers") or []
+    if workers:
+        return tuple(str(u) for w in workers for u in w.get("gpu_uuids", ()))
+    return tuple(str(u) for u in alloc.get("gpu_uuids", ()))
+
+
+def gpus_text(job: Mapping[str, Any]) -> str:
+    """``1 GPU``, ``0.5 GPUs``, ``2 GPUs (A100/H100)`` from the job's resources."""
+    res = job.get("resources") if isinstance(job.get("resources"), Mapping) else job
+    assert isinstance(res, Mapping)
+    gpus = res.get("gpus", 0)
+    milli = res.get("gpu_milli", 1000)
+    count = f"{milli / 1000:g}" if gpus == 1 and milli and milli < 1000 else str(gpus)
+    models = res.get("gpu_models") or []
+    return f"{count} GPU" + ("" if count == "1" else "s") + (f" ({'/'.join(models)})" if models else "")
+
+
+def _head(job: Mapping[str, Any]) -> str:
+    kind = job.get("kind", "job")
+    head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
+    name = str(job.get("name") or "")
+    if name and name != "job":  # the server's default name says nothing the line does not
+        head += f" ({name})"
+    return head
+
+
+def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
+    """One status line: state, GPUs and where, the exit code, or the rendered pending reason.
+
+    ``lease l-3 (kernel-1a2b): pending, 1 GPU · queued #2 · <summary> · ETA 19:42 UTC (in 5m)``.
+    """
+    head = _head(job)
+    state = str(job.get("state"))
+    if state in WAITING_STATES:
+        reason = job.get("reason")
+        if isinstance(reason, Mapping):
+            waiting = render_reason(reason, now=now, relative=now is not None).line
+        else:
+            waiting = "waiting for the next scheduling cycle"
+        return f"{head}: {state}, {gpus_text(job)} · {waiting}"
+    if state in ("admitted", "running"):
+        uuids = granted_uuids(job)
+        alloc = job.get("allocation") or {}
+        where = f" on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
+        sim = " [simulated GPUs]" if job.get("simulated") else ""
+        return f"{head}: {state}{where}{sim}"
+    tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
+    message = str(job.get("message") or "")
+    msg = f" — {message}" if message and not message.startswith("exited with code") else ""
+    return f"{head}: {state}{tail}{msg}"
+
+
+def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None) -> str:
+    """What a cancel did, as one line: ``cancelled j-7 (was running; stopping, grace 60 s)``.
+
+    Args:
+        before: the job as read just before the cancel (None when not read); its state is the
+            "was". Without it the answer's state stands in.
+        after: the server's answer to the cancel (``DELETE jobs/{id}`` / ``leases/{id}``).
+        grace_s: seconds between SIGTERM and SIGKILL for running work (``GET config``'s
+            ``stop_grace_s``), None when the server does not say.
+    """
+    job_id = after.get("id")
+    was = str((before or after).get("state"))
+    state = str(after.get("state"))
+    if after.get("kind") == "lease":
+        if was in WAITING_STATES:
+            return f"withdrew lease request {job_id} (was {was}; no GPUs had been granted)"
+        uuids = granted_uuids(before or after)
+        held = f"; gave back {', '.join(uuids)}" if uuids else ""
+        return f"released lease {job_id} (was {was}{held})"
+    if state == "cancelled":
+        what = "removed from the queue" if was in WAITING_STATES else "stopped"
+        return f"cancelled {job_id} (was {was}; {what})"
+    if state in ("admitted", "running"):
+        grace = f", grace {grace_s:g} s" if grace_s is not None else ""
+        return f"cancelled {job_id} (was {was}; stopping{grace})"
+    return f"cancel of {job_id}: it is {state}"
+
+
+def lease_end_message(*, granted: bool, actor: str, why: str = "") -> str:
+    """The message a lease keeps when it ends by request: a grant given back reads differently
+    from a request withdrawn before any GPU was granted (issue 20: a timed-out request showed
+    "released by bob", like a real release).
+
+    Args:
+        granted: it held GPUs when it ended.
+        actor: who ended it (user name, ``server``, ``kernel``).
+        why: optional cause, e.g. ``no GPUs granted within 10m``.
+    """
+    if granted:
+        return f"released by {actor}" + (f": {why}" if why else "")
+    return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")

@@ -1,0 +1,77 @@
+"""How far along a wait is: one fraction and one label, drawn as a tqdm bar by the CLI and as an
+ipywidgets bar by the magics, so both show the same thing.
+
+* pending with an ETA: time waited / time from submission to the ETA (capped below 1: an ETA is
+  an estimate, only the start ends the wait);
+* running with a time limit: run time / time limit;
+* otherwise (no ETA, no time limit) the fraction is unknown and the bar only counts time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..model.units import format_duration
+from .jobs import TERMINAL_STATES, WAITING_STATES, job_line
+from .reasons import eta_sentence, render_reason, wire_time
+
+__all__ = ["WaitProgress", "wait_progress"]
+
+
+@dataclass(frozen=True, slots=True)
+class WaitProgress:
+    """One frame of a wait.
+
+    Attributes:
+        fraction: 0..1 along the current phase (queue or run), None when unknown.
+        label: short text beside the bar (``queued #2 · ETA 19:42 UTC (in 5m)``).
+        phase: ``queued``, ``running`` or ``done``.
+        detail: while queued, what blocks it (the reason's summary); "" otherwise. Wide
+            surfaces (a notebook) show it after the label; a terminal bar leaves it out.
+    """
+
+    fraction: float | None
+    label: str
+    phase: str
+    detail: str = ""
+
+
+def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
+    """The wait's frame for ``job`` (REST shape) at ``now`` (UTC)."""
+    state = str(job.get("state"))
+    if state in TERMINAL_STATES:
+        return WaitProgress(1.0, job_line(job, now), "done")
+    if state in WAITING_STATES:
+        reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
+        assert isinstance(reason, Mapping)
+        position = reason.get("position")
+        head = f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
+        eta_text = eta_sentence(reason, now=now, relative=True)
+        label = f"{head} · " + (eta_text if reason.get("eta") else "ETA unknown")
+        submitted, eta = wire_time(job.get("submitted_at")), wire_time(reason.get("eta"))
+        fraction = None
+        if submitted is not None and eta is not None and eta > submitted:
+            fraction = _clip((now - submitted) / (eta - submitted), 0.99)
+        detail = render_reason(reason, now=now).summary if reason else ""
+        return WaitProgress(fraction, label, "queued", detail)
+    started = wire_time(job.get("started_at")) or wire_time(job.get("admitted_at"))
+    alloc = job.get("allocation") if isinstance(job.get("allocation"), Mapping) else {}
+    assert isinstance(alloc, Mapping)
+    where = f" on {alloc.get('node')}" if alloc.get("node") else ""
+    ran = (now - started).total_seconds() if started is not None else None
+    limit = job.get("time_limit_s")
+    label = f"{state}{where}"
+    if ran is not None:
+        label += f" · {format_duration(max(ran, 0.0))}"
+        if isinstance(limit, (int, float)) and limit > 0:
+            label += f" of {format_duration(float(limit))} limit"
+            return WaitProgress(_clip(ran / float(limit), 1.0), label, "running")
+    return WaitProgress(None, label, "running")
+
+
+def _clip(value: float, top: float) -> float:
+    return max(0.0, min(top, value))
+

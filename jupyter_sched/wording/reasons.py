@@ -1,0 +1,196 @@
+"""A pending reason as sentences: what blocks the job, when it is expected to start, what would help.
+
+Input is a reason as the REST API carries it (:func:`jupyter_sched.model.codec.reason_to_dict`):
+``{"code", "message", "details", "unblock", "position", "eta", "eta_reason", "per_flavor"}``.
+Output is :class:`ReasonText`, four strings that every surface shows as they are:
+
+* ``summary``: the block, one sentence with its numbers (the core's ``message``; it already names
+  teams, models and GPU counts) — ``team ml has 2 of 8 A100 GPUs free (6 in use), job needs 4.``
+* ``eta``: ``ETA 19:42 UTC`` (``ETA Mar 3 19:42 UTC`` on another day; `` (in 5m)`` added when the
+  caller asks for relative times) or ``ETA unknown: <why>`` — never brackets inside brackets.
+* ``unblock``: what would let it start, one sentence, written here per code and from the numbers
+  (whose cap, which field to change); empty when it would only repeat the ETA (capacity waits:
+  "it starts when running jobs end" *is* the ETA).
+* ``line``: ``queued #2 · <summary> · <eta> · <unblock>`` for one-line surfaces.
+
+Why the unblock sentence is written here and not taken from the core's ``unblock`` string: the
+same block needs different advice depending on its numbers (a user's own cap vs the team's quota,
+GPU memory per GPU vs GPU count), and the core's strings were written for one case each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from ..model.units import format_duration
+
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "refusal_text", "render_reason",
+           "summary_sentence", "unblock_sentence", "wire_time"]
+
+CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
+"""Waits for GPUs held by running work: the ETA (when those jobs end) is the whole answer."""
+
+QUOTA_CODES = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonText:
+    """A pending reason rendered for people (see the module docstring for each field)."""
+
+    summary: str
+    eta: str
+    unblock: str
+    line: str
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"summary", "eta", "unblock", "line"}``: the ``reason.text`` object of the REST API."""
+        return {"summary": self.summary, "eta": self.eta, "unblock": self.unblock, "line": self.line}
+
+
+def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> ReasonText:
+    """Render ``reason`` (REST shape) as :class:`ReasonText`.
+
+    Args:
+        reason: the reason object of a job or lease.
+        now: the caller's current time (UTC); decides whether the ETA needs its date, and is the
+            origin of ``relative`` times. None: the ETA always carries its date.
+        relative: add `` (in 5m)`` after the ETA (CLI and magics; the server sends absolute times,
+            which stay true while the panel shows them).
+    """
+    summary = summary_sentence(reason)
+    eta = eta_sentence(reason, now=now, relative=relative)
+    unblock = unblock_sentence(reason)
+    position = reason.get("position")
+    head = f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
+    line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
+    return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
+
+
+def summary_sentence(reason: Mapping[str, Any]) -> str:
+    """What blocks the job, one sentence: the core's message, except where the numbers read better
+    in human units (GPU memory in GiB rather than MiB)."""
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    if details.get("field") == "mem_per_gpu" and details.get("requested_mib") and details.get("max_mib") is not None:
+        return (f"The job asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
+                f"here has is {memory_text(details['max_mib'])}.")
+    return _sentence(str(reason.get("message") or "").strip()) or _sentence(_words(str(reason.get("code") or "")))
+
+
+def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> str:
+    """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), or
+    ``ETA unknown: <why>`` where the core said why, else ``ETA unknown``."""
+    when = wire_time(reason.get("eta"))
+    if when is None:
+        why = str(reason.get("eta_reason") or "").strip().rstrip(".")
+        return f"ETA unknown: {why}" if why else "ETA unknown"
+    same_day = now is not None and when.date() == now.astimezone(timezone.utc).date()
+    text = f"ETA {when:%H:%M} UTC" if same_day else f"ETA {when:%b} {when.day} {when:%H:%M} UTC"
+    if relative and now is not None:
+        wait = (when - now).total_seconds()
+        text += f" (in {format_duration(wait)})" if wait >= 1 else " (now)"
+    return text
+
+
+def unblock_sentence(reason: Mapping[str, Any]) -> str:
+    """What would let the job start, one sentence, or "" when the ETA already says it."""
+    code = str(reason.get("code") or "")
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    if code in QUOTA_CODES:
+        return _quota_unblock(code, details)
+    if code in CAPACITY_CODES or code in ("OutsideTimeWindow", "Backoff"):
+        return ""  # the ETA is when running jobs end / the window opens / the backoff ends
+    if code == "Fragmented":
+        return ("Fewer GPUs per worker (or more workers) would fit now; as asked, it waits until one node "
+                "has enough free GPUs.")
+    if code == "UnhealthyGpu":
+        return "It starts when the unhealthy GPUs recover or other jobs end."
+    if code == "WaitingForPreemption":
+        return "It starts once the preempted jobs have stopped."
+    if code == "BudgetExhausted":
+        return "It starts when the budget period renews, or when an admin raises the budget."
+    if code == "NoMatchingGpuModel":
+        models = _names(details.get("models"))
+        return f"Ask for one of the models here: {models}." if models else "This cluster has no GPUs; ask for 0 GPUs."
+    if details.get("field") == "mem_per_gpu" and details.get("max_mib"):
+        return f"Ask for at most {memory_text(details['max_mib'])} per GPU."
+    fallback = str(reason.get("unblock") or "").strip()
+    return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
+
+
+def _quota_unblock(code: str, d: Mapping[str, Any]) -> str:
+    team = str(d.get("team") or "the team")
+    user = d.get("user")
+    model = "" if d.get("model") in (None, "", "*") else f" {d.get('model')}"
+    if user:  # a per-user cap: only the user's own work (or an admin) frees it
+        cap = d.get("quota")
+        cap_text = f" of {_number(cap)}{model} GPUs" if cap is not None else ""
+        return (f"It starts when {user}'s own running work leaves room under {user}'s cap{cap_text} in {team}, "
+                f"or when an admin raises that cap.")
+    if code == "NoQuota" or d.get("quota") == 0:
+        return f"{team} has no{model} GPU quota: an admin must give it one."
+    if code == "BorrowingLimitReached":
+        limit = d.get("borrowing_limit")
+        numbers = (f" ({_number(d.get('guaranteed'))} + {_number(limit)})"
+                   if d.get("guaranteed") is not None and limit is not None else "")
+        return (f"It starts when {team} uses fewer{model} GPUs than its guarantee plus borrowing limit{numbers}, "
+                f"or when an admin raises them.")
+    return f"It starts when {team}'s running jobs release{model} GPUs, or when an admin raises {team}'s quota."
+
+
+def memory_text(mib: Any) -> str:
+    """``81920`` → ``80 GiB``; ``1536`` → ``1.5 GiB``; ``512`` → ``512 MiB`` (binary units)."""
+    value = float(mib)
+    for unit, size in (("TiB", 1024.0**2), ("GiB", 1024.0)):
+        if value >= size:
+            return f"{value / size:.4g} {unit}"
+    return f"{value:.4g} MiB"
+
+
+def wire_time(value: Any) -> datetime | None:
+    """An ISO 8601 time from the wire, in UTC; None when absent, unparseable or without an offset."""
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo else None
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or text[-1] in ".!?" else text + "."
+
+
+def _words(code: str) -> str:
+    """``WaitingForCapacity`` → ``waiting for capacity`` (a reason the core sent without a message)."""
+    out = "".join(f" {c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(code))
+    return out.strip()
+
+
+def _names(values: Any) -> str:
+    if isinstance(values, Sequence) and not isinstance(values, str):
+        return ", ".join(str(v) for v in values)
+    return ""
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | None) -> tuple[str, str | None]:
+    """``(message, hint)`` for a refused submission: when the server attached the reason (422: it
+    can never run here), its rendered summary and unblock sentence, so a refusal reads like the
+    same reason in the queue; otherwise the server's own message and hint."""
+    reason = (details or {}).get("reason")
+    if not isinstance(reason, Mapping):
+        return message, hint
+    text = render_reason(reason)
+    return text.summary, text.unblock or hint

@@ -1,0 +1,369 @@
+/**
+ * Typed client of the jupyter_sched REST API (`{base_url}api/sched/...`).
+ *
+ * Every request and answer type comes from `schema.ts`, which openapi-typescript generates from
+ * `jupyter_sched/extension/openapi.yaml` (`jlpm openapi:generate`; `jlpm openapi:check` fails when
+ * the two drift). {@link ROUTES} names one method and path per operation of the document and is
+ * checked against it at compile time: an operation added, removed, moved or retyped in the
+ * document breaks `tsc` here until the client follows.
+ *
+ * The client talks through a small {@link Transport} so that it runs unchanged in JupyterLab
+ * (`ServerConnection.makeRequest` adds the token and XSRF headers) and in unit tests.
+ */
+import type { components, operations, paths } from './schema';
+
+/** The document's component schemas (`Schemas['Job']`, `Schemas['IdlePolicy']`, ...). */
+export type Schemas = components['schemas'];
+
+/** Minimal request interface; the JupyterLab implementation wraps `ServerConnection.makeRequest`. */
+export interface Transport {
+  /**
+   * Send a request to `path` (relative to the server's base URL, e.g. `api/sched/jobs`).
+   * Resolves with the response whatever its status; rejects on network failure.
+   */
+  request(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** The API root, relative to the server base URL. */
+export const API_ROOT = 'api/sched';
+
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
+
+/** One operation's method and path template, as in openapi.yaml. */
+interface IRoute {
+  readonly method: HttpMethod;
+  readonly path: keyof paths;
+}
+
+/** Method and path of every operation of openapi.yaml (compile-time checked, see below). */
+export const ROUTES = {
+  getConfig: { method: 'get', path: '/config' },
+  getMe: { method: 'get', path: '/me' },
+  getInventory: { method: 'get', path: '/inventory' },
+  listJobs: { method: 'get', path: '/jobs' },
+  submitJob: { method: 'post', path: '/jobs' },
+  getJob: { method: 'get', path: '/jobs/{job_id}' },
+  cancelJob: { method: 'delete', path: '/jobs/{job_id}' },
+  getJobLogs: { method: 'get', path: '/jobs/{job_id}/logs' },
+  dryrunJob: { method: 'post', path: '/dryrun' },
+  listLeases: { method: 'get', path: '/leases' },
+  requestLease: { method: 'post', path: '/leases' },
+  getLease: { method: 'get', path: '/leases/{job_id}' },
+  releaseLease: { method: 'delete', path: '/leases/{job_id}' },
+  keepaliveLease: { method: 'post', path: '/leases/{lease_id}/keepalive' },
+  getQueue: { method: 'get', path: '/queue' },
+  getQuotas: { method: 'get', path: '/quotas' },
+  setQuotas: { method: 'put', path: '/quotas' },
+  getIdlePolicy: { method: 'get', path: '/idle-policy' },
+  setIdlePolicy: { method: 'put', path: '/idle-policy' },
+  listProfiles: { method: 'get', path: '/profiles' },
+  streamEvents: { method: 'get', path: '/events' },
+  getTelemetry: { method: 'get', path: '/telemetry' },
+  getAudit: { method: 'get', path: '/audit' },
+  getUsage: { method: 'get', path: '/usage' },
+  getUsageReport: { method: 'get', path: '/usage/report' },
+  getMetrics: { method: 'get', path: '/metrics' },
+  listDefinitions: { method: 'get', path: '/definitions' },
+  createDefinition: { method: 'post', path: '/definitions' },
+  previewSchedule: { method: 'post', path: '/definitions/preview' },
+  getDefinition: { method: 'get', path: '/definitions/{definition_id}' },
+  updateDefinition: { method: 'patch', path: '/definitions/{definition_id}' },
+  deleteDefinition: { method: 'delete', path: '/definitions/{definition_id}' },
+  pauseOrResumeDefinition: { method: 'post', path: '/definitions/{definition_id}/{action}' },
+  listDefinitionRuns: { method: 'get', path: '/definitions/{definition_id}/runs' },
+  runDefinitionNow: { method: 'post', path: '/definitions/{definition_id}/runs' },
+  getExecutedNotebook: { method: 'get', path: '/jobs/{job_id}/notebook' },
+  openExecutedNotebook: { method: 'post', path: '/jobs/{job_id}/notebook/open' }
+} as const satisfies { readonly [K in keyof operations]: IRoute };
+
+export type OperationId = keyof typeof ROUTES;
+
+type RouteOperation<K extends OperationId> = paths[(typeof ROUTES)[K]['path']][(typeof ROUTES)[K]['method']];
+
+/** Operation ids whose ROUTES entry does not lead to that operation in the document. */
+type MisroutedOperations = {
+  [K in OperationId]: RouteOperation<K> extends operations[K] ? (operations[K] extends RouteOperation<K> ? never : K) : K;
+}[OperationId];
+
+/**
+ * Compile-time proof that {@link ROUTES} matches openapi.yaml: when an entry points at the wrong
+ * path or method, the type on the left becomes that operation's id and `true` no longer fits.
+ */
+export const ROUTES_MATCH_DOCUMENT: [MisroutedOperations] extends [never] ? true : MisroutedOperations = true;
+
+/** Path parameters of an operation (`{job_id: string}`), or never. */
+export type PathParams<K extends OperationId> = operations[K]['parameters'] extends { path: infer P } ? P : never;
+/** Query parameters of an operation. */
+export type QueryParams<K extends OperationId> = operations[K]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never;
+/** JSON request body of an operation. */
+export type RequestBody<K extends OperationId> = operations[K] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+/** JSON answer of an operation (its 200 or 201 response). */
+export type Answer<K extends OperationId> = operations[K]['responses'] extends { 200: { content: { 'application/json': infer R } } }
+  ? R
+  : operations[K]['responses'] extends { 201: { content: { 'application/json': infer R } } }
+    ? R
+    : unknown;
+
+/** The server's error object, `ErrorResponse.error`. */
+export type ErrorBody = Schemas['ErrorResponse']['error'];
+
+/** An error answer from the scheduler API (4xx/5xx), carrying the server's code/field/hint. */
+export class SchedApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ErrorBody
+  ) {
+    super(body.message);
+    this.name = 'SchedApiError';
+  }
+
+  get code(): string {
+    return this.body.code;
+  }
+
+  get field(): string | null {
+    return this.body.field ?? null;
+  }
+
+  get hint(): string | null {
+    return this.body.hint ?? null;
+  }
+}
+
+/** The command that enables the server extension; shown when the API answers 404. */
+export const ENABLE_FIX = 'jupyter server extension enable jupyter_sched';
+
+/**
+ * The server answered 404 without our error body: the jupyter_sched server extension is not
+ * loaded. The panel shows this with {@link ENABLE_FIX} instead of a blank view.
+ */
+export class ServerExtensionMissingError extends Error {
+  constructor(readonly url: string) {
+    super(
+      `The jupyter_sched server extension is not enabled on this server (404 from ${url}). ` +
+        `Fix: run "${ENABLE_FIX}" and restart JupyterLab.`
+    );
+    this.name = 'ServerExtensionMissingError';
+  }
+}
+
+type QueryValue = string | number | boolean | null | undefined;
+
+/** Query string from `params`, skipping undefined, null and empty values (`?a=1&b=x`). */
+export function query(params: Record<string, QueryValue> | undefined): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(params ?? {})) {
+    if (value === undefined || value === null || value === '') {
+      continue;
+    }
+    parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`);
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** `/jobs/{job_id}/logs` + `{job_id: 'a b'}` → `jobs/a%20b/logs`. Throws when a parameter is missing. */
+export function fillPath(template: string, params: Record<string, string> | undefined): string {
+  return template.replace(/^\//, '').replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = params?.[name];
+    if (typeof value !== 'string' || !value) {
+      throw new Error(`missing path parameter ${name} for ${template}`);
+    }
+    return encodeURIComponent(value);
+  });
+}
+
+/** What a request may carry besides the operation id. */
+export interface IRequestOptions<K extends OperationId> {
+  path?: PathParams<K>;
+  query?: QueryParams<K>;
+  body?: RequestBody<K>;
+  signal?: AbortSignal;
+}
+
+/** Typed client of the scheduler REST API. */
+export class SchedClient {
+  constructor(readonly transport: Transport) {}
+
+  /**
+   * Send operation `op` of openapi.yaml; JSON in, JSON out.
+   *
+   * Throws {@link SchedApiError} for error answers (the server's code/field/hint),
+   * {@link ServerExtensionMissingError} for a 404 that is not ours, and the transport's error on
+   * network failure.
+   */
+  async request<K extends OperationId>(op: K, options: IRequestOptions<K> = {}): Promise<Answer<K>> {
+    const route: IRoute = ROUTES[op];
+    const path = `${API_ROOT}/${fillPath(route.path, options.path as Record<string, string> | undefined)}${query(
+      options.query as Record<string, QueryValue> | undefined
+    )}`;
+    const method = route.method.toUpperCase();
+    const init: RequestInit = { method };
+    if (options.signal) {
+      init.signal = options.signal;
+    }
+    if (options.body !== undefined) {
+      init.body = JSON.stringify(options.body);
+      init.headers = { 'Content-Type': 'application/json' };
+    }
+    const response = await this.transport.request(path, init);
+    const text = await response.text();
+    let payload: unknown = null;
+    if (text) {
+      try {
+        payload = JSON.parse(text);
+      } catch {
+        payload = null;
+      }
+    }
+    if (response.ok) {
+      // the document is the contract for this shape (schema.ts is generated from it)
+      return payload as Answer<K>;
+    }
+    const error = errorBodyOf(payload);
+    if (response.status === 404 && !error) {
+      // Jupyter's own 404 page, not ours: no route under api/sched at all.
+      throw new ServerExtensionMissingError(path);
+    }
+    throw new SchedApiError(
+      response.status,
+      error ?? {
+        code: `HTTP${response.status}`,
+        message: `${method} ${path} failed: ${response.status} ${response.statusText || text.slice(0, 200)}`,
+        field: null,
+        hint: null
+      }
+    );
+  }
+
+  config(): Promise<Answer<'getConfig'>> {
+    return this.request('getConfig');
+  }
+
+  me(): Promise<Answer<'getMe'>> {
+    return this.request('getMe');
+  }
+
+  inventory(): Promise<Answer<'getInventory'>> {
+    return this.request('getInventory');
+  }
+
+  jobs(filter: QueryParams<'listJobs'> = {}): Promise<Answer<'listJobs'>> {
+    return this.request('listJobs', { query: filter });
+  }
+
+  job(id: string): Promise<Answer<'getJob'>> {
+    return this.request('getJob', { path: { job_id: id } });
+  }
+
+  submit(body: RequestBody<'submitJob'>): Promise<Answer<'submitJob'>> {
+    return this.request('submitJob', { body });
+  }
+
+  cancel(id: string): Promise<Answer<'cancelJob'>> {
+    return this.request('cancelJob', { path: { job_id: id } });
+  }
+
+  /**
+   * A slice of a job's log from byte `offset`. With `follow`, the server long-polls (up to 25 s)
+   * until new text exists or the job finished; loop with `offset = next_offset`.
+   */
+  logs(id: string, params: QueryParams<'getJobLogs'> = {}, signal?: AbortSignal): Promise<Answer<'getJobLogs'>> {
+    return this.request('getJobLogs', { path: { job_id: id }, query: params, signal });
+  }
+
+  dryrun(body: RequestBody<'dryrunJob'>): Promise<Answer<'dryrunJob'>> {
+    return this.request('dryrunJob', { body });
+  }
+
+  leases(filter: QueryParams<'listLeases'> = {}): Promise<Answer<'listLeases'>> {
+    return this.request('listLeases', { query: filter });
+  }
+
+  releaseLease(id: string): Promise<Answer<'releaseLease'>> {
+    return this.request('releaseLease', { path: { job_id: id } });
+  }
+
+  keepalive(id: string, body: RequestBody<'keepaliveLease'> = {}): Promise<Answer<'keepaliveLease'>> {
+    return this.request('keepaliveLease', { path: { lease_id: id }, body });
+  }
+
+  queue(): Promise<Answer<'getQueue'>> {
+    return this.request('getQueue');
+  }
+
+  quotas(): Promise<Answer<'getQuotas'>> {
+    return this.request('getQuotas');
+  }
+
+  setQuotas(body: RequestBody<'setQuotas'>): Promise<Answer<'setQuotas'>> {
+    return this.request('setQuotas', { body });
+  }
+
+  idlePolicy(): Promise<Answer<'getIdlePolicy'>> {
+    return this.request('getIdlePolicy');
+  }
+
+  setIdlePolicy(body: RequestBody<'setIdlePolicy'>): Promise<Answer<'setIdlePolicy'>> {
+    return this.request('setIdlePolicy', { body });
+  }
+
+  profiles(): Promise<Answer<'listProfiles'>> {
+    return this.request('listProfiles');
+  }
+
+  telemetry(params: QueryParams<'getTelemetry'> = {}): Promise<Answer<'getTelemetry'>> {
+    return this.request('getTelemetry', { query: params });
+  }
+
+  audit(params: QueryParams<'getAudit'> = {}): Promise<Answer<'getAudit'>> {
+    return this.request('getAudit', { query: params });
+  }
+
+  usage(params: QueryParams<'getUsage'> = {}): Promise<Answer<'getUsage'>> {
+    return this.request('getUsage', { query: params });
+  }
+
+  usageReport(params: QueryParams<'getUsageReport'> = {}): Promise<Answer<'getUsageReport'>> {
+    return this.request('getUsageReport', { query: params });
+  }
+}
+
+function errorBodyOf(payload: unknown): ErrorBody | undefined {
+  if (!payload || typeof payload !== 'object') {
+    return undefined;
+  }
+  const error = (payload as { error?: unknown }).error;
+  if (!error || typeof error !== 'object') {
+    return undefined;
+  }
+  const e = error as Record<string, unknown>;
+  if (typeof e.message !== 'string') {
+    return undefined;
+  }
+  return {
+    code: typeof e.code === 'string' ? e.code : 'error',
+    message: e.message,
+    field: typeof e.field === 'string' ? e.field : null,
+    hint: typeof e.hint === 'string' ? e.hint : null,
+    details: e.details && typeof e.details === 'object' ? (e.details as Record<string, unknown>) : undefined
+  };
+}
+
+/**
+ * One readable line for any error: the server's message, the field at fault and the hint
+ * (`gpus must be >= 0 (got -1) [gpus] — use 0 for CPU-only work`). Network failures and
+ * {@link ServerExtensionMissingError} keep their own message.
+ */
+export function describeError(err: unknown): string {
+  if (err instanceof SchedApiError) {
+    let text = err.field ? `${err.message} [${err.field}]` : err.message;
+    if (err.hint) {
+      text += ` — ${err.hint}`;
+    }
+    return text;
+  }
+  if (err instanceof Error) {
+    return err.message;
+  }
+  return String(err);
+}

@@ -1,0 +1,567 @@
+/**
+ * The headless model of the GPUs sidebar ({@link ISchedModel}): it owns the REST client and the
+ * event stream, keeps inventory, queue, my jobs and leases, quotas and telemetry history, and
+ * tells views what changed through typed signals. No DOM.
+ *
+ * Freshness: events fold in as they arrive (job, lease, inventory, telemetry). Resources that
+ * somebody `watch`es are re-read when the stream (re)opens, after `lagged`/`reclaimed`, and every
+ * refresh interval while the stream is down. The queue is also re-read every interval while the
+ * stream is up, because other users' job events are not sent to non-admins. Each resource has its
+ * own {@link Throttle}: one request per interval whatever asks for it, unless forced.
+ */
+import { DisposableDelegate, type IDisposable } from '@lumino/disposable';
+import { Signal } from '@lumino/signaling';
+
+import { describeError, type SchedClient, ServerExtensionMissingError } from './client';
+import { EventStream, type StreamStatus, Throttle } from './events';
+import { TelemetryHistory } from './telemetry';
+import {
+  ACTIVE_STATES,
+  allocationGpus,
+  applyInventoryChanges,
+  type Config,
+  type Inventory,
+  inventoryChangesOf,
+  isJob,
+  isWaiting,
+  type ISchedEvent,
+  type Job,
+  type Me,
+  type QueueRow,
+  type Quotas,
+  sampleOf
+} from './types';
+import {
+  type IHolder,
+  type IInventoryUpdate,
+  type IJobTransition,
+  type ISchedModel,
+  type ITelemetryUpdate,
+  SCHED_RESOURCES,
+  type SchedModelStatus,
+  type SchedResource
+} from './tokens';
+
+/** Construction options of {@link SchedModel}. */
+export interface ISchedModelOptions {
+  client: SchedClient;
+  /** Seconds between refreshes of watched resources while the stream is down (default 10). */
+  refreshInterval?: number;
+  /** Telemetry samples kept per GPU (default 600). */
+  historyCapacity?: number;
+  /** Seconds of telemetry history asked for at start (default 600). */
+  historySeconds?: number;
+  /** Largest reconnect delay of the event stream, ms (default 30000). */
+  maxBackoffMs?: number;
+  /** Clock in ms (tests). */
+  now?: () => number;
+}
+
+/** The model. See the module docstring. */
+export class SchedModel implements ISchedModel {
+  readonly client: SchedClient;
+  readonly history: TelemetryHistory;
+
+  readonly statusChanged: Signal<ISchedModel, SchedModelStatus> = new Signal(this);
+  readonly jobsChanged: Signal<ISchedModel, void> = new Signal(this);
+  readonly queueChanged: Signal<ISchedModel, void> = new Signal(this);
+  readonly inventoryChanged: Signal<ISchedModel, IInventoryUpdate> = new Signal(this);
+  readonly quotasChanged: Signal<ISchedModel, void> = new Signal(this);
+  readonly telemetry: Signal<ISchedModel, ITelemetryUpdate> = new Signal(this);
+  readonly streamStatusChanged: Signal<ISchedModel, StreamStatus> = new Signal(this);
+  readonly errorChanged: Signal<ISchedModel, { resource: SchedResource; error: string | null }> = new Signal(this);
+  readonly jobTransition: Signal<ISchedModel, IJobTransition> = new Signal(this);
+  readonly event: Signal<ISchedModel, ISchedEvent> = new Signal(this);
+
+  private _status: SchedModelStatus = 'idle';
+  private _startError: string | null = null;
+  private _config: Config | null = null;
+  private _me: Me | null = null;
+  private _inventory: Inventory | null = null;
+  private _queue: QueueRow[] = [];
+  private _jobs: Job[] = [];
+  private _leases: Job[] = [];
+  private _quotas: Quotas | null = null;
+  private readonly errors = new Map<SchedResource, string>();
+  private readonly watchers = new Map<SchedResource, number>();
+  private readonly throttles = new Map<SchedResource, Throttle>();
+  private stream: EventStream | null = null;
+  private pollTimer: ReturnType<typeof setInterval> | null = null;
+  private starting: Promise<void> | null = null;
+  private streamWasOpen = false;
+  private _refreshInterval: number;
+  private _disposed = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ISchedModelOptions) {
+    this.client = options.client;
+    this.now = options.now ?? (() => Date.now());
+    this._refreshInterval = Math.max(1, options.refreshInterval ?? 10);
+    this.history = new TelemetryHistory(options.historyCapacity ?? 600);
+    for (const resource of SCHED_RESOURCES) {
+      this.throttles.set(resource, new Throttle(() => this.load(resource), this.refreshMs));
+    }
+  }
+
+  get status(): SchedModelStatus {
+    return this._status;
+  }
+
+  get startError(): string | null {
+    return this._startError;
+  }
+
+  get config(): Config | null {
+    return this._config;
+  }
+
+  get me(): Me | null {
+    return this._me;
+  }
+
+  get inventory(): Inventory | null {
+    return this._inventory;
+  }
+
+  get queue(): readonly QueueRow[] {
+    return this._queue;
+  }
+
+  get jobs(): readonly Job[] {
+    return this._jobs;
+  }
+
+  get leases(): readonly Job[] {
+    return this._leases;
+  }
+
+  get quotas(): Quotas | null {
+    return this._quotas;
+  }
+
+  get streamStatus(): StreamStatus {
+    return this.stream?.status ?? 'down';
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  get refreshInterval(): number {
+    return this._refreshInterval;
+  }
+
+  set refreshInterval(seconds: number) {
+    this._refreshInterval = Math.max(1, isFinite(seconds) ? seconds : 10);
+    for (const throttle of this.throttles.values()) {
+      throttle.intervalMs = this.refreshMs;
+    }
+    if (this.pollTimer !== null) {
+      this.startPolling();
+    }
+  }
+
+  private get refreshMs(): number {
+    return this._refreshInterval * 1000;
+  }
+
+  private setStatus(status: SchedModelStatus, error: string | null = null): void {
+    this._startError = error;
+    if (status !== this._status) {
+      this._status = status;
+      this.statusChanged.emit(status);
+    }
+  }
+
+  start(): Promise<void> {
+    if (this._status === 'ready') {
+      return Promise.resolve();
+    }
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => {
+        this.starting = null;
+      });
+    }
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    this.setStatus('loading');
+    try {
+      const [config, me] = await Promise.all([this.client.config(), this.client.me()]);
+      this._config = config;
+      this._me = me;
+    } catch (err) {
+      this.setStatus(err instanceof ServerExtensionMissingError ? 'missing' : 'failed', describeError(err));
+      return;
+    }
+    if (this._disposed) {
+      return;
+    }
+    this.setStatus('ready');
+    this.quotasChanged.emit();
+    this.stream = new EventStream({
+      transport: this.client.transport,
+      onEvent: event => this.onEvent(event),
+      onStatus: status => this.onStreamStatus(status),
+      maxBackoffMs: this.options.maxBackoffMs
+    });
+    this.stream.start();
+    this.startPolling();
+    for (const resource of SCHED_RESOURCES) {
+      if (this.isWatched(resource)) {
+        this.refresh(resource);
+      }
+    }
+    void this.seedTelemetry();
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    this.stream?.dispose();
+    if (this.pollTimer !== null) {
+      clearInterval(this.pollTimer);
+    }
+    for (const throttle of this.throttles.values()) {
+      throttle.dispose();
+    }
+    Signal.clearData(this);
+  }
+
+  watch(resource: SchedResource): IDisposable {
+    this.watchers.set(resource, (this.watchers.get(resource) ?? 0) + 1);
+    if (this._status === 'ready') {
+      this.refresh(resource);
+    }
+    let done = false;
+    return new DisposableDelegate(() => {
+      if (!done) {
+        done = true;
+        this.watchers.set(resource, Math.max(0, (this.watchers.get(resource) ?? 1) - 1));
+      }
+    });
+  }
+
+  private isWatched(resource: SchedResource): boolean {
+    return (this.watchers.get(resource) ?? 0) > 0;
+  }
+
+  refresh(resource: SchedResource, options: { force?: boolean } = {}): void {
+    if (this._status !== 'ready' || this._disposed) {
+      return;
+    }
+    if (options.force) {
+      void this.load(resource);
+    } else {
+      this.throttles.get(resource)?.request();
+    }
+  }
+
+  refreshAll(): void {
+    if (this._status === 'missing' || this._status === 'failed') {
+      void this.start();
+      return;
+    }
+    if (this.stream && this.stream.status === 'down') {
+      this.stream.reconnect();
+    }
+    for (const resource of SCHED_RESOURCES) {
+      if (this.isWatched(resource)) {
+        this.refresh(resource, { force: true });
+      }
+    }
+  }
+
+  error(resource: SchedResource): string | null {
+    return this.errors.get(resource) ?? null;
+  }
+
+  supports(feature: string): boolean {
+    const features = this._config?.features;
+    return !features || features[feature] !== false;
+  }
+
+  isMine(job: { user?: string; mine?: boolean }): boolean {
+    if (typeof job.mine === 'boolean') {
+      return job.mine;
+    }
+    return !!this._me && job.user === this._me.user;
+  }
+
+  find(id: string): Job | undefined {
+    return this._jobs.find(j => j.id === id) ?? this._leases.find(j => j.id === id) ?? this._queue.find(j => j.id === id);
+  }
+
+  private startPolling(): void {
+    if (this.pollTimer !== null) {
+      clearInterval(this.pollTimer);
+    }
+    this.pollTimer = setInterval(() => this.poll(), this.refreshMs);
+  }
+
+  /** One polling round: everything watched while the stream is down, the queue while it is up. */
+  private poll(): void {
+    const down = this.streamStatus !== 'open';
+    for (const resource of SCHED_RESOURCES) {
+      if (this.isWatched(resource) && (down || resource === 'queue')) {
+        this.refresh(resource);
+      }
+    }
+  }
+
+  private setError(resource: SchedResource, error: string | null): void {
+    const before = this.errors.get(resource) ?? null;
+    if (error === null) {
+      this.errors.delete(resource);
+    } else {
+      this.errors.set(resource, error);
+    }
+    if (before !== error) {
+      this.errorChanged.emit({ resource, error });
+    }
+  }
+
+  /** Read one resource from the server and fold it in. */
+  private async load(resource: SchedResource): Promise<void> {
+    try {
+      switch (resource) {
+        case 'inventory':
+          this.setInventory(await this.client.inventory());
+          break;
+        case 'queue':
+          this._queue = await this.client.queue();
+          this.queueChanged.emit();
+          break;
+        case 'jobs': {
+          const [jobs, leases] = await Promise.all([
+            this.client.jobs(),
+            this.supports('leases') ? this.client.leases() : Promise.resolve([] as Job[])
+          ]);
+          this.setMine(
+            jobs.filter(j => j.kind !== 'lease'),
+            leases
+          );
+          break;
+        }
+        case 'quotas': {
+          const [quotas, me] = await Promise.all([this.client.quotas(), this.client.me()]);
+          this._quotas = quotas;
+          this._me = me;
+          this.quotasChanged.emit();
+          break;
+        }
+      }
+      this.setError(resource, null);
+    } catch (err) {
+      this.setError(resource, describeError(err));
+    }
+  }
+
+  private setInventory(inventory: Inventory): void {
+    this._inventory = inventory;
+    const now = this.now();
+    const live = inventory.gpus.filter(g => typeof g.utilization === 'number' || typeof g.memory_used_mib === 'number');
+    const touched = this.history.addAll(live.map(g => sampleOf(g, now)).filter(s => s !== null));
+    this.inventoryChanged.emit({ changes: null });
+    if (touched.length) {
+      this.telemetry.emit({ gpus: touched });
+    }
+  }
+
+  /** Replace my jobs and leases from a full read, announcing state changes. */
+  private setMine(jobs: Job[], leases: Job[]): void {
+    const before = new Map([...this._jobs, ...this._leases].map(j => [j.id, j]));
+    this._jobs = jobs;
+    this._leases = leases;
+    this.jobsChanged.emit();
+    for (const job of [...jobs, ...leases]) {
+      const previous = before.get(job.id);
+      if (previous && previous.state !== job.state) {
+        this.jobTransition.emit({ previous, job });
+      }
+    }
+  }
+
+  upsert(job: Job): void {
+    const previous = this.find(job.id);
+    const merged: Job = { ...(previous ?? {}), ...job };
+    const mine = this.isMine(merged) || this._jobs.some(j => j.id === job.id) || this._leases.some(j => j.id === job.id);
+    if (mine) {
+      const list = merged.kind === 'lease' ? this._leases : this._jobs;
+      const index = list.findIndex(j => j.id === merged.id);
+      const next = list.slice();
+      if (index >= 0) {
+        next[index] = merged;
+      } else {
+        next.unshift(merged);
+      }
+      if (merged.kind === 'lease') {
+        this._leases = next;
+      } else {
+        this._jobs = next;
+      }
+      this.jobsChanged.emit();
+    }
+    const queued = isWaiting(merged.state) || ACTIVE_STATES.has(merged.state);
+    const inQueue = this._queue.findIndex(j => j.id === merged.id);
+    if (queued || inQueue >= 0) {
+      const rest = this._queue.filter(j => j.id !== merged.id);
+      if (queued) {
+        const row: QueueRow = { mine: this.isMine(merged), position: null, ...(inQueue >= 0 ? this._queue[inQueue] : {}), ...merged };
+        if (inQueue >= 0) {
+          rest.splice(inQueue, 0, row);
+        } else {
+          rest.push(row);
+        }
+      }
+      this._queue = rest;
+      this.queueChanged.emit();
+    }
+    if (mine && previous?.state !== merged.state) {
+      this.jobTransition.emit({ previous, job: merged });
+    }
+  }
+
+  private onStreamStatus(status: StreamStatus): void {
+    this.streamStatusChanged.emit(status);
+    if (status === 'open') {
+      if (this.streamWasOpen) {
+        // catch up on whatever happened while disconnected (throttled per resource)
+        this.refreshWatched();
+      }
+      // the first opening needs no catch-up: the stream was connecting before the first reads
+      this.streamWasOpen = true;
+    }
+  }
+
+  private refreshWatched(): void {
+    for (const resource of SCHED_RESOURCES) {
+      if (this.isWatched(resource)) {
+        this.refresh(resource);
+      }
+    }
+  }
+
+  /** Fold one server event into the state, then re-emit it on {@link event}. */
+  onEvent(event: ISchedEvent): void {
+    const data = event.data;
+    switch (event.type) {
+      case 'job':
+      case 'lease': {
+        const nested = data && typeof data === 'object' ? ((data as Record<string, unknown>).job ?? (data as Record<string, unknown>).lease) : undefined;
+        const job = isJob(nested) ? nested : isJob(data) ? data : null;
+        if (job) {
+          this.upsert(job);
+          // positions, reasons and ETAs of the others move too; my usage against quota too
+          this.refresh('queue');
+          if (this.isWatched('quotas')) {
+            this.refresh('quotas');
+          }
+        } else {
+          this.refresh('jobs');
+          this.refresh('queue');
+        }
+        break;
+      }
+      case 'inventory': {
+        const changes = inventoryChangesOf(data);
+        if (changes && this._inventory) {
+          this._inventory = applyInventoryChanges(this._inventory, changes);
+          this.inventoryChanged.emit({ changes });
+        } else {
+          this.refresh('inventory', { force: true });
+        }
+        break;
+      }
+      case 'telemetry': {
+        const raw = data && typeof data === 'object' ? (data as Record<string, unknown>) : {};
+        const list = Array.isArray(raw.gpus) ? raw.gpus : Array.isArray(raw.samples) ? raw.samples : [raw];
+        const now = this.now();
+        const touched = this.history.addAll(list.map(s => sampleOf(s, now)).filter(s => s !== null));
+        if (touched.length) {
+          this.telemetry.emit({ gpus: touched });
+        }
+        break;
+      }
+      case 'reclaimed':
+        this.refresh('jobs', { force: true });
+        this.refresh('queue');
+        this.refresh('inventory');
+        break;
+      case 'preempted':
+      case 'idle_warning':
+        this.refresh('jobs');
+        this.refresh('queue');
+        break;
+      case 'lagged':
+        // the server dropped events for this client: re-read what is shown
+        this.refreshWatched();
+        break;
+      default:
+        break;
+    }
+    this.event.emit(event);
+  }
+
+  /** Fill the telemetry history with the server's recent samples (best effort). */
+  private async seedTelemetry(): Promise<void> {
+    if (!this.supports('telemetry')) {
+      return;
+    }
+    const seconds = this.options.historySeconds ?? 600;
+    try {
+      const answer = await this.client.telemetry({
+        since: new Date(this.now() - seconds * 1000).toISOString(),
+        limit: Math.max(1, Math.min(3600, this.history.capacity))
+      });
+      const now = this.now();
+      const samples = answer.gpus.flatMap(g => [...g.recent, ...(g.current ? [g.current] : [])]);
+      const touched = this.history.addAll(samples.map(s => sampleOf(s, now)).filter(s => s !== null));
+      if (touched.length) {
+        this.telemetry.emit({ gpus: touched });
+      }
+    } catch (err) {
+      console.warn('jupyter_sched: telemetry history unavailable:', describeError(err));
+    }
+  }
+
+  holders(): Map<string, IHolder> {
+    const out = new Map<string, IHolder>();
+    for (const [uuid, rows] of Object.entries(this._inventory?.allocations ?? {})) {
+      const r = rows[0];
+      if (r?.job_id) {
+        out.set(uuid, { id: r.job_id, name: r.job_id, user: r.user ?? '', kind: r.kind ?? 'training' });
+      }
+    }
+    const known = [...this._queue, ...this._jobs, ...this._leases];
+    const ended = new Set(known.filter(j => !ACTIVE_STATES.has(j.state)).map(j => j.id));
+    for (const [uuid, holder] of [...out]) {
+      if (ended.has(holder.id)) {
+        out.delete(uuid);
+      }
+    }
+    for (const job of known) {
+      if (!ACTIVE_STATES.has(job.state)) {
+        continue;
+      }
+      const holder = { id: job.id, name: job.name || job.id, user: job.user, kind: job.kind };
+      for (const uuid of allocationGpus(job.allocation)) {
+        out.set(uuid, holder);
+      }
+    }
+    return out;
+  }
+
+  jobUtilization(job: Job): number | null {
+    if (!ACTIVE_STATES.has(job.state)) {
+      return null;
+    }
+    const values = allocationGpus(job.allocation)
+      .map(uuid => this.history.latest(uuid)?.util)
+      .filter((u): u is number => typeof u === 'number');
+    return values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+  }
+}

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+
+import { gapsOf, linePath, pointsFromHistory, renderUsageChart } from '../src/usagechart';
+
+// The shape of GET api/sched/telemetry/history (jupyter_sched.telemetry.report.history_answer):
+// 5-second steps, 10 s valid, 5 s blank (DCGM blank sentinel), 10 s valid.
+const ANSWER = {
+  points: [
+    ['10:00:00', 50, 'valid', ''],
+    ['10:00:05', 50, 'valid', ''],
+    ['10:00:10', null, 'blank', 'DCGM blank value (no data)'],
+    ['10:00:15', 70, 'valid', ''],
+    ['10:00:20', 70, 'valid', '']
+  ].map(([t, util, validity, note]) => ({
+    t: `2026-03-02T${t}Z`,
+    gpu_uuid: 'GPU-aaaa',
+    mig_instance: null,
+    utilization_pct: util,
+    memory_used_mib: 20480,
+    validity,
+    note
+  })),
+  gaps: [
+    {
+      gpu_uuid: 'GPU-aaaa',
+      mig_instance: null,
+      start: '2026-03-02T10:00:10Z',
+      end: '2026-03-02T10:00:15Z',
+      validity: 'blank',
+      note: 'DCGM blank value (no data)',
+      label: 'blank: DCGM blank value (no data)'
+    }
+  ]
+};
+
+describe('usage chart', () => {
+  it('reads the history answer and keeps the gap', () => {
+    const { points, gaps } = pointsFromHistory(ANSWER);
+    expect(points.map(p => p.util)).toEqual([50, 50, null, 70, 70]);
+    expect(gaps).toEqual([
+      { device: 'GPU-aaaa', start: Date.parse('2026-03-02T10:00:10Z'), end: Date.parse('2026-03-02T10:00:15Z'),
+        validity: 'blank', label: 'blank: DCGM blank value (no data)' }
+    ]);
+  });
+
+  it('a suspect reading is never drawn as a number even when the answer carries one', () => {
+    const { points } = pointsFromHistory({
+      points: [{ t: '2026-03-02T10:00:00Z', gpu_uuid: 'G', utilization_pct: 100, validity: 'suspect', note: 'no process, 0 MiB' }]
+    });
+    expect(points[0].util).toBeNull();
+  });
+
+  it('breaks the line at a gap instead of joining across it', () => {
+    const d = linePath(
+      [{ t: 0, v: 50 }, { t: 5, v: 50 }, { t: 10, v: null }, { t: 15, v: 70 }, { t: 20, v: 70 }],
+      { t0: 0, t1: 25, width: 250, height: 100, yMax: 100 }
+    );
+    expect(d).toBe('M0.0 50.0 L50.0 50.0 M150.0 30.0 L200.0 30.0');
+  });
+
+  it('derives gap spans from points when the answer has none', () => {
+    const { points } = pointsFromHistory(ANSWER);
+    expect(gapsOf(points, 5000).map(g => [g.start, g.end, g.label])).toEqual([
+      [Date.parse('2026-03-02T10:00:10Z'), Date.parse('2026-03-02T10:00:15Z'), 'blank: DCGM blank value (no data)']
+    ]);
+  });
+
+  it('renders a shaded, labelled gap and says it to screen readers', () => {
+    const { points, gaps } = pointsFromHistory(ANSWER);
+    const chart = renderUsageChart(points, gaps, { title: 'job j-1', stepMs: 5000 });
+    const gap = chart.querySelector('rect.jp-sched-chart-gap-blank');
+    expect(gap?.getAttribute('data-gap')).toBe('blank: DCGM blank value (no data)');
+    expect(chart.querySelector('text.jp-sched-chart-gap-label')?.textContent).toBe('blank: DCGM blank value (no data)');
+    expect(chart.querySelector('path.jp-sched-chart-util')?.getAttribute('d')?.match(/M/g)?.length).toBe(2);
+    expect(chart.getAttribute('aria-label')).toBe(
+      'job j-1: 1 device, utilization 70% at the last valid reading; gaps: blank: DCGM blank value (no data)'
+    );
+  });
+});

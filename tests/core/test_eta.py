@@ -1,0 +1,186 @@
+"""ETAs for every pending job, effective time limits, why an ETA moved: cases 033 and 034."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+import pytest
+from core_builders import T0, Scenario, make_job, make_node, quotas, running, snapshot
+
+from jupyter_sched.backfill.accuracy import eta_accuracy
+from jupyter_sched.backfill.timeline import Timeline
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.model import Quota, spec_from_request
+from jupyter_sched.model.validation import UNLIMITED_WARNING
+from jupyter_sched.queues.limits import TimeLimitRule, effective_limit
+from jupyter_sched.scheduling import SchedulingProfile, run_cycle
+
+MIN = 60.0
+
+
+def _t(minutes: float) -> object:
+    return T0 + timedelta(minutes=minutes)
+
+
+# ---------------------------------------------------------------------------------- case 034
+def _case_034() -> Scenario:
+    sc = Scenario([make_node("n1", gpus=8)])
+    sc.submit(running(make_job("r1", gpus=4, time_limit_s=70 * MIN), "n1", [0, 1, 2, 3], started=-10),
+              running(make_job("r2", gpus=4, time_limit_s=130 * MIN), "n1", [4, 5, 6, 7], started=-10),
+              make_job("p1", gpus=8, priority="high", time_limit_s=60 * MIN),
+              make_job("p2", gpus=4, time_limit_s=90 * MIN),
+              make_job("p3", gpus=2, priority="low", time_limit_s=30 * MIN))
+    return sc
+
+
+def _etas(result: object) -> dict[str, object]:
+    return {p.job_id: p.reason.eta for p in result.pending}  # type: ignore[attr-defined]
+
+
+def test_case_034_every_pending_job_gets_an_eta_with_the_scheduler_s_rules() -> None:
+    sc = _case_034()
+    r0 = sc.at(0).cycle()
+    assert _etas(r0) == {"p1": _t(120), "p2": _t(180), "p3": _t(60)}
+    p3 = next(p.reason for p in r0.pending if p.job_id == "p3")
+    assert p3.predicted_start == _t(60) and p3.details["eta_code"] == "Projected"
+
+
+def test_case_034_a_higher_class_arrival_moves_p3_and_the_move_says_why() -> None:
+    sc = _case_034()
+    sc.at(0).cycle()
+    r30 = sc.at(30).submit(make_job("p0", gpus=4, priority="high", time_limit_s=60 * MIN, submitted=30)).cycle()
+    assert _etas(r30) == {"p1": _t(120), "p0": _t(60), "p2": _t(180), "p3": _t(180)}
+    moved = next(p.reason for p in r30.pending if p.job_id == "p3").details["eta_moved"]
+    assert (moved["cause"], moved["jobs"]) == ("arrival", ["p0"])
+    assert moved["message"].startswith(f"ETA moved {_t(60).isoformat()} → {_t(180).isoformat()}: "  # type: ignore[attr-defined]
+                                       f"higher-priority p0 submitted at {_t(30).isoformat()}")  # type: ignore[attr-defined]
+    assert [a.job_id for a in r30.audit if a.action == "eta_moved"] == ["p3"]
+    for job_id in ("p1", "p2"):  # unchanged ETAs are not "moved"
+        assert "eta_moved" not in next(p.reason for p in r30.pending if p.job_id == job_id).details
+    assert all(p.reason.eta is not None and p.reason.eta > _t(30) for p in r30.pending)  # never "now" or past
+
+
+def test_case_034_predicted_at_submit_vs_actual_start_is_recorded_at_admission() -> None:
+    sc = _case_034()
+    sc.at(0).cycle()
+    sc.at(30).submit(make_job("p0", gpus=4, priority="high", time_limit_s=60 * MIN, submitted=30)).cycle()
+    admits = {}
+    for minute, done in ((60, ["r1"]), (120, ["r2", "p0"]), (180, ["p1"])):
+        result = sc.at(minute).finish(*done).cycle()
+        admits.update({a.job_id: (a.predicted_start, sc.snap.now) for a in result.admits})
+    assert admits["p0"] == (_t(60), _t(60))
+    assert admits["p1"] == (_t(120), _t(120))
+    assert admits["p3"] == (_t(60), _t(180))  # predicted 60 at submit, started at 180: +120 min
+    accuracy = eta_accuracy(admits.values())
+    assert accuracy.jobs == 4 and accuracy.coverage == 1.0
+    assert accuracy.median_abs_error_s == 0.0 and accuracy.errors_s["max"] == 120 * MIN
+
+
+def test_eta_accuracy_counts_jobs_without_a_prediction_as_uncovered() -> None:
+    acc = eta_accuracy([(None, T0), (T0 + timedelta(seconds=30), T0), (T0, T0 + timedelta(seconds=90))])
+    assert acc.jobs == 3 and acc.coverage == pytest.approx(2 / 3) and acc.median_abs_error_s == 60.0
+    assert eta_accuracy([]).median_abs_error_s is None
+
+
+# ---------------------------------------------------------------------------------- case 033
+def _case_033(profile: SchedulingProfile, *, with_bf1: bool = True) -> object:
+    jobs = [running(make_job("r1", gpus=6, time_limit_s=120 * MIN), "n1", range(6), started=-10),
+            make_job("big", gpus=8, time_limit_s=240 * MIN, submitted=0)]
+    if with_bf1:
+        jobs.append(make_job("bf1", gpus=2, time_limit_s=60 * MIN, submitted=1))
+    jobs += [make_job("bf2", gpus=2, submitted=2),
+             make_job("bf3", gpus=2, submitted=3, unlimited=True)]
+    return run_cycle(snapshot([make_node("n1", gpus=8)], jobs), profile)
+
+
+def test_case_033_variant_a_no_default_the_queue_max_bounds_a_job_without_a_limit() -> None:
+    result = _case_033(SchedulingProfile(time_limits=(TimeLimitRule(max_s=1440 * MIN),)))
+    assert [(a.job_id, a.backfill) for a in result.admits] == [("bf1", True)]  # ends by 70 <= 120
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["big"].eta == _t(110)  # t=120 of the case: r1 started at -10 here
+    bf2 = reasons["bf2"]  # bf1 took the 2 free GPUs; bf2 could not have backfilled anyway
+    assert f"with a limit of 86400 s (queue max; none given) it cannot finish before big, reserved from " \
+           f"{_t(110).isoformat()}" in bf2.message  # type: ignore[attr-defined]
+    assert (bf2.details["time_limit_s"], bf2.details["time_limit_source"]) == (1440 * MIN, "queue max; none given")
+    assert bf2.eta == _t(110 + 240)  # after big
+    bf3 = reasons["bf3"]
+    assert bf3.details["time_limit_source"] == "unlimited" and "it can only start when nothing is reserved" in bf3.message
+
+
+def test_case_033_variant_b_the_queue_default_lets_bf2_backfill_and_is_its_limit() -> None:
+    rules = (TimeLimitRule(default_s=30 * MIN, max_s=1440 * MIN),)
+    result = _case_033(SchedulingProfile(time_limits=rules), with_bf1=False)
+    (admit,) = result.admits
+    assert (admit.job_id, admit.backfill, admit.time_limit_s, admit.time_limit_source) == (
+        "bf2", True, 30 * MIN, "queue default; none given")  # the executor stops it at t=40
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["big"].eta == _t(110) and "it has no time limit (unlimited)" in reasons["bf3"].message
+
+
+def test_case_033_zero_is_unlimited_at_the_api_with_a_warning_and_refused_by_the_core() -> None:
+    warnings: list[str] = []
+    spec = spec_from_request({"gpus": 2, "command": ["x"], "time_limit": 0}, user="u", warnings=warnings)
+    assert spec.unlimited and spec.time_limit_s is None and warnings == [UNLIMITED_WARNING]
+    assert spec_from_request({"gpus": 2, "command": ["x"], "time_limit": "0m"}, user="u").unlimited
+    with pytest.raises(ValidationError) as info:
+        make_job("zero", time_limit_s=0)
+    assert info.value.field == "time_limit_s"
+    with pytest.raises(ValidationError):
+        make_job("negative", time_limit_s=-5)
+
+
+@pytest.mark.parametrize(("rules", "team", "priority", "want"), [
+    pytest.param((), "t", "normal", (None, "none given"), id="no rule: no limit to plan with"),
+    pytest.param((TimeLimitRule(max_s=100),), "t", "normal", (100, "queue max; none given"), id="global maximum"),
+    pytest.param((TimeLimitRule(max_s=100), TimeLimitRule(team="t", default_s=50)), "t", "normal",
+                 (50, "queue default; none given"), id="a team's default comes before any maximum"),
+    pytest.param((TimeLimitRule(max_s=100), TimeLimitRule(team="t", priority="low", max_s=10)), "t", "low",
+                 (10, "queue max; none given"), id="the most specific rule wins"),
+])
+def test_effective_limit(rules: tuple[TimeLimitRule, ...], team: str, priority: str,
+                         want: tuple[float | None, str]) -> None:
+    assert effective_limit(make_job("j", team=team, priority=priority).spec, rules) == want
+
+
+def test_a_time_limit_rule_with_a_bad_number_names_the_field() -> None:
+    with pytest.raises(ValidationError) as info:
+        TimeLimitRule(max_s=0)
+    assert info.value.field == "max_s"
+    with pytest.raises(ValidationError) as info:
+        TimeLimitRule(default_s=100, max_s=10)
+    assert info.value.field == "default_s"
+
+
+# ---------------------------------------------------------------------------------- projection
+def test_every_job_of_a_long_queue_gets_an_eta_in_queue_order() -> None:
+    jobs = [running(make_job("r", gpus=4, time_limit_s=60 * MIN), "n1", range(4), started=0)]
+    jobs += [make_job(f"q{i}", gpus=4, time_limit_s=60 * MIN, submitted=i) for i in range(5)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs))
+    assert [p.reason.eta for p in result.pending] == [_t(60 * (i + 1)) for i in range(5)]
+
+
+def test_a_quota_blocked_job_waits_for_its_own_team_s_work() -> None:
+    q = quotas(Quota(team="t", guaranteed=2, borrowing_limit=0), Quota(team="u", guaranteed=6))
+    jobs = [running(make_job("mine", gpus=2, team="t", time_limit_s=30 * MIN), "n1", [0, 1], started=0),
+            make_job("next", gpus=2, team="t")]
+    result = run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q))
+    reason = result.pending[0].reason
+    assert reason.code == "ExceedsQuota" and reason.eta == _t(30)
+
+
+def test_a_gang_waits_until_enough_nodes_free_together() -> None:
+    nodes = [make_node("a", gpus=4), make_node("b", gpus=4)]
+    jobs = [running(make_job("ra", gpus=4, time_limit_s=10 * MIN), "a", range(4), started=0),
+            running(make_job("rb", gpus=4, time_limit_s=50 * MIN), "b", range(4), started=0),
+            make_job("gang", gpus=4, workers=2, time_limit_s=60 * MIN)]
+    result = run_cycle(snapshot(nodes, jobs))
+    assert result.pending[0].reason.eta == _t(50)
+
+
+def test_timeline_reservations_and_earliest_start() -> None:
+    tl = Timeline(0, [(60, 4), (120, 4)])
+    assert (tl.earliest(8, 60), tl.earliest(4, 90), tl.earliest(2, 30)) == (120, 60, 60)
+    tl.reserve(120, 180, 8)
+    assert (tl.earliest(4, 90), tl.earliest(2, 30), tl.earliest(4, math.inf)) == (180, 60, 180)
+    assert tl.min_free(0, 200) == 0 and tl.at(130) == 0 and tl.next_change(60) == 120

@@ -1,0 +1,71 @@
+"""``jupyter-sched definitions …`` against a real server (a subprocess jupyter server with jupyter_sched)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, main
+from tests.reliability.harness import EmbeddedServer, no_strays, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+    with no_strays(tmp_path):
+        s = EmbeddedServer.start(tmp_path, definition_min_interval_s=1.0)
+        try:
+            yield s
+        finally:
+            s.terminate()
+
+
+def cli(server: EmbeddedServer, *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--url", server.url, "--token", server.token, *argv], out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_whole_life_of_a_definition_from_the_terminal(server: EmbeddedServer, tmp_path: Path) -> None:
+    script = tmp_path / "prep.py"
+    script.write_text("import sys\nprint('args', sys.argv[1:])\n")
+    code, out, err = cli(server, "definitions", "create", str(script), "--cron", "0 6 * * *", "--tz", "Asia/Tokyo",
+                         "-p", "day=mon", "--gpus", "0")
+    assert code == EXIT_OK, err
+    assert out.startswith("defined d-") and "At 06:00 every day (Asia/Tokyo)" in out
+    definition_id = out.split()[1]
+    assert cli(server, "definitions")[1].startswith(definition_id)
+    assert cli(server, "definitions", "pause", definition_id)[1].startswith("paused " + definition_id)
+    assert "paused" in cli(server, "definitions", "list")[1]
+    assert cli(server, "definitions", "resume", definition_id)[0] == EXIT_OK
+    code, out, _ = cli(server, "definitions", "run", definition_id, "-p", "day=fri")
+    assert code == EXIT_OK and out.startswith("started run j-")
+    job_id = out.split()[2]
+
+    def finished() -> bool:
+        state = json.loads(cli(server, "--json", "definitions", "runs", definition_id)[1])["runs"][0]["job"]["state"]
+        return bool(state == "succeeded")
+
+    wait_until(finished, "the run succeeds", timeout_s=60)
+    runs = cli(server, "definitions", "runs", definition_id)[1]
+    assert job_id in runs and "manual" in runs and "succeeded" in runs
+    code, out, _ = cli(server, "logs", job_id)
+    assert "args ['--day', 'fri']" in out
+    edited = cli(server, "definitions", "edit", definition_id, "--no-schedule")[1]
+    assert edited.startswith("edited ") and "no schedule (run now only)" in edited
+    assert cli(server, "definitions", "delete", definition_id)[0] == EXIT_OK
+    code, _, err = cli(server, "definitions", "show", definition_id)
+    assert code == EXIT_REFUSED and "not_found" in err
+
+
+def test_a_bad_schedule_is_one_line_naming_the_option(server: EmbeddedServer, tmp_path: Path) -> None:
+    nb = tmp_path / "x.ipynb"
+    nb.write_text("{}")
+    code, _, err = cli(server, "definitions", "create", str(nb), "--cron", "0 12 * *")
+    assert code == EXIT_REFUSED
+    assert err.count("\n") == 1 and "5 fields" in err and "Traceback" not in err

@@ -1,0 +1,212 @@
+"""``jupyter-sched`` as a new user met it in issue 20: real subprocesses against a real server.
+
+Findings: ``cancel J`` printed ``j-…: running`` (read as a failed cancel); clearing 122 pending
+jobs took a script; ``submit --gpus 1`` with no command answered with a JSON hint; a GPU memory
+per GPU that no GPU has was told to "ask for fewer GPUs per worker", and an absurd one was a 422
+with a 30-digit MiB figure.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, main
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+CLI = str(Path(sys.executable).parent / "jupyter-sched")
+ROOT = Path(__file__).resolve().parents[2]
+USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    srv = EmbeddedServer.start(tmp_path_factory.mktemp("cli"), users=USERS, admin_users=["boss"], stop_grace_s=60,
+                               simulated_gpus=2)
+    try:
+        yield srv
+    finally:
+        srv.kill()
+
+
+def api(server: EmbeddedServer, token: str) -> httpx.Client:
+    return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30)
+
+
+def cli(server: EmbeddedServer, token: str, *argv: str, stdin: str | None = None) -> Run:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": token, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120, input=stdin)
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def submit(server: EmbeddedServer, token: str, *, gpus: int = 1, command: list[str] | None = None) -> dict[str, Any]:
+    answer = api(server, token).post("jobs", json={"gpus": gpus, "time_limit": "10m",
+                                                   "command": command or ["sleep", "300"]})
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
+
+
+def wait_state(server: EmbeddedServer, token: str, job_id: str, *states: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while True:
+        job = dict(api(server, token).get(f"jobs/{job_id}").json())
+        if job["state"] in states:
+            return job
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+
+
+def clear(server: EmbeddedServer) -> None:
+    """Cancel everyone's live work (as the admin) so each test starts with free GPUs."""
+    boss = api(server, "tok-boss")
+
+    def live(states: str) -> list[dict[str, Any]]:
+        rows = boss.get("jobs", params={"all": "true", "state": states}).json()
+        return list(rows["jobs"] if isinstance(rows, dict) else rows)
+
+    for job in live("pending,preempted,admitted,running"):
+        boss.delete(f"jobs/{job['id']}")
+    deadline = time.monotonic() + 60
+    while live("admitted,running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_cancel_says_what_happened_to_a_pending_and_a_running_job(server: EmbeddedServer) -> None:
+    clear(server)
+    running = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", running["id"], "running")
+    pending = submit(server, "tok-ann", gpus=2)
+    run = cli(server, "tok-ann", "cancel", pending["id"], running["id"])
+    assert run.code == EXIT_OK, run.err
+    assert run.out.splitlines() == [f"cancelled {pending['id']} (was pending; removed from the queue)",
+                                    f"cancelled {running['id']} (was running; stopping, grace 60 s)"]
+
+
+def test_submit_without_a_command_answers_with_the_cli_form(server: EmbeddedServer) -> None:
+    run = cli(server, "tok-ann", "submit", "--gpus", "1")
+    assert run.code == EXIT_USAGE and run.out == ""
+    assert run.err.startswith("usage: jupyter-sched submit [options] (-- COMMAND")
+    assert "say what to run: -- python train.py" in run.err and "{" not in run.err
+
+
+def test_cancel_mine_counts_asks_and_refuses_without_a_terminal(server: EmbeddedServer) -> None:
+    clear(server)
+    jobs = [submit(server, "tok-bob", gpus=2) for _ in range(4)]  # one runs, three wait
+    wait_state(server, "tok-bob", jobs[0]["id"], "running")
+    unasked = cli(server, "tok-bob", "cancel", "--mine", "--state", "pending")
+    assert unasked.code == EXIT_USAGE
+    assert "would cancel 3 jobs (3 pending)" in unasked.err and "--yes" in unasked.err
+    assert all(wait_state(server, "tok-bob", j["id"], "pending", "running")["state"] != "cancelled" for j in jobs)
+    done = cli(server, "tok-bob", "cancel", "--mine", "--state", "pending", "--yes")
+    assert done.code == EXIT_OK, done.err
+    assert done.out.strip() == "cancelled 3 jobs: 3 pending removed from the queue"
+    assert [wait_state(server, "tok-bob", j["id"], "cancelled", "running")["state"] for j in jobs] == [
+        "running", "cancelled", "cancelled", "cancelled"]
+    rest = cli(server, "tok-bob", "cancel", "--mine", "--yes")
+    assert rest.out.strip() == "cancelled 1 job: 1 running stopping, grace 60 s"
+
+
+class Terminal(io.StringIO):
+    """A stdin that says it is a terminal and holds the user's answer."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("answer, want_cancelled", [("n\n", False), ("y\n", True)], ids=["no keeps", "yes cancels"])
+def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedServer, answer: str,
+                                                             want_cancelled: bool) -> None:
+    clear(server)
+    jobs = [submit(server, "tok-ann", gpus=0, command=["sleep", "300"]) for _ in range(2)]
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine"], out=out, err=err,
+                stdin=Terminal(answer))
+    assert code == EXIT_OK, err.getvalue()
+    assert err.getvalue().startswith("Cancel 2 of ann's jobs (")
+    if want_cancelled:
+        assert out.getvalue().startswith("cancelled 2 jobs: ")
+        assert all(wait_state(server, "tok-ann", j["id"], "cancelled")["state"] == "cancelled" for j in jobs)
+    else:
+        assert out.getvalue().strip() == "nothing cancelled"
+        assert all(wait_state(server, "tok-ann", j["id"], "pending", "running")["state"] != "cancelled"
+                   for j in jobs)
+
+
+def test_cancel_all_is_for_admins_and_counts_every_users_jobs(server: EmbeddedServer) -> None:
+    clear(server)
+    submit(server, "tok-ann", gpus=2)
+    submit(server, "tok-bob", gpus=2)
+    refused = cli(server, "tok-bob", "cancel", "--all", "--yes")
+    assert refused.code == EXIT_REFUSED
+    assert "only admins may cancel everyone's jobs (bob is not an admin)" in refused.err
+    assert "cancel --mine" in refused.err
+    done = cli(server, "tok-boss", "cancel", "--all", "--yes")
+    assert done.code == EXIT_OK, done.err
+    assert done.out.startswith("cancelled 2 jobs: ")
+
+
+def test_wait_draws_until_the_end_and_exits_by_the_outcome(server: EmbeddedServer) -> None:
+    clear(server)
+    good = submit(server, "tok-ann", command=[sys.executable, "-c", "print('ok')"])
+    run = cli(server, "tok-ann", "wait", good["id"])
+    assert run.code == EXIT_OK and run.out.strip() == f"job {good['id']}: succeeded, exit code 0", run
+    bad = submit(server, "tok-ann", command=[sys.executable, "-c", "raise SystemExit(3)"])
+    run = cli(server, "tok-ann", "wait", bad["id"])
+    assert run.code == EXIT_JOB_FAILED and f"job {bad['id']}: failed, exit code 3" in run.out
+    slow = submit(server, "tok-ann")
+    run = cli(server, "tok-ann", "wait", slow["id"], "--for", "1s")
+    assert run.code == EXIT_TIMEOUT and run.out.startswith("still ")
+    assert run.err.splitlines()[0].startswith(("queued", "running"))  # a phase line (no terminal: no bar)
+
+
+def test_an_absurd_memory_per_gpu_is_a_400_naming_the_bound(server: EmbeddedServer) -> None:
+    answer = api(server, "tok-ann").post("jobs", json={"gpus": 1, "mem_per_gpu": "99999999999999999999999TiB",
+                                                       "command": ["true"]})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["field"] == "mem_per_gpu" and "at most 1 PiB per GPU" in error["message"]
+    assert "104857599999999991203906977792" not in answer.text
+
+
+def test_memory_per_gpu_no_gpu_has_is_refused_naming_memory_per_gpu(server: EmbeddedServer) -> None:
+    answer = api(server, "tok-ann").post("jobs", json={"gpus": 1, "mem_per_gpu": "200GiB", "command": ["true"]})
+    assert answer.status_code == 422, answer.text
+    error = answer.json()["error"]
+    assert error["field"] == "mem_per_gpu" and "fewer GPUs" not in answer.text
+    assert error["details"]["reason"]["details"]["max_mib"] == 81920
+    run = cli(server, "tok-ann", "submit", "--gpus", "1", "--mem-per-gpu", "200GiB", "--", "true")
+    assert run.code == EXIT_REFUSED
+    assert run.err.startswith("jupyter-sched submit: --mem-per-gpu: The job asks for 200 GiB of memory per GPU; "
+                              "the most any GPU here has is 80 GiB. — Ask for at most 80 GiB per GPU.")
+
+
+def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "empty"), "PYTHONPATH": str(ROOT)})
+    none = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=60)
+    assert none.returncode == 3 and none.stderr.count("\n") == 1
+    assert "No jupyter_sched server found" in none.stderr and "--url URL --token TOKEN" in none.stderr
+    assert "connect(" not in none.stderr  # the Python API's spelling is for notebooks
+    dead = subprocess.run([CLI, "--url", "http://127.0.0.1:9/", "status"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert dead.returncode == 3 and "cannot reach the jupyter_sched server at http://127.0.0.1:9/" in dead.stderr
+    assert "connect(" not in dead.stderr and "--url" in dead.stderr

@@ -1,0 +1,70 @@
+"""The README's first hour stays true: its two set-up commands, what it says about root, the
+extras it names and the terminal commands it shows (issue 20, finding 6)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from jupyter_sched.cli.main import _check_usage, build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    start = README.index(f"## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start:end if end != -1 else None]
+
+
+def bash_blocks(text: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)]
+
+
+def test_set_up_is_exactly_two_commands_install_and_run_then_test() -> None:
+    blocks = bash_blocks(section("Set up on a fresh machine"))
+    assert blocks == ["python3 -m venv .venv && .venv/bin/pip install '.[all]' && .venv/bin/jupyter lab",
+                      "bash scripts/test-all"]
+
+
+def test_the_readme_says_what_happens_as_root_in_jupyters_own_words() -> None:
+    """As root the first command ends with Jupyter's refusal; the README quotes it and the way out."""
+    import jupyter_server.serverapp as serverapp
+
+    source = Path(serverapp.__file__).read_text(encoding="utf-8")
+    quoted = "Running as root is not recommended. Use --allow-root to bypass."
+    assert quoted in source  # still Jupyter's wording
+    setup = section("Set up on a fresh machine")
+    assert quoted in setup and "add `--allow-root` after `jupyter lab`" in setup
+
+
+def test_the_extras_named_are_the_extras_declared() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    named = set(re.findall(r"`\[([a-z]+)\]`", section("Set up on a fresh machine")))
+    assert named and named <= set(extras), named - set(extras)
+    assert extras["all"] == ["jupyter_sched[lab,sim,fgd,kubernetes,postgres]"]
+    heavy = {"pandas", "plotly", "scipy", "jupyterlab"}
+    core = {re.split(r"[<>=\[ ]", dep)[0].lower() for dep in
+            tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]}
+    assert not heavy & core, heavy & core  # a slim `pip install .` leaves them out
+
+
+TERMINAL = [line.split("#")[0].strip() for block in bash_blocks(section("Using it")) for line in block.splitlines()
+            if line.startswith("jupyter-sched ")]
+
+
+@pytest.mark.parametrize("line", TERMINAL, ids=TERMINAL)
+def test_each_terminal_command_shown_is_valid_cli_syntax(line: str) -> None:
+    parser = build_parser()
+    args = parser.parse_args(shlex.split(line)[1:])
+    _check_usage(parser, args)  # exits 2 on a usage error
+
+
+def test_the_readme_shows_the_terminal_commands_of_the_first_hour() -> None:
+    shown = {line.split()[1] for line in TERMINAL}
+    assert {"status", "submit", "queue", "logs", "cancel"} <= shown

@@ -1,0 +1,159 @@
+"""The one wording of reasons, job lines, cancels and waits (:mod:`jupyter_sched.wording`).
+
+Issue 20, finding 4: the panel read "ETA unknown (it fits only after running jobs without a time
+limit end (j-…)) · Unblocks when: starts when running jobs finish (see ETA)" — brackets inside
+brackets and the ETA said twice; a user blocked by their own cap was told to wait for the team;
+and a lease request withdrawn while pending read "released by bob", like a real release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from jupyter_sched.wording import (
+    cancel_outcome,
+    flag_for,
+    job_line,
+    lease_end_message,
+    refusal_text,
+    render_reason,
+    wait_progress,
+)
+
+NOW = datetime(2026, 3, 30, 6, 30, tzinfo=timezone.utc)
+
+
+def make_reason(code: str = "WaitingForCapacity", message: str = "needs 2 GPUs, 1 free of 4", **kw: Any) -> dict[str, Any]:
+    return {"code": code, "message": message, "details": {}, "unblock": "", "position": None, "eta": None,
+            "eta_reason": "", "per_flavor": [], **kw}
+
+
+@dataclass(frozen=True)
+class ReasonCase:
+    id: str
+    reason: dict[str, Any]
+    want_line: str
+    want_unblock_has: str = ""
+    absent: tuple[str, ...] = field(default_factory=tuple)
+
+
+CASES = [
+    ReasonCase("an unknown ETA says why after a colon and the capacity wait says it once",
+               make_reason(position=3, eta_reason="it fits only after running jobs without a time limit end (j-7)",
+                           unblock="starts when running jobs finish (see ETA)"),
+               "queued #3 · needs 2 GPUs, 1 free of 4 · ETA unknown: it fits only after running jobs without a "
+               "time limit end (j-7)",
+               absent=("see ETA", "((", "))", "Unblocks when")),
+    ReasonCase("a known ETA today is a time and how long until it",
+               make_reason(position=1, eta="2026-03-30T06:35:00+00:00"),
+               "queued #1 · needs 2 GPUs, 1 free of 4 · ETA 06:35 UTC (in 5m)"),
+    ReasonCase("an ETA on another day carries its date",
+               make_reason(eta="2026-03-31T09:00:00Z"),
+               "queued · needs 2 GPUs, 1 free of 4 · ETA Mar 31 09:00 UTC (in 26h30m)"),
+    ReasonCase("a user's own cap points at their cap, not at the team",
+               make_reason("ExceedsQuota", "user bob in research has 0 of 2 GPUs free (2 in use), job needs 1",
+                           details={"team": "research", "user": "bob", "quota": 2, "used": 2}, position=1),
+               "queued #1 · user bob in research has 0 of 2 GPUs free (2 in use), job needs 1 · ETA unknown · "
+               "It starts when bob's own running work leaves room under bob's cap of 2 GPUs in research, or when an "
+               "admin raises that cap.",
+               absent=("releases GPUs", "raises its quota")),
+    ReasonCase("a team's quota points at the team and its quota",
+               make_reason("ExceedsQuota", "research has 0 of 4 GPUs free (4 in use), job needs 2",
+                           details={"team": "research", "user": None, "quota": 4, "used": 4}),
+               "queued · research has 0 of 4 GPUs free (4 in use), job needs 2 · ETA unknown · It starts when "
+               "research's running jobs release GPUs, or when an admin raises research's quota."),
+    ReasonCase("a borrowing limit names guarantee plus limit",
+               make_reason("BorrowingLimitReached", "ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2",
+                           details={"team": "ml", "guaranteed": 4, "borrowing_limit": 2}),
+               "queued · ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2 · ETA unknown · It starts "
+               "when ml uses fewer GPUs than its guarantee plus borrowing limit (4 + 2), or when an admin raises them."),
+    ReasonCase("fragmentation says what would fit now",
+               make_reason("Fragmented", "4 GPUs free in total, at most 2 on one node"),
+               "queued · 4 GPUs free in total, at most 2 on one node · ETA unknown · Fewer GPUs per worker (or more "
+               "workers) would fit now; as asked, it waits until one node has enough free GPUs."),
+    ReasonCase("GPU memory is said in GiB and the fix is memory per GPU",
+               make_reason("Unschedulable", "the job asks for 204800 MiB per GPU; the most any GPU here has is 81920 MiB",
+                           details={"field": "mem_per_gpu", "requested_mib": 204800, "max_mib": 81920}),
+               "queued · The job asks for 200 GiB of memory per GPU; the most any GPU here has is 80 GiB · ETA unknown "
+               "· Ask for at most 80 GiB per GPU.",
+               absent=("fewer GPUs",)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_reason_reads_as_one_line_with_each_part_once(case: ReasonCase) -> None:
+    text = render_reason(case.reason, now=NOW, relative=True)
+    assert text.line == case.want_line
+    for bad in case.absent:
+        assert bad not in text.line
+    assert text.line.count("ETA") == 1
+
+
+def test_the_server_text_is_absolute_and_names_its_fields() -> None:
+    """What the server sends as ``reason.text``: no "in 5m" (it would go stale in the panel)."""
+    text = render_reason(make_reason(eta="2026-03-30T06:35:00+00:00"), now=NOW)
+    assert text.to_dict() == {"summary": "needs 2 GPUs, 1 free of 4.", "eta": "ETA 06:35 UTC", "unblock": "",
+                              "line": "queued · needs 2 GPUs, 1 free of 4 · ETA 06:35 UTC"}
+
+
+@pytest.mark.parametrize("before, after, grace, want", [
+    ({"state": "pending"}, {"id": "j-1", "state": "cancelled"}, None, "cancelled j-1 (was pending; removed from the queue)"),
+    ({"state": "running"}, {"id": "j-2", "state": "running"}, 60.0, "cancelled j-2 (was running; stopping, grace 60 s)"),
+    ({"state": "running"}, {"id": "j-3", "state": "running"}, None, "cancelled j-3 (was running; stopping)"),
+    ({"state": "pending", "kind": "lease"}, {"id": "l-1", "state": "cancelled", "kind": "lease"}, None,
+     "withdrew lease request l-1 (was pending; no GPUs had been granted)"),
+    ({"state": "running", "kind": "lease", "allocation": {"gpu_uuids": ["GPU-a"]}},
+     {"id": "l-2", "state": "cancelled", "kind": "lease"}, None, "released lease l-2 (was running; gave back GPU-a)"),
+], ids=["a pending job leaves the queue", "a running job is stopping with the grace", "grace unknown",
+        "a pending lease request is withdrawn", "a granted lease gives its GPUs back"])
+def test_a_cancel_says_what_happened(before: dict[str, Any], after: dict[str, Any], grace: float | None,
+                                     want: str) -> None:
+    assert cancel_outcome(before, after, grace_s=grace) == want
+
+
+def test_a_withdrawn_lease_request_does_not_read_like_a_release() -> None:
+    assert lease_end_message(granted=True, actor="bob") == "released by bob"
+    withdrawn = lease_end_message(granted=False, actor="bob", why="no GPUs granted within 10m")
+    assert withdrawn == "request withdrawn by bob before any GPU was granted: no GPUs granted within 10m"
+    assert "released" not in withdrawn
+
+
+def test_a_refusal_with_a_reason_reads_like_the_queue() -> None:
+    reason = make_reason("Unschedulable", "x", details={"field": "mem_per_gpu", "requested_mib": 204800,
+                                                         "max_mib": 81920}, unblock="resubmit asking for fewer GPUs")
+    message, hint = refusal_text("raw", "resubmit asking for fewer GPUs per worker", {"reason": reason})
+    assert message.startswith("The job asks for 200 GiB") and hint == "Ask for at most 80 GiB per GPU."
+    assert refusal_text("bad gpus", "use 1", None) == ("bad gpus", "use 1")
+
+
+@pytest.mark.parametrize("field, want", [("mem_per_gpu", "--mem-per-gpu"), ("min_memory_mib", "--mem-per-gpu"),
+                                         ("queue", "--team"), ("command", "-- python train.py"), ("odd", "odd")])
+def test_fields_are_said_as_the_option_a_person_typed(field: str, want: str) -> None:
+    assert flag_for(field) == want
+
+
+def test_a_wait_frame_is_a_fraction_and_a_label_for_both_bars() -> None:
+    pending = {"id": "j-1", "state": "pending", "submitted_at": "2026-03-30T06:20:00Z",
+               "reason": make_reason(position=2, eta="2026-03-30T06:40:00Z")}
+    frame = wait_progress(pending, NOW)
+    assert (frame.phase, frame.fraction, frame.label) == ("queued", 0.5, "queued #2 · ETA 06:40 UTC (in 10m)")
+    assert frame.detail == "needs 2 GPUs, 1 free of 4."
+    running = {"id": "j-1", "state": "running", "started_at": "2026-03-30T06:00:00Z", "time_limit_s": 7200,
+               "allocation": {"node": "n1"}}
+    frame = wait_progress(running, NOW)
+    assert (frame.phase, frame.fraction, frame.label) == ("running", 0.25, "running on n1 · 30m of 2h00m limit")
+    unknown = wait_progress({**running, "time_limit_s": None}, NOW)
+    assert unknown.fraction is None and unknown.label == "running on n1 · 30m"
+    done = wait_progress({"id": "j-1", "state": "succeeded", "exit_code": 0}, NOW)
+    assert (done.phase, done.fraction, done.label) == ("done", 1.0, "job j-1: succeeded, exit code 0")
+
+
+def test_a_pending_job_line_carries_the_rendered_reason() -> None:
+    job = {"id": "l-1", "kind": "lease", "name": "kernel-1", "state": "pending", "resources": {"gpus": 1},
+           "reason": make_reason(position=1, eta="2026-03-30T06:35:00Z")}
+    assert job_line(job, NOW) == ("lease l-1 (kernel-1): pending, 1 GPU · queued #1 · needs 2 GPUs, 1 free of 4 · "
+                                  "ETA 06:35 UTC (in 5m)")
