@@ -10,12 +10,12 @@ reasons are written afterwards in small fenced batches (:meth:`DecisionApplier.w
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..accounting.usage import usage_share
-from ..model import GPU_MILLI, Job, JobState, PendingReason
+from ..model import GPU, GPU_MILLI, Inventory, Job, JobState, PendingReason
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
@@ -40,6 +40,7 @@ class DecisionApplier:
         publish: API event sink.
         max_reason_writes: pending reasons persisted per cycle at most (:meth:`reasons_to_write`).
         reason_batch: pending reasons written per store transaction (:meth:`write_reasons`).
+        simulated: returns True while the inventory is simulated (job payloads say so).
 
     Attributes:
         reasons: the latest pending reason of every pending job, by id (positions included; the
@@ -47,7 +48,8 @@ class DecisionApplier:
     """
 
     def __init__(self, store: Store, leadership: Leadership, clock: Clock, idle: IdleLadders, publish: Publish, *,
-                 max_reason_writes: int = 500, reason_batch: int = 50) -> None:
+                 max_reason_writes: int = 500, reason_batch: int = 50,
+                 simulated: Callable[[], bool] | None = None) -> None:
         self.store = store
         self.leadership = leadership
         self.clock = clock
@@ -56,6 +58,14 @@ class DecisionApplier:
         self.max_reason_writes = max_reason_writes
         self.reason_batch = reason_batch
         self.reasons: dict[str, PendingReason] = {}
+        self._simulated: Callable[[], bool] = simulated or (lambda: False)
+        self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
+
+    def _gpus_of(self, inventory: Inventory) -> Mapping[str, GPU]:
+        """GPUs by uuid, remembered per inventory object (building it walks every GPU)."""
+        if self._gpu_index[0] != id(inventory):
+            self._gpu_index = (id(inventory), inventory.gpu_by_uuid())
+        return self._gpu_index[1]
 
     def apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
               *, incremental: bool = False) -> tuple[list[Job], list[Stop]]:
@@ -75,7 +85,7 @@ class DecisionApplier:
             NotLeaderError: the lease was lost (nothing was written).
         """
         now = self.clock.now()
-        gpu_of = snapshot.inventory.gpu_by_uuid()
+        gpu_of = self._gpus_of(snapshot.inventory)
         admitted: list[Job] = []
         stops: list[Stop] = []
         changed: list[Job] = []
@@ -159,7 +169,7 @@ class DecisionApplier:
                 self.reasons.pop(job.id, None)
         else:
             changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
-        simulated = snapshot.inventory.simulated
+        simulated = self._simulated()
         for job in changed:
             self.publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})
         for event in events:

@@ -77,8 +77,12 @@ def _v4_rollup_validity(conn: sa.Connection) -> None:
 
 def _v5_quarantine(conn: sa.Connection) -> None:
     md = sa.MetaData()
+    schema.tables_v1(md)  # the usage table the new index is on (already in the database)
     schema.tables_v5(md)
-    md.create_all(conn)
+    md.tables["quarantine"].create(conn)
+    for index in md.tables["usage"].indexes:
+        if index.name == "ix_usage_gpu_open":
+            index.create(conn)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -87,7 +91,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "job definitions and their runs (one run per definition and scheduled instant)", _v3_definitions),
     Migration(4, "telemetry validity in gpu_rollups (valid/blank/suspect counts, rules, processes)",
               _v4_rollup_validity),
-    Migration(5, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor)",
+    Migration(5, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor); "
+                 "open usage intervals indexed by GPU",
               _v5_quarantine),
 )
 

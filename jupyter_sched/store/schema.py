@@ -219,7 +219,8 @@ def columns_v4(md: sa.MetaData) -> None:
 
 
 def tables_v5(md: sa.MetaData) -> None:
-    """Define the tables version 5 adds on ``md`` (the quarantine of unreadable rows, issue 17)."""
+    """Define what version 5 adds on ``md`` (``usage`` must be defined): the quarantine of unreadable
+    rows and an index of open usage intervals by GPU (issue 17)."""
     sa.Table(
         "quarantine", md,
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -230,6 +231,8 @@ def tables_v5(md: sa.MetaData) -> None:
         sa.Column("found_at", sa.String(_TS), nullable=False),
         sa.UniqueConstraint("table_name", "row_key", name="uq_quarantine_row"),
     )
+    # the over-allocation guard sums the open intervals of the GPUs being admitted (issue 17)
+    sa.Index("ix_usage_gpu_open", md.tables["usage"].c.gpu_uuid, md.tables["usage"].c.ended_at)
 
 
 metadata = sa.MetaData()
