@@ -20,10 +20,17 @@ c.JupyterHub.services = [
         "oauth_no_confirm": True,
         "display": False,
     },
-    # Without Kubernetes, let the hub start and supervise it instead of giving "url" alone:
-    # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve"], "url": "http://127.0.0.1:10101",
+    # Without Kubernetes, let the hub start and supervise it instead of giving "url" alone. As root it
+    # runs each job as its owner's OS account (the local executor refuses hub mode otherwise); the
+    # job folder and interpreter must be reachable by every account, secrets stay in the environment:
+    # {"name": "jupyter-sched", "command": ["jupyter-sched", "serve", "--allow-root",
+    #      "--SchedApp.log_dir=/var/lib/jupyter_sched/jobs", "--HubSchedApp.job_python=/opt/jobs-venv/bin/python"],
+    #  "url": "http://127.0.0.1:10101",
     #  "environment": {"JUPYTER_SCHED_DB_URL": "postgresql+psycopg://sched@127.0.0.1/sched"}},
 ]
+# Hub users' jobs run as the OS account of the same name (what c.JupyterHub.spawner_class =
+# "localprocess" does for their servers); map other names in the service's config, e.g.
+# c.HubSchedApp.run_as_accounts = {"alice@example.org": "alice"}.
 
 # User servers forward their api/sched/ calls to the service (the URL includes the service prefix).
 c.Spawner.environment = {"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:8000/services/jupyter-sched/"}

@@ -61,7 +61,7 @@ module.exports = {
     viewport: { width: 1280, height: 900 }
   },
   projects: [
-    { name: 'admin', testMatch: /panel\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
+    { name: 'admin', testMatch: /(panel|definitions)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
     { name: 'user', testMatch: /(nonadmin|missing)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } }
   ],
   webServer: [server(adminPort, 'admin'), server(userPort, 'user')]

@@ -107,15 +107,23 @@ class Projection:
 
     def place(self, demand: Demand) -> Estimate:
         """Estimate ``demand``'s start and reserve it (module doc)."""
+        found = self.earliest(demand)
+        if found is None:
+            return self._unknown(demand)
+        start, i, chosen = found
+        return self.reserve(demand, start, demand.options[i], chosen)
+
+    def earliest(self, demand: Demand) -> tuple[float, int, list[tuple[int, int]]] | None:
+        """``(start, option index, [(unit, GPUs)])`` of the earliest fit, without reserving (None: never)."""
         best: tuple[float, int, list[tuple[int, int]]] | None = None
         for i, option in enumerate(demand.options):
             found = self._earliest(demand, option)
             if found is not None and (best is None or found[0] < best[0]):
                 best = (found[0], i, found[1])
-        if best is None:
-            return self._unknown(demand)
-        start, i, chosen = best
-        option = demand.options[i]
+        return best
+
+    def reserve(self, demand: Demand, start: float, option: Option, chosen: Sequence[tuple[int, int]]) -> Estimate:
+        """Reserve ``demand`` from ``start`` on ``chosen`` units (and ``option``'s quota lines)."""
         end = start + demand.duration
         for unit, gpus in chosen:
             self.units[unit].reserve(start, end, gpus)
@@ -132,6 +140,10 @@ class Projection:
             ended.extend(ends[max(0, i - 3):i])
         waits = tuple(dict.fromkeys(job for _, job in sorted(ended, reverse=True)))[:3]
         return Estimate(start=start, flavor=option.flavor, waits_on=waits)
+
+    def unknown(self, demand: Demand) -> Estimate:
+        """The estimate of a demand that fits nowhere: what it waits on (see :meth:`place`)."""
+        return self._unknown(demand)
 
     # ------------------------------------------------------------------ search
     def _earliest(self, demand: Demand, option: Option) -> tuple[float, list[tuple[int, int]]] | None:

@@ -180,6 +180,15 @@ class AsyncSchedClient:
     async def metrics(self) -> str:
         return str(await self.call(routes.metrics()))
 
+    async def definitions(self, *, all_users: bool = False) -> list[dict[str, Any]]:
+        return list(await self.call(routes.definitions(all_users=all_users)))
+
+    async def definition(self, definition_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.definition(definition_id)))
+
+    async def executed_notebook(self, job_id: str) -> dict[str, Any]:
+        return dict(await self.call(routes.executed_notebook(job_id)))
+
     async def events(self) -> AsyncIterator[dict[str, Any]]:
         """``GET events`` (Server-Sent Events, read with :mod:`httpx_sse`): yield
         ``{"type", "data"}`` until the stream ends."""

@@ -28,12 +28,15 @@ from typing import Any, Protocol
 from ..errors import ConflictError, SchedError
 from ..model import Job, JobSpec
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
-from .schedule import CronSchedule, parse_schedule, plan_firings
+from .schedule import CronSchedule, next_firing, parse_schedule, plan_firings
 from .validation import run_body
 
 __all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_name"]
 
 log = logging.getLogger(__name__)
+
+_CACHE_PER_DEFINITION_LIMIT = 10_000
+"""Cached next firings kept before the cache is cleared (stale versions accumulate otherwise)."""
 
 
 class RunJobs(Protocol):
@@ -105,6 +108,11 @@ class DefinitionFiring:
         self.misfire_grace_s = misfire_grace_s
         self._publish = publish or (lambda event: None)
         self._schedules: dict[tuple[str, str], CronSchedule] = {}
+        self._next_due: dict[tuple[str, int], datetime | None] = {}
+        """(definition id, version) → its first firing after the stored cursor (None: never again).
+        A definition's row changes version whenever its cursor or schedule does, so an entry is
+        valid while its key matches; most ticks then cost a dict lookup per definition instead of
+        a cron computation (~0.1 ms each)."""
 
     def _schedule(self, d: JobDefinition) -> CronSchedule | None:
         if d.schedule is None:
@@ -138,6 +146,14 @@ class DefinitionFiring:
 
         schedule = self._schedule(definition)
         if schedule is None or definition.cursor is None:
+            return
+        key = (definition.id, definition.version)
+        if key not in self._next_due:
+            if len(self._next_due) > 4 * _CACHE_PER_DEFINITION_LIMIT:
+                self._next_due.clear()
+            self._next_due[key] = next_firing(schedule, definition.cursor)
+        due = self._next_due[key]
+        if due is None or now < due:
             return
         plan = plan_firings(schedule, cursor=definition.cursor, now=now, grace_s=self.misfire_grace_s,
                             run_missed_once=definition.missed is MissedPolicy.RUN_ONCE)

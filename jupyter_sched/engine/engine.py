@@ -38,6 +38,7 @@ from typing import Any, Literal
 from ..backoff import Backoff, Reconnecting, Retries
 from ..errors import NotLeaderError, StoreError
 from ..executors.base import Executor, ExecutorEvent
+from ..executors.runas import RunAs, embedded_run_as
 from ..inventory.changes import InventoryChangePublisher
 from ..model import Inventory, Job, PendingReason
 from ..reclaim import IdlePolicies, LadderState
@@ -96,6 +97,8 @@ class Engine:
         retry_backoff: backoff of failed starts, stops and adoptions (default 1 s doubling to 60 s,
             half jittered).
         max_start_retries: transient failures of one start before its job is requeued.
+        run_as: ``run_as(job)`` → who the job runs as, decided at its start (default: this
+            server's own account; hub mode maps owners to their OS accounts or pod ids).
     """
 
     def __init__(
@@ -125,10 +128,12 @@ class Engine:
         lease_clock: Clock | Literal["database"] | None = None,
         retry_backoff: Backoff | None = None,
         max_start_retries: int = 5,
+        run_as: Callable[[Job], RunAs] | None = None,
     ) -> None:
         self.store = store
         self.inventory = inventory
         self.executor = executor
+        """Who each job runs as, decided at its start (hub mode sets the owner-account mapping)."""
         self.clock: Clock = clock or SystemClock()
         self.owner_id = owner_id or f"engine-{uuid.uuid4().hex[:12]}"
         self.profile = profile
@@ -152,7 +157,8 @@ class Engine:
                                     grace_s=stop_grace_s)
         self.events = ExecutorEventHandler(self.writer, self.clock, self.stops)
         self.starts = StartReconciler(executor, self.writer, self.leadership, self.clock, retries=self.retries,
-                                      max_retries=max_start_retries, grace_s=stop_grace_s)
+                                      max_retries=max_start_retries, grace_s=stop_grace_s,
+                                      run_as=run_as or embedded_run_as)
         self.reconciler = Reconciler(store, executor, self.writer, start=self.starts, stops=self.stops,
                                      adopt=AdoptReconciler(executor, self.writer, self.events, self.leadership,
                                                            self.clock, retries=self.retries))
@@ -194,6 +200,16 @@ class Engine:
     def term(self) -> int | None:
         """The leader lease's term while this engine leads, else None."""
         return self.leadership.term
+
+    @property
+    def run_as(self) -> Callable[[Job], RunAs]:
+        """``run_as(job)`` → who the job runs as, decided at its start; settable (hub mode sets the
+        account mapping's resolver)."""
+        return self.starts.run_as
+
+    @run_as.setter
+    def run_as(self, resolver: Callable[[Job], RunAs]) -> None:
+        self.starts.run_as = resolver
 
     @property
     def reasons(self) -> dict[str, PendingReason]:

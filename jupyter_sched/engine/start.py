@@ -6,8 +6,8 @@ tick, for every such job, the reconciler
 1. settles a stop asked before the start (a cancel ends it as cancelled; a preemption or
    reclaim puts it back in the queue) — so a cancel is carried out even if starting is broken;
 2. binds a lease (admitted → running: the kernel already runs, there is nothing to start);
-3. checks the leader lease (a deposed leader starts nothing), calls ``executor.start`` and
-   persists the handle. The job is ``running`` from then on, except with an executor that
+3. checks the leader lease (a deposed leader starts nothing), calls ``executor.start`` with the
+   job's run-as identity (``run_as(job)``) and persists the handle. The job is ``running`` from then on, except with an executor that
    ``starts_async`` (Kubernetes: the pods may still not schedule, case 027): it stays
    ``admitted`` with its handle until the executor reports :class:`Started`.
 
@@ -31,6 +31,7 @@ from dataclasses import replace
 from ..backoff import Retries
 from ..errors import ConflictError, ExecutorError, NotLeaderError
 from ..executors.base import Executor, ExecutorHandle
+from ..executors.runas import RunAs, embedded_run_as
 from ..model import Job, JobState, PendingReason
 from ..store import JobRecord
 from .clock import Clock
@@ -58,13 +59,16 @@ class StartReconciler:
         retries: per-job retry state of failed starts (shared backoff schedule).
         max_retries: transient failures of one start before the job is requeued.
         grace_s: grace of the stop sent when work started for a job that moved on meanwhile.
-        start: the call that starts one job (default ``executor.start(job, allocation)``;
-            a run-as aware engine passes its own).
+        run_as: ``run_as(job)`` → who the job runs as, decided at its start (DESIGN, *Who runs
+            it*); a resolver that raises (a hub user without an OS account) fails that job naming why.
+
+    Attributes:
+        run_as: the resolver in force (the engine's :attr:`~.engine.Engine.run_as` sets it).
     """
 
     def __init__(self, executor: Executor, writer: JobWriter, leadership: Leadership, clock: Clock, *,
                  retries: Retries, max_retries: int = 5, grace_s: float = 10.0,
-                 start: Callable[[Job], ExecutorHandle] | None = None) -> None:
+                 run_as: Callable[[Job], RunAs] = embedded_run_as) -> None:
         self.executor = executor
         self.writer = writer
         self.leadership = leadership
@@ -72,11 +76,11 @@ class StartReconciler:
         self.retries = retries
         self.max_retries = max_retries
         self.grace_s = grace_s
-        self._start = start or self._executor_start
+        self.run_as = run_as
 
-    def _executor_start(self, job: Job) -> ExecutorHandle:
+    def _start(self, job: Job) -> ExecutorHandle:
         assert job.allocation is not None
-        return self.executor.start(job, job.allocation)
+        return self.executor.start(job, job.allocation, self.run_as(job))
 
     def reconcile(self, record: JobRecord, report: TickReport) -> None:
         """Bring one admitted, unstarted job to running (or settle it); see the module docstring.

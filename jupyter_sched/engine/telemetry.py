@@ -37,11 +37,11 @@ from ..model import Inventory, Job, parse_utc, to_iso
 from ..model.samples import GpuSample
 from ..reclaim import IdleInput, LadderState
 from ..telemetry import SampleStore, idle_input, rollup_to_dict
-from ..telemetry.health import HealthEvent, HealthTracker
+from ..telemetry.health import HealthEvent, HealthTracker, apply_health
 from ..telemetry.validity import SampleValidator
 from .clock import Clock, SystemClock
 
-__all__ = ["TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
+__all__ = ["HealthAwareInventory", "TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
 
 log = logging.getLogger(__name__)
 
@@ -292,3 +292,33 @@ class TelemetryMonitor:
                 "interval_s": self.interval_s, "retention_s": self.retention_s, "devices": len(self.devices()),
                 "errors": self.errors, "last_error": self.last_error, "last_sample_at": to_iso(self.last_sample_at),
                 "label_mismatches": self.label_mismatches, "health_events": len(self.health_events())}
+
+
+class HealthAwareInventory:
+    """An inventory source whose GPUs carry the monitor's health evidence (case 018).
+
+    Wraps any :class:`~jupyter_sched.inventory.base.InventorySource`: each ``current()`` applies
+    :func:`~jupyter_sched.telemetry.health.apply_health` with the monitor's evidence, so placement,
+    quotas, ``/metrics`` and the inventory view all see a GPU with an Xid as unhealthy, with its
+    time and the admin's hint (on Kubernetes only the GPUs the device plugin withdrew: the node's
+    allocatable stays the truth). Other attributes are the wrapped source's.
+
+    Args:
+        source: the inventory source.
+        monitor: the telemetry monitor (its :meth:`TelemetryMonitor.health_events`).
+        extra: more evidence (e.g. parsed device-plugin logs), called at each ``current()``.
+    """
+
+    def __init__(self, source: Any, monitor: TelemetryMonitor,
+                 extra: Callable[[], Iterable[HealthEvent]] | None = None) -> None:
+        self.source = source
+        self.monitor = monitor
+        self.extra = extra
+
+    def current(self) -> Inventory:
+        """The wrapped source's inventory with health evidence applied."""
+        events = [*self.monitor.health_events(), *(self.extra() if self.extra is not None else ())]
+        return apply_health(self.source.current(), events)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)

@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from ..model import Allocation, Job, PendingReason
+from .runas import RunAs
 
 __all__ = ["Connection", "Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "Ready", "Started", "Waiting"]
 
@@ -132,8 +133,12 @@ class Executor(Protocol):
 
     name: str
 
-    def start(self, job: Job, allocation: Allocation) -> ExecutorHandle:
-        """Start ``job`` on ``allocation`` and return the handle to persist.
+    def start(self, job: Job, allocation: Allocation, run_as: RunAs) -> ExecutorHandle:
+        """Start ``job`` on ``allocation`` as ``run_as`` and return the handle to persist.
+
+        ``run_as`` is decided with the start (DESIGN, *Who runs it*) and must be honoured: the
+        local executor runs the job as that OS account (``account None``: its own), the
+        Kubernetes executor gives its pods that uid/gid when known.
 
         Raises:
             ExecutorError: the work could not be started (nothing is left running).

@@ -1,26 +1,51 @@
-"""Local executor: each job is a process group on this machine, pinned to its GPUs by UUID.
+"""Local executor: each job is a process tree on this machine, run as its owner, pinned to its GPUs.
 
-Start: ``python wrapper.py --job-dir DIR -- ARGV`` (see :mod:`.wrapper`) in a new session
-(``start_new_session=True``: its own process group, so signals reach the job's children and
-grandchildren and never the server), stdout and stderr appended to ``DIR/output.log``, with
+Start (:meth:`LocalExecutor.start` with the job's :class:`~.runas.RunAs`): the wrapper
+(:mod:`.wrapper`) is spawned in a new session (``start_new_session=True``: its own process
+group, so signals reach the job's children and never the server), *as the run-as account*
+(``Popen(user=, group=, extra_groups=)`` when it is not the service's own, i.e. in hub mode),
+with stdin a pipe. The executor puts the wrapper into the job's group (a cgroup, else a marker;
+:mod:`.tracking`) and only then sends it the launch line: the working directory, carried files
+(``source``, ``notebook_json``) and a banner. The wrapper, as the owner, creates the job's
+directory (mode 0700; layout in :mod:`.jobdirs`), writes the carried files, opens
+``output.log`` as its stdout and stderr and runs the job with:
 
 * ``CUDA_VISIBLE_DEVICES`` = the allocated GPU / MIG UUIDs, comma-joined — never indices;
 * ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` — overwriting a user's ``FASTEST_FIRST`` with a warning
   (case 016: nvidia-smi indices follow PCI order, CUDA's default order is fastest first);
-* ``JUPYTER_SCHED_JOB_ID`` and ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole).
+* ``JUPYTER_SCHED_JOB_ID``, ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole) and
+  ``JUPYTER_SCHED_JOB_MARKER`` (the job group, :mod:`.tracking`).
 
-On simulated GPUs the same (simulated) UUIDs are passed; the job simply sees no CUDA device.
+Environment: embedded, the service's own environment (``base_env``) as before; hub mode
+(``clean_env``), :func:`~.runas.clean_environment` — an allow-list and the account's ``HOME``,
+``USER``, ``PATH`` — never the service's variables, tokens, database URL or credentials. The
+job's own ``env`` is added on top in both.
 
-ARGV is the spec's ``command``; a ``script`` runs as ``sys.executable SCRIPT ARGS``; a
-``notebook`` runs as ``sys.executable -m jupyter_sched.executors.run_notebook IN DIR/executed.ipynb``.
+ARGV is the spec's ``command``; a ``script`` runs as ``PYTHON SCRIPT ARGS``; a ``notebook`` as
+``PYTHON -m jupyter_sched.executors.run_notebook IN DIR/executed.ipynb``. A script or notebook
+whose content was carried (``source`` / ``notebook_json``) runs from the copy the wrapper wrote
+into the job's directory. PYTHON is ``python`` (the service's interpreter) embedded and
+``job_python`` for other accounts (it and the wrapper must be runnable by them: the wrapper is
+passed as source with ``-c``, so jupyter_sched's own install may stay private). The working
+directory is the spec's ``working_dir`` (``~`` = the owner's home), else ``default_cwd`` embedded or the account's home in
+hub mode, else the job's directory; in hub mode the wrapper enters it as the account, so a job
+can only run where its owner may go.
 
-Stop plan (cancel, preemption, time limit): optional ``SIGUSR1`` (checkpoint) to the group, then
-``SIGTERM``, then ``SIGKILL`` ``grace_s`` seconds after the stop began; advanced by :meth:`poll`.
+Stop plan (cancel, preemption, time limit): optional ``SIGUSR1`` (checkpoint), then ``SIGTERM``,
+then ``SIGKILL`` ``grace_s`` seconds after the stop began; advanced by :meth:`poll`. Each signal
+goes to the job's process group *and* to every member of its job group outside it (processes
+that called ``setsid()``); ``SIGKILL`` kills the whole job group (frozen first on cgroups).
 
-Re-adoption: the handle holds the host, the wrapper's pid and process create time (psutil); a
-live process with the same pid *and* create time is the job (pid reuse is detected). A job
-started on another host cannot be watched from here and is reported lost with that reason. Its end is read
-from ``DIR/exit.json``, which the wrapper writes; no file means the outcome is unknown (lost).
+End: the job is reported :class:`~.base.Exited` / :class:`~.base.Lost` only when every process
+of its job group is gone — leftovers of a job that ended by itself get ``SIGTERM``, then
+``SIGKILL`` ``leftover_grace_s`` later; those of a stopped job ``SIGKILL`` at once — so the
+engine hands the GPUs out again only after nothing of the job can still hold them.
+
+Re-adoption: the handle holds the host, the wrapper's pid and create time (psutil), the run-as
+identity and the job group; a live process with the same pid *and* create time is the job (pid
+reuse is detected). A job started on another host cannot be watched from here and is reported
+lost with that reason. Its end is read from ``DIR/exit.json``, which the wrapper writes; no file
+means the outcome is unknown (lost).
 
 Inference services (kind ``inference``) are restarted after a failed exit with exponential
 backoff (1 s, 2 s, 4 s ... 60 s, at most ``max_service_restarts`` times) and reported
@@ -32,6 +57,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -46,19 +72,24 @@ from typing import Any
 import psutil
 
 from ..definitions.parameters import script_arguments
-from ..errors import ExecutorError, NotFoundError
+from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind
 from ..model.units import parse_utc
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from .jobdirs import JobDirs, read_untrusted_json
 from .outcome import describe_exit
+from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as
+from .safeopen import open_untrusted
+from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
-__all__ = ["LocalExecutor", "job_argv", "job_environment", "read_log"]
+__all__ = ["LocalExecutor", "carried_files", "job_argv", "job_environment", "read_log"]
 
 log = logging.getLogger(__name__)
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
+_NOTEBOOK_IN = "input.ipynb"
 
 
 def job_environment(
@@ -91,6 +122,17 @@ def job_environment(
     return env
 
 
+def carried_files(job: Job) -> dict[str, str]:
+    """``{file name: text}`` the wrapper writes into the job's directory (carried content)."""
+    spec = job.spec
+    files: dict[str, str] = {}
+    if spec.source is not None and spec.script:
+        files[Path(spec.script).name] = spec.source
+    if spec.notebook_json is not None and spec.notebook:
+        files[_NOTEBOOK_IN] = spec.notebook_json
+    return files
+
+
 def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[str]:
     """What to run for ``job`` (see module docstring).
 
@@ -99,23 +141,32 @@ def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[s
     """
     spec = job.spec
     if spec.notebook:
+        source = str(job_dir / _NOTEBOOK_IN) if spec.notebook_json is not None else spec.notebook
         parameters = ["--parameters", json.dumps(dict(spec.parameters))] if spec.parameters else []
-        return [python, "-m", "jupyter_sched.executors.run_notebook", spec.notebook, str(job_dir / "executed.ipynb"),
+        return [python, "-m", "jupyter_sched.executors.run_notebook", source, str(job_dir / "executed.ipynb"),
                 *parameters]
     if spec.script:
-        return [python, spec.script, *spec.command, *script_arguments(spec.parameters)]
+        script = str(job_dir / Path(spec.script).name) if spec.source is not None else spec.script
+        return [python, script, *spec.command, *script_arguments(spec.parameters)]
     if spec.command:
         return list(spec.command)
     raise ExecutorError(f"job {job.id} has nothing to run", field="command",
                         hint="give command, script or notebook; leases are bound to kernels, not run")
 
 
-def read_log(path: Path, offset: int, limit: int) -> tuple[str, int]:
+def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = None) -> tuple[str, int]:
     """Read up to ``limit`` bytes of ``path`` from ``offset``; never split a UTF-8 character.
 
+    The file is opened with :func:`~.safeopen.open_untrusted` (no symlink anywhere in the path, a
+    regular file, owned by ``owner_uid`` when given): a job's owner cannot make the service read
+    a file that is not theirs.
+
     Returns ``(text, next_offset)``; ``next_offset`` is a byte offset.
+
+    Raises:
+        OSError: the file is missing or refused.
     """
-    with open(path, "rb") as fh:
+    with os.fdopen(open_untrusted(path, owner_uid=owner_uid), "rb") as fh:
         fh.seek(max(0, offset))
         chunk = fh.read(max(0, limit))
     end = len(chunk)
@@ -135,24 +186,46 @@ class _Tracked:
     allocation: Allocation | None
     handle: ExecutorHandle
     process: psutil.Process | None
+    run_as: RunAs
+    group: JobGroup | None
     popen: subprocess.Popen[bytes] | None = None
     plan: list[tuple[float, signal.Signals]] = field(default_factory=list)
     stopping: bool = False
     ready: bool = False
     restarts: int = 0
     restart_at: float | None = None
+    leftovers_since: float | None = None
+
+    @property
+    def job_dir(self) -> Path:
+        return Path(str(self.handle.data["job_dir"]))
+
+    @property
+    def owner_uid(self) -> int | None:
+        return self.run_as.uid if self.run_as.switches else None
 
 
 class LocalExecutor:
-    """Runs jobs as local process groups (see module docstring).
+    """Runs jobs as local process trees, each as its owner (see module docstring).
 
     Args:
-        root_dir: where per-job directories (``<root>/<job_id>/output.log`` ...) live.
-        default_cwd: working directory for jobs that name none (default: the job's directory).
-        python: interpreter for scripts, notebooks and the wrapper (default ``sys.executable``).
-        base_env: environment jobs inherit (default: this process's ``os.environ``).
+        root_dir: where job directories live (layout in :mod:`.jobdirs`).
+        default_cwd: working directory of embedded jobs that name none (default: the job's directory).
+        python: interpreter of the wrapper, scripts and notebooks embedded (default ``sys.executable``).
+        job_python: interpreter for jobs run as other accounts (default ``python``); every account
+            must be able to run it.
+        base_env: environment embedded jobs inherit (default: this process's ``os.environ``); in
+            ``clean_env`` mode only its allow-listed locale variables are read.
+        clean_env: give every job :func:`~.runas.clean_environment` (hub mode), not ``base_env``.
+        require_run_as: refuse to run a job as the service's own account (hub mode: the service
+            is root, a job must never be).
+        tracking: ``"auto"`` (cgroup v2, else v1, else marker), ``"marker"``, or a tracker.
         max_service_restarts: automatic restarts of a failing inference service before it fails.
-        monotonic: the clock stop plans and backoffs use (seconds; injected for tests).
+        leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
+        monotonic: the clock stop plans, backoffs and leftover grace use (seconds; injected for tests).
+
+    Raises:
+        ExecutorError: ``root_dir`` cannot be created.
     """
 
     name = "local"
@@ -163,29 +236,58 @@ class LocalExecutor:
         *,
         default_cwd: str | Path | None = None,
         python: str = sys.executable,
+        job_python: str | None = None,
         base_env: Mapping[str, str] | None = None,
+        clean_env: bool = False,
+        require_run_as: bool = False,
+        tracking: str | ProcessTracker = "auto",
         max_service_restarts: int = 10,
+        leftover_grace_s: float = 3.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.root = Path(root_dir)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.dirs = JobDirs(Path(root_dir))
+        self.root = self.dirs.root
         self.default_cwd = Path(default_cwd) if default_cwd else None
         self.python = python
+        self.job_python = job_python or python
         self.base_env = dict(os.environ if base_env is None else base_env)
+        self.clean_env = clean_env
+        self.require_run_as = require_run_as
+        if isinstance(tracking, str):
+            self.tracker: ProcessTracker = MarkerTracker() if tracking == "marker" else detect_tracker()
+        else:
+            self.tracker = tracking
         self.max_service_restarts = max_service_restarts
+        self.leftover_grace_s = leftover_grace_s
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
+        self._wrapper_source: str | None = None
+        self.run_as_for: Callable[[Job], RunAs] | None = None
+
+    def serve_hub(self, run_as_for: Callable[[Job], RunAs], *, job_python: str) -> None:
+        """Hub mode: every job runs as the account ``run_as_for(job)`` names (used when the caller
+        passes no run-as identity), with a clean environment, never as the service's own account.
+
+        Args:
+            run_as_for: the owner's run-as identity (raises ExecutorError for an unmapped user).
+            job_python: interpreter every account can run (wrapper, scripts, notebooks).
+        """
+        self.run_as_for = run_as_for
+        self.job_python = job_python
+        self.clean_env = True
+        self.require_run_as = True
 
     # -- paths ---------------------------------------------------------------------------------
 
     def job_dir(self, job_id: str) -> Path:
-        """``<root>/<job_id>`` (ids are generated by the store: safe as a file name)."""
-        if not job_id or "/" in job_id or job_id.startswith("."):
-            raise NotFoundError(f"invalid job id {job_id!r}", field="job_id")
-        return self.root / job_id
+        """The job's directory: as recorded at its start, else the embedded ``<root>/<job_id>``."""
+        record = self.dirs.read_record(job_id)
+        if record and record.get("job_dir"):
+            return Path(str(record["job_dir"]))
+        return self.dirs.job_dir(job_id, RunAs(user=""))
 
     def log_path(self, job_id: str) -> Path:
-        """The job's combined stdout/stderr file."""
+        """The job's combined stdout/stderr file (from the job's record; embedded layout if none)."""
         return self.job_dir(job_id) / "output.log"
 
     # -- protocol --------------------------------------------------------------------------------
@@ -193,79 +295,179 @@ class LocalExecutor:
     def tracked(self) -> frozenset[str]:
         return frozenset(self._jobs)
 
-    def start(self, job: Job, allocation: Allocation) -> ExecutorHandle:
-        """Start ``job`` (see module docstring); return its handle.
+    def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
+        """Start ``job`` as ``run_as`` (default: the service's own account); return its handle.
 
         Raises:
-            ExecutorError: nothing to run, missing working directory, or the wrapper failed to spawn.
+            ExecutorError: nothing to run, missing working directory, a job that would run as the
+                service in ``require_run_as`` mode, an account this process cannot switch to, or
+                the wrapper failed to spawn.
         """
-        tracked = self._spawn(job, allocation)
+        who = run_as or (self.run_as_for(job) if self.run_as_for is not None else embedded_run_as(job))
+        if self.require_run_as and not who.switches:
+            raise ExecutorError(f"job {job.id} of {job.spec.user} would run as this service's own account",
+                                field="user", hint="hub mode runs every job as its owner's OS account")
+        if who.switches and not can_switch_users():
+            raise ExecutorError(f"cannot run job {job.id} as {who.account}: this service is not root",
+                                field="user", hint="run jupyter-sched serve as root, or use the Kubernetes executor")
+        tracked = self._spawn(job, allocation, who)
         self._jobs[job.id] = tracked
         return tracked.handle
 
-    def _spawn(self, job: Job, allocation: Allocation, restarts: int = 0) -> _Tracked:
-        job_dir = self.job_dir(job.id)
-        job_dir.mkdir(parents=True, exist_ok=True)
-        for stale in ("exit.json", "wrapper.json", "outcome.json"):
-            (job_dir / stale).unlink(missing_ok=True)
-        argv = job_argv(job, job_dir, python=self.python)
-        cwd = Path(job.spec.working_dir) if job.spec.working_dir else (self.default_cwd or job_dir)
-        if not cwd.is_dir():
-            raise ExecutorError(f"working directory {str(cwd)!r} does not exist", field="working_dir",
-                                hint="give an existing directory, or leave working_dir out")
-        env = job_environment(job, allocation, self.base_env)
-        command = [self.python, str(Path(_wrapper.__file__)), "--job-dir", str(job_dir), "--", *argv]
-        with open(job_dir / "output.log", "ab") as out:
-            if restarts:
-                out.write(f"[jupyter_sched] restarting service (restart {restarts})\n".encode())
-                out.flush()
+    def _spawn(self, job: Job, allocation: Allocation, run_as: RunAs, restarts: int = 0) -> _Tracked:
+        switching = run_as.switches
+        job_dir = self.dirs.user_dir(run_as) / job.id if switching else self.dirs.job_dir(job.id, run_as)
+        python = self.job_python if switching else self.python
+        argv = job_argv(job, job_dir, python=python)
+        cwd = self._working_dir(job, run_as, job_dir)
+        if self.clean_env or switching:
+            base = clean_environment(run_as, service_env=self.base_env, python=python, shell=_shell(run_as))
+        else:
+            base = self.base_env
+        env = job_environment(job, allocation, base)
+        group = self._new_group(job.id, run_as)
+        env[MARKER_ENV] = group.name
+        wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--job-dir", str(job_dir), "--launch",
+                        "--", *argv]
+        if switching:
+            command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
+        else:
+            command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]
+        banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else None
+        launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner}) + "\n"
+        with open(self.dirs.err_path(job.id), "wb") as err:
             try:
-                popen = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                         cwd=str(cwd), env=env, start_new_session=True)
+                popen = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env,
+                    start_new_session=True, cwd="/" if switching else None,
+                    user=run_as.uid if switching else None, group=run_as.gid if switching else None,
+                    extra_groups=list(run_as.groups) if switching else None)
             except OSError as exc:
                 raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
+        group = self._enroll(group, popen.pid)
+        assert popen.stdin is not None
+        try:
+            popen.stdin.write(launch.encode())
+            popen.stdin.close()
+        except OSError:  # the wrapper died before reading: poll() reports its end
+            log.warning("job %s: the wrapper exited before its launch", job.id)
         try:
             process = psutil.Process(popen.pid)
             create_time = process.create_time()
         except psutil.Error:  # exited already; poll() reports its end
             process, create_time = None, None
         handle = ExecutorHandle("local", {
-            "host": socket.gethostname(), "pid": popen.pid, "pgid": popen.pid, "create_time": create_time, "job_dir": str(job_dir),
-            "log": str(job_dir / "output.log"), "argv": argv, "cwd": str(cwd), "restarts": restarts})
-        _wrapper.write_json_atomic(job_dir / "handle.json", handle.to_dict())
-        log.info("job %s started: pid %s, CUDA_VISIBLE_DEVICES=%s", job.id, popen.pid, env["CUDA_VISIBLE_DEVICES"])
+            "host": socket.gethostname(), "pid": popen.pid, "pgid": popen.pid, "create_time": create_time,
+            "job_dir": str(job_dir), "log": str(job_dir / "output.log"), "argv": argv, "cwd": str(cwd),
+            "restarts": restarts, "run_as": run_as.to_dict(), "group": group.to_dict()})
+        self.dirs.write_record(job.id, {"job_dir": str(job_dir), "log": str(job_dir / "output.log"),
+                                        "uid": run_as.uid if switching else None, "group": group.to_dict(),
+                                        "run_as": run_as.to_dict(), "host": socket.gethostname()})
+        log.info("job %s started as %s: pid %s, group %s (%s), CUDA_VISIBLE_DEVICES=%s", job.id,
+                 run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
-                        restarts=restarts)
+                        restarts=restarts, run_as=run_as, group=group)
+
+    def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
+        """Where the job starts (module docstring). Embedded, a missing directory is refused here;
+        as another account the wrapper finds out as that account (the service must not probe
+        paths on the user's behalf)."""
+        if job.spec.working_dir:
+            cwd = Path(_home_relative(job.spec.working_dir, run_as))
+            if not run_as.switches and not cwd.is_dir():
+                raise ExecutorError(f"working directory {str(cwd)!r} does not exist", field="working_dir",
+                                    hint="give an existing directory, or leave working_dir out")
+            return cwd
+        if run_as.switches:
+            return Path(run_as.home) if run_as.home and os.path.isdir(run_as.home) else job_dir
+        return self.default_cwd or job_dir
+
+    def _new_group(self, job_id: str, run_as: RunAs) -> JobGroup:
+        uid = run_as.uid if run_as.switches else os.getuid()
+        try:
+            return self.tracker.create(job_id, uid=uid)
+        except OSError as exc:
+            log.warning("job %s: cannot create a %s group (%s); tracking by marker", job_id, self.tracker.kind, exc)
+            return MarkerTracker().create(job_id, uid=uid)
+
+    def _enroll(self, group: JobGroup, pid: int) -> JobGroup:
+        try:
+            tracker_for(group, self.tracker).enroll(group, pid)
+            return group
+        except OSError as exc:
+            log.warning("cannot move pid %s into %s (%s); tracking by marker", pid, group.path, exc)
+            tracker_for(group, self.tracker).remove(group)
+            return JobGroup(name=group.name, kind="marker", uid=group.uid)
+
+    def _wrapper_code(self) -> str:
+        if self._wrapper_source is None:
+            self._wrapper_source = Path(_wrapper.__file__).read_text(encoding="utf-8")
+        return self._wrapper_source
 
     def adopt(self, job: Job, handle: ExecutorHandle | None) -> ExecutorEvent | None:
         """Re-attach to a job after a restart (see module docstring)."""
-        job_dir = self.job_dir(job.id)
         data: Mapping[str, Any] | None = handle.data if handle is not None else None
         if data is None:
-            # The server died between spawning and persisting the handle: the wrapper's own file says.
-            try:
-                data = json.loads((job_dir / "wrapper.json").read_text())
-            except (OSError, ValueError):
+            # The server died between spawning and persisting the handle: our record and the
+            # wrapper's own file say where it is.
+            found = self._handle_from_files(job)
+            if found is None:
                 return Lost(job.id, "the job was admitted but never started (no process was found)", started=False)
-            data = {**data, "pgid": data.get("pid"), "job_dir": str(job_dir)}
-            handle = ExecutorHandle("local", data)
+            handle, data = found, found.data
         assert handle is not None
+        if not data.get("job_dir"):
+            data = {**data, "job_dir": str(self.job_dir(job.id))}
+            handle = ExecutorHandle("local", data)
         host = data.get("host")
         if host and host != socket.gethostname():
             return Lost(job.id, f"the job ran on host {host}; this server on {socket.gethostname()} cannot watch "
                                 "its processes (run one scheduler per host with the local executor)")
+        run_as = _run_as_from(data.get("run_as"), job)
+        group = JobGroup.from_dict(data.get("group"))
         pid, created = int(data.get("pid", 0)), data.get("create_time")
-        process = _live_process(pid, created)
+        process = _live_process(pid, created, uid=run_as.uid if run_as.switches else None)
+        tracked = _Tracked(job=job, allocation=job.allocation, handle=handle, process=process, run_as=run_as,
+                           group=group)
         if process is not None:
-            self._jobs[job.id] = _Tracked(job=job, allocation=job.allocation, handle=handle, process=process)
+            self._jobs[job.id] = tracked
             log.info("job %s re-adopted: pid %s still running", job.id, pid)
             return None
-        ended = _read_exit(job_dir)
+        if group is not None and not self._kill_leftovers(group):
+            tracked.stopping = True
+            self._jobs[job.id] = tracked  # the wrapper is gone but processes remain: poll() ends them first
+            log.info("job %s re-adopted: wrapper gone, leftovers of group %s still dying", job.id, group.name)
+            return None
+        return self._settle_unwatched(tracked, pid)
+
+    def _kill_leftovers(self, group: JobGroup, wait_s: float = 2.0) -> bool:
+        """SIGKILL what is left of a job whose wrapper is gone; True once nothing is left."""
+        tracker = tracker_for(group, self.tracker)
+        deadline = time.monotonic() + wait_s
+        while tracker.members(group):
+            if time.monotonic() >= deadline:
+                return False
+            tracker.kill(group)
+            time.sleep(0.02)
+        return True
+
+    def _handle_from_files(self, job: Job) -> ExecutorHandle | None:
+        record = self.dirs.read_record(job.id) or {"job_dir": str(self.dirs.job_dir(job.id, RunAs(user="")))}
+        uid = record.get("uid") if isinstance(record.get("uid"), int) else None
+        wrapper = read_untrusted_json(Path(str(record["job_dir"])) / "wrapper.json", owner_uid=uid)
+        if wrapper is None or not isinstance(wrapper.get("pid"), int):
+            return None
+        return ExecutorHandle("local", {**{k: v for k, v in record.items() if k != "uid"}, "pid": wrapper["pid"],
+                                        "pgid": wrapper["pid"], "create_time": wrapper.get("create_time")})
+
+    def _settle_unwatched(self, t: _Tracked, pid: int) -> ExecutorEvent:
+        if t.group is not None:
+            tracker_for(t.group, self.tracker).remove(t.group)
+        ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
-            return Exited(job.id, ended[0], ended[1],
-                          message=_exit_message(ended[0], job_dir) + " (while the server was down)")
-        return Lost(job.id, f"process {pid} ended while the server was down and left no exit code "
-                            "(it was killed together with its wrapper)")
+            return Exited(t.job.id, ended[0], ended[1],
+                          message=_exit_message(ended[0], t) + " (while the server was down)")
+        return Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
+                              "(it was killed together with its wrapper)")
 
     def poll(self) -> list[ExecutorEvent]:
         """Advance stop plans and restarts; report exits, losses, readiness and restarts."""
@@ -281,15 +483,13 @@ class LocalExecutor:
                                          "stopped while waiting to restart"))
                 continue
             self._advance_plan(t, now)
-            ended = self._ended(t)
+            ended = self._ended(t, now)
             if ended is None:
                 if t.job.spec.kind is JobKind.INFERENCE and not t.ready and t.job.spec.port:
                     if _port_open(t.job.spec.port):
                         t.ready = True
                         events.append(Ready(job_id, t.job.spec.port))
                 continue
-            if t.stopping:
-                _killpg(t, signal.SIGKILL)  # leftovers of a stopped job never outlive it
             if isinstance(ended, Exited) and self._should_restart(t, ended):
                 delay = min(60.0, 2.0 ** t.restarts)
                 t.restart_at, t.ready = now + delay, False
@@ -306,7 +506,7 @@ class LocalExecutor:
     def _restart(self, t: _Tracked) -> list[ExecutorEvent]:
         assert t.allocation is not None
         try:
-            fresh = self._spawn(t.job, t.allocation, restarts=t.restarts + 1)
+            fresh = self._spawn(t.job, t.allocation, t.run_as, restarts=t.restarts + 1)
         except ExecutorError as exc:
             del self._jobs[t.job.id]
             return [Exited(t.job.id, 127, datetime.now(timezone.utc), f"restart failed: {exc.message}")]
@@ -332,35 +532,42 @@ class LocalExecutor:
         """See :meth:`Executor.logs`.
 
         Raises:
-            NotFoundError: no output file for this job (it never started here).
+            NotFoundError: no output file for this job (it never started here), or the file is
+                not one the service may show (a symlink, not the owner's).
         """
-        path = self.log_path(job_id)
-        if not path.exists():
+        record = self.dirs.read_record(job_id) or {}
+        uid = record.get("uid") if isinstance(record.get("uid"), int) else None
+        try:
+            return read_log(self.log_path(job_id), offset, limit, owner_uid=uid)
+        except FileNotFoundError:
+            if record or job_id in self._jobs:
+                return "", max(0, offset)  # started; its wrapper has not opened the log yet
             raise NotFoundError(f"no output for job {job_id} yet", field="job_id",
-                                hint="the job has not started; try again once it runs")
-        return read_log(path, offset, limit)
+                                hint="the job has not started; try again once it runs") from None
+        except OSError as exc:
+            log.warning("job %s: refusing to read its log: %s", job_id, exc)
+            raise NotFoundError(f"the output of job {job_id} cannot be shown", field="job_id",
+                                hint="its log file was replaced; the job's owner can read it directly") from None
 
     def pids(self) -> frozenset[int]:
-        """Pids of every process of the jobs this executor watches (wrappers and all descendants).
+        """Pids of every process of the jobs this executor watches (wrappers, descendants and
+        every member of their job groups).
 
         The NVML inventory uses it to tell our GPU memory from foreign holders (case 014).
         Safe to call from another thread.
         """
         out: set[int] = set()
         for t in list(self._jobs.values()):
-            root = t.process
-            if root is None and t.popen is not None:
+            root = self._root_pid(t)
+            if t.group is not None and t.group.kind != "marker":
+                out |= tracker_for(t.group, self.tracker).members(t.group)
+            if root:
                 try:
-                    root = psutil.Process(t.popen.pid)
+                    process = psutil.Process(root)
+                    out.add(root)
+                    out.update(child.pid for child in process.children(recursive=True))
                 except psutil.Error:
-                    continue
-            if root is None:
-                continue
-            out.add(root.pid)
-            try:
-                out.update(child.pid for child in root.children(recursive=True))
-            except psutil.Error:
-                pass
+                    pass
         return frozenset(out)
 
     def detach(self) -> None:
@@ -369,28 +576,90 @@ class LocalExecutor:
 
     # -- internals ---------------------------------------------------------------------------------
 
+    def _root_pid(self, t: _Tracked) -> int | None:
+        if t.popen is not None:
+            return t.popen.pid
+        return t.process.pid if t.process is not None else None
+
+    def _wrapper_alive(self, t: _Tracked) -> bool:
+        if t.popen is not None:
+            return t.popen.poll() is None
+        return t.process is not None and _alive(t.process)
+
     def _advance_plan(self, t: _Tracked, now: float) -> None:
         while t.plan and t.plan[0][0] <= now:
             _, signum = t.plan.pop(0)
-            log.info("job %s: sending %s to its process group", t.job.id, signum.name)
-            _killpg(t, signum)
+            log.info("job %s: sending %s to its processes", t.job.id, signum.name)
+            self._signal(t, signum)
 
-    def _ended(self, t: _Tracked) -> Exited | Lost | None:
-        job_dir = Path(str(t.handle.data.get("job_dir", self.job_dir(t.job.id))))
-        if t.popen is not None:
-            code = t.popen.poll()
-            if code is None:
-                return None
-        elif t.process is not None and _alive(t.process):
+    def _signal(self, t: _Tracked, signum: signal.Signals) -> None:
+        """``signum`` to the job's process group and to every job-group member outside it."""
+        pgid = _killpg(t, signum)
+        if t.group is None:
+            return
+        tracker = tracker_for(t.group, self.tracker)
+        root = self._root_pid(t) if self._wrapper_alive(t) else None
+        if signum == signal.SIGKILL:
+            tracker.kill(t.group, root_pid=root)
+            return
+        for pid in tracker.members(t.group, root_pid=root):
+            try:
+                if pgid is None or os.getpgid(pid) != pgid:
+                    os.kill(pid, signum)
+            except (ProcessLookupError, PermissionError):
+                continue
+
+    def _ended(self, t: _Tracked, now: float) -> Exited | Lost | None:
+        if self._wrapper_alive(t):
             return None
-        else:
-            code = None
-        ended = _read_exit(job_dir)
+        if t.group is not None:
+            tracker = tracker_for(t.group, self.tracker)
+            if tracker.members(t.group):
+                if t.stopping or (t.leftovers_since is not None and now - t.leftovers_since >= self.leftover_grace_s):
+                    tracker.kill(t.group)
+                elif t.leftovers_since is None:
+                    log.info("job %s: its command ended; stopping what it left running", t.job.id)
+                    tracker.signal(t.group, signal.SIGTERM)
+                t.leftovers_since = now if t.leftovers_since is None else t.leftovers_since
+                return None  # GPUs are freed only once nothing of the job is left
+            tracker.remove(t.group)
+        code = t.popen.poll() if t.popen is not None else None
+        ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
-            return Exited(t.job.id, ended[0], ended[1], _exit_message(ended[0], job_dir, stopped=t.stopping))
-        if code is not None:  # our child, but the wrapper was killed before recording the job's end
-            return Exited(t.job.id, code, datetime.now(timezone.utc), _exit_message(code, job_dir, stopped=t.stopping))
+            return Exited(t.job.id, ended[0], ended[1], _exit_message(ended[0], t))
+        early = self.dirs.start_error(t.job.id)
+        if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
+            return Exited(t.job.id, code, datetime.now(timezone.utc),
+                          _exit_message(code, t) + (f": {early.splitlines()[-1]}" if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
+
+
+def _home_relative(working_dir: str, run_as: RunAs) -> str:
+    """``~`` and ``~/path`` (sent by magics through a hub) resolved against the owner's home."""
+    if working_dir != "~" and not working_dir.startswith("~/"):
+        return working_dir
+    home = run_as.home if run_as.switches else os.path.expanduser("~")
+    return (home or "/") + working_dir[1:]
+
+
+def _shell(run_as: RunAs) -> str | None:
+    if not run_as.account:
+        return None
+    try:
+        return pwd.getpwnam(run_as.account).pw_shell or None
+    except KeyError:
+        return None
+
+
+def _run_as_from(raw: object, job: Job) -> RunAs:
+    if isinstance(raw, dict) and raw.get("account"):
+        groups = raw.get("groups") or ()
+        return RunAs(user=str(raw.get("user") or job.spec.user), account=str(raw["account"]),
+                     uid=raw.get("uid") if isinstance(raw.get("uid"), int) else None,
+                     gid=raw.get("gid") if isinstance(raw.get("gid"), int) else None,
+                     groups=tuple(int(g) for g in groups if isinstance(g, int)),
+                     home=raw.get("home") if isinstance(raw.get("home"), str) else None)
+    return embedded_run_as(job)
 
 
 def _alive(process: psutil.Process) -> bool:
@@ -400,44 +669,53 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
-def _live_process(pid: int, create_time: Any) -> psutil.Process | None:
-    """The process ``pid`` if it still runs *and* is the same process (create time matches)."""
+def _live_process(pid: int, create_time: Any, *, uid: int | None = None) -> psutil.Process | None:
+    """The process ``pid`` if it still runs *and* is the same process (create time matches,
+    and it runs as ``uid`` when given: a forged wrapper file cannot point at someone else's pid)."""
     if pid <= 0:
         return None
     try:
         process = psutil.Process(pid)
         if create_time is not None and abs(process.create_time() - float(create_time)) > _CREATE_TIME_TOLERANCE_S:
             return None  # the pid was reused by another process
-    except psutil.Error:
+        if uid is not None and process.uids().real != uid:
+            return None
+    except (psutil.Error, TypeError, ValueError):
         return None
     return process if _alive(process) else None
 
 
-def _killpg(t: _Tracked, signum: signal.Signals) -> None:
+def _killpg(t: _Tracked, signum: signal.Signals) -> int | None:
+    """Signal the job's process group; the group id, or None when it is not (or no longer) ours."""
     pgid = int(t.handle.data.get("pgid") or t.handle.data.get("pid") or 0)
     if pgid <= 0:
-        return
-    if t.popen is None and t.process is not None and not _alive(t.process):
+        return None
+    if t.popen is None and (t.process is None or not _alive(t.process)):
         # adopted group whose leader is gone: the pgid may belong to someone else by now
-        return
+        return None
     try:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
         pass
+    return pgid
 
 
-def _read_exit(job_dir: Path) -> tuple[int, datetime] | None:
+def _read_exit(job_dir: Path, owner_uid: int | None) -> tuple[int, datetime] | None:
+    data = read_untrusted_json(job_dir / "exit.json", owner_uid=owner_uid)
+    if data is None:
+        return None
     try:
-        data = json.loads((job_dir / "exit.json").read_text())
         return int(data["exit_code"]), parse_utc(data["finished_at"], field="finished_at")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, SchedError):  # written in the job owner's directory: untrusted
         return None
 
 
-def _exit_message(code: int, job_dir: Path, *, stopped: bool = False) -> str:
+def _exit_message(code: int, t: _Tracked) -> str:
     """How the job ended, in one sentence: the notebook runner's reason, else the exit code or
-    signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028)."""
-    return describe_exit(code, job_dir=job_dir, log=job_dir / "output.log", stopped=stopped)
+    signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028), read only
+    from files the job's owner owns."""
+    return describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
+                         owner_uid=t.owner_uid)
 
 
 def _port_open(port: int) -> bool:

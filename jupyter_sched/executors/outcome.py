@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .safeopen import read_untrusted_bytes
+
 __all__ = [
     "OUTCOME_FILE",
     "LOG_TAIL_LINES",
@@ -97,23 +99,22 @@ def write_outcome(directory: Path, outcome: Mapping[str, Any]) -> Path:
     return path
 
 
-def read_outcome(directory: Path) -> dict[str, Any] | None:
-    """The runner's ``outcome.json`` in ``directory``, or None when absent or unreadable."""
+def read_outcome(directory: Path, *, owner_uid: int | None = None) -> dict[str, Any] | None:
+    """The runner's ``outcome.json`` in ``directory``, or None when absent or unreadable (read
+    without following symlinks, and only if ``owner_uid`` owns it when given: :mod:`.safeopen`)."""
     try:
-        data = json.loads((directory / OUTCOME_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_untrusted_bytes(directory / OUTCOME_FILE, owner_uid=owner_uid, limit=1 << 20))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
-    """The last ``lines`` non-empty lines of a log (read from its last 16 KiB; long lines cut)."""
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, owner_uid: int | None = None) -> list[str]:
+    """The last ``lines`` non-empty lines of a log (read from its last 16 KiB; long lines cut;
+    read as :func:`read_outcome` reads)."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - _TAIL_BYTES))
-            text = fh.read().decode("utf-8", errors="replace")
+        text = read_untrusted_bytes(path, owner_uid=owner_uid, limit=_TAIL_BYTES, tail=True).decode(
+            "utf-8", errors="replace")
     except OSError:
         return []
     kept = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("[jupyter_sched]")]
@@ -121,7 +122,7 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
-                  stopped: bool = False) -> str:
+                  stopped: bool = False, owner_uid: int | None = None) -> str:
     """One sentence for how work ended.
 
     Args:
@@ -131,9 +132,10 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         log: the job's log; its last lines are quoted for a failure without an outcome file.
         stopped: the scheduler was stopping the work (cancel, preemption, time limit): a SIGKILL
             is then its own, not a sign of memory trouble.
+        owner_uid: the uid that must own the files read (a job run as another account).
     """
     if exit_code != 0 and job_dir is not None:
-        outcome = read_outcome(job_dir)
+        outcome = read_outcome(job_dir, owner_uid=owner_uid)
         if outcome and outcome.get("status") != "succeeded" and outcome.get("reason"):
             return str(outcome["reason"])
     if exit_code < 0:
@@ -143,7 +145,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
     else:
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:
-        tail = log_tail(log)
+        tail = log_tail(log, owner_uid=owner_uid)
         if tail:
             base += "; last lines: " + " | ".join(tail)
     return base

@@ -1,24 +1,34 @@
-"""Tiny supervisor that runs one job's command and records how it ended.
+"""Tiny supervisor that runs one job's command, as the job's owner, and records how it ended.
 
-Run as ``python <this file> --job-dir DIR -- ARGV...`` (or ``python -m
-jupyter_sched.executors.wrapper``) by the local executor, as the leader of the job's process group.
+Run by the local executor as ``python -I -c <this file's source> --job-dir DIR --launch -- ARGV``
+(or ``python <this file> ...``), already switched to the job's OS account and in the job's own
+session, so it leads the job's process group. Only the standard library is imported (psutil
+when available): the wrapper starts in tens of milliseconds with any Python 3.10+ interpreter the
+account can run, wherever jupyter_sched itself is installed.
 
-Why it exists: after a server restart the job's process is no longer a child of the server,
-so its exit status cannot be collected with ``wait()``. The wrapper is the child's parent for the
-whole run; it writes, atomically:
+Launch (``--launch``): the wrapper first reads one JSON line from stdin and does nothing before
+it arrives — the executor sends it once the wrapper sits in the job's cgroup, so not even a
+first child can escape. EOF instead of a line means the executor gave up: exit 125, nothing run.
+The line says ``{"cwd": dir or null, "files": {name: text}, "banner": text or null}``; as the
+job's owner the wrapper then creates ``DIR`` (mode 0700), writes ``files`` into it (bare names,
+mode 0600: carried cell, script or notebook content), opens ``DIR/output.log`` (0600, append)
+as its stdout and stderr, writes ``banner`` there, enters ``cwd`` and starts ARGV. Everything
+the job's owner can read is therefore created by the owner: the service never writes into a
+user's directory.
 
-* ``DIR/wrapper.json`` at start: ``{"pid", "create_time"}`` (its own identity; the group id is
-  its pid), so a job whose handle was not yet persisted can still be found;
-* ``DIR/exit.json`` at the end: ``{"exit_code", "finished_at", "signal"}`` — ``exit_code`` as
+Records, written atomically into ``DIR``:
+
+* ``wrapper.json`` at start: ``{"pid", "create_time"}`` (its own identity; the group id is its
+  pid), so a job whose handle was not yet persisted can still be found;
+* ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal"}`` — ``exit_code`` as
   :mod:`subprocess` reports it (negative = killed by that signal).
 
-A re-adopted job whose wrapper left ``exit.json`` ends with its true state; one that left none
-(the wrapper itself got ``SIGKILL``) is reported lost. The wrapper survives SIGTERM/SIGUSR1/
-SIGINT/SIGHUP sent to the group (the child gets them; one that arrives before the child exists is
-forwarded to it once it does), so it can record the child's end; it then sends SIGTERM to any
-leftovers in the group, so stray grandchildren do not hold GPUs.
-
-Only the standard library is imported: the wrapper starts in tens of milliseconds.
+The wrapper survives SIGTERM/SIGUSR1/SIGINT/SIGHUP sent to the group (the child gets them; one
+that arrives before the child exists is forwarded once it does). It is a *child subreaper*
+(``prctl(PR_SET_CHILD_SUBREAPER)``): a grandchild that calls ``setsid()`` and is orphaned is
+re-parented to the wrapper, not to init, so it stays findable. When the command ends the wrapper
+records its exit, sends SIGTERM to everything it still has below it, SIGKILLs what is left after
+``--leftover-grace`` seconds (default 3) and only then exits.
 """
 
 from __future__ import annotations
@@ -33,25 +43,41 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["main", "write_json_atomic"]
+__all__ = ["main", "process_start_time", "write_json_atomic"]
+
+_PR_SET_CHILD_SUBREAPER = 36
+_NOT_LAUNCHED = 125
+_NO_WORKDIR = 126
 
 
 def write_json_atomic(path: Path, data: dict[str, object]) -> None:
     """Write ``data`` as JSON to ``path`` via a temporary file and rename (never half-written)."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with open(fd, "w", encoding="utf-8") as fh:
         json.dump(data, fh)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
-def _process_start_time(pid: int) -> float | None:
+def process_start_time(pid: int) -> float | None:
+    """Start time of ``pid`` in seconds since the epoch, as psutil's ``create_time()`` gives it
+    (``/proc/stat`` btime + start ticks / CLK_TCK when psutil is not importable); None if gone."""
     try:
         import psutil
 
         return float(psutil.Process(pid).create_time())
-    except Exception:  # psutil missing or process gone: the executor falls back to the pid
+    except ImportError:
+        pass
+    except Exception:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        with open("/proc/stat") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith("btime"))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
         return None
 
 
@@ -69,36 +95,188 @@ def _on_signal(signum: int, _frame: FrameType | None) -> None:
         _early.append(signum)
 
 
+def _become_subreaper() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: orphans go to init, as without the wrapper
+        pass
+
+
+def _children_of(parent: int) -> list[int]:
+    """Direct children of ``parent`` (from ``/proc``; empty where there is no procfs)."""
+    out: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) == parent:
+                    out.append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _descendants() -> list[int]:
+    found, todo = [], [os.getpid()]
+    while todo:
+        for child in _children_of(todo.pop()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _end_leftovers(grace_s: float) -> None:
+    """SIGTERM the group and every descendant, SIGKILL what remains after ``grace_s`` seconds."""
+    try:
+        os.killpg(os.getpgrp(), signal.SIGTERM)  # our own handler ignores it
+    except OSError:
+        pass
+    deadline = time.monotonic() + grace_s
+    signum = signal.SIGTERM
+    while True:
+        _reap()
+        left = [pid for pid in _descendants() if not _is_zombie(pid)]
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
+        if signum == signal.SIGKILL and time.monotonic() > deadline + grace_s:
+            return  # unkillable (uninterruptible sleep): the executor keeps watching them
+        if time.monotonic() >= deadline:
+            signum = signal.SIGKILL
+        time.sleep(0.05)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _launch(job_dir: Path) -> dict[str, object] | None:
+    """Read the launch line, then set up the job directory as the owner (see module docstring)."""
+    line = sys.stdin.buffer.readline()
+    if not line.strip():
+        return None
+    launch = json.loads(line)
+    if not isinstance(launch, dict):
+        raise ValueError("the launch line is not a JSON object")
+    job_dir.mkdir(mode=0o700, exist_ok=True)
+    for stale in ("exit.json", "wrapper.json", "outcome.json"):  # a restarted service's previous run
+        (job_dir / stale).unlink(missing_ok=True)
+    files = launch.get("files") or {}
+    for name, text in files.items():
+        if not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"bad carried file name {name!r}")
+        fd = os.open(job_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(str(text))
+    log = os.open(job_dir / "output.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    if launch.get("banner"):
+        print(str(launch["banner"]), flush=True)
+    return launch
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command after ``--`` and record its end; return an exit status for the wrapper."""
     global _child_started
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 4 or args[0] != "--job-dir" or args[2] != "--":
-        print("usage: wrapper.py --job-dir DIR -- COMMAND [ARGS...]", file=sys.stderr)
-        return 2
-    job_dir, command = Path(args[1]), args[3:]
+    if "--" not in args:
+        return _usage()
+    options, command = args[:args.index("--")], args[args.index("--") + 1:]
+    launch_mode, grace_s, job_dir_arg = False, 3.0, None
+    while options:
+        option = options.pop(0)
+        if option == "--launch":
+            launch_mode = True
+        elif option == "--leftover-grace" and options:
+            grace_s = float(options.pop(0))
+        elif option == "--job-dir" and options:
+            job_dir_arg = options.pop(0)
+        else:
+            return _usage()
+    if job_dir_arg is None or not command:
+        return _usage()
+    job_dir = Path(job_dir_arg)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, _on_signal)
-    write_json_atomic(job_dir / "wrapper.json", {"pid": os.getpid(), "create_time": _process_start_time(os.getpid())})
+    cwd: str | None = None
+    if launch_mode:
+        launch = _launch(job_dir)
+        if launch is None:
+            return _NOT_LAUNCHED
+        cwd = str(launch["cwd"]) if launch.get("cwd") else None
+    _become_subreaper()
+    write_json_atomic(job_dir / "wrapper.json", {"pid": os.getpid(), "create_time": process_start_time(os.getpid())})
+    code: int
+    signame: str | None = None
     try:
-        child = subprocess.Popen(command)
+        if cwd is not None:
+            os.chdir(cwd)
     except OSError as exc:
-        print(f"jupyter_sched: cannot start {command[0]!r}: {exc}", file=sys.stderr, flush=True)
-        code, signame = 127, None
+        print(f"jupyter_sched: cannot enter the working directory {cwd!r} as {_account()}: {exc.strerror}",
+              file=sys.stderr, flush=True)
+        code = _NO_WORKDIR
     else:
-        _child_started = True
-        for early in _early:
-            child.send_signal(early)
-        code = child.wait()
-        signame = signal.Signals(-code).name if code < 0 else None
+        try:
+            child = subprocess.Popen(command)
+        except OSError as exc:
+            print(f"jupyter_sched: cannot start {command[0]!r}: {exc}", file=sys.stderr, flush=True)
+            code = 127
+        else:
+            _child_started = True
+            for early in _early:
+                child.send_signal(early)
+            code = child.wait()
+            signame = signal.Signals(-code).name if code < 0 else None
     write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
                                               "finished_at": datetime.now(timezone.utc).isoformat()})
-    try:
-        os.killpg(os.getpgrp(), signal.SIGTERM)  # leftovers of the job; our own handler ignores it
-        time.sleep(0.05)
-    except OSError:
-        pass
+    _end_leftovers(grace_s)
     return code if code >= 0 else 128 - code
+
+
+def _usage() -> int:
+    print("usage: wrapper.py [--leftover-grace S] --job-dir DIR [--launch] -- COMMAND [ARGS...]", file=sys.stderr)
+    return 2
+
+
+def _account() -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):
+        return f"uid {os.getuid()}"
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from .events import EventHub
 from .handlers import HANDLERS
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
-from .kernels import install_kernel_hooks, kernel_env, kernel_states
+from .kernels import install_kernel_hooks, kernel_env, kernel_states, release_orphan_leases
 from .metrics import make_registry
 
 __all__ = ["API_PREFIX", "SchedApp"]
@@ -54,6 +54,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     name = "jupyter_sched"
     description = "GPU scheduling for Jupyter users: queues, quotas, placement, preemption, idle reclamation."
     load_other_extensions = True
+    owns_kernels = True
+    """The leases of this engine are bound to this server's kernels (embedded). The hub's central
+    service serves no kernels: its users' servers report them (``jupyter_sched.hub.liveness``)."""
 
     activity_interval_s = Float(
         60.0,
@@ -75,6 +78,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         config=True,
         help="""Hub mode: the token sent to the central service (identifies this server's owner).
         Default: $JUPYTERHUB_API_TOKEN, the token JupyterHub gives each user server.""",
+    )
+
+    kernel_report_interval_s = Float(
+        30.0,
+        config=True,
+        help="""Hub mode, per-user server side: seconds between reports of this server's live kernels
+        to the central service, which releases leases whose kernel is gone (jupyter_sched.hub.liveness).
+        Default 30 s (a gone kernel's GPUs are free within a minute, also after either side
+        restarted); 0 disables.""",
     )
 
     @default("hub_service_url")
@@ -156,6 +168,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Start the engine and the event pump once the server's loop runs."""
         await self.service.start()
         self._started = True
+        if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
+            release_orphan_leases(self.service, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.service.subscribe())
         self._activity_timer = PeriodicCallback(self._activity_tick, self.activity_interval_s * 1000)
         self._activity_timer.start()

@@ -24,7 +24,8 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-__all__ = ["KERNEL_ACTIONS_SCHEMA", "install_kernel_hooks", "kernel_env", "kernel_states"]
+__all__ = ["KERNEL_ACTIONS_SCHEMA", "install_kernel_hooks", "kernel_alive_elsewhere", "kernel_env", "kernel_states",
+           "release_orphan_leases"]
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,13 @@ _RELEASING_ACTIONS = frozenset({"shutdown", "restart"})
 
 
 def kernel_env(*, url: str, token: str, kernel_id: str) -> dict[str, str]:
-    """The variables a kernel gets: ``JUPYTER_SCHED_URL`` / ``_TOKEN`` / ``_KERNEL_ID``."""
+    """The variables a kernel gets: ``JUPYTER_SCHED_URL`` / ``_TOKEN`` / ``_KERNEL_ID``.
+
+    A server spawned by JupyterHub has no token of its own (its identity provider accepts hub
+    tokens): the kernel then gets the server's own hub token, ``$JUPYTERHUB_API_TOKEN``, which it
+    inherits anyway (the kernel is the owner's process) and which the server resolves to its owner.
+    """
+    token = token or os.environ.get("JUPYTERHUB_API_TOKEN", "")
     return {"JUPYTER_SCHED_URL": url, "JUPYTER_SCHED_TOKEN": token, "JUPYTER_SCHED_KERNEL_ID": kernel_id}
 
 
@@ -133,3 +140,47 @@ def _hook_restart(kernel: Any, kernel_id: str, before_restart: Callable[[str], A
 
     kernel.restart_kernel = restart_kernel
     kernel._jupyter_sched_restart_hooked = True
+
+
+def kernel_alive_elsewhere(kernel_id: str, runtime_dir: str) -> bool:
+    """True when another Jupyter server on this host runs ``kernel_id``: its connection file
+    ``kernel-<id>.json`` is in ``runtime_dir`` and its shell port accepts a connection (a kernel
+    that died with its server leaves the file, not the listener)."""
+    import json
+    import socket
+
+    path = os.path.join(runtime_dir, f"kernel-{kernel_id}.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            info = json.load(fh)
+        address = (str(info.get("ip") or "127.0.0.1"), int(info["shell_port"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if info.get("transport", "tcp") != "tcp":
+        return os.path.exists(address[0])
+    try:
+        with socket.create_connection(address, timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def release_orphan_leases(service: Any, kernel_manager: Any, runtime_dir: str) -> list[str]:
+    """Embedded, at start: release live leases whose kernel no longer runs; their ids.
+
+    A restarted server has none of its earlier kernels (a ``kill -9`` skipped the releases of the
+    shutdown hooks). A lease is kept when its kernel is one of this server's kernels or another
+    server on this host runs it (:func:`kernel_alive_elsewhere`: servers sharing one store and
+    one runtime dir). Leases not bound to a kernel are left alone.
+    """
+    mine = set(kernel_manager.list_kernel_ids()) if kernel_manager is not None else set()
+    released: list[str] = []
+    for lease in service.list_jobs(user=None, state="pending,admitted,running", kind="lease"):
+        kernel_id = lease.get("kernel_id")
+        if not kernel_id or kernel_id in mine or kernel_alive_elsewhere(str(kernel_id), runtime_dir):
+            continue
+        done = service.release_kernel(str(kernel_id), reason="its kernel was gone when the server started")
+        released += [str(item["id"]) for item in done or ()]
+    if released:
+        log.info("jupyter_sched: released %d lease(s) whose kernel was gone at start: %s", len(released), released)
+    return released

@@ -8,8 +8,10 @@ or running work (jobs and leases), ``POST {hub_api}/users/{name}/activity`` with
 REST API, "Notify user activity"; needs the ``users:activity`` scope). ``servers`` names the
 user's active servers as the hub reports them (``GET users?state=active``; "" is the default
 server; reading them needs ``read:servers``): a job is not tied to one server, so all of them
-count. Users without an active server get ``last_activity`` only (the hub refuses unknown server
-names). Requests from panels and other polling UIs are never activity here: only work in the
+count. The hub's user list is paged (:mod:`.hubapi`): every page is read, and a busy user the
+walk did not see is asked about alone, so every active user's servers are reported whatever the
+hub's page size. Users without an active server get ``last_activity`` only (the hub refuses
+unknown server names). Requests from panels and other polling UIs are never activity here: only work in the
 ``admitted``/``running`` states is.
 
 Each user server also reports its own running work (``SchedApp.current_activity`` →
@@ -20,10 +22,12 @@ posts to the hub); this covers servers whose singleuser activity reports are off
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
+
+from .hubapi import HubClient, HubLookupError, active_users, user_servers
 
 __all__ = ["ACTIVE_STATES", "activity_bodies", "activity_path", "active_servers", "report_activity"]
 
@@ -82,16 +86,16 @@ def activity_path(user: str) -> str:
     return f"users/{quote(user, safe='')}/activity"
 
 
-async def report_activity(service: Any, hub_api: Callable[..., Awaitable[Any]]) -> list[str]:
+async def report_activity(service: Any, hub: HubClient) -> list[str]:
     """Post the activity of every user with admitted/running work to the hub; the users reported.
 
     Args:
         service: the ``SchedulerService`` (``list_jobs``, ``clock``).
-        hub_api: ``await hub_api(method, path, body=None)`` → decoded JSON, calling the hub REST
-            API with the service's token (``HubIdentityProvider.hub_api``).
+        hub: the hub API with the service's token (:class:`~.hubapi.HubAPI`).
 
     Hub errors are logged and retried at the next tick: one user's refused report never stops
-    the others'; a failed ``GET users`` still reports ``last_activity`` for every busy user.
+    the others'; a failed user listing still reports each busy user, with the servers the hub
+    gives for that user alone (or ``last_activity`` only when it does not answer).
     """
     try:
         work = service.list_jobs(user=None, state=ACTIVE_STATES)
@@ -101,16 +105,20 @@ async def report_activity(service: Any, hub_api: Callable[..., Awaitable[Any]]) 
     if not work:
         return []
     try:
-        servers = active_servers(await hub_api("GET", "users?state=active&limit=100000"))
-    except Exception:
-        log.warning("jupyter_sched: could not list active hub servers for activity; reporting users only",
-                    exc_info=True)
+        servers = active_servers(list((await active_users(hub)).values()))
+    except HubLookupError:
+        log.warning("jupyter_sched: could not list active hub servers for activity; asking per user", exc_info=True)
         servers = {}
+    busy = {str(j["user"]) for j in work if j.get("user") and j.get("state") in ("admitted", "running")}
+    for user in sorted(busy - set(servers)):  # not seen on any page: ask about this user alone
+        alone = await user_servers(hub, user)
+        if alone:
+            servers[user] = alone
     reported = []
     for user, body in activity_bodies(work, servers, now=service.clock.now()).items():
         try:
-            await hub_api("POST", activity_path(user), body)
-        except Exception:
+            await hub.request("POST", activity_path(user), body)
+        except HubLookupError:
             log.warning("jupyter_sched: the hub refused the activity of %s; will retry", user, exc_info=True)
             continue
         reported.append(user)

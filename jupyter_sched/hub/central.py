@@ -13,9 +13,17 @@ hub-specific parts:
   (:mod:`.budgets`);
 - **activity** — every ``activity_interval_s`` seconds, users with admitted/running jobs or
   leases are reported active to the hub (``POST users/{name}/activity``, :mod:`.activity`);
-- **stopped servers** — every ``hub_poll_interval_s`` seconds the service asks the hub which
-  users have an active server and releases live kernel-bound leases of users who have none (a
-  server that was killed without stopping its extension, or culled).
+- **stopped servers** — every ``hub_poll_interval_s`` seconds the service reads every page of
+  the hub's active users (:mod:`.hubapi`) and releases live kernel-bound leases of users who have
+  no active server (a server that was killed without stopping its extension, or culled). A user
+  the paged walk did not see is *unknown*: their leases are released only after the hub, asked
+  about that user alone, confirms they have no server;
+- **kernels** — user servers report their live kernels (``PUT api/sched/kernels``); leases of
+  kernels that are gone are released (:mod:`.liveness`), also after a restart of either side;
+- **run-as** — with the local executor, every job runs as its owner's OS account
+  (:class:`~jupyter_sched.executors.runas.AccountMapping`, ``c.HubSchedApp.run_as_*``) in a clean
+  environment; the service refuses to start when it cannot switch users (not root), when the job
+  directory is out of other accounts' reach, or when ``job_python`` cannot be run by them.
 
 Loaded by ``jupyter-sched serve`` as the server extension module ``jupyter_sched.hub.central``.
 """
@@ -23,22 +31,38 @@ Loaded by ``jupyter-sched serve`` as the server extension module ``jupyter_sched
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from jupyter_server.auth.decorator import authorized
+from tornado import web
 from tornado.ioloop import PeriodicCallback
-from traitlets import Dict, Float
+from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
-from ..errors import AuthorizationError
-from ..extension.app import SchedApp
+from ..errors import AuthorizationError, SchedError
+from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
+from ..extension.app import API_PREFIX, SchedApp
+from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
+from ..model import Job
 from .activity import report_activity
 from .budgets import warn_budgets
+from .hubapi import HubAPI, HubLookupError, user_servers
 from .identity import HubUser, choose_team, is_admin
+from .liveness import (
+    GONE_KERNEL,
+    KernelReport,
+    KernelReports,
+    gone_leases,
+    leases_to_release,
+    parse_report,
+    stale_leases,
+)
 
-__all__ = ["HUB_ACTOR", "HubSchedApp", "known_teams", "stale_leases"]
+__all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "stale_leases"]
 
 log = logging.getLogger(__name__)
 
@@ -54,25 +78,13 @@ def known_teams(quotas: Mapping[str, Any]) -> set[str]:
             if item.get("team")}
 
 
-def stale_leases(leases: Iterable[Mapping[str, Any]], active_users: Iterable[str]) -> list[Mapping[str, Any]]:
-    """Live kernel-bound leases whose user has no active server on the hub (to release).
-
-    Args:
-        leases: lease dicts (``job_to_dict`` shape: ``user``, ``kernel_id``, ``state``).
-        active_users: names of users with at least one active (running or starting) server.
-    """
-    active = set(active_users)
-    return [lease for lease in leases
-            if lease.get("kernel_id") and lease.get("state") in ("pending", "admitted", "running")
-            and lease.get("user") not in active]
-
-
 class HubSchedApp(SchedApp):
     """The central service's extension (see module docstring). Configured as ``c.SchedApp.*``
     (shared traits) and ``c.HubSchedApp.*`` (hub traits)."""
 
     name = "jupyter_sched"
     load_other_extensions = False
+    owns_kernels = False
 
     hub_poll_interval_s = Float(
         60.0, config=True,
@@ -93,8 +105,47 @@ class HubSchedApp(SchedApp):
         "*" prices every other model) for the cost column of GET usage/report. Default {}: no cost.""",
     )
 
+    run_as_account_template = Unicode(
+        "{username}", config=True,
+        help="""OS account a hub user's jobs run as with the local executor; "{username}" is the hub
+        user name. Default "{username}": the account JupyterHub's local spawners run the user's
+        server as. Entries of run_as_accounts win.""",
+    )
+    run_as_accounts = Dict(
+        value_trait=Unicode(), config=True,
+        help="""Explicit hub user -> OS account names, e.g. {"alice@example.org": "alice"}.""",
+    )
+    run_as_ids = Dict(
+        config=True,
+        help="""Kubernetes executor: hub user -> [uid, gid] of their job pods, for users without an
+        account on the service's host, e.g. {"alice": [1001, 1001]}.""",
+    )
+    run_as_default_ids = List(
+        Int(), default_value=[], config=True,
+        help="""Kubernetes executor: [uid, gid] of pods of users with neither an account nor
+        run_as_ids (e.g. [1000, 100], jovyan in the Jupyter images). Default []: the image's own
+        non-root user.""",
+    )
+    run_as_min_uid = Int(
+        1000, config=True,
+        help="""Jobs never run with a uid below this (root, system accounts). Default 1000.""",
+    )
+    job_python = Unicode(
+        "", config=True,
+        help="""Interpreter of jobs run as users' accounts (local executor): the job wrapper,
+        scripts, cells and notebooks. Every account must be able to run it (a venv made from
+        /usr/bin/python3 in a 0755 folder, with the users' packages and jupyter_sched for
+        notebooks). Default "": this service's own interpreter.""",
+    )
+
     def initialize_settings(self) -> None:
-        """Build the engine as embedded mode does, then switch identity to the hub's."""
+        """Build the engine as embedded mode does, then switch identity to the hub's and jobs to
+        their owners' accounts.
+
+        Raises:
+            traitlets.TraitError: hub mode cannot run jobs safely as configured (names the
+                setting and the fix; the server stops with that one line).
+        """
         super().initialize_settings()
         self.identity_mode = "jupyterhub"
         self._team_seen: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
@@ -102,6 +153,70 @@ class HubSchedApp(SchedApp):
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
         self._reporting = False
+        self._kernel_reports = KernelReports()
+        self._hub_client: HubAPI | None = None
+        try:
+            self.account_mapping = AccountMapping.from_config(
+                template=self.run_as_account_template, accounts=self.run_as_accounts, ids=self.run_as_ids,
+                default_ids=self.run_as_default_ids or None, min_uid=self.run_as_min_uid)
+        except SchedError as err:
+            raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
+        if self.executor == "local":
+            self._run_jobs_as_owners()
+        elif self.executor == "kubernetes":
+            mapping = self.account_mapping
+
+            def pod_identity(job: Job) -> RunAs:
+                ids = mapping.pod_ids(job.spec.user)
+                return RunAs(user=job.spec.user, uid=ids[0], gid=ids[1]) if ids else RunAs(user=job.spec.user)
+
+            self._set_engine_run_as(pod_identity)
+
+    def _set_engine_run_as(self, run_as: Any) -> None:
+        """Make the engine decide every start's run-as identity with ``run_as(job)``."""
+        engine = getattr(self.service, "engine", None)
+        if engine is not None and hasattr(engine, "run_as"):
+            engine.run_as = run_as
+
+    def _run_jobs_as_owners(self) -> None:
+        """Refuse what would run users' jobs unsafely, then put the local executor in hub mode."""
+        if not can_switch_users():
+            raise TraitError(
+                f"c.SchedApp.executor: 'local' in hub mode runs each job as its owner's OS account, which needs "
+                f"root, and this service runs as uid {os.geteuid()}. Fix: run jupyter-sched serve as root, or set "
+                "c.SchedApp.executor = 'kubernetes'")
+        executor = self.service.executor
+        unreachable = executor.dirs.check_reachable()
+        if unreachable:
+            raise TraitError(f"c.SchedApp.log_dir: {unreachable}. Fix: set c.SchedApp.log_dir to a folder every "
+                             "account can reach (each folder above it mode 755), e.g. /var/lib/jupyter_sched/jobs")
+        python = self.job_python or sys.executable
+        if not runs_for_others(python):
+            raise TraitError(f"c.HubSchedApp.job_python: {python} cannot be run by other accounts (a folder above it "
+                             "is private). Fix: make a venv from /usr/bin/python3 in a 0755 folder, install "
+                             "jupyter_sched there and set c.HubSchedApp.job_python to its python")
+        mapping = self.account_mapping
+
+        def run_as_for(job: Job) -> RunAs:
+            return mapping.resolve(job.spec.user)
+
+        executor.serve_hub(run_as_for, job_python=python)
+        self._set_engine_run_as(run_as_for)
+        self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
+                      self.run_as_account_template, python, executor.root)
+
+    def initialize_handlers(self) -> None:
+        """The route table, plus the kernel reports of user servers (hub mode only)."""
+        super().initialize_handlers()
+        self.handlers.append((API_PREFIX + "kernels", KernelReportHandler))
+
+    def _hub(self) -> HubAPI:
+        """The hub API with the service's own token."""
+        if self._hub_client is None:
+            auth = getattr(self._provider(), "hub_auth", None)
+            self._hub_client = HubAPI(auth.api_url if auth else os.environ.get("JUPYTERHUB_API_URL", ""),
+                                      auth.api_token if auth else os.environ.get("JUPYTERHUB_API_TOKEN", ""))
+        return self._hub_client
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         # As jupyterhub-singleuser does: tornado's own XSRF check runs before authentication and
@@ -172,10 +287,9 @@ class HubSchedApp(SchedApp):
         """As embedded mode (this server's own activity), and post running work to the hub
         (:mod:`.activity`) so the idle culler spares the servers of users with running work."""
         super()._activity_tick()
-        provider = self._provider()
-        if not self._reporting and provider is not None and hasattr(provider, "hub_api"):
+        if not self._reporting and self._provider() is not None:
             self._reporting = True
-            task = asyncio.ensure_future(report_activity(self.service, provider.hub_api))
+            task = asyncio.ensure_future(report_activity(self.service, self._hub()))
             task.add_done_callback(lambda _t: setattr(self, "_reporting", False))
 
     # ---- budgets ---------------------------------------------------------------------------
@@ -193,28 +307,71 @@ class HubSchedApp(SchedApp):
             task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
 
     async def release_stale_leases(self) -> list[str]:
-        """Release live kernel-bound leases of users without an active hub server; their ids.
+        """Release live kernel-bound leases of users without an active hub server, and leases
+        whose kernel the user's servers no longer report; their ids.
 
-        Hub errors are logged and retried at the next tick (a hub restart never drops leases).
+        Hub errors are logged and retried at the next tick (a hub restart never drops leases);
+        a user the paged listing missed is asked about alone before anything of theirs is released.
         """
-        provider = self._provider()
+        leases = [lease for lease in self.service.list_jobs(user=None, state=_LIVE, kind="lease")
+                  if lease.get("kernel_id")]
+        if not leases:
+            return []
         try:
-            active = await provider.hub_api("GET", "users?state=active&limit=100000")
-        except Exception:
+            decided = await leases_to_release(leases, self._hub(), self._kernel_reports)
+        except HubLookupError:
             log.warning("jupyter_sched: could not list active hub servers; will retry", exc_info=True)
             return []
-        names = {str(u["name"]) for u in active or () if isinstance(u, dict) and "name" in u}
-        released = []
-        for lease in stale_leases(self.service.list_jobs(user=None, state=_LIVE, kind="lease"), names):
-            with contextlib.suppress(Exception):
-                self.service.cancel(str(lease["id"]), user=HUB_ACTOR, is_admin=True)
-                self.service.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
-                                             user=lease.get("user"), message="the user's server stopped",
-                                             details={"kernel_id": lease.get("kernel_id")})
-                released.append(str(lease["id"]))
+        released: list[str] = []
+        for lease, reason in decided:
+            released += self._release([lease], reason)
         if released:
-            log.info("jupyter_sched: released %d lease(s) of stopped servers: %s", len(released), released)
+            log.info("jupyter_sched: released %d lease(s) of stopped servers or gone kernels: %s", len(released),
+                     released)
         return released
+
+    async def kernel_report(self, user: str, server: str, kernels: frozenset[str]) -> list[str]:
+        """Record ``user``'s ``server``'s live kernels; release leases whose kernel is gone; their ids."""
+        self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
+                                                 received_at=self.service.clock.now()))
+        leases = [lease for lease in self.service.list_jobs(user=user, state=_LIVE, kind="lease")
+                  if lease.get("kernel_id") and lease.get("user") == user]
+        if all(lease["kernel_id"] in kernels for lease in leases):
+            return []
+        servers = await user_servers(self._hub(), user)
+        if servers is None:
+            return []
+        return self._release(gone_leases(leases, self._kernel_reports.of(user), servers), GONE_KERNEL)
+
+    def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
+        released = []
+        for lease in leases:
+            try:
+                self.service.cancel(str(lease["id"]), user=HUB_ACTOR, is_admin=True)
+            except SchedError as err:  # finished meanwhile
+                log.debug("jupyter_sched: lease %s not released: %s", lease.get("id"), err)
+                continue
+            self.service.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
+                                         user=lease.get("user"), message=reason,
+                                         details={"kernel_id": lease.get("kernel_id")})
+            released.append(str(lease["id"]))
+        return released
+
+
+class KernelReportHandler(SchedHandler):
+    """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids]}`` from a user server (its own
+    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``."""
+
+    @property
+    def _track_activity(self) -> bool:  # type: ignore[override]
+        return False  # a report every 30 s is not user activity
+
+    @web.authenticated
+    @authorized
+    async def put(self) -> None:
+        server, kernels = parse_report(self.json_body())
+        released = await self.sched.kernel_report(self.identity.name, server, kernels)
+        self.reply({"released": released})
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

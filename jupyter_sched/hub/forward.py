@@ -16,6 +16,28 @@ spawners stop servers with SIGINT first, which jupyter_server without a terminal
 KeyboardInterrupt that skips extension shutdown. A killed server (SIGKILL) is covered by the
 central service, which releases leases of users the hub reports without a server.
 A central service that does not answer gives 502 ``{"error": {"code": "hub_service_unreachable"}}``.
+
+What is forwarded, and for whom (the server holds its owner's hub token; nothing may make it send
+that token anywhere else, or act for anyone but its owner):
+
+* **only routes of the route table.** The raw request path after ``api/sched/`` must be relative,
+  made of ``[A-Za-z0-9._~-]`` segments separated by single ``/`` — no scheme, no ``//host``, no
+  ``.`` or ``..`` segment, no percent-encoding at all (``%2e%2e``, ``%2f``, ``%5c`` and double
+  encodings) and no backslash — and match a route of the table exactly (:func:`forward_path`).
+  A malformed path is 400 ``bad_path``, a well-formed unknown one 404 ``no_such_route``; the
+  target URL is then checked to lie under the central service's ``api/sched/`` on its host
+  before any request is made (:meth:`ForwardingService.target`).
+* **only for the owner.** JupyterHub lets a server be shared (``access:servers`` granted to
+  others). A request from anyone but the server's owner (``$JUPYTERHUB_USER``) is refused with 403
+  ``not_the_owner``: the server can act only with its owner's token, and there is no secure way
+  to act as the visitor from inside a process the owner controls — any credential the visitor
+  handed this server would be the owner's to keep. Visitors use the scheduler from their own
+  server, or the central service directly with their own token.
+
+Kernel liveness: every ``kernel_report_interval_s`` seconds (default 30) the server reports the
+ids of its live kernels to the central service (``PUT api/sched/kernels``, :mod:`.liveness`),
+which releases leases whose kernel is gone — also when the release at shutdown was lost because
+the central service was down, or the server itself restarted.
 """
 
 from __future__ import annotations
@@ -25,7 +47,9 @@ import atexit
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 import httpx
@@ -34,9 +58,10 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..errors import SchedError
+from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 
-__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forwarding_service"]
+__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forward_path", "forwarding_service",
+           "route_patterns"]
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +70,42 @@ _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
 _PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering")
+_SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
+_KERNEL_REPORT_PATH = "kernels"
+_KERNEL_REPORT_TIMEOUT_S = 10.0
 
 
 class HubServiceUnreachable(SchedError):
     """The central service did not answer (connection refused, timeout)."""
 
     code = "hub_service_unreachable"
+
+
+def route_patterns() -> list[re.Pattern[str]]:
+    """The route table's patterns (relative to ``api/sched/``), compiled to match whole paths."""
+    from ..extension.handlers import HANDLERS
+
+    return [re.compile(f"^{pattern}$") for pattern, _ in HANDLERS]
+
+
+def forward_path(raw_path: str, routes: Sequence[re.Pattern[str]]) -> str:
+    """The raw (still percent-encoded) path after ``api/sched/``, if it may be forwarded.
+
+    Raises:
+        ValidationError: the path is not a plain relative route path (absolute URL, scheme,
+            ``//host``, ``.``/``..``, any percent-encoding, backslash...), field ``path``.
+        NotFoundError: well-formed, but no route of the table matches.
+    """
+    segments = raw_path.split("/")
+    if not raw_path or len(raw_path) > 512 or not all(
+            _SEGMENT.match(segment) and segment not in (".", "..") for segment in segments):
+        raise ValidationError(f"{raw_path[:80]!r} is not a scheduler route", field="path",
+                              hint="request a route under api/sched/ such as jobs or jobs/<id>; encoded, "
+                                   "absolute and dot paths are not forwarded")
+    if not any(route.match(raw_path) for route in routes):
+        raise NotFoundError(f"no scheduler route {raw_path[:80]!r}", field="path",
+                            hint="see the API description (openapi.yaml) for the routes")
+    return raw_path
 
 
 class ForwardingService:
@@ -60,20 +115,35 @@ class ForwardingService:
         url: the central service's base URL (its ``{JUPYTERHUB_SERVICE_PREFIX}``), ending in ``/``.
         token: the hub API token to send (the user server's ``JUPYTERHUB_API_TOKEN``).
         kernel_ids: ``kernel_ids() -> ids`` of this server's kernels (their leases are released at stop).
+        owner: the hub user this server belongs to (``$JUPYTERHUB_USER``); requests of anyone
+            else are refused. None: no hub, no sharing (every caller is the owner).
+        server_name: this server's name on the hub (``$JUPYTERHUB_SERVER_NAME``; "" = default).
+        routes: the forwardable route patterns (default: :func:`route_patterns`).
         timeout_s: seconds per forwarded request (default 60; log follow long-polls 25 s).
         poll_interval_s: seconds between refreshes of the running-work cache (server activity).
+        kernel_report_interval_s: seconds between kernel liveness reports (0 disables).
         transport: an httpx transport (None = network).
     """
 
-    def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], timeout_s: float = 60.0,
-                 poll_interval_s: float = 60.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
+                 server_name: str = "", routes: Sequence[re.Pattern[str]] | None = None, timeout_s: float = 60.0,
+                 poll_interval_s: float = 60.0, kernel_report_interval_s: float = 30.0,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.api_url = self.url + "api/sched/"
+        self._api = httpx.URL(self.api_url)
+        if self._api.scheme not in ("http", "https") or not self._api.host:
+            raise ValueError(f"hub_service_url {url!r} is not an http(s) URL")
         self.token = token
         self.kernel_ids = kernel_ids
+        self.owner = owner
+        self.server_name = server_name
+        self.routes = list(routes) if routes is not None else route_patterns()
         self.timeout_s = timeout_s
         self.poll_interval_s = poll_interval_s
+        self.kernel_report_interval_s = kernel_report_interval_s
         self._transport = transport
+        self._report_task: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = None
         self._task: asyncio.Task[None] | None = None
         self._running: list[dict[str, Any]] = []
@@ -94,6 +164,8 @@ class ForwardingService:
         the exit hook that releases this server's leases if the process ends without ``stop()``."""
         self._stopped.clear()
         self._task = asyncio.ensure_future(self._poll())
+        if self.kernel_report_interval_s > 0:
+            self._report_task = asyncio.ensure_future(self._report_kernels())
         atexit.register(self._release_at_exit)
 
     def _release_at_exit(self) -> None:
@@ -115,11 +187,12 @@ class ForwardingService:
         """Release the leases of this server's kernels on the central service, then close."""
         self._stopped.set()
         atexit.unregister(self._release_at_exit)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        for task in (self._task, self._report_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._task = self._report_task = None
         try:
             released = await self.release_leases(set(self.kernel_ids()), reason="server stopped")
             if released:
@@ -141,6 +214,31 @@ class ForwardingService:
                 log.debug("jupyter_sched: central service did not answer the activity poll", exc_info=True)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopped.wait(), self.poll_interval_s)
+
+    async def report_kernels(self) -> list[str]:
+        """Tell the central service which kernels live on this server; the lease ids it released.
+
+        Raises:
+            httpx.HTTPError: the central service did not answer.
+        """
+        body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
+        response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
+        if response.status_code != 200:
+            log.debug("jupyter_sched: kernel report answered %s", response.status_code)
+            return []
+        answer = response.json()
+        return [str(i) for i in answer.get("released", ())] if isinstance(answer, dict) else []
+
+    async def _report_kernels(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                released = await self.report_kernels()
+                if released:
+                    log.info("jupyter_sched: the central service released lease(s) of gone kernels: %s", released)
+            except (httpx.HTTPError, ValueError):
+                log.debug("jupyter_sched: central service did not take the kernel report", exc_info=True)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopped.wait(), self.kernel_report_interval_s)
 
     # ---- the parts of SchedulerService the extension itself calls -----------------------------
     def list_jobs(self, *, user: str | None = None, state: str | None = None,
@@ -184,27 +282,59 @@ class ForwardingService:
                                         hint="check that jupyter-sched serve runs") from None
 
     # ---- forwarding ------------------------------------------------------------------------
+    def check_caller(self, caller: str | None) -> None:
+        """Refuse anyone but this server's owner (see module docstring).
+
+        Raises:
+            AuthorizationError: ``caller`` is not the owner (403 ``not_the_owner``).
+        """
+        if self.owner is not None and caller != self.owner:
+            raise _NotTheOwner(f"this server forwards scheduler requests for its owner {self.owner} only; "
+                               f"{caller or 'an unknown caller'} cannot act through it",
+                               hint="use the scheduler from your own server, or call the central service "
+                                    "with your own token")
+
+    def target(self, raw_path: str, query: str) -> httpx.URL:
+        """The absolute URL of ``raw_path`` on the central service (see :func:`forward_path`).
+
+        Raises:
+            ValidationError, NotFoundError: see :func:`forward_path`.
+        """
+        path = forward_path(raw_path, self.routes)
+        url = httpx.URL(self.api_url + path + (f"?{query}" if query else ""))
+        if (url.scheme, url.host, url.port) != (self._api.scheme, self._api.host, self._api.port) \
+                or not url.path.startswith(self._api.path):
+            raise ValidationError(f"{raw_path[:80]!r} leaves the central service", field="path",
+                                  hint="request a route under api/sched/")  # unreachable after forward_path
+        return url
+
     async def forward(self, method: str, path: str, query: str, body: bytes | None,
                       content_type: str | None) -> httpx.Response:
         """Send one request to ``{api_url}{path}?{query}``; the complete response.
 
         Raises:
+            ValidationError, NotFoundError: ``path`` may not be forwarded (nothing is sent).
             HubServiceUnreachable: connection refused or timed out.
         """
+        url = self.target(path, query)
         headers = {"Content-Type": content_type} if content_type else {}
         try:
-            return await self.client.request(method, _target(path, query), content=body or None, headers=headers)
+            return await self.client.request(method, url, content=body or None, headers=headers)
         except httpx.HTTPError as exc:
             raise HubServiceUnreachable(f"central service {self.url} did not answer ({type(exc).__name__})",
                                         hint="check that jupyter-sched serve runs; ask the hub admin") from None
 
     def stream(self, path: str, query: str) -> Any:
-        """A streaming GET (``async with service.stream(...) as response``) with no read timeout."""
-        return self.client.stream("GET", _target(path, query), timeout=httpx.Timeout(None, connect=10.0))
+        """A streaming GET (``async with service.stream(...) as response``) with no read timeout.
+
+        Raises:
+            ValidationError, NotFoundError: ``path`` may not be forwarded.
+        """
+        return self.client.stream("GET", self.target(path, query), timeout=httpx.Timeout(None, connect=10.0))
 
 
-def _target(path: str, query: str) -> str:
-    return path + (f"?{query}" if query else "")
+class _NotTheOwner(AuthorizationError):
+    code = "not_the_owner"
 
 
 def forwarding_service(app: Any) -> ForwardingService:
@@ -225,7 +355,10 @@ def forwarding_service(app: Any) -> ForwardingService:
         return list(km.list_kernel_ids()) if km is not None else []
 
     return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids,
-                             poll_interval_s=float(app.activity_interval_s))
+                             owner=os.environ.get("JUPYTERHUB_USER") or None,
+                             server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""),
+                             poll_interval_s=float(app.activity_interval_s),
+                             kernel_report_interval_s=float(app.kernel_report_interval_s))
 
 
 class ForwardHandler(APIHandler):
@@ -244,9 +377,28 @@ class ForwardHandler(APIHandler):
         service: ForwardingService = self.settings["jupyter_sched"].service
         return service
 
+    def _raw_path(self) -> str:
+        """The request path after ``{base_url}api/sched/`` exactly as received (not decoded:
+        tornado's path argument has ``%2e%2e`` already turned into ``..``)."""
+        prefix = self.base_url + "api/sched/"
+        raw = self.request.path
+        if not raw.startswith(prefix):
+            raise ValidationError("the request path does not start with the server's api/sched/", field="path",
+                                  hint="request a route under api/sched/")
+        return raw[len(prefix):]
+
+    def _check(self) -> str:
+        """The raw route path, once the caller is the owner and the path may be forwarded."""
+        user = self.current_user
+        self.forwarding.check_caller(getattr(user, "username", None) or getattr(user, "name", None))
+        path = self._raw_path()
+        self.forwarding.target(path, "")  # refuse before anything is sent
+        return path
+
     @web.authenticated
     @authorized
     async def get(self, path: str) -> None:
+        path = self._check()
         query = self.request.query
         if path == "events" or (path.endswith("/logs") and "follow=" in query and "follow=false" not in query
                                 and "follow=0" not in query):
@@ -257,17 +409,17 @@ class ForwardHandler(APIHandler):
     @web.authenticated
     @authorized
     async def post(self, path: str) -> None:
-        await self._forward("POST", path)
+        await self._forward("POST", self._check())
 
     @web.authenticated
     @authorized
     async def put(self, path: str) -> None:
-        await self._forward("PUT", path)
+        await self._forward("PUT", self._check())
 
     @web.authenticated
     @authorized
     async def delete(self, path: str) -> None:
-        await self._forward("DELETE", path)
+        await self._forward("DELETE", self._check())
 
     async def _forward(self, method: str, path: str) -> None:
         response = await self.forwarding.forward(method, path, self.request.query, self.request.body or None,
@@ -303,6 +455,11 @@ class ForwardHandler(APIHandler):
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, HubServiceUnreachable):
             status, body = 502, exc.to_json()
+        elif isinstance(exc, SchedError):
+            status, body = http_status_for(exc), exc.to_json()
+            if isinstance(exc, (AuthorizationError, ValidationError)):
+                self.log.warning("jupyter_sched: refused to forward %s %s for %s: %s", self.request.method,
+                                 self.request.path[:200], getattr(self.current_user, "username", "?"), exc.message)
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             body = {"error": {"code": "forbidden" if status == 403 else "http_error",

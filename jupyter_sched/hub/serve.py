@@ -14,10 +14,21 @@ Where it listens comes from JupyterHub's service environment:
 
 Usage::
 
-    jupyter-sched serve --db-url postgresql+psycopg://sched@db/sched [--allow-root] \\
+    JUPYTER_SCHED_DB_URL=postgresql+psycopg://sched:PASSWORD@db/sched jupyter-sched serve [--allow-root] \\
         [--SchedApp.simulated_gpus=8 ...any ServerApp/SchedApp/HubSchedApp option]
 
-Exit codes: 0 clean stop; 2 bad command line or missing hub environment.
+Secrets come from the environment or files, never the command line (which every local user can
+read with ``ps``): the store URL from ``--db-url-file`` / ``$JUPYTER_SCHED_DB_URL_FILE`` (a file
+holding the URL), else ``$JUPYTER_SCHED_DB_URL``, else ``--db-url`` — which, like any
+``--SchedApp.db_url=`` option, is refused when it carries a password. The store URL variables are
+removed from the environment once read, so nothing the service starts inherits them (jobs start
+from a clean environment anyway, :mod:`jupyter_sched.executors.runas`).
+
+Running as root (``--allow-root``) is what hub mode with the local executor needs: the service
+then starts each job as its owner's OS account and never as root (``c.HubSchedApp.run_as_*``).
+
+Exit codes: 0 clean stop; 2 bad command line, a secret on the command line, or missing hub
+environment.
 """
 
 from __future__ import annotations
@@ -32,10 +43,13 @@ from urllib.parse import urlparse
 
 from jupyter_server.auth.authorizer import Authorizer
 
-__all__ = ["ENV_DB_URL", "SchedOnlyAuthorizer", "build_config", "listen_address", "main"]
+__all__ = ["ENV_DB_URL", "ENV_DB_URL_FILE", "SchedOnlyAuthorizer", "build_config", "has_password", "listen_address",
+           "main", "store_url"]
 
 ENV_DB_URL = "JUPYTER_SCHED_DB_URL"
-"""Environment variable giving the store URL when ``--db-url`` is absent."""
+"""Environment variable giving the store URL."""
+ENV_DB_URL_FILE = "JUPYTER_SCHED_DB_URL_FILE"
+"""Environment variable naming a file that holds the store URL (e.g. a mounted secret)."""
 
 _ALLOWED_RESOURCES = frozenset({"sched"})
 
@@ -56,6 +70,34 @@ def listen_address(env: dict[str, str] | os._Environ[str]) -> tuple[str, int, st
     prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "/") or "/"
     prefix = "/" + prefix.strip("/") + "/" if prefix.strip("/") else "/"
     return parsed.hostname, port, prefix
+
+
+def has_password(url: str) -> bool:
+    """True when a URL carries a password (``scheme://user:password@host``)."""
+    return bool(urlparse(url).password) if "://" in url else False
+
+
+def store_url(args: argparse.Namespace, rest: Sequence[str], env: dict[str, str] | os._Environ[str]) -> str:
+    """The store URL from a file, the environment or the command line (in that order).
+
+    Raises:
+        ValueError: the URL file cannot be read, or a password is on the command line (the
+            message says where to put it instead).
+    """
+    for option in rest:
+        if option.startswith("--SchedApp.db_url=") and has_password(option.split("=", 1)[1]):
+            raise ValueError("a database password on the command line is visible to every local user (ps); put the "
+                             f"URL in ${ENV_DB_URL} or a file named by --db-url-file")
+    if args.db_url and has_password(args.db_url):
+        raise ValueError("--db-url carries a password, which every local user can read with ps; put the URL in "
+                         f"${ENV_DB_URL} or a file named by --db-url-file / ${ENV_DB_URL_FILE}")
+    path = args.db_url_file or env.get(ENV_DB_URL_FILE, "")
+    if path:
+        try:
+            return open(path, encoding="utf-8").read().strip()
+        except OSError as exc:
+            raise ValueError(f"cannot read the store URL file {path}: {exc.strerror}") from None
+    return str(env.get(ENV_DB_URL, "") or args.db_url or "")
 
 
 def _other_extensions() -> list[str]:
@@ -104,12 +146,16 @@ def _parser() -> argparse.ArgumentParser:
         prog="jupyter-sched serve",
         description="Run the central jupyter_sched service for a JupyterHub (see jupyter_sched.hub.serve).")
     parser.add_argument("--db-url", default=None,
-                        help=f"store URL, e.g. postgresql+psycopg://sched@db/sched (default: ${ENV_DB_URL})")
+                        help=f"store URL without a password, e.g. postgresql+psycopg://sched@db/sched (one with a "
+                             f"password goes in ${ENV_DB_URL} or --db-url-file)")
+    parser.add_argument("--db-url-file", default=None,
+                        help=f"file holding the store URL (default: ${ENV_DB_URL_FILE})")
     parser.add_argument("--ip", default=None, help="listen address (default: from JUPYTERHUB_SERVICE_URL)")
     parser.add_argument("--port", type=int, default=None, help="listen port (default: from JUPYTERHUB_SERVICE_URL)")
     parser.add_argument("--base-url", default=None, help="URL prefix (default: $JUPYTERHUB_SERVICE_PREFIX)")
     parser.add_argument("--allow-root", action="store_true",
-                        help="allow running as root (jobs of the local executor then run as root too)")
+                        help="allow running as root (needed by the local executor in hub mode, which then runs "
+                             "each job as its owner's OS account)")
     return parser
 
 
@@ -119,11 +165,17 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
     stderr = err or sys.stderr
     args, rest = _parser().parse_known_args(list(sys.argv[1:] if argv is None else argv))
     env = os.environ
-    db_url = args.db_url or env.get(ENV_DB_URL, "")
-    if not db_url:
-        print(f"jupyter-sched serve: no store; pass --db-url or set {ENV_DB_URL} "
-              "(e.g. postgresql+psycopg://sched@127.0.0.1/sched)", file=stderr)
+    try:
+        db_url = store_url(args, rest, env)
+    except ValueError as exc:
+        print(f"jupyter-sched serve: {exc}", file=stderr)
         return 2
+    if not db_url:
+        print(f"jupyter-sched serve: no store; set {ENV_DB_URL} (or --db-url-file, or --db-url without a password), "
+              "e.g. postgresql+psycopg://sched@127.0.0.1/sched", file=stderr)
+        return 2
+    for name in (ENV_DB_URL, ENV_DB_URL_FILE):  # nothing this service starts inherits them
+        env.pop(name, None)
     if not env.get("JUPYTERHUB_API_TOKEN") or not env.get("JUPYTERHUB_API_URL"):
         print("jupyter-sched serve: JUPYTERHUB_API_URL and JUPYTERHUB_API_TOKEN must be set "
               "(the hub sets them for a managed service; set them for an external one)", file=stderr)

@@ -258,15 +258,20 @@ def node_from_dict(node: Mapping[str, Any], *, foreign_gpus: int = 0,
     shape = _shape(labels, capacity, allocatable)
 
     gpus: list[GPU] = []
+    not_ready_hint = f"Node {name} is not Ready: check its kubelet; drain {name} if it does not come back."
+    withdrawn_hint = (f"The NVIDIA device plugin withdrew this GPU (an Xid or a failed health check) and keeps it "
+                      f"withdrawn until it restarts: check the GPU, then restart the device plugin pod on {name} to "
+                      f"re-probe it, or drain {name}.")
     for index in range(shape.whole):
-        health, reason = Health.HEALTHY, ""
+        health, reason, hint = Health.HEALTHY, "", ""
         if not ready:
-            health, reason = Health.UNHEALTHY, f"node {name} is not Ready ({not_ready_why})"
+            health, reason, hint = Health.UNHEALTHY, f"node {name} is not Ready ({not_ready_why})", not_ready_hint
         elif index >= shape.healthy_whole:
-            health, reason = Health.UNHEALTHY, (
-                f"device plugin withdrew it (allocatable {shape.healthy_whole} of {shape.whole} {GPU_RESOURCE})")
+            health, reason, hint = Health.UNHEALTHY, (
+                f"device plugin withdrew it (allocatable {shape.healthy_whole} of {shape.whole} {GPU_RESOURCE})"
+            ), withdrawn_hint
         gpus.append(GPU(uuid=gpu_uuid(name, index), index=index, node=name, model=shape.model,
-                        memory_mib=shape.memory_mib, health=health, health_reason=reason))
+                        memory_mib=shape.memory_mib, health=health, health_reason=reason, health_hint=hint))
     gpus = _mark_foreign(gpus, foreign_gpus, our_uuids)
 
     foreign_left = dict(foreign_mig or {})

@@ -27,6 +27,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..errors import SchedError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, wait_progress
+from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
 from .parsing import (
@@ -125,6 +126,7 @@ class SchedMagics(Magics):
         self.lease: dict[str, Any] | None = None
         self._applied: tuple[str, ...] = ()
         self._atexit_registered = False
+        self._through_hub: bool | None = None
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -139,6 +141,17 @@ class SchedMagics(Magics):
 
     def _print(self, text: str) -> None:
         print(text, flush=True)
+
+    def _hub(self) -> bool:
+        """True when jobs run through a hub's central service (content is carried, see :mod:`.carry`)."""
+        if self._through_hub is None:
+            self._through_hub = self.client.config().get("mode") == "hub"
+        return self._through_hub
+
+    def _hub_body(self, cmd: ScheduleCommand, fields: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        body = job_body(cmd.options, working_dir=home_working_dir(Path.cwd(), Path.home()), **extra)
+        body.update(fields)
+        return body
 
     def _warn(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -498,6 +511,11 @@ class SchedMagics(Magics):
     def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
         source = cell if cell.endswith("\n") else cell + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:10]
+        if self._hub():
+            body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
+            body.setdefault("name", cmd.options.name or f"cell-{digest}")
+            return self._submit(body, "Runs this cell through the hub's scheduler with your default Python, in "
+                                      "your home directory there; this kernel's variables are not shared with it.")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
         name = cmd.options.name or f"cell-{digest}"
@@ -520,21 +538,31 @@ class SchedMagics(Magics):
 
     def _schedule_run(self, cmd: ScheduleCommand) -> str:
         script = self._existing(str(cmd.target), "script")
-        body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
+        if self._hub():
+            body = self._hub_body(cmd, carried_script(script.name, script.read_text(encoding="utf-8"), cmd.args))
+        else:
+            body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
         body.setdefault("name", script.stem)
         return self._submit(body)
 
     def _schedule_notebook(self, cmd: ScheduleCommand) -> str:
         notebook = self._existing(str(cmd.target), "notebook")
-        body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
+        if self._hub():
+            body = self._hub_body(cmd, carried_notebook(notebook))
+        else:
+            body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
         body.setdefault("name", notebook.stem)
         return self._submit(body, "The executed copy (with outputs) is kept; the job's log ends with its path "
                                   "(%schedule logs JOB).")
 
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")
-        body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
-                        kind="inference", port=cmd.port)
+        if self._hub():
+            body = self._hub_body(cmd, carried_script(app.name, app.read_text(encoding="utf-8"), cmd.args),
+                                  kind="inference", port=cmd.port)
+        else:
+            body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
+                            kind="inference", port=cmd.port)
         body.setdefault("name", app.stem)
         job_id = self._submit(body)
         self._print(f"URL from this kernel: http://127.0.0.1:{cmd.port}/")

@@ -10,6 +10,7 @@ from .job import (
     PendingReason,
     PriorityClass,
     ResourceRequest,
+    WorkerGroup,
 )
 from .profiles import Profile, profiles_from_config
 from .quota import ANY_MODEL, Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
@@ -21,6 +22,6 @@ __all__ = [
     "ANY_MODEL", "GPU", "GPU_MILLI", "TERMINAL_STATES", "Allocation", "Budget", "Health",
     "Inventory", "Job", "JobKind", "JobSpec", "JobState", "MigDevice", "Node", "NvmlStatus",
     "PendingReason", "PriorityClass", "Profile", "Quota", "QuotaSet", "ResourceRequest", "Taint",
-    "TeamPolicy", "format_duration", "parse_duration", "parse_gpus", "parse_memory_mib",
+    "TeamPolicy", "WorkerGroup", "format_duration", "parse_duration", "parse_gpus", "parse_memory_mib",
     "parse_utc", "profiles_from_config", "spec_from_request", "to_iso", "validate_quotas",
 ]

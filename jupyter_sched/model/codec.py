@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest
+from .job import Allocation, Job, JobKind, JobSpec, JobState, PendingReason, PriorityClass, ResourceRequest, WorkerGroup
 from .quota import Budget, Quota, TeamPolicy
 from .resources import GPU, Health, Inventory, MigDevice, Node, NvmlStatus, Taint
 from .units import parse_utc, to_iso
@@ -38,11 +38,21 @@ def resources_to_dict(r: ResourceRequest) -> dict[str, Any]:
         "min_memory_mib": r.min_memory_mib, "mig_profile": r.mig_profile, "nvlink": r.nvlink,
         "cpu_millis": r.cpu_millis, "memory_mib": r.memory_mib, "workers": r.workers,
         "node_selector": dict(r.node_selector), "tolerations": list(r.tolerations),
+        "groups": [{"name": g.name, "gpus": g.gpus, "workers": g.workers, "cpu_millis": g.cpu_millis,
+                    "memory_mib": g.memory_mib} for g in r.groups],
     }
 
 
 def resources_from_dict(d: Mapping[str, Any]) -> ResourceRequest:
     """Inverse of :func:`resources_to_dict` (trusted input: the store)."""
+    groups = tuple(WorkerGroup(name=str(g["name"]), gpus=int(g["gpus"]), workers=int(g.get("workers", 1)),
+                               cpu_millis=int(g.get("cpu_millis", 0)), memory_mib=int(g.get("memory_mib", 0)))
+                   for g in d.get("groups") or ())
+    if groups:
+        return ResourceRequest.of_groups(
+            groups, gpu_models=tuple(d.get("gpu_models", ())), min_memory_mib=int(d.get("min_memory_mib", 0)),
+            nvlink=bool(d.get("nvlink", False)), node_selector=dict(d.get("node_selector", {})),
+            tolerations=tuple(d.get("tolerations", ())))
     return ResourceRequest(
         gpus=int(d.get("gpus", 1)), gpu_milli=int(d.get("gpu_milli", 1000)),
         gpu_models=tuple(d.get("gpu_models", ())), min_memory_mib=int(d.get("min_memory_mib", 0)),
@@ -62,7 +72,7 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "notebook": s.notebook, "working_dir": s.working_dir, "env": dict(s.env),
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
         "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
-        "unlimited": s.unlimited,
+        "unlimited": s.unlimited, "source": s.source, "notebook_json": s.notebook_json,
     }
 
 
@@ -77,6 +87,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
+        source=d.get("source"), notebook_json=d.get("notebook_json"),
     )
 
 
@@ -117,8 +128,13 @@ def reason_from_dict(d: Mapping[str, Any] | None) -> PendingReason | None:
 
 
 def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
-    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields)."""
+    """Job → the REST API's job object (spec fields flattened next to the lifecycle fields).
+
+    Carried content (``source``, ``notebook_json``) stays in the store: no answer or event
+    repeats it (size, and the queue shows others' jobs).
+    """
     out = spec_to_dict(j.spec)
+    del out["source"], out["notebook_json"]
     out.update({
         "id": j.id, "state": j.state.value, "submitted_at": _ts(j.submitted_at),
         "admitted_at": _ts(j.admitted_at), "started_at": _ts(j.started_at),

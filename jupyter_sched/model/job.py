@@ -28,6 +28,7 @@ __all__ = [
     "PriorityClass",
     "ResourceRequest",
     "TERMINAL_STATES",
+    "WorkerGroup",
 ]
 
 
@@ -103,6 +104,28 @@ _TRANSITIONS: dict[JobState, frozenset[JobState]] = {
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerGroup:
+    """A named group of identical workers of a heterogeneous gang (case 024; issue 16).
+
+    A job may ask for, say, one 1-GPU ``launcher`` and four 8-GPU ``trainer`` workers: all start or
+    none, each on one node; placed, charged and shown as one job.
+
+    Attributes:
+        name: the group's name (lower-case letters, digits and ``-``; it names the group's pods).
+        gpus: whole GPUs per worker of the group (>= 0).
+        workers: workers in the group (>= 1).
+        cpu_millis: CPU per worker in millicores (0 = not asked).
+        memory_mib: host memory per worker in MiB (0 = not asked).
+    """
+
+    name: str
+    gpus: int
+    workers: int = 1
+    cpu_millis: int = 0
+    memory_mib: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceRequest:
     """What one job needs.
 
@@ -119,6 +142,14 @@ class ResourceRequest:
             all start or none.
         node_selector: labels a node must carry.
         tolerations: taint keys (or ``key=value``) this job tolerates.
+        groups: named worker groups of a heterogeneous gang (empty: ``workers`` identical
+            workers). With groups, ``gpus`` is the largest worker's GPUs, ``workers`` the number of
+            workers of all groups, ``cpu_millis``/``memory_mib`` the largest worker's — build such a
+            request with :meth:`of_groups`. GPU model, memory per GPU, NVLink, node selector and
+            tolerations apply to every worker.
+
+    Raises:
+        ValidationError: groups whose summary fields disagree with them (field ``groups``).
     """
 
     gpus: int = 1
@@ -132,18 +163,52 @@ class ResourceRequest:
     workers: int = 1
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[str, ...] = ()
+    groups: tuple[WorkerGroup, ...] = ()
+
+    def __post_init__(self) -> None:
+        groups = self.groups
+        if groups and (self.gpus != max(g.gpus for g in groups) or self.workers != sum(g.workers for g in groups)
+                       or self.gpu_milli != GPU_MILLI):
+            raise ValidationError("the request's gpus/workers do not match its worker groups", field="groups",
+                                  hint="build grouped requests with ResourceRequest.of_groups(...)")
+
+    @classmethod
+    def of_groups(cls, groups: tuple[WorkerGroup, ...], **shared: Any) -> ResourceRequest:
+        """A heterogeneous gang of ``groups``; ``shared``: the fields every worker shares
+        (``gpu_models``, ``min_memory_mib``, ``nvlink``, ``node_selector``, ``tolerations``)."""
+        return cls(gpus=max(g.gpus for g in groups), workers=sum(g.workers for g in groups),
+                   cpu_millis=max(g.cpu_millis for g in groups), memory_mib=max(g.memory_mib for g in groups),
+                   groups=groups, **shared)
 
     @property
     def total_gpus(self) -> int:
         """Whole GPUs over all workers (a fractional request counts as 1 GPU slot)."""
+        if self.groups:
+            return sum(g.gpus * g.workers for g in self.groups)
         return self.gpus * self.workers
 
     @property
     def total_milli(self) -> int:
         """Milli-GPUs over all workers (what quota and capacity arithmetic use)."""
+        if self.groups:
+            return GPU_MILLI * sum(g.gpus * g.workers for g in self.groups)
         if self.gpus == 0:
             return 0
         return self.gpus * self.gpu_milli * self.workers
+
+    def worker_requests(self) -> tuple[ResourceRequest, ...]:
+        """One single-worker request per worker, in group order (``workers`` copies without groups)."""
+        one = replace(self, workers=1, groups=())
+        if not self.groups:
+            return (one,) * self.workers
+        out: list[ResourceRequest] = []
+        for g in self.groups:
+            out.extend([replace(one, gpus=g.gpus, cpu_millis=g.cpu_millis, memory_mib=g.memory_mib)] * g.workers)
+        return tuple(out)
+
+    def worker_groups(self) -> tuple[str, ...]:
+        """The group name of each worker, in the order of :meth:`worker_requests` (empty without groups)."""
+        return tuple(g.name for g in self.groups for _ in range(g.workers))
 
     @property
     def fractional(self) -> bool:
@@ -178,6 +243,11 @@ class JobSpec:
             script's ``--name value`` arguments (see :mod:`jupyter_sched.definitions.parameters`).
         definition_id: the job definition this job is a run of (set by the definitions service,
             never taken from a request body).
+        source: text of the script named by ``script`` (then a bare file name), carried with the
+            job so it runs where the submitter's files are not (``%%schedule`` through a hub); the
+            executor writes it into the job's work directory as the job's owner.
+        notebook_json: JSON text of the notebook named by ``notebook`` (then a bare file name),
+            carried the same way.
     """
 
     name: str
@@ -200,6 +270,8 @@ class JobSpec:
     unlimited: bool = False
     parameters: Mapping[str, Any] = field(default_factory=dict)
     definition_id: str | None = None
+    source: str | None = None
+    notebook_json: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

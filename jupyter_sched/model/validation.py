@@ -5,6 +5,7 @@ Every error names the field (dotted path as in the request body) and the fix.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -12,7 +13,7 @@ from typing import Any
 
 from ..definitions.parameters import validate_parameters
 from ..errors import ValidationError
-from .job import JobKind, JobSpec, PriorityClass, ResourceRequest
+from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
 from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
@@ -24,8 +25,12 @@ _KNOWN_FIELDS = frozenset({
     "min_memory_mib", "mem_per_gpu", "mig_profile", "nvlink", "cpu", "cpu_millis", "memory",
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
-    "profile", "checkpointable", "resources", "args", "parameters",
+    "profile", "checkpointable", "resources", "args", "parameters", "groups", "source", "notebook_json",
 })
+MAX_SOURCE_BYTES = 1 << 20
+"""Largest carried script or cell text (``source``), in UTF-8 bytes."""
+MAX_NOTEBOOK_JSON_BYTES = 8 << 20
+"""Largest carried notebook (``notebook_json``), in UTF-8 bytes (outputs are not needed to run it)."""
 
 
 def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
@@ -146,6 +151,11 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
     out = {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
+    if key == "env":  # a process cannot carry an empty variable name or one with '=' in it
+        bad = next((k for k in out if not k or "=" in k), None)
+        if bad is not None:
+            raise ValidationError(f"env has an invalid variable name {bad!r}", field="env",
+                                  hint="variable names are non-empty and contain no '=', e.g. {\"SEED\": \"1\"}")
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
 
@@ -257,13 +267,27 @@ def spec_from_request(
     nvlink = merged.get("nvlink", False)
     if not isinstance(nvlink, bool):
         raise ValidationError("nvlink must be true or false", field="nvlink", hint="use true or false")
-    resources = ResourceRequest(
-        gpus=gpus, gpu_milli=milli, gpu_models=models, min_memory_mib=min_memory,
-        mig_profile=_str(merged, "mig_profile"), nvlink=nvlink,
-        cpu_millis=cpu, memory_mib=memory, workers=workers,
-        node_selector=_str_map(merged.get("node_selector"), "node_selector"),
-        tolerations=_str_list(merged.get("tolerations"), "tolerations"),
-    )
+    groups = _groups(merged)
+    if groups:
+        asked = {**(nested if isinstance(nested, Mapping) else {}), **body}  # a profile's defaults do not clash
+        clash = next((k for k in ("gpus", "workers", "gpu_milli", "mig_profile", "cpu", "cpu_millis", "memory",
+                                  "memory_mib") if asked.get(k) is not None), None)
+        if clash is not None:
+            raise ValidationError(f"give {clash} per worker group, not beside groups", field=clash,
+                                  hint='e.g. {"groups": [{"name": "launcher", "gpus": 1}, '
+                                       '{"name": "trainer", "gpus": 8, "workers": 4, "cpu": 16}]}')
+        resources = ResourceRequest.of_groups(
+            groups, gpu_models=models, min_memory_mib=min_memory, nvlink=nvlink,
+            node_selector=_str_map(merged.get("node_selector"), "node_selector"),
+            tolerations=_str_list(merged.get("tolerations"), "tolerations"))
+    else:
+        resources = ResourceRequest(
+            gpus=gpus, gpu_milli=milli, gpu_models=models, min_memory_mib=min_memory,
+            mig_profile=_str(merged, "mig_profile"), nvlink=nvlink,
+            cpu_millis=cpu, memory_mib=memory, workers=workers,
+            node_selector=_str_map(merged.get("node_selector"), "node_selector"),
+            tolerations=_str_list(merged.get("tolerations"), "tolerations"),
+        )
     limit_value = merged.get("time_limit_s", merged.get("time_limit"))
     unlimited = _means_zero(limit_value)
     time_limit = None if unlimited else parse_duration(limit_value, field="time_limit")
@@ -295,15 +319,48 @@ def spec_from_request(
     if not isinstance(checkpointable, bool):
         raise ValidationError("checkpointable must be true or false", field="checkpointable",
                               hint="use true or false")
+    source, notebook_json = _carried(merged, script, notebook)
     team = _str(merged, "team") or _str(merged, "queue") or default_team
     return JobSpec(
         name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
-        profile=profile_name, checkpointable=checkpointable, unlimited=unlimited,
+        profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
+        notebook_json=notebook_json,
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
+
+
+def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) -> tuple[str | None, str | None]:
+    """``(source, notebook_json)``: content carried with the job instead of a path on the
+    submitter's host; the file it names (``script`` / ``notebook``) must then be a bare name."""
+    source, notebook_json = _str(body, "source"), _str(body, "notebook_json")
+    for value, name, owner, limit in ((source, "source", script, MAX_SOURCE_BYTES),
+                                      (notebook_json, "notebook_json", notebook, MAX_NOTEBOOK_JSON_BYTES)):
+        if value is None:
+            continue
+        other = "script" if name == "source" else "notebook"
+        if not owner:
+            raise ValidationError(f"{name} needs {other}: the file name it is written to", field=name,
+                                  hint=f'give e.g. {{"{other}": "{"train.py" if other == "script" else "run.ipynb"}", '
+                                       f'"{name}": ...}}')
+        if "/" in owner or "\\" in owner or owner in (".", "..") or len(owner) > 255:
+            raise ValidationError(f"with {name}, {other} must be a bare file name (got {owner!r})", field=other,
+                                  hint="give only the file name; the content is written into the job's work directory")
+        size = len(value.encode("utf-8", errors="replace"))
+        if size > limit:
+            raise ValidationError(f"{name} is {size} bytes; at most {limit} are carried", field=name,
+                                  hint="share the file on a volume both sides see and give its path instead")
+    if notebook_json is not None:
+        try:
+            parsed = json.loads(notebook_json)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict) or not isinstance(parsed.get("cells"), list):
+            raise ValidationError("notebook_json is not a notebook (a JSON object with a cells list)",
+                                  field="notebook_json", hint="send the .ipynb file's JSON text")
+    return source, notebook_json
 
 
 def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict[str, Any]:
@@ -313,6 +370,67 @@ def _parameters(value: Any, *, notebook: str | None, script: str | None) -> dict
         raise ValidationError("parameters apply to a notebook or a script", field="parameters",
                               hint="give notebook or script, or pass values in the command's arguments")
     return parameters
+
+
+MAX_GROUPS = 16
+"""Most worker groups one job may have."""
+MAX_WORKERS = 1024
+"""Most workers one job may have over all its groups."""
+_GROUP_NAME = re.compile(r"[a-z]([a-z0-9-]{0,30}[a-z0-9])?")
+_GROUP_KEYS = frozenset({"name", "gpus", "workers", "cpu", "cpu_millis", "memory", "memory_mib"})
+
+
+def _groups(body: Mapping[str, Any]) -> tuple[WorkerGroup, ...]:
+    """Validated ``groups`` of a heterogeneous gang (case 024); every error names ``groups[i].field``."""
+    value = body.get("groups")
+    if value is None:
+        return ()
+    example = 'e.g. [{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 8, "workers": 4}]'
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValidationError("groups must be a non-empty list of worker groups", field="groups", hint=example)
+    if len(value) > MAX_GROUPS:
+        raise ValidationError(f"at most {MAX_GROUPS} worker groups (got {len(value)})", field="groups",
+                              hint="merge groups that ask for the same GPUs")
+    out: list[WorkerGroup] = []
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        where = f"groups[{i}]"
+        if not isinstance(item, Mapping):
+            raise ValidationError(f"{where} must be an object", field=where, hint=example)
+        unknown = sorted(set(item) - _GROUP_KEYS)
+        if unknown:
+            raise ValidationError(f"unknown field {unknown[0]!r} in {where}", field=f"{where}.{unknown[0]}",
+                                  hint="known fields: " + ", ".join(sorted(_GROUP_KEYS)))
+        name = item.get("name")
+        if not isinstance(name, str) or not _GROUP_NAME.fullmatch(name):
+            raise ValidationError(f"{where}.name must be 1-32 lower-case letters, digits or '-' (got {name!r})",
+                                  field=f"{where}.name", hint='e.g. "launcher" or "trainer"')
+        if name in seen:
+            raise ValidationError(f"{where}.name {name!r} is used twice", field=f"{where}.name",
+                                  hint="give every group its own name")
+        seen.add(name)
+        try:
+            gpus, milli = parse_gpus(item.get("gpus", 1), field="gpus")
+            if milli < GPU_MILLI:
+                raise ValidationError(f"gpus must be whole GPUs in a worker group (got {item.get('gpus')})",
+                                      field="gpus", hint="use 0, 1, 2, ... GPUs per worker")
+            workers = _int(item, "workers", 1, minimum=1)
+            cpu = _cpu_millis(item)
+            memory = parse_memory_mib(item.get("memory_mib", item.get("memory")), field="memory")
+            if memory > MAX_MEMORY_MIB:
+                raise ValidationError("memory must be at most 1 PiB per worker", field="memory",
+                                      hint="ask for the host memory one worker needs, e.g. 64GiB")
+        except ValidationError as err:  # name the group: groups[1].gpus
+            raise ValidationError(f"{where}.{err.message}", field=f"{where}.{err.field}", hint=err.hint) from None
+        out.append(WorkerGroup(name=name, gpus=gpus, workers=workers, cpu_millis=cpu, memory_mib=memory))
+    total = sum(g.workers for g in out)
+    if total > MAX_WORKERS:
+        raise ValidationError(f"at most {MAX_WORKERS} workers over all groups (got {total})", field="groups",
+                              hint="ask for fewer workers")
+    if not any(g.gpus for g in out):
+        raise ValidationError("a gang's groups ask for no GPU at all", field="groups",
+                              hint="give GPUs to at least one group, or submit without groups")
+    return tuple(out)
 
 
 UNLIMITED_WARNING = "time limit 0 = unlimited; this job can only start when nothing is reserved"

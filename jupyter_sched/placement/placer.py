@@ -258,31 +258,47 @@ class Placer:
         return self._place_gang(job_id, request, flavor)
 
     def _place_gang(self, job_id: str, request: ResourceRequest, flavor: Flavor) -> Placement | None:
+        """All workers or none, inside one ledger trial. Workers are placed largest first (a
+        heterogeneous gang's 5-GPU worker before its 3-GPU one — case 024: a placer trying the
+        small one first could take the only node the large one fits), and listed in the request's
+        order in the allocation (group by group)."""
         state = self.state
-        workers: list[tuple[int, list[int], int]] = []
+        workers = request.worker_requests()
+        order = sorted(range(len(workers)), key=lambda i: (-workers[i].gpus, i)) if request.groups else \
+            range(len(workers))
+        placed: dict[int, tuple[int, list[int], int]] = {}
         score_sum: dict[str, float] = {}
         with state.what_if():
-            for i in range(request.workers):
-                found = self._place_worker(request, flavor)
+            for i in order:
+                worker = workers[i]
+                found = self._place_one(worker, flavor)
                 if found is None:
                     return None
                 node, gpus, milli, scores = found
-                workers.append((node, gpus, milli))
+                placed[i] = (node, gpus, milli)
                 for k, v in scores.items():
-                    score_sum[k] = score_sum.get(k, 0.0) + v / request.workers
+                    score_sum[k] = score_sum.get(k, 0.0) + v / len(workers)
                 state.take(f"\0gang:{job_id}:{i}", Holding(
                     gpus=tuple((g, milli) for g in gpus), node=node,
-                    cpu_millis=request.cpu_millis, memory_mib=request.memory_mib))
-        first = workers[0]
+                    cpu_millis=worker.cpu_millis, memory_mib=worker.memory_mib))
+        ordered = [placed[i] for i in range(len(workers))]
+        first = ordered[0]
         holding = Holding(
-            gpus=tuple((g, m) for _, gpus, m in workers for g in gpus), node=first[0],
-            cpu_millis=request.cpu_millis, memory_mib=request.memory_mib,
-            extra=tuple((n, request.cpu_millis, request.memory_mib) for n, _, _ in workers[1:]))
-        per_worker = tuple((state.nodes[n].name, tuple(state.gpu_uuid[g] for g in gpus)) for n, gpus, _ in workers)
-        alloc = Allocation(node=per_worker[0][0], gpu_uuids=per_worker[0][1], gpu_milli=first[2],
+            gpus=tuple((g, m) for _, gpus, m in ordered for g in gpus), node=first[0],
+            cpu_millis=workers[0].cpu_millis, memory_mib=workers[0].memory_mib,
+            extra=tuple((n, w.cpu_millis, w.memory_mib) for (n, _, _), w in zip(ordered[1:], workers[1:], strict=True)))
+        per_worker = tuple((state.nodes[n].name, tuple(state.gpu_uuid[g] for g in gpus)) for n, gpus, _ in ordered)
+        alloc = Allocation(node=per_worker[0][0], gpu_uuids=per_worker[0][1], gpu_milli=first[2] if first[1] else GPU_MILLI,
                            workers=per_worker)
         model = state.gpu_model[holding.gpus[0][0]] if flavor.model == "*" and holding.gpus else flavor.model
         return Placement(allocation=alloc, holding=holding, model=model, scores=score_sum)
+
+    def _place_one(self, worker: ResourceRequest, flavor: Flavor) -> tuple[int, list[int], int, dict[str, float]] | None:
+        """One worker of a gang: a node and GPUs (a GPU-less worker takes any node of the flavor)."""
+        if worker.gpus == 0 and not self._vector:
+            found = self._place_gpuless(worker, flavor)
+            return None if found is None else (found.holding.node, [], GPU_MILLI, {})
+        return self._place_worker(worker, flavor)
 
     def _host_fits(self, node: int, request: ResourceRequest) -> bool:
         cpu = self.state.node_cpu_free[node]

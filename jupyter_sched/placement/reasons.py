@@ -93,7 +93,58 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             f"needs {request.total_gpus} GPUs of {wanted} but only {total} exist{why_not}",
             {"requested": request.total_gpus, "capacity": total, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
+    if (request.workers > 1 and not (request.cpu_millis or request.memory_mib)) or request.groups:
+        packed = max((_pack(request, state, flavor, free=False)[0] for flavor in flavors if flavor.pools), default=0)
+        if packed < request.workers:
+            field = "groups" if request.groups else "workers"
+            return FitReason(
+                "Unschedulable",
+                f"the gang's {gang_words(request)} GPUs never fit together: the nodes hold at most {packed} of its "
+                f"{request.workers} workers at once, even empty",
+                {"field": field, "workers": request.workers, "max_workers": packed, "model": wanted},
+                "resubmit with fewer workers, or fewer GPUs per worker")
+        return None
     return _host_too_small(request, flavors, state)
+
+
+def gang_words(request: ResourceRequest) -> str:
+    """``6 x 4`` for a gang of six 4-GPU workers; ``1 x 1 + 4 x 8`` for groups."""
+    if request.groups:
+        return " + ".join(f"{g.workers} x {g.gpus}" for g in request.groups)
+    return f"{request.workers} x {request.gpus}"
+
+
+def _pack(request: ResourceRequest, state: ClusterState, flavor: Flavor, *, free: bool) -> tuple[int, dict[int, int]]:
+    """How many of the gang's workers the nodes of ``flavor`` hold at once — largest worker first,
+    each on the node with the least room that holds it (best-fit decreasing, as the placer does) —
+    counting GPUs free now (``free``) or every GPU of the flavor (the nodes empty). Also returns the
+    GPUs per node it counted."""
+    room: dict[int, list[float]] = {}
+    for pid in flavor.pools:
+        for node in state.pools[pid].nodes:
+            gpus = len(_usable_free(state, node, flavor)) if free else _flavor_gpus(state, node, flavor, request)
+            spec = state.nodes[node]
+            cpu = (state.node_cpu_free[node] if free else spec.cpu_millis) or math.inf
+            mem = (state.node_mem_free[node] if free else spec.memory_mib) or math.inf
+            room[node] = [gpus, cpu if spec.cpu_millis else math.inf, mem if spec.memory_mib else math.inf]
+    counted = {n: int(r[0]) for n, r in room.items()}
+    placed = 0
+    for w in sorted(request.worker_requests(), key=lambda w: (-w.gpus, -w.cpu_millis, -w.memory_mib)):
+        fits = [(r[0], n) for n, r in room.items() if r[0] >= w.gpus and r[1] >= w.cpu_millis and r[2] >= w.memory_mib]
+        if not fits:
+            continue
+        _, node = min(fits)
+        r = room[node]
+        r[0] -= w.gpus
+        r[1] -= w.cpu_millis
+        r[2] -= w.memory_mib
+        placed += 1
+    return placed, counted
+
+
+def _usable_free(state: ClusterState, node: int, flavor: Flavor) -> list[int]:
+    free = state.free_gpus_on(node)
+    return free if not flavor.mixed else [g for g in free if state.gpu_model[g] == flavor.model]
 
 
 def _mig_note(state: ClusterState, whole: int) -> str:
@@ -263,12 +314,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                  and "MIG" not in why][:_NODE_LIST]
     workers = max(1, request.workers)
     if workers > 1:
-        if free_total >= need * workers:
-            return FitReason(
-                "Fragmented",
-                f"{free_total} {model} GPUs free but fewer than {workers} nodes have {need} free each",
-                {"requested": need * workers, "workers": workers, "per_worker": need, "free": free_total,
-                 "model": model})
+        return _gang_reason(request, flavor, state)
     elif free_total >= need and max_free < need:
         per_node.sort(key=lambda item: state.node_index[item[0]])
         shown = ", ".join(f"{name}:{free}" for name, free in per_node[:_NODE_LIST])
@@ -336,6 +382,23 @@ def _withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str, dict
         if held:
             blocked[node.name] = held
     return sick[:_NODE_LIST], blocked
+
+
+def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) -> FitReason:
+    """Why a gang does not fit now: how many of its workers the free capacity holds at once, per
+    node (case 024: ``gang needs 6 x 4 GPUs on separate placements; only 5 fit (n1:6, ..., n5:6)``).
+    Nothing is held for it meanwhile: a gang is admitted whole or not at all."""
+    fit, per_node = _pack(request, state, flavor, free=True)
+    free_total = sum(per_node.values())
+    shown = [(state.nodes[n].name, k) for n, k in sorted(per_node.items()) if k][:_NODE_LIST]
+    listing = ", ".join(f"{name}:{k}" for name, k in shown) + (", ..." if len([k for k in per_node.values() if k])
+                                                               > _NODE_LIST else "")
+    need = request.total_gpus
+    details: dict[str, Any] = {"requested": need, "workers": request.workers, "fit_workers": fit, "free": free_total,
+                               "per_node": dict(shown), "model": flavor.model, "gang": gang_words(request)}
+    code = "Fragmented" if free_total >= need else "WaitingForCapacity"
+    return FitReason(code, f"gang needs {gang_words(request)} {flavor.model} GPUs on separate placements; only "
+                           f"{fit} of its {request.workers} workers fit now ({listing or 'no GPU free'})", details)
 
 
 def _a(word: str) -> str:

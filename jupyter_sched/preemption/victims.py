@@ -65,6 +65,7 @@ class Candidate:
         work_lost: GPU-seconds of work lost if evicted (0 for checkpointable jobs).
         node: node id of a single-node job (-1 for gangs and GPU-less work).
         fresh: admitted in this very cycle and not started: withdrawing the admission costs nothing.
+        per_node: whole GPUs it holds per node id (a gang spreads over several).
     """
 
     job_id: str
@@ -79,6 +80,7 @@ class Candidate:
     work_lost: float = 0.0
     node: int = -1
     fresh: bool = False
+    per_node: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,17 +170,36 @@ def plan_preemption(candidates: Sequence[Candidate], *, fits: Callable[[], bool]
                 if best is None or cost < best[0]:
                     best = (cost, tuple(sorted(kept, key=_cheap)))
     if best is None:
+        single = _single_victim(candidates, fits, evict, removable, what_if)
+        if single is not None:
+            return PreemptionPlan(victims=(single,))
         return PreemptionPlan(refused=f"evicting all {len(candidates)} preemptible jobs would still not make it fit",
                               details={"candidates": sorted(c.job_id for c in candidates)})
     return PreemptionPlan(victims=best[1])
 
 
+def _single_victim(candidates: Sequence[Candidate], fits: Callable[[], bool], evict: Callable[[Candidate], None],
+                   removable: Callable[[Candidate], bool],
+                   what_if: Callable[[], AbstractContextManager[object]]) -> Candidate | None:
+    """The cheapest one candidate that alone makes the job fit: the orders above can miss it when
+    removing a cheaper one first ends its team's borrowing (and so its right to be reclaimed)."""
+    for cand in heapq.nsmallest(MAX_CANDIDATES, candidates, key=_cheap):
+        with what_if():
+            if removable(cand):
+                evict(cand)
+                if fits():
+                    return cand
+    return None
+
+
 def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int, int]) -> Iterator[list[Candidate]]:
     """Orders putting the candidates of the few cheapest target nodes first (module doc)."""
     local: dict[int, list[Candidate]] = {}
+    gpus_on: dict[tuple[int, str], int] = {}
     for c in candidates:
-        if c.node >= 0:
-            local.setdefault(c.node, []).append(c)
+        for node, gpus in c.per_node or (((c.node, c.milli // 1000),) if c.node >= 0 else ()):
+            local.setdefault(node, []).append(c)
+            gpus_on[(node, c.job_id)] = gpus
     ranked: list[tuple[tuple[object, ...], int]] = []
     for node, cands in local.items():
         free = node_free.get(node)
@@ -190,12 +211,13 @@ def _targeted(candidates: Sequence[Candidate], need: int, node_free: Mapping[int
             if room >= need:
                 break
             chosen.append(c)
-            room += c.milli // 1000
+            room += gpus_on[(node, c.job_id)]
         if room >= need:
             ranked.append((plan_cost(chosen), node))
     ranked.sort()
     for _, node in ranked[:TARGETS]:
-        rest = heapq.nsmallest(MAX_CANDIDATES, (c for c in candidates if c.node != node), key=_cheap)
+        mine = {c.job_id for c in local[node]}
+        rest = heapq.nsmallest(MAX_CANDIDATES, (c for c in candidates if c.job_id not in mine), key=_cheap)
         yield sorted(local[node], key=_cheap) + rest
         yield sorted(local[node], key=_large) + rest
 

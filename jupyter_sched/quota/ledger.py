@@ -170,26 +170,46 @@ class QuotaLedger(Journaled):
         borrowed = 0
         within = True
         usage = self.usage
+        over: list[Line] = []
         for line in lines:
             used = usage.get(line.key, 0)
             after = used + milli
             if line.ceiling is not None and after > line.ceiling:
-                bl = line.borrowing_limit
-                code = "ExceedsQuota" if line.user is not None or bl == 0 else "BorrowingLimitReached"
-                return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details={
-                    "team": line.team, "user": line.user, "model": line.model,
-                    "requested": _gpus(milli), "quota": _gpus(line.ceiling),
-                    "guaranteed": _gpus(line.guaranteed),
-                    "borrowing_limit": None if bl is None else _gpus(bl),
-                    "used": _gpus(used), "available": _gpus(max(0, line.ceiling - used))})
+                over.append(line)
+                continue
             if line.user is None:
                 extra = max(0, after - line.guaranteed) - max(0, used - line.guaranteed)
                 borrowed = max(borrowed, extra)
                 if after > line.guaranteed:
                     within = False
+        if over:
+            return self._refused(over, milli)
         if not borrowed and within:
             return _OK
         return QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
+
+    def _refused(self, over: list[Line], milli: int) -> QuotaCheck:
+        """The binding line among those ``milli`` would exceed — the one with the least room (a user's
+        own cap before the team's quota on a tie) — with its numbers and the rule it is (issue 16:
+        the reason names the rule that applies, user cap or team quota)."""
+        usage = self.usage
+        line = min(over, key=lambda ln: ((ln.ceiling or 0) - usage.get(ln.key, 0), ln.user is None))
+        used = usage.get(line.key, 0)
+        bl = line.borrowing_limit
+        code = "ExceedsQuota" if line.user is not None or bl == 0 else "BorrowingLimitReached"
+        rule = "user cap" if line.user is not None else ("team quota" if bl == 0 else "team borrowing limit")
+        assert line.ceiling is not None
+        details: dict[str, Any] = {
+            "team": line.team, "user": line.user, "model": line.model, "rule": rule,
+            "requested": _gpus(milli), "quota": _gpus(line.ceiling), "guaranteed": _gpus(line.guaranteed),
+            "borrowing_limit": None if bl is None else _gpus(bl),
+            "used": _gpus(used), "available": _gpus(max(0, line.ceiling - used))}
+        others = [ln for ln in over if ln is not line]
+        if others:
+            details["also_exceeds"] = [{"team": ln.team, "user": ln.user, "model": ln.model,
+                                        "quota": _gpus(ln.ceiling or 0), "used": _gpus(usage.get(ln.key, 0))}
+                                       for ln in others]
+        return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details=details)
 
     def would_borrow(self, team: str, user: str, model: str, milli: int) -> bool:
         """Would ``milli`` more milli-GPUs take ``team`` above its guarantee on some line? (cheap

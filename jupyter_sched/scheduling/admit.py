@@ -27,10 +27,14 @@ from .snapshot import Admit, AuditRecord
 __all__ = ["admit_on_flavors", "admit_placed"]
 
 
-def admit_on_flavors(ctx: CycleContext, visit: Visit) -> Placement | None:
-    """Admit ``visit.job`` on the first flavor that fits (returns the placement), else record outcomes."""
+def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False) -> Placement | None:
+    """Admit ``visit.job`` on the first flavor that fits (returns the placement), else record outcomes.
+
+    ``held_back``: conservative backfill says starting it now would delay jobs reserved before it;
+    nothing is admitted, and a flavor where it would fit says so (code ``Priority``).
+    """
     for flavor in visit.flavors:
-        placement, outcome = _try_flavor(ctx, visit.job, visit.req, flavor)
+        placement, outcome = _try_flavor(ctx, visit.job, visit.req, flavor, held_back)
         if placement is not None:
             return placement
         assert outcome is not None
@@ -38,7 +42,7 @@ def admit_on_flavors(ctx: CycleContext, visit: Visit) -> Placement | None:
     return None
 
 
-def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
+def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, held_back: bool = False
                 ) -> tuple[Placement | None, FlavorOutcome | None]:
     """Admit ``job`` on ``flavor`` (the placement) or say why not (the flavor's outcome)."""
     spec = job.spec
@@ -48,7 +52,13 @@ def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavo
     blocked_by: Reservation | None = None
     if check.ok and flavor.pools:
         closed = borrow_window_closed(ctx, job) if check.borrowed > 0 and ctx.profile.windows else None
-        if closed is None:
+        if closed is None and held_back:
+            if ctx.placer.place(job.id, req, flavor) is not None:
+                outcome = FlavorOutcome(model=flavor.model, capacity_code="Priority", capacity_message=(
+                    "fits now but would delay the start of jobs queued before it (conservative backfill)"),
+                    capacity={"model": flavor.model, "backfill": "conservative"})
+                return None, outcome
+        elif closed is None:
             placement, backfill, blocked_by = _place(ctx, job, req, flavor, check.borrowed)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
@@ -72,7 +82,7 @@ def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavo
                             "reservation": res.eta.isoformat() if res.eta else None}
     else:
         key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-               ctx.state.version)
+               req.groups, ctx.state.version)
         cached = ctx.outcome_cache.get(key)
         if cached is not None:
             return None, cached
@@ -127,7 +137,7 @@ def _may_bypass(ctx: CycleContext, job: Job, res: Reservation, borrowed: int) ->
 def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:
     """Why ``req`` does not fit ``flavor`` now (memoised per shape and ledger version)."""
     key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-           ctx.state.version)
+           req.groups, ctx.state.version)
     cached = ctx.cap_cache.get(key)
     if cached is None:
         if len(ctx.cap_cache) > 4096:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backfill.easy import Reservation
 from ..model import Job, PendingReason, ResourceRequest
@@ -25,6 +25,9 @@ from .nominations import NominationBook
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
+
+if TYPE_CHECKING:
+    from .eta import Plan
 
 __all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit"]
 
@@ -115,6 +118,7 @@ class CycleContext:
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
+        self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
 
     def holder_index(self) -> tuple[dict[str, list[Holder]], dict[str, list[Holder]]]:
         """Jobs holding GPUs at cycle start, by GPU model and by team (built on first use)."""

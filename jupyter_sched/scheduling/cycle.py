@@ -28,13 +28,13 @@ The cycle never reads the clock (``snapshot.now``) and never makes ids.
 from __future__ import annotations
 
 from ..model import Job, JobState, PendingReason, ResourceRequest
-from ..placement.placer import Flavor
+from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS
+from ..queues.order import QUEUE_SORTS, QueueContext
 from .admit import admit_on_flavors
 from .context import CycleContext, Visit
 from .defrag import defragment
-from .eta import estimate_all
+from .eta import Plan, estimate_all, expected_runtime
 from .gates import gate
 from .pending import pend
 from .preempt import preempt, wait_on_nominated
@@ -65,10 +65,14 @@ def run_on(ctx: CycleContext) -> CycleResult:
     """:func:`run_cycle` on a context built from its snapshot (kept alive by :mod:`.live`)."""
     snapshot = ctx.snap
     pending = [j for j in snapshot.jobs if j.state is JobState.PENDING]
+    if pending and ctx.profile.backfill and ctx.profile.backfill_mode == "conservative":
+        ctx.plan = Plan(ctx, at_end=False)
     usage = snapshot.usage.decayed_gpu_seconds_by_user
     deferred: list[Job] = []
     waiting_teams: set[str] = set()
-    for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, ctx.quota.team_share, usage):
+    order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
+                         expected_runtime=lambda job: expected_runtime(ctx, job))
+    for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
         if ctx.quota.enabled and (job.spec.team in waiting_teams or _would_borrow(ctx, job)):
             deferred.append(job)
             waiting_teams.add(job.spec.team)
@@ -98,7 +102,7 @@ def _would_borrow(ctx: CycleContext, job: Job) -> bool:
 def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...], FitReason | None]:
     """The request's flavors and why it can never fit (None: it may), memoised per request shape."""
     key = (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
-           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else ())
+           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else (), req.groups)
     shape = ctx.shapes.get(key)
     if shape is None:
         flavors = ctx.placer.flavors(req)
@@ -125,8 +129,27 @@ def _visit(ctx: CycleContext, job: Job) -> None:
     if closed is not None:
         ctx.book.drop(job.id)  # a gated job gives up GPUs held for it
         ctx.pends.append(Pend(job.id, closed))
+        if ctx.plan is not None:
+            ctx.plan.reserve_pending(job, closed)
         return
     visit = Visit(job=job, req=req, flavors=flavors)
+    placement, waiting = _admit(ctx, visit)
+    if placement is not None:
+        if ctx.plan is not None:
+            ctx.plan.reserve_placed(job, placement)
+        return
+    if not (waiting or preempt(ctx, visit) or defragment(ctx, visit)):
+        pend(ctx, visit)
+    if ctx.plan is not None:
+        ctx.plan.reserve_pending(job, ctx.pends[-1].reason)
+
+
+def _admit(ctx: CycleContext, visit: Visit) -> tuple[Placement | None, bool]:
+    """``(placement, waiting)``: admitted on free GPUs or on GPUs nominated to it or to lower-class
+    jobs of its team; or left waiting (pended) on nominated GPUs still held by stopping victims.
+    With conservative backfill a job starts only if the plan says that delays no job reserved
+    before it."""
+    job = visit.job
     owners = ctx.book.eligible(job)
     if owners:
         with ctx.ledger.what_if() as trial:
@@ -135,13 +158,11 @@ def _visit(ctx: CycleContext, job: Job) -> None:
             if placement is not None:
                 ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
                 trial.keep()
-                return
+                return placement, False
         if wait_on_nominated(ctx, visit, owners):
-            return
+            return None, True
         if job.id in ctx.book and not any(h in ctx.in_flight for h in ctx.book.holders_on(ctx.book.pool([job.id]))):
             ctx.book.drop(job.id)  # stale: its victims are gone but it still does not fit
-    elif admit_on_flavors(ctx, visit) is not None:
-        return
-    if preempt(ctx, visit) or defragment(ctx, visit):
-        return
-    pend(ctx, visit)
+        return None, False
+    held_back = ctx.plan is not None and not ctx.plan.starts_now(job)
+    return admit_on_flavors(ctx, visit, held_back=held_back), False

@@ -25,15 +25,16 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.projection import Demand, Estimate, Option, Projection
+from ..backfill.projection import Demand, Option, Projection
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason
+from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
 from .snapshot import AuditRecord, Pend
 
-__all__ = ["NODE_DETAIL", "estimate_all", "expected_runtime", "predicted_start_of"]
+__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of"]
 
 NODE_DETAIL = 256
 """Clusters with at most this many nodes are projected node by node; larger ones pool by pool
@@ -63,35 +64,167 @@ def predicted_start_of(job: Job, now: datetime) -> datetime | None:
 
 
 def estimate_all(ctx: CycleContext) -> None:
-    """Give every pending decision of the cycle its ETA (rewrites ``ctx.pends`` in place)."""
+    """Give every pending decision of the cycle its ETA (rewrites ``ctx.pends`` in place).
+
+    With conservative backfill the jobs were reserved on the cycle's plan as they were visited;
+    their estimates are those reservations. Otherwise a projection is built now and every pending
+    job is reserved on it in queue order.
+    """
     if not ctx.pends:
         return
-    proj, units_of, lines_of = _projection(ctx)
-    seen: dict[str, int] = {}
+    plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
     out: list[Pend] = []
     ahead: list[Job] = list(ctx.admitted.values())
     for pend in ctx.pends:
         job = ctx.by_id[pend.job_id]
         reason = pend.reason
-        eta, why, waits, code = _one(ctx, proj, units_of, lines_of, job, reason, seen)
+        done = plan.estimates.get(job.id)
+        eta, why, waits, code = done if done is not None and reason.code != "WaitingForPreemption" \
+            else plan.estimate(job, reason)
         out.append(Pend(job.id, _record(ctx, job, reason, eta, why, waits, code, ahead)))
         ahead.append(job)
     ctx.pends[:] = out
 
 
+Estimated = tuple[datetime | None, str, tuple[str, ...], str]
+"""``(eta, why it is unknown, jobs it waits on, eta_code)``."""
+
+
+class Plan:
+    """The cycle's projection of future free capacity and the reservations made on it.
+
+    Built from the ledger (running jobs, this cycle's admissions, nominations). ``at_end``: built
+    after the visits (this cycle's victims are gone, nominated jobs start when their pending
+    reason's ETA says); else at cycle start, for conservative backfill.
+
+    Attributes:
+        estimates: per job id, the estimate already made (conservative backfill reserves jobs as
+            they are visited).
+    """
+
+    def __init__(self, ctx: CycleContext, *, at_end: bool) -> None:
+        self.ctx = ctx
+        self.by_node = len(ctx.state.nodes) <= NODE_DETAIL
+        self.proj = _projection(ctx, self.by_node, at_end)
+        self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
+                                                          if ln.ceiling is not None)}
+        self._units: dict[str, tuple[int, ...]] = {}
+        self._lines: dict[tuple[str, str, str], tuple[int, ...]] = {}
+        self.seen: dict[str, int] = {}
+        self.estimates: dict[str, Estimated] = {}
+
+    # ------------------------------------------------------------------ demands
+    def units_of(self, flavor: Flavor) -> tuple[int, ...]:
+        """Capacity units of ``flavor`` (its nodes, or its pools on large clusters)."""
+        units = self._units.get(flavor.model)
+        if units is None:
+            st = self.ctx.state
+            units = tuple(n for pid in flavor.pools for n in st.pools[pid].nodes) if self.by_node \
+                else tuple(flavor.pools)
+            self._units[flavor.model] = units
+        return units
+
+    def lines_of(self, team: str, user: str, model: str) -> tuple[int, ...]:
+        """Quota lines with a ceiling that a job of ``team``/``user`` on ``model`` counts on."""
+        key = (team, user, model)
+        lines = self._lines.get(key)
+        if lines is None:
+            index = self.line_index
+            lines = tuple(index[ln.key] for ln in self.ctx.quota.applicable(*key) if ln.key in index) \
+                if index else ()
+            self._lines[key] = lines
+        return lines
+
+    def demand(self, job: Job, *, after: float = 0.0, strict: bool = True, count: bool = True) -> Demand | Estimated:
+        """``job`` as a :class:`Demand`, or the estimate that says why it has none."""
+        ctx = self.ctx
+        req = job.spec.resources
+        if req.total_milli == 0:
+            return None, "it waits for CPU or memory, which ETAs do not project", (), "NotGpuBound"
+        flavors = [f for f in ctx.placer.flavors(req) if f.pools]
+        if not flavors:
+            return None, "no usable GPU model", (), "NoUsableFlavor"
+        first = flavors[0].model
+        seen = self.seen.get(first, 0) + count
+        self.seen[first] = seen
+        if seen > ctx.profile.eta_depth:
+            return None, (f"{seen - 1} jobs are ahead of it on {first}; starts are projected for the first "
+                          f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
+        if req.groups:
+            workers = tuple(w.gpus for w in req.worker_requests())
+        else:
+            workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
+        spec = job.spec
+        options = tuple(Option(flavor=f.model, units=self.units_of(f),
+                               lines=self.lines_of(spec.team, spec.user, f.model)) for f in flavors)
+        return Demand(job_id=job.id, workers=workers, milli=req.total_milli, duration=expected_runtime(ctx, job),
+                      after=after, options=options, strict=strict)
+
+    # ------------------------------------------------------------------ estimates
+    def estimate(self, job: Job, reason: PendingReason) -> Estimated:
+        """Reserve a pending ``job`` at its earliest start and say when that is (module doc)."""
+        ctx = self.ctx
+        code = reason.code
+        if code == "WaitingForPreemption":
+            return reason.eta, reason.eta_reason, tuple(reason.details.get("victims", ())), "WaitingForPreemption"
+        if code == "Priority" and "allowed" in reason.details:
+            return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
+        after = 0.0
+        if code in _GATED:
+            opens = _gate_opens(ctx, job, reason)
+            if opens is None:
+                return None, reason.eta_reason or "its gate has no known opening", (), "GateClosed"
+            after = max(0.0, (opens - ctx.now).total_seconds())
+        demand = self.demand(job, after=after, strict=code not in _GATED)
+        if not isinstance(demand, Demand):
+            return demand
+        est = self.proj.place(demand)
+        if est.start is None:
+            why = est.why + (f" ({', '.join(est.waits_on)})" if est.waits_on else "")
+            return None, why, est.waits_on, "NoTimeLimit" if est.waits_on else "NotGpuBound"
+        return ctx.now + timedelta(seconds=est.start), "", est.waits_on, "Projected"
+
+    # ------------------------------------------------------------------ conservative backfill
+    def starts_now(self, job: Job) -> bool:
+        """Would ``job`` start now without delaying any job reserved before it? (a peek: nothing reserved)"""
+        demand = self.demand(job, strict=False, count=False)
+        if not isinstance(demand, Demand):
+            return demand[3] in ("NotGpuBound", "BeyondDepth")  # nothing the plan could protect
+        found = self.proj.earliest(demand)
+        return found is not None and found[0] <= 0.0
+
+    def reserve_placed(self, job: Job, placement: Placement) -> None:
+        """Reserve an admitted job where it was placed, from now for its expected runtime."""
+        demand = self.demand(job, strict=False, count=False)
+        if not isinstance(demand, Demand):
+            return
+        st = self.ctx.state
+        per_unit: dict[int, int] = {}
+        for g, _ in placement.holding.gpus:
+            unit = st.gpu_node[g] if self.by_node else st.node_pool[st.gpu_node[g]]
+            per_unit[unit] = per_unit.get(unit, 0) + 1
+        option = next((o for o in demand.options if o.flavor in (placement.model, "*")), demand.options[0])
+        self.proj.reserve(demand, 0.0, option, list(per_unit.items()))
+
+    def reserve_pending(self, job: Job, reason: PendingReason) -> None:
+        """Reserve a job just left pending at its earliest start (conservative backfill)."""
+        self.estimates[job.id] = self.estimate(job, reason)
+
+
 # ---------------------------------------------------------------------------------- projection
-_LinesOf = dict[tuple[str, str, str], tuple[int, ...]]
-
-
-def _projection(ctx: CycleContext) -> tuple[Projection, dict[str, tuple[int, ...]], _LinesOf]:
+def _projection(ctx: CycleContext, by_node: bool, at_end: bool) -> Projection:
     """Capacity units and quota lines as timelines (module doc)."""
     st, book, now = ctx.state, ctx.book, ctx.now
-    by_node = len(st.nodes) <= NODE_DETAIL
     owner_end: dict[str, float] = {}
-    for p in ctx.pends:
-        if p.reason.code == "WaitingForPreemption" and p.job_id in book:
-            start = max(0.0, (p.reason.eta - now).total_seconds()) if p.reason.eta else 0.0
-            owner_end[p.job_id] = start + expected_runtime(ctx, ctx.by_id[p.job_id])
+    if at_end:
+        for p in ctx.pends:
+            if p.reason.code == "WaitingForPreemption" and p.job_id in book:
+                start = max(0.0, (p.reason.eta - now).total_seconds()) if p.reason.eta else 0.0
+                owner_end[p.job_id] = start + expected_runtime(ctx, ctx.by_id[p.job_id])
+    else:
+        for owner in book.gpus:
+            stops = [_holder_end(ctx, h) for h in book.holders_on(book.pool([owner])) if h in ctx.in_flight]
+            owner_end[owner] = max(stops, default=0.0) + expected_runtime(ctx, book.jobs[owner])
     n_units = len(st.nodes) if by_node else len(st.pools)
     free_now = [st.node_free[n] for n in range(n_units)] if by_node else [p.free_whole for p in st.pools]
     unit_max = list(st.node_capacity) if by_node else [p.max_per_node for p in st.pools]
@@ -140,24 +273,18 @@ def _projection(ctx: CycleContext) -> tuple[Projection, dict[str, tuple[int, ...
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
-    lines, line_ids, line_forever = _lines(ctx)
-    proj = Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
+    lines, line_forever = _lines(ctx)
+    return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
                       line_forever=line_forever, enders=enders)
-    units_of: dict[str, tuple[int, ...]] = {}
-    for flavors, _ in ctx.shapes.values():
-        for f in flavors:
-            if f.model not in units_of:
-                units_of[f.model] = tuple(n for pid in f.pools for n in st.pools[pid].nodes) if by_node \
-                    else tuple(f.pools)
-    return proj, units_of, line_ids
 
 
-def _lines(ctx: CycleContext) -> tuple[list[Timeline], _LinesOf, list[list[str]]]:
-    """Timelines of the quota lines that have a ceiling, and which of them apply to (team, user, model)."""
+def _lines(ctx: CycleContext) -> tuple[list[Timeline], list[list[str]]]:
+    """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order) and their
+    holders without a known end."""
     quota = ctx.quota
     capped = {key: line for key, line in quota.lines.items() if line.ceiling is not None}
     if not capped:
-        return [], {}, []
+        return [], []
     index = {key: i for i, key in enumerate(capped)}
     releases: list[list[tuple[float, int]]] = [[] for _ in capped]
     forever: list[list[str]] = [[] for _ in capped]
@@ -173,20 +300,7 @@ def _lines(ctx: CycleContext) -> tuple[list[Timeline], _LinesOf, list[list[str]]
                 releases[i].append((end, milli))
     timelines = [Timeline((line.ceiling or 0) - quota.usage.get(key, 0), releases[i])
                  for i, (key, line) in enumerate(capped.items())]
-    applies: _LinesOf = {}
-    for pend in ctx.pends:
-        job = ctx.by_id[pend.job_id]
-        for f in ctx.shapes.get(_shape_key(job), ((), None))[0]:
-            ck = (job.spec.team, job.spec.user, f.model)
-            if ck not in applies:
-                applies[ck] = tuple(index[ln.key] for ln in quota.applicable(*ck) if ln.key in index)
-    return timelines, applies, forever
-
-
-def _shape_key(job: Job) -> tuple[object, ...]:
-    req = job.spec.resources
-    return (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
-            req.tolerations, tuple(req.node_selector.items()) if req.node_selector else ())
+    return timelines, forever
 
 
 def _holder_end(ctx: CycleContext, holder: str) -> float:
@@ -206,47 +320,6 @@ def _holder_end(ctx: CycleContext, holder: str) -> float:
         stop = (job.stopping_since - ctx.now).total_seconds() + ctx.profile.grace_s
         left = min(left, stop)
     return max(left, 0.0)
-
-
-# ---------------------------------------------------------------------------------- one job
-def _one(ctx: CycleContext, proj: Projection, units_of: Mapping[str, tuple[int, ...]],
-         lines_of: Mapping[tuple[str, str, str], tuple[int, ...]], job: Job, reason: PendingReason,
-         seen: dict[str, int]) -> tuple[datetime | None, str, tuple[str, ...], str]:
-    """``(eta, why unknown, jobs it waits on, eta_code)`` of one pending job."""
-    now = ctx.now
-    code = reason.code
-    if code == "WaitingForPreemption":
-        return reason.eta, reason.eta_reason, tuple(reason.details.get("victims", ())), "WaitingForPreemption"
-    if code == "Priority" and "allowed" in reason.details:
-        return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
-    after = 0.0
-    if code in _GATED:
-        opens = _gate_opens(ctx, job, reason)
-        if opens is None:
-            return None, reason.eta_reason or "its gate has no known opening", (), "GateClosed"
-        after = max(0.0, (opens - now).total_seconds())
-    req = job.spec.resources
-    if req.total_milli == 0:
-        return None, "it waits for CPU or memory, which ETAs do not project", (), "NotGpuBound"
-    flavors = [f for f in ctx.shapes.get(_shape_key(job), ((), None))[0] if f.pools and f.model in units_of]
-    if not flavors:
-        return None, "no usable GPU model", (), "NoUsableFlavor"
-    first = flavors[0].model
-    seen[first] = seen.get(first, 0) + 1
-    if seen[first] > ctx.profile.eta_depth:
-        return None, (f"{seen[first] - 1} jobs are ahead of it on {first}; starts are projected for the first "
-                      f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
-    workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
-    options = tuple(Option(flavor=f.model, units=units_of[f.model],
-                           lines=lines_of.get((job.spec.team, job.spec.user, f.model), ())) for f in flavors)
-    demand = Demand(job_id=job.id, workers=workers, milli=req.total_milli, duration=expected_runtime(ctx, job),
-                    after=after, options=options, strict=code not in _GATED)
-    est: Estimate = proj.place(demand)
-    if est.start is None:
-        eta_code = "NoTimeLimit" if est.waits_on else "NotGpuBound"
-        why = est.why + (f" ({', '.join(est.waits_on)})" if est.waits_on else "")
-        return None, why, est.waits_on, eta_code
-    return now + timedelta(seconds=est.start), "", est.waits_on, "Projected"
 
 
 def _gate_opens(ctx: CycleContext, job: Job, reason: PendingReason) -> datetime | None:
@@ -294,8 +367,7 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
 
 
 def _capacity(ctx: CycleContext, job: Job) -> int:
-    flavors = ctx.shapes.get(_shape_key(job), ((), None))[0]
-    return sum(f.capacity for f in flavors if f.pools)
+    return sum(f.capacity for f in ctx.placer.flavors(job.spec.resources) if f.pools)
 
 
 def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,

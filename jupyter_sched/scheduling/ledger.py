@@ -55,14 +55,17 @@ class CycleLedger:
         extra: list[tuple[int, int, int]] = []
         first: int | None = None
         req = job.spec.resources
-        for node_name, uuids in allocation.per_worker():
+        workers = req.worker_requests() if req.groups else ()
+        first_req = workers[0] if workers else req
+        for i, (node_name, uuids) in enumerate(allocation.per_worker()):
             node = st.node_index.get(node_name)
             if node is None:
                 continue
             if first is None:
                 first = node
             else:
-                extra.append((node, req.cpu_millis, req.memory_mib))
+                w = workers[i] if i < len(workers) else req
+                extra.append((node, w.cpu_millis, w.memory_mib))
             for uuid in uuids:
                 if uuid in st.mig_uuid:
                     migs.append(uuid)
@@ -72,7 +75,7 @@ class CycleLedger:
                     gpus.append((g, allocation.gpu_milli))
         if first is None:
             return None
-        return Holding(gpus=tuple(gpus), node=first, cpu_millis=req.cpu_millis, memory_mib=req.memory_mib,
+        return Holding(gpus=tuple(gpus), node=first, cpu_millis=first_req.cpu_millis, memory_mib=first_req.memory_mib,
                        extra=tuple(extra), migs=tuple(migs))
 
     def load_holder(self, job: Job) -> None:

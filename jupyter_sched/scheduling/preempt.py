@@ -190,11 +190,18 @@ def _candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
     ran = max(0.0, (ctx.now - started).total_seconds()) if started is not None else 0.0
     workers = other.allocation.per_worker() if other.allocation is not None else ()
     node = ctx.state.node_index.get(workers[0][0], -1) if len(workers) == 1 else -1
+    per_node: dict[int, int] = {}
+    if len(workers) > 1:
+        for name, uuids in workers:
+            n = ctx.state.node_index.get(name)
+            if n is not None and uuids:
+                per_node[n] = per_node.get(n, 0) + len(uuids)
     return Candidate(
         job_id=other.id, team=other.spec.team, user=other.spec.user, rank=other.spec.priority.rank,
         milli=h.milli, started=started, kind=kind,
         protected=started is not None and ran < ctx.profile.min_runtime_s,
-        pods=max(1, len(workers)), work_lost=0.0 if other.spec.checkpointable else ran * h.milli / 1000, node=node)
+        pods=max(1, len(workers)), work_lost=0.0 if other.spec.checkpointable else ran * h.milli / 1000, node=node,
+        per_node=tuple(per_node.items()))
 
 
 def _charged(ctx: CycleContext, job_id: str) -> tuple[_LineKey, ...]:

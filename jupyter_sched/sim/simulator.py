@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from ..accounting import UsageInterval, budget_usage, decayed_gpu_seconds
+from ..backfill.history import RuntimeHistory
 from ..model import (
     GPU_MILLI,
     Allocation,
@@ -41,6 +42,7 @@ from ..model import (
     ResourceRequest,
 )
 from ..model.samples import GpuSample, Validity
+from ..queues.limits import effective_limit
 from ..reclaim import IdleArbiter, IdleInput, IdlePolicies, LadderState, device_keys, evaluate_idle
 from ..scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
 from ..scheduling.snapshot import IdleAction, UsageHistory
@@ -156,6 +158,9 @@ class _Track:
 
     sim: SimJob
     job_id: str
+    predicted: datetime | None = None
+    limit_s: float | None = None
+    timed_out: bool = False
     first_eta: datetime | None = None
     any_eta: datetime | None = None
     first_reason: str = ""
@@ -228,6 +233,9 @@ class Simulator:
             from its accounting rows.
         idle_arbiter: the idle rule (:class:`~jupyter_sched.reclaim.IdleArbiter`; None = the
             default) — ``benchmarks/idle_scenario.py`` plugs a naive lifetime-average culler in here.
+        learn_runtimes: learn runtimes from finished runs (:class:`~jupyter_sched.backfill.history.RuntimeHistory`)
+            and pass the predictions in ``Snapshot.runtime_estimates``, as the engine does from its
+            store (the core uses them when the profile's ``eta_source`` is ``"history"``).
     """
 
     def __init__(self, inventory: Inventory, arrivals: Iterable[SimJob], *,
@@ -235,7 +243,8 @@ class Simulator:
                  start: datetime | None = None, tick_s: float | None = None,
                  idle: IdlePolicies | None = None, horizon_s: float | None = None,
                  cycle: CycleFn | None = None, id_prefix: str = "sim-",
-                 usage_half_life_s: float = 7 * 86400.0, idle_arbiter: IdleArbiter | None = None) -> None:
+                 usage_half_life_s: float = 7 * 86400.0, idle_arbiter: IdleArbiter | None = None,
+                 learn_runtimes: bool = True) -> None:
         self.inventory = inventory
         self.arrivals = sorted(arrivals, key=lambda a: a.submit_s)
         self.profile = profile
@@ -246,6 +255,7 @@ class Simulator:
         self.tick_s = tick_s
         self.idle = idle
         self.idle_arbiter = idle_arbiter
+        self.history = RuntimeHistory() if learn_runtimes else None
         self.horizon_s = horizon_s
         self._cycle: CycleFn = cycle or run_cycle
         self.id_prefix = id_prefix
@@ -310,7 +320,10 @@ class Simulator:
                     changed = True
                 elif kind == "finish" and attempt == tr.attempt and tr.start is not None:
                     jobs = [j for j in jobs if j.id != job_id]
-                    tr.finish, tr.outcome, tr.start = now, "succeeded", None
+                    ran = (now - tr.start).total_seconds()
+                    if self.history is not None and not tr.timed_out:
+                        self.history.learn(self._spec(tr.sim), ran + tr.done_s, tr.limit_s)
+                    tr.finish, tr.outcome, tr.start = now, "timeout" if tr.timed_out else "succeeded", None
                     self._close_usage(job_id, now)
                     self.decisions.append((t, "finish", job_id, ""))
                     changed = True
@@ -318,7 +331,7 @@ class Simulator:
             if not changed:
                 continue
             snap = replace(snap, telemetry=self._telemetry(snap, tracks), kernels=self._kernels(snap, tracks),
-                           usage=self._usage(now))
+                           usage=self._usage(now), runtime_estimates=self._estimates(snap, tracks))
             result = self._cycle(snap, self.profile)
             cycles += 1
             idle_actions: Sequence[IdleAction] = result.idle
@@ -335,7 +348,13 @@ class Simulator:
                 tr.ladder = LadderState()
                 self.decisions.append((t, "admit", admit.job_id, _where(admit.allocation)))
                 self._open_usage(before[admit.job_id], admit.allocation, tr.attempt, now)
+                if tr.attempt == 1:
+                    tr.predicted = admit.predicted_start
+                tr.limit_s = admit.time_limit_s
                 remaining = self._remaining(tr)
+                tr.timed_out = tr.limit_s is not None and (remaining is None or remaining > tr.limit_s)
+                if tr.timed_out:  # the executor stops a job at its (effective) limit
+                    remaining = tr.limit_s
                 if remaining is not None:
                     heapq.heappush(events, (t + remaining, seq, "finish", admit.job_id, tr.attempt))
                     seq += 1
@@ -404,6 +423,18 @@ class Simulator:
             decayed_gpu_seconds_by_user=decayed_gpu_seconds(self._intervals, now=now,
                                                             half_life_s=self.usage_half_life_s),
             gpu_hours_this_period=budget_usage(self._intervals, self.quotas.budgets, now=now))
+
+    def _estimates(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, float]:
+        """Learned runtimes of the jobs in ``snap`` (remaining work for resumed checkpointable jobs)."""
+        if self.history is None:
+            return {}
+        rules = (self.profile or SchedulingProfile()).time_limits
+        out: dict[str, float] = {}
+        for job in snap.jobs:
+            guess = self.history.predict(job.spec, effective_limit(job.spec, rules)[0])
+            if guess is not None:
+                out[job.id] = max(1.0, guess - tracks[job.id].done_s)
+        return out
 
     @staticmethod
     def _allocated_gpus(snap: Snapshot) -> float:
@@ -552,6 +583,8 @@ class Simulator:
                 "eta_err_s": None if eta is None or start is None else abs(start - eta),
                 "first_shown_eta_s": any_eta,
                 "shown_eta_err_s": None if any_eta is None or start is None else abs(start - any_eta),
+                "predicted_s": (predicted := self._secs(tr.predicted)),
+                "predicted_err_s": None if predicted is None or start is None else start - predicted,
                 "preemptions": tr.preemptions, "lost_gpu_s": tr.lost_gpu_s, "idle_warnings": tr.warned,
                 "reclaimed_s": self._secs(tr.reclaimed_at), "reclaim_reason": tr.reclaim_reason,
                 "outcome": tr.outcome or "pending",
@@ -571,12 +604,30 @@ class Simulator:
             "eta_jobs": len(waited),
             "shown_eta_median_abs_err_s": float(shown["shown_eta_err_s"].median()) if len(shown) else None,
             "shown_eta_jobs": len(shown),
+            **_accuracy(jobs),
+            "timeouts": int((jobs["outcome"] == "timeout").sum()),
             "preemptions": int(jobs["preemptions"].sum()),
             "lost_gpu_h": float(jobs["lost_gpu_s"].sum() / 3600.0),
             "gpu_h_allocated": gpu_s_alloc / 3600.0,
             "end_s": end_t, "cycles": cycles,
         }
         return SimResult(jobs=jobs, timeseries=ts, summary=summary, cycles=cycles)
+
+
+def _accuracy(jobs: pd.DataFrame) -> dict[str, Any]:
+    """ETA accuracy over jobs that waited: predicted-at-submit (``Admit.predicted_start``) vs first start.
+
+    ``eta_coverage``: share of them that had a prediction; ``eta_mae_s``: median absolute error;
+    ``eta_mae_rel``: that error over the median actual wait; ``eta_mean_abs_err_s`` beside it.
+    """
+    started = jobs[jobs["start_s"].notna()]
+    waited = started[started["queue_s"] > 0]
+    errs = waited["predicted_err_s"].dropna().abs()
+    wait = float(waited["queue_s"].median()) if len(waited) else None
+    mae = float(errs.median()) if len(errs) else None
+    return {"eta_waited_jobs": len(waited), "eta_coverage": len(errs) / len(waited) if len(waited) else None,
+            "eta_mae_s": mae, "eta_mean_abs_err_s": float(errs.mean()) if len(errs) else None,
+            "median_wait_s": wait, "eta_mae_rel": None if mae is None or not wait else mae / wait}
 
 
 def _where(allocation: Allocation) -> str:

@@ -75,10 +75,16 @@ def _v4_rollup_validity(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
-def _v5_quarantine(conn: sa.Connection) -> None:
+def _v5_team_reclaim(conn: sa.Connection) -> None:
+    name, type_ = schema.TEAM_RECLAIM_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("team_policies")}:
+        conn.execute(sa.text(f"ALTER TABLE team_policies ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
+def _v6_quarantine(conn: sa.Connection) -> None:
     md = sa.MetaData()
     schema.tables_v1(md)  # the usage table the new index is on (already in the database)
-    schema.tables_v5(md)
+    schema.tables_v6(md)
     md.tables["quarantine"].create(conn)
     for index in md.tables["usage"].indexes:
         if index.name == "ix_usage_gpu_open":
@@ -91,9 +97,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "job definitions and their runs (one run per definition and scheduled instant)", _v3_definitions),
     Migration(4, "telemetry validity in gpu_rollups (valid/blank/suspect counts, rules, processes)",
               _v4_rollup_validity),
-    Migration(5, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor); "
+    Migration(5, "a team's reclaim rule (team_policies.reclaim)", _v5_team_reclaim),
+    Migration(6, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor); "
                  "open usage intervals indexed by GPU",
-              _v5_quarantine),
+              _v6_quarantine),
 )
 
 

@@ -14,7 +14,7 @@ Tables:
 * ``events`` — the audit log: who, what, when, details JSON (old→new for config changes).
 * ``usage`` — GPU allocation intervals, one row per (job, attempt, GPU): the accounting source.
 * ``leader`` — the engine leader lease (owner, term, expiry) behind the leader lock.
-* ``quarantine`` (version 5) — rows the store could not read, with the error (see
+* ``quarantine`` (version 6) — rows the store could not read, with the error (see
   :mod:`.quarantine`; listed and repaired by ``jupyter-sched doctor``).
 * ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
   (averages and maxima of utilization, activity, memory, power, temperature).
@@ -34,7 +34,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["ROLLUP_VALIDITY_COLUMNS", "columns_v4", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v5"]
+__all__ = ["ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "metadata", "tables_v1", "tables_v2",
+           "tables_v3", "tables_v6"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -218,8 +219,19 @@ def columns_v4(md: sa.MetaData) -> None:
         table.append_column(sa.Column(name, type_, nullable=True))
 
 
-def tables_v5(md: sa.MetaData) -> None:
-    """Define what version 5 adds on ``md`` (``usage`` must be defined): the quarantine of unreadable
+TEAM_RECLAIM_COLUMN = ("reclaim", sa.String(32))
+"""Column version 5 adds to ``team_policies``: the team's reclaim rule (``any``, ``lower-or-equal``,
+``lower``, ``never``; Kueue's reclaimWithinCohort). Null: the scheduling profile's default."""
+
+
+def columns_v5(md: sa.MetaData) -> None:
+    """Add version 5's column to ``team_policies`` on ``md`` (the table must be defined)."""
+    name, type_ = TEAM_RECLAIM_COLUMN
+    md.tables["team_policies"].append_column(sa.Column(name, type_, nullable=True))
+
+
+def tables_v6(md: sa.MetaData) -> None:
+    """Define what version 6 adds on ``md`` (``usage`` must be defined): the quarantine of unreadable
     rows and an index of open usage intervals by GPU (issue 17)."""
     sa.Table(
         "quarantine", md,
@@ -237,12 +249,13 @@ def tables_v5(md: sa.MetaData) -> None:
 
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
-version 4's rollup validity columns + version 5's quarantine)."""
+version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
 columns_v4(metadata)
-tables_v5(metadata)
+columns_v5(metadata)
+tables_v6(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -513,7 +513,7 @@ class StoreTx:
                         for r in self.conn.execute(sa.select(schema.budgets).order_by(schema.budgets.c.id)))
         teams = tuple(team_policy_from_dict({"team": r.team, "weight": r.weight,
                                              "allowed_priorities": loads(r.allowed_priorities),
-                                             "members": loads(r.members)})
+                                             "members": loads(r.members), "reclaim": r.reclaim})
                       for r in self.conn.execute(sa.select(schema.team_policies).order_by(schema.team_policies.c.team)))
         user_teams = {r.user: r.team for r in self.conn.execute(sa.select(schema.user_teams))}
         return QuotaSet(quotas=quotas, budgets=budgets, teams=teams, user_teams=user_teams)
@@ -530,7 +530,7 @@ class StoreTx:
             d = team_policy_to_dict(t)
             self.conn.execute(schema.team_policies.insert().values(
                 team=d["team"], weight=d["weight"], allowed_priorities=dumps(d["allowed_priorities"]),
-                members=dumps(d["members"])))
+                members=dumps(d["members"]), reclaim=d["reclaim"]))
         for user, team in sorted(quota_set.user_teams.items()):
             self.conn.execute(schema.user_teams.insert().values(user=user, team=team))
 

@@ -13,6 +13,8 @@ import { LabIcon, ToolbarButton } from '@jupyterlab/ui-components';
 
 import { type IJob, SchedClient, type Transport } from './api';
 import { SchedClient as TypedSchedClient } from './client';
+import { definitionsPlugin } from './definitions';
+import { usagePlugin } from './usage';
 import { SchedModel } from './model';
 import { ISchedModel } from './tokens';
 
@@ -194,4 +196,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [modelPlugin, plugin];
+export default [modelPlugin, plugin, definitionsPlugin, usagePlugin];

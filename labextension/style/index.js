@@ -1,1 +1,3 @@
 import './base.css';
+import './definitions.css';
+import './usagechart.css';

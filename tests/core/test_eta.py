@@ -184,3 +184,42 @@ def test_timeline_reservations_and_earliest_start() -> None:
     tl.reserve(120, 180, 8)
     assert (tl.earliest(4, 90), tl.earliest(2, 30), tl.earliest(4, math.inf)) == (180, 60, 180)
     assert tl.min_free(0, 200) == 0 and tl.at(130) == 0 and tl.next_change(60) == 120
+
+
+# ---------------------------------------------------------------------------------- policies
+def test_short_first_orders_by_response_ratio_and_ages_long_jobs() -> None:
+    jobs = [make_job("long", time_limit_s=600 * MIN, submitted=0), make_job("short", time_limit_s=10 * MIN, submitted=1)]
+    one_gpu = [make_node("n1", gpus=1)]
+    profile = SchedulingProfile(queue_sort="short-first")
+    assert [a.job_id for a in run_cycle(snapshot(one_gpu, jobs, now=_t(5)), profile).admits] == ["short"]
+    # waited 5 and 4 min: (5 + 600) / 600 = 1.01 against (4 + 10) / 10 = 1.4 — the short one goes first;
+    # after 20 hours of waiting the long job's ratio (1200 + 600) / 600 = 3 beats a fresh short job's 1
+    later = [jobs[0], make_job("fresh", time_limit_s=10 * MIN, submitted=1200)]
+    assert [a.job_id for a in run_cycle(snapshot(one_gpu, later, now=_t(1200)), profile).admits] == ["long"]
+
+
+def test_conservative_backfill_starts_a_job_only_if_no_earlier_reservation_moves() -> None:
+    # head (8 GPUs) is reserved from 60; 'mid' (4 GPUs, 120 min) would fit now but push head back;
+    # 'tiny' (2 GPUs, 30 min) ends before 60 and starts.
+    jobs = [running(make_job("r", gpus=6, time_limit_s=60 * MIN), "n1", range(6), started=0),
+            make_job("head", gpus=8, time_limit_s=60 * MIN, submitted=0),
+            make_job("mid", gpus=2, time_limit_s=120 * MIN, submitted=1),
+            make_job("tiny", gpus=2, time_limit_s=30 * MIN, submitted=2)]
+    profile = SchedulingProfile(backfill_mode="conservative")
+    result = run_cycle(snapshot([make_node("n1", gpus=8)], jobs), profile)
+    assert [a.job_id for a in result.admits] == ["tiny"]
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["mid"].code == "Priority" and "conservative backfill" in reasons["mid"].message
+    assert (reasons["head"].eta, reasons["mid"].eta) == (_t(60), _t(120))
+
+
+def test_runtime_history_predicts_from_the_same_run_then_from_the_user_s_padding() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a", time_limit_s=7200).spec
+    assert hist.predict(spec, 7200) is None
+    hist.learn(spec, 1800, 7200)
+    assert hist.predict(spec, 7200) == 1800  # same user, program and request
+    other = make_job("b", gpus=4, time_limit_s=3600).spec
+    assert hist.predict(other, 3600) == 900  # the user's runs took a quarter of their limit
+    assert hist.predict(spec, 600) == 600  # never above the limit

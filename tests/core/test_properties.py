@@ -4,7 +4,15 @@ Invariants checked after every cycle of a random timeline:
 no GPU double-allocated; no team above guarantee + borrowing limit; reclaim takes only from teams
 that borrow; priority preemption only evicts a lower, preemptible class of the same team (so a
 ``high`` job is only ever evicted as borrowed work); every pending job gets exactly one decision,
-and every pending decision exactly one reason.
+and every pending decision exactly one reason; and (issue 16):
+
+* **no stranded guarantee** — when a job within its team's guarantee could be served by a victim
+  set the rules allow (found by brute force over the running jobs), the cycle does not idle: it
+  admits or preempts (victims stop at once here, so the job starts on the next cycle: the grace
+  period plus one cycle);
+* **no priority inversion** — a pending job never waits for capacity while GPUs nominated to a
+  lower-class job of its team, free now, would hold it;
+* **no eviction twice for the same GPUs** within a run.
 """
 
 from __future__ import annotations
@@ -12,14 +20,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 from datetime import timedelta
+from itertools import combinations
 
 from core_builders import T0, make_job, make_node, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_sched.model import Job, Quota, QuotaSet
+from jupyter_sched.model import Job, Quota, QuotaSet, ResourceRequest, WorkerGroup
 from jupyter_sched.placement import PlacementConfig
-from jupyter_sched.scheduling import SchedulingProfile, apply_result, run_cycle
+from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
 
 TEAMS = ("a", "b", "c")
 
@@ -51,6 +60,11 @@ def worlds(draw: st.DrawFn) -> tuple[list, QuotaSet, list[Job], list[int]]:
             checkpointable=draw(st.booleans())))
     jobs = [j if j.spec.resources.gpus == 1 or j.spec.resources.gpu_milli == 1000 else
             replace(j, spec=replace(j.spec, resources=replace(j.spec.resources, gpu_milli=1000))) for j in jobs]
+    for k, j in enumerate(jobs):  # some heterogeneous gangs: a small launcher and larger workers
+        if draw(st.integers(0, 9)) == 0:
+            groups = (WorkerGroup("launcher", draw(st.integers(0, 1))), WorkerGroup("worker", draw(st.integers(1, 4)),
+                                                                                 draw(st.integers(1, 2))))
+            jobs[k] = replace(j, spec=replace(j.spec, resources=ResourceRequest.of_groups(groups)))
     arrivals = [draw(st.integers(0, 3)) for _ in jobs]
     return nodes, QuotaSet(quotas=tuple(lines)), jobs, arrivals
 
@@ -71,6 +85,7 @@ def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list
     nodes, quota, jobs, arrivals = world
     lines = {q.team: q for q in quota.quotas}
     snap = snapshot(nodes, quota=quota)
+    evicted: set[tuple[str, frozenset[str]]] = set()
     for step in range(5):
         snap = replace(snap, now=T0 + timedelta(minutes=step),
                        jobs=(*snap.jobs, *(j for j, t in zip(jobs, arrivals, strict=True) if t == step)))
@@ -100,7 +115,16 @@ def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list
                 assert victim.spec.team == preemptor.spec.team
                 assert victim.spec.priority.rank < preemptor.spec.priority.rank and victim.spec.priority.value == "low"
 
+        if quota.quotas and profile.reclaim:
+            _no_stranded_guarantee(snap, result, lines, profile)
+        for p in result.preemptions:
+            victim = by_id[p.job_id]
+            key = (victim.id, frozenset(victim.allocation.all_gpu_uuids() if victim.allocation else ()))
+            assert key not in evicted, f"{victim.id} evicted twice for the same GPUs"
+            evicted.add(key)
+
         snap = apply_result(snap, result)
+        _no_priority_inversion(snap, result, lines)
         gpu_load: dict[str, int] = defaultdict(int)
         for j in snap.jobs:
             if j.state.holds_gpus and j.allocation is not None:
@@ -115,3 +139,96 @@ def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list
         for team, line in lines.items():
             if line.borrowing_limit is not None:
                 assert usage[team] <= (line.guaranteed + line.borrowing_limit) * 1000, f"{team} above its ceiling"
+
+
+# ---------------------------------------------------------------------------------- issue 16 oracles
+_QUIET = SchedulingProfile(preemption=False, reclaim=False, backfill=False)
+
+
+def _guarantee(lines: dict[str, Quota], team: str) -> int:
+    return int(lines[team].guaranteed * 1000) if team in lines else 0
+
+
+def _no_stranded_guarantee(snap: Snapshot, result: CycleResult, lines: dict[str, Quota],
+                           profile: SchedulingProfile) -> None:
+    """If a pending job within its team's guarantee could be served by a victim set the rules allow,
+    the cycle serves some within-guarantee job (admits it or preempts for it): it does not idle
+    while borrowed GPUs would serve a guarantee."""
+    usage = _team_usage(snap.jobs)
+
+    def within(j: Job) -> bool:
+        return usage[j.spec.team] + j.spec.resources.total_milli <= _guarantee(lines, j.spec.team)
+
+    by_id = {j.id: j for j in snap.jobs}
+    served = [a.job_id for a in result.admits] + [p.for_job for p in result.preemptions]
+    if any(within(by_id[j]) for j in served):
+        return
+    capacity_bound = {p.job_id for p in result.pending  # not behind a reservation, a gate or its quota
+                      if p.reason.code in ("WaitingForCapacity", "Fragmented")}
+    for job in snap.jobs:
+        if job.id not in capacity_bound or job.nominated is not None or not within(job) \
+                or not job.spec.resources.total_milli or job.spec.resources.workers != 1:
+            continue
+        team, rank = job.spec.team, job.spec.priority.rank
+        cands = [h for h in snap.jobs if h.state.holds_gpus and h.stopping_since is None and h.id != job.preempted_by
+                 and ((h.spec.team == team and h.spec.priority.value == "low" and h.spec.priority.rank < rank)
+                      or (h.spec.team != team and usage[h.spec.team] > _guarantee(lines, h.spec.team)))]
+        if len(cands) > 6:
+            continue
+        for size in range(1, len(cands) + 1):
+            for victims in combinations(cands, size):
+                if _allowed(victims, job, usage, lines) and _fits_without(snap, job, victims):
+                    raise AssertionError(f"{job.id} is within {team}'s guarantee and evicting "
+                                         f"{[v.id for v in victims]} would serve it, yet no guarantee was served")
+
+
+def _allowed(victims: tuple[Job, ...], job: Job, usage: dict[str, int], lines: dict[str, Quota]) -> bool:
+    """DESIGN.md's rules for a victim set: reclaim only for a within-guarantee job, and from each
+    team only while it borrows (its last victim may take it below its guarantee)."""
+    team = job.spec.team
+    own = sum(v.spec.resources.total_milli for v in victims if v.spec.team == team)
+    if usage[team] - own + job.spec.resources.total_milli > _guarantee(lines, team):
+        return False
+    by_team: dict[str, list[int]] = defaultdict(list)
+    for v in victims:
+        if v.spec.team != team:
+            by_team[v.spec.team].append(v.spec.resources.total_milli)
+    return all(usage[t] - sum(m) + max(m) > _guarantee(lines, t) for t, m in by_team.items())
+
+
+def _fits_without(snap: Snapshot, job: Job, victims: tuple[Job, ...]) -> bool:
+    """Would ``job`` be admitted, all alone in the queue, once ``victims`` are gone?"""
+    gone = {v.id for v in victims}
+    kept = tuple(j for j in snap.jobs if j.state.holds_gpus and j.id not in gone)
+    alone = run_cycle(replace(snap, jobs=(*kept, replace(job, preempted_by=None))), _QUIET)
+    return any(a.job_id == job.id for a in alone.admits)
+
+
+def _no_priority_inversion(snap: Snapshot, result: CycleResult, lines: dict[str, Quota]) -> None:
+    """A job waiting for capacity must not fit on free GPUs nominated to a lower-class job of its team."""
+    held: dict[str, int] = defaultdict(int)
+    node_of: dict[str, str] = {}
+    for node in snap.inventory.nodes:
+        for gpu in node.gpus:
+            node_of[gpu.uuid] = node.name
+    for j in snap.jobs:
+        if j.state.holds_gpus and j.allocation is not None:
+            for uuid in j.allocation.all_gpu_uuids():
+                held[uuid] += 1
+    pending = {p.job_id: p.reason for p in result.pending}
+    for waiter_id, reason in pending.items():
+        waiter = next(j for j in snap.jobs if j.id == waiter_id)
+        req = waiter.spec.resources
+        if reason.code not in ("WaitingForCapacity", "Fragmented") or req.workers != 1 or req.fractional \
+                or (waiter.spec.team in lines and lines[waiter.spec.team].borrowing_limit is not None):
+            continue
+        for owner_id, alloc in result.nominations.items():
+            owner = next(j for j in snap.jobs if j.id == owner_id)
+            if owner.spec.team != waiter.spec.team or owner.spec.priority.rank >= waiter.spec.priority.rank:
+                continue
+            free_here: dict[str, int] = defaultdict(int)
+            for uuid in alloc.all_gpu_uuids():
+                if not held[uuid]:
+                    free_here[node_of[uuid]] += 1
+            assert not any(n >= req.gpus for n in free_here.values()), \
+                f"{waiter.id} waits while {owner.id} (lower class) holds free nominated GPUs it fits on"

@@ -225,3 +225,21 @@ def test_a_borrowing_admission_of_this_cycle_is_withdrawn_rather_than_evicted_ne
     reason = next(p.reason for p in result.pending if p.job_id == "b-x")
     assert reason.details["withdrawn"] and reason.details["reclaimed_by"] == "a2"
     assert [a.action for a in result.audit] == ["admit_withdrawn", "admit"]
+
+
+def test_a_borrowing_gang_is_reclaimed_even_when_a_cheaper_victim_would_end_the_borrowing() -> None:
+    # Found by the property test: b borrows 1 GPU (j0 on n0 and a 2 x 2 gang on n1); a's 2-GPU job
+    # fits only on n1. Evicting the cheap j0 first would end b's borrowing and protect the gang;
+    # the gang alone is the valid plan (b ends below its guarantee through its own borrowing).
+    from jupyter_sched.model import ResourceRequest, WorkerGroup
+    q = quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=4))
+    gang = running(make_job("gang", team="b", priority="high"), "n1", [0, 1])
+    gang = replace(gang, spec=replace(gang.spec, resources=ResourceRequest.of_groups((WorkerGroup("w", 2, 2),))),
+                   allocation=replace(gang.allocation, workers=(("n1", ("GPU-n1-0", "GPU-n1-1")),  # type: ignore[arg-type]
+                                                                ("n1", ("GPU-n1-2", "GPU-n1-3")))))
+    jobs = [running(make_job("j0", team="b"), "n0", [0]), gang, make_job("j9", gpus=2, team="a", priority="high")]
+    teams = [TeamPolicy(team="a", allowed_priorities=("high", "normal", "low")),
+             TeamPolicy(team="b", allowed_priorities=("high", "normal", "low"))]
+    result = run_cycle(snapshot([make_node("n0", gpus=1), make_node("n1", gpus=5)], jobs,
+                                quota=quotas(*q.quotas, teams=teams)))
+    assert [(p.job_id, p.kind) for p in result.preemptions] == [("gang", "reclaim")]

@@ -186,7 +186,7 @@ PLACEMENT = [
     pytest.param(Case(nodes=[make_node("a", gpus=4), make_node("b", gpus=4)],
                       jobs=[running(make_job("r", gpus=2), "a", [0, 1]), make_job("gang", gpus=3, workers=2)],
                       want_pending={"gang": "Fragmented"}, want_admitted=[],
-                      want_in_message={"gang": "6 A100-80GB GPUs free but fewer than 2 nodes have 3 free each"}),
+                      want_in_message={"gang": "gang needs 2 x 3 A100-80GB GPUs on separate placements; only 1 of its 2 workers fit now (a:2, b:4)"}),
                  id="a gang that cannot place every worker admits none"),
     pytest.param(Case(nodes=[make_node("a", gpus=4), make_node("b", gpus=4)], jobs=[make_job("gang", gpus=4, workers=2)],
                       want_admitted=["gang"],

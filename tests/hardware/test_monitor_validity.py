@@ -73,3 +73,24 @@ def test_a_wrong_pod_label_is_logged_once_per_hour_and_the_allocation_wins(caplo
     mon.sample()
     assert mon.label_mismatches == 2, "a matching label is no warning"
     assert clock.now() - T0 == timedelta(minutes=61)
+
+
+def test_a_gpu_with_an_xid_is_unhealthy_in_the_inventory_the_engine_places_on() -> None:
+    from jupyter_sched.engine.telemetry import HealthAwareInventory
+    from jupyter_sched.model import GPU, Inventory, Node
+    from jupyter_sched.placement.state import ClusterState
+
+    class Source:
+        def current(self) -> Inventory:
+            return Inventory(nodes=(Node(name="n1", gpus=(
+                GPU(uuid="GPU-a", index=0, node="n1", model="A100", memory_mib=81920),
+                GPU(uuid="GPU-b", index=1, node="n1", model="A100", memory_mib=81920))),))
+
+    mon, scrapes, _ = monitor()
+    scrapes.text = line("DCGM_FI_DEV_GPU_UTIL", "GPU-a", 10) + line("DCGM_FI_DEV_XID_ERRORS", "GPU-a", 79)
+    mon.sample()
+    inventory = HealthAwareInventory(Source(), mon).current()
+    bad = inventory.nodes[0].gpus[0]
+    assert (bad.healthy, bad.health_reason, bad.health_since) == (False, "Xid 79", T0)
+    assert "reset it or drain n1" in bad.health_hint
+    assert ClusterState(inventory).placeable == [False, True]

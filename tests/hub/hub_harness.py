@@ -1,13 +1,21 @@
-"""A real JupyterHub for the hub-mode integration test.
+"""A real multi-user JupyterHub for the hub-mode integration tests.
 
-Starts ``jupyterhub`` (PyPI) with ``configurable-http-proxy`` (npm), the dummy authenticator,
-the simple local process spawner and ``jupyter-sched serve`` as a managed hub service on a
-real PostgreSQL database, all on random loopback ports in a temporary directory.
+Starts ``jupyterhub`` (PyPI) with ``configurable-http-proxy`` (npm), the dummy authenticator and
+JupyterHub's ``LocalProcessSpawner``, which starts each user's server **as that user's OS account**
+(real accounts made by the test with ``useradd``, tests/accounts.py); the central service
+``jupyter-sched serve`` runs **as root** as an external hub service the harness starts and can
+``kill -9`` and restart, on a PostgreSQL database started by the test; all on random loopback ports
+in a 0755 temporary folder (pytest's own are 0700, out of the accounts' reach).
+
+User servers, their kernels and the jobs (run as their owners by the central service) use the
+venv of tests/runas_env.py — Debian's python3 with this checkout's jupyter_sched — because the
+accounts cannot run the test session's interpreter under /root. The hub itself runs from the
+session's environment (as root).
 
 ``configurable-http-proxy`` is taken from ``$PATH``, else from the cache prefix
 ``~/.cache/jupyter_sched/chp`` (``$XDG_CACHE_HOME`` respected), else installed there once with
 ``npm install -g --prefix <that prefix> configurable-http-proxy``. :func:`skip_reason` says why
-the test cannot run (no jupyterhub, no npm/CHP).
+the test cannot run (no jupyterhub, no npm/CHP, not root).
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests import accounts
 
 __all__ = ["Hub", "chp_command", "skip_reason"]
 
@@ -62,9 +72,12 @@ def chp_command() -> str | None:
 
 
 def skip_reason() -> str | None:
-    """Why a real hub cannot run here (None when it can)."""
-    if not (VENV_BIN / "jupyterhub").exists() or not (VENV_BIN / "jupyterhub-singleuser").exists():
+    """Why a real multi-user hub cannot run here (None when it can)."""
+    if not (VENV_BIN / "jupyterhub").exists():
         return f"jupyterhub is not installed in {VENV_BIN.parent} (pip install jupyterhub)"
+    reason = accounts.skip_reason()
+    if reason:
+        return reason
     if chp_command() is None:
         return "configurable-http-proxy is missing and npm could not install it (npm install -g configurable-http-proxy)"
     return None
@@ -82,34 +95,34 @@ c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:%d" % s["chp_api_port"]
 c.ConfigurableHTTPProxy.command = [s["chp"]]
 c.JupyterHub.db_url = "sqlite:///" + s["base"] + "/hub.sqlite"
 c.JupyterHub.cookie_secret_file = s["base"] + "/cookie_secret"
+c.JupyterHub.api_page_default_limit = s["page_max"]
+c.JupyterHub.api_page_max_limit = s["page_max"]
 c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_all = True
 c.Authenticator.admin_users = set(s["admins"])
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = s["base"] + "/home/{{username}}"
-c.Spawner.cmd = [s["singleuser"]]
-c.Spawner.args = ["--allow-root"]
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [s["python"], "-m", "jupyterhub.singleuser"]
 c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90
 c.Spawner.poll_interval = 1
 c.Spawner.environment = {{"JUPYTER_SCHED_HUB_URL": s["service_url"] + "/services/jupyter-sched/",
-                          "JUPYTER_CONFIG_DIR": s["base"] + "/user-config",
-                          "JUPYTER_DATA_DIR": s["base"] + "/user-data",
-                          "JUPYTER_RUNTIME_DIR": s["base"] + "/user-runtime"}}
+                          "JUPYTER_CONFIG_DIR": s["base"] + "/user-config"}}
 c.JupyterHub.load_groups = {{g: {{"users": u}} for g, u in s["groups"].items()}}
 c.JupyterHub.custom_scopes = {{"custom:jupyter-sched:admin": {{"description": "administer jupyter-sched"}}}}
 c.JupyterHub.services = [
-    {{"name": "jupyter-sched", "url": s["service_url"], "command": s["service_command"],
-      "environment": s["service_env"], "oauth_no_confirm": True, "display": False}},
+    {{"name": "jupyter-sched", "url": s["service_url"], "api_token": s["service_token"],
+      "oauth_no_confirm": True, "display": False}},
     {{"name": "test-driver", "api_token": s["driver_token"]}},
 ]
 c.JupyterHub.load_roles = [
     {{"name": "user", "scopes": ["self", "access:services!service=jupyter-sched"]}},
     {{"name": "server", "scopes": ["users:activity!user", "access:servers!server",
                                   "access:services!service=jupyter-sched"]}},
-    {{"name": "jupyter-sched-service", "scopes": ["read:users", "list:users", "read:servers", "users:activity"],
+    {{"name": "jupyter-sched-service", "scopes": ["read:users", "list:users", "read:groups", "read:servers",
+                                                 "users:activity"],
       "services": ["jupyter-sched"]}},
-    {{"name": "test-driver", "scopes": ["admin:users", "admin:servers", "admin:server_state", "tokens", "list:users"],
+    {{"name": "test-driver", "scopes": ["admin:users", "admin:servers", "admin:server_state", "tokens", "list:users", "shares",
+                                       "read:servers"],
       "services": ["test-driver"]}},
 ]
 """
@@ -117,74 +130,126 @@ c.JupyterHub.load_roles = [
 
 @dataclass
 class Hub:
-    """A running JupyterHub (see module docstring); ``url`` is the proxy's public URL."""
+    """A running JupyterHub with real accounts (see module docstring); ``url`` is the proxy's.
+
+    Attributes:
+        base: a 0755 folder for everything (hub database, config, job directories).
+        db_url: the central service's store (PostgreSQL).
+        venv: the venv other accounts can run (tests/runas_env.py).
+        admins: hub admin user names (they need no OS account unless they spawn a server).
+        groups: hub groups = scheduler teams, ``{group: [user names]}``.
+        page_max: the hub's ``api_page_max_limit`` (and default page size).
+    """
 
     base: Path
     db_url: str
+    venv: Path
     admins: tuple[str, ...]
     groups: dict[str, list[str]]
     gpus: int = 2
+    page_max: int = 200
+    service_args: tuple[str, ...] = ()
     proxy_port: int = 0
+    hub_port: int = 0
     service_port: int = 0
     driver_token: str = field(default_factory=lambda: secrets.token_hex(16))
+    service_token: str = field(default_factory=lambda: secrets.token_hex(16))
     process: subprocess.Popen[bytes] | None = None
+    service: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.proxy_port}"
 
     @property
+    def python(self) -> str:
+        return str(self.venv / "bin" / "python")
+
+    @property
     def service_url(self) -> str:
         """The central service's public URL (through the proxy), ending in ``/``."""
         return f"{self.url}/services/{SERVICE}/"
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.base / "jobs"
 
     def server_url(self, user: str) -> str:
         return f"{self.url}/user/{user}/"
 
     def start(self) -> None:
-        """Write the config and start the hub; return when the hub API and the service answer.
+        """Write the config, start the hub and the central service; return when both answer.
 
         Raises:
             RuntimeError: the hub or the service did not come up (log tail included).
         """
         chp = chp_command()
         assert chp is not None
-        self.proxy_port, self.service_port = _free_port(), _free_port()
+        self.base.chmod(0o755)
+        self.proxy_port, self.service_port, self.hub_port = _free_port(), _free_port(), _free_port()
         user_config = self.base / "user-config"
         user_config.mkdir(parents=True, exist_ok=True)
-        # user servers load only jupyter_sched (fast start on a busy CI machine)
-        (user_config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"jpserver_extensions": {
-            "jupyterlab": False, "jupyter_lsp": False, "notebook_shim": False, "jupyter_server_terminals": False,
-            "jupyter_sched": True}}}))
-        (self.base / "home").mkdir(exist_ok=True)
+        # user servers load only jupyter_sched (fast start on a busy CI machine) and report their
+        # kernels every second (the default is 30 s)
+        (user_config / "jupyter_server_config.json").write_text(json.dumps({
+            "ServerApp": {"jpserver_extensions": {"jupyterlab": False, "jupyter_lsp": False, "notebook_shim": False,
+                                                  "jupyter_server_terminals": False, "jupyter_sched": True}},
+            "SchedApp": {"kernel_report_interval_s": 1.0, "activity_interval_s": 1.0}}))
         settings = {
-            "base": str(self.base), "proxy_port": self.proxy_port, "hub_port": _free_port(),
+            "base": str(self.base), "proxy_port": self.proxy_port, "hub_port": self.hub_port,
             "chp_api_port": _free_port(), "chp": chp, "admins": list(self.admins), "groups": self.groups,
-            "singleuser": str(VENV_BIN / "jupyterhub-singleuser"),
-            "service_url": f"http://127.0.0.1:{self.service_port}", "driver_token": self.driver_token,
-            "service_command": [str(VENV_BIN / "jupyter-sched"), "serve", "--allow-root",
-                                "--SchedApp.inventory_source=simulated", f"--SchedApp.simulated_gpus={self.gpus}",
-                                f"--SchedApp.log_dir={self.base / 'job-logs'}", "--SchedApp.cycle_interval=1",
-                                "--SchedApp.activity_interval_s=1", "--HubSchedApp.hub_poll_interval_s=1", "--HubSchedApp.gpu_prices", "*=2.5"],
-            "service_env": {"JUPYTER_SCHED_DB_URL": self.db_url, "JUPYTER_DATA_DIR": str(self.base / "svc-data"),
-                            "JUPYTER_CONFIG_DIR": str(self.base / "svc-config"),
-                            "JUPYTER_RUNTIME_DIR": str(self.base / "svc-runtime")},
+            "python": self.python, "service_url": f"http://127.0.0.1:{self.service_port}",
+            "driver_token": self.driver_token, "service_token": self.service_token, "page_max": self.page_max,
         }
         config = self.base / "jupyterhub_config.py"
         config.write_text(_CONFIG.format(settings=json.dumps(settings)))
+        # jupyter_core migrates IPython 3 config into JUPYTER_CONFIG_DIR unless this marker exists; the
+        # folder is shared and read-only for the accounts
+        (user_config / "migrated").write_text("jupyter_sched hub test\n")
+        subprocess.run(["chmod", "-R", "o+rX", str(user_config)], check=True)
         env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
         log = (self.base / "hub.log").open("wb")
         self.process = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(config)], cwd=self.base,
                                         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.wait_for(lambda: self.api("GET", "").status_code == 200, 60, "the hub API")
+        self.start_service()
+
+    # ---- the central service ----------------------------------------------------------------
+    def start_service(self) -> None:
+        """Start ``jupyter-sched serve`` as root, as the hub's external service; wait until it answers."""
+        env = {"PATH": f"{self.venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8",
+               "JUPYTERHUB_API_URL": f"http://127.0.0.1:{self.hub_port}/hub/api",
+               "JUPYTERHUB_API_TOKEN": self.service_token, "JUPYTERHUB_SERVICE_NAME": SERVICE,
+               "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{self.service_port}",
+               "JUPYTERHUB_SERVICE_PREFIX": f"/services/{SERVICE}/", "JUPYTERHUB_CLIENT_ID": f"service-{SERVICE}",
+               "JUPYTERHUB_HOST": "", "JUPYTER_SCHED_DB_URL": self.db_url,
+               "JUPYTER_DATA_DIR": str(self.base / "svc-data"), "JUPYTER_CONFIG_DIR": str(self.base / "svc-config"),
+               "JUPYTER_RUNTIME_DIR": str(self.base / "svc-runtime")}
+        command = [str(self.venv / "bin" / "jupyter-sched"), "serve", "--allow-root",
+                   "--SchedApp.inventory_source=simulated", f"--SchedApp.simulated_gpus={self.gpus}",
+                   f"--SchedApp.log_dir={self.jobs_dir}", "--SchedApp.cycle_interval=1",
+                   "--SchedApp.activity_interval_s=1", "--HubSchedApp.hub_poll_interval_s=1",
+                   f"--HubSchedApp.job_python={self.python}", "--HubSchedApp.gpu_prices", "*=2.5",
+                   *self.service_args]
+        log = (self.base / "service.log").open("ab")
+        self.service = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
         self.wait_for(lambda: httpx.get(f"http://127.0.0.1:{self.service_port}/services/{SERVICE}/api/sched/config",
                                         timeout=5).status_code in (200, 403), 60, "the jupyter-sched service")
 
+    def kill_service(self) -> None:
+        """``kill -9`` the central service (no cleanup runs; its jobs keep running)."""
+        assert self.service is not None
+        self.service.send_signal(signal.SIGKILL)
+        self.service.wait(30)
+        self.service = None
+
+    # ---- helpers ----------------------------------------------------------------------------
     def wait_for(self, ready: Any, timeout_s: float, what: str) -> None:
         """Poll ``ready()`` every 0.25 s until true.
 
         Raises:
-            RuntimeError: not ready within ``timeout_s`` seconds or the hub exited (log tail attached).
+            RuntimeError: not ready within ``timeout_s`` seconds or the hub exited (log tails attached).
         """
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -196,11 +261,14 @@ class Hub:
             except httpx.HTTPError:
                 pass
             time.sleep(0.25)
-        raise RuntimeError(f"{what} did not become ready; hub log tail:\n{self.log_tail()}")
+        raise RuntimeError(f"{what} did not become ready; log tails:\n{self.log_tail()}")
 
     def log_tail(self, chars: int = 6000) -> str:
-        path = self.base / "hub.log"
-        return path.read_text(errors="replace")[-chars:] if path.exists() else "(no log)"
+        out = []
+        for name in ("hub.log", "service.log"):
+            path = self.base / name
+            out.append(f"--- {name}\n" + (path.read_text(errors="replace")[-chars:] if path.exists() else "(none)"))
+        return "\n".join(out)
 
     def api(self, method: str, path: str, body: Any = None, *, token: str | None = None) -> httpx.Response:
         """Call the hub REST API (default: as the admin test driver)."""
@@ -213,35 +281,40 @@ class Hub:
         response.raise_for_status()
         return str(response.json()["token"])
 
+    def server_model(self, user: str) -> dict[str, Any]:
+        servers: dict[str, Any] = self.api("GET", f"users/{user}").json().get("servers", {})
+        return dict(servers.get("", {}))
+
     def start_servers(self, *users: str) -> None:
         """Spawn the users' servers (all at once) and wait until each is ready."""
         for user in users:
             response = self.api("POST", f"users/{user}/server")
             if response.status_code not in (201, 202, 400):
-                raise RuntimeError(f"spawn of {user} failed: {response.status_code} {response.text}")
+                raise RuntimeError(f"spawn of {user} failed: {response.status_code} {response.text}\n{self.log_tail()}")
         for user in users:
-            self.wait_for(lambda u=user: bool(self.api("GET", f"users/{u}").json().get("servers", {}).get("", {})
-                                              .get("ready")), 90, f"{user}'s server")
+            self.wait_for(lambda u=user: bool(self.server_model(u).get("ready")), 90, f"{user}'s server")
 
     def stop_server(self, user: str) -> None:
         """Stop ``user``'s server and wait until the hub reports it gone."""
         response = self.api("DELETE", f"users/{user}/server")
         if response.status_code not in (202, 204):
             raise RuntimeError(f"stop of {user} failed: {response.status_code} {response.text}")
-        self.wait_for(lambda: "" not in self.api("GET", f"users/{user}").json().get("servers", {}), 60,
-                      f"{user}'s server to stop")
+        self.wait_for(lambda: not self.server_model(user), 60, f"{user}'s server to stop")
 
     def kill_server(self, user: str) -> None:
         """SIGKILL ``user``'s server process (no cleanup runs); wait until the hub notices."""
-        state = self.api("GET", f"users/{user}").json()["servers"][""]["state"]
-        os.kill(int(state["pid"]), signal.SIGKILL)
-        self.wait_for(lambda: "" not in self.api("GET", f"users/{user}").json().get("servers", {}), 60,
-                      f"the hub to notice that {user}'s server died")
+        os.kill(int(self.server_model(user)["state"]["pid"]), signal.SIGKILL)
+        self.wait_for(lambda: not self.server_model(user), 60, f"the hub to notice that {user}'s server died")
 
     def stop(self) -> None:
-        """SIGTERM the hub (it stops user servers and the managed service), SIGKILL leftovers:
-        the hub's process group, then any process whose command line names this hub's
-        temporary directory (job wrappers and jobs of a test that failed before cancelling)."""
+        """Stop the service and the hub (it stops user servers), then SIGKILL leftovers: the hub's
+        process group and any process whose command line names this hub's folder."""
+        if self.service is not None and self.service.poll() is None:
+            self.service.send_signal(signal.SIGTERM)
+            try:
+                self.service.wait(30)
+            except subprocess.TimeoutExpired:
+                self.service.kill()
         self._stop_hub()
         for pid in _pids_mentioning(str(self.base)):
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -2,9 +2,11 @@
 
 The pure part (which users, which servers, which body) is table-driven. The report itself runs
 a real ``SchedulerService`` (real jobs as processes, simulated GPUs) and the real
-``HubIdentityProvider.hub_api`` against a loopback HTTP server that speaks JupyterHub's REST API
-JSON for the two calls involved — a double, because a JupyterHub here is only started by the
-slow integration test: ``GET /hub/api/users?state=active`` (user models with ``servers``) and
+:class:`~jupyter_sched.hub.hubapi.HubAPI` against a loopback HTTP server that speaks JupyterHub's
+REST API JSON for the calls involved — a double, because a JupyterHub here is only started by the
+slow integration test: ``GET /hub/api/users?state=active`` paged as the hub pages it (``limit``
+capped at ``api_page_max_limit``; ``{"items", "_pagination"}`` with the pagination media type,
+else the first page as a bare list), ``GET /hub/api/users/{name}`` and
 ``POST /hub/api/users/{name}/activity``, which, like the hub's ``ActivityAPIHandler``, refuses
 unknown users (404), unknown server names (400) and bodies without ``last_activity``/``servers``.
 """
@@ -12,7 +14,6 @@ unknown users (404), unknown server names (400) and bodies without ``last_activi
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import sys
 import time
@@ -21,18 +22,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tornado import web
 from tornado.httpserver import HTTPServer
 
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.hub.activity import active_servers, activity_bodies, report_activity
+from jupyter_sched.hub.hubapi import HubAPI
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.store import Store, sqlite_url
+from tests.hub.hub_double import TOKEN, hub_app
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
 STAMP = "2026-11-29T12:00:00Z"
-TOKEN = "service-token-for-the-loopback-hub"
+HUB_USERS = {"ana": {"": True, "gpu": True, "old": False}, "bob": {}, "carol": {"": True}}
+"""Users the loopback hub knows: server name -> active?"""
 
 
 def job(user: str, state: str = "running", kind: str = "training") -> dict[str, Any]:
@@ -66,36 +69,7 @@ def test_active_servers_leave_out_stopped_ones_and_odd_entries() -> None:
     assert active_servers(users) == {"ana": [""], "bob": []}
 
 
-# ---- against a loopback server speaking the hub API ---------------------------------------------
-
-HUB_USERS = {"ana": {"": True, "gpu": True, "old": False}, "bob": {}, "carol": {"": True}}
-"""Users the loopback hub knows: server name -> active?"""
-
-
-class Users(web.RequestHandler):
-    def get(self) -> None:
-        assert self.request.headers.get("Authorization") == f"token {TOKEN}"
-        assert self.get_argument("state") == "active"
-        self.finish(json.dumps([
-            {"kind": "user", "name": name, "servers": {s: {"name": s, "ready": True} for s, on in servers.items() if on}}
-            for name, servers in HUB_USERS.items() if any(servers.values())]))
-
-
-class Activity(web.RequestHandler):
-    def post(self, name: str) -> None:
-        assert self.request.headers.get("Authorization") == f"token {TOKEN}"
-        if name not in HUB_USERS:
-            raise web.HTTPError(404, f"No such user: {name}")
-        body = json.loads(self.request.body)
-        if not isinstance(body, dict) or not (body.get("last_activity") or body.get("servers")):
-            raise web.HTTPError(400, "body must contain at least one of `last_activity` or `servers`")
-        for server, info in (body.get("servers") or {}).items():
-            if server not in HUB_USERS[name] or "last_activity" not in info:
-                raise web.HTTPError(400, f"No such server '{server}' for user {name}")
-            datetime.fromisoformat(info["last_activity"].replace("Z", "+00:00"))
-        datetime.fromisoformat(body["last_activity"].replace("Z", "+00:00"))
-        self.settings["posts"][name] = body
-        self.finish("")
+# ---- against a loopback server speaking the hub API (tests/hub/hub_double.py) ------------------
 
 
 def _free_port() -> int:
@@ -109,11 +83,8 @@ def gated(tmp_path: Path, name: str) -> list[str]:
     return [sys.executable, "-c", f"import os, time\nwhile not os.path.exists({gate!r}):\n    time.sleep(0.02)\n"]
 
 
-def test_the_service_posts_running_work_as_activity_through_the_hub_api(tmp_path: Path) -> None:
-    from jupyterhub.services.auth import HubOAuth
-
-    from jupyter_sched.hub.identity import HubIdentityProvider
-
+@pytest.mark.parametrize("page_max", [200, 1], ids=["one page", "a page size below the active users"])
+def test_the_service_posts_running_work_as_activity_through_the_hub_api(tmp_path: Path, page_max: int) -> None:
     svc = SchedulerService(store=Store(sqlite_url(tmp_path / "s.sqlite")), inventory=SimulatedInventory(3, node="n1"),
                            executor=LocalExecutor(tmp_path / "jobs"), clock=ManualClock(NOW), cycle_interval_s=0.0,
                            stop_grace_s=5.0)
@@ -129,13 +100,10 @@ def test_the_service_posts_running_work_as_activity_through_the_hub_api(tmp_path
 
         async def run() -> list[str]:
             port = _free_port()
-            server = HTTPServer(web.Application([(r"/hub/api/users", Users), (r"/hub/api/users/([^/]+)/activity",
-                                                                                Activity)], posts=posts))
+            server = HTTPServer(hub_app(HUB_USERS, posts=posts, page_max=page_max))
             server.listen(port, "127.0.0.1")
             try:
-                provider = HubIdentityProvider(hub_auth=HubOAuth(api_url=f"http://127.0.0.1:{port}/hub/api",
-                                                                 api_token=TOKEN))
-                return await report_activity(svc, provider.hub_api)
+                return await report_activity(svc, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN))
             finally:
                 server.stop()
 

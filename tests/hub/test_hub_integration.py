@@ -1,14 +1,25 @@
-"""Hub mode end to end: a real JupyterHub, two users' servers, one central scheduler on PostgreSQL.
+"""Hub mode end to end: a real JupyterHub, real OS accounts, one central scheduler (as root) on PostgreSQL.
 
-Real parts only: JupyterHub 6 (PyPI) + configurable-http-proxy (npm), the dummy authenticator
-and the simple local process spawner, ``jupyter-sched serve`` as a managed hub service on a
-PostgreSQL server started by this test, user servers forwarding to it
-(``JUPYTER_SCHED_HUB_URL``), the magics' client (``jupyter_sched.client.SchedClient``) over
-HTTP through the proxy. GPUs are simulated (no GPU here; inventory_source=simulated, 2 GPUs).
+Real parts only: JupyterHub 6 (PyPI) + configurable-http-proxy (npm), the dummy authenticator and
+JupyterHub's ``LocalProcessSpawner``, which starts each user's server as that user's OS account
+(accounts made with ``useradd`` for this module and removed after, tests/accounts.py);
+``jupyter-sched serve`` as root, an external hub service the harness can ``kill -9``, on a
+PostgreSQL server started by the test; user servers forwarding to it (``JUPYTER_SCHED_HUB_URL``);
+the magics' client (``jupyter_sched.client.SchedClient``) over HTTP through the proxy; real kernels
+driven over their websocket. The hub's page size is 1 (``api_page_max_limit``), below the number
+of active servers, so every hub listing the service makes is paged. GPUs are simulated (no GPU
+here; inventory_source=simulated, 2 GPUs). The accounts run the venv of tests/runas_env.py.
+
+Module order matters: the first test is the two-user walk-through (it stops and kills servers at
+its end and restores the quotas); the others start the servers they need.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -16,13 +27,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from jupyter_sched.client.discovery import Connection
 from jupyter_sched.client.sync import SchedClient
 from jupyter_sched.errors import AuthorizationError, NotFoundError
+from tests.accounts import Account, os_accounts, shared_dir
+from tests.runas_env import runas_venv
 
 from .hub_harness import Hub, skip_reason
+from .kernel_ws import execute
 
 pytestmark = pytest.mark.slow
 
@@ -30,20 +45,39 @@ SLEEP = ["python", "-c", "import time; time.sleep(120)"]
 
 
 @pytest.fixture(scope="module")
-def hub(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+def users() -> Iterator[dict[str, Account]]:
     reason = skip_reason()
     if reason:
         pytest.skip(reason)
+    with os_accounts(2) as (alice, bob):
+        yield {"alice": alice, "bob": bob}
+
+
+@pytest.fixture(scope="module")
+def names(users: dict[str, Account]) -> dict[str, str]:
+    """Test role → hub user name (= the OS account's name, as JupyterHub's local spawner wants)."""
+    return {role: account.name for role, account in users.items()}
+
+
+@pytest.fixture(scope="module")
+def hub(pg_server: Any, users: dict[str, Account], names: dict[str, str]) -> Iterator[Hub]:
     db_url = pg_server.create_database("hub_integration")
-    running = Hub(base=Path(tmp_path_factory.mktemp("hub")), db_url=db_url, admins=("carol",),
-                  groups={"ml": ["alice"], "cv": ["bob"]})
-    try:
-        running.start()
-        created = running.api("POST", "users", {"usernames": ["alice", "bob", "carol"]})
-        assert created.status_code in (201, 409), created.text
-        yield running
-    finally:
-        running.stop()
+    venv = runas_venv()
+    with shared_dir("jsched-hub-") as base:
+        running = Hub(base=base, db_url=db_url, venv=venv, admins=("carol",),
+                      groups={"ml": [names["alice"]], "cv": [names["bob"]]}, page_max=1)
+        try:
+            running.start()
+            created = running.api("POST", "users", {"usernames": [names["alice"], names["bob"], "carol"]})
+            assert created.status_code in (201, 409), created.text
+            yield running
+        finally:
+            running.stop()
+
+
+@pytest.fixture(scope="module")
+def tokens(hub: Hub, names: dict[str, str]) -> dict[str, str]:
+    return {"alice": hub.token_for(names["alice"]), "bob": hub.token_for(names["bob"]), "carol": hub.token_for("carol")}
 
 
 def client(url: str, token: str) -> SchedClient:
@@ -59,22 +93,22 @@ def wait_state(sched: SchedClient, job_id: str, states: set[str], timeout_s: flo
     return job
 
 
-def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
-    tokens = {name: hub.token_for(name) for name in ("alice", "bob", "carol")}
-    hub.start_servers("alice", "bob")
-    alice = client(hub.server_url("alice"), tokens["alice"])
-    bob = client(hub.server_url("bob"), tokens["bob"])
+def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+    a, b = names["alice"], names["bob"]
+    hub.start_servers(a, b)
+    alice = client(hub.server_url(a), tokens["alice"])
+    bob = client(hub.server_url(b), tokens["bob"])
     central_bob = client(hub.service_url, tokens["bob"])
     carol = client(hub.service_url, tokens["carol"])
 
     # the user servers forward to the central service, which says it runs in hub mode
     assert alice.config()["mode"] == "hub"
-    assert alice.me()["user"] == "alice" and not alice.me()["is_admin"]
+    assert alice.me()["user"] == a and not alice.me()["is_admin"]
     assert carol.me()["is_admin"]
 
     # two users submit through their own servers
     job_a = alice.submit({"gpus": 1, "command": SLEEP, "name": "alice-train"})
-    kernel = httpx.post(f"{hub.server_url('alice')}api/kernels", json={},
+    kernel = httpx.post(f"{hub.server_url(a)}api/kernels", json={},
                         headers={"Authorization": f"token {tokens['alice']}"}, timeout=60)
     assert kernel.status_code == 201, kernel.text
     lease = alice.request_lease({"gpus": 1, "kernel_id": kernel.json()["id"]})
@@ -85,7 +119,7 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     # running work is hub activity: the service posts it for alice's server (every second here;
     # her server's own reports come every 300 s, so a fresh timestamp is the service's)
     running_at = datetime.now(timezone.utc)
-    hub.wait_for(lambda: server_activity(hub, "alice") > running_at, 30, "alice's running work to be hub activity")
+    hub.wait_for(lambda: server_activity(hub, a) > running_at, 30, "alice's running work to be hub activity")
 
     # each sees only their own jobs
     assert {j["id"] for j in alice.jobs()} == {job_a["id"], lease["id"]}
@@ -100,7 +134,7 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     assert not queue[job_a["id"]]["mine"] and "command" not in queue[job_a["id"]]
 
     # teams are the users' hub groups
-    assert alice.quotas()["user_teams"] == {"alice": "ml", "bob": "cv"}
+    assert alice.quotas()["user_teams"] == {a: "ml", b: "cv"}
 
     # a non-admin may not change quotas, through the server or at the service
     new_quotas = {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1},
@@ -124,19 +158,19 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     assert change["details"]["old"]["quotas"] == before["quotas"]
     assert [q["team"] for q in change["details"]["new"]["quotas"]] == ["ml", "cv"]
 
-    bob_kernel = httpx.post(f"{hub.server_url('bob')}api/kernels", json={},
+    bob_kernel = httpx.post(f"{hub.server_url(b)}api/kernels", json={},
                             headers={"Authorization": f"token {tokens['bob']}"}, timeout=60)
     bob_lease = bob.request_lease({"gpus": 1, "kernel_id": bob_kernel.json()["id"]})
 
     # stopping alice's server releases the lease of her kernel (her server does it, as alice)
-    hub.stop_server("alice")
+    hub.stop_server(a)
     released = carol.job(lease["id"])
     assert released["state"] == "cancelled", released
     assert [e["actor"] for e in carol.audit() if e.get("job_id") == lease["id"] and e["action"] == "cancel"] \
-        == ["alice"]
+        == [a]
 
     # a server killed without any cleanup: the service releases its leases once the hub reports it gone
-    hub.kill_server("bob")
+    hub.kill_server(b)
     assert wait_state(carol, bob_lease["id"], {"cancelled"})["state"] == "cancelled"
     assert any(e["actor"] == "jupyterhub" and e["action"] == "lease_released"
                for e in carol.audit() if e.get("job_id") == bob_lease["id"])
@@ -158,28 +192,278 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub) -> None:
     usage = httpx.get(f"{hub.service_url}api/sched/usage/report", params={"all": "true", "by": "user,kind"},
                       headers={"Authorization": f"token {tokens['carol']}"}, timeout=30).json()
     mine = {(r["user"], r["kind"]): r for r in usage}
-    assert set(mine) == {("alice", "training"), ("alice", "lease")}  # bob's job never got a GPU
+    assert set(mine) == {(a, "training"), (a, "lease")}  # bob's job never got a GPU
     for row in mine.values():
         assert row["allocated_gpu_seconds"] > 0 and row["utilized_gpu_seconds"] is None
         assert row["cost"] == pytest.approx(row["allocated_gpu_hours"] * 2.5, abs=1e-5)
     csv_text = httpx.get(f"{hub.service_url}api/sched/usage/report", params={"all": "true", "format": "csv"},
                          headers={"Authorization": f"token {tokens['carol']}"}, timeout=30).text
     assert csv_text.splitlines()[0].startswith("user,allocated_gpu_seconds,")
-    assert csv_text.splitlines()[1].startswith("alice,")
+    assert csv_text.splitlines()[1].startswith(f"{a},")
     assert httpx.get(f"{hub.service_url}api/sched/usage/report", params={"all": "true"},
                      headers={"Authorization": f"token {tokens['bob']}"}, timeout=30).status_code == 403
 
     for job_id in (job_a["id"], job_b["id"]):
         carol.cancel(job_id)
     assert wait_state(carol, job_a["id"], {"cancelled"})["state"] == "cancelled"
-
-
-def server_activity(hub: Hub, user: str) -> datetime:
-    """The hub's ``last_activity`` of ``user``'s default server."""
-    stamp = str(hub.api("GET", f"users/{user}").json()["servers"][""]["last_activity"])
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})  # the next tests start from no quotas
 
 
 def alice_job_still_running(admin: SchedClient, job_id: str) -> bool:
     """Batch jobs do not belong to a server: they keep running when it stops."""
     return bool(admin.job(job_id)["state"] == "running")
+
+
+# ---- who runs it ---------------------------------------------------------------------------------
+
+PROBE = """
+import json, os, sys
+print(f"uid={os.getuid()} gid={os.getgid()}", flush=True)
+out = {"uid": os.getuid(), "env": sorted(os.environ)}
+try:
+    open(sys.argv[1]).read()
+    out["read"] = "allowed"
+except OSError as exc:
+    out["read"] = [type(exc).__name__, exc.errno]
+try:
+    os.kill(int(sys.argv[2]), 15)
+    out["kill"] = "allowed"
+except OSError as exc:
+    out["kill"] = [type(exc).__name__, exc.errno]
+print(json.dumps(out), flush=True)
+"""
+
+
+def job_process(job_id: str, uid: int) -> int:
+    """Pid of the job's own command (not its wrapper), found by the id in its environment."""
+    for proc in psutil.process_iter(["uids"]):
+        try:
+            if proc.info["uids"].real == uid and proc.environ().get("JUPYTER_SCHED_JOB_ID") == job_id \
+                    and "wrapper" not in " ".join(proc.cmdline()) and "-I" not in proc.cmdline()[:2]:
+                return proc.pid
+        except psutil.Error:
+            continue
+    raise AssertionError(f"no process of job {job_id}")
+
+
+def test_jobs_run_as_their_owners_in_a_clean_environment_and_cannot_touch_each_other(
+        hub: Hub, users: dict[str, Account], names: dict[str, str], tokens: dict[str, str]) -> None:
+    a, b = users["alice"], users["bob"]
+    hub.start_servers(a.name, b.name)
+    alice = client(hub.server_url(a.name), tokens["alice"])
+    bob = client(hub.server_url(b.name), tokens["bob"])
+    gate = hub.base / "bob-may-end"
+    bob_job = bob.submit({"gpus": 0, "name": "bob-secret", "command": [
+        "python", "-c", f"import os, time\nprint('bob secret', flush=True)\nwhile not os.path.exists({str(gate)!r}):\n"
+                        "    time.sleep(0.1)\n"]})
+    assert wait_state(bob, bob_job["id"], {"running"})["state"] == "running"
+    hub.wait_for(lambda: "bob secret" in bob.logs(bob_job["id"])["text"], 30, "bob's job to log")
+    bob_log = hub.jobs_dir / "users" / b.name / bob_job["id"] / "output.log"
+    bob_pid = job_process(bob_job["id"], b.uid)
+
+    probe = alice.submit({"gpus": 0, "name": "probe", "command": ["python", "-c", PROBE, str(bob_log), str(bob_pid)]})
+    done = wait_state(alice, probe["id"], {"succeeded", "failed"}, timeout_s=60)
+    text = alice.logs(probe["id"])["text"]
+    assert done["state"] == "succeeded", text
+    assert f"uid={a.uid} gid={a.gid}" in text  # alice's uid, shown in her job's log
+    seen = json.loads(text.strip().splitlines()[-1])
+    assert seen["uid"] == a.uid
+    leaked = [k for k in seen["env"] if k.startswith(("JUPYTERHUB_", "JPY_", "JUPYTER_SCHED_DB")) or "TOKEN" in k]
+    assert leaked == [], leaked  # no hub token, no database URL, no service variable
+    assert seen["read"] == ["PermissionError", 13]  # bob's log: permission denied
+    assert seen["kill"] == ["PermissionError", 1]   # bob's job: EPERM
+    assert psutil.pid_exists(bob_pid)
+    # the service shows each owner only their own log, read from files they own
+    assert "bob secret" not in alice.logs(probe["id"])["text"]
+    with pytest.raises(NotFoundError):
+        alice.logs(bob_job["id"])
+    gate.touch()
+    assert wait_state(bob, bob_job["id"], {"succeeded"})["state"] == "succeeded"
+
+
+# ---- the forwarder -------------------------------------------------------------------------------
+
+ATTACKS = ["http://127.0.0.1:{port}/steal", "//127.0.0.1:{port}/steal", "http:%2F%2F127.0.0.1:{port}/steal",
+           "../../../hub/api/users", "%2e%2e/%2e%2e/api/kernels", "%2E%2E%2F%2E%2E%2Fapi", "jobs%2F..%2F..%2Fx",
+           "..\\..\\api\\kernels", "%5c%5c127.0.0.1:{port}%5csteal", "%252e%252e/x", "jobs/../../../api/contents"]
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 recording every connection (where a stolen token would arrive)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = int(self.sock.getsockname()[1])
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1.0)
+                try:
+                    self.received.append(conn.recv(65536) or b"(connected)")
+                except OSError:
+                    self.received.append(b"(connected)")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+def listening_port(pid: int) -> int:
+    """The TCP port a user's server process listens on (JupyterHub picks it at spawn)."""
+    ports = [c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN]
+    assert ports, f"process {pid} listens on nothing"
+    return int(ports[0])
+
+
+def raw_get(port: int, path: str, token: str) -> int:
+    """``GET path`` sent byte for byte (no client normalizes it); the status."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: token {token}\r\n"
+                     "Connection: close\r\n\r\n".encode("latin-1"))
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return int(data.split()[1])
+
+
+def test_no_forwarder_attack_form_reaches_anything_and_a_visitor_cannot_act_as_the_owner(
+        hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+    a, b = names["alice"], names["bob"]
+    hub.start_servers(a, b)
+    # straight at alice's server, where the forwarder runs. configurable-http-proxy in front resolves
+    # dot segments itself, literal or %2e-encoded (WHATWG URL parsing): through it those land on other
+    # routes of alice's own server, with her own token, never on the forwarder; the other encoded forms
+    # it passes on unchanged, so those are also sent through the proxy.
+    server_port = listening_port(int(hub.server_model(a)["state"]["pid"]))
+    listener = Listener()
+    try:
+        direct = {attack: raw_get(server_port, f"/user/{a}/api/sched/" + attack.format(port=listener.port),
+                                  tokens["alice"]) for attack in ATTACKS}
+        proxied = {attack: raw_get(hub.proxy_port, f"/user/{a}/api/sched/" + attack.format(port=listener.port),
+                                   tokens["alice"]) for attack in ATTACKS
+                   if "%" in attack and "%2e" not in attack.lower()}
+        time.sleep(0.5)
+    finally:
+        listener.close()
+    assert all(400 <= status < 500 for status in direct.values()), direct
+    assert all(400 <= status < 500 for status in proxied.values()), proxied
+    assert listener.received == []
+    assert raw_get(server_port, f"/user/{a}/api/sched/config", tokens["alice"]) == 200
+
+    # alice shares her server with bob (JupyterHub sharing): bob reaches it, but may not act as alice there
+    shared = hub.api("POST", f"shares/{a}/", {"user": b})
+    assert shared.status_code in (200, 201), shared.text
+    try:
+        through_alice = httpx.get(f"{hub.server_url(a)}api/sched/jobs", timeout=30,
+                                  headers={"Authorization": f"token {tokens['bob']}"})
+        assert through_alice.status_code == 403, through_alice.text
+        assert through_alice.json()["error"]["code"] == "not_the_owner"
+    finally:
+        hub.api("DELETE", f"shares/{a}/")
+
+
+# ---- %%schedule through the hub --------------------------------------------------------------------
+
+NOTEBOOK = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {
+    "name": "python3", "display_name": "Python 3", "language": "python"}}, "cells": [
+    {"cell_type": "code", "id": "c1", "metadata": {}, "execution_count": 7,
+     "outputs": [{"output_type": "stream", "name": "stdout", "text": "an old output\n"}],
+     "source": "import os\nprint('notebook ran as', os.getuid())"}]}
+
+
+def test_schedule_runs_a_cell_and_a_notebook_from_a_users_kernel_through_the_central_service(
+        hub: Hub, users: dict[str, Account], tokens: dict[str, str]) -> None:
+    a = users["alice"]
+    hub.start_servers(a.name)
+    server = hub.server_url(a.name)
+    folder = Path(a.home) / "analysis"
+    folder.mkdir(exist_ok=True)
+    (folder / "report.ipynb").write_text(json.dumps(NOTEBOOK))
+    for path in (folder, folder / "report.ipynb"):
+        os.chown(path, a.uid, a.gid)
+    kernel = httpx.post(f"{server}api/kernels", json={"name": "python3"}, timeout=60,
+                        headers={"Authorization": f"token {tokens['alice']}"})
+    assert kernel.status_code == 201, kernel.text
+    kernel_id = kernel.json()["id"]
+    loaded = execute(server, tokens["alice"], kernel_id, "%load_ext jupyter_sched\nimport os\nos.chdir('analysis')")
+    assert loaded.status == "ok", loaded.text
+
+    cell = execute(server, tokens["alice"], kernel_id,
+                   "%%schedule --gpus 0 --name hub-cell\nimport os\nprint('cell ran as', os.getuid(), 'in', os.getcwd())")
+    assert cell.status == "ok", cell.text
+    nb = execute(server, tokens["alice"], kernel_id, "%schedule notebook report.ipynb --gpus 0")
+    assert nb.status == "ok", nb.text
+
+    alice = client(server, tokens["alice"])
+    ids = [r.strip().strip("'\"") for r in (cell.results[-1], nb.results[-1])]
+    wanted = (f"cell ran as {a.uid} in {a.home}/analysis", f"notebook ran as {a.uid}")
+    for job_id, expected in zip(ids, wanted, strict=True):
+        done = wait_state(alice, job_id, {"succeeded", "failed"}, timeout_s=120)
+        log = alice.logs(job_id)["text"]
+        assert done["state"] == "succeeded", log
+        assert expected in log
+        assert "/" not in (done["script"] or done["notebook"] or "/")  # content carried, no kernel-host path
+        assert "an old output" not in log
+    httpx.delete(f"{server}api/kernels/{kernel_id}", headers={"Authorization": f"token {tokens['alice']}"}, timeout=60)
+
+
+# ---- leases: paged hub listings, live kernels, kill -9 -----------------------------------------------
+
+def server_activity(hub: Hub, user: str) -> datetime:
+    """The hub's ``last_activity`` of ``user``'s default server."""
+    stamp = str(hub.server_model(user)["last_activity"])
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def test_leases_survive_a_paged_hub_and_follow_their_kernels_across_a_kill_9_of_the_service(
+        hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+    a, b = names["alice"], names["bob"]
+    hub.start_servers(a, b)
+    carol = client(hub.service_url, tokens["carol"])
+    leases = {}
+    for role, user in (("alice", a), ("bob", b)):
+        kernel = httpx.post(f"{hub.server_url(user)}api/kernels", json={}, timeout=60,
+                            headers={"Authorization": f"token {tokens[role]}"})
+        assert kernel.status_code == 201, kernel.text
+        lease = client(hub.server_url(user), tokens[role]).request_lease({"gpus": 1, "kernel_id": kernel.json()["id"]})
+        leases[role] = (lease["id"], kernel.json()["id"])
+    for lease_id, _ in leases.values():
+        assert wait_state(carol, lease_id, {"running"})["state"] == "running"
+
+    # the hub pages its users one at a time (2 active servers): activity is still reported for both,
+    # and after many reaper ticks (1 s here) no lease is released
+    started = datetime.now(timezone.utc)
+    hub.wait_for(lambda: min(server_activity(hub, a), server_activity(hub, b)) > started, 30,
+                 "running work to be reported as activity for every active user")
+    time.sleep(5)
+    assert {carol.job(lease_id)["state"] for lease_id, _ in leases.values()} == {"running"}
+
+    # kill -9 the central service; bob shuts his kernel down while it is gone (his server's release fails)
+    hub.kill_service()
+    bob_lease, bob_kernel = leases["bob"]
+    gone = httpx.delete(f"{hub.server_url(b)}api/kernels/{bob_kernel}", timeout=60,
+                        headers={"Authorization": f"token {tokens['bob']}"})
+    assert gone.status_code == 204, gone.text
+    time.sleep(2)
+    hub.start_service()
+    restarted = time.monotonic()
+    assert wait_state(carol, bob_lease, {"cancelled"}, timeout_s=120)["state"] == "cancelled"
+    took = time.monotonic() - restarted
+    print(f"bob's lease released {took:.1f} s after the service restarted (kernel reports every 1 s here)")
+    assert took < 120
+    released = [e for e in carol.audit() if e.get("job_id") == bob_lease and e["action"] == "lease_released"]
+    assert released and released[-1]["actor"] == "jupyterhub" and "kernel" in released[-1]["message"]
+    time.sleep(3)  # more reports and reaper ticks: alice's live kernel keeps her lease
+    assert carol.job(leases["alice"][0])["state"] == "running"
+    client(hub.server_url(a), tokens["alice"]).release_lease(leases["alice"][0])

@@ -83,11 +83,18 @@ def test_listen_address_without_the_hub_environment_is_an_error() -> None:
                      id="no hub api environment"),
         pytest.param({"JUPYTER_SCHED_DB_URL": "sqlite:///x.db", "JUPYTERHUB_API_URL": "http://h/hub/api",
                       "JUPYTERHUB_API_TOKEN": "t"}, [], "JUPYTERHUB_SERVICE_URL", id="nowhere to listen"),
+        pytest.param({}, ["--db-url", "postgresql+psycopg://sched:s3cret@db/sched"], "ps",
+                     id="a database password on the command line"),
+        pytest.param({}, ["--SchedApp.db_url=postgresql+psycopg://sched:s3cret@db/sched"], "JUPYTER_SCHED_DB_URL",
+                     id="a database password in a traitlets option"),
+        pytest.param({"JUPYTER_SCHED_DB_URL_FILE": "/nonexistent/db-url"}, [], "cannot read the store URL file",
+                     id="a store URL file that cannot be read"),
     ],
 )
 def test_serve_refuses_to_start_with_exit_code_2(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                  argv: list[str], message: str) -> None:
-    for name in ("JUPYTER_SCHED_DB_URL", "JUPYTERHUB_API_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_URL"):
+    for name in ("JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTERHUB_API_URL", "JUPYTERHUB_API_TOKEN",
+                 "JUPYTERHUB_SERVICE_URL"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -104,3 +111,43 @@ def test_the_service_config_serves_only_the_scheduler() -> None:
     authorizer = SchedOnlyAuthorizer()
     assert authorizer.is_authorized(None, None, "read", "sched")
     assert not any(authorizer.is_authorized(None, None, "write", r) for r in ("contents", "kernels", "terminals"))
+
+
+@pytest.mark.parametrize(
+    "raw, error",
+    [
+        pytest.param("jobs", None, id="a table route"),
+        pytest.param("jobs/j-0001abc/logs", None, id="a route with an id"),
+        pytest.param("http://127.0.0.1:9/steal", "ValidationError", id="an absolute URL"),
+        pytest.param("//127.0.0.1:9/x", "ValidationError", id="a network-path reference"),
+        pytest.param("../api/kernels", "ValidationError", id="a dot-dot segment"),
+        pytest.param("%2e%2e/x", "ValidationError", id="an encoded dot-dot"),
+        pytest.param("jobs%2Fx", "ValidationError", id="an encoded slash"),
+        pytest.param("..\\x", "ValidationError", id="a backslash"),
+        pytest.param("jobs/a/b/c", "NotFoundError", id="well formed but no such route"),
+    ],
+)
+def test_only_relative_routes_of_the_table_are_forwarded(raw: str, error: str | None) -> None:
+    from jupyter_sched.errors import SchedError
+    from jupyter_sched.hub.forward import forward_path, route_patterns
+
+    routes = route_patterns()
+    if error is None:
+        assert forward_path(raw, routes) == raw
+    else:
+        with pytest.raises(SchedError) as refused:
+            forward_path(raw, routes)
+        assert type(refused.value).__name__ == error and refused.value.field == "path"
+
+
+def test_the_store_url_comes_from_a_file_before_the_environment(tmp_path: Any) -> None:
+    import argparse
+
+    from jupyter_sched.hub.serve import store_url
+
+    secret = tmp_path / "db-url"
+    secret.write_text("postgresql+psycopg://sched:s3cret@db/sched\n")
+    args = argparse.Namespace(db_url=None, db_url_file=str(secret))
+    assert store_url(args, [], {"JUPYTER_SCHED_DB_URL": "sqlite:///other.db"}) == \
+        "postgresql+psycopg://sched:s3cret@db/sched"
+    assert store_url(argparse.Namespace(db_url="sqlite:///x.db", db_url_file=None), [], {}) == "sqlite:///x.db"

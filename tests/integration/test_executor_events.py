@@ -17,6 +17,7 @@ from typing import Any
 from jupyter_sched.engine.service import SchedulerService
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Started, Waiting
 from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.executors.runas import RunAs
 from jupyter_sched.inventory import SimulatedInventory
 from jupyter_sched.model import Allocation, Job, PendingReason
 from jupyter_sched.store import Store, sqlite_url
@@ -34,7 +35,7 @@ class PodLikeExecutor(LocalExecutor):
         super().__init__(root)
         self.script: list[ExecutorEvent] = []
 
-    def start(self, job: Job, allocation: Allocation) -> ExecutorHandle:
+    def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         handle = super().start(job, allocation)
         self.script = [Waiting(job.id, UNSCHEDULABLE), Started(job.id, handle, restarts=0)]
         return handle

@@ -25,7 +25,7 @@ from .fake_apiserver import FakeKubernetes, status_obj
 from .kube_builders import A100, GPU_TAINT, K8S_VERSION, make_node, quantity_problems
 
 NAMESPACE = "team-geo"
-CONFIG = KubernetesConfig(namespace=NAMESPACE)
+CONFIG = KubernetesConfig(namespace=NAMESPACE, allowed_images=("pytorch:*", "python:*"))
 QUOTA_MESSAGE = ('Error creating: pods "j-gpu-7x2kq" is forbidden: exceeded quota: gpu-quota, requested: '
                  'requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4')
 WANT_REASON = "namespace team-geo GPU quota exhausted (4 of 4 in use)"

@@ -142,7 +142,8 @@ def executor(fake: FakeKubernetes, api_client: client.ApiClient) -> Iterator[Kub
         fake.put("nodes", n)
     watcher = KubernetesInventory(client.CoreV1Api(api_client), watch_timeout_s=30)
     watcher.start()
-    ex = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml"), inventory=watcher, watch_timeout_s=30)
+    ex = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml", allowed_images=("pytorch:*",)),
+                            inventory=watcher, watch_timeout_s=30)
     yield ex
     ex.detach()
     watcher.stop()

@@ -82,7 +82,8 @@ def test_case_027_unknown_phrases_are_kept_verbatim_under_other() -> None:
 @pytest.fixture
 def executor(fake: FakeKubernetes, api_client: client.ApiClient) -> Iterator[KubernetesExecutor]:
     fake.put("nodes", make_node("g1", gpus=4))
-    ex = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml"), watch_timeout_s=30)
+    ex = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml", allowed_images=("pytorch:*",)),
+                            watch_timeout_s=30)
     yield ex
     ex.detach()
 

@@ -68,6 +68,7 @@ def inventory(fake: FakeKubernetes, api_client: client.ApiClient) -> Iterator[Ku
 
 def _executor(api_client: client.ApiClient, inventory: KubernetesInventory | None = None,
               **config: Any) -> KubernetesExecutor:
+    config.setdefault("allowed_images", ("pytorch:*", "python:*"))
     return KubernetesExecutor(api_client, KubernetesConfig(namespace=NS, **config), inventory=inventory,
                               watch_timeout_s=30)
 

@@ -25,9 +25,10 @@ from jupyter_sched.model import Allocation, Job, JobKind, PriorityClass, spec_fr
 
 from .kube_builders import A100, K8S_VERSION, allocation, make_job, quantity_problems
 
-PINNED = KubernetesConfig(namespace="team-ml")
-KUEUE = KubernetesConfig(namespace="team-ml", queue_manager=QueueManager.KUEUE)
-VOLCANO = KubernetesConfig(namespace="team-ml", queue_manager=QueueManager.VOLCANO)
+IMAGES = ("pytorch:*", "python:*")  # the admin allow-list of these tests
+PINNED = KubernetesConfig(namespace="team-ml", allowed_images=IMAGES)
+KUEUE = KubernetesConfig(namespace="team-ml", queue_manager=QueueManager.KUEUE, allowed_images=IMAGES)
+VOLCANO = KubernetesConfig(namespace="team-ml", queue_manager=QueueManager.VOLCANO, allowed_images=IMAGES)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def test_job_fields_come_from_the_spec_and_the_config() -> None:
     job = make_job("fields", gpus=2, priority=PriorityClass.HIGH, time_limit_s=90.2, env={"SEED": "1"},
                    working_dir="/work", command=("python", "-m", "train"), tolerations=("dedicated=ml",))
     config = KubernetesConfig(namespace="team-ml", preemption_grace_s=45, ttl_seconds_after_finished=600,
-                              default_image="unused:1", service_account="runner")
+                              default_image="unused:1", service_account="runner", allowed_images=IMAGES)
     manifest = make_job_manifest(job, allocation("g1", 2), config, gpu_products=(A100,))
     spec = manifest["spec"]
     pod = spec["template"]["spec"]
@@ -208,7 +209,7 @@ def test_inference_deployment_has_a_readiness_probe_on_its_port() -> None:
 
 
 def test_labels_are_sanitised_and_namespaces_can_be_per_user() -> None:
-    config = KubernetesConfig(namespace_per_user=True)
+    config = KubernetesConfig(namespace_per_user=True, allowed_images=IMAGES)
     job = make_job("J_42", user="Alice.Smith@example.com", team="ml/vision")
     manifest = make_job_manifest(job, allocation("g1"), config)
     labels = manifest["metadata"]["labels"]

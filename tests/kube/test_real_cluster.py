@@ -58,7 +58,8 @@ def test_real_cluster_job_runs_logs_and_cancels(real_api: object) -> None:
     namespace = os.environ.get("JUPYTER_SCHED_TEST_NAMESPACE", "default")
     inventory = KubernetesInventory(client.CoreV1Api(real_api))
     inventory.start()
-    executor = KubernetesExecutor(real_api, KubernetesConfig(namespace=namespace, ttl_seconds_after_finished=300),
+    executor = KubernetesExecutor(real_api, KubernetesConfig(namespace=namespace, ttl_seconds_after_finished=300,
+                                                                 allowed_images=("busybox:*",)),
                                   inventory=inventory)
     suffix = uuid.uuid4().hex[:6]
     try:

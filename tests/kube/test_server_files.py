@@ -142,3 +142,27 @@ def test_python_config_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) 
     else:
         (service,) = [s for s in config["JupyterHub"]["services"] if s["name"] == "jupyter-sched"]
         assert service["url"].endswith(":10101")
+
+
+def test_namespaces_enforce_the_restricted_pod_security_profile() -> None:
+    namespaces = [doc for _, doc in DOCS if doc["kind"] == "Namespace"]
+    assert {ns["metadata"]["name"] for ns in namespaces} == {"jupyter-sched", "jupyter-sched-work"}
+    for ns in namespaces:
+        labels = ns["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+        assert labels["pod-security.kubernetes.io/warn"] == "restricted"
+
+
+def test_the_service_takes_its_secrets_from_the_environment_never_its_command_line() -> None:
+    deployment = next(doc for _, doc in DOCS if doc["kind"] == "Deployment" and doc["metadata"]["name"] == "jupyter-sched")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    argv = " ".join(container.get("command", []) + container.get("args", []))
+    assert "db_url" not in argv and "$(" not in argv and "token" not in argv.lower()
+    secret_env = {e["name"] for e in container["env"] if "secretKeyRef" in e.get("valueFrom", {})}
+    assert secret_env == {"JUPYTERHUB_API_TOKEN", "JUPYTER_SCHED_DB_URL"}
+    # restricted Pod Security (server/namespace.yaml) admits it
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}

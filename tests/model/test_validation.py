@@ -35,6 +35,8 @@ BAD_BODIES = [
     pytest.param({"gpus": 1, "kind": "inference", "command": ["x"]}, "port", id="a service needs a port"),
     pytest.param({"gpus": 1, "command": ["x"], "profile": "nope"}, "profile", id="an unknown profile is refused"),
     pytest.param({"gpus": 1, "command": ["x"], "env": {"BIG": "x" * 70000}}, "env", id="a megabyte environment is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "env": {"A": 1, "": "x"}}, "env", id="an empty variable name is refused"),
+    pytest.param({"gpus": 1, "command": ["x"], "env": {"A=B": "1"}}, "env", id="a variable name with = is refused"),
     pytest.param({"gpus": 1, "command": ["x" * 70000]}, "command", id="a huge command line is refused"),
     pytest.param({"gpus": 1, "command": ["x\x00"]}, "command", id="a NUL byte in the command is refused"),
     pytest.param({"gpus": 1, "command": ["x"], "time_limit_s": float("inf")}, "time_limit", id="an infinite time limit is refused"),

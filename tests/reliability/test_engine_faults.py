@@ -30,6 +30,7 @@ from jupyter_sched.backoff import Backoff
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle
 from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.executors.runas import RunAs
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Allocation, Job, JobSpec, ResourceRequest
 from jupyter_sched.store import JobRecord, Store, check_integrity
@@ -59,11 +60,11 @@ class FaultyExecutor:
         self.gate: threading.Event | None = None  # when set: the next tracked() waits on it (a paused leader)
         self.paused = threading.Event()
 
-    def start(self, job: Job, allocation: Allocation) -> ExecutorHandle:
+    def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         self.starts.append(job.id)
         if self.fault is not None and job.spec.name == "faulty":
             raise self.fault
-        return self.real.start(job, allocation)
+        return self.real.start(job, allocation, run_as)
 
     def poll(self) -> list[ExecutorEvent]:
         return self.real.poll()

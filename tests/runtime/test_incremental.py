@@ -53,7 +53,7 @@ def test_a_submit_that_would_delay_a_reservation_is_left_to_the_full_cycle(sqlit
     big = svc.submit(lease(2), user="bob", kind="lease")  # needs both GPUs: blocked, holds the reservation
     svc.tick()
     assert svc.get_job(big["id"], user="bob")["state"] == "pending"
-    small = svc.submit(lease(), user="carl", kind="lease")  # fits the free GPU, but would delay big
+    svc.submit(lease(), user="carl", kind="lease")  # fits the free GPU, but may delay big
     report = svc.tick()
     assert report.decided  # it went to a full cycle
     assert svc.engine.incremental.decided == 0 and svc.engine.incremental.deferred >= 1

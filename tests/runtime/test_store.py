@@ -156,7 +156,8 @@ def test_quota_set_roundtrip(db_url: str) -> None:
     store = Store(db_url)
     qs = QuotaSet(quotas=(Quota(team="ml", guaranteed=2, borrowing_limit=1), Quota(team="ml", user="ana", guaranteed=1)),
                   budgets=(Budget(team="ml", gpu_hours=100),),
-                  teams=(TeamPolicy(team="ml", weight=2, allowed_priorities=("high", "normal"), members=("ana",)),),
+                  teams=(TeamPolicy(team="cv"), TeamPolicy(team="ml", weight=2, allowed_priorities=("high", "normal"),
+                                                            members=("ana",), reclaim="lower")),
                   user_teams={"ana": "ml"})
     with store.transaction() as tx:
         tx.replace_quota_set(qs)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle
+from jupyter_sched.executors.runas import RunAs
 from jupyter_sched.model import Allocation, Inventory, Job, ResourceRequest
 from jupyter_sched.sim.simulator import SimJob, Simulator
 from jupyter_sched.sim.traces import openb_inventory, read_openb_nodes, read_openb_pods
@@ -35,7 +36,7 @@ class PodExecutor:
     def __init__(self) -> None:
         self.started: dict[str, Allocation] = {}
 
-    def start(self, job: Job, allocation: Allocation) -> ExecutorHandle:
+    def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         self.started[job.id] = allocation
         return ExecutorHandle(executor="pods", data={"pod": job.id})
 

@@ -179,3 +179,17 @@ def test_a_scenario_expands_repeats_and_reads_activity(tmp_path: Path) -> None:
     assert sc.jobs[0].resources.gpu_milli == 500 and sc.jobs[0].activity[0].duration_s == 600.0
     with pytest.raises(NotFoundError):
         load_scenario(tmp_path / "missing.yaml")
+
+
+def test_a_job_is_stopped_at_its_effective_time_limit_and_learned_runtimes_feed_etas() -> None:
+    from jupyter_sched.queues.limits import TimeLimitRule
+    from jupyter_sched.scheduling import SchedulingProfile
+    inv = Inventory(nodes=(Node(name="n", gpus=(GPU(uuid="G0", index=0, node="n", model="A100", memory_mib=1),)),))
+    profile = SchedulingProfile(time_limits=(TimeLimitRule(default_s=600),))
+    jobs = [SimJob(name="over", user="u", submit_s=0, runtime_s=3600, resources=ResourceRequest(gpus=1)),
+            SimJob(name="ok", user="u", submit_s=1, runtime_s=300, resources=ResourceRequest(gpus=1))]
+    result = simulate(inv, jobs, profile=profile)
+    rows = result.jobs.set_index("name")
+    assert rows.loc["over", "outcome"] == "timeout" and rows.loc["over", "finish_s"] == 600
+    assert rows.loc["ok", "outcome"] == "succeeded" and rows.loc["ok", "start_s"] == 600
+    assert result.summary["timeouts"] == 1 and result.summary["eta_coverage"] == 1.0

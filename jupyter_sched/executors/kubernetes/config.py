@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
+from fnmatch import fnmatchcase
 from typing import Any
 
 from ...errors import ValidationError
@@ -50,6 +51,16 @@ class KubernetesConfig:
         rendezvous_port: port gang workers use for rendezvous (``MASTER_PORT``; torch default 29500).
         extra_labels: labels added to every object (e.g. a cost-centre label).
         count_foreign_pods: the inventory counts GPUs of pods we did not create as used.
+        allowed_images: images users may name, as glob patterns (``"registry.example.org/ml/*"``);
+            ``default_image`` is always allowed. Default (): only ``default_image``.
+        allow_any_image: the admin allows every image (``allowed_images`` is then not consulted).
+        volumes: pod volumes every job pod gets (Kubernetes JSON; ``{user}`` in string values is
+            the job owner as a DNS label, e.g. ``{"name": "home", "persistentVolumeClaim":
+            {"claimName": "claim-{user}"}}`` — zero-to-jupyterhub's home volume).
+        volume_mounts: container mounts of those volumes (Kubernetes JSON, ``{user}`` likewise).
+        home_mount_path: where the owner's home volume is mounted; ``~`` in a job's working
+            directory (sent by ``%%schedule`` through a hub) resolves to it, and jobs without a
+            working directory start there. None: no home volume (``~`` working dirs are dropped).
     """
 
     namespace: str = "jupyter-sched-work"
@@ -68,6 +79,11 @@ class KubernetesConfig:
     rendezvous_port: int = 29500
     extra_labels: Mapping[str, str] = field(default_factory=dict)
     count_foreign_pods: bool = True
+    allowed_images: tuple[str, ...] = ()
+    allow_any_image: bool = False
+    volumes: tuple[Mapping[str, Any], ...] = ()
+    volume_mounts: tuple[Mapping[str, Any], ...] = ()
+    home_mount_path: str | None = None
 
     def __post_init__(self) -> None:
         if dns_label(self.namespace) != self.namespace:
@@ -82,6 +98,18 @@ class KubernetesConfig:
             if value < 0:
                 raise ValidationError(f"{name} must be >= 0 (got {value})", field=f"kubernetes.{name}",
                                       hint="give seconds, e.g. 60")
+        names = [v.get("name") for v in self.volumes if isinstance(v, Mapping)]
+        if len(names) != len(self.volumes) or not all(isinstance(n, str) and n for n in names):
+            raise ValidationError("every volume needs a name", field="kubernetes.volumes",
+                                  hint='e.g. {"name": "home", "persistentVolumeClaim": {"claimName": "claim-{user}"}}')
+        for mount in self.volume_mounts:
+            if not isinstance(mount, Mapping) or mount.get("name") not in names or not mount.get("mountPath"):
+                raise ValidationError("every volume mount needs the name of a configured volume and a mountPath",
+                                      field="kubernetes.volume_mounts",
+                                      hint='e.g. {"name": "home", "mountPath": "/home/jovyan"}')
+        if self.home_mount_path is not None and not self.home_mount_path.startswith("/"):
+            raise ValidationError(f"home_mount_path must be absolute (got {self.home_mount_path!r})",
+                                  field="kubernetes.home_mount_path", hint="e.g. /home/jovyan")
         if not 1 <= self.rendezvous_port <= 65535:
             raise ValidationError(f"rendezvous_port must be 1..65535 (got {self.rendezvous_port})",
                                   field="kubernetes.rendezvous_port", hint="use 29500")
@@ -105,13 +133,22 @@ class KubernetesConfig:
             except ValueError:
                 raise ValidationError(f"queue_manager must be none, kueue or volcano (got {values['queue_manager']!r})",
                                       field="kubernetes.queue_manager", hint="use none, kueue or volcano") from None
-        if "gpu_taint_keys" in values:
-            values["gpu_taint_keys"] = tuple(values["gpu_taint_keys"])
+        for key in ("gpu_taint_keys", "allowed_images", "volumes", "volume_mounts"):
+            if key in values:
+                if isinstance(values[key], (str, Mapping)) or not isinstance(values[key], (list, tuple)):
+                    raise ValidationError(f"{key} must be a list", field=f"kubernetes.{key}",
+                                          hint="give a JSON list")
+                values[key] = tuple(values[key])
         try:
             return cls(**values)
         except TypeError as exc:
             raise ValidationError(f"bad Kubernetes settings: {exc}", field="kubernetes",
                                   hint="check the value types") from None
+
+    def image_allowed(self, image: str) -> bool:
+        """True when users may run ``image`` (see ``allowed_images``)."""
+        return (self.allow_any_image or image == self.default_image
+                or any(fnmatchcase(image, pattern) for pattern in self.allowed_images))
 
     def namespace_for(self, user: str) -> str:
         """The namespace a user's work goes to."""

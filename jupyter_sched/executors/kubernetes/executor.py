@@ -39,6 +39,7 @@ from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
 from ...model import Allocation, Inventory, Job, JobKind, JobState, PendingReason
 from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .manifests import (
     GPU_PRODUCT_LABEL,
@@ -191,12 +192,14 @@ class KubernetesExecutor:
         return observe_deployment(current, pods, events)
 
     # -- Executor protocol ---------------------------------------------------------------------
-    def start(self, job: Job, allocation: Allocation | None) -> ExecutorHandle:
+    def start(self, job: Job, allocation: Allocation | None, run_as: RunAs | None = None) -> ExecutorHandle:
         """Create the job's objects and track it.
 
         Args:
             job: the admitted job.
             allocation: our placement (None only with a queue manager configured).
+            run_as: the owner's identity; known uid/gid become the pods' user and group (pods are
+                non-root either way, see :mod:`.manifests`).
 
         Returns:
             ``ExecutorHandle("kubernetes", {"namespace", "name", "kind", "uid"})``.
@@ -207,7 +210,7 @@ class KubernetesExecutor:
                 ``details`` carries its numbers); objects already created are deleted again.
         """
         manifests = make_manifests(job, allocation, self.config, gpu_products=self._gpu_products(job, allocation),
-                                   mig_strategy=self._mig_strategy(allocation))
+                                   mig_strategy=self._mig_strategy(allocation), run_as=run_as)
         self._watching()
         created: list[dict[str, Any]] = []
         owner: dict[str, Any] = {}

@@ -19,6 +19,20 @@ inference service           ``apps/v1 Deployment`` (readiness probe on the port)
 GPU rules (case 019; kubernetes/kubernetes#50182): ``nvidia.com/gpu`` (or
 ``nvidia.com/mig-<profile>``) appears in ``limits`` and ``requests`` with the same whole-number
 value, and never on CPU-only work; GPU taints are tolerated only by GPU work.
+
+Hardening (DESIGN, *Who runs it*; every pod passes the Pod Security "restricted" profile of
+``server/namespace.yaml``): the pod runs as non-root (``runAsNonRoot``; ``runAsUser``/``runAsGroup``
+and ``fsGroup`` from the job's :class:`~jupyter_sched.executors.runas.RunAs` where the user mapping
+gives ids), with the ``RuntimeDefault`` seccomp profile, no service-account token
+(``automountServiceAccountToken: false``), and its container without privilege escalation and with
+every capability dropped. Images must be allowed by the admin (``allowed_images``,
+``default_image``, or ``allow_any_image``).
+
+Carried content (``source`` / ``notebook_json``, sent by ``%%schedule`` through a hub) travels in
+pod annotations and reaches the container as read-only files through a ``downwardAPI`` volume at
+:data:`CARRIED_DIR` — no extra object, no write access to the cluster. Annotations are limited to
+256 KiB per object, so carried content is limited to :data:`MAX_CARRIED_BYTES`. Admin volumes
+(``volumes``/``volume_mounts``, e.g. the user's home volume) are added to every pod.
 """
 
 from __future__ import annotations
@@ -30,11 +44,14 @@ from typing import Any
 from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
 from ...model.resources import GPU_MILLI
+from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .quantity import dns_label, format_cpu, format_memory_mib, label_value
 
 __all__ = [
     "ANNOTATION_GPU_UUIDS",
+    "CARRIED_DIR",
+    "MAX_CARRIED_BYTES",
     "GPU_PRODUCT_LABEL",
     "GPU_RESOURCE",
     "KUEUE_QUEUE_LABEL",
@@ -78,6 +95,14 @@ ANNOTATION_GPU_UUIDS = "jupyter-sched/gpu-uuids"
 """Our allocation's GPU uuids; the inventory reads it back to tell our pods' GPUs from foreign ones."""
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 CONTAINER_NAME = "main"
+ANNOTATION_SOURCE = "jupyter-sched/source"
+ANNOTATION_NOTEBOOK = "jupyter-sched/notebook"
+CARRIED_VOLUME = "jupyter-sched-carried"
+CARRIED_DIR = "/var/run/jupyter-sched"
+"""Where carried scripts and notebooks appear in the container (read-only)."""
+MAX_CARRIED_BYTES = 200 * 1024
+"""Carried content per job through the Kubernetes executor (pod annotations: 256 KiB in all)."""
+_NOTEBOOK_IN = "input.ipynb"
 
 
 def object_name(job_id: str) -> str:
@@ -119,6 +144,15 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
     if not (spec.image or config.default_image):
         raise ValidationError("a Kubernetes job needs a container image", field="image",
                               hint='give e.g. {"image": "python:3.12"} or configure a default image')
+    if spec.image and not config.image_allowed(spec.image):
+        allowed = ", ".join(p for p in (config.default_image, *config.allowed_images) if p) or "only the default"
+        raise ValidationError(f"image {spec.image[:200]!r} is not one the admin allows", field="image",
+                              hint=f"leave image out for the default, or use one of: {allowed}")
+    carried = len((spec.source or "").encode()) + len((spec.notebook_json or "").encode())
+    if carried > MAX_CARRIED_BYTES:
+        raise ValidationError(f"the carried script or notebook is {carried} bytes; the Kubernetes executor carries at "
+                              f"most {MAX_CARRIED_BYTES}", field="notebook_json" if spec.notebook_json else "source",
+                              hint="put the file on the home volume and run it by path")
     if spec.kind is JobKind.INFERENCE and spec.port is None:
         raise ValidationError("an inference service needs a port", field="port", hint="add e.g. port 8000")
     if spec.kind is JobKind.LEASE:
@@ -161,12 +195,77 @@ def _annotations(job: Job, allocation: Allocation | None) -> dict[str, str]:
     return out
 
 
+def _carried_annotations(spec: JobSpec) -> dict[str, str]:
+    out = {}
+    if spec.source is not None and spec.script:
+        out[ANNOTATION_SOURCE] = spec.source
+    if spec.notebook_json is not None and spec.notebook:
+        out[ANNOTATION_NOTEBOOK] = spec.notebook_json
+    return out
+
+
+def _carried_volume(spec: JobSpec) -> dict[str, Any] | None:
+    """The downwardAPI volume that turns carried content (pod annotations) into files."""
+    items = []
+    if spec.source is not None and spec.script:
+        items.append({"path": _script_name(spec), "fieldRef": {
+            "fieldPath": f"metadata.annotations['{ANNOTATION_SOURCE}']"}})
+    if spec.notebook_json is not None and spec.notebook:
+        items.append({"path": _NOTEBOOK_IN, "fieldRef": {"fieldPath": f"metadata.annotations['{ANNOTATION_NOTEBOOK}']"}})
+    return {"name": CARRIED_VOLUME, "downwardAPI": {"items": items}} if items else None
+
+
+def _script_name(spec: JobSpec) -> str:
+    return (spec.script or "script.py").rsplit("/", 1)[-1]
+
+
 def _command(spec: JobSpec) -> list[str]:
     if spec.script:
-        return ["python", spec.script, *spec.command]
+        script = f"{CARRIED_DIR}/{_script_name(spec)}" if spec.source is not None else spec.script
+        return ["python", script, *spec.command]
     if spec.notebook:
-        return ["jupyter", "execute", spec.notebook]
+        notebook = f"{CARRIED_DIR}/{_NOTEBOOK_IN}" if spec.notebook_json is not None else spec.notebook
+        return ["jupyter", "execute", notebook]
     return list(spec.command)
+
+
+def _working_dir(spec: JobSpec, config: KubernetesConfig) -> str | None:
+    """The container's working directory: ``~`` resolves to the home volume's mount (none: dropped)."""
+    wanted = spec.working_dir
+    if wanted is None:
+        return config.home_mount_path
+    if wanted == "~" or wanted.startswith("~/"):
+        return config.home_mount_path + wanted[1:] if config.home_mount_path else None
+    return wanted
+
+
+def _for_user(value: Any, user: str) -> Any:
+    """``{user}`` in every string of an admin volume definition → the owner as a DNS label."""
+    if isinstance(value, str):
+        return value.replace("{user}", dns_label(user))
+    if isinstance(value, Mapping):
+        return {k: _for_user(v, user) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_for_user(v, user) for v in value]
+    return value
+
+
+_DROP_ALL = {"drop": ["ALL"]}
+
+
+def _pod_security(run_as: RunAs | None) -> dict[str, Any]:
+    context: dict[str, Any] = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    if run_as is not None and run_as.uid is not None:
+        context["runAsUser"] = run_as.uid
+        if run_as.gid is not None:
+            context["runAsGroup"] = run_as.gid
+            context["fsGroup"] = run_as.gid
+    return context
+
+
+def _container_security() -> dict[str, Any]:
+    return {"allowPrivilegeEscalation": False, "capabilities": dict(_DROP_ALL), "runAsNonRoot": True,
+            "privileged": False, "seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> list[dict[str, Any]]:
@@ -208,8 +307,15 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
     command = _command(spec)
     if command:
         container["command"] = command
-    if spec.working_dir:
-        container["workingDir"] = spec.working_dir
+    working_dir = _working_dir(spec, config)
+    if working_dir:
+        container["workingDir"] = working_dir
+    mounts = [_for_user(dict(m), spec.user) for m in config.volume_mounts]
+    if _carried_volume(spec) is not None:
+        mounts.append({"name": CARRIED_VOLUME, "mountPath": CARRIED_DIR, "readOnly": True})
+    if mounts:
+        container["volumeMounts"] = mounts
+    container["securityContext"] = _container_security()
     if requests or limits:
         container["resources"] = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
     if spec.kind is JobKind.INFERENCE and spec.port is not None:
@@ -248,15 +354,23 @@ def _pinned_nodes(allocation: Allocation | None, config: KubernetesConfig) -> li
 
 def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
               gpu_products: Sequence[str], restart_policy: str, gang_service: str | None,
-              mig_strategy: str = "mixed") -> dict[str, Any]:
+              run_as: RunAs | None, mig_strategy: str = "mixed") -> dict[str, Any]:
     spec = job.spec
     pod: dict[str, Any] = {
         "restartPolicy": restart_policy,
         "terminationGracePeriodSeconds": config.preemption_grace_s,
         "priorityClassName": f"{config.priority_class_prefix}{spec.priority.value}",
         "enableServiceLinks": False,
+        "automountServiceAccountToken": False,
+        "securityContext": _pod_security(run_as),
         "containers": [_container(job, config, gang_service=gang_service, mig_strategy=mig_strategy)],
     }
+    volumes = [_for_user(dict(v), spec.user) for v in config.volumes]
+    carried = _carried_volume(spec)
+    if carried is not None:
+        volumes.append(carried)
+    if volumes:
+        pod["volumes"] = volumes
     if config.service_account:
         pod["serviceAccountName"] = config.service_account
     if gang_service is not None:
@@ -286,7 +400,7 @@ def _pod_spec(job: Job, allocation: Allocation | None, config: KubernetesConfig,
 
 
 def _pod_metadata(job: Job, allocation: Allocation | None, config: KubernetesConfig) -> dict[str, Any]:
-    annotations = _annotations(job, allocation)
+    annotations = {**_annotations(job, allocation), **_carried_annotations(job.spec)}
     if config.queue_manager is QueueManager.VOLCANO:
         if job.spec.resources.workers > 1 and job.spec.kind is not JobKind.INFERENCE:
             annotations[VOLCANO_GROUP_ANNOTATION] = object_name(job.id)  # our PodGroup (make_podgroup_manifest)
@@ -304,7 +418,8 @@ def _metadata(job: Job, allocation: Allocation | None, config: KubernetesConfig)
 
 
 def make_job_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                      gpu_products: Sequence[str] = (), mig_strategy: str = "mixed") -> dict[str, Any]:
+                      gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                      run_as: RunAs | None = None) -> dict[str, Any]:
     """Build the ``batch/v1`` Job of a training job.
 
     Args:
@@ -316,6 +431,7 @@ def make_job_manifest(job: Job, allocation: Allocation | None, config: Kubernete
             ``nvidia.com/gpu``; see :func:`gpu_resources`).
         gpu_products: acceptable ``nvidia.com/gpu.product`` label values (one → ``nodeSelector``,
             several → a node affinity ``In``); ignored for CPU-only work.
+        run_as: the owner's identity; its uid/gid (when known) become the pod's user and group.
 
     Returns:
         The Job manifest: single worker → one pod; gang of N workers → Indexed Job with
@@ -343,7 +459,7 @@ def make_job_manifest(job: Job, allocation: Allocation | None, config: Kubernete
             "metadata": _pod_metadata(job, allocation, config),
             "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Never",
                               mig_strategy=mig_strategy,
-                              gang_service=gang_service),
+                              gang_service=gang_service, run_as=run_as),
         },
     }
     if workers > 1:
@@ -394,7 +510,8 @@ def make_podgroup_manifest(job: Job, config: KubernetesConfig, *, mig_strategy: 
 
 
 def make_deployment_manifest(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                             gpu_products: Sequence[str] = (), mig_strategy: str = "mixed") -> dict[str, Any]:
+                             gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                             run_as: RunAs | None = None) -> dict[str, Any]:
     """Build the ``apps/v1`` Deployment of an inference service (replicas = workers).
 
     The container exposes ``spec.port`` with a TCP readiness probe on it; the strategy is
@@ -417,7 +534,7 @@ def make_deployment_manifest(job: Job, allocation: Allocation | None, config: Ku
             "template": {
                 "metadata": _pod_metadata(job, allocation, config),
                 "spec": _pod_spec(job, allocation, config, gpu_products=gpu_products, restart_policy="Always",
-                                  gang_service=None, mig_strategy=mig_strategy),
+                                  gang_service=None, mig_strategy=mig_strategy, run_as=run_as),
             },
         },
     }
@@ -440,17 +557,20 @@ def make_inference_service(job: Job, config: KubernetesConfig) -> dict[str, Any]
 
 
 def make_manifests(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
-                   gpu_products: Sequence[str] = (), mig_strategy: str = "mixed") -> list[dict[str, Any]]:
+                   gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                   run_as: RunAs | None = None) -> list[dict[str, Any]]:
     """Every object of ``job``, in creation order (Service / PodGroup before the pods' owner).
 
     Raises:
         ValidationError: see :func:`make_job_manifest`.
     """
     if job.spec.kind is JobKind.INFERENCE:
-        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy),
+        return [make_deployment_manifest(job, allocation, config, gpu_products=gpu_products,
+                                         mig_strategy=mig_strategy, run_as=run_as),
                 make_inference_service(job, config)]
     out: list[dict[str, Any]] = []
-    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy)
+    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy,
+                                 run_as=run_as)
     if job.spec.resources.workers > 1:
         out.append(make_headless_service(job, config))
         if config.queue_manager is QueueManager.VOLCANO:

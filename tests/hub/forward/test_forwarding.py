@@ -163,3 +163,116 @@ async def test_leases_of_the_servers_kernels_are_released_when_it_stops(
     _, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
     await sched_app.stop_extension()
     assert central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled"
+
+
+# ---- what is never forwarded -------------------------------------------------------------------
+
+ATTACKS = [
+    "http://127.0.0.1:{port}/steal",
+    "http:%2F%2F127.0.0.1:{port}/steal",
+    "https://127.0.0.1:{port}/steal",
+    "//127.0.0.1:{port}/steal",
+    "/127.0.0.1:{port}/steal",
+    "../../../api/kernels",
+    "jobs/../../../api/kernels",
+    "%2e%2e/%2e%2e/api/kernels",
+    "%2E%2E%2F%2E%2E%2Fapi%2Fkernels",
+    "jobs%2F..%2F..%2Fx",
+    "%252e%252e/%252e%252e/x",
+    "..\\..\\api\\kernels",
+    "%5c%5c127.0.0.1:{port}%5csteal",
+    "\\\\127.0.0.1:{port}\\steal",
+    "jobs/./x",
+    "jobs/..",
+    "jobs//x",
+    "no-such-route",
+    "jobs/x/y/z",
+]
+"""Paths after ``api/sched/`` that must be refused with a 4xx before anything is sent."""
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every connection (the place a leaked token would go)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = int(self.sock.getsockname()[1])
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1.0)
+                try:
+                    self.received.append(conn.recv(65536) or b"(connected)")
+                except OSError:
+                    self.received.append(b"(connected)")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+async def raw_get(port: int, path: str, token: str) -> tuple[int, str]:
+    """Send ``GET path`` byte for byte (no client normalizes it); the status and body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: token {token}\r\n"
+                 "Connection: close\r\n\r\n".encode("latin-1"))
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode(errors="replace")
+
+
+async def test_no_attack_form_is_forwarded_and_the_token_goes_nowhere_else(
+        sched_app: Any, http_server: Any, jp_http_port: int, jp_base_url: str) -> None:
+    listener = Listener()
+    try:
+        for attack in ATTACKS:
+            path = jp_base_url + "api/sched/" + attack.format(port=listener.port)
+            status, body = await raw_get(jp_http_port, path, SERVER_TOKEN)
+            assert 400 <= status < 500, (attack, status, body)
+            assert CENTRAL_TOKEN not in body
+        ok, _ = await raw_get(jp_http_port, jp_base_url + "api/sched/config", SERVER_TOKEN)
+        assert ok == 200  # a route of the table still goes through
+        await asyncio.sleep(0.5)
+    finally:
+        listener.close()
+    assert listener.received == []
+
+
+async def test_a_malformed_path_is_a_400_naming_the_path_and_an_unknown_route_a_404(
+        sched_app: Any, http_server: Any, jp_http_port: int, jp_base_url: str) -> None:
+    status, body = await raw_get(jp_http_port, jp_base_url + "api/sched/%2e%2e/x", SERVER_TOKEN)
+    assert status == 400 and json.loads(body)["error"]["field"] == "path"
+    status, body = await raw_get(jp_http_port, jp_base_url + "api/sched/nothing-here", SERVER_TOKEN)
+    assert status == 404 and json.loads(body)["error"]["field"] == "path"
+
+
+async def test_someone_other_than_the_owner_cannot_act_through_a_shared_server(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    before = {j["id"] for j in central_get(central, "jobs")}
+    sched_app.service.owner = "the-owner"  # as $JUPYTERHUB_USER says in a hub-spawned server
+    try:
+        for method, path, body in (("GET", "api/sched/jobs", None), ("POST", "api/sched/jobs",
+                                                                      {"gpus": 0, "command": ["true"]})):
+            status, error = await fetch(jp_fetch, method, path, body)
+            assert status == 403 and error["error"]["code"] == "not_the_owner", error
+            assert "the-owner" in error["error"]["message"]
+    finally:
+        sched_app.service.owner = None
+    assert {j["id"] for j in central_get(central, "jobs")} == before  # nothing reached the central service

@@ -1,0 +1,149 @@
+"""Where local jobs keep their files, and how the service reads them without trusting their owners.
+
+Layout under the executor's root directory (``c.SchedApp.log_dir``)::
+
+    <root>/                       the service's; mode 0755 (0711 would do) so accounts reach their dirs
+    <root>/.state/                the service's own records, mode 0700: <job id>.json (where the job's
+                                  files are and whose they are), <job id>.err (the wrapper's stderr
+                                  before it opens the job's log)
+    <root>/<job id>/              embedded: the job's directory (the service's own account)
+    <root>/users/<account>/       hub mode: one directory per account, owned by it, mode 0700
+    <root>/users/<account>/<job id>/   created by the job's wrapper, as the account, mode 0700:
+                                  output.log, wrapper.json, exit.json, carried files, executed.ipynb
+
+The service never writes into a directory its users own (a user could have planted a symlink
+there). What it reads from them — logs, ``exit.json``, ``wrapper.json`` — is opened with
+:func:`open_untrusted`: every path component without following symlinks, the file itself only if
+it is a regular file (not a FIFO that would block, not a device), and, where the owner is known,
+only if that account owns it. A user can therefore show the service only files they own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExecutorError, NotFoundError
+from .runas import RunAs
+from .safeopen import open_untrusted
+from .wrapper import write_json_atomic
+
+__all__ = ["JobDirs", "open_untrusted", "read_untrusted_json"]
+
+_JSON_LIMIT = 1 << 16
+
+
+def read_untrusted_json(path: Path, *, owner_uid: int | None = None) -> dict[str, Any] | None:
+    """A small JSON object written by a job's wrapper (:func:`open_untrusted`, at most 64 KiB);
+    None when missing, unsafe or malformed."""
+    try:
+        fd = open_untrusted(path, owner_uid=owner_uid)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        raw = fh.read(_JSON_LIMIT + 1)
+    if len(raw) > _JSON_LIMIT:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class JobDirs:
+    """The directory layout of the module docstring, rooted at ``root`` (resolved, no symlinks).
+
+    Raises:
+        ExecutorError: ``root`` cannot be created.
+    """
+
+    def __init__(self, root: Path) -> None:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.root = root.resolve()
+            self.state = self.root / ".state"
+            self.state.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise ExecutorError(f"cannot create the job directory {str(root)!r}: {exc.strerror}", field="log_dir",
+                                hint="set c.SchedApp.log_dir to a directory this service can write") from None
+
+    def job_dir(self, job_id: str, run_as: RunAs) -> Path:
+        """The job's directory (not created: the wrapper creates it as the job's owner)."""
+        _check_job_id(job_id)
+        if not run_as.switches:
+            return self.root / job_id
+        return self.user_dir(run_as) / job_id
+
+    def user_dir(self, run_as: RunAs) -> Path:
+        """``<root>/users/<account>``, created owned by the account with mode 0700 when missing.
+
+        Raises:
+            ExecutorError: the directory exists but is not a directory of that account (someone
+                planted it), or cannot be made.
+        """
+        assert run_as.account is not None and run_as.uid is not None and run_as.gid is not None
+        users = self.root / "users"
+        path = users / run_as.account
+        try:
+            users.mkdir(mode=0o755, exist_ok=True)
+            try:
+                os.mkdir(path, 0o700)
+                os.chown(path, run_as.uid, run_as.gid)
+                os.chmod(path, 0o700)
+            except FileExistsError:
+                pass
+            info = os.lstat(path)
+        except OSError as exc:
+            raise ExecutorError(f"cannot prepare {str(path)!r} for account {run_as.account}: {exc.strerror}",
+                                field="log_dir", hint="check c.SchedApp.log_dir; the service must run as root") from None
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != run_as.uid:
+            raise ExecutorError(f"{str(path)!r} is not a directory owned by {run_as.account}", field="log_dir",
+                                hint="remove it; the service recreates it with the right owner")
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(path, 0o700)  # users/ is the service's: nobody swapped it since lstat
+        return path
+
+    def check_reachable(self) -> str | None:
+        """Why accounts other than the service's cannot reach their directories (None if they can):
+        every ancestor of ``root`` must be searchable by others (``/root`` is mode 0700)."""
+        for folder in (self.root, *self.root.parents):
+            mode = folder.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                return f"{folder} is mode {stat.S_IMODE(mode):o}: other accounts cannot reach {self.root}"
+        return None
+
+    # ---- the service's own records ----------------------------------------------------------
+    def record_path(self, job_id: str) -> Path:
+        _check_job_id(job_id)
+        return self.state / f"{job_id}.json"
+
+    def err_path(self, job_id: str) -> Path:
+        """The wrapper's stderr until it opens the job's log (start failures end up here)."""
+        _check_job_id(job_id)
+        return self.state / f"{job_id}.err"
+
+    def write_record(self, job_id: str, data: dict[str, Any]) -> None:
+        write_json_atomic(self.record_path(job_id), data)
+
+    def read_record(self, job_id: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.record_path(job_id).read_text())
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def start_error(self, job_id: str, limit: int = 2000) -> str:
+        """The tail of the wrapper's early stderr ('' when empty)."""
+        try:
+            return self.err_path(job_id).read_bytes()[-limit:].decode("utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+
+
+def _check_job_id(job_id: str) -> None:
+    if not job_id or "/" in job_id or "\0" in job_id or job_id.startswith("."):
+        raise NotFoundError(f"invalid job id {job_id!r}", field="job_id")

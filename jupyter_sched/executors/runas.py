@@ -1,0 +1,256 @@
+"""Who a job runs as: the run-as identity, the hub user → OS account mapping, the clean environment.
+
+DESIGN, *Who runs it*: a job runs as its owner and sees only what its owner may see.
+
+* **Embedded** (one user's server): the job runs as the server's own OS user, as before —
+  :func:`embedded_run_as`, ``RunAs.account is None``.
+* **Hub mode, local executor**: the job runs as the owner's OS account. The account comes from an
+  :class:`AccountMapping` (default: the hub user name itself, which is what JupyterHub's
+  ``LocalProcessSpawner`` does with ``pwd.getpwnam(user.name)``); the service (root) switches to
+  it with the standard library (``subprocess.Popen(user=, group=, extra_groups=)``, i.e.
+  ``setgroups``/``setregid``/``setreuid`` in the child before ``exec``, the way Slurm's slurmd
+  switches to the job's uid). Accounts with a uid below ``min_uid`` (root and system accounts)
+  are refused: a hub user called ``root`` never gets a root job.
+* **Kubernetes**: the same mapping gives the pod's ``runAsUser``/``runAsGroup`` where an account
+  or explicit ids are configured (:meth:`AccountMapping.pod_ids`).
+
+The job's environment in hub mode is :func:`clean_environment`: only the variables named in
+:data:`ENV_ALLOWLIST` are copied from the service's environment (locale and time zone), then
+``HOME``/``USER``/``LOGNAME``/``SHELL`` of the account and a fixed ``PATH``; the job's own
+variables are added on top by the executor. Nothing else of the service's environment — its hub
+token, database URL, cloud or Kubernetes credentials — ever reaches a job.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..errors import ExecutorError, ValidationError
+from ..model import Job
+
+__all__ = [
+    "DEFAULT_JOB_PATH",
+    "runs_for_others",
+    "ENV_ALLOWLIST",
+    "AccountMapping",
+    "RunAs",
+    "can_switch_users",
+    "clean_environment",
+    "embedded_run_as",
+]
+
+ENV_ALLOWLIST: tuple[str, ...] = (
+    "LANG", "LANGUAGE", "LC_ALL", "LC_ADDRESS", "LC_COLLATE", "LC_CTYPE", "LC_IDENTIFICATION",
+    "LC_MEASUREMENT", "LC_MESSAGES", "LC_MONETARY", "LC_NAME", "LC_NUMERIC", "LC_PAPER",
+    "LC_TELEPHONE", "LC_TIME", "TZ",
+)
+"""Variables a hub-mode job inherits from the service's environment when set (locale and time
+zone only: harmless, and jobs print dates and text with them). Everything else is dropped."""
+
+DEFAULT_JOB_PATH = "/usr/local/bin:/usr/bin:/bin"
+"""``PATH`` of a hub-mode job after its interpreter's directory (see :func:`clean_environment`)."""
+
+_ACCOUNT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
+class RunAs:
+    """The identity an executor must run a job as (decided with the job's start).
+
+    Attributes:
+        user: the scheduler user who owns the job (hub user name embedded or in hub mode).
+        account: the OS account to switch to; None = the service's own account (embedded).
+        uid: numeric user id of ``account`` (None when not switching, or unknown on Kubernetes).
+        gid: primary group id of ``account``.
+        groups: supplementary group ids of ``account`` (``os.getgrouplist``), primary included.
+        home: the account's home directory (default working directory of its jobs), if known.
+    """
+
+    user: str
+    account: str | None = None
+    uid: int | None = None
+    gid: int | None = None
+    groups: tuple[int, ...] = ()
+    home: str | None = None
+
+    @property
+    def switches(self) -> bool:
+        """True when the job runs as an account other than the service's own."""
+        return self.account is not None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON shape kept in the executor handle (re-adoption checks the processes' uid)."""
+        return {"user": self.user, "account": self.account, "uid": self.uid, "gid": self.gid,
+                "groups": list(self.groups), "home": self.home}
+
+
+def embedded_run_as(job: Job) -> RunAs:
+    """Embedded mode: the job runs as the server's own OS user (no switch)."""
+    return RunAs(user=job.spec.user)
+
+
+def runs_for_others(path: str) -> bool:
+    """True when accounts other than this one can execute ``path``: the file (symlinks resolved)
+    is readable and executable by others and every folder above it searchable (``/root`` is 0700,
+    so an interpreter under it — pyenv's there — cannot run jobs of other accounts)."""
+    real = os.path.realpath(path)
+    try:
+        mode = os.stat(real).st_mode
+        if not (mode & 0o005) == 0o005:
+            return False
+        folder = os.path.dirname(real)
+        while True:
+            if not os.stat(folder).st_mode & 0o001:
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
+    except OSError:
+        return False
+
+
+def can_switch_users() -> bool:
+    """True when this process may start processes as other accounts (effective uid 0).
+
+    Linux capabilities (CAP_SETUID + CAP_SETGID without root) are not counted: the executor also
+    needs to create per-user directories and read every job's processes, which is root's.
+    """
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@dataclass(frozen=True, slots=True)
+class AccountMapping:
+    """Hub user → OS account (and pod uid/gid), configured by the admin.
+
+    Attributes:
+        template: account name from the hub user name; ``{username}`` is substituted. Default
+            ``"{username}"``: the account JupyterHub's local spawners run the user's server as.
+        accounts: explicit ``{hub user: account name}`` entries that win over the template.
+        ids: explicit ``{hub user: (uid, gid)}`` for Kubernetes pods when the service's host has
+            no such accounts (no passwd entry needed).
+        default_ids: ``(uid, gid)`` for pods of users with neither an account nor ``ids``
+            (e.g. ``(1000, 100)``, the Jupyter docker stacks' ``jovyan``); None: the image's user.
+        min_uid: accounts with a smaller uid are refused (root, daemons). Default 1000.
+    """
+
+    template: str = "{username}"
+    accounts: Mapping[str, str] = field(default_factory=dict)
+    ids: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    default_ids: tuple[int, int] | None = None
+    min_uid: int = 1000
+
+    def __post_init__(self) -> None:
+        if "{username}" not in self.template and not _ACCOUNT_NAME.match(self.template):
+            raise ValidationError(f"run-as account template {self.template!r} is not an account name and has no "
+                                  "{username}", field="run_as_account_template",
+                                  hint='use "{username}" (the hub user name) or e.g. "jh-{username}"')
+        for user, (uid, gid) in {**self.ids, **({"(default)": self.default_ids} if self.default_ids else {})}.items():
+            if uid < self.min_uid or gid < 0:
+                raise ValidationError(f"run-as ids of {user!r} are uid {uid}, gid {gid}; jobs never run with a uid "
+                                      f"below {self.min_uid}", field="run_as_ids",
+                                      hint="give the user's real uid/gid (>= min_uid)")
+
+    @classmethod
+    def from_config(cls, *, template: str = "{username}", accounts: Mapping[str, object] | None = None,
+                    ids: Mapping[str, object] | None = None, default_ids: Iterable[int] | None = None,
+                    min_uid: int = 1000) -> AccountMapping:
+        """Build from plain config values (traitlets ``Unicode``/``Dict``/``List``).
+
+        Raises:
+            ValidationError: a non-string account, ids that are not two integers, a uid below
+                ``min_uid`` (field ``run_as_accounts`` / ``run_as_ids``).
+        """
+        named: dict[str, str] = {}
+        for user, account in (accounts or {}).items():
+            if not isinstance(account, str) or not _ACCOUNT_NAME.match(account):
+                raise ValidationError(f"run-as account of {user!r} must be an account name (got {account!r})",
+                                      field=f"run_as_accounts.{user}", hint='e.g. {"alice": "alice"}')
+            named[str(user)] = account
+        numeric = {str(user): _two_ids(value, f"run_as_ids.{user}") for user, value in (ids or {}).items()}
+        default = _two_ids(list(default_ids), "run_as_default_ids") if default_ids else None
+        return cls(template=template, accounts=named, ids=numeric, default_ids=default, min_uid=min_uid)
+
+    def account_for(self, user: str) -> str:
+        """The OS account name of hub user ``user`` (explicit entry, else the template)."""
+        return self.accounts.get(user) or self.template.replace("{username}", user)
+
+    def resolve(self, user: str, *, lookup: Callable[[str], pwd.struct_passwd] = pwd.getpwnam,
+                grouplist: Callable[[str, int], list[int]] = os.getgrouplist) -> RunAs:
+        """The run-as identity of ``user`` on this host (local executor in hub mode).
+
+        Raises:
+            ExecutorError: no such account, or its uid is below ``min_uid`` (field ``user``;
+                the hint says what to configure).
+        """
+        account = self.account_for(user)
+        if not _ACCOUNT_NAME.match(account):
+            raise ExecutorError(f"hub user {user!r} maps to {account!r}, which is not a valid account name",
+                                field="user", hint="map the user in c.HubSchedApp.run_as_accounts")
+        try:
+            entry = lookup(account)
+        except KeyError:
+            raise ExecutorError(f"hub user {user!r} has no OS account {account!r} on this host, so their job "
+                                "cannot run as them", field="user",
+                                hint="create the account (useradd), or map the user in "
+                                     "c.HubSchedApp.run_as_accounts") from None
+        if entry.pw_uid < self.min_uid:
+            raise ExecutorError(f"hub user {user!r} maps to account {account!r} with uid {entry.pw_uid}; jobs never "
+                                f"run with a uid below {self.min_uid}", field="user",
+                                hint="map the user to their own account in c.HubSchedApp.run_as_accounts")
+        try:
+            groups = tuple(sorted(set(grouplist(account, entry.pw_gid))))
+        except OSError:
+            groups = (entry.pw_gid,)
+        return RunAs(user=user, account=account, uid=entry.pw_uid, gid=entry.pw_gid, groups=groups,
+                     home=entry.pw_dir or None)
+
+    def pod_ids(self, user: str, *, lookup: Callable[[str], pwd.struct_passwd] = pwd.getpwnam) -> tuple[int, int] | None:
+        """``(uid, gid)`` for a Kubernetes pod of ``user``: explicit ids, else the mapped account's
+        ids when this host knows it, else ``default_ids`` (None: leave the image's user)."""
+        if user in self.ids:
+            return self.ids[user]
+        if user in self.accounts or self.template != "{username}":
+            try:
+                entry = lookup(self.account_for(user))
+            except KeyError:
+                return self.default_ids
+            if entry.pw_uid >= self.min_uid:
+                return entry.pw_uid, entry.pw_gid
+        return self.default_ids
+
+
+def _two_ids(value: object, where: str) -> tuple[int, int]:
+    if (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        return int(value[0]), int(value[1])
+    raise ValidationError(f"{where} must be [uid, gid] (got {value!r})", field=where, hint="e.g. [1001, 1001]")
+
+
+def clean_environment(run_as: RunAs, *, service_env: Mapping[str, str], python: str,
+                      shell: str | None = None) -> dict[str, str]:
+    """The environment a hub-mode job starts from (the executor adds the job's own variables and
+    the GPU pins on top).
+
+    Args:
+        run_as: the account the job runs as.
+        service_env: the service's own environment; only :data:`ENV_ALLOWLIST` names are read.
+        python: the job interpreter; its directory leads ``PATH`` so ``python`` and the tools of
+            that environment resolve first.
+        shell: the account's login shell (``SHELL``), if known.
+
+    Returns:
+        ``{name: value}`` with the allow-listed names present in ``service_env``, ``HOME``,
+        ``USER``, ``LOGNAME``, ``SHELL`` and ``PATH``.
+    """
+    env = {name: service_env[name] for name in ENV_ALLOWLIST if name in service_env}
+    account = run_as.account or run_as.user
+    env["HOME"] = run_as.home or "/"
+    env["USER"] = env["LOGNAME"] = account
+    env["SHELL"] = shell or "/bin/sh"
+    env["PATH"] = f"{os.path.dirname(python)}:{DEFAULT_JOB_PATH}" if os.path.dirname(python) else DEFAULT_JOB_PATH
+    return env

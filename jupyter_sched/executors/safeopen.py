@@ -1,0 +1,63 @@
+"""Open a file in a directory its owner controls without following anything they planted there.
+
+The service (root in hub mode) reads files from job directories that their owners may change
+while it reads: logs, ``exit.json``, ``wrapper.json``, the notebook runner's ``outcome.json``. A
+symlink planted in place of one of them (or of a directory on the way) would make the service
+read — and show the owner — a file they may not read themselves. :func:`open_untrusted` walks the
+path one component at a time with ``O_NOFOLLOW`` (``openat``), opens the file itself with
+``O_NONBLOCK`` (a FIFO cannot hang the service) and accepts only a regular file, owned by
+``owner_uid`` when given.
+
+Only the standard library is imported: the notebook runner and the wrapper side use it too.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["open_untrusted", "read_untrusted_bytes"]
+
+
+def open_untrusted(path: Path | str, *, owner_uid: int | None = None) -> int:
+    """Open ``path`` read-only as a file descriptor, refusing symlinks anywhere in it.
+
+    Raises:
+        OSError: a component is a symlink (ELOOP/ENOTDIR), the file is missing, not a regular
+            file (EINVAL), or not owned by ``owner_uid`` (EPERM).
+    """
+    absolute = Path(os.path.abspath(path))
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in absolute.parts[1:-1]:
+            next_fd = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = next_fd
+        file_fd = os.open(absolute.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+    info = os.fstat(file_fd)
+    problem = None
+    if not stat.S_ISREG(info.st_mode):
+        problem = OSError(22, "not a regular file", str(path))
+    elif owner_uid is not None and info.st_uid != owner_uid:
+        problem = OSError(1, f"owned by uid {info.st_uid}, not the job's uid {owner_uid}", str(path))
+    if problem is not None:
+        os.close(file_fd)
+        raise problem
+    return file_fd
+
+
+def read_untrusted_bytes(path: Path | str, *, owner_uid: int | None = None, limit: int = 1 << 16,
+                         tail: bool = False) -> bytes:
+    """At most ``limit`` bytes of ``path`` (its first bytes, or its last with ``tail``).
+
+    Raises:
+        OSError: see :func:`open_untrusted`.
+    """
+    with os.fdopen(open_untrusted(path, owner_uid=owner_uid), "rb") as fh:
+        if tail:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+        return fh.read(limit)

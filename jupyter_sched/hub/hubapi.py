@@ -1,0 +1,138 @@
+"""The JupyterHub REST API as the central service reads it: every page, and "not seen" as unknown.
+
+JupyterHub pages ``GET /hub/api/users``: a client that sends
+``Accept: application/jupyterhub-pagination+json`` gets ``{"items": [...], "_pagination":
+{"offset", "limit", "total", "next": {"offset", "limit", "url"} | null}}`` and follows ``next``;
+``limit`` is capped at the hub's ``api_page_max_limit`` (200 by default) whatever the client asks,
+and a client without that header silently gets only the first ``api_page_max_limit`` users
+(JupyterHub ``apihandlers/base.py``, ``get_api_pagination`` / ``paginated_model``). Offsets move
+when users start or stop servers between two pages, so one user can be missed by a complete walk.
+
+Hence the rule here: :func:`active_users` follows every page and returns who was *seen*; a user
+not seen is **unknown**, never "stopped". Before acting on a user's absence (releasing leases),
+the caller asks about that user alone with :func:`user_servers`, which answers definitively
+(``{}`` = no active server, the user was deleted) or None (the hub did not answer: do nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+from urllib.parse import quote
+
+__all__ = ["PAGINATION_MEDIA_TYPE", "HubAPI", "HubClient", "HubLookupError", "active_servers_of", "active_users",
+           "user_servers"]
+
+log = logging.getLogger(__name__)
+
+PAGINATION_MEDIA_TYPE = "application/jupyterhub-pagination+json"
+_PAGE = 200
+_MAX_PAGES = 10_000
+
+
+class HubClient(Protocol):
+    """What :func:`active_users` and :func:`user_servers` need: one JSON request to the hub API."""
+
+    async def request(self, method: str, path: str, body: Any = None, *, paginated: bool = False) -> Any:
+        """``method path`` under the hub API; the decoded JSON answer.
+
+        Raises:
+            HubLookupError: the hub answered with an error status (``status`` attribute) or not at all.
+        """
+        ...
+
+
+class HubLookupError(Exception):
+    """The hub did not answer usefully; ``status`` is the HTTP status (0: no answer)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HubAPI:
+    """:class:`HubClient` over tornado's HTTP client with the service's own token.
+
+    Args:
+        api_url: the hub API URL (``$JUPYTERHUB_API_URL``, e.g. ``http://127.0.0.1:8081/hub/api``).
+        token: the service's API token (``$JUPYTERHUB_API_TOKEN``).
+        timeout_s: seconds per request.
+    """
+
+    def __init__(self, api_url: str, token: str, *, timeout_s: float = 30.0) -> None:
+        self.api_url = api_url.rstrip("/") + "/"
+        self.token = token
+        self.timeout_s = timeout_s
+
+    async def request(self, method: str, path: str, body: Any = None, *, paginated: bool = False) -> Any:
+        from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+        headers = {"Authorization": f"token {self.token}", "Content-Type": "application/json",
+                   "Accept": PAGINATION_MEDIA_TYPE if paginated else "application/json"}
+        request = HTTPRequest(self.api_url + path.lstrip("/"), method=method, headers=headers,
+                              body=None if body is None else json.dumps(body), request_timeout=self.timeout_s)
+        try:
+            response = await AsyncHTTPClient().fetch(request)
+        except HTTPClientError as exc:
+            raise HubLookupError(f"{method} {path}: hub answered {exc.code}", exc.code) from None
+        except OSError as exc:
+            raise HubLookupError(f"{method} {path}: hub unreachable ({exc})") from None
+        return json.loads(response.body) if response.body else None
+
+
+async def active_users(hub: HubClient, *, page: int = _PAGE) -> dict[str, Mapping[str, Any]]:
+    """Every user the hub lists with an active server, following all pages: ``{name: user model}``.
+
+    A complete walk may still miss a user whose server started or stopped between pages: absence
+    here means *unknown* (see module docstring).
+
+    Raises:
+        HubLookupError: a page could not be read (then nothing is known).
+    """
+    seen: dict[str, Mapping[str, Any]] = {}
+    offset = 0
+    for _ in range(_MAX_PAGES):
+        answer = await hub.request("GET", f"users?state=active&offset={offset}&limit={page}", paginated=True)
+        if isinstance(answer, list):  # a hub without pagination answers the whole list
+            items, following = answer, None
+        elif isinstance(answer, Mapping) and isinstance(answer.get("items"), list):
+            items = answer["items"]
+            pagination = answer.get("_pagination") or {}
+            following = pagination.get("next") if isinstance(pagination, Mapping) else None
+        else:
+            raise HubLookupError(f"unexpected answer to GET users: {type(answer).__name__}")
+        for user in items:
+            if isinstance(user, Mapping) and isinstance(user.get("name"), str):
+                seen[user["name"]] = user
+        if not isinstance(following, Mapping) or not isinstance(following.get("offset"), int):
+            return seen
+        if following["offset"] <= offset:
+            raise HubLookupError(f"the hub's next page does not advance (offset {following['offset']})")
+        offset = following["offset"]
+    raise HubLookupError("the hub kept answering pages")
+
+
+def active_servers_of(user: Mapping[str, Any]) -> list[str]:
+    """Names of a user model's active servers ("" is the default server), sorted."""
+    servers = user.get("servers") or {}
+    if not isinstance(servers, Mapping):
+        return []
+    return sorted(str(name) for name, server in servers.items()
+                  if not isinstance(server, Mapping) or server.get("stopped") is not True)
+
+
+async def user_servers(hub: HubClient, name: str) -> list[str] | None:
+    """The active servers of ``name`` asked about that user alone: a list (empty when the user
+    has none or no longer exists), or None when the hub did not answer (unknown)."""
+    try:
+        model = await hub.request("GET", f"users/{quote(name, safe='')}")
+    except HubLookupError as exc:
+        if exc.status == 404:
+            return []
+        log.warning("jupyter_sched: could not ask the hub about %s: %s", name, exc)
+        return None
+    if not isinstance(model, Mapping):
+        return None
+    return active_servers_of(model)

@@ -1,0 +1,453 @@
+/**
+ * "Scheduled notebooks": job definitions in JupyterLab (issue 19).
+ *
+ * A definition is a notebook (or script) with its GPU request, parameters and a cron schedule in a
+ * time zone; each firing runs it as an ordinary job. This view lists my definitions (schedule in
+ * words, next run, the last run's state), creates one (with a live preview of the next firings),
+ * pauses, resumes, runs now and deletes, and shows each definition's runs with their state and
+ * reason — for a failed notebook run the reason names the failing cell and exception, and its
+ * executed notebook opens in JupyterLab (saved under `scheduled-runs/<job id>/` through the
+ * contents API) or downloads.
+ *
+ * It builds on the panel's model ({@link ISchedModel}: typed client, event stream) and shows as a
+ * section of the GPUs sidebar when {@link ISchedSections} is there, and in the main area through
+ * the command `jupyter-sched:definitions`. Where jupyter-scheduler is installed, its "Notebook Jobs"
+ * UI edits the same definitions (this server is its backend).
+ */
+import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+import { PageConfig, URLExt } from '@jupyterlab/coreutils';
+import type { IDisposable } from '@lumino/disposable';
+import { Widget } from '@lumino/widgets';
+
+import { SchedApiError, type Schemas } from './client';
+import { h, replaceKeepingFocus } from './dom';
+import { ISchedModel, ISchedSections } from './tokens';
+
+type Definition = Schemas['Definition'];
+type DefinitionRun = Schemas['DefinitionRun'];
+
+export const DEFINITIONS_COMMAND = 'jupyter-sched:definitions';
+/** Where opened executed notebooks go, under the server root (as the server's `executed_notebooks_dir`). */
+const EXECUTED_DIR = 'scheduled-runs';
+const PREVIEW_DELAY_MS = 400;
+
+/** `region=eu` lines → `{region: "eu"}`; values that parse as JSON (`3`, `true`, `[1]`) are kept typed. */
+export function parseParameters(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line) {
+      continue;
+    }
+    const at = line.indexOf('=');
+    if (at <= 0) {
+      throw new Error(`parameters: "${line}" is not NAME=VALUE`);
+    }
+    const value = line.slice(at + 1).trim();
+    try {
+      out[line.slice(0, at).trim()] = JSON.parse(value);
+    } catch {
+      out[line.slice(0, at).trim()] = value;
+    }
+  }
+  return out;
+}
+
+/** A UTC ISO time in the definition's time zone: `2025-06-02 12:00 GMT+2`. */
+export function localTime(iso: string | null | undefined, timeZone: string): string {
+  if (!iso) {
+    return '';
+  }
+  try {
+    return new Intl.DateTimeFormat('sv-SE', {
+      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', timeZoneName: 'short'
+    }).format(new Date(iso));
+  } catch {
+    return iso;
+  }
+}
+
+/** One line for a run: its job's reason when it waits or failed, else its message. */
+export function runReason(run: DefinitionRun): string {
+  const job = run.job;
+  if (!job) {
+    return 'its job was removed';
+  }
+  const reason = job.reason as { message?: string } | null | undefined;
+  if ((job.state === 'pending' || job.state === 'preempted') && reason?.message) {
+    return reason.message;
+  }
+  return job.message ?? '';
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof SchedApiError) {
+    return `${err.field ? `${err.field}: ` : ''}${err.message}${err.hint ? ` — ${err.hint}` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Construction options of {@link DefinitionsView}. */
+export interface IDefinitionsViewOptions {
+  model: ISchedModel;
+  /** Open a file (relative to the server root) in JupyterLab. */
+  openPath(path: string): Promise<void>;
+  /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
+  saveNotebook(path: string, content: unknown): Promise<void>;
+  /** Path prefilled in the form (e.g. the current notebook). */
+  currentPath?(): string;
+}
+
+/** The view (see the module docstring). */
+export class DefinitionsView extends Widget {
+  private readonly model: ISchedModel;
+  private readonly options: IDefinitionsViewOptions;
+  private readonly formBox = h('div', { class: 'jp-sched-defs-formbox' });
+  private readonly listBox = h('div', { class: 'jp-sched-defs-listbox', 'aria-live': 'polite' });
+  private definitions: Definition[] = [];
+  private readonly runs = new Map<string, DefinitionRun[]>();
+  private readonly expanded = new Set<string>();
+  private error = '';
+  private notice = '';
+  private previewTimer: number | undefined;
+  private handles: IDisposable[] = [];
+  private loading: Promise<void> | null = null;
+  /** The definition the form edits (null: the form creates a new one). */
+  private editing: Definition | null = null;
+  private fields!: {
+    name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
+    gpus: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
+  };
+
+  constructor(options: IDefinitionsViewOptions) {
+    super();
+    this.options = options;
+    this.model = options.model;
+    this.addClass('jp-sched-defs');
+    this.node.append(this.buildForm(), this.listBox);
+    this.model.jobsChanged.connect(this.onJobs, this);
+    this.model.event.connect(this.onEvent, this);
+    void this.model.start().then(() => this.reload());
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this.model.jobsChanged.disconnect(this.onJobs, this);
+    this.model.event.disconnect(this.onEvent, this);
+    this.handles.forEach(handle => handle.dispose());
+    window.clearTimeout(this.previewTimer);
+    super.dispose();
+  }
+
+  private onJobs(): void {
+    if (this.definitions.length) {
+      void this.reload();
+    }
+  }
+
+  private onEvent(_: ISchedModel, event: { type: string }): void {
+    if (event.type === 'definition' || event.type === 'definition_run') {
+      void this.reload();
+    }
+  }
+
+  /** Re-read the definitions and the runs of the expanded ones. */
+  reload(): Promise<void> {
+    if (this.loading) {
+      return this.loading;
+    }
+    this.loading = (async () => {
+      try {
+        this.definitions = await this.model.client.request('listDefinitions');
+        for (const id of this.expanded) {
+          this.runs.set(id, await this.model.client.request('listDefinitionRuns', { path: { definition_id: id }, query: { limit: 20 } }));
+        }
+        this.error = '';
+      } catch (err) {
+        this.error = errorText(err);
+      } finally {
+        this.loading = null;
+      }
+      this.render();
+    })();
+    return this.loading;
+  }
+
+  // -- create ---------------------------------------------------------------------------------
+
+  private input(cls: string, label: string, attrs: Record<string, unknown> = {}): HTMLInputElement {
+    return h('input', { class: `jp-mod-styled jp-sched-defs-${cls}`, 'aria-label': label, title: label, ...attrs });
+  }
+
+  private buildForm(): HTMLElement {
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+    const name = this.input('name', 'Name', { placeholder: 'daily-report' });
+    const path = this.input('path', 'Notebook or script (path from the server root)', {
+      placeholder: 'reports/daily.ipynb', value: this.options.currentPath?.() ?? ''
+    });
+    const cron = this.input('cron', 'Cron schedule (minute hour day month weekday)', { placeholder: '0 12 * * 1-5' });
+    const tz = this.input('tz', 'Time zone (IANA)', { value: zone });
+    const gpus = this.input('gpus', 'GPUs per run', { type: 'number', min: 0, step: 'any', value: 1 });
+    const params = h('textarea', {
+      class: 'jp-mod-styled jp-sched-defs-params', rows: 2, 'aria-label': 'Parameters, one NAME=VALUE per line',
+      title: 'Parameters, one NAME=VALUE per line (values for the notebook cell tagged "parameters")', placeholder: 'region=eu'
+    });
+    const preview = h('div', { class: 'jp-sched-defs-preview', 'aria-live': 'polite' });
+    const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
+    const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
+    this.fields = { name, path, cron, tz, gpus, params, submit: submitButton, heading };
+    const schedulePreview = (): void => {
+      window.clearTimeout(this.previewTimer);
+      this.previewTimer = window.setTimeout(async () => {
+        if (!cron.value.trim()) {
+          preview.textContent = '';
+          return;
+        }
+        try {
+          const answer = await this.model.client.request('previewSchedule', { body: { schedule: cron.value, timezone: tz.value || 'UTC' } });
+          preview.textContent = `${answer.description}; next ${answer.next.slice(0, 3).map(t => localTime(t, answer.timezone)).join(', ')}`;
+          preview.classList.remove('jp-sched-defs-invalid');
+        } catch (err) {
+          preview.textContent = errorText(err);
+          preview.classList.add('jp-sched-defs-invalid');
+        }
+      }, PREVIEW_DELAY_MS);
+    };
+    cron.addEventListener('input', schedulePreview);
+    tz.addEventListener('input', schedulePreview);
+    const submit = async (event: Event): Promise<void> => {
+      event.preventDefault();
+      const file = path.value.trim();
+      const root = PageConfig.getOption('serverRoot');
+      const absolute = file.startsWith('/') || !root ? file : URLExt.join(root, file);
+      try {
+        const body: Record<string, unknown> = {
+          name: name.value.trim() || file.split('/').pop()?.replace(/\.(ipynb|py)$/, '') || 'definition',
+          [file.endsWith('.py') ? 'script' : 'notebook']: absolute,
+          schedule: cron.value.trim() || null,
+          timezone: tz.value.trim() || 'UTC',
+          gpus: Number(gpus.value || 0),
+          parameters: parseParameters(params.value)
+        };
+        const saved = this.editing
+          ? await this.model.client.request('updateDefinition', { path: { definition_id: this.editing.id }, body: body as Schemas['UpdateDefinitionRequest'] })
+          : await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
+        this.notice = `Saved "${saved.name}": ${saved.schedule_description || 'no schedule'}`;
+        this.error = '';
+        this.edit(null);
+        preview.textContent = '';
+        await this.reload();
+      } catch (err) {
+        this.notice = '';
+        this.error = errorText(err);
+        this.render();
+      }
+    };
+    const form = h(
+      'form',
+      { class: 'jp-sched-defs-form', onsubmit: submit },
+      h('div', { class: 'jp-sched-defs-row' }, name, path),
+      h('div', { class: 'jp-sched-defs-row' }, cron, tz, gpus),
+      params,
+      preview,
+      h('div', { class: 'jp-sched-defs-row' }, submitButton,
+        h('button', { class: 'jp-sched-button jp-sched-defs-cancel-edit', type: 'button', onclick: () => this.edit(null) }, 'Cancel'))
+    );
+    this.formBox.append(heading, form);
+    this.formBox.classList.toggle('jp-sched-defs-editing', false);
+    return this.formBox;
+  }
+
+  /** Load `d` into the form to change it (null: back to creating a new one, form emptied). */
+  edit(d: Definition | null): void {
+    const f = this.fields;
+    this.editing = d;
+    f.name.value = d?.name ?? '';
+    f.path.value = d ? (d.notebook ?? d.script ?? '') : this.options.currentPath?.() ?? '';
+    f.cron.value = d?.schedule ?? '';
+    f.tz.value = d?.timezone ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+    const gpus = (d?.job as { gpus?: number } | undefined)?.gpus;
+    f.gpus.value = String(gpus ?? 1);
+    f.params.value = Object.entries(d?.parameters ?? {})
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      .join('\n');
+    f.submit.textContent = d ? 'Save changes' : 'Save definition';
+    f.heading.textContent = d ? `Edit "${d.name}"` : 'New scheduled notebook';
+    this.formBox.classList.toggle('jp-sched-defs-editing', !!d);
+    if (d) {
+      f.cron.dispatchEvent(new Event('input'));
+      f.name.focus();
+    }
+  }
+
+  // -- list -----------------------------------------------------------------------------------
+
+  private async act(what: () => Promise<unknown>, notice: string): Promise<void> {
+    try {
+      await what();
+      this.notice = notice;
+      this.error = '';
+    } catch (err) {
+      this.error = errorText(err);
+    }
+    await this.reload();
+  }
+
+  private async toggleRuns(d: Definition): Promise<void> {
+    if (this.expanded.has(d.id)) {
+      this.expanded.delete(d.id);
+      this.render();
+      return;
+    }
+    this.expanded.add(d.id);
+    await this.reload();
+  }
+
+  /**
+   * Open a run's executed notebook: fetched from the scheduler API and saved through this
+   * JupyterLab's own contents API under `scheduled-runs/<job id>/`, so it lands in the user's
+   * files whether the scheduler runs in this server or is a JupyterHub service elsewhere.
+   */
+  private async openRun(run: DefinitionRun): Promise<void> {
+    try {
+      const notebook = await this.model.client.request('getExecutedNotebook', { path: { job_id: run.job_id } });
+      const name = String(run.job?.notebook ?? 'notebook.ipynb').split('/').pop() || 'notebook.ipynb';
+      const path = `${EXECUTED_DIR}/${run.job_id}/${name}`;
+      await this.options.saveNotebook(path, notebook);
+      await this.options.openPath(path);
+    } catch (err) {
+      this.error = errorText(err);
+      this.render();
+    }
+  }
+
+  private renderRun(run: DefinitionRun, d: Definition): HTMLElement {
+    const state = run.job?.state ?? 'removed';
+    const notebookRun = !!d.notebook && !!run.job && ['running', 'succeeded', 'failed', 'cancelled', 'lost'].includes(state);
+    const download = URLExt.join(PageConfig.getBaseUrl(), 'api/sched/jobs', encodeURIComponent(run.job_id), 'notebook') + '?download=true';
+    return h(
+      'li',
+      { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
+      h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone)),
+      h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : 'scheduled'),
+      h('span', { class: `jp-sched-run-state jp-sched-state-${state}` }, state),
+      h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
+      Object.keys(run.parameters ?? {}).length ? h('code', { class: 'jp-sched-run-params' }, JSON.stringify(run.parameters)) : null,
+      notebookRun
+        ? h(
+            'span',
+            { class: 'jp-sched-run-actions' },
+            h('button', { class: 'jp-sched-button jp-sched-run-open', 'data-key': `open-${run.job_id}`, onclick: () => void this.openRun(run) }, 'Open notebook'),
+            h('a', { class: 'jp-sched-run-download', href: download, download: '' }, 'Download')
+          )
+        : null
+    );
+  }
+
+  private renderDefinition(d: Definition): HTMLElement {
+    const last = d.last_run ?? null;
+    const runs = this.runs.get(d.id) ?? [];
+    const open = this.expanded.has(d.id);
+    const client = this.model.client;
+    return h(
+      'li',
+      { class: `jp-sched-def${d.paused ? ' jp-sched-def-paused' : ''}`, 'data-definition-id': d.id },
+      h(
+        'div',
+        { class: 'jp-sched-def-head' },
+        h('span', { class: 'jp-sched-def-name' }, d.name),
+        h('span', { class: 'jp-sched-def-schedule' }, `${d.schedule_description || d.schedule || 'no schedule'} (${d.timezone})`),
+        h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone)}` : ''),
+        last ? h('span', { class: `jp-sched-def-last jp-sched-state-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
+      ),
+      h(
+        'div',
+        { class: 'jp-sched-def-actions' },
+        h('button', { class: 'jp-sched-button jp-sched-def-expand', 'aria-expanded': String(open), 'data-key': `runs-${d.id}`, onclick: () => void this.toggleRuns(d) }, open ? 'Hide runs' : 'Runs'),
+        h('button', { class: 'jp-sched-button jp-sched-def-run', 'data-key': `run-${d.id}`, onclick: () => void this.act(() => client.request('runDefinitionNow', { path: { definition_id: d.id }, body: {} }), `Started a run of "${d.name}"`) }, 'Run now'),
+        h(
+          'button',
+          {
+            class: 'jp-sched-button jp-sched-def-toggle', 'data-key': `toggle-${d.id}`,
+            onclick: () => void this.act(() => client.request('pauseOrResumeDefinition', { path: { definition_id: d.id, action: d.paused ? 'resume' : 'pause' } }), d.paused ? `Resumed "${d.name}"` : `Paused "${d.name}"`)
+          },
+          d.paused ? 'Resume' : 'Pause'
+        ),
+        h('button', { class: 'jp-sched-button jp-sched-def-edit', 'data-key': `edit-${d.id}`, onclick: () => this.edit(d) }, 'Edit'),
+        h('button', { class: 'jp-sched-button jp-sched-def-delete', 'data-key': `delete-${d.id}`, onclick: () => void this.act(() => client.request('deleteDefinition', { path: { definition_id: d.id } }), `Deleted "${d.name}"; its runs stay in My work`) }, 'Delete')
+      ),
+      open ? (runs.length ? h('ul', { class: 'jp-sched-runs' }, runs.map(run => this.renderRun(run, d))) : h('p', { class: 'jp-sched-empty' }, 'No runs yet.')) : null
+    );
+  }
+
+  private render(): void {
+    replaceKeepingFocus(
+      this.listBox,
+      this.error ? h('div', { class: 'jp-sched-defs-error', role: 'alert' }, this.error) : null,
+      this.notice ? h('div', { class: 'jp-sched-defs-notice' }, this.notice) : null,
+      this.definitions.length
+        ? h('ul', { class: 'jp-sched-defs-list' }, this.definitions.map(d => this.renderDefinition(d)))
+        : h('p', { class: 'jp-sched-empty' }, 'No scheduled notebooks yet: save one above, or with %schedule define in a notebook.')
+    );
+  }
+}
+
+/** The plugin: a GPUs-sidebar section (when the registry is there) and a main-area command. */
+export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
+  id: '@jupyter-sched/labextension:definitions',
+  description: 'Scheduled notebooks: job definitions with GPU requests, parameters and cron schedules, and their runs.',
+  autoStart: true,
+  requires: [ISchedModel],
+  optional: [ISchedSections, ICommandPalette],
+  activate: (app: JupyterFrontEnd, model: ISchedModel, sections: ISchedSections | null, palette: ICommandPalette | null) => {
+    const openPath = async (path: string): Promise<void> => {
+      await app.commands.execute('docmanager:open', { path });
+    };
+    const saveNotebook = async (path: string, content: unknown): Promise<void> => {
+      const contents = app.serviceManager.contents;
+      const parts = path.split('/');
+      for (let i = 1; i < parts.length; i++) {
+        const folder = parts.slice(0, i).join('/');
+        try {
+          await contents.get(folder, { content: false });
+        } catch {
+          await contents.save(folder, { type: 'directory' });
+        }
+      }
+      await contents.save(path, { type: 'notebook', format: 'json', content });
+    };
+    const currentPath = (): string => {
+      const current = app.shell.currentWidget as unknown as { context?: { path?: string } } | null;
+      const path = current?.context?.path ?? '';
+      return path.endsWith('.ipynb') || path.endsWith('.py') ? path : '';
+    };
+    sections?.add({
+      id: 'definitions',
+      title: 'Scheduled notebooks',
+      rank: 350,
+      isAvailable: m => m.supports('definitions'),
+      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, currentPath }) })
+    });
+    let main: MainAreaWidget<DefinitionsView> | null = null;
+    app.commands.addCommand(DEFINITIONS_COMMAND, {
+      label: 'GPUs: Scheduled Notebooks',
+      caption: 'Job definitions: notebooks on a cron schedule with GPUs and parameters, and their runs',
+      execute: () => {
+        if (!main || main.isDisposed) {
+          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, currentPath }) });
+          main.id = 'jupyter-sched-definitions';
+          main.title.label = 'Scheduled notebooks';
+          main.title.closable = true;
+        }
+        if (!main.isAttached) {
+          app.shell.add(main, 'main');
+        }
+        app.shell.activateById(main.id);
+      }
+    });
+    palette?.addItem({ command: DEFINITIONS_COMMAND, category: 'GPUs' });
+  }
+};

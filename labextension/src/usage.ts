@@ -1,0 +1,176 @@
+/**
+ * "GPU usage": a sidebar section with a utilization and memory chart for each of my running jobs
+ * and leases, and a command that opens one GPU's chart in the main area (the inventory's
+ * click-through). Charts break their lines where telemetry was blank or suspect and label the gap
+ * (issue 18: a blank reading pauses the idle clock and is never drawn as 0 %; a latched 100 % is
+ * never drawn as busy).
+ *
+ * Data: the model's live telemetry history ({@link ISchedModel.history}, fed by `telemetry`
+ * events) — one point per sample; a sample without a valid utilization is a gap.
+ */
+import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+import type { IDisposable } from '@lumino/disposable';
+import { Widget } from '@lumino/widgets';
+
+import { h, replaceKeepingFocus } from './dom';
+import { ISchedModel, ISchedSections } from './tokens';
+import type { ISample, Job } from './types';
+import { type IUsagePoint, renderUsageChart } from './usagechart';
+
+/** Command: open one GPU's chart, args `{gpu: uuid}`. */
+export const GPU_USAGE_COMMAND = 'jupyter-sched:gpu-usage';
+
+const LIVE_STATES = new Set(['admitted', 'running']);
+
+/** A sample as a chart point; its validity is the server's (`validity`) or, when absent, blank
+ * for a sample without a utilization. */
+export function pointOf(sample: ISample): IUsagePoint {
+  const extra = sample as ISample & { validity?: string; display?: string };
+  const validity = extra.validity ?? (sample.util === null ? 'blank' : 'valid');
+  const note = validity === 'valid' ? '' : sample.note || extra.display || 'no valid reading';
+  return {
+    device: sample.gpuUuid,
+    t: sample.t,
+    util: validity === 'valid' ? sample.util : null,
+    memMib: sample.memoryUsedMib,
+    validity,
+    note
+  };
+}
+
+/** The GPU uuids a job holds (every worker). */
+export function jobGpus(job: Job): string[] {
+  const alloc = job.allocation;
+  if (!alloc) {
+    return [];
+  }
+  const workers = alloc.workers?.length ? alloc.workers : [{ gpu_uuids: alloc.gpu_uuids ?? [] }];
+  return [...new Set(workers.flatMap(w => w.gpu_uuids ?? []))];
+}
+
+/** Points of some GPUs since `since` (ms), from the model's history. */
+export function pointsFor(model: ISchedModel, gpus: readonly string[], since = 0): IUsagePoint[] {
+  return gpus.flatMap(uuid => model.history.history(uuid).filter(s => s.t >= since).map(pointOf));
+}
+
+function chartBlock(title: string, points: IUsagePoint[], key: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'jp-sched-usage-item', 'data-key': key },
+    h('div', { class: 'jp-sched-usage-title' }, title),
+    points.length
+      ? renderUsageChart(points, null, { title, stepMs: 1000 })
+      : h('p', { class: 'jp-sched-muted' }, 'No telemetry samples yet.')
+  );
+}
+
+/** The section's body: one chart per running job and lease of mine. */
+export class UsageView extends Widget {
+  private readonly connections: IDisposable[] = [];
+  private pending = false;
+
+  constructor(private readonly model: ISchedModel) {
+    super();
+    this.addClass('jp-sched-usage');
+    const schedule = (): void => this.schedule();
+    model.telemetry.connect(schedule);
+    model.jobsChanged.connect(schedule);
+    this.connections.push(
+      { dispose: () => model.telemetry.disconnect(schedule), isDisposed: false },
+      { dispose: () => model.jobsChanged.disconnect(schedule), isDisposed: false },
+      model.watch('jobs')
+    );
+    this.render();
+  }
+
+  dispose(): void {
+    for (const c of this.connections.splice(0)) {
+      c.dispose();
+    }
+    super.dispose();
+  }
+
+  /** Re-render at most once per animation frame (telemetry arrives every second per GPU). */
+  private schedule(): void {
+    if (this.pending || this.isDisposed) {
+      return;
+    }
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      if (!this.isDisposed) {
+        this.render();
+      }
+    });
+  }
+
+  render(): void {
+    const work = [...this.model.jobs, ...this.model.leases].filter(j => LIVE_STATES.has(j.state) && jobGpus(j).length);
+    const blocks = work.map(job => {
+      const since = job.started_at ? Date.parse(job.started_at) : 0;
+      const kind = job.kind === 'lease' ? 'lease' : 'job';
+      return chartBlock(`${kind} ${job.name} (${job.id})`, pointsFor(this.model, jobGpus(job), since), `usage-${job.id}`);
+    });
+    replaceKeepingFocus(
+      this.node,
+      blocks.length ? blocks : h('p', { class: 'jp-sched-muted' }, 'No running job or lease of yours holds a GPU.')
+    );
+  }
+}
+
+/** One GPU's chart, for the main area. */
+export class GpuUsageView extends Widget {
+  private readonly onTelemetry = (): void => this.render();
+
+  constructor(private readonly model: ISchedModel, readonly gpu: string) {
+    super();
+    this.addClass('jp-sched-usage');
+    model.telemetry.connect(this.onTelemetry);
+    this.render();
+  }
+
+  dispose(): void {
+    this.model.telemetry.disconnect(this.onTelemetry);
+    super.dispose();
+  }
+
+  render(): void {
+    replaceKeepingFocus(this.node, chartBlock(`GPU ${this.gpu}`, pointsFor(this.model, [this.gpu]), `gpu-${this.gpu}`));
+  }
+}
+
+/** The plugin: the "GPU usage" section (when the sections registry is there) and the GPU command. */
+export const usagePlugin: JupyterFrontEndPlugin<void> = {
+  id: '@jupyter-sched/labextension:usage',
+  description: 'Utilization and memory over time for my jobs, leases and any GPU, with gaps where telemetry was blank or suspect.',
+  autoStart: true,
+  requires: [ISchedModel],
+  optional: [ISchedSections, ICommandPalette],
+  activate: (app: JupyterFrontEnd, model: ISchedModel, sections: ISchedSections | null, palette: ICommandPalette | null) => {
+    sections?.add({
+      id: 'utilization',
+      title: 'GPU usage',
+      rank: 150,
+      isAvailable: m => m.supports('telemetry'),
+      create: context => ({ widget: new UsageView(context.model) })
+    });
+    app.commands.addCommand(GPU_USAGE_COMMAND, {
+      label: args => (args.gpu ? `GPU usage: ${String(args.gpu)}` : 'GPU usage'),
+      caption: 'Utilization and memory of one GPU over time, gaps where telemetry was blank or suspect',
+      execute: args => {
+        const gpu = typeof args.gpu === 'string' ? args.gpu : model.inventory?.gpus[0]?.uuid;
+        if (!gpu) {
+          return;
+        }
+        const main = new MainAreaWidget({ content: new GpuUsageView(model, gpu) });
+        main.id = `jupyter-sched-gpu-usage-${gpu}`;
+        main.title.label = `GPU usage ${gpu.slice(0, 12)}`;
+        main.title.closable = true;
+        app.shell.add(main, 'main');
+        app.shell.activateById(main.id);
+      }
+    });
+    palette?.addItem({ command: GPU_USAGE_COMMAND, category: 'GPUs' });
+  }
+};

@@ -1,0 +1,123 @@
+"""Real OS accounts for multi-user tests, created with ``useradd`` and removed after.
+
+Usage (any test package may reuse it)::
+
+    from tests.accounts import os_accounts, skip_reason, shared_dir
+
+    with os_accounts(2) as (alice, bob):      # unique names, own homes (useradd -m)
+        ...                                   # alice.uid, alice.gid, alice.home, alice.name
+                                              # leaving: their processes are killed, userdel -r
+
+Only root can do this (sessions and CI run as root, ENVIRONMENT.md); :func:`skip_reason` says why
+not otherwise. Names are ``jst`` + 6 hex digits, so parallel test runs never collide. A process
+started as such an account must be able to read its interpreter and working folders: /root is
+mode 0700, so :func:`shared_dir` makes a 0755 temporary folder outside it, and
+:func:`account_python` finds an interpreter every account can run (Debian's ``/usr/bin/python3``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+__all__ = ["Account", "account_python", "os_accounts", "runs_for_others", "shared_dir", "skip_reason"]
+
+
+@dataclass(frozen=True)
+class Account:
+    """A real OS account made for a test."""
+
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+
+def skip_reason() -> str | None:
+    """Why real accounts cannot be made here (None when they can)."""
+    if os.geteuid() != 0:
+        return "creating OS accounts needs root (useradd)"
+    if shutil.which("useradd") is None or shutil.which("userdel") is None:
+        return "useradd/userdel are missing (apt-get install -y passwd)"
+    if account_python() is None:
+        return "no Python interpreter that other accounts can run (/usr/bin/python3 is missing)"
+    return None
+
+
+def runs_for_others(path: str) -> bool:
+    """True when accounts other than root can execute ``path`` (every folder on the way
+    searchable, the file itself readable and executable by others)."""
+    real = Path(os.path.realpath(path))
+    try:
+        if not real.stat().st_mode & stat.S_IXOTH or not real.stat().st_mode & stat.S_IROTH:
+            return False
+        return all(folder.stat().st_mode & stat.S_IXOTH for folder in real.parents)
+    except OSError:
+        return False
+
+
+def account_python() -> str | None:
+    """An interpreter every account can run: Debian's ``/usr/bin/python3`` (the default python3
+    here is pyenv's under /root, mode 0700)."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.path.exists(candidate) and runs_for_others(candidate):
+            return candidate
+    return None
+
+
+@contextlib.contextmanager
+def shared_dir(prefix: str = "jsched-shared-") -> Iterator[Path]:
+    """A temporary folder under /tmp with mode 0755 (pytest's own tmp folders are 0700)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _kill_processes_of(uid: int) -> None:
+    for _ in range(50):
+        left = [p for p in psutil.process_iter(["uids"]) if p.info.get("uids") and p.info["uids"].real == uid]
+        if not left:
+            return
+        for proc in left:
+            with contextlib.suppress(psutil.Error, ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def os_accounts(count: int, *, prefix: str = "jst") -> Iterator[list[Account]]:
+    """Create ``count`` fresh accounts (own group, own home, /bin/bash); remove them after.
+
+    Raises:
+        RuntimeError: useradd failed (its message attached).
+    """
+    made: list[Account] = []
+    try:
+        for _ in range(count):
+            name = f"{prefix}{secrets.token_hex(3)}"
+            done = subprocess.run(["useradd", "-m", "-U", "-s", "/bin/bash", name], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"useradd {name} failed: {done.stderr.strip()}")
+            entry = pwd.getpwnam(name)
+            made.append(Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, home=entry.pw_dir))
+        yield made
+    finally:
+        for account in made:
+            _kill_processes_of(account.uid)
+            subprocess.run(["userdel", "-r", "-f", account.name], capture_output=True)

@@ -1,0 +1,49 @@
+"""Truthful pending reasons (issue 16 §5): only GPUs actually lent, and the rule that applies."""
+
+from __future__ import annotations
+
+from core_builders import make_job, make_node, quotas, running, snapshot
+
+from jupyter_sched.model import Quota
+from jupyter_sched.scheduling import run_cycle
+
+
+def _reason(result: object, job_id: str) -> object:
+    return next(p.reason for p in result.pending if p.job_id == job_id)  # type: ignore[attr-defined]
+
+
+def test_a_team_guaranteed_nothing_is_never_said_to_lend_gpus() -> None:
+    # c borrows all 8 GPUs; b is guaranteed 0: nothing of b's is lent, whatever c borrows.
+    q = quotas(Quota(team="b", guaranteed=0), Quota(team="c", guaranteed=0))
+    jobs = [running(make_job("c1", gpus=8, team="c"), "n1", range(8)), make_job("b1", gpus=2, team="b")]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "b1")
+    assert "b is guaranteed 0 GPUs but b1 needs 2" in reason.message  # type: ignore[attr-defined]
+    assert "lent" not in reason.message  # type: ignore[attr-defined]
+
+
+def test_lending_counts_only_the_guarantee_left_unused_and_borrowed_by_others() -> None:
+    # b is guaranteed 3 and uses 1: 2 of its guarantee are unused; c borrows 5 — only 2 are b's.
+    q = quotas(Quota(team="b", guaranteed=3), Quota(team="c", guaranteed=0))
+    jobs = [running(make_job("b0", gpus=1, team="b"), "n1", [0]), running(make_job("c1", gpus=7, team="c"), "n1", range(1, 8)),
+            make_job("b1", gpus=4, team="b")]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "b1")
+    assert "b is guaranteed 3 GPUs (2 lent to c, reclaimable) but b1 needs 4 with 1 already in use" \
+        in reason.message  # type: ignore[attr-defined]
+
+
+def test_a_user_cap_that_binds_is_named_with_its_numbers() -> None:
+    q = quotas(Quota(team="t", guaranteed=8, borrowing_limit=0), Quota(team="t", user="bob", guaranteed=2, borrowing_limit=0))
+    jobs = [running(make_job("mine", gpus=2, team="t", user="bob"), "n1", [0, 1]), make_job("more", gpus=1, team="t", user="bob")]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "more")
+    assert reason.code == "ExceedsQuota" and reason.details["rule"] == "user cap"  # type: ignore[attr-defined]
+    assert (reason.details["user"], reason.details["quota"], reason.details["used"]) == ("bob", 2, 2)  # type: ignore[attr-defined]
+    assert reason.message.startswith("user bob in t has 0 of 2 GPUs free (2 in use), job needs 1")  # type: ignore[attr-defined]
+
+
+def test_when_both_the_team_quota_and_a_user_cap_are_exceeded_the_tighter_is_named() -> None:
+    q = quotas(Quota(team="t", guaranteed=4, borrowing_limit=0), Quota(team="t", user="bob", guaranteed=3, borrowing_limit=0))
+    jobs = [running(make_job("ann", gpus=3, team="t", user="ann"), "n1", [0, 1, 2]),
+            running(make_job("b", gpus=1, team="t", user="bob"), "n1", [3]), make_job("big", gpus=3, team="t", user="bob")]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "big")
+    assert reason.details["rule"] == "team quota" and reason.details["available"] == 0  # type: ignore[attr-defined]
+    assert reason.details["also_exceeds"][0]["user"] == "bob"  # type: ignore[attr-defined]

@@ -1,0 +1,94 @@
+"""What a restarted kernel sees (case 029), as a pure plan and through the hub's forwarding service.
+
+The hub test speaks the central service's real REST JSON through an httpx ``MockTransport`` (the
+double sits at the wire: no hub runs here); the embedded path runs against real kernels in
+``tests/notebook/test_nb_case_029.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from jupyter_sched.extension.kernel_gpus import GPU_NOTICE_ENV, KernelLeases, RestartPlan, restart_plan
+from jupyter_sched.hub.forward import ForwardingService
+
+
+def lease(lease_id: str, state: str, uuids: tuple[str, ...] = (), kernel: str = "k1") -> dict[str, Any]:
+    return {"id": lease_id, "kind": "lease", "state": state, "kernel_id": kernel,
+            "allocation": {"node": "n", "gpu_uuids": list(uuids), "gpu_milli": 1000} if uuids else None}
+
+
+@dataclass(frozen=True)
+class PlanCase:
+    id: str
+    leases: tuple[dict[str, Any], ...]
+    release_on_restart: bool
+    isolate: bool
+    want_visible: str | None          # None: the variable is not touched
+    want_release: tuple[str, ...]
+    want_notice: str
+
+
+CASES = [
+    PlanCase("a granted lease is kept and re-applied", (lease("l-1", "running", ("GPU-cccc",)),), False, True,
+             "GPU-cccc", (), "GPU-cccc re-attached (job l-1)"),
+    PlanCase("release_gpu_on_kernel_restart releases it and hides every GPU", (lease("l-1", "running", ("GPU-cccc",)),),
+             True, True, "", ("l-1",), "GPU released on restart; run %gpu to request one"),
+    PlanCase("a kernel without a lease sees no GPU", (), False, True, "", (), ""),
+    PlanCase("a queued request dies with the process that waited for it", (lease("l-2", "pending"),), False, True,
+             "", ("l-2",), ""),
+    PlanCase("without isolation a kernel without a lease is left alone", (), False, False, None, (), ""),
+    PlanCase("two GPUs are kept together", (lease("l-1", "running", ("GPU-a", "GPU-b")),), False, True,
+             "GPU-a,GPU-b", (), "GPU-a, GPU-b re-attached (job l-1)"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_restart_plan(case: PlanCase) -> None:
+    plan = restart_plan(list(case.leases), release_on_restart=case.release_on_restart, isolate=case.isolate)
+    assert plan.env.get("CUDA_VISIBLE_DEVICES") == case.want_visible
+    assert plan.release == case.want_release
+    assert plan.notice == case.want_notice == plan.env[GPU_NOTICE_ENV]
+
+
+def central(leases: list[dict[str, Any]], deleted: list[str], *, fail: bool = False) -> httpx.MockTransport:
+    """The central service's ``GET leases`` / ``DELETE leases/{id}`` (its JSON shapes)."""
+    def handle(request: httpx.Request) -> httpx.Response:
+        if fail:
+            return httpx.Response(503, json={"error": {"code": "store_error", "message": "down", "field": None,
+                                                       "hint": None}})
+        if request.method == "GET" and request.url.path.endswith("/api/sched/leases"):
+            assert request.url.params["state"] == "pending,admitted,running"
+            return httpx.Response(200, json=leases)
+        if request.method == "DELETE":
+            deleted.append(request.url.path.rsplit("/", 1)[1])
+            return httpx.Response(200, json={"state": "cancelled"})
+        return httpx.Response(404, json={"error": {"code": "not_found", "message": "?", "field": None, "hint": None}})
+    return httpx.MockTransport(handle)
+
+
+def test_in_hub_mode_the_kept_grant_comes_from_the_central_service() -> None:
+    deleted: list[str] = []
+
+    async def scenario() -> tuple[RestartPlan, RestartPlan]:
+        service = ForwardingService("http://hub/services/sched/", "t", kernel_ids=list,
+                                    transport=central([lease("l-1", "running", ("GPU-cccc",)),
+                                                       lease("l-9", "running", ("GPU-dddd",), kernel="other")], deleted))
+        kept = await KernelLeases(service).plan("k1", release_on_restart=False, isolate=True)
+        assert deleted == []
+        return kept, await KernelLeases(service).plan("k1", release_on_restart=True, isolate=True)
+
+    kept, released = asyncio.run(scenario())
+    assert kept.env["CUDA_VISIBLE_DEVICES"] == "GPU-cccc"
+    assert released.env["CUDA_VISIBLE_DEVICES"] == "" and deleted == ["l-1"], "only this kernel's lease is released"
+
+
+def test_when_the_central_service_does_not_answer_the_restarted_kernel_sees_no_gpu() -> None:
+    service = ForwardingService("http://hub/services/sched/", "t", kernel_ids=list, transport=central([], [], fail=True))
+    plan = asyncio.run(KernelLeases(service).plan("k1", release_on_restart=False, isolate=False))
+    assert plan.env["CUDA_VISIBLE_DEVICES"] == "" and "could not reach" in plan.notice

@@ -1,0 +1,83 @@
+"""Hub mode refuses to start when jobs could not run safely as their owners, with one line each
+(issue 15, run-as): the service is not root (it cannot switch users), the job folder is out of the
+accounts' reach, or the job interpreter cannot be run by them.
+
+Real parts: ``jupyter-sched serve`` as a subprocess — as a real non-root account made with
+``useradd`` (running the venv of tests/runas_env.py), or as root — with the hub's service
+environment pointing at a closed port (the refusal comes before any hub call), SQLite store.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.accounts import Account, os_accounts, shared_dir, skip_reason
+from tests.runas_env import runas_venv
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve(folder: Path, *options: str, python: str = sys.executable, user: Account | None = None) -> tuple[int, str]:
+    """Run ``jupyter-sched serve`` to its exit (the refusal ends it); its status and log."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "LANG": "C.UTF-8",
+           "JUPYTERHUB_API_URL": f"http://127.0.0.1:{_free_port()}/hub/api", "JUPYTERHUB_API_TOKEN": "t",
+           "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{_free_port()}", "JUPYTERHUB_SERVICE_PREFIX": "/services/s/",
+           "JUPYTER_SCHED_DB_URL": f"sqlite:///{folder / 'store.sqlite'}", "JUPYTER_DATA_DIR": str(folder / "data"),
+           "JUPYTER_CONFIG_DIR": str(folder / "config"), "JUPYTER_RUNTIME_DIR": str(folder / "runtime")}
+    if "PYTHONPATH" in os.environ and user is None:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    done = subprocess.run([python, "-m", "jupyter_sched.cli.main", "serve", "--allow-root",
+                           "--SchedApp.inventory_source=simulated", *options],
+                          env=env, cwd=folder, capture_output=True, text=True, timeout=120,
+                          user=user.uid if user else None, group=user.gid if user else None,
+                          extra_groups=[] if user else None)
+    return done.returncode, done.stdout + done.stderr
+
+
+def refusal(log: str) -> str:
+    lines = [line for line in log.splitlines() if "bad configuration, not starting" in line]
+    assert len(lines) == 1, log[-3000:]
+    return lines[0]
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+def test_a_service_that_cannot_switch_users_refuses_hub_mode_with_the_local_executor() -> None:
+    with os_accounts(1) as (someone,), shared_dir() as folder:
+        folder.chmod(0o777)  # the account writes its store and runtime files here
+        code, log = serve(folder, f"--SchedApp.log_dir={folder / 'jobs'}",
+                          python=str(runas_venv() / "bin" / "python"), user=someone)
+    line = refusal(log)
+    assert code != 0
+    assert "c.SchedApp.executor" in line and "needs root" in line and f"uid {someone.uid}" in line
+    assert "kubernetes" in line  # what else to configure
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the refusals below are those of a root service")
+def test_a_job_folder_other_accounts_cannot_reach_is_refused(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    code, log = serve(tmp_path, f"--SchedApp.log_dir={private / 'jobs'}")
+    line = refusal(log)
+    assert code != 0 and "c.SchedApp.log_dir" in line and "mode 700" in line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the refusals below are those of a root service")
+def test_an_interpreter_other_accounts_cannot_run_is_refused(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    python = private / "python"
+    python.symlink_to(sys.executable)
+    with shared_dir() as folder:
+        code, log = serve(folder, f"--SchedApp.log_dir={folder / 'jobs'}", f"--HubSchedApp.job_python={python}")
+    line = refusal(log)
+    assert code != 0 and "c.HubSchedApp.job_python" in line and "/usr/bin/python3" in line

@@ -1,0 +1,156 @@
+"""A Python environment other OS accounts can run, with this checkout's jupyter_sched in it.
+
+The multi-user tests run user servers, kernels and jobs as real accounts (tests/accounts.py). Those
+accounts cannot use the test run's own interpreter when it lives under /root (mode 0700; the
+default python3 here is pyenv's there) or a venv inside a clone under /root. This module builds,
+once, a venv from Debian's ``/usr/bin/python3`` in a 0755 folder::
+
+    /var/tmp/jupyter_sched-runas/<key>/venv
+
+* **packages**: when the running environment has the same Python minor version, its
+  site-packages are hard-linked (copied where links fail) into the new venv — seconds, no network;
+  otherwise ``pip install`` of the project's runtime, ``hub`` and ``postgres`` dependencies. The
+  key hashes the interpreter version and the list of installed distributions, so the venv is
+  reused until either changes.
+* **jupyter_sched**: this checkout's package is copied into the venv on every call (a fraction of
+  a second), replacing the editable install's path hook, so the accounts run the code under test.
+  A ``jupyter-sched`` script is written next to the interpreter.
+
+``scripts/runas-venv`` runs :func:`build` and prints the venv path (a CI stage; its output is
+passed to pytest as ``JUPYTER_SCHED_RUNAS_VENV``); the tests call :func:`runas_venv`, which uses
+that variable when set and builds otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+__all__ = ["ENV_VAR", "build", "runas_venv"]
+
+ENV_VAR = "JUPYTER_SCHED_RUNAS_VENV"
+BASE = Path("/var/tmp/jupyter_sched-runas")
+SYSTEM_PYTHON = "/usr/bin/python3"
+REPO = Path(__file__).resolve().parents[1]
+_SKIP_TOP = {"__pycache__"}
+_EDITABLE_MARKERS = ("__editable__", "_editable_impl_jupyter_sched")
+
+
+def _python_version(python: str) -> str:
+    return subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _site_packages(venv: Path) -> Path:
+    found = sorted(venv.glob("lib/python3.*/site-packages"))
+    if not found:
+        raise RuntimeError(f"{venv} has no site-packages")
+    return found[0]
+
+
+def _key(same_minor: bool) -> str:
+    digest = hashlib.sha256()
+    digest.update(_python_version(SYSTEM_PYTHON).encode())
+    if same_minor:
+        source = Path(sysconfig.get_paths()["purelib"])
+        for entry in sorted(p.name for p in source.iterdir() if p.name.endswith(".dist-info")):
+            digest.update(entry.encode())
+    else:
+        digest.update((REPO / "pyproject.toml").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard-link every file of ``source`` under ``target`` (copy across file systems)."""
+    for folder, dirs, files in os.walk(source):
+        dirs[:] = [d for d in dirs if d not in _SKIP_TOP and not d.startswith(_EDITABLE_MARKERS)]
+        relative = Path(folder).relative_to(source)
+        if relative.parts and relative.parts[0] == "jupyter_sched":
+            continue
+        (target / relative).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            if name.startswith(_EDITABLE_MARKERS) or name.endswith(".pyc"):
+                continue
+            src, dst = Path(folder) / name, target / relative / name
+            if dst.exists() or dst.is_symlink():
+                continue
+            try:
+                os.link(src, dst, follow_symlinks=False)
+            except OSError:
+                shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _pip_install(venv: Path) -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"].get("hub", []),
+              *project["optional-dependencies"].get("postgres", [])]
+    subprocess.run([str(venv / "bin" / "python"), "-m", "ensurepip", "--upgrade"], check=True, capture_output=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *wanted], check=True)
+
+
+def _copy_checkout(site: Path) -> None:
+    """This checkout's jupyter_sched (no bytecode, no built panel) into ``site``, replacing any older copy."""
+    target = site / "jupyter_sched"
+    staging = site / ".jupyter_sched.new"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(REPO / "jupyter_sched", staging,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "labextension", "node_modules"))
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    for stale in site.glob("*.pth"):
+        if stale.name.startswith(_EDITABLE_MARKERS):
+            stale.unlink()
+
+
+def build(base: Path = BASE) -> Path:
+    """Build (or reuse) the venv of the module docstring; return its folder.
+
+    Raises:
+        RuntimeError: ``/usr/bin/python3`` is missing.
+        subprocess.CalledProcessError: venv creation or pip failed.
+    """
+    if not Path(SYSTEM_PYTHON).exists():
+        raise RuntimeError(f"{SYSTEM_PYTHON} is missing (apt-get install -y python3 python3-venv)")
+    same_minor = _python_version(SYSTEM_PYTHON) == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    folder = base / _key(same_minor)
+    venv = folder / "venv"
+    ready = folder / "ready"
+    base.mkdir(parents=True, exist_ok=True)
+    for path in (base.parent, base, folder):
+        if path.exists():
+            path.chmod(path.stat().st_mode | 0o755)
+    if not ready.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(mode=0o755, parents=True)
+        subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+        if same_minor:
+            _link_tree(Path(sysconfig.get_paths()["purelib"]), _site_packages(venv))
+        else:
+            _pip_install(venv)
+        ready.write_text("ok\n")
+    _copy_checkout(_site_packages(venv))
+    script = venv / "bin" / "jupyter-sched"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom jupyter_sched.cli.main import main\n"
+                      "sys.exit(main())\n")
+    script.chmod(0o755)
+    subprocess.run(["chmod", "-R", "o+rX", str(folder)], check=True)
+    return venv
+
+
+def runas_venv() -> Path:
+    """The venv for other accounts: ``$JUPYTER_SCHED_RUNAS_VENV`` when set, else :func:`build`."""
+    given = os.environ.get(ENV_VAR)
+    if given:
+        return Path(given)
+    return build()
+
+
+if __name__ == "__main__":
+    print(build())

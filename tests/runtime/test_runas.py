@@ -1,0 +1,377 @@
+"""Run-as with real OS accounts: each job runs as its owner, in a clean environment, in a private
+directory, and a cancel leaves nothing of it behind (DESIGN, *Who runs it*).
+
+Real parts: accounts made with ``useradd`` (tests/accounts.py) and removed after, real
+subprocesses switched with ``Popen(user=, group=)``, the machine's cgroups (v1 here; v2 where the
+machine has it) and the marker fallback, Debian's ``/usr/bin/python3`` as the interpreter the
+accounts run (the session's own is under /root, mode 0700). "GPUs" are simulated UUIDs in
+``CUDA_VISIBLE_DEVICES``: a process holding that variable stands for a process holding the GPU.
+Waits only bound how long a broken test hangs; nothing asserts durations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from jupyter_sched.errors import ExecutorError, NotFoundError
+from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Exited, Lost
+from jupyter_sched.executors.local import LocalExecutor, read_log
+from jupyter_sched.executors.runas import ENV_ALLOWLIST, AccountMapping, RunAs, embedded_run_as
+from jupyter_sched.executors.tracking import MARKER_ENV, CgroupTracker, JobGroup, MarkerTracker, detect_tracker
+from jupyter_sched.model import Allocation
+from tests.accounts import Account, account_python, os_accounts, shared_dir, skip_reason
+from tests.runtime.builders import make_job
+
+WAIT_S = 60.0
+GPU = Allocation("n1", ("GPU-sim-0",))
+
+needs_accounts = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+
+def wait_until(predicate: Callable[[], object], what: str) -> object:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_exit(ex: LocalExecutor) -> Exited:
+    seen: list[ExecutorEvent] = []
+
+    def hit() -> Exited | None:
+        seen.extend(ex.poll())
+        return next((e for e in seen if isinstance(e, Exited)), None)
+
+    return wait_until(hit, "the job to end")  # type: ignore[return-value]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def with_marker(marker: str) -> list[int]:
+    """Pids (any user) whose environment carries this job-group marker."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(MARKER_ENV) == marker and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def accounts() -> Iterator[list[Account]]:
+    if skip_reason():
+        pytest.skip(skip_reason() or "")
+    with os_accounts(2) as made:
+        yield made
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    with shared_dir() as path:
+        yield path
+
+
+def hub_executor(root: Path, **kwargs: object) -> LocalExecutor:
+    """The executor as hub mode builds it: clean environment, never the service's own account."""
+    service_env = {**os.environ, "JUPYTERHUB_API_TOKEN": "hub-secret", "JUPYTER_SCHED_DB_URL":
+                   "postgresql+psycopg://sched:pw@db/sched", "AWS_SECRET_ACCESS_KEY": "cloud", "LANG": "C.UTF-8"}
+    return LocalExecutor(root / "jobs", job_python=account_python() or "", base_env=service_env, clean_env=True,
+                         require_run_as=True, **kwargs)  # type: ignore[arg-type]
+
+
+def run_as(account: Account) -> RunAs:
+    return AccountMapping().resolve(account.name)
+
+
+def py_job(job_id: str, body: str, *, user: str, **spec: object) -> object:
+    """A job whose script travels as carried content (as %%schedule through a hub sends it)."""
+    prelude = "import os, sys, time, json, signal, subprocess\n"
+    return make_job(job_id, user=user, command=(), script=f"{job_id}.py", source=prelude + body, **spec)
+
+
+WHO_AM_I = """
+print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "euid": os.geteuid(), "cwd": os.getcwd(),
+                  "env": dict(os.environ)}), flush=True)
+"""
+
+
+@needs_accounts
+def test_a_hub_job_runs_as_its_owner_with_a_clean_environment_in_a_private_directory(
+        accounts: list[Account], root: Path) -> None:
+    alice = accounts[0]
+    ex = hub_executor(root)
+    job = py_job("j-who", WHO_AM_I, user=alice.name, env={"MY_SETTING": "kept"})
+    handle = ex.start(job, GPU, run_as(alice))  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    text = ex.logs("j-who")[0]
+    assert ended.exit_code == 0, text
+    seen = json.loads(text.strip().splitlines()[-1])
+    assert (seen["uid"], seen["euid"], seen["gid"]) == (alice.uid, alice.uid, alice.gid)
+    env = seen["env"]
+    # nothing of the service: no hub token, no database URL, no cloud credentials, no service variable
+    assert not {"JUPYTERHUB_API_TOKEN", "JUPYTER_SCHED_DB_URL", "AWS_SECRET_ACCESS_KEY"} & set(env)
+    allowed = set(ENV_ALLOWLIST) | {"HOME", "USER", "LOGNAME", "SHELL", "PATH", "MY_SETTING", "CUDA_VISIBLE_DEVICES",
+                                    "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI", MARKER_ENV,
+                                    "PWD", "LC_CTYPE", "_"}
+    assert set(env) <= allowed, sorted(set(env) - allowed)
+    assert env["HOME"] == alice.home and env["USER"] == alice.name and env["MY_SETTING"] == "kept"
+    assert env["LANG"] == "C.UTF-8" and env["CUDA_VISIBLE_DEVICES"] == "GPU-sim-0"
+    assert seen["cwd"] == alice.home  # no working_dir: the owner's home
+    # per-user and per-job directories belong to the owner, mode 0700; the log is theirs, 0600
+    job_dir = Path(str(handle.data["job_dir"]))
+    for folder in (job_dir.parent, job_dir):
+        info = folder.stat()
+        assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (alice.uid, 0o700), folder
+    log_info = (job_dir / "output.log").stat()
+    assert (log_info.st_uid, stat.S_IMODE(log_info.st_mode)) == (alice.uid, 0o600)
+
+
+@needs_accounts
+def test_one_users_job_cannot_read_or_signal_anothers(accounts: list[Account], root: Path) -> None:
+    alice, bob = accounts
+    ex = hub_executor(root)
+    gate = root / "bob-may-end"
+    bob_job = py_job("j-bob", f"print('bob secret', flush=True)\nwhile not os.path.exists({str(gate)!r}): "
+                              "time.sleep(0.05)\n", user=bob.name)
+    bob_handle = ex.start(bob_job, GPU, run_as(bob))  # type: ignore[arg-type]
+    wait_until(lambda: "bob secret" in ex.logs("j-bob")[0], "bob's job to log")
+    bob_log = Path(str(bob_handle.data["log"]))
+    probe = f"""
+out = {{}}
+try:
+    open({str(bob_log)!r}).read(); out["read"] = "allowed"
+except OSError as exc:
+    out["read"] = exc.__class__.__name__ + ":" + str(exc.errno)
+try:
+    os.kill({int(bob_handle.data["pid"])}, signal.SIGTERM); out["kill"] = "allowed"
+except OSError as exc:
+    out["kill"] = exc.__class__.__name__ + ":" + str(exc.errno)
+print(json.dumps(out), flush=True)
+"""
+    ex.start(py_job("j-alice", probe, user=alice.name), GPU, run_as(alice))  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    assert ended.job_id == "j-alice" and ended.exit_code == 0
+    out = json.loads(ex.logs("j-alice")[0].strip().splitlines()[-1])
+    assert out == {"read": "PermissionError:13", "kill": "PermissionError:1"}  # EACCES, EPERM
+    assert alive(int(bob_handle.data["pid"]))
+    gate.touch()
+    assert wait_exit(ex).job_id == "j-bob"
+
+
+SETSID_HOLDER = """
+# a child in its own session that ignores SIGTERM and keeps the "GPU", and a double-forked daemon
+holder = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                           "time.sleep(600)"], start_new_session=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(600)
+    os._exit(0)
+print(json.dumps({"holder": holder.pid, "gpu": os.environ["CUDA_VISIBLE_DEVICES"]}), flush=True)
+time.sleep(600)
+"""
+
+
+def _setsid_scenario(ex: LocalExecutor, job_id: str, who: RunAs | None, user: str) -> None:
+    job = py_job(job_id, SETSID_HOLDER, user=user)
+    handle = ex.start(job, GPU, who)  # type: ignore[arg-type]
+    marker = str(handle.data["group"]["name"])  # type: ignore[index]
+    assert handle.data["group"]["kind"] == ex.tracker.kind  # type: ignore[index]
+    wait_until(lambda: '"holder"' in ex.logs(job_id)[0], "the job to start its setsid children")
+    wait_until(lambda: len(with_marker(marker)) >= 4, "wrapper, job, holder and daemon")
+    holder = json.loads(ex.logs(job_id)[0].strip().splitlines()[-1])["holder"]
+    assert psutil.Process(holder).environ()["CUDA_VISIBLE_DEVICES"] == "GPU-sim-0"
+    assert os.getsid(holder) != os.getsid(int(handle.data["pid"]))  # it left the job's session
+    assert set(with_marker(marker)) <= ex.pids()  # all of them count as ours for the GPU inventory
+    ex.stop(job_id, grace_s=0)
+    ended = wait_exit(ex)
+    # reported only once every process is gone: the GPU can be handed out at this moment
+    assert ended.job_id == job_id and ended.exit_code in (-signal.SIGTERM, -signal.SIGKILL)
+    assert with_marker(marker) == [] and not alive(holder)
+
+
+@pytest.mark.parametrize("tracking", ["auto", "marker"])
+def test_cancel_leaves_no_setsid_child_holding_the_gpu_embedded(tmp_path: Path, tracking: str) -> None:
+    ex = LocalExecutor(tmp_path / "jobs", tracking=tracking)
+    if tracking == "auto" and isinstance(ex.tracker, MarkerTracker):
+        pytest.skip("no writable cgroup hierarchy on this machine (the marker case covers the fallback)")
+    _setsid_scenario(ex, "j-setsid", None, "ana")
+
+
+@needs_accounts
+@pytest.mark.parametrize("tracking", ["auto", "marker"])
+def test_cancel_leaves_no_setsid_child_holding_the_gpu_as_the_owner(accounts: list[Account], root: Path,
+                                                                    tracking: str) -> None:
+    ex = hub_executor(root, tracking=tracking)
+    _setsid_scenario(ex, f"j-setsid-{tracking}", run_as(accounts[0]), accounts[0].name)
+
+
+LEAVES_DAEMON = """
+daemon = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                           "time.sleep(600)"], start_new_session=True)
+print(json.dumps({"daemon": daemon.pid}), flush=True)
+"""
+
+
+def test_a_job_that_ends_by_itself_is_reported_only_after_its_leftovers_are_gone(tmp_path: Path) -> None:
+    ex = LocalExecutor(tmp_path / "jobs", leftover_grace_s=0.2)
+    handle = ex.start(py_job("j-daemon", LEAVES_DAEMON, user="ana"), GPU)  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    daemon = json.loads(ex.logs("j-daemon")[0].strip().splitlines()[-1])["daemon"]
+    assert ended.exit_code == 0 and not alive(daemon)
+    assert with_marker(str(handle.data["group"]["name"])) == []  # type: ignore[index]
+
+
+@needs_accounts
+def test_the_service_never_shows_a_file_the_owner_swapped_in(accounts: list[Account], root: Path) -> None:
+    alice = accounts[0]
+    secret = root / "root-only"
+    secret.write_text("root secret\n")
+    secret.chmod(0o600)
+    ex = hub_executor(root)
+    job_dir = root / "jobs" / "users" / alice.name / "j-swap"
+    swap = f"os.remove({str(job_dir / 'output.log')!r}); os.symlink({str(secret)!r}, {str(job_dir / 'output.log')!r})\n"
+    handle = ex.start(py_job("j-swap", swap, user=alice.name), GPU, run_as(alice))  # type: ignore[arg-type]
+    assert wait_exit(ex).exit_code == 0
+    assert os.path.islink(job_dir / "output.log")
+    with pytest.raises(NotFoundError):
+        ex.logs("j-swap")
+    with pytest.raises(OSError):  # the service's direct path (the handle's log) refuses it too
+        read_log(Path(str(handle.data["log"])), 0, 1000)
+
+
+@needs_accounts
+def test_run_as_refusals_name_the_user_and_the_fix(accounts: list[Account], root: Path) -> None:
+    ex = hub_executor(root)
+    job = make_job("j-x", user="ana")
+    with pytest.raises(ExecutorError) as own:
+        ex.start(job, GPU, embedded_run_as(job))
+    assert own.value.field == "user" and "own account" in own.value.message
+    with pytest.raises(ExecutorError) as missing:
+        AccountMapping().resolve("no-such-account-here")
+    assert missing.value.field == "user" and "run_as_accounts" in (missing.value.hint or "")
+    with pytest.raises(ExecutorError) as privileged:
+        AccountMapping(accounts={"mallory": "root"}).resolve("mallory")
+    assert "uid 0" in privileged.value.message
+    mapped = AccountMapping(accounts={"alice@example.org": accounts[0].name}).resolve("alice@example.org")
+    assert (mapped.account, mapped.uid, mapped.user) == (accounts[0].name, accounts[0].uid, "alice@example.org")
+
+
+@needs_accounts
+def test_a_restarted_service_readopts_an_owners_job_and_stops_all_of_it(accounts: list[Account], root: Path) -> None:
+    alice = accounts[0]
+    first = hub_executor(root)
+    job = py_job("j-adopt", SETSID_HOLDER, user=alice.name)
+    handle = first.start(job, GPU, run_as(alice))  # type: ignore[arg-type]
+    wait_until(lambda: '"holder"' in first.logs("j-adopt")[0], "the job to start")
+    first.detach()  # kill -9 of the service: the job keeps running
+    second = hub_executor(root)
+    assert second.adopt(job, None) is None  # found through its record and wrapper file (stdlib create time)
+    assert second.adopt(job, ExecutorHandle.from_dict(json.loads(json.dumps(handle.to_dict())))) is None
+    second.stop("j-adopt", grace_s=0)
+    seen: list[ExecutorEvent] = []
+    wait_until(lambda: seen.extend(second.poll()) or seen, "the adopted job to end")
+    assert isinstance(seen[0], (Exited, Lost))  # SIGKILL at once may hit the wrapper before it records
+    assert with_marker(str(handle.data["group"]["name"])) == []  # type: ignore[index]
+
+
+def test_the_tracker_is_a_cgroup_where_the_machine_offers_one() -> None:
+    offered = os.geteuid() == 0 and (Path("/sys/fs/cgroup/cgroup.controllers").exists()
+                                     or Path("/sys/fs/cgroup/freezer/cgroup.procs").exists())
+    if not offered:
+        pytest.skip("no cgroup hierarchy this process may write")
+    assert detect_tracker().kind.startswith("cgroup-v")
+
+
+def test_empty_groups_left_by_a_killed_service_are_pruned_and_live_ones_kept(tmp_path: Path) -> None:
+    tracker = detect_tracker()
+    if not isinstance(tracker, CgroupTracker):
+        pytest.skip("no writable cgroup hierarchy (the marker leaves nothing behind)")
+    stale = tracker.create("j-stale", uid=None)
+    ex = LocalExecutor(tmp_path / "jobs", tracking=tracker)
+    live = ex.start(py_job("j-live", "time.sleep(60)\n", user="ana"), GPU)  # type: ignore[arg-type]
+    live_path = str(live.data["group"]["path"])  # type: ignore[index]
+    wait_until(lambda: tracker.members(JobGroup.from_dict(live.data["group"]) or stale), "the job to enter its group")
+    for path in (stale.path, live_path):
+        os.utime(str(path), (time.time() - 3600, time.time() - 3600))
+    assert tracker.prune() >= 1
+    assert not os.path.exists(str(stale.path)) and os.path.exists(live_path)
+    ex.stop("j-live", grace_s=0)
+    wait_until(lambda: ex.poll() or None, "the job to end")
+    assert not os.path.exists(live_path)  # its executor removes it once empty
+
+
+def _cgroup2_tracker() -> CgroupTracker:
+    """A cgroup v2 job-group tracker: the unified hierarchy at /sys/fs/cgroup (pure v2) or the hybrid
+    layout's /sys/fs/cgroup/unified (this machine: v1 controllers, a cgroup2 mount beside them)."""
+    for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
+        if (root / "cgroup.controllers").exists():
+            base = root / "jupyter_sched"
+            try:
+                base.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            return CgroupTracker(base, 2)
+    pytest.skip("no writable cgroup v2 hierarchy here")
+
+
+@pytest.mark.parametrize("owner", [False, True], ids=["embedded", "as the owner"])
+def test_cgroup_v2_groups_stop_setsid_children_too(tmp_path: Path, owner: bool) -> None:
+    tracker = _cgroup2_tracker()
+    if not owner:
+        _setsid_scenario(LocalExecutor(tmp_path / "jobs", tracking=tracker), "j-v2", None, "ana")
+        return
+    if skip_reason():
+        pytest.skip(skip_reason() or "")
+    with os_accounts(1) as (someone,), shared_dir() as root:
+        _setsid_scenario(hub_executor(root, tracking=tracker), "j-v2-owner", run_as(someone), someone.name)
+
+
+@needs_accounts
+def test_the_engine_decides_who_each_job_runs_as_at_its_start(accounts: list[Account], root: Path) -> None:
+    from datetime import datetime, timezone
+
+    from jupyter_sched.engine import ManualClock, SchedulerService
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+    from jupyter_sched.store import Store, sqlite_url
+
+    alice = accounts[0]
+    executor = hub_executor(root)
+    svc = SchedulerService(store=Store(sqlite_url(root / "s.sqlite")), inventory=SimulatedInventory(2, node="n1"),
+                           executor=executor, clock=ManualClock(datetime.now(timezone.utc)), cycle_interval_s=0.0)
+    mapping = AccountMapping(accounts={"alice@hub": alice.name})
+    svc.engine.run_as = lambda job: mapping.resolve(job.spec.user)
+    try:
+        mapped = svc.submit({"gpus": 0, "script": "who.py", "source": "import os\nprint('uid', os.getuid())\n"},
+                            user="alice@hub")["id"]
+        unmapped = svc.submit({"gpus": 0, "command": ["true"]}, user="nobody-has-this-account")["id"]
+        deadline = time.monotonic() + WAIT_S
+        while {svc.get_job(i, user="x", is_admin=True)["state"] for i in (mapped, unmapped)} - {"succeeded", "failed"}:
+            assert time.monotonic() < deadline, "the jobs did not end"
+            svc.tick()
+            time.sleep(0.02)
+        done, refused = (svc.get_job(i, user="x", is_admin=True) for i in (mapped, unmapped))
+        assert done["state"] == "succeeded" and f"uid {alice.uid}" in executor.logs(mapped)[0]
+        assert refused["state"] == "failed"
+        assert "could not start" in refused["message"] and "no OS account" in refused["message"]
+    finally:
+        svc.store.close()

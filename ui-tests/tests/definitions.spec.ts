@@ -1,0 +1,101 @@
+/**
+ * "Scheduled notebooks" (issue 19) against a real JupyterLab + jupyter_sched server: create a
+ * definition from the view (schedule preview in words), run it, see its runs, read the failing
+ * cell in a failed run's reason and open that run's executed notebook in JupyterLab.
+ * Screenshots in light and dark go to ui-tests/screenshots/definitions-*.png.
+ */
+import { expect, test } from '@jupyterlab/galata';
+import type { Locator } from '@playwright/test';
+
+import { api, cancelAll, shoot, upload } from './helpers';
+
+const VIEW = '#jupyter-sched-definitions';
+
+/** A notebook with a `parameters` cell whose third cell refuses an unknown region. */
+function regionNotebook(): string {
+  const cell = (source: string, tags: string[] = []) => ({ cell_type: 'code', execution_count: null, metadata: { tags }, outputs: [], source });
+  return JSON.stringify({
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+    cells: [
+      cell("region = 'us'", ['parameters']),
+      cell('KNOWN = {"us", "eu"}'),
+      cell("if region not in KNOWN:\n    raise ValueError(f'unknown region {region!r}')\nprint('report for', region)")
+    ].map((c, i) => ({ ...c, id: `c${i}` }))
+  });
+}
+
+async function openView(page: import('@jupyterlab/galata').IJupyterLabPageFixture): Promise<Locator> {
+  await page.evaluate(async () => {
+    await (window as any).jupyterapp.commands.execute('jupyter-sched:definitions');
+  });
+  const view = page.locator(VIEW);
+  await expect(view.locator('.jp-sched-defs-form')).toBeVisible();
+  return view;
+}
+
+test.afterEach(async ({ request }) => {
+  for (const d of await api(request, 'GET', 'definitions')) {
+    await api(request, 'DELETE', `definitions/${d.id}`);
+  }
+  await cancelAll(request);
+});
+
+test('a definition created from the panel runs, and its failed run names the cell and opens in JupyterLab', async ({ page }) => {
+  await upload(page, 'regions.ipynb', regionNotebook());
+  const view = await openView(page);
+
+  await view.locator('.jp-sched-defs-name').fill('regions');
+  await view.locator('.jp-sched-defs-path').fill('regions.ipynb');
+  await view.locator('.jp-sched-defs-cron').fill('0 7 * * 1-5');
+  await view.locator('.jp-sched-defs-tz').fill('Europe/Berlin');
+  await view.locator('.jp-sched-defs-gpus').fill('0');
+  await view.locator('.jp-sched-defs-params').fill('region=mars');
+  await expect(view.locator('.jp-sched-defs-preview')).toContainText('At 07:00 on Monday through Friday; next');
+  await view.locator('.jp-sched-defs-create').click();
+
+  const row = view.locator('.jp-sched-def').filter({ has: page.locator('.jp-sched-def-name', { hasText: /^regions$/ }) });
+  await expect(row).toBeVisible();
+  await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 07:00 on Monday through Friday (Europe/Berlin)');
+  await expect(row.locator('.jp-sched-def-next')).toContainText('next ');
+
+  await row.locator('.jp-sched-def-run').click();
+  await row.locator('.jp-sched-def-expand').click();
+  const run = row.locator('.jp-sched-run').first();
+  await expect(run.locator('.jp-sched-run-trigger')).toHaveText('run now');
+  await expect(run.locator('.jp-sched-run-state')).toHaveText('failed', { timeout: 90000 });
+  await expect(run.locator('.jp-sched-run-reason')).toHaveText(
+    "cell 3 raised ValueError: unknown region 'mars' (cell starts: if region not in KNOWN:)"
+  );
+  await expect(run.locator('.jp-sched-run-params')).toHaveText('{"region":"mars"}');
+  await shoot(page, view, 'definitions');
+
+  await run.locator('.jp-sched-run-open').click();
+  const notebook = page.locator('.jp-NotebookPanel').filter({ has: page.locator('.jp-OutputArea-output') }).last();
+  await expect(page.locator('.lm-TabBar-tab.jp-mod-current')).toContainText('regions.ipynb');
+  await expect(notebook.locator('.jp-OutputArea-output').last()).toContainText("ValueError: unknown region 'mars'");
+  await expect(notebook.locator('.jp-Cell').nth(1)).toContainText("region = 'mars'"); // the injected parameters
+});
+
+test('edit, pause, resume and delete from the view', async ({ page, request }) => {
+  await upload(page, 'nightly.ipynb', regionNotebook());
+  await api(request, 'POST', 'definitions', { name: 'nightly', notebook: 'nightly.ipynb', schedule: '30 2 * * *', timezone: 'UTC', gpus: 0 });
+  const view = await openView(page);
+  const row = view.locator('.jp-sched-def').filter({ has: page.locator('.jp-sched-def-name', { hasText: /^nightly$/ }) });
+  await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 02:30 every day (UTC)');
+  await row.locator('.jp-sched-def-edit').click();
+  await expect(view.locator('.jp-sched-defs-heading')).toHaveText('Edit "nightly"');
+  await expect(view.locator('.jp-sched-defs-cron')).toHaveValue('30 2 * * *');
+  await view.locator('.jp-sched-defs-cron').fill('0 6 * * *');
+  await view.locator('.jp-sched-defs-create').click();
+  await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 06:00 every day (UTC)');
+  await expect(view.locator('.jp-sched-defs-heading')).toHaveText('New scheduled notebook');
+  await row.locator('.jp-sched-def-toggle').click();
+  await expect(row.locator('.jp-sched-def-next')).toHaveText('paused');
+  await row.locator('.jp-sched-def-toggle').click();
+  await expect(row.locator('.jp-sched-def-next')).toContainText('next ');
+  await row.locator('.jp-sched-def-delete').click();
+  await expect(row).toHaveCount(0);
+  await expect(view.locator('.jp-sched-defs-notice')).toContainText('Deleted "nightly"');
+});
