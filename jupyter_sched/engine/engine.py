@@ -177,9 +177,10 @@ class Engine:
         timer-due cycles never wait for it. 0 (default, tests driving ticks) = no gap; the
         service sets its ``cycle_coalesce_s`` while it runs the engine itself."""
         self._full_not_before = 0.0
-        self.reconcile_interval_s = 1.0
+        self.reconcile_interval_s = max(1.0, cycle_interval_s)
         """Longest seconds between two passes over every admitted/running job while ticks only
-        decide submits incrementally (any other tick makes a pass)."""
+        decide submits incrementally (any other tick makes a pass; default: ``cycle_interval_s``,
+        at least 1 s — the pass costs O(jobs held), ~0.1 s at 18,000 on an idle machine)."""
         self._last_reconcile = 0.0
         self._simulated_of: tuple[int, bool] = (0, False)
         self.database: Reconnecting | None = None

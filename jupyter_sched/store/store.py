@@ -629,8 +629,13 @@ class StoreTx:
         return self.leader()
 
     def assert_leader(self, owner: str, term: int, ttl_s: float, *, at: datetime | None = None) -> None:
-        """Fence: renew the lease iff ``owner`` still holds it in ``term`` and it has not expired
-        at ``at`` (the lease clock's now; default the transaction's ``now``); otherwise raise.
+        """Fence: renew the lease until ``at + ttl_s`` (``at``: the lease clock's now; default the
+        transaction's ``now``) iff ``owner`` still holds it in ``term``; otherwise raise.
+
+        The term is the fencing token: a lease that expired but was not taken over (the row still
+        names this owner and term) is renewed — nobody else can have acted, and a cycle longer
+        than the TTL on a loaded machine must not depose the only engine. A takeover bumps the
+        term, so a deposed leader always fails here.
 
         Run first in every transaction that applies decisions: the row update also takes the
         row's write lock on PostgreSQL (SQLite's write lock is already held), so two engines'
@@ -644,8 +649,7 @@ class StoreTx:
         table = schema.leader
         at = at or self.now
         result = self.conn.execute(
-            table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner, table.c.term == term,
-                                 table.c.expires_at >= ts(at))
+            table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner, table.c.term == term)
             .values(renewed_at=ts(at), expires_at=ts(at + timedelta(seconds=ttl_s))))
         if result.rowcount != 1:
             raise NotLeaderError(f"engine {owner} lost the leader lease (term {term})",
