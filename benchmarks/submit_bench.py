@@ -130,7 +130,7 @@ def service_submit_latency(db_url: str, root: Path, count: int) -> list[float]:
     This splits the REST latency into the service's own cost and the HTTP + handler cost. The
     jobs are cancelled (withdrawn while pending) afterwards, so the server never runs them.
     """
-    from jupyter_sched.engine.service import SchedulerService
+    from jupyter_sched.services import SchedulerService
 
     service = SchedulerService.from_config({"db_url": db_url, "log_dir": str(root / "logs"),
                                             "inventory_source": "simulated", "simulated_gpus": 4})

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "jupyter_sched"
-PURE = ["model", "scheduling", "queues", "quota", "placement", "preemption", "backfill", "reclaim"]
+PURE = ["model", "scheduling", "queues", "quota", "placement", "preemption", "backfill", "reclaim", "admission"]
 FORBIDDEN = {"tornado", "sqlalchemy", "subprocess", "pynvml", "kubernetes", "jupyter_server", "psutil",
              "httpx", "requests", "socket", "asyncio", "time"}
 EDGE = {"engine", "store", "executors", "extension", "inventory", "telemetry", "client", "magics", "cli"}
@@ -48,3 +48,11 @@ def test_import_linter_contract_holds() -> None:
         pytest.skip("import-linter is not installed in this environment (pip install import-linter)")
     result = subprocess.run([str(lint)], cwd=PACKAGE.parent, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("package", ["engine", "extension"])
+def test_engine_and_extension_modules_stay_under_500_lines(package: str) -> None:
+    # issue 15 / STYLE §13: size by concept; a module that grows past 500 lines holds two concepts
+    long = [f"{p.relative_to(PACKAGE)}: {n} lines" for p in sorted((PACKAGE / package).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > 500]
+    assert not long, "split these by concept:\n" + "\n".join(long)

@@ -3,12 +3,16 @@
 Environment (set by ui-tests/run.sh and read by playwright.config.js too):
     SCHED_UI_PORT: the port of this server (a free port chosen by run.sh; never a fixed one).
     SCHED_UI_STATE: a fresh temporary directory for the SQLite store, job logs and notebooks.
-    SCHED_UI_ROLE: "admin" (default; the server owner, who is the scheduler admin) or "user"
-        (identities come from jupyter_server's per-browser anonymous user, who is not an admin).
+    SCHED_UI_ROLE: "admin" (default; the server owner, who is the scheduler admin), "visual" (the
+        same, for the screenshot and accessibility tests only) or "user" (identities come from
+        jupyter_server's per-browser anonymous user, who is not an admin).
 
-The scheduler runs embedded with a real SQLite store and the real local executor on a simulated
-inventory of 4 GPUs (this machine has no GPU or NVML); the team quota makes a 3-GPU job
-impossible, and short idle windows let the idle-warning test finish in seconds.
+The scheduler runs embedded with a real SQLite store and the real local executor. The admin
+server has a simulated inventory of 4 GPUs (this machine has no GPU or NVML) on a node named
+"gpu-node-a" whatever the host is called (stable screenshots); the team quota makes a 3-GPU job
+impossible, and short idle windows let the idle-warning test finish in seconds. The user server
+reads a static inventory file (``$SCHED_UI_STATE/inventory-user.yaml``, re-read every 0.5 s) that
+a test rewrites to make a GPU go unhealthy.
 """
 
 from __future__ import annotations
@@ -39,8 +43,23 @@ c.ServerApp.jpserver_extensions = {"jupyter_sched": True}
 
 c.SchedApp.db_url = f"sqlite:///{data / 'sched.sqlite'}"
 c.SchedApp.log_dir = str(data / "logs")
-c.SchedApp.inventory_source = "simulated"
-c.SchedApp.simulated_gpus = 4
+c.SchedApp.node_name = "gpu-node-a"
+if role == "user":
+    inventory_file = state / "inventory-user.yaml"
+    if not inventory_file.exists():
+        inventory_file.write_text(
+            "nodes:\n"
+            "  - name: gpu-node-b\n"
+            "    gpus:\n"
+            "      - {uuid: GPU-static-b-0, model: A100-SXM4-80GB, memory: 80GiB}\n"
+            "      - {uuid: GPU-static-b-1, model: A100-SXM4-80GB, memory: 80GiB}\n"
+        )
+    c.SchedApp.inventory_source = "static"
+    c.SchedApp.inventory_file = str(inventory_file)
+    c.SchedApp.inventory_refresh_s = 0.5
+else:
+    c.SchedApp.inventory_source = "simulated"
+    c.SchedApp.simulated_gpus = 4
 c.SchedApp.cycle_interval = 0.5
 c.SchedApp.default_team = "team-ui"
 # 2 guaranteed + 0 borrowing: a job asking for 3 GPUs can never run (the over-quota test)

@@ -3,16 +3,18 @@
  *
  * Galata's base config, with Debian's Chromium (/usr/bin/chromium; Playwright's own browser
  * download does not work on these machines), no video/trace recorders (they need downloads),
- * the `list` reporter (the HTML reporter waits forever on failure), and two JupyterLab servers
- * on free ports chosen by run.sh: "admin" (the server owner = scheduler admin) and "user"
- * (a non-admin identity), both from jupyter_server_test_config.py.
+ * the `list` reporter (the HTML reporter waits forever on failure), and three JupyterLab servers
+ * on free ports chosen by run.sh: "admin" (the server owner = scheduler admin), "user" (a
+ * non-admin identity) and "visual" (an admin server only the screenshot/axe tests use), all from
+ * jupyter_server_test_config.py.
  */
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const adminPort = Number(process.env.SCHED_UI_PORT || 0);
 const userPort = Number(process.env.SCHED_UI_PORT_USER || 0);
-if (!adminPort || !userPort) {
-  throw new Error('Set SCHED_UI_PORT and SCHED_UI_PORT_USER (free ports); ui-tests/run.sh does this.');
+const visualPort = Number(process.env.SCHED_UI_PORT_VISUAL || 0);
+if (!adminPort || !userPort || !visualPort) {
+  throw new Error('Set SCHED_UI_PORT, SCHED_UI_PORT_USER and SCHED_UI_PORT_VISUAL (free ports); ui-tests/run.sh does this.');
 }
 
 const chromium = {
@@ -51,7 +53,10 @@ module.exports = {
   workers: 1,
   fullyParallel: false,
   timeout: 90000,
-  expect: { timeout: 20000 },
+  expect: { timeout: 20000, toHaveScreenshot: { maxDiffPixelRatio: 0.01 } },
+  // committed baselines: tests/<spec>-snapshots/<name>-<project>.png (no platform suffix: CI and
+  // development machines both run Debian's Chromium headless)
+  snapshotPathTemplate: '{testDir}/{testFileName}-snapshots/{arg}-{projectName}{ext}',
   use: {
     ...baseConfig.use,
     launchOptions: chromium,
@@ -61,8 +66,11 @@ module.exports = {
     viewport: { width: 1280, height: 900 }
   },
   projects: [
-    { name: 'admin', testMatch: /(panel|definitions)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
-    { name: 'user', testMatch: /(nonadmin|missing)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } }
+    { name: 'admin', testMatch: /(panel|notebook7|definitions)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${adminPort}` } },
+    { name: 'user', testMatch: /(nonadmin|missing|inventory)\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${userPort}` } },
+    // screenshots and axe scans on a server no other test touches: what they show does not
+    // depend on which tests ran before
+    { name: 'visual', testMatch: /visual\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${visualPort}` } }
   ],
-  webServer: [server(adminPort, 'admin'), server(userPort, 'user')]
+  webServer: [server(adminPort, 'admin'), server(userPort, 'user'), server(visualPort, 'visual')]
 };

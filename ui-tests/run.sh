@@ -3,8 +3,9 @@
 #
 # Installs what it needs (Debian's chromium, the npm packages of ui-tests/ with `npm ci`), builds
 # the wheel and serves the labextension FROM THE WHEEL (its share/jupyter/labextensions files are
-# put first on JUPYTER_PATH), starts two JupyterLab servers on free ports (admin and non-admin,
-# see jupyter_server_test_config.py) and runs the tests. Screenshots land in ui-tests/screenshots/.
+# put first on JUPYTER_PATH), starts three JupyterLab servers on free ports (admin, non-admin, and a fresh admin one for the
+# screenshots and accessibility scans; see jupyter_server_test_config.py) and runs the tests. Screenshots are compared with the committed
+# baselines in ui-tests/tests/*-snapshots/ (`bash ui-tests/run.sh --update-snapshots` rewrites them).
 #
 # Usage (from anywhere):  bash ui-tests/run.sh [playwright args...]
 # Environment:
@@ -85,15 +86,15 @@ if [ -z "${SCHED_UI_NO_NPM_CI:-}" ] || [ ! -d node_modules/@jupyterlab/galata ];
 fi
 
 log "browser tests"
-read -r SCHED_UI_PORT SCHED_UI_PORT_USER < <("$VENV/bin/python" -c '
+read -r SCHED_UI_PORT SCHED_UI_PORT_USER SCHED_UI_PORT_VISUAL < <("$VENV/bin/python" -c '
 import socket
-socks = [socket.socket() for _ in range(2)]
+socks = [socket.socket() for _ in range(3)]
 for s in socks:
     s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in socks))
 for s in socks:
     s.close()
 ')
-export SCHED_UI_PORT SCHED_UI_PORT_USER SCHED_UI_STATE="$WORK/state"
-mkdir -p "$SCHED_UI_STATE" "$HERE/screenshots"
+export SCHED_UI_PORT SCHED_UI_PORT_USER SCHED_UI_PORT_VISUAL SCHED_UI_STATE="$WORK/state"
+mkdir -p "$SCHED_UI_STATE"
 npx playwright test "$@"

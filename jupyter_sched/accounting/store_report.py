@@ -18,8 +18,9 @@ from typing import Any
 from ..model.units import parse_utc
 from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
 from .usage import UsageInterval
+from .waste import WasteReport, waste_report
 
-__all__ = ["rollups_for", "usage_report_for"]
+__all__ = ["rollups_for", "usage_report_for", "waste_report_for"]
 
 _PAGE = 10_000
 """Rollup rows read per store query (paged until a GPU's window is exhausted)."""
@@ -105,3 +106,22 @@ def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequen
     zero = {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
             "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "jobs": 0}
     return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=zero)
+
+
+def waste_report_for(store: Any, *, now: datetime, since: datetime | None = None, until: datetime | None = None,
+                     threshold_pct: float = 5.0, max_gap_s: float = 120.0, user: str | None = None) -> WasteReport:
+    """The admin waste report (:func:`~.waste.waste_report`) over a store: its allocation intervals
+    and the rollups of their GPUs, jobs and users ranked by allocated-but-idle GPU-hours (case 025).
+
+    Args:
+        store: the service's store (``usage_rows``, ``rollup_rows``).
+        now: end of open intervals (the service's clock).
+        since / until: the window (aware; default everything up to ``now``).
+        threshold_pct: idle below this, % (the idle policy's).
+        max_gap_s: longest span one rollup row stands for, seconds (a missing minute beyond it is unknown).
+        user: one user's work only (None = everyone).
+    """
+    intervals = store.usage_rows(since=since, until=until, user=user)
+    rows = rollups_for(store, intervals, now=now, since=since, until=until)
+    return waste_report(intervals, rows, now=now, threshold_pct=threshold_pct, max_gap_s=max_gap_s, since=since,
+                        until=until)

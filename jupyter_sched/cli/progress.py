@@ -8,6 +8,7 @@ when the wait changes phase, so logs stay short. tqdm is imported only when a ba
 
 from __future__ import annotations
 
+import shutil
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -17,6 +18,13 @@ __all__ = ["CountingProgress", "TerminalProgress"]
 
 _BAR = "{desc} |{bar}| {percentage:3.0f}% [{elapsed}]"
 _NO_BAR = "{desc} [{elapsed}]"
+
+
+def _size() -> dict[str, int]:
+    """tqdm's ``ncols``/``nrows``: the terminal's, 80 x 24 where it reports none (a pty without a
+    size reads as 0 x 0, and tqdm then hides its bar as "below the screen")."""
+    size = shutil.get_terminal_size((80, 24))
+    return {"ncols": size.columns or 80, "nrows": size.lines or 24}
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -49,8 +57,8 @@ class TerminalProgress:
             from tqdm import tqdm
 
             known = frame.fraction is not None
-            self._bar = tqdm(total=100 if known else None, file=self.stream, leave=False, dynamic_ncols=True,
-                             bar_format=_BAR if known else _NO_BAR)
+            self._bar = tqdm(total=100 if known else None, desc=frame.label, file=self.stream, leave=False,
+                             **_size(), bar_format=_BAR if known else _NO_BAR)
             self._phase = frame.phase
         bar = self._bar
         bar.set_description_str(frame.label, refresh=False)
@@ -86,7 +94,7 @@ class CountingProgress:
         if _is_terminal(stream) and total > 1:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=label, file=stream, leave=False, dynamic_ncols=True, unit="job")
+            self._bar = tqdm(total=total, desc=label, file=stream, leave=False, **_size(), unit="job")
 
     def advance(self) -> None:
         """One more item done."""

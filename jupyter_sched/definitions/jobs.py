@@ -1,4 +1,4 @@
-"""The jobs side of job definitions, on the embedded ``SchedulerService`` (:class:`.firing.RunJobs`).
+"""The jobs side of job definitions, on the scheduler's services (:class:`.firing.RunJobs`).
 
 A run is submitted exactly as ``POST jobs`` would submit it for the definition's owner: the same
 validation (profiles, known GPU models), team membership and priority rules, default time limit,
@@ -14,12 +14,14 @@ from typing import Any
 from ..errors import SchedError
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
+from ..services.models import SubmitJobRequest, parse
 
 __all__ = ["ServiceRunJobs"]
 
 
 class ServiceRunJobs:
-    """:class:`~.firing.RunJobs` over a ``SchedulerService`` (its store, inventory, quotas, ids, engine)."""
+    """:class:`~.firing.RunJobs` over :class:`~jupyter_sched.services.Services`: a run is prepared by
+    ``services.jobs.prepare`` for the definition's owner as the admission step resolves them."""
 
     def __init__(self, service: Any) -> None:
         self.service = service
@@ -29,26 +31,24 @@ class ServiceRunJobs:
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
         svc = self.service
-        inv = svc._inventory()
-        quotas = svc.store.quota_set()
-        spec: JobSpec = svc._spec(body, user=user, kind=JobKind.TRAINING, inv=inv, quotas=quotas)
-        job = Job(id=svc.ids("j"), spec=spec, submitted_at=svc.clock.now())
-        svc._never_fits(job, inv, quotas)
+        caller = svc.caller(user, admin=False)
+        job: Job = svc.jobs.prepare(caller, parse(SubmitJobRequest, dict(body)), kind=JobKind.TRAINING,
+                                    what="run a definition")
         return job
 
     def rejected(self, body: Mapping[str, Any], *, user: str, error: SchedError) -> Job:
         now = self.service.clock.now()
         spec = JobSpec(name=str(body.get("name") or "run")[:200], user=user, team=str(body.get("team") or "default"),
                        notebook=body.get("notebook"), script=body.get("script"))
-        return Job(id=self.service.ids("j"), spec=spec, state=JobState.REJECTED, submitted_at=now, finished_at=now,
+        return Job(id=self.service.ctx.ids("j"), spec=spec, state=JobState.REJECTED, submitted_at=now, finished_at=now,
                    message=f"could not submit this run: {error.message}")
 
     def submitted(self, jobs: list[Job]) -> None:
         self.service.kick()
-        simulated = self.service._simulated()
+        simulated = self.service.ctx.simulated()
         for job in jobs:
             self.service.bus.publish({"type": "job", "data": job_to_dict(job, simulated=simulated)})
 
     def render(self, job: Job) -> dict[str, Any]:
         """A job as ``GET jobs/{id}`` shows it (with the leading engine's live pending reason)."""
-        return job_to_dict(self.service._live(job), simulated=self.service._simulated())
+        return job_to_dict(self.service.ctx.live(job), simulated=self.service.ctx.simulated())

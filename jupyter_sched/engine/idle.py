@@ -25,7 +25,17 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Inventory, Job, JobState, to_iso
-from ..reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderState, advance_ladder, evaluate_idle, window_evidence
+from ..reclaim import (
+    IdleCandidate,
+    IdleInput,
+    IdlePolicies,
+    IdlePolicy,
+    LadderState,
+    advance_ladder,
+    evaluate_idle,
+    idle_candidates,
+    window_evidence,
+)
 from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot
 from ..store import JobRecord, Store, StoreTx
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
@@ -53,6 +63,8 @@ class IdleLadders:
         ladders: ladder state by job id (committed state only).
         idle_gpus: GPUs of work currently warned or reclaimed as idle, by job id.
         reclaims_total: reclaims applied by this engine (metrics).
+        candidates: idle work of the last cycle, before and after its warning, least time left
+            first (``GET idle``; case 025: listed from the first idle sample).
     """
 
     def __init__(self, store: Store, monitor: TelemetryMonitor | None, policies: IdlePolicies | None,
@@ -65,6 +77,7 @@ class IdleLadders:
         self.ladders: dict[str, LadderState] = {}
         self.idle_gpus: dict[str, tuple[str, ...]] = {}
         self.reclaims_total = 0
+        self.candidates: tuple[IdleCandidate, ...] = ()
         self._attempt: dict[str, int] = {}
         self._seen: dict[str, int] = {}
         self._event_id = 0
@@ -93,9 +106,11 @@ class IdleLadders:
             ladders=self.ladders, max_gap_s=min(p.max_gap_s for p in policies), per_minute=self._per_minute()))
 
     def evaluate(self, snapshot: Snapshot, result: CycleResult) -> CycleResult:
-        """``result`` with this engine's idle actions (they replace the core's for the same job)."""
+        """``result`` with this engine's idle actions (they replace the core's for the same job).
+        Also refreshes :attr:`candidates` (idle work before its warning, least time left first)."""
         if self.policies is None:
             return result
+        self.candidates = idle_candidates(snapshot, self.policies, self.arbiter)
         ours = evaluate_idle(snapshot, self.policies, self.arbiter)
         mine = {a.job_id for a in ours}
         return replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))

@@ -1,8 +1,10 @@
-"""The jupyter_server extension: config, the engine's lifetime, routes, identity, activity.
+"""The jupyter_server extension: config, the services' lifetime, routes, identity, activity.
 
-``SchedApp`` owns one ``SchedulerService`` (the engine) per server: created when the
-extension loads, started once the server's event loop runs, stopped with the server. Handlers
-reach it through ``settings["jupyter_sched"].service``.
+``SchedApp`` owns one :class:`~jupyter_sched.services.Services` (the application services and
+the engine) per server: built when the extension loads (:func:`~jupyter_sched.services.build_services`),
+started once the server's event loop runs, stopped with the server. Handlers reach it through
+``settings["jupyter_sched"].services`` and the request's caller through
+:meth:`SchedApp.resolve_caller` (the admission step).
 """
 
 from __future__ import annotations
@@ -20,17 +22,11 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Float, TraitError, Unicode, default, validate
 
 from .. import __version__
+from ..admission import Caller
 from ..errors import SchedError
-from .config import (
-    ExecutorConfig,
-    IdleConfig,
-    InventoryConfig,
-    PolicyConfig,
-    StorageConfig,
-    TelemetryConfig,
-    WebConfig,
-    config_error,
-)
+from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
+from .config_access import AccessConfig, WebConfig
+from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
 from .events import EventHub
 from .handlers import HANDLERS
@@ -48,7 +44,7 @@ log = logging.getLogger(__name__)
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
-               KernelGpuConfig, DefinitionsConfig, ExtensionApp):
+               AccessConfig, KernelGpuConfig, DefinitionsConfig, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"
@@ -132,12 +128,12 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         Raises:
             traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
         """
-        self.service: Any = self._build_service()
+        self.services: Any = self._build_services()
         self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
-        if hasattr(self.service, "telemetry_wanted"):  # push telemetry only while a client listens
-            self.service.telemetry_wanted = lambda: self.event_hub.subscribers > 0
-        self.metrics_registry = make_registry(self.service, self.event_hub)
+        if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
+            self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
+        self.metrics_registry = make_registry(self.services, self.event_hub)
         assert self.serverapp is not None
         provider = getattr(self.serverapp, "identity_provider", None)
         self.identity_mode = ("owner" if uses_builtin_provider(provider) else "jupyter_user") \
@@ -149,8 +145,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
         kernel_manager = getattr(self.serverapp, "kernel_manager", None)
-        if kernel_manager is not None and hasattr(self.service, "set_kernel_source"):
-            self.service.set_kernel_source(lambda: kernel_states(kernel_manager))
+        if kernel_manager is not None and hasattr(self.services, "set_kernel_source"):
+            self.services.set_kernel_source(lambda: kernel_states(kernel_manager))
         self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
                       __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
                       self.placement_policy)
@@ -166,11 +162,11 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
-        await self.service.start()
+        await self.services.start()
         self._started = True
         if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
-            release_orphan_leases(self.service, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
-        self.event_hub.start(self.service.subscribe())
+            release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
+        self.event_hub.start(self.services.subscribe())
         self._activity_timer = PeriodicCallback(self._activity_tick, self.activity_interval_s * 1000)
         self._activity_timer.start()
         self._activity_tick()
@@ -190,7 +186,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await hub.stop()
         if getattr(self, "_started", False):
             self._started = False
-            await self.service.stop()
+            await self.services.stop()
 
     # ---- service -------------------------------------------------------------------------
     @property
@@ -210,15 +206,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """``log_dir`` or ``<jupyter data dir>/jupyter_sched/logs``."""
         return self.log_dir or str(self.sched_data_dir / "logs")
 
-    def _build_service(self) -> Any:
+    def _build_services(self) -> Any:
         if self.hub_service_url:
             from ..hub.forward import forwarding_service
 
             return forwarding_service(self)
-        from ..engine.service import SchedulerService
+        from ..services import build_services
 
         try:
-            return SchedulerService.from_config(self.service_settings(), log=self.log)
+            return build_services(self.service_settings(), log=self.log)
         except SchedError as err:
             root = re.split(r"[.\[]", err.field or "", maxsplit=1)[0]
             # a SchedApp setting gets its c.SchedApp. name; a place inside a file it names (an
@@ -245,6 +241,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "quotas": list(self.quotas),
             "profiles": dict(self.profiles),
             "default_team": self.default_team,
+            "user_teams": dict(self.user_teams),
+            "priority_grants": dict(self.priority_grants),
+            "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
             "preemption_grace_s": self.preemption_grace_s,
             "time_zone": self.time_zone,
@@ -272,6 +271,13 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Map ``handler.current_user`` to the scheduler identity (see :mod:`.identity`)."""
         return self._resolver(user)
 
+    def resolve_caller(self, user: Any) -> Caller:
+        """The admission step's :class:`~jupyter_sched.admission.Caller` of ``handler.current_user``:
+        name and admin flag from :meth:`resolve_identity`, teams from ``user_teams`` and the quota set."""
+        identity = self.resolve_identity(user)
+        caller: Caller = self.services.caller(identity.name, admin=identity.is_admin)
+        return caller
+
     # ---- capabilities --------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
         """Body of ``GET config``: what this backend supports, for the panel and the CLI."""
@@ -287,7 +293,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                        "types": ["job", "lease", "inventory", "telemetry", "idle_warning", "preempted"]},
             "features": {"leases": True, "dryrun": True, "quotas_write": True, "profiles": True,
                          "audit": True, "usage": True, "metrics": True,
-                         "telemetry": getattr(self.service, "monitor", None) is not None,
+                         "telemetry": getattr(self.services, "monitor", None) is not None,
                          "keepalive": True, "kubernetes": self.executor == "kubernetes", "hub": False,
                          "definitions": True},
             "priorities": ["high", "normal", "low"],
@@ -315,12 +321,12 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
     async def _before_kernel_restart(self, kernel_id: str) -> dict[str, str]:
         """The restarted kernel's GPUs (case 029): keep or release its lease per policy."""
-        plan = await KernelLeases(self.service).plan(kernel_id, release_on_restart=self.release_gpu_on_kernel_restart,
+        plan = await KernelLeases(self.services).plan(kernel_id, release_on_restart=self.release_gpu_on_kernel_restart,
                                                      isolate=self._isolate_kernel_gpus())
         return dict(plan.env)
 
     async def _release_kernel(self, kernel_id: str, action: str) -> None:
-        released = self.service.release_kernel(kernel_id, reason=f"kernel {action}")
+        released = self.services.release_kernel(kernel_id, reason=f"kernel {action}")
         if hasattr(released, "__await__"):
             await released
 
@@ -328,7 +334,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     def current_activity(self) -> list[dict[str, Any]]:
         """Running jobs and leases (truthy while work is in flight; jupyter_server's idle shutdown reads it)."""
         try:
-            jobs = self.service.list_jobs(user=None, state="admitted,running")
+            jobs = self.services.list_jobs(user=None, state="admitted,running")
         except Exception:
             log.exception("jupyter_sched: could not read running work for activity")
             return []

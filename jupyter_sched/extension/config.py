@@ -11,9 +11,10 @@ inherits them all, so every knob is set as ``c.SchedApp.<name>`` in
     InventoryConfig   which GPUs exist                                   (inventory_source, simulated_gpus, ...)
     PolicyConfig      how the cycle decides                              (cycle_interval, quotas, profiles, ...)
     IdleConfig        when an allocation counts as idle                  (idle_threshold_percent, ...)
-    TelemetryConfig   where utilization samples come from                (telemetry_source, telemetry_url, ...)
-    ExecutorConfig    how work is started and stopped                    (executor, kubernetes, kubeconfig, ...)
-    WebConfig         the REST surface itself                            (identity_source, admin_users, ...)
+    TelemetryConfig   where utilization samples come from                (.config_runtime: telemetry_source, ...)
+    ExecutorConfig    how work is started and stopped                    (.config_runtime: executor, kubernetes, ...)
+    WebConfig         the REST surface itself                            (.config_access: identity_source, ...)
+    AccessConfig      who is in which team, who may use which class      (.config_access: user_teams, ...)
 
 Validation happens when a value is assigned (``@validate``): the error names the trait
 (``c.SchedApp.simulated_gpus``), the bad value and the fix, so a typo in a config file stops
@@ -25,20 +26,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, Set, TraitError, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..placement.fragmentation import FRAGMENTATION_POLICIES
 
 __all__ = [
-    "ExecutorConfig",
     "IdleConfig",
     "InventoryConfig",
     "PolicyConfig",
     "StorageConfig",
-    "TelemetryConfig",
-    "WebConfig",
     "config_error",
+    "positive",
 ]
 
 
@@ -47,7 +46,8 @@ def config_error(name: str, value: Any, problem: str, fix: str) -> TraitError:
     return TraitError(f"c.SchedApp.{name} = {value!r}: {problem}. Fix: {fix}")
 
 
-def _positive(name: str, value: float, *, allow_zero: bool = False, unit: str = "seconds") -> float:
+def positive(name: str, value: float, *, allow_zero: bool = False, unit: str = "seconds") -> float:
+    """``value`` when > 0 (>= 0 with ``allow_zero``), else the load-time error naming ``name``."""
     if value != value or value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise config_error(name, value, f"must be {bound} {unit}", f"set a number {bound} ({unit})")
@@ -178,7 +178,7 @@ class InventoryConfig(Configurable):
 
     @validate("inventory_refresh_s")
     def _check_refresh(self, proposal: dict[str, Any]) -> float:
-        return _positive("inventory_refresh_s", float(proposal["value"]))
+        return positive("inventory_refresh_s", float(proposal["value"]))
 
     @validate("inventory_file")
     def _check_inventory_file(self, proposal: dict[str, Any]) -> str:
@@ -287,11 +287,11 @@ class PolicyConfig(Configurable):
 
     @validate("preemption_grace_s")
     def _check_grace(self, proposal: dict[str, Any]) -> float:
-        return _positive("preemption_grace_s", float(proposal["value"]), allow_zero=True)
+        return positive("preemption_grace_s", float(proposal["value"]), allow_zero=True)
 
     @validate("default_time_limit_s")
     def _check_default_limit(self, proposal: dict[str, Any]) -> float:
-        return _positive("default_time_limit_s", float(proposal["value"]), allow_zero=True)
+        return positive("default_time_limit_s", float(proposal["value"]), allow_zero=True)
 
     @validate("placement_policy")
     def _check_placement_policy(self, proposal: dict[str, Any]) -> str:
@@ -407,11 +407,11 @@ class IdleConfig(Configurable):
 
     @validate("idle_busy_kernel_window_s")
     def _check_busy_window(self, proposal: dict[str, Any]) -> float:
-        return _positive("idle_busy_kernel_window_s", float(proposal["value"]), allow_zero=True)
+        return positive("idle_busy_kernel_window_s", float(proposal["value"]), allow_zero=True)
 
     @validate("idle_keepalive_max_s")
     def _check_keepalive_max(self, proposal: dict[str, Any]) -> float:
-        return _positive("idle_keepalive_max_s", float(proposal["value"]), allow_zero=True)
+        return positive("idle_keepalive_max_s", float(proposal["value"]), allow_zero=True)
 
     @validate("idle_threshold_percent")
     def _check_threshold(self, proposal: dict[str, Any]) -> float:
@@ -422,198 +422,8 @@ class IdleConfig(Configurable):
 
     @validate("idle_window_s")
     def _check_window(self, proposal: dict[str, Any]) -> float:
-        return _positive("idle_window_s", float(proposal["value"]), allow_zero=True)
+        return positive("idle_window_s", float(proposal["value"]), allow_zero=True)
 
     @validate("idle_grace_s")
     def _check_idle_grace(self, proposal: dict[str, Any]) -> float:
-        return _positive("idle_grace_s", float(proposal["value"]), allow_zero=True)
-
-
-class TelemetryConfig(Configurable):
-    """Where GPU utilization samples come from (idle reclamation and the panel's live charts)."""
-
-    telemetry_source = Enum(
-        ["auto", "simulated", "nvml", "dcgm", "prometheus", "off"],
-        default_value="auto",
-        config=True,
-        help="""Telemetry collector. Default: "auto" = "simulated" for a simulated inventory
-        (utilization derived from the jobs' real CPU activity), "nvml" for NVML GPUs, "dcgm" when
-        telemetry_url is set, else "off". "dcgm" reads a dcgm-exporter /metrics URL (preferred on
-        clusters: GR_ENGINE_ACTIVE works with MIG, case 008); "prometheus" queries a Prometheus
-        server holding dcgm-exporter series.""",
-    )
-
-    telemetry_url = Unicode(
-        "",
-        config=True,
-        help="""URL of the dcgm-exporter /metrics endpoint (telemetry_source "dcgm", e.g.
-        http://127.0.0.1:9400/metrics) or of a Prometheus server ("prometheus", e.g.
-        http://127.0.0.1:9090). Default: "" (none).""",
-    )
-
-    telemetry_interval_s = Float(
-        1.0,
-        config=True,
-        help="""Seconds between telemetry samples. Default: 1 s (NVML and dcgm-exporter update
-        about once a second; faster only repeats values).""",
-    )
-
-    telemetry_push_interval_s = Float(
-        1.0,
-        config=True,
-        help="""Seconds between "telemetry" events pushed to the event stream (panel charts).
-        Default: 1 s.""",
-    )
-
-    @validate("telemetry_url")
-    def _check_telemetry_url(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        if value and not value.startswith(("http://", "https://")):
-            raise config_error("telemetry_url", value, "is not an http(s) URL",
-                               "use e.g. http://127.0.0.1:9400/metrics, or leave it empty")
-        return value
-
-    @validate("telemetry_interval_s")
-    def _check_telemetry_interval(self, proposal: dict[str, Any]) -> float:
-        value = float(proposal["value"])
-        if not 0.1 <= value <= 3600:
-            raise config_error("telemetry_interval_s", value, "must be 0.1..3600 seconds", "set e.g. 1")
-        return value
-
-    @validate("telemetry_push_interval_s")
-    def _check_push_interval(self, proposal: dict[str, Any]) -> float:
-        value = float(proposal["value"])
-        if not 0.1 <= value <= 3600:
-            raise config_error("telemetry_push_interval_s", value, "must be 0.1..3600 seconds", "set e.g. 1")
-        return value
-
-
-class ExecutorConfig(Configurable):
-    """How admitted work is started, observed and stopped."""
-
-    executor = Enum(
-        ["local", "kubernetes"],
-        default_value="local",
-        config=True,
-        help="""Executor for batch jobs. Default: "local" = subprocesses of this server in their
-        own process group with CUDA_VISIBLE_DEVICES set to the allocated GPU UUIDs (case 016).
-        "kubernetes" = each job becomes a batch/v1 Job requesting nvidia.com/gpu and pinned to
-        the node the scheduler chose; the inventory then comes from the cluster's Node objects
-        (see kubernetes and kubeconfig), so one server schedules a whole GPU cluster.""",
-    )
-
-    kubernetes = Dict(
-        default_value={},
-        config=True,
-        help="""Kubernetes executor settings (executor "kubernetes" only), e.g.
-        {"namespace": "jupyter-sched-work", "default_image": "python:3.12",
-        "queue_manager": "none", "preemption_grace_s": 60}. Keys are the fields of
-        jupyter_sched.executors.kubernetes.KubernetesConfig: namespace, namespace_per_user,
-        user_namespace_prefix, queue_manager (none | kueue | volcano), kueue_queue, volcano_queue,
-        default_image, image_pull_policy, service_account, ttl_seconds_after_finished (seconds),
-        preemption_grace_s (seconds), gpu_taint_keys, priority_class_prefix, rendezvous_port,
-        extra_labels, count_foreign_pods. Default: {} = every field's default (namespace
-        "jupyter-sched-work", no default image: jobs must name one). Checked when the config
-        loads, so a typo stops the server with the key and the fix.""",
-    )
-
-    kubeconfig = Unicode(
-        "",
-        config=True,
-        help="""Path of the kubeconfig file the Kubernetes executor connects with (its current
-        context). Default: "" = the in-cluster service account when the server runs in a pod
-        (KUBERNETES_SERVICE_HOST set), else the official client's default, $KUBECONFIG or
-        ~/.kube/config. Only read when executor is "kubernetes".""",
-    )
-
-    stop_grace_s = Float(
-        10.0,
-        config=True,
-        help="""Seconds between SIGTERM and SIGKILL when a user cancels a job. Default: 10 s:
-        long enough for a clean exit, short enough that cancel feels immediate.""",
-    )
-
-    @validate("stop_grace_s")
-    def _check_stop_grace(self, proposal: dict[str, Any]) -> float:
-        return _positive("stop_grace_s", float(proposal["value"]), allow_zero=True)
-
-    @validate("kubernetes")
-    def _check_kubernetes(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        from ..errors import ValidationError
-        from ..executors.kubernetes.config import KubernetesConfig
-
-        value = dict(proposal["value"])
-        try:
-            KubernetesConfig.from_dict(value)
-        except ValidationError as err:
-            key = err.field or "kubernetes"
-            raise config_error(key, value.get(key.split(".", 1)[1]) if "." in key else value,
-                               err.message, err.hint or "see the help of c.SchedApp.kubernetes") from None
-        return value
-
-    @validate("kubeconfig")
-    def _check_kubeconfig(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        if value and not os.path.isfile(os.path.expanduser(value)):
-            raise config_error("kubeconfig", value, "no such file",
-                               "give the path of an existing kubeconfig file, or leave it empty for "
-                               "the in-cluster service account / ~/.kube/config")
-        return value
-
-
-class WebConfig(Configurable):
-    """The REST surface: who is who, who is admin, how push streams are bounded."""
-
-    identity_source = Enum(
-        ["auto", "owner", "jupyter_user"],
-        default_value="auto",
-        config=True,
-        help="""How a request's scheduler identity is found. "owner": every authenticated caller
-        is the server owner, the OS user running the server (a personal server's token holder
-        IS its owner; stable across restarts, unlike jupyter_server's per-start anonymous
-        name). "jupyter_user": the username the server's IdentityProvider returns (custom or
-        hub identity providers). Default "auto": "owner" with jupyter_server's built-in token /
-        password identity provider, else "jupyter_user".""",
-    )
-
-    admin_users = Set(
-        Unicode(),
-        default_value=set(),
-        config=True,
-        help="""Scheduler identities allowed admin endpoints (PUT quotas, audit, other users'
-        jobs). Default: empty = only the server owner (OS user running the server), which is
-        right for a personal server; hub mode takes admins from the hub instead.""",
-    )
-
-    events_queue_size = Int(
-        256,
-        config=True,
-        help="""Events buffered per Server-Sent-Events client. Default: 256. A client that falls
-        this far behind is disconnected (it reconnects and refetches state) instead of growing
-        server memory without bound.""",
-    )
-
-    events_keepalive_s = Float(
-        15.0,
-        config=True,
-        help="""Seconds between SSE keep-alive comments on an idle stream. Default: 15 s, under the
-        usual 30-60 s proxy idle timeouts.""",
-    )
-
-    inject_kernel_env = Bool(
-        True,
-        config=True,
-        help="""Give kernels started by this server JUPYTER_SCHED_URL, JUPYTER_SCHED_TOKEN and
-        JUPYTER_SCHED_KERNEL_ID so %gpu finds the API with no setup. Default: True.""",
-    )
-
-    @validate("events_queue_size")
-    def _check_queue_size(self, proposal: dict[str, Any]) -> int:
-        value = int(proposal["value"])
-        if not 1 <= value <= 100_000:
-            raise config_error("events_queue_size", value, "must be 1..100000 events", "set e.g. 256")
-        return value
-
-    @validate("events_keepalive_s")
-    def _check_keepalive(self, proposal: dict[str, Any]) -> float:
-        return _positive("events_keepalive_s", float(proposal["value"]))
+        return positive("idle_grace_s", float(proposal["value"]), allow_zero=True)

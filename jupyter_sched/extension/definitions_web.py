@@ -142,13 +142,13 @@ def build_definitions(app: Any) -> Any:
     from ..definitions.jobs import ServiceRunJobs
     from ..definitions.service import DefinitionsService
 
-    service = app.service
+    service = app.services
     if not hasattr(service, "engine"):
         return None
     jobs = ServiceRunJobs(service)
     definitions = DefinitionsService(
-        service.store, jobs, now=service.clock.now, ids=service.ids, render_job=jobs.render,
-        default_team=service.default_team, min_interval_s=app.definition_min_interval_s,
+        service.store, jobs, now=service.clock.now, ids=service.ctx.ids, render_job=jobs.render,
+        default_team=service.admission.policy.default_team, min_interval_s=app.definition_min_interval_s,
         misfire_grace_s=app.definition_misfire_grace_s, publish=service.bus.publish)
     service.engine.leader_hooks.append(definitions.fire_due)
     last_sweep = [0.0]
@@ -187,21 +187,21 @@ class DefinitionsHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        ident = self.identity
+        caller = self.caller
         everyone = self.query_bool("all")
-        if everyone and not ident.is_admin:
+        if everyone and not caller.admin:
             from ..errors import AuthorizationError
 
             raise AuthorizationError("only admins may list everyone's definitions", field="all",
                                      hint="leave out all to list your own")
-        self.reply(await self.call(self.definitions.list_definitions, user=ident.name, is_admin=ident.is_admin,
+        self.reply(await self.call(self.definitions.list_definitions, user=caller.user, is_admin=caller.admin,
                                    all_users=everyone))
 
     @web.authenticated
     @authorized
     async def post(self) -> None:
         body = self.json_body()
-        self.reply(await self.call(self.definitions.create, body, user=self.identity.name), status=201)
+        self.reply(await self.call(self.definitions.create, body, user=self.caller.user), status=201)
 
 
 class PreviewHandler(_DefinitionsHandler):
@@ -222,24 +222,24 @@ class DefinitionHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def get(self, definition_id: str) -> None:
-        ident = self.identity
+        caller = self.caller
         runs = self.query_int("runs", 20, minimum=1, maximum=500)
-        self.reply(await self.call(self.definitions.get, definition_id, user=ident.name, is_admin=ident.is_admin,
+        self.reply(await self.call(self.definitions.get, definition_id, user=caller.user, is_admin=caller.admin,
                                    runs=runs))
 
     @web.authenticated
     @authorized
     async def patch(self, definition_id: str) -> None:
-        ident = self.identity
+        caller = self.caller
         body = self.json_body()
-        self.reply(await self.call(self.definitions.update, definition_id, body, user=ident.name,
-                                   is_admin=ident.is_admin))
+        self.reply(await self.call(self.definitions.update, definition_id, body, user=caller.user,
+                                   is_admin=caller.admin))
 
     @web.authenticated
     @authorized
     async def delete(self, definition_id: str) -> None:
-        ident = self.identity
-        self.reply(await self.call(self.definitions.delete, definition_id, user=ident.name, is_admin=ident.is_admin))
+        caller = self.caller
+        self.reply(await self.call(self.definitions.delete, definition_id, user=caller.user, is_admin=caller.admin))
 
 
 class PauseHandler(_DefinitionsHandler):
@@ -248,9 +248,9 @@ class PauseHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def post(self, definition_id: str, action: str) -> None:
-        ident = self.identity
+        caller = self.caller
         fn = self.definitions.pause if action == "pause" else self.definitions.resume
-        self.reply(await self.call(fn, definition_id, user=ident.name, is_admin=ident.is_admin))
+        self.reply(await self.call(fn, definition_id, user=caller.user, is_admin=caller.admin))
 
 
 class RunsHandler(_DefinitionsHandler):
@@ -259,27 +259,27 @@ class RunsHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def get(self, definition_id: str) -> None:
-        ident = self.identity
+        caller = self.caller
         limit = self.query_int("limit", 50, minimum=1, maximum=500)
-        self.reply(await self.call(self.definitions.runs, definition_id, user=ident.name, is_admin=ident.is_admin,
+        self.reply(await self.call(self.definitions.runs, definition_id, user=caller.user, is_admin=caller.admin,
                                    limit=limit))
 
     @web.authenticated
     @authorized
     async def post(self, definition_id: str) -> None:
-        ident = self.identity
+        caller = self.caller
         body = self.json_body() if self.request.body else {}
-        self.reply(await self.call(self.definitions.run_now, definition_id, body, user=ident.name,
-                                   is_admin=ident.is_admin), status=201)
+        self.reply(await self.call(self.definitions.run_now, definition_id, body, user=caller.user,
+                                   is_admin=caller.admin), status=201)
 
 
 class _NotebookHandler(SchedHandler):
     """Base: the executed notebook of a job the caller may see."""
 
     def _path(self, job_id: str) -> Path:
-        ident = self.identity
-        self.service.get_job(job_id, user=ident.name, is_admin=ident.is_admin)  # visibility: 404 if not yours
-        path = executed_notebook_path(self.service, job_id)
+        caller = self.caller
+        self.services.jobs.get(caller, job_id)  # visibility: 404 if not yours (audited)
+        path = executed_notebook_path(self.services, job_id)
         if not path.is_file():
             raise NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
                                 hint="only notebook runs keep one, from their start until the retention ends")
@@ -297,7 +297,7 @@ class ExecutedNotebookHandler(_NotebookHandler):
         path = await asyncio.to_thread(self._path, job_id)
         text = await asyncio.to_thread(path.read_text, encoding="utf-8")
         if self.query_bool("download"):
-            record = await asyncio.to_thread(self.service.store.get_job, job_id)
+            record = await asyncio.to_thread(self.services.store.get_job, job_id)
             stem = Path(record.job.spec.notebook or "notebook.ipynb").stem
             self.set_header("Content-Disposition", f'attachment; filename="{stem}-{job_id}.ipynb"')
         self.set_header("Content-Type", "application/x-ipynb+json")
@@ -317,7 +317,7 @@ class OpenNotebookHandler(_NotebookHandler):
         if not root:
             raise ValidationError("this server has no root directory to open files from", field="job_id",
                                   hint="download the notebook instead (GET jobs/{id}/notebook?download=true)")
-        record = await asyncio.to_thread(self.service.store.get_job, job_id)
+        record = await asyncio.to_thread(self.services.store.get_job, job_id)
         name = Path(record.job.spec.notebook or "notebook.ipynb").name
         relative = Path(self.sched.executed_notebooks_dir) / job_id / name
         target = Path(root) / relative

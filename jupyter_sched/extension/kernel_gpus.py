@@ -32,7 +32,6 @@ service the REST API uses (the embedded engine or, in hub mode, the central serv
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,8 @@ from typing import Any
 
 from traitlets import Bool, Enum
 from traitlets.config import Configurable
+
+from ..admission import system_caller
 
 __all__ = [
     "GPU_NOTICE_ENV",
@@ -145,9 +146,9 @@ class KernelLeases:
     """Reads and releases a kernel's leases through the service behind the REST API.
 
     Args:
-        service: the embedded ``SchedulerService`` (synchronous, store-backed: run in a worker
-            thread, off the server's event loop) or, in hub mode, the ``ForwardingService``
-            (asynchronous HTTP to the central service).
+        service: the embedded :class:`~jupyter_sched.services.Services` (synchronous, store-backed:
+            run in a worker thread, off the server's event loop) or, in hub mode, the
+            ``ForwardingService`` (asynchronous HTTP to the central service).
     """
 
     def __init__(self, service: Any) -> None:
@@ -175,11 +176,8 @@ class KernelLeases:
             if forward is not None:
                 await forward("DELETE", f"leases/{lease_id}", "", None, None)
                 continue
-            cancel = self.service.cancel
             try:
-                result = await asyncio.to_thread(cancel, lease_id, user="server", is_admin=True)
-                if inspect.isawaitable(result):
-                    await result
+                await asyncio.to_thread(self.service.jobs.cancel, system_caller("server"), lease_id)
                 await asyncio.to_thread(self.service.store.add_event, actor="server", action="lease_released",
                                         job_id=lease_id, user=None, message=reason, details={"kernel_id": kernel_id})
             except Exception as exc:  # ended meanwhile (ConflictError) or gone: nothing to release

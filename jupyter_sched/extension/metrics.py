@@ -42,7 +42,7 @@ class SchedCollector(Collector):
     """Reads queue, allocation and event counts at scrape time.
 
     Args:
-        service: the engine's ``SchedulerService``.
+        service: the scheduler's :class:`~jupyter_sched.services.Services`.
         hub: the event hub (event counts, client counts).
     """
 
@@ -67,7 +67,7 @@ class SchedCollector(Collector):
             running.add_metric([kind], kinds.get(kind, 0))
         yield running
 
-        inventory = self.service.inventory()
+        inventory = self.service.system.inventory().to_wire()
         model_of = {g["uuid"]: g["model"] for g in inventory.get("gpus", [])}
         for gpu in inventory.get("gpus", []):
             for mig in gpu.get("mig_devices", []):
@@ -105,7 +105,7 @@ class SchedCollector(Collector):
         preemptions = CounterMetricFamily("jupyter_sched_preemptions", "Preemption events since server start")
         preemptions.add_metric([], float(self.hub.counts.get("preempted", 0)))
         yield preemptions
-        idle = self.service.idle_stats() if hasattr(self.service, "idle_stats") else {}
+        idle = self.service.telemetry.idle_stats()
         reclaims = CounterMetricFamily("jupyter_sched_reclaims", "Idle reclaims that freed GPUs since server start")
         reclaims.add_metric([], float(idle.get("reclaims", 0)))
         yield reclaims

@@ -31,7 +31,8 @@ def warn_budgets(service: Any, *, now: datetime | None = None,
     """Send the budget warnings due now; return them (``BudgetAlert.to_dict()`` shapes).
 
     Args:
-        service: a ``SchedulerService`` (uses ``store``, ``clock`` and ``bus``).
+        service: the scheduler's :class:`~jupyter_sched.services.Services` (uses ``store``, ``clock``
+            and ``bus``).
         now: the time (default the service's clock).
         thresholds: percents to warn at (default 80 and 100).
     """

@@ -5,9 +5,10 @@ hub-specific parts:
 
 - **identity** — the caller is the hub user of :class:`~.identity.HubIdentityProvider`; scheduler
   admins are hub admins, holders of the admin scope, and ``c.SchedApp.admin_users``;
-- **teams = hub groups** — the first time a user calls (and whenever their groups or the set of
-  known teams change) their team is written to the quota set's ``user_teams`` through
-  ``SchedulerService.set_quotas`` (audited with actor ``jupyterhub``, old → new);
+- **teams = hub groups** — every request's :class:`~jupyter_sched.admission.Caller` takes the
+  caller's teams from their hub groups (groups that are known teams first; see
+  :func:`jupyter_sched.admission.resolve_caller`). Nothing is written to the quota set, so
+  identifying a user never depends on quota validation (a drained node locks nobody out);
 - **usage report** — ``GET usage/report`` (also served embedded) with cost per ``gpu_prices`` (:mod:`.usage`);
 - **budget warnings** — every ``budget_check_interval_s`` seconds, 80 % / 100 % warnings
   (:mod:`.budgets`);
@@ -34,7 +35,7 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -42,6 +43,7 @@ from tornado import web
 from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
+from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, SchedError
 from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..extension.app import API_PREFIX, SchedApp
@@ -51,7 +53,7 @@ from ..model import Job
 from .activity import report_activity
 from .budgets import warn_budgets
 from .hubapi import HubAPI, HubLookupError, user_servers
-from .identity import HubUser, choose_team, is_admin
+from .identity import HubUser, is_admin
 from .liveness import (
     GONE_KERNEL,
     KernelReport,
@@ -148,7 +150,6 @@ class HubSchedApp(SchedApp):
         """
         super().initialize_settings()
         self.identity_mode = "jupyterhub"
-        self._team_seen: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
@@ -174,7 +175,7 @@ class HubSchedApp(SchedApp):
 
     def _set_engine_run_as(self, run_as: Any) -> None:
         """Make the engine decide every start's run-as identity with ``run_as(job)``."""
-        engine = getattr(self.service, "engine", None)
+        engine = getattr(self.services, "engine", None)
         if engine is not None and hasattr(engine, "run_as"):
             engine.run_as = run_as
 
@@ -185,7 +186,7 @@ class HubSchedApp(SchedApp):
                 f"c.SchedApp.executor: 'local' in hub mode runs each job as its owner's OS account, which needs "
                 f"root, and this service runs as uid {os.geteuid()}. Fix: run jupyter-sched serve as root, or set "
                 "c.SchedApp.executor = 'kubernetes'")
-        executor = self.service.executor
+        executor = self.services.executor
         unreachable = executor.dirs.check_reachable()
         if unreachable:
             raise TraitError(f"c.SchedApp.log_dir: {unreachable}. Fix: set c.SchedApp.log_dir to a folder every "
@@ -241,7 +242,7 @@ class HubSchedApp(SchedApp):
 
     # ---- identity ------------------------------------------------------------------------
     def resolve_identity(self, user: Any) -> Identity:
-        """Hub user → scheduler identity; syncs the user's team from their hub groups.
+        """Hub user → scheduler identity (name; admin = hub admin, admin scope or ``admin_users``).
 
         Raises:
             AuthorizationError: the request was not authenticated by the hub.
@@ -252,23 +253,13 @@ class HubSchedApp(SchedApp):
         name = str(user.username)
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
-        self.sync_team(name, user.hub_groups)
         return Identity(name=name, is_admin=admin or name in set(self.admin_users))
 
-    def sync_team(self, name: str, groups: Sequence[str]) -> str | None:
-        """Record ``name``'s team from their hub ``groups`` (audited when it changes); the team."""
-        quotas = self.service.quotas()
-        teams = frozenset(known_teams(quotas))
-        key = (tuple(groups), teams)
-        current = quotas["user_teams"].get(name)
-        if self._team_seen.get(name) == key:
-            return current  # type: ignore[no-any-return]
-        team = choose_team(groups, teams)
-        if team is not None and current != team:
-            self.service.set_quotas({"user_teams": {**quotas["user_teams"], name: team}}, actor=HUB_ACTOR)
-            current = team
-        self._team_seen[name] = key
-        return current  # type: ignore[no-any-return]
+    def resolve_caller(self, user: Any) -> Caller:
+        """The request's :class:`~jupyter_sched.admission.Caller`, teams from the user's hub groups."""
+        identity = self.resolve_identity(user)
+        caller: Caller = self.services.caller(identity.name, admin=identity.is_admin, groups=user.hub_groups)
+        return caller
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)
@@ -289,13 +280,13 @@ class HubSchedApp(SchedApp):
         super()._activity_tick()
         if not self._reporting and self._provider() is not None:
             self._reporting = True
-            task = asyncio.ensure_future(report_activity(self.service, self._hub()))
+            task = asyncio.ensure_future(report_activity(self.services, self._hub()))
             task.add_done_callback(lambda _t: setattr(self, "_reporting", False))
 
     # ---- budgets ---------------------------------------------------------------------------
     def _budget_tick(self) -> None:
         try:
-            warn_budgets(self.service)
+            warn_budgets(self.services)
         except Exception:
             log.exception("jupyter_sched: budget check failed; will retry")
 
@@ -313,7 +304,7 @@ class HubSchedApp(SchedApp):
         Hub errors are logged and retried at the next tick (a hub restart never drops leases);
         a user the paged listing missed is asked about alone before anything of theirs is released.
         """
-        leases = [lease for lease in self.service.list_jobs(user=None, state=_LIVE, kind="lease")
+        leases = [lease for lease in self.services.list_jobs(user=None, state=_LIVE, kind="lease")
                   if lease.get("kernel_id")]
         if not leases:
             return []
@@ -333,8 +324,8 @@ class HubSchedApp(SchedApp):
     async def kernel_report(self, user: str, server: str, kernels: frozenset[str]) -> list[str]:
         """Record ``user``'s ``server``'s live kernels; release leases whose kernel is gone; their ids."""
         self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
-                                                 received_at=self.service.clock.now()))
-        leases = [lease for lease in self.service.list_jobs(user=user, state=_LIVE, kind="lease")
+                                                 received_at=self.services.clock.now()))
+        leases = [lease for lease in self.services.list_jobs(user=user, state=_LIVE, kind="lease")
                   if lease.get("kernel_id") and lease.get("user") == user]
         if all(lease["kernel_id"] in kernels for lease in leases):
             return []
@@ -347,13 +338,13 @@ class HubSchedApp(SchedApp):
         released = []
         for lease in leases:
             try:
-                self.service.cancel(str(lease["id"]), user=HUB_ACTOR, is_admin=True)
+                self.services.jobs.cancel(system_caller(HUB_ACTOR), str(lease["id"]))
             except SchedError as err:  # finished meanwhile
                 log.debug("jupyter_sched: lease %s not released: %s", lease.get("id"), err)
                 continue
-            self.service.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
-                                         user=lease.get("user"), message=reason,
-                                         details={"kernel_id": lease.get("kernel_id")})
+            self.services.store.add_event(actor=HUB_ACTOR, action="lease_released", job_id=lease["id"],
+                                          user=lease.get("user"), message=reason,
+                                          details={"kernel_id": lease.get("kernel_id")})
             released.append(str(lease["id"]))
         return released
 
@@ -369,8 +360,8 @@ class KernelReportHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def put(self) -> None:
-        server, kernels = parse_report(self.json_body())
-        released = await self.sched.kernel_report(self.identity.name, server, kernels)
+        server, kernels = parse_report(self.json_value())
+        released = await self.sched.kernel_report(self.caller.user, server, kernels)
         self.reply({"released": released})
 
 

@@ -374,7 +374,7 @@ class ForwardHandler(APIHandler):
 
     @property
     def forwarding(self) -> ForwardingService:
-        service: ForwardingService = self.settings["jupyter_sched"].service
+        service: ForwardingService = self.settings["jupyter_sched"].services
         return service
 
     def _raw_path(self) -> str:

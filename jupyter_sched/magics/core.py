@@ -26,7 +26,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..errors import SchedError, ValidationError
-from ..wording import cancel_outcome, flag_for, refusal_text, wait_progress
+from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, wait_progress
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
@@ -660,6 +660,9 @@ def _dryrun_line(answer: Mapping[str, Any]) -> str:
     reason = answer.get("reason")
     if fits:
         return "Would start now" + where_text
+    if answer.get("never") and isinstance(reason, Mapping):  # not a wait: it can never run here
+        text = render_reason(reason)
+        return " ".join(part for part in ("Would never start here:", text.summary, text.unblock) if part)
     if isinstance(reason, Mapping):
         return "Would wait: " + reason_line({"reason": reason}, _now())
     return f"Would not start now: {answer}"

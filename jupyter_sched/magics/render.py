@@ -164,7 +164,8 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             "position": reason.get("position", job.get("position")), "id": job.get("id"), "name": job.get("name"),
             "user": job.get("user"), "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job),
             "priority": job.get("priority"), "reason": reason.get("code", ""),
-            "detail": text.summary if text else "",
+            "detail": text.summary if text else (
+                "waiting for the next scheduling cycle" if is_pending(job) else ""),
             "eta": eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else "",
             "unblocks_when": text.unblock if text else "",
             "gpu_uuids": ", ".join(granted_uuids(job)),

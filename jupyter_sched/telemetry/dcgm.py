@@ -29,6 +29,7 @@ The exposition text is parsed with ``prometheus_client.parser``. Rules (from the
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -121,6 +122,35 @@ def _parse_line(line: str) -> tuple[str, dict[str, str], float, float | None]:
     raise ValueError("no sample on line")
 
 
+_FAST_LINE = re.compile(r"^(?P<name>DCGM_FI_[A-Za-z0-9_]+)\{(?P<labels>[^{}]*)\}\s+(?P<value>\S+)(?:\s+(?P<ts>-?\d+))?$")
+_UUID_LABEL = re.compile(r'(?:^|,)\s*UUID="([^"\\]*)"')
+_GI_LABEL = re.compile(r'(?:^|,)\s*GPU_I_ID="([^"\\]*)"')
+
+
+def _fast_accumulate(devices: dict[tuple[str, int | None], _Device], line: str) -> bool:
+    """Take a plain ``DCGM_FI_x{...} number [ms]`` line of a device already seen without the full
+    Prometheus parser (its label parsing is most of a scrape's cost; the first line of each device,
+    and any line that is not plain, still goes through it). Returns False when it did not."""
+    match = _FAST_LINE.match(line)
+    if match is None:
+        return False
+    uuid = _UUID_LABEL.search(match["labels"])
+    if uuid is None:
+        return False
+    gi = _GI_LABEL.search(match["labels"])
+    gi_text = gi.group(1) if gi else ""
+    key = (uuid.group(1), int(gi_text) if gi_text.strip().isdigit() else None)
+    if key not in devices:
+        return False
+    try:
+        value = float(match["value"])
+    except ValueError:
+        return False  # the slow path reports the bad value with its line
+    ts = None if match["ts"] is None else int(match["ts"]) / 1000.0
+    _accumulate(devices, match["name"], devices[key].labels, value, ts)
+    return True
+
+
 def _split_value(line: str) -> tuple[str, str]:
     """Split ``name{labels} value [ts]`` into head and value text (value may be anything)."""
     brace = line.rfind("}")
@@ -156,6 +186,8 @@ def parse_dcgm_text(text: str, *, received_at: datetime) -> DcgmScrape:
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
+            continue
+        if _fast_accumulate(devices, line):
             continue
         try:
             name, labels, value, ts = _parse_line(line)

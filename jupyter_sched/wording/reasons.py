@@ -8,9 +8,10 @@ Output is :class:`ReasonText`, four strings that every surface shows as they are
   teams, models and GPU counts) — ``team ml has 2 of 8 A100 GPUs free (6 in use), job needs 4.``
 * ``eta``: ``ETA 19:42 UTC`` (``ETA Mar 3 19:42 UTC`` on another day; `` (in 5m)`` added when the
   caller asks for relative times) or ``ETA unknown: <why>`` — never brackets inside brackets.
-* ``unblock``: what would let it start, one sentence, written here per code and from the numbers
-  (whose cap, which field to change); empty when it would only repeat the ETA (capacity waits:
-  "it starts when running jobs end" *is* the ETA).
+* ``unblock``: what would let it start, one sentence; written here where the numbers decide the
+  advice (quota: whose cap or which team rule binds; GPU memory per GPU; which models exist), empty
+  when it would only repeat the ETA (capacity waits: "it starts when running jobs end" *is* the
+  ETA; backoff), else the core's own sentence (e.g. an unhealthy GPU's admin steps).
 * ``line``: ``queued #2 · <summary> · <eta> · <unblock>`` for one-line surfaces.
 
 Why the unblock sentence is written here and not taken from the core's ``unblock`` string: the
@@ -102,17 +103,10 @@ def unblock_sentence(reason: Mapping[str, Any]) -> str:
     assert isinstance(details, Mapping)
     if code in QUOTA_CODES:
         return _quota_unblock(code, details)
-    if code in CAPACITY_CODES or code in ("OutsideTimeWindow", "Backoff"):
-        return ""  # the ETA is when running jobs end / the window opens / the backoff ends
-    if code == "Fragmented":
-        return ("Fewer GPUs per worker (or more workers) would fit now; as asked, it waits until one node "
-                "has enough free GPUs.")
-    if code == "UnhealthyGpu":
-        return "It starts when the unhealthy GPUs recover or other jobs end."
+    if code in CAPACITY_CODES or code == "Backoff":
+        return ""  # the ETA is when running jobs end / the backoff ends
     if code == "WaitingForPreemption":
         return "It starts once the preempted jobs have stopped."
-    if code == "BudgetExhausted":
-        return "It starts when the budget period renews, or when an admin raises the budget."
     if code == "NoMatchingGpuModel":
         models = _names(details.get("models"))
         return f"Ask for one of the models here: {models}." if models else "This cluster has no GPUs; ask for 0 GPUs."
@@ -123,23 +117,35 @@ def unblock_sentence(reason: Mapping[str, Any]) -> str:
 
 
 def _quota_unblock(code: str, d: Mapping[str, Any]) -> str:
+    """By the rule that binds (``details.rule`` from the quota ledger: ``user cap``, ``team quota``
+    or ``team borrowing limit``; older reasons: ``user`` set means a user cap)."""
     team = str(d.get("team") or "the team")
     user = d.get("user")
     model = "" if d.get("model") in (None, "", "*") else f" {d.get('model')}"
-    if user:  # a per-user cap: only the user's own work (or an admin) frees it
+    rule = str(d.get("rule") or ("user cap" if user else "team borrowing limit" if code == "BorrowingLimitReached"
+                                 else "team quota"))
+    if rule == "user cap" and user:  # only the user's own work (or an admin) frees it
         cap = d.get("quota")
         cap_text = f" of {_number(cap)}{model} GPUs" if cap is not None else ""
-        return (f"It starts when {user}'s own running work leaves room under {user}'s cap{cap_text} in {team}, "
-                f"or when an admin raises that cap.")
-    if code == "NoQuota" or d.get("quota") == 0:
+        sentence = (f"It starts when {user}'s own running work leaves room under {user}'s cap{cap_text} in {team}, "
+                    f"or when an admin raises that cap.")
+    elif code == "NoQuota" or d.get("quota") == 0:
         return f"{team} has no{model} GPU quota: an admin must give it one."
-    if code == "BorrowingLimitReached":
+    elif rule == "team borrowing limit":
         limit = d.get("borrowing_limit")
         numbers = (f" ({_number(d.get('guaranteed'))} + {_number(limit)})"
                    if d.get("guaranteed") is not None and limit is not None else "")
-        return (f"It starts when {team} uses fewer{model} GPUs than its guarantee plus borrowing limit{numbers}, "
-                f"or when an admin raises them.")
-    return f"It starts when {team}'s running jobs release{model} GPUs, or when an admin raises {team}'s quota."
+        sentence = (f"It starts when {team} uses fewer{model} GPUs than its guarantee plus borrowing limit{numbers}, "
+                    f"or when an admin raises them.")
+    else:
+        sentence = f"It starts when {team}'s running jobs release{model} GPUs, or when an admin raises {team}'s quota."
+    also = d.get("also_exceeds")
+    if isinstance(also, Sequence) and not isinstance(also, str) and also:
+        names = [f"{o.get('user')}'s cap" if isinstance(o, Mapping) and o.get("user") else
+                 f"{o.get('team')}'s quota" for o in also if isinstance(o, Mapping)]
+        if names:
+            sentence += f" Also full: {' and '.join(names)}."  # names are identifiers: never capitalised
+    return sentence
 
 
 def memory_text(mib: Any) -> str:

@@ -1,31 +1,37 @@
 /**
- * Pure formatting for the panel: pending reasons, ETAs, durations, sizes and GPU requests.
+ * Pure formatting for the panel: pending reasons, ETAs, durations, sizes and GPU requests, in
+ * the user's language (every sentence goes through a JupyterLab {@link TranslationBundle};
+ * plurals through `_n`).
  *
- * Reasons are data with numbers (STYLE.md §5): the server renders `reason.message`; the panel
- * shows it and, only when a server leaves it empty, builds one sentence from `code` + `details`.
- * Nothing here parses a message string.
+ * Reasons are data with numbers: the server renders them (`reason.text` from the one wording
+ * renderer, else `reason.message`); the panel shows that and builds a sentence from `code` +
+ * `details` only when a server sent neither. Nothing here parses a message string.
  */
-import type { IJob, IPendingReason, IQuota, IResources } from './api';
+import { nullTranslator, type TranslationBundle } from '@jupyterlab/translation';
+
+import { isWaiting, type IResources, type Job, type PendingReason, type QuotaLine } from './types';
+
+/** The bundle used when a caller passes none (English, untranslated). */
+export const NULL_TRANS: TranslationBundle = nullTranslator.load('jupyter_sched');
 
 /** Seconds → a short human duration: `45 s`, `3 min 05 s`, `2 h 03 min`, `3 d 4 h`. */
-export function formatDuration(seconds: number): string {
+export function formatDuration(seconds: number, trans: TranslationBundle = NULL_TRANS): string {
   if (!isFinite(seconds) || seconds < 0) {
     return '–';
   }
   const s = Math.floor(seconds);
   if (s < 60) {
-    return `${s} s`;
+    return trans.__('%1 s', s);
   }
   const minutes = Math.floor(s / 60);
   if (minutes < 60) {
-    return `${minutes} min ${String(s % 60).padStart(2, '0')} s`;
+    return trans.__('%1 min %2 s', minutes, String(s % 60).padStart(2, '0'));
   }
   const hours = Math.floor(minutes / 60);
   if (hours < 24) {
-    return `${hours} h ${String(minutes % 60).padStart(2, '0')} min`;
+    return trans.__('%1 h %2 min', hours, String(minutes % 60).padStart(2, '0'));
   }
-  const days = Math.floor(hours / 24);
-  return `${days} d ${hours % 24} h`;
+  return trans.__('%1 d %2 h', Math.floor(hours / 24), hours % 24);
 }
 
 /** Parse an ISO timestamp; `null` when absent or unparsable. */
@@ -37,38 +43,39 @@ export function parseTime(value: string | null | undefined): Date | null {
   return isNaN(t) ? null : new Date(t);
 }
 
-/**
- * An ETA as a phrase relative to `now`: `unknown`, `any moment` (due or past), `in 40 s`,
- * `in 12 min`, `in 2 h 05 min`, `in 3 d 4 h`.
- */
-export function formatEta(eta: string | null | undefined, now: Date = new Date()): string {
+/** An ETA relative to `now`: `unknown`, `any moment`, `in 40 s`, `in 12 min`, `in 2 h 05 min`. */
+export function formatEta(eta: string | null | undefined, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const at = parseTime(eta);
   if (!at) {
-    return 'unknown';
+    return trans.__('unknown');
   }
   const seconds = (at.getTime() - now.getTime()) / 1000;
   if (seconds <= 5) {
-    return 'any moment';
+    return trans.__('any moment');
   }
   if (seconds < 60) {
-    return `in ${Math.round(seconds)} s`;
+    return trans.__('in %1 s', Math.round(seconds));
   }
   if (seconds < 3600) {
-    return `in ${Math.round(seconds / 60)} min`;
+    return trans.__('in %1 min', Math.round(seconds / 60));
   }
-  return `in ${formatDuration(seconds)}`;
+  return trans.__('in %1', formatDuration(seconds, trans));
 }
 
-/** Elapsed time of a job: running → since start; finished → start to finish; pending → waiting since submit. */
-export function formatElapsed(job: Pick<IJob, 'state' | 'submitted_at' | 'started_at' | 'finished_at'>, now: Date = new Date()): string {
+/** Elapsed: running → since start; finished → start to finish; pending → waiting since submit. */
+export function formatElapsed(
+  job: Pick<Job, 'submitted_at' | 'started_at' | 'finished_at'>,
+  now: Date = new Date(),
+  trans: TranslationBundle = NULL_TRANS
+): string {
   const start = parseTime(job.started_at);
   const end = parseTime(job.finished_at);
   if (start) {
-    return formatDuration(((end ?? now).getTime() - start.getTime()) / 1000);
+    return formatDuration(((end ?? now).getTime() - start.getTime()) / 1000, trans);
   }
   const submitted = parseTime(job.submitted_at);
   if (submitted && !end) {
-    return `waiting ${formatDuration((now.getTime() - submitted.getTime()) / 1000)}`;
+    return trans.__('waiting %1', formatDuration((now.getTime() - submitted.getTime()) / 1000, trans));
   }
   return '–';
 }
@@ -97,22 +104,18 @@ export function formatNumber(value: number, digits = 1): string {
 }
 
 /** A GPU request: `1 GPU`, `4 GPUs`, `0.5 GPU (shared)`, `2 × A100-80GB`, `CPU only`, plus workers. */
-export function formatGpus(resources: Pick<IResources, 'gpus' | 'gpu_milli' | 'gpu_models' | 'workers'> | null | undefined): string {
-  if (!resources) {
-    return '–';
-  }
-  const { gpus, gpu_milli: milli, gpu_models: models, workers } = resources;
+export function formatGpus(r: Pick<IResources, 'gpus' | 'gpu_milli' | 'gpu_models' | 'workers'>, trans: TranslationBundle = NULL_TRANS): string {
   let text: string;
-  if (!gpus) {
-    text = 'CPU only';
-  } else if (milli && milli < 1000) {
-    text = `${formatNumber((gpus * milli) / 1000, 3)} GPU (shared)`;
-  } else if (models && models.length) {
-    text = `${gpus} × ${models.join('|')}`;
+  if (!r.gpus) {
+    text = trans.__('CPU only');
+  } else if (r.gpu_milli && r.gpu_milli < 1000) {
+    text = trans.__('%1 GPU (shared)', formatNumber((r.gpus * r.gpu_milli) / 1000, 3));
+  } else if (r.gpu_models.length) {
+    text = `${r.gpus} × ${r.gpu_models.join('|')}`;
   } else {
-    text = `${gpus} GPU${gpus === 1 ? '' : 's'}`;
+    text = trans._n('%1 GPU', '%1 GPUs', r.gpus);
   }
-  return workers && workers > 1 ? `${text} × ${workers} workers` : text;
+  return r.workers > 1 ? trans._n('%2 × %1 worker', '%2 × %1 workers', r.workers, text) : text;
 }
 
 function num(details: Record<string, unknown>, ...keys: string[]): number | undefined {
@@ -136,79 +139,97 @@ function str(details: Record<string, unknown>, ...keys: string[]): string | unde
 }
 
 /**
- * One sentence for a reason's code and numbers, used only when the server sent no message.
- * Never the bare "does not fit" (case 005): it names the resource and the numbers it has.
+ * One sentence for a reason's code and numbers, used only when the server sent no text.
+ * Never the bare "does not fit": it names the resource and the numbers it has.
  */
-export function sentenceFromDetails(code: string, details: Record<string, unknown>): string {
+export function sentenceFromDetails(code: string, details: Record<string, unknown>, trans: TranslationBundle = NULL_TRANS): string {
+  const q = (v: number | undefined, digits = 2) => (v === undefined ? '?' : formatNumber(v, digits));
   const requested = num(details, 'requested', 'gpus', 'needed');
   const free = num(details, 'free', 'available');
-  const quota = num(details, 'quota', 'guaranteed', 'limit');
-  const used = num(details, 'used', 'in_use');
   const capacity = num(details, 'capacity', 'total');
+  const used = num(details, 'used', 'in_use');
+  const quota = num(details, 'quota', 'guaranteed', 'limit');
   const model = str(details, 'model', 'gpu_model', 'flavor');
-  const gpusOf = model ? `${model} GPUs` : 'GPUs';
-  const team = str(details, 'team') ?? 'the team';
-  const parts: string[] = [];
+  const team = str(details, 'team') ?? trans.__('the team');
+  const gpusOf = model ? trans.__('%1 GPUs', model) : trans.__('GPUs');
+  let text: string;
   switch (code) {
     case 'ExceedsQuota':
+      text = trans.__('%1 uses %2 of %3 %4; the job needs %5 more.', team, q(used), q(quota), gpusOf, q(requested));
+      break;
     case 'BorrowingLimitReached':
-      parts.push(
-        `${team} uses ${used ?? '?'} of ${quota ?? '?'} ${gpusOf}` +
-          (requested !== undefined ? `; the job needs ${requested} more` : '') +
-          (code === 'BorrowingLimitReached' ? ' (borrowing limit reached)' : '')
+      text = trans.__('%1 uses %2 of %3 %4; the job needs %5 more (borrowing limit reached).', team, q(used), q(quota), gpusOf, q(requested));
+      break;
+    case 'BudgetExhausted':
+      text = trans.__(
+        '%1 has spent %2 of %3 GPU-hours this period.',
+        team,
+        q(num(details, 'spent_gpu_hours', 'used_gpu_hours', 'spent'), 1),
+        q(num(details, 'budget_gpu_hours', 'gpu_hours', 'budget'), 1)
       );
       break;
-    case 'BudgetExhausted': {
-      const spent = num(details, 'spent_gpu_hours', 'used_gpu_hours', 'spent');
-      const budget = num(details, 'budget_gpu_hours', 'gpu_hours', 'budget');
-      parts.push(
-        `${team} has spent ${spent !== undefined ? formatNumber(spent) : '?'} of ${budget !== undefined ? formatNumber(budget) : '?'} GPU-hours this period`
-      );
-      break;
-    }
     case 'WaitingForCapacity':
+      text = trans.__('%1 of %2 %3 free, job needs %4.', q(free), q(capacity), gpusOf, q(requested));
+      break;
     case 'Fragmented':
-      parts.push(
-        `${free ?? '?'} of ${capacity ?? '?'} ${gpusOf} free, job needs ${requested ?? '?'}` +
-          (code === 'Fragmented' ? ' on one node (free GPUs are spread over nodes)' : '')
-      );
+      text = trans.__('%1 of %2 %3 free, job needs %4 on one node (free GPUs are spread over nodes).', q(free), q(capacity), gpusOf, q(requested));
       break;
     case 'NoMatchingGpuModel':
-      parts.push(`no node has the requested GPU model ${model ?? '(unnamed)'}`);
+      text = trans.__('No node has the requested GPU model %1.', model ?? '?');
       break;
     case 'UnhealthyGpu':
-      parts.push(`the matching ${gpusOf} are unhealthy`);
+      text = trans.__('The matching %1 are unhealthy.', gpusOf);
       break;
     default: {
       const numbers = Object.entries(details)
         .filter(([, v]) => typeof v === 'number' || typeof v === 'string')
         .map(([k, v]) => `${k.replace(/_/g, ' ')} ${v}`);
-      parts.push(`${code.replace(/([a-z])([A-Z])/g, '$1 $2')}${numbers.length ? `: ${numbers.join(', ')}` : ''}`);
+      text = `${code.replace(/([a-z])([A-Z])/g, '$1 $2')}${numbers.length ? `: ${numbers.join(', ')}` : ''}.`;
     }
   }
-  const sentence = parts.join(' ');
-  return sentence.charAt(0).toUpperCase() + sentence.slice(1) + '.';
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-/** The primary reason as one sentence (the server's message, else built from the numbers). */
-export function reasonSentence(reason: IPendingReason | null | undefined): string {
+/** The wording renderer's text of a reason (`reason.text`), when the server sends it. */
+export interface IReasonText {
+  summary: string;
+  eta: string;
+  unblock: string;
+  line: string;
+}
+
+export function reasonText(reason: PendingReason | null | undefined): IReasonText | null {
+  const text = reason && typeof reason === 'object' ? (reason as Record<string, unknown>).text : null;
+  if (!text || typeof text !== 'object') {
+    return null;
+  }
+  const t = text as Record<string, unknown>;
+  const s = (k: string) => (typeof t[k] === 'string' ? (t[k] as string) : '');
+  return s('summary') || s('line') ? { summary: s('summary'), eta: s('eta'), unblock: s('unblock'), line: s('line') } : null;
+}
+
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return !trimmed || /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/** The primary reason as one sentence (the server's text, else its message, else built from numbers). */
+export function reasonSentence(reason: PendingReason | null | undefined, trans: TranslationBundle = NULL_TRANS): string {
   if (!reason) {
     return '';
   }
-  const message = (reason.message ?? '').trim();
-  if (message) {
-    return /[.!?]$/.test(message) ? message : `${message}.`;
+  const text = reasonText(reason);
+  if (text?.summary) {
+    return sentence(text.summary);
   }
-  return sentenceFromDetails(reason.code, reason.details ?? {});
-}
-
-/** Waiting for GPUs: pending, or preempted and requeued. */
-export function isWaiting(state: string): boolean {
-  return state === 'pending' || state === 'preempted';
+  if (reason.message?.trim()) {
+    return sentence(reason.message);
+  }
+  return reason.code ? sentenceFromDetails(reason.code, reason.details ?? {}, trans) : '';
 }
 
 /** Queue position of a job (`position` on the row, else on its reason), or null. */
-export function queuePosition(job: Pick<IJob, 'position' | 'reason'>): number | null {
+export function queuePosition(job: { position?: number | null; reason?: PendingReason | null }): number | null {
   if (typeof job.position === 'number') {
     return job.position;
   }
@@ -216,61 +237,87 @@ export function queuePosition(job: Pick<IJob, 'position' | 'reason'>): number | 
 }
 
 /**
- * The full queue line for a pending job: `#3 · <reason sentence> · starts in 12 min (<eta_reason>)`.
- * Running jobs: `running on <node> (GPUs …)`.
+ * The queue line of a waiting job: `#3 · <reason> · ETA in 12 min (<why>) · Unblocks when: …`.
+ * Running jobs: `running on <node>`.
  */
-export function queueLine(job: IJob, now: Date = new Date()): string {
+export function queueLine(
+  job: Job & { position?: number | null; eta?: string | null; eta_reason?: string },
+  now: Date = new Date(),
+  trans: TranslationBundle = NULL_TRANS
+): string {
   if (!isWaiting(job.state)) {
     const node = job.allocation?.node;
-    return node ? `${job.state} on ${node}` : job.state;
+    return node ? trans.__('%1 on %2', stateLabel(job.state, trans), node) : stateLabel(job.state, trans);
   }
   const parts: string[] = [];
   const position = queuePosition(job);
   if (position !== null) {
     parts.push(`#${position}`);
   }
-  const sentence = reasonSentence(job.reason);
-  if (sentence) {
-    parts.push(sentence);
+  const why = reasonSentence(job.reason, trans);
+  if (why) {
+    parts.push(why);
   }
   const eta = job.reason?.eta ?? job.eta ?? null;
-  const etaReason = job.reason?.eta_reason || job.eta_reason || '';
-  parts.push(`ETA ${formatEta(eta, now)}${etaReason ? ` (${etaReason})` : ''}`);
-  if (job.reason?.unblock) {
-    parts.push(`Unblocks when: ${job.reason.unblock}`);
+  const text = reasonText(job.reason);
+  if (text?.eta) {
+    parts.push(eta ? `${text.eta} (${formatEta(eta, now, trans)})` : text.eta);
+  } else {
+    const etaReason = job.reason?.eta_reason || job.eta_reason || '';
+    parts.push(trans.__('ETA %1', formatEta(eta, now, trans)) + (etaReason ? ` (${etaReason})` : ''));
+  }
+  const unblock = text ? text.unblock : (job.reason?.unblock ?? '');
+  if (unblock) {
+    parts.push(trans.__('Unblocks when: %1', unblock));
   }
   return parts.join(' · ');
 }
 
 /** Quota line label: `team-ml / alice · A100-80GB` (`*` → `any model`). */
-export function quotaLabel(q: Pick<IQuota, 'team' | 'user' | 'gpu_model'>): string {
+export function quotaLabel(q: Pick<QuotaLine, 'team' | 'user' | 'gpu_model'>, trans: TranslationBundle = NULL_TRANS): string {
   const who = q.user ? `${q.team} / ${q.user}` : q.team;
-  return `${who} · ${q.gpu_model === '*' ? 'any model' : q.gpu_model}`;
+  return `${who} · ${q.gpu_model === '*' ? trans.__('any model') : q.gpu_model}`;
 }
 
-/** Fractions of a bar for usage against guarantee and guarantee+borrowing (0..1 each). */
-export function quotaFractions(used: number, guaranteed: number, borrowingLimit: number | null): {
-  max: number | null;
-  usedFraction: number;
-  guaranteedFraction: number;
-  text: string;
-} {
+/** Fractions of a bar for usage against guarantee and guarantee+borrowing (0..1 each), and its text. */
+export function quotaFractions(
+  used: number,
+  guaranteed: number,
+  borrowingLimit: number | null,
+  trans: TranslationBundle = NULL_TRANS
+): { max: number | null; usedFraction: number; guaranteedFraction: number; text: string } {
   const max = borrowingLimit === null ? null : guaranteed + borrowingLimit;
   const scale = Math.max(max ?? Math.max(guaranteed, used) * 1.25, used, guaranteed, 1);
   const text =
-    `${formatNumber(used)} used · ${formatNumber(guaranteed)} guaranteed · ` +
-    (borrowingLimit === null ? 'borrowing unlimited' : `borrow up to ${formatNumber(borrowingLimit)} (max ${formatNumber(max as number)})`);
-  return {
-    max,
-    usedFraction: Math.min(1, used / scale),
-    guaranteedFraction: Math.min(1, guaranteed / scale),
-    text
-  };
+    trans.__('%1 used · %2 guaranteed · ', formatNumber(used), formatNumber(guaranteed)) +
+    (borrowingLimit === null
+      ? trans.__('borrowing unlimited')
+      : trans.__('borrow up to %1 (max %2)', formatNumber(borrowingLimit), formatNumber(max as number)));
+  return { max, usedFraction: Math.min(1, used / scale), guaranteedFraction: Math.min(1, guaranteed / scale), text };
 }
 
-/** A state label as users read it. */
-export function stateLabel(state: string): string {
-  return state.charAt(0).toUpperCase() + state.slice(1);
+/** A state as users read it. */
+export function stateLabel(state: string, trans: TranslationBundle = NULL_TRANS): string {
+  const labels: Record<string, string> = {
+    pending: trans.__('Pending'),
+    admitted: trans.__('Admitted'),
+    running: trans.__('Running'),
+    succeeded: trans.__('Succeeded'),
+    failed: trans.__('Failed'),
+    cancelled: trans.__('Cancelled'),
+    preempted: trans.__('Preempted'),
+    lost: trans.__('Lost'),
+    rejected: trans.__('Rejected')
+  };
+  return labels[state] ?? state.charAt(0).toUpperCase() + state.slice(1);
+}
+
+/** How a finished job ended: its message (which names the exit code), else the exit code. */
+export function outcome(job: Pick<Job, 'exit_code' | 'message'>, trans: TranslationBundle = NULL_TRANS): string {
+  if (job.message) {
+    return job.message;
+  }
+  return typeof job.exit_code === 'number' ? trans.__('exit code %1', job.exit_code) : '';
 }
 
 /** Sparkline SVG path (`M x y L ...`) of `values` (0..100) in a `width`×`height` box. */
@@ -290,24 +337,25 @@ export function sparklinePath(values: readonly number[], width: number, height: 
     .join(' ');
 }
 
-/** What an idle-ladder action does to the GPUs, as a past participle. */
-const IDLE_VERBS: Record<string, string> = { release: 'released', requeue: 'requeued', stop: 'stopped', notify: 'reported as idle' };
-
 /**
- * The notification text of an `idle_warning` event (engine: `{job_id, kind, stage: warn|reclaim|clear,
- * action, reason, deadline, idle_since}`), short enough for a toast (JupyterLab cuts at 140
- * characters); the full reason with its numbers is the job's message in My work.
- * Returns null for `clear` (activity resumed: nothing to announce).
+ * The notification text of an `idle_warning` event (`{job_id, kind, stage: warn|reclaim|clear,
+ * action, reason, deadline}`), short enough for a toast; null for `clear` (activity resumed).
  */
-export function idleNotice(data: Record<string, any>, name: string, now: Date = new Date()): string | null {
+export function idleNotice(data: Record<string, unknown>, name: string, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string | null {
   const stage = data.stage ?? 'warn';
-  const verb = IDLE_VERBS[data.action as string] ?? 'released';
+  const verbs: Record<string, string> = {
+    release: trans.__('released'),
+    requeue: trans.__('requeued'),
+    stop: trans.__('stopped'),
+    notify: trans.__('reported as idle')
+  };
+  const verb = verbs[String(data.action)] ?? verbs.release;
   if (stage === 'clear') {
     return null;
   }
   if (stage === 'reclaim') {
-    return `Idle GPUs reclaimed: ${name}'s GPUs were ${verb}.`;
+    return trans.__("Idle GPUs reclaimed: %1's GPUs were %2.", name, verb);
   }
-  const when = data.deadline ? formatEta(data.deadline, now) : 'soon';
-  return `Idle GPUs: ${name} is idle; its GPUs will be ${verb} ${when === 'any moment' ? 'any moment' : when} unless it is used or kept alive.`;
+  const when = typeof data.deadline === 'string' ? formatEta(data.deadline, now, trans) : trans.__('soon');
+  return trans.__('Idle GPUs: %1 is idle; its GPUs will be %2 %3 unless it is used or kept alive.', name, verb, when);
 }

@@ -1,39 +1,51 @@
 /**
- * JupyterLab plugin of jupyter_sched: the "GPUs" left sidebar panel, a main-area log viewer,
- * the file-browser command "Run on GPUs" and the notebook-toolbar button of the same name.
+ * The JupyterLab (and Notebook 7) plugins of jupyter_sched:
+ *
+ * - `:model` provides {@link ISchedModel} (client, event stream, state, signals);
+ * - `:sections` provides {@link ISchedSections} (the sidebar's section registry);
+ * - `:plugin` is the GPUs sidebar with the built-in sections, the commands (palette, context
+ *   menus and the notebook toolbar button are declared in schema/plugin.json, so users can hide
+ *   or move them), job notifications and the restorable log viewer;
+ * - `:status` is the status-bar item with the current kernel's GPUs.
+ *
+ * Nothing requires `ILabShell`: the sidebar goes to `app.shell`'s left area, which Notebook 7
+ * has too.
  */
-import { ILabShell, ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, type MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
-import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
-import type { NotebookPanel } from '@jupyterlab/notebook';
+import { ILayoutRestorer, type JupyterFrontEnd, type JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { Dialog, ICommandPalette, type MainAreaWidget, Notification, showDialog, WidgetTracker } from '@jupyterlab/apputils';
 import { PageConfig } from '@jupyterlab/coreutils';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { LabIcon, ToolbarButton } from '@jupyterlab/ui-components';
+import { IStateDB } from '@jupyterlab/statedb';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { ITranslator, nullTranslator, type TranslationBundle } from '@jupyterlab/translation';
+import { LabIcon } from '@jupyterlab/ui-components';
+import { Signal } from '@lumino/signaling';
 
-import { type IJob, SchedClient, type Transport } from './api';
-import { SchedClient as TypedSchedClient } from './client';
+import { describeError, SchedClient, type Transport } from './client';
+import { CommandIDs } from './commandids';
+import { formatGpus } from './format';
 import { definitionsPlugin } from './definitions';
+import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
 import { SchedModel } from './model';
-import { ISchedModel } from './tokens';
+import { SchedNotifier } from './notify';
+import { SchedSections } from './registry';
+import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
+import { resubmitBody } from './sections/submit';
+import { SchedSidebar, SidebarState } from './sidebar';
+import { KernelGpuStatus } from './statusbar';
+import { ISchedModel, ISchedSections } from './tokens';
+import { type Job, resourcesOf } from './types';
 
 export * from './tokens';
-import { createLogWidget, type LogViewer } from './logviewer';
-import { DEFAULT_SETTINGS, type IPanelSettings, SchedPanel } from './panel';
-import { VIEWS, type ViewId } from './state';
+export { CommandIDs } from './commandids';
 
 const PLUGIN_ID = '@jupyter-sched/labextension:plugin';
 
-/** Command ids. */
-export namespace CommandIDs {
-  export const open = 'jupyter-sched:open';
-  export const runFile = 'jupyter-sched:run-file';
-  export const runNotebook = 'jupyter-sched:run-notebook';
-  export const openLogs = 'jupyter-sched:open-logs';
-}
-
-const gpuIcon = new LabIcon({
+export const gpuIcon = new LabIcon({
   name: 'jupyter-sched:gpu',
   svgstr:
     '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
@@ -50,63 +62,86 @@ export function serverTransport(settings: ServerConnection.ISettings = ServerCon
   };
 }
 
-function readSettings(settings: ISettingRegistry.ISettings | null): IPanelSettings {
+/** The settings of schema/plugin.json, read defensively. */
+export interface IPanelSettings {
+  refreshInterval: number;
+  defaultViews: string[];
+  sectionOrder: string[];
+  notifyCompletion: boolean;
+}
+
+export const DEFAULT_SETTINGS: IPanelSettings = {
+  refreshInterval: 10,
+  defaultViews: ['inventory', 'queue', 'mywork', 'submit'],
+  sectionOrder: [],
+  notifyCompletion: true
+};
+
+export function readSettings(settings: ISettingRegistry.ISettings | null): IPanelSettings {
   if (!settings) {
     return DEFAULT_SETTINGS;
   }
+  const strings = (value: unknown, fallback: string[]) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : fallback);
   const refresh = settings.get('refreshInterval').composite;
-  const views = settings.get('defaultViews').composite;
   const notify = settings.get('notifyCompletion').composite;
   return {
     refreshInterval: typeof refresh === 'number' && refresh > 0 ? refresh : DEFAULT_SETTINGS.refreshInterval,
-    defaultViews: Array.isArray(views) ? (views.filter(v => VIEWS.includes(v as ViewId)) as ViewId[]) : DEFAULT_SETTINGS.defaultViews,
+    defaultViews: strings(settings.get('defaultViews').composite, DEFAULT_SETTINGS.defaultViews),
+    sectionOrder: strings(settings.get('sectionOrder').composite, DEFAULT_SETTINGS.sectionOrder),
     notifyCompletion: typeof notify === 'boolean' ? notify : DEFAULT_SETTINGS.notifyCompletion
   };
 }
 
 /**
- * The headless model ({@link ISchedModel}) for other plugins: charts, job definitions, run
- * lists, status-bar items. Started by its first consumer (`model.start()`).
+ * The headless model for every plugin: charts, job definitions, run lists, status-bar items.
+ * Consumers call `model.start()` (idempotent) and `model.watch(resource)`.
  */
 const modelPlugin: JupyterFrontEndPlugin<ISchedModel> = {
   id: '@jupyter-sched/labextension:model',
   description: 'The GPU scheduler model: client, live event stream, state and signals.',
   autoStart: true,
   provides: ISchedModel,
-  activate: (app: JupyterFrontEnd): ISchedModel => {
-    return new SchedModel({ client: new TypedSchedClient(serverTransport(app.serviceManager.serverSettings)) });
-  }
+  activate: (app: JupyterFrontEnd): ISchedModel => new SchedModel({ client: new SchedClient(serverTransport(app.serviceManager.serverSettings)) })
 };
 
-const plugin: JupyterFrontEndPlugin<void> = {
+const sectionsPlugin: JupyterFrontEndPlugin<ISchedSections> = {
+  id: '@jupyter-sched/labextension:sections',
+  description: 'The registry of GPUs sidebar sections.',
+  autoStart: true,
+  provides: ISchedSections,
+  activate: (): ISchedSections => new SchedSections()
+};
+
+/** The job a command is about: `args.id`, else the row under the context menu. */
+function jobIdFrom(app: JupyterFrontEnd, args: Record<string, unknown>): string | null {
+  if (typeof args.id === 'string' && args.id) {
+    return args.id;
+  }
+  const node = app.contextMenuHitTest(n => !!n.dataset.jobId);
+  return node?.dataset.jobId ?? null;
+}
+
+const sidebarPlugin: JupyterFrontEndPlugin<void> = {
   id: PLUGIN_ID,
   description: 'GPU scheduling sidebar: inventory, queue with reasons and ETA, my work, quotas, submit and admin.',
   autoStart: true,
-  requires: [ILabShell],
-  optional: [ISettingRegistry, ILayoutRestorer, IDefaultFileBrowser, ICommandPalette],
+  requires: [ISchedModel, ISchedSections],
+  optional: [ITranslator, ISettingRegistry, IStateDB, ILayoutRestorer, ICommandPalette, IDefaultFileBrowser, INotebookTracker],
   activate: async (
     app: JupyterFrontEnd,
-    shell: ILabShell,
+    model: ISchedModel,
+    sections: ISchedSections,
+    translator: ITranslator | null,
     registry: ISettingRegistry | null,
+    stateDB: IStateDB | null,
     restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null,
     fileBrowser: IDefaultFileBrowser | null,
-    palette: ICommandPalette | null
+    notebooks: INotebookTracker | null
   ) => {
-    const transport = serverTransport(app.serviceManager.serverSettings);
-    const client = new SchedClient(transport);
-    const logTracker = new WidgetTracker<MainAreaWidget<LogViewer>>({ namespace: 'jupyter-sched-logs' });
-
-    const openLogs = (job: IJob): void => {
-      const existing = logTracker.find(w => w.content.job.id === job.id);
-      if (existing) {
-        shell.activateById(existing.id);
-        return;
-      }
-      const widget = createLogWidget(client, job);
-      void logTracker.add(widget);
-      shell.add(widget, 'main');
-      shell.activateById(widget.id);
-    };
+    translator = translator ?? nullTranslator;
+    const trans = translator.load('jupyter_sched');
+    const { commands, shell } = app;
 
     let settings: ISettingRegistry.ISettings | null = null;
     if (registry) {
@@ -116,84 +151,266 @@ const plugin: JupyterFrontEndPlugin<void> = {
         console.warn('jupyter_sched: settings could not be loaded; using defaults', err);
       }
     }
-    const panel = new SchedPanel({ client, transport, openLogs, settings: readSettings(settings), serverRoot: PageConfig.getOption('serverRoot') });
-    panel.title.icon = gpuIcon;
-    panel.title.label = '';
-    settings?.changed.connect(() => panel.updateSettings(readSettings(settings)));
-    shell.add(panel, 'left', { rank: 850, type: 'GPUs' });
-    restorer?.add(panel, 'jupyter-sched-panel');
-    void panel.start();
+    let current = readSettings(settings);
+    model.refreshInterval = current.refreshInterval;
+    const state = new SidebarState(stateDB);
 
+    const sidebar = new SchedSidebar({
+      model,
+      sections,
+      translator,
+      commands,
+      state,
+      order: current.sectionOrder,
+      openByDefault: current.defaultViews
+    });
+    sidebar.title.icon = gpuIcon;
+    shell.add(sidebar, 'left', { rank: 850, type: 'GPUs' });
+    restorer?.add(sidebar, sidebar.id);
+
+    const notifier = new SchedNotifier(model, commands, trans);
+    notifier.notifyCompletion = current.notifyCompletion;
+    settings?.changed.connect(() => {
+      current = readSettings(settings);
+      model.refreshInterval = current.refreshInterval;
+      notifier.notifyCompletion = current.notifyCompletion;
+      sidebar.setOrder(current.sectionOrder);
+    });
+
+    // -- logs: one tab per job, restored after a reload
+    const logs = new WidgetTracker<MainAreaWidget<LogViewer>>({ namespace: 'jupyter-sched-logs' });
+    if (restorer) {
+      void restorer.restore(logs, {
+        command: CommandIDs.openLogs,
+        args: widget => ({ id: widget.content.jobId }),
+        name: widget => widget.content.jobId
+      });
+    }
+
+    let submitView: SubmitView | null = null;
     const showSubmit = (path: string): void => {
-      shell.activateById(panel.id);
-      panel.prefillSubmit(path);
+      shell.activateById(sidebar.id);
+      sidebar.showSection('submit');
+      submitView?.prefill(path);
     };
 
-    app.commands.addCommand(CommandIDs.open, {
-      label: 'GPUs: Show Scheduler Panel',
-      caption: 'Open the GPU scheduling sidebar',
+    commands.addCommand(CommandIDs.open, {
+      label: trans.__('Show GPUs Panel'),
+      caption: trans.__('Open the GPU scheduling sidebar'),
+      icon: args => (args.isPalette ? undefined : gpuIcon),
       execute: args => {
-        shell.activateById(panel.id);
-        const view = args['view'] as ViewId | undefined;
-        if (view) {
-          panel.showSection(view);
+        shell.activateById(sidebar.id);
+        if (typeof args.section === 'string') {
+          sidebar.showSection(args.section);
         }
       }
     });
-    app.commands.addCommand(CommandIDs.runFile, {
-      label: 'Run on GPUs…',
-      caption: 'Submit the selected script or notebook as a GPU job',
+    commands.addCommand(CommandIDs.refresh, {
+      label: trans.__('Refresh GPUs Panel'),
+      caption: trans.__('Re-read inventory, queue and my work now and reconnect the live stream'),
+      execute: () => model.refreshAll()
+    });
+    commands.addCommand(CommandIDs.runNotebook, {
+      label: args => (args.isPalette ? trans.__('Run This Notebook on GPUs…') : trans.__('Run on GPUs')),
+      caption: trans.__('Submit this notebook as a GPU job (the saved version runs)'),
+      icon: args => (args.isPalette ? undefined : gpuIcon),
+      execute: async args => {
+        const nb = notebooks?.currentWidget;
+        if (typeof args.path === 'string') {
+          showSubmit(args.path);
+          return;
+        }
+        if (!nb) {
+          showSubmit('');
+          return;
+        }
+        await nb.context.save();
+        showSubmit(nb.context.path);
+      }
+    });
+    commands.addCommand(CommandIDs.runFile, {
+      label: trans.__('Run on GPUs…'),
+      caption: trans.__('Submit the selected script or notebook as a GPU job'),
       icon: gpuIcon,
       isVisible: () => {
         const item = fileBrowser?.selectedItems().next();
         return !!item && !item.done && item.value.type !== 'directory';
       },
       execute: args => {
-        const explicit = args['path'] as string | undefined;
         const item = fileBrowser?.selectedItems().next();
-        const path = explicit ?? (item && !item.done ? item.value.path : '');
+        const path = typeof args.path === 'string' ? args.path : item && !item.done ? item.value.path : '';
         showSubmit(path);
       }
     });
-    app.commands.addCommand(CommandIDs.runNotebook, {
-      label: 'Run on GPUs',
-      caption: 'Submit this notebook as a GPU job (the saved version runs)',
-      icon: gpuIcon,
-      execute: args => {
-        const path = (args['path'] as string | undefined) ?? '';
-        showSubmit(path);
-      }
-    });
-    app.commands.addCommand(CommandIDs.openLogs, {
-      label: 'GPUs: Open Job Logs',
-      execute: async args => {
-        const id = args['id'] as string;
-        openLogs(await client.job(id));
-      }
-    });
-    app.contextMenu.addItem({
-      command: CommandIDs.runFile,
-      selector: '.jp-DirListing-item[data-isdir="false"]',
-      rank: 60
-    });
-    palette?.addItem({ command: CommandIDs.open, category: 'GPUs' });
 
-    app.docRegistry.addWidgetExtension('Notebook', {
-      createNew: (nb: NotebookPanel) => {
-        const button = new ToolbarButton({
-          className: 'jp-sched-run-on-gpus',
-          label: 'Run on GPUs',
-          icon: gpuIcon,
-          tooltip: 'Submit this notebook as a GPU job from the GPUs panel',
-          onClick: () => {
-            void nb.context.save().then(() => app.commands.execute(CommandIDs.runNotebook, { path: nb.context.path }));
-          }
-        });
-        nb.toolbar.insertItem(10, 'runOnGpus', button);
-        return button;
+    const jobOf = async (id: string): Promise<Job> => model.find(id) ?? (await model.client.job(id));
+
+    commands.addCommand(CommandIDs.openLogs, {
+      label: trans.__('Open Job Logs'),
+      caption: trans.__('Follow the output of a job in the main area'),
+      isEnabled: args => !!jobIdFrom(app, args),
+      execute: async args => {
+        const id = jobIdFrom(app, args);
+        if (!id) {
+          return;
+        }
+        const existing = logs.find(w => w.content.jobId === id);
+        if (existing) {
+          shell.activateById(existing.id);
+          return;
+        }
+        const widget = createLogWidget(model.client, id, trans, model.find(id) ?? null);
+        await logs.add(widget);
+        shell.add(widget, 'main');
+        shell.activateById(widget.id);
       }
     });
+    commands.addCommand(CommandIDs.cancel, {
+      label: args => {
+        const id = jobIdFrom(app, args);
+        const job = id ? model.find(id) : undefined;
+        return job?.kind === 'lease' ? trans.__('Release Lease') : trans.__('Cancel Job');
+      },
+      caption: trans.__('Stop a job or release a lease (asks first)'),
+      isEnabled: args => !!jobIdFrom(app, args),
+      execute: async args => {
+        const id = jobIdFrom(app, args);
+        if (!id) {
+          return;
+        }
+        let job: Job;
+        try {
+          job = await jobOf(id);
+        } catch (err) {
+          Notification.error(trans.__('Could not find %1: %2', id, describeError(err)), { autoClose: 8000 });
+          return;
+        }
+        const lease = job.kind === 'lease';
+        const what = lease ? trans.__('Release lease') : trans.__('Cancel job');
+        const result = await showDialog({
+          title: trans.__('%1 %2?', what, job.name),
+          body:
+            trans.__('%1 (%2) holds %3 and is %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state) +
+            ' ' +
+            (lease ? trans.__('The kernel keeps running but loses its GPUs.') : trans.__('Running work is stopped (SIGTERM, then SIGKILL after the grace period).')),
+          buttons: [Dialog.cancelButton({ label: trans.__('Keep it') }), Dialog.warnButton({ label: what })]
+        });
+        if (!result.button.accept) {
+          return;
+        }
+        try {
+          model.upsert(lease ? await model.client.releaseLease(id) : await model.client.cancel(id));
+        } catch (err) {
+          Notification.error(trans.__('Could not cancel %1: %2', job.name, describeError(err)), { autoClose: 8000 });
+        }
+      }
+    });
+    commands.addCommand(CommandIDs.resubmit, {
+      label: trans.__('Resubmit Job'),
+      caption: trans.__('Submit a finished job again with the same request'),
+      isEnabled: args => !!jobIdFrom(app, args),
+      execute: async args => {
+        const id = jobIdFrom(app, args);
+        if (!id) {
+          return;
+        }
+        try {
+          const job = await jobOf(id);
+          const fresh = await model.client.submit(resubmitBody(job));
+          model.upsert(fresh);
+          Notification.info(trans.__('Resubmitted %1 as %2.', job.name, fresh.id), { autoClose: 4000 });
+        } catch (err) {
+          Notification.error(trans.__('Could not resubmit %1: %2', id, describeError(err)), { autoClose: 8000 });
+        }
+      }
+    });
+    commands.addCommand(CommandIDs.keepalive, {
+      label: trans.__('Keep Lease Alive'),
+      caption: trans.__('Tell the scheduler this lease is in use (restarts its idle timer)'),
+      isEnabled: args => !!jobIdFrom(app, args),
+      execute: async args => {
+        const id = jobIdFrom(app, args);
+        if (!id) {
+          return;
+        }
+        try {
+          await model.client.keepalive(id);
+          Notification.success(trans.__('Lease kept alive: the idle timer restarted.'), { autoClose: 4000 });
+        } catch (err) {
+          Notification.error(trans.__('Keep-alive failed: %1', describeError(err)), { autoClose: 8000 });
+        }
+      }
+    });
+    const sectionFrom = (args: Record<string, unknown>): string | null =>
+      typeof args.id === 'string' ? args.id : (app.contextMenuHitTest(n => !!n.dataset.section)?.dataset.section ?? null);
+    const move = (delta: -1 | 1) => async (args: Record<string, unknown>) => {
+      const id = sectionFrom(args);
+      if (!id) {
+        return;
+      }
+      const order = sidebar.movedOrder(id, delta);
+      if (settings) {
+        await settings.set('sectionOrder', order);
+      } else {
+        sidebar.setOrder(order);
+      }
+    };
+    commands.addCommand(CommandIDs.moveSectionUp, { label: trans.__('Move Section Up'), execute: move(-1) });
+    commands.addCommand(CommandIDs.moveSectionDown, { label: trans.__('Move Section Down'), execute: move(1) });
+
+    for (const command of [CommandIDs.open, CommandIDs.refresh, CommandIDs.runNotebook]) {
+      palette?.addItem({ command, category: trans.__('GPUs'), args: { isPalette: true } });
+    }
+
+    for (const section of builtinSections({
+      trans,
+      serverRoot: PageConfig.getOption('serverRoot'),
+      onSubmitted: () => sidebar.showSection('mywork'),
+      onSubmitView: view => {
+        submitView = view;
+      }
+    })) {
+      sections.add(section);
+    }
+
+    // my jobs feed the notifications and the status-bar item even while the sidebar is closed
+    model.watch('jobs');
+    void model.start();
+    // the state database answers after the workspace is restored: sections wait for it
+    void state.load().then(() => sidebar.syncSections());
   }
 };
 
-export default [modelPlugin, plugin, definitionsPlugin, usagePlugin];
+const statusPlugin: JupyterFrontEndPlugin<void> = {
+  id: '@jupyter-sched/labextension:status',
+  description: "A status-bar item with the current notebook kernel's GPUs.",
+  autoStart: true,
+  requires: [ISchedModel],
+  optional: [ITranslator, IStatusBar, INotebookTracker],
+  activate: (app: JupyterFrontEnd, model: ISchedModel, translator: ITranslator | null, statusBar: IStatusBar | null, notebooks: INotebookTracker | null) => {
+    if (!statusBar || !notebooks) {
+      return;
+    }
+    const trans: TranslationBundle = (translator ?? nullTranslator).load('jupyter_sched');
+    const changed = new Signal<unknown, void>(notebooks);
+    const kernelId = () => notebooks.currentWidget?.sessionContext.session?.kernel?.id ?? null;
+    notebooks.currentChanged.connect((_, panel) => {
+      changed.emit();
+      panel?.sessionContext.kernelChanged.connect(() => changed.emit());
+    });
+    const item = new KernelGpuStatus(model, kernelId, changed, trans, () => void app.commands.execute(CommandIDs.open, { section: 'mywork' }));
+    statusBar.registerStatusItem('@jupyter-sched/labextension:status', {
+      item,
+      align: 'left',
+      rank: 4,
+      isActive: () => !!notebooks.currentWidget,
+      activeStateChanged: changed
+    });
+    model.watch('jobs');
+    void model.start();
+  }
+};
+
+export { BUILTIN_SECTIONS };
+
+export default [modelPlugin, sectionsPlugin, sidebarPlugin, statusPlugin, definitionsPlugin, usagePlugin];

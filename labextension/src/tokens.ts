@@ -165,6 +165,8 @@ export namespace ISchedSection {
     widget: Widget;
     /** Toolbar items shown in the section's title bar. */
     toolbar?: ReadonlyArray<{ name: string; widget: Widget }>;
+    /** A short summary for the title bar ("3/4 free"), recomputed when the model changes. */
+    badge?: () => string;
   }
 }
 

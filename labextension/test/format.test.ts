@@ -13,7 +13,16 @@ import {
   sparklinePath,
   idleNotice
 } from '../src/format';
-import { makeJob, makeReason, makeResources } from './builders';
+import { resourcesOf } from '../src/types';
+import { makeJob } from './fakeserver';
+
+type Reason = NonNullable<Parameters<typeof reasonSentence>[0]>;
+function makeReason(overrides: Partial<Reason> = {}): Reason {
+  return { code: 'WaitingForCapacity', message: '', details: {}, unblock: '', position: null, eta: null, eta_reason: '', per_flavor: [], ...overrides };
+}
+function makeResources(overrides: Record<string, unknown> = {}) {
+  return resourcesOf({ resources: { gpus: 1, gpu_milli: 1000, gpu_models: [], workers: 1, ...overrides } });
+}
 
 const NOW = new Date('2026-11-29T12:00:00Z');
 
@@ -148,7 +157,7 @@ describe('queueLine', () => {
 
   it('a running job names its node', () => {
     const job = makeJob({ state: 'running', allocation: { node: 'sim-0', gpu_uuids: ['GPU-1'], gpu_milli: 1000, workers: [] } });
-    expect(queueLine(job, NOW)).toBe('running on sim-0');
+    expect(queueLine(job, NOW)).toBe('Running on sim-0');
   });
 });
 
@@ -189,6 +198,12 @@ describe('idleNotice', () => {
     const text = idleNotice(data, 'nb-lease', NOW);
     expect(text).toBe(want);
     expect((text ?? '').length).toBeLessThanOrEqual(140);
+  });
+
+  it("the wording renderer's text (reason.text) wins over message and numbers", () => {
+    const reason = { ...makeReason({ message: 'old words', eta: '2026-11-29T12:12:00Z' }), text: { summary: 'team-ml is at its quota (8 of 8 GPUs)', eta: 'ETA 12:12 UTC', unblock: 'when j-7 finishes', line: '' } };
+    expect(reasonSentence(reason)).toBe('team-ml is at its quota (8 of 8 GPUs).');
+    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs). · ETA 12:12 UTC (in 12 min) · Unblocks when: when j-7 finishes');
   });
 
   it('clear (activity resumed) announces nothing', () => {

@@ -1,100 +1,319 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { act } from 'react';
 
-import { aggregateUsage, auditMatches } from '../src/admin';
-import { SchedApiError } from '../src/api';
-import { dryRunSentence, submitBodyFrom, submitErrorSentence } from '../src/submit';
-import { makeReason } from './builders';
+import { SchedApiError } from '../src/client';
+import { AdminView } from '../src/sections';
+import { aggregateUsage, auditMatches, hours, idlePatch, quotaLinesFrom } from '../src/sections/admin';
+import { dryRunSentence, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
+import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
+import { context, flush, mount, startedModel, text } from './ui';
 
-const BLANK = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '' };
+afterEach(() => {
+  document.body.replaceChildren();
+});
 
-describe('submitBodyFrom', () => {
-  it.each([
-    ['a script runs as script with args', { path: 'work/train.py', args: '--epochs 3' }, { name: 'train', gpus: 1, priority: 'normal', script: 'work/train.py', args: ['--epochs', '3'] }],
-    ['a notebook runs as notebook', { path: 'a.ipynb', gpus: '2', model: 'A100' }, { name: 'a', gpus: 2, priority: 'normal', notebook: 'a.ipynb', model: 'A100' }],
-    ['another file runs as a command', { path: 'run.sh', args: 'x' }, { name: 'run', gpus: 1, priority: 'normal', command: ['run.sh', 'x'] }],
-    ['a fraction asks for a shared GPU', { path: 't.py', gpus: '0.5', timeLimit: '2h', name: 'small' }, { name: 'small', gpus: 0.5, priority: 'normal', script: 't.py', time_limit: '2h' }]
-  ])('%s', (_name, values, want) => {
-    expect(submitBodyFrom({ ...BLANK, ...values })).toEqual(want);
+/** Type into a React-controlled input or select the way a browser does. */
+async function type(element: HTMLInputElement | HTMLSelectElement, value: string): Promise<void> {
+  await act(async () => {
+    const proto = element instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, 'value')!.set!.call(element, value);
+    element.dispatchEvent(new Event(element instanceof HTMLSelectElement ? 'change' : 'input', { bubbles: true }));
+  });
+}
+
+async function click(element: Element): Promise<void> {
+  await act(async () => {
+    (element as HTMLElement).click();
+  });
+  await settle();
+  await flush();
+}
+
+describe('submit body', () => {
+  const values = { ...EMPTY_VALUES, path: 'exp/train.py', gpus: '2' };
+
+  it('keeps quoted arguments together (split like a shell)', () => {
+    const body = submitBodyFrom({ ...values, args: `--title "two words" --glob '*.csv' plain\\ space` }, '/home/ann');
+    expect(body).toEqual({
+      name: 'train',
+      gpus: 2,
+      priority: 'normal',
+      script: '/home/ann/exp/train.py',
+      args: ['--title', 'two words', '--glob', '*.csv', 'plain space'],
+      working_dir: '/home/ann/exp'
+    });
   });
 
-  it('with the server root, paths become absolute and the job runs in the file directory', () => {
-    expect(submitBodyFrom({ ...BLANK, path: 'work/train.py' }, '/home/ana/')).toEqual({
-      name: 'train',
-      gpus: 1,
-      priority: 'normal',
-      script: '/home/ana/work/train.py',
-      working_dir: '/home/ana/work'
-    });
-    expect(submitBodyFrom({ ...BLANK, path: 'a.ipynb' }, '/srv')).toMatchObject({ notebook: '/srv/a.ipynb', working_dir: '/srv' });
+  it('a notebook runs as a notebook; a GPU model is sent as gpu_models; a time limit as given', () => {
+    const body = submitBodyFrom({ ...values, path: 'a.ipynb', model: 'A100-80GB', timeLimit: '2h', name: 'nb', priority: 'high' });
+    expect(body).toEqual({ name: 'nb', gpus: 2, priority: 'high', notebook: 'a.ipynb', gpu_models: ['A100-80GB'], time_limit: '2h' });
+  });
+
+  it('any other file is a command with its arguments', () => {
+    expect(submitBodyFrom({ ...values, path: 'run.sh', args: 'a "b c"' }).command).toEqual(['run.sh', 'a', 'b c']);
   });
 
   it.each([
     ['no path', { path: ' ' }, 'Give the path of a script or notebook to run (e.g. train.py).'],
-    ['negative GPUs', { path: 't.py', gpus: '-1' }, 'GPUs must be a number >= 0 (got "-1").'],
-    ['empty GPUs', { path: 't.py', gpus: '' }, 'GPUs must be a number >= 0 (got "").']
-  ])('rejects %s', (_name, values, message) => {
-    expect(() => submitBodyFrom({ ...BLANK, ...values })).toThrow(message);
+    ['GPUs not a number', { gpus: 'two' }, 'GPUs must be a number >= 0 (got "two").'],
+    ['negative GPUs', { gpus: '-1' }, 'GPUs must be a number >= 0 (got "-1").'],
+    ['an unclosed quote', { args: '--title "oops' }, 'Arguments: the double quote at position 9 is not closed.']
+  ])('refuses %s naming the input', (_name, change, message) => {
+    expect(() => submitBodyFrom({ ...values, ...change })).toThrow(message);
   });
-});
 
-describe('dryRunSentence', () => {
-  const NOW = new Date('2026-11-29T12:00:00Z');
-  it('a fit names the node and GPU count', () => {
-    expect(dryRunSentence({ fits: true, allocation: { node: 'sim-0', gpu_uuids: ['a', 'b'], gpu_milli: 1000, workers: [] } }, NOW)).toBe('Would start now on sim-0 (2 GPUs).');
-  });
-  it('a wait gives the reason and the ETA with its reason', () => {
-    const reason = makeReason({ message: '0 of 4 GPUs free, job needs 2', eta: '2026-11-29T12:30:00Z', eta_reason: 'job-3 reaches its time limit' });
-    expect(dryRunSentence({ fits: false, reason }, NOW)).toBe('0 of 4 GPUs free, job needs 2. Estimated start: in 30 min (job-3 reaches its time limit).');
-  });
-  it('a request that can never run says so (never: true)', () => {
-    expect(dryRunSentence({ fits: false, never: true, reason: makeReason({ message: 'needs 8 GPUs, 4 exist' }) }, NOW)).toBe('needs 8 GPUs, 4 exist. It can never start as requested.');
-  });
-  it('a fit that needs preemption names the victims', () => {
-    expect(dryRunSentence({ fits: true, allocation: { node: 'n', gpu_uuids: ['a'], gpu_milli: 1000, workers: [] }, would_preempt: ['j-3'] }, NOW)).toBe('Would start now on n (1 GPU) by preempting 1 job (j-3).');
-  });
-  it('the ETA at the top level is used when the reason has none', () => {
-    expect(dryRunSentence({ fits: false, reason: makeReason({ message: 'waiting' }), eta: '2026-11-29T13:00:00Z' }, NOW)).toBe('waiting. Estimated start: in 1 h 00 min.');
-  });
-});
-
-describe('submitErrorSentence', () => {
-  it('adds the reason sentence a 422 carries when the message lacks it', () => {
-    const err = new SchedApiError(422, {
-      code: 'quota_exceeded',
-      message: 'over quota',
-      field: 'gpus',
-      hint: 'ask for fewer GPUs',
-      details: { reason: makeReason({ code: 'ExceedsQuota', message: 'team-ml may use 2 GPUs, job needs 4' }) }
+  it('resubmits the same request, with gpu_models (never "model") and the script arguments', () => {
+    const job = makeJob({
+      name: 'again',
+      resources: { gpus: 1, gpu_milli: 500, gpu_models: ['L4'], workers: 2, cpu_millis: 4000, memory_mib: 1024, min_memory_mib: 2048, mig_profile: '1g.10gb', nvlink: true },
+      command: ['--epochs', '3'],
+      working_dir: '/w',
+      time_limit_s: 60,
+      env: { A: '1' },
+      profile: 'small'
     });
-    expect(submitErrorSentence(err)).toBe('over quota [gpus] — ask for fewer GPUs team-ml may use 2 GPUs, job needs 4.');
-  });
-  it('does not repeat a reason already in the message', () => {
-    const err = new SchedApiError(422, { code: 'quota_exceeded', message: 'team-ml may use 2 GPUs, job needs 4', details: { reason: makeReason({ message: 'team-ml may use 2 GPUs, job needs 4' }) } });
-    expect(submitErrorSentence(err)).toBe('team-ml may use 2 GPUs, job needs 4');
+    expect(resubmitBody(job)).toEqual({
+      name: 'again',
+      kind: 'training',
+      priority: 'normal',
+      team: 'team-ml',
+      gpus: 0.5,
+      gpu_models: ['L4'],
+      min_memory_mib: 2048,
+      cpu_millis: 4000,
+      memory_mib: 1024,
+      workers: 2,
+      mig_profile: '1g.10gb',
+      nvlink: true,
+      script: 'train.py',
+      args: ['--epochs', '3'],
+      working_dir: '/w',
+      time_limit_s: 60,
+      env: { A: '1' },
+      profile: 'small'
+    });
+    expect(resubmitBody(makeJob({ script: null, notebook: 'n.ipynb' })).notebook).toBe('n.ipynb');
+    expect(resubmitBody(makeJob({ script: null, command: ['echo', 'hi'] })).command).toEqual(['echo', 'hi']);
   });
 });
 
-describe('usage report', () => {
-  const rows = [
-    { user: 'alice', team: 'ml', gpu_model: 'A100', gpu_seconds: 7200, utilized_gpu_seconds: 3600, cost: 4 },
-    { user: 'bob', team: 'ml', gpu_model: 'A100', gpu_seconds: 3600, cost: 2 },
-    { user: 'alice', team: 'ml', gpu_model: 'T4', gpu_hours: 3 }
-  ];
-  it('sums GPU-hours by user, largest first', () => {
-    expect(aggregateUsage(rows, 'user')).toEqual([
-      { key: 'alice', gpuHours: 5, utilizedGpuHours: 1, cost: 4 },
-      { key: 'bob', gpuHours: 1, utilizedGpuHours: null, cost: 2 }
-    ]);
+describe('dry-run and error sentences', () => {
+  const base = { fits: false, never: false, allocation: null, reason: null, eta: null, would_preempt: [], job: makeJob() };
+  it('where it would start', () => {
+    expect(dryRunSentence({ ...base, fits: true, allocation: { node: 'n1', gpu_uuids: ['a', 'b'] } })).toBe('Would start now on n1 (2 GPUs).');
+    expect(dryRunSentence({ ...base, fits: true, allocation: { node: 'n1', gpu_uuids: ['a'] }, would_preempt: ['j-3'] })).toBe('Would start now on n1 (1 GPU) by preempting j-3.');
+    expect(dryRunSentence({ ...base, fits: true })).toBe('Would start now.');
   });
-  it('groups by model', () => {
-    expect(aggregateUsage(rows, 'gpu_model').map(t => [t.key, t.gpuHours])).toEqual([
-      ['A100', 3],
-      ['T4', 3]
-    ]);
+  it('why not and when, or never', () => {
+    const reason = { message: 'team-ui has 2 of 2 GPUs free (0 in use), job needs 3', eta: null };
+    expect(dryRunSentence({ ...base, reason })).toBe('team-ui has 2 of 2 GPUs free (0 in use), job needs 3. Estimated start: unknown.');
+    expect(dryRunSentence({ ...base, reason, never: true })).toBe('team-ui has 2 of 2 GPUs free (0 in use), job needs 3. It can never start as requested.');
+    expect(dryRunSentence({ ...base })).toBe('Would wait in the queue. Estimated start: unknown.');
   });
-  it('audit search matches any field, case-insensitively', () => {
-    expect(auditMatches({ actor: 'root', action: 'set_quotas' }, 'QUOTA')).toBe(true);
-    expect(auditMatches({ actor: 'root', action: 'set_quotas' }, 'preempt')).toBe(false);
-    expect(auditMatches({ actor: 'root' }, '  ')).toBe(true);
+  it('a 422 with a reason adds its sentence to the message', () => {
+    const err = new SchedApiError(422, { code: 'never_fits', message: 'can never run here', field: 'gpus', hint: null, details: { reason: { message: 'no node has 9 GPUs' } } });
+    expect(submitErrorSentence(err)).toBe('can never run here [gpus] no node has 9 GPUs.');
+  });
+});
+
+describe('Submit section', () => {
+  it('prefill fills the path, checks the fit at once and focuses GPUs; submit POSTs and reports', async () => {
+    const server = new FakeSchedServer();
+    const dry: unknown[] = [];
+    server.routes.set('POST dryrun', body => {
+      dry.push(body);
+      return json(200, { fits: true, never: false, allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'] }, reason: null, eta: null, would_preempt: [], job: makeJob() });
+    });
+    const submitted: unknown[] = [];
+    server.routes.set('POST jobs', body => {
+      submitted.push(body);
+      return json(201, makeJob({ id: 'j-new', name: 'steps', state: 'pending' }));
+    });
+    const { model } = await startedModel(server, 'inventory');
+    const done: string[] = [];
+    const view = await mount(new SubmitView(context(model), '', job => done.push(job.id)));
+    view.prefill('steps.py');
+    await flush();
+    await settle();
+    await flush();
+    const form = view.node;
+    expect((form.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('steps.py');
+    expect(document.activeElement).toBe(form.querySelector('.jp-sched-submit-gpus'));
+    expect(dry).toEqual([{ name: 'steps', gpus: 1, priority: 'normal', script: 'steps.py' }]);
+    const feedback = form.querySelector('[role="status"]')!;
+    expect(text(feedback)).toBe('Dry run: Would start now on node-a (1 GPU).');
+    expect(feedback.className).toContain('jp-sched-feedback-ok');
+    await type(form.querySelector('.jp-sched-submit-args') as HTMLInputElement, '--msg "hello world"');
+    await type(form.querySelector('.jp-sched-submit-model') as HTMLSelectElement, 'Simulated GPU 80GB');
+    await act(async () => {
+      form.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    });
+    await settle();
+    await flush();
+    expect(submitted).toEqual([{ name: 'steps', gpus: 1, priority: 'normal', script: 'steps.py', args: ['--msg', 'hello world'], gpu_models: ['Simulated GPU 80GB'] }]);
+    expect(text(feedback)).toBe('Submitted steps (j-new): 1 GPU, pending.');
+    expect(done).toEqual(['j-new']);
+    expect(model.jobs.map(j => j.id)).toEqual(['j-new']);
+    model.dispose();
+  });
+
+  it('a refused submission shows the server sentence as an error; Check fit shows input errors', async () => {
+    const server = new FakeSchedServer();
+    server.routes.set('POST jobs', () => json(422, { error: { code: 'never_fits', message: 'team-ui has 2 of 2 GPUs free (0 in use), job needs 3.', field: 'gpus', hint: null } }));
+    server.routes.set('POST dryrun', () => json(200, { fits: false, never: true, allocation: null, reason: { message: 'team-ui has 2 of 2 GPUs free (0 in use), job needs 3' }, eta: null, would_preempt: [], job: makeJob() }));
+    const { model } = await startedModel(server);
+    const view = await mount(new SubmitView(context(model), '', () => undefined));
+    const form = view.node;
+    await click(form.querySelector('.jp-sched-dryrun-button')!);
+    expect(text(form.querySelector('[role="status"]'))).toBe('Give the path of a script or notebook to run (e.g. train.py).');
+    await type(form.querySelector('.jp-sched-submit-path') as HTMLInputElement, 'big.py');
+    await type(form.querySelector('.jp-sched-submit-gpus') as HTMLInputElement, '3');
+    await click(form.querySelector('.jp-sched-dryrun-button')!);
+    expect(text(form.querySelector('[role="status"]'))).toBe('Dry run: team-ui has 2 of 2 GPUs free (0 in use), job needs 3. It can never start as requested.');
+    expect(form.querySelector('[role="status"]')!.className).toContain('jp-sched-feedback-warn');
+    await click(form.querySelector('.jp-sched-submit-button')!);
+    expect(text(form.querySelector('[role="status"]'))).toBe('team-ui has 2 of 2 GPUs free (0 in use), job needs 3. [gpus]');
+    expect(form.querySelector('[role="status"]')!.className).toContain('jp-sched-feedback-error');
+    model.dispose();
+  });
+});
+
+describe('Admin section', () => {
+  function adminServer(): FakeSchedServer {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, is_admin: true };
+    let quotas = [{ team: 'team-ui', user: null, gpu_model: '*', guaranteed: 2, borrowing_limit: 0 }];
+    server.routes.set('GET quotas', () => json(200, { quotas, budgets: [], teams: [], user_teams: {} }));
+    server.routes.set('PUT quotas', body => {
+      const lines = (body as { quotas: { guaranteed: number }[] }).quotas;
+      if (lines.some(l => !(l.guaranteed >= 0))) {
+        return json(400, { error: { code: 'validation_error', message: 'quotas[0].guaranteed must be >= 0 (got -1)', field: 'quotas[0].guaranteed', hint: 'a number of GPUs' } });
+      }
+      quotas = lines as typeof quotas;
+      return json(200, { quotas, budgets: [], teams: [], user_teams: {} });
+    });
+    const policy = {
+      enabled: true,
+      threshold_pct: 5,
+      window_s: 1800,
+      warning_s: 300,
+      grace_s: 300,
+      busy_kernel_window_s: null,
+      lease_mode: 'release',
+      busy_kernel_mode: 'notify',
+      job_mode: 'requeue',
+      service_mode: 'notify',
+      max_gap_s: 120,
+      keepalive_max_s: 3600
+    };
+    let current = { ...policy };
+    server.routes.set('GET idle-policy', () => json(200, { default: current, by_priority: { low: current }, active: true, retention_s: 3600 }));
+    server.routes.set('PUT idle-policy', body => {
+      const patch = (body as { default: Record<string, unknown> }).default;
+      if (typeof patch.threshold_pct === 'number' && patch.threshold_pct > 100) {
+        return json(400, { error: { code: 'validation_error', message: 'threshold_pct must be at most 100 (got 500)', field: 'default.threshold_pct', hint: 'a percentage' } });
+      }
+      current = { ...current, ...patch };
+      return json(200, { default: current, by_priority: {}, active: true, retention_s: 3600 });
+    });
+    server.routes.set('GET usage', (_, q) =>
+      json(200, q.get('by') === 'team' ? [{ team: 'team-ui', gpu_seconds: 7200, jobs: 2 }] : [
+        { user: 'ann', gpu_hours: 1.5, utilized_gpu_hours: 0.5, jobs: 1 },
+        { user: 'bob', gpu_hours: 3, jobs: 2, cost: 4.5 }
+      ])
+    );
+    server.routes.set('GET audit', () =>
+      json(200, [
+        { id: 2, at: '2026-12-01T10:00:00Z', actor: 'admin', action: 'quotas_changed', message: 'guaranteed 2 → 3' },
+        { id: 1, at: '2026-12-01T09:00:00Z', actor: 'engine', action: 'leader_acquired', message: 'engine leads' }
+      ])
+    );
+    return server;
+  }
+
+  it('edits quotas with the server validating, edits the idle policy with PUT idle-policy, sorts usage and searches the audit log', async () => {
+    const server = adminServer();
+    const { model } = await startedModel(server);
+    const view = await mount(new AdminView(context(model)));
+    await settle();
+    await flush();
+    const node = view.node;
+    // headings follow the section's h3 without a jump
+    expect([...node.querySelectorAll('h2, h3, h5, h6')]).toHaveLength(0);
+    expect([...node.querySelectorAll('h4')].map(h => text(h))).toEqual(['Quotas (GPUs)', 'Idle policy', 'Usage report (GPU-hours)', 'Audit log']);
+
+    const guaranteed = node.querySelector('input[name="guaranteed"]') as HTMLInputElement;
+    expect(guaranteed.value).toBe('2');
+    expect(node.querySelector(`label[for="${guaranteed.id}"]`)?.textContent).toBe('Guaranteed');
+    expect(node.querySelector('.jp-sched-q-remove')?.getAttribute('aria-label')).toBe('Remove quota line 1 (team-ui)');
+    await type(guaranteed, '-1');
+    await click(node.querySelector('.jp-sched-quota-save')!);
+    const quotaStatus = node.querySelectorAll('[role="status"]')[0];
+    expect(text(quotaStatus)).toBe('Not saved: quotas[0].guaranteed must be >= 0 (got -1) [quotas[0].guaranteed] — a number of GPUs');
+    await type(node.querySelector('input[name="guaranteed"]') as HTMLInputElement, '3');
+    await click(node.querySelector('.jp-sched-quota-add')!);
+    await type(node.querySelectorAll<HTMLInputElement>('input[name="team"]')[1], 'team-b');
+    await click(node.querySelector('.jp-sched-quota-save')!);
+    expect(text(quotaStatus)).toBe('Saved 2 quota lines.');
+    expect(server.calls.filter(c => c.method === 'PUT' && c.path === 'api/sched/quotas').pop()?.body).toEqual({
+      quotas: [
+        { team: 'team-ui', user: null, gpu_model: '*', guaranteed: 3, borrowing_limit: 0 },
+        { team: 'team-b', user: null, gpu_model: '*', guaranteed: 0, borrowing_limit: null }
+      ]
+    });
+
+    // idle policy: only what changed is sent; the server's validation message is shown
+    const threshold = node.querySelector('#jp-sched-idle-threshold_pct') as HTMLInputElement;
+    expect(threshold.value).toBe('5');
+    expect(text(node.querySelector('.jp-sched-idle'))).toContain('1 override by priority class or job kind keeps its own values.');
+    await type(threshold, '500');
+    await click(node.querySelector('.jp-sched-idle-save')!);
+    const idleStatus = node.querySelector('.jp-sched-idle [role="status"]')!;
+    expect(text(idleStatus)).toBe('Not saved: threshold_pct must be at most 100 (got 500) [default.threshold_pct] — a percentage');
+    await type(node.querySelector('#jp-sched-idle-threshold_pct') as HTMLInputElement, '7');
+    await type(node.querySelector('#jp-sched-idle-lease_mode') as HTMLSelectElement, 'notify');
+    await click(node.querySelector('.jp-sched-idle-save')!);
+    expect(text(idleStatus)).toBe('Saved 2 changes; the server applies them at once.');
+    expect(server.calls.filter(c => c.method === 'PUT' && c.path === 'api/sched/idle-policy').pop()?.body).toEqual({ default: { threshold_pct: 7, lease_mode: 'notify' } });
+    await click(node.querySelector('.jp-sched-idle-save')!);
+    expect(text(idleStatus)).toBe('Nothing changed.');
+
+    // usage: a table with sortable column buttons
+    const rows = () => [...node.querySelectorAll('.jp-sched-usage-table tbody tr')].map(r => text(r.querySelector('td')));
+    expect(rows()).toEqual(['bob', 'ann']);
+    const sortByWho = [...node.querySelectorAll<HTMLButtonElement>('.jp-sched-sort')][0];
+    await click(sortByWho);
+    expect(rows()).toEqual(['ann', 'bob']);
+    expect(sortByWho.parentElement?.getAttribute('aria-sort')).toBe('ascending');
+    expect([...node.querySelectorAll('.jp-sched-usage-table th')].map(th => text(th))).toEqual(['User ▲', 'GPU-h', 'Used GPU-h', 'Cost', 'Share']);
+    await type(node.querySelector('#jp-sched-usage-by') as HTMLSelectElement, 'team');
+    await settle();
+    await flush();
+    expect(rows()).toEqual(['team-ui']);
+    expect(text(node.querySelector('.jp-sched-usage-table tbody tr'))).toContain('2');
+
+    // audit: search filters the loaded records
+    expect(node.querySelectorAll('.jp-sched-audit-record')).toHaveLength(2);
+    await type(node.querySelector('.jp-sched-audit-search') as HTMLInputElement, 'quotas_changed');
+    expect([...node.querySelectorAll('.jp-sched-audit-record')].map(r => text(r.querySelector('strong')))).toEqual(['quotas_changed']);
+    expect(text(node.querySelector('.jp-sched-audit [role="status"]'))).toBe('1 matching record');
+    model.dispose();
+  });
+
+  it('pure helpers', () => {
+    expect(aggregateUsage([{ user: 'a', gpu_seconds: 3600, jobs: 1 }, { user: 'a', gpu_hours: 1, jobs: 1, utilized_gpu_seconds: 1800 }, { gpu_hours: 0.5, jobs: 1 }], 'user')).toEqual([
+      { key: 'a', gpuHours: 2, utilizedGpuHours: 0.5, cost: null },
+      { key: '(none)', gpuHours: 0.5, utilizedGpuHours: null, cost: null }
+    ]);
+    expect(aggregateUsage([{ model: 'L4', gpu_hours: 1, jobs: 1 }], 'gpu_model')[0].key).toBe('L4');
+    expect(hours(0.00012)).toBe('0.0001');
+    expect(hours(12.345)).toBe('12.35');
+    expect(auditMatches({ id: 1, at: 'x', actor: 'ann', action: 'cancel', message: 'job j-1' }, ' J-1 ')).toBe(true);
+    expect(auditMatches({ id: 1, at: 'x', actor: 'ann', action: 'cancel', message: '' }, 'bob')).toBe(false);
+    expect(quotaLinesFrom([{ team: ' t ', user: '', gpu_model: '', guaranteed: 'x', borrowing_limit: '2' }])).toEqual([
+      { team: 't', user: null, gpu_model: '*', guaranteed: Number.NaN, borrowing_limit: 2 }
+    ]);
+    const current = { enabled: true, threshold_pct: 5, window_s: 60, warning_s: 10, grace_s: 10, busy_kernel_window_s: null, lease_mode: 'release', busy_kernel_mode: 'notify', job_mode: 'requeue', service_mode: 'notify', max_gap_s: 30, keepalive_max_s: 0 } as const;
+    expect(idlePatch(current, { enabled: false, window_s: 'soon', job_mode: 'requeue', max_gap_s: '' })).toEqual({ enabled: false, window_s: 'soon' });
   });
 });

@@ -23,3 +23,12 @@ if (!Element.prototype.scrollIntoView) {
 g.requestIdleCallback ??= (fn: (deadline: { didTimeout: boolean; timeRemaining: () => number }) => void) =>
   setTimeout(() => fn({ didTimeout: false, timeRemaining: () => 50 }), 0);
 g.cancelIdleCallback ??= (handle: number) => clearTimeout(handle);
+g.IntersectionObserver ??= class {
+  observe(): void {}
+  unobserve(): void {}
+  disconnect(): void {}
+  takeRecords(): unknown[] {
+    return [];
+  }
+};
+(window as unknown as Record<string, unknown>).IntersectionObserver ??= g.IntersectionObserver;

@@ -133,8 +133,11 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str
     assert queue[job_b["id"]]["state"] == "pending" and queue[job_b["id"]]["mine"]
     assert not queue[job_a["id"]]["mine"] and "command" not in queue[job_a["id"]]
 
-    # teams are the users' hub groups
-    assert alice.quotas()["user_teams"] == {a: "ml", b: "cv"}
+    # teams are the users' hub groups, read per request: identifying a user writes nothing into
+    # the quota set (issue 15 item 6: identity never depends on quota validation)
+    assert (alice.me()["team"], alice.me()["teams"]) == ("ml", ["ml"])
+    assert (bob.me()["team"], bob.me()["teams"]) == ("cv", ["cv"])
+    assert alice.quotas()["user_teams"] == {}
 
     # a non-admin may not change quotas, through the server or at the service
     new_quotas = {"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1},

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # make ``tests.hardware.fake_nvml`` importable however pytest was started
     sys.path.insert(0, str(ROOT))
 
-from jupyter_sched.engine.service import SchedulerService  # noqa: E402
+from jupyter_sched.services import SchedulerService  # noqa: E402
 from jupyter_sched.store import sqlite_url  # noqa: E402
 
 SAMPLE_S = 0.5

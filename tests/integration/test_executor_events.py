@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jupyter_sched.engine.service import SchedulerService
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Started, Waiting
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.executors.runas import RunAs
 from jupyter_sched.inventory import SimulatedInventory
 from jupyter_sched.model import Allocation, Job, PendingReason
+from jupyter_sched.services import SchedulerService
 from jupyter_sched.store import Store, sqlite_url
 
 UNSCHEDULABLE = PendingReason(code="WaitingForCapacity",

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.engine.service import SchedulerService
 from jupyter_sched.errors import ConflictError, ValidationError
 from jupyter_sched.model import parse_utc
+from jupyter_sched.services import SchedulerService
 
 from .conftest import Driver, make_service, settings_for, sleeper
 
@@ -218,3 +218,18 @@ def test_keepalive_extends_once_up_to_the_admin_max_and_survives_a_restart(tmp_p
     reclaim = idle_records(svc, lease["id"])[-1]
     assert at(reclaim["at"]) >= until
     assert kernel.poll() is None
+
+
+def test_an_idle_job_is_listed_as_a_candidate_before_its_warning(tmp_path: Path) -> None:
+    svc = make_service(tmp_path, idle_window_s=30.0, idle_grace_s=10.0, idle_job_action="stop")
+    drive = Driver(svc)
+    job = svc.submit({"gpus": 1, "command": [sys.executable, "-c", "import time; time.sleep(120)"]}, user="ana")
+    drive.run(lambda: any(c.job_id == job["id"] for c in svc.engine.idle.candidates), timeout_s=30,
+              what="the sleeping job to be listed as idle")
+    (candidate,) = [c for c in svc.engine.idle.candidates if c.job_id == job["id"]]
+    assert candidate.stage == "idle" and candidate.action == "stop" and candidate.user == "ana"
+    assert candidate.warn_at == candidate.idle_since + timedelta(seconds=30)
+    assert 0 < candidate.time_left_s <= 40 and candidate.state.startswith("allocated, ")
+    assert idle_records(svc, job["id"]) == [], "listed before any warning"
+    svc.cancel(job["id"], user="ana")
+    drive.run(lambda: state_of(svc, job["id"]) == "cancelled", timeout_s=30, what="the cancel")

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.engine.service import idle_policies_from_settings
 from jupyter_sched.engine.telemetry import ladder_from_dict, ladder_to_dict
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.reclaim import LadderState, ReclaimMode
+from jupyter_sched.services import idle_policies_from_settings
 
 from .test_idle_reclamation import at
 

@@ -66,3 +66,25 @@ def test_a_version_3_store_gains_the_validity_columns_and_keeps_its_rows(tmp_pat
     assert (old["gpu_uuid"], old["utilization_avg"], old["valid_samples"], old["rules"]) == ("GPU-old", 42.0, None, None)
     assert (new["valid_samples"], new["blank_samples"], new["rules"], new["processes_max"]) == (57, 3, "dcgm_blank", 1)
     store.close()
+
+
+def test_the_waste_report_reads_the_store_and_ranks_idle_allocations_first(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from jupyter_sched.accounting.store_report import waste_report_for
+
+    store = Store(sqlite_url(tmp_path / "sched.sqlite"))
+    t0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+    with store.transaction() as tx:
+        tx.open_usage(job_id="j-301", attempt=1, user="dana", team="vision", kind="training",
+                      gpus=[("GPU-1111", "H100", 1.0), ("GPU-2222", "H100", 1.0)], started_at=t0)
+        tx.open_usage(job_id="j-302", attempt=1, user="eli", team="nlp", kind="training",
+                      gpus=[("GPU-3333", "H100", 1.0)], started_at=t0)
+    rows = [{"gpu_uuid": gpu, "minute": t0 + timedelta(minutes=m), "samples": 1, "valid_samples": 1,
+             "activity_max": util, "utilization_avg": util, "rules": ""}
+            for m in range(0, 180, 5) for gpu, util in (("GPU-1111", 0.0), ("GPU-2222", 0.0), ("GPU-3333", 85.0))]
+    store.add_rollups(rows)
+    report = waste_report_for(store, now=t0 + timedelta(hours=3), max_gap_s=600)
+    assert [(r.key, round(r.idle_gpu_hours, 3)) for r in report.jobs] == [("j-301", 6.0), ("j-302", 0.0)]
+    assert report.users[0].key == "dana"
+    store.close()

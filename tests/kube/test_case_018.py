@@ -14,7 +14,6 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from jupyter_sched.accounting.waste import capacity_hours
-from jupyter_sched.engine.service import SchedulerService
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.extension.events import EventHub
 from jupyter_sched.extension.metrics import make_registry
@@ -23,6 +22,7 @@ from jupyter_sched.model import Inventory, Job, JobSpec, JobState, Quota, Resour
 from jupyter_sched.model.samples import GpuSample
 from jupyter_sched.scheduling import run_cycle
 from jupyter_sched.scheduling.snapshot import Snapshot
+from jupyter_sched.services import SchedulerService
 from jupyter_sched.store import sqlite_url
 from jupyter_sched.telemetry.health import HealthTracker, apply_health, health_summary, parse_device_plugin_log
 from jupyter_sched.telemetry.views import health_text
@@ -122,7 +122,7 @@ def test_case_018_metrics_count_the_bad_gpu_as_unavailable_not_free(tmp_path: Pa
     service = SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
                                             "inventory_source": "static", "inventory_file": str(static),
                                             "telemetry_source": "off"})
-    exposition = generate_latest(make_registry(service, EventHub(16))).decode()
+    exposition = generate_latest(make_registry(service.services, EventHub(16))).decode()
     states = {s.labels["state"]: s.value for family in text_string_to_metric_families(exposition)
               for s in family.samples if family.name == "jupyter_sched_gpus"}
     assert states == {"allocated": 0.0, "free": 7.0, "unavailable": 1.0}

@@ -133,11 +133,9 @@ def test_python_config_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) 
     config = _Section()
     exec(compile((SERVER / name).read_text(), name, "exec"), {"get_config": lambda: config})
     if name == "jupyter_server_config.py":
-        from jupyter_sched.extension import config as traits
+        from jupyter_sched.extension.app import SchedApp
 
-        known = {t for cls in (traits.StorageConfig, traits.InventoryConfig, traits.PolicyConfig,
-                               traits.IdleConfig, traits.ExecutorConfig, traits.WebConfig)
-                 for t in cls.class_trait_names(config=True)}
+        known = set(SchedApp.class_trait_names(config=True))
         assert set(config["SchedApp"]) <= known
     else:
         (service,) = [s for s in config["JupyterHub"]["services"] if s["name"] == "jupyter-sched"]

@@ -28,9 +28,9 @@ from jupyter_server.serverapp import ServerApp
 from pytest_jupyter.jupyter_server import *  # noqa: F403  (server fixtures, this module only)
 from traitlets import TraitError
 
-from jupyter_sched.engine.service import SchedulerService
 from jupyter_sched.errors import ExecutorError, SchedError, ValidationError
 from jupyter_sched.executors.kubernetes import GPU_RESOURCE, object_name
+from jupyter_sched.services import SchedulerService
 from tests.web.conftest import api as api  # fixture reused (tests/conftest.py puts the root on sys.path)
 from tests.web.conftest import sched_app as sched_app  # fixture reused
 from tests.web.conftest import server_config, wait_for

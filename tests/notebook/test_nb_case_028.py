@@ -95,7 +95,7 @@ async def test_case_028_failed_cell_dead_kernel_and_success_read_as_they_happene
     kill = float(killed_at.read_text())
     ended = datetime.fromisoformat(done2["finished_at"].replace("Z", "+00:00")).timestamp()
     assert 0 <= ended - kill <= HEARTBEAT_TIMEOUT_S, "failed within the heartbeat timeout of the kill"
-    [interval] = [u for u in sched_app.service.store.usage_rows() if u.job_id == r2["id"]]
+    [interval] = [u for u in sched_app.services.store.usage_rows() if u.job_id == r2["id"]]
     assert interval.ended_at is not None and abs(interval.ended_at.timestamp() - ended) < 1, \
         "the GPU is released and GPU-seconds stop at the detected death"
     assert (await api.job(r2["id"]))["allocation"] is None or done2["state"] == "failed"

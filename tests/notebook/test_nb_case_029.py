@@ -101,7 +101,7 @@ async def test_case_029_restart_keeps_the_grant_and_never_leaves_cuda_visible_de
     assert notice.stdout.strip() == f"GPU-cccc re-attached (job {lease['id']})"
     after = await lease_of(api, k1)
     assert (after["id"], after["state"], after["allocation"]["gpu_uuids"]) == (lease["id"], "running", ["GPU-cccc"])
-    mine = [row for row in sched_app.service.store.usage_rows() if row.job_id == lease["id"]]
+    mine = [row for row in sched_app.services.store.usage_rows() if row.job_id == lease["id"]]
     assert len(mine) == 1 and mine[0].ended_at is None, "one grant: one accounting interval, still open"
 
     await restart(jp_serverapp, k2)

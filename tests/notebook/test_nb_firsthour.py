@@ -8,6 +8,7 @@ about memory per GPU, ``%gpu release`` saying what CUDA_VISIBLE_DEVICES is now a
 from __future__ import annotations
 
 import asyncio
+import getpass
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -25,8 +26,10 @@ StartKernel = Callable[..., Awaitable[Kernel]]
 
 @pytest.fixture
 def sched_settings() -> dict[str, Any]:
-    """Telemetry sampled often, so a simulated GPU's utilization shows within a second."""
-    return {"telemetry_interval_s": 0.5, "stop_grace_s": 5}
+    """Telemetry sampled often, so a simulated GPU's utilization shows within a second; the owner is
+    in teams default and research (a request may charge only the caller's own teams, issue 15)."""
+    return {"telemetry_interval_s": 0.5, "stop_grace_s": 5,
+            "user_teams": {getpass.getuser(): ["default", "research"]}}
 
 
 @pytest.fixture
@@ -116,3 +119,21 @@ def test_the_magics_module_still_imports_without_ipywidgets() -> None:  # the te
     assert text_bar(0.5, 10) == "[#####-----]  50%"
     assert text_bar(None, 10).startswith("[") and "..." in text_bar(None, 10)
     assert sys.modules.get("jupyter_sched.magics.display") is not None
+
+
+async def test_a_dryrun_that_can_never_fit_says_never_not_wait(start_kernel: StartKernel) -> None:
+    """Found trying the first hour again: "Would wait: queued · needs 8 GPUs … largest node has 4"."""
+    kernel = await start_kernel()
+    result = await kernel.run("%schedule dryrun --gpus 8")
+    assert result.stdout.startswith("Would never start here: needs 8 GPUs"), result.text
+    assert "Would wait" not in result.stdout and "queued" not in result.stdout
+
+
+def test_a_job_no_cycle_has_looked_at_yet_says_so_in_the_queue_table() -> None:
+    from datetime import datetime, timezone
+
+    from jupyter_sched.magics.render import queue_frame
+
+    frame = queue_frame([{"id": "j-1", "state": "pending", "resources": {"gpus": 1}, "reason": None}],
+                        datetime(2026, 3, 30, tzinfo=timezone.utc))
+    assert frame.loc[0, "detail"] == "waiting for the next scheduling cycle"

@@ -88,7 +88,7 @@ async def test_jobs_and_definitions_made_in_jupyter_scheduler_are_ours(
         return mine[0] if mine else None
 
     queued = await wait_for(reason_in_queue, timeout_s=30)
-    stored = sched_app.service.store.get_job(job_id).job
+    stored = sched_app.services.store.get_job(job_id).job
     assert (stored.spec.profile, stored.spec.notebook, dict(stored.spec.parameters)) == (
         PROFILE, str(jp_root_dir / "train.ipynb"), {"epochs": "3"})
     described = await ok(await http.get(f"scheduler/jobs/{job_id}"))

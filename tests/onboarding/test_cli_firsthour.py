@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -210,3 +211,21 @@ def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: P
                           timeout=60)
     assert dead.returncode == 3 and "cannot reach the jupyter_sched server at http://127.0.0.1:9/" in dead.stderr
     assert "connect(" not in dead.stderr and "--url" in dead.stderr
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="util-linux `script` (a pseudo-terminal) is not installed")
+def test_wait_on_a_terminal_draws_a_progress_bar_while_queued_then_prints_the_end(server: EmbeddedServer) -> None:
+    """On a terminal (a pty from util-linux ``script``, with no size set: 0 x 0, as some CI ptys)
+    ``wait`` draws tqdm bars on stderr while the job is queued and running, and ends with one line."""
+    clear(server)
+    blocker = submit(server, "tok-ann", gpus=2, command=["sleep", "3"])
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    waiting = submit(server, "tok-ann", gpus=1, command=["sleep", "1"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(["script", "-qec", f"{CLI} wait {waiting['id']}", "/dev/null"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    screen = done.stdout.replace("\r", "\n")
+    assert done.returncode == EXIT_OK, screen
+    assert "queued #1 · ETA" in screen and "%" in screen and "|" in screen  # the queued phase's bar
+    assert screen.rstrip().endswith(f"job {waiting['id']}: succeeded, exit code 0")

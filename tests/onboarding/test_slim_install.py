@@ -11,8 +11,10 @@ asserts that nothing *tried* to import a refused package.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +40,8 @@ c.SchedApp.simulated_gpus = 2
 c.SchedApp.cycle_interval = 0.2
 c.SchedApp.stop_grace_s = 5
 c.SchedApp.log_dir = {logs!r}
+import getpass
+c.SchedApp.user_teams = {{getpass.getuser(): ["default", "research"]}}  # the owner's teams (issue 15)
 """
 
 
@@ -151,11 +155,17 @@ def test_the_central_service_serve_starts_without_the_heavy_libraries(tmp_path: 
                 "JUPYTERHUB_SERVICE_PREFIX": "/services/jupyter-sched/"})
     port = free_port()
     log = tmp_path / "serve.log"
+    # the central service runs jobs as other accounts: its job-log folder must be reachable by them
+    # (pytest's tmp folders are mode 700), so it gets one under /tmp, mode 755
+    job_logs = Path(tempfile.mkdtemp(prefix="slim-serve-jobs-", dir="/tmp"))
+    job_logs.chmod(0o755)
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(BIN / "jupyter-sched"), "serve", "--db-url", f"sqlite:///{tmp_path / 'central.sqlite'}",
              "--allow-root", "--ip", "127.0.0.1", "--port", str(port), "--SchedApp.inventory_source=simulated",
-             "--SchedApp.simulated_gpus=2"], stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+             "--SchedApp.simulated_gpus=2", f"--SchedApp.log_dir={job_logs}",
+             "--HubSchedApp.job_python=/usr/bin/python3"],  # one every account can run (no job runs here)
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
     try:
         answer = _wait_http(f"http://127.0.0.1:{port}/services/jupyter-sched/api/sched/config", proc, log)
         assert answer.status_code in (401, 403), answer.text[:300]
@@ -163,6 +173,7 @@ def test_the_central_service_serve_starts_without_the_heavy_libraries(tmp_path: 
         assert proc.poll() is None, log.read_text()[-4000:]
     finally:
         _stop(proc)
+        shutil.rmtree(job_logs, ignore_errors=True)
     text = log.read_text(errors="replace")
     assert "Traceback" not in text and "ModuleNotFoundError" not in text, text[-4000:]
     assert refused_imports(tmp_path / "slim") == []

@@ -71,10 +71,26 @@ CASES = [
                            details={"team": "ml", "guaranteed": 4, "borrowing_limit": 2}),
                "queued · ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2 · ETA unknown · It starts "
                "when ml uses fewer GPUs than its guarantee plus borrowing limit (4 + 2), or when an admin raises them."),
-    ReasonCase("fragmentation says what would fit now",
-               make_reason("Fragmented", "4 GPUs free in total, at most 2 on one node"),
-               "queued · 4 GPUs free in total, at most 2 on one node · ETA unknown · Fewer GPUs per worker (or more "
-               "workers) would fit now; as asked, it waits until one node has enough free GPUs."),
+    ReasonCase("a block whose advice the core words (an unhealthy GPU's admin steps) keeps it, as one sentence",
+               make_reason("UnhealthyGpu", "2 of the matching GPUs are unhealthy",
+                           unblock="waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device "
+                                   "plugin on the node once the GPU is checked, or drain the node)"),
+               "queued · 2 of the matching GPUs are unhealthy · ETA unknown · Waits until the unhealthy GPUs recover "
+               "(an admin can restart the NVIDIA device plugin on the node once the GPU is checked, or drain the "
+               "node)."),
+    ReasonCase("the rule that binds decides the advice: the team's borrowing limit",
+               make_reason("ExceedsQuota", "ml would use 7 GPUs",
+                           details={"team": "ml", "user": None, "rule": "team borrowing limit", "guaranteed": 4,
+                                    "borrowing_limit": 2}),
+               "queued · ml would use 7 GPUs · ETA unknown · It starts when ml uses fewer GPUs than its guarantee "
+               "plus borrowing limit (4 + 2), or when an admin raises them."),
+    ReasonCase("a user cap that binds while the team quota is full too says both",
+               make_reason("ExceedsQuota", "user bob in research has 0 of 1 GPUs free (1 in use), job needs 1",
+                           details={"team": "research", "user": "bob", "rule": "user cap", "quota": 1,
+                                    "also_exceeds": [{"team": "research", "user": None, "quota": 4, "used": 4}]}),
+               "queued · user bob in research has 0 of 1 GPUs free (1 in use), job needs 1 · ETA unknown · It starts "
+               "when bob's own running work leaves room under bob's cap of 1 GPUs in research, or when an admin "
+               "raises that cap. Also full: research's quota."),
     ReasonCase("GPU memory is said in GiB and the fix is memory per GPU",
                make_reason("Unschedulable", "the job asks for 204800 MiB per GPU; the most any GPU here has is 81920 MiB",
                            details={"field": "mem_per_gpu", "requested_mib": 204800, "max_mib": 81920}),
@@ -148,6 +164,8 @@ def test_a_wait_frame_is_a_fraction_and_a_label_for_both_bars() -> None:
     assert (frame.phase, frame.fraction, frame.label) == ("running", 0.25, "running on n1 · 30m of 2h00m limit")
     unknown = wait_progress({**running, "time_limit_s": None}, NOW)
     assert unknown.fraction is None and unknown.label == "running on n1 · 30m"
+    fresh = wait_progress({"id": "j-1", "state": "pending", "reason": None}, NOW)
+    assert (fresh.fraction, fresh.label) == (None, "queued · waiting for the next scheduling cycle")
     done = wait_progress({"id": "j-1", "state": "succeeded", "exit_code": 0}, NOW)
     assert (done.phase, done.fraction, done.label) == ("done", 1.0, "job j-1: succeeded, exit code 0")
 

@@ -168,7 +168,8 @@ def test_pending_work_and_leases_cancel_at_once(sqlite_db: str, tmp_path: Path) 
 
 
 def test_a_preempted_job_is_requeued_keeping_its_submit_time(sqlite_db: str, tmp_path: Path) -> None:
-    svc = make_service(sqlite_db, tmp_path, gpus=1)
+    # "high" needs an admin's grant (issue 15); bob has one here
+    svc = make_service(sqlite_db, tmp_path, gpus=1, priority_grants={"users": {"bob": ["high"]}})
     low = svc.submit({"priority": "low", "command": gated(tmp_path, "never")}, user="ana")
     wait_until(lambda: state_of(svc, low["id"]) == "running", "the low job to run", tick=svc.tick)
     high = svc.submit({"priority": "high", "command": ["true"]}, user="bob")

@@ -6,7 +6,7 @@ event-loop fixture applies to these tests only.
 Identity: the servers here use :class:`TokenPerUserIdentityProvider`, a real
 ``IdentityProvider`` subclass that maps each token to a user, as a hub's per-user tokens do —
 the double sits at the authentication boundary, not inside our code. ``ivan`` holds the server
-token (so ``jp_fetch`` acts as ivan), ``judy`` is another user, ``boss`` is an admin.
+token (so ``jp_fetch`` acts as ivan), ``judy`` and ``eve`` are other users, ``boss`` is an admin.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from jupyter_server.auth.identity import IdentityProvider, User
 from pytest_jupyter.jupyter_server import *  # noqa: F403  (fixtures + async test hooks)
 from tornado.httpclient import HTTPClientError, HTTPResponse
 
+from jupyter_sched.admission import system_caller
 from jupyter_sched.errors import SchedError
 
 IVAN_TOKEN = "s3cr3t-test-token"
 JUDY_TOKEN = "judy-token-0000"
 BOSS_TOKEN = "boss-token-0000"
-TOKEN_USERS = {IVAN_TOKEN: "ivan", JUDY_TOKEN: "judy", BOSS_TOKEN: "boss"}
+EVE_TOKEN = "eve-token-0000"
+TOKEN_USERS = {IVAN_TOKEN: "ivan", JUDY_TOKEN: "judy", BOSS_TOKEN: "boss", EVE_TOKEN: "eve"}
 API = "api/sched"
 
 
@@ -76,13 +78,14 @@ def sched_app(jp_serverapp: Any, jp_asyncio_loop: asyncio.AbstractEventLoop) -> 
     jp_asyncio_loop.run_until_complete(jp_serverapp.extension_manager.start_extension("jupyter_sched"))
     app = next(iter(jp_serverapp.extension_manager.extension_apps["jupyter_sched"]))
     yield app
-    service = app.service
-    for job in service.list_jobs(user=None, state="pending,admitted,running,preempted"):
+    services = app.services
+    teardown = system_caller("test-teardown")
+    for job in services.list_jobs(state="pending,admitted,running,preempted"):
         with contextlib.suppress(SchedError):
-            service.cancel(job["id"], user="test-teardown", is_admin=True)
+            services.jobs.cancel(teardown, job["id"])
 
     async def settled() -> bool:
-        return not service.list_jobs(user=None, state="admitted,running")
+        return not services.list_jobs(state="admitted,running")
 
     jp_asyncio_loop.run_until_complete(wait_for(settled, timeout_s=30))
 
@@ -128,4 +131,5 @@ async def wait_for(predicate: Callable[[], Awaitable[Any]], *, timeout_s: float 
         await asyncio.sleep(poll_s)
 
 
-__all__ = ["API", "BOSS_TOKEN", "HTTPClientError", "IVAN_TOKEN", "JUDY_TOKEN", "server_config", "wait_for"]
+__all__ = ["API", "BOSS_TOKEN", "EVE_TOKEN", "HTTPClientError", "IVAN_TOKEN", "JUDY_TOKEN", "server_config",
+           "wait_for"]

@@ -102,35 +102,41 @@ async def test_cancel_stops_a_running_job(sched_app: Any, api: Any, tmp_path: Pa
     assert status in (200, 409), again
 
 
-async def test_queue_and_metrics_show_the_same_pending_work(sched_app: Any, api: Any, tmp_path: Path) -> None:
-    script = tmp_path / "hold.py"
-    script.write_text("import time\ntime.sleep(120)\n")
-    _, big = await api("POST", "jobs", script_job(script, gpus=4))
+class TestQueueAndMetrics:
+    # ivan submits "high", which an admin must grant (issue 15: "high" is granted to nobody by default)
+    @pytest.fixture
+    def jp_server_config(self, tmp_path: Path) -> dict[str, Any]:
+        return server_config(tmp_path, priority_grants={"users": {"ivan": ["high"]}})
 
-    async def running() -> bool:
-        return (await job_state(api, big["id"]))["state"] == "running"
+    async def test_queue_and_metrics_show_the_same_pending_work(self, sched_app: Any, api: Any, tmp_path: Path) -> None:
+        script = tmp_path / "hold.py"
+        script.write_text("import time\ntime.sleep(120)\n")
+        _, big = await api("POST", "jobs", script_job(script, gpus=4))
 
-    await wait_for(running)
-    _, waiting = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "priority": "high"})
-    status, queue = await api("GET", "queue")
-    assert status == 200
-    assert {j["id"] for j in queue} >= {big["id"], waiting["id"]}
-    status, text = await api("GET", "metrics")
-    assert status == 200
-    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for family in text_string_to_metric_families(text) for s in family.samples}
-    assert samples[("jupyter_sched_queue_length", (("priority", "high"),))] == 1
-    allocated = [v for (name, labels), v in samples.items()
-                 if name == "jupyter_sched_gpus" and ("state", "allocated") in labels]
-    assert allocated == [4.0]
-    await api("DELETE", f"jobs/{big['id']}")
-    await api("DELETE", f"jobs/{waiting['id']}")
+        async def running() -> bool:
+            return (await job_state(api, big["id"]))["state"] == "running"
 
-    async def both_ended() -> bool:
-        states = [(await job_state(api, j))["state"] for j in (big["id"], waiting["id"])]
-        return all(state in TERMINAL for state in states)
+        await wait_for(running)
+        _, waiting = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "priority": "high"})
+        status, queue = await api("GET", "queue")
+        assert status == 200
+        assert {j["id"] for j in queue} >= {big["id"], waiting["id"]}
+        status, text = await api("GET", "metrics")
+        assert status == 200
+        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for family in text_string_to_metric_families(text) for s in family.samples}
+        assert samples[("jupyter_sched_queue_length", (("priority", "high"),))] == 1
+        allocated = [v for (name, labels), v in samples.items()
+                     if name == "jupyter_sched_gpus" and ("state", "allocated") in labels]
+        assert allocated == [4.0]
+        await api("DELETE", f"jobs/{big['id']}")
+        await api("DELETE", f"jobs/{waiting['id']}")
 
-    await wait_for(both_ended)
+        async def both_ended() -> bool:
+            states = [(await job_state(api, j))["state"] for j in (big["id"], waiting["id"])]
+            return all(state in TERMINAL for state in states)
+
+        await wait_for(both_ended)
 
 
 async def test_dryrun_answers_without_enqueuing(sched_app: Any, api: Any) -> None:
@@ -150,7 +156,9 @@ async def test_profiles_and_quotas_are_readable_by_everyone(sched_app: Any, api:
 class TestOverQuota:
     @pytest.fixture
     def jp_server_config(self, tmp_path: Path) -> dict[str, Any]:
-        return server_config(tmp_path, quotas=[{"team": "small", "guaranteed": 1, "borrowing_limit": 0}])
+        # ivan is in team small (issue 15: a request may charge only the caller's own teams)
+        return server_config(tmp_path, quotas=[{"team": "small", "guaranteed": 1, "borrowing_limit": 0}],
+                             user_teams={"ivan": "small"})
 
     async def test_a_job_over_quota_pends_with_the_quota_reason(self, sched_app: Any, api: Any,
                                                                tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.engine.service import IDLE_RETENTION_MAX_S, SchedulerService
 from jupyter_sched.reclaim import IdlePolicies, IdlePolicy, ReclaimMode, idle_policies_from_dict, idle_policies_to_dict
+from jupyter_sched.services import IDLE_RETENTION_MAX_S, SchedulerService
 
 from .conftest import BOSS_TOKEN, JUDY_TOKEN
 from .test_openapi import json_schema, load_spec, response_schema
@@ -54,7 +54,7 @@ async def test_an_admin_put_applies_at_once_and_is_audited_old_to_new(sched_app:
     assert (low["window_s"], low["warning_s"], low["lease_mode"]) == (1800.0, 300.0, "notify")
     assert low["threshold_pct"] == 7.0, "a priority block merges into the new default"
 
-    engine_policies = sched_app.service.engine.idle_policies
+    engine_policies = sched_app.services.engine.idle_policies
     assert engine_policies.default.threshold_pct == 7.0
     assert engine_policies.by_priority["low"].window_s == 1800.0
     assert engine_policies.by_priority["low"].lease_mode is ReclaimMode.NOTIFY
@@ -74,7 +74,7 @@ async def test_a_longer_window_grows_the_telemetry_retention(sched_app: Any, api
                               token=BOSS_TOKEN)
     assert status == 200, after
     assert after["retention_s"] >= longest > before["retention_s"]
-    assert sched_app.service.monitor.retention_s == after["retention_s"]
+    assert sched_app.services.monitor.retention_s == after["retention_s"]
 
 
 async def test_a_window_beyond_what_telemetry_may_grow_to_is_refused_naming_the_field(sched_app: Any, api: Any) -> None:
@@ -94,7 +94,7 @@ async def test_a_non_admin_put_is_refused_and_changes_nothing(sched_app: Any, ap
     assert status == 403, body
     _, after = await api("GET", "idle-policy")
     assert after == before
-    assert sched_app.service.engine.idle_policies.by_priority == {}
+    assert sched_app.services.engine.idle_policies.by_priority == {}
     assert await idle_records(api) == []
 
 

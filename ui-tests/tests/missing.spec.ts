@@ -19,6 +19,7 @@ test('without the server extension the panel shows "server extension not enabled
   const panel = page.locator(`#${PANEL_ID}`);
   const missing = panel.locator('.jp-sched-missing');
   await expect(missing).toContainText('Server extension not enabled');
+  await expect(missing).toHaveAttribute('role', 'alert');
   await expect(missing.locator('code')).toHaveText('jupyter server extension enable jupyter_sched');
   await expect(missing.getByRole('button', { name: 'Retry' })).toBeVisible();
   await shoot(page, panel, 'extension-missing');

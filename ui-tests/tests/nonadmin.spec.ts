@@ -1,7 +1,7 @@
 /**
  * A non-admin user (second server: scheduler identities come from jupyter_server's anonymous
- * per-browser user, who is not in admin_users) sees the panel without the Admin section, and
- * the admin-only endpoints refuse them.
+ * per-browser user, who is not in admin_users) sees the panel without the Admin section, and the
+ * admin-only endpoints refuse them.
  */
 import { expect, test } from '@jupyterlab/galata';
 

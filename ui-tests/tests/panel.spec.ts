@@ -1,134 +1,172 @@
 /**
  * The GPUs panel against a real JupyterLab + jupyter_sched server (admin = the server owner):
- * simulated inventory, submit → queue → running → finished live, logs, cancel, over-quota
- * reason, the admin quota editor and the idle-lease notification. Screenshots of every section
- * in light and dark go to ui-tests/screenshots/.
+ * simulated inventory with keyboard navigation, submit → queue → running → finished live, the log
+ * viewer (tqdm redraws, ANSI colours) restored after a reload, cancel with confirmation, the
+ * over-quota refusal, the admin quota and idle-policy editors with the audit trail, "Run on GPUs"
+ * from the file browser and the notebook toolbar, the idle-lease notification, the status-bar
+ * item, context menus and the palette, and the sidebar state kept across a reload.
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { api, cancelAll, myRow, openPanel, section, shoot, submitForm, upload } from './helpers';
+import { api, cancelAll, collapse, myRow, only, openPanel, section, submitForm, title, upload } from './helpers';
 
-const STEPS_SCRIPT = ['import time', 'for i in range(4):', '    print(f"ui-step {i}", flush=True)', '    time.sleep(1)', 'print("ui-done", flush=True)', ''].join('\n');
+const STEPS_SCRIPT = [
+  'import sys, time',
+  'for i in range(4):',
+  '    print(f"ui-step {i}", flush=True)',
+  '    time.sleep(0.7)',
+  'for p in (10, 50, 100):',
+  '    sys.stdout.write(f"\\rprogress {p:3d}%"); sys.stdout.flush(); time.sleep(0.2)',
+  'print()',
+  'print("\\x1b[32mui-done\\x1b[0m " + " ".join(sys.argv[1:]), flush=True)',
+  ''
+].join('\n');
 const SLEEP_SCRIPT = ['import time', 'print("sleeping", flush=True)', 'time.sleep(120)', ''].join('\n');
 
 test.afterEach(async ({ request }) => {
   await cancelAll(request);
 });
 
-test('the panel opens and shows the simulated GPUs, each marked simulated', async ({ page }) => {
+test('the inventory shows the simulated GPUs with full model names; the grid is one tab stop with arrow keys', async ({ page }) => {
   const panel = await openPanel(page);
-  const inventory = panel.locator('.jp-sched-section-inventory');
-  await expect(inventory.locator('.jp-sched-gpu')).toHaveCount(4);
-  await expect(inventory.locator('.jp-sched-gpu.jp-sched-simulated')).toHaveCount(4);
+  const inventory = await section(panel, 'inventory');
+  const tiles = inventory.getByRole('gridcell');
+  await expect(tiles).toHaveCount(4);
   await expect(inventory.locator('.jp-sched-tag-sim')).toHaveCount(4);
+  await expect(inventory.locator('.jp-sched-gpu-model').first()).toHaveText('Simulated GPU 80GB');
   await expect(inventory.locator('.jp-sched-banner-sim')).toContainText('Simulated GPUs');
-  await expect(inventory.locator('.jp-sched-gpu').first()).toHaveAttribute('aria-label', /GPU 0 on .*Simulated GPU 80GB, 80 GiB, simulated; free/);
-  // keyboard: the GPU tiles are reachable with Tab
-  await inventory.locator('.jp-sched-gpu').first().focus();
-  await expect(inventory.locator('.jp-sched-gpu').first()).toBeFocused();
-  await shoot(page, inventory, 'inventory');
-  await shoot(page, panel, 'panel');
+  await expect(tiles.first()).toHaveAttribute('aria-label', /^GPU 0 on gpu-node-a: Simulated GPU 80GB, 80 GiB, simulated; free(; |$)/);
+  await expect(title(panel, 'inventory').locator('.jp-sched-badge')).toHaveText('4/4 free');
+  await expect(inventory.locator('[role="gridcell"][tabindex="0"]')).toHaveCount(1);
+  // keyboard: Tab reaches the grid once, arrows move inside it
+  await title(panel, 'inventory').focus();
+  await page.keyboard.press('Tab');
+  await expect(tiles.nth(0)).toBeFocused();
+  await page.keyboard.press('ArrowRight');
+  await expect(tiles.nth(1)).toBeFocused();
+  await page.keyboard.press('End');
+  await expect(tiles.nth(3)).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(tiles.nth(3)).not.toBeFocused();
+  await expect(inventory.locator('[role="gridcell"][tabindex="0"]')).toHaveAttribute('data-gpu-uuid', /-3$/);
 });
 
-test('a job submitted from the form shows in Queue and My work, runs and finishes live, and its log viewer shows the output', async ({ page }) => {
+test('a job submitted from the form runs live; its log shows tqdm redraws and colours, and comes back after a reload', async ({ page }) => {
   await upload(page, 'ui_steps.py', STEPS_SCRIPT);
   const panel = await openPanel(page);
-  await submitForm(panel, { path: 'ui_steps.py', gpus: 1, name: 'ui-steps' });
-  await expect(panel.locator('.jp-sched-section-submit .jp-sched-feedback')).toContainText('Submitted ui-steps');
+  await submitForm(panel, { path: 'ui_steps.py', gpus: 1, name: 'ui-steps', args: '--tag "two words"' });
+  await expect(panel.locator('.jp-sched-section-submit [role="status"]')).toContainText('Submitted ui-steps');
 
   const row = myRow(panel, 'ui-steps');
   await expect(row).toBeVisible();
   const jobId = await row.getAttribute('data-job-id');
   expect(jobId).toBeTruthy();
-  // running, live: the event stream moves the row without a reload
   await expect(row).toHaveAttribute('data-state', 'running');
   const queueRow = panel.locator(`.jp-sched-section-queue .jp-sched-job[data-job-id="${jobId}"]`);
-  await expect(queueRow).toBeVisible();
-  await expect(queueRow).toContainText('running on');
+  await expect(queueRow).toContainText('Running on gpu-node-a');
   await expect(panel.locator('.jp-sched-section-inventory .jp-sched-gpu.jp-sched-busy')).toHaveCount(1);
-  await shoot(page, panel.locator('.jp-sched-section-queue'), 'queue');
 
-  // the log viewer follows the live output in the main area
-  await row.getByRole('button', { name: /Open logs/ }).click();
+  await row.getByRole('button', { name: 'Open logs of ui-steps' }).click();
   const log = page.locator('.jp-sched-logviewer .jp-sched-log');
   await expect(log).toContainText('ui-step 0');
   await expect(row).toHaveAttribute('data-state', 'succeeded', { timeout: 30000 });
-  await expect(log).toContainText('ui-step 3');
-  await expect(log).toContainText('ui-done');
   await expect(page.locator('.jp-sched-logviewer')).toHaveAttribute('data-finished', 'true');
+  // \r redraws one line: only the last state of the progress line is left
+  await expect(log.locator('.jp-sched-log-line', { hasText: 'progress' })).toHaveText('progress 100%');
+  // colours from ANSI escapes; the quoted argument arrived as one
+  await expect(log.locator('.jp-sched-ansi-fg-2')).toHaveText('ui-done');
+  await expect(log.locator('.jp-sched-log-line', { hasText: 'ui-done' })).toHaveText('ui-done --tag two words');
   await expect(queueRow).toHaveCount(0);
-  await shoot(page, page.locator('.jp-sched-logviewer'), 'logviewer');
-  await shoot(page, panel.locator('.jp-sched-section-mywork'), 'mywork');
-  // completion notification with an action
   await expect(page.locator('.Toastify__toast', { hasText: 'ui-steps succeeded' })).toBeVisible();
+
+  // the log tab is restored after a reload, with the whole output
+  await page.reload({ waitForIsReady: false });
+  await page.waitForSelector('#jupyterlab-splash', { state: 'detached' });
+  await expect(page.locator('.lm-TabBar-tab', { hasText: 'Logs: ui-steps' })).toBeVisible();
+  await expect(page.locator('.jp-sched-logviewer .jp-sched-log')).toContainText('ui-step 3');
 });
 
-test('a running job can be cancelled after confirming', async ({ page }) => {
+test('a running job is cancelled after confirming; the dialog names the job', async ({ page }) => {
   await upload(page, 'ui_sleep.py', SLEEP_SCRIPT);
   const panel = await openPanel(page);
   await submitForm(panel, { path: 'ui_sleep.py', gpus: 1, name: 'ui-sleep' });
   const row = myRow(panel, 'ui-sleep');
   await expect(row).toHaveAttribute('data-state', 'running');
-  await row.getByRole('button', { name: /Cancel ui-sleep/ }).click();
+  await row.getByRole('button', { name: 'Cancel job ui-sleep' }).click();
   const dialog = page.locator('.jp-Dialog');
   await expect(dialog).toContainText('Cancel job ui-sleep?');
   await dialog.getByRole('button', { name: 'Cancel job' }).click();
   await expect(row).toHaveAttribute('data-state', 'cancelled', { timeout: 30000 });
+  await expect(row.getByRole('button', { name: 'Resubmit ui-sleep' })).toBeVisible();
 });
 
-test('an over-quota submission shows the reason sentence with its numbers', async ({ page }) => {
+test('an over-quota request: the dry run and the queued job both say why, with the numbers', async ({ page, request }) => {
   await upload(page, 'ui_big.py', SLEEP_SCRIPT);
   const panel = await openPanel(page);
   const form = await section(panel, 'submit');
   await form.locator('.jp-sched-submit-path').fill('ui_big.py');
   await form.locator('.jp-sched-submit-gpus').fill('3');
-  // dry run first: the same sentence, before anything is queued
   await form.locator('.jp-sched-dryrun-button').click();
-  const feedback = form.locator('.jp-sched-feedback');
-  await expect(feedback).toContainText('team-ui has 2 of 2 GPUs free (0 in use), job needs 3.');
-  await shoot(page, form, 'submit');
+  const feedback = form.getByRole('status');
+  await expect(feedback).toContainText('Dry run: team-ui has 2 of 2 GPUs free (0 in use), job needs 3.');
+  await expect(feedback).toHaveClass(/jp-sched-feedback-warn/);
   await form.locator('.jp-sched-submit-button').click();
-  // the server either refuses it (422 + reason) or queues it with the reason: the panel shows the sentence
-  await expect(panel.getByText(/team-ui has 2 of 2 GPUs free \(0 in use\), job needs 3\./).first()).toBeVisible();
+  // queued (it can run once the quota grows), never silently: the reason is on its queue row
+  await expect(feedback).toContainText(/^Submitted ui_big \(.+\): 3 GPUs, pending\.$/);
+  const queued = (await api(request, 'GET', 'queue')).filter((j: { name: string }) => j.name === 'ui_big');
+  expect(queued.map((j: { state: string }) => j.state)).toEqual(['pending']);
   const queue = await section(panel, 'queue');
-  const big = queue.locator('.jp-sched-job', { hasText: 'job needs 3' });
-  if (await big.count()) {
-    await expect(big.first().locator('.jp-sched-reason')).toContainText(/#\d+ · team-ui has 2 of 2 GPUs free \(0 in use\), job needs 3\. · ETA/);
-  }
-  await shoot(page, await section(panel, 'quota'), 'quota');
+  const row = queue.locator(`.jp-sched-job[data-job-id="${queued[0].id}"]`);
+  await expect(row.locator('.jp-sched-reason')).toContainText(/^#\d+ · team-ui has 2 of 2 GPUs free \(0 in use\), job needs 3\. · ETA/);
+  await expect(title(panel, 'queue').locator('.jp-sched-badge')).toContainText('1 pending');
 });
 
-test('the admin quota editor changes a quota and shows server validation messages', async ({ page, request }) => {
+test('admin: the quota editor and the idle-policy editor save through the API, with validation and an audit record', async ({ page, request }) => {
   const panel = await openPanel(page);
-  const admin = await section(panel, 'admin');
+  const admin = await only(panel, 'admin');
   await expect(admin.locator('.jp-sched-quota-row')).toHaveCount(1);
-  await expect(admin.locator('.jp-sched-quota-row input[name="team"]')).toHaveValue('team-ui');
-  const guaranteed = admin.locator('.jp-sched-quota-row input[name="guaranteed"]').first();
+  await expect(admin.getByLabel('Team', { exact: true })).toHaveValue('team-ui');
+  const guaranteed = admin.getByLabel('Guaranteed', { exact: true });
   await expect(guaranteed).toHaveValue('2');
+  const policyBefore = (await api(request, 'GET', 'idle-policy')).default;
   try {
+    // the audit log: how many quota changes are recorded before this one
+    await admin.locator('.jp-sched-audit-search').fill('quotas_changed');
+    await expect(admin.locator('.jp-sched-audit [role="status"]')).toHaveText(/matching record|is empty/);
+    const before = await admin.locator('.jp-sched-audit-record').count();
     // a value the server rejects: its message (field + hint) is shown, nothing changes
     await guaranteed.fill('-1');
     await admin.locator('.jp-sched-quota-save').click();
-    await expect(admin.locator('.jp-sched-feedback').first()).toContainText(/Not saved: .*guaranteed.*>= 0/);
+    await expect(admin.getByRole('status').first()).toContainText(/Not saved: .*guaranteed.*>= 0/);
     expect((await api(request, 'GET', 'quotas')).quotas[0].guaranteed).toBe(2);
-    // a valid change is saved and shows in the Quota section
     await guaranteed.fill('3');
     await admin.locator('.jp-sched-quota-save').click();
-    await expect(admin.locator('.jp-sched-feedback').first()).toContainText('Saved 1 quota line.');
+    await expect(admin.getByRole('status').first()).toHaveText('Saved 1 quota line.');
     expect((await api(request, 'GET', 'quotas')).quotas[0].guaranteed).toBe(3);
-    const quota = await section(panel, 'quota');
+    const quota = await only(panel, 'quota');
     await expect(quota.locator('.jp-sched-quota').first()).toContainText('3 guaranteed');
-    await expect(admin.locator('.jp-sched-idle')).toContainText('Idle below');
-    await expect(admin.locator('.jp-sched-audit-record').first()).toBeVisible();
-    await admin.locator('.jp-sched-audit-search').fill('quotas_changed');
-    await expect(admin.locator('.jp-sched-audit-record').first()).toContainText('quotas_changed');
-    await shoot(page, admin, 'admin');
+    await only(panel, 'admin');
+    // the audit log now has exactly one more, newest first, found by its action
+    await admin.getByRole('button', { name: 'Reload' }).last().click();
+    await expect(admin.locator('.jp-sched-audit-record')).toHaveCount(before + 1);
+    await expect(admin.locator('.jp-sched-audit-record').first().locator('strong')).toHaveText('quotas_changed');
+    await admin.locator('.jp-sched-audit-search').fill('"guaranteed":3');
+    await expect(admin.locator('.jp-sched-audit-record')).toHaveCount(1);
+
+    // idle policy: PUT idle-policy from the form
+    const threshold = admin.getByLabel('Idle below (%)');
+    await expect(threshold).toHaveValue(String(policyBefore.threshold_pct));
+    await threshold.fill('7');
+    await admin.locator('.jp-sched-idle-save').click();
+    await expect(admin.locator('.jp-sched-idle [role="status"]')).toHaveText('Saved 1 change; the server applies it at once.');
+    expect((await api(request, 'GET', 'idle-policy')).default.threshold_pct).toBe(7);
   } finally {
     await api(request, 'PUT', 'quotas', { quotas: [{ team: 'team-ui', gpu_model: '*', guaranteed: 2, borrowing_limit: 0 }] });
+    await api(request, 'PUT', 'idle-policy', { default: { threshold_pct: policyBefore.threshold_pct } });
   }
 });
 
-test('"Run on GPUs" from the file browser menu and the notebook toolbar fills the Submit form', async ({ page, tmpPath }) => {
+test('"Run on GPUs" from the file browser menu and the notebook toolbar (declared in settings) fills the Submit form', async ({ page, tmpPath }) => {
   await upload(page, `${tmpPath}/menu_job.py`, STEPS_SCRIPT);
   const panel = await openPanel(page);
   await page.sidebar.openTab('filebrowser');
@@ -138,19 +176,22 @@ test('"Run on GPUs" from the file browser menu and the notebook toolbar fills th
   await expect(panel).toBeVisible();
   const path = panel.locator('.jp-sched-submit-path');
   await expect(path).toHaveValue(`${tmpPath}/menu_job.py`);
-  // the dry run answers at once: where it would start
-  await expect(panel.locator('.jp-sched-section-submit .jp-sched-feedback')).toContainText('Would start now on');
+  await expect(panel.locator('.jp-sched-section-submit [role="status"]')).toContainText('Would start now on gpu-node-a');
 
   await page.notebook.createNew('gpu_notebook.ipynb');
-  await page.locator('.jp-NotebookPanel-toolbar .jp-sched-run-on-gpus').click();
+  const button = page.locator('.jp-NotebookPanel-toolbar [data-command="jupyter-sched:run-notebook"]');
+  await expect(button).toBeVisible();
+  await button.click();
   await expect(path).toHaveValue(`${tmpPath}/gpu_notebook.ipynb`);
   await expect(panel.locator('.jp-sched-submit-gpus')).toBeFocused();
 });
 
-test('an idle lease raises a warning notification with a keep-alive action', async ({ page, request }) => {
+test('an idle lease raises a warning with a keep-alive action; the status bar shows the kernel\u2019s GPU', async ({ page, request, tmpPath }) => {
+  // a notebook with a kernelspec (no kernel picker), opened from the file browser
+  const notebook = { cells: [], metadata: { kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' } }, nbformat: 4, nbformat_minor: 5 };
+  expect((await request.put(`api/contents/${tmpPath}/idle_lease.ipynb`, { data: { type: 'notebook', format: 'json', content: notebook } })).ok()).toBe(true);
+  expect(await page.notebook.openByPath(`${tmpPath}/idle_lease.ipynb`)).toBe(true);
   const panel = await openPanel(page);
-  // a notebook whose kernel is connected and idle holds a lease (as %gpu in it would make it)
-  await page.notebook.createNew('idle_lease.ipynb');
   let kernelId = '';
   await expect
     .poll(
@@ -161,17 +202,54 @@ test('an idle lease raises a warning notification with a keep-alive action', asy
       { timeout: 60000 }
     )
     .toBe('idle');
+  const status = page.locator('.jp-sched-statusbar-button');
+  await expect(status).toHaveText('No GPU');
   await page.sidebar.openTab('jupyter-sched-panel');
   const lease = await api(request, 'POST', 'leases', { gpus: 1, name: 'ui-idle-lease', kernel_id: kernelId });
   expect(lease.kind).toBe('lease');
   await expect(myRow(panel, 'ui-idle-lease')).toHaveAttribute('data-state', 'running');
-  // GPU < 5 % and the kernel idle for the 2 s window: the warning arrives as a notification
+  await expect(status).toHaveText('GPU: 1 GPU');
+  await expect(myRow(panel, 'ui-idle-lease').getByRole('button', { name: 'Release lease ui-idle-lease' })).toBeVisible();
+  await expect(myRow(panel, 'ui-idle-lease').getByRole('button', { name: 'Keep lease ui-idle-lease alive' })).toBeVisible();
   const toast = page.locator('.Toastify__toast', { hasText: /Idle GPUs/ });
   await expect(toast.first()).toBeVisible({ timeout: 60000 });
   await expect(toast.first()).toContainText('ui-idle-lease is idle; its GPUs will be released');
-  await expect(toast.first().getByRole('button', { name: 'Keep alive' })).toBeVisible();
-  await shoot(page, page.locator('.Toastify__toast-container'), 'idle-notification');
-  // keep alive: the server accepts it for this lease and the panel confirms
   await toast.first().getByRole('button', { name: 'Keep alive' }).click();
   await expect(page.locator('.Toastify__toast', { hasText: 'Lease kept alive' })).toBeVisible();
+});
+
+test('context menus and the palette carry the commands; collapsed sections and "Mine only" survive a reload', async ({ page }) => {
+  await upload(page, 'ui_menu.py', SLEEP_SCRIPT);
+  const panel = await openPanel(page);
+  await submitForm(panel, { path: 'ui_menu.py', gpus: 1, name: 'ui-menu' });
+  const row = myRow(panel, 'ui-menu');
+  await expect(row).toHaveAttribute('data-state', 'running');
+  await row.click({ button: 'right' });
+  const menu = page.locator('.lm-Menu');
+  await expect(menu.locator('.lm-Menu-item', { hasText: 'Open Job Logs' })).toBeVisible();
+  await expect(menu.locator('.lm-Menu-item', { hasText: 'Cancel Job' })).toBeVisible();
+  await page.keyboard.press('Escape');
+
+  await page.keyboard.press('Control+Shift+C');
+  const palette = page.locator('#command-palette');
+  await palette.locator('input').fill('GPUs');
+  await expect(palette.locator('.lm-CommandPalette-item', { hasText: 'Show GPUs Panel' })).toBeVisible();
+  await expect(palette.locator('.lm-CommandPalette-item', { hasText: 'Refresh GPUs Panel' })).toBeVisible();
+  await expect(palette.locator('.lm-CommandPalette-item', { hasText: 'Run This Notebook on GPUs' })).toBeVisible();
+  await page.keyboard.press('Escape');
+
+  await collapse(panel, 'inventory');
+  await section(panel, 'quota');
+  const mineOnly = panel.getByRole('button', { name: 'Mine only' });
+  await mineOnly.click();
+  await expect(mineOnly).toHaveAttribute('aria-pressed', 'true');
+  await page.waitForTimeout(500); // the state database saves in the background
+  await page.reload({ waitForIsReady: false });
+  await page.waitForSelector('#jupyterlab-splash', { state: 'detached' });
+  const again = await openPanel(page);
+  await expect(title(again, 'inventory')).toHaveAttribute('aria-expanded', 'false');
+  await expect(title(again, 'quota')).toHaveAttribute('aria-expanded', 'true');
+  await expect(again.getByRole('button', { name: 'Mine only' })).toHaveAttribute('aria-pressed', 'true');
+  await again.getByRole('button', { name: 'Mine only' }).click();
+  await section(again, 'inventory');
 });

@@ -28,7 +28,7 @@ def jp_server_config(tmp_path: Path) -> dict[str, Any]:
 
 
 async def test_the_embedded_report_has_utilized_hours_and_efficiency(sched_app: Any, jp_fetch: Any) -> None:
-    store = sched_app.service.store
+    store = sched_app.services.store
     start = datetime.now(timezone.utc).replace(second=0, microsecond=0) - timedelta(minutes=10)
     with store.transaction(now=start) as tx:
         tx.open_usage(job_id="J1", attempt=1, user="ana", team="ml", kind="training",

@@ -266,7 +266,7 @@ async def test_a_malformed_path_is_a_400_naming_the_path_and_an_unknown_route_a_
 async def test_someone_other_than_the_owner_cannot_act_through_a_shared_server(
         sched_app: Any, jp_fetch: Any, central: str) -> None:
     before = {j["id"] for j in central_get(central, "jobs")}
-    sched_app.service.owner = "the-owner"  # as $JUPYTERHUB_USER says in a hub-spawned server
+    sched_app.services.owner = "the-owner"  # as $JUPYTERHUB_USER says in a hub-spawned server
     try:
         for method, path, body in (("GET", "api/sched/jobs", None), ("POST", "api/sched/jobs",
                                                                       {"gpus": 0, "command": ["true"]})):
@@ -274,5 +274,5 @@ async def test_someone_other_than_the_owner_cannot_act_through_a_shared_server(
             assert status == 403 and error["error"]["code"] == "not_the_owner", error
             assert "the-owner" in error["error"]["message"]
     finally:
-        sched_app.service.owner = None
+        sched_app.services.owner = None
     assert {j["id"] for j in central_get(central, "jobs")} == before  # nothing reached the central service

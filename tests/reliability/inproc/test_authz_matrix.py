@@ -26,6 +26,7 @@ from tests.web.test_auth import implemented_methods, sched_routes
 CALLERS = {"anonymous": None, "other user": JUDY_TOKEN, "owner": IVAN_TOKEN, "admin": BOSS_TOKEN}
 JOB = {"gpus": 1, "command": [sys.executable, "-c", "pass"], "name": "matrix"}
 LEASE = {"gpus": 1, "kernel_id": "k-matrix"}
+DEFINITION = {"name": "matrix", "script": "/tmp/matrix.py", "schedule": "0 3 * * *", "gpus": 1}
 OK, OK201, DENIED, HIDDEN = 200, 201, 403, 404
 
 
@@ -81,6 +82,21 @@ MATRIX = [
     Row("usage/report", "GET", OK, OK, OK),
     Row("usage/report", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's accounting: admins only"),
     Row("metrics", "GET", OK, OK, OK),
+    # job definitions (issue 19): owners and admins; others' definitions do not exist for you
+    Row("definitions", "GET", OK, OK, OK),
+    Row("definitions", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's definitions: admins only"),
+    Row("definitions", "POST", OK201, OK201, OK201, body=DEFINITION),
+    Row("definitions/preview", "POST", OK, OK, OK, body={"schedule": "0 3 * * *"}),
+    Row("definitions/{definition_id}", "GET", HIDDEN, OK, OK),
+    Row("definitions/{definition_id}", "PATCH", HIDDEN, OK, OK, body={"name": "renamed"}),
+    Row("definitions/{definition_id}", "DELETE", HIDDEN, OK, OK),
+    Row("definitions/{definition_id}/{action}", "POST", HIDDEN, OK, OK, why="pause (resume is the same route)"),
+    Row("definitions/{definition_id}/runs", "GET", HIDDEN, OK, OK),
+    Row("definitions/{definition_id}/runs", "POST", HIDDEN, OK201, OK201, body={}),
+    Row("jobs/{job_id}/notebook", "GET", HIDDEN, HIDDEN, HIDDEN,
+        why="others' jobs do not exist for you; a command job keeps no executed notebook"),
+    Row("jobs/{job_id}/notebook/open", "POST", HIDDEN, HIDDEN, HIDDEN,
+        why="others' jobs do not exist for you; a command job keeps no executed notebook"),
 ]
 
 
@@ -109,6 +125,18 @@ async def fresh(api: Any, kind: str, *, running: bool) -> str:
     return job_id
 
 
+async def target(api: Any, route: str) -> tuple[str, dict[str, str]]:
+    """A fresh object of the owner (ivan) for ``route``: its kind (``jobs``, ``leases``, ``definitions``)
+    and the ids its path names."""
+    if route.startswith("definitions"):
+        status, body = await api("POST", "definitions", DEFINITION, token=IVAN_TOKEN)
+        assert status == 201, body
+        return "definitions", {"definition_id": str(body["id"]), "action": "pause"}
+    kind = "leases" if route.startswith("leases") else "jobs"
+    job_id = await fresh(api, kind, running=route.endswith("keepalive"))
+    return kind, {"job_id": job_id, "lease_id": job_id}
+
+
 async def stream_status(port: int, base_url: str, path: str, headers: dict[str, str]) -> int:
     """Status of a streaming GET (the body never ends): read the status line, then hang up."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -127,9 +155,7 @@ async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
         for caller, token in CALLERS.items():
             want = DENIED if caller == "anonymous" else {"other user": row.other, "owner": row.owner,
                                                           "admin": row.admin}[caller]
-            kind = "leases" if row.route.startswith("leases") else "jobs"
-            ids = {"job_id": await fresh(api, kind, running=row.route.endswith("keepalive"))}
-            ids["lease_id"] = ids["job_id"]
+            kind, ids = await target(api, row.route)
             path = row.route.format(**ids)
             params = {k: v.format(**ids) for k, v in (row.params or {}).items()} or None
             if row.route == "events":
@@ -145,10 +171,11 @@ async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
                 if not isinstance(error, dict) or not {"code", "message", "field", "hint"} <= set(error):
                     wrong.append(f"{row.id} as {caller}: {status} without the error shape: {body}")
             if status in (DENIED, HIDDEN) and caller != "admin":
-                leaked = [name for name in ("ivan", ids["job_id"]) if name in json.dumps(body)]
+                leaked = [name for name in ("ivan", *ids.values()) if name != "pause" and name in json.dumps(body)]
                 if leaked and caller == "anonymous":
                     wrong.append(f"{row.id} as {caller}: the refusal leaks {leaked}")
-            await api("DELETE", f"{kind}/{ids['job_id']}", token=BOSS_TOKEN)  # free its GPUs for the next row
+            object_id = ids.get("job_id") or ids["definition_id"]
+            await api("DELETE", f"{kind}/{object_id}", token=BOSS_TOKEN)  # free its GPUs for the next row
     assert not wrong, "\n".join(wrong)
 
 
@@ -162,11 +189,13 @@ async def login_cookies(jp_fetch: Any) -> tuple[str, str]:
 
 
 async def observed(api: Any, job_id: str) -> tuple[Any, ...]:
-    """What a refused request must not change: the job ids, whether ``job_id`` is cancelled, the quotas."""
+    """What a refused request must not change: the job ids, whether ``job_id`` is cancelled, the quotas,
+    the definitions (id, version)."""
     _, jobs = await api("GET", "jobs", params={"all": "true"}, token=BOSS_TOKEN)
     _, quotas = await api("GET", "quotas")
+    _, definitions = await api("GET", "definitions", params={"all": "true"}, token=BOSS_TOKEN)
     cancelled = [j["state"] for j in jobs if j["id"] == job_id] == ["cancelled"]
-    return sorted(j["id"] for j in jobs), cancelled, quotas
+    return sorted(j["id"] for j in jobs), cancelled, quotas, sorted((d["id"], d["version"]) for d in definitions)
 
 
 @pytest.mark.parametrize("with_header", [False, True],
@@ -180,11 +209,11 @@ async def test_cookie_sessions_need_xsrf_on_every_unsafe_method(sched_app: Any, 
             if m != "GET"} == {(r.route, r.method) for r in unsafe}
     wrong = []
     for row in unsafe:
-        kind = "leases" if row.route.startswith("leases") else "jobs"
-        target = {"id": await fresh(api, kind, running=row.route.endswith("keepalive"))}
-        path = row.route.format(job_id=target["id"], lease_id=target["id"])
+        kind, ids = await target(api, row.route)
+        object_id = ids.get("job_id") or ids["definition_id"]
+        path = row.route.format(**ids)
         headers = {"Authorization": "", "Cookie": cookies, **({"X-XSRFToken": xsrf} if with_header else {})}
-        before = await observed(api, target["id"])
+        before = await observed(api, object_id)
         response = await jp_fetch(*f"api/sched/{path}".split("/"), method=row.method, headers=headers,
                                    body=json.dumps(row.body) if row.body is not None else None,
                                    allow_nonstandard_methods=True, raise_error=False)
@@ -192,11 +221,11 @@ async def test_cookie_sessions_need_xsrf_on_every_unsafe_method(sched_app: Any, 
         if response.code != want:
             wrong.append(f"{row.id} cookie xsrf={with_header}: want {want}, got {response.code} {response.body[:160]!r}")
         if not with_header:
-            if before != await observed(api, target["id"]):
+            if before != await observed(api, object_id):
                 wrong.append(f"{row.id}: a refused cookie request changed the jobs or the quotas")
             if b"_xsrf" not in response.body:
                 wrong.append(f"{row.id}: the refusal does not name _xsrf: {response.body[:160]!r}")
-        await api("DELETE", f"{kind}/{target['id']}", token=BOSS_TOKEN)  # free its GPUs for the next row
+        await api("DELETE", f"{kind}/{object_id}", token=BOSS_TOKEN)  # free its GPUs for the next row
     assert not wrong, "\n".join(wrong)
 
 

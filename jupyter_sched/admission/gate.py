@@ -1,0 +1,104 @@
+"""THE admission step at the edge: resolve the caller, run the pure rules, audit every refusal.
+
+Every request reaches a service through :class:`Admission`: the web layer turns the
+authenticated user into a :class:`~.caller.Caller` with :meth:`Admission.caller` (reading the
+stored quota set; in hub mode with the user's hub groups), and the services ask it to admit
+each job or lease (:meth:`Admission.admit_job`), to let an admin-only action through
+(:meth:`Admission.require_admin`) or to record any other refusal (:meth:`Admission.refuse`).
+
+Each refusal is written to the audit log as ``action = "refused"`` with ``actor`` and ``user``
+the caller, ``message`` the reason, and ``details = {"request", "field", "code", "status"}``, then
+raised unchanged (the one error mapping turns it into 400/403/404/422). Malformed request syntax
+(a body that is not JSON, ``gpus: "two"``) is answered 400 without an audit record: only
+decisions about *who may do what* are refusals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, NoReturn
+
+from ..errors import AuthorizationError, SchedError, http_status_for
+from ..model import Inventory, Job, QuotaSet
+from .caller import Caller
+from .fit import FitCheck
+from .policy import AdmissionPolicy, resolve_caller
+from .rules import check_job
+
+__all__ = ["REFUSED", "Admission"]
+
+log = logging.getLogger(__name__)
+
+REFUSED = "refused"
+"""Audit action of every refusal."""
+
+AuditWriter = Callable[..., Any]
+"""``write(actor=, action=, user=, job_id=, message=, details=)`` — ``Store.add_event``."""
+
+
+class Admission:
+    """The admission step (see module docstring).
+
+    Args:
+        policy: the admin's admission settings.
+        quota_set: ``quota_set() -> QuotaSet`` in force (the store's).
+        audit: writes one audit record (``Store.add_event``'s keywords).
+        fit: the can-it-ever-run check (None: skipped, for callers without an engine).
+    """
+
+    def __init__(self, *, policy: AdmissionPolicy, quota_set: Callable[[], QuotaSet], audit: AuditWriter,
+                 fit: FitCheck | None = None) -> None:
+        self.policy = policy
+        self._quota_set = quota_set
+        self._audit = audit
+        self._fit = fit
+
+    def caller(self, user: str, *, admin: bool, groups: Sequence[str] | None = None) -> Caller:
+        """The :class:`Caller` of an authenticated ``user`` (hub ``groups`` in hub mode).
+
+        Never fails on quota configuration: membership is read, never validated against the
+        inventory (a drained node must not lock users out, issue 15 item 6).
+        """
+        return resolve_caller(user, admin=admin, groups=groups, quotas=self._quota_set(), policy=self.policy)
+
+    def admit_job(self, caller: Caller, job: Job, *, inventory: Inventory, quotas: QuotaSet, now: datetime,
+                  request: str, fit: bool = True) -> None:
+        """Run the rules (:func:`~.rules.check_job`) and, with ``fit``, the can-it-ever-run check on ``job``
+        (a dry run leaves it out: it answers ``never`` from its own cycle).
+
+        Raises:
+            ValidationError / AuthorizationError / QuotaError / UnschedulableError: refused
+                (audited first).
+        """
+        try:
+            check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
+            if fit and self._fit is not None:
+                self._fit.check(job, inventory, quotas, now=now)
+        except SchedError as err:
+            self.refuse(caller, err, request=request)
+
+    def require_admin(self, caller: Caller, action: str, *, field: str | None = None,
+                      hint: str | None = None) -> None:
+        """Let an admin through; refuse (and audit) anyone else.
+
+        Raises:
+            AuthorizationError: ``caller`` is not an admin (``field`` names the input that asked
+                for more, e.g. ``all``).
+        """
+        if not caller.admin:
+            self.refuse(caller, AuthorizationError(f"{action} needs admin rights; {caller.user} is not an admin",
+                                                   field=field, hint=hint or "ask the server owner or a hub admin"),
+                        request=action)
+
+    def refuse(self, caller: Caller, err: SchedError, *, request: str, job_id: str | None = None) -> NoReturn:
+        """Audit ``err`` as a refusal of ``caller``'s ``request``, then raise it."""
+        details = {"request": request, "field": err.field, "code": err.code, "status": http_status_for(err)}
+        try:
+            self._audit(actor=caller.user, action=REFUSED, user=caller.user, job_id=job_id,
+                        message=err.message[:500], details=details)
+        except SchedError:  # the refusal stands even when the audit log cannot take it
+            log.warning("jupyter_sched: could not audit the refusal of %s (%s)", caller.user, err.message,
+                        exc_info=True)
+        raise err

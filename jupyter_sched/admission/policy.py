@@ -1,0 +1,129 @@
+"""Who is in which team and who may use which class: the admin's policy, and caller resolution.
+
+Pure: :func:`resolve_caller` turns an authenticated name (plus hub groups in hub mode), the
+stored quota set and the admin's :class:`AdmissionPolicy` into a :class:`~.caller.Caller`. The
+edge (:class:`~.gate.Admission`) reads the quota set and the hub groups and calls it.
+
+Team membership, in order (the first is the default team of a request that names none):
+
+1. embedded: ``c.SchedApp.user_teams[user]`` (one team or a list); hub mode: the user's hub
+   groups, groups that are known teams (named by a quota line, budget or team policy) first;
+2. the stored quota set's ``user_teams[user]`` (set by an admin through ``PUT quotas``);
+3. every team policy that lists the user in ``members``;
+4. nobody named the user: ``default_team`` alone.
+
+An admin may also charge any team an admin named (a quota line, budget, team policy or
+``user_teams`` entry): admins set the quotas anyway, and an admin's notebook charges a team's
+demo work to it. Made-up teams stay refused for everyone.
+
+Granted classes per team: the team policy's ``allowed_priorities`` (default ``normal``, ``low``),
+plus ``c.SchedApp.priority_grants`` for the team and for the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import ValidationError
+from ..model import QuotaSet
+from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
+
+__all__ = ["AdmissionPolicy", "known_teams", "resolve_caller"]
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionPolicy:
+    """The admin's admission settings (from ``c.SchedApp``).
+
+    Attributes:
+        default_team: the team of users nobody assigned to one.
+        user_teams: user → teams (embedded mode's membership; the first is their default team).
+        grants: extra priority classes per user and per team (``high`` needs one).
+    """
+
+    default_team: str = "default"
+    user_teams: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    grants: PriorityGrants = field(default_factory=PriorityGrants)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> AdmissionPolicy:
+        """Build from the plain settings ``default_team``, ``user_teams`` ({user: team | [teams]})
+        and ``priority_grants`` ({"users": {user: [classes]}, "teams": {team: [classes]}}).
+
+        Raises:
+            ValidationError: a malformed value (field ``user_teams`` or ``priority_grants.*``).
+        """
+        user_teams: dict[str, tuple[str, ...]] = {}
+        for user, teams in dict(settings.get("user_teams") or {}).items():
+            names = (teams,) if isinstance(teams, str) else tuple(teams) if isinstance(teams, (list, tuple)) else None
+            if not isinstance(user, str) or not names or not all(isinstance(t, str) and t for t in names):
+                raise ValidationError(f"user_teams[{user!r}] must be a team name or a list of team names",
+                                      field="user_teams", hint='e.g. {"ana": "ml", "bo": ["ml", "cv"]}')
+            user_teams[user] = names
+        raw = dict(settings.get("priority_grants") or {})
+        unknown = sorted(set(raw) - {"users", "teams"})
+        if unknown:
+            raise ValidationError(f"priority_grants has an unknown key {unknown[0]!r}", field="priority_grants",
+                                  hint='use {"users": {"ana": ["high"]}, "teams": {"prod": ["high"]}}')
+        grants = PriorityGrants(users=_classes(raw.get("users"), "priority_grants.users"),
+                                teams=_classes(raw.get("teams"), "priority_grants.teams"))
+        return cls(default_team=str(settings.get("default_team") or "default"), user_teams=user_teams,
+                   grants=grants)
+
+
+def _classes(value: Any, where: str) -> dict[str, frozenset[str]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{where} must map names to lists of classes", field=where,
+                              hint='e.g. {"ana": ["high"]}')
+    out: dict[str, frozenset[str]] = {}
+    for name, classes in value.items():
+        if not isinstance(name, str) or not isinstance(classes, (list, tuple)) \
+                or any(c not in PRIORITY_CLASSES for c in classes):
+            raise ValidationError(f"{where}[{name!r}] must list classes among high, normal, low (got {classes!r})",
+                                  field=where, hint='e.g. ["high"]')
+        out[name] = frozenset(classes)
+    return out
+
+
+def known_teams(quotas: QuotaSet) -> frozenset[str]:
+    """Teams an admin named: by quota lines, budgets, team policies or ``user_teams``."""
+    return frozenset({q.team for q in quotas.quotas} | {b.team for b in quotas.budgets}
+                     | {t.team for t in quotas.teams} | set(quotas.user_teams.values()))
+
+
+def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: AdmissionPolicy,
+                   groups: Sequence[str] | None = None) -> Caller:
+    """The :class:`Caller` of ``user`` (see the module docstring for the order of teams).
+
+    Args:
+        user: the authenticated user name.
+        admin: whether authentication made them an admin.
+        quotas: the quota set in force (stored ``user_teams`` and team policies).
+        policy: the admin's admission settings.
+        groups: hub groups in hub mode; None when embedded.
+    """
+    teams: list[str] = []
+    if groups is None:
+        teams += policy.user_teams.get(user, ())
+    else:
+        known = known_teams(quotas)
+        ordered = sorted(groups)
+        teams += [g for g in ordered if g in known] + [g for g in ordered if g not in known]
+    stored = quotas.user_teams.get(user)
+    if stored:
+        teams.append(stored)
+    teams += [p.team for p in quotas.teams if user in p.members]
+    unique = tuple(dict.fromkeys(teams)) or (policy.default_team,)
+    chargeable = (*unique, *sorted(known_teams(quotas) - set(unique))) if admin else unique
+    return Caller(user=user, teams=unique, admin=admin,
+                  granted=MappingProxyType({team: _granted(team, user, quotas, policy) for team in chargeable}))
+
+
+def _granted(team: str, user: str, quotas: QuotaSet, policy: AdmissionPolicy) -> frozenset[str]:
+    base: Iterable[str] = quotas.team_policy(team).allowed_priorities
+    return frozenset(base) | policy.grants.teams.get(team, frozenset()) | policy.grants.users.get(user, frozenset())

@@ -1,0 +1,191 @@
+"""The admission rules every job and lease request passes before anything is stored (pure).
+
+:func:`check_job` runs, in order, and raises at the first refusal:
+
+1. :func:`check_text` — bounded strings: the team, the name, environment keys and values, paths,
+   image and kernel id have a length cap; names and teams carry no control or bidirectional
+   override characters (they are printed in every reason and table, where U+202E would reorder
+   what a reader sees); environment keys are variable names (no ``=``, not empty). 400.
+2. :func:`check_team` — the team charged must be one of the caller's teams (an admin may also
+   charge any team an admin named; an unknown team is nobody's, so it is refused too: no
+   implicit unlimited borrowing line for made-up teams). 403.
+3. :func:`check_priority` — the class must be granted to the caller in that team (``high`` is
+   granted to nobody unless an admin grants it). 403.
+4. :func:`check_ceiling` — the request must fit, on an empty cluster, every quota line that
+   applies (team guarantee + borrowing limit, the user's own line): a request above its hard
+   ceiling would pend forever (case 030). 422 naming ``gpus`` and the numbers.
+
+No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+
+from ..errors import AuthorizationError, QuotaError, ValidationError
+from ..model import ANY_MODEL, GPU_MILLI, JobSpec, QuotaSet
+from ..placement.filters import model_matches
+from ..quota import Line, QuotaLedger
+from .caller import Caller
+
+__all__ = [
+    "BIDI_CONTROLS",
+    "ENV_KEY",
+    "MAX_ENV_KEY_CHARS",
+    "MAX_ENV_VALUE_CHARS",
+    "MAX_ID_CHARS",
+    "MAX_PATH_CHARS",
+    "MAX_TEAM_CHARS",
+    "check_ceiling",
+    "check_job",
+    "check_priority",
+    "check_team",
+    "check_text",
+    "visible_text",
+]
+
+MAX_TEAM_CHARS = 64
+"""Most characters of a team name (hub group names are short; reasons print the team)."""
+MAX_ENV_KEY_CHARS = 256
+MAX_ENV_VALUE_CHARS = 32 * 1024
+MAX_PATH_CHARS = 4096
+"""Most characters of ``script``, ``notebook``, ``working_dir`` and ``image`` (PATH_MAX)."""
+MAX_ID_CHARS = 256
+"""Most characters of a ``kernel_id``."""
+
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Unicode bidirectional formatting characters (UAX #9): they reorder how text is displayed
+(CVE-2021-42574, "Trojan Source"); a name must read as it is stored."""
+
+ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A portable environment variable name (POSIX.1-2017 §8.1)."""
+
+
+def visible_text(value: str, field: str, *, limit: int) -> None:
+    """Refuse ``value`` when longer than ``limit`` characters or holding control or bidi characters.
+
+    Raises:
+        ValidationError: naming ``field``.
+    """
+    if len(value) > limit:
+        raise ValidationError(f"{field} is too long ({len(value)} characters, at most {limit})", field=field,
+                              hint=f"use at most {limit} characters")
+    for char in value:
+        if char in BIDI_CONTROLS or unicodedata.category(char) == "Cc":
+            raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}", field=field,
+                                  hint="use printable characters only (no control or bidirectional override characters)")
+
+
+def check_text(spec: JobSpec) -> None:
+    """Bounded strings of a request (rule 1 of the module docstring).
+
+    Raises:
+        ValidationError: naming the field (``team``, ``name``, ``env``, ``script``, ...).
+    """
+    visible_text(spec.team, "team", limit=MAX_TEAM_CHARS)
+    visible_text(spec.name, "name", limit=200)
+    for key, value in spec.env.items():
+        if len(key) > MAX_ENV_KEY_CHARS or not ENV_KEY.fullmatch(key):
+            shown = key if len(key) <= 40 else key[:40] + "…"
+            raise ValidationError(f"env key {shown!r} is not a variable name", field="env",
+                                  hint="use letters, digits and _ (not starting with a digit), e.g. BATCH_SIZE")
+        if len(value) > MAX_ENV_VALUE_CHARS:
+            raise ValidationError(f"env {key} is too long ({len(value)} characters, at most {MAX_ENV_VALUE_CHARS})",
+                                  field="env", hint="pass large data in a file and its path in the variable")
+    optional: tuple[tuple[str, str | None, int], ...] = (
+        ("script", spec.script, MAX_PATH_CHARS), ("notebook", spec.notebook, MAX_PATH_CHARS),
+        ("working_dir", spec.working_dir, MAX_PATH_CHARS), ("image", spec.image, MAX_PATH_CHARS),
+        ("kernel_id", spec.kernel_id, MAX_ID_CHARS))
+    for field, text, limit in optional:
+        if text is not None and len(text) > limit:
+            raise ValidationError(f"{field} is too long ({len(text)} characters, at most {limit})", field=field,
+                                  hint=f"use at most {limit} characters")
+
+
+def check_team(caller: Caller, spec: JobSpec) -> None:
+    """The team charged is one of the caller's (rule 2).
+
+    Raises:
+        AuthorizationError: field ``team``, listing the caller's teams.
+    """
+    if not caller.may_charge(spec.team):
+        raise AuthorizationError(f"{caller.user} may not charge team {spec.team!r}", field="team",
+                                 hint="leave team out to use " + repr(caller.default_team) + "; your teams: "
+                                      + ", ".join(caller.teams or ("none",)),
+                                 details={"team": spec.team, "teams": list(caller.teams)})
+
+
+def check_priority(caller: Caller, spec: JobSpec) -> None:
+    """The priority class is granted to the caller in the team charged (rule 3).
+
+    Raises:
+        AuthorizationError: field ``priority``, listing the granted classes.
+    """
+    granted = caller.classes_for(spec.team)
+    if spec.priority.value not in granted:
+        order = [c for c in ("high", "normal", "low") if c in granted]
+        raise AuthorizationError(
+            f"priority {spec.priority.value!r} is not granted to {caller.user} in team {spec.team!r}",
+            field="priority", hint="use " + (" or ".join(order) or "no class") + "; an admin grants others",
+            details={"priority": spec.priority.value, "granted": order})
+
+
+def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:
+    """The request fits its quota ceilings when nothing else runs (rule 4).
+
+    Every GPU model the request could use is tried (its ``model`` list, loosely matched as
+    placement does, else every model present); it passes if it stays within every line that
+    applies on one of them. A refusal names the tightest line it exceeds on the model that comes
+    closest (so "ask for at most N" is a request that can fit).
+    With no quota lines, or no GPUs at all (the inventory check answers that), it passes.
+
+    Raises:
+        QuotaError: field ``gpus``; ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
+            ``borrowing_limit`` (GPUs), ``team``, ``user`` (None for the team line) and ``model``.
+    """
+    milli = spec.resources.total_milli
+    if milli <= 0 or not quotas.quotas:
+        return
+    wanted = spec.resources.gpu_models
+    models = [m for m in gpus_by_model if not wanted or any(model_matches(w, m) for w in wanted)]
+    ledger = QuotaLedger(quotas, gpus_by_model)
+    binding: list[Line] = []  # per model, the tightest line the request exceeds
+    for model in models:
+        over = [line for line in ledger.applicable(spec.team, spec.user, model)
+                if line.ceiling is not None and line.ceiling < milli]
+        if not over:
+            return
+        binding.append(min(over, key=lambda line: line.ceiling or 0))
+    if not binding:
+        return
+    line = max(binding, key=lambda line: line.ceiling or 0)  # the model that comes closest
+    ceiling, guaranteed, borrow = (_gpus(line.ceiling or 0), _gpus(line.guaranteed), _gpus(line.borrowing_limit or 0))
+    whose = f"the per-user limit of {line.user} in team {line.team}" if line.user is not None \
+        else f"the limit of team {line.team}"
+    on = "" if line.model == ANY_MODEL else f" of {line.model}"
+    requested = _gpus(milli)
+    raise QuotaError(
+        f"{requested:g} GPUs can never fit {whose}: {ceiling:g} GPUs{on} "
+        f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})", field="gpus",
+        hint=f"ask for at most {ceiling:g} GPUs, or ask an admin to raise the quota",
+        details={"requested": requested, "ceiling": ceiling, "guaranteed": guaranteed, "borrowing_limit": borrow,
+                 "team": line.team, "user": line.user, "model": line.model})
+
+
+def _gpus(milli: int) -> float:
+    value = milli / GPU_MILLI
+    return int(value) if value == int(value) else round(value, 3)
+
+
+def check_job(caller: Caller, spec: JobSpec, *, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:
+    """Run every rule of the module docstring on one request, in order.
+
+    Raises:
+        ValidationError / AuthorizationError / QuotaError: the first refusal.
+    """
+    check_text(spec)
+    check_team(caller, spec)
+    check_priority(caller, spec)
+    check_ceiling(spec, quotas, gpus_by_model)

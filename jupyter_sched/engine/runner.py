@@ -1,0 +1,105 @@
+"""``EngineRunner``: runs an :class:`~.engine.Engine`'s ticks on one worker thread, driven from asyncio.
+
+A tick every ``poll_interval_s`` seconds (executor events, stop plans, lease renewal), and at
+once when something happened (:meth:`kick`): a submit that fits is decided incrementally in that
+tick (no full cycle, no pause: issue 17); other events (cancel, finish, quota change) ask a full
+cycle. There is no fixed pause: the engine itself spaces kick-triggered full cycles by
+``cycle_coalesce_s`` (``Engine.cycle_gap_s``; or twice as long as the last cycle took, whichever is
+longer), so a burst of 1,000 non-fitting submits causes a handful of cycles rather than one each,
+and the worker thread (which holds the GIL while it decides: every store call of a request then
+waits for it, up to the interpreter's 5 ms switch interval each) leaves most of the time to the
+API's requests. While the database fails the runner waits out the engine's backoff.
+
+Ticks never overlap (one worker thread); a tick that raises is logged and retried at the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from .engine import Engine, TickReport
+
+__all__ = ["EngineRunner"]
+
+log = logging.getLogger(__name__)
+
+
+class EngineRunner:
+    """Drive ``engine`` from the running asyncio loop (see module docstring).
+
+    Args:
+        engine: the engine to tick.
+        poll_interval_s: seconds between ticks.
+        cycle_coalesce_s: least seconds between kick-triggered full cycles (0 = a cycle per kick).
+    """
+
+    def __init__(self, engine: Engine, *, poll_interval_s: float = 1.0, cycle_coalesce_s: float = 0.1) -> None:
+        self.engine = engine
+        self.poll_interval_s = poll_interval_s
+        self.cycle_coalesce_s = cycle_coalesce_s
+        self.last_tick: TickReport | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping = False
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return self._task is not None
+
+    async def start(self) -> None:
+        """Start ticking on the running loop (idempotent)."""
+        if self._task is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
+        self._stopping = False
+        self.engine.cycle_gap_s = self.cycle_coalesce_s
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Stop ticking and resign leadership (running local jobs keep running)."""
+        self._stopping = True
+        if self._wake is not None:
+            self._wake.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._pool is not None:
+            loop = asyncio.get_running_loop()
+            with contextlib.suppress(Exception):
+                await loop.run_in_executor(self._pool, self.engine.resign)
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision now (thread-safe; ``("submit", job_id)`` may be decided at once, see
+        :meth:`Engine.kick`)."""
+        self.engine.kick(event, job_id)
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    def tick(self) -> TickReport:
+        """Run one tick synchronously (tests and the simulator; not while :meth:`start` runs)."""
+        self.last_tick = self.engine.tick()
+        return self.last_tick
+
+    async def _run(self) -> None:
+        assert self._wake is not None and self._pool is not None
+        loop = asyncio.get_running_loop()
+        while not self._stopping:
+            try:
+                self.last_tick = await loop.run_in_executor(self._pool, self.engine.tick)
+            except Exception:
+                log.exception("jupyter_sched engine tick failed; retrying")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.engine.wait_hint_s(self.poll_interval_s))
+            self._wake.clear()

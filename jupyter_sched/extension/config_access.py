@@ -1,0 +1,107 @@
+"""Traitlets of the REST surface and of admission: who is who, who is admin, who is in which
+team and who may use which priority class (see :mod:`.config` and :mod:`jupyter_sched.admission`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from traitlets import Bool, Dict, Enum, Float, Int, Set, Unicode, validate
+from traitlets.config import Configurable
+
+from .config import config_error, positive
+
+__all__ = ["AccessConfig", "WebConfig"]
+
+
+class WebConfig(Configurable):
+    """The REST surface: who is who, who is admin, how push streams are bounded."""
+
+    identity_source = Enum(
+        ["auto", "owner", "jupyter_user"],
+        default_value="auto",
+        config=True,
+        help="""How a request's scheduler identity is found. "owner": every authenticated caller
+        is the server owner, the OS user running the server (a personal server's token holder
+        IS its owner; stable across restarts, unlike jupyter_server's per-start anonymous
+        name). "jupyter_user": the username the server's IdentityProvider returns (custom or
+        hub identity providers). Default "auto": "owner" with jupyter_server's built-in token /
+        password identity provider, else "jupyter_user".""",
+    )
+
+    admin_users = Set(
+        Unicode(),
+        default_value=set(),
+        config=True,
+        help="""Scheduler identities allowed admin endpoints (PUT quotas, audit, other users'
+        jobs). Default: empty = only the server owner (OS user running the server), which is
+        right for a personal server; hub mode takes admins from the hub instead.""",
+    )
+
+    events_queue_size = Int(
+        256,
+        config=True,
+        help="""Events buffered per Server-Sent-Events client. Default: 256. A client that falls
+        this far behind is disconnected (it reconnects and refetches state) instead of growing
+        server memory without bound.""",
+    )
+
+    events_keepalive_s = Float(
+        15.0,
+        config=True,
+        help="""Seconds between SSE keep-alive comments on an idle stream. Default: 15 s, under the
+        usual 30-60 s proxy idle timeouts.""",
+    )
+
+    inject_kernel_env = Bool(
+        True,
+        config=True,
+        help="""Give kernels started by this server JUPYTER_SCHED_URL, JUPYTER_SCHED_TOKEN and
+        JUPYTER_SCHED_KERNEL_ID so %gpu finds the API with no setup. Default: True.""",
+    )
+
+    @validate("events_queue_size")
+    def _check_queue_size(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if not 1 <= value <= 100_000:
+            raise config_error("events_queue_size", value, "must be 1..100000 events", "set e.g. 256")
+        return value
+
+    @validate("events_keepalive_s")
+    def _check_keepalive(self, proposal: dict[str, Any]) -> float:
+        return positive("events_keepalive_s", float(proposal["value"]))
+
+
+class AccessConfig(Configurable):
+    """Admission (DESIGN *Who is asking*): teams of embedded users and priority-class grants."""
+
+    user_teams = Dict(
+        default_value={},
+        config=True,
+        help="""Teams of users when embedded (hub mode takes teams from hub groups), {user: team}
+        or {user: [team, ...]}; a user's first team is charged when a request names none, and a
+        request naming any other team is refused (403). Users nobody names are in default_team.
+        Default: {} (everyone in default_team). Admins may also set user -> team at run time
+        (PUT api/sched/quotas, "user_teams"), and team policies may list members.""",
+    )
+
+    priority_grants = Dict(
+        default_value={},
+        config=True,
+        help="""Priority classes granted beyond the team policies, {"users": {user: [classes]},
+        "teams": {team: [classes]}}; e.g. {"teams": {"prod": ["high"]}} lets prod's members submit
+        priority "high". Default: {} — "high" is granted to nobody (team policies' allowed_priorities
+        default to normal and low); a request for a class not granted is refused (403, audited).""",
+    )
+
+    @validate("user_teams", "priority_grants")
+    def _check_admission(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        from ..admission import AdmissionPolicy
+        from ..errors import ValidationError
+
+        name = proposal["trait"].name
+        value = dict(proposal["value"])
+        try:
+            AdmissionPolicy.from_settings({name: value})
+        except ValidationError as err:
+            raise config_error(name, value, err.message, err.hint or "see the trait help") from None
+        return value

@@ -1,0 +1,145 @@
+"""Traitlets of where utilization samples come from and how work runs (see :mod:`.config`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from traitlets import Dict, Enum, Float, Unicode, validate
+from traitlets.config import Configurable
+
+from .config import config_error, positive
+
+__all__ = ["ExecutorConfig", "TelemetryConfig"]
+
+
+class TelemetryConfig(Configurable):
+    """Where GPU utilization samples come from (idle reclamation and the panel's live charts)."""
+
+    telemetry_source = Enum(
+        ["auto", "simulated", "nvml", "dcgm", "prometheus", "off"],
+        default_value="auto",
+        config=True,
+        help="""Telemetry collector. Default: "auto" = "simulated" for a simulated inventory
+        (utilization derived from the jobs' real CPU activity), "nvml" for NVML GPUs, "dcgm" when
+        telemetry_url is set, else "off". "dcgm" reads a dcgm-exporter /metrics URL (preferred on
+        clusters: GR_ENGINE_ACTIVE works with MIG, case 008); "prometheus" queries a Prometheus
+        server holding dcgm-exporter series.""",
+    )
+
+    telemetry_url = Unicode(
+        "",
+        config=True,
+        help="""URL of the dcgm-exporter /metrics endpoint (telemetry_source "dcgm", e.g.
+        http://127.0.0.1:9400/metrics) or of a Prometheus server ("prometheus", e.g.
+        http://127.0.0.1:9090). Default: "" (none).""",
+    )
+
+    telemetry_interval_s = Float(
+        1.0,
+        config=True,
+        help="""Seconds between telemetry samples. Default: 1 s (NVML and dcgm-exporter update
+        about once a second; faster only repeats values).""",
+    )
+
+    telemetry_push_interval_s = Float(
+        1.0,
+        config=True,
+        help="""Seconds between "telemetry" events pushed to the event stream (panel charts).
+        Default: 1 s.""",
+    )
+
+    @validate("telemetry_url")
+    def _check_telemetry_url(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value and not value.startswith(("http://", "https://")):
+            raise config_error("telemetry_url", value, "is not an http(s) URL",
+                               "use e.g. http://127.0.0.1:9400/metrics, or leave it empty")
+        return value
+
+    @validate("telemetry_interval_s")
+    def _check_telemetry_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0.1 <= value <= 3600:
+            raise config_error("telemetry_interval_s", value, "must be 0.1..3600 seconds", "set e.g. 1")
+        return value
+
+    @validate("telemetry_push_interval_s")
+    def _check_push_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0.1 <= value <= 3600:
+            raise config_error("telemetry_push_interval_s", value, "must be 0.1..3600 seconds", "set e.g. 1")
+        return value
+
+
+class ExecutorConfig(Configurable):
+    """How admitted work is started, observed and stopped."""
+
+    executor = Enum(
+        ["local", "kubernetes"],
+        default_value="local",
+        config=True,
+        help="""Executor for batch jobs. Default: "local" = subprocesses of this server in their
+        own process group with CUDA_VISIBLE_DEVICES set to the allocated GPU UUIDs (case 016).
+        "kubernetes" = each job becomes a batch/v1 Job requesting nvidia.com/gpu and pinned to
+        the node the scheduler chose; the inventory then comes from the cluster's Node objects
+        (see kubernetes and kubeconfig), so one server schedules a whole GPU cluster.""",
+    )
+
+    kubernetes = Dict(
+        default_value={},
+        config=True,
+        help="""Kubernetes executor settings (executor "kubernetes" only), e.g.
+        {"namespace": "jupyter-sched-work", "default_image": "python:3.12",
+        "queue_manager": "none", "preemption_grace_s": 60}. Keys are the fields of
+        jupyter_sched.executors.kubernetes.KubernetesConfig: namespace, namespace_per_user,
+        user_namespace_prefix, queue_manager (none | kueue | volcano), kueue_queue, volcano_queue,
+        default_image, image_pull_policy, service_account, ttl_seconds_after_finished (seconds),
+        preemption_grace_s (seconds), gpu_taint_keys, priority_class_prefix, rendezvous_port,
+        extra_labels, count_foreign_pods. Default: {} = every field's default (namespace
+        "jupyter-sched-work", no default image: jobs must name one). Checked when the config
+        loads, so a typo stops the server with the key and the fix.""",
+    )
+
+    kubeconfig = Unicode(
+        "",
+        config=True,
+        help="""Path of the kubeconfig file the Kubernetes executor connects with (its current
+        context). Default: "" = the in-cluster service account when the server runs in a pod
+        (KUBERNETES_SERVICE_HOST set), else the official client's default, $KUBECONFIG or
+        ~/.kube/config. Only read when executor is "kubernetes".""",
+    )
+
+    stop_grace_s = Float(
+        10.0,
+        config=True,
+        help="""Seconds between SIGTERM and SIGKILL when a user cancels a job. Default: 10 s:
+        long enough for a clean exit, short enough that cancel feels immediate.""",
+    )
+
+    @validate("stop_grace_s")
+    def _check_stop_grace(self, proposal: dict[str, Any]) -> float:
+        return positive("stop_grace_s", float(proposal["value"]), allow_zero=True)
+
+    @validate("kubernetes")
+    def _check_kubernetes(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        from ..errors import ValidationError
+        from ..executors.kubernetes.config import KubernetesConfig
+
+        value = dict(proposal["value"])
+        try:
+            KubernetesConfig.from_dict(value)
+        except ValidationError as err:
+            key = err.field or "kubernetes"
+            raise config_error(key, value.get(key.split(".", 1)[1]) if "." in key else value,
+                               err.message, err.hint or "see the help of c.SchedApp.kubernetes") from None
+        return value
+
+    @validate("kubeconfig")
+    def _check_kubeconfig(self, proposal: dict[str, Any]) -> str:
+        value = str(proposal["value"])
+        if value and not os.path.isfile(os.path.expanduser(value)):
+            raise config_error("kubeconfig", value, "no such file",
+                               "give the path of an existing kubeconfig file, or leave it empty for "
+                               "the in-cluster service account / ~/.kube/config")
+        return value

@@ -1,0 +1,198 @@
+"""The base of every REST handler: auth, the caller, request models in, response models out, and
+THE error mapping (STYLE §7, §8).
+
+Every handler derives from :class:`SchedHandler` (a jupyter_server ``APIHandler``), so every
+method is ``@web.authenticated`` + ``@authorized`` on resource ``"sched"`` and XSRF is enforced
+for cookie-authenticated browsers. A handler method reads like this::
+
+    request = self.body(SubmitJobRequest)                    # parse a request model (400 naming the field)
+    job = self.services.jobs.submit(self.caller, request)    # one service call, with the Caller
+    self.reply(job, status=201)                              # serialise the response model
+
+Errors are mapped in one place (:meth:`SchedHandler.write_error`): a
+:class:`~jupyter_sched.errors.SchedError` becomes ``errors.http_status_for(err)`` +
+``err.to_json()``; a tornado ``HTTPError`` (auth, XSRF, 404) keeps its status with the same JSON
+shape; anything else is logged with its traceback and answered 500 with a generic JSON error
+(no internals leak). Handlers hold no try/except ladders.
+"""
+
+from __future__ import annotations
+
+import json
+from http.client import responses
+from typing import Any, TypeVar
+
+from jupyter_server.base.handlers import APIHandler
+from pydantic import BaseModel
+from tornado import web
+
+from ..admission import Caller
+from ..errors import SchedError, ValidationError, http_status_for
+from ..services.models import parse
+
+__all__ = ["AUTH_RESOURCE", "SchedHandler"]
+
+AUTH_RESOURCE = "sched"
+_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _reject_constant(name: str) -> Any:
+    """``json.loads`` hook: ``NaN``/``Infinity`` are not JSON and no field accepts them."""
+    raise ValueError(f"{name} is not a valid JSON value")
+
+
+class SchedHandler(APIHandler):
+    """Base of every jupyter_sched handler (see module docstring)."""
+
+    auth_resource = AUTH_RESOURCE
+
+    # ---- context -------------------------------------------------------------------------
+    @property
+    def sched(self) -> Any:
+        """The running :class:`~.app.SchedApp` extension (settings key ``jupyter_sched``)."""
+        return self.settings["jupyter_sched"]
+
+    @property
+    def services(self) -> Any:
+        """The scheduler's :class:`~jupyter_sched.services.Services`."""
+        return self.sched.services
+
+    @property
+    def caller(self) -> Caller:
+        """The admission step's :class:`Caller` of this request (resolved once per request)."""
+        cached: Caller | None = getattr(self, "_sched_caller", None)
+        if cached is None:
+            cached = self._sched_caller = self.sched.resolve_caller(self.current_user)
+        return cached
+
+    # ---- request parsing -----------------------------------------------------------------
+    def json_value(self, *, optional: bool = False) -> Any:
+        """The request body as decoded JSON (``{}`` when ``optional`` and the body is empty).
+
+        Raises:
+            ValidationError: field ``body`` when it is empty, not JSON or nested too deeply.
+        """
+        raw = self.request.body
+        if not raw or not raw.strip():
+            if optional:
+                return {}
+            raise ValidationError("request body is empty", field="body",
+                                  hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
+        try:
+            return json.loads(raw, parse_constant=_reject_constant)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise ValidationError(f"request body is not valid JSON ({err})", field="body",
+                                  hint="send a JSON object with Content-Type: application/json") from None
+        except RecursionError:
+            raise ValidationError("request body is nested too deeply", field="body",
+                                  hint="send a flat JSON object of the documented fields") from None
+
+    def json_body(self) -> dict[str, Any]:
+        """The request body as a JSON object (for routes without a request model yet).
+
+        Raises:
+            ValidationError: field ``body`` when it is empty, not JSON or not an object.
+        """
+        value = self.json_value()
+        if not isinstance(value, dict):
+            raise ValidationError(f"request body must be a JSON object (got {type(value).__name__})", field="body",
+                                  hint="wrap the fields in {...}")
+        return value
+
+    def query_int(self, name: str, default: int, *, minimum: int = 0, maximum: int = 2**62) -> int:
+        """An integer query argument in ``[minimum, maximum]`` (empty = ``default``).
+
+        Raises:
+            ValidationError: naming the argument.
+        """
+        raw = self.get_query_argument(name, None)
+        if raw in (None, ""):
+            return default
+        try:
+            value = int(str(raw))
+        except ValueError:
+            raise ValidationError(f"{name} must be an integer (got {raw!r})", field=name,
+                                  hint=f"give {name} as a whole number >= {minimum}") from None
+        if not minimum <= value <= maximum:
+            raise ValidationError(f"{name} must be {minimum}..{maximum} (got {value})", field=name,
+                                  hint=f"give {name} between {minimum} and {maximum}")
+        return value
+
+    def query_bool(self, name: str) -> bool:
+        """A boolean query argument: ``1/true/yes`` or ``0/false/no`` (empty = false).
+
+        Raises:
+            ValidationError: any other value.
+        """
+        raw = (self.get_query_argument(name, None) or "").lower()
+        if raw in ("", "0", "false", "no"):
+            return False
+        if raw in ("1", "true", "yes"):
+            return True
+        raise ValidationError(f"{name} must be true or false (got {raw!r})", field=name, hint="use true or false")
+
+    def body(self, model: type[M], *, optional: bool = False) -> M:
+        """The request body parsed as ``model`` (see :func:`jupyter_sched.services.models.parse`).
+
+        Raises:
+            ValidationError: naming ``body`` or the first bad field.
+        """
+        return parse(model, self.json_value(optional=optional))
+
+    def query(self, model: type[M]) -> M:
+        """The query arguments named by ``model``'s fields, parsed as ``model`` (empty = absent).
+
+        Raises:
+            ValidationError: naming the bad argument.
+        """
+        values = {name: value for name in model.model_fields
+                  if (value := self.get_query_argument(name, None)) not in (None, "")}
+        return parse(model, values, where="query")
+
+    # ---- responses -----------------------------------------------------------------------
+    def reply(self, answer: Any, status: int = 200) -> None:
+        """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
+        data = answer.to_wire() if hasattr(answer, "to_wire") else answer
+        self.set_status(status)
+        self.finish(json.dumps(data, default=str))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, SchedError):
+            status, body = http_status_for(exc), exc.to_json()
+        elif isinstance(exc, web.HTTPError):
+            status = exc.status_code
+            message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
+            body = {"error": {"code": _HTTP_CODES.get(status, "http_error"),
+                              "message": message or responses.get(status, "error"),
+                              "field": None, "hint": _hint_for_status(status)}}
+        else:
+            status = 500
+            body = {"error": {"code": "internal_error", "message": "internal server error",
+                              "field": None, "hint": "the server log has the details; please report it"}}
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(body))
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        """SchedErrors are expected answers (one line); anything else keeps its traceback."""
+        if isinstance(value, SchedError):
+            self.log.info("jupyter_sched %s %s -> %s: %s", self.request.method, self.request.path,
+                          http_status_for(value), value)
+            return
+        super().log_exception(typ, value, tb)
+
+
+def _hint_for_status(status: int) -> str | None:
+    if status == 403:
+        return ("send the server token (Authorization: token <token>) or, from a browser session, "
+                "the _xsrf cookie value in the X-XSRFToken header")
+    if status == 404:
+        return "check the URL against GET api/sched/config or openapi.yaml"
+    if status == 405:
+        return "see openapi.yaml for the methods of this route"
+    return None

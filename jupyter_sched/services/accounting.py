@@ -1,0 +1,103 @@
+"""``AccountingService``: who am I and what do I use (``me``), GPU-seconds rolled up (``usage``),
+the accounting report (``usage/report``). Own usage for everyone; everyone's for admins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+
+from ..accounting import ROLLUP_KEYS, budget_usage, report_csv, rollup
+from ..accounting.store_report import usage_report_for
+from ..admission import Caller
+from ..errors import ValidationError
+from ..model import JobState
+from ..model.codec import budget_to_dict, quota_to_dict
+from ..model.units import parse_utc
+from ..store import LIVE_STATES
+from .context import Context
+from .models import GetMeResponse, GetUsageReportRequest, GetUsageRequest, UsageRows
+
+__all__ = ["AccountingService"]
+
+
+class AccountingService:
+    """Usage and identity (see module docstring).
+
+    Args:
+        ctx: shared dependencies.
+        prices: price per GPU-hour by model for the report's cost column (None = no cost).
+    """
+
+    def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None) -> None:
+        self.ctx = ctx
+        self.prices = dict(prices) if prices else None
+
+    def me(self, caller: Caller) -> GetMeResponse:
+        """The caller: teams, granted classes, quota lines and budgets of their default team,
+        GPUs held now, pending work, GPU-hours of the last 7 days."""
+        store, now = self.ctx.store, self.ctx.clock.now()
+        quotas = store.quota_set()
+        team = caller.default_team or self.ctx.admission.policy.default_team
+        live = store.list_jobs(user=caller.user, states=LIVE_STATES)
+        holding = [r.job for r in live if r.job.state.holds_gpus and r.job.allocation is not None]
+        in_use = sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
+                     for j in holding if j.allocation is not None)
+        week = rollup(store.usage_rows(since=now - timedelta(days=7), user=caller.user), now=now, by=("user",),
+                      since=now - timedelta(days=7))
+        mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
+        used = budget_usage(store.usage_rows(since=now - timedelta(days=31)), mine_budgets, now=now) \
+            if mine_budgets else {}
+        return GetMeResponse.model_validate({
+            "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
+            "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
+                           for t in caller.teams},
+            "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, caller.user)],
+            "budgets": [{**budget_to_dict(b), "used_gpu_hours": round(used[(b.team, b.user)], 6)}
+                        for b in mine_budgets],
+            "in_use": {"gpus": in_use, "jobs": sum(1 for j in holding if not j.is_lease),
+                       "leases": sum(1 for j in holding if j.is_lease)},
+            "pending": sum(1 for r in live if r.job.state is JobState.PENDING),
+            "gpu_hours_7d": week[0]["gpu_hours"] if week else 0.0,
+        })
+
+    def _whose(self, caller: Caller, everyone: bool) -> str | None:
+        if everyone:
+            self.ctx.admission.require_admin(caller, "reading everyone's usage", field="all",
+                                             hint="leave out all to read your own usage")
+            return None
+        return caller.user
+
+    def usage(self, caller: Caller, request: GetUsageRequest) -> UsageRows:
+        """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)``.
+
+        Raises:
+            AuthorizationError: ``all`` from a non-admin (audited).
+            ValidationError: an unknown grouping field or a timestamp without offset.
+        """
+        user = self._whose(caller, request.all)
+        keys = tuple(k.strip() for k in request.by.split(","))
+        bad = [k for k in keys if k not in ROLLUP_KEYS]
+        if bad or not keys:
+            raise ValidationError(f"cannot group usage by {bad[0][:40] if bad else '(nothing)'!r}", field="by",
+                                  hint="use any of " + ", ".join(ROLLUP_KEYS))
+        start = parse_utc(request.since, field="since") if request.since else None
+        end = parse_utc(request.until, field="until") if request.until else None
+        rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
+        return UsageRows(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
+
+    def report(self, caller: Caller, request: GetUsageReportRequest) -> UsageRows:
+        """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`).
+
+        Raises:
+            AuthorizationError: ``all`` from a non-admin (audited).
+            ValidationError: bad grouping, period or timestamp.
+        """
+        user = self._whose(caller, request.all)
+        by = tuple(k.strip() for k in request.by.split(",") if k.strip())
+        return UsageRows(usage_report_for(self.ctx, user=user, by=by, since=request.since, until=request.until,
+                                          period=request.period, prices=self.prices))
+
+    @staticmethod
+    def report_csv(rows: UsageRows, request: GetUsageReportRequest) -> str:
+        """The report as CSV text with a header row."""
+        return report_csv(rows.root, by=tuple(k.strip() for k in request.by.split(",") if k.strip()))

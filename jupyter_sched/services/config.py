@@ -1,0 +1,358 @@
+"""Build :class:`~.root.Services` from the extension's plain settings (``SchedApp.service_settings``).
+
+:func:`build_services` picks the store, inventory source, executor (local or Kubernetes),
+telemetry monitor, idle policy, scheduling profile and admission policy from the settings and
+hands them to the composition root. A setting that cannot work raises a
+:class:`~jupyter_sched.errors.ValidationError` naming it (the extension turns that into one
+``c.SchedApp.<field>`` line at start).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..admission import AdmissionPolicy, system_caller
+from ..engine.telemetry import TelemetryMonitor
+from ..errors import ExecutorError, SchedError, ValidationError
+from ..executors.base import Executor
+from ..model import Inventory, profiles_from_config
+from ..store import Store
+from .idle import retention_s
+from .models import QuotaLine, SetQuotasRequest, parse
+from .root import Services
+
+__all__ = ["CachedInventory", "build_services", "idle_policies_from_settings"]
+
+log = logging.getLogger(__name__)
+
+
+class CachedInventory:
+    """Wraps an inventory source: re-reads it at most every ``refresh_s`` seconds; on a failed
+    read keeps the last good inventory (a flaky NVML never stalls scheduling)."""
+
+    def __init__(self, source: Any, refresh_s: float = 30.0, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.source = source
+        self.refresh_s = refresh_s
+        self._monotonic = monotonic
+        self._value: Inventory | None = None
+        self._at = 0.0
+        self._lock = threading.Lock()
+
+    def current(self) -> Inventory:
+        with self._lock:
+            now = self._monotonic()
+            if self._value is None or now - self._at >= self.refresh_s:
+                try:
+                    self._value = self.source.current()
+                    self._at = now
+                except Exception:  # any source failure: keep scheduling on the last good inventory
+                    if self._value is None:
+                        raise
+                    log.exception("inventory refresh failed; keeping the last inventory")
+            return self._value
+
+    def invalidate(self) -> None:
+        """Force a re-read at the next :meth:`current`."""
+        with self._lock:
+            self._value = None
+
+
+def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = None,
+                   nvml: Any = None) -> Services:
+    """Build the services from the extension's plain settings (see ``SchedApp.service_settings``).
+
+    ``nvml`` is the NVML library module for the inventory and the NVML collector (default: the
+    real ``pynvml``; tests on GPU-less machines pass a fake library).
+
+    Keys used: ``db_url``, ``log_dir``, ``inventory_source``, ``inventory_file``,
+    ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
+    ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``sqlite_synchronous``
+    (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
+    non-empty they replace the stored quota lines at start, with an audit record),
+    ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
+    ``time_zone``, ``placement_policy``, ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
+    ``KubernetesConfig`` dict, and ``kubeconfig``, a path or "" for in-cluster / ``~/.kube/config``),
+    ``stop_grace_s``, ``node_name`` (this server's node name; default
+    the host name); idle reclamation: ``idle_threshold_percent``,
+    ``idle_window_s`` (0 = off), ``idle_grace_s`` and optionally ``idle_busy_kernel_window_s``,
+    ``idle_keepalive_max_s``, ``idle_lease_action``, ``idle_busy_kernel_action``, ``idle_job_action``
+    (see :func:`idle_policies_from_settings`); telemetry: ``telemetry_source`` (``auto`` /
+    ``simulated`` / ``nvml`` / ``dcgm`` / ``prometheus`` / ``off``), ``telemetry_url``,
+    ``telemetry_interval_s``, ``telemetry_push_interval_s``; admission: ``default_team``,
+    ``user_teams``, ``priority_grants`` (see :class:`~jupyter_sched.admission.AdmissionPolicy`);
+    ``gpu_prices`` for the usage report.
+
+    Raises:
+        ValidationError / StoreError: a setting is unusable (names the field), including an
+            ``inventory_file`` that does not read as an inventory.
+    """
+    from ..executors.local import LocalExecutor
+    from ..inventory.factory import default_inventory_source
+    from ..inventory.simulated import SimulatedInventory
+
+    logger = log or logging.getLogger("jupyter_sched")
+    store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"))
+    source_kind = settings.get("inventory_source", "auto")
+    sim = {"model": settings.get("simulated_gpu_model", "Simulated GPU 80GB"),
+           "memory_mib": int(settings.get("simulated_gpu_memory_mib", 81920))}
+    node = str(settings.get("node_name") or "") or None
+    executor_kind = settings.get("executor", "local")
+    if executor_kind == "kubernetes":
+        return _from_kubernetes_config(settings, store, logger)
+    if executor_kind != "local":
+        raise ValidationError(f"unknown executor {executor_kind!r}", field="executor",
+                              hint="use local or kubernetes")
+    if source_kind == "kubernetes":
+        raise ValidationError("inventory_source 'kubernetes' needs executor 'kubernetes'",
+                              field="inventory_source",
+                              hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
+    # Jobs that name no working_dir run where the server serves files from, as a user expects.
+    executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None)
+    monitors: list[TelemetryMonitor] = []
+
+    def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)
+        return executor.pids() | (monitors[0].our_pids() if monitors else frozenset())
+
+    source: Any
+    if source_kind == "simulated":
+        source = SimulatedInventory(int(settings.get("simulated_gpus", 4)), node=node, **sim)
+    elif source_kind == "static" and not settings.get("inventory_file"):
+        raise ValidationError("inventory_source 'static' needs inventory_file", field="inventory_file",
+                              hint="set c.SchedApp.inventory_file to a YAML inventory")
+    else:
+        source, _ = default_inventory_source(
+            inventory_file=settings.get("inventory_file"),
+            simulated_gpus=int(settings.get("simulated_gpus", 4)) if source_kind != "nvml" else 0,
+            simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], our_pids=our_pids,
+            nvml=nvml, node=node, logger=logger)
+    inventory = CachedInventory(source, float(settings.get("inventory_refresh_s", 30.0)))
+    if settings.get("inventory_file"):
+        # Read an admin's inventory file once now: a broken file stops the server at start with
+        # the field and the fix, instead of failing every engine tick (issue 10, bad inputs).
+        inventory.current()
+    policies = idle_policies_from_settings(settings)
+    monitor = _make_monitor(settings, source, logger, retention_s=retention_s(policies), nvml=nvml)
+    if monitor is not None:
+        monitors.append(monitor)
+        history_node = node or str(getattr(source, "node", "") or "")
+        monitor.rollup_sink = lambda rows: store.add_rollups(rows, node=history_node)
+    return _finish_config(settings, store, inventory, executor, monitor, policies)
+
+
+def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, executor: Executor,
+                   monitor: TelemetryMonitor | None, policies: Any) -> Services:
+    """The part of :func:`build_services` every executor shares: the services and the configured
+    quota lines (written at start when they differ from the stored ones, audited as actor ``config``)."""
+    scheduling_profile = _scheduling_profile(settings)
+    service = Services(store=store, inventory=inventory, executor=executor,
+                       policy=AdmissionPolicy.from_settings(settings),
+                       profiles=profiles_from_config(settings.get("profiles") or {}),
+                       scheduling_profile=scheduling_profile,
+                       default_time_limit_s=settings.get("default_time_limit_s"),
+                       cycle_interval_s=float(settings.get("cycle_interval_s", 5.0)),
+                       cycle_coalesce_s=float(settings.get("cycle_coalesce_s", 0.1)),
+                       stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
+                       idle_policies=policies if monitor is not None else None,
+                       telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
+                       prices=settings.get("gpu_prices") or None)
+    quotas = settings.get("quotas") or []
+    if quotas:
+        current = service.quotas.get()
+        lines = [parse(QuotaLine, q, where="quotas") for q in quotas]
+        fields = list(QuotaLine.model_fields)
+        stored = [{k: getattr(line, k) for k in fields} for line in current.quotas]
+        if [line.model_dump() for line in lines] != stored:
+            service.quotas.set(system_caller("config"), SetQuotasRequest(quotas=lines))
+    return service
+
+
+def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
+                            logger: logging.Logger) -> Services:
+    """:func:`build_services` for ``executor == "kubernetes"``: the official client's ``ApiClient``
+    (``kubeconfig``), a started :class:`~jupyter_sched.inventory.kubernetes.KubernetesInventory`
+    as the inventory source and a :class:`~jupyter_sched.executors.kubernetes.KubernetesExecutor`
+    configured by ``kubernetes`` (a ``KubernetesConfig`` dict). ``Services.stop`` stops the watches.
+
+    Raises:
+        ValidationError: a bad ``kubernetes`` key or value (field ``kubernetes.<key>``), an
+            unreadable ``kubeconfig``, or an ``inventory_source`` other than auto/kubernetes.
+        ExecutorError: the API server cannot be listed (field ``kubeconfig``).
+    """
+    from kubernetes import client as k8s
+
+    from ..executors.kubernetes import KubernetesConfig
+    from ..executors.kubernetes.executor import KubernetesExecutor
+    from ..inventory.kubernetes import KubernetesInventory
+
+    with contextlib.ExitStack() as undo:  # on any failure: close what was opened, in reverse
+        undo.callback(store.close)
+        source_kind = settings.get("inventory_source", "auto")
+        if source_kind not in ("auto", "kubernetes"):
+            raise ValidationError(f"executor 'kubernetes' places work on the cluster's nodes, not on "
+                                  f"inventory_source {source_kind!r}", field="inventory_source",
+                                  hint="use auto or kubernetes with executor 'kubernetes'")
+        config = KubernetesConfig.from_dict(settings.get("kubernetes") or {})
+        kubeconfig = str(settings.get("kubeconfig") or "")
+        api_client = _kubernetes_api_client(kubeconfig)
+        undo.callback(api_client.close)
+        watcher = KubernetesInventory(k8s.CoreV1Api(api_client), count_foreign_pods=config.count_foreign_pods)
+        undo.callback(watcher.stop)
+        try:
+            watcher.start()
+        except SchedError as err:
+            where = kubeconfig or "the in-cluster / default kubeconfig"
+            raise ExecutorError(f"cannot list the cluster's nodes with {where}: {err.message}",
+                                field="kubeconfig", hint="check the kubeconfig's server URL and credentials "
+                                "(RBAC: get/list/watch nodes and pods, see server/rbac.yaml)") from None
+        executor = KubernetesExecutor(api_client, config, inventory=watcher)
+        undo.callback(executor.detach)
+        policies = idle_policies_from_settings(settings)
+        monitor = _make_monitor(settings, watcher, logger, retention_s=retention_s(policies))
+        service = _finish_config(settings, store, watcher, executor, monitor, policies)
+        undo.pop_all()
+    logger.info("jupyter_sched: Kubernetes executor on %s, namespace %s", api_client.configuration.host,
+                config.namespace)
+    service.on_stop += [executor.detach, watcher.stop, api_client.close]
+    return service
+
+
+def idle_policies_from_settings(settings: Mapping[str, Any]) -> Any:
+    """Map the ``idle_*`` settings of ``SchedApp`` to an :class:`~jupyter_sched.reclaim.IdlePolicies`.
+
+    ``idle_window_s`` is how long work must stay idle before the *warning*; ``idle_grace_s`` the
+    time between warning and reclaim. So the policy's limit is ``window + grace`` and its warning
+    lead time is ``grace``. ``idle_window_s = 0`` turns idle reclamation off (``enabled=False``).
+    Optional keys (defaults of :class:`~jupyter_sched.reclaim.IdlePolicy` otherwise):
+    ``idle_busy_kernel_window_s`` (kept >= the limit), ``idle_keepalive_max_s``,
+    ``idle_lease_action`` / ``idle_busy_kernel_action`` / ``idle_job_action`` (``release``,
+    ``requeue``, ``stop``, ``notify``), ``idle_max_gap_s``.
+
+    Raises:
+        ValidationError: an unusable value (names the ``idle.*`` field).
+    """
+    from ..reclaim import IdlePolicies, IdlePolicy, ReclaimMode
+
+    def mode(key: str, default: ReclaimMode) -> ReclaimMode:
+        value = settings.get(key)
+        if value in (None, ""):
+            return default
+        try:
+            return ReclaimMode(str(value))
+        except ValueError:
+            raise ValidationError(f"unknown idle action {value!r}", field=key,
+                                  hint="use release, requeue, stop or notify") from None
+
+    base = IdlePolicy()
+    window = float(settings.get("idle_window_s", 1800.0) or 0.0)
+    grace = float(settings.get("idle_grace_s", 600.0) or 0.0)
+    if window <= 0:
+        return IdlePolicies(default=IdlePolicy(enabled=False))
+    limit = window + grace
+    busy = settings.get("idle_busy_kernel_window_s")
+    busy_s = None if busy == 0 else max(limit, float(busy) if busy is not None else base.busy_kernel_window_s or limit)
+    threshold = float(settings.get("idle_threshold_percent", base.threshold_pct))
+    policy = IdlePolicy(
+        threshold_pct=threshold if threshold > 0 else base.threshold_pct, window_s=limit, warning_s=grace,
+        busy_kernel_window_s=busy_s,
+        lease_mode=mode("idle_lease_action", base.lease_mode),
+        busy_kernel_mode=mode("idle_busy_kernel_action", base.busy_kernel_mode),
+        job_mode=mode("idle_job_action", base.job_mode),
+        max_gap_s=float(settings.get("idle_max_gap_s", base.max_gap_s)),
+        keepalive_max_s=float(settings.get("idle_keepalive_max_s", base.keepalive_max_s)))
+    return IdlePolicies(default=policy)
+
+
+def _kubernetes_api_client(kubeconfig: str) -> Any:
+    """The official client's ``ApiClient`` for ``kubeconfig`` (a path; "" = the in-cluster service
+    account when ``KUBERNETES_SERVICE_HOST`` is set, else ``$KUBECONFIG`` / ``~/.kube/config``).
+
+    Loads into a fresh ``Configuration``, never the client's process-wide default.
+
+    Raises:
+        ValidationError: the kubeconfig is missing or unusable (field ``kubeconfig``).
+    """
+    from kubernetes import client as k8s
+    from kubernetes import config as kube_config
+
+    k8s_config: Any = kube_config  # the client's config loaders carry no annotations
+    configuration = k8s.Configuration()
+    try:
+        if kubeconfig:
+            k8s_config.load_kube_config(config_file=os.path.expanduser(kubeconfig),
+                                        client_configuration=configuration)
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        else:
+            k8s_config.load_kube_config(client_configuration=configuration)
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+        where = kubeconfig or "the in-cluster service account / ~/.kube/config"
+        raise ValidationError(f"cannot load the Kubernetes client configuration from {where}: {exc}",
+                              field="kubeconfig",
+                              hint="set c.SchedApp.kubeconfig to a readable kubeconfig with a current context, "
+                                   "or run the server in a pod with a service account") from None
+    return k8s.ApiClient(configuration)
+
+
+def _make_monitor(settings: Mapping[str, Any], source: Any, logger: logging.Logger, *,
+                  retention_s: float, nvml: Any = None) -> TelemetryMonitor | None:
+    """The telemetry monitor for ``telemetry_source`` (None for ``off``, or ``auto`` on a static inventory).
+
+    Raises:
+        ValidationError: an unknown source, or ``dcgm`` / ``prometheus`` without ``telemetry_url``.
+    """
+    from ..inventory.nvml import NvmlInventory
+    from ..inventory.simulated import SimulatedInventory
+    from ..telemetry import DcgmCollector, NvmlCollector, PrometheusCollector, SimulatedCollector, http_text_fetcher
+
+    kind = str(settings.get("telemetry_source") or "auto")
+    url = str(settings.get("telemetry_url") or "")
+    interval = float(settings.get("telemetry_interval_s", 1.0))
+    if kind == "auto":
+        kind = ("simulated" if isinstance(source, SimulatedInventory) else "nvml" if isinstance(source, NvmlInventory)
+                else "dcgm" if url else "off")
+    if kind == "off":
+        logger.info("jupyter_sched: telemetry off (no collector for this inventory source)")
+        return None
+    monitors: list[TelemetryMonitor] = []
+    collector: Any
+    if kind == "simulated":
+        collector = SimulatedCollector(lambda: source.current().gpus(),
+                                       pids=lambda: monitors[0].holders() if monitors else {})
+    elif kind == "nvml":
+        collector = NvmlCollector(nvml, node=str(getattr(source, "node", "") or ""))
+    elif kind in ("dcgm", "prometheus"):
+        if not url:
+            raise ValidationError(f"telemetry_source {kind!r} needs telemetry_url", field="telemetry_url",
+                                  hint="e.g. http://127.0.0.1:9400/metrics (dcgm) or http://127.0.0.1:9090 (prometheus)")
+        collector = DcgmCollector(http_text_fetcher(url)) if kind == "dcgm" else PrometheusCollector(url)
+    else:
+        raise ValidationError(f"unknown telemetry_source {kind!r}", field="telemetry_source",
+                              hint="use auto, simulated, nvml, dcgm, prometheus or off")
+    monitor = TelemetryMonitor(collector, source=kind, retention_s=retention_s, interval_s=interval)
+    monitors.append(monitor)
+    return monitor
+
+
+def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
+    try:
+        from ..scheduling.profile import SchedulingProfile
+    except ImportError:  # the core's profile is optional for the engine
+        return None
+    kwargs: dict[str, Any] = {}
+    if settings.get("preemption_grace_s") is not None:
+        kwargs["grace_s"] = float(settings["preemption_grace_s"])
+    if settings.get("time_zone"):
+        kwargs["timezone"] = str(settings["time_zone"])
+    policy = str(settings.get("placement_policy") or "binpack")
+    if policy != "binpack":
+        from ..placement.placer import PlacementConfig
+
+        kwargs["placement"] = PlacementConfig(fragmentation=policy)  # validated by the profile
+    return SchedulingProfile(**kwargs)

@@ -1,0 +1,106 @@
+"""What every application service shares: the store, clock, engine, inventory, events, admission.
+
+One :class:`Context` per scheduler, built by the composition root (:mod:`.root`). It also holds
+the two lookups several services need: :meth:`Context.visible` (a job the caller may see, with
+the refusal audited when it is someone else's) and :meth:`Context.live` (a pending job with the
+leading engine's latest reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..admission import Admission, Caller
+from ..engine.clock import Clock
+from ..engine.engine import Engine
+from ..engine.events import EventBus
+from ..engine.runner import EngineRunner
+from ..errors import NotFoundError, SchedError, ValidationError
+from ..executors.base import Executor
+from ..model import Inventory, Job, JobState, Profile
+from ..store import IdGenerator, JobRecord, Store
+
+__all__ = ["Context"]
+
+
+@dataclass
+class Context:
+    """Shared dependencies of the services (see module docstring).
+
+    Attributes:
+        store: the store (the one source of truth).
+        clock: time source.
+        ids: job id generator.
+        engine: the engine (its cycle function, latest reasons, idle state).
+        runner: drives the engine; :meth:`kick` asks it for a cycle.
+        inventory_source: ``current() -> Inventory`` (cached).
+        bus: the event bus services publish job and lease changes on.
+        admission: the admission step.
+        executor: the executor (logs of jobs whose log file it keeps).
+        profiles: admin request templates by name.
+        default_time_limit_s: time limit of training jobs that set none (None = none).
+    """
+
+    store: Store
+    clock: Clock
+    ids: IdGenerator
+    engine: Engine
+    runner: EngineRunner
+    inventory_source: Any
+    bus: EventBus
+    admission: Admission
+    executor: Executor
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
+    default_time_limit_s: float | None = None
+
+    def inventory(self) -> Inventory:
+        """The current inventory (cached by the source)."""
+        inventory: Inventory = self.inventory_source.current()
+        return inventory
+
+    def simulated(self) -> bool:
+        """True when the inventory is simulated (labels every job answer); False when unreadable."""
+        try:
+            return self.inventory().simulated
+        except SchedError:
+            return False
+
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask the engine for a decision now (``("submit", job_id)``: see :meth:`Engine.kick`)."""
+        self.runner.kick(event, job_id)
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Put ``{"type", "data"}`` on the event stream."""
+        self.bus.publish(event)
+
+    def live(self, job: Job) -> Job:
+        """``job`` with the leading engine's latest pending reason (fresher than the stored one)."""
+        if job.state is JobState.PENDING and self.engine.is_leader:
+            reason = self.engine.reasons.get(job.id)
+            if reason is not None and reason != job.reason:
+                return replace(job, reason=reason, message=reason.message)
+        return job
+
+    def visible(self, caller: Caller, job_id: str, *, request: str) -> JobRecord:
+        """The record of ``job_id`` if ``caller`` may see it (their own, or any for an admin).
+
+        Raises:
+            ValidationError: an empty id.
+            NotFoundError: no such job, or another user's (that refusal is audited: probing
+                other users' work is worth knowing about).
+        """
+        if not isinstance(job_id, str) or not job_id:
+            raise ValidationError("job id must be a non-empty string", field="job_id", hint="e.g. j-01hf3k2m9-x7q4za")
+        try:
+            record: JobRecord | None = self.store.get_job(job_id)
+        except NotFoundError:
+            record = None
+        hidden = NotFoundError(f"no job {job_id[:80]!r} visible to you", field="job_id",
+                               hint="list your jobs to see their ids")
+        if record is None:
+            raise hidden
+        if not caller.admin and record.job.spec.user != caller.user:
+            self.admission.refuse(caller, hidden, request=request, job_id=job_id)
+        return record

@@ -1,0 +1,282 @@
+"""``JobsService``: submit, list, read, cancel, logs, the queue and dry runs (jobs and leases alike).
+
+Every method takes the request's :class:`~jupyter_sched.admission.Caller` and a typed request;
+returns a typed response. Submissions pass the admission step before anything is stored and are
+committed before the method returns. A service whose engine is not the store's leader serves
+every method: requests are written to the store and the leader's engine acts on them (cancels of
+running work are recorded as a stop intent the leader carries out).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..admission import Caller
+from ..errors import ConflictError, NotFoundError, ValidationError
+from ..executors.local import read_log
+from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
+from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..store import LIVE_STATES, JobRecord
+from .context import Context
+from .models import (
+    DryrunJobResponse,
+    GetJobLogsRequest,
+    GetJobLogsResponse,
+    GetQueueResponse,
+    ListJobsRequest,
+    ListJobsResponse,
+    QueueEntry,
+    SubmitJobRequest,
+)
+from .models import Job as JobView
+
+__all__ = ["PRIVATE_FIELDS", "JobsService"]
+
+PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message", "parameters",
+                  "source", "notebook_json")
+"""Fields of another user's queue entry that are left out (what they run and where)."""
+
+
+class JobsService:
+    """Jobs and leases (see module docstring)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    # ---- submit and dry run ------------------------------------------------------------------
+    def _spec(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, known: frozenset[str]) -> JobSpec:
+        body = request.body()
+        if kind is not None and body.get("kind") not in (None, kind.value):
+            raise ValidationError(f"kind must be {kind.value} here (got {body.get('kind')!r})", field="kind",
+                                  hint=f"leave kind out or use {kind.value}")
+        spec = spec_from_request(body, user=caller.user,
+                                 default_team=caller.default_team or self.ctx.admission.policy.default_team,
+                                 profiles=self.ctx.profiles, known_models=known or None,
+                                 default_kind=kind or JobKind.TRAINING)
+        if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING:
+            spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
+        return spec
+
+    def prepare(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
+                what: str = "submit job") -> Job:
+        """The job ``request`` would submit for ``caller``, validated and admitted, not stored
+        (job definitions check a run this way when it is saved and when it fires).
+
+        Raises:
+            as :meth:`submit` (refusals audited as ``what``).
+        """
+        inv = self.ctx.inventory()
+        quotas = self.ctx.store.quota_set()
+        spec = self._spec(caller, request, kind, frozenset(inv.models()))
+        now = self.ctx.clock.now()
+        job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
+        self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
+        return job
+
+    def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None) -> JobView:
+        """Validate, admit, commit, kick the engine; the job (state ``pending``).
+
+        Raises:
+            ValidationError: a bad request (names the field and the fix).
+            AuthorizationError: a team or priority class the caller may not use (audited).
+            QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
+        """
+        job = self.prepare(caller, request, kind=kind,
+                           what="request lease" if kind is JobKind.LEASE else "submit job")
+        self.ctx.store.insert_job(JobRecord(job=job))
+        self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
+        data = job_to_dict(job, simulated=self.ctx.simulated())
+        self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
+        return JobView.model_validate(data)
+
+    def dryrun(self, caller: Caller, request: SubmitJobRequest) -> DryrunJobResponse:
+        """Would this request fit now, where, and when? Nothing is stored.
+
+        ``fits``: admitted at the next cycle; ``never``: the core rejects it on this inventory.
+
+        Raises:
+            ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
+                rules apply to a dry run too; refusals are audited).
+        """
+        engine = self.ctx.engine
+        inv = self.ctx.inventory()
+        quotas = self.ctx.store.quota_set()
+        spec = self._spec(caller, request, None, frozenset(inv.models()))
+        job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
+        self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
+                                     request="dry run", fit=False)
+        base = engine.snapshot()
+        snapshot = replace(base, inventory=inv, jobs=(*base.jobs, job))
+        result = engine._cycle(snapshot, engine.profile)
+        out: dict[str, Any] = {"fits": False, "never": False, "allocation": None, "reason": None, "eta": None,
+                               "would_preempt": [p.job_id for p in result.preemptions if p.for_job == job.id],
+                               "job": job_to_dict(job, simulated=inv.simulated)}
+        for admit in result.admits:
+            if admit.job_id == job.id:
+                out.update(fits=True, allocation=allocation_to_dict(admit.allocation))
+        for pend in result.pending:
+            if pend.job_id == job.id:
+                out.update(reason=reason_to_dict(pend.reason), eta=pend.reason.eta.isoformat() if pend.reason.eta else None)
+        for rej in result.rejects:
+            if rej.job_id == job.id:
+                out.update(never=True, reason=reason_to_dict(rej.reason))
+        return DryrunJobResponse.model_validate(out)
+
+    # ---- read --------------------------------------------------------------------------------
+    def list(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> ListJobsResponse:
+        """The caller's jobs and leases, newest first; admins may ask for ``user`` or ``all``.
+
+        Raises:
+            AuthorizationError: a non-admin asked for another user's or everyone's (audited).
+            ValidationError: an unknown state.
+        """
+        others = request.all or (request.user is not None and request.user != caller.user)
+        if others:
+            self.ctx.admission.require_admin(caller, "listing other users' jobs",
+                                             field="all" if request.all else "user",
+                                             hint="leave out user and all to list your own jobs")
+        user = None if request.all else (request.user or caller.user)
+        wanted = kind or (JobKind(request.kind) if request.kind else None)
+        return ListJobsResponse.model_validate(self.work(user=user, states=parse_states(request.state), kind=wanted,
+                                                         limit=request.limit))
+
+    def work(self, *, user: str | None, states: Iterable[JobState] | None, kind: JobKind | None = None,
+             limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """Job dicts of ``user`` (None = everyone) newest first, for service-internal readers
+        (activity reports, metrics, the hub's lease reaper) and :meth:`list`. No authorization:
+        callers of this method decided already."""
+        simulated = self.ctx.simulated()
+        records = self.ctx.store.list_jobs(user=user, states=list(states) if states is not None else None,
+                                           kinds=[kind] if kind is not None else None, limit=limit, newest_first=True)
+        return [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
+
+    def get(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
+        """One job (own jobs only unless admin); ``kind`` narrows it to leases or jobs.
+
+        Raises:
+            NotFoundError: no such job, another user's (audited), or not of ``kind``.
+        """
+        record = self.ctx.visible(caller, job_id, request=f"read {kind.value if kind else 'job'}")
+        if kind is not None and record.job.spec.kind is not kind:
+            raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="id",
+                                hint=f"list yours with GET {kind.value}s")
+        data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
+        if record.stop_intent and not record.job.state.terminal:
+            data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
+                                      "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
+        return JobView.model_validate(data)
+
+    def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
+        """A chunk of a job's output (byte offsets); readable while it runs and after it ended.
+
+        Raises:
+            NotFoundError: no such job, or another user's (audited).
+        """
+        record = self.ctx.visible(caller, job_id, request="read logs")
+        finished = record.job.state.terminal
+        text, next_offset = "", request.offset
+        path = Path(str(record.handle["log"])) if record.handle and record.handle.get("log") else None
+        try:
+            if path is not None and path.exists():
+                text, next_offset = read_log(path, request.offset, request.limit)
+            elif not record.job.is_lease:
+                text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
+        except NotFoundError:
+            pass
+        return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished)
+
+    def queue(self, caller: Caller) -> GetQueueResponse:
+        """Pending (in queue order) then GPU-holding work of everyone, with ``position`` (1-based
+        among pending), ``reason`` and ``eta``; others' entries leave out :data:`PRIVATE_FIELDS`."""
+        records = self.ctx.store.list_jobs(states=LIVE_STATES)
+        now = self.ctx.clock.now()
+        pending = [r for r in records if r.job.state in (JobState.PENDING, JobState.PREEMPTED)]
+        pending.sort(key=lambda r: (-r.job.spec.priority.rank, r.job.submitted_at or now, r.job.id))
+        running = [r for r in records if r.job.state.holds_gpus]
+        simulated = self.ctx.simulated()
+        out = []
+        for index, record in enumerate(pending + running):
+            job = self.ctx.live(record.job)
+            data = job_to_dict(job, simulated=simulated)
+            mine = job.spec.user == caller.user
+            if not mine:
+                for key in PRIVATE_FIELDS:
+                    data.pop(key, None)
+            reason = job.reason
+            data["mine"] = mine
+            data["position"] = (reason.position if reason and reason.position else index + 1) \
+                if index < len(pending) else None
+            data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
+            data["eta_reason"] = reason.eta_reason if reason else ""
+            out.append(QueueEntry.model_validate(data))
+        return GetQueueResponse(out)
+
+    # ---- cancel ------------------------------------------------------------------------------
+    def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
+        """Cancel a job or release a lease.
+
+        Pending work and leases end at once (``cancelled``); running work gets a stop intent that
+        the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
+        after which it is ``cancelled``. Cancelling again while it stops is a no-op.
+
+        Raises:
+            NotFoundError: no such job, or another user's (audited).
+            ConflictError: it already finished.
+        """
+        self.get(caller, job_id, kind=kind)
+        store, actor = self.ctx.store, caller.user
+        for _ in range(5):
+            with store.transaction() as tx:
+                record = tx.get_job(job_id)
+                job = record.job
+                if job.state.terminal:
+                    raise ConflictError(f"job {job_id} already {job.state.value}", field="job_id",
+                                        hint="only pending or running work can be cancelled")
+                now = tx.now
+                immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
+                if immediate:
+                    new = replace(record, job=job.transition(
+                        JobState.CANCELLED, finished_at=now,
+                        message=f"{'released' if job.is_lease else 'cancelled'} by {actor}"))
+                elif record.stop_intent == "cancel":
+                    break
+                else:
+                    new = replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=actor,
+                                  job=replace(job, message=f"cancel requested by {actor}"))
+                if tx.try_update_job(new) is None:
+                    continue
+                if immediate:
+                    tx.close_usage(job_id, now)
+                tx.add_event(actor=actor, action="cancel" if immediate else "cancel_requested", job_id=job_id,
+                             user=job.spec.user, message=new.job.message, details={"state": job.state.value})
+            break
+        else:
+            raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
+                                hint="retry the cancel")
+        self.ctx.kick()
+        out = self.get(caller, job_id)
+        self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
+        return out
+
+
+def parse_states(state: str | Iterable[str] | None) -> list[JobState] | None:
+    """``"pending,running"`` (or a list of names) → states; None or "" → None (any state).
+
+    Raises:
+        ValidationError: an unknown state (field ``state``).
+    """
+    if state is None or state == "":
+        return None
+    names = [s.strip() for s in state.split(",")] if isinstance(state, str) else list(state)
+    out = []
+    for name in names:
+        try:
+            out.append(JobState(name))
+        except ValueError:
+            raise ValidationError(f"unknown state {name[:40]!r}", field="state",
+                                  hint="use any of " + ", ".join(s.value for s in JobState)) from None
+    return out

@@ -1,0 +1,83 @@
+"""Typed request and response models of the REST API (pydantic v2), one module per resource.
+
+Names are verb + noun (``SubmitJobRequest``, ``GetQueueResponse``) as in ``openapi.yaml``.
+:func:`parse` validates a body or query against a request model and raises the package's
+:class:`~jupyter_sched.errors.ValidationError` naming the field.
+"""
+
+from .accounting import (
+    AuditRecord,
+    GetAuditRequest,
+    GetAuditResponse,
+    GetUsageReportRequest,
+    GetUsageRequest,
+    UsageRows,
+)
+from .base import QueryModel, RequestModel, ResponseModel, parse
+from .jobs import (
+    Allocation,
+    DryrunJobResponse,
+    GetJobLogsRequest,
+    GetJobLogsResponse,
+    GetQueueResponse,
+    Job,
+    KeepaliveLeaseRequest,
+    KeepaliveLeaseResponse,
+    ListJobsRequest,
+    ListJobsResponse,
+    PendingReason,
+    QueueEntry,
+    SubmitJobRequest,
+)
+from .quotas import (
+    BudgetLine,
+    GetMeResponse,
+    GetQuotasResponse,
+    ListProfilesResponse,
+    Profile,
+    QuotaLine,
+    SetQuotasRequest,
+    TeamPolicyLine,
+)
+from .system import EngineStatus, GetInventoryResponse
+from .telemetry import GetIdlePolicyResponse, GetTelemetryRequest, GetTelemetryResponse, SetIdlePolicyRequest
+
+__all__ = [
+    "Allocation",
+    "AuditRecord",
+    "BudgetLine",
+    "DryrunJobResponse",
+    "EngineStatus",
+    "GetAuditRequest",
+    "GetAuditResponse",
+    "GetIdlePolicyResponse",
+    "GetInventoryResponse",
+    "GetJobLogsRequest",
+    "GetJobLogsResponse",
+    "GetMeResponse",
+    "GetQueueResponse",
+    "GetQuotasResponse",
+    "GetTelemetryRequest",
+    "GetTelemetryResponse",
+    "GetUsageReportRequest",
+    "GetUsageRequest",
+    "Job",
+    "KeepaliveLeaseRequest",
+    "KeepaliveLeaseResponse",
+    "ListJobsRequest",
+    "ListJobsResponse",
+    "ListProfilesResponse",
+    "PendingReason",
+    "Profile",
+    "QueryModel",
+    "QueueEntry",
+    "QuotaLine",
+    "RequestModel",
+    "ResponseModel",
+    "SetIdlePolicyRequest",
+    "SetQuotasRequest",
+    "SubmitJobRequest",
+    "TeamPolicyLine",
+    "UsageRows",
+    "parse",
+]

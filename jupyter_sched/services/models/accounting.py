@@ -1,0 +1,66 @@
+"""Request and response models of accounting (usage, the usage report) and the audit log."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, RootModel
+
+from .base import CodecView, QueryModel
+
+__all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageRequest",
+           "UsageRows"]
+
+
+class GetUsageRequest(QueryModel):
+    """``GET usage``: allocated GPU-seconds rolled up (your own; admins: ``all=true``)."""
+
+    by: str = Field(default="user", examples=["user,gpu_model"], description="comma list of user, team, gpu_model, job_id, kind")
+    since: str | None = Field(default=None, examples=["2026-01-01T00:00:00+00:00"])
+    until: str | None = None
+    all: bool = Field(default=False, description="admins only: everyone's usage")
+
+
+class GetUsageReportRequest(GetUsageRequest):
+    """``GET usage/report``: allocated and utilized GPU-hours, coverage, efficiency, cost."""
+
+    period: Literal["day", "week", "month"] = Field(default="month", description="for by=period")
+    format: Literal["json", "csv"] = "json"
+
+
+class UsageRows(RootModel[list[dict[str, Any]]]):
+    """Rows of grouping fields plus sums (``GetUsageResponse`` / ``GetUsageReportResponse``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json")
+
+
+class GetAuditRequest(QueryModel):
+    """``GET audit`` (admins): the decision log, newest first."""
+
+    limit: int = Field(default=100, ge=1, le=10_000)
+    since: str | None = None
+    until: str | None = None
+    user: str | None = None
+    job_id: str | None = None
+    action: str | None = Field(default=None, examples=["refused"])
+
+
+class AuditRecord(CodecView):
+    id: int
+    at: str
+    actor: str
+    action: str
+    job_id: str | None
+    user: str | None
+    message: str
+    details: dict[str, Any]
+
+
+class GetAuditResponse(RootModel[list[AuditRecord]]):
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json", exclude_unset=True)

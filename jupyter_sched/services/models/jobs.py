@@ -1,0 +1,242 @@
+"""Request and response models of jobs and leases (``jobs``, ``leases``, ``dryrun``, ``queue``, logs).
+
+Jobs and leases share one shape (a lease is a job of kind ``lease``). Response models mirror
+:func:`jupyter_sched.model.codec.job_to_dict`; fields a response leaves unset are left out of the
+wire (another user's queue entry has no command, environment or paths).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, RootModel
+
+from .base import CodecView, QueryModel, RequestModel, ResponseModel
+
+__all__ = [
+    "Allocation",
+    "DryrunJobResponse",
+    "GetJobLogsRequest",
+    "GetJobLogsResponse",
+    "GetQueueResponse",
+    "Job",
+    "JobKindName",
+    "JobStateName",
+    "KeepaliveLeaseRequest",
+    "KeepaliveLeaseResponse",
+    "ListJobsRequest",
+    "ListJobsResponse",
+    "PendingReason",
+    "PriorityName",
+    "QueueEntry",
+    "SubmitJobRequest",
+]
+
+JobKindName = Literal["training", "inference", "lease"]
+PriorityName = Literal["high", "normal", "low"]
+JobStateName = Literal["pending", "admitted", "running", "succeeded", "failed", "cancelled", "preempted", "lost",
+                       "rejected"]
+Number = int | float
+MAX_LOG_CHUNK = 1 << 20
+"""Most bytes one logs call returns (bounded memory per request)."""
+MAX_QUERY_INT = 2**62
+"""Largest integer query argument (offsets and limits fit in 64-bit file offsets)."""
+
+
+class SubmitJobRequest(RequestModel):
+    """``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
+    in a nested ``resources`` object. The user comes from authentication, never from the body.
+    Validated further by :func:`jupyter_sched.model.spec_from_request` and the admission rules."""
+
+    name: str | None = Field(default=None, examples=["train-resnet"], description="1-200 printable characters")
+    team: str | None = Field(default=None, examples=["ml"], description="one of your teams (default: your first)")
+    queue: str | None = Field(default=None, description="alias of team")
+    kind: JobKindName | None = Field(default=None, examples=["training"])
+    priority: PriorityName | None = Field(default=None, examples=["normal"], description="high needs an admin's grant")
+    gpus: Number | str | None = Field(default=None, examples=[1],
+                                      description="whole GPUs, or a fraction below 1 (0.5 = half a GPU)")
+    gpu_milli: Number | None = Field(default=None, examples=[500])
+    model: str | list[str] | None = Field(default=None, examples=["A100"])
+    gpu_models: str | list[str] | None = Field(default=None, examples=[["A100", "H100"]])
+    mem_per_gpu: Number | str | None = Field(default=None, examples=["40GiB"], description='e.g. "40GiB" or MiB')
+    min_memory_mib: Number | str | None = Field(default=None, examples=[40960])
+    mig_profile: str | None = Field(default=None, examples=["1g.10gb"])
+    nvlink: bool | None = Field(default=None, examples=[True])
+    cpu: Number | str | None = Field(default=None, examples=[4], description="cores per worker")
+    cpu_millis: Number | None = Field(default=None, examples=[4000])
+    memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
+    memory_mib: Number | str | None = Field(default=None, examples=[65536])
+    workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
+    node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
+    tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
+    time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
+    time_limit_s: Number | None = Field(default=None, examples=[7200])
+    command: list[str] | None = Field(default=None, examples=[["python", "train.py"]])
+    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]])
+    script: str | None = Field(default=None, examples=["train.py"])
+    notebook: str | None = Field(default=None, examples=["analysis.ipynb"])
+    working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
+    env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
+                                       description="variable names as keys, string values")
+    image: str | None = Field(default=None, examples=["python:3.11"])
+    port: int | None = Field(default=None, examples=[8000])
+    kernel_id: str | None = Field(default=None, examples=["5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f"])
+    profile: str | None = Field(default=None, examples=["gpu-small"])
+    checkpointable: bool | None = Field(default=None, examples=[False])
+    resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+    parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
+                                              description="a notebook's or script's parameters (papermill's convention)")
+    source: str | None = Field(default=None, examples=["print('hello')"],
+                               description="the script's text, carried to the executing side (at most 1 MiB)")
+    notebook_json: str | None = Field(default=None, description="the notebook's JSON text, carried (at most 8 MiB)")
+
+    def body(self) -> dict[str, Any]:
+        """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them."""
+        return self.model_dump(exclude_unset=True)
+
+
+class ListJobsRequest(QueryModel):
+    """``GET jobs`` / ``GET leases``: the caller's work (admins: ``user`` or ``all=true``)."""
+
+    state: str | None = Field(default=None, examples=["pending,running"], description="a state or a comma-separated list")
+    kind: JobKindName | None = Field(default=None, examples=["training"])
+    user: str | None = Field(default=None, description="admins only: another user's work")
+    all: bool = Field(default=False, description="admins only: everyone's work")
+    limit: int | None = Field(default=None, ge=1, le=100_000, examples=[100], description="newest first, at most this many")
+
+
+class GetJobLogsRequest(QueryModel):
+    """``GET jobs/{id}/logs``: a byte range of the job's output."""
+
+    offset: int = Field(default=0, ge=0, le=MAX_QUERY_INT, examples=[0], description="byte offset; pass back next_offset")
+    limit: int = Field(default=65536, ge=1, le=MAX_LOG_CHUNK, examples=[65536], description="bytes, at most 1 MiB")
+    follow: bool = Field(default=False, description="long-poll up to 25 s for new text")
+
+
+class KeepaliveLeaseRequest(RequestModel):
+    """``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per idle period)."""
+
+    seconds: float | None = Field(default=None, gt=0, lt=1e7, examples=[3600],
+                                  description="default and maximum: the admin's keepalive limit")
+
+
+class WorkerAllocation(CodecView):
+    node: str
+    gpu_uuids: list[str]
+
+
+class Allocation(CodecView):
+    """Where a job runs: its node, GPUs and share of each GPU (milli-GPUs)."""
+
+    node: str
+    gpu_uuids: list[str]
+    gpu_milli: int
+    workers: list[WorkerAllocation] = Field(default_factory=list)
+
+
+class PendingReason(CodecView):
+    """Why a job waits (or can never run): one code with numbers and what would unblock it."""
+
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    unblock: str = ""
+    position: int | None = None
+    eta: str | None = None
+    eta_reason: str = ""
+    per_flavor: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Job(CodecView):
+    """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
+
+    id: str
+    name: str
+    user: str
+    team: str
+    kind: JobKindName
+    priority: PriorityName
+    state: JobStateName
+    resources: dict[str, Any]
+    time_limit_s: float | None = None
+    command: list[str] | None = None
+    script: str | None = None
+    notebook: str | None = None
+    working_dir: str | None = None
+    env: dict[str, str] | None = None
+    image: str | None = None
+    port: int | None = None
+    kernel_id: str | None = None
+    profile: str | None = None
+    checkpointable: bool = False
+    submitted_at: str | None = None
+    admitted_at: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    allocation: Allocation | None = None
+    reason: PendingReason | None = None
+    exit_code: int | None = None
+    message: str | None = None
+    attempts: int = 0
+    not_before: str | None = None
+    preempted_by: str | None = None
+    nominated: Allocation | None = None
+    simulated: bool = False
+
+
+class KeepaliveLeaseResponse(Job):
+    """The lease after a keepalive, with the time its GPUs are kept until."""
+
+    keepalive_until: str | None = None
+
+
+class QueueEntry(Job):
+    """One line of the queue; another user's entry leaves out command, environment and paths."""
+
+    mine: bool
+    position: int | None = None
+    eta: str | None = None
+    eta_reason: str = ""
+
+
+class _ListModel(RootModel[Any]):
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class ListJobsResponse(_ListModel):
+    """Jobs, newest first."""
+
+    root: list[Job]
+
+
+class GetQueueResponse(_ListModel):
+    """Pending work in queue order, then work holding GPUs."""
+
+    root: list[QueueEntry]
+
+
+class GetJobLogsResponse(ResponseModel):
+    """A chunk of a job's output (byte offsets)."""
+
+    text: str
+    offset: int = Field(description="byte offset of text")
+    next_offset: int = Field(description="pass as offset to continue")
+    finished: bool = Field(description="the job ended and text reached the end of its log")
+
+
+class DryrunJobResponse(ResponseModel):
+    """Would this request fit now, where, and otherwise why and when."""
+
+    fits: bool = Field(description="admitted at the next cycle")
+    never: bool = Field(description="can never run here")
+    allocation: Allocation | None
+    reason: PendingReason | None
+    eta: str | None
+    would_preempt: list[str]
+    job: Job
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json", exclude_unset=True)

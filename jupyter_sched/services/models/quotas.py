@@ -1,0 +1,156 @@
+"""Request and response models of quotas, profiles and ``me`` (who am I, what do I use)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, RootModel
+
+from .base import CodecView, RequestModel, ResponseModel
+from .jobs import PriorityName
+
+__all__ = [
+    "BudgetLine",
+    "BudgetView",
+    "GetMeResponse",
+    "GetQuotasResponse",
+    "ListProfilesResponse",
+    "MeBudget",
+    "MeInUse",
+    "Profile",
+    "QuotaLine",
+    "QuotaLineView",
+    "SetQuotasRequest",
+    "TeamPolicyLine",
+    "TeamPolicyView",
+]
+
+MAX_GPUS = 1_000_000.0
+"""Largest guarantee or borrowing limit (GPUs) a quota line may name."""
+
+
+class QuotaLine(RequestModel):
+    """A quota line: ``guaranteed`` GPUs and a ``borrowing_limit`` above it (null = unlimited),
+    for a team or one user in it, on one GPU model or any (``*``)."""
+
+    team: str = Field(min_length=1, examples=["ml"])
+    user: str | None = Field(default=None, examples=["ana"], description="null for the team's line")
+    gpu_model: str = Field(default="*", min_length=1, examples=["*"])
+    guaranteed: float = Field(default=0, ge=0, le=MAX_GPUS, examples=[4])
+    borrowing_limit: float | None = Field(default=None, ge=0, le=MAX_GPUS, examples=[2],
+                                          description="null = unlimited, 0 = no borrowing")
+
+
+class BudgetLine(RequestModel):
+    """A GPU-hour budget per period for a team, or one user in it."""
+
+    team: str = Field(min_length=1, examples=["ml"])
+    user: str | None = Field(default=None, description="null for the whole team")
+    gpu_hours: float = Field(ge=0, le=1e9, examples=[500])
+    period: Literal["day", "week", "month"] = Field(default="month", examples=["month"])
+
+
+class TeamPolicyLine(RequestModel):
+    """A team's fair-share weight, granted priority classes and members."""
+
+    team: str = Field(min_length=1, examples=["ml"])
+    weight: float = Field(default=1.0, gt=0, le=1e6, examples=[1])
+    allowed_priorities: list[PriorityName] = Field(default=["normal", "low"], examples=[["normal", "low"]],
+                                                   description="high only when an admin grants it")
+    members: list[str] = Field(default=[], examples=[["ana"]])
+    reclaim: str | None = Field(default=None, examples=["lower-or-equal"],
+                                description="the team's reclaim rule: any, lower-or-equal, lower or never "
+                                            "(null = the scheduling profile's)")
+
+
+class SetQuotasRequest(RequestModel):
+    """``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
+    accepted too)."""
+
+    quotas: list[QuotaLine] | None = None
+    budgets: list[BudgetLine] | None = None
+    teams: list[TeamPolicyLine] | None = None
+    user_teams: dict[str, str] | None = Field(default=None, examples=[{"ana": "ml"}])
+
+
+class QuotaLineView(CodecView):
+    """A quota line as stored (:func:`~jupyter_sched.model.codec.quota_to_dict`)."""
+
+    team: str
+    user: str | None = None
+    gpu_model: str = "*"
+    guaranteed: float = 0
+    borrowing_limit: float | None = None
+
+
+class BudgetView(CodecView):
+    """A budget as stored (:func:`~jupyter_sched.model.codec.budget_to_dict`)."""
+
+    team: str
+    user: str | None = None
+    gpu_hours: float
+    period: str
+
+
+class TeamPolicyView(CodecView):
+    """A team policy as stored (:func:`~jupyter_sched.model.codec.team_policy_to_dict`)."""
+
+    team: str
+    weight: float = 1.0
+    allowed_priorities: list[PriorityName] = Field(default_factory=list)
+    members: list[str] = Field(default_factory=list)
+    reclaim: str | None = None
+
+
+class GetQuotasResponse(ResponseModel):
+    """The quota set in force."""
+
+    quotas: list[QuotaLineView]
+    budgets: list[BudgetView]
+    teams: list[TeamPolicyView]
+    user_teams: dict[str, str]
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Profile(ResponseModel):
+    """An admin's request template."""
+
+    name: str
+    description: str
+    defaults: dict[str, Any]
+
+
+class ListProfilesResponse(RootModel[list[Profile]]):
+    """Request templates, sorted by name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json")
+
+
+class MeInUse(ResponseModel):
+    gpus: float = Field(description="GPUs held now (fractions count)")
+    jobs: int
+    leases: int
+
+
+class MeBudget(BudgetView):
+    used_gpu_hours: float
+
+
+class GetMeResponse(ResponseModel):
+    """The caller: name, admin flag, teams, and usage against quota and budget."""
+
+    user: str
+    is_admin: bool
+    team: str = Field(description="the default team of your requests")
+    teams: list[str] = Field(description="every team you may charge")
+    priorities: dict[str, list[PriorityName]] = Field(description="per team, the classes granted to you")
+    quotas: list[QuotaLineView]
+    budgets: list[MeBudget]
+    in_use: MeInUse
+    pending: int
+    gpu_hours_7d: float

@@ -1,0 +1,71 @@
+"""``QuotasService``: the quota set (lines, budgets, team policies, user → team) and the profiles.
+
+Reading is open to everyone (users plan against quotas); changing needs an admin and is audited
+with old → new (``quotas_changed``). Guarantees are checked against the GPUs that exist when an
+admin changes them, never when a user is identified (a drained node must not lock users out).
+"""
+
+from __future__ import annotations
+
+from ..admission import Caller
+from ..errors import ValidationError
+from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
+from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
+from .context import Context
+from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
+
+__all__ = ["QuotasService", "quota_set_to_dict"]
+
+
+def quota_set_to_dict(qs: QuotaSet) -> dict[str, object]:
+    """The wire shape of a quota set (``GetQuotasResponse``)."""
+    return {"quotas": [quota_to_dict(q) for q in qs.quotas], "budgets": [budget_to_dict(b) for b in qs.budgets],
+            "teams": [team_policy_to_dict(t) for t in qs.teams], "user_teams": dict(sorted(qs.user_teams.items()))}
+
+
+class QuotasService:
+    """Quotas and profiles (see module docstring)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    def get(self) -> GetQuotasResponse:
+        """The quota set in force."""
+        return GetQuotasResponse.model_validate(quota_set_to_dict(self.ctx.store.quota_set()))
+
+    def set(self, caller: Caller, request: SetQuotasRequest) -> GetQuotasResponse:
+        """Replace parts of the quota set (admins); keys left out keep their current value.
+
+        Raises:
+            AuthorizationError: not an admin (audited).
+            ValidationError: duplicate lines, or guarantees above the GPUs that exist (names the field).
+        """
+        self.ctx.admission.require_admin(caller, "changing quotas")
+        current = self.ctx.store.quota_set()
+        lines = current.quotas if request.quotas is None else tuple(Quota(**q.model_dump()) for q in request.quotas)
+        seen: set[tuple[str, str | None, str]] = set()
+        for q in lines:
+            if q.key in seen:
+                raise ValidationError(f"duplicate quota line for team {q.team!r}, user {q.user!r}, model {q.gpu_model!r}",
+                                      field="quotas", hint="give each (team, user, gpu_model) once")
+            seen.add(q.key)
+        validate_quotas(lines, self.ctx.inventory().models())
+        budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
+        teams = current.teams if request.teams is None else tuple(
+            TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),
+                       members=tuple(t.members), reclaim=t.reclaim) for t in request.teams)
+        user_teams = current.user_teams if request.user_teams is None else dict(request.user_teams)
+        new = QuotaSet(quotas=lines, budgets=budgets, teams=teams, user_teams=user_teams)
+        old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
+        with self.ctx.store.transaction() as tx:
+            tx.replace_quota_set(new)
+            tx.add_event(actor=caller.user, action="quotas_changed", message=f"quotas changed by {caller.user}",
+                         details={"old": old_dict, "new": new_dict})
+        self.ctx.kick()
+        return GetQuotasResponse.model_validate(new_dict)
+
+    def profiles(self) -> ListProfilesResponse:
+        """Admin request templates, sorted by name."""
+        return ListProfilesResponse.model_validate(
+            [{"name": p.name, "description": p.description, "defaults": dict(p.defaults)}
+             for p in sorted(self.ctx.profiles.values(), key=lambda p: p.name)])

@@ -1,0 +1,174 @@
+"""``Services``: the composition root — one scheduler's application services, built once and wired.
+
+It builds the shared :class:`~.context.Context` (store, clock, engine and its runner, inventory,
+event bus, admission step) and one small service per resource::
+
+    services.jobs        JobsService        submit, list, get, cancel, logs, queue, dry run
+    services.leases      LeasesService      request, keepalive, release with the kernel
+    services.quotas      QuotasService      quota set, profiles
+    services.accounting  AccountingService  me, usage, usage report
+    services.audit       AuditService       the audit log
+    services.telemetry   TelemetryService   samples, idle figures, telemetry events
+    services.idle        IdlePolicyService  the idle policy
+    services.system      SystemService      inventory, engine status
+
+A handler reaches them as ``self.services.<resource>.<method>(self.caller, request_model)``.
+Adding a service: write ``services/<resource>.py`` (a class taking the ``Context``), build it in
+:meth:`Services.__init__`, and call it from the handler. From the extension's settings, build
+with :func:`jupyter_sched.services.config.build_services`.
+
+Besides, :class:`Services` offers the few methods the server itself needs and that a hub user's
+forwarding server offers too (:class:`jupyter_sched.hub.forward.ForwardingService`): ``start``,
+``stop``, ``subscribe``, ``list_jobs`` (running work for activity reports) and ``release_kernel``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..admission import Admission, AdmissionPolicy, Caller, FitCheck
+from ..engine.clock import Clock, SystemClock
+from ..engine.engine import CycleFunction, Engine, TickReport
+from ..engine.events import EventBus, Subscription
+from ..engine.runner import EngineRunner
+from ..engine.telemetry import TelemetryMonitor
+from ..executors.base import Executor
+from ..model import JobKind, Profile
+from ..store import IdGenerator, SortableIds, Store
+from .accounting import AccountingService
+from .audit import AuditService
+from .context import Context
+from .idle import IdlePolicyService
+from .jobs import JobsService, parse_states
+from .leases import LeasesService
+from .quotas import QuotasService
+from .system import SystemService
+from .telemetry import TelemetryService
+
+__all__ = ["Services"]
+
+log = logging.getLogger(__name__)
+
+
+class Services:
+    """The services of one scheduler (see module docstring).
+
+    Args:
+        store: the store (its migrations already ran).
+        inventory: inventory source (``current() -> Inventory``).
+        executor: the executor (local or Kubernetes).
+        clock: time source (default the system clock).
+        ids: job id generator (default time-sortable random ids).
+        policy: the admission policy (default: everyone in team ``default``, nobody granted ``high``).
+        profiles: admin request templates by name.
+        scheduling_profile: the core's ``SchedulingProfile`` (None = core defaults).
+        cycle: decision function (default ``jupyter_sched.scheduling.run_cycle``).
+        default_time_limit_s: time limit of training jobs that set none (None = none).
+        cycle_interval_s / cycle_coalesce_s / poll_interval_s: see :class:`~jupyter_sched.engine.runner.EngineRunner`.
+        lease_ttl_s: leader lease lifetime, seconds.
+        stop_grace_s: SIGTERM → SIGKILL grace of cancels and time limits, seconds.
+        events_queue_size: events buffered per subscriber.
+        owner_id: engine identity in the leader lease (default random).
+        telemetry / kernels: snapshot providers (see :class:`~jupyter_sched.engine.Engine`).
+        monitor: the telemetry monitor (None = telemetry off).
+        idle_policies / idle_arbiter: idle reclamation (None = off / default rule).
+        telemetry_push_s: seconds between ``telemetry`` events while somebody subscribes.
+        prices: price per GPU-hour by model for the usage report (None = no cost column).
+    """
+
+    def __init__(
+        self, *, store: Store, inventory: Any, executor: Executor, clock: Clock | None = None,
+        ids: IdGenerator | None = None, policy: AdmissionPolicy | None = None,
+        profiles: Mapping[str, Profile] | None = None, scheduling_profile: Any = None, cycle: CycleFunction | None = None,
+        default_time_limit_s: float | None = None, cycle_interval_s: float = 5.0, cycle_coalesce_s: float = 0.1,
+        poll_interval_s: float = 1.0, lease_ttl_s: float = 15.0, stop_grace_s: float = 10.0,
+        events_queue_size: int = 1000, owner_id: str | None = None,
+        telemetry: Callable[[], Mapping[str, Any]] | None = None,
+        kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+        monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
+        telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None,
+    ) -> None:
+        self.store = store
+        self.clock: Clock = clock or SystemClock()
+        self.bus = EventBus(events_queue_size)
+        self.engine = Engine(store, inventory, executor, clock=self.clock, owner_id=owner_id, profile=scheduling_profile,
+                             cycle=cycle, lease_ttl_s=lease_ttl_s, cycle_interval_s=cycle_interval_s,
+                             stop_grace_s=stop_grace_s, telemetry=telemetry, kernels=kernels, publish=self.bus.publish,
+                             monitor=monitor, idle_policies=idle_policies,
+                             idle_arbiter=idle_arbiter)
+        self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s)
+        engine = self.engine
+        self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=store.quota_set,
+                                   audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)))
+        self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
+                           runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
+                           executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
+        self.monitor = monitor
+        self.executor = executor
+        self.jobs = JobsService(self.ctx)
+        self.idle = IdlePolicyService(self.ctx, idle_policies, monitor)
+        self.leases = LeasesService(self.ctx, self.jobs, self.idle)
+        self.quotas = QuotasService(self.ctx)
+        self.accounting = AccountingService(self.ctx, prices)
+        self.audit = AuditService(self.ctx)
+        self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
+        self.system = SystemService(self.ctx)
+        self.on_stop: list[Callable[[], None]] = []
+        """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
+
+    # ---- who is asking -----------------------------------------------------------------------
+    def caller(self, user: str, *, admin: bool, groups: Sequence[str] | None = None) -> Caller:
+        """The admission step's :class:`Caller` for an authenticated user (see :class:`Admission`)."""
+        return self.admission.caller(user, admin=admin, groups=groups)
+
+    # ---- lifetime ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Apply the stored idle policy, start the engine's ticks and telemetry (on the running loop)."""
+        if self.runner.running:
+            return
+        self.idle.load()
+        await self.runner.start()
+        self.telemetry.start()
+
+    async def stop(self) -> None:
+        """Stop telemetry and ticking, resign leadership (local jobs keep running), close the store."""
+        import asyncio
+
+        await self.telemetry.stop()
+        await self.runner.stop()
+        for close in self.on_stop:
+            with contextlib.suppress(Exception):
+                await asyncio.get_running_loop().run_in_executor(None, close)
+        self.store.close()
+
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision now (thread-safe; see :meth:`Engine.kick`)."""
+        self.runner.kick(event, job_id)
+
+    def tick(self) -> TickReport:
+        """One engine tick, synchronously (tests and scripts; not while :meth:`start` runs)."""
+        return self.runner.tick()
+
+    def set_kernel_source(self, kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None) -> None:
+        """Where kernel activity comes from: ``kernels() -> {kernel id: {"execution_state",
+        "last_activity", "pid"}}`` (the extension passes the Jupyter kernel manager's view)."""
+        self.engine._kernels = kernels
+
+    # ---- what the server itself needs (also offered by the hub's ForwardingService) ----------
+    def subscribe(self) -> Subscription:
+        """An async iterator of ``{"type", "data"}`` events (bounded; call on the running loop)."""
+        return self.bus.subscribe()
+
+    def list_jobs(self, *, user: str | None = None, state: str | None = "admitted,running",
+                  kind: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Work of ``user`` (None = everyone) in ``state`` (comma list; None = any), newest first,
+        as job dicts: the server's own reading for activity reports, metrics and lease reapers.
+        No caller and no authorization: never call it on a user's behalf (use ``jobs.list``)."""
+        return self.jobs.work(user=user, states=parse_states(state), kind=JobKind(kind) if kind else None, limit=limit)
+
+    def release_kernel(self, kernel_id: str, *, reason: str) -> list[dict[str, Any]]:
+        """Release the live leases of ``kernel_id`` (it shut down or restarted); the released leases."""
+        return [lease.to_wire() for lease in self.leases.release_kernel(kernel_id, reason=reason)]

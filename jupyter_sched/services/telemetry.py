@@ -1,0 +1,130 @@
+"""``TelemetryService``: current and recent GPU samples (``GET telemetry``), idle figures for
+``/metrics``, and the ``telemetry`` events pushed while somebody listens."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from ..admission import Caller
+from ..engine.telemetry import TelemetryMonitor
+from ..errors import NotFoundError, ValidationError
+from ..model import JobState
+from ..model.units import parse_utc
+from .context import Context
+from .models import GetTelemetryRequest, GetTelemetryResponse
+
+__all__ = ["TelemetryService"]
+
+log = logging.getLogger(__name__)
+
+
+class TelemetryService:
+    """Telemetry (see module docstring).
+
+    Args:
+        ctx: shared dependencies.
+        monitor: the telemetry monitor (None = telemetry off).
+        push_interval_s: seconds between ``telemetry`` events while somebody subscribes.
+    """
+
+    def __init__(self, ctx: Context, monitor: TelemetryMonitor | None, *, push_interval_s: float = 1.0) -> None:
+        self.ctx = ctx
+        self.monitor = monitor
+        self.push_interval_s = push_interval_s
+        self.wanted: Callable[[], bool] = lambda: self.ctx.bus.subscribers() > 0
+        """True while some client listens for telemetry events (the extension points it at its SSE clients)."""
+        self._push: asyncio.Task[None] | None = None
+
+    def telemetry(self, caller: Caller, request: GetTelemetryRequest) -> GetTelemetryResponse:
+        """Current and recent samples per GPU: every GPU, one GPU (``gpu``), or the GPUs of one of
+        the caller's jobs or leases; ``recent`` starts at ``since`` (default: the last minute).
+
+        Raises:
+            ValidationError: bad ``since``, or two filters at once.
+            NotFoundError: the job/lease is another user's (audited) or does not exist; no such GPU.
+        """
+        from ..reclaim import device_keys, foreign_gpu_reports
+        from ..telemetry import foreign_report_to_dict, sample_to_dict
+
+        if sum(1 for f in (request.gpu, request.job, request.lease) if f) > 1:
+            raise ValidationError("give at most one of gpu, job and lease", field="gpu",
+                                  hint="ask for one GPU, one job or one lease at a time")
+        now = self.ctx.clock.now()
+        start = parse_utc(request.since, field="since") if request.since else now - timedelta(seconds=60)
+        inv = self.ctx.inventory()
+        live = [r.job for r in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
+        work = request.job or request.lease
+        body: dict[str, Any] = {
+            "enabled": self.monitor is not None, "source": None, "interval_s": None, "simulated": inv.simulated,
+            "at": now.isoformat(), "job_id": work, "gpus": [],
+            "foreign": [foreign_report_to_dict(r) for r in foreign_gpu_reports(inv, live)],
+            "idle": [{"job_id": j, "gpu_uuids": list(u)} for j, u in sorted(self.ctx.engine.idle_gpus.items())]}
+        if self.monitor is None:
+            return GetTelemetryResponse.model_validate(body)
+        body.update(source=self.monitor.source, interval_s=self.monitor.interval_s)
+        latest = self.monitor.latest()
+        keys: list[tuple[str, int | None]]
+        if work:
+            record = self.ctx.visible(caller, work, request="read telemetry")
+            alloc = record.job.allocation if record.job.state.holds_gpus else None
+            keys = list(device_keys(alloc.all_gpu_uuids(), inv)) if alloc is not None else []
+        elif request.gpu:
+            keys = list(device_keys([request.gpu], inv))
+            if keys[0] not in latest and request.gpu not in inv.gpu_by_uuid():
+                raise NotFoundError(f"no GPU {request.gpu[:80]!r} in the inventory", field="gpu",
+                                    hint="see GET inventory for uuids")
+        else:
+            keys = sorted(latest, key=lambda k: (k[0], k[1] if k[1] is not None else -1))
+        recent = self.monitor.recent(keys, since=start, limit=request.limit)
+        for key in keys:
+            current = latest.get(key)
+            body["gpus"].append({"gpu_uuid": key[0], "mig_instance": key[1],
+                                 "current": sample_to_dict(current) if current is not None else None,
+                                 "recent": [sample_to_dict(s) for s in recent.get(key, [])]})
+        return GetTelemetryResponse.model_validate(body)
+
+    def idle_stats(self) -> dict[str, Any]:
+        """For ``/metrics``: ``{"idle_gpus": GPUs of work with an open idle warning, "reclaims": idle
+        reclaims that freed GPUs since start, "telemetry": the monitor's status or None}``."""
+        engine = self.ctx.engine
+        return {"idle_gpus": sum(len(u) for u in engine.idle_gpus.values()), "reclaims": engine.reclaims_total,
+                "telemetry": self.monitor.status() if self.monitor is not None else None}
+
+    def now(self) -> dict[str, Any]:
+        """The ``telemetry`` event's data: the newest sample of every GPU."""
+        from ..telemetry import sample_to_dict
+
+        latest = self.monitor.latest() if self.monitor is not None else {}
+        return {"at": self.ctx.clock.now().isoformat(),
+                "gpus": [sample_to_dict(latest[k]) for k in sorted(latest, key=lambda k: (k[0], k[1] or -1))]}
+
+    # ---- lifetime ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start sampling and pushing (on the running loop)."""
+        if self.monitor is not None and self._push is None:
+            self.monitor.start()
+            self._push = asyncio.ensure_future(self._push_loop())
+
+    async def stop(self) -> None:
+        """Stop pushing and sampling."""
+        if self._push is not None:
+            self._push.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._push
+            self._push = None
+        if self.monitor is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.monitor.stop)
+
+    async def _push_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.push_interval_s)
+            if self.wanted():
+                try:
+                    self.ctx.publish({"type": "telemetry", "data": self.now()})
+                except Exception:
+                    log.exception("jupyter_sched: telemetry event failed")

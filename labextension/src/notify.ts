@@ -1,0 +1,141 @@
+/**
+ * Notifications about my work: a job that finished (with "Open logs"), a preemption, and idle
+ * warnings for my leases and jobs (with "Keep alive"); each shown once, an idle warning replaced
+ * by its next stage and dismissed when activity resumes.
+ */
+import { Notification } from '@jupyterlab/apputils';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import type { CommandRegistry } from '@lumino/commands';
+
+import { CommandIDs } from './commandids';
+import { idleNotice, outcome, stateLabel } from './format';
+import type { IJobTransition, ISchedModel } from './tokens';
+import { type ISchedEvent, TERMINAL_STATES } from './types';
+
+export class SchedNotifier {
+  /** Whether finished jobs notify (settings `notifyCompletion`). */
+  notifyCompletion = true;
+  /** Notices already shown (`kind:id:attempt`). */
+  private readonly shown = new Set<string>();
+  /** The open idle notification per job or lease id. */
+  private readonly idleToasts = new Map<string, string>();
+
+  constructor(
+    private readonly model: ISchedModel,
+    private readonly commands: CommandRegistry,
+    private readonly trans: TranslationBundle
+  ) {
+    model.jobTransition.connect(this.onTransition, this);
+    model.event.connect(this.onEvent, this);
+  }
+
+  dispose(): void {
+    this.model.jobTransition.disconnect(this.onTransition, this);
+    this.model.event.disconnect(this.onEvent, this);
+  }
+
+  private once(key: string): boolean {
+    if (this.shown.has(key)) {
+      return false;
+    }
+    this.shown.add(key);
+    return true;
+  }
+
+  private onTransition(_: ISchedModel, { previous, job }: IJobTransition): void {
+    if (!previous || !this.model.isMine(job)) {
+      return;
+    }
+    const { trans } = this;
+    if (job.state === 'preempted') {
+      this.preempted(job.id, job.name, job.preempted_by as string | undefined, job.attempts ?? 0, '');
+      return;
+    }
+    if (!TERMINAL_STATES.has(job.state) || TERMINAL_STATES.has(previous.state) || job.kind === 'lease' || !this.notifyCompletion) {
+      return;
+    }
+    if (!this.once(`finished:${job.id}:${job.attempts ?? 0}`)) {
+      return;
+    }
+    const how = outcome(job, trans);
+    const text = trans.__('%1 %2', job.name, stateLabel(job.state, trans).toLowerCase()) + (how ? `: ${how}` : '');
+    const ok = job.state === 'succeeded';
+    (ok ? Notification.success : Notification.warning)(text, {
+      autoClose: ok ? 8000 : false,
+      actions: [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id: job.id }) }]
+    });
+  }
+
+  private onEvent(_: ISchedModel, event: ISchedEvent): void {
+    const data = event.data && typeof event.data === 'object' ? (event.data as Record<string, unknown>) : {};
+    if (event.type === 'idle_warning') {
+      this.idle(data);
+    } else if (event.type === 'preempted') {
+      const id = String(data.job_id ?? data.id ?? '');
+      if (typeof data.user === 'string' && !this.model.isMine({ user: data.user })) {
+        return;
+      }
+      const job = id ? this.model.find(id) : undefined;
+      this.preempted(id, String(data.name ?? job?.name ?? id), (data.preempted_by ?? data.by) as string | undefined, Number(job?.attempts ?? data.attempts ?? 0), typeof data.message === 'string' ? data.message : '');
+    }
+  }
+
+  private preempted(id: string, name: string, by: string | undefined, attempts: number, message: string): void {
+    if (!this.once(`preempted:${id}:${attempts}`)) {
+      return;
+    }
+    const { trans } = this;
+    const job = this.model.find(id);
+    const text =
+      (by ? trans.__('Preempted: %1 (by %2).', name, by) : trans.__('Preempted: %1.', name)) +
+      (message ? ` ${message}` : '') +
+      ' ' +
+      trans.__('It was requeued and keeps its place by submit time.');
+    Notification.warning(text, {
+      autoClose: false,
+      actions: job && job.kind !== 'lease' ? [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) }] : []
+    });
+  }
+
+  private idle(data: Record<string, unknown>): void {
+    if (typeof data.user === 'string' && !this.model.isMine({ user: data.user })) {
+      return;
+    }
+    const { trans } = this;
+    const id = String(data.lease_id ?? data.job_id ?? data.id ?? '');
+    const known = id ? this.model.find(id) : undefined;
+    const name = String(data.name ?? known?.name ?? (id || trans.__('your allocation')));
+    const previous = id ? this.idleToasts.get(id) : undefined;
+    const text = idleNotice(data, name, new Date(), trans);
+    if (text === null) {
+      if (previous) {
+        Notification.dismiss(previous);
+        this.idleToasts.delete(id);
+      }
+      return;
+    }
+    if (!this.once(`idle:${id}:${data.stage ?? 'warn'}:${data.deadline ?? data.reason ?? ''}`)) {
+      return;
+    }
+    if (previous) {
+      Notification.dismiss(previous);
+    }
+    const kind = String(data.kind ?? (data.lease_id ? 'lease' : (known?.kind ?? 'job')));
+    const actions: Notification.IAction[] = [];
+    if (id && kind === 'lease' && data.stage !== 'reclaim') {
+      actions.push({
+        label: trans.__('Keep alive'),
+        caption: trans.__('Tell the scheduler this lease is in use'),
+        callback: () => void this.commands.execute(CommandIDs.keepalive, { id }),
+        displayType: 'accent'
+      });
+    }
+    if (known && known.kind !== 'lease') {
+      actions.push({ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id }) });
+    }
+    const toast = Notification.warning(text, { autoClose: false, actions });
+    if (id) {
+      this.idleToasts.set(id, toast);
+    }
+  }
+}

@@ -1,0 +1,510 @@
+/**
+ * Admin (shown only when `GET me` says `is_admin`): the quota editor (PUT quotas), the idle
+ * policy editor (PUT idle-policy; the server validates and audits old → new), the usage report
+ * (a sortable table and a bar chart) and a search over the audit log. Each part loads when the
+ * section is first shown and keeps its inputs across model updates.
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+
+import { describeError } from '../client';
+import { formatDuration, formatNumber } from '../format';
+import type { ISchedSection } from '../tokens';
+import type { Schemas } from '../client';
+import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageRow } from '../types';
+import { ModelView } from './base';
+
+/** Dimensions a usage report can be grouped by. */
+export type UsageDimension = 'user' | 'team' | 'gpu_model';
+
+/** One aggregated usage line: GPU-hours allocated and used, cost. */
+export interface IUsageTotal {
+  key: string;
+  gpuHours: number;
+  utilizedGpuHours: number | null;
+  cost: number | null;
+}
+
+function hoursOf(row: Record<string, unknown>, ...keys: string[]): number | null {
+  for (const key of keys) {
+    const value = row[key];
+    if (typeof value === 'number' && isFinite(value)) {
+      return key.endsWith('seconds') ? value / 3600 : value;
+    }
+  }
+  return null;
+}
+
+/**
+ * Sum usage rows by `by`. GPU-hours from `gpu_hours` or `gpu_seconds` ÷ 3600; utilized from
+ * `utilized_gpu_hours` or `utilized_gpu_seconds` ÷ 3600. Largest first.
+ */
+export function aggregateUsage(rows: readonly UsageRow[], by: UsageDimension): IUsageTotal[] {
+  const totals = new Map<string, IUsageTotal>();
+  for (const row of rows as readonly Record<string, unknown>[]) {
+    const raw = by === 'gpu_model' ? (row.gpu_model ?? row.model) : row[by];
+    const key = typeof raw === 'string' && raw ? raw : '(none)';
+    const hours = hoursOf(row, 'gpu_hours', 'allocated_gpu_hours', 'gpu_seconds', 'allocated_gpu_seconds') ?? 0;
+    const used = hoursOf(row, 'utilized_gpu_hours', 'utilized_gpu_seconds');
+    const cost = typeof row.cost === 'number' ? row.cost : null;
+    const total = totals.get(key) ?? { key, gpuHours: 0, utilizedGpuHours: null, cost: null };
+    total.gpuHours += hours;
+    if (used !== null) {
+      total.utilizedGpuHours = (total.utilizedGpuHours ?? 0) + used;
+    }
+    if (cost !== null) {
+      total.cost = (total.cost ?? 0) + cost;
+    }
+    totals.set(key, total);
+  }
+  return [...totals.values()].sort((a, b) => b.gpuHours - a.gpuHours);
+}
+
+/** GPU-hours with enough digits to see small numbers: 12.35, 0.0009. */
+export function hours(value: number): string {
+  return formatNumber(value, Math.abs(value) > 0 && Math.abs(value) < 0.01 ? 4 : 2);
+}
+
+/** Whether an audit record matches a free-text search (any field, case-insensitive). */
+export function auditMatches(record: AuditRecord, text: string): boolean {
+  const needle = text.trim().toLowerCase();
+  return !needle || JSON.stringify(record).toLowerCase().includes(needle);
+}
+
+/** A quota line as the editor holds it (strings while typing). */
+interface IQuotaDraft {
+  key: number;
+  team: string;
+  user: string;
+  gpu_model: string;
+  guaranteed: string;
+  borrowing_limit: string;
+}
+
+/** The editor's lines as the PUT body's `quotas` (numbers parsed; empty borrow = unlimited). */
+export function quotaLinesFrom(drafts: readonly Omit<IQuotaDraft, 'key'>[]): QuotaLine[] {
+  const num = (value: string): number => (value.trim() !== '' && isFinite(Number(value)) ? Number(value) : Number.NaN);
+  return drafts.map(d => ({
+    team: d.team.trim(),
+    user: d.user.trim() || null,
+    gpu_model: d.gpu_model.trim() || '*',
+    guaranteed: num(d.guaranteed),
+    borrowing_limit: d.borrowing_limit.trim() === '' ? null : num(d.borrowing_limit)
+  }));
+}
+
+type Kind = 'ok' | 'error' | 'info';
+
+function Feedback(props: { message: { text: string; kind: Kind } | null }): React.ReactElement {
+  return (
+    <div className={`jp-sched-feedback${props.message ? ` jp-sched-feedback-${props.message.kind}` : ''}`} role="status">
+      {props.message?.text ?? ''}
+    </div>
+  );
+}
+
+let draftKey = 0;
+
+function QuotaEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+  const [drafts, setDrafts] = React.useState<IQuotaDraft[]>([]);
+  const [message, setMessage] = React.useState<{ text: string; kind: Kind } | null>(null);
+  const toDrafts = (lines: readonly QuotaLine[]): IQuotaDraft[] =>
+    lines.map(q => ({
+      key: ++draftKey,
+      team: q.team,
+      user: q.user ?? '',
+      gpu_model: q.gpu_model ?? '*',
+      guaranteed: String(q.guaranteed ?? 0),
+      borrowing_limit: q.borrowing_limit === null || q.borrowing_limit === undefined ? '' : String(q.borrowing_limit)
+    }));
+  const load = React.useCallback(async () => {
+    try {
+      setDrafts(toDrafts((await ctx.model.client.quotas()).quotas));
+    } catch (err) {
+      setMessage({ text: describeError(err), kind: 'error' });
+    }
+  }, [ctx]);
+  React.useEffect(() => {
+    void load();
+  }, [load]);
+
+  const save = async (): Promise<void> => {
+    setMessage({ text: trans.__('Saving…'), kind: 'info' });
+    try {
+      // only the lines: budgets, teams and user_teams the server keeps as they are
+      const saved = await ctx.model.client.setQuotas({ quotas: quotaLinesFrom(drafts) });
+      setDrafts(toDrafts(saved.quotas));
+      setMessage({ text: trans._n('Saved %1 quota line.', 'Saved %1 quota lines.', saved.quotas.length), kind: 'ok' });
+      ctx.model.refresh('quotas', { force: true });
+    } catch (err) {
+      setMessage({ text: trans.__('Not saved: %1', describeError(err)), kind: 'error' });
+    }
+  };
+  const edit = (key: number, field: keyof Omit<IQuotaDraft, 'key'>, value: string) =>
+    setDrafts(ds => ds.map(d => (d.key === key ? { ...d, [field]: value } : d)));
+  const input = (d: IQuotaDraft, field: keyof Omit<IQuotaDraft, 'key'>, label: string, type = 'text', placeholder?: string) => {
+    const id = `jp-sched-q-${field}-${d.key}`;
+    return (
+      <div className={`jp-sched-q-field jp-sched-q-field-${field}`}>
+        <label className="jp-sched-field-label" htmlFor={id}>
+          {label}
+        </label>
+        <input
+          id={id}
+          type={type}
+          name={field}
+          className={`jp-mod-styled jp-sched-q-${field}`}
+          value={d[field]}
+          placeholder={placeholder}
+          min={type === 'number' ? 0 : undefined}
+          step={type === 'number' ? 'any' : undefined}
+          onChange={e => edit(d.key, field, e.target.value)}
+        />
+      </div>
+    );
+  };
+  return (
+    <div>
+      <h4 className="jp-sched-subhead">{trans.__('Quotas (GPUs)')}</h4>
+      <p className="jp-sched-muted">{trans.__('Per team (and user) and GPU model ("*" = any): guaranteed GPUs, and how many more it may borrow (empty = unlimited).')}</p>
+      <ul className="jp-sched-quota-editor" aria-label={trans.__('Quota lines')}>
+        {drafts.map((d, i) => (
+          <li className="jp-sched-quota-row" key={d.key}>
+            {input(d, 'team', trans.__('Team'))}
+            {input(d, 'user', trans.__('User'), 'text', trans.__('whole team'))}
+            {input(d, 'gpu_model', trans.__('Model'))}
+            {input(d, 'guaranteed', trans.__('Guaranteed'), 'number')}
+            {input(d, 'borrowing_limit', trans.__('Borrow'), 'number', trans.__('unlimited'))}
+            <button
+              type="button"
+              className="jp-sched-button jp-sched-danger jp-sched-q-remove"
+              aria-label={trans.__('Remove quota line %1 (%2)', i + 1, d.team || trans.__('no team'))}
+              onClick={() => setDrafts(ds => ds.filter(x => x.key !== d.key))}
+            >
+              ×
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div className="jp-sched-actions">
+        <button
+          type="button"
+          className="jp-sched-button jp-sched-quota-add"
+          onClick={() => setDrafts(ds => [...ds, { key: ++draftKey, team: '', user: '', gpu_model: '*', guaranteed: '0', borrowing_limit: '' }])}
+        >
+          {trans.__('Add line')}
+        </button>
+        <button type="button" className="jp-sched-button" onClick={() => void load()}>
+          {trans.__('Reload')}
+        </button>
+        <button type="button" className="jp-sched-button jp-mod-accept jp-sched-quota-save" onClick={() => void save()}>
+          {trans.__('Save quotas')}
+        </button>
+      </div>
+      <Feedback message={message} />
+    </div>
+  );
+}
+
+type ReclaimMode = Schemas['ReclaimMode'];
+const RECLAIM_MODES: ReclaimMode[] = ['release', 'requeue', 'stop', 'notify'];
+const NUMBER_FIELDS = ['threshold_pct', 'window_s', 'warning_s', 'grace_s', 'keepalive_max_s', 'max_gap_s'] as const;
+const MODE_FIELDS = ['lease_mode', 'job_mode', 'busy_kernel_mode', 'service_mode'] as const;
+
+/** The fields of `draft` that differ from `current`, as a PUT idle-policy patch (numbers parsed). */
+export function idlePatch(current: IdlePolicy, draft: Record<string, string | boolean>): IdlePolicyPatch {
+  const patch: Record<string, unknown> = {};
+  if (typeof draft.enabled === 'boolean' && draft.enabled !== current.enabled) {
+    patch.enabled = draft.enabled;
+  }
+  for (const key of NUMBER_FIELDS) {
+    const raw = draft[key];
+    if (typeof raw === 'string' && raw.trim() !== '' && Number(raw) !== current[key]) {
+      // a non-number goes to the server as typed: its 400 names the field and the fix
+      patch[key] = isFinite(Number(raw)) ? Number(raw) : raw;
+    }
+  }
+  for (const key of MODE_FIELDS) {
+    const raw = draft[key];
+    if (typeof raw === 'string' && raw && raw !== current[key]) {
+      patch[key] = raw;
+    }
+  }
+  return patch as IdlePolicyPatch;
+}
+
+function IdlePolicyEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+  const [policies, setPolicies] = React.useState<IdlePolicies | null>(null);
+  const [draft, setDraft] = React.useState<Record<string, string | boolean>>({});
+  const [message, setMessage] = React.useState<{ text: string; kind: Kind } | null>(null);
+  const reset = (p: IdlePolicies) => {
+    setPolicies(p);
+    const d: Record<string, string | boolean> = { enabled: p.default.enabled };
+    for (const key of NUMBER_FIELDS) {
+      d[key] = String(p.default[key] ?? '');
+    }
+    for (const key of MODE_FIELDS) {
+      d[key] = String(p.default[key] ?? '');
+    }
+    setDraft(d);
+  };
+  const load = React.useCallback(async () => {
+    try {
+      reset(await ctx.model.client.idlePolicy());
+    } catch (err) {
+      setMessage({ text: describeError(err), kind: 'error' });
+    }
+  }, [ctx]);
+  React.useEffect(() => {
+    void load();
+  }, [load]);
+
+  if (!policies) {
+    return (
+      <div>
+        <h4 className="jp-sched-subhead">{trans.__('Idle policy')}</h4>
+        <Feedback message={message} />
+      </div>
+    );
+  }
+  const save = async (): Promise<void> => {
+    const patch = idlePatch(policies.default, draft);
+    if (!Object.keys(patch).length) {
+      setMessage({ text: trans.__('Nothing changed.'), kind: 'info' });
+      return;
+    }
+    setMessage({ text: trans.__('Saving…'), kind: 'info' });
+    try {
+      reset(await ctx.model.client.setIdlePolicy({ default: patch }));
+      setMessage({ text: trans._n('Saved %1 change; the server applies it at once.', 'Saved %1 changes; the server applies them at once.', Object.keys(patch).length), kind: 'ok' });
+    } catch (err) {
+      setMessage({ text: trans.__('Not saved: %1', describeError(err)), kind: 'error' });
+    }
+  };
+  const labels: Record<string, string> = {
+    threshold_pct: trans.__('Idle below (%)'),
+    window_s: trans.__('Idle window (s)'),
+    warning_s: trans.__('Warning before reclaim (s)'),
+    grace_s: trans.__('Grace after the window (s)'),
+    keepalive_max_s: trans.__('Longest keep-alive (s, 0 = off)'),
+    max_gap_s: trans.__('Longest sample gap (s)'),
+    lease_mode: trans.__('Idle leases'),
+    job_mode: trans.__('Idle jobs'),
+    busy_kernel_mode: trans.__('Busy kernels on idle GPUs'),
+    service_mode: trans.__('Idle services')
+  };
+  const overrides = Object.keys(policies.by_priority ?? {}).length + Object.keys(policies.by_kind ?? {}).length;
+  const id = (key: string) => `jp-sched-idle-${key}`;
+  return (
+    <div className="jp-sched-idle">
+      <h4 className="jp-sched-subhead">{trans.__('Idle policy')}</h4>
+      {!policies.active ? <p className="jp-sched-muted">{trans.__('Telemetry is off: no idle detection runs until it is on.')}</p> : null}
+      <p className="jp-sched-muted">
+        {trans.__('Idle below %1 % for %2, then a warning and, %3 later, reclaim.', formatNumber(policies.default.threshold_pct), formatDuration(policies.default.window_s, trans), formatDuration(policies.default.grace_s ?? policies.default.warning_s, trans))}
+      </p>
+      <form
+        className="jp-sched-idle-form"
+        aria-label={trans.__('Default idle policy')}
+        onSubmit={event => {
+          event.preventDefault();
+          void save();
+        }}
+      >
+        <div className="jp-sched-field jp-sched-field-inline">
+          <input id={id('enabled')} type="checkbox" checked={draft.enabled === true} onChange={e => setDraft(d => ({ ...d, enabled: e.target.checked }))} />
+          <label htmlFor={id('enabled')}>{trans.__('Reclaim idle GPUs')}</label>
+        </div>
+        <div className="jp-sched-idle-grid">
+          {NUMBER_FIELDS.filter(k => k in policies.default).map(key => (
+            <div className="jp-sched-field" key={key}>
+              <label className="jp-sched-field-label" htmlFor={id(key)}>
+                {labels[key]}
+              </label>
+              <input id={id(key)} name={key} type="number" min={0} step="any" className="jp-mod-styled" value={String(draft[key] ?? '')} onChange={e => setDraft(d => ({ ...d, [key]: e.target.value }))} />
+            </div>
+          ))}
+          {MODE_FIELDS.filter(k => k in policies.default).map(key => (
+            <div className="jp-sched-field" key={key}>
+              <label className="jp-sched-field-label" htmlFor={id(key)}>
+                {labels[key]}
+              </label>
+              <select id={id(key)} name={key} className="jp-mod-styled" value={String(draft[key] ?? '')} onChange={e => setDraft(d => ({ ...d, [key]: e.target.value }))}>
+                {RECLAIM_MODES.map(m => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
+              </select>
+            </div>
+          ))}
+        </div>
+        {overrides ? <p className="jp-sched-muted">{trans._n('%1 override by priority class or job kind keeps its own values.', '%1 overrides by priority class or job kind keep their own values.', overrides)}</p> : null}
+        <div className="jp-sched-actions">
+          <button type="button" className="jp-sched-button" onClick={() => void load()}>
+            {trans.__('Reload')}
+          </button>
+          <button type="submit" className="jp-sched-button jp-mod-accept jp-sched-idle-save">
+            {trans.__('Save idle policy')}
+          </button>
+        </div>
+        <Feedback message={message} />
+      </form>
+    </div>
+  );
+}
+
+type SortKey = 'key' | 'gpuHours' | 'utilizedGpuHours' | 'cost';
+
+function UsageReport({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+  const [by, setBy] = React.useState<UsageDimension>('user');
+  const [rows, setRows] = React.useState<UsageRow[] | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [sort, setSort] = React.useState<{ key: SortKey; direction: 1 | -1 }>({ key: 'gpuHours', direction: -1 });
+  React.useEffect(() => {
+    let live = true;
+    ctx.model.client
+      .usage({ all: true, by })
+      .then(r => live && (setRows(r), setError(null)))
+      .catch(err => live && setError(describeError(err)));
+    return () => {
+      live = false;
+    };
+  }, [ctx, by]);
+  const totals = rows ? aggregateUsage(rows, by) : [];
+  const sorted = [...totals].sort((a, b) => {
+    const x = a[sort.key] ?? -Infinity;
+    const y = b[sort.key] ?? -Infinity;
+    return (typeof x === 'string' ? x.localeCompare(String(y)) : (x as number) - (y as number)) * sort.direction;
+  });
+  const hasUsed = totals.some(t => t.utilizedGpuHours !== null);
+  const hasCost = totals.some(t => t.cost !== null);
+  const max = Math.max(...totals.map(t => t.gpuHours), 1e-9);
+  const header = (key: SortKey, label: string) => (
+    <th scope="col" aria-sort={sort.key === key ? (sort.direction > 0 ? 'ascending' : 'descending') : 'none'}>
+      <button type="button" className="jp-sched-sort" onClick={() => setSort(s => ({ key, direction: s.key === key ? ((-s.direction) as 1 | -1) : key === 'key' ? 1 : -1 }))}>
+        {label}
+        <span aria-hidden="true">{sort.key === key ? (sort.direction > 0 ? ' ▲' : ' ▼') : ''}</span>
+      </button>
+    </th>
+  );
+  const names: Record<UsageDimension, string> = { user: trans.__('User'), team: trans.__('Team'), gpu_model: trans.__('GPU model') };
+  return (
+    <div className="jp-sched-usage">
+      <h4 className="jp-sched-subhead">{trans.__('Usage report (GPU-hours)')}</h4>
+      <label className="jp-sched-field-label" htmlFor="jp-sched-usage-by">
+        {trans.__('Group by')}
+      </label>{' '}
+      <select id="jp-sched-usage-by" className="jp-mod-styled jp-sched-usage-by" value={by} onChange={e => setBy(e.target.value as UsageDimension)}>
+        <option value="user">{names.user}</option>
+        <option value="team">{names.team}</option>
+        <option value="gpu_model">{names.gpu_model}</option>
+      </select>
+      {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
+      {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No usage recorded yet.')}</p> : null}
+      {totals.length ? (
+        <div className="jp-sched-table-wrap">
+          <table className="jp-sched-table jp-sched-usage-table">
+            <caption className="jp-sched-visually-hidden">{trans.__('GPU-hours by %1', names[by].toLowerCase())}</caption>
+            <thead>
+              <tr>
+                {header('key', names[by])}
+                {header('gpuHours', trans.__('GPU-h'))}
+                {hasUsed ? header('utilizedGpuHours', trans.__('Used GPU-h')) : null}
+                {hasCost ? header('cost', trans.__('Cost')) : null}
+                <th scope="col">{trans.__('Share')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sorted.map(t => (
+                <tr key={t.key}>
+                  <td>{t.key}</td>
+                  <td>{hours(t.gpuHours)}</td>
+                  {hasUsed ? <td>{t.utilizedGpuHours === null ? '–' : hours(t.utilizedGpuHours)}</td> : null}
+                  {hasCost ? <td>{t.cost === null ? '–' : formatNumber(t.cost, 2)}</td> : null}
+                  <td className="jp-sched-share">
+                    <div className="jp-sched-chart-bar" style={{ width: `${Math.max(1, (t.gpuHours / max) * 100)}%` }} aria-hidden="true" />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function AuditSearch({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+  const [records, setRecords] = React.useState<AuditRecord[] | null>(null);
+  const [error, setError] = React.useState<string | null>(null);
+  const [search, setSearch] = React.useState('');
+  const load = React.useCallback(async () => {
+    try {
+      setRecords(await ctx.model.client.audit({ limit: 500 }));
+      setError(null);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  }, [ctx]);
+  React.useEffect(() => {
+    void load();
+  }, [load]);
+  const matches = (records ?? []).filter(r => auditMatches(r, search)).slice(0, 100);
+  return (
+    <div className="jp-sched-audit">
+      <h4 className="jp-sched-subhead">{trans.__('Audit log')}</h4>
+      <div className="jp-sched-row">
+        <input
+          type="search"
+          className="jp-mod-styled jp-sched-audit-search"
+          placeholder={trans.__('Search audit log (user, job, action…)')}
+          aria-label={trans.__('Search audit log')}
+          value={search}
+          onChange={e => setSearch(e.target.value)}
+        />
+        <button type="button" className="jp-sched-button" onClick={() => void load()}>
+          {trans.__('Reload')}
+        </button>
+      </div>
+      {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{error}</p> : null}
+      <p className="jp-sched-muted" role="status">
+        {records === null ? trans.__('Loading…') : records.length ? trans._n('%1 matching record', '%1 matching records', matches.length) : trans.__('The audit log is empty.')}
+      </p>
+      <ul className="jp-sched-list jp-sched-audit-list" aria-label={trans.__('Audit records')}>
+        {matches.map(r => (
+          <li className="jp-sched-audit-record" key={r.id}>
+            <div className="jp-sched-muted">
+              <time dateTime={r.at}>{isNaN(Date.parse(r.at)) ? r.at : new Date(r.at).toLocaleString()}</time>
+              {r.actor ? ` · ${r.actor}` : ''}
+            </div>
+            <div>
+              <strong>{r.action}</strong>
+              {r.job_id ? ` ${r.job_id}` : ''}
+              {r.message ? ` — ${r.message}` : ''}
+            </div>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The Admin section body. */
+export class AdminView extends ModelView {
+  constructor(ctx: ISchedSection.IContext) {
+    super(ctx, { resources: [], signals: [] });
+    this.addClass('jp-sched-admin');
+  }
+
+  protected renderView(): React.ReactElement {
+    const { ctx, trans, model } = this;
+    return (
+      <div>
+        <QuotaEditor ctx={ctx} trans={trans} />
+        {model.supports('idle_policy') ? <IdlePolicyEditor ctx={ctx} trans={trans} /> : null}
+        {model.supports('usage') ? <UsageReport ctx={ctx} trans={trans} /> : null}
+        {model.supports('audit') ? <AuditSearch ctx={ctx} trans={trans} /> : null}
+      </div>
+    );
+  }
+}

@@ -1,0 +1,271 @@
+/**
+ * Inventory: nodes and GPUs as one grid (ARIA grid pattern: one tab stop, arrow keys move between
+ * GPUs, Home/End to the ends), each GPU with model, memory, live utilization and memory bars, a
+ * sparkline from the telemetry history, who holds it, and its health. Simulated GPUs are marked;
+ * a server without GPUs says so (case 015).
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+
+import { formatMiB, sparklinePath } from '../format';
+import type { IHolder, ISchedModel, ISchedSection } from '../tokens';
+import { gpuInfo, type IGpuInfo, nodeInfo } from '../types';
+import { Bar, ErrorNote, ModelView } from './base';
+
+/** Samples drawn in a GPU's sparkline. */
+export const SPARK_POINTS = 30;
+
+function Sparkline(props: { values: number[] }): React.ReactElement | null {
+  if (props.values.length < 2) {
+    return null;
+  }
+  return (
+    <svg className="jp-sched-spark" width={60} height={16} viewBox="0 0 60 16" preserveAspectRatio="none" aria-hidden="true" focusable="false">
+      <path d={sparklinePath(props.values, 60, 16)} />
+    </svg>
+  );
+}
+
+/** One sentence for a GPU tile: what a screen reader says when the tile gets focus. */
+export function gpuLabel(gpu: IGpuInfo, holder: IHolder | undefined, live: { util: number | null; used: number | null; note: string }, trans: TranslationBundle): string {
+  const parts = [trans.__('GPU %1 on %2: %3, %4', gpu.index, gpu.node, gpu.model, formatMiB(gpu.memoryMib))];
+  if (gpu.simulated) {
+    parts[0] += trans.__(', simulated');
+  }
+  parts.push(
+    holder
+      ? holder.kind === 'lease'
+        ? trans.__('lease %1 (%2)', holder.name, holder.user)
+        : trans.__('job %1 (%2)', holder.name, holder.user)
+      : trans.__('free')
+  );
+  if (live.util !== null) {
+    parts.push(trans.__('utilization %1%', Math.round(live.util)));
+  } else if (live.note) {
+    parts.push(trans.__('utilization unknown: %1', live.note));
+  }
+  if (live.used !== null) {
+    parts.push(trans.__('memory %1 used', formatMiB(live.used)));
+  }
+  if (!gpu.healthy) {
+    parts.push(gpu.healthReason ? `${gpu.health}: ${gpu.healthReason}` : gpu.health);
+  }
+  if (gpu.foreignMemoryMib > 0) {
+    parts.push(trans.__('%1 held by processes the scheduler did not start', formatMiB(gpu.foreignMemoryMib)));
+  }
+  return parts.join('; ');
+}
+
+interface IGridProps {
+  model: ISchedModel;
+  trans: TranslationBundle;
+}
+
+/** The GPU grid with a roving tab stop. */
+function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
+  const inventory = model.inventory!;
+  const holders = model.holders();
+  const nodes = inventory.nodes.map(n => nodeInfo(n));
+  const order = nodes.flatMap(n => n.gpus.map(g => g.uuid));
+  const [active, setActive] = React.useState<string | null>(null);
+  const current = active && order.includes(active) ? active : (order[0] ?? null);
+  const gridRef = React.useRef<HTMLDivElement>(null);
+
+  const focusCell = (uuid: string | undefined): void => {
+    if (!uuid) {
+      return;
+    }
+    setActive(uuid);
+    const cells = gridRef.current?.querySelectorAll<HTMLElement>('[data-gpu-uuid]') ?? [];
+    [...cells].find(c => c.dataset.gpuUuid === uuid)?.focus();
+  };
+
+  /** The cell visually above/below `from` (nearest column), from the laid-out positions; by index without layout. */
+  const vertical = (from: string, direction: 1 | -1): string | undefined => {
+    const cells = [...(gridRef.current?.querySelectorAll<HTMLElement>('[data-gpu-uuid]') ?? [])];
+    const here = cells.find(c => c.dataset.gpuUuid === from);
+    if (!here) {
+      return undefined;
+    }
+    const box = here.getBoundingClientRect();
+    if (box.height > 0) {
+      const candidates = cells
+        .map(c => ({ c, r: c.getBoundingClientRect() }))
+        .filter(({ r }) => (direction > 0 ? r.top >= box.bottom - 1 : r.bottom <= box.top + 1));
+      if (!candidates.length) {
+        return undefined;
+      }
+      const rowTop = direction > 0 ? Math.min(...candidates.map(x => x.r.top)) : Math.max(...candidates.map(x => x.r.top));
+      const row = candidates.filter(x => Math.abs(x.r.top - rowTop) < 2);
+      row.sort((a, b) => Math.abs(a.r.left - box.left) - Math.abs(b.r.left - box.left));
+      return row[0].c.dataset.gpuUuid;
+    }
+    // no layout (tests, hidden): the same position on the previous/next node
+    const nodeIndex = nodes.findIndex(n => n.gpus.some(g => g.uuid === from));
+    const position = nodes[nodeIndex].gpus.findIndex(g => g.uuid === from);
+    const target = nodes[nodeIndex + direction];
+    return target?.gpus[Math.min(position, target.gpus.length - 1)]?.uuid;
+  };
+
+  const onKeyDown = (event: React.KeyboardEvent): void => {
+    if (!current) {
+      return;
+    }
+    const index = order.indexOf(current);
+    let next: string | undefined;
+    switch (event.key) {
+      case 'ArrowRight':
+        next = order[index + 1];
+        break;
+      case 'ArrowLeft':
+        next = order[index - 1];
+        break;
+      case 'ArrowDown':
+        next = vertical(current, 1);
+        break;
+      case 'ArrowUp':
+        next = vertical(current, -1);
+        break;
+      case 'Home':
+        next = order[0];
+        break;
+      case 'End':
+        next = order[order.length - 1];
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+    focusCell(next);
+  };
+
+  return (
+    <div className="jp-sched-gpugrid" role="grid" aria-label={trans.__('GPUs by node')} aria-readonly="true" ref={gridRef} onKeyDown={onKeyDown}>
+      {nodes.map(node => (
+        <div className="jp-sched-node" role="row" key={node.name} data-node={node.name}>
+          <div className="jp-sched-node-head" role="rowheader">
+            <span className="jp-sched-node-name">{node.name}</span>{' '}
+            <span className="jp-sched-muted">{trans._n('%1 GPU', '%1 GPUs', node.gpus.length)}</span>
+            {!node.ready ? <> <span className="jp-sched-tag jp-sched-tag-bad">{trans.__('not ready')}</span></> : null}
+            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad">{trans.__('cordoned')}</span></> : null}
+          </div>
+          <div className="jp-sched-grid">
+            {node.gpus.map(g => {
+              const gpu = gpuInfo(g);
+              const holder = holders.get(gpu.uuid);
+              const latest = model.history.latest(gpu.uuid);
+              const live = { util: latest?.util ?? null, used: latest?.memoryUsedMib ?? null, note: latest?.note ?? '' };
+              const label = gpuLabel(gpu, holder, live, trans);
+              const classes = ['jp-sched-gpu'];
+              if (gpu.simulated) {
+                classes.push('jp-sched-simulated');
+              }
+              if (holder) {
+                classes.push('jp-sched-busy');
+              }
+              if (!gpu.healthy) {
+                classes.push('jp-sched-unhealthy');
+              }
+              const owner = holder ? `${holder.name} (${holder.user})` : trans.__('free');
+              return (
+                <div
+                  key={gpu.uuid}
+                  className={classes.join(' ')}
+                  role="gridcell"
+                  tabIndex={gpu.uuid === current ? 0 : -1}
+                  data-gpu-uuid={gpu.uuid}
+                  data-health={gpu.health}
+                  aria-label={label}
+                  title={label}
+                  onFocus={() => setActive(gpu.uuid)}
+                >
+                  <div className="jp-sched-gpu-head" aria-hidden="true">
+                    <span className="jp-sched-gpu-index">#{gpu.index}</span>
+                    {gpu.simulated ? <span className="jp-sched-tag jp-sched-tag-sim">{trans.__('SIM')}</span> : null}
+                  </div>
+                  <div className="jp-sched-gpu-model" aria-hidden="true">
+                    {gpu.model}
+                  </div>
+                  <div className="jp-sched-gpu-meta" aria-hidden="true">
+                    {formatMiB(gpu.memoryMib)}
+                    {gpu.migDevices ? ` · MIG ×${gpu.migDevices}` : ''}
+                  </div>
+                  <Bar fraction={(live.util ?? 0) / 100} className="jp-sched-bar-util" />
+                  <Bar fraction={live.used === null ? 0 : live.used / Math.max(1, gpu.memoryMib)} className="jp-sched-bar-mem" />
+                  <Sparkline values={model.history.utilization(gpu.uuid, SPARK_POINTS)} />
+                  <div className={`jp-sched-gpu-owner${holder ? '' : ' jp-sched-free'}${gpu.healthy ? '' : ' jp-sched-health'}`} aria-hidden="true">
+                    {gpu.healthy ? owner : `⚠ ${gpu.health}${gpu.healthReason ? `: ${gpu.healthReason}` : ''}`}
+                  </div>
+                </div>
+              );
+            })}
+          </div>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** The Inventory section body. */
+export class InventoryView extends ModelView {
+  constructor(ctx: ISchedSection.IContext) {
+    super(ctx, {
+      resources: ['inventory', 'queue'],
+      signals: [ctx.model.inventoryChanged, ctx.model.telemetry, ctx.model.queueChanged, ctx.model.jobsChanged, ctx.model.errorChanged]
+    });
+    this.addClass('jp-sched-inventory');
+  }
+
+  /** "3/4 free" for the section's title bar. */
+  static badge(model: ISchedModel, trans: TranslationBundle): string {
+    const gpus = model.inventory?.gpus ?? [];
+    if (!model.inventory) {
+      return '';
+    }
+    const busy = model.holders();
+    const free = gpus.filter(g => !busy.has(g.uuid) && gpuInfo(g).healthy).length;
+    return trans.__('%1/%2 free', free, gpus.length);
+  }
+
+  protected renderView(): React.ReactElement {
+    const { model, trans } = this;
+    const inv = model.inventory;
+    const error = <ErrorNote error={model.error('inventory')} />;
+    if (!inv) {
+      return (
+        <div>
+          {error}
+          <p className="jp-sched-muted">{trans.__('Loading inventory…')}</p>
+        </div>
+      );
+    }
+    if (!inv.gpus.length) {
+      const nvml = inv.nvml && inv.nvml.available === false ? inv.nvml.error : '';
+      return (
+        <div>
+          {error}
+          <div className="jp-sched-empty jp-sched-nogpus">
+            <strong>{trans.__('No GPUs on this server')}</strong>
+            {nvml ? <p>{trans.__('NVML: %1', nvml)}</p> : null}
+            <p className="jp-sched-muted">{trans.__('CPU-only work still runs; GPU work needs a GPU node or the Kubernetes executor.')}</p>
+          </div>
+        </div>
+      );
+    }
+    const simulated = inv.simulated || inv.gpus.some(g => g.simulated);
+    return (
+      <div>
+        {error}
+        {simulated ? (
+          <p className="jp-sched-banner jp-sched-banner-sim">
+            {trans.__('Simulated GPUs')}
+            {inv.nvml && inv.nvml.available === false && inv.nvml.error ? ` — NVML: ${inv.nvml.error}` : ''}
+            {'. '}
+            {trans.__('Utilization follows the real CPU activity of the jobs.')}
+          </p>
+        ) : null}
+        <GpuGrid model={model} trans={trans} />
+      </div>
+    );
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * Job lists: the Queue (everyone's pending and running work, with position, reason and ETA) and
+ * My work (my jobs and leases with their actions). Rows carry `data-job-id` and flags the
+ * context menu's commands read (`data-cancellable`, `data-has-logs`, `data-resubmittable`).
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+import * as React from 'react';
+
+import { CommandIDs } from '../commandids';
+import { formatElapsed, formatGpus, outcome, queueLine, queuePosition, stateLabel } from '../format';
+import type { ISchedModel, ISchedSection } from '../tokens';
+import { ACTIVE_STATES, allocationGpus, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
+import { Bar, ErrorNote, ModelView } from './base';
+
+/** Re-render interval for elapsed times and ETAs, ms. */
+const TICK_MS = 5000;
+
+export function StateBadge(props: { state: string; trans: TranslationBundle }): React.ReactElement {
+  return <span className={`jp-sched-state jp-sched-state-badge-${props.state}`}>{stateLabel(props.state, props.trans)}</span>;
+}
+
+interface IRowProps {
+  job: Job;
+  model: ISchedModel;
+  trans: TranslationBundle;
+  children?: React.ReactNode;
+}
+
+/** The head and meta lines of a job row; `children` below them. */
+export function JobRow({ job, model, trans, children }: IRowProps): React.ReactElement {
+  const mine = model.isMine(job);
+  const done = TERMINAL_STATES.has(job.state);
+  const r = resourcesOf(job);
+  return (
+    <li
+      className={`jp-sched-job jp-sched-job-${job.state}${mine ? ' jp-sched-mine' : ''}`}
+      data-job-id={job.id}
+      data-state={job.state}
+      data-kind={job.kind}
+      data-cancellable={mine && !done ? '' : undefined}
+      data-has-logs={mine && job.kind !== 'lease' && model.supports('logs') ? '' : undefined}
+      data-resubmittable={mine && done && job.kind !== 'lease' ? '' : undefined}
+    >
+      <div className="jp-sched-job-head">
+        <StateBadge state={job.state} trans={trans} />
+        <span className="jp-sched-job-name" title={job.id}>
+          {job.name || job.id}
+        </span>
+        <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
+      </div>
+      <div className="jp-sched-job-meta">
+        {job.user} · {formatGpus(r, trans)}
+        {job.kind === 'lease' ? ` · ${trans.__('lease')}` : ''}
+        {job.simulated ? ` · ${trans.__('simulated GPUs')}` : ''}
+      </div>
+      {children}
+    </li>
+  );
+}
+
+/** The Queue section body. */
+export class QueueView extends ModelView {
+  constructor(ctx: ISchedSection.IContext) {
+    super(ctx, {
+      resources: ['queue'],
+      signals: [ctx.model.queueChanged, ctx.model.errorChanged, ctx.model.quotasChanged],
+      tickMs: TICK_MS,
+      focusable: true
+    });
+    this.addClass('jp-sched-queue');
+  }
+
+  get mineOnly(): boolean {
+    return this.ctx.state.get('mineOnly', false);
+  }
+
+  set mineOnly(value: boolean) {
+    this.ctx.state.set('mineOnly', value);
+    this.update();
+  }
+
+  /** "2 pending · 1 running" for the title bar. */
+  static badge(model: ISchedModel, trans: TranslationBundle): string {
+    const pending = model.queue.filter(j => isWaiting(j.state)).length;
+    return trans.__('%1 pending · %2 running', pending, model.queue.length - pending);
+  }
+
+  protected renderView(): React.ReactElement {
+    const { model, trans } = this;
+    const now = this.now();
+    const rows = model.queue.filter(j => !this.mineOnly || model.isMine(j));
+    const pending = rows.filter(j => isWaiting(j.state)).sort((a, b) => (queuePosition(a) ?? 1e9) - (queuePosition(b) ?? 1e9));
+    const running = rows.filter(j => !isWaiting(j.state));
+    const list = (items: QueueRow[], label: string) => (
+      <ul className="jp-sched-list" aria-label={label}>
+        {items.map(job => (
+          <JobRow key={job.id} job={job} model={model} trans={trans}>
+            <div className="jp-sched-reason">{queueLine(job, now, trans)}</div>
+            {!isWaiting(job.state) ? (
+              <div className="jp-sched-job-meta">
+                <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
+              </div>
+            ) : null}
+          </JobRow>
+        ))}
+      </ul>
+    );
+    return (
+      <div>
+        <ErrorNote error={model.error('queue')} />
+        <h4 className="jp-sched-subhead">{trans.__('Pending (%1)', pending.length)}</h4>
+        {pending.length ? list(pending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
+        <h4 className="jp-sched-subhead">{trans.__('Running (%1)', running.length)}</h4>
+        {running.length ? list(running, trans.__('Running work')) : <p className="jp-sched-muted">{trans.__('Nothing running.')}</p>}
+      </div>
+    );
+  }
+}
+
+/**
+ * The "Mine only" toggle of the Queue's title bar: a native button with `aria-pressed` (saved in
+ * the section state). Clicks stay inside the title bar's toolbar, so the section does not fold.
+ */
+export function mineOnlyButton(view: QueueView, trans: TranslationBundle): Widget {
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'jp-sched-toggle jp-sched-mine-only';
+  button.textContent = trans.__('Mine only');
+  button.title = trans.__('Show only my jobs in the queue');
+  const sync = () => button.setAttribute('aria-pressed', String(view.mineOnly));
+  sync();
+  button.addEventListener('click', event => {
+    event.stopPropagation();
+    view.mineOnly = !view.mineOnly;
+    sync();
+  });
+  const widget = new Widget({ node: document.createElement('div') });
+  widget.addClass('jp-sched-toolbar-item');
+  widget.node.appendChild(button);
+  return widget;
+}
+
+/** The My work section body. */
+export class MyWorkView extends ModelView {
+  constructor(ctx: ISchedSection.IContext) {
+    super(ctx, {
+      resources: ['jobs'],
+      signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged, ctx.model.inventoryChanged],
+      tickMs: TICK_MS,
+      focusable: true
+    });
+    this.addClass('jp-sched-mywork');
+  }
+
+  static badge(model: ISchedModel, trans: TranslationBundle): string {
+    const active = [...model.jobs, ...model.leases].filter(j => !TERMINAL_STATES.has(j.state)).length;
+    return active ? trans._n('%1 active', '%1 active', active) : '';
+  }
+
+  private run(command: string, job: Job): void {
+    void this.ctx.commands.execute(command, { id: job.id });
+  }
+
+  protected renderView(): React.ReactElement {
+    const { model, trans } = this;
+    const now = this.now();
+    const all = [...model.leases, ...model.jobs].sort((a, b) => (b.submitted_at ?? '').localeCompare(a.submitted_at ?? ''));
+    const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
+    if (!all.length) {
+      return (
+        <div>
+          <ErrorNote error={model.error('jobs')} />
+          <p className="jp-sched-muted">{trans.__('No jobs or leases yet. Use Submit below, %gpu or %%schedule in a notebook.')}</p>
+        </div>
+      );
+    }
+    return (
+      <div>
+        <ErrorNote error={model.error('jobs')} />
+        <ul className="jp-sched-list" aria-label={trans.__('My jobs and leases')}>
+          {all.map(job => {
+            const util = model.jobUtilization(job);
+            const done = TERMINAL_STATES.has(job.state);
+            const name = job.name || job.id;
+            const lease = job.kind === 'lease';
+            const gpus = allocationGpus(job.allocation);
+            const detail = isWaiting(job.state)
+              ? queueLine(job, now, trans)
+              : done
+                ? outcome(job, trans)
+                : ACTIVE_STATES.has(job.state) && job.allocation
+                  ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => gpuIndex.get(u) ?? u).join(', '))
+                  : '';
+            return (
+              <JobRow key={job.id} job={job} model={model} trans={trans}>
+                <div className="jp-sched-job-meta">
+                  <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
+                  {util !== null ? ` · ${trans.__('GPU use %1%', Math.round(util))}` : ''}
+                </div>
+                {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
+                {detail ? <div className="jp-sched-reason">{detail}</div> : null}
+                <div className="jp-sched-actions">
+                  {!lease && model.supports('logs') ? (
+                    <button type="button" className="jp-sched-button" aria-label={trans.__('Open logs of %1', name)} onClick={() => this.run(CommandIDs.openLogs, job)}>
+                      {trans.__('Logs')}
+                    </button>
+                  ) : null}
+                  {lease && !done ? (
+                    <button type="button" className="jp-sched-button" aria-label={trans.__('Keep lease %1 alive', name)} onClick={() => this.run(CommandIDs.keepalive, job)}>
+                      {trans.__('Keep alive')}
+                    </button>
+                  ) : null}
+                  {!done ? (
+                    <button
+                      type="button"
+                      className="jp-sched-button jp-sched-danger"
+                      aria-label={lease ? trans.__('Release lease %1', name) : trans.__('Cancel job %1', name)}
+                      onClick={() => this.run(CommandIDs.cancel, job)}
+                    >
+                      {lease ? trans.__('Release') : trans.__('Cancel')}
+                    </button>
+                  ) : !lease ? (
+                    <button type="button" className="jp-sched-button" aria-label={trans.__('Resubmit %1', name)} onClick={() => this.run(CommandIDs.resubmit, job)}>
+                      {trans.__('Resubmit')}
+                    </button>
+                  ) : null}
+                </div>
+              </JobRow>
+            );
+          })}
+        </ul>
+      </div>
+    );
+  }
+}

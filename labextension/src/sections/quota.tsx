@@ -1,0 +1,162 @@
+/**
+ * Quota: my team's (and my own) quota lines — GPUs in use against the guarantee and the
+ * borrowing limit — and GPU-hour budgets.
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+
+import { formatNumber, quotaFractions, quotaLabel } from '../format';
+import type { ISchedModel, ISchedSection } from '../tokens';
+import { allocationGpus, type QuotaLine } from '../types';
+import { ErrorNote, Meter, ModelView } from './base';
+
+function numberField(value: unknown): number | undefined {
+  return typeof value === 'number' && isFinite(value) ? value : undefined;
+}
+
+/** GPUs in use now under a quota line: server-reported `used`, else `usage` rows, else summed from running queue rows. */
+export function quotaUsed(q: QuotaLine, model: ISchedModel): number {
+  const reported = numberField((q as Record<string, unknown>).used);
+  if (reported !== undefined) {
+    return reported;
+  }
+  const usage = (model.quotas as Record<string, unknown> | null)?.usage;
+  if (Array.isArray(usage)) {
+    return usage
+      .filter(u => u && u.team === q.team && (!q.user || u.user === q.user) && (q.gpu_model === '*' || u.gpu_model === q.gpu_model))
+      .reduce((sum: number, u) => sum + (numberField(u.gpus) ?? 0), 0);
+  }
+  const models = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, g.model]));
+  let used = 0;
+  for (const job of model.queue) {
+    if ((job.state !== 'running' && job.state !== 'admitted') || job.team !== q.team || (q.user && job.user !== q.user)) {
+      continue;
+    }
+    for (const uuid of allocationGpus(job.allocation)) {
+      if (q.gpu_model === '*' || models.get(uuid) === q.gpu_model) {
+        used += (job.allocation?.gpu_milli ?? 1000) / 1000;
+      }
+    }
+  }
+  return used;
+}
+
+interface IBudget {
+  team: string;
+  user: string | null;
+  gpuHours: number;
+  period: string;
+  used: number | undefined;
+}
+
+function budgetsOf(rows: unknown): IBudget[] {
+  if (!Array.isArray(rows)) {
+    return [];
+  }
+  return rows
+    .filter(b => b && typeof b.team === 'string' && typeof b.gpu_hours === 'number')
+    .map(b => ({
+      team: b.team,
+      user: typeof b.user === 'string' ? b.user : null,
+      gpuHours: b.gpu_hours,
+      period: String(b.period ?? 'month'),
+      used: numberField(b.used_gpu_hours)
+    }));
+}
+
+/** The Quota section body. */
+export class QuotaView extends ModelView {
+  constructor(ctx: ISchedSection.IContext) {
+    super(ctx, {
+      resources: ['quotas', 'queue'],
+      signals: [ctx.model.quotasChanged, ctx.model.queueChanged, ctx.model.errorChanged],
+      focusable: true
+    });
+    this.addClass('jp-sched-quota-section');
+  }
+
+  protected renderView(): React.ReactElement {
+    const { model, trans } = this;
+    const qs = model.quotas;
+    if (!qs) {
+      return (
+        <div>
+          <ErrorNote error={model.error('quotas')} />
+          <p className="jp-sched-muted">{trans.__('Loading quotas…')}</p>
+        </div>
+      );
+    }
+    const me = model.me;
+    const teams = new Set([me?.team, ...(Array.isArray(me?.teams) ? (me?.teams as string[]) : [])].filter((t): t is string => !!t));
+    const mineOrTeam = (line: { team: string; user?: string | null }) => (line.user ? line.user === me?.user : teams.size === 0 || teams.has(line.team));
+    const relevant = me?.quotas ?? qs.quotas.filter(mineOrTeam);
+    const budgets = me?.budgets ? budgetsOf(me.budgets) : budgetsOf(qs.budgets).filter(mineOrTeam);
+    return (
+      <div>
+        <ErrorNote error={model.error('quotas')} />
+        {me ? <p className="jp-sched-muted jp-sched-me">{this.summary()}</p> : null}
+        {!relevant.length ? (
+          <p className="jp-sched-muted">{trans.__('No quota lines for %1: you may use idle GPUs, preemptible.', [...teams].join(', ') || trans.__('your team'))}</p>
+        ) : null}
+        {relevant.map(q => {
+          const used = quotaUsed(q, model);
+          const guaranteed = q.guaranteed ?? 0;
+          const f = quotaFractions(used, guaranteed, q.borrowing_limit ?? null, trans);
+          const label = quotaLabel(q, trans);
+          return (
+            <div className="jp-sched-quota" data-quota={label} key={label}>
+              <div className="jp-sched-quota-label">{label}</div>
+              <Meter value={used} max={f.max ?? Math.max(used, guaranteed, 1)} label={`${label}: ${f.text}`} className="jp-sched-quota-bar">
+                <div className="jp-sched-quota-mark" style={{ left: `${f.guaranteedFraction * 100}%` }} />
+              </Meter>
+              <div className="jp-sched-muted">{f.text}</div>
+            </div>
+          );
+        })}
+        {budgets.map(b => {
+          const who = b.user ? `${b.team} / ${b.user}` : b.team;
+          return (
+            <div className="jp-sched-quota jp-sched-budget" key={`${who}-${b.period}`}>
+              <div className="jp-sched-quota-label">{trans.__('%1 · GPU-hours per %2', who, b.period)}</div>
+              {b.used !== undefined ? (
+                <Meter value={b.used} max={b.gpuHours} label={trans.__('%1 of %2 GPU-hours', formatNumber(b.used), formatNumber(b.gpuHours))} />
+              ) : null}
+              <div className="jp-sched-muted">
+                {b.used !== undefined
+                  ? trans.__('%1 of %2 GPU-hours used this %3', formatNumber(b.used), formatNumber(b.gpuHours), b.period)
+                  : trans.__('budget %1 GPU-hours per %2', formatNumber(b.gpuHours), b.period)}
+              </div>
+            </div>
+          );
+        })}
+      </div>
+    );
+  }
+
+  private summary(): string {
+    const { model, trans } = this;
+    const me = model.me!;
+    const parts = [me.user];
+    if (me.team) {
+      parts.push(trans.__('team %1', me.team));
+    }
+    const inUse = me.in_use;
+    if (inUse && typeof inUse.gpus === 'number') {
+      const jobs = inUse.jobs ?? 0;
+      const leases = inUse.leases ?? 0;
+      parts.push(
+        trans._n('holding %2 GPU', 'holding %2 GPUs', inUse.gpus, formatNumber(inUse.gpus, 2)) +
+          ` (${trans._n('%1 job', '%1 jobs', jobs)}, ${trans._n('%1 lease', '%1 leases', leases)})`
+      );
+    }
+    if (typeof me.gpu_hours_7d === 'number') {
+      parts.push(trans.__('%1 GPU-hours in 7 days', formatNumber(me.gpu_hours_7d, 2)));
+    }
+    return parts.join(' · ');
+  }
+}
+
+export function quotaBadge(model: ISchedModel, trans: TranslationBundle): string {
+  const inUse = model.me?.in_use?.gpus;
+  return typeof inUse === 'number' ? trans.__('%1 in use', formatNumber(inUse, 2)) : '';
+}

@@ -1,0 +1,414 @@
+/**
+ * Submit: run a script or notebook on N GPUs, with dry-run feedback ("would this fit, where, and
+ * when") before anything is queued. `prefill(path)` is what "Run on GPUs" in the file browser and
+ * the notebook toolbar call. Arguments are split like a shell does (quotes kept together).
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import * as React from 'react';
+
+import { ArgumentSyntaxError, splitArgs } from '../args';
+import { describeError, SchedApiError } from '../client';
+import { formatEta, formatGpus, reasonSentence } from '../format';
+import type { ISchedModel, ISchedSection } from '../tokens';
+import { type DryRun, type Job, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
+import { ModelView } from './base';
+
+/** Join the server's root directory and a path relative to it (the file browser's paths). */
+export function absolutePath(root: string, path: string): string {
+  if (!root || path.startsWith('/')) {
+    return path;
+  }
+  return `${root.replace(/\/+$/, '')}/${path.replace(/^\.\//, '')}`;
+}
+
+/** The form's raw values. */
+export interface ISubmitValues {
+  path: string;
+  args: string;
+  gpus: string;
+  model: string;
+  priority: string;
+  timeLimit: string;
+  name: string;
+}
+
+export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '' };
+
+/**
+ * The POST body from the form's values. A path from the file browser is relative to the
+ * server's root (`serverRoot`): the job gets the absolute path and runs in the file's directory.
+ * Throws a plain Error naming the input at fault.
+ */
+export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: TranslationBundle): SubmitRequest {
+  const t = (s: string, ...a: unknown[]) => (trans ? trans.__(s, ...a) : s.replace(/%(\d)/g, (_, i) => String(a[Number(i) - 1])));
+  const relative = values.path.trim();
+  if (!relative) {
+    throw new Error(t('Give the path of a script or notebook to run (e.g. train.py).'));
+  }
+  const path = absolutePath(serverRoot, relative);
+  const gpus = Number(values.gpus);
+  if (values.gpus.trim() === '' || !isFinite(gpus) || gpus < 0) {
+    throw new Error(t('GPUs must be a number >= 0 (got "%1").', values.gpus));
+  }
+  let args: string[];
+  try {
+    args = splitArgs(values.args);
+  } catch (err) {
+    throw new Error(t('Arguments: %1.', err instanceof ArgumentSyntaxError ? err.message : String(err)));
+  }
+  const base = path.split('/').pop() || path;
+  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) || '/' : '';
+  const body: SubmitRequest = {
+    name: values.name.trim() || base.replace(/\.(py|ipynb|sh)$/, ''),
+    gpus,
+    priority: (values.priority || 'normal') as Priority
+  };
+  if (path.endsWith('.ipynb')) {
+    body.notebook = path;
+  } else if (path.endsWith('.py')) {
+    body.script = path;
+    if (args.length) {
+      body.args = args;
+    }
+  } else {
+    body.command = [path, ...args];
+  }
+  if (dir && serverRoot) {
+    body.working_dir = dir;
+  }
+  if (values.model) {
+    body.gpu_models = [values.model];
+  }
+  if (values.timeLimit.trim()) {
+    body.time_limit = values.timeLimit.trim();
+  }
+  return body;
+}
+
+/** The request that submits `job` again (same spec; the server assigns a new id). */
+export function resubmitBody(job: Job): SubmitRequest {
+  const r = resourcesOf(job);
+  const body: SubmitRequest = {
+    name: job.name,
+    kind: job.kind,
+    priority: job.priority,
+    team: job.team,
+    gpus: r.gpu_milli < 1000 && r.gpus === 1 ? r.gpu_milli / 1000 : r.gpus
+  };
+  if (r.gpu_models.length) {
+    body.gpu_models = r.gpu_models;
+  }
+  if (r.min_memory_mib) {
+    body.min_memory_mib = r.min_memory_mib;
+  }
+  if (r.cpu_millis) {
+    body.cpu_millis = r.cpu_millis;
+  }
+  if (r.memory_mib) {
+    body.memory_mib = r.memory_mib;
+  }
+  if (r.workers > 1) {
+    body.workers = r.workers;
+  }
+  if (r.mig_profile) {
+    body.mig_profile = r.mig_profile;
+  }
+  if (r.nvlink) {
+    body.nvlink = true;
+  }
+  const command = job.command ?? [];
+  if (job.script) {
+    body.script = job.script;
+    if (command.length) {
+      body.args = command;
+    }
+  } else if (job.notebook) {
+    body.notebook = job.notebook;
+  } else {
+    body.command = command;
+  }
+  if (job.working_dir) {
+    body.working_dir = job.working_dir;
+  }
+  if (job.time_limit_s) {
+    body.time_limit_s = job.time_limit_s;
+  }
+  if (job.env && Object.keys(job.env).length) {
+    body.env = job.env;
+  }
+  if (job.profile) {
+    body.profile = job.profile;
+  }
+  return body;
+}
+
+/** One sentence for a dry-run answer: where it would start now, or why not and when. */
+export function dryRunSentence(result: DryRun, now: Date = new Date(), trans?: TranslationBundle): string {
+  const t = (s: string, ...a: unknown[]) => (trans ? trans.__(s, ...a) : s.replace(/%(\d)/g, (_, i) => String(a[Number(i) - 1])));
+  const preempts = result.would_preempt?.length ? t(' by preempting %1', result.would_preempt.join(', ')) : '';
+  if (result.fits && result.allocation) {
+    const n = result.allocation.gpu_uuids?.length ?? 0;
+    return t('Would start now on %1 (%2)%3.', result.allocation.node ?? '?', n === 1 ? t('1 GPU') : t('%1 GPUs', n), preempts);
+  }
+  if (result.fits) {
+    return t('Would start now%1.', preempts);
+  }
+  const reason = (result.reason ?? null) as PendingReason | null;
+  const parts = [reasonSentence(reason, trans) || t('Would wait in the queue.')];
+  if (result.never) {
+    parts.push(t('It can never start as requested.'));
+  } else {
+    const eta = reason?.eta ?? result.eta ?? null;
+    parts.push(t('Estimated start: %1%2.', formatEta(eta, now, trans), reason?.eta_reason ? ` (${reason.eta_reason})` : ''));
+  }
+  return parts.join(' ');
+}
+
+/** The message for a failed submission: the server's sentence plus a reason it attached. */
+export function submitErrorSentence(err: unknown, trans?: TranslationBundle): string {
+  let text = describeError(err);
+  if (err instanceof SchedApiError) {
+    const reason = err.body.details?.['reason'];
+    const sentence = reason && typeof reason === 'object' ? reasonSentence(reason as PendingReason, trans) : '';
+    if (sentence && !text.includes(sentence.replace(/\.$/, ''))) {
+      text = `${text} ${sentence}`;
+    }
+  }
+  return text;
+}
+
+type FeedbackKind = 'info' | 'ok' | 'warn' | 'error';
+
+interface IFormProps {
+  model: ISchedModel;
+  trans: TranslationBundle;
+  serverRoot: string;
+  prefill: { path: string; serial: number };
+  submitted: (job: Job) => void;
+}
+
+function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps): React.ReactElement {
+  const [values, setValues] = React.useState<ISubmitValues>(EMPTY_VALUES);
+  const [feedback, setFeedback] = React.useState<{ text: string; kind: FeedbackKind }>({ text: '', kind: 'info' });
+  const [busy, setBusy] = React.useState(false);
+  const serial = React.useRef(0);
+  const timer = React.useRef<ReturnType<typeof setTimeout> | null>(null);
+  const gpusRef = React.useRef<HTMLInputElement>(null);
+
+  const dryRun = React.useCallback(
+    async (v: ISubmitValues) => {
+      let body: SubmitRequest;
+      try {
+        body = submitBodyFrom(v, serverRoot, trans);
+      } catch (err) {
+        setFeedback({ text: describeError(err), kind: 'error' });
+        return;
+      }
+      const mine = ++serial.current;
+      setFeedback({ text: trans.__('Checking…'), kind: 'info' });
+      try {
+        const result = await model.client.dryrun(body);
+        if (mine === serial.current) {
+          setFeedback({ text: trans.__('Dry run: %1', dryRunSentence(result, new Date(), trans)), kind: result.fits ? 'ok' : 'warn' });
+        }
+      } catch (err) {
+        if (mine === serial.current) {
+          setFeedback({ text: submitErrorSentence(err, trans), kind: 'error' });
+        }
+      }
+    },
+    [model, serverRoot, trans]
+  );
+
+  const schedule = (v: ISubmitValues, delay = 600): void => {
+    if (!model.supports('dryrun') || !v.path.trim()) {
+      return;
+    }
+    if (timer.current !== null) {
+      clearTimeout(timer.current);
+    }
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      void dryRun(v);
+    }, delay);
+  };
+
+  React.useEffect(() => {
+    if (prefill.serial > 0) {
+      const v = { ...values, path: prefill.path, name: '' };
+      setValues(v);
+      schedule(v, 0);
+      gpusRef.current?.focus();
+    }
+    // only a new prefill request re-runs this
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [prefill.serial]);
+
+  React.useEffect(
+    () => () => {
+      if (timer.current !== null) {
+        clearTimeout(timer.current);
+      }
+    },
+    []
+  );
+
+  const set = (key: keyof ISubmitValues) => (event: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) => {
+    const v = { ...values, [key]: event.target.value };
+    setValues(v);
+    schedule(v);
+  };
+
+  const submit = async (event: React.FormEvent): Promise<void> => {
+    event.preventDefault();
+    let body: SubmitRequest;
+    try {
+      body = submitBodyFrom(values, serverRoot, trans);
+    } catch (err) {
+      setFeedback({ text: describeError(err), kind: 'error' });
+      return;
+    }
+    // a dry run still waiting on its debounce would overwrite the outcome below
+    if (timer.current !== null) {
+      clearTimeout(timer.current);
+      timer.current = null;
+    }
+    serial.current++;
+    setBusy(true);
+    setFeedback({ text: trans.__('Submitting…'), kind: 'info' });
+    try {
+      const job = await model.client.submit(body);
+      setFeedback({ text: trans.__('Submitted %1 (%2): %3, %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state), kind: 'ok' });
+      submitted(job);
+    } catch (err) {
+      setFeedback({ text: submitErrorSentence(err, trans), kind: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const models = [...new Set((model.inventory?.gpus ?? []).map(g => g.model))].sort();
+  const priorities = Array.isArray(model.config?.priorities) ? (model.config?.priorities as string[]) : ['high', 'normal', 'low'];
+  const field = (id: string, label: string, control: React.ReactElement, help?: string) => (
+    <div className="jp-sched-field">
+      <label className="jp-sched-field-label" htmlFor={id}>
+        {label}
+      </label>
+      {control}
+      {help ? (
+        <span className="jp-sched-muted" id={`${id}-help`}>
+          {help}
+        </span>
+      ) : null}
+    </div>
+  );
+  const id = (name: string) => `jp-sched-submit-${name}`;
+  return (
+    <form className="jp-sched-submit" onSubmit={event => void submit(event)} aria-label={trans.__('Submit a GPU job')}>
+      {field(
+        id('path'),
+        trans.__('Script or notebook'),
+        <input
+          id={id('path')}
+          type="text"
+          className="jp-mod-styled jp-sched-submit-path"
+          placeholder="train.py"
+          value={values.path}
+          onChange={set('path')}
+          aria-required="true"
+          aria-describedby={id('path-help')}
+        />,
+        trans.__('Path from the file browser (right-click a file → Run on GPUs).')
+      )}
+      {field(
+        id('args'),
+        trans.__('Arguments'),
+        <input id={id('args')} type="text" className="jp-mod-styled jp-sched-submit-args" placeholder={'--epochs 3 --title "my run"'} value={values.args} onChange={set('args')} />
+      )}
+      <div className="jp-sched-row">
+        {field(
+          id('gpus'),
+          trans.__('GPUs'),
+          <input id={id('gpus')} ref={gpusRef} type="number" min={0} step="any" className="jp-mod-styled jp-sched-submit-gpus" value={values.gpus} onChange={set('gpus')} />
+        )}
+        {field(
+          id('model'),
+          trans.__('GPU model'),
+          <select id={id('model')} className="jp-mod-styled jp-sched-submit-model" value={models.includes(values.model) ? values.model : ''} onChange={set('model')}>
+            <option value="">{trans.__('Any model')}</option>
+            {models.map(m => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        )}
+      </div>
+      <div className="jp-sched-row">
+        {field(
+          id('priority'),
+          trans.__('Priority'),
+          <select id={id('priority')} className="jp-mod-styled jp-sched-submit-priority" value={priorities.includes(values.priority) ? values.priority : priorities[0]} onChange={set('priority')}>
+            {priorities.map(p => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        )}
+        {field(
+          id('timelimit'),
+          trans.__('Time limit'),
+          <input id={id('timelimit')} type="text" className="jp-mod-styled jp-sched-submit-timelimit" placeholder={trans.__('e.g. 2h (optional)')} value={values.timeLimit} onChange={set('timeLimit')} />
+        )}
+      </div>
+      {field(id('name'), trans.__('Name'), <input id={id('name')} type="text" className="jp-mod-styled jp-sched-submit-name" placeholder={trans.__('default: file name')} value={values.name} onChange={set('name')} />)}
+      <div className="jp-sched-actions">
+        <button type="button" className="jp-sched-button jp-sched-dryrun-button" onClick={() => void dryRun(values)}>
+          {trans.__('Check fit')}
+        </button>
+        <button type="submit" className="jp-sched-button jp-mod-accept jp-sched-submit-button" disabled={busy}>
+          {trans.__('Submit')}
+        </button>
+      </div>
+      <div className={`jp-sched-feedback jp-sched-feedback-${feedback.kind}`} role="status">
+        {feedback.text}
+      </div>
+    </form>
+  );
+}
+
+/** The Submit section body. */
+export class SubmitView extends ModelView {
+  private prefillRequest = { path: '', serial: 0 };
+
+  constructor(
+    ctx: ISchedSection.IContext,
+    private readonly serverRoot: string,
+    private readonly onSubmitted: (job: Job) => void
+  ) {
+    super(ctx, { resources: ['inventory'], signals: [ctx.model.inventoryChanged, ctx.model.statusChanged] });
+    this.addClass('jp-sched-submit-section');
+  }
+
+  /** Put a path in the form and check it right away. */
+  prefill(path: string): void {
+    this.prefillRequest = { path, serial: this.prefillRequest.serial + 1 };
+    this.update();
+  }
+
+  protected renderView(): React.ReactElement {
+    return (
+      <SubmitForm
+        model={this.model}
+        trans={this.trans}
+        serverRoot={this.serverRoot}
+        prefill={this.prefillRequest}
+        submitted={job => {
+          this.model.upsert(job);
+          this.onSubmitted(job);
+        }}
+      />
+    );
+  }
+}

@@ -1,0 +1,408 @@
+/**
+ * The GPUs sidebar: a `SidePanel` whose accordion holds one section per entry of the
+ * {@link ISchedSections} registry (built-in ones and other plugins' alike), each with its toolbar
+ * and a badge in the title bar. Section order comes from the settings (`sectionOrder`, then rank);
+ * which sections are collapsed and their filters are kept in the state database, so a reload
+ * shows the sidebar as the user left it.
+ */
+import type { IStateDB } from '@jupyterlab/statedb';
+import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
+import { CommandToolbarButton, PanelWithToolbar, refreshIcon, SidePanel } from '@jupyterlab/ui-components';
+import type { CommandRegistry } from '@lumino/commands';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { AccordionPanel } from '@lumino/widgets';
+import { Widget } from '@lumino/widgets';
+
+import { ENABLE_FIX } from './client';
+import { CommandIDs } from './commandids';
+import type { StreamStatus } from './events';
+import type { ISchedModel, ISchedSection, ISchedSections, ISectionState } from './tokens';
+
+/** Where the sidebar's UI state lives in the state database. */
+export const SIDEBAR_STATE_KEY = '@jupyter-sched/labextension:sidebar';
+
+/** Persisted UI state: which sections are expanded or collapsed, and per-section filters. */
+export class SidebarState {
+  private expanded: Record<string, boolean> = {};
+  private filters: Record<string, Record<string, string | number | boolean>> = {};
+  private saving: Promise<void> = Promise.resolve();
+  private _loaded = false;
+
+  constructor(private readonly db: IStateDB | null) {}
+
+  /** Whether {@link load} finished (sections wait for it, so they open as they were left). */
+  get loaded(): boolean {
+    return this._loaded;
+  }
+
+  /**
+   * Read the saved state (missing or malformed state: start empty). In JupyterLab the state
+   * database answers only once the workspace is restored, which waits for plugins to activate:
+   * call this without awaiting it during activation.
+   */
+  async load(): Promise<void> {
+    try {
+      await this.read();
+    } finally {
+      this._loaded = true;
+    }
+  }
+
+  private async read(): Promise<void> {
+    if (!this.db) {
+      return;
+    }
+    try {
+      const value = (await this.db.fetch(SIDEBAR_STATE_KEY)) as ReadonlyPartialJSONObject | undefined;
+      if (value && typeof value === 'object') {
+        this.expanded = { ...((value.expanded as Record<string, boolean>) ?? {}) };
+        this.filters = JSON.parse(JSON.stringify(value.filters ?? {}));
+      }
+    } catch (err) {
+      console.warn('jupyter_sched: sidebar state could not be read; starting fresh', err);
+    }
+  }
+
+  /** Whether a section was left expanded (undefined: never toggled). */
+  isExpanded(id: string): boolean | undefined {
+    return this.expanded[id];
+  }
+
+  setExpanded(id: string, expanded: boolean): void {
+    if (this.expanded[id] !== expanded) {
+      this.expanded[id] = expanded;
+      this.save();
+    }
+  }
+
+  /** One section's filters as an {@link ISectionState}. */
+  section(id: string): ISectionState {
+    return {
+      get: <T extends string | number | boolean>(key: string, fallback: T): T => {
+        const value = this.filters[id]?.[key];
+        return (typeof value === typeof fallback ? value : fallback) as T;
+      },
+      set: (key: string, value: string | number | boolean): void => {
+        this.filters[id] = { ...(this.filters[id] ?? {}), [key]: value };
+        this.save();
+      }
+    };
+  }
+
+  /** Resolves when every write so far reached the database. */
+  flushed(): Promise<void> {
+    return this.saving;
+  }
+
+  private save(): void {
+    const db = this.db;
+    if (!db) {
+      return;
+    }
+    const value = { expanded: { ...this.expanded }, filters: JSON.parse(JSON.stringify(this.filters)) };
+    this.saving = this.saving.then(() => db.save(SIDEBAR_STATE_KEY, value)).catch(err => console.warn('jupyter_sched: sidebar state not saved', err));
+  }
+}
+
+/** Construction options of {@link SchedSidebar}. */
+export interface ISchedSidebarOptions {
+  model: ISchedModel;
+  sections: ISchedSections;
+  translator: ITranslator;
+  commands: CommandRegistry;
+  state: SidebarState;
+  /** Section ids first in this order (settings `sectionOrder`); the rest by rank. */
+  order?: readonly string[];
+  /** Sections expanded the first time (settings `openSections`); later the saved state wins. */
+  openByDefault?: readonly string[];
+}
+
+/** A section of the sidebar: the content widget under a title bar with its toolbar. */
+class SectionPanel extends PanelWithToolbar {
+  readonly badgeNode = document.createElement('span');
+
+  constructor(
+    readonly section: ISchedSection,
+    readonly content: ISchedSection.IContent
+  ) {
+    super();
+    this.id = `jp-sched-section-${section.id}`;
+    this.addClass('jp-sched-section');
+    this.addClass(`jp-sched-section-${section.id}`);
+    this.node.dataset.section = section.id;
+    this.title.label = section.title;
+    this.title.dataset = { section: section.id };
+    this.badgeNode.className = 'jp-sched-badge';
+    const badge = new Widget({ node: this.badgeNode });
+    badge.addClass('jp-sched-badge-item');
+    this.toolbar.addItem('badge', badge);
+    for (const item of content.toolbar ?? []) {
+      this.toolbar.addItem(item.name, item.widget);
+    }
+    this.addWidget(content.widget);
+  }
+
+  updateBadge(): void {
+    const text = this.content.badge?.() ?? '';
+    if (this.badgeNode.textContent !== text) {
+      this.badgeNode.textContent = text;
+    }
+  }
+}
+
+/** The sidebar. */
+export class SchedSidebar extends SidePanel {
+  private readonly model: ISchedModel;
+  private readonly trans: TranslationBundle;
+  private readonly panels = new Map<string, SectionPanel>();
+  private readonly streamNode: HTMLElement;
+  private readonly noticeNode: HTMLElement;
+  private order: readonly string[];
+  /** True while the sidebar itself expands or collapses (restoring): not a user choice to save. */
+  private restoring = false;
+
+  constructor(private readonly options: ISchedSidebarOptions) {
+    super({ translator: options.translator });
+    this.model = options.model;
+    this.trans = options.translator.load('jupyter_sched');
+    this.order = options.order ?? [];
+    this.id = 'jupyter-sched-panel';
+    this.addClass('jp-sched-sidebar');
+    this.title.caption = this.trans.__('GPUs: inventory, queue, my work, quotas');
+    this.content.node.setAttribute('aria-label', this.trans.__('GPU scheduler sections'));
+
+    const header = document.createElement('div');
+    header.className = 'jp-sched-header';
+    const heading = document.createElement('h2');
+    heading.className = 'jp-sched-title';
+    heading.textContent = this.trans.__('GPUs');
+    this.streamNode = document.createElement('span');
+    this.streamNode.className = 'jp-sched-stream';
+    this.streamNode.setAttribute('role', 'status');
+    header.append(heading, this.streamNode);
+    this.noticeNode = document.createElement('div');
+    this.noticeNode.className = 'jp-sched-notice';
+    const headerWidget = new Widget();
+    headerWidget.node.append(header, this.noticeNode);
+    this.header.addWidget(headerWidget);
+
+    this.toolbar.addItem('refresh', new CommandToolbarButton({ commands: options.commands, id: CommandIDs.refresh, icon: refreshIcon, label: '' }));
+
+    const accordion = this.content as AccordionPanel;
+    accordion.expansionToggled.connect((_, index) => {
+      const panel = accordion.widgets[index] as SectionPanel | undefined;
+      if (panel && !this.restoring) {
+        options.state.setExpanded(panel.section.id, !panel.isHidden);
+      }
+    });
+
+    this.model.statusChanged.connect(this.onStatus, this);
+    this.model.quotasChanged.connect(this.syncSections, this);
+    this.model.streamStatusChanged.connect((_, status) => this.showStream(status));
+    for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
+      signal.connect(this.updateBadges, this);
+    }
+    options.sections.added.connect(this.syncSections, this);
+    options.sections.removed.connect((_, section) => this.removeSection(section.id));
+    this.onStatus();
+    this.showStream(this.model.streamStatus);
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this.model.statusChanged.disconnect(this.onStatus, this);
+    this.model.quotasChanged.disconnect(this.syncSections, this);
+    for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
+      signal.disconnect(this.updateBadges, this);
+    }
+    this.options.sections.added.disconnect(this.syncSections, this);
+    super.dispose();
+  }
+
+  /** Ids of the sections shown, top to bottom. */
+  get sectionIds(): string[] {
+    return (this.content as AccordionPanel).widgets.map(w => (w as SectionPanel).section.id);
+  }
+
+  /** The content widget of a section, if shown. */
+  sectionContent(id: string): Widget | null {
+    return this.panels.get(id)?.content.widget ?? null;
+  }
+
+  /** Whether a section is shown expanded. */
+  isExpanded(id: string): boolean {
+    const panel = this.panels.get(id);
+    return !!panel && !panel.isHidden;
+  }
+
+  /** Expand a section and scroll it into view. */
+  showSection(id: string): void {
+    const panel = this.panels.get(id);
+    if (!panel) {
+      return;
+    }
+    const accordion = this.content as AccordionPanel;
+    const index = accordion.widgets.indexOf(panel);
+    if (index >= 0 && panel.isHidden) {
+      accordion.expand(index);
+      this.options.state.setExpanded(id, true);
+    }
+    panel.node.scrollIntoView?.({ block: 'nearest' });
+  }
+
+  /** Apply a new `sectionOrder` (settings changed, or a move command). */
+  setOrder(order: readonly string[]): void {
+    this.order = [...order];
+    const accordion = this.content as AccordionPanel;
+    const wanted = this.sorted([...this.panels.values()].filter(p => p.parent === accordion).map(p => p.section));
+    wanted.forEach((section, index) => {
+      const panel = this.panels.get(section.id)!;
+      if (accordion.widgets.indexOf(panel) !== index) {
+        const expanded = !panel.isHidden;
+        accordion.insertWidget(index, panel);
+        this.setExpansion(panel, expanded);
+      }
+    });
+  }
+
+  /** The order of ids after moving `id` by `delta` places (for the move commands). */
+  movedOrder(id: string, delta: -1 | 1): string[] {
+    const ids = this.sectionIds;
+    const index = ids.indexOf(id);
+    const target = index + delta;
+    if (index < 0 || target < 0 || target >= ids.length) {
+      return ids;
+    }
+    [ids[index], ids[target]] = [ids[target], ids[index]];
+    return ids;
+  }
+
+  private sorted(sections: ISchedSection[]): ISchedSection[] {
+    const position = (s: ISchedSection) => {
+      const i = this.order.indexOf(s.id);
+      return i >= 0 ? i : this.order.length;
+    };
+    return sections.sort((a, b) => position(a) - position(b) || (a.rank ?? 1000) - (b.rank ?? 1000));
+  }
+
+  private onStatus(): void {
+    const { model, trans } = this;
+    const notice = this.noticeNode;
+    notice.replaceChildren();
+    notice.removeAttribute('role');
+    notice.className = 'jp-sched-notice';
+    if (model.status === 'loading' || model.status === 'idle') {
+      const p = document.createElement('p');
+      p.className = 'jp-sched-muted';
+      p.textContent = trans.__('Connecting to the scheduler…');
+      notice.append(p);
+    } else if (model.status === 'missing' || model.status === 'failed') {
+      notice.classList.add('jp-sched-missing');
+      notice.setAttribute('role', 'alert');
+      const title = document.createElement('strong');
+      const text = document.createElement('p');
+      if (model.status === 'missing') {
+        title.textContent = trans.__('Server extension not enabled');
+        text.textContent = trans.__('This Jupyter server has no jupyter_sched API, so there is no GPU scheduler to show.');
+        const fix = document.createElement('p');
+        const code = document.createElement('code');
+        code.textContent = ENABLE_FIX;
+        fix.append(trans.__('Fix: run '), code, trans.__(' in a terminal on the server, then restart JupyterLab.'));
+        notice.append(title, text, fix);
+      } else {
+        title.textContent = trans.__('Scheduler unavailable');
+        text.textContent = model.startError ?? '';
+        notice.append(title, text);
+      }
+      const retry = document.createElement('button');
+      retry.type = 'button';
+      retry.className = 'jp-sched-button';
+      retry.textContent = trans.__('Retry');
+      retry.addEventListener('click', () => void model.start());
+      notice.append(retry);
+    }
+    this.syncSections();
+  }
+
+  private showStream(status: StreamStatus): void {
+    const { trans } = this;
+    const text = status === 'open' ? trans.__('live') : status === 'connecting' ? trans.__('connecting') : trans.__('reconnecting');
+    this.streamNode.dataset.status = status;
+    if (this.streamNode.textContent !== text) {
+      this.streamNode.textContent = this.model.status === 'ready' ? text : '';
+    }
+    this.streamNode.title =
+      status === 'open'
+        ? trans.__('Live updates from the event stream')
+        : trans.__('Event stream %1; refreshing every %2 s', status, this.model.refreshInterval);
+  }
+
+  /** Add the registered sections that are available now, remove those that are not. */
+  syncSections(): void {
+    const ready = this.model.status === 'ready' && this.options.state.loaded;
+    for (const section of this.sorted([...this.options.sections.items()])) {
+      const available = ready && (section.isAvailable?.(this.model) ?? true);
+      if (available && !this.panels.get(section.id)?.parent) {
+        this.addSection(section);
+      } else if (!available && this.panels.get(section.id)?.parent) {
+        this.panels.get(section.id)!.parent = null;
+      }
+    }
+    this.updateBadges();
+  }
+
+  private addSection(section: ISchedSection): void {
+    let panel = this.panels.get(section.id);
+    if (!panel) {
+      const content = section.create({
+        model: this.model,
+        translator: this.options.translator,
+        trans: this.trans,
+        commands: this.options.commands,
+        state: this.options.state.section(section.id)
+      });
+      panel = new SectionPanel(section, content);
+      this.panels.set(section.id, panel);
+    }
+    const accordion = this.content as AccordionPanel;
+    const shown = this.sorted([...this.panels.values()].filter(p => p.parent === accordion || p === panel).map(p => p.section));
+    accordion.insertWidget(shown.indexOf(section), panel);
+    const saved = this.options.state.isExpanded(section.id);
+    this.setExpansion(panel, saved ?? (this.options.openByDefault ?? []).includes(section.id));
+    panel.updateBadge();
+  }
+
+  private setExpansion(panel: SectionPanel, expanded: boolean): void {
+    const accordion = this.content as AccordionPanel;
+    const index = accordion.widgets.indexOf(panel);
+    if (index < 0) {
+      return;
+    }
+    this.restoring = true;
+    try {
+      if (expanded && panel.isHidden) {
+        accordion.expand(index);
+      } else if (!expanded && !panel.isHidden) {
+        accordion.collapse(index);
+      }
+    } finally {
+      this.restoring = false;
+    }
+  }
+
+  private removeSection(id: string): void {
+    const panel = this.panels.get(id);
+    if (panel) {
+      this.panels.delete(id);
+      panel.dispose();
+    }
+  }
+
+  private updateBadges(): void {
+    for (const panel of this.panels.values()) {
+      panel.updateBadge();
+    }
+  }
+}

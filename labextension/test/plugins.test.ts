@@ -1,0 +1,284 @@
+/**
+ * The plugins wired into a stand-in application: a real command registry and state database, a
+ * shell that records what is added, and the model on the API double. What JupyterLab itself does
+ * (layout, menus from settings) is covered by the browser tests.
+ */
+import { Notification } from '@jupyterlab/apputils';
+import { ServerConnection } from '@jupyterlab/services';
+import { StateDB } from '@jupyterlab/statedb';
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { Signal } from '@lumino/signaling';
+import type { Widget } from '@lumino/widgets';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import plugins, { CommandIDs, DEFAULT_SETTINGS, ISchedModel, readSettings } from '../src/index';
+import { SchedNotifier } from '../src/notify';
+import { SchedSections } from '../src/registry';
+import type { SchedSidebar } from '../src/sidebar';
+import { kernelGpuText, KernelGpuStatus } from '../src/statusbar';
+import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
+import { flush, startedModel, text } from './ui';
+
+afterEach(() => {
+  document.body.replaceChildren();
+  vi.restoreAllMocks();
+});
+
+const [modelPlugin, sectionsPlugin, sidebarPlugin, statusPlugin] = plugins;
+
+function fakeApp() {
+  const added: { widget: Widget; area: string }[] = [];
+  const activated: string[] = [];
+  let hit: HTMLElement | null = null;
+  return {
+    added,
+    activated,
+    setHit: (node: HTMLElement | null) => {
+      hit = node;
+    },
+    app: {
+      commands: new CommandRegistry(),
+      shell: {
+        add: (widget: Widget, area: string) => {
+          added.push({ widget, area });
+          if (area === 'left') {
+            document.body.appendChild(widget.node);
+          }
+        },
+        activateById: (id: string) => void activated.push(id),
+        currentWidget: null
+      },
+      serviceManager: { serverSettings: ServerConnection.makeSettings({ baseUrl: 'http://127.0.0.1:9/' }) },
+      contextMenuHitTest: (test: (node: HTMLElement) => boolean) => (hit && test(hit) ? hit : null),
+      restored: Promise.resolve()
+    }
+  };
+}
+
+async function activated(server: FakeSchedServer) {
+  const { model } = await startedModel(server);
+  const sections = new SchedSections();
+  const fake = fakeApp();
+  const palette = { items: [] as unknown[], addItem(item: unknown) { this.items.push(item); } };
+  await sidebarPlugin.activate(fake.app as never, model, sections, nullTranslator, null, new StateDB(), null, palette, null, null);
+  await settle();
+  await flush();
+  const sidebar = fake.added.find(a => a.area === 'left')!.widget as SchedSidebar;
+  return { model, sections, fake, sidebar, palette };
+}
+
+describe('plugins', () => {
+  it('provide the model and the section registry; the sidebar needs no ILabShell (Notebook 7 has none)', () => {
+    expect(modelPlugin.provides).toBe(ISchedModel);
+    expect(modelPlugin.id).toBe('@jupyter-sched/labextension:model');
+    const model = modelPlugin.activate(fakeApp().app as never) as ISchedModel;
+    expect(model.status).toBe('idle');
+    model.dispose();
+    expect(sectionsPlugin.activate(fakeApp().app as never)).toBeInstanceOf(SchedSections);
+    for (const plugin of plugins) {
+      expect((plugin.requires ?? []).map(t => (t as { name: string }).name)).not.toContain('@jupyterlab/application:ILabShell');
+    }
+  });
+
+  it('the sidebar goes to the left area with the built-in sections and palette entries', async () => {
+    const { model, sidebar, palette } = await activated(new FakeSchedServer());
+    expect(sidebar.id).toBe('jupyter-sched-panel');
+    expect(sidebar.sectionIds).toEqual(['inventory', 'queue', 'mywork', 'quota', 'submit']);
+    expect(palette.items.map(i => (i as { command: string }).command)).toEqual([CommandIDs.open, CommandIDs.refresh, CommandIDs.runNotebook]);
+    model.dispose();
+  });
+
+  it('commands: open a section, run a file (prefills Submit), refresh, move sections', async () => {
+    const server = new FakeSchedServer();
+    server.routes.set('POST dryrun', () => json(200, { fits: true, never: false, allocation: null, reason: null, eta: null, would_preempt: [], job: makeJob() }));
+    const { model, fake, sidebar } = await activated(server);
+    const { commands } = fake.app;
+    await commands.execute(CommandIDs.open, { section: 'quota' });
+    expect(fake.activated).toContain('jupyter-sched-panel');
+    expect(sidebar.isExpanded('quota')).toBe(true);
+    await commands.execute(CommandIDs.runFile, { path: 'exp/run.py' });
+    await settle();
+    await flush();
+    expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('exp/run.py');
+    await commands.execute(CommandIDs.runNotebook, { path: 'a.ipynb' });
+    await flush();
+    expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('a.ipynb');
+    const before = server.count('GET', 'jobs');
+    await commands.execute(CommandIDs.refresh);
+    await settle();
+    expect(server.count('GET', 'jobs')).toBe(before + 1);
+    const title = document.createElement('h3');
+    title.dataset.section = 'queue';
+    fake.setHit(title);
+    await commands.execute(CommandIDs.moveSectionUp);
+    expect(sidebar.sectionIds.slice(0, 2)).toEqual(['queue', 'inventory']);
+    await commands.execute(CommandIDs.moveSectionDown, { id: 'queue' });
+    expect(sidebar.sectionIds.slice(0, 2)).toEqual(['inventory', 'queue']);
+    expect(commands.label(CommandIDs.runNotebook, { isPalette: true })).toBe('Run This Notebook on GPUs…');
+    model.dispose();
+  });
+
+  it('cancel asks first and names what it does; the row under the context menu is the target', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];
+    server.leases = [makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'running' })];
+    const cancelled: string[] = [];
+    server.routes.set('DELETE jobs/j1', () => (cancelled.push('j1'), json(200, makeJob({ id: 'j1', name: 'train', state: 'cancelled' }))));
+    server.routes.set('DELETE leases/l1', () => (cancelled.push('l1'), json(200, makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'cancelled' }))));
+    const { model, fake } = await activated(server);
+    await settle();
+    const { commands } = fake.app;
+    expect(commands.label(CommandIDs.cancel, { id: 'l1' })).toBe('Release Lease');
+    const row = document.createElement('li');
+    row.dataset.jobId = 'j1';
+    fake.setHit(row);
+    expect(commands.label(CommandIDs.cancel)).toBe('Cancel Job');
+    expect(commands.isEnabled(CommandIDs.cancel)).toBe(true);
+    const done = commands.execute(CommandIDs.cancel);
+    await vi.waitFor(() => expect(document.querySelector('.jp-Dialog')).not.toBeNull());
+    expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Cancel job train?');
+    document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-reject')!.click();
+    await done;
+    expect(cancelled).toEqual([]);
+    const again = commands.execute(CommandIDs.cancel, { id: 'l1' });
+    await vi.waitFor(() => expect(document.querySelector('.jp-Dialog')).not.toBeNull());
+    expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Release lease nb?');
+    document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-warn')!.click();
+    await again;
+    expect(cancelled).toEqual(['l1']);
+    expect(model.leases[0].state).toBe('cancelled');
+    fake.setHit(null);
+    expect(commands.isEnabled(CommandIDs.cancel)).toBe(false);
+    model.dispose();
+  });
+
+  it('open logs adds one tab per job; resubmit and keep alive call the API and notify', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'failed' })];
+    server.routes.set('GET jobs/j1/logs', () => json(200, { text: '', offset: 0, next_offset: 0, finished: true }));
+    server.routes.set('GET jobs/j1', () => json(200, server.jobs[0]));
+    server.routes.set('POST jobs', () => json(201, makeJob({ id: 'j2', name: 'train', state: 'pending' })));
+    server.routes.set('POST leases/l1/keepalive', () => json(200, { ...makeJob({ id: 'l1', kind: 'lease' }), keepalive_until: null }));
+    const info = vi.spyOn(Notification, 'info');
+    const success = vi.spyOn(Notification, 'success');
+    const error = vi.spyOn(Notification, 'error');
+    const { model, fake } = await activated(server);
+    await settle();
+    const { commands } = fake.app;
+    await commands.execute(CommandIDs.openLogs, { id: 'j1' });
+    await commands.execute(CommandIDs.openLogs, { id: 'j1' });
+    const tabs = fake.added.filter(a => a.area === 'main');
+    expect(tabs).toHaveLength(1);
+    expect(tabs[0].widget.title.label).toBe('Logs: train');
+    expect(fake.activated.filter(id => id === tabs[0].widget.id)).toHaveLength(2);
+    await commands.execute(CommandIDs.resubmit, { id: 'j1' });
+    expect(info).toHaveBeenCalledWith('Resubmitted train as j2.', { autoClose: 4000 });
+    expect(model.jobs.map(j => j.id)).toEqual(['j2', 'j1']);
+    await commands.execute(CommandIDs.keepalive, { id: 'l1' });
+    expect(success).toHaveBeenCalledWith('Lease kept alive: the idle timer restarted.', { autoClose: 4000 });
+    await commands.execute(CommandIDs.keepalive, { id: 'l9' });
+    expect(error.mock.calls[0][0]).toBe('Keep-alive failed: no route POST leases/l9/keepalive');
+    tabs[0].widget.dispose();
+    model.dispose();
+  });
+
+  it('settings are read defensively', () => {
+    expect(readSettings(null)).toBe(DEFAULT_SETTINGS);
+    const values: Record<string, unknown> = { refreshInterval: -3, defaultViews: ['queue', 7], sectionOrder: 'x', notifyCompletion: false };
+    const settings = { get: (key: string) => ({ composite: values[key] }) };
+    expect(readSettings(settings as never)).toEqual({ refreshInterval: 10, defaultViews: ['queue'], sectionOrder: [], notifyCompletion: false });
+  });
+});
+
+describe('notifications', () => {
+  it('a finished job of mine notifies once with "Open logs"; preemptions and idle warnings too', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];
+    server.leases = [makeJob({ id: 'l1', name: 'nb', kind: 'lease', state: 'running' })];
+    const { model } = await startedModel(server, 'jobs');
+    const commands = new CommandRegistry();
+    const opened: unknown[] = [];
+    commands.addCommand(CommandIDs.openLogs, { execute: args => void opened.push(args) });
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const success = vi.spyOn(Notification, 'success').mockReturnValue('toast-2');
+    const dismiss = vi.spyOn(Notification, 'dismiss').mockImplementation(() => undefined);
+    const notifier = new SchedNotifier(model, commands, nullTranslator.load('x'));
+    server.stream.push('job', makeJob({ id: 'j1', name: 'train', state: 'succeeded' }));
+    server.stream.push('job', makeJob({ id: 'j1', name: 'train', state: 'succeeded' }));
+    await settle();
+    expect(success).toHaveBeenCalledTimes(1);
+    expect(success.mock.calls[0][0]).toBe('train succeeded');
+    (success.mock.calls[0][1] as { actions: { callback: () => void }[] }).actions[0].callback();
+    expect(opened).toEqual([{ id: 'j1' }]);
+    server.stream.push('job', makeJob({ id: 'j3', name: 'other', user: 'bob', state: 'failed' }));
+    server.stream.push('preempted', { job_id: 'j1', preempted_by: 'j-9', message: 'a high-priority job needed the GPUs.' });
+    server.stream.push('idle_warning', { lease_id: 'l1', stage: 'warn', action: 'release', deadline: new Date(Date.now() + 600000).toISOString() });
+    server.stream.push('idle_warning', { lease_id: 'l1', user: 'bob', stage: 'warn' });
+    await settle();
+    expect(warning.mock.calls.map(c => c[0])).toEqual([
+      'Preempted: train (by j-9). a high-priority job needed the GPUs. It was requeued and keeps its place by submit time.',
+      'Idle GPUs: nb is idle; its GPUs will be released in 10 min unless it is used or kept alive.'
+    ]);
+    expect((warning.mock.calls[1][1] as { actions: { label: string }[] }).actions.map(a => a.label)).toEqual(['Keep alive']);
+    server.stream.push('idle_warning', { lease_id: 'l1', stage: 'clear' });
+    await settle();
+    expect(dismiss).toHaveBeenCalledWith('toast-1');
+    notifier.notifyCompletion = false;
+    server.stream.push('job', makeJob({ id: 'j1', name: 'train', state: 'running', attempts: 1 }));
+    server.stream.push('job', makeJob({ id: 'j1', name: 'train', state: 'failed', attempts: 1 }));
+    await settle();
+    expect(success).toHaveBeenCalledTimes(1);
+    expect(warning).toHaveBeenCalledTimes(2);
+    notifier.dispose();
+    model.dispose();
+  });
+});
+
+describe('status-bar item', () => {
+  it("shows the current kernel's GPUs, waiting, or No GPU, and opens the panel", async () => {
+    const server = new FakeSchedServer();
+    server.leases = [makeJob({ id: 'l1', name: 'nb', kind: 'lease', kernel_id: 'k1', state: 'running', resources: { gpus: 2, gpu_milli: 1000, gpu_models: ['A100-80GB'], workers: 1 }, allocation: { node: 'node-a', gpu_uuids: ['a', 'b'] } })];
+    const { model } = await startedModel(server, 'jobs');
+    const trans = nullTranslator.load('x');
+    expect(kernelGpuText(model, 'k1', trans).text).toBe('GPU: 2 × A100-80GB');
+    expect(kernelGpuText(model, 'k1', trans).detail).toBe('Lease nb holds 2 × A100-80GB on node-a');
+    expect(kernelGpuText(model, 'k2', trans).text).toBe('No GPU');
+    expect(kernelGpuText(model, null, trans).text).toBe('No GPU');
+    const changed = new Signal<unknown, void>({});
+    let kernel: string | null = 'k1';
+    const opened: number[] = [];
+    const item = new KernelGpuStatus(model, () => kernel, changed, trans, () => void opened.push(1));
+    document.body.appendChild(item.node);
+    item.update();
+    await flush();
+    expect(text(item.node)).toBe('GPU: 2 × A100-80GB');
+    kernel = 'k2';
+    changed.emit();
+    await flush();
+    expect(text(item.node)).toBe('No GPU');
+    item.node.querySelector('button')!.click();
+    expect(opened).toEqual([1]);
+    server.stream.push('lease', makeJob({ id: 'l2', name: 'wait', kind: 'lease', kernel_id: 'k2', state: 'pending' }));
+    await settle();
+    await flush();
+    expect(text(item.node)).toBe('GPU: waiting');
+    model.dispose();
+  });
+
+  it('registers with the status bar and follows the current notebook', async () => {
+    const { model } = await startedModel(new FakeSchedServer());
+    const currentChanged = new Signal<unknown, unknown>({});
+    const panel = { sessionContext: { session: { kernel: { id: 'k1' } }, kernelChanged: new Signal<unknown, unknown>({}) } };
+    const notebooks = { currentWidget: panel, currentChanged };
+    const items: { id: string; item: { isActive: () => boolean } }[] = [];
+    const statusBar = { registerStatusItem: (id: string, item: { isActive: () => boolean }) => void items.push({ id, item }) };
+    const fake = fakeApp();
+    statusPlugin.activate(fake.app as never, model, nullTranslator, statusBar, notebooks);
+    expect(items.map(i => i.id)).toEqual(['@jupyter-sched/labextension:status']);
+    expect(items[0].item.isActive()).toBe(true);
+    currentChanged.emit(panel);
+    statusPlugin.activate(fake.app as never, model, null, null, null);
+    model.dispose();
+  });
+});

@@ -1,0 +1,292 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { act } from 'react';
+
+import { CommandIDs } from '../src/commandids';
+import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
+import { mineOnlyButton } from '../src/sections/jobs';
+import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
+import { context, flush, MemoryState, mount, recordingCommands, startedModel, text } from './ui';
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+describe('Inventory section', () => {
+  it('shows every GPU with its full model name, a SIM tag, and a sentence for screen readers', async () => {
+    const { model } = await startedModel(new FakeSchedServer(), 'inventory');
+    const view = await mount(new InventoryView(context(model)));
+    const tiles = view.node.querySelectorAll('[role="gridcell"]');
+    expect(tiles).toHaveLength(4);
+    expect(text(tiles[0].querySelector('.jp-sched-gpu-model'))).toBe('Simulated GPU 80GB');
+    expect(view.node.querySelectorAll('.jp-sched-tag-sim')).toHaveLength(4);
+    expect(tiles[0].getAttribute('aria-label')).toBe('GPU 0 on node-a: Simulated GPU 80GB, 80 GiB, simulated; free');
+    expect(text(view.node.querySelector('.jp-sched-banner-sim'))).toContain('Simulated GPUs — NVML: NVML shared library not found');
+    expect(text(view.node.querySelector('[role="rowheader"]'))).toBe('node-a 4 GPUs');
+    expect(InventoryView.badge(model, context(model).trans)).toBe('4/4 free');
+    model.dispose();
+  });
+
+  it('has one tab stop; arrow keys, Home and End move between GPUs', async () => {
+    const server = new FakeSchedServer();
+    const b = [0, 1].map(i => makeGpu(i, { uuid: `GPU-b-${i}`, node: 'node-b' }));
+    server.inventory = makeInventory(3);
+    server.inventory.nodes.push({ name: 'node-b', ready: true, unschedulable: true, gpus: b });
+    server.inventory.gpus = [...server.inventory.gpus, ...b];
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new InventoryView(context(model)));
+    const cells = () => [...view.node.querySelectorAll<HTMLElement>('[role="gridcell"]')];
+    expect(cells().map(c => c.tabIndex)).toEqual([0, -1, -1, -1, -1]);
+    expect(text(view.node.querySelectorAll('[role="rowheader"]')[1])).toBe('node-b 2 GPUs cordoned');
+    const grid = view.node.querySelector<HTMLElement>('[role="grid"]')!;
+    const press = async (key: string) => {
+      await act(async () => {
+        (document.activeElement ?? grid).dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+      });
+      await flush();
+    };
+    cells()[0].focus();
+    await press('ArrowRight');
+    expect(document.activeElement).toBe(cells()[1]);
+    await press('ArrowDown'); // no layout in jsdom: same position on the next node
+    expect(document.activeElement).toBe(cells()[4]);
+    await press('ArrowUp');
+    expect(document.activeElement).toBe(cells()[1]);
+    await press('End');
+    expect(document.activeElement).toBe(cells()[4]);
+    await press('Home');
+    expect(document.activeElement).toBe(cells()[0]);
+    await press('ArrowLeft');
+    expect(document.activeElement).toBe(cells()[0]);
+    expect(cells().filter(c => c.tabIndex === 0)).toHaveLength(1);
+    model.dispose();
+  });
+
+  it('a GPU going unhealthy updates that tile only: the other tiles keep their DOM (and a selection in them)', async () => {
+    const { server, model } = await startedModel(new FakeSchedServer(), 'inventory');
+    const view = await mount(new InventoryView(context(model)));
+    const before = [...view.node.querySelectorAll('[role="gridcell"]')];
+    const modelText = before[0].querySelector('.jp-sched-gpu-model')!.firstChild!;
+    const selection = document.getSelection()!;
+    selection.selectAllChildren(before[0].querySelector('.jp-sched-gpu-model')!);
+    server.stream.push('inventory', { changes: [{ kind: 'gpu', what: 'health', gpu: makeGpu(2, { health: 'unhealthy', health_reason: 'Xid 79: GPU fell off the bus' }) }] });
+    await settle();
+    await flush();
+    const after = [...view.node.querySelectorAll('[role="gridcell"]')];
+    expect(after[0]).toBe(before[0]);
+    expect(after[0].querySelector('.jp-sched-gpu-model')!.firstChild).toBe(modelText);
+    expect(selection.toString()).toBe('Simulated GPU 80GB');
+    expect(after[2].classList.contains('jp-sched-unhealthy')).toBe(true);
+    expect(text(after[2].querySelector('.jp-sched-gpu-owner'))).toBe('⚠ unhealthy: Xid 79: GPU fell off the bus');
+    expect(after[2].getAttribute('aria-label')).toContain('unhealthy: Xid 79');
+    expect(InventoryView.badge(model, context(model).trans)).toBe('3/4 free');
+    model.dispose();
+  });
+
+  it('shows who holds a GPU, its live utilization and a sparkline from the history', async () => {
+    const server = new FakeSchedServer();
+    const allocation = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'], gpu_milli: 1000, workers: [] };
+    server.queue = [queueRow({ id: 'j1', name: 'train-big', state: 'running', allocation })];
+    const { model } = await startedModel(server, 'inventory', 'queue');
+    const view = await mount(new InventoryView(context(model)));
+    for (const [t, u] of [
+      ['2026-12-01T10:00:00Z', 40],
+      ['2026-12-01T10:00:01Z', 60]
+    ] as const) {
+      server.stream.push('telemetry', { gpus: [{ gpu_uuid: 'GPU-sim-node-a-1', timestamp: t, utilization_pct: u, memory_used_mib: 40960 }] });
+    }
+    await settle();
+    await flush();
+    const tile = view.node.querySelectorAll('[role="gridcell"]')[1];
+    expect(tile.classList.contains('jp-sched-busy')).toBe(true);
+    expect(tile.getAttribute('aria-label')).toBe('GPU 1 on node-a: Simulated GPU 80GB, 80 GiB, simulated; job train-big (alice); utilization 60%; memory 40 GiB used');
+    expect(tile.querySelector('.jp-sched-spark path')?.getAttribute('d')).toBe('M0.0 9.6 L60.0 6.4');
+    expect((tile.querySelector('.jp-sched-bar-util .jp-sched-bar-fill') as HTMLElement).style.width).toBe('60%');
+    model.dispose();
+  });
+
+  it('a server without GPUs says so with the NVML reason', async () => {
+    const server = new FakeSchedServer();
+    server.inventory = makeInventory(0);
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new InventoryView(context(model)));
+    expect(text(view.node)).toContain('No GPUs on this server');
+    expect(text(view.node)).toContain('NVML: NVML shared library not found');
+    model.dispose();
+  });
+
+  it('reads the inventory while shown and stops asking when hidden', async () => {
+    const { server, model } = await startedModel();
+    expect(server.count('GET', 'inventory')).toBe(0);
+    const view = await mount(new InventoryView(context(model)));
+    await settle();
+    expect(server.count('GET', 'inventory')).toBe(1);
+    expect(text(view.node)).not.toContain('Loading inventory');
+    view.hide();
+    server.eventsStatus = 503;
+    server.stream.close();
+    await settle();
+    model.refresh('inventory');
+    await settle();
+    model.dispose();
+  });
+});
+
+describe('Queue section', () => {
+  async function queueView(state = new MemoryState()) {
+    const server = new FakeSchedServer();
+    server.queue = [
+      queueRow({ id: 'p2', name: 'second', state: 'pending', reason: { message: '0 of 4 GPUs free, job needs 2', position: 2 } }, { position: 2 }),
+      queueRow({ id: 'p1', name: 'first', user: 'bob', state: 'pending', reason: { code: 'WaitingForCapacity', details: { free: 0, capacity: 4, requested: 1 } } }, { position: 1, mine: false }),
+      queueRow({ id: 'r1', name: 'runner', user: 'bob', state: 'running', started_at: new Date(Date.now() - 65000).toISOString(), allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'] } }, { mine: false })
+    ];
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model, undefined, state)));
+    return { server, model, view, state };
+  }
+
+  it('lists pending work in queue order with reasons, then running work with its node and elapsed time', async () => {
+    const { model, view } = await queueView();
+    const headings = [...view.node.querySelectorAll('h4')].map(h => text(h));
+    expect(headings).toEqual(['Pending (2)', 'Running (1)']);
+    const rows = [...view.node.querySelectorAll('.jp-sched-job')];
+    expect(rows.map(r => r.getAttribute('data-job-id'))).toEqual(['p1', 'p2', 'r1']);
+    expect(text(rows[0].querySelector('.jp-sched-reason'))).toBe('#1 · 0 of 4 GPUs free, job needs 1. · ETA unknown');
+    expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('#2 · 0 of 4 GPUs free, job needs 2. · ETA unknown');
+    expect(text(rows[2])).toContain('Running on node-a');
+    expect(text(rows[2])).toMatch(/elapsed 1 min 0[5-9] s/);
+    expect(QueueView.badge(model, context(model).trans)).toBe('2 pending · 1 running');
+    model.dispose();
+  });
+
+  it('"Mine only" filters to my rows, is a pressed toggle, and is kept in the section state', async () => {
+    const { model, view, state } = await queueView();
+    const toggle = mineOnlyButton(view, context(model).trans);
+    document.body.appendChild(toggle.node);
+    const button = toggle.node.querySelector('button')!;
+    expect(button.getAttribute('aria-pressed')).toBe('false');
+    button.click();
+    await flush();
+    expect(button.getAttribute('aria-pressed')).toBe('true');
+    expect(state.values).toEqual({ mineOnly: true });
+    expect([...view.node.querySelectorAll('.jp-sched-job')].map(r => r.getAttribute('data-job-id'))).toEqual(['p2']);
+    // a new view on the same saved state starts filtered
+    const again = await mount(new QueueView(context(model, undefined, state)));
+    expect(again.node.querySelectorAll('.jp-sched-job')).toHaveLength(1);
+    model.dispose();
+  });
+
+  it('an error is one alert that the next identical render leaves alone (not re-announced)', async () => {
+    const { server, model, view } = await queueView();
+    server.failWith = { status: 503, code: 'unavailable', message: 'store is busy' };
+    model.refresh('queue', { force: true });
+    await settle();
+    await flush();
+    const alert = view.node.querySelector('[role="alert"]');
+    expect(text(alert)).toBe('store is busy');
+    const textNode = alert!.firstChild;
+    view.update(); // e.g. the 5 s clock tick
+    await flush();
+    expect(view.node.querySelector('[role="alert"]')).toBe(alert);
+    expect(alert!.firstChild).toBe(textNode);
+    server.failWith = null;
+    model.refresh('queue', { force: true });
+    await settle();
+    await flush();
+    expect(view.node.querySelector('[role="alert"]')).toBeNull();
+    model.dispose();
+  });
+});
+
+describe('My work section', () => {
+  it('names every action after its job, and each runs its command with the id', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [
+      makeJob({ id: 'j-run', name: 'train', state: 'running', submitted_at: '2026-12-01T10:00:03Z', started_at: '2026-12-01T10:00:05Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 } }),
+      makeJob({ id: 'j-done', name: 'eval', state: 'failed', exit_code: 3, message: 'exit code 3 (see the log)', submitted_at: '2026-12-01T10:00:01Z' })
+    ];
+    server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', submitted_at: '2026-12-01T10:00:04Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const { commands, runs } = recordingCommands(CommandIDs.openLogs, CommandIDs.cancel, CommandIDs.keepalive, CommandIDs.resubmit);
+    const view = await mount(new MyWorkView(context(model, commands)));
+    const names = [...view.node.querySelectorAll('button')].map(b => b.getAttribute('aria-label'));
+    expect(names).toEqual(['Keep lease nb-lease alive', 'Release lease nb-lease', 'Open logs of train', 'Cancel job train', 'Open logs of eval', 'Resubmit eval']);
+    for (const button of view.node.querySelectorAll('button')) {
+      button.click();
+    }
+    await settle();
+    expect(runs.map(r => `${r.id} ${(r.args as { id: string }).id}`)).toEqual([
+      'jupyter-sched:keepalive l-1',
+      'jupyter-sched:cancel l-1',
+      'jupyter-sched:open-logs j-run',
+      'jupyter-sched:cancel j-run',
+      'jupyter-sched:open-logs j-done',
+      'jupyter-sched:resubmit j-done'
+    ]);
+    const rows = view.node.querySelectorAll('.jp-sched-job');
+    expect(rows[1].hasAttribute('data-cancellable')).toBe(true);
+    expect(rows[2].hasAttribute('data-resubmittable')).toBe(true);
+    expect(text(rows[2].querySelector('.jp-sched-reason'))).toBe('exit code 3 (see the log)');
+    expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('on node-a · GPU #0');
+    expect(MyWorkView.badge(model, context(model).trans)).toBe('2 active');
+    model.dispose();
+  });
+
+  it('a running job shows its live GPU use; once finished it shows none', async () => {
+    const server = new FakeSchedServer();
+    const allocation = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
+    server.jobs = [makeJob({ id: 'j1', state: 'running', allocation, started_at: new Date().toISOString() })];
+    const { model } = await startedModel(server, 'jobs');
+    const view = await mount(new MyWorkView(context(model)));
+    server.stream.push('telemetry', { gpus: [{ gpu_uuid: 'GPU-sim-node-a-0', timestamp: '2026-12-01T10:00:00Z', utilization_pct: 91 }] });
+    await settle();
+    await flush();
+    expect(text(view.node)).toContain('GPU use 91%');
+    server.stream.push('job', makeJob({ id: 'j1', state: 'succeeded', allocation, started_at: new Date().toISOString(), finished_at: new Date().toISOString() }));
+    server.stream.push('telemetry', { gpus: [{ gpu_uuid: 'GPU-sim-node-a-0', timestamp: '2026-12-01T10:00:01Z', utilization_pct: 77 }] });
+    await settle();
+    await flush();
+    expect(text(view.node)).not.toContain('GPU use');
+    expect(view.node.querySelector('.jp-sched-bar-util')).toBeNull();
+    model.dispose();
+  });
+
+  it('says how to start when there is nothing', async () => {
+    const { model } = await startedModel(new FakeSchedServer(), 'jobs');
+    const view = await mount(new MyWorkView(context(model)));
+    expect(text(view.node)).toContain('No jobs or leases yet.');
+    model.dispose();
+  });
+});
+
+describe('Quota section', () => {
+  it('shows my team line with usage as a labelled meter, and budgets', async () => {
+    const server = new FakeSchedServer();
+    server.me = {
+      ...server.me,
+      in_use: { gpus: 1.5, jobs: 1, leases: 1 },
+      gpu_hours_7d: 12.345,
+      quotas: [{ team: 'team-ml', user: null, gpu_model: '*', guaranteed: 2, borrowing_limit: 1 }],
+      budgets: [{ team: 'team-ml', user: null, gpu_hours: 100, period: 'month', used_gpu_hours: 25 }]
+    };
+    server.queue = [queueRow({ id: 'r', state: 'running', team: 'team-ml', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 } })];
+    const { model } = await startedModel(server, 'quotas', 'queue');
+    const view = await mount(new QuotaView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 1.5 GPUs (1 job, 1 lease) · 12.35 GPU-hours in 7 days');
+    const meters = view.node.querySelectorAll('[role="meter"]');
+    expect(meters[0].getAttribute('aria-label')).toBe('team-ml · any model: 1 used · 2 guaranteed · borrow up to 1 (max 3)');
+    expect(meters[0].getAttribute('aria-valuenow')).toBe('1');
+    expect(meters[1].getAttribute('aria-label')).toBe('25 of 100 GPU-hours');
+    expect(text(view.node)).toContain('25 of 100 GPU-hours used this month');
+    model.dispose();
+  });
+
+  it('without lines it says idle GPUs may be used, preemptible', async () => {
+    const server = new FakeSchedServer();
+    server.quotas = { quotas: [], budgets: [], teams: [], user_teams: {} };
+    server.me = { ...server.me, quotas: [] };
+    const { model } = await startedModel(server, 'quotas');
+    const view = await mount(new QuotaView(context(model)));
+    expect(text(view.node)).toContain('No quota lines for team-ml: you may use idle GPUs, preemptible.');
+    model.dispose();
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * Helpers for DOM tests (jsdom): a started model on the API double, a section context with a
+ * real command registry and translator, and a way to let Lumino and React finish rendering.
+ */
+import { nullTranslator } from '@jupyterlab/translation';
+import { CommandRegistry } from '@lumino/commands';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+import { act } from 'react';
+
+import { SchedClient } from '../src/client';
+import { SchedModel } from '../src/model';
+import type { ISchedSection, ISectionState, SchedResource } from '../src/tokens';
+import { FakeSchedServer, settle } from './fakeserver';
+
+/** Let posted Lumino messages (update requests) and React renders run. */
+export async function flush(): Promise<void> {
+  await act(async () => {
+    MessageLoop.flush();
+    await settle();
+    MessageLoop.flush();
+    await settle();
+  });
+}
+
+/** A model on the API double, started, with `resources` read once. */
+export async function startedModel(server = new FakeSchedServer(), ...resources: SchedResource[]): Promise<{ server: FakeSchedServer; model: SchedModel }> {
+  const model = new SchedModel({ client: new SchedClient(server.transport), refreshInterval: 10 });
+  const watches = resources.map(r => model.watch(r));
+  await model.start();
+  await settle();
+  for (const w of watches) {
+    w.dispose();
+  }
+  return { server, model };
+}
+
+export class MemoryState implements ISectionState {
+  readonly values: Record<string, string | number | boolean> = {};
+  get<T extends string | number | boolean>(key: string, fallback: T): T {
+    return (key in this.values ? this.values[key] : fallback) as T;
+  }
+  set(key: string, value: string | number | boolean): void {
+    this.values[key] = value;
+  }
+}
+
+export function context(model: SchedModel, commands = new CommandRegistry(), state: ISectionState = new MemoryState()): ISchedSection.IContext {
+  return { model, translator: nullTranslator, trans: nullTranslator.load('jupyter_sched'), commands, state };
+}
+
+/** Attach a widget to the document and render it. */
+export async function mount<T extends Widget>(widget: T): Promise<T> {
+  Widget.attach(widget, document.body);
+  widget.update();
+  await flush();
+  return widget;
+}
+
+/** A command registry recording executions of the given ids. */
+export function recordingCommands(...ids: string[]): { commands: CommandRegistry; runs: { id: string; args: unknown }[] } {
+  const commands = new CommandRegistry();
+  const runs: { id: string; args: unknown }[] = [];
+  for (const id of ids) {
+    commands.addCommand(id, { label: id, execute: args => void runs.push({ id, args }) });
+  }
+  return { commands, runs };
+}
+
+export function text(node: Element | null | undefined): string {
+  return (node?.textContent ?? '').replace(/\s+/g, ' ').trim();
+}
