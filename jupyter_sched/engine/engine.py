@@ -346,7 +346,7 @@ class Engine:
         retry = self.retries.get("database")
         if retry is not None:
             return max(0.0, retry.next_at - time.monotonic())
-        if not self._wanted:
+        if not self._wanted or not self.is_leader:  # a follower decides nothing: no reason to hurry
             return default_s
         return max(0.0, min(default_s, self._full_not_before - time.monotonic()))
 

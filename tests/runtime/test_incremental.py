@@ -69,3 +69,16 @@ def test_a_change_other_than_a_submit_spends_the_live_ledger(sqlite_db: str, tmp
     report = svc.tick()
     assert report.decided and svc.engine.incremental.decided == 0  # the quota change asked a full cycle
     assert svc.get_job(job["id"], user="ana")["state"] == "pending"  # and the new quota holds it back
+
+
+def test_a_follower_never_asks_its_driver_to_hurry(sqlite_db: str, tmp_path: Path) -> None:
+    """A kicked engine that does not lead must not make its driver tick in a tight loop (it would
+    hammer the store and starve the API while another server holds the lease)."""
+    leader, follower = make_service(sqlite_db, tmp_path, gpus=1), make_service(sqlite_db, tmp_path, gpus=1)
+    follower.engine.cycle_gap_s = leader.engine.cycle_gap_s = 0.1
+    assert leader.tick().leader and not follower.tick().leader
+    follower.kick()
+    assert follower.engine.wait_hint_s(1.0) == 1.0
+    leader.kick()
+    leader.engine._full_not_before = 0.0
+    assert leader.engine.wait_hint_s(1.0) == 0.0  # the leader, asked for a cycle, ticks at once
