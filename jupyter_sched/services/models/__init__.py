@@ -10,10 +10,13 @@ from .accounting import (
     GetAuditRequest,
     GetAuditResponse,
     GetUsageReportRequest,
+    GetUsageReportResponse,
     GetUsageRequest,
-    UsageRows,
+    GetUsageResponse,
+    UsageReportRow,
+    UsageRow,
 )
-from .base import QueryModel, RequestModel, ResponseModel, parse
+from .base import CodecView, ErrorBody, ErrorResponse, QueryModel, RequestModel, ResponseModel, parse
 from .jobs import (
     Allocation,
     DryrunJobResponse,
@@ -21,6 +24,7 @@ from .jobs import (
     GetJobLogsResponse,
     GetQueueResponse,
     Job,
+    JobsPage,
     KeepaliveLeaseRequest,
     KeepaliveLeaseResponse,
     ListJobsRequest,
@@ -39,7 +43,7 @@ from .quotas import (
     SetQuotasRequest,
     TeamPolicyLine,
 )
-from .system import EngineStatus, GetInventoryResponse
+from .system import EngineStatus, GetConfigResponse, GetInventoryResponse, Gpu, Node
 from .telemetry import GetIdlePolicyResponse, GetTelemetryRequest, GetTelemetryResponse, SetIdlePolicyRequest
 
 __all__ = [
@@ -47,9 +51,13 @@ __all__ = [
     "AuditRecord",
     "BudgetLine",
     "DryrunJobResponse",
+    "CodecView",
     "EngineStatus",
+    "ErrorBody",
+    "ErrorResponse",
     "GetAuditRequest",
     "GetAuditResponse",
+    "GetConfigResponse",
     "GetIdlePolicyResponse",
     "GetInventoryResponse",
     "GetJobLogsRequest",
@@ -60,13 +68,18 @@ __all__ = [
     "GetTelemetryRequest",
     "GetTelemetryResponse",
     "GetUsageReportRequest",
+    "GetUsageReportResponse",
     "GetUsageRequest",
+    "GetUsageResponse",
+    "Gpu",
     "Job",
+    "JobsPage",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
     "ListJobsRequest",
     "ListJobsResponse",
     "ListProfilesResponse",
+    "Node",
     "PendingReason",
     "Profile",
     "QueryModel",
@@ -78,6 +91,7 @@ __all__ = [
     "SetQuotasRequest",
     "SubmitJobRequest",
     "TeamPolicyLine",
-    "UsageRows",
+    "UsageReportRow",
+    "UsageRow",
     "parse",
 ]

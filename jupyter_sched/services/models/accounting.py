@@ -8,8 +8,8 @@ from pydantic import ConfigDict, Field, RootModel
 
 from .base import CodecView, QueryModel
 
-__all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageRequest",
-           "UsageRows"]
+__all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
+           "GetUsageRequest", "GetUsageResponse", "UsageReportRow", "UsageRow"]
 
 
 class GetUsageRequest(QueryModel):
@@ -28,13 +28,44 @@ class GetUsageReportRequest(GetUsageRequest):
     format: Literal["json", "csv"] = "json"
 
 
-class UsageRows(RootModel[list[dict[str, Any]]]):
-    """Rows of grouping fields plus sums (``GetUsageResponse`` / ``GetUsageReportResponse``)."""
+class UsageRow(CodecView):
+    """One group: the grouping fields asked for (user, team, gpu_model, job_id, kind) plus the sums."""
 
+    gpu_seconds: float
+    gpu_hours: float
+    jobs: int
+
+
+class UsageReportRow(UsageRow):
+    """One group of the accounting report; utilized and efficiency are null where no telemetry
+    covered the group (unknown, not idle)."""
+
+    allocated_gpu_seconds: float
+    allocated_gpu_hours: float
+    utilized_gpu_seconds: float | None
+    utilized_gpu_hours: float | None
+    telemetry_coverage: float = Field(description="covered / allocated GPU-seconds, 0..1")
+    efficiency: float | None = Field(description="utilized / covered allocated GPU-seconds, 0..1")
+    cost: float | None = Field(description="null without gpu_prices")
+
+
+class _Rows(RootModel[Any]):
     model_config = ConfigDict(frozen=True)
 
     def to_wire(self) -> Any:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class GetUsageResponse(_Rows):
+    """GPU-seconds rolled up, largest first."""
+
+    root: list[UsageRow]
+
+
+class GetUsageReportResponse(_Rows):
+    """The accounting report's rows."""
+
+    root: list[UsageReportRow]
 
 
 class GetAuditRequest(QueryModel):
