@@ -135,8 +135,8 @@ class AsyncSchedClient:
     async def keepalive(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.keepalive(lease_id)) or {})
 
-    async def queue(self) -> list[dict[str, Any]]:
-        return unwrap_list(await self.call(routes.queue()), "queue")
+    async def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        return unwrap_list(await self.call(routes.queue(limit=limit)), "queue")
 
     async def quotas(self) -> dict[str, Any]:
         return dict(await self.call(routes.quotas()))

@@ -233,9 +233,10 @@ class SchedClient:
         """``POST leases/{id}/keepalive``: mark the lease as in use (resets idle reclamation)."""
         return dict(self.call(routes.keepalive(lease_id)) or {})
 
-    def queue(self) -> list[dict[str, Any]]:
-        """``GET queue``: pending and running work with position, reason and ETA."""
-        return unwrap_list(self.call(routes.queue()), "queue")
+    def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """``GET queue``: pending and running work with position, reason and ETA (``limit``: only
+        the first that many pending entries, in queue order; work holding GPUs is always listed)."""
+        return unwrap_list(self.call(routes.queue(limit=limit)), "queue")
 
     def quotas(self) -> dict[str, Any]:
         """``GET quotas``."""

@@ -1,8 +1,9 @@
 """Decide: build the frozen snapshot of one cycle and call the pure core on it.
 
 The snapshot is built from the store (live jobs, quotas, usage history for fair share and
-budgets), the inventory, telemetry and kernel activity; with an idle policy the engine's own
-cycles also get the idle inputs (:mod:`.idle`). The core (``run_cycle``) returns decisions only;
+budgets, runtimes learned from finished runs for ETAs — :mod:`.runtimes`), the inventory,
+telemetry and kernel activity; with an idle policy the engine's own cycles also get the idle
+inputs (:mod:`.idle`). The core (``run_cycle``) returns decisions only;
 :mod:`.apply` writes them.
 """
 
@@ -21,6 +22,7 @@ from ..scheduling.snapshot import CycleResult, Snapshot, UsageHistory
 from ..store import JobRecord, Store
 from .clock import Clock
 from .idle import IdleLadders
+from .runtimes import RuntimeFeed
 
 __all__ = ["CycleFunction", "Decider", "default_cycle"]
 
@@ -70,6 +72,7 @@ class Decider:
         self.inventory_observers: list[Callable[[Inventory], object]] = []
         self._fallback_logged = False
         self._usage_failed = False
+        self.runtimes = RuntimeFeed(store, clock)  # learned runtimes for ETAs (issue 16)
 
     def snapshot(self, *, idle: bool) -> tuple[Snapshot, dict[str, JobRecord]]:
         """The frozen input of one cycle plus the job rows it was built from (by id, with versions).
@@ -88,8 +91,9 @@ class Decider:
         if idle:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
             self._observe_inventory(inventory)
-        snapshot = Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
-                            usage=usage, telemetry=telemetry, kernels=kernels)
+        jobs = tuple(r.job for r in records)
+        snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
+                            kernels=kernels, runtime_estimates=self.runtimes.estimates(jobs))
         return snapshot, {r.job.id: r for r in records}
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:

@@ -25,6 +25,7 @@ from ..model import JobKind
 from ..services.models import (
     GetAuditRequest,
     GetJobLogsRequest,
+    GetQueueRequest,
     GetTelemetryRequest,
     GetUsageReportRequest,
     GetUsageRequest,
@@ -211,7 +212,7 @@ class QueueHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.call(self.services.jobs.queue, self.caller))
+        self.reply(await self.call(self.services.jobs.queue, self.caller, self.query(GetQueueRequest)))
 
 
 class QuotasHandler(_WritesAreActivity):

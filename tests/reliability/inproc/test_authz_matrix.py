@@ -240,3 +240,27 @@ async def test_token_in_the_url(sched_app: Any, jp_fetch: Any, token: str, want:
         assert response.code == want, (path, response.code, response.body[:200])
         if want == 403:
             assert b"ivan" not in response.body
+
+
+HUB_ONLY = {
+    ("kernels", "PUT"): "a user server reports ITS OWN user's live kernels: any authenticated hub user (the user "
+                        "comes from the hub token, never the body), so it can release only that user's leases; "
+                        "anonymous 403 — walked end to end in tests/hub/test_hub_integration.py",
+}
+"""Routes only the central hub service serves (no embedded server to walk them here): who may call each."""
+
+
+def test_the_central_services_own_routes_have_a_row_and_need_credentials() -> None:
+    from jupyter_sched.extension.app import SchedApp
+    from jupyter_sched.hub.central import HubSchedApp
+
+    hub = HubSchedApp.__new__(HubSchedApp)  # routes() reads no settings
+    extra = [(p, h) for p, h in HubSchedApp.routes(hub) if (p, h) not in SchedApp.routes(hub)]
+    assert {(p, m) for p, h in extra for m in implemented_methods(h)} == set(HUB_ONLY)
+    for pattern, handler in extra:
+        for method in implemented_methods(handler):
+            fn = getattr(handler, method.lower())
+            assert fn.__code__.co_qualname.startswith("authenticated"), f"{method} {pattern}: no @web.authenticated"
+            inner = fn.__wrapped__
+            assert inner.__code__.co_filename.replace("\\", "/").endswith("jupyter_server/auth/decorator.py"), \
+                f"{method} {pattern}: no @authorized"
