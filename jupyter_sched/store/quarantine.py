@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
+
 from ..errors import ValidationError
 from .codec import parse_ts
 
 __all__ = ["QUARANTINE_TABLES", "Quarantined", "attach_warnings", "check_rollup_row", "check_usage_row",
-           "row_attributes"]
+           "row_attributes", "sound_usage_sql"]
 
 QUARANTINE_TABLES = ("jobs", "usage", "gpu_rollups", "events")
 """Tables whose rows can be quarantined."""
@@ -106,6 +108,25 @@ def check_usage_row(row: Mapping[Any, Any]) -> str | None:
     if row["ended_at"] is not None and str(row["ended_at"]) < str(row["started_at"]):
         return f"{where} ends {row['ended_at']} before it starts {row['started_at']}"
     return None
+
+
+_TS_GLOB = "[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9][0-9][0-9][0-9]Z"
+_TS_REGEX = r"^[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9][.][0-9]{6}Z$"
+
+
+def sound_usage_sql(usage: sa.Table, *, sqlite: bool) -> sa.ColumnElement[bool]:
+    """SQL twin of :func:`check_usage_row` for aggregates the database computes: true for a row
+    whose timestamps have the store's fixed shape (:func:`~.codec.ts`), whose end is not before
+    its start and whose share is in (0, 1]. Sums guard their arithmetic with it (``CASE WHEN``,
+    which PostgreSQL evaluates lazily, so a truncated text is never cast) and thereby skip what
+    the row readers quarantine: a report's total never counts a row its listing leaves out.
+    """
+    def shaped(column: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+        return column.op("GLOB")(_TS_GLOB) if sqlite else column.op("~")(_TS_REGEX)
+
+    c = usage.c
+    return sa.and_(c.share > 0, c.share <= 1, shaped(c.started_at),
+                   sa.or_(c.ended_at.is_(None), sa.and_(shaped(c.ended_at), c.ended_at >= c.started_at)))
 
 
 def check_rollup_row(row: Mapping[Any, Any]) -> str | None:

@@ -49,7 +49,7 @@ from ..model.codec import (
 from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_row, ts
 from .migrations import migrate
-from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes
+from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 
 __all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "Store", "StoreTx", "sqlite_url"]
 
@@ -473,7 +473,8 @@ class StoreTx:
                     team: str | None = None) -> float:
         """Allocated GPU-seconds inside ``[since, until)`` of ``user``'s and/or ``team``'s usage
         intervals (open intervals run to ``until``), summed by the database: the rows never leave
-        it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap).
+        it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
+        rows the readers quarantine (:func:`~.quarantine.check_usage_row`) count nothing.
         """
         u = schema.usage
         lo, hi = ts(since), ts(until)
@@ -488,7 +489,8 @@ class StoreTx:
             return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
 
         seconds = epoch(clipped_end) - epoch(clipped_start)
-        query = sa.select(sa.func.coalesce(sa.func.sum(u.c.share * seconds), 0.0)).where(
+        counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
+        query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
             u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
         if user is not None:
             query = query.where(u.c.user == user)

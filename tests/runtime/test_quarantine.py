@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from jupyter_sched.accounting.store_report import usage_report_for
@@ -23,7 +24,7 @@ from jupyter_sched.cli.main import main as cli_main
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
-from jupyter_sched.store import Store, schema
+from jupyter_sched.store import Store, schema, sqlite_url
 from tests.runtime.builders import T0
 
 M = timedelta(minutes=1)
@@ -70,6 +71,8 @@ def test_case_011_truncated_usage_row_never_stops_scheduling_or_reports(sqlite_d
     (warning,) = rows["bob"]["warnings"]
     assert f"job {bob['id']} attempt 1 GPU" in warning and "'2026-11-29T1' is unreadable" in warning
     assert "jupyter-sched doctor" in warning
+    # GET me sums in the database (Store.gpu_seconds): it answers too, and skips what the rows skip
+    assert svc.me("ana")["gpu_hours_7d"] == 1.5 and svc.me("bob")["gpu_hours_7d"] == 0.0
     # the doctor names the row, and a repair brings the GPU-hours back without a warning
     code, text = run_doctor(sqlite_db, "--json")
     (entry,) = json.loads(text)
@@ -125,3 +128,26 @@ def test_a_job_row_that_does_not_decode_is_skipped_by_listings_and_named_on_read
     assert [j["id"] for j in svc.list_jobs(user=None)] == [good["id"]]
     (entry,) = svc.store.quarantined(table="jobs")
     assert entry.key == bad["id"] and "does not decode (JSONDecodeError" in entry.error
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_sums_in_the_database_skip_the_rows_the_readers_quarantine(dialect: str, request: pytest.FixtureRequest,
+                                                                   tmp_path: Path) -> None:
+    """A truncated timestamp is never cast by PostgreSQL (the sum would fail for everyone) and a
+    share outside (0, 1] never counts: ``gpu_seconds`` equals the sum over ``usage_rows``."""
+    url = sqlite_url(tmp_path / "s.sqlite") if dialect == "sqlite" else request.getfixturevalue("pg_url")
+    store = Store(url)
+    try:
+        with store.transaction(now=T0) as tx:
+            for job, share in (("good", 1.0), ("cut", 1.0), ("ends-early", 0.5), ("wide", 1.0)):
+                tx.open_usage(job_id=job, attempt=0, user="ana", team="ml", kind="training",
+                              gpus=[(f"GPU-{job}", "A100", share)], started_at=T0)
+                tx.close_usage(job, T0 + timedelta(hours=1))
+            u = schema.usage
+            tx.conn.execute(sa.update(u).where(u.c.job_id == "cut").values(started_at="2026-11-29T1"))
+            tx.conn.execute(sa.update(u).where(u.c.job_id == "ends-early").values(ended_at="2026-11-29T00:00:00.000000Z"))
+            tx.conn.execute(sa.update(u).where(u.c.job_id == "wide").values(share=2.0))
+        assert [iv.job_id for iv in store.usage_rows()] == ["good"]
+        assert store.gpu_seconds(since=T0 - timedelta(days=2), until=T0 + timedelta(days=1), user="ana") == 3600.0
+    finally:
+        store.close()
