@@ -1,6 +1,7 @@
-"""The ETA feedback loop in production (issue 16): runtimes learnt from the store's finished runs
-reach every cycle's snapshot, so ETAs follow what a user's jobs really take, not their padding.
-Real SQLite store; the engine's own snapshot."""
+"""The engine's side of the cycle (issue 16): runtimes learnt from the store's finished runs
+reach every cycle's snapshot, so ETAs follow what a user's jobs really take, not their padding
+(real SQLite store; the engine's own snapshot); and the cycle runs with the cyclic garbage
+collector paused (a fifth of a large cycle's time, benchmarks/cycle_bench.py)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,23 @@ def test_the_engine_s_snapshot_carries_learnt_runtimes_refreshed_from_the_store(
     assert dict(svc.engine.snapshot().runtime_estimates) == {}  # read again only after refresh_s
     clock.advance(svc.engine.decider.runtimes.refresh_s)
     assert dict(svc.engine.snapshot().runtime_estimates) == {pending["id"]: 900.0}
+
+
+def test_the_engine_s_cycle_pauses_the_cyclic_collector_and_restores_it() -> None:
+    import gc
+
+    from jupyter_sched.engine.decide import cyclic_gc_paused
+
+    assert gc.isenabled()
+    with cyclic_gc_paused():
+        assert not gc.isenabled()
+        with cyclic_gc_paused():  # a dry run inside (another thread): the outer one restores it
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with cyclic_gc_paused():
+            raise RuntimeError("a core bug")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()  # also after the cycle raised
