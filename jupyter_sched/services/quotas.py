@@ -49,7 +49,7 @@ class QuotasService:
                 raise ValidationError(f"duplicate quota line for team {q.team!r}, user {q.user!r}, model {q.gpu_model!r}",
                                       field="quotas", hint="give each (team, user, gpu_model) once")
             seen.add(q.key)
-        validate_quotas(lines, self.ctx.inventory().models())
+        validate_quotas(lines, self.ctx.inventory().healthy_models())  # case 018: only GPUs that may get work
         budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),

@@ -115,7 +115,7 @@ class Services:
         self.accounting = AccountingService(self.ctx, prices)
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
-        self.system = SystemService(self.ctx)
+        self.system = SystemService(self.ctx, monitor)
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
 

@@ -294,6 +294,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/telemetry/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Utilization (%) and memory (MiB) over time of one job's, lease's or GPU's devices, with the gap spans where telemetry was blank, suspect or missing (never drawn as numbers). */
+        get: operations["getTelemetryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/idle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Work idle now, least time left first, with when its warning and its reclaim are due (own; admins everyone's). */
+        get: operations["getIdle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit": {
         parameters: {
             query?: never;
@@ -337,6 +371,23 @@ export interface paths {
         };
         /** Accounting report — allocated and utilized GPU-hours (from telemetry rollups), coverage, efficiency, cost (own; admins may pass all=true). */
         get: operations["getUsageReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage/waste": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Admins — jobs and users ranked by allocated-but-idle GPU-hours (idle = a valid reading under the idle threshold, or a utilization latch; no reading is unknown, never waste). */
+        get: operations["getUsageWaste"];
         put?: never;
         post?: never;
         delete?: never;
@@ -872,6 +923,82 @@ export interface components {
         KeepaliveLeaseResponse: components["schemas"]["Job"] & {
             /** Format: date-time */
             keepalive_until: string | null;
+        };
+        /** @description One device and step; utilization_pct is null in a gap (validity and note say why). */
+        HistoryPoint: {
+            /** Format: date-time */
+            t: string;
+            gpu_uuid: string;
+            mig_instance: number | null;
+            utilization_pct: number | null;
+            memory_used_mib: number | null;
+            /** @enum {string} */
+            validity: "valid" | "blank" | "suspect" | "missing";
+            note: string;
+        };
+        /** @description Consecutive gap steps of one device with one reason, [start, end). */
+        HistoryGap: {
+            gpu_uuid: string;
+            mig_instance: number | null;
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            /** @enum {string} */
+            validity: "blank" | "suspect" | "missing";
+            note: string;
+            /** @example blank: DCGM blank value (no data) */
+            label: string;
+        };
+        GetTelemetryHistoryResponse: {
+            /** Format: date-time */
+            since: string;
+            /** Format: date-time */
+            until: string;
+            step_s: number;
+            devices: {
+                [key: string]: unknown;
+            }[];
+            points: components["schemas"]["HistoryPoint"][];
+            gaps: components["schemas"]["HistoryGap"][];
+        };
+        IdleCandidate: {
+            job_id: string;
+            user: string;
+            team: string;
+            kind: string;
+            gpu_uuids: string[];
+            /** Format: date-time */
+            idle_since: string;
+            /** Format: date-time */
+            warn_at: string;
+            /** Format: date-time */
+            deadline: string;
+            time_left_s: number;
+            /** @enum {string} */
+            stage: "idle" | "warned" | "reclaimed";
+            action: string;
+            /** @example no process and < 5 % for 60 min */
+            reason: string;
+            /** @example allocated, no process on GPU (0 %, 0 MiB) */
+            state: string;
+        };
+        GetIdleResponse: components["schemas"]["IdleCandidate"][];
+        WasteRow: {
+            /** @description job id or user */
+            key: string;
+            user: string;
+            team: string;
+            kind: string;
+            allocated_gpu_hours: number;
+            idle_gpu_hours: number;
+            unknown_gpu_hours: number;
+            idle_share: number;
+        };
+        GetUsageWasteResponse: {
+            threshold_pct: number;
+            jobs: components["schemas"]["WasteRow"][];
+            users: components["schemas"]["WasteRow"][];
         };
         GetTelemetryResponse: {
             enabled: boolean;
@@ -1599,6 +1726,61 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getTelemetryHistory: {
+        parameters: {
+            query?: {
+                /** @description one of your jobs (admins: any) */
+                job?: string;
+                /** @description one of your leases (admins: any) */
+                lease?: string;
+                /** @description a GPU (with its MIG instances) or MIG uuid */
+                gpu?: string;
+                /** @description default: the work's start, or an hour ago */
+                since?: string;
+                /** @description default: now (or the work's end) */
+                until?: string;
+                /** @description seconds per point; under 60 reads the live samples */
+                step_s?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description History */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetTelemetryHistoryResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getIdle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Idle candidates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetIdleResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getAudit: {
         parameters: {
             query?: {
@@ -1682,6 +1864,30 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["GetUsageReportResponse"];
                     "text/csv": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getUsageWaste: {
+        parameters: {
+            query?: {
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Waste report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetUsageWasteResponse"];
                 };
             };
             default: components["responses"]["Error"];

@@ -11,7 +11,10 @@ from .accounting import (
     GetAuditResponse,
     GetUsageReportRequest,
     GetUsageRequest,
+    GetUsageWasteRequest,
+    GetUsageWasteResponse,
     UsageRows,
+    WasteRow,
 )
 from .base import QueryModel, RequestModel, ResponseModel, parse
 from .jobs import (
@@ -40,7 +43,18 @@ from .quotas import (
     TeamPolicyLine,
 )
 from .system import EngineStatus, GetInventoryResponse
-from .telemetry import GetIdlePolicyResponse, GetTelemetryRequest, GetTelemetryResponse, SetIdlePolicyRequest
+from .telemetry import (
+    GetIdlePolicyResponse,
+    GetIdleResponse,
+    GetTelemetryHistoryRequest,
+    GetTelemetryHistoryResponse,
+    GetTelemetryRequest,
+    GetTelemetryResponse,
+    HistoryGap,
+    HistoryPoint,
+    IdleCandidate,
+    SetIdlePolicyRequest,
+)
 
 __all__ = [
     "Allocation",
@@ -51,16 +65,24 @@ __all__ = [
     "GetAuditRequest",
     "GetAuditResponse",
     "GetIdlePolicyResponse",
+    "GetIdleResponse",
     "GetInventoryResponse",
     "GetJobLogsRequest",
     "GetJobLogsResponse",
     "GetMeResponse",
     "GetQueueResponse",
     "GetQuotasResponse",
+    "GetTelemetryHistoryRequest",
+    "GetTelemetryHistoryResponse",
     "GetTelemetryRequest",
     "GetTelemetryResponse",
     "GetUsageReportRequest",
     "GetUsageRequest",
+    "GetUsageWasteRequest",
+    "GetUsageWasteResponse",
+    "HistoryGap",
+    "HistoryPoint",
+    "IdleCandidate",
     "Job",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
@@ -79,5 +101,6 @@ __all__ = [
     "SubmitJobRequest",
     "TeamPolicyLine",
     "UsageRows",
+    "WasteRow",
     "parse",
 ]
