@@ -17,6 +17,7 @@ from ..errors import QuotaError, UnschedulableError
 from ..model import Inventory, Job, QuotaSet
 from ..model.codec import reason_to_dict, spec_to_dict
 from ..scheduling.snapshot import CycleResult, Snapshot
+from ..wording import render_reason
 
 __all__ = ["FitCheck"]
 
@@ -80,4 +81,11 @@ class FitCheck:
             cls = QuotaError if rejected.code in _QUOTA_CODES else UnschedulableError
             field = rejected.details.get("field", "gpus")  # cpu, memory or workers for host-size reasons
             raise cls(rejected.message, field=field, hint=rejected.unblock or None,
-                      details={"reason": reason_to_dict(rejected)})
+                      details={"reason": _with_words(reason_to_dict(rejected))})
+
+
+def _with_words(reason: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The refusal's reason with its sentences (``text``), as every reason the API answers has them."""
+    if reason is None:
+        return None
+    return {**reason, "text": render_reason(reason).to_dict()}

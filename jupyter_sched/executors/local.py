@@ -164,9 +164,19 @@ def read_log(path: Path, offset: int, limit: int, *, owner_uid: int | None = Non
     Returns ``(text, next_offset)``; ``next_offset`` is a byte offset.
 
     Raises:
-        OSError: the file is missing or refused.
+        FileNotFoundError: the file is missing.
+        NotFoundError: the file is refused (a symlink on the way, not a regular file, another
+            owner's); logged, never shown.
     """
-    with os.fdopen(open_untrusted(path, owner_uid=owner_uid), "rb") as fh:
+    try:
+        fd = open_untrusted(path, owner_uid=owner_uid)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        log.warning("refusing to show %s: %s", path, exc)
+        raise NotFoundError("this job's output cannot be shown", field="job_id",
+                            hint="its log file was replaced; the job's owner can read it directly") from None
+    with os.fdopen(fd, "rb") as fh:
         fh.seek(max(0, offset))
         chunk = fh.read(max(0, limit))
     end = len(chunk)
@@ -544,10 +554,6 @@ class LocalExecutor:
                 return "", max(0, offset)  # started; its wrapper has not opened the log yet
             raise NotFoundError(f"no output for job {job_id} yet", field="job_id",
                                 hint="the job has not started; try again once it runs") from None
-        except OSError as exc:
-            log.warning("job %s: refusing to read its log: %s", job_id, exc)
-            raise NotFoundError(f"the output of job {job_id} cannot be shown", field="job_id",
-                                hint="its log file was replaced; the job's owner can read it directly") from None
 
     def pids(self) -> frozenset[int]:
         """Pids of every process of the jobs this executor watches (wrappers, descendants and

@@ -118,28 +118,55 @@ def _pack(request: ResourceRequest, state: ClusterState, flavor: Flavor, *, free
     """How many of the gang's workers the nodes of ``flavor`` hold at once — largest worker first,
     each on the node with the least room that holds it (best-fit decreasing, as the placer does) —
     counting GPUs free now (``free``) or every GPU of the flavor (the nodes empty). Also returns the
-    GPUs per node it counted."""
+    GPUs per node it counted (nodes with some room only)."""
+    workers = sorted(((w.gpus, w.cpu_millis, w.memory_mib) for w in request.worker_requests()), reverse=True)
+    if not free:  # an inventory fact: worked out once per inventory, flavor and gang shape
+        key = ("pack", flavor.model, flavor.pools, flavor.mixed, tuple(workers))
+        found: tuple[int, dict[int, int]] | None = state.inventory_memo.get(key)
+        if found is None:
+            nodes = [n for pid in flavor.pools for n in state.pools[pid].nodes]
+            found = state.inventory_memo[key] = _best_fit(workers, state, flavor, nodes, free=False)
+        return found
+    smallest = workers[-1][0]
+    nodes = []
+    for pid in flavor.pools:  # the ledger's free-GPU index: only nodes that could take a worker
+        pool = state.pools[pid]
+        for k in range(1, len(pool.by_free)):
+            nodes.extend(pool.by_free[k])
+        if smallest == 0:
+            nodes.extend(list(pool.by_free[0])[:len(workers)])
+    return _best_fit(workers, state, flavor, nodes, free=True)
+
+
+def _best_fit(workers: list[tuple[int, int, int]], state: ClusterState, flavor: Flavor, nodes: list[int], *,
+              free: bool) -> tuple[int, dict[int, int]]:
     room: dict[int, list[float]] = {}
-    for pid in flavor.pools:
-        for node in state.pools[pid].nodes:
-            gpus = len(_usable_free(state, node, flavor)) if free else _flavor_gpus(state, node, flavor, request)
-            spec = state.nodes[node]
-            cpu = (state.node_cpu_free[node] if free else spec.cpu_millis) or math.inf
-            mem = (state.node_mem_free[node] if free else spec.memory_mib) or math.inf
-            room[node] = [gpus, cpu if spec.cpu_millis else math.inf, mem if spec.memory_mib else math.inf]
-    counted = {n: int(r[0]) for n, r in room.items()}
+    for node in nodes:
+        gpus = len(_usable_free(state, node, flavor)) if free else _flavor_gpus_any(state, node, flavor)
+        spec = state.nodes[node]
+        cpu = state.node_cpu_free[node] if free else spec.cpu_millis
+        mem = state.node_mem_free[node] if free else spec.memory_mib
+        room[node] = [gpus, cpu if spec.cpu_millis and cpu is not None else math.inf,
+                      mem if spec.memory_mib and mem is not None else math.inf]
+    counted = {n: int(r[0]) for n, r in room.items() if r[0]}
     placed = 0
-    for w in sorted(request.worker_requests(), key=lambda w: (-w.gpus, -w.cpu_millis, -w.memory_mib)):
-        fits = [(r[0], n) for n, r in room.items() if r[0] >= w.gpus and r[1] >= w.cpu_millis and r[2] >= w.memory_mib]
+    for gpus, cpu, mem in workers:
+        fits = [(r[0], n) for n, r in room.items() if r[0] >= gpus and r[1] >= cpu and r[2] >= mem]
         if not fits:
             continue
         _, node = min(fits)
         r = room[node]
-        r[0] -= w.gpus
-        r[1] -= w.cpu_millis
-        r[2] -= w.memory_mib
+        r[0] -= gpus
+        r[1] -= cpu
+        r[2] -= mem
         placed += 1
     return placed, counted
+
+
+def _flavor_gpus_any(state: ClusterState, node: int, flavor: Flavor) -> int:
+    """GPUs of ``flavor`` on ``node``, healthy or not (MIG-mode GPUs excluded)."""
+    return sum(1 for g in state.node_gpus[node]
+               if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model))
 
 
 def _usable_free(state: ClusterState, node: int, flavor: Flavor) -> list[int]:
@@ -365,11 +392,21 @@ def _withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str, dict
     """Per node of ``flavor``: a sentence for its unhealthy GPUs (``h100-node-3: only 7 of 8 GPUs
     allocatable (1 unhealthy: Xid 94)``, with the numbers) and the GPU indices held by processes
     the scheduler did not start."""
+    # Inventory facts: the same for every call of a cycle, and the cycle asks once per request shape
+    # and ledger version — so they are worked out once per inventory and flavor (a scan of every
+    # GPU per call made a saturated 5,000-node cycle a hundred times slower).
+    key = ("withheld", flavor.model, flavor.pools, flavor.mixed)
+    found: tuple[list[tuple[str, dict[str, Any]]], dict[str, list[int]]] | None = state.inventory_memo.get(key)
+    if found is None:
+        found = state.inventory_memo[key] = _scan_withheld(flavor, state)
+    return found
+
+
+def _scan_withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, list[int]]]:
     sick: list[tuple[str, dict[str, Any]]] = []
     blocked: dict[str, list[int]] = {}
-    for n_id, node in enumerate(state.nodes):
-        if state.node_pool[n_id] not in flavor.pools:
-            continue
+    for n_id in sorted(n for pid in flavor.pools for n in state.pools[pid].nodes):
+        node = state.nodes[n_id]
         gpus = [g for g in node.gpus if not g.mig_enabled and (not flavor.mixed or g.model == flavor.model)]
         bad = [g for g in gpus if not g.healthy]
         if bad:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..model import GPU_MILLI, Inventory, Node, Taint
 from .trial import Journaled, Trial
@@ -85,7 +85,7 @@ class Holding(NamedTuple):
 
 _STATIC = ("inventory", "nodes", "node_index", "gpu_uuid", "gpu_node", "gpu_model", "gpu_memory", "gpu_local",
            "gpu_mig", "placeable", "peers", "domain", "node_gpus", "node_pool", "node_capacity", "node_has_nvlink",
-           "node_max_domain", "unplaceable_why", "uuid_to_gpu", "mig_uuid")
+           "node_max_domain", "unplaceable_why", "uuid_to_gpu", "mig_uuid", "inventory_memo")
 """Attributes fixed by the inventory: shared between ledgers of the same inventory object."""
 
 _TEMPLATES: dict[int, ClusterState] = {}
@@ -135,6 +135,7 @@ class ClusterState(Journaled):
         self.unplaceable_why: dict[int, str] = {}
         self.uuid_to_gpu: dict[str, int] = {}
         self.mig_uuid: dict[str, tuple[int, str, int]] = {}  # mig uuid -> (gpu, profile, memory)
+        self.inventory_memo: dict[object, Any] = {}  # facts derived from the inventory alone, shared by its ledgers
         self.mig_used: dict[str, str] = {}
         self.pools: list[Pool] = []
         self.holdings: dict[str, Holding] = {}

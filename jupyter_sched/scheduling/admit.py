@@ -20,7 +20,6 @@ from ..queues.limits import effective_limit
 from .context import RESERVE_PREFIX, CycleContext, Visit
 from .eta import predicted_start_of
 from .gates import borrow_window_closed
-from .ledger import Holder
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
@@ -166,7 +165,7 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
                             predicted_start=ctx.now if job.reason is None else predicted_start_of(job, ctx.now),
                             time_limit_s=limit, time_limit_source=source))
     ctx.admitted[job.id] = job
-    ctx.fresh[job.id] = (Holder(job=job, model=placement.model, milli=spec.resources.total_milli), placement)
+    ctx.fresh[job.id] = placement
     why = "backfilled without delaying the reservation" if backfill else "fits"
     if borrowed:
         why += f"; borrowing {borrowed / 1000:g} GPUs above {spec.team}'s guarantee"

@@ -56,7 +56,7 @@ class Visit:
     flavors: tuple[Flavor, ...]
     outcomes: list[FlavorOutcome] = field(default_factory=list)
     refusal: str = ""
-    refusal_details: dict[str, Any] = field(default_factory=dict)
+    refusal_details: dict[str, Any] | None = None
     taken_over_by: tuple[str, ...] = ()
 
 
@@ -101,7 +101,7 @@ class CycleContext:
         self.rejects: list[Reject] = []
         self.audit: list[AuditRecord] = []
         self.reservations: dict[str, Reservation] = {}
-        self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None]] = {}
+        self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None, str]] = {}
         self.cap_cache: dict[tuple[object, ...], FitReason] = {}
         # Outcomes and reasons shared by jobs of one shape while capacity is unchanged (kept alive
         # for the whole cycle, so their ids are stable cache keys).
@@ -113,7 +113,8 @@ class CycleContext:
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
-        self.fresh: dict[str, tuple[Holder, Placement]] = {}
+        self.fresh: dict[str, Placement] = {}
+        self.capacity_memo: dict[int, tuple[ResourceRequest, int]] = {}  # ETA basis per request object
         self.by_id = {j.id: j for j in snapshot.jobs}
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
@@ -130,6 +131,11 @@ class CycleContext:
                 by_team.setdefault(h.job.spec.team, []).append(h)
             self._holder_index = (by_model, by_team)
         return self._holder_index
+
+    def fresh_holder(self, job_id: str) -> Holder:
+        """A job admitted earlier in this cycle as a :class:`Holder` (built on demand: most never are)."""
+        job, placement = self.admitted[job_id], self.fresh[job_id]
+        return Holder(job=job, model=placement.model, milli=job.spec.resources.total_milli)
 
     def reclaim_for(self, team: str) -> ReclaimPolicy:
         """The reclaim policy of ``team`` (its own rule, else the profile's)."""

@@ -31,6 +31,7 @@ from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
 from ..queues.order import QUEUE_SORTS, QueueContext
+from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors
 from .context import CycleContext, Visit
 from .defrag import defragment
@@ -63,52 +64,51 @@ def run_cycle(snapshot: Snapshot, profile: SchedulingProfile | None = None) -> C
     if pending and ctx.profile.backfill and ctx.profile.backfill_mode == "conservative":
         ctx.plan = Plan(ctx, at_end=False)
     usage = snapshot.usage.decayed_gpu_seconds_by_user
-    deferred: list[Job] = []
+    deferred: list[tuple[Job, tuple[tuple[Flavor, ...], FitReason | None, str]]] = []
     waiting_teams: set[str] = set()
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
                          expected_runtime=lambda job: expected_runtime(ctx, job))
+    quota = ctx.quota if ctx.quota.enabled else None
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
-        if ctx.quota.enabled and (job.spec.team in waiting_teams or _would_borrow(ctx, job)):
-            deferred.append(job)
+        shape = _shape(ctx, job.spec.resources)
+        if quota is not None and (job.spec.team in waiting_teams or _would_borrow(quota, job, shape[2])):
+            deferred.append((job, shape))
             waiting_teams.add(job.spec.team)
         else:
-            _visit(ctx, job)
-    for later in deferred:
-        _visit(ctx, later)
+            _visit(ctx, job, shape)
+    for later, shape in deferred:
+        _visit(ctx, later, shape)
     estimate_all(ctx)
     pends = tuple(Pend(p.job_id, reason_with(p.reason, position=i + 1)) for i, p in enumerate(ctx.pends))
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
                        rejects=tuple(ctx.rejects), nominations=ctx.book.result(), audit=tuple(ctx.audit))
 
 
-def _would_borrow(ctx: CycleContext, job: Job) -> bool:
+def _would_borrow(quota: QuotaLedger, job: Job, model: str) -> bool:
     """Would ``job`` borrow on its first flavor? Such jobs go after those that fit their team's
     guarantee (Kueue's entry ordering: borrowing last, whatever the class), so that one cycle
     never admits a borrower onto GPUs a within-guarantee job then has to reclaim (case 001)."""
-    req = job.spec.resources
-    milli = req.total_milli
-    if not milli:
-        return False
-    flavors, _ = _shape(ctx, req)
-    model = next((f.model for f in flavors if f.pools), None)
-    return model is not None and ctx.quota.would_borrow(job.spec.team, job.spec.user, model, milli)
+    milli = job.spec.resources.total_milli
+    return bool(milli and model) and quota.would_borrow(job.spec.team, job.spec.user, model, milli)
 
 
-def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...], FitReason | None]:
-    """The request's flavors and why it can never fit (None: it may), memoised per request shape."""
+def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...], FitReason | None, str]:
+    """The request's flavors, why it can never fit (None: it may) and its first usable GPU model
+    (``""``: none), memoised per request shape."""
     key = (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
            req.tolerations, tuple(req.node_selector.items()) if req.node_selector else (), req.groups)
     shape = ctx.shapes.get(key)
     if shape is None:
         flavors = ctx.placer.flavors(req)
-        shape = ctx.shapes[key] = (flavors, never_fits(req, flavors, ctx.state))
+        shape = ctx.shapes[key] = (flavors, never_fits(req, flavors, ctx.state),
+                                   next((f.model for f in flavors if f.pools), ""))
     return shape
 
 
-def _visit(ctx: CycleContext, job: Job) -> None:
+def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReason | None, str]) -> None:
     """Phase 3 for one job: reject, gate, admit, wait on nominated GPUs, preempt, defragment or pend."""
     req = job.spec.resources
-    flavors, never = _shape(ctx, req)
+    flavors, never, _ = shape
     if never is not None:
         ctx.book.drop(job.id)  # a job that can never run holds nothing
         ctx.rejects.append(Reject(job.id, PendingReason(
@@ -123,7 +123,10 @@ def _visit(ctx: CycleContext, job: Job) -> None:
             ctx.plan.reserve_pending(job, closed)
         return
     visit = Visit(job=job, req=req, flavors=flavors)
-    placement, waiting = _admit(ctx, visit)
+    if ctx.plan is None and not ctx.book.gpus:  # the common case: nothing nominated, EASY backfill
+        placement, waiting = admit_on_flavors(ctx, visit), False
+    else:
+        placement, waiting = _admit(ctx, visit)
     if placement is not None:
         if ctx.plan is not None:
             ctx.plan.reserve_placed(job, placement)

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..backfill.projection import Demand, Option, Projection
 from ..backfill.timeline import Timeline
-from ..model import Job, PendingReason
+from ..model import Job, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from .context import CycleContext
@@ -36,9 +36,11 @@ from .snapshot import AuditRecord, Pend
 
 __all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of"]
 
-NODE_DETAIL = 256
-"""Clusters with at most this many nodes are projected node by node; larger ones pool by pool
-(identical nodes together: per-node fragmentation inside a pool is then not modelled)."""
+NODE_DETAIL = 32
+"""Clusters with at most this many nodes are always projected node by node; larger ones too when
+nodes x pending jobs stays under :data:`NODE_WORK`, else pool by pool (identical nodes together:
+per-node fragmentation inside a pool is then not modelled, and a cycle stays fast)."""
+NODE_WORK = 20_000
 
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
 
@@ -48,8 +50,9 @@ def expected_runtime(ctx: CycleContext, job: Job) -> float:
     limit = job.spec.time_limit_s
     if limit is None:
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
-    if ctx.profile.eta_source == "history":
-        learned = ctx.snap.runtime_estimates.get(job.id)
+    learned_all = ctx.snap.runtime_estimates
+    if learned_all and ctx.profile.eta_source == "history":
+        learned = learned_all.get(job.id)
         if learned is not None and learned > 0:
             return learned if limit is None else min(learned, limit)
     return math.inf if limit is None else limit
@@ -104,7 +107,8 @@ class Plan:
 
     def __init__(self, ctx: CycleContext, *, at_end: bool) -> None:
         self.ctx = ctx
-        self.by_node = len(ctx.state.nodes) <= NODE_DETAIL
+        nodes = len(ctx.state.nodes)
+        self.by_node = nodes <= NODE_DETAIL or nodes * max(len(ctx.pends), 1) <= NODE_WORK
         self.proj = _projection(ctx, self.by_node, at_end)
         self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
                                                           if ln.ceiling is not None)}
@@ -112,6 +116,7 @@ class Plan:
         self._lines: dict[tuple[str, str, str], tuple[int, ...]] = {}
         self.seen: dict[str, int] = {}
         self.estimates: dict[str, Estimated] = {}
+        self._shapes: dict[tuple[int, str, str], tuple[ResourceRequest, tuple[int, ...], tuple[Option, ...]]] = {}
 
     # ------------------------------------------------------------------ demands
     def units_of(self, flavor: Flavor) -> tuple[int, ...]:
@@ -138,25 +143,29 @@ class Plan:
     def demand(self, job: Job, *, after: float = 0.0, strict: bool = True, count: bool = True) -> Demand | Estimated:
         """``job`` as a :class:`Demand`, or the estimate that says why it has none."""
         ctx = self.ctx
-        req = job.spec.resources
+        spec = job.spec
+        req = spec.resources
         if req.total_milli == 0:
             return None, "it waits for CPU or memory, which ETAs do not project", (), "NotGpuBound"
-        flavors = [f for f in ctx.placer.flavors(req) if f.pools]
-        if not flavors:
+        shape = self._shapes.get((id(req), spec.team, spec.user))
+        if shape is None or shape[0] is not req:  # one entry per request object (jobs share them)
+            flavors = [f for f in ctx.placer.flavors(req) if f.pools]
+            if req.groups:
+                workers = tuple(w.gpus for w in req.worker_requests())
+            else:
+                workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
+            options = tuple(Option(flavor=f.model, units=self.units_of(f),
+                                   lines=self.lines_of(spec.team, spec.user, f.model)) for f in flavors)
+            shape = self._shapes[(id(req), spec.team, spec.user)] = (req, workers, options)
+        _, workers, options = shape
+        if not options:
             return None, "no usable GPU model", (), "NoUsableFlavor"
-        first = flavors[0].model
+        first = options[0].flavor
         seen = self.seen.get(first, 0) + count
         self.seen[first] = seen
         if seen > ctx.profile.eta_depth:
             return None, (f"{seen - 1} jobs are ahead of it on {first}; starts are projected for the first "
                           f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
-        if req.groups:
-            workers = tuple(w.gpus for w in req.worker_requests())
-        else:
-            workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
-        spec = job.spec
-        options = tuple(Option(flavor=f.model, units=self.units_of(f),
-                               lines=self.lines_of(spec.team, spec.user, f.model)) for f in flavors)
         return Demand(job_id=job.id, workers=workers, milli=req.total_milli, duration=expected_runtime(ctx, job),
                       after=after, options=options, strict=strict)
 
@@ -305,9 +314,8 @@ def _lines(ctx: CycleContext) -> tuple[list[Timeline], list[list[str]]]:
 
 def _holder_end(ctx: CycleContext, holder: str) -> float:
     """Seconds after now when ``holder`` (running, or admitted this cycle) releases its GPUs."""
-    fresh = ctx.fresh.get(holder)
-    if fresh is not None:  # admitted now: runs its whole expected runtime from now
-        return expected_runtime(ctx, fresh[0].job)
+    if holder in ctx.fresh:  # admitted now: runs its whole expected runtime from now
+        return expected_runtime(ctx, ctx.admitted[holder])
     job = ctx.by_id.get(holder)
     if job is None or holder in ctx.admitted:
         job = ctx.admitted.get(holder, job)
@@ -367,7 +375,13 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
 
 
 def _capacity(ctx: CycleContext, job: Job) -> int:
-    return sum(f.capacity for f in ctx.placer.flavors(job.spec.resources) if f.pools)
+    """GPUs of the job's GPU models that pass its filters (a node going away lowers it)."""
+    memo = ctx.capacity_memo
+    req = job.spec.resources
+    found = memo.get(id(req))
+    if found is None or found[0] is not req:
+        found = memo[id(req)] = (req, sum(f.capacity for f in ctx.placer.flavors(req) if f.pools))
+    return found[1]
 
 
 def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,

@@ -93,8 +93,11 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
         return
     flavor = usable[0]
     model, spec = flavor.model, job.spec
-    related = [e for h in ctx.state.holdings
-               if (_same_team(ctx, h, spec.team) or _on_model(ctx, h, model)) and (e := _ending(ctx, h))]
+    # capacity waits on anything running on the model, quota on the team's own work
+    by_model, by_team = ctx.holder_index()
+    names = {h.job.id for h in (*by_model.get(model, ()), *by_team.get(spec.team, ()))}
+    names.update(j for j, p in ctx.fresh.items() if p.model == model or ctx.admitted[j].spec.team == spec.team)
+    related = [e for h in names if ctx.state.holds(h) and (e := _ending(ctx, h))]
 
     def release(job_id: str) -> None:
         ctx.ledger.evict(job_id)
@@ -120,17 +123,6 @@ def _ending(ctx: CycleContext, holder: str) -> Ending | None:
     else:
         return None
     return Ending(holder, job_end(start, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now))
-
-
-def _same_team(ctx: CycleContext, holder: str, team: str) -> bool:
-    h = ctx.ledger.holders.get(holder)
-    job = h.job if h is not None else ctx.admitted.get(holder)
-    return job is not None and job.spec.team == team
-
-
-def _on_model(ctx: CycleContext, holder: str, model: str) -> bool:
-    hold = ctx.state.holdings.get(holder)
-    return hold is not None and any(ctx.state.gpu_model[g] == model for g, _ in hold.gpus[:1])
 
 
 def _ahead_in_team(ctx: CycleContext, job: Job) -> list[str]:

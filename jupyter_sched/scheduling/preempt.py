@@ -150,7 +150,7 @@ def _reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[li
     policy = ctx.reclaim_for(spec.team)
     by_model = ctx.holder_index()[0]
     holders: list[Holder] = list(ctx.ledger.holders.values() if flavor.model == "*" else by_model.get(flavor.model, ()))
-    holders += [h for h, _ in ctx.fresh.values() if flavor.model in ("*", h.model)]
+    holders += [ctx.fresh_holder(j) for j, p in ctx.fresh.items() if flavor.model in ("*", p.model)]
     out: list[Candidate] = []
     ruled_out: list[Job] = []
     borrowing: dict[str, bool] = {}
@@ -182,7 +182,7 @@ def _candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
     other = h.job
     fresh = ctx.fresh.get(other.id)
     if fresh is not None:
-        alloc = fresh[1].allocation
+        alloc = fresh.allocation
         node = ctx.state.node_index.get(alloc.node, -1) if not alloc.workers else -1
         return Candidate(job_id=other.id, team=other.spec.team, user=other.spec.user, rank=other.spec.priority.rank,
                          milli=h.milli, started=None, kind=kind, pods=len(alloc.per_worker()), node=node, fresh=True)
@@ -251,8 +251,8 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
         if fresh is None:
             ledger.load_holder(ledger.holders[c.job_id].job)
         else:
-            holder, placement = fresh
-            ctx.state.take(c.job_id, placement.holding)
+            holder = ctx.fresh_holder(c.job_id)
+            ctx.state.take(c.job_id, fresh.holding)
             quota.charge(c.job_id, holder.job.spec.team, holder.job.spec.user, holder.model, holder.milli)
         if removed.pop(c.job_id, None) is not None:
             reclaiming[0] -= c.kind == "reclaim"
@@ -341,7 +341,8 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
 
 def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
     """Take back an admission made earlier in this cycle: it borrowed GPUs ``job`` reclaims."""
-    holder, placement = ctx.fresh.pop(c.job_id)
+    holder = ctx.fresh_holder(c.job_id)
+    placement = ctx.fresh.pop(c.job_id)
     ctx.ledger.evict(c.job_id)
     ctx.victims.add(c.job_id)
     del ctx.admitted[c.job_id]

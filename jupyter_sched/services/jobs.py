@@ -21,6 +21,7 @@ from ..executors.local import read_log
 from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..store import LIVE_STATES, JobRecord
+from ..wording import lease_end_message
 from .context import Context
 from .models import (
     DryrunJobResponse,
@@ -180,9 +181,11 @@ class JobsService:
         finished = record.job.state.terminal
         text, next_offset = "", request.offset
         path = Path(str(record.handle["log"])) if record.handle and record.handle.get("log") else None
+        run_as = (record.handle or {}).get("run_as") or {}
+        owner_uid = run_as.get("uid") if run_as.get("account") else None  # a job run as its owner's account
         try:
             if path is not None and path.exists():
-                text, next_offset = read_log(path, request.offset, request.limit)
+                text, next_offset = read_log(path, request.offset, request.limit, owner_uid=owner_uid)
             elif not record.job.is_lease:
                 text, next_offset = self.ctx.executor.logs(job_id, request.offset, request.limit)
         except NotFoundError:
@@ -239,9 +242,10 @@ class JobsService:
                 now = tx.now
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:
-                    new = replace(record, job=job.transition(
-                        JobState.CANCELLED, finished_at=now,
-                        message=f"{'released' if job.is_lease else 'cancelled'} by {actor}"))
+                    # a lease request withdrawn before any grant must not read like a release (issue 20)
+                    message = (lease_end_message(granted=job.state.holds_gpus, actor=actor) if job.is_lease
+                               else f"cancelled by {actor}")
+                    new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
                 elif record.stop_intent == "cancel":
                     break
                 else:

@@ -646,6 +646,18 @@ export interface components {
             per_flavor?: {
                 [key: string]: unknown;
             }[];
+            text?: components["schemas"]["ReasonText"];
+        } | null;
+        /** @description The reason in words, written in one place (jupyter_sched.wording.render_reason); the panel, the magics and the CLI show these strings as they are. Times are absolute UTC. */
+        ReasonText: {
+            /** @description what blocks it, one sentence with its numbers */
+            summary: string;
+            /** @description 'ETA <day> <HH:MM> UTC', or 'ETA unknown: <why>' */
+            eta: string;
+            /** @description what would let it start, one sentence; empty when the ETA says it */
+            unblock: string;
+            /** @description 'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces */
+            line: string;
         } | null;
         Job: {
             id: string;

@@ -110,6 +110,8 @@ export interface IGpuInfo {
   healthy: boolean;
   health: string;
   healthReason: string;
+  /** When it became unhealthy (ISO UTC), or ''. */
+  healthSince: string;
   migDevices: number;
   foreignMemoryMib: number;
 }
@@ -127,6 +129,7 @@ export function gpuInfo(gpu: Gpu): IGpuInfo {
     healthy: health === 'healthy',
     health,
     healthReason: str(extra.health_reason),
+    healthSince: str(extra.health_since),
     migDevices: extra.mig_enabled === true && Array.isArray(extra.mig_devices) ? extra.mig_devices.length : 0,
     foreignMemoryMib: num(extra.foreign_memory_mib)
   };

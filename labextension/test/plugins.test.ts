@@ -65,6 +65,9 @@ async function activated(server: FakeSchedServer) {
   await settle();
   await flush();
   const sidebar = fake.added.find(a => a.area === 'left')!.widget as SchedSidebar;
+  // sections appear once the state database answered (asynchronously)
+  await vi.waitFor(() => expect(sidebar.sectionIds).toContain('submit'));
+  await flush();
   return { model, sections, fake, sidebar, palette };
 }
 
@@ -100,7 +103,7 @@ describe('plugins', () => {
     await commands.execute(CommandIDs.runFile, { path: 'exp/run.py' });
     await settle();
     await flush();
-    expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('exp/run.py');
+    await vi.waitFor(() => expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement | null)?.value).toBe('exp/run.py'));
     await commands.execute(CommandIDs.runNotebook, { path: 'a.ipynb' });
     await flush();
     expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('a.ipynb');
@@ -136,14 +139,12 @@ describe('plugins', () => {
     expect(commands.label(CommandIDs.cancel)).toBe('Cancel Job');
     expect(commands.isEnabled(CommandIDs.cancel)).toBe(true);
     const done = commands.execute(CommandIDs.cancel);
-    await vi.waitFor(() => expect(document.querySelector('.jp-Dialog')).not.toBeNull());
-    expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Cancel job train?');
+    await vi.waitFor(() => expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Cancel job train?'));
     document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-reject')!.click();
     await done;
     expect(cancelled).toEqual([]);
     const again = commands.execute(CommandIDs.cancel, { id: 'l1' });
-    await vi.waitFor(() => expect(document.querySelector('.jp-Dialog')).not.toBeNull());
-    expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Release lease nb?');
+    await vi.waitFor(() => expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Release lease nb?'));
     document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-warn')!.click();
     await again;
     expect(cancelled).toEqual(['l1']);

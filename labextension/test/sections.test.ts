@@ -82,6 +82,21 @@ describe('Inventory section', () => {
     model.dispose();
   });
 
+  it('case 018: an unhealthy GPU shows its reason and since when, with a red marker, and does not count as free', async () => {
+    const server = new FakeSchedServer();
+    server.inventory = makeInventory(2);
+    server.inventory.gpus[1] = makeGpu(1, { health: 'unhealthy', health_reason: 'Xid 94', health_since: '2024-10-25T02:19:08Z' });
+    server.inventory.nodes[0].gpus = server.inventory.gpus;
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new InventoryView(context(model)));
+    const tile = view.node.querySelectorAll('[role="gridcell"]')[1];
+    expect(tile.classList.contains('jp-sched-unhealthy')).toBe(true);
+    expect(text(tile.querySelector('.jp-sched-gpu-owner'))).toBe('⚠ unhealthy: Xid 94, since 2024-10-25 02:19 UTC');
+    expect(tile.getAttribute('aria-label')).toContain('; unhealthy: Xid 94, since 2024-10-25 02:19 UTC');
+    expect(InventoryView.badge(model, context(model).trans)).toBe('1/2 free');
+    model.dispose();
+  });
+
   it('shows who holds a GPU, its live utilization and a sparkline from the history', async () => {
     const server = new FakeSchedServer();
     const allocation = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'], gpu_milli: 1000, workers: [] };
@@ -104,7 +119,7 @@ describe('Inventory section', () => {
     model.dispose();
   });
 
-  it('a server without GPUs says so with the NVML reason', async () => {
+  it('case 015: a server without GPUs says so with the NVML reason', async () => {
     const server = new FakeSchedServer();
     server.inventory = makeInventory(0);
     const { model } = await startedModel(server, 'inventory');

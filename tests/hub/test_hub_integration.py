@@ -470,3 +470,53 @@ def test_leases_survive_a_paged_hub_and_follow_their_kernels_across_a_kill_9_of_
     time.sleep(3)  # more reports and reaper ticks: alice's live kernel keeps her lease
     assert carol.job(leases["alice"][0])["state"] == "running"
     client(hub.server_url(a), tokens["alice"]).release_lease(leases["alice"][0])
+
+
+# ---- who is asking: refusals through the hub, each audited -------------------------------------------
+
+def test_a_user_cannot_charge_another_team_use_high_exceed_her_ceiling_or_touch_anothers_work(
+        hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+    a, b = names["alice"], names["bob"]
+    hub.start_servers(a, b)
+    alice = client(hub.server_url(a), tokens["alice"])
+    bob = client(hub.server_url(b), tokens["bob"])
+    carol = client(hub.service_url, tokens["carol"])
+    before = carol.quotas()
+    carol.set_quotas({"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 0},
+                                 {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}], "budgets": []})
+    try:
+        bob_job = bob.submit({"gpus": 0, "command": SLEEP, "name": "bob-private"})
+
+        def refused(body: dict[str, Any]) -> httpx.Response:
+            return httpx.post(f"{hub.server_url(a)}api/sched/jobs", json={"command": ["true"], **body}, timeout=30,
+                              headers={"Authorization": f"token {tokens['alice']}"})
+
+        team = refused({"gpus": 0, "team": "cv"})
+        assert team.status_code == 403 and team.json()["error"]["field"] == "team", team.text
+        high = refused({"gpus": 0, "priority": "high"})
+        assert high.status_code == 403 and high.json()["error"]["field"] == "priority", high.text
+        ceiling = refused({"gpus": 2})
+        error = ceiling.json()["error"]
+        assert ceiling.status_code == 422 and error["field"] == "gpus", ceiling.text
+        assert "2" in error["message"] and "1" in error["message"]  # what she asked for and her ceiling
+
+        with pytest.raises(NotFoundError):
+            alice.job(bob_job["id"])
+        with pytest.raises(NotFoundError):
+            alice.cancel(bob_job["id"])
+        with pytest.raises(NotFoundError):
+            alice.logs(bob_job["id"])
+        seen = {entry["id"]: entry for entry in alice.queue()}
+        if bob_job["id"] in seen:
+            assert not seen[bob_job["id"]]["mine"] and "command" not in seen[bob_job["id"]]
+        with pytest.raises(AuthorizationError):
+            alice.set_quotas({"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 0}]})
+
+        refusals = [e for e in carol.audit(limit=200) if e["action"] == "refused" and e.get("user") == a]
+        fields = {str((e.get("details") or {}).get("field")) for e in refusals}
+        assert {"team", "priority", "gpus"} <= fields, refusals
+        assert any("quota" in e["message"] for e in refusals), refusals
+        assert bob.job(bob_job["id"])["state"] in ("pending", "admitted", "running")  # untouched
+        bob.cancel(bob_job["id"])
+    finally:
+        carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})

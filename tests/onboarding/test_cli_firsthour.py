@@ -229,3 +229,42 @@ def test_wait_on_a_terminal_draws_a_progress_bar_while_queued_then_prints_the_en
     assert done.returncode == EXIT_OK, screen
     assert "queued #1 · ETA" in screen and "%" in screen and "|" in screen  # the queued phase's bar
     assert screen.rstrip().endswith(f"job {waiting['id']}: succeeded, exit code 0")
+
+
+def test_every_reason_the_api_answers_carries_its_sentences(server: EmbeddedServer) -> None:
+    """``reason.text`` = the one renderer's {summary, eta, unblock, line}: in the queue, a job, a
+    dry run and a 422's details, so the panel shows the words the CLI and magics print."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    blocker = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    waiting = submit(server, "tok-ann", gpus=1)
+    deadline = time.monotonic() + 30
+    while not (job := ann.get(f"jobs/{waiting['id']}").json()).get("reason"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    text = job["reason"]["text"]
+    assert set(text) == {"summary", "eta", "unblock", "line"}
+    assert text["line"].startswith("queued #1 · ") and text["eta"].startswith("ETA ")
+    assert "see ETA" not in text["line"] and text["line"].count("ETA") == 1
+    rows = ann.get("queue").json()
+    rows = rows["queue"] if isinstance(rows, dict) else rows
+    assert next(r for r in rows if r["id"] == waiting["id"])["reason"]["text"] == text
+    dry = ann.post("dryrun", json={"gpus": 1, "command": ["true"]}).json()
+    assert dry["reason"]["text"]["summary"] == dry["reason"]["message"].rstrip(".") + "."
+    refused = ann.post("jobs", json={"gpus": 1, "mem_per_gpu": "200GiB", "command": ["true"]}).json()["error"]
+    assert refused["details"]["reason"]["text"]["unblock"] == "Ask for at most 80 GiB per GPU."
+
+
+def test_a_lease_request_withdrawn_while_pending_does_not_read_like_a_release(server: EmbeddedServer) -> None:
+    clear(server)
+    ann = api(server, "tok-ann")
+    granted = ann.post("leases", json={"gpus": 2, "name": "nb-1"})
+    assert granted.status_code == 201, granted.text
+    wait_state(server, "tok-ann", granted.json()["id"], "running", "admitted")
+    queued = ann.post("leases", json={"gpus": 1, "name": "nb-2"}).json()
+    assert queued["state"] == "pending"
+    withdrawn = ann.delete(f"leases/{queued['id']}").json()
+    assert withdrawn["message"] == "request withdrawn by ann before any GPU was granted"
+    released = ann.delete(f"leases/{granted.json()['id']}").json()
+    assert released["message"] == "released by ann"

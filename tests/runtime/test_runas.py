@@ -255,7 +255,7 @@ def test_the_service_never_shows_a_file_the_owner_swapped_in(accounts: list[Acco
     assert os.path.islink(job_dir / "output.log")
     with pytest.raises(NotFoundError):
         ex.logs("j-swap")
-    with pytest.raises(OSError):  # the service's direct path (the handle's log) refuses it too
+    with pytest.raises(NotFoundError):  # the services' direct path (the handle's log) refuses it too
         read_log(Path(str(handle.data["log"])), 0, 1000)
 
 
@@ -371,7 +371,23 @@ def test_the_engine_decides_who_each_job_runs_as_at_its_start(accounts: list[Acc
             time.sleep(0.02)
         done, refused = (svc.get_job(i, user="x", is_admin=True) for i in (mapped, unmapped))
         assert done["state"] == "succeeded" and f"uid {alice.uid}" in executor.logs(mapped)[0]
+        assert f"uid {alice.uid}" in svc.logs(mapped, user="alice@hub")["text"]  # through the jobs service
         assert refused["state"] == "failed"
         assert "could not start" in refused["message"] and "no OS account" in refused["message"]
+
+        # a job that swaps its log for a link to a root-only file: the jobs service shows nothing of it
+        secret = root / "root-only"
+        secret.write_text("root secret\n")
+        secret.chmod(0o600)
+        swap = ("import os\nprint('before the swap', flush=True)\nlog = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'output.log')\n"
+                f"os.remove(log)\nos.symlink({str(secret)!r}, log)\n")
+        swapped = svc.submit({"gpus": 0, "script": "swap.py", "source": swap}, user="alice@hub")["id"]
+        while svc.get_job(swapped, user="alice@hub")["state"] not in ("succeeded", "failed"):
+            assert time.monotonic() < deadline + WAIT_S, "the job did not end"
+            svc.tick()
+            time.sleep(0.02)
+        shown = svc.logs(swapped, user="alice@hub")
+        assert svc.get_job(swapped, user="alice@hub")["state"] == "succeeded"
+        assert "root secret" not in shown["text"] and shown["text"] == ""  # not even its own first line
     finally:
         svc.store.close()

@@ -100,25 +100,25 @@ test('a running job is cancelled after confirming; the dialog names the job', as
   await expect(row.getByRole('button', { name: 'Resubmit ui-sleep' })).toBeVisible();
 });
 
-test('an over-quota request: the dry run and the queued job both say why, with the numbers', async ({ page, request }) => {
+test('an over-quota request: the dry run and the submission are refused with the numbers and the fix; nothing is queued', async ({ page, request }) => {
   await upload(page, 'ui_big.py', SLEEP_SCRIPT);
   const panel = await openPanel(page);
-  const form = await section(panel, 'submit');
+  const form = await only(panel, 'submit');
   await form.locator('.jp-sched-submit-path').fill('ui_big.py');
   await form.locator('.jp-sched-submit-gpus').fill('3');
   await form.locator('.jp-sched-dryrun-button').click();
   const feedback = form.getByRole('status');
-  await expect(feedback).toContainText('Dry run: team-ui has 2 of 2 GPUs free (0 in use), job needs 3.');
-  await expect(feedback).toHaveClass(/jp-sched-feedback-warn/);
+  // the server's sentence (numbers, field and hint), as an error: it can never run as asked
+  const refusal = /3 GPUs can never fit the limit of team team-ui: 2 GPUs \(guaranteed 2 \+ borrowing limit 0\) \[gpus\] — ask for at most 2 GPUs/;
+  await expect(feedback).toHaveText(refusal);
+  await expect(feedback).toHaveClass(/jp-sched-feedback-error/);
   await form.locator('.jp-sched-submit-button').click();
-  // queued (it can run once the quota grows), never silently: the reason is on its queue row
-  await expect(feedback).toContainText(/^Submitted ui_big \(.+\): 3 GPUs, pending\.$/);
-  const queued = (await api(request, 'GET', 'queue')).filter((j: { name: string }) => j.name === 'ui_big');
-  expect(queued.map((j: { state: string }) => j.state)).toEqual(['pending']);
-  const queue = await section(panel, 'queue');
-  const row = queue.locator(`.jp-sched-job[data-job-id="${queued[0].id}"]`);
-  await expect(row.locator('.jp-sched-reason')).toContainText(/^#\d+ · team-ui has 2 of 2 GPUs free \(0 in use\), job needs 3\. · ETA/);
-  await expect(title(panel, 'queue').locator('.jp-sched-badge')).toContainText('1 pending');
+  await expect(feedback).toHaveText(refusal);
+  expect((await api(request, 'GET', 'queue')).filter((j: { name: string }) => j.name === 'ui_big')).toEqual([]);
+  expect((await api(request, 'GET', 'jobs')).filter((j: { name: string }) => j.name === 'ui_big')).toEqual([]);
+  const queue = await only(panel, 'queue');
+  await expect(queue.locator('.jp-sched-job')).toHaveCount(0);
+  await expect(title(panel, 'queue').locator('.jp-sched-badge')).toHaveText('0 pending · 0 running');
 });
 
 test('admin: the quota editor and the idle-policy editor save through the API, with validation and an audit record', async ({ page, request }) => {
@@ -137,7 +137,7 @@ test('admin: the quota editor and the idle-policy editor save through the API, w
     // a value the server rejects: its message (field + hint) is shown, nothing changes
     await guaranteed.fill('-1');
     await admin.locator('.jp-sched-quota-save').click();
-    await expect(admin.getByRole('status').first()).toContainText(/Not saved: .*guaranteed.*>= 0/);
+    await expect(admin.getByRole('status').first()).toContainText(/^Not saved: .*guaranteed.*(>= 0|greater than or equal to 0).*\[(quotas\[0\]\.)?guaranteed\]/);
     expect((await api(request, 'GET', 'quotas')).quotas[0].guaranteed).toBe(2);
     await guaranteed.fill('3');
     await admin.locator('.jp-sched-quota-save').click();

@@ -45,8 +45,8 @@ test('the sections look as committed, in light and dark', async ({ page, request
   await submit.locator('.jp-sched-submit-path').fill('missing_but_checked.py');
   await submit.locator('.jp-sched-submit-gpus').fill('3');
   await submit.locator('.jp-sched-dryrun-button').click();
-  await expect(submit.getByRole('status')).toContainText('job needs 3');
-  await shoot(page, submit, 'submit-warning');
+  await expect(submit.getByRole('status')).toContainText('can never fit');
+  await shoot(page, submit, 'submit-refused');
 
   const admin = await only(panel, 'admin');
   await expect(admin.locator('.jp-sched-quota-row')).toHaveCount(1);
@@ -80,7 +80,7 @@ test('axe-core finds no WCAG A/AA violation in the open panel, in the light, dar
   await submit.locator('.jp-sched-submit-path').fill('x.py');
   await submit.locator('.jp-sched-submit-gpus').fill('3');
   await submit.locator('.jp-sched-dryrun-button').click();
-  await expect(submit.getByRole('status')).toContainText('job needs 3');
+  await expect(submit.getByRole('status')).toContainText('can never fit');
   const admin = await only(panel, 'admin');
   await expect(admin.locator('.jp-sched-quota-row')).toHaveCount(1);
   await expect(admin.getByLabel('Idle below (%)')).toBeVisible();

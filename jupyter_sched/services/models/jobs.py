@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel, model_validator
 
+from ...wording import render_reason
 from .base import CodecView, QueryModel, RequestModel, ResponseModel
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "ListJobsResponse",
     "PendingReason",
     "PriorityName",
+    "ReasonText",
     "QueueEntry",
     "SubmitJobRequest",
 ]
@@ -134,8 +136,20 @@ class Allocation(CodecView):
     workers: list[WorkerAllocation] = Field(default_factory=list)
 
 
+class ReasonText(ResponseModel):
+    """A reason in words (:func:`jupyter_sched.wording.render_reason`, the one place its wording
+    lives): the panel, the magics and the CLI show these strings as they are. Times are absolute
+    UTC (``ETA Mar 2 19:42 UTC``) so they stay true while shown; clients may add "in 5 min"."""
+
+    summary: str = Field(description="what blocks it, one sentence with its numbers")
+    eta: str = Field(description="'ETA <day> <HH:MM> UTC', or 'ETA unknown: <why>'")
+    unblock: str = Field(description="what would let it start, one sentence; '' when the ETA says it")
+    line: str = Field(description="'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces")
+
+
 class PendingReason(CodecView):
-    """Why a job waits (or can never run): one code with numbers and what would unblock it."""
+    """Why a job waits (or can never run): one code with numbers and what would unblock it, and
+    the same in words (``text``)."""
 
     code: str
     message: str
@@ -145,6 +159,16 @@ class PendingReason(CodecView):
     eta: str | None = None
     eta_reason: str = ""
     per_flavor: list[dict[str, Any]] = Field(default_factory=list)
+    text: ReasonText | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _in_words(cls, data: Any) -> Any:
+        """Every reason the API answers carries its sentences (issue 20: the panel, magics and
+        CLI each wrote their own, with nested brackets and the ETA said twice)."""
+        if isinstance(data, dict) and data.get("text") is None and "code" in data:
+            return {**data, "text": render_reason(data).to_dict()}
+        return data
 
 
 class Job(CodecView):

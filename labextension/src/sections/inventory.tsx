@@ -26,6 +26,16 @@ function Sparkline(props: { values: number[] }): React.ReactElement | null {
   );
 }
 
+/** `unhealthy: Xid 94, since 2024-10-25 02:19 UTC` (case 018: the reason and since when). */
+export function healthText(gpu: IGpuInfo, trans: TranslationBundle): string {
+  let text = gpu.healthReason ? `${gpu.health}: ${gpu.healthReason}` : gpu.health;
+  const since = Date.parse(gpu.healthSince);
+  if (!isNaN(since)) {
+    text += trans.__(', since %1 UTC', new Date(since).toISOString().slice(0, 16).replace('T', ' '));
+  }
+  return text;
+}
+
 /** One sentence for a GPU tile: what a screen reader says when the tile gets focus. */
 export function gpuLabel(gpu: IGpuInfo, holder: IHolder | undefined, live: { util: number | null; used: number | null; note: string }, trans: TranslationBundle): string {
   const parts = [trans.__('GPU %1 on %2: %3, %4', gpu.index, gpu.node, gpu.model, formatMiB(gpu.memoryMib))];
@@ -48,7 +58,7 @@ export function gpuLabel(gpu: IGpuInfo, holder: IHolder | undefined, live: { uti
     parts.push(trans.__('memory %1 used', formatMiB(live.used)));
   }
   if (!gpu.healthy) {
-    parts.push(gpu.healthReason ? `${gpu.health}: ${gpu.healthReason}` : gpu.health);
+    parts.push(healthText(gpu, trans));
   }
   if (gpu.foreignMemoryMib > 0) {
     parts.push(trans.__('%1 held by processes the scheduler did not start', formatMiB(gpu.foreignMemoryMib)));
@@ -194,7 +204,7 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
                   <Bar fraction={live.used === null ? 0 : live.used / Math.max(1, gpu.memoryMib)} className="jp-sched-bar-mem" />
                   <Sparkline values={model.history.utilization(gpu.uuid, SPARK_POINTS)} />
                   <div className={`jp-sched-gpu-owner${holder ? '' : ' jp-sched-free'}${gpu.healthy ? '' : ' jp-sched-health'}`} aria-hidden="true">
-                    {gpu.healthy ? owner : `⚠ ${gpu.health}${gpu.healthReason ? `: ${gpu.healthReason}` : ''}`}
+                    {gpu.healthy ? owner : `⚠ ${healthText(gpu, trans)}`}
                   </div>
                 </div>
               );
