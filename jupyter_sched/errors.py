@@ -11,6 +11,7 @@
     │   │                           state transition or cancel of a finished job (409)
     │   └── NotLeaderError          this engine does not own the store (409)
     ├── QuotaError                  the request can never be admitted under quota (422)
+    ├── BusyError                   too many such requests in flight; retry shortly (429)
     ├── UnschedulableError          the request can never fit the inventory (422)
     ├── ExecutorError               an executor failed to start/stop work (502)
     ├── TelemetryError              a collector returned unusable data (502)
@@ -18,7 +19,10 @@
 
 Each error renders to the JSON body ``{"error": {"code", "message", "field", "hint"}}``
 with :meth:`SchedError.to_json`; :data:`HTTP_STATUS` maps each class to its status code.
-Handlers never build error bodies themselves.
+Handlers never build error bodies themselves. Errors answered with a 5xx (executor, telemetry,
+store) may carry a driver's or library's words (SQL, a database URL, a Kubernetes API body): the
+web layer logs them whole under a reference and answers :meth:`SchedError.public_json` — the code,
+a sentence of ours, a hint and the reference, never the library's text.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 __all__ = [
     "HTTP_STATUS",
     "AuthorizationError",
+    "BusyError",
     "ConflictError",
     "ExecutorError",
     "NotFoundError",
@@ -54,6 +59,9 @@ class SchedError(Exception):
     """
 
     code = "error"
+    public_message = "the scheduler failed to answer this request"
+    """What a client reads when this error is answered with a 5xx (see :meth:`public_json`)."""
+    public_hint = "retry in a moment; if it persists, give an admin the reference: the server log has the cause"
 
     def __init__(
         self,
@@ -80,6 +88,13 @@ class SchedError(Exception):
         if self.details:
             body["details"] = self.details
         return {"error": body}
+
+    def public_json(self, reference: str) -> dict[str, Any]:
+        """The wire shape without the message's own text (for 5xx answers): ``{"error": {"code",
+        "message": <our sentence>, "field", "hint", "reference"}}``; ``reference`` ties it to the
+        server log line that has the full message."""
+        return {"error": {"code": self.code, "message": self.public_message, "field": self.field,
+                          "hint": self.public_hint, "reference": reference}}
 
     def __str__(self) -> str:
         text = self.message
@@ -130,6 +145,12 @@ class QuotaError(SchedError):
     code = "quota_exceeded"
 
 
+class BusyError(SchedError):
+    """Too many requests of this kind are in flight (a bounded worker); retry in a moment."""
+
+    code = "busy"
+
+
 class UnschedulableError(SchedError):
     """The request can never fit the inventory (e.g. more GPUs than exist)."""
 
@@ -140,18 +161,21 @@ class ExecutorError(SchedError):
     """An executor failed to start, signal or observe work."""
 
     code = "executor_error"
+    public_message = "the executor (local processes or the Kubernetes API) failed to carry out this request"
 
 
 class TelemetryError(SchedError):
     """A collector produced unusable data (garbage exposition text, bad NVML answer)."""
 
     code = "telemetry_error"
+    public_message = "the GPU telemetry source gave an answer the scheduler cannot use"
 
 
 class StoreError(SchedError):
     """The store failed (database unavailable, integrity violation)."""
 
     code = "store_error"
+    public_message = "the scheduler's database failed to answer"
 
 
 HTTP_STATUS: dict[type[SchedError], int] = {
@@ -162,6 +186,7 @@ HTTP_STATUS: dict[type[SchedError], int] = {
     ConflictError: 409,
     NotLeaderError: 409,
     QuotaError: 422,
+    BusyError: 429,
     UnschedulableError: 422,
     ExecutorError: 502,
     TelemetryError: 502,

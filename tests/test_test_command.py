@@ -44,7 +44,7 @@ def test_a_stage_whose_prerequisite_failed_is_reported_not_run_and_fails_the_run
         finish_stages 0
     """)
     assert done.returncode == 1 and "\nran\n" not in done.stdout
-    assert re.search(r"NOT RUN\s+-\s+python tests \(needs: python environment\)", done.stdout)
+    assert re.search(r"NOT RUN\s+-\s+-\s+python tests \(needs: python environment\)", done.stdout)
     assert done.stdout.strip().endswith("python tests (not run: needs python environment)")
 
 
@@ -68,3 +68,18 @@ def test_the_test_command_runs_lint_types_python_frontend_and_browser_stages() -
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))] == [
         "bash scripts/test-all"]
+
+
+def test_the_summary_gives_each_stage_its_cpu_seconds_beside_its_wall_seconds() -> None:
+    """CPU time is what a stage costs on any machine; on a loaded one wall time is mostly waiting."""
+    done = run_stages("""
+        spin() { python3 -c "sum(range(10 ** 8))"; }
+        stage spin -- spin
+        stage idle -- sleep 1
+        finish_stages 0
+    """)
+    rows = {line.split()[-1]: line.split() for line in done.stdout.splitlines() if line.startswith("ok ")}
+    wall, cpu = int(rows["spin"][1].rstrip("s")), int(rows["spin"][2].rstrip("s"))
+    assert cpu >= 1 and wall >= cpu - 1, done.stdout
+    assert rows["idle"][2] == "0s" and int(rows["idle"][1].rstrip("s")) >= 1  # sleeping costs no CPU
+    assert "s CPU)" in done.stdout

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-__all__ = ["EtaAccuracy", "eta_accuracy"]
+__all__ = ["EtaAccuracy", "accuracy_from_admits", "eta_accuracy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,3 +45,25 @@ def eta_accuracy(pairs: Iterable[tuple[datetime | None, datetime]]) -> EtaAccura
                  "mean_signed": statistics.fmean(signed)}
     return EtaAccuracy(jobs=len(rows), coverage=len(signed) / len(rows),
                        median_abs_error_s=statistics.median(errors) if errors else None, errors_s=extra)
+
+
+def accuracy_from_admits(admits: Iterable[tuple[datetime, Mapping[str, object]]]) -> EtaAccuracy:
+    """ETA accuracy over recorded admissions of jobs that waited.
+
+    Args:
+        admits: ``(admitted at, details)`` of ``admit`` audit records; the engine writes
+            ``predicted_start`` (ISO 8601 or None) and ``waited_s`` (seconds queued) in the details.
+            Records without ``waited_s`` (older ones) or of jobs that started at once are left out.
+    """
+    pairs: list[tuple[datetime | None, datetime]] = []
+    for at, details in admits:
+        waited = details.get("waited_s")
+        if not isinstance(waited, (int, float)) or waited <= 0:
+            continue
+        predicted = details.get("predicted_start")
+        try:
+            when = datetime.fromisoformat(predicted) if isinstance(predicted, str) else None
+        except ValueError:
+            when = None
+        pairs.append((when, at))
+    return eta_accuracy(pairs)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..accounting.usage import usage_share
-from ..model import GPU_MILLI, Job, JobState, PendingReason
+from ..model import GPU_MILLI, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
@@ -111,8 +111,12 @@ class DecisionApplier:
                     continue
                 for g in alloc.all_gpu_uuids():
                     used[g] = used.get(g, 0) + alloc.gpu_milli
+                spec = r.job.spec
+                if spec.time_limit_s is None and admit.time_limit_s is not None:
+                    # its queue's default or maximum (case 033): the job is stopped where it was planned to end
+                    spec = replace(spec, time_limit_s=admit.time_limit_s)
                 job = r.job.transition(JobState.ADMITTED, allocation=alloc, admitted_at=now, reason=None,
-                                       nominated=None, attempts=r.job.attempts + 1, not_before=None,
+                                       nominated=None, attempts=r.job.attempts + 1, not_before=None, spec=spec,
                                        message="admitted" + (" (backfill)" if admit.backfill else ""))
                 if tx.try_update_job(replace(r, job=job)) is None:
                     continue  # changed meanwhile (e.g. cancelled): the next cycle looks again
@@ -123,7 +127,11 @@ class DecisionApplier:
                 self._record(tx, core_audit, merged, "admit", job,
                              f"admitted on {alloc.node}: {', '.join(alloc.all_gpu_uuids()) or 'no GPUs'}",
                              {"allocation": allocation_to_dict(alloc), "scores": dict(admit.scores),
-                              "borrowed": admit.borrowed, "backfill": admit.backfill})
+                              "borrowed": admit.borrowed, "backfill": admit.backfill,
+                              # the ETA accuracy log (case 034; backfill.accuracy.accuracy_from_admits)
+                              "predicted_start": to_iso(admit.predicted_start),
+                              "waited_s": (now - r.job.submitted_at).total_seconds() if r.job.submitted_at else None,
+                              "time_limit_s": admit.time_limit_s, "time_limit_source": admit.time_limit_source})
                 admitted.append(job)
                 changed.append(job)
             for p in result.preemptions:

@@ -73,6 +73,9 @@ class _KernelWatch:
     def attach(self, km: Any) -> None:
         self.process = getattr(getattr(km, "provisioner", None), "process", None)
         if self.process is not None and self._thread is None:
+            # one sample now: on a loaded machine the kernel can die before the sampler's first
+            # turn, and a dead kernel's high-water mark can no longer be read
+            self.peak_kib = max(self.peak_kib, _peak_kib(int(self.process.pid)) or 0)
             self._thread = threading.Thread(target=self._sample, name="kernel-memory", daemon=True)
             self._thread.start()
 

@@ -9,9 +9,12 @@ started once the server's event loop runs, stopped with the server. Handlers rea
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,13 +26,14 @@ from traitlets import Float, TraitError, Unicode, default, validate
 
 from .. import __version__
 from ..admission import Caller
-from ..errors import SchedError
+from ..errors import BusyError, SchedError
+from ..services.models import GetConfigResponse
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
 from .events import EventHub
-from .handlers import HANDLERS
+from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, kernel_states, release_orphan_leases
@@ -128,6 +132,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         Raises:
             traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
         """
+        self.request_pool = ThreadPoolExecutor(max_workers=self.request_threads, thread_name_prefix="jupyter-sched-api")
+        self.dryrun_pool = ThreadPoolExecutor(max_workers=self.dryrun_concurrency,
+                                              thread_name_prefix="jupyter-sched-dryrun")
+        self._dryruns = 0
         self.services: Any = self._build_services()
         self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
@@ -151,14 +159,20 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                       __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
                       self.placement_policy)
 
+    def routes(self) -> list[tuple[str, type[Any]]]:
+        """The routes this server serves under ``api/sched/`` (the central service adds its own)."""
+        return [*HANDLERS, *DEFINITION_HANDLERS]
+
     def initialize_handlers(self) -> None:
-        """Register THE route table under ``api/sched/`` (hub clients: one forwarding route)."""
+        """Register THE route table under ``api/sched/`` (hub clients: one forwarding route), then
+        a JSON 404 for any other path there (never the server's HTML page)."""
         if self.hub_service_url:
             from ..hub.forward import ForwardHandler
 
             self.handlers.append((API_PREFIX + "(.*)", ForwardHandler))
             return
-        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in [*HANDLERS, *DEFINITION_HANDLERS])
+        self.handlers.extend((API_PREFIX + pattern, handler) for pattern, handler in self.routes())
+        self.handlers.append((API_PREFIX + "(?P<path>.*)", UnknownRouteHandler))
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
@@ -187,6 +201,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if getattr(self, "_started", False):
             self._started = False
             await self.services.stop()
+        for pool in (getattr(self, "request_pool", None), getattr(self, "dryrun_pool", None)):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
 
     # ---- service -------------------------------------------------------------------------
     @property
@@ -266,6 +283,22 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "stop_grace_s": self.stop_grace_s,
         }
 
+    async def run_dryrun(self, fn: Any, *args: Any) -> Any:
+        """Run a dry run ``fn(*args)`` on the dry-run threads (``dryrun_concurrency``), at most four
+        times as many waiting.
+
+        Raises:
+            BusyError: too many dry runs in flight (429: retry in a moment).
+        """
+        if self._dryruns >= 5 * self.dryrun_concurrency:
+            raise BusyError(f"{self._dryruns} dry runs are in flight; this server computes "
+                            f"{self.dryrun_concurrency} at a time", hint="retry in a second")
+        self._dryruns += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.dryrun_pool, functools.partial(fn, *args))
+        finally:
+            self._dryruns -= 1
+
     # ---- identity ------------------------------------------------------------------------
     def resolve_identity(self, user: Any) -> Identity:
         """Map ``handler.current_user`` to the scheduler identity (see :mod:`.identity`)."""
@@ -279,8 +312,12 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return caller
 
     # ---- capabilities --------------------------------------------------------------------
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self) -> GetConfigResponse:
         """Body of ``GET config``: what this backend supports, for the panel and the CLI."""
+        return GetConfigResponse.model_validate(self.capability_fields())
+
+    def capability_fields(self) -> dict[str, Any]:
+        """The fields of :meth:`capabilities` (the central service changes a few)."""
         return {
             "version": __version__,
             "api": "v1",

@@ -59,6 +59,29 @@ class WebConfig(Configurable):
         JUPYTER_SCHED_KERNEL_ID so %gpu finds the API with no setup. Default: True.""",
     )
 
+    request_threads = Int(
+        8,
+        config=True,
+        help="""Threads that run the store work of API requests, off the server's event loop (so a
+        slow database never stalls streams, kernels or other requests). Default: 8; each holds at
+        most one database connection at a time.""",
+    )
+
+    dryrun_concurrency = Int(
+        2,
+        config=True,
+        help="""Dry runs (POST dryrun: a whole scheduling cycle each) computed at once, on their own
+        threads. Default: 2. Up to four times as many wait; more are answered 429 "busy" (retry),
+        so a burst of what-ifs never starves submits.""",
+    )
+
+    @validate("request_threads", "dryrun_concurrency")
+    def _check_threads(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if not 1 <= value <= 256:
+            raise config_error(proposal["trait"].name, value, "must be 1..256 threads", "set e.g. 8")
+        return value
+
     @validate("events_queue_size")
     def _check_queue_size(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])

@@ -1,11 +1,15 @@
-"""Fan the service's event stream out to push clients, each with a bounded queue.
+"""THE fan-out of the service's event stream to push clients, each with a bounded queue.
 
 The service produces one stream of ``{"type": str, "data": {...}}`` events (types ``job``,
-``lease``, ``inventory``, ``telemetry``, ``idle_warning``, ``preempted``, ...). One pump task
-reads it and offers every event to each subscriber's queue. A subscriber whose queue is full
-is *dropped* — its queue is emptied and closed — rather than buffered forever: a slow or
-vanished browser can never grow server memory without bound (issue 10 item 6). A dropped
-client reconnects and refetches state over REST.
+``lease``, ``inventory``, ``telemetry``, ``idle_warning``, ``preempted``, ...); the engine's
+:class:`~jupyter_sched.engine.events.EventBus` only carries it from the engine's thread to the
+server's loop, where one pump task reads it and offers every event to each subscriber. Each
+subscriber has a *view* — ``view(event) -> event | None``, the caller's visibility
+(:func:`jupyter_sched.services.visibility.event_for`) — applied before anything is queued, so a
+user's queue never fills with other users' events. A subscriber whose queue is full is
+*dropped* — its queue is emptied and closed — rather than buffered forever: a slow or vanished
+browser can never grow server memory without bound (issue 10 item 6). A dropped client
+reconnects and refetches state over REST.
 
 The hub also counts events by type for the Prometheus endpoint (preemptions, reclaims).
 """
@@ -16,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 __all__ = ["EventHub", "Subscription"]
@@ -34,16 +38,23 @@ class Subscription:
         reason: why it was closed (``"slow client"``, ``"server stopping"``, ``"unsubscribed"``).
     """
 
-    def __init__(self, maxsize: int) -> None:
+    def __init__(self, maxsize: int, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> None:
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=maxsize)
+        self._view = view
         self.dropped = False
         self.closed = False
         self.reason = ""
 
     def offer(self, event: dict[str, Any]) -> bool:
-        """Queue ``event`` without waiting; on overflow drop the client. Returns False when dropped."""
+        """Queue what this client may see of ``event`` (nothing when its view says so) without
+        waiting; on overflow drop the client. Returns False when dropped."""
         if self.closed:
             return False
+        if self._view is not None:
+            seen = self._view(event)
+            if seen is None:
+                return True
+            event = seen
         try:
             self._queue.put_nowait(event)
             return True
@@ -96,9 +107,10 @@ class EventHub:
         self.dropped_clients = 0
         self._task: asyncio.Task[None] | None = None
 
-    def subscribe(self) -> Subscription:
-        """Register a new push client."""
-        sub = Subscription(self.queue_size)
+    def subscribe(self, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> Subscription:
+        """Register a new push client that receives ``view(event)`` of each event (None: skipped;
+        no view: every event as it is)."""
+        sub = Subscription(self.queue_size, view)
         self._subscribers.add(sub)
         return sub
 

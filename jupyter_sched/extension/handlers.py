@@ -12,14 +12,15 @@ idle server alive; running work reports activity through ``SchedApp.current_acti
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-from typing import Any
+from urllib.parse import urlencode
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..admission import Caller
+from ..errors import NotFoundError
 from ..model import JobKind
 from ..services.models import (
     GetAuditRequest,
@@ -36,9 +37,10 @@ from ..services.models import (
     SubmitJobRequest,
     parse,
 )
+from ..services.visibility import event_for
 from .web import SchedHandler
 
-__all__ = ["HANDLERS", "SchedHandler"]
+__all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
 
 _FOLLOW_WAIT_S = 25.0     # long-poll ceiling for logs?follow=true, under proxy idle timeouts
 _FOLLOW_POLL_S = 0.25
@@ -59,7 +61,7 @@ class ConfigHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         self.reply(self.sched.capabilities())
 
 
@@ -70,8 +72,8 @@ class MeHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.accounting.me(self.caller))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.accounting.me, self.caller))
 
 
 class InventoryHandler(SchedHandler):
@@ -81,8 +83,8 @@ class InventoryHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.system.inventory(self.caller))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.system.inventory, self.caller))
 
 
 class JobsHandler(_WritesAreActivity):
@@ -92,13 +94,24 @@ class JobsHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.jobs.list(self.caller, self.query(ListJobsRequest), kind=self.kind))
+    async def get(self) -> None:
+        request = self.query(ListJobsRequest)
+        page = await self.call(self.services.jobs.list, self.caller, request, kind=self.kind)
+        if page.next_cursor:  # RFC 8288 paging, as GitHub's API: the body stays the list of jobs
+            query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
+                                       "all": "true" if request.all else None}.items() if v}
+            query.update(limit=str(request.limit), cursor=page.next_cursor)
+            # a relative reference (RFC 3986): it resolves against whatever URL the client used,
+            # also through a user server that forwards to the hub's central service
+            route = self.request.path.rstrip("/").rsplit("/", 1)[-1]
+            self.set_header("Link", f'<{route}?{urlencode(query)}>; rel="next"')
+        self.reply(page.jobs)
 
     @web.authenticated
     @authorized
-    def post(self) -> None:
-        self.reply(self.services.jobs.submit(self.caller, self.body(SubmitJobRequest), kind=self.kind), status=201)
+    async def post(self) -> None:
+        request = self.body(SubmitJobRequest)
+        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind), status=201)
 
 
 class LeasesHandler(JobsHandler):
@@ -114,13 +127,13 @@ class JobHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self, job_id: str) -> None:
-        self.reply(self.services.jobs.get(self.caller, job_id, kind=self.kind))
+    async def get(self, job_id: str) -> None:
+        self.reply(await self.call(self.services.jobs.get, self.caller, job_id, kind=self.kind))
 
     @web.authenticated
     @authorized
-    def delete(self, job_id: str) -> None:
-        self.reply(self.services.jobs.cancel(self.caller, job_id, kind=self.kind))
+    async def delete(self, job_id: str) -> None:
+        self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id, kind=self.kind))
 
 
 class LeaseHandler(JobHandler):
@@ -143,14 +156,14 @@ class LogsHandler(SchedHandler):
     @authorized
     async def get(self, job_id: str) -> None:
         request = self.query(GetJobLogsRequest)
-        chunk = self.services.jobs.logs(self.caller, job_id, request)
+        chunk = await self.call(self.services.jobs.logs, self.caller, job_id, request)
         waited = 0.0
         while request.follow and not chunk.text and not chunk.finished and waited < _FOLLOW_WAIT_S:
             if self._client_gone:
                 return
             await asyncio.sleep(_FOLLOW_POLL_S)
             waited += _FOLLOW_POLL_S
-            chunk = self.services.jobs.logs(self.caller, job_id, request)
+            chunk = await self.call(self.services.jobs.logs, self.caller, job_id, request)
         self.reply(chunk)
 
     def on_connection_close(self) -> None:
@@ -164,8 +177,9 @@ class DryrunHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def post(self) -> None:
-        self.reply(self.services.jobs.dryrun(self.caller, self.body(SubmitJobRequest)))
+    async def post(self) -> None:
+        request = self.body(SubmitJobRequest)  # a whole cycle: on the bounded dry-run threads, never the loop
+        self.reply(await self.sched.run_dryrun(self.services.jobs.dryrun, self.caller, request))
 
 
 class KeepaliveHandler(SchedHandler):
@@ -175,9 +189,9 @@ class KeepaliveHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def post(self, lease_id: str) -> None:
+    async def post(self, lease_id: str) -> None:
         request = self.body(KeepaliveLeaseRequest, optional=True)
-        self.reply(self.services.leases.keepalive(self.caller, lease_id, request))
+        self.reply(await self.call(self.services.leases.keepalive, self.caller, lease_id, request))
 
 
 class TelemetryHandler(SchedHandler):
@@ -187,8 +201,8 @@ class TelemetryHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.telemetry.telemetry(self.caller, self.query(GetTelemetryRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.telemetry.telemetry, self.caller, self.query(GetTelemetryRequest)))
 
 
 class TelemetryHistoryHandler(SchedHandler):
@@ -199,8 +213,9 @@ class TelemetryHistoryHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.telemetry.history(self.caller, self.query(GetTelemetryHistoryRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.telemetry.history, self.caller,
+                                   self.query(GetTelemetryHistoryRequest)))
 
 
 class IdleHandler(SchedHandler):
@@ -210,8 +225,8 @@ class IdleHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.telemetry.idle(self.caller))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.telemetry.idle, self.caller))
 
 
 class QueueHandler(SchedHandler):
@@ -221,8 +236,8 @@ class QueueHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.jobs.queue(self.caller))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.jobs.queue, self.caller))
 
 
 class QuotasHandler(_WritesAreActivity):
@@ -230,15 +245,15 @@ class QuotasHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.quotas.get())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.quotas.get, self.caller))
 
     @web.authenticated
     @authorized
-    def put(self) -> None:
+    async def put(self) -> None:
         value = self.json_value()
-        self.reply(self.services.quotas.set(self.caller, parse(SetQuotasRequest, {"quotas": value}
-                                                               if isinstance(value, list) else value)))
+        request = parse(SetQuotasRequest, {"quotas": value} if isinstance(value, list) else value)
+        self.reply(await self.call(self.services.quotas.set, self.caller, request))
 
 
 class IdlePolicyHandler(_WritesAreActivity):
@@ -246,13 +261,13 @@ class IdlePolicyHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.idle.get())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.idle.get))
 
     @web.authenticated
     @authorized
-    def put(self) -> None:
-        self.reply(self.services.idle.set(self.caller, self.body(SetIdlePolicyRequest)))
+    async def put(self) -> None:
+        self.reply(await self.call(self.services.idle.set, self.caller, self.body(SetIdlePolicyRequest)))
 
 
 class ProfilesHandler(SchedHandler):
@@ -262,8 +277,8 @@ class ProfilesHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.quotas.profiles())
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.quotas.profiles))
 
 
 class AuditHandler(SchedHandler):
@@ -273,8 +288,8 @@ class AuditHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.audit.list(self.caller, self.query(GetAuditRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.audit.list, self.caller, self.query(GetAuditRequest)))
 
 
 class UsageHandler(SchedHandler):
@@ -284,8 +299,8 @@ class UsageHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.accounting.usage(self.caller, self.query(GetUsageRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.accounting.usage, self.caller, self.query(GetUsageRequest)))
 
 
 class UsageReportHandler(SchedHandler):
@@ -296,9 +311,9 @@ class UsageReportHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         request = self.query(GetUsageReportRequest)
-        rows = self.services.accounting.report(self.caller, request)
+        rows = await self.call(self.services.accounting.report, self.caller, request)
         if request.format == "csv":
             self.set_header("Content-Type", "text/csv; charset=utf-8")
             self.finish(self.services.accounting.report_csv(rows, request))
@@ -313,17 +328,18 @@ class UsageWasteHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        self.reply(self.services.accounting.waste(self.caller, self.query(GetUsageWasteRequest)))
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.accounting.waste, self.caller, self.query(GetUsageWasteRequest)))
 
 
 class EventsHandler(SchedHandler):
     """``GET events``: Server-Sent Events of the service's event stream.
 
     Each event is ``event: <type>`` + ``data: <json>``; a comment line every
-    ``events_keepalive_s`` keeps proxies from closing an idle stream. Users see their own
-    job/lease events (admins all); inventory and telemetry go to everyone. A client that falls
-    ``events_queue_size`` events behind is disconnected.
+    ``events_keepalive_s`` keeps proxies from closing an idle stream. Each client receives its
+    caller's view (:func:`~jupyter_sched.services.visibility.event_for`: own job/lease events,
+    admins all; telemetry with process lists of their own GPUs only), filtered before it is
+    queued. A client that falls ``events_queue_size`` events behind is disconnected.
     """
 
     _track_activity = False
@@ -334,7 +350,7 @@ class EventsHandler(SchedHandler):
     async def get(self) -> None:
         caller = self.caller
         hub = self.sched.event_hub
-        sub = hub.subscribe()
+        sub = hub.subscribe(functools.partial(event_for, caller))  # filtered before it is queued
         self._subscription = sub
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
@@ -350,11 +366,9 @@ class EventsHandler(SchedHandler):
                     break
                 if event is None:
                     self.write(": keepalive\n\n")
-                elif _visible(event, caller):
+                else:
                     serial += 1
                     self.write(f"id: {serial}\nevent: {event['type']}\ndata: {json.dumps(event['data'], default=str)}\n\n")
-                else:
-                    continue
                 await self.flush()
         except StreamClosedError:
             return
@@ -370,14 +384,6 @@ class EventsHandler(SchedHandler):
             self.sched.event_hub.unsubscribe(sub)
 
 
-def _visible(event: dict[str, Any], caller: Caller) -> bool:
-    if caller.admin:
-        return True
-    data = event.get("data")
-    owner = data.get("user") if isinstance(data, dict) else None
-    return owner is None or owner == caller.user
-
-
 class MetricsHandler(SchedHandler):
     """``GET metrics``: Prometheus exposition text from a private registry."""
 
@@ -385,12 +391,43 @@ class MetricsHandler(SchedHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        text = generate_latest(self.sched.metrics_registry)
+        text = await self.call(generate_latest, self.sched.metrics_registry)
         self.set_status(200)
         self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
+
+
+class UnknownRouteHandler(SchedHandler):
+    """Any other path under ``api/sched/``: a JSON 404 naming the path (registered after every
+    route, so it only answers what no route matched; never the server's HTML page)."""
+
+    _track_activity = False
+
+    def _unknown(self, path: str) -> None:
+        raise NotFoundError(f"no route {path[:80]!r} under api/sched/", field="path",
+                            hint="see GET api/sched/config and openapi.yaml for the routes")
+
+    @web.authenticated
+    def get(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def post(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def put(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def patch(self, path: str) -> None:
+        self._unknown(path)
+
+    @web.authenticated
+    def delete(self, path: str) -> None:
+        self._unknown(path)
 
 
 _ID = r"(?P<job_id>[^/]+)"

@@ -17,6 +17,8 @@ several servers in one test process coexist. Values are read from the service wh
 - ``jupyter_sched_preemptions_total``           preemption events seen since start
 - ``jupyter_sched_reclaims_total``              idle reclaims that freed GPUs since start (engine count)
 - ``jupyter_sched_idle_gpus``                   GPUs of work with an open idle warning
+- ``jupyter_sched_eta_coverage_ratio``          share of recently started jobs that waited and had an
+  ETA when queued; ``jupyter_sched_eta_median_abs_error_seconds``: their median ETA error (case 034)
 - ``jupyter_sched_event_clients``               connected event-stream clients
 - ``jupyter_sched_event_clients_dropped_total`` clients dropped for falling behind
 """
@@ -31,11 +33,16 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..backfill.accuracy import accuracy_from_admits
 from .events import EventHub
 
 __all__ = ["SchedCollector", "make_registry"]
 
 _PRIORITIES = ("high", "normal", "low")
+
+
+ETA_WINDOW = 1000
+"""Admissions the ETA accuracy gauges look back over."""
 
 
 class SchedCollector(Collector):
@@ -112,6 +119,7 @@ class SchedCollector(Collector):
         idle_gpus = GaugeMetricFamily("jupyter_sched_idle_gpus", "GPUs of work with an open idle warning")
         idle_gpus.add_metric([], float(idle.get("idle_gpus", 0)))
         yield idle_gpus
+        yield from self._eta_accuracy()
         clients = GaugeMetricFamily("jupyter_sched_event_clients", "Connected event-stream clients")
         clients.add_metric([], float(self.hub.subscribers))
         yield clients
@@ -120,6 +128,24 @@ class SchedCollector(Collector):
         dropped.add_metric([], float(self.hub.dropped_clients))
         yield dropped
 
+
+    def _eta_accuracy(self) -> Iterator[Metric]:
+        """ETA accuracy over the last admissions of jobs that waited (case 034): predicted at submit
+        against the actual start (:func:`jupyter_sched.backfill.accuracy.accuracy_from_admits`)."""
+        store = getattr(self.service, "store", None)
+        if store is None:
+            return
+        events = store.list_events(action="admit", newest_first=True, limit=ETA_WINDOW)
+        accuracy = accuracy_from_admits((e.at, e.details) for e in events)
+        coverage = GaugeMetricFamily("jupyter_sched_eta_coverage_ratio",
+                                     f"Share of the last {ETA_WINDOW} started jobs that waited and had an ETA when queued")
+        coverage.add_metric([], accuracy.coverage)
+        yield coverage
+        if accuracy.median_abs_error_s is not None:
+            error = GaugeMetricFamily("jupyter_sched_eta_median_abs_error_seconds",
+                                      "Median |actual - predicted start| of those jobs, in seconds")
+            error.add_metric([], accuracy.median_abs_error_s)
+            yield error
 
     def _utilization(self) -> float | None:
         """Cluster utilization from the telemetry monitor's newest samples (None without one)."""

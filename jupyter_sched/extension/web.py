@@ -5,9 +5,9 @@ Every handler derives from :class:`SchedHandler` (a jupyter_server ``APIHandler`
 method is ``@web.authenticated`` + ``@authorized`` on resource ``"sched"`` and XSRF is enforced
 for cookie-authenticated browsers. A handler method reads like this::
 
-    request = self.body(SubmitJobRequest)                    # parse a request model (400 naming the field)
-    job = self.services.jobs.submit(self.caller, request)    # one service call, with the Caller
-    self.reply(job, status=201)                              # serialise the response model
+    request = self.body(SubmitJobRequest)                                # parse a request model (400 naming the field)
+    job = await self.call(self.services.jobs.submit, self.caller, request)  # one service call, off the loop
+    self.reply(job, status=201)                                          # serialise the response model
 
 Errors are mapped in one place (:meth:`SchedHandler.write_error`): a
 :class:`~jupyter_sched.errors.SchedError` becomes ``errors.http_status_for(err)`` +
@@ -18,7 +18,11 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
+import secrets
+from collections.abc import Callable
 from http.client import responses
 from typing import Any, TypeVar
 
@@ -27,7 +31,7 @@ from pydantic import BaseModel
 from tornado import web
 
 from ..admission import Caller
-from ..errors import SchedError, ValidationError, http_status_for
+from ..errors import AuthorizationError, SchedError, ValidationError, http_status_for
 from ..services.models import parse
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -37,6 +41,7 @@ _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
 
 M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
 
 
 def _reject_constant(name: str) -> Any:
@@ -60,13 +65,32 @@ class SchedHandler(APIHandler):
         """The scheduler's :class:`~jupyter_sched.services.Services`."""
         return self.sched.services
 
+    _sched_caller: Caller | None = None
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        """Authenticate (jupyter_server), then resolve the caller once, off the event loop (it
+        reads the quota set)."""
+        await super().prepare()
+        if self.current_user is not None and self._sched_caller is None:
+            self._sched_caller = await self.call(self.sched.resolve_caller, self.current_user)
+
     @property
     def caller(self) -> Caller:
-        """The admission step's :class:`Caller` of this request (resolved once per request)."""
-        cached: Caller | None = getattr(self, "_sched_caller", None)
-        if cached is None:
-            cached = self._sched_caller = self.sched.resolve_caller(self.current_user)
-        return cached
+        """The admission step's :class:`Caller` of this request (resolved in :meth:`prepare`).
+
+        Raises:
+            AuthorizationError: no authenticated caller (``@web.authenticated`` refuses those first).
+        """
+        if self._sched_caller is None:
+            raise AuthorizationError("this request is not authenticated", hint="send the server token")
+        return self._sched_caller
+
+    async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """Run ``fn(*args, **kwargs)`` — a service call: store transactions, validation — on the
+        extension's request threads, so the server's event loop stays free for other requests
+        and streams while it waits for the database (``c.SchedApp.request_threads``)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.sched.request_pool, functools.partial(fn, *args, **kwargs))
 
     # ---- request parsing -----------------------------------------------------------------
     def json_value(self, *, optional: bool = False) -> Any:
@@ -83,8 +107,11 @@ class SchedHandler(APIHandler):
                                   hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
         try:
             return json.loads(raw, parse_constant=_reject_constant)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValidationError(f"request body is not valid JSON ({err})", field="body",
+        except json.JSONDecodeError as err:
+            raise ValidationError(f"request body is not valid JSON (line {err.lineno}, column {err.colno})",
+                                  field="body", hint="send a JSON object with Content-Type: application/json") from None
+        except (ValueError, UnicodeDecodeError):
+            raise ValidationError("request body is not valid JSON (not UTF-8 text, or NaN/Infinity)", field="body",
                                   hint="send a JSON object with Content-Type: application/json") from None
         except RecursionError:
             raise ValidationError("request body is nested too deeply", field="body",
@@ -163,7 +190,14 @@ class SchedHandler(APIHandler):
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
         if isinstance(exc, SchedError):
-            status, body = http_status_for(exc), exc.to_json()
+            status = http_status_for(exc)
+            if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
+                reference = secrets.token_hex(4)
+                self.log.error("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
+                               status, reference, exc)
+                body = exc.public_json(reference)
+            else:
+                body = exc.to_json()
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
@@ -180,6 +214,8 @@ class SchedHandler(APIHandler):
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""
+        if isinstance(value, SchedError) and http_status_for(value) >= 500:
+            return  # write_error logs it whole, with the reference the client gets
         if isinstance(value, SchedError):
             self.log.info("jupyter_sched %s %s -> %s: %s", self.request.method, self.request.path,
                           http_status_for(value), value)

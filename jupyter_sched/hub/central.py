@@ -46,7 +46,7 @@ from traitlets import Dict, Float, Int, List, TraitError, Unicode
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, SchedError
 from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
-from ..extension.app import API_PREFIX, SchedApp
+from ..extension.app import SchedApp
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
@@ -206,10 +206,9 @@ class HubSchedApp(SchedApp):
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
 
-    def initialize_handlers(self) -> None:
+    def routes(self) -> list[tuple[str, type[Any]]]:
         """The route table, plus the kernel reports of user servers (hub mode only)."""
-        super().initialize_handlers()
-        self.handlers.append((API_PREFIX + "kernels", KernelReportHandler))
+        return [*super().routes(), ("kernels", KernelReportHandler)]
 
     def _hub(self) -> HubAPI:
         """The hub API with the service's own token."""
@@ -265,9 +264,9 @@ class HubSchedApp(SchedApp):
         return getattr(self.serverapp, "identity_provider", None)
 
     # ---- capabilities --------------------------------------------------------------------
-    def capabilities(self) -> dict[str, Any]:
+    def capability_fields(self) -> dict[str, Any]:
         """As embedded mode, marked ``mode: hub`` with the hub features on."""
-        body = super().capabilities()
+        body = super().capability_fields()
         body["mode"] = "hub"
         body["owner"] = None
         body["features"] = {**body["features"], "hub": True}

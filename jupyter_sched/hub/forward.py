@@ -69,7 +69,7 @@ _LIVE = "pending,admitted,running"
 _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
-_PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering")
+_PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering", "Link")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 _KERNEL_REPORT_TIMEOUT_S = 10.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from ..accounting import ROLLUP_KEYS, budget_usage, report_csv, rollup
+from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import usage_report_for, waste_report_for
 from ..admission import Caller
 from ..errors import ValidationError
@@ -18,10 +18,11 @@ from .context import Context
 from .models import (
     GetMeResponse,
     GetUsageReportRequest,
+    GetUsageReportResponse,
     GetUsageRequest,
+    GetUsageResponse,
     GetUsageWasteRequest,
     GetUsageWasteResponse,
-    UsageRows,
 )
 
 __all__ = ["AccountingService"]
@@ -49,11 +50,12 @@ class AccountingService:
         holding = [r.job for r in live if r.job.state.holds_gpus and r.job.allocation is not None]
         in_use = sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
                      for j in holding if j.allocation is not None)
-        week = rollup(store.usage_rows(since=now - timedelta(days=7), user=caller.user), now=now, by=("user",),
-                      since=now - timedelta(days=7))
+        # sums in the database (Store.gpu_seconds): the caller's week, and each budget's period of
+        # its team (or user), never everyone's usage rows
+        week_s = store.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
         mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
-        used = budget_usage(store.usage_rows(since=now - timedelta(days=31)), mine_budgets, now=now) \
-            if mine_budgets else {}
+        used = {(b.team, b.user): store.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
+                                                     user=b.user) / 3600 for b in mine_budgets}
         return GetMeResponse.model_validate({
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
@@ -64,7 +66,7 @@ class AccountingService:
             "in_use": {"gpus": in_use, "jobs": sum(1 for j in holding if not j.is_lease),
                        "leases": sum(1 for j in holding if j.is_lease)},
             "pending": sum(1 for r in live if r.job.state is JobState.PENDING),
-            "gpu_hours_7d": week[0]["gpu_hours"] if week else 0.0,
+            "gpu_hours_7d": round(week_s / 3600, 6),
         })
 
     def _whose(self, caller: Caller, everyone: bool) -> str | None:
@@ -74,7 +76,7 @@ class AccountingService:
             return None
         return caller.user
 
-    def usage(self, caller: Caller, request: GetUsageRequest) -> UsageRows:
+    def usage(self, caller: Caller, request: GetUsageRequest) -> GetUsageResponse:
         """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)``.
 
         Raises:
@@ -90,9 +92,9 @@ class AccountingService:
         start = parse_utc(request.since, field="since") if request.since else None
         end = parse_utc(request.until, field="until") if request.until else None
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
-        return UsageRows(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
+        return GetUsageResponse.model_validate(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
 
-    def report(self, caller: Caller, request: GetUsageReportRequest) -> UsageRows:
+    def report(self, caller: Caller, request: GetUsageReportRequest) -> GetUsageReportResponse:
         """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`).
 
         Raises:
@@ -101,8 +103,9 @@ class AccountingService:
         """
         user = self._whose(caller, request.all)
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
-        return UsageRows(usage_report_for(self.ctx, user=user, by=by, since=request.since, until=request.until,
-                                          period=request.period, prices=self.prices))
+        return GetUsageReportResponse.model_validate(usage_report_for(
+            self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
+            prices=self.prices))
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;
@@ -124,6 +127,6 @@ class AccountingService:
         return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict()})
 
     @staticmethod
-    def report_csv(rows: UsageRows, request: GetUsageReportRequest) -> str:
+    def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
         """The report as CSV text with a header row."""
-        return report_csv(rows.root, by=tuple(k.strip() for k in request.by.split(",") if k.strip()))
+        return report_csv(rows.to_wire(), by=tuple(k.strip() for k in request.by.split(",") if k.strip()))

@@ -9,17 +9,21 @@ running work are recorded as a stop intent the leader carries out).
 
 from __future__ import annotations
 
+import base64
 import builtins
+import json
 from collections.abc import Iterable
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..admission import Caller
-from ..errors import ConflictError, NotFoundError, ValidationError
+from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..executors.local import read_log
 from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord
 from ..wording import lease_end_message
 from .context import Context
@@ -28,6 +32,7 @@ from .models import (
     GetJobLogsRequest,
     GetJobLogsResponse,
     GetQueueResponse,
+    JobsPage,
     ListJobsRequest,
     ListJobsResponse,
     QueueEntry,
@@ -128,12 +133,13 @@ class JobsService:
         return DryrunJobResponse.model_validate(out)
 
     # ---- read --------------------------------------------------------------------------------
-    def list(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> ListJobsResponse:
-        """The caller's jobs and leases, newest first; admins may ask for ``user`` or ``all``.
+    def list(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage:
+        """One page of the caller's jobs and leases, newest first, filtered in the store; admins
+        may ask for ``user`` or ``all``. ``next_cursor`` continues after the page (None: last page).
 
         Raises:
             AuthorizationError: a non-admin asked for another user's or everyone's (audited).
-            ValidationError: an unknown state.
+            ValidationError: an unknown state, or a cursor this server did not write.
         """
         others = request.all or (request.user is not None and request.user != caller.user)
         if others:
@@ -142,17 +148,21 @@ class JobsService:
                                              hint="leave out user and all to list your own jobs")
         user = None if request.all else (request.user or caller.user)
         wanted = kind or (JobKind(request.kind) if request.kind else None)
-        return ListJobsResponse.model_validate(self.work(user=user, states=parse_states(request.state), kind=wanted,
-                                                         limit=request.limit))
+        rows = self.work(user=user, states=parse_states(request.state), kind=wanted, limit=request.limit + 1,
+                         after=decode_cursor(request.cursor) if request.cursor else None)
+        page, more = rows[:request.limit], len(rows) > request.limit
+        next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
+        return JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
 
     def work(self, *, user: str | None, states: Iterable[JobState] | None, kind: JobKind | None = None,
-             limit: int | None = None) -> builtins.list[dict[str, Any]]:
-        """Job dicts of ``user`` (None = everyone) newest first, for service-internal readers
-        (activity reports, metrics, the hub's lease reaper) and :meth:`list`. No authorization:
-        callers of this method decided already."""
+             limit: int | None = None, after: tuple[datetime, str] | None = None) -> builtins.list[dict[str, Any]]:
+        """Job dicts of ``user`` (None = everyone) newest first (after the ``(submitted_at, id)``
+        of a previous page), for service-internal readers (activity reports, metrics, the hub's
+        lease reaper) and :meth:`list`. No authorization: callers of this method decided already."""
         simulated = self.ctx.simulated()
         records = self.ctx.store.list_jobs(user=user, states=list(states) if states is not None else None,
-                                           kinds=[kind] if kind is not None else None, limit=limit, newest_first=True)
+                                           kinds=[kind] if kind is not None else None, limit=limit, newest_first=True,
+                                           after=after)
         return [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
 
     def get(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
@@ -265,6 +275,25 @@ class JobsService:
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out
+
+
+def encode_cursor(submitted_at: str, job_id: str) -> str:
+    """The opaque cursor of the page after the job ``(submitted_at ISO 8601, id)``."""
+    return base64.urlsafe_b64encode(json.dumps([submitted_at, job_id]).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """Inverse of :func:`encode_cursor`.
+
+    Raises:
+        ValidationError: not a cursor this server wrote (field ``cursor``).
+    """
+    try:
+        at, job_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        return parse_utc(str(at), field="cursor"), str(job_id)
+    except (ValueError, TypeError, SchedError):
+        raise ValidationError("cursor is not one this server gave", field="cursor",
+                              hint="pass the cursor of the Link: rel=next header unchanged, or leave it out") from None
 
 
 def parse_states(state: str | Iterable[str] | None) -> list[JobState] | None:

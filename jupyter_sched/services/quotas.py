@@ -8,7 +8,7 @@ admin changes them, never when a user is identified (a drained node must not loc
 from __future__ import annotations
 
 from ..admission import Caller
-from ..errors import ValidationError
+from ..errors import SchedError, ValidationError
 from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
 from .context import Context
@@ -29,9 +29,26 @@ class QuotasService:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def get(self) -> GetQuotasResponse:
-        """The quota set in force."""
-        return GetQuotasResponse.model_validate(quota_set_to_dict(self.ctx.store.quota_set()))
+    def get(self, caller: Caller | None = None) -> GetQuotasResponse:
+        """The quota set in force. An admin also reads ``warnings``: guarantees above the GPUs
+        that exist now (a drained or failed node) — a warning to the admin, never an error to
+        users, whose requests and identity keep working (issue 15 item 6)."""
+        quotas = self.ctx.store.quota_set()
+        body = quota_set_to_dict(quotas)
+        if caller is not None and caller.admin:
+            body["warnings"] = self.capacity_warnings(quotas)
+        return GetQuotasResponse.model_validate(body)
+
+    def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
+        """Why the quota set no longer fits the inventory (empty when it does)."""
+        try:
+            validate_quotas(quotas.quotas, self.ctx.inventory().models())
+        except ValidationError as err:
+            return [f"{err.message}: until the GPUs are back, guarantees cannot all be honoured "
+                    f"(lower them with PUT quotas, or bring the node back)"]
+        except SchedError:  # the inventory cannot be read now: nothing to compare with
+            return []
+        return []
 
     def set(self, caller: Caller, request: SetQuotasRequest) -> GetQuotasResponse:
         """Replace parts of the quota set (admins); keys left out keep their current value.

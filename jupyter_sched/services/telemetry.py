@@ -26,6 +26,7 @@ from .models import (
     GetTelemetryRequest,
     GetTelemetryResponse,
 )
+from .visibility import HOLDERS_KEY, telemetry_for
 
 __all__ = ["TelemetryService"]
 
@@ -53,6 +54,10 @@ class TelemetryService:
         """Current and recent samples per GPU: every GPU, one GPU (``gpu``), or the GPUs of one of
         the caller's jobs or leases; ``recent`` starts at ``since`` (default: the last minute).
 
+        Users see process lists and pod names only for GPUs their own work holds, and neither the
+        foreign-process alerts nor other users' idle work (admins see all:
+        :func:`~.visibility.telemetry_for`).
+
         Raises:
             ValidationError: bad ``since``, or two filters at once.
             NotFoundError: the job/lease is another user's (audited) or does not exist; no such GPU.
@@ -74,8 +79,11 @@ class TelemetryService:
             "foreign": [foreign_report_to_dict(r) for r in foreign_gpu_reports(
                 inv, live, foreign_processes=self._foreign_processes() if caller.admin else None)],
             "idle": [{"job_id": j, "gpu_uuids": list(u)} for j, u in sorted(self.ctx.engine.idle_gpus.items())]}
+        mine = [job for job in live if job.spec.user == caller.user]
+        held = {uuid for job in mine if job.allocation is not None for uuid in job.allocation.all_gpu_uuids()}
+        own = {job.id for job in mine}
         if self.monitor is None:
-            return GetTelemetryResponse.model_validate(body)
+            return GetTelemetryResponse.model_validate(telemetry_for(caller, body, held, own))
         body.update(source=self.monitor.source, interval_s=self.monitor.interval_s)
         latest = self.monitor.latest()
         keys: list[tuple[str, int | None]]
@@ -96,7 +104,7 @@ class TelemetryService:
             body["gpus"].append({"gpu_uuid": key[0], "mig_instance": key[1],
                                  "current": sample_to_dict(current) if current is not None else None,
                                  "recent": [sample_to_dict(s) for s in recent.get(key, [])]})
-        return GetTelemetryResponse.model_validate(body)
+        return GetTelemetryResponse.model_validate(telemetry_for(caller, body, held, own))
 
     def _foreign_processes(self) -> dict[str, Any]:
         """``{gpu uuid: ForeignProcess...}`` from the NVML inventory (pid, memory, age, user; case
@@ -171,11 +179,18 @@ class TelemetryService:
                 "telemetry": self.monitor.status() if self.monitor is not None else None}
 
     def now(self) -> dict[str, Any]:
-        """The ``telemetry`` event's data: the newest sample of every GPU."""
+        """The ``telemetry`` event's data: the newest sample of every GPU, plus (under
+        :data:`~.visibility.HOLDERS_KEY`, removed before any client sees it) who holds each GPU,
+        so the fan-out can show each subscriber the process lists of their own GPUs only."""
         from ..telemetry import sample_to_dict
 
         latest = self.monitor.latest() if self.monitor is not None else {}
-        return {"at": self.ctx.clock.now().isoformat(),
+        holders: dict[str, list[str]] = {}
+        for record in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+            job = record.job
+            for uuid in job.allocation.all_gpu_uuids() if job.allocation is not None else ():
+                holders.setdefault(uuid, []).append(job.spec.user)
+        return {"at": self.ctx.clock.now().isoformat(), HOLDERS_KEY: holders,
                 "gpus": [sample_to_dict(latest[k]) for k in sorted(latest, key=lambda k: (k[0], k[1] or -1))]}
 
     # ---- lifetime ----------------------------------------------------------------------------
@@ -196,10 +211,11 @@ class TelemetryService:
             await asyncio.get_running_loop().run_in_executor(None, self.monitor.stop)
 
     async def _push_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.push_interval_s)
             if self.wanted():
-                try:
-                    self.ctx.publish({"type": "telemetry", "data": self.now()})
+                try:  # reads the store: off the event loop
+                    self.ctx.publish({"type": "telemetry", "data": await loop.run_in_executor(None, self.now)})
                 except Exception:
                     log.exception("jupyter_sched: telemetry event failed")

@@ -268,8 +268,13 @@ class StoreTx:
         kinds: Iterable[JobKind] | None = None,
         limit: int | None = None,
         newest_first: bool = False,
+        after: tuple[datetime, str] | None = None,
     ) -> list[JobRecord]:
-        """Job rows filtered by owner, states and kinds, ordered by submit time then id."""
+        """Job rows filtered by owner, states and kinds, ordered by submit time then id.
+
+        ``after = (submitted_at, id)`` of the last row of a previous page: only rows after it in
+        this order (keyset paging: a page costs its own rows, not an offset's).
+        """
         query = sa.select(schema.jobs)
         if user is not None:
             query = query.where(schema.jobs.c.user == user)
@@ -277,6 +282,11 @@ class StoreTx:
             query = query.where(schema.jobs.c.state.in_([s.value for s in states]))
         if kinds is not None:
             query = query.where(schema.jobs.c.kind.in_([k.value for k in kinds]))
+        if after is not None:
+            at, job_id = ts(after[0]), after[1]
+            sub, jid = schema.jobs.c.submitted_at, schema.jobs.c.id
+            query = query.where(sa.or_(sub < at, sa.and_(sub == at, jid < job_id)) if newest_first
+                                else sa.or_(sub > at, sa.and_(sub == at, jid > job_id)))
         order = (schema.jobs.c.submitted_at, schema.jobs.c.id)
         query = query.order_by(*(c.desc() for c in order) if newest_first else order)
         if limit is not None:
@@ -399,6 +409,33 @@ class StoreTx:
                          started_at=_usage_start(r),
                          ended_at=_usage_ts(r, "ended_at", required=False))
                 for r in self.conn.execute(query).mappings()]
+
+    def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,
+                    team: str | None = None) -> float:
+        """Allocated GPU-seconds inside ``[since, until)`` of ``user``'s and/or ``team``'s usage
+        intervals (open intervals run to ``until``), summed by the database: the rows never leave
+        it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap).
+        """
+        u = schema.usage
+        lo, hi = ts(since), ts(until)
+        sqlite = self.conn.dialect.name == "sqlite"
+        end = sa.func.coalesce(u.c.ended_at, hi)
+        clipped_end = sa.func.min(end, hi) if sqlite else sa.func.least(end, hi)
+        clipped_start = sa.func.max(u.c.started_at, lo) if sqlite else sa.func.greatest(u.c.started_at, lo)
+
+        def epoch(text: Any) -> Any:  # fixed-width ISO 8601 UTC text → seconds
+            if sqlite:
+                return sa.func.julianday(text) * 86400.0
+            return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
+
+        seconds = epoch(clipped_end) - epoch(clipped_start)
+        query = sa.select(sa.func.coalesce(sa.func.sum(u.c.share * seconds), 0.0)).where(
+            u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
+        if user is not None:
+            query = query.where(u.c.user == user)
+        if team is not None:
+            query = query.where(u.c.team == team)
+        return max(0.0, float(self.conn.execute(query).scalar() or 0.0))
 
     # -- telemetry history ---------------------------------------------------------------------
 
@@ -644,6 +681,11 @@ class Store:
         """See :meth:`StoreTx.usage_rows`."""
         with self.transaction(write=False) as tx:
             return tx.usage_rows(**filters)
+
+    def gpu_seconds(self, **filters: Any) -> float:
+        """See :meth:`StoreTx.gpu_seconds`."""
+        with self.transaction(write=False) as tx:
+            return tx.gpu_seconds(**filters)
 
     def add_rollups(self, rows: Iterable[Mapping[str, Any]], *, node: str = "") -> int:
         """See :meth:`StoreTx.add_rollups` (own transaction)."""

@@ -86,6 +86,14 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     ``ETA unknown: <why>`` where the core said why, else ``ETA unknown``."""
     when = wire_time(reason.get("eta"))
     if when is None:
+        details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+        assert isinstance(details, Mapping)
+        waits = details.get("eta_waits_on")
+        if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
+                and waits:  # the core's data: which running jobs it waits for, none with a time limit
+            one = len(waits) == 1
+            return (f"ETA unknown: it can start only after {_ids(waits)} {'ends' if one else 'end'}, and "
+                    f"{'it has' if one else 'they have'} no time limit")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
         return f"ETA unknown: {why}" if why else "ETA unknown"
     same_day = now is not None and when.date() == now.astimezone(timezone.utc).date()
@@ -177,6 +185,16 @@ def _words(code: str) -> str:
     """``WaitingForCapacity`` → ``waiting for capacity`` (a reason the core sent without a message)."""
     out = "".join(f" {c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(code))
     return out.strip()
+
+
+def _ids(values: Sequence[Any], shown: int = 3) -> str:
+    """``j-1``, ``j-1 and j-2``, ``j-1, j-2, j-3 and 2 more``."""
+    ids = [str(v) for v in values]
+    if len(ids) == 1:
+        return ids[0]
+    if len(ids) <= shown:
+        return ", ".join(ids[:-1]) + f" and {ids[-1]}"
+    return ", ".join(ids[:shown]) + f" and {len(ids) - shown} more"
 
 
 def _names(values: Any) -> str:

@@ -386,7 +386,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Admins — jobs and users ranked by allocated-but-idle GPU-hours (idle = a valid reading under the idle threshold, or a utilization latch; no reading is unknown, never waste). */
+        /** Admins: jobs and users ranked by allocated-but-idle GPU-hours (idle = a valid reading under the idle threshold, or a utilization latch; no reading is unknown, never waste). */
         get: operations["getUsageWaste"];
         put?: never;
         post?: never;
@@ -551,533 +551,87 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        ErrorResponse: {
-            error: {
-                /** @example validation_error */
-                code: string;
-                message: string;
-                /** @description dotted input field at fault */
-                field: string | null;
-                /** @description what to do about it */
-                hint: string | null;
-                /** @description the numbers behind the message */
-                details?: {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        /** @enum {string} */
-        JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
-        /** @enum {string} */
-        JobKind: "training" | "inference" | "lease";
-        /** @enum {string} */
-        Priority: "high" | "normal" | "low";
-        /** @description Flat request; resource keys may also sit in a nested `resources` object. The user comes from auth. */
-        SubmitJobRequest: {
-            name?: string;
-            team?: string;
-            /** @description alias of team */
-            queue?: string;
-            kind?: components["schemas"]["JobKind"];
-            priority?: components["schemas"]["Priority"];
-            /** @description whole GPUs, or a fraction below 1 (0.5 = half a GPU) */
-            gpus?: number;
-            gpu_milli?: number;
-            model?: string | string[];
-            gpu_models?: string[];
-            /** @description e.g. "40GiB" or MiB */
-            mem_per_gpu?: string | number;
-            min_memory_mib?: number;
-            mig_profile?: string;
-            nvlink?: boolean;
-            /** @description cores */
-            cpu?: number;
-            cpu_millis?: number;
-            memory?: string | number;
-            memory_mib?: number;
-            workers?: number;
-            node_selector?: {
-                [key: string]: string;
-            };
-            tolerations?: string[];
-            /** @description e.g. "2h" or seconds */
-            time_limit?: string | number;
-            time_limit_s?: number;
-            command?: string[];
-            args?: string[];
-            script?: string;
-            notebook?: string;
-            working_dir?: string;
-            env?: {
-                [key: string]: string;
-            };
-            image?: string;
-            port?: number;
-            kernel_id?: string;
-            profile?: string;
-            checkpointable?: boolean;
-            resources?: {
-                [key: string]: unknown;
-            };
-        };
-        /** @description Same fields as SubmitJobRequest; kind is always lease and nothing to run is needed. */
-        RequestLeaseRequest: components["schemas"]["SubmitJobRequest"];
-        Allocation: {
-            node?: string;
-            gpu_uuids?: string[];
-            gpu_milli?: number;
-            workers?: {
-                node?: string;
-                gpu_uuids?: string[];
-            }[];
-        } | null;
-        PendingReason: {
-            /** @example ExceedsQuota */
-            code?: string;
-            message?: string;
-            details?: {
-                [key: string]: unknown;
-            };
-            unblock?: string;
-            position?: number | null;
-            /** Format: date-time */
-            eta?: string | null;
-            eta_reason?: string;
-            per_flavor?: {
-                [key: string]: unknown;
-            }[];
-            text?: components["schemas"]["ReasonText"];
-        } | null;
-        /** @description The reason in words, written in one place (jupyter_sched.wording.render_reason); the panel, the magics and the CLI show these strings as they are. Times are absolute UTC. */
-        ReasonText: {
-            /** @description what blocks it, one sentence with its numbers */
-            summary: string;
-            /** @description 'ETA <day> <HH:MM> UTC', or 'ETA unknown: <why>' */
-            eta: string;
-            /** @description what would let it start, one sentence; empty when the ETA says it */
-            unblock: string;
-            /** @description 'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces */
-            line: string;
-        } | null;
-        Job: {
-            id: string;
-            name: string;
-            user: string;
-            team: string;
-            kind: components["schemas"]["JobKind"];
-            priority: components["schemas"]["Priority"];
-            state: components["schemas"]["JobState"];
-            resources: {
-                [key: string]: unknown;
-            };
-            time_limit_s?: number | null;
-            command?: string[];
-            script?: string | null;
-            notebook?: string | null;
-            working_dir?: string | null;
-            env?: {
-                [key: string]: string;
-            };
-            kernel_id?: string | null;
-            profile?: string | null;
-            /** Format: date-time */
-            submitted_at?: string | null;
-            /** Format: date-time */
-            admitted_at?: string | null;
-            /** Format: date-time */
-            started_at?: string | null;
-            /** Format: date-time */
-            finished_at?: string | null;
-            allocation?: components["schemas"]["Allocation"];
-            reason?: components["schemas"]["PendingReason"];
-            exit_code?: number | null;
-            message?: string;
-            attempts?: number;
-            simulated?: boolean;
-        } & {
-            [key: string]: unknown;
-        };
-        ListJobsResponse: components["schemas"]["Job"][];
-        GetJobLogsResponse: {
-            text: string;
-            /** @description byte offset of text */
-            offset: number;
-            /** @description pass as offset to continue */
-            next_offset: number;
-            /** @description the job ended and text reached the end of its log */
-            finished: boolean;
-        };
-        /** @description Would it fit now, where, and otherwise the pending reason with numbers and ETA. */
-        DryrunJobResponse: {
-            /** @description admitted at the next cycle */
-            fits: boolean;
-            /** @description can never run here */
-            never: boolean;
-            allocation: components["schemas"]["Allocation"];
-            reason: components["schemas"]["PendingReason"];
-            /** Format: date-time */
-            eta: string | null;
-            would_preempt: string[];
-            job: components["schemas"]["Job"];
-        };
-        /** @description Pending (in queue order) then running work of everyone; others' entries omit command, env and paths. */
-        GetQueueResponse: (components["schemas"]["Job"] & {
-            mine: boolean;
-            /** @description 1-based among pending */
-            position: number | null;
-            /** Format: date-time */
-            eta?: string | null;
-            eta_reason?: string;
-        })[];
-        Gpu: {
-            uuid: string;
-            index: number;
+        /** @description Where a job runs: its node, GPUs and share of each GPU (milli-GPUs). */
+        Allocation: ({
             node: string;
-            model: string;
-            memory_mib: number;
-            health?: string;
-            simulated: boolean;
-        } & {
-            [key: string]: unknown;
-        };
-        GetInventoryResponse: {
-            /** @description per GPU uuid, who holds it */
-            allocations?: {
-                [key: string]: {
-                    job_id?: string;
-                    user?: string;
-                    kind?: components["schemas"]["JobKind"];
-                    gpu_milli?: number;
-                }[];
-            };
-            source: string;
-            simulated: boolean;
-            nodes: {
-                [key: string]: unknown;
-            }[];
-            gpus: components["schemas"]["Gpu"][];
-            nvml: {
-                available?: boolean;
-                error?: string;
-                device_count?: number;
-                driver_version?: string;
-            } | null;
-        } & {
-            [key: string]: unknown;
-        };
-        GetQuotasResponse: {
-            quotas: components["schemas"]["QuotaLine"][];
-            budgets: {
-                team: string;
-                user?: string | null;
-                gpu_hours: number;
-                /** @enum {string} */
-                period: "day" | "week" | "month";
-            }[];
-            teams: {
-                team: string;
-                weight?: number;
-                allowed_priorities?: components["schemas"]["Priority"][];
-                members?: string[];
-            }[];
-            user_teams: {
-                [key: string]: string;
-            };
-        };
-        QuotaLine: {
-            team: string;
-            user?: string | null;
-            /** @default * */
-            gpu_model: string;
-            guaranteed?: number;
-            borrowing_limit?: number | null;
-        };
-        /** @description Keys left out keep their current value (a bare list of quota lines is accepted too). */
-        SetQuotasRequest: {
-            quotas?: components["schemas"]["QuotaLine"][];
-            budgets?: {
-                [key: string]: unknown;
-            }[];
-            teams?: {
-                [key: string]: unknown;
-            }[];
-            user_teams?: {
-                [key: string]: string;
-            };
-        };
-        /** @description When work counts as idle and what reclaiming does (seconds, %). */
-        IdlePolicy: {
-            enabled: boolean;
-            /** @description a GPU is idle below this activity, % */
-            threshold_pct: number;
-            /** @description idle seconds before reclaim */
-            window_s: number;
-            /** @description the warning comes this many seconds before reclaim */
-            warning_s: number;
-            /** @description extra seconds after the window: warn when it ends, reclaim this much later */
-            grace_s: number;
-            /** @description limit for a busy kernel on idle GPUs, s (null = off) */
-            busy_kernel_window_s: number | null;
-            lease_mode: components["schemas"]["ReclaimMode"];
-            busy_kernel_mode: components["schemas"]["ReclaimMode"];
-            job_mode: components["schemas"]["ReclaimMode"];
-            service_mode: components["schemas"]["ReclaimMode"];
-            /** @description a longer gap between samples restarts the idle clock, s */
-            max_gap_s: number;
-            /** @description longest keepalive a user may ask for, s (0 = off) */
-            keepalive_max_s: number;
-        };
-        /** @description Any fields of IdlePolicy; the others keep their current value. */
-        IdlePolicyPatch: {
-            enabled?: boolean;
-            threshold_pct?: number;
-            window_s?: number;
-            warning_s?: number;
-            busy_kernel_window_s?: number | null;
-            lease_mode?: components["schemas"]["ReclaimMode"];
-            busy_kernel_mode?: components["schemas"]["ReclaimMode"];
-            job_mode?: components["schemas"]["ReclaimMode"];
-            service_mode?: components["schemas"]["ReclaimMode"];
-            grace_s?: number;
-            max_gap_s?: number;
-            keepalive_max_s?: number;
-        };
-        IdlePolicyKind: components["schemas"]["IdlePolicy"] & {
-            by_priority?: {
-                [key: string]: components["schemas"]["IdlePolicy"];
-            };
-        };
-        /** @description Any fields of IdlePolicy for one job kind, and overrides of that kind per priority class. */
-        IdlePolicyKindPatch: {
-            by_priority?: {
-                [key: string]: components["schemas"]["IdlePolicyPatch"];
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /** @enum {string} */
-        ReclaimMode: "release" | "requeue" | "stop" | "notify";
-        GetIdlePolicyResponse: {
-            default: components["schemas"]["IdlePolicy"];
-            /** @description Overrides keyed by priority class (high, normal, low). */
-            by_priority: {
-                [key: string]: components["schemas"]["IdlePolicy"];
-            };
-            /** @description Overrides keyed by job kind (lease, training, inference), each with its own by_priority. */
-            by_kind?: {
-                [key: string]: components["schemas"]["IdlePolicyKind"];
-            };
-            /** @description false when telemetry is off: no idle detection runs */
-            active: boolean;
-            /** @description seconds of telemetry samples kept (null = no monitor) */
-            retention_s: number | null;
-        };
-        /** @description Keys left out keep their current value; a priority block merges into the (new) default; by_priority, when given, replaces the set of overrides. */
-        SetIdlePolicyRequest: {
-            default?: components["schemas"]["IdlePolicyPatch"];
-            by_priority?: {
-                [key: string]: components["schemas"]["IdlePolicyPatch"];
-            };
-            by_kind?: {
-                [key: string]: components["schemas"]["IdlePolicyKindPatch"];
-            };
-        };
-        ListProfilesResponse: {
-            name?: string;
-            description?: string;
-            defaults?: {
-                [key: string]: unknown;
-            };
-        }[];
-        GetMeResponse: {
-            user: string;
-            is_admin: boolean;
-            team: string;
-            quotas: components["schemas"]["QuotaLine"][];
-            budgets?: {
-                [key: string]: unknown;
-            }[];
-            in_use: {
-                /** @description GPUs held now (fractions count) */
-                gpus?: number;
-                jobs?: number;
-                leases?: number;
-            };
-            pending: number;
-            gpu_hours_7d?: number;
-        } & {
-            [key: string]: unknown;
-        };
-        GetConfigResponse: {
-            version: string;
-            api: string;
-            /** @enum {string} */
-            mode?: "embedded" | "hub";
-            identity?: string;
-            executors?: string[];
-            features: {
-                [key: string]: boolean;
-            };
-            /**
-             * @description c.SchedApp.placement_policy
-             * @enum {string}
-             */
-            placement_policy?: "binpack" | "fgd" | "fgd-balanced" | "fgd-planned";
-            /** @description seconds between SIGTERM and SIGKILL when running work is cancelled (c.SchedApp.stop_grace_s) */
-            stop_grace_s?: number;
-        } & {
-            [key: string]: unknown;
-        };
-        KeepaliveLeaseRequest: {
-            /** @description extension in seconds (default and maximum: idle_keepalive_max_s) */
-            seconds?: number;
-        };
-        KeepaliveLeaseResponse: components["schemas"]["Job"] & {
-            /** Format: date-time */
-            keepalive_until: string | null;
-        };
-        /** @description One device and step; utilization_pct is null in a gap (validity and note say why). */
-        HistoryPoint: {
-            /** Format: date-time */
-            t: string;
-            gpu_uuid: string;
-            mig_instance: number | null;
-            utilization_pct: number | null;
-            memory_used_mib: number | null;
-            /** @enum {string} */
-            validity: "valid" | "blank" | "suspect" | "missing";
-            note: string;
-        };
-        /** @description Consecutive gap steps of one device with one reason, [start, end). */
-        HistoryGap: {
-            gpu_uuid: string;
-            mig_instance: number | null;
-            /** Format: date-time */
-            start: string;
-            /** Format: date-time */
-            end: string;
-            /** @enum {string} */
-            validity: "blank" | "suspect" | "missing";
-            note: string;
-            /** @example blank: DCGM blank value (no data) */
-            label: string;
-        };
-        GetTelemetryHistoryResponse: {
-            /** Format: date-time */
-            since: string;
-            /** Format: date-time */
-            until: string;
-            step_s: number;
-            devices: {
-                [key: string]: unknown;
-            }[];
-            points: components["schemas"]["HistoryPoint"][];
-            gaps: components["schemas"]["HistoryGap"][];
-        };
-        IdleCandidate: {
-            job_id: string;
-            user: string;
-            team: string;
-            kind: string;
             gpu_uuids: string[];
-            /** Format: date-time */
-            idle_since: string;
-            /** Format: date-time */
-            warn_at: string;
-            /** Format: date-time */
-            deadline: string;
-            time_left_s: number;
-            /** @enum {string} */
-            stage: "idle" | "warned" | "reclaimed";
-            action: string;
-            /** @example no process and < 5 % for 60 min */
-            reason: string;
-            /** @example allocated, no process on GPU (0 %, 0 MiB) */
-            state: string;
-        };
-        GetIdleResponse: components["schemas"]["IdleCandidate"][];
-        WasteRow: {
-            /** @description job id or user */
-            key: string;
-            user: string;
-            team: string;
-            kind: string;
-            allocated_gpu_hours: number;
-            idle_gpu_hours: number;
-            unknown_gpu_hours: number;
-            idle_share: number;
-        };
-        GetUsageWasteResponse: {
-            threshold_pct: number;
-            jobs: components["schemas"]["WasteRow"][];
-            users: components["schemas"]["WasteRow"][];
-        };
-        GetTelemetryResponse: {
-            enabled: boolean;
-            source?: string | null;
-            interval_s?: number | null;
-            simulated: boolean;
-            /** Format: date-time */
-            at?: string;
-            job_id?: string | null;
-            gpus: {
-                gpu_uuid: string;
-                mig_instance?: number | null;
-                current: {
-                    [key: string]: unknown;
-                } | null;
-                recent: {
-                    [key: string]: unknown;
-                }[];
-            }[];
-            foreign?: {
-                [key: string]: unknown;
-            }[];
-            idle?: {
-                job_id?: string;
-                gpu_uuids?: string[];
-            }[];
+            gpu_milli: number;
+            workers?: components["schemas"]["WorkerAllocation"][];
         } & {
             [key: string]: unknown;
-        };
-        GetAuditResponse: {
+        }) | null;
+        AuditRecord: {
             id: number;
-            /** Format: date-time */
             at: string;
             actor: string;
             action: string;
-            job_id?: string | null;
-            user?: string | null;
+            job_id: string | null;
+            user: string | null;
             message: string;
-            details?: {
+            details: {
                 [key: string]: unknown;
             };
-        }[];
-        GetUsageReportResponse: ({
-            allocated_gpu_seconds: number;
-            allocated_gpu_hours: number;
-            utilized_gpu_seconds: number | null;
-            utilized_gpu_hours: number | null;
-            /** @description covered / allocated GPU-seconds, 0..1 */
-            telemetry_coverage: number;
-            /** @description utilized / covered allocated GPU-seconds, 0..1 */
-            efficiency: number | null;
-            /** @description null without gpu_prices */
-            cost: number | null;
-            jobs: number;
-            /** @description = allocated_gpu_seconds (the shape of GET usage) */
-            gpu_seconds: number;
-            gpu_hours: number;
         } & {
             [key: string]: unknown;
-        })[];
-        GetUsageResponse: ({
-            gpu_seconds: number;
+        };
+        /** @description A GPU-hour budget per period for a team, or one user in it. */
+        BudgetLine: {
+            /** @example ml */
+            team: string;
+            /** @description null for the whole team */
+            user?: string | null;
+            /** @example 500 */
             gpu_hours: number;
-            jobs: number;
+            /**
+             * @example month
+             * @enum {string}
+             */
+            period?: "day" | "week" | "month";
+        };
+        /** @description A budget as stored (:func:`~jupyter_sched.model.codec.budget_to_dict`). */
+        BudgetView: {
+            team: string;
+            user?: string | null;
+            gpu_hours: number;
+            period: string;
         } & {
             [key: string]: unknown;
-        })[];
+        };
+        ClusterUtilization: {
+            /** @description mean over valid readings; suspect and blank ones add 0 % */
+            percent: number;
+            note: string;
+        };
+        ConfigEvents: {
+            transport: string;
+            path: string;
+            types: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Exactly one of notebook or script; plus any job resource fields of SubmitJobRequest (gpus, model, time_limit, ...). */
+        CreateDefinitionRequest: {
+            name: string;
+            notebook?: string;
+            script?: string;
+            args?: string[];
+            parameters?: {
+                [key: string]: unknown;
+            };
+            schedule?: string | null;
+            /** @default UTC */
+            timezone: string;
+            /** @default false */
+            paused: boolean;
+            /**
+             * @default run_once
+             * @enum {string}
+             */
+            missed: "run_once" | "skip";
+            compute_type?: string;
+        } & {
+            [key: string]: unknown;
+        };
         Definition: {
             /** @example d-01hf3k2m9-x7q4za */
             id: string;
@@ -1132,42 +686,545 @@ export interface components {
             created_at: string;
             job: components["schemas"]["Job"] | null;
         };
-        /** @description Exactly one of notebook or script; plus any job resource fields of SubmitJobRequest (gpus, model, time_limit, ...). */
-        CreateDefinitionRequest: {
-            name: string;
-            notebook?: string;
-            script?: string;
-            args?: string[];
-            parameters?: {
-                [key: string]: unknown;
-            };
-            schedule?: string | null;
-            /** @default UTC */
-            timezone: string;
-            /** @default false */
-            paused: boolean;
-            /**
-             * @default run_once
-             * @enum {string}
-             */
-            missed: "run_once" | "skip";
-            compute_type?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description Any fields of CreateDefinitionRequest; only those given change. */
-        UpdateDefinitionRequest: {
-            [key: string]: unknown;
-        };
         DeleteDefinitionResponse: {
             id: string;
             deleted: boolean;
         };
-        RunDefinitionRequest: {
-            parameters?: {
+        /** @description Would this request fit now, where, and otherwise why and when. */
+        DryrunJobResponse: {
+            /** @description admitted at the next cycle */
+            fits: boolean;
+            /** @description can never run here */
+            never: boolean;
+            allocation: components["schemas"]["Allocation"] | null;
+            reason: components["schemas"]["PendingReason"] | null;
+            eta: string | null;
+            would_preempt: string[];
+            job: components["schemas"]["Job"];
+        };
+        /**
+         * @description What went wrong (:mod:`jupyter_sched.errors`): 4xx answers name the input ``field`` at fault
+         *     and what to do; 5xx answers give our sentence and a ``reference`` to the server log.
+         */
+        ErrorBody: {
+            /** @example validation_error */
+            code: string;
+            message: string;
+            /** @description dotted input field at fault */
+            field: string | null;
+            /** @description what to do about it */
+            hint: string | null;
+            /** @description the numbers behind the message */
+            details?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description 5xx: where the server log has the cause */
+            reference?: string | null;
+        };
+        /** @description Every error answer of the API. */
+        ErrorResponse: {
+            error: components["schemas"]["ErrorBody"];
+        };
+        GetAuditResponse: components["schemas"]["AuditRecord"][];
+        /** @description What this backend supports (``GET config``), for the panel and the CLI. */
+        GetConfigResponse: {
+            version: string;
+            api: string;
+            /** @enum {string} */
+            mode: "embedded" | "hub";
+            identity: string;
+            owner?: string | null;
+            executors: string[];
+            inventory_source: string;
+            events: components["schemas"]["ConfigEvents"];
+            features: {
+                [key: string]: boolean;
+            };
+            priorities: string[];
+            idle: {
                 [key: string]: unknown;
             };
+            telemetry: {
+                [key: string]: unknown;
+            };
+            cycle_interval_s: number;
+            /** @description c.SchedApp.placement_policy */
+            placement_policy: string;
+        } & {
+            [key: string]: unknown;
         };
+        /**
+         * @description The idle policy in force: :func:`jupyter_sched.reclaim.idle_policies_to_dict` (which owns the
+         *     policy's keys, e.g. ``by_kind``) plus whether detection runs and the samples kept.
+         */
+        GetIdlePolicyResponse: {
+            default: components["schemas"]["IdlePolicy"];
+            /** @description Overrides keyed by priority class (high, normal, low). */
+            by_priority: {
+                [key: string]: components["schemas"]["IdlePolicy"];
+            };
+            /** @description Overrides keyed by job kind (lease, training, inference), each with its own by_priority. */
+            by_kind?: {
+                [key: string]: components["schemas"]["IdlePolicyKind"];
+            };
+            /** @description false when telemetry is off: no idle detection runs */
+            active: boolean;
+            /** @description seconds of telemetry samples kept (null = no monitor) */
+            retention_s: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description ``GET idle``: idle work, least time left first (your own; admins: everyone's). */
+        GetIdleResponse: components["schemas"]["IdleCandidate"][];
+        /**
+         * @description Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each
+         *     GPU, and with telemetry on what each GPU's readings and health say (``telemetry``).
+         */
+        GetInventoryResponse: {
+            source: string;
+            simulated: boolean;
+            nodes: components["schemas"]["Node"][];
+            gpus: components["schemas"]["Gpu"][];
+            nvml: components["schemas"]["NvmlStatus"] | null;
+            /** @description per GPU uuid, who holds it */
+            allocations: {
+                [key: string]: components["schemas"]["GpuHolder"][];
+            };
+            /** @description absent when telemetry is off */
+            telemetry?: components["schemas"]["InventoryTelemetry"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A chunk of a job's output (byte offsets). */
+        GetJobLogsResponse: {
+            text: string;
+            /** @description byte offset of text */
+            offset: number;
+            /** @description pass as offset to continue */
+            next_offset: number;
+            /** @description the job ended and text reached the end of its log */
+            finished: boolean;
+        };
+        /** @description The caller: name, admin flag, teams, and usage against quota and budget. */
+        GetMeResponse: {
+            user: string;
+            is_admin: boolean;
+            /** @description the default team of your requests */
+            team: string;
+            /** @description every team you may charge */
+            teams: string[];
+            /** @description per team, the classes granted to you */
+            priorities: {
+                [key: string]: ("high" | "normal" | "low")[];
+            };
+            quotas: components["schemas"]["QuotaLineView"][];
+            budgets: components["schemas"]["MeBudget"][];
+            in_use: components["schemas"]["MeInUse"];
+            pending: number;
+            gpu_hours_7d: number;
+        };
+        /** @description Pending work in queue order, then work holding GPUs. */
+        GetQueueResponse: components["schemas"]["QueueEntry"][];
+        /** @description The quota set in force. */
+        GetQuotasResponse: {
+            quotas: components["schemas"]["QuotaLineView"][];
+            budgets: components["schemas"]["BudgetView"][];
+            teams: components["schemas"]["TeamPolicyView"][];
+            user_teams: {
+                [key: string]: string;
+            };
+            /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
+            warnings?: string[];
+        };
+        /** @description Points per device and step, and the gap spans to draw as gaps (never as numbers). */
+        GetTelemetryHistoryResponse: {
+            since: string;
+            until: string;
+            step_s: number;
+            devices: {
+                [key: string]: unknown;
+            }[];
+            points: components["schemas"]["HistoryPoint"][];
+            gaps: components["schemas"]["HistoryGap"][];
+        };
+        /** @description Current and recent samples per GPU, foreign GPU users and work with an idle warning. */
+        GetTelemetryResponse: {
+            enabled: boolean;
+            source: string | null;
+            interval_s: number | null;
+            simulated: boolean;
+            at: string;
+            job_id: string | null;
+            gpus: components["schemas"]["GpuSamples"][];
+            foreign: {
+                [key: string]: unknown;
+            }[];
+            idle: components["schemas"]["IdleWork"][];
+        };
+        /** @description The accounting report's rows. */
+        GetUsageReportResponse: components["schemas"]["UsageReportRow"][];
+        /** @description GPU-seconds rolled up, largest first. */
+        GetUsageResponse: components["schemas"]["UsageRow"][];
+        /** @description Largest waste first: ``jobs`` and ``users``; plus the threshold used (%). */
+        GetUsageWasteResponse: {
+            threshold_pct: number;
+            jobs: components["schemas"]["WasteRow"][];
+            users: components["schemas"]["WasteRow"][];
+        };
+        /** @description One GPU (:func:`~jupyter_sched.model.codec.gpu_to_dict`); ``simulated`` is always present. */
+        Gpu: {
+            uuid: string;
+            index: number;
+            node: string;
+            model: string;
+            memory_mib: number;
+            pci_bus_id?: string;
+            mig_enabled?: boolean;
+            mig_devices?: components["schemas"]["MigDevice"][];
+            nvlink_peers?: number[];
+            health?: string;
+            health_reason?: string;
+            /** @description always present, so every surface can label simulated GPUs */
+            simulated: boolean;
+            foreign_memory_mib?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Work holding (a share of) one GPU. */
+        GpuHolder: {
+            job_id: string;
+            user: string;
+            /** @enum {string} */
+            kind: "training" | "inference" | "lease";
+            gpu_milli: number;
+        };
+        GpuSamples: {
+            gpu_uuid: string;
+            mig_instance: number | null;
+            current: {
+                [key: string]: unknown;
+            } | null;
+            recent: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** @description What one GPU's newest reading says (:func:`jupyter_sched.telemetry.report.inventory_telemetry`). */
+        GpuTelemetryView: {
+            /**
+             * @description one phrase: occupancy, reading, health, foreign processes (admins)
+             * @example free (latch suspected: 100 %, 0 MiB, no process)
+             */
+            state: string;
+            /** @enum {string} */
+            telemetry: "busy" | "idle" | "latch suspected" | "unknown";
+            /**
+             * @description as shown, note included; null without a sample
+             * @example 100 % (suspect: no process, 0 MiB)
+             */
+            utilization: string | null;
+            /**
+             * @description valid, or validity_rule
+             * @example suspect_util_latch
+             */
+            validity: string | null;
+            /**
+             * @description empty when healthy
+             * @example Xid 79, since 2024-10-25T02:19:08Z
+             */
+            health: string;
+            /** @description what an admin can do (restart the device plugin, drain) */
+            health_hint: string | null;
+        };
+        /** @description Consecutive gap steps of one device with one reason, ``[start, end)``. */
+        HistoryGap: {
+            gpu_uuid: string;
+            mig_instance: number | null;
+            start: string;
+            end: string;
+            /** @enum {string} */
+            validity: "blank" | "suspect" | "missing";
+            note: string;
+            /** @example blank: DCGM blank value (no data) */
+            label: string;
+        };
+        /** @description One device and step: ``utilization_pct`` null in a gap (``validity`` and ``note`` say why). */
+        HistoryPoint: {
+            t: string;
+            gpu_uuid: string;
+            mig_instance: number | null;
+            utilization_pct: number | null;
+            memory_used_mib: number | null;
+            /** @enum {string} */
+            validity: "valid" | "blank" | "suspect" | "missing";
+            note: string;
+        };
+        /** @description Work idle now: when its warning and its reclaim are due (:class:`jupyter_sched.reclaim.IdleCandidate`). */
+        IdleCandidate: {
+            job_id: string;
+            user: string;
+            team: string;
+            kind: string;
+            gpu_uuids: string[];
+            idle_since: string;
+            warn_at: string;
+            deadline: string;
+            time_left_s: number;
+            /** @enum {string} */
+            stage: "idle" | "warned" | "reclaimed";
+            action: string;
+            reason: string;
+            /** @example allocated, no process on GPU (0 %, 0 MiB) */
+            state: string;
+        };
+        /** @description When work counts as idle and what reclaiming does (seconds, %). */
+        IdlePolicy: {
+            enabled: boolean;
+            /** @description a GPU is idle below this activity, % */
+            threshold_pct: number;
+            /** @description idle seconds before reclaim */
+            window_s: number;
+            /** @description the warning comes this many seconds before reclaim */
+            warning_s: number;
+            /** @description extra seconds after the window: warn when it ends, reclaim this much later */
+            grace_s: number;
+            /** @description limit for a busy kernel on idle GPUs, s (null = off) */
+            busy_kernel_window_s: number | null;
+            lease_mode: components["schemas"]["ReclaimMode"];
+            busy_kernel_mode: components["schemas"]["ReclaimMode"];
+            job_mode: components["schemas"]["ReclaimMode"];
+            service_mode: components["schemas"]["ReclaimMode"];
+            /** @description a longer gap between samples restarts the idle clock, s */
+            max_gap_s: number;
+            /** @description longest keepalive a user may ask for, s (0 = off) */
+            keepalive_max_s: number;
+        };
+        IdlePolicyKind: components["schemas"]["IdlePolicy"] & {
+            by_priority?: {
+                [key: string]: components["schemas"]["IdlePolicy"];
+            };
+        };
+        /** @description Any fields of IdlePolicy for one job kind, and overrides of that kind per priority class. */
+        IdlePolicyKindPatch: {
+            by_priority?: {
+                [key: string]: components["schemas"]["IdlePolicyPatch"];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Any fields of IdlePolicy; the others keep their current value. */
+        IdlePolicyPatch: {
+            enabled?: boolean;
+            threshold_pct?: number;
+            window_s?: number;
+            warning_s?: number;
+            busy_kernel_window_s?: number | null;
+            lease_mode?: components["schemas"]["ReclaimMode"];
+            busy_kernel_mode?: components["schemas"]["ReclaimMode"];
+            job_mode?: components["schemas"]["ReclaimMode"];
+            service_mode?: components["schemas"]["ReclaimMode"];
+            grace_s?: number;
+            max_gap_s?: number;
+            keepalive_max_s?: number;
+        };
+        IdleWork: {
+            job_id: string;
+            gpu_uuids: string[];
+        };
+        /** @description The telemetry half of ``GET inventory`` (present when telemetry is on). */
+        InventoryTelemetry: {
+            /** @description per GPU uuid */
+            gpus: {
+                [key: string]: components["schemas"]["GpuTelemetryView"];
+            };
+            /** @description per node name */
+            nodes: {
+                [key: string]: components["schemas"]["NodeTelemetryView"];
+            };
+            utilization: components["schemas"]["ClusterUtilization"];
+        };
+        /** @description A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`). */
+        Job: {
+            id: string;
+            name: string;
+            user: string;
+            team: string;
+            /** @enum {string} */
+            kind: "training" | "inference" | "lease";
+            /** @enum {string} */
+            priority: "high" | "normal" | "low";
+            /** @enum {string} */
+            state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
+            resources: components["schemas"]["Resources"];
+            time_limit_s?: number | null;
+            command?: string[] | null;
+            script?: string | null;
+            notebook?: string | null;
+            working_dir?: string | null;
+            env?: {
+                [key: string]: string;
+            } | null;
+            image?: string | null;
+            port?: number | null;
+            kernel_id?: string | null;
+            profile?: string | null;
+            checkpointable?: boolean;
+            submitted_at?: string | null;
+            admitted_at?: string | null;
+            started_at?: string | null;
+            finished_at?: string | null;
+            allocation?: components["schemas"]["Allocation"] | null;
+            reason?: components["schemas"]["PendingReason"] | null;
+            exit_code?: number | null;
+            message?: string | null;
+            attempts?: number;
+            not_before?: string | null;
+            preempted_by?: string | null;
+            nominated?: components["schemas"]["Allocation"] | null;
+            simulated?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @enum {string} */
+        JobKind: "training" | "inference" | "lease";
+        /** @enum {string} */
+        JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
+        /** @description ``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per idle period). */
+        KeepaliveLeaseRequest: {
+            /**
+             * @description default and maximum: the admin's keepalive limit
+             * @example 3600
+             */
+            seconds?: number | null;
+        };
+        /** @description The lease after a keepalive, with the time its GPUs are kept until. */
+        KeepaliveLeaseResponse: {
+            id: string;
+            name: string;
+            user: string;
+            team: string;
+            /** @enum {string} */
+            kind: "training" | "inference" | "lease";
+            /** @enum {string} */
+            priority: "high" | "normal" | "low";
+            /** @enum {string} */
+            state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
+            resources: components["schemas"]["Resources"];
+            time_limit_s?: number | null;
+            command?: string[] | null;
+            script?: string | null;
+            notebook?: string | null;
+            working_dir?: string | null;
+            env?: {
+                [key: string]: string;
+            } | null;
+            image?: string | null;
+            port?: number | null;
+            kernel_id?: string | null;
+            profile?: string | null;
+            checkpointable?: boolean;
+            submitted_at?: string | null;
+            admitted_at?: string | null;
+            started_at?: string | null;
+            finished_at?: string | null;
+            allocation?: components["schemas"]["Allocation"] | null;
+            reason?: components["schemas"]["PendingReason"] | null;
+            exit_code?: number | null;
+            message?: string | null;
+            attempts?: number;
+            not_before?: string | null;
+            preempted_by?: string | null;
+            nominated?: components["schemas"]["Allocation"] | null;
+            simulated?: boolean;
+            keepalive_until?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Jobs, newest first. */
+        ListJobsResponse: components["schemas"]["Job"][];
+        /** @description Request templates, sorted by name. */
+        ListProfilesResponse: components["schemas"]["Profile"][];
+        MeBudget: {
+            team: string;
+            user?: string | null;
+            gpu_hours: number;
+            period: string;
+            used_gpu_hours: number;
+        } & {
+            [key: string]: unknown;
+        };
+        MeInUse: {
+            /** @description GPUs held now (fractions count) */
+            gpus: number;
+            jobs: number;
+            leases: number;
+        };
+        MigDevice: {
+            uuid: string;
+            profile: string;
+            gpu_instance_id: number;
+            memory_mib: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One node: its host CPU (millicores) and memory (MiB), labels, taints and GPUs. */
+        Node: {
+            name: string;
+            cpu_millis?: number;
+            memory_mib?: number;
+            labels?: {
+                [key: string]: string;
+            };
+            taints?: components["schemas"]["Taint"][];
+            ready?: boolean;
+            unschedulable?: boolean;
+            gpus?: components["schemas"]["Gpu"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description GPU counts of one node (case 018: physical 8, schedulable 7) and its warnings. */
+        NodeTelemetryView: {
+            physical: number;
+            /** @description healthy GPUs on a ready, uncordoned node */
+            schedulable: number;
+            unhealthy: number;
+            /** @description e.g. MIG label/allocatable disagreements naming the node */
+            warnings: string[];
+            mig_strategy: string | null;
+        };
+        NvmlStatus: {
+            available: boolean;
+            error?: string | null;
+            device_count?: number;
+            driver_version?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        OpenExecutedNotebookResponse: {
+            /** @description relative to the server's root directory */
+            path: string;
+            job_id: string;
+        };
+        /**
+         * @description Why a job waits (or can never run): one code with numbers and what would unblock it, and
+         *     the same in words (``text``).
+         */
+        PendingReason: ({
+            code: string;
+            message: string;
+            details?: {
+                [key: string]: unknown;
+            };
+            unblock?: string;
+            position?: number | null;
+            eta?: string | null;
+            eta_reason?: string;
+            per_flavor?: {
+                [key: string]: unknown;
+            }[];
+            text?: components["schemas"]["ReasonText"] | null;
+        } & {
+            [key: string]: unknown;
+        }) | null;
         PreviewScheduleRequest: {
             schedule: string;
             /** @default UTC */
@@ -1179,10 +1236,428 @@ export interface components {
             description: string;
             next: string[];
         };
-        OpenExecutedNotebookResponse: {
-            /** @description relative to the server's root directory */
-            path: string;
-            job_id: string;
+        /** @enum {string} */
+        Priority: "high" | "normal" | "low";
+        /** @description An admin's request template. */
+        Profile: {
+            name: string;
+            description: string;
+            defaults: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description One line of the queue; another user's entry leaves out command, environment and paths. */
+        QueueEntry: {
+            id: string;
+            name: string;
+            user: string;
+            team: string;
+            /** @enum {string} */
+            kind: "training" | "inference" | "lease";
+            /** @enum {string} */
+            priority: "high" | "normal" | "low";
+            /** @enum {string} */
+            state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
+            resources: components["schemas"]["Resources"];
+            time_limit_s?: number | null;
+            command?: string[] | null;
+            script?: string | null;
+            notebook?: string | null;
+            working_dir?: string | null;
+            env?: {
+                [key: string]: string;
+            } | null;
+            image?: string | null;
+            port?: number | null;
+            kernel_id?: string | null;
+            profile?: string | null;
+            checkpointable?: boolean;
+            submitted_at?: string | null;
+            admitted_at?: string | null;
+            started_at?: string | null;
+            finished_at?: string | null;
+            allocation?: components["schemas"]["Allocation"] | null;
+            reason?: components["schemas"]["PendingReason"] | null;
+            exit_code?: number | null;
+            message?: string | null;
+            attempts?: number;
+            not_before?: string | null;
+            preempted_by?: string | null;
+            nominated?: components["schemas"]["Allocation"] | null;
+            simulated?: boolean;
+            mine: boolean;
+            position?: number | null;
+            eta?: string | null;
+            eta_reason?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A quota line: ``guaranteed`` GPUs and a ``borrowing_limit`` above it (null = unlimited),
+         *     for a team or one user in it, on one GPU model or any (``*``).
+         */
+        QuotaLine: {
+            /** @example ml */
+            team: string;
+            /**
+             * @description null for the team's line
+             * @example ana
+             */
+            user?: string | null;
+            /** @example * */
+            gpu_model?: string;
+            /** @example 4 */
+            guaranteed?: number;
+            /**
+             * @description null = unlimited, 0 = no borrowing
+             * @example 2
+             */
+            borrowing_limit?: number | null;
+        };
+        /** @description A quota line as stored (:func:`~jupyter_sched.model.codec.quota_to_dict`). */
+        QuotaLineView: {
+            team: string;
+            user?: string | null;
+            gpu_model?: string;
+            guaranteed?: number;
+            borrowing_limit?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A reason in words (:func:`jupyter_sched.wording.render_reason`, the one place its wording
+         *     lives): the panel, the magics and the CLI show these strings as they are. Times are absolute
+         *     UTC (``ETA Mar 2 19:42 UTC``) so they stay true while shown; clients may add "in 5 min".
+         */
+        ReasonText: {
+            /** @description what blocks it, one sentence with its numbers */
+            summary: string;
+            /** @description 'ETA <day> <HH:MM> UTC', or 'ETA unknown: <why>' */
+            eta: string;
+            /** @description what would let it start, one sentence; '' when the ETA says it */
+            unblock: string;
+            /** @description 'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces */
+            line: string;
+        };
+        /** @enum {string} */
+        ReclaimMode: "release" | "requeue" | "stop" | "notify";
+        /**
+         * @description What a job asks for (:func:`~jupyter_sched.model.codec.resources_to_dict`): per worker GPUs
+         *     (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB).
+         */
+        Resources: {
+            gpus: number;
+            gpu_milli?: number;
+            gpu_models?: string[];
+            min_memory_mib?: number;
+            mig_profile?: string | null;
+            nvlink?: boolean;
+            cpu_millis?: number;
+            memory_mib?: number;
+            workers?: number;
+            node_selector?: {
+                [key: string]: string;
+            };
+            tolerations?: string[];
+            groups?: components["schemas"]["WorkerGroup"][];
+        } & {
+            [key: string]: unknown;
+        };
+        RunDefinitionRequest: {
+            parameters?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Keys left out keep their current value; a priority block merges into the (new) default; by_priority, when given, replaces the set of overrides. */
+        SetIdlePolicyRequest: {
+            default?: components["schemas"]["IdlePolicyPatch"];
+            by_priority?: {
+                [key: string]: components["schemas"]["IdlePolicyPatch"];
+            };
+            by_kind?: {
+                [key: string]: components["schemas"]["IdlePolicyKindPatch"];
+            };
+        };
+        /**
+         * @description ``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
+         *     accepted too).
+         */
+        SetQuotasRequest: {
+            quotas?: components["schemas"]["QuotaLine"][] | null;
+            budgets?: components["schemas"]["BudgetLine"][] | null;
+            teams?: components["schemas"]["TeamPolicyLine"][] | null;
+            /**
+             * @example {
+             *       "ana": "ml"
+             *     }
+             */
+            user_teams?: {
+                [key: string]: string;
+            } | null;
+        };
+        /**
+         * @description ``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
+         *     in a nested ``resources`` object. The user comes from authentication, never from the body.
+         *     Validated further by :func:`jupyter_sched.model.spec_from_request` and the admission rules.
+         */
+        SubmitJobRequest: {
+            /**
+             * @description 1-200 printable characters
+             * @example train-resnet
+             */
+            name?: string | null;
+            /**
+             * @description one of your teams (default: your first)
+             * @example ml
+             */
+            team?: string | null;
+            /** @description alias of team */
+            queue?: string | null;
+            /**
+             * @example training
+             * @enum {string|null}
+             */
+            kind?: "training" | "inference" | "lease" | null;
+            /**
+             * @description high needs an admin's grant
+             * @example normal
+             * @enum {string|null}
+             */
+            priority?: "high" | "normal" | "low" | null;
+            /**
+             * @description whole GPUs, or a fraction below 1 (0.5 = half a GPU)
+             * @example 1
+             */
+            gpus?: (number | string) | null;
+            /** @example 500 */
+            gpu_milli?: (number) | null;
+            /** @example A100 */
+            model?: (string | string[]) | null;
+            /**
+             * @example [
+             *       "A100",
+             *       "H100"
+             *     ]
+             */
+            gpu_models?: (string | string[]) | null;
+            /**
+             * @description e.g. "40GiB" or MiB
+             * @example 40GiB
+             */
+            mem_per_gpu?: (number | string) | null;
+            /** @example 40960 */
+            min_memory_mib?: (number | string) | null;
+            /** @example 1g.10gb */
+            mig_profile?: string | null;
+            /** @example true */
+            nvlink?: boolean | null;
+            /**
+             * @description cores per worker
+             * @example 4
+             */
+            cpu?: (number | string) | null;
+            /** @example 4000 */
+            cpu_millis?: (number) | null;
+            /**
+             * @description host memory per worker
+             * @example 64GiB
+             */
+            memory?: (number | string) | null;
+            /** @example 65536 */
+            memory_mib?: (number | string) | null;
+            /**
+             * @description gang size (all start or none)
+             * @example 2
+             */
+            workers?: (number) | null;
+            /**
+             * @example {
+             *       "zone": "a"
+             *     }
+             */
+            node_selector?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @example [
+             *       "gpu=true:NoSchedule"
+             *     ]
+             */
+            tolerations?: (string | string[]) | null;
+            /**
+             * @description e.g. "2h" or seconds
+             * @example 2h
+             */
+            time_limit?: (number | string) | null;
+            /** @example 7200 */
+            time_limit_s?: (number) | null;
+            /**
+             * @example [
+             *       "python",
+             *       "train.py"
+             *     ]
+             */
+            command?: string[] | null;
+            /**
+             * @example [
+             *       "--epochs",
+             *       "3"
+             *     ]
+             */
+            args?: string[] | null;
+            /** @example train.py */
+            script?: string | null;
+            /** @example analysis.ipynb */
+            notebook?: string | null;
+            /** @example /home/ana/project */
+            working_dir?: string | null;
+            /**
+             * @description variable names as keys, string values
+             * @example {
+             *       "BATCH_SIZE": "64"
+             *     }
+             */
+            env?: {
+                [key: string]: string;
+            } | null;
+            /** @example python:3.11 */
+            image?: string | null;
+            /** @example 8000 */
+            port?: number | null;
+            /** @example 5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f */
+            kernel_id?: string | null;
+            /** @example gpu-small */
+            profile?: string | null;
+            /** @example false */
+            checkpointable?: boolean | null;
+            /**
+             * @example {
+             *       "gpus": 2
+             *     }
+             */
+            resources?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description a notebook's or script's parameters (papermill's convention)
+             * @example {
+             *       "epochs": 3
+             *     }
+             */
+            parameters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description the script's text, carried to the executing side (at most 1 MiB)
+             * @example print('hello')
+             */
+            source?: string | null;
+            /** @description the notebook's JSON text, carried (at most 8 MiB) */
+            notebook_json?: string | null;
+        };
+        Taint: {
+            key: string;
+            value?: string;
+            effect?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A team's fair-share weight, granted priority classes and members. */
+        TeamPolicyLine: {
+            /** @example ml */
+            team: string;
+            /** @example 1 */
+            weight?: number;
+            /**
+             * @description high only when an admin grants it
+             * @example [
+             *       "normal",
+             *       "low"
+             *     ]
+             */
+            allowed_priorities?: ("high" | "normal" | "low")[];
+            /**
+             * @example [
+             *       "ana"
+             *     ]
+             */
+            members?: string[];
+            /**
+             * @description the team's reclaim rule: any, lower-or-equal, lower or never (null = the scheduling profile's)
+             * @example lower-or-equal
+             */
+            reclaim?: string | null;
+        };
+        /** @description A team policy as stored (:func:`~jupyter_sched.model.codec.team_policy_to_dict`). */
+        TeamPolicyView: {
+            team: string;
+            weight?: number;
+            allowed_priorities?: ("high" | "normal" | "low")[];
+            members?: string[];
+            reclaim?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Any fields of CreateDefinitionRequest; only those given change. */
+        UpdateDefinitionRequest: {
+            [key: string]: unknown;
+        };
+        /**
+         * @description One group of the accounting report; utilized and efficiency are null where no telemetry
+         *     covered the group (unknown, not idle).
+         */
+        UsageReportRow: {
+            gpu_seconds: number;
+            gpu_hours: number;
+            jobs: number;
+            allocated_gpu_seconds: number;
+            allocated_gpu_hours: number;
+            utilized_gpu_seconds: number | null;
+            utilized_gpu_hours: number | null;
+            /** @description covered / allocated GPU-seconds, 0..1 */
+            telemetry_coverage: number;
+            /** @description utilized / covered allocated GPU-seconds, 0..1 */
+            efficiency: number | null;
+            /** @description null without gpu_prices */
+            cost: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One group: the grouping fields asked for (user, team, gpu_model, job_id, kind) plus the sums. */
+        UsageRow: {
+            gpu_seconds: number;
+            gpu_hours: number;
+            jobs: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One job's or user's idle allocation (:class:`jupyter_sched.accounting.waste.WasteRow`). */
+        WasteRow: {
+            key: string;
+            user: string;
+            team: string;
+            kind: string;
+            allocated_gpu_hours: number;
+            idle_gpu_hours: number;
+            /** @description allocated hours without a valid reading (never counted idle) */
+            unknown_gpu_hours: number;
+            idle_share: number;
+        };
+        WorkerAllocation: {
+            node: string;
+            gpu_uuids: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One group of a heterogeneous gang: its own GPUs, CPU and memory per worker. */
+        WorkerGroup: {
+            name: string;
+            gpus: number;
+            workers?: number;
+            cpu_millis?: number;
+            memory_mib?: number;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: {
@@ -1269,12 +1744,17 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                state?: components["schemas"]["JobState"];
-                kind?: components["schemas"]["JobKind"];
-                /** @description admins only (others get 403) */
-                user?: string;
-                /** @description admins only */
+                /** @description a state or a comma-separated list */
+                state?: string | null;
+                kind?: "training" | "inference" | "lease" | null;
+                /** @description admins only: another user's work */
+                user?: string | null;
+                /** @description admins only: everyone's work */
                 all?: boolean;
+                /** @description newest first, at most this many (a Link: rel=next header gives the next page) */
+                limit?: number;
+                /** @description the cursor of the next page (from the Link header) */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -1378,8 +1858,11 @@ export interface operations {
     getJobLogs: {
         parameters: {
             query?: {
+                /** @description byte offset; pass back next_offset */
                 offset?: number;
+                /** @description bytes, at most 1 MiB */
                 limit?: number;
+                /** @description long-poll up to 25 s for new text */
                 follow?: boolean;
             };
             header?: never;
@@ -1430,11 +1913,17 @@ export interface operations {
     listLeases: {
         parameters: {
             query?: {
-                state?: components["schemas"]["JobState"];
-                /** @description admins only */
-                user?: string;
-                /** @description admins only */
+                /** @description a state or a comma-separated list */
+                state?: string | null;
+                kind?: "training" | "inference" | "lease" | null;
+                /** @description admins only: another user's work */
+                user?: string | null;
+                /** @description admins only: everyone's work */
                 all?: boolean;
+                /** @description newest first, at most this many (a Link: rel=next header gives the next page) */
+                limit?: number;
+                /** @description the cursor of the next page (from the Link header) */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -1463,7 +1952,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RequestLeaseRequest"];
+                "application/json": components["schemas"]["SubmitJobRequest"];
             };
         };
         responses: {
@@ -1711,13 +2200,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description a GPU or MIG uuid */
-                gpu?: string;
-                /** @description your job's GPUs */
-                job?: string;
-                /** @description your lease's GPUs */
-                lease?: string;
-                /** @description start of recent (default: the last minute) */
-                since?: string;
+                gpu?: string | null;
+                /** @description one of your jobs (admins: any) */
+                job?: string | null;
+                /** @description one of your leases (admins: any) */
+                lease?: string | null;
+                /** @description ISO 8601 with offset */
+                since?: string | null;
+                /** @description recent samples per device */
                 limit?: number;
             };
             header?: never;
@@ -1741,17 +2231,17 @@ export interface operations {
     getTelemetryHistory: {
         parameters: {
             query?: {
+                /** @description a GPU or MIG uuid */
+                gpu?: string | null;
                 /** @description one of your jobs (admins: any) */
-                job?: string;
+                job?: string | null;
                 /** @description one of your leases (admins: any) */
-                lease?: string;
-                /** @description a GPU (with its MIG instances) or MIG uuid */
-                gpu?: string;
-                /** @description default: the work's start, or an hour ago */
-                since?: string;
-                /** @description default: now (or the work's end) */
-                until?: string;
-                /** @description seconds per point; under 60 reads the live samples */
+                lease?: string | null;
+                /** @description ISO 8601 with offset (default: the work's start, or an hour ago) */
+                since?: string | null;
+                /** @description ISO 8601 with offset (default: now) */
+                until?: string | null;
+                /** @description seconds per point */
                 step_s?: number;
             };
             header?: never;
@@ -1797,13 +2287,11 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
-                /** @description UTC with offset */
-                since?: string;
-                /** @description UTC with offset */
-                until?: string;
-                user?: string;
-                job_id?: string;
-                action?: string;
+                since?: string | null;
+                until?: string | null;
+                user?: string | null;
+                job_id?: string | null;
+                action?: string | null;
             };
             header?: never;
             path?: never;
@@ -1826,11 +2314,12 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
-                all?: boolean;
                 /** @description comma list of user, team, gpu_model, job_id, kind */
                 by?: string;
-                since?: string;
-                until?: string;
+                since?: string | null;
+                until?: string | null;
+                /** @description admins only: everyone's usage */
+                all?: boolean;
             };
             header?: never;
             path?: never;
@@ -1853,13 +2342,14 @@ export interface operations {
     getUsageReport: {
         parameters: {
             query?: {
-                all?: boolean;
-                /** @description comma list of user, team, gpu_model, job_id, kind, period */
+                /** @description comma list of user, team, gpu_model, job_id, kind */
                 by?: string;
-                /** @description bucket of by=period */
+                since?: string | null;
+                until?: string | null;
+                /** @description admins only: everyone's usage */
+                all?: boolean;
+                /** @description for by=period */
                 period?: "day" | "week" | "month";
-                since?: string;
-                until?: string;
                 format?: "json" | "csv";
             };
             header?: never;
@@ -1884,8 +2374,8 @@ export interface operations {
     getUsageWaste: {
         parameters: {
             query?: {
-                since?: string;
-                until?: string;
+                since?: string | null;
+                until?: string | null;
             };
             header?: never;
             path?: never;

@@ -223,3 +223,15 @@ def test_runtime_history_predicts_from_the_same_run_then_from_the_user_s_padding
     other = make_job("b", gpus=4, time_limit_s=3600).spec
     assert hist.predict(other, 3600) == 900  # the user's runs took a quarter of their limit
     assert hist.predict(spec, 600) == 600  # never above the limit
+
+
+def test_accuracy_from_admission_records_counts_only_jobs_that_waited() -> None:
+    from jupyter_sched.backfill.accuracy import accuracy_from_admits
+    at = _t(180)
+    records = [(at, {"predicted_start": _t(60).isoformat(), "waited_s": 10800.0}),  # p3 of case 034: +120 min
+               (_t(120), {"predicted_start": _t(120).isoformat(), "waited_s": 7200.0}),  # p1: exact
+               (_t(0), {"predicted_start": _t(0).isoformat(), "waited_s": 0.0}),  # started at once: left out
+               (_t(200), {"predicted_start": None, "waited_s": 60.0}),  # no ETA when queued: uncovered
+               (_t(210), {"backfill": False})]  # an older record without the fields: left out
+    acc = accuracy_from_admits(records)  # type: ignore[arg-type]
+    assert acc.jobs == 3 and acc.coverage == pytest.approx(2 / 3) and acc.median_abs_error_s == 60 * MIN

@@ -6,10 +6,10 @@ that borrow; priority preemption only evicts a lower, preemptible class of the s
 ``high`` job is only ever evicted as borrowed work); every pending job gets exactly one decision,
 and every pending decision exactly one reason; and (issue 16):
 
-* **no stranded guarantee** — when a job within its team's guarantee could be served by a victim
-  set the rules allow (found by brute force over the running jobs), the cycle does not idle: it
-  admits or preempts (victims stop at once here, so the job starts on the next cycle: the grace
-  period plus one cycle);
+* **no stranded guarantee** — a job within its team's guarantee that a victim set the rules allow
+  would serve (found by brute force over the running jobs) never waits two cycles in a row while
+  no within-guarantee job is served: victims stop at once here, so that is the grace period plus
+  one cycle;
 * **no priority inversion** — a pending job never waits for capacity while GPUs nominated to a
   lower-class job of its team, free now, would hold it;
 * **no eviction twice for the same GPUs** within a run.
@@ -26,7 +26,7 @@ from core_builders import T0, make_job, make_node, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jupyter_sched.model import Job, Quota, QuotaSet, ResourceRequest, WorkerGroup
+from jupyter_sched.model import Job, JobState, Quota, QuotaSet, ResourceRequest, WorkerGroup
 from jupyter_sched.placement import PlacementConfig
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, apply_result, run_cycle
 
@@ -86,6 +86,7 @@ def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list
     lines = {q.team: q for q in quota.quotas}
     snap = snapshot(nodes, quota=quota)
     evicted: set[tuple[str, frozenset[str]]] = set()
+    stranded: dict[str, list[str]] = {}
     for step in range(5):
         snap = replace(snap, now=T0 + timedelta(minutes=step),
                        jobs=(*snap.jobs, *(j for j, t in zip(jobs, arrivals, strict=True) if t == step)))
@@ -115,8 +116,12 @@ def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list
                 assert victim.spec.team == preemptor.spec.team
                 assert victim.spec.priority.rank < preemptor.spec.priority.rank and victim.spec.priority.value == "low"
 
-        if quota.quotas and profile.reclaim:
-            _no_stranded_guarantee(snap, result, lines, profile)
+        if quota.quotas and profile.reclaim:  # victims stop at once here: grace 0, so one cycle of waiting
+            now_stranded = _stranded(snap, result, lines)
+            for job_id, victims in now_stranded.items():
+                assert job_id not in stranded, (f"{job_id} is within its team's guarantee and evicting {victims} "
+                                                "would serve it, yet it waited two cycles")
+            stranded = now_stranded
         for p in result.preemptions:
             victim = by_id[p.job_id]
             key = (victim.id, frozenset(victim.allocation.all_gpu_uuids() if victim.allocation else ()))
@@ -149,37 +154,48 @@ def _guarantee(lines: dict[str, Quota], team: str) -> int:
     return int(lines[team].guaranteed * 1000) if team in lines else 0
 
 
-def _no_stranded_guarantee(snap: Snapshot, result: CycleResult, lines: dict[str, Quota],
-                           profile: SchedulingProfile) -> None:
-    """If a pending job within its team's guarantee could be served by a victim set the rules allow,
-    the cycle serves some within-guarantee job (admits it or preempts for it): it does not idle
-    while borrowed GPUs would serve a guarantee."""
+def _stranded(snap: Snapshot, result: CycleResult, lines: dict[str, Quota]) -> dict[str, list[str]]:
+    """Pending jobs within their team's guarantee that a victim set the rules allow would serve,
+    in a cycle that served no within-guarantee job (admitted or preempted for none) — with the set.
+    Judged on the state after the cycle's admissions, with GPUs nominated to other jobs held."""
+    stranded: dict[str, list[str]] = {}
     usage = _team_usage(snap.jobs)
-
-    def within(j: Job) -> bool:
-        return usage[j.spec.team] + j.spec.resources.total_milli <= _guarantee(lines, j.spec.team)
-
     by_id = {j.id: j for j in snap.jobs}
+
+    def within(j: Job, used: dict[str, int]) -> bool:
+        return used[j.spec.team] + j.spec.resources.total_milli <= _guarantee(lines, j.spec.team)
+
     served = [a.job_id for a in result.admits] + [p.for_job for p in result.preemptions]
-    if any(within(by_id[j]) for j in served):
-        return
+    if any(within(by_id[j], usage) for j in served):
+        return stranded
+    admitted = [replace(by_id[a.job_id], state=JobState.RUNNING, allocation=a.allocation, started_at=snap.now,
+                        admitted_at=snap.now) for a in result.admits]
+    after = replace(snap, jobs=(*snap.jobs, *admitted))
+    holders = [j for j in after.jobs if j.state.holds_gpus and j.allocation is not None]
+    used = _team_usage(tuple(holders))
     capacity_bound = {p.job_id for p in result.pending  # not behind a reservation, a gate or its quota
                       if p.reason.code in ("WaitingForCapacity", "Fragmented")}
     for job in snap.jobs:
-        if job.id not in capacity_bound or job.nominated is not None or not within(job) \
+        if job.id not in capacity_bound or job.nominated is not None or not within(job, used) \
                 or not job.spec.resources.total_milli or job.spec.resources.workers != 1:
             continue
         team, rank = job.spec.team, job.spec.priority.rank
-        cands = [h for h in snap.jobs if h.state.holds_gpus and h.stopping_since is None and h.id != job.preempted_by
+        cands = [h for h in holders if h.stopping_since is None and h.id != job.preempted_by
+                 and h.spec.resources.total_milli > 0
                  and ((h.spec.team == team and h.spec.priority.value == "low" and h.spec.priority.rank < rank)
-                      or (h.spec.team != team and usage[h.spec.team] > _guarantee(lines, h.spec.team)))]
+                      or (h.spec.team != team and used[h.spec.team] > _guarantee(lines, h.spec.team)))]
         if len(cands) > 6:
             continue
+        held = [Job(id=f"held-for-{o}", spec=by_id[o].spec, state=JobState.RUNNING, allocation=alloc,
+                    started_at=snap.now) for o, alloc in result.nominations.items() if o != job.id]
         for size in range(1, len(cands) + 1):
             for victims in combinations(cands, size):
-                if _allowed(victims, job, usage, lines) and _fits_without(snap, job, victims):
-                    raise AssertionError(f"{job.id} is within {team}'s guarantee and evicting "
-                                         f"{[v.id for v in victims]} would serve it, yet no guarantee was served")
+                if _allowed(victims, job, used, lines) and _fits_without(after, job, victims, held):
+                    stranded[job.id] = [v.id for v in victims]
+                    break
+            if job.id in stranded:
+                break
+    return stranded
 
 
 def _allowed(victims: tuple[Job, ...], job: Job, usage: dict[str, int], lines: dict[str, Quota]) -> bool:
@@ -196,11 +212,12 @@ def _allowed(victims: tuple[Job, ...], job: Job, usage: dict[str, int], lines: d
     return all(usage[t] - sum(m) + max(m) > _guarantee(lines, t) for t, m in by_team.items())
 
 
-def _fits_without(snap: Snapshot, job: Job, victims: tuple[Job, ...]) -> bool:
-    """Would ``job`` be admitted, all alone in the queue, once ``victims`` are gone?"""
+def _fits_without(snap: Snapshot, job: Job, victims: tuple[Job, ...], held: list[Job]) -> bool:
+    """Would ``job`` be admitted, all alone in the queue, once ``victims`` are gone (``held``: GPUs
+    nominated to other jobs, as holders)?"""
     gone = {v.id for v in victims}
     kept = tuple(j for j in snap.jobs if j.state.holds_gpus and j.id not in gone)
-    alone = run_cycle(replace(snap, jobs=(*kept, replace(job, preempted_by=None))), _QUIET)
+    alone = run_cycle(replace(snap, jobs=(*kept, *held, replace(job, preempted_by=None))), _QUIET)
     return any(a.job_id == job.id for a in alone.admits)
 
 

@@ -93,7 +93,8 @@ async def test_jobs_and_definitions_made_in_jupyter_scheduler_are_ours(
         PROFILE, str(jp_root_dir / "train.ipynb"), {"epochs": "3"})
     described = await ok(await http.get(f"scheduler/jobs/{job_id}"))
     assert (described["status"], described["compute_type"]) == ("QUEUED", PROFILE)
-    assert described["status_message"] == queued["reason"]["message"] and described["status_message"]
+    # the queue's reason in words, as the panel, magics and CLI show it (reason.text, issue 20)
+    assert described["status_message"] == queued["reason"]["text"]["line"] and described["status_message"]
 
     definition = await ok(await http.post("scheduler/job_definitions", json={
         "input_uri": "train.ipynb", "runtime_environment_name": "jupyter_sched", "name": "nightly",

@@ -48,6 +48,12 @@ CASES = [
                "queued #3 · needs 2 GPUs, 1 free of 4 · ETA unknown: it fits only after running jobs without a "
                "time limit end (j-7)",
                absent=("see ETA", "((", "))", "Unblocks when")),
+    ReasonCase("with the core's data, an unknown ETA names the jobs it waits for in plain words",
+               make_reason(position=2, eta_reason="it fits only after jobs without a time limit end (j-7, j-8)",
+                           details={"eta_code": "NoTimeLimit", "eta_waits_on": ["j-7", "j-8"]}),
+               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after j-7 and j-8 end, and "
+               "they have no time limit",
+               absent=("(",)),
     ReasonCase("a known ETA today is a time and how long until it",
                make_reason(position=1, eta="2026-03-30T06:35:00+00:00"),
                "queued #1 · needs 2 GPUs, 1 free of 4 · ETA 06:35 UTC (in 5m)"),

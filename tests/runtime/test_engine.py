@@ -578,3 +578,21 @@ def test_a_worker_bigger_than_every_node_is_refused_at_submit_naming_cpu(sqlite_
     assert svc.list_jobs(user=None) == []   # nothing refused was stored
     fits = svc.submit({"gpus": 1, "cpu": 48, "command": ["true"]}, user="ana")
     assert fits["state"] == "pending"
+
+
+def test_a_queue_default_time_limit_is_given_at_admission_and_stops_the_job(sqlite_db: str, tmp_path: Path) -> None:
+    # case 033 variant B: a job without a limit gets its queue's default (30 s here) and is stopped
+    # there; the admission record carries the predicted start and the limit for the ETA accuracy log.
+    from jupyter_sched.queues.limits import TimeLimitRule
+    from jupyter_sched.scheduling import SchedulingProfile
+    clock = ManualClock(T0)
+    svc = make_service(sqlite_db, tmp_path, clock=clock,
+                       scheduling_profile=SchedulingProfile(time_limits=(TimeLimitRule(default_s=30),)))
+    job = svc.submit({"command": gated(tmp_path, "never")}, user="ana")
+    wait_until(lambda: state_of(svc, job["id"]) == "running", "running", tick=svc.tick)
+    (admit,) = [e for e in svc.store.list_events(job_id=job["id"]) if e.action == "admit"]
+    assert (admit.details["time_limit_s"], admit.details["time_limit_source"]) == (30, "queue default; none given")
+    assert admit.details["predicted_start"] is not None and admit.details["waited_s"] == 0
+    clock.advance(31)
+    wait_until(lambda: state_of(svc, job["id"]) == "failed", "the queue's time limit", tick=svc.tick)
+    assert "time limit of 30 s exceeded" in svc.get_job(job["id"], user="ana")["message"]

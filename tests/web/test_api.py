@@ -129,6 +129,7 @@ class TestQueueAndMetrics:
         allocated = [v for (name, labels), v in samples.items()
                      if name == "jupyter_sched_gpus" and ("state", "allocated") in labels]
         assert allocated == [4.0]
+        assert ("jupyter_sched_eta_coverage_ratio", ()) in samples  # case 034's accuracy gauge
         await api("DELETE", f"jobs/{big['id']}")
         await api("DELETE", f"jobs/{waiting['id']}")
 

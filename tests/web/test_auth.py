@@ -15,7 +15,7 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from jupyter_sched.extension.definitions_web import DEFINITION_HANDLERS
-from jupyter_sched.extension.handlers import HANDLERS, SchedHandler
+from jupyter_sched.extension.handlers import HANDLERS, SchedHandler, UnknownRouteHandler
 
 from .conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN
 
@@ -33,8 +33,8 @@ def sched_routes(serverapp: Any) -> list[tuple[str, type]]:
                 walk(rule.target)
                 continue
             pattern = getattr(rule.matcher, "regex", None)
-            if pattern is not None and "api/sched/" in pattern.pattern:
-                found.append((pattern.pattern, rule.target))
+            if pattern is not None and "api/sched/" in pattern.pattern and rule.target is not UnknownRouteHandler:
+                found.append((pattern.pattern, rule.target))  # the JSON 404 for other paths is no route
 
     walk(serverapp.web_app.default_router)
     walk(serverapp.web_app.wildcard_router)

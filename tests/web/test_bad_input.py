@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,9 +122,15 @@ async def test_unknown_job_is_404_with_the_error_shape(sched_app: Any, api: Any)
     assert status == 404 and body["error"]["code"] == "not_found"
 
 
-async def test_unknown_route_under_the_namespace_is_404_json(sched_app: Any, api: Any) -> None:
-    status, _ = await api("GET", "nothing-here")
-    assert status == 404
+@pytest.mark.parametrize(("method", "path"), [("GET", "nothing-here"), ("POST", "definitions/d-1/not-an-action"),
+                                              ("DELETE", "jobs/j-1/logs/extra"), ("PATCH", "queue")])
+async def test_unknown_route_under_the_namespace_is_404_json(sched_app: Any, api: Any, method: str, path: str) -> None:
+    status, body = await api(method, path, {} if method in ("POST", "PATCH") else None)
+    assert status in (404, 405), body
+    if status == 404:  # a path no route matches: JSON naming the path, never the server's HTML page
+        assert body["error"]["code"] == "not_found" and body["error"]["field"] == "path", body
+    anonymous, _ = await api(method, path, {} if method in ("POST", "PATCH") else None, token=None)
+    assert anonymous == 403, "unknown paths need authentication like the routes"
 
 
 JSON_VALUES = st.recursive(

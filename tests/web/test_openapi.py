@@ -6,6 +6,7 @@ import re
 from importlib.resources import files
 from typing import Any
 
+import pytest
 import yaml
 from tornado import web
 
@@ -143,3 +144,31 @@ async def test_live_responses_conform_to_the_documented_models(sched_app: Any, a
     await check("post", "jobs", {"gpus": "two", "command": ["true"]})
     await check("put", "quotas", {"quotas": []})
     assert {s for _, _, s in seen} >= {200, 201, 400, 403, 404}
+
+
+def test_openapi_yaml_is_what_the_models_say() -> None:
+    """One source of truth: the request/response schemas, bodies, answers and query parameters in
+    openapi.yaml are generated from the pydantic models (jupyter_sched.services.models.openapi)."""
+    from jupyter_sched.services.models.openapi import render
+
+    spec = load_spec()
+    assert render(spec) == spec, "openapi.yaml drifted from the models: python -m jupyter_sched.services.models.openapi --write"
+
+
+def test_every_operation_with_a_model_is_a_live_route(sched_app: Any, jp_serverapp: Any) -> None:
+    from jupyter_sched.services.models.openapi import OPERATIONS
+
+    live = live_operations(jp_serverapp)
+    assert {(op.path, op.method) for op in OPERATIONS} <= live
+
+
+@pytest.mark.parametrize("error", [
+    pytest.param(lambda: __import__("jupyter_sched.errors", fromlist=["x"]).QuotaError(
+        "4 GPUs can never fit", field="gpus", hint="ask for 1", details={"requested": 4}).to_json(), id="a 4xx body"),
+    pytest.param(lambda: __import__("jupyter_sched.errors", fromlist=["x"]).StoreError("db down").public_json("ab12cd34"),
+                 id="a 5xx body"),
+])
+def test_error_bodies_are_the_documented_error_response(error: Any) -> None:
+    from jupyter_sched.services.models import ErrorResponse
+
+    ErrorResponse.model_validate(error())

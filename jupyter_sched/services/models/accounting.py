@@ -8,8 +8,9 @@ from pydantic import ConfigDict, Field, RootModel
 
 from .base import CodecView, QueryModel, ResponseModel
 
-__all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageRequest",
-           "GetUsageWasteRequest", "GetUsageWasteResponse", "UsageRows", "WasteRow"]
+__all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
+           "GetUsageRequest", "GetUsageResponse", "GetUsageWasteRequest", "GetUsageWasteResponse", "UsageReportRow",
+           "UsageRow", "WasteRow"]
 
 
 class GetUsageRequest(QueryModel):
@@ -56,13 +57,44 @@ class GetUsageWasteResponse(ResponseModel):
     users: list[WasteRow]
 
 
-class UsageRows(RootModel[list[dict[str, Any]]]):
-    """Rows of grouping fields plus sums (``GetUsageResponse`` / ``GetUsageReportResponse``)."""
+class UsageRow(CodecView):
+    """One group: the grouping fields asked for (user, team, gpu_model, job_id, kind) plus the sums."""
 
+    gpu_seconds: float
+    gpu_hours: float
+    jobs: int
+
+
+class UsageReportRow(UsageRow):
+    """One group of the accounting report; utilized and efficiency are null where no telemetry
+    covered the group (unknown, not idle)."""
+
+    allocated_gpu_seconds: float
+    allocated_gpu_hours: float
+    utilized_gpu_seconds: float | None
+    utilized_gpu_hours: float | None
+    telemetry_coverage: float = Field(description="covered / allocated GPU-seconds, 0..1")
+    efficiency: float | None = Field(description="utilized / covered allocated GPU-seconds, 0..1")
+    cost: float | None = Field(description="null without gpu_prices")
+
+
+class _Rows(RootModel[Any]):
     model_config = ConfigDict(frozen=True)
 
     def to_wire(self) -> Any:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class GetUsageResponse(_Rows):
+    """GPU-seconds rolled up, largest first."""
+
+    root: list[UsageRow]
+
+
+class GetUsageReportResponse(_Rows):
+    """The accounting report's rows."""
+
+    root: list[UsageReportRow]
 
 
 class GetAuditRequest(QueryModel):

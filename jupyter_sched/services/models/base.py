@@ -18,11 +18,11 @@ import json
 from typing import Any, TypeVar
 
 import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ValidationError
 
-__all__ = ["CodecView", "QueryModel", "RequestModel", "ResponseModel", "parse"]
+__all__ = ["CodecView", "ErrorBody", "ErrorResponse", "QueryModel", "RequestModel", "ResponseModel", "parse"]
 
 
 class RequestModel(BaseModel):
@@ -58,6 +58,24 @@ class CodecView(ResponseModel):
     def to_wire(self) -> Any:
         """The object's JSON: the fields it was built with, nothing added."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+class ErrorBody(ResponseModel):
+    """What went wrong (:mod:`jupyter_sched.errors`): 4xx answers name the input ``field`` at fault
+    and what to do; 5xx answers give our sentence and a ``reference`` to the server log."""
+
+    code: str = Field(examples=["validation_error"])
+    message: str
+    field: str | None = Field(description="dotted input field at fault")
+    hint: str | None = Field(description="what to do about it")
+    details: dict[str, Any] | None = Field(default=None, description="the numbers behind the message")
+    reference: str | None = Field(default=None, description="5xx: where the server log has the cause")
+
+
+class ErrorResponse(ResponseModel):
+    """Every error answer of the API."""
+
+    error: ErrorBody
 
 
 M = TypeVar("M", bound=BaseModel)

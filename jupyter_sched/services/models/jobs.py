@@ -22,6 +22,7 @@ __all__ = [
     "GetQueueResponse",
     "Job",
     "JobKindName",
+    "JobsPage",
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
@@ -31,7 +32,9 @@ __all__ = [
     "PriorityName",
     "ReasonText",
     "QueueEntry",
+    "Resources",
     "SubmitJobRequest",
+    "WorkerGroup",
 ]
 
 JobKindName = Literal["training", "inference", "lease"]
@@ -104,7 +107,9 @@ class ListJobsRequest(QueryModel):
     kind: JobKindName | None = Field(default=None, examples=["training"])
     user: str | None = Field(default=None, description="admins only: another user's work")
     all: bool = Field(default=False, description="admins only: everyone's work")
-    limit: int | None = Field(default=None, ge=1, le=100_000, examples=[100], description="newest first, at most this many")
+    limit: int = Field(default=500, ge=1, le=1000, examples=[100],
+                       description="newest first, at most this many (a Link: rel=next header gives the next page)")
+    cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header)")
 
 
 class GetJobLogsRequest(QueryModel):
@@ -122,6 +127,34 @@ class KeepaliveLeaseRequest(RequestModel):
                                   description="default and maximum: the admin's keepalive limit")
 
 
+class WorkerGroup(CodecView):
+    """One group of a heterogeneous gang: its own GPUs, CPU and memory per worker."""
+
+    name: str
+    gpus: int
+    workers: int = 1
+    cpu_millis: int = 0
+    memory_mib: int = 0
+
+
+class Resources(CodecView):
+    """What a job asks for (:func:`~jupyter_sched.model.codec.resources_to_dict`): per worker GPUs
+    (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB)."""
+
+    gpus: int
+    gpu_milli: int = 1000
+    gpu_models: list[str] = Field(default_factory=list)
+    min_memory_mib: int = 0
+    mig_profile: str | None = None
+    nvlink: bool = False
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    workers: int = 1
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: list[str] = Field(default_factory=list)
+    groups: list[WorkerGroup] = Field(default_factory=list)
+
+
 class WorkerAllocation(CodecView):
     node: str
     gpu_uuids: list[str]
@@ -129,6 +162,9 @@ class WorkerAllocation(CodecView):
 
 class Allocation(CodecView):
     """Where a job runs: its node, GPUs and share of each GPU (milli-GPUs)."""
+
+    # null wherever a job has none (as the first openapi.yaml said; generated clients rely on it)
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra={"nullable": True})
 
     node: str
     gpu_uuids: list[str]
@@ -150,6 +186,8 @@ class ReasonText(ResponseModel):
 class PendingReason(CodecView):
     """Why a job waits (or can never run): one code with numbers and what would unblock it, and
     the same in words (``text``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, json_schema_extra={"nullable": True})
 
     code: str
     message: str
@@ -181,7 +219,7 @@ class Job(CodecView):
     kind: JobKindName
     priority: PriorityName
     state: JobStateName
-    resources: dict[str, Any]
+    resources: Resources
     time_limit_s: float | None = None
     command: list[str] | None = None
     script: str | None = None
@@ -234,6 +272,13 @@ class ListJobsResponse(_ListModel):
     """Jobs, newest first."""
 
     root: list[Job]
+
+
+class JobsPage(ResponseModel):
+    """One page of jobs and the cursor of the next (None on the last page)."""
+
+    jobs: ListJobsResponse
+    next_cursor: str | None = None
 
 
 class GetQueueResponse(_ListModel):

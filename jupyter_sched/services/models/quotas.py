@@ -109,6 +109,8 @@ class GetQuotasResponse(ResponseModel):
     budgets: list[BudgetView]
     teams: list[TeamPolicyView]
     user_teams: dict[str, str]
+    warnings: list[str] = Field(default_factory=list,
+                                description="admins: guarantees the GPUs that exist now cannot honour (a drained node)")
 
     def to_wire(self) -> Any:
         return self.model_dump(mode="json", exclude_unset=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from .base import CodecView, ResponseModel
 from .jobs import JobKindName
 
-__all__ = ["EngineStatus", "GetInventoryResponse", "GpuHolder"]
+__all__ = ["EngineStatus", "GetConfigResponse", "GetInventoryResponse", "Gpu", "GpuHolder", "GpuTelemetryView",
+           "InventoryTelemetry", "Node", "NodeTelemetryView"]
 
 
 class GpuHolder(ResponseModel):
@@ -19,15 +22,129 @@ class GpuHolder(ResponseModel):
     gpu_milli: int
 
 
+class MigDevice(CodecView):
+    uuid: str
+    profile: str
+    gpu_instance_id: int
+    memory_mib: int
+
+
+class Gpu(CodecView):
+    """One GPU (:func:`~jupyter_sched.model.codec.gpu_to_dict`); ``simulated`` is always present."""
+
+    uuid: str
+    index: int
+    node: str
+    model: str
+    memory_mib: int
+    pci_bus_id: str = ""
+    mig_enabled: bool = False
+    mig_devices: list[MigDevice] = Field(default_factory=list)
+    nvlink_peers: list[int] = Field(default_factory=list)
+    health: str = "healthy"
+    health_reason: str = ""
+    simulated: bool = Field(description="always present, so every surface can label simulated GPUs")
+    foreign_memory_mib: int = 0
+
+
+class Taint(CodecView):
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+class Node(CodecView):
+    """One node: its host CPU (millicores) and memory (MiB), labels, taints and GPUs."""
+
+    name: str
+    cpu_millis: int = 0
+    memory_mib: int = 0
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+    ready: bool = True
+    unschedulable: bool = False
+    gpus: list[Gpu] = Field(default_factory=list)
+
+
+class NvmlStatus(CodecView):
+    available: bool
+    error: str | None = None
+    device_count: int = 0
+    driver_version: str | None = None
+
+
+class GpuTelemetryView(ResponseModel):
+    """What one GPU's newest reading says (:func:`jupyter_sched.telemetry.report.inventory_telemetry`)."""
+
+    state: str = Field(examples=["free (latch suspected: 100 %, 0 MiB, no process)"],
+                       description="one phrase: occupancy, reading, health, foreign processes (admins)")
+    telemetry: Literal["busy", "idle", "latch suspected", "unknown"]
+    utilization: str | None = Field(examples=["100 % (suspect: no process, 0 MiB)"],
+                                    description="as shown, note included; null without a sample")
+    validity: str | None = Field(examples=["suspect_util_latch"], description="valid, or validity_rule")
+    health: str = Field(examples=["Xid 79, since 2024-10-25T02:19:08Z"], description="empty when healthy")
+    health_hint: str | None = Field(description="what an admin can do (restart the device plugin, drain)")
+
+
+class NodeTelemetryView(ResponseModel):
+    """GPU counts of one node (case 018: physical 8, schedulable 7) and its warnings."""
+
+    physical: int
+    schedulable: int = Field(description="healthy GPUs on a ready, uncordoned node")
+    unhealthy: int
+    warnings: list[str] = Field(description="e.g. MIG label/allocatable disagreements naming the node")
+    mig_strategy: str | None
+
+
+class ClusterUtilization(ResponseModel):
+    percent: float = Field(description="mean over valid readings; suspect and blank ones add 0 %")
+    note: str
+
+
+class InventoryTelemetry(ResponseModel):
+    """The telemetry half of ``GET inventory`` (present when telemetry is on)."""
+
+    gpus: dict[str, GpuTelemetryView] = Field(description="per GPU uuid")
+    nodes: dict[str, NodeTelemetryView] = Field(description="per node name")
+    utilization: ClusterUtilization
+
+
 class GetInventoryResponse(CodecView):
-    """Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each GPU."""
+    """Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each
+    GPU, and with telemetry on what each GPU's readings and health say (``telemetry``)."""
 
     source: str
     simulated: bool
-    nodes: list[dict[str, Any]]
-    gpus: list[dict[str, Any]]
-    nvml: dict[str, Any] | None
-    allocations: dict[str, list[GpuHolder]]
+    nodes: list[Node]
+    gpus: list[Gpu]
+    nvml: NvmlStatus | None
+    allocations: dict[str, list[GpuHolder]] = Field(description="per GPU uuid, who holds it")
+    telemetry: InventoryTelemetry | None = Field(default=None, description="absent when telemetry is off")
+
+
+class ConfigEvents(CodecView):
+    transport: str
+    path: str
+    types: list[str]
+
+
+class GetConfigResponse(CodecView):
+    """What this backend supports (``GET config``), for the panel and the CLI."""
+
+    version: str
+    api: str
+    mode: Literal["embedded", "hub"]
+    identity: str
+    owner: str | None = None
+    executors: list[str]
+    inventory_source: str
+    events: ConfigEvents
+    features: dict[str, bool]
+    priorities: list[str]
+    idle: dict[str, Any]
+    telemetry: dict[str, Any]
+    cycle_interval_s: float
+    placement_policy: str = Field(description="c.SchedApp.placement_policy")
 
 
 class EngineStatus(ResponseModel):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel, WithJsonSchema
 
 from .base import CodecView, QueryModel, ResponseModel
 
@@ -49,11 +49,25 @@ class GetTelemetryResponse(ResponseModel):
     idle: list[IdleWork]
 
 
-class SetIdlePolicyRequest(RootModel[dict[str, Any]]):
-    """``PUT idle-policy``: ``{"default": IdlePolicyPatch, "by_priority": {class: IdlePolicyPatch}}``;
-    keys left out keep their current value. The blocks are validated by
+# components another module keeps (the reclaim codec's idle policy), referenced by name: "x-ref"
+# becomes "$ref" in openapi.yaml (jupyter_sched.services.models.openapi)
+_POLICY = "IdlePolicy"
+_PATCH = "IdlePolicyPatch"
+_SET_SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "description": "Keys left out keep their current value; a priority block merges into the (new) default; "
+                   "by_priority, when given, replaces the set of overrides.",
+    "properties": {"default": {"x-ref": _PATCH},
+                   "by_priority": {"type": "object", "additionalProperties": {"x-ref": _PATCH}},
+                   "by_kind": {"type": "object",
+                               "additionalProperties": {"x-ref": "IdlePolicyKindPatch"}}}}
+
+
+class SetIdlePolicyRequest(RootModel[Annotated[dict[str, Any], WithJsonSchema(_SET_SCHEMA)]]):
+    """``PUT idle-policy``: ``{"default": IdlePolicyPatch, "by_priority": {class: IdlePolicyPatch},
+    "by_kind": {...}}``; keys left out keep their current value. The blocks are validated by
     :func:`jupyter_sched.reclaim.idle_policies_from_dict`, which owns the idle policy's rules and
-    names the field (``idle.normal.window_s``, ``idle.urgent``)."""
+    its schema components (``IdlePolicy*``) and names the field (``idle.normal.window_s``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -62,8 +76,14 @@ class GetIdlePolicyResponse(CodecView):
     """The idle policy in force: :func:`jupyter_sched.reclaim.idle_policies_to_dict` (which owns the
     policy's keys, e.g. ``by_kind``) plus whether detection runs and the samples kept."""
 
-    default: dict[str, Any]
-    by_priority: dict[str, dict[str, Any]]
+    default: Annotated[dict[str, Any], WithJsonSchema({"x-ref": _POLICY})]
+    by_priority: Annotated[dict[str, dict[str, Any]], WithJsonSchema(
+        {"type": "object", "description": "Overrides keyed by priority class (high, normal, low).",
+         "additionalProperties": {"x-ref": _POLICY}})]
+    by_kind: Annotated[dict[str, dict[str, Any]], WithJsonSchema(
+        {"type": "object", "description": "Overrides keyed by job kind (lease, training, inference), "
+                                          "each with its own by_priority.",
+         "additionalProperties": {"x-ref": "IdlePolicyKind"}})] = Field(default_factory=dict)
     active: bool = Field(description="false when telemetry is off: no idle detection runs")
     retention_s: float | None = Field(description="seconds of telemetry samples kept (null = no monitor)")
 

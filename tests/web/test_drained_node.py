@@ -1,0 +1,34 @@
+"""A drained node never locks users out (issue 15 item 6): with fewer GPUs than the guarantees,
+identity and requests keep working; admins read a warning in GET quotas, users see none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_sched.inventory.simulated import SimulatedInventory
+
+from .conftest import BOSS_TOKEN, JUDY_TOKEN, server_config
+
+
+@pytest.fixture
+def jp_server_config(tmp_path: Path) -> dict[str, Any]:
+    return server_config(tmp_path, user_teams={"judy": "ml"},
+                         quotas=[{"team": "ml", "guaranteed": 3, "borrowing_limit": 1},
+                                 {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}])
+
+
+async def test_guarantees_above_capacity_warn_admins_and_never_fail_users(sched_app: Any, api: Any) -> None:
+    _, before = await api("GET", "quotas", token=BOSS_TOKEN)
+    assert before["warnings"] == []
+    sched_app.services.ctx.inventory_source = SimulatedInventory(2, node="n1")  # two of four GPUs drained
+    _, admin = await api("GET", "quotas", token=BOSS_TOKEN)
+    assert len(admin["warnings"]) == 1 and "4 GPUs" in admin["warnings"][0] and "only 2 exist" in admin["warnings"][0]
+    status, user = await api("GET", "quotas", token=JUDY_TOKEN)
+    assert status == 200 and "warnings" not in user
+    status, me = await api("GET", "me", token=JUDY_TOKEN)
+    assert status == 200 and me["team"] == "ml"
+    status, job = await api("POST", "jobs", {"gpus": 1, "command": ["python", "-c", "pass"]}, token=JUDY_TOKEN)
+    assert status == 201 and job["team"] == "ml", job

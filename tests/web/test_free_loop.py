@@ -1,0 +1,51 @@
+"""The server's event loop stays free: store work of requests runs on request threads, dry runs on
+their own bounded threads (issue 15 phase 2, "a free web loop").
+
+Checked by order, never by time: while a submit waits for a database another connection holds
+locked, a request that needs no write lock is answered; the submit then completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+JOB = {"gpus": 0, "command": ["python", "-c", "pass"]}
+
+
+async def test_a_submit_waiting_on_a_locked_database_does_not_hold_up_other_requests(
+        sched_app: Any, api: Any, tmp_path: Path) -> None:
+    status, _ = await api("GET", "jobs")
+    assert status == 200
+    db = sqlite3.connect(tmp_path / "sched.sqlite", isolation_level=None, timeout=1)
+    db.execute("BEGIN IMMEDIATE")  # another process holds the write lock (a long transaction)
+    try:
+        submit = asyncio.ensure_future(api("POST", "jobs", JOB))
+        await asyncio.sleep(0.3)  # let the submit reach the database and wait for the lock
+        assert not submit.done(), "the submit waits for the write lock"
+        order = []
+        status, me = await api("GET", "me")  # reads only (WAL readers never wait for the writer)
+        order.append(("me", status))
+        assert not submit.done(), "answered while the submit still waits: the loop was free"
+    finally:
+        db.execute("ROLLBACK")
+        db.close()
+    status, job = await submit
+    order.append(("submit", status))
+    assert order == [("me", 200), ("submit", 201)], order
+    assert me["user"] == "ivan" and job["state"] in ("pending", "admitted", "running", "succeeded")
+
+
+async def test_dry_runs_beyond_the_bound_are_told_to_retry(sched_app: Any, api: Any) -> None:
+    sched_app._dryruns = 5 * sched_app.dryrun_concurrency  # as if that many dry runs were in flight
+    try:
+        status, body = await api("POST", "dryrun", JOB)
+    finally:
+        sched_app._dryruns = 0
+    assert status == 429 and body["error"]["code"] == "busy" and body["error"]["hint"], body
+    status, body = await api("POST", "dryrun", JOB)
+    assert status == 200 and body["fits"] is True, body
+    answers = await asyncio.gather(*(api("POST", "dryrun", JOB) for _ in range(12)))
+    assert {status for status, _ in answers} <= {200, 429}, answers

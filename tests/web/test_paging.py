@@ -1,0 +1,49 @@
+"""List routes page and filter in the store: ``GET jobs?limit=3`` answers 3 jobs and a ``Link:
+rel="next"`` header whose cursor continues exactly after them (issue 15: it answered all 220)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from .conftest import IVAN_TOKEN
+
+JOB = {"gpus": 0, "command": ["python", "-c", "pass"]}
+
+
+async def _page(jp_fetch: Any, params: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, str] | None]:
+    response = await jp_fetch("api", "sched", "jobs", params=params, headers={"Authorization": f"token {IVAN_TOKEN}"})
+    link = response.headers.get("Link")
+    following = None
+    if link:
+        match = re.fullmatch(r'<([^>]+)>; rel="next"', link)
+        assert match, link
+        following = {k: v[0] for k, v in parse_qs(urlparse(match.group(1)).query).items()}
+    return json.loads(response.body), following
+
+
+async def test_a_limit_pages_newest_first_and_the_link_header_continues(sched_app: Any, api: Any,
+                                                                       jp_fetch: Any) -> None:
+    submitted = []
+    for i in range(7):
+        status, job = await api("POST", "jobs", {**JOB, "name": f"p{i}"})
+        assert status == 201, job
+        submitted.append(job["id"])
+    seen: list[str] = []
+    params: dict[str, str] | None = {"limit": "3", "kind": "training"}
+    pages = 0
+    while params is not None:
+        jobs, params = await _page(jp_fetch, params)
+        assert len(jobs) <= 3 and all(j["kind"] == "training" for j in jobs)
+        seen += [j["id"] for j in jobs]
+        pages += 1
+    assert seen == list(reversed(submitted)) and pages == 3
+
+
+async def test_a_cursor_this_server_did_not_write_is_a_400_naming_cursor(sched_app: Any, api: Any) -> None:
+    status, body = await api("GET", "jobs", params={"cursor": "not-a-cursor"})
+    assert status == 400 and body["error"]["field"] == "cursor"
+    status, body = await api("GET", "jobs", params={"limit": "0"})
+    assert status == 400 and body["error"]["field"] == "limit"
