@@ -42,7 +42,7 @@ class QuotasService:
     def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
         """Why the quota set no longer fits the inventory (empty when it does)."""
         try:
-            validate_quotas(quotas.quotas, self.ctx.inventory().models())
+            validate_quotas(quotas.quotas, self.ctx.inventory().healthy_models())  # case 018: GPUs that may get work
         except ValidationError as err:
             return [f"{err.message}: until the GPUs are back, guarantees cannot all be honoured "
                     f"(lower them with PUT quotas, or bring the node back)"]
