@@ -22,13 +22,18 @@ Columns: average JCT and queueing delay (s), makespan, JCT against FIFO and SJF;
 ETA accuracy over jobs that waited: predicted start at submit (``Admit.predicted_start``) against
 the actual start — coverage, median absolute error, and that error over the median wait.
 
-Usage: ``python benchmarks/jct_loaded.py [--nodes 5] [--speedup 2] [--double-users 1,3]``.
+``--sweep`` also replays the best row over 9 variants (arrivals x1.5/x2/x2.5; padding users
+{1,3}/{0}/none) and prints the spread of its ETA error, so that one lucky replay is not read
+as the figure.
+
+Usage: ``python benchmarks/jct_loaded.py [--nodes 5] [--speedup 2] [--double-users 1,3] [--sweep]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 from dataclasses import replace
 
 from jct_tiresias import reference
@@ -79,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=5, help="nodes of 4 GPUs")
     parser.add_argument("--speedup", type=float, default=2.0, help="arrival-rate multiplier")
     parser.add_argument("--double-users", default="1,3", help="users (job_id %% 4) who declare 2x their limit")
+    parser.add_argument("--sweep", action="store_true", help="the best row's ETA error over 9 replay variants")
     args = parser.parse_args(argv)
     cluster = TiresiasCluster(1, args.nodes, 4, 40, 256)
     double = {int(x) for x in args.double_users.split(",") if x}
@@ -94,16 +100,36 @@ def main(argv: list[str] | None = None) -> int:
     for name, row in (("FIFO (reference)", fifo), ("SJF (oracle, reference)", sjf)):
         print(f"{name:48s} {row.avg_jct:10.0f} {row.avg_queue:12.0f} {row.makespan:11.0f} "
               f"{row.avg_jct / fifo.avg_jct - 1:+8.0%} {row.avg_jct / sjf.avg_jct - 1:+7.0%}")
+    rel: dict[str, float | None] = {}
     for name, profile in PROFILES:
         s = simulate(cluster.inventory(), arrivals(jobs, 4, double), profile=profile).summary
+        rel[name] = s["eta_mae_rel"]
         cov = "-" if s["eta_coverage"] is None else f"{s['eta_coverage']:.0%}"
         mae = "-" if s["eta_mae_s"] is None else f"{s['eta_mae_s']:.0f}"
-        rel = "-" if s["eta_mae_rel"] is None else f"{s['eta_mae_rel']:.0%}"
+        ratio = "-" if s["eta_mae_rel"] is None else f"{s['eta_mae_rel']:.0%}"
         print(f"{name:48s} {s['avg_jct_s']:10.0f} {s['avg_queue_s']:12.0f} {s['makespan_s']:11.0f} "
               f"{s['avg_jct_s'] / fifo.avg_jct - 1:+8.0%} {s['avg_jct_s'] / sjf.avg_jct - 1:+7.0%} "
-              f"{cov:>8s} {mae:>10s} {rel:>9s}")
+              f"{cov:>8s} {mae:>10s} {ratio:>9s}")
+    base, learnt = rel[PROFILES[0][0]], rel[PROFILES[1][0]]
+    best = min((v, k) for k, v in rel.items() if v is not None)
+    if base and learnt is not None:
+        print(f"ETA error (median abs error / median wait), default order: learnt runtimes {learnt:.0%} vs declared "
+              f"limits (baseline) {base:.0%} = {learnt / base:.2f}x; best row {best[0]:.0%} ({best[1]}): "
+              f"target <= 15 % {'MET' if best[0] <= 0.15 else 'NOT MET'}")
     print("goals: ours >= 20 % below FIFO and within 10 % of SJF (oracle); ETA coverage 100 %, "
           "median absolute error <= 15 % of the median wait")
+    if args.sweep:
+        profile = dict(PROFILES)[best[1]]
+        errors = []
+        for speedup in (1.5, 2.0, 2.5):
+            for users in ({1, 3}, {0}, set()):
+                s = simulate(cluster.inventory(), arrivals(loaded_jobs(speedup), 4, users), profile=profile).summary
+                errors.append(s["eta_mae_rel"])
+                print(f"  sweep {best[1]}: arrivals x{speedup:g}, padding users {sorted(users) or 'none'}: "
+                      f"ETA error {s['eta_mae_rel']:.0%} of the median wait")
+        known = sorted(e for e in errors if e is not None)
+        print(f"sweep: median {statistics.median(known):.0%}, range {known[0]:.0%}..{known[-1]:.0%} over "
+              f"{len(known)} replays (target <= 15 %)")
     return 0
 
 

@@ -1,16 +1,24 @@
 # Stage runner for scripts/test-all (sourced): every stage runs, failures are collected, and
 # finish_stages prints one summary and exits 1 when any stage failed or could not run.
 #
-#   stage NAME [--needs OTHER]... -- COMMAND...   run COMMAND (a function or program) with `set -e`
-#                                                  in a subshell; record ok / FAILED / NOT RUN, its
-#                                                  wall seconds and its CPU seconds (user + system
-#                                                  of every process it ran); never stops the caller
+#   stage NAME [--needs OTHER]... [--failures ERE] -- COMMAND...
+#       run COMMAND (a function or program) with `set -e` in a subshell; record ok / FAILED /
+#       NOT RUN, its wall seconds and its CPU seconds (user + system of every process it ran);
+#       never stops the caller. Its output goes to the terminal and to a log file; when it fails,
+#       the summary repeats its last lines and every line matching ERE (e.g. pytest's
+#       `FAILED tests/...::test - why` lines).
 #   skipped NAME WHY                               record a stage left out on purpose
 #   finish_stages START_SECONDS                    print the summary; exit 0 or 1
 # (Functions only; the caller keeps `set -u -o pipefail` and must not use `set -e`.)
+#
+# CI keeps only the tail of a run's output, so everything needed to find a failure — which
+# stage, which tests, the stage's last lines — is printed again in the summary at the very end.
 
-declare -a SUMMARY=() PROBLEMS=()
-declare -A STATUS=()
+declare -a SUMMARY=() PROBLEMS=() FAILED_STAGES=()
+declare -A STATUS=() STAGE_LOG=() STAGE_FAILURES=()
+STAGE_LOGS=$(mktemp -d "${TMPDIR:-/tmp}/test-all.XXXXXX")
+FAILURE_TAIL_LINES=${FAILURE_TAIL_LINES:-15}    # last lines of a failed stage shown in the summary
+FAILURE_MATCH_LINES=${FAILURE_MATCH_LINES:-40}  # most --failures lines shown per stage
 
 log() { printf '\n== %s ==\n' "$*"; }
 
@@ -18,8 +26,14 @@ log() { printf '\n== %s ==\n' "$*"; }
 # in a subshell; record ok / FAILED / not run, with its seconds. Never stops the script.
 stage() {
   local name=$1; shift
-  local needs=()
-  while [ "$1" = --needs ]; do needs+=("$2"); shift 2; done
+  local needs=() failures=""
+  while :; do
+    case "$1" in
+      --needs) needs+=("$2"); shift 2 ;;
+      --failures) failures=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
   [ "$1" = -- ] && shift
   for dep in "${needs[@]}"; do
     if [ "${STATUS[$dep]:-}" != ok ]; then
@@ -31,10 +45,21 @@ stage() {
     fi
   done
   log "$name"
-  local t0=$SECONDS cpu0 rc
+  local t0=$SECONDS cpu0 rc tee_pid stage_log
+  stage_log="$STAGE_LOGS/$(printf '%02d' "${#STAGE_LOG[@]}")-${name//[^A-Za-z0-9]/_}.log"
+  STAGE_LOG[$name]=$stage_log
+  STAGE_FAILURES[$name]=$failures
   children_cpu; cpu0=$CHILDREN_CPU
-  ( set -e; "$@" )
+  # The stage runs in the foreground (Ctrl-C reaches it); its output is copied by a `tee` in a
+  # process substitution rather than a pipe, so a server the stage left behind holding its
+  # stdout cannot keep the run waiting for end-of-file.
+  exec {STAGE_OUT}> >(tee "$stage_log")
+  tee_pid=$!
+  ( set -e; "$@" ) >&"$STAGE_OUT" 2>&1 {STAGE_OUT}>&-
   rc=$?
+  exec {STAGE_OUT}>&-
+  # let tee write the stage's last lines before the next stage prints (at most ~5 s)
+  for _ in $(seq 50); do kill -0 "$tee_pid" 2>/dev/null || break; sleep 0.1; done
   local took=$((SECONDS - t0)) cpu
   children_cpu; cpu=$((CHILDREN_CPU - cpu0))
   if [ $rc -eq 0 ]; then
@@ -43,6 +68,7 @@ stage() {
   else
     STATUS[$name]=failed
     PROBLEMS+=("$name (exit $rc)")
+    FAILED_STAGES+=("$name")
     SUMMARY+=("$(printf '%-9s %5ss %5ss  %s (exit %d)' FAILED "$took" "$cpu" "$name" "$rc")")
   fi
 }
@@ -68,11 +94,36 @@ skipped() {  # skipped NAME WHY
   log "$1: skipped ($2)"
 }
 
+# Prints lines of a log without colour codes, each cut to 240 characters (a summary stays short).
+plain_lines() { sed -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r$//' | cut -c1-240; }
+
+# For each failed stage: the lines matching its --failures pattern, then its last lines.
+failure_details() {
+  local name stage_log pattern matches
+  for name in "${FAILED_STAGES[@]}"; do
+    stage_log=${STAGE_LOG[$name]}
+    pattern=${STAGE_FAILURES[$name]}
+    printf -- '--- %s failed; its log: %s\n' "$name" "$stage_log"
+    if [ -n "$pattern" ]; then
+      matches=$(plain_lines < "$stage_log" | grep -E -- "$pattern" || true)
+      if [ -n "$matches" ]; then
+        printf '%s\n' "$matches" | head -n "$FAILURE_MATCH_LINES"
+        local count
+        count=$(printf '%s\n' "$matches" | wc -l)
+        [ "$count" -le "$FAILURE_MATCH_LINES" ] || echo "... and $((count - FAILURE_MATCH_LINES)) more (see the log)"
+      fi
+    fi
+    printf -- '--- %s: its last %d lines\n' "$name" "$FAILURE_TAIL_LINES"
+    tail -n "$FAILURE_TAIL_LINES" "$stage_log" | plain_lines
+  done
+}
+
 finish_stages() {
   local started=${1:-0}
   children_cpu
   rm -f "$CPU_TIMES"
   log "summary ($((SECONDS - started)) s wall, $CHILDREN_CPU s CPU)"
+  [ ${#FAILED_STAGES[@]} -eq 0 ] || failure_details
   printf '%-9s %6s %6s  %s\n' result wall cpu stage
   printf '%s\n' "${SUMMARY[@]}"
   if [ ${#PROBLEMS[@]} -ne 0 ]; then
@@ -81,5 +132,6 @@ finish_stages() {
     echo "test-all: FAILED: ${joined%; }"
     exit 1
   fi
+  rm -rf "$STAGE_LOGS"
   echo "test-all: all stages passed"
 }

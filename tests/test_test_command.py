@@ -83,3 +83,42 @@ def test_the_summary_gives_each_stage_its_cpu_seconds_beside_its_wall_seconds() 
     assert cpu >= 1 and wall >= cpu - 1, done.stdout
     assert rows["idle"][2] == "0s" and int(rows["idle"][1].rstrip("s")) >= 1  # sleeping costs no CPU
     assert "s CPU)" in done.stdout
+
+
+def test_the_summary_at_the_end_repeats_failing_test_names_and_each_failed_stages_last_lines() -> None:
+    """CI shows only the tail of the output: the last block alone must say what failed and where."""
+    done = run_stages(r"""
+        pytest_like() {
+          for i in $(seq 200); do echo "tests/t.py::test_$i PASSED"; done
+          echo "FAILED tests/core/test_a.py::test_one - AssertionError: boom"
+          echo "ERROR tests/web/test_b.py::test_two - OSError: port in use"
+          for i in $(seq 30); do echo "slowest $i"; done
+          printf '\033[31m= 1 failed, 200 passed, 1 error =\033[0m\n'
+          return 1
+        }
+        stage "python tests" --failures '^(FAILED|ERROR) ' -- pytest_like
+        stage "frontend unit tests" -- bash -c 'echo "Test Files  1 failed"; exit 2'
+        stage "browser tests" -- true
+        finish_stages 0
+    """)
+    assert done.returncode == 1
+    summary = done.stdout.split("== summary")[-1]
+    assert "FAILED tests/core/test_a.py::test_one - AssertionError: boom" in summary
+    assert "ERROR tests/web/test_b.py::test_two - OSError: port in use" in summary
+    assert "= 1 failed, 200 passed, 1 error =" in summary  # last lines, colour codes taken out
+    assert "slowest 1\n" not in summary and "test_5 PASSED" not in summary  # only the last lines
+    assert "Test Files  1 failed" in summary  # a failed stage without a pattern: its last lines
+    assert "browser tests" in summary and "--- browser tests" not in summary  # passed: no details
+
+
+def test_a_server_left_behind_holding_the_output_does_not_keep_the_run_waiting(tmp_path: Path) -> None:
+    pid_file = tmp_path / "server.pid"
+    done = run_stages(f"""
+        stage "leaves a server" -- bash -c 'sleep 300 & echo $! > {pid_file}; echo started'
+        echo "next stage after $SECONDS s"
+        kill "$(cat {pid_file})"  # the server this test started
+        finish_stages 0
+    """)
+    assert done.returncode == 0, done.stdout
+    waited = int(re.findall(r"next stage after (\d+) s", done.stdout)[0])
+    assert waited < 30  # not the server's 300 s

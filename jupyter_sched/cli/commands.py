@@ -20,7 +20,7 @@ from ..errors import ValidationError
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, wait_progress
 from .cancel import cancel
 from .definitions import definitions
-from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, Streams
+from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, Streams
 from .progress import TerminalProgress
 
 __all__ = ["COMMANDS"]
@@ -113,9 +113,24 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     return EXIT_OK
 
 
+QUEUE_LINES = 50
+"""Pending jobs ``jupyter-sched queue`` shows unless told otherwise: a busy server holds
+thousands, and the whole queue is megabytes the terminal would only scroll past."""
+
+
 def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """The queue as a table: one row per pending or running job, the reason and ETA as sentences."""
-    rows = client.queue()
+    """The queue as a table: the first pending jobs in queue order, then the running ones, the
+    reason and ETA as sentences. Asks the server for one pending entry more than it shows, to know
+    whether to say that more wait behind them."""
+    shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
+    rows = client.queue(limit=None if shown is None else shown + 1)
+    more = False
+    if shown is not None:
+        pending = [row for row in rows if row.get("position") is not None]
+        if len(pending) > shown:
+            more = True
+            cut = {id(row) for row in pending[shown:]}
+            rows = [row for row in rows if id(row) not in cut]
     if args.json:
         _dump(rows, io)
         return EXIT_OK
@@ -133,6 +148,9 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         print("The queue is empty: nothing pending or running.", file=io.out)
         return EXIT_OK
     _print_table(table, io)
+    if more:
+        print(f"More pending jobs wait behind these {shown}: `{PROG} queue --all` lists every one "
+              "(or --limit N).", file=io.out)
     return EXIT_OK
 
 

@@ -6,7 +6,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched status                         server, identity, GPUs, my jobs
     jupyter-sched submit --gpus 1 -- python train.py --epochs 3
     jupyter-sched submit --gpus 2 --script train.py --wait
-    jupyter-sched queue                          pending and running work with reasons and ETA
+    jupyter-sched queue [--limit N | --all]      pending (first 50) and running work with reasons and ETA
     jupyter-sched wait JOB_ID [--for 2h]         progress bar until the job ends
     jupyter-sched cancel JOB_ID [JOB_ID ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
@@ -55,6 +55,17 @@ PROG = "jupyter-sched"
 WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (a usage error names the option otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, e.g. 20") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1; use --all for every pending job")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (one sub-parser per subcommand)."""
     parser = argparse.ArgumentParser(
@@ -92,7 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--notebook", help="notebook to execute headless")
     submit.add_argument("argv", nargs=argparse.REMAINDER, help="-- command and arguments (or script arguments)")
 
-    sub.add_parser("queue", help="pending and running work with position, reason and ETA")
+    queue = sub.add_parser(
+        "queue", help="pending and running work with position, reason and ETA",
+        description="The queue: the first pending jobs in queue order (--limit, default 50), then the work "
+                    "holding GPUs. --all lists every pending job (with --json, every one unless --limit is given).")
+    lines = queue.add_mutually_exclusive_group()
+    lines.add_argument("--limit", type=_positive_int, metavar="N", help="show at most N pending jobs (default 50)")
+    lines.add_argument("--all", dest="everything", action="store_true", help="show every pending job")
 
     wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar")
     wait.add_argument("job_id", metavar="JOB_ID")
@@ -127,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("fetch-traces", help="download public GPU cluster traces (jupyter-sched fetch-traces --help)",
                    add_help=False)
+    sub.add_parser("doctor", help="admin: find, repair or remove store rows that cannot be read "
+                                  "(jupyter-sched doctor --help)", add_help=False)
     return parser
 
 
@@ -170,6 +189,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         from ..hub.serve import main as serve_main
 
         return serve_main(raw[1:], err=stderr)
+    if raw[:1] == ["doctor"]:  # admin tool on the database itself: works when the server cannot
+        from .doctor import main as doctor_main
+
+        return doctor_main(raw[1:], out=stdout, err=stderr)
     if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
         try:
             from ..sim.cli import main as sim_main

@@ -88,8 +88,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("POST", f"leases/{_id(lease_id)}/keepalive", body={})
 
     @staticmethod
-    def queue() -> Req:
-        return Req("GET", "queue")
+    def queue(*, limit: int | None = None) -> Req:
+        return Req("GET", "queue", params=_params(limit=limit))
 
     @staticmethod
     def quotas() -> Req:

@@ -1,24 +1,30 @@
 """Decide: build the frozen snapshot of one cycle and call the pure core on it.
 
 The snapshot is built from the store (live jobs, quotas, usage history for fair share and
-budgets), the inventory, telemetry and kernel activity; with an idle policy the engine's own
-cycles also get the idle inputs (:mod:`.idle`). The core (``run_cycle``) returns decisions only;
+budgets, runtimes learned from finished runs for ETAs — :mod:`.runtimes`), the inventory,
+telemetry and kernel activity; with an idle policy the engine's own cycles also get the idle
+inputs (:mod:`.idle`). The core (``run_cycle``) returns decisions only;
 :mod:`.apply` writes them.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Callable, Mapping
-from datetime import timedelta
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..accounting import budget_usage, decayed_gpu_seconds
-from ..model import Inventory
+from ..accounting.report import AccountingError
+from ..errors import ValidationError
+from ..model import Inventory, QuotaSet
 from ..scheduling.snapshot import CycleResult, Snapshot, UsageHistory
 from ..store import JobRecord, Store
 from .clock import Clock
 from .idle import IdleLadders
+from .runtimes import RuntimeFeed
 
 __all__ = ["CycleFunction", "Decider", "default_cycle"]
 
@@ -29,10 +35,31 @@ CycleFunction = Callable[..., CycleResult]
 
 
 def default_cycle(snapshot: Snapshot, profile: Any = None) -> CycleResult:
-    """The core's ``run_cycle`` (imported late so the engine loads without the core)."""
+    """The core's ``run_cycle`` (imported late so the engine loads without the core), with
+    CPython's cyclic garbage collector paused for the cycle (:func:`cyclic_gc_paused`)."""
     from ..scheduling import run_cycle
 
-    return run_cycle(snapshot, profile)
+    with cyclic_gc_paused():
+        return run_cycle(snapshot, profile)
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while one cycle runs.
+
+    A cycle allocates millions of short-lived objects that reference counting frees by itself;
+    the collections their allocation counts trigger traverse the whole snapshot each time and
+    cost about a fifth of a 5,000-node x 20,000-job cycle (``benchmarks/cycle_bench.py`` prints
+    both). The collector is switched back on afterwards if it was on (whatever threads
+    interleave, the last one out restores it), so cyclic garbage waits at most one cycle.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class Decider:
@@ -67,6 +94,8 @@ class Decider:
         self.last_inventory: Inventory | None = None
         self.inventory_observers: list[Callable[[Inventory], object]] = []
         self._fallback_logged = False
+        self._usage_failed = False
+        self.runtimes = RuntimeFeed(store, clock)  # learned runtimes for ETAs (issue 16)
 
     def snapshot(self, *, idle: bool) -> tuple[Snapshot, dict[str, JobRecord]]:
         """The frozen input of one cycle plus the job rows it was built from (by id, with versions).
@@ -79,20 +108,42 @@ class Decider:
         self.last_inventory = inventory
         records = self.store.live_jobs()
         quotas = self.store.quota_set()
-        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
-        since = min([horizon, now - timedelta(days=31)])
-        intervals = self.store.usage_rows(since=since)
-        usage = UsageHistory(
-            decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now, half_life_s=self.usage_half_life_s),
-            gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+        usage = self._usage(quotas, now)
         kernels = dict(self.kernels()) if self.kernels else {}
         telemetry: dict[str, Any] = dict(self.telemetry()) if self.telemetry else {}
         if idle:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
             self._observe_inventory(inventory)
-        snapshot = Snapshot(now=now, inventory=inventory, jobs=tuple(r.job for r in records), quotas=quotas,
-                            usage=usage, telemetry=telemetry, kernels=kernels)
+        jobs = tuple(r.job for r in records)
+        snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
+                            kernels=kernels, runtime_estimates=self.runtimes.estimates(jobs))
         return snapshot, {r.job.id: r for r in records}
+
+    def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:
+        """Fair-share and budget usage from the store's usage intervals.
+
+        Scheduling never depends on accounting being readable: unreadable rows are already
+        quarantined by the store; should computing usage fail anyway, the cycle runs with no
+        usage history (fair share neutral, budgets not enforced this cycle) and says so.
+        """
+        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
+        since = min([horizon, now - timedelta(days=31)])
+        try:
+            intervals = self.store.usage_rows(since=since)
+            usage = UsageHistory(
+                decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now,
+                                                                half_life_s=self.usage_half_life_s),
+                gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+        except (ValueError, TypeError, ValidationError, AccountingError) as exc:
+            if not self._usage_failed:
+                log.error("usage history unreadable (%s: %s); scheduling without fair-share usage or budgets "
+                          "until it is repaired (jupyter-sched doctor)", type(exc).__name__, exc)
+            self._usage_failed = True
+            return UsageHistory()
+        if self._usage_failed:
+            log.info("usage history readable again")
+        self._usage_failed = False
+        return usage
 
     def _observe_inventory(self, inventory: Inventory) -> None:
         for observer in list(self.inventory_observers):

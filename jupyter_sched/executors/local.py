@@ -16,6 +16,15 @@ directory (mode 0700; layout in :mod:`.jobdirs`), writes the carried files, open
 * ``JUPYTER_SCHED_JOB_ID``, ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole) and
   ``JUPYTER_SCHED_JOB_MARKER`` (the job group, :mod:`.tracking`).
 
+A gang (several workers, or named worker groups of different sizes — issue 16) runs one process
+per worker under the one wrapper, each with its own GPUs (:func:`gang_environments`):
+``CUDA_VISIBLE_DEVICES`` = that worker's UUIDs, ``RANK`` over the whole gang in group order,
+``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1`` and a free ``MASTER_PORT`` (torch.distributed's
+``env://``), ``LOCAL_RANK=0``/``LOCAL_WORLD_SIZE=1`` (each worker sees only its own GPUs, from
+``cuda:0``), ``JUPYTER_SCHED_WORKER``, and for groups ``JUPYTER_SCHED_GROUP`` /
+``JUPYTER_SCHED_GROUP_RANK`` / ``JUPYTER_SCHED_GROUP_SIZE``. It is one job: one log, one exit
+(the first failing worker's; the others are stopped), one stop plan.
+
 Environment: embedded, the service's own environment (``base_env``) as before; hub mode
 (``clean_env``), :func:`~.runas.clean_environment` — an allow-list and the account's ``HOME``,
 ``USER``, ``PATH`` — never the service's variables, tokens, database URL or credentials. The
@@ -83,7 +92,7 @@ from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as
 from .safeopen import open_untrusted
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
-__all__ = ["LocalExecutor", "carried_files", "job_argv", "job_environment", "read_log"]
+__all__ = ["LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +129,40 @@ def job_environment(
     env["JUPYTER_SCHED_JOB_ID"] = job.id
     env["JUPYTER_SCHED_GPU_MILLI"] = str(allocation.gpu_milli)
     return env
+
+
+def gang_environments(job: Job, allocation: Allocation, *, master_port: int) -> list[dict[str, str]]:
+    """Per-worker environment overlays of a gang run on this host; ``[]`` for one worker.
+
+    Workers are in the allocation's order, which is the request's group order
+    (:meth:`~jupyter_sched.model.ResourceRequest.worker_groups`). See the module docstring.
+    """
+    per_worker = allocation.per_worker()
+    if len(per_worker) <= 1:
+        return []
+    names = job.spec.resources.worker_groups()
+    sizes = {g.name: g.workers for g in job.spec.resources.groups}
+    seen: dict[str, int] = {}
+    port = job.spec.env.get("MASTER_PORT") or str(master_port)
+    out: list[dict[str, str]] = []
+    for rank, (_, uuids) in enumerate(per_worker):
+        overlay = {"CUDA_VISIBLE_DEVICES": ",".join(uuids), "RANK": str(rank), "WORLD_SIZE": str(len(per_worker)),
+                   "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
+                   "JUPYTER_SCHED_WORKER": str(rank)}
+        if rank < len(names):
+            group = names[rank]
+            overlay.update({"JUPYTER_SCHED_GROUP": group, "JUPYTER_SCHED_GROUP_RANK": str(seen.get(group, 0)),
+                            "JUPYTER_SCHED_GROUP_SIZE": str(sizes[group])})
+            seen[group] = seen.get(group, 0) + 1
+        out.append(overlay)
+    return out
+
+
+def _free_port() -> int:
+    """A TCP port free on this host now (the gang's rendezvous port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def carried_files(job: Job) -> dict[str, str]:
@@ -344,7 +387,9 @@ class LocalExecutor:
         else:
             command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]
         banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else None
-        launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner}) + "\n"
+        workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
+        launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
+                             **({"workers": workers} if workers else {})}) + "\n"
         with open(self.dirs.err_path(job.id), "wb") as err:
             try:
                 popen = subprocess.Popen(

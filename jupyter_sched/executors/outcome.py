@@ -4,7 +4,10 @@ The notebook runner (:mod:`.run_notebook`) writes ``outcome.json`` beside the ex
 with what it saw: the failing cell and exception, a dead kernel's signal and peak memory, a cell
 timeout. For other work (scripts, commands) there is no such file, and the sentence is built from
 the exit code and the last lines of the job's log. The local executor reports the sentence as the
-job's message, which becomes the reason of a failed run.
+job's message, which becomes the reason of a failed run. On Kubernetes the executor sees neither
+file: :func:`describe_termination` builds the same sentences from a failed container's
+termination message (the end of its log; the runner's last ``[jupyter_sched] failed: …`` line
+carries its reason).
 
 Sentences (exact shapes; tests pin them):
 
@@ -31,6 +34,7 @@ __all__ = [
     "OUTCOME_FILE",
     "LOG_TAIL_LINES",
     "describe_exit",
+    "describe_termination",
     "format_mib",
     "kernel_death_sentence",
     "log_tail",
@@ -117,8 +121,36 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, owner_uid: int | None =
             "utf-8", errors="replace")
     except OSError:
         return []
+    return _tail_lines(text, lines)
+
+
+def _tail_lines(text: str, lines: int) -> list[str]:
+    """The last ``lines`` non-empty lines of ``text`` that are not the runner's own, long ones cut."""
     kept = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("[jupyter_sched]")]
     return [line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in kept[-lines:]]
+
+
+RUNNER_FAILED = "[jupyter_sched] failed: "
+"""The prefix of the runner's last word on a failed run (stderr, after the cell outputs)."""
+
+
+def describe_termination(exit_code: int, message: str, *, reason: str = "") -> str:
+    """One sentence for a container that ended with ``exit_code`` (not 0), the shapes of
+    :func:`describe_exit`: the runner's reason when its log says one, else the exit code (the
+    out-of-memory killer when Kubernetes says ``OOMKilled``) and the log's last lines.
+
+    Args:
+        exit_code: the container's exit code.
+        message: its termination message; with ``terminationMessagePolicy:
+            FallbackToLogsOnError`` the last lines of its log (at most 2 KiB, Kubernetes' limit).
+        reason: the terminated state's ``reason`` (``Error``, ``OOMKilled``, ...).
+    """
+    said = [line[len(RUNNER_FAILED):].strip() for line in message.splitlines() if line.startswith(RUNNER_FAILED)]
+    if said and said[-1]:
+        return said[-1]
+    base = "killed by the out-of-memory killer" if reason == "OOMKilled" else f"exited with code {exit_code}"
+    tail = _tail_lines(message, LOG_TAIL_LINES)
+    return base + ("; last lines: " + " | ".join(tail) if tail else "")
 
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,

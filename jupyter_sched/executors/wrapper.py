@@ -9,7 +9,8 @@ account can run, wherever jupyter_sched itself is installed.
 Launch (``--launch``): the wrapper first reads one JSON line from stdin and does nothing before
 it arrives — the executor sends it once the wrapper sits in the job's cgroup, so not even a
 first child can escape. EOF instead of a line means the executor gave up: exit 125, nothing run.
-The line says ``{"cwd": dir or null, "files": {name: text}, "banner": text or null}``; as the
+The line says ``{"cwd": dir or null, "files": {name: text}, "banner": text or null,
+"workers": [{env overlay}, ...] or absent}``; as the
 job's owner the wrapper then creates ``DIR`` (mode 0700), writes ``files`` into it (bare names,
 mode 0600: carried cell, script or notebook content), opens ``DIR/output.log`` (0600, append)
 as its stdout and stderr, writes ``banner`` there, enters ``cwd`` and starts ARGV. Everything
@@ -29,6 +30,11 @@ that arrives before the child exists is forwarded once it does). It is a *child 
 re-parented to the wrapper, not to init, so it stays findable. When the command ends the wrapper
 records its exit, sends SIGTERM to everything it still has below it, SIGKILLs what is left after
 ``--leftover-grace`` seconds (default 3) and only then exits.
+
+A gang on this host (``workers``: one environment overlay per worker, e.g. its own
+``CUDA_VISIBLE_DEVICES`` and ``RANK``) runs the command once per worker, all in the job's group,
+all writing to ``output.log``. The gang is all-or-nothing: when one worker fails, the others get
+SIGTERM; the job's exit code is the first failing worker's (0 when every worker succeeded).
 """
 
 from __future__ import annotations
@@ -231,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, _on_signal)
     cwd: str | None = None
+    launch: dict[str, object] | None = None
     if launch_mode:
         launch = _launch(job_dir)
         if launch is None:
@@ -248,21 +255,55 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
         code = _NO_WORKDIR
     else:
+        overlays = _worker_overlays(launch)
         try:
-            child = subprocess.Popen(command)
+            children = [subprocess.Popen(command, env={**os.environ, **overlay} if overlay else None)
+                        for overlay in overlays]
         except OSError as exc:
             print(f"jupyter_sched: cannot start {command[0]!r}: {exc}", file=sys.stderr, flush=True)
-            code = 127
-        else:
+            children, code = [], 127
+        if children:
             _child_started = True
             for early in _early:
-                child.send_signal(early)
-            code = child.wait()
+                for child in children:
+                    child.send_signal(early)
+            code = children[0].wait() if len(children) == 1 else _wait_gang(children)
             signame = signal.Signals(-code).name if code < 0 else None
     write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
                                               "finished_at": datetime.now(timezone.utc).isoformat()})
     _end_leftovers(grace_s)
     return code if code >= 0 else 128 - code
+
+
+def _worker_overlays(launch: dict[str, object] | None) -> list[dict[str, str]]:
+    """One environment overlay per worker of a gang on this host; ``[{}]`` for a single process."""
+    workers = launch.get("workers") if launch else None
+    if not isinstance(workers, list) or not workers:
+        return [{}]
+    return [{str(k): str(v) for k, v in w.items()} if isinstance(w, dict) else {} for w in workers]
+
+
+def _wait_gang(children: list[subprocess.Popen[bytes]]) -> int:
+    """Wait for every worker; when one fails, SIGTERM the others (all-or-nothing).
+
+    Returns:
+        The first failing worker's exit code (negative = killed by that signal), else 0.
+    """
+    first_failure: int | None = None
+    running = list(children)
+    while running:
+        for child in list(running):
+            code = child.poll()
+            if code is None:
+                continue
+            running.remove(child)
+            if code != 0 and first_failure is None:
+                first_failure = code
+                for other in running:
+                    other.send_signal(signal.SIGTERM)
+        if running:
+            time.sleep(0.05)
+    return first_failure if first_failure is not None else 0
 
 
 def _usage() -> int:

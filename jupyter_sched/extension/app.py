@@ -14,10 +14,11 @@ import functools
 import logging
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -31,7 +32,7 @@ from ..services.models import GetConfigResponse
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
-from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig, build_definitions
+from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig
 from .events import EventHub
 from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
@@ -45,6 +46,7 @@ API_PREFIX = "api/sched/"
 """Every route of the extension lives under ``{base_url}api/sched/``."""
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
@@ -137,7 +139,6 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                                               thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
         self.services: Any = self._build_services()
-        self.definitions: Any = build_definitions(self)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
@@ -149,6 +150,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._resolver: IdentityResolver = make_identity_resolver(
             source=self.identity_mode, identity_provider=provider, admin_users=self.admin_users)
         self._activity_timer: PeriodicCallback | None = None
+        self._noting_activity = False
         self._started = False
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
@@ -281,7 +283,19 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "kubernetes": dict(self.kubernetes),
             "kubeconfig": self.kubeconfig,
             "stop_grace_s": self.stop_grace_s,
+            "definition_min_interval_s": self.definition_min_interval_s,
+            "definition_misfire_grace_s": self.definition_misfire_grace_s,
+            "executed_notebook_retention_days": self.executed_notebook_retention_days,
+            "executed_notebooks_dir": self.executed_notebooks_dir,
         }
+
+    async def off_loop(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """Run ``fn(*args, **kwargs)`` — store work: transactions, reads of the database — on the
+        request threads (``request_threads``), so the server's event loop stays free for other
+        requests and streams while it waits for the database. Handlers, kernel hooks and the
+        periodic activity/hub work all go through here."""
+        return await asyncio.get_running_loop().run_in_executor(self.request_pool,
+                                                                functools.partial(fn, *args, **kwargs))
 
     async def run_dryrun(self, fn: Any, *args: Any) -> Any:
         """Run a dry run ``fn(*args)`` on the dry-run threads (``dryrun_concurrency``), at most four
@@ -363,9 +377,11 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return dict(plan.env)
 
     async def _release_kernel(self, kernel_id: str, action: str) -> None:
-        released = self.services.release_kernel(kernel_id, reason=f"kernel {action}")
-        if hasattr(released, "__await__"):
-            await released
+        release = self.services.release_kernel
+        if asyncio.iscoroutinefunction(release):  # a hub client's forwarding service: HTTP, already async
+            await release(kernel_id, reason=f"kernel {action}")
+        else:  # the store: off the loop
+            await self.off_loop(release, kernel_id, reason=f"kernel {action}")
 
     # ---- activity ------------------------------------------------------------------------
     def current_activity(self) -> list[dict[str, Any]]:
@@ -378,9 +394,19 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return [{"id": j["id"], "kind": j["kind"], "state": j["state"]} for j in jobs]
 
     def _activity_tick(self) -> None:
-        """Report running work as server activity (``settings['jupyter_sched_last_activity']``)."""
-        if self.current_activity() and self.serverapp is not None:
+        """Report running work as server activity, read off the loop (one read at a time)."""
+        if not self._noting_activity:
+            self._noting_activity = True
+            task = asyncio.ensure_future(self.note_activity())
+            task.add_done_callback(lambda _t: setattr(self, "_noting_activity", False))
+
+    async def note_activity(self) -> bool:
+        """Mark the server active (``settings['jupyter_sched_last_activity']``) when work is in
+        flight; whether it was."""
+        busy = bool(await self.off_loop(self.current_activity))
+        if busy and self.serverapp is not None:
             self.serverapp.web_app.settings["jupyter_sched_last_activity"] = datetime.now(timezone.utc)
+        return busy
 
 
 def _config_exit(serverapp: Any, exc: TraitError) -> NoReturn:

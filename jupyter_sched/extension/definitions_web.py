@@ -1,6 +1,9 @@
-"""Job definitions on the server: settings, the service's wiring, the REST routes, kept notebooks.
+"""Job definitions on the server: their settings and REST routes.
 
-Routes (relative to ``{base_url}api/sched/``; each parses, makes one service call, replies):
+Each handler parses a request model (:mod:`jupyter_sched.services.models.definitions`), makes one
+call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the request's
+``Caller`` (on the extension's request threads, off the event loop) and serialises the answer. Routes (relative to
+``{base_url}api/sched/``):
 
 ====================================  =========================================================
 ``GET  definitions[?all=true]``       the caller's definitions (admins: everyone's), each with its last run
@@ -24,12 +27,7 @@ id>/`` — a file of the user's own from then on.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
-import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +36,21 @@ from tornado import web
 from traitlets import Float, Unicode, validate
 from traitlets.config import Configurable
 
-from ..errors import NotFoundError, ValidationError
+from ..services.definitions import DefinitionsService
+from ..services.models.definitions import (
+    CreateDefinitionRequest,
+    GetDefinitionRequest,
+    GetExecutedNotebookRequest,
+    ListDefinitionRunsRequest,
+    ListDefinitionsRequest,
+    PreviewScheduleRequest,
+    RunDefinitionRequest,
+    UpdateDefinitionRequest,
+)
 from .config import config_error
-from .handlers import SchedHandler
+from .web import SchedHandler
 
-__all__ = ["DEFINITION_HANDLERS", "DefinitionsConfig", "build_definitions", "executed_notebook_path"]
-
-log = logging.getLogger(__name__)
-
-_SWEEP_EVERY_S = 3600.0
+__all__ = ["DEFINITION_HANDLERS", "DefinitionsConfig"]
 
 
 class DefinitionsConfig(Configurable):
@@ -105,76 +109,13 @@ class DefinitionsConfig(Configurable):
         return value
 
 
-def executed_notebook_path(service: Any, job_id: str) -> Path:
-    """Where the executed notebook of ``job_id`` is (it may not exist: not a notebook, or swept)."""
-    record = service.store.get_job(job_id)
-    handle = record.handle or {}
-    job_dir = Path(str(handle["job_dir"])) if handle.get("job_dir") else Path(service.executor.job_dir(job_id))
-    return job_dir / "executed.ipynb"
-
-
-def sweep_executed_notebooks(service: Any, *, retention_days: float, now: float | None = None) -> int:
-    """Delete executed notebooks of runs that ended more than ``retention_days`` ago; how many."""
-    if retention_days <= 0:
-        return 0
-    root = getattr(service.executor, "root", None)
-    if root is None or not Path(root).is_dir():
-        return 0
-    cutoff = (now if now is not None else time.time()) - retention_days * 86400
-    removed = 0
-    for executed in Path(root).glob("*/executed.ipynb"):
-        try:
-            if executed.stat().st_mtime >= cutoff:
-                continue
-            record = service.store.get_job(executed.parent.name)
-        except (OSError, NotFoundError):
-            continue
-        if record.job.state.terminal and record.job.finished_at and record.job.finished_at.timestamp() < cutoff:
-            executed.unlink(missing_ok=True)
-            removed += 1
-    return removed
-
-
-def build_definitions(app: Any) -> Any:
-    """The ``DefinitionsService`` of an embedded server, its firing loop hooked to the engine
-    (leading engine only) with the retention sweep; None in hub-client mode (the central service
-    has them)."""
-    from ..definitions.jobs import ServiceRunJobs
-    from ..definitions.service import DefinitionsService
-
-    service = app.services
-    if not hasattr(service, "engine"):
-        return None
-    jobs = ServiceRunJobs(service)
-    definitions = DefinitionsService(
-        service.store, jobs, now=service.clock.now, ids=service.ctx.ids, render_job=jobs.render,
-        default_team=service.admission.policy.default_team, min_interval_s=app.definition_min_interval_s,
-        misfire_grace_s=app.definition_misfire_grace_s, publish=service.bus.publish)
-    service.engine.leader_hooks.append(definitions.fire_due)
-    last_sweep = [0.0]
-
-    def sweep() -> None:
-        if time.monotonic() - last_sweep[0] >= _SWEEP_EVERY_S:
-            last_sweep[0] = time.monotonic()
-            sweep_executed_notebooks(service, retention_days=app.executed_notebook_retention_days)
-
-    service.engine.leader_hooks.append(sweep)
-    return definitions
-
-
 class _DefinitionsHandler(SchedHandler):
-    """Base: the definitions service, off the event loop."""
+    """Base: the definitions service (its calls run on the request threads, see ``SchedHandler.call``)."""
 
     @property
-    def definitions(self) -> Any:
-        found = getattr(self.sched, "definitions", None)
-        if found is None:
-            raise NotFoundError("job definitions are served by the central service here", field="path",
-                                hint="use the hub's jupyter_sched service")
-        return found
-
-    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+    def definitions(self) -> DefinitionsService:
+        service: DefinitionsService = self.services.definitions
+        return service
 
 
 class DefinitionsHandler(_DefinitionsHandler):
@@ -187,21 +128,14 @@ class DefinitionsHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        caller = self.caller
-        everyone = self.query_bool("all")
-        if everyone and not caller.admin:
-            from ..errors import AuthorizationError
-
-            raise AuthorizationError("only admins may list everyone's definitions", field="all",
-                                     hint="leave out all to list your own")
-        self.reply(await self.call(self.definitions.list_definitions, user=caller.user, is_admin=caller.admin,
-                                   all_users=everyone))
+        request = self.query(ListDefinitionsRequest)
+        self.reply(await self.call(self.definitions.list, self.caller, request))
 
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        body = self.json_body()
-        self.reply(await self.call(self.definitions.create, body, user=self.caller.user), status=201)
+        request = self.body(CreateDefinitionRequest)
+        self.reply(await self.call(self.definitions.create, self.caller, request), status=201)
 
 
 class PreviewHandler(_DefinitionsHandler):
@@ -212,8 +146,8 @@ class PreviewHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        body = self.json_body()
-        self.reply(await self.call(self.definitions.preview, body))
+        request = self.body(PreviewScheduleRequest)
+        self.reply(await self.call(self.definitions.preview, self.caller, request))
 
 
 class DefinitionHandler(_DefinitionsHandler):
@@ -222,24 +156,19 @@ class DefinitionHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def get(self, definition_id: str) -> None:
-        caller = self.caller
-        runs = self.query_int("runs", 20, minimum=1, maximum=500)
-        self.reply(await self.call(self.definitions.get, definition_id, user=caller.user, is_admin=caller.admin,
-                                   runs=runs))
+        request = self.query(GetDefinitionRequest)
+        self.reply(await self.call(self.definitions.get, self.caller, definition_id, request))
 
     @web.authenticated
     @authorized
     async def patch(self, definition_id: str) -> None:
-        caller = self.caller
-        body = self.json_body()
-        self.reply(await self.call(self.definitions.update, definition_id, body, user=caller.user,
-                                   is_admin=caller.admin))
+        request = self.body(UpdateDefinitionRequest)
+        self.reply(await self.call(self.definitions.update, self.caller, definition_id, request))
 
     @web.authenticated
     @authorized
     async def delete(self, definition_id: str) -> None:
-        caller = self.caller
-        self.reply(await self.call(self.definitions.delete, definition_id, user=caller.user, is_admin=caller.admin))
+        self.reply(await self.call(self.definitions.delete, self.caller, definition_id))
 
 
 class PauseHandler(_DefinitionsHandler):
@@ -248,9 +177,8 @@ class PauseHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def post(self, definition_id: str, action: str) -> None:
-        caller = self.caller
-        fn = self.definitions.pause if action == "pause" else self.definitions.resume
-        self.reply(await self.call(fn, definition_id, user=caller.user, is_admin=caller.admin))
+        method = self.definitions.pause if action == "pause" else self.definitions.resume
+        self.reply(await self.call(method, self.caller, definition_id))
 
 
 class RunsHandler(_DefinitionsHandler):
@@ -259,34 +187,17 @@ class RunsHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def get(self, definition_id: str) -> None:
-        caller = self.caller
-        limit = self.query_int("limit", 50, minimum=1, maximum=500)
-        self.reply(await self.call(self.definitions.runs, definition_id, user=caller.user, is_admin=caller.admin,
-                                   limit=limit))
+        request = self.query(ListDefinitionRunsRequest)
+        self.reply(await self.call(self.definitions.runs, self.caller, definition_id, request))
 
     @web.authenticated
     @authorized
     async def post(self, definition_id: str) -> None:
-        caller = self.caller
-        body = self.json_body() if self.request.body else {}
-        self.reply(await self.call(self.definitions.run_now, definition_id, body, user=caller.user,
-                                   is_admin=caller.admin), status=201)
+        request = self.body(RunDefinitionRequest, optional=True)
+        self.reply(await self.call(self.definitions.run_now, self.caller, definition_id, request), status=201)
 
 
-class _NotebookHandler(SchedHandler):
-    """Base: the executed notebook of a job the caller may see."""
-
-    def _path(self, job_id: str) -> Path:
-        caller = self.caller
-        self.services.jobs.get(caller, job_id)  # visibility: 404 if not yours (audited)
-        path = executed_notebook_path(self.services, job_id)
-        if not path.is_file():
-            raise NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
-                                hint="only notebook runs keep one, from their start until the retention ends")
-        return path
-
-
-class ExecutedNotebookHandler(_NotebookHandler):
+class ExecutedNotebookHandler(_DefinitionsHandler):
     """``GET jobs/{id}/notebook[?download=true]``: a notebook run's executed copy (outputs, errors)."""
 
     _track_activity = False
@@ -294,17 +205,15 @@ class ExecutedNotebookHandler(_NotebookHandler):
     @web.authenticated
     @authorized
     async def get(self, job_id: str) -> None:
-        path = await asyncio.to_thread(self._path, job_id)
-        text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-        if self.query_bool("download"):
-            record = await asyncio.to_thread(self.services.store.get_job, job_id)
-            stem = Path(record.job.spec.notebook or "notebook.ipynb").stem
-            self.set_header("Content-Disposition", f'attachment; filename="{stem}-{job_id}.ipynb"')
+        request = self.query(GetExecutedNotebookRequest)
+        notebook = await self.call(self.definitions.executed_notebook, self.caller, job_id)
+        if request.download:
+            self.set_header("Content-Disposition", f'attachment; filename="{notebook.filename}"')
         self.set_header("Content-Type", "application/x-ipynb+json")
-        self.finish(text)
+        self.finish(notebook.text)
 
 
-class OpenNotebookHandler(_NotebookHandler):
+class OpenNotebookHandler(_DefinitionsHandler):
     """``POST jobs/{id}/notebook/open``: copy the executed notebook under the root; ``{"path"}`` to open."""
 
     _track_activity = True
@@ -312,18 +221,8 @@ class OpenNotebookHandler(_NotebookHandler):
     @web.authenticated
     @authorized
     async def post(self, job_id: str) -> None:
-        source = await asyncio.to_thread(self._path, job_id)
         root = getattr(self.sched.serverapp, "root_dir", None)
-        if not root:
-            raise ValidationError("this server has no root directory to open files from", field="job_id",
-                                  hint="download the notebook instead (GET jobs/{id}/notebook?download=true)")
-        record = await asyncio.to_thread(self.services.store.get_job, job_id)
-        name = Path(record.job.spec.notebook or "notebook.ipynb").name
-        relative = Path(self.sched.executed_notebooks_dir) / job_id / name
-        target = Path(root) / relative
-        await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
-        await asyncio.to_thread(shutil.copyfile, source, target)
-        self.reply({"path": relative.as_posix(), "job_id": job_id})
+        self.reply(await self.call(self.definitions.open_executed_notebook, self.caller, job_id, root))
 
 
 _DEF = r"(?P<definition_id>[^/]+)"

@@ -25,6 +25,7 @@ from ..model import JobKind
 from ..services.models import (
     GetAuditRequest,
     GetJobLogsRequest,
+    GetQueueRequest,
     GetTelemetryHistoryRequest,
     GetTelemetryRequest,
     GetUsageReportRequest,
@@ -237,7 +238,7 @@ class QueueHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.call(self.services.jobs.queue, self.caller))
+        self.reply(await self.call(self.services.jobs.queue, self.caller, self.query(GetQueueRequest)))
 
 
 class QuotasHandler(_WritesAreActivity):

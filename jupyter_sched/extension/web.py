@@ -18,8 +18,6 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import secrets
 from collections.abc import Callable
@@ -89,8 +87,8 @@ class SchedHandler(APIHandler):
         """Run ``fn(*args, **kwargs)`` — a service call: store transactions, validation — on the
         extension's request threads, so the server's event loop stays free for other requests
         and streams while it waits for the database (``c.SchedApp.request_threads``)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.sched.request_pool, functools.partial(fn, *args, **kwargs))
+        result: R = await self.sched.off_loop(fn, *args, **kwargs)
+        return result
 
     # ---- request parsing -----------------------------------------------------------------
     def json_value(self, *, optional: bool = False) -> Any:

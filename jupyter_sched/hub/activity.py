@@ -22,7 +22,7 @@ posts to the hub); this covers servers whose singleuser activity reports are off
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -86,19 +86,23 @@ def activity_path(user: str) -> str:
     return f"users/{quote(user, safe='')}/activity"
 
 
-async def report_activity(service: Any, hub: HubClient) -> list[str]:
+async def report_activity(service: Any, hub: HubClient, *,
+                          off_loop: Callable[..., Awaitable[Any]] | None = None) -> list[str]:
     """Post the activity of every user with admitted/running work to the hub; the users reported.
 
     Args:
         service: the ``SchedulerService`` (``list_jobs``, ``clock``).
         hub: the hub API with the service's token (:class:`~.hubapi.HubAPI`).
+        off_loop: runs the store read away from the event loop (``SchedApp.off_loop``); None =
+            inline (tests driving the function directly).
 
     Hub errors are logged and retried at the next tick: one user's refused report never stops
     the others'; a failed user listing still reports each busy user, with the servers the hub
     gives for that user alone (or ``last_activity`` only when it does not answer).
     """
     try:
-        work = service.list_jobs(user=None, state=ACTIVE_STATES)
+        work = (await off_loop(service.list_jobs, user=None, state=ACTIVE_STATES) if off_loop is not None
+                else service.list_jobs(user=None, state=ACTIVE_STATES))
     except Exception:
         log.exception("jupyter_sched: could not read running work for hub activity")
         return []

@@ -154,6 +154,7 @@ class HubSchedApp(SchedApp):
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
         self._reporting = False
+        self._budgeting = False
         self._kernel_reports = KernelReports()
         self._hub_client: HubAPI | None = None
         try:
@@ -279,13 +280,19 @@ class HubSchedApp(SchedApp):
         super()._activity_tick()
         if not self._reporting and self._provider() is not None:
             self._reporting = True
-            task = asyncio.ensure_future(report_activity(self.services, self._hub()))
+            task = asyncio.ensure_future(report_activity(self.services, self._hub(), off_loop=self.off_loop))
             task.add_done_callback(lambda _t: setattr(self, "_reporting", False))
 
     # ---- budgets ---------------------------------------------------------------------------
     def _budget_tick(self) -> None:
+        if not self._budgeting:
+            self._budgeting = True
+            task = asyncio.ensure_future(self._check_budgets())
+            task.add_done_callback(lambda _t: setattr(self, "_budgeting", False))
+
+    async def _check_budgets(self) -> None:
         try:
-            warn_budgets(self.services)
+            await self.off_loop(warn_budgets, self.services)  # reads usage rows: off the loop
         except Exception:
             log.exception("jupyter_sched: budget check failed; will retry")
 
@@ -303,8 +310,8 @@ class HubSchedApp(SchedApp):
         Hub errors are logged and retried at the next tick (a hub restart never drops leases);
         a user the paged listing missed is asked about alone before anything of theirs is released.
         """
-        leases = [lease for lease in self.services.list_jobs(user=None, state=_LIVE, kind="lease")
-                  if lease.get("kernel_id")]
+        listed = await self.off_loop(self.services.list_jobs, user=None, state=_LIVE, kind="lease")
+        leases = [lease for lease in listed if lease.get("kernel_id")]
         if not leases:
             return []
         try:
@@ -314,7 +321,7 @@ class HubSchedApp(SchedApp):
             return []
         released: list[str] = []
         for lease, reason in decided:
-            released += self._release([lease], reason)
+            released += await self.off_loop(self._release, [lease], reason)
         if released:
             log.info("jupyter_sched: released %d lease(s) of stopped servers or gone kernels: %s", len(released),
                      released)
@@ -324,14 +331,15 @@ class HubSchedApp(SchedApp):
         """Record ``user``'s ``server``'s live kernels; release leases whose kernel is gone; their ids."""
         self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
                                                  received_at=self.services.clock.now()))
-        leases = [lease for lease in self.services.list_jobs(user=user, state=_LIVE, kind="lease")
-                  if lease.get("kernel_id") and lease.get("user") == user]
+        listed = await self.off_loop(self.services.list_jobs, user=user, state=_LIVE, kind="lease")
+        leases = [lease for lease in listed if lease.get("kernel_id") and lease.get("user") == user]
         if all(lease["kernel_id"] in kernels for lease in leases):
             return []
         servers = await user_servers(self._hub(), user)
         if servers is None:
             return []
-        return self._release(gone_leases(leases, self._kernel_reports.of(user), servers), GONE_KERNEL)
+        gone = gone_leases(leases, self._kernel_reports.of(user), servers)
+        return await self.off_loop(self._release, gone, GONE_KERNEL) if gone else []
 
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
         released = []

@@ -4,7 +4,7 @@ jupyter-scheduler (https://github.com/jupyter-server/jupyter-scheduler) describe
 file, runtime environment, compute type, parameters (strings), status and millisecond times; a
 job definition adds a cron schedule, a time zone and ``active``. Our wire shapes are
 :func:`jupyter_sched.model.codec.job_to_dict` and
-:func:`jupyter_sched.definitions.service.definition_to_dict`. The functions here return plain
+:class:`jupyter_sched.services.models.definitions.Definition`. The functions here return plain
 dicts in jupyter-scheduler's field names; the scheduler class wraps them in its models.
 
 Status (ours → theirs): pending, preempted and admitted → ``QUEUED`` (the queue's pending reason

@@ -74,7 +74,8 @@ class CycleContext:
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
         victims: jobs preempted this cycle; in_flight: jobs already stopping (an earlier
-            preemption, a cancel or a time limit) that still hold GPUs.
+            preemption, a cancel or a time limit) that still hold GPUs; overdue: those of them
+            stopping for longer than the grace period (job id -> seconds since the stop).
         by_id: the snapshot's jobs by id.
         admitted: jobs admitted this cycle (their end times feed ETAs).
         fresh: this cycle's admissions with their placements: an admission that borrows can still
@@ -118,6 +119,12 @@ class CycleContext:
         self.by_id = {j.id: j for j in snapshot.jobs}
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
+        # Victims still holding GPUs past their grace period (a kill that did not take, a pod stuck
+        # Terminating — case 032, Kueue #6489): seconds since the stop was asked for. Reasons name them.
+        self.overdue: dict[str, float] = {
+            j.id: since for j in snapshot.jobs
+            if j.stopping_since is not None and j.state.holds_gpus
+            and (since := (snapshot.now - j.stopping_since).total_seconds()) > profile.grace_s}
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
 
@@ -136,6 +143,19 @@ class CycleContext:
         """A job admitted earlier in this cycle as a :class:`Holder` (built on demand: most never are)."""
         job, placement = self.admitted[job_id], self.fresh[job_id]
         return Holder(job=job, model=placement.model, milli=job.spec.resources.total_milli)
+
+    def overdue_clause(self, overdue: Mapping[str, float]) -> str:
+        """``"1 GPU held by terminating victim b4 for 330 s (grace 300 s)"`` for victims past their grace."""
+        parts = []
+        for h, since in overdue.items():
+            n = len(self.state.holdings[h].gpus) if h in self.state.holdings else 0
+            parts.append(f"{n} GPU{'s' if n != 1 else ''} held by terminating victim {h} for {since:.0f} s")
+        return ", ".join(parts) + f" (grace {self.profile.grace_s:g} s)"
+
+    def overdue_details(self, overdue: Mapping[str, float]) -> list[dict[str, object]]:
+        """``[{job, gpus, for_s, grace_s}]`` for victims past their grace (reason details)."""
+        return [{"job": h, "gpus": len(self.state.holdings[h].gpus) if h in self.state.holdings else 0,
+                 "for_s": round(since), "grace_s": self.profile.grace_s} for h, since in overdue.items()]
 
     def reclaim_for(self, team: str) -> ReclaimPolicy:
         """The reclaim policy of ``team`` (its own rule, else the profile's)."""

@@ -75,6 +75,10 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
         details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}
                                                                 if visit.refusal_details else {})}
         message = message.rstrip(".") + f"; no preemption: {refusal}."
+    stuck = _overdue_on(ctx, visit) if ctx.overdue and reason.code in CAPACITY_CODES else {}
+    if stuck:  # say what holds GPUs past a grace period (case 032 without force-kill, Kueue #6489)
+        details = {**details, "held_by_terminating": ctx.overdue_details(stuck)}
+        message = message.rstrip(".") + f"; {ctx.overdue_clause(stuck)}."
     if job.preempted_by:
         message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
         details = {**details, "preempted_by": job.preempted_by}
@@ -123,6 +127,13 @@ def _ending(ctx: CycleContext, holder: str) -> Ending | None:
     else:
         return None
     return Ending(holder, job_end(start, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now))
+
+
+def _overdue_on(ctx: CycleContext, visit: Visit) -> dict[str, float]:
+    """Victims past their grace period holding GPUs of a model ``visit.job`` may use."""
+    models = {f.model for f in visit.flavors if f.pools}
+    return {h: since for h, since in ctx.overdue.items()
+            if (held := ctx.ledger.holders.get(h)) is not None and held.model in models}
 
 
 def _ahead_in_team(ctx: CycleContext, job: Job) -> list[str]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ..model import Allocation, Job, PendingReason
 from ..placement.placer import Flavor, Placement
@@ -73,16 +73,22 @@ def wait_on_nominated(ctx: CycleContext, visit: Visit, owners: list[str]) -> boo
     took_from = [o for o in owners if o != job.id and wanted & set(book.gpus[o])]
     book.claim(job, gpus)
     stop_by = max(((ctx.by_id[h].stopping_since or ctx.now) for h in waiting_on), default=ctx.now)
-    eta = max(stop_by + timedelta(seconds=ctx.profile.grace_s), ctx.now)
+    eta: datetime | None = max(stop_by + timedelta(seconds=ctx.profile.grace_s), ctx.now)
     alloc = book.result()[job.id]
     message = f"GPUs on {alloc.node} are held for this job while {', '.join(waiting_on)} stop"
     if took_from:
         message += f" (taken over from lower-priority {', '.join(took_from)} of {job.spec.team})"
+    details: dict[str, object] = {"node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "victims": waiting_on,
+                                  "taken_over_from": took_from, "model": found[0].model}
+    eta_reason = ""
+    overdue = {h: ctx.overdue[h] for h in waiting_on if h in ctx.overdue}
+    if overdue:  # the victim ignored its stop: no honest start time (case 032 without force-kill)
+        message += "; " + ctx.overdue_clause(overdue)
+        details["held_by_terminating"] = ctx.overdue_details(overdue)
+        eta, eta_reason = None, f"{', '.join(overdue)} did not stop within the grace period"
     ctx.pends.append(Pend(job.id, PendingReason(
-        code="WaitingForPreemption", message=message,
-        details={"node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "victims": waiting_on,
-                 "taken_over_from": took_from, "model": found[0].model},
-        unblock="starts as soon as the preempted jobs have stopped (grace period)", eta=eta)))
+        code="WaitingForPreemption", message=message, details=details,
+        unblock="starts as soon as the preempted jobs have stopped (grace period)", eta=eta, eta_reason=eta_reason)))
     return True
 
 
@@ -446,6 +452,8 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
             + f", above the guarantee, so nothing is reclaimed for it; cohort free {free / 1000:g}")
     short = need - free - lent_total
     if short > 0 and own_quota:
-        text += (f"; it cannot fit until {', '.join(sorted(own_quota))} release {short / 1000:g} GPUs "
-                 "of their own quota")
+        teams = sorted(own_quota)
+        verb, whose = ("releases", "its") if len(teams) == 1 else ("release", "their")
+        text += (f"; it cannot fit until {', '.join(teams)} {verb} {short / 1000:g} GPU{'' if short == 1000 else 's'} "
+                 f"of {whose} own quota")
     return text

@@ -24,6 +24,7 @@ from ..errors import ExecutorError, SchedError, ValidationError
 from ..executors.base import Executor
 from ..model import Inventory, profiles_from_config
 from ..store import Store
+from .definitions import definition_settings
 from .idle import retention_s
 from .models import QuotaLine, SetQuotasRequest, parse
 from .root import Services
@@ -87,7 +88,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``simulated`` / ``nvml`` / ``dcgm`` / ``prometheus`` / ``off``), ``telemetry_url``,
     ``telemetry_interval_s``, ``telemetry_push_interval_s``; admission: ``default_team``,
     ``user_teams``, ``priority_grants`` (see :class:`~jupyter_sched.admission.AdmissionPolicy`);
-    ``gpu_prices`` for the usage report.
+    ``gpu_prices`` for the usage report; job definitions: see :func:`.definitions.definition_settings`.
 
     Raises:
         ValidationError / StoreError: a setting is unusable (names the field), including an
@@ -163,7 +164,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
-                       prices=settings.get("gpu_prices") or None)
+                       prices=settings.get("gpu_prices") or None, definitions=definition_settings(settings))
     quotas = settings.get("quotas") or []
     if quotas:
         current = service.quotas.get()

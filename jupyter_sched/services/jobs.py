@@ -31,6 +31,7 @@ from .models import (
     DryrunJobResponse,
     GetJobLogsRequest,
     GetJobLogsResponse,
+    GetQueueRequest,
     GetQueueResponse,
     JobsPage,
     ListJobsRequest,
@@ -94,7 +95,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind,
                            what="request lease" if kind is JobKind.LEASE else "submit job")
         self.ctx.store.insert_job(JobRecord(job=job))
-        self.ctx.kick()
+        self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         return JobView.model_validate(data)
@@ -202,13 +203,16 @@ class JobsService:
             pass
         return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished)
 
-    def queue(self, caller: Caller) -> GetQueueResponse:
-        """Pending (in queue order) then GPU-holding work of everyone, with ``position`` (1-based
-        among pending), ``reason`` and ``eta``; others' entries leave out :data:`PRIVATE_FIELDS`."""
+    def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
+        """Pending (in queue order; only the first ``request.limit`` when given) then GPU-holding
+        work of everyone, with ``position`` (1-based among pending), ``reason`` and ``eta``;
+        others' entries leave out :data:`PRIVATE_FIELDS`."""
         records = self.ctx.store.list_jobs(states=LIVE_STATES)
         now = self.ctx.clock.now()
         pending = [r for r in records if r.job.state in (JobState.PENDING, JobState.PREEMPTED)]
         pending.sort(key=lambda r: (-r.job.spec.priority.rank, r.job.submitted_at or now, r.job.id))
+        if request is not None and request.limit is not None:
+            pending = pending[:request.limit]  # each entry costs a validation; a terminal shows the head
         running = [r for r in records if r.job.state.holds_gpus]
         simulated = self.ctx.simulated()
         out = []

@@ -55,7 +55,8 @@ class QuotasService:
 
         Raises:
             AuthorizationError: not an admin (audited).
-            ValidationError: duplicate lines, or guarantees above the GPUs that exist (names the field).
+            ValidationError: duplicate lines, or new guarantees above the GPUs that exist (names the
+                field); lines left out are not re-checked, so a drained node never blocks other edits.
         """
         self.ctx.admission.require_admin(caller, "changing quotas")
         current = self.ctx.store.quota_set()
@@ -66,7 +67,11 @@ class QuotasService:
                 raise ValidationError(f"duplicate quota line for team {q.team!r}, user {q.user!r}, model {q.gpu_model!r}",
                                       field="quotas", hint="give each (team, user, gpu_model) once")
             seen.add(q.key)
-        validate_quotas(lines, self.ctx.inventory().healthy_models())  # case 018: only GPUs that may get work
+        if request.quotas is not None:
+            # only new lines are held against today's inventory: with a node drained, an admin
+            # still changes teams, budgets and user_teams (issue 15 item 6; GET quotas warns);
+            # only healthy GPUs may be promised (case 018: a withdrawn GPU gets no work)
+            validate_quotas(lines, self.ctx.inventory().healthy_models())
         budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),

@@ -11,6 +11,7 @@ event bus, admission step) and one small service per resource::
     services.telemetry   TelemetryService   samples, idle figures, telemetry events
     services.idle        IdlePolicyService  the idle policy
     services.system      SystemService      inventory, engine status
+    services.definitions DefinitionsService job definitions, their firings, executed notebooks
 
 A handler reaches them as ``self.services.<resource>.<method>(self.caller, request_model)``.
 Adding a service: write ``services/<resource>.py`` (a class taking the ``Context``), build it in
@@ -41,6 +42,7 @@ from ..store import IdGenerator, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
 from .context import Context
+from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
 from .jobs import JobsService, parse_states
 from .leases import LeasesService
@@ -77,6 +79,8 @@ class Services:
         idle_policies / idle_arbiter: idle reclamation (None = off / default rule).
         telemetry_push_s: seconds between ``telemetry`` events while somebody subscribes.
         prices: price per GPU-hour by model for the usage report (None = no cost column).
+        definitions: job definition settings (None = defaults); their firings run on the
+            leading engine's ticks.
     """
 
     def __init__(
@@ -90,6 +94,7 @@ class Services:
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
         telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None,
+        definitions: DefinitionSettings | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -116,6 +121,8 @@ class Services:
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
         self.system = SystemService(self.ctx, monitor)
+        self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
+        self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
 
@@ -144,9 +151,9 @@ class Services:
                 await asyncio.get_running_loop().run_in_executor(None, close)
         self.store.close()
 
-    def kick(self) -> None:
-        """Ask for a decision cycle now (thread-safe)."""
-        self.runner.kick()
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision now (thread-safe; see :meth:`Engine.kick`)."""
+        self.runner.kick(event, job_id)
 
     def tick(self) -> TickReport:
         """One engine tick, synchronously (tests and scripts; not while :meth:`start` runs)."""

@@ -382,9 +382,14 @@ class Simulator:
             series.append({"t_s": t, "pending": len(pending), "running": len(running),
                            "gpus_allocated": alloc,
                            "utilization_pct": 100.0 * alloc / self.capacity_gpus if self.capacity_gpus else 0.0})
-            if self.tick_s and running and (next_tick is None or next_tick <= t):
+            if self.tick_s and (running or result.preemptions) and (next_tick is None or next_tick <= t):
                 next_tick = (int(t // self.tick_s) + 1) * self.tick_s
                 heapq.heappush(events, (next_tick, seq, "tick", "", 0))
+                seq += 1
+            elif result.preemptions and not self.tick_s:
+                # Victims free their GPUs now; the job they were evicted for starts on the next
+                # cycle, which no arrival or finish may ever trigger (example A: nothing is left running).
+                heapq.heappush(events, (t + 1.0, seq, "tick", "", 0))
                 seq += 1
         end_t = last_t
         for tr in tracks.values():  # work still running at the horizon

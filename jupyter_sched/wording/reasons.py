@@ -61,7 +61,7 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
         relative: add `` (in 5m)`` after the ETA (CLI and magics; the server sends absolute times,
             which stay true while the panel shows them).
     """
-    summary = summary_sentence(reason)
+    summary = summary_sentence(reason, now=now)
     eta = eta_sentence(reason, now=now, relative=relative)
     unblock = unblock_sentence(reason)
     position = reason.get("position")
@@ -70,15 +70,57 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
 
 
-def summary_sentence(reason: Mapping[str, Any]) -> str:
+def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None) -> str:
     """What blocks the job, one sentence: the core's message, except where the numbers read better
-    in human units (GPU memory in GiB rather than MiB)."""
+    in human units (GPU memory in GiB rather than MiB; a time limit in hours and a reservation's
+    time as a clock time — ``now`` decides whether it needs its date — rather than seconds and an
+    ISO timestamp)."""
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
     if details.get("field") == "mem_per_gpu" and details.get("requested_mib") and details.get("max_mib") is not None:
         return (f"The job asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
                 f"here has is {memory_text(details['max_mib'])}.")
-    return _sentence(str(reason.get("message") or "").strip()) or _sentence(_words(str(reason.get("code") or "")))
+    message = str(reason.get("message") or "").strip()
+    backfill = details.get("backfill")
+    if isinstance(backfill, Mapping):
+        message = _backfill_clause(message, backfill, now)
+    return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
+
+
+_BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
+"""How the core's backfill clause begins (:func:`jupyter_sched.scheduling.pending._cannot_backfill`
+appends it last, and its numbers are in ``details.backfill``)."""
+
+
+def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None) -> str:
+    """Rewrite the core's last clause "with a limit of 3600 s (given) it cannot finish before j-9,
+    reserved from 2026-12-02T03:44:37.065813+00:00" from ``details.backfill`` (``limit_s``,
+    ``limit_source``, ``reserved_for``, ``reservation``) as "its 1h time limit would run into the
+    GPUs reserved for j-9 from 03:44 UTC"; the message is returned unchanged when it does not end
+    with such a clause or the data is incomplete."""
+    cut = max(message.rfind(start) for start in _BACKFILL_CLAUSES)
+    when, job = wire_time(backfill.get("reservation")), backfill.get("reserved_for")
+    if cut < 0 or when is None or not job:
+        return message
+    at = _clock(when, now)
+    limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
+    if isinstance(limit, (int, float)) and limit > 0:
+        duration = format_duration(float(limit))
+        limit_text = {"queue default; none given": f"the queue's default time limit ({duration}; it gave none)",
+                      "queue max; none given": f"the queue's maximum time limit ({duration}; it gave none)",
+                      }.get(source, f"its {duration} time limit")
+        clause = f"{limit_text} would run into the GPUs reserved for {job} from {at}"
+    else:
+        clause = (f"with no time limit it cannot start ahead of {job}, whose GPUs are reserved from {at}; "
+                  "it can start only when nothing is reserved")
+    return message[:cut] + "; " + clause
+
+
+def _clock(when: datetime, now: datetime | None) -> str:
+    """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (as the ETA is written)."""
+    if now is not None and when.date() == now.astimezone(timezone.utc).date():
+        return f"{when:%H:%M} UTC"
+    return f"{when:%b} {when.day} {when:%H:%M} UTC"
 
 
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> str:
@@ -96,8 +138,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                     f"{'it has' if one else 'they have'} no time limit")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
         return f"ETA unknown: {why}" if why else "ETA unknown"
-    same_day = now is not None and when.date() == now.astimezone(timezone.utc).date()
-    text = f"ETA {when:%H:%M} UTC" if same_day else f"ETA {when:%b} {when.day} {when:%H:%M} UTC"
+    text = f"ETA {_clock(when, now)}"
     if relative and now is not None:
         wait = (when - now).total_seconds()
         text += f" (in {format_duration(wait)})" if wait >= 1 else " (now)"

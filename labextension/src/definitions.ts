@@ -333,7 +333,7 @@ export class DefinitionsView extends Widget {
       { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
       h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone)),
       h('span', { class: 'jp-sched-run-trigger' }, run.trigger === 'manual' ? 'run now' : 'scheduled'),
-      h('span', { class: `jp-sched-run-state jp-sched-state-${state}` }, state),
+      h('span', { class: `jp-sched-run-state jp-sched-state jp-sched-state-badge-${state}` }, state),
       h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
       Object.keys(run.parameters ?? {}).length ? h('code', { class: 'jp-sched-run-params' }, JSON.stringify(run.parameters)) : null,
       notebookRun
@@ -361,7 +361,7 @@ export class DefinitionsView extends Widget {
         h('span', { class: 'jp-sched-def-name' }, d.name),
         h('span', { class: 'jp-sched-def-schedule' }, `${d.schedule_description || d.schedule || 'no schedule'} (${d.timezone})`),
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone)}` : ''),
-        last ? h('span', { class: `jp-sched-def-last jp-sched-state-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
+        last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
       ),
       h(
         'div',

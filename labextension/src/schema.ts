@@ -609,29 +609,167 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Exactly one of notebook or script; plus any job resource fields of SubmitJobRequest (gpus, model, time_limit, ...). */
+        /**
+         * @description ``POST definitions``: a name, exactly one of ``notebook`` or ``script``, and optionally a
+         *     schedule with its time zone, parameters and each run's job fields.
+         */
         CreateDefinitionRequest: {
-            name: string;
-            notebook?: string;
-            script?: string;
-            args?: string[];
+            /**
+             * @description one of your teams (default: your first)
+             * @example ml
+             */
+            team?: string | null;
+            /** @description alias of team */
+            queue?: string | null;
+            /**
+             * @description high needs an admin's grant
+             * @example normal
+             * @enum {string|null}
+             */
+            priority?: "high" | "normal" | "low" | null;
+            /**
+             * @description whole GPUs, or a fraction below 1 (0.5 = half a GPU)
+             * @example 1
+             */
+            gpus?: (number | string) | null;
+            /** @example 500 */
+            gpu_milli?: (number) | null;
+            /** @example A100 */
+            model?: (string | string[]) | null;
+            /**
+             * @example [
+             *       "A100",
+             *       "H100"
+             *     ]
+             */
+            gpu_models?: (string | string[]) | null;
+            /**
+             * @description e.g. "40GiB" or MiB
+             * @example 40GiB
+             */
+            mem_per_gpu?: (number | string) | null;
+            /** @example 40960 */
+            min_memory_mib?: (number | string) | null;
+            /** @example 1g.10gb */
+            mig_profile?: string | null;
+            /** @example true */
+            nvlink?: boolean | null;
+            /**
+             * @description cores per worker
+             * @example 4
+             */
+            cpu?: (number | string) | null;
+            /** @example 4000 */
+            cpu_millis?: (number) | null;
+            /**
+             * @description host memory per worker
+             * @example 64GiB
+             */
+            memory?: (number | string) | null;
+            /** @example 65536 */
+            memory_mib?: (number | string) | null;
+            /**
+             * @description gang size (all start or none)
+             * @example 2
+             */
+            workers?: (number) | null;
+            /**
+             * @example {
+             *       "zone": "a"
+             *     }
+             */
+            node_selector?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @example [
+             *       "gpu=true:NoSchedule"
+             *     ]
+             */
+            tolerations?: (string | string[]) | null;
+            /**
+             * @description e.g. "2h" or seconds
+             * @example 2h
+             */
+            time_limit?: (number | string) | null;
+            /** @example 7200 */
+            time_limit_s?: (number) | null;
+            /** @example /home/ana/project */
+            working_dir?: string | null;
+            /**
+             * @description variable names as keys, string values
+             * @example {
+             *       "BATCH_SIZE": "64"
+             *     }
+             */
+            env?: {
+                [key: string]: string;
+            } | null;
+            /** @example python:3.11 */
+            image?: string | null;
+            /** @example gpu-small */
+            profile?: string | null;
+            /** @example false */
+            checkpointable?: boolean | null;
+            /**
+             * @example {
+             *       "gpus": 2
+             *     }
+             */
+            resources?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description a .ipynb path
+             * @example reports/daily.ipynb
+             */
+            notebook?: string | null;
+            /** @example train.py */
+            script?: string | null;
+            /**
+             * @description a script's arguments
+             * @example [
+             *       "--epochs",
+             *       "3"
+             *     ]
+             */
+            args?: string[] | null;
+            /**
+             * @description injected after the notebook's 'parameters' cell (papermill's convention); a script gets --name value
+             * @example {
+             *       "region": "eu"
+             *     }
+             */
             parameters?: {
                 [key: string]: unknown;
-            };
-            schedule?: string | null;
-            /** @default UTC */
-            timezone: string;
-            /** @default false */
-            paused: boolean;
+            } | null;
             /**
-             * @default run_once
-             * @enum {string}
+             * @description cron, 5 fields (6 with seconds where the admin allows); null: run only when asked
+             * @example 0 12 * * 1-5
              */
-            missed: "run_once" | "skip";
-            compute_type?: string;
-        } & {
-            [key: string]: unknown;
+            schedule?: string | null;
+            /**
+             * @description IANA time zone (default UTC)
+             * @example Europe/Berlin
+             */
+            timezone?: string | null;
+            /** @example false */
+            paused?: boolean | null;
+            /**
+             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @example run_once
+             * @enum {string|null}
+             */
+            missed?: "run_once" | "skip" | null;
+            /** @description the GPU profile jupyter-scheduler's UI chose */
+            compute_type?: string | null;
+            /**
+             * @description 1-200 characters
+             * @example daily-report
+             */
+            name: string;
         };
+        /** @description A saved, possibly recurring notebook or script job. */
         Definition: {
             /** @example d-01hf3k2m9-x7q4za */
             id: string;
@@ -658,34 +796,85 @@ export interface components {
             paused: boolean;
             /** @enum {string} */
             missed: "run_once" | "skip";
-            compute_type?: string | null;
+            compute_type: string | null;
             /** Format: date-time */
-            created_at: string;
+            created_at: string | null;
             /** Format: date-time */
-            updated_at: string;
-            /** Format: date-time */
+            updated_at: string | null;
+            /**
+             * Format: date-time
+             * @description null when paused or unscheduled
+             */
             next_run_at: string | null;
             version: number;
+            /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
         };
-        DefinitionDetail: components["schemas"]["Definition"] & {
+        /** @description One definition with its newest runs and its next firings. */
+        DefinitionDetail: {
+            /** @example d-01hf3k2m9-x7q4za */
+            id: string;
+            name: string;
+            user: string;
+            team: string;
+            notebook: string | null;
+            script: string | null;
+            args: string[];
+            /** @description injected after the notebook's 'parameters' cell */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** @description each run's request: gpus, model, time_limit, priority, profile, ... */
+            job: {
+                [key: string]: unknown;
+            };
+            /** @example 0 12 * * 1-5 */
+            schedule: string | null;
+            /** @example Europe/Berlin */
+            timezone: string;
+            /** @example At 12:00 on Monday through Friday */
+            schedule_description: string;
+            paused: boolean;
+            /** @enum {string} */
+            missed: "run_once" | "skip";
+            compute_type: string | null;
+            /** Format: date-time */
+            created_at: string | null;
+            /** Format: date-time */
+            updated_at: string | null;
+            /**
+             * Format: date-time
+             * @description null when paused or unscheduled
+             */
+            next_run_at: string | null;
+            version: number;
+            /** @description in lists only: the newest run */
+            last_run?: components["schemas"]["DefinitionRun"] | null;
             runs: components["schemas"]["DefinitionRun"][];
+            /** @description the next firings (UTC), at most five */
             upcoming: string[];
         };
+        /** @description One run of a definition: the link to its job, and the job as ``GET jobs/{id}`` shows it. */
         DefinitionRun: {
             definition_id: string;
             job_id: string;
             /** @enum {string} */
             trigger: "schedule" | "manual";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description the scheduled instant (schedule runs) or the request time (manual)
+             */
             scheduled_for: string;
+            /** @description the values this run was given */
             parameters: {
                 [key: string]: unknown;
             };
             /** Format: date-time */
-            created_at: string;
+            created_at: string | null;
+            /** @description null when the job row is gone */
             job: components["schemas"]["Job"] | null;
         };
+        /** @description The definition is gone; its runs stay as jobs. */
         DeleteDefinitionResponse: {
             id: string;
             deleted: boolean;
@@ -1139,6 +1328,10 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Runs, newest first. */
+        ListDefinitionRunsResponse: components["schemas"]["DefinitionRun"][];
+        /** @description Definitions, newest first, each with its ``last_run``. */
+        ListDefinitionsResponse: components["schemas"]["Definition"][];
         /** @description Jobs, newest first. */
         ListJobsResponse: components["schemas"]["Job"][];
         /** @description Request templates, sorted by name. */
@@ -1199,6 +1392,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Where the copy of the executed notebook is. */
         OpenExecutedNotebookResponse: {
             /** @description relative to the server's root directory */
             path: string;
@@ -1225,15 +1419,23 @@ export interface components {
         } & {
             [key: string]: unknown;
         }) | null;
+        /** @description ``POST definitions/preview``: a schedule to try (nothing is saved). */
         PreviewScheduleRequest: {
+            /** @example 0 12 * * 1-5 */
             schedule: string;
-            /** @default UTC */
-            timezone: string;
+            /**
+             * @description IANA time zone (default UTC)
+             * @example Europe/Berlin
+             */
+            timezone?: string | null;
         };
+        /** @description The schedule, in words, and its next firings. */
         PreviewScheduleResponse: {
             schedule: string;
             timezone: string;
+            /** @example At 12:00 on Monday through Friday */
             description: string;
+            /** @description the next firings (UTC) */
             next: string[];
         };
         /** @enum {string} */
@@ -1363,10 +1565,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description ``POST definitions/{id}/runs`` (run now): other parameters for this run only (merged over the definition's). */
         RunDefinitionRequest: {
+            /**
+             * @example {
+             *       "region": "eu"
+             *     }
+             */
             parameters?: {
                 [key: string]: unknown;
-            };
+            } | null;
         };
         /** @description Keys left out keep their current value; a priority block merges into the (new) default; by_priority, when given, replaces the set of overrides. */
         SetIdlePolicyRequest: {
@@ -1598,9 +1806,165 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Any fields of CreateDefinitionRequest; only those given change. */
+        /**
+         * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
+         *     only when asked. A new schedule or time zone, or ``paused: false``, fires from now on.
+         */
         UpdateDefinitionRequest: {
-            [key: string]: unknown;
+            /**
+             * @description one of your teams (default: your first)
+             * @example ml
+             */
+            team?: string | null;
+            /** @description alias of team */
+            queue?: string | null;
+            /**
+             * @description high needs an admin's grant
+             * @example normal
+             * @enum {string|null}
+             */
+            priority?: "high" | "normal" | "low" | null;
+            /**
+             * @description whole GPUs, or a fraction below 1 (0.5 = half a GPU)
+             * @example 1
+             */
+            gpus?: (number | string) | null;
+            /** @example 500 */
+            gpu_milli?: (number) | null;
+            /** @example A100 */
+            model?: (string | string[]) | null;
+            /**
+             * @example [
+             *       "A100",
+             *       "H100"
+             *     ]
+             */
+            gpu_models?: (string | string[]) | null;
+            /**
+             * @description e.g. "40GiB" or MiB
+             * @example 40GiB
+             */
+            mem_per_gpu?: (number | string) | null;
+            /** @example 40960 */
+            min_memory_mib?: (number | string) | null;
+            /** @example 1g.10gb */
+            mig_profile?: string | null;
+            /** @example true */
+            nvlink?: boolean | null;
+            /**
+             * @description cores per worker
+             * @example 4
+             */
+            cpu?: (number | string) | null;
+            /** @example 4000 */
+            cpu_millis?: (number) | null;
+            /**
+             * @description host memory per worker
+             * @example 64GiB
+             */
+            memory?: (number | string) | null;
+            /** @example 65536 */
+            memory_mib?: (number | string) | null;
+            /**
+             * @description gang size (all start or none)
+             * @example 2
+             */
+            workers?: (number) | null;
+            /**
+             * @example {
+             *       "zone": "a"
+             *     }
+             */
+            node_selector?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * @example [
+             *       "gpu=true:NoSchedule"
+             *     ]
+             */
+            tolerations?: (string | string[]) | null;
+            /**
+             * @description e.g. "2h" or seconds
+             * @example 2h
+             */
+            time_limit?: (number | string) | null;
+            /** @example 7200 */
+            time_limit_s?: (number) | null;
+            /** @example /home/ana/project */
+            working_dir?: string | null;
+            /**
+             * @description variable names as keys, string values
+             * @example {
+             *       "BATCH_SIZE": "64"
+             *     }
+             */
+            env?: {
+                [key: string]: string;
+            } | null;
+            /** @example python:3.11 */
+            image?: string | null;
+            /** @example gpu-small */
+            profile?: string | null;
+            /** @example false */
+            checkpointable?: boolean | null;
+            /**
+             * @example {
+             *       "gpus": 2
+             *     }
+             */
+            resources?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description a .ipynb path
+             * @example reports/daily.ipynb
+             */
+            notebook?: string | null;
+            /** @example train.py */
+            script?: string | null;
+            /**
+             * @description a script's arguments
+             * @example [
+             *       "--epochs",
+             *       "3"
+             *     ]
+             */
+            args?: string[] | null;
+            /**
+             * @description injected after the notebook's 'parameters' cell (papermill's convention); a script gets --name value
+             * @example {
+             *       "region": "eu"
+             *     }
+             */
+            parameters?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description cron, 5 fields (6 with seconds where the admin allows); null: run only when asked
+             * @example 0 12 * * 1-5
+             */
+            schedule?: string | null;
+            /**
+             * @description IANA time zone (default UTC)
+             * @example Europe/Berlin
+             */
+            timezone?: string | null;
+            /** @example false */
+            paused?: boolean | null;
+            /**
+             * @description firings missed while no server ran: one catch-up run (run_once) or none (skip)
+             * @example run_once
+             * @enum {string|null}
+             */
+            missed?: "run_once" | "skip" | null;
+            /** @description the GPU profile jupyter-scheduler's UI chose */
+            compute_type?: string | null;
+            /**
+             * @description 1-200 characters
+             * @example daily-report
+             */
+            name?: string | null;
         };
         /**
          * @description One group of the accounting report; utilized and efficiency are null where no telemetry
@@ -2043,7 +2407,10 @@ export interface operations {
     };
     getQueue: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description at most this many pending entries, the first in queue order (default: all); work holding GPUs is always listed */
+                limit?: number | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2419,7 +2786,7 @@ export interface operations {
     listDefinitions: {
         parameters: {
             query?: {
-                /** @description admins only */
+                /** @description admins only: everyone's definitions */
                 all?: boolean;
             };
             header?: never;
@@ -2434,7 +2801,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Definition"][];
+                    "application/json": components["schemas"]["ListDefinitionsResponse"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2493,6 +2860,7 @@ export interface operations {
     getDefinition: {
         parameters: {
             query?: {
+                /** @description newest first */
                 runs?: number;
             };
             header?: never;
@@ -2592,6 +2960,7 @@ export interface operations {
     listDefinitionRuns: {
         parameters: {
             query?: {
+                /** @description newest first, at most this many */
                 limit?: number;
             };
             header?: never;
@@ -2608,7 +2977,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DefinitionRun"][];
+                    "application/json": components["schemas"]["ListDefinitionRunsResponse"];
                 };
             };
             default: components["responses"]["Error"];
@@ -2644,6 +3013,7 @@ export interface operations {
     getExecutedNotebook: {
         parameters: {
             query?: {
+                /** @description send it as a file (Content-Disposition: attachment) */
                 download?: boolean;
             };
             header?: never;

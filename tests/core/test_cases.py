@@ -36,7 +36,7 @@ def test_case_001_cohort_never_over_admits_and_b1_pends_without_useless_preempti
     assert reason.code == "WaitingForCapacity"
     assert "needs 4" in reason.message and "0 free" in reason.message
     assert ("team-b is guaranteed 2 GPUs (2 lent to team-a, reclaimable) but b1 needs 4, above the guarantee, "
-            "so nothing is reclaimed for it; cohort free 0; it cannot fit until team-a release 2 GPUs of their "
+            "so nothing is reclaimed for it; cohort free 0; it cannot fit until team-a releases 2 GPUs of its "
             "own quota") in reason.message
     assert sc.used_gpus() <= 4
     for _ in range(3):  # later cycles change nothing
@@ -130,6 +130,7 @@ def test_case_004_borrower_reclaimed_once_below_its_guarantee_and_never_loops() 
     assert "needs 4 A100-80GB GPUs, 3 free" in reason.message
     assert "q1 is guaranteed 3 GPUs but p1 needs 4, above the guarantee, so nothing is reclaimed for it" \
         in reason.message
+    assert "it cannot fit until q2 releases 1 GPU of its own quota" in reason.message
     assert "requeued after preemption by p3" in reason.message
 
 

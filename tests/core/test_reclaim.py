@@ -159,7 +159,7 @@ def test_bad_preemption_config_names_the_field(make: object, field_name: str) ->
 
 
 # ------------------------------------------------------------------------------- case 032
-def _case_032(force_kill: bool = True) -> Scenario:
+def _case_032() -> Scenario:
     teams = [TeamPolicy(team="team-a", allowed_priorities=("high", "normal", "low"))]
     q = quotas(Quota(team="team-a", guaranteed=4), Quota(team="team-b", guaranteed=0, borrowing_limit=4), teams=teams)
     sc = Scenario([make_node("n1", gpus=4)], quota=q, profile=SchedulingProfile(grace_s=300), stop_at_once=False)
@@ -193,6 +193,33 @@ def test_case_032_newer_higher_class_jobs_take_over_the_nomination_without_new_e
     assert [a.job_id for a in t310.admits] == ["a-normal"]
     assert sorted(sc.evictions()) == ["b1", "b2", "b3", "b4"]  # total evictions = 4
     assert sc.state("a-low") == "pending"
+
+
+def test_case_032_without_force_kill_the_stuck_victim_is_named_and_the_head_blocks_nothing_that_fits() -> None:
+    # b4 ignores its stop and nothing kills it: the wait names it, with no made-up ETA, and GPUs
+    # that free up elsewhere are still admitted normally (the reclaim initiator a-low blocks nobody).
+    sc = _case_032()
+    sc.at(10 / 60).submit(make_job("a-low", gpus=4, team="team-a", priority="low", submitted=10 / 60)).cycle()
+    sc.at(20 / 60).submit(make_job("a-high", gpus=2, team="team-a", priority="high", submitted=20 / 60)).cycle()
+    sc.at(30 / 60).submit(make_job("a-normal", gpus=2, team="team-a", submitted=30 / 60)).cycle()
+    sc.at(40 / 60).stopped("b1", "b2", "b3").cycle()
+    in_grace = {p.job_id: p.reason for p in sc.at(200 / 60).cycle().pending}["a-normal"]
+    assert in_grace.eta is not None and "terminating" not in in_grace.message
+    late = sc.at(400 / 60).cycle()
+    assert late.preemptions == () and late.admits == ()
+    reasons = {p.job_id: p.reason for p in late.pending}
+    normal = reasons["a-normal"]
+    assert normal.code == "WaitingForPreemption"
+    assert "1 GPU held by terminating victim b4 for 390 s (grace 300 s)" in normal.message
+    assert normal.eta is None and normal.eta_reason == "b4 did not stop within the grace period"
+    assert normal.details["held_by_terminating"] == [{"job": "b4", "gpus": 1, "for_s": 390, "grace_s": 300}]
+    assert "held by terminating victim b4 for 390 s" in reasons["a-low"].message  # the queue reason says so
+    # a-high ends: a-normal stops waiting on b4 and starts on the GPUs freed elsewhere; the GPU
+    # left over goes to the next job that fits (b1, borrowing), not held for the initiator a-low
+    after = sc.at(500 / 60).finish("a-high").cycle()
+    assert [a.job_id for a in after.admits] == ["a-normal", "b1"] and after.preemptions == ()
+    assert "GPU-n1-3" not in {g for a in after.admits for g in a.allocation.all_gpu_uuids()}  # b4 still holds it
+    assert sorted(sc.evictions()) == ["b1", "b2", "b3", "b4"]
 
 
 def test_a_victim_in_its_grace_period_is_never_picked_again() -> None:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
-from def_builders import SpecRunJobs, at, open_store, render
+from def_builders import MakeServer, Server, at
 
 from jupyter_sched.definitions.model import DefinitionRun, RunTrigger
-from jupyter_sched.definitions.service import DefinitionsService
 from jupyter_sched.engine.clock import ManualClock
+from jupyter_sched.errors import AuthorizationError, NotFoundError
 from jupyter_sched.model import Job
 from jupyter_sched.model.validation import spec_from_request
+from jupyter_sched.services.models.definitions import ListDefinitionRunsRequest
 from jupyter_sched.store import SortableIds, Store
 from jupyter_sched.store.codec import JobRecord
 from jupyter_sched.store.definitions import insert_run, list_runs
@@ -21,10 +24,21 @@ DAILY = {"name": "daily", "notebook": "daily.ipynb", "schedule": "0 12 * * 1-5",
          "gpus": 1}
 
 
-def server(url: str, clock: ManualClock) -> DefinitionsService:
-    """One 'server process': its own Store (connection pool) on the shared database, its own ids."""
-    store = open_store(url, clock)
-    return DefinitionsService(store, SpecRunJobs(clock), now=clock.now, ids=SortableIds(clock.now), render_job=render)
+_folders = itertools.count()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> MakeServer:
+    """Makes one 'server process' on a database: its own Store (connection pool), ids and engine."""
+
+    def make(url: str, clock: ManualClock) -> Server:
+        return Server(url, clock, tmp_path / f"jobs-{next(_folders)}")
+
+    return make
+
+
+def open_store(url: str, clock: ManualClock) -> Store:
+    return Store(url, now=clock.now)
 
 
 def runs_by_definition(url: str, clock: ManualClock, *ids: str) -> dict[str, list[DefinitionRun]]:
@@ -33,7 +47,7 @@ def runs_by_definition(url: str, clock: ManualClock, *ids: str) -> dict[str, lis
         return {d: list_runs(tx, [d]) for d in ids}
 
 
-def test_case_028_delete_and_recreate_with_two_servers_gives_one_run_per_firing(db_url: str) -> None:
+def test_case_028_delete_and_recreate_with_two_servers_gives_one_run_per_firing(db_url: str, server: MakeServer) -> None:
     """Case 028 (schedule): d1 deleted 11:50, d2 created 11:51, two servers on one store,
     a restart at 11:59:50: exactly one 12:00 run (10:00 UTC, owned by d2), none for d1, 5 in the week."""
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))           # 09:00 Berlin
@@ -63,7 +77,7 @@ def test_case_028_delete_and_recreate_with_two_servers_gives_one_run_per_firing(
     assert jobs[-1].spec.name == "daily @ 2025-06-02 12:00 CEST"
 
 
-def test_the_unique_key_refuses_a_second_run_for_the_same_firing(db_url: str) -> None:
+def test_the_unique_key_refuses_a_second_run_for_the_same_firing(db_url: str, server: MakeServer) -> None:
     """Two servers that both believe they lead (a split brain) race on one firing: the store keeps one."""
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(db_url, clock)
@@ -91,7 +105,7 @@ def test_the_unique_key_refuses_a_second_run_for_the_same_firing(db_url: str) ->
     assert len(open_store(db_url, clock).list_jobs()) == 1, "a refused firing writes no job either"
 
 
-def test_missed_firings_after_downtime_follow_the_policy(sqlite_db: str) -> None:
+def test_missed_firings_after_downtime_follow_the_policy(sqlite_db: str, server: MakeServer) -> None:
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(sqlite_db, clock)
     once = svc.create({**DAILY, "name": "once", "schedule": "0 * * * *"}, user="fay")
@@ -106,7 +120,7 @@ def test_missed_firings_after_downtime_follow_the_policy(sqlite_db: str) -> None
     assert any("missed 3 firing(s)" in e.message and "skip" in e.message for e in events)
 
 
-def test_paused_definitions_do_not_fire_and_resume_does_not_replay(sqlite_db: str) -> None:
+def test_paused_definitions_do_not_fire_and_resume_does_not_replay(sqlite_db: str, server: MakeServer) -> None:
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(sqlite_db, clock)
     d = svc.create({**DAILY, "schedule": "0 * * * *"}, user="fay")
@@ -119,7 +133,7 @@ def test_paused_definitions_do_not_fire_and_resume_does_not_replay(sqlite_db: st
     assert len(svc.fire_due().created) == 1
 
 
-def test_a_firing_that_cannot_submit_still_gets_its_one_run_saying_why(sqlite_db: str) -> None:
+def test_a_firing_that_cannot_submit_still_gets_its_one_run_saying_why(sqlite_db: str, server: MakeServer) -> None:
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(sqlite_db, clock)
     d = svc.create({**DAILY, "schedule": "0 * * * *", "profile": None}, user="fay")
@@ -136,22 +150,37 @@ def test_a_firing_that_cannot_submit_still_gets_its_one_run_saying_why(sqlite_db
     assert svc.get(d["id"], user="fay")["runs"][0]["job"]["state"] == "rejected"
 
 
-def test_users_see_only_their_own_definitions(sqlite_db: str) -> None:
-    from jupyter_sched.errors import NotFoundError
-
+def test_users_see_only_their_own_definitions_and_probes_are_audited(sqlite_db: str, server: MakeServer) -> None:
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(sqlite_db, clock)
     d = svc.create(DAILY, user="fay")
     with pytest.raises(NotFoundError):
         svc.get(d["id"], user="gil")
-    with pytest.raises(NotFoundError):
-        svc.delete(d["id"], user="gil")
-    assert svc.list_definitions(user="gil") == []
-    assert [x["id"] for x in svc.list_definitions(user="root", is_admin=True, all_users=True)] == [d["id"]]
+    gil = svc.caller("gil")
+    probes = [
+        lambda: svc.delete(d["id"], user="gil"),
+        lambda: svc.update(d["id"], {"name": "mine now"}, user="gil"),
+        lambda: svc.pause(d["id"], user="gil"),
+        lambda: svc.definitions.runs(gil, d["id"], ListDefinitionRunsRequest()),
+        lambda: svc.run_now(d["id"], {}, user="gil"),
+    ]
+    for probe in probes:
+        with pytest.raises(NotFoundError, match="no definition"):
+            probe()
+    with pytest.raises(AuthorizationError):
+        svc.list(user="gil", everyone=True)
+    assert svc.list(user="gil") == []
+    assert [x["id"] for x in svc.list(user="root", admin=True, everyone=True)] == [d["id"]]
     assert svc.get(d["id"], user="fay")["next_run_at"] == "2025-06-02T10:00:00Z"
+    refused = [(e.actor, e.details["request"], e.details["status"]) for e in svc.store.list_events(action="refused")]
+    assert sorted(refused) == [("gil", "delete definition", 404), ("gil", "edit definition", 404),
+                               ("gil", "edit definition", 404), ("gil", "list definition runs", 404),
+                               ("gil", "listing everyone's definitions", 403), ("gil", "read definition", 404),
+                               ("gil", "run definition", 404)]
+    assert svc.get(d["id"], user="fay")["name"] == "daily" and not svc.get(d["id"], user="fay")["paused"]
 
 
-def test_run_now_uses_per_run_parameters_over_the_definitions(sqlite_db: str) -> None:
+def test_run_now_uses_per_run_parameters_over_the_definitions(sqlite_db: str, server: MakeServer) -> None:
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(sqlite_db, clock)
     d = svc.create({**DAILY, "parameters": {"region": "us", "limit": 5}}, user="fay")

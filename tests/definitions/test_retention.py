@@ -6,12 +6,13 @@ import os
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from types import SimpleNamespace
 
+from def_builders import Server
+
+from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.extension.definitions_web import sweep_executed_notebooks
 from jupyter_sched.model import Job, JobSpec, JobState
-from jupyter_sched.store import Store
+from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.store.codec import JobRecord
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
@@ -31,13 +32,14 @@ def run(store: Store, executor: LocalExecutor, job_id: str, *, state: JobState, 
 
 
 def test_old_runs_lose_their_executed_notebook_recent_and_live_ones_keep_it(tmp_path: Path) -> None:
-    store = Store(f"sqlite:///{tmp_path / 's.sqlite'}")
-    executor = LocalExecutor(tmp_path / "jobs")
+    clock = ManualClock(NOW)
+    keeps_30 = Server(sqlite_url(tmp_path / "s.sqlite"), clock, tmp_path / "jobs", retention_days=30)
+    keeps_all = Server(sqlite_url(tmp_path / "s.sqlite"), clock, tmp_path / "jobs", retention_days=0)
+    store, executor = keeps_30.store, keeps_30.services.executor
     old = run(store, executor, "j-old", state=JobState.FAILED, ended_days_ago=45)
     recent = run(store, executor, "j-recent", state=JobState.SUCCEEDED, ended_days_ago=3)
     live = run(store, executor, "j-live", state=JobState.RUNNING, ended_days_ago=None)
     os.utime(live, (time.time() - 90 * 86400,) * 2)  # an old file of a run still going: kept
-    service = SimpleNamespace(store=store, executor=executor)
-    assert sweep_executed_notebooks(service, retention_days=30, now=NOW.timestamp()) == 1
+    assert keeps_30.definitions.sweep_executed_notebooks(now=NOW.timestamp()) == 1
     assert not old.exists() and recent.exists() and live.exists()
-    assert sweep_executed_notebooks(service, retention_days=0, now=NOW.timestamp()) == 0, "0 keeps them forever"
+    assert keeps_all.definitions.sweep_executed_notebooks(now=NOW.timestamp()) == 0, "0 keeps them forever"

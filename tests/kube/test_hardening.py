@@ -125,7 +125,8 @@ def test_a_carried_cell_and_notebook_arrive_as_read_only_files_from_annotations(
     text = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     nb = replace(nb, spec=replace(nb.spec, notebook="report.ipynb", notebook_json=text))
     container = make_manifests(nb, allocation(), CONFIG)[0]["spec"]["template"]["spec"]["containers"][0]
-    assert container["command"] == ["jupyter", "execute", f"{CARRIED_DIR}/input.ipynb"]
+    assert container["command"] == ["python", "-m", "jupyter_sched.executors.run_notebook", f"{CARRIED_DIR}/input.ipynb",
+                                    f"/home/jovyan/scheduled-runs/{nb.id}/report.ipynb"]
 
 
 def test_carried_content_too_large_for_annotations_is_refused_naming_the_field() -> None:

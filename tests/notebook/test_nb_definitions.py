@@ -48,22 +48,50 @@ async def ok(response: httpx.Response, status: int = 200) -> Any:
     return response.json()
 
 
+def _json_schema(node: Any) -> Any:
+    """OpenAPI 3.0 schema → JSON Schema (``nullable: true`` becomes "or null")."""
+    if isinstance(node, list):
+        return [_json_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _json_schema(v) for k, v in node.items() if k not in ("nullable", "example")}
+    return {"anyOf": [out, {"type": "null"}]} if node.get("nullable") else out
+
+
+def conforms(operation_id: str, status: int, payload: Any) -> Any:
+    """``payload`` validates against openapi.yaml's schema of ``operation_id`` answering ``status``."""
+    import jsonschema
+    import yaml
+
+    from jupyter_sched.services.models.openapi import SPEC_PATH
+
+    spec = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
+    [op] = [op for item in spec["paths"].values() for op in item.values()
+            if isinstance(op, dict) and op.get("operationId") == operation_id]
+    schema = op["responses"][str(status)]["content"]["application/json"]["schema"]
+    jsonschema.validate(payload, {**_json_schema(schema), "components": {"schemas": _json_schema(
+        spec["components"]["schemas"])}}, cls=jsonschema.Draft202012Validator)
+    return payload
+
+
 async def test_definition_lifecycle_over_rest(http: httpx.AsyncClient, jp_root_dir: Path) -> None:
     nb = write_notebook(jp_root_dir / "daily.ipynb", "print(region)", parameters="region = 'us'")
-    created = await ok(await http.post("definitions", json={
+    created = conforms("createDefinition", 201, await ok(await http.post("definitions", json={
         "name": "daily", "notebook": str(nb), "schedule": "0 12 * * 1-5", "timezone": "Europe/Berlin",
-        "parameters": {"region": "eu"}, "gpus": 1, "time_limit": "10m"}), 201)
+        "parameters": {"region": "eu"}, "gpus": 1, "time_limit": "10m"}), 201))
     assert created["schedule_description"] == "At 12:00 on Monday through Friday"
     assert created["next_run_at"].endswith(("T10:00:00Z", "T11:00:00Z"))
-    listed = await ok(await http.get("definitions"))
+    listed = conforms("listDefinitions", 200, await ok(await http.get("definitions")))
     assert [d["id"] for d in listed] == [created["id"]]
-    paused = await ok(await http.post(f"definitions/{created['id']}/pause"))
+    paused = conforms("pauseOrResumeDefinition", 200, await ok(await http.post(f"definitions/{created['id']}/pause")))
     assert paused["paused"] is True and paused["next_run_at"] is None
     resumed = await ok(await http.post(f"definitions/{created['id']}/resume"))
     assert resumed["paused"] is False
-    edited = await ok(await http.patch(f"definitions/{created['id']}", json={"schedule": "30 6 * * *", "gpus": 0}))
+    edited = conforms("updateDefinition", 200, await ok(await http.patch(f"definitions/{created['id']}",
+                                                                       json={"schedule": "30 6 * * *", "gpus": 0})))
     assert edited["schedule"] == "30 6 * * *" and edited["job"]["gpus"] == 0
-    run = await ok(await http.post(f"definitions/{created['id']}/runs", json={"parameters": {"region": "apac"}}), 201)
+    run = conforms("runDefinitionNow", 201, await ok(
+        await http.post(f"definitions/{created['id']}/runs", json={"parameters": {"region": "apac"}}), 201))
     assert run["trigger"] == "manual" and run["parameters"] == {"region": "apac"}
 
     async def succeeded() -> bool:
@@ -73,9 +101,12 @@ async def test_definition_lifecycle_over_rest(http: httpx.AsyncClient, jp_root_d
     await wait_for(succeeded, timeout_s=90)
     executed = await ok(await http.get(f"jobs/{run['job_id']}/notebook"))
     assert "".join(executed["cells"][2]["outputs"][0]["text"]) == "apac\n"
-    detail = await ok(await http.get(f"definitions/{created['id']}"))
+    detail = conforms("getDefinition", 200, await ok(await http.get(f"definitions/{created['id']}")))
     assert detail["runs"][0]["job"]["state"] == "succeeded" and len(detail["upcoming"]) == 5
-    assert (await ok(await http.delete(f"definitions/{created['id']}")))["deleted"] is True
+    conforms("listDefinitionRuns", 200, await ok(await http.get(f"definitions/{created['id']}/runs")))
+    conforms("listDefinitions", 200, await ok(await http.get("definitions")))  # with its last run
+    deleted = conforms("deleteDefinition", 200, await ok(await http.delete(f"definitions/{created['id']}")))
+    assert deleted["deleted"] is True
     assert (await http.get(f"definitions/{created['id']}")).status_code == 404
     assert await ok(await http.get("definitions")) == []
 
@@ -103,7 +134,7 @@ async def test_the_engine_fires_a_schedule_and_a_failed_run_keeps_its_notebook(
     assert download.headers["Content-Disposition"] == f'attachment; filename="flaky-{run["job_id"]}.ipynb"'
     executed = nbformat.reads(download.text, as_version=4)
     assert executed.cells[4].outputs[0]["ename"] == "RuntimeError"
-    opened = await ok(await http.post(f"jobs/{run['job_id']}/notebook/open"))
+    opened = conforms("openExecutedNotebook", 200, await ok(await http.post(f"jobs/{run['job_id']}/notebook/open")))
     assert opened["path"] == f"scheduled-runs/{run['job_id']}/flaky.ipynb"
     assert json.loads((jp_root_dir / opened["path"]).read_text())["cells"][4]["outputs"][0]["evalue"] == "no data for friday"
     runs = await ok(await http.get(f"definitions/{created['id']}/runs", params={"limit": 500}))
@@ -131,5 +162,6 @@ async def test_bad_definitions_are_400_naming_the_field(http: httpx.AsyncClient,
 
 
 async def test_preview_shows_the_next_firings_in_words(http: httpx.AsyncClient) -> None:
-    body = await ok(await http.post("definitions/preview", json={"schedule": "30 2 * * *", "timezone": "Europe/Berlin"}))
+    body = conforms("previewSchedule", 200, await ok(
+        await http.post("definitions/preview", json={"schedule": "30 2 * * *", "timezone": "Europe/Berlin"})))
     assert body["description"] == "At 02:30 every day" and len(body["next"]) == 5

@@ -181,3 +181,33 @@ def test_a_pending_job_line_carries_the_rendered_reason() -> None:
            "reason": make_reason(position=1, eta="2026-03-30T06:35:00Z")}
     assert job_line(job, NOW) == ("lease l-1 (kernel-1): pending, 1 GPU · queued #1 · needs 2 GPUs, 1 free of 4 · "
                                   "ETA 06:35 UTC (in 5m)")
+
+
+@pytest.mark.parametrize(("backfill", "clause", "want"), [
+    ({"limit_s": 3600.0, "limit_source": "given"},
+     "with a limit of 3600 s (given) it cannot finish before j-9, reserved from 2026-03-30T08:15:02.123456+00:00",
+     "its 1h00m time limit would run into the GPUs reserved for j-9 from 08:15 UTC"),
+    ({"limit_s": 7200.0, "limit_source": "queue default; none given"},
+     "with a limit of 7200 s (queue default; none given) it cannot finish before j-9, reserved from "
+     "2026-03-30T08:15:02.123456+00:00",
+     "the queue's default time limit (2h00m; it gave none) would run into the GPUs reserved for j-9 from 08:15 UTC"),
+    ({"limit_s": None, "limit_source": "unlimited"},
+     "it has no time limit (unlimited), so it cannot start ahead of j-9, reserved from 2026-03-30T08:15:02.123456+00:00; "
+     "it can only start when nothing is reserved",
+     "with no time limit it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC; it can start only "
+     "when nothing is reserved"),
+], ids=["given limit", "queue default", "no limit"])
+def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_stamp(
+        backfill: dict[str, Any], clause: str, want: str) -> None:
+    """Found trying the first hour again: a busy queue's reasons read "with a limit of 3600 s (given)
+    it cannot finish before j-…, reserved from 2026-12-02T03:44:37.065813+00:00"."""
+    details = {"backfill": {**backfill, "reserved_for": "j-9", "reservation": "2026-03-30T08:15:02.123456+00:00"}}
+    reason = make_reason(message=f"needs 1 A100 GPU, 0 free; {clause}.", details=details)
+    assert render_reason(reason, now=NOW).summary == f"needs 1 A100 GPU, 0 free; {want}."
+    other_day = render_reason(reason, now=datetime(2026, 3, 29, 23, 0, tzinfo=timezone.utc)).summary
+    assert "Mar 30 08:15 UTC" in other_day and "+00:00" not in other_day
+
+
+def test_a_message_without_the_backfill_clause_is_left_as_the_core_wrote_it() -> None:
+    reason = make_reason(message="needs 2 GPUs, 1 free of 4", details={"backfill": {"reserved_for": "j-9"}})
+    assert render_reason(reason, now=NOW).summary == "needs 2 GPUs, 1 free of 4."

@@ -32,3 +32,15 @@ async def test_guarantees_above_capacity_warn_admins_and_never_fail_users(sched_
     assert status == 200 and me["team"] == "ml"
     status, job = await api("POST", "jobs", {"gpus": 1, "command": ["python", "-c", "pass"]}, token=JUDY_TOKEN)
     assert status == 201 and job["team"] == "ml", job
+
+
+async def test_a_drained_node_blocks_only_new_guarantees_not_other_quota_edits(sched_app: Any, api: Any) -> None:
+    sched_app.services.ctx.inventory_source = SimulatedInventory(2, node="n1")  # two of four GPUs drained
+    status, body = await api("PUT", "quotas", {"user_teams": {"judy": "ml", "kim": "cv"}}, token=BOSS_TOKEN)
+    assert status == 200 and body["user_teams"] == {"judy": "ml", "kim": "cv"}, body
+    status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 3, "borrowing_limit": 0}]},
+                             token=BOSS_TOKEN)
+    assert status == 400 and body["error"]["field"] == "guaranteed", body
+    status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 0}]},
+                             token=BOSS_TOKEN)
+    assert status == 200 and body["quotas"][0]["guaranteed"] == 2, body

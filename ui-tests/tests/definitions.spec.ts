@@ -2,12 +2,14 @@
  * "Scheduled notebooks" (issue 19) against a real JupyterLab + jupyter_sched server: create a
  * definition from the view (schedule preview in words), run it, see its runs, read the failing
  * cell in a failed run's reason and open that run's executed notebook in JupyterLab.
- * Screenshots in light and dark go to ui-tests/screenshots/definitions-*.png.
+ * The view is also a section of the GPUs sidebar (ISchedSections) and passes axe's WCAG 2.1 AA
+ * rules (colour contrast included) in light and dark. Screenshots in light and dark are compared
+ * with tests/definitions.spec.ts-snapshots/.
  */
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import { api, cancelAll, shoot, upload } from './helpers';
+import { api, axe, cancelAll, openPanel, section, shoot, upload } from './helpers';
 
 const VIEW = '#jupyter-sched-definitions';
 
@@ -98,4 +100,27 @@ test('edit, pause, resume and delete from the view', async ({ page, request }) =
   await row.locator('.jp-sched-def-delete').click();
   await expect(row).toHaveCount(0);
   await expect(view.locator('.jp-sched-defs-notice')).toContainText('Deleted "nightly"');
+});
+
+test('the GPUs sidebar shows Scheduled notebooks as a section, AA in light and dark', async ({ page, request }) => {
+  await upload(page, 'weekly.ipynb', regionNotebook());
+  const d = await api(request, 'POST', 'definitions', { name: 'weekly', notebook: 'weekly.ipynb', schedule: '0 9 * * 1', timezone: 'UTC', gpus: 0 });
+  await api(request, 'POST', `definitions/${d.id}/runs`, { parameters: { region: 'mars' } });
+  const panel = await openPanel(page);
+  await expect(panel.locator('.lm-AccordionPanel-title[data-section="definitions"]')).toContainText('Scheduled notebooks');
+  const defs = await section(panel, 'definitions');
+  const row = defs.locator('.jp-sched-def').filter({ has: page.locator('.jp-sched-def-name', { hasText: /^weekly$/ }) });
+  await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 09:00 on Monday (UTC)');
+  await row.locator('.jp-sched-def-expand').click();
+  await expect(row.locator('.jp-sched-run-state').first()).toHaveText('failed', { timeout: 90000 });
+  await expect(row.locator('.jp-sched-def-last')).toHaveText('last: failed');
+  const found: string[] = [];
+  for (const theme of ['light', 'dark']) {
+    if (theme === 'dark') {
+      await page.theme.setDarkTheme();
+    }
+    found.push(...(await axe(page, '.jp-sched-section-definitions')).map(v => `${theme}: ${v}`));
+  }
+  await page.theme.setLightTheme();
+  expect(found).toEqual([]);
 });

@@ -19,6 +19,9 @@ cache holds the API's own dicts):
   checkpointable job must checkpoint on SIGTERM. :class:`Exited` (code -15) is reported once
   the Job and all its pods are gone, i.e. when the GPUs are really free.
 * ``logs`` reads the pod log of worker 0 (byte offsets; :meth:`follow_logs` streams it).
+* A gang of worker groups is one Job per group (handle ``members``: their names, the first being
+  ``name``), read as one job by :func:`.gangs.observe_gang`; when one group fails, the others
+  are deleted and the failure is reported once their pods are gone; ``stop`` deletes them all.
 """
 
 from __future__ import annotations
@@ -34,12 +37,14 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from ...backoff import Reconnecting
 from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
 from ...model import Allocation, Inventory, Job, JobKind, JobState, PendingReason
-from ..base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
+from .gangs import observe_gang
 from .manifests import (
     GPU_PRODUCT_LABEL,
     KUEUE_QUEUE_LABEL,
@@ -82,6 +87,9 @@ class _Tracked:
     stopping: bool = False
     reason: PendingReason | None = None
     settling_since: datetime | None = None
+    connection: str | None = None  # the "reconnecting to …" sentence last reported, None when connected
+    members: tuple[str, ...] = ()              # a gang of worker groups: one Job per group
+    failure: Observation | None = None         # how such a gang failed, reported once its pods are gone
 
 
 def _status_message(exc: Exception) -> str:
@@ -116,6 +124,8 @@ class KubernetesExecutor:
     """
 
     name = "kubernetes"
+    starts_async = True
+    """A created Job is not running yet: the engine waits for :class:`Started` (its pods scheduled)."""
 
     def __init__(self, api_client: Any, config: KubernetesConfig | None = None, *,
                  inventory: KubernetesInventory | Callable[[], Inventory] | None = None,
@@ -183,6 +193,10 @@ class KubernetesExecutor:
         current = obj if obj is not None else self._cached(kind, tracked.namespace, tracked.name)
         pods = self._pods_of(tracked)
         events = self._watching()["events"].items()
+        if tracked.kind == "Job" and tracked.members:
+            jobs = [(m, current if m == tracked.name else self._cached("jobs", tracked.namespace, m))
+                    for m in tracked.members]
+            return observe_gang(jobs, pods, events, queue=tracked.queue)
         if tracked.kind == "Job":
             return observe_job(current, pods, events, queue=tracked.queue)
         return observe_deployment(current, pods, events)
@@ -225,19 +239,35 @@ class KubernetesExecutor:
                 owner = answer
         meta = manifests[0]["metadata"]
         kind = "Deployment" if job.spec.kind is JobKind.INFERENCE else "Job"
+        members = [m["metadata"]["name"] for m in manifests if m["kind"] == "Job"]
         handle = ExecutorHandle(executor=self.name, data={
             "namespace": meta["namespace"], "name": object_name(job.id), "kind": kind,
-            "uid": str((owner.get("metadata") or {}).get("uid", ""))})
+            "uid": str((owner.get("metadata") or {}).get("uid", "")),
+            **({"members": members} if len(members) > 1 else {})})
         self._track(job, handle)
         return handle
 
     def poll(self) -> list[ExecutorEvent]:
-        """Report what changed for every tracked job since the last call (see module docstring)."""
+        """Report what changed for every tracked job since the last call (see module docstring);
+        while a watch reconnects, every tracked job says so (:class:`Connection`)."""
         events: list[ExecutorEvent] = []
         with self._lock:
+            reconnecting = self.reconnecting()
+            text = reconnecting.message if reconnecting is not None else None
             for tracked in list(self._tracked.values()):
+                if tracked.connection != text:
+                    tracked.connection = text
+                    events.append(Connection(tracked.job_id, text))
                 events.extend(self._advance(tracked, self._observe(tracked)))
         return events
+
+    def reconnecting(self) -> Reconnecting | None:
+        """The first of this executor's watches that is reconnecting, None when all are up."""
+        for reflector in (self._reflectors or {}).values():
+            state = reflector.reconnecting
+            if state is not None:
+                return state
+        return None
 
     def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
         """Delete the job's objects with background propagation (see module docstring).
@@ -257,7 +287,8 @@ class KubernetesExecutor:
                  "metadata": {"name": tracked.name, "namespace": tracked.namespace}}
         service: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
                    "metadata": {"name": tracked.name, "namespace": tracked.namespace}}
-        objects = [owner, service]
+        objects = [owner, service, *({**owner, "metadata": {**owner["metadata"], "name": m}}
+                                     for m in tracked.members if m != tracked.name)]
         if self.config.queue_manager is QueueManager.VOLCANO:
             objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
                             "metadata": {"name": tracked.name, "namespace": tracked.namespace}})
@@ -367,18 +398,24 @@ class KubernetesExecutor:
         queue = (self.config.queue_name(self.config.kueue_queue, team=job.spec.team, user=job.spec.user)
                  if self.config.queue_manager is QueueManager.KUEUE else "")
         tracked = _Tracked(job_id=job.id, kind=str(data.get("kind", "Job")), namespace=str(data["namespace"]),
-                           name=str(data["name"]), handle=handle, port=job.spec.port, queue=queue)
+                           name=str(data["name"]), handle=handle, port=job.spec.port, queue=queue,
+                           members=tuple(str(m) for m in data.get("members") or ()))
         with self._lock:
             self._tracked[job.id] = tracked
         return tracked
 
     def _advance(self, t: _Tracked, obs: Observation) -> list[ExecutorEvent]:
         out: list[ExecutorEvent] = []
+        if t.failure is not None and t.stopping:  # a failed gang's other groups are being deleted
+            obs = Observation(phase="gone")
         if obs.phase == "gone":
             if t.stopping:
                 if not self._pods_of(t):  # GPUs are free only when the pods are gone
+                    f = t.failure
                     out.append(Exited(t.job_id, _SIGTERM_EXIT, self._clock(),
-                                      f"stopped: {t.kind} {t.namespace}/{t.name} deleted"))
+                                      f"stopped: {t.kind} {t.namespace}/{t.name} deleted") if f is None else
+                               Exited(t.job_id, f.exit_code if f.exit_code is not None else 1,
+                                      f.finished_at or self._clock(), f.message))
                     self._tracked.pop(t.job_id, None)
             elif t.seen:
                 out.append(Lost(t.job_id, f"{t.kind} {t.namespace}/{t.name} was deleted outside jupyter_sched",
@@ -404,6 +441,10 @@ class KubernetesExecutor:
             if obs.ready and not t.ready and t.port is not None:
                 t.ready = True
                 out.append(Ready(t.job_id, t.port))
+            return out
+        if obs.phase == "failed" and t.members and self._pods_of(t):
+            t.failure = obs  # all-or-nothing: the other groups go too, and the end waits for their pods
+            self.stop(t.job_id, grace_s=0)
             return out
         code = obs.exit_code if obs.exit_code is not None else 1
         out.append(Exited(t.job_id, code, obs.finished_at or self._clock(), obs.message))
@@ -496,7 +537,8 @@ class KubernetesExecutor:
         status = _http_status(exc)
         return ExecutorError(f"cannot create {describe(manifest)}: "
                              f"{'HTTP ' + str(status) + ' ' if status else ''}{message}",
-                             hint="check the RBAC rules in server/rbac.yaml and the namespace")
+                             hint="check the RBAC rules in server/rbac.yaml and the namespace",
+                             details={"status": status} if status else None)
 
     def _delete(self, manifest: Mapping[str, Any], *, strict: bool = False) -> None:
         meta = manifest["metadata"]

@@ -14,7 +14,18 @@ training, one worker        ``batch/v1 Job`` (one pod, ``restartPolicy: Never``,
 training, gang of N         headless ``Service`` + ``batch/v1 Job`` in Indexed mode with
                             completions = parallelism = N (+ Volcano ``PodGroup`` minMember N)
 inference service           ``apps/v1 Deployment`` (readiness probe on the port) + ``Service``
+heterogeneous gang          headless ``Service`` + one Indexed ``batch/v1 Job`` per worker group
+(worker groups, issue 16)   (its own GPU count; the first named like a plain job's, the others
+                            ``-g<k>``) (+ one Volcano ``PodGroup`` minMember = all workers)
 ==========================  ====================================================================
+
+Gang environment: ``WORLD_SIZE`` (all workers), ``MASTER_ADDR`` (worker 0's stable DNS name),
+``MASTER_PORT`` and ``RANK`` over the whole gang. With worker groups, ranks run in group order:
+``JUPYTER_SCHED_GROUP`` / ``JUPYTER_SCHED_GROUP_SIZE`` / ``JUPYTER_SCHED_GROUP_RANK`` (the pod's
+completion index) and ``JUPYTER_SCHED_RANK_OFFSET`` (workers of earlier groups); a pod template
+cannot add numbers, so a later group of several workers starts its command through ``/bin/sh``
+to export ``RANK = offset + group rank`` (its image needs a shell). Kueue admits Jobs one by one,
+which cannot keep a multi-Job gang all-or-nothing: worker groups are refused under Kueue.
 
 GPU rules (case 019; kubernetes/kubernetes#50182): ``nvidia.com/gpu`` (or
 ``nvidia.com/mig-<profile>``) appears in ``limits`` and ``requests`` with the same whole-number
@@ -33,14 +44,27 @@ pod annotations and reaches the container as read-only files through a ``downwar
 :data:`CARRIED_DIR` — no extra object, no write access to the cluster. Annotations are limited to
 256 KiB per object, so carried content is limited to :data:`MAX_CARRIED_BYTES`. Admin volumes
 (``volumes``/``volume_mounts``, e.g. the user's home volume) are added to every pod.
+
+Notebook and script runs (issue 19): a notebook runs as ``python -m
+jupyter_sched.executors.run_notebook IN OUT [--parameters JSON]``, as on the local executor, so
+its parameters are injected (papermill's convention) and its last log lines say which cell failed
+and why; the image therefore needs ``jupyter_sched`` installed (a hub's single-user image has it).
+The executed copy goes to the owner's home volume when one is mounted
+(``<home_mount_path>/scheduled-runs/<job id>/<notebook>``, openable in their JupyterLab), else to
+the container's ``/tmp``. A script gets its parameters as ``--name value``. Every container uses
+``terminationMessagePolicy: FallbackToLogsOnError``, so a failed pod's termination message is the
+end of its log (run_notebook's ``failed: cell 3 raised …``) rather than empty.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from ...definitions.parameters import script_arguments
 from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
 from ...model.resources import GPU_MILLI
@@ -66,6 +90,8 @@ __all__ = [
     "make_deployment_manifest",
     "make_headless_service",
     "make_inference_service",
+    "group_job_name",
+    "make_group_job_manifests",
     "make_job_manifest",
     "make_manifests",
     "make_podgroup_manifest",
@@ -153,6 +179,13 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
         raise ValidationError(f"the carried script or notebook is {carried} bytes; the Kubernetes executor carries at "
                               f"most {MAX_CARRIED_BYTES}", field="notebook_json" if spec.notebook_json else "source",
                               hint="put the file on the home volume and run it by path")
+    if res.groups and config.queue_manager is QueueManager.KUEUE:
+        raise ValidationError("Kueue admits each Job on its own, so a gang of worker groups would not be "
+                              "all-or-nothing", field="groups",
+                              hint="submit one homogeneous gang (gpus + workers), or run without a queue manager")
+    if res.groups and spec.kind is JobKind.INFERENCE:
+        raise ValidationError("an inference service cannot have worker groups", field="groups",
+                              hint="use replicas of one shape (workers)")
     if spec.kind is JobKind.INFERENCE and spec.port is None:
         raise ValidationError("an inference service needs a port", field="port", hint="add e.g. port 8000")
     if spec.kind is JobKind.LEASE:
@@ -219,13 +252,29 @@ def _script_name(spec: JobSpec) -> str:
     return (spec.script or "script.py").rsplit("/", 1)[-1]
 
 
-def _command(spec: JobSpec) -> list[str]:
+EXECUTED_DIR = "scheduled-runs"
+"""Folder of executed notebooks under the owner's home volume (the server's default
+``executed_notebooks_dir``, where "open" puts them locally)."""
+
+
+def _executed_notebook(job: Job, config: KubernetesConfig) -> str:
+    """Where the pod writes a notebook run's executed copy (see module docstring)."""
+    name = (job.spec.notebook or "notebook.ipynb").rsplit("/", 1)[-1]
+    if config.home_mount_path:
+        return f"{config.home_mount_path.rstrip('/')}/{EXECUTED_DIR}/{label_value(job.id)}/{name}"
+    return f"/tmp/jupyter-sched/{label_value(job.id)}/{name}"
+
+
+def _command(job: Job, config: KubernetesConfig) -> list[str]:
+    spec = job.spec
     if spec.script:
         script = f"{CARRIED_DIR}/{_script_name(spec)}" if spec.source is not None else spec.script
-        return ["python", script, *spec.command]
+        return ["python", script, *spec.command, *script_arguments(spec.parameters)]
     if spec.notebook:
         notebook = f"{CARRIED_DIR}/{_NOTEBOOK_IN}" if spec.notebook_json is not None else spec.notebook
-        return ["jupyter", "execute", notebook]
+        parameters = ["--parameters", json.dumps(dict(spec.parameters), sort_keys=True)] if spec.parameters else []
+        return ["python", "-m", "jupyter_sched.executors.run_notebook", notebook, _executed_notebook(job, config),
+                *parameters]
     return list(spec.command)
 
 
@@ -304,9 +353,10 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
         "imagePullPolicy": config.image_pull_policy,
         "env": _env(job, config, gang_service=gang_service),
     }
-    command = _command(spec)
+    command = _command(job, config)
     if command:
         container["command"] = command
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError"
     working_dir = _working_dir(spec, config)
     if working_dir:
         container["workingDir"] = working_dir
@@ -492,7 +542,8 @@ def make_headless_service(job: Job, config: KubernetesConfig) -> dict[str, Any]:
 def make_podgroup_manifest(job: Job, config: KubernetesConfig, *, mig_strategy: str = "mixed") -> dict[str, Any]:
     """The Volcano ``PodGroup`` of a gang: all ``minMember`` pods are scheduled together or none."""
     res = job.spec.resources
-    min_resources = {key: str(int(value) * res.workers)
+    total = res.total_gpus if res.groups else None  # groups: their own GPU counts, summed
+    min_resources = {key: str(total if total is not None else int(value) * res.workers)
                      for key, value in gpu_resources(job.spec, mig_strategy=mig_strategy).items()}
     spec: dict[str, Any] = {
         "minMember": res.workers,
@@ -569,14 +620,94 @@ def make_manifests(job: Job, allocation: Allocation | None, config: KubernetesCo
                                          mig_strategy=mig_strategy, run_as=run_as),
                 make_inference_service(job, config)]
     out: list[dict[str, Any]] = []
-    manifest = make_job_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy,
-                                 run_as=run_as)
+    if job.spec.resources.groups:
+        jobs = make_group_job_manifests(job, allocation, config, gpu_products=gpu_products,
+                                        mig_strategy=mig_strategy, run_as=run_as)
+    else:
+        jobs = [make_job_manifest(job, allocation, config, gpu_products=gpu_products, mig_strategy=mig_strategy,
+                                  run_as=run_as)]
     if job.spec.resources.workers > 1:
         out.append(make_headless_service(job, config))
         if config.queue_manager is QueueManager.VOLCANO:
             out.append(make_podgroup_manifest(job, config, mig_strategy=mig_strategy))
-    out.append(manifest)
+    out.extend(jobs)
     return out
+
+
+def group_job_name(job_id: str, index: int) -> str:
+    """Name of worker group ``index``'s Job: the first is :func:`object_name`, the others ``…-g<k>``
+    (at most 48 + 3 characters, leaving room for pod hostnames ``<name>-<completion index>``)."""
+    return object_name(job_id) if index == 0 else f"{dns_label(job_id, prefix='js-', max_len=48)}-g{index}"
+
+
+def make_group_job_manifests(job: Job, allocation: Allocation | None, config: KubernetesConfig, *,
+                             gpu_products: Sequence[str] = (), mig_strategy: str = "mixed",
+                             run_as: RunAs | None = None) -> list[dict[str, Any]]:
+    """One Indexed ``batch/v1`` Job per worker group of a heterogeneous gang (module docstring).
+
+    Each group's pods ask for that group's GPUs, CPU and memory and are pinned to the nodes our
+    placement gave that group's workers (``allocation.workers`` is in group order).
+
+    Raises:
+        ValidationError: see :func:`make_job_manifest`; a later group of several workers with
+            nothing to run through a shell (no command, script or notebook).
+    """
+    validate_spec(job.spec, config)
+    res = job.spec.resources
+    service = object_name(job.id)
+    per_worker = allocation.per_worker() if allocation is not None else ()
+    out: list[dict[str, Any]] = []
+    offset = 0
+    for index, group in enumerate(res.groups):
+        one = replace(res, groups=(), gpus=group.gpus, workers=group.workers, cpu_millis=group.cpu_millis,
+                      memory_mib=group.memory_mib)
+        member = replace(job, spec=replace(job.spec, resources=one))
+        mine = per_worker[offset:offset + group.workers]
+        part = None if allocation is None or not mine else Allocation(
+            node=mine[0][0], gpu_uuids=mine[0][1], gpu_milli=allocation.gpu_milli, workers=tuple(mine))
+        manifest = make_job_manifest(member, part, config, gpu_products=gpu_products, mig_strategy=mig_strategy,
+                                     run_as=run_as)
+        manifest["metadata"]["name"] = group_job_name(job.id, index)
+        manifest["spec"].update({"completionMode": "Indexed", "completions": group.workers,
+                                 "parallelism": group.workers})
+        template = manifest["spec"]["template"]
+        template["spec"]["subdomain"] = service
+        if config.queue_manager is QueueManager.VOLCANO:
+            template["metadata"]["annotations"][VOLCANO_GROUP_ANNOTATION] = service
+        container = template["spec"]["containers"][0]
+        container["env"] = _group_env(container["env"], job, config, group.name, group.workers, offset)
+        if offset and group.workers > 1:
+            if not container.get("command"):
+                raise ValidationError(f"worker group {group.name!r} needs a command to rank its workers",
+                                      field="groups", hint="give a command, script or notebook")
+            container["command"] = ["/bin/sh", "-c",
+                                    'export RANK=$((JUPYTER_SCHED_RANK_OFFSET + JUPYTER_SCHED_GROUP_RANK)); exec "$@"',
+                                    "sh", *container["command"]]
+        out.append(manifest)
+        offset += group.workers
+    return out
+
+
+def _group_env(env: list[dict[str, Any]], job: Job, config: KubernetesConfig, group: str, size: int,
+               offset: int) -> list[dict[str, Any]]:
+    """A group's pod env: the job's own entries, then the whole gang's rendezvous and rank."""
+    gang_keys = {"WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "RANK"}
+    index_ref = {"fieldRef": {"fieldPath": f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"}}
+    out = [e for e in env if e["name"] not in gang_keys]
+    out += [
+        {"name": "WORLD_SIZE", "value": str(job.spec.resources.workers)},
+        {"name": "MASTER_ADDR", "value": f"{group_job_name(job.id, 0)}-0.{object_name(job.id)}"},
+        {"name": "MASTER_PORT", "value": str(config.rendezvous_port)},
+        {"name": "JUPYTER_SCHED_GROUP", "value": group},
+        {"name": "JUPYTER_SCHED_GROUP_SIZE", "value": str(size)},
+        {"name": "JUPYTER_SCHED_GROUP_RANK", "valueFrom": index_ref},
+        {"name": "JUPYTER_SCHED_RANK_OFFSET", "value": str(offset)},
+    ]
+    if offset == 0:
+        out.append({"name": "RANK", "valueFrom": index_ref})
+    elif size == 1:
+        out.append({"name": "RANK", "value": str(offset)})
+    return out  # a later group of several workers: RANK is exported by its shell (see above)
 
 
 def describe(manifest: Mapping[str, Any]) -> str:

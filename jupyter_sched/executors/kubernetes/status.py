@@ -25,6 +25,7 @@ from typing import Any
 from ...errors import TimestampError
 from ...model import PendingReason
 from ...model.units import parse_utc
+from ..outcome import describe_termination
 from .failures import GPU_TAINT_KEY, failure_sentence, parse_failed_scheduling
 from .manifests import GPU_RESOURCE, MIG_RESOURCE_PREFIX
 
@@ -262,6 +263,12 @@ def observe_job(job: Mapping[str, Any] | None, pods: Iterable[Mapping[str, Any]]
         deadline = cond.get("reason") == "DeadlineExceeded"
         if deadline:
             message = f"time limit exceeded (activeDeadlineSeconds={spec.get('activeDeadlineSeconds')})"
+        elif exit_code not in (None, 0):  # the run's own sentence: failing cell, log tail (issue 19)
+            failing = next(t for t in (_terminated(p) for p in sorted(pods, key=_index))
+                           if t is not None and int(t.get("exitCode", 0)) != 0)
+            if failing.get("message") or failing.get("reason") == "OOMKilled":
+                message = describe_termination(exit_code, str(failing.get("message") or ""),
+                                               reason=str(failing.get("reason") or ""))
         # The Job's condition can arrive before its pods' final status (separate watches): the
         # exit code is settled only once a pod shows it, or no pod is left to show it.
         waiting_for_pods = any((p.get("status") or {}).get("phase") in ("Pending", "Running") for p in pods) or (

@@ -112,6 +112,15 @@ class ListJobsRequest(QueryModel):
     cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header)")
 
 
+class GetQueueRequest(QueryModel):
+    """``GET queue``: the whole queue, or its head (a terminal shows the first lines; a busy
+    server holds thousands of pending jobs, and each entry is a few KiB)."""
+
+    limit: int | None = Field(default=None, ge=1, le=MAX_QUERY_INT, examples=[50],
+                              description="at most this many pending entries, the first in queue order "
+                                          "(default: all); work holding GPUs is always listed")
+
+
 class GetJobLogsRequest(QueryModel):
     """``GET jobs/{id}/logs``: a byte range of the job's output."""
 

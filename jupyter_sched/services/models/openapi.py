@@ -8,8 +8,8 @@ answers; :func:`render` writes them into ``jupyter_sched/extension/openapi.yaml`
 - for each operation of :data:`OPERATIONS`: the request body's schema, the success answer's
   schema and the query parameters (from the query model's fields).
 
-The rest of the file (paths, summaries, path parameters, the definitions routes whose bodies
-another module validates, hand-kept components such as ``IdlePolicy``) is kept as written.
+The rest of the file (paths, summaries, path parameters, media types other than JSON such as the
+executed notebook's, hand-kept components such as ``IdlePolicy``) is kept as written.
 ``python -m jupyter_sched.services.models.openapi --write`` regenerates the file; the test
 ``tests/web/test_openapi.py`` fails when the committed file differs from what the models say.
 """
@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel
 
-from . import accounting, jobs, quotas, system, telemetry
+from . import accounting, definitions, jobs, quotas, system, telemetry
 from .base import ErrorResponse, QueryModel, RequestModel
 
 __all__ = ["OPERATIONS", "Operation", "component_schemas", "main", "render"]
@@ -36,14 +36,17 @@ _REF = "#/components/schemas/{model}"
 
 @dataclass(frozen=True)
 class Operation:
-    """One route and method and the models that validate and describe it."""
+    """One route and method and the models that validate and describe it (``answer`` None: the
+    success answer is not JSON and its entry is written by hand; ``body_required`` False: an empty
+    body means the model's defaults)."""
 
     path: str
     method: str
-    answer: type[BaseModel]
+    answer: type[BaseModel] | None
     status: str = "200"
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
+    body_required: bool = True
 
 
 OPERATIONS = [
@@ -60,8 +63,9 @@ OPERATIONS = [
     Operation("/leases", "post", jobs.Job, "201", body=jobs.SubmitJobRequest),
     Operation("/leases/{job_id}", "get", jobs.Job),
     Operation("/leases/{job_id}", "delete", jobs.Job),
-    Operation("/leases/{lease_id}/keepalive", "post", jobs.KeepaliveLeaseResponse, body=jobs.KeepaliveLeaseRequest),
-    Operation("/queue", "get", jobs.GetQueueResponse),
+    Operation("/leases/{lease_id}/keepalive", "post", jobs.KeepaliveLeaseResponse, body=jobs.KeepaliveLeaseRequest,
+              body_required=False),
+    Operation("/queue", "get", jobs.GetQueueResponse, query=jobs.GetQueueRequest),
     Operation("/quotas", "get", quotas.GetQuotasResponse),
     Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
     Operation("/idle-policy", "get", telemetry.GetIdlePolicyResponse),
@@ -75,9 +79,25 @@ OPERATIONS = [
     Operation("/usage", "get", accounting.GetUsageResponse, query=accounting.GetUsageRequest),
     Operation("/usage/report", "get", accounting.GetUsageReportResponse, query=accounting.GetUsageReportRequest),
     Operation("/usage/waste", "get", accounting.GetUsageWasteResponse, query=accounting.GetUsageWasteRequest),
+    Operation("/definitions", "get", definitions.ListDefinitionsResponse, query=definitions.ListDefinitionsRequest),
+    Operation("/definitions", "post", definitions.Definition, "201", body=definitions.CreateDefinitionRequest),
+    Operation("/definitions/preview", "post", definitions.PreviewScheduleResponse,
+              body=definitions.PreviewScheduleRequest),
+    Operation("/definitions/{definition_id}", "get", definitions.DefinitionDetail,
+              query=definitions.GetDefinitionRequest),
+    Operation("/definitions/{definition_id}", "patch", definitions.Definition,
+              body=definitions.UpdateDefinitionRequest),
+    Operation("/definitions/{definition_id}", "delete", definitions.DeleteDefinitionResponse),
+    Operation("/definitions/{definition_id}/{action}", "post", definitions.Definition),
+    Operation("/definitions/{definition_id}/runs", "get", definitions.ListDefinitionRunsResponse,
+              query=definitions.ListDefinitionRunsRequest),
+    Operation("/definitions/{definition_id}/runs", "post", definitions.DefinitionRun, "201",
+              body=definitions.RunDefinitionRequest, body_required=False),
+    Operation("/jobs/{job_id}/notebook", "get", None, query=definitions.GetExecutedNotebookRequest),
+    Operation("/jobs/{job_id}/notebook/open", "post", definitions.OpenExecutedNotebookResponse),
 ]
-"""The operations whose schemas the models give (the route table has a few more: events, metrics,
-the definitions routes; their entries in openapi.yaml are written by hand)."""
+"""The operations whose schemas the models give (the route table has a few more: events, metrics;
+their entries in openapi.yaml are written by hand)."""
 
 
 def _to_openapi(node: Any) -> Any:
@@ -183,13 +203,14 @@ def render(spec: dict[str, Any]) -> dict[str, Any]:
         item = dict(paths.get(op.path) or {})
         operation = dict(item.get(op.method) or {})
         if op.body is not None:
-            operation["requestBody"] = {"required": op.body is not jobs.KeepaliveLeaseRequest, "content": {
+            operation["requestBody"] = {"required": op.body_required, "content": {
                 "application/json": {"schema": {"$ref": _REF.format(model=op.body.__name__)}}}}
         responses = dict(operation.get("responses") or {})
-        success = dict(responses.get(op.status) or {"description": "OK"})
-        success["content"] = {**(success.get("content") or {}),  # other media types (text/csv) stay as written
-                              "application/json": {"schema": {"$ref": _REF.format(model=op.answer.__name__)}}}
-        responses[op.status] = success
+        if op.answer is not None:
+            success = dict(responses.get(op.status) or {"description": "OK"})
+            success["content"] = {**(success.get("content") or {}),  # other media types (text/csv) stay as written
+                                  "application/json": {"schema": {"$ref": _REF.format(model=op.answer.__name__)}}}
+            responses[op.status] = success
         responses.setdefault("default", {"$ref": "#/components/responses/Error"})
         operation["responses"] = responses
         if op.query is not None:

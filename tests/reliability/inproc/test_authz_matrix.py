@@ -1,7 +1,8 @@
 """Authorization matrix: every route x method x caller, enumerated from the running app (issue 10 item 4).
 
 Callers: anonymous (no token), another user (judy), the owner of the work (ivan, the server token)
-and an admin (boss). Each row of ``MATRIX`` names the status every caller must get; the test
+and an admin (boss). Each row of ``MATRIX`` names the status every caller must get, and each 403/404
+another user gets must leave a ``refused`` audit record (issue 15); the test
 walks the live route table, so a route or method added without a row fails
 (``test_the_matrix_has_a_row_for_every_live_route_and_method``). Then, beyond tests/web/test_auth.py
 (which checks decorators, 403 without credentials and case 020): browser-style cookie requests
@@ -151,6 +152,14 @@ async def stream_status(port: int, base_url: str, path: str, headers: dict[str, 
     return int(line.split()[1])
 
 
+async def refusals(api: Any, user: str) -> int:
+    """How many ``refused`` audit records ``user`` has (issue 15: each refusal is an audit record)."""
+    status, records = await api("GET", "audit", params={"action": "refused", "user": user, "limit": "10000"},
+                                token=BOSS_TOKEN)
+    assert status == 200, records
+    return len(records)
+
+
 async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
         sched_app: Any, api: Any, http_server_port: Any, jp_base_url: str) -> None:
     wrong = []
@@ -161,6 +170,8 @@ async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
             kind, ids = await target(api, row.route)
             path = row.route.format(**ids)
             params = {k: v.format(**ids) for k, v in (row.params or {}).items()} or None
+            if caller == "other user" and want in (DENIED, HIDDEN):
+                refused_before = await refusals(api, "judy")
             if row.route == "events":
                 status = await stream_status(http_server_port[1], jp_base_url, path,
                                              {"Authorization": f"token {token}"} if token else {})
@@ -173,6 +184,10 @@ async def test_every_route_method_and_caller_gets_exactly_the_expected_status(
                 error = body.get("error") if isinstance(body, dict) else None
                 if not isinstance(error, dict) or not {"code", "message", "field", "hint"} <= set(error):
                     wrong.append(f"{row.id} as {caller}: {status} without the error shape: {body}")
+            if caller == "other user" and want in (DENIED, HIDDEN) and status == want:
+                refused = await refusals(api, "judy")
+                if refused <= refused_before:
+                    wrong.append(f"{row.id} as {caller}: refused with {status} but no 'refused' audit record")
             if status in (DENIED, HIDDEN) and caller != "admin":
                 leaked = [name for name in ("ivan", *ids.values()) if name != "pause" and name in json.dumps(body)]
                 if leaked and caller == "anonymous":
@@ -243,3 +258,27 @@ async def test_token_in_the_url(sched_app: Any, jp_fetch: Any, token: str, want:
         assert response.code == want, (path, response.code, response.body[:200])
         if want == 403:
             assert b"ivan" not in response.body
+
+
+HUB_ONLY = {
+    ("kernels", "PUT"): "a user server reports ITS OWN user's live kernels: any authenticated hub user (the user "
+                        "comes from the hub token, never the body), so it can release only that user's leases; "
+                        "anonymous 403 — walked end to end in tests/hub/test_hub_integration.py",
+}
+"""Routes only the central hub service serves (no embedded server to walk them here): who may call each."""
+
+
+def test_the_central_services_own_routes_have_a_row_and_need_credentials() -> None:
+    from jupyter_sched.extension.app import SchedApp
+    from jupyter_sched.hub.central import HubSchedApp
+
+    hub = HubSchedApp.__new__(HubSchedApp)  # routes() reads no settings
+    extra = [(p, h) for p, h in HubSchedApp.routes(hub) if (p, h) not in SchedApp.routes(hub)]
+    assert {(p, m) for p, h in extra for m in implemented_methods(h)} == set(HUB_ONLY)
+    for pattern, handler in extra:
+        for method in implemented_methods(handler):
+            fn = getattr(handler, method.lower())
+            assert fn.__code__.co_qualname.startswith("authenticated"), f"{method} {pattern}: no @web.authenticated"
+            inner = fn.__wrapped__
+            assert inner.__code__.co_filename.replace("\\", "/").endswith("jupyter_server/auth/decorator.py"), \
+                f"{method} {pattern}: no @authorized"

@@ -1,0 +1,68 @@
+"""Runtime estimates for the cycle's snapshot, learned from the store's finished runs (edge).
+
+The core predicts with :class:`~jupyter_sched.backfill.history.RuntimeHistory` (pure); this is
+the feedback loop that feeds it in production, as the simulator does in its replays: every
+``refresh_s`` seconds the last ``keep`` succeeded jobs are read from the store (oldest first, so
+the history keeps the most recent runs) and learnt as ``finished_at - started_at`` under their
+time limit; each cycle's ``Snapshot.runtime_estimates`` then holds a prediction for every live
+job with history (none for jobs without: their ETAs use their limits). ETAs read them when the
+profile's ``eta_source`` is ``history`` (the default); backfill never does.
+
+Only succeeded runs teach: a failed or stopped run says nothing about how long the work takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from ..backfill.history import RuntimeHistory
+from ..model import Job, JobKind, JobState
+from ..store import Store
+from .clock import Clock
+
+__all__ = ["RuntimeFeed"]
+
+
+class RuntimeFeed:
+    """Learned runtimes per live job, refreshed from the store (module docstring).
+
+    Args:
+        store: the store (read only).
+        clock: the engine's clock.
+        refresh_s: seconds between two reads of the finished runs.
+        keep: finished runs read each time (the newest by submit time).
+    """
+
+    def __init__(self, store: Store, clock: Clock, *, refresh_s: float = 60.0, keep: int = 500) -> None:
+        self.store = store
+        self.clock = clock
+        self.refresh_s = refresh_s
+        self.keep = keep
+        self._history = RuntimeHistory()
+        self._read_at: datetime | None = None
+
+    def estimates(self, jobs: Iterable[Job]) -> dict[str, float]:
+        """``{job id: expected runtime in seconds}`` for the live ``jobs`` that have history."""
+        now = self.clock.now()
+        if self._read_at is None or (now - self._read_at).total_seconds() >= self.refresh_s:
+            self._history = self._learn()
+            self._read_at = now
+        out: dict[str, float] = {}
+        for job in jobs:
+            if job.state.terminal or job.spec.kind is JobKind.LEASE:
+                continue
+            guess = self._history.predict(job.spec, job.spec.time_limit_s)
+            if guess is not None:
+                out[job.id] = guess
+        return out
+
+    def _learn(self) -> RuntimeHistory:
+        history = RuntimeHistory()
+        rows = self.store.list_jobs(states=[JobState.SUCCEEDED], kinds=[JobKind.TRAINING], limit=self.keep,
+                                    newest_first=True)
+        for record in reversed(rows):
+            job = record.job
+            if job.started_at is not None and job.finished_at is not None:
+                history.learn(job.spec, (job.finished_at - job.started_at).total_seconds(), job.spec.time_limit_s)
+        return history

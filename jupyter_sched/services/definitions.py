@@ -1,0 +1,542 @@
+"""``DefinitionsService``: job definitions (create, list, read, edit, pause, resume, delete, run
+now, schedule preview), their firings on the leading engine, and the executed notebooks of runs.
+
+Every method takes the request's :class:`~jupyter_sched.admission.Caller` (never looked up again)
+and a typed request (:mod:`.models.definitions`), and returns a typed response. Users see and
+change only their own definitions (another user's answers 404, and that refusal is audited
+through the admission step); admins see and change all. A definition's runs are ordinary jobs
+prepared by :meth:`JobsService.prepare <.jobs.JobsService.prepare>` for the definition's owner:
+the same validation, team and priority rules, quotas and "can this ever fit" check as
+``POST jobs`` — checked when the definition is saved (refused then, not at 12:00) and again at
+each firing (a firing that can no longer submit gets one *rejected* run saying why:
+:mod:`jupyter_sched.definitions.firing`).
+
+Hub mode: a firing resolves the owner as the admission step does without a request (the stored
+quota set's ``user_teams`` and team policies; hub groups are only known during a request), so a
+definition charging a team the owner is in only through a hub group gets rejected runs; its
+owner sees why in the run list.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..admission import Caller
+from ..definitions.firing import DefinitionFiring, FiringReport, link_run, run_name
+from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
+from ..definitions.parameters import validate_parameters
+from ..definitions.schedule import next_firing, parse_schedule
+from ..definitions.validation import definition_fields, run_body
+from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..executors.safeopen import open_untrusted
+from ..model import Job, JobKind, JobSpec, JobState
+from ..model.codec import job_to_dict
+from ..model.units import to_iso
+from ..store import JobRecord
+from .context import Context
+from .jobs import JobsService
+from .models import Job as JobView
+from .models import SubmitJobRequest, parse
+from .models.definitions import (
+    CreateDefinitionRequest,
+    Definition,
+    DefinitionDetail,
+    DeleteDefinitionResponse,
+    GetDefinitionRequest,
+    ListDefinitionRunsRequest,
+    ListDefinitionRunsResponse,
+    ListDefinitionsRequest,
+    ListDefinitionsResponse,
+    OpenExecutedNotebookResponse,
+    PreviewScheduleRequest,
+    PreviewScheduleResponse,
+    RunDefinitionRequest,
+    UpdateDefinitionRequest,
+)
+from .models.definitions import DefinitionRun as DefinitionRunView
+
+__all__ = ["DefinitionSettings", "DefinitionsService", "ExecutedNotebook", "definition_settings"]
+
+_RETRIES = 5
+_SWEEP_EVERY_S = 3600.0
+_UPCOMING = 5
+MAX_NOTEBOOK_BYTES = 64 << 20
+"""Largest executed notebook the API serves (bounded memory per request)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionSettings:
+    """The admin's definition settings (``c.SchedApp.definition_*``, ``executed_notebook*``).
+
+    Attributes:
+        min_interval_s: shortest time between two firings a schedule may ask for, seconds.
+        misfire_grace_s: seconds a firing may be late and still run as scheduled.
+        retention_days: days an executed notebook is kept after its run ended (0 = forever).
+        open_dir: folder under the server's root where "open" copies an executed notebook.
+    """
+
+    min_interval_s: float = 60.0
+    misfire_grace_s: float = 60.0
+    retention_days: float = 30.0
+    open_dir: str = "scheduled-runs"
+
+
+def definition_settings(settings: Mapping[str, Any]) -> DefinitionSettings:
+    """From the extension's plain settings (keys ``definition_min_interval_s``,
+    ``definition_misfire_grace_s``, ``executed_notebook_retention_days``, ``executed_notebooks_dir``)."""
+    default = DefinitionSettings()
+    return DefinitionSettings(
+        min_interval_s=float(settings.get("definition_min_interval_s", default.min_interval_s)),
+        misfire_grace_s=float(settings.get("definition_misfire_grace_s", default.misfire_grace_s)),
+        retention_days=float(settings.get("executed_notebook_retention_days", default.retention_days)),
+        open_dir=str(settings.get("executed_notebooks_dir") or default.open_dir))
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutedNotebook:
+    """A run's executed notebook as read for the API: its JSON text and a download file name."""
+
+    text: str
+    filename: str
+
+
+class _OwnerRuns:
+    """The firing loop's jobs side (:class:`~jupyter_sched.definitions.firing.RunJobs`): a
+    scheduled run is prepared for the definition's owner, who is not the caller of any request."""
+
+    def __init__(self, ctx: Context, jobs: JobsService) -> None:
+        self.ctx = ctx
+        self.jobs = jobs
+
+    def owner(self, user: str) -> Caller:
+        return self.ctx.admission.caller(user, admin=False)
+
+    def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
+        return self.build(body, user=user).spec
+
+    def build(self, body: Mapping[str, Any], *, user: str) -> Job:
+        return self.prepare(self.owner(user), body, what="run a definition")
+
+    def prepare(self, caller: Caller, body: Mapping[str, Any], *, what: str) -> Job:
+        request = parse(SubmitJobRequest, dict(body))
+        return self.jobs.prepare(caller, request, kind=JobKind.TRAINING, what=what)
+
+    def rejected(self, body: Mapping[str, Any], *, user: str, error: SchedError) -> Job:
+        now = self.ctx.clock.now()
+        spec = JobSpec(name=str(body.get("name") or "run")[:200], user=user, team=str(body.get("team") or "default"),
+                       notebook=body.get("notebook"), script=body.get("script"))
+        return Job(id=self.ctx.ids("j"), spec=spec, state=JobState.REJECTED, submitted_at=now, finished_at=now,
+                   message=f"could not submit this run: {error.message}")
+
+    def submitted(self, jobs: list[Job]) -> None:
+        self.ctx.kick()
+        simulated = self.ctx.simulated()
+        for job in jobs:
+            self.ctx.publish({"type": "job", "data": job_to_dict(job, simulated=simulated)})
+
+
+class DefinitionsService:
+    """Job definitions (see module docstring).
+
+    Args:
+        ctx: the shared context (store, clock, ids, admission, executor, event bus).
+        jobs: the jobs service (prepares each run like a submission).
+        settings: the admin's definition settings.
+    """
+
+    def __init__(self, ctx: Context, jobs: JobsService, settings: DefinitionSettings | None = None) -> None:
+        self.ctx = ctx
+        self.settings = settings or DefinitionSettings()
+        self._runs = _OwnerRuns(ctx, jobs)
+        self.firing = DefinitionFiring(ctx.store, self._runs, now=ctx.clock.now,
+                                       misfire_grace_s=self.settings.misfire_grace_s, publish=ctx.publish)
+        self._last_sweep: float | None = None
+
+    # ---- engine side -------------------------------------------------------------------------
+    def fire_due(self) -> FiringReport:
+        """Create the runs of every due firing (one run per scheduled instant; see
+        :mod:`jupyter_sched.definitions.firing`)."""
+        return self.firing.fire_due()
+
+    def on_leader_tick(self) -> None:
+        """The leading engine's hook: fire what is due; once an hour, sweep old executed notebooks."""
+        self.fire_due()
+        if self._last_sweep is None or time.monotonic() - self._last_sweep >= _SWEEP_EVERY_S:
+            self._last_sweep = time.monotonic()
+            self.sweep_executed_notebooks()
+
+    # ---- reads -------------------------------------------------------------------------------
+    def _visible(self, caller: Caller, definition_id: str, *, request: str) -> JobDefinition:
+        """The definition if ``caller`` may see it (their own; any for an admin).
+
+        Raises:
+            ValidationError: an empty id.
+            NotFoundError: none, or another user's (that refusal is audited).
+        """
+        from ..store.definitions import get_definition
+
+        if not isinstance(definition_id, str) or not definition_id:
+            raise ValidationError("definition id must be a non-empty string", field="definition_id",
+                                  hint="e.g. d-01hf3k2m9-x7q4za")
+        try:
+            with self.ctx.store.transaction(write=False) as tx:
+                definition: JobDefinition | None = get_definition(tx, definition_id)
+        except NotFoundError:
+            definition = None
+        hidden = NotFoundError(f"no definition {definition_id[:80]!r} visible to you", field="definition_id",
+                               hint="list your definitions to see their ids")
+        if definition is None:
+            raise hidden
+        if not caller.admin and definition.user != caller.user:
+            self.ctx.admission.refuse(caller, hidden, request=request)
+        return definition
+
+    def list(self, caller: Caller, request: ListDefinitionsRequest) -> ListDefinitionsResponse:
+        """The caller's definitions (admins asking ``all``: everyone's), newest first, each with its last run.
+
+        Raises:
+            AuthorizationError: a non-admin asked for everyone's (audited).
+        """
+        from ..store.definitions import list_definitions, list_runs
+
+        if request.all:
+            self.ctx.admission.require_admin(caller, "listing everyone's definitions", field="all",
+                                             hint="leave out all to list your own")
+        with self.ctx.store.transaction(write=False) as tx:
+            definitions = list_definitions(tx, user=None if request.all else caller.user)
+            latest: dict[str, DefinitionRun] = {}
+            for run in list_runs(tx, [d.id for d in definitions]):
+                latest.setdefault(run.definition_id, run)
+        now = self.ctx.clock.now()
+        out = []
+        for d in definitions:
+            last = latest.get(d.id)
+            out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": self._run(last)
+                                                  if last else None}))
+        return ListDefinitionsResponse(out)
+
+    def get(self, caller: Caller, definition_id: str, request: GetDefinitionRequest) -> DefinitionDetail:
+        """One definition with its newest ``request.runs`` runs and its next firings.
+
+        Raises:
+            NotFoundError: none, or another user's (audited).
+        """
+        d = self._visible(caller, definition_id, request="read definition")
+        runs = self._list_runs(d.id, request.runs)
+        return DefinitionDetail.model_validate({**_definition_dict(d, self.ctx.clock.now()), "runs": runs,
+                                                "upcoming": self._upcoming(d)})
+
+    def runs(self, caller: Caller, definition_id: str, request: ListDefinitionRunsRequest) -> ListDefinitionRunsResponse:
+        """Runs of one definition, newest first.
+
+        Raises:
+            NotFoundError: none, or another user's (audited).
+        """
+        d = self._visible(caller, definition_id, request="list definition runs")
+        return ListDefinitionRunsResponse(self._list_runs(d.id, request.limit))
+
+    def _list_runs(self, definition_id: str, limit: int) -> builtins.list[DefinitionRunView]:
+        from ..store.definitions import list_runs
+
+        with self.ctx.store.transaction(write=False) as tx:
+            found = list_runs(tx, [definition_id], limit=limit)
+        return [self._run(run) for run in found]
+
+    def _run(self, run: DefinitionRun) -> DefinitionRunView:
+        try:
+            job: JobView | None = JobView.model_validate(
+                job_to_dict(self.ctx.live(self.ctx.store.get_job(run.job_id).job), simulated=self.ctx.simulated()))
+        except NotFoundError:
+            job = None
+        return DefinitionRunView(definition_id=run.definition_id, job_id=run.job_id, trigger=run.trigger.value,
+                                 scheduled_for=to_iso(run.scheduled_for) or "", parameters=dict(run.parameters),
+                                 created_at=to_iso(run.created_at), job=job)
+
+    def _upcoming(self, d: JobDefinition) -> builtins.list[str]:
+        if not d.schedule or d.paused:
+            return []
+        schedule = parse_schedule(d.schedule, d.timezone, min_interval_s=0)
+        at = max(self.ctx.clock.now(), d.cursor or self.ctx.clock.now())
+        out: builtins.list[str] = []
+        for _ in range(_UPCOMING):
+            nxt = next_firing(schedule, at)
+            if nxt is None:
+                break
+            out.append(to_iso(nxt) or "")
+            at = nxt
+        return out
+
+    def preview(self, caller: Caller, request: PreviewScheduleRequest) -> PreviewScheduleResponse:
+        """The next five firings of a schedule and the schedule in words; nothing is saved.
+
+        Raises:
+            ValidationError: a bad schedule or time zone, or one firing more often than the admin allows.
+        """
+        body = {"schedule": request.schedule, "timezone": request.timezone}
+        schedule = definition_fields(body, partial=True, min_interval_s=self.settings.min_interval_s)["schedule"]
+        at, out = self.ctx.clock.now(), []
+        for _ in range(_UPCOMING):
+            nxt = next_firing(schedule, at)
+            if nxt is None:
+                break
+            out.append(to_iso(nxt) or "")
+            at = nxt
+        return PreviewScheduleResponse(schedule=schedule.expression, timezone=schedule.timezone,
+                                       description=schedule.description, next=out)
+
+    # ---- writes ------------------------------------------------------------------------------
+    def create(self, caller: Caller, request: CreateDefinitionRequest) -> Definition:
+        """Save a definition owned by the caller; its schedule fires from now on.
+
+        Raises:
+            ValidationError: a bad field (named), including the run's job fields.
+            AuthorizationError / QuotaError / UnschedulableError: a run could never be submitted
+                by the caller (the admission step's refusals, audited as ``save a definition``).
+        """
+        from ..store.definitions import insert_definition
+
+        fields = definition_fields(request.body(), partial=False, min_interval_s=self.settings.min_interval_s)
+        now = self.ctx.clock.now()
+        definition = JobDefinition(
+            id=self.ctx.ids("d"), name=fields["name"], user=caller.user, team="", notebook=fields.get("notebook"),
+            script=fields.get("script"), args=fields.get("args", ()), parameters=fields.get("parameters", {}),
+            job=fields["job"], schedule=fields["schedule"].expression if fields["schedule"] else None,
+            timezone=fields["timezone"], paused=fields.get("paused", False),
+            missed=fields.get("missed", MissedPolicy.RUN_ONCE), created_at=now, updated_at=now, cursor=now,
+            compute_type=fields.get("compute_type"))
+        definition = replace(definition, team=self._check_runs(caller, definition).team)
+        with self.ctx.store.transaction(now=now) as tx:
+            stored = insert_definition(tx, definition)
+            tx.add_event(actor=caller.user, action="definition_created", job_id=None, user=caller.user,
+                         message=f"definition {stored.name!r} created ({stored.schedule or 'no schedule'}, "
+                                 f"{stored.timezone})", details={"definition_id": stored.id})
+        return self._changed(stored)
+
+    def _check_runs(self, caller: Caller, d: JobDefinition) -> JobSpec:
+        """A run of ``d`` must be submittable by its owner now; the spec it would get (its team
+        is the definition's). The caller's own admission when they own it; an admin editing
+        another user's definition checks it as that owner."""
+        owner = caller if caller.user == d.user else self._runs.owner(d.user)
+        body = run_body(name=d.name, notebook=d.notebook, script=d.script, args=d.args, job=d.job,
+                        parameters=d.parameters, team=d.team)
+        return self._runs.prepare(owner, body, what="save a definition").spec
+
+    def update(self, caller: Caller, definition_id: str, request: UpdateDefinitionRequest) -> Definition:
+        """Change the fields given. A new schedule or time zone, or a resume, fires only from now
+        on (firings from before are not replayed).
+
+        Raises:
+            ValidationError, NotFoundError (audited for another user's), ConflictError (it kept
+            changing), and the run checks of :meth:`create`.
+        """
+        from ..store.definitions import update_definition
+
+        body = request.body()
+        for _ in range(_RETRIES):
+            current = self._visible(caller, definition_id, request="edit definition")
+            fields = definition_fields(body, partial=True, min_interval_s=self.settings.min_interval_s,
+                                       current_timezone=current.timezone, current_schedule=current.schedule)
+            now = self.ctx.clock.now()
+            changes: dict[str, Any] = {k: v for k, v in fields.items() if k not in ("schedule", "job")}
+            if "schedule" in fields:
+                changes["schedule"] = fields["schedule"].expression if fields["schedule"] else None
+            if "job" in fields:
+                changes["job"] = {**current.job, **fields["job"]}
+            restart = (changes.get("schedule", current.schedule) != current.schedule
+                       or changes.get("timezone", current.timezone) != current.timezone
+                       or (current.paused and changes.get("paused") is False))
+            new = replace(current, **changes, updated_at=now,
+                          cursor=max(now, current.cursor or now) if restart else current.cursor)
+            new = replace(new, team=self._check_runs(caller, replace(new, team="")).team)
+            try:
+                with self.ctx.store.transaction(now=now) as tx:
+                    stored = update_definition(tx, new)
+                    tx.add_event(actor=caller.user, action="definition_updated", job_id=None, user=current.user,
+                                 message=f"definition {current.name!r} updated: " + ", ".join(sorted(fields)),
+                                 details={"definition_id": current.id, "fields": sorted(fields)})
+            except ConflictError:
+                continue  # the firing loop moved its cursor meanwhile: re-read and apply again
+            return self._changed(stored)
+        raise ConflictError(f"definition {definition_id} kept changing; not updated", field="definition_id",
+                            hint="retry")
+
+    def pause(self, caller: Caller, definition_id: str) -> Definition:
+        """Stop firing (runs already created go on)."""
+        return self.update(caller, definition_id, UpdateDefinitionRequest(paused=True))
+
+    def resume(self, caller: Caller, definition_id: str) -> Definition:
+        """Fire again from now on (firings while paused are not replayed)."""
+        return self.update(caller, definition_id, UpdateDefinitionRequest(paused=False))
+
+    def delete(self, caller: Caller, definition_id: str) -> DeleteDefinitionResponse:
+        """Delete a definition: it never fires again; its runs (jobs) stay, running ones go on.
+
+        Raises:
+            NotFoundError: none, or another user's (audited).
+        """
+        from ..store.definitions import delete_definition
+
+        for _ in range(_RETRIES):
+            current = self._visible(caller, definition_id, request="delete definition")
+            try:
+                with self.ctx.store.transaction() as tx:
+                    delete_definition(tx, current, at=tx.now)
+                    tx.add_event(actor=caller.user, action="definition_deleted", job_id=None, user=current.user,
+                                 message=f"definition {current.name!r} deleted", details={"definition_id": current.id})
+            except ConflictError:
+                continue
+            self.ctx.publish({"type": "definition", "data": {"id": current.id, "deleted": True}})
+            return DeleteDefinitionResponse(id=current.id, deleted=True)
+        raise ConflictError(f"definition {definition_id} kept changing; not deleted", field="definition_id",
+                            hint="retry")
+
+    def run_now(self, caller: Caller, definition_id: str, request: RunDefinitionRequest) -> DefinitionRunView:
+        """Create one run now (a "manual" run), optionally with other ``parameters`` for this run.
+
+        Raises:
+            ValidationError: bad parameters; NotFoundError (audited for another user's); and the
+                admission step's refusals (this run is refused, not recorded, when it could never
+                be submitted).
+        """
+        from ..store.definitions import insert_run
+
+        d = self._visible(caller, definition_id, request="run definition")
+        parameters = {**d.parameters, **validate_parameters(request.parameters)}
+        now = self.ctx.clock.now()
+        owner = caller if caller.user == d.user else self._runs.owner(d.user)
+        body = run_body(name=run_name(d, now, RunTrigger.MANUAL), notebook=d.notebook, script=d.script, args=d.args,
+                        job=d.job, parameters=parameters, team=d.team)
+        job = link_run(self._runs.prepare(owner, body, what="run a definition"), d.id)
+        run = DefinitionRun(definition_id=d.id, job_id=job.id, trigger=RunTrigger.MANUAL, scheduled_for=now,
+                            parameters=parameters, created_at=now)
+        with self.ctx.store.transaction(now=now) as tx:
+            if not insert_run(tx, run, JobRecord(job=job)):
+                raise ConflictError("a run was requested for this definition at the same instant",
+                                    field="definition_id", hint="retry")
+            tx.add_event(actor=caller.user, action="definition_run_now", job_id=job.id, user=d.user,
+                         message=f"definition {d.name!r} run now", details={"definition_id": d.id})
+        self._runs.submitted([job])
+        return self._run(run)
+
+    def _changed(self, d: JobDefinition) -> Definition:
+        data = _definition_dict(d, self.ctx.clock.now())
+        self.ctx.publish({"type": "definition", "data": data})
+        return Definition.model_validate(data)
+
+    # ---- executed notebooks ------------------------------------------------------------------
+    def _executed_path(self, record: JobRecord) -> Path | None:
+        """``<job dir>/executed.ipynb`` (None: no job directory here, e.g. a Kubernetes run)."""
+        handle = record.handle or {}
+        if handle.get("job_dir"):
+            return Path(str(handle["job_dir"])) / "executed.ipynb"
+        job_dir = getattr(self.ctx.executor, "job_dir", None)
+        return Path(job_dir(record.job.id)) / "executed.ipynb" if callable(job_dir) else None
+
+    def _open_executed(self, caller: Caller, job_id: str) -> tuple[JobRecord, int]:
+        """A file descriptor of the executed notebook of a job the caller may see.
+
+        Opened without following any link and, for a run under another account (hub mode), only
+        when that account owns it: a run's owner cannot make the service read another file.
+
+        Raises:
+            NotFoundError: no such job, another user's (audited), or no executed notebook (kept).
+        """
+        record = self.ctx.visible(caller, job_id, request="read executed notebook")
+        run_as = (record.handle or {}).get("run_as")
+        uid = run_as.get("uid") if isinstance(run_as, dict) and run_as.get("account") else None
+        path = self._executed_path(record)
+        try:
+            if path is None:
+                raise FileNotFoundError(job_id)
+            return record, open_untrusted(path, owner_uid=uid if isinstance(uid, int) else None)
+        except OSError:
+            raise NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
+                                hint="only notebook runs keep one, from their start until the retention ends") from None
+
+    def executed_notebook(self, caller: Caller, job_id: str) -> ExecutedNotebook:
+        """The executed notebook of a notebook run (outputs and errors), and a file name for downloads.
+
+        Raises:
+            NotFoundError: see :meth:`_open_executed`.
+            ValidationError: larger than the API serves (64 MiB).
+        """
+        record, fd = self._open_executed(caller, job_id)
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MAX_NOTEBOOK_BYTES + 1)
+        if len(data) > MAX_NOTEBOOK_BYTES:
+            raise ValidationError(f"the executed notebook of {job_id} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB",
+                                  field="job_id", hint="open it from the run's job directory on the server")
+        stem = Path(record.job.spec.notebook or "notebook.ipynb").stem
+        return ExecutedNotebook(text=data.decode("utf-8", errors="replace"), filename=f"{stem}-{job_id}.ipynb")
+
+    def open_executed_notebook(self, caller: Caller, job_id: str, root: str | None) -> OpenExecutedNotebookResponse:
+        """Copy the executed notebook to ``<root>/<open_dir>/<job id>/<name>`` (a file of the
+        caller's own from then on) and say where, relative to ``root``.
+
+        Raises:
+            NotFoundError: see :meth:`_open_executed`.
+            ValidationError: this server has no root directory.
+        """
+        if not root:
+            raise ValidationError("this server has no root directory to open files from", field="job_id",
+                                  hint="download the notebook instead (GET jobs/{id}/notebook?download=true)")
+        record, fd = self._open_executed(caller, job_id)
+        name = Path(record.job.spec.notebook or "").name
+        if not name.endswith(".ipynb"):
+            name = "notebook.ipynb"
+        relative = Path(self.settings.open_dir) / job_id / name
+        target = Path(root) / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with os.fdopen(fd, "rb") as source, open(target, "wb") as sink:
+            shutil.copyfileobj(source, sink)
+        return OpenExecutedNotebookResponse(path=relative.as_posix(), job_id=job_id)
+
+    def sweep_executed_notebooks(self, *, now: float | None = None) -> int:
+        """Delete the executed notebooks of runs that ended more than ``retention_days`` ago; how many.
+
+        Copies a user opened (under their root) are theirs and never touched.
+        """
+        days = self.settings.retention_days
+        root = getattr(self.ctx.executor, "root", None)
+        if days <= 0 or root is None or not Path(root).is_dir():
+            return 0
+        cutoff = (now if now is not None else time.time()) - days * 86400
+        removed = 0
+        for executed in Path(root).glob("*/executed.ipynb"):
+            try:
+                if executed.lstat().st_mtime >= cutoff:
+                    continue
+                record = self.ctx.store.get_job(executed.parent.name)
+            except (OSError, NotFoundError):
+                continue
+            finished = record.job.finished_at
+            if record.job.state.terminal and finished is not None and finished.timestamp() < cutoff:
+                with contextlib.suppress(OSError):
+                    executed.unlink()
+                    removed += 1
+        return removed
+
+
+def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:
+    """Wire fields of a definition (:class:`~.models.definitions.Definition`)."""
+    schedule = parse_schedule(d.schedule, d.timezone, min_interval_s=0) if d.schedule else None
+    upcoming = next_firing(schedule, max(now, d.cursor or now)) if schedule is not None and not d.paused else None
+    return {
+        "id": d.id, "name": d.name, "user": d.user, "team": d.team,
+        "notebook": d.notebook, "script": d.script, "args": list(d.args), "parameters": dict(d.parameters),
+        "job": dict(d.job), "schedule": d.schedule, "timezone": d.timezone,
+        "schedule_description": schedule.description if schedule else "",
+        "paused": d.paused, "missed": d.missed.value, "compute_type": d.compute_type,
+        "created_at": to_iso(d.created_at), "updated_at": to_iso(d.updated_at),
+        "next_run_at": to_iso(upcoming), "version": d.version,
+    }
+

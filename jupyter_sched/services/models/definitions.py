@@ -1,0 +1,247 @@
+"""Request and response models of job definitions and kept notebooks (``definitions``, ``jobs/{id}/notebook``).
+
+A definition request is flat like a job submission: the definition's own fields (name, notebook
+or script, parameters, schedule, time zone, missed policy) plus each run's job fields, typed as
+in :class:`~.jobs.SubmitJobRequest` (a test keeps the two in step). These models check JSON types
+and refuse unknown fields; what the values mean (a cron expression, a zone name, "exactly one of
+notebook or script", a GPU request that fits) is checked by
+:func:`jupyter_sched.definitions.validation.definition_fields` and the admission step.
+
+Times on the wire are ISO 8601 UTC strings (``2025-06-02T10:00:00Z``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, RootModel, WithJsonSchema
+
+from .base import QueryModel, RequestModel, ResponseModel
+from .jobs import Job, Number, PriorityName
+
+__all__ = [
+    "CreateDefinitionRequest",
+    "DeleteDefinitionResponse",
+    "Definition",
+    "DefinitionDetail",
+    "DefinitionRun",
+    "GetDefinitionRequest",
+    "GetExecutedNotebookRequest",
+    "ListDefinitionRunsRequest",
+    "ListDefinitionRunsResponse",
+    "ListDefinitionsRequest",
+    "ListDefinitionsResponse",
+    "MissedPolicyName",
+    "OpenExecutedNotebookResponse",
+    "PreviewScheduleRequest",
+    "PreviewScheduleResponse",
+    "RunDefinitionRequest",
+    "UpdateDefinitionRequest",
+]
+
+MissedPolicyName = Literal["run_once", "skip"]
+DateTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+"""An ISO 8601 UTC time as the API writes it (``2025-06-02T10:00:00Z``)."""
+MAX_RUNS_LISTED = 500
+"""Most runs one answer lists."""
+
+
+
+class _RunJobFields(RequestModel):
+    """Each run's job fields (as :class:`~.jobs.SubmitJobRequest` types them; not ``command``,
+    ``kind``, ``port`` or ``kernel_id``: a run is a batch notebook or script)."""
+
+    team: str | None = Field(default=None, examples=["ml"], description="one of your teams (default: your first)")
+    queue: str | None = Field(default=None, description="alias of team")
+    priority: PriorityName | None = Field(default=None, examples=["normal"], description="high needs an admin's grant")
+    gpus: Number | str | None = Field(default=None, examples=[1],
+                                      description="whole GPUs, or a fraction below 1 (0.5 = half a GPU)")
+    gpu_milli: Number | None = Field(default=None, examples=[500])
+    model: str | list[str] | None = Field(default=None, examples=["A100"])
+    gpu_models: str | list[str] | None = Field(default=None, examples=[["A100", "H100"]])
+    mem_per_gpu: Number | str | None = Field(default=None, examples=["40GiB"], description='e.g. "40GiB" or MiB')
+    min_memory_mib: Number | str | None = Field(default=None, examples=[40960])
+    mig_profile: str | None = Field(default=None, examples=["1g.10gb"])
+    nvlink: bool | None = Field(default=None, examples=[True])
+    cpu: Number | str | None = Field(default=None, examples=[4], description="cores per worker")
+    cpu_millis: Number | None = Field(default=None, examples=[4000])
+    memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
+    memory_mib: Number | str | None = Field(default=None, examples=[65536])
+    workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
+    node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
+    tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
+    time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
+    time_limit_s: Number | None = Field(default=None, examples=[7200])
+    working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
+    env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
+                                       description="variable names as keys, string values")
+    image: str | None = Field(default=None, examples=["python:3.11"])
+    profile: str | None = Field(default=None, examples=["gpu-small"])
+    checkpointable: bool | None = Field(default=None, examples=[False])
+    resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+
+    def body(self) -> dict[str, Any]:
+        """The fields the client sent (``null`` kept: it clears a field in an update)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class _DefinitionFields(_RunJobFields):
+    """A definition's own fields besides its name."""
+
+    notebook: str | None = Field(default=None, examples=["reports/daily.ipynb"], description="a .ipynb path")
+    script: str | None = Field(default=None, examples=["train.py"])
+    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]], description="a script's arguments")
+    parameters: dict[str, Any] | None = Field(
+        default=None, examples=[{"region": "eu"}],
+        description="injected after the notebook's 'parameters' cell (papermill's convention); a script gets --name value")
+    schedule: str | None = Field(default=None, examples=["0 12 * * 1-5"],
+                                 description="cron, 5 fields (6 with seconds where the admin allows); null: run only when asked")
+    timezone: str | None = Field(default=None, examples=["Europe/Berlin"], description="IANA time zone (default UTC)")
+    paused: bool | None = Field(default=None, examples=[False])
+    missed: MissedPolicyName | None = Field(
+        default=None, examples=["run_once"],
+        description="firings missed while no server ran: one catch-up run (run_once) or none (skip)")
+    compute_type: str | None = Field(default=None, description="the GPU profile jupyter-scheduler's UI chose")
+
+
+class CreateDefinitionRequest(_DefinitionFields):
+    """``POST definitions``: a name, exactly one of ``notebook`` or ``script``, and optionally a
+    schedule with its time zone, parameters and each run's job fields."""
+
+    name: str = Field(examples=["daily-report"], description="1-200 characters")
+
+
+class UpdateDefinitionRequest(_DefinitionFields):
+    """``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
+    only when asked. A new schedule or time zone, or ``paused: false``, fires from now on."""
+
+    name: str | None = Field(default=None, examples=["daily-report"], description="1-200 characters")
+
+
+class ListDefinitionsRequest(QueryModel):
+    """``GET definitions``: the caller's (admins: ``all=true`` for everyone's)."""
+
+    all: bool = Field(default=False, description="admins only: everyone's definitions")
+
+
+class GetDefinitionRequest(QueryModel):
+    """``GET definitions/{id}``: how many of its runs to include."""
+
+    runs: int = Field(default=20, ge=1, le=MAX_RUNS_LISTED, examples=[20], description="newest first")
+
+
+class ListDefinitionRunsRequest(QueryModel):
+    """``GET definitions/{id}/runs``."""
+
+    limit: int = Field(default=50, ge=1, le=MAX_RUNS_LISTED, examples=[50], description="newest first, at most this many")
+
+
+class RunDefinitionRequest(RequestModel):
+    """``POST definitions/{id}/runs`` (run now): other parameters for this run only (merged over the definition's)."""
+
+    parameters: dict[str, Any] | None = Field(default=None, examples=[{"region": "eu"}])
+
+
+class PreviewScheduleRequest(RequestModel):
+    """``POST definitions/preview``: a schedule to try (nothing is saved)."""
+
+    schedule: str = Field(examples=["0 12 * * 1-5"])
+    timezone: str | None = Field(default=None, examples=["Europe/Berlin"], description="IANA time zone (default UTC)")
+
+
+class GetExecutedNotebookRequest(QueryModel):
+    """``GET jobs/{id}/notebook``."""
+
+    download: bool = Field(default=False, description="send it as a file (Content-Disposition: attachment)")
+
+
+class _Answer(ResponseModel):
+    """An answer whose optional parts appear only where they were filled in."""
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class DefinitionRun(_Answer):
+    """One run of a definition: the link to its job, and the job as ``GET jobs/{id}`` shows it."""
+
+    definition_id: str
+    job_id: str
+    trigger: Literal["schedule", "manual"]
+    scheduled_for: DateTime = Field(description="the scheduled instant (schedule runs) or the request time (manual)")
+    parameters: dict[str, Any] = Field(description="the values this run was given")
+    created_at: DateTime | None
+    job: Job | None = Field(description="null when the job row is gone")
+
+
+class Definition(_Answer):
+    """A saved, possibly recurring notebook or script job."""
+
+    id: str = Field(examples=["d-01hf3k2m9-x7q4za"])
+    name: str
+    user: str
+    team: str
+    notebook: str | None
+    script: str | None
+    args: list[str]
+    parameters: dict[str, Any] = Field(description="injected after the notebook's 'parameters' cell")
+    job: dict[str, Any] = Field(description="each run's request: gpus, model, time_limit, priority, profile, ...")
+    schedule: str | None = Field(examples=["0 12 * * 1-5"])
+    timezone: str = Field(examples=["Europe/Berlin"])
+    schedule_description: str = Field(examples=["At 12:00 on Monday through Friday"])
+    paused: bool
+    missed: MissedPolicyName
+    compute_type: str | None
+    created_at: DateTime | None
+    updated_at: DateTime | None
+    next_run_at: DateTime | None = Field(description="null when paused or unscheduled")
+    version: int
+    last_run: DefinitionRun | None = Field(default=None, description="in lists only: the newest run")
+
+
+class DefinitionDetail(Definition):
+    """One definition with its newest runs and its next firings."""
+
+    runs: list[DefinitionRun]
+    upcoming: list[DateTime] = Field(description="the next firings (UTC), at most five")
+
+
+class ListDefinitionsResponse(RootModel[list[Definition]]):
+    """Definitions, newest first, each with its ``last_run``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return [d.to_wire() for d in self.root]
+
+
+class ListDefinitionRunsResponse(RootModel[list[DefinitionRun]]):
+    """Runs, newest first."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return [r.to_wire() for r in self.root]
+
+
+class DeleteDefinitionResponse(ResponseModel):
+    """The definition is gone; its runs stay as jobs."""
+
+    id: str
+    deleted: bool
+
+
+class PreviewScheduleResponse(ResponseModel):
+    """The schedule, in words, and its next firings."""
+
+    schedule: str
+    timezone: str
+    description: str = Field(examples=["At 12:00 on Monday through Friday"])
+    next: list[DateTime] = Field(description="the next firings (UTC)")
+
+
+class OpenExecutedNotebookResponse(ResponseModel):
+    """Where the copy of the executed notebook is."""
+
+    path: str = Field(description="relative to the server's root directory")
+    job_id: str

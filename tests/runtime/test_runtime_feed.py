@@ -1,0 +1,71 @@
+"""The engine's side of the cycle (issue 16): runtimes learnt from the store's finished runs
+reach every cycle's snapshot, so ETAs follow what a user's jobs really take, not their padding
+(real SQLite store; the engine's own snapshot); and the cycle runs with the cyclic garbage
+collector paused (a fifth of a large cycle's time, benchmarks/cycle_bench.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+from jupyter_sched.engine import ManualClock
+from jupyter_sched.engine.runtimes import RuntimeFeed
+from jupyter_sched.model import JobState
+from jupyter_sched.store import JobRecord, Store
+from tests.runtime.builders import T0, make_job
+from tests.runtime.test_engine_hooks import make_service
+
+
+def _finished(store: Store, job_id: str, *, user: str, script: str, ran_s: float, limit_s: float,
+              state: JobState = JobState.SUCCEEDED) -> None:
+    job = make_job(job_id, user=user, script=script, command=(), time_limit_s=limit_s)
+    store.insert_job(JobRecord(job=replace(job, state=state, admitted_at=T0, started_at=T0,
+                                           finished_at=T0 + timedelta(seconds=ran_s))))
+
+
+def test_a_user_s_padding_is_learnt_from_succeeded_runs_only(sqlite_db: str) -> None:
+    store = Store(sqlite_db)
+    _finished(store, "old-1", user="ana", script="train.py", ran_s=1800, limit_s=3600)
+    _finished(store, "old-2", user="ana", script="eval.py", ran_s=900, limit_s=1800)
+    _finished(store, "crash", user="ana", script="other.py", ran_s=10, limit_s=3600, state=JobState.FAILED)
+    feed = RuntimeFeed(store, ManualClock(T0 + timedelta(hours=1)))
+    again = make_job("again", user="ana", script="train.py", command=(), time_limit_s=7200)
+    new = make_job("new", user="ana", script="new.py", command=(), time_limit_s=4000)
+    stranger = make_job("bob-1", user="bob", script="train.py", command=(), time_limit_s=3600)
+    assert feed.estimates([again, new, stranger]) == {
+        "again": 1800.0,  # the same run again: its runtime
+        "new": 2000.0,    # a new script: ana's limit used at half, as her past runs were (the crash says nothing)
+    }
+
+
+def test_the_engine_s_snapshot_carries_learnt_runtimes_refreshed_from_the_store(sqlite_db: str,
+                                                                                tmp_path: Path) -> None:
+    clock = ManualClock(T0 + timedelta(hours=1))
+    svc = make_service(sqlite_db, tmp_path, "a", clock)
+    pending = svc.submit({"gpus": 1, "command": ["true"], "time_limit": 3600}, user="ana")
+    assert dict(svc.engine.snapshot().runtime_estimates) == {}  # no history yet: ETAs use the limit
+    _finished(svc.store, "old-1", user="ana", script="x.py", ran_s=900, limit_s=3600)
+    assert dict(svc.engine.snapshot().runtime_estimates) == {}  # read again only after refresh_s
+    clock.advance(svc.engine.decider.runtimes.refresh_s)
+    assert dict(svc.engine.snapshot().runtime_estimates) == {pending["id"]: 900.0}
+
+
+def test_the_engine_s_cycle_pauses_the_cyclic_collector_and_restores_it() -> None:
+    import gc
+
+    from jupyter_sched.engine.decide import cyclic_gc_paused
+
+    assert gc.isenabled()
+    with cyclic_gc_paused():
+        assert not gc.isenabled()
+        with cyclic_gc_paused():  # a dry run inside (another thread): the outer one restores it
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with cyclic_gc_paused():
+            raise RuntimeError("a core bug")
+    except RuntimeError:
+        pass
+    assert gc.isenabled()  # also after the cycle raised
