@@ -12,7 +12,8 @@ Usage::
 
     python benchmarks/lease_bench.py [--rounds 50]
 
-Prints p50/p95 in ms for both and the ratio; target: lease p95 <= 300 ms.
+Prints p50/p95 in ms for both and the ratio; targets (issue 17): lease p50 <= 20 ms and p95 <= 50 ms
+(it was ~105 ms at p50, almost all of it a fixed 100 ms pause before each decision cycle).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pathlib import Path
 
 import httpx
 
-TARGET_P95_MS = 300.0
+TARGET_P50_MS = 20.0
+TARGET_P95_MS = 50.0
 
 
 def _free_port() -> int:
@@ -129,9 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseline GET /api/status   p50 {b50:7.1f} ms   p95 {b95:7.1f} ms")
     print(f"%gpu request 1 -> usable   p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
     print(f"ratio (lease / baseline)   p50 {p50 / b50:7.1f} x   p95 {p95 / b95:7.1f} x")
-    verdict = "meets" if p95 <= TARGET_P95_MS else "MISSES"
-    print(f"target p95 <= {TARGET_P95_MS:.0f} ms: {verdict}")
-    return 0 if p95 <= TARGET_P95_MS else 1
+    ok = p50 <= TARGET_P50_MS and p95 <= TARGET_P95_MS
+    print(f"target p50 <= {TARGET_P50_MS:.0f} ms and p95 <= {TARGET_P95_MS:.0f} ms: {'meets' if ok else 'MISSES'} "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -76,8 +76,36 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
                         prices=prices, max_sample_gap_s=ROLLUP_SECONDS)
+    rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user)
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
+
+
+def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequence[UsageInterval], *,
+                       by: tuple[str, ...], user: str | None) -> list[dict[str, Any]]:
+    """The report rows with a ``warnings`` list naming every usage row or telemetry rollup the
+    store skipped as unreadable (quarantined, issue 17 / cases 009 and 011) on the groups they
+    concern; a group reached only by skipped rows appears with zeros and its warnings."""
+    quarantined = getattr(store, "quarantined", None)
+    if quarantined is None:
+        return rows
+    entries = [*quarantined(table="usage"), *quarantined(table="gpu_rollups")]
+    if not entries:
+        return rows
+    from ..store.quarantine import attach_warnings
+
+    gpus_of: dict[tuple[str, ...], set[str]] = {}
+    for iv in intervals:
+        fields = {"user": iv.user, "team": iv.team, "gpu_model": iv.gpu_model, "job_id": iv.job_id, "kind": iv.kind}
+        if "period" in by:  # a GPU's rollup warning goes to every period row of the group
+            for row in rows:
+                if all(str(row.get(k)) == str(fields[k]) for k in by if k != "period"):
+                    gpus_of.setdefault(tuple(str(row.get(k, "")) for k in by), set()).add(iv.gpu_uuid)
+        else:
+            gpus_of.setdefault(tuple(str(fields[k]) for k in by), set()).add(iv.gpu_uuid)
+    zero = {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
+            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "jobs": 0}
+    return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=zero)
 
 
 def waste_report_for(store: Any, *, now: datetime, since: datetime | None = None, until: datetime | None = None,

@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("fetch-traces", help="download public GPU cluster traces (jupyter-sched fetch-traces --help)",
                    add_help=False)
+    sub.add_parser("doctor", help="admin: find, repair or remove store rows that cannot be read "
+                                  "(jupyter-sched doctor --help)", add_help=False)
     return parser
 
 
@@ -187,6 +189,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         from ..hub.serve import main as serve_main
 
         return serve_main(raw[1:], err=stderr)
+    if raw[:1] == ["doctor"]:  # admin tool on the database itself: works when the server cannot
+        from .doctor import main as doctor_main
+
+        return doctor_main(raw[1:], out=stdout, err=stderr)
     if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
         try:
             from ..sim.cli import main as sim_main

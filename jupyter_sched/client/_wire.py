@@ -24,7 +24,7 @@ from ..errors import (
     ValidationError,
 )
 
-__all__ = ["Req", "SseParser", "error_from_response", "unwrap_list"]
+__all__ = ["Req", "SseParser", "error_from_response", "event_from_sse", "unwrap_list"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +92,26 @@ def unwrap_list(payload: Any, key: str) -> list[dict[str, Any]]:
     return [item for item in payload if isinstance(item, dict)]
 
 
+def event_from_sse(event: str, data: str) -> dict[str, Any]:
+    """One Server-Sent Event (name and data text, as :mod:`httpx_sse` decodes them) as
+    ``{"type": ..., "data": {...}}``: JSON data is decoded; data that already carries ``type`` and
+    ``data`` is taken as is; otherwise the event name (``message`` when none) is the type."""
+    try:
+        value: Any = json.loads(data)
+    except ValueError:
+        value = data
+    if isinstance(value, dict) and "type" in value and "data" in value:
+        return value
+    return {"type": event or "message", "data": value}
+
+
 class SseParser:
     """Incremental Server-Sent Events parser yielding ``{"type": ..., "data": {...}}`` events.
 
     Handles ``event:`` / ``data:`` fields, multi-line data, comments (``:`` keep-alives) and
-    events whose data already carries ``type``.
+    events whose data already carries ``type``. The clients read streams with :mod:`httpx_sse`
+    (:func:`event_from_sse`); this remains for callers that hold lines already (a kernel's
+    comm, tests).
     """
 
     def __init__(self) -> None:
@@ -126,10 +141,4 @@ class SseParser:
             return None
         raw = "\n".join(self._data)
         event_name, self._event, self._data = self._event, "", []
-        try:
-            data: Any = json.loads(raw)
-        except ValueError:
-            data = raw
-        if isinstance(data, dict) and "type" in data and "data" in data:
-            return data
-        return {"type": event_name or "message", "data": data}
+        return event_from_sse(event_name, raw)

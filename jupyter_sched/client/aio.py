@@ -14,9 +14,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import httpx
+from httpx_sse import aconnect_sse
 
 from ._routes import routes
-from ._wire import Req, SseParser, error_from_response, unwrap_list
+from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
 from .sync import DEFAULT_TIMEOUT_S, headers_for, unreachable, usage_frame
 
@@ -189,17 +190,16 @@ class AsyncSchedClient:
         return dict(await self.call(routes.executed_notebook(job_id)))
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
-        """``GET events`` (SSE): yield ``{"type", "data"}`` until the stream ends."""
-        parser = SseParser()
+        """``GET events`` (Server-Sent Events, read with :mod:`httpx_sse`): yield
+        ``{"type", "data"}`` until the stream ends."""
         try:
-            async with self._http.stream("GET", routes.events().path,
-                                         headers={"Accept": "text/event-stream"},
-                                         timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as response:
+            async with aconnect_sse(self._http, "GET", routes.events().path,
+                                    timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
+                response = source.response
                 if response.status_code >= 400:
                     await response.aread()
                     raise error_from_response(response.status_code, response.text)
-                async for line in response.aiter_lines():
-                    for event in parser.feed([line]):
-                        yield event
+                async for sse in source.aiter_sse():
+                    yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
         except httpx.TransportError as exc:
             raise unreachable(self.connection, exc) from None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
-from ._wire import Req, SseParser, error_from_response, unwrap_list
+from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
 
 if TYPE_CHECKING:
@@ -317,16 +317,18 @@ class SchedClient:
     def events(self) -> Iterator[dict[str, Any]]:
         """``GET events`` (Server-Sent Events): yield ``{"type", "data"}`` until the stream ends."""
         import httpx
+        from httpx_sse import connect_sse  # the stream is decoded by httpx-sse (issue 17)
 
-        parser = SseParser()
         try:
             with httpx.Client(base_url=self.connection.api_url, headers=headers_for(self.connection),
                               transport=self._transport) as stream_client, \
-                    stream_client.stream("GET", routes.events().path, headers={"Accept": "text/event-stream"},
-                                         timeout=httpx.Timeout(self._timeout_s, read=None)) as response:
+                    connect_sse(stream_client, "GET", routes.events().path,
+                                timeout=httpx.Timeout(self._timeout_s, read=None)) as source:
+                response = source.response
                 if response.status_code >= 400:
                     response.read()
                     raise error_from_response(response.status_code, response.text)
-                yield from parser.feed(response.iter_lines())
+                for sse in source.iter_sse():
+                    yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
         except httpx.TransportError as exc:
             raise unreachable(self.connection, exc) from None

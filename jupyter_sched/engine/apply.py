@@ -10,12 +10,12 @@ reasons are written afterwards in small fenced batches (:meth:`DecisionApplier.w
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..accounting.usage import usage_share
-from ..model import GPU_MILLI, Job, JobState, PendingReason, to_iso
+from ..model import GPU, GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
@@ -25,13 +25,9 @@ from .idle import IdleLadders, Stop
 from .leadership import Leadership
 from .transitions import Publish
 
-__all__ = ["HOLDING_STATES", "DecisionApplier"]
+__all__ = ["DecisionApplier"]
 
 log = logging.getLogger(__name__)
-
-HOLDING_STATES = (JobState.ADMITTED, JobState.RUNNING)
-"""States whose allocation counts against the GPUs (``JobState.holds_gpus``)."""
-
 
 class DecisionApplier:
     """Applies cycle results for the leading engine (module docstring).
@@ -44,6 +40,7 @@ class DecisionApplier:
         publish: API event sink.
         max_reason_writes: pending reasons persisted per cycle at most (:meth:`reasons_to_write`).
         reason_batch: pending reasons written per store transaction (:meth:`write_reasons`).
+        simulated: returns True while the inventory is simulated (job payloads say so).
 
     Attributes:
         reasons: the latest pending reason of every pending job, by id (positions included; the
@@ -51,7 +48,8 @@ class DecisionApplier:
     """
 
     def __init__(self, store: Store, leadership: Leadership, clock: Clock, idle: IdleLadders, publish: Publish, *,
-                 max_reason_writes: int = 500, reason_batch: int = 50) -> None:
+                 max_reason_writes: int = 500, reason_batch: int = 50,
+                 simulated: Callable[[], bool] | None = None) -> None:
         self.store = store
         self.leadership = leadership
         self.clock = clock
@@ -60,24 +58,34 @@ class DecisionApplier:
         self.max_reason_writes = max_reason_writes
         self.reason_batch = reason_batch
         self.reasons: dict[str, PendingReason] = {}
+        self._simulated: Callable[[], bool] = simulated or (lambda: False)
+        self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
+
+    def _gpus_of(self, inventory: Inventory) -> Mapping[str, GPU]:
+        """GPUs by uuid, remembered per inventory object (building it walks every GPU)."""
+        if self._gpu_index[0] != id(inventory):
+            self._gpu_index = (id(inventory), inventory.gpu_by_uuid())
+        return self._gpu_index[1]
 
     def apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
-              ) -> tuple[list[Job], list[Stop]]:
+              *, incremental: bool = False) -> tuple[list[Job], list[Stop]]:
         """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send).
 
-        The write lock is held briefly: the transaction re-reads only the rows that hold GPUs
-        (the over-allocation guard needs them fresh) and works on ``seen_rows`` (the rows the
-        snapshot was built from) for the rest — every write is compare-and-set on the row's
-        version, so a row that changed since the snapshot (a cancel, a keepalive) is skipped and
-        the next cycle looks at it again. Without ``seen_rows`` every live row is re-read inside
-        the transaction. Pending reasons are written afterwards, outside this transaction, in
-        small fenced ones (:meth:`write_reasons`).
+        The write lock is held briefly: the over-allocation guard reads only what is held now on
+        the GPUs being admitted (the open usage intervals) and the transaction works on
+        ``seen_rows`` (the rows the snapshot was built from) for the rest — every write is
+        compare-and-set on the row's version, so a row that changed since the snapshot (a
+        cancel, a keepalive) is skipped and the next cycle looks at it again. Without
+        ``seen_rows`` every live row is re-read inside the transaction. Pending reasons are
+        written afterwards, outside this transaction, in small fenced ones (:meth:`write_reasons`);
+        an ``incremental`` result (one job decided between full cycles, :mod:`.incremental`) has
+        none, and leaves the other jobs' reasons as the last full cycle wrote them.
 
         Raises:
             NotLeaderError: the lease was lost (nothing was written).
         """
         now = self.clock.now()
-        gpu_of = snapshot.inventory.gpu_by_uuid()
+        gpu_of = self._gpus_of(snapshot.inventory)
         admitted: list[Job] = []
         stops: list[Stop] = []
         changed: list[Job] = []
@@ -90,13 +98,7 @@ class DecisionApplier:
             self.leadership.fence(tx)
             records = dict(seen_rows) if seen_rows is not None else {
                 r.job.id: r for r in tx.list_jobs(states=LIVE_STATES)}
-            holders = tx.list_jobs(states=HOLDING_STATES)
-            records.update((r.job.id, r) for r in holders)
-            used: dict[str, int] = {}
-            for held in records.values():
-                if held.job.state.holds_gpus and held.job.allocation is not None:
-                    for gpu in held.job.allocation.all_gpu_uuids():
-                        used[gpu] = used.get(gpu, 0) + held.job.allocation.gpu_milli
+            used = tx.open_gpu_milli(g for a in result.admits for g in a.allocation.all_gpu_uuids())
             for admit in result.admits:
                 r = records.get(admit.job_id)
                 if r is None or r.job.state is not JobState.PENDING or r.stop_intent:
@@ -170,8 +172,12 @@ class DecisionApplier:
                              message=rec.message,
                              details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
         self.idle.commit(ladders, seen)
-        changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
-        simulated = snapshot.inventory.simulated
+        if incremental:
+            for job in admitted:
+                self.reasons.pop(job.id, None)
+        else:
+            changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
+        simulated = self._simulated()
         for job in changed:
             self.publish({"type": "lease" if job.is_lease else "job", "data": job_to_dict(job, simulated=simulated)})
         for event in events:

@@ -13,11 +13,13 @@ import gc
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..accounting import budget_usage, decayed_gpu_seconds
-from ..model import Inventory
+from ..accounting.report import AccountingError
+from ..errors import ValidationError
+from ..model import Inventory, QuotaSet
 from ..scheduling.snapshot import CycleResult, Snapshot, UsageHistory
 from ..store import JobRecord, Store
 from .clock import Clock
@@ -92,6 +94,7 @@ class Decider:
         self.last_inventory: Inventory | None = None
         self.inventory_observers: list[Callable[[Inventory], object]] = []
         self._fallback_logged = False
+        self._usage_failed = False
         self.runtimes = RuntimeFeed(store, clock)  # learned runtimes for ETAs (issue 16)
 
     def snapshot(self, *, idle: bool) -> tuple[Snapshot, dict[str, JobRecord]]:
@@ -105,12 +108,7 @@ class Decider:
         self.last_inventory = inventory
         records = self.store.live_jobs()
         quotas = self.store.quota_set()
-        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
-        since = min([horizon, now - timedelta(days=31)])
-        intervals = self.store.usage_rows(since=since)
-        usage = UsageHistory(
-            decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now, half_life_s=self.usage_half_life_s),
-            gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+        usage = self._usage(quotas, now)
         kernels = dict(self.kernels()) if self.kernels else {}
         telemetry: dict[str, Any] = dict(self.telemetry()) if self.telemetry else {}
         if idle:
@@ -120,6 +118,32 @@ class Decider:
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
                             kernels=kernels, runtime_estimates=self.runtimes.estimates(jobs))
         return snapshot, {r.job.id: r for r in records}
+
+    def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:
+        """Fair-share and budget usage from the store's usage intervals.
+
+        Scheduling never depends on accounting being readable: unreadable rows are already
+        quarantined by the store; should computing usage fail anyway, the cycle runs with no
+        usage history (fair share neutral, budgets not enforced this cycle) and says so.
+        """
+        horizon = now - timedelta(seconds=4 * self.usage_half_life_s)
+        since = min([horizon, now - timedelta(days=31)])
+        try:
+            intervals = self.store.usage_rows(since=since)
+            usage = UsageHistory(
+                decayed_gpu_seconds_by_user=decayed_gpu_seconds(intervals, now=now,
+                                                                half_life_s=self.usage_half_life_s),
+                gpu_hours_this_period=budget_usage(intervals, quotas.budgets, now=now))
+        except (ValueError, TypeError, ValidationError, AccountingError) as exc:
+            if not self._usage_failed:
+                log.error("usage history unreadable (%s: %s); scheduling without fair-share usage or budgets "
+                          "until it is repaired (jupyter-sched doctor)", type(exc).__name__, exc)
+            self._usage_failed = True
+            return UsageHistory()
+        if self._usage_failed:
+            log.info("usage history readable again")
+        self._usage_failed = False
+        return usage
 
     def _observe_inventory(self, inventory: Inventory) -> None:
         for observer in list(self.inventory_observers):

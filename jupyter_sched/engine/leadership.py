@@ -1,14 +1,27 @@
-"""Leadership: the store's leader lease, taken or renewed at each tick, and the fence on writes.
+"""Leadership: the store's leader lease, taken or renewed at each tick, and the fence on every act.
 
 One engine per store decides and acts. Its lease is a row in the store (``leader``: owner, term,
-expiry) taken by compare-and-set; a takeover increments ``term``, the fencing token every
-decision transaction re-checks (:meth:`Leadership.fence`), so a deposed leader's late write
-aborts instead of landing.
+expiry) taken by compare-and-set; a takeover increments ``term``, the fencing token.
+
+* Every decision transaction re-checks the lease inside itself (:meth:`Leadership.fence`), so a
+  deposed leader's late write aborts instead of landing.
+* Every side effect outside the store (starting or stopping work, re-adopting it) is preceded by
+  :meth:`Leadership.check`, a small transaction that renews the lease or raises: a leader that
+  was paused (``SIGSTOP``, a VM migration, a long GC) past its lease and replaced meanwhile
+  performs no start or stop after it resumes — its first check fails and it steps down.
+* Expiry is decided by the **database's clock** (:meth:`~jupyter_sched.store.StoreTx.db_now`),
+  not each host's: with a shared PostgreSQL store, a host whose wall clock runs ahead cannot
+  take a lease that has not expired, and one whose clock lags cannot keep an expired one. Tests
+  and the simulator, which drive time themselves, pass their clock as ``lease_clock``.
+
+What no lease can fence is a pause between the check and the executor call itself (the
+Kubernetes API takes no fencing token); the check makes that window one call wide.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from ..store import Store, StoreTx
 from .clock import Clock
@@ -23,21 +36,30 @@ class Leadership:
 
     Args:
         store: the store holding the lease row.
-        clock: time source (injected).
+        clock: this host's clock (audit times).
         owner_id: this engine's identity in the lease.
         ttl_s: seconds a lease lasts without renewal (a crashed leader is replaced after at most
             this long).
+        lease_clock: the clock leases expire by; None = the database's clock (production).
 
     Attributes:
-        term: the lease's term while this engine leads (as of its last :meth:`acquire`), else None.
+        term: the lease's term while this engine leads (as of its last :meth:`acquire` or
+            :meth:`check`), else None.
+        checks: fenced checks made (tests and metrics).
     """
 
-    def __init__(self, store: Store, clock: Clock, owner_id: str, ttl_s: float) -> None:
+    def __init__(self, store: Store, clock: Clock, owner_id: str, ttl_s: float, *,
+                 lease_clock: Clock | None = None) -> None:
         self.store = store
         self.clock = clock
         self.owner_id = owner_id
         self.ttl_s = ttl_s
+        self.lease_clock = lease_clock
         self.term: int | None = None
+        self.checks = 0
+
+    def _now(self, tx: StoreTx) -> datetime:
+        return self.lease_clock.now() if self.lease_clock is not None else tx.db_now()
 
     def acquire(self) -> tuple[bool, bool]:
         """Take or renew the lease; return ``(leading, new_term)``.
@@ -46,7 +68,7 @@ class Leadership:
         caller recovers. Losing the lease leaves :attr:`term` set; the caller steps down.
         """
         with self.store.transaction(now=self.clock.now()) as tx:
-            lease = tx.acquire_leadership(self.owner_id, self.ttl_s)
+            lease = tx.acquire_leadership(self.owner_id, self.ttl_s, at=self._now(tx))
             if lease is None or lease.owner != self.owner_id:
                 if self.term is not None:
                     log.warning("engine %s lost the leader lease", self.owner_id)
@@ -63,16 +85,30 @@ class Leadership:
         """Renew the lease inside ``tx`` iff this engine still holds it in its term.
 
         Raises:
-            NotLeaderError: the lease was lost (the transaction must roll back).
+            NotLeaderError: the lease was lost, or this engine does not lead (``tx`` must roll back).
         """
-        assert self.term is not None
-        tx.assert_leader(self.owner_id, self.term, self.ttl_s)
+        if self.term is None:
+            from ..errors import NotLeaderError
+
+            raise NotLeaderError(f"engine {self.owner_id} does not lead", hint="another server schedules this store")
+        self.checks += 1
+        tx.assert_leader(self.owner_id, self.term, self.ttl_s, at=self._now(tx))
+
+    def check(self) -> None:
+        """Fence a side effect outside the store: renew the lease in its own transaction, or raise.
+
+        Raises:
+            NotLeaderError: the lease was lost (the caller must not act; the tick steps down).
+            StoreError: the store failed.
+        """
+        with self.store.transaction(now=self.clock.now()) as tx:
+            self.fence(tx)
 
     def release(self) -> None:
         """Expire the lease now (clean shutdown: a successor need not wait) and forget the term."""
         if self.term is not None:
             with self.store.transaction(now=self.clock.now()) as tx:
-                tx.release_leadership(self.owner_id)
+                tx.release_leadership(self.owner_id, at=self._now(tx))
                 tx.add_event(actor=self.owner_id, action="leader_resigned", message="engine stopped",
                              details={"term": self.term})
         self.term = None

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..executors.base import ExecutorEvent, Exited, Lost, Ready, Started, Waiting
+from ..executors.base import Connection, ExecutorEvent, Exited, Lost, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
+from ..store import JobRecord
 from .clock import Clock
-from .stops import StopPlans
+from .stops import StopReconciler
 from .transitions import JobWriter
 
 __all__ = ["ExecutorEventHandler", "TickReport"]
@@ -42,7 +43,7 @@ class ExecutorEventHandler:
         stops: the stop plans (an ended job's stop is forgotten).
     """
 
-    def __init__(self, writer: JobWriter, clock: Clock, stops: StopPlans) -> None:
+    def __init__(self, writer: JobWriter, clock: Clock, stops: StopReconciler) -> None:
         self.writer = writer
         self.clock = clock
         self.stops = stops
@@ -53,9 +54,16 @@ class ExecutorEventHandler:
         if isinstance(event, Started):
             handle = event.handle
             if event.restarts == 0:  # the work is running now (e.g. its pod was scheduled)
-                writer.mutate(event.job_id, lambda r: replace(
-                    r, handle=handle.to_dict(), executor=handle.executor,
-                    job=replace(r.job, reason=None, message="running")))
+                now = self.clock.now()
+
+                def running(r: JobRecord) -> JobRecord:
+                    job = r.job
+                    if job.state is JobState.ADMITTED:  # an executor that starts asynchronously
+                        job = job.transition(JobState.RUNNING, started_at=now)
+                    return replace(r, handle=handle.to_dict(), executor=handle.executor,
+                                   job=replace(job, reason=None, message="running"))
+
+                writer.mutate(event.job_id, running)
                 writer.audit_id(event.job_id, "started", "running", {"handle": handle.to_dict()})
                 return
             writer.mutate(event.job_id, lambda r: replace(
@@ -77,11 +85,23 @@ class ExecutorEventHandler:
             self._settle_exit(event, report)
         elif isinstance(event, Lost):
             self._settle_lost(event, report)
+        elif isinstance(event, Connection):
+            self._connection(event)
+
+    def _connection(self, event: Connection) -> None:
+        record = self.writer.get(event.job_id)
+        if record is None or record.job.state.terminal:
+            return
+        if event.reconnecting is not None:
+            self.writer.say(event.job_id, event.reconnecting)
+        elif record.job.message.startswith("reconnecting to "):
+            self.writer.say(event.job_id, "running" if record.job.state is JobState.RUNNING else "admitted")
 
     def _settle_lost(self, event: Lost, report: TickReport) -> None:
         record = self.writer.get(event.job_id)
         if record is None or record.job.state.terminal:
             return
+        self.stops.forget(event.job_id)  # a requeued job's next stop must be sent again
         if not event.started and record.job.state is JobState.ADMITTED:
             self.writer.requeue(record, PendingReason(
                 code="Requeued", message="requeued: the server stopped before the job started",

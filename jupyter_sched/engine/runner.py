@@ -1,13 +1,14 @@
 """``EngineRunner``: runs an :class:`~.engine.Engine`'s ticks on one worker thread, driven from asyncio.
 
-A tick every ``poll_interval_s`` seconds (executor events, stop plans, lease renewal) and a
-decision cycle when something happened (submit, cancel, finish, quota change: :meth:`kick`) or
-every ``cycle_interval_s`` (the engine decides). Event-triggered cycles are coalesced: after a
-cycle the runner waits ``cycle_coalesce_s`` (or twice as long as that cycle took, whichever is
-longer; at most ``poll_interval_s``) before the next tick, so a burst of 1,000 submits causes a
-handful of cycles rather than one each, and the worker thread (which holds the GIL while it
-decides: every store call of a request then waits for it, up to the interpreter's 5 ms switch
-interval each) leaves at least two thirds of the time to the API's requests.
+A tick every ``poll_interval_s`` seconds (executor events, stop plans, lease renewal), and at
+once when something happened (:meth:`kick`): a submit that fits is decided incrementally in that
+tick (no full cycle, no pause: issue 17); other events (cancel, finish, quota change) ask a full
+cycle. There is no fixed pause: the engine itself spaces kick-triggered full cycles by
+``cycle_coalesce_s`` (``Engine.cycle_gap_s``; or twice as long as the last cycle took, whichever is
+longer), so a burst of 1,000 non-fitting submits causes a handful of cycles rather than one each,
+and the worker thread (which holds the GIL while it decides: every store call of a request then
+waits for it, up to the interpreter's 5 ms switch interval each) leaves most of the time to the
+API's requests. While the database fails the runner waits out the engine's backoff.
 
 Ticks never overlap (one worker thread); a tick that raises is logged and retried at the next.
 """
@@ -32,7 +33,7 @@ class EngineRunner:
     Args:
         engine: the engine to tick.
         poll_interval_s: seconds between ticks.
-        cycle_coalesce_s: seconds to pause after a decision cycle (0 = a cycle per kick).
+        cycle_coalesce_s: least seconds between kick-triggered full cycles (0 = a cycle per kick).
     """
 
     def __init__(self, engine: Engine, *, poll_interval_s: float = 1.0, cycle_coalesce_s: float = 0.1) -> None:
@@ -59,6 +60,7 @@ class EngineRunner:
         self._wake = asyncio.Event()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
         self._stopping = False
+        self.engine.cycle_gap_s = self.cycle_coalesce_s
         self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> None:
@@ -77,9 +79,10 @@ class EngineRunner:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def kick(self) -> None:
-        """Ask for a decision cycle now (thread-safe)."""
-        self.engine.kick()
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision now (thread-safe; ``("submit", job_id)`` may be decided at once, see
+        :meth:`Engine.kick`)."""
+        self.engine.kick(event, job_id)
         if self._loop is not None and self._wake is not None:
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self._wake.set)
@@ -93,14 +96,10 @@ class EngineRunner:
         assert self._wake is not None and self._pool is not None
         loop = asyncio.get_running_loop()
         while not self._stopping:
-            report: TickReport | None = None
             try:
-                report = self.last_tick = await loop.run_in_executor(self._pool, self.engine.tick)
+                self.last_tick = await loop.run_in_executor(self._pool, self.engine.tick)
             except Exception:
                 log.exception("jupyter_sched engine tick failed; retrying")
-            if report is not None and report.decided and self.cycle_coalesce_s > 0 and not self._stopping:
-                # coalesce kicks (module docstring): the kicks of this pause share the next cycle
-                await asyncio.sleep(min(max(self.cycle_coalesce_s, 2 * report.cycle_s), self.poll_interval_s))
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+                await asyncio.wait_for(self._wake.wait(), self.engine.wait_hint_s(self.poll_interval_s))
             self._wake.clear()

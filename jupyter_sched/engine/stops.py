@@ -1,82 +1,128 @@
-"""Stop plans: carry out stop intents (cancel, time limit, preemption, idle reclaim) through the executor.
+"""Stop reconciler: carry out stop intents (cancel, time limit, preemption, idle reclaim).
 
-A stop intent is stored on the job row (``stop_intent``) by whoever asked (the API for a cancel,
-the decision transaction for a preemption or reclaim, this module for a time limit). Each tick
-the leading engine sends the executor a stop for every intent it has not sent yet in its term;
-the executor runs the plan (checkpoint signal, SIGTERM, SIGKILL after the grace) and the end
-arrives later as an executor event (:mod:`.observe`).
+The stored intent is the job row's ``stop_intent``, written by whoever asked (the API for a
+cancel, the decision transaction for a preemption or reclaim, this module for a time limit).
+Each tick, for every job the executor runs whose intent was not sent in this term, the
+reconciler checks the leader lease (a deposed leader stops nothing) and sends the stop; the
+executor runs the plan (checkpoint signal, SIGTERM, SIGKILL after the grace) and the end arrives
+later as an executor event (:mod:`.observe`).
+
+A stop that raises (a Kubernetes 5xx, a permission error) is retried with exponential backoff
+and jitter to a cap, and the job says so; it never stops the other stops or the cycle. A
+released lease has nothing to stop and ends at once; an admitted job not started yet is
+settled by the start reconciler (:mod:`.start`).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import timedelta
 
+from ..backoff import Retries
+from ..errors import NotLeaderError
 from ..executors.base import Executor
 from ..model import JobState
-from ..store import Store
+from ..store import JobRecord
 from .clock import Clock
+from .failures import classify
+from .leadership import Leadership
 from .transitions import JobWriter
 
-__all__ = ["StopPlans"]
+__all__ = ["StopReconciler", "lease_release_message"]
+
+log = logging.getLogger(__name__)
 
 
-class StopPlans:
+def lease_release_message(record: JobRecord) -> str:
+    """What a lease ended by a stop intent says (a lease has no work to stop: it just ends)."""
+    if record.stop_intent == "preempt":
+        return f"preempted: {record.job.message or 'GPUs were needed elsewhere'}"
+    return f"released by {record.stop_actor or 'user'}"
+
+
+class StopReconciler:
     """Stops sent to the executor in this engine's term (see module docstring).
 
     Args:
-        store: the store.
         executor: runs the stop plans.
         writer: job row writes.
+        leadership: checked before every stop.
         clock: time source.
+        retries: per-job retry state of failed stops.
         grace_s: SIGTERM→SIGKILL grace for cancels and time limits, seconds.
 
     Attributes:
         sent: ids of the jobs whose stop was sent in this term (not sent twice).
+        plans: ``(grace_s, checkpoint_signal)`` decided with a preemption or reclaim, by job id,
+            used instead of the defaults when its stop is sent.
     """
 
-    def __init__(self, store: Store, executor: Executor, writer: JobWriter, clock: Clock, *, grace_s: float) -> None:
-        self.store = store
+    def __init__(self, executor: Executor, writer: JobWriter, leadership: Leadership, clock: Clock, *,
+                 retries: Retries, grace_s: float) -> None:
         self.executor = executor
         self.writer = writer
+        self.leadership = leadership
         self.clock = clock
+        self.retries = retries
         self.grace_s = grace_s
         self.sent: set[str] = set()
+        self.plans: dict[str, tuple[float, bool]] = {}
 
-    def send(self, job_id: str, *, grace_s: float, checkpoint_signal: bool) -> None:
-        """Begin stopping ``job_id`` now (once per term)."""
-        self.executor.stop(job_id, grace_s=grace_s, checkpoint_signal=checkpoint_signal)
-        self.sent.add(job_id)
+    def plan(self, job_id: str, *, grace_s: float, checkpoint_signal: bool) -> None:
+        """Remember how a decided stop is to be delivered (sent by the next :meth:`reconcile`)."""
+        self.plans[job_id] = (grace_s, checkpoint_signal)
 
     def forget(self, job_id: str) -> None:
         """``job_id`` ended: a later stop of the same id (after a requeue) is sent again."""
         self.sent.discard(job_id)
+        self.plans.pop(job_id, None)
+        self.retries.succeeded(f"stop:{job_id}")
 
     def clear(self) -> None:
         """A new term (or stepping down): nothing is known to be sent."""
         self.sent.clear()
+        self.plans.clear()
 
-    def send_due(self) -> None:
-        """Mark jobs past their time limit with a ``timeout`` intent, then send every unsent stop.
+    def reconcile(self, record: JobRecord) -> JobRecord:
+        """Time-limit and stop one admitted/running job the executor may run; return its row.
 
-        Leases have nothing to stop: a released lease ends at once. An admitted job the
-        executor does not run yet is left to the start step, which settles its cancel.
+        Raises:
+            NotLeaderError: the lease was lost (nothing was sent).
+            StoreError: the store failed.
         """
+        job = record.job
         now = self.clock.now()
-        for record in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
-            job = record.job
-            limit = job.spec.time_limit_s
-            if (record.stop_intent is None and limit and job.started_at is not None
-                    and now >= job.started_at + timedelta(seconds=limit) and not job.is_lease):
-                record = self.writer.mutate(job.id, lambda r: replace(
-                    r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
-                self.writer.audit(job, "time_limit", f"time limit of {limit:g} s reached; stopping",
-                                  {"limit_s": limit})
-            if record.stop_intent is None or job.id in self.sent:
-                continue
-            if job.is_lease:
-                self.writer.finish(job.id, JobState.CANCELLED, message=f"released by {record.stop_actor or 'user'}")
-                continue
-            if job.id not in self.executor.tracked():
-                continue  # admitted, not started yet: the start step settles it
-            self.send(job.id, grace_s=self.grace_s, checkpoint_signal=False)
+        limit = job.spec.time_limit_s
+        if (record.stop_intent is None and limit and job.started_at is not None and not job.is_lease
+                and now >= job.started_at + timedelta(seconds=limit)):
+            record = self.writer.mutate(job.id, lambda r: replace(
+                r, stop_intent="timeout", stop_requested_at=now, stop_actor="scheduler")) or record
+            self.writer.audit(job, "time_limit", f"time limit of {limit:g} s reached; stopping", {"limit_s": limit})
+        if record.stop_intent is None or job.id in self.sent:
+            return record
+        if job.is_lease:
+            if job.state is JobState.RUNNING:
+                self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record))
+            return record
+        key = f"stop:{job.id}"
+        if job.id not in self.executor.tracked() or not self.retries.due(key):
+            return record
+        grace, checkpoint = self.plans.get(job.id, (self.grace_s, False))
+        self.leadership.check()
+        try:
+            self.executor.stop(job.id, grace_s=grace, checkpoint_signal=checkpoint)
+        except NotLeaderError:
+            raise
+        except Exception as exc:  # one failing stop never blocks the others
+            failure = classify(exc)
+            self.retries.failed(key, failure.cause)
+            waiting = self.retries.reconnecting(key, f"the {self.executor.name} executor to stop it")
+            assert waiting is not None
+            log.warning("job %s: stop failed (%s); %s", job.id, failure.cause, waiting.message)
+            self.writer.say(job.id, f"stopping: {waiting.message}")
+            self.writer.audit(job, "stop_retry", waiting.message, {"cause": failure.cause, "status": failure.status})
+            return record
+        self.retries.succeeded(key)
+        self.sent.add(job.id)
+        return record

@@ -86,6 +86,15 @@ class JobWriter:
         log.warning("job %s: gave up after %d conflicting updates", job_id, attempts)
         return None
 
+    def say(self, job_id: str, message: str) -> JobRecord | None:
+        """Set the one-line ``message`` of a live job (no write when it already says so)."""
+        def change(r: JobRecord) -> JobRecord:
+            if r.job.state.terminal or r.job.message == message:
+                raise ConflictError(f"job {job_id}: nothing to say")
+            return replace(r, job=replace(r.job, message=message))
+
+        return self.mutate(job_id, change)
+
     def audit(self, job: Job, action: str, message: str, details: Mapping[str, Any]) -> None:
         """Write one audit record about ``job`` (actor ``scheduler``)."""
         self.store.add_event(actor="scheduler", action=action, job_id=job.id, user=job.spec.user,
@@ -107,15 +116,18 @@ class JobWriter:
             self.audit(updated.job, state.value, message, {"exit_code": exit_code})
         return updated
 
-    def requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False) -> None:
-        """Put ``record``'s job back in the queue (keeping ``submitted_at``), usage closed at ``at``.
+    def requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False,
+                backoff: bool | None = None) -> JobRecord | None:
+        """Put ``record``'s job back in the queue (keeping ``submitted_at``), usage closed at ``at``;
+        return the written row (None when the job moved on meanwhile).
 
-        Preempted work backs off (``not_before``; no thrashing); work that never started is not
-        penalised.
+        Preempted work backs off (``not_before``; no thrashing), and so does work whose start
+        failed (``backoff=True``); work that never started is not penalised.
         """
         now = self.clock.now()
         attempts = max(1, record.job.attempts)
-        backoff = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1)) if preempted else 0.0
+        wait = preempted if backoff is None else backoff
+        backoff_s = min(self.max_backoff_s, self.requeue_backoff_s * 2 ** (attempts - 1)) if wait else 0.0
 
         def change(r: JobRecord) -> JobRecord:
             job = r.job
@@ -123,14 +135,15 @@ class JobWriter:
                 job = job.transition(JobState.PREEMPTED)
             job = job.transition(JobState.PENDING, allocation=None, admitted_at=None, started_at=None,
                                  reason=reason, message=reason.message, exit_code=None,
-                                 not_before=now + timedelta(seconds=backoff) if backoff else None)
+                                 not_before=now + timedelta(seconds=backoff_s) if backoff_s else None)
             return replace(r, job=job, handle=None, executor=None, stop_intent=None, stop_requested_at=None,
                            stop_actor=None)
 
         updated = self.mutate(record.job.id, change, close_usage_at=at)
         if updated is not None:
-            self.audit(updated.job, "requeued", reason.message, {"backoff_s": backoff, "not_before":
+            self.audit(updated.job, "requeued", reason.message, {"backoff_s": backoff_s, "not_before":
                                                                  updated.job.not_before.isoformat()
                                                                  if updated.job.not_before else None})
             if preempted:
                 self.publish({"type": "preempted", "data": job_to_dict(updated.job)})
+        return updated

@@ -16,6 +16,8 @@ Events (all frozen dataclasses with ``job_id``):
 * :class:`Waiting` — the work exists but waits in the cluster; ``reason`` says why (Kubernetes).
 * :class:`Lost` — the work vanished and its outcome is unknown (``reason`` says why);
   ``started=False`` means it provably never started (the engine may requeue it).
+* :class:`Connection` — the executor cannot see the work right now and is reconnecting (or
+  sees it again); the job says so.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..model import Allocation, Job, PendingReason
 from .runas import RunAs
 
-__all__ = ["Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "Ready", "Started", "Waiting"]
+__all__ = ["Connection", "Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "Ready", "Started", "Waiting"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,17 @@ class Waiting:
     reason: PendingReason
 
 
-ExecutorEvent = Started | Ready | Exited | Lost | Waiting
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """The executor lost (``reconnecting`` set: one sentence, "reconnecting to … (attempt n, next
+    in s)") or regained (``reconnecting`` None) its view of the job's work; the work itself is
+    unaffected. Emitted when that changes."""
+
+    job_id: str
+    reconnecting: str | None = None
+
+
+ExecutorEvent = Started | Ready | Exited | Lost | Waiting | Connection
 """Anything :meth:`Executor.poll` or :meth:`Executor.adopt` reports."""
 
 
@@ -110,7 +122,13 @@ class Executor(Protocol):
     the Kubernetes executor.
 
     All methods are synchronous and quick (they never wait for work to finish); the engine
-    calls them from its cycle thread.
+    calls them from its cycle thread. Any of them may raise anything; the engine classifies the
+    error and it concerns the one job involved (:mod:`jupyter_sched.engine.failures`).
+
+    An executor whose work exists before it runs (a Kubernetes Job whose pods may not schedule)
+    sets the class attribute ``starts_async = True``: the engine then keeps a started job
+    ``admitted`` until :meth:`poll` reports :class:`Started` (case 027). Without the attribute a
+    job runs as soon as :meth:`start` returns.
     """
 
     name: str

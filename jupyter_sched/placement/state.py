@@ -21,6 +21,7 @@ Shapes and units:
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -90,7 +91,25 @@ _STATIC = ("inventory", "nodes", "node_index", "gpu_uuid", "gpu_node", "gpu_mode
 
 _TEMPLATES: dict[int, ClusterState] = {}
 """Pristine ledgers of the last inventories seen, by ``id(inventory)`` (the template holds the
-inventory, so the id cannot be reused while the entry lives)."""
+inventory, so the id cannot be reused while the entry lives). Read and written only under
+:data:`_TEMPLATES_LOCK`: the engine's thread runs cycles while the API's threads run dry runs
+and never-fits checks, and an unguarded eviction (``del _TEMPLATES[next(iter(...))]``) raced
+with another thread's (issue 17). Templates themselves are never mutated once stored."""
+
+_TEMPLATES_LOCK = threading.Lock()
+
+
+def _template_of(inventory: Inventory) -> ClusterState | None:
+    with _TEMPLATES_LOCK:
+        template = _TEMPLATES.get(id(inventory))
+    return template if template is not None and template.inventory is inventory else None
+
+
+def _remember(inventory: Inventory, pristine: ClusterState) -> None:
+    with _TEMPLATES_LOCK:
+        _TEMPLATES[id(inventory)] = pristine
+        while len(_TEMPLATES) > 2:  # the engine and the simulator reuse one inventory object per cycle
+            _TEMPLATES.pop(next(iter(_TEMPLATES)))
 
 
 class ClusterState(Journaled):
@@ -107,8 +126,8 @@ class ClusterState(Journaled):
     inventory: Inventory
 
     def __init__(self, inventory: Inventory) -> None:
-        template = _TEMPLATES.get(id(inventory))
-        if template is not None and template.inventory is inventory:
+        template = _template_of(inventory)
+        if template is not None:
             self._copy_from(template)
             return
         self.inventory = inventory
@@ -145,9 +164,7 @@ class ClusterState(Journaled):
         self._build()
         pristine = ClusterState.__new__(ClusterState)
         pristine._copy_from(self)
-        _TEMPLATES[id(inventory)] = pristine
-        while len(_TEMPLATES) > 2:  # the engine and the simulator reuse one inventory object per cycle
-            del _TEMPLATES[next(iter(_TEMPLATES))]
+        _remember(inventory, pristine)
 
     def _copy_from(self, other: ClusterState) -> None:
         """Share ``other``'s static arrays (never mutated after build) and copy its free capacity.

@@ -43,7 +43,7 @@ from .profile import SchedulingProfile
 from .reasons import reason_with
 from .snapshot import CycleResult, Pend, Reject, Snapshot
 
-__all__ = ["run_cycle"]
+__all__ = ["run_cycle", "run_on", "visit"]
 
 
 def run_cycle(snapshot: Snapshot, profile: SchedulingProfile | None = None) -> CycleResult:
@@ -59,7 +59,12 @@ def run_cycle(snapshot: Snapshot, profile: SchedulingProfile | None = None) -> C
     Raises:
         ValidationError: the profile names an unknown plugin.
     """
-    ctx = CycleContext(snapshot, profile or SchedulingProfile())
+    return run_on(CycleContext(snapshot, profile or SchedulingProfile()))
+
+
+def run_on(ctx: CycleContext) -> CycleResult:
+    """:func:`run_cycle` on a context built from its snapshot (kept alive by :mod:`.live`)."""
+    snapshot = ctx.snap
     pending = [j for j in snapshot.jobs if j.state is JobState.PENDING]
     if pending and ctx.profile.backfill and ctx.profile.backfill_mode == "conservative":
         ctx.plan = Plan(ctx, at_end=False)
@@ -103,6 +108,11 @@ def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...],
         shape = ctx.shapes[key] = (flavors, never_fits(req, flavors, ctx.state),
                                    next((f.model for f in flavors if f.pools), ""))
     return shape
+
+
+def visit(ctx: CycleContext, job: Job) -> None:
+    """Phase 3 for one job (see :func:`_visit`); public for :mod:`.live`."""
+    _visit(ctx, job, _shape(ctx, job.spec.resources))
 
 
 def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReason | None, str]) -> None:

@@ -31,9 +31,14 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
             unblock="ask an admin to allow this class for the team, or resubmit as normal",
             eta_reason="waits until an admin allows the class")
     if job.not_before is not None and job.not_before > ctx.now:
-        return PendingReason(code="Backoff", message=f"requeued after preemption; retries from {job.not_before.isoformat()}",
-                             details={"not_before": job.not_before.isoformat()}, eta=job.not_before,
-                             unblock="wait for the backoff to pass")
+        # Why it was requeued stays visible: a failed start's cause (issue 17), else preemption.
+        prior = job.reason
+        cause = (str(prior.details.get("cause", "")) if prior is not None and prior.code == "Backoff"
+                 else prior.message if prior is not None and prior.code != "Preempted" else "")
+        why = cause or "requeued after preemption"
+        return PendingReason(code="Backoff", message=f"{why}; retries from {job.not_before.isoformat()}",
+                             details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {})},
+                             eta=job.not_before, unblock="wait for the backoff to pass")
     if not ctx.profile.windows:
         return _budget(ctx, job) if ctx.snap.quotas.budgets else None
     windows = [w for w in ctx.profile.windows if applies(w, spec.team, spec.priority.value, "admit")]

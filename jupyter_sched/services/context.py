@@ -67,9 +67,9 @@ class Context:
         except SchedError:
             return False
 
-    def kick(self) -> None:
-        """Ask the engine for a decision cycle now."""
-        self.runner.kick()
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask the engine for a decision now (``("submit", job_id)``: see :meth:`Engine.kick`)."""
+        self.runner.kick(event, job_id)
 
     def publish(self, event: dict[str, Any]) -> None:
         """Put ``{"type", "data"}`` on the event stream."""

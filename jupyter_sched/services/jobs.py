@@ -95,7 +95,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind,
                            what="request lease" if kind is JobKind.LEASE else "submit job")
         self.ctx.store.insert_job(JobRecord(job=job))
-        self.ctx.kick()
+        self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         return JobView.model_validate(data)

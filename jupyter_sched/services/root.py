@@ -151,9 +151,9 @@ class Services:
                 await asyncio.get_running_loop().run_in_executor(None, close)
         self.store.close()
 
-    def kick(self) -> None:
-        """Ask for a decision cycle now (thread-safe)."""
-        self.runner.kick()
+    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+        """Ask for a decision now (thread-safe; see :meth:`Engine.kick`)."""
+        self.runner.kick(event, job_id)
 
     def tick(self) -> TickReport:
         """One engine tick, synchronously (tests and scripts; not while :meth:`start` runs)."""

@@ -110,6 +110,8 @@ def record_from_row(row: Mapping[Any, Any]) -> JobRecord:
         reason=reason_from_dict(loads(row["reason"])), exit_code=row["exit_code"],
         message=row["message"] or "", attempts=int(row["attempts"]), not_before=parse_ts(row["not_before"]),
         preempted_by=row["preempted_by"], nominated=allocation_from_dict(loads(row["nominated"])),
+        # the core must see a job in its stop grace period as stopping (never re-picked as a victim)
+        stopping_since=parse_ts(row["stop_requested_at"]) if row["stop_intent"] else None,
     )
     return JobRecord(
         job=job, executor=row["executor"], handle=loads(row["executor_handle"]),

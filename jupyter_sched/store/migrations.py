@@ -81,6 +81,16 @@ def _v5_team_reclaim(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE team_policies ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v6_quarantine(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v1(md)  # the usage table the new index is on (already in the database)
+    schema.tables_v6(md)
+    md.tables["quarantine"].create(conn)
+    for index in md.tables["usage"].indexes:
+        if index.name == "ix_usage_gpu_open":
+            index.create(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -88,6 +98,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "telemetry validity in gpu_rollups (valid/blank/suspect counts, rules, processes)",
               _v4_rollup_validity),
     Migration(5, "a team's reclaim rule (team_policies.reclaim)", _v5_team_reclaim),
+    Migration(6, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor); "
+                 "open usage intervals indexed by GPU",
+              _v6_quarantine),
 )
 
 

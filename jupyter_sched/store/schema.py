@@ -14,6 +14,8 @@ Tables:
 * ``events`` — the audit log: who, what, when, details JSON (old→new for config changes).
 * ``usage`` — GPU allocation intervals, one row per (job, attempt, GPU): the accounting source.
 * ``leader`` — the engine leader lease (owner, term, expiry) behind the leader lock.
+* ``quarantine`` (version 6) — rows the store could not read, with the error (see
+  :mod:`.quarantine`; listed and repaired by ``jupyter-sched doctor``).
 * ``gpu_rollups`` (version 2) — one row per GPU / MIG instance and minute: telemetry history
   (averages and maxima of utilization, activity, memory, power, temperature).
 * ``definitions``, ``definition_runs`` (version 3) — job definitions (notebook or script, GPU
@@ -32,7 +34,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["metadata", "tables_v1", "tables_v2", "tables_v3"]
+__all__ = ["ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "metadata", "tables_v1", "tables_v2",
+           "tables_v3", "tables_v6"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -227,14 +230,32 @@ def columns_v5(md: sa.MetaData) -> None:
     md.tables["team_policies"].append_column(sa.Column(name, type_, nullable=True))
 
 
+def tables_v6(md: sa.MetaData) -> None:
+    """Define what version 6 adds on ``md`` (``usage`` must be defined): the quarantine of unreadable
+    rows and an index of open usage intervals by GPU (issue 17)."""
+    sa.Table(
+        "quarantine", md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("table_name", sa.String(64), nullable=False),
+        sa.Column("row_key", sa.String(200), nullable=False),
+        sa.Column("error", sa.Text, nullable=False),
+        sa.Column("attributes", sa.Text, nullable=False),  # JSON: the readable identifying columns
+        sa.Column("found_at", sa.String(_TS), nullable=False),
+        sa.UniqueConstraint("table_name", "row_key", name="uq_quarantine_row"),
+    )
+    # the over-allocation guard sums the open intervals of the GPUs being admitted (issue 17)
+    sa.Index("ix_usage_gpu_open", md.tables["usage"].c.gpu_uuid, md.tables["usage"].c.ended_at)
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
-version 4's rollup validity columns + version 5's team reclaim rule)."""
+version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
 columns_v4(metadata)
 columns_v5(metadata)
+tables_v6(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -247,3 +268,4 @@ leader = metadata.tables["leader"]
 gpu_rollups = metadata.tables["gpu_rollups"]
 definitions = metadata.tables["definitions"]
 definition_runs = metadata.tables["definition_runs"]
+quarantine = metadata.tables["quarantine"]

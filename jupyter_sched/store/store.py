@@ -23,10 +23,11 @@ overwrite each other silently.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,11 @@ from ..model.codec import (
 from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_row, ts
 from .migrations import migrate
+from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 
 __all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "Store", "StoreTx", "sqlite_url"]
+
+log = logging.getLogger(__name__)
 
 LIVE_STATES: tuple[JobState, ...] = (JobState.PENDING, JobState.ADMITTED, JobState.RUNNING, JobState.PREEMPTED)
 """States of jobs the scheduler still works on (every non-terminal state)."""
@@ -64,6 +68,10 @@ _EVENT_INSERT = schema.events.insert()
 _ROLLUP_VALUES = ("valid_samples", "blank_samples", "suspect_samples", "rules", "processes_max",
                   "utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
                   "memory_total_mib", "power_avg_w", "temperature_max_c")
+
+
+def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if isinstance(v, (str, int, float, bool)) or v is None else str(v) for k, v in values.items()}
 
 
 def sqlite_url(path: str | Path) -> str:
@@ -203,6 +211,19 @@ class StoreTx:
         self.conn = conn
         self.now = now
         self.decoded = decoded if decoded is not None else _RowCache(0)
+        self.bad: list[Quarantined] = []
+        """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
+
+    def _skip(self, table: str, row: Mapping[Any, Any], key_column: str, error: str) -> None:
+        self.bad.append(Quarantined(table=table, key=str(row[key_column]), error=error,
+                                    attributes=row_attributes(row)))
+
+    def _decode_job(self, row: Mapping[Any, Any]) -> JobRecord | None:
+        try:
+            return self.decoded.decode(row)
+        except Exception as exc:  # any decoding failure: this row is quarantined, the others are read
+            self._skip("jobs", row, "id", f"job row {row['id']} does not decode ({type(exc).__name__}: {exc})")
+            return None
 
     # -- jobs -------------------------------------------------------------------------------
 
@@ -232,11 +253,16 @@ class StoreTx:
 
         Raises:
             NotFoundError: no such job.
+            StoreError: its row does not decode (it is quarantined).
         """
         row = self.conn.execute(sa.select(schema.jobs).where(schema.jobs.c.id == job_id)).mappings().first()
         if row is None:
             raise NotFoundError(f"no job {job_id!r}", field="job_id", hint="list your jobs to see their ids")
-        return self.decoded.decode(row)
+        record = self._decode_job(row)
+        if record is None:
+            raise StoreError(self.bad[-1].error, field="job_id",
+                             hint="the row is quarantined; an admin can repair or remove it with `jupyter-sched doctor`")
+        return record
 
     def update_job(self, record: JobRecord) -> JobRecord:
         """Write ``record`` if the row still has ``record.version``; return it with the new version.
@@ -270,7 +296,8 @@ class StoreTx:
         newest_first: bool = False,
         after: tuple[datetime, str] | None = None,
     ) -> list[JobRecord]:
-        """Job rows filtered by owner, states and kinds, ordered by submit time then id.
+        """Job rows filtered by owner, states and kinds, ordered by submit time then id (a row that
+        does not decode is skipped and quarantined).
 
         ``after = (submitted_at, id)`` of the last row of a previous page: only rows after it in
         this order (keyset paging: a page costs its own rows, not an offset's).
@@ -291,8 +318,8 @@ class StoreTx:
         query = query.order_by(*(c.desc() for c in order) if newest_first else order)
         if limit is not None:
             query = query.limit(limit)
-        decode = self.decoded.decode
-        return [decode(row) for row in self.conn.execute(query).mappings()]
+        decode = self._decode_job
+        return [record for row in self.conn.execute(query).mappings() if (record := decode(row)) is not None]
 
     def count_jobs(self) -> int:
         """Number of job rows."""
@@ -330,7 +357,8 @@ class StoreTx:
         limit: int = 1000,
         newest_first: bool = False,
     ) -> list[AuditEvent]:
-        """Audit records, oldest first (or newest first), filtered."""
+        """Audit records, oldest first (or newest first), filtered (an unreadable record is skipped
+        and quarantined)."""
         e = schema.events
         query = sa.select(e).order_by(e.c.id.desc() if newest_first else e.c.id)
         if since is not None:
@@ -345,10 +373,16 @@ class StoreTx:
             query = query.where(e.c.action == action)
         if after_id is not None:
             query = query.where(e.c.id > after_id)
-        rows = self.conn.execute(query.limit(limit)).mappings()
-        return [AuditEvent(id=int(r["id"]), at=parse_ts(r["at"]) or self.now, actor=r["actor"], action=r["action"],
-                           job_id=r["job_id"], user=r["user"], message=r["message"], details=loads(r["details"]))
-                for r in rows]
+        events: list[AuditEvent] = []
+        for r in self.conn.execute(query.limit(limit)).mappings():
+            try:
+                events.append(AuditEvent(id=int(r["id"]), at=parse_ts(r["at"]) or self.now, actor=r["actor"],
+                                         action=r["action"], job_id=r["job_id"], user=r["user"], message=r["message"],
+                                         details=loads(r["details"])))
+            except (ValueError, TypeError, ValidationError) as exc:  # one bad record never hides the others
+                self._skip("events", r, "id", f"audit record {r['id']} ({r['action']}) does not decode "
+                                              f"({type(exc).__name__}: {exc})")
+        return events
 
     # -- usage (accounting source) ---------------------------------------------------------
 
@@ -392,10 +426,29 @@ class StoreTx:
             closed += 1
         return closed
 
+    def open_gpu_milli(self, gpu_uuids: Iterable[str]) -> dict[str, int]:
+        """Milli-GPUs held now on each of ``gpu_uuids`` (GPUs nobody holds are absent), from the
+        open usage intervals — opened with every admission and closed with every end in the same
+        transaction as the job's state, so they are the live holders (the over-allocation guard)."""
+        u = schema.usage
+        wanted = sorted(set(gpu_uuids))
+        held: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):  # bounded IN lists (SQLite's variable limit)
+            chunk = wanted[start:start + 500]
+            query = (sa.select(u.c.gpu_uuid, sa.func.sum(u.c.share))
+                     .where(u.c.ended_at.is_(None), u.c.gpu_uuid.in_(chunk)).group_by(u.c.gpu_uuid))
+            for uuid, share in self.conn.execute(query):
+                held[str(uuid)] = round(float(share or 0.0) * 1000)
+        return held
+
     def usage_rows(
         self, *, since: datetime | None = None, until: datetime | None = None, user: str | None = None,
     ) -> list[UsageInterval]:
-        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window)."""
+        """Intervals overlapping ``[since, until)`` (open intervals always overlap a later window).
+
+        A row that is truncated or inconsistent (:func:`~.quarantine.check_usage_row`) is skipped
+        and quarantined: accounting, budgets and fair share go on with the others (case 011).
+        """
         u = schema.usage
         query = sa.select(u).order_by(u.c.id)
         if since is not None:
@@ -404,17 +457,24 @@ class StoreTx:
             query = query.where(u.c.started_at < ts(until))
         if user is not None:
             query = query.where(u.c.user == user)
-        return [UsageInterval(job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"],
-                         kind=r["kind"], gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
-                         started_at=_usage_start(r),
-                         ended_at=_usage_ts(r, "ended_at", required=False))
-                for r in self.conn.execute(query).mappings()]
+        intervals: list[UsageInterval] = []
+        for r in self.conn.execute(query).mappings():
+            problem = check_usage_row(r)
+            if problem is not None:
+                self._skip("usage", r, "id", problem)
+                continue
+            intervals.append(UsageInterval(
+                job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
+                gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(r["share"]),
+                started_at=_usage_start(r), ended_at=_usage_ts(r, "ended_at", required=False)))
+        return intervals
 
     def gpu_seconds(self, *, since: datetime, until: datetime, user: str | None = None,
                     team: str | None = None) -> float:
         """Allocated GPU-seconds inside ``[since, until)`` of ``user``'s and/or ``team``'s usage
         intervals (open intervals run to ``until``), summed by the database: the rows never leave
-        it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap).
+        it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
+        rows the readers quarantine (:func:`~.quarantine.check_usage_row`) count nothing.
         """
         u = schema.usage
         lo, hi = ts(since), ts(until)
@@ -429,7 +489,8 @@ class StoreTx:
             return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
 
         seconds = epoch(clipped_end) - epoch(clipped_start)
-        query = sa.select(sa.func.coalesce(sa.func.sum(u.c.share * seconds), 0.0)).where(
+        counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
+        query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
             u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
         if user is not None:
             query = query.where(u.c.user == user)
@@ -456,7 +517,12 @@ class StoreTx:
 
     def rollup_rows(self, *, since: datetime | None = None, until: datetime | None = None,
                     gpu_uuid: str | None = None, limit: int = 10_000) -> list[dict[str, Any]]:
-        """Telemetry rollups with ``since <= minute < until``, oldest first (``minute`` as ISO text)."""
+        """Telemetry rollups with ``since <= minute < until``, oldest first (``minute`` as ISO text).
+
+        A row with an unreadable minute or a percentage outside 0..100
+        (:func:`~.quarantine.check_rollup_row`) is left out and quarantined (case 009), so at most
+        ``limit`` rows are read, and possibly fewer returned.
+        """
         r = schema.gpu_rollups
         query = sa.select(r).order_by(r.c.minute, r.c.id)
         if since is not None:
@@ -465,7 +531,14 @@ class StoreTx:
             query = query.where(r.c.minute < ts(until))
         if gpu_uuid is not None:
             query = query.where(r.c.gpu_uuid == gpu_uuid)
-        return [{k: v for k, v in row.items() if k != "id"} for row in self.conn.execute(query.limit(limit)).mappings()]
+        rows: list[dict[str, Any]] = []
+        for row in self.conn.execute(query.limit(limit)).mappings():
+            problem = check_rollup_row(row)
+            if problem is not None:  # e.g. 101 % utilization (case 009): left out, named, quarantined
+                self._skip("gpu_rollups", row, "id", problem)
+                continue
+            rows.append({k: v for k, v in row.items() if k != "id"})
+        return rows
 
     # -- quotas ------------------------------------------------------------------------------
 
@@ -500,6 +573,44 @@ class StoreTx:
         for user, team in sorted(quota_set.user_teams.items()):
             self.conn.execute(schema.user_teams.insert().values(user=user, team=team))
 
+    # -- quarantine ---------------------------------------------------------------------------
+
+    def note_quarantined(self, entries: Iterable[Quarantined]) -> int:
+        """Record ``entries`` in the quarantine (rows already there are left as first noted);
+        return how many were new."""
+        q = schema.quarantine
+        added = 0
+        for entry in entries:
+            exists = self.conn.execute(sa.select(q.c.id).where(q.c.table_name == entry.table,
+                                                               q.c.row_key == entry.key)).first()
+            if exists is not None:
+                continue
+            try:
+                with self.conn.begin_nested():
+                    self.conn.execute(q.insert().values(
+                        table_name=entry.table, row_key=entry.key, error=entry.error,
+                        attributes=dumps(_jsonable(entry.attributes)), found_at=ts(self.now)))
+                added += 1
+            except sa.exc.IntegrityError:
+                continue  # another server noted it first
+        return added
+
+    def quarantined(self, *, table: str | None = None) -> list[Quarantined]:
+        """Quarantine entries (oldest first), of one table or all."""
+        q = schema.quarantine
+        query = sa.select(q).order_by(q.c.id)
+        if table is not None:
+            query = query.where(q.c.table_name == table)
+        return [Quarantined(table=r["table_name"], key=r["row_key"], error=r["error"],
+                            attributes=loads(r["attributes"]) or {}, found_at=parse_ts(r["found_at"]), id=int(r["id"]))
+                for r in self.conn.execute(query).mappings()]
+
+    def release_quarantined(self, table: str, key: str) -> bool:
+        """Drop the quarantine entry of one row (repaired or removed); True when there was one."""
+        q = schema.quarantine
+        result = self.conn.execute(q.delete().where(q.c.table_name == table, q.c.row_key == key))
+        return bool(result.rowcount)
+
     # -- leader lease ------------------------------------------------------------------------
 
     def leader(self) -> LeaderLease | None:
@@ -511,14 +622,32 @@ class StoreTx:
                            renewed_at=parse_ts(row.renewed_at) or self.now,
                            expires_at=parse_ts(row.expires_at) or self.now)
 
-    def acquire_leadership(self, owner: str, ttl_s: float) -> LeaderLease | None:
-        """Take or renew the leader lease for ``owner`` until ``now + ttl_s``.
+    def db_now(self) -> datetime:
+        """The database server's clock (UTC, aware), read in this transaction.
+
+        Leader leases expire by this clock, not by each host's: two servers whose wall clocks
+        disagree by minutes still agree on who leads (issue 17). SQLite is a local file, so its
+        "server" clock is this host's; PostgreSQL answers ``clock_timestamp()``.
+        """
+        if self.conn.dialect.name == "postgresql":
+            value = self.conn.execute(sa.text("SELECT clock_timestamp()")).scalar()
+        else:
+            text = self.conn.execute(sa.text("SELECT strftime('%Y-%m-%dT%H:%M:%f', 'now')")).scalar()
+            value = datetime.fromisoformat(str(text)).replace(tzinfo=timezone.utc)
+        if not isinstance(value, datetime):
+            raise StoreError(f"the database answered {value!r} for the time", hint="check the database server")
+        return value.astimezone(timezone.utc) if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+    def acquire_leadership(self, owner: str, ttl_s: float, *, at: datetime | None = None) -> LeaderLease | None:
+        """Take or renew the leader lease for ``owner`` until ``at + ttl_s`` (``at``: the lease
+        clock's now, default the transaction's ``now``; the engine passes :meth:`db_now`).
 
         Compare-and-set in this transaction: succeeds when nobody leads, ``owner`` already
         leads, or the current lease expired. A takeover increments ``term`` (fencing token).
         Returns the lease held, or None when another owner holds an unexpired lease.
         """
-        now, expires = ts(self.now), ts(self.now + timedelta(seconds=ttl_s))
+        at = at or self.now
+        now, expires = ts(at), ts(at + timedelta(seconds=ttl_s))
         table = schema.leader
         renewed = self.conn.execute(
             table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner)
@@ -538,8 +667,14 @@ class StoreTx:
                     return None  # another engine inserted the row first
         return self.leader()
 
-    def assert_leader(self, owner: str, term: int, ttl_s: float) -> None:
-        """Fence: renew the lease iff ``owner`` still holds it in ``term``; otherwise raise.
+    def assert_leader(self, owner: str, term: int, ttl_s: float, *, at: datetime | None = None) -> None:
+        """Fence: renew the lease until ``at + ttl_s`` (``at``: the lease clock's now; default the
+        transaction's ``now``) iff ``owner`` still holds it in ``term``; otherwise raise.
+
+        The term is the fencing token: a lease that expired but was not taken over (the row still
+        names this owner and term) is renewed — nobody else can have acted, and a cycle longer
+        than the TTL on a loaded machine must not depose the only engine. A takeover bumps the
+        term, so a deposed leader always fails here.
 
         Run first in every transaction that applies decisions: the row update also takes the
         row's write lock on PostgreSQL (SQLite's write lock is already held), so two engines'
@@ -551,19 +686,20 @@ class StoreTx:
         from ..errors import NotLeaderError
 
         table = schema.leader
+        at = at or self.now
         result = self.conn.execute(
-            table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner, table.c.term == term,
-                                 table.c.expires_at >= ts(self.now))
-            .values(renewed_at=ts(self.now), expires_at=ts(self.now + timedelta(seconds=ttl_s))))
+            table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner, table.c.term == term)
+            .values(renewed_at=ts(at), expires_at=ts(at + timedelta(seconds=ttl_s))))
         if result.rowcount != 1:
             raise NotLeaderError(f"engine {owner} lost the leader lease (term {term})",
                                  hint="another server now schedules this store")
 
-    def release_leadership(self, owner: str) -> None:
-        """Expire the lease now if ``owner`` holds it (clean shutdown: a successor need not wait)."""
+    def release_leadership(self, owner: str, *, at: datetime | None = None) -> None:
+        """Expire the lease at ``at`` (default now) if ``owner`` holds it (clean shutdown: a
+        successor need not wait)."""
         table = schema.leader
         self.conn.execute(table.update().where(table.c.name == _LEADER_ROW, table.c.owner == owner)
-                          .values(expires_at=ts(self.now - timedelta(microseconds=1))))
+                          .values(expires_at=ts((at or self.now) - timedelta(microseconds=1))))
 
 
 class Store:
@@ -594,11 +730,10 @@ class Store:
         run_migrations: bool = True,
         echo: bool = False,
     ) -> None:
-        from datetime import timezone
-
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._decoded = _RowCache()
+        self._noted: set[tuple[str, str]] = set()
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
@@ -628,14 +763,39 @@ class Store:
         Raises:
             StoreError: the database failed (the transaction was rolled back).
         """
+        tx: StoreTx | None = None
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(sched_write=write)
                 with conn.begin():
-                    yield StoreTx(conn, now or self._now(), self._decoded)
+                    tx = StoreTx(conn, now or self._now(), self._decoded)
+                    yield tx
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
                              hint="retry; if it persists check the database") from exc
+        if tx is not None and tx.bad:
+            self._note_quarantined(tx.bad)
+
+    def _note_quarantined(self, entries: Sequence[Quarantined]) -> None:
+        """Record rows a reader skipped (own transaction, after the reader's; best effort: a
+        store that cannot take the note still served the read). Each row is noted once per
+        process; the table's unique key keeps it once across servers."""
+        fresh = [e for e in entries if (e.table, e.key) not in self._noted]
+        if not fresh:
+            return
+        for entry in fresh:
+            log.warning("quarantined: %s", entry.error)
+        try:
+            with self.transaction() as tx:
+                tx.note_quarantined(fresh)
+        except StoreError:
+            log.warning("could not note %d quarantined row(s); will try again when they are read", len(fresh))
+            return
+        self._noted.update((e.table, e.key) for e in fresh)
+
+    def forget_noted(self, table: str, key: str) -> None:
+        """Let a repaired row be noted again should it break once more."""
+        self._noted.discard((table, key))
 
     # -- one-transaction conveniences ----------------------------------------------------------
 
@@ -696,6 +856,11 @@ class Store:
         """See :meth:`StoreTx.rollup_rows`."""
         with self.transaction(write=False) as tx:
             return tx.rollup_rows(**filters)
+
+    def quarantined(self, *, table: str | None = None) -> list[Quarantined]:
+        """See :meth:`StoreTx.quarantined`."""
+        with self.transaction(write=False) as tx:
+            return tx.quarantined(table=table)
 
     def quota_set(self) -> QuotaSet:
         """See :meth:`StoreTx.quota_set`."""

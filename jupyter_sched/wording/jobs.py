@@ -29,13 +29,21 @@ def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def gpus_text(job: Mapping[str, Any]) -> str:
-    """``1 GPU``, ``0.5 GPUs``, ``2 GPUs (A100/H100)`` from the job's resources."""
+    """``1 GPU``, ``0.5 GPUs``, ``2 GPUs (A100/H100)`` from the job's resources; a gang reads
+    per worker, ``2 x 4 GPUs``, and one of worker groups group by group, ``1 x 1 + 4 x 8 GPUs``
+    (workers x GPUs each: the job is one gang, shown as one job)."""
     res = job.get("resources") if isinstance(job.get("resources"), Mapping) else job
     assert isinstance(res, Mapping)
     gpus = res.get("gpus", 0)
     milli = res.get("gpu_milli", 1000)
     count = f"{milli / 1000:g}" if gpus == 1 and milli and milli < 1000 else str(gpus)
     models = res.get("gpu_models") or []
+    groups = [g for g in res.get("groups") or () if isinstance(g, Mapping)]
+    workers = res.get("workers", 1)
+    if groups:
+        count = " + ".join(f"{g.get('workers', 1)} x {g.get('gpus', 0)}" for g in groups)
+    elif isinstance(workers, int) and workers > 1:
+        count = f"{workers} x {count}"
     return f"{count} GPU" + ("" if count == "1" else "s") + (f" ({'/'.join(models)})" if models else "")
 
 

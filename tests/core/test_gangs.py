@@ -93,6 +93,15 @@ def test_groups_travel_through_the_codec() -> None:
     assert back.spec.resources == job.spec.resources and back.spec.resources.worker_groups()[0] == "launcher"
 
 
+def test_a_gang_of_groups_is_shown_as_one_job_group_by_group() -> None:
+    from jupyter_sched.wording import gpus_text
+
+    assert gpus_text(job_to_dict(grouped("llm", ("launcher", 1, 1), ("trainer", 8, 4)))) == "1 x 1 + 4 x 8 GPUs"
+    gang = make_job("g", gpus=4)
+    gang = replace(gang, spec=replace(gang.spec, resources=replace(gang.spec.resources, workers=2)))
+    assert gpus_text(job_to_dict(gang)) == "2 x 4 GPUs" and gpus_text(job_to_dict(make_job("one"))) == "1 GPU"
+
+
 @pytest.mark.parametrize(("body", "field"), [
     pytest.param({"groups": []}, "groups", id="an empty group list"),
     pytest.param({"groups": [{"name": "a", "gpus": 1}, {"name": "a", "gpus": 2}]}, "groups[1].name",

@@ -23,6 +23,7 @@ utilized figure whose coverage is exactly the completed minute's share of the in
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from datetime import datetime, timedelta, timezone
@@ -34,7 +35,6 @@ import sqlalchemy as sa
 
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.engine.telemetry import TelemetryMonitor
-from jupyter_sched.errors import StoreError
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.hub.usage import usage_report_for
 from jupyter_sched.inventory.simulated import SimulatedInventory
@@ -124,14 +124,20 @@ def test_a_window_inside_the_telemetry_gap_reports_unknown_not_idle(tmp_path: Pa
             for r in rows] == [(300.0, None, 0.0, None)]
 
 
-def test_an_unreadable_usage_start_is_a_store_error_naming_the_row(tmp_path: Path) -> None:
+def test_an_unreadable_usage_start_is_skipped_and_quarantined_naming_the_row(tmp_path: Path) -> None:
+    """One bad row never stops a reader (issue 17): it is left out and noted with its error."""
     store = Store(sqlite_url(tmp_path / "s.sqlite"))
     with store.transaction(now=T0) as tx:
         tx.open_usage(job_id="J9", attempt=2, user="ana", team="ml", kind="training", gpus=[("g9", A100, 1.0)],
                       started_at=T0)
-        tx.conn.execute(sa.update(schema.usage).values(started_at="not a time"))
-    with pytest.raises(StoreError, match=r"usage row \d+ \(job J9 attempt 2 GPU g9\): started_at 'not a time'"):
-        store.usage_rows()
+        tx.open_usage(job_id="J8", attempt=1, user="bob", team="ml", kind="training", gpus=[("g8", A100, 1.0)],
+                      started_at=T0)
+        tx.conn.execute(sa.update(schema.usage).where(schema.usage.c.job_id == "J9").values(started_at="not a time"))
+    assert [iv.job_id for iv in store.usage_rows()] == ["J8"]
+    (entry,) = store.quarantined()
+    assert re.fullmatch(r"usage row \d+ \(job J9 attempt 2 GPU g9\): started_at 'not a time' is unreadable .*",
+                        entry.error), entry.error
+    assert (entry.table, entry.attributes["user"], entry.attributes["team"]) == ("usage", "ana", "ml")
     store.close()
 
 

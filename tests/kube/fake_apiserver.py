@@ -112,6 +112,7 @@ class FakeKubernetes:
         self.deletions: list[tuple[str, str, str, str]] = []  # (plural, ns, name, propagationPolicy)
         self.bodies: list[tuple[str, bytes]] = []  # (path, raw body) of every POST, as sent on the wire
         self.create_hooks: list[Callable[[str, Obj], tuple[int, Obj] | None]] = []
+        self.stale_lists = False  # every LIST answers a version already compacted (watch: 410 at once)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -392,6 +393,8 @@ class FakeKubernetes:
 
     def list_objects(self, plural: str, namespace: str | None, labels: str, fields: str) -> Obj:
         with self._lock:
+            if self.stale_lists:  # the server compacts faster than the client relists
+                self._compacted = self._rv + 1
             items = [copy.deepcopy(o) for (ns, _), o in sorted(self.objects[plural].items())
                      if (namespace is None or ns == namespace) and _matches(o, labels, fields)]
             return {"kind": RESOURCES[plural][2] + "List", "apiVersion": _API_VERSION[RESOURCES[plural][0]],

@@ -37,10 +37,11 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from ...backoff import Reconnecting
 from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
 from ...model import Allocation, Inventory, Job, JobKind, JobState, PendingReason
-from ..base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .gangs import observe_gang
@@ -86,6 +87,7 @@ class _Tracked:
     stopping: bool = False
     reason: PendingReason | None = None
     settling_since: datetime | None = None
+    connection: str | None = None  # the "reconnecting to …" sentence last reported, None when connected
     members: tuple[str, ...] = ()              # a gang of worker groups: one Job per group
     failure: Observation | None = None         # how such a gang failed, reported once its pods are gone
 
@@ -122,6 +124,8 @@ class KubernetesExecutor:
     """
 
     name = "kubernetes"
+    starts_async = True
+    """A created Job is not running yet: the engine waits for :class:`Started` (its pods scheduled)."""
 
     def __init__(self, api_client: Any, config: KubernetesConfig | None = None, *,
                  inventory: KubernetesInventory | Callable[[], Inventory] | None = None,
@@ -244,12 +248,26 @@ class KubernetesExecutor:
         return handle
 
     def poll(self) -> list[ExecutorEvent]:
-        """Report what changed for every tracked job since the last call (see module docstring)."""
+        """Report what changed for every tracked job since the last call (see module docstring);
+        while a watch reconnects, every tracked job says so (:class:`Connection`)."""
         events: list[ExecutorEvent] = []
         with self._lock:
+            reconnecting = self.reconnecting()
+            text = reconnecting.message if reconnecting is not None else None
             for tracked in list(self._tracked.values()):
+                if tracked.connection != text:
+                    tracked.connection = text
+                    events.append(Connection(tracked.job_id, text))
                 events.extend(self._advance(tracked, self._observe(tracked)))
         return events
+
+    def reconnecting(self) -> Reconnecting | None:
+        """The first of this executor's watches that is reconnecting, None when all are up."""
+        for reflector in (self._reflectors or {}).values():
+            state = reflector.reconnecting
+            if state is not None:
+                return state
+        return None
 
     def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
         """Delete the job's objects with background propagation (see module docstring).
@@ -519,7 +537,8 @@ class KubernetesExecutor:
         status = _http_status(exc)
         return ExecutorError(f"cannot create {describe(manifest)}: "
                              f"{'HTTP ' + str(status) + ' ' if status else ''}{message}",
-                             hint="check the RBAC rules in server/rbac.yaml and the namespace")
+                             hint="check the RBAC rules in server/rbac.yaml and the namespace",
+                             details={"status": status} if status else None)
 
     def _delete(self, manifest: Mapping[str, Any], *, strict: bool = False) -> None:
         meta = manifest["metadata"]

@@ -12,6 +12,8 @@ import hashlib
 import re
 from decimal import Decimal, InvalidOperation
 
+from kubernetes.utils import parse_quantity as _client_parse_quantity
+
 from ...errors import ValidationError
 
 __all__ = [
@@ -34,14 +36,6 @@ LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 _DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
-_SUFFIX = {
-    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
-    "k": Decimal("1e3"), "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"),
-    "P": Decimal("1e15"), "E": Decimal("1e18"),
-    "Ki": Decimal(1024), "Mi": Decimal(1024**2), "Gi": Decimal(1024**3), "Ti": Decimal(1024**4),
-    "Pi": Decimal(1024**5), "Ei": Decimal(1024**6),
-}
-
 
 def is_quantity(text: object) -> bool:
     """True when ``text`` is a string in Kubernetes quantity syntax."""
@@ -52,6 +46,8 @@ def parse_quantity(value: str | int | float, *, field: str = "quantity") -> Deci
     """Parse a Kubernetes quantity into a :class:`~decimal.Decimal` in base units.
 
     ``"500m"`` → 0.5 (cores), ``"16Gi"`` → 17179869184 (bytes), ``"8"`` → 8, ``"1e3"`` → 1000.
+    The grammar is the client's own (:func:`kubernetes.utils.parse_quantity`); this wrapper only
+    turns its ``ValueError`` into a validation error naming the field.
 
     Raises:
         ValidationError: not quantity syntax (``"two"``).
@@ -62,19 +58,12 @@ def parse_quantity(value: str | int | float, *, field: str = "quantity") -> Deci
     if isinstance(value, (int, float)):
         return Decimal(str(value))
     text = str(value).strip()
-    match = QUANTITY_RE.match(text)
-    if not match:
-        raise ValidationError(f'{field} is not a Kubernetes quantity (got "{value}")', field=field,
-                              hint='use e.g. "4", "500m" or "16Gi"')
-    suffix = match.group(3) or ""
-    number_text = text[: len(text) - len(suffix)] if suffix else text
     try:
-        number = Decimal(number_text)
-    except InvalidOperation:  # pragma: no cover - the regex admits only decimals
-        raise ValidationError(f'{field} is not a Kubernetes quantity (got "{value}")', field=field) from None
-    if suffix[:1] in ("e", "E"):
-        return number * (Decimal(10) ** int(suffix[1:]))
-    return number * _SUFFIX[suffix]
+        parsed = _client_parse_quantity(text)  # type: ignore[no-untyped-call]  # the client ships no annotations
+    except (ValueError, InvalidOperation, TypeError):
+        raise ValidationError(f'{field} is not a Kubernetes quantity (got "{value}")', field=field,
+                              hint='use e.g. "4", "500m" or "16Gi"') from None
+    return Decimal(parsed)
 
 
 def format_cpu(millis: int) -> str:

@@ -11,16 +11,32 @@ The reflector is driven by any list function with the official client's signatur
 (``CoreV1Api().list_node``, ``BatchV1Api().list_namespaced_job`` bound with ``functools.partial``
 …); it calls it with ``_preload_content=False`` and parses raw JSON, so no model classes are
 involved and the cache holds the API's own camelCase dicts.
+
+Why not the client's own ``kubernetes.watch.Watch``: it deserialises every event into model
+objects (the cache here holds the API's dicts, as the executor and inventory read them), it
+cannot be stopped from another thread while a read blocks (``stop`` here shuts the open
+response down), and on 410 Gone it raises or, with ``resource_version`` set, retries without
+relisting — the resync below is exactly what client-go's Reflector does instead.
+
+Retries back off (issue 17): after a failure the next attempt waits
+``min(cap, base · 2^(n-1))`` seconds, half jittered (:class:`~jupyter_sched.backoff.Backoff`),
+and the count resets once a watch delivers an event. A 410 whose relist is *itself* too old
+(the server compacts faster than we relist) therefore costs a handful of LISTs per minute with
+growing gaps, not a tight loop (63 LISTs in 3 s before). While it retries, :attr:`Reflector.reconnecting`
+says so ("reconnecting to the Kubernetes API (pods watch) (attempt 3, next in 4 s): HTTP 410").
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ...backoff import Backoff, Reconnecting
 from ...errors import ExecutorError
 
 __all__ = ["GONE", "Reflector", "object_key"]
@@ -66,18 +82,30 @@ class Reflector:
         on_change: called (outside the lock) after every change to the cache and after every relist.
         watch_timeout_s: server-side watch timeout (seconds); the watch is renewed from the last
             resourceVersion when it ends.
-        retry_s: pause before reconnecting after a transport error (seconds).
+        retry_s: the first pause before reconnecting after a failure (seconds); it doubles per
+            failure up to ``max_retry_s``, half jittered, and resets when a watch delivers an event.
+        max_retry_s: the longest pause (seconds).
         list_kwargs: extra arguments for every call (``label_selector``, ``field_selector``).
+        rng: uniform [0, 1) source of the jitter (tests).
     """
 
     def __init__(self, list_fn: Callable[..., Any], *, name: str,
                  on_change: Callable[[], None] | None = None, watch_timeout_s: int = 240,
-                 retry_s: float = 1.0, list_kwargs: Mapping[str, Any] | None = None) -> None:
+                 retry_s: float = 1.0, max_retry_s: float = 60.0, list_kwargs: Mapping[str, Any] | None = None,
+                 rng: Callable[[], float] = random.random) -> None:
         self._list_fn = list_fn
         self.name = name
         self._on_change = on_change
         self._watch_timeout_s = watch_timeout_s
-        self._retry_s = retry_s
+        self.backoff = Backoff(base_s=retry_s, cap_s=max(retry_s, max_retry_s), jitter=0.5)
+        self._rng = rng
+        self._failures = 0
+        self._retry_at = 0.0
+        self._last_error = ""
+        self._open_since: float | None = None  # monotonic time the current watch stream opened
+        self.settle_s = max(1.0, 2 * retry_s)
+        """Seconds a watch must stay open without failing to count as reconnected (a watch that
+        fails with 410 at once after every relist never does)."""
         self._kwargs = dict(list_kwargs or {})
         self._lock = threading.Lock()
         self._items: dict[str, dict[str, Any]] = {}
@@ -114,6 +142,38 @@ class Reflector:
                 pass
         if self._thread is not None:
             self._thread.join(timeout_s)
+
+    # -- connection state ----------------------------------------------------------------------
+    @property
+    def reconnecting(self) -> Reconnecting | None:
+        """While retrying after a failure: attempt count, seconds to the next try, the error."""
+        if self._failures == 0 or self._settled():
+            return None
+        return Reconnecting(f"the Kubernetes API ({self.name} watch)", self._failures,
+                            max(0.0, self._retry_at - time.monotonic()), self._last_error)
+
+    def _settled(self) -> bool:
+        opened = self._open_since
+        return opened is not None and time.monotonic() - opened >= self.settle_s
+
+    def _failed(self, error: str) -> None:
+        """Count a failure and wait out its backoff (or until :meth:`stop`)."""
+        if self._settled():  # the last watch ran fine for a while: this is a new episode
+            self._failures = 0
+        self._open_since = None
+        self._failures += 1
+        self._last_error = error
+        delay = self.backoff.delay(self._failures, self._rng)
+        self._retry_at = time.monotonic() + delay
+        log.warning("%s", self.reconnecting.message if self.reconnecting else error)
+        self._changed()  # listeners show the reconnecting state
+        self._stop.wait(delay)
+
+    def _healthy(self) -> None:
+        if self._failures:
+            log.info("watch of %s is back after %d attempt(s)", self.name, self._failures)
+            self._failures = 0
+            self._changed()
 
     # -- cache ---------------------------------------------------------------------------------
     def items(self) -> list[dict[str, Any]]:
@@ -158,26 +218,33 @@ class Reflector:
             try:
                 self._watch_once()
             except _Gone:
-                log.info("watch of %s expired (410 Gone) at resourceVersion %s; relisting",
-                         self.name, self.resource_version)
-                self._relist_until_ok()
+                self._resync("410 Gone")
             except Exception as exc:
                 if self._stop.is_set():
                     break
                 if getattr(exc, "status", None) == GONE:
-                    self._relist_until_ok()
+                    self._resync("HTTP 410 Gone")
                     continue
-                log.warning("watch of %s failed: %s; retrying", self.name, _describe(exc))
-                self._stop.wait(self._retry_s)
+                self._failed(f"watch failed: {_describe(exc)}")
 
-    def _relist_until_ok(self) -> None:
+    def _resync(self, why: str) -> None:
+        """Relist after 410 Gone. The first relist after a healthy watch is immediate; one that
+        follows a watch that delivered nothing waits out the backoff first (module docstring)."""
+        log.info("watch of %s expired (%s) at resourceVersion %s; relisting", self.name, why,
+                 self.resource_version)
+        if self._failures and not self._settled():
+            self._failed(f"the relisted version was already too old ({why})")
+        else:
+            self._open_since = None
+            self._failures = 1  # the next 410 before any event backs off
+            self._last_error = why
+            self._retry_at = time.monotonic()
         while not self._stop.is_set():
             try:
                 self.relist()
                 return
             except ExecutorError as exc:
-                log.warning("%s", exc)
-                self._stop.wait(self._retry_s)
+                self._failed(exc.message)
 
     def _watch_once(self) -> None:
         response = self._list_fn(
@@ -185,6 +252,7 @@ class Reflector:
             timeout_seconds=self._watch_timeout_s, _preload_content=False,
             _request_timeout=(10, self._watch_timeout_s + 30), **self._kwargs)
         self._response = response
+        self._open_since = time.monotonic()
         try:
             if self._stop.is_set():  # stop() ran while the request was in flight and saw no response
                 return
@@ -192,6 +260,7 @@ class Reflector:
                 if self._stop.is_set():
                     return
                 self._apply(json.loads(line))
+                self._healthy()
         finally:
             self._response = None
             response.close()  # never reuse a connection whose stream may be half read

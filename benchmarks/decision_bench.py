@@ -1,0 +1,144 @@
+"""How long a submit that fits waits for its decision, with a 20,000-job backlog on 5,000 nodes.
+
+Issue 17 target: a submit that fits gets its decision (``admitted``) in p95 <= 20 ms with 20,000
+pending jobs on 5,000 simulated nodes. What it does, in one process and one run:
+
+1. A SQLite store in a temp dir; an inventory of 5,000 simulated nodes x 8 GPUs (the
+   ``cycle_bench`` builder); ``--holders`` leases already holding one GPU each (18,000 by
+   default: the ledger every decision must respect) and ``--pending`` batch jobs of a team over its
+   quota (pending ``ExceedsQuota``/``BorrowingLimitReached``: a backlog that cannot take free
+   GPUs) — both written directly through the store, in one transaction.
+2. A real :class:`SchedulerService` (the real engine and core; no processes: the work is leases)
+   runs its first full cycle (timed: that is what every submit cost before, plus a 100 ms pause).
+3. **Measured**: ``--submits`` lease requests of another team that fit, each
+   ``submit`` + one engine ``tick``, timed from the submit call until the job is committed as
+   admitted (and bound). Each is decided incrementally on the live ledger.
+4. **Baseline, same run**: ``--baseline`` more submits decided the old way, by a full cycle
+   (``kick()`` before the tick asks for one).
+
+Prints p50/p95 of both, the ratio, and how many submits the fast path decided. Run:
+``.venv/bin/python benchmarks/decision_bench.py [--nodes 5000] [--pending 20000] [--submits 200]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cycle_bench import build_inventory
+
+from jupyter_sched.engine import SchedulerService
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.model import (
+    Allocation,
+    Inventory,
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    Quota,
+    QuotaSet,
+    ResourceRequest,
+)
+from jupyter_sched.store import JobRecord, Store, sqlite_url
+
+TARGET_P95_MS = 20.0
+
+
+class FixedInventory:
+    """An inventory source that always answers the same frozen inventory (as a cached source does)."""
+
+    def __init__(self, inventory: Inventory) -> None:
+        self._inventory = inventory
+
+    def current(self) -> Inventory:
+        return self._inventory
+
+
+def seed(store: Store, inventory: Inventory, *, holders: int, pending: int) -> None:
+    """Write the holders (running leases, one GPU each, usage open) and the over-quota backlog."""
+    now = datetime.now(timezone.utc) - timedelta(hours=1)
+    gpus = [(node.name, gpu) for node in inventory.nodes for gpu in node.gpus]
+    with store.transaction(now=now) as tx:
+        tx.replace_quota_set(QuotaSet(quotas=(Quota(team="backlog", guaranteed=0, borrowing_limit=0),
+                                              Quota(team="fast", guaranteed=len(gpus)))))
+        for i in range(holders):
+            node, gpu = gpus[i]
+            job = Job(id=f"h-{i:06d}", spec=JobSpec(name="held", user=f"user-{i % 200}", team="fast",
+                                                     kind=JobKind.LEASE, kernel_id=f"k-{i}",
+                                                     resources=ResourceRequest(gpus=1)),
+                      state=JobState.RUNNING, submitted_at=now, admitted_at=now, started_at=now, attempts=1,
+                      allocation=Allocation(node, (gpu.uuid,)), message="GPUs bound to the kernel")
+            tx.insert_job(JobRecord(job=job), savepoint=False)
+            tx.open_usage(job_id=job.id, attempt=1, user=job.spec.user, team="fast", kind="lease",
+                          gpus=[(gpu.uuid, gpu.model, 1.0)], started_at=now)
+        for i in range(pending):
+            job = Job(id=f"p-{i:06d}", spec=JobSpec(name="backlog", user=f"user-{i % 50}", team="backlog",
+                                                     resources=ResourceRequest(gpus=1 + i % 4),
+                                                     command=("python", "train.py")),
+                      submitted_at=now + timedelta(microseconds=i))
+            tx.insert_job(JobRecord(job=job), savepoint=False)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--holders", type=int, default=18000, help="GPUs already held (default 18,000)")
+    parser.add_argument("--pending", type=int, default=20000)
+    parser.add_argument("--submits", type=int, default=200)
+    parser.add_argument("--baseline", type=int, default=5, help="submits decided by a full cycle (default 5)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="decision-bench-") as tmp:
+        root = Path(tmp)
+        inventory = build_inventory(args.nodes)
+        store = Store(sqlite_url(root / "sched.sqlite"))
+        started = time.perf_counter()
+        seed(store, inventory, holders=args.holders, pending=args.pending)
+        print(f"seeded {args.holders:,} holders and {args.pending:,} pending jobs on {args.nodes:,} nodes "
+              f"in {time.perf_counter() - started:.1f} s (load average {os.getloadavg()[0]:.1f})")
+        svc = SchedulerService(store=store, inventory=FixedInventory(inventory),
+                               executor=LocalExecutor(root / "jobs"), cycle_interval_s=3600.0)
+        started = time.perf_counter()
+        first = svc.tick()
+        print(f"first full cycle: {time.perf_counter() - started:.2f} s (decided={first.decided})")
+
+        def one(full: bool) -> float:
+            t0 = time.perf_counter()
+            job = svc.submit({"gpus": 1, "kernel_id": "k-bench", "team": "fast"}, user="bench", kind="lease")
+            if full:
+                svc.kick()
+            report = svc.tick()
+            elapsed = (time.perf_counter() - t0) * 1000.0
+            if job["id"] not in report.admitted:
+                raise SystemExit(f"submit {job['id']} was not admitted in its tick: {report}")
+            return elapsed
+
+        fast = [one(full=False) for _ in range(args.submits)]
+        decided_fast = svc.engine.incremental.decided
+        full = [one(full=True) for _ in range(args.baseline)]
+        p50, p95 = percentile(fast, 0.5), percentile(fast, 0.95)
+        b50, b95 = percentile(full, 0.5), percentile(full, 0.95)
+        print(f"submit → admitted, incremental ({decided_fast}/{args.submits} decided on the live ledger): "
+              f"p50 {p50:.1f} ms, p95 {p95:.1f} ms (target p95 <= {TARGET_P95_MS:.0f} ms)")
+        print(f"submit → admitted, full cycle (baseline, {args.baseline} runs): p50 {b50:.0f} ms, p95 {b95:.0f} ms, "
+              f"mean {statistics.mean(full):.0f} ms")
+        print(f"ratio incremental/full at p95: {p95 / b95:.3f}")
+        store.close()
+        return 0 if p95 <= TARGET_P95_MS else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""One reconciliation pass: compare each admitted/running job's stored intent with what the
+executor reports, and act through the right reconciler.
+
+=====================================  =======================================================
+the row says                           the executor says → reconciler
+=====================================  =======================================================
+lease, admitted                        (nothing to run) → bind it (:mod:`.start`)
+lease, running, stop intent            (nothing to stop) → end it (:mod:`.stops`)
+batch, any                             watches it → time limit / stop intent (:mod:`.stops`)
+batch, running, or has a handle        does not watch it → adopt or settle (:mod:`.recovery`)
+batch, admitted, no handle             does not watch it → start it (:mod:`.start`)
+=====================================  =======================================================
+
+Right after this engine became leader every unwatched batch job goes through adoption first
+(the previous leader may have started it without persisting the handle). Each job is handled on
+its own: an unexpected error is logged and written to that job's message, and the pass goes on;
+only a lost lease or a failing store stops it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..errors import NotLeaderError, StoreError
+from ..executors.base import Executor
+from ..model import JobState
+from ..store import JobRecord, Store
+from .observe import TickReport
+from .recovery import AdoptReconciler
+from .start import StartReconciler
+from .stops import StopReconciler
+from .transitions import JobWriter
+
+__all__ = ["Reconciler"]
+
+log = logging.getLogger(__name__)
+
+
+class Reconciler:
+    """Runs the reconcilers over every admitted/running job (module docstring)."""
+
+    def __init__(self, store: Store, executor: Executor, writer: JobWriter, *, start: StartReconciler,
+                 stops: StopReconciler, adopt: AdoptReconciler) -> None:
+        self.store = store
+        self.executor = executor
+        self.writer = writer
+        self.start = start
+        self.stops = stops
+        self.adopt = adopt
+
+    def run(self, report: TickReport, *, adopt_unwatched: bool = False) -> None:
+        """One pass (module docstring); ``adopt_unwatched`` right after becoming leader.
+
+        Raises:
+            NotLeaderError: the lease was lost (the tick steps down).
+            StoreError: the store failed.
+        """
+        tracked = self.executor.tracked()
+        for record in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+            try:
+                self._one(record, tracked, report, adopt_unwatched)
+            except (NotLeaderError, StoreError):
+                raise
+            except Exception as exc:  # a bug for one job must not freeze the others
+                log.exception("reconciling job %s failed", record.job.id)
+                self.writer.say(record.job.id, f"the scheduler could not act on this job: "
+                                               f"{type(exc).__name__}: {exc}; retrying")
+
+    def _one(self, record: JobRecord, tracked: frozenset[str], report: TickReport, adopt_unwatched: bool) -> None:
+        job = record.job
+        if job.is_lease:
+            if job.state is JobState.ADMITTED:
+                self.start.reconcile(record, report)
+            else:
+                self.stops.reconcile(record)
+        elif job.id in tracked:
+            self.stops.reconcile(record)
+        elif adopt_unwatched or job.state is JobState.RUNNING or record.handle is not None:
+            self.adopt.reconcile(record, report)
+        else:
+            self.start.reconcile(record, report)
