@@ -229,3 +229,32 @@ def test_an_admitted_job_the_cluster_holds_back_reads_pending_in_the_cluster() -
     assert state_word(job) == "pending (in the cluster)"
     on_its_way = {**job, "reason": None}  # admitted a moment ago, no complaint from the cluster
     assert state_word(on_its_way) == "admitted" and job_line(on_its_way, NOW).startswith("job j-7 (train): admitted on n1")
+
+
+@pytest.mark.parametrize(("model", "want"), [
+    ("any model", "Ask for at most 2 GPUs per worker: no node here has more."),
+    ("A100 or H100", "Ask for at most 2 GPUs per worker, or for another model: no node here has more than 2 A100 or "
+                     "H100 GPUs."),
+])
+def test_too_many_gpus_for_any_node_is_told_the_most_a_node_has(model: str, want: str) -> None:
+    """Found trying the first hour again: ``submit --gpus 3`` on a 2-GPU machine was told to ask for
+    "fewer GPUs per worker or another GPU model" although it named no model."""
+    reason = make_reason(code="Unschedulable", message=f"needs 3 GPUs of {model} on one node but the largest node has 2",
+                         unblock="resubmit asking for fewer GPUs per worker or another GPU model",
+                         details={"requested": 3, "max_per_node": 2, "model": model, "filters": []})
+    assert render_reason(reason).unblock == want
+
+
+def test_a_refusal_does_not_repeat_the_field_the_cli_already_names() -> None:
+    message, hint = refusal_text("time_limit: cannot parse duration 'forever'", "use e.g. '2h'", None, "time_limit")
+    assert (message, hint) == ("cannot parse duration 'forever'", "use e.g. '2h'")
+    assert refusal_text("gpus must be an integer", None, None, "gpus")[0] == "gpus must be an integer"
+
+
+def test_a_model_name_that_says_gpu_is_not_followed_by_gpu_again() -> None:
+    """A first try on a machine without GPUs read "needs 1 Simulated GPU 80GB GPU, 0 free"."""
+    one = make_reason(message="needs 1 Simulated GPU 80GB GPU, 0 free", details={"model": "Simulated GPU 80GB"})
+    two = make_reason(message="needs 2 Simulated GPU 80GB GPUs, 0 free", details={"model": "Simulated GPU 80GB"})
+    real = make_reason(message="needs 2 A100 GPUs, 0 free", details={"model": "A100"})
+    assert [render_reason(r).summary for r in (one, two, real)] == [
+        "needs 1 Simulated GPU 80GB, 0 free.", "needs 2 Simulated GPU 80GB, 0 free.", "needs 2 A100 GPUs, 0 free."]
