@@ -26,7 +26,7 @@ from .clock import Clock
 from .idle import IdleLadders
 from .runtimes import RuntimeFeed
 
-__all__ = ["CycleFunction", "Decider", "default_cycle"]
+__all__ = ["CycleFunction", "Decider", "cyclic_gc_paused", "default_cycle"]
 
 log = logging.getLogger(__name__)
 

@@ -132,14 +132,15 @@ def job_environment(
 
 
 def gang_environments(job: Job, allocation: Allocation, *, master_port: int) -> list[dict[str, str]]:
-    """Per-worker environment overlays of a gang run on this host; ``[]`` for one worker.
+    """Per-worker environment overlays of a gang run on this host; ``[]`` for one worker (and
+    for an inference service, whose replicas would share one port on one host).
 
     Workers are in the allocation's order, which is the request's group order
     (:meth:`~jupyter_sched.model.ResourceRequest.worker_groups`). See the module docstring.
     """
     per_worker = allocation.per_worker()
-    if len(per_worker) <= 1:
-        return []
+    if len(per_worker) <= 1 or job.spec.kind is JobKind.INFERENCE:
+        return []  # replicas of a service would all bind its one port here: it runs once, as before
     names = job.spec.resources.worker_groups()
     sizes = {g.name: g.workers for g in job.spec.resources.groups}
     seen: dict[str, int] = {}

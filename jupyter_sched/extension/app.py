@@ -246,6 +246,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return {
             "db_url": self.store_url,
             "sqlite_synchronous": self.sqlite_synchronous,
+            "retention_finished_jobs_days": self.retention_finished_jobs_days,
+            "retention_events_days": self.retention_events_days,
+            "retention_rollups_days": self.retention_rollups_days,
             "log_dir": self.job_log_dir,
             "root_dir": getattr(self.serverapp, "root_dir", None) if self.serverapp else None,
             "inventory_source": self.inventory_source,

@@ -87,6 +87,30 @@ class StorageConfig(Configurable):
         survive power loss too. Ignored for PostgreSQL.""",
     )
 
+    retention_finished_jobs_days = Float(
+        90.0,
+        config=True,
+        help="""Default: 90. Days a finished job (succeeded, failed, cancelled, lost) is kept in the store after
+        it ended; older ones are pruned by the leading engine, in small batches. Their GPU usage
+        intervals are kept, so usage reports, budgets and fair share do not change. 0 = keep
+        forever.""",
+    )
+
+    retention_events_days = Float(
+        365.0,
+        config=True,
+        help="""Default: 365. Days audit records (GET audit) are kept; older ones are pruned. 0 = keep
+        forever.""",
+    )
+
+    retention_rollups_days = Float(
+        400.0,
+        config=True,
+        help="""Default: 400. Days the one-minute GPU telemetry rollups are kept; older ones are pruned. Reports
+        over older months keep their allocated GPU-hours but their utilization becomes unknown,
+        which is why the default is longer than a year. 0 = keep forever.""",
+    )
+
     @validate("db_url")
     def _check_db_url(self, proposal: dict[str, Any]) -> str:
         value = str(proposal["value"])

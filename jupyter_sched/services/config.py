@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..admission import AdmissionPolicy, system_caller
+from ..engine.retention import Pruner, retention_from_settings
 from ..engine.telemetry import HealthAwareInventory, TelemetryMonitor
 from ..errors import ExecutorError, SchedError, ValidationError
 from ..executors.base import Executor
@@ -165,6 +166,8 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),
                        prices=settings.get("gpu_prices") or None, definitions=definition_settings(settings))
+    # the leading engine prunes finished jobs, audit events and rollups past their retention
+    service.engine.leader_hooks.append(Pruner(store, service.clock, retention_from_settings(settings)))
     quotas = settings.get("quotas") or []
     if quotas:
         current = service.quotas.get()

@@ -53,6 +53,9 @@ class QuotasService:
     def set(self, caller: Caller, request: SetQuotasRequest) -> GetQuotasResponse:
         """Replace parts of the quota set (admins); keys left out keep their current value.
 
+        Returns:
+            the quota set now in force, with ``warnings`` as GET quotas answers an admin.
+
         Raises:
             AuthorizationError: not an admin (audited).
             ValidationError: duplicate lines, or new guarantees above the GPUs that exist (names the
@@ -84,7 +87,7 @@ class QuotasService:
             tx.add_event(actor=caller.user, action="quotas_changed", message=f"quotas changed by {caller.user}",
                          details={"old": old_dict, "new": new_dict})
         self.ctx.kick()
-        return GetQuotasResponse.model_validate(new_dict)
+        return GetQuotasResponse.model_validate({**new_dict, "warnings": self.capacity_warnings(new)})
 
     def profiles(self) -> ListProfilesResponse:
         """Admin request templates, sorted by name."""

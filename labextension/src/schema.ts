@@ -1588,7 +1588,7 @@ export interface components {
         };
         /**
          * @description ``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
-         *     accepted too).
+         *     accepted too). GET quotas' whole answer may be sent back: its read-only ``warnings`` are ignored.
          */
         SetQuotasRequest: {
             quotas?: components["schemas"]["QuotaLine"][] | null;
@@ -1602,6 +1602,8 @@ export interface components {
             user_teams?: {
                 [key: string]: string;
             } | null;
+            /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
+            warnings?: string[] | null;
         };
         /**
          * @description ``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jupyter_sched.executors.base import Exited
 from jupyter_sched.executors.local import LocalExecutor, gang_environments
-from jupyter_sched.model import Allocation, Job, ResourceRequest, WorkerGroup
+from jupyter_sched.model import Allocation, Job, JobKind, ResourceRequest, WorkerGroup
 from tests.runtime.builders import make_job
 from tests.runtime.test_local_executor import job_for, wait_event
 
@@ -74,3 +74,6 @@ def test_a_single_worker_job_gets_no_gang_environment() -> None:
     assert [(e["RANK"], e["CUDA_VISIBLE_DEVICES"], e["MASTER_PORT"]) for e in envs] == [
         ("0", "GPU-a", "29500"), ("1", "GPU-b", "29500")]
     assert all("JUPYTER_SCHED_GROUP" not in e for e in envs)
+    service = replace(homogeneous, spec=replace(homogeneous.spec, kind=JobKind.INFERENCE, port=8000))
+    assert gang_environments(service, Allocation("ws-1", ("GPU-a",), workers=(
+        ("ws-1", ("GPU-a",)), ("ws-1", ("GPU-b",)))), master_port=29500) == []  # one port, one process

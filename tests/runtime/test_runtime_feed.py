@@ -9,6 +9,8 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.runtimes import RuntimeFeed
 from jupyter_sched.model import JobState
@@ -69,3 +71,23 @@ def test_the_engine_s_cycle_pauses_the_cyclic_collector_and_restores_it() -> Non
     except RuntimeError:
         pass
     assert gc.isenabled()  # also after the cycle raised
+
+
+def test_the_engine_s_full_cycle_on_a_live_ledger_runs_with_the_collector_paused(
+        sqlite_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import jupyter_sched.engine.engine as engine_module
+
+    seen: list[bool] = []
+    real = engine_module.LiveCycle
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "LiveCycle", spy)
+    svc = make_service(sqlite_db, tmp_path, "a", ManualClock(T0))
+    svc.submit({"gpus": 1, "command": ["true"]}, user="ana")
+    svc.tick()
+    assert seen and not any(seen) and gc.isenabled()

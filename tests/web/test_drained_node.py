@@ -44,3 +44,12 @@ async def test_a_drained_node_blocks_only_new_guarantees_not_other_quota_edits(s
     status, body = await api("PUT", "quotas", {"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 0}]},
                              token=BOSS_TOKEN)
     assert status == 200 and body["quotas"][0]["guaranteed"] == 2, body
+
+
+async def test_get_quotas_with_its_warnings_can_be_put_back_changed(sched_app: Any, api: Any) -> None:
+    sched_app.services.ctx.inventory_source = SimulatedInventory(2, node="n1")
+    _, current = await api("GET", "quotas", token=BOSS_TOKEN)
+    assert current["warnings"], current  # the read-modify-write below carries them back
+    lines = [{"team": "ml", "guaranteed": 1, "borrowing_limit": 1}, {"team": "cv", "guaranteed": 1}]
+    status, body = await api("PUT", "quotas", {**current, "quotas": lines}, token=BOSS_TOKEN)
+    assert status == 200 and [q["guaranteed"] for q in body["quotas"]] == [1, 1] and body["warnings"] == [], body

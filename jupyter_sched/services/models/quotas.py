@@ -65,12 +65,15 @@ class TeamPolicyLine(RequestModel):
 
 class SetQuotasRequest(RequestModel):
     """``PUT quotas``: keys left out keep their current value (a bare list of quota lines is
-    accepted too)."""
+    accepted too). GET quotas' whole answer may be sent back: its read-only ``warnings`` are ignored."""
 
     quotas: list[QuotaLine] | None = None
     budgets: list[BudgetLine] | None = None
     teams: list[TeamPolicyLine] | None = None
     user_teams: dict[str, str] | None = Field(default=None, examples=[{"ana": "ml"}])
+    warnings: list[str] | None = Field(
+        default=None, description="read-only: what GET quotas answered; sent back unchanged (a read-modify-write "
+                                  "of GET quotas' body), it is ignored")
 
 
 class QuotaLineView(CodecView):
