@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMEOUT, EXIT_USAGE, main
+from jupyter_sched.wording import render_reason
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -253,7 +254,10 @@ def test_every_reason_the_api_answers_carries_its_sentences(server: EmbeddedServ
     rows = rows["queue"] if isinstance(rows, dict) else rows
     assert next(r for r in rows if r["id"] == waiting["id"])["reason"]["text"] == text
     dry = ann.post("dryrun", json={"gpus": 1, "command": ["true"]}).json()
-    assert dry["reason"]["text"]["summary"] == dry["reason"]["message"].rstrip(".") + "."
+    wire = {key: value for key, value in dry["reason"].items() if key != "text"}
+    assert dry["reason"]["text"] == render_reason(wire).to_dict()  # the one renderer, as the CLI uses it
+    assert dry["reason"]["text"]["summary"].startswith("needs 1 Simulated GPU 80GB, 0 free")  # not "80GB GPU"
+    assert "+00:00" not in dry["reason"]["text"]["summary"]  # clock times, not ISO stamps
     refused = ann.post("jobs", json={"gpus": 1, "mem_per_gpu": "200GiB", "command": ["true"]}).json()["error"]
     assert refused["details"]["reason"]["text"]["unblock"] == "Ask for at most 80 GiB per GPU."
 
