@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ValidationError
-from ..wording import eta_sentence, gpus_text, job_line, render_reason, wait_progress
+from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word, wait_progress
 from .cancel import cancel
 from .definitions import definitions
 from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, Streams
@@ -140,7 +140,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         reason = job.get("reason") if isinstance(job.get("reason"), dict) else None
         text = render_reason(reason, now=now, relative=True) if reason else None
         position = (reason or {}).get("position") or job.get("position") or ""
-        table.append([str(job.get("id", "")), str(job.get("user", "")), str(job.get("state", "")),
+        table.append([str(job.get("id", "")), str(job.get("user", "")), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
                       text.summary.rstrip(".") if text else "",
                       eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else ""])

@@ -251,7 +251,7 @@ def error_line(command: str, exc: SchedError) -> str:
     """
     from ..wording import flag_for, refusal_text
 
-    message, hint = refusal_text(exc.message, exc.hint, exc.details)
+    message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
     flag = flag_for(exc.field)
     where = f"{flag}: " if flag and flag not in message else ""
     if exc.field in ("command", "args"):

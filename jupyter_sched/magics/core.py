@@ -84,7 +84,7 @@ def _capital(text: str) -> str:
 def _one_line(err: SchedError) -> str:
     """``UnschedulableError: --mem-per-gpu: <what blocks it> (<what to change>)``: the field as the
     magic's option, and a refused request's reason in the words the queue uses (one renderer)."""
-    message, hint = refusal_text(err.message, err.hint, err.details)
+    message, hint = refusal_text(err.message, err.hint, err.details, err.field)
     field = flag_for(err.field, command_hint="the cell body (or %schedule run SCRIPT)")
     if field and field not in message and (err.field or "") not in message:
         message = f"{field}: {message}"

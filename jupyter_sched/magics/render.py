@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..wording import eta_sentence, gpus_text, job_line, render_reason
+from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word
 from ..wording.jobs import TERMINAL_STATES, granted_uuids
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
         text = render_reason(reason, now=now, relative=True) if reason else None
         out.append({
             "position": reason.get("position", job.get("position")), "id": job.get("id"), "name": job.get("name"),
-            "user": job.get("user"), "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job),
+            "user": job.get("user"), "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job),
             "priority": job.get("priority"), "reason": reason.get("code", ""),
             "detail": text.summary if text else (
                 "waiting for the next scheduling cycle" if is_pending(job) else ""),

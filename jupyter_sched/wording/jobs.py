@@ -11,10 +11,33 @@ from typing import Any
 
 from .reasons import render_reason
 
-__all__ = ["TERMINAL_STATES", "cancel_outcome", "gpus_text", "granted_uuids", "job_line", "lease_end_message"]
+__all__ = ["IN_CLUSTER", "TERMINAL_STATES", "cancel_outcome", "cluster_wait", "gpus_text", "granted_uuids", "job_line",
+           "lease_end_message", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+IN_CLUSTER = "pending (in the cluster)"
+"""How an ``admitted`` job with a reason reads: the scheduler gave it GPUs, but the cluster has not
+started it (e.g. Kubernetes pods that cannot be scheduled — FailedScheduling, case 027). It is
+not running, and "admitted" alone would read as if it were."""
+
+
+def cluster_wait(job: Mapping[str, Any]) -> str:
+    """The reason an admitted job has not started in the cluster, one sentence; "" when it has
+    none (an admitted job on its way to running)."""
+    reason = job.get("reason")
+    if job.get("state") != "admitted" or not isinstance(reason, Mapping):
+        return ""
+    text = render_reason(reason)
+    return " ".join(part for part in (text.summary, text.unblock) if part)
+
+
+def state_word(job: Mapping[str, Any]) -> str:
+    """The job's state for people: its wire state, except :data:`IN_CLUSTER` for an admitted job
+    the cluster holds back."""
+    return IN_CLUSTER if cluster_wait(job) else str(job.get("state"))
 
 
 def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -70,6 +93,9 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         else:
             waiting = "waiting for the next scheduling cycle"
         return f"{head}: {state}, {gpus_text(job)} · {waiting}"
+    held_back = cluster_wait(job)
+    if held_back:
+        return f"{head}: {IN_CLUSTER}, {gpus_text(job)} · {held_back.rstrip('.')}"
     if state in ("admitted", "running"):
         uuids = granted_uuids(job)
         alloc = job.get("allocation") or {}

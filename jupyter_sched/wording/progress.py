@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model.units import format_duration
-from .jobs import TERMINAL_STATES, WAITING_STATES, job_line
+from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line
 from .reasons import eta_sentence, render_reason, wire_time
 
 __all__ = ["WaitProgress", "wait_progress"]
@@ -59,6 +59,9 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
             fraction = _clip((now - submitted) / (eta - submitted), 0.99)
         detail = render_reason(reason, now=now).summary if reason else ""
         return WaitProgress(fraction, label, "queued", detail)
+    held_back = cluster_wait(job)
+    if held_back:  # GPUs given, but the cluster has not started it (case 027): still a wait
+        return WaitProgress(None, IN_CLUSTER, "queued", held_back)
     started = wire_time(job.get("started_at")) or wire_time(job.get("admitted_at"))
     alloc = job.get("allocation") if isinstance(job.get("allocation"), Mapping) else {}
     assert isinstance(alloc, Mapping)

@@ -81,6 +81,11 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None) 
         return (f"The job asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
                 f"here has is {memory_text(details['max_mib'])}.")
     message = str(reason.get("message") or "").strip()
+    model = details.get("model")
+    if isinstance(model, str) and "GPU" in model.split():
+        # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
+        # for simulated GPUs (what a first try on a machine without GPUs shows) already says it
+        message = message.replace(f"{model} GPUs", model).replace(f"{model} GPU", model)
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now)
@@ -161,6 +166,14 @@ def unblock_sentence(reason: Mapping[str, Any]) -> str:
         return f"Ask for one of the models here: {models}." if models else "This cluster has no GPUs; ask for 0 GPUs."
     if details.get("field") == "mem_per_gpu" and details.get("max_mib"):
         return f"Ask for at most {memory_text(details['max_mib'])} per GPU."
+    most = details.get("max_per_node")
+    if code == "Unschedulable" and isinstance(most, int) and most > 0 and details.get("requested"):
+        # the core's advice named "another GPU model" also when the job named none (issue 20)
+        model = str(details.get("model") or "any model")
+        gpus = f"{most} GPU{'s' if most != 1 else ''}"
+        if model == "any model":
+            return f"Ask for at most {gpus} per worker: no node here has more."
+        return f"Ask for at most {gpus} per worker, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
     fallback = str(reason.get("unblock") or "").strip()
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
 
@@ -250,12 +263,17 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | None) -> tuple[str, str | None]:
+def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | None,
+                 field: str | None = None) -> tuple[str, str | None]:
     """``(message, hint)`` for a refused submission: when the server attached the reason (422: it
     can never run here), its rendered summary and unblock sentence, so a refusal reads like the
-    same reason in the queue; otherwise the server's own message and hint."""
+    same reason in the queue; otherwise the server's own message and hint, without a leading
+    ``time_limit: `` when the message starts with the ``field`` the caller names in its own
+    syntax anyway (``--time-limit: cannot parse duration 'forever'``)."""
     reason = (details or {}).get("reason")
     if not isinstance(reason, Mapping):
+        if field and message.startswith(f"{field}: "):
+            message = message[len(field) + 2:]
         return message, hint
     text = render_reason(reason)
     return text.summary, text.unblock or hint

@@ -87,6 +87,14 @@ def test_the_queue_table_has_whole_positions() -> None:
     assert frame["reason"].tolist() == ["Priority", ""]
 
 
+def test_the_queue_table_says_pending_in_the_cluster_for_work_the_cluster_holds_back() -> None:
+    held = make_job("j-3", "admitted", allocation={"node": "n", "gpu_uuids": ["GPU-0"]},
+                    reason={"code": "Unschedulable", "message": "Kubernetes cannot place the pod"})
+    frame = queue_frame([held], NOW)
+    assert frame["state"].tolist() == ["pending (in the cluster)"]
+    assert frame["detail"].tolist() == ["Kubernetes cannot place the pod."]
+
+
 @pytest.fixture
 def stub_torch() -> Iterator[types.SimpleNamespace]:
     """A stand-in ``torch`` in sys.modules (no CUDA runtime here), removed afterwards."""

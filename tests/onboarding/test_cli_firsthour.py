@@ -45,6 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     try:
         yield srv
     finally:
+        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
         srv.kill()
 
 
@@ -295,3 +296,15 @@ def test_queue_shows_the_head_of_a_long_queue_and_says_more_wait(server: Embedde
     assert bad.code == EXIT_USAGE and "--limit: 0 is less than 1; use --all" in bad.err
     refused = api(server, "tok-bob").get("queue", params={"limit": "0"})
     assert refused.status_code == 400 and refused.json()["error"]["field"] == "limit"
+
+
+def test_too_many_gpus_and_a_bad_time_limit_are_told_in_the_clis_terms(server: EmbeddedServer) -> None:
+    """Found trying the first hour again on a 2-GPU machine: ``--gpus 3`` was told to ask for
+    "another GPU model" (it named none), and ``--time-limit forever`` read ``--time-limit: time_limit: …``."""
+    big = cli(server, "tok-ann", "submit", "--gpus", "3", "--", "true")
+    assert big.code == EXIT_REFUSED
+    assert big.err.strip() == ("jupyter-sched submit: --gpus: needs 3 GPUs of any model on one node but the largest "
+                               "node has 2. — Ask for at most 2 GPUs per worker: no node here has more. [unschedulable]")
+    forever = cli(server, "tok-ann", "submit", "--time-limit", "forever", "--", "true")
+    assert forever.code == EXIT_REFUSED
+    assert forever.err.startswith("jupyter-sched submit: --time-limit: cannot parse duration 'forever' — ")

@@ -21,6 +21,7 @@ from jupyter_sched.wording import (
     lease_end_message,
     refusal_text,
     render_reason,
+    state_word,
     wait_progress,
 )
 
@@ -211,3 +212,49 @@ def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_st
 def test_a_message_without_the_backfill_clause_is_left_as_the_core_wrote_it() -> None:
     reason = make_reason(message="needs 2 GPUs, 1 free of 4", details={"backfill": {"reserved_for": "j-9"}})
     assert render_reason(reason, now=NOW).summary == "needs 2 GPUs, 1 free of 4."
+
+
+def test_an_admitted_job_the_cluster_holds_back_reads_pending_in_the_cluster() -> None:
+    """Case 027 on the wire: GPUs given, but Kubernetes cannot schedule the pods — the job stays
+    ``admitted`` with the reason. "admitted" alone reads as started; it is a wait (@i18-telemetry)."""
+    reason = make_reason(code="Unschedulable", message="Kubernetes cannot place the pod: 0 of 3 nodes have a free GPU",
+                         unblock="free a GPU on a node or add one")
+    job = {"id": "j-7", "name": "train", "kind": "training", "state": "admitted", "reason": reason,
+           "resources": {"gpus": 2}, "allocation": {"node": "n1", "gpu_uuids": ["GPU-a", "GPU-b"]}}
+    assert job_line(job, NOW) == ("job j-7 (train): pending (in the cluster), 2 GPUs · Kubernetes cannot place the "
+                                  "pod: 0 of 3 nodes have a free GPU. Free a GPU on a node or add one")
+    frame = wait_progress(job, NOW)
+    assert (frame.phase, frame.label, frame.fraction) == ("queued", "pending (in the cluster)", None)
+    assert frame.detail.startswith("Kubernetes cannot place the pod")
+    assert state_word(job) == "pending (in the cluster)"
+    on_its_way = {**job, "reason": None}  # admitted a moment ago, no complaint from the cluster
+    assert state_word(on_its_way) == "admitted" and job_line(on_its_way, NOW).startswith("job j-7 (train): admitted on n1")
+
+
+@pytest.mark.parametrize(("model", "want"), [
+    ("any model", "Ask for at most 2 GPUs per worker: no node here has more."),
+    ("A100 or H100", "Ask for at most 2 GPUs per worker, or for another model: no node here has more than 2 A100 or "
+                     "H100 GPUs."),
+])
+def test_too_many_gpus_for_any_node_is_told_the_most_a_node_has(model: str, want: str) -> None:
+    """Found trying the first hour again: ``submit --gpus 3`` on a 2-GPU machine was told to ask for
+    "fewer GPUs per worker or another GPU model" although it named no model."""
+    reason = make_reason(code="Unschedulable", message=f"needs 3 GPUs of {model} on one node but the largest node has 2",
+                         unblock="resubmit asking for fewer GPUs per worker or another GPU model",
+                         details={"requested": 3, "max_per_node": 2, "model": model, "filters": []})
+    assert render_reason(reason).unblock == want
+
+
+def test_a_refusal_does_not_repeat_the_field_the_cli_already_names() -> None:
+    message, hint = refusal_text("time_limit: cannot parse duration 'forever'", "use e.g. '2h'", None, "time_limit")
+    assert (message, hint) == ("cannot parse duration 'forever'", "use e.g. '2h'")
+    assert refusal_text("gpus must be an integer", None, None, "gpus")[0] == "gpus must be an integer"
+
+
+def test_a_model_name_that_says_gpu_is_not_followed_by_gpu_again() -> None:
+    """A first try on a machine without GPUs read "needs 1 Simulated GPU 80GB GPU, 0 free"."""
+    one = make_reason(message="needs 1 Simulated GPU 80GB GPU, 0 free", details={"model": "Simulated GPU 80GB"})
+    two = make_reason(message="needs 2 Simulated GPU 80GB GPUs, 0 free", details={"model": "Simulated GPU 80GB"})
+    real = make_reason(message="needs 2 A100 GPUs, 0 free", details={"model": "A100"})
+    assert [render_reason(r).summary for r in (one, two, real)] == [
+        "needs 1 Simulated GPU 80GB, 0 free.", "needs 2 Simulated GPU 80GB, 0 free.", "needs 2 A100 GPUs, 0 free."]
