@@ -23,6 +23,7 @@ from jupyter_sched.executors.kubernetes.failures import failure_sentence, parse_
 from jupyter_sched.executors.kubernetes.status import scheduling_reason
 from jupyter_sched.inventory.kubernetes import KubernetesInventory
 from jupyter_sched.store import Store, sqlite_url
+from jupyter_sched.wording import state_word
 
 from .fake_apiserver import FakeKubernetes
 from .kube_builders import allocation, make_job, make_node
@@ -143,6 +144,7 @@ def test_case_027_a_job_whose_pod_cannot_schedule_is_not_running_and_carries_the
         assert waiting["reason"]["code"] == "Unschedulable"
         assert waiting["reason"]["message"] == "1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt"
         assert waiting["message"] == waiting["reason"]["message"]
+        assert state_word(waiting) == "pending (in the cluster)"  # what the CLI and magics show
         fake.run_job("team-ml", name, node="g1")
         running = until(lambda: (j := svc.get_job(job["id"], user="ana"))["state"] == "running" and j, "running",
                         svc.tick)
