@@ -275,7 +275,7 @@ class JobsService:
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
                                 hint="retry the cancel")
-        self.ctx.kick()
+        self.ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out
