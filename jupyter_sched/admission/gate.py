@@ -18,7 +18,6 @@ refused request of an authenticated caller is on the record.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
@@ -40,14 +39,6 @@ REFUSED = "refused"
 AuditWriter = Callable[..., Any]
 """``write(actor=, action=, user=, job_id=, message=, details=)`` — ``Store.add_event``."""
 
-RolesLookup = Callable[[str], tuple[bool, Sequence[str]]]
-"""``lookup(user) -> (hub admin?, hub groups)`` asked of the hub with the service's token (hub mode);
-raises when the hub cannot say."""
-
-ROLES_FRESH_S = 60.0
-"""Hub roles a request showed are used without asking the hub again for this long (seconds), as the
-hub identity provider caches them."""
-
 
 class Admission:
     """The admission step (see module docstring).
@@ -57,18 +48,14 @@ class Admission:
         quota_set: ``quota_set() -> QuotaSet`` in force (the store's).
         audit: writes one audit record (``Store.add_event``'s keywords).
         fit: the can-it-ever-run check (None: skipped, for callers without an engine).
-        roles_lookup: hub mode: asks the hub for a user's roles (:data:`RolesLookup`) when work no
-            request carries needs its owner's :class:`Caller` (:meth:`owner`); None = embedded.
     """
 
     def __init__(self, *, policy: AdmissionPolicy, quota_set: Callable[[], QuotaSet], audit: AuditWriter,
-                 fit: FitCheck | None = None, roles_lookup: RolesLookup | None = None) -> None:
+                 fit: FitCheck | None = None) -> None:
         self.policy = policy
         self._quota_set = quota_set
         self._audit = audit
         self._fit = fit
-        self.roles_lookup = roles_lookup
-        self._roles: dict[str, tuple[float, bool, tuple[str, ...]]] = {}  # user -> (monotonic s, admin, groups)
 
     def caller(self, user: str, *, admin: bool, groups: Sequence[str] | None = None) -> Caller:
         """The :class:`Caller` of an authenticated ``user`` (hub ``groups`` in hub mode).
@@ -76,39 +63,7 @@ class Admission:
         Never fails on quota configuration: membership is read, never validated against the
         inventory (a drained node must not lock users out, issue 15 item 6).
         """
-        if groups is not None:  # hub mode: what this user's requests say, for work of theirs no request carries
-            self._roles[user] = (time.monotonic(), admin, tuple(groups))
         return resolve_caller(user, admin=admin, groups=groups, quotas=self._quota_set(), policy=self.policy)
-
-    def owner(self, user: str) -> Caller:
-        """The :class:`Caller` of work ``user`` owns that no request carries (a job definition's
-        firing): the same teams, classes and ceilings as their own requests get.
-
-        Embedded: :meth:`caller` as a non-admin. Hub mode: the user's hub roles as a request of theirs
-        showed them within :data:`ROLES_FRESH_S`, else as the hub says now, else as their last
-        request showed them — never the default team by omission (that would escape the team's
-        quota and ceiling).
-
-        Raises:
-            AuthorizationError: hub mode, the hub does not answer about ``user`` and no request of
-                theirs was seen since this service started (field ``team``; audited).
-        """
-        if self.roles_lookup is None:
-            return self.caller(user, admin=False)
-        seen = self._roles.get(user)
-        if seen is None or time.monotonic() - seen[0] > ROLES_FRESH_S:
-            try:
-                admin, groups = self.roles_lookup(user)
-                seen = (time.monotonic(), bool(admin), tuple(str(g) for g in groups))
-                self._roles[user] = seen
-            except Exception as exc:  # the hub is down or does not know the user: last known roles, if any
-                log.warning("jupyter_sched: could not ask the hub for the groups of %s: %s", user, exc)
-        if seen is None:
-            self.refuse(Caller(user=user, teams=()), AuthorizationError(
-                f"the hub groups of {user} are unknown now, so their team cannot be charged", field="team",
-                hint="it is tried again at the next firing; check that the hub answers GET users/<name>"),
-                request="work without a request (a scheduled run)")
-        return resolve_caller(user, admin=seen[1], groups=seen[2], quotas=self._quota_set(), policy=self.policy)
 
     def admit_job(self, caller: Caller, job: Job, *, inventory: Inventory, quotas: QuotaSet, now: datetime,
                   request: str, fit: bool = True) -> None:

@@ -35,10 +35,8 @@ import asyncio
 import logging
 import os
 import sys
-import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -159,9 +157,6 @@ class HubSchedApp(SchedApp):
         self._budgeting = False
         self._kernel_reports = KernelReports()
         self._hub_client: HubAPI | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: threading.Thread | None = None
-        self.services.admission.roles_lookup = self.hub_roles  # owners of scheduled runs: their hub groups
         try:
             self.account_mapping = AccountMapping.from_config(
                 template=self.run_as_account_template, accounts=self.run_as_accounts, ids=self.run_as_ids,
@@ -229,7 +224,6 @@ class HubSchedApp(SchedApp):
         # would refuse token-authenticated API calls; jupyter_server still checks XSRF for cookie
         # (browser) requests after authentication, with JupyterHub's rules.
         serverapp.web_app.settings["xsrf_cookies"] = False
-        self._loop, self._loop_thread = asyncio.get_running_loop(), threading.current_thread()
         await super()._start_jupyter_server_extension(serverapp)
         if self.hub_poll_interval_s > 0:
             self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
@@ -266,25 +260,6 @@ class HubSchedApp(SchedApp):
         identity = self.resolve_identity(user)
         caller: Caller = self.services.caller(identity.name, admin=identity.is_admin, groups=user.hub_groups)
         return caller
-
-    def hub_roles(self, user: str) -> tuple[bool, Sequence[str]]:
-        """``(hub admin?, groups)`` of ``user`` as the hub says now (``GET users/{name}`` with the
-        service's token): the roles of a job definition's owner when it fires, with no request.
-
-        Called from the engine's thread; the hub call runs on the server's loop, waited for here.
-
-        Raises:
-            HubLookupError: the hub did not answer, does not know ``user``, or this is the loop's
-                own thread (it would wait on itself).
-        """
-        loop = self._loop
-        if loop is None or not loop.is_running() or threading.current_thread() is self._loop_thread:
-            raise HubLookupError("the hub is asked from the engine's thread only")
-        call = self._hub().request("GET", f"users/{quote(user, safe='')}")
-        model = asyncio.run_coroutine_threadsafe(call, loop).result(timeout=self._hub().timeout_s + 5)
-        if not isinstance(model, Mapping):
-            raise HubLookupError(f"GET users/{user}: not a user model")
-        return bool(model.get("admin")), tuple(str(g) for g in model.get("groups") or ())
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)

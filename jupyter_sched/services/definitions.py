@@ -118,7 +118,7 @@ class _OwnerRuns:
         self.jobs = jobs
 
     def owner(self, user: str) -> Caller:
-        return self.ctx.admission.owner(user)  # hub mode: the owner's hub groups, never 'default' by omission
+        return self.ctx.admission.caller(user, admin=False)
 
     def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
         return self.build(body, user=user).spec
