@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..errors import ConflictError, SchedError
+from ..errors import BusyError, ConflictError, SchedError
 from ..model import Job, JobSpec
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, next_firing, parse_schedule, plan_firings
@@ -54,7 +54,9 @@ class RunJobs(Protocol):
         """A new pending job for ``body`` (validated, admitted, checked that it can ever fit).
 
         Raises:
-            SchedError: it cannot be submitted; the message says why.
+            BusyError: who the owner is cannot be told now (e.g. the hub did not answer); the
+                firing is retried at the next tick, no run is written.
+            SchedError: it cannot be submitted; the message says why (a rejected run).
         """
         ...
 
@@ -199,6 +201,8 @@ class DefinitionFiring:
                         parameters=definition.parameters, team=definition.team)
         try:
             job = self.jobs.build(body, user=definition.user)
+        except BusyError:
+            raise  # who the owner is cannot be told now (the hub did not answer): retried next tick
         except SchedError as exc:
             job = self.jobs.rejected(body, user=definition.user, error=exc)
         return link_run(job, definition.id)

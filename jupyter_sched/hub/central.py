@@ -44,7 +44,7 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
 from ..admission import Caller, system_caller
-from ..errors import AuthorizationError, SchedError
+from ..errors import AuthorizationError, BusyError, SchedError
 from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..extension.app import SchedApp
 from ..extension.handlers import SchedHandler
@@ -150,6 +150,9 @@ class HubSchedApp(SchedApp):
         """
         super().initialize_settings()
         self.identity_mode = "jupyterhub"
+        definitions = getattr(self.services, "definitions", None)
+        if definitions is not None:  # firings charge the owner's hub groups, never a fallback team
+            definitions.owner_caller = self.owner_caller
         self._reaper: PeriodicCallback | None = None
         self._budget_timer: PeriodicCallback | None = None
         self._reaping = False
@@ -259,6 +262,24 @@ class HubSchedApp(SchedApp):
         """The request's :class:`~jupyter_sched.admission.Caller`, teams from the user's hub groups."""
         identity = self.resolve_identity(user)
         caller: Caller = self.services.caller(identity.name, admin=identity.is_admin, groups=user.hub_groups)
+        return caller
+
+    def owner_caller(self, user: str) -> Caller:
+        """The :class:`~jupyter_sched.admission.Caller` of ``user`` outside their own request (a
+        job definition's firing, an admin running another's definition): admin flag and teams
+        from the hub, as :meth:`resolve_caller` has them in a request (the hub admin flag and
+        ``admin_users``; a token's admin scope exists only in a request).
+
+        Raises:
+            NotFoundError: the hub has no such user.
+            BusyError: the hub did not answer (a firing is retried at the next tick).
+        """
+        provider = self._provider()
+        if not hasattr(provider, "roles_now"):
+            raise BusyError(f"cannot ask the hub who {user} is: the identity provider is not the hub's",
+                            hint="run the central service with jupyter-sched serve")
+        admin, groups = provider.roles_now(user)
+        caller: Caller = self.services.caller(user, admin=admin or user in set(self.admin_users), groups=groups)
         return caller
 
     def _provider(self) -> Any:

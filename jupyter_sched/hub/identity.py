@@ -24,9 +24,13 @@ import json
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote
 
+import httpx
 from jupyterhub.singleuser.extension import JupyterHubIdentityProvider, JupyterHubUser
 from traitlets import Float, Unicode
+
+from ..errors import BusyError, NotFoundError
 
 __all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "choose_team", "is_admin"]
 
@@ -114,6 +118,35 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         if cached is not None and now - cached[0] < self.lookup_cache_s:
             return cached[1], cached[2]
         record = await self.hub_api("GET", f"users/{name}")
+        admin = bool(record.get("admin")) if isinstance(record, dict) else False
+        groups = tuple(str(g) for g in (record.get("groups") or ())) if isinstance(record, dict) else ()
+        self._cache[name] = (now, admin, groups)
+        return admin, groups
+
+    def roles_now(self, name: str) -> tuple[bool, tuple[str, ...]]:
+        """``(hub admin?, groups)`` of ``name`` outside a request (a job definition firing on the
+        engine's thread): the cached record, else a blocking ``GET {hub api}/users/{name}``.
+
+        Raises:
+            NotFoundError: the hub has no such user (their definitions must not run).
+            BusyError: the hub did not answer (ask again later).
+        """
+        now = time.monotonic()
+        cached = self._cache.get(name)
+        if cached is not None and now - cached[0] < self.lookup_cache_s:
+            return cached[1], cached[2]
+        auth = self.hub_auth
+        url = auth.api_url.rstrip("/") + "/users/" + quote(name, safe="")
+        try:
+            response = httpx.get(url, headers={"Authorization": f"token {auth.api_token}"}, timeout=10.0)
+        except httpx.HTTPError as exc:
+            raise BusyError(f"the hub did not say who {name} is ({exc})", hint="retried shortly") from None
+        if response.status_code == 404:
+            raise NotFoundError(f"{name} is not a user of this hub", field="user",
+                                hint="their job definitions do not run; an admin may delete them")
+        if response.status_code != 200:
+            raise BusyError(f"the hub answered {response.status_code} looking up {name}", hint="retried shortly")
+        record = response.json()
         admin = bool(record.get("admin")) if isinstance(record, dict) else False
         groups = tuple(str(g) for g in (record.get("groups") or ())) if isinstance(record, dict) else ()
         self._cache[name] = (now, admin, groups)

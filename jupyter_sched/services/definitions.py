@@ -11,10 +11,13 @@ the same validation, team and priority rules, quotas and "can this ever fit" che
 each firing (a firing that can no longer submit gets one *rejected* run saying why:
 :mod:`jupyter_sched.definitions.firing`).
 
-Hub mode: a firing resolves the owner as the admission step does without a request (the stored
-quota set's ``user_teams`` and team policies; hub groups are only known during a request), so a
-definition charging a team the owner is in only through a hub group gets rejected runs; its
-owner sees why in the run list.
+Who the owner is when no request is being served (a firing; an admin editing or running
+another user's definition) is :attr:`DefinitionsService.owner_caller`: by default the admission
+step's own resolution (the quota set's ``user_teams``); in hub mode the central service sets it to
+a hub lookup (:meth:`~jupyter_sched.hub.central.HubSchedApp.owner_caller`), so a run is charged to
+the owner's hub groups with their ceilings exactly as ``POST jobs`` from them would be — never to
+a fallback team. If the hub does not answer, the firing is retried at the next tick (a
+:class:`~jupyter_sched.errors.BusyError`), not turned into a rejected run.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import contextlib
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -116,9 +119,10 @@ class _OwnerRuns:
     def __init__(self, ctx: Context, jobs: JobsService) -> None:
         self.ctx = ctx
         self.jobs = jobs
+        self.owner_caller: Callable[[str], Caller] = lambda user: ctx.admission.caller(user, admin=False)
 
     def owner(self, user: str) -> Caller:
-        return self.ctx.admission.caller(user, admin=False)
+        return self.owner_caller(user)
 
     def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
         return self.build(body, user=user).spec
@@ -160,6 +164,16 @@ class DefinitionsService:
         self.firing = DefinitionFiring(ctx.store, self._runs, now=ctx.clock.now,
                                        misfire_grace_s=self.settings.misfire_grace_s, publish=ctx.publish)
         self._last_sweep: float | None = None
+
+    @property
+    def owner_caller(self) -> Callable[[str], Caller]:
+        """``user -> Caller`` for a definition's owner outside their own request (see module
+        docstring). Raises what the admission step raises; ``BusyError`` when it cannot tell now."""
+        return self._runs.owner_caller
+
+    @owner_caller.setter
+    def owner_caller(self, resolve: Callable[[str], Caller]) -> None:
+        self._runs.owner_caller = resolve
 
     # ---- engine side -------------------------------------------------------------------------
     def fire_due(self) -> FiringReport:

@@ -81,6 +81,11 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None) 
         return (f"The job asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
                 f"here has is {memory_text(details['max_mib'])}.")
     message = str(reason.get("message") or "").strip()
+    model = details.get("model")
+    if isinstance(model, str) and "GPU" in model.split():
+        # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
+        # for simulated GPUs (what a first try on a machine without GPUs shows) already says it
+        message = message.replace(f"{model} GPUs", model).replace(f"{model} GPU", model)
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now)

@@ -6,6 +6,7 @@ import itertools
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from def_builders import MakeServer, Server, at
@@ -15,7 +16,8 @@ from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.errors import AuthorizationError, NotFoundError
 from jupyter_sched.model import Job
 from jupyter_sched.model.validation import spec_from_request
-from jupyter_sched.services.models.definitions import ListDefinitionRunsRequest
+from jupyter_sched.services.models import parse
+from jupyter_sched.services.models.definitions import CreateDefinitionRequest, ListDefinitionRunsRequest
 from jupyter_sched.store import SortableIds, Store
 from jupyter_sched.store.codec import JobRecord
 from jupyter_sched.store.definitions import insert_run, list_runs
@@ -35,6 +37,10 @@ def server(tmp_path: Path) -> MakeServer:
         return Server(url, clock, tmp_path / f"jobs-{next(_folders)}")
 
     return make
+
+
+def parse_create(body: dict[str, Any]) -> CreateDefinitionRequest:
+    return parse(CreateDefinitionRequest, body)
 
 
 def open_store(url: str, clock: ManualClock) -> Store:
@@ -191,3 +197,39 @@ def test_run_now_uses_per_run_parameters_over_the_definitions(sqlite_db: str, se
     assert run["trigger"] == "manual" and job.spec.name == "daily (run now)"
     clock.advance(timedelta(hours=3).total_seconds())
     assert svc.fire_due().created, "a manual run never takes a scheduled firing's place"
+
+
+def test_a_firing_admits_the_owner_as_the_owner_resolver_says_and_retries_when_it_cannot_tell(
+        sqlite_db: str, server: MakeServer) -> None:
+    """Hub mode sets ``owner_caller`` to a hub lookup (red-team finding 1): the firing, which has no
+    request, charges the team the resolver gives the owner; a resolver that cannot answer now
+    (hub down: BusyError) leaves the firing for the next tick instead of a rejected run."""
+    from jupyter_sched.errors import BusyError
+
+    clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
+    svc = server(sqlite_db, clock)
+    in_ml = svc.services.caller("fay", admin=False, groups=["ml"])
+    assert in_ml.teams[0] == "ml"
+    d = svc.definitions.create(in_ml, parse_create({**DAILY, "schedule": "0 * * * *", "team": "ml"})).to_wire()
+    asked: list[str] = []
+
+    def hub_down(user: str) -> Any:
+        asked.append(user)
+        raise BusyError("the hub did not say who fay is", hint="retried shortly")
+
+    svc.definitions.owner_caller = hub_down
+    clock.set(at("2025-06-02T08:00:10+00:00"))
+    assert svc.fire_due().created == [] and asked == ["fay"]
+    assert svc.get(d["id"], user="fay")["runs"] == []
+
+    svc.definitions.owner_caller = lambda user: svc.services.caller(user, admin=False, groups=["ml"])
+    clock.set(at("2025-06-02T08:00:20+00:00"))
+    [job_id] = svc.fire_due().created
+    job = svc.store.get_job(job_id).job
+    assert (job.spec.user, job.spec.team, job.state.value) == ("fay", "ml", "pending")
+
+    svc.definitions.owner_caller = lambda user: svc.services.caller(user, admin=False, groups=["cv"])
+    clock.set(at("2025-06-02T09:00:10+00:00"))
+    [job_id] = svc.fire_due().created
+    job = svc.store.get_job(job_id).job
+    assert job.state.value == "rejected" and "team" in job.message  # left the group: not charged to ml

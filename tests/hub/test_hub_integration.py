@@ -65,7 +65,8 @@ def hub(pg_server: Any, users: dict[str, Account], names: dict[str, str]) -> Ite
     venv = runas_venv()
     with shared_dir("jsched-hub-") as base:
         running = Hub(base=base, db_url=db_url, venv=venv, admins=("carol",),
-                      groups={"ml": [names["alice"]], "cv": [names["bob"]]}, page_max=1)
+                      groups={"ml": [names["alice"]], "cv": [names["bob"]]}, page_max=1,
+                      service_args=("--SchedApp.definition_min_interval_s=1",))  # seconds schedules for definitions
         try:
             running.start()
             created = running.api("POST", "users", {"usernames": [names["alice"], names["bob"], "carol"]})
@@ -519,4 +520,53 @@ def test_a_user_cannot_charge_another_team_use_high_exceed_her_ceiling_or_touch_
         assert bob.job(bob_job["id"])["state"] in ("pending", "admitted", "running")  # untouched
         bob.cancel(bob_job["id"])
     finally:
+        carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})
+
+
+def test_job_definitions_are_charged_to_the_owners_hub_team_when_saved_run_now_and_fired(
+        hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+    """Red-team finding 1 (issue 19): a definition and each of its runs — the owner's, an admin's
+    run now, and the firing loop's, which has no request — are admitted as the owner's hub caller
+    (team = hub group ml, its 1-GPU ceiling), never a fallback team."""
+    a = names["alice"]
+    carol = client(hub.service_url, tokens["carol"])
+    before = carol.quotas()
+    carol.set_quotas({"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 0},
+                                 {"team": "cv", "guaranteed": 1, "borrowing_limit": 0}], "budgets": []})
+
+    def central(method: str, path: str, token: str, body: Any = None) -> httpx.Response:
+        return httpx.request(method, f"{hub.service_url}api/sched/{path}", json=body, timeout=30,
+                             headers={"Authorization": f"token {token}"})
+
+    definition_id = None
+    try:
+        body = {"name": "hub-report", "notebook": "missing.ipynb", "schedule": "*/3 * * * * *", "timezone": "UTC"}
+        over = central("POST", "definitions", tokens["alice"], {**body, "gpus": 2})
+        assert over.status_code == 422 and over.json()["error"]["field"] == "gpus", over.text
+        other = central("POST", "definitions", tokens["alice"], {**body, "gpus": 1, "team": "cv"})
+        assert other.status_code == 403 and other.json()["error"]["field"] == "team", other.text
+        created = central("POST", "definitions", tokens["alice"], {**body, "gpus": 1})
+        assert created.status_code == 201, created.text
+        definition_id = created.json()["id"]
+        assert created.json()["team"] == "ml"
+
+        by_admin = central("POST", f"definitions/{definition_id}/runs", tokens["carol"], {})
+        assert by_admin.status_code == 201, by_admin.text
+        assert by_admin.json()["job"]["team"] == "ml" and by_admin.json()["job"]["user"] == a
+
+        deadline = time.monotonic() + 45
+        fired: list[dict[str, Any]] = []
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.5)
+            runs = central("GET", f"definitions/{definition_id}/runs", tokens["alice"]).json()
+            fired = [r for r in runs if r["trigger"] == "schedule"]
+        assert fired, "the schedule fired no run within 45 s"
+        job = fired[0]["job"]
+        assert (job["user"], job["team"]) == (a, "ml"), job
+        assert not str(job.get("message") or "").startswith("could not submit"), job
+    finally:
+        if definition_id is not None:
+            central("DELETE", f"definitions/{definition_id}", tokens["alice"])
+        for job in carol.jobs(user=a, state="pending,admitted,running"):
+            carol.cancel(job["id"])
         carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})

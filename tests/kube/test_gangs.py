@@ -19,11 +19,11 @@ from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors.base import Exited, Started
 from jupyter_sched.executors.kubernetes import KubernetesConfig, KubernetesExecutor, QueueManager
 from jupyter_sched.executors.kubernetes.manifests import make_manifests
-from jupyter_sched.model import Allocation, Job, ResourceRequest, WorkerGroup
+from jupyter_sched.model import Allocation, Job, JobState, ResourceRequest, WorkerGroup
 
 from .fake_apiserver import FakeKubernetes
 from .kube_builders import make_job, quantity_problems
-from .test_integration import NS, of, poll_until
+from .test_integration import NS, of, poll_until, wait_for
 
 # a 1-GPU launcher on g1 and two 4-GPU workers, one on g1 and one on g2
 GROUPS = (WorkerGroup("launcher", 1, 1), WorkerGroup("worker", 4, 2))
@@ -92,6 +92,11 @@ def test_kueue_cannot_keep_a_gang_of_groups_whole_so_it_is_refused_naming_groups
     assert info.value.field == "groups"
 
 
+def _complete(executor: KubernetesExecutor, name: str) -> bool:
+    job = executor._cached("jobs", NS, name)
+    return job is not None and any(c.get("type") == "Complete" for c in (job.get("status") or {}).get("conditions", []))
+
+
 @pytest.fixture
 def executor(api_client: client.ApiClient) -> Iterator[KubernetesExecutor]:
     ex = KubernetesExecutor(api_client, _config(), watch_timeout_s=30)
@@ -106,6 +111,7 @@ def test_a_gang_of_groups_starts_and_succeeds_as_one_job(fake: FakeKubernetes, e
     fake.run_job(NS, "js-j-ok-g1")
     poll_until(executor, lambda evs: bool(of(Started, evs)))
     fake.finish_job(NS, "js-j-ok", exit_code=0)
+    wait_for(lambda: _complete(executor, "js-j-ok"))  # the executor has seen the launcher end
     assert of(Exited, executor.poll()) == []  # the workers still run: the gang has not ended
     fake.finish_job(NS, "js-j-ok-g1", exit_code=0)
     (exited,) = of(Exited, poll_until(executor, lambda evs: bool(of(Exited, evs))))
@@ -136,3 +142,24 @@ def test_stopping_a_gang_of_groups_deletes_every_group_s_job(fake: FakeKubernete
     assert exited.exit_code == -15
     assert fake.get("jobs", NS, "js-j-stop") is None and fake.get("jobs", NS, "js-j-stop-g1") is None
     assert fake.get("services", NS, "js-j-stop") is None
+
+
+def test_a_gang_of_groups_is_adopted_whole_even_without_its_handle(fake: FakeKubernetes,
+                                                                  api_client: client.ApiClient) -> None:
+    first = KubernetesExecutor(api_client, _config(), watch_timeout_s=30)
+    job = _gang("j-adopt")
+    first.start(job, PLACED)
+    first.detach()  # the server restarts before the handle was persisted
+    fake.run_job(NS, "js-j-adopt")
+    fake.run_job(NS, "js-j-adopt-g1")
+    second = KubernetesExecutor(api_client, _config(), watch_timeout_s=30)
+    try:
+        assert second.adopt(replace(job, state=JobState.RUNNING), None) is None
+        fake.finish_job(NS, "js-j-adopt", exit_code=0)
+        wait_for(lambda: _complete(second, "js-j-adopt"))
+        assert of(Exited, second.poll()) == []  # the worker group still runs: the gang has not ended
+        fake.finish_job(NS, "js-j-adopt-g1", exit_code=0)
+        (exited,) = of(Exited, poll_until(second, lambda evs: bool(of(Exited, evs))))
+        assert exited.exit_code == 0
+    finally:
+        second.detach()

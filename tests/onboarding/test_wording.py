@@ -249,3 +249,12 @@ def test_a_refusal_does_not_repeat_the_field_the_cli_already_names() -> None:
     message, hint = refusal_text("time_limit: cannot parse duration 'forever'", "use e.g. '2h'", None, "time_limit")
     assert (message, hint) == ("cannot parse duration 'forever'", "use e.g. '2h'")
     assert refusal_text("gpus must be an integer", None, None, "gpus")[0] == "gpus must be an integer"
+
+
+def test_a_model_name_that_says_gpu_is_not_followed_by_gpu_again() -> None:
+    """A first try on a machine without GPUs read "needs 1 Simulated GPU 80GB GPU, 0 free"."""
+    one = make_reason(message="needs 1 Simulated GPU 80GB GPU, 0 free", details={"model": "Simulated GPU 80GB"})
+    two = make_reason(message="needs 2 Simulated GPU 80GB GPUs, 0 free", details={"model": "Simulated GPU 80GB"})
+    real = make_reason(message="needs 2 A100 GPUs, 0 free", details={"model": "A100"})
+    assert [render_reason(r).summary for r in (one, two, real)] == [
+        "needs 1 Simulated GPU 80GB, 0 free.", "needs 2 Simulated GPU 80GB, 0 free.", "needs 2 A100 GPUs, 0 free."]

@@ -9,7 +9,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import { api, axe, cancelAll, openPanel, section, shoot, upload } from './helpers';
+import { api, axe, cancelAll, only, openPanel, shoot, upload } from './helpers';
 
 const VIEW = '#jupyter-sched-definitions';
 
@@ -108,7 +108,8 @@ test('the GPUs sidebar shows Scheduled notebooks as a section, AA in light and d
   await api(request, 'POST', `definitions/${d.id}/runs`, { parameters: { region: 'mars' } });
   const panel = await openPanel(page);
   await expect(panel.locator('.lm-AccordionPanel-title[data-section="definitions"]')).toContainText('Scheduled notebooks');
-  const defs = await section(panel, 'definitions');
+  // the section alone in the sidebar (as a user collapses the others to work in it)
+  const defs = await only(panel, 'definitions');
   const row = defs.locator('.jp-sched-def').filter({ has: page.locator('.jp-sched-def-name', { hasText: /^weekly$/ }) });
   await expect(row.locator('.jp-sched-def-schedule')).toHaveText('At 09:00 on Monday (UTC)');
   await row.locator('.jp-sched-def-expand').click();

@@ -52,6 +52,7 @@ from .manifests import (
     LABEL_MANAGED_BY,
     MANAGED_BY,
     describe,
+    group_job_name,
     make_manifests,
     object_name,
 )
@@ -352,8 +353,11 @@ class KubernetesExecutor:
                                     f"{self.config.ttl_seconds_after_finished}s after it finished)",
                             started=job.state is JobState.RUNNING)
             raise ExecutorError(f"cannot read {kind} {namespace}/{name}: {_status_message(exc)}") from exc
+        groups = job.spec.resources.groups  # a gang of worker groups: its Jobs' names are deterministic
+        members = {"members": [group_job_name(job.id, i) for i in range(len(groups))]} if len(groups) > 1 else {}
         handle = handle or ExecutorHandle(self.name, {"namespace": namespace, "name": name, "kind": kind,
-                                                      "uid": str((obj.get("metadata") or {}).get("uid", ""))})
+                                                      "uid": str((obj.get("metadata") or {}).get("uid", "")),
+                                                      **members})
         with self._lock:
             tracked = self._track(job, handle)
             tracked.started = job.state is JobState.RUNNING
