@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
 
-from ..errors import AuthorizationError, SchedError, http_status_for
+from ..errors import AuthorizationError, BusyError, SchedError, http_status_for
 from ..model import Inventory, Job, QuotaSet
 from .caller import Caller
 from .fit import FitCheck
@@ -80,6 +80,25 @@ class Admission:
                 self._fit.check(job, inventory, quotas, now=now)
         except SchedError as err:
             self.refuse(caller, err, request=request)
+
+    def limit_backlog(self, caller: Caller, unfinished: Callable[[], int], *, request: str) -> None:
+        """Refuse new work of a caller who already has ``max_unfinished_per_user`` jobs and leases
+        unfinished (``unfinished()`` counts them; not asked when there is no limit).
+
+        Raises:
+            BusyError: 429 naming the limit (audited); the caller retries once some work ends.
+        """
+        cap = self.policy.max_unfinished_per_user
+        if cap <= 0:
+            return
+        count = unfinished()
+        if count >= cap:
+            self.refuse(caller, BusyError(
+                f"{caller.user} has {count} jobs and leases unfinished; at most {cap} per user",
+                field="max_unfinished_per_user",
+                hint="cancel pending work you no longer need, or wait until some ends; an admin sets "
+                     "c.SchedApp.max_unfinished_per_user", details={"unfinished": count, "limit": cap}),
+                request=request)
 
     def require_admin(self, caller: Caller, action: str, *, field: str | None = None,
                       hint: str | None = None) -> None:

@@ -266,6 +266,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "default_team": self.default_team,
             "user_teams": dict(self.user_teams),
             "priority_grants": dict(self.priority_grants),
+            "max_unfinished_per_user": int(self.max_unfinished_per_user),
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
             "preemption_grace_s": self.preemption_grace_s,
