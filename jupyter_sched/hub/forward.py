@@ -69,7 +69,7 @@ _LIVE = "pending,admitted,running"
 _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
-_PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering", "Link")
+_PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Accel-Buffering", "Link")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 _KERNEL_REPORT_TIMEOUT_S = 10.0
@@ -82,10 +82,13 @@ class HubServiceUnreachable(SchedError):
 
 
 def route_patterns() -> list[re.Pattern[str]]:
-    """The route table's patterns (relative to ``api/sched/``), compiled to match whole paths."""
+    """The route table's patterns (relative to ``api/sched/``), compiled to match whole paths:
+    the core routes and the job definitions' (the panel's "Scheduled notebooks" and ``%schedule
+    define`` work from a user server in hub mode)."""
+    from ..extension.definitions_web import DEFINITION_HANDLERS
     from ..extension.handlers import HANDLERS
 
-    return [re.compile(f"^{pattern}$") for pattern, _ in HANDLERS]
+    return [re.compile(f"^{pattern}$") for pattern, _ in [*HANDLERS, *DEFINITION_HANDLERS]]
 
 
 def forward_path(raw_path: str, routes: Sequence[re.Pattern[str]]) -> str:
@@ -418,6 +421,11 @@ class ForwardHandler(APIHandler):
 
     @web.authenticated
     @authorized
+    async def patch(self, path: str) -> None:
+        await self._forward("PATCH", self._check())
+
+    @web.authenticated
+    @authorized
     async def delete(self, path: str) -> None:
         await self._forward("DELETE", self._check())
 
@@ -428,7 +436,8 @@ class ForwardHandler(APIHandler):
         for name in _PASS_HEADERS:
             if name in response.headers:
                 self.set_header(name, response.headers[name])
-        self.finish(response.content)
+        # the central's media type (a notebook, CSV), which APIHandler.finish would make JSON
+        self.finish(response.content, set_content_type=response.headers.get("Content-Type", "application/json"))
 
     async def _stream(self, path: str, query: str) -> None:
         try:
