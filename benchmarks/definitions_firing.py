@@ -25,8 +25,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jupyter_sched.definitions.schedule import parse_schedule, plan_firings
 from jupyter_sched.definitions.service import DefinitionsService
+
+from jupyter_sched.definitions.schedule import parse_schedule, plan_firings
 from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.model import Job, JobSpec
 from jupyter_sched.model.validation import spec_from_request

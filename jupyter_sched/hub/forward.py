@@ -83,12 +83,12 @@ class HubServiceUnreachable(SchedError):
 
 def route_patterns() -> list[re.Pattern[str]]:
     """The route table's patterns (relative to ``api/sched/``), compiled to match whole paths:
-    the core routes and the job definitions' (the panel's "Scheduled notebooks" and ``%schedule
-    define`` work from a user server in hub mode)."""
+    the scheduler's routes and those of job definitions and kept notebooks, as an embedded
+    server serves them (``SchedApp.routes``)."""
     from ..extension.definitions_web import DEFINITION_HANDLERS
     from ..extension.handlers import HANDLERS
 
-    return [re.compile(f"^{pattern}$") for pattern, _ in [*HANDLERS, *DEFINITION_HANDLERS]]
+    return [re.compile(f"^{pattern}$") for pattern, _ in (*HANDLERS, *DEFINITION_HANDLERS)]
 
 
 def forward_path(raw_path: str, routes: Sequence[re.Pattern[str]]) -> str:
@@ -428,6 +428,13 @@ class ForwardHandler(APIHandler):
     @authorized
     async def delete(self, path: str) -> None:
         await self._forward("DELETE", self._check())
+
+    def log_exception(self, typ: Any, value: BaseException | None, tb: Any) -> None:
+        """A refused request is one warning line (written by :meth:`write_error`), never an
+        "Uncaught exception" traceback: a link a user is lured into must not flood the log."""
+        if isinstance(value, SchedError):
+            return
+        super().log_exception(typ, value, tb)
 
     async def _forward(self, method: str, path: str) -> None:
         response = await self.forwarding.forward(method, path, self.request.query, self.request.body or None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -239,7 +240,9 @@ async def raw_get(port: int, path: str, token: str) -> tuple[int, str]:
 
 
 async def test_no_attack_form_is_forwarded_and_the_token_goes_nowhere_else(
-        sched_app: Any, http_server: Any, jp_http_port: int, jp_base_url: str) -> None:
+        sched_app: Any, http_server: Any, jp_http_port: int, jp_base_url: str,
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
     listener = Listener()
     try:
         for attack in ATTACKS:
@@ -253,6 +256,9 @@ async def test_no_attack_form_is_forwarded_and_the_token_goes_nowhere_else(
     finally:
         listener.close()
     assert listener.received == []
+    # each refusal is one warning line; a lured click must not write an "Uncaught exception" traceback
+    assert [r.getMessage()[:80] for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert sum("refused to forward" in r.getMessage() for r in caplog.records) >= len(ATTACKS) - 2
 
 
 async def test_a_malformed_path_is_a_400_naming_the_path_and_an_unknown_route_a_404(
