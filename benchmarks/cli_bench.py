@@ -69,6 +69,25 @@ def fill(server: EmbeddedServer, jobs: int) -> list[str]:
     return ids
 
 
+def stop_running(server: EmbeddedServer, wait_s: float = 120) -> None:
+    """Cancel every live job — pending first, so none starts on the GPUs the running ones free —
+    and wait until none holds GPUs: the server is then killed, and jobs outlive their server by
+    design (they would sleep on for an hour)."""
+    client = httpx.Client(base_url=server.api, headers={"Authorization": f"token {server.token}"}, timeout=60)
+
+    def live(states: str) -> list[str]:
+        page = client.get("jobs", params={"state": states, "all": "true", "limit": 1000}).json()
+        return [str(job["id"]) for job in (page["jobs"] if isinstance(page, dict) else page)]
+
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        for job_id in live("pending,preempted") + live("admitted,running"):
+            client.delete(f"jobs/{job_id}")
+        if not live("pending,preempted,admitted,running"):
+            return
+        time.sleep(0.5)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000, help="jobs the server holds (default 1000)")
@@ -105,6 +124,7 @@ def main() -> int:
                 results.setdefault(name, []).append(timed(run, env))
         load_after = os.getloadavg()[0]
     finally:
+        stop_running(server)
         server.kill()
 
     base = statistics.median(wall for wall, _ in results["python -c pass"])

@@ -57,6 +57,15 @@ if role == "user":
     c.SchedApp.inventory_source = "static"
     c.SchedApp.inventory_file = str(inventory_file)
     c.SchedApp.inventory_refresh_s = 0.5
+    # Telemetry as dcgm-exporter text read from a file each second: usagechart.spec.ts writes
+    # valid readings, then DCGM blank sentinels, to show the chart's gap (issue 18, i18-telemetry).
+    metrics_file = state / "metrics-user.prom"
+    if not metrics_file.exists():
+        metrics_file.write_text("".join(
+            f'DCGM_FI_DEV_GPU_UTIL{{gpu="{i}",UUID="GPU-static-b-{i}",Hostname="gpu-node-b"}} 0\n'
+            f'DCGM_FI_DEV_FB_USED{{gpu="{i}",UUID="GPU-static-b-{i}",Hostname="gpu-node-b"}} 0\n' for i in range(2)))
+    c.SchedApp.telemetry_source = "dcgm"
+    c.SchedApp.telemetry_url = f"file://{metrics_file}"
 else:
     c.SchedApp.inventory_source = "simulated"
     c.SchedApp.simulated_gpus = 4

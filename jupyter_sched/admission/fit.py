@@ -52,6 +52,12 @@ class FitCheck:
             QuotaError: the core's reason is a quota one.
         """
         wanted = job.spec.resources.total_gpus
+        if wanted > 0 and inventory.gpu_count() == 0 and inventory.source == "kubernetes":
+            # Case 027 Z: on a cluster without GPU nodes no pod is created; no executor advice (this is it).
+            raise UnschedulableError(
+                f"this cluster has no GPU nodes; this job asks for {wanted} GPU{'s' if wanted != 1 else ''}",
+                field="gpus", hint="ask an admin to add a GPU node pool, or submit with gpus=0",
+                details={"requested": wanted, "capacity": 0})
         if wanted > 0 and inventory.gpu_count() == 0:  # case 015: a host without GPUs refuses at once
             cause = f" ({inventory.nvml.error})" if inventory.nvml is not None and inventory.nvml.error else ""
             raise UnschedulableError(

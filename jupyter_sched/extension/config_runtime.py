@@ -31,8 +31,9 @@ class TelemetryConfig(Configurable):
         "",
         config=True,
         help="""URL of the dcgm-exporter /metrics endpoint (telemetry_source "dcgm", e.g.
-        http://127.0.0.1:9400/metrics) or of a Prometheus server ("prometheus", e.g.
-        http://127.0.0.1:9090). Default: "" (none).""",
+        http://127.0.0.1:9400/metrics, or file:///path/metrics.prom to read exposition text a
+        node-exporter textfile collector or a capture writes) or of a Prometheus server
+        ("prometheus", e.g. http://127.0.0.1:9090). Default: "" (none).""",
     )
 
     telemetry_interval_s = Float(
@@ -52,9 +53,10 @@ class TelemetryConfig(Configurable):
     @validate("telemetry_url")
     def _check_telemetry_url(self, proposal: dict[str, Any]) -> str:
         value = str(proposal["value"])
-        if value and not value.startswith(("http://", "https://")):
-            raise config_error("telemetry_url", value, "is not an http(s) URL",
-                               "use e.g. http://127.0.0.1:9400/metrics, or leave it empty")
+        if value and not value.startswith(("http://", "https://", "file:///")):
+            raise config_error("telemetry_url", value, "is not an http(s) or file:/// URL",
+                               "use e.g. http://127.0.0.1:9400/metrics, file:///var/lib/node_exporter/dcgm.prom "
+                               "(dcgm-exporter text read at each sample), or leave it empty")
         return value
 
     @validate("telemetry_interval_s")

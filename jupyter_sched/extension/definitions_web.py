@@ -209,8 +209,7 @@ class ExecutedNotebookHandler(_DefinitionsHandler):
         notebook = await self.call(self.definitions.executed_notebook, self.caller, job_id)
         if request.download:
             self.set_header("Content-Disposition", f'attachment; filename="{notebook.filename}"')
-        self.set_header("Content-Type", "application/x-ipynb+json")
-        self.finish(notebook.text)
+        self.finish(notebook.text, set_content_type="application/x-ipynb+json")  # APIHandler would say JSON
 
 
 class OpenNotebookHandler(_DefinitionsHandler):

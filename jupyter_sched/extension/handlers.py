@@ -26,9 +26,11 @@ from ..services.models import (
     GetAuditRequest,
     GetJobLogsRequest,
     GetQueueRequest,
+    GetTelemetryHistoryRequest,
     GetTelemetryRequest,
     GetUsageReportRequest,
     GetUsageRequest,
+    GetUsageWasteRequest,
     KeepaliveLeaseRequest,
     ListJobsRequest,
     SetIdlePolicyRequest,
@@ -83,7 +85,7 @@ class InventoryHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.call(self.services.system.inventory))
+        self.reply(await self.call(self.services.system.inventory, self.caller))
 
 
 class JobsHandler(_WritesAreActivity):
@@ -204,6 +206,30 @@ class TelemetryHandler(SchedHandler):
         self.reply(await self.call(self.services.telemetry.telemetry, self.caller, self.query(GetTelemetryRequest)))
 
 
+class TelemetryHistoryHandler(SchedHandler):
+    """``GET telemetry/history?job=|lease=|gpu=&since=&until=&step_s=``: utilization and memory
+    over time, with the gaps where telemetry was blank, suspect or missing."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.telemetry.history, self.caller,
+                                   self.query(GetTelemetryHistoryRequest)))
+
+
+class IdleHandler(SchedHandler):
+    """``GET idle``: work idle now, with when its warning and its reclaim are due (own; admins all)."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.telemetry.idle, self.caller))
+
+
 class QueueHandler(SchedHandler):
     """``GET queue``: pending and running work with position, reason and ETA."""
 
@@ -294,6 +320,17 @@ class UsageReportHandler(SchedHandler):
             self.finish(self.services.accounting.report_csv(rows, request))
             return
         self.reply(rows)
+
+
+class UsageWasteHandler(SchedHandler):
+    """``GET usage/waste?since=&until=`` (admins): jobs and users ranked by allocated-but-idle GPU-hours."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.reply(await self.call(self.services.accounting.waste, self.caller, self.query(GetUsageWasteRequest)))
 
 
 class EventsHandler(SchedHandler):
@@ -414,9 +451,12 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("profiles", ProfilesHandler),
     ("events", EventsHandler),
     ("telemetry", TelemetryHandler),
+    ("telemetry/history", TelemetryHistoryHandler),
+    ("idle", IdleHandler),
     ("audit", AuditHandler),
     ("usage", UsageHandler),
     ("usage/report", UsageReportHandler),
+    ("usage/waste", UsageWasteHandler),
     ("metrics", MetricsHandler),
 ]
 """THE route table, relative to ``{base_url}api/sched/`` (openapi.yaml mirrors it; a test checks)."""

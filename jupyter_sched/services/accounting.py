@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
-from ..accounting.store_report import usage_report_for
+from ..accounting.store_report import usage_report_for, waste_report_for
 from ..admission import Caller
 from ..errors import ValidationError
 from ..model import JobState
@@ -15,7 +15,15 @@ from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES
 from .context import Context
-from .models import GetMeResponse, GetUsageReportRequest, GetUsageReportResponse, GetUsageRequest, GetUsageResponse
+from .models import (
+    GetMeResponse,
+    GetUsageReportRequest,
+    GetUsageReportResponse,
+    GetUsageRequest,
+    GetUsageResponse,
+    GetUsageWasteRequest,
+    GetUsageWasteResponse,
+)
 
 __all__ = ["AccountingService"]
 
@@ -98,6 +106,25 @@ class AccountingService:
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
             prices=self.prices))
+
+    def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
+        """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;
+        :func:`jupyter_sched.accounting.store_report.waste_report_for`), idle meaning a valid
+        reading below the default idle threshold or a confirmed utilization latch; time without a
+        valid reading is reported apart as unknown, never as waste.
+
+        Raises:
+            AuthorizationError: not an admin (audited).
+            ValidationError: a timestamp without offset.
+        """
+        self.ctx.admission.require_admin(caller, "reading the waste report")
+        start = parse_utc(request.since, field="since") if request.since else None
+        end = parse_utc(request.until, field="until") if request.until else None
+        policies = self.ctx.engine.idle_policies
+        threshold = policies.default.threshold_pct if policies is not None else 5.0
+        report = waste_report_for(self.ctx.store, now=self.ctx.clock.now(), since=start, until=end,
+                                  threshold_pct=threshold)
+        return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict()})
 
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..admission import AdmissionPolicy, system_caller
 from ..engine.retention import Pruner, retention_from_settings
-from ..engine.telemetry import TelemetryMonitor
+from ..engine.telemetry import HealthAwareInventory, TelemetryMonitor
 from ..errors import ExecutorError, SchedError, ValidationError
 from ..executors.base import Executor
 from ..model import Inventory, profiles_from_config
@@ -146,6 +146,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         monitors.append(monitor)
         history_node = node or str(getattr(source, "node", "") or "")
         monitor.rollup_sink = lambda rows: store.add_rollups(rows, node=history_node)
+        # Xid and other health evidence in the samples marks GPUs unhealthy everywhere (case 018).
+        inventory = CachedInventory(HealthAwareInventory(source, monitor), inventory.refresh_s)
     return _finish_config(settings, store, inventory, executor, monitor, policies)
 
 
@@ -220,7 +222,8 @@ def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
         undo.callback(executor.detach)
         policies = idle_policies_from_settings(settings)
         monitor = _make_monitor(settings, watcher, logger, retention_s=retention_s(policies))
-        service = _finish_config(settings, store, watcher, executor, monitor, policies)
+        inventory: Any = watcher if monitor is None else HealthAwareInventory(watcher, monitor)  # case 018
+        service = _finish_config(settings, store, inventory, executor, monitor, policies)
         undo.pop_all()
     logger.info("jupyter_sched: Kubernetes executor on %s, namespace %s", api_client.configuration.host,
                 config.namespace)
@@ -229,49 +232,17 @@ def _from_kubernetes_config(settings: Mapping[str, Any], store: Store,
 
 
 def idle_policies_from_settings(settings: Mapping[str, Any]) -> Any:
-    """Map the ``idle_*`` settings of ``SchedApp`` to an :class:`~jupyter_sched.reclaim.IdlePolicies`.
-
-    ``idle_window_s`` is how long work must stay idle before the *warning*; ``idle_grace_s`` the
-    time between warning and reclaim. So the policy's limit is ``window + grace`` and its warning
-    lead time is ``grace``. ``idle_window_s = 0`` turns idle reclamation off (``enabled=False``).
-    Optional keys (defaults of :class:`~jupyter_sched.reclaim.IdlePolicy` otherwise):
-    ``idle_busy_kernel_window_s`` (kept >= the limit), ``idle_keepalive_max_s``,
-    ``idle_lease_action`` / ``idle_busy_kernel_action`` / ``idle_job_action`` (``release``,
-    ``requeue``, ``stop``, ``notify``), ``idle_max_gap_s``.
+    """Map the ``idle_*`` settings of ``SchedApp`` to an :class:`~jupyter_sched.reclaim.IdlePolicies`:
+    :func:`jupyter_sched.reclaim.idle_policies_from_settings` (the window and the grace stay two
+    numbers, so warnings say ``60 + 15 min``; services notify-only by default; per-kind overrides
+    from ``idle_policy``).
 
     Raises:
-        ValidationError: an unusable value (names the ``idle.*`` field).
+        ValidationError: an unusable value (names the setting).
     """
-    from ..reclaim import IdlePolicies, IdlePolicy, ReclaimMode
+    from ..reclaim import idle_policies_from_settings as from_settings
 
-    def mode(key: str, default: ReclaimMode) -> ReclaimMode:
-        value = settings.get(key)
-        if value in (None, ""):
-            return default
-        try:
-            return ReclaimMode(str(value))
-        except ValueError:
-            raise ValidationError(f"unknown idle action {value!r}", field=key,
-                                  hint="use release, requeue, stop or notify") from None
-
-    base = IdlePolicy()
-    window = float(settings.get("idle_window_s", 1800.0) or 0.0)
-    grace = float(settings.get("idle_grace_s", 600.0) or 0.0)
-    if window <= 0:
-        return IdlePolicies(default=IdlePolicy(enabled=False))
-    limit = window + grace
-    busy = settings.get("idle_busy_kernel_window_s")
-    busy_s = None if busy == 0 else max(limit, float(busy) if busy is not None else base.busy_kernel_window_s or limit)
-    threshold = float(settings.get("idle_threshold_percent", base.threshold_pct))
-    policy = IdlePolicy(
-        threshold_pct=threshold if threshold > 0 else base.threshold_pct, window_s=limit, warning_s=grace,
-        busy_kernel_window_s=busy_s,
-        lease_mode=mode("idle_lease_action", base.lease_mode),
-        busy_kernel_mode=mode("idle_busy_kernel_action", base.busy_kernel_mode),
-        job_mode=mode("idle_job_action", base.job_mode),
-        max_gap_s=float(settings.get("idle_max_gap_s", base.max_gap_s)),
-        keepalive_max_s=float(settings.get("idle_keepalive_max_s", base.keepalive_max_s)))
-    return IdlePolicies(default=policy)
+    return from_settings(settings)
 
 
 def _kubernetes_api_client(kubeconfig: str) -> Any:

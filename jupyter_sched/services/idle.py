@@ -27,10 +27,11 @@ IDLE_RETENTION_MAX_S = 24 * 3600.0 + 180.0
 
 
 def retention_s(policies: Any) -> float:
-    """Seconds of samples the monitor keeps for ``policies``: the longest idle lookback plus two minutes."""
-    items = [policies.default, *policies.by_priority.values()]
-    longest = max(max(p.window_s, p.busy_kernel_window_s or 0.0) for p in items)
-    return float(longest) + 180.0
+    """Seconds of samples the monitor keeps for ``policies``: the longest idle lookback (every
+    policy: per class, per kind, per kind and class; grace included) plus three minutes."""
+    from ..reclaim import longest_idle_window_s
+
+    return longest_idle_window_s(policies) + 180.0
 
 
 class IdlePolicyService:
@@ -80,8 +81,9 @@ class IdlePolicyService:
         new = idle_policies_from_dict(request.root, base=current)
         needed = retention_s(new)
         if self.monitor is not None and needed > max(self.monitor.retention_s, IDLE_RETENTION_MAX_S):
-            name, policy = max([("default", new.default), *new.by_priority.items()],
-                               key=lambda item: max(item[1].window_s, item[1].busy_kernel_window_s or 0.0))
+            named = [("default", new.default), *new.by_priority.items(), *new.by_kind.items(),
+                     *((f"{kind}.{cls}", p) for kind, per in new.by_kind_priority.items() for cls, p in per.items())]
+            name, policy = max(named, key=lambda item: max(item[1].window_s, item[1].busy_kernel_window_s or 0.0))
             key = "busy_kernel_window_s" if (policy.busy_kernel_window_s or 0.0) > policy.window_s else "window_s"
             raise ValidationError(
                 f"idle.{name}.{key} needs {needed:g} s of telemetry; the server keeps {self.monitor.retention_s:g} s "

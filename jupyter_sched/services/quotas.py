@@ -42,7 +42,7 @@ class QuotasService:
     def capacity_warnings(self, quotas: QuotaSet) -> list[str]:
         """Why the quota set no longer fits the inventory (empty when it does)."""
         try:
-            validate_quotas(quotas.quotas, self.ctx.inventory().models())
+            validate_quotas(quotas.quotas, self.ctx.inventory().healthy_models())  # case 018: GPUs that may get work
         except ValidationError as err:
             return [f"{err.message}: until the GPUs are back, guarantees cannot all be honoured "
                     f"(lower them with PUT quotas, or bring the node back)"]
@@ -72,8 +72,9 @@ class QuotasService:
             seen.add(q.key)
         if request.quotas is not None:
             # only new lines are held against today's inventory: with a node drained, an admin
-            # still changes teams, budgets and user_teams (issue 15 item 6; GET quotas warns)
-            validate_quotas(lines, self.ctx.inventory().models())
+            # still changes teams, budgets and user_teams (issue 15 item 6; GET quotas warns);
+            # only healthy GPUs may be promised (case 018: a withdrawn GPU gets no work)
+            validate_quotas(lines, self.ctx.inventory().healthy_models())
         budgets = current.budgets if request.budgets is None else tuple(Budget(**b.model_dump()) for b in request.budgets)
         teams = current.teams if request.teams is None else tuple(
             TeamPolicy(team=t.team, weight=t.weight, allowed_priorities=tuple(t.allowed_priorities),

@@ -120,7 +120,7 @@ class Services:
         self.accounting = AccountingService(self.ctx, prices)
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
-        self.system = SystemService(self.ctx)
+        self.system = SystemService(self.ctx, monitor)
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.on_stop: list[Callable[[], None]] = []

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..admission import Caller
+from ..engine.telemetry import TelemetryMonitor
 from ..model import JobState
 from ..model.codec import inventory_to_dict
 from .context import Context
@@ -19,16 +21,25 @@ __all__ = ["SystemService"]
 class SystemService:
     """Inventory and status (see module docstring)."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, monitor: TelemetryMonitor | None = None) -> None:
         self.ctx = ctx
+        self.monitor = monitor
 
-    def inventory(self) -> GetInventoryResponse:
+    def inventory(self, caller: Caller | None = None) -> GetInventoryResponse:
         """Nodes and GPUs (simulated ones labelled), NVML status (case 015), and per GPU uuid who
-        holds it: ``[{job_id, user, kind, gpu_milli}]``."""
-        body: dict[str, Any] = inventory_to_dict(self.ctx.inventory())
+        holds it: ``[{job_id, user, kind, gpu_milli}]``. With telemetry, ``telemetry`` says per GPU
+        what its readings show (state phrase, validity, health with time and hint) and per node
+        physical / schedulable counts and warnings (:func:`jupyter_sched.telemetry.report.inventory_telemetry`;
+        cases 018, 022, 025, 026). Processes the scheduler did not start are named (pid, user,
+        age) to admins only; ``caller`` None is the server's own reading."""
+        from ..reclaim import gpu_occupancy
+        from ..telemetry.report import foreign_processes_of, inventory_telemetry
+
+        inv = self.ctx.inventory()
+        body: dict[str, Any] = inventory_to_dict(inv)
         allocations: dict[str, list[dict[str, Any]]] = {}
-        for record in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
-            job = record.job
+        live = [r.job for r in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
+        for job in live:
             if job.allocation is None:
                 continue
             for uuid in job.allocation.all_gpu_uuids():
@@ -36,6 +47,11 @@ class SystemService:
                                                          "kind": job.spec.kind.value,
                                                          "gpu_milli": job.allocation.gpu_milli})
         body["allocations"] = allocations
+        if self.monitor is not None:
+            foreign = foreign_processes_of(self.ctx.inventory_source)
+            admin = caller is None or caller.admin
+            body["telemetry"] = inventory_telemetry(inv, self.monitor.latest(), gpu_occupancy(inv, live),
+                                                    foreign=foreign, processes_for=lambda uuid: admin)
         return GetInventoryResponse.model_validate(body)
 
     def status(self) -> EngineStatus:

@@ -1,5 +1,8 @@
-"""``TelemetryService``: current and recent GPU samples (``GET telemetry``), idle figures for
-``/metrics``, and the ``telemetry`` events pushed while somebody listens."""
+"""``TelemetryService``: current and recent GPU samples (``GET telemetry``), utilization and
+memory over time with gaps (``GET telemetry/history``), idle work before its warning (``GET
+idle``), idle figures for ``/metrics``, and the ``telemetry`` events pushed while somebody listens.
+What the telemetry says (validity, gaps, health, attribution) comes from
+:mod:`jupyter_sched.telemetry.report`; who may see which GPU's processes is decided here."""
 
 from __future__ import annotations
 
@@ -16,7 +19,13 @@ from ..errors import NotFoundError, ValidationError
 from ..model import JobState
 from ..model.units import parse_utc
 from .context import Context
-from .models import GetTelemetryRequest, GetTelemetryResponse
+from .models import (
+    GetIdleResponse,
+    GetTelemetryHistoryRequest,
+    GetTelemetryHistoryResponse,
+    GetTelemetryRequest,
+    GetTelemetryResponse,
+)
 from .visibility import HOLDERS_KEY, telemetry_for
 
 __all__ = ["TelemetryService"]
@@ -67,7 +76,8 @@ class TelemetryService:
         body: dict[str, Any] = {
             "enabled": self.monitor is not None, "source": None, "interval_s": None, "simulated": inv.simulated,
             "at": now.isoformat(), "job_id": work, "gpus": [],
-            "foreign": [foreign_report_to_dict(r) for r in foreign_gpu_reports(inv, live)],
+            "foreign": [foreign_report_to_dict(r) for r in foreign_gpu_reports(
+                inv, live, foreign_processes=self._foreign_processes() if caller.admin else None)],
             "idle": [{"job_id": j, "gpu_uuids": list(u)} for j, u in sorted(self.ctx.engine.idle_gpus.items())]}
         mine = [job for job in live if job.spec.user == caller.user]
         held = {uuid for job in mine if job.allocation is not None for uuid in job.allocation.all_gpu_uuids()}
@@ -95,6 +105,71 @@ class TelemetryService:
                                  "current": sample_to_dict(current) if current is not None else None,
                                  "recent": [sample_to_dict(s) for s in recent.get(key, [])]})
         return GetTelemetryResponse.model_validate(telemetry_for(caller, body, held, own))
+
+    def _foreign_processes(self) -> dict[str, Any]:
+        """``{gpu uuid: ForeignProcess...}`` from the NVML inventory (pid, memory, age, user; case
+        025); empty for other sources. Shown to admins only (other users' processes)."""
+        from ..telemetry.report import foreign_processes_of
+
+        return foreign_processes_of(self.ctx.inventory_source)
+
+    def history(self, caller: Caller, request: GetTelemetryHistoryRequest) -> GetTelemetryHistoryResponse:
+        """Utilization and memory over time of one job's, lease's or GPU's devices, with gap spans
+        where telemetry was blank, suspect or missing (:func:`jupyter_sched.telemetry.report.history_answer`;
+        from the stored rollups, the live samples for minutes not stored yet or steps under 60 s).
+
+        Raises:
+            ValidationError: not exactly one of gpu, job and lease; a bad time; since after until.
+            NotFoundError: the job/lease is another user's (audited) or does not exist; no such GPU.
+        """
+        from ..reclaim import device_keys
+        from ..telemetry.report import history_answer
+
+        if sum(1 for f in (request.gpu, request.job, request.lease) if f) != 1:
+            raise ValidationError("give exactly one of gpu, job and lease", field="job",
+                                  hint="e.g. telemetry/history?job=<id> or ?gpu=<uuid>")
+        now = self.ctx.clock.now()
+        inv = self.ctx.inventory()
+        work = request.job or request.lease
+        start: Any = None
+        end = parse_utc(request.until, field="until") if request.until else now
+        if work:
+            record = self.ctx.visible(caller, work, request="read telemetry history")
+            alloc = record.job.allocation
+            keys = list(device_keys(alloc.all_gpu_uuids(), inv)) if alloc is not None else []
+            start = record.job.started_at or record.job.admitted_at
+            if record.job.finished_at is not None and not request.until:
+                end = record.job.finished_at
+        else:
+            assert request.gpu is not None
+            if request.gpu not in inv.gpu_by_uuid():
+                raise NotFoundError(f"no GPU {request.gpu[:80]!r} in the inventory", field="gpu",
+                                    hint="see GET inventory for uuids")
+            keys = list(device_keys([request.gpu], inv))
+            gpu = inv.gpu_by_uuid()[request.gpu]
+            if gpu.uuid == request.gpu:  # a whole GPU: its MIG instances too
+                keys += [(gpu.uuid, m.gpu_instance_id) for m in gpu.mig_devices]
+        if request.since:
+            start = parse_utc(request.since, field="since")
+        start = start or end - timedelta(hours=1)
+        if start > end:
+            raise ValidationError("since is after until", field="since", hint="give since <= until")
+        stored: list[dict[str, Any]] = []
+        if request.step_s == 60:
+            for uuid in dict.fromkeys(k[0] for k in keys):
+                stored += self.ctx.store.rollup_rows(since=start - timedelta(minutes=1), until=end, gpu_uuid=uuid)
+        live = [s for key in keys for s in self.monitor.window(key, start, end)] if self.monitor is not None else []
+        body = history_answer(stored, live, devices=keys, since=start, until=end, step_s=request.step_s)
+        return GetTelemetryHistoryResponse.model_validate(body)
+
+    def idle(self, caller: Caller) -> GetIdleResponse:
+        """Idle work of the engine's last cycle, least time left first, from its first idle sample
+        on (case 025): the caller's own; admins see everyone's."""
+        from ..telemetry.report import idle_candidates_answer
+
+        candidates = getattr(self.ctx.engine.idle, "candidates", ())
+        return GetIdleResponse.model_validate(idle_candidates_answer(candidates,
+                                                                     user=None if caller.admin else caller.user))
 
     def idle_stats(self) -> dict[str, Any]:
         """For ``/metrics``: ``{"idle_gpus": GPUs of work with an open idle warning, "reclaims": idle

@@ -21,7 +21,7 @@ from .ring import rollup_minutes
 from .views import cluster_utilization, health_text, inventory_state_text, telemetry_state
 from .wire import rollup_to_dict
 
-__all__ = ["history_answer", "idle_candidates_answer", "inventory_telemetry"]
+__all__ = ["foreign_processes_of", "history_answer", "idle_candidates_answer", "inventory_telemetry"]
 
 DeviceKey = tuple[str, int | None]
 
@@ -88,3 +88,13 @@ def idle_candidates_answer(candidates: Iterable[IdleCandidate], *, user: str | N
     """``GET idle`` (idle candidates, least time left first): all of them for an admin
     (``user=None``), else the caller's own."""
     return [c.to_dict() for c in candidates if user is None or c.user == user]
+
+
+def foreign_processes_of(source: Any) -> dict[str, tuple[ForeignProcess, ...]]:
+    """``{gpu uuid: processes}`` the scheduler did not start, from an inventory source that knows
+    them (``NvmlInventory.foreign_processes``), looking through wrappers (``.source``); empty for
+    sources that cannot know (Kubernetes, static, simulated)."""
+    seen = 0
+    while source is not None and not hasattr(source, "foreign_processes") and seen < 8:
+        source, seen = getattr(source, "source", None), seen + 1
+    return dict(getattr(source, "foreign_processes", None) or {})

@@ -294,6 +294,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/telemetry/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Utilization (%) and memory (MiB) over time of one job's, lease's or GPU's devices, with the gap spans where telemetry was blank, suspect or missing (never drawn as numbers). */
+        get: operations["getTelemetryHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/idle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Work idle now, least time left first, with when its warning and its reclaim are due (own; admins everyone's). */
+        get: operations["getIdle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit": {
         parameters: {
             query?: never;
@@ -337,6 +371,23 @@ export interface paths {
         };
         /** Accounting report — allocated and utilized GPU-hours (from telemetry rollups), coverage, efficiency, cost (own; admins may pass all=true). */
         get: operations["getUsageReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage/waste": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Admins: jobs and users ranked by allocated-but-idle GPU-hours (idle = a valid reading under the idle threshold, or a utilization latch; no reading is unknown, never waste). */
+        get: operations["getUsageWaste"];
         put?: never;
         post?: never;
         delete?: never;
@@ -545,6 +596,11 @@ export interface components {
             period: string;
         } & {
             [key: string]: unknown;
+        };
+        ClusterUtilization: {
+            /** @description mean over valid readings; suspect and blank ones add 0 % */
+            percent: number;
+            note: string;
         };
         ConfigEvents: {
             transport: string;
@@ -907,7 +963,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each GPU. */
+        /** @description ``GET idle``: idle work, least time left first (your own; admins: everyone's). */
+        GetIdleResponse: components["schemas"]["IdleCandidate"][];
+        /**
+         * @description Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each
+         *     GPU, and with telemetry on what each GPU's readings and health say (``telemetry``).
+         */
         GetInventoryResponse: {
             source: string;
             simulated: boolean;
@@ -918,6 +979,8 @@ export interface components {
             allocations: {
                 [key: string]: components["schemas"]["GpuHolder"][];
             };
+            /** @description absent when telemetry is off */
+            telemetry?: components["schemas"]["InventoryTelemetry"] | null;
         } & {
             [key: string]: unknown;
         };
@@ -962,6 +1025,17 @@ export interface components {
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node) */
             warnings?: string[];
         };
+        /** @description Points per device and step, and the gap spans to draw as gaps (never as numbers). */
+        GetTelemetryHistoryResponse: {
+            since: string;
+            until: string;
+            step_s: number;
+            devices: {
+                [key: string]: unknown;
+            }[];
+            points: components["schemas"]["HistoryPoint"][];
+            gaps: components["schemas"]["HistoryGap"][];
+        };
         /** @description Current and recent samples per GPU, foreign GPU users and work with an idle warning. */
         GetTelemetryResponse: {
             enabled: boolean;
@@ -980,6 +1054,12 @@ export interface components {
         GetUsageReportResponse: components["schemas"]["UsageReportRow"][];
         /** @description GPU-seconds rolled up, largest first. */
         GetUsageResponse: components["schemas"]["UsageRow"][];
+        /** @description Largest waste first: ``jobs`` and ``users``; plus the threshold used (%). */
+        GetUsageWasteResponse: {
+            threshold_pct: number;
+            jobs: components["schemas"]["WasteRow"][];
+            users: components["schemas"]["WasteRow"][];
+        };
         /** @description One GPU (:func:`~jupyter_sched.model.codec.gpu_to_dict`); ``simulated`` is always present. */
         Gpu: {
             uuid: string;
@@ -1016,6 +1096,74 @@ export interface components {
             recent: {
                 [key: string]: unknown;
             }[];
+        };
+        /** @description What one GPU's newest reading says (:func:`jupyter_sched.telemetry.report.inventory_telemetry`). */
+        GpuTelemetryView: {
+            /**
+             * @description one phrase: occupancy, reading, health, foreign processes (admins)
+             * @example free (latch suspected: 100 %, 0 MiB, no process)
+             */
+            state: string;
+            /** @enum {string} */
+            telemetry: "busy" | "idle" | "latch suspected" | "unknown";
+            /**
+             * @description as shown, note included; null without a sample
+             * @example 100 % (suspect: no process, 0 MiB)
+             */
+            utilization: string | null;
+            /**
+             * @description valid, or validity_rule
+             * @example suspect_util_latch
+             */
+            validity: string | null;
+            /**
+             * @description empty when healthy
+             * @example Xid 79, since 2024-10-25T02:19:08Z
+             */
+            health: string;
+            /** @description what an admin can do (restart the device plugin, drain) */
+            health_hint: string | null;
+        };
+        /** @description Consecutive gap steps of one device with one reason, ``[start, end)``. */
+        HistoryGap: {
+            gpu_uuid: string;
+            mig_instance: number | null;
+            start: string;
+            end: string;
+            /** @enum {string} */
+            validity: "blank" | "suspect" | "missing";
+            note: string;
+            /** @example blank: DCGM blank value (no data) */
+            label: string;
+        };
+        /** @description One device and step: ``utilization_pct`` null in a gap (``validity`` and ``note`` say why). */
+        HistoryPoint: {
+            t: string;
+            gpu_uuid: string;
+            mig_instance: number | null;
+            utilization_pct: number | null;
+            memory_used_mib: number | null;
+            /** @enum {string} */
+            validity: "valid" | "blank" | "suspect" | "missing";
+            note: string;
+        };
+        /** @description Work idle now: when its warning and its reclaim are due (:class:`jupyter_sched.reclaim.IdleCandidate`). */
+        IdleCandidate: {
+            job_id: string;
+            user: string;
+            team: string;
+            kind: string;
+            gpu_uuids: string[];
+            idle_since: string;
+            warn_at: string;
+            deadline: string;
+            time_left_s: number;
+            /** @enum {string} */
+            stage: "idle" | "warned" | "reclaimed";
+            action: string;
+            reason: string;
+            /** @example allocated, no process on GPU (0 %, 0 MiB) */
+            state: string;
         };
         /** @description When work counts as idle and what reclaiming does (seconds, %). */
         IdlePolicy: {
@@ -1070,6 +1218,18 @@ export interface components {
         IdleWork: {
             job_id: string;
             gpu_uuids: string[];
+        };
+        /** @description The telemetry half of ``GET inventory`` (present when telemetry is on). */
+        InventoryTelemetry: {
+            /** @description per GPU uuid */
+            gpus: {
+                [key: string]: components["schemas"]["GpuTelemetryView"];
+            };
+            /** @description per node name */
+            nodes: {
+                [key: string]: components["schemas"]["NodeTelemetryView"];
+            };
+            utilization: components["schemas"]["ClusterUtilization"];
         };
         /** @description A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`). */
         Job: {
@@ -1213,6 +1373,16 @@ export interface components {
             gpus?: components["schemas"]["Gpu"][];
         } & {
             [key: string]: unknown;
+        };
+        /** @description GPU counts of one node (case 018: physical 8, schedulable 7) and its warnings. */
+        NodeTelemetryView: {
+            physical: number;
+            /** @description healthy GPUs on a ready, uncordoned node */
+            schedulable: number;
+            unhealthy: number;
+            /** @description e.g. MIG label/allocatable disagreements naming the node */
+            warnings: string[];
+            mig_strategy: string | null;
         };
         NvmlStatus: {
             available: boolean;
@@ -1827,6 +1997,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description One job's or user's idle allocation (:class:`jupyter_sched.accounting.waste.WasteRow`). */
+        WasteRow: {
+            key: string;
+            user: string;
+            team: string;
+            kind: string;
+            allocated_gpu_hours: number;
+            idle_gpu_hours: number;
+            /** @description allocated hours without a valid reading (never counted idle) */
+            unknown_gpu_hours: number;
+            idle_share: number;
+        };
         WorkerAllocation: {
             node: string;
             gpu_uuids: string[];
@@ -2415,6 +2597,61 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getTelemetryHistory: {
+        parameters: {
+            query?: {
+                /** @description a GPU or MIG uuid */
+                gpu?: string | null;
+                /** @description one of your jobs (admins: any) */
+                job?: string | null;
+                /** @description one of your leases (admins: any) */
+                lease?: string | null;
+                /** @description ISO 8601 with offset (default: the work's start, or an hour ago) */
+                since?: string | null;
+                /** @description ISO 8601 with offset (default: now) */
+                until?: string | null;
+                /** @description seconds per point */
+                step_s?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description History */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetTelemetryHistoryResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getIdle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Idle candidates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetIdleResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getAudit: {
         parameters: {
             query?: {
@@ -2498,6 +2735,30 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["GetUsageReportResponse"];
                     "text/csv": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getUsageWaste: {
+        parameters: {
+            query?: {
+                since?: string | null;
+                until?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Waste report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetUsageWasteResponse"];
                 };
             };
             default: components["responses"]["Error"];

@@ -5,8 +5,10 @@
  * (issue 18: a blank reading pauses the idle clock and is never drawn as 0 %; a latched 100 % is
  * never drawn as busy).
  *
- * Data: the model's live telemetry history ({@link ISchedModel.history}, fed by `telemetry`
- * events) — one point per sample; a sample without a valid utilization is a gap.
+ * Data: `GET api/sched/telemetry/history` (the server's stored one-minute rollups, or its live
+ * samples in 5-second steps for work younger than half an hour), refreshed every few seconds while
+ * the section shows; until that answers (or on a server without the route) the model's live
+ * telemetry history ({@link ISchedModel.history}) — a sample without a valid reading is a gap.
  */
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
@@ -16,7 +18,7 @@ import { Widget } from '@lumino/widgets';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import type { ISample, Job } from './types';
-import { type IUsagePoint, renderUsageChart } from './usagechart';
+import { type IUsageGap, type IUsagePoint, pointsFromHistory, renderUsageChart } from './usagechart';
 
 /** Command: open one GPU's chart, args `{gpu: uuid}`. */
 export const GPU_USAGE_COMMAND = 'jupyter-sched:gpu-usage';
@@ -54,23 +56,52 @@ export function pointsFor(model: ISchedModel, gpus: readonly string[], since = 0
   return gpus.flatMap(uuid => model.history.history(uuid).filter(s => s.t >= since).map(pointOf));
 }
 
-function chartBlock(title: string, points: IUsagePoint[], key: string): HTMLElement {
+/** A history answer (or live points) for one chart. */
+interface IHistory {
+  points: IUsagePoint[];
+  gaps: IUsageGap[] | null;
+  stepMs: number;
+}
+
+function chartBlock(title: string, history: IHistory, key: string): HTMLElement {
   return h(
     'div',
     { class: 'jp-sched-usage-item', 'data-key': key },
     h('div', { class: 'jp-sched-usage-title' }, title),
-    points.length
-      ? renderUsageChart(points, null, { title, stepMs: 1000 })
+    history.points.length
+      ? renderUsageChart(history.points, history.gaps, { title, stepMs: history.stepMs })
       : h('p', { class: 'jp-sched-muted' }, 'No telemetry samples yet.')
   );
+}
+
+/** Seconds per point for work that started at `started` (ms): 5 s while young, else minutes. */
+export function stepFor(started: number, now: number): number {
+  return now - started < 30 * 60 * 1000 ? 5 : 60;
+}
+
+/**
+ * Ask the server for a job's (lease's, GPU's) history; null when it cannot answer (an older
+ * server without the route, or an error) — the caller then draws the live samples.
+ */
+export async function fetchHistory(model: ISchedModel, query: { job?: string; lease?: string; gpu?: string },
+                                   stepS: number): Promise<IHistory | null> {
+  try {
+    const answer = await model.client.request('getTelemetryHistory', { query: { ...query, step_s: stepS } });
+    const { points, gaps } = pointsFromHistory(answer);
+    return { points, gaps, stepMs: stepS * 1000 };
+  } catch {
+    return null;
+  }
 }
 
 /** The section's body: one chart per running job and lease of mine. */
 export class UsageView extends Widget {
   private readonly connections: IDisposable[] = [];
   private pending = false;
+  private readonly fetched = new Map<string, IHistory>();
+  private timer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(private readonly model: ISchedModel) {
+  constructor(private readonly model: ISchedModel, readonly refreshMs = 5000) {
     super();
     this.addClass('jp-sched-usage');
     const schedule = (): void => this.schedule();
@@ -82,13 +113,40 @@ export class UsageView extends Widget {
       model.watch('jobs')
     );
     this.render();
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), refreshMs);
   }
 
   dispose(): void {
+    if (this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
     for (const c of this.connections.splice(0)) {
       c.dispose();
     }
     super.dispose();
+  }
+
+  /** Running jobs and leases of mine that hold GPUs. */
+  work(): Job[] {
+    return [...this.model.jobs, ...this.model.leases].filter(j => LIVE_STATES.has(j.state) && jobGpus(j).length);
+  }
+
+  /** Re-read every chart's history from the server. */
+  async refresh(): Promise<void> {
+    const now = Date.now();
+    await Promise.all(
+      this.work().map(async job => {
+        const started = job.started_at ? Date.parse(job.started_at) : now;
+        const query = job.kind === 'lease' ? { lease: job.id } : { job: job.id };
+        const history = await fetchHistory(this.model, query, stepFor(started, now));
+        if (history) {
+          this.fetched.set(job.id, history);
+        }
+      })
+    );
+    this.schedule();
   }
 
   /** Re-render at most once per animation frame (telemetry arrives every second per GPU). */
@@ -106,11 +164,15 @@ export class UsageView extends Widget {
   }
 
   render(): void {
-    const work = [...this.model.jobs, ...this.model.leases].filter(j => LIVE_STATES.has(j.state) && jobGpus(j).length);
-    const blocks = work.map(job => {
+    const blocks = this.work().map(job => {
       const since = job.started_at ? Date.parse(job.started_at) : 0;
       const kind = job.kind === 'lease' ? 'lease' : 'job';
-      return chartBlock(`${kind} ${job.name} (${job.id})`, pointsFor(this.model, jobGpus(job), since), `usage-${job.id}`);
+      const history = this.fetched.get(job.id) ?? {
+        points: pointsFor(this.model, jobGpus(job), since),
+        gaps: null,
+        stepMs: 1000
+      };
+      return chartBlock(`${kind} ${job.name} (${job.id})`, history, `usage-${job.id}`);
     });
     replaceKeepingFocus(
       this.node,
@@ -128,15 +190,31 @@ export class GpuUsageView extends Widget {
     this.addClass('jp-sched-usage');
     model.telemetry.connect(this.onTelemetry);
     this.render();
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), 30000);
   }
 
+  private timer: ReturnType<typeof setInterval> | null = null;
+
   dispose(): void {
+    if (this.timer !== null) {
+      clearInterval(this.timer);
+    }
     this.model.telemetry.disconnect(this.onTelemetry);
     super.dispose();
   }
 
   render(): void {
-    replaceKeepingFocus(this.node, chartBlock(`GPU ${this.gpu}`, pointsFor(this.model, [this.gpu]), `gpu-${this.gpu}`));
+    const history = this.fetched ?? { points: pointsFor(this.model, [this.gpu]), gaps: null, stepMs: 1000 };
+    replaceKeepingFocus(this.node, chartBlock(`GPU ${this.gpu}`, history, `gpu-${this.gpu}`));
+  }
+
+  private fetched: IHistory | null = null;
+
+  /** Re-read the GPU's last hour from the server (minutes), then redraw. */
+  async refresh(): Promise<void> {
+    this.fetched = (await fetchHistory(this.model, { gpu: this.gpu }, 60)) ?? this.fetched;
+    this.render();
   }
 }
 

@@ -129,6 +129,16 @@ describe('Inventory section', () => {
     model.dispose();
   });
 
+  it('case 027 Z: a Kubernetes cluster without GPU nodes says so, with no executor advice', async () => {
+    const server = new FakeSchedServer();
+    server.inventory = makeInventory(0, { source: 'kubernetes', simulated: false, nvml: null });
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new InventoryView(context(model)));
+    expect(text(view.node)).toContain('This cluster has no GPU nodes');
+    expect(text(view.node)).not.toContain('Kubernetes executor');
+    model.dispose();
+  });
+
   it('reads the inventory while shown and stops asking when hidden', async () => {
     const { server, model } = await startedModel();
     expect(server.count('GET', 'inventory')).toBe(0);

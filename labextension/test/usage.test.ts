@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { SchedClient } from '../src/client';
 import { SchedModel } from '../src/model';
-import { UsageView, jobGpus, pointOf } from '../src/usage';
-import { FakeSchedServer, makeJob, settle } from './fakeserver';
+import { UsageView, jobGpus, pointOf, stepFor } from '../src/usage';
+import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 
 const GPU = 'GPU-sim-node-a-0';
 
@@ -47,6 +47,36 @@ describe('GPU usage section', () => {
     expect(view.node.querySelector('.jp-sched-usage-title')?.textContent).toBe('job train (j-1)');
     expect(chart?.querySelector('rect.jp-sched-chart-gap-blank')).not.toBeNull();
     expect(chart?.querySelector('path.jp-sched-chart-util')?.getAttribute('d')?.match(/M/g)?.length).toBe(2);
+    view.dispose();
+    model.dispose();
+  });
+
+  it('prefers the server history (stored rollups or 5 s steps) with its gap spans', async () => {
+    const asked: string[] = [];
+    server.routes.set('GET telemetry/history', (_body, query) => {
+      asked.push(query.toString());
+      return json(200, {
+        since: '2026-12-01T10:00:00Z', until: '2026-12-01T10:00:15Z', step_s: 5, devices: [],
+        points: [
+          { t: '2026-12-01T10:00:00Z', gpu_uuid: GPU, mig_instance: null, utilization_pct: 60, memory_used_mib: 1, validity: 'valid', note: '' },
+          { t: '2026-12-01T10:00:05Z', gpu_uuid: GPU, mig_instance: null, utilization_pct: null, memory_used_mib: 1, validity: 'suspect', note: 'no process, 0 MiB' },
+          { t: '2026-12-01T10:00:10Z', gpu_uuid: GPU, mig_instance: null, utilization_pct: 55, memory_used_mib: 1, validity: 'valid', note: '' }
+        ],
+        gaps: [{ gpu_uuid: GPU, mig_instance: null, start: '2026-12-01T10:00:05Z', end: '2026-12-01T10:00:10Z',
+                 validity: 'suspect', note: 'no process, 0 MiB', label: 'suspect: no process, 0 MiB' }]
+      });
+    });
+    const model = new SchedModel({ client: new SchedClient(server.transport), refreshInterval: 10 });
+    const view = new UsageView(model, 60000);
+    await model.start();
+    await settle();
+    await view.refresh();
+    await vi.runOnlyPendingTimersAsync();
+    expect(asked[0]).toContain('job=j-1');
+    const gap = view.node.querySelector('rect.jp-sched-chart-gap-suspect');
+    expect(gap?.getAttribute('data-gap')).toBe('suspect: no process, 0 MiB');
+    expect(stepFor(0, 10 * 60 * 1000)).toBe(5);
+    expect(stepFor(0, 2 * 60 * 60 * 1000)).toBe(60);
     view.dispose();
     model.dispose();
   });

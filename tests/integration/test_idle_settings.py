@@ -14,13 +14,16 @@ from jupyter_sched.services import idle_policies_from_settings
 from .test_idle_reclamation import at
 
 CASES = [
-    pytest.param({}, {"enabled": True, "window_s": 2400.0, "warning_s": 600.0, "busy_kernel_window_s": 14400.0,
-                      "lease_mode": ReclaimMode.RELEASE, "job_mode": ReclaimMode.NOTIFY},
-                 id="defaults: 30 min idle, then 10 min grace; busy kernels get 4 h; jobs are only reported"),
+    # The window and the grace stay two numbers (warnings say "30 + 10 min", case 013); the
+    # busy-kernel limit is the whole time to reclaim, so its window is that minus the grace.
+    pytest.param({}, {"enabled": True, "window_s": 1800.0, "grace_s": 600.0, "warning_s": 0.0,
+                      "busy_kernel_window_s": 13800.0, "lease_mode": ReclaimMode.RELEASE,
+                      "job_mode": ReclaimMode.NOTIFY, "service_mode": ReclaimMode.NOTIFY},
+                 id="defaults: 30 min idle, then 10 min grace; busy kernels get 4 h; jobs and services are only reported"),
     pytest.param({"idle_window_s": 0}, {"enabled": False}, id="a window of 0 turns idle reclamation off"),
     pytest.param({"idle_window_s": 7200, "idle_grace_s": 900, "idle_busy_kernel_window_s": 3600},
-                 {"window_s": 8100.0, "warning_s": 900.0, "busy_kernel_window_s": 8100.0},
-                 id="a busy-kernel limit shorter than the idle limit is raised to it"),
+                 {"window_s": 7200.0, "grace_s": 900.0, "busy_kernel_window_s": 7200.0},
+                 id="a busy-kernel limit shorter than the idle limit is raised to it (7200 + 900 grace)"),
     pytest.param({"idle_busy_kernel_window_s": 0}, {"busy_kernel_window_s": None},
                  id="a busy-kernel limit of 0 disables that rule"),
     pytest.param({"idle_job_action": "requeue", "idle_lease_action": "notify", "idle_keepalive_max_s": 60},

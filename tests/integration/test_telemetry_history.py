@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+
+import psutil
 
 from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.engine.telemetry import TelemetryMonitor
@@ -19,6 +22,11 @@ def test_completed_minutes_are_persisted_as_one_rollup_row_per_gpu(tmp_path: Pat
     store = Store(sqlite_url(tmp_path / "sched.sqlite"))
     inventory = SimulatedInventory(2, node=f"itest-{uuid.uuid4().hex[:8]}", memory_mib=1024)
     holder = sleeper(tmp_path)
+    # The samples below follow each other within milliseconds (a manual clock): wait until the
+    # sleeper's interpreter has loaded (a process still in exec has under 1 MiB resident, read as 0)
+    process, deadline = psutil.Process(holder.pid), time.monotonic() + 30
+    while process.memory_info().rss < 4 * 2**20 and time.monotonic() < deadline:
+        time.sleep(0.05)
     first = next(inventory.current().gpus()).uuid
     collector = SimulatedCollector(lambda: inventory.current().gpus(), pids=lambda: {first: [holder.pid]},
                                    scan_env=False)

@@ -18,7 +18,7 @@ from jupyter_sched.errors import ValidationError
 from jupyter_sched.extension.events import EventHub
 from jupyter_sched.extension.metrics import make_registry
 from jupyter_sched.inventory.kubernetes import inventory_from_objects
-from jupyter_sched.model import Inventory, Job, JobSpec, JobState, Quota, ResourceRequest, validate_quotas
+from jupyter_sched.model import Inventory, Job, JobSpec, JobState, Quota, QuotaSet, ResourceRequest, validate_quotas
 from jupyter_sched.model.samples import GpuSample
 from jupyter_sched.scheduling import run_cycle
 from jupyter_sched.scheduling.snapshot import Snapshot
@@ -114,14 +114,35 @@ def test_case_018_dcgm_xid_marks_a_known_gpu_unhealthy_with_time_and_evidence() 
     assert tracker.observe([app_error]) == [], "Xid 13 is an application error the device plugin ignores too"
 
 
-def test_case_018_metrics_count_the_bad_gpu_as_unavailable_not_free(tmp_path: Path) -> None:
+def service_7_of_8(tmp_path: Path) -> SchedulerService:
+    """A real service over a static inventory: h100-node-3 with GPU-7 withdrawn (Xid 94)."""
     static = tmp_path / "inventory.yaml"
     static.write_text(yaml.safe_dump({"nodes": [{"name": "h100-node-3", "gpus": [
         {"uuid": f"GPU-{i}", "model": "H100-80GB", "memory": "80GiB", "healthy": i != 7,
          **({"health_reason": "Xid 94"} if i == 7 else {})} for i in range(8)]}]}))
-    service = SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
-                                            "inventory_source": "static", "inventory_file": str(static),
-                                            "telemetry_source": "off"})
+    return SchedulerService.from_config({"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path),
+                                         "inventory_source": "static", "inventory_file": str(static),
+                                         "telemetry_source": "off"})
+
+
+def test_case_018_put_quotas_refuses_a_guarantee_of_8_and_admins_are_warned_of_an_old_one(tmp_path: Path) -> None:
+    service = service_7_of_8(tmp_path)
+    with pytest.raises(ValidationError, match="only 7 exist") as refused:
+        service.set_quotas([{"team": "llm", "gpu_model": "H100-80GB", "guaranteed": 8}], actor="admin")
+    assert refused.value.field == "guaranteed"
+    assert service.set_quotas([{"team": "llm", "gpu_model": "H100-80GB", "guaranteed": 7}],
+                              actor="admin")["quotas"][0]["guaranteed"] == 7
+    # a guarantee of 8 set before the Xid: requests keep working, the admin reads why it cannot be honoured
+    with service.store.transaction() as tx:
+        tx.replace_quota_set(QuotaSet(quotas=(Quota(team="llm", gpu_model="H100-80GB", guaranteed=8),)))
+    admin = service.services.quotas.get(service.services.caller("admin", admin=True)).to_wire()
+    (warning,) = admin["warnings"]
+    assert "only 7 exist" in warning
+    assert "warnings" not in service.services.quotas.get(service.services.caller("ana", admin=False)).to_wire()
+
+
+def test_case_018_metrics_count_the_bad_gpu_as_unavailable_not_free(tmp_path: Path) -> None:
+    service = service_7_of_8(tmp_path)
     exposition = generate_latest(make_registry(service.services, EventHub(16))).decode()
     states = {s.labels["state"]: s.value for family in text_string_to_metric_families(exposition)
               for s in family.samples if family.name == "jupyter_sched_gpus"}

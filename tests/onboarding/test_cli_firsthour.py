@@ -45,6 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     try:
         yield srv
     finally:
+        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
         srv.kill()
 
 

@@ -16,7 +16,7 @@ import { expect, test } from '@jupyterlab/galata';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { api, cancelAll, openPanel, section } from './helpers';
+import { api, cancelAll, only, openPanel } from './helpers';
 
 const STATE = process.env.SCHED_UI_STATE ?? '';
 const METRICS = path.join(STATE, 'metrics-user.prom');
@@ -37,12 +37,17 @@ function write(util: string): void {
   fs.renameSync(`${METRICS}.tmp`, METRICS); // atomic: the collector never reads half a file
 }
 
-test.afterEach(async ({ request }) => {
+// The user server's identities are jupyter_server's per-browser anonymous users: the job must be
+// submitted with the page's own cookies (page.request), or it belongs to another anonymous user
+// and the page's "GPU usage" section (the caller's own work) rightly leaves it out.
+test.afterEach(async ({ page }) => {
   write('0');
-  await cancelAll(request);
+  await cancelAll(page.request);
 });
 
-test('the usage chart of a running job shows a gap for a blank span', async ({ page, request }) => {
+test('the usage chart of a running job shows a gap for a blank span', async ({ page }) => {
+  test.setTimeout(150000); // ~30 s of scripted telemetry on top of a job start, on a loaded machine
+  const request = page.request;
   expect(STATE, 'SCHED_UI_STATE is set by ui-tests/run.sh').not.toBe('');
   write('55');
   const job = await api(request, 'POST', 'jobs', {
@@ -53,25 +58,32 @@ test('the usage chart of a running job shows a gap for a blank span', async ({ p
   await expect
     .poll(async () => (await api(request, 'GET', `jobs/${job.id}`)).state, { timeout: 30000 })
     .toBe('running');
-  await page.waitForTimeout(4000); // valid readings
+  await page.waitForTimeout(12000); // valid readings: a line of a few 5-s steps before the gap
   write(BLANK);
-  await page.waitForTimeout(5000); // blank readings: a gap
+  // blank readings for 16 s: the chart of young work has 5-s steps, and a step with any valid
+  // reading is valid, so at least two whole steps must be blank for a gap
+  await page.waitForTimeout(16000);
   write('70');
-  await page.waitForTimeout(4000); // valid again
+  await page.waitForTimeout(6000); // valid again (the section re-reads the history every 5 s)
 
   const panel = await openPanel(page);
-  const usage = await section(panel, 'utilization');
+  // the only expanded section: the chart gets the sidebar's height (an element screenshot of a
+  // chart clipped by its section would show whatever is painted over it)
+  const usage = await only(panel, 'utilization');
   const item = usage.locator(`[data-key="usage-${job.id}"]`);
   await expect(item.locator('.jp-sched-usage-title')).toHaveText(`job ui-chart (${job.id})`);
   const gap = item.locator('rect.jp-sched-chart-gap-blank');
   await expect(gap.first()).toHaveAttribute('data-gap', 'blank: DCGM blank value (no data)');
-  await expect(item.locator('text.jp-sched-chart-gap-label').first()).toHaveText('blank: DCGM blank value (no data)');
+  // (a 'missing: no telemetry' gap may come first: the step before the job's first sample)
+  const label = item.locator('text.jp-sched-chart-gap-label').filter({ hasText: 'blank: DCGM blank value (no data)' });
+  await expect(label.first()).toHaveText('blank: DCGM blank value (no data)');
   const util = await item.locator('path.jp-sched-chart-util').getAttribute('d');
   expect((util ?? '').match(/M/g)?.length ?? 0).toBeGreaterThanOrEqual(2); // the line is broken at the gap
   write(''); // an empty scrape is refused: no new samples, the chart stops moving for the screenshots
   await page.waitForTimeout(1500);
   const out = test.info().outputPath('');
   await page.mouse.move(0, 0);
+  await expect(item.locator('svg')).toBeInViewport({ ratio: 1 });
   await item.screenshot({ path: path.join(out, 'usagechart-light.png'), animations: 'disabled' });
   await page.theme.setDarkTheme();
   await item.screenshot({ path: path.join(out, 'usagechart-dark.png'), animations: 'disabled' });

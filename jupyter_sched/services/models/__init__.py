@@ -13,8 +13,11 @@ from .accounting import (
     GetUsageReportResponse,
     GetUsageRequest,
     GetUsageResponse,
+    GetUsageWasteRequest,
+    GetUsageWasteResponse,
     UsageReportRow,
     UsageRow,
+    WasteRow,
 )
 from .base import CodecView, ErrorBody, ErrorResponse, QueryModel, RequestModel, ResponseModel, parse
 from .jobs import (
@@ -45,7 +48,18 @@ from .quotas import (
     TeamPolicyLine,
 )
 from .system import EngineStatus, GetConfigResponse, GetInventoryResponse, Gpu, Node
-from .telemetry import GetIdlePolicyResponse, GetTelemetryRequest, GetTelemetryResponse, SetIdlePolicyRequest
+from .telemetry import (
+    GetIdlePolicyResponse,
+    GetIdleResponse,
+    GetTelemetryHistoryRequest,
+    GetTelemetryHistoryResponse,
+    GetTelemetryRequest,
+    GetTelemetryResponse,
+    HistoryGap,
+    HistoryPoint,
+    IdleCandidate,
+    SetIdlePolicyRequest,
+)
 
 __all__ = [
     "Allocation",
@@ -60,6 +74,7 @@ __all__ = [
     "GetAuditResponse",
     "GetConfigResponse",
     "GetIdlePolicyResponse",
+    "GetIdleResponse",
     "GetInventoryResponse",
     "GetJobLogsRequest",
     "GetJobLogsResponse",
@@ -67,13 +82,20 @@ __all__ = [
     "GetQueueRequest",
     "GetQueueResponse",
     "GetQuotasResponse",
+    "GetTelemetryHistoryRequest",
+    "GetTelemetryHistoryResponse",
     "GetTelemetryRequest",
     "GetTelemetryResponse",
     "GetUsageReportRequest",
     "GetUsageReportResponse",
     "GetUsageRequest",
     "GetUsageResponse",
+    "GetUsageWasteRequest",
+    "GetUsageWasteResponse",
     "Gpu",
+    "HistoryGap",
+    "HistoryPoint",
+    "IdleCandidate",
     "Job",
     "JobsPage",
     "KeepaliveLeaseRequest",
@@ -95,5 +117,6 @@ __all__ = [
     "TeamPolicyLine",
     "UsageReportRow",
     "UsageRow",
+    "WasteRow",
     "parse",
 ]

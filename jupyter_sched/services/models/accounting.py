@@ -6,10 +6,11 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel
 
-from .base import CodecView, QueryModel
+from .base import CodecView, QueryModel, ResponseModel
 
 __all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
-           "GetUsageRequest", "GetUsageResponse", "UsageReportRow", "UsageRow"]
+           "GetUsageRequest", "GetUsageResponse", "GetUsageWasteRequest", "GetUsageWasteResponse", "UsageReportRow",
+           "UsageRow", "WasteRow"]
 
 
 class GetUsageRequest(QueryModel):
@@ -26,6 +27,34 @@ class GetUsageReportRequest(GetUsageRequest):
 
     period: Literal["day", "week", "month"] = Field(default="month", description="for by=period")
     format: Literal["json", "csv"] = "json"
+
+
+class GetUsageWasteRequest(QueryModel):
+    """``GET usage/waste`` (admins): jobs and users ranked by allocated-but-idle GPU-hours."""
+
+    since: str | None = Field(default=None, examples=["2026-01-01T00:00:00+00:00"])
+    until: str | None = None
+
+
+class WasteRow(ResponseModel):
+    """One job's or user's idle allocation (:class:`jupyter_sched.accounting.waste.WasteRow`)."""
+
+    key: str
+    user: str
+    team: str
+    kind: str
+    allocated_gpu_hours: float
+    idle_gpu_hours: float
+    unknown_gpu_hours: float = Field(description="allocated hours without a valid reading (never counted idle)")
+    idle_share: float
+
+
+class GetUsageWasteResponse(ResponseModel):
+    """Largest waste first: ``jobs`` and ``users``; plus the threshold used (%)."""
+
+    threshold_pct: float
+    jobs: list[WasteRow]
+    users: list[WasteRow]
 
 
 class UsageRow(CodecView):

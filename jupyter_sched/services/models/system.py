@@ -9,7 +9,8 @@ from pydantic import Field
 from .base import CodecView, ResponseModel
 from .jobs import JobKindName
 
-__all__ = ["EngineStatus", "GetConfigResponse", "GetInventoryResponse", "Gpu", "GpuHolder", "Node"]
+__all__ = ["EngineStatus", "GetConfigResponse", "GetInventoryResponse", "Gpu", "GpuHolder", "GpuTelemetryView",
+           "InventoryTelemetry", "Node", "NodeTelemetryView"]
 
 
 class GpuHolder(ResponseModel):
@@ -72,8 +73,45 @@ class NvmlStatus(CodecView):
     driver_version: str | None = None
 
 
+class GpuTelemetryView(ResponseModel):
+    """What one GPU's newest reading says (:func:`jupyter_sched.telemetry.report.inventory_telemetry`)."""
+
+    state: str = Field(examples=["free (latch suspected: 100 %, 0 MiB, no process)"],
+                       description="one phrase: occupancy, reading, health, foreign processes (admins)")
+    telemetry: Literal["busy", "idle", "latch suspected", "unknown"]
+    utilization: str | None = Field(examples=["100 % (suspect: no process, 0 MiB)"],
+                                    description="as shown, note included; null without a sample")
+    validity: str | None = Field(examples=["suspect_util_latch"], description="valid, or validity_rule")
+    health: str = Field(examples=["Xid 79, since 2024-10-25T02:19:08Z"], description="empty when healthy")
+    health_hint: str | None = Field(description="what an admin can do (restart the device plugin, drain)")
+
+
+class NodeTelemetryView(ResponseModel):
+    """GPU counts of one node (case 018: physical 8, schedulable 7) and its warnings."""
+
+    physical: int
+    schedulable: int = Field(description="healthy GPUs on a ready, uncordoned node")
+    unhealthy: int
+    warnings: list[str] = Field(description="e.g. MIG label/allocatable disagreements naming the node")
+    mig_strategy: str | None
+
+
+class ClusterUtilization(ResponseModel):
+    percent: float = Field(description="mean over valid readings; suspect and blank ones add 0 %")
+    note: str
+
+
+class InventoryTelemetry(ResponseModel):
+    """The telemetry half of ``GET inventory`` (present when telemetry is on)."""
+
+    gpus: dict[str, GpuTelemetryView] = Field(description="per GPU uuid")
+    nodes: dict[str, NodeTelemetryView] = Field(description="per node name")
+    utilization: ClusterUtilization
+
+
 class GetInventoryResponse(CodecView):
-    """Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each GPU."""
+    """Nodes and GPUs (:func:`~jupyter_sched.model.codec.inventory_to_dict`), plus who holds each
+    GPU, and with telemetry on what each GPU's readings and health say (``telemetry``)."""
 
     source: str
     simulated: bool
@@ -81,6 +119,7 @@ class GetInventoryResponse(CodecView):
     gpus: list[Gpu]
     nvml: NvmlStatus | None
     allocations: dict[str, list[GpuHolder]] = Field(description="per GPU uuid, who holds it")
+    telemetry: InventoryTelemetry | None = Field(default=None, description="absent when telemetry is off")
 
 
 class ConfigEvents(CodecView):

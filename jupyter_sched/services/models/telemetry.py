@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, RootModel, WithJsonSchema
 
 from .base import CodecView, QueryModel, ResponseModel
 
-__all__ = ["GetIdlePolicyResponse", "GetTelemetryRequest", "GetTelemetryResponse", "GpuSamples", "IdleWork",
-           "SetIdlePolicyRequest"]
+__all__ = ["GetIdleResponse", "GetIdlePolicyResponse", "GetTelemetryHistoryRequest", "GetTelemetryHistoryResponse",
+           "GetTelemetryRequest", "GetTelemetryResponse", "GpuSamples", "HistoryGap", "HistoryPoint", "IdleCandidate",
+           "IdleWork", "SetIdlePolicyRequest"]
 
 
 class GetTelemetryRequest(QueryModel):
@@ -85,3 +86,79 @@ class GetIdlePolicyResponse(CodecView):
          "additionalProperties": {"x-ref": "IdlePolicyKind"}})] = Field(default_factory=dict)
     active: bool = Field(description="false when telemetry is off: no idle detection runs")
     retention_s: float | None = Field(description="seconds of telemetry samples kept (null = no monitor)")
+
+
+class GetTelemetryHistoryRequest(QueryModel):
+    """``GET telemetry/history``: utilization and memory over time of one job's, lease's or GPU's
+    devices (exactly one of ``job``, ``lease``, ``gpu``), from the stored one-minute rollups;
+    ``step_s`` under 60 reads the live samples (the last hour or so)."""
+
+    gpu: str | None = Field(default=None, description="a GPU or MIG uuid")
+    job: str | None = Field(default=None, description="one of your jobs (admins: any)")
+    lease: str | None = Field(default=None, description="one of your leases (admins: any)")
+    since: str | None = Field(default=None, examples=["2026-01-01T10:00:00+00:00"],
+                              description="ISO 8601 with offset (default: the work's start, or an hour ago)")
+    until: str | None = Field(default=None, description="ISO 8601 with offset (default: now)")
+    step_s: int = Field(default=60, ge=1, le=3600, examples=[60], description="seconds per point")
+
+
+class HistoryPoint(ResponseModel):
+    """One device and step: ``utilization_pct`` null in a gap (``validity`` and ``note`` say why)."""
+
+    t: str
+    gpu_uuid: str
+    mig_instance: int | None
+    utilization_pct: float | None
+    memory_used_mib: float | None
+    validity: Literal["valid", "blank", "suspect", "missing"]
+    note: str
+
+
+class HistoryGap(ResponseModel):
+    """Consecutive gap steps of one device with one reason, ``[start, end)``."""
+
+    gpu_uuid: str
+    mig_instance: int | None
+    start: str
+    end: str
+    validity: Literal["blank", "suspect", "missing"]
+    note: str
+    label: str = Field(examples=["blank: DCGM blank value (no data)"])
+
+
+class GetTelemetryHistoryResponse(ResponseModel):
+    """Points per device and step, and the gap spans to draw as gaps (never as numbers)."""
+
+    since: str
+    until: str
+    step_s: int
+    devices: list[dict[str, Any]]
+    points: list[HistoryPoint]
+    gaps: list[HistoryGap]
+
+
+class IdleCandidate(ResponseModel):
+    """Work idle now: when its warning and its reclaim are due (:class:`jupyter_sched.reclaim.IdleCandidate`)."""
+
+    job_id: str
+    user: str
+    team: str
+    kind: str
+    gpu_uuids: list[str]
+    idle_since: str
+    warn_at: str
+    deadline: str
+    time_left_s: float
+    stage: Literal["idle", "warned", "reclaimed"]
+    action: str
+    reason: str
+    state: str = Field(examples=["allocated, no process on GPU (0 %, 0 MiB)"])
+
+
+class GetIdleResponse(RootModel[list[IdleCandidate]]):
+    """``GET idle``: idle work, least time left first (your own; admins: everyone's)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def to_wire(self) -> Any:
+        return self.model_dump(mode="json")

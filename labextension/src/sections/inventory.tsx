@@ -251,13 +251,19 @@ export class InventoryView extends ModelView {
     }
     if (!inv.gpus.length) {
       const nvml = inv.nvml && inv.nvml.available === false ? inv.nvml.error : '';
+      // case 027 Z: on Kubernetes the advice follows the executor in use (no "use the Kubernetes executor")
+      const cluster = inv.source === 'kubernetes';
       return (
         <div>
           {error}
           <div className="jp-sched-empty jp-sched-nogpus">
-            <strong>{trans.__('No GPUs on this server')}</strong>
+            <strong>{cluster ? trans.__('This cluster has no GPU nodes') : trans.__('No GPUs on this server')}</strong>
             {nvml ? <p>{trans.__('NVML: %1', nvml)}</p> : null}
-            <p className="jp-sched-muted">{trans.__('CPU-only work still runs; GPU work needs a GPU node or the Kubernetes executor.')}</p>
+            <p className="jp-sched-muted">
+              {cluster
+                ? trans.__('No node advertises nvidia.com/gpu or a MIG resource. CPU-only work still runs; ask an admin to add a GPU node pool.')
+                : trans.__('CPU-only work still runs; GPU work needs a GPU node or the Kubernetes executor.')}
+            </p>
           </div>
         </div>
       );
