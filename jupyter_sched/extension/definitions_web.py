@@ -16,7 +16,7 @@ call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the
 ``GET  definitions/{id}/runs``        runs, newest first (``limit`` 1..500)
 ``POST definitions/{id}/runs``        run now, optionally ``{"parameters": {...}}`` for this run
 ``GET  jobs/{id}/notebook``           a notebook run's executed copy (``?download=true``: as a file)
-``POST jobs/{id}/notebook/open``      copy it under the server's root to open in JupyterLab → ``{path}``
+``POST jobs/{id}/notebook/open``      embedded mode: copy it under the server's root to open → ``{path}``
 ====================================  =========================================================
 
 The executed notebook of each run lives in the run's job directory (``log_dir/<job id>/``) and is
@@ -209,8 +209,7 @@ class ExecutedNotebookHandler(_DefinitionsHandler):
         notebook = await self.call(self.definitions.executed_notebook, self.caller, job_id)
         if request.download:
             self.set_header("Content-Disposition", f'attachment; filename="{notebook.filename}"')
-        self.set_header("Content-Type", "application/x-ipynb+json")
-        self.finish(notebook.text)
+        self.finish(notebook.text, set_content_type="application/x-ipynb+json")  # APIHandler would say JSON
 
 
 class OpenNotebookHandler(_DefinitionsHandler):

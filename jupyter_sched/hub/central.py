@@ -44,7 +44,7 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
 from ..admission import Caller, system_caller
-from ..errors import AuthorizationError, BusyError, SchedError
+from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
 from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..extension.app import SchedApp
 from ..extension.handlers import SchedHandler
@@ -56,6 +56,7 @@ from .hubapi import HubAPI, HubLookupError, user_servers
 from .identity import HubUser, is_admin
 from .liveness import (
     GONE_KERNEL,
+    MAX_REPORT_BYTES,
     KernelReport,
     KernelReports,
     gone_leases,
@@ -334,6 +335,7 @@ class HubSchedApp(SchedApp):
         listed = await self.off_loop(self.services.list_jobs, user=None, state=_LIVE, kind="lease")
         leases = [lease for lease in listed if lease.get("kernel_id")]
         if not leases:
+            self._kernel_reports.keep_users(())
             return []
         try:
             decided = await leases_to_release(leases, self._hub(), self._kernel_reports)
@@ -348,18 +350,38 @@ class HubSchedApp(SchedApp):
                      released)
         return released
 
-    async def kernel_report(self, user: str, server: str, kernels: frozenset[str]) -> list[str]:
-        """Record ``user``'s ``server``'s live kernels; release leases whose kernel is gone; their ids."""
-        self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
-                                                 received_at=self.services.clock.now()))
+    async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str]) -> list[str]:
+        """Take ``caller``'s report of ``server``'s live kernels (kept only while they hold a
+        kernel-bound lease, and only for a server the hub lists as theirs: :mod:`.liveness`);
+        release leases whose kernel is gone; their ids.
+
+        Raises:
+            AuthorizationError: the hub lists no such active server of the caller (audited).
+        """
+        user = caller.user
         listed = await self.off_loop(self.services.list_jobs, user=user, state=_LIVE, kind="lease")
         leases = [lease for lease in listed if lease.get("kernel_id") and lease.get("user") == user]
+        if not leases:  # a report decides nothing for a user without kernel-bound leases: keep none
+            self._kernel_reports.forget(user, ())
+            return []
+        servers = await self._kernel_reports.servers_for(self._hub(), user, server)
+        if servers is None:  # the hub did not answer: the next report is taken instead
+            return []
+        if server not in servers:
+            refusal = AuthorizationError(
+                f"the hub lists no active server {server!r} of {user}; kernel reports are taken only from "
+                "your running servers", field="server",
+                hint="your server's jupyter_sched extension sends these; nothing to do if it just stopped")
+            await self.off_loop(self.services.admission.refuse, caller, refusal, request="kernel report")
+        self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
+                                                 received_at=self.services.clock.now()))
         if all(lease["kernel_id"] in kernels for lease in leases):
             return []
-        servers = await user_servers(self._hub(), user)
-        if servers is None:
+        fresh = await user_servers(self._hub(), user)  # releasing: the hub's answer of now, never a remembered one
+        if fresh is None:
             return []
-        gone = gone_leases(leases, self._kernel_reports.of(user), servers)
+        self._kernel_reports.remember_servers(user, fresh)
+        gone = gone_leases(leases, self._kernel_reports.of(user), fresh)
         return await self.off_loop(self._release, gone, GONE_KERNEL) if gone else []
 
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
@@ -379,7 +401,8 @@ class HubSchedApp(SchedApp):
 
 class KernelReportHandler(SchedHandler):
     """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids]}`` from a user server (its own
-    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``."""
+    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``.
+    A body over :data:`~.liveness.MAX_REPORT_BYTES` or a malformed one is refused (400, audited)."""
 
     @property
     def _track_activity(self) -> bool:  # type: ignore[override]
@@ -388,8 +411,15 @@ class KernelReportHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def put(self) -> None:
-        server, kernels = parse_report(self.json_value())
-        released = await self.sched.kernel_report(self.caller.user, server, kernels)
+        try:
+            if len(self.request.body or b"") > MAX_REPORT_BYTES:
+                raise ValidationError(f"a kernel report is at most {MAX_REPORT_BYTES // 1024} KiB of JSON "
+                                      f"(got {len(self.request.body) // 1024} KiB)", field="body",
+                                      hint="report at most 1,000 kernel ids of one server")
+            server, kernels = parse_report(self.json_body())
+        except ValidationError as err:
+            await self.call(self.services.admission.refuse, self.caller, err, request="kernel report")
+        released = await self.sched.kernel_report(self.caller, server, kernels)
         self.reply({"released": released})
 
 

@@ -69,7 +69,7 @@ _LIVE = "pending,admitted,running"
 _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
-_PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering", "Link")
+_PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Accel-Buffering", "Link")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 _KERNEL_REPORT_TIMEOUT_S = 10.0
@@ -443,7 +443,8 @@ class ForwardHandler(APIHandler):
         for name in _PASS_HEADERS:
             if name in response.headers:
                 self.set_header(name, response.headers[name])
-        self.finish(response.content)
+        # the central's media type (a notebook, CSV), which APIHandler.finish would make JSON
+        self.finish(response.content, set_content_type=response.headers.get("Content-Type", "application/json"))
 
     async def _stream(self, path: str, query: str) -> None:
         try:
