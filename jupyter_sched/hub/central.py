@@ -15,8 +15,9 @@ hub-specific parts:
 - **activity** — every ``activity_interval_s`` seconds, users with admitted/running jobs or
   leases are reported active to the hub (``POST users/{name}/activity``, :mod:`.activity`);
 - **stopped servers** — every ``hub_poll_interval_s`` seconds the service reads every page of
-  the hub's active users (:mod:`.hubapi`) and releases live kernel-bound leases of users who have
-  no active server (a server that was killed without stopping its extension, or culled). A user
+  the hub's active users (:mod:`.hubapi`) and releases live leases of users who have no active
+  server (a server that was killed without stopping its extension, or culled; a lease without a
+  kernel, asked for straight at this service, is bound to its owner's servers likewise). A user
   the paged walk did not see is *unknown*: their leases are released only after the hub, asked
   about that user alone, confirms they have no server;
 - **kernels** — user servers report their live kernels (``PUT api/sched/kernels``); leases of
@@ -326,14 +327,14 @@ class HubSchedApp(SchedApp):
             task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
 
     async def release_stale_leases(self) -> list[str]:
-        """Release live kernel-bound leases of users without an active hub server, and leases
-        whose kernel the user's servers no longer report; their ids.
+        """Release live leases of users without an active hub server (kernel-bound or not: a
+        lease without a kernel is bound to its owner's servers), and leases whose kernel the
+        user's servers no longer report; their ids.
 
         Hub errors are logged and retried at the next tick (a hub restart never drops leases);
         a user the paged listing missed is asked about alone before anything of theirs is released.
         """
-        listed = await self.off_loop(self.services.list_jobs, user=None, state=_LIVE, kind="lease")
-        leases = [lease for lease in listed if lease.get("kernel_id")]
+        leases = await self.off_loop(self.services.list_jobs, user=None, state=_LIVE, kind="lease")
         if not leases:
             self._kernel_reports.keep_users(())
             return []
