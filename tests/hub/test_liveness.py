@@ -17,18 +17,15 @@ import pytest
 from tornado.httpserver import HTTPServer
 
 from jupyter_sched.engine import ManualClock, SchedulerService
-from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.inventory.simulated import SimulatedInventory
-from jupyter_sched.store import Store, sqlite_url
-
 from jupyter_sched.errors import ValidationError
+from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.hub.hubapi import HubAPI, active_users, user_servers
 from jupyter_sched.hub.liveness import (
     GONE_KERNEL,
     HUB_RECHECK_S,
-    NO_SERVER,
     HUB_SERVERS_TTL_S,
     MAX_SERVERS_PER_USER,
+    NO_SERVER,
     REPORT_LATENCY_S,
     SERVER_STOPPED,
     KernelReport,
@@ -37,6 +34,8 @@ from jupyter_sched.hub.liveness import (
     leases_to_release,
     parse_report,
 )
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.store import Store, sqlite_url
 from tests.hub.hub_double import TOKEN, hub_app
 from tests.runtime.builders import T0 as ENGINE_T0
 
