@@ -16,7 +16,7 @@ call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the
 ``GET  definitions/{id}/runs``        runs, newest first (``limit`` 1..500)
 ``POST definitions/{id}/runs``        run now, optionally ``{"parameters": {...}}`` for this run
 ``GET  jobs/{id}/notebook``           a notebook run's executed copy (``?download=true``: as a file)
-``POST jobs/{id}/notebook/open``      copy it under the server's root to open in JupyterLab → ``{path}``
+``POST jobs/{id}/notebook/open``      embedded mode: copy it under the server's root to open → ``{path}``
 ====================================  =========================================================
 
 The executed notebook of each run lives in the run's job directory (``log_dir/<job id>/``) and is

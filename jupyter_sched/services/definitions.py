@@ -465,13 +465,12 @@ class DefinitionsService:
             NotFoundError: no such job, another user's (audited), or no executed notebook (kept).
         """
         record = self.ctx.visible(caller, job_id, request="read executed notebook")
-        run_as = (record.handle or {}).get("run_as")
-        uid = run_as.get("uid") if isinstance(run_as, dict) and run_as.get("account") else None
+        uid = _run_as_uid(record)
         path = self._executed_path(record)
         try:
             if path is None:
                 raise FileNotFoundError(job_id)
-            return record, open_untrusted(path, owner_uid=uid if isinstance(uid, int) else None)
+            return record, open_untrusted(path, owner_uid=uid)
         except OSError:
             raise NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
                                 hint="only notebook runs keep one, from their start until the retention ends") from None
@@ -496,13 +495,24 @@ class DefinitionsService:
         """Copy the executed notebook to ``<root>/<open_dir>/<job id>/<name>`` (a file of the
         caller's own from then on) and say where, relative to ``root``.
 
+        Only where the run's files are this server's own (embedded mode): a run under another
+        account (hub mode) is refused, since the copy would be the service's file, in the
+        service's folder, not the user's — the panel fetches it and saves it through the user's
+        own server instead.
+
         Raises:
             NotFoundError: see :meth:`_open_executed`.
-            ValidationError: this server has no root directory.
+            ValidationError: this server has no root directory, or the run is another account's.
         """
         if not root:
             raise ValidationError("this server has no root directory to open files from", field="job_id",
                                   hint="download the notebook instead (GET jobs/{id}/notebook?download=true)")
+        record = self.ctx.visible(caller, job_id, request="open executed notebook")
+        if _run_as_uid(record) is not None:
+            raise ValidationError(f"job {job_id} ran under {record.job.spec.user}'s own account: this service does "
+                                  "not copy it into its own folder", field="job_id",
+                                  hint="download it (GET jobs/{id}/notebook?download=true) and save it in your "
+                                       "server; the panel's Open does that")
         record, fd = self._open_executed(caller, job_id)
         name = Path(record.job.spec.notebook or "").name
         if not name.endswith(".ipynb"):
@@ -538,6 +548,14 @@ class DefinitionsService:
                     executed.unlink()
                     removed += 1
         return removed
+
+
+def _run_as_uid(record: JobRecord) -> int | None:
+    """The uid of the account a job ran under when it was not the service's own (hub mode), as
+    the executor recorded it; None for the service's own runs."""
+    run_as = (record.handle or {}).get("run_as")
+    uid = run_as.get("uid") if isinstance(run_as, dict) and run_as.get("account") else None
+    return uid if isinstance(uid, int) else None
 
 
 def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:
