@@ -56,6 +56,10 @@ class Admission:
         self._quota_set = quota_set
         self._audit = audit
         self._fit = fit
+        self.run_as_check: Callable[[Job], None] | None = None
+        """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``
+        could never run as their OS account (no account, a system or shared one), so that it is
+        refused before it is stored, never accepted and failed at start. Leases run nothing."""
 
     def caller(self, user: str, *, admin: bool, groups: Sequence[str] | None = None) -> Caller:
         """The :class:`Caller` of an authenticated ``user`` (hub ``groups`` in hub mode).
@@ -76,6 +80,8 @@ class Admission:
         """
         try:
             check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
+            if self.run_as_check is not None and not job.is_lease:
+                self.run_as_check(job)
             if fit and self._fit is not None:
                 self._fit.check(job, inventory, quotas, now=now)
         except SchedError as err:

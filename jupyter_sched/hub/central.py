@@ -36,7 +36,7 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -46,7 +46,7 @@ from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
-from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
+from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..extension.app import SchedApp
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
@@ -66,7 +66,7 @@ from .liveness import (
     stale_leases,
 )
 
-__all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "stale_leases"]
+__all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,24 @@ def known_teams(quotas: Mapping[str, Any]) -> set[str]:
     """Teams named by quota lines, budgets or team policies of a ``quotas()`` body."""
     return {str(item["team"]) for key in ("quotas", "budgets", "teams") for item in quotas.get(key) or ()
             if item.get("team")}
+
+
+def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
+    """The admission step's run-as check of hub mode with the local executor: a job whose owner
+    has no OS account it may run as (none, root or a system account, ``nobody``) is refused when
+    it is submitted — 403 field ``user``, audited by the admission step — never stored and
+    failed at its start.
+
+    Returns:
+        ``check(job)``, raising :class:`~jupyter_sched.errors.AuthorizationError`.
+    """
+    def check(job: Job) -> None:
+        try:
+            mapping.resolve(job.spec.user)
+        except SchedError as err:
+            raise AuthorizationError(f"{err.message}, so this job is refused", field="user", hint=err.hint) from None
+
+    return check
 
 
 class HubSchedApp(SchedApp):
@@ -134,6 +152,11 @@ class HubSchedApp(SchedApp):
         1000, config=True,
         help="""Jobs never run with a uid below this (root, system accounts). Default 1000.""",
     )
+    run_as_denied_accounts = List(
+        Unicode(), default_value=sorted(DENIED_ACCOUNTS), config=True,
+        help="""Accounts no job ever runs as, whatever their uid (shared by system services).
+        Default ["nfsnobody", "nobody"]; the overflow uids 65534/65535 are refused anyway.""",
+    )
     job_python = Unicode(
         "", config=True,
         help="""Interpreter of jobs run as users' accounts (local executor): the job wrapper,
@@ -165,7 +188,8 @@ class HubSchedApp(SchedApp):
         try:
             self.account_mapping = AccountMapping.from_config(
                 template=self.run_as_account_template, accounts=self.run_as_accounts, ids=self.run_as_ids,
-                default_ids=self.run_as_default_ids or None, min_uid=self.run_as_min_uid)
+                default_ids=self.run_as_default_ids or None, min_uid=self.run_as_min_uid,
+                denied_accounts=self.run_as_denied_accounts)
         except SchedError as err:
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
         if self.executor == "local":
@@ -209,6 +233,7 @@ class HubSchedApp(SchedApp):
 
         executor.serve_hub(run_as_for, job_python=python)
         self._set_engine_run_as(run_as_for)
+        self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
 
