@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
-from ..accounting.store_report import usage_report_for, waste_report_for
+from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
 from ..admission import Caller
 from ..errors import ValidationError
 from ..model import JobState
@@ -111,7 +111,8 @@ class AccountingService:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;
         :func:`jupyter_sched.accounting.store_report.waste_report_for`), idle meaning a valid
         reading below the default idle threshold or a confirmed utilization latch; time without a
-        valid reading is reported apart as unknown, never as waste.
+        valid reading is reported apart as unknown, never as waste. Plus the GPUs busy while
+        nobody was allocated them (case 021; :func:`~jupyter_sched.accounting.store_report.unattributed_for`).
 
         Raises:
             AuthorizationError: not an admin (audited).
@@ -122,9 +123,11 @@ class AccountingService:
         end = parse_utc(request.until, field="until") if request.until else None
         policies = self.ctx.engine.idle_policies
         threshold = policies.default.threshold_pct if policies is not None else 5.0
-        report = waste_report_for(self.ctx.store, now=self.ctx.clock.now(), since=start, until=end,
-                                  threshold_pct=threshold)
-        return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict()})
+        now = self.ctx.clock.now()
+        report = waste_report_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold)
+        nobody = unattributed_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold)
+        return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict(),
+                                                     "unattributed": [r.to_dict() for r in nobody]})
 
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:

@@ -1054,11 +1054,16 @@ export interface components {
         GetUsageReportResponse: components["schemas"]["UsageReportRow"][];
         /** @description GPU-seconds rolled up, largest first. */
         GetUsageResponse: components["schemas"]["UsageRow"][];
-        /** @description Largest waste first: ``jobs`` and ``users``; plus the threshold used (%). */
+        /**
+         * @description Largest waste first: ``jobs`` and ``users``; the threshold used (%); and ``unattributed``:
+         *     GPUs busy while nobody was allocated them (case 021; default window the last 24 h; the live
+         *     processes' pid, user and age are in ``GET telemetry``'s ``foreign``).
+         */
         GetUsageWasteResponse: {
             threshold_pct: number;
             jobs: components["schemas"]["WasteRow"][];
             users: components["schemas"]["WasteRow"][];
+            unattributed: components["schemas"]["UnattributedGpu"][];
         };
         /** @description One GPU (:func:`~jupyter_sched.model.codec.gpu_to_dict`); ``simulated`` is always present. */
         Gpu: {
@@ -1807,6 +1812,17 @@ export interface components {
             reclaim?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A GPU busy while nobody was allocated it (:class:`jupyter_sched.accounting.waste.UnattributedRow`). */
+        UnattributedGpu: {
+            gpu_uuid: string;
+            node: string;
+            first_minute: string;
+            last_minute: string;
+            /** @description rollup minutes with valid activity >= the threshold and no allocation */
+            active_gpu_hours: number;
+            activity_max_pct: number;
+            processes_max: number | null;
         };
         /**
          * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run

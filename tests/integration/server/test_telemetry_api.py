@@ -56,6 +56,7 @@ async def test_history_idle_waste_and_inventory_telemetry_answer_as_documented(s
     status, waste = await api("GET", "usage/waste", token=BOSS_TOKEN)
     assert status == 200, waste
     assert waste["threshold_pct"] == 5.0 and any(r["key"] == job["id"] for r in waste["jobs"])
+    assert waste["unattributed"] == []  # the other simulated GPU has no process: nothing busy unallocated
 
     status, inventory = await api("GET", "inventory")
     assert status == 200, inventory
