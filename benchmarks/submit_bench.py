@@ -83,9 +83,10 @@ def start_server(root: Path, port: int, db_url: str, **sched: object) -> subproc
     (root / "work").mkdir()
     config = {"ServerApp": {"jpserver_extensions": {"jupyter_sched": True}},
               "IdentityProvider": {"token": TOKEN},
-              # the history is older than the default retention: keep it, or the server prunes it
+              # the history is older than the default retention: keep it, or the server prunes it;
+              # one user submits them all: the per-user backlog cap (1000 by default) is off here
               "SchedApp": {"db_url": db_url, "inventory_source": "simulated", "simulated_gpus": 4,
-                           "retention_finished_jobs_days": 0, **sched}}
+                           "retention_finished_jobs_days": 0, "max_unfinished_per_user": 0, **sched}}
     (root / "config").mkdir()
     (root / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
     cmd = [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser",

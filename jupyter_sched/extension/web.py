@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from tornado import web
 
 from ..admission import Caller
-from ..errors import AuthorizationError, SchedError, ValidationError, http_status_for
+from ..errors import AuthorizationError, QuotaError, SchedError, UnschedulableError, ValidationError, http_status_for
 from ..services.models import parse
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -37,6 +37,9 @@ __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 AUTH_RESOURCE = "sched"
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
+
+_REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
+"""Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
 M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
@@ -196,6 +199,7 @@ class SchedHandler(APIHandler):
                 body = exc.public_json(reference)
             else:
                 body = exc.to_json()
+                self._audit_refusal(exc)
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
@@ -209,6 +213,15 @@ class SchedHandler(APIHandler):
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(body))
+
+    def _audit_refusal(self, err: SchedError) -> None:
+        """Put a refusal the admission step did not record (a request model's or the spec's
+        validation) on the audit log, off the loop: every refused request of an authenticated
+        caller is audited, whichever layer refused it."""
+        if err.audited or self._sched_caller is None or not isinstance(err, _REFUSALS):
+            return
+        route = self.request.path.split("api/sched/", 1)[-1][:80]
+        self.sched.audit_refusal(self._sched_caller, err, request=f"{self.request.method} {route}")
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""

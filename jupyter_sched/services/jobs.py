@@ -91,9 +91,12 @@ class JobsService:
             ValidationError: a bad request (names the field and the fix).
             AuthorizationError: a team or priority class the caller may not use (audited).
             QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
+            BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
         """
-        job = self.prepare(caller, request, kind=kind,
-                           what="request lease" if kind is JobKind.LEASE else "submit job")
+        what = "request lease" if kind is JobKind.LEASE else "submit job"
+        job = self.prepare(caller, request, kind=kind, what=what)
+        self.ctx.admission.limit_backlog(
+            caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))
         self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
@@ -275,7 +278,7 @@ class JobsService:
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
                                 hint="retry the cancel")
-        self.ctx.kick()
+        self.ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out
