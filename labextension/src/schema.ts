@@ -2808,6 +2808,8 @@ export interface operations {
     listDefinitions: {
         parameters: {
             query?: {
+                /** @description admins only: another user's definitions */
+                user?: string | null;
                 /** @description admins only: everyone's definitions */
                 all?: boolean;
             };

@@ -93,6 +93,8 @@ MATRIX = [
     # job definitions (issue 19): owners and admins; others' definitions do not exist for you
     Row("definitions", "GET", OK, OK, OK),
     Row("definitions", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's definitions: admins only"),
+    Row("definitions", "GET", DENIED, DENIED, OK, params={"user": "ivan-or-judy"},
+        why="another user's definitions: admins only"),
     Row("definitions", "POST", OK201, OK201, OK201, body=DEFINITION),
     Row("definitions/preview", "POST", OK, OK, OK, body={"schedule": "0 3 * * *"}),
     Row("definitions/{definition_id}", "GET", HIDDEN, OK, OK),
