@@ -2705,6 +2705,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -2733,6 +2735,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
                 /** @description for by=period */
                 period?: "day" | "week" | "month";
                 format?: "json" | "csv";
