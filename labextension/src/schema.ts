@@ -2707,6 +2707,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -2735,6 +2737,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
                 /** @description for by=period */
                 period?: "day" | "week" | "month";
                 format?: "json" | "csv";
@@ -2806,6 +2810,8 @@ export interface operations {
     listDefinitions: {
         parameters: {
             query?: {
+                /** @description admins only: another user's definitions */
+                user?: string | null;
                 /** @description admins only: everyone's definitions */
                 all?: boolean;
             };
