@@ -1235,6 +1235,8 @@ export interface components {
                 [key: string]: components["schemas"]["NodeTelemetryView"];
             };
             utilization: components["schemas"]["ClusterUtilization"];
+            /** @description admins: exporter pod labels that disagree with the allocation (the allocation wins; case 021), from the last hour */
+            warnings: string[];
         };
         /** @description A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`). */
         Job: {
