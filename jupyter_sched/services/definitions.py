@@ -426,7 +426,8 @@ class DefinitionsService:
                                  message=f"definition {current.name!r} deleted", details={"definition_id": current.id})
             except ConflictError:
                 continue
-            self.ctx.publish({"type": "definition", "data": {"id": current.id, "deleted": True}})
+            # the owner rides along so the fan-out shows it to the owner and admins only
+            self.ctx.publish({"type": "definition", "data": {"id": current.id, "user": current.user, "deleted": True}})
             return DeleteDefinitionResponse(id=current.id, deleted=True)
         raise ConflictError(f"definition {definition_id} kept changing; not deleted", field="definition_id",
                             hint="retry")

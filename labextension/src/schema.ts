@@ -1235,6 +1235,8 @@ export interface components {
                 [key: string]: components["schemas"]["NodeTelemetryView"];
             };
             utilization: components["schemas"]["ClusterUtilization"];
+            /** @description admins: exporter pod labels that disagree with the allocation (the allocation wins; case 021), from the last hour */
+            warnings: string[];
         };
         /** @description A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`). */
         Job: {
@@ -2705,6 +2707,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -2733,6 +2737,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
                 /** @description for by=period */
                 period?: "day" | "week" | "month";
                 format?: "json" | "csv";

@@ -263,3 +263,28 @@ def test_one_user_keeps_at_most_the_admins_number_of_definitions(tmp_path: Path)
     svc.delete(first["id"], user="fay")
     assert svc.create({**DAILY, "name": "c"}, user="fay")["name"] == "c"  # deleting makes room
     assert [e.details["request"] for e in svc.store.list_events(action="refused")] == ["save a definition"]
+
+
+def test_every_definitions_event_reaches_only_its_owner_and_admins(sqlite_db: str, server: MakeServer) -> None:
+    """The event fan-out shows an event to ``data.user`` and admins; an event without an owner goes
+    to everyone — so every event the definitions publish (saved, edited, fired, run now, deleted)
+    names its owner, and another user's stream never learns a definition or run exists."""
+    from jupyter_sched.services.visibility import event_for
+
+    clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
+    svc = server(sqlite_db, clock)
+    published: list[dict[str, Any]] = []
+    bus = svc.services.bus
+    original = bus.publish
+    bus.publish = lambda event: (published.append(event), original(event))[1]  # type: ignore[method-assign]
+    d = svc.create({**DAILY, "schedule": "0 * * * *"}, user="fay")
+    svc.update(d["id"], {"parameters": {"token": "s3cret"}}, user="fay")
+    svc.run_now(d["id"], {}, user="fay")
+    clock.set(at("2025-06-02T08:00:10+00:00"))
+    assert svc.fire_due().created
+    svc.delete(d["id"], user="fay")
+    kinds = {e["type"] for e in published}
+    assert {"definition", "definition_run", "job"} <= kinds, kinds
+    gil, fay, root = svc.caller("gil"), svc.caller("fay"), svc.caller("root", admin=True)
+    assert [e for e in published if event_for(gil, e) is not None] == []
+    assert all(event_for(fay, e) is not None and event_for(root, e) is not None for e in published)

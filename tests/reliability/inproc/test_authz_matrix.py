@@ -82,8 +82,12 @@ MATRIX = [
     Row("audit", "GET", DENIED, DENIED, OK),
     Row("usage", "GET", OK, OK, OK),
     Row("usage", "GET", DENIED, DENIED, OK, params={"all": "true"}),
+    Row("usage", "GET", DENIED, DENIED, OK, params={"user": "ivan-or-judy"},
+        why="another user's usage: admins only (never the caller's own figures instead)"),
     Row("usage/report", "GET", OK, OK, OK),
     Row("usage/report", "GET", DENIED, DENIED, OK, params={"all": "true"}, why="everyone's accounting: admins only"),
+    Row("usage/report", "GET", DENIED, DENIED, OK, params={"user": "ivan-or-judy"},
+        why="another user's accounting: admins only"),
     Row("usage/waste", "GET", DENIED, DENIED, OK, why="everyone's idle allocations: admins only"),
     Row("metrics", "GET", OK, OK, OK),
     # job definitions (issue 19): owners and admins; others' definitions do not exist for you
