@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
 import os
 import shutil
 import time
@@ -68,6 +69,8 @@ from .models.definitions import (
 from .models.definitions import DefinitionRun as DefinitionRunView
 
 __all__ = ["DefinitionSettings", "DefinitionsService", "ExecutedNotebook", "definition_settings"]
+
+log = logging.getLogger(__name__)
 
 _RETRIES = 5
 _SWEEP_EVERY_S = 3600.0
@@ -486,13 +489,17 @@ class DefinitionsService:
         record = self.ctx.visible(caller, job_id, request="read executed notebook")
         uid = _run_as_uid(record)
         path = self._executed_path(record)
+        missing = NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
+                                hint="only notebook runs keep one, from their start until the retention ends")
         try:
             if path is None:
                 raise FileNotFoundError(job_id)
             return record, open_untrusted(path, owner_uid=uid)
-        except OSError:
-            raise NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
-                                hint="only notebook runs keep one, from their start until the retention ends") from None
+        except FileNotFoundError:
+            raise missing from None
+        except OSError as exc:  # a link, a FIFO, another account's file: planted, refused and audited
+            log.warning("refusing to serve %s of job %s: %s", path, job_id, exc)
+            self.ctx.admission.refuse(caller, missing, request="read executed notebook", job_id=job_id)
 
     def executed_notebook(self, caller: Caller, job_id: str) -> ExecutedNotebook:
         """The executed notebook of a notebook run (outputs and errors), and a file name for downloads.

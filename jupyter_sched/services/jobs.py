@@ -43,6 +43,9 @@ from .models import Job as JobView
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
+_DRY_RUN_COMMAND = "true"
+"""What a dry run that names nothing to run is sized as (never started; left out of the answer)."""
+
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message", "parameters",
                   "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
@@ -107,6 +110,8 @@ class JobsService:
         """Would this request fit now, where, and when? Nothing is stored.
 
         ``fits``: admitted at the next cycle; ``never``: the core rejects it on this inventory.
+        A request naming nothing to run (no command, script or notebook) asks only whether its
+        resources fit: it is sized as a command job and answered with ``job.command`` null.
 
         Raises:
             ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
@@ -115,6 +120,11 @@ class JobsService:
         engine = self.ctx.engine
         inv = self.ctx.inventory()
         quotas = self.ctx.store.quota_set()
+        sent = request.body()
+        asks_only = not ({"command", "script", "notebook", "source", "notebook_json"} & set(sent)) \
+            and sent.get("kind") != JobKind.LEASE.value
+        if asks_only:  # "would N GPUs fit, and when?" needs nothing to run (red-team finding 17)
+            request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
         spec = self._spec(caller, request, None, frozenset(inv.models()))
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
@@ -125,6 +135,8 @@ class JobsService:
         out: dict[str, Any] = {"fits": False, "never": False, "allocation": None, "reason": None, "eta": None,
                                "would_preempt": [p.job_id for p in result.preemptions if p.for_job == job.id],
                                "job": job_to_dict(job, simulated=inv.simulated)}
+        if asks_only:
+            out["job"]["command"] = None
         for admit in result.admits:
             if admit.job_id == job.id:
                 out.update(fits=True, allocation=allocation_to_dict(admit.allocation))

@@ -147,6 +147,15 @@ async def test_dryrun_answers_without_enqueuing(sched_app: Any, api: Any) -> Non
     assert listing == []
 
 
+async def test_a_dryrun_asking_only_whether_gpus_fit_needs_nothing_to_run(sched_app: Any, api: Any) -> None:
+    status, verdict = await api("POST", "dryrun", {"gpus": 2})
+    assert status == 200 and verdict["fits"] is True and verdict["job"]["command"] is None, verdict
+    status, verdict = await api("POST", "dryrun", {"gpus": 64})
+    assert status == 200 and verdict["never"] is True, verdict  # "never" is the dry run's answer, not a refusal
+    status, refused = await api("POST", "jobs", {"gpus": 2})
+    assert status == 400 and refused["error"]["field"] == "command", "a real submit still needs something to run"
+
+
 async def test_profiles_and_quotas_are_readable_by_everyone(sched_app: Any, api: Any) -> None:
     status, profiles = await api("GET", "profiles", token=JUDY_TOKEN)
     assert status == 200 and isinstance(profiles, list)
