@@ -1688,6 +1688,21 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)
+             * @example [
+             *       {
+             *         "gpus": 1,
+             *         "name": "launcher"
+             *       },
+             *       {
+             *         "gpus": 8,
+             *         "name": "trainer",
+             *         "workers": 4
+             *       }
+             *     ]
+             */
+            groups?: components["schemas"]["WorkerGroupRequest"][] | null;
+            /**
              * @example {
              *       "zone": "a"
              *     }
@@ -2042,6 +2057,41 @@ export interface components {
             memory_mib?: number;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description One worker group of a heterogeneous gang (case 024): ``workers`` workers of ``gpus`` whole GPUs
+         *     each; all groups start together or none. Validated further by the spec (``groups[i].field``).
+         */
+        WorkerGroupRequest: {
+            /**
+             * @description 1-32 lower-case letters, digits or '-'; unique
+             * @example trainer
+             */
+            name: string;
+            /**
+             * @description whole GPUs per worker (default 1)
+             * @example 8
+             */
+            gpus?: (number | string) | null;
+            /**
+             * @description workers in this group (default 1)
+             * @example 4
+             */
+            workers?: (number) | null;
+            /**
+             * @description cores per worker
+             * @example 4
+             */
+            cpu?: (number | string) | null;
+            /** @example 4000 */
+            cpu_millis?: (number) | null;
+            /**
+             * @description host memory per worker
+             * @example 64GiB
+             */
+            memory?: (number | string) | null;
+            /** @example 65536 */
+            memory_mib?: (number | string) | null;
         };
     };
     responses: {
