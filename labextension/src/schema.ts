@@ -2428,7 +2428,7 @@ export interface operations {
     getQueue: {
         parameters: {
             query?: {
-                /** @description at most this many pending entries, the first in queue order (default: all); work holding GPUs is always listed */
+                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is always listed */
                 limit?: number | null;
             };
             header?: never;

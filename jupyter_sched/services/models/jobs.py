@@ -118,7 +118,8 @@ class GetQueueRequest(QueryModel):
 
     limit: int | None = Field(default=None, ge=1, le=MAX_QUERY_INT, examples=[50],
                               description="at most this many pending entries, the first in queue order "
-                                          "(default: all); work holding GPUs is always listed")
+                                          "(default: the first 1000 plus all of your own); work holding "
+                                          "GPUs is always listed")
 
 
 class GetJobLogsRequest(QueryModel):
