@@ -290,6 +290,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "stop_grace_s": self.stop_grace_s,
             "definition_min_interval_s": self.definition_min_interval_s,
             "definition_misfire_grace_s": self.definition_misfire_grace_s,
+            "definition_limit_per_user": self.definition_limit_per_user,
             "executed_notebook_retention_days": self.executed_notebook_retention_days,
             "executed_notebooks_dir": self.executed_notebooks_dir,
         }

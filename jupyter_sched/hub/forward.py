@@ -76,9 +76,17 @@ _KERNEL_REPORT_TIMEOUT_S = 10.0
 
 
 class HubServiceUnreachable(SchedError):
-    """The central service did not answer (connection refused, timeout)."""
+    """The central service did not answer (connection refused, timeout). Its message is ours
+    (:func:`_unreachable`): the service's address and the HTTP library's words go to the log."""
 
     code = "hub_service_unreachable"
+
+
+def _unreachable(url: str, exc: BaseException) -> HubServiceUnreachable:
+    """The user's answer when the central service at ``url`` did not answer (logged with ``exc``)."""
+    log.warning("jupyter_sched: central service %s did not answer: %s (%s)", url, type(exc).__name__, exc)
+    return HubServiceUnreachable("the scheduler service does not answer; try again in a minute",
+                                 hint="if it keeps failing, tell your hub admin (your server's log has the details)")
 
 
 def route_patterns() -> list[re.Pattern[str]]:
@@ -281,8 +289,7 @@ class ForwardingService:
                         released.append(str(lease["id"]))
             return released
         except httpx.HTTPError as exc:
-            raise HubServiceUnreachable(f"central service {self.url} did not answer ({exc})",
-                                        hint="check that jupyter-sched serve runs") from None
+            raise _unreachable(self.url, exc) from None
 
     # ---- forwarding ------------------------------------------------------------------------
     def check_caller(self, caller: str | None) -> None:
@@ -324,8 +331,7 @@ class ForwardingService:
         try:
             return await self.client.request(method, url, content=body or None, headers=headers)
         except httpx.HTTPError as exc:
-            raise HubServiceUnreachable(f"central service {self.url} did not answer ({type(exc).__name__})",
-                                        hint="check that jupyter-sched serve runs; ask the hub admin") from None
+            raise _unreachable(self.url, exc) from None
 
     def stream(self, path: str, query: str) -> Any:
         """A streaming GET (``async with service.stream(...) as response``) with no read timeout.
@@ -461,8 +467,7 @@ class ForwardHandler(APIHandler):
         except httpx.HTTPError as exc:
             if self._headers_written:
                 return
-            raise HubServiceUnreachable(f"central service did not answer ({type(exc).__name__})",
-                                        hint="check that jupyter-sched serve runs") from None
+            raise _unreachable(self.forwarding.url, exc) from None
         if not self._finished:
             self.finish()
 

@@ -23,6 +23,10 @@ new kernels; its first report releases the old kernels' leases. A server that st
 culled has no report to wait for: the periodic reaper of :mod:`.central` releases the leases
 of users the hub reports without an active server.
 
+A lease without a kernel (``POST leases`` straight at the central service, no ``kernel_id``) has
+no kernel to follow: in hub mode it is bound to its owner having a running server, and the
+reaper releases it (:data:`NO_SERVER`) once the hub confirms they have none.
+
 Bounded memory (a report comes from any hub user, hostile ones included): a report is kept only
 for a user who holds a kernel-bound lease (nobody else's reports decide anything), only for a
 server name the hub lists as one of that user's active servers (asked once and remembered for
@@ -45,10 +49,12 @@ from ..errors import ValidationError
 from .hubapi import HubClient, active_servers_of, active_users, user_servers
 
 __all__ = ["GONE_KERNEL", "HUB_RECHECK_S", "HUB_SERVERS_TTL_S", "MAX_REPORT_BYTES", "MAX_SERVERS_PER_USER",
-           "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports", "gone_leases", "leases_to_release",
+           "NO_SERVER", "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports", "gone_leases", "leases_to_release",
            "parse_report", "stale_leases"]
 
 SERVER_STOPPED = "the user's server stopped"
+NO_SERVER = ("a lease without a kernel is held while its owner has a running server on the hub, and the hub lists "
+             "none of theirs")
 GONE_KERNEL = "its kernel is no longer running on the user's server"
 
 REPORT_LATENCY_S = 10.0
@@ -143,8 +149,10 @@ def gone_leases(leases: Iterable[Mapping[str, Any]], reports: Mapping[str, Kerne
 
 
 def stale_leases(leases: Iterable[Mapping[str, Any]], active_users: Iterable[str]) -> list[Mapping[str, Any]]:
-    """Live kernel-bound leases whose user is not among ``active_users`` (candidates only: a user
-    missing from a paged listing is unknown until asked about alone, see :func:`leases_to_release`).
+    """Live leases whose user is not among ``active_users`` (candidates only: a user missing from
+    a paged listing is unknown until asked about alone, see :func:`leases_to_release`). Kernel-bound
+    leases and leases without a kernel alike: in hub mode a lease without ``kernel_id`` (asked
+    for straight at the central service) is bound to its owner having a running server.
 
     Args:
         leases: lease dicts (``job_to_dict`` shape: ``user``, ``kernel_id``, ``state``).
@@ -152,8 +160,7 @@ def stale_leases(leases: Iterable[Mapping[str, Any]], active_users: Iterable[str
     """
     active = set(active_users)
     return [lease for lease in leases
-            if lease.get("kernel_id") and lease.get("state") in ("pending", "admitted", "running")
-            and lease.get("user") not in active]
+            if lease.get("state") in ("pending", "admitted", "running") and lease.get("user") not in active]
 
 
 def _when(value: Any) -> datetime | None:
@@ -238,23 +245,25 @@ class KernelReports:
 
 async def leases_to_release(leases: Sequence[Mapping[str, Any]], hub: HubClient,
                             reports: KernelReports) -> list[tuple[Mapping[str, Any], str]]:
-    """The periodic decision: ``(lease, reason)`` for each live kernel-bound lease to release.
+    """The periodic decision: ``(lease, reason)`` for each live lease to release.
 
     A lease is released when the hub confirms its user has no active server
-    (:data:`SERVER_STOPPED`; a user the paged listing did not see is asked about alone first, and
-    stays untouched when the hub does not answer), or when :func:`gone_leases` says its kernel is
-    gone (:data:`GONE_KERNEL`). Reports of servers that are no longer active are forgotten.
+    (:data:`SERVER_STOPPED`, or :data:`NO_SERVER` for a lease without a kernel; a user the paged
+    listing did not see is asked about alone first, and stays untouched when the hub does not
+    answer), or, kernel-bound, when :func:`gone_leases` says its kernel is gone
+    (:data:`GONE_KERNEL`). Reports of servers that are no longer active are forgotten, and all
+    reports of users without kernel-bound leases.
 
     Raises:
         HubLookupError: the hub's user listing could not be read (nothing is decided).
     """
     kernel_bound = [lease for lease in leases if lease.get("kernel_id")]
     reports.keep_users({str(lease.get("user")) for lease in kernel_bound})
-    if not kernel_bound:
+    if not leases:
         return []
     seen = {name: active_servers_of(model) for name, model in (await active_users(hub)).items()}
     out: list[tuple[Mapping[str, Any], str]] = []
-    for user in sorted({str(lease.get("user")) for lease in stale_leases(kernel_bound, seen)}):
+    for user in sorted({str(lease.get("user")) for lease in stale_leases(leases, seen)}):
         servers = await user_servers(hub, user)  # not seen: unknown until the hub says so for this user
         if servers is None:
             continue
@@ -262,7 +271,8 @@ async def leases_to_release(leases: Sequence[Mapping[str, Any]], hub: HubClient,
             seen[user] = servers
             continue
         reports.forget(user, ())
-        out += [(lease, SERVER_STOPPED) for lease in kernel_bound if lease.get("user") == user]
+        out += [(lease, SERVER_STOPPED if lease.get("kernel_id") else NO_SERVER)
+                for lease in stale_leases(leases, seen) if lease.get("user") == user]
     for user, servers in seen.items():
         mine = [lease for lease in kernel_bound if lease.get("user") == user]
         if mine:

@@ -69,21 +69,26 @@ class AccountingService:
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
 
-    def _whose(self, caller: Caller, everyone: bool) -> str | None:
+    def _whose(self, caller: Caller, everyone: bool, user: str | None = None) -> str | None:
+        """Whose usage ``caller`` reads: everyone (None) or one user; admins only beyond their own."""
         if everyone:
             self.ctx.admission.require_admin(caller, "reading everyone's usage", field="all",
                                              hint="leave out all to read your own usage")
             return None
+        if user is not None and user != caller.user:  # never answer the caller's own figures instead
+            self.ctx.admission.require_admin(caller, "reading another user's usage", field="user",
+                                             hint="leave out user to read your own usage")
+            return user
         return caller.user
 
     def usage(self, caller: Caller, request: GetUsageRequest) -> GetUsageResponse:
         """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)``.
 
         Raises:
-            AuthorizationError: ``all`` from a non-admin (audited).
+            AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
             ValidationError: an unknown grouping field or a timestamp without offset.
         """
-        user = self._whose(caller, request.all)
+        user = self._whose(caller, request.all, request.user)
         keys = tuple(k.strip() for k in request.by.split(","))
         bad = [k for k in keys if k not in ROLLUP_KEYS]
         if bad or not keys:
@@ -98,10 +103,10 @@ class AccountingService:
         """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`).
 
         Raises:
-            AuthorizationError: ``all`` from a non-admin (audited).
+            AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
             ValidationError: bad grouping, period or timestamp.
         """
-        user = self._whose(caller, request.all)
+        user = self._whose(caller, request.all, request.user)
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,

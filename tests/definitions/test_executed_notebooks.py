@@ -70,6 +70,8 @@ def test_anything_but_the_runs_own_regular_file_is_a_404_and_nothing_is_read_or_
     with pytest.raises(NotFoundError):
         svc.definitions.open_executed_notebook(mallory, "j-steal", str(root))
     assert list(root.rglob("*")) == []  # nothing copied
+    refused = [(e.actor, e.job_id, e.details["request"]) for e in svc.store.list_events(action="refused")]
+    assert refused == [("mallory", "j-steal", "read executed notebook")] * 2  # both attempts audited
 
 
 def test_a_run_under_another_account_is_read_only_when_that_account_owns_the_file_and_never_copied(
@@ -101,3 +103,10 @@ def test_the_runs_own_notebook_is_served_and_opened_in_embedded_mode(svc: Server
     root.mkdir()
     opened = svc.definitions.open_executed_notebook(mallory, "j-ok", str(root))
     assert (root / opened.path).read_text() == '{"cells": []}'
+
+
+def test_a_run_without_an_executed_notebook_is_a_plain_404_not_an_audited_refusal(svc: Server) -> None:
+    finished_run(svc, "j-none")
+    with pytest.raises(NotFoundError, match="no executed notebook"):
+        svc.definitions.executed_notebook(svc.caller("mallory"), "j-none")
+    assert svc.store.list_events(action="refused") == []

@@ -16,13 +16,16 @@ from typing import Any
 import pytest
 from tornado.httpserver import HTTPServer
 
+from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.errors import ValidationError
+from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.hub.hubapi import HubAPI, active_users, user_servers
 from jupyter_sched.hub.liveness import (
     GONE_KERNEL,
     HUB_RECHECK_S,
     HUB_SERVERS_TTL_S,
     MAX_SERVERS_PER_USER,
+    NO_SERVER,
     REPORT_LATENCY_S,
     SERVER_STOPPED,
     KernelReport,
@@ -31,7 +34,10 @@ from jupyter_sched.hub.liveness import (
     leases_to_release,
     parse_report,
 )
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.store import Store, sqlite_url
 from tests.hub.hub_double import TOKEN, hub_app
+from tests.runtime.builders import T0 as ENGINE_T0
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -232,3 +238,29 @@ def test_the_periodic_decision_forgets_reports_of_users_without_kernel_bound_lea
         return await leases_to_release([], hub, reports)
 
     assert with_hub(USERS, none_left) == [] and reports.count() == 0
+
+
+# ---- leases without a kernel (red-team finding 6) --------------------------------------------------
+
+def test_a_lease_without_a_kernel_is_bound_to_its_owner_having_a_running_server() -> None:
+    kernelless = {**lease("l-bob", "bob"), "kernel_id": None}  # bob's only server stopped
+    kept = {**lease("l-ana", "ana"), "kernel_id": None}  # ana has a running server: nothing to follow, kept
+    absent = {**lease("l-zoe", "zoe"), "kernel_id": None}  # the hub does not know zoe at all
+
+    async def decide(hub: HubAPI) -> Any:
+        return await leases_to_release([kernelless, kept, absent], hub, KernelReports())
+
+    decided = with_hub(USERS, decide, page_max=1)
+    assert sorted((x["id"], why) for x, why in decided) == [("l-bob", NO_SERVER), ("l-zoe", NO_SERVER)]
+    assert "no kernel" not in SERVER_STOPPED and "without a kernel" in NO_SERVER
+
+
+def test_a_granted_lease_says_what_it_is_bound_to(tmp_path: Any) -> None:
+    clock = ManualClock(ENGINE_T0)
+    svc = SchedulerService(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now), inventory=SimulatedInventory(2, node="n1"),
+                           executor=LocalExecutor(tmp_path / "jobs"), clock=clock, cycle_interval_s=60.0)
+    bound = svc.submit({"gpus": 1, "kernel_id": "k-1"}, user="ana", kind="lease")
+    loose = svc.submit({"gpus": 1}, user="ana", kind="lease")
+    svc.tick()
+    assert svc.get_job(bound["id"], user="ana")["message"] == "GPUs bound to the kernel"
+    assert svc.get_job(loose["id"], user="ana")["message"] == "GPUs held by the lease (no kernel is bound to it)"

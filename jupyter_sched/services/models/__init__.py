@@ -37,6 +37,7 @@ from .jobs import (
     PendingReason,
     QueueEntry,
     SubmitJobRequest,
+    WorkerGroupRequest,
 )
 from .quotas import (
     BudgetLine,
@@ -115,6 +116,7 @@ __all__ = [
     "SetIdlePolicyRequest",
     "SetQuotasRequest",
     "SubmitJobRequest",
+    "WorkerGroupRequest",
     "TeamPolicyLine",
     "UnattributedGpu",
     "UsageReportRow",

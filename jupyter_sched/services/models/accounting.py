@@ -20,6 +20,8 @@ class GetUsageRequest(QueryModel):
     since: str | None = Field(default=None, examples=["2026-01-01T00:00:00+00:00"])
     until: str | None = None
     all: bool = Field(default=False, description="admins only: everyone's usage")
+    user: str | None = Field(default=None, max_length=256,
+                             description="admins only (or yourself): that user's usage; another user's is 403")
 
 
 class GetUsageReportRequest(GetUsageRequest):
