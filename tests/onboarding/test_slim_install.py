@@ -31,8 +31,11 @@ BIN = Path(sys.executable).parent
 TOKEN = "slim-install-token"
 
 CONFIG = """\
+# every other server extension the full install enables is off: a slim install has none of them
+# (notebook 7 and jupyter-scheduler need jupyterlab, which is refused here)
 c.ServerApp.jpserver_extensions = {{"jupyter_sched": True, "jupyterlab": False, "jupyter_lsp": False,
-                                   "jupyter_server_terminals": False, "notebook_shim": False}}
+                                   "jupyter_server_terminals": False, "notebook_shim": False,
+                                   "notebook": False, "jupyter_scheduler": False}}
 c.ServerApp.reraise_server_extension_failures = True
 c.IdentityProvider.token = {token!r}
 c.SchedApp.inventory_source = "simulated"
