@@ -15,9 +15,11 @@ What it does, in one run:
 3. **Baseline, idle**: ``--samples`` times the three requests ``jupyter-sched status`` makes
    (``GET config``, ``GET me``, ``GET inventory``), one after the other, nothing else running.
 4. **Loaded**: ``--pollers`` clients (threads in ``--procs`` worker processes) each loop over
-   ``GET jobs?limit=50``, ``GET queue?limit=50`` and ``GET me``, and ``--submitters`` clients
-   loop over ``POST jobs`` (1 GPU, pending behind the first four); meanwhile the same status
-   samples are taken again.
+   ``GET jobs?limit=50``, ``GET queue?limit=50`` and ``GET me``, waiting ``--poll-interval-s``
+   between rounds (default 1 s, as a panel refreshes; 0 = a closed loop that saturates the
+   server, where the status waits behind every queued request), and ``--submitters`` clients
+   loop over ``POST jobs`` (1 GPU, pending behind the first four) with the same pause;
+   meanwhile the same status samples are taken again.
 5. Prints p50/p95/p99 of status idle and loaded, their ratio (target p99 <= 3x), the pollers'
    and submitters' request rates and any non-2xx answers. Stops the server and the jobs.
 
@@ -91,7 +93,7 @@ def sample_status(base: str, samples: int) -> list[float]:
         return [status_once(client) for _ in range(samples)]
 
 
-def _worker(base: str, threads: int, submit: bool, stop: Any, counts: Any) -> None:
+def _worker(base: str, threads: int, submit: bool, stop: Any, counts: Any, pause_s: float) -> None:
     """One load process: ``threads`` clients polling (or submitting) until ``stop`` is set."""
 
     def loop(n: int) -> None:
@@ -115,6 +117,8 @@ def _worker(base: str, threads: int, submit: bool, stop: Any, counts: Any) -> No
                         ok += 1
                     else:
                         bad += 1
+                if pause_s:
+                    stop.wait(pause_s)
         with counts.get_lock():
             counts[0] += ok
             counts[1] += bad
@@ -138,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pollers", type=int, default=50, help="clients polling jobs, queue and me (default 50)")
     parser.add_argument("--submitters", type=int, default=5, help="clients submitting (default 5)")
     parser.add_argument("--procs", type=int, default=5, help="worker processes the pollers share (default 5)")
+    parser.add_argument("--poll-interval-s", type=float, default=1.0,
+                        help="pause of each load client between rounds (default 1; 0 = closed loop)")
     parser.add_argument("--samples", type=int, default=100, help="status samples per phase (default 100)")
     parser.add_argument("--warmup-s", type=float, default=5.0, help="seconds of load before sampling (default 5)")
     args = parser.parse_args(argv)
@@ -158,9 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             load_idle = os.getloadavg()[0]
             idle = sample_status(base, args.samples)
             per_proc = max(1, args.pollers // args.procs)
-            workers = [ctx.Process(target=_worker, args=(base, per_proc, False, stop, counts))
+            workers = [ctx.Process(target=_worker, args=(base, per_proc, False, stop, counts, args.poll_interval_s))
                        for _ in range(args.procs)]
-            workers.append(ctx.Process(target=_worker, args=(base, args.submitters, True, stop, counts)))
+            workers.append(ctx.Process(target=_worker, args=(base, args.submitters, True, stop, counts,
+                                                                 args.poll_interval_s)))
             for worker in workers:
                 worker.start()
             time.sleep(args.warmup_s)
@@ -182,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     l50, l95, l99 = pct(loaded, 0.5), pct(loaded, 0.95), pct(loaded, 0.99)
     print(f"status (GET config + me + inventory) x{args.samples}, idle server   : p50 {i50:8.1f} ms  "
           f"p95 {i95:8.1f} ms  p99 {i99:8.1f} ms  (load average {load_idle:.1f})")
-    print(f"status under {per_proc * args.procs} pollers + {args.submitters} submitters: p50 {l50:8.1f} ms  "
+    print(f"status under {per_proc * args.procs} pollers + {args.submitters} submitters "
+          f"(pause {args.poll_interval_s:g} s): p50 {l50:8.1f} ms  "
           f"p95 {l95:8.1f} ms  p99 {l99:8.1f} ms  (load average {load_loaded:.1f} on {os.cpu_count()} CPUs)")
     print(f"load requests answered: {counts[0]:,} 2xx, {counts[1]:,} errors, over ~{elapsed + args.warmup_s:.0f} s")
     ratio = l99 / i99
