@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
 
-from ..errors import AuthorizationError, BusyError, SchedError, ValidationError, http_status_for
+from ..errors import AuthorizationError, BusyError, SchedError, http_status_for
 from ..model import Inventory, Job, QuotaSet
 from .caller import Caller
 from .fit import FitCheck
@@ -56,10 +56,6 @@ class Admission:
         self._quota_set = quota_set
         self._audit = audit
         self._fit = fit
-        self.leases_need_kernel = False
-        """Hub mode: a lease must name the kernel it is for. The central service frees a lease when
-        its kernel or its owner's server is gone; a lease bound to nothing would hold its GPUs
-        until the idle or 4-hour rules (red-team finding 6)."""
         self.run_as_check: Callable[[Job], None] | None = None
         """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``
         could never run as their OS account (no account, a system or shared one), so that it is
@@ -83,10 +79,6 @@ class Admission:
                 (audited first).
         """
         try:
-            if self.leases_need_kernel and job.is_lease and not job.spec.kernel_id:
-                raise ValidationError("a lease through the hub must name its kernel", field="kernel_id",
-                                      hint="request GPUs from a notebook (%gpu / the panel), which sends its kernel "
-                                           "id; use POST jobs for work that runs without a kernel")
             check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
             if self.run_as_check is not None and not job.is_lease:
                 self.run_as_check(job)

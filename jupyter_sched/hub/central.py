@@ -185,7 +185,6 @@ class HubSchedApp(SchedApp):
         self._budgeting = False
         self._kernel_reports = KernelReports()
         self._hub_client: HubAPI | None = None
-        self.services.admission.leases_need_kernel = True  # leases are freed with their kernels (liveness)
         try:
             self.account_mapping = AccountMapping.from_config(
                 template=self.run_as_account_template, accounts=self.run_as_accounts, ids=self.run_as_ids,
