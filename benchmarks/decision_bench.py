@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         seed(store, inventory, holders=args.holders, pending=args.pending)
         print(f"seeded {args.holders:,} holders and {args.pending:,} pending jobs on {args.nodes:,} nodes "
               f"in {time.perf_counter() - started:.1f} s (load average {os.getloadavg()[0]:.1f})")
-        svc = SchedulerService(store=store, inventory=FixedInventory(inventory),
+        svc = SchedulerService(user_teams={"bench": "fast"},  # the admission step: bench may charge team fast
+                               store=store, inventory=FixedInventory(inventory),
                                executor=LocalExecutor(root / "jobs"), cycle_interval_s=3600.0)
         started = time.perf_counter()
         first = svc.tick()

@@ -21,41 +21,21 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jupyter_sched.definitions.service import DefinitionsService
-
 from jupyter_sched.definitions.schedule import parse_schedule, plan_firings
 from jupyter_sched.engine.clock import ManualClock
-from jupyter_sched.model import Job, JobSpec
-from jupyter_sched.model.validation import spec_from_request
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.services import Services
+from jupyter_sched.services.models import parse
+from jupyter_sched.services.models.definitions import CreateDefinitionRequest
 from jupyter_sched.store import SortableIds, Store
 from jupyter_sched.store.definitions import list_definitions
 
 SCHEDULES = [("0 12 * * 1-5", "Europe/Berlin"), ("30 2 * * *", "America/New_York"), ("0 * * * *", "UTC"),
              ("*/15 * * * *", "Asia/Tokyo"), ("0 7 1 * *", "Australia/Sydney")]
-
-
-class Jobs:
-    """The jobs side, from the real validation (nothing is due, so it is only asked at creation)."""
-
-    def __init__(self, clock: ManualClock) -> None:
-        self.ids = SortableIds(clock.now)
-        self.clock = clock
-
-    def check(self, body: Any, *, user: str) -> JobSpec:
-        return spec_from_request(body, user=user)
-
-    def build(self, body: Any, *, user: str) -> Job:
-        return Job(id=self.ids("j"), spec=spec_from_request(body, user=user), submitted_at=self.clock.now())
-
-    def rejected(self, body: Any, *, user: str, error: Any) -> Job:
-        raise AssertionError("nothing is due in this benchmark")
-
-    def submitted(self, jobs: list[Job]) -> None:
-        raise AssertionError("nothing is due in this benchmark")
 
 
 def main() -> int:
@@ -66,12 +46,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         clock = ManualClock(datetime(2026, 12, 1, 12, 0, 30, tzinfo=timezone.utc))
         store = Store(f"sqlite:///{Path(tmp) / 'bench.sqlite'}", now=clock.now)
-        service = DefinitionsService(store, Jobs(clock), now=clock.now, ids=SortableIds(clock.now),
-                                     render_job=lambda job: {})
+        services = Services(store=store, inventory=SimulatedInventory(4, node="n1"),
+                            executor=LocalExecutor(Path(tmp) / "jobs"), clock=clock, ids=SortableIds(clock.now))
+        service = services.definitions  # the real service: definitions saved through the admission step
         for i in range(args.definitions):
             expression, zone = SCHEDULES[i % len(SCHEDULES)]
-            service.create({"name": f"d{i}", "notebook": f"n{i}.ipynb", "schedule": expression, "timezone": zone,
-                            "gpus": 0}, user=f"user{i % 20}")
+            request = parse(CreateDefinitionRequest, {"name": f"d{i}", "notebook": f"n{i}.ipynb",
+                                                      "schedule": expression, "timezone": zone, "gpus": 0})
+            service.create(services.caller(f"user{i % 20}", admin=False), request)
         clock.advance(1)  # now: 1 s after creation, nothing due before 12:15
         load_before = os.getloadavg()[0]
         cached, planned = [], []

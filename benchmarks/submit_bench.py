@@ -74,14 +74,19 @@ def store_history(db_url: str, count: int) -> float:
     return time.perf_counter() - started
 
 
-def start_server(root: Path, port: int, db_url: str) -> subprocess.Popen[bytes]:
+def start_server(root: Path, port: int, db_url: str, **sched: object) -> subprocess.Popen[bytes]:
+    """``jupyter server`` with jupyter_sched on ``port`` over ``db_url`` (``sched``: more
+    ``c.SchedApp`` settings)."""
     env = dict(os.environ)
     env.update({"JUPYTER_DATA_DIR": str(root / "data"), "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
                 "JUPYTER_CONFIG_DIR": str(root / "config"), "JUPYTER_PLATFORM_DIRS": "1"})
     (root / "work").mkdir()
     config = {"ServerApp": {"jpserver_extensions": {"jupyter_sched": True}},
               "IdentityProvider": {"token": TOKEN},
-              "SchedApp": {"db_url": db_url, "inventory_source": "simulated", "simulated_gpus": 4}}
+              # the history is older than the default retention: keep it, or the server prunes it;
+              # one user submits them all: the per-user backlog cap (1000 by default) is off here
+              "SchedApp": {"db_url": db_url, "inventory_source": "simulated", "simulated_gpus": 4,
+                           "retention_finished_jobs_days": 0, "max_unfinished_per_user": 0, **sched}}
     (root / "config").mkdir()
     (root / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
     cmd = [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1", "--no-browser",
@@ -92,7 +97,7 @@ def start_server(root: Path, port: int, db_url: str) -> subprocess.Popen[bytes]:
 
 
 def wait_ready(client: httpx.Client, proc: subprocess.Popen[bytes], root: Path) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # a loaded 2-core machine starts a server slowly
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit("server exited:\n" + (root / "server.log").read_text()[-3000:])
@@ -102,7 +107,7 @@ def wait_ready(client: httpx.Client, proc: subprocess.Popen[bytes], root: Path) 
         except httpx.TransportError:
             pass
         time.sleep(0.2)
-    raise SystemExit("server did not answer within 60 s:\n" + (root / "server.log").read_text()[-3000:])
+    raise SystemExit("server did not answer within 180 s:\n" + (root / "server.log").read_text()[-3000:])
 
 
 def kill_leftover_jobs(root: Path) -> int:
@@ -211,7 +216,8 @@ def main() -> int:
     print(f"in-process SchedulerService.submit x{len(inproc)} (no HTTP, engine idle): p50 {i['p50']:.2f} ms  "
           f"p95 {i['p95']:.2f} ms  p99 {i['p99']:.2f} ms")
     print(f"ratio submit/baseline: p50 {s['p50'] / b['p50']:.1f}x  p95 {s['p95'] / b['p95']:.1f}x")
-    target = 20.0
+    target = 10.0 if args.history >= 100_000 else 20.0  # issue 17: 10 ms with 100,000 stored; issue 2: 20 ms
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"target submit p95 <= {target:.0f} ms: {'met' if s['p95'] <= target else 'NOT met'} ({s['p95']:.2f} ms)")
     return 0
 

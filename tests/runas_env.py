@@ -10,11 +10,13 @@ once, a venv from Debian's ``/usr/bin/python3`` in a 0755 folder::
 * **packages**: when the running environment has the same Python minor version, its
   site-packages are hard-linked (copied where links fail) into the new venv — seconds, no network;
   otherwise ``pip install`` of the project's runtime, ``hub`` and ``postgres`` dependencies. The
-  key hashes the interpreter version and the list of installed distributions, so the venv is
-  reused until either changes.
-* **jupyter_sched**: this checkout's package is copied into the venv on every call (a fraction of
-  a second), replacing the editable install's path hook, so the accounts run the code under test.
-  A ``jupyter-sched`` script is written next to the interpreter.
+  key hashes this checkout's path, the interpreter version and the list of installed
+  distributions, so the venv is reused until either changes, and two checkouts on one machine
+  never share (nor replace under each other's running servers) one venv.
+* **jupyter_sched**: this checkout's package is copied into the venv when its content changed
+  (a digest of its files is kept beside the copy), replacing the editable install's path hook, so
+  the accounts run the code under test; an unchanged checkout is never rewritten under servers
+  that are running it. A ``jupyter-sched`` script is written next to the interpreter.
 
 ``scripts/runas-venv`` runs :func:`build` and prints the venv path (a CI stage; its output is
 passed to pytest as ``JUPYTER_SCHED_RUNAS_VENV``); the tests call :func:`runas_venv`, which uses
@@ -55,6 +57,7 @@ def _site_packages(venv: Path) -> Path:
 
 def _key(same_minor: bool) -> str:
     digest = hashlib.sha256()
+    digest.update(str(REPO).encode())
     digest.update(_python_version(SYSTEM_PYTHON).encode())
     if same_minor:
         source = Path(sysconfig.get_paths()["purelib"])
@@ -95,13 +98,36 @@ def _pip_install(venv: Path) -> None:
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *wanted], check=True)
 
 
+_IGNORED = ("__pycache__", "*.pyc", "labextension", "node_modules")
+_DIGEST_FILE = ".checkout-digest"
+
+
+def _checkout_digest() -> str:
+    """sha256 over this checkout's package files (relative names and bytes), as copied."""
+    digest = hashlib.sha256()
+    source = REPO / "jupyter_sched"
+    for folder, dirs, files in sorted(os.walk(source)):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "labextension", "node_modules"))
+        for name in sorted(files):
+            if name.endswith(".pyc"):
+                continue
+            path = Path(folder) / name
+            digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def _copy_checkout(site: Path) -> None:
-    """This checkout's jupyter_sched (no bytecode, no built panel) into ``site``, replacing any older copy."""
+    """This checkout's jupyter_sched (no bytecode, no built panel) into ``site``, replacing an older
+    copy; nothing is written when the copy there is already this content."""
     target = site / "jupyter_sched"
-    staging = site / ".jupyter_sched.new"
+    digest = _checkout_digest()
+    marker = target / _DIGEST_FILE
+    if marker.exists() and marker.read_text() == digest:
+        return
+    staging = site / f".jupyter_sched.new.{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(REPO / "jupyter_sched", staging,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "labextension", "node_modules"))
+    shutil.copytree(REPO / "jupyter_sched", staging, ignore=shutil.ignore_patterns(*_IGNORED))
+    (staging / _DIGEST_FILE).write_text(digest)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     for stale in site.glob("*.pth"):

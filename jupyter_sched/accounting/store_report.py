@@ -18,9 +18,13 @@ from typing import Any
 from ..model.units import parse_utc
 from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
 from .usage import UsageInterval
-from .waste import WasteReport, waste_report
+from .waste import UnattributedRow, WasteReport, unattributed_usage, waste_report
 
-__all__ = ["rollups_for", "usage_report_for", "waste_report_for"]
+__all__ = ["UNATTRIBUTED_DEFAULT_WINDOW", "rollups_for", "unattributed_for", "usage_report_for", "waste_report_for"]
+
+UNATTRIBUTED_DEFAULT_WINDOW = timedelta(hours=24)
+"""How far back :func:`unattributed_for` looks when no ``since`` is given (it reads every GPU's
+rollups of the window, not only allocated ones)."""
 
 _PAGE = 10_000
 """Rollup rows read per store query (paged until a GPU's window is exhausted)."""
@@ -125,3 +129,32 @@ def waste_report_for(store: Any, *, now: datetime, since: datetime | None = None
     rows = rollups_for(store, intervals, now=now, since=since, until=until)
     return waste_report(intervals, rows, now=now, threshold_pct=threshold_pct, max_gap_s=max_gap_s, since=since,
                         until=until)
+
+
+def unattributed_for(store: Any, *, now: datetime, since: datetime | None = None, until: datetime | None = None,
+                     threshold_pct: float = 5.0, max_gap_s: float = 120.0) -> tuple[UnattributedRow, ...]:
+    """GPUs busy while nobody was allocated them (:func:`~.waste.unattributed_usage`, case 021) over
+    ``[since, until)`` — default the last :data:`UNATTRIBUTED_DEFAULT_WINDOW` up to ``now`` — from
+    the store's allocation intervals and every GPU's rollups of the window (paged)."""
+    start = since if since is not None else now - UNATTRIBUTED_DEFAULT_WINDOW
+    end = until if until is not None else now
+    intervals = store.usage_rows(since=start, until=end)
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[Any, Any, Any]] = set()
+    cursor = _minute(start)
+    while True:
+        page = store.rollup_rows(since=cursor, until=end, limit=_PAGE)
+        for row in page:
+            key = (row.get("gpu_uuid"), row.get("mig_instance"), row.get("minute"))
+            if key not in seen:  # a device-minute counts once (unattributed_usage keeps one too)
+                seen.add(key)
+                rows.append(row)
+        if len(page) < _PAGE:
+            break
+        # pages are ordered by minute: the next one starts AT the last minute read (other GPUs'
+        # rows of that minute may be past the page edge; device-minutes already read are
+        # skipped), or after it when one minute alone fills a page
+        last = datetime.fromisoformat(str(page[-1]["minute"]).replace("Z", "+00:00"))
+        first = datetime.fromisoformat(str(page[0]["minute"]).replace("Z", "+00:00"))
+        cursor = last if last > first else last + timedelta(microseconds=1)
+    return unattributed_usage(intervals, rows, now=min(now, end), threshold_pct=threshold_pct, max_gap_s=max_gap_s)

@@ -27,10 +27,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..model import Inventory
-from ..model.units import parse_utc
+from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval
 
-__all__ = ["WasteReport", "WasteRow", "capacity_hours", "minute_state", "waste_report"]
+__all__ = ["UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "minute_state", "unattributed_usage",
+           "waste_report"]
 
 
 def minute_state(row: Mapping[str, Any], threshold_pct: float) -> str:
@@ -179,6 +180,111 @@ def waste_report(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[s
         return tuple(sorted(rows, key=lambda r: (-round(r.idle_gpu_hours, 9), r.key)))
 
     return WasteReport(jobs=rank(job_rows), users=rank(user_rows))
+
+
+@dataclass(frozen=True, slots=True)
+class UnattributedRow:
+    """Activity on one GPU while nobody was allocated it (case 021: usage that belongs to no job).
+
+    Attributes:
+        gpu_uuid / node: the GPU.
+        first_minute / last_minute: the first and last such rollup minute in the window.
+        active_gpu_hours: those minutes, in hours (the rollups' one-minute resolution).
+        activity_max_pct: the highest valid activity of those minutes, %.
+        processes_max: most processes seen on it in one of those minutes (None: not reported).
+    """
+
+    gpu_uuid: str
+    node: str
+    first_minute: datetime
+    last_minute: datetime
+    active_gpu_hours: float
+    activity_max_pct: float
+    processes_max: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"gpu_uuid": self.gpu_uuid, "node": self.node, "first_minute": to_iso(self.first_minute),
+                "last_minute": to_iso(self.last_minute), "active_gpu_hours": round(self.active_gpu_hours, 4),
+                "activity_max_pct": round(self.activity_max_pct, 2), "processes_max": self.processes_max}
+
+
+def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[str, Any]], *, now: datetime,
+                       threshold_pct: float = 5.0, max_gap_s: float = 120.0) -> tuple[UnattributedRow, ...]:
+    """GPUs busy while nobody was allocated them, most active hours first (case 021: usage on a
+    GPU no job held must appear somewhere — here, to admins; the live pid, user and age of the
+    processes are in ``GET telemetry``'s ``foreign`` list).
+
+    A rollup row counts when its valid activity reached ``threshold_pct`` (:func:`minute_state`
+    ``active``; blank and suspect rows never count). As in :func:`waste_report`, a row stands from
+    its minute until the GPU's next row, at most ``max_gap_s``; the part of that span no
+    allocation interval of the GPU covers is unattributed. GPUs in MIG mode (rows with a
+    ``mig_instance``) are left out: their slices are allocated by MIG uuid, which rollups lack.
+
+    Args:
+        intervals: allocation intervals of the window (open ones end at ``now``).
+        rollups: rollup rows (``gpu_uuid``, ``node``, ``minute``, ``activity_max``,
+            ``valid_samples``, ``processes_max``).
+        now: end of open intervals and of the last row's span.
+        threshold_pct: active from this activity, % (the idle policy's threshold).
+        max_gap_s: longest span one row stands for, seconds.
+
+    Raises:
+        TimestampError: a rollup ``minute`` that is not aware ISO 8601.
+    """
+    held: dict[str, list[tuple[datetime, datetime]]] = {}
+    for iv in intervals:
+        held.setdefault(iv.gpu_uuid, []).append((iv.started_at, iv.ended_at or now))
+    rows_by_gpu: dict[str, dict[datetime, Mapping[str, Any]]] = {}
+    mig_mode: set[str] = set()
+    for row in rollups:
+        gpu = str(row["gpu_uuid"])
+        if row.get("mig_instance") is not None:
+            mig_mode.add(gpu)
+            continue
+        minute = row["minute"]
+        when = minute if isinstance(minute, datetime) else parse_utc(str(minute), field="minute")
+        kept = rows_by_gpu.setdefault(gpu, {}).get(when)
+        if kept is None or int(row.get("samples") or 0) > int(kept.get("samples") or 0):
+            rows_by_gpu[gpu][when] = row
+    gap = timedelta(seconds=max_gap_s)
+    out: list[UnattributedRow] = []
+    for gpu, by_minute in rows_by_gpu.items():
+        if gpu in mig_mode:
+            continue
+        times = sorted(by_minute)
+        seconds, activity, processes = 0.0, 0.0, None
+        first = last = None
+        for i, when in enumerate(times):
+            row = by_minute[when]
+            if minute_state(row, threshold_pct) != "active":
+                continue
+            stop = min(when + gap, times[i + 1] if i + 1 < len(times) else now)
+            free = _uncovered(when, stop, held.get(gpu, ()))
+            if free <= 0:
+                continue
+            seconds += free
+            first, last = first or when, when
+            activity = max(activity, float(row["activity_max"]))
+            if row.get("processes_max") is not None:
+                processes = max(int(row["processes_max"]), processes or 0)
+        if first is not None and last is not None:
+            node = str(by_minute[first].get("node") or "")
+            out.append(UnattributedRow(gpu_uuid=gpu, node=node, first_minute=first, last_minute=last,
+                                       active_gpu_hours=seconds / 3600.0, activity_max_pct=activity,
+                                       processes_max=processes))
+    return tuple(sorted(out, key=lambda r: (-r.active_gpu_hours, r.gpu_uuid)))
+
+
+def _uncovered(start: datetime, end: datetime, held: Iterable[tuple[datetime, datetime]]) -> float:
+    """Seconds of ``[start, end)`` outside every ``held`` span."""
+    spans = sorted((max(lo, start), min(hi, end)) for lo, hi in held if lo < end and hi > start)
+    covered, reach = 0.0, start
+    for lo, hi in spans:
+        lo = max(lo, reach)
+        if hi > lo:
+            covered += (hi - lo).total_seconds()
+            reach = hi
+    return max(0.0, (end - start).total_seconds() - covered)
 
 
 def capacity_hours(inventory: Inventory, *, hours: float) -> dict[str, float]:

@@ -8,9 +8,11 @@ each job or lease (:meth:`Admission.admit_job`), to let an admin-only action thr
 
 Each refusal is written to the audit log as ``action = "refused"`` with ``actor`` and ``user``
 the caller, ``message`` the reason, and ``details = {"request", "field", "code", "status"}``, then
-raised unchanged (the one error mapping turns it into 400/403/404/422). Malformed request syntax
-(a body that is not JSON, ``gpus: "two"``) is answered 400 without an audit record: only
-decisions about *who may do what* are refusals.
+raised unchanged (the one error mapping turns it into 400/403/404/422). Refusals raised elsewhere
+(a request model's or the spec's validation: ``gpus: "two"``, an unknown field ``run_as``, an
+env name with ``=``) are recorded the same way by the web layer (:meth:`Admission.record_refusal`
+from ``SchedHandler.write_error``): a hostile input and a careless one look alike, so every
+refused request of an authenticated caller is on the record.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NoReturn
 
-from ..errors import AuthorizationError, SchedError, http_status_for
+from ..errors import AuthorizationError, BusyError, SchedError, http_status_for
 from ..model import Inventory, Job, QuotaSet
 from .caller import Caller
 from .fit import FitCheck
@@ -54,6 +56,10 @@ class Admission:
         self._quota_set = quota_set
         self._audit = audit
         self._fit = fit
+        self.run_as_check: Callable[[Job], None] | None = None
+        """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``
+        could never run as their OS account (no account, a system or shared one), so that it is
+        refused before it is stored, never accepted and failed at start. Leases run nothing."""
 
     def caller(self, user: str, *, admin: bool, groups: Sequence[str] | None = None) -> Caller:
         """The :class:`Caller` of an authenticated ``user`` (hub ``groups`` in hub mode).
@@ -74,10 +80,31 @@ class Admission:
         """
         try:
             check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
+            if self.run_as_check is not None and not job.is_lease:
+                self.run_as_check(job)
             if fit and self._fit is not None:
                 self._fit.check(job, inventory, quotas, now=now)
         except SchedError as err:
             self.refuse(caller, err, request=request)
+
+    def limit_backlog(self, caller: Caller, unfinished: Callable[[], int], *, request: str) -> None:
+        """Refuse new work of a caller who already has ``max_unfinished_per_user`` jobs and leases
+        unfinished (``unfinished()`` counts them; not asked when there is no limit).
+
+        Raises:
+            BusyError: 429 naming the limit (audited); the caller retries once some work ends.
+        """
+        cap = self.policy.max_unfinished_per_user
+        if cap <= 0:
+            return
+        count = unfinished()
+        if count >= cap:
+            self.refuse(caller, BusyError(
+                f"{caller.user} has {count} jobs and leases unfinished; at most {cap} per user",
+                field="max_unfinished_per_user",
+                hint="cancel pending work you no longer need, or wait until some ends; an admin sets "
+                     "c.SchedApp.max_unfinished_per_user", details={"unfinished": count, "limit": cap}),
+                request=request)
 
     def require_admin(self, caller: Caller, action: str, *, field: str | None = None,
                       hint: str | None = None) -> None:
@@ -94,6 +121,14 @@ class Admission:
 
     def refuse(self, caller: Caller, err: SchedError, *, request: str, job_id: str | None = None) -> NoReturn:
         """Audit ``err`` as a refusal of ``caller``'s ``request``, then raise it."""
+        self.record_refusal(caller, err, request=request, job_id=job_id)
+        raise err
+
+    def record_refusal(self, caller: Caller, err: SchedError, *, request: str, job_id: str | None = None) -> None:
+        """Write the audit record of ``err`` refusing ``caller``'s ``request`` (once: marks ``err.audited``)."""
+        if err.audited:
+            return
+        err.audited = True
         details = {"request": request, "field": err.field, "code": err.code, "status": http_status_for(err)}
         try:
             self._audit(actor=caller.user, action=REFUSED, user=caller.user, job_id=job_id,
@@ -101,4 +136,3 @@ class Admission:
         except SchedError:  # the refusal stands even when the audit log cannot take it
             log.warning("jupyter_sched: could not audit the refusal of %s (%s)", caller.user, err.message,
                         exc_info=True)
-        raise err

@@ -31,7 +31,11 @@ from ..errors import ValidationError
 from ..model import QuotaSet
 from .caller import PRIORITY_CLASSES, Caller, PriorityGrants
 
-__all__ = ["AdmissionPolicy", "known_teams", "resolve_caller"]
+__all__ = ["DEFAULT_MAX_UNFINISHED", "AdmissionPolicy", "known_teams", "resolve_caller"]
+
+DEFAULT_MAX_UNFINISHED = 0
+"""No limit: the in-process default (scripts, simulations, benchmarks submit thousands as one
+user); servers take ``c.SchedApp.max_unfinished_per_user`` (1000 unless configured)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +46,25 @@ class AdmissionPolicy:
         default_team: the team of users nobody assigned to one.
         user_teams: user → teams (embedded mode's membership; the first is their default team).
         grants: extra priority classes per user and per team (``high`` needs one).
+        max_unfinished_per_user: most jobs and leases one user may have unfinished (pending,
+            admitted, running, preempted) at once; 0 = no limit. One user's flood of pending work
+            must not make every other user's queue answer slow (red-team finding 2).
     """
 
     default_team: str = "default"
     user_teams: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     grants: PriorityGrants = field(default_factory=PriorityGrants)
+    max_unfinished_per_user: int = DEFAULT_MAX_UNFINISHED
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> AdmissionPolicy:
-        """Build from the plain settings ``default_team``, ``user_teams`` ({user: team | [teams]})
-        and ``priority_grants`` ({"users": {user: [classes]}, "teams": {team: [classes]}}).
+        """Build from the plain settings ``default_team``, ``user_teams`` ({user: team | [teams]}),
+        ``priority_grants`` ({"users": {user: [classes]}, "teams": {team: [classes]}}) and
+        ``max_unfinished_per_user`` (int >= 0).
 
         Raises:
-            ValidationError: a malformed value (field ``user_teams`` or ``priority_grants.*``).
+            ValidationError: a malformed value (field ``user_teams``, ``priority_grants.*`` or
+                ``max_unfinished_per_user``).
         """
         user_teams: dict[str, tuple[str, ...]] = {}
         for user, teams in dict(settings.get("user_teams") or {}).items():
@@ -70,8 +80,12 @@ class AdmissionPolicy:
                                   hint='use {"users": {"ana": ["high"]}, "teams": {"prod": ["high"]}}')
         grants = PriorityGrants(users=_classes(raw.get("users"), "priority_grants.users"),
                                 teams=_classes(raw.get("teams"), "priority_grants.teams"))
+        cap = settings.get("max_unfinished_per_user", DEFAULT_MAX_UNFINISHED)
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+            raise ValidationError(f"max_unfinished_per_user must be a whole number >= 0 (got {cap!r})",
+                                  field="max_unfinished_per_user", hint="e.g. 1000; 0 = no limit")
         return cls(default_team=str(settings.get("default_team") or "default"), user_teams=user_teams,
-                   grants=grants)
+                   grants=grants, max_unfinished_per_user=cap)
 
 
 def _classes(value: Any, where: str) -> dict[str, frozenset[str]]:

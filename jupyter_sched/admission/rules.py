@@ -73,7 +73,7 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
         raise ValidationError(f"{field} is too long ({len(value)} characters, at most {limit})", field=field,
                               hint=f"use at most {limit} characters")
     for char in value:
-        if char in BIDI_CONTROLS or unicodedata.category(char) == "Cc":
+        if char in BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Cs"):  # Cs: a lone surrogate
             raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}", field=field,
                                   hint="use printable characters only (no control or bidirectional override characters)")
 

@@ -193,7 +193,8 @@ class DefinitionFiring:
         if created:
             self.jobs.submitted(created)
             for job in created:
-                self._publish({"type": "definition_run", "data": {"definition_id": definition.id, "job_id": job.id}})
+                self._publish({"type": "definition_run", "data": {"definition_id": definition.id, "job_id": job.id,
+                                                                  "user": definition.user}})  # owner's eyes only
 
     def _job(self, definition: JobDefinition, at: datetime) -> Job:
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,

@@ -64,6 +64,9 @@ __all__ = ["IDLE_ACTIONS", "CycleFunction", "Engine", "TickReport"]
 log = logging.getLogger(__name__)
 
 
+_FREEING_EVENTS = frozenset({"cancel"})
+"""Kick events that can only free GPUs: they keep the live ledger (:meth:`Engine.kick`)."""
+
 class Engine:
     """Applies scheduling decisions for one store (see module docstring).
 
@@ -267,13 +270,17 @@ class Engine:
         """Ask for a decision at the next tick (thread-safe).
 
         ``kick("submit", job_id)``: a new job, decided at once on the live ledger when it fits and
-        overtakes nothing blocked (:mod:`.incremental`), else by a full cycle. Any other event
-        (cancel, release, finish, quota change) asks a full cycle and spends the live ledger.
+        overtakes nothing blocked (:mod:`.incremental`), else by a full cycle. ``kick("cancel")``
+        (a cancel or a lease release) asks a full cycle but keeps the live ledger: it only frees
+        GPUs, so the ledger is at most too shy until that cycle, never wrong — the next
+        ``%gpu request`` after a ``%gpu release`` need not wait for the cycle's gap. Any other
+        event (a quota or policy change) may make the ledger wrong: it is spent.
         """
         if event == "submit" and job_id is not None:
             self.incremental.submitted(job_id)
             return
-        self.incremental.spend()
+        if event not in _FREEING_EVENTS:
+            self.incremental.spend()
         self._wanted = True
 
     def tick(self) -> TickReport:

@@ -38,6 +38,7 @@ from ..reclaim import (
 )
 from ..scheduling.snapshot import CycleResult, IdleAction, Snapshot
 from ..store import JobRecord, Store, StoreTx
+from .stops import lease_held_message
 from .telemetry import TelemetryMonitor, ladder_from_dict, ladder_to_dict
 
 __all__ = ["IDLE_ACTIONS", "IdleLadders", "Stop"]
@@ -236,7 +237,7 @@ class IdleLadders:
         uuids = tuple(job.allocation.all_gpu_uuids()) if job.allocation else ()
         if idle.stage == "clear":
             self.idle_gpus.pop(job.id, None)
-            message = "GPUs bound to the kernel" if job.is_lease else "running"
+            message = lease_held_message(job) if job.is_lease else "running"
             if tx.try_update_job(replace(r, job=replace(job, message=message))) is not None:
                 changed.append(replace(job, message=message))
             return [{"type": "idle_warning", "data": data}]

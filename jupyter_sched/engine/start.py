@@ -38,7 +38,7 @@ from .clock import Clock
 from .failures import Failure, classify
 from .leadership import Leadership
 from .observe import TickReport
-from .stops import lease_release_message
+from .stops import lease_held_message, lease_release_message
 from .transitions import JobWriter
 
 __all__ = ["StartReconciler"]
@@ -96,7 +96,7 @@ class StartReconciler:
         if job.is_lease:
             now = self.clock.now()
             if self.writer.mutate(job.id, lambda r: replace(r, job=r.job.transition(
-                    JobState.RUNNING, started_at=now, message="GPUs bound to the kernel"))) is not None:
+                    JobState.RUNNING, started_at=now, message=lease_held_message(r.job)))) is not None:
                 report.started.append(job.id)
             return
         if not self.retries.due(job.id):

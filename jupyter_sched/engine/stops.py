@@ -22,16 +22,24 @@ from datetime import timedelta
 from ..backoff import Retries
 from ..errors import NotLeaderError
 from ..executors.base import Executor
-from ..model import JobState
+from ..model import Job, JobState
 from ..store import JobRecord
 from .clock import Clock
 from .failures import classify
 from .leadership import Leadership
 from .transitions import JobWriter
 
-__all__ = ["StopReconciler", "lease_release_message"]
+__all__ = ["StopReconciler", "lease_held_message", "lease_release_message"]
 
 log = logging.getLogger(__name__)
+
+
+def lease_held_message(job: Job) -> str:
+    """What a granted lease says: bound to its kernel, or (no ``kernel_id``) to nothing but its
+    release — in hub mode also to its owner having a running server (jupyter_sched.hub.liveness)."""
+    if job.spec.kernel_id:
+        return "GPUs bound to the kernel"
+    return "GPUs held by the lease (no kernel is bound to it)"
 
 
 def lease_release_message(record: JobRecord) -> str:

@@ -107,6 +107,7 @@ class TelemetryMonitor:
         self.health = HealthTracker()
         self._allocations: dict[str, str] = {}
         self._label_warned: dict[tuple[str, str, str], datetime] = {}
+        self._label_messages: dict[tuple[str, str, str], str] = {}
         self.label_mismatches = 0
         self._holders: dict[str, frozenset[int]] = {}
         self._last_rollup: datetime | None = None
@@ -197,8 +198,20 @@ class TelemetryMonitor:
             if last is not None and (now - last).total_seconds() < LABEL_WARNING_EVERY_S:
                 continue
             self._label_warned[key] = now
+            self._label_messages[key] = mismatch.message()
             self.label_mismatches += 1
             log.warning("telemetry: %s", mismatch.message())
+
+    def label_warnings(self) -> list[str]:
+        """The exporter-label mismatches warned about in the last :data:`LABEL_WARNING_EVERY_S`
+        (case 021), oldest first, for admins' inventory view: ``label_mismatch: GPU-b at …: pod
+        label ns/other-pod, allocated to j-102 (the allocation wins)``."""
+        with self._lock:
+            newest = self.last_sample_at
+            if newest is None:
+                return []
+            return [self._label_messages[key] for key, at in sorted(self._label_warned.items(), key=lambda kv: kv[1])
+                    if (newest - at).total_seconds() < LABEL_WARNING_EVERY_S and key in self._label_messages]
 
     def start(self) -> None:
         """Start the sampling thread (idempotent)."""

@@ -34,6 +34,8 @@ from ..model import Job
 
 __all__ = [
     "DEFAULT_JOB_PATH",
+    "DENIED_ACCOUNTS",
+    "SHARED_UIDS",
     "runs_for_others",
     "ENV_ALLOWLIST",
     "AccountMapping",
@@ -53,6 +55,12 @@ zone only: harmless, and jobs print dates and text with them). Everything else i
 
 DEFAULT_JOB_PATH = "/usr/local/bin:/usr/bin:/bin"
 """``PATH`` of a hub-mode job after its interpreter's directory (see :func:`clean_environment`)."""
+
+DENIED_ACCOUNTS: frozenset[str] = frozenset({"nobody", "nfsnobody"})
+"""Accounts no job runs as by default: shared by system daemons (and NFS root squashing)."""
+
+SHARED_UIDS: frozenset[int] = frozenset({65534, 65535, 2**32 - 2, 2**32 - 1})
+"""The overflow ids ("nobody" on Linux, NFS and user namespaces): never a person's own uid."""
 
 _ACCOUNT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
 
@@ -136,6 +144,9 @@ class AccountMapping:
         default_ids: ``(uid, gid)`` for pods of users with neither an account nor ``ids``
             (e.g. ``(1000, 100)``, the Jupyter docker stacks' ``jovyan``); None: the image's user.
         min_uid: accounts with a smaller uid are refused (root, daemons). Default 1000.
+        denied_accounts: account names never run as whatever their uid (default ``nobody`` and
+            ``nfsnobody``: shared by daemons and NFS root squashing); the overflow ids 65534,
+            65535, 4294967294 and 4294967295 are refused too, whatever their name.
     """
 
     template: str = "{username}"
@@ -143,6 +154,7 @@ class AccountMapping:
     ids: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     default_ids: tuple[int, int] | None = None
     min_uid: int = 1000
+    denied_accounts: frozenset[str] = DENIED_ACCOUNTS
 
     def __post_init__(self) -> None:
         if "{username}" not in self.template and not _ACCOUNT_NAME.match(self.template):
@@ -150,7 +162,7 @@ class AccountMapping:
                                   "{username}", field="run_as_account_template",
                                   hint='use "{username}" (the hub user name) or e.g. "jh-{username}"')
         for user, (uid, gid) in {**self.ids, **({"(default)": self.default_ids} if self.default_ids else {})}.items():
-            if uid < self.min_uid or gid < 0:
+            if uid < self.min_uid or gid < 0 or uid in SHARED_UIDS:
                 raise ValidationError(f"run-as ids of {user!r} are uid {uid}, gid {gid}; jobs never run with a uid "
                                       f"below {self.min_uid}", field="run_as_ids",
                                       hint="give the user's real uid/gid (>= min_uid)")
@@ -158,7 +170,7 @@ class AccountMapping:
     @classmethod
     def from_config(cls, *, template: str = "{username}", accounts: Mapping[str, object] | None = None,
                     ids: Mapping[str, object] | None = None, default_ids: Iterable[int] | None = None,
-                    min_uid: int = 1000) -> AccountMapping:
+                    min_uid: int = 1000, denied_accounts: Iterable[str] = DENIED_ACCOUNTS) -> AccountMapping:
         """Build from plain config values (traitlets ``Unicode``/``Dict``/``List``).
 
         Raises:
@@ -173,7 +185,8 @@ class AccountMapping:
             named[str(user)] = account
         numeric = {str(user): _two_ids(value, f"run_as_ids.{user}") for user, value in (ids or {}).items()}
         default = _two_ids(list(default_ids), "run_as_default_ids") if default_ids else None
-        return cls(template=template, accounts=named, ids=numeric, default_ids=default, min_uid=min_uid)
+        return cls(template=template, accounts=named, ids=numeric, default_ids=default, min_uid=min_uid,
+                   denied_accounts=frozenset(str(name) for name in denied_accounts))
 
     def account_for(self, user: str) -> str:
         """The OS account name of hub user ``user`` (explicit entry, else the template)."""
@@ -184,8 +197,8 @@ class AccountMapping:
         """The run-as identity of ``user`` on this host (local executor in hub mode).
 
         Raises:
-            ExecutorError: no such account, or its uid is below ``min_uid`` (field ``user``;
-                the hint says what to configure).
+            ExecutorError: no such account, its uid is below ``min_uid``, or it is a denied or
+                shared one (field ``user``; the hint says what to configure).
         """
         account = self.account_for(user)
         if not _ACCOUNT_NAME.match(account):
@@ -201,6 +214,10 @@ class AccountMapping:
         if entry.pw_uid < self.min_uid:
             raise ExecutorError(f"hub user {user!r} maps to account {account!r} with uid {entry.pw_uid}; jobs never "
                                 f"run with a uid below {self.min_uid}", field="user",
+                                hint="map the user to their own account in c.HubSchedApp.run_as_accounts")
+        if account in self.denied_accounts or entry.pw_uid in SHARED_UIDS:
+            raise ExecutorError(f"hub user {user!r} maps to account {account!r} (uid {entry.pw_uid}), which system "
+                                "services share; jobs never run as it", field="user",
                                 hint="map the user to their own account in c.HubSchedApp.run_as_accounts")
         try:
             groups = tuple(sorted(set(grouplist(account, entry.pw_gid))))
@@ -219,7 +236,8 @@ class AccountMapping:
                 entry = lookup(self.account_for(user))
             except KeyError:
                 return self.default_ids
-            if entry.pw_uid >= self.min_uid:
+            if entry.pw_uid >= self.min_uid and entry.pw_uid not in SHARED_UIDS \
+                    and self.account_for(user) not in self.denied_accounts:
                 return entry.pw_uid, entry.pw_gid
         return self.default_ids
 

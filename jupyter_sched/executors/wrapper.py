@@ -57,14 +57,37 @@ _NO_WORKDIR = 126
 
 
 def write_json_atomic(path: Path, data: dict[str, object]) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file and rename (never half-written)."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with open(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``data`` as JSON to ``path`` via a temporary file and rename (never half-written).
+
+    The temporary file has a fresh random name and is created exclusively (``O_EXCL``), never
+    through a symlink (``O_NOFOLLOW``) and without waiting (``O_NONBLOCK``): whatever the job's
+    owner planted in the job directory — a FIFO or a symlink at a name it could guess — makes the
+    write fail at once instead of hanging the wrapper (red-team finding 13) or writing elsewhere.
+
+    Raises:
+        OSError: the file could not be written (the temporary file is removed).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    for attempt in range(5):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(8).hex()}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o600)
+            break
+        except FileExistsError:
+            if attempt == 4:
+                raise
+    try:
+        with open(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def process_start_time(pid: int) -> float | None:
@@ -269,8 +292,12 @@ def main(argv: list[str] | None = None) -> int:
                     child.send_signal(early)
             code = children[0].wait() if len(children) == 1 else _wait_gang(children)
             signame = signal.Signals(-code).name if code < 0 else None
-    write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
-                                              "finished_at": datetime.now(timezone.utc).isoformat()})
+    try:
+        write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
+                                                  "finished_at": datetime.now(timezone.utc).isoformat()})
+    except OSError as exc:  # the job broke its own directory: end anyway (the executor sees the exit)
+        print(f"jupyter_sched: could not record the job's end in {job_dir}: {exc.strerror}", file=sys.stderr,
+              flush=True)
     _end_leftovers(grace_s)
     return code if code >= 0 else 128 - code
 

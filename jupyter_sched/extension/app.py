@@ -151,6 +151,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             source=self.identity_mode, identity_provider=provider, admin_users=self.admin_users)
         self._activity_timer: PeriodicCallback | None = None
         self._noting_activity = False
+        self._audits: set[asyncio.Future[Any]] = set()
         self._started = False
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
@@ -265,6 +266,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "default_team": self.default_team,
             "user_teams": dict(self.user_teams),
             "priority_grants": dict(self.priority_grants),
+            "max_unfinished_per_user": int(self.max_unfinished_per_user),
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
             "preemption_grace_s": self.preemption_grace_s,
@@ -288,6 +290,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "stop_grace_s": self.stop_grace_s,
             "definition_min_interval_s": self.definition_min_interval_s,
             "definition_misfire_grace_s": self.definition_misfire_grace_s,
+            "definition_limit_per_user": self.definition_limit_per_user,
             "executed_notebook_retention_days": self.executed_notebook_retention_days,
             "executed_notebooks_dir": self.executed_notebooks_dir,
         }
@@ -299,6 +302,17 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         periodic activity/hub work all go through here."""
         return await asyncio.get_running_loop().run_in_executor(self.request_pool,
                                                                 functools.partial(fn, *args, **kwargs))
+
+    def audit_refusal(self, caller: Caller, err: SchedError, *, request: str) -> None:
+        """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop
+        (:meth:`~jupyter_sched.admission.Admission.record_refusal`). A hub user's server, which
+        forwards to the central service, keeps no audit log: the central service records its own."""
+        admission = getattr(self.services, "admission", None)
+        if admission is None:
+            return
+        task = asyncio.ensure_future(self.off_loop(admission.record_refusal, caller, err, request=request))
+        self._audits.add(task)
+        task.add_done_callback(self._audits.discard)
 
     async def run_dryrun(self, fn: Any, *args: Any) -> Any:
         """Run a dry run ``fn(*args)`` on the dry-run threads (``dryrun_concurrency``), at most four

@@ -116,6 +116,21 @@ class AccessConfig(Configurable):
         default to normal and low); a request for a class not granted is refused (403, audited).""",
     )
 
+    max_unfinished_per_user = Int(
+        default_value=1000,
+        config=True,
+        help="""Most jobs and leases one user may have unfinished (pending, admitted, running,
+        preempted) at once; a submit beyond it is refused with 429 naming the limit (audited), so one
+        user's flood of pending work cannot make everyone's queue slow. 0 = no limit. Default: 1000.""",
+    )
+
+    @validate("max_unfinished_per_user")
+    def _check_backlog_cap(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise config_error("max_unfinished_per_user", value, "must be >= 0", "e.g. 1000; 0 = no limit")
+        return value
+
     @validate("user_teams", "priority_grants")
     def _check_admission(self, proposal: dict[str, Any]) -> dict[str, Any]:
         from ..admission import AdmissionPolicy

@@ -6,7 +6,7 @@ call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the
 ``{base_url}api/sched/``):
 
 ====================================  =========================================================
-``GET  definitions[?all=true]``       the caller's definitions (admins: everyone's), each with its last run
+``GET  definitions[?all=true]``       the caller's definitions (admins: ``user=`` or everyone's), each with its last run
 ``POST definitions``                  create (201); body: see :mod:`jupyter_sched.definitions.validation`
 ``POST definitions/preview``          ``{schedule, timezone}`` → the next firings, in words too
 ``GET  definitions/{id}``             one definition with its runs and next firings
@@ -16,7 +16,7 @@ call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the
 ``GET  definitions/{id}/runs``        runs, newest first (``limit`` 1..500)
 ``POST definitions/{id}/runs``        run now, optionally ``{"parameters": {...}}`` for this run
 ``GET  jobs/{id}/notebook``           a notebook run's executed copy (``?download=true``: as a file)
-``POST jobs/{id}/notebook/open``      copy it under the server's root to open in JupyterLab → ``{path}``
+``POST jobs/{id}/notebook/open``      embedded mode: copy it under the server's root to open → ``{path}``
 ====================================  =========================================================
 
 The executed notebook of each run lives in the run's job directory (``log_dir/<job id>/``) and is
@@ -33,7 +33,7 @@ from typing import Any
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
-from traitlets import Float, Unicode, validate
+from traitlets import Float, Int, Unicode, validate
 from traitlets.config import Configurable
 
 from ..services.definitions import DefinitionsService
@@ -78,6 +78,13 @@ class DefinitionsConfig(Configurable):
         run ended. Default: 30; 0 keeps them forever. Copies a user opened in JupyterLab are theirs
         and never deleted.""",
     )
+    definition_limit_per_user = Int(
+        100,
+        config=True,
+        help="""Most job definitions one user may keep. Default: 100; 0 = no limit. Each
+        definition is work for the firing loop and, at each firing, a job in the queue: the limit
+        keeps one user from making thousands. Creating one more is refused (422, audited).""",
+    )
     executed_notebooks_dir = Unicode(
         "scheduled-runs",
         config=True,
@@ -98,6 +105,13 @@ class DefinitionsConfig(Configurable):
         value = float(proposal["value"])
         if value != value or value < 0:
             raise config_error(proposal["trait"].name, value, "must be >= 0", "set e.g. 60 (seconds) or 30 (days)")
+        return value
+
+    @validate("definition_limit_per_user")
+    def _check_limit(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise config_error("definition_limit_per_user", value, "must be >= 0", "set e.g. 100 (0: no limit)")
         return value
 
     @validate("executed_notebooks_dir")
@@ -209,8 +223,7 @@ class ExecutedNotebookHandler(_DefinitionsHandler):
         notebook = await self.call(self.definitions.executed_notebook, self.caller, job_id)
         if request.download:
             self.set_header("Content-Disposition", f'attachment; filename="{notebook.filename}"')
-        self.set_header("Content-Type", "application/x-ipynb+json")
-        self.finish(notebook.text)
+        self.finish(notebook.text, set_content_type="application/x-ipynb+json")  # APIHandler would say JSON
 
 
 class OpenNotebookHandler(_DefinitionsHandler):

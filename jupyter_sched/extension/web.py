@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from tornado import web
 
 from ..admission import Caller
-from ..errors import AuthorizationError, SchedError, ValidationError, http_status_for
+from ..errors import AuthorizationError, QuotaError, SchedError, UnschedulableError, ValidationError, http_status_for
 from ..services.models import parse
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -37,6 +37,9 @@ __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 AUTH_RESOURCE = "sched"
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
+
+_REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
+"""Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
 M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
@@ -104,7 +107,7 @@ class SchedHandler(APIHandler):
             raise ValidationError("request body is empty", field="body",
                                   hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
         try:
-            return json.loads(raw, parse_constant=_reject_constant)
+            value = json.loads(raw, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
             raise ValidationError(f"request body is not valid JSON (line {err.lineno}, column {err.colno})",
                                   field="body", hint="send a JSON object with Content-Type: application/json") from None
@@ -114,6 +117,11 @@ class SchedHandler(APIHandler):
         except RecursionError:
             raise ValidationError("request body is nested too deeply", field="body",
                                   hint="send a flat JSON object of the documented fields") from None
+        where = _lone_surrogate(value)
+        if where is not None:  # "\ud800" escapes decode to text no UTF-8 client can print (stored, shown to all)
+            raise ValidationError(f"{where} contains a lone UTF-16 surrogate (an invalid character)", field=where,
+                                  hint="send valid Unicode text: surrogates only in pairs, as \\uD83D\\uDE00")
+        return value
 
     def json_body(self) -> dict[str, Any]:
         """The request body as a JSON object (for routes without a request model yet).
@@ -196,6 +204,7 @@ class SchedHandler(APIHandler):
                 body = exc.public_json(reference)
             else:
                 body = exc.to_json()
+                self._audit_refusal(exc)
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
@@ -210,6 +219,15 @@ class SchedHandler(APIHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(body))
 
+    def _audit_refusal(self, err: SchedError) -> None:
+        """Put a refusal the admission step did not record (a request model's or the spec's
+        validation) on the audit log, off the loop: every refused request of an authenticated
+        caller is audited, whichever layer refused it."""
+        if err.audited or self._sched_caller is None or not isinstance(err, _REFUSALS):
+            return
+        route = self.request.path.split("api/sched/", 1)[-1][:80]
+        self.sched.audit_refusal(self._sched_caller, err, request=f"{self.request.method} {route}")
+
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""
         if isinstance(value, SchedError) and http_status_for(value) >= 500:
@@ -219,6 +237,32 @@ class SchedHandler(APIHandler):
                           http_status_for(value), value)
             return
         super().log_exception(typ, value, tb)
+
+
+def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:
+    """Dotted path (at most 80 characters) of the first string or key in decoded JSON ``value``
+    holding a lone surrogate; None when there is none."""
+    if isinstance(value, str):
+        return path if _has_surrogate(value) else None
+    if depth > 64:  # deeper bodies are refused by their models
+        return None
+    items: Any = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _has_surrogate(key):
+            return path
+        where = (key if path == "body" else f"{path}.{key}") if isinstance(key, str) else f"{path}[{key}]"
+        found = _lone_surrogate(item, where[:80], depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _hint_for_status(status: int) -> str | None:

@@ -15,8 +15,9 @@ hub-specific parts:
 - **activity** — every ``activity_interval_s`` seconds, users with admitted/running jobs or
   leases are reported active to the hub (``POST users/{name}/activity``, :mod:`.activity`);
 - **stopped servers** — every ``hub_poll_interval_s`` seconds the service reads every page of
-  the hub's active users (:mod:`.hubapi`) and releases live kernel-bound leases of users who have
-  no active server (a server that was killed without stopping its extension, or culled). A user
+  the hub's active users (:mod:`.hubapi`) and releases live leases of users who have no active
+  server (a server that was killed without stopping its extension, or culled; a lease without a
+  kernel, asked for straight at this service, is bound to its owner's servers likewise). A user
   the paged walk did not see is *unknown*: their leases are released only after the hub, asked
   about that user alone, confirms they have no server;
 - **kernels** — user servers report their live kernels (``PUT api/sched/kernels``); leases of
@@ -35,7 +36,7 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -44,8 +45,8 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
 from ..admission import Caller, system_caller
-from ..errors import AuthorizationError, BusyError, SchedError
-from ..executors.runas import AccountMapping, RunAs, can_switch_users, runs_for_others
+from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
+from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..extension.app import SchedApp
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
@@ -56,6 +57,7 @@ from .hubapi import HubAPI, HubLookupError, user_servers
 from .identity import HubUser, is_admin
 from .liveness import (
     GONE_KERNEL,
+    MAX_REPORT_BYTES,
     KernelReport,
     KernelReports,
     gone_leases,
@@ -64,7 +66,7 @@ from .liveness import (
     stale_leases,
 )
 
-__all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "stale_leases"]
+__all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,24 @@ def known_teams(quotas: Mapping[str, Any]) -> set[str]:
     """Teams named by quota lines, budgets or team policies of a ``quotas()`` body."""
     return {str(item["team"]) for key in ("quotas", "budgets", "teams") for item in quotas.get(key) or ()
             if item.get("team")}
+
+
+def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
+    """The admission step's run-as check of hub mode with the local executor: a job whose owner
+    has no OS account it may run as (none, root or a system account, ``nobody``) is refused when
+    it is submitted — 403 field ``user``, audited by the admission step — never stored and
+    failed at its start.
+
+    Returns:
+        ``check(job)``, raising :class:`~jupyter_sched.errors.AuthorizationError`.
+    """
+    def check(job: Job) -> None:
+        try:
+            mapping.resolve(job.spec.user)
+        except SchedError as err:
+            raise AuthorizationError(f"{err.message}, so this job is refused", field="user", hint=err.hint) from None
+
+    return check
 
 
 class HubSchedApp(SchedApp):
@@ -132,6 +152,11 @@ class HubSchedApp(SchedApp):
         1000, config=True,
         help="""Jobs never run with a uid below this (root, system accounts). Default 1000.""",
     )
+    run_as_denied_accounts = List(
+        Unicode(), default_value=sorted(DENIED_ACCOUNTS), config=True,
+        help="""Accounts no job ever runs as, whatever their uid (shared by system services).
+        Default ["nfsnobody", "nobody"]; the overflow uids 65534/65535 are refused anyway.""",
+    )
     job_python = Unicode(
         "", config=True,
         help="""Interpreter of jobs run as users' accounts (local executor): the job wrapper,
@@ -163,7 +188,8 @@ class HubSchedApp(SchedApp):
         try:
             self.account_mapping = AccountMapping.from_config(
                 template=self.run_as_account_template, accounts=self.run_as_accounts, ids=self.run_as_ids,
-                default_ids=self.run_as_default_ids or None, min_uid=self.run_as_min_uid)
+                default_ids=self.run_as_default_ids or None, min_uid=self.run_as_min_uid,
+                denied_accounts=self.run_as_denied_accounts)
         except SchedError as err:
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
         if self.executor == "local":
@@ -207,6 +233,7 @@ class HubSchedApp(SchedApp):
 
         executor.serve_hub(run_as_for, job_python=python)
         self._set_engine_run_as(run_as_for)
+        self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
 
@@ -325,15 +352,16 @@ class HubSchedApp(SchedApp):
             task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
 
     async def release_stale_leases(self) -> list[str]:
-        """Release live kernel-bound leases of users without an active hub server, and leases
-        whose kernel the user's servers no longer report; their ids.
+        """Release live leases of users without an active hub server (kernel-bound or not: a
+        lease without a kernel is bound to its owner's servers), and leases whose kernel the
+        user's servers no longer report; their ids.
 
         Hub errors are logged and retried at the next tick (a hub restart never drops leases);
         a user the paged listing missed is asked about alone before anything of theirs is released.
         """
-        listed = await self.off_loop(self.services.list_jobs, user=None, state=_LIVE, kind="lease")
-        leases = [lease for lease in listed if lease.get("kernel_id")]
+        leases = await self.off_loop(self.services.list_jobs, user=None, state=_LIVE, kind="lease")
         if not leases:
+            self._kernel_reports.keep_users(())
             return []
         try:
             decided = await leases_to_release(leases, self._hub(), self._kernel_reports)
@@ -348,18 +376,38 @@ class HubSchedApp(SchedApp):
                      released)
         return released
 
-    async def kernel_report(self, user: str, server: str, kernels: frozenset[str]) -> list[str]:
-        """Record ``user``'s ``server``'s live kernels; release leases whose kernel is gone; their ids."""
-        self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
-                                                 received_at=self.services.clock.now()))
+    async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str]) -> list[str]:
+        """Take ``caller``'s report of ``server``'s live kernels (kept only while they hold a
+        kernel-bound lease, and only for a server the hub lists as theirs: :mod:`.liveness`);
+        release leases whose kernel is gone; their ids.
+
+        Raises:
+            AuthorizationError: the hub lists no such active server of the caller (audited).
+        """
+        user = caller.user
         listed = await self.off_loop(self.services.list_jobs, user=user, state=_LIVE, kind="lease")
         leases = [lease for lease in listed if lease.get("kernel_id") and lease.get("user") == user]
+        if not leases:  # a report decides nothing for a user without kernel-bound leases: keep none
+            self._kernel_reports.forget(user, ())
+            return []
+        servers = await self._kernel_reports.servers_for(self._hub(), user, server)
+        if servers is None:  # the hub did not answer: the next report is taken instead
+            return []
+        if server not in servers:
+            refusal = AuthorizationError(
+                f"the hub lists no active server {server!r} of {user}; kernel reports are taken only from "
+                "your running servers", field="server",
+                hint="your server's jupyter_sched extension sends these; nothing to do if it just stopped")
+            await self.off_loop(self.services.admission.refuse, caller, refusal, request="kernel report")
+        self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
+                                                 received_at=self.services.clock.now()))
         if all(lease["kernel_id"] in kernels for lease in leases):
             return []
-        servers = await user_servers(self._hub(), user)
-        if servers is None:
+        fresh = await user_servers(self._hub(), user)  # releasing: the hub's answer of now, never a remembered one
+        if fresh is None:
             return []
-        gone = gone_leases(leases, self._kernel_reports.of(user), servers)
+        self._kernel_reports.remember_servers(user, fresh)
+        gone = gone_leases(leases, self._kernel_reports.of(user), fresh)
         return await self.off_loop(self._release, gone, GONE_KERNEL) if gone else []
 
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
@@ -379,7 +427,8 @@ class HubSchedApp(SchedApp):
 
 class KernelReportHandler(SchedHandler):
     """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids]}`` from a user server (its own
-    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``."""
+    hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``.
+    A body over :data:`~.liveness.MAX_REPORT_BYTES` or a malformed one is refused (400, audited)."""
 
     @property
     def _track_activity(self) -> bool:  # type: ignore[override]
@@ -388,8 +437,15 @@ class KernelReportHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def put(self) -> None:
-        server, kernels = parse_report(self.json_value())
-        released = await self.sched.kernel_report(self.caller.user, server, kernels)
+        try:
+            if len(self.request.body or b"") > MAX_REPORT_BYTES:
+                raise ValidationError(f"a kernel report is at most {MAX_REPORT_BYTES // 1024} KiB of JSON "
+                                      f"(got {len(self.request.body) // 1024} KiB)", field="body",
+                                      hint="report at most 1,000 kernel ids of one server")
+            server, kernels = parse_report(self.json_body())
+        except ValidationError as err:
+            await self.call(self.services.admission.refuse, self.caller, err, request="kernel report")
+        released = await self.sched.kernel_report(self.caller, server, kernels)
         self.reply({"released": released})
 
 

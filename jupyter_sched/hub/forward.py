@@ -69,16 +69,24 @@ _LIVE = "pending,admitted,running"
 _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
-_PASS_HEADERS = ("Content-Type", "Cache-Control", "X-Accel-Buffering", "Link")
+_PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Accel-Buffering", "Link")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 _KERNEL_REPORT_TIMEOUT_S = 10.0
 
 
 class HubServiceUnreachable(SchedError):
-    """The central service did not answer (connection refused, timeout)."""
+    """The central service did not answer (connection refused, timeout). Its message is ours
+    (:func:`_unreachable`): the service's address and the HTTP library's words go to the log."""
 
     code = "hub_service_unreachable"
+
+
+def _unreachable(url: str, exc: BaseException) -> HubServiceUnreachable:
+    """The user's answer when the central service at ``url`` did not answer (logged with ``exc``)."""
+    log.warning("jupyter_sched: central service %s did not answer: %s (%s)", url, type(exc).__name__, exc)
+    return HubServiceUnreachable("the scheduler service does not answer; try again in a minute",
+                                 hint="if it keeps failing, tell your hub admin (your server's log has the details)")
 
 
 def route_patterns() -> list[re.Pattern[str]]:
@@ -281,8 +289,7 @@ class ForwardingService:
                         released.append(str(lease["id"]))
             return released
         except httpx.HTTPError as exc:
-            raise HubServiceUnreachable(f"central service {self.url} did not answer ({exc})",
-                                        hint="check that jupyter-sched serve runs") from None
+            raise _unreachable(self.url, exc) from None
 
     # ---- forwarding ------------------------------------------------------------------------
     def check_caller(self, caller: str | None) -> None:
@@ -324,8 +331,7 @@ class ForwardingService:
         try:
             return await self.client.request(method, url, content=body or None, headers=headers)
         except httpx.HTTPError as exc:
-            raise HubServiceUnreachable(f"central service {self.url} did not answer ({type(exc).__name__})",
-                                        hint="check that jupyter-sched serve runs; ask the hub admin") from None
+            raise _unreachable(self.url, exc) from None
 
     def stream(self, path: str, query: str) -> Any:
         """A streaming GET (``async with service.stream(...) as response``) with no read timeout.
@@ -443,7 +449,8 @@ class ForwardHandler(APIHandler):
         for name in _PASS_HEADERS:
             if name in response.headers:
                 self.set_header(name, response.headers[name])
-        self.finish(response.content)
+        # the central's media type (a notebook, CSV), which APIHandler.finish would make JSON
+        self.finish(response.content, set_content_type=response.headers.get("Content-Type", "application/json"))
 
     async def _stream(self, path: str, query: str) -> None:
         try:
@@ -460,8 +467,7 @@ class ForwardHandler(APIHandler):
         except httpx.HTTPError as exc:
             if self._headers_written:
                 return
-            raise HubServiceUnreachable(f"central service did not answer ({type(exc).__name__})",
-                                        hint="check that jupyter-sched serve runs") from None
+            raise _unreachable(self.forwarding.url, exc) from None
         if not self._finished:
             self.finish()
 

@@ -22,11 +22,25 @@ enough to release leases of kernels that went away meanwhile. A user server that
 new kernels; its first report releases the old kernels' leases. A server that stopped or was
 culled has no report to wait for: the periodic reaper of :mod:`.central` releases the leases
 of users the hub reports without an active server.
+
+A lease without a kernel (``POST leases`` straight at the central service, no ``kernel_id``) has
+no kernel to follow: in hub mode it is bound to its owner having a running server, and the
+reaper releases it (:data:`NO_SERVER`) once the hub confirms they have none.
+
+Bounded memory (a report comes from any hub user, hostile ones included): a report is kept only
+for a user who holds a kernel-bound lease (nobody else's reports decide anything), only for a
+server name the hub lists as one of that user's active servers (asked once and remembered for
+:data:`HUB_SERVERS_TTL_S`; a name not listed is re-asked at most every
+:data:`HUB_RECHECK_S`), at most :data:`MAX_SERVERS_PER_USER` per user (the oldest is dropped),
+and a report is at most :data:`MAX_REPORT_BYTES` of JSON with at most 1,000 kernel ids of at most
+128 characters. Reports of servers that stopped and of users who no longer hold a lease are
+forgotten by the periodic decision.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,17 +48,33 @@ from typing import Any
 from ..errors import ValidationError
 from .hubapi import HubClient, active_servers_of, active_users, user_servers
 
-__all__ = ["GONE_KERNEL", "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports", "gone_leases",
-           "leases_to_release", "parse_report", "stale_leases"]
+__all__ = ["GONE_KERNEL", "HUB_RECHECK_S", "HUB_SERVERS_TTL_S", "MAX_REPORT_BYTES", "MAX_SERVERS_PER_USER",
+           "NO_SERVER", "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports", "gone_leases", "leases_to_release",
+           "parse_report", "stale_leases"]
 
 SERVER_STOPPED = "the user's server stopped"
+NO_SERVER = ("a lease without a kernel is held while its owner has a running server on the hub, and the hub lists "
+             "none of theirs")
 GONE_KERNEL = "its kernel is no longer running on the user's server"
 
 REPORT_LATENCY_S = 10.0
 """Longest time between a user server building a report and the service receiving it (the
 server's request timeout): reports received within this of a lease's submission do not count."""
 
-_MAX_KERNELS = 10_000
+MAX_REPORT_BYTES = 256 * 1024
+"""Largest report body taken (1,000 ids of 128 characters are ~135 KiB of JSON)."""
+
+MAX_SERVERS_PER_USER = 32
+"""Reports kept per user; the oldest is dropped beyond (a missing report releases nothing)."""
+
+HUB_SERVERS_TTL_S = 300.0
+"""Seconds a user's active server names, as the hub listed them, are trusted for taking reports."""
+
+HUB_RECHECK_S = 10.0
+"""A report from a server name the remembered list lacks re-asks the hub at most this often per user."""
+
+_MAX_KERNELS = 1_000
+_MAX_KERNEL_ID = 128
 _MAX_NAME = 255
 
 
@@ -70,7 +100,8 @@ def parse_report(body: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
 
     Raises:
         ValidationError: ``server`` not a string of at most 255 characters, ``kernels`` not a
-            list of at most 10,000 strings of at most 255 characters (field named).
+            list of at most 1,000 strings of at most 128 characters (field named). A server runs
+            far fewer kernels; Jupyter's kernel ids are 36-character UUIDs.
     """
     server = body.get("server", "")
     if not isinstance(server, str) or len(server) > _MAX_NAME:
@@ -78,8 +109,9 @@ def parse_report(body: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
                               field="server", hint='use "" for the default server')
     kernels = body.get("kernels")
     if not isinstance(kernels, list) or len(kernels) > _MAX_KERNELS or not all(
-            isinstance(k, str) and 0 < len(k) <= _MAX_NAME for k in kernels):
-        raise ValidationError("kernels must be a list of kernel ids", field="kernels",
+            isinstance(k, str) and 0 < len(k) <= _MAX_KERNEL_ID for k in kernels):
+        raise ValidationError(f"kernels must be a list of at most {_MAX_KERNELS} kernel ids of at most "
+                              f"{_MAX_KERNEL_ID} characters", field="kernels",
                               hint='e.g. {"server": "", "kernels": ["4f6c..."]}')
     return server, frozenset(kernels)
 
@@ -117,8 +149,10 @@ def gone_leases(leases: Iterable[Mapping[str, Any]], reports: Mapping[str, Kerne
 
 
 def stale_leases(leases: Iterable[Mapping[str, Any]], active_users: Iterable[str]) -> list[Mapping[str, Any]]:
-    """Live kernel-bound leases whose user is not among ``active_users`` (candidates only: a user
-    missing from a paged listing is unknown until asked about alone, see :func:`leases_to_release`).
+    """Live leases whose user is not among ``active_users`` (candidates only: a user missing from
+    a paged listing is unknown until asked about alone, see :func:`leases_to_release`). Kernel-bound
+    leases and leases without a kernel alike: in hub mode a lease without ``kernel_id`` (asked
+    for straight at the central service) is bound to its owner having a running server.
 
     Args:
         leases: lease dicts (``job_to_dict`` shape: ``user``, ``kernel_id``, ``state``).
@@ -126,8 +160,7 @@ def stale_leases(leases: Iterable[Mapping[str, Any]], active_users: Iterable[str
     """
     active = set(active_users)
     return [lease for lease in leases
-            if lease.get("kernel_id") and lease.get("state") in ("pending", "admitted", "running")
-            and lease.get("user") not in active]
+            if lease.get("state") in ("pending", "admitted", "running") and lease.get("user") not in active]
 
 
 def _when(value: Any) -> datetime | None:
@@ -142,43 +175,95 @@ def _when(value: Any) -> datetime | None:
 
 
 class KernelReports:
-    """The latest report of each ``(user, server)`` (in memory: they refill within one interval)."""
+    """The latest report of each ``(user, server)``, bounded (see module docstring); in memory:
+    they refill within one interval after a restart.
 
-    def __init__(self) -> None:
-        self._reports: dict[tuple[str, str], KernelReport] = {}
+    Args:
+        max_servers_per_user: reports kept per user (the oldest is dropped beyond).
+        monotonic: seconds clock of the remembered server lists (tests pass their own).
+    """
+
+    def __init__(self, *, max_servers_per_user: int = MAX_SERVERS_PER_USER,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.max_servers_per_user = max_servers_per_user
+        self._monotonic = monotonic
+        self._reports: dict[str, dict[str, KernelReport]] = {}  # user -> server -> report, oldest first
+        self._servers: dict[str, tuple[float, tuple[str, ...]]] = {}  # user -> (asked at, active servers)
 
     def record(self, report: KernelReport) -> None:
-        self._reports[(report.user, report.server)] = report
+        """Keep ``report`` as its server's latest (callers check the server with :meth:`servers_for`)."""
+        mine = self._reports.setdefault(report.user, {})
+        mine.pop(report.server, None)
+        mine[report.server] = report
+        while len(mine) > self.max_servers_per_user:
+            del mine[next(iter(mine))]
 
     def of(self, user: str) -> dict[str, KernelReport]:
         """``{server name: report}`` of ``user``."""
-        return {server: report for (who, server), report in self._reports.items() if who == user}
+        return dict(self._reports.get(user, {}))
+
+    def count(self) -> int:
+        """Reports kept, all users together."""
+        return sum(len(mine) for mine in self._reports.values())
 
     def forget(self, user: str, keep: Iterable[str]) -> None:
         """Drop reports of ``user``'s servers that are no longer active (not in ``keep``)."""
         kept = set(keep)
-        for key in [key for key in self._reports if key[0] == user and key[1] not in kept]:
-            del self._reports[key]
+        mine = self._reports.get(user, {})
+        for server in [server for server in mine if server not in kept]:
+            del mine[server]
+        if not mine:
+            self._reports.pop(user, None)
+        if not kept:
+            self._servers.pop(user, None)
+
+    def keep_users(self, users: Iterable[str]) -> None:
+        """Forget everything about users not in ``users`` (those without kernel-bound leases)."""
+        wanted = set(users)
+        for table in (self._reports, self._servers):
+            for user in [user for user in table if user not in wanted]:
+                del table[user]
+
+    def remember_servers(self, user: str, servers: Sequence[str]) -> None:
+        """The hub's fresh answer about ``user``'s active servers."""
+        self._servers[user] = (self._monotonic(), tuple(servers))
+
+    async def servers_for(self, hub: HubClient, user: str, server: str) -> tuple[str, ...] | None:
+        """``user``'s active servers, to check that ``server`` is one of them before its report is
+        kept: the remembered list while it is fresh and names ``server``, else the hub's answer
+        (asked at most every :data:`HUB_RECHECK_S` per user); None when the hub did not answer."""
+        now = self._monotonic()
+        asked_at, known = self._servers.get(user, (float("-inf"), ()))
+        if (server in known and now - asked_at < HUB_SERVERS_TTL_S) or now - asked_at < HUB_RECHECK_S:
+            return known
+        servers = await user_servers(hub, user)
+        if servers is None:
+            return None
+        self.remember_servers(user, servers)
+        return tuple(servers)
 
 
 async def leases_to_release(leases: Sequence[Mapping[str, Any]], hub: HubClient,
                             reports: KernelReports) -> list[tuple[Mapping[str, Any], str]]:
-    """The periodic decision: ``(lease, reason)`` for each live kernel-bound lease to release.
+    """The periodic decision: ``(lease, reason)`` for each live lease to release.
 
     A lease is released when the hub confirms its user has no active server
-    (:data:`SERVER_STOPPED`; a user the paged listing did not see is asked about alone first, and
-    stays untouched when the hub does not answer), or when :func:`gone_leases` says its kernel is
-    gone (:data:`GONE_KERNEL`). Reports of servers that are no longer active are forgotten.
+    (:data:`SERVER_STOPPED`, or :data:`NO_SERVER` for a lease without a kernel; a user the paged
+    listing did not see is asked about alone first, and stays untouched when the hub does not
+    answer), or, kernel-bound, when :func:`gone_leases` says its kernel is gone
+    (:data:`GONE_KERNEL`). Reports of servers that are no longer active are forgotten, and all
+    reports of users without kernel-bound leases.
 
     Raises:
         HubLookupError: the hub's user listing could not be read (nothing is decided).
     """
     kernel_bound = [lease for lease in leases if lease.get("kernel_id")]
-    if not kernel_bound:
+    reports.keep_users({str(lease.get("user")) for lease in kernel_bound})
+    if not leases:
         return []
     seen = {name: active_servers_of(model) for name, model in (await active_users(hub)).items()}
     out: list[tuple[Mapping[str, Any], str]] = []
-    for user in sorted({str(lease.get("user")) for lease in stale_leases(kernel_bound, seen)}):
+    for user in sorted({str(lease.get("user")) for lease in stale_leases(leases, seen)}):
         servers = await user_servers(hub, user)  # not seen: unknown until the hub says so for this user
         if servers is None:
             continue
@@ -186,10 +271,12 @@ async def leases_to_release(leases: Sequence[Mapping[str, Any]], hub: HubClient,
             seen[user] = servers
             continue
         reports.forget(user, ())
-        out += [(lease, SERVER_STOPPED) for lease in kernel_bound if lease.get("user") == user]
+        out += [(lease, SERVER_STOPPED if lease.get("kernel_id") else NO_SERVER)
+                for lease in stale_leases(leases, seen) if lease.get("user") == user]
     for user, servers in seen.items():
         mine = [lease for lease in kernel_bound if lease.get("user") == user]
         if mine:
             reports.forget(user, servers)
+            reports.remember_servers(user, servers)
             out += [(lease, GONE_KERNEL) for lease in gone_leases(mine, reports.of(user), servers)]
     return out

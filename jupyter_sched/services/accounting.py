@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
-from ..accounting.store_report import usage_report_for, waste_report_for
+from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
 from ..admission import Caller
 from ..errors import ValidationError
 from ..model import JobState
@@ -69,21 +69,26 @@ class AccountingService:
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
 
-    def _whose(self, caller: Caller, everyone: bool) -> str | None:
+    def _whose(self, caller: Caller, everyone: bool, user: str | None = None) -> str | None:
+        """Whose usage ``caller`` reads: everyone (None) or one user; admins only beyond their own."""
         if everyone:
             self.ctx.admission.require_admin(caller, "reading everyone's usage", field="all",
                                              hint="leave out all to read your own usage")
             return None
+        if user is not None and user != caller.user:  # never answer the caller's own figures instead
+            self.ctx.admission.require_admin(caller, "reading another user's usage", field="user",
+                                             hint="leave out user to read your own usage")
+            return user
         return caller.user
 
     def usage(self, caller: Caller, request: GetUsageRequest) -> GetUsageResponse:
         """Allocated GPU-seconds/hours rolled up ``by`` inside ``[since, until)``.
 
         Raises:
-            AuthorizationError: ``all`` from a non-admin (audited).
+            AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
             ValidationError: an unknown grouping field or a timestamp without offset.
         """
-        user = self._whose(caller, request.all)
+        user = self._whose(caller, request.all, request.user)
         keys = tuple(k.strip() for k in request.by.split(","))
         bad = [k for k in keys if k not in ROLLUP_KEYS]
         if bad or not keys:
@@ -98,10 +103,10 @@ class AccountingService:
         """The accounting report (:func:`jupyter_sched.accounting.store_report.usage_report_for`).
 
         Raises:
-            AuthorizationError: ``all`` from a non-admin (audited).
+            AuthorizationError: ``all`` or another ``user`` from a non-admin (audited).
             ValidationError: bad grouping, period or timestamp.
         """
-        user = self._whose(caller, request.all)
+        user = self._whose(caller, request.all, request.user)
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
@@ -111,7 +116,8 @@ class AccountingService:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;
         :func:`jupyter_sched.accounting.store_report.waste_report_for`), idle meaning a valid
         reading below the default idle threshold or a confirmed utilization latch; time without a
-        valid reading is reported apart as unknown, never as waste.
+        valid reading is reported apart as unknown, never as waste. Plus the GPUs busy while
+        nobody was allocated them (case 021; :func:`~jupyter_sched.accounting.store_report.unattributed_for`).
 
         Raises:
             AuthorizationError: not an admin (audited).
@@ -122,9 +128,11 @@ class AccountingService:
         end = parse_utc(request.until, field="until") if request.until else None
         policies = self.ctx.engine.idle_policies
         threshold = policies.default.threshold_pct if policies is not None else 5.0
-        report = waste_report_for(self.ctx.store, now=self.ctx.clock.now(), since=start, until=end,
-                                  threshold_pct=threshold)
-        return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict()})
+        now = self.ctx.clock.now()
+        report = waste_report_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold)
+        nobody = unattributed_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold)
+        return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict(),
+                                                     "unattributed": [r.to_dict() for r in nobody]})
 
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:

@@ -88,7 +88,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     (see :func:`idle_policies_from_settings`); telemetry: ``telemetry_source`` (``auto`` /
     ``simulated`` / ``nvml`` / ``dcgm`` / ``prometheus`` / ``off``), ``telemetry_url``,
     ``telemetry_interval_s``, ``telemetry_push_interval_s``; admission: ``default_team``,
-    ``user_teams``, ``priority_grants`` (see :class:`~jupyter_sched.admission.AdmissionPolicy`);
+    ``user_teams``, ``priority_grants``, ``max_unfinished_per_user`` (see
+    :class:`~jupyter_sched.admission.AdmissionPolicy`);
     ``gpu_prices`` for the usage report; job definitions: see :func:`.definitions.definition_settings`.
 
     Raises:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import logging
 import os
 import shutil
 import time
@@ -39,7 +40,7 @@ from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunT
 from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
 from ..definitions.validation import definition_fields, run_body
-from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
 from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
@@ -69,6 +70,8 @@ from .models.definitions import DefinitionRun as DefinitionRunView
 
 __all__ = ["DefinitionSettings", "DefinitionsService", "ExecutedNotebook", "definition_settings"]
 
+log = logging.getLogger(__name__)
+
 _RETRIES = 5
 _SWEEP_EVERY_S = 3600.0
 _UPCOMING = 5
@@ -85,23 +88,27 @@ class DefinitionSettings:
         misfire_grace_s: seconds a firing may be late and still run as scheduled.
         retention_days: days an executed notebook is kept after its run ended (0 = forever).
         open_dir: folder under the server's root where "open" copies an executed notebook.
+        limit_per_user: most definitions one user may keep (0 = no limit).
     """
 
     min_interval_s: float = 60.0
     misfire_grace_s: float = 60.0
     retention_days: float = 30.0
     open_dir: str = "scheduled-runs"
+    limit_per_user: int = 100
 
 
 def definition_settings(settings: Mapping[str, Any]) -> DefinitionSettings:
     """From the extension's plain settings (keys ``definition_min_interval_s``,
-    ``definition_misfire_grace_s``, ``executed_notebook_retention_days``, ``executed_notebooks_dir``)."""
+    ``definition_misfire_grace_s``, ``executed_notebook_retention_days``, ``executed_notebooks_dir``,
+    ``definition_limit_per_user``)."""
     default = DefinitionSettings()
     return DefinitionSettings(
         min_interval_s=float(settings.get("definition_min_interval_s", default.min_interval_s)),
         misfire_grace_s=float(settings.get("definition_misfire_grace_s", default.misfire_grace_s)),
         retention_days=float(settings.get("executed_notebook_retention_days", default.retention_days)),
-        open_dir=str(settings.get("executed_notebooks_dir") or default.open_dir))
+        open_dir=str(settings.get("executed_notebooks_dir") or default.open_dir),
+        limit_per_user=int(settings.get("definition_limit_per_user", default.limit_per_user)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,18 +222,20 @@ class DefinitionsService:
         return definition
 
     def list(self, caller: Caller, request: ListDefinitionsRequest) -> ListDefinitionsResponse:
-        """The caller's definitions (admins asking ``all``: everyone's), newest first, each with its last run.
+        """The caller's definitions (admins: another ``user``'s, or ``all``: everyone's), newest
+        first, each with its last run.
 
         Raises:
-            AuthorizationError: a non-admin asked for everyone's (audited).
+            AuthorizationError: a non-admin asked for another user's or everyone's (audited).
         """
         from ..store.definitions import list_definitions, list_runs
 
-        if request.all:
-            self.ctx.admission.require_admin(caller, "listing everyone's definitions", field="all",
-                                             hint="leave out all to list your own")
+        if request.all or (request.user is not None and request.user != caller.user):
+            self.ctx.admission.require_admin(caller, "listing other users' definitions",
+                                             field="all" if request.all else "user",
+                                             hint="leave out user and all to list your own")
         with self.ctx.store.transaction(write=False) as tx:
-            definitions = list_definitions(tx, user=None if request.all else caller.user)
+            definitions = list_definitions(tx, user=None if request.all else (request.user or caller.user))
             latest: dict[str, DefinitionRun] = {}
             for run in list_runs(tx, [d.id for d in definitions]):
                 latest.setdefault(run.definition_id, run)
@@ -315,8 +324,11 @@ class DefinitionsService:
             ValidationError: a bad field (named), including the run's job fields.
             AuthorizationError / QuotaError / UnschedulableError: a run could never be submitted
                 by the caller (the admission step's refusals, audited as ``save a definition``).
+            QuotaError: the caller already keeps ``limit_per_user`` definitions (audited): every
+                definition is work the firing loop does and runs in the queue, so one user cannot
+                make thousands (red-team finding 2).
         """
-        from ..store.definitions import insert_definition
+        from ..store.definitions import insert_definition, list_definitions
 
         fields = definition_fields(request.body(), partial=False, min_interval_s=self.settings.min_interval_s)
         now = self.ctx.clock.now()
@@ -328,6 +340,15 @@ class DefinitionsService:
             missed=fields.get("missed", MissedPolicy.RUN_ONCE), created_at=now, updated_at=now, cursor=now,
             compute_type=fields.get("compute_type"))
         definition = replace(definition, team=self._check_runs(caller, definition).team)
+        limit = self.settings.limit_per_user
+        if limit > 0:  # a bound, not an exact count: two creates at the same instant may both pass
+            with self.ctx.store.transaction(write=False) as tx:
+                kept = len(list_definitions(tx, user=caller.user, limit=limit))
+            if kept >= limit:
+                self.ctx.admission.refuse(caller, QuotaError(
+                    f"{caller.user} already keeps {limit} job definitions, the most this server allows per user",
+                    field="name", hint="delete definitions you no longer need, or ask an admin to raise "
+                                       "c.SchedApp.definition_limit_per_user"), request="save a definition")
         with self.ctx.store.transaction(now=now) as tx:
             stored = insert_definition(tx, definition)
             tx.add_event(actor=caller.user, action="definition_created", job_id=None, user=caller.user,
@@ -408,7 +429,8 @@ class DefinitionsService:
                                  message=f"definition {current.name!r} deleted", details={"definition_id": current.id})
             except ConflictError:
                 continue
-            self.ctx.publish({"type": "definition", "data": {"id": current.id, "deleted": True}})
+            # the owner rides along so the fan-out shows it to the owner and admins only
+            self.ctx.publish({"type": "definition", "data": {"id": current.id, "user": current.user, "deleted": True}})
             return DeleteDefinitionResponse(id=current.id, deleted=True)
         raise ConflictError(f"definition {definition_id} kept changing; not deleted", field="definition_id",
                             hint="retry")
@@ -465,16 +487,19 @@ class DefinitionsService:
             NotFoundError: no such job, another user's (audited), or no executed notebook (kept).
         """
         record = self.ctx.visible(caller, job_id, request="read executed notebook")
-        run_as = (record.handle or {}).get("run_as")
-        uid = run_as.get("uid") if isinstance(run_as, dict) and run_as.get("account") else None
+        uid = _run_as_uid(record)
         path = self._executed_path(record)
+        missing = NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
+                                hint="only notebook runs keep one, from their start until the retention ends")
         try:
             if path is None:
                 raise FileNotFoundError(job_id)
-            return record, open_untrusted(path, owner_uid=uid if isinstance(uid, int) else None)
-        except OSError:
-            raise NotFoundError(f"job {job_id} has no executed notebook", field="job_id",
-                                hint="only notebook runs keep one, from their start until the retention ends") from None
+            return record, open_untrusted(path, owner_uid=uid)
+        except FileNotFoundError:
+            raise missing from None
+        except OSError as exc:  # a link, a FIFO, another account's file: planted, refused and audited
+            log.warning("refusing to serve %s of job %s: %s", path, job_id, exc)
+            self.ctx.admission.refuse(caller, missing, request="read executed notebook", job_id=job_id)
 
     def executed_notebook(self, caller: Caller, job_id: str) -> ExecutedNotebook:
         """The executed notebook of a notebook run (outputs and errors), and a file name for downloads.
@@ -496,13 +521,24 @@ class DefinitionsService:
         """Copy the executed notebook to ``<root>/<open_dir>/<job id>/<name>`` (a file of the
         caller's own from then on) and say where, relative to ``root``.
 
+        Only where the run's files are this server's own (embedded mode): a run under another
+        account (hub mode) is refused, since the copy would be the service's file, in the
+        service's folder, not the user's — the panel fetches it and saves it through the user's
+        own server instead.
+
         Raises:
             NotFoundError: see :meth:`_open_executed`.
-            ValidationError: this server has no root directory.
+            ValidationError: this server has no root directory, or the run is another account's.
         """
         if not root:
             raise ValidationError("this server has no root directory to open files from", field="job_id",
                                   hint="download the notebook instead (GET jobs/{id}/notebook?download=true)")
+        record = self.ctx.visible(caller, job_id, request="open executed notebook")
+        if _run_as_uid(record) is not None:
+            raise ValidationError(f"job {job_id} ran under {record.job.spec.user}'s own account: this service does "
+                                  "not copy it into its own folder", field="job_id",
+                                  hint="download it (GET jobs/{id}/notebook?download=true) and save it in your "
+                                       "server; the panel's Open does that")
         record, fd = self._open_executed(caller, job_id)
         name = Path(record.job.spec.notebook or "").name
         if not name.endswith(".ipynb"):
@@ -538,6 +574,14 @@ class DefinitionsService:
                     executed.unlink()
                     removed += 1
         return removed
+
+
+def _run_as_uid(record: JobRecord) -> int | None:
+    """The uid of the account a job ran under when it was not the service's own (hub mode), as
+    the executor recorded it; None for the service's own runs."""
+    run_as = (record.handle or {}).get("run_as")
+    uid = run_as.get("uid") if isinstance(run_as, dict) and run_as.get("account") else None
+    return uid if isinstance(uid, int) else None
 
 
 def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:

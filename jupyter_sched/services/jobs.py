@@ -43,6 +43,12 @@ from .models import Job as JobView
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
+_DRY_RUN_COMMAND = "true"
+"""What a dry run that names nothing to run is sized as (never started; left out of the answer)."""
+
+QUEUE_HEAD = 1000
+"""Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
+
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message", "parameters",
                   "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
@@ -91,9 +97,12 @@ class JobsService:
             ValidationError: a bad request (names the field and the fix).
             AuthorizationError: a team or priority class the caller may not use (audited).
             QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
+            BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
         """
-        job = self.prepare(caller, request, kind=kind,
-                           what="request lease" if kind is JobKind.LEASE else "submit job")
+        what = "request lease" if kind is JobKind.LEASE else "submit job"
+        job = self.prepare(caller, request, kind=kind, what=what)
+        self.ctx.admission.limit_backlog(
+            caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))
         self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
@@ -104,6 +113,8 @@ class JobsService:
         """Would this request fit now, where, and when? Nothing is stored.
 
         ``fits``: admitted at the next cycle; ``never``: the core rejects it on this inventory.
+        A request naming nothing to run (no command, script or notebook) asks only whether its
+        resources fit: it is sized as a command job and answered with ``job.command`` null.
 
         Raises:
             ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
@@ -112,6 +123,11 @@ class JobsService:
         engine = self.ctx.engine
         inv = self.ctx.inventory()
         quotas = self.ctx.store.quota_set()
+        sent = request.body()
+        asks_only = not ({"command", "script", "notebook", "source", "notebook_json"} & set(sent)) \
+            and sent.get("kind") != JobKind.LEASE.value
+        if asks_only:  # "would N GPUs fit, and when?" needs nothing to run (red-team finding 17)
+            request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
         spec = self._spec(caller, request, None, frozenset(inv.models()))
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
@@ -122,6 +138,8 @@ class JobsService:
         out: dict[str, Any] = {"fits": False, "never": False, "allocation": None, "reason": None, "eta": None,
                                "would_preempt": [p.job_id for p in result.preemptions if p.for_job == job.id],
                                "job": job_to_dict(job, simulated=inv.simulated)}
+        if asks_only:
+            out["job"]["command"] = None
         for admit in result.admits:
             if admit.job_id == job.id:
                 out.update(fits=True, allocation=allocation_to_dict(admit.allocation))
@@ -204,19 +222,26 @@ class JobsService:
         return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished)
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
-        """Pending (in queue order; only the first ``request.limit`` when given) then GPU-holding
-        work of everyone, with ``position`` (1-based among pending), ``reason`` and ``eta``;
-        others' entries leave out :data:`PRIVATE_FIELDS`."""
+        """Pending (in queue order) then GPU-holding work of everyone, with ``position`` (1-based
+        among pending), ``reason`` and ``eta``; others' entries leave out :data:`PRIVATE_FIELDS`.
+
+        Pending entries: only the first ``request.limit`` when given; else the first
+        :data:`QUEUE_HEAD` plus every entry of the caller's own behind them (one user's flood of
+        pending work must not make everyone's queue megabytes long, red-team finding 2).
+        """
         records = self.ctx.store.list_jobs(states=LIVE_STATES)
         now = self.ctx.clock.now()
         pending = [r for r in records if r.job.state in (JobState.PENDING, JobState.PREEMPTED)]
         pending.sort(key=lambda r: (-r.job.spec.priority.rank, r.job.submitted_at or now, r.job.id))
-        if request is not None and request.limit is not None:
-            pending = pending[:request.limit]  # each entry costs a validation; a terminal shows the head
+        limit = request.limit if request is not None else None
+        if limit is not None:  # each entry costs a validation; a terminal shows the head
+            shown = list(enumerate(pending[:limit]))
+        else:
+            shown = [(i, r) for i, r in enumerate(pending) if i < QUEUE_HEAD or r.job.spec.user == caller.user]
         running = [r for r in records if r.job.state.holds_gpus]
         simulated = self.ctx.simulated()
         out = []
-        for index, record in enumerate(pending + running):
+        for index, record in [*shown, *((None, r) for r in running)]:
             job = self.ctx.live(record.job)
             data = job_to_dict(job, simulated=simulated)
             mine = job.spec.user == caller.user
@@ -225,8 +250,8 @@ class JobsService:
                     data.pop(key, None)
             reason = job.reason
             data["mine"] = mine
-            data["position"] = (reason.position if reason and reason.position else index + 1) \
-                if index < len(pending) else None
+            data["position"] = None if index is None else (reason.position if reason and reason.position
+                                                            else index + 1)
             data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
             data["eta_reason"] = reason.eta_reason if reason else ""
             out.append(QueueEntry.model_validate(data))
@@ -275,7 +300,7 @@ class JobsService:
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
                                 hint="retry the cancel")
-        self.ctx.kick()
+        self.ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out

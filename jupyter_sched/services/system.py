@@ -51,7 +51,8 @@ class SystemService:
             foreign = foreign_processes_of(self.ctx.inventory_source)
             admin = caller is None or caller.admin
             body["telemetry"] = inventory_telemetry(inv, self.monitor.latest(), gpu_occupancy(inv, live),
-                                                    foreign=foreign, processes_for=lambda uuid: admin)
+                                                    foreign=foreign, processes_for=lambda uuid: admin,
+                                                    warnings=self.monitor.label_warnings() if admin else ())
         return GetInventoryResponse.model_validate(body)
 
     def status(self) -> EngineStatus:

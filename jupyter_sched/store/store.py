@@ -321,9 +321,14 @@ class StoreTx:
         decode = self._decode_job
         return [record for row in self.conn.execute(query).mappings() if (record := decode(row)) is not None]
 
-    def count_jobs(self) -> int:
-        """Number of job rows."""
-        return int(self.conn.execute(sa.select(sa.func.count()).select_from(schema.jobs)).scalar() or 0)
+    def count_jobs(self, *, user: str | None = None, states: Iterable[JobState] | None = None) -> int:
+        """Number of job rows (of ``user``, in ``states``), counted in the database."""
+        query = sa.select(sa.func.count()).select_from(schema.jobs)
+        if user is not None:
+            query = query.where(schema.jobs.c.user == user)
+        if states is not None:
+            query = query.where(schema.jobs.c.state.in_([s.value for s in states]))
+        return int(self.conn.execute(query).scalar() or 0)
 
     # -- audit events -----------------------------------------------------------------------
 
@@ -822,6 +827,11 @@ class Store:
         """See :meth:`StoreTx.list_jobs`."""
         with self.transaction(write=False) as tx:
             return tx.list_jobs(**filters)
+
+    def count_jobs(self, **filters: Any) -> int:
+        """See :meth:`StoreTx.count_jobs`."""
+        with self.transaction(write=False) as tx:
+            return tx.count_jobs(**filters)
 
     def live_jobs(self) -> list[JobRecord]:
         """Every non-terminal job, in submit order."""

@@ -47,7 +47,8 @@ def history_answer(stored: Iterable[Mapping[str, Any]], live: Iterable[GpuSample
 
 def inventory_telemetry(inventory: Inventory, latest: Mapping[DeviceKey, GpuSample], occupancy: Mapping[str, str], *,
                         foreign: Mapping[str, Sequence[ForeignProcess]] | None = None,
-                        processes_for: Callable[[str], bool] = lambda uuid: True) -> dict[str, Any]:
+                        processes_for: Callable[[str], bool] = lambda uuid: True,
+                        warnings: Sequence[str] = ()) -> dict[str, Any]:
     """The telemetry half of ``GET inventory``: per GPU its state phrase, telemetry state, display
     utilization and health text; per node physical / schedulable counts and warnings; the cluster
     utilization over valid readings (cases 018, 022, 025, 026).
@@ -58,11 +59,12 @@ def inventory_telemetry(inventory: Inventory, latest: Mapping[DeviceKey, GpuSamp
         occupancy: ``{gpu uuid: free | allocated | occupied-unmanaged | unhealthy}``.
         foreign: processes on GPUs the scheduler did not start (``NvmlInventory.foreign_processes``).
         processes_for: whether the caller may see the processes of a GPU (the service's rule).
+        warnings: cluster-wide telemetry warnings the caller may see (exporter label mismatches, case 021).
 
     Returns:
         ``{"gpus": {uuid: {"state", "telemetry", "utilization", "validity", "health"}}, "nodes":
         {name: {"physical", "schedulable", "unhealthy", "warnings", "mig_strategy"}},
-        "utilization": {"percent", "note"}}``.
+        "utilization": {"percent", "note"}, "warnings": [...]}``.
     """
     gpus: dict[str, dict[str, Any]] = {}
     for gpu in inventory.gpus():
@@ -81,7 +83,7 @@ def inventory_telemetry(inventory: Inventory, latest: Mapping[DeviceKey, GpuSamp
              for n in inventory.nodes}
     total = cluster_utilization(list(latest.values()))
     return {"gpus": gpus, "nodes": nodes, "utilization": {"percent": round(total.utilization_pct, 2),
-                                                          "note": total.note}}
+                                                          "note": total.note}, "warnings": list(warnings)}
 
 
 def idle_candidates_answer(candidates: Iterable[IdleCandidate], *, user: str | None) -> list[dict[str, Any]]:

@@ -237,14 +237,26 @@ export function queuePosition(job: { position?: number | null; reason?: PendingR
 }
 
 /**
+ * An admitted job with a reason waits in the cluster: the scheduler granted its GPUs but the
+ * cluster has not started it (Kubernetes pods that cannot schedule, case 027). It is not running.
+ */
+export function inCluster(job: { state: string; reason?: PendingReason | null }): boolean {
+  return job.state === 'admitted' && !!job.reason;
+}
+
+/**
  * The queue line of a waiting job: `#3 · <reason> · ETA in 12 min (<why>) · Unblocks when: …`.
- * Running jobs: `running on <node>`.
+ * Held back by the cluster: `Pending (in the cluster): <reason>`. Running jobs: `running on <node>`.
  */
 export function queueLine(
   job: Job & { position?: number | null; eta?: string | null; eta_reason?: string },
   now: Date = new Date(),
   trans: TranslationBundle = NULL_TRANS
 ): string {
+  if (inCluster(job)) {
+    const why = reasonSentence(job.reason, trans);
+    return why ? trans.__('Pending (in the cluster): %1', why) : trans.__('Pending (in the cluster)');
+  }
   if (!isWaiting(job.state)) {
     const node = job.allocation?.node;
     return node ? trans.__('%1 on %2', stateLabel(job.state, trans), node) : stateLabel(job.state, trans);

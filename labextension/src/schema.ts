@@ -1054,11 +1054,16 @@ export interface components {
         GetUsageReportResponse: components["schemas"]["UsageReportRow"][];
         /** @description GPU-seconds rolled up, largest first. */
         GetUsageResponse: components["schemas"]["UsageRow"][];
-        /** @description Largest waste first: ``jobs`` and ``users``; plus the threshold used (%). */
+        /**
+         * @description Largest waste first: ``jobs`` and ``users``; the threshold used (%); and ``unattributed``:
+         *     GPUs busy while nobody was allocated them (case 021; default window the last 24 h; the live
+         *     processes' pid, user and age are in ``GET telemetry``'s ``foreign``).
+         */
         GetUsageWasteResponse: {
             threshold_pct: number;
             jobs: components["schemas"]["WasteRow"][];
             users: components["schemas"]["WasteRow"][];
+            unattributed: components["schemas"]["UnattributedGpu"][];
         };
         /** @description One GPU (:func:`~jupyter_sched.model.codec.gpu_to_dict`); ``simulated`` is always present. */
         Gpu: {
@@ -1230,6 +1235,8 @@ export interface components {
                 [key: string]: components["schemas"]["NodeTelemetryView"];
             };
             utilization: components["schemas"]["ClusterUtilization"];
+            /** @description admins: exporter pod labels that disagree with the allocation (the allocation wins; case 021), from the last hour */
+            warnings: string[];
         };
         /** @description A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`). */
         Job: {
@@ -1681,6 +1688,21 @@ export interface components {
              */
             workers?: (number) | null;
             /**
+             * @description a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)
+             * @example [
+             *       {
+             *         "gpus": 1,
+             *         "name": "launcher"
+             *       },
+             *       {
+             *         "gpus": 8,
+             *         "name": "trainer",
+             *         "workers": 4
+             *       }
+             *     ]
+             */
+            groups?: components["schemas"]["WorkerGroupRequest"][] | null;
+            /**
              * @example {
              *       "zone": "a"
              *     }
@@ -1807,6 +1829,17 @@ export interface components {
             reclaim?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A GPU busy while nobody was allocated it (:class:`jupyter_sched.accounting.waste.UnattributedRow`). */
+        UnattributedGpu: {
+            gpu_uuid: string;
+            node: string;
+            first_minute: string;
+            last_minute: string;
+            /** @description rollup minutes with valid activity >= the threshold and no allocation */
+            active_gpu_hours: number;
+            activity_max_pct: number;
+            processes_max: number | null;
         };
         /**
          * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
@@ -2024,6 +2057,41 @@ export interface components {
             memory_mib?: number;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description One worker group of a heterogeneous gang (case 024): ``workers`` workers of ``gpus`` whole GPUs
+         *     each; all groups start together or none. Validated further by the spec (``groups[i].field``).
+         */
+        WorkerGroupRequest: {
+            /**
+             * @description 1-32 lower-case letters, digits or '-'; unique
+             * @example trainer
+             */
+            name: string;
+            /**
+             * @description whole GPUs per worker (default 1)
+             * @example 8
+             */
+            gpus?: (number | string) | null;
+            /**
+             * @description workers in this group (default 1)
+             * @example 4
+             */
+            workers?: (number) | null;
+            /**
+             * @description cores per worker
+             * @example 4
+             */
+            cpu?: (number | string) | null;
+            /** @example 4000 */
+            cpu_millis?: (number) | null;
+            /**
+             * @description host memory per worker
+             * @example 64GiB
+             */
+            memory?: (number | string) | null;
+            /** @example 65536 */
+            memory_mib?: (number | string) | null;
         };
     };
     responses: {
@@ -2410,7 +2478,7 @@ export interface operations {
     getQueue: {
         parameters: {
             query?: {
-                /** @description at most this many pending entries, the first in queue order (default: all); work holding GPUs is always listed */
+                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is always listed */
                 limit?: number | null;
             };
             header?: never;
@@ -2689,6 +2757,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -2717,6 +2787,8 @@ export interface operations {
                 until?: string | null;
                 /** @description admins only: everyone's usage */
                 all?: boolean;
+                /** @description admins only (or yourself): that user's usage; another user's is 403 */
+                user?: string | null;
                 /** @description for by=period */
                 period?: "day" | "week" | "month";
                 format?: "json" | "csv";
@@ -2788,6 +2860,8 @@ export interface operations {
     listDefinitions: {
         parameters: {
             query?: {
+                /** @description admins only: another user's definitions */
+                user?: string | null;
                 /** @description admins only: everyone's definitions */
                 all?: boolean;
             };

@@ -218,6 +218,14 @@ export class GpuUsageView extends Widget {
   }
 }
 
+/**
+ * The GPU a `jupyter-sched:gpu-usage` call is about: its `gpu` argument, else the GPU tile the
+ * context menu was opened on (inventory tiles carry `data-gpu-uuid`), else the first GPU.
+ */
+export function gpuOfCommand(args: { gpu?: unknown }, tileUuid: string | undefined, model: ISchedModel): string | undefined {
+  return typeof args.gpu === 'string' ? args.gpu : (tileUuid ?? model.inventory?.gpus[0]?.uuid);
+}
+
 /** The plugin: the "GPU usage" section (when the sections registry is there) and the GPU command. */
 export const usagePlugin: JupyterFrontEndPlugin<void> = {
   id: '@jupyter-sched/labextension:usage',
@@ -237,7 +245,7 @@ export const usagePlugin: JupyterFrontEndPlugin<void> = {
       label: args => (args.gpu ? `GPU usage: ${String(args.gpu)}` : 'GPU usage'),
       caption: 'Utilization and memory of one GPU over time, gaps where telemetry was blank or suspect',
       execute: args => {
-        const gpu = typeof args.gpu === 'string' ? args.gpu : model.inventory?.gpus[0]?.uuid;
+        const gpu = gpuOfCommand(args, app.contextMenuHitTest(n => !!n.dataset.gpuUuid)?.dataset.gpuUuid, model);
         if (!gpu) {
           return;
         }

@@ -6,6 +6,7 @@ import {
   formatEta,
   formatGpus,
   formatMiB,
+  inCluster,
   queueLine,
   quotaFractions,
   reasonSentence,
@@ -139,6 +140,19 @@ describe('queueLine', () => {
   it("the row's own position wins over the reason's", () => {
     const job = makeJob({ position: 1, reason: makeReason({ message: 'x', position: 9 }) });
     expect(queueLine(job, NOW).startsWith('#1 · ')).toBe(true);
+  });
+
+  it('case 027: an admitted job the cluster holds back reads pending (in the cluster) with its reason, not admitted', () => {
+    const held = makeJob({
+      state: 'admitted',
+      allocation: { node: 'g1', gpu_uuids: ['GPU-1'], gpu_milli: 1000 },
+      reason: makeReason({ code: 'Unschedulable', message: '1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt' })
+    });
+    expect(inCluster(held)).toBe(true);
+    expect(queueLine(held, NOW)).toBe('Pending (in the cluster): 1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt.');
+    const starting = makeJob({ state: 'admitted', allocation: { node: 'g1', gpu_uuids: ['GPU-1'], gpu_milli: 1000 }, reason: null });
+    expect(inCluster(starting)).toBe(false);
+    expect(queueLine(starting, NOW)).toBe('Admitted on g1');
   });
 
   it('a pending job without ETA says unknown', () => {

@@ -200,6 +200,20 @@ describe('Queue section', () => {
     model.dispose();
   });
 
+  it('case 027: a job the cluster holds back shows as pending (in the cluster) with its reason, not admitted', async () => {
+    const server = new FakeSchedServer();
+    const reason = { code: 'Unschedulable', message: '1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt' };
+    server.queue = [queueRow({ id: 'k1', name: 'gpu-small', state: 'admitted', reason,
+                               allocation: { node: 'g1', gpu_uuids: ['GPU-1'], gpu_milli: 1000, workers: [] } })];
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    const row = view.node.querySelector('.jp-sched-job[data-job-id="k1"]');
+    expect(text(row?.querySelector('.jp-sched-state'))).toBe('Pending (in the cluster)');
+    expect(text(row?.querySelector('.jp-sched-reason'))).toBe(
+      'Pending (in the cluster): 1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt.');
+    model.dispose();
+  });
+
   it('an error is one alert that the next identical render leaves alone (not re-announced)', async () => {
     const { server, model, view } = await queueView();
     server.failWith = { status: 503, code: 'unavailable', message: 'store is busy' };

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { SchedClient } from '../src/client';
 import { SchedModel } from '../src/model';
-import { UsageView, jobGpus, pointOf, stepFor } from '../src/usage';
+import { UsageView, gpuOfCommand, jobGpus, pointOf, stepFor } from '../src/usage';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 
 const GPU = 'GPU-sim-node-a-0';
@@ -32,6 +32,13 @@ describe('GPU usage section', () => {
     const latched = { ...base, util: 100, validity: 'suspect', display: '100 % (suspect: no process, 0 MiB)' };
     expect(pointOf(latched)).toMatchObject({ util: null, validity: 'suspect', note: '100 % (suspect: no process, 0 MiB)' });
     expect(jobGpus(server.jobs[0])).toEqual([GPU]);
+  });
+
+  it('the GPU usage command charts its argument, else the GPU tile right-clicked, else the first GPU', () => {
+    const model = { inventory: { gpus: [{ uuid: 'GPU-first' }] } } as unknown as SchedModel;
+    expect(gpuOfCommand({ gpu: 'GPU-arg' }, 'GPU-tile', model)).toBe('GPU-arg');
+    expect(gpuOfCommand({}, 'GPU-tile', model)).toBe('GPU-tile');
+    expect(gpuOfCommand({}, undefined, model)).toBe('GPU-first');
   });
 
   it("draws my running job's chart with a gap for the blank span", async () => {

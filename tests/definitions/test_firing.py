@@ -17,7 +17,11 @@ from jupyter_sched.errors import AuthorizationError, NotFoundError
 from jupyter_sched.model import Job
 from jupyter_sched.model.validation import spec_from_request
 from jupyter_sched.services.models import parse
-from jupyter_sched.services.models.definitions import CreateDefinitionRequest, ListDefinitionRunsRequest
+from jupyter_sched.services.models.definitions import (
+    CreateDefinitionRequest,
+    ListDefinitionRunsRequest,
+    ListDefinitionsRequest,
+)
 from jupyter_sched.store import SortableIds, Store
 from jupyter_sched.store.codec import JobRecord
 from jupyter_sched.store.definitions import insert_run, list_runs
@@ -175,13 +179,20 @@ def test_users_see_only_their_own_definitions_and_probes_are_audited(sqlite_db: 
             probe()
     with pytest.raises(AuthorizationError):
         svc.list(user="gil", everyone=True)
+    with pytest.raises(AuthorizationError) as named:
+        svc.definitions.list(gil, ListDefinitionsRequest(user="fay"))
+    assert named.value.field == "user"
+    assert svc.definitions.list(gil, ListDefinitionsRequest(user="gil")).to_wire() == []
+    assert [x["id"] for x in svc.definitions.list(svc.caller("root", admin=True),
+                                                  ListDefinitionsRequest(user="fay")).to_wire()] == [d["id"]]
     assert svc.list(user="gil") == []
     assert [x["id"] for x in svc.list(user="root", admin=True, everyone=True)] == [d["id"]]
     assert svc.get(d["id"], user="fay")["next_run_at"] == "2025-06-02T10:00:00Z"
     refused = [(e.actor, e.details["request"], e.details["status"]) for e in svc.store.list_events(action="refused")]
     assert sorted(refused) == [("gil", "delete definition", 404), ("gil", "edit definition", 404),
                                ("gil", "edit definition", 404), ("gil", "list definition runs", 404),
-                               ("gil", "listing everyone's definitions", 403), ("gil", "read definition", 404),
+                               ("gil", "listing other users' definitions", 403),
+                               ("gil", "listing other users' definitions", 403), ("gil", "read definition", 404),
                                ("gil", "run definition", 404)]
     assert svc.get(d["id"], user="fay")["name"] == "daily" and not svc.get(d["id"], user="fay")["paused"]
 
@@ -233,3 +244,47 @@ def test_a_firing_admits_the_owner_as_the_owner_resolver_says_and_retries_when_i
     [job_id] = svc.fire_due().created
     job = svc.store.get_job(job_id).job
     assert job.state.value == "rejected" and "team" in job.message  # left the group: not charged to ml
+
+
+def test_one_user_keeps_at_most_the_admins_number_of_definitions(tmp_path: Path) -> None:
+    """Red-team finding 2: 300 every-minute definitions from one user were accepted; the admin's
+    ``definition_limit_per_user`` bounds them (422 naming the setting, audited)."""
+    from jupyter_sched.errors import QuotaError
+    from jupyter_sched.store import sqlite_url
+
+    clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
+    svc = Server(sqlite_url(tmp_path / "s.sqlite"), clock, tmp_path / "jobs", limit_per_user=2)
+    first = svc.create({**DAILY, "name": "a"}, user="fay")
+    svc.create({**DAILY, "name": "b"}, user="fay")
+    with pytest.raises(QuotaError) as refused:
+        svc.create({**DAILY, "name": "c"}, user="fay")
+    assert "2 job definitions" in refused.value.message and "definition_limit_per_user" in (refused.value.hint or "")
+    assert svc.create({**DAILY, "name": "c"}, user="gil")["user"] == "gil"  # per user
+    svc.delete(first["id"], user="fay")
+    assert svc.create({**DAILY, "name": "c"}, user="fay")["name"] == "c"  # deleting makes room
+    assert [e.details["request"] for e in svc.store.list_events(action="refused")] == ["save a definition"]
+
+
+def test_every_definitions_event_reaches_only_its_owner_and_admins(sqlite_db: str, server: MakeServer) -> None:
+    """The event fan-out shows an event to ``data.user`` and admins; an event without an owner goes
+    to everyone — so every event the definitions publish (saved, edited, fired, run now, deleted)
+    names its owner, and another user's stream never learns a definition or run exists."""
+    from jupyter_sched.services.visibility import event_for
+
+    clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
+    svc = server(sqlite_db, clock)
+    published: list[dict[str, Any]] = []
+    bus = svc.services.bus
+    original = bus.publish
+    bus.publish = lambda event: (published.append(event), original(event))[1]  # type: ignore[method-assign]
+    d = svc.create({**DAILY, "schedule": "0 * * * *"}, user="fay")
+    svc.update(d["id"], {"parameters": {"token": "s3cret"}}, user="fay")
+    svc.run_now(d["id"], {}, user="fay")
+    clock.set(at("2025-06-02T08:00:10+00:00"))
+    assert svc.fire_due().created
+    svc.delete(d["id"], user="fay")
+    kinds = {e["type"] for e in published}
+    assert {"definition", "definition_run", "job"} <= kinds, kinds
+    gil, fay, root = svc.caller("gil"), svc.caller("fay"), svc.caller("root", admin=True)
+    assert [e for e in published if event_for(gil, e) is not None] == []
+    assert all(event_for(fay, e) is not None and event_for(root, e) is not None for e in published)

@@ -10,8 +10,9 @@ import pytest
 
 from jupyter_sched.accounting import UsageInterval, rollup
 from jupyter_sched.accounting.attribution import Attribution, attribute_usage
+from jupyter_sched.accounting.waste import unattributed_usage
 from jupyter_sched.model.samples import GpuSample, ProcessUsage
-from jupyter_sched.telemetry import parse_dcgm_text
+from jupyter_sched.telemetry import parse_dcgm_text, rollup_minutes, rollup_to_dict
 
 DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)
 
@@ -111,3 +112,15 @@ def test_case_021_a_time_sliced_gpu_is_split_by_process_data_where_it_exists_els
     plain = GpuSample(gpu_uuid="GPU-s", mig_instance=None, timestamp=hhmm("10:00"), utilization_pct=80.0)
     by_share = attribute_usage(shared, [plain], now=hhmm("10:01"))
     assert (by_share.jobs["a"].mean_utilization_pct, by_share.jobs["b"].mean_utilization_pct) == (40.0, 40.0)
+
+
+def test_case_021_admins_waste_report_shows_cccc_as_one_gpu_hour_nobody_was_allocated() -> None:
+    """What reaches an admin (``GET usage/waste``'s ``unattributed``): the stored rollups of the
+    same scrapes, each standing for its 15 minutes, against the allocations."""
+    rows = [rollup_to_dict(r) for r in rollup_minutes(samples(), bucket_s=60)]
+    (cccc,) = unattributed_usage(ALLOCATIONS, rows, now=hhmm("11:00"), max_gap_s=SCRAPE_INTERVAL_S)
+    assert (cccc.gpu_uuid, cccc.active_gpu_hours, cccc.activity_max_pct) == ("GPU-cccc", 1.0, 85.0)
+    assert (cccc.first_minute, cccc.last_minute) == (hhmm("10:00"), hhmm("10:45"))
+    # GPU-bbbb after j-102's interval reads 0 %: unallocated but idle, so not usage of anybody's
+    assert "GPU-bbbb" not in {r.gpu_uuid for r in unattributed_usage(ALLOCATIONS, rows, now=hhmm("11:00"),
+                                                                      max_gap_s=SCRAPE_INTERVAL_S)}

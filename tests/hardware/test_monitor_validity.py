@@ -69,6 +69,8 @@ def test_a_wrong_pod_label_is_logged_once_per_hour_and_the_allocation_wins(caplo
     assert len(warnings) == 2 and mon.label_mismatches == 2
     assert warnings[0] == ("telemetry: label_mismatch: GPU-b at 2026-03-02T09:00:00Z: pod label ns/other-pod-zzz, "
                            "allocated to j-102 (the allocation wins)")
+    # what admins read in GET inventory's telemetry.warnings: the mismatch warned within the last hour
+    assert mon.label_warnings() == [warnings[1].removeprefix("telemetry: ")]
     scrapes.text = line("DCGM_FI_DEV_GPU_UTIL", "GPU-b", 60, pod="j-102-abcde")
     mon.sample()
     assert mon.label_mismatches == 2, "a matching label is no warning"

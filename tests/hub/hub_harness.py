@@ -201,17 +201,18 @@ class Hub:
             "python": self.python, "service_url": f"http://127.0.0.1:{self.service_port}",
             "driver_token": self.driver_token, "service_token": self.service_token, "page_max": self.page_max,
         }
-        config = self.base / "jupyterhub_config.py"
-        config.write_text(_CONFIG.format(settings=json.dumps(settings)))
+        config = self.base / "jupyterhub_config.py"  # holds the service and driver tokens: root's only
+        _write_private(config, _CONFIG.format(settings=json.dumps(settings)).encode())
         # jupyter_core migrates IPython 3 config into JUPYTER_CONFIG_DIR unless this marker exists; the
         # folder is shared and read-only for the accounts
         (user_config / "migrated").write_text("jupyter_sched hub test\n")
         subprocess.run(["chmod", "-R", "o+rX", str(user_config)], check=True)
         env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-        log = (self.base / "hub.log").open("wb")
+        log = _private_log(self.base / "hub.log", append=False)
         self.process = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(config)], cwd=self.base,
                                         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         self.wait_for(lambda: self.api("GET", "").status_code == 200, 60, "the hub API")
+        (self.base / "hub.sqlite").chmod(0o600)  # the hub's tokens and cookie secret: no job may read them
         self.start_service()
 
     # ---- the central service ----------------------------------------------------------------
@@ -231,7 +232,7 @@ class Hub:
                    "--SchedApp.activity_interval_s=1", "--HubSchedApp.hub_poll_interval_s=1",
                    f"--HubSchedApp.job_python={self.python}", "--HubSchedApp.gpu_prices", "*=2.5",
                    *self.service_args]
-        log = (self.base / "service.log").open("ab")
+        log = _private_log(self.base / "service.log", append=True)
         self.service = subprocess.Popen(command, cwd=self.base, env=env, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         self.wait_for(lambda: httpx.get(f"http://127.0.0.1:{self.service_port}/services/{SERVICE}/api/sched/config",
@@ -351,3 +352,18 @@ def _pids_mentioning(text: str) -> list[int]:
         grew = bool(children)
         found |= children
     return sorted(found)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` readable by root only (0600), whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with open(fd, "wb") as fh:
+        fh.write(data)
+
+
+def _private_log(path: Path, *, append: bool) -> Any:
+    """A log file only root can read: the hub's and the service's logs may carry tokens in URLs."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
+    os.fchmod(fd, 0o600)
+    return open(fd, "ab" if append else "wb")

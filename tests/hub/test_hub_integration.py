@@ -570,3 +570,53 @@ def test_job_definitions_are_charged_to_the_owners_hub_team_when_saved_run_now_a
         for job in carol.jobs(user=a, state="pending,admitted,running"):
             carol.cancel(job["id"])
         carol.set_quotas({key: before[key] for key in ("quotas", "budgets")})
+
+
+# ---- red-team findings 16, 6, 14 through the real hub ------------------------------------------------
+
+def test_kernel_reports_are_bounded_kernelless_leases_follow_the_owners_server_and_nobody_runs_nothing(
+        hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+    """Finding 16: a report from a server the hub does not list is refused (403 field server) and
+    audited, an oversized one too (400 field body). Finding 6: a lease asked for straight at the
+    central service without a kernel says so, and is released once its owner's server stops.
+    Finding 14: hub user ``nobody`` (an OS account shared by daemons) gets 403 at submission,
+    audited, nothing stored."""
+    a = names["alice"]
+    hub.start_servers(a)
+    carol = client(hub.service_url, tokens["carol"])
+    central = client(hub.service_url, tokens["alice"])
+    auth = {"Authorization": f"token {tokens['alice']}"}
+    kernel = httpx.post(f"{hub.server_url(a)}api/kernels", json={}, timeout=60, headers=auth)
+    assert kernel.status_code == 201, kernel.text
+    bound = client(hub.server_url(a), tokens["alice"]).request_lease({"gpus": 1, "kernel_id": kernel.json()["id"]})
+    assert wait_state(carol, bound["id"], {"running"})["state"] == "running"
+
+    report_url = f"{hub.service_url}api/sched/kernels"
+    fake = httpx.put(report_url, json={"server": "fake-1", "kernels": [f"{i:036d}" for i in range(1_000)]},
+                     headers=auth, timeout=30)
+    assert fake.status_code == 403 and fake.json()["error"]["field"] == "server", fake.text
+    huge = httpx.put(report_url, content=json.dumps({"server": "", "kernels": ["k" * 250] * 2_000}), headers=auth,
+                     timeout=30)
+    assert huge.status_code == 400 and huge.json()["error"]["field"] == "body", huge.text
+    own = httpx.put(report_url, json={"server": "", "kernels": [kernel.json()["id"]]}, headers=auth, timeout=30)
+    assert own.status_code == 200 and own.json() == {"released": []}, own.text
+    refusals = [e for e in carol.audit(limit=200) if e["action"] == "refused" and e.get("user") == a
+                and (e.get("details") or {}).get("request") == "kernel report"]
+    assert {(e.get("details") or {}).get("field") for e in refusals} >= {"server", "body"}, refusals
+
+    loose = central.request_lease({"gpus": 1})
+    held = wait_state(carol, loose["id"], {"running"})
+    assert held["state"] == "running" and "no kernel" in held["message"], held
+    hub.stop_server(a)
+    assert wait_state(carol, loose["id"], {"cancelled"}, timeout_s=60)["state"] == "cancelled"
+    released = [e for e in carol.audit(limit=200) if e.get("job_id") == loose["id"] and e["action"] == "lease_released"]
+    assert released and released[-1]["actor"] == "jupyterhub" and "without a kernel" in released[-1]["message"]
+    assert wait_state(carol, bound["id"], {"cancelled"}, timeout_s=60)["state"] == "cancelled"
+
+    assert hub.api("POST", "users", {"usernames": ["nobody"]}).status_code in (201, 409)
+    nobody = hub.token_for("nobody")
+    job = httpx.post(f"{hub.service_url}api/sched/jobs", json={"gpus": 0, "command": ["id"]}, timeout=30,
+                     headers={"Authorization": f"token {nobody}"})
+    assert job.status_code == 403 and job.json()["error"]["field"] == "user", job.text
+    assert client(hub.service_url, nobody).jobs() == []
+    assert any(e["action"] == "refused" and e.get("user") == "nobody" for e in carol.audit(limit=200))

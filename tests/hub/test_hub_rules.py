@@ -49,10 +49,10 @@ def lease(lid: str, user: str, *, kernel: str | None = "k-1", state: str = "runn
     return {"id": lid, "user": user, "kernel_id": kernel, "state": state}
 
 
-def test_stale_leases_are_live_kernel_leases_of_users_without_a_server() -> None:
+def test_stale_leases_are_live_leases_of_users_without_a_server_with_or_without_a_kernel() -> None:
     leases = [lease("l-1", "ana"), lease("l-2", "bob"), lease("l-3", "bob", kernel=None),
               lease("l-4", "bob", state="cancelled"), lease("l-5", "cid", state="pending")]
-    assert [x["id"] for x in stale_leases(leases, active_users={"ana"})] == ["l-2", "l-5"]
+    assert [x["id"] for x in stale_leases(leases, active_users={"ana"})] == ["l-2", "l-3", "l-5"]
 
 
 @pytest.mark.parametrize(

@@ -79,7 +79,7 @@ def test_a_version_3_store_gains_the_validity_columns_and_keeps_its_rows(tmp_pat
 def test_the_waste_report_reads_the_store_and_ranks_idle_allocations_first(tmp_path: Path) -> None:
     from datetime import timedelta
 
-    from jupyter_sched.accounting.store_report import waste_report_for
+    from jupyter_sched.accounting.store_report import unattributed_for, waste_report_for
 
     store = Store(sqlite_url(tmp_path / "sched.sqlite"))
     t0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -95,4 +95,11 @@ def test_the_waste_report_reads_the_store_and_ranks_idle_allocations_first(tmp_p
     report = waste_report_for(store, now=t0 + timedelta(hours=3), max_gap_s=600)
     assert [(r.key, round(r.idle_gpu_hours, 3)) for r in report.jobs] == [("j-301", 6.0), ("j-302", 0.0)]
     assert report.users[0].key == "dana"
+    # GPU-4444 was busy for the last hour with nobody allocated it (case 021): unattributed, with its node
+    store.add_rollups([{"gpu_uuid": "GPU-4444", "minute": t0 + timedelta(minutes=m), "samples": 1, "valid_samples": 1,
+                        "activity_max": 70.0, "utilization_avg": 70.0, "rules": "", "processes_max": 2}
+                       for m in range(120, 180)], node="n4")
+    (nobody,) = unattributed_for(store, now=t0 + timedelta(hours=3), since=t0)
+    assert (nobody.gpu_uuid, nobody.node, nobody.active_gpu_hours, nobody.processes_max) == ("GPU-4444", "n4", 1.0, 2)
+    assert unattributed_for(store, now=t0 + timedelta(hours=3), since=t0, until=t0 + timedelta(hours=2)) == ()
     store.close()

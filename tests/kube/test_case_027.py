@@ -1,6 +1,7 @@
 """Case 027: kube-scheduler's FailedScheduling text becomes a pending reason with stable categories,
 counts, the preemption clause and one plain sentence; a missing GPU toleration is flagged as a
-manifest problem; the reason reaches the job within one event.
+manifest problem; the reason reaches the job within one event, and the job is not ``running``
+while its pod cannot schedule.
 
 The delivery test runs the Kubernetes executor against ``fake_apiserver.FakeKubernetes`` (a real
 API server cannot run here; the fake speaks the API's REST JSON and chunked watches)."""
@@ -8,15 +9,21 @@ API server cannot run here; the fake speaks the API's REST JSON and chunked watc
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client
 
+from jupyter_sched.engine import SchedulerService
 from jupyter_sched.executors.base import Waiting
-from jupyter_sched.executors.kubernetes import KubernetesConfig, KubernetesExecutor
+from jupyter_sched.executors.kubernetes import KubernetesConfig, KubernetesExecutor, object_name
 from jupyter_sched.executors.kubernetes.failures import failure_sentence, parse_failed_scheduling
 from jupyter_sched.executors.kubernetes.status import scheduling_reason
+from jupyter_sched.inventory.kubernetes import KubernetesInventory
+from jupyter_sched.store import Store, sqlite_url
+from jupyter_sched.wording import state_word
 
 from .fake_apiserver import FakeKubernetes
 from .kube_builders import allocation, make_job, make_node
@@ -111,3 +118,50 @@ def test_case_027_z_on_a_cluster_without_gpu_nodes_the_magic_says_so_without_exe
     message = no_gpus_message(inventory_to_dict(inventory_from_objects([cpu_only])))
     assert message is not None and message.lower().startswith("this cluster has no gpu nodes")
     assert "Kubernetes executor" not in message
+
+
+def test_case_027_a_job_whose_pod_cannot_schedule_is_not_running_and_carries_the_reason(
+        tmp_path: Path, fake: FakeKubernetes, api_client: client.ApiClient) -> None:
+    """Engine, store (SQLite), core, Kubernetes executor and inventory watch are real; the API
+    server is the fake. Until the pod runs, the job stays ``admitted`` (GPUs held, never
+    ``running``) with the FailedScheduling reason and its sentence; once the pod runs it is
+    ``running`` and the reason is gone."""
+    fake.put("nodes", make_node("g1", gpus=4))
+    inventory = KubernetesInventory(client.CoreV1Api(api_client), watch_timeout_s=30)
+    inventory.start()
+    executor = KubernetesExecutor(api_client, KubernetesConfig(namespace="team-ml", default_image="python:3.12-slim"),
+                                  inventory=inventory, watch_timeout_s=30)
+    svc = SchedulerService(store=Store(sqlite_url(tmp_path / "s.sqlite")), inventory=inventory, executor=executor,
+                           cycle_interval_s=0.0, stop_grace_s=1.0)
+    try:
+        job = svc.submit({"command": ["python", "train.py"], "gpus": 1, "name": "gpu-small"}, user="ana")
+        name = object_name(job["id"])
+        until(lambda: fake.get("jobs", "team-ml", name), "the Job object", svc.tick)
+        assert svc.get_job(job["id"], user="ana")["state"] == "admitted"  # handed over, not running yet
+        fake.fail_scheduling("team-ml", name, E1)
+        waiting = until(lambda: (j := svc.get_job(job["id"], user="ana"))["reason"] and j, "the reason", svc.tick)
+        assert waiting["state"] == "admitted" and waiting["started_at"] is None
+        assert waiting["reason"]["code"] == "Unschedulable"
+        assert waiting["reason"]["message"] == "1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt"
+        assert waiting["message"] == waiting["reason"]["message"]
+        assert state_word(waiting) == "pending (in the cluster)"  # what the CLI and magics show
+        fake.run_job("team-ml", name, node="g1")
+        running = until(lambda: (j := svc.get_job(job["id"], user="ana"))["state"] == "running" and j, "running",
+                        svc.tick)
+        assert running["reason"] is None and running["started_at"] is not None
+    finally:
+        executor.detach()
+        inventory.stop()
+        svc.store.close()
+
+
+def until(predicate: Callable[[], Any], what: str, tick: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+    """Tick the engine until ``predicate`` holds (its value), or fail naming ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        tick()
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -131,6 +131,7 @@ async def test_the_engine_fires_a_schedule_and_a_failed_run_keeps_its_notebook(
     await ok(await http.post(f"definitions/{created['id']}/pause"))
     download = await http.get(f"jobs/{run['job_id']}/notebook", params={"download": "true"})
     assert download.status_code == 200
+    assert download.headers["Content-Type"] == "application/x-ipynb+json"  # as openapi.yaml documents it
     assert download.headers["Content-Disposition"] == f'attachment; filename="flaky-{run["job_id"]}.ipynb"'
     executed = nbformat.reads(download.text, as_version=4)
     assert executed.cells[4].outputs[0]["ename"] == "RuntimeError"

@@ -31,8 +31,9 @@ BIN = Path(sys.executable).parent
 TOKEN = "slim-install-token"
 
 CONFIG = """\
-# A slim install has none of the other server extensions this venv enables (notebook, jupyterlab,
-# jupyter_lsp, ...: they come with the [lab]/[test] extras): turn off every one its config enables.
+# A slim install has none of the other server extensions this venv enables (notebook 7 and
+# jupyter-scheduler need jupyterlab, which is refused here; they come with the [lab]/[test] extras):
+# turn off every one its config enables, whatever a later extra adds.
 import json
 from pathlib import Path
 from jupyter_core.paths import jupyter_config_path
@@ -42,7 +43,8 @@ for folder in jupyter_config_path():
         others.update(json.loads(enabling.read_text()).get("ServerApp", {{}}).get("jpserver_extensions", {{}}))
 c.ServerApp.jpserver_extensions = {{**{{name: False for name in others}}, "jupyter_sched": True,
                                    "jupyterlab": False, "jupyter_lsp": False, "jupyter_server_terminals": False,
-                                   "notebook_shim": False, "notebook": False}}
+                                   "notebook_shim": False, "notebook": False,
+                                   "jupyter_scheduler": False}}
 c.ServerApp.reraise_server_extension_failures = True
 c.IdentityProvider.token = {token!r}
 c.SchedApp.inventory_source = "simulated"

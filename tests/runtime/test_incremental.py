@@ -82,3 +82,23 @@ def test_a_follower_never_asks_its_driver_to_hurry(sqlite_db: str, tmp_path: Pat
     leader.kick()
     leader.engine._full_not_before = 0.0
     assert leader.engine.wait_hint_s(1.0) == 0.0  # the leader, asked for a cycle, ticks at once
+
+
+def test_a_release_keeps_the_live_ledger_so_the_next_request_is_decided_at_once(sqlite_db: str,
+                                                                               tmp_path: Path) -> None:
+    """``%gpu release`` then ``%gpu request 1``: the release asks a full cycle, but the next request
+    must not wait for that cycle's gap (that wait was the old fixed pause in a new place). The
+    ledger still counts the released GPU as held until the full cycle, so the request gets the
+    other GPU — shy, never double-booked."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    svc.engine.cycle_gap_s = 3600.0  # a kick-asked full cycle would wait an hour
+    first = svc.submit(lease(), user="ana", kind="lease")
+    svc.tick()
+    first_gpus = svc.get_job(first["id"], user="ana")["allocation"]["gpu_uuids"]
+    svc.cancel(first["id"], user="ana")  # the release
+    second = svc.submit(lease(), user="ana", kind="lease")
+    report = svc.tick()
+    assert not report.decided and report.admitted == [second["id"]]  # no full cycle: decided at once
+    got = svc.get_job(second["id"], user="ana")
+    assert got["state"] == "running" and not set(got["allocation"]["gpu_uuids"]) & set(first_gpus)
+    assert svc.engine.incremental.decided == 1 and check_integrity(svc.store).ok

@@ -380,3 +380,21 @@ def test_read_log_respects_utf8_boundaries(tmp_path: Path, content: bytes, offse
     path = tmp_path / "log"
     path.write_bytes(content)
     assert read_log(path, offset, limit) == (want_text, want_next)
+
+
+PLANT_FIFO = """
+job_dir = os.path.dirname(os.readlink("/proc/self/fd/1"))  # stdout is DIR/output.log
+for name in ("exit.json.tmp", "wrapper.json.tmp", ".exit.json.tmp"):
+    os.mkfifo(os.path.join(job_dir, name))
+"""
+
+
+def test_a_job_cannot_hang_its_wrapper_with_a_fifo_where_the_exit_record_goes(tmp_path: Path) -> None:
+    """Red-team finding 13: a FIFO planted at the exit record's temporary name used to block the
+    wrapper's open for ever (the job stayed running, holding its GPUs, after its command ended)."""
+    ex = LocalExecutor(tmp_path / "jobs")
+    job = job_for(tmp_path, PLANT_FIFO + "sys.exit(4)\n")
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 4
+

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN, server_config
+from .conftest import BOSS_TOKEN, IVAN_TOKEN, JUDY_TOKEN, server_config, wait_for
 
 JOB = {"gpus": 1, "command": ["python", "-c", "pass"]}
 
@@ -86,12 +86,43 @@ async def test_every_kind_of_refusal_is_answered_and_audited(sched_app: Any, api
     assert [j["user"] for j in stored] == ["judy"], "no refused request stored anything"
 
 
-async def test_malformed_syntax_is_400_without_an_audit_record(sched_app: Any, api: Any) -> None:
-    for body in ({**JOB, "gpus": "two"}, {**JOB, "env": {"A": 1}}, {**JOB, "nvlink": "yes"}):
-        status, answer = await api("POST", "jobs", body)
-        assert status == 400 and answer["error"]["field"] in ("gpus", "env", "nvlink"), answer
-    _, audit = await api("GET", "audit", params={"action": "refused"}, token=BOSS_TOKEN)
-    assert audit == []
+HOSTILE_OR_CARELESS = [
+    ("POST", "jobs", {**JOB, "gpus": "two"}, None, "gpus"),
+    ("POST", "jobs", {**JOB, "user": "judy", "run_as": "root", "uid": 0}, None, "user"),
+    ("POST", "jobs", {**JOB, "env": {"A=B": "1"}}, None, "env"),
+    ("POST", "jobs", {**JOB, "profile": "../../etc"}, None, "profile"),
+    ("POST", "jobs", {**JOB, "priority": "HIGH"}, None, "priority"),
+    ("GET", "jobs", None, {"limit": "many"}, "limit"),
+]
+"""Refusals raised by request models or spec validation, not by the admission rules (red-team finding 4)."""
+
+
+async def test_refusals_of_request_validation_are_audited_too(sched_app: Any, api: Any) -> None:
+    for method, path, body, params, fld in HOSTILE_OR_CARELESS:
+        status, answer = await api(method, path, body, params=params)
+        assert status == 400 and answer["error"]["field"] == fld, (method, path, body, params, answer)
+
+    async def records() -> list[tuple[str, str, str, int]]:
+        _, audit = await api("GET", "audit", params={"action": "refused", "user": "ivan"}, token=BOSS_TOKEN)
+        found = [(r["actor"], r["details"]["request"], r["details"]["field"], r["details"]["status"]) for r in audit]
+        return found if len(found) >= len(HOSTILE_OR_CARELESS) else []
+
+    found = await wait_for(records, timeout_s=10)  # written off the loop, just after the answer
+    assert sorted(found) == sorted(("ivan", f"{m} {p}", f, 400) for m, p, _, _, f in HOSTILE_OR_CARELESS), found
+    _, stored = await api("GET", "jobs", params={"all": "true"}, token=BOSS_TOKEN)
+    assert stored == [], "no refused request stored anything"
+
+
+async def test_an_anonymous_request_is_refused_without_an_audit_record(sched_app: Any, api: Any) -> None:
+    status, _ = await api("POST", "jobs", {**JOB, "gpus": "two"}, token=None)
+    assert status == 403
+    status, _ = await api("POST", "jobs", {**JOB, "gpus": "two"}, token=JUDY_TOKEN)  # a caller: on the record
+    assert status == 400
+
+    async def judys() -> list[Any]:
+        return list((await api("GET", "audit", params={"action": "refused"}, token=BOSS_TOKEN))[1])
+
+    assert [r["actor"] for r in await wait_for(judys, timeout_s=10)] == ["judy"]
 
 
 async def test_me_shows_the_callers_teams_and_granted_classes(sched_app: Any, api: Any) -> None:

@@ -147,6 +147,15 @@ async def test_dryrun_answers_without_enqueuing(sched_app: Any, api: Any) -> Non
     assert listing == []
 
 
+async def test_a_dryrun_asking_only_whether_gpus_fit_needs_nothing_to_run(sched_app: Any, api: Any) -> None:
+    status, verdict = await api("POST", "dryrun", {"gpus": 2})
+    assert status == 200 and verdict["fits"] is True and verdict["job"]["command"] is None, verdict
+    status, verdict = await api("POST", "dryrun", {"gpus": 64})
+    assert status == 200 and verdict["never"] is True, verdict  # "never" is the dry run's answer, not a refusal
+    status, refused = await api("POST", "jobs", {"gpus": 2})
+    assert status == 400 and refused["error"]["field"] == "command", "a real submit still needs something to run"
+
+
 async def test_profiles_and_quotas_are_readable_by_everyone(sched_app: Any, api: Any) -> None:
     status, profiles = await api("GET", "profiles", token=JUDY_TOKEN)
     assert status == 200 and isinstance(profiles, list)
@@ -248,3 +257,26 @@ async def test_a_job_without_working_dir_runs_in_the_server_root(sched_app: Any,
     assert done["state"] == "succeeded", done
     _, logs = await api("GET", f"jobs/{job['id']}/logs")
     assert f"CWD={os.path.realpath(jp_serverapp.root_dir)}" in logs["text"], logs["text"]
+
+
+class TestHeterogeneousGangs:
+    """Red-team finding 12: worker groups (case 024) reach the core through REST, named field by field,
+    and the admission ceiling applies to the gang's total."""
+
+    @pytest.fixture
+    def jp_server_config(self, tmp_path: Path) -> dict[str, Any]:
+        return server_config(tmp_path, quotas=[{"team": "small", "guaranteed": 2, "borrowing_limit": 1}],
+                             user_teams={"ivan": "small"})
+
+    async def test_groups_are_accepted_validated_and_held_to_the_ceiling(self, sched_app: Any, api: Any) -> None:
+        gang = [{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 1, "workers": 2}]
+        status, verdict = await api("POST", "dryrun", {"groups": gang, "command": ["true"]})
+        assert status == 200 and verdict["fits"] is True, verdict
+        status, refused = await api("POST", "jobs", {"groups": [{"name": "trainer", "gpus": 1, "workers": 4}],
+                                                     "command": ["true"]})
+        assert status == 422 and refused["error"]["field"] == "gpus", refused
+        assert (refused["error"]["details"]["requested"], refused["error"]["details"]["ceiling"]) == (4, 3)
+        status, bad = await api("POST", "jobs", {"groups": [{"name": "Trainer!"}], "command": ["true"]})
+        assert status == 400 and bad["error"]["field"] == "groups[0].name", bad
+        status, bad = await api("POST", "jobs", {"groups": [{"name": "t", "gpuz": 1}], "command": ["true"]})
+        assert status == 400 and bad["error"]["field"] == "gpuz" and "name" in bad["error"]["hint"], bad

@@ -15,6 +15,7 @@ from .accounting import (
     GetUsageResponse,
     GetUsageWasteRequest,
     GetUsageWasteResponse,
+    UnattributedGpu,
     UsageReportRow,
     UsageRow,
     WasteRow,
@@ -36,6 +37,7 @@ from .jobs import (
     PendingReason,
     QueueEntry,
     SubmitJobRequest,
+    WorkerGroupRequest,
 )
 from .quotas import (
     BudgetLine,
@@ -114,7 +116,9 @@ __all__ = [
     "SetIdlePolicyRequest",
     "SetQuotasRequest",
     "SubmitJobRequest",
+    "WorkerGroupRequest",
     "TeamPolicyLine",
+    "UnattributedGpu",
     "UsageReportRow",
     "UsageRow",
     "WasteRow",

@@ -9,8 +9,8 @@ from pydantic import ConfigDict, Field, RootModel
 from .base import CodecView, QueryModel, ResponseModel
 
 __all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
-           "GetUsageRequest", "GetUsageResponse", "GetUsageWasteRequest", "GetUsageWasteResponse", "UsageReportRow",
-           "UsageRow", "WasteRow"]
+           "GetUsageRequest", "GetUsageResponse", "GetUsageWasteRequest", "GetUsageWasteResponse", "UnattributedGpu",
+           "UsageReportRow", "UsageRow", "WasteRow"]
 
 
 class GetUsageRequest(QueryModel):
@@ -20,6 +20,8 @@ class GetUsageRequest(QueryModel):
     since: str | None = Field(default=None, examples=["2026-01-01T00:00:00+00:00"])
     until: str | None = None
     all: bool = Field(default=False, description="admins only: everyone's usage")
+    user: str | None = Field(default=None, max_length=256,
+                             description="admins only (or yourself): that user's usage; another user's is 403")
 
 
 class GetUsageReportRequest(GetUsageRequest):
@@ -49,12 +51,27 @@ class WasteRow(ResponseModel):
     idle_share: float
 
 
+class UnattributedGpu(ResponseModel):
+    """A GPU busy while nobody was allocated it (:class:`jupyter_sched.accounting.waste.UnattributedRow`)."""
+
+    gpu_uuid: str
+    node: str
+    first_minute: str
+    last_minute: str
+    active_gpu_hours: float = Field(description="rollup minutes with valid activity >= the threshold and no allocation")
+    activity_max_pct: float
+    processes_max: int | None
+
+
 class GetUsageWasteResponse(ResponseModel):
-    """Largest waste first: ``jobs`` and ``users``; plus the threshold used (%)."""
+    """Largest waste first: ``jobs`` and ``users``; the threshold used (%); and ``unattributed``:
+    GPUs busy while nobody was allocated them (case 021; default window the last 24 h; the live
+    processes' pid, user and age are in ``GET telemetry``'s ``foreign``)."""
 
     threshold_pct: float
     jobs: list[WasteRow]
     users: list[WasteRow]
+    unattributed: list[UnattributedGpu]
 
 
 class UsageRow(CodecView):

@@ -119,8 +119,9 @@ class UpdateDefinitionRequest(_DefinitionFields):
 
 
 class ListDefinitionsRequest(QueryModel):
-    """``GET definitions``: the caller's (admins: ``all=true`` for everyone's)."""
+    """``GET definitions``: the caller's (admins: another ``user``'s, or ``all=true`` for everyone's)."""
 
+    user: str | None = Field(default=None, description="admins only: another user's definitions")
     all: bool = Field(default=False, description="admins only: everyone's definitions")
 
 

@@ -48,6 +48,19 @@ MAX_QUERY_INT = 2**62
 """Largest integer query argument (offsets and limits fit in 64-bit file offsets)."""
 
 
+class WorkerGroupRequest(RequestModel):
+    """One worker group of a heterogeneous gang (case 024): ``workers`` workers of ``gpus`` whole GPUs
+    each; all groups start together or none. Validated further by the spec (``groups[i].field``)."""
+
+    name: str = Field(examples=["trainer"], description="1-32 lower-case letters, digits or '-'; unique")
+    gpus: Number | str | None = Field(default=None, examples=[8], description="whole GPUs per worker (default 1)")
+    workers: Number | None = Field(default=None, examples=[4], description="workers in this group (default 1)")
+    cpu: Number | str | None = Field(default=None, examples=[4], description="cores per worker")
+    cpu_millis: Number | None = Field(default=None, examples=[4000])
+    memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
+    memory_mib: Number | str | None = Field(default=None, examples=[65536])
+
+
 class SubmitJobRequest(RequestModel):
     """``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
     in a nested ``resources`` object. The user comes from authentication, never from the body.
@@ -72,6 +85,9 @@ class SubmitJobRequest(RequestModel):
     memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
     workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
+    groups: list[WorkerGroupRequest] | None = Field(
+        default=None, examples=[[{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 8, "workers": 4}]],
+        description="a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)")
     node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
     tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
     time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
@@ -118,7 +134,8 @@ class GetQueueRequest(QueryModel):
 
     limit: int | None = Field(default=None, ge=1, le=MAX_QUERY_INT, examples=[50],
                               description="at most this many pending entries, the first in queue order "
-                                          "(default: all); work holding GPUs is always listed")
+                                          "(default: the first 1000 plus all of your own); work holding "
+                                          "GPUs is always listed")
 
 
 class GetJobLogsRequest(QueryModel):

@@ -107,6 +107,8 @@ class InventoryTelemetry(ResponseModel):
     gpus: dict[str, GpuTelemetryView] = Field(description="per GPU uuid")
     nodes: dict[str, NodeTelemetryView] = Field(description="per node name")
     utilization: ClusterUtilization
+    warnings: list[str] = Field(description="admins: exporter pod labels that disagree with the allocation "
+                                            "(the allocation wins; case 021), from the last hour")
 
 
 class GetInventoryResponse(CodecView):

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { formatElapsed, formatGpus, outcome, queueLine, queuePosition, stateLabel } from '../format';
+import { formatElapsed, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -43,7 +43,11 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
       data-resubmittable={mine && done && job.kind !== 'lease' ? '' : undefined}
     >
       <div className="jp-sched-job-head">
-        <StateBadge state={job.state} trans={trans} />
+        {inCluster(job) ? (
+          <span className="jp-sched-state jp-sched-state-badge-pending">{trans.__('Pending (in the cluster)')}</span>
+        ) : (
+          <StateBadge state={job.state} trans={trans} />
+        )}
         <span className="jp-sched-job-name" title={job.id}>
           {job.name || job.id}
         </span>
@@ -185,7 +189,7 @@ export class MyWorkView extends ModelView {
             const name = job.name || job.id;
             const lease = job.kind === 'lease';
             const gpus = allocationGpus(job.allocation);
-            const detail = isWaiting(job.state)
+            const detail = isWaiting(job.state) || inCluster(job)
               ? queueLine(job, now, trans)
               : done
                 ? outcome(job, trans)

@@ -282,3 +282,46 @@ async def test_someone_other_than_the_owner_cannot_act_through_a_shared_server(
     finally:
         sched_app.services.owner = None
     assert {j["id"] for j in central_get(central, "jobs")} == before  # nothing reached the central service
+
+
+async def test_job_definitions_and_executed_notebooks_go_through_a_forwarding_server(
+        sched_app: Any, jp_fetch: Any, central: str, tmp_path: Any) -> None:
+    """Issue 19 in hub mode: the panel's "Scheduled notebooks" and ``%schedule define`` talk to the
+    user's own server, which forwards every definitions route (PATCH included) and the executed
+    notebook (its media type and download name) to the central service."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    params = new_code_cell("region = 'us'")
+    params.metadata["tags"] = ["parameters"]
+    nb = new_notebook(cells=[params, new_code_cell("print('report for', region)")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "report.ipynb"
+    nbformat.write(nb, str(path))
+
+    status, preview = await fetch(jp_fetch, "POST", "api/sched/definitions/preview",
+                                  {"schedule": "0 12 * * 1-5", "timezone": "Europe/Berlin"})
+    assert status == 200 and preview["description"] == "At 12:00 on Monday through Friday", preview
+    status, created = await fetch(jp_fetch, "POST", "api/sched/definitions",
+                                  {"name": "fwd-report", "notebook": str(path), "schedule": "0 12 * * 1-5",
+                                   "gpus": 0, "parameters": {"region": "eu"}})
+    assert status == 201, created
+    assert created["id"] in {d["id"] for d in central_get(central, "definitions")}  # it lives on the central
+    status, edited = await fetch(jp_fetch, "PATCH", f"api/sched/definitions/{created['id']}", {"schedule": None})
+    assert status == 200 and edited["schedule"] is None and edited["next_run_at"] is None, edited
+    status, run = await fetch(jp_fetch, "POST", f"api/sched/definitions/{created['id']}/runs", {})
+    assert status == 201, run
+    job_id = run["job_id"]
+    for _ in range(600):
+        _, job = await fetch(jp_fetch, "GET", f"api/sched/jobs/{job_id}")
+        if job["state"] in ("succeeded", "failed"):
+            break
+        await asyncio.sleep(0.1)
+    assert job["state"] == "succeeded", job
+    response = await jp_fetch("api", "sched", "jobs", job_id, "notebook", params={"download": "true"})
+    assert response.headers["Content-Type"].startswith("application/x-ipynb+json")
+    assert 'filename="' in response.headers["Content-Disposition"]
+    executed = nbformat.reads(response.body.decode(), as_version=4)
+    assert "report for eu" in executed.cells[-1].outputs[0]["text"]
+    status, deleted = await fetch(jp_fetch, "DELETE", f"api/sched/definitions/{created['id']}")
+    assert status == 200 and deleted["deleted"] is True

@@ -20,9 +20,18 @@ def jp_server_config() -> dict[str, Any]:
 
 
 
-async def test_an_unreachable_central_service_answers_502_naming_it(sched_app: Any, jp_fetch: Any) -> None:
-    for method, body in (("GET", None), ("POST", json.dumps({"gpus": 1, "command": ["true"]}))):
-        response = await jp_fetch("api", "sched", "jobs", method=method, body=body, raise_error=False)
-        error = json.loads(response.body)["error"]
-        assert response.code == 502
-        assert error["code"] == "hub_service_unreachable" and "127.0.0.1:9" in error["message"]
+async def test_an_unreachable_central_service_answers_502_in_our_words(
+        sched_app: Any, jp_fetch: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Red-team finding 9: the body says what happened and what to do, never the service's
+    internal address or the HTTP library's exception class (those go to the server log)."""
+    for method, path, body in (("GET", ("jobs",), None), ("POST", ("jobs",), json.dumps({"gpus": 1, "command": ["true"]})),
+                               ("GET", ("events",), None)):
+        response = await jp_fetch("api", "sched", *path, method=method, body=body, raise_error=False)
+        assert response.code == 502, (method, path)
+        text = response.body.decode()
+        error = json.loads(text)["error"]
+        assert error["code"] == "hub_service_unreachable"
+        assert error["message"] == "the scheduler service does not answer; try again in a minute"
+        assert "hub admin" in error["hint"]
+        assert not any(leak in text for leak in ("127.0.0.1", ":9/", "Error", "httpx", "services/")), text
+    assert any("127.0.0.1:9" in r.getMessage() and "ConnectError" in r.getMessage() for r in caplog.records)

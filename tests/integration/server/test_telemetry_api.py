@@ -56,6 +56,7 @@ async def test_history_idle_waste_and_inventory_telemetry_answer_as_documented(s
     status, waste = await api("GET", "usage/waste", token=BOSS_TOKEN)
     assert status == 200, waste
     assert waste["threshold_pct"] == 5.0 and any(r["key"] == job["id"] for r in waste["jobs"])
+    assert waste["unattributed"] == []  # the other simulated GPU has no process: nothing busy unallocated
 
     status, inventory = await api("GET", "inventory")
     assert status == 200, inventory
@@ -64,6 +65,7 @@ async def test_history_idle_waste_and_inventory_telemetry_answer_as_documented(s
     node = inventory["gpus"][0]["node"]
     assert inventory["telemetry"]["nodes"][node] == {"physical": 2, "schedulable": 2, "unhealthy": 0,
                                                       "warnings": [], "mig_strategy": "none"}
+    assert inventory["telemetry"]["warnings"] == []  # no exporter labels here (and other users' pods: admins only)
     status, _ = await api("DELETE", f"jobs/{job['id']}")
     assert status == 200
 

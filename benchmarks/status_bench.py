@@ -1,0 +1,203 @@
+"""``jupyter-sched status`` latency with 20,000 jobs stored, idle and under polling load (issue 17).
+
+Issue 17 target: with 20,000 jobs stored and 50 clients polling jobs, queue and me while others
+submit, the status p99 is at most 3x its value on an idle server. Before issue 17 every service
+call ran synchronous SQL on the tornado loop, and with ~220 jobs stored on a busy 2-core machine
+``jupyter-sched status`` took 3-4 s (0.3 s on an empty, idle server).
+
+What it does, in one run:
+
+1. A SQLite store in a temp dir with ``--jobs`` jobs written directly through the store (one
+   transaction): all but ``--pending`` finished (50 users, 5 teams), the rest pending behind a
+   team quota of zero GPUs (a backlog the queue lists and every cycle visits).
+2. A real ``jupyter server`` subprocess with jupyter_sched on a free loopback port over that
+   store (simulated inventory of 4 GPUs; retention off so the history stays).
+3. **Baseline, idle**: ``--samples`` times the three requests ``jupyter-sched status`` makes
+   (``GET config``, ``GET me``, ``GET inventory``), one after the other, nothing else running.
+4. **Loaded**: ``--pollers`` clients (threads in ``--procs`` worker processes) each loop over
+   ``GET jobs?limit=50``, ``GET queue?limit=50`` and ``GET me``, waiting ``--poll-interval-s``
+   between rounds (default 1 s, as a panel refreshes; 0 = a closed loop that saturates the
+   server, where the status waits behind every queued request), and ``--submitters`` clients
+   loop over ``POST jobs`` (1 GPU, pending behind the first four) with the same pause;
+   meanwhile the same status samples are taken again.
+5. Prints p50/p95/p99 of status idle and loaded, their ratio (target p99 <= 3x), the pollers'
+   and submitters' request rates and any non-2xx answers. Stops the server and the jobs.
+
+Run: ``.venv/bin/python benchmarks/status_bench.py [--jobs 20000] [--pollers 50] [--samples 100]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import httpx
+from submit_bench import TOKEN, free_port, kill_leftover_jobs, start_server, wait_ready
+
+from jupyter_sched.model import Allocation, Job, JobSpec, JobState, Quota, QuotaSet, ResourceRequest
+from jupyter_sched.store import JobRecord, Store, sqlite_url
+
+TARGET_RATIO = 3.0
+STATUS_ROUTES = ("api/sched/config", "api/sched/me", "api/sched/inventory")
+TERMINAL = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+
+def seed(db_url: str, jobs: int, pending: int) -> float:
+    """Store ``jobs`` jobs (``pending`` of them pending behind a zero quota); return seconds taken."""
+    started = time.perf_counter()
+    store = Store(db_url)
+    now = datetime.now(timezone.utc)
+    with store.transaction(now=now) as tx:
+        tx.replace_quota_set(QuotaSet(quotas=(Quota(team="backlog", guaranteed=0, borrowing_limit=0),)))
+        for i in range(jobs - pending):
+            at = now - timedelta(days=30) + timedelta(seconds=i)
+            spec = JobSpec(name=f"hist-{i}", user=f"user{i % 50}", team=f"team{i % 5}",
+                           resources=ResourceRequest(gpus=1), command=("python", "train.py"))
+            job = Job(id=f"hist-{i:06d}", spec=spec, state=TERMINAL[i % 3], submitted_at=at, admitted_at=at,
+                      started_at=at, finished_at=at + timedelta(minutes=30), exit_code=0 if i % 3 == 0 else 1,
+                      allocation=Allocation(node="hist-node", gpu_uuids=(f"GPU-hist-{i % 8}",)), attempts=1)
+            tx.insert_job(JobRecord(job=job, executor="local"), savepoint=False)
+        for i in range(pending):
+            spec = JobSpec(name=f"backlog-{i}", user=f"user{i % 50}", team="backlog",
+                           resources=ResourceRequest(gpus=1), command=("python", "train.py"))
+            tx.insert_job(JobRecord(job=Job(id=f"p-{i:06d}", spec=spec, submitted_at=now - timedelta(seconds=i))),
+                          savepoint=False)
+    store.close()
+    return time.perf_counter() - started
+
+
+def status_once(client: httpx.Client) -> float:
+    """Seconds for the three requests of ``jupyter-sched status``."""
+    t0 = time.perf_counter()
+    for route in STATUS_ROUTES:
+        client.get(route).raise_for_status()
+    return time.perf_counter() - t0
+
+
+def sample_status(base: str, samples: int) -> list[float]:
+    with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=60) as client:
+        status_once(client)  # connection
+        return [status_once(client) for _ in range(samples)]
+
+
+def _worker(base: str, threads: int, submit: bool, stop: Any, counts: Any, pause_s: float) -> None:
+    """One load process: ``threads`` clients polling (or submitting) until ``stop`` is set."""
+
+    def loop(n: int) -> None:
+        ok = bad = 0
+        with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=60) as client:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                try:
+                    if submit:
+                        answers = [client.post("api/sched/jobs", json={"name": f"load-{os.getpid()}-{n}-{i}",
+                                                                        "gpus": 1, "command": ["sleep", "600"]})]
+                    else:
+                        answers = [client.get("api/sched/jobs", params={"limit": 50}),
+                                   client.get("api/sched/queue", params={"limit": 50}), client.get("api/sched/me")]
+                except httpx.HTTPError:
+                    bad += 1
+                    continue
+                for answer in answers:
+                    if answer.status_code < 300:
+                        ok += 1
+                    else:
+                        bad += 1
+                if pause_s:
+                    stop.wait(pause_s)
+        with counts.get_lock():
+            counts[0] += ok
+            counts[1] += bad
+
+    pool = [threading.Thread(target=loop, args=(n,)) for n in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))] * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=20_000, help="jobs stored first (default 20000)")
+    parser.add_argument("--pending", type=int, default=1_000, help="of which pending (default 1000)")
+    parser.add_argument("--pollers", type=int, default=50, help="clients polling jobs, queue and me (default 50)")
+    parser.add_argument("--submitters", type=int, default=5, help="clients submitting (default 5)")
+    parser.add_argument("--procs", type=int, default=5, help="worker processes the pollers share (default 5)")
+    parser.add_argument("--poll-interval-s", type=float, default=1.0,
+                        help="pause of each load client between rounds (default 1; 0 = closed loop)")
+    parser.add_argument("--samples", type=int, default=100, help="status samples per phase (default 100)")
+    parser.add_argument("--warmup-s", type=float, default=5.0, help="seconds of load before sampling (default 5)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="status-bench-") as tmp:
+        root = Path(tmp)
+        db_url = sqlite_url(root / "sched.sqlite")
+        seed_s = seed(db_url, args.jobs, args.pending)
+        print(f"stored {args.jobs:,} jobs ({args.pending:,} pending) in {seed_s:.1f} s")
+        port = free_port()
+        proc = start_server(root, port, db_url)
+        base = f"http://127.0.0.1:{port}/"
+        ctx = multiprocessing.get_context("fork")
+        stop, counts = ctx.Event(), ctx.Array("l", [0, 0])
+        workers: list[Any] = []
+        try:
+            with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=60) as client:
+                wait_ready(client, proc, root)
+            load_idle = os.getloadavg()[0]
+            idle = sample_status(base, args.samples)
+            per_proc = max(1, args.pollers // args.procs)
+            workers = [ctx.Process(target=_worker, args=(base, per_proc, False, stop, counts, args.poll_interval_s))
+                       for _ in range(args.procs)]
+            workers.append(ctx.Process(target=_worker, args=(base, args.submitters, True, stop, counts,
+                                                                 args.poll_interval_s)))
+            for worker in workers:
+                worker.start()
+            time.sleep(args.warmup_s)
+            started = time.perf_counter()
+            loaded = sample_status(base, args.samples)
+            elapsed = time.perf_counter() - started
+            load_loaded = os.getloadavg()[0]
+        finally:
+            stop.set()
+            for worker in workers:
+                worker.join(60)
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+            kill_leftover_jobs(root)
+    i50, i95, i99 = pct(idle, 0.5), pct(idle, 0.95), pct(idle, 0.99)
+    l50, l95, l99 = pct(loaded, 0.5), pct(loaded, 0.95), pct(loaded, 0.99)
+    print(f"status (GET config + me + inventory) x{args.samples}, idle server   : p50 {i50:8.1f} ms  "
+          f"p95 {i95:8.1f} ms  p99 {i99:8.1f} ms  (load average {load_idle:.1f})")
+    print(f"status under {per_proc * args.procs} pollers + {args.submitters} submitters "
+          f"(pause {args.poll_interval_s:g} s): p50 {l50:8.1f} ms  "
+          f"p95 {l95:8.1f} ms  p99 {l99:8.1f} ms  (load average {load_loaded:.1f} on {os.cpu_count()} CPUs)")
+    print(f"load requests answered: {counts[0]:,} 2xx, {counts[1]:,} errors, over ~{elapsed + args.warmup_s:.0f} s")
+    ratio = l99 / i99
+    print(f"ratio loaded/idle: p50 {l50 / i50:.2f}x  p99 {ratio:.2f}x (target p99 <= {TARGET_RATIO:.0f}x: "
+          f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}); mean idle {statistics.fmean(idle) * 1000:.1f} ms")
+    return 0 if ratio <= TARGET_RATIO and counts[1] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
