@@ -96,7 +96,8 @@ async def test_a_second_kernel_waits_with_a_reason_and_gets_the_gpus_when_the_fi
 
     def wait_display() -> bool:  # the updating display names the position and the reason (its sentence)
         shown = [str(d.get("text/plain", "")) for d in live.data]
-        said = lease["reason"]["message"].rstrip(".")
+        # the one renderer's sentence (reason.text), which every surface shows, not the core's raw message
+        said = lease["reason"]["text"]["summary"].rstrip(".")
         return any("queued #" in text and said in text for text in shown)
 
     await wait_for(wait_display)
