@@ -176,6 +176,8 @@ class Plan:
         code = reason.code
         if code == "WaitingForPreemption":
             return reason.eta, reason.eta_reason, tuple(reason.details.get("victims", ())), "WaitingForPreemption"
+        if code == "MigPartitioned":  # no running job's end frees whole GPUs enough: an admin must re-partition
+            return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
         after = 0.0
