@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 __all__ = ["SchedClient", "ServerUnreachableError", "usage_frame"]
 
 DEFAULT_TIMEOUT_S = 30.0
+MAX_LEASE_WAIT_S = 25.0
+"""The server's ceiling on a lease long poll (``wait_ms`` <= 25,000)."""
+
+
+def _wait_ms(wait_s: float) -> int | None:
+    """``wait_s`` as the ``wait_ms`` query argument (None: not sent, the server answers at once)."""
+    return round(min(wait_s, MAX_LEASE_WAIT_S) * 1000) if wait_s > 0 else None
 
 
 class ServerUnreachableError(SchedError):
@@ -250,13 +257,19 @@ class SchedClient:
         """``GET leases``: my interactive leases."""
         return unwrap_list(self.call(routes.leases()), "leases")
 
-    def request_lease(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease."""
-        return dict(self.call(routes.request_lease(body)))
+    def request_lease(self, body: Mapping[str, Any], *, wait_s: float = 0.0) -> dict[str, Any]:
+        """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease,
+        once decided when ``wait_s`` > 0 (the server long-polls up to that many seconds, at most 25)."""
+        return dict(self.call(routes.request_lease(body, wait_ms=_wait_ms(wait_s)), timeout_s=self._wait_timeout(wait_s)))
 
-    def lease(self, lease_id: str) -> dict[str, Any]:
-        """``GET leases/{id}``."""
-        return dict(self.call(routes.lease(lease_id)))
+    def lease(self, lease_id: str, *, wait_s: float = 0.0) -> dict[str, Any]:
+        """``GET leases/{id}``; with ``wait_s`` > 0 the server answers once the lease is decided or
+        after that many seconds (at most 25) with it still pending."""
+        return dict(self.call(routes.lease(lease_id, wait_ms=_wait_ms(wait_s)), timeout_s=self._wait_timeout(wait_s)))
+
+    def _wait_timeout(self, wait_s: float) -> float | None:
+        """The read timeout of a long poll: the client's own on top of the server's wait."""
+        return self._timeout_s + min(wait_s, MAX_LEASE_WAIT_S) if wait_s > 0 else None
 
     def release_lease(self, lease_id: str) -> dict[str, Any]:
         """``DELETE leases/{id}``: release (or withdraw a queued request)."""

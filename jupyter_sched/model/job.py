@@ -320,7 +320,8 @@ class PendingReason:
         code: one of ``ExceedsQuota``, ``BorrowingLimitReached``, ``BudgetExhausted``,
             ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``UnhealthyGpu``,
             ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,
-            ``Unschedulable``, ``Backoff``.
+            ``Unschedulable``, ``Backoff``, ``MigPartitioned`` (whole GPUs never hold it, the
+            physical GPUs would once an admin turns MIG mode off: it pends, case 022).
         message: the reason rendered as one sentence, numbers included.
         details: the numbers (JSON-serializable), e.g. ``{"requested": 4, "free": 2}``.
         unblock: what would unblock it, one sentence.

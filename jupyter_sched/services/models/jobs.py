@@ -150,6 +150,19 @@ class GetJobLogsRequest(QueryModel):
     follow: bool = Field(default=False, description="long-poll up to 25 s for new text")
 
 
+MAX_LEASE_WAIT_MS = 25_000
+"""Longest ``wait_ms`` of ``POST leases`` / ``GET leases/{id}``: under proxy idle timeouts, as the
+log follow's long poll."""
+
+
+class WaitLeaseRequest(QueryModel):
+    """``POST leases`` and ``GET leases/{id}``: answer once the lease is decided, up to ``wait_ms``."""
+
+    wait_ms: int = Field(default=0, ge=0, le=MAX_LEASE_WAIT_MS, examples=[5000],
+                         description="long-poll: answer as soon as the lease is granted or ended (not pending), "
+                                     "or after this many milliseconds with it still pending; 0 answers at once")
+
+
 class KeepaliveLeaseRequest(RequestModel):
     """``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per idle period)."""
 
