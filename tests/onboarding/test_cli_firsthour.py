@@ -418,7 +418,10 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     mine = cli(server, "tok-ann", "queue", "--mine")
     assert mine.code == EXIT_OK, mine.err
     rows = [line.split() for line in mine.out.splitlines()[1:]]
-    assert [(row[0], row[1], row[2], row[5]) for row in rows] == [(anns["id"], "ann", "pending", "2")]
+    whole = api(server, "tok-ann").get("queue").json()
+    place = next(row for row in whole if row["id"] == anns["id"])["reason"]["position"]  # in the whole queue
+    assert len(whole) == 3 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
+        (anns["id"], "ann", "pending", str(place))]
     nothing = cli(server, "tok-boss", "queue", "--mine")
     assert nothing.out.strip() == "You have nothing pending or running."
     bad = cli(server, "tok-ann", "queue", "--mine-only")
