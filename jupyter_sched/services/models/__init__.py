@@ -36,6 +36,7 @@ from .jobs import (
     ListJobsResponse,
     PendingReason,
     QueueEntry,
+    QueuePage,
     SubmitJobRequest,
     WorkerGroupRequest,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "IdleCandidate",
     "Job",
     "JobsPage",
+    "QueuePage",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
     "ListJobsRequest",
