@@ -38,6 +38,7 @@ from .jobs import (
     QueueEntry,
     QueuePage,
     SubmitJobRequest,
+    WaitLeaseRequest,
     WorkerGroupRequest,
 )
 from .quotas import (
@@ -123,6 +124,7 @@ __all__ = [
     "UnattributedGpu",
     "UsageReportRow",
     "UsageRow",
+    "WaitLeaseRequest",
     "WasteRow",
     "parse",
 ]
