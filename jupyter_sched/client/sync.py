@@ -49,11 +49,44 @@ class ServerUnreachableError(SchedError):
     code = "server_unreachable"
 
 
-def unreachable(conn: Connection, exc: Exception) -> ServerUnreachableError:
-    """Build the error for a failed connection to ``conn``."""
+def unreachable(conn: Connection, exc: BaseException) -> ServerUnreachableError:
+    """Build the error for a failed connection to ``conn``: what happened in words
+    (``nothing is listening there``), never the exception's class and errno."""
     return ServerUnreachableError(
-        f"cannot reach the jupyter_sched server at {conn.url} ({type(exc).__name__}: {exc})",
+        f"cannot reach the jupyter_sched server at {conn.url}: {why_unreachable(exc)}",
         hint="is the Jupyter server still running? restart it, or connect(url, token) to another one")
+
+
+def why_unreachable(exc: BaseException) -> str:
+    """A failed connection in words, from the standard library's or httpx's exception (and the
+    errors it wraps): ``nothing is listening there (connection refused)``, ``no answer within the
+    timeout``, ``the host name ... does not resolve``, ``the connection was closed before an answer``."""
+    import http.client
+    import socket
+    import ssl
+
+    seen: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and cause not in seen and len(seen) < 8:
+        seen.append(cause)
+        cause = getattr(cause, "cause", None) or cause.__cause__ or cause.__context__
+    for err in seen:
+        if isinstance(err, ConnectionRefusedError) or "refused" in str(err).lower():
+            return "nothing is listening there (connection refused)"
+        if isinstance(err, TimeoutError) or type(err).__name__.endswith("Timeout"):
+            return "no answer within the request timeout"
+        if isinstance(err, socket.gaierror) or "name or service not known" in str(err).lower():
+            return "its host name does not resolve"
+        if isinstance(err, ssl.SSLError):
+            return "the TLS handshake failed (an http:// server given as https://, or a certificate not trusted)"
+        if isinstance(err, (ConnectionResetError, http.client.RemoteDisconnected, BrokenPipeError)):
+            return "the connection was closed before an answer"
+        if isinstance(err, http.client.HTTPException):
+            return "what answers there does not speak HTTP"
+    for err in seen:
+        if isinstance(err, OSError) and err.strerror:
+            return err.strerror[:1].lower() + err.strerror[1:]
+    return "no answer"
 
 
 def headers_for(conn: Connection) -> dict[str, str]:

@@ -36,8 +36,9 @@ def test_finding_1_the_queue_re_projects_a_passed_start_and_names_the_job_it_wai
         svc.tick()
         assert svc.get_job(hold["id"], user="ana")["state"] in ("admitted", "running")
         res = svc.submit({"gpus": 2, "command": ["sleep", "1"], "time_limit": "1m", "name": "res"}, user="ana")
+        clock.advance(1)  # submitted after res (at one time, random ids would decide their order)
         nolimit = svc.submit({"gpus": 1, "command": ["sleep", "1"], "name": "nolimit"}, user="ana")
-        clock.advance(40)  # hold was expected to end 20 s after its start: the projected start has passed
+        clock.advance(39)  # hold was expected to end 20 s after its start: the projected start has passed
         svc.tick()
         rows = {row["id"]: row for row in svc.queue(user="ana")}
         now = clock.now()
