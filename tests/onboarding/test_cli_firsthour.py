@@ -199,7 +199,7 @@ def test_memory_per_gpu_no_gpu_has_is_refused_naming_memory_per_gpu(server: Embe
     assert error["details"]["reason"]["details"]["max_mib"] == 81920
     run = cli(server, "tok-ann", "submit", "--gpus", "1", "--mem-per-gpu", "200GiB", "--", "true")
     assert run.code == EXIT_REFUSED
-    assert run.err.startswith("jupyter-sched submit: --mem-per-gpu: The job asks for 200 GiB of memory per GPU; "
+    assert run.err.startswith("jupyter-sched submit: --mem-per-gpu: asks for 200 GiB of memory per GPU; "
                               "the most any GPU here has is 80 GiB. — Ask for at most 80 GiB per GPU.")
 
 
