@@ -4,14 +4,16 @@ Starts a real ``jupyter server`` subprocess with jupyter_sched (default settings
 SQLite, simulated GPUs on this GPU-less machine; NVML GPUs on a GPU machine) on a random
 loopback port with tmp Jupyter dirs. Then, in an IPython shell in this process with the
 extension loaded, it times ``%gpu request 1`` — the client calls, waiting for the grant, and
-setting ``CUDA_VISIBLE_DEVICES`` — over N request/release rounds. Two baselines, measured in the
+setting ``CUDA_VISIBLE_DEVICES`` — over N request/release rounds. Baselines, measured in the
 same run: ``GET /api/status`` of jupyter_server over the same HTTP client (one authenticated round
-trip that does no scheduling work: the floor), and the same rounds against a second server that
-runs the OLD driver (before issue 17): every event asks a full cycle (no incremental decision)
-and after each decided cycle the engine's worker pauses ``cycle_coalesce_s`` = 0.1 s (or twice
-the cycle, at most the poll interval) before its next tick. The old driver is emulated by a
-``jupyter_server_config.py`` of this benchmark that patches :class:`EngineRunner` in that server
-only (:data:`OLD_DRIVER`); the product has no such switch.
+trip that does no scheduling work: the floor); the POLL PATH the magic took before long polls
+(``GET inventory`` + ``POST leases`` + ``GET leases/{id}`` every 25 ms until granted, over raw
+HTTP, interleaved with the magic's rounds on the same server: :func:`poll_path`); and the poll
+path against a second server that runs the OLD driver (before issue 17): every event asks a full
+cycle (no incremental decision) and after each decided cycle the engine's worker pauses
+``cycle_coalesce_s`` = 0.1 s (or twice the cycle, at most the poll interval) before its next tick.
+The old driver is emulated by a ``jupyter_server_config.py`` of this benchmark that patches
+:class:`EngineRunner` in that server only (:data:`OLD_DRIVER`); the product has no such switch.
 
 Usage::
 
@@ -133,9 +135,27 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def rounds(url: str, token: str, n: int) -> tuple[list[float], list[float]]:
-    """``n`` rounds of (GET /api/status, ``%gpu request 1`` until usable, ``%gpu release``) against
-    the server at ``url``; return the status and the request latencies in ms."""
+def poll_path(client: httpx.Client) -> float:
+    """The client path before long polls (emulated over raw HTTP): ``GET inventory``, ``POST leases``,
+    then ``GET leases/{id}`` 10 ms later and every 25 ms until granted, as the magic did; then
+    release. Returns ms from the first request to the grant."""
+    start = time.perf_counter()
+    client.get("api/sched/inventory").raise_for_status()
+    lease = client.post("api/sched/leases", json={"gpus": 1, "name": "poll-path"}).raise_for_status().json()
+    delay = 0.01
+    while lease["state"] not in ("admitted", "running") or not lease.get("allocation"):
+        time.sleep(delay)
+        delay = 0.025
+        lease = client.get(f"api/sched/leases/{lease['id']}").raise_for_status().json()
+    elapsed = (time.perf_counter() - start) * 1000
+    client.delete(f"api/sched/leases/{lease['id']}").raise_for_status()
+    return elapsed
+
+
+def rounds(url: str, token: str, n: int, *, magic: bool = True) -> tuple[list[float], list[float], list[float]]:
+    """``n`` rounds of (GET /api/status; ``%gpu request 1`` until usable, ``%gpu release``; the poll
+    path) against the server at ``url`` (``magic`` False: the poll path only); return the status,
+    magic and poll-path latencies in ms."""
     from IPython.core.interactiveshell import InteractiveShell
 
     os.environ["JUPYTER_SCHED_URL"], os.environ["JUPYTER_SCHED_TOKEN"] = url, token
@@ -145,22 +165,26 @@ def rounds(url: str, token: str, n: int) -> tuple[list[float], list[float]]:
     shell.run_line_magic("load_ext", "jupyter_sched")
     status = httpx.Client(base_url=url, headers={"Authorization": f"token {token}"})
     status.get("api/status").raise_for_status()  # warm-up
-    baseline, lease = [], []
+    baseline: list[float] = []
+    lease: list[float] = []
+    polled: list[float] = []
     sink = io.StringIO()
     for _ in range(n):
         start = time.perf_counter()
         status.get("api/status").raise_for_status()
         baseline.append((time.perf_counter() - start) * 1000)
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            start = time.perf_counter()
-            shell.run_line_magic("gpu", "request 1")
-            elapsed = (time.perf_counter() - start) * 1000
-            if not os.environ.get("CUDA_VISIBLE_DEVICES"):
-                raise RuntimeError("lease not usable: CUDA_VISIBLE_DEVICES not set:\n" + sink.getvalue())
-            shell.run_line_magic("gpu", "release")
-        lease.append(elapsed)
+        if magic:
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                start = time.perf_counter()
+                shell.run_line_magic("gpu", "request 1")
+                elapsed = (time.perf_counter() - start) * 1000
+                if not os.environ.get("CUDA_VISIBLE_DEVICES"):
+                    raise RuntimeError("lease not usable: CUDA_VISIBLE_DEVICES not set:\n" + sink.getvalue())
+                shell.run_line_magic("gpu", "release")
+            lease.append(elapsed)
+        polled.append(poll_path(status))
     status.close()
-    return baseline, lease
+    return baseline, lease, polled
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,21 +196,24 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="lease-bench-") as tmp:
         with jupyter_server(Path(tmp) / "new") as (url, token):
-            baseline, lease = rounds(url, token, args.rounds)
+            baseline, lease, polled = rounds(url, token, args.rounds)
         old: list[float] = []
         if not args.no_old_driver:
             with jupyter_server(Path(tmp) / "old", old_driver=True) as (url, token):
-                old_status, old = rounds(url, token, args.rounds)
+                old_status, _, old = rounds(url, token, args.rounds, magic=False)
             baseline += old_status
     p50, p95 = statistics.median(lease), _pct(lease, 0.95)
     b50, b95 = statistics.median(baseline), _pct(baseline, 0.95)
+    q50, q95 = statistics.median(polled), _pct(polled, 0.95)
     print(f"rounds: {args.rounds} per server")
     print(f"baseline GET /api/status           p50 {b50:7.1f} ms   p95 {b95:7.1f} ms")
     print(f"%gpu request 1 -> usable           p50 {p50:7.1f} ms   p95 {p95:7.1f} ms")
     print(f"ratio (lease / status)             p50 {p50 / b50:7.1f} x   p95 {p95 / b95:7.1f} x")
+    print(f"poll path (inventory + POST + polls) p50 {q50:7.1f} ms   p95 {q95:7.1f} ms   (same server)")
+    print(f"ratio (lease / poll path)          p50 {p50 / q50:7.2f} x   p95 {p95 / q95:7.2f} x")
     if old:
         o50, o95 = statistics.median(old), _pct(old, 0.95)
-        print(f"old driver (full cycle + 0.1 s pause) p50 {o50:7.1f} ms   p95 {o95:7.1f} ms")
+        print(f"old driver + poll path (full cycle + 0.1 s pause) p50 {o50:7.1f} ms   p95 {o95:7.1f} ms")
         print(f"ratio (lease / old driver)         p50 {p50 / o50:7.2f} x   p95 {p95 / o95:7.2f} x")
     ok = p50 <= TARGET_P50_MS and p95 <= TARGET_P95_MS
     print(f"target p50 <= {TARGET_P50_MS:.0f} ms and p95 <= {TARGET_P95_MS:.0f} ms: {'meets' if ok else 'MISSES'} "

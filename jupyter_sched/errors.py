@@ -6,6 +6,8 @@
     ├── ValidationError             bad input: names the field, the bad value and the fix (400)
     │   └── TimestampError          a timestamp without a UTC offset, or unparseable (400)
     ├── AuthorizationError          the caller may not do this (403)
+    │   └── AuthenticationError     the server did not accept the request's token (401/403
+    │                               from Jupyter's own auth; raised by the clients only)
     ├── NotFoundError               no such job / lease / quota / profile (404)
     ├── ConflictError               the request contradicts current state, e.g. illegal
     │   │                           state transition or cancel of a finished job (409)
@@ -31,6 +33,7 @@ from typing import Any
 
 __all__ = [
     "HTTP_STATUS",
+    "AuthenticationError",
     "AuthorizationError",
     "BusyError",
     "ConflictError",
@@ -45,6 +48,8 @@ __all__ = [
     "UnschedulableError",
     "ValidationError",
     "http_status_for",
+    "json_kind",
+    "shown",
 ]
 
 
@@ -119,6 +124,15 @@ class TimestampError(ValidationError):
 
 class AuthorizationError(SchedError):
     """The authenticated caller may not perform this action."""
+
+    code = "forbidden"
+
+
+class AuthenticationError(AuthorizationError):
+    """The server did not accept the request's credentials (no token, a wrong one, or a browser
+    request without its ``_xsrf`` value): Jupyter's auth refused it before the scheduler saw it.
+    The clients raise it for such a 401/403 answer, so each can say how to give a token in its
+    own terms (``--token`` in the CLI, ``connect(url, token)`` in Python)."""
 
     code = "forbidden"
 
@@ -203,3 +217,47 @@ def http_status_for(error: SchedError) -> int:
         if cls in HTTP_STATUS:
             return HTTP_STATUS[cls]
     return 500
+
+
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in words a client's author reads: ``null``, ``true``,
+    ``false``, ``a number``, ``a string``, ``an array``, ``an object`` — never a Python type name
+    (``NoneType``, ``list``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a value JSON cannot hold"
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as a message quotes it: text in single quotes, numbers as written (every digit of a
+    huge one), ``null``/``true``/``false``, and arrays and objects by kind (``an array of 3``), never
+    as a Python repr; cut at ``limit`` characters with ``...``."""
+    if isinstance(value, str):
+        text = "'" + value + "'"
+    elif value is None or isinstance(value, (bool, int, float)):
+        text = json_kind(value) if value is None or isinstance(value, bool) else _number(value)
+    elif isinstance(value, (list, tuple)):
+        return f"an array of {len(value)}" if value else "an empty array"
+    elif isinstance(value, dict):
+        return "an object" if value else "an empty object"
+    else:
+        return json_kind(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _number(value: int | float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        return "a number JSON cannot hold"
+    return repr(value)  # the shortest text that reads back as the same number

@@ -96,6 +96,8 @@ class Projection:
         line_forever: per line, holders with no known end.
         enders: per unit, ``(end, job id)`` of holders with a known end, sorted (to name what a
             start waits for).
+        reserved_ends: end time -> jobs reserved so far that end then (a job reserved at that
+            time waits for them: "after j-2 ends" names a queued job, not only running ones).
     """
 
     units: list[Timeline]
@@ -104,6 +106,7 @@ class Projection:
     forever: list[list[str]] = field(default_factory=list)
     line_forever: list[list[str]] = field(default_factory=list)
     enders: list[list[tuple[float, str]]] = field(default_factory=list)
+    reserved_ends: dict[float, list[str]] = field(default_factory=dict)
 
     def place(self, demand: Demand) -> Estimate:
         """Estimate ``demand``'s start and reserve it (module doc)."""
@@ -138,7 +141,10 @@ class Projection:
             ends = self.enders[unit]
             i = bisect.bisect_right(ends, (start, "\uffff"))
             ended.extend(ends[max(0, i - 3):i])
-        waits = tuple(dict.fromkeys(job for _, job in sorted(ended, reverse=True)))[:3]
+        queued = self.reserved_ends.get(start, []) if start > 0 else []  # jobs reserved ahead that end then
+        waits = tuple(dict.fromkeys([*queued, *(job for _, job in sorted(ended, reverse=True))]))[:3]
+        if math.isfinite(end):
+            self.reserved_ends.setdefault(end, []).append(demand.job_id)
         return Estimate(start=start, flavor=option.flavor, waits_on=waits)
 
     def unknown(self, demand: Demand) -> Estimate:

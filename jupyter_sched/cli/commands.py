@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import re
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -20,7 +21,7 @@ from ..errors import ValidationError
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word, wait_progress
 from .cancel import cancel
 from .definitions import definitions
-from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, Streams
+from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
 
 __all__ = ["COMMANDS"]
@@ -123,7 +124,10 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     reason and ETA as sentences. Asks the server for one pending entry more than it shows, to know
     whether to say that more wait behind them."""
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
-    rows = client.queue(limit=None if shown is None else shown + 1)
+    if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
+        rows = [row for row in client.queue() if row.get("mine")]
+    else:
+        rows = client.queue(limit=None if shown is None else min(shown + 1, QUEUE_LIMIT_MAX))
     more = False
     if shown is not None:
         pending = [row for row in rows if row.get("position") is not None]
@@ -145,22 +149,33 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
                       text.summary.rstrip(".") if text else "",
                       eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else ""])
     if len(table) == 1:
-        print("The queue is empty: nothing pending or running.", file=io.out)
+        print("You have nothing pending or running." if args.mine else
+              "The queue is empty: nothing pending or running.", file=io.out)
         return EXIT_OK
     _print_table(table, io)
     if more:
-        print(f"More pending jobs wait behind these {shown}: `{PROG} queue --all` lists every one "
-              "(or --limit N).", file=io.out)
+        mine = " --mine" if args.mine else ""
+        print(f"More{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
+              f"`{PROG} queue{mine} --all` lists every one (or --limit N).", file=io.out)
     return EXIT_OK
 
 
 def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """Print the job's log (``-f``: keep printing until it ends)."""
+    """Print the job's log (``-f``: keep printing until it ends). A job with nothing to show is
+    said so on stderr (``j-… is pending: no output yet``), so an empty answer is not mistaken for
+    a failed command; stdout stays the log alone."""
     out = io.out
     if args.follow:
+        wrote = False
+        chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
+        if not chunk["text"]:
+            _say_no_output(client, args.job_id, io, follow=True)
         for text in client.follow_logs(args.job_id):
+            wrote = wrote or bool(text)
             out.write(text)
             out.flush()
+        if not wrote:
+            _say_no_output(client, args.job_id, io, follow=False)
         return EXIT_OK
     offset = 0
     while True:  # read the whole log in bounded slices
@@ -170,7 +185,25 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             break
         offset = chunk["next_offset"]
     out.flush()
+    if offset == 0 and not chunk["text"]:
+        _say_no_output(client, args.job_id, io, follow=False)
     return EXIT_OK
+
+
+def _say_no_output(client: Any, job_id: str, io: Streams, *, follow: bool) -> None:
+    """``j-… is pending: no output yet`` / ``j-… succeeded with no output`` (on stderr)."""
+    job = client.job(job_id)
+    state = str(job.get("state") or "")
+    word = state_word(job)
+    if state in ("pending", "preempted", "admitted"):
+        then = "; its output follows once it starts (Ctrl-C stops following)" if follow else \
+            f" — `{PROG} logs -f {job_id}` follows it once it starts"
+        print(f"{job_id} is {word}: no output yet{then}", file=io.err)
+    elif state == "running":
+        print(f"{job_id} is running: no output yet" + ("" if follow else f" — `{PROG} logs -f {job_id}` follows it"),
+              file=io.err)
+    elif not follow:
+        print(f"{job_id} {word} with no output", file=io.err)
 
 
 def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
@@ -215,13 +248,22 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
 
 
 def _number_or_text(value: str) -> float | int | str:
+    """An option's text as the JSON number it spells, digit for digit: a whole number stays a
+    (Python, arbitrary-size) integer, so the server's answer quotes what was typed
+    (``got 99999999999999999999999``, not a float's ``99999999999999991611392``); a decimal goes as
+    a float only when the float reads back as the same text, else as the text itself."""
+    text = value.strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
     try:
-        number = float(value)
+        number = float(text)
     except ValueError:
         return value  # the server names the field and the fix
     if not math.isfinite(number):
         return value  # "inf" / "nan" go as text, which JSON can carry, and the server refuses them by name
-    return int(number) if number.is_integer() else number
+    if number.is_integer() and abs(number) < 2**53:
+        return int(number)  # "2.0", "1e3"
+    return number if abs(number) < 2**53 else value
 
 
 def _dump(value: Any, io: Streams) -> None:

@@ -6,8 +6,8 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched status                         server, identity, GPUs, my jobs
     jupyter-sched submit --gpus 1 -- python train.py --epochs 3
     jupyter-sched submit --gpus 2 --script train.py --wait
-    jupyter-sched queue [--limit N | --all]      pending (first 50) and running work with reasons and ETA
-    jupyter-sched wait JOB_ID [--for 2h]         progress bar until the job ends
+    jupyter-sched queue [--limit N | --all] [--mine]   pending (first 50) and running work, reasons, ETA
+    jupyter-sched wait JOB_ID [--for 2h]         progress bar until the job ends (--timeout: the same)
     jupyter-sched cancel JOB_ID [JOB_ID ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
@@ -35,7 +35,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..errors import SchedError
+from ..errors import AuthenticationError, SchedError
 
 __all__ = [
     "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
@@ -66,9 +66,43 @@ def _positive_int(text: str) -> int:
     return value
 
 
+QUEUE_LIMIT_MAX = 10_000
+"""Most pending jobs one ``queue --limit`` shows: the server's bound on ``GET queue?limit=``
+(``services.models.jobs.QUEUE_LIMIT_MAX``; a test keeps the two equal)."""
+
+
+def _queue_limit(text: str) -> int:
+    """argparse type of ``queue --limit``: 1..:data:`QUEUE_LIMIT_MAX`."""
+    value = _positive_int(text)
+    if value > QUEUE_LIMIT_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is more than {QUEUE_LIMIT_MAX}; use --all for every pending job")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors name the subcommand: ``jupyter-sched queue --mine-only``
+    shows ``jupyter-sched queue``'s usage, not the whole program's (argparse hands unknown
+    arguments of a subcommand up to the top-level parser)."""
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            where: argparse.ArgumentParser = self
+            words = list(sys.argv[1:] if args is None else args)
+            command = getattr(parsed, "command", None)
+            before = command in words and extras[0] in words[:words.index(command)]
+            for step in () if before else ("command", "action"):  # e.g. `definitions create`: the innermost usage
+                name = getattr(parsed, step, None)
+                if isinstance(name, str):
+                    where = _subparser(where, name)
+            where.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (one sub-parser per subcommand)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered)")
@@ -108,13 +142,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="The queue: the first pending jobs in queue order (--limit, default 50), then the work "
                     "holding GPUs. --all lists every pending job (with --json, every one unless --limit is given).")
     lines = queue.add_mutually_exclusive_group()
-    lines.add_argument("--limit", type=_positive_int, metavar="N", help="show at most N pending jobs (default 50)")
-    lines.add_argument("--all", dest="everything", action="store_true", help="show every pending job")
+    lines.add_argument("--limit", type=_queue_limit, metavar="N",
+                       help=f"show at most N pending jobs (default 50, at most {QUEUE_LIMIT_MAX:,})")
+    lines.add_argument("--all", dest="everything", action="store_true",
+                       help="show every pending job (the server lists the first 1,000 and all of yours)")
+    queue.add_argument("--mine", action="store_true",
+                       help="only my jobs, with their place in the whole queue")
 
     wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar")
     wait.add_argument("job_id", metavar="JOB_ID")
-    wait.add_argument("--for", dest="wait_timeout", metavar="DURATION",
-                      help='give up after this long, e.g. "30m" (default: wait until it ends)')
+    wait.add_argument("--for", "--timeout", dest="wait_timeout", metavar="DURATION",
+                      help='give up after this long, e.g. "30m" (default: wait until it ends); '
+                           '--timeout is the same, as in %%schedule wait')
 
     cancel = sub.add_parser(
         "cancel", help="cancel jobs: by id, all of mine (--mine) or everyone's (--all, admins)",
@@ -214,7 +253,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
                          timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
-        print(f"{PROG}: {exc.message} — start JupyterLab on this machine (jupyter lab), or pass --url URL --token "
+        print(f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or pass --url URL --token "
               "TOKEN (or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
@@ -225,6 +264,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass --url for "
               "another one", file=stderr)
         return EXIT_NO_SERVER
+    except AuthenticationError:
+        print(token_refused_line(args, client.connection.url), file=stderr)
+        return EXIT_REFUSED
     except SchedError as exc:
         print(error_line(args.command, exc), file=stderr)
         return EXIT_REFUSED
@@ -243,6 +285,21 @@ class Streams:
         self.stdin = stdin
 
 
+def token_refused_line(args: argparse.Namespace, url: str) -> str:
+    """The server's auth refused the request: which token was sent (and where it came from, since
+    an explicit one wins over the discovered server's), and how to give the right one."""
+    if args.token:
+        what = "refused the token given with --token"
+    elif os.environ.get("JUPYTER_SCHED_TOKEN"):
+        what = "refused the token in JUPYTER_SCHED_TOKEN"
+    elif args.url:
+        what = "needs a token (none was given with --url)"
+    else:
+        what = "refused the token of its runtime file"
+    return (f"{PROG} {args.command}: the server at {url} {what} — pass --token TOKEN (the token in the URL "
+            "JupyterLab printed, or from `jupyter server list`) or set JUPYTER_SCHED_TOKEN [forbidden]")
+
+
 def error_line(command: str, exc: SchedError) -> str:
     """One line for a refusal, in the CLI's own syntax: the option to change, not the JSON field.
 
@@ -256,8 +313,18 @@ def error_line(command: str, exc: SchedError) -> str:
     where = f"{flag}: " if flag and flag not in message else ""
     if exc.field in ("command", "args"):
         hint = f"say what to run: {WHAT_TO_RUN}"
-    tail = f" — {hint}" if hint else ""
-    return f"{PROG} {command}: {where}{message}{tail} [{exc.code}]"
+    tail = f" — {_clause(hint)}" if hint else ""
+    return f"{PROG} {command}: {where}{_clause(message)}{tail} [{exc.code}]"
+
+
+def _clause(text: str) -> str:
+    """A sentence as a clause of the one-line message: first letter lower-case (unless it starts a
+    name in capitals, such as GPU or JSON) and no final period, so the parts join with ``: `` and
+    `` — `` without ``. —``."""
+    text = text.strip()
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -72,12 +72,12 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("GET", "leases")
 
     @staticmethod
-    def request_lease(body: Mapping[str, Any]) -> Req:
-        return Req("POST", "leases", body=dict(body))
+    def request_lease(body: Mapping[str, Any], *, wait_ms: int | None = None) -> Req:
+        return Req("POST", "leases", body=dict(body), params=_params(wait_ms=wait_ms))
 
     @staticmethod
-    def lease(lease_id: str) -> Req:
-        return Req("GET", f"leases/{_id(lease_id)}")
+    def lease(lease_id: str, *, wait_ms: int | None = None) -> Req:
+        return Req("GET", f"leases/{_id(lease_id)}", params=_params(wait_ms=wait_ms))
 
     @staticmethod
     def release_lease(lease_id: str) -> Req:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import (
     HTTP_STATUS,
+    AuthenticationError,
     AuthorizationError,
     ConflictError,
     ExecutorError,
@@ -40,11 +41,17 @@ class Req:
 _BY_CODE: dict[str, type[SchedError]] = {
     cls.code: cls for cls in HTTP_STATUS if cls is not SchedError
 }
+"""Wire code → class (an :class:`AuthenticationError` is told by its status and details, not its
+code: it shares ``forbidden`` with :class:`AuthorizationError`)."""
 _BY_STATUS: dict[int, type[SchedError]] = {
     400: ValidationError, 401: AuthorizationError, 403: AuthorizationError,
     404: NotFoundError, 409: ConflictError, 422: UnschedulableError,
     502: ExecutorError, 503: StoreError,
 }
+
+
+TOKEN_HINT = "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
+"""What the Python API says about a refused token (the CLI says it in its own options)."""
 
 
 def error_from_response(status: int, text: str) -> SchedError:
@@ -56,7 +63,10 @@ def error_from_response(status: int, text: str) -> SchedError:
             tornado HTML error page, a 401 from Jupyter auth).
 
     Returns:
-        An instance of the class named by ``error.code`` (else chosen by status: 400 →
+        :class:`~jupyter_sched.errors.AuthenticationError` for a 401/403 the server's auth
+        answered (the token was missing or refused: ``details.credentials`` set by the extension,
+        or not the extension's JSON at all); otherwise
+        an instance of the class named by ``error.code`` (else chosen by status: 400 →
         ValidationError, 401/403 → AuthorizationError, 404 → NotFoundError, 409 → ConflictError,
         422 → UnschedulableError, 502 → ExecutorError, 503 → StoreError, other → SchedError),
         with message, field, hint and details filled in.
@@ -68,18 +78,22 @@ def error_from_response(status: int, text: str) -> SchedError:
         payload = None
     body = payload.get("error") if isinstance(payload, dict) else None
     if isinstance(body, dict):
+        details = body.get("details")
+        details = details if isinstance(details, dict) else None
+        if status in (401, 403) and (body.get("code") == "unauthorized" or (details or {}).get("credentials")):
+            return AuthenticationError(str(body.get("message") or "the server did not accept the token"),
+                                       hint=TOKEN_HINT, details=details)
         cls = _BY_CODE.get(str(body.get("code")), _BY_STATUS.get(status, SchedError))
         message = str(body.get("message") or f"HTTP {status}")
-        details = body.get("details")
-        return cls(message, field=body.get("field"), hint=body.get("hint"),
-                   details=details if isinstance(details, dict) else None)
+        return cls(message, field=body.get("field"), hint=body.get("hint"), details=details)
+    if status in (401, 403):  # Jupyter's (or JupyterHub's) own auth answered, before the extension
+        return AuthenticationError("the server did not accept the token", hint=TOKEN_HINT)
     cls = _BY_STATUS.get(status, SchedError)
     if isinstance(payload, dict) and isinstance(payload.get("message"), str):
         message = payload["message"]  # jupyter_server's own JSON errors: {"message", "reason"}
     else:
         message = f"HTTP {status} from the jupyter_sched server"
-    hint = "check the token (JUPYTER_SCHED_TOKEN or connect(url, token))" if status in (401, 403) else None
-    return cls(message, hint=hint)
+    return cls(message)
 
 
 def unwrap_list(payload: Any, key: str) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import SchedError
@@ -189,7 +189,9 @@ def discover(
 
     Args:
         url: explicit server base URL (``http://127.0.0.1:8888/``); wins over everything.
-        token: explicit token (with ``url``); default "".
+        token: explicit token; with ``url`` or without: a token given here is the one sent, to
+            whichever server is found (the CLI passes ``--token`` or ``JUPYTER_SCHED_TOKEN``);
+            default: the found server's own (runtime file, kernel or hub environment).
         env: environment to read (default ``os.environ``).
         runtime_dir: Jupyter runtime dir to scan (default ``jupyter_runtime_dir()``).
         cwd: directory used to prefer the server serving it (default ``os.getcwd()``).
@@ -202,12 +204,13 @@ def discover(
     if url:
         return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None)
     found = _from_env(environ) or _from_hub(environ)
+    if found is None:
+        servers = list(running_servers(runtime_dir))
+        found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
     if found is not None:
-        return found
-    servers = list(running_servers(runtime_dir))
-    found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
-    if found is not None:
-        return found
+        # a token the caller gave is used, never silently swapped for the discovered one (a wrong
+        # one is refused by the server, and the caller is told so)
+        return replace(found, token=token) if token else found
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
     raise NoServerError(

@@ -34,6 +34,13 @@ if TYPE_CHECKING:
 __all__ = ["SchedClient", "ServerUnreachableError", "usage_frame"]
 
 DEFAULT_TIMEOUT_S = 30.0
+MAX_LEASE_WAIT_S = 25.0
+"""The server's ceiling on a lease long poll (``wait_ms`` <= 25,000)."""
+
+
+def _wait_ms(wait_s: float) -> int | None:
+    """``wait_s`` as the ``wait_ms`` query argument (None: not sent, the server answers at once)."""
+    return round(min(wait_s, MAX_LEASE_WAIT_S) * 1000) if wait_s > 0 else None
 
 
 class ServerUnreachableError(SchedError):
@@ -42,11 +49,44 @@ class ServerUnreachableError(SchedError):
     code = "server_unreachable"
 
 
-def unreachable(conn: Connection, exc: Exception) -> ServerUnreachableError:
-    """Build the error for a failed connection to ``conn``."""
+def unreachable(conn: Connection, exc: BaseException) -> ServerUnreachableError:
+    """Build the error for a failed connection to ``conn``: what happened in words
+    (``nothing is listening there``), never the exception's class and errno."""
     return ServerUnreachableError(
-        f"cannot reach the jupyter_sched server at {conn.url} ({type(exc).__name__}: {exc})",
+        f"cannot reach the jupyter_sched server at {conn.url}: {why_unreachable(exc)}",
         hint="is the Jupyter server still running? restart it, or connect(url, token) to another one")
+
+
+def why_unreachable(exc: BaseException) -> str:
+    """A failed connection in words, from the standard library's or httpx's exception (and the
+    errors it wraps): ``nothing is listening there (connection refused)``, ``no answer within the
+    timeout``, ``the host name ... does not resolve``, ``the connection was closed before an answer``."""
+    import http.client
+    import socket
+    import ssl
+
+    seen: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and cause not in seen and len(seen) < 8:
+        seen.append(cause)
+        cause = getattr(cause, "cause", None) or cause.__cause__ or cause.__context__
+    for err in seen:
+        if isinstance(err, ConnectionRefusedError) or "refused" in str(err).lower():
+            return "nothing is listening there (connection refused)"
+        if isinstance(err, TimeoutError) or type(err).__name__.endswith("Timeout"):
+            return "no answer within the request timeout"
+        if isinstance(err, socket.gaierror) or "name or service not known" in str(err).lower():
+            return "its host name does not resolve"
+        if isinstance(err, ssl.SSLError):
+            return "the TLS handshake failed (an http:// server given as https://, or a certificate not trusted)"
+        if isinstance(err, (ConnectionResetError, http.client.RemoteDisconnected, BrokenPipeError)):
+            return "the connection was closed before an answer"
+        if isinstance(err, http.client.HTTPException):
+            return "what answers there does not speak HTTP"
+    for err in seen:
+        if isinstance(err, OSError) and err.strerror:
+            return err.strerror[:1].lower() + err.strerror[1:]
+    return "no answer"
 
 
 def headers_for(conn: Connection) -> dict[str, str]:
@@ -217,13 +257,19 @@ class SchedClient:
         """``GET leases``: my interactive leases."""
         return unwrap_list(self.call(routes.leases()), "leases")
 
-    def request_lease(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease."""
-        return dict(self.call(routes.request_lease(body)))
+    def request_lease(self, body: Mapping[str, Any], *, wait_s: float = 0.0) -> dict[str, Any]:
+        """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease,
+        once decided when ``wait_s`` > 0 (the server long-polls up to that many seconds, at most 25)."""
+        return dict(self.call(routes.request_lease(body, wait_ms=_wait_ms(wait_s)), timeout_s=self._wait_timeout(wait_s)))
 
-    def lease(self, lease_id: str) -> dict[str, Any]:
-        """``GET leases/{id}``."""
-        return dict(self.call(routes.lease(lease_id)))
+    def lease(self, lease_id: str, *, wait_s: float = 0.0) -> dict[str, Any]:
+        """``GET leases/{id}``; with ``wait_s`` > 0 the server answers once the lease is decided or
+        after that many seconds (at most 25) with it still pending."""
+        return dict(self.call(routes.lease(lease_id, wait_ms=_wait_ms(wait_s)), timeout_s=self._wait_timeout(wait_s)))
+
+    def _wait_timeout(self, wait_s: float) -> float | None:
+        """The read timeout of a long poll: the client's own on top of the server's wait."""
+        return self._timeout_s + min(wait_s, MAX_LEASE_WAIT_S) if wait_s > 0 else None
 
     def release_lease(self, lease_id: str) -> dict[str, Any]:
         """``DELETE leases/{id}``: release (or withdraw a queued request)."""

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, json_kind, shown
 
 __all__ = [
     "INJECTED_TAG",
@@ -46,7 +46,7 @@ def _check_value(value: Any, path: str, depth: int = 0) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValidationError(f"{path} must be a finite number (got {value!r})", field=path,
+            raise ValidationError(f"{path} must be a finite number (got {shown(value)})", field=path,
                                   hint="use a number, or a string such as 'inf' and convert it in the notebook")
         return
     if isinstance(value, (list, tuple)):
@@ -59,7 +59,7 @@ def _check_value(value: Any, path: str, depth: int = 0) -> None:
                 raise ValidationError(f"{path} has a non-string key {key!r}", field=path, hint="use string keys")
             _check_value(item, f"{path}.{key}", depth + 1)
         return
-    raise ValidationError(f"{path} must be a JSON value (got {type(value).__name__})", field=path,
+    raise ValidationError(f"{path} must be a JSON value (got {json_kind(value)})", field=path,
                           hint="use strings, numbers, true/false, null, lists or objects")
 
 

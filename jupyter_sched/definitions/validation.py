@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
 from .model import MissedPolicy
 from .parameters import validate_parameters
 from .schedule import CronSchedule, parse_schedule
@@ -125,7 +125,7 @@ def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
         try:
             out["missed"] = MissedPolicy(body["missed"])
         except ValueError:
-            raise ValidationError(f"missed must be run_once or skip (got {body['missed']!r})", field="missed",
+            raise ValidationError(f"missed must be run_once or skip (got {shown(body['missed'])})", field="missed",
                                   hint="run_once: one catch-up run after downtime; skip: none") from None
     if "compute_type" in body and body["compute_type"] is not None:
         out["compute_type"] = _text(body, "compute_type", limit=200)

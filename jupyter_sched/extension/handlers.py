@@ -36,9 +36,11 @@ from ..services.models import (
     SetIdlePolicyRequest,
     SetQuotasRequest,
     SubmitJobRequest,
+    WaitLeaseRequest,
     parse,
 )
 from ..services.visibility import event_for
+from .lease_wait import LeaseWaiter
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -116,9 +118,21 @@ class JobsHandler(_WritesAreActivity):
 
 
 class LeasesHandler(JobsHandler):
-    """``GET|POST leases``: interactive GPUs bound to a kernel (jobs of kind ``lease``)."""
+    """``GET|POST leases``: interactive GPUs bound to a kernel (jobs of kind ``lease``).
+    ``POST leases?wait_ms=`` answers once the lease is decided (:mod:`.lease_wait`)."""
 
     kind = JobKind.LEASE
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
+        caller = self.caller
+        with LeaseWaiter(self.sched.event_hub, caller.user) as waiter:
+            lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind)
+            lease = await waiter.decided(lease, wait.wait_ms, functools.partial(
+                self.call, self.services.jobs.get, caller, lease.id, kind=self.kind))
+        self.reply(lease, status=201)
 
 
 class JobHandler(_WritesAreActivity):
@@ -138,9 +152,19 @@ class JobHandler(_WritesAreActivity):
 
 
 class LeaseHandler(JobHandler):
-    """``GET|DELETE leases/{id}``."""
+    """``GET|DELETE leases/{id}``; ``GET leases/{id}?wait_ms=`` answers once it is decided (:mod:`.lease_wait`)."""
 
     kind = JobKind.LEASE
+
+    @web.authenticated
+    @authorized
+    async def get(self, job_id: str) -> None:
+        wait, caller = self.query(WaitLeaseRequest), self.caller
+        read = functools.partial(self.call, self.services.jobs.get, caller, job_id, kind=self.kind)
+        with LeaseWaiter(self.sched.event_hub, caller.user) as waiter:
+            lease = await read()
+            lease = await waiter.decided(lease, wait.wait_ms, read)
+        self.reply(lease)
 
 
 class LogsHandler(SchedHandler):

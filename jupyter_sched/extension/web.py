@@ -29,7 +29,16 @@ from pydantic import BaseModel
 from tornado import web
 
 from ..admission import Caller
-from ..errors import AuthorizationError, QuotaError, SchedError, UnschedulableError, ValidationError, http_status_for
+from ..errors import (
+    AuthorizationError,
+    QuotaError,
+    SchedError,
+    UnschedulableError,
+    ValidationError,
+    http_status_for,
+    json_kind,
+    shown,
+)
 from ..services.models import parse
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -37,6 +46,11 @@ __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 AUTH_RESOURCE = "sched"
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
+
+CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no token, a wrong token, or a browser "
+                       "request without its _xsrf value")
+"""The message of a 401/403 Jupyter's auth answers; ``details.credentials`` marks it for clients,
+which then say how to give a token in their own terms (the CLI: ``--token``)."""
 
 _REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
 """Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
@@ -83,7 +97,8 @@ class SchedHandler(APIHandler):
             AuthorizationError: no authenticated caller (``@web.authenticated`` refuses those first).
         """
         if self._sched_caller is None:
-            raise AuthorizationError("this request is not authenticated", hint="send the server token")
+            raise AuthorizationError("this request is not authenticated", hint="send the server token",
+                                     details={"credentials": "refused"})
         return self._sched_caller
 
     async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
@@ -131,7 +146,7 @@ class SchedHandler(APIHandler):
         """
         value = self.json_value()
         if not isinstance(value, dict):
-            raise ValidationError(f"request body must be a JSON object (got {type(value).__name__})", field="body",
+            raise ValidationError(f"request body must be a JSON object (got {json_kind(value)})", field="body",
                                   hint="wrap the fields in {...}")
         return value
 
@@ -147,11 +162,13 @@ class SchedHandler(APIHandler):
         try:
             value = int(str(raw))
         except ValueError:
-            raise ValidationError(f"{name} must be an integer (got {raw!r})", field=name,
+            raise ValidationError(f"{name} must be a whole number (got {shown(raw)})", field=name,
                                   hint=f"give {name} as a whole number >= {minimum}") from None
         if not minimum <= value <= maximum:
-            raise ValidationError(f"{name} must be {minimum}..{maximum} (got {value})", field=name,
-                                  hint=f"give {name} between {minimum} and {maximum}")
+            bound = f"at least {minimum}" if value < minimum else f"at most {maximum}"
+            raise ValidationError(f"{name} must be {bound} (got {value})", field=name,
+                                  hint=f"give a whole number from {minimum} to {maximum}, or leave {name} out "
+                                       f"(default: {default})")
         return value
 
     def query_bool(self, name: str) -> bool:
@@ -211,6 +228,8 @@ class SchedHandler(APIHandler):
             body = {"error": {"code": _HTTP_CODES.get(status, "http_error"),
                               "message": message or responses.get(status, "error"),
                               "field": None, "hint": _hint_for_status(status)}}
+            if status in (401, 403):  # Jupyter's auth refused the request before it reached us
+                body["error"].update(message=message or CREDENTIALS_REFUSED, details={"credentials": "refused"})
         else:
             status = 500
             body = {"error": {"code": "internal_error", "message": "internal server error",

@@ -10,6 +10,8 @@
 - :mod:`.budgets` — 80 % / 100 % GPU-hour budget warnings (audited once per period, pushed as events).
 - :mod:`.activity` — running jobs and live leases reported to the hub as user activity (idle culling).
 - :mod:`.usage` — ``GET usage/report``: allocated/utilized GPU-hours, cost, efficiency, CSV.
+- :mod:`.spawn_form` — a JupyterHub spawn form whose GPU profiles follow the service's inventory
+  (disabled, with the reason, on a cluster without GPU nodes; case 027).
 
 Only :mod:`.identity`, :mod:`.central` and :mod:`.serve` need ``jupyterhub`` installed (the
 central service); a user server that forwards needs only ``httpx``.

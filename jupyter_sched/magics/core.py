@@ -61,6 +61,10 @@ CUDA_ALREADY_INITIALISED = (
     "Restart the kernel and run %gpu before importing torch/tensorflow/cupy."
 )
 CELLS_DIR = os.path.join(".jupyter_sched", "cells")
+_FIRST_WAIT_S = 0.5
+"""``%gpu request``: how long ``POST leases`` waits for the decision before progress is shown."""
+_POLL_WAIT_S = 1.0
+"""Then each ``GET leases/{id}`` long poll: at most this long, so the progress line refreshes."""
 RELEASED_CUDA = (
     "CUDA_VISIBLE_DEVICES is now '' (empty) in this kernel: empty hides every GPU from CUDA, while unset would "
     "show it all of this host's GPUs. If CUDA was initialised, restart the kernel to free GPU memory.")
@@ -140,6 +144,7 @@ class SchedMagics(Magics):
         self._applied: tuple[str, ...] = ()
         self._atexit_registered = False
         self._through_hub: bool | None = None
+        self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -266,14 +271,35 @@ class SchedMagics(Magics):
         except SchedError:
             return []
 
+    def _gpu_inventory(self, cmd: GpuCommand, *, fresh: bool) -> bool:
+        """Case 015 and the ``--model`` check before a request: False (after printing the case 015
+        message) when there are no GPUs; raises ValidationError for a model that exists nowhere.
+
+        The GPU models seen are remembered (not the whole inventory: megabytes on a large cluster)
+        and a later request checks against them without a ``GET inventory`` round trip (issue 17:
+        lease p50 <= 20 ms). A remembered answer only ever lets a request through: a model missing
+        from it, or a request the server refuses, is checked again against a fresh inventory."""
+        if fresh or self._gpus_seen is None:
+            inventory = self.client.inventory()
+            message = no_gpus_message(inventory)
+            models = {str(g.get("model", "")) for g in inventory.get("gpus", ()) if isinstance(g, Mapping)}
+            self._gpus_seen = None if message else {"gpus": [{"model": model} for model in sorted(models)]}
+            if message:  # case 015: say so and allocate nothing
+                self._print(message)
+                return False
+        try:
+            check_model(cmd.options.model, self._gpus_seen or {})
+        except ValidationError:
+            if fresh:
+                raise
+            return self._gpu_inventory(cmd, fresh=True)
+        return True
+
     def _gpu_request(self, cmd: GpuCommand) -> None:
         client = self.client
-        inventory = client.inventory()
-        message = no_gpus_message(inventory)
-        if message:  # case 015: say so and allocate nothing
-            self._print(message)
+        remembered = self._gpus_seen is not None
+        if not self._gpu_inventory(cmd, fresh=False):
             return
-        check_model(cmd.options.model, inventory)
         current = self._my_lease()
         if current is not None:
             raise MagicError(f"this kernel already has lease {current['id']} ({current['state']}); "
@@ -281,7 +307,19 @@ class SchedMagics(Magics):
         state = cuda_state()
         if state.initialized:  # case 017: refuse before anything is charged
             raise MagicError(self._cuda_refusal(state, None))
-        lease = client.request_lease(lease_body(cmd.options, kernel_id=client.kernel_id))
+        # the server answers once the engine decided (usually within milliseconds), or after a
+        # short wait with the lease still pending: then _wait_for_grant shows its progress
+        first_wait_s = min(_FIRST_WAIT_S, cmd.options.timeout_s or _FIRST_WAIT_S) if cmd.wait else 0.0
+        asked = time.monotonic()
+        try:
+            lease = client.request_lease(lease_body(cmd.options, kernel_id=client.kernel_id), wait_s=first_wait_s)
+        except SchedError:
+            if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
+                return
+            raise
+        except KeyboardInterrupt:
+            self._withdraw_unanswered()
+            raise MagicError("interrupted: lease request withdrawn") from None
         self.lease = lease
         if not client.kernel_id and not self._atexit_registered:
             # a kernel the server did not start (runtime-file discovery): the server cannot see it
@@ -293,17 +331,18 @@ class SchedMagics(Magics):
                 self._print(job_line(lease, _now()))
                 self._print("Not waiting. Run %gpu status later: it sets CUDA_VISIBLE_DEVICES once granted.")
                 return
-            lease = self._wait_for_grant(lease, cmd.options.timeout_s)
+            lease = self._wait_for_grant(lease, cmd.options.timeout_s, started=asked)
         if is_terminal(lease):
             self.lease = None
             raise MagicError(job_line(lease, _now()))
         self._apply(lease)
 
-    def _wait_for_grant(self, lease: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
+    def _wait_for_grant(self, lease: dict[str, Any], timeout_s: float | None, *, started: float) -> dict[str, Any]:
+        """Wait (``timeout_s`` counted from ``started``, a ``time.monotonic()``) until ``lease`` is
+        granted or ended; show its progress meanwhile; withdraw it on timeout or interrupt."""
         lease_id = str(lease["id"])
-        started = time.monotonic()
         progress: Progress | None = None
-        delay = 0.01
+        delay = 0.025
         try:
             while not is_granted(lease) and not is_terminal(lease):
                 waited = time.monotonic() - started
@@ -311,21 +350,38 @@ class SchedMagics(Magics):
                     self._withdraw(lease_id)
                     raise MagicError(f"no GPUs granted within {timeout_s:g}s; lease request {lease_id} withdrawn. "
                                      f"It was {reason_line(lease, _now())}")
-                if waited > 0.5:
-                    frame = wait_progress(lease, _now())
-                    if progress is None:
-                        progress = Progress(f"lease {lease_id}")
-                    progress.show(frame, waited)
-                time.sleep(delay)
-                # poll fast while a grant is likely imminent (the engine runs a cycle on submit), then back off
-                delay = 0.025 if waited < 2.0 else min(delay * 1.5, 1.0)
-                lease = self.client.lease(lease_id)
+                frame = wait_progress(lease, _now())
+                if progress is None:
+                    progress = Progress(f"lease {lease_id}")
+                progress.show(frame, waited)
+                # long poll: the server answers once it is decided, or after a second (the
+                # progress line's refresh) with it still pending
+                step = _POLL_WAIT_S if timeout_s is None else max(0.01, min(_POLL_WAIT_S, timeout_s - waited))
+                asked = time.monotonic()
+                lease = self.client.lease(lease_id, wait_s=step)
+                if not is_granted(lease) and not is_terminal(lease) and time.monotonic() - asked < step / 2:
+                    time.sleep(delay)  # a server without long polls answered at once: poll, backing off
+                    delay = min(delay * 1.5, 1.0)
         except KeyboardInterrupt:
             self._withdraw(lease_id)
             raise MagicError(f"interrupted: lease request {lease_id} withdrawn") from None
         if progress is not None:
             progress.finish(time.monotonic() - started)
         return lease
+
+    def _withdraw_unanswered(self) -> None:
+        """Interrupted while ``POST leases`` waited: withdraw the lease it may have created (this
+        kernel's live one; without a kernel id, the newest pending one), since its id never came."""
+        try:
+            live = [lease for lease in self.client.leases() if not is_terminal(lease)]
+        except SchedError:
+            return
+        kernel_id = self.client.kernel_id
+        mine = ([lease for lease in live if lease.get("kernel_id") == kernel_id] if kernel_id else
+                sorted((lease for lease in live if lease.get("state") == "pending"),
+                       key=lambda lease: str(lease.get("submitted_at") or ""))[-1:])
+        for lease in mine:
+            self._withdraw(str(lease["id"]))
 
     def _withdraw(self, lease_id: str) -> None:
         try:

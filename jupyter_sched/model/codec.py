@@ -235,7 +235,7 @@ def quota_from_dict(d: Mapping[str, Any]) -> Quota:
     Raises:
         jupyter_sched.errors.ValidationError: naming the field.
     """
-    from ..errors import ValidationError
+    from ..errors import ValidationError, shown
 
     if not isinstance(d, Mapping):
         raise ValidationError("each quota must be an object", field="quotas",
@@ -260,7 +260,7 @@ def quota_from_dict(d: Mapping[str, Any]) -> Quota:
             numbers[key] = None
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise ValidationError(f"quota.{key} must be a number (got {value!r})", field=key,
+            raise ValidationError(f"quota.{key} must be a number (got {shown(value)})", field=key,
                                   hint="give a number of GPUs" + (" or null for unlimited" if key == "borrowing_limit" else ""))
         if value < 0:
             raise ValidationError(f"quota.{key} must be >= 0 (got {value})", field=key, hint="give 0 or more GPUs")

@@ -15,7 +15,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
-from ..errors import ConflictError, ValidationError
+from ..errors import ConflictError, ValidationError, shown
 from .resources import GPU_MILLI
 
 __all__ = [
@@ -279,7 +279,7 @@ class JobSpec:
         # it without bound. "No limit" is ``None``; the API maps an explicit 0 to that.
         limit = self.time_limit_s
         if limit is not None and not (isinstance(limit, (int, float)) and math.isfinite(limit) and limit > 0):
-            raise ValidationError(f"time_limit_s must be a positive number of seconds (got {limit!r})",
+            raise ValidationError(f"time_limit_s must be a positive number of seconds (got {shown(limit)})",
                                   field="time_limit_s",
                                   hint="give e.g. 3600 for one hour, or leave it out for no limit")
         if limit is not None and self.unlimited:
@@ -320,7 +320,8 @@ class PendingReason:
         code: one of ``ExceedsQuota``, ``BorrowingLimitReached``, ``BudgetExhausted``,
             ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``UnhealthyGpu``,
             ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,
-            ``Unschedulable``, ``Backoff``.
+            ``Unschedulable``, ``Backoff``, ``MigPartitioned`` (whole GPUs never hold it, the
+            physical GPUs would once an admin turns MIG mode off: it pends, case 022).
         message: the reason rendered as one sentence, numbers included.
         details: the numbers (JSON-serializable), e.g. ``{"requested": 4, "free": 2}``.
         unblock: what would unblock it, one sentence.

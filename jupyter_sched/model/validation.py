@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..definitions.parameters import validate_parameters
-from ..errors import ValidationError
+from ..errors import ValidationError, json_kind
+from ..errors import shown as quoted
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
 from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
@@ -42,7 +43,7 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         ValidationError: not a number (``"two"``), negative, or a fraction above 1 (``1.5``).
     """
     if isinstance(value, bool) or value is None:
-        raise ValidationError(f"{field} must be a number of GPUs (got {value!r})", field=field,
+        raise ValidationError(f"{field} must be a number of GPUs (got {quoted(value)})", field=field,
                               hint="use a whole number such as 1 or 4, or a fraction such as 0.5")
     if isinstance(value, str):
         try:
@@ -53,10 +54,10 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     elif isinstance(value, (int, float)):
         number = float(value)
     else:
-        raise ValidationError(f"{field} must be a number (got {type(value).__name__})", field=field,
+        raise ValidationError(f"{field} must be a number (got {json_kind(value)})", field=field,
                               hint="use a whole number such as 1 or 4")
     if math.isnan(number) or math.isinf(number):
-        raise ValidationError(f"{field} must be a finite number (got {value!r})", field=field,
+        raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
                               hint="use a whole number such as 1 or 4")
     if number < 0:
         raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,
@@ -88,7 +89,7 @@ def _str(body: Mapping[str, Any], key: str, default: str | None = None) -> str |
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ValidationError(f"{key} must be a string (got {type(value).__name__})", field=key,
+        raise ValidationError(f"{key} must be a string (got {json_kind(value)})", field=key,
                               hint=f"give {key} as text")
     return _no_nul(value, key)
 
@@ -97,7 +98,7 @@ def _int(body: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -
     value = body.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value != int(value):
-        raise ValidationError(f"{key} must be an integer (got {value!r})", field=key,
+        raise ValidationError(f"{key} must be an integer (got {quoted(value)})", field=key,
                               hint=f"give {key} as a whole number >= {minimum}")
     if value < minimum:
         raise ValidationError(f"{key} must be >= {minimum} (got {value})", field=key,
@@ -116,10 +117,10 @@ def _cpu_millis(body: Mapping[str, Any]) -> int:
         number = float(text) if text is not None and _DECIMAL.fullmatch(text) else value
         if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
                 or number < 0:
-            raise ValidationError(f"cpu must be a number of cores >= 0 (got {value!r})", field="cpu",
+            raise ValidationError(f"cpu must be a number of cores >= 0 (got {quoted(value)})", field="cpu",
                                   hint="use e.g. 4 or 0.5")
         millis = round(number * 1000)
-        field, shown = "cpu", f"{number:g} cores"
+        field, shown = "cpu", f"{text if text is not None else quoted(value)} cores"  # as sent, every digit
     else:
         return 0
     if millis > MAX_CPU_MILLIS:
@@ -228,12 +229,12 @@ def spec_from_request(
     try:
         kind = JobKind(merged.get("kind", default_kind.value))
     except ValueError:
-        raise ValidationError(f"kind must be one of training, inference, lease (got {merged.get('kind')!r})",
+        raise ValidationError(f"kind must be one of training, inference, lease (got {quoted(merged.get('kind'))})",
                               field="kind", hint="use training, inference or lease") from None
     try:
         priority = PriorityClass(merged.get("priority", "normal"))
     except ValueError:
-        raise ValidationError(f"priority must be high, normal or low (got {merged.get('priority')!r})",
+        raise ValidationError(f"priority must be high, normal or low (got {quoted(merged.get('priority'))})",
                               field="priority", hint="use high, normal or low") from None
     gpus, milli = parse_gpus(merged.get("gpus", 1))
     if "gpu_milli" in merged:
@@ -251,7 +252,7 @@ def spec_from_request(
     mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
     min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
     if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason
-        raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {mem_value!r})", field="mem_per_gpu",
+        raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {quoted(mem_value)})", field="mem_per_gpu",
                               hint="ask for the memory one GPU needs, e.g. 40GiB")
     cpu = _cpu_millis(merged)
     memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
@@ -312,7 +313,7 @@ def spec_from_request(
         command = command + args
     port = merged.get("port")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
-        raise ValidationError(f"port must be 1..65535 (got {port!r})", field="port", hint="use e.g. 8000")
+        raise ValidationError(f"port must be 1..65535 (got {quoted(port)})", field="port", hint="use e.g. 8000")
     if kind is JobKind.INFERENCE and port is None:
         raise ValidationError("an inference service needs a port", field="port", hint="add e.g. port 8000")
     checkpointable = merged.get("checkpointable", False)

@@ -30,6 +30,10 @@ class FitReason:
     details: dict[str, Any] = field(default_factory=dict)
     unblock: str = ""
     """What the user can change so that the job fits (empty: the caller's default)."""
+    waits: bool = False
+    """From :func:`never_fits`: it never fits the inventory as it is, but an admin can change the
+    inventory so that it does (re-partition MIG GPUs) — the job pends with this reason instead of
+    being rejected."""
 
 
 def _n(milli: int) -> int | float:
@@ -80,6 +84,10 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     filtered = [s for f in flavors for s in f.rejected]
     why_not = (" (other nodes are filtered out: " + "; ".join(dict.fromkeys(s.message for s in filtered[:3])) + ")"
                if filtered else "")
+    if need > best_node or request.total_gpus > total:
+        waiting = _after_repartitioning(request, flavors, state, best_node)
+        if waiting is not None:
+            return waiting
     if need > best_node:
         return FitReason(
             "Unschedulable",
@@ -172,6 +180,49 @@ def _flavor_gpus_any(state: ClusterState, node: int, flavor: Flavor) -> int:
 def _usable_free(state: ClusterState, node: int, flavor: Flavor) -> list[int]:
     free = state.free_gpus_on(node)
     return free if not flavor.mixed else [g for g in free if state.gpu_model[g] == flavor.model]
+
+
+def _after_repartitioning(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState,
+                          whole: int) -> FitReason | None:
+    """Why ``request`` waits (case 022 r1) when whole GPUs never hold it but the physical GPUs would
+    once an admin turns MIG mode off on some of them, or None.
+
+    MIG-partitioned GPUs are physical capacity: re-partitioning (``nvidia.com/mig.config``) gives
+    them back as whole GPUs, so such a request pends naming them instead of being refused. A
+    request larger than any node's physical GPUs still never fits (None here: the caller rejects).
+    """
+    if request.workers > 1 or request.groups or request.fractional:
+        return None   # gangs and shared GPUs keep the whole-GPU answer
+    node_best = total = 0
+    for flavor in flavors:
+        for pid in flavor.pools:
+            for node in state.pools[pid].nodes:
+                count = _physical_gpus(state, node, flavor, request)
+                node_best = max(node_best, count)
+                total += count
+    if not (request.gpus <= node_best and request.total_gpus <= total):
+        return None
+    note = _mig_note(state, whole)
+    partitioned = [state.nodes[n].name for n in sorted({n for f in flavors for pid in f.pools
+                                                         for n in state.pools[pid].nodes})
+                   if any(state.gpu_mig[g] for g in state.node_gpus[n])
+                   and any(_physical_gpus(state, n, f, request) >= request.gpus for f in flavors)]
+    where = ", ".join(partitioned[:_NODE_LIST]) + (", ..." if len(partitioned) > _NODE_LIST else "")
+    return FitReason(
+        "MigPartitioned",
+        f"largest node has {whole}{note or ' whole GPUs'}",
+        {"requested": request.gpus, "max_per_node": whole, "max_physical_per_node": node_best,
+         "partitioned_nodes": partitioned[:_NODE_LIST], "field": "gpus"},
+        f"an admin can re-partition MIG GPUs into whole GPUs (turn MIG mode off with nvidia.com/mig.config on "
+        f"{where}); until then, ask for at most {whole} GPU{'s' if whole != 1 else ''}",
+        waits=True)
+
+
+def _physical_gpus(state: ClusterState, node: int, flavor: Flavor, request: ResourceRequest) -> int:
+    """GPUs on ``node`` that ``flavor`` may give ``request``, healthy or not, MIG-mode ones included."""
+    return sum(1 for g in state.node_gpus[node]
+               if not flavor.mixed or (state.gpu_model[g] == flavor.model
+                                       and state.gpu_memory[g] >= request.min_memory_mib))
 
 
 def _mig_note(state: ClusterState, whole: int) -> str:

@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
 from ..model import JobSpec
 
 __all__ = ["TimeLimitRule", "effective_limit"]
@@ -51,7 +51,7 @@ class TimeLimitRule:
         for name in ("default_s", "max_s"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValidationError(f"{name} must be a positive number of seconds (got {value!r})", field=name,
+                raise ValidationError(f"{name} must be a positive number of seconds (got {shown(value)})", field=name,
                                       hint="give e.g. 86400 for one day, or null for none")
         if self.default_s is not None and self.max_s is not None and self.default_s > self.max_s:
             raise ValidationError(f"default_s {self.default_s:g} is above max_s {self.max_s:g}", field="default_s",

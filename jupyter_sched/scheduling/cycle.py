@@ -121,9 +121,14 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
     flavors, never, _ = shape
     if never is not None:
         ctx.book.drop(job.id)  # a job that can never run holds nothing
-        ctx.rejects.append(Reject(job.id, PendingReason(
-            code=never.code, message=never.message, details=never.details,
-            unblock=never.unblock or "resubmit asking for fewer GPUs per worker or another GPU model")))
+        reason = PendingReason(code=never.code, message=never.message, details=never.details,
+                               unblock=never.unblock or "resubmit asking for fewer GPUs per worker or another GPU model")
+        if never.waits:  # only an admin's change to the inventory lets it run (case 022 r1): it pends, holding nothing
+            ctx.pends.append(Pend(job.id, reason))
+            if ctx.plan is not None:
+                ctx.plan.reserve_pending(job, reason)
+        else:
+            ctx.rejects.append(Reject(job.id, reason))
         return
     closed = gate(ctx, job) if ctx.gated else None
     if closed is not None:

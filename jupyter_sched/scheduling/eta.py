@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -32,6 +33,7 @@ from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
+from .runtimes import Reestimate, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 
 __all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of"]
@@ -43,19 +45,6 @@ per-node fragmentation inside a pool is then not modelled, and a cycle stays fas
 NODE_WORK = 20_000
 
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
-
-
-def expected_runtime(ctx: CycleContext, job: Job) -> float:
-    """Seconds ``job`` is expected to run from its start, for ETAs (``math.inf``: unknown)."""
-    limit = job.spec.time_limit_s
-    if limit is None:
-        limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
-    learned_all = ctx.snap.runtime_estimates
-    if learned_all and ctx.profile.eta_source == "history":
-        learned = learned_all.get(job.id)
-        if learned is not None and learned > 0:
-            return learned if limit is None else min(learned, limit)
-    return math.inf if limit is None else limit
 
 
 def predicted_start_of(job: Job, now: datetime) -> datetime | None:
@@ -78,19 +67,23 @@ def estimate_all(ctx: CycleContext) -> None:
     plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
     out: list[Pend] = []
     ahead: list[Job] = list(ctx.admitted.values())
+    etas: dict[str, datetime | None] = {}
     for pend in ctx.pends:
         job = ctx.by_id[pend.job_id]
         reason = pend.reason
         done = plan.estimates.get(job.id)
         eta, why, waits, code = done if done is not None and reason.code != "WaitingForPreemption" \
             else plan.estimate(job, reason)
-        out.append(Pend(job.id, _record(ctx, job, reason, eta, why, waits, code, ahead)))
+        etas[job.id] = eta
+        out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
+                                          plan.reestimates)))
         ahead.append(job)
     ctx.pends[:] = out
 
 
 Estimated = tuple[datetime | None, str, tuple[str, ...], str]
-"""``(eta, why it is unknown, jobs it waits on, eta_code)``."""
+"""``(eta, why it is unknown — or, with an ETA, the note on re-estimated jobs it waits on —,
+jobs it waits on, eta_code)``."""
 
 
 class Plan:
@@ -103,13 +96,16 @@ class Plan:
     Attributes:
         estimates: per job id, the estimate already made (conservative backfill reserves jobs as
             they are visited).
+        reestimates: running jobs whose end was re-estimated because they ran past what was
+            expected (:func:`.runtimes.time_left`), by job id.
     """
 
     def __init__(self, ctx: CycleContext, *, at_end: bool) -> None:
         self.ctx = ctx
         nodes = len(ctx.state.nodes)
         self.by_node = nodes <= NODE_DETAIL or nodes * max(len(ctx.pends), 1) <= NODE_WORK
-        self.proj = _projection(ctx, self.by_node, at_end)
+        self.reestimates: dict[str, Reestimate] = {}
+        self.proj = _projection(ctx, self.by_node, at_end, self.reestimates)
         self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
                                                           if ln.ceiling is not None)}
         self._units: dict[str, tuple[int, ...]] = {}
@@ -176,6 +172,8 @@ class Plan:
         code = reason.code
         if code == "WaitingForPreemption":
             return reason.eta, reason.eta_reason, tuple(reason.details.get("victims", ())), "WaitingForPreemption"
+        if code == "MigPartitioned":  # no running job's end frees whole GPUs enough: an admin must re-partition
+            return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
         after = 0.0
@@ -188,10 +186,14 @@ class Plan:
         if not isinstance(demand, Demand):
             return demand
         est = self.proj.place(demand)
+        notes = [note for w in est.waits_on if (note := self.reestimates.get(w)) is not None]
         if est.start is None:
+            stuck = [n for n in notes if n.cause == "stop_overdue"]
+            if stuck:  # a stop that did not take: no honest start (case 032 without force-kill)
+                return None, "; ".join(n.message for n in stuck), est.waits_on, "HeldByTerminating"
             why = est.why + (f" ({', '.join(est.waits_on)})" if est.waits_on else "")
             return None, why, est.waits_on, "NoTimeLimit" if est.waits_on else "NotGpuBound"
-        return ctx.now + timedelta(seconds=est.start), "", est.waits_on, "Projected"
+        return ctx.now + timedelta(seconds=est.start), "; ".join(n.message for n in notes), est.waits_on, "Projected"
 
     # ------------------------------------------------------------------ conservative backfill
     def starts_now(self, job: Job) -> bool:
@@ -221,8 +223,9 @@ class Plan:
 
 
 # ---------------------------------------------------------------------------------- projection
-def _projection(ctx: CycleContext, by_node: bool, at_end: bool) -> Projection:
-    """Capacity units and quota lines as timelines (module doc)."""
+def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str, Reestimate]) -> Projection:
+    """Capacity units and quota lines as timelines (module doc); running jobs re-estimated
+    because they ran past what was expected are noted in ``notes``."""
     st, book, now = ctx.state, ctx.book, ctx.now
     owner_end: dict[str, float] = {}
     if at_end:
@@ -232,7 +235,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool) -> Projection:
                 owner_end[p.job_id] = start + expected_runtime(ctx, ctx.by_id[p.job_id])
     else:
         for owner in book.gpus:
-            stops = [_holder_end(ctx, h) for h in book.holders_on(book.pool([owner])) if h in ctx.in_flight]
+            stops = [_holder_end(ctx, h, notes) for h in book.holders_on(book.pool([owner])) if h in ctx.in_flight]
             owner_end[owner] = max(stops, default=0.0) + expected_runtime(ctx, book.jobs[owner])
     n_units = len(st.nodes) if by_node else len(st.pools)
     free_now = [st.node_free[n] for n in range(n_units)] if by_node else [p.free_whole for p in st.pools]
@@ -254,7 +257,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool) -> Projection:
         elif holder.startswith("\0"):
             continue
         else:
-            end, name = _holder_end(ctx, holder), holder
+            end, name = _holder_end(ctx, holder, notes), holder
         if gpus[0][1] == 1000 and not holding.extra and not (nominated and any(g in nominated for g, _ in gpus)):
             unit = holding.node if by_node else pool_of[holding.node]  # the common case: whole GPUs, one node
             if math.isinf(end):
@@ -282,12 +285,12 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool) -> Projection:
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
-    lines, line_forever = _lines(ctx)
+    lines, line_forever = _lines(ctx, notes)
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
                       line_forever=line_forever, enders=enders)
 
 
-def _lines(ctx: CycleContext) -> tuple[list[Timeline], list[list[str]]]:
+def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeline], list[list[str]]]:
     """Timelines of the quota lines that have a ceiling (in ``quota.lines`` order) and their
     holders without a known end."""
     quota = ctx.quota
@@ -301,7 +304,7 @@ def _lines(ctx: CycleContext) -> tuple[list[Timeline], list[list[str]]]:
         hit = [index[k] for k in keys if k in index]
         if not hit:
             continue
-        end = _holder_end(ctx, job_id)
+        end = _holder_end(ctx, job_id, notes)
         for i in hit:
             if math.isinf(end):
                 forever[i].append(job_id)
@@ -312,8 +315,9 @@ def _lines(ctx: CycleContext) -> tuple[list[Timeline], list[list[str]]]:
     return timelines, forever
 
 
-def _holder_end(ctx: CycleContext, holder: str) -> float:
-    """Seconds after now when ``holder`` (running, or admitted this cycle) releases its GPUs."""
+def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate]) -> float:
+    """Seconds after now when ``holder`` (running, or admitted this cycle) releases its GPUs
+    (always after now: :func:`.runtimes.time_left`; ``math.inf``: no known end)."""
     if holder in ctx.fresh:  # admitted now: runs its whole expected runtime from now
         return expected_runtime(ctx, ctx.admitted[holder])
     job = ctx.by_id.get(holder)
@@ -322,12 +326,12 @@ def _holder_end(ctx: CycleContext, holder: str) -> float:
         start = ctx.now
     else:
         start = job.started_at or job.admitted_at or ctx.now
-    ran = (ctx.now - start).total_seconds()
-    left = expected_runtime(ctx, job) - ran if job is not None else math.inf
-    if job is not None and job.stopping_since is not None:
-        stop = (job.stopping_since - ctx.now).total_seconds() + ctx.profile.grace_s
-        left = min(left, stop)
-    return max(left, 0.0)
+    if job is None:
+        return math.inf
+    left, note = time_left(ctx, job, start)
+    if note is not None:
+        notes[holder] = note
+    return left
 
 
 def _gate_opens(ctx: CycleContext, job: Job, reason: PendingReason) -> datetime | None:
@@ -351,17 +355,20 @@ def _next_period(now: datetime, period: str) -> datetime:
 
 # ---------------------------------------------------------------------------------- history
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
-            waits: tuple[str, ...], eta_code: str, ahead: list[Job]) -> PendingReason:
+            waits: tuple[str, ...], eta_code: str, ahead: list[Job],
+            reestimates: Mapping[str, Reestimate]) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, and predicted_start."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" else None
     capacity = _capacity(ctx, job)
     details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
+    if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
+        details["eta_note"] = why
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source
     basis: dict[str, Any] = {"since": ctx.now_iso, "capacity": capacity, "waits_on": list(waits)}
     old_basis = prev.details.get("eta_basis") if prev is not None else None
-    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job) if prev is not None else None
+    moved = _moved(ctx, prev, eta, capacity, old_basis, ahead, job, reestimates) if prev is not None else None
     if moved is not None:
         details["eta_moved"] = moved
         ctx.audit.append(AuditRecord(action="eta_moved", job_id=job.id, user=job.spec.user,
@@ -372,6 +379,27 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
                          position=reason.position, eta=eta, eta_reason=why if eta is None else "",
                          per_flavor=reason.per_flavor, predicted_start=eta if prev is None else prev.predicted_start)
+
+
+def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> PendingReason:
+    """``reason`` with its backfill clause's reservation time set to the reserved job's own ETA.
+
+    The EASY reservation (:mod:`.pending`) is when the reserved job fits at the latest — running
+    jobs ending at their time limits; the ETA projects expected ends. Both said "when X starts",
+    in two times on one line (new-user report, session 3). The reason now shows the ETA (the
+    latest time stays in ``details.backfill.reservation_latest``); the clause stays true, since a
+    job that could not finish before the later time cannot finish before the earlier one either.
+    """
+    info = reason.details.get("backfill")
+    if not isinstance(info, Mapping):
+        return reason
+    latest, eta = _parse(info.get("reservation")), etas.get(str(info.get("reserved_for")))
+    if latest is None or eta is None or eta >= latest:
+        return reason
+    message = reason.message.replace(f"reserved from {latest.isoformat()}", f"reserved from {eta.isoformat()}")
+    details = {**reason.details, "backfill": {**info, "reservation": eta.isoformat(),
+                                              "reservation_latest": latest.isoformat()}}
+    return replace(reason, message=message, details=details)
 
 
 def _capacity(ctx: CycleContext, job: Job) -> int:
@@ -385,7 +413,7 @@ def _capacity(ctx: CycleContext, job: Job) -> int:
 
 
 def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacity: int, basis: Any,
-           ahead: list[Job], job: Job) -> dict[str, Any] | None:
+           ahead: list[Job], job: Job, reestimates: Mapping[str, Reestimate]) -> dict[str, Any] | None:
     """The move record when the ETA moved by more than the margin since the last cycle (module doc)."""
     old = prev.eta
     margin = ctx.profile.eta_move_margin_s
@@ -400,7 +428,7 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
     if later:
         newer = [j for j in ahead if j.submitted_at is not None and j.submitted_at > since
                  and j.spec.priority.rank >= job.spec.priority.rank and j.id != job.id]
-        overran = [h for h in basis.get("waits_on", ()) if _overran(ctx, h)]
+        overran = [h for h in basis.get("waits_on", ()) if h in reestimates or _overran(ctx, h)]
         if capacity < int(basis.get("capacity", capacity)):
             cause = "capacity_lost"
         elif overran:
@@ -415,7 +443,8 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
         cause = "earlier"
     texts = {
         "capacity_lost": f"capacity of its GPU models fell from {basis.get('capacity')} to {capacity} GPUs",
-        "overran": f"{', '.join(jobs)} ran past {'its' if len(jobs) == 1 else 'their'} time limit",
+        "overran": "; ".join(reestimates[h].message if h in reestimates else f"{h} ran past its time limit"
+                             for h in jobs),
         "arrival": "higher-priority " if jobs and ctx.by_id.get(jobs[0]) is not None
         and ctx.by_id[jobs[0]].spec.priority.rank > job.spec.priority.rank else "",
         "reclaim": f"a reclaim for {', '.join(jobs)} took GPUs first",

@@ -141,8 +141,10 @@ def _clock(when: datetime, now: datetime | None) -> str:
 
 
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> str:
-    """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), or
-    ``ETA unknown: <why>`` where the core said why, else ``ETA unknown``."""
+    """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), then
+    ``, when j-1 ends`` when the core names the jobs it waits for, and ``; <note>`` when one of
+    them was re-estimated (it ran past what was expected); or ``ETA unknown: <why>`` where the
+    core said why, else ``ETA unknown``."""
     when = wire_time(reason.get("eta"))
     if when is None:
         details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
@@ -159,7 +161,14 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     if relative and now is not None:
         wait = (when - now).total_seconds()
         text += f" (in {format_duration(wait)})" if wait >= 1 else " (now)"
-    return text
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    waits = details.get("eta_waits_on")
+    if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
+        # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
+        text += f", when {_ids(waits)} {'ends' if len(waits) == 1 else 'end'}"
+    note = str(details.get("eta_note") or "").strip().rstrip(".")
+    return f"{text}; {note}" if note else text
 
 
 def unblock_sentence(reason: Mapping[str, Any]) -> str:

@@ -2379,7 +2379,10 @@ export interface operations {
     };
     requestLease: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description long-poll: answer as soon as the lease is granted or ended (not pending), or after this many milliseconds with it still pending; 0 answers at once */
+                wait_ms?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2404,7 +2407,10 @@ export interface operations {
     };
     getLease: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description long-poll: answer as soon as the lease is granted or ended (not pending), or after this many milliseconds with it still pending; 0 answers at once */
+                wait_ms?: number;
+            };
             header?: never;
             path: {
                 job_id: string;

@@ -219,8 +219,9 @@ def test_mig_profile_takes_one_free_mig_device() -> None:
             make_job("whole", submitted=4)]
     result = run_cycle(snapshot([node], jobs))
     assert {a.job_id: a.allocation.gpu_uuids for a in result.admits} == {"a": ("MIG-0",), "b": ("MIG-1",)}
-    assert {p.job_id: p.reason.code for p in result.pending} == {"c": "WaitingForCapacity"}
-    assert {r.job_id: r.reason.code for r in result.rejects} == {"d": "NoMatchingGpuModel", "whole": "Unschedulable"}
+    # a whole GPU waits for an admin to turn MIG mode off (case 022 r1), it is not refused
+    assert {p.job_id: p.reason.code for p in result.pending} == {"c": "WaitingForCapacity", "whole": "MigPartitioned"}
+    assert {r.job_id: r.reason.code for r in result.rejects} == {"d": "NoMatchingGpuModel"}
 
 
 # ------------------------------------------------------------------------------------------ preemption

@@ -16,9 +16,11 @@ import pytest
 from kubernetes import client
 
 from jupyter_sched.accounting.usage import usage_share
+from jupyter_sched.admission.fit import FitCheck
+from jupyter_sched.errors import UnschedulableError
 from jupyter_sched.executors.kubernetes import KubernetesConfig, KubernetesExecutor
 from jupyter_sched.inventory.kubernetes import KubernetesInventory, inventory_from_objects
-from jupyter_sched.model import Allocation, Inventory, Job, JobSpec, JobState, ResourceRequest
+from jupyter_sched.model import Allocation, Inventory, Job, JobSpec, JobState, QuotaSet, ResourceRequest
 from jupyter_sched.scheduling import run_cycle
 from jupyter_sched.scheduling.snapshot import CycleResult, Snapshot
 
@@ -97,10 +99,28 @@ def cycle(job: Job) -> CycleResult:
     return run_cycle(Snapshot(now=datetime(2026, 3, 2, tzinfo=timezone.utc), inventory=inventory(), jobs=(job,)))
 
 
-def test_case_022_r1_seven_whole_gpus_names_the_mig_partitioned_ones() -> None:
+def test_case_022_r1_seven_whole_gpus_pends_naming_the_mig_partitioned_ones() -> None:
     result = cycle(request("r1", gpus=7))
-    reasons = [r.reason.message for r in (*result.rejects, *result.pending) if r.job_id == "r1"]
-    assert reasons and "largest node has 6 whole GPUs (gpu-n1: 2 of 8 are MIG-partitioned)" in reasons[0]
+    assert (result.admits, result.rejects) == ((), ())
+    (pend,) = result.pending
+    assert pend.job_id == "r1"
+    assert pend.reason.code == "MigPartitioned"
+    assert pend.reason.message == "largest node has 6 whole GPUs (gpu-n1: 2 of 8 are MIG-partitioned)"
+    # the hint says what an admin can do: only nodes whose physical GPUs would hold 7 (gpu-n3 has 4)
+    assert pend.reason.unblock.startswith("an admin can re-partition MIG GPUs into whole GPUs")
+    assert "gpu-n1, gpu-n2)" in pend.reason.unblock and "gpu-n3" not in pend.reason.unblock
+    assert pend.reason.details["max_per_node"] == 6 and pend.reason.details["max_physical_per_node"] == 8
+    assert pend.reason.eta is None and "re-partitions" in pend.reason.eta_reason
+
+
+def test_case_022_r1_passes_the_submit_check_but_more_than_any_nodes_physical_gpus_is_refused() -> None:
+    check = FitCheck(run_cycle)
+    now = datetime(2026, 3, 2, tzinfo=timezone.utc)
+    check.check(request("r1", gpus=7), inventory(), QuotaSet(), now=now)  # pends: no error
+    with pytest.raises(UnschedulableError) as refused:
+        check.check(request("r9", gpus=9), inventory(), QuotaSet(), now=now)
+    assert str(refused.value).startswith("needs 9 GPUs of any model on one node but the largest node has 6 whole GPUs "
+                                         "(gpu-n1: 2 of 8 are MIG-partitioned)")
 
 
 def test_case_022_r2_is_placed_on_gpu_n2() -> None:

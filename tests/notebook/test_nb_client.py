@@ -51,8 +51,11 @@ ERRORS = [
     pytest.param(503, _error_body("store_error"), errors.StoreError, id="a 503 store error"),
     pytest.param(404, _error_body("some_future_code"), errors.NotFoundError,
                  id="an unknown code falls back to the status"),
-    pytest.param(403, '{"message": "Forbidden", "reason": null}', errors.AuthorizationError,
-                 id="jupyter_server's own 403 is an authorization error with a token hint"),
+    pytest.param(403, '{"message": "Forbidden", "reason": null}', errors.AuthenticationError,
+                 id="jupyter_server's own 403 is a refused token (an authorization error) with a token hint"),
+    pytest.param(403, json.dumps({"error": {"code": "forbidden", "message": "no", "field": None, "hint": None,
+                                            "details": {"credentials": "refused"}}}), errors.AuthenticationError,
+                 id="the extension's answer for Jupyter's auth refusal is a refused token"),
     pytest.param(500, "<html>oops</html>", errors.SchedError, id="an HTML 500 is a plain SchedError"),
 ]
 

@@ -127,6 +127,18 @@ async def test_a_kernel_shutdown_frees_its_lease_within_one_cycle(
     await wait_for(released, timeout_s=5.0)  # cycle_interval is 0.2 s; 5 s only bounds a broken run
 
 
+async def test_a_second_request_checks_the_model_against_the_gpus_it_remembers(start_kernel: StartKernel) -> None:
+    """Issue 17: a later %gpu request skips GET inventory (it remembers the models), and the checks
+    that read it stay right: an unknown model is still refused, a known one still granted."""
+    kernel = await start_kernel()
+    assert (await kernel.run("%gpu request 1")).error is None
+    assert (await kernel.run("%gpu release")).error is None
+    refused = await kernel.run("%gpu request 1 --model Z999")
+    assert refused.error is not None and "--model" in refused.text and "Traceback" not in refused.text
+    granted = await kernel.run("%gpu request 1 --model simulated")
+    assert granted.error is None and "Allocated GPU-" in granted.stdout, granted.text
+
+
 FAKE_TORCH = '''"""Stand-in for torch: a real CUDA runtime is unavailable on this machine (test double)."""
 class cuda:
     @staticmethod

@@ -199,8 +199,8 @@ def test_memory_per_gpu_no_gpu_has_is_refused_naming_memory_per_gpu(server: Embe
     assert error["details"]["reason"]["details"]["max_mib"] == 81920
     run = cli(server, "tok-ann", "submit", "--gpus", "1", "--mem-per-gpu", "200GiB", "--", "true")
     assert run.code == EXIT_REFUSED
-    assert run.err.startswith("jupyter-sched submit: --mem-per-gpu: asks for 200 GiB of memory per GPU; "
-                              "the most any GPU here has is 80 GiB. — Ask for at most 80 GiB per GPU.")
+    assert run.err.startswith("jupyter-sched submit: --mem-per-gpu: ") and "asks for 200 GiB of memory per GPU" in run.err
+    assert "the most any GPU here has is 80 GiB — ask for at most 80 GiB per GPU [unschedulable]" in run.err
 
 
 def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: Path) -> None:
@@ -208,12 +208,16 @@ def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: P
     env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "empty"), "PYTHONPATH": str(ROOT)})
     none = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=60)
     assert none.returncode == 3 and none.stderr.count("\n") == 1
-    assert "No jupyter_sched server found" in none.stderr and "--url URL --token TOKEN" in none.stderr
+    assert "jupyter-sched: no jupyter_sched server found" in none.stderr and "--url URL --token TOKEN" in none.stderr
     assert "connect(" not in none.stderr  # the Python API's spelling is for notebooks
     dead = subprocess.run([CLI, "--url", "http://127.0.0.1:9/", "status"], env=env, capture_output=True, text=True,
                           timeout=60)
     assert dead.returncode == 3 and "cannot reach the jupyter_sched server at http://127.0.0.1:9/" in dead.stderr
     assert "connect(" not in dead.stderr and "--url" in dead.stderr
+    # finding 9 of the second new-user run: said "(ConnectionRefusedError: [Errno 111] Connection refused)"
+    assert "nothing is listening there (connection refused)" in dead.stderr
+    assert "Errno" not in dead.stderr and "Error:" not in dead.stderr
+    assert ". —" not in none.stderr  # the message's own period does not run into the dash
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="util-linux `script` (a pseudo-terminal) is not installed")
@@ -308,7 +312,133 @@ def test_too_many_gpus_and_a_bad_time_limit_are_told_in_the_clis_terms(server: E
     big = cli(server, "tok-ann", "submit", "--gpus", "3", "--", "true")
     assert big.code == EXIT_REFUSED
     assert big.err.strip() == ("jupyter-sched submit: --gpus: needs 3 GPUs of any model on one node but the largest "
-                               "node has 2. — Ask for at most 2 GPUs per worker: no node here has more. [unschedulable]")
+                               "node has 2 — ask for at most 2 GPUs per worker: no node here has more [unschedulable]")
     forever = cli(server, "tok-ann", "submit", "--time-limit", "forever", "--", "true")
     assert forever.code == EXIT_REFUSED
     assert forever.err.startswith("jupyter-sched submit: --time-limit: cannot parse duration 'forever' — ")
+
+
+# ---- the second new-user run (/work/coord/findings-newuser.md, findings 3b, 6, 7, 8, 9, 11) ----
+
+
+def runtime_file(folder: Path, server: EmbeddedServer, token: str) -> dict[str, str]:
+    """A Jupyter runtime dir whose one ``jpserver-*.json`` describes ``server`` (as JupyterLab
+    writes it) with ``token``; returns the CLI's environment without any JUPYTER_SCHED_* variable."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"jpserver-{os.getpid()}.json").write_text(json.dumps(
+        {"url": server.url, "base_url": "/", "token": token, "pid": os.getpid(), "root_dir": "/"}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env.update({"JUPYTER_RUNTIME_DIR": str(folder), "PYTHONPATH": str(ROOT)})
+    return env
+
+
+def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_never_swapped(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """Finding 3b: a wrong or missing token was answered with the browser's advice (Authorization
+    header, _xsrf cookie); and without --url a wrong --token / JUPYTER_SCHED_TOKEN was silently
+    replaced by the discovered server's own token, so the command 'worked' with another identity."""
+    def run(*argv: str, env: dict[str, str]) -> Run:
+        done = subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120)
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    env = runtime_file(tmp_path / "runtime", server, "tok-ann")
+    found = run("status", env=env)  # the runtime file's token, as before
+    assert found.code == EXIT_OK and "user       ann" in found.out, found.err
+    as_bob = run("--token", "tok-bob", "status", env=env)  # an explicit token is the one sent
+    assert as_bob.code == EXIT_OK and "user       bob" in as_bob.out, as_bob.err
+    wrong = run("--token", "wrong", "status", env=env)
+    assert wrong.code == EXIT_REFUSED and wrong.out == ""
+    assert wrong.err.strip() == (
+        f"jupyter-sched status: the server at {server.url} refused the token given with --token — pass --token "
+        "TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`) or set JUPYTER_SCHED_TOKEN "
+        "[forbidden]")
+    from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
+    assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — pass --token" in from_env.err
+    bare = run("--url", server.url, "status", env=env)
+    assert bare.code == EXIT_REFUSED and "needs a token (none was given with --url) — pass --token" in bare.err
+    for answer in (wrong, from_env, bare):
+        assert "X-XSRFToken" not in answer.err and "Authorization" not in answer.err and "_xsrf" not in answer.err
+
+
+def test_a_huge_number_is_echoed_as_typed(server: EmbeddedServer) -> None:
+    """Finding 6: ``--gpus 99999999999999999999999`` came back as ``got 99999999999999991611392``
+    (the CLI sent a float); the magic and REST echo what was typed."""
+    huge = "99999999999999999999999"
+    run = cli(server, "tok-ann", "submit", "--gpus", huge, "--", "true")
+    assert run.code == EXIT_REFUSED
+    assert f"--gpus: gpus is implausibly large (got {huge})" in run.err and "1611392" not in run.err
+    cpu = cli(server, "tok-ann", "submit", "--cpu", huge, "--", "true")
+    assert cpu.code == EXIT_REFUSED and huge in cpu.err and "e+" not in cpu.err
+
+
+def test_rest_bounds_and_types_are_told_in_plain_words(server: EmbeddedServer) -> None:
+    """Findings 7 and 8 over real HTTP: ``limit`` too large named 2^62 in pydantic's words; a
+    missing field quoted the whole body as a Python dict; a non-object body named NoneType/list/str."""
+    ann = api(server, "tok-ann")
+    huge = ann.get("queue", params={"limit": "99999999999999999999999"}).json()["error"]
+    assert huge["message"] == "limit must be at most 10000 (got 99999999999999999999999)"
+    assert huge["field"] == "limit" and "leave limit out" in huge["hint"]
+    word = ann.get("queue", params={"limit": "abc"}).json()["error"]
+    assert word["message"] == "limit must be a whole number (got 'abc')" and "from 1 to 10000" in word["hint"]
+    jobs = ann.get("jobs", params={"limit": "5000"}).json()["error"]
+    assert jobs["message"] == "limit must be at most 1000 (got 5000)" and "(default: 500)" in jobs["hint"]
+    nameless = ann.post("definitions", json={"cron": "banana"}).json()["error"]
+    assert nameless["message"] == "name is required" and nameless["field"] == "name"
+    for body, kind in (("null", "null"), ("[]", "an array"), ('"x"', "a string"), ("3", "a number")):
+        answer = ann.post("jobs", content=body, headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400
+        assert answer.json()["error"]["message"] == f"body must be a JSON object (got {kind})"
+    typed = ann.post("jobs", json={"command": ["true"], "gpus": [1], "env": {"A": 1}}).json()["error"]
+    assert typed["message"] == "gpus must be a number or a string (got an array of 1)"
+
+
+def test_logs_of_a_job_without_output_says_so(server: EmbeddedServer) -> None:
+    """Finding 9: ``logs <pending job>`` printed nothing and exited 0, like a broken command."""
+    clear(server)
+    blocker = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    pending = submit(server, "tok-ann", gpus=1)
+    run = cli(server, "tok-ann", "logs", pending["id"])
+    assert run.code == EXIT_OK and run.out == ""
+    assert run.err.startswith(f"{pending['id']} is pending: no output yet")
+    clear(server)
+    quiet = submit(server, "tok-ann", gpus=1, command=["true"])
+    wait_state(server, "tok-ann", quiet["id"], "succeeded")
+    done = cli(server, "tok-ann", "logs", quiet["id"])
+    assert done.code == EXIT_OK and done.err.strip() == f"{quiet['id']} succeeded with no output"
+
+
+def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> None:
+    """Finding 9: ``queue --mine`` did not exist (cancel has it), and a bad option of a subcommand
+    was answered with the whole program's usage line."""
+    clear(server)
+    bobs = [submit(server, "tok-bob", gpus=2) for _ in range(2)]  # one runs, one waits
+    wait_state(server, "tok-bob", bobs[0]["id"], "running")
+    anns = submit(server, "tok-ann", gpus=1)
+    mine = cli(server, "tok-ann", "queue", "--mine")
+    assert mine.code == EXIT_OK, mine.err
+    rows = [line.split() for line in mine.out.splitlines()[1:]]
+    whole = api(server, "tok-ann").get("queue").json()
+    place = next(row for row in whole if row["id"] == anns["id"])["reason"]["position"]  # in the whole queue
+    assert len(whole) == 3 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
+        (anns["id"], "ann", "pending", str(place))]
+    nothing = cli(server, "tok-boss", "queue", "--mine")
+    assert nothing.out.strip() == "You have nothing pending or running."
+    bad = cli(server, "tok-ann", "queue", "--mine-only")
+    assert bad.code == EXIT_USAGE
+    assert bad.err.startswith("usage: jupyter-sched queue ") and "unrecognized arguments: --mine-only" in bad.err
+    assert "[--url URL]" not in bad.err
+
+
+def test_wait_takes_for_and_timeout_alike(server: EmbeddedServer) -> None:
+    """Finding 11: ``%schedule wait`` took --timeout and ``jupyter-sched wait`` only --for; both
+    surfaces take both now (--for documented, --timeout its alias)."""
+    clear(server)
+    blocker = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    waiting = submit(server, "tok-ann", gpus=1)
+    for option in ("--for", "--timeout"):
+        run = cli(server, "tok-ann", "wait", waiting["id"], option, "1s")
+        assert run.code == EXIT_TIMEOUT, (option, run.err)
+        assert run.out.startswith(f"still pending after 1 s: job {waiting['id']}")
+    assert "--for DURATION, --timeout DURATION" in cli(server, "tok-ann", "wait", "--help").out

@@ -94,7 +94,7 @@ async def test_no_server_is_one_line_and_exit_3(cli: Any, tmp_path: Path) -> Non
     env["JUPYTER_RUNTIME_DIR"] = str(tmp_path / "empty-runtime")
     run = await cli("queue", environ=env)
     assert run.code == EXIT_NO_SERVER
-    assert run.err.count("\n") == 1 and "No jupyter_sched server found" in run.err
+    assert run.err.count("\n") == 1 and "no jupyter_sched server found" in run.err.lower()
 
 
 async def test_a_bad_command_line_is_exit_2(cli: Any) -> None:

@@ -37,6 +37,7 @@ from .jobs import (
     PendingReason,
     QueueEntry,
     SubmitJobRequest,
+    WaitLeaseRequest,
     WorkerGroupRequest,
 )
 from .quotas import (
@@ -121,6 +122,7 @@ __all__ = [
     "UnattributedGpu",
     "UsageReportRow",
     "UsageRow",
+    "WaitLeaseRequest",
     "WasteRow",
     "parse",
 ]

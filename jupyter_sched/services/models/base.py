@@ -7,22 +7,25 @@ describe what the API answers; they are built from the core's codec dicts and se
 :meth:`ResponseModel.to_wire`. Semantic checks (can this request run, may this caller ask)
 belong to :mod:`jupyter_sched.admission` and the codec's validation, not here.
 
-:func:`parse` turns pydantic's errors into the package's one error tree: a
-:class:`~jupyter_sched.errors.ValidationError` naming the field, the value's type and a hint
-taken from the field's ``examples``.
+:func:`parse` turns pydantic's errors into the package's one error tree through ONE formatter,
+:func:`request_error`: a :class:`~jupyter_sched.errors.ValidationError` naming the field, saying
+in plain words what it must be (with the real bound) and what came, and a hint with the allowed
+range or an example from the field's ``examples``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TypeVar
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import ValidationError
+from ...errors import ValidationError, json_kind, shown
 
-__all__ = ["CodecView", "ErrorBody", "ErrorResponse", "QueryModel", "RequestModel", "ResponseModel", "parse"]
+__all__ = ["CodecView", "ErrorBody", "ErrorResponse", "QueryModel", "RequestModel", "ResponseModel", "parse",
+           "request_error"]
 
 
 class RequestModel(BaseModel):
@@ -87,19 +90,23 @@ def parse(model: type[M], data: Any, *, where: str = "body") -> M:
     Args:
         model: the request model.
         data: decoded JSON (a body) or a dict of query arguments.
-        where: what ``data`` is, for errors about the whole of it (``body``).
+        where: what ``data`` is, for errors about the whole of it (``body``); ``query`` when the
+            values are query-string text.
 
     Raises:
         ValidationError: naming the first bad field (``field``), or ``where`` when ``data`` is not
-            an object; the hint gives an example value or the known fields.
+            an object; the message says in plain words what the field must be and what came
+            (``limit must be at most 10000 (got 99999999999999999999999)``, ``name is required``,
+            ``gpus must be a number or a string (got an array of 1)``), the hint the allowed range
+            or an example value (see :func:`request_error`).
     """
     if not isinstance(data, dict):
-        raise ValidationError(f"{where} must be a JSON object (got {type(data).__name__})", field=where,
+        raise ValidationError(f"{where} must be a JSON object (got {json_kind(data)})", field=where,
                               hint="wrap the fields in {...}")
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise _translate(model, exc, data, where) from None
+        raise request_error(model, exc, data, where) from None
 
 
 def _field_names(model: type[BaseModel], seen: set[type[BaseModel]] | None = None) -> set[str]:
@@ -119,36 +126,187 @@ def _field_names(model: type[BaseModel], seen: set[type[BaseModel]] | None = Non
     return names
 
 
-def _translate(model: type[BaseModel], exc: pydantic.ValidationError, data: dict[str, Any],
-               where: str) -> ValidationError:
+_KINDS = {
+    "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+    "float_type": "a number", "float_parsing": "a number", "decimal_type": "a number",
+    "string_type": "a string", "bool_type": "true or false", "bool_parsing": "true or false",
+    "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",
+    "list_type": "an array", "tuple_type": "an array", "none_required": "null",
+}
+"""pydantic's type errors → the JSON kind the field takes, in words (a union lists each)."""
+
+_ABSENT = object()
+
+
+def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: dict[str, Any],
+                  where: str) -> ValidationError:
+    """THE formatter of request-model errors: every refusal of a body or query string by its
+    model reads the same way, in words, with the real bounds — never pydantic's wording, a Python
+    repr or a type name.
+
+    ``name is required`` · ``unknown field 'cron'`` · ``limit must be at most 10000 (got
+    99999999999999999999999)`` · ``priority must be 'high', 'normal' or 'low' (got 'urgent')`` ·
+    ``gpus must be a number or a string (got an array of 1)`` · ``groups[0].name is required``.
+    The error's ``field`` is the model field's name (as before); the hint gives the allowed range
+    (and what leaving the field out means) or an example value.
+    """
     errors = exc.errors(include_url=False)
     first = errors[0]
-    loc = [part for part in first["loc"]]
+    loc = list(first["loc"])
     if not loc:
-        return ValidationError(f"{where}: {first['msg']}", field=where, hint="see openapi.yaml for the fields")
+        return ValidationError(f"{where} must be a JSON object (got {json_kind(data)})", field=where,
+                               hint="wrap the fields in {...}")
     if first["type"] == "extra_forbidden":
         name = str(loc[-1])
         owner = _owner(model, loc)
         known = ", ".join(sorted(owner.model_fields))
-        return ValidationError(f"unknown field {name!r}", field=name, hint=f"known fields: {known}")
+        inside = _path(_place(data, loc[:-1]))
+        return ValidationError(f"unknown field {shown(name)}" + (f" in {inside}" if inside else ""), field=name,
+                               hint=f"known fields: {known}")
     names = _field_names(model)
     name = next((str(p) for p in reversed(loc) if isinstance(p, str) and p in names), str(loc[0]))
-    same = [e["msg"] for e in errors if e["loc"][:1] == first["loc"][:1]]
-    value: Any = data
+    info = _owner(model, loc).model_fields.get(name) or model.model_fields.get(name)
+    # a union's alternatives all report at the same place, each under its own tag (``gpus.int``,
+    # ``gpus.str``): the place is the part of the location that exists in the data
+    place = _place(data, loc, missing=first["type"] == "missing")
+    same = [e for e in errors if _place(data, list(e["loc"]), missing=e["type"] == "missing") == place]
+    path = _path(place) or name
+    value = _value_at(data, place)
+    if first["type"] == "missing" or value is _ABSENT:
+        return ValidationError(f"{path} is required", field=name, hint=_example(info) or "see openapi.yaml")
+    got = _shown_query(value) if where == "query" else shown(value)
+    bound = _bound(first)
+    if bound is not None:
+        return ValidationError(f"{path} {bound} (got {got})", field=name, hint=_range_hint(name, info))
+    kinds = list(dict.fromkeys(_KINDS[e["type"]] for e in same if e["type"] in _KINDS))
+    if kinds:
+        if "a number" in kinds and "a whole number" in kinds:
+            kinds.remove("a whole number")
+        what = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+        bounded = _limits(info) != (None, None)
+        return ValidationError(f"{path} must be {what} (got {got})", field=name,
+                               hint=_range_hint(name, info) if bounded else _example(info) or _range_hint(name, info))
+    return ValidationError(f"{path} {_phrase(first)} (got {got})", field=name, hint=_example(info) or "see openapi.yaml")
+
+
+def _path(loc: list[Any]) -> str:
+    """``groups[0].name`` from pydantic's location parts."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _place(data: Any, loc: list[Any], *, missing: bool = False) -> list[Any]:
+    """The parts of ``loc`` that index into ``data`` (field names, array indices, object keys),
+    plus, for a ``missing`` error, the missing field's name; a union's branch tags (``int``,
+    ``str``) are left out."""
+    place: list[Any] = []
+    value = data
     for part in loc:
         if isinstance(value, dict) and part in value:
             value = value[part]
-        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
             value = value[part]
-        if part == name:
+        elif missing and isinstance(value, dict) and isinstance(part, str) and part is loc[-1]:
+            place.append(part)  # a required field that is missing
             break
-    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-    detail = "; or ".join(dict.fromkeys(m[0].lower() + m[1:] for m in same[:3]))
-    info = _owner(model, loc).model_fields.get(name) or model.model_fields.get(name)
+        else:
+            continue
+        place.append(part)
+    return place
+
+
+def _value_at(data: Any, loc: list[Any]) -> Any:
+    value = data
+    for part in loc:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+        else:
+            return _ABSENT
+    return value
+
+
+def _shown_query(text: Any) -> str:
+    """A query argument as typed: a number bare (``99999999999999999999999``), other text quoted."""
+    if isinstance(text, str) and re.fullmatch(r"[+-]?\d+(\.\d+)?", text):
+        return text
+    return shown(text)
+
+
+def _bound(error: Any) -> str | None:
+    """``must be at most 1000`` for pydantic's bound errors (numbers and lengths); else None."""
+    ctx = error.get("ctx") or {}
+    kind = error["type"]
+    words = {"less_than_equal": ("le", "must be at most {}"), "less_than": ("lt", "must be less than {}"),
+             "greater_than_equal": ("ge", "must be at least {}"), "greater_than": ("gt", "must be more than {}"),
+             "string_too_long": ("max_length", "must be at most {} characters long"),
+             "string_too_short": ("min_length", "must be at least {} characters long"),
+             "too_long": ("max_length", "must have at most {} items"),
+             "too_short": ("min_length", "must have at least {} items")}
+    if kind not in words or words[kind][0] not in ctx:
+        return None
+    key, text = words[kind]
+    return text.format(_plain(ctx[key]))
+
+
+def _phrase(error: Any) -> str:
+    """Any other pydantic error, in words (``must be 'high', 'normal' or 'low'``)."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "literal_error" and "expected" in ctx:
+        return f"must be {ctx['expected']}"
+    if kind in ("finite_number",):
+        return "must be a finite number"
+    message = str(error.get("msg") or "is not valid")
+    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    message = message.replace("Input should be", "must be").replace("input should be", "must be")
+    return message[:1].lower() + message[1:]
+
+
+def _example(info: Any) -> str | None:
     examples = (info.examples or []) if info is not None else []
-    hint = f"e.g. {json.dumps(examples[0])}" if examples else (info.description if info is not None and info.description
-                                                               else "see openapi.yaml for this field")
-    return ValidationError(f"{name}: {detail} (got {shown})", field=name, hint=hint)
+    return f"e.g. {json.dumps(examples[0])}" if examples else None
+
+
+def _limits(info: Any) -> tuple[Any, Any]:
+    """The field's ``(ge, le)`` bounds (None where unbounded)."""
+    low = high = None
+    for item in getattr(info, "metadata", None) or ():
+        low = getattr(item, "ge", None) if getattr(item, "ge", None) is not None else low
+        high = getattr(item, "le", None) if getattr(item, "le", None) is not None else high
+    return low, high
+
+
+def _plain(number: Any) -> str:
+    return str(int(number)) if isinstance(number, float) and number.is_integer() else str(number)
+
+
+def _range_hint(name: str, info: Any) -> str:
+    """``give a whole number from 1 to 1000, or leave limit out (default: 500)``."""
+    if info is None:
+        return "see openapi.yaml for this field"
+    low, high = _limits(info)
+    annotation = str(info.annotation)
+    noun = ("true or false" if info.annotation is bool else
+            "a whole number" if info.annotation is int or annotation.startswith("int") else "a number")
+    if low is not None and high is not None:
+        text = f"give {noun} from {_plain(low)} to {_plain(high)}"
+    elif low is not None:
+        text = f"give {noun} of at least {_plain(low)}"
+    elif high is not None:
+        text = f"give {noun} of at most {_plain(high)}"
+    elif info.annotation in (int, float, bool):
+        text = f"give {noun}"
+    else:
+        text = _example(info) or "see openapi.yaml for this field"
+    if info.is_required():
+        return text
+    found = re.search(r"\(default:? ([^)]*)\)", info.description or "")
+    default = found.group(1) if found else (None if info.default is None or info.default is False
+                                            else json.dumps(info.default))
+    return f"{text}, or leave {name} out" + (f" (default: {default})" if default else "")
 
 
 def _owner(model: type[BaseModel], loc: list[Any]) -> type[BaseModel]:

@@ -45,7 +45,11 @@ Number = int | float
 MAX_LOG_CHUNK = 1 << 20
 """Most bytes one logs call returns (bounded memory per request)."""
 MAX_QUERY_INT = 2**62
-"""Largest integer query argument (offsets and limits fit in 64-bit file offsets)."""
+"""Largest byte offset a logs query takes (offsets fit in 64-bit file offsets)."""
+QUEUE_LIMIT_MAX = 10_000
+"""Most pending entries one ``GET queue?limit=`` lists (each is a few KiB to validate and send;
+leave ``limit`` out for the first 1000 plus all of your own). ``jupyter-sched queue --limit``
+holds the same bound (``cli/commands.py``; a test keeps the two equal)."""
 
 
 class WorkerGroupRequest(RequestModel):
@@ -132,7 +136,7 @@ class GetQueueRequest(QueryModel):
     """``GET queue``: the whole queue, or its head (a terminal shows the first lines; a busy
     server holds thousands of pending jobs, and each entry is a few KiB)."""
 
-    limit: int | None = Field(default=None, ge=1, le=MAX_QUERY_INT, examples=[50],
+    limit: int | None = Field(default=None, ge=1, le=QUEUE_LIMIT_MAX, examples=[50],
                               description="at most this many pending entries, the first in queue order "
                                           "(default: the first 1000 plus all of your own); work holding "
                                           "GPUs is always listed")
@@ -144,6 +148,19 @@ class GetJobLogsRequest(QueryModel):
     offset: int = Field(default=0, ge=0, le=MAX_QUERY_INT, examples=[0], description="byte offset; pass back next_offset")
     limit: int = Field(default=65536, ge=1, le=MAX_LOG_CHUNK, examples=[65536], description="bytes, at most 1 MiB")
     follow: bool = Field(default=False, description="long-poll up to 25 s for new text")
+
+
+MAX_LEASE_WAIT_MS = 25_000
+"""Longest ``wait_ms`` of ``POST leases`` / ``GET leases/{id}``: under proxy idle timeouts, as the
+log follow's long poll."""
+
+
+class WaitLeaseRequest(QueryModel):
+    """``POST leases`` and ``GET leases/{id}``: answer once the lease is decided, up to ``wait_ms``."""
+
+    wait_ms: int = Field(default=0, ge=0, le=MAX_LEASE_WAIT_MS, examples=[5000],
+                         description="long-poll: answer as soon as the lease is granted or ended (not pending), "
+                                     "or after this many milliseconds with it still pending; 0 answers at once")
 
 
 class KeepaliveLeaseRequest(RequestModel):

@@ -1,0 +1,88 @@
+"""Long-polling leases: ``POST leases?wait_ms=`` and ``GET leases/{id}?wait_ms=`` answer once decided.
+
+``%gpu request 1`` used to send ``POST leases`` and then poll ``GET leases/{id}`` every 25 ms until
+the engine had granted it: at least two round trips and, on average, half a poll interval of
+waiting after the grant (issue 17: lease p50 <= 20 ms). With ``wait_ms`` the request itself waits,
+on the event loop (no thread held), for the engine's ``lease`` event of that lease, and answers as
+soon as the lease is no longer waiting in the queue — granted (``admitted``/``running``) or ended
+— or after ``wait_ms`` with the lease still ``pending`` (the client then shows the reason and asks
+again). The event only wakes the request; the answer is always re-read through the service, so it
+is the caller's view of the stored lease, exactly as a plain ``GET`` would give.
+
+The subscription is taken *before* the lease is submitted (or read), so an engine that decides
+within the submit's own round trip cannot be missed; an event stream that drops this waiter (it
+fell behind) or a server stopping ends the wait early with a fresh read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..services.models import Job
+from .events import EventHub, Subscription
+
+__all__ = ["LeaseWaiter", "waiting"]
+
+_WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+def waiting(state: str) -> bool:
+    """True while a lease in ``state`` still waits in the queue for GPUs."""
+    return state in _WAITING_STATES
+
+
+class LeaseWaiter:
+    """Wait on ``hub`` for one of ``user``'s leases to leave the queue (see module docstring).
+
+    Use as ``with LeaseWaiter(hub, user) as waiter: lease = ...; lease = await waiter.decided(...)``.
+
+    Args:
+        hub: the server's event hub (engine events on the loop).
+        user: whose lease events to keep (the others are skipped before they are queued).
+    """
+
+    def __init__(self, hub: EventHub, user: str) -> None:
+        self._hub = hub
+        self._user = user
+        self._sub: Subscription | None = None
+
+    def _view(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        data = event.get("data")
+        if event.get("type") != "lease" or not isinstance(data, dict) or data.get("user") != self._user:
+            return None
+        return event
+
+    def __enter__(self) -> LeaseWaiter:
+        self._sub = self._hub.subscribe(self._view)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._sub is not None:
+            self._hub.unsubscribe(self._sub)
+            self._sub = None
+
+    async def decided(self, lease: Job, wait_ms: int, reread: Callable[[], Awaitable[Job]]) -> Job:
+        """``lease`` once it no longer waits (re-read with ``reread``), or as it stands after
+        ``wait_ms`` milliseconds; ``lease`` itself when it was decided already or ``wait_ms`` is 0."""
+        if wait_ms <= 0 or not waiting(lease.state) or self._sub is None:
+            return lease
+        deadline = time.monotonic() + wait_ms / 1000
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return await reread()
+            try:
+                event = await self._sub.next(left)
+            except EOFError:  # dropped or the server stops: answer what is stored now
+                return await reread()
+            if event is None:  # wait_ms passed without a word about it
+                return await reread()
+            data = event["data"]
+            if data.get("id") != lease.id or waiting(str(data.get("state", ""))):
+                continue
+            fresh = await reread()
+            if not waiting(fresh.state):
+                return fresh
+            lease = fresh  # requeued again meanwhile: keep waiting for the next decision

@@ -1,0 +1,99 @@
+"""How long jobs are expected to run, and how long a running job still has, for ETAs.
+
+:func:`expected_runtime` is a job's expected runtime from its start: its time limit (the queue's
+default or maximum when it gave none), or with the profile's ``eta_source="history"`` the runtime
+learned from past runs where shorter (``Snapshot.runtime_estimates``).
+
+:func:`time_left` is what a *running* job still has, conditioned on how long it has already run:
+a job still running at its expected end is not about to free its GPUs "now" (a projection that
+said so put the ETA of everything behind it in the past, then called it unknown — the new-user
+report of session 3). It is re-estimated instead, and the re-estimate says why:
+
+* ran past its learned runtime, under its limit: the learned figure was wrong for this run, so
+  it is expected to run to its limit (the only bound known to hold);
+* ran past its time limit (the executor is stopping it, or is about to): it ends within the
+  grace period of the stop;
+* asked to stop longer ago than the grace period (a kill that did not take, a pod stuck
+  Terminating): no honest end — ``math.inf``, and the jobs behind it say so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..model import Job
+from ..model.units import format_duration
+from ..queues.limits import effective_limit
+from .context import CycleContext
+
+__all__ = ["MIN_LEFT_S", "Reestimate", "expected_runtime", "time_left"]
+
+MIN_LEFT_S = 1.0
+"""The least a running job is given still to run: it holds its GPUs at this cycle, so it ends after now."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reestimate:
+    """Why a running job's end was re-estimated.
+
+    Attributes:
+        job_id: the running job.
+        cause: ``"past_expected"`` (ran past its learned runtime), ``"past_limit"`` (ran past
+            its time limit; being stopped) or ``"stop_overdue"`` (did not stop within the grace period).
+        message: one clause naming the job, e.g. ``"j-1 ran past its expected 20s, so it is now
+            expected to run to its 3m time limit"``.
+    """
+
+    job_id: str
+    cause: str
+    message: str
+
+
+def expected_runtime(ctx: CycleContext, job: Job) -> float:
+    """Seconds ``job`` is expected to run from its start, for ETAs (``math.inf``: unknown)."""
+    limit = job.spec.time_limit_s
+    if limit is None:
+        limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    learned_all = ctx.snap.runtime_estimates
+    if learned_all and ctx.profile.eta_source == "history":
+        learned = learned_all.get(job.id)
+        if learned is not None and learned > 0:
+            return learned if limit is None else min(learned, limit)
+    return math.inf if limit is None else limit
+
+
+def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Reestimate | None]:
+    """Seconds until the running ``job`` (started at ``start``) frees its GPUs, and the
+    re-estimate when it ran past what was expected (module doc).
+
+    Returns:
+        ``(seconds > 0 or math.inf, Reestimate or None)``.
+    """
+    now = ctx.now
+    grace = ctx.profile.grace_s
+    if job.stopping_since is not None:
+        stop_left = (job.stopping_since - now).total_seconds() + grace
+        if stop_left <= 0:
+            return math.inf, Reestimate(job.id, "stop_overdue", f"{job.id} did not stop within the "
+                                        f"{format_duration(grace)} grace period")
+    ran = (now - start).total_seconds()
+    expected = expected_runtime(ctx, job)
+    left = expected - ran
+    if job.stopping_since is not None:  # being stopped: it ends by its grace deadline at the latest
+        stop_left = (job.stopping_since - now).total_seconds() + grace
+        return max(min(left, stop_left) if left > 0 else stop_left, MIN_LEFT_S), None
+    note: Reestimate | None = None
+    if left <= 0:
+        limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+        if limit is not None and ran < limit:
+            left = limit - ran
+            note = Reestimate(job.id, "past_expected", f"{job.id} ran past its expected {format_duration(expected)}, "
+                              f"so it is now expected to run to its {format_duration(limit)} time limit")
+        else:
+            left = grace
+            shown = format_duration(limit if limit is not None else expected)
+            note = Reestimate(job.id, "past_limit", f"{job.id} ran past its {shown} time limit and is expected "
+                              f"to stop within the {format_duration(grace)} grace period")
+    return max(left, MIN_LEFT_S), note

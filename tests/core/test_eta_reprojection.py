@@ -1,0 +1,122 @@
+"""A projected start that has passed is re-projected, names what it waits on, and agrees with the reason.
+
+New-user report (session 3, finding 1), on 4 simulated GPUs:
+
+    jupyter-sched submit --gpus 4 --time-limit 3m --name hold -- sleep 120
+    jupyter-sched submit --gpus 2 --time-limit 1m --name res -- sleep 1
+    jupyter-sched submit --gpus 1 --name nolimit -- sleep 1
+    jupyter-sched queue        # ~20 s later, once the projected start has passed
+
+``hold``'s learned runtime (its user's earlier ``sleep`` runs) was shorter than it really ran, so
+once that time passed the projection freed its GPUs "now", the strict search found no later change,
+and both waiting jobs read "unknown: it waits on something other than GPUs freeing up; no running
+job's end changes that" — while ``nolimit``'s reason said ``res`` was reserved from 04:54 and the
+ETA column said 04:51.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from core_builders import T0, make_job, make_node, running, snapshot
+
+from jupyter_sched.model import Job, PendingReason
+from jupyter_sched.model.codec import reason_to_dict
+from jupyter_sched.scheduling import SchedulingProfile, run_cycle
+from jupyter_sched.wording import render_reason
+
+
+def _secs(s: float) -> datetime:
+    return T0 + timedelta(seconds=s)
+
+
+def _report_jobs() -> list[Job]:
+    return [running(make_job("hold", gpus=4, time_limit_s=180), "n1", started=0),
+            make_job("res", gpus=2, time_limit_s=60, submitted=0.05),
+            make_job("nolimit", gpus=1, submitted=0.1)]
+
+
+def _cycle_at(seconds: float, jobs: list[Job], learned: dict[str, float],
+              profile: SchedulingProfile | None = None) -> dict[str, PendingReason]:
+    snap = replace(snapshot([make_node("n1", gpus=4)], jobs, now=_secs(seconds)), runtime_estimates=learned)
+    return {p.job_id: p.reason for p in run_cycle(snap, profile).pending}
+
+
+def test_finding_1_a_job_waiting_only_for_gpus_is_re_projected_once_the_holder_outlives_its_learned_runtime() -> None:
+    before = _cycle_at(10, _report_jobs(), {"hold": 20.0})
+    assert before["res"].eta == _secs(20) and before["res"].details["eta_waits_on"] == ["hold"]
+
+    after = _cycle_at(40, _report_jobs(), {"hold": 20.0})  # hold was expected to end at 20 s; still running
+    for job_id in ("res", "nolimit"):
+        reason = after[job_id]
+        assert reason.details["eta_code"] == "Projected", reason.eta_reason
+        assert reason.eta == _secs(180)  # re-estimated: it runs to its 3m limit at the latest, never "now"
+        assert reason.details["eta_waits_on"] == ["hold"]
+        assert reason.details["eta_note"] == "hold ran past its expected 20s, so it is now expected to run to " \
+                                             "its 3m time limit"
+    text = render_reason(reason_to_dict(after["res"]), now=_secs(40), relative=True)
+    assert text.eta == ("ETA 12:03 UTC (in 2m20s), when hold ends; hold ran past its expected 20s, so it is now "
+                        "expected to run to its 3m time limit")
+    assert "other than GPUs" not in text.line
+
+
+def test_finding_1_the_reason_s_reservation_and_the_eta_name_one_start_time() -> None:
+    for seconds in (10, 40):  # before the learned end (ETA < the limit-based reservation) and after it
+        reasons = _cycle_at(seconds, _report_jobs(), {"hold": 20.0})
+        res_eta = reasons["res"].eta
+        assert res_eta is not None
+        backfill = reasons["nolimit"].details["backfill"]
+        assert backfill["reserved_for"] == "res" and backfill["reservation"] == res_eta.isoformat()
+        assert f"reserved from {res_eta.isoformat()}" in reasons["nolimit"].message
+        text = render_reason(reason_to_dict(reasons["nolimit"]), now=_secs(seconds))
+        clock = f"{res_eta:%H:%M} UTC"
+        assert f"reserved from {clock}" in text.summary and text.eta.startswith(f"ETA {clock}")
+    early = _cycle_at(10, _report_jobs(), {"hold": 20.0})["nolimit"].details["backfill"]
+    assert early["reservation_latest"] == _secs(180).isoformat()  # the EASY bound, kept as data
+
+
+def test_a_job_behind_a_queued_reservation_names_that_job() -> None:
+    jobs = [running(make_job("hold", gpus=4, time_limit_s=180), "n1", started=0),
+            make_job("res", gpus=4, time_limit_s=60, submitted=0.05),
+            make_job("nolimit", gpus=1, submitted=0.1)]
+    reasons = _cycle_at(10, jobs, {})
+    assert reasons["nolimit"].eta == _secs(240)
+    assert reasons["nolimit"].details["eta_waits_on"][0] == "res"
+    text = render_reason(reason_to_dict(reasons["nolimit"]), now=_secs(10))
+    assert text.eta.startswith("ETA 12:04 UTC, when res")
+
+
+def test_a_running_job_past_its_time_limit_is_expected_to_stop_within_the_grace_period() -> None:
+    reasons = _cycle_at(200, _report_jobs(), {}, SchedulingProfile(grace_s=30))  # hold's 180 s limit passed
+    res = reasons["res"]
+    assert res.eta == _secs(230) and res.details["eta_code"] == "Projected"
+    assert res.details["eta_note"] == "hold ran past its 3m time limit and is expected to stop within the 30s " \
+                                      "grace period"
+
+
+def test_a_stop_that_did_not_take_makes_the_eta_unknown_and_names_the_job() -> None:
+    stuck = replace(_report_jobs()[0], stopping_since=_secs(100))
+    reasons = _cycle_at(200, [stuck, *_report_jobs()[1:]], {}, SchedulingProfile(grace_s=30))
+    res = reasons["res"]
+    assert res.eta is None and res.details["eta_code"] == "HeldByTerminating"
+    assert res.eta_reason == "hold did not stop within the 30s grace period"
+
+
+def test_no_pending_eta_is_ever_in_the_past_while_the_holder_runs() -> None:
+    for seconds in range(0, 400, 15):
+        for job_id, reason in _cycle_at(seconds, _report_jobs(), {"hold": 20.0}).items():
+            assert reason.eta is not None and reason.eta > _secs(seconds), (seconds, job_id, reason.eta_reason)
+
+
+def test_an_eta_moved_by_a_holder_outliving_its_learned_runtime_says_so() -> None:
+    jobs = _report_jobs()
+    snap = replace(snapshot([make_node("n1", gpus=4)], jobs, now=_secs(10)), runtime_estimates={"hold": 20.0})
+    first = {p.job_id: p.reason for p in run_cycle(snap, SchedulingProfile(eta_move_margin_s=60)).pending}
+    queued = [j if j.id == "hold" else replace(j, reason=first[j.id]) for j in jobs]
+    snap = replace(snap, jobs=tuple(queued), now=_secs(40))
+    moved = {p.job_id: p.reason for p in run_cycle(snap, SchedulingProfile(eta_move_margin_s=60)).pending}
+    record = moved["res"].details["eta_moved"]
+    assert (record["cause"], record["jobs"]) == ("overran", ["hold"])
+    assert record["message"].endswith("hold ran past its expected 20s, so it is now expected to run to its 3m "
+                                      "time limit")

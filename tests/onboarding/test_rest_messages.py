@@ -1,0 +1,119 @@
+"""Every refusal a request model answers reads in plain words (new-user findings 7 and 8).
+
+A second new user met pydantic's wording (``input should be less than or equal to
+4611686018427387904``, ``unable to parse string as an integer``), a Python dict repr of the whole
+body (``name: field required (got {'cron': 'banana'})``) and Python type names (``got NoneType``).
+The whole kind: every request and query model of the REST API, every field, fed the wrong kinds of
+value, answers through the one formatter (``services.models.base.request_error``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from jupyter_sched.errors import ValidationError, json_kind, shown
+from jupyter_sched.services.models import accounting, definitions, jobs, quotas, system, telemetry
+from jupyter_sched.services.models.base import QueryModel, RequestModel, parse
+from jupyter_sched.services.models.jobs import QUEUE_LIMIT_MAX
+
+
+def _subclasses(cls: type[Any]) -> set[type[Any]]:
+    found = set(cls.__subclasses__())
+    for sub in list(found):
+        found |= _subclasses(sub)
+    return found
+
+
+MODULES = (accounting, definitions, jobs, quotas, system, telemetry)
+REQUEST_MODELS = sorted((cls for cls in _subclasses(RequestModel) | _subclasses(QueryModel)
+                         if any(cls.__module__ == module.__name__ for module in MODULES)),
+                        key=lambda cls: cls.__name__)
+
+NOT_OURS = re.compile(r"[Ii]nput should|field required|unable to (parse|interpret)|valid (integer|number|string|"
+                      r"dictionary|list|boolean)|instance of|NoneType|\b(dict|list|str|int|float|bool)\b|\{'|\['|"
+                      r"Value error")
+
+BODY_VALUES: list[Any] = [None, True, 3, 2.5, 10**23, "x", [], [1, "a"], {}, {"a": 1}]
+QUERY_VALUES = ["99999999999999999999999", "abc", "-1", "0", "1.5", "maybe"]
+
+
+def _refusals(model: type[Any]) -> list[tuple[str, ValidationError]]:
+    found = []
+    query = issubclass(model, QueryModel)
+    required = {name: "x" for name, info in model.model_fields.items() if info.is_required()}
+    for name in model.model_fields:
+        for value in QUERY_VALUES if query else BODY_VALUES:
+            try:
+                parse(model, {**required, name: value}, where="query" if query else "body")
+            except ValidationError as err:
+                found.append((f"{name}={value!r}", err))
+    try:
+        parse(model, {}, where="query" if query else "body")
+    except ValidationError as err:
+        found.append(("{}", err))
+    return found
+
+
+@pytest.mark.parametrize("model", REQUEST_MODELS, ids=lambda cls: cls.__name__)
+def test_every_request_model_refuses_in_plain_words(model: type[Any]) -> None:
+    refusals = _refusals(model)
+    for sent, err in refusals:
+        assert not NOT_OURS.search(err.message), (sent, err.message)
+        assert err.hint and not NOT_OURS.search(err.hint.split(" e.g. ")[0]), (sent, err.hint)
+        if err.field != "offset":  # a byte offset's bound is 2^62 bytes; no count is
+            assert "4611686018427387904" not in err.message, (sent, err.message)
+
+
+def test_the_matrix_holds_every_models_refusals() -> None:
+    """The matrix above asserts something: the findings' own inputs are among its refusals."""
+    names = {cls.__name__ for cls in REQUEST_MODELS}
+    assert {"SubmitJobRequest", "GetQueueRequest", "CreateDefinitionRequest", "SetQuotasRequest"} <= names
+    texts = {err.message for model in REQUEST_MODELS for _, err in _refusals(model)}
+    assert "name is required" in texts
+    assert "limit must be at most 10000 (got 99999999999999999999999)" in texts
+
+
+@pytest.mark.parametrize("body, want", [
+    pytest.param(None, "body must be a JSON object (got null)", id="null"),
+    pytest.param([], "body must be a JSON object (got an array)", id="an array"),
+    pytest.param("x", "body must be a JSON object (got a string)", id="a string"),
+    pytest.param({"cron": "banana"}, "name is required", id="a missing field, never the body's repr"),
+    pytest.param({"name": "d", "notebook": "a.ipynb", "env": {"A": 1}}, "env.A must be a string (got 1)",
+                 id="a value inside an object names its key"),
+    pytest.param({"name": "d", "notebook": "a.ipynb", "priority": "urgent"},
+                 "priority must be 'high', 'normal' or 'low' (got 'urgent')", id="a choice lists the choices"),
+])
+def test_case_findings_8_bodies(body: Any, want: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        parse(definitions.CreateDefinitionRequest, body)
+    assert err.value.message == want
+
+
+@pytest.mark.parametrize("value, want", [
+    ("99999999999999999999999", "limit must be at most 10000 (got 99999999999999999999999)"),
+    ("abc", "limit must be a whole number (got 'abc')"),
+    ("0", "limit must be at least 1 (got 0)"),
+], ids=["too large", "not a number", "too small"])
+def test_case_finding_7_queue_limit(value: str, want: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        parse(jobs.GetQueueRequest, {"limit": value}, where="query")
+    assert err.value.message == want and err.value.field == "limit"
+    assert err.value.hint == ("give a whole number from 1 to 10000, or leave limit out (default: the first 1000 plus "
+                              "all of your own)")
+
+
+def test_the_clis_queue_limit_is_the_servers() -> None:
+    from jupyter_sched.cli.main import QUEUE_LIMIT_MAX as CLI_QUEUE_LIMIT_MAX
+
+    assert CLI_QUEUE_LIMIT_MAX == QUEUE_LIMIT_MAX
+
+
+@pytest.mark.parametrize("value, kind, text", [
+    (None, "null", "null"), (True, "true", "true"), (10**23, "a number", "100000000000000000000000"),
+    ("it's", "a string", "'it's'"), ([1, 2], "an array", "an array of 2"), ({"a": 1}, "an object", "an object"),
+])
+def test_values_are_quoted_as_json_not_python(value: Any, kind: str, text: str) -> None:
+    assert json_kind(value) == kind and shown(value) == text
