@@ -67,7 +67,7 @@ _JOB_UPDATE = (schema.jobs.update()
 _EVENT_INSERT = schema.events.insert()
 _ROLLUP_VALUES = ("valid_samples", "blank_samples", "suspect_samples", "rules", "processes_max",
                   "utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
-                  "memory_total_mib", "power_avg_w", "temperature_max_c")
+                  "memory_total_mib", "power_avg_w", "temperature_max_c", "job_shares", "processes")
 
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -1056,8 +1056,8 @@ export interface components {
         GetUsageResponse: components["schemas"]["UsageRow"][];
         /**
          * @description Largest waste first: ``jobs`` and ``users``; the threshold used (%); and ``unattributed``:
-         *     GPUs busy while nobody was allocated them (case 021; default window the last 24 h; the live
-         *     processes' pid, user and age are in ``GET telemetry``'s ``foreign``).
+         *     GPUs busy while nobody was allocated them (case 021; default window the last 24 h), with the
+         *     processes' pid, user and age where known (the live ones are also in ``GET telemetry``'s ``foreign``).
          */
         GetUsageWasteResponse: {
             threshold_pct: number;
@@ -1840,6 +1840,16 @@ export interface components {
             active_gpu_hours: number;
             activity_max_pct: number;
             processes_max: number | null;
+            /** @description processes seen on it then, where the telemetry named them (NVML) */
+            processes?: components["schemas"]["UnattributedProcess"][];
+        };
+        /** @description A process seen on a GPU nobody was allocated (from the telemetry rollups). */
+        UnattributedProcess: {
+            pid: number;
+            /** @description its account ("" when unknown) */
+            user: string;
+            /** @description seconds since it started, at the last minute it was seen (null: unknown) */
+            age_s: number | null;
         };
         /**
          * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
