@@ -139,7 +139,10 @@ class GetQueueRequest(QueryModel):
     limit: int | None = Field(default=None, ge=1, le=QUEUE_LIMIT_MAX, examples=[50],
                               description="at most this many pending entries, the first in queue order "
                                           "(default: the first 1000 plus all of your own); work holding "
-                                          "GPUs is always listed")
+                                          "GPUs is listed on the first page (a Link: rel=next header gives "
+                                          "the next page when limit or cursor is given)")
+    cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header); "
+                                                         "pages are limit entries long (default 1000)")
 
 
 class GetJobLogsRequest(QueryModel):
@@ -344,6 +347,14 @@ class GetQueueResponse(_ListModel):
     """Pending work in queue order, then work holding GPUs."""
 
     root: list[QueueEntry]
+
+
+class QueuePage(ResponseModel):
+    """One page of the queue and the cursor of the next (None on the last page, and without
+    ``limit`` or ``cursor``)."""
+
+    entries: GetQueueResponse
+    next_cursor: str | None = None
 
 
 class GetJobLogsResponse(ResponseModel):
