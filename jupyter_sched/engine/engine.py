@@ -388,6 +388,8 @@ class Engine:
         return self._simulated_of[1]
 
     def _lead(self) -> bool:
+        if self.leadership.renewed_recently():  # a kick right after a renewal: decide at once
+            return True
         leading, new_term = self.leadership.acquire()
         if not leading:
             if self.leadership.term is not None:

@@ -57,6 +57,17 @@ class Leadership:
         self.lease_clock = lease_clock
         self.term: int | None = None
         self.checks = 0
+        self._renewed_at: datetime | None = None  # clock time of the last renewal committed on its own
+
+    def renewed_recently(self) -> bool:
+        """True when this engine leads and renewed the lease (by :meth:`acquire` or :meth:`check`)
+        less than ``min(1 s, ttl/4)`` ago by its clock: a tick may then skip :meth:`acquire` (one
+        transaction; issue 17: a submit's decision in milliseconds). Safety does not rest on it:
+        every decision and side effect is still fenced, and a lost lease fails that fence."""
+        if self.term is None or self._renewed_at is None:
+            return False
+        age = (self.clock.now() - self._renewed_at).total_seconds()
+        return 0 <= age < min(1.0, self.ttl_s / 4)
 
     def _now(self, tx: StoreTx) -> datetime:
         return self.lease_clock.now() if self.lease_clock is not None else tx.db_now()
@@ -72,6 +83,7 @@ class Leadership:
             if lease is None or lease.owner != self.owner_id:
                 if self.term is not None:
                     log.warning("engine %s lost the leader lease", self.owner_id)
+                self._renewed_at = None
                 return False, False
             new_term = lease.term != self.term
             if new_term:
@@ -79,6 +91,7 @@ class Leadership:
                              message=f"engine {self.owner_id} leads the store (term {lease.term})",
                              details={"term": lease.term})
         self.term = lease.term
+        self._renewed_at = self.clock.now()
         return True, new_term
 
     def fence(self, tx: StoreTx) -> None:
@@ -103,6 +116,7 @@ class Leadership:
         """
         with self.store.transaction(now=self.clock.now()) as tx:
             self.fence(tx)
+        self._renewed_at = self.clock.now()
 
     def release(self) -> None:
         """Expire the lease now (clean shutdown: a successor need not wait) and forget the term."""
@@ -112,3 +126,4 @@ class Leadership:
                 tx.add_event(actor=self.owner_id, action="leader_resigned", message="engine stopped",
                              details={"term": self.term})
         self.term = None
+        self._renewed_at = None
