@@ -23,15 +23,16 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ..model import to_iso
-from ..model.samples import GpuSample
+from ..model.samples import GpuSample, ProcessUsage
 from .usage import UsageInterval
 
-__all__ = ["Attribution", "JobUsage", "LabelMismatch", "UnattributedUsage", "attribute_usage", "label_mismatch"]
+__all__ = ["Attribution", "JobUsage", "LabelMismatch", "UnattributedUsage", "attribute_usage", "label_mismatch",
+           "process_split"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,22 +135,38 @@ def _covering(intervals: Sequence[UsageInterval], at: datetime, now: datetime) -
     return [iv for iv in intervals if iv.started_at <= at < (iv.ended_at or now)]
 
 
+def process_split(processes: Iterable[ProcessUsage], jobs: Sequence[str],
+                  job_of: Callable[[int], str | None]) -> list[float] | None:
+    """Each of ``jobs``' part of a shared GPU at one sample from per-process data (rule 3): by the
+    SM share of its processes, else (SM not reported) by the GPU memory they hold; sums to 1.
+    None when the processes say nothing about these jobs (then split by allocation share).
+
+    Args:
+        processes: the sample's processes. jobs: the jobs holding the GPU at that instant.
+        job_of: the job a pid belongs to (None: none of ``jobs``' processes).
+    """
+    per_job = {job: [0.0, 0.0] for job in jobs}
+    for p in processes:
+        owner = job_of(p.pid)
+        if owner in per_job:
+            per_job[owner][0] += p.sm_util_pct or 0.0
+            per_job[owner][1] += float(p.used_memory_mib or 0)
+    for k in (0, 1):  # SM share first, memory share when SM is not reported
+        total = sum(w[k] for w in per_job.values())
+        if total > 0:
+            return [per_job[job][k] / total for job in jobs]
+    return None
+
+
 def _weights(sample: GpuSample, holders: Sequence[UsageInterval], pids: Mapping[str, Iterable[int]]) -> list[float]:
     """Each holder's part of the GPU at this sample (rule 3); sums to 1."""
     if len(holders) == 1:
         return [1.0]
     if sample.processes:
-        per_job = []
-        for iv in holders:
-            mine = set(pids.get(iv.job_id, ()))
-            procs = [p for p in sample.processes if p.pid in mine]
-            sm = sum(p.sm_util_pct or 0.0 for p in procs)
-            mem = sum(p.used_memory_mib or 0 for p in procs)
-            per_job.append((sm, float(mem)))
-        for k in (0, 1):  # SM share first, memory share when SM is not reported
-            total = sum(w[k] for w in per_job)
-            if total > 0:
-                return [w[k] / total for w in per_job]
+        owner = {pid: job for job, mine in pids.items() for pid in mine}
+        split = process_split(sample.processes, [iv.job_id for iv in holders], owner.get)
+        if split is not None:
+            return split
     shares = sum(iv.share for iv in holders)
     return [iv.share / shares for iv in holders]
 

@@ -13,11 +13,14 @@ Definitions (all times aware UTC; a window ``[since, until)`` clips every interv
 - **utilized GPU-seconds** = ``share * utilization(t) / 100`` integrated over the time the
   interval is covered by telemetry. A sample holds its value from its timestamp until the next
   sample of that GPU, or for at most ``max_sample_gap_s`` seconds (default 120 s) — past that the
-  GPU's utilization is unknown, not zero. On a shared GPU a job is attributed ``share`` of the
-  GPU's utilization (telemetry is per GPU, not per process).
+  GPU's utilization is unknown, not zero. On a shared (time-sliced) GPU a job is attributed its
+  part of the GPU's utilization from per-process data where the sample has it
+  (:attr:`UtilizationSample.job_shares`, the rollups' ``job_shares``: SM share of its processes,
+  else their memory), else ``share`` of it (issue 18 item 2). A job that used more than its
+  allocated share of a time-sliced GPU (the others idle) may show an efficiency above 1.
 - **telemetry coverage** = covered allocated GPU-seconds / allocated GPU-seconds (0..1).
-- **efficiency** = utilized / covered allocated GPU-seconds (0..1): idle time inside telemetry
-  gaps is not counted as idle. None when nothing was covered.
+- **efficiency** = utilized / covered allocated GPU-seconds (0..1, above 1 only as said above): idle
+  time inside telemetry gaps is not counted as idle. None when nothing was covered.
 - **cost** = allocated GPU-hours * price per GPU-hour of the GPU's model (``prices``; key
   ``"*"`` is the price of models not listed). A model without a price is an error, not free.
 
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,6 +79,9 @@ class UtilizationSample:
     gpu_uuid: str
     at: datetime
     utilization_percent: float
+    job_shares: Mapping[str, float] | None = None
+    """Each job's part of this GPU's utilization from per-process data (shared GPUs; sums to 1);
+    None: split by allocation share."""
 
 
 def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationSample]:
@@ -91,7 +98,7 @@ def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationS
     Raises:
         AccountingError: a ``minute`` that is not an aware ISO 8601 timestamp.
     """
-    best: dict[tuple[str, datetime], tuple[int, float]] = {}
+    best: dict[tuple[str, datetime], tuple[int, float, Mapping[str, float] | None]] = {}
     for row in rows:
         if row.get("mig_instance") is not None:
             continue
@@ -105,8 +112,25 @@ def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationS
                                   f"{row.get('minute')!r} ({exc})", hint="drop the malformed rollup row") from None
         key = (str(row["gpu_uuid"]), minute)
         if key not in best or count > best[key][0]:
-            best[key] = (count, float(value))
-    return [UtilizationSample(gpu, minute, value) for (gpu, minute), (_count, value) in sorted(best.items())]
+            best[key] = (count, float(value), _job_shares(row))
+    return [UtilizationSample(gpu, minute, value, shares)
+            for (gpu, minute), (_count, value, shares) in sorted(best.items())]
+
+
+def _job_shares(row: Mapping[str, Any]) -> Mapping[str, float] | None:
+    """A rollup's ``job_shares`` (JSON text ``{"job id": fraction}``), or None when absent or
+    unreadable (the minute is then split by allocation share, as before per-process data)."""
+    raw = row.get("job_shares")
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return None
+    if not isinstance(parsed, Mapping):
+        return None
+    shares = {str(k): float(v) for k, v in parsed.items() if isinstance(v, (int, float)) and 0 <= v <= 1}
+    return shares or None
 
 
 # ---- validation -------------------------------------------------------------------------------
@@ -193,8 +217,9 @@ def _check_samples(samples: Iterable[UtilizationSample]) -> dict[str, list[Utili
 
 
 def _utilized(share: float, start: datetime, end: datetime, samples: Sequence[UtilizationSample],
-              times: Sequence[datetime], max_gap: timedelta) -> tuple[float, float]:
-    """``(covered seconds, utilized GPU-seconds)`` of ``share`` GPUs held over ``[start, end)``."""
+              times: Sequence[datetime], max_gap: timedelta, job_id: str = "") -> tuple[float, float]:
+    """``(covered seconds, utilized GPU-seconds)`` of ``share`` GPUs held over ``[start, end)`` by
+    ``job_id`` (its part of a shared GPU's utilization where a sample has per-process data)."""
     covered = utilized = 0.0
     i = max(bisect_right(times, start) - 1, 0)
     while i < len(samples) and samples[i].at < end:
@@ -206,7 +231,8 @@ def _utilized(share: float, start: datetime, end: datetime, samples: Sequence[Ut
         if hi > lo:
             seconds = (hi - lo) / timedelta(seconds=1)
             covered += seconds
-            utilized += share * s.utilization_percent / 100.0 * seconds
+            part = s.job_shares.get(job_id, share) if s.job_shares is not None else share
+            utilized += part * s.utilization_percent / 100.0 * seconds
         i += 1
     return covered, utilized
 
@@ -319,7 +345,8 @@ def usage_report(
             seconds = (end - start) / timedelta(seconds=1)
             if seconds <= _EPS_S:
                 continue
-            covered, utilized = _utilized(iv.share, start, end, gpu_samples, times.get(iv.gpu_uuid, []), gap)
+            covered, utilized = _utilized(iv.share, start, end, gpu_samples, times.get(iv.gpu_uuid, []), gap,
+                                          iv.job_id)
             fields = {"user": iv.user, "team": iv.team, "gpu_model": iv.gpu_model, "job_id": iv.job_id,
                       "kind": iv.kind, "period": period_label}
             key = tuple(str(fields[k]) for k in keys)

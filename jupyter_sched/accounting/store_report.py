@@ -3,7 +3,8 @@
 What ``GET usage/report`` serves (both modes). Utilization comes from the store's one-minute
 telemetry rollups (``gpu_rollups``, written by the engine's telemetry monitor): each job
 interval's GPU-seconds are weighted by the GPU's per-minute mean utilization
-(:func:`~.report.samples_from_rollups`). Minutes without a rollup are a telemetry gap:
+(:func:`~.report.samples_from_rollups`) — on a shared GPU by the job's part of it from
+per-process data where the minute has it (``job_shares``), else by its allocation share. Minutes without a rollup are a telemetry gap:
 "unknown", never idle — ``telemetry_coverage`` says how much was covered, ``efficiency`` =
 utilized / covered allocated GPU-seconds, and a group with no covered minute has ``utilized_*``
 and ``efficiency`` null.

@@ -20,6 +20,7 @@ here the trailing idle state comes from the same validity rules as idle reclamat
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -192,6 +193,8 @@ class UnattributedRow:
         active_gpu_hours: those minutes, in hours (the rollups' one-minute resolution).
         activity_max_pct: the highest valid activity of those minutes, %.
         processes_max: most processes seen on it in one of those minutes (None: not reported).
+        processes: ``(pid, user, age_s)`` of the processes the rollups name in those minutes (user
+            ``""`` and age None where unknown; age at the last minute seen), by pid.
     """
 
     gpu_uuid: str
@@ -201,18 +204,38 @@ class UnattributedRow:
     active_gpu_hours: float
     activity_max_pct: float
     processes_max: int | None
+    processes: tuple[tuple[int, str, float | None], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {"gpu_uuid": self.gpu_uuid, "node": self.node, "first_minute": to_iso(self.first_minute),
                 "last_minute": to_iso(self.last_minute), "active_gpu_hours": round(self.active_gpu_hours, 4),
-                "activity_max_pct": round(self.activity_max_pct, 2), "processes_max": self.processes_max}
+                "activity_max_pct": round(self.activity_max_pct, 2), "processes_max": self.processes_max,
+                "processes": [{"pid": pid, "user": user, "age_s": age} for pid, user, age in self.processes]}
+
+
+def _named_processes(row: Mapping[str, Any]) -> list[tuple[int, str, float | None]]:
+    """A rollup's ``processes`` (JSON text ``[[pid, user, age_s], ...]``); unreadable entries are skipped."""
+    raw = row.get("processes")
+    if not raw:
+        return []
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return []
+    out: list[tuple[int, str, float | None]] = []
+    for entry in parsed if isinstance(parsed, list) else ():
+        if isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], int):
+            age = entry[2] if isinstance(entry[2], (int, float)) else None
+            out.append((entry[0], str(entry[1] or ""), None if age is None else float(age)))
+    return out
 
 
 def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[str, Any]], *, now: datetime,
                        threshold_pct: float = 5.0, max_gap_s: float = 120.0) -> tuple[UnattributedRow, ...]:
     """GPUs busy while nobody was allocated them, most active hours first (case 021: usage on a
-    GPU no job held must appear somewhere — here, to admins; the live pid, user and age of the
-    processes are in ``GET telemetry``'s ``foreign`` list).
+    GPU no job held must appear somewhere — here, to admins, with the pid, user and age of the
+    processes the rollups name where the telemetry had them, e.g. NVML; the live ones are also in
+    ``GET telemetry``'s ``foreign`` list).
 
     A rollup row counts when its valid activity reached ``threshold_pct`` (:func:`minute_state`
     ``active``; blank and suspect rows never count). As in :func:`waste_report`, a row stands from
@@ -223,7 +246,7 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
     Args:
         intervals: allocation intervals of the window (open ones end at ``now``).
         rollups: rollup rows (``gpu_uuid``, ``node``, ``minute``, ``activity_max``,
-            ``valid_samples``, ``processes_max``).
+            ``valid_samples``, ``processes_max``, ``processes``).
         now: end of open intervals and of the last row's span.
         threshold_pct: active from this activity, % (the idle policy's threshold).
         max_gap_s: longest span one row stands for, seconds.
@@ -253,6 +276,7 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
             continue
         times = sorted(by_minute)
         seconds, activity, processes = 0.0, 0.0, None
+        named: dict[int, tuple[int, str, float | None]] = {}
         first = last = None
         for i, when in enumerate(times):
             row = by_minute[when]
@@ -267,11 +291,15 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
             activity = max(activity, float(row["activity_max"]))
             if row.get("processes_max") is not None:
                 processes = max(int(row["processes_max"]), processes or 0)
+            for pid, user, age in _named_processes(row):  # later minutes: the process's age then
+                known = named.get(pid)
+                named[pid] = (pid, user or (known[1] if known else ""), age if age is not None
+                              else (known[2] if known else None))
         if first is not None and last is not None:
             node = str(by_minute[first].get("node") or "")
             out.append(UnattributedRow(gpu_uuid=gpu, node=node, first_minute=first, last_minute=last,
                                        active_gpu_hours=seconds / 3600.0, activity_max_pct=activity,
-                                       processes_max=processes))
+                                       processes_max=processes, processes=tuple(sorted(named.values()))))
     return tuple(sorted(out, key=lambda r: (-r.active_gpu_hours, r.gpu_uuid)))
 
 

@@ -121,20 +121,26 @@ class IdleLadders:
         assert self.monitor is not None
         holders: dict[str, set[int]] = {}
         allocations: dict[str, str] = {}
+        roots: dict[str, set[int]] = {}
+        shares: dict[str, dict[str, float]] = {}
         for record in records:
             job = record.job
             if not job.state.holds_gpus or job.allocation is None:
                 continue
             allocations.update((uuid, job.id) for uuid in job.allocation.all_gpu_uuids())
+            for uuid in job.allocation.all_gpu_uuids():
+                shares.setdefault(uuid, {})[job.id] = job.allocation.gpu_milli / 1000
             pid: Any = None
             if job.is_lease:
                 pid = dict(kernels.get(job.spec.kernel_id or "", {})).get("pid")
             elif record.handle:
                 pid = record.handle.get("pid")
             if isinstance(pid, int) and pid > 0:
+                roots.setdefault(job.id, set()).add(pid)
                 for uuid in job.allocation.all_gpu_uuids():
                     holders.setdefault(uuid, set()).add(pid)
         self.monitor.set_holders(holders)
+        self.monitor.set_jobs(roots, shares)  # shared GPUs split per job; pids on unallocated GPUs named
         self.monitor.set_allocations(allocations)  # exporter pod labels are checked against these (case 021)
 
     def _lookback_s(self) -> float:

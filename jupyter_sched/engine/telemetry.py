@@ -17,7 +17,11 @@
   from foreign memory (case 014);
 - each decision cycle the engine asks for :meth:`idle_inputs` (``Snapshot.telemetry``) — the
   trailing window of each running allocation's samples plus its persisted ladder state;
-- completed minutes are drained as 1-minute rollups into ``rollup_sink`` (history).
+- completed minutes are drained as 1-minute rollups into ``rollup_sink`` (history), each whole-GPU
+  minute with who used it (:mod:`jupyter_sched.telemetry.minutes`): a shared GPU's split per job
+  from per-process data (pids mapped to jobs through the job roots the engine reports with
+  :meth:`set_jobs`, and their descendants), and the pid, user and age of processes on a GPU
+  nobody was allocated.
 
 Thread safety: the sample store is guarded by one lock; every public method may be called from
 any thread.
@@ -28,8 +32,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
+
+import psutil
 
 from ..accounting.attribution import label_mismatch
 from ..errors import TelemetryError
@@ -38,6 +44,7 @@ from ..model.samples import GpuSample
 from ..reclaim import IdleInput, LadderState
 from ..telemetry import SampleStore, idle_input, rollup_to_dict
 from ..telemetry.health import HealthEvent, HealthTracker, apply_health
+from ..telemetry.minutes import MinuteAttribution
 from ..telemetry.validity import SampleValidator
 from .clock import Clock, SystemClock
 
@@ -110,6 +117,10 @@ class TelemetryMonitor:
         self._label_messages: dict[tuple[str, str, str], str] = {}
         self.label_mismatches = 0
         self._holders: dict[str, frozenset[int]] = {}
+        self._job_roots: dict[int, str] = {}
+        self._pid_jobs: dict[int, str | None] = {}
+        self._pid_about: dict[int, tuple[str, datetime | None] | None] = {}
+        self.minutes = MinuteAttribution(self._job_of, self._describe)
         self._last_rollup: datetime | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -131,6 +142,33 @@ class TelemetryMonitor:
         """Replace ``{gpu uuid: job id}`` of current allocations (for the exporter label cross-check)."""
         with self._lock:
             self._allocations = dict(allocations)
+
+    def set_jobs(self, roots: Mapping[str, Iterable[int]], shares: Mapping[str, Mapping[str, float]]) -> None:
+        """Replace the jobs' root pids (``{job id: pids}``; their descendants are theirs too) and the
+        allocations per GPU (``{gpu uuid: {job id: share in GPUs}}``), for splitting a shared GPU per
+        job and naming processes on unallocated GPUs."""
+        fresh = {pid: job for job, pids in roots.items() for pid in pids}
+        with self._lock:
+            if fresh != self._job_roots:
+                self._job_roots = fresh
+                self._pid_jobs.clear()
+            self.minutes.set_holders(shares)
+
+    def _job_of(self, pid: int) -> str | None:
+        """The job whose root pid is ``pid`` or one of its ancestors (cached; lock held)."""
+        if pid not in self._pid_jobs:
+            if len(self._pid_jobs) > _PID_CACHE:
+                self._pid_jobs.clear()
+            self._pid_jobs[pid] = _owner_job(pid, self._job_roots)
+        return self._pid_jobs[pid]
+
+    def _describe(self, pid: int) -> tuple[str, datetime | None] | None:
+        """``(user, start time)`` of ``pid`` (cached; lock held)."""
+        if pid not in self._pid_about:
+            if len(self._pid_about) > _PID_CACHE:
+                self._pid_about.clear()
+            self._pid_about[pid] = _process_about(pid)
+        return self._pid_about[pid]
 
     def health_events(self) -> list[HealthEvent]:
         """Health evidence seen in the samples so far (oldest first)."""
@@ -172,11 +210,14 @@ class TelemetryMonitor:
                 log.warning("telemetry: GPU %s on %s is unhealthy: %s (%s)", event.gpu_uuid, event.node or "?",
                             event.problem, event.evidence)
             self._check_labels(samples, now)
+            self.minutes.observe(samples)
             self.last_sample_at = now
             if self.rollup_sink is not None and (self._last_rollup is None
                                                  or (now - self._last_rollup).total_seconds() >= 60):
                 self._last_rollup = now
-                rows = [rollup_to_dict(r) for r in self.store.drain_rollups(now)]
+                rows = [{**rollup_to_dict(r), **(self.minutes.take(r.gpu_uuid, r.minute) if r.mig_instance is None
+                                                 else {})} for r in self.store.drain_rollups(now)]
+                self.minutes.forget_before(now - timedelta(seconds=self.retention_s))
         if rows and self.rollup_sink is not None:
             try:
                 self.rollup_sink(rows)
@@ -305,6 +346,34 @@ class TelemetryMonitor:
                 "interval_s": self.interval_s, "retention_s": self.retention_s, "devices": len(self.devices()),
                 "errors": self.errors, "last_error": self.last_error, "last_sample_at": to_iso(self.last_sample_at),
                 "label_mismatches": self.label_mismatches, "health_events": len(self.health_events())}
+
+
+_PID_CACHE = 4096
+"""Pids remembered per cache (job owner, user and start time) before the cache starts over."""
+
+
+def _owner_job(pid: int, roots: Mapping[int, str]) -> str | None:
+    """The job of ``pid``: its own or its nearest ancestor's entry in ``roots`` (None: no job's, or
+    gone; pids from another pid namespace, e.g. a container's, match nothing)."""
+    if pid in roots:
+        return roots[pid]
+    try:
+        for parent in psutil.Process(pid).parents():
+            if parent.pid in roots:
+                return roots[parent.pid]
+    except psutil.Error:
+        return None
+    return None
+
+
+def _process_about(pid: int) -> tuple[str, datetime | None] | None:
+    """``(user, start time)`` of ``pid`` from the OS, or None when it cannot be read."""
+    try:
+        process = psutil.Process(pid)
+        with process.oneshot():
+            return process.username(), datetime.fromtimestamp(process.create_time(), tz=timezone.utc)
+    except (psutil.Error, KeyError):  # KeyError: a uid with no account name
+        return None
 
 
 class HealthAwareInventory:

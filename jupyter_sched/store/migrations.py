@@ -91,6 +91,13 @@ def _v6_quarantine(conn: sa.Connection) -> None:
             index.create(conn)
 
 
+def _v7_rollup_attribution(conn: sa.Connection) -> None:
+    have = {c["name"] for c in sa.inspect(conn).get_columns("gpu_rollups")}
+    for name, type_ in schema.ROLLUP_ATTRIBUTION_COLUMNS:
+        if name not in have:
+            conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -101,6 +108,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "quarantine of rows the store cannot read (named error, listed by jupyter-sched doctor); "
                  "open usage intervals indexed by GPU",
               _v6_quarantine),
+    Migration(7, "who used a shared GPU and who used an unallocated one, per rollup minute "
+                 "(gpu_rollups.job_shares, gpu_rollups.processes)", _v7_rollup_attribution),
 )
 
 

@@ -34,8 +34,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "metadata", "tables_v1", "tables_v2",
-           "tables_v3", "tables_v6"]
+__all__ = ["ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
+           "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -247,15 +247,31 @@ def tables_v6(md: sa.MetaData) -> None:
     sa.Index("ix_usage_gpu_open", md.tables["usage"].c.gpu_uuid, md.tables["usage"].c.ended_at)
 
 
+ROLLUP_ATTRIBUTION_COLUMNS: tuple[tuple[str, Any], ...] = (("job_shares", sa.Text()), ("processes", sa.Text()))
+"""Columns version 7 adds to ``gpu_rollups`` (JSON text, null when there was nothing to say): on a
+shared (time-sliced) GPU, each job's part of the minute's utilization from per-process data
+(``{"job id": fraction}``, issue 18 item 2); on a GPU nobody was allocated, the processes seen
+(``[[pid, user, age_s], ...]``; user "" and age null where unknown; case 021's unattributed usage)."""
+
+
+def columns_v7(md: sa.MetaData) -> None:
+    """Add version 7's columns to ``gpu_rollups`` on ``md`` (the table must be defined)."""
+    table = md.tables["gpu_rollups"]
+    for name, type_ in ROLLUP_ATTRIBUTION_COLUMNS:
+        table.append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
-version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine)."""
+version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
+version 7's rollup attribution columns)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
 columns_v4(metadata)
 columns_v5(metadata)
 tables_v6(metadata)
+columns_v7(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

@@ -1056,8 +1056,8 @@ export interface components {
         GetUsageResponse: components["schemas"]["UsageRow"][];
         /**
          * @description Largest waste first: ``jobs`` and ``users``; the threshold used (%); and ``unattributed``:
-         *     GPUs busy while nobody was allocated them (case 021; default window the last 24 h; the live
-         *     processes' pid, user and age are in ``GET telemetry``'s ``foreign``).
+         *     GPUs busy while nobody was allocated them (case 021; default window the last 24 h), with the
+         *     processes' pid, user and age where known (the live ones are also in ``GET telemetry``'s ``foreign``).
          */
         GetUsageWasteResponse: {
             threshold_pct: number;
@@ -1840,6 +1840,16 @@ export interface components {
             active_gpu_hours: number;
             activity_max_pct: number;
             processes_max: number | null;
+            /** @description processes seen on it then, where the telemetry named them (NVML) */
+            processes?: components["schemas"]["UnattributedProcess"][];
+        };
+        /** @description A process seen on a GPU nobody was allocated (from the telemetry rollups). */
+        UnattributedProcess: {
+            pid: number;
+            /** @description its account ("" when unknown) */
+            user: string;
+            /** @description seconds since it started, at the last minute it was seen (null: unknown) */
+            age_s: number | null;
         };
         /**
          * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
@@ -2484,8 +2494,10 @@ export interface operations {
     getQueue: {
         parameters: {
             query?: {
-                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is always listed */
+                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is listed on the first page (a Link: rel=next header gives the next page when limit or cursor is given) */
                 limit?: number | null;
+                /** @description the cursor of the next page (from the Link header); pages are limit entries long (default 1000) */
+                cursor?: string | null;
             };
             header?: never;
             path?: never;

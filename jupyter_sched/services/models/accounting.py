@@ -10,6 +10,7 @@ from .base import CodecView, QueryModel, ResponseModel
 
 __all__ = ["AuditRecord", "GetAuditRequest", "GetAuditResponse", "GetUsageReportRequest", "GetUsageReportResponse",
            "GetUsageRequest", "GetUsageResponse", "GetUsageWasteRequest", "GetUsageWasteResponse", "UnattributedGpu",
+           "UnattributedProcess",
            "UsageReportRow", "UsageRow", "WasteRow"]
 
 
@@ -51,6 +52,14 @@ class WasteRow(ResponseModel):
     idle_share: float
 
 
+class UnattributedProcess(ResponseModel):
+    """A process seen on a GPU nobody was allocated (from the telemetry rollups)."""
+
+    pid: int
+    user: str = Field(description='its account ("" when unknown)')
+    age_s: float | None = Field(description="seconds since it started, at the last minute it was seen (null: unknown)")
+
+
 class UnattributedGpu(ResponseModel):
     """A GPU busy while nobody was allocated it (:class:`jupyter_sched.accounting.waste.UnattributedRow`)."""
 
@@ -61,12 +70,14 @@ class UnattributedGpu(ResponseModel):
     active_gpu_hours: float = Field(description="rollup minutes with valid activity >= the threshold and no allocation")
     activity_max_pct: float
     processes_max: int | None
+    processes: list[UnattributedProcess] = Field(
+        default_factory=list, description="processes seen on it then, where the telemetry named them (NVML)")
 
 
 class GetUsageWasteResponse(ResponseModel):
     """Largest waste first: ``jobs`` and ``users``; the threshold used (%); and ``unattributed``:
-    GPUs busy while nobody was allocated them (case 021; default window the last 24 h; the live
-    processes' pid, user and age are in ``GET telemetry``'s ``foreign``)."""
+    GPUs busy while nobody was allocated them (case 021; default window the last 24 h), with the
+    processes' pid, user and age where known (the live ones are also in ``GET telemetry``'s ``foreign``)."""
 
     threshold_pct: float
     jobs: list[WasteRow]
