@@ -262,7 +262,12 @@ class QueueHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.reply(await self.call(self.services.jobs.queue, self.caller, self.query(GetQueueRequest)))
+        request = self.query(GetQueueRequest)
+        page = await self.call(self.services.jobs.queue_page, self.caller, request)
+        if page.next_cursor:  # RFC 8288 paging, as GET jobs: the body stays the list of entries
+            query = {"limit": str(request.limit)} if request.limit is not None else {}
+            self.set_header("Link", f'<queue?{urlencode({**query, "cursor": page.next_cursor})}>; rel="next"')
+        self.reply(page.entries)
 
 
 class QuotasHandler(_WritesAreActivity):

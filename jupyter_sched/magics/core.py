@@ -25,8 +25,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
-from ..errors import SchedError, ValidationError
+from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, wait_progress
+from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
@@ -85,16 +86,28 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+_NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
+"""Fields the server's message already names by value (``no job 'j-7' visible to you``): the CLI
+calls them ``JOB_ID``, which nobody typed in a notebook, so the magics add no prefix for them."""
+
+
 def _one_line(err: SchedError) -> str:
-    """``UnschedulableError: --mem-per-gpu: <what blocks it> (<what to change>)``: the field as the
-    magic's option, and a refused request's reason in the words the queue uses (one renderer)."""
+    """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option, a
+    refused request's reason in the words the queue uses (one renderer), and no Python class name
+    (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-    field = flag_for(err.field, command_hint="the cell body (or %schedule run SCRIPT)")
+    field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
+        err.field, command_hint="the cell body (or %schedule run SCRIPT)")
     if field and field not in message and (err.field or "") not in message:
         message = f"{field}: {message}"
-    if hint:
-        message += f" ({hint.rstrip('.')})"
-    return f"{type(err).__name__}: {message}"
+    if hint:  # a second sentence, not "…has 4. (Ask for …)"
+        message = _full_stop(message) + " " + _full_stop(_capital(hint.strip()))
+    return message
+
+
+def _full_stop(text: str) -> str:
+    text = text.rstrip()
+    return text if not text or text[-1] in ".!?" else text + "."
 
 
 @contextmanager
@@ -517,8 +530,12 @@ class SchedMagics(Magics):
           %schedule jobs            my jobs as a DataFrame
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
-          %schedule wait JOB [--timeout 30m]   wait with a progress line until the job ends
+          %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
+                                               (--timeout 30m: the same)
           %schedule cancel JOB
+          %schedule cancel --mine|--all [--state pending|running] [--yes]
+                                    all my jobs (--all: everyone's, admins); lists them and
+                                    cancels only with --yes (leases: %gpu release)
           %schedule dryrun [options]           would it fit, where and when — without enqueuing
           %schedule profiles        the admin-defined request templates (use with --profile NAME)
           %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
@@ -635,10 +652,15 @@ class SchedMagics(Magics):
         rows = self.client.queue()
         if not rows:
             self._print("The queue is empty: nothing pending or running.")
+            return None
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        return queue_frame(self.client.jobs(), _now())
+        rows = self.client.jobs()
+        if not rows:
+            self._print("You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
+            return None
+        return queue_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
         self._print(job_line(self.client.job(str(cmd.job_id)), _now()))
@@ -685,24 +707,67 @@ class SchedMagics(Magics):
         self._print(job_line(job, _now()))
 
     def _schedule_cancel(self, cmd: ScheduleCommand) -> None:
+        if cmd.scope:
+            self._cancel_many(cmd)
+            return
         job_id = str(cmd.job_id)
         before = self.client.job(job_id)
         after = self.client.cancel(job_id)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None)))
 
-    def _schedule_dryrun(self, cmd: ScheduleCommand) -> Any:
+    def _cancel_many(self, cmd: ScheduleCommand) -> None:
+        """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (never
+        leases) that are pending or running, or only ``--state`` ones. A cell cannot ask "are you
+        sure?" (headless runs have no stdin), so without ``--yes`` it lists what it would cancel and
+        cancels nothing — what the CLI does without a terminal."""
+        everyone = cmd.scope == "all"
+        me = self.client.me()
+        who = str(me.get("user") or "you")
+        if everyone and not me.get("is_admin"):
+            raise MagicError(f"only admins may cancel everyone's jobs ({who} is not an admin). "
+                             "%schedule cancel --mine cancels your own.")
+        states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
+        jobs = [j for j in self.client.jobs(state=states, all_users=everyone) if j.get("kind") != "lease"]
+        if not jobs:
+            self._print(f"Nothing to cancel: no {cmd.state or 'pending or running'} jobs"
+                        + ("." if everyone else f" of {who}."))
+            return
+        plan = bulk_cancel_plan(jobs, everyone=everyone, who=who)
+        if not cmd.yes:
+            flags = " ".join(f for f in ("--all" if everyone else "--mine",
+                                         f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
+            self._print(f"Would cancel {plan}. Nothing cancelled yet: run %schedule cancel {flags} to go ahead.")
+            return
+        done: dict[str, int] = {}
+        grace: float | None = None
+        for job in jobs:
+            try:
+                after = self.client.cancel(str(job["id"]))
+            except (ConflictError, NotFoundError):
+                outcome = "ended"  # it finished (or vanished) between the listing and the cancel
+            else:
+                outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
+                if outcome == "stopping" and grace is None:
+                    value = self.client.config().get("stop_grace_s")
+                    grace = float(value) if isinstance(value, (int, float)) else None
+            done[outcome] = done.get(outcome, 0) + 1
+        self._print(_capital(bulk_cancel_summary(done, grace)) + ".")
+
+    def _schedule_dryrun(self, cmd: ScheduleCommand) -> None:
         inventory = self.client.inventory()
         check_model(cmd.options.model, inventory)
         body = job_body(cmd.options, command=[sys.executable, "-c", "pass"], working_dir=str(Path.cwd()))
         answer = self.client.dryrun(body)
+        # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
+        # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
         self._print(_dryrun_line(answer))
-        return answer
 
     def _schedule_profiles(self, cmd: ScheduleCommand) -> Any:
         rows = self.client.profiles()
-        if not rows:
+        if not rows:  # one sentence, not also an "Empty DataFrame" (issue 20)
             self._print("No profiles defined (admins set c.SchedApp.profiles).")
+            return None
         return profiles_frame(rows)
 
 
@@ -717,7 +782,7 @@ def _dryrun_line(answer: Mapping[str, Any]) -> str:
     if fits:
         return "Would start now" + where_text
     if answer.get("never") and isinstance(reason, Mapping):  # not a wait: it can never run here
-        text = render_reason(reason)
+        text = render_reason(reason, never=True)
         return " ".join(part for part in ("Would never start here:", text.summary, text.unblock) if part)
     if isinstance(reason, Mapping):
         return "Would wait: " + reason_line({"reason": reason}, _now())

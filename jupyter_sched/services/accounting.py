@@ -13,7 +13,6 @@ from ..errors import ValidationError
 from ..model import JobState
 from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_utc
-from ..store import LIVE_STATES
 from .context import Context
 from .models import (
     GetMeResponse,
@@ -43,19 +42,21 @@ class AccountingService:
     def me(self, caller: Caller) -> GetMeResponse:
         """The caller: teams, granted classes, quota lines and budgets of their default team,
         GPUs held now, pending work, GPU-hours of the last 7 days."""
-        store, now = self.ctx.store, self.ctx.clock.now()
-        quotas = store.quota_set()
+        now = self.ctx.clock.now()
         team = caller.default_team or self.ctx.admission.policy.default_team
-        live = store.list_jobs(user=caller.user, states=LIVE_STATES)
-        holding = [r.job for r in live if r.job.state.holds_gpus and r.job.allocation is not None]
+        # one read transaction; counts and sums in the database: only the caller's GPU-holding
+        # rows are read, never their backlog of pending work nor everyone's usage rows
+        with self.ctx.store.transaction(write=False) as tx:
+            quotas = tx.quota_set()
+            holding = [r.job for r in tx.list_jobs(user=caller.user, states=(JobState.ADMITTED, JobState.RUNNING))
+                       if r.job.allocation is not None]
+            pending = tx.count_jobs(user=caller.user, states=(JobState.PENDING,))
+            week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
+            mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
+            used = {(b.team, b.user): tx.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
+                                                     user=b.user) / 3600 for b in mine_budgets}
         in_use = sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
                      for j in holding if j.allocation is not None)
-        # sums in the database (Store.gpu_seconds): the caller's week, and each budget's period of
-        # its team (or user), never everyone's usage rows
-        week_s = store.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
-        mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
-        used = {(b.team, b.user): store.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
-                                                     user=b.user) / 3600 for b in mine_budgets}
         return GetMeResponse.model_validate({
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
@@ -65,7 +66,7 @@ class AccountingService:
                         for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": sum(1 for j in holding if not j.is_lease),
                        "leases": sum(1 for j in holding if j.is_lease)},
-            "pending": sum(1 for r in live if r.job.state is JobState.PENDING),
+            "pending": pending,
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
 

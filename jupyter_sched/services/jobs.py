@@ -24,7 +24,7 @@ from ..executors.local import read_log
 from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
-from ..store import LIVE_STATES, JobRecord
+from ..store import LIVE_STATES, JobRecord, QueueKey, ts
 from ..wording import lease_end_message
 from .context import Context
 from .models import (
@@ -37,6 +37,7 @@ from .models import (
     ListJobsRequest,
     ListJobsResponse,
     QueueEntry,
+    QueuePage,
     SubmitJobRequest,
 )
 from .models import Job as JobView
@@ -48,6 +49,9 @@ _DRY_RUN_COMMAND = "true"
 
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
+
+_HOLDING = (JobState.ADMITTED, JobState.RUNNING)
+"""States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
 
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message", "parameters",
                   "source", "notebook_json")
@@ -70,6 +74,14 @@ class JobsService:
                                  default_team=caller.default_team or self.ctx.admission.policy.default_team,
                                  profiles=self.ctx.profiles, known_models=known or None,
                                  default_kind=kind or JobKind.TRAINING)
+        limit_field = next((f for f in ("time_limit", "time_limit_s") if body.get(f) is not None), None)
+        if spec.kind is JobKind.LEASE and limit_field is not None:
+            # the engine never stops a lease at a time limit (engine/stops.py), so one given would only
+            # let the scheduler plan with an end that never comes — and tell the user it had a limit
+            raise ValidationError(
+                f"{limit_field}: a lease takes no time limit: it holds its GPUs until it is released, its kernel "
+                "stops, or idle reclaim takes them", field=limit_field,
+                hint="leave it out; for work that must end by a deadline submit a job with a time limit")
         if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec
@@ -222,40 +234,56 @@ class JobsService:
         return GetJobLogsResponse(text=text, offset=request.offset, next_offset=next_offset, finished=finished)
 
     def queue(self, caller: Caller, request: GetQueueRequest | None = None) -> GetQueueResponse:
-        """Pending (in queue order) then GPU-holding work of everyone, with ``position`` (1-based
-        among pending), ``reason`` and ``eta``; others' entries leave out :data:`PRIVATE_FIELDS`.
+        """The entries of :meth:`queue_page` (for callers that do not page)."""
+        return self.queue_page(caller, request or GetQueueRequest()).entries
 
-        Pending entries: only the first ``request.limit`` when given; else the first
-        :data:`QUEUE_HEAD` plus every entry of the caller's own behind them (one user's flood of
-        pending work must not make everyone's queue megabytes long, red-team finding 2).
+    def queue_page(self, caller: Caller, request: GetQueueRequest) -> QueuePage:
+        """Pending work (in queue order) then GPU-holding work of everyone, with ``position``
+        (1-based among pending), ``reason`` and ``eta``; others' entries leave out :data:`PRIVATE_FIELDS`.
+
+        Pending entries: the first ``request.limit`` after ``request.cursor`` (a cursor without a
+        limit: :data:`QUEUE_HEAD` of them), with ``next_cursor`` when more follow; with neither,
+        the first :data:`QUEUE_HEAD` plus every entry of the caller's own behind them (one
+        user's flood of pending work must not make everyone's queue megabytes long, red-team
+        finding 2). Work holding GPUs is listed on the first page (no cursor). Ordered and cut
+        in the database (:meth:`~jupyter_sched.store.StoreTx.queue_page`): a page costs its own
+        entries, not the backlog's.
+
+        Raises:
+            ValidationError: a cursor this server did not write (field ``cursor``).
         """
-        records = self.ctx.store.list_jobs(states=LIVE_STATES)
-        now = self.ctx.clock.now()
-        pending = [r for r in records if r.job.state in (JobState.PENDING, JobState.PREEMPTED)]
-        pending.sort(key=lambda r: (-r.job.spec.priority.rank, r.job.submitted_at or now, r.job.id))
-        limit = request.limit if request is not None else None
-        if limit is not None:  # each entry costs a validation; a terminal shows the head
-            shown = list(enumerate(pending[:limit]))
-        else:
-            shown = [(i, r) for i, r in enumerate(pending) if i < QUEUE_HEAD or r.job.spec.user == caller.user]
-        running = [r for r in records if r.job.state.holds_gpus]
+        after = decode_queue_cursor(request.cursor) if request.cursor else None
+        paged = request.limit is not None or after is not None
+        size = request.limit if request.limit is not None else QUEUE_HEAD
+        with self.ctx.store.transaction(write=False) as tx:
+            if paged:
+                waiting = tx.queue_page(limit=size + 1, after=after)
+                more = len(waiting) > size
+                waiting = waiting[:size]
+            else:
+                waiting, more = tx.queue_page(head=QUEUE_HEAD, also_user=caller.user), False
+            holding = [] if after is not None else tx.list_jobs(states=_HOLDING)
         simulated = self.ctx.simulated()
-        out = []
-        for index, record in [*shown, *((None, r) for r in running)]:
-            job = self.ctx.live(record.job)
-            data = job_to_dict(job, simulated=simulated)
-            mine = job.spec.user == caller.user
-            if not mine:
-                for key in PRIVATE_FIELDS:
-                    data.pop(key, None)
-            reason = job.reason
-            data["mine"] = mine
-            data["position"] = None if index is None else (reason.position if reason and reason.position
-                                                            else index + 1)
-            data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
-            data["eta_reason"] = reason.eta_reason if reason else ""
-            out.append(QueueEntry.model_validate(data))
-        return GetQueueResponse(out)
+        out = [self._entry(caller, record, position, simulated) for position, _, record in waiting]
+        out += [self._entry(caller, record, None, simulated) for record in holding]
+        next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
+        return QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)
+
+    def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool) -> QueueEntry:
+        """One queue line of ``record`` as ``caller`` may see it (``index``: its place among
+        pending work, 1-based; None for work holding GPUs)."""
+        job = self.ctx.live(record.job)
+        data = job_to_dict(job, simulated=simulated)
+        mine = job.spec.user == caller.user
+        if not mine:
+            for key in PRIVATE_FIELDS:
+                data.pop(key, None)
+        reason = job.reason
+        data["mine"] = mine
+        data["position"] = None if index is None else (reason.position if reason and reason.position else index)
+        data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
+        data["eta_reason"] = reason.eta_reason if reason else ""
+        return QueueEntry.model_validate(data)
 
     # ---- cancel ------------------------------------------------------------------------------
     def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
@@ -322,6 +350,27 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         return parse_utc(str(at), field="cursor"), str(job_id)
     except (ValueError, TypeError, SchedError):
         raise ValidationError("cursor is not one this server gave", field="cursor",
+                              hint="pass the cursor of the Link: rel=next header unchanged, or leave it out") from None
+
+
+def encode_queue_cursor(key: QueueKey) -> str:
+    """The opaque cursor of the queue page after the entry at ``key`` (see :data:`QueueKey`)."""
+    return base64.urlsafe_b64encode(json.dumps(["q", *key]).encode()).decode().rstrip("=")
+
+
+def decode_queue_cursor(cursor: str) -> QueueKey:
+    """Inverse of :func:`encode_queue_cursor`.
+
+    Raises:
+        ValidationError: not a queue cursor this server wrote (field ``cursor``).
+    """
+    try:
+        tag, rank, at, job_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if tag != "q" or not isinstance(rank, int) or not isinstance(job_id, str):
+            raise ValueError(cursor)
+        return rank, ts(parse_utc(str(at), field="cursor")) or "", job_id
+    except (ValueError, TypeError, SchedError):
+        raise ValidationError("cursor is not a queue cursor this server gave", field="cursor",
                               hint="pass the cursor of the Link: rel=next header unchanged, or leave it out") from None
 
 

@@ -10,10 +10,10 @@ from .codec import JobRecord, parse_ts, ts
 from .ids import IdGenerator, SequentialIds, SortableIds
 from .integrity import IntegrityReport, check_integrity
 from .migrations import MIGRATIONS, Migration, current_version, latest_version, migrate
-from .store import LIVE_STATES, AuditEvent, LeaderLease, Store, StoreTx, sqlite_url
+from .store import LIVE_STATES, AuditEvent, LeaderLease, QueueKey, Store, StoreTx, sqlite_url
 
 __all__ = [
     "LIVE_STATES", "MIGRATIONS", "AuditEvent", "IdGenerator", "IntegrityReport", "JobRecord", "LeaderLease",
-    "Migration", "SequentialIds", "SortableIds", "Store", "StoreTx", "check_integrity",
+    "Migration", "QueueKey", "SequentialIds", "SortableIds", "Store", "StoreTx", "check_integrity",
     "current_version", "latest_version", "migrate", "parse_ts", "schema", "sqlite_url", "ts",
 ]

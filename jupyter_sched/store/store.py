@@ -37,7 +37,7 @@ from sqlalchemy.pool import StaticPool
 
 from ..accounting import UsageInterval
 from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
-from ..model import JobKind, JobState, QuotaSet
+from ..model import JobKind, JobState, PriorityClass, QuotaSet
 from ..model.codec import (
     budget_from_dict,
     budget_to_dict,
@@ -51,7 +51,7 @@ from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_r
 from .migrations import migrate
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
 
-__all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "Store", "StoreTx", "sqlite_url"]
+__all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "QueueKey", "Store", "StoreTx", "sqlite_url"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,31 @@ LIVE_STATES: tuple[JobState, ...] = (JobState.PENDING, JobState.ADMITTED, JobSta
 """States of jobs the scheduler still works on (every non-terminal state)."""
 
 _LEADER_ROW = "engine"
+_WAITING_STATES = (JobState.PENDING, JobState.PREEMPTED)
+_WAITING = [state.value for state in _WAITING_STATES]
+_RANK = sa.case({c.value: c.rank for c in PriorityClass}, value=schema.jobs.c.priority, else_=0)
+"""A job's priority rank in SQL (:attr:`PriorityClass.rank`: larger first)."""
+_QUEUE_ORDER = (_RANK.desc(), schema.jobs.c.submitted_at, schema.jobs.c.id)
+_QUEUE_COLUMNS = (schema.jobs.c.id, _RANK.label("rank"), schema.jobs.c.submitted_at)
+_IS_WAITING = schema.jobs.c.state.in_(_WAITING)
+_AFTER = sa.or_(_RANK < sa.bindparam("a_rank"), sa.and_(_RANK == sa.bindparam("a_rank"), sa.or_(
+    schema.jobs.c.submitted_at > sa.bindparam("a_at"),
+    sa.and_(schema.jobs.c.submitted_at == sa.bindparam("a_at"), schema.jobs.c.id > sa.bindparam("a_id")))))
+# the queue's key queries, built once (values are parameters): see StoreTx.queue_page
+_QUEUE_FIRST = sa.select(*_QUEUE_COLUMNS).where(_IS_WAITING).order_by(*_QUEUE_ORDER).limit(sa.bindparam("n"))
+_QUEUE_AFTER = sa.select(*_QUEUE_COLUMNS).where(_IS_WAITING, _AFTER).order_by(*_QUEUE_ORDER).limit(sa.bindparam("n"))
+_QUEUE_AHEAD = sa.select(sa.func.count()).select_from(schema.jobs).where(_IS_WAITING, sa.not_(_AFTER))
+_QUEUE_POSITIONS = (sa.select(*_QUEUE_COLUMNS, schema.jobs.c.user,
+                              sa.func.row_number().over(order_by=_QUEUE_ORDER).label("pos"))
+                    .where(_IS_WAITING).subquery())
+_QUEUE_OWN = (sa.select(_QUEUE_POSITIONS.c.id, _QUEUE_POSITIONS.c.rank, _QUEUE_POSITIONS.c.submitted_at,
+                        _QUEUE_POSITIONS.c.pos)
+              .where(_QUEUE_POSITIONS.c.user == sa.bindparam("user"), _QUEUE_POSITIONS.c.pos > sa.bindparam("head"))
+              .order_by(_QUEUE_POSITIONS.c.pos))
+_JOBS_BY_ID = sa.select(schema.jobs).where(schema.jobs.c.id.in_(sa.bindparam("ids", expanding=True)))
+QueueKey = tuple[int, str, str]
+"""Where a waiting job stands in queue order: ``(priority rank, submitted_at as stored (see
+:func:`~.codec.ts`), id)``."""
 # Statements compiled once, values passed as parameters: building ``.values(**row)`` per call
 # costs SQLAlchemy a cache key over every literal (~1 ms per job write, most of a submit).
 _JOB_INSERT = schema.jobs.insert()
@@ -320,6 +345,56 @@ class StoreTx:
             query = query.limit(limit)
         decode = self._decode_job
         return [record for row in self.conn.execute(query).mappings() if (record := decode(row)) is not None]
+
+    def queue_page(self, *, limit: int | None = None, after: QueueKey | None = None, head: int | None = None,
+                   also_user: str | None = None) -> list[tuple[int, QueueKey, JobRecord]]:
+        """Waiting jobs (``pending``/``preempted``) in queue order, with their 1-based position in
+        the whole queue and their :data:`QueueKey`, ordered and cut in the database: a page of
+        50 reads 50 job rows, not every waiting one (issue 17: ``GET queue`` decoded the whole
+        backlog on every call).
+
+        Queue order: priority class (high, normal, low), then submit time, then id — the order
+        the engine visits pending work in before its policies reorder it. Rows: those after
+        ``after`` (keyset paging); of them the first ``limit`` (None: all). ``head`` instead:
+        the first ``head`` plus every later row of ``also_user`` (the bounded default view of
+        ``GET queue``). A row that does not decode is skipped and quarantined.
+
+        Returns:
+            ``[(position, key, record)]`` in queue order.
+        """
+        if head is not None:
+            order = self._queue_keys(_QUEUE_FIRST, n=head)
+            if also_user is not None and len(order) == head:  # their own work behind the head
+                order += [(int(row.pos), (int(row.rank), str(row.submitted_at), str(row.id)))
+                          for row in self.conn.execute(_QUEUE_OWN, {"user": also_user, "head": head})]
+        else:
+            if after is None:
+                order = self._queue_keys(_QUEUE_FIRST, n=limit)
+            else:
+                rank, at, job_id = after
+                ahead = int(self.conn.execute(_QUEUE_AHEAD, {"a_rank": rank, "a_at": at, "a_id": job_id}).scalar() or 0)
+                order = self._queue_keys(_QUEUE_AFTER, n=limit, a_rank=rank, a_at=at, a_id=job_id, start=ahead)
+        if not order:
+            return []
+        records: dict[str, JobRecord] = {}
+        ids = [key[2] for _, key in order]
+        for first in range(0, len(ids), 500):  # bounded IN lists (PostgreSQL/SQLite parameter limits)
+            for row in self.conn.execute(_JOBS_BY_ID, {"ids": ids[first:first + 500]}).mappings():
+                record = self._decode_job(row)
+                if record is not None:
+                    records[record.job.id] = record
+        # a row that left the queue between the two reads (another server's commit under
+        # PostgreSQL's read-committed statements) is left out
+        return [(pos, key, records[key[2]]) for pos, key in order
+                if key[2] in records and records[key[2]].job.state in _WAITING_STATES]
+
+    def _queue_keys(self, statement: sa.Select[Any], *, n: int | None, start: int = 0,
+                    **params: Any) -> list[tuple[int, QueueKey]]:
+        """``[(position, key)]`` of ``statement`` (one of the ``_QUEUE_*`` key queries) from ``start + 1``."""
+        if n is None:  # no LIMIT: SQLite wants a negative one, PostgreSQL NULL (LIMIT ALL)
+            n = -1 if self.conn.dialect.name == "sqlite" else None
+        rows = self.conn.execute(statement, {"n": n, **params})
+        return [(start + i, (int(row.rank), str(row.submitted_at), str(row.id))) for i, row in enumerate(rows, 1)]
 
     def count_jobs(self, *, user: str | None = None, states: Iterable[JobState] | None = None) -> int:
         """Number of job rows (of ``user``, in ``states``), counted in the database."""
@@ -827,6 +902,11 @@ class Store:
         """See :meth:`StoreTx.list_jobs`."""
         with self.transaction(write=False) as tx:
             return tx.list_jobs(**filters)
+
+    def queue_page(self, **filters: Any) -> list[tuple[int, QueueKey, JobRecord]]:
+        """See :meth:`StoreTx.queue_page`."""
+        with self.transaction(write=False) as tx:
+            return tx.queue_page(**filters)
 
     def count_jobs(self, **filters: Any) -> int:
         """See :meth:`StoreTx.count_jobs`."""

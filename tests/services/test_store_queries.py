@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.accounting import gpu_seconds
-from jupyter_sched.model import Job, JobSpec
+from jupyter_sched.model import Job, JobSpec, JobState, PriorityClass
 from jupyter_sched.store import JobRecord, Store, sqlite_url
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -68,3 +68,34 @@ def test_keyset_pages_cover_every_job_once_newest_first(store: Store) -> None:
         assert last.submitted_at is not None
         after = (last.submitted_at, last.id)
     assert seen == [f"j-{i:02d}" for i in reversed(range(7))]
+
+
+def test_queue_pages_in_the_database_equal_the_queue_order_on_every_database(store: Store) -> None:
+    """``StoreTx.queue_page`` orders and cuts in SQL what ``GET queue`` sorted in Python: priority
+    class, submit time, id; keyset pages with true positions; the head plus one user's own."""
+    priorities = [PriorityClass.LOW, PriorityClass.NORMAL, PriorityClass.HIGH]
+    jobs = [Job(id=f"q-{i:02d}", spec=JobSpec(name="q", user="ana" if i % 3 else "bo", command=("true",),
+                                             priority=priorities[i % 3]),
+                submitted_at=T0 + timedelta(seconds=i // 2)) for i in range(12)]
+    with store.transaction(now=T0) as tx:
+        for job in jobs:
+            tx.insert_job(JobRecord(job=job))
+        tx.insert_job(JobRecord(job=Job(id="running", spec=JobSpec(name="r", user="bo", command=("true",)),
+                                        state=JobState.RUNNING, submitted_at=T0)))
+    want = [j.id for j in sorted(jobs, key=lambda j: (-j.spec.priority.rank, j.submitted_at, j.id))]
+    seen: list[tuple[int, str]] = []
+    after = None
+    while True:
+        with store.transaction(write=False) as tx:
+            page = tx.queue_page(limit=5, after=after)
+        seen += [(position, record.job.id) for position, _, record in page]
+        if len(page) < 5:
+            break
+        after = page[-1][1]
+    assert seen == list(enumerate(want, 1)), "every waiting job once, in queue order, positions continuing"
+    with store.transaction(write=False) as tx:
+        head = tx.queue_page(head=3, also_user="bo")
+        everything = tx.queue_page()
+    bo = [(n, j) for n, j in enumerate(want, 1) if n > 3 and j in {x.id for x in jobs if x.spec.user == "bo"}]
+    assert [(p, r.job.id) for p, _, r in head] == list(enumerate(want[:3], 1)) + bo
+    assert [r.job.id for _, _, r in everything] == want

@@ -47,3 +47,25 @@ async def test_a_cursor_this_server_did_not_write_is_a_400_naming_cursor(sched_a
     assert status == 400 and body["error"]["field"] == "cursor"
     status, body = await api("GET", "jobs", params={"limit": "0"})
     assert status == 400 and body["error"]["field"] == "limit"
+
+
+async def test_the_queue_pages_with_a_link_header_in_queue_order(sched_app: Any, api: Any, jp_fetch: Any) -> None:
+    waiting = []
+    for i in range(5):  # 4 GPUs each: the first may start, the others wait behind it
+        status, job = await api("POST", "jobs", {"gpus": 4, "command": ["sleep", "60"], "name": f"q{i}"})
+        assert status == 201, job
+        waiting.append(job["id"])
+    seen: list[tuple[str, int]] = []
+    params: dict[str, str] | None = {"limit": "2"}
+    while params is not None:
+        response = await jp_fetch("api", "sched", "queue", params=params, headers={"Authorization": f"token {IVAN_TOKEN}"})
+        seen += [(e["id"], e["position"]) for e in json.loads(response.body) if e["position"] is not None]
+        link = response.headers.get("Link")
+        match = re.fullmatch(r'<queue\?([^>]+)>; rel="next"', link) if link else None
+        assert link is None or match, link
+        params = {k: v[0] for k, v in parse_qs(match.group(1)).items()} if match else None
+    ids = [job_id for job_id, _ in seen]
+    assert ids == [j for j in waiting if j in ids] and len(ids) >= 4, "queue order, each waiting job once"
+    assert [p for _, p in seen] == list(range(1, len(seen) + 1)), "positions continue across pages"
+    status, body = await api("GET", "queue", params={"cursor": "nope"})
+    assert status == 400 and body["error"]["field"] == "cursor"

@@ -139,7 +139,10 @@ class GetQueueRequest(QueryModel):
     limit: int | None = Field(default=None, ge=1, le=QUEUE_LIMIT_MAX, examples=[50],
                               description="at most this many pending entries, the first in queue order "
                                           "(default: the first 1000 plus all of your own); work holding "
-                                          "GPUs is always listed")
+                                          "GPUs is listed on the first page (a Link: rel=next header gives "
+                                          "the next page when limit or cursor is given)")
+    cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header); "
+                                                         "pages are limit entries long (default 1000)")
 
 
 class GetJobLogsRequest(QueryModel):
@@ -226,6 +229,14 @@ class ReasonText(ResponseModel):
     line: str = Field(description="'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces")
 
 
+def _with_text(data: dict[str, Any], key: str, **how: Any) -> dict[str, Any]:
+    """``data`` with ``data[key]`` (a wire reason) rendered by :func:`render_reason` ``(**how)``."""
+    reason = data.get(key)
+    if not isinstance(reason, dict) or "code" not in reason:
+        return data
+    return {**data, key: {**reason, "text": render_reason(reason, **how).to_dict()}}
+
+
 class PendingReason(CodecView):
     """Why a job waits (or can never run): one code with numbers and what would unblock it, and
     the same in words (``text``)."""
@@ -288,6 +299,14 @@ class Job(CodecView):
     nominated: Allocation | None = None
     simulated: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _lease_in_words(cls, data: Any) -> Any:
+        """A lease's reason in a lease's words: it cannot be given a time limit, so its backfill
+        clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…")."""
+        return _with_text(data, "reason", kind="lease") if isinstance(data, dict) and data.get("kind") == "lease" \
+            else data
+
 
 class KeepaliveLeaseResponse(Job):
     """The lease after a keepalive, with the time its GPUs are kept until."""
@@ -330,6 +349,14 @@ class GetQueueResponse(_ListModel):
     root: list[QueueEntry]
 
 
+class QueuePage(ResponseModel):
+    """One page of the queue and the cursor of the next (None on the last page, and without
+    ``limit`` or ``cursor``)."""
+
+    entries: GetQueueResponse
+    next_cursor: str | None = None
+
+
 class GetJobLogsResponse(ResponseModel):
     """A chunk of a job's output (byte offsets)."""
 
@@ -349,6 +376,12 @@ class DryrunJobResponse(ResponseModel):
     eta: str | None
     would_preempt: list[str]
     job: Job
+
+    @model_validator(mode="before")
+    @classmethod
+    def _never_in_words(cls, data: Any) -> Any:
+        """A dry run that can never fit is not "queued" with an "ETA unknown" (issue 20)."""
+        return _with_text(data, "reason", never=True) if isinstance(data, dict) and data.get("never") else data
 
     def to_wire(self) -> Any:
         return self.model_dump(mode="json", exclude_unset=True)
