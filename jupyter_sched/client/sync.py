@@ -208,14 +208,16 @@ class SchedClient:
         return dict(self.call(routes.submit(body)))
 
     def jobs(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
-             all_users: bool = False) -> list[dict[str, Any]]:
+             all_users: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
         """``GET jobs``: my jobs, newest first; admins may name another ``user`` or ask for ``all_users``.
 
         Args:
             state: a state name or comma-separated names (``pending,running``).
             kind: ``training``, ``inference`` or ``lease``.
+            limit: at most this many (the server's default page: 500).
         """
-        return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)), "jobs")
+        return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
+                                                 limit=limit)), "jobs")
 
     def job(self, job_id: str) -> dict[str, Any]:
         """``GET jobs/{id}``. Raises NotFoundError."""

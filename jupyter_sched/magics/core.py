@@ -591,6 +591,10 @@ class SchedMagics(Magics):
                                       "your home directory there; this kernel's variables are not shared with it.")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
+        ignore = cells.parent / ".gitignore"
+        if not ignore.exists():  # as pytest's and mypy's caches do: no untracked folder in a checkout's git status
+            ignore.write_text("# the scripts of %%schedule cells (jupyter_sched); not for version control\n*\n",
+                              encoding="utf-8")
         name = cmd.options.name or f"cell-{digest}"
         path = cells / f"{digest}.py"
         path.write_text(source, encoding="utf-8")

@@ -54,7 +54,7 @@ def reason_line(job: Mapping[str, Any], now: datetime) -> str:
     reason = job.get("reason")
     if not isinstance(reason, Mapping):
         return f"{job.get('state', 'pending')}: waiting for the next scheduling cycle"
-    return render_reason(reason, now=now, relative=True).line
+    return render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or "")).line
 
 
 def no_gpus_message(inventory: Mapping[str, Any]) -> str | None:

@@ -142,14 +142,15 @@ BULK_STATES = {"pending": "pending,preempted", "running": "admitted,running"}
 
 
 def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, who: str) -> str:
-    """What a bulk cancel would do: ``3 of ana's jobs (2 pending, 1 running)``, or for an admin's
-    ``--all`` ``5 of every user's jobs of 2 users (5 pending)``."""
+    """What a bulk cancel would do: ``ana's 3 jobs (2 pending, 1 running)``, or for an admin's
+    ``--all`` ``5 jobs of 2 users (5 pending)``."""
     by_state = Counter("running" if j.get("state") in ("admitted", "running") else "pending" for j in jobs)
     breakdown = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
-    whose = "every user's" if everyone else f"{who}'s"
+    count = f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"
+    if not everyone:
+        return f"{who}'s {count} ({breakdown})"
     users = len({str(j.get("user")) for j in jobs})
-    owners = f" of {users} user{'s' if users != 1 else ''}" if everyone else ""
-    return f"{len(jobs)} of {whose} job{'s' if len(jobs) != 1 else ''}{owners} ({breakdown})"
+    return f"{count} of {users} user{'s' if users != 1 else ''} ({breakdown})"
 
 
 def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:

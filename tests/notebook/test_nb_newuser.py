@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -23,7 +24,7 @@ from jupyter_sched.client import AsyncSchedClient, Connection
 from jupyter_sched.errors import NotFoundError, UnschedulableError, ValidationError
 from jupyter_sched.magics.core import _one_line
 from jupyter_sched.magics.parsing import parse_gpu_line, parse_schedule_line
-from jupyter_sched.magics.render import queue_frame
+from jupyter_sched.magics.render import queue_frame, reason_line
 from jupyter_sched.services.models.jobs import DryrunJobResponse, Job
 from jupyter_sched.wording import render_reason, wait_progress
 
@@ -55,6 +56,9 @@ def test_finding_2_a_lease_behind_a_reservation_is_told_what_it_waits_for() -> N
                                "priority": "normal", "state": "pending", "resources": {"gpus": 1},
                                "reason": _backfill_reason()}).to_wire()
     assert "it waits until j-big has started" in wire["reason"]["text"]["summary"]
+    # ... and the magic's own lines for a lease (a timed-out %gpu request quotes its last reason)
+    said = reason_line({"id": "l-1", "kind": "lease", "state": "pending", "reason": _backfill_reason()}, NOW)
+    assert "it waits until j-big has started" in said and "with no time limit" not in said, said
 
 
 def test_finding_2_gpu_request_says_why_it_takes_no_time_limit() -> None:
@@ -201,6 +205,15 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
         assert shown.error is None and said in shown.stdout, shown.text
         assert "Empty DataFrame" not in shown.text and not shown.data, shown.text
 
+    # the aside: a %%schedule cell's script leaves no untracked folder in a git checkout
+    subprocess.run(["git", "init", "-q", str(jp_root_dir)], check=True)
+    cell = await kernel.run("%%schedule --gpus 0 --name cell\nprint(1)")
+    assert cell.error is None, cell.text
+    status = subprocess.run(["git", "-C", str(jp_root_dir), "status", "--porcelain", "--untracked-files=all"],
+                            check=True, capture_output=True, text=True).stdout
+    assert ".jupyter_sched" not in status and (jp_root_dir / ".jupyter_sched" / "cells").is_dir(), status
+    await wait_for(lambda: _state(api, _job_id(cell), "succeeded"), timeout_s=60)  # out of the bulk cancel's count
+
     (jp_root_dir / "hold.py").write_text("import time\ntime.sleep(120)\n")
     hold = _job_id(await kernel.run("j = %schedule run hold.py --gpus 4 --time-limit 5m --name hold\nj"))
     await wait_for(lambda: _state(api, hold, "running"), timeout_s=30)
@@ -220,6 +233,10 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     never = await kernel.run("%schedule dryrun --gpus 99")
     assert never.stdout.startswith("Would never start here: needs 99 GPUs") and not never.data, never.text
     assert "queued" not in never.stdout and "ETA" not in never.stdout
+    with pytest.raises(UnschedulableError) as refused:  # a refused submission's reason reads the same way
+        await api.submit({"gpus": 99, "command": ["true"]})
+    line = refused.value.details["reason"]["text"]["line"]
+    assert line.startswith("needs 99 GPUs") and "queued" not in line and "ETA" not in line, line
     memory = await kernel.run("%schedule dryrun --gpus 1 --mem-per-gpu 200GiB")
     assert memory.stdout.startswith("Would never start here: asks for 200 GiB of memory per GPU"), memory.text
 
@@ -246,7 +263,7 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
 
     # finding 9: cancel --mine lists first, cancels with --yes
     asked = await kernel.run("%schedule cancel --mine")
-    assert asked.error is None and "Would cancel 1 of" in asked.stdout and "--mine --yes" in asked.stdout, asked.text
+    assert asked.error is None and f"Would cancel {getpass.getuser()}'s 1 job (1 running)" in asked.stdout and "--mine --yes" in asked.stdout, asked.text
     assert (await api.job(hold))["state"] == "running"
     done = await kernel.run("%schedule cancel --mine --yes")
     assert "Cancelled 1 job: 1 running stopping, grace 5 s." in done.stdout, done.text

@@ -366,7 +366,7 @@ def test_a_huge_number_is_echoed_as_typed(server: EmbeddedServer) -> None:
     huge = "99999999999999999999999"
     run = cli(server, "tok-ann", "submit", "--gpus", huge, "--", "true")
     assert run.code == EXIT_REFUSED
-    assert f"--gpus: gpus is implausibly large (got {huge})" in run.err and "1611392" not in run.err
+    assert f"submit: --gpus is implausibly large (got {huge})" in run.err and "1611392" not in run.err
     cpu = cli(server, "tok-ann", "submit", "--cpu", huge, "--", "true")
     assert cpu.code == EXIT_REFUSED and huge in cpu.err and "e+" not in cpu.err
 
@@ -442,3 +442,29 @@ def test_wait_takes_for_and_timeout_alike(server: EmbeddedServer) -> None:
         assert run.code == EXIT_TIMEOUT, (option, run.err)
         assert run.out.startswith(f"still pending after 1 s: job {waiting['id']}")
     assert "--for DURATION, --timeout DURATION" in cli(server, "tok-ann", "wait", "--help").out
+
+
+def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: EmbeddedServer) -> None:
+    """Trying the first hour again: a mistyped id said 'list your jobs to see their ids', but the
+    CLI had no command listing finished jobs (queue shows live work only), and it read
+    ``JOB_ID: no job 'j-x' …`` (the id is quoted already)."""
+    clear(server)
+    done = submit(server, "tok-bob", gpus=1, command=["true"])
+    wait_state(server, "tok-bob", done["id"], "succeeded")
+    running = submit(server, "tok-bob", gpus=2)
+    wait_state(server, "tok-bob", running["id"], "running")
+    listed = cli(server, "tok-bob", "jobs")
+    assert listed.code == EXIT_OK, listed.err
+    lines = listed.out.splitlines()
+    assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
+    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
+    assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
+    assert cli(server, "tok-bob", "jobs", "--all").err.strip() == ("jupyter-sched jobs: --all: only admins may list "
+                                                                  "everyone's jobs — leave out --all to list your own [forbidden]")
+    missing = cli(server, "tok-bob", "logs", "j-nosuch")
+    assert missing.code == EXIT_REFUSED
+    assert missing.err.strip() == ("jupyter-sched logs: no job 'j-nosuch' visible to you — `jupyter-sched jobs` lists "
+                                   "yours, newest first [not_found]")
+    queue = cli(server, "tok-bob", "queue").out
+    row = next(line for line in queue.splitlines() if line.startswith(running["id"]))
+    assert "ends by " in row and "its 10m time limit" in row  # what a pending job's ETA hangs on
