@@ -215,6 +215,12 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+        for option, path in (("--script", args.script), ("--notebook", args.notebook)):
+            folder = args.workdir or os.getcwd()
+            if path and not os.path.isfile(os.path.join(folder, path)):  # the job would fail at its start
+                full = os.path.join(folder, path)
+                what = f"{full} is a folder, not a file" if os.path.isdir(full) else f"no such file in {folder}"
+                _subparser(parser, "submit").error(f"{option} {path}: {what}")
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):

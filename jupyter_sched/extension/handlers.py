@@ -40,6 +40,7 @@ from ..services.models import (
     parse,
 )
 from ..services.visibility import event_for
+from .eta_accuracy import EtaAccuracyHandler
 from .lease_wait import LeaseWaiter
 from .web import SchedHandler
 
@@ -483,6 +484,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("telemetry/history", TelemetryHistoryHandler),
     ("idle", IdleHandler),
     ("audit", AuditHandler),
+    ("eta-accuracy", EtaAccuracyHandler),
     ("usage", UsageHandler),
     ("usage/report", UsageReportHandler),
     ("usage/waste", UsageWasteHandler),

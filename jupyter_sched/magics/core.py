@@ -119,7 +119,9 @@ def _errors() -> Iterator[None]:
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments")):
-            raise UsageError(str(err)) from None  # our own parsing: the argument is named
+            # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
+            raise UsageError(err.message if not err.hint else
+                             _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))) from None
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
@@ -686,10 +688,14 @@ class SchedMagics(Magics):
         job_id = str(cmd.job_id)
         if not cmd.follow:
             chunk = self.client.logs(job_id)
-            sys.stdout.write(str(chunk.get("text") or ""))
+            text = str(chunk.get("text") or "")
+            sys.stdout.write(text)
+            if not text and not chunk.get("finished") and self._not_started(job_id):
+                return
             if not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
             return
+        self._not_started(job_id, following=True)
         try:
             for text in self.client.follow_logs(job_id):
                 sys.stdout.write(text)
@@ -698,6 +704,17 @@ class SchedMagics(Magics):
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
         self._print(job_line(self.client.job(job_id), _now()))
+
+    def _not_started(self, job_id: str, *, following: bool = False) -> bool:
+        """Say so when ``job_id`` waits to start (its log is empty for a reason, issue 20: a pending
+        job's log printed nothing, or a "log continues" note); True when it does."""
+        job = self.client.job(job_id)
+        if str(job.get("state")) not in ("pending", "preempted"):
+            return False
+        then = "following it until it ends (interrupt to stop)" if following else \
+            f"%schedule logs {job_id} -f follows it once it starts"
+        self._print(f"{job_id} is {job.get('state')}: no output yet; {then}.")
+        return True
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
