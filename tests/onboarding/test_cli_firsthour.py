@@ -493,3 +493,12 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
     assert "Errno" not in log
+
+
+@pytest.mark.parametrize("value, want", [
+    ("0", "argument --timeout: 0 is not a number of seconds above zero (and under a year), e.g. 30"),
+    ("x", "argument --timeout: 'x' is not a number of seconds, e.g. 30"),
+], ids=["zero: was 'operation now in progress' from the socket", "a word: was 'invalid float value'"])
+def test_a_bad_request_timeout_is_a_usage_error_in_words(server: EmbeddedServer, value: str, want: str) -> None:
+    run = cli(server, "tok-ann", "--timeout", value, "status")
+    assert run.code == EXIT_USAGE and run.err.splitlines()[-1] == f"jupyter-sched: error: {want}"
