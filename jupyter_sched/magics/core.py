@@ -729,7 +729,7 @@ class SchedMagics(Magics):
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
                     raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
                 if progress is None:
-                    progress = Progress(f"job {job_id}")
+                    progress = Progress(f"{'lease' if job.get('kind') == 'lease' else 'job'} {job_id}")
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = self.client.job(job_id)
@@ -745,10 +745,14 @@ class SchedMagics(Magics):
             self._cancel_many(cmd)
             return
         job_id = str(cmd.job_id)
+        if self.lease is not None and self.lease.get("id") == job_id:
+            self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
+            return
         before = self.client.job(job_id)
         after = self.client.cancel(job_id)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
-        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None)))
+        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
+                    + ".")
 
     def _cancel_many(self, cmd: ScheduleCommand) -> None:
         """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (never

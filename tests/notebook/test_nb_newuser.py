@@ -284,6 +284,13 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     again = await kernel.run("%schedule cancel --all")
     assert "Nothing to cancel" in again.stdout or "Would cancel" in again.stdout, again.text
 
+    # found on the way: %schedule cancel of this kernel's own lease hides its GPUs as %gpu release does
+    granted = await kernel.run("%gpu request 1 --timeout 1m")
+    assert granted.error is None, granted.text
+    lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
+    released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
+    assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
 
 async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:
     return (await api.job(job_id))["state"] == state
