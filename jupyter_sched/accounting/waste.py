@@ -31,8 +31,8 @@ from ..model import Inventory
 from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval
 
-__all__ = ["UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "minute_state", "unattributed_usage",
-           "waste_report"]
+__all__ = ["UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "mig_uuids_of", "minute_state",
+           "unattributed_usage", "waste_report"]
 
 
 def minute_state(row: Mapping[str, Any], threshold_pct: float) -> str:
@@ -230,8 +230,15 @@ def _named_processes(row: Mapping[str, Any]) -> list[tuple[int, str, float | Non
     return out
 
 
+def mig_uuids_of(inventory: Inventory) -> dict[tuple[str, int], str]:
+    """``{(GPU uuid, GPU instance id): MIG uuid}`` of every MIG slice the inventory names (rollups
+    name a slice by its parent and ``GPU_I_ID``, allocations by its ``MIG-...`` uuid)."""
+    return {(gpu.uuid, mig.gpu_instance_id): mig.uuid for gpu in inventory.gpus() for mig in gpu.mig_devices}
+
+
 def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[str, Any]], *, now: datetime,
-                       threshold_pct: float = 5.0, max_gap_s: float = 120.0) -> tuple[UnattributedRow, ...]:
+                       threshold_pct: float = 5.0, max_gap_s: float = 120.0,
+                       mig_uuids: Mapping[tuple[str, int], str] | None = None) -> tuple[UnattributedRow, ...]:
     """GPUs busy while nobody was allocated them, most active hours first (case 021: usage on a
     GPU no job held must appear somewhere — here, to admins, with the pid, user and age of the
     processes the rollups name where the telemetry had them, e.g. NVML; the live ones are also in
@@ -240,8 +247,10 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
     A rollup row counts when its valid activity reached ``threshold_pct`` (:func:`minute_state`
     ``active``; blank and suspect rows never count). As in :func:`waste_report`, a row stands from
     its minute until the GPU's next row, at most ``max_gap_s``; the part of that span no
-    allocation interval of the GPU covers is unattributed. GPUs in MIG mode (rows with a
-    ``mig_instance``) are left out: their slices are allocated by MIG uuid, which rollups lack.
+    allocation interval of the GPU covers is unattributed. A MIG slice is its own device: its rows
+    (``mig_instance`` = GPU instance id) count against the allocations of its ``MIG-...`` uuid,
+    found in ``mig_uuids`` (the inventory's); a slice the inventory does not name is left out, and
+    so are the whole-GPU rows of a GPU in MIG mode (a MIG-mode GPU is never allocated whole).
 
     Args:
         intervals: allocation intervals of the window (open ones end at ``now``).
@@ -250,6 +259,7 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
         now: end of open intervals and of the last row's span.
         threshold_pct: active from this activity, % (the idle policy's threshold).
         max_gap_s: longest span one row stands for, seconds.
+        mig_uuids: ``{(GPU uuid, GPU instance id): MIG uuid}`` of the inventory's MIG slices.
 
     Raises:
         TimestampError: a rollup ``minute`` that is not aware ISO 8601.
@@ -259,11 +269,15 @@ def unattributed_usage(intervals: Iterable[UsageInterval], rollups: Iterable[Map
         held.setdefault(iv.gpu_uuid, []).append((iv.started_at, iv.ended_at or now))
     rows_by_gpu: dict[str, dict[datetime, Mapping[str, Any]]] = {}
     mig_mode: set[str] = set()
+    slices = mig_uuids or {}
     for row in rollups:
         gpu = str(row["gpu_uuid"])
         if row.get("mig_instance") is not None:
             mig_mode.add(gpu)
-            continue
+            slice_uuid = slices.get((gpu, int(row["mig_instance"])))
+            if slice_uuid is None:
+                continue
+            gpu = slice_uuid
         minute = row["minute"]
         when = minute if isinstance(minute, datetime) else parse_utc(str(minute), field="minute")
         kept = rows_by_gpu.setdefault(gpu, {}).get(when)

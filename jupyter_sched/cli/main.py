@@ -56,6 +56,17 @@ PROG = "jupyter-sched"
 WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
 
 
+def _seconds(text: str) -> float:
+    """argparse type of ``--timeout``: a number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, e.g. 30") from None
+    if not 0 < value < 86_400 * 366:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds above zero (and under a year), e.g. 30")
+    return value
+
+
 def _positive_int(text: str) -> int:
     """argparse type: a whole number >= 1 (a usage error names the option otherwise)."""
     try:
@@ -111,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered)")
     parser.add_argument("--json", action="store_true", help="print the server's JSON instead of tables")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                        help="seconds per request (default 30)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -215,6 +227,12 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+        for option, path in (("--script", args.script), ("--notebook", args.notebook)):
+            folder = args.workdir or os.getcwd()
+            if path and not os.path.isfile(os.path.join(folder, path)):  # the job would fail at its start
+                full = os.path.join(folder, path)
+                what = f"{full} is a folder, not a file" if os.path.isdir(full) else f"no such file in {folder}"
+                _subparser(parser, "submit").error(f"{option} {path}: {what}")
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):

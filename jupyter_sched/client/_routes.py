@@ -69,8 +69,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("POST", "dryrun", body=dict(body))
 
     @staticmethod
-    def leases() -> Req:
-        return Req("GET", "leases")
+    def leases(*, state: str | None = None) -> Req:
+        return Req("GET", "leases", params=_params(state=state))
 
     @staticmethod
     def request_lease(body: Mapping[str, Any], *, wait_ms: int | None = None) -> Req:

@@ -255,9 +255,9 @@ class SchedClient:
         """``POST dryrun``: would it fit, where and when — without enqueuing."""
         return dict(self.call(routes.dryrun(body)))
 
-    def leases(self) -> list[dict[str, Any]]:
-        """``GET leases``: my interactive leases."""
-        return unwrap_list(self.call(routes.leases()), "leases")
+    def leases(self, *, state: str | None = None) -> list[dict[str, Any]]:
+        """``GET leases``: my interactive leases (``state``: only those in it, a comma list)."""
+        return unwrap_list(self.call(routes.leases(state=state)), "leases")
 
     def request_lease(self, body: Mapping[str, Any], *, wait_s: float = 0.0) -> dict[str, Any]:
         """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease,

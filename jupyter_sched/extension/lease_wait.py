@@ -6,8 +6,9 @@ waiting after the grant (issue 17: lease p50 <= 20 ms). With ``wait_ms`` the req
 on the event loop (no thread held), for the engine's ``lease`` event of that lease, and answers as
 soon as the lease is no longer waiting in the queue — granted (``admitted``/``running``) or ended
 — or after ``wait_ms`` with the lease still ``pending`` (the client then shows the reason and asks
-again). The event only wakes the request; the answer is always re-read through the service, so it
-is the caller's view of the stored lease, exactly as a plain ``GET`` would give.
+again). A decided lease is answered from the engine's event, which carries the stored lease as
+the service shows it to its owner (the events only ever go to the lease's own user here); an
+expired wait is answered by a fresh read through the service.
 
 The subscription is taken *before* the lease is submitted (or read), so an engine that decides
 within the submit's own round trip cannot be missed; an event stream that drops this waiter (it
@@ -82,7 +83,7 @@ class LeaseWaiter:
             data = event["data"]
             if data.get("id") != lease.id or waiting(str(data.get("state", ""))):
                 continue
-            fresh = await reread()
-            if not waiting(fresh.state):
-                return fresh
-            lease = fresh  # requeued again meanwhile: keep waiting for the next decision
+            # the engine's event is the decided lease as the service reads it for its owner (the
+            # same job_to_dict; only pending jobs get a fresher reason from the engine): answer it
+            # without another read, which would wait for a worker thread and the store
+            return Job.model_validate(data)

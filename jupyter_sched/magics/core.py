@@ -61,6 +61,7 @@ CUDA_ALREADY_INITIALISED = (
     "Restart the kernel and run %gpu before importing torch/tensorflow/cupy."
 )
 CELLS_DIR = os.path.join(".jupyter_sched", "cells")
+_LIVE_STATES = "pending,admitted,running,preempted"
 _FIRST_WAIT_S = 0.5
 """``%gpu request``: how long ``POST leases`` waits for the decision before progress is shown."""
 _POLL_WAIT_S = 1.0
@@ -118,7 +119,9 @@ def _errors() -> Iterator[None]:
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments")):
-            raise UsageError(str(err)) from None  # our own parsing: the argument is named
+            # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
+            raise UsageError(err.message if not err.hint else
+                             _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))) from None
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
@@ -145,6 +148,7 @@ class SchedMagics(Magics):
         self._atexit_registered = False
         self._through_hub: bool | None = None
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
+        self._kernel_holds_none = False  # see _my_lease
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -223,8 +227,13 @@ class SchedMagics(Magics):
                 self._gpu_keepalive()
         return None
 
-    def _my_lease(self) -> dict[str, Any] | None:
-        """This kernel's live lease: the remembered one refreshed, else found by kernel id."""
+    def _my_lease(self, *, trust_none: bool = False) -> dict[str, Any] | None:
+        """This kernel's live lease: the remembered one refreshed, else found by kernel id.
+
+        ``trust_none`` (``%gpu request``): when this magic already looked and found none, or
+        released the last one itself, believe it without a ``GET leases`` round trip (issue 17:
+        lease p50 <= 20 ms). Leases of a kernel are made by its own magic; a restarted kernel (the
+        server re-attaches its GPUs, case 029) is a new process whose magic looks again."""
         if self.lease is not None:
             try:
                 self.lease = self.client.lease(str(self.lease["id"]))
@@ -233,12 +242,16 @@ class SchedMagics(Magics):
         if self.lease is not None and not is_terminal(self.lease):
             return self.lease
         self.lease = None
+        if trust_none and self._kernel_holds_none:
+            return None
         kernel_id = self.client.kernel_id
         if kernel_id:
-            for lease in self.client.leases():
+            for lease in self.client.leases(state=_LIVE_STATES):  # not the finished ones: they only grow
                 if lease.get("kernel_id") == kernel_id and not is_terminal(lease):
                     self.lease = lease
+                    self._kernel_holds_none = False
                     return lease
+        self._kernel_holds_none = True
         return None
 
     def _gpu_status(self) -> Any:
@@ -300,7 +313,7 @@ class SchedMagics(Magics):
         remembered = self._gpus_seen is not None
         if not self._gpu_inventory(cmd, fresh=False):
             return
-        current = self._my_lease()
+        current = self._my_lease(trust_none=True)
         if current is not None:
             raise MagicError(f"this kernel already has lease {current['id']} ({current['state']}); "
                              "run %gpu release first")
@@ -311,6 +324,7 @@ class SchedMagics(Magics):
         # short wait with the lease still pending: then _wait_for_grant shows its progress
         first_wait_s = min(_FIRST_WAIT_S, cmd.options.timeout_s or _FIRST_WAIT_S) if cmd.wait else 0.0
         asked = time.monotonic()
+        self._kernel_holds_none = False  # from here on it may hold one, whatever the answer says
         try:
             lease = client.request_lease(lease_body(cmd.options, kernel_id=client.kernel_id), wait_s=first_wait_s)
         except SchedError:
@@ -373,7 +387,7 @@ class SchedMagics(Magics):
         """Interrupted while ``POST leases`` waited: withdraw the lease it may have created (this
         kernel's live one; without a kernel id, the newest pending one), since its id never came."""
         try:
-            live = [lease for lease in self.client.leases() if not is_terminal(lease)]
+            live = [lease for lease in self.client.leases(state=_LIVE_STATES) if not is_terminal(lease)]
         except SchedError:
             return
         kernel_id = self.client.kernel_id
@@ -449,6 +463,7 @@ class SchedMagics(Magics):
             return
         released = self.client.release_lease(str(lease["id"]))
         self.lease = None
+        self._kernel_holds_none = True  # it held this one (found above) and gave it back
         self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
         if self._applied:
             # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host
@@ -673,10 +688,14 @@ class SchedMagics(Magics):
         job_id = str(cmd.job_id)
         if not cmd.follow:
             chunk = self.client.logs(job_id)
-            sys.stdout.write(str(chunk.get("text") or ""))
+            text = str(chunk.get("text") or "")
+            sys.stdout.write(text)
+            if not text and not chunk.get("finished") and self._not_started(job_id):
+                return
             if not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
             return
+        self._not_started(job_id, following=True)
         try:
             for text in self.client.follow_logs(job_id):
                 sys.stdout.write(text)
@@ -685,6 +704,17 @@ class SchedMagics(Magics):
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
         self._print(job_line(self.client.job(job_id), _now()))
+
+    def _not_started(self, job_id: str, *, following: bool = False) -> bool:
+        """Say so when ``job_id`` waits to start (its log is empty for a reason, issue 20: a pending
+        job's log printed nothing, or a "log continues" note); True when it does."""
+        job = self.client.job(job_id)
+        if str(job.get("state")) not in ("pending", "preempted"):
+            return False
+        then = "following it until it ends (interrupt to stop)" if following else \
+            f"%schedule logs {job_id} -f follows it once it starts"
+        self._print(f"{job_id} is {job.get('state')}: no output yet; {then}.")
+        return True
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
@@ -699,7 +729,7 @@ class SchedMagics(Magics):
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
                     raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
                 if progress is None:
-                    progress = Progress(f"job {job_id}")
+                    progress = Progress(f"{'lease' if job.get('kind') == 'lease' else 'job'} {job_id}")
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = self.client.job(job_id)
@@ -715,10 +745,14 @@ class SchedMagics(Magics):
             self._cancel_many(cmd)
             return
         job_id = str(cmd.job_id)
+        if self.lease is not None and self.lease.get("id") == job_id:
+            self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
+            return
         before = self.client.job(job_id)
         after = self.client.cancel(job_id)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
-        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None)))
+        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
+                    + ".")
 
     def _cancel_many(self, cmd: ScheduleCommand) -> None:
         """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (never

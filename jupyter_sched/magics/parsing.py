@@ -239,6 +239,9 @@ def parse_gpu_line(line: str) -> GpuCommand:
             raise ValidationError("%gpu request: give the GPU count once (N or --gpus N)", field="--gpus",
                                   hint="e.g. %gpu request 2")
         options = _options(ns, gpus=count if count is not None else "1", min_gpus=1)
+        if not ns.wait and options.timeout_s is not None:  # it would be ignored without a word
+            raise ValidationError("%gpu request: --timeout is how long to wait, and --no-wait does not wait",
+                                  field="--timeout", hint="drop one of them")
         return GpuCommand("request", options=options, wait=bool(ns.wait))
     if head == "watch":
         parser = _Parser("%gpu watch", "%gpu")

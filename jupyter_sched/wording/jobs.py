@@ -104,6 +104,9 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") else ""
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
+    if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
+        tail += " (command not found: the log says which)" if job["exit_code"] == 127 else \
+            " (a command is not executable: the log says which)"
     message = str(job.get("message") or "")
     msg = f" — {message}" if message and not message.startswith("exited with code") else ""
     return f"{head}: {state}{tail}{msg}"

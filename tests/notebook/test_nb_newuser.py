@@ -158,6 +158,13 @@ def test_finding_9_cancel_takes_mine_or_all_with_a_confirmation() -> None:
 
 # ---- finding 11: --for and --timeout on %schedule wait ------------------------------------------------
 
+def test_finding_9_a_timeout_without_waiting_is_refused_not_ignored() -> None:
+    with pytest.raises(ValidationError) as refused:
+        parse_gpu_line("request 1 --no-wait --timeout 5s")
+    assert refused.value.field == "--timeout" and "--no-wait" in refused.value.message
+    assert parse_gpu_line("request 1 --timeout 5s").options.timeout_s == 5.0
+
+
 def test_finding_11_schedule_wait_takes_for_and_timeout() -> None:
     assert parse_schedule_line("wait j-1 --for 3s").timeout_s == 3.0
     assert parse_schedule_line("wait j-1 --timeout 2m").timeout_s == 120.0
@@ -227,6 +234,13 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert ". ·" not in bar, bar
     assert waited.error is not None and "still pending after 2s" in _seen(waited), waited.text
 
+    # finding 9 (the CLI's "logs of a pending job", in the magic): why the log is empty
+    logs = await kernel.run(f"%schedule logs {waiter}")
+    assert f"{waiter} is pending: no output yet; %schedule logs {waiter} -f follows it once it starts." in logs.stdout
+    assert "log continues" not in logs.stdout, logs.text
+    usage = _seen(await kernel.run("%gpu request 0"))  # a usage error's hint is a sentence, not "(got 0) (ask…)"
+    assert "--gpus must be at least 1 (got 0). Ask for 1 or more GPUs." in usage, usage
+
     # finding 3: a dry run prints its sentence and no Out[] dict; never-fits is not queued
     dry = await kernel.run("%schedule dryrun --gpus 4")
     assert dry.stdout.startswith("Would wait: queued #") and not dry.data, dry.text
@@ -269,6 +283,13 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "Cancelled 1 job: 1 running stopping, grace 5 s." in done.stdout, done.text
     again = await kernel.run("%schedule cancel --all")
     assert "Nothing to cancel" in again.stdout or "Would cancel" in again.stdout, again.text
+
+    # found on the way: %schedule cancel of this kernel's own lease hides its GPUs as %gpu release does
+    granted = await kernel.run("%gpu request 1 --timeout 1m")
+    assert granted.error is None, granted.text
+    lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
+    released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
+    assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
 
 
 async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:

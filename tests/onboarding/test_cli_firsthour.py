@@ -468,3 +468,37 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     queue = cli(server, "tok-bob", "queue").out
     row = next(line for line in queue.splitlines() if line.startswith(running["id"]))
     assert "ends by " in row and "its 10m time limit" in row  # what a pending job's ETA hangs on
+
+
+def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(server: EmbeddedServer,
+                                                                              tmp_path: Path) -> None:
+    """Trying the first hour again: ``submit --script nosuch.py`` was accepted and the job failed
+    at its start (a notebook's said ``[Errno 2] No such file or directory``)."""
+    (tmp_path / "folder.ipynb").mkdir()
+    missing = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--script", "nosuch.py")
+    assert missing.code == EXIT_USAGE and missing.out == ""
+    assert missing.err.splitlines()[-1] == f"jupyter-sched submit: error: --script nosuch.py: no such file in {tmp_path}"
+    folder = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "folder.ipynb")
+    assert folder.code == EXIT_USAGE and f"{tmp_path / 'folder.ipynb'} is a folder, not a file" in folder.err
+
+
+def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) -> None:
+    """Trying the first hour again: ``submit -- nosuchcmd`` ended 'failed, exit code 127' and its
+    log read ``[Errno 2] No such file or directory: 'nosuchcmd'``."""
+    clear(server)
+    job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
+    wait_state(server, "tok-ann", job["id"], "failed")
+    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
+    assert line == f"job {job['id']}: failed, exit code 127 (command not found: the log says which)"
+    log = cli(server, "tok-ann", "logs", job["id"]).out
+    assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
+    assert "Errno" not in log
+
+
+@pytest.mark.parametrize("value, want", [
+    ("0", "argument --timeout: 0 is not a number of seconds above zero (and under a year), e.g. 30"),
+    ("x", "argument --timeout: 'x' is not a number of seconds, e.g. 30"),
+], ids=["zero: was 'operation now in progress' from the socket", "a word: was 'invalid float value'"])
+def test_a_bad_request_timeout_is_a_usage_error_in_words(server: EmbeddedServer, value: str, want: str) -> None:
+    run = cli(server, "tok-ann", "--timeout", value, "status")
+    assert run.code == EXIT_USAGE and run.err.splitlines()[-1] == f"jupyter-sched: error: {want}"
