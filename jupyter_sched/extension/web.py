@@ -39,7 +39,7 @@ from ..errors import (
     json_kind,
     shown,
 )
-from ..services.models import parse
+from ..services.models import parse, wire_json
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 
@@ -205,9 +205,9 @@ class SchedHandler(APIHandler):
     # ---- responses -----------------------------------------------------------------------
     def reply(self, answer: Any, status: int = 200) -> None:
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
-        data = answer.to_wire() if hasattr(answer, "to_wire") else answer
         self.set_status(status)
-        self.finish(json.dumps(data, default=str))
+        self.set_header("Content-Type", "application/json")
+        self.finish(wire_json(answer))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from ...wording import render_reason
-from .base import CodecView, QueryModel, RequestModel, ResponseModel
+from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
     "Allocation",
@@ -310,8 +310,7 @@ class QueueEntry(Job):
 class _ListModel(RootModel[Any]):
     model_config = ConfigDict(frozen=True)
 
-    def to_wire(self) -> Any:
-        return self.model_dump(mode="json", exclude_unset=True)
+    to_wire = dump_set
 
 
 class ListJobsResponse(_ListModel):
@@ -361,5 +360,4 @@ class DryrunJobResponse(ResponseModel):
     would_preempt: list[str]
     job: Job
 
-    def to_wire(self) -> Any:
-        return self.model_dump(mode="json", exclude_unset=True)
+    to_wire = dump_set
