@@ -4,7 +4,9 @@ Starts a real ``jupyter server`` subprocess with jupyter_sched (default settings
 SQLite, simulated GPUs on this GPU-less machine; NVML GPUs on a GPU machine) on a random
 loopback port with tmp Jupyter dirs. Then, in an IPython shell in this process with the
 extension loaded, it times ``%gpu request 1`` — the client calls, waiting for the grant, and
-setting ``CUDA_VISIBLE_DEVICES`` — over N request/release rounds. Baselines, measured in the
+setting ``CUDA_VISIBLE_DEVICES`` — over N request/release rounds, as in a kernel the server started
+(``JUPYTER_SCHED_KERNEL_ID`` set: the lease is bound to it, and the magic looks for that kernel's
+live lease first). Baselines, measured in the
 same run: ``GET /api/status`` of jupyter_server over the same HTTP client (one authenticated round
 trip that does no scheduling work: the floor); the POLL PATH the magic took before long polls
 (``GET inventory`` + ``POST leases`` + ``GET leases/{id}`` every 25 ms until granted, over raw
@@ -135,13 +137,15 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def poll_path(client: httpx.Client) -> float:
-    """The client path before long polls (emulated over raw HTTP): ``GET inventory``, ``POST leases``,
-    then ``GET leases/{id}`` 10 ms later and every 25 ms until granted, as the magic did; then
-    release. Returns ms from the first request to the grant."""
+def poll_path(client: httpx.Client, kernel_id: str) -> float:
+    """The client path before long polls (emulated over raw HTTP): ``GET inventory``, ``GET leases``
+    (this kernel's live one?), ``POST leases``, then ``GET leases/{id}`` 10 ms later and every 25 ms
+    until granted, as the magic did; then release. Returns ms from the first request to the grant."""
     start = time.perf_counter()
     client.get("api/sched/inventory").raise_for_status()
-    lease = client.post("api/sched/leases", json={"gpus": 1, "name": "poll-path"}).raise_for_status().json()
+    client.get("api/sched/leases").raise_for_status()
+    lease = client.post("api/sched/leases", json={"gpus": 1, "name": "poll-path", "kernel_id": kernel_id}
+                        ).raise_for_status().json()
     delay = 0.01
     while lease["state"] not in ("admitted", "running") or not lease.get("allocation"):
         time.sleep(delay)
@@ -160,6 +164,8 @@ def rounds(url: str, token: str, n: int, *, magic: bool = True) -> tuple[list[fl
 
     os.environ["JUPYTER_SCHED_URL"], os.environ["JUPYTER_SCHED_TOKEN"] = url, token
     os.environ["JUPYTER_SCHED_WIDGETS"] = "0"
+    # as in a kernel the server started: the magic binds the lease to it and looks for its live one
+    kernel_id = os.environ["JUPYTER_SCHED_KERNEL_ID"] = f"lease-bench-{secrets.token_hex(4)}"
     InteractiveShell.clear_instance()  # a fresh shell (and magics client) per server
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "jupyter_sched")
@@ -182,7 +188,7 @@ def rounds(url: str, token: str, n: int, *, magic: bool = True) -> tuple[list[fl
                     raise RuntimeError("lease not usable: CUDA_VISIBLE_DEVICES not set:\n" + sink.getvalue())
                 shell.run_line_magic("gpu", "release")
             lease.append(elapsed)
-        polled.append(poll_path(status))
+        polled.append(poll_path(status, kernel_id + '-poll'))
     status.close()
     return baseline, lease, polled
 

@@ -11,7 +11,9 @@ Usage::
    no samples), for the same duration. Measured: this process's CPU time (``time.process_time``)
    over wall time = % of one core.
 3. Simulated: :class:`SimulatedCollector` through :class:`~jupyter_sched.engine.telemetry.TelemetryMonitor`
-   (validity rules incl. the latch, health evidence, exporter label check, ring buffer, rollups).
+   (validity rules incl. the latch, health evidence, exporter label check, ring buffer, rollups,
+   and who used each GPU: half of the GPUs are time-sliced between two jobs, split per job from
+   the processes each minute, the others held by one job).
 4. dcgm-exporter: the real T4 capture (``shared/data/telemetry``) replicated for every GPU, with
    one GPU latched (100 %, 0 MiB) and one answering DCGM blank sentinels, parsed and fed through the
    same monitor — the path a cluster takes. The validity step alone is timed as well.
@@ -123,6 +125,9 @@ def main() -> None:
         collector = SimulatedCollector(lambda: inventory.current().gpus(), pids=lambda: registry)
         monitor = TelemetryMonitor(collector, retention_s=3600, rollup_sink=lambda rows: None)
         monitor.set_allocations({uuid: f"job-{i}" for i, uuid in enumerate(gpus)})
+        monitor.set_jobs({f"job-{i}": [children[i].pid] for i in range(len(gpus))},
+                         {uuid: ({f"job-{i}": 0.5, f"job-{i}b": 0.5} if i < len(gpus) // 2 else {f"job-{i}": 1.0})
+                          for i, uuid in enumerate(gpus)})
         last: list[GpuSample] = []
 
         def tick() -> None:

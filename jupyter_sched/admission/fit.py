@@ -85,7 +85,8 @@ class FitCheck:
 
 
 def _with_words(reason: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The refusal's reason with its sentences (``text``), as every reason the API answers has them."""
+    """The refusal's reason with its sentences (``text``), as every reason the API answers has them;
+    a refusal is never "queued" and has no ETA (issue 20)."""
     if reason is None:
         return None
-    return {**reason, "text": render_reason(reason).to_dict()}
+    return {**reason, "text": render_reason(reason, never=True).to_dict()}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 __all__ = ["EtaAccuracy", "accuracy_from_admits", "eta_accuracy"]
@@ -24,12 +24,22 @@ class EtaAccuracy:
         coverage: share (0..1) of them that had a predicted start when queued.
         median_abs_error_s: median of ``|actual - predicted|`` in seconds over covered jobs (None: none).
         errors_s: ``{"p90": ..., "max": ..., "mean_signed": ...}`` in seconds (signed: late is positive).
+        median_wait_s: median time those jobs waited, seconds (None: not known).
     """
 
     jobs: int
     coverage: float
     median_abs_error_s: float | None
     errors_s: Mapping[str, float] = field(default_factory=dict)
+    median_wait_s: float | None = None
+
+    @property
+    def error_of_wait(self) -> float | None:
+        """The median absolute error over the median wait (``benchmarks/jct_loaded.py``'s
+        figure; issue 16's goal is at most 0.15); None when either is unknown or the wait is 0."""
+        if self.median_abs_error_s is None or not self.median_wait_s:
+            return None
+        return self.median_abs_error_s / self.median_wait_s
 
 
 def eta_accuracy(pairs: Iterable[tuple[datetime | None, datetime]]) -> EtaAccuracy:
@@ -56,6 +66,7 @@ def accuracy_from_admits(admits: Iterable[tuple[datetime, Mapping[str, object]]]
             Records without ``waited_s`` (older ones) or of jobs that started at once are left out.
     """
     pairs: list[tuple[datetime | None, datetime]] = []
+    waits: list[float] = []
     for at, details in admits:
         waited = details.get("waited_s")
         if not isinstance(waited, (int, float)) or waited <= 0:
@@ -66,4 +77,5 @@ def accuracy_from_admits(admits: Iterable[tuple[datetime, Mapping[str, object]]]
         except ValueError:
             when = None
         pairs.append((when, at))
-    return eta_accuracy(pairs)
+        waits.append(float(waited))
+    return replace(eta_accuracy(pairs), median_wait_s=statistics.median(waits) if waits else None)

@@ -108,6 +108,18 @@ class Projection:
     enders: list[list[tuple[float, str]]] = field(default_factory=list)
     reserved_ends: dict[float, list[str]] = field(default_factory=dict)
 
+    def copy(self) -> Projection:
+        """An independent copy for trial reservations (``enders`` is read-only and shared)."""
+        return Projection(units=[u.copy() for u in self.units], unit_max=self.unit_max,
+                          lines=[ln.copy() for ln in self.lines], forever=[list(f) for f in self.forever],
+                          line_forever=[list(f) for f in self.line_forever], enders=self.enders,
+                          reserved_ends={t: list(ids) for t, ids in self.reserved_ends.items()})
+
+    def next_change(self, after: float) -> float | None:
+        """The first time after ``after`` at which any unit's or line's free capacity changes."""
+        times = [c for tl in (*self.units, *self.lines) if (c := tl.next_change(after)) is not None]
+        return min(times, default=None)
+
     def place(self, demand: Demand) -> Estimate:
         """Estimate ``demand``'s start and reserve it (module doc)."""
         found = self.earliest(demand)

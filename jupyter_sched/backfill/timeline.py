@@ -45,6 +45,12 @@ class Timeline:
                 self.ts.append(t)
                 self.free.append(self.free[-1] + units)
 
+    def copy(self) -> Timeline:
+        """An independent copy (reservations on it leave this one as it is)."""
+        other = Timeline.__new__(Timeline)
+        other.ts, other.free = list(self.ts), list(self.free)
+        return other
+
     def at(self, t: float) -> int:
         """Units free at time ``t``."""
         return self.free[bisect.bisect_right(self.ts, t) - 1]

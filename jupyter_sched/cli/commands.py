@@ -14,17 +14,18 @@ import os
 import re
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import AuthorizationError, ValidationError
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word, wait_progress
+from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
 from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "number_or_text"]
 
 
 def _now() -> datetime:
@@ -92,7 +93,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
         value = getattr(args, key)
         if value is not None:
-            body[key] = _number_or_text(value) if key in ("gpus", "cpu") else value
+            body[key] = number_or_text(value) if key in ("gpus", "cpu") else value
     if args.nvlink:
         body["nvlink"] = True
     if args.env:
@@ -147,7 +148,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         table.append([str(job.get("id", "")), str(job.get("user", "")), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
                       text.summary.rstrip(".") if text else "",
-                      eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else ""])
+                      eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else
+                      _ends_by(job, now)])
     if len(table) == 1:
         print("You have nothing pending or running." if args.mine else
               "The queue is empty: nothing pending or running.", file=io.out)
@@ -157,6 +159,65 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         mine = " --mine" if args.mine else ""
         print(f"More{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
               f"`{PROG} queue{mine} --all` lists every one (or --limit N).", file=io.out)
+    return EXIT_OK
+
+
+def _ends_by(job: dict[str, Any], now: datetime) -> str:
+    """The ETA column of work holding GPUs: ``ends by 05:40 UTC (in 2m58s), its 3m time limit``,
+    or ``no time limit`` (what a pending job's ETA hangs on)."""
+    if job.get("state") not in ("running", "admitted"):
+        return ""
+    limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+        return "no time limit"
+    if started is None:
+        return f"{_duration(limit)} time limit"
+    end = started + timedelta(seconds=float(limit))
+    day = f"{end:%H:%M}" if end.date() == now.date() else f"{end:%b} {end.day} {end:%H:%M}"
+    left = max(0.0, (end - now).total_seconds())
+    return f"ends by {day} UTC (in {_duration(left)}), its {_duration(limit)} time limit"
+
+
+def _duration(seconds: float) -> str:
+    """``2h05m``, ``3m``, ``2m58s``, ``45s``."""
+    total = round(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s" if secs else f"{minutes}m"
+    return f"{secs}s"
+
+
+def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """My jobs (admins: ``--all``), newest first, one :func:`job_line` each; leases left out."""
+    try:
+        rows = client.jobs(state=args.state, kind=None, all_users=args.all_users, limit=min(args.limit, 1000) + 1)
+    except AuthorizationError as exc:
+        if exc.field != "all":
+            raise
+        raise AuthorizationError("only admins may list everyone's jobs", field="--all",
+                                 hint="leave out --all to list your own") from None
+    rows = [job for job in rows if job.get("kind") != "lease"]
+    more = len(rows) > args.limit
+    rows = rows[:args.limit]
+    if args.json:
+        _dump(rows, io)
+        return EXIT_OK
+    if not rows:
+        if args.state:
+            print(f"No {args.state} jobs{' of anyone' if args.all_users else ''}.", file=io.out)
+        else:
+            print(f"No jobs{' of anyone' if args.all_users else ''} yet: `{PROG} submit --gpus 1 -- python "
+                  "train.py` starts one.", file=io.out)
+        return EXIT_OK
+    now = _now()
+    for job in rows:
+        owner = f"{job.get('user')}  " if args.all_users else ""
+        print(owner + job_line(job, now), file=io.out)
+    if more:
+        print("Older jobs are not shown: --limit N shows more (at most 1000).", file=io.out)
     return EXIT_OK
 
 
@@ -239,7 +300,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
 
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
-    "status": status, "submit": submit, "queue": queue, "cancel": cancel, "logs": logs, "wait": wait,
+    "status": status, "submit": submit, "queue": queue, "jobs": jobs, "cancel": cancel, "logs": logs, "wait": wait,
     "definitions": definitions,
 }
 
@@ -247,7 +308,7 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
 # ---- helpers -----------------------------------------------------------------------------
 
 
-def _number_or_text(value: str) -> float | int | str:
+def number_or_text(value: str) -> float | int | str:
     """An option's text as the JSON number it spells, digit for digit: a whole number stays a
     (Python, arbitrary-size) integer, so the server's answer quotes what was typed
     (``got 99999999999999999999999``, not a float's ``99999999999999991611392``); a decimal goes as

@@ -8,6 +8,7 @@ same REST API as the panel and the magics (:mod:`jupyter_sched.client`)::
     jupyter-sched submit --gpus 2 --script train.py --wait
     jupyter-sched queue [--limit N | --all] [--mine]   pending (first 50) and running work, reasons, ETA
     jupyter-sched wait JOB_ID [--for 2h]         progress bar until the job ends (--timeout: the same)
+    jupyter-sched jobs [--state S] [--limit N]   my jobs, newest first, finished ones too
     jupyter-sched cancel JOB_ID [JOB_ID ...]
     jupyter-sched cancel --mine [--state pending] [--yes]     all my jobs (asks first)
     jupyter-sched cancel --all [--yes]                          everyone's jobs (admins)
@@ -55,6 +56,17 @@ PROG = "jupyter-sched"
 WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
 
 
+def _seconds(text: str) -> float:
+    """argparse type of ``--timeout``: a number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, e.g. 30") from None
+    if not 0 < value < 86_400 * 366:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds above zero (and under a year), e.g. 30")
+    return value
+
+
 def _positive_int(text: str) -> int:
     """argparse type: a whole number >= 1 (a usage error names the option otherwise)."""
     try:
@@ -65,6 +77,9 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{value} is less than 1; use --all for every pending job")
     return value
 
+
+JOBS_LINES = 20
+"""Jobs ``jupyter-sched jobs`` lists unless told otherwise (the newest)."""
 
 QUEUE_LIMIT_MAX = 10_000
 """Most pending jobs one ``queue --limit`` shows: the server's bound on ``GET queue?limit=``
@@ -107,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered)")
     parser.add_argument("--json", action="store_true", help="print the server's JSON instead of tables")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                        help="seconds per request (default 30)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -170,6 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --mine/--all: only jobs waiting (pending) or only those holding GPUs (running)")
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
+    jobs = sub.add_parser(
+        "jobs", help="my jobs, newest first, finished ones too (ids for logs, wait, cancel)",
+        description="Your jobs, newest first, one line each: what runs, what waits and why, how the finished "
+                    "ones ended. Kernel leases are left out (see %%gpu in a notebook).")
+    jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending or failed")
+    jobs.add_argument("--limit", type=_positive_int, default=JOBS_LINES, metavar="N",
+                      help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
+    jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
+
     logs = sub.add_parser("logs", help="print a job's log")
     logs.add_argument("job_id", metavar="JOB_ID")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
@@ -202,6 +227,12 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+        for option, path in (("--script", args.script), ("--notebook", args.notebook)):
+            folder = args.workdir or os.getcwd()
+            if path and not os.path.isfile(os.path.join(folder, path)):  # the job would fail at its start
+                full = os.path.join(folder, path)
+                what = f"{full} is a folder, not a file" if os.path.isdir(full) else f"no such file in {folder}"
+                _subparser(parser, "submit").error(f"{option} {path}: {what}")
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):
@@ -268,7 +299,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(token_refused_line(args, client.connection.url), file=stderr)
         return EXIT_REFUSED
     except SchedError as exc:
-        print(error_line(args.command, exc), file=stderr)
+        action = getattr(args, "action", None)  # `definitions create`: the command as typed
+        print(error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc), file=stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -300,6 +332,10 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
             "JupyterLab printed, or from `jupyter server list`) or set JUPYTER_SCHED_TOKEN [forbidden]")
 
 
+ID_FIELDS = frozenset({"job_id", "definition_id", "id", "lease_id"})
+"""Fields that are an id typed on the command line: the message quotes it, so no ``JOB_ID:`` prefix."""
+
+
 def error_line(command: str, exc: SchedError) -> str:
     """One line for a refusal, in the CLI's own syntax: the option to change, not the JSON field.
 
@@ -311,6 +347,14 @@ def error_line(command: str, exc: SchedError) -> str:
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
     flag = flag_for(exc.field)
     where = f"{flag}: " if flag and flag not in message else ""
+    if flag and where and exc.field and message.startswith(f"{exc.field} ") and flag != exc.field:
+        where, message = "", flag + message[len(exc.field):]  # "--gpus must be ...", not "--gpus: gpus must be ..."
+    if exc.field in ID_FIELDS:
+        where = ""  # "no job 'j-x' visible to you" names what was typed already
+        if exc.code == "not_found" and exc.field == "job_id":
+            hint = f"`{PROG} jobs` lists yours, newest first"
+        elif exc.code == "not_found" and exc.field == "definition_id":
+            hint = f"`{PROG} definitions` lists yours"
     if exc.field in ("command", "args"):
         hint = f"say what to run: {WHAT_TO_RUN}"
     tail = f" — {_clause(hint)}" if hint else ""

@@ -48,8 +48,9 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def jobs(*, state: str | None = None, kind: str | None = None, user: str | None = None,
-             all_users: bool = False) -> Req:
-        return Req("GET", "jobs", params=_params(state=state, kind=kind, user=user, all=all_users or None))
+             all_users: bool = False, limit: int | None = None) -> Req:
+        return Req("GET", "jobs", params=_params(state=state, kind=kind, user=user, all=all_users or None,
+                                                 limit=limit))
 
     @staticmethod
     def job(job_id: str) -> Req:
@@ -68,8 +69,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("POST", "dryrun", body=dict(body))
 
     @staticmethod
-    def leases() -> Req:
-        return Req("GET", "leases")
+    def leases(*, state: str | None = None) -> Req:
+        return Req("GET", "leases", params=_params(state=state))
 
     @staticmethod
     def request_lease(body: Mapping[str, Any], *, wait_ms: int | None = None) -> Req:

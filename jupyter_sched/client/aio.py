@@ -9,6 +9,7 @@ Same methods and errors as :class:`jupyter_sched.client.SchedClient`, as corouti
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from httpx_sse import aconnect_sse
 
+from ..backoff import Backoff, Retries
 from ._routes import routes
 from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
@@ -24,7 +26,11 @@ from .sync import DEFAULT_TIMEOUT_S, headers_for, unreachable, usage_frame
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AsyncSchedClient"]
+__all__ = ["EVENTS_BACKOFF", "AsyncSchedClient"]
+
+EVENTS_BACKOFF = Backoff(base_s=1.0, cap_s=30.0, jitter=0.2)
+"""How :meth:`AsyncSchedClient.events` waits between reconnects: 1 s doubling to 30 s."""
+_EVENTS = "events"
 
 
 class AsyncSchedClient:
@@ -189,17 +195,51 @@ class AsyncSchedClient:
     async def executed_notebook(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.executed_notebook(job_id)))
 
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
-        """``GET events`` (Server-Sent Events, read with :mod:`httpx_sse`): yield
-        ``{"type", "data"}`` until the stream ends."""
-        try:
-            async with aconnect_sse(self._http, "GET", routes.events().path,
-                                    timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
-                response = source.response
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise error_from_response(response.status_code, response.text)
-                async for sse in source.aiter_sse():
-                    yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
-        except httpx.TransportError as exc:
-            raise unreachable(self.connection, exc) from None
+    async def events(self, *, reconnect: bool = True, backoff: Backoff = EVENTS_BACKOFF) -> AsyncIterator[dict[str, Any]]:
+        """``GET events`` (Server-Sent Events, read with :mod:`httpx_sse`): yield ``{"type", "data"}``.
+
+        With ``reconnect`` (default) the stream never ends by itself: when the server ends it
+        (restart) or stops answering, or answers 5xx (a hub user server whose central service is
+        gone), this reconnects after 1 s, 2 s, 4 s … up to ``backoff.cap_s`` (jittered; reset once
+        connected), sending ``Last-Event-ID`` (the last ``id:`` seen) as the SSE specification
+        asks. Each time it is connected again it first yields ``{"type": "lagged", "data":
+        {"reconnected": true, "attempts": n}}``: the server keeps no backlog to replay, so events of
+        the gap are lost and the caller re-reads the state it shows (as after a server-side
+        ``lagged``). ``reconnect=False``: one connection; a transport failure raises
+        ``ServerUnreachableError``, an error answer its ``SchedError``.
+
+        Raises:
+            SchedError: a 4xx answer (a bad token does not get better by retrying).
+        """
+        retries = Retries(backoff)
+        last_id = ""
+        while True:
+            failure = "the stream ended"
+            try:
+                headers = {"Last-Event-ID": last_id} if last_id else {}
+                async with aconnect_sse(self._http, "GET", routes.events().path, headers=headers,
+                                        timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
+                    response = source.response
+                    if response.status_code >= 400:
+                        await response.aread()
+                        error = error_from_response(response.status_code, response.text)
+                        if not reconnect or response.status_code < 500:
+                            raise error
+                        failure = error.message
+                    else:
+                        previous = retries.get(_EVENTS)
+                        if previous is not None:
+                            retries.succeeded(_EVENTS)
+                            yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
+                        async for sse in source.aiter_sse():
+                            if sse.id:
+                                last_id = sse.id
+                            yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
+                if not reconnect:
+                    return
+            except httpx.TransportError as exc:
+                if not reconnect:
+                    raise unreachable(self.connection, exc) from None
+                failure = type(exc).__name__
+            state = retries.failed(_EVENTS, failure)
+            await asyncio.sleep(max(0.0, state.next_at - time.monotonic()))

@@ -208,14 +208,16 @@ class SchedClient:
         return dict(self.call(routes.submit(body)))
 
     def jobs(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
-             all_users: bool = False) -> list[dict[str, Any]]:
+             all_users: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
         """``GET jobs``: my jobs, newest first; admins may name another ``user`` or ask for ``all_users``.
 
         Args:
             state: a state name or comma-separated names (``pending,running``).
             kind: ``training``, ``inference`` or ``lease``.
+            limit: at most this many (the server's default page: 500).
         """
-        return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)), "jobs")
+        return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
+                                                 limit=limit)), "jobs")
 
     def job(self, job_id: str) -> dict[str, Any]:
         """``GET jobs/{id}``. Raises NotFoundError."""
@@ -253,9 +255,9 @@ class SchedClient:
         """``POST dryrun``: would it fit, where and when — without enqueuing."""
         return dict(self.call(routes.dryrun(body)))
 
-    def leases(self) -> list[dict[str, Any]]:
-        """``GET leases``: my interactive leases."""
-        return unwrap_list(self.call(routes.leases()), "leases")
+    def leases(self, *, state: str | None = None) -> list[dict[str, Any]]:
+        """``GET leases``: my interactive leases (``state``: only those in it, a comma list)."""
+        return unwrap_list(self.call(routes.leases(state=state)), "leases")
 
     def request_lease(self, body: Mapping[str, Any], *, wait_s: float = 0.0) -> dict[str, Any]:
         """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 from collections.abc import Mapping
@@ -219,8 +220,15 @@ def main(argv: list[str] | None = None) -> int:
         injected = inject_parameters(nb, parameters)
     except ValidationError as exc:
         return _bad_input(args.output, exc.message, parameters)
-    except (OSError, ValueError) as exc:
-        return _bad_input(args.output, f"cannot read notebook {args.notebook}: {exc}", parameters)
+    except FileNotFoundError:
+        return _bad_input(args.output, f"no notebook {args.notebook} in {os.getcwd()}", parameters)
+    except PermissionError:
+        return _bad_input(args.output, f"cannot read notebook {args.notebook}: permission denied", parameters)
+    except IsADirectoryError:
+        return _bad_input(args.output, f"{args.notebook} is a folder, not a notebook", parameters)
+    except (OSError, ValueError) as exc:  # not JSON, not a notebook: nbformat's words say where
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return _bad_input(args.output, f"cannot read notebook {args.notebook}: {why}", parameters)
 
     def position(cell_index: int) -> int:
         """1-based position of ``nb.cells[cell_index]`` in the user's notebook (injected cell not counted)."""

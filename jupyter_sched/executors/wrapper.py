@@ -283,7 +283,10 @@ def main(argv: list[str] | None = None) -> int:
             children = [subprocess.Popen(command, env={**os.environ, **overlay} if overlay else None)
                         for overlay in overlays]
         except OSError as exc:
-            print(f"jupyter_sched: cannot start {command[0]!r}: {exc}", file=sys.stderr, flush=True)
+            why = ("no such program on PATH or file in the working directory" if isinstance(exc, FileNotFoundError)
+                   else "it is not executable (chmod +x, or run it with its interpreter, e.g. python script.py)"
+                   if isinstance(exc, PermissionError) else exc.strerror or str(exc))
+            print(f"jupyter_sched: cannot start {command[0]!r}: {why}", file=sys.stderr, flush=True)
             children, code = [], 127
         if children:
             _child_started = True

@@ -6,8 +6,9 @@ waiting after the grant (issue 17: lease p50 <= 20 ms). With ``wait_ms`` the req
 on the event loop (no thread held), for the engine's ``lease`` event of that lease, and answers as
 soon as the lease is no longer waiting in the queue — granted (``admitted``/``running``) or ended
 — or after ``wait_ms`` with the lease still ``pending`` (the client then shows the reason and asks
-again). The event only wakes the request; the answer is always re-read through the service, so it
-is the caller's view of the stored lease, exactly as a plain ``GET`` would give.
+again). A decided lease is answered from the engine's event, which carries the stored lease as
+the service shows it to its owner (the events only ever go to the lease's own user here); an
+expired wait is answered by a fresh read through the service.
 
 The subscription is taken *before* the lease is submitted (or read), so an engine that decides
 within the submit's own round trip cannot be missed; an event stream that drops this waiter (it
@@ -23,9 +24,16 @@ from typing import Any
 from ..services.models import Job
 from .events import EventHub, Subscription
 
-__all__ = ["LeaseWaiter", "waiting"]
+__all__ = ["LeaseWaiter", "poll_interval", "waiting"]
 
 _WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+def poll_interval(services: Any) -> float:
+    """Seconds between re-reads of a waiting lease: 1 s while this server's engine leads the store
+    (its own events wake the wait at once), 0.1 s on a follower (another server decides)."""
+    engine = getattr(services, "engine", None)
+    return 1.0 if engine is not None and engine.is_leader else 0.1
 
 
 def waiting(state: str) -> bool:
@@ -63,9 +71,12 @@ class LeaseWaiter:
             self._hub.unsubscribe(self._sub)
             self._sub = None
 
-    async def decided(self, lease: Job, wait_ms: int, reread: Callable[[], Awaitable[Job]]) -> Job:
-        """``lease`` once it no longer waits (re-read with ``reread``), or as it stands after
-        ``wait_ms`` milliseconds; ``lease`` itself when it was decided already or ``wait_ms`` is 0."""
+    async def decided(self, lease: Job, wait_ms: int, reread: Callable[[], Awaitable[Job]], *,
+                      poll_s: float = 1.0) -> Job:
+        """``lease`` once it no longer waits, or as it stands after ``wait_ms`` milliseconds;
+        ``lease`` itself when it was decided already or ``wait_ms`` is 0. Besides the events it
+        re-reads (``reread``) every ``poll_s`` seconds: on a server that does not lead the store
+        the deciding engine is another process, whose events never reach this one."""
         if wait_ms <= 0 or not waiting(lease.state) or self._sub is None:
             return lease
         deadline = time.monotonic() + wait_ms / 1000
@@ -74,15 +85,18 @@ class LeaseWaiter:
             if left <= 0:
                 return await reread()
             try:
-                event = await self._sub.next(left)
+                event = await self._sub.next(min(left, poll_s))
             except EOFError:  # dropped or the server stops: answer what is stored now
                 return await reread()
-            if event is None:  # wait_ms passed without a word about it
-                return await reread()
+            if event is None:  # a poll interval (or the whole wait) passed without a word about it
+                fresh = await reread()
+                if not waiting(fresh.state) or time.monotonic() >= deadline:
+                    return fresh
+                continue
             data = event["data"]
             if data.get("id") != lease.id or waiting(str(data.get("state", ""))):
                 continue
-            fresh = await reread()
-            if not waiting(fresh.state):
-                return fresh
-            lease = fresh  # requeued again meanwhile: keep waiting for the next decision
+            # the engine's event is the decided lease as the service reads it for its owner (the
+            # same job_to_dict; only pending jobs get a fresher reason from the engine): answer it
+            # without another read, which would wait for a worker thread and the store
+            return Job.model_validate(data)

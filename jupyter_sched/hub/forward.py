@@ -58,7 +58,9 @@ from jupyter_server.base.handlers import APIHandler
 from tornado import web
 from tornado.iostream import StreamClosedError
 
+from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
+from .reconnect import CENTRAL, CentralLink
 
 __all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forward_path", "forwarding_service",
            "route_patterns"]
@@ -73,6 +75,7 @@ _PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Acce
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 _KERNEL_REPORT_TIMEOUT_S = 10.0
+_PROBE_TIMEOUT_S = 5.0
 
 
 class HubServiceUnreachable(SchedError):
@@ -82,11 +85,18 @@ class HubServiceUnreachable(SchedError):
     code = "hub_service_unreachable"
 
 
-def _unreachable(url: str, exc: BaseException) -> HubServiceUnreachable:
-    """The user's answer when the central service at ``url`` did not answer (logged with ``exc``)."""
-    log.warning("jupyter_sched: central service %s did not answer: %s (%s)", url, type(exc).__name__, exc)
-    return HubServiceUnreachable("the scheduler service does not answer; try again in a minute",
-                                 hint="if it keeps failing, tell your hub admin (your server's log has the details)")
+def _unreachable(url: str, exc: BaseException | None, state: Reconnecting | None = None) -> HubServiceUnreachable:
+    """The user's answer when the central service at ``url`` did not answer (logged with ``exc``),
+    saying when the server tries again (``state``: its retry loop, :mod:`.reconnect`)."""
+    if exc is not None:
+        log.warning("jupyter_sched: central service %s did not answer: %s (%s)", url, type(exc).__name__, exc)
+    if state is None:
+        return HubServiceUnreachable("the scheduler service does not answer; try again in a minute",
+                                     hint="if it keeps failing, tell your hub admin (your server's log has the details)")
+    return HubServiceUnreachable(f"the scheduler service does not answer: {state.message}",
+                                 hint="requests work again once it answers; if it keeps failing, tell your hub admin "
+                                      "(your server's log has the details)",
+                                 details={"reconnecting": state.to_dict()})
 
 
 def route_patterns() -> list[re.Pattern[str]]:
@@ -159,6 +169,7 @@ class ForwardingService:
         self._task: asyncio.Task[None] | None = None
         self._running: list[dict[str, Any]] = []
         self._stopped = asyncio.Event()
+        self.link = CentralLink(self._probe)
 
     # ---- lifetime ------------------------------------------------------------------------
     @property
@@ -194,9 +205,15 @@ class ForwardingService:
         except (httpx.HTTPError, ValueError):
             log.warning("jupyter_sched: could not release this server's leases at exit", exc_info=True)
 
+    async def _probe(self) -> None:
+        """One reconnect attempt (:class:`.reconnect.CentralLink`): any answer of ``GET config``
+        means the service is back. Raises ``httpx.HTTPError`` when it does not answer."""
+        await self.client.get("config", timeout=_PROBE_TIMEOUT_S)
+
     async def stop(self) -> None:
         """Release the leases of this server's kernels on the central service, then close."""
         self._stopped.set()
+        await self.link.stop()
         atexit.unregister(self._release_at_exit)
         for task in (self._task, self._report_task):
             if task is not None:
@@ -289,7 +306,7 @@ class ForwardingService:
                         released.append(str(lease["id"]))
             return released
         except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from None
+            raise _unreachable(self.url, exc, self.link.failed(exc)) from None
 
     # ---- forwarding ------------------------------------------------------------------------
     def check_caller(self, caller: str | None) -> None:
@@ -328,10 +345,15 @@ class ForwardingService:
         """
         url = self.target(path, query)
         headers = {"Content-Type": content_type} if content_type else {}
+        down = self.link.reconnecting
+        if down is not None:  # its retry loop runs: answer at once, saying when it tries again
+            raise _unreachable(self.url, None, down)
         try:
-            return await self.client.request(method, url, content=body or None, headers=headers)
+            response = await self.client.request(method, url, content=body or None, headers=headers)
         except httpx.HTTPError as exc:
-            raise _unreachable(self.url, exc) from None
+            raise _unreachable(self.url, exc, self.link.failed(exc)) from None
+        self.link.succeeded()
+        return response
 
     def stream(self, path: str, query: str) -> Any:
         """A streaming GET (``async with service.stream(...) as response``) with no read timeout.
@@ -409,8 +431,9 @@ class ForwardHandler(APIHandler):
     async def get(self, path: str) -> None:
         path = self._check()
         query = self.request.query
-        if path == "events" or (path.endswith("/logs") and "follow=" in query and "follow=false" not in query
-                                and "follow=0" not in query):
+        if path == "events":
+            await self._events(query)
+        elif path.endswith("/logs") and "follow=" in query and "follow=false" not in query and "follow=0" not in query:
             await self._stream(path, query)
         else:
             await self._forward("GET", path)
@@ -465,9 +488,75 @@ class ForwardHandler(APIHandler):
         except StreamClosedError:
             return
         except httpx.HTTPError as exc:
+            state = self.forwarding.link.failed(exc)
             if self._headers_written:
                 return
-            raise _unreachable(self.forwarding.url, exc) from None
+            raise _unreachable(self.forwarding.url, exc, state) from None
+        if not self._finished:
+            self.finish()
+
+    async def _events(self, query: str) -> None:
+        """``GET events``: the central service's stream, passed on whole event by whole event;
+        while it does not answer, this server's own stream of the retry loop's ``connection``
+        events (:mod:`.reconnect`), ended once the service answers again so the client
+        reconnects to the central's stream (and re-reads what it missed)."""
+        link = self.forwarding.link
+        try:
+            if link.reconnecting is None:
+                try:
+                    await self._pass_events(query)
+                    return
+                except httpx.HTTPError as exc:
+                    link.failed(exc)
+            await self._reconnecting_events(link)
+        except StreamClosedError:
+            return
+
+    async def _pass_events(self, query: str) -> None:
+        """Copy the central's event stream through, flushing whole SSE blocks only (so a stream
+        cut off mid-event never leaves half an event before this server's own events)."""
+        async with self.forwarding.stream("events", query) as response:
+            self.set_status(response.status_code)
+            for name in _PASS_HEADERS:
+                if name in response.headers:
+                    self.set_header(name, response.headers[name])
+            self.forwarding.link.succeeded()
+            pending = b""
+            async for chunk in response.aiter_raw():
+                pending += chunk
+                end = pending.rfind(b"\n\n")
+                if end >= 0:
+                    self.write(pending[:end + 2])
+                    pending = pending[end + 2:]
+                    await self.flush()
+        if not self._finished:
+            self.finish()
+
+    async def _reconnecting_events(self, link: CentralLink) -> None:
+        if not self._headers_written:
+            self.set_status(200)
+            self.set_header("Content-Type", "text/event-stream")
+            self.set_header("Cache-Control", "no-cache")
+            self.set_header("X-Accel-Buffering", "no")
+            self.write(": jupyter_sched event stream (the central service is reconnecting)\nretry: 3000\n\n")
+        keepalive_s = float(getattr(self.settings["jupyter_sched"], "events_keepalive_s", 15.0))
+        queue = link.listen()
+        try:
+            event = link.event()
+            while True:
+                self.write(f"event: connection\ndata: {json.dumps(event['data'])}\n\n")
+                await self.flush()
+                if event["data"].get(CENTRAL) is None:  # back: the client reconnects to the real stream
+                    break
+                while True:
+                    try:
+                        event = await asyncio.wait_for(queue.get(), keepalive_s)
+                        break
+                    except asyncio.TimeoutError:
+                        self.write(": keepalive\n\n")
+                        await self.flush()
+        finally:
+            link.unlisten(queue)
         if not self._finished:
             self.finish()
 

@@ -25,8 +25,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
-from ..errors import SchedError, ValidationError
+from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, wait_progress
+from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
@@ -60,6 +61,7 @@ CUDA_ALREADY_INITIALISED = (
     "Restart the kernel and run %gpu before importing torch/tensorflow/cupy."
 )
 CELLS_DIR = os.path.join(".jupyter_sched", "cells")
+_LIVE_STATES = "pending,admitted,running,preempted"
 _FIRST_WAIT_S = 0.5
 """``%gpu request``: how long ``POST leases`` waits for the decision before progress is shown."""
 _POLL_WAIT_S = 1.0
@@ -85,16 +87,28 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+_NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
+"""Fields the server's message already names by value (``no job 'j-7' visible to you``): the CLI
+calls them ``JOB_ID``, which nobody typed in a notebook, so the magics add no prefix for them."""
+
+
 def _one_line(err: SchedError) -> str:
-    """``UnschedulableError: --mem-per-gpu: <what blocks it> (<what to change>)``: the field as the
-    magic's option, and a refused request's reason in the words the queue uses (one renderer)."""
+    """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option, a
+    refused request's reason in the words the queue uses (one renderer), and no Python class name
+    (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-    field = flag_for(err.field, command_hint="the cell body (or %schedule run SCRIPT)")
+    field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
+        err.field, command_hint="the cell body (or %schedule run SCRIPT)")
     if field and field not in message and (err.field or "") not in message:
         message = f"{field}: {message}"
-    if hint:
-        message += f" ({hint.rstrip('.')})"
-    return f"{type(err).__name__}: {message}"
+    if hint:  # a second sentence, not "…has 4. (Ask for …)"
+        message = _full_stop(message) + " " + _full_stop(_capital(hint.strip()))
+    return message
+
+
+def _full_stop(text: str) -> str:
+    text = text.rstrip()
+    return text if not text or text[-1] in ".!?" else text + "."
 
 
 @contextmanager
@@ -105,7 +119,9 @@ def _errors() -> Iterator[None]:
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments")):
-            raise UsageError(str(err)) from None  # our own parsing: the argument is named
+            # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
+            raise UsageError(err.message if not err.hint else
+                             _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))) from None
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
@@ -132,6 +148,7 @@ class SchedMagics(Magics):
         self._atexit_registered = False
         self._through_hub: bool | None = None
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
+        self._kernel_holds_none = False  # see _my_lease
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -210,8 +227,13 @@ class SchedMagics(Magics):
                 self._gpu_keepalive()
         return None
 
-    def _my_lease(self) -> dict[str, Any] | None:
-        """This kernel's live lease: the remembered one refreshed, else found by kernel id."""
+    def _my_lease(self, *, trust_none: bool = False) -> dict[str, Any] | None:
+        """This kernel's live lease: the remembered one refreshed, else found by kernel id.
+
+        ``trust_none`` (``%gpu request``): when this magic already looked and found none, or
+        released the last one itself, believe it without a ``GET leases`` round trip (issue 17:
+        lease p50 <= 20 ms). Leases of a kernel are made by its own magic; a restarted kernel (the
+        server re-attaches its GPUs, case 029) is a new process whose magic looks again."""
         if self.lease is not None:
             try:
                 self.lease = self.client.lease(str(self.lease["id"]))
@@ -220,12 +242,16 @@ class SchedMagics(Magics):
         if self.lease is not None and not is_terminal(self.lease):
             return self.lease
         self.lease = None
+        if trust_none and self._kernel_holds_none:
+            return None
         kernel_id = self.client.kernel_id
         if kernel_id:
-            for lease in self.client.leases():
+            for lease in self.client.leases(state=_LIVE_STATES):  # not the finished ones: they only grow
                 if lease.get("kernel_id") == kernel_id and not is_terminal(lease):
                     self.lease = lease
+                    self._kernel_holds_none = False
                     return lease
+        self._kernel_holds_none = True
         return None
 
     def _gpu_status(self) -> Any:
@@ -287,7 +313,7 @@ class SchedMagics(Magics):
         remembered = self._gpus_seen is not None
         if not self._gpu_inventory(cmd, fresh=False):
             return
-        current = self._my_lease()
+        current = self._my_lease(trust_none=True)
         if current is not None:
             raise MagicError(f"this kernel already has lease {current['id']} ({current['state']}); "
                              "run %gpu release first")
@@ -298,6 +324,7 @@ class SchedMagics(Magics):
         # short wait with the lease still pending: then _wait_for_grant shows its progress
         first_wait_s = min(_FIRST_WAIT_S, cmd.options.timeout_s or _FIRST_WAIT_S) if cmd.wait else 0.0
         asked = time.monotonic()
+        self._kernel_holds_none = False  # from here on it may hold one, whatever the answer says
         try:
             lease = client.request_lease(lease_body(cmd.options, kernel_id=client.kernel_id), wait_s=first_wait_s)
         except SchedError:
@@ -360,7 +387,7 @@ class SchedMagics(Magics):
         """Interrupted while ``POST leases`` waited: withdraw the lease it may have created (this
         kernel's live one; without a kernel id, the newest pending one), since its id never came."""
         try:
-            live = [lease for lease in self.client.leases() if not is_terminal(lease)]
+            live = [lease for lease in self.client.leases(state=_LIVE_STATES) if not is_terminal(lease)]
         except SchedError:
             return
         kernel_id = self.client.kernel_id
@@ -436,6 +463,7 @@ class SchedMagics(Magics):
             return
         released = self.client.release_lease(str(lease["id"]))
         self.lease = None
+        self._kernel_holds_none = True  # it held this one (found above) and gave it back
         self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
         if self._applied:
             # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host
@@ -517,8 +545,12 @@ class SchedMagics(Magics):
           %schedule jobs            my jobs as a DataFrame
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
-          %schedule wait JOB [--timeout 30m]   wait with a progress line until the job ends
+          %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
+                                               (--timeout 30m: the same)
           %schedule cancel JOB
+          %schedule cancel --mine|--all [--state pending|running] [--yes]
+                                    all my jobs (--all: everyone's, admins); lists them and
+                                    cancels only with --yes (leases: %gpu release)
           %schedule dryrun [options]           would it fit, where and when — without enqueuing
           %schedule profiles        the admin-defined request templates (use with --profile NAME)
           %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
@@ -574,6 +606,10 @@ class SchedMagics(Magics):
                                       "your home directory there; this kernel's variables are not shared with it.")
         cells = Path.cwd() / CELLS_DIR
         cells.mkdir(parents=True, exist_ok=True)
+        ignore = cells.parent / ".gitignore"
+        if not ignore.exists():  # as pytest's and mypy's caches do: no untracked folder in a checkout's git status
+            ignore.write_text("# the scripts of %%schedule cells (jupyter_sched); not for version control\n*\n",
+                              encoding="utf-8")
         name = cmd.options.name or f"cell-{digest}"
         path = cells / f"{digest}.py"
         path.write_text(source, encoding="utf-8")
@@ -635,10 +671,15 @@ class SchedMagics(Magics):
         rows = self.client.queue()
         if not rows:
             self._print("The queue is empty: nothing pending or running.")
+            return None
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        return queue_frame(self.client.jobs(), _now())
+        rows = self.client.jobs()
+        if not rows:
+            self._print("You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
+            return None
+        return queue_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
         self._print(job_line(self.client.job(str(cmd.job_id)), _now()))
@@ -647,10 +688,14 @@ class SchedMagics(Magics):
         job_id = str(cmd.job_id)
         if not cmd.follow:
             chunk = self.client.logs(job_id)
-            sys.stdout.write(str(chunk.get("text") or ""))
+            text = str(chunk.get("text") or "")
+            sys.stdout.write(text)
+            if not text and not chunk.get("finished") and self._not_started(job_id):
+                return
             if not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
             return
+        self._not_started(job_id, following=True)
         try:
             for text in self.client.follow_logs(job_id):
                 sys.stdout.write(text)
@@ -659,6 +704,17 @@ class SchedMagics(Magics):
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
         self._print(job_line(self.client.job(job_id), _now()))
+
+    def _not_started(self, job_id: str, *, following: bool = False) -> bool:
+        """Say so when ``job_id`` waits to start (its log is empty for a reason, issue 20: a pending
+        job's log printed nothing, or a "log continues" note); True when it does."""
+        job = self.client.job(job_id)
+        if str(job.get("state")) not in ("pending", "preempted"):
+            return False
+        then = "following it until it ends (interrupt to stop)" if following else \
+            f"%schedule logs {job_id} -f follows it once it starts"
+        self._print(f"{job_id} is {job.get('state')}: no output yet; {then}.")
+        return True
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
@@ -673,7 +729,7 @@ class SchedMagics(Magics):
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
                     raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
                 if progress is None:
-                    progress = Progress(f"job {job_id}")
+                    progress = Progress(f"{'lease' if job.get('kind') == 'lease' else 'job'} {job_id}")
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = self.client.job(job_id)
@@ -685,24 +741,71 @@ class SchedMagics(Magics):
         self._print(job_line(job, _now()))
 
     def _schedule_cancel(self, cmd: ScheduleCommand) -> None:
+        if cmd.scope:
+            self._cancel_many(cmd)
+            return
         job_id = str(cmd.job_id)
+        if self.lease is not None and self.lease.get("id") == job_id:
+            self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
+            return
         before = self.client.job(job_id)
         after = self.client.cancel(job_id)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
-        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None)))
+        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
+                    + ".")
 
-    def _schedule_dryrun(self, cmd: ScheduleCommand) -> Any:
+    def _cancel_many(self, cmd: ScheduleCommand) -> None:
+        """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (never
+        leases) that are pending or running, or only ``--state`` ones. A cell cannot ask "are you
+        sure?" (headless runs have no stdin), so without ``--yes`` it lists what it would cancel and
+        cancels nothing — what the CLI does without a terminal."""
+        everyone = cmd.scope == "all"
+        me = self.client.me()
+        who = str(me.get("user") or "you")
+        if everyone and not me.get("is_admin"):
+            raise MagicError(f"only admins may cancel everyone's jobs ({who} is not an admin). "
+                             "%schedule cancel --mine cancels your own.")
+        states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
+        jobs = [j for j in self.client.jobs(state=states, all_users=everyone) if j.get("kind") != "lease"]
+        if not jobs:
+            self._print(f"Nothing to cancel: no {cmd.state or 'pending or running'} jobs"
+                        + ("." if everyone else f" of {who}."))
+            return
+        plan = bulk_cancel_plan(jobs, everyone=everyone, who=who)
+        if not cmd.yes:
+            flags = " ".join(f for f in ("--all" if everyone else "--mine",
+                                         f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
+            self._print(f"Would cancel {plan}. Nothing cancelled yet: run %schedule cancel {flags} to go ahead.")
+            return
+        done: dict[str, int] = {}
+        grace: float | None = None
+        for job in jobs:
+            try:
+                after = self.client.cancel(str(job["id"]))
+            except (ConflictError, NotFoundError):
+                outcome = "ended"  # it finished (or vanished) between the listing and the cancel
+            else:
+                outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
+                if outcome == "stopping" and grace is None:
+                    value = self.client.config().get("stop_grace_s")
+                    grace = float(value) if isinstance(value, (int, float)) else None
+            done[outcome] = done.get(outcome, 0) + 1
+        self._print(_capital(bulk_cancel_summary(done, grace)) + ".")
+
+    def _schedule_dryrun(self, cmd: ScheduleCommand) -> None:
         inventory = self.client.inventory()
         check_model(cmd.options.model, inventory)
         body = job_body(cmd.options, command=[sys.executable, "-c", "pass"], working_dir=str(Path.cwd()))
         answer = self.client.dryrun(body)
+        # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
+        # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
         self._print(_dryrun_line(answer))
-        return answer
 
     def _schedule_profiles(self, cmd: ScheduleCommand) -> Any:
         rows = self.client.profiles()
-        if not rows:
+        if not rows:  # one sentence, not also an "Empty DataFrame" (issue 20)
             self._print("No profiles defined (admins set c.SchedApp.profiles).")
+            return None
         return profiles_frame(rows)
 
 
@@ -717,7 +820,7 @@ def _dryrun_line(answer: Mapping[str, Any]) -> str:
     if fits:
         return "Would start now" + where_text
     if answer.get("never") and isinstance(reason, Mapping):  # not a wait: it can never run here
-        text = render_reason(reason)
+        text = render_reason(reason, never=True)
         return " ".join(part for part in ("Would never start here:", text.summary, text.unblock) if part)
     if isinstance(reason, Mapping):
         return "Would wait: " + reason_line({"reason": reason}, _now())

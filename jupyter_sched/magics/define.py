@@ -244,7 +244,12 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
     """
     cmd = parse_define(tokens)
     if cmd.action == "list":
-        return definitions_frame(call(routes.definitions(all_users=cmd.all_users)))
+        rows = call(routes.definitions(all_users=cmd.all_users))
+        if not rows:  # one sentence, not an "Empty DataFrame" (issue 20)
+            say(("No job definitions yet" if cmd.all_users else "You have no job definitions yet")
+                + '. Create one: %schedule define NOTEBOOK.ipynb --cron "0 12 * * 1-5"')
+            return None
+        return definitions_frame(rows)
     if cmd.action == "create":
         assert cmd.target is not None
         path = resolve(cmd.target, "notebook" if cmd.target.endswith(".ipynb") else "script")

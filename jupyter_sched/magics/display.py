@@ -78,7 +78,7 @@ class Progress:
 
     def show(self, frame: WaitProgress, waited_s: float) -> None:
         """Draw ``frame`` after ``waited_s`` seconds of waiting."""
-        label = f"{self.title} · {frame.label}" + (f" · {frame.detail}" if frame.detail else "")
+        label = f"{self.title} · {frame.long_label}"  # what blocks it before the ETA, as in every reason line
         if frame.phase == "queued":  # a running frame already counts its run time
             label += f" · waited {waited_s:.0f}s"
         if self._bar is None and self._handle is None:

@@ -153,7 +153,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobO
         name=_nonempty(getattr(ns, "name", None), "--name"),
         team=_nonempty(getattr(ns, "team", None), "--team"),
         profile=_nonempty(getattr(ns, "profile", None), "--profile"),
-        timeout_s=None if timeout is None else parse_duration(timeout, field="--timeout"),
+        timeout_s=_timeout(timeout, "--timeout", "the GPUs are granted"),
     )
 
 
@@ -222,6 +222,11 @@ def parse_gpu_line(line: str) -> GpuCommand:
                                   hint="use one of: " + ", ".join(GPU_SUBCOMMANDS) + " (or %gpu N)")
     rest = tokens[1:]
     if head == "request":
+        if any(t.split("=", 1)[0] == "--time-limit" for t in rest):  # issue 20: said why, not "unknown argument"
+            raise ValidationError("%gpu request takes no --time-limit: a kernel's GPUs are never stopped at a time "
+                                  "limit; they stay until %gpu release, the kernel stops, or idle reclaim takes them",
+                                  field="--time-limit",
+                                  hint="for work that should end by a deadline use %%schedule --time-limit 2h")
         parser = _Parser("%gpu request", "%gpu")
         parser.add_argument("count", nargs="?")
         _add_request_options(parser, lease=True)
@@ -234,6 +239,9 @@ def parse_gpu_line(line: str) -> GpuCommand:
             raise ValidationError("%gpu request: give the GPU count once (N or --gpus N)", field="--gpus",
                                   hint="e.g. %gpu request 2")
         options = _options(ns, gpus=count if count is not None else "1", min_gpus=1)
+        if not ns.wait and options.timeout_s is not None:  # it would be ignored without a word
+            raise ValidationError("%gpu request: --timeout is how long to wait, and --no-wait does not wait",
+                                  field="--timeout", hint="drop one of them")
         return GpuCommand("request", options=options, wait=bool(ns.wait))
     if head == "watch":
         parser = _Parser("%gpu watch", "%gpu")
@@ -265,6 +273,9 @@ class ScheduleCommand:
         follow: (logs) stream until the job ends.
         port: (serve) the port the service listens on.
         timeout_s: (wait) seconds to wait at most.
+        scope: (cancel) ``mine`` or ``all`` (admins) instead of one job; None for ``job_id``.
+        state: (cancel --mine/--all) ``pending`` or ``running`` only; None for both.
+        yes: (cancel --mine/--all) go ahead; without it the magic only says what it would cancel.
     """
 
     action: str
@@ -275,6 +286,9 @@ class ScheduleCommand:
     follow: bool = False
     port: int | None = None
     timeout_s: float | None = None
+    scope: str | None = None
+    state: str | None = None
+    yes: bool = False
 
 
 def _port(value: str | None) -> int | None:
@@ -324,7 +338,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule notebook NOTEBOOK [options]
         %schedule serve APP [ARGS...] --port P [options]
         %schedule queue | jobs | profiles
-        %schedule status JOB | cancel JOB | logs JOB [-f] | wait JOB [--timeout 10m]
+        %schedule status JOB | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
+        %schedule cancel JOB | cancel --mine|--all [--state pending|running] [--yes]
         %schedule dryrun [options]
 
     Raises:
@@ -368,22 +383,62 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         _add_request_options(parser)
         ns = parser.parse_args(rest)
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
-    if head in ("status", "logs", "wait", "cancel"):
+    if head == "cancel":
+        return _parse_cancel(rest)
+    if head in ("status", "logs", "wait"):
         parser = _Parser(prog, "%schedule")
         parser.add_argument("job", metavar="JOB")
         if head == "logs":
             parser.add_argument("-f", "--follow", action="store_true")
         if head == "wait":
-            parser.add_argument("--timeout")
+            # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
+            parser.add_argument("--for", "--timeout", dest="timeout")
         ns = parser.parse_args(rest)
         job_id = _nonempty(ns.job, "JOB")
         timeout = getattr(ns, "timeout", None)
+        flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")
         return ScheduleCommand(head, job_id=job_id, follow=bool(getattr(ns, "follow", False)),
-                               timeout_s=None if timeout is None else parse_duration(timeout, field="--timeout"))
+                               timeout_s=_timeout(timeout, flag, "the job ends"))
     if rest:
         raise ValidationError(f"{prog}: unexpected argument {rest[0]!r}", field=rest[0],
                               hint=f"{prog} takes no arguments")
     return ScheduleCommand(head)
+
+
+def _parse_cancel(rest: list[str]) -> ScheduleCommand:
+    """``%schedule cancel JOB`` or ``%schedule cancel --mine|--all [--state pending|running] [--yes]``."""
+    parser = _Parser("%schedule cancel", "%schedule")
+    parser.add_argument("job", metavar="JOB", nargs="?")
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--mine", dest="scope", action="store_const", const="mine")
+    scope.add_argument("--all", dest="scope", action="store_const", const="all")
+    parser.add_argument("--state", choices=("pending", "running"))
+    parser.add_argument("--yes", "-y", action="store_true")
+    ns = parser.parse_args(rest)
+    if ns.job is not None and ns.scope:
+        raise ValidationError(f"%schedule cancel: give a job id or --{ns.scope}, not both", field=f"--{ns.scope}",
+                              hint="e.g. %schedule cancel j-7, or %schedule cancel --mine")
+    if ns.job is None and not ns.scope:
+        raise ValidationError("%schedule cancel: say which jobs: JOB, --mine (all of yours) or --all (everyone's, "
+                              "admins)", field="JOB", hint="e.g. %schedule cancel j-7")
+    if (ns.state or ns.yes) and not ns.scope:
+        raise ValidationError(f"%schedule cancel: {'--state' if ns.state else '--yes'} goes with --mine or --all",
+                              field="--state" if ns.state else "--yes", hint="e.g. %schedule cancel --mine --yes")
+    return ScheduleCommand("cancel", job_id=_nonempty(ns.job, "JOB"), scope=ns.scope, state=ns.state,
+                           yes=bool(ns.yes))
+
+
+def _timeout(value: str | None, flag: str, until: str) -> float | None:
+    """A wait's longest duration in seconds, its errors said as a timeout (the shared duration
+    parser speaks of a time limit: "give a shorter limit… or none for no limit", issue 20)."""
+    try:
+        return parse_duration(value, field=flag)
+    except ValidationError as err:
+        if "366 days" not in err.message:
+            raise
+        raise ValidationError(err.message, field=flag,
+                              hint=f"give a shorter timeout, e.g. {flag} 10m, or leave {flag} out to wait until "
+                                   f"{until}") from None
 
 
 # --- request bodies -------------------------------------------------------------------------

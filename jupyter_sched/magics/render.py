@@ -54,7 +54,7 @@ def reason_line(job: Mapping[str, Any], now: datetime) -> str:
     reason = job.get("reason")
     if not isinstance(reason, Mapping):
         return f"{job.get('state', 'pending')}: waiting for the next scheduling cycle"
-    return render_reason(reason, now=now, relative=True).line
+    return render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or "")).line
 
 
 def no_gpus_message(inventory: Mapping[str, Any]) -> str | None:
@@ -159,7 +159,10 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
     for job in rows:
         reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
         assert isinstance(reason, Mapping)
-        text = render_reason(reason, now=now, relative=True) if reason else None
+        if is_terminal(job):
+            out.append(_ended_row(job))
+            continue
+        text = render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or "")) if reason else None
         out.append({
             "position": reason.get("position", job.get("position")), "id": job.get("id"), "name": job.get("name"),
             "user": job.get("user"), "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job),
@@ -175,6 +178,19 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
     frame = pd.DataFrame(out, columns=columns)
     frame["position"] = frame["position"].astype("Int64")  # whole numbers, <NA> for running work
     return frame
+
+
+def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
+    """A finished job's row: no position, reason or ETA (the last reason it waited with is history,
+    issue 20), and as detail what ended it — ``cancelled by ana``, ``exit code 1``, the message."""
+    message = str(job.get("message") or "")
+    exit_code = job.get("exit_code")
+    detail = message or (f"exit code {exit_code}" if exit_code is not None else "")
+    if exit_code is not None and message and "exit" not in message:
+        detail = f"exit code {exit_code}; {message}"
+    return {"position": None, "id": job.get("id"), "name": job.get("name"), "user": job.get("user"),
+            "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job), "priority": job.get("priority"),
+            "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}
 
 
 def profiles_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -47,7 +47,7 @@ def parse_duration(value: str | float | int | None, *, field: str) -> float | No
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise ValidationError(f"{field} must be a duration, got {shown(value)}", field=field,
+        raise ValidationError(f"{field} must be a duration (got {shown(value)})", field=field,
                               hint="use e.g. 90, '45s', '10m', '2h30m' or '1d'")
     if isinstance(value, (int, float)):
         seconds = float(value)
@@ -68,11 +68,11 @@ def parse_duration(value: str | float | int | None, *, field: str) -> float | No
                     f"{field}: cannot parse duration {value!r}", field=field,
                     hint="use a number of seconds or units d/h/m/s, e.g. '45s', '10m', '2h30m'")
     if not seconds > 0 or seconds != seconds:  # NaN fails both
-        raise ValidationError(f"{field} must be a positive duration, got {shown(value)}", field=field,
+        raise ValidationError(f"{field} must be a positive duration (got {shown(value)})", field=field,
                               hint="give a duration above zero, e.g. '10m'")
     if seconds > MAX_DURATION_S:  # also catches inf: date arithmetic overflows past this
-        raise ValidationError(f"{field} must be at most 366 days, got {shown(value)}", field=field,
-                              hint="give a shorter limit, e.g. '7d', or none for no limit")
+        raise ValidationError(f"{field} must be at most 366 days (got {shown(value)})", field=field,
+                              hint="give a shorter duration, e.g. '7d', or leave it out for none")
     return seconds
 
 
@@ -104,7 +104,7 @@ def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
     if value is None or value == "":
         return 0
     if isinstance(value, bool):
-        raise ValidationError(f"{field} must be a memory size, got {shown(value)}", field=field,
+        raise ValidationError(f"{field} must be a memory size (got {shown(value)})", field=field,
                               hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
     if isinstance(value, (int, float)):
         if not math.isfinite(value) or value < 0:

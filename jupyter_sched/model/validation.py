@@ -49,7 +49,7 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         try:
             number = float(value.strip())
         except ValueError:
-            raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
+            raise ValidationError(f"{field} must be a number (got {quoted(value)})", field=field,
                                   hint="use a whole number such as 1 or 4") from None
     elif isinstance(value, (int, float)):
         number = float(value)
@@ -255,9 +255,10 @@ def spec_from_request(
         raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {quoted(mem_value)})", field="mem_per_gpu",
                               hint="ask for the memory one GPU needs, e.g. 40GiB")
     cpu = _cpu_millis(merged)
-    memory = parse_memory_mib(merged.get("memory_mib", merged.get("memory")), field="memory")
-    if memory > MAX_MEMORY_MIB:
-        raise ValidationError(f"memory must be at most 1 PiB per worker (got {memory} MiB)", field="memory",
+    memory_value = merged.get("memory_mib", merged.get("memory"))
+    memory = parse_memory_mib(memory_value, field="memory")
+    if memory > MAX_MEMORY_MIB:  # the value as sent: a float's MiB figure is not what anyone typed
+        raise ValidationError(f"memory must be at most 1 PiB per worker (got {quoted(memory_value)})", field="memory",
                               hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
     if workers > 1 and gpus and milli < GPU_MILLI:

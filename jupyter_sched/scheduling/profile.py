@@ -46,8 +46,8 @@ class SchedulingProfile:
         backfill_mode: ``"easy"`` (Lifka 1995: the first blocked job per GPU model gets a
             reservation; later jobs start if they do not delay it) or ``"conservative"`` (Mu'alem &
             Feitelson 2001: every job is reserved on the ETA projection in queue order and starts
-            only when that does not delay any job reserved before it — the shown ETAs are then the
-            scheduler's own plan).
+            only when that does not delay any job reserved before it). ETAs replay either rule
+            forward (:mod:`.eta`).
         windows: time windows (admit / borrow) per team or class.
         timezone: IANA zone for windows that name none (never the host zone).
         max_preemption_attempts: pending jobs per cycle allowed to search for victims (bounds
@@ -67,7 +67,7 @@ class SchedulingProfile:
         eta_source: what running and queued jobs are expected to last, for ETAs (and the
             ``short-first`` order): ``"limits"`` (their time limits) or ``"history"``
             (``Snapshot.runtime_estimates`` where known, capped by the limit; the default: on the
-            loaded replay of ``benchmarks/jct_loaded.py`` it cuts the ETA error by a third over
+            loaded replay of ``benchmarks/jct_loaded.py`` it cuts the ETA error by more than half over
             limits). Backfill always plans with limits, which are guaranteed.
     """
 

@@ -84,6 +84,14 @@ class JobsService:
                                  default_team=caller.default_team or self.ctx.admission.policy.default_team,
                                  profiles=self.ctx.profiles, known_models=known or None,
                                  default_kind=kind or JobKind.TRAINING)
+        limit_field = next((f for f in ("time_limit", "time_limit_s") if body.get(f) is not None), None)
+        if spec.kind is JobKind.LEASE and limit_field is not None:
+            # the engine never stops a lease at a time limit (engine/stops.py), so one given would only
+            # let the scheduler plan with an end that never comes — and tell the user it had a limit
+            raise ValidationError(
+                f"{limit_field}: a lease takes no time limit: it holds its GPUs until it is released, its kernel "
+                "stops, or idle reclaim takes them", field=limit_field,
+                hint="leave it out; for work that must end by a deadline submit a job with a time limit")
         if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec

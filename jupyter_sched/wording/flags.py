@@ -27,6 +27,8 @@ FLAGS: dict[str, str] = {
     "notebook": "--notebook",
     "port": "--port",
     "job_id": "JOB_ID",
+    # job definitions (`jupyter-sched definitions create` and `%schedule define` both say --cron / --tz / -p)
+    "schedule": "--cron", "timezone": "--tz", "parameters": "-p", "missed": "--missed",
 }
 """REST field → the option that sets it in ``jupyter-sched submit`` and in ``%%schedule`` / ``%gpu``."""
 

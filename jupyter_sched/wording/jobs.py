@@ -5,14 +5,15 @@ Inputs are jobs as the REST API carries them (:func:`jupyter_sched.model.codec.j
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from .reasons import render_reason
 
-__all__ = ["IN_CLUSTER", "TERMINAL_STATES", "cancel_outcome", "cluster_wait", "gpus_text", "granted_uuids", "job_line",
-           "lease_end_message", "state_word"]
+__all__ = ["BULK_STATES", "IN_CLUSTER", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary", "cancel_outcome",
+           "cluster_wait", "gpus_text", "granted_uuids", "job_line", "lease_end_message", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -89,7 +90,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     if state in WAITING_STATES:
         reason = job.get("reason")
         if isinstance(reason, Mapping):
-            waiting = render_reason(reason, now=now, relative=now is not None).line
+            waiting = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or "")).line
         else:
             waiting = "waiting for the next scheduling cycle"
         return f"{head}: {state}, {gpus_text(job)} · {waiting}"
@@ -103,6 +104,9 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") else ""
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
+    if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
+        tail += " (command not found: the log says which)" if job["exit_code"] == 127 else \
+            " (a command is not executable: the log says which)"
     message = str(job.get("message") or "")
     msg = f" — {message}" if message and not message.startswith("exited with code") else ""
     return f"{head}: {state}{tail}{msg}"
@@ -134,6 +138,38 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""
         return f"cancelled {job_id} (was {was}; stopping{grace})"
     return f"cancel of {job_id}: it is {state}"
+
+
+BULK_STATES = {"pending": "pending,preempted", "running": "admitted,running"}
+"""A bulk cancel's ``--state`` → the wire states it covers (``GET jobs?state=``)."""
+
+
+def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, who: str) -> str:
+    """What a bulk cancel would do: ``ana's 3 jobs (2 pending, 1 running)``, or for an admin's
+    ``--all`` ``5 jobs of 2 users (5 pending)``."""
+    by_state = Counter("running" if j.get("state") in ("admitted", "running") else "pending" for j in jobs)
+    breakdown = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
+    count = f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"
+    if not everyone:
+        return f"{who}'s {count} ({breakdown})"
+    users = len({str(j.get("user")) for j in jobs})
+    return f"{count} of {users} user{'s' if users != 1 else ''} ({breakdown})"
+
+
+def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
+    """What a bulk cancel did, from counts by outcome (``removed``: pending, taken off the queue;
+    ``stopping``: running, stopped after the grace; ``ended``: it had ended meanwhile):
+    ``cancelled 3 jobs: 2 pending removed from the queue; 1 running stopping, grace 60 s``."""
+    removed, stopping, ended = done.get("removed", 0), done.get("stopping", 0), done.get("ended", 0)
+    parts = []
+    if removed:
+        parts.append(f"{removed} pending removed from the queue")
+    if stopping:
+        parts.append(f"{stopping} running stopping" + (f", grace {grace_s:g} s" if grace_s is not None else ""))
+    if ended:
+        parts.append(f"{ended} had already ended")
+    total = removed + stopping
+    return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
 
 
 def lease_end_message(*, granted: bool, actor: str, why: str = "") -> str:

@@ -29,14 +29,23 @@ class WaitProgress:
         fraction: 0..1 along the current phase (queue or run), None when unknown.
         label: short text beside the bar (``queued #2 · ETA 19:42 UTC (in 5m)``).
         phase: ``queued``, ``running`` or ``done``.
-        detail: while queued, what blocks it (the reason's summary); "" otherwise. Wide
-            surfaces (a notebook) show it after the label; a terminal bar leaves it out.
+        detail: while queued, what blocks it (the reason's summary); "" otherwise. A terminal
+            bar leaves it out.
+        wide: the label with ``detail`` in the order every reason line uses (``queued #1 · needs 4
+            GPUs, 3 free · ETA unknown``, no sentence's full stop inside the ·-separated line), for
+            wide surfaces (a notebook); "" when it would equal ``label``.
     """
 
     fraction: float | None
     label: str
     phase: str
     detail: str = ""
+    wide: str = ""
+
+    @property
+    def long_label(self) -> str:
+        """``wide`` when there is one, else ``label``."""
+        return self.wide or self.label
 
 
 def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
@@ -52,16 +61,18 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
         if not reason:  # submitted a moment ago: no cycle has looked at it yet
             return WaitProgress(None, "queued · waiting for the next scheduling cycle", "queued")
         eta_text = eta_sentence(reason, now=now, relative=True)
-        label = f"{head} · " + (eta_text if reason.get("eta") else "ETA unknown")
+        eta_short = eta_text if reason.get("eta") else "ETA unknown"
+        label = f"{head} · {eta_short}"
         submitted, eta = wire_time(job.get("submitted_at")), wire_time(reason.get("eta"))
         fraction = None
         if submitted is not None and eta is not None and eta > submitted:
             fraction = _clip((now - submitted) / (eta - submitted), 0.99)
-        detail = render_reason(reason, now=now).summary if reason else ""
-        return WaitProgress(fraction, label, "queued", detail)
+        detail = render_reason(reason, now=now, kind=str(job.get("kind") or "")).summary
+        wide = " · ".join(part for part in (head, detail.rstrip("."), eta_short) if part)
+        return WaitProgress(fraction, label, "queued", detail, wide)
     held_back = cluster_wait(job)
     if held_back:  # GPUs given, but the cluster has not started it (case 027): still a wait
-        return WaitProgress(None, IN_CLUSTER, "queued", held_back)
+        return WaitProgress(None, IN_CLUSTER, "queued", held_back, f"{IN_CLUSTER} · {held_back.rstrip('.')}")
     started = wire_time(job.get("started_at")) or wire_time(job.get("admitted_at"))
     alloc = job.get("allocation") if isinstance(job.get("allocation"), Mapping) else {}
     assert isinstance(alloc, Mapping)

@@ -51,7 +51,8 @@ class ReasonText:
         return {"summary": self.summary, "eta": self.eta, "unblock": self.unblock, "line": self.line}
 
 
-def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> ReasonText:
+def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
+                  kind: str | None = None, never: bool = False) -> ReasonText:
     """Render ``reason`` (REST shape) as :class:`ReasonText`.
 
     Args:
@@ -60,17 +61,22 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
             origin of ``relative`` times. None: the ETA always carries its date.
         relative: add `` (in 5m)`` after the ETA (CLI and magics; the server sends absolute times,
             which stay true while the panel shows them).
+        kind: the job's kind (``lease``, ``training``...), when known: a kernel's lease has no time
+            limit and cannot be given one, so its backfill clause says what it waits for instead of
+            pointing at a time limit (issue 20).
+        never: the reason is why it can never run here (a refused submission, a dry run answered
+            ``never``): no ETA and no "queued" — it would not be queued.
     """
-    summary = summary_sentence(reason, now=now)
-    eta = eta_sentence(reason, now=now, relative=relative)
+    summary = summary_sentence(reason, now=now, kind=kind)
+    eta = "" if never else eta_sentence(reason, now=now, relative=relative)
     unblock = unblock_sentence(reason)
     position = reason.get("position")
-    head = f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
+    head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
     line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
     return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
 
 
-def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None) -> str:
+def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None) -> str:
     """What blocks the job, one sentence: the core's message, except where the numbers read better
     in human units (GPU memory in GiB rather than MiB; a time limit in hours and a reservation's
     time as a clock time — ``now`` decides whether it needs its date — rather than seconds and an
@@ -78,7 +84,9 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None) 
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
     if details.get("field") == "mem_per_gpu" and details.get("requested_mib") and details.get("max_mib") is not None:
-        return (f"The job asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
+        # lowercase like every other summary ("needs 2 GPUs…"): it follows "--mem-per-gpu: " or
+        # "Would never start here: " (issue 20: "…: The job asks")
+        return (f"asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
                 f"here has is {memory_text(details['max_mib'])}.")
     message = str(reason.get("message") or "").strip()
     model = details.get("model")
@@ -88,7 +96,7 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None) 
         message = message.replace(f"{model} GPUs", model).replace(f"{model} GPU", model)
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
-        message = _backfill_clause(message, backfill, now)
+        message = _backfill_clause(message, backfill, now, lease=kind == "lease")
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
 
 
@@ -97,19 +105,23 @@ _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 appends it last, and its numbers are in ``details.backfill``)."""
 
 
-def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None) -> str:
+def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False) -> str:
     """Rewrite the core's last clause "with a limit of 3600 s (given) it cannot finish before j-9,
     reserved from 2026-12-02T03:44:37.065813+00:00" from ``details.backfill`` (``limit_s``,
     ``limit_source``, ``reserved_for``, ``reservation``) as "its 1h time limit would run into the
     GPUs reserved for j-9 from 03:44 UTC"; the message is returned unchanged when it does not end
-    with such a clause or the data is incomplete."""
+    with such a clause or the data is incomplete. A ``lease`` (a kernel's GPUs, which last until
+    released and take no time limit) is told what it waits for, not to give a time limit."""
     cut = max(message.rfind(start) for start in _BACKFILL_CLAUSES)
     when, job = wire_time(backfill.get("reservation")), backfill.get("reserved_for")
     if cut < 0 or when is None or not job:
         return message
     at = _clock(when, now)
     limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
-    if isinstance(limit, (int, float)) and limit > 0:
+    if lease:
+        clause = (f"a kernel's GPUs have no time limit, so it cannot start ahead of {job}, whose GPUs are "
+                  f"reserved from {at}; it waits until {job} has started")
+    elif isinstance(limit, (int, float)) and limit > 0:
         duration = format_duration(float(limit))
         limit_text = {"queue default; none given": f"the queue's default time limit ({duration}; it gave none)",
                       "queue max; none given": f"the queue's maximum time limit ({duration}; it gave none)",
@@ -140,9 +152,9 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         waits = details.get("eta_waits_on")
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
-            one = len(waits) == 1
-            return (f"ETA unknown: it can start only after {_ids(waits)} {'ends' if one else 'end'}, and "
-                    f"{'it has' if one else 'they have'} no time limit")
+            one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
+            return (f"ETA unknown: it can start only after {_ids(waits)} {'ends' if one else 'end'}, "
+                    f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
         return f"ETA unknown: {why}" if why else "ETA unknown"
     text = f"ETA {_clock(when, now)}"
@@ -284,5 +296,5 @@ def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | No
         if field and message.startswith(f"{field}: "):
             message = message[len(field) + 2:]
         return message, hint
-    text = render_reason(reason)
+    text = render_reason(reason, never=True)
     return text.summary, text.unblock or hint

@@ -62,6 +62,7 @@ export const ROUTES = {
   getTelemetryHistory: { method: 'get', path: '/telemetry/history' },
   getIdle: { method: 'get', path: '/idle' },
   getAudit: { method: 'get', path: '/audit' },
+  getEtaAccuracy: { method: 'get', path: '/eta-accuracy' },
   getUsage: { method: 'get', path: '/usage' },
   getUsageReport: { method: 'get', path: '/usage/report' },
   getUsageWaste: { method: 'get', path: '/usage/waste' },
@@ -320,6 +321,10 @@ export class SchedClient {
 
   audit(params: QueryParams<'getAudit'> = {}): Promise<Answer<'getAudit'>> {
     return this.request('getAudit', { query: params });
+  }
+
+  etaAccuracy(params: QueryParams<'getEtaAccuracy'> = {}): Promise<Answer<'getEtaAccuracy'>> {
+    return this.request('getEtaAccuracy', { query: params });
   }
 
   usage(params: QueryParams<'getUsage'> = {}): Promise<Answer<'getUsage'>> {

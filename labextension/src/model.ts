@@ -20,10 +20,12 @@ import {
   allocationGpus,
   applyInventoryChanges,
   type Config,
+  connectionChangesOf,
   type Inventory,
   inventoryChangesOf,
   isJob,
   isWaiting,
+  type IReconnecting,
   type ISchedEvent,
   type Job,
   type Me,
@@ -69,6 +71,7 @@ export class SchedModel implements ISchedModel {
   readonly quotasChanged: Signal<ISchedModel, void> = new Signal(this);
   readonly telemetry: Signal<ISchedModel, ITelemetryUpdate> = new Signal(this);
   readonly streamStatusChanged: Signal<ISchedModel, StreamStatus> = new Signal(this);
+  readonly reconnectingChanged: Signal<ISchedModel, void> = new Signal(this);
   readonly errorChanged: Signal<ISchedModel, { resource: SchedResource; error: string | null }> = new Signal(this);
   readonly jobTransition: Signal<ISchedModel, IJobTransition> = new Signal(this);
   readonly event: Signal<ISchedModel, ISchedEvent> = new Signal(this);
@@ -82,6 +85,7 @@ export class SchedModel implements ISchedModel {
   private _jobs: Job[] = [];
   private _leases: Job[] = [];
   private _quotas: Quotas | null = null;
+  private readonly _reconnecting = new Map<string, IReconnecting>();
   private readonly errors = new Map<SchedResource, string>();
   private readonly watchers = new Map<SchedResource, number>();
   private readonly throttles = new Map<SchedResource, Throttle>();
@@ -117,6 +121,10 @@ export class SchedModel implements ISchedModel {
 
   get me(): Me | null {
     return this._me;
+  }
+
+  get reconnecting(): ReadonlyMap<string, IReconnecting> {
+    return this._reconnecting;
   }
 
   get inventory(): Inventory | null {
@@ -500,6 +508,30 @@ export class SchedModel implements ISchedModel {
         // the server dropped events for this client: re-read what is shown
         this.refreshWatched();
         break;
+      case 'connection': {
+        // a server retry loop (the database, the hub's central service) reconnects, or is back
+        const changes = connectionChangesOf(data);
+        let back = false;
+        for (const [loop, state] of changes) {
+          if (state) {
+            this._reconnecting.set(loop, state);
+          } else {
+            back = this._reconnecting.delete(loop) || back;
+          }
+        }
+        if (changes.size) {
+          this.reconnectingChanged.emit();
+        }
+        if (back) {
+          // what changed while it was away (the reads that failed meanwhile count for nothing)
+          for (const resource of SCHED_RESOURCES) {
+            if (this.isWatched(resource)) {
+              this.refresh(resource, { force: true });
+            }
+          }
+        }
+        break;
+      }
       default:
         break;
     }

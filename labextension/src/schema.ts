@@ -547,6 +547,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/eta-accuracy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How good the ETAs were (admins only) — coverage and median error, predicted at submit vs actual start. */
+        get: operations["getEtaAccuracy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -941,6 +958,28 @@ export interface components {
             placement_policy: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description Predicted start when queued against the actual start, over the jobs that waited among the
+         *     last ``window`` admissions (case 034; :func:`jupyter_sched.backfill.accuracy.accuracy_from_admits`).
+         */
+        GetEtaAccuracyResponse: {
+            /** @description admissions read (the newest) */
+            window: number;
+            /** @description of them, jobs that waited before starting */
+            jobs: number;
+            /** @description share (0..1) of those jobs that had an ETA when queued */
+            coverage: number;
+            /** @description median |actual - predicted start|, seconds */
+            median_abs_error_s: number | null;
+            /** @description median time those jobs waited, seconds */
+            median_wait_s: number | null;
+            /** @description median_abs_error_s / median_wait_s (the goal is <= 0.15) */
+            error_of_wait: number | null;
+            p90_abs_error_s: number | null;
+            max_abs_error_s: number | null;
+            /** @description positive: jobs started later than predicted */
+            mean_signed_error_s: number | null;
         };
         /**
          * @description The idle policy in force: :func:`jupyter_sched.reclaim.idle_policies_to_dict` (which owns the
@@ -3148,6 +3187,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenExecutedNotebookResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getEtaAccuracy: {
+        parameters: {
+            query?: {
+                /** @description the last this many admissions are read */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetEtaAccuracyResponse"];
                 };
             };
             default: components["responses"]["Error"];

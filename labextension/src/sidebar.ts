@@ -157,6 +157,7 @@ export class SchedSidebar extends SidePanel {
   private readonly panels = new Map<string, SectionPanel>();
   private readonly streamNode: HTMLElement;
   private readonly noticeNode: HTMLElement;
+  private readonly reconnectingNode: HTMLElement;
   private order: readonly string[];
   /** True while the sidebar itself expands or collapses (restoring): not a user choice to save. */
   private restoring = false;
@@ -182,8 +183,12 @@ export class SchedSidebar extends SidePanel {
     header.append(heading, this.streamNode);
     this.noticeNode = document.createElement('div');
     this.noticeNode.className = 'jp-sched-notice';
+    this.reconnectingNode = document.createElement('ul');
+    this.reconnectingNode.className = 'jp-sched-reconnecting';
+    this.reconnectingNode.setAttribute('role', 'status');
+    this.reconnectingNode.setAttribute('aria-label', this.trans.__('Server connections being re-established'));
     const headerWidget = new Widget();
-    headerWidget.node.append(header, this.noticeNode);
+    headerWidget.node.append(header, this.reconnectingNode, this.noticeNode);
     this.header.addWidget(headerWidget);
 
     this.toolbar.addItem('refresh', new CommandToolbarButton({ commands: options.commands, id: CommandIDs.refresh, icon: refreshIcon, label: '' }));
@@ -199,6 +204,7 @@ export class SchedSidebar extends SidePanel {
     this.model.statusChanged.connect(this.onStatus, this);
     this.model.quotasChanged.connect(this.syncSections, this);
     this.model.streamStatusChanged.connect((_, status) => this.showStream(status));
+    this.model.reconnectingChanged.connect(this.showReconnecting, this);
     for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
       signal.connect(this.updateBadges, this);
     }
@@ -206,12 +212,14 @@ export class SchedSidebar extends SidePanel {
     options.sections.removed.connect((_, section) => this.removeSection(section.id));
     this.onStatus();
     this.showStream(this.model.streamStatus);
+    this.showReconnecting();
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
+    this.model.reconnectingChanged.disconnect(this.showReconnecting, this);
     this.model.statusChanged.disconnect(this.onStatus, this);
     this.model.quotasChanged.disconnect(this.syncSections, this);
     for (const signal of [this.model.inventoryChanged, this.model.queueChanged, this.model.jobsChanged, this.model.quotasChanged] as const) {
@@ -337,6 +345,18 @@ export class SchedSidebar extends SidePanel {
       status === 'open'
         ? trans.__('Live updates from the event stream')
         : trans.__('Event stream %1; refreshing every %2 s', status, this.model.refreshInterval);
+  }
+
+  /** One line per server retry loop that is reconnecting, in the server's own sentence
+   * ("reconnecting to the database (attempt 3, next in 4 s): …"); empty (hidden) when all are connected. */
+  private showReconnecting(): void {
+    const lines = [...this.model.reconnecting.entries()].map(([loop, state]) => {
+      const li = document.createElement('li');
+      li.dataset.loop = loop;
+      li.textContent = state.message.charAt(0).toUpperCase() + state.message.slice(1);
+      return li;
+    });
+    this.reconnectingNode.replaceChildren(...lines);
   }
 
   /** Add the registered sections that are available now, remove those that are not. */

@@ -19,7 +19,7 @@ import type { Widget } from '@lumino/widgets';
 import type { SchedClient } from './client';
 import type { StreamStatus } from './events';
 import type { TelemetryHistory } from './telemetry';
-import type { Config, Inventory, InventoryChange, ISchedEvent, Job, Me, QueueRow, Quotas } from './types';
+import type { Config, Inventory, InventoryChange, IReconnecting, ISchedEvent, Job, Me, QueueRow, Quotas } from './types';
 
 /** What the model keeps fresh, one request (or two) each. */
 export type SchedResource = 'inventory' | 'queue' | 'jobs' | 'quotas';
@@ -78,6 +78,8 @@ export interface ISchedModel extends IDisposable {
   readonly leases: readonly Job[];
   readonly quotas: Quotas | null;
   readonly streamStatus: StreamStatus;
+  /** The server's retry loops now reconnecting (`connection` events), by loop (`database`, `central`). */
+  readonly reconnecting: ReadonlyMap<string, IReconnecting>;
   /** Per-GPU telemetry history (seeded from `GET telemetry`, extended by events). */
   readonly history: TelemetryHistory;
   /** Seconds between refreshes of a watched resource while the stream is down. */
@@ -92,6 +94,8 @@ export interface ISchedModel extends IDisposable {
   readonly quotasChanged: ISignal<ISchedModel, void>;
   readonly telemetry: ISignal<ISchedModel, ITelemetryUpdate>;
   readonly streamStatusChanged: ISignal<ISchedModel, StreamStatus>;
+  /** A server retry loop started or stopped reconnecting ({@link reconnecting} changed). */
+  readonly reconnectingChanged: ISignal<ISchedModel, void>;
   /** A resource's last refresh failed (message) or recovered (null). */
   readonly errorChanged: ISignal<ISchedModel, { resource: SchedResource; error: string | null }>;
   /** A job or lease of mine changed state. */

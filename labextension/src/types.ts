@@ -212,6 +212,44 @@ export interface ISchedEvent {
 }
 
 /**
+ * A retry loop of the server while its peer is unreachable (`jupyter_sched/backoff.py`
+ * `Reconnecting.to_dict`), carried by `connection` events as `{<loop>: IReconnecting | null}`
+ * (`database`: the engine's store; `central`: a user server's hub central service); null means
+ * that loop is connected again.
+ */
+export interface IReconnecting {
+  target: string;
+  attempt: number;
+  next_in_s: number;
+  error: string;
+  /** One sentence: `reconnecting to <target> (attempt n, next in s): <error>`. */
+  message: string;
+}
+
+/** The `connection` event's loops: those reconnecting, and those connected again (null). */
+export function connectionChangesOf(data: unknown): Map<string, IReconnecting | null> {
+  const out = new Map<string, IReconnecting | null>();
+  if (!data || typeof data !== 'object') {
+    return out;
+  }
+  for (const [loop, value] of Object.entries(data as Record<string, unknown>)) {
+    if (value === null) {
+      out.set(loop, null);
+    } else if (value && typeof value === 'object' && typeof (value as IReconnecting).message === 'string') {
+      const v = value as IReconnecting;
+      out.set(loop, {
+        target: String(v.target ?? loop),
+        attempt: Number(v.attempt ?? 0),
+        next_in_s: Number(v.next_in_s ?? 0),
+        error: String(v.error ?? ''),
+        message: v.message
+      });
+    }
+  }
+  return out;
+}
+
+/**
  * One entry of an `inventory` event's `changes` (`jupyter_sched/inventory/changes.py`):
  * a GPU that appeared or changed (`gpu`: the GPU object), a GPU that went away (`gpu_uuid`),
  * a node that appeared or changed (`node`: the node object without GPUs), a node that went away.

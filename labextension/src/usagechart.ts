@@ -144,6 +144,9 @@ export function linePath(samples: readonly { t: number; v: number | null }[], fr
   return parts.join(' ');
 }
 
+/** Width of one character of a gap label at its 9-px font, px (an upper estimate; style/usagechart.css). */
+const LABEL_CHAR_PX = 5;
+
 /** Options of {@link renderUsageChart}. */
 export interface IChartOptions {
   title: string;
@@ -185,7 +188,16 @@ export function renderUsageChart(points: readonly IUsagePoint[], gaps: readonly 
     tip.textContent = `${gap.device}: ${gap.label}`;
     shade.appendChild(tip);
     children.push(shade);
-    const label = svg('text', { class: 'jp-sched-chart-gap-label', x: (x + 2).toFixed(1), y: 10 + 10 * (i % 3) });
+    // the label runs rightwards from the gap's start when it fits, else leftwards from the gap's
+    // end, so it is never cut at the chart's right edge (the gap's tooltip has the whole text)
+    const textWidth = gap.label.length * LABEL_CHAR_PX;
+    const fits = x + 2 + textWidth <= width;
+    const label = svg('text', {
+      class: 'jp-sched-chart-gap-label',
+      x: (fits ? x + 2 : Math.min(width - 2, Math.max(textWidth + 2, x + w - 2))).toFixed(1),
+      y: 10 + 10 * (i % 3),
+      'text-anchor': fits ? 'start' : 'end'
+    });
     label.textContent = gap.label;
     children.push(label);
   });

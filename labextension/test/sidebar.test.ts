@@ -174,4 +174,36 @@ describe('GPUs sidebar', () => {
     expect(sidebar.node.querySelector('.jp-sched-stream')?.getAttribute('title')).toBe('Event stream down; refreshing every 10 s');
     model.dispose();
   });
+
+  it("shows the server's database reconnecting event until the database is back, and then re-reads", async () => {
+    const server = new FakeSchedServer();
+    const { model, sidebar } = await sidebarOn(server, new StateDB());
+    const node = () => sidebar.node.querySelector('.jp-sched-reconnecting');
+    expect(node()?.children.length).toBe(0);
+    expect(node()?.getAttribute('role')).toBe('status');
+    server.stream.push('connection', {
+      database: {
+        target: 'the database',
+        attempt: 3,
+        next_in_s: 4,
+        error: 'connection refused',
+        message: 'reconnecting to the database (attempt 3, next in 4 s): connection refused'
+      },
+      attempt: 3
+    });
+    await settle();
+    await flush();
+    expect(text(node()?.querySelector('li[data-loop="database"]'))).toBe(
+      'Reconnecting to the database (attempt 3, next in 4 s): connection refused'
+    );
+    expect(model.reconnecting.get('database')?.attempt).toBe(3);
+    const queueReads = server.count('GET', 'queue');
+    server.stream.push('connection', { database: null });
+    await settle();
+    await flush();
+    expect(node()?.children.length).toBe(0);
+    expect(model.reconnecting.size).toBe(0);
+    expect(server.count('GET', 'queue')).toBeGreaterThan(queueReads); // what changed meanwhile is re-read
+    model.dispose();
+  });
 });

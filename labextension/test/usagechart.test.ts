@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { gapsOf, linePath, pointsFromHistory, renderUsageChart } from '../src/usagechart';
+import { gapsOf, type IUsageGap, type IUsagePoint, linePath, pointsFromHistory, renderUsageChart } from '../src/usagechart';
 
 // The shape of GET api/sched/telemetry/history (jupyter_sched.telemetry.report.history_answer):
 // 5-second steps, 10 s valid, 5 s blank (DCGM blank sentinel), 10 s valid.
@@ -63,6 +63,24 @@ describe('usage chart', () => {
     expect(gapsOf(points, 5000).map(g => [g.start, g.end, g.label])).toEqual([
       [Date.parse('2026-03-02T10:00:10Z'), Date.parse('2026-03-02T10:00:15Z'), 'blank: DCGM blank value (no data)']
     ]);
+  });
+
+  it('keeps a gap label inside the chart: leftwards from the gap end when it would pass the right edge', () => {
+    const at = (s: number) => Date.parse('2026-03-02T10:00:00Z') + s * 1000;
+    const points: IUsagePoint[] = [0, 10, 20, 30].map(s => ({
+      device: 'GPU-a', t: at(s), util: 50, memMib: 100, validity: 'valid', note: ''
+    }));
+    const late: IUsageGap[] = [
+      { device: 'GPU-a', start: at(20), end: at(30), validity: 'blank', label: 'blank: DCGM blank value (no data)' }
+    ];
+    const early: IUsageGap[] = [{ ...late[0], start: at(0), end: at(10) }];
+    const labelOf = (gaps: IUsageGap[]) =>
+      renderUsageChart(points, gaps, { title: 'j', stepMs: 10000, width: 280 }).querySelector(
+        'text.jp-sched-chart-gap-label'
+      );
+    // the gap spans x 140..210 of 280: 33 characters (~165 px) from 142 would pass 280
+    expect([labelOf(late)?.getAttribute('text-anchor'), labelOf(late)?.getAttribute('x')]).toEqual(['end', '208.0']);
+    expect([labelOf(early)?.getAttribute('text-anchor'), labelOf(early)?.getAttribute('x')]).toEqual(['start', '2.0']);
   });
 
   it('renders a shaded, labelled gap and says it to screen readers', () => {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -235,3 +236,43 @@ def test_accuracy_from_admission_records_counts_only_jobs_that_waited() -> None:
                (_t(210), {"backfill": False})]  # an older record without the fields: left out
     acc = accuracy_from_admits(records)  # type: ignore[arg-type]
     assert acc.jobs == 3 and acc.coverage == pytest.approx(2 / 3) and acc.median_abs_error_s == 60 * MIN
+
+
+# ---------------------------------------------------------------------------------- lookahead
+def test_short_first_etas_follow_the_order_the_queue_will_have_when_the_gpu_frees() -> None:
+    # now 'long' (600 min, waited 20 h: ratio 3) is ahead of 'short' (10 min, just queued: ratio 1);
+    # at 60, when the GPU frees, 'short' has waited an hour (ratio 7 > 3.1) and the cycle starts it first
+    jobs = [running(make_job("r", time_limit_s=60 * MIN), "n1", [0], started=0),
+            make_job("long", time_limit_s=600 * MIN, submitted=-1200), make_job("short", time_limit_s=10 * MIN)]
+    result = run_cycle(snapshot([make_node("n1", gpus=1)], jobs), SchedulingProfile(queue_sort="short-first"))
+    assert [p.job_id for p in result.pending] == ["long", "short"]  # today's order
+    assert _etas(result) == {"long": _t(70), "short": _t(60)}  # one pass in today's order said 60 and 660
+
+
+def test_fair_share_etas_count_the_usage_running_jobs_accrue_until_the_gpus_free() -> None:
+    from jupyter_sched.scheduling.snapshot import UsageHistory
+
+    # ana's job on n2 runs on; by 60, when n1 frees, ana has used 3,700 GPU-s against bo's 200,
+    # so bo's job goes first then, although ana's is first in today's order
+    nodes = [make_node("n1", gpus=1), make_node("n2", gpus=1)]
+    jobs = [running(make_job("r", user="cy", time_limit_s=60 * MIN), "n1", [0], started=0),
+            running(make_job("ana-run", user="ana", time_limit_s=500 * MIN), "n2", [0], started=0),
+            make_job("ana-next", user="ana", time_limit_s=60 * MIN), make_job("bo-next", user="bo", time_limit_s=60 * MIN)]
+    usage = UsageHistory(decayed_gpu_seconds_by_user={"ana": 100.0, "bo": 200.0})
+    result = run_cycle(snapshot(nodes, jobs, usage=usage))
+    assert [p.job_id for p in result.pending] == ["ana-next", "bo-next"]
+    assert _etas(result) == {"bo-next": _t(60), "ana-next": _t(120)}
+
+
+def test_runtime_history_uses_the_padding_for_a_user_whose_same_runs_vary_more_than_their_limits() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a", time_limit_s=7200).spec
+    for ran, limit in ((1800, 3600), (6300, 7200), (3300, 3600), (6800, 7200)):  # one script, runs 0.5..0.95 of
+        hist.learn(replace(spec, time_limit_s=limit), ran, limit)  # its limit; the limit tracks the work
+    # the same-run median (4800 s) was off by more, run after run, than limit x the usual ratio
+    assert hist.predict(spec, 7200) == pytest.approx(7200 * (0.875 + 3300 / 3600) / 2)  # not 4800
+    steady = RuntimeHistory()
+    for ran in (1800, 1850, 1790):  # a user who reruns the same thing: the same run wins
+        steady.learn(spec, ran, 7200)
+    assert steady.predict(spec, 7200) == 1800

@@ -56,4 +56,4 @@ async def test_define_list_run_pause_resume_edit_delete_from_a_notebook(start_ke
     deleted = await kernel.run("%schedule define delete {d}")
     assert "Deleted" in deleted.stdout
     bad = await kernel.run('%schedule define report.ipynb --cron "0 25 * * *"')
-    assert bad.error is not None and "schedule" in bad.text and "Traceback" not in bad.text
+    assert bad.error is not None and "--cron:" in bad.text and "Traceback" not in bad.text  # the flag typed (issue 20)

@@ -128,10 +128,13 @@ async def test_a_kernel_shutdown_frees_its_lease_within_one_cycle(
 
 
 async def test_a_second_request_checks_the_model_against_the_gpus_it_remembers(start_kernel: StartKernel) -> None:
-    """Issue 17: a later %gpu request skips GET inventory (it remembers the models), and the checks
-    that read it stay right: an unknown model is still refused, a known one still granted."""
+    """Issue 17: a later %gpu request skips GET inventory (it remembers the models) and GET leases
+    (it remembers this kernel's lease), and the checks that read them stay right: a second lease
+    for the kernel is refused, an unknown model is still refused, a known one still granted."""
     kernel = await start_kernel()
     assert (await kernel.run("%gpu request 1")).error is None
+    again = await kernel.run("%gpu request 1")  # the lease it remembers is still live: one per kernel
+    assert again.error is not None and "this kernel already has lease" in again.text, again.text
     assert (await kernel.run("%gpu release")).error is None
     refused = await kernel.run("%gpu request 1 --model Z999")
     assert refused.error is not None and "--model" in refused.text and "Traceback" not in refused.text

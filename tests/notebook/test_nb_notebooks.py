@@ -76,6 +76,12 @@ async def test_admin_quotas_sets_quotas_and_charts_usage(sched_app: Any, jp_serv
                                                           jp_root_dir: Path) -> None:
     nb = await _execute(jp_serverapp, jp_root_dir, "admin_quotas.ipynb")
     text = _text(nb)
+    # issue 20 (new-user finding 10): a fresh server has no quotas — one sentence, not a table with no columns
+    assert "No quotas set: every team shares all GPUs." in text
+    assert "Empty DataFrame" not in text and "Columns: []" not in text
+    set_cell = next(c for c in nb.cells if "updated = sched.set_quotas(" in c.source)
+    set_table = "".join(str(o.get("data", {}).get("text/plain", "")) for o in set_cell.outputs)
+    assert set_table.splitlines()[0].split() == ["team", "user", "gpu_model", "guaranteed", "borrowing_limit"]
     assert "admin: True" in text
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text

@@ -366,7 +366,7 @@ def test_a_huge_number_is_echoed_as_typed(server: EmbeddedServer) -> None:
     huge = "99999999999999999999999"
     run = cli(server, "tok-ann", "submit", "--gpus", huge, "--", "true")
     assert run.code == EXIT_REFUSED
-    assert f"--gpus: gpus is implausibly large (got {huge})" in run.err and "1611392" not in run.err
+    assert f"submit: --gpus is implausibly large (got {huge})" in run.err and "1611392" not in run.err
     cpu = cli(server, "tok-ann", "submit", "--cpu", huge, "--", "true")
     assert cpu.code == EXIT_REFUSED and huge in cpu.err and "e+" not in cpu.err
 
@@ -442,3 +442,87 @@ def test_wait_takes_for_and_timeout_alike(server: EmbeddedServer) -> None:
         assert run.code == EXIT_TIMEOUT, (option, run.err)
         assert run.out.startswith(f"still pending after 1 s: job {waiting['id']}")
     assert "--for DURATION, --timeout DURATION" in cli(server, "tok-ann", "wait", "--help").out
+
+
+def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: EmbeddedServer) -> None:
+    """Trying the first hour again: a mistyped id said 'list your jobs to see their ids', but the
+    CLI had no command listing finished jobs (queue shows live work only), and it read
+    ``JOB_ID: no job 'j-x' …`` (the id is quoted already)."""
+    clear(server)
+    done = submit(server, "tok-bob", gpus=1, command=["true"])
+    wait_state(server, "tok-bob", done["id"], "succeeded")
+    running = submit(server, "tok-bob", gpus=2)
+    wait_state(server, "tok-bob", running["id"], "running")
+    listed = cli(server, "tok-bob", "jobs")
+    assert listed.code == EXIT_OK, listed.err
+    lines = listed.out.splitlines()
+    assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
+    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
+    assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
+    assert cli(server, "tok-bob", "jobs", "--all").err.strip() == ("jupyter-sched jobs: --all: only admins may list "
+                                                                  "everyone's jobs — leave out --all to list your own [forbidden]")
+    missing = cli(server, "tok-bob", "logs", "j-nosuch")
+    assert missing.code == EXIT_REFUSED
+    assert missing.err.strip() == ("jupyter-sched logs: no job 'j-nosuch' visible to you — `jupyter-sched jobs` lists "
+                                   "yours, newest first [not_found]")
+    queue = cli(server, "tok-bob", "queue").out
+    row = next(line for line in queue.splitlines() if line.startswith(running["id"]))
+    assert "ends by " in row and "its 10m time limit" in row  # what a pending job's ETA hangs on
+
+
+def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(server: EmbeddedServer,
+                                                                              tmp_path: Path) -> None:
+    """Trying the first hour again: ``submit --script nosuch.py`` was accepted and the job failed
+    at its start (a notebook's said ``[Errno 2] No such file or directory``)."""
+    (tmp_path / "folder.ipynb").mkdir()
+    missing = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--script", "nosuch.py")
+    assert missing.code == EXIT_USAGE and missing.out == ""
+    assert missing.err.splitlines()[-1] == f"jupyter-sched submit: error: --script nosuch.py: no such file in {tmp_path}"
+    folder = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "folder.ipynb")
+    assert folder.code == EXIT_USAGE and f"{tmp_path / 'folder.ipynb'} is a folder, not a file" in folder.err
+
+
+def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) -> None:
+    """Trying the first hour again: ``submit -- nosuchcmd`` ended 'failed, exit code 127' and its
+    log read ``[Errno 2] No such file or directory: 'nosuchcmd'``."""
+    clear(server)
+    job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
+    wait_state(server, "tok-ann", job["id"], "failed")
+    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
+    assert line == f"job {job['id']}: failed, exit code 127 (command not found: the log says which)"
+    log = cli(server, "tok-ann", "logs", job["id"]).out
+    assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
+    assert "Errno" not in log
+
+
+@pytest.mark.parametrize("value, want", [
+    ("0", "argument --timeout: 0 is not a number of seconds above zero (and under a year), e.g. 30"),
+    ("x", "argument --timeout: 'x' is not a number of seconds, e.g. 30"),
+], ids=["zero: was 'operation now in progress' from the socket", "a word: was 'invalid float value'"])
+def test_a_bad_request_timeout_is_a_usage_error_in_words(server: EmbeddedServer, value: str, want: str) -> None:
+    run = cli(server, "tok-ann", "--timeout", value, "status")
+    assert run.code == EXIT_USAGE and run.err.splitlines()[-1] == f"jupyter-sched: error: {want}"
+
+
+def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(server: EmbeddedServer,
+                                                                         tmp_path: Path) -> None:
+    """Trying the first hour again: ``definitions`` lists names, but ``definitions run daily``
+    answered "no definition 'daily' visible to you" (only ids worked); next firings were ISO
+    stamps (``2026-12-03T01:00:00Z``); a notebook that is not there was saved (each firing failed)."""
+    notebook = tmp_path / "report.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
+    assert missing.code == EXIT_USAGE and "nosuch.ipynb: no such file in " in missing.err
+    made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
+    assert made.code == EXIT_OK, made.err
+    assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
+    assert "T01:00:00" not in made.out and made.out.rstrip().endswith("01:00 UTC")
+    paused = cli(server, "tok-bob", "definitions", "pause", "daily")
+    assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err
+    cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
+    twice = cli(server, "tok-bob", "definitions", "delete", "daily")
+    assert twice.code == EXIT_REFUSED
+    assert twice.err.startswith("jupyter-sched definitions delete: 2 of your definitions are named 'daily' — give "
+                                "the id of one: d-")
+    for d in api(server, "tok-bob").get("definitions").json():
+        assert cli(server, "tok-bob", "definitions", "delete", d["id"]).code == EXIT_OK

@@ -52,8 +52,8 @@ CASES = [
     ReasonCase("with the core's data, an unknown ETA names the jobs it waits for in plain words",
                make_reason(position=2, eta_reason="it fits only after jobs without a time limit end (j-7, j-8)",
                            details={"eta_code": "NoTimeLimit", "eta_waits_on": ["j-7", "j-8"]}),
-               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after j-7 and j-8 end, and "
-               "they have no time limit",
+               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after j-7 and j-8 end, "
+               "none of which has a time limit",
                absent=("(",)),
     ReasonCase("a known ETA today is a time and how long until it",
                make_reason(position=1, eta="2026-03-30T06:35:00+00:00"),
@@ -101,7 +101,7 @@ CASES = [
     ReasonCase("GPU memory is said in GiB and the fix is memory per GPU",
                make_reason("Unschedulable", "the job asks for 204800 MiB per GPU; the most any GPU here has is 81920 MiB",
                            details={"field": "mem_per_gpu", "requested_mib": 204800, "max_mib": 81920}),
-               "queued · The job asks for 200 GiB of memory per GPU; the most any GPU here has is 80 GiB · ETA unknown "
+               "queued · asks for 200 GiB of memory per GPU; the most any GPU here has is 80 GiB · ETA unknown "
                "· Ask for at most 80 GiB per GPU.",
                absent=("fewer GPUs",)),
 ]
@@ -149,7 +149,7 @@ def test_a_refusal_with_a_reason_reads_like_the_queue() -> None:
     reason = make_reason("Unschedulable", "x", details={"field": "mem_per_gpu", "requested_mib": 204800,
                                                          "max_mib": 81920}, unblock="resubmit asking for fewer GPUs")
     message, hint = refusal_text("raw", "resubmit asking for fewer GPUs per worker", {"reason": reason})
-    assert message.startswith("The job asks for 200 GiB") and hint == "Ask for at most 80 GiB per GPU."
+    assert message.startswith("asks for 200 GiB") and hint == "Ask for at most 80 GiB per GPU."
     assert refusal_text("bad gpus", "use 1", None) == ("bad gpus", "use 1")
 
 

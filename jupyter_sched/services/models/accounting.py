@@ -136,6 +136,27 @@ class GetAuditRequest(QueryModel):
     action: str | None = Field(default=None, examples=["refused"])
 
 
+class GetEtaAccuracyRequest(QueryModel):
+    """``GET eta-accuracy`` (admins): how good the ETAs were over the last started jobs."""
+
+    limit: int = Field(default=1000, ge=1, le=10_000, description="the last this many admissions are read")
+
+
+class GetEtaAccuracyResponse(ResponseModel):
+    """Predicted start when queued against the actual start, over the jobs that waited among the
+    last ``window`` admissions (case 034; :func:`jupyter_sched.backfill.accuracy.accuracy_from_admits`)."""
+
+    window: int = Field(description="admissions read (the newest)")
+    jobs: int = Field(description="of them, jobs that waited before starting")
+    coverage: float = Field(description="share (0..1) of those jobs that had an ETA when queued")
+    median_abs_error_s: float | None = Field(description="median |actual - predicted start|, seconds")
+    median_wait_s: float | None = Field(description="median time those jobs waited, seconds")
+    error_of_wait: float | None = Field(description="median_abs_error_s / median_wait_s (the goal is <= 0.15)")
+    p90_abs_error_s: float | None
+    max_abs_error_s: float | None
+    mean_signed_error_s: float | None = Field(description="positive: jobs started later than predicted")
+
+
 class AuditRecord(CodecView):
     id: int
     at: str

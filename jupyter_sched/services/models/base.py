@@ -312,6 +312,8 @@ def _range_hint(name: str, info: Any) -> str:
     if info is None:
         return "see openapi.yaml for this field"
     low, high = _limits(info)
+    if high is not None and high >= 2**53:
+        high = None  # a byte offset's 2^62: no count comes near it, and the figure only puzzles
     annotation = str(info.annotation)
     noun = ("true or false" if info.annotation is bool else
             "a whole number" if info.annotation is int or annotation.startswith("int") else "a number")

@@ -229,6 +229,14 @@ class ReasonText(ResponseModel):
     line: str = Field(description="'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces")
 
 
+def _with_text(data: dict[str, Any], key: str, **how: Any) -> dict[str, Any]:
+    """``data`` with ``data[key]`` (a wire reason) rendered by :func:`render_reason` ``(**how)``."""
+    reason = data.get(key)
+    if not isinstance(reason, dict) or "code" not in reason:
+        return data
+    return {**data, key: {**reason, "text": render_reason(reason, **how).to_dict()}}
+
+
 class PendingReason(CodecView):
     """Why a job waits (or can never run): one code with numbers and what would unblock it, and
     the same in words (``text``)."""
@@ -290,6 +298,14 @@ class Job(CodecView):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lease_in_words(cls, data: Any) -> Any:
+        """A lease's reason in a lease's words: it cannot be given a time limit, so its backfill
+        clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…")."""
+        return _with_text(data, "reason", kind="lease") if isinstance(data, dict) and data.get("kind") == "lease" \
+            else data
 
 
 class KeepaliveLeaseResponse(Job):
@@ -359,5 +375,11 @@ class DryrunJobResponse(ResponseModel):
     eta: str | None
     would_preempt: list[str]
     job: Job
+
+    @model_validator(mode="before")
+    @classmethod
+    def _never_in_words(cls, data: Any) -> Any:
+        """A dry run that can never fit is not "queued" with an "ETA unknown" (issue 20)."""
+        return _with_text(data, "reason", never=True) if isinstance(data, dict) and data.get("never") else data
 
     to_wire = dump_set

@@ -76,6 +76,7 @@ OPERATIONS = [
               query=telemetry.GetTelemetryHistoryRequest),
     Operation("/idle", "get", telemetry.GetIdleResponse),
     Operation("/audit", "get", accounting.GetAuditResponse, query=accounting.GetAuditRequest),
+    Operation("/eta-accuracy", "get", accounting.GetEtaAccuracyResponse, query=accounting.GetEtaAccuracyRequest),
     Operation("/usage", "get", accounting.GetUsageResponse, query=accounting.GetUsageRequest),
     Operation("/usage/report", "get", accounting.GetUsageReportResponse, query=accounting.GetUsageReportRequest),
     Operation("/usage/waste", "get", accounting.GetUsageWasteResponse, query=accounting.GetUsageWasteRequest),

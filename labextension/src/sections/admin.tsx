@@ -1,8 +1,9 @@
 /**
  * Admin (shown only when `GET me` says `is_admin`): the quota editor (PUT quotas), the idle
  * policy editor (PUT idle-policy; the server validates and audits old → new), the usage report
- * (a sortable table and a bar chart) and a search over the audit log. Each part loads when the
- * section is first shown and keeps its inputs across model updates.
+ * (a sortable table and a bar chart), how good the ETAs were (GET eta-accuracy) and a search
+ * over the audit log. Each part loads when the section is first shown and keeps its inputs across
+ * model updates.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
@@ -489,6 +490,53 @@ function AuditSearch({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
   );
 }
 
+/**
+ * One sentence on how good the ETAs were (GET eta-accuracy): the median error of the start
+ * predicted when each job was queued, against its wait, and the share of jobs that had one.
+ */
+export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: TranslationBundle): string {
+  if (!acc.jobs || acc.median_abs_error_s === null) {
+    return trans.__('No job has waited for GPUs yet: no ETA to check.');
+  }
+  const error = formatDuration(acc.median_abs_error_s, trans);
+  const wait = acc.median_wait_s === null ? '' : formatDuration(acc.median_wait_s, trans);
+  const share = acc.error_of_wait === null ? '' : Math.round(acc.error_of_wait * 100);
+  return (
+    (wait && share !== ''
+      ? trans.__('ETAs were off by %1 at the median, %2 % of the median wait (%3),', error, share, wait)
+      : trans.__('ETAs were off by %1 at the median,', error)) +
+    ' ' +
+    trans._n(
+      'over the last job that waited; %2 % of them had an ETA when queued.',
+      'over the last %1 jobs that waited; %2 % of them had an ETA when queued.',
+      acc.jobs,
+      Math.round(acc.coverage * 100)
+    )
+  );
+}
+
+function EtaAccuracy({ ctx, trans }: { ctx: ISchedSection.IContext; trans: TranslationBundle }): React.ReactElement {
+  const [line, setLine] = React.useState<string | null>(null);
+  const load = React.useCallback(async () => {
+    try {
+      setLine(etaAccuracyLine(await ctx.model.client.etaAccuracy(), trans));
+    } catch (err) {
+      setLine(describeError(err));
+    }
+  }, [ctx, trans]);
+  React.useEffect(() => {
+    void load();
+  }, [load]);
+  return (
+    <div className="jp-sched-eta-accuracy">
+      <p aria-live="polite">{line ?? trans.__('Loading…')}</p>
+      <button type="button" className="jp-sched-button" onClick={() => void load()}>
+        {trans.__('Reload')}
+      </button>
+    </div>
+  );
+}
+
 /** The Admin section body. */
 export class AdminView extends ModelView {
   constructor(ctx: ISchedSection.IContext) {
@@ -503,6 +551,7 @@ export class AdminView extends ModelView {
         <QuotaEditor ctx={ctx} trans={trans} />
         {model.supports('idle_policy') ? <IdlePolicyEditor ctx={ctx} trans={trans} /> : null}
         {model.supports('usage') ? <UsageReport ctx={ctx} trans={trans} /> : null}
+        {model.supports('audit') ? <EtaAccuracy ctx={ctx} trans={trans} /> : null}
         {model.supports('audit') ? <AuditSearch ctx={ctx} trans={trans} /> : null}
       </div>
     );

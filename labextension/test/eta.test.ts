@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { nullTranslator } from '@jupyterlab/translation';
+
+import { etaAccuracyLine } from '../src/sections/admin';
+
+const trans = nullTranslator.load('jupyter_sched');
+
+describe('ETA accuracy in the admin view (GET eta-accuracy)', () => {
+  it('says how far off the ETAs were against the wait, and their coverage', () => {
+    const line = etaAccuracyLine(
+      { window: 500, jobs: 40, coverage: 1, median_abs_error_s: 540, median_wait_s: 3600, error_of_wait: 0.15,
+        p90_abs_error_s: 1800, max_abs_error_s: 3600, mean_signed_error_s: -60 },
+      trans
+    );
+    expect(line).toBe('ETAs were off by 9 min 00 s at the median, 15 % of the median wait (1 h 00 min), over the last 40 jobs that waited; 100 % of them had an ETA when queued.');
+  });
+
+  it('says there is nothing to check before any job waited', () => {
+    const line = etaAccuracyLine(
+      { window: 3, jobs: 0, coverage: 0, median_abs_error_s: null, median_wait_s: null, error_of_wait: null,
+        p90_abs_error_s: null, max_abs_error_s: null, mean_signed_error_s: null },
+      trans
+    );
+    expect(line).toBe('No job has waited for GPUs yet: no ETA to check.');
+  });
+});

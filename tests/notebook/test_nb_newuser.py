@@ -1,0 +1,296 @@
+"""Issue 20, the second new-user try (/work/coord/findings-newuser.md): the magics', notebooks' and
+reasons' findings, one named test each.
+
+Most are checked where the words are made (the one reason renderer, the magics' parser and table
+code, the server's response models); one real kernel against a real server walks the first hour
+again — empty tables, a waiting job, dry runs, refusals, bulk cancel — and asserts what a new user
+reads (one server for all of it: a server per finding would cost the test command minutes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import subprocess
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nb_harness import TOKEN, Kernel, wait_for
+
+from jupyter_sched.client import AsyncSchedClient, Connection
+from jupyter_sched.errors import NotFoundError, UnschedulableError, ValidationError
+from jupyter_sched.magics.core import _one_line
+from jupyter_sched.magics.parsing import parse_gpu_line, parse_schedule_line
+from jupyter_sched.magics.render import queue_frame, reason_line
+from jupyter_sched.services.models.jobs import DryrunJobResponse, Job
+from jupyter_sched.wording import render_reason, wait_progress
+
+NOW = datetime(2026, 12, 2, 4, 50, tzinfo=timezone.utc)
+StartKernel = Callable[..., Awaitable[Kernel]]
+
+
+def _backfill_reason() -> dict[str, Any]:
+    """A wait behind a reservation, as the core sends it for work with no time limit."""
+    reserved = (NOW + timedelta(minutes=4)).isoformat()
+    return {"code": "WaitingForCapacity", "position": 2,
+            "message": "needs 1 Simulated GPU 80GB GPUs, 0 free; it has no time limit (none given), so it cannot start "
+                       f"ahead of j-big, reserved from {reserved}; it can only start when nothing is reserved.",
+            "details": {"model": "Simulated GPU 80GB",
+                        "backfill": {"reserved_for": "j-big", "reservation": reserved, "limit_s": None,
+                                     "limit_source": "none given"}}}
+
+
+# ---- finding 2: a lease is not told to give a time limit it cannot give ------------------------------
+
+def test_finding_2_a_lease_behind_a_reservation_is_told_what_it_waits_for() -> None:
+    lease = render_reason(_backfill_reason(), now=NOW, kind="lease").summary
+    assert "it waits until j-big has started" in lease and "04:54 UTC" in lease, lease
+    assert "with no time limit" not in lease and "only when nothing is reserved" not in lease
+    job = render_reason(_backfill_reason(), now=NOW).summary  # a job can be given one: the clause stays
+    assert "with no time limit it cannot start ahead of j-big" in job
+    # the server renders a lease's reason as a lease's (every surface shows reason.text as it is)
+    wire = Job.model_validate({"id": "l-1", "name": "kernel-1", "user": "ana", "team": "default", "kind": "lease",
+                               "priority": "normal", "state": "pending", "resources": {"gpus": 1},
+                               "reason": _backfill_reason()}).to_wire()
+    assert "it waits until j-big has started" in wire["reason"]["text"]["summary"]
+    # ... and the magic's own lines for a lease (a timed-out %gpu request quotes its last reason)
+    said = reason_line({"id": "l-1", "kind": "lease", "state": "pending", "reason": _backfill_reason()}, NOW)
+    assert "it waits until j-big has started" in said and "with no time limit" not in said, said
+
+
+def test_finding_2_gpu_request_says_why_it_takes_no_time_limit() -> None:
+    with pytest.raises(ValidationError) as refused:
+        parse_gpu_line("request 1 --time-limit 10m")
+    assert refused.value.field == "--time-limit"
+    assert "takes no --time-limit" in refused.value.message and "%gpu release" in refused.value.message
+    assert "unknown argument" not in refused.value.message
+
+
+# ---- finding 3: a dry run shows its sentence; never-fits is not "queued" -----------------------------
+
+def test_finding_3_a_never_fit_reason_is_neither_queued_nor_waiting_for_an_eta() -> None:
+    reason = {"code": "Unschedulable", "message": "needs 99 GPUs per worker; the largest node has 4.",
+              "details": {"requested": 99, "max_per_node": 4}, "eta_reason": "it can never fit"}
+    text = render_reason(reason, never=True)
+    assert not text.line.startswith("queued") and "ETA" not in text.line and text.eta == "", text.line
+    assert text.line == "needs 99 GPUs per worker; the largest node has 4 · Ask for at most 4 GPUs per worker: no node here has more."
+    answer = DryrunJobResponse.model_validate({
+        "fits": False, "never": True, "allocation": None, "reason": reason, "eta": None, "would_preempt": [],
+        "job": {"id": "dryrun", "name": "job", "user": "ana", "team": "default", "kind": "training",
+                "priority": "normal", "state": "pending", "resources": {"gpus": 99}}}).to_wire()
+    assert "queued" not in answer["reason"]["text"]["line"] and "ETA" not in answer["reason"]["text"]["line"]
+
+
+# ---- finding 4: an ended job shows what ended it, not its old place in the queue ----------------------
+
+def test_finding_4_ended_jobs_show_what_ended_them_not_a_position_or_eta() -> None:
+    old_reason = {"code": "WaitingForCapacity", "message": "needs 1 GPU, 0 free.", "position": 5,
+                  "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["j-a"]}}
+    rows = [{"id": "j-1", "name": "waiter", "user": "root", "kind": "training", "state": "cancelled",
+             "resources": {"gpus": 2}, "reason": old_reason, "message": "cancelled by root"},
+            {"id": "j-2", "name": "t", "user": "root", "kind": "training", "state": "failed", "resources": {"gpus": 1},
+             "reason": None, "exit_code": 1, "message": "exited with code 1"}]
+    frame = queue_frame(rows, NOW)
+    cancelled, failed = frame.iloc[0], frame.iloc[1]
+    assert cancelled["detail"] == "cancelled by root" and cancelled["eta"] == "" and cancelled["reason"] == ""
+    assert frame["position"].isna().all()
+    assert failed["detail"] == "exited with code 1"
+
+
+# ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
+
+def test_finding_5_the_eta_says_the_blocking_job_has_no_time_limit() -> None:
+    one = {"code": "WaitingForCapacity", "message": "needs 2 GPUs, 0 free.",
+           "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["j-big"]}}
+    assert render_reason(one).eta == "ETA unknown: it can start only after j-big ends, which has no time limit"
+    two = {**one, "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["j-a", "j-b"]}}
+    assert render_reason(two).eta == ("ETA unknown: it can start only after j-a and j-b end, "
+                                      "none of which has a time limit")
+
+
+# ---- finding 9: magic wording -----------------------------------------------------------------
+
+def test_finding_9_magic_errors_carry_no_python_class_or_cli_argument_names() -> None:
+    missing = _one_line(NotFoundError("no job 'j-nosuch' visible to you", field="job_id",
+                                      hint="check the id with %schedule jobs"))
+    assert missing == "no job 'j-nosuch' visible to you. Check the id with %schedule jobs."
+    never = _one_line(UnschedulableError("needs 99 GPUs per worker; the largest node has 4.", field="gpus",
+                                         hint="ask for at most 4 GPUs per worker"))
+    assert never == "--gpus: needs 99 GPUs per worker; the largest node has 4. Ask for at most 4 GPUs per worker."
+    cron = _one_line(ValidationError("schedule: a cron expression has 5 fields (got 'banana')", field="schedule"))
+    assert cron.startswith("--cron: a cron expression has 5 fields"), cron
+    for text in (missing, never, cron):
+        assert "Error" not in text and "JOB_ID" not in text and "4. (" not in text
+
+
+def test_finding_9_a_wait_line_reads_in_the_order_of_every_reason_line() -> None:
+    job = {"id": "j-1", "state": "pending", "kind": "training", "submitted_at": NOW.isoformat(),
+           "reason": {"code": "WaitingForCapacity", "message": "needs 4 Simulated GPU 80GB GPUs, 3 free.",
+                      "position": 1, "details": {"model": "Simulated GPU 80GB"}}}
+    frame = wait_progress(job, NOW)
+    assert frame.long_label == "queued #1 · needs 4 Simulated GPU 80GB, 3 free · ETA unknown"
+    assert frame.label == "queued #1 · ETA unknown"  # the terminal bar's short label is unchanged
+
+
+def test_finding_9_timeout_errors_say_timeout_not_limit() -> None:
+    for line, parse in (("request 1 --timeout 99999999999999999999d", parse_gpu_line),
+                        ("wait j-1 --for 9999d", parse_schedule_line)):
+        with pytest.raises(ValidationError) as refused:
+            parse(line)
+        said = str(refused.value)
+        assert "timeout" in said and "limit" not in said, said
+
+
+def test_finding_9_cancel_takes_mine_or_all_with_a_confirmation() -> None:
+    mine = parse_schedule_line("cancel --mine")
+    assert (mine.scope, mine.yes, mine.job_id) == ("mine", False, None)
+    everyone = parse_schedule_line("cancel --all --state pending --yes")
+    assert (everyone.scope, everyone.state, everyone.yes) == ("all", "pending", True)
+    assert parse_schedule_line("cancel j-7").job_id == "j-7"
+    for bad, field in (("cancel", "JOB"), ("cancel j-7 --mine", "--mine"), ("cancel j-7 --yes", "--yes")):
+        with pytest.raises(ValidationError) as refused:
+            parse_schedule_line(bad)
+        assert refused.value.field == field
+
+
+# ---- finding 11: --for and --timeout on %schedule wait ------------------------------------------------
+
+def test_finding_9_a_timeout_without_waiting_is_refused_not_ignored() -> None:
+    with pytest.raises(ValidationError) as refused:
+        parse_gpu_line("request 1 --no-wait --timeout 5s")
+    assert refused.value.field == "--timeout" and "--no-wait" in refused.value.message
+    assert parse_gpu_line("request 1 --timeout 5s").options.timeout_s == 5.0
+
+
+def test_finding_11_schedule_wait_takes_for_and_timeout() -> None:
+    assert parse_schedule_line("wait j-1 --for 3s").timeout_s == 3.0
+    assert parse_schedule_line("wait j-1 --timeout 2m").timeout_s == 120.0
+    assert parse_schedule_line("wait j-1").timeout_s is None
+
+
+# ---- the first hour again, in a real kernel -------------------------------------------------------------
+
+@pytest.fixture
+def sched_settings() -> dict[str, Any]:
+    return {"stop_grace_s": 5, "user_teams": {getpass.getuser(): ["default"]}}
+
+
+@pytest.fixture
+def api(sched_app: Any, jp_http_port: int, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[AsyncSchedClient]:
+    client = AsyncSchedClient(Connection(f"http://localhost:{jp_http_port}/", TOKEN))
+    yield client
+    jp_asyncio_loop.run_until_complete(client.aclose())
+
+
+def _job_id(result: Any) -> str:
+    return str(result.data[-1]["text/plain"]).strip("'\"")
+
+
+def _seen(result: Any) -> str:
+    """What the notebook shows: streams, displays and the error's rendered lines (a MagicError
+    renders as ``jupyter_sched: <message>``; its class name is not shown)."""
+    lines = [result.stdout, result.stderr, *(str(d.get("text/plain", "")) for d in result.data)]
+    if result.error:
+        lines += [str(line) for line in result.error.get("traceback") or []]
+    return "\n".join(lines)
+
+
+@pytest.mark.slow
+async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kernel: StartKernel,
+                                                                       api: AsyncSchedClient,
+                                                                       jp_root_dir: Path) -> None:
+    kernel = await start_kernel()
+    await kernel.run(f"import os; os.chdir({str(jp_root_dir)!r})\n%env JUPYTER_SCHED_WIDGETS=0")
+    # finding 10: a fresh server's empty tables are one sentence each, never "Empty DataFrame"
+    for line, said in (("%schedule queue", "The queue is empty"), ("%schedule jobs", "You have no jobs yet"),
+                       ("%schedule profiles", "No profiles defined"),
+                       ("%schedule define list", "You have no job definitions yet")):
+        shown = await kernel.run(line)
+        assert shown.error is None and said in shown.stdout, shown.text
+        assert "Empty DataFrame" not in shown.text and not shown.data, shown.text
+
+    # the aside: a %%schedule cell's script leaves no untracked folder in a git checkout
+    subprocess.run(["git", "init", "-q", str(jp_root_dir)], check=True)
+    cell = await kernel.run("%%schedule --gpus 0 --name cell\nprint(1)")
+    assert cell.error is None, cell.text
+    status = subprocess.run(["git", "-C", str(jp_root_dir), "status", "--porcelain", "--untracked-files=all"],
+                            check=True, capture_output=True, text=True).stdout
+    assert ".jupyter_sched" not in status and (jp_root_dir / ".jupyter_sched" / "cells").is_dir(), status
+    await wait_for(lambda: _state(api, _job_id(cell), "succeeded"), timeout_s=60)  # out of the bulk cancel's count
+
+    (jp_root_dir / "hold.py").write_text("import time\ntime.sleep(120)\n")
+    hold = _job_id(await kernel.run("j = %schedule run hold.py --gpus 4 --time-limit 5m --name hold\nj"))
+    await wait_for(lambda: _state(api, hold, "running"), timeout_s=30)
+    waiter = _job_id(await kernel.run("j = %schedule run hold.py --gpus 2 --name waiter\nj"))
+
+    # finding 9 + 11: the wait line in the order of every reason line, --for, no class name
+    waited = await kernel.run(f"%schedule wait {waiter} --for 2s")
+    # the last frame: the first may come before any cycle looked at the job ("waiting for the next cycle")
+    bar = [str(d["text/plain"]) for d in waited.data if "queued" in str(d.get("text/plain", ""))][-1]
+    assert "needs 2" in bar and "ETA" in bar and bar.index("needs 2") < bar.index("ETA"), bar
+    assert ". ·" not in bar, bar
+    assert waited.error is not None and "still pending after 2s" in _seen(waited), waited.text
+
+    # finding 9 (the CLI's "logs of a pending job", in the magic): why the log is empty
+    logs = await kernel.run(f"%schedule logs {waiter}")
+    assert f"{waiter} is pending: no output yet; %schedule logs {waiter} -f follows it once it starts." in logs.stdout
+    assert "log continues" not in logs.stdout, logs.text
+    usage = _seen(await kernel.run("%gpu request 0"))  # a usage error's hint is a sentence, not "(got 0) (ask…)"
+    assert "--gpus must be at least 1 (got 0). Ask for 1 or more GPUs." in usage, usage
+
+    # finding 3: a dry run prints its sentence and no Out[] dict; never-fits is not queued
+    dry = await kernel.run("%schedule dryrun --gpus 4")
+    assert dry.stdout.startswith("Would wait: queued #") and not dry.data, dry.text
+    never = await kernel.run("%schedule dryrun --gpus 99")
+    assert never.stdout.startswith("Would never start here: needs 99 GPUs") and not never.data, never.text
+    assert "queued" not in never.stdout and "ETA" not in never.stdout
+    with pytest.raises(UnschedulableError) as refused:  # a refused submission's reason reads the same way
+        await api.submit({"gpus": 99, "command": ["true"]})
+    line = refused.value.details["reason"]["text"]["line"]
+    assert line.startswith("needs 99 GPUs") and "queued" not in line and "ETA" not in line, line
+    memory = await kernel.run("%schedule dryrun --gpus 1 --mem-per-gpu 200GiB")
+    assert memory.stdout.startswith("Would never start here: asks for 200 GiB of memory per GPU"), memory.text
+
+    # finding 9: refusals in the notebook's own words
+    missing = _seen(await kernel.run("%schedule status j-nosuch"))
+    assert "no job 'j-nosuch'" in missing and "NotFoundError" not in missing and "JOB_ID" not in missing, missing
+    cron = _seen(await kernel.run("%schedule define hold.py --cron banana"))
+    assert "--cron:" in cron and "ValidationError" not in cron, cron
+    timeout = _seen(await kernel.run("%gpu request 1 --timeout 99999999999999999999d"))
+    assert "timeout" in timeout and "limit" not in timeout, timeout
+
+    # finding 2: a lease takes no time limit, in the magic and in REST
+    limited = _seen(await kernel.run("%gpu request 1 --time-limit 10m"))
+    assert "takes no --time-limit" in limited, limited
+    with pytest.raises(ValidationError) as refused:
+        await api.request_lease({"gpus": 1, "time_limit": "10m"})
+    assert refused.value.field == "time_limit"
+
+    # finding 4: a cancelled job's row says who cancelled it; no position, reason or ETA
+    await kernel.run(f"%schedule cancel {waiter}")
+    row = await kernel.run(f"f = %schedule jobs\nr = f[f['id'] == {waiter!r}].iloc[0]\n"
+                           "print('ROW', r['state'], '|', r['detail'], '|', r['eta'], '|', r['position'])")
+    assert f"ROW cancelled | cancelled by {getpass.getuser()} |  | <NA>" in row.stdout, row.text
+
+    # finding 9: cancel --mine lists first, cancels with --yes
+    asked = await kernel.run("%schedule cancel --mine")
+    assert asked.error is None and f"Would cancel {getpass.getuser()}'s 1 job (1 running)" in asked.stdout and "--mine --yes" in asked.stdout, asked.text
+    assert (await api.job(hold))["state"] == "running"
+    done = await kernel.run("%schedule cancel --mine --yes")
+    assert "Cancelled 1 job: 1 running stopping, grace 5 s." in done.stdout, done.text
+    again = await kernel.run("%schedule cancel --all")
+    assert "Nothing to cancel" in again.stdout or "Would cancel" in again.stdout, again.text
+
+    # found on the way: %schedule cancel of this kernel's own lease hides its GPUs as %gpu release does
+    granted = await kernel.run("%gpu request 1 --timeout 1m")
+    assert granted.error is None, granted.text
+    lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
+    released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
+    assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
+
+async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:
+    return (await api.job(job_id))["state"] == state
