@@ -133,10 +133,12 @@ def waste_report_for(store: Any, *, now: datetime, since: datetime | None = None
 
 
 def unattributed_for(store: Any, *, now: datetime, since: datetime | None = None, until: datetime | None = None,
-                     threshold_pct: float = 5.0, max_gap_s: float = 120.0) -> tuple[UnattributedRow, ...]:
+                     threshold_pct: float = 5.0, max_gap_s: float = 120.0,
+                     mig_uuids: Mapping[tuple[str, int], str] | None = None) -> tuple[UnattributedRow, ...]:
     """GPUs busy while nobody was allocated them (:func:`~.waste.unattributed_usage`, case 021) over
     ``[since, until)`` — default the last :data:`UNATTRIBUTED_DEFAULT_WINDOW` up to ``now`` — from
-    the store's allocation intervals and every GPU's rollups of the window (paged)."""
+    the store's allocation intervals and every GPU's rollups of the window (paged); MIG slices
+    where ``mig_uuids`` (:func:`~.waste.mig_uuids_of` the inventory) names them."""
     start = since if since is not None else now - UNATTRIBUTED_DEFAULT_WINDOW
     end = until if until is not None else now
     intervals = store.usage_rows(since=start, until=end)
@@ -158,4 +160,5 @@ def unattributed_for(store: Any, *, now: datetime, since: datetime | None = None
         last = datetime.fromisoformat(str(page[-1]["minute"]).replace("Z", "+00:00"))
         first = datetime.fromisoformat(str(page[0]["minute"]).replace("Z", "+00:00"))
         cursor = last if last > first else last + timedelta(microseconds=1)
-    return unattributed_usage(intervals, rows, now=min(now, end), threshold_pct=threshold_pct, max_gap_s=max_gap_s)
+    return unattributed_usage(intervals, rows, now=min(now, end), threshold_pct=threshold_pct, max_gap_s=max_gap_s,
+                              mig_uuids=mig_uuids)

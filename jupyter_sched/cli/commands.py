@@ -25,7 +25,7 @@ from .definitions import definitions
 from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "number_or_text"]
 
 
 def _now() -> datetime:
@@ -93,7 +93,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
         value = getattr(args, key)
         if value is not None:
-            body[key] = _number_or_text(value) if key in ("gpus", "cpu") else value
+            body[key] = number_or_text(value) if key in ("gpus", "cpu") else value
     if args.nvlink:
         body["nvlink"] = True
     if args.env:
@@ -308,7 +308,7 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
 # ---- helpers -----------------------------------------------------------------------------
 
 
-def _number_or_text(value: str) -> float | int | str:
+def number_or_text(value: str) -> float | int | str:
     """An option's text as the JSON number it spells, digit for digit: a whole number stays a
     (Python, arbitrary-size) integer, so the server's answer quotes what was typed
     (``got 99999999999999999999999``, not a float's ``99999999999999991611392``); a decimal goes as

@@ -41,7 +41,7 @@ from ..services.models import (
 )
 from ..services.visibility import event_for
 from .eta_accuracy import EtaAccuracyHandler
-from .lease_wait import LeaseWaiter
+from .lease_wait import LeaseWaiter, poll_interval
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -132,7 +132,7 @@ class LeasesHandler(JobsHandler):
         with LeaseWaiter(self.sched.event_hub, caller.user) as waiter:
             lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind)
             lease = await waiter.decided(lease, wait.wait_ms, functools.partial(
-                self.call, self.services.jobs.get, caller, lease.id, kind=self.kind))
+                self.call, self.services.jobs.get, caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
         self.reply(lease, status=201)
 
 
@@ -164,7 +164,7 @@ class LeaseHandler(JobHandler):
         read = functools.partial(self.call, self.services.jobs.get, caller, job_id, kind=self.kind)
         with LeaseWaiter(self.sched.event_hub, caller.user) as waiter:
             lease = await read()
-            lease = await waiter.decided(lease, wait.wait_ms, read)
+            lease = await waiter.decided(lease, wait.wait_ms, read, poll_s=poll_interval(self.services))
         self.reply(lease)
 
 

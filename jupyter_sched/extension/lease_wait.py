@@ -24,9 +24,16 @@ from typing import Any
 from ..services.models import Job
 from .events import EventHub, Subscription
 
-__all__ = ["LeaseWaiter", "waiting"]
+__all__ = ["LeaseWaiter", "poll_interval", "waiting"]
 
 _WAITING_STATES = frozenset({"pending", "preempted"})
+
+
+def poll_interval(services: Any) -> float:
+    """Seconds between re-reads of a waiting lease: 1 s while this server's engine leads the store
+    (its own events wake the wait at once), 0.1 s on a follower (another server decides)."""
+    engine = getattr(services, "engine", None)
+    return 1.0 if engine is not None and engine.is_leader else 0.1
 
 
 def waiting(state: str) -> bool:
@@ -64,9 +71,12 @@ class LeaseWaiter:
             self._hub.unsubscribe(self._sub)
             self._sub = None
 
-    async def decided(self, lease: Job, wait_ms: int, reread: Callable[[], Awaitable[Job]]) -> Job:
-        """``lease`` once it no longer waits (re-read with ``reread``), or as it stands after
-        ``wait_ms`` milliseconds; ``lease`` itself when it was decided already or ``wait_ms`` is 0."""
+    async def decided(self, lease: Job, wait_ms: int, reread: Callable[[], Awaitable[Job]], *,
+                      poll_s: float = 1.0) -> Job:
+        """``lease`` once it no longer waits, or as it stands after ``wait_ms`` milliseconds;
+        ``lease`` itself when it was decided already or ``wait_ms`` is 0. Besides the events it
+        re-reads (``reread``) every ``poll_s`` seconds: on a server that does not lead the store
+        the deciding engine is another process, whose events never reach this one."""
         if wait_ms <= 0 or not waiting(lease.state) or self._sub is None:
             return lease
         deadline = time.monotonic() + wait_ms / 1000
@@ -75,11 +85,14 @@ class LeaseWaiter:
             if left <= 0:
                 return await reread()
             try:
-                event = await self._sub.next(left)
+                event = await self._sub.next(min(left, poll_s))
             except EOFError:  # dropped or the server stops: answer what is stored now
                 return await reread()
-            if event is None:  # wait_ms passed without a word about it
-                return await reread()
+            if event is None:  # a poll interval (or the whole wait) passed without a word about it
+                fresh = await reread()
+                if not waiting(fresh.state) or time.monotonic() >= deadline:
+                    return fresh
+                continue
             data = event["data"]
             if data.get("id") != lease.id or waiting(str(data.get("state", ""))):
                 continue

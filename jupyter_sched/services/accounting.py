@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
+from ..accounting.waste import mig_uuids_of
 from ..admission import Caller
 from ..errors import ValidationError
 from ..model import JobState
@@ -131,7 +132,8 @@ class AccountingService:
         threshold = policies.default.threshold_pct if policies is not None else 5.0
         now = self.ctx.clock.now()
         report = waste_report_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold)
-        nobody = unattributed_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold)
+        nobody = unattributed_for(self.ctx.store, now=now, since=start, until=end, threshold_pct=threshold,
+                                  mig_uuids=mig_uuids_of(self.ctx.inventory()))
         return GetUsageWasteResponse.model_validate({"threshold_pct": threshold, **report.to_dict(),
                                                      "unattributed": [r.to_dict() for r in nobody]})
 

@@ -124,3 +124,23 @@ def test_case_021_admins_waste_report_shows_cccc_as_one_gpu_hour_nobody_was_allo
     # GPU-bbbb after j-102's interval reads 0 %: unallocated but idle, so not usage of anybody's
     assert "GPU-bbbb" not in {r.gpu_uuid for r in unattributed_usage(ALLOCATIONS, rows, now=hhmm("11:00"),
                                                                       max_gap_s=SCRAPE_INTERVAL_S)}
+
+
+def test_case_021_a_mig_slice_nobody_was_allocated_is_unattributed_its_allocated_sibling_is_not() -> None:
+    """dcgm-exporter keys MIG slices by the parent's UUID and ``GPU_I_ID``; allocations name the
+    slice's ``MIG-...`` uuid. With the inventory's names, slice 1 (busy, nobody's) is unattributed
+    and slice 2 (busy, j-201's) is not; without them the slices are left out, never guessed."""
+    def scrape(gi: int, active: float) -> str:
+        return (f'DCGM_FI_PROF_GR_ENGINE_ACTIVE{{gpu="0",UUID="GPU-mmmm",GPU_I_ID="{gi}",GPU_I_PROFILE="3g.40gb",'
+                f'Hostname="n1"}} {active}\n')
+
+    text = scrape(1, 0.6) + scrape(2, 0.9)
+    rows = [rollup_to_dict(r) for r in rollup_minutes(
+        [s for m in range(0, 15) for s in parse_dcgm_text(text, received_at=hhmm("10:00") + timedelta(minutes=m)).samples],
+        bucket_s=60)]
+    held = [UsageInterval("j-201", 1, "ana", "vision", "training", "MIG-bbbb", "A100", 3 / 7, hhmm("10:00"),
+                          hhmm("11:00"))]
+    names = {("GPU-mmmm", 1): "MIG-aaaa", ("GPU-mmmm", 2): "MIG-bbbb"}
+    (nobody,) = unattributed_usage(held, rows, now=hhmm("10:15"), max_gap_s=60, mig_uuids=names)
+    assert (nobody.gpu_uuid, nobody.active_gpu_hours, nobody.to_dict()["activity_max_pct"]) == ("MIG-aaaa", 0.25, 60.0)
+    assert unattributed_usage(held, rows, now=hhmm("10:15"), max_gap_s=60) == ()

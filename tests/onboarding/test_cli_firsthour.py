@@ -502,3 +502,27 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
 def test_a_bad_request_timeout_is_a_usage_error_in_words(server: EmbeddedServer, value: str, want: str) -> None:
     run = cli(server, "tok-ann", "--timeout", value, "status")
     assert run.code == EXIT_USAGE and run.err.splitlines()[-1] == f"jupyter-sched: error: {want}"
+
+
+def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(server: EmbeddedServer,
+                                                                         tmp_path: Path) -> None:
+    """Trying the first hour again: ``definitions`` lists names, but ``definitions run daily``
+    answered "no definition 'daily' visible to you" (only ids worked); next firings were ISO
+    stamps (``2026-12-03T01:00:00Z``); a notebook that is not there was saved (each firing failed)."""
+    notebook = tmp_path / "report.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
+    assert missing.code == EXIT_USAGE and "nosuch.ipynb: no such file in " in missing.err
+    made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
+    assert made.code == EXIT_OK, made.err
+    assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
+    assert "T01:00:00" not in made.out and made.out.rstrip().endswith("01:00 UTC")
+    paused = cli(server, "tok-bob", "definitions", "pause", "daily")
+    assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err
+    cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
+    twice = cli(server, "tok-bob", "definitions", "delete", "daily")
+    assert twice.code == EXIT_REFUSED
+    assert twice.err.startswith("jupyter-sched definitions delete: 2 of your definitions are named 'daily' — give "
+                                "the id of one: d-")
+    for d in api(server, "tok-bob").get("definitions").json():
+        assert cli(server, "tok-bob", "definitions", "delete", d["id"]).code == EXIT_OK

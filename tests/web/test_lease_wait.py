@@ -46,3 +46,25 @@ async def test_a_bad_wait_names_the_argument(sched_app: Any, api: Any, value: st
     assert status == 400 and body["error"]["field"] == "wait_ms", body
     _, leases = await api("GET", "leases")
     assert leases == [] or all(lease["kernel_id"] != "k-bad" for lease in leases), "a refused request created a lease"
+
+
+async def test_on_a_server_that_does_not_lead_the_wait_answers_from_the_store() -> None:
+    """Another server's engine decides (its events never reach this one): the waiter re-reads
+    every poll interval and answers the stored decision, long before ``wait_ms``."""
+    from jupyter_sched.extension.events import EventHub
+    from jupyter_sched.extension.lease_wait import LeaseWaiter
+    from jupyter_sched.services.models import Job
+
+    def lease(state: str) -> Job:
+        return Job.model_validate({"id": "l-1", "name": "n", "user": "ivan", "team": "t", "kind": "lease",
+                                   "priority": "normal", "state": state, "resources": {"gpus": 1}})
+
+    reads: list[str] = []
+
+    async def reread() -> Job:  # the store as the other server's engine leaves it: decided on the 3rd read
+        reads.append("read")
+        return lease("admitted" if len(reads) >= 3 else "pending")
+
+    with LeaseWaiter(EventHub(queue_size=10), "ivan") as waiter:
+        answer = await asyncio.wait_for(waiter.decided(lease("pending"), 20_000, reread, poll_s=0.05), 10)
+    assert answer.state == "admitted" and len(reads) == 3
