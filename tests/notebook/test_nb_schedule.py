@@ -130,7 +130,8 @@ async def test_gpu_keepalive_watch_and_release(start_kernel: StartKernel, api: A
     assert "holds no lease" in nothing.text and "Traceback" not in nothing.text
     assert (await kernel.run("%gpu request 1 --name mine")).error is None
     kept = await kernel.run("%gpu keepalive")
-    assert kept.error is None and "keepalive recorded" in kept.stdout, kept.text
+    assert kept.error is None and "keepalive recorded; its GPUs are kept until " in kept.stdout, kept.text
+    assert "bound to the kernel" not in kept.stdout  # the lease's own message is not the keepalive's answer
     watched = await kernel.run("%gpu watch --seconds 1 --interval 0.5")
     assert watched.error is None, watched.text
     if (await api.config())["features"].get("telemetry"):
