@@ -76,7 +76,9 @@ def _head(job: Mapping[str, Any]) -> str:
     head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
     name = str(job.get("name") or "")
     if name and name != "job":  # the server's default name says nothing the line does not
-        head += f" ({name})"
+        # a name with its own brackets (a definition's run: "report (run now)") is quoted instead
+        # of nesting brackets: job j-7 'report (run now)'
+        head += f" {name!r}" if "(" in name or ")" in name else f" ({name})"
     return head
 
 

@@ -156,6 +156,15 @@ def test_finding_9_cancel_takes_mine_or_all_with_a_confirmation() -> None:
         assert refused.value.field == field
 
 
+def test_a_job_name_with_brackets_is_quoted_not_nested() -> None:
+    """Found re-running definitions.ipynb: "job j-7 (daily_report (run now)): failed"."""
+    from jupyter_sched.wording import job_line
+
+    line = job_line({"id": "j-7", "name": "daily_report (run now)", "state": "failed", "exit_code": 1}, NOW)
+    assert line == "job j-7 'daily_report (run now)': failed, exit code 1"
+    assert job_line({"id": "j-8", "name": "train", "state": "succeeded"}, NOW) == "job j-8 (train): succeeded"
+
+
 # ---- finding 11: --for and --timeout on %schedule wait ------------------------------------------------
 
 def test_finding_9_a_timeout_without_waiting_is_refused_not_ignored() -> None:
