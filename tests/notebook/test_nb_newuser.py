@@ -236,6 +236,7 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     waiter = _job_id(await kernel.run("j = %schedule run hold.py --gpus 2 --name waiter\nj"))
 
     # finding 9 + 11: the wait line in the order of every reason line, --for, no class name
+    await wait_for(lambda: _has_reason(api, waiter), timeout_s=30)  # a cycle has looked at it (no timing guess)
     waited = await kernel.run(f"%schedule wait {waiter} --for 2s")
     # the last frame: the first may come before any cycle looked at the job ("waiting for the next cycle")
     bar = [str(d["text/plain"]) for d in waited.data if "queued" in str(d.get("text/plain", ""))][-1]
@@ -299,6 +300,10 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
     released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
     assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
+
+async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:
+    return bool((await api.job(job_id)).get("reason"))
 
 
 async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:
