@@ -103,7 +103,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         uuids = granted_uuids(job)
         alloc = job.get("allocation") or {}
         where = f" on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
-        sim = " [simulated GPUs]" if job.get("simulated") else ""
+        sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes

@@ -165,6 +165,17 @@ def test_a_job_name_with_brackets_is_quoted_not_nested() -> None:
     assert job_line({"id": "j-8", "name": "train", "state": "succeeded"}, NOW) == "job j-8 (train): succeeded"
 
 
+def test_work_without_gpus_is_not_labelled_simulated_gpus() -> None:
+    """Found trying %schedule serve --gpus 0: "service j-1 (app): running [simulated GPUs]"."""
+    from jupyter_sched.wording import job_line
+
+    service = {"id": "j-1", "name": "app", "kind": "inference", "state": "running", "simulated": True,
+               "allocation": {"node": "vm", "gpu_uuids": []}}
+    assert job_line(service, NOW) == "service j-1 (app): running"
+    held = {**service, "allocation": {"node": "vm", "gpu_uuids": ["GPU-sim-vm-0"]}}
+    assert job_line(held, NOW) == "service j-1 (app): running on vm: GPU-sim-vm-0 [simulated GPUs]"
+
+
 # ---- finding 11: --for and --timeout on %schedule wait ------------------------------------------------
 
 def test_finding_9_a_timeout_without_waiting_is_refused_not_ignored() -> None:
