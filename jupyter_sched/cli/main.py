@@ -25,7 +25,8 @@ command line (or a bulk cancel not confirmed); 3 no server found or the server d
 Start-up cost matters here (each call is a new process): this module imports only the standard
 library; the HTTP client loads after the command line is parsed, and nothing on the paths of
 ``status``, ``queue``, ``cancel`` and ``logs`` imports numpy, pandas, plotly or scipy
-(``tests/cli/test_cli_imports.py`` holds that line).
+(``tests/onboarding/test_slim_install.py::test_the_cli_paths_import_no_numpy_pandas_plotly_or_scipy``
+holds that line, ``jobs`` too).
 """
 
 from __future__ import annotations
