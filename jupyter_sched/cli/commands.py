@@ -53,7 +53,11 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
     print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
     if nvml and not nvml.get("available", True):
-        print(f"nvml       unavailable: {nvml.get('error', '')}", file=out)
+        why = str(nvml.get("error") or "").rstrip(".")
+        if inventory.get("simulated"):  # expected: no NVIDIA driver, so the GPUs above are simulated
+            print(f"nvml       not used: the GPUs are simulated — {why}", file=out)
+        else:
+            print(f"nvml       unavailable: {why}", file=out)
     print(f"my work    {_my_work(me)}", file=out)
     return EXIT_OK
 
