@@ -53,7 +53,11 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
     print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
     if nvml and not nvml.get("available", True):
-        print(f"nvml       unavailable: {nvml.get('error', '')}", file=out)
+        why = str(nvml.get("error") or "").rstrip(".")
+        if inventory.get("simulated"):  # expected: no NVIDIA driver, so the GPUs above are simulated
+            print(f"nvml       not used: the GPUs are simulated — {why}", file=out)
+        else:
+            print(f"nvml       unavailable: {why}", file=out)
     print(f"my work    {_my_work(me)}", file=out)
     return EXIT_OK
 
@@ -256,7 +260,10 @@ def _say_no_output(client: Any, job_id: str, io: Streams, *, follow: bool) -> No
     job = client.job(job_id)
     state = str(job.get("state") or "")
     word = state_word(job)
-    if state in ("pending", "preempted", "admitted"):
+    if job.get("kind") == "lease":
+        print(f"{job_id} is a lease (GPUs held for a kernel): leases have no log; the kernel's output is in its "
+              "notebook", file=io.err)
+    elif state in ("pending", "preempted", "admitted"):
         then = "; its output follows once it starts (Ctrl-C stops following)" if follow else \
             f" — `{PROG} logs -f {job_id}` follows it once it starts"
         print(f"{job_id} is {word}: no output yet{then}", file=io.err)

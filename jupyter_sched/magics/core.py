@@ -648,8 +648,10 @@ class SchedMagics(Magics):
         else:
             body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
         body.setdefault("name", notebook.stem)
-        return self._submit(body, "The executed copy (with outputs) is kept; the job's log ends with its path "
-                                  "(%schedule logs JOB).")
+        job_id = self._submit(body)
+        self._print(f"The executed copy (with outputs) is kept; the job's log ends with its path "
+                    f"(%schedule logs {job_id}).")
+        return job_id
 
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")

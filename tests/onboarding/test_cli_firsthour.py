@@ -344,6 +344,8 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
     env = runtime_file(tmp_path / "runtime", server, "tok-ann")
     found = run("status", env=env)  # the runtime file's token, as before
     assert found.code == EXIT_OK and "user       ann" in found.out, found.err
+    nvml = [line for line in found.out.splitlines() if line.startswith("nvml")]  # no NVIDIA driver: simulated
+    assert all(line.startswith("nvml       not used: the GPUs are simulated — ") for line in nvml), nvml
     as_bob = run("--token", "tok-bob", "status", env=env)  # an explicit token is the one sent
     assert as_bob.code == EXIT_OK and "user       bob" in as_bob.out, as_bob.err
     wrong = run("--token", "wrong", "status", env=env)
@@ -406,6 +408,11 @@ def test_logs_of_a_job_without_output_says_so(server: EmbeddedServer) -> None:
     wait_state(server, "tok-ann", quiet["id"], "succeeded")
     done = cli(server, "tok-ann", "logs", quiet["id"])
     assert done.code == EXIT_OK and done.err.strip() == f"{quiet['id']} succeeded with no output"
+    lease = api(server, "tok-ann").post("leases", json={"gpus": 0, "name": "nb"}).json()
+    kernel = cli(server, "tok-ann", "logs", lease["id"])
+    assert kernel.code == EXIT_OK and kernel.err.startswith(f"{lease['id']} is a lease (GPUs held for a kernel): "
+                                                            "leases have no log")
+    api(server, "tok-ann").delete(f"leases/{lease['id']}")
 
 
 def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> None:
@@ -422,6 +429,8 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     place = next(row for row in whole if row["id"] == anns["id"])["reason"]["position"]  # in the whole queue
     assert len(whole) == 3 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
         (anns["id"], "ann", "pending", str(place))]
+    after = json.loads(cli(server, "tok-ann", "queue", "--mine", "--json").out)  # options after the command too
+    assert [row["id"] for row in after] == [anns["id"]]
     nothing = cli(server, "tok-boss", "queue", "--mine")
     assert nothing.out.strip() == "You have nothing pending or running."
     bad = cli(server, "tok-ann", "queue", "--mine-only")
@@ -441,6 +450,8 @@ def test_wait_takes_for_and_timeout_alike(server: EmbeddedServer) -> None:
         run = cli(server, "tok-ann", "wait", waiting["id"], option, "1s")
         assert run.code == EXIT_TIMEOUT, (option, run.err)
         assert run.out.startswith(f"still pending after 1 s: job {waiting['id']}")
+        # not a terminal: one line per phase, with room for the reason (the bar's label has none)
+        assert run.err.startswith("queued #1 · needs 1 Simulated GPU 80GB, 0 free · ETA "), run.err
     assert "--for DURATION, --timeout DURATION" in cli(server, "tok-ann", "wait", "--help").out
 
 

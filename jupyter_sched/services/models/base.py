@@ -185,8 +185,9 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
         owner = _owner(model, loc)
         known = ", ".join(sorted(owner.model_fields))
         inside = _path(_place(data, loc[:-1]))
+        guess = _meant(name, owner.model_fields)
         return ValidationError(f"unknown field {shown(name)}" + (f" in {inside}" if inside else ""), field=name,
-                               hint=f"known fields: {known}")
+                               hint=(f"did you mean {shown(guess)}? " if guess else "") + f"known fields: {known}")
     names = _field_names(model)
     name = next((str(p) for p in reversed(loc) if isinstance(p, str) and p in names), str(loc[0]))
     info = _owner(model, loc).model_fields.get(name) or model.model_fields.get(name)
@@ -211,6 +212,24 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
         return ValidationError(f"{path} must be {what} (got {got})", field=name,
                                hint=_range_hint(name, info) if bounded else _example(info) or _range_hint(name, info))
     return ValidationError(f"{path} {_phrase(first)} (got {got})", field=name, hint=_example(info) or "see openapi.yaml")
+
+
+_SPELLED_AS_OPTIONS = {"cron": "schedule", "tz": "timezone", "workdir": "working_dir", "mem": "mem_per_gpu",
+                       "gpu": "gpus", "timeout": "time_limit"}
+"""What a person who knows the CLI or magics may send for a field (``--cron`` sets ``schedule``)."""
+
+
+def _meant(name: str, fields: Any) -> str | None:
+    """The known field an unknown one most likely meant: the CLI option's spelling (``cron`` →
+    ``schedule``, ``mem-per-gpu`` → ``mem_per_gpu``) or a close misspelling (``time_limt``)."""
+    import difflib
+
+    plain = name.strip().lstrip("-").replace("-", "_").lower()
+    for candidate in (plain, _SPELLED_AS_OPTIONS.get(plain)):
+        if candidate and candidate != name and candidate in fields:
+            return candidate
+    close = difflib.get_close_matches(plain, list(fields), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _path(loc: list[Any]) -> str:

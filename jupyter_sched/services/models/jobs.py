@@ -248,9 +248,12 @@ class PendingReason(CodecView):
     details: dict[str, Any] = Field(default_factory=dict)
     unblock: str = ""
     position: int | None = None
-    eta: str | None = None
+    eta: str | None = Field(default=None, description="the current start estimate, re-projected every cycle")
     eta_reason: str = ""
     per_flavor: list[dict[str, Any]] = Field(default_factory=list)
+    predicted_start: str | None = Field(default=None, description=(
+        "the start predicted when the job was first queued, kept unchanged (it may be in the past) for "
+        "the accuracy log (GET eta-accuracy); the current estimate is eta"))
     text: ReasonText | None = None
 
     @model_validator(mode="before")
