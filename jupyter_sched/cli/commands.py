@@ -260,7 +260,10 @@ def _say_no_output(client: Any, job_id: str, io: Streams, *, follow: bool) -> No
     job = client.job(job_id)
     state = str(job.get("state") or "")
     word = state_word(job)
-    if state in ("pending", "preempted", "admitted"):
+    if job.get("kind") == "lease":
+        print(f"{job_id} is a lease (GPUs held for a kernel): leases have no log; the kernel's output is in its "
+              "notebook", file=io.err)
+    elif state in ("pending", "preempted", "admitted"):
         then = "; its output follows once it starts (Ctrl-C stops following)" if follow else \
             f" — `{PROG} logs -f {job_id}` follows it once it starts"
         print(f"{job_id} is {word}: no output yet{then}", file=io.err)

@@ -133,8 +133,10 @@ class SchedHandler(APIHandler):
         if not raw or not raw.strip():
             if optional:
                 return {}
+            job_route = self.request.path.rstrip("/").endswith(("/jobs", "/dryrun", "/leases"))
             raise ValidationError("request body is empty", field="body",
-                                  hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
+                                  hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}'
+                                  if job_route else "send a JSON object of this route's fields (see openapi.yaml)")
         try:
             value = json.loads(raw, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
