@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from http.client import responses
 from typing import Any, TypeVar, cast
@@ -249,7 +250,7 @@ class SchedHandler(APIHandler):
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        self.finish(wire_json(answer))
+        self.finish(_written(answer))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
@@ -301,6 +302,27 @@ class SchedHandler(APIHandler):
                           http_status_for(value), value)
             return
         super().log_exception(typ, value, tb)
+
+
+_WRITTEN: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+"""JSON of the latest answers written, by identity (the answer is held, so its id is not reused)."""
+
+
+def _written(answer: Any) -> bytes:
+    """:func:`wire_json` of ``answer``, once per answer object: a page the services keep while its
+    jobs are unchanged (:mod:`jupyter_sched.services.readcache`) is the same frozen model for
+    every poller, so it is serialised once, not fifty times (on the event loop's thread only)."""
+    if not isinstance(answer, BaseModel):
+        return wire_json(answer)
+    kept = _WRITTEN.get(id(answer))
+    if kept is not None and kept[0] is answer:
+        _WRITTEN.move_to_end(id(answer))
+        return kept[1]
+    body = wire_json(answer)
+    _WRITTEN[id(answer)] = (answer, body)
+    if len(_WRITTEN) > 16:
+        _WRITTEN.popitem(last=False)
+    return body
 
 
 def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:
