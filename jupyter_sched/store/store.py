@@ -23,6 +23,7 @@ overwrite each other silently.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -227,6 +228,32 @@ def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+@functools.lru_cache(maxsize=8)
+def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[Any]:
+    """The statement of :meth:`StoreTx.gpu_seconds` (parameters ``lo``, ``hi``, ``user``, ``team``),
+    built once per shape: ``GET me`` sums twice per call, and building it cost more than running it."""
+    u = schema.usage
+    lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
+    end = sa.func.coalesce(u.c.ended_at, hi)
+    clipped_end = sa.func.min(end, hi) if sqlite else sa.func.least(end, hi)
+    clipped_start = sa.func.max(u.c.started_at, lo) if sqlite else sa.func.greatest(u.c.started_at, lo)
+
+    def epoch(text: Any) -> Any:  # fixed-width ISO 8601 UTC text → seconds
+        if sqlite:
+            return sa.func.julianday(text) * 86400.0
+        return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
+
+    seconds = epoch(clipped_end) - epoch(clipped_start)
+    counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
+    query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
+        u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
+    if by_user:
+        query = query.where(u.c.user == sa.bindparam("user"))
+    if by_team:
+        query = query.where(u.c.team == sa.bindparam("team"))
+    return query
 
 
 class StoreTx:
@@ -571,27 +598,9 @@ class StoreTx:
         it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
         rows the readers quarantine (:func:`~.quarantine.check_usage_row`) count nothing.
         """
-        u = schema.usage
-        lo, hi = ts(since), ts(until)
-        sqlite = self.conn.dialect.name == "sqlite"
-        end = sa.func.coalesce(u.c.ended_at, hi)
-        clipped_end = sa.func.min(end, hi) if sqlite else sa.func.least(end, hi)
-        clipped_start = sa.func.max(u.c.started_at, lo) if sqlite else sa.func.greatest(u.c.started_at, lo)
-
-        def epoch(text: Any) -> Any:  # fixed-width ISO 8601 UTC text → seconds
-            if sqlite:
-                return sa.func.julianday(text) * 86400.0
-            return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
-
-        seconds = epoch(clipped_end) - epoch(clipped_start)
-        counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
-        query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
-            u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
-        if user is not None:
-            query = query.where(u.c.user == user)
-        if team is not None:
-            query = query.where(u.c.team == team)
-        return max(0.0, float(self.conn.execute(query).scalar() or 0.0))
+        query = _gpu_seconds_query(self.conn.dialect.name == "sqlite", user is not None, team is not None)
+        params = {"lo": ts(since), "hi": ts(until), "user": user, "team": team}
+        return max(0.0, float(self.conn.execute(query, params).scalar() or 0.0))
 
     # -- telemetry history ---------------------------------------------------------------------
 
