@@ -551,3 +551,13 @@ def test_queue_all_pages_through_the_whole_queue(server: EmbeddedServer) -> None
         paged = client.queue_all(page=2)
     assert [row["id"] for row in paged] == [j["id"] for j in jobs[1:] + jobs[:1]]
     assert [row["position"] for row in paged] == [1, 2, 3, 4, None]
+
+    async def paged_async() -> list[dict[str, Any]]:
+        from jupyter_sched.client import connect_async
+
+        async with connect_async(server.url, "tok-ann") as client:
+            return await client.queue_all(page=3)
+
+    import asyncio
+
+    assert [row["id"] for row in asyncio.run(paged_async())] == [row["id"] for row in paged]
