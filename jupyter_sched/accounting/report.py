@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from typing import Any
 from ..errors import StoreError, ValidationError
 from ..model.units import parse_utc
 from .usage import UsageInterval, period_start
+from .waste import job_shares_of
 
 __all__ = [
     "ROLLUP_SECONDS", "REPORT_KEYS", "AccountingError", "UtilizationSample", "check_intervals", "price_for",
@@ -112,25 +112,9 @@ def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationS
                                   f"{row.get('minute')!r} ({exc})", hint="drop the malformed rollup row") from None
         key = (str(row["gpu_uuid"]), minute)
         if key not in best or count > best[key][0]:
-            best[key] = (count, float(value), _job_shares(row))
+            best[key] = (count, float(value), job_shares_of(row))
     return [UtilizationSample(gpu, minute, value, shares)
             for (gpu, minute), (_count, value, shares) in sorted(best.items())]
-
-
-def _job_shares(row: Mapping[str, Any]) -> Mapping[str, float] | None:
-    """A rollup's ``job_shares`` (JSON text ``{"job id": fraction}``), or None when absent or
-    unreadable (the minute is then split by allocation share, as before per-process data)."""
-    raw = row.get("job_shares")
-    if not raw:
-        return None
-    try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return None
-    if not isinstance(parsed, Mapping):
-        return None
-    shares = {str(k): float(v) for k, v in parsed.items() if isinstance(v, (int, float)) and 0 <= v <= 1}
-    return shares or None
 
 
 # ---- validation -------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ For each allocated GPU-second the rollup minute covering it says:
 
 A row stands from its minute until the next row of its GPU, at most ``max_gap_s`` (so samples
 every 5 minutes cover their 5 minutes; case 025). Shares count: half a shared GPU idle for an
-hour is 0.5 idle GPU-hours. Rows written before validity was stored (no ``valid_samples``
+hour is 0.5 idle GPU-hours. On a shared (time-sliced) GPU whose minute has per-process data
+(``job_shares``, issue 18 item 2), an active minute is judged per job by the job's own activity
+relative to what it holds: a job whose processes did nothing is idle while its co-tenant works. Rows written before validity was stored (no ``valid_samples``
 field) count as valid when they carry an activity.
 
 Source of the idea: Princeton's jobstats / job_defense_shield rank users by idle allocation;
@@ -31,8 +33,8 @@ from ..model import Inventory
 from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval
 
-__all__ = ["UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "mig_uuids_of", "minute_state",
-           "unattributed_usage", "waste_report"]
+__all__ = ["UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "job_shares_of", "mig_uuids_of",
+           "minute_state", "unattributed_usage", "waste_report"]
 
 
 def minute_state(row: Mapping[str, Any], threshold_pct: float) -> str:
@@ -89,9 +91,20 @@ class WasteReport:
         return {"jobs": [r.to_dict() for r in self.jobs], "users": [r.to_dict() for r in self.users]}
 
 
-def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[str, tuple[list[datetime], list[str]]]:
-    """Per GPU: minutes (sorted) and their states; a minute written twice keeps the row with more samples."""
-    best: dict[tuple[str, datetime], tuple[int, str]] = {}
+@dataclass(frozen=True, slots=True)
+class _Minute:
+    """One GPU-minute of the timeline: its state, its activity (%) and, on a shared GPU, each job's
+    part of it from per-process data (None: not known)."""
+
+    state: str
+    activity: float
+    shares: Mapping[str, float] | None
+
+
+def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[str, tuple[list[datetime],
+                                                                                        list[_Minute]]]:
+    """Per GPU: minutes (sorted) and what they say; a minute written twice keeps the row with more samples."""
+    best: dict[tuple[str, datetime], tuple[int, _Minute]] = {}
     for row in rows:
         if row.get("mig_instance") is not None:
             continue
@@ -100,8 +113,9 @@ def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[s
         key = (str(row["gpu_uuid"]), when)
         count = int(row.get("samples") or 0)
         if key not in best or count > best[key][0]:
-            best[key] = (count, minute_state(row, threshold_pct))
-    out: dict[str, tuple[list[datetime], list[str]]] = {}
+            best[key] = (count, _Minute(minute_state(row, threshold_pct), float(row.get("activity_max") or 0.0),
+                                        job_shares_of(row)))
+    out: dict[str, tuple[list[datetime], list[_Minute]]] = {}
     for (gpu, when), (_, state) in sorted(best.items()):
         times, states = out.setdefault(gpu, ([], []))
         times.append(when)
@@ -109,9 +123,35 @@ def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[s
     return out
 
 
-def _split(iv: UsageInterval, start: datetime, end: datetime, times: list[datetime], states: list[str],
-           gap: timedelta) -> tuple[float, float]:
-    """``(idle seconds, unknown seconds)`` of ``[start, end)`` on one GPU."""
+def job_shares_of(row: Mapping[str, Any]) -> Mapping[str, float] | None:
+    """A rollup's ``job_shares`` (JSON text ``{"job id": fraction}``: each job's part of a shared
+    GPU's utilization from per-process data), or None when absent or unreadable."""
+    raw = row.get("job_shares")
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return None
+    if not isinstance(parsed, Mapping):
+        return None
+    shares = {str(k): float(v) for k, v in parsed.items() if isinstance(v, (int, float)) and 0 <= v <= 1}
+    return shares or None
+
+
+def _state_for(minute: _Minute, iv: UsageInterval, threshold_pct: float) -> str:
+    """The minute's state for ``iv``'s job: on a shared GPU with per-process data, by the job's own
+    activity relative to what it holds (``activity x part / share``: a job whose processes did
+    nothing is idle even while its co-tenant keeps the GPU busy), else the GPU's state."""
+    if minute.state != "active" or minute.shares is None or iv.job_id not in minute.shares:
+        return minute.state
+    own = minute.activity * minute.shares[iv.job_id] / max(iv.share, 1e-9)
+    return "active" if own >= threshold_pct else "idle"
+
+
+def _split(iv: UsageInterval, start: datetime, end: datetime, times: list[datetime], states: list[_Minute],
+           gap: timedelta, threshold_pct: float) -> tuple[float, float]:
+    """``(idle seconds, unknown seconds)`` of ``[start, end)`` on one GPU for ``iv``'s job."""
     idle = covered_known = 0.0
     i = max(bisect_right(times, start) - 1, 0)
     while i < len(times) and times[i] < end:
@@ -121,9 +161,10 @@ def _split(iv: UsageInterval, start: datetime, end: datetime, times: list[dateti
         lo, hi = max(times[i], start), min(hold_end, end)
         if hi > lo:
             seconds = (hi - lo).total_seconds()
-            if states[i] == "idle":
+            state = _state_for(states[i], iv, threshold_pct)
+            if state == "idle":
                 idle += seconds
-            if states[i] != "unknown":
+            if state != "unknown":
                 covered_known += seconds
         i += 1
     total = (end - start).total_seconds()
@@ -157,7 +198,7 @@ def waste_report(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[s
         if end <= start:
             continue
         times, states = timeline.get(iv.gpu_uuid, ([], []))
-        idle, unknown = _split(iv, start, end, times, states, gap)
+        idle, unknown = _split(iv, start, end, times, states, gap, threshold_pct)
         acc = jobs.setdefault(iv.job_id, [0.0, 0.0, 0.0])
         acc[0] += iv.share * (end - start).total_seconds() / 3600.0
         acc[1] += iv.share * idle / 3600.0

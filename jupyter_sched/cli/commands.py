@@ -25,7 +25,7 @@ from .definitions import definitions
 from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "number_or_text"]
 
 
 def _now() -> datetime:
@@ -53,7 +53,11 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
     print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
     if nvml and not nvml.get("available", True):
-        print(f"nvml       unavailable: {nvml.get('error', '')}", file=out)
+        why = str(nvml.get("error") or "").rstrip(".")
+        if inventory.get("simulated"):  # expected: no NVIDIA driver, so the GPUs above are simulated
+            print(f"nvml       not used: the GPUs are simulated — {why}", file=out)
+        else:
+            print(f"nvml       unavailable: {why}", file=out)
     print(f"my work    {_my_work(me)}", file=out)
     return EXIT_OK
 
@@ -93,7 +97,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
         value = getattr(args, key)
         if value is not None:
-            body[key] = _number_or_text(value) if key in ("gpus", "cpu") else value
+            body[key] = number_or_text(value) if key in ("gpus", "cpu") else value
     if args.nvlink:
         body["nvlink"] = True
     if args.env:
@@ -308,7 +312,7 @@ COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {
 # ---- helpers -----------------------------------------------------------------------------
 
 
-def _number_or_text(value: str) -> float | int | str:
+def number_or_text(value: str) -> float | int | str:
     """An option's text as the JSON number it spells, digit for digit: a whole number stays a
     (Python, arbitrary-size) integer, so the server's answer quotes what was typed
     (``got 99999999999999999999999``, not a float's ``99999999999999991611392``); a decimal goes as

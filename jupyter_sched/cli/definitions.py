@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client._routes import routes
-from .main import EXIT_OK, Streams
+from .main import EXIT_OK, PROG, Streams
 
 __all__ = ["add_parser", "definitions"]
 
@@ -100,10 +100,9 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
         if value is not None:
             body[field] = value
     if "gpus" in body:
-        try:
-            body["gpus"] = float(body["gpus"]) if "." in body["gpus"] else int(body["gpus"])
-        except ValueError:
-            pass  # the server names --gpus and the fix
+        from .commands import number_or_text
+
+        body["gpus"] = number_or_text(body["gpus"])  # every digit as typed; words go as text, refused by name
     if args.parameter:
         body["parameters"] = _parameters(args.parameter, parser)
     if getattr(args, "no_schedule", False):
@@ -123,8 +122,44 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
 
 def _line(d: Mapping[str, Any]) -> str:
     when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
-    state = "paused" if d.get("paused") else f"next {d.get('next_run_at') or '-'}"
+    state = "paused" if d.get("paused") else f"next {_clock(d.get('next_run_at'))}"
     return f"{d['id']}  {d['name']}  {when} ({d.get('timezone', 'UTC')})  {state}"
+
+
+def _clock(value: Any) -> str:
+    """A wire time as the rest of the CLI writes times: ``Dec 3 01:00 UTC`` (``-`` when none)."""
+    from datetime import datetime, timezone
+
+    from ..wording.reasons import wire_time
+
+    when = wire_time(value)
+    if when is None:
+        return str(value) if value else "-"
+    today = datetime.now(timezone.utc).date()
+    return f"{when:%H:%M} UTC" if when.date() == today else f"{when:%b} {when.day} {when:%H:%M} UTC"
+
+
+def _resolve(client: Any, target: str) -> str:
+    """A definition named on the command line: its id, or its name when exactly one of mine has
+    it (``definitions`` lists names first; a person types ``run daily``, not ``run d-1m8…``).
+
+    Raises:
+        ValidationError: several of my definitions have that name (field DEF; the hint lists their ids).
+    """
+    if target.startswith("d-"):
+        return target
+    mine = [d for d in client.call(routes.definitions()) if d.get("name") == target]
+    if len(mine) > 1:
+        from ..errors import ValidationError
+
+        raise ValidationError(f"{len(mine)} of your definitions are named {target!r}", field="definition_id",
+                              hint="give the id of one: " + ", ".join(str(d["id"]) for d in mine))
+    return str(mine[0]["id"]) if mine else target
+
+
+def _named(target: str, typed: str) -> str:
+    """``d-1 (daily)`` when the person typed the name."""
+    return target if target == typed else f"{target} ({typed})"
 
 
 def _run_line(run: Mapping[str, Any]) -> str:
@@ -137,7 +172,8 @@ def _run_line(run: Mapping[str, Any]) -> str:
 def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Carry out ``jupyter-sched definitions ACTION`` (see the module docstring)."""
     action = args.action or "list"
-    parser = argparse.ArgumentParser(prog="jupyter-sched definitions")
+    parser = argparse.ArgumentParser(prog=f"{PROG} definitions {action}",
+                                     usage=f"{PROG} definitions {action} ... [-p NAME=VALUE ...]")
     out = io.out
     if action == "list":
         rows = client.call(routes.definitions(all_users=getattr(args, "all_users", False)))
@@ -149,22 +185,27 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
         return EXIT_OK
     if action == "create":
+        if not os.path.isfile(args.target):  # each firing would fail to find it
+            where = "is a folder, not a file" if os.path.isdir(args.target) else f"no such file in {os.getcwd()}"
+            parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {where}")
         result = client.call(routes.create_definition(_body(args, parser, create=True)))
         print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
         return EXIT_OK
-    target = args.definition
+    target = _resolve(client, args.definition)
     if action == "edit":
         result = client.call(routes.update_definition(target, _body(args, parser, create=False)))
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
     elif action == "delete":
         result = client.call(routes.delete_definition(target))
-        print(json.dumps(result) if args.json else f"deleted {target}; its runs stay in the job history", file=out)
+        print(json.dumps(result) if args.json else f"deleted {_named(target, args.definition)}; its runs stay in the "
+              "job history", file=out)
         return EXIT_OK
     elif action == "run":
         body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}
         result = client.call(routes.run_definition(target, body))
-        print(json.dumps(result, indent=1) if args.json else f"started run {result['job_id']} of {target}", file=out)
+        print(json.dumps(result, indent=1) if args.json else
+              f"started run {result['job_id']} of {_named(target, args.definition)}", file=out)
         return EXIT_OK
     else:
         result = client.call(routes.definition(target, runs=50))
@@ -174,7 +215,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if action == "show":
             print(_line(result), file=out)
             for when in result.get("upcoming") or []:
-                print(f"  next  {when}", file=out)
+                print(f"  next  {_clock(when)}", file=out)
         for run in result.get("runs") or []:
             print(_run_line(run), file=out)
         return EXIT_OK

@@ -25,7 +25,8 @@ command line (or a bulk cancel not confirmed); 3 no server found or the server d
 Start-up cost matters here (each call is a new process): this module imports only the standard
 library; the HTTP client loads after the command line is parsed, and nothing on the paths of
 ``status``, ``queue``, ``cancel`` and ``logs`` imports numpy, pandas, plotly or scipy
-(``tests/cli/test_cli_imports.py`` holds that line).
+(``tests/onboarding/test_slim_install.py::test_the_cli_paths_import_no_numpy_pandas_plotly_or_scipy``
+holds that line, ``jobs`` too).
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 
     add_definitions_parser(sub)
+    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions"):
+        _common_options(_subparser(parser, name))
     sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
                    add_help=False)
     sub.add_parser("simulate", help="replay a trace or scenario through the scheduler (jupyter-sched simulate --help)",
@@ -211,6 +214,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", help="admin: find, repair or remove store rows that cannot be read "
                                   "(jupyter-sched doctor --help)", add_help=False)
     return parser
+
+
+def _common_options(command: argparse.ArgumentParser) -> None:
+    """``--json``, ``--url`` and ``--token`` after the subcommand too (``jupyter-sched queue --json``,
+    as people type them): the same destinations as the program's options, left alone when absent;
+    also on each action of ``definitions``."""
+    command.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    command.add_argument("--url", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    command.add_argument("--token", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    for action in command._subparsers._group_actions if command._subparsers else ():
+        for nested in (getattr(action, "choices", None) or {}).values():
+            _common_options(nested)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -47,9 +47,9 @@ class TerminalProgress:
 
     def show(self, frame: WaitProgress) -> None:
         """Draw ``frame``: a new bar when the phase changed, else move the current one."""
-        if not self.live:
+        if not self.live:  # a log line per phase: room for the reason (a bar on a terminal has none)
             if frame.phase != self._phase:
-                print(frame.label, file=self.stream, flush=True)
+                print(frame.long_label, file=self.stream, flush=True)
                 self._phase = frame.phase
             return
         if frame.phase != self._phase or (self._bar is not None and (self._bar.total is None) != (frame.fraction is None)):

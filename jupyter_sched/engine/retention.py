@@ -79,6 +79,7 @@ class Pruner:
         now = self.clock.now()
         with self.store.transaction(now=now) as tx:
             report = prune(tx.conn, self.policy, now=now)
+            tx.jobs_changed = tx.jobs_changed or report.jobs > 0  # answers kept by the jobs counter go stale
             if report.total:
                 tx.add_event(actor="retention", action="pruned",
                              message=f"pruned {report.jobs} finished jobs, {report.events} audit events and "

@@ -34,6 +34,7 @@ from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig
 from .events import EventHub
+from .gc_pauses import settle_heap
 from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
@@ -135,6 +136,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             traitlets.TraitError: a config value is unusable (names ``c.SchedApp.<field>`` and the fix).
         """
         self.request_pool = ThreadPoolExecutor(max_workers=self.request_threads, thread_name_prefix="jupyter-sched-api")
+        self.bulk_pool = ThreadPoolExecutor(max_workers=max(1, self.request_threads // 2),
+                                            thread_name_prefix="jupyter-sched-bulk")
         self.dryrun_pool = ThreadPoolExecutor(max_workers=self.dryrun_concurrency,
                                               thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
@@ -187,6 +190,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._activity_timer = PeriodicCallback(self._activity_tick, self.activity_interval_s * 1000)
         self._activity_timer.start()
         self._activity_tick()
+        settle_heap()  # shorter collector pauses from now on (issue 17)
 
     async def stop_extension(self) -> None:
         """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).
@@ -204,7 +208,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if getattr(self, "_started", False):
             self._started = False
             await self.services.stop()
-        for pool in (getattr(self, "request_pool", None), getattr(self, "dryrun_pool", None)):
+        for pool in (getattr(self, "request_pool", None), getattr(self, "bulk_pool", None),
+                     getattr(self, "dryrun_pool", None)):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
@@ -302,6 +307,11 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         periodic activity/hub work all go through here."""
         return await asyncio.get_running_loop().run_in_executor(self.request_pool,
                                                                 functools.partial(fn, *args, **kwargs))
+
+    async def bulk_off_loop(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """:meth:`off_loop` on the bulk request threads: page reads of many rows (``GET jobs``,
+        ``queue``, ``audit``, usage reports) queue there, never in front of quick answers."""
+        return await asyncio.get_running_loop().run_in_executor(self.bulk_pool, functools.partial(fn, *args, **kwargs))
 
     def audit_refusal(self, caller: Caller, err: SchedError, *, request: str) -> None:
         """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop

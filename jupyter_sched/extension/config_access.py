@@ -64,7 +64,9 @@ class WebConfig(Configurable):
         config=True,
         help="""Threads that run the store work of API requests, off the server's event loop (so a
         slow database never stalls streams, kernels or other requests). Default: 8; each holds at
-        most one database connection at a time.""",
+        most one database connection at a time. Half as many more serve the GETs that list many
+        rows (jobs, leases, queue, audit, usage, telemetry history, metrics), so quick answers
+        (config, me, inventory, one job, a submit) never wait in line behind panels' page reads.""",
     )
 
     dryrun_concurrency = Int(

@@ -39,7 +39,7 @@ from ..errors import (
     json_kind,
     shown,
 )
-from ..services.models import parse
+from ..services.models import parse, wire_json
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 
@@ -54,6 +54,10 @@ which then say how to give a token in their own terms (the CLI: ``--token``)."""
 
 _REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
 """Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
+
+BULK_READS = frozenset({"jobs", "leases", "queue", "audit", "usage", "usage/report", "usage/waste",
+                        "telemetry/history", "metrics"})
+"""Routes whose GET lists many rows: served on their own request threads (:attr:`SchedHandler._bulk`)."""
 
 M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
@@ -105,8 +109,18 @@ class SchedHandler(APIHandler):
         """Run ``fn(*args, **kwargs)`` — a service call: store transactions, validation — on the
         extension's request threads, so the server's event loop stays free for other requests
         and streams while it waits for the database (``c.SchedApp.request_threads``)."""
-        result: R = await self.sched.off_loop(fn, *args, **kwargs)
+        run = self.sched.bulk_off_loop if self._bulk else self.sched.off_loop
+        result: R = await run(fn, *args, **kwargs)
         return result
+
+    @property
+    def _bulk(self) -> bool:
+        """True for a GET of a route that lists many rows (:data:`BULK_READS`): it runs on the
+        bulk request threads, so the quick answers (``config``, ``me``, ``inventory``, one job,
+        a submit) never wait in line behind fifty panels' page reads (issue 17)."""
+        if self.request.method != "GET":
+            return False
+        return self.request.path.rstrip("/").split("api/sched/", 1)[-1] in BULK_READS
 
     # ---- request parsing -----------------------------------------------------------------
     def json_value(self, *, optional: bool = False) -> Any:
@@ -205,9 +219,9 @@ class SchedHandler(APIHandler):
     # ---- responses -----------------------------------------------------------------------
     def reply(self, answer: Any, status: int = 200) -> None:
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
-        data = answer.to_wire() if hasattr(answer, "to_wire") else answer
         self.set_status(status)
-        self.finish(json.dumps(data, default=str))
+        self.set_header("Content-Type", "application/json")
+        self.finish(wire_json(answer))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""

@@ -28,6 +28,7 @@ from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, wait_progress
 from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
+from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
@@ -486,8 +487,11 @@ class SchedMagics(Magics):
         if lease is None:
             raise MagicError("this kernel holds no lease; nothing to keep alive (%gpu request 1 first)")
         answer = self.client.keepalive(str(lease["id"]))
-        self._print(f"lease {lease['id']}: keepalive recorded" + (
-            f" ({answer['message']})" if answer.get("message") else ""))
+        # what it bought, not the lease's own message ("GPUs bound to the kernel" read as the answer)
+        until = wire_time(answer.get("keepalive_until"))
+        when = f" until {until:%H:%M} UTC" if until is not None else ""
+        self._print(f"Lease {lease['id']}: keepalive recorded; its GPUs are kept{when} even while idle "
+                    "(one keepalive per idle period).")
 
     def _gpu_watch(self, cmd: GpuCommand) -> None:
         features = self.client.config().get("features") or {}
@@ -644,8 +648,10 @@ class SchedMagics(Magics):
         else:
             body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
         body.setdefault("name", notebook.stem)
-        return self._submit(body, "The executed copy (with outputs) is kept; the job's log ends with its path "
-                                  "(%schedule logs JOB).")
+        job_id = self._submit(body)
+        self._print(f"The executed copy (with outputs) is kept; the job's log ends with its path "
+                    f"(%schedule logs {job_id}).")
+        return job_id
 
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")

@@ -53,10 +53,11 @@ NODE_DETAIL = 32
 nodes x pending jobs stays under :data:`NODE_WORK`, else pool by pool (identical nodes together:
 per-node fragmentation inside a pool is then not modelled, and a cycle stays fast)."""
 NODE_WORK = 20_000
-LOOKAHEAD_WORK = 1_000_000
+LOOKAHEAD_WORK = 250_000
 """Queued jobs squared x capacity units above which ETAs are not replayed forward
 (:func:`_replayed`: each capacity change re-walks the queue) but projected in one pass — about
-0.05 s of a cycle at the bound (200 jobs on 10 nodes: 0.04 s against 0.01 s for one pass)."""
+0.02 s more per cycle at the bound (150 jobs on 10 nodes: 0.028 s against 0.010 s for one pass);
+``benchmarks/cycle_bench.py``'s 1,000 jobs on 100 nodes stay above it."""
 
 _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
 
@@ -242,10 +243,13 @@ def _replayed(ctx: CycleContext) -> dict[str, Estimated]:
     """ETAs from replaying the scheduler's rules forward (:func:`..backfill.lookahead.lookahead`),
     for the jobs that start in the replay; empty when the queue is too large to replay in a cycle
     (``LOOKAHEAD_WORK``: then every job keeps its one-pass projection)."""
+    nodes, queued = len(ctx.state.nodes), len(ctx.pends)
+    by_node = nodes <= NODE_DETAIL or nodes * max(queued, 1) <= NODE_WORK  # as :class:`Plan` decides
+    if queued ** 2 * (nodes if by_node else len(ctx.state.pools)) > LOOKAHEAD_WORK:
+        return {}
     plan = Plan(ctx, at_end=True)
     demands: dict[str, Demand] = {}
     limits: dict[str, float] = {}
-    units = len(plan.proj.units)
     for pend in ctx.pends:
         reason = pend.reason
         if reason.code == "WaitingForPreemption" or (reason.code == "Priority" and "allowed" in reason.details):
@@ -261,8 +265,6 @@ def _replayed(ctx: CycleContext) -> dict[str, Estimated]:
         if isinstance(demand, Demand):
             demands[job.id] = demand
             limits[job.id] = effective_limit(job.spec, ctx.profile.time_limits)[0] or math.inf
-        if len(demands) ** 2 * units > LOOKAHEAD_WORK:
-            return {}
     if not demands:
         return {}
     profile = ctx.profile

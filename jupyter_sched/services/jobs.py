@@ -24,7 +24,7 @@ from ..executors.local import read_log
 from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
-from ..store import LIVE_STATES, JobRecord, QueueKey, ts
+from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..wording import lease_end_message
 from .context import Context
 from .models import (
@@ -41,6 +41,7 @@ from .models import (
     SubmitJobRequest,
 )
 from .models import Job as JobView
+from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
 
@@ -63,6 +64,15 @@ class JobsService:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.answers = ReadCache()
+        """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
+
+    def _version(self, tx: StoreTx) -> ReadVersion:
+        """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
+        engine = self.ctx.engine
+        leader = engine.is_leader
+        return ReadVersion(jobs=tx.jobs_version(), leader=leader, reasons=engine.reasons if leader else None,
+                           simulated=self.ctx.simulated())
 
     # ---- submit and dry run ------------------------------------------------------------------
     def _spec(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, known: frozenset[str]) -> JobSpec:
@@ -179,22 +189,36 @@ class JobsService:
                                              hint="leave out user and all to list your own jobs")
         user = None if request.all else (request.user or caller.user)
         wanted = kind or (JobKind(request.kind) if request.kind else None)
-        rows = self.work(user=user, states=parse_states(request.state), kind=wanted, limit=request.limit + 1,
-                         after=decode_cursor(request.cursor) if request.cursor else None)
+        states = parse_states(request.state)
+        after = decode_cursor(request.cursor) if request.cursor else None
+        key = ("jobs", user, wanted, request)  # authorised above: the page depends on whose, not on who asks
+        with self.ctx.store.transaction(write=False) as tx:
+            version = self._version(tx)
+            kept: JobsPage | None = self.answers.get(key, version)
+            if kept is not None:
+                return kept
+            records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
+                                   limit=request.limit + 1, newest_first=True, after=after)
+        rows = self._dicts(records)
         page, more = rows[:request.limit], len(rows) > request.limit
         next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
-        return JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
+        answer = JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
+        self.answers.put(key, version, answer)
+        return answer
+
+    def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
+        simulated = self.ctx.simulated()
+        return [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
 
     def work(self, *, user: str | None, states: Iterable[JobState] | None, kind: JobKind | None = None,
              limit: int | None = None, after: tuple[datetime, str] | None = None) -> builtins.list[dict[str, Any]]:
         """Job dicts of ``user`` (None = everyone) newest first (after the ``(submitted_at, id)``
         of a previous page), for service-internal readers (activity reports, metrics, the hub's
         lease reaper) and :meth:`list`. No authorization: callers of this method decided already."""
-        simulated = self.ctx.simulated()
         records = self.ctx.store.list_jobs(user=user, states=list(states) if states is not None else None,
                                            kinds=[kind] if kind is not None else None, limit=limit, newest_first=True,
                                            after=after)
-        return [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
+        return self._dicts(records)
 
     def get(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
         """One job (own jobs only unless admin); ``kind`` narrows it to leases or jobs.
@@ -255,7 +279,13 @@ class JobsService:
         after = decode_queue_cursor(request.cursor) if request.cursor else None
         paged = request.limit is not None or after is not None
         size = request.limit if request.limit is not None else QUEUE_HEAD
+        # whose entries are "mine" and keep their private fields: the caller's name, nothing else
+        key = ("queue", caller.user, QUEUE_HEAD, request)
         with self.ctx.store.transaction(write=False) as tx:
+            version = self._version(tx)
+            kept: QueuePage | None = self.answers.get(key, version)
+            if kept is not None:
+                return kept
             if paged:
                 waiting = tx.queue_page(limit=size + 1, after=after)
                 more = len(waiting) > size
@@ -267,7 +297,9 @@ class JobsService:
         out = [self._entry(caller, record, position, simulated) for position, _, record in waiting]
         out += [self._entry(caller, record, None, simulated) for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
-        return QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)
+        answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)
+        self.answers.put(key, version, answer)
+        return answer
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool) -> QueueEntry:
         """One queue line of ``record`` as ``caller`` may see it (``index``: its place among

@@ -98,6 +98,14 @@ def _v7_rollup_attribution(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v8_change_counters(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v8(md)
+    table = md.tables["change_counters"]
+    table.create(conn)
+    conn.execute(table.insert().values(name=schema.JOBS_COUNTER, value=0))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -110,6 +118,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v6_quarantine),
     Migration(7, "who used a shared GPU and who used an unallocated one, per rollup minute "
                  "(gpu_rollups.job_shares, gpu_rollups.processes)", _v7_rollup_attribution),
+    Migration(8, "change counters: every transaction that writes job rows increments change_counters.jobs "
+                 "(polled reads are answered again while it is unchanged)", _v8_change_counters),
 )
 
 

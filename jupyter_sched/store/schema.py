@@ -34,8 +34,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
-           "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6"]
+__all__ = ["JOBS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
+           "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -261,10 +261,25 @@ def columns_v7(md: sa.MetaData) -> None:
         table.append_column(sa.Column(name, type_, nullable=True))
 
 
+JOBS_COUNTER = "jobs"
+"""Name of the ``change_counters`` row every transaction that writes job rows increments."""
+
+
+def tables_v8(md: sa.MetaData) -> None:
+    """Define what version 8 adds on ``md``: ``change_counters``, one row per kind of data (today
+    ``jobs``) whose ``value`` every committing transaction that changed that data increments, in
+    any process — polled reads answer again what they computed while it is unchanged (issue 17)."""
+    sa.Table(
+        "change_counters", md,
+        sa.Column("name", sa.String(32), primary_key=True),
+        sa.Column("value", sa.BigInteger, nullable=False),
+    )
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
-version 7's rollup attribution columns)."""
+version 7's rollup attribution columns + version 8's change counters)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -272,6 +287,7 @@ columns_v4(metadata)
 columns_v5(metadata)
 tables_v6(metadata)
 columns_v7(metadata)
+tables_v8(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]
@@ -285,3 +301,4 @@ gpu_rollups = metadata.tables["gpu_rollups"]
 definitions = metadata.tables["definitions"]
 definition_runs = metadata.tables["definition_runs"]
 quarantine = metadata.tables["quarantine"]
+change_counters = metadata.tables["change_counters"]

@@ -80,6 +80,9 @@ _QUEUE_OWN = (sa.select(_QUEUE_POSITIONS.c.id, _QUEUE_POSITIONS.c.rank, _QUEUE_P
                         _QUEUE_POSITIONS.c.pos)
               .where(_QUEUE_POSITIONS.c.user == sa.bindparam("user"), _QUEUE_POSITIONS.c.pos > sa.bindparam("head"))
               .order_by(_QUEUE_POSITIONS.c.pos))
+_COUNTERS = schema.change_counters
+_JOBS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.JOBS_COUNTER)
+_BUMP_JOBS = _COUNTERS.update().where(_COUNTERS.c.name == schema.JOBS_COUNTER).values(value=_COUNTERS.c.value + 1)
 _JOBS_BY_ID = sa.select(schema.jobs).where(schema.jobs.c.id.in_(sa.bindparam("ids", expanding=True)))
 QueueKey = tuple[int, str, str]
 """Where a waiting job stands in queue order: ``(priority rank, submitted_at as stored (see
@@ -238,6 +241,9 @@ class StoreTx:
         self.decoded = decoded if decoded is not None else _RowCache(0)
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
+        self.jobs_changed = False
+        """True once this transaction wrote a job row: its commit increments the ``jobs`` change
+        counter (:meth:`jobs_version`). Code writing ``jobs`` through ``conn`` sets it itself."""
 
     def _skip(self, table: str, row: Mapping[Any, Any], key_column: str, error: str) -> None:
         self.bad.append(Quarantined(table=table, key=str(row[key_column]), error=error,
@@ -263,6 +269,7 @@ class StoreTx:
         """
         values = job_columns(record, updated_at=self.now)
         values["version"] = 1
+        self.jobs_changed = True
         try:
             if savepoint:
                 with self.conn.begin_nested():
@@ -297,6 +304,7 @@ class StoreTx:
         """
         values = job_columns(record, updated_at=self.now)
         values["version"] = record.version + 1
+        self.jobs_changed = True
         values["w_id"], values["w_version"] = record.job.id, record.version
         result = self.conn.execute(_JOB_UPDATE, values)
         if result.rowcount != 1:
@@ -395,6 +403,13 @@ class StoreTx:
             n = -1 if self.conn.dialect.name == "sqlite" else None
         rows = self.conn.execute(statement, {"n": n, **params})
         return [(start + i, (int(row.rank), str(row.submitted_at), str(row.id))) for i, row in enumerate(rows, 1)]
+
+    def jobs_version(self) -> int:
+        """The ``jobs`` change counter: it grows with every committed transaction that wrote a job
+        row, in any process sharing the store, so an answer computed from job rows read in the
+        same transaction stays right while it is unchanged. -1 when the counter row is missing."""
+        value = self.conn.execute(_JOBS_VERSION).scalar()
+        return -1 if value is None else int(value)
 
     def count_jobs(self, *, user: str | None = None, states: Iterable[JobState] | None = None) -> int:
         """Number of job rows (of ``user``, in ``states``), counted in the database."""
@@ -850,6 +865,8 @@ class Store:
                 with conn.begin():
                     tx = StoreTx(conn, now or self._now(), self._decoded)
                     yield tx
+                    if tx.jobs_changed:  # last, so the counter row is locked only while committing
+                        conn.execute(_BUMP_JOBS)
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
                              hint="retry; if it persists check the database") from exc

@@ -76,7 +76,9 @@ def _head(job: Mapping[str, Any]) -> str:
     head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
     name = str(job.get("name") or "")
     if name and name != "job":  # the server's default name says nothing the line does not
-        head += f" ({name})"
+        # a name with its own brackets (a definition's run: "report (run now)") is quoted instead
+        # of nesting brackets: job j-7 'report (run now)'
+        head += f" {name!r}" if "(" in name or ")" in name else f" ({name})"
     return head
 
 
@@ -101,7 +103,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         uuids = granted_uuids(job)
         alloc = job.get("allocation") or {}
         where = f" on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
-        sim = " [simulated GPUs]" if job.get("simulated") else ""
+        sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes

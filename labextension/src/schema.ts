@@ -1456,11 +1456,14 @@ export interface components {
             };
             unblock?: string;
             position?: number | null;
+            /** @description the current start estimate, re-projected every cycle */
             eta?: string | null;
             eta_reason?: string;
             per_flavor?: {
                 [key: string]: unknown;
             }[];
+            /** @description the start predicted when the job was first queued, kept unchanged (it may be in the past) for the accuracy log (GET eta-accuracy); the current estimate is eta */
+            predicted_start?: string | null;
             text?: components["schemas"]["ReasonText"] | null;
         } & {
             [key: string]: unknown;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -261,3 +262,17 @@ def test_fair_share_etas_count_the_usage_running_jobs_accrue_until_the_gpus_free
     result = run_cycle(snapshot(nodes, jobs, usage=usage))
     assert [p.job_id for p in result.pending] == ["ana-next", "bo-next"]
     assert _etas(result) == {"bo-next": _t(60), "ana-next": _t(120)}
+
+
+def test_runtime_history_uses_the_padding_for_a_user_whose_same_runs_vary_more_than_their_limits() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a", time_limit_s=7200).spec
+    for ran, limit in ((1800, 3600), (6300, 7200), (3300, 3600), (6800, 7200)):  # one script, runs 0.5..0.95 of
+        hist.learn(replace(spec, time_limit_s=limit), ran, limit)  # its limit; the limit tracks the work
+    # the same-run median (4800 s) was off by more, run after run, than limit x the usual ratio
+    assert hist.predict(spec, 7200) == pytest.approx(7200 * (0.875 + 3300 / 3600) / 2)  # not 4800
+    steady = RuntimeHistory()
+    for ran in (1800, 1850, 1790):  # a user who reruns the same thing: the same run wins
+        steady.learn(spec, ran, 7200)
+    assert steady.predict(spec, 7200) == 1800

@@ -36,7 +36,9 @@ from typing import Any
 import psutil
 import pytest
 
+from jupyter_sched.accounting import UsageInterval
 from jupyter_sched.accounting.store_report import unattributed_for, usage_report_for
+from jupyter_sched.accounting.waste import waste_report
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.telemetry import TelemetryMonitor
 from jupyter_sched.model import to_iso
@@ -148,3 +150,20 @@ def test_without_per_process_data_a_shared_minute_keeps_the_allocation_split(pro
         monitor.sample()
     (row,) = rows
     assert row["job_shares"] is None and row["utilization_avg"] == 60.0
+
+
+def test_the_waste_report_judges_each_job_on_a_shared_gpu_by_its_own_processes() -> None:
+    """Ten minutes at 80 % on GPU-s, all of it a's processes (b's did nothing): b's half of the GPU
+    is 10 minutes idle (0.5 x 10/60 = 0.0833 GPU-hours), a's none. Without per-process data the
+    GPU was busy, so neither job would be idle."""
+    minutes = [{"gpu_uuid": "GPU-s", "mig_instance": None, "minute": to_iso(START + timedelta(minutes=m)),
+                "samples": 3, "valid_samples": 3, "activity_max": 80.0, "utilization_avg": 80.0,
+                "job_shares": json.dumps({"a": 1.0, "b": 0.0})} for m in range(10)]
+    held = [UsageInterval(job, 1, user, "ml", "training", "GPU-s", "A100", 0.5, START, START + timedelta(minutes=10))
+            for job, user in (("a", "ana"), ("b", "ben"))]
+    report = waste_report(held, minutes, now=START + timedelta(minutes=10), max_gap_s=60)
+    idle = {row.key: round(row.idle_gpu_hours, 4) for row in report.jobs}
+    assert idle == {"a": 0.0, "b": round(0.5 * 10 / 60, 4)}
+    plain = [{k: v for k, v in row.items() if k != "job_shares"} for row in minutes]
+    assert {r.key: r.idle_gpu_hours for r in waste_report(held, plain, now=START + timedelta(minutes=10),
+                                                          max_gap_s=60).jobs} == {"a": 0.0, "b": 0.0}

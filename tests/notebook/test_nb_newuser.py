@@ -156,6 +156,26 @@ def test_finding_9_cancel_takes_mine_or_all_with_a_confirmation() -> None:
         assert refused.value.field == field
 
 
+def test_a_job_name_with_brackets_is_quoted_not_nested() -> None:
+    """Found re-running definitions.ipynb: "job j-7 (daily_report (run now)): failed"."""
+    from jupyter_sched.wording import job_line
+
+    line = job_line({"id": "j-7", "name": "daily_report (run now)", "state": "failed", "exit_code": 1}, NOW)
+    assert line == "job j-7 'daily_report (run now)': failed, exit code 1"
+    assert job_line({"id": "j-8", "name": "train", "state": "succeeded"}, NOW) == "job j-8 (train): succeeded"
+
+
+def test_work_without_gpus_is_not_labelled_simulated_gpus() -> None:
+    """Found trying %schedule serve --gpus 0: "service j-1 (app): running [simulated GPUs]"."""
+    from jupyter_sched.wording import job_line
+
+    service = {"id": "j-1", "name": "app", "kind": "inference", "state": "running", "simulated": True,
+               "allocation": {"node": "vm", "gpu_uuids": []}}
+    assert job_line(service, NOW) == "service j-1 (app): running"
+    held = {**service, "allocation": {"node": "vm", "gpu_uuids": ["GPU-sim-vm-0"]}}
+    assert job_line(held, NOW) == "service j-1 (app): running on vm: GPU-sim-vm-0 [simulated GPUs]"
+
+
 # ---- finding 11: --for and --timeout on %schedule wait ------------------------------------------------
 
 def test_finding_9_a_timeout_without_waiting_is_refused_not_ignored() -> None:
@@ -227,6 +247,7 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     waiter = _job_id(await kernel.run("j = %schedule run hold.py --gpus 2 --name waiter\nj"))
 
     # finding 9 + 11: the wait line in the order of every reason line, --for, no class name
+    await wait_for(lambda: _has_reason(api, waiter), timeout_s=30)  # a cycle has looked at it (no timing guess)
     waited = await kernel.run(f"%schedule wait {waiter} --for 2s")
     # the last frame: the first may come before any cycle looked at the job ("waiting for the next cycle")
     bar = [str(d["text/plain"]) for d in waited.data if "queued" in str(d.get("text/plain", ""))][-1]
@@ -290,6 +311,10 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
     released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
     assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
+
+async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:
+    return bool((await api.job(job_id)).get("reason"))
 
 
 async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:

@@ -344,6 +344,8 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
     env = runtime_file(tmp_path / "runtime", server, "tok-ann")
     found = run("status", env=env)  # the runtime file's token, as before
     assert found.code == EXIT_OK and "user       ann" in found.out, found.err
+    nvml = [line for line in found.out.splitlines() if line.startswith("nvml")]  # no NVIDIA driver: simulated
+    assert all(line.startswith("nvml       not used: the GPUs are simulated — ") for line in nvml), nvml
     as_bob = run("--token", "tok-bob", "status", env=env)  # an explicit token is the one sent
     assert as_bob.code == EXIT_OK and "user       bob" in as_bob.out, as_bob.err
     wrong = run("--token", "wrong", "status", env=env)
@@ -422,6 +424,8 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     place = next(row for row in whole if row["id"] == anns["id"])["reason"]["position"]  # in the whole queue
     assert len(whole) == 3 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
         (anns["id"], "ann", "pending", str(place))]
+    after = json.loads(cli(server, "tok-ann", "queue", "--mine", "--json").out)  # options after the command too
+    assert [row["id"] for row in after] == [anns["id"]]
     nothing = cli(server, "tok-boss", "queue", "--mine")
     assert nothing.out.strip() == "You have nothing pending or running."
     bad = cli(server, "tok-ann", "queue", "--mine-only")
@@ -441,6 +445,8 @@ def test_wait_takes_for_and_timeout_alike(server: EmbeddedServer) -> None:
         run = cli(server, "tok-ann", "wait", waiting["id"], option, "1s")
         assert run.code == EXIT_TIMEOUT, (option, run.err)
         assert run.out.startswith(f"still pending after 1 s: job {waiting['id']}")
+        # not a terminal: one line per phase, with room for the reason (the bar's label has none)
+        assert run.err.startswith("queued #1 · needs 1 Simulated GPU 80GB, 0 free · ETA "), run.err
     assert "--for DURATION, --timeout DURATION" in cli(server, "tok-ann", "wait", "--help").out
 
 
@@ -502,3 +508,27 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
 def test_a_bad_request_timeout_is_a_usage_error_in_words(server: EmbeddedServer, value: str, want: str) -> None:
     run = cli(server, "tok-ann", "--timeout", value, "status")
     assert run.code == EXIT_USAGE and run.err.splitlines()[-1] == f"jupyter-sched: error: {want}"
+
+
+def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(server: EmbeddedServer,
+                                                                         tmp_path: Path) -> None:
+    """Trying the first hour again: ``definitions`` lists names, but ``definitions run daily``
+    answered "no definition 'daily' visible to you" (only ids worked); next firings were ISO
+    stamps (``2026-12-03T01:00:00Z``); a notebook that is not there was saved (each firing failed)."""
+    notebook = tmp_path / "report.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
+    assert missing.code == EXIT_USAGE and "nosuch.ipynb: no such file in " in missing.err
+    made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
+    assert made.code == EXIT_OK, made.err
+    assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
+    assert "T01:00:00" not in made.out and made.out.rstrip().endswith("01:00 UTC")
+    paused = cli(server, "tok-bob", "definitions", "pause", "daily")
+    assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err
+    cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
+    twice = cli(server, "tok-bob", "definitions", "delete", "daily")
+    assert twice.code == EXIT_REFUSED
+    assert twice.err.startswith("jupyter-sched definitions delete: 2 of your definitions are named 'daily' — give "
+                                "the id of one: d-")
+    for d in api(server, "tok-bob").get("definitions").json():
+        assert cli(server, "tok-bob", "definitions", "delete", d["id"]).code == EXIT_OK

@@ -67,4 +67,4 @@ def test_each_terminal_command_shown_is_valid_cli_syntax(line: str) -> None:
 
 def test_the_readme_shows_the_terminal_commands_of_the_first_hour() -> None:
     shown = {line.split()[1] for line in TERMINAL}
-    assert {"status", "submit", "queue", "logs", "cancel"} <= shown
+    assert {"status", "submit", "queue", "jobs", "logs", "wait", "cancel"} <= shown

@@ -118,3 +118,16 @@ def test_the_clis_queue_limit_is_the_servers() -> None:
 ])
 def test_values_are_quoted_as_json_not_python(value: Any, kind: str, text: str) -> None:
     assert json_kind(value) == kind and shown(value) == text
+
+
+@pytest.mark.parametrize("model, sent, want", [
+    (definitions.CreateDefinitionRequest, "cron", "schedule"),
+    (jobs.SubmitJobRequest, "mem-per-gpu", "mem_per_gpu"),
+    (jobs.SubmitJobRequest, "time_limt", "time_limit"),
+    (jobs.SubmitJobRequest, "banana", None),
+], ids=["the CLI option's name", "the option's spelling", "a typo", "nothing like a field"])
+def test_an_unknown_field_suggests_the_one_meant(model: type[Any], sent: str, want: str | None) -> None:
+    with pytest.raises(ValidationError) as err:
+        parse(model, {"name": "n", sent: 1})
+    assert err.value.message == f"unknown field '{sent}'" and err.value.field == sent
+    assert err.value.hint.startswith(f"did you mean '{want}'? known fields: " if want else "known fields: ")

@@ -139,8 +139,8 @@ def test_the_embedded_server_runs_a_job_start_to_end_without_the_heavy_libraries
     assert refused_imports(slim_server.slim) == []
 
 
-@pytest.mark.parametrize("argv", [["status"], ["queue"], ["logs", "{job}"], ["cancel", "{job}"]],
-                         ids=["status", "queue", "logs", "cancel"])
+@pytest.mark.parametrize("argv", [["status"], ["queue"], ["jobs"], ["logs", "{job}"], ["cancel", "{job}"]],
+                         ids=["status", "queue", "jobs", "logs", "cancel"])
 def test_the_cli_paths_import_no_numpy_pandas_plotly_or_scipy(slim_server: SlimServer, tmp_path: Path,
                                                               argv: list[str]) -> None:
     """Each CLI call is a new process: these paths must not load numerical libraries at all."""

@@ -68,3 +68,40 @@ async def test_a_kernel_hook_releasing_a_lease_waits_off_the_loop(sched_app: Any
     await release
     status, after = await api("GET", f"leases/{lease['id']}")
     assert status == 200 and after["state"] == "cancelled", after
+
+
+async def test_quick_answers_never_wait_behind_page_reads_that_fill_their_threads(
+        sched_app: Any, api: Any, jp_http_port: int, jp_base_url: str) -> None:
+    """Issue 17: with fifty panels polling, ``jupyter-sched status`` (config, me, inventory) waited
+    in line behind every queued page read. Page reads (GET queue, jobs, ...) have threads of
+    their own: with more of them waiting than there are request threads, GET me, inventory and
+    config answer."""
+    import threading
+
+    from tornado.httpclient import AsyncHTTPClient
+
+    from .conftest import IVAN_TOKEN
+
+    gate = threading.Event()
+    real = sched_app.services.jobs.queue_page
+
+    def slow_page(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(30)  # a page read holding its thread (a slow database, a huge page)
+        return real(*args, **kwargs)
+
+    panels = AsyncHTTPClient(force_instance=True, max_clients=64)  # fifty panels: many connections
+    url = f"http://localhost:{jp_http_port}{jp_base_url.rstrip('/')}/api/sched/queue"
+    sched_app.services.jobs.queue_page = slow_page
+    try:
+        reads = [asyncio.ensure_future(panels.fetch(url, headers={"Authorization": f"token {IVAN_TOKEN}"},
+                                                    request_timeout=60, raise_error=False))
+                 for _ in range(2 * sched_app.request_threads)]
+        await asyncio.sleep(0.5)
+        answers = [await api("GET", route) for route in ("me", "inventory", "config")]
+        assert all(status == 200 for status, _ in answers), answers
+        assert not any(read.done() for read in reads), "answered while every page read still waits"
+    finally:
+        gate.set()
+        sched_app.services.jobs.queue_page = real
+    assert {response.code for response in await asyncio.gather(*reads)} == {200}
+    panels.close()

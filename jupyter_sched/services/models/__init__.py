@@ -23,7 +23,7 @@ from .accounting import (
     UsageRow,
     WasteRow,
 )
-from .base import CodecView, ErrorBody, ErrorResponse, QueryModel, RequestModel, ResponseModel, parse
+from .base import CodecView, ErrorBody, ErrorResponse, QueryModel, RequestModel, ResponseModel, parse, wire_json
 from .jobs import (
     Allocation,
     DryrunJobResponse,
@@ -133,4 +133,5 @@ __all__ = [
     "WaitLeaseRequest",
     "WasteRow",
     "parse",
+    "wire_json",
 ]

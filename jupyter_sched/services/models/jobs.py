@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from ...wording import render_reason
-from .base import CodecView, QueryModel, RequestModel, ResponseModel
+from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
     "Allocation",
@@ -248,9 +248,12 @@ class PendingReason(CodecView):
     details: dict[str, Any] = Field(default_factory=dict)
     unblock: str = ""
     position: int | None = None
-    eta: str | None = None
+    eta: str | None = Field(default=None, description="the current start estimate, re-projected every cycle")
     eta_reason: str = ""
     per_flavor: list[dict[str, Any]] = Field(default_factory=list)
+    predicted_start: str | None = Field(default=None, description=(
+        "the start predicted when the job was first queued, kept unchanged (it may be in the past) for "
+        "the accuracy log (GET eta-accuracy); the current estimate is eta"))
     text: ReasonText | None = None
 
     @model_validator(mode="before")
@@ -326,8 +329,7 @@ class QueueEntry(Job):
 class _ListModel(RootModel[Any]):
     model_config = ConfigDict(frozen=True)
 
-    def to_wire(self) -> Any:
-        return self.model_dump(mode="json", exclude_unset=True)
+    to_wire = dump_set
 
 
 class ListJobsResponse(_ListModel):
@@ -383,5 +385,4 @@ class DryrunJobResponse(ResponseModel):
         """A dry run that can never fit is not "queued" with an "ETA unknown" (issue 20)."""
         return _with_text(data, "reason", never=True) if isinstance(data, dict) and data.get("never") else data
 
-    def to_wire(self) -> Any:
-        return self.model_dump(mode="json", exclude_unset=True)
+    to_wire = dump_set

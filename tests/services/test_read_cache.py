@@ -1,0 +1,93 @@
+"""Polled pages (GET queue, GET jobs) are answered again while the jobs they show are unchanged
+(issue 17), and never once something changed them — in this process or another sharing the
+store — nor to a caller whose view differs. The jobs change counter on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.model import Job, JobSpec
+from jupyter_sched.services import Services
+from jupyter_sched.services.models import GetQueueRequest, ListJobsRequest, SubmitJobRequest
+from jupyter_sched.store import JobRecord, Store, sqlite_url
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite")), inventory=SimulatedInventory(1, node="n1"),
+                   executor=LocalExecutor(tmp_path / "jobs"))
+    yield svc
+    svc.store.close()
+
+
+def test_a_polled_page_is_kept_until_a_job_changes_here_or_in_another_process(services: Services,
+                                                                              tmp_path: Path) -> None:
+    ana = services.caller("ana", admin=False)
+    first = services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"])).id
+    request = GetQueueRequest(limit=10)
+    page = services.jobs.queue_page(ana, request)
+    assert services.jobs.queue_page(ana, request) is page, "nothing changed: the same answer again"
+    mine = services.jobs.list(ana, ListJobsRequest(limit=10))
+    assert services.jobs.list(ana, ListJobsRequest(limit=10)) is mine
+
+    other = Store(sqlite_url(tmp_path / "sched.sqlite"))  # another server (or the CLI) on the same store
+    try:
+        other.insert_job(JobRecord(job=Job(id="j-elsewhere", spec=JobSpec(name="e", user="ana", command=("true",)),
+                                           submitted_at=datetime.now(timezone.utc))))
+    finally:
+        other.close()
+    assert [e.id for e in services.jobs.queue_page(ana, request).entries.root] == [first, "j-elsewhere"]
+    assert "j-elsewhere" in [j.id for j in services.jobs.list(ana, ListJobsRequest(limit=10)).jobs.root]
+
+    services.jobs.cancel(ana, first)  # a change through this server
+    assert [e.id for e in services.jobs.queue_page(ana, request).entries.root] == ["j-elsewhere"]
+    services.engine.tick()  # a decision: the job now holds the GPU
+    [entry] = services.jobs.queue_page(ana, request).entries.root
+    assert entry.id == "j-elsewhere" and entry.state != "pending" and entry.position is None, "listed as holding the GPU"
+
+
+def test_a_kept_page_is_never_another_callers_view(services: Services) -> None:
+    ana, bo = services.caller("ana", admin=False), services.caller("bo", admin=False)
+    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["secret", "--token", "x"]))
+    request = GetQueueRequest()
+    assert services.jobs.queue(ana, request).root[0].mine
+    seen_by_bo = services.jobs.queue(bo, request).root[0]
+    assert not seen_by_bo.mine and "command" not in seen_by_bo.to_wire(), "bo never sees ana's command"
+    assert [j.id for j in services.jobs.list(bo, ListJobsRequest()).jobs.root] == [], "bo's own jobs: none"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    opened = Store(sqlite_url(tmp_path / "s.sqlite") if request.param == "sqlite"
+                   else request.getfixturevalue("pg_url"))
+    yield opened
+    opened.close()
+
+
+def test_the_jobs_counter_grows_with_each_transaction_that_writes_a_job_and_only_then(store: Store) -> None:
+    def version() -> int:
+        with store.transaction(write=False) as tx:
+            return tx.jobs_version()
+
+    start = version()
+    assert start >= 0
+    job = Job(id="j-1", spec=JobSpec(name="c", user="ana", command=("true",)), submitted_at=datetime.now(timezone.utc))
+    record = store.insert_job(JobRecord(job=job))
+    assert version() == start + 1
+    store.add_event(actor="ana", action="note", message="not a job row")
+    store.list_jobs()
+    assert version() == start + 1, "reads and other tables leave it"
+    with store.transaction() as tx:
+        tx.update_job(record)
+        tx.add_event(actor="ana", action="note", message="same transaction")
+    assert version() == start + 2
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.update_job(store.get_job("j-1"))
+        raise RuntimeError("rolled back")
+    assert version() == start + 2, "a rolled-back write does not count"
