@@ -218,7 +218,8 @@ class AsyncSchedClient:
         while True:
             failure = "the stream ended"
             try:
-                headers = {"Last-Event-ID": last_id} if last_id else {}
+                resuming = bool(last_id)
+                headers = {"Last-Event-ID": last_id} if resuming else {}  # (httpx-sse adds to this dict)
                 async with aconnect_sse(self._http, "GET", routes.events().path, headers=headers,
                                         timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
                     response = source.response
@@ -232,11 +233,13 @@ class AsyncSchedClient:
                         previous = retries.get(_EVENTS)
                         if previous is not None:
                             retries.succeeded(_EVENTS)
-                            if not (headers and _RESUME_HEADER in response.headers):  # nothing resumed: say so
+                            if not (resuming and _RESUME_HEADER in response.headers):  # nothing resumed: say so
                                 yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
                         async for sse in source.aiter_sse():
                             if sse.id:
                                 last_id = sse.id
+                            if not sse.data and sse.event == "message":
+                                continue  # a block without data (the stream's "retry:" advice): no event
                             yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
                 if not reconnect:
                     return
