@@ -131,6 +131,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
     if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
         rows = [row for row in client.queue() if row.get("mine")]
+    elif shown is None:  # every pending job: page through the whole queue
+        rows = client.queue_all()
     else:
         rows = client.queue(limit=None if shown is None else min(shown + 1, QUEUE_LIMIT_MAX))
     more = False
@@ -260,7 +262,10 @@ def _say_no_output(client: Any, job_id: str, io: Streams, *, follow: bool) -> No
     job = client.job(job_id)
     state = str(job.get("state") or "")
     word = state_word(job)
-    if state in ("pending", "preempted", "admitted"):
+    if job.get("kind") == "lease":
+        print(f"{job_id} is a lease (GPUs held for a kernel): leases have no log; the kernel's output is in its "
+              "notebook", file=io.err)
+    elif state in ("pending", "preempted", "admitted"):
         then = "; its output follows once it starts (Ctrl-C stops following)" if follow else \
             f" — `{PROG} logs -f {job_id}` follows it once it starts"
         print(f"{job_id} is {word}: no output yet{then}", file=io.err)

@@ -21,7 +21,7 @@ from ..backoff import Backoff, Retries
 from ._routes import routes
 from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
-from .sync import DEFAULT_TIMEOUT_S, headers_for, unreachable, usage_frame
+from .sync import DEFAULT_TIMEOUT_S, headers_for, next_cursor, unreachable, usage_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,6 +67,9 @@ class AsyncSchedClient:
 
     async def call(self, req: Req, *, timeout_s: float | None = None) -> Any:
         """Send ``req``; return decoded JSON. Raises the server's SchedError subclass."""
+        return self._decode(await self._exchange(req, timeout_s=timeout_s))
+
+    async def _exchange(self, req: Req, *, timeout_s: float | None = None) -> httpx.Response:
         try:
             response = await self._http.request(
                 req.method, req.path, params=dict(req.params) or None,
@@ -76,6 +79,10 @@ class AsyncSchedClient:
             raise unreachable(self.connection, exc) from None
         if response.status_code >= 400:
             raise error_from_response(response.status_code, response.text)
+        return response
+
+    @staticmethod
+    def _decode(response: httpx.Response) -> Any:
         if not response.content:
             return None
         if "json" in response.headers.get("content-type", "json"):
@@ -144,6 +151,19 @@ class AsyncSchedClient:
 
     async def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.queue(limit=limit)), "queue")
+
+    async def queue_all(self, *, page: int = 1000) -> list[dict[str, Any]]:
+        """The whole queue, ``page`` entries at a time (see :meth:`SchedClient.queue_all`)."""
+        pending: list[dict[str, Any]] = []
+        holding: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            response = await self._exchange(routes.queue(limit=page, cursor=cursor))
+            for row in unwrap_list(self._decode(response), "queue"):
+                (pending if row.get("position") is not None else holding).append(row)
+            cursor = next_cursor(response.headers.get("link", ""))
+            if cursor is None:
+                return pending + holding
 
     async def quotas(self) -> dict[str, Any]:
         return dict(await self.call(routes.quotas()))

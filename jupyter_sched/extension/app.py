@@ -313,14 +313,21 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         ``queue``, ``audit``, usage reports) queue there, never in front of quick answers."""
         return await asyncio.get_running_loop().run_in_executor(self.bulk_pool, functools.partial(fn, *args, **kwargs))
 
-    def audit_refusal(self, caller: Caller, err: SchedError, *, request: str) -> None:
+    def audit_refusal(self, caller: Any, err: SchedError, *, request: str) -> None:
         """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop
-        (:meth:`~jupyter_sched.admission.Admission.record_refusal`). A hub user's server, which
-        forwards to the central service, keeps no audit log: the central service records its own."""
+        (:meth:`~jupyter_sched.admission.Admission.record_refusal`); ``caller`` is a
+        :class:`Caller` or a ``handler.current_user`` not resolved yet (resolved there). A hub
+        user's server, which forwards to the central service, keeps no audit log: the central
+        service records its own."""
         admission = getattr(self.services, "admission", None)
         if admission is None:
             return
-        task = asyncio.ensure_future(self.off_loop(admission.record_refusal, caller, err, request=request))
+
+        def record() -> None:
+            admission.record_refusal(caller if isinstance(caller, Caller) else self.resolve_caller(caller), err,
+                                     request=request)
+
+        task = asyncio.ensure_future(self.off_loop(record))
         self._audits.add(task)
         task.add_done_callback(self._audits.discard)
 

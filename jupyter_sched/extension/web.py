@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from http.client import responses
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel
@@ -55,6 +56,18 @@ which then say how to give a token in their own terms (the CLI: ``--token``)."""
 _REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
 """Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
+LATE_CALLER = frozenset({("GET", "config"), ("GET", "me"), ("GET", "inventory"), ("GET", "jobs"), ("GET", "queue"),
+                         ("POST", "jobs")})
+"""``(method, route)`` whose caller is resolved on the request thread of its one service call (or
+never, for ``config``), not in a hop of its own: ``jupyter-sched status``, the polled pages, submit."""
+
+HOLD_KICKS = frozenset({("POST", "jobs")})
+"""``(method, route)`` whose engine kicks wait until the answer is written (not a lease: a
+long-polling ``POST leases?wait_ms=`` waits for the very decision its kick starts)."""
+
+_RESOLVED_ON_CALL = cast(Caller, object())
+"""What :attr:`SchedHandler.caller` stands for until :meth:`SchedHandler.call` resolves it."""
+
 BULK_READS = frozenset({"jobs", "leases", "queue", "audit", "usage", "usage/report", "usage/waste",
                         "telemetry/history", "metrics"})
 """Routes whose GET lists many rows: served on their own request threads (:attr:`SchedHandler._bulk`)."""
@@ -85,22 +98,36 @@ class SchedHandler(APIHandler):
         return self.sched.services
 
     _sched_caller: Caller | None = None
+    _held_kicks: tuple[tuple[str, str | None], ...] = ()
 
     async def prepare(self) -> None:  # type: ignore[override]
         """Authenticate (jupyter_server), then resolve the caller once, off the event loop (it
-        reads the quota set)."""
+        reads the quota set) — on the thread of the route's one service call for the polled
+        routes of :data:`LATE_CALLER` (one hop to a request thread instead of two, issue 17)."""
         await super().prepare()
-        if self.current_user is not None and self._sched_caller is None:
+        if self.current_user is not None and self._sched_caller is None and not self._late:
             self._sched_caller = await self.call(self.sched.resolve_caller, self.current_user)
 
     @property
+    def _route(self) -> str:
+        """The path under ``api/sched/`` (``jobs``, ``queue``, ``jobs/<id>``...)."""
+        return self.request.path.rstrip("/").split("api/sched/", 1)[-1]
+
+    @property
+    def _late(self) -> bool:
+        return (self.request.method, self._route) in LATE_CALLER
+
+    @property
     def caller(self) -> Caller:
-        """The admission step's :class:`Caller` of this request (resolved in :meth:`prepare`).
+        """The admission step's :class:`Caller` of this request (resolved in :meth:`prepare`; on a
+        route of :data:`LATE_CALLER`, a stand-in :meth:`call` resolves on the request thread).
 
         Raises:
             AuthorizationError: no authenticated caller (``@web.authenticated`` refuses those first).
         """
         if self._sched_caller is None:
+            if self.current_user is not None and self._late:
+                return _RESOLVED_ON_CALL
             raise AuthorizationError("this request is not authenticated", hint="send the server token",
                                      details={"credentials": "refused"})
         return self._sched_caller
@@ -108,19 +135,44 @@ class SchedHandler(APIHandler):
     async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         """Run ``fn(*args, **kwargs)`` — a service call: store transactions, validation — on the
         extension's request threads, so the server's event loop stays free for other requests
-        and streams while it waits for the database (``c.SchedApp.request_threads``)."""
+        and streams while it waits for the database (``c.SchedApp.request_threads``). The
+        :attr:`caller` stand-in among ``args`` is resolved there first."""
         run = self.sched.bulk_off_loop if self._bulk else self.sched.off_loop
-        result: R = await run(fn, *args, **kwargs)
+        late = any(arg is _RESOLVED_ON_CALL for arg in args)
+        if late:
+            result: R = await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs)
+        else:
+            result = await run(fn, *args, **kwargs)
         return result
+
+    def _on_thread(self, fn: Callable[..., R], user: Any, *args: Any, **kwargs: Any) -> R:
+        """On a request thread: resolve the caller of ``user`` (when given) in place of the
+        stand-in, and hold the engine kicks ``fn`` makes until the answer is written
+        (:meth:`on_finish`; a decision started at once would compete with writing it)."""
+        if user is not None:
+            caller = self._sched_caller = self.sched.resolve_caller(user)
+            args = tuple(caller if arg is _RESOLVED_ON_CALL else arg for arg in args)
+        context: Any = getattr(self.services, "ctx", None)
+        if (self.request.method, self._route) not in HOLD_KICKS or not hasattr(context, "holding_kicks"):
+            return fn(*args, **kwargs)
+        with context.holding_kicks() as held:
+            result = fn(*args, **kwargs)
+        self._held_kicks = (*self._held_kicks, *held)
+        return result
+
+    def on_finish(self) -> None:
+        """The answer is written: send the engine kicks its service call held (:meth:`_on_thread`)."""
+        super().on_finish()
+        if self._held_kicks:
+            held, self._held_kicks = list(self._held_kicks), ()
+            self.services.ctx.send_kicks(held)
 
     @property
     def _bulk(self) -> bool:
         """True for a GET of a route that lists many rows (:data:`BULK_READS`): it runs on the
         bulk request threads, so the quick answers (``config``, ``me``, ``inventory``, one job,
         a submit) never wait in line behind fifty panels' page reads (issue 17)."""
-        if self.request.method != "GET":
-            return False
-        return self.request.path.rstrip("/").split("api/sched/", 1)[-1] in BULK_READS
+        return self.request.method == "GET" and self._route in BULK_READS
 
     # ---- request parsing -----------------------------------------------------------------
     def json_value(self, *, optional: bool = False) -> Any:
@@ -133,8 +185,10 @@ class SchedHandler(APIHandler):
         if not raw or not raw.strip():
             if optional:
                 return {}
+            job_route = self.request.path.rstrip("/").endswith(("/jobs", "/dryrun", "/leases"))
             raise ValidationError("request body is empty", field="body",
-                                  hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}')
+                                  hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}'
+                                  if job_route else "send a JSON object of this route's fields (see openapi.yaml)")
         try:
             value = json.loads(raw, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
@@ -221,7 +275,7 @@ class SchedHandler(APIHandler):
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        self.finish(wire_json(answer))
+        self.finish(_written(answer))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
@@ -256,10 +310,13 @@ class SchedHandler(APIHandler):
         """Put a refusal the admission step did not record (a request model's or the spec's
         validation) on the audit log, off the loop: every refused request of an authenticated
         caller is audited, whichever layer refused it."""
-        if err.audited or self._sched_caller is None or not isinstance(err, _REFUSALS):
+        if err.audited or not isinstance(err, _REFUSALS):
+            return
+        who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
+        if who is None:
             return
         route = self.request.path.split("api/sched/", 1)[-1][:80]
-        self.sched.audit_refusal(self._sched_caller, err, request=f"{self.request.method} {route}")
+        self.sched.audit_refusal(who, err, request=f"{self.request.method} {route}")
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""
@@ -270,6 +327,27 @@ class SchedHandler(APIHandler):
                           http_status_for(value), value)
             return
         super().log_exception(typ, value, tb)
+
+
+_WRITTEN: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+"""JSON of the latest answers written, by identity (the answer is held, so its id is not reused)."""
+
+
+def _written(answer: Any) -> bytes:
+    """:func:`wire_json` of ``answer``, once per answer object: a page the services keep while its
+    jobs are unchanged (:mod:`jupyter_sched.services.readcache`) is the same frozen model for
+    every poller, so it is serialised once, not fifty times (on the event loop's thread only)."""
+    if not isinstance(answer, BaseModel):
+        return wire_json(answer)
+    kept = _WRITTEN.get(id(answer))
+    if kept is not None and kept[0] is answer:
+        _WRITTEN.move_to_end(id(answer))
+        return kept[1]
+    body = wire_json(answer)
+    _WRITTEN[id(answer)] = (answer, body)
+    if len(_WRITTEN) > 16:
+        _WRITTEN.popitem(last=False)
+    return body
 
 
 def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:

@@ -14,10 +14,18 @@ options available without restarting the hub or the service. In ``jupyterhub_con
                   {"name": "gpu-small", "display_name": "1 GPU", "gpus": 1}])
     c.Spawner.options_form = profiles.options_form
     c.Spawner.options_from_form = profiles.options_from_form
+    c.Spawner.apply_user_options = profiles.apply_user_options  # JupyterHub >= 5.3: API spawns too
 
 The chosen profile reaches the spawner as ``user_options = {"profile": name, "gpus": n}``.
 When the service does not answer, GPU profiles stay offered with a note (the service still
 refuses a GPU job at submit when there are no GPUs).
+
+``user_options`` is user input: a user's own token may start their server through the REST API
+(``POST /hub/api/users/{name}/server`` with any ``user_options``), which never passes through
+``options_from_form``. :meth:`GpuProfiles.apply_user_options` is what JupyterHub runs for every
+spawn, form or API: it checks the profile again, takes its GPUs from the configured profile
+(never from the request) and rewrites ``spawner.user_options`` to that; give ``apply=`` to
+set the spawner's GPU resources from the checked profile (red-team 3 finding 1).
 
 Importing this module imports nothing from JupyterHub; the refusal is a ``tornado.web.HTTPError``
 (400) whose ``jupyterhub_message`` JupyterHub shows above the form.
@@ -26,7 +34,7 @@ Importing this module imports nothing from JupyterHub; the refusal is a ``tornad
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,13 +126,17 @@ class GpuProfiles:
         token: a hub token whose scopes include ``access:services!service=<the service>``.
         profiles: the choices, in order (:class:`SpawnProfile` or mappings).
         timeout_s: seconds to wait for the service before showing GPU profiles with a note.
+        apply: ``apply(spawner, profile)`` (may be async), run by :meth:`apply_user_options` with
+            the checked profile: where the admin sets the spawner's GPU resources, e.g.
+            ``spawner.extra_resource_limits = {"nvidia.com/gpu": str(profile.gpus)}``.
 
     Raises:
         ValueError: no profiles, a bad profile, or two with one name.
     """
 
     def __init__(self, service_url: str, token: str, profiles: Iterable[SpawnProfile | Mapping[str, Any]], *,
-                 timeout_s: float = 5.0) -> None:
+                 timeout_s: float = 5.0,
+                 apply: Callable[[Any, SpawnProfile], Awaitable[None] | None] | None = None) -> None:
         self.connection = Connection(url=service_url if service_url.endswith("/") else service_url + "/", token=token)
         self.profiles: tuple[SpawnProfile, ...] = tuple(SpawnProfile.of(p) for p in profiles)
         if not self.profiles:
@@ -133,6 +145,7 @@ class GpuProfiles:
         if len(set(names)) != len(names):
             raise ValueError(f"spawn profile names must differ: {', '.join(names)}")
         self.timeout_s = timeout_s
+        self.apply = apply
 
     async def capacity(self) -> GpuCapacity:
         """The service's GPU capacity now (asked on every call: a node that joins counts at once)."""
@@ -156,19 +169,50 @@ class GpuProfiles:
             tornado.web.HTTPError: 400 for an unknown profile, or a GPU profile while the cluster
                 has no GPUs (the message says so and what to do; JupyterHub shows it on the form).
         """
-        chosen = (formdata.get("profile") or [""])[0]
-        capacity = await self.capacity()
+        profile = self._checked((formdata.get("profile") or [""])[0], await self.capacity())
+        return {"profile": profile.name, "gpus": profile.gpus}
+
+    async def apply_user_options(self, spawner: Any, user_options: Mapping[str, Any] | None) -> None:
+        """``c.Spawner.apply_user_options`` (JupyterHub >= 5.3 runs it for every spawn, form or
+        REST API): check ``user_options["profile"]`` as the form is checked, set
+        ``spawner.user_options`` to ``{"profile": name, "gpus": n}`` with the configured
+        profile's GPUs (a ``gpus`` sent with the request is ignored), then run ``apply``.
+
+        Raises:
+            tornado.web.HTTPError: 400 for a profile that is not a name, an unknown profile, or a
+                GPU profile while the cluster has no GPUs (JupyterHub answers the spawn request with it).
+        """
+        chosen: Any = (user_options or {}).get("profile") or ""
+        if isinstance(chosen, list) and len(chosen) == 1:  # passthrough form data: a list of one value
+            chosen = chosen[0]
+        if not isinstance(chosen, str):
+            raise _refusal(f"profile must be a profile name (got {type(chosen).__name__}); "
+                           f"choose one of: {', '.join(p.name for p in self.profiles)}")
+        profile = self._checked(chosen, await self.capacity())
+        spawner.user_options = {"profile": profile.name, "gpus": profile.gpus}
+        if self.apply is not None:
+            result = self.apply(spawner, profile)
+            if result is not None:
+                await result
+
+    def _checked(self, chosen: str, capacity: GpuCapacity) -> SpawnProfile:
+        """The profile named ``chosen`` (empty: the first offered) if it may start now.
+
+        Raises:
+            tornado.web.HTTPError: 400 for an unknown profile or a GPU profile while the cluster has no GPUs.
+        """
         if not chosen:
             chosen = next((p.name for p in self.profiles if p.gpus == 0 or capacity.gpu_profiles_allowed),
                           self.profiles[0].name)
         profile = next((p for p in self.profiles if p.name == chosen), None)
         if profile is None:
-            raise _refusal(f"unknown profile {chosen!r}; choose one of: {', '.join(p.name for p in self.profiles)}")
+            shown = chosen if len(chosen) <= 80 else chosen[:80] + "…"  # user input: echoed short
+            raise _refusal(f"unknown profile {shown!r}; choose one of: {', '.join(p.name for p in self.profiles)}")
         if profile.gpus and not capacity.gpu_profiles_allowed:
             raise _refusal(f"{capacity.why}: profile {profile.name} asks for {profile.gpus} "
                            f"GPU{'s' if profile.gpus != 1 else ''}; choose a CPU profile, or ask an admin to add "
                            "a GPU node pool")
-        return {"profile": profile.name, "gpus": profile.gpus}
+        return profile
 
 
 def render_form(profiles: Sequence[SpawnProfile], capacity: GpuCapacity) -> str:

@@ -60,7 +60,7 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
                               hint="use a whole number such as 1 or 4")
     if number < 0:
-        raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,
+        raise ValidationError(f"{field} must be at least 0 (got {value})", field=field,
                               hint="use 0 for CPU-only work or a positive number of GPUs")
     if number == int(number):
         if number > 4096:
@@ -98,10 +98,10 @@ def _int(body: Mapping[str, Any], key: str, default: int, *, minimum: int = 0) -
     value = body.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or value != int(value):
-        raise ValidationError(f"{key} must be an integer (got {quoted(value)})", field=key,
+        raise ValidationError(f"{key} must be a whole number (got {quoted(value)})", field=key,
                               hint=f"give {key} as a whole number >= {minimum}")
     if value < minimum:
-        raise ValidationError(f"{key} must be >= {minimum} (got {value})", field=key,
+        raise ValidationError(f"{key} must be at least {minimum} (got {value})", field=key,
                               hint=f"give {key} as a whole number >= {minimum}")
     return int(value)
 

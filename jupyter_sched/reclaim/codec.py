@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import ValidationError, shown
 from ..model import JobKind, PriorityClass
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
@@ -114,19 +114,21 @@ def _check(values: Mapping[str, Any], where: str) -> None:
     """Range checks with the field named, before :class:`IdlePolicy` sees the values."""
     window = values["window_s"]
     rules: list[tuple[str, bool, str, str]] = [
-        ("grace_s", values["grace_s"] >= 0, "must be >= 0", "e.g. 900 for 15 min after the window; 0 for none"),
-        ("threshold_pct", 0 < values["threshold_pct"] <= 100, "must be in (0, 100] %", "e.g. 5"),
-        ("window_s", window > 0, "must be > 0", "e.g. 7200 for 2 h; to turn idle reclamation off set enabled false"),
-        ("warning_s", 0 <= values["warning_s"] < window, f"must be >= 0 and < window_s ({window:g} s)",
+        ("grace_s", values["grace_s"] >= 0, "must be at least 0", "e.g. 900 for 15 min after the window; 0 for none"),
+        ("threshold_pct", 0 < values["threshold_pct"] <= 100, "must be a percentage above 0 and at most 100", "e.g. 5"),
+        ("window_s", window > 0, "must be more than 0", "e.g. 7200 for 2 h; to turn idle reclamation off set enabled false"),
+        ("warning_s", 0 <= values["warning_s"] < window, f"must be at least 0 and less than window_s ({window:g} s)",
          "e.g. 900 for 15 min"),
         ("busy_kernel_window_s", values["busy_kernel_window_s"] is None or values["busy_kernel_window_s"] >= window,
-         f"must be >= window_s ({window:g} s) or null", "a busy kernel gets at least as long as an idle one"),
-        ("max_gap_s", values["max_gap_s"] > 0, "must be > 0", "e.g. 600"),
-        ("keepalive_max_s", values["keepalive_max_s"] >= 0, "must be >= 0", "e.g. 7200; 0 disables keepalive"),
+         f"must be at least window_s ({window:g} s), or null", "a busy kernel gets at least as long as an idle one"),
+        ("max_gap_s", values["max_gap_s"] > 0, "must be more than 0", "e.g. 600"),
+        ("keepalive_max_s", values["keepalive_max_s"] >= 0, "must be at least 0", "e.g. 7200; 0 disables keepalive"),
     ]
     for key, ok, what, hint in rules:
         if not ok:
-            raise ValidationError(f"{where}.{key} {what} (got {values[key]!r})", field=f"{where}.{key}", hint=hint)
+            value = values[key]
+            value = int(value) if isinstance(value, float) and value.is_integer() else value
+            raise ValidationError(f"{where}.{key} {what} (got {shown(value)})", field=f"{where}.{key}", hint=hint)
 
 
 def idle_policies_from_dict(data: Any, *, base: IdlePolicies | None = None) -> IdlePolicies:

@@ -269,7 +269,7 @@ def _replayed(ctx: CycleContext) -> dict[str, Estimated]:
         return {}
     profile = ctx.profile
     protect = "none" if not profile.backfill else "first" if profile.backfill_mode == "easy" else "all"
-    started = lookahead(plan.proj, demands, limits, _order_at(ctx, plan), protect=protect)
+    started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect)
     return {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
 
 
@@ -279,8 +279,7 @@ def _estimated(ctx: CycleContext, plan: Plan, est: Estimate) -> Estimated:
     return ctx.now + timedelta(seconds=est.start), "; ".join(notes), est.waits_on, "Projected"
 
 
-def _order_at(ctx: CycleContext, plan: Plan) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]],
-                                                         list[str]]:
+def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]:
     """The profile's queue order at ``t`` seconds from now: fair share reads the GPU-seconds each
     user's running and replayed jobs will have accrued by then (decay over the horizon ignored)."""
     sort = QUEUE_SORTS[ctx.profile.queue_sort]

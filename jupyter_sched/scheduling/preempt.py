@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from ..model import Allocation, Job, PendingReason
+from ..model import Allocation, Job, PendingReason, PriorityClass
 from ..placement.placer import Flavor, Placement
 from ..preemption.victims import Candidate, PreemptionPlan, plan_preemption
 from .admit import admit_placed
@@ -112,18 +112,36 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             continue
         own = _own_candidates(ctx, job, flavor)
         within = ctx.quota.enabled and _within_after(ctx, visit, flavor, own)
-        others, ruled_out = _reclaim_candidates(ctx, job, flavor) if within else ([], [])
+        below = None if within or not ctx.quota.enabled else _borrow_threshold(ctx, job)
+        others, ruled_out = _reclaim_candidates(ctx, job, flavor) if within else \
+            (_borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
         cands = own + others
         if not cands and not ruled_out:
             _explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
                      stopping, within)
             continue
-        plan, placement = _search(ctx, visit, flavor, cands, owners, stopping)
+        plan, placement = _search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None)
         if plan.victims and placement is not None:
-            _issue(ctx, job, flavor, plan, placement)
+            _issue(ctx, job, flavor, plan, placement, borrowing=below is not None)
             return True
         _explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within)
     return False
+
+
+def _borrow_threshold(ctx: CycleContext, job: Job) -> int | None:
+    """The highest class rank ``job`` may evict in other, borrowing teams while it borrows itself
+    (the profile's ``borrow_within_cohort``: lower than its own, at most the threshold), or None."""
+    name = ctx.profile.borrow_within_cohort
+    if not name or not ctx.profile.reclaim:
+        return None
+    rank = min(job.spec.priority.rank - 1, PriorityClass(name).rank)
+    return rank if rank >= 0 else None
+
+
+def _borrow_candidates(ctx: CycleContext, job: Job, flavor: Flavor, at_most: int) -> list[Candidate]:
+    """Jobs of other teams that borrow on ``flavor``, of a class rank at most ``at_most``
+    (borrow within cohort; :func:`_search` keeps each victim's team at or above its guarantee)."""
+    return [c for c in _reclaim_candidates(ctx, job, flavor, any_rule=True)[0] if c.rank <= at_most]
 
 
 def _own_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
@@ -147,8 +165,10 @@ def _own_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candida
     return out
 
 
-def _reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[list[Candidate], list[Job]]:
-    """Jobs of borrowing teams on ``flavor`` its team's reclaim rule allows, and those the rule protects.
+def _reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule: bool = False
+                        ) -> tuple[list[Candidate], list[Job]]:
+    """Jobs of borrowing teams on ``flavor`` its team's reclaim rule allows (``any_rule``: whatever
+    the rule says), and those the rule protects.
 
     Includes this cycle's admissions (withdrawing one costs nothing).
     """
@@ -171,7 +191,7 @@ def _reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> tuple[li
             borrowing[key] = any(_borrowing(ctx, k) for k in lines)
         if not borrowing[key]:
             continue
-        if not policy.may_reclaim(job, other):
+        if not any_rule and not policy.may_reclaim(job, other):
             ruled_out.append(other)
             continue
         out.append(_candidate(ctx, h, "reclaim"))
@@ -226,8 +246,11 @@ def _borrowing(ctx: CycleContext, key: _LineKey, extra: int = 0) -> bool:
 
 # ---------------------------------------------------------------------------------- search
 def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate], owners: list[str],
-            stopping: list[str]) -> tuple[PreemptionPlan, Placement | None]:
-    """Find the plan inside a trial (always undone); returns it and the job's placement under it."""
+            stopping: list[str], *, borrowing: bool = False) -> tuple[PreemptionPlan, Placement | None]:
+    """Find the plan inside a trial (always undone); returns it and the job's placement under it.
+
+    ``borrowing``: the job borrows (borrow within cohort): reclaim victims need not make it
+    within its guarantee, but each leaves its team at or above its own guarantee."""
     job, req = visit.job, visit.req
     spec = job.spec
     ledger, quota = ctx.ledger, ctx.quota
@@ -238,7 +261,7 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
     def rules_hold() -> bool:
         """Reclaim only for a within-guarantee job. (That each team gives only while it borrows
         is kept by ``removable`` at removal; putting victims back can never break it.)"""
-        if not reclaiming[0]:
+        if not reclaiming[0] or borrowing:
             return True
         return quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee
 
@@ -264,7 +287,11 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
             reclaiming[0] -= c.kind == "reclaim"
 
     def removable(c: Candidate) -> bool:
-        return c.kind != "reclaim" or any(_borrowing(ctx, key) for key in lines[c.job_id])
+        if c.kind != "reclaim":
+            return True
+        if borrowing:  # its team keeps its guarantee: the victim could not reclaim back (no loop)
+            return all(_borrowing(ctx, key, extra=1 - c.milli) for key in lines[c.job_id])
+        return any(_borrowing(ctx, key) for key in lines[c.job_id])
 
     @contextmanager
     def nested() -> Iterator[object]:
@@ -297,7 +324,8 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
     return plan, placement
 
 
-def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, placement: Placement) -> None:
+def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, placement: Placement, *,
+           borrowing: bool = False) -> None:
     """Evict the plan's victims for real, nominate the freed GPUs, record decisions and the reason.
 
     Victims admitted earlier in this cycle have their admission withdrawn instead (nothing runs
@@ -317,7 +345,11 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
         ctx.ledger.evict(c.job_id)
         ctx.victims.add(c.job_id)
         names.append(c.job_id)
-        if c.kind == "reclaim":
+        if c.kind == "reclaim" and borrowing:
+            sentence = (f"preempted (its team borrows) by higher-priority {spec.priority.value} job {job.id} of "
+                        f"{spec.team}, which may borrow over classes up to {ctx.profile.borrow_within_cohort} "
+                        "(borrow within cohort)")
+        elif c.kind == "reclaim":
             sentence = f"preempted to return borrowed quota to {spec.team}"
         else:
             sentence = f"preempted by higher-priority {spec.priority.value} job {job.id} of {spec.team}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import ValidationError
+from ..model import PriorityClass
 from ..placement.fragmentation import check_fragmentation
 from ..placement.placer import PlacementConfig
 from ..preemption.policy import preemption_policy, reclaim_policy
@@ -38,6 +39,12 @@ class SchedulingProfile:
             :class:`~jupyter_sched.model.TeamPolicy` names none: ``any`` (default; DESIGN.md),
             ``lower-or-equal``, ``lower`` or ``never`` (Kueue's ``reclaimWithinCohort``).
         preemptible_classes: classes a higher class of the same team may preempt.
+        borrow_within_cohort: ``""`` (off, the default) or a class name, the threshold: a job that
+            must *borrow* to fit may evict jobs of other, borrowing teams of a class lower than its
+            own and at most this one (Kueue's ``borrowWithinCohort: {policy: LowerPriority,
+            maxPriorityThreshold}``). Such a victim's team is never taken below its guarantee, so
+            the victim cannot reclaim its GPUs back (no loop); reclaim itself (for jobs within
+            their guarantee) is unchanged.
         min_runtime_s: victims younger than this (seconds since start) are protected where
             another choice exists.
         grace_s: seconds between SIGTERM and SIGKILL for victims.
@@ -78,6 +85,7 @@ class SchedulingProfile:
     preemption_policy: str = "lower-class"
     reclaim_policy: str = "any"
     preemptible_classes: tuple[str, ...] = ("low",)
+    borrow_within_cohort: str = ""
     min_runtime_s: float = 300.0
     grace_s: float = 60.0
     checkpoint_signal: bool = True
@@ -100,6 +108,9 @@ class SchedulingProfile:
                                   hint="use one of " + ", ".join(sorted(QUEUE_SORTS)))
         preemption_policy(self.preemption_policy, self.preemptible_classes)  # raises on a bad name
         reclaim_policy(self.reclaim_policy)
+        if self.borrow_within_cohort and self.borrow_within_cohort not in {p.value for p in PriorityClass}:
+            raise ValidationError(f"unknown borrow_within_cohort class {self.borrow_within_cohort!r}",
+                                  field="borrow_within_cohort", hint="use low, normal, high or '' (off)")
         if self.backfill_mode not in ("easy", "conservative"):
             raise ValidationError(f"unknown backfill_mode {self.backfill_mode!r}", field="backfill_mode",
                                   hint="use easy or conservative")

@@ -79,7 +79,8 @@ def _team_usage(jobs: tuple[Job, ...]) -> dict[str, int]:
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(), st.sampled_from([SchedulingProfile(), SchedulingProfile(defragment=True, min_runtime_s=0),
-                                   SchedulingProfile(placement=PlacementConfig(scores={"spread": 1.0}))]))
+                                   SchedulingProfile(placement=PlacementConfig(scores={"spread": 1.0})),
+                                   SchedulingProfile(borrow_within_cohort="normal")]))
 def test_invariants_hold_over_random_timelines(world: tuple[list, QuotaSet, list[Job], list[int]],
                                                profile: SchedulingProfile) -> None:
     nodes, quota, jobs, arrivals = world

@@ -270,3 +270,52 @@ def test_a_borrowing_gang_is_reclaimed_even_when_a_cheaper_victim_would_end_the_
     result = run_cycle(snapshot([make_node("n0", gpus=1), make_node("n1", gpus=5)], jobs,
                                 quota=quotas(*q.quotas, teams=teams)))
     assert [(p.job_id, p.kind) for p in result.preemptions] == [("gang", "reclaim")]
+
+
+# ------------------------------------------------------------------------------- borrow within cohort
+def _bwc(b_jobs: list[tuple[str, int, str]], a2_priority: str = "normal",
+         profile: SchedulingProfile | None = None) -> Scenario:
+    """Pool of 8; a and b guaranteed 2 each. a runs a1 (2 GPUs, at its guarantee); b runs
+    ``b_jobs`` on the other 6 (borrowing 4); a submits a2 (4 GPUs): it would borrow to fit."""
+    teams = [TeamPolicy(team=t, allowed_priorities=("high", "normal", "low")) for t in ("a", "b")]
+    q = quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=2), teams=teams)
+    sc = Scenario([make_node("n1", gpus=8)], quota=q, profile=profile)
+    gpu = 2
+    jobs = [running(make_job("a1", gpus=2, team="a"), "n1", [0, 1])]
+    for name, gpus, priority in b_jobs:
+        jobs.append(running(make_job(name, gpus=gpus, team="b", priority=priority), "n1", range(gpu, gpu + gpus)))
+        gpu += gpus
+    sc.submit(*jobs, make_job("a2", gpus=4, team="a", priority=a2_priority))
+    return sc
+
+
+def test_borrow_within_cohort_evicts_a_lower_class_borrower_and_leaves_its_team_its_guarantee() -> None:
+    b_jobs = [("b-low", 4, "low"), ("b-two", 2, "low")]
+    off = _bwc(b_jobs).cycle()  # default profile: a2 would borrow, so nothing is reclaimed for it
+    assert off.preemptions == () and off.pending[0].reason.details.get("preemption_rule") == {"rule": "guarantee"}
+    sc = _bwc(b_jobs, profile=SchedulingProfile(borrow_within_cohort="low"))
+    first = sc.cycle()
+    assert [(p.job_id, p.for_job, p.kind) for p in first.preemptions] == [("b-low", "a2", "reclaim")]
+    assert "borrow within cohort" in first.preemptions[0].reason
+    assert [a.job_id for a in sc.cycle().admits] == ["a2"]
+    for minute in range(1, 20):  # b is at its guarantee (2): b-low cannot reclaim back, no loop
+        r = sc.at(minute).cycle()
+        assert r.preemptions == () and r.admits == ()
+    assert sc.evictions() == ["b-low"]
+
+
+def test_borrow_within_cohort_never_takes_a_team_below_its_guarantee_nor_above_the_threshold() -> None:
+    profile = SchedulingProfile(borrow_within_cohort="low")
+    alone = _bwc([("b-six", 6, "low")], profile=profile).cycle()  # evicting it would leave b at 0 < 2
+    assert alone.preemptions == ()
+    normal = _bwc([("b-low", 4, "normal"), ("b-two", 2, "normal")], a2_priority="high", profile=profile).cycle()
+    assert normal.preemptions == ()  # b's jobs are normal: above the threshold 'low'
+    same = _bwc([("b-low", 4, "low"), ("b-two", 2, "low")], a2_priority="low",
+                profile=SchedulingProfile(borrow_within_cohort="normal")).cycle()
+    assert same.preemptions == ()  # only classes lower than the job's own
+
+
+def test_borrow_within_cohort_names_an_unknown_class() -> None:
+    with pytest.raises(ValidationError) as info:
+        SchedulingProfile(borrow_within_cohort="urgent")
+    assert info.value.field == "borrow_within_cohort"

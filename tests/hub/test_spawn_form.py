@@ -68,6 +68,7 @@ c.JupyterHub.load_roles = [
 profiles = GpuProfiles(s["service_url"] + "/services/jupyter-sched/", s["form_token"], s["profiles"])
 c.Spawner.options_form = profiles.options_form
 c.Spawner.options_from_form = profiles.options_from_form
+c.Spawner.apply_user_options = profiles.apply_user_options
 """
 
 
@@ -174,6 +175,36 @@ def profile_inputs(page: str) -> dict[str, str]:
                                                          page)}
 
 
+def test_redteam3_a_spawn_through_the_rest_api_is_checked_like_the_form(setup: Setup) -> None:
+    """Red-team 3 finding 1: a user's own token starts their server through the hub's REST API
+    with any ``user_options`` (``options_from_form`` never runs then); ``apply_user_options``
+    refuses a GPU profile on a cluster without GPU nodes, an unknown profile and a non-name, as
+    the form does. (Runs while the fake cluster has no GPU node: the next test adds one.)"""
+    if any(int(n["status"]["capacity"].get("nvidia.com/gpu", "0")) for n in setup.fake.list_objects(
+            "nodes", None, "", "")["items"]):
+        pytest.skip("a GPU node joined already (test order)")
+    browser = logged_in(setup.hub_url)
+    try:
+        token = browser.post("/hub/api/users/ana/tokens", json={"note": "redteam3"},
+                             headers={"X-XSRFToken": browser.cookies.get("_xsrf") or ""}).json()["token"]
+    finally:
+        browser.close()
+    api = httpx.Client(base_url=setup.hub_url, timeout=30, headers={"Authorization": f"token {token}"})
+    try:
+        for options, message in [
+                ({"profile": "gpu-small"}, "this cluster has no GPU nodes: profile gpu-small asks for 1 GPU"),
+                ({"profile": "gpu-small", "gpus": 0}, "this cluster has no GPU nodes: profile gpu-small asks for 1 GPU"),
+                ({"profile": "x" * 5000, "gpus": 64}, "unknown profile '" + "x" * 80 + "…'; choose one of: cpu, gpu-small"),
+                ({"profile": {"name": "cpu"}}, "profile must be a profile name (got dict)")]:
+            response = api.post("/hub/api/users/ana/server", json={"user_options": options})
+            assert response.status_code == 400, (options, response.status_code, response.text[-500:])
+            assert message in response.json()["message"], response.text[-500:]
+            assert "x" * 81 not in response.text
+        assert api.get("/hub/api/users/ana").json()["servers"] == {}, "a refused spawn left a server"
+    finally:
+        api.close()
+
+
 def test_case_027_z_hub_form_disables_gpu_profiles_until_a_gpu_node_joins(setup: Setup) -> None:
     browser = logged_in(setup.hub_url)
     try:
@@ -204,6 +235,33 @@ def test_case_027_z_hub_form_disables_gpu_profiles_until_a_gpu_node_joins(setup:
     profiles = GpuProfiles(setup.service_url, setup.form_token, PROFILES)
     chosen = asyncio.run(profiles.options_from_form({"profile": ["gpu-small"]}))
     assert chosen == {"profile": "gpu-small", "gpus": 1}
+
+
+def test_redteam3_apply_user_options_takes_the_gpus_from_the_configured_profile() -> None:
+    """A spawn request's own ``gpus`` never reaches the spawner: ``apply_user_options`` (run by
+    JupyterHub's own hook runner on a real ``LocalProcessSpawner``) rewrites ``user_options`` to
+    the checked profile and hands that profile to the admin's ``apply``. The scheduler does not
+    answer here (unknown capacity), so GPU profiles stay allowed, as in the form."""
+    from jupyterhub.spawner import LocalProcessSpawner
+
+    applied: list[tuple[str, int]] = []
+
+    async def apply(spawner: Any, profile: Any) -> None:
+        applied.append((profile.name, profile.gpus))
+        spawner.environment = {**spawner.environment, "GPUS": str(profile.gpus)}
+
+    profiles = GpuProfiles(f"http://127.0.0.1:{_free_port()}/services/jupyter-sched/", "token", PROFILES,
+                           timeout_s=2, apply=apply)
+    for options, expected in [({"profile": "cpu", "gpus": 8}, {"profile": "cpu", "gpus": 0}),
+                              ({"profile": ["gpu-small"], "gpus": ["64"], "image": "evil"},
+                               {"profile": "gpu-small", "gpus": 1}),
+                              ({}, {"profile": "cpu", "gpus": 0})]:
+        spawner = LocalProcessSpawner(apply_user_options=profiles.apply_user_options)  # c.Spawner.apply_user_options
+        spawner.user_options = options
+        asyncio.run(spawner._run_apply_user_options(spawner.user_options))  # as JupyterHub's spawn runs it
+        assert spawner.user_options == expected
+        assert spawner.environment["GPUS"] == str(expected["gpus"])
+    assert applied == [("cpu", 0), ("gpu-small", 1), ("cpu", 0)]
 
 
 def test_an_unreachable_scheduler_keeps_gpu_profiles_offered_with_a_note() -> None:

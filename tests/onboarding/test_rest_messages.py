@@ -131,3 +131,28 @@ def test_an_unknown_field_suggests_the_one_meant(model: type[Any], sent: str, wa
         parse(model, {"name": "n", sent: 1})
     assert err.value.message == f"unknown field '{sent}'" and err.value.field == sent
     assert err.value.hint.startswith(f"did you mean '{want}'? known fields: " if want else "known fields: ")
+
+
+@pytest.mark.parametrize("body, want", [
+    ({"default": {"threshold_pct": 500}},
+     "idle.default.threshold_pct must be a percentage above 0 and at most 100 (got 500)"),
+    ({"default": {"window_s": 600, "warning_s": 900}},
+     "idle.default.warning_s must be at least 0 and less than window_s (600 s) (got 900)"),
+], ids=["interval notation and 500.0 before", ">= and < before"])
+def test_idle_policy_refusals_read_in_words(body: dict[str, Any], want: str) -> None:
+    from jupyter_sched.reclaim.codec import idle_policies_from_dict
+
+    with pytest.raises(ValidationError) as err:
+        idle_policies_from_dict(body)
+    assert err.value.message == want
+
+
+def test_job_fields_say_whole_number_and_at_least() -> None:
+    from jupyter_sched.model.validation import spec_from_request
+
+    for body, want in (({"workers": 1.5}, "workers must be a whole number (got 1.5)"),
+                       ({"workers": 0}, "workers must be at least 1 (got 0)"),
+                       ({"gpus": -1}, "gpus must be at least 0 (got -1)")):
+        with pytest.raises(ValidationError) as err:
+            spec_from_request({"command": ["true"], **body}, user="ann")
+        assert err.value.message == want

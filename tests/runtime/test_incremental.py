@@ -6,6 +6,7 @@ Real store (SQLite), real core (the live ledger of its last full cycle), simulat
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,10 @@ def test_a_submit_that_would_delay_a_reservation_is_left_to_the_full_cycle(sqlit
     job without a time limit on the free GPU may delay it. Whether it may is the full cycle's call
     (the core's backfill rules, with its runtime projections): the fast path never makes it."""
     svc = make_service(sqlite_db, tmp_path, gpus=2)
-    holder = svc.submit(lease(time_limit_s=600), user="ana", kind="lease")
+    # A batch job with a time limit holds one GPU (a lease takes no time limit); its process
+    # loops until the cancel at the end stops it.
+    never = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)"]
+    holder = svc.submit({"gpus": 1, "command": never, "time_limit_s": 600}, user="ana")
     svc.tick()
     big = svc.submit(lease(2), user="bob", kind="lease")  # needs both GPUs: blocked, holds the reservation
     svc.tick()
@@ -58,6 +62,8 @@ def test_a_submit_that_would_delay_a_reservation_is_left_to_the_full_cycle(sqlit
     assert report.decided  # it went to a full cycle
     assert svc.engine.incremental.decided == 0 and svc.engine.incremental.deferred >= 1
     assert svc.get_job(holder["id"], user="ana")["state"] == "running"
+    svc.cancel(holder["id"], user="ana")
+    svc.tick()
 
 
 def test_a_change_other_than_a_submit_spends_the_live_ledger(sqlite_db: str, tmp_path: Path) -> None:

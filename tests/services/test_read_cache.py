@@ -91,3 +91,22 @@ def test_the_jobs_counter_grows_with_each_transaction_that_writes_a_job_and_only
         tx.update_job(store.get_job("j-1"))
         raise RuntimeError("rolled back")
     assert version() == start + 2, "a rolled-back write does not count"
+
+
+def test_the_quota_set_is_read_again_once_any_process_replaced_it(store: Store) -> None:
+    from jupyter_sched.model import Quota, QuotaSet
+
+    other = Store(store.url)  # another server on the same store
+    try:
+        assert store.quota_set() == QuotaSet()
+        kept = store.quota_set()
+        assert store.quota_set() is kept, "unchanged: the set read before, no four queries again"
+        with other.transaction() as tx:
+            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=2),), user_teams={"ana": "ml"}))
+            assert tx.quota_set().user_teams == {"ana": "ml"}, "the writing transaction reads its own replacement"
+        assert store.quota_set().user_teams == {"ana": "ml"} and store.quota_set().quotas[0].guaranteed == 2
+        with store.transaction() as tx:
+            tx.replace_quota_set(QuotaSet(user_teams={"ana": "cv"}))
+        assert other.quota_set().user_teams == {"ana": "cv"} and other.quota_set().quotas == ()
+    finally:
+        other.close()

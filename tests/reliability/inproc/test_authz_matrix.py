@@ -89,6 +89,7 @@ MATRIX = [
     Row("usage/report", "GET", DENIED, DENIED, OK, params={"user": "ivan-or-judy"},
         why="another user's accounting: admins only"),
     Row("usage/waste", "GET", DENIED, DENIED, OK, why="everyone's idle allocations: admins only"),
+    Row("eta-accuracy", "GET", DENIED, DENIED, OK, why="predicted vs actual starts of everyone's jobs: admins only"),
     Row("metrics", "GET", OK, OK, OK),
     # job definitions (issue 19): owners and admins; others' definitions do not exist for you
     Row("definitions", "GET", OK, OK, OK),
