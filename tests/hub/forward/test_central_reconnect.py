@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from jupyter_sched.client import AsyncSchedClient, Connection
+from jupyter_sched.client import AsyncSchedClient, Connection, SchedClient
+from jupyter_sched.errors import SchedError
 
 CENTRAL_TOKEN = "central-token-reconnect"
 SERVER_TOKEN = "user-server-token-reconnect"
@@ -135,6 +136,11 @@ async def test_a_gone_central_service_is_retried_with_growing_gaps_and_shown_unt
         assert "reconnecting to the central service (attempt 1, next in 1 s)" in str(error)
         assert error.details["reconnecting"]["attempt"] == 1  # type: ignore[attr-defined]
         assert "127.0.0.1" not in str(error)  # the address goes to the log only
+        magic_client = SchedClient(Connection(f"http://127.0.0.1:{jp_http_port}{jp_base_url}", SERVER_TOKEN))
+        with pytest.raises(SchedError) as said:  # what %gpu and the CLI print (the sync client)
+            await asyncio.to_thread(magic_client.jobs)
+        assert "reconnecting to the central service (attempt " in said.value.message
+        magic_client.close()
 
         # ... and the panel's stream says so at every attempt, the gaps growing (1 s, 2 s, 4 s ...)
         event = await asyncio.wait_for(first, 60)
