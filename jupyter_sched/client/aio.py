@@ -31,6 +31,7 @@ __all__ = ["EVENTS_BACKOFF", "AsyncSchedClient"]
 EVENTS_BACKOFF = Backoff(base_s=1.0, cap_s=30.0, jitter=0.2)
 """How :meth:`AsyncSchedClient.events` waits between reconnects: 1 s doubling to 30 s."""
 _EVENTS = "events"
+_RESUME_HEADER = "X-Jupyter-Sched-Resume"  # jupyter_sched.extension.events.RESUME_HEADER (the server's side)
 
 
 class AsyncSchedClient:
@@ -222,10 +223,11 @@ class AsyncSchedClient:
         (restart) or stops answering, or answers 5xx (a hub user server whose central service is
         gone), this reconnects after 1 s, 2 s, 4 s … up to ``backoff.cap_s`` (jittered; reset once
         connected), sending ``Last-Event-ID`` (the last ``id:`` seen) as the SSE specification
-        asks. Each time it is connected again it first yields ``{"type": "lagged", "data":
-        {"reconnected": true, "attempts": n}}``: the server keeps no backlog to replay, so events of
-        the gap are lost and the caller re-reads the state it shows (as after a server-side
-        ``lagged``). ``reconnect=False``: one connection; a transport failure raises
+        asks. A server that resumes (``X-Jupyter-Sched-Resume``) sends the events of the gap, or a
+        ``lagged`` event when it no longer keeps them; from one that does not (a hub user server
+        standing in while its central service is away), the client yields ``{"type": "lagged",
+        "data": {"reconnected": true, "attempts": n}}`` itself. After a ``lagged`` the caller
+        re-reads the state it shows. ``reconnect=False``: one connection; a transport failure raises
         ``ServerUnreachableError``, an error answer its ``SchedError``.
 
         Raises:
@@ -236,7 +238,8 @@ class AsyncSchedClient:
         while True:
             failure = "the stream ended"
             try:
-                headers = {"Last-Event-ID": last_id} if last_id else {}
+                resuming = bool(last_id)
+                headers = {"Last-Event-ID": last_id} if resuming else {}  # (httpx-sse adds to this dict)
                 async with aconnect_sse(self._http, "GET", routes.events().path, headers=headers,
                                         timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
                     response = source.response
@@ -250,10 +253,13 @@ class AsyncSchedClient:
                         previous = retries.get(_EVENTS)
                         if previous is not None:
                             retries.succeeded(_EVENTS)
-                            yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
+                            if not (resuming and _RESUME_HEADER in response.headers):  # nothing resumed: say so
+                                yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
                         async for sse in source.aiter_sse():
                             if sse.id:
                                 last_id = sse.id
+                            if not sse.data and sse.event == "message":
+                                continue  # a block without data (the stream's "retry:" advice): no event
                             yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
                 if not reconnect:
                     return
