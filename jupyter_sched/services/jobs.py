@@ -51,8 +51,8 @@ _DRY_RUN_COMMAND = "true"
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
 
-_LINES_KEPT = 20_000
-"""Queue lines kept at most (all dropped when full)."""
+_LINES_KEPT = 5_000
+"""Queue lines kept at most (all dropped when full): two views of the default head of 1,000 and more."""
 
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
