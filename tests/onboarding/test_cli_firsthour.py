@@ -537,3 +537,27 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
                                 "the id of one: d-")
     for d in api(server, "tok-bob").get("definitions").json():
         assert cli(server, "tok-bob", "definitions", "delete", d["id"]).code == EXIT_OK
+
+
+def test_queue_all_pages_through_the_whole_queue(server: EmbeddedServer) -> None:
+    """``queue --all`` said "every pending job", but one answer lists at most the first 1000 (plus
+    your own): the client follows the answer's ``Link: rel=next`` pages (here 2 entries a page)."""
+    from jupyter_sched.client import connect
+
+    clear(server)
+    jobs = [submit(server, "tok-bob", gpus=2) for _ in range(5)]  # one runs, four wait
+    wait_state(server, "tok-bob", jobs[0]["id"], "running")
+    with connect(server.url, "tok-ann") as client:
+        paged = client.queue_all(page=2)
+    assert [row["id"] for row in paged] == [j["id"] for j in jobs[1:] + jobs[:1]]
+    assert [row["position"] for row in paged] == [1, 2, 3, 4, None]
+
+    async def paged_async() -> list[dict[str, Any]]:
+        from jupyter_sched.client import connect_async
+
+        async with connect_async(server.url, "tok-ann") as client:
+            return await client.queue_all(page=3)
+
+    import asyncio
+
+    assert [row["id"] for row in asyncio.run(paged_async())] == [row["id"] for row in paged]

@@ -110,3 +110,19 @@ def test_the_quota_set_is_read_again_once_any_process_replaced_it(store: Store) 
         assert other.quota_set().user_teams == {"ana": "cv"} and other.quota_set().quotas == ()
     finally:
         other.close()
+
+
+def test_queue_lines_are_shared_by_viewers_and_rebuilt_only_when_they_change(services: Services) -> None:
+    ana, bo, cy = (services.caller(name, admin=False) for name in ("ana", "bo", "cy"))
+    first = services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"])).id
+    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"]))
+    request = GetQueueRequest(limit=10)
+    seen_by_bo = services.jobs.queue(bo, request).root
+    seen_by_cy = services.jobs.queue(cy, request).root
+    assert all(b is c for b, c in zip(seen_by_bo, seen_by_cy, strict=True)), "one line object for every other viewer"
+    assert not any(line.mine for line in seen_by_bo) and all(line.mine for line in services.jobs.queue(ana, request).root)
+    services.jobs.submit(cy, SubmitJobRequest(gpus=1, command=["true"]))  # a new job: the page changes
+    after = services.jobs.queue(bo, request).root
+    assert after[0] is seen_by_bo[0] and after[1] is seen_by_bo[1] and len(after) == 3, "unchanged lines reused"
+    services.jobs.cancel(ana, first)
+    assert first not in [line.id for line in services.jobs.queue(bo, request).root], "a cancelled job leaves"
