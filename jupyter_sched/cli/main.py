@@ -87,6 +87,17 @@ QUEUE_LIMIT_MAX = 10_000
 (``services.models.jobs.QUEUE_LIMIT_MAX``; a test keeps the two equal)."""
 
 
+def _jobs_limit(text: str) -> int:
+    """argparse type of ``jobs --limit``: 1..1000 (one page of ``GET jobs``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, e.g. 50") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} is not from 1 to 1000 (default {JOBS_LINES})")
+    return value
+
+
 def _queue_limit(text: str) -> int:
     """argparse type of ``queue --limit``: 1..:data:`QUEUE_LIMIT_MAX`."""
     value = _positive_int(text)
@@ -189,9 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = sub.add_parser(
         "jobs", help="my jobs, newest first, finished ones too (ids for logs, wait, cancel)",
         description="Your jobs, newest first, one line each: what runs, what waits and why, how the finished "
-                    "ones ended. Kernel leases are left out (see %%gpu in a notebook).")
+                    "ones ended. Kernel leases are left out (see %gpu in a notebook).")
     jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending or failed")
-    jobs.add_argument("--limit", type=_positive_int, default=JOBS_LINES, metavar="N",
+    jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
                       help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
     jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
 
