@@ -483,6 +483,11 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
     assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
+    zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
+    assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].endswith(
+        "argument --limit: 0 is not from 1 to 1000 (default 20)")
+    helped = cli(server, "tok-bob", "jobs", "--help").out  # round 3, finding 9: it said "%%gpu"
+    assert "(see %gpu in a notebook)" in helped.replace("\n", " ").replace("  ", " ")
     assert cli(server, "tok-bob", "jobs", "--all").err.strip() == ("jupyter-sched jobs: --all: only admins may list "
                                                                   "everyone's jobs — leave out --all to list your own [forbidden]")
     missing = cli(server, "tok-bob", "logs", "j-nosuch")
