@@ -87,33 +87,37 @@ def _by_usage(context: QueueContext) -> Arrange:
 
 def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
     """Each user's jobs in submit order; among users, the one whose usage plus its next job's
-    expected GPU-seconds (plus those of its jobs already ordered ahead) is least (module doc, 3.)."""
+    expected GPU-seconds (plus those of its jobs already ordered ahead) is least (module doc, 3.).
+
+    Each user's shares grow along its jobs in submit order, so merging the users' queues by their
+    heads' shares is one sort of every job by (its user's share once it ran, submit time, id).
+    """
     user_usage, runtime_of = context.user_usage, context.expected_runtime
-    runtimes = [runtime_of(job) for job in jobs]
-    longest = max((r for r in runtimes if math.isfinite(r)), default=0.0)
-    work = {job.id: (r if math.isfinite(r) else longest) * job.spec.resources.total_milli / 1000
-            for job, r in zip(jobs, runtimes, strict=True)}
+    inf = math.inf
 
     def arrange(members: list[Job]) -> list[Job]:
-        by_user: dict[str, list[Job]] = {}
-        for job in sorted(members, key=lambda j: (j.submitted_at or _EPOCH, j.id)):
-            by_user.setdefault(job.spec.user, []).append(job)
-        heap: list[tuple[float, datetime, str, str, int]] = []
-        for user, queue in by_user.items():
-            head = queue[0]
-            heap.append((user_usage.get(user, 0.0) + work[head.id], head.submitted_at or _EPOCH, head.id, user, 0))
-        heapq.heapify(heap)
-        out: list[Job] = []
-        while heap:
-            share, _, _, user, i = heapq.heappop(heap)
-            queue = by_user[user]
-            out.append(queue[i])
-            if i + 1 < len(queue):
-                head = queue[i + 1]
-                heapq.heappush(heap, (share + work[head.id], head.submitted_at or _EPOCH, head.id, user, i + 1))
-        return out
+        members.sort(key=_submit_key)
+        runtimes = [runtime_of(job) for job in members]
+        longest = max((r for r in runtimes if r < inf), default=0.0)
+        shares: dict[str, float] = {}
+        keys: list[float] = []
+        for job, runtime in zip(members, runtimes, strict=True):
+            spec = job.spec
+            user = spec.user
+            share = shares.get(user)
+            if share is None:
+                share = user_usage.get(user, 0.0)
+            share += (runtime if runtime < inf else longest) * spec.resources.total_milli / 1000  # GPU-seconds
+            shares[user] = share
+            keys.append(share)
+        # a stable sort by share alone: equal shares keep submit order
+        return [members[i] for i in sorted(range(len(members)), key=keys.__getitem__)]
 
     return arrange
+
+
+def _submit_key(job: Job) -> tuple[datetime, str]:
+    return job.submitted_at or _EPOCH, job.id
 
 
 def fair_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:
@@ -150,10 +154,15 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
                 head = members[-1]
                 heapq.heappush(heap, (current, head.submitted_at or _EPOCH, head.id, team))
                 continue
-            yield members.pop()
-            if members:
+            while True:  # the team's next jobs while it stays first (one heap push per change of team)
+                yield members.pop()
+                if not members:
+                    break
                 head = members[-1]
-                heapq.heappush(heap, (team_share(team), head.submitted_at or _EPOCH, head.id, team))
+                entry = (team_share(team), head.submitted_at or _EPOCH, head.id, team)
+                if heap and heap[0] < entry:
+                    heapq.heappush(heap, entry)
+                    break
 
 
 def fifo_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:
