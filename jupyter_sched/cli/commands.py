@@ -131,6 +131,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
     if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
         rows = [row for row in client.queue() if row.get("mine")]
+    elif shown is None:  # every pending job: page through the whole queue
+        rows = client.queue_all()
     else:
         rows = client.queue(limit=None if shown is None else min(shown + 1, QUEUE_LIMIT_MAX))
     more = False

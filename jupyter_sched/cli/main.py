@@ -161,8 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     lines = queue.add_mutually_exclusive_group()
     lines.add_argument("--limit", type=_queue_limit, metavar="N",
                        help=f"show at most N pending jobs (default 50, at most {QUEUE_LIMIT_MAX:,})")
-    lines.add_argument("--all", dest="everything", action="store_true",
-                       help="show every pending job (the server lists the first 1,000 and all of yours)")
+    lines.add_argument("--all", dest="everything", action="store_true", help="show every pending job")
     queue.add_argument("--mine", action="store_true",
                        help="only my jobs, with their place in the whole queue")
 

@@ -39,6 +39,8 @@ class HttpReply:
     status: int
     content_type: str
     body: bytes
+    link: str = ""
+    """The ``Link`` header (RFC 8288; paged answers name their next page there), "" when none."""
 
     @property
     def text(self) -> str:
@@ -119,7 +121,8 @@ class StdlibHttp:
                 raise HttpUnreachable(exc) from None
             if response.getheader("Connection", "").lower() == "close":
                 self.close()
-            return HttpReply(response.status, response.getheader("Content-Type", "") or "", data)
+            return HttpReply(response.status, response.getheader("Content-Type", "") or "", data,
+                             response.getheader("Link", "") or "")
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def close(self) -> None:

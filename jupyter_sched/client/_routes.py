@@ -89,8 +89,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("POST", f"leases/{_id(lease_id)}/keepalive", body={})
 
     @staticmethod
-    def queue(*, limit: int | None = None) -> Req:
-        return Req("GET", "queue", params=_params(limit=limit))
+    def queue(*, limit: int | None = None, cursor: str | None = None) -> Req:
+        return Req("GET", "queue", params=_params(limit=limit, cursor=cursor))
 
     @staticmethod
     def quotas() -> Req:

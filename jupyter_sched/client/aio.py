@@ -21,7 +21,7 @@ from ..backoff import Backoff, Retries
 from ._routes import routes
 from ._wire import Req, error_from_response, event_from_sse, unwrap_list
 from .discovery import Connection
-from .sync import DEFAULT_TIMEOUT_S, headers_for, unreachable, usage_frame
+from .sync import DEFAULT_TIMEOUT_S, headers_for, next_cursor, unreachable, usage_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +31,7 @@ __all__ = ["EVENTS_BACKOFF", "AsyncSchedClient"]
 EVENTS_BACKOFF = Backoff(base_s=1.0, cap_s=30.0, jitter=0.2)
 """How :meth:`AsyncSchedClient.events` waits between reconnects: 1 s doubling to 30 s."""
 _EVENTS = "events"
+_RESUME_HEADER = "X-Jupyter-Sched-Resume"  # jupyter_sched.extension.events.RESUME_HEADER (the server's side)
 
 
 class AsyncSchedClient:
@@ -66,6 +67,9 @@ class AsyncSchedClient:
 
     async def call(self, req: Req, *, timeout_s: float | None = None) -> Any:
         """Send ``req``; return decoded JSON. Raises the server's SchedError subclass."""
+        return self._decode(await self._exchange(req, timeout_s=timeout_s))
+
+    async def _exchange(self, req: Req, *, timeout_s: float | None = None) -> httpx.Response:
         try:
             response = await self._http.request(
                 req.method, req.path, params=dict(req.params) or None,
@@ -75,6 +79,10 @@ class AsyncSchedClient:
             raise unreachable(self.connection, exc) from None
         if response.status_code >= 400:
             raise error_from_response(response.status_code, response.text)
+        return response
+
+    @staticmethod
+    def _decode(response: httpx.Response) -> Any:
         if not response.content:
             return None
         if "json" in response.headers.get("content-type", "json"):
@@ -144,6 +152,19 @@ class AsyncSchedClient:
     async def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.queue(limit=limit)), "queue")
 
+    async def queue_all(self, *, page: int = 1000) -> list[dict[str, Any]]:
+        """The whole queue, ``page`` entries at a time (see :meth:`SchedClient.queue_all`)."""
+        pending: list[dict[str, Any]] = []
+        holding: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            response = await self._exchange(routes.queue(limit=page, cursor=cursor))
+            for row in unwrap_list(self._decode(response), "queue"):
+                (pending if row.get("position") is not None else holding).append(row)
+            cursor = next_cursor(response.headers.get("link", ""))
+            if cursor is None:
+                return pending + holding
+
     async def quotas(self) -> dict[str, Any]:
         return dict(await self.call(routes.quotas()))
 
@@ -202,10 +223,11 @@ class AsyncSchedClient:
         (restart) or stops answering, or answers 5xx (a hub user server whose central service is
         gone), this reconnects after 1 s, 2 s, 4 s … up to ``backoff.cap_s`` (jittered; reset once
         connected), sending ``Last-Event-ID`` (the last ``id:`` seen) as the SSE specification
-        asks. Each time it is connected again it first yields ``{"type": "lagged", "data":
-        {"reconnected": true, "attempts": n}}``: the server keeps no backlog to replay, so events of
-        the gap are lost and the caller re-reads the state it shows (as after a server-side
-        ``lagged``). ``reconnect=False``: one connection; a transport failure raises
+        asks. A server that resumes (``X-Jupyter-Sched-Resume``) sends the events of the gap, or a
+        ``lagged`` event when it no longer keeps them; from one that does not (a hub user server
+        standing in while its central service is away), the client yields ``{"type": "lagged",
+        "data": {"reconnected": true, "attempts": n}}`` itself. After a ``lagged`` the caller
+        re-reads the state it shows. ``reconnect=False``: one connection; a transport failure raises
         ``ServerUnreachableError``, an error answer its ``SchedError``.
 
         Raises:
@@ -216,7 +238,8 @@ class AsyncSchedClient:
         while True:
             failure = "the stream ended"
             try:
-                headers = {"Last-Event-ID": last_id} if last_id else {}
+                resuming = bool(last_id)
+                headers = {"Last-Event-ID": last_id} if resuming else {}  # (httpx-sse adds to this dict)
                 async with aconnect_sse(self._http, "GET", routes.events().path, headers=headers,
                                         timeout=httpx.Timeout(DEFAULT_TIMEOUT_S, read=None)) as source:
                     response = source.response
@@ -230,10 +253,13 @@ class AsyncSchedClient:
                         previous = retries.get(_EVENTS)
                         if previous is not None:
                             retries.succeeded(_EVENTS)
-                            yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
+                            if not (resuming and _RESUME_HEADER in response.headers):  # nothing resumed: say so
+                                yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
                         async for sse in source.aiter_sse():
                             if sse.id:
                                 last_id = sse.id
+                            if not sse.data and sse.event == "message":
+                                continue  # a block without data (the stream's "retry:" advice): no event
                             yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
                 if not reconnect:
                     return

@@ -89,6 +89,18 @@ def why_unreachable(exc: BaseException) -> str:
     return "no answer"
 
 
+def next_cursor(link: str) -> str | None:
+    """The ``cursor`` of a ``Link: <queue?limit=50&cursor=…>; rel="next"`` header (None when none)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    for part in link.split(","):
+        target, _, params = part.partition(";")
+        if 'rel="next"' in params.replace(" ", "") or "rel=next" in params.replace(" ", ""):
+            values = parse_qs(urlsplit(target.strip().strip("<>")).query).get("cursor")
+            return values[0] if values else None
+    return None
+
+
 def headers_for(conn: Connection) -> dict[str, str]:
     """Request headers: the token (Jupyter / JupyterHub ``Authorization: token``) and JSON."""
     headers = {"Accept": "application/json"}
@@ -122,7 +134,8 @@ class _HttpxHttp:
                 timeout=timeout_s if timeout_s is not None else self._httpx.USE_CLIENT_DEFAULT)
         except self._httpx.TransportError as exc:
             raise HttpUnreachable(exc) from None
-        return HttpReply(response.status_code, response.headers.get("content-type", ""), response.content)
+        return HttpReply(response.status_code, response.headers.get("content-type", ""), response.content,
+                         response.headers.get("link", ""))
 
     def close(self) -> None:
         self.client.close()
@@ -173,6 +186,10 @@ class SchedClient:
         Raises:
             SchedError subclass: the server's error; ServerUnreachableError: no answer.
         """
+        return self._decode(self._exchange(req, timeout_s=timeout_s))
+
+    def _exchange(self, req: Req, *, timeout_s: float | None = None) -> HttpReply:
+        """Send ``req``; return the answer (status < 400). Raises as :meth:`call`."""
         try:
             reply = self._http.request(req.method, req.path, params=dict(req.params) or None, body=req.body,
                                        timeout_s=timeout_s)
@@ -180,6 +197,10 @@ class SchedClient:
             raise unreachable(self.connection, exc.cause) from None
         if reply.status >= 400:
             raise error_from_response(reply.status, reply.text)
+        return reply
+
+    @staticmethod
+    def _decode(reply: HttpReply) -> Any:
         if not reply.body:
             return None
         if "json" in (reply.content_type or "json"):
@@ -285,6 +306,20 @@ class SchedClient:
         """``GET queue``: pending and running work with position, reason and ETA (``limit``: only
         the first that many pending entries, in queue order; work holding GPUs is always listed)."""
         return unwrap_list(self.call(routes.queue(limit=limit)), "queue")
+
+    def queue_all(self, *, page: int = 1000) -> list[dict[str, Any]]:
+        """The whole queue: every pending entry in queue order, then the work holding GPUs,
+        fetched ``page`` entries at a time by following each answer's ``Link: rel=next``."""
+        pending: list[dict[str, Any]] = []
+        holding: list[dict[str, Any]] = []  # the first page lists them after its pending entries
+        cursor: str | None = None
+        while True:
+            reply = self._exchange(routes.queue(limit=page, cursor=cursor))
+            for row in unwrap_list(self._decode(reply), "queue"):
+                (pending if row.get("position") is not None else holding).append(row)
+            cursor = next_cursor(reply.link)
+            if cursor is None:
+                return pending + holding
 
     def quotas(self) -> dict[str, Any]:
         """``GET quotas``."""

@@ -12,6 +12,12 @@ browser can never grow server memory without bound (issue 10 item 6). A dropped 
 reconnects and refetches state over REST.
 
 The hub also counts events by type for the Prometheus endpoint (preemptions, reclaims).
+
+Resuming (issue 17): every event gets an id ``<epoch>-<n>`` (``epoch``: this hub's start, so ids
+of a restarted server never match) and the hub keeps the last ``replay_size`` events. A client
+that reconnects with the SSE ``Last-Event-ID`` header gets, through its view, the events it
+missed when they are all still kept, else one ``{"type": "lagged", "data": {"resumed": false}}``
+first (re-read the state over REST), as a dropped client does.
 """
 
 from __future__ import annotations
@@ -19,11 +25,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
+import secrets
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-__all__ = ["EventHub", "Subscription"]
+__all__ = ["RESUME_HEADER", "EventHub", "Subscription"]
+
+RESUME_HEADER = "X-Jupyter-Sched-Resume"
+"""Set on ``GET events`` answers of a server that resumes after ``Last-Event-ID`` (or says
+``lagged``): a client need not guess whether it missed events."""
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +50,13 @@ class Subscription:
     """
 
     def __init__(self, maxsize: int, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> None:
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=maxsize)
+        self._queue: asyncio.Queue[tuple[dict[str, Any], str]] = asyncio.Queue(maxsize=maxsize)
         self._view = view
         self.dropped = False
         self.closed = False
         self.reason = ""
 
-    def offer(self, event: dict[str, Any]) -> bool:
+    def offer(self, event: dict[str, Any], event_id: str = "") -> bool:
         """Queue what this client may see of ``event`` (nothing when its view says so) without
         waiting; on overflow drop the client. Returns False when dropped."""
         if self.closed:
@@ -56,7 +67,7 @@ class Subscription:
                 return True
             event = seen
         try:
-            self._queue.put_nowait(event)
+            self._queue.put_nowait((event, event_id))
             return True
         except asyncio.QueueFull:
             self.dropped = True
@@ -71,7 +82,7 @@ class Subscription:
         self.reason = reason
         while not self._queue.empty():
             self._queue.get_nowait()
-        self._queue.put_nowait(_CLOSED)
+        self._queue.put_nowait((_CLOSED, ""))
 
     async def next(self, timeout: float) -> dict[str, Any] | None:
         """The next event, ``None`` after ``timeout`` seconds without one.
@@ -79,13 +90,23 @@ class Subscription:
         Raises:
             EOFError: the subscription was closed (dropped, unsubscribed or server stopping).
         """
+        item = await self.next_with_id(timeout)
+        return None if item is None else item[0]
+
+    async def next_with_id(self, timeout: float) -> tuple[dict[str, Any], str] | None:
+        """The next event and its id (``""`` for one the hub made up, such as ``lagged``), ``None``
+        after ``timeout`` seconds without one.
+
+        Raises:
+            EOFError: the subscription was closed (dropped, unsubscribed or server stopping).
+        """
         try:
-            event = await asyncio.wait_for(self._queue.get(), timeout)
+            event, event_id = await asyncio.wait_for(self._queue.get(), timeout)
         except asyncio.TimeoutError:
             return None
         if event is _CLOSED:
             raise EOFError(self.reason)
-        return event
+        return event, event_id
 
     @property
     def pending(self) -> int:
@@ -98,21 +119,44 @@ class EventHub:
 
     Args:
         queue_size: events buffered per subscriber before it is dropped.
+        replay_size: events kept for clients that resume with ``Last-Event-ID``.
     """
 
-    def __init__(self, queue_size: int) -> None:
+    def __init__(self, queue_size: int, *, replay_size: int = 256) -> None:
         self.queue_size = queue_size
+        self.epoch = secrets.token_hex(4)
+        self._seq = 0
+        self._recent: deque[tuple[int, dict[str, Any]]] = deque(maxlen=replay_size)
         self._subscribers: set[Subscription] = set()
         self.counts: Counter[str] = Counter()
         self.dropped_clients = 0
         self._task: asyncio.Task[None] | None = None
 
-    def subscribe(self, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> Subscription:
+    def subscribe(self, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None, *,
+                  last_event_id: str | None = None) -> Subscription:
         """Register a new push client that receives ``view(event)`` of each event (None: skipped;
-        no view: every event as it is)."""
+        no view: every event as it is). ``last_event_id``: the client resumes after that event
+        (see module docstring): the kept events after it come first, or one ``lagged``."""
         sub = Subscription(self.queue_size, view)
+        if last_event_id:
+            self._replay(sub, last_event_id)
         self._subscribers.add(sub)
         return sub
+
+    def _replay(self, sub: Subscription, last_event_id: str) -> None:
+        epoch, _, number = last_event_id.strip().partition("-")
+        seen = int(number) if number.isdigit() else -1
+        oldest = self._recent[0][0] if self._recent else self._seq + 1
+        missed = [(item, f"{self.epoch}-{seq}") for seq, item in self._recent if seq > seen]
+        if sub._view is not None:
+            missed = [(view, event_id) for item, event_id in missed if (view := sub._view(item)) is not None]
+        # a restarted server (another epoch), an id from the future, events no longer kept, or
+        # more than the client's queue holds: it re-reads instead
+        if epoch != self.epoch or not oldest - 1 <= seen <= self._seq or len(missed) >= self.queue_size:
+            sub.offer({"type": "lagged", "data": {"resumed": False}})
+            return
+        for event, event_id in missed:
+            sub._queue.put_nowait((event, event_id))  # already through its view
 
     def unsubscribe(self, sub: Subscription) -> None:
         """Forget ``sub`` (idempotent)."""
@@ -128,8 +172,11 @@ class EventHub:
         """Offer ``event`` to every subscriber; drop the ones that are full."""
         item = {"type": str(event.get("type", "message")), "data": event.get("data", {})}
         self.counts[item["type"]] += 1
+        self._seq += 1
+        self._recent.append((self._seq, item))
+        event_id = f"{self.epoch}-{self._seq}"
         for sub in list(self._subscribers):
-            if not sub.offer(item):
+            if not sub.offer(item, event_id):
                 self._subscribers.discard(sub)
                 if sub.dropped:
                     self.dropped_clients += 1

@@ -41,6 +41,7 @@ from ..services.models import (
 )
 from ..services.visibility import event_for
 from .eta_accuracy import EtaAccuracyHandler
+from .events import RESUME_HEADER
 from .lease_wait import LeaseWaiter, poll_interval
 from .web import SchedHandler
 
@@ -381,25 +382,27 @@ class EventsHandler(SchedHandler):
     async def get(self) -> None:
         caller = self.caller
         hub = self.sched.event_hub
-        sub = hub.subscribe(functools.partial(event_for, caller))  # filtered before it is queued
+        # filtered before it is queued; a reconnecting client resumes after its Last-Event-ID
+        sub = hub.subscribe(functools.partial(event_for, caller), last_event_id=self.request.headers.get("Last-Event-ID"))
         self._subscription = sub
+        self.set_header(RESUME_HEADER, "1")  # ids resume here (else the client is told: lagged)
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
-        serial = 0
         try:
             self.write(": jupyter_sched event stream\nretry: 3000\n\n")
             await self.flush()
             while True:
                 try:
-                    event = await sub.next(self.sched.events_keepalive_s)
+                    item = await sub.next_with_id(self.sched.events_keepalive_s)
                 except EOFError:
                     break
-                if event is None:
+                if item is None:
                     self.write(": keepalive\n\n")
                 else:
-                    serial += 1
-                    self.write(f"id: {serial}\nevent: {event['type']}\ndata: {json.dumps(event['data'], default=str)}\n\n")
+                    event, event_id = item
+                    head = f"id: {event_id}\n" if event_id else ""
+                    self.write(f"{head}event: {event['type']}\ndata: {json.dumps(event['data'], default=str)}\n\n")
                 await self.flush()
         except StreamClosedError:
             return
@@ -423,9 +426,9 @@ class MetricsHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        from prometheus_client import CONTENT_TYPE_LATEST
 
-        text = await self.call(generate_latest, self.sched.metrics_registry)
+        text = await self.sched.metrics_registry.exposition(self.call)  # scrapes shared (.metrics)
         self.set_status(200)
         self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
 

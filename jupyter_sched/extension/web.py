@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from http.client import responses
 from typing import Any, TypeVar, cast
@@ -60,6 +61,10 @@ LATE_CALLER = frozenset({("GET", "config"), ("GET", "me"), ("GET", "inventory"),
 """``(method, route)`` whose caller is resolved on the request thread of its one service call (or
 never, for ``config``), not in a hop of its own: ``jupyter-sched status``, the polled pages, submit."""
 
+HOLD_KICKS = frozenset({("POST", "jobs")})
+"""``(method, route)`` whose engine kicks wait until the answer is written (not a lease: a
+long-polling ``POST leases?wait_ms=`` waits for the very decision its kick starts)."""
+
 _RESOLVED_ON_CALL = cast(Caller, object())
 """What :attr:`SchedHandler.caller` stands for until :meth:`SchedHandler.call` resolves it."""
 
@@ -93,6 +98,7 @@ class SchedHandler(APIHandler):
         return self.sched.services
 
     _sched_caller: Caller | None = None
+    _held_kicks: tuple[tuple[str, str | None], ...] = ()
 
     async def prepare(self) -> None:  # type: ignore[override]
         """Authenticate (jupyter_server), then resolve the caller once, off the event loop (it
@@ -103,9 +109,13 @@ class SchedHandler(APIHandler):
             self._sched_caller = await self.call(self.sched.resolve_caller, self.current_user)
 
     @property
+    def _route(self) -> str:
+        """The path under ``api/sched/`` (``jobs``, ``queue``, ``jobs/<id>``...)."""
+        return self.request.path.rstrip("/").split("api/sched/", 1)[-1]
+
+    @property
     def _late(self) -> bool:
-        route = self.request.path.rstrip("/").split("api/sched/", 1)[-1]
-        return (self.request.method, route) in LATE_CALLER
+        return (self.request.method, self._route) in LATE_CALLER
 
     @property
     def caller(self) -> Caller:
@@ -128,25 +138,41 @@ class SchedHandler(APIHandler):
         and streams while it waits for the database (``c.SchedApp.request_threads``). The
         :attr:`caller` stand-in among ``args`` is resolved there first."""
         run = self.sched.bulk_off_loop if self._bulk else self.sched.off_loop
-        if any(arg is _RESOLVED_ON_CALL for arg in args):
-            result: R = await run(self._with_caller, fn, self.current_user, *args, **kwargs)
+        late = any(arg is _RESOLVED_ON_CALL for arg in args)
+        if late:
+            result: R = await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs)
         else:
             result = await run(fn, *args, **kwargs)
         return result
 
-    def _with_caller(self, fn: Callable[..., R], user: Any, *args: Any, **kwargs: Any) -> R:
-        """On a request thread: resolve the caller of ``user``, then ``fn`` with it in place of the stand-in."""
-        caller = self._sched_caller = self.sched.resolve_caller(user)
-        return fn(*(caller if arg is _RESOLVED_ON_CALL else arg for arg in args), **kwargs)
+    def _on_thread(self, fn: Callable[..., R], user: Any, *args: Any, **kwargs: Any) -> R:
+        """On a request thread: resolve the caller of ``user`` (when given) in place of the
+        stand-in, and hold the engine kicks ``fn`` makes until the answer is written
+        (:meth:`on_finish`; a decision started at once would compete with writing it)."""
+        if user is not None:
+            caller = self._sched_caller = self.sched.resolve_caller(user)
+            args = tuple(caller if arg is _RESOLVED_ON_CALL else arg for arg in args)
+        context: Any = getattr(self.services, "ctx", None)
+        if (self.request.method, self._route) not in HOLD_KICKS or not hasattr(context, "holding_kicks"):
+            return fn(*args, **kwargs)
+        with context.holding_kicks() as held:
+            result = fn(*args, **kwargs)
+        self._held_kicks = (*self._held_kicks, *held)
+        return result
+
+    def on_finish(self) -> None:
+        """The answer is written: send the engine kicks its service call held (:meth:`_on_thread`)."""
+        super().on_finish()
+        if self._held_kicks:
+            held, self._held_kicks = list(self._held_kicks), ()
+            self.services.ctx.send_kicks(held)
 
     @property
     def _bulk(self) -> bool:
         """True for a GET of a route that lists many rows (:data:`BULK_READS`): it runs on the
         bulk request threads, so the quick answers (``config``, ``me``, ``inventory``, one job,
         a submit) never wait in line behind fifty panels' page reads (issue 17)."""
-        if self.request.method != "GET":
-            return False
-        return self.request.path.rstrip("/").split("api/sched/", 1)[-1] in BULK_READS
+        return self.request.method == "GET" and self._route in BULK_READS
 
     # ---- request parsing -----------------------------------------------------------------
     def json_value(self, *, optional: bool = False) -> Any:
@@ -249,7 +275,7 @@ class SchedHandler(APIHandler):
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        self.finish(wire_json(answer))
+        self.finish(_written(answer))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
@@ -301,6 +327,27 @@ class SchedHandler(APIHandler):
                           http_status_for(value), value)
             return
         super().log_exception(typ, value, tb)
+
+
+_WRITTEN: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
+"""JSON of the latest answers written, by identity (the answer is held, so its id is not reused)."""
+
+
+def _written(answer: Any) -> bytes:
+    """:func:`wire_json` of ``answer``, once per answer object: a page the services keep while its
+    jobs are unchanged (:mod:`jupyter_sched.services.readcache`) is the same frozen model for
+    every poller, so it is serialised once, not fifty times (on the event loop's thread only)."""
+    if not isinstance(answer, BaseModel):
+        return wire_json(answer)
+    kept = _WRITTEN.get(id(answer))
+    if kept is not None and kept[0] is answer:
+        _WRITTEN.move_to_end(id(answer))
+        return kept[1]
+    body = wire_json(answer)
+    _WRITTEN[id(answer)] = (answer, body)
+    if len(_WRITTEN) > 16:
+        _WRITTEN.popitem(last=False)
+    return body
 
 
 def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:

@@ -71,7 +71,8 @@ _LIVE = "pending,admitted,running"
 _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
-_PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Accel-Buffering", "Link")
+_PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Accel-Buffering", "Link",
+                 "X-Jupyter-Sched-Resume")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
 _KERNEL_REPORT_TIMEOUT_S = 10.0
@@ -345,9 +346,6 @@ class ForwardingService:
         """
         url = self.target(path, query)
         headers = {"Content-Type": content_type} if content_type else {}
-        down = self.link.reconnecting
-        if down is not None:  # its retry loop runs: answer at once, saying when it tries again
-            raise _unreachable(self.url, None, down)
         try:
             response = await self.client.request(method, url, content=body or None, headers=headers)
         except httpx.HTTPError as exc:
@@ -355,13 +353,16 @@ class ForwardingService:
         self.link.succeeded()
         return response
 
-    def stream(self, path: str, query: str) -> Any:
-        """A streaming GET (``async with service.stream(...) as response``) with no read timeout.
+    def stream(self, path: str, query: str, *, last_event_id: str | None = None) -> Any:
+        """A streaming GET (``async with service.stream(...) as response``) with no read timeout;
+        ``last_event_id``: the SSE client's, so the central resumes its event stream.
 
         Raises:
             ValidationError, NotFoundError: ``path`` may not be forwarded.
         """
-        return self.client.stream("GET", self.target(path, query), timeout=httpx.Timeout(None, connect=10.0))
+        headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
+        return self.client.stream("GET", self.target(path, query), headers=headers,
+                                  timeout=httpx.Timeout(None, connect=10.0))
 
 
 class _NotTheOwner(AuthorizationError):
@@ -515,7 +516,8 @@ class ForwardHandler(APIHandler):
     async def _pass_events(self, query: str) -> None:
         """Copy the central's event stream through, flushing whole SSE blocks only (so a stream
         cut off mid-event never leaves half an event before this server's own events)."""
-        async with self.forwarding.stream("events", query) as response:
+        async with self.forwarding.stream("events", query,
+                                          last_event_id=self.request.headers.get("Last-Event-ID")) as response:
             self.set_status(response.status_code)
             for name in _PASS_HEADERS:
                 if name in response.headers:

@@ -6,10 +6,11 @@ first failed request marks the link down and starts ONE retry loop: it probes th
 (``GET api/sched/config``) after 1 s, 2 s, 4 s … up to 30 s (jittered, :class:`~jupyter_sched.backoff.Backoff`)
 until it answers. Meanwhile:
 
-* every forwarded request fails at once (no connect timeout per request, no hammering a service
-  that is coming back) with 502 ``hub_service_unreachable`` whose message is the loop's sentence:
-  "the scheduler service does not answer: reconnecting to the central service (attempt 3, next
-  in 4 s)", plus ``details.reconnecting`` — what the magics and the CLI print;
+* a forwarded request is still sent (the user acting is not a retry: one that gets through marks
+  the link up at once, however long the loop's next wait), and when it fails it answers 502
+  ``hub_service_unreachable`` whose message is the loop's sentence: "the scheduler service does
+  not answer: reconnecting to the central service (attempt 3, next in 4 s)", plus
+  ``details.reconnecting`` — what the magics and the CLI print;
 * the server's own event stream (``GET events``, which the panel reads) carries ``connection``
   events ``{"central": {"target", "attempt", "next_in_s", "error", "message"}}`` at each attempt
   and ``{"central": null}`` once the service answers again, so the panel shows the sentence and

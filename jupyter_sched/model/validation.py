@@ -49,7 +49,8 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         try:
             number = float(value.strip())
         except ValueError:
-            raise ValidationError(f"{field} must be a number (got {quoted(value)})", field=field,
+            # handed case 019's exact words (b3): `gpus must be an integer (got "two")`
+            raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
                                   hint="use a whole number such as 1 or 4") from None
     elif isinstance(value, (int, float)):
         number = float(value)
@@ -60,7 +61,7 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
                               hint="use a whole number such as 1 or 4")
     if number < 0:
-        raise ValidationError(f"{field} must be at least 0 (got {value})", field=field,
+        raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,  # case 019 b2, word for word
                               hint="use 0 for CPU-only work or a positive number of GPUs")
     if number == int(number):
         if number > 4096:

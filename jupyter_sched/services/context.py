@@ -8,7 +8,9 @@ leading engine's latest reason).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,6 +25,9 @@ from ..model import Inventory, Job, JobState, Profile
 from ..store import IdGenerator, JobRecord, Store
 
 __all__ = ["Context"]
+
+_held = threading.local()
+"""Per thread: the kicks :meth:`Context.holding_kicks` holds (``kicks``: a list, or None)."""
 
 
 @dataclass
@@ -68,8 +73,36 @@ class Context:
             return False
 
     def kick(self, event: str = "change", job_id: str | None = None) -> None:
-        """Ask the engine for a decision now (``("submit", job_id)``: see :meth:`Engine.kick`)."""
+        """Ask the engine for a decision now (``("submit", job_id)``: see :meth:`Engine.kick`) —
+        or, inside :meth:`holding_kicks` on this thread, once the caller has answered."""
+        held: list[tuple[str, str | None]] | None = getattr(_held, "kicks", None)
+        if held is not None:
+            held.append((event, job_id))
+            return
         self.runner.kick(event, job_id)
+
+    @contextmanager
+    def holding_kicks(self) -> Iterator[list[tuple[str, str | None]]]:
+        """Hold the engine kicks this thread makes inside the block, for :meth:`send_kicks` once
+        the answer is written (issue 17: a submit's decision, started at once, took the
+        interpreter from the thread writing the submit's answer — POST jobs p95 22 ms instead of
+        7). Kicks of a block that raises are sent at once."""
+        held: list[tuple[str, str | None]] = []
+        _held.kicks = held
+        try:
+            yield held
+        except BaseException:
+            _held.kicks = None
+            self.send_kicks(held)
+            raise
+        finally:
+            _held.kicks = None
+
+    def send_kicks(self, held: list[tuple[str, str | None]]) -> None:
+        """Send kicks held by :meth:`holding_kicks` (each once: the list is emptied)."""
+        while held:
+            event, job_id = held.pop(0)
+            self.runner.kick(event, job_id)
 
     def publish(self, event: dict[str, Any]) -> None:
         """Put ``{"type", "data"}`` on the event stream."""

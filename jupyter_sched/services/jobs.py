@@ -51,6 +51,9 @@ _DRY_RUN_COMMAND = "true"
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
 
+_LINES_KEPT = 5_000
+"""Queue lines kept at most (all dropped when full): two views of the default head of 1,000 and more."""
+
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
 
@@ -66,6 +69,8 @@ class JobsService:
         self.ctx = ctx
         self.answers = ReadCache()
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
+        self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool], object, QueueEntry]] = {}
+        """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
@@ -303,19 +308,32 @@ class JobsService:
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool) -> QueueEntry:
         """One queue line of ``record`` as ``caller`` may see it (``index``: its place among
-        pending work, 1-based; None for work holding GPUs)."""
+        pending work, 1-based; None for work holding GPUs).
+
+        Kept per job while what it shows is unchanged — the row's version, the reason (by
+        identity: the engine's latest, or the stored one), whether the caller owns it, its place
+        and the simulated flag — so a page read after a submit, or by another user, rebuilds only
+        the lines that changed (every viewer but the owner shares one line object)."""
         job = self.ctx.live(record.job)
-        data = job_to_dict(job, simulated=simulated)
+        reason = job.reason
         mine = job.spec.user == caller.user
+        shape = (record.version, index, simulated)
+        kept = self._lines.get((job.id, mine))
+        if kept is not None and kept[0] == shape and kept[1] is reason:
+            return kept[2]
+        data = job_to_dict(job, simulated=simulated)
         if not mine:
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
-        reason = job.reason
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
-        return QueueEntry.model_validate(data)
+        entry = QueueEntry.model_validate(data)
+        if len(self._lines) >= _LINES_KEPT:
+            self._lines.clear()
+        self._lines[(job.id, mine)] = (shape, reason, entry)
+        return entry
 
     # ---- cancel ------------------------------------------------------------------------------
     def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:

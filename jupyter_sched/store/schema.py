@@ -34,7 +34,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["JOBS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
+__all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
            "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8"]
 
 _TS = 32  # width of a timestamp column (27 used)
@@ -263,6 +263,9 @@ def columns_v7(md: sa.MetaData) -> None:
 
 JOBS_COUNTER = "jobs"
 """Name of the ``change_counters`` row every transaction that writes job rows increments."""
+QUOTAS_COUNTER = "quotas"
+"""Name of the ``change_counters`` row every replacement of the quota set increments (inserted
+by the first one)."""
 
 
 def tables_v8(md: sa.MetaData) -> None:

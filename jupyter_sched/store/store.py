@@ -23,6 +23,7 @@ overwrite each other silently.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -82,6 +83,9 @@ _QUEUE_OWN = (sa.select(_QUEUE_POSITIONS.c.id, _QUEUE_POSITIONS.c.rank, _QUEUE_P
               .order_by(_QUEUE_POSITIONS.c.pos))
 _COUNTERS = schema.change_counters
 _JOBS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.JOBS_COUNTER)
+_QUOTAS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
+_BUMP_QUOTAS = (_COUNTERS.update().where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
+                .values(value=_COUNTERS.c.value + 1))
 _BUMP_JOBS = _COUNTERS.update().where(_COUNTERS.c.name == schema.JOBS_COUNTER).values(value=_COUNTERS.c.value + 1)
 _JOBS_BY_ID = sa.select(schema.jobs).where(schema.jobs.c.id.in_(sa.bindparam("ids", expanding=True)))
 QueueKey = tuple[int, str, str]
@@ -181,6 +185,9 @@ class _RowCache:
     def __init__(self, limit: int = 20_000) -> None:
         self.limit = limit
         self._records: dict[str, JobRecord] = {}
+        self.quota_set: tuple[int, QuotaSet] | None = None
+        """The quota set last read and the ``quotas`` change counter it was read at (see
+        :meth:`StoreTx.quota_set`)."""
 
     def decode(self, row: Mapping[Any, Any]) -> JobRecord:
         """The record of a ``jobs`` row (see :func:`~.codec.record_from_row` for what it raises)."""
@@ -229,6 +236,32 @@ def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
     return engine
 
 
+@functools.lru_cache(maxsize=8)
+def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[Any]:
+    """The statement of :meth:`StoreTx.gpu_seconds` (parameters ``lo``, ``hi``, ``user``, ``team``),
+    built once per shape: ``GET me`` sums twice per call, and building it cost more than running it."""
+    u = schema.usage
+    lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
+    end = sa.func.coalesce(u.c.ended_at, hi)
+    clipped_end = sa.func.min(end, hi) if sqlite else sa.func.least(end, hi)
+    clipped_start = sa.func.max(u.c.started_at, lo) if sqlite else sa.func.greatest(u.c.started_at, lo)
+
+    def epoch(text: Any) -> Any:  # fixed-width ISO 8601 UTC text → seconds
+        if sqlite:
+            return sa.func.julianday(text) * 86400.0
+        return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
+
+    seconds = epoch(clipped_end) - epoch(clipped_start)
+    counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
+    query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
+        u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
+    if by_user:
+        query = query.where(u.c.user == sa.bindparam("user"))
+    if by_team:
+        query = query.where(u.c.team == sa.bindparam("team"))
+    return query
+
+
 class StoreTx:
     """Operations inside one open transaction (from :meth:`Store.transaction`).
 
@@ -242,6 +275,8 @@ class StoreTx:
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
         self.jobs_changed = False
+        self.quotas_changed = False
+        """True once this transaction replaced the quota set: its commit moves the ``quotas`` counter."""
         """True once this transaction wrote a job row: its commit increments the ``jobs`` change
         counter (:meth:`jobs_version`). Code writing ``jobs`` through ``conn`` sets it itself."""
 
@@ -571,27 +606,9 @@ class StoreTx:
         it. Same arithmetic as :func:`jupyter_sched.accounting.gpu_seconds` (share times overlap);
         rows the readers quarantine (:func:`~.quarantine.check_usage_row`) count nothing.
         """
-        u = schema.usage
-        lo, hi = ts(since), ts(until)
-        sqlite = self.conn.dialect.name == "sqlite"
-        end = sa.func.coalesce(u.c.ended_at, hi)
-        clipped_end = sa.func.min(end, hi) if sqlite else sa.func.least(end, hi)
-        clipped_start = sa.func.max(u.c.started_at, lo) if sqlite else sa.func.greatest(u.c.started_at, lo)
-
-        def epoch(text: Any) -> Any:  # fixed-width ISO 8601 UTC text → seconds
-            if sqlite:
-                return sa.func.julianday(text) * 86400.0
-            return sa.func.extract("epoch", sa.cast(text, sa.TIMESTAMP(timezone=True)))
-
-        seconds = epoch(clipped_end) - epoch(clipped_start)
-        counted = sa.case((sound_usage_sql(u, sqlite=sqlite), u.c.share * seconds), else_=0.0)  # quarantine.py
-        query = sa.select(sa.func.coalesce(sa.func.sum(counted), 0.0)).where(
-            u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
-        if user is not None:
-            query = query.where(u.c.user == user)
-        if team is not None:
-            query = query.where(u.c.team == team)
-        return max(0.0, float(self.conn.execute(query).scalar() or 0.0))
+        query = _gpu_seconds_query(self.conn.dialect.name == "sqlite", user is not None, team is not None)
+        params = {"lo": ts(since), "hi": ts(until), "user": user, "team": team}
+        return max(0.0, float(self.conn.execute(query, params).scalar() or 0.0))
 
     # -- telemetry history ---------------------------------------------------------------------
 
@@ -638,7 +655,24 @@ class StoreTx:
     # -- quotas ------------------------------------------------------------------------------
 
     def quota_set(self) -> QuotaSet:
-        """The quota lines, budgets, team policies and user→team map in force."""
+        """The quota lines, budgets, team policies and user→team map in force.
+
+        Read again only when the ``quotas`` change counter moved since the last read in this
+        process (every request resolves its caller from it, and a submit checks it: four queries
+        and some hundred objects each time, issue 17); :meth:`replace_quota_set` moves it, in
+        any process sharing the store.
+        """
+        version = self.conn.execute(_QUOTAS_VERSION).scalar()
+        version = 0 if version is None else int(version)  # no row until the first replace
+        kept = self.decoded.quota_set
+        if kept is not None and kept[0] == version and self.decoded.limit and not self.quotas_changed:
+            return kept[1]
+        quota_set = self._read_quota_set()
+        if not self.quotas_changed:  # this transaction's own replacement is not committed yet
+            self.decoded.quota_set = (version, quota_set)
+        return quota_set
+
+    def _read_quota_set(self) -> QuotaSet:
         quotas = tuple(quota_from_dict({"team": r.team, "user": r.user, "gpu_model": r.gpu_model,
                                         "guaranteed": r.guaranteed, "borrowing_limit": r.borrowing_limit})
                        for r in self.conn.execute(sa.select(schema.quotas).order_by(schema.quotas.c.id)))
@@ -654,6 +688,7 @@ class StoreTx:
 
     def replace_quota_set(self, quota_set: QuotaSet) -> None:
         """Replace the whole quota set (lines, budgets, policies, user→team) in this transaction."""
+        self.quotas_changed = True
         for table in (schema.quotas, schema.budgets, schema.team_policies, schema.user_teams):
             self.conn.execute(table.delete())
         for q in quota_set.quotas:
@@ -867,6 +902,8 @@ class Store:
                     yield tx
                     if tx.jobs_changed:  # last, so the counter row is locked only while committing
                         conn.execute(_BUMP_JOBS)
+                    if tx.quotas_changed and not conn.execute(_BUMP_QUOTAS).rowcount:
+                        conn.execute(_COUNTERS.insert().values(name=schema.QUOTAS_COUNTER, value=1))
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
                              hint="retry; if it persists check the database") from exc

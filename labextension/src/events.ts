@@ -17,6 +17,8 @@ import type { ISchedEvent } from './types';
  */
 export class SseParser {
   private buffer = '';
+  /** The last `id:` field seen (the spec's "last event ID buffer"): sent back as `Last-Event-ID`. */
+  lastEventId = '';
 
   /** Feed a chunk; returns the events completed by it. */
   feed(chunk: string): ISchedEvent[] {
@@ -26,6 +28,11 @@ export class SseParser {
     while ((end = this.buffer.indexOf('\n\n')) >= 0) {
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id:')) {
+          this.lastEventId = line.slice(line.startsWith('id: ') ? 4 : 3);
+        }
+      }
       const event = SseParser.parseBlock(block);
       if (event) {
         out.push(event);
@@ -103,6 +110,9 @@ export class EventStream {
   /** Bumped by {@link reconnect}: a connection of an older generation ends silently. */
   private generation = 0;
   private _status: StreamStatus = 'down';
+  /** The last event id of any connection: a reconnect resumes after it (the server replays what
+   * was missed, or sends `lagged` when it cannot). */
+  private lastEventId = '';
 
   constructor(private readonly options: IEventStreamOptions) {}
 
@@ -147,9 +157,13 @@ export class EventStream {
     const now = this.options.now ?? (() => Date.now());
     let openedAt: number | null = null;
     try {
+      const headers: Record<string, string> = { Accept: 'text/event-stream' };
+      if (this.lastEventId) {
+        headers['Last-Event-ID'] = this.lastEventId;
+      }
       const response = await this.options.transport.request(`${API_ROOT}/events`, {
         method: 'GET',
-        headers: { Accept: 'text/event-stream' },
+        headers,
         signal: this.controller.signal
       });
       if (!response.ok || !response.body) {
@@ -175,6 +189,7 @@ export class EventStream {
             console.error('jupyter_sched: event handler failed', err);
           }
         }
+        this.lastEventId = parser.lastEventId || this.lastEventId;
       }
     } catch {
       // network failure or abort: handled below like a closed stream

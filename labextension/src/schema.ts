@@ -264,9 +264,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Server-Sent Events (job, lease, inventory, telemetry, idle_warning, preempted).
-         * @description `text/event-stream`; each event is `event: <type>` and `data: <json>`. A client that
-         *     falls behind the per-client buffer is disconnected and should reconnect.
+         * Server-Sent Events (job, lease, inventory, telemetry, idle_warning, preempted, connection).
+         * @description `text/event-stream`; each event is `id: <epoch>-<n>`, `event: <type>` and `data: <json>`. A client that
+         *     falls behind the per-client buffer is disconnected and should reconnect. A client that reconnects with
+         *     the `Last-Event-ID` request header gets the events it missed first, or one `lagged` event
+         *     (`{"resumed": false}`: re-read the state) when they are no longer kept; answers carry
+         *     `X-Jupyter-Sched-Resume: 1`. `connection` events report a server retry loop:
+         *     `{"database" | "central": {"target", "attempt", "next_in_s", "error", "message"}}` while it
+         *     reconnects, `null` once it is back.
          */
         get: operations["streamEvents"];
         put?: never;

@@ -183,6 +183,33 @@ describe('EventStream', () => {
     stream.dispose();
   });
 
+  it('a reconnect sends the last event id, so the server resumes after it', async () => {
+    const t = fakeTimers();
+    const asked: string[] = [];
+    const statuses: string[] = [];
+    let connects = 0;
+    const stream = new EventStream({
+      transport: {
+        request: async (_path, init) => {
+          asked.push(JSON.stringify(init?.headers));
+          connects++;
+          return streamResponse(connects === 1 ? 'id: ab12-7\nevent: job\ndata: {"id": "j1"}\n\n: keepalive\n\n' : '');
+        }
+      },
+      onEvent: () => undefined,
+      onStatus: s => statuses.push(s),
+      setTimeout: t.schedule,
+      now: t.clock
+    });
+    stream.start();
+    await vi.waitFor(() => expect(statuses).toEqual(['connecting', 'open', 'down']), { timeout: 10000 });
+    await t.advance(1300);
+    await vi.waitFor(() => expect(connects).toBe(2), { timeout: 10000 });
+    expect(asked[0]).toBe('{"Accept":"text/event-stream"}');
+    expect(asked[1]).toBe('{"Accept":"text/event-stream","Last-Event-ID":"ab12-7"}');
+    stream.dispose();
+  });
+
   it('a connection that stayed open resets the backoff to about 1 s', async () => {
     const t = fakeTimers();
     let connects = 0;

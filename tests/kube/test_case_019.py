@@ -60,8 +60,8 @@ def _posted_job(fake: FakeKubernetes, name: str) -> bytes:
 
 BAD = [
     ({"gpus": 0.5}, "gpus must be a whole number (got 0.5); request a MIG profile for a fraction of a GPU"),
-    ({"gpus": -1}, "gpus must be at least 0 (got -1)"),
-    ({"gpus": "two"}, "gpus must be a number (got 'two')"),
+    ({"gpus": -1}, "gpus must be >= 0 (got -1)"),
+    ({"gpus": "two"}, 'gpus must be an integer (got "two")'),
 ]
 
 

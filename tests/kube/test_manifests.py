@@ -227,8 +227,8 @@ def test_labels_are_sanitised_and_namespaces_can_be_per_user() -> None:
 BAD_SPECS = [
     pytest.param({"gpus": 0.5}, "gpus must be a whole number (got 0.5); request a MIG profile for a fraction of a GPU",
                  id="half a GPU is refused with a MIG hint"),
-    pytest.param({"gpus": -1}, "gpus must be at least 0 (got -1)", id="negative GPUs are refused"),
-    pytest.param({"gpus": "two"}, "gpus must be a number (got 'two')", id="GPUs as a word are refused"),
+    pytest.param({"gpus": -1}, "gpus must be >= 0 (got -1)", id="negative GPUs are refused"),
+    pytest.param({"gpus": "two"}, 'gpus must be an integer (got "two")', id="GPUs as a word are refused"),
 ]
 
 

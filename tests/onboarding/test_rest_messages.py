@@ -152,7 +152,7 @@ def test_job_fields_say_whole_number_and_at_least() -> None:
 
     for body, want in (({"workers": 1.5}, "workers must be a whole number (got 1.5)"),
                        ({"workers": 0}, "workers must be at least 1 (got 0)"),
-                       ({"gpus": -1}, "gpus must be at least 0 (got -1)")):
+                       ({"gpus": -1}, "gpus must be >= 0 (got -1)")):  # handed case 019's own words
         with pytest.raises(ValidationError) as err:
             spec_from_request({"command": ["true"], **body}, user="ann")
         assert err.value.message == want

@@ -91,3 +91,38 @@ def test_the_jobs_counter_grows_with_each_transaction_that_writes_a_job_and_only
         tx.update_job(store.get_job("j-1"))
         raise RuntimeError("rolled back")
     assert version() == start + 2, "a rolled-back write does not count"
+
+
+def test_the_quota_set_is_read_again_once_any_process_replaced_it(store: Store) -> None:
+    from jupyter_sched.model import Quota, QuotaSet
+
+    other = Store(store.url)  # another server on the same store
+    try:
+        assert store.quota_set() == QuotaSet()
+        kept = store.quota_set()
+        assert store.quota_set() is kept, "unchanged: the set read before, no four queries again"
+        with other.transaction() as tx:
+            tx.replace_quota_set(QuotaSet(quotas=(Quota(team="ml", guaranteed=2),), user_teams={"ana": "ml"}))
+            assert tx.quota_set().user_teams == {"ana": "ml"}, "the writing transaction reads its own replacement"
+        assert store.quota_set().user_teams == {"ana": "ml"} and store.quota_set().quotas[0].guaranteed == 2
+        with store.transaction() as tx:
+            tx.replace_quota_set(QuotaSet(user_teams={"ana": "cv"}))
+        assert other.quota_set().user_teams == {"ana": "cv"} and other.quota_set().quotas == ()
+    finally:
+        other.close()
+
+
+def test_queue_lines_are_shared_by_viewers_and_rebuilt_only_when_they_change(services: Services) -> None:
+    ana, bo, cy = (services.caller(name, admin=False) for name in ("ana", "bo", "cy"))
+    first = services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"])).id
+    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"]))
+    request = GetQueueRequest(limit=10)
+    seen_by_bo = services.jobs.queue(bo, request).root
+    seen_by_cy = services.jobs.queue(cy, request).root
+    assert all(b is c for b, c in zip(seen_by_bo, seen_by_cy, strict=True)), "one line object for every other viewer"
+    assert not any(line.mine for line in seen_by_bo) and all(line.mine for line in services.jobs.queue(ana, request).root)
+    services.jobs.submit(cy, SubmitJobRequest(gpus=1, command=["true"]))  # a new job: the page changes
+    after = services.jobs.queue(bo, request).root
+    assert after[0] is seen_by_bo[0] and after[1] is seen_by_bo[1] and len(after) == 3, "unchanged lines reused"
+    services.jobs.cancel(ana, first)
+    assert first not in [line.id for line in services.jobs.queue(bo, request).root], "a cancelled job leaves"

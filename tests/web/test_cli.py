@@ -75,7 +75,7 @@ async def test_cancel_of_an_unknown_job_is_one_line_and_exit_1(cli: Any) -> None
 async def test_submit_with_bad_gpus_names_the_field(cli: Any) -> None:
     run = await cli("submit", "--gpus", "two", "--", "true")
     assert run.code == EXIT_REFUSED
-    assert "submit: --gpus must be a number (got 'two')" in run.err and run.err.count("\n") == 1
+    assert 'submit: --gpus must be an integer (got "two")' in run.err and run.err.count("\n") == 1  # case 019 b3
 
 
 async def test_submit_reserves_cpu_and_host_memory_and_names_a_bad_value(cli: Any) -> None:

@@ -65,7 +65,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...definitions.parameters import script_arguments
-from ...errors import ValidationError, shown
+from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
 from ...model.resources import GPU_MILLI
 from ..runas import RunAs
@@ -155,10 +155,10 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
     res = spec.resources
     gpus: object = res.gpus
     if isinstance(gpus, bool) or not isinstance(gpus, int):
-        raise ValidationError(f"gpus must be a whole number (got {shown(gpus)})", field="gpus",
+        raise ValidationError(f'gpus must be an integer (got "{gpus}")', field="gpus",  # case 019 b3's words
                               hint="use a whole number such as 0, 1 or 4")
     if gpus < 0:
-        raise ValidationError(f"gpus must be at least 0 (got {gpus})", field="gpus",
+        raise ValidationError(f"gpus must be >= 0 (got {gpus})", field="gpus",  # case 019 b2's words
                               hint="use 0 for CPU-only work")
     if gpus > 0 and res.gpu_milli < GPU_MILLI:
         raise ValidationError(

@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from jupyter_sched.client import AsyncSchedClient, Connection
+from jupyter_sched.client import AsyncSchedClient, Connection, SchedClient
+from jupyter_sched.errors import SchedError
 
 CENTRAL_TOKEN = "central-token-reconnect"
 SERVER_TOKEN = "user-server-token-reconnect"
@@ -135,6 +136,11 @@ async def test_a_gone_central_service_is_retried_with_growing_gaps_and_shown_unt
         assert "reconnecting to the central service (attempt 1, next in 1 s)" in str(error)
         assert error.details["reconnecting"]["attempt"] == 1  # type: ignore[attr-defined]
         assert "127.0.0.1" not in str(error)  # the address goes to the log only
+        magic_client = SchedClient(Connection(f"http://127.0.0.1:{jp_http_port}{jp_base_url}", SERVER_TOKEN))
+        with pytest.raises(SchedError) as said:  # what %gpu and the CLI print (the sync client)
+            await asyncio.to_thread(magic_client.jobs)
+        assert "reconnecting to the central service (attempt " in said.value.message
+        magic_client.close()
 
         # ... and the panel's stream says so at every attempt, the gaps growing (1 s, 2 s, 4 s ...)
         event = await asyncio.wait_for(first, 60)
@@ -147,16 +153,18 @@ async def test_a_gone_central_service_is_retried_with_growing_gaps_and_shown_unt
         assert attempts[-1]["next_in_s"] > attempts[-2]["next_in_s"] > 0.5
         assert attempts[-1]["message"].startswith("reconnecting to the central service (attempt 3, next in ")
 
-        with pytest.raises(Exception) as still:  # meanwhile requests answer at once with the loop's state
+        with pytest.raises(Exception) as still:  # meanwhile requests still fail with the loop's state
             await api.jobs()
         assert "reconnecting to the central service (attempt " in str(still.value)
+        assert still.value.details["reconnecting"]["attempt"] >= 3  # type: ignore[attr-defined]
 
         central.start()
         await next_event(events, lambda e: central_state(e) is None)  # back: said on the same stream
         assert isinstance(await api.jobs(), list)  # forwarded again
-        # the user server ended its stand-in stream; the client reconnected by itself to the real one
+        # the user server ended its stand-in stream; the client reconnected by itself to the real
+        # one and is told it missed events (the restarted central cannot resume: another epoch)
         marker = await next_event(events, lambda e: e["type"] == "lagged")
-        assert marker["data"]["reconnected"] is True
+        assert marker["data"].get("reconnected") is True or marker["data"].get("resumed") is False, marker
         job = await api.submit({"gpus": 0, "command": ["true"]})
         seen = await next_event(events, lambda e: e["type"] == "job" and e["data"].get("id") == job["id"])
         assert seen["data"]["user"]
