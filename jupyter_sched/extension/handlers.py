@@ -426,9 +426,9 @@ class MetricsHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        from prometheus_client import CONTENT_TYPE_LATEST
 
-        text = await self.call(generate_latest, self.sched.metrics_registry)
+        text = await self.sched.metrics_registry.exposition(self.call)  # scrapes shared (.metrics)
         self.set_status(200)
         self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
 
