@@ -126,10 +126,18 @@ def check_priority(caller: Caller, spec: JobSpec) -> None:
     granted = caller.classes_for(spec.team)
     if spec.priority.value not in granted:
         order = [c for c in ("high", "normal", "low") if c in granted]
+        wanted, team = spec.priority.value, spec.team
+        use = "use " + (" or ".join(order) or "no class")
+        if caller.admin:  # "ask an admin" would point at themselves: say where a grant is made
+            how = (f"{use}; as an admin you may allow {wanted!r} in team {team!r} with PUT api/sched/quotas "
+                   f'{{"teams": [{{"team": "{team}", "allowed_priorities": ["{wanted}", "normal", "low"]}}]}} '
+                   f"(it replaces the team policies), or in the server's config with "
+                   f'c.SchedApp.priority_grants = {{"users": {{"{caller.user}": ["{wanted}"]}}}} and a restart')
+        else:
+            how = f"{use}, or ask an admin to allow {wanted!r} for you or team {team!r}"
         raise AuthorizationError(
-            f"priority {spec.priority.value!r} is not granted to {caller.user} in team {spec.team!r}",
-            field="priority", hint="use " + (" or ".join(order) or "no class") + "; an admin grants others",
-            details={"priority": spec.priority.value, "granted": order})
+            f"priority {wanted!r} is not granted to {caller.user} in team {team!r}",
+            field="priority", hint=how, details={"priority": wanted, "granted": order})
 
 
 def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, int]) -> None:

@@ -561,3 +561,26 @@ def test_queue_all_pages_through_the_whole_queue(server: EmbeddedServer) -> None
     import asyncio
 
     assert [row["id"] for row in asyncio.run(paged_async())] == [row["id"] for row in paged]
+
+
+def test_a_priority_not_granted_says_who_grants_it_and_how(server: EmbeddedServer) -> None:
+    """Third new-user run, finding 1: an admin asking for ``--priority high`` was told "an admin
+    grants others" — they are the admin, and nothing said how. An admin now reads the request that
+    grants it (and it works); anyone else is told to ask an admin."""
+    ann = cli(server, "tok-ann", "submit", "--priority", "high", "--", "true")
+    assert ann.code == EXIT_REFUSED
+    assert ann.err.strip() == ("jupyter-sched submit: --priority 'high' is not granted to ann in team 'default' — use "
+                               "normal or low, or ask an admin to allow 'high' for you or team 'default' [forbidden]")
+    boss = cli(server, "tok-boss", "submit", "--priority", "high", "--", "true")
+    assert boss.code == EXIT_REFUSED and "an admin grants" not in boss.err
+    assert "as an admin you may allow 'high' in team 'default' with PUT api/sched/quotas " in boss.err
+    assert 'c.SchedApp.priority_grants = {"users": {"boss": ["high"]}}' in boss.err
+    put = boss.err.split("PUT api/sched/quotas ", 1)[1].split(" (it replaces")[0]
+    admin = api(server, "tok-boss")
+    before = admin.get("quotas").json()["teams"]
+    try:
+        assert admin.put("quotas", json=json.loads(put)).status_code == 200  # the hint's own request works
+        job = cli(server, "tok-boss", "--json", "submit", "--priority", "high", "--gpus", "0", "--", "true")
+        assert job.code == EXIT_OK and json.loads(job.out)["priority"] == "high", job.err
+    finally:
+        admin.put("quotas", json={"teams": before})
