@@ -13,8 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word
-from ..wording.jobs import ends_by
-from ..wording.jobs import TERMINAL_STATES, granted_uuids
+from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids
 
 if TYPE_CHECKING:
     import pandas as pd
