@@ -14,7 +14,9 @@ Policies, all in the same run:
 * ``FIFO``: reference, strict arrival order (the head blocks everything behind it);
 * ``SJF (oracle)``: reference, shortest *true* duration first, any job that fits starts;
 * ``ours`` rows: the production ``run_cycle`` in the discrete-event simulator, with the
-  profile named in the row — the default (fair share, EASY backfill on declared limits), and
+  profile named in the row — the default (fair share counting each user's next job's expected
+  work, EASY backfill on declared limits), ``fair-usage`` (the default's order until session 3:
+  users by usage alone), and
   ``short-first`` (highest response ratio next on learned runtimes) with EASY or conservative
   backfill. ETAs come from limits or from the runtimes learned from finished runs (``history``).
 
@@ -23,8 +25,9 @@ ETA accuracy over jobs that waited: predicted start at submit (``Admit.predicted
 the actual start — coverage, median absolute error, and that error over the median wait.
 
 ``--sweep`` also replays the best row and the default over 9 variants (arrivals x1.5/x2/x2.5;
-padding users {1,3}/{0}/none) and prints the spread of their ETA error, so that one lucky replay
-is not read as the figure. ``--oracle`` replays every row again with the *true* runtimes as the
+padding users {1,3}/{0}/none) and prints the spread of their ETA error and JCT, so that one lucky
+replay is not read as the figure; ``--held-out`` replays the default and ``fair-usage`` over 10
+more (arrivals x1.75/x2.25; padding users {1,3}/{0}/none/{2}/{0,2}) that no change was chosen on. ``--oracle`` replays every row again with the *true* runtimes as the
 learned ones: what is left of the ETA error then is not runtime prediction but the queue itself
 changing after a job's ETA was given (later arrivals that fair share or short-first put ahead).
 
@@ -49,6 +52,7 @@ from jupyter_sched.sim.traces import TiresiasCluster, TiresiasJob, read_tiresias
 PROFILES: list[tuple[str, SchedulingProfile]] = [
     ("ours: default (fair, EASY), ETA from limits", SchedulingProfile(eta_source="limits")),
     ("ours: default (fair, EASY), ETA from history", SchedulingProfile(eta_source="history")),
+    ("ours: fair-usage (order before), EASY", SchedulingProfile(queue_sort="fair-usage")),
     ("ours: short-first, EASY", SchedulingProfile(queue_sort="short-first", eta_source="history")),
     ("ours: short-first, conservative", SchedulingProfile(queue_sort="short-first", eta_source="history",
                                                           backfill_mode="conservative")),
@@ -96,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--double-users", default="1,3", help="users (job_id %% 4) who declare 2x their limit")
     parser.add_argument("--sweep", action="store_true", help="the best row's ETA error over 9 replay variants")
     parser.add_argument("--oracle", action="store_true", help="every row again with the true runtimes as learned ones")
+    parser.add_argument("--held-out", action="store_true", help="default and fair-usage over 10 held-out variants")
     args = parser.parse_args(argv)
     cluster = TiresiasCluster(1, args.nodes, 4, 40, 256)
     double = {int(x) for x in args.double_users.split(",") if x}
@@ -135,19 +140,34 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  with true runtimes, {name}: ETA error {s['eta_mae_rel']:.0%} of the median wait, "
                   f"avg JCT {s['avg_jct_s'] / sjf.avg_jct - 1:+.0%} vs SJF")
     if args.sweep:
-        for row_name in dict.fromkeys([best[1], PROFILES[1][0]]):
-            profile = dict(PROFILES)[row_name]
-            errors = []
-            for speedup in (1.5, 2.0, 2.5):
-                for users in ({1, 3}, {0}, set()):
-                    s = simulate(cluster.inventory(), arrivals(loaded_jobs(speedup), 4, users), profile=profile).summary
-                    errors.append(s["eta_mae_rel"])
-                    print(f"  sweep {row_name}: arrivals x{speedup:g}, padding users {sorted(users) or 'none'}: "
-                          f"ETA error {s['eta_mae_rel']:.0%} of the median wait")
-            known = sorted(e for e in errors if e is not None)
-            print(f"sweep {row_name}: median {statistics.median(known):.0%}, range {known[0]:.0%}..{known[-1]:.0%} "
-                  f"over {len(known)} replays (target <= 15 %)")
+        for row_name in dict.fromkeys([best[1], PROFILES[1][0], PROFILES[2][0]]):
+            _sweep(cluster, "sweep", row_name, dict(PROFILES)[row_name], SWEEP)
+    if args.held_out:
+        for row_name in (PROFILES[1][0], PROFILES[2][0]):
+            _sweep(cluster, "held-out", row_name, dict(PROFILES)[row_name], HELD_OUT)
     return 0
+
+
+SWEEP = [(speedup, users) for speedup in (1.5, 2.0, 2.5) for users in ({1, 3}, {0}, set())]
+HELD_OUT = [(speedup, users) for speedup in (1.75, 2.25) for users in ({1, 3}, {0}, set(), {2}, {0, 2})]
+
+
+def _sweep(cluster: TiresiasCluster, label: str, row_name: str, profile: SchedulingProfile,
+           variants: list[tuple[float, set[int]]]) -> None:
+    """Replay ``profile`` over ``variants`` (arrival speed-up, padding users); print each and the spread."""
+    errors, jcts = [], []
+    for speedup, users in variants:
+        jobs = loaded_jobs(speedup)
+        sjf = reference(jobs, cluster, "SJF")
+        s = simulate(cluster.inventory(), arrivals(jobs, 4, users), profile=profile).summary
+        errors.append(s["eta_mae_rel"])
+        jcts.append(s["avg_jct_s"] / sjf.avg_jct - 1)
+        print(f"  {label} {row_name}: arrivals x{speedup:g}, padding users {sorted(users) or 'none'}: "
+              f"ETA error {s['eta_mae_rel']:.0%} of the median wait, avg JCT {jcts[-1]:+.1%} vs SJF")
+    known = sorted(e for e in errors if e is not None)
+    print(f"{label} {row_name}: ETA error median {statistics.median(known):.0%}, range {known[0]:.0%}..{known[-1]:.0%} "
+          f"(target <= 15 %); avg JCT vs SJF median {statistics.median(jcts):+.1%}, range {min(jcts):+.1%}.."
+          f"{max(jcts):+.1%}, within 10 % in {sum(j <= 0.10 for j in jcts)} of {len(jcts)} replays")
 
 
 if __name__ == "__main__":

@@ -129,7 +129,8 @@ class Admission:
         if err.audited:
             return
         err.audited = True
-        details = {"request": request, "field": err.field, "code": err.code, "status": http_status_for(err)}
+        field = err.field if err.field is None or len(err.field) <= 200 else err.field[:197] + "..."  # bounded row
+        details = {"request": request, "field": field, "code": err.code, "status": http_status_for(err)}
         try:
             self._audit(actor=caller.user, action=REFUSED, user=caller.user, job_id=job_id,
                         message=err.message[:500], details=details)

@@ -14,7 +14,10 @@ opening) and at each step does what a cycle would do then: order the remaining j
 caller's queue order *at that time*, start every job that fits — under EASY only when, run for its
 time limit (what backfill checks), it does not delay the first blocked job's reservation, under
 conservative backfill when it delays no reservation made before it — and reserve the blocked
-ones (the first per GPU model, or all). A job's start in this replay is its ETA. This is the event
+ones (the first per GPU model, or all). EASY's reservation is made as the cycle makes it
+(:mod:`.easy`): on the jobs then running held to their time limits (``holds``; the replay's own
+starts too), not to their expected ends — on expected ends it came earlier than the cycle's, so
+the replay let fewer jobs backfill than admission then did and put their ETAs too late. A job's start in this replay is its ETA. This is the event
 loop of a discrete-event simulator over the projection's timelines (Mu'alem & Feitelson 2001 keep
 reservations the same way; Slurm's backfill plans ``squeue --start`` by walking its own rules
 over a node-time map). Pure; bounded by ``max_steps``.
@@ -23,18 +26,29 @@ over a node-time map). Pure; bounded by ``max_steps``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .projection import Demand, Estimate, Projection
 
-__all__ = ["lookahead"]
+__all__ = ["Hold", "lookahead"]
 
 Order = Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]
 """``(t, job ids still queued, {job id: (start, end)} started so far) -> those ids in queue order at t``."""
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A running job as EASY's reservation sees it: it holds ``units`` (``(unit, GPUs)``) until
+    its ``latest`` end (start + time limit; ``math.inf``: none), though it is expected to end at
+    ``expected`` (seconds after now)."""
+
+    units: tuple[tuple[int, int], ...]
+    expected: float
+    latest: float
+
+
 def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[str, float], order: Order, *,
-              protect: str, max_steps: int = 10_000) -> dict[str, Estimate]:
+              protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000) -> dict[str, Estimate]:
     """Replay the queue forward on ``proj`` (module doc) and say where each job starts.
 
     Args:
@@ -44,8 +58,10 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
         limits: per job id, the time limit backfill checks (``math.inf``: none); EASY only.
         order: the queue order at a time.
         protect: which blocked jobs get a reservation later jobs may not delay: ``"first"`` per
-            GPU model (EASY; a later job must not delay it when run for its time limit), ``"all"``
-            (conservative) or ``"none"`` (no backfill rules: whatever fits starts).
+            GPU model (EASY), ``"all"`` (conservative) or ``"none"`` (no backfill rules:
+            whatever fits starts).
+        holds: under EASY, the running jobs on ``proj`` whose time limit ends after their
+            expected end (module doc: EASY reserves as if they ran to their limits).
         max_steps: capacity changes replayed at most.
 
     Returns:
@@ -54,6 +70,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
     """
     started: dict[str, Estimate] = {}
     spans: dict[str, tuple[float, float]] = {}
+    running = [h for h in holds if h.latest > h.expected]
     remaining = [j for j in demands]
     t = _next_event(proj, demands, remaining, 0.0)
     for _ in range(max_steps):
@@ -61,7 +78,9 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             break
         if any(u.at(t) > 0 for u in proj.units):  # nothing can start while nothing is free
             trial = proj.copy()
+            latest: Projection | None = None  # EASY: the view its reservation is made on (built once per step)
             reserved: set[str] = set()
+            unprotected: set[str] = set()  # flavors whose first blocked job has no reservation (never fits)
             for job_id in order(t, remaining, spans):
                 demand = demands[job_id]
                 if demand.after > t:
@@ -74,18 +93,43 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     continue
                 start, i, chosen = found
                 option = demand.options[i]
-                if start <= t and (protect != "first" or not reserved or _backfills(trial, demand, limits, t)):
+                if start <= t and (protect != "first" or option.flavor not in reserved
+                                   or option.flavor in unprotected or _backfills(latest, demand, limits, t)):
                     started[job_id] = proj.reserve(demand, t, option, chosen)
                     trial.reserve(demand, t, option, chosen)
                     spans[job_id] = (t, t + demand.duration)
+                    limit = max(limits.get(job_id, demand.duration), demand.duration)
+                    if protect == "first" and limit > demand.duration:
+                        running.append(Hold(tuple(chosen), t + demand.duration, t + limit))
+                    if latest is not None:
+                        latest.reserve(replace(demand, duration=limit), t, option, chosen)
                     if not any(u.at(t) > 0 for u in trial.units):
                         break  # full: nothing else starts at t, and reservations only decide starts at t
-                elif protect == "all" or (protect == "first" and option.flavor not in reserved):
+                elif protect == "all":
                     trial.reserve(demand, start, option, chosen)
+                elif protect == "first" and option.flavor not in reserved:
                     reserved.add(option.flavor)
+                    if latest is None:
+                        running = [h for h in running if h.expected > t]
+                        latest = _latest_view(proj, running)
+                    shadow = latest.earliest(replace(demand, after=t, strict=False))
+                    if shadow is None:
+                        unprotected.add(option.flavor)
+                    else:
+                        latest.reserve(demand, shadow[0], demand.options[shadow[1]], shadow[2])
             remaining = [j for j in remaining if j not in started]
         t = _next_event(proj, demands, remaining, t)
     return started
+
+
+def _latest_view(proj: Projection, running: Sequence[Hold]) -> Projection:
+    """``proj`` with every job in ``running`` holding its GPUs on to its latest end: the capacity
+    EASY's reservation is computed on (:func:`..backfill.easy.find_reservation`)."""
+    view = proj.copy()
+    for hold in running:
+        for unit, gpus in hold.units:
+            view.units[unit].reserve(hold.expected, hold.latest, gpus)
+    return view
 
 
 def _may_fit_at(proj: Projection, demand: Demand, t: float) -> bool:
@@ -99,12 +143,12 @@ def _may_fit_at(proj: Projection, demand: Demand, t: float) -> bool:
     return False
 
 
-def _backfills(trial: Projection, demand: Demand, limits: Mapping[str, float], t: float) -> bool:
-    """Would ``demand``, run for its time limit from ``t``, delay no reservation on ``trial``?"""
-    limit = limits.get(demand.job_id, demand.duration)
-    if limit == demand.duration:
-        return True  # its fit at t was already checked for this duration
-    found = trial.earliest(replace(demand, duration=limit, after=t, strict=False))
+def _backfills(latest: Projection | None, demand: Demand, limits: Mapping[str, float], t: float) -> bool:
+    """Would ``demand``, run for its time limit from ``t``, delay no reservation on ``latest``?"""
+    if latest is None:
+        return True
+    limit = max(limits.get(demand.job_id, demand.duration), demand.duration)
+    found = latest.earliest(replace(demand, duration=limit, after=t, strict=False))
     return found is not None and found[0] <= t
 
 

@@ -397,21 +397,56 @@ class SchedClient:
         """``GET jobs/{id}/notebook``: a notebook run's executed copy (nbformat 4 JSON, outputs and errors)."""
         return dict(self.call(routes.executed_notebook(job_id)))
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        """``GET events`` (Server-Sent Events): yield ``{"type", "data"}`` until the stream ends."""
+    def events(self, *, reconnect: bool = True) -> Iterator[dict[str, Any]]:
+        """``GET events`` (Server-Sent Events): yield ``{"type", "data"}``; with ``reconnect``
+        (default) it reconnects by itself with backoff and ``Last-Event-ID``, as
+        :meth:`jupyter_sched.client.AsyncSchedClient.events` (see there: the ``lagged`` marker,
+        5xx retried, 4xx raised). ``reconnect=False``: until the stream ends.
+
+        Raises:
+            SchedError: a 4xx answer; ServerUnreachableError: no answer (``reconnect=False``).
+        """
         import httpx
         from httpx_sse import connect_sse  # the stream is decoded by httpx-sse (issue 17)
 
-        try:
-            with httpx.Client(base_url=self.connection.api_url, headers=headers_for(self.connection),
-                              transport=self._transport) as stream_client, \
-                    connect_sse(stream_client, "GET", routes.events().path,
-                                timeout=httpx.Timeout(self._timeout_s, read=None)) as source:
-                response = source.response
-                if response.status_code >= 400:
-                    response.read()
-                    raise error_from_response(response.status_code, response.text)
-                for sse in source.iter_sse():
-                    yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
-        except httpx.TransportError as exc:
-            raise unreachable(self.connection, exc) from None
+        from ..backoff import Retries
+        from .aio import _RESUME_HEADER, EVENTS_BACKOFF
+
+        retries = Retries(EVENTS_BACKOFF)
+        last_id = ""
+        with httpx.Client(base_url=self.connection.api_url, headers=headers_for(self.connection),
+                          transport=self._transport) as stream_client:
+            while True:
+                failure = "the stream ended"
+                try:
+                    resuming = bool(last_id)
+                    headers = {"Last-Event-ID": last_id} if resuming else {}
+                    with connect_sse(stream_client, "GET", routes.events().path, headers=headers,
+                                     timeout=httpx.Timeout(self._timeout_s, read=None)) as source:
+                        response = source.response
+                        if response.status_code >= 400:
+                            response.read()
+                            error = error_from_response(response.status_code, response.text)
+                            if not reconnect or response.status_code < 500:
+                                raise error
+                            failure = error.message
+                        else:
+                            previous = retries.get("events")
+                            if previous is not None:
+                                retries.succeeded("events")
+                                if not (resuming and _RESUME_HEADER in response.headers):
+                                    yield {"type": "lagged", "data": {"reconnected": True, "attempts": previous.attempt}}
+                            for sse in source.iter_sse():
+                                if sse.id:
+                                    last_id = sse.id
+                                if not sse.data and sse.event == "message":
+                                    continue  # a block without data (the stream's "retry:" advice)
+                                yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
+                    if not reconnect:
+                        return
+                except httpx.TransportError as exc:
+                    if not reconnect:
+                        raise unreachable(self.connection, exc) from None
+                    failure = type(exc).__name__
+                state = retries.failed("events", failure)
+                time.sleep(max(0.0, state.next_at - time.monotonic()))

@@ -6,7 +6,8 @@ the feedback loop that feeds it in production, as the simulator does in its repl
 the history keeps the most recent runs) and learnt as ``finished_at - started_at`` under their
 time limit; each cycle's ``Snapshot.runtime_estimates`` then holds a prediction for every live
 job with history (none for jobs without: their ETAs use their limits). ETAs read them when the
-profile's ``eta_source`` is ``history`` (the default); backfill never does.
+profile's ``eta_source`` is ``history`` (the default), and so does the ``fair`` queue order (each
+user's next job's expected work); backfill never does.
 
 Only succeeded runs teach: a failed or stopped run says nothing about how long the work takes.
 """

@@ -4,7 +4,8 @@ Table of contents (Kueue ``scheduler.schedule()``; kube-scheduler framework):
 
 1. **Ledger** — capacity and quota usage from the snapshot, GPUs nominated to pending jobs
    masked (:mod:`.ledger`, :mod:`.nominations`).
-2. **Order** — class, fair share, user usage, submit time (:mod:`jupyter_sched.queues.order`);
+2. **Order** — class, fair share, user usage with the next job's expected work, submit time
+   (:mod:`jupyter_sched.queues.order`);
    jobs that would borrow go after every job that fits its team's guarantee (Kueue's entry
    ordering: guarantees first), a team's own jobs keeping their order.
 3. For each pending job, in order (:func:`_visit`):

@@ -61,7 +61,9 @@ class SchedulingProfile:
             the cost of a cycle on a saturated cluster).
         defragment: migrate checkpointable jobs (fewest moves) so a ``Fragmented`` single-node job
             gets one node (case 006); off by default — moving work costs a restart.
-        queue_sort: ``"fair"`` (class, fair share, user usage, submit time), ``"fifo"`` (class,
+        queue_sort: ``"fair"`` (class, fair share, then the user's usage counting the job's own
+            expected GPU-seconds, submit time), ``"fair-usage"`` (the same with the user's usage
+            alone), ``"fifo"`` (class,
             submit time) or ``"short-first"`` (class, highest response ratio from the expected
             runtimes of ``eta_source``); see :data:`jupyter_sched.queues.order.QUEUE_SORTS`.
         time_limits: default and maximum time limits per queue (team) and class for jobs that give
@@ -72,7 +74,7 @@ class SchedulingProfile:
         eta_depth: pending jobs per GPU model that get a projected start each cycle (bounds the
             cost of a cycle with a very long queue; the rest say how many jobs are ahead).
         eta_source: what running and queued jobs are expected to last, for ETAs (and the
-            ``short-first`` order): ``"limits"`` (their time limits) or ``"history"``
+            ``fair`` and ``short-first`` orders): ``"limits"`` (their time limits) or ``"history"``
             (``Snapshot.runtime_estimates`` where known, capped by the limit; the default: on the
             loaded replay of ``benchmarks/jct_loaded.py`` it cuts the ETA error by more than half over
             limits). Backfill always plans with limits, which are guaranteed.

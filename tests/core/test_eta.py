@@ -276,3 +276,42 @@ def test_runtime_history_uses_the_padding_for_a_user_whose_same_runs_vary_more_t
     for ran in (1800, 1850, 1790):  # a user who reruns the same thing: the same run wins
         steady.learn(spec, ran, 7200)
     assert steady.predict(spec, 7200) == 1800
+
+
+def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle_then_gives() -> None:
+    # r1 and r2 are expected to end at 100 and 300 (learned) but may run to 1000 and 400 (limits).
+    # At 100 the cycle reserves n1 for 'big' from 400 (running jobs at their limits: r2's) and
+    # 'small' (limit 250: ends by 350) backfills. A replay reserving on expected ends put 'big'
+    # at 300, kept 'small' out and said 1300 (after 'big').
+    jobs = [running(make_job("r1", gpus=2, time_limit_s=1000 * MIN), "n1", [0, 1], started=0),
+            running(make_job("r2", gpus=2, time_limit_s=400 * MIN), "n1", [2, 3], started=0),
+            make_job("big", gpus=4, time_limit_s=1000 * MIN, submitted=-2),
+            make_job("small", gpus=2, time_limit_s=250 * MIN, submitted=-1)]
+    learned = {"r1": 100 * MIN, "r2": 300 * MIN, "big": 1000 * MIN, "small": 250 * MIN}
+    snap = replace(snapshot([make_node("n1", gpus=4)], jobs), runtime_estimates=learned)
+    result = run_cycle(snap)
+    assert _etas(result) == {"big": _t(350), "small": _t(100)}
+    later = run_cycle(replace(snap, now=_t(100), jobs=tuple(j for j in jobs if j.id != "r1")))
+    assert [(a.job_id, a.backfill) for a in later.admits] == [("small", True)]
+
+
+def test_case_fair_order_counts_each_user_s_next_job_in_its_share_and_keeps_a_user_s_submit_order() -> None:
+    from jupyter_sched.queues import QUEUE_SORTS, QueueContext
+
+    def order(jobs: list[object], usage: dict[str, float], sort: str = "fair") -> list[str]:
+        context = QueueContext(now=T0, team_share=lambda team: 0.0, user_usage=usage,
+                               expected_runtime=lambda job: job.spec.time_limit_s or math.inf)  # type: ignore[attr-defined]
+        return [j.id for j in QUEUE_SORTS[sort](jobs, context)]  # type: ignore[arg-type]
+
+    # ana has used more, but her 10-minute jobs add 600 GPU-s each; bo's next job adds 144,000
+    ana1, ana2 = make_job("ana-1", user="ana", time_limit_s=10 * MIN), make_job("ana-2", user="ana", time_limit_s=10 * MIN, submitted=1)
+    bo = make_job("bo-long", user="bo", gpus=4, time_limit_s=600 * MIN)
+    assert order([bo, ana2, ana1], {"ana": 1000.0}) == ["ana-1", "ana-2", "bo-long"]
+    assert order([bo, ana2, ana1], {"ana": 1000.0}, "fair-usage") == ["bo-long", "ana-1", "ana-2"]  # the order before
+    # a user's own jobs stay in submit order: ana's small job never passes her earlier big one
+    big, small = make_job("ana-big", user="ana", gpus=4, time_limit_s=600 * MIN), make_job("ana-small", user="ana", time_limit_s=10 * MIN, submitted=1)
+    mid = make_job("bo-mid", user="bo", gpus=2, time_limit_s=60 * MIN)
+    assert order([small, big, mid], {}) == ["bo-mid", "ana-big", "ana-small"]
+    # a job without a runtime counts as long as the longest known one, not as free
+    nolimit = make_job("bo-nolimit", user="bo", gpus=4)
+    assert order([nolimit, ana1], {"ana": 1000.0}) == ["ana-1", "bo-nolimit"]

@@ -233,3 +233,29 @@ def test_sync_and_async_clients_offer_the_same_routes() -> None:
         return {name for name in vars(cls) if not name.startswith("_")} - {"close", "aclose"}
 
     assert public(SchedClient) == public(AsyncSchedClient)
+
+
+def test_the_event_stream_reconnects_by_itself_and_resumes_after_its_last_event_id() -> None:
+    """Issue 17: a 503 (a hub user server whose central is away) and a stream that ends are
+    retried with backoff; the reconnect sends Last-Event-ID; a server that says it resumed
+    (X-Jupyter-Sched-Resume) gets no made-up ``lagged``, one that could not resume does."""
+    asked: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request.headers.get("Last-Event-ID"))
+        sse = {"Content-Type": "text/event-stream"}
+        if len(asked) == 1:
+            return httpx.Response(503, json={"error": {"code": "store_unavailable", "message": "reconnecting",
+                                                       "field": None, "hint": None}})
+        if len(asked) == 2:  # not resumed: the client says it may have missed events
+            return httpx.Response(200, headers=sse, content=b'retry: 3000\n\nid: ep-1\nevent: job\ndata: {"id": "j1"}\n\n')
+        return httpx.Response(200, headers={**sse, "X-Jupyter-Sched-Resume": "1"},
+                              content=b'id: ep-2\nevent: job\ndata: {"id": "j2"}\n\n')
+
+    stream = _client(handler).events()
+    got = [next(stream) for _ in range(3)]
+    stream.close()
+    assert [e["type"] for e in got] == ["lagged", "job", "job"], got
+    assert got[0]["data"] == {"reconnected": True, "attempts": 1}
+    assert got[1]["data"] == {"id": "j1"} and got[2]["data"] == {"id": "j2"}  # no lagged before j2: resumed
+    assert asked[:3] == [None, None, "ep-1"]
