@@ -275,8 +275,9 @@ class SchedHandler(APIHandler):
         if unknown:  # refused, never ignored: queue?state=running must not answer the whole queue
             route = self.request.path.rstrip("/").rsplit("api/sched/", 1)[-1]
             takes = ", ".join(sorted(model.model_fields)) or "none"
-            raise ValidationError(f"unknown query argument {shown(unknown[0])}", field=unknown[0],
-                                  hint=f"GET {route} takes: {takes}")
+            name = unknown[0] if len(unknown[0]) <= 80 else unknown[0][:77] + "..."  # user input: never whole
+            raise ValidationError(f"unknown query argument {shown(name)}", field=name,
+                                  hint=f"GET {route[:80]} takes: {takes}")
         values = {name: value for name in model.model_fields
                   if (value := self.get_query_argument(name, None)) not in (None, "")}
         return parse(model, values, where="query")

@@ -403,6 +403,8 @@ def test_rest_bounds_and_types_are_told_in_plain_words(server: EmbeddedServer) -
     stray = ann.get("queue", params={"state": "running"})
     assert stray.status_code == 400 and stray.json()["error"]["message"] == "unknown query argument 'state'"
     assert stray.json()["error"]["hint"] == "GET queue takes: cursor, limit"
+    long = ann.get("queue", params={"x" * 5000: "1"}).json()["error"]  # user input is never echoed whole
+    assert long["field"] == "x" * 77 + "..." and len(long["message"]) < 100
     by_url = httpx.get(server.api + "queue", params={"token": "tok-ann", "limit": "1"}, timeout=30)
     assert by_url.status_code == 200  # Jupyter's own ?token= is never "unknown"
 
