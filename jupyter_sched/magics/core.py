@@ -26,7 +26,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
-from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, wait_progress
+from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
 from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
@@ -93,11 +93,16 @@ _NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
 calls them ``JOB_ID``, which nobody typed in a notebook, so the magics add no prefix for them."""
 
 
+_MAGIC_HINTS = {"list your jobs to see their ids": "%schedule jobs lists your jobs with their ids"}
+"""The server's hints that name no command, said with the magic that does it (issue 20)."""
+
+
 def _one_line(err: SchedError) -> str:
     """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option, a
     refused request's reason in the words the queue uses (one renderer), and no Python class name
     (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
+    hint = _MAGIC_HINTS.get(hint or "", hint)
     field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
         err.field, command_hint="the cell body (or %schedule run SCRIPT)")
     if field and field not in message and (err.field or "") not in message:
@@ -572,11 +577,12 @@ class SchedMagics(Magics):
           %%schedule --gpus 2 --model A100 --name bert-ft --priority low --time-limit 2h
           import train; train.main()
 
-          %schedule run train.py --epochs 3 --gpus 1
+          job = %schedule run train.py --epochs 3 --gpus 1
+          %schedule logs {job} -f
           %schedule notebook analysis.ipynb --gpus 1
           %schedule serve app.py --gpus 1 --port 8000
           %schedule dryrun --gpus 8 --model H100
-          %schedule logs 42 -f
+          %schedule cancel --mine
           %schedule define report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin -p region=eu --gpus 1
         """
         with _errors():
@@ -693,15 +699,19 @@ class SchedMagics(Magics):
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
         job_id = str(cmd.job_id)
         if not cmd.follow:
-            chunk = self.client.logs(job_id)
+            try:
+                chunk = self.client.logs(job_id)
+            except NotFoundError:
+                chunk = {"text": "", "finished": False}  # nothing written yet (or a lease): said below
             text = str(chunk.get("text") or "")
             sys.stdout.write(text)
-            if not text and not chunk.get("finished") and self._not_started(job_id):
-                return
-            if not chunk.get("finished"):
+            if not text:
+                self._no_output(job_id, following=False)
+            elif not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
             return
-        self._not_started(job_id, following=True)
+        if self._no_output(job_id, following=True) == "lease":
+            return
         try:
             for text in self.client.follow_logs(job_id):
                 sys.stdout.write(text)
@@ -711,16 +721,26 @@ class SchedMagics(Magics):
             return
         self._print(job_line(self.client.job(job_id), _now()))
 
-    def _not_started(self, job_id: str, *, following: bool = False) -> bool:
-        """Say so when ``job_id`` waits to start (its log is empty for a reason, issue 20: a pending
-        job's log printed nothing, or a "log continues" note); True when it does."""
+    def _no_output(self, job_id: str, *, following: bool) -> str:
+        """Say why ``job_id``'s log is empty, as ``jupyter-sched logs`` does (issue 20: the magic
+        printed nothing for a pending or a cancelled job); returns the job's kind or state word.
+        While following, only what is worth saying before output arrives (not yet started, a lease)."""
         job = self.client.job(job_id)
-        if str(job.get("state")) not in ("pending", "preempted"):
-            return False
-        then = "following it until it ends (interrupt to stop)" if following else \
-            f"%schedule logs {job_id} -f follows it once it starts"
-        self._print(f"{job_id} is {job.get('state')}: no output yet; {then}.")
-        return True
+        state, word = str(job.get("state") or ""), state_word(job)
+        if job.get("kind") == "lease":
+            self._print(f"{job_id} is a lease (GPUs held for a kernel): leases have no log; the kernel's output is "
+                        "in its notebook.")
+            return "lease"
+        if state in ("pending", "preempted", "admitted"):
+            then = "its output follows once it starts (interrupt to stop following)" if following else \
+                f"%schedule logs {job_id} -f follows it once it starts"
+            self._print(f"{job_id} is {word}: no output yet; {then}.")
+        elif state == "running":
+            if not following:
+                self._print(f"{job_id} is running: no output yet; %schedule logs {job_id} -f follows it.")
+        elif not following:
+            self._print(f"{job_id} {word} with no output.")
+        return word
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
@@ -774,14 +794,16 @@ class SchedMagics(Magics):
         states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
         jobs = [j for j in self.client.jobs(state=states, all_users=everyone) if j.get("kind") != "lease"]
         if not jobs:
-            self._print(f"Nothing to cancel: no {cmd.state or 'pending or running'} jobs"
-                        + ("." if everyone else f" of {who}."))
+            what = f"no {cmd.state or 'pending or running'} jobs"
+            self._print(f"Nothing to cancel: {what}." if everyone else f"Nothing to cancel: you have {what}.")
             return
-        plan = bulk_cancel_plan(jobs, everyone=everyone, who=who)
+        head, *listed = bulk_cancel_plan(jobs, everyone=everyone)
         if not cmd.yes:
             flags = " ".join(f for f in ("--all" if everyone else "--mine",
                                          f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
-            self._print(f"Would cancel {plan}. Nothing cancelled yet: run %schedule cancel {flags} to go ahead.")
+            leases = " Kernel leases are not included: %gpu release gives a kernel's GPUs back." if not everyone else ""
+            self._print(f"Would cancel {head}:\n" + "\n".join(f"  {line}" for line in listed)
+                        + f"\nNothing cancelled yet: run %schedule cancel {flags} to go ahead.{leases}")
             return
         done: dict[str, int] = {}
         grace: float | None = None

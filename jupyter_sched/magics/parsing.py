@@ -101,7 +101,8 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
     parser.add_argument("--name", dest="name")
     parser.add_argument("--profile", dest="profile")
     if lease:
-        parser.add_argument("--timeout", dest="timeout")
+        # --for as %schedule wait and `jupyter-sched wait` say a wait's length (issue 20); --timeout, its first name
+        parser.add_argument("--timeout", "--for", dest="timeout")
     else:
         parser.add_argument("--time-limit", dest="time_limit")
         # --team as REST and the CLI say it (issue 20); --queue, the old spelling, still works
@@ -393,7 +394,15 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         if head == "wait":
             # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
             parser.add_argument("--for", "--timeout", dest="timeout")
-        ns = parser.parse_args(rest)
+        try:
+            ns = parser.parse_args(rest)
+        except ValidationError as err:
+            if err.field != "JOB":
+                raise
+            # which id, and where to find it (issue 20: `jupyter-sched status` needs none, this one does)
+            raise ValidationError(f"{prog}: missing JOB, the job's id", field="JOB",
+                                  hint="%schedule jobs lists your jobs with their ids; %gpu status shows the GPUs "
+                                       "and this kernel's lease") from None
         job_id = _nonempty(ns.job, "JOB")
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")

@@ -483,6 +483,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
         details["eta_note"] = why
+        bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
+        if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
+            details["eta_bounds"] = bounds
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source

@@ -142,8 +142,9 @@ def _clock(when: datetime, now: datetime | None) -> str:
 
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> str:
     """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), then
-    ``, when j-1 ends`` when the core names the jobs it waits for, and ``; <note>`` when one of
-    them was re-estimated (it ran past what was expected); or ``ETA unknown: <why>`` where the
+    ``, when j-1 ends`` when the core names the jobs it waits for, then `` (by its 3m time limit)``
+    when one of them was re-estimated (it ran past what was expected: ``details.eta_bounds``; an
+    older reason's ``; <eta_note>``); or ``ETA unknown: <why>`` where the
     core said why, else ``ETA unknown``."""
     when = wire_time(reason.get("eta"))
     if when is None:
@@ -167,6 +168,11 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         text += f", when {_ids(waits)} {'ends' if len(waits) == 1 else 'end'}"
+        bounds = details.get("eta_bounds")
+        if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
+            if len(waits) == 1 and waits[0] in bounds:
+                return f"{text} ({bounds[waits[0]]})"
+            return f"{text} ({'; '.join(f'{job} {bound}' for job, bound in bounds.items())})"
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
 

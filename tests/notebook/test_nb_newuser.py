@@ -96,8 +96,53 @@ def test_finding_4_ended_jobs_show_what_ended_them_not_a_position_or_eta() -> No
     frame = queue_frame(rows, NOW)
     cancelled, failed = frame.iloc[0], frame.iloc[1]
     assert cancelled["detail"] == "cancelled by root" and cancelled["eta"] == "" and cancelled["reason"] == ""
-    assert frame["position"].isna().all()
+    assert (frame["position"] == "").all()
     assert failed["detail"] == "exited with code 1"
+
+
+def test_round3_finding_3_running_rows_have_no_na_position_and_say_when_they_end() -> None:
+    started = (NOW - timedelta(minutes=1)).isoformat()
+    rows = [{"id": "j-w", "name": "two", "user": "root", "kind": "training", "state": "pending",
+             "resources": {"gpus": 2}, "reason": {"code": "WaitingForCapacity", "position": 1,
+                                                  "message": "needs 2 Simulated GPU 80GB GPUs, 1 free.",
+                                                  "details": {"model": "Simulated GPU 80GB"}}},
+            {"id": "j-h", "name": "hold", "user": "root", "kind": "training", "state": "running",
+             "resources": {"gpus": 3}, "time_limit_s": 240, "started_at": started,
+             "allocation": {"node": "vm", "gpu_uuids": ["GPU-0", "GPU-1", "GPU-2"]}},
+            {"id": "l-1", "name": "kernel-1", "user": "root", "kind": "lease", "state": "running",
+             "resources": {"gpus": 1}, "started_at": started, "allocation": {"node": "vm", "gpu_uuids": ["GPU-3"]}}]
+    frame = queue_frame(rows, NOW)
+    assert frame["position"].tolist() == [1, "", ""]
+    assert "<NA>" not in frame.to_string()
+    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit", "no time limit"]
+    assert frame["detail"].tolist()[0] == "needs 2 Simulated GPU 80GB, 1 free"  # no full stop in a cell
+
+
+def test_round3_finding_6_help_and_not_found_name_the_magic_that_lists_job_ids() -> None:
+    from jupyter_sched.magics.core import SchedMagics
+
+    assert "%schedule logs 42" not in str(SchedMagics.schedule.__doc__) and "%schedule logs {job} -f" in str(
+        SchedMagics.schedule.__doc__)
+    missing = _one_line(NotFoundError("no job '42' visible to you", field="job_id",
+                                      hint="list your jobs to see their ids"))
+    assert missing == "no job '42' visible to you. %schedule jobs lists your jobs with their ids."
+    with pytest.raises(ValidationError) as refused:
+        parse_schedule_line("status")
+    assert refused.value.field == "JOB" and "%schedule jobs lists your jobs" in str(refused.value.hint)
+
+
+def test_round3_finding_12_a_bulk_cancel_lists_which_jobs_running_first() -> None:
+    from jupyter_sched.wording.jobs import bulk_cancel_plan
+
+    jobs = [{"id": f"j-{i}", "name": f"p{i}", "user": "ana", "state": "pending", "resources": {"gpus": 1}}
+            for i in range(12)] + [{"id": "j-run", "name": "train", "user": "bob", "state": "running",
+                                    "resources": {"gpus": 2}}]
+    mine = bulk_cancel_plan(jobs[-2:], everyone=False)
+    assert mine == ["your 2 jobs (1 pending, 1 running)", "j-run (train): running, 2 GPUs", "j-11 (p11): pending, 1 GPU"]
+    everyone = bulk_cancel_plan(jobs, everyone=True)
+    assert everyone[0] == "13 jobs of 2 users (12 pending, 1 running)"
+    assert everyone[1] == "j-run (train) of bob: running, 2 GPUs" and everyone[-1] == "and 3 more"
+    assert parse_gpu_line("request 1 --for 2s").options.timeout_s == 2.0  # --for, as %schedule wait takes it
 
 
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
@@ -294,11 +339,15 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     await kernel.run(f"%schedule cancel {waiter}")
     row = await kernel.run(f"f = %schedule jobs\nr = f[f['id'] == {waiter!r}].iloc[0]\n"
                            "print('ROW', r['state'], '|', r['detail'], '|', r['eta'], '|', r['position'])")
-    assert f"ROW cancelled | cancelled by {getpass.getuser()} |  | <NA>" in row.stdout, row.text
+    assert f"ROW cancelled | cancelled by {getpass.getuser()} |  | \n" in row.stdout, row.text
+
+    ended = await kernel.run(f"%schedule logs {waiter}")  # round 3, finding 5: an ended job's empty log
+    assert f"{waiter} cancelled with no output." in ended.stdout, ended.text
 
     # finding 9: cancel --mine lists first, cancels with --yes
     asked = await kernel.run("%schedule cancel --mine")
-    assert asked.error is None and f"Would cancel {getpass.getuser()}'s 1 job (1 running)" in asked.stdout and "--mine --yes" in asked.stdout, asked.text
+    assert asked.error is None and "Would cancel your 1 job (1 running):" in asked.stdout, asked.text
+    assert f"  {hold} (hold): running, 4 GPUs" in asked.stdout and "--mine --yes" in asked.stdout, asked.text  # which
     assert (await api.job(hold))["state"] == "running"
     done = await kernel.run("%schedule cancel --mine --yes")
     assert "Cancelled 1 job: 1 running stopping, grace 5 s." in done.stdout, done.text
@@ -306,7 +355,7 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "Nothing to cancel" in again.stdout or "Would cancel" in again.stdout, again.text
 
     # found on the way: %schedule cancel of this kernel's own lease hides its GPUs as %gpu release does
-    granted = await kernel.run("%gpu request 1 --timeout 1m")
+    granted = await kernel.run("%gpu request 1 --for 1m")  # --for as %schedule wait says it (round 3, finding 12)
     assert granted.error is None, granted.text
     lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
     released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
