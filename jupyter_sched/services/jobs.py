@@ -208,7 +208,7 @@ class JobsService:
         page, more = rows[:request.limit], len(rows) > request.limit
         next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
         answer = JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
-        self.answers.put(key, version, answer)
+        self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
     def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
@@ -303,7 +303,7 @@ class JobsService:
         out += [self._entry(caller, record, None, simulated) for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)
-        self.answers.put(key, version, answer)
+        self.answers.put(key, version, answer, owner=caller.user, rows=len(out))
         return answer
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool) -> QueueEntry:
