@@ -25,7 +25,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
-from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
+from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
 from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
 from ..wording.reasons import wire_time
@@ -93,6 +93,9 @@ _NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
 calls them ``JOB_ID``, which nobody typed in a notebook, so the magics add no prefix for them."""
 
 
+_BULK_PAGE = 1000
+"""Jobs per listing of a bulk cancel: the largest page ``GET jobs`` gives."""
+
 _MAGIC_HINTS = {"list your jobs to see their ids": "%schedule jobs lists your jobs with their ids"}
 """The server's hints that name no command, said with the magic that does it (issue 20)."""
 
@@ -117,6 +120,21 @@ def _full_stop(text: str) -> str:
     return text if not text or text[-1] in ".!?" else text + "."
 
 
+def _usage_line(err: ValidationError) -> str:
+    """A usage error's one line: the message, then the hint as a second sentence."""
+    return err.message if not err.hint else _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))
+
+
+@contextmanager
+def _parsing() -> Iterator[None]:
+    """Whatever the magic line's parser refuses is a usage error, whichever word it names (issue 20:
+    ``%gpu keepalive 10m`` and ``%schedule cancel j-a j-b`` came out as server-style errors)."""
+    try:
+        yield
+    except ValidationError as err:
+        raise UsageError(_usage_line(err)) from None
+
+
 @contextmanager
 def _errors() -> Iterator[None]:
     """Turn parse errors into UsageError and server errors into MagicError (one line each)."""
@@ -126,8 +144,7 @@ def _errors() -> Iterator[None]:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments")):
             # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
-            raise UsageError(err.message if not err.hint else
-                             _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))) from None
+            raise UsageError(_usage_line(err)) from None
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
@@ -220,7 +237,8 @@ class SchedMagics(Magics):
         ``c.InteractiveShellApp.extensions = ["jupyter_sched"]`` to ``ipython_config.py``.
         """
         with _errors():
-            cmd = parse_gpu_line(line)
+            with _parsing():
+                cmd = parse_gpu_line(line)
             if cmd.action == "status":
                 return self._gpu_status()
             if cmd.action == "request":
@@ -550,13 +568,14 @@ class SchedMagics(Magics):
           %schedule serve APP [ARGS...] --port P [options]
                                     an inference service: runs until cancelled, restarted on
                                     failure; shows its URL (direct and through the Jupyter proxy)
-          %schedule queue           the queue as a DataFrame (position, user, GPUs, reason, ETA)
-          %schedule jobs            my jobs as a DataFrame
+          %schedule queue [--mine] [--limit N]   the queue as a DataFrame (position, user, GPUs,
+                                               reason, ETA; --limit: the first N pending)
+          %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
           %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
                                                (--timeout 30m: the same)
-          %schedule cancel JOB
+          %schedule cancel JOB [JOB ...]
           %schedule cancel --mine|--all [--state pending|running] [--yes]
                                     all my jobs (--all: everyone's, admins); lists them and
                                     cancels only with --yes (leases: %gpu release)
@@ -587,7 +606,8 @@ class SchedMagics(Magics):
         """
         with _errors():
             if cell is not None:
-                cmd = parse_schedule_line(line, cell=True)
+                with _parsing():
+                    cmd = parse_schedule_line(line, cell=True)
                 return self._submit_cell(cmd, cell)
             words = line.split(None, 1)
             if words and words[0] == "define":
@@ -595,7 +615,8 @@ class SchedMagics(Magics):
 
                 return run_define(self.client.call, _split(words[1] if len(words) > 1 else "", "%schedule define"),
                                   resolve=self._existing, say=self._print)
-            cmd = parse_schedule_line(line)
+            with _parsing():
+                cmd = parse_schedule_line(line)
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)
 
@@ -680,16 +701,23 @@ class SchedMagics(Magics):
         return job_id
 
     def _schedule_queue(self, cmd: ScheduleCommand) -> Any:
-        rows = self.client.queue()
+        rows = self.client.queue(limit=cmd.limit)
+        if cmd.mine:
+            me = str(self.client.me().get("user") or "")
+            rows = [row for row in rows if row.get("user") == me]
         if not rows:
-            self._print("The queue is empty: nothing pending or running.")
+            self._print("You have nothing pending or running." if cmd.mine else
+                        "The queue is empty: nothing pending or running.")
             return None
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        rows = self.client.jobs()
+        rows = self.client.jobs(state=cmd.state)
+        if cmd.limit is not None:
+            rows = rows[:cmd.limit]  # newest first, as the server lists them
         if not rows:
-            self._print("You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
+            self._print(f"You have no {cmd.state} jobs." if cmd.state else
+                        "You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
             return None
         return queue_frame(rows, _now())
 
@@ -770,7 +798,17 @@ class SchedMagics(Magics):
         if cmd.scope:
             self._cancel_many(cmd)
             return
-        job_id = str(cmd.job_id)
+        ids = cmd.job_ids or (str(cmd.job_id),)
+        for job_id in ids:
+            if len(ids) == 1:
+                self._cancel_one(job_id)
+                continue
+            try:  # several ids: one line each, a refusal does not stop the others (as the CLI does)
+                self._cancel_one(job_id)
+            except SchedError as err:
+                self._warn(f"{job_id}: {_one_line(err)}")
+
+    def _cancel_one(self, job_id: str) -> None:
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return
@@ -792,7 +830,11 @@ class SchedMagics(Magics):
             raise MagicError(f"only admins may cancel everyone's jobs ({who} is not an admin). "
                              "%schedule cancel --mine cancels your own.")
         states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
-        jobs = [j for j in self.client.jobs(state=states, all_users=everyone) if j.get("kind") != "lease"]
+        def listing() -> list[dict[str, Any]]:  # one page (the server's largest); leases are left out
+            return [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE)
+                    if j.get("kind") != "lease"]
+
+        jobs = listing()
         if not jobs:
             what = f"no {cmd.state or 'pending or running'} jobs"
             self._print(f"Nothing to cancel: {what}." if everyone else f"Nothing to cancel: you have {what}.")
@@ -802,29 +844,43 @@ class SchedMagics(Magics):
             flags = " ".join(f for f in ("--all" if everyone else "--mine",
                                          f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
             leases = " Kernel leases are not included: %gpu release gives a kernel's GPUs back." if not everyone else ""
+            if len(jobs) >= _BULK_PAGE:
+                head = f"at least {head} (the first {_BULK_PAGE} listed)"
             self._print(f"Would cancel {head}:\n" + "\n".join(f"  {line}" for line in listed)
                         + f"\nNothing cancelled yet: run %schedule cancel {flags} to go ahead.{leases}")
             return
         done: dict[str, int] = {}
         grace: float | None = None
-        for job in jobs:
-            try:
-                after = self.client.cancel(str(job["id"]))
-            except (ConflictError, NotFoundError):
-                outcome = "ended"  # it finished (or vanished) between the listing and the cancel
-            else:
-                outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
-                if outcome == "stopping" and grace is None:
-                    value = self.client.config().get("stop_grace_s")
-                    grace = float(value) if isinstance(value, (int, float)) else None
-            done[outcome] = done.get(outcome, 0) + 1
+        seen: set[str] = set()
+        batch = jobs
+        while batch:  # page after page until a listing has nothing new (red-team: one page of 500 was "all")
+            for job in batch:
+                seen.add(str(job["id"]))
+                try:
+                    after = self.client.cancel(str(job["id"]))
+                except (ConflictError, NotFoundError):
+                    outcome = "ended"  # it finished (or vanished) between the listing and the cancel
+                else:
+                    outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
+                    if outcome == "stopping" and grace is None:
+                        value = self.client.config().get("stop_grace_s")
+                        grace = float(value) if isinstance(value, (int, float)) else None
+                done[outcome] = done.get(outcome, 0) + 1
+            batch = [j for j in listing() if str(j["id"]) not in seen]  # stopping ones are still "running"
         self._print(_capital(bulk_cancel_summary(done, grace)) + ".")
 
     def _schedule_dryrun(self, cmd: ScheduleCommand) -> None:
         inventory = self.client.inventory()
         check_model(cmd.options.model, inventory)
         body = job_body(cmd.options, command=[sys.executable, "-c", "pass"], working_dir=str(Path.cwd()))
-        answer = self.client.dryrun(body)
+        try:
+            answer = self.client.dryrun(body)
+        except (QuotaError, UnschedulableError) as err:
+            # "never, because of the quota" answers the question a dry run asks: not an error (issue 20)
+            message, hint = refusal_text(err.message, err.hint, err.details, err.field)
+            said = _full_stop(message) + (" " + _full_stop(_capital(hint.strip())) if hint else "")
+            self._print(f"Would never start here: {said}")
+            return
         # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
         # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
         self._print(_dryrun_line(answer))

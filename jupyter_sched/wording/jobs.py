@@ -111,7 +111,12 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         tail += " (command not found: the log says which)" if job["exit_code"] == 127 else \
             " (a command is not executable: the log says which)"
     message = str(job.get("message") or "")
-    msg = f" — {message}" if message and not message.startswith("exited with code") else ""
+    if message.startswith("exited with code"):
+        # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
+        # "failed, exit code 2" and nothing else)
+        _, _, last = message.partition("; last lines: ")
+        message = f"last lines: {last}" if last and state != "succeeded" else ""
+    msg = f" — {message}" if message else ""
     return f"{head}: {state}{tail}{msg}"
 
 

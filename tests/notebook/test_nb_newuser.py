@@ -145,6 +145,43 @@ def test_round3_finding_12_a_bulk_cancel_lists_which_jobs_running_first() -> Non
     assert parse_gpu_line("request 1 --for 2s").options.timeout_s == 2.0  # --for, as %schedule wait takes it
 
 
+def test_round3_finding_18_a_failed_jobs_line_keeps_the_logs_last_lines() -> None:
+    from jupyter_sched.wording import job_line
+
+    failed = {"id": "j-1", "state": "failed", "exit_code": 2,
+              "message": "exited with code 2; last lines: python3: can't open file '/nonexistent.py'"}
+    assert job_line(failed, NOW) == "job j-1: failed, exit code 2 — last lines: python3: can't open file '/nonexistent.py'"
+    plain = {"id": "j-2", "state": "succeeded", "exit_code": 0, "message": "exited with code 0; last lines: done"}
+    assert job_line(plain, NOW) == "job j-2: succeeded, exit code 0"
+
+
+def test_round3_finding_24_schedule_run_has_no_wait_and_says_how_to_follow() -> None:
+    for line, cell in (("run train.py --epochs 5 --gpus 1 --wait", False), ("--no-wait", True)):
+        with pytest.raises(ValidationError) as refused:
+            parse_schedule_line(line, cell=cell)
+        assert refused.value.field == "--wait" and "%schedule wait {job}" in str(refused.value.hint)
+    assert parse_schedule_line("run train.py -- --wait").args == ("--wait",)  # the script's own, after --
+
+
+def test_round3_finding_27_jobs_queue_and_cancel_take_the_clis_filters() -> None:
+    jobs = parse_schedule_line("jobs --state failed --limit 2")
+    assert (jobs.state, jobs.limit) == ("failed", 2)
+    queue = parse_schedule_line("queue --mine --limit 5")
+    assert (queue.mine, queue.limit) == (True, 5)
+    assert parse_schedule_line("cancel j-a j-b").job_ids == ("j-a", "j-b")
+    with pytest.raises(ValidationError) as refused:
+        parse_schedule_line("jobs --limit 0")
+    assert refused.value.field == "--limit"
+
+
+def test_round3_finding_14_the_wait_line_says_why_its_eta_is_unknown() -> None:
+    job = {"id": "l-1", "state": "pending", "kind": "lease", "submitted_at": NOW.isoformat(),
+           "reason": {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
+                      "position": 3, "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["l-9"]}}}
+    assert wait_progress(job, NOW).long_label.endswith(
+        "ETA unknown: it can start only after l-9 ends, which has no time limit")
+
+
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
 
 def test_finding_5_the_eta_says_the_blocking_job_has_no_time_limit() -> None:
@@ -360,6 +397,24 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
     released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
     assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
+    # round 3, finding 24: an argument the parser refuses is a usage error whatever word it names
+    keep = await kernel.run("%gpu keepalive 10m")
+    assert keep.error is not None and keep.error.get("ename") == "UsageError", keep.text
+    # round 3, finding 27: several ids (a refusal does not stop the others), the CLI's filters
+    several = await kernel.run("%schedule cancel j-nosuch-1 j-nosuch-2")
+    assert several.error is None and several.stderr.count("no job 'j-nosuch-") == 2, several.text
+    # round 3, finding 16: "never, because of the quota" is a dry run's answer, not an error
+    await api.set_quotas({"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1, "borrowing_limit": 0}]})
+    quota = await kernel.run("%schedule dryrun --gpus 2")
+    assert quota.error is None and quota.stdout.startswith("Would never start here: 2 GPUs can never fit"), quota.text
+    # red-team round 3, finding 8: a bulk cancel goes on past one page (the page made 2 long here)
+    for n in range(3):
+        assert (await kernel.run(f"%schedule run hold.py --gpus 1 --name p{n}")).error is None
+    paged = await kernel.run("import jupyter_sched.magics.core as c; c._BULK_PAGE = 2\n%schedule cancel --mine --yes")
+    assert "Cancelled 3 jobs: " in paged.stdout, paged.text
+    listed = await kernel.run("f = %schedule jobs --state cancelled --limit 2\nprint('ROWS', len(f), set(f['state']))")
+    assert "ROWS 2 {'cancelled'}" in listed.stdout, listed.text
 
 
 async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:
