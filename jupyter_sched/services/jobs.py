@@ -336,8 +336,12 @@ class JobsService:
         return entry
 
     # ---- cancel ------------------------------------------------------------------------------
-    def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
+    def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, by: str | None = None,
+               why: str = "") -> JobView:
         """Cancel a job or release a lease.
+
+        ``by`` / ``why``: who ends a lease and why, for its message when that is not the caller's
+        own request (``released by the server: its kernel was shut down``).
 
         Pending work and leases end at once (``cancelled``); running work gets a stop intent that
         the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
@@ -360,8 +364,8 @@ class JobsService:
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:
                     # a lease request withdrawn before any grant must not read like a release (issue 20)
-                    message = (lease_end_message(granted=job.state.holds_gpus, actor=actor) if job.is_lease
-                               else f"cancelled by {actor}")
+                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why)
+                               if job.is_lease else f"cancelled by {actor}")
                     new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
                 elif record.stop_intent == "cancel":
                     break

@@ -303,7 +303,7 @@ def _seen(result: Any) -> str:
 @pytest.mark.slow
 async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kernel: StartKernel,
                                                                        api: AsyncSchedClient,
-                                                                       jp_root_dir: Path) -> None:
+                                                                       jp_root_dir: Path, jp_serverapp: Any) -> None:
     kernel = await start_kernel()
     await kernel.run(f"import os; os.chdir({str(jp_root_dir)!r})\n%env JUPYTER_SCHED_WIDGETS=0")
     # finding 10: a fresh server's empty tables are one sentence each, never "Empty DataFrame"
@@ -397,6 +397,15 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
     released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
     assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
+    # round 3, finding 26: a lease freed because its kernel was shut down says so (not "released by <user>")
+    other = await start_kernel()
+    took = await other.run("%gpu request 1 --for 1m")
+    assert took.error is None, took.text
+    other_lease = took.stdout.split("(lease ", 1)[1].split(")", 1)[0]
+    await jp_serverapp.kernel_manager.shutdown_kernel(other.id, now=True)
+    await wait_for(lambda: _state(api, other_lease, "cancelled"), timeout_s=30)
+    assert (await api.job(other_lease))["message"] == "released by the server: its kernel was shut down"
 
     # round 3, finding 24: an argument the parser refuses is a usage error whatever word it names
     keep = await kernel.run("%gpu keepalive 10m")
