@@ -107,15 +107,16 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
-    if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
-        tail += " (command not found: the log says which)" if job["exit_code"] == 127 else \
-            " (a command is not executable: the log says which)"
     message = str(job.get("message") or "")
+    last = ""
     if message.startswith("exited with code"):
         # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
         # "failed, exit code 2" and nothing else)
         _, _, last = message.partition("; last lines: ")
         message = f"last lines: {last}" if last and state != "succeeded" else ""
+    if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
+        what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
+        tail += f" ({what})" if last else f" ({what}: the log says which)"
     msg = f" — {message}" if message else ""
     return f"{head}: {state}{tail}{msg}"
 

@@ -520,7 +520,8 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
     job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
     wait_state(server, "tok-ann", job["id"], "failed")
     line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
-    assert line == f"job {job['id']}: failed, exit code 127 (command not found: the log says which)"
+    assert line == (f"job {job['id']}: failed, exit code 127 (command not found) — last lines: jupyter_sched: cannot "
+                    "start 'nosuchcmd-i20': no such program on PATH or file in the working directory")
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
     assert "Errno" not in log
