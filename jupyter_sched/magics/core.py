@@ -356,8 +356,7 @@ class SchedMagics(Magics):
                 return
             raise
         except KeyboardInterrupt:
-            self._withdraw_unanswered()
-            raise MagicError("interrupted: lease request withdrawn") from None
+            raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
         self.lease = lease
         if not client.kernel_id and not self._atexit_registered:
             # a kernel the server did not start (runtime-file discovery): the server cannot see it
@@ -401,32 +400,48 @@ class SchedMagics(Magics):
                     time.sleep(delay)  # a server without long polls answered at once: poll, backing off
                     delay = min(delay * 1.5, 1.0)
         except KeyboardInterrupt:
-            self._withdraw(lease_id)
-            raise MagicError(f"interrupted: lease request {lease_id} withdrawn") from None
+            raise MagicError(self._interrupted([lease_id] if self._withdraw(lease_id) else None)) from None
         if progress is not None:
             progress.finish(time.monotonic() - started)
         return lease
 
-    def _withdraw_unanswered(self) -> None:
+    def _withdraw_unanswered(self) -> list[str] | None:
         """Interrupted while ``POST leases`` waited: withdraw the lease it may have created (this
-        kernel's live one; without a kernel id, the newest pending one), since its id never came."""
+        kernel's live one; without a kernel id, the newest pending one), since its id never came.
+        Returns the ids withdrawn, None when they could not be looked up."""
         try:
             live = [lease for lease in self.client.leases(state=_LIVE_STATES) if not is_terminal(lease)]
-        except SchedError:
-            return
+        except SchedError as err:
+            self._warn(f"could not look up the lease request to withdraw it: {_one_line(err)}")
+            return None
         kernel_id = self.client.kernel_id
         mine = ([lease for lease in live if lease.get("kernel_id") == kernel_id] if kernel_id else
                 sorted((lease for lease in live if lease.get("state") == "pending"),
                        key=lambda lease: str(lease.get("submitted_at") or ""))[-1:])
-        for lease in mine:
-            self._withdraw(str(lease["id"]))
+        withdrawn = [str(lease["id"]) for lease in mine if self._withdraw(str(lease["id"]))]
+        return withdrawn if len(withdrawn) == len(mine) else None
 
-    def _withdraw(self, lease_id: str) -> None:
+    @staticmethod
+    def _interrupted(withdrawn: list[str] | None) -> str:
+        """What an interrupted ``%gpu request`` left behind, said only once it is so (issue 20: it
+        said "withdrawn" while the request stayed pending)."""
+        if withdrawn:
+            return f"interrupted: lease request {', '.join(withdrawn)} withdrawn; nothing stays pending"
+        if withdrawn is not None:
+            return "interrupted before a lease request was made; nothing is pending"
+        return "interrupted; a lease request may still be pending: %gpu status shows it, %gpu release withdraws it"
+
+    def _withdraw(self, lease_id: str) -> bool:
+        """Release or withdraw ``lease_id``; False (and a warning) when the server refused."""
         try:
             self.client.release_lease(lease_id)
+        except ConflictError:
+            pass  # it ended meanwhile: nothing left to withdraw
         except SchedError as err:
-            self._warn(f"could not withdraw lease {lease_id}: {_one_line(err)}")
+            self._warn(f"could not withdraw lease {lease_id}: {_one_line(err)}. %gpu release tries again.")
+            return False
         self.lease = None
+        return True
 
     @staticmethod
     def _cuda_refusal(state: CudaState, lease_id: str | None) -> str:

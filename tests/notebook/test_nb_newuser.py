@@ -337,6 +337,17 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert ". ·" not in bar, bar
     assert waited.error is not None and "still pending after 2s" in _seen(waited), waited.text
 
+    # round 3, finding 34: interrupting a waiting %gpu request withdraws the request, and says so only then
+    asking = await start_kernel()
+    _, running = asking.start_run("%gpu request 1 --timeout 1m")
+    await wait_for(lambda: _pending_lease(api), timeout_s=30)
+    await asyncio.sleep(0.3)  # inside a long poll (an HTTP read), where the interrupt used to break the connection
+    await jp_serverapp.kernel_manager.interrupt_kernel(asking.id)
+    stopped = _seen(await running)
+    assert "interrupted: lease request l-" in stopped and "withdrawn; nothing stays pending" in stopped, stopped
+    assert "does not speak HTTP" not in stopped, stopped
+    assert not await _pending_lease(api), "the interrupted request stayed pending"
+
     # finding 9 (the CLI's "logs of a pending job", in the magic): why the log is empty
     logs = await kernel.run(f"%schedule logs {waiter}")
     assert f"{waiter} is pending: no output yet; %schedule logs {waiter} -f follows it once it starts." in logs.stdout
@@ -424,6 +435,10 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "Cancelled 3 jobs: " in paged.stdout, paged.text
     listed = await kernel.run("f = %schedule jobs --state cancelled --limit 2\nprint('ROWS', len(f), set(f['state']))")
     assert "ROWS 2 {'cancelled'}" in listed.stdout, listed.text
+
+
+async def _pending_lease(api: AsyncSchedClient) -> bool:
+    return any(lease.get("state") == "pending" for lease in await api.leases())
 
 
 async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:
