@@ -674,3 +674,20 @@ def test_url_takes_what_jupyterlab_printed_and_never_answers_with_a_traceback(se
     missing = run("status")
     assert missing.code == EXIT_REFUSED
     assert "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)" in missing.err
+
+
+def test_a_zero_time_limit_an_empty_name_and_one_gpu_are_said_as_the_magics_say_them(server: EmbeddedServer) -> None:
+    """Third new-user run, findings 22 and 25: ``--time-limit 0`` was accepted as NO limit and
+    ``--name ""`` as "job" (the magics refuse both; REST renamed the empty name silently), and
+    ``status`` said "on 1 GPUs"."""
+    zero = cli(server, "tok-ann", "submit", "--time-limit", "0s", "--", "true")
+    assert zero.code == EXIT_USAGE and "--time-limit 0s would mean no limit at all" in zero.err
+    empty = cli(server, "tok-ann", "submit", "--name", "", "--", "true")
+    assert empty.code == EXIT_USAGE and "--name must not be empty" in empty.err
+    rest = api(server, "tok-ann").post("jobs", json={"command": ["true"], "name": ""})
+    assert rest.status_code == 400 and rest.json()["error"]["field"] == "name"
+    clear(server)
+    job = submit(server, "tok-ann", gpus=1)
+    wait_state(server, "tok-ann", job["id"], "running")
+    status = cli(server, "tok-ann", "status").out
+    assert "my work    1 job running, on 1 GPU\n" in status
