@@ -633,3 +633,44 @@ def test_queue_rows_stay_short_and_a_lease_waits_as_a_lease(server: EmbeddedServ
     assert "with no time limit it cannot start" not in under
     ann.delete(f"leases/{lease['id']}")
     ann.delete(f"jobs/{big['id']}")
+
+
+def test_url_takes_what_jupyterlab_printed_and_never_answers_with_a_traceback(server: EmbeddedServer,
+                                                                               tmp_path: Path) -> None:
+    """Third new-user run, finding 17: ``--url 'http://127.0.0.1:8888/lab?token=…'`` (what JupyterLab
+    prints) ended in a TypeError traceback, ``--url 127.0.0.1:8888`` and ``--url banana`` in a
+    ValueError one, ``…/api/sched/`` in "no route 'api/sched/config'"."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env.update({"PYTHONPATH": str(ROOT), "JUPYTER_RUNTIME_DIR": str(tmp_path / "empty")})
+
+    def run(*argv: str) -> Run:
+        done = subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120)
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    host = server.url.split("://", 1)[1].rstrip("/")
+    for url, extra in ((f"{server.url}lab?token=tok-ann", ()), (f"{server.url}lab/tree/x.ipynb", ("--token", "tok-ann")),
+                       (host, ("--token", "tok-ann")), (f"{server.url}api/sched/", ("--token", "tok-ann"))):
+        ok = run("--url", url, *extra, "status")
+        assert ok.code == EXIT_OK and "user       ann" in ok.out, (url, ok.err)
+    for url in ("ftp://x/", "http://[::1"):
+        bad = run("--url", url, "status")
+        assert bad.code == EXIT_USAGE and "Traceback" not in bad.err
+        assert bad.err.splitlines()[-1] == (f"jupyter-sched: error: --url {url!r} is not a server URL — give e.g. "
+                                            "http://127.0.0.1:8888/ (the address JupyterLab printed)")
+    wrong = run("--url", f"{server.url}lab?token=wrong", "status")
+    assert wrong.code == EXIT_REFUSED and "refused the token in the --url" in wrong.err
+    other = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert other.stdout is not None
+        port = other.stdout.readline().split("port ")[1].split()[0]  # "Serving HTTP on 127.0.0.1 port N ..."
+        page = run("--url", f"http://127.0.0.1:{port}/", "status")
+        assert page.code == 3 and "Traceback" not in page.err
+        assert page.err.startswith(f"jupyter-sched: http://127.0.0.1:{port}/ has no jupyter_sched API (HTTP 404) — ")
+    finally:
+        other.kill()
+        other.wait()
+    env["JUPYTER_SCHED_URL"] = server.url  # round 3, finding 29: said "refused the token of its runtime file"
+    missing = run("status")
+    assert missing.code == EXIT_REFUSED
+    assert "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)" in missing.err
