@@ -97,6 +97,9 @@ class JobsService:
                 f"{limit_field}: a lease takes no time limit: it holds its GPUs until it is released, its kernel "
                 "stops, or idle reclaim takes them", field=limit_field,
                 hint="leave it out; for work that must end by a deadline submit a job with a time limit")
+        if spec.kind is JobKind.LEASE and spec.time_limit_s is not None:
+            # a profile's time limit (what it gives batch jobs) is not a lease's either (issue 20)
+            spec = replace(spec, time_limit_s=None)
         if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec

@@ -21,6 +21,7 @@ GPU memory per GPU vs GPU count), and the core's strings were written for one ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -97,8 +98,14 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease")
+    # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
+    # "retries from 2026-12-02T06:53:28.388077+00:00")
+    message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
 
+
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})")
+"""An ISO 8601 time with its offset, as the core writes times into its messages."""
 
 _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 """How the core's backfill clause begins (:func:`jupyter_sched.scheduling.pending._cannot_backfill`

@@ -182,6 +182,14 @@ def test_round3_finding_14_the_wait_line_says_why_its_eta_is_unknown() -> None:
         "ETA unknown: it can start only after l-9 ends, which has no time limit")
 
 
+def test_round3_finding_33_a_requeued_jobs_retry_time_is_a_clock_time() -> None:
+    reason = {"code": "Backoff", "message": "requeued after preemption; retries from 2026-12-02T04:53:28.388077+00:00",
+              "details": {"not_before": "2026-12-02T04:53:28.388077+00:00"}}
+    assert render_reason(reason, now=NOW).summary == "requeued after preemption; retries from 04:53 UTC."
+    odd = {"code": "Backoff", "message": "retries from 2026-12-02T99:99+00:00"}  # not a time: left as it is
+    assert render_reason(odd, now=NOW).summary == "retries from 2026-12-02T99:99+00:00."
+
+
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
 
 def test_finding_5_the_eta_says_the_blocking_job_has_no_time_limit() -> None:
