@@ -190,6 +190,14 @@ def test_round3_finding_33_a_requeued_jobs_retry_time_is_a_clock_time() -> None:
     assert render_reason(odd, now=NOW).summary == "retries from 2026-12-02T99:99+00:00."
 
 
+def test_round3_finding_20_an_ended_jobs_last_reason_is_not_queued() -> None:
+    wire = Job.model_validate({"id": "l-1", "name": "kernel-1", "user": "ana", "team": "default", "kind": "lease",
+                               "priority": "normal", "state": "cancelled", "resources": {"gpus": 1},
+                               "reason": _backfill_reason()}).to_wire()
+    line = wire["reason"]["text"]["line"]
+    assert "queued" not in line and "ETA" not in line and "it waits until j-big has started" in line, line
+
+
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
 
 def test_finding_5_the_eta_says_the_blocking_job_has_no_time_limit() -> None:
