@@ -29,8 +29,8 @@ from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "refusal_text", "render_reason",
-           "summary_sentence", "unblock_sentence", "wire_time"]
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "refusal_text",
+           "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
 """Waits for GPUs held by running work: the ETA (when those jobs end) is the whole answer."""
@@ -70,7 +70,7 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     """
     summary = summary_sentence(reason, now=now, kind=kind)
     eta = "" if never else eta_sentence(reason, now=now, relative=relative)
-    unblock = unblock_sentence(reason)
+    unblock = one_gpu(unblock_sentence(reason))
     position = reason.get("position")
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
     line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
@@ -101,6 +101,9 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
+    if kind == "lease":  # a kernel's request is not a "job" (issue 20: "…, job needs 1")
+        message = message.replace(", job needs ", ", this kernel needs ")
+    message = one_gpu(message)
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
 
 
@@ -138,6 +141,15 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
         clause = (f"with no time limit it cannot start ahead of {job}, whose GPUs are reserved from {at}; "
                   "it can start only when nothing is reserved")
     return message[:cut] + "; " + clause
+
+
+_ONE_GPUS = re.compile(r"(?<![\d.])1 ((?:[A-Za-z][\w.-]* )*?)GPUs\b")
+
+
+def one_gpu(text: str) -> str:
+    """``1 GPUs`` → ``1 GPU`` (also ``1 A100 GPUs`` → ``1 A100 GPU``): the core and the quota
+    checks write counts into fixed plurals (issue 20: "1 GPUs", three times in one refusal)."""
+    return _ONE_GPUS.sub(lambda m: f"1 {m.group(1)}GPU", text)
 
 
 def _clock(when: datetime, now: datetime | None) -> str:
@@ -308,6 +320,6 @@ def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | No
     if not isinstance(reason, Mapping):
         if field and message.startswith(f"{field}: "):
             message = message[len(field) + 2:]
-        return message, hint
+        return one_gpu(message), one_gpu(hint) if hint else hint
     text = render_reason(reason, never=True)
     return text.summary, text.unblock or hint

@@ -190,6 +190,24 @@ def test_round3_finding_33_a_requeued_jobs_retry_time_is_a_clock_time() -> None:
     assert render_reason(odd, now=NOW).summary == "retries from 2026-12-02T99:99+00:00."
 
 
+def test_round3_finding_20_an_ended_jobs_last_reason_is_not_queued() -> None:
+    wire = Job.model_validate({"id": "l-1", "name": "kernel-1", "user": "ana", "team": "default", "kind": "lease",
+                               "priority": "normal", "state": "cancelled", "resources": {"gpus": 1},
+                               "reason": _backfill_reason()}).to_wire()
+    line = wire["reason"]["text"]["line"]
+    assert "queued" not in line and "ETA" not in line and "it waits until j-big has started" in line, line
+
+
+def test_round3_finding_14_one_gpu_is_singular_and_a_lease_is_not_a_job() -> None:
+    reason = {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
+              "details": {"team": "default", "quota": 1, "rule": "team quota"}}
+    assert render_reason(reason, kind="lease").summary == "default has 0 of 1 GPU free (1 in use), this kernel needs 1."
+    assert render_reason(reason).summary == "default has 0 of 1 GPU free (1 in use), job needs 1."
+    refused = _one_line(ValidationError("2 GPUs can never fit the limit of team default: 1 GPUs", field="gpus",
+                                        hint="ask for at most 1 GPUs"))
+    assert "1 GPUs" not in refused and "limit of team default: 1 GPU. Ask for at most 1 GPU." in refused, refused
+
+
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
 
 def test_finding_5_the_eta_says_the_blocking_job_has_no_time_limit() -> None:
