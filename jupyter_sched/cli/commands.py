@@ -75,7 +75,8 @@ def _my_work(me: dict[str, Any]) -> str:
         parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
     text = ", ".join(parts)
     if text:
-        text += f", on {float(in_use.get('gpus') or 0):g} GPUs"
+        gpus = float(in_use.get("gpus") or 0)
+        text += f", on {gpus:g} GPU{'' if gpus == 1 else 's'}"
     if pending:
         text += ("; " if text else "") + f"{pending} pending"
     return text or "nothing running or pending"

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -295,6 +296,13 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+        limit = (args.time_limit or "").strip().lower()
+        if args.time_limit is not None and re.fullmatch(r"0+(\.0*)?[dhms]?", limit):
+            _subparser(parser, "submit").error(
+                f"--time-limit {args.time_limit} would mean no limit at all (such a job starts only when nothing "
+                "is reserved): leave --time-limit out for none, or give a duration above zero, e.g. 10m")
+        if args.name is not None and not args.name.strip():
+            _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()
             if path and not os.path.isfile(os.path.join(folder, path)):  # the job would fail at its start

@@ -550,6 +550,13 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     assert made.code == EXIT_OK, made.err
     assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
     assert "T01:00:00" not in made.out and made.out.rstrip().endswith("01:00 UTC")
+    nothing = cli(server, "tok-bob", "definitions", "edit", "daily")  # round 3, finding 23: said "edited"
+    assert nothing.code == EXIT_USAGE and "nothing to change: give --cron" in nothing.err
+    ran = cli(server, "tok-bob", "definitions", "run", "daily")
+    assert ran.code == EXIT_OK and "`jupyter-sched wait j-" in ran.out, ran.err
+    runs = cli(server, "tok-bob", "definitions", "runs", "daily").out.splitlines()
+    assert runs[0].split() == ["WHEN", "TRIGGER", "JOB", "OUTCOME"] and "manual" in runs[1]
+    assert re.match(r"(\w{3} \d{1,2} )?\d\d:\d\d UTC +manual +j-", runs[1]), runs  # a clock time, not ISO
     paused = cli(server, "tok-bob", "definitions", "pause", "daily")
     assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err
     cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
@@ -630,10 +637,8 @@ def test_queue_rows_stay_short_and_a_lease_waits_as_a_lease(server: EmbeddedServ
     rows = [line for line in lines[1:] if not line.startswith("    ")]
     assert all(len(row) <= len(header) + 30 for row in rows), rows  # no row padded to a sentence
     under = lines[lines.index(next(line for line in lines if line.startswith(lease["id"]))) + 1]
-    # the same sentence; the server writes times with their date (it renders without a "now"), the CLI
-    # leaves out today's date ("from 07:13 UTC" vs "from Dec 2 07:13 UTC")
-    same = re.sub(r"\b[A-Z][a-z]{2} \d{1,2} (?=\d\d:\d\d UTC)", "", rest.rstrip("."))
-    assert under.startswith("    " + same), (under, rest)
+    today = re.sub(r"\b[A-Z][a-z]{2} \d{1,2} (\d\d:\d\d UTC)", r"\1", rest)  # the server writes dates; today needs none
+    assert under.startswith("    " + today.rstrip(".")), (under, rest)
     assert "with no time limit it cannot start" not in under
     ann.delete(f"leases/{lease['id']}")
     ann.delete(f"jobs/{big['id']}")
@@ -678,3 +683,20 @@ def test_url_takes_what_jupyterlab_printed_and_never_answers_with_a_traceback(se
     missing = run("status")
     assert missing.code == EXIT_REFUSED
     assert "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)" in missing.err
+
+
+def test_a_zero_time_limit_an_empty_name_and_one_gpu_are_said_as_the_magics_say_them(server: EmbeddedServer) -> None:
+    """Third new-user run, findings 22 and 25: ``--time-limit 0`` was accepted as NO limit and
+    ``--name ""`` as "job" (the magics refuse both; REST renamed the empty name silently), and
+    ``status`` said "on 1 GPUs"."""
+    zero = cli(server, "tok-ann", "submit", "--time-limit", "0s", "--", "true")
+    assert zero.code == EXIT_USAGE and "--time-limit 0s would mean no limit at all" in zero.err
+    empty = cli(server, "tok-ann", "submit", "--name", "", "--", "true")
+    assert empty.code == EXIT_USAGE and "--name must not be empty" in empty.err
+    rest = api(server, "tok-ann").post("jobs", json={"command": ["true"], "name": ""})
+    assert rest.status_code == 400 and rest.json()["error"]["field"] == "name"
+    clear(server)
+    job = submit(server, "tok-ann", gpus=1)
+    wait_state(server, "tok-ann", job["id"], "running")
+    status = cli(server, "tok-ann", "status").out
+    assert "my work    1 job running, on 1 GPU\n" in status
