@@ -497,6 +497,9 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert missing.code == EXIT_REFUSED
     assert missing.err.strip() == ("jupyter-sched logs: no job 'j-nosuch' visible to you — `jupyter-sched jobs` lists "
                                    "yours, newest first [not_found]")
+    no_lease = cli(server, "tok-bob", "cancel", "l-nosuch")  # round 3, finding 19: a lease was called a job
+    assert no_lease.err.strip() == ("jupyter-sched cancel: no lease 'l-nosuch' visible to you — `jupyter-sched queue "
+                                    "--mine` shows your live leases [not_found]")
     queue = cli(server, "tok-bob", "queue").out.splitlines()
     row = next(i for i, line in enumerate(queue) if line.startswith(running["id"]))
     assert queue[row + 1].startswith("    ends by ") and queue[row + 1].endswith("its 10m time limit")
