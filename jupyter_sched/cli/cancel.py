@@ -68,7 +68,9 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                  hint="cancel --mine cancels your own")
     states = {"pending": "pending,preempted", "running": "admitted,running"}.get(args.state or "",
                                                                                   "pending,preempted,admitted,running")
-    jobs = [j for j in client.jobs(state=states, all_users=bool(args.everyone)) if j.get("kind") != "lease"]
+    listed = client.jobs(state=states, all_users=bool(args.everyone))
+    jobs = [j for j in listed if j.get("kind") != "lease"]
+    leases = len(listed) - len(jobs)
     whose = "every user's" if args.everyone else f"{who}'s"
     if not jobs:
         print(f"nothing to cancel: no {args.state or 'pending or running'} jobs"
@@ -80,6 +82,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     owners = f" of {len(users)} users" if args.everyone else ""
     question = f"Cancel {len(jobs)} of {whose} jobs{owners} ({breakdown})? [y/N] "
     if not args.yes:
+        _list(jobs, io, owners=bool(args.everyone), leases=leases)
         if not _interactive(io):
             print(f"{PROG} cancel: would cancel {len(jobs)} jobs ({breakdown}); not asking without a terminal — "
                   "add --yes to go ahead", file=io.err)
@@ -105,6 +108,27 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
             bar.advance()
     print(_summary(done, grace[0] if grace else None), file=io.out)
     return EXIT_OK
+
+
+SHOWN = 10
+"""Jobs a bulk cancel names before it asks (the running ones first: those lose work)."""
+
+
+def _list(jobs: list[dict[str, Any]], io: Streams, *, owners: bool, leases: int) -> None:
+    """What a bulk cancel would cancel, on stderr before the question: ``  j-… (train)  running  2 GPUs``."""
+    from ..wording import gpus_text
+
+    ordered = sorted(jobs, key=lambda j: 0 if j.get("state") in HOLDING else 1)
+    for job in ordered[:SHOWN]:
+        name = f" ({job['name']})" if job.get("name") not in (None, "", "job") else ""  # "job": the default
+        who = f"{job.get('user')}  " if owners else ""
+        state = "running" if job.get("state") in HOLDING else "pending"
+        print(f"  {who}{job['id']}{name}  {state}  {gpus_text(job)}", file=io.err)
+    if len(ordered) > SHOWN:
+        print(f"  … and {len(ordered) - SHOWN} more (`{PROG} queue --mine` lists them)", file=io.err)
+    if leases:
+        print(f"  (kernel leases are left alone: {leases}; a notebook releases its GPUs with %gpu release)",
+              file=io.err)
 
 
 def _summary(done: Counter[str], grace_s: float | None) -> str:

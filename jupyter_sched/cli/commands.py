@@ -18,7 +18,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
-from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word, wait_progress
+from ..wording import gpus_text, job_line, render_reason, state_word, wait_progress
+from ..wording.jobs import cluster_wait
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -74,7 +75,8 @@ def _my_work(me: dict[str, Any]) -> str:
         parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
     text = ", ".join(parts)
     if text:
-        text += f", on {float(in_use.get('gpus') or 0):g} GPUs"
+        gpus = float(in_use.get("gpus") or 0)
+        text += f", on {gpus:g} GPU{'' if gpus == 1 else 's'}"
     if pending:
         text += ("; " if text else "") + f"{pending} pending"
     return text or "nothing running or pending"
@@ -146,21 +148,26 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _dump(rows, io)
         return EXIT_OK
     now = _now()
-    table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "REASON", "ETA"]]
+    table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "NAME"]]
+    details: list[str] = [""]
     for job in rows:
         reason = job.get("reason") if isinstance(job.get("reason"), dict) else None
-        text = render_reason(reason, now=now, relative=True) if reason else None
+        kind = str(job.get("kind") or "")
         position = (reason or {}).get("position") or job.get("position") or ""
+        name = str(job.get("name") or "")
         table.append([str(job.get("id", "")), str(job.get("user", "")), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
-                      text.summary.rstrip(".") if text else "",
-                      eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else
-                      _ends_by(job, now)])
+                      name if len(name) <= 24 else name[:23] + "…"])
+        if reason:  # why it waits and until when, as the panel and the magics say it (a lease as a lease)
+            text = render_reason(reason, now=now, relative=True, kind=kind)
+            details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
+        else:
+            details.append(cluster_wait(job).rstrip(".") or _ends_by(job, now))
     if len(table) == 1:
         print("You have nothing pending or running." if args.mine else
               "The queue is empty: nothing pending or running.", file=io.out)
         return EXIT_OK
-    _print_table(table, io)
+    _print_table(table, io, details=details)
     if more:
         mine = " --mine" if args.mine else ""
         print(f"More{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
@@ -174,6 +181,8 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
     if job.get("state") not in ("running", "admitted"):
         return ""
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    if job.get("kind") == "lease":
+        return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"
     if started is None:
@@ -341,8 +350,25 @@ def _dump(value: Any, io: Streams) -> None:
     io.out.write("\n")
 
 
-def _print_table(rows: list[list[str]], io: Streams) -> None:
+def _print_table(rows: list[list[str]], io: Streams, *, details: list[str] | None = None) -> None:
+    """Columns padded to their widest cell; ``details[i]`` (a sentence: why a job waits, until
+    when) goes on an indented line under row ``i``, wrapped to the terminal's width on a terminal,
+    so no row is padded to the longest sentence (new-user round 3: 400-character rows)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip(), file=io.out)
+    isatty = getattr(io.out, "isatty", None)
+    width = 0
+    if details and isatty is not None and isatty():
+        import shutil
+
+        width = max(shutil.get_terminal_size((100, 24)).columns, 40)
+    for i, row in enumerate(rows):
+        print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip(), file=io.out)
+        detail = details[i] if details and i < len(details) else ""
+        if detail:
+            if width:
+                import textwrap
+
+                print(textwrap.fill(detail, width, initial_indent="    ", subsequent_indent="      "), file=io.out)
+            else:
+                print(f"    {detail}", file=io.out)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -85,6 +86,17 @@ JOBS_LINES = 20
 QUEUE_LIMIT_MAX = 10_000
 """Most pending jobs one ``queue --limit`` shows: the server's bound on ``GET queue?limit=``
 (``services.models.jobs.QUEUE_LIMIT_MAX``; a test keeps the two equal)."""
+
+
+def _jobs_limit(text: str) -> int:
+    """argparse type of ``jobs --limit``: 1..1000 (one page of ``GET jobs``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number, e.g. 50") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} is not from 1 to 1000 (default {JOBS_LINES})")
+    return value
 
 
 def _queue_limit(text: str) -> int:
@@ -189,9 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     jobs = sub.add_parser(
         "jobs", help="my jobs, newest first, finished ones too (ids for logs, wait, cancel)",
         description="Your jobs, newest first, one line each: what runs, what waits and why, how the finished "
-                    "ones ended. Kernel leases are left out (see %%gpu in a notebook).")
+                    "ones ended. Kernel leases are left out (see %gpu in a notebook).")
     jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending or failed")
-    jobs.add_argument("--limit", type=_positive_int, default=JOBS_LINES, metavar="N",
+    jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
                       help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
     jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
 
@@ -235,12 +247,62 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
     return parser
 
 
+_APP_PATHS = frozenset({"lab", "tree", "notebooks", "doc", "edit", "terminals", "api", "view", "voila"})
+"""First path parts of pages and APIs under a Jupyter server's root (what a pasted URL may carry)."""
+
+
+def server_url(text: str) -> tuple[str, str | None]:
+    """The Jupyter server's root URL from what a person pastes, and the token it carries: the URL
+    JupyterLab prints (``http://127.0.0.1:8888/lab?token=abc``), a host:port without ``http://``,
+    a URL ending in ``api/sched/``; a hub user's ``/user/ana/lab`` keeps its ``/user/ana/`` prefix.
+
+    Raises:
+        ValueError: not an http(s) URL with a host (the message says so in words).
+    """
+    from urllib.parse import parse_qs, urlsplit
+
+    raw = text.strip()
+    if "://" not in raw:
+        raw = "http://" + raw
+    try:
+        parts = urlsplit(raw)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f"--url {text!r} is not a server URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"--url {text!r} is not a server URL")
+    prefix: list[str] = []
+    for part in parts.path.split("/"):
+        if part in _APP_PATHS:
+            break
+        if part:
+            prefix.append(part)
+    tokens = parse_qs(parts.query).get("token") or []
+    token = tokens[0] if tokens else None
+    root = "/" + "".join(f"{part}/" for part in prefix)
+    return f"{parts.scheme}://{parts.netloc}{root}", token
+
+
 def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse, with the subcommand's usage line, what argparse alone cannot express (exits 2)."""
+    if getattr(args, "url", None):
+        try:
+            args.url, token = server_url(args.url)
+        except ValueError as exc:
+            parser.error(f"{exc} — give e.g. http://127.0.0.1:8888/ (the address JupyterLab printed)")
+        if token and not args.token:
+            args.token, args.token_from_url = token, True
     if args.command == "submit":
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+        limit = (args.time_limit or "").strip().lower()
+        if args.time_limit is not None and re.fullmatch(r"0+(\.0*)?[dhms]?", limit):
+            _subparser(parser, "submit").error(
+                f"--time-limit {args.time_limit} would mean no limit at all (such a job starts only when nothing "
+                "is reserved): leave --time-limit out for none, or give a duration above zero, e.g. 10m")
+        if args.name is not None and not args.name.strip():
+            _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()
             if path and not os.path.isfile(os.path.join(folder, path)):  # the job would fail at its start
@@ -292,6 +354,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     from ..client import NoServerError, ServerUnreachableError, connect
+    from ..client.sync import NotSchedServerError
     from .commands import COMMANDS
 
     try:
@@ -305,6 +368,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     try:
         with client:
             return COMMANDS[args.command](client, args, io)
+    except NotSchedServerError as exc:
+        print(f"{PROG}: {exc.message} — {exc.hint}", file=stderr)
+        return EXIT_NO_SERVER
     except ServerUnreachableError as exc:
         print(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass --url for "
               "another one", file=stderr)
@@ -334,12 +400,16 @@ class Streams:
 def token_refused_line(args: argparse.Namespace, url: str) -> str:
     """The server's auth refused the request: which token was sent (and where it came from, since
     an explicit one wins over the discovered server's), and how to give the right one."""
-    if args.token:
+    if getattr(args, "token_from_url", False):
+        what = "refused the token in the --url"
+    elif args.token:
         what = "refused the token given with --token"
     elif os.environ.get("JUPYTER_SCHED_TOKEN"):
         what = "refused the token in JUPYTER_SCHED_TOKEN"
     elif args.url:
         what = "needs a token (none was given with --url)"
+    elif os.environ.get("JUPYTER_SCHED_URL"):
+        what = "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)"
     else:
         what = "refused the token of its runtime file"
     return (f"{PROG} {args.command}: the server at {url} {what} — pass --token TOKEN (the token in the URL "

@@ -119,6 +119,12 @@ class StdlibHttp:
             except (OSError, http.client.HTTPException) as exc:  # refused, timed out (TimeoutError), not HTTP
                 self.close()
                 raise HttpUnreachable(exc) from None
+            except BaseException:
+                # interrupted mid-exchange (Ctrl-C, a kernel's stop button): the answer may still be on
+                # its way, so this connection cannot carry the next request (issue 20: the withdrawal
+                # after an interrupted %gpu request read the old answer and reported "does not speak HTTP")
+                self.close()
+                raise
             if response.getheader("Connection", "").lower() == "close":
                 self.close()
             return HttpReply(response.status, response.getheader("Content-Type", "") or "", data,

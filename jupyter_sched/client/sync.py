@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import httpx
     import pandas as pd
 
-__all__ = ["SchedClient", "ServerUnreachableError", "usage_frame"]
+__all__ = ["NotSchedServerError", "SchedClient", "ServerUnreachableError", "next_cursor", "usage_frame"]
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_LEASE_WAIT_S = 25.0
@@ -47,6 +47,13 @@ class ServerUnreachableError(SchedError):
     """The server did not answer (connection refused, timeout)."""
 
     code = "server_unreachable"
+
+
+class NotSchedServerError(ServerUnreachableError):
+    """Something answered at the URL, but not the jupyter_sched API (a web page, a redirect): the
+    URL is not a Jupyter server's root (``…/lab``, a doubled ``api/sched/``) or another program."""
+
+    code = "not_a_sched_server"
 
 
 def unreachable(conn: Connection, exc: BaseException) -> ServerUnreachableError:
@@ -87,6 +94,15 @@ def why_unreachable(exc: BaseException) -> str:
         if isinstance(err, OSError) and err.strerror:
             return err.strerror[:1].lower() + err.strerror[1:]
     return "no answer"
+
+
+def _ours(reply: HttpReply) -> bool:
+    """Whether an error answer is the extension's ``{"error": {...}}`` body."""
+    try:
+        payload = json.loads(reply.body) if reply.body else None
+    except ValueError:
+        return False
+    return isinstance(payload, dict) and isinstance(payload.get("error"), dict)
 
 
 def next_cursor(link: str) -> str | None:
@@ -195,8 +211,19 @@ class SchedClient:
                                        timeout_s=timeout_s)
         except HttpUnreachable as exc:
             raise unreachable(self.connection, exc.cause) from None
+        if reply.status == 404 and not _ours(reply):  # our 404s say {"error": …}; anything else is not the API
+            raise NotSchedServerError(
+                f"{self.connection.url} has no jupyter_sched API (HTTP 404)",
+                hint="give the root URL of a Jupyter server with the jupyter_sched extension enabled, e.g. "
+                     "http://127.0.0.1:8888/ (the address JupyterLab printed, without /lab)")
         if reply.status >= 400:
             raise error_from_response(reply.status, reply.text)
+        if 300 <= reply.status < 400 or "html" in (reply.content_type or "").lower():
+            what = "a redirect" if reply.status < 400 and reply.status >= 300 else "a web page"
+            raise NotSchedServerError(
+                f"{self.connection.url} answered with {what}, not the jupyter_sched API",
+                hint="give the Jupyter server's root URL, e.g. http://127.0.0.1:8888/ (the address JupyterLab "
+                     "printed, without /lab)")
         return reply
 
     @staticmethod

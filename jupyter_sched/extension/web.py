@@ -53,6 +53,10 @@ CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no
 """The message of a 401/403 Jupyter's auth answers; ``details.credentials`` marks it for clients,
 which then say how to give a token in their own terms (the CLI: ``--token``)."""
 
+_AUTH_QUERY = frozenset({"token", "_xsrf", "_"})
+"""Query arguments Jupyter's auth (``?token=``), its XSRF check or a cache-buster may add to any
+route: never refused as unknown."""
+
 _REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError)
 """Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
@@ -264,8 +268,16 @@ class SchedHandler(APIHandler):
         """The query arguments named by ``model``'s fields, parsed as ``model`` (empty = absent).
 
         Raises:
-            ValidationError: naming the bad argument.
+            ValidationError: naming the bad argument, or an argument the route does not take
+                (``GET queue?state=running`` was answered with the whole queue).
         """
+        unknown = sorted(set(self.request.query_arguments) - set(model.model_fields) - _AUTH_QUERY)
+        if unknown:  # refused, never ignored: queue?state=running must not answer the whole queue
+            route = self.request.path.rstrip("/").rsplit("api/sched/", 1)[-1]
+            takes = ", ".join(sorted(model.model_fields)) or "none"
+            name = unknown[0] if len(unknown[0]) <= 80 else unknown[0][:77] + "..."  # user input: never whole
+            raise ValidationError(f"unknown query argument {shown(name)}", field=name,
+                                  hint=f"GET {route[:80]} takes: {takes}")
         values = {name: value for name in model.model_fields
                   if (value := self.get_query_argument(name, None)) not in (None, "")}
         return parse(model, values, where="query")

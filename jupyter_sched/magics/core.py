@@ -25,8 +25,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
-from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
-from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, wait_progress
+from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
+from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
 from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
@@ -93,11 +93,19 @@ _NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
 calls them ``JOB_ID``, which nobody typed in a notebook, so the magics add no prefix for them."""
 
 
+_BULK_PAGE = 1000
+"""Jobs per listing of a bulk cancel: the largest page ``GET jobs`` gives."""
+
+_MAGIC_HINTS = {"list your jobs to see their ids": "%schedule jobs lists your jobs with their ids"}
+"""The server's hints that name no command, said with the magic that does it (issue 20)."""
+
+
 def _one_line(err: SchedError) -> str:
     """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option, a
     refused request's reason in the words the queue uses (one renderer), and no Python class name
     (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
+    hint = _MAGIC_HINTS.get(hint or "", hint)
     field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
         err.field, command_hint="the cell body (or %schedule run SCRIPT)")
     if field and field not in message and (err.field or "") not in message:
@@ -112,6 +120,21 @@ def _full_stop(text: str) -> str:
     return text if not text or text[-1] in ".!?" else text + "."
 
 
+def _usage_line(err: ValidationError) -> str:
+    """A usage error's one line: the message, then the hint as a second sentence."""
+    return err.message if not err.hint else _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))
+
+
+@contextmanager
+def _parsing() -> Iterator[None]:
+    """Whatever the magic line's parser refuses is a usage error, whichever word it names (issue 20:
+    ``%gpu keepalive 10m`` and ``%schedule cancel j-a j-b`` came out as server-style errors)."""
+    try:
+        yield
+    except ValidationError as err:
+        raise UsageError(_usage_line(err)) from None
+
+
 @contextmanager
 def _errors() -> Iterator[None]:
     """Turn parse errors into UsageError and server errors into MagicError (one line each)."""
@@ -121,8 +144,7 @@ def _errors() -> Iterator[None]:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments")):
             # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
-            raise UsageError(err.message if not err.hint else
-                             _full_stop(err.message) + " " + _full_stop(_capital(err.hint.strip()))) from None
+            raise UsageError(_usage_line(err)) from None
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None
@@ -215,7 +237,8 @@ class SchedMagics(Magics):
         ``c.InteractiveShellApp.extensions = ["jupyter_sched"]`` to ``ipython_config.py``.
         """
         with _errors():
-            cmd = parse_gpu_line(line)
+            with _parsing():
+                cmd = parse_gpu_line(line)
             if cmd.action == "status":
                 return self._gpu_status()
             if cmd.action == "request":
@@ -333,8 +356,7 @@ class SchedMagics(Magics):
                 return
             raise
         except KeyboardInterrupt:
-            self._withdraw_unanswered()
-            raise MagicError("interrupted: lease request withdrawn") from None
+            raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
         self.lease = lease
         if not client.kernel_id and not self._atexit_registered:
             # a kernel the server did not start (runtime-file discovery): the server cannot see it
@@ -378,32 +400,48 @@ class SchedMagics(Magics):
                     time.sleep(delay)  # a server without long polls answered at once: poll, backing off
                     delay = min(delay * 1.5, 1.0)
         except KeyboardInterrupt:
-            self._withdraw(lease_id)
-            raise MagicError(f"interrupted: lease request {lease_id} withdrawn") from None
+            raise MagicError(self._interrupted([lease_id] if self._withdraw(lease_id) else None)) from None
         if progress is not None:
             progress.finish(time.monotonic() - started)
         return lease
 
-    def _withdraw_unanswered(self) -> None:
+    def _withdraw_unanswered(self) -> list[str] | None:
         """Interrupted while ``POST leases`` waited: withdraw the lease it may have created (this
-        kernel's live one; without a kernel id, the newest pending one), since its id never came."""
+        kernel's live one; without a kernel id, the newest pending one), since its id never came.
+        Returns the ids withdrawn, None when they could not be looked up."""
         try:
             live = [lease for lease in self.client.leases(state=_LIVE_STATES) if not is_terminal(lease)]
-        except SchedError:
-            return
+        except SchedError as err:
+            self._warn(f"could not look up the lease request to withdraw it: {_one_line(err)}")
+            return None
         kernel_id = self.client.kernel_id
         mine = ([lease for lease in live if lease.get("kernel_id") == kernel_id] if kernel_id else
                 sorted((lease for lease in live if lease.get("state") == "pending"),
                        key=lambda lease: str(lease.get("submitted_at") or ""))[-1:])
-        for lease in mine:
-            self._withdraw(str(lease["id"]))
+        withdrawn = [str(lease["id"]) for lease in mine if self._withdraw(str(lease["id"]))]
+        return withdrawn if len(withdrawn) == len(mine) else None
 
-    def _withdraw(self, lease_id: str) -> None:
+    @staticmethod
+    def _interrupted(withdrawn: list[str] | None) -> str:
+        """What an interrupted ``%gpu request`` left behind, said only once it is so (issue 20: it
+        said "withdrawn" while the request stayed pending)."""
+        if withdrawn:
+            return f"interrupted: lease request {', '.join(withdrawn)} withdrawn; nothing stays pending"
+        if withdrawn is not None:
+            return "interrupted before a lease request was made; nothing is pending"
+        return "interrupted; a lease request may still be pending: %gpu status shows it, %gpu release withdraws it"
+
+    def _withdraw(self, lease_id: str) -> bool:
+        """Release or withdraw ``lease_id``; False (and a warning) when the server refused."""
         try:
             self.client.release_lease(lease_id)
+        except ConflictError:
+            pass  # it ended meanwhile: nothing left to withdraw
         except SchedError as err:
-            self._warn(f"could not withdraw lease {lease_id}: {_one_line(err)}")
+            self._warn(f"could not withdraw lease {lease_id}: {_one_line(err)}. %gpu release tries again.")
+            return False
         self.lease = None
+        return True
 
     @staticmethod
     def _cuda_refusal(state: CudaState, lease_id: str | None) -> str:
@@ -545,13 +583,14 @@ class SchedMagics(Magics):
           %schedule serve APP [ARGS...] --port P [options]
                                     an inference service: runs until cancelled, restarted on
                                     failure; shows its URL (direct and through the Jupyter proxy)
-          %schedule queue           the queue as a DataFrame (position, user, GPUs, reason, ETA)
-          %schedule jobs            my jobs as a DataFrame
+          %schedule queue [--mine] [--limit N]   the queue as a DataFrame (position, user, GPUs,
+                                               reason, ETA; --limit: the first N pending)
+          %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
           %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
                                                (--timeout 30m: the same)
-          %schedule cancel JOB
+          %schedule cancel JOB [JOB ...]
           %schedule cancel --mine|--all [--state pending|running] [--yes]
                                     all my jobs (--all: everyone's, admins); lists them and
                                     cancels only with --yes (leases: %gpu release)
@@ -572,16 +611,18 @@ class SchedMagics(Magics):
           %%schedule --gpus 2 --model A100 --name bert-ft --priority low --time-limit 2h
           import train; train.main()
 
-          %schedule run train.py --epochs 3 --gpus 1
+          job = %schedule run train.py --epochs 3 --gpus 1
+          %schedule logs {job} -f
           %schedule notebook analysis.ipynb --gpus 1
           %schedule serve app.py --gpus 1 --port 8000
           %schedule dryrun --gpus 8 --model H100
-          %schedule logs 42 -f
+          %schedule cancel --mine
           %schedule define report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin -p region=eu --gpus 1
         """
         with _errors():
             if cell is not None:
-                cmd = parse_schedule_line(line, cell=True)
+                with _parsing():
+                    cmd = parse_schedule_line(line, cell=True)
                 return self._submit_cell(cmd, cell)
             words = line.split(None, 1)
             if words and words[0] == "define":
@@ -589,7 +630,8 @@ class SchedMagics(Magics):
 
                 return run_define(self.client.call, _split(words[1] if len(words) > 1 else "", "%schedule define"),
                                   resolve=self._existing, say=self._print)
-            cmd = parse_schedule_line(line)
+            with _parsing():
+                cmd = parse_schedule_line(line)
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)
 
@@ -674,16 +716,23 @@ class SchedMagics(Magics):
         return job_id
 
     def _schedule_queue(self, cmd: ScheduleCommand) -> Any:
-        rows = self.client.queue()
+        rows = self.client.queue(limit=cmd.limit)
+        if cmd.mine:
+            me = str(self.client.me().get("user") or "")
+            rows = [row for row in rows if row.get("user") == me]
         if not rows:
-            self._print("The queue is empty: nothing pending or running.")
+            self._print("You have nothing pending or running." if cmd.mine else
+                        "The queue is empty: nothing pending or running.")
             return None
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        rows = self.client.jobs()
+        rows = self.client.jobs(state=cmd.state)
+        if cmd.limit is not None:
+            rows = rows[:cmd.limit]  # newest first, as the server lists them
         if not rows:
-            self._print("You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
+            self._print(f"You have no {cmd.state} jobs." if cmd.state else
+                        "You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
             return None
         return queue_frame(rows, _now())
 
@@ -693,15 +742,19 @@ class SchedMagics(Magics):
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
         job_id = str(cmd.job_id)
         if not cmd.follow:
-            chunk = self.client.logs(job_id)
+            try:
+                chunk = self.client.logs(job_id)
+            except NotFoundError:
+                chunk = {"text": "", "finished": False}  # nothing written yet (or a lease): said below
             text = str(chunk.get("text") or "")
             sys.stdout.write(text)
-            if not text and not chunk.get("finished") and self._not_started(job_id):
-                return
-            if not chunk.get("finished"):
+            if not text:
+                self._no_output(job_id, following=False)
+            elif not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
             return
-        self._not_started(job_id, following=True)
+        if self._no_output(job_id, following=True) == "lease":
+            return
         try:
             for text in self.client.follow_logs(job_id):
                 sys.stdout.write(text)
@@ -711,16 +764,26 @@ class SchedMagics(Magics):
             return
         self._print(job_line(self.client.job(job_id), _now()))
 
-    def _not_started(self, job_id: str, *, following: bool = False) -> bool:
-        """Say so when ``job_id`` waits to start (its log is empty for a reason, issue 20: a pending
-        job's log printed nothing, or a "log continues" note); True when it does."""
+    def _no_output(self, job_id: str, *, following: bool) -> str:
+        """Say why ``job_id``'s log is empty, as ``jupyter-sched logs`` does (issue 20: the magic
+        printed nothing for a pending or a cancelled job); returns the job's kind or state word.
+        While following, only what is worth saying before output arrives (not yet started, a lease)."""
         job = self.client.job(job_id)
-        if str(job.get("state")) not in ("pending", "preempted"):
-            return False
-        then = "following it until it ends (interrupt to stop)" if following else \
-            f"%schedule logs {job_id} -f follows it once it starts"
-        self._print(f"{job_id} is {job.get('state')}: no output yet; {then}.")
-        return True
+        state, word = str(job.get("state") or ""), state_word(job)
+        if job.get("kind") == "lease":
+            self._print(f"{job_id} is a lease (GPUs held for a kernel): leases have no log; the kernel's output is "
+                        "in its notebook.")
+            return "lease"
+        if state in ("pending", "preempted", "admitted"):
+            then = "its output follows once it starts (interrupt to stop following)" if following else \
+                f"%schedule logs {job_id} -f follows it once it starts"
+            self._print(f"{job_id} is {word}: no output yet; {then}.")
+        elif state == "running":
+            if not following:
+                self._print(f"{job_id} is running: no output yet; %schedule logs {job_id} -f follows it.")
+        elif not following:
+            self._print(f"{job_id} {word} with no output.")
+        return word
 
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
@@ -750,7 +813,17 @@ class SchedMagics(Magics):
         if cmd.scope:
             self._cancel_many(cmd)
             return
-        job_id = str(cmd.job_id)
+        ids = cmd.job_ids or (str(cmd.job_id),)
+        for job_id in ids:
+            if len(ids) == 1:
+                self._cancel_one(job_id)
+                continue
+            try:  # several ids: one line each, a refusal does not stop the others (as the CLI does)
+                self._cancel_one(job_id)
+            except SchedError as err:
+                self._warn(f"{job_id}: {_one_line(err)}")
+
+    def _cancel_one(self, job_id: str) -> None:
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return
@@ -772,37 +845,57 @@ class SchedMagics(Magics):
             raise MagicError(f"only admins may cancel everyone's jobs ({who} is not an admin). "
                              "%schedule cancel --mine cancels your own.")
         states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
-        jobs = [j for j in self.client.jobs(state=states, all_users=everyone) if j.get("kind") != "lease"]
+        def listing() -> list[dict[str, Any]]:  # one page (the server's largest); leases are left out
+            return [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE)
+                    if j.get("kind") != "lease"]
+
+        jobs = listing()
         if not jobs:
-            self._print(f"Nothing to cancel: no {cmd.state or 'pending or running'} jobs"
-                        + ("." if everyone else f" of {who}."))
+            what = f"no {cmd.state or 'pending or running'} jobs"
+            self._print(f"Nothing to cancel: {what}." if everyone else f"Nothing to cancel: you have {what}.")
             return
-        plan = bulk_cancel_plan(jobs, everyone=everyone, who=who)
+        head, *listed = bulk_cancel_plan(jobs, everyone=everyone)
         if not cmd.yes:
             flags = " ".join(f for f in ("--all" if everyone else "--mine",
                                          f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
-            self._print(f"Would cancel {plan}. Nothing cancelled yet: run %schedule cancel {flags} to go ahead.")
+            leases = " Kernel leases are not included: %gpu release gives a kernel's GPUs back." if not everyone else ""
+            if len(jobs) >= _BULK_PAGE:
+                head = f"at least {head} (the first {_BULK_PAGE} listed)"
+            self._print(f"Would cancel {head}:\n" + "\n".join(f"  {line}" for line in listed)
+                        + f"\nNothing cancelled yet: run %schedule cancel {flags} to go ahead.{leases}")
             return
         done: dict[str, int] = {}
         grace: float | None = None
-        for job in jobs:
-            try:
-                after = self.client.cancel(str(job["id"]))
-            except (ConflictError, NotFoundError):
-                outcome = "ended"  # it finished (or vanished) between the listing and the cancel
-            else:
-                outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
-                if outcome == "stopping" and grace is None:
-                    value = self.client.config().get("stop_grace_s")
-                    grace = float(value) if isinstance(value, (int, float)) else None
-            done[outcome] = done.get(outcome, 0) + 1
+        seen: set[str] = set()
+        batch = jobs
+        while batch:  # page after page until a listing has nothing new (red-team: one page of 500 was "all")
+            for job in batch:
+                seen.add(str(job["id"]))
+                try:
+                    after = self.client.cancel(str(job["id"]))
+                except (ConflictError, NotFoundError):
+                    outcome = "ended"  # it finished (or vanished) between the listing and the cancel
+                else:
+                    outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
+                    if outcome == "stopping" and grace is None:
+                        value = self.client.config().get("stop_grace_s")
+                        grace = float(value) if isinstance(value, (int, float)) else None
+                done[outcome] = done.get(outcome, 0) + 1
+            batch = [j for j in listing() if str(j["id"]) not in seen]  # stopping ones are still "running"
         self._print(_capital(bulk_cancel_summary(done, grace)) + ".")
 
     def _schedule_dryrun(self, cmd: ScheduleCommand) -> None:
         inventory = self.client.inventory()
         check_model(cmd.options.model, inventory)
         body = job_body(cmd.options, command=[sys.executable, "-c", "pass"], working_dir=str(Path.cwd()))
-        answer = self.client.dryrun(body)
+        try:
+            answer = self.client.dryrun(body)
+        except (QuotaError, UnschedulableError) as err:
+            # "never, because of the quota" answers the question a dry run asks: not an error (issue 20)
+            message, hint = refusal_text(err.message, err.hint, err.details, err.field)
+            said = _full_stop(message) + (" " + _full_stop(_capital(hint.strip())) if hint else "")
+            self._print(f"Would never start here: {said}")
+            return
         # the sentence only: returning the answer showed the whole wire dict as Out[] (issue 20);
         # the numbers stay a call away (jupyter_sched.client.connect().dryrun(...))
         self._print(_dryrun_line(answer))

@@ -101,9 +101,12 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
     parser.add_argument("--name", dest="name")
     parser.add_argument("--profile", dest="profile")
     if lease:
-        parser.add_argument("--timeout", dest="timeout")
+        # --for as %schedule wait and `jupyter-sched wait` say a wait's length (issue 20); --timeout, its first name
+        parser.add_argument("--timeout", "--for", dest="timeout")
     else:
         parser.add_argument("--time-limit", dest="time_limit")
+        # refused below: a submission returns its id at once (issue 20: --wait went to the script, which failed)
+        parser.add_argument("--wait", "--no-wait", dest="job_wait", action="store_const", const=True)
         # --team as REST and the CLI say it (issue 20); --queue, the old spelling, still works
         parser.add_argument("--team", "--queue", dest="team")
 
@@ -128,6 +131,10 @@ def _nonempty(value: str | None, field: str) -> str | None:
 
 
 def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobOptions:
+    if getattr(ns, "job_wait", None):
+        raise ValidationError("--wait: a submission returns the job's id at once; it has no --wait", field="--wait",
+                              hint="follow it with %schedule wait {job}, where job = %schedule run …; a script's "
+                                   "own --wait goes after --")
     priority = getattr(ns, "priority", None)
     if priority is not None and priority not in PRIORITIES:
         raise ValidationError(f"--priority must be high, normal or low (got {priority!r})", field="--priority",
@@ -276,6 +283,9 @@ class ScheduleCommand:
         scope: (cancel) ``mine`` or ``all`` (admins) instead of one job; None for ``job_id``.
         state: (cancel --mine/--all) ``pending`` or ``running`` only; None for both.
         yes: (cancel --mine/--all) go ahead; without it the magic only says what it would cancel.
+        job_ids: (cancel) every id given (``job_id`` is the first).
+        mine: (queue) only the caller's work.
+        limit: (jobs, queue) at most this many rows (queue: pending ones; running work is always shown).
     """
 
     action: str
@@ -289,6 +299,9 @@ class ScheduleCommand:
     scope: str | None = None
     state: str | None = None
     yes: bool = False
+    job_ids: tuple[str, ...] = ()
+    mine: bool = False
+    limit: int | None = None
 
 
 def _port(value: str | None) -> int | None:
@@ -337,9 +350,9 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [options]
         %schedule serve APP [ARGS...] --port P [options]
-        %schedule queue | jobs | profiles
+        %schedule queue [--mine] [--limit N] | jobs [--state S] [--limit N] | profiles
         %schedule status JOB | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
-        %schedule cancel JOB | cancel --mine|--all [--state pending|running] [--yes]
+        %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
         %schedule dryrun [options]
 
     Raises:
@@ -385,6 +398,16 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if head == "cancel":
         return _parse_cancel(rest)
+    if head in ("jobs", "queue"):  # the CLI's filters (issue 20: "takes no arguments")
+        parser = _Parser(prog, "%schedule")
+        if head == "jobs":
+            parser.add_argument("--state")
+        else:
+            parser.add_argument("--mine", action="store_true")
+        parser.add_argument("--limit")
+        ns = parser.parse_args(rest)
+        return ScheduleCommand(head, state=_nonempty(getattr(ns, "state", None), "--state"),
+                               mine=bool(getattr(ns, "mine", False)), limit=_limit(ns.limit))
     if head in ("status", "logs", "wait"):
         parser = _Parser(prog, "%schedule")
         parser.add_argument("job", metavar="JOB")
@@ -393,7 +416,15 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         if head == "wait":
             # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
             parser.add_argument("--for", "--timeout", dest="timeout")
-        ns = parser.parse_args(rest)
+        try:
+            ns = parser.parse_args(rest)
+        except ValidationError as err:
+            if err.field != "JOB":
+                raise
+            # which id, and where to find it (issue 20: `jupyter-sched status` needs none, this one does)
+            raise ValidationError(f"{prog}: missing JOB, the job's id", field="JOB",
+                                  hint="%schedule jobs lists your jobs with their ids; %gpu status shows the GPUs "
+                                       "and this kernel's lease") from None
         job_id = _nonempty(ns.job, "JOB")
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")
@@ -405,26 +436,40 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     return ScheduleCommand(head)
 
 
+def _limit(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        limit = int(value)
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise ValidationError(f"--limit must be a whole number of at least 1 (got {value!r})", field="--limit",
+                              hint="e.g. --limit 20, or leave it out for all")
+    return limit
+
+
 def _parse_cancel(rest: list[str]) -> ScheduleCommand:
     """``%schedule cancel JOB`` or ``%schedule cancel --mine|--all [--state pending|running] [--yes]``."""
     parser = _Parser("%schedule cancel", "%schedule")
-    parser.add_argument("job", metavar="JOB", nargs="?")
+    parser.add_argument("jobs", metavar="JOB", nargs="*")  # several ids, as `jupyter-sched cancel` takes
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--mine", dest="scope", action="store_const", const="mine")
     scope.add_argument("--all", dest="scope", action="store_const", const="all")
     parser.add_argument("--state", choices=("pending", "running"))
     parser.add_argument("--yes", "-y", action="store_true")
     ns = parser.parse_args(rest)
-    if ns.job is not None and ns.scope:
-        raise ValidationError(f"%schedule cancel: give a job id or --{ns.scope}, not both", field=f"--{ns.scope}",
+    if ns.jobs and ns.scope:
+        raise ValidationError(f"%schedule cancel: give job ids or --{ns.scope}, not both", field=f"--{ns.scope}",
                               hint="e.g. %schedule cancel j-7, or %schedule cancel --mine")
-    if ns.job is None and not ns.scope:
+    if not ns.jobs and not ns.scope:
         raise ValidationError("%schedule cancel: say which jobs: JOB, --mine (all of yours) or --all (everyone's, "
                               "admins)", field="JOB", hint="e.g. %schedule cancel j-7")
     if (ns.state or ns.yes) and not ns.scope:
         raise ValidationError(f"%schedule cancel: {'--state' if ns.state else '--yes'} goes with --mine or --all",
                               field="--state" if ns.state else "--yes", hint="e.g. %schedule cancel --mine --yes")
-    return ScheduleCommand("cancel", job_id=_nonempty(ns.job, "JOB"), scope=ns.scope, state=ns.state,
+    ids = tuple(str(_nonempty(job, "JOB")) for job in ns.jobs)
+    return ScheduleCommand("cancel", job_id=ids[0] if ids else None, job_ids=ids, scope=ns.scope, state=ns.state,
                            yes=bool(ns.yes))
 
 

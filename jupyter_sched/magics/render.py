@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word
-from ..wording.jobs import TERMINAL_STATES, granted_uuids
+from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -163,21 +163,23 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             out.append(_ended_row(job))
             continue
         text = render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or "")) if reason else None
+        position = reason.get("position", job.get("position")) if is_pending(job) else None
         out.append({
-            "position": reason.get("position", job.get("position")), "id": job.get("id"), "name": job.get("name"),
+            # blank, not pandas' <NA>, where there is no place in the queue (running work, issue 20)
+            "position": position if isinstance(position, int) else "", "id": job.get("id"), "name": job.get("name"),
             "user": job.get("user"), "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job),
             "priority": job.get("priority"), "reason": reason.get("code", ""),
-            "detail": text.summary if text else (
+            # no sentence's full stop in a table cell (the CLI's queue has none)
+            "detail": text.summary.rstrip(".") if text else (
                 "waiting for the next scheduling cycle" if is_pending(job) else ""),
-            "eta": eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason else "",
+            "eta": eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason and is_pending(job)
+            else ends_by(job, now),  # running work: when it ends at the latest, as the CLI says
             "unblocks_when": text.unblock if text else "",
             "gpu_uuids": ", ".join(granted_uuids(job)),
         })
     columns = ["position", "id", "name", "user", "kind", "state", "gpus", "priority", "reason", "detail", "eta",
                "unblocks_when", "gpu_uuids"]
-    frame = pd.DataFrame(out, columns=columns)
-    frame["position"] = frame["position"].astype("Int64")  # whole numbers, <NA> for running work
-    return frame
+    return pd.DataFrame(out, columns=columns)
 
 
 def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,7 +190,7 @@ def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     detail = message or (f"exit code {exit_code}" if exit_code is not None else "")
     if exit_code is not None and message and "exit" not in message:
         detail = f"exit code {exit_code}; {message}"
-    return {"position": None, "id": job.get("id"), "name": job.get("name"), "user": job.get("user"),
+    return {"position": "", "id": job.get("id"), "name": job.get("name"), "user": job.get("user"),
             "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job), "priority": job.get("priority"),
             "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}
 

@@ -224,7 +224,8 @@ def spec_from_request(
         merged.update(nested)
     merged.update({k: v for k, v in body.items() if k != "resources"})
 
-    name = _str(merged, "name") or "job"
+    name = _str(merged, "name")
+    name = "job" if name is None else name  # "" is refused below, never silently renamed
     if not name.strip() or len(name) > 200:
         raise ValidationError("name must be 1-200 characters", field="name", hint="give a short name")
     try:

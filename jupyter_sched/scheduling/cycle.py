@@ -28,6 +28,8 @@ The cycle never reads the clock (``snapshot.now``) and never makes ids.
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
@@ -73,7 +75,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     deferred: list[tuple[Job, tuple[tuple[Flavor, ...], FitReason | None, str]]] = []
     waiting_teams: set[str] = set()
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
-                         expected_runtime=lambda job: expected_runtime(ctx, job))
+                         expected_runtime=partial(expected_runtime, ctx))
     quota = ctx.quota if ctx.quota.enabled else None
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
         shape = _shape(ctx, job.spec.resources)

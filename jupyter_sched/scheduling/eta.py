@@ -354,6 +354,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     forever: list[dict[str, None]] = [{} for _ in range(n_units)]
     enders: list[list[tuple[float, str]]] = [[] for _ in range(n_units)]
     placeable, free_milli, node_of, pool_of = st.placeable, st.free_milli, st.gpu_node, st.node_pool
+    all_placeable = all(placeable)  # the common case: no GPU to skip when counting what a holder frees
     release: dict[int, float] = {}  # GPUs shared or nominated: released when the last holder ends
     holder_of: dict[int, str] = {}
     nominated = book.owner
@@ -374,7 +375,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
                 forever[unit][name] = None
             else:
                 rel = releases[unit]
-                rel[end] = rel.get(end, 0) + (count := sum(1 for g, _ in gpus if placeable[g]))
+                rel[end] = rel.get(end, 0) + (count := len(gpus) if all_placeable else sum(1 for g, _ in gpus if placeable[g]))
                 enders[unit].append((end, name))
                 if holds is not None:
                     holds.append((name, unit, count, end))
@@ -482,6 +483,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
         details["eta_note"] = why
+        bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
+        if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
+            details["eta_bounds"] = bounds
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source

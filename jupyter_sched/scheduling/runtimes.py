@@ -42,13 +42,18 @@ class Reestimate:
         job_id: the running job.
         cause: ``"past_expected"`` (ran past its learned runtime), ``"past_limit"`` (ran past
             its time limit; being stopped) or ``"stop_overdue"`` (did not stop within the grace period).
-        message: one clause naming the job, e.g. ``"j-1 ran past its expected 20s, so it is now
-            expected to run to its 3m time limit"``.
+        message: one clause naming the job and why, kept with the ETA and its move records, e.g.
+            ``"j-1 ran longer than the ~20s that similar past runs took, so it is now expected to
+            run to its 3m time limit"``.
+        bound: the short clause an ETA shows after "when j-1 ends", e.g. ``"by its 3m time
+            limit"``: what now bounds the job's end, in terms its owner set (the learned ~20s is
+            nobody's stated figure, so the ETA does not lead with it — new-user finding, session 3).
     """
 
     job_id: str
     cause: str
     message: str
+    bound: str = ""
 
 
 def expected_runtime(ctx: CycleContext, job: Job) -> float:
@@ -76,8 +81,8 @@ def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Rees
     if job.stopping_since is not None:
         stop_left = (job.stopping_since - now).total_seconds() + grace
         if stop_left <= 0:
-            return math.inf, Reestimate(job.id, "stop_overdue", f"{job.id} did not stop within the "
-                                        f"{format_duration(grace)} grace period")
+            overdue = f"{job.id} did not stop within the {format_duration(grace)} grace period"
+            return math.inf, Reestimate(job.id, "stop_overdue", overdue, overdue)
     ran = (now - start).total_seconds()
     expected = expected_runtime(ctx, job)
     left = expected - ran
@@ -89,11 +94,14 @@ def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Rees
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
         if limit is not None and ran < limit:
             left = limit - ran
-            note = Reestimate(job.id, "past_expected", f"{job.id} ran past its expected {format_duration(expected)}, "
-                              f"so it is now expected to run to its {format_duration(limit)} time limit")
+            note = Reestimate(job.id, "past_expected",
+                              f"{job.id} ran longer than the ~{format_duration(expected)} that similar past runs "
+                              f"took, so it is now expected to run to its {format_duration(limit)} time limit",
+                              f"by its {format_duration(limit)} time limit")
         else:
             left = grace
             shown = format_duration(limit if limit is not None else expected)
             note = Reestimate(job.id, "past_limit", f"{job.id} ran past its {shown} time limit and is expected "
-                              f"to stop within the {format_duration(grace)} grace period")
+                              f"to stop within the {format_duration(grace)} grace period",
+                              f"within the {format_duration(grace)} grace period: it ran past its {shown} time limit")
     return max(left, MIN_LEFT_S), note

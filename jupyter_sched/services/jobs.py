@@ -97,6 +97,9 @@ class JobsService:
                 f"{limit_field}: a lease takes no time limit: it holds its GPUs until it is released, its kernel "
                 "stops, or idle reclaim takes them", field=limit_field,
                 hint="leave it out; for work that must end by a deadline submit a job with a time limit")
+        if spec.kind is JobKind.LEASE and spec.time_limit_s is not None:
+            # a profile's time limit (what it gives batch jobs) is not a lease's either (issue 20)
+            spec = replace(spec, time_limit_s=None)
         if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec
@@ -208,7 +211,7 @@ class JobsService:
         page, more = rows[:request.limit], len(rows) > request.limit
         next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
         answer = JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
-        self.answers.put(key, version, answer)
+        self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
     def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
@@ -303,7 +306,7 @@ class JobsService:
         out += [self._entry(caller, record, None, simulated) for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)
-        self.answers.put(key, version, answer)
+        self.answers.put(key, version, answer, owner=caller.user, rows=len(out))
         return answer
 
     def _entry(self, caller: Caller, record: JobRecord, index: int | None, simulated: bool) -> QueueEntry:
@@ -336,8 +339,12 @@ class JobsService:
         return entry
 
     # ---- cancel ------------------------------------------------------------------------------
-    def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
+    def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, by: str | None = None,
+               why: str = "") -> JobView:
         """Cancel a job or release a lease.
+
+        ``by`` / ``why``: who ends a lease and why, for its message when that is not the caller's
+        own request (``released by the server: its kernel was shut down``).
 
         Pending work and leases end at once (``cancelled``); running work gets a stop intent that
         the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
@@ -360,8 +367,8 @@ class JobsService:
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:
                     # a lease request withdrawn before any grant must not read like a release (issue 20)
-                    message = (lease_end_message(granted=job.state.holds_gpus, actor=actor) if job.is_lease
-                               else f"cancelled by {actor}")
+                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why)
+                               if job.is_lease else f"cancelled by {actor}")
                     new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
                 elif record.stop_intent == "cancel":
                     break

@@ -85,8 +85,11 @@ class LeasesService:
             if record.job.spec.kernel_id != kernel_id:
                 continue
             owner = Caller(user=record.job.spec.user, teams=(), admin=True)
+            # said as why, not "released by <owner>" like a %gpu release (issue 20)
+            why = {"kernel shutdown": "its kernel was shut down", "kernel restart": "its kernel was restarted"}.get(
+                reason, reason)
             with contextlib.suppress(ConflictError):
-                released.append(self.jobs.cancel(owner, record.job.id))
+                released.append(self.jobs.cancel(owner, record.job.id, by="the server", why=why))
                 self.ctx.store.add_event(actor=server.user, action="lease_released", job_id=record.job.id,
                                          user=record.job.spec.user, message=reason, details={"kernel_id": kernel_id})
         return released

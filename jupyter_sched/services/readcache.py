@@ -16,8 +16,15 @@ current:
 
 Keys name the caller's view (user, admin) and the request's arguments, so one user's answer is
 never served to another. Only answers of the current version are kept (the first answer of a
-new version drops the others), so memory holds one answer per (route, caller, arguments) that
-was asked since the last change, at most ``limit``.
+new version drops the others).
+
+Memory is bounded by what answers hold, not only by how many there are (red-team finding 3 of
+session 3: one user asking ``GET queue?limit=1000,999,…`` kept 256 pages of ~2 MB each, and the
+server grew by 1.8 GiB): each answer is weighed in rows (jobs or queue entries); all answers
+together hold at most ``max_rows`` rows, an answer heavier than a quarter of that is not kept
+(computing it again costs what serving it would), one caller keeps at most ``per_owner``
+answers, and over the bound the caller holding the most rows loses their oldest answer first —
+so a caller asking many different pages evicts only their own.
 """
 
 from __future__ import annotations
@@ -51,14 +58,20 @@ class ReadCache:
 
     Args:
         limit: answers kept at most (least recently used dropped first); 0 keeps none.
+        max_rows: rows (jobs, queue entries) all kept answers hold together at most.
+        per_owner: answers one owner (the caller whose view it is) keeps at most.
     """
 
-    def __init__(self, limit: int = 256) -> None:
+    def __init__(self, limit: int = 256, *, max_rows: int = 10_000, per_owner: int = 16) -> None:
         self.limit = limit
+        self.max_rows = max_rows
+        self.per_owner = per_owner
         self.hits = 0
         self.misses = 0
         self._version: ReadVersion | None = None
         self._answers: OrderedDict[Hashable, Any] = OrderedDict()
+        self._weights: dict[Hashable, tuple[Hashable, int]] = {}  # key -> (owner, rows)
+        self._rows = 0
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, version: ReadVersion) -> Any | None:
@@ -71,15 +84,49 @@ class ReadCache:
             self.misses += 1
             return None
 
-    def put(self, key: Hashable, version: ReadVersion, answer: Any) -> None:
-        """Keep ``answer`` for ``key`` at ``version`` (answers of another version are dropped)."""
-        if not self.limit or version.jobs < 0:
+    def put(self, key: Hashable, version: ReadVersion, answer: Any, *, owner: Hashable = None,
+            rows: int = 0) -> None:
+        """Keep ``answer`` for ``key`` at ``version`` (answers of another version are dropped).
+
+        Args:
+            owner: whose view the answer is (the caller); at most ``per_owner`` answers each.
+            rows: jobs or entries the answer holds; an answer over ``max_rows // 4`` is not kept.
+        """
+        if not self.limit or version.jobs < 0 or rows > self.max_rows // 4:
             return
         with self._lock:
             if self._version is None or not version.same(self._version):
                 self._answers.clear()
+                self._weights.clear()
+                self._rows = 0
                 self._version = version
+            self._drop(key)
+            mine = [k for k in self._answers if self._weights[k][0] == owner]  # least recently used first
+            for old in mine[:max(0, len(mine) - self.per_owner + 1)]:  # the owner's least recently kept
+                self._drop(old)
             self._answers[key] = answer
-            self._answers.move_to_end(key)
-            while len(self._answers) > self.limit:
-                self._answers.popitem(last=False)
+            self._weights[key] = (owner, rows)
+            self._rows += rows
+            while self._answers and (len(self._answers) > self.limit or self._rows > self.max_rows):
+                self._drop(self._heaviest_owners_oldest())
+
+    @property
+    def rows(self) -> int:
+        """Rows all kept answers hold together."""
+        return self._rows
+
+    def _heaviest_owners_oldest(self) -> Hashable:
+        """The least recently used answer of the owner whose answers hold the most rows: over the
+        bound, a caller asking many pages evicts their own, never another caller's (caller holds the lock)."""
+        held: dict[Hashable, int] = {}
+        for who, rows in self._weights.values():
+            held[who] = held.get(who, 0) + rows
+        heaviest = max(held, key=lambda who: held[who])
+        return next(k for k in self._answers if self._weights[k][0] == heaviest)
+
+    def _drop(self, key: Hashable) -> None:
+        """Forget ``key``'s answer (caller holds the lock)."""
+        if key in self._answers:
+            del self._answers[key]
+            _, rows = self._weights.pop(key)
+            self._rows -= rows

@@ -27,6 +27,7 @@ FLAGS: dict[str, str] = {
     "notebook": "--notebook",
     "port": "--port",
     "job_id": "JOB_ID",
+    "state": "--state", "limit": "--limit",
     # job definitions (`jupyter-sched definitions create` and `%schedule define` both say --cron / --tz / -p)
     "schedule": "--cron", "timezone": "--tz", "parameters": "-p", "missed": "--missed",
 }

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .reasons import render_reason
+from ..model.units import format_duration
+from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary", "cancel_outcome",
-           "cluster_wait", "gpus_text", "granted_uuids", "job_line", "lease_end_message", "state_word"]
+           "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "job_line", "lease_end_message", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -106,11 +107,17 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
-    if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
-        tail += " (command not found: the log says which)" if job["exit_code"] == 127 else \
-            " (a command is not executable: the log says which)"
     message = str(job.get("message") or "")
-    msg = f" — {message}" if message and not message.startswith("exited with code") else ""
+    last = ""
+    if message.startswith("exited with code"):
+        # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
+        # "failed, exit code 2" and nothing else)
+        _, _, last = message.partition("; last lines: ")
+        message = f"last lines: {last}" if last and state != "succeeded" else ""
+    if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
+        what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
+        tail += f" ({what})" if last else f" ({what}: the log says which)"
+    msg = f" — {message}" if message else ""
     return f"{head}: {state}{tail}{msg}"
 
 
@@ -142,20 +149,47 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     return f"cancel of {job_id}: it is {state}"
 
 
+def ends_by(job: Mapping[str, Any], now: datetime) -> str:
+    """When work holding GPUs ends at the latest — what a pending job's ETA hangs on: ``ends by
+    05:40 UTC (in 2m58s), its 3m time limit``, ``no time limit``; "" for work not holding GPUs.
+    Shared by the magics' queue table and the CLI's queue (issue 20: the table left it empty)."""
+    if job.get("state") not in ("running", "admitted"):
+        return ""
+    limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+        return "no time limit"
+    if started is None:
+        return f"{format_duration(float(limit))} time limit"
+    end = started + timedelta(seconds=float(limit))
+    day = f"{end:%H:%M}" if end.date() == now.astimezone(timezone.utc).date() else f"{end:%b} {end.day} {end:%H:%M}"
+    left = max(0.0, (end - now).total_seconds())
+    return f"ends by {day} UTC (in {format_duration(left)}), its {format_duration(float(limit))} time limit"
+
+
 BULK_STATES = {"pending": "pending,preempted", "running": "admitted,running"}
 """A bulk cancel's ``--state`` → the wire states it covers (``GET jobs?state=``)."""
 
 
-def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, who: str) -> str:
-    """What a bulk cancel would do: ``ana's 3 jobs (2 pending, 1 running)``, or for an admin's
-    ``--all`` ``5 jobs of 2 users (5 pending)``."""
-    by_state = Counter("running" if j.get("state") in ("admitted", "running") else "pending" for j in jobs)
+def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, shown: int = 10) -> list[str]:
+    """What a bulk cancel would do, to confirm before it is done: a head line — ``your 3 jobs (2
+    pending, 1 running)``, for an admin's ``--all`` ``5 jobs of 2 users (5 pending)`` — then one line
+    per job, running ones first (they are what a cancel kills): ``j-7 (train): running, 2 GPUs``,
+    with the owner for ``--all``; at most ``shown`` of them, then ``and 4 more``."""
+    holding = ("admitted", "running")
+    by_state = Counter("running" if j.get("state") in holding else "pending" for j in jobs)
     breakdown = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
     count = f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"
-    if not everyone:
-        return f"{who}'s {count} ({breakdown})"
     users = len({str(j.get("user")) for j in jobs})
-    return f"{count} of {users} user{'s' if users != 1 else ''} ({breakdown})"
+    head = f"{count} of {users} user{'s' if users != 1 else ''} ({breakdown})" if everyone else \
+        f"your {count} ({breakdown})"
+    ordered = sorted(jobs, key=lambda j: j.get("state") not in holding)
+    lines = [head]
+    for job in ordered[:shown]:
+        whose = f" of {job.get('user')}" if everyone else ""
+        lines.append(f"{_head(job).split(' ', 1)[1]}{whose}: {state_word(job)}, {gpus_text(job)}")
+    if len(jobs) > shown:
+        lines.append(f"and {len(jobs) - shown} more")
+    return lines
 
 
 def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:

@@ -68,7 +68,9 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
         if submitted is not None and eta is not None and eta > submitted:
             fraction = _clip((now - submitted) / (eta - submitted), 0.99)
         detail = render_reason(reason, now=now, kind=str(job.get("kind") or "")).summary
-        wide = " · ".join(part for part in (head, detail.rstrip("."), eta_short) if part)
+        # the wide line says why an ETA is unknown, as the reason line does (issue 20: the bar said
+        # "ETA unknown" while the timed-out request's message said why)
+        wide = " · ".join(part for part in (head, detail.rstrip("."), eta_text) if part)
         return WaitProgress(fraction, label, "queued", detail, wide)
     held_back = cluster_wait(job)
     if held_back:  # GPUs given, but the cluster has not started it (case 027): still a wait

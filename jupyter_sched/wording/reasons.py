@@ -21,6 +21,7 @@ GPU memory per GPU vs GPU count), and the core's strings were written for one ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,8 +29,8 @@ from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "refusal_text", "render_reason",
-           "summary_sentence", "unblock_sentence", "wire_time"]
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "refusal_text",
+           "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
 """Waits for GPUs held by running work: the ETA (when those jobs end) is the whole answer."""
@@ -69,7 +70,7 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     """
     summary = summary_sentence(reason, now=now, kind=kind)
     eta = "" if never else eta_sentence(reason, now=now, relative=relative)
-    unblock = unblock_sentence(reason)
+    unblock = one_gpu(unblock_sentence(reason))
     position = reason.get("position")
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
     line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
@@ -97,8 +98,17 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease")
+    # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
+    # "retries from 2026-12-02T06:53:28.388077+00:00")
+    message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
+    if kind == "lease":  # a kernel's request is not a "job" (issue 20: "…, job needs 1")
+        message = message.replace(", job needs ", ", this kernel needs ")
+    message = one_gpu(message)
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
 
+
+_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})")
+"""An ISO 8601 time with its offset, as the core writes times into its messages."""
 
 _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 """How the core's backfill clause begins (:func:`jupyter_sched.scheduling.pending._cannot_backfill`
@@ -133,6 +143,15 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
     return message[:cut] + "; " + clause
 
 
+_ONE_GPUS = re.compile(r"(?<![\d.])1 ((?:[A-Za-z][\w.-]* )*?)GPUs\b")
+
+
+def one_gpu(text: str) -> str:
+    """``1 GPUs`` → ``1 GPU`` (also ``1 A100 GPUs`` → ``1 A100 GPU``): the core and the quota
+    checks write counts into fixed plurals (issue 20: "1 GPUs", three times in one refusal)."""
+    return _ONE_GPUS.sub(lambda m: f"1 {m.group(1)}GPU", text)
+
+
 def _clock(when: datetime, now: datetime | None) -> str:
     """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (as the ETA is written)."""
     if now is not None and when.date() == now.astimezone(timezone.utc).date():
@@ -142,8 +161,9 @@ def _clock(when: datetime, now: datetime | None) -> str:
 
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> str:
     """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), then
-    ``, when j-1 ends`` when the core names the jobs it waits for, and ``; <note>`` when one of
-    them was re-estimated (it ran past what was expected); or ``ETA unknown: <why>`` where the
+    ``, when j-1 ends`` when the core names the jobs it waits for, then `` (by its 3m time limit)``
+    when one of them was re-estimated (it ran past what was expected: ``details.eta_bounds``; an
+    older reason's ``; <eta_note>``); or ``ETA unknown: <why>`` where the
     core said why, else ``ETA unknown``."""
     when = wire_time(reason.get("eta"))
     if when is None:
@@ -167,6 +187,11 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
         text += f", when {_ids(waits)} {'ends' if len(waits) == 1 else 'end'}"
+        bounds = details.get("eta_bounds")
+        if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
+            if len(waits) == 1 and waits[0] in bounds:
+                return f"{text} ({bounds[waits[0]]})"
+            return f"{text} ({'; '.join(f'{job} {bound}' for job, bound in bounds.items())})"
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
 
@@ -295,6 +320,6 @@ def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | No
     if not isinstance(reason, Mapping):
         if field and message.startswith(f"{field}: "):
             message = message[len(field) + 2:]
-        return message, hint
+        return one_gpu(message), one_gpu(hint) if hint else hint
     text = render_reason(reason, never=True)
     return text.summary, text.unblock or hint

@@ -62,6 +62,23 @@ export function formatEta(eta: string | null | undefined, now: Date = new Date()
   return trans.__('in %1', formatDuration(seconds, trans));
 }
 
+/** The server's ETA sentence (`ETA Dec 2 06:44 UTC, when j-1 ends (by its 4m time limit)`) with
+ * the relative time right after the clock, where it belongs (`ETA 06:44 UTC (in 3 min), when …`),
+ * and without the date when the ETA is today (UTC): the server renders it without knowing "today".
+ * A sentence that does not start with a clock gets the relative time at its end. */
+export function etaWithRelative(sentence: string, eta: string, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
+  const relative = `(${formatEta(eta, now, trans)})`;
+  const clock = /^ETA (?:([A-Z][a-z]{2}) (\d{1,2}) )?(\d{2}:\d{2} UTC)/.exec(sentence);
+  if (!clock) {
+    return `${sentence} ${relative}`;
+  }
+  const at = parseTime(eta);
+  const today = at !== null && at.getUTCFullYear() === now.getUTCFullYear() && at.getUTCMonth() === now.getUTCMonth()
+    && at.getUTCDate() === now.getUTCDate();
+  const shown = clock[1] && !today ? `${clock[1]} ${clock[2]} ${clock[3]}` : clock[3];
+  return `ETA ${shown} ${relative}${sentence.slice(clock[0].length)}`;
+}
+
 /** Elapsed: running → since start; finished → start to finish; pending → waiting since submit. */
 export function formatElapsed(
   job: Pick<Job, 'submitted_at' | 'started_at' | 'finished_at'>,
@@ -273,7 +290,7 @@ export function queueLine(
   const eta = job.reason?.eta ?? job.eta ?? null;
   const text = reasonText(job.reason);
   if (text?.eta) {
-    parts.push(eta ? `${text.eta} (${formatEta(eta, now, trans)})` : text.eta);
+    parts.push(eta ? etaWithRelative(text.eta, eta, now, trans) : text.eta);
   } else {
     const etaReason = job.reason?.eta_reason || job.eta_reason || '';
     parts.push(trans.__('ETA %1', formatEta(eta, now, trans)) + (etaReason ? ` (${etaReason})` : ''));

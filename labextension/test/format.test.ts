@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  etaWithRelative,
   formatDuration,
   formatElapsed,
   formatEta,
@@ -153,6 +154,20 @@ describe('queueLine', () => {
     const starting = makeJob({ state: 'admitted', allocation: { node: 'g1', gpu_uuids: ['GPU-1'], gpu_milli: 1000 }, reason: null });
     expect(inCluster(starting)).toBe(false);
     expect(queueLine(starting, NOW)).toBe('Admitted on g1');
+  });
+
+  it('puts the relative time right after the clock and drops today\'s date (newuser3 finding 21)', () => {
+    const reason = {
+      ...makeReason({ message: 'needs 1 GPU, 0 free', eta: '2026-11-29T12:03:00Z' }),
+      text: { summary: 'needs 1 GPU, 0 free', eta: 'ETA Nov 29 12:03 UTC, when j-7 ends (by its 4m time limit)', unblock: '', line: '' }
+    };
+    expect(queueLine(makeJob({ position: 1, reason }), NOW)).toBe(
+      '#1 · needs 1 GPU, 0 free. · ETA 12:03 UTC (in 3 min), when j-7 ends (by its 4m time limit)'
+    );
+    expect(etaWithRelative('ETA Nov 30 12:03 UTC, when j-7 ends', '2026-11-30T12:03:00Z', NOW)).toBe(
+      'ETA Nov 30 12:03 UTC (in 1 d 0 h), when j-7 ends'
+    );
+    expect(etaWithRelative('ETA soon', '2026-11-29T12:03:00Z', NOW)).toBe('ETA soon (in 3 min)');
   });
 
   it('a pending job without ETA says unknown', () => {

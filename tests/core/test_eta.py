@@ -295,7 +295,7 @@ def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle
     assert [(a.job_id, a.backfill) for a in later.admits] == [("small", True)]
 
 
-def test_case_fair_order_counts_each_user_s_next_job_in_its_share_and_keeps_a_user_s_submit_order() -> None:
+def test_fair_order_counts_each_user_s_next_job_in_its_share_and_keeps_a_user_s_submit_order() -> None:
     from jupyter_sched.queues import QUEUE_SORTS, QueueContext
 
     def order(jobs: list[object], usage: dict[str, float], sort: str = "fair") -> list[str]:

@@ -53,11 +53,13 @@ def test_finding_1_a_job_waiting_only_for_gpus_is_re_projected_once_the_holder_o
         assert reason.details["eta_code"] == "Projected", reason.eta_reason
         assert reason.eta == _secs(180)  # re-estimated: it runs to its 3m limit at the latest, never "now"
         assert reason.details["eta_waits_on"] == ["hold"]
-        assert reason.details["eta_note"] == "hold ran past its expected 20s, so it is now expected to run to " \
-                                             "its 3m time limit"
+        assert reason.details["eta_note"] == ("hold ran longer than the ~20s that similar past runs took, so it "
+                                              "is now expected to run to its 3m time limit")
+        assert reason.details["eta_bounds"] == {"hold": "by its 3m time limit"}
     text = render_reason(reason_to_dict(after["res"]), now=_secs(40), relative=True)
-    assert text.eta == ("ETA 12:03 UTC (in 2m20s), when hold ends; hold ran past its expected 20s, so it is now "
-                        "expected to run to its 3m time limit")
+    # newuser3 finding 4: the ETA leads with the limit its owner set, not the learned ~20s nobody stated
+    assert text.eta == "ETA 12:03 UTC (in 2m20s), when hold ends (by its 3m time limit)"
+    assert "expected 20s" not in text.line
     assert "other than GPUs" not in text.line
 
 
@@ -93,6 +95,8 @@ def test_a_running_job_past_its_time_limit_is_expected_to_stop_within_the_grace_
     assert res.eta == _secs(230) and res.details["eta_code"] == "Projected"
     assert res.details["eta_note"] == "hold ran past its 3m time limit and is expected to stop within the 30s " \
                                       "grace period"
+    text = render_reason(reason_to_dict(res), now=_secs(200))
+    assert text.eta == "ETA 12:03 UTC, when hold ends (within the 30s grace period: it ran past its 3m time limit)"
 
 
 def test_a_stop_that_did_not_take_makes_the_eta_unknown_and_names_the_job() -> None:
@@ -118,5 +122,5 @@ def test_an_eta_moved_by_a_holder_outliving_its_learned_runtime_says_so() -> Non
     moved = {p.job_id: p.reason for p in run_cycle(snap, SchedulingProfile(eta_move_margin_s=60)).pending}
     record = moved["res"].details["eta_moved"]
     assert (record["cause"], record["jobs"]) == ("overran", ["hold"])
-    assert record["message"].endswith("hold ran past its expected 20s, so it is now expected to run to its 3m "
-                                      "time limit")
+    assert record["message"].endswith("hold ran longer than the ~20s that similar past runs took, so it is now "
+                                      "expected to run to its 3m time limit")

@@ -96,8 +96,116 @@ def test_finding_4_ended_jobs_show_what_ended_them_not_a_position_or_eta() -> No
     frame = queue_frame(rows, NOW)
     cancelled, failed = frame.iloc[0], frame.iloc[1]
     assert cancelled["detail"] == "cancelled by root" and cancelled["eta"] == "" and cancelled["reason"] == ""
-    assert frame["position"].isna().all()
+    assert (frame["position"] == "").all()
     assert failed["detail"] == "exited with code 1"
+
+
+def test_round3_finding_3_running_rows_have_no_na_position_and_say_when_they_end() -> None:
+    started = (NOW - timedelta(minutes=1)).isoformat()
+    rows = [{"id": "j-w", "name": "two", "user": "root", "kind": "training", "state": "pending",
+             "resources": {"gpus": 2}, "reason": {"code": "WaitingForCapacity", "position": 1,
+                                                  "message": "needs 2 Simulated GPU 80GB GPUs, 1 free.",
+                                                  "details": {"model": "Simulated GPU 80GB"}}},
+            {"id": "j-h", "name": "hold", "user": "root", "kind": "training", "state": "running",
+             "resources": {"gpus": 3}, "time_limit_s": 240, "started_at": started,
+             "allocation": {"node": "vm", "gpu_uuids": ["GPU-0", "GPU-1", "GPU-2"]}},
+            {"id": "l-1", "name": "kernel-1", "user": "root", "kind": "lease", "state": "running",
+             "resources": {"gpus": 1}, "started_at": started, "allocation": {"node": "vm", "gpu_uuids": ["GPU-3"]}}]
+    frame = queue_frame(rows, NOW)
+    assert frame["position"].tolist() == [1, "", ""]
+    assert "<NA>" not in frame.to_string()
+    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit", "no time limit"]
+    assert frame["detail"].tolist()[0] == "needs 2 Simulated GPU 80GB, 1 free"  # no full stop in a cell
+
+
+def test_round3_finding_6_help_and_not_found_name_the_magic_that_lists_job_ids() -> None:
+    from jupyter_sched.magics.core import SchedMagics
+
+    assert "%schedule logs 42" not in str(SchedMagics.schedule.__doc__) and "%schedule logs {job} -f" in str(
+        SchedMagics.schedule.__doc__)
+    missing = _one_line(NotFoundError("no job '42' visible to you", field="job_id",
+                                      hint="list your jobs to see their ids"))
+    assert missing == "no job '42' visible to you. %schedule jobs lists your jobs with their ids."
+    with pytest.raises(ValidationError) as refused:
+        parse_schedule_line("status")
+    assert refused.value.field == "JOB" and "%schedule jobs lists your jobs" in str(refused.value.hint)
+
+
+def test_round3_finding_12_a_bulk_cancel_lists_which_jobs_running_first() -> None:
+    from jupyter_sched.wording.jobs import bulk_cancel_plan
+
+    jobs = [{"id": f"j-{i}", "name": f"p{i}", "user": "ana", "state": "pending", "resources": {"gpus": 1}}
+            for i in range(12)] + [{"id": "j-run", "name": "train", "user": "bob", "state": "running",
+                                    "resources": {"gpus": 2}}]
+    mine = bulk_cancel_plan(jobs[-2:], everyone=False)
+    assert mine == ["your 2 jobs (1 pending, 1 running)", "j-run (train): running, 2 GPUs", "j-11 (p11): pending, 1 GPU"]
+    everyone = bulk_cancel_plan(jobs, everyone=True)
+    assert everyone[0] == "13 jobs of 2 users (12 pending, 1 running)"
+    assert everyone[1] == "j-run (train) of bob: running, 2 GPUs" and everyone[-1] == "and 3 more"
+    assert parse_gpu_line("request 1 --for 2s").options.timeout_s == 2.0  # --for, as %schedule wait takes it
+
+
+def test_round3_finding_18_a_failed_jobs_line_keeps_the_logs_last_lines() -> None:
+    from jupyter_sched.wording import job_line
+
+    failed = {"id": "j-1", "state": "failed", "exit_code": 2,
+              "message": "exited with code 2; last lines: python3: can't open file '/nonexistent.py'"}
+    assert job_line(failed, NOW) == "job j-1: failed, exit code 2 — last lines: python3: can't open file '/nonexistent.py'"
+    plain = {"id": "j-2", "state": "succeeded", "exit_code": 0, "message": "exited with code 0; last lines: done"}
+    assert job_line(plain, NOW) == "job j-2: succeeded, exit code 0"
+
+
+def test_round3_finding_24_schedule_run_has_no_wait_and_says_how_to_follow() -> None:
+    for line, cell in (("run train.py --epochs 5 --gpus 1 --wait", False), ("--no-wait", True)):
+        with pytest.raises(ValidationError) as refused:
+            parse_schedule_line(line, cell=cell)
+        assert refused.value.field == "--wait" and "%schedule wait {job}" in str(refused.value.hint)
+    assert parse_schedule_line("run train.py -- --wait").args == ("--wait",)  # the script's own, after --
+
+
+def test_round3_finding_27_jobs_queue_and_cancel_take_the_clis_filters() -> None:
+    jobs = parse_schedule_line("jobs --state failed --limit 2")
+    assert (jobs.state, jobs.limit) == ("failed", 2)
+    queue = parse_schedule_line("queue --mine --limit 5")
+    assert (queue.mine, queue.limit) == (True, 5)
+    assert parse_schedule_line("cancel j-a j-b").job_ids == ("j-a", "j-b")
+    with pytest.raises(ValidationError) as refused:
+        parse_schedule_line("jobs --limit 0")
+    assert refused.value.field == "--limit"
+
+
+def test_round3_finding_14_the_wait_line_says_why_its_eta_is_unknown() -> None:
+    job = {"id": "l-1", "state": "pending", "kind": "lease", "submitted_at": NOW.isoformat(),
+           "reason": {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
+                      "position": 3, "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["l-9"]}}}
+    assert wait_progress(job, NOW).long_label.endswith(
+        "ETA unknown: it can start only after l-9 ends, which has no time limit")
+
+
+def test_round3_finding_33_a_requeued_jobs_retry_time_is_a_clock_time() -> None:
+    reason = {"code": "Backoff", "message": "requeued after preemption; retries from 2026-12-02T04:53:28.388077+00:00",
+              "details": {"not_before": "2026-12-02T04:53:28.388077+00:00"}}
+    assert render_reason(reason, now=NOW).summary == "requeued after preemption; retries from 04:53 UTC."
+    odd = {"code": "Backoff", "message": "retries from 2026-12-02T99:99+00:00"}  # not a time: left as it is
+    assert render_reason(odd, now=NOW).summary == "retries from 2026-12-02T99:99+00:00."
+
+
+def test_round3_finding_20_an_ended_jobs_last_reason_is_not_queued() -> None:
+    wire = Job.model_validate({"id": "l-1", "name": "kernel-1", "user": "ana", "team": "default", "kind": "lease",
+                               "priority": "normal", "state": "cancelled", "resources": {"gpus": 1},
+                               "reason": _backfill_reason()}).to_wire()
+    line = wire["reason"]["text"]["line"]
+    assert "queued" not in line and "ETA" not in line and "it waits until j-big has started" in line, line
+
+
+def test_round3_finding_14_one_gpu_is_singular_and_a_lease_is_not_a_job() -> None:
+    reason = {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
+              "details": {"team": "default", "quota": 1, "rule": "team quota"}}
+    assert render_reason(reason, kind="lease").summary == "default has 0 of 1 GPU free (1 in use), this kernel needs 1."
+    assert render_reason(reason).summary == "default has 0 of 1 GPU free (1 in use), job needs 1."
+    refused = _one_line(ValidationError("2 GPUs can never fit the limit of team default: 1 GPUs", field="gpus",
+                                        hint="ask for at most 1 GPUs"))
+    assert "1 GPUs" not in refused and "limit of team default: 1 GPU. Ask for at most 1 GPU." in refused, refused
 
 
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------
@@ -221,7 +329,7 @@ def _seen(result: Any) -> str:
 @pytest.mark.slow
 async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kernel: StartKernel,
                                                                        api: AsyncSchedClient,
-                                                                       jp_root_dir: Path) -> None:
+                                                                       jp_root_dir: Path, jp_serverapp: Any) -> None:
     kernel = await start_kernel()
     await kernel.run(f"import os; os.chdir({str(jp_root_dir)!r})\n%env JUPYTER_SCHED_WIDGETS=0")
     # finding 10: a fresh server's empty tables are one sentence each, never "Empty DataFrame"
@@ -254,6 +362,17 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "needs 2" in bar and "ETA" in bar and bar.index("needs 2") < bar.index("ETA"), bar
     assert ". ·" not in bar, bar
     assert waited.error is not None and "still pending after 2s" in _seen(waited), waited.text
+
+    # round 3, finding 34: interrupting a waiting %gpu request withdraws the request, and says so only then
+    asking = await start_kernel()
+    _, running = asking.start_run("%gpu request 1 --timeout 1m")
+    await wait_for(lambda: _pending_lease(api), timeout_s=30)
+    await asyncio.sleep(0.3)  # inside a long poll (an HTTP read), where the interrupt used to break the connection
+    await jp_serverapp.kernel_manager.interrupt_kernel(asking.id)
+    stopped = _seen(await running)
+    assert "interrupted: lease request l-" in stopped and "withdrawn; nothing stays pending" in stopped, stopped
+    assert "does not speak HTTP" not in stopped, stopped
+    assert not await _pending_lease(api), "the interrupted request stayed pending"
 
     # finding 9 (the CLI's "logs of a pending job", in the magic): why the log is empty
     logs = await kernel.run(f"%schedule logs {waiter}")
@@ -294,11 +413,15 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     await kernel.run(f"%schedule cancel {waiter}")
     row = await kernel.run(f"f = %schedule jobs\nr = f[f['id'] == {waiter!r}].iloc[0]\n"
                            "print('ROW', r['state'], '|', r['detail'], '|', r['eta'], '|', r['position'])")
-    assert f"ROW cancelled | cancelled by {getpass.getuser()} |  | <NA>" in row.stdout, row.text
+    assert f"ROW cancelled | cancelled by {getpass.getuser()} |  | \n" in row.stdout, row.text
+
+    ended = await kernel.run(f"%schedule logs {waiter}")  # round 3, finding 5: an ended job's empty log
+    assert f"{waiter} cancelled with no output." in ended.stdout, ended.text
 
     # finding 9: cancel --mine lists first, cancels with --yes
     asked = await kernel.run("%schedule cancel --mine")
-    assert asked.error is None and f"Would cancel {getpass.getuser()}'s 1 job (1 running)" in asked.stdout and "--mine --yes" in asked.stdout, asked.text
+    assert asked.error is None and "Would cancel your 1 job (1 running):" in asked.stdout, asked.text
+    assert f"  {hold} (hold): running, 4 GPUs" in asked.stdout and "--mine --yes" in asked.stdout, asked.text  # which
     assert (await api.job(hold))["state"] == "running"
     done = await kernel.run("%schedule cancel --mine --yes")
     assert "Cancelled 1 job: 1 running stopping, grace 5 s." in done.stdout, done.text
@@ -306,11 +429,42 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "Nothing to cancel" in again.stdout or "Would cancel" in again.stdout, again.text
 
     # found on the way: %schedule cancel of this kernel's own lease hides its GPUs as %gpu release does
-    granted = await kernel.run("%gpu request 1 --timeout 1m")
+    granted = await kernel.run("%gpu request 1 --for 1m")  # --for as %schedule wait says it (round 3, finding 12)
     assert granted.error is None, granted.text
     lease_id = granted.stdout.split("(lease ", 1)[1].split(")", 1)[0]
     released = await kernel.run(f"%schedule cancel {lease_id}\nimport os; print('CVD', repr(os.environ['CUDA_VISIBLE_DEVICES']))")
     assert f"Released lease {lease_id}" in released.stdout and "CVD ''" in released.stdout, released.text
+
+    # round 3, finding 26: a lease freed because its kernel was shut down says so (not "released by <user>")
+    other = await start_kernel()
+    took = await other.run("%gpu request 1 --for 1m")
+    assert took.error is None, took.text
+    other_lease = took.stdout.split("(lease ", 1)[1].split(")", 1)[0]
+    await jp_serverapp.kernel_manager.shutdown_kernel(other.id, now=True)
+    await wait_for(lambda: _state(api, other_lease, "cancelled"), timeout_s=30)
+    assert (await api.job(other_lease))["message"] == "released by the server: its kernel was shut down"
+
+    # round 3, finding 24: an argument the parser refuses is a usage error whatever word it names
+    keep = await kernel.run("%gpu keepalive 10m")
+    assert keep.error is not None and keep.error.get("ename") == "UsageError", keep.text
+    # round 3, finding 27: several ids (a refusal does not stop the others), the CLI's filters
+    several = await kernel.run("%schedule cancel j-nosuch-1 j-nosuch-2")
+    assert several.error is None and several.stderr.count("no job 'j-nosuch-") == 2, several.text
+    # round 3, finding 16: "never, because of the quota" is a dry run's answer, not an error
+    await api.set_quotas({"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1, "borrowing_limit": 0}]})
+    quota = await kernel.run("%schedule dryrun --gpus 2")
+    assert quota.error is None and quota.stdout.startswith("Would never start here: 2 GPUs can never fit"), quota.text
+    # red-team round 3, finding 8: a bulk cancel goes on past one page (the page made 2 long here)
+    for n in range(3):
+        assert (await kernel.run(f"%schedule run hold.py --gpus 1 --name p{n}")).error is None
+    paged = await kernel.run("import jupyter_sched.magics.core as c; c._BULK_PAGE = 2\n%schedule cancel --mine --yes")
+    assert "Cancelled 3 jobs: " in paged.stdout, paged.text
+    listed = await kernel.run("f = %schedule jobs --state cancelled --limit 2\nprint('ROWS', len(f), set(f['state']))")
+    assert "ROWS 2 {'cancelled'}" in listed.stdout, listed.text
+
+
+async def _pending_lease(api: AsyncSchedClient) -> bool:
+    return any(lease.get("state") == "pending" for lease in await api.leases())
 
 
 async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:

@@ -82,6 +82,10 @@ async def test_admin_quotas_sets_quotas_and_charts_usage(sched_app: Any, jp_serv
     set_cell = next(c for c in nb.cells if "updated = sched.set_quotas(" in c.source)
     set_table = "".join(str(o.get("data", {}).get("text/plain", "")) for o in set_cell.outputs)
     assert set_table.splitlines()[0].split() == ["team", "user", "gpu_model", "guaranteed", "borrowing_limit"]
+    # round 3, finding 13: whole GPU counts and durations as an admin types them; no claim of a column it lacks
+    assert ".0 " not in set_table and "(whole team)" in set_table, set_table
+    assert "window_s" in text and "1800.0" not in text and "30m" in text
+    assert "utilized where telemetry exists" not in "".join(c.source for c in nb.cells)
     assert "admin: True" in text
     assert "refused:" in text and "guaranteed" in text
     assert "succeeded" in text

@@ -92,7 +92,7 @@ def test_the_queue_table_says_pending_in_the_cluster_for_work_the_cluster_holds_
                     reason={"code": "Unschedulable", "message": "Kubernetes cannot place the pod"})
     frame = queue_frame([held], NOW)
     assert frame["state"].tolist() == ["pending (in the cluster)"]
-    assert frame["detail"].tolist() == ["Kubernetes cannot place the pod."]
+    assert frame["detail"].tolist() == ["Kubernetes cannot place the pod"]  # a cell, not a sentence: no full stop
 
 
 @pytest.fixture

@@ -82,6 +82,12 @@ async def test_profiles_queue_jobs_dryrun_wait_and_cancel(start_kernel: StartKer
     assert "Cancelled" in cancelled.stdout
     waited = await kernel.run(f"%schedule wait {job_id} --timeout 1m")
     assert "cancelled" in waited.stdout
+    # issue 20 (new-user round 3, finding 32): a profile's time limit is a job's, not a kernel lease's
+    leased = await kernel.run("%gpu request --profile small --for 30s")
+    assert leased.error is None, leased.text
+    lease_id = leased.stdout.split("(lease ", 1)[1].split(")", 1)[0]
+    assert (await api.job(lease_id))["time_limit_s"] is None
+    assert (await kernel.run("%gpu release")).error is None
 
 
 async def test_a_notebook_job_runs_headless_and_keeps_the_executed_copy(

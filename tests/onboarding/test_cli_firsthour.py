@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -119,6 +120,9 @@ def test_cancel_mine_counts_asks_and_refuses_without_a_terminal(server: Embedded
     unasked = cli(server, "tok-bob", "cancel", "--mine", "--state", "pending")
     assert unasked.code == EXIT_USAGE
     assert "would cancel 3 jobs (3 pending)" in unasked.err and "--yes" in unasked.err
+    # third new-user run, finding 12b: it asked without naming them — the jobs are listed first
+    assert {line.split()[0] for line in unasked.err.splitlines()[:3]} == {j["id"] for j in jobs[1:]}
+    assert f"  {jobs[1]['id']}  pending  2 GPUs" in unasked.err.splitlines()
     assert all(wait_state(server, "tok-bob", j["id"], "pending", "running")["state"] != "cancelled" for j in jobs)
     done = cli(server, "tok-bob", "cancel", "--mine", "--state", "pending", "--yes")
     assert done.code == EXIT_OK, done.err
@@ -145,7 +149,8 @@ def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedSer
     code = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine"], out=out, err=err,
                 stdin=Terminal(answer))
     assert code == EXIT_OK, err.getvalue()
-    assert err.getvalue().startswith("Cancel 2 of ann's jobs (")
+    asked = err.getvalue().splitlines()
+    assert asked[-1].startswith("Cancel 2 of ann's jobs (") and len(asked) == 3  # the 2 jobs listed, then asked
     if want_cancelled:
         assert out.getvalue().startswith("cancelled 2 jobs: ")
         assert all(wait_state(server, "tok-ann", j["id"], "cancelled")["state"] == "cancelled" for j in jobs)
@@ -294,10 +299,13 @@ def test_queue_shows_the_head_of_a_long_queue_and_says_more_wait(server: Embedde
     assert short.code == EXIT_OK, short.err
     lines = short.out.splitlines()
     assert lines[0].split()[:3] == ["ID", "USER", "STATE"]
-    assert [line.split()[0] for line in lines[1:4]] == [jobs[1]["id"], jobs[2]["id"], jobs[0]["id"]]
-    assert lines[4] == "More pending jobs wait behind these 2: `jupyter-sched queue --all` lists every one (or --limit N)."
+    assert [line.split()[0] for line in lines[1:] if line.startswith("j-")] == [jobs[1]["id"], jobs[2]["id"],
+                                                                              jobs[0]["id"]]
+    assert lines[2].startswith("    needs 2 Simulated GPU 80GB, 0 free")  # the reason under its row
+    assert lines[-1] == "More pending jobs wait behind these 2: `jupyter-sched queue --all` lists every one (or --limit N)."
     everything = cli(server, "tok-bob", "queue", "--all")
-    assert [line.split()[0] for line in everything.out.splitlines()[1:]] == [j["id"] for j in jobs[1:] + jobs[:1]]
+    assert [line.split()[0] for line in everything.out.splitlines()[1:] if line.startswith("j-")] == [
+        j["id"] for j in jobs[1:] + jobs[:1]]
     assert "More pending" not in everything.out
     assert len(json.loads(cli(server, "tok-bob", "--json", "queue").out)) == 5  # scripts get it all
     bad = cli(server, "tok-bob", "queue", "--limit", "0")
@@ -392,6 +400,14 @@ def test_rest_bounds_and_types_are_told_in_plain_words(server: EmbeddedServer) -
         assert answer.json()["error"]["message"] == f"body must be a JSON object (got {kind})"
     typed = ann.post("jobs", json={"command": ["true"], "gpus": [1], "env": {"A": 1}}).json()["error"]
     assert typed["message"] == "gpus must be a number or a string (got an array of 1)"
+    # third new-user run, finding 10: queue?state=running answered the whole queue (unknown arguments ignored)
+    stray = ann.get("queue", params={"state": "running"})
+    assert stray.status_code == 400 and stray.json()["error"]["message"] == "unknown query argument 'state'"
+    assert stray.json()["error"]["hint"] == "GET queue takes: cursor, limit"
+    long = ann.get("queue", params={"x" * 5000: "1"}).json()["error"]  # user input is never echoed whole
+    assert long["field"] == "x" * 77 + "..." and len(long["message"]) < 100
+    by_url = httpx.get(server.api + "queue", params={"token": "tok-ann", "limit": "1"}, timeout=30)
+    assert by_url.status_code == 200  # Jupyter's own ?token= is never "unknown"
 
 
 def test_logs_of_a_job_without_output_says_so(server: EmbeddedServer) -> None:
@@ -424,7 +440,7 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     anns = submit(server, "tok-ann", gpus=1)
     mine = cli(server, "tok-ann", "queue", "--mine")
     assert mine.code == EXIT_OK, mine.err
-    rows = [line.split() for line in mine.out.splitlines()[1:]]
+    rows = [line.split() for line in mine.out.splitlines()[1:] if not line.startswith("    ")]
     whole = api(server, "tok-ann").get("queue").json()
     place = next(row for row in whole if row["id"] == anns["id"])["reason"]["position"]  # in the whole queue
     assert len(whole) == 3 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
@@ -470,15 +486,20 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
     assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
+    zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
+    assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].endswith(
+        "argument --limit: 0 is not from 1 to 1000 (default 20)")
+    helped = cli(server, "tok-bob", "jobs", "--help").out  # round 3, finding 9: it said "%%gpu"
+    assert "(see %gpu in a notebook)" in helped.replace("\n", " ").replace("  ", " ")
     assert cli(server, "tok-bob", "jobs", "--all").err.strip() == ("jupyter-sched jobs: --all: only admins may list "
                                                                   "everyone's jobs — leave out --all to list your own [forbidden]")
     missing = cli(server, "tok-bob", "logs", "j-nosuch")
     assert missing.code == EXIT_REFUSED
     assert missing.err.strip() == ("jupyter-sched logs: no job 'j-nosuch' visible to you — `jupyter-sched jobs` lists "
                                    "yours, newest first [not_found]")
-    queue = cli(server, "tok-bob", "queue").out
-    row = next(line for line in queue.splitlines() if line.startswith(running["id"]))
-    assert "ends by " in row and "its 10m time limit" in row  # what a pending job's ETA hangs on
+    queue = cli(server, "tok-bob", "queue").out.splitlines()
+    row = next(i for i, line in enumerate(queue) if line.startswith(running["id"]))
+    assert queue[row + 1].startswith("    ends by ") and queue[row + 1].endswith("its 10m time limit")
 
 
 def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(server: EmbeddedServer,
@@ -500,7 +521,8 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
     job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
     wait_state(server, "tok-ann", job["id"], "failed")
     line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
-    assert line == f"job {job['id']}: failed, exit code 127 (command not found: the log says which)"
+    assert line == (f"job {job['id']}: failed, exit code 127 (command not found) — last lines: jupyter_sched: cannot "
+                    "start 'nosuchcmd-i20': no such program on PATH or file in the working directory")
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
     assert "Errno" not in log
@@ -584,3 +606,90 @@ def test_a_priority_not_granted_says_who_grants_it_and_how(server: EmbeddedServe
         assert job.code == EXIT_OK and json.loads(job.out)["priority"] == "high", job.err
     finally:
         admin.put("quotas", json={"teams": before})
+
+
+
+def test_queue_rows_stay_short_and_a_lease_waits_as_a_lease(server: EmbeddedServer) -> None:
+    """Third new-user run, findings 7 and 8: every row was padded to the longest reason (400+
+    characters), and a pending lease read the JOB's backfill clause ("with no time limit it
+    cannot start ahead of …") which a kernel cannot act on. Now each reason is an indented line
+    under its row, in the words REST's ``reason.text`` has for that kind."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    holder = submit(server, "tok-ann", gpus=1)  # 1 of 2 GPUs, 10m limit
+    wait_state(server, "tok-ann", holder["id"], "running")
+    big = submit(server, "tok-ann", gpus=2)  # waits for the holder: its GPUs are reserved
+    lease = ann.post("leases", json={"gpus": 1, "name": "nb"}).json()
+    deadline = time.monotonic() + 30
+    while not (ann.get(f"jobs/{lease['id']}").json().get("reason") or {}).get("text"):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    rest = ann.get(f"jobs/{lease['id']}").json()["reason"]["text"]["summary"]
+    lines = cli(server, "tok-ann", "queue").out.splitlines()
+    header = lines[0]
+    rows = [line for line in lines[1:] if not line.startswith("    ")]
+    assert all(len(row) <= len(header) + 30 for row in rows), rows  # no row padded to a sentence
+    under = lines[lines.index(next(line for line in lines if line.startswith(lease["id"]))) + 1]
+    today = re.sub(r"\b[A-Z][a-z]{2} \d{1,2} (\d\d:\d\d UTC)", r"\1", rest)  # the server writes dates; today needs none
+    assert under.startswith("    " + today.rstrip(".")), (under, rest)
+    assert "with no time limit it cannot start" not in under
+    ann.delete(f"leases/{lease['id']}")
+    ann.delete(f"jobs/{big['id']}")
+
+
+def test_url_takes_what_jupyterlab_printed_and_never_answers_with_a_traceback(server: EmbeddedServer,
+                                                                               tmp_path: Path) -> None:
+    """Third new-user run, finding 17: ``--url 'http://127.0.0.1:8888/lab?token=…'`` (what JupyterLab
+    prints) ended in a TypeError traceback, ``--url 127.0.0.1:8888`` and ``--url banana`` in a
+    ValueError one, ``…/api/sched/`` in "no route 'api/sched/config'"."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    env.update({"PYTHONPATH": str(ROOT), "JUPYTER_RUNTIME_DIR": str(tmp_path / "empty")})
+
+    def run(*argv: str) -> Run:
+        done = subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120)
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    host = server.url.split("://", 1)[1].rstrip("/")
+    for url, extra in ((f"{server.url}lab?token=tok-ann", ()), (f"{server.url}lab/tree/x.ipynb", ("--token", "tok-ann")),
+                       (host, ("--token", "tok-ann")), (f"{server.url}api/sched/", ("--token", "tok-ann"))):
+        ok = run("--url", url, *extra, "status")
+        assert ok.code == EXIT_OK and "user       ann" in ok.out, (url, ok.err)
+    for url in ("ftp://x/", "http://[::1"):
+        bad = run("--url", url, "status")
+        assert bad.code == EXIT_USAGE and "Traceback" not in bad.err
+        assert bad.err.splitlines()[-1] == (f"jupyter-sched: error: --url {url!r} is not a server URL — give e.g. "
+                                            "http://127.0.0.1:8888/ (the address JupyterLab printed)")
+    wrong = run("--url", f"{server.url}lab?token=wrong", "status")
+    assert wrong.code == EXIT_REFUSED and "refused the token in the --url" in wrong.err
+    other = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert other.stdout is not None
+        port = other.stdout.readline().split("port ")[1].split()[0]  # "Serving HTTP on 127.0.0.1 port N ..."
+        page = run("--url", f"http://127.0.0.1:{port}/", "status")
+        assert page.code == 3 and "Traceback" not in page.err
+        assert page.err.startswith(f"jupyter-sched: http://127.0.0.1:{port}/ has no jupyter_sched API (HTTP 404) — ")
+    finally:
+        other.kill()
+        other.wait()
+    env["JUPYTER_SCHED_URL"] = server.url  # round 3, finding 29: said "refused the token of its runtime file"
+    missing = run("status")
+    assert missing.code == EXIT_REFUSED
+    assert "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)" in missing.err
+
+
+def test_a_zero_time_limit_an_empty_name_and_one_gpu_are_said_as_the_magics_say_them(server: EmbeddedServer) -> None:
+    """Third new-user run, findings 22 and 25: ``--time-limit 0`` was accepted as NO limit and
+    ``--name ""`` as "job" (the magics refuse both; REST renamed the empty name silently), and
+    ``status`` said "on 1 GPUs"."""
+    zero = cli(server, "tok-ann", "submit", "--time-limit", "0s", "--", "true")
+    assert zero.code == EXIT_USAGE and "--time-limit 0s would mean no limit at all" in zero.err
+    empty = cli(server, "tok-ann", "submit", "--name", "", "--", "true")
+    assert empty.code == EXIT_USAGE and "--name must not be empty" in empty.err
+    rest = api(server, "tok-ann").post("jobs", json={"command": ["true"], "name": ""})
+    assert rest.status_code == 400 and rest.json()["error"]["field"] == "name"
+    clear(server)
+    job = submit(server, "tok-ann", gpus=1)
+    wait_state(server, "tok-ann", job["id"], "running")
+    status = cli(server, "tok-ann", "status").out
+    assert "my work    1 job running, on 1 GPU\n" in status

@@ -95,8 +95,8 @@ CASES = [
                make_reason("ExceedsQuota", "user bob in research has 0 of 1 GPUs free (1 in use), job needs 1",
                            details={"team": "research", "user": "bob", "rule": "user cap", "quota": 1,
                                     "also_exceeds": [{"team": "research", "user": None, "quota": 4, "used": 4}]}),
-               "queued · user bob in research has 0 of 1 GPUs free (1 in use), job needs 1 · ETA unknown · It starts "
-               "when bob's own running work leaves room under bob's cap of 1 GPUs in research, or when an admin "
+               "queued · user bob in research has 0 of 1 GPU free (1 in use), job needs 1 · ETA unknown · It starts "
+               "when bob's own running work leaves room under bob's cap of 1 GPU in research, or when an admin "
                "raises that cap. Also full: research's quota."),
     ReasonCase("GPU memory is said in GiB and the fix is memory per GPU",
                make_reason("Unschedulable", "the job asks for 204800 MiB per GPU; the most any GPU here has is 81920 MiB",

@@ -126,3 +126,24 @@ def test_queue_lines_are_shared_by_viewers_and_rebuilt_only_when_they_change(ser
     assert after[0] is seen_by_bo[0] and after[1] is seen_by_bo[1] and len(after) == 3, "unchanged lines reused"
     services.jobs.cancel(ana, first)
     assert first not in [line.id for line in services.jobs.queue(bo, request).root], "a cancelled job leaves"
+
+
+def test_redteam3_kept_answers_are_bounded_in_rows_and_per_caller() -> None:
+    """Red-team finding 3 (session 3): one user asking GET queue?limit=1000,999,… kept 256 pages of
+    ~2 MB each. Kept answers are weighed in rows: a total bound, no page over a quarter of it, and
+    a per-caller cap so one caller's many pages evict only their own."""
+    from jupyter_sched.services.readcache import ReadCache, ReadVersion
+
+    version = ReadVersion(jobs=1, leader=True, reasons=None, simulated=False)
+    cache = ReadCache(limit=256, max_rows=1_000, per_owner=4)
+    cache.put(("queue", "ana", 10), version, "ana's page", owner="ana", rows=10)
+    for limit in range(250, 200, -1):  # eve asks fifty different big pages
+        cache.put(("queue", "eve", limit), version, f"eve {limit}", owner="eve", rows=limit)
+        assert cache.rows <= 1_000
+    eves = [limit for limit in range(250, 200, -1) if cache.get(("queue", "eve", limit), version) is not None]
+    assert len(eves) <= 4 and eves == sorted(eves, reverse=True)[:len(eves)]
+    assert cache.get(("queue", "ana", 10), version) == "ana's page", "another caller's answer was not evicted"
+    cache.put(("queue", "eve", 9999), version, "too big to keep", owner="eve", rows=251)
+    assert cache.get(("queue", "eve", 9999), version) is None
+    cache.put(("queue", "ana", 10), version, "ana's page again", owner="ana", rows=10)  # replacing counts once
+    assert cache.rows == 10 + sum(eves)

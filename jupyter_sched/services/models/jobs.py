@@ -229,6 +229,9 @@ class ReasonText(ResponseModel):
     line: str = Field(description="'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces")
 
 
+_ENDED = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
+
+
 def _with_text(data: dict[str, Any], key: str, **how: Any) -> dict[str, Any]:
     """``data`` with ``data[key]`` (a wire reason) rendered by :func:`render_reason` ``(**how)``."""
     reason = data.get(key)
@@ -306,9 +309,14 @@ class Job(CodecView):
     @classmethod
     def _lease_in_words(cls, data: Any) -> Any:
         """A lease's reason in a lease's words: it cannot be given a time limit, so its backfill
-        clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…")."""
-        return _with_text(data, "reason", kind="lease") if isinstance(data, dict) and data.get("kind") == "lease" \
-            else data
+        clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…").
+        Work that ended keeps its last reason as history, without "queued #2" or an ETA."""
+        if not isinstance(data, dict):
+            return data
+        ended = data.get("state") in _ENDED
+        if data.get("kind") != "lease" and not ended:
+            return data
+        return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended)
 
 
 class KeepaliveLeaseResponse(Job):
