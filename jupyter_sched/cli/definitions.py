@@ -122,12 +122,13 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
 
 def _line(d: Mapping[str, Any]) -> str:
     when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
-    state = "paused" if d.get("paused") else f"next {_clock(d.get('next_run_at'))}"
+    state = "paused" if d.get("paused") else f"next {_clock(d.get('next_run_at'), d.get('timezone'))}"
     return f"{d['id']}  {d['name']}  {when} ({d.get('timezone', 'UTC')})  {state}"
 
 
-def _clock(value: Any) -> str:
-    """A wire time as the rest of the CLI writes times: ``Dec 3 01:00 UTC`` (``-`` when none)."""
+def _clock(value: Any, zone: Any = None) -> str:
+    """A wire time as the rest of the CLI writes times — ``Dec 3 01:00 UTC``, or in the
+    definition's time zone when given (``Dec 3 07:00 CET``, as its schedule reads); ``-`` when none."""
     from datetime import datetime, timezone
 
     from ..wording.reasons import wire_time
@@ -135,8 +136,16 @@ def _clock(value: Any) -> str:
     when = wire_time(value)
     if when is None:
         return str(value) if value else "-"
-    today = datetime.now(timezone.utc).date()
-    return f"{when:%H:%M} UTC" if when.date() == today else f"{when:%b} {when.day} {when:%H:%M} UTC"
+    if isinstance(zone, str) and zone and zone != "UTC":
+        try:
+            from zoneinfo import ZoneInfo
+
+            when = when.astimezone(ZoneInfo(zone))
+        except (ValueError, KeyError, OSError):
+            pass  # an unknown zone name: UTC, said as such
+    today = datetime.now(when.tzinfo or timezone.utc).date()
+    label = when.tzname() or "UTC"
+    return f"{when:%H:%M} {label}" if when.date() == today else f"{when:%b} {when.day} {when:%H:%M} {label}"
 
 
 def _resolve(client: Any, target: str) -> str:
@@ -162,11 +171,19 @@ def _named(target: str, typed: str) -> str:
     return target if target == typed else f"{target} ({typed})"
 
 
-def _run_line(run: Mapping[str, Any]) -> str:
-    job = run.get("job") or {}
-    reason = (job.get("reason") or {}).get("message") or job.get("message") or ""
-    return (f"{run.get('scheduled_for')}  {run.get('trigger'):8}  {run.get('job_id')}  {job.get('state', 'deleted'):10}"
-            f"  {reason}").rstrip()
+RUNS_HEADER = "WHEN              TRIGGER   JOB                 OUTCOME"
+
+
+def _run_line(run: Mapping[str, Any], zone: Any = None) -> str:
+    """``Dec 2 07:47 CET  manual    j-…  failed, exit code 1 — cell 3 raised ValueError: …``."""
+    from datetime import datetime, timezone
+
+    from ..wording import job_line
+
+    job = run.get("job")
+    outcome = job_line(job, datetime.now(timezone.utc)).split(": ", 1)[-1] if isinstance(job, Mapping) else \
+        "its job is no longer stored"
+    return f"{_clock(run.get('scheduled_for'), zone):16}  {run.get('trigger')!s:8}  {run.get('job_id')}  {outcome}"
 
 
 def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
@@ -193,7 +210,11 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     target = _resolve(client, args.definition)
     if action == "edit":
-        result = client.call(routes.update_definition(target, _body(args, parser, create=False)))
+        change = _body(args, parser, create=False)
+        if not change:
+            parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --gpus, --model, "
+                         "--mem-per-gpu, --priority, --time-limit, --profile, --queue or --missed")
+        result = client.call(routes.update_definition(target, change))
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
     elif action == "delete":
@@ -205,19 +226,26 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}
         result = client.call(routes.run_definition(target, body))
         print(json.dumps(result, indent=1) if args.json else
-              f"started run {result['job_id']} of {_named(target, args.definition)}", file=out)
+              f"started run {result['job_id']} of {_named(target, args.definition)} — `{PROG} wait {result['job_id']}` "
+              "follows it", file=out)
         return EXIT_OK
     else:
         result = client.call(routes.definition(target, runs=50))
         if args.json:
             print(json.dumps(result, indent=1), file=out)
             return EXIT_OK
+        zone = result.get("timezone")
         if action == "show":
             print(_line(result), file=out)
             for when in result.get("upcoming") or []:
-                print(f"  next  {_clock(when)}", file=out)
-        for run in result.get("runs") or []:
-            print(_run_line(run), file=out)
+                print(f"  next  {_clock(when, zone)}", file=out)
+        runs = result.get("runs") or []
+        if runs:
+            print(RUNS_HEADER, file=out)
+        for run in runs:
+            print(_run_line(run, zone), file=out)
+        if not runs and action == "runs":
+            print("no runs yet", file=out)
         return EXIT_OK
     done = {"edit": "edited", "pause": "paused", "resume": "resumed"}[action]
     print(json.dumps(result, indent=1) if args.json else f"{done} " + _line(result), file=out)

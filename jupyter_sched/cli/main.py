@@ -436,7 +436,8 @@ def error_line(command: str, exc: SchedError) -> str:
     if exc.field in ID_FIELDS:
         where = ""  # "no job 'j-x' visible to you" names what was typed already
         if exc.code == "not_found" and exc.field == "job_id":
-            hint = f"`{PROG} jobs` lists yours, newest first"
+            hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
+                f"`{PROG} jobs` lists yours, newest first"
         elif exc.code == "not_found" and exc.field == "definition_id":
             hint = f"`{PROG} definitions` lists yours"
     if exc.field in ("command", "args"):

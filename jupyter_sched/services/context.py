@@ -130,8 +130,10 @@ class Context:
             record: JobRecord | None = self.store.get_job(job_id)
         except NotFoundError:
             record = None
-        hidden = NotFoundError(f"no job {job_id[:80]!r} visible to you", field="job_id",
-                               hint="list your jobs to see their ids")
+        lease = job_id.startswith("l-")  # ids say their kind: a lease id gets the lease's words
+        hidden = NotFoundError(f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you", field="job_id",
+                               hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
+                               else "list your jobs to see their ids")
         if record is None:
             raise hidden
         if not caller.admin and record.job.spec.user != caller.user:

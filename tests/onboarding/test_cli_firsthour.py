@@ -497,6 +497,9 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert missing.code == EXIT_REFUSED
     assert missing.err.strip() == ("jupyter-sched logs: no job 'j-nosuch' visible to you — `jupyter-sched jobs` lists "
                                    "yours, newest first [not_found]")
+    no_lease = cli(server, "tok-bob", "cancel", "l-nosuch")  # round 3, finding 19: a lease was called a job
+    assert no_lease.err.strip() == ("jupyter-sched cancel: no lease 'l-nosuch' visible to you — `jupyter-sched queue "
+                                    "--mine` shows your live leases [not_found]")
     queue = cli(server, "tok-bob", "queue").out.splitlines()
     row = next(i for i, line in enumerate(queue) if line.startswith(running["id"]))
     assert queue[row + 1].startswith("    ends by ") and queue[row + 1].endswith("its 10m time limit")
@@ -550,6 +553,13 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     assert made.code == EXIT_OK, made.err
     assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
     assert "T01:00:00" not in made.out and made.out.rstrip().endswith("01:00 UTC")
+    nothing = cli(server, "tok-bob", "definitions", "edit", "daily")  # round 3, finding 23: said "edited"
+    assert nothing.code == EXIT_USAGE and "nothing to change: give --cron" in nothing.err
+    ran = cli(server, "tok-bob", "definitions", "run", "daily")
+    assert ran.code == EXIT_OK and "`jupyter-sched wait j-" in ran.out, ran.err
+    runs = cli(server, "tok-bob", "definitions", "runs", "daily").out.splitlines()
+    assert runs[0].split() == ["WHEN", "TRIGGER", "JOB", "OUTCOME"] and "manual" in runs[1]
+    assert re.match(r"(\w{3} \d{1,2} )?\d\d:\d\d UTC +manual +j-", runs[1]), runs  # a clock time, not ISO
     paused = cli(server, "tok-bob", "definitions", "pause", "daily")
     assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err
     cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
