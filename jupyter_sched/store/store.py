@@ -869,7 +869,11 @@ class Store:
             if run_migrations:
                 migrate(self.engine, now=self._now)
         except sa.exc.SQLAlchemyError as exc:
-            raise StoreError(f"cannot open the store at {self.safe_url}: {exc.__class__.__name__}: {exc}",
+            # one line (the README's promise for a bad setting): the driver's first line, without
+            # SQLAlchemy's "(Background on this error at …)" and the driver's follow-up advice
+            cause = getattr(exc, "orig", None) or exc
+            why = (str(cause).strip().splitlines() or [cause.__class__.__name__])[0]
+            raise StoreError(f"cannot open the store at {self.safe_url}: {why}",
                              field="db_url", hint="check the database URL, that the server is up and writable") from exc
 
     @property

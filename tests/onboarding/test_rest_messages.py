@@ -156,3 +156,17 @@ def test_job_fields_say_whole_number_and_at_least() -> None:
         with pytest.raises(ValidationError) as err:
             spec_from_request({"command": ["true"], **body}, user="ann")
         assert err.value.message == want
+
+
+def test_a_store_that_cannot_be_opened_is_one_line() -> None:
+    """Third new-user run, finding 31: a bad ``db_url`` stopped the server with SQLAlchemy's
+    four-line dump ("(psycopg.OperationalError) … Is the server running … (Background on this
+    error at: https://sqlalche.me/…)"); the README promises one line naming the setting and the fix."""
+    from jupyter_sched.errors import StoreError
+    from jupyter_sched.store import Store
+
+    with pytest.raises(StoreError) as err:
+        Store("sqlite:////nonexistent-i20/dir/x.sqlite")
+    assert err.value.message == "cannot open the store at sqlite:////nonexistent-i20/dir/x.sqlite: unable to open " \
+                                "database file"
+    assert err.value.field == "db_url" and "\n" not in err.value.message
