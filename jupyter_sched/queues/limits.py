@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ValidationError, shown
-from ..model import JobSpec
+from ..model import JobKind, JobSpec
 
 __all__ = ["TimeLimitRule", "effective_limit"]
 
@@ -79,10 +79,18 @@ def _rule(spec: JobSpec, rules: Sequence[TimeLimitRule], attr: str) -> float | N
 def effective_limit(spec: JobSpec, rules: Sequence[TimeLimitRule]) -> tuple[float | None, str]:
     """The limit to plan with, and where it comes from.
 
+    A kernel's lease has no time limit and takes none from the queue's rules: the engine never
+    stops a lease at a limit (it ends when released, its kernel stops, or idle reclaim takes it),
+    so planning with one would backfill work in front of a reservation on an end that never
+    comes, and tell the user the lease "ends by" a time it does not (new-user finding 32).
+
     Returns:
         ``(seconds or None, source)`` with source ``"given"``, ``"queue default; none given"``,
-        ``"queue max; none given"``, ``"unlimited"`` (``time_limit: 0``) or ``"none given"``.
+        ``"queue max; none given"``, ``"unlimited"`` (``time_limit: 0``), ``"lease"`` (a
+        kernel's lease: none) or ``"none given"``.
     """
+    if spec.kind is JobKind.LEASE:
+        return None, "lease"
     if spec.time_limit_s is not None:
         return spec.time_limit_s, "given"
     if spec.unlimited:

@@ -12,7 +12,7 @@ from core_builders import T0, Scenario, make_job, make_node, quotas, running, sn
 from jupyter_sched.backfill.accuracy import eta_accuracy
 from jupyter_sched.backfill.timeline import Timeline
 from jupyter_sched.errors import ValidationError
-from jupyter_sched.model import Quota, spec_from_request
+from jupyter_sched.model import JobKind, Quota, spec_from_request
 from jupyter_sched.model.validation import UNLIMITED_WARNING
 from jupyter_sched.queues.limits import TimeLimitRule, effective_limit
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
@@ -117,6 +117,22 @@ def test_case_033_variant_b_the_queue_default_lets_bf2_backfill_and_is_its_limit
         "bf2", True, 30 * MIN, "queue default; none given")  # the executor stops it at t=40
     reasons = {p.job_id: p.reason for p in result.pending}
     assert reasons["big"].eta == _t(110) and "it has no time limit (unlimited)" in reasons["bf3"].message
+
+
+def test_a_kernel_lease_takes_no_time_limit_from_the_queue_rules() -> None:
+    """New-user finding 32 (session 3): a lease is never stopped at a limit, so a queue default
+    must not become its planned end — else it backfills in front of big on an end that never
+    comes. As bf2 of case 033 variant b, but a lease: it waits behind big's reservation."""
+    rules = (TimeLimitRule(default_s=30 * MIN, max_s=1440 * MIN),)
+    lease = make_job("bf2", gpus=2, submitted=2)
+    lease = replace(lease, spec=replace(lease.spec, kind=JobKind.LEASE))
+    assert effective_limit(lease.spec, rules) == (None, "lease")
+    jobs = [running(make_job("r1", gpus=6, time_limit_s=120 * MIN), "n1", range(6), started=-10),
+            make_job("big", gpus=8, time_limit_s=240 * MIN, submitted=0), lease]
+    result = run_cycle(snapshot([make_node("n1", gpus=8)], jobs), SchedulingProfile(time_limits=rules))
+    assert result.admits == [] or all(a.job_id != "bf2" for a in result.admits)
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["bf2"].details.get("time_limit_source") == "lease"
 
 
 def test_case_033_zero_is_unlimited_at_the_api_with_a_warning_and_refused_by_the_core() -> None:
