@@ -147,6 +147,7 @@ class Engine:
         self.monitor = monitor
         self._publish = publish or (lambda event: None)
         self._wanted = True
+        self._reasons_stale = False  # an incremental grant left other reasons counting its GPUs as free
         self._recovering = False
         self._last_decision: datetime | None = None
         if lease_clock is None:
@@ -322,12 +323,14 @@ class Engine:
             now = self.clock.now()
             due = self._last_decision is None or (now - self._last_decision).total_seconds() >= self.cycle_interval_s
             fast_only = bool(self.incremental.waiting) and not (due or events or self._wanted)
+            granted = self.incremental.decided
             if self.incremental.waiting and not due:
                 self._wanted = not self.incremental.decide(report) or self._wanted
+            granted = self.incremental.decided > granted
             if report.finished:
                 self._wanted = True
-            if due or (self._wanted and time.monotonic() >= self._full_not_before):
-                self._wanted = False
+            if due or ((self._wanted or self._reasons_stale) and time.monotonic() >= self._full_not_before):
+                self._wanted = self._reasons_stale = False
                 self._last_decision = now
                 self._decide(report)
                 self._full_not_before = time.monotonic() + max(self.cycle_gap_s, 2 * report.cycle_s) \
@@ -339,6 +342,10 @@ class Engine:
                     and time.monotonic() - self._last_reconcile < self.reconcile_interval_s):
                 self.reconciler.run(report)
                 self._last_reconcile = time.monotonic()
+            # An incremental grant took GPUs the other pending jobs' reasons still count as free
+            # ("needs 2, 1 free"): a later tick, once the cycle gap allows, runs a full cycle to
+            # re-word them — never this one, whose submits must not wait for it (new-user 3 #2).
+            self._reasons_stale = self._reasons_stale or granted
             self._run_leader_hooks()
         except NotLeaderError as exc:
             log.warning("%s", exc)
@@ -353,7 +360,7 @@ class Engine:
         retry = self.retries.get("database")
         if retry is not None:
             return max(0.0, retry.next_at - time.monotonic())
-        if not self._wanted or not self.is_leader:  # a follower decides nothing: no reason to hurry
+        if not (self._wanted or self._reasons_stale) or not self.is_leader:  # a follower decides nothing
             return default_s
         return max(0.0, min(default_s, self._full_not_before - time.monotonic()))
 
@@ -422,6 +429,7 @@ class Engine:
     def _step_down(self) -> None:
         self.incremental.spend()
         self.incremental.forget()
+        self._reasons_stale = False
         self.leadership.term = None
         self.applier.reasons = {}
         self.idle.clear()

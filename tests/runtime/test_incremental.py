@@ -108,3 +108,23 @@ def test_a_release_keeps_the_live_ledger_so_the_next_request_is_decided_at_once(
     got = svc.get_job(second["id"], user="ana")
     assert got["state"] == "running" and not set(got["allocation"]["gpu_uuids"]) & set(first_gpus)
     assert svc.engine.incremental.decided == 1 and check_integrity(svc.store).ok
+
+
+def test_newuser3_a_grant_on_the_live_ledger_is_followed_by_true_reasons_for_the_others(sqlite_db: str,
+                                                                                        tmp_path: Path) -> None:
+    """New-user round 3 finding 2: a lease granted on the live ledger took a GPU that the other
+    pending jobs' reasons still counted as free ("needs 3, 2 free") until the next periodic full
+    cycle. The grant's own tick stays fast (no full cycle); the next tick re-words the others."""
+    svc = make_service(sqlite_db, tmp_path, gpus=4)
+    svc.submit(lease(2), user="ana", kind="lease")
+    svc.tick()
+    big = svc.submit(lease(3), user="bob", kind="lease")
+    svc.tick()
+    before = svc.get_job(big["id"], user="bob")
+    assert before["state"] == "pending" and "2 free" in before["reason"]["message"], before["reason"]
+    small = svc.submit(lease(1), user="carl", kind="lease")
+    report = svc.tick()
+    assert not report.decided and report.admitted == [small["id"]]  # granted at once, no full cycle
+    svc.tick()  # nothing else happened: no submit, no finish, the periodic cycle is a minute away
+    after = svc.get_job(big["id"], user="bob")
+    assert after["state"] == "pending" and "1 free" in after["reason"]["message"], after["reason"]
