@@ -23,7 +23,7 @@ from ..wording.jobs import cluster_wait
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
-from .main import EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
+from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
 
 __all__ = ["COMMANDS", "number_or_text"]
@@ -246,10 +246,14 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
         if not chunk["text"]:
             _say_no_output(client, args.job_id, io, follow=True)
-        for text in client.follow_logs(args.job_id):
-            wrote = wrote or bool(text)
-            out.write(text)
-            out.flush()
+        try:
+            for text in client.follow_logs(args.job_id):
+                wrote = wrote or bool(text)
+                out.write(text)
+                out.flush()
+        except KeyboardInterrupt:
+            _still_going(args.job_id, "", io, what="following its log")
+            return EXIT_INTERRUPTED
         if not wrote:
             _say_no_output(client, args.job_id, io, follow=False)
         return EXIT_OK
@@ -264,6 +268,12 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if offset == 0 and not chunk["text"]:
         _say_no_output(client, args.job_id, io, follow=False)
     return EXIT_OK
+
+
+def _still_going(job_id: str, state: str, io: Streams, *, what: str) -> None:
+    """After Ctrl-C: ``stopped waiting; j-… keeps going (pending) — `jupyter-sched cancel j-…` stops it``."""
+    where = f" ({state})" if state else ""
+    print(f"\nstopped {what}; {job_id} keeps going{where} — `{PROG} cancel {job_id}` stops it", file=io.err)
 
 
 def _say_no_output(client: Any, job_id: str, io: Streams, *, follow: bool) -> None:
@@ -298,18 +308,23 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
     delay = 0.2
     job = client.job(job_id)
     with TerminalProgress(io.err) as bar:
-        while True:
-            frame = wait_progress(job, _now())
-            if frame.phase == "done":
-                break
-            bar.show(frame)
-            if limit_s is not None and time.monotonic() - started >= limit_s:
-                bar.close()
-                print(f"still {job['state']} after {limit_s:g} s: {job_line(job, _now())}", file=io.out)
-                return EXIT_TIMEOUT
-            time.sleep(delay)
-            delay = min(delay * 1.5, 2.0)  # quick at first (a start is often imminent), then gentle
-            job = client.job(job_id)
+        try:
+            while True:
+                frame = wait_progress(job, _now())
+                if frame.phase == "done":
+                    break
+                bar.show(frame)
+                if limit_s is not None and time.monotonic() - started >= limit_s:
+                    bar.close()
+                    print(f"still {job['state']} after {limit_s:g} s: {job_line(job, _now())}", file=io.out)
+                    return EXIT_TIMEOUT
+                time.sleep(delay)
+                delay = min(delay * 1.5, 2.0)  # quick at first (a start is often imminent), then gentle
+                job = client.job(job_id)
+        except KeyboardInterrupt:  # Ctrl-C stops the waiting, not the job: say so (the magics do)
+            bar.close()
+            _still_going(job_id, str(job.get("state") or ""), io, what="waiting")
+            return EXIT_INTERRUPTED
     if json_out:
         _dump(job, io)
     else:

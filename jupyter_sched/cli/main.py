@@ -41,7 +41,7 @@ from typing import TextIO
 from ..errors import AuthenticationError, SchedError
 
 __all__ = [
-    "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
+    "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
     "build_parser", "main",
 ]
 

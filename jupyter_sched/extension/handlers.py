@@ -42,7 +42,7 @@ from ..services.models import (
 from ..services.visibility import event_for
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
-from .lease_wait import LeaseWaiter, poll_interval
+from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -119,7 +119,7 @@ class JobsHandler(_WritesAreActivity):
         self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind), status=201)
 
 
-class LeasesHandler(JobsHandler):
+class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
     """``GET|POST leases``: interactive GPUs bound to a kernel (jobs of kind ``lease``).
     ``POST leases?wait_ms=`` answers once the lease is decided (:mod:`.lease_wait`)."""
 
@@ -130,9 +130,9 @@ class LeasesHandler(JobsHandler):
     async def post(self) -> None:
         request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
         caller = self.caller
-        with LeaseWaiter(self.sched.event_hub, caller.user) as waiter:
+        with LeaseWaiter(self.sched.event_hub, caller.user) as self._waiter:
             lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind)
-            lease = await waiter.decided(lease, wait.wait_ms, functools.partial(
+            lease = await self._waiter.decided(lease, wait.wait_ms, functools.partial(
                 self.call, self.services.jobs.get, caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
         self.reply(lease, status=201)
 
@@ -153,7 +153,7 @@ class JobHandler(_WritesAreActivity):
         self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id, kind=self.kind))
 
 
-class LeaseHandler(JobHandler):
+class LeaseHandler(EndsWaitOnHangUp, JobHandler):
     """``GET|DELETE leases/{id}``; ``GET leases/{id}?wait_ms=`` answers once it is decided (:mod:`.lease_wait`)."""
 
     kind = JobKind.LEASE
@@ -163,9 +163,9 @@ class LeaseHandler(JobHandler):
     async def get(self, job_id: str) -> None:
         wait, caller = self.query(WaitLeaseRequest), self.caller
         read = functools.partial(self.call, self.services.jobs.get, caller, job_id, kind=self.kind)
-        with LeaseWaiter(self.sched.event_hub, caller.user) as waiter:
+        with LeaseWaiter(self.sched.event_hub, caller.user) as self._waiter:
             lease = await read()
-            lease = await waiter.decided(lease, wait.wait_ms, read, poll_s=poll_interval(self.services))
+            lease = await self._waiter.decided(lease, wait.wait_ms, read, poll_s=poll_interval(self.services))
         self.reply(lease)
 
 

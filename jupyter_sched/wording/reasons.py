@@ -173,6 +173,10 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
+            if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
+                return (f"ETA unknown: it can start only after kernel lease{'' if one else 's'} {_ids(waits)} "
+                        f"{'is' if one else 'are'} released (%gpu release in that notebook; a kernel's GPUs have "
+                        "no time limit)")
             return (f"ETA unknown: it can start only after {_ids(waits)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
@@ -252,7 +256,9 @@ def _quota_unblock(code: str, d: Mapping[str, Any]) -> str:
         sentence = (f"It starts when {team} uses fewer{model} GPUs than its guarantee plus borrowing limit{numbers}, "
                     f"or when an admin raises them.")
     else:
-        sentence = f"It starts when {team}'s running jobs release{model} GPUs, or when an admin raises {team}'s quota."
+        # "jobs or kernel leases": a team's quota is often held by a notebook's %gpu lease (issue 20)
+        sentence = (f"It starts when {team}'s running jobs or kernel leases release{model} GPUs, or when an admin "
+                    f"raises {team}'s quota.")
     also = d.get("also_exceeds")
     if isinstance(also, Sequence) and not isinstance(also, str) and also:
         names = [f"{o.get('user')}'s cap" if isinstance(o, Mapping) and o.get("user") else

@@ -177,9 +177,9 @@ def test_round3_finding_27_jobs_queue_and_cancel_take_the_clis_filters() -> None
 def test_round3_finding_14_the_wait_line_says_why_its_eta_is_unknown() -> None:
     job = {"id": "l-1", "state": "pending", "kind": "lease", "submitted_at": NOW.isoformat(),
            "reason": {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
-                      "position": 3, "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["l-9"]}}}
+                      "position": 3, "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["j-9"]}}}
     assert wait_progress(job, NOW).long_label.endswith(
-        "ETA unknown: it can start only after l-9 ends, which has no time limit")
+        "ETA unknown: it can start only after j-9 ends, which has no time limit")
 
 
 def test_round3_finding_33_a_requeued_jobs_retry_time_is_a_clock_time() -> None:
@@ -206,6 +206,16 @@ def test_round3_finding_14_one_gpu_is_singular_and_a_lease_is_not_a_job() -> Non
     refused = _one_line(ValidationError("2 GPUs can never fit the limit of team default: 1 GPUs", field="gpus",
                                         hint="ask for at most 1 GPUs"))
     assert "1 GPUs" not in refused and "limit of team default: 1 GPU. Ask for at most 1 GPU." in refused, refused
+
+
+def test_round3_finding_15_a_wait_on_a_kernel_lease_says_release_not_end() -> None:
+    reason = {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
+              "details": {"team": "default", "quota": 1, "rule": "team quota", "eta_code": "NoTimeLimit",
+                          "eta_waits_on": ["l-1m8tqw5xm-4k5f2q"]}}
+    text = render_reason(reason)
+    assert text.eta == ("ETA unknown: it can start only after kernel lease l-1m8tqw5xm-4k5f2q is released "
+                        "(%gpu release in that notebook; a kernel's GPUs have no time limit)")
+    assert "running jobs or kernel leases release GPUs" in text.unblock
 
 
 # ---- finding 5: "which has no time limit" names the blocking job -------------------------------------

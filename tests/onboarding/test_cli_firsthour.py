@@ -214,6 +214,7 @@ def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: P
     none = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=60)
     assert none.returncode == 3 and none.stderr.count("\n") == 1
     assert "jupyter-sched: no jupyter_sched server found" in none.stderr and "--url URL --token TOKEN" in none.stderr
+    assert f"in the runtime dir {tmp_path / 'empty'} (JUPYTER_RUNTIME_DIR)" in none.stderr  # round 3, finding 29
     assert "connect(" not in none.stderr  # the Python API's spelling is for notebooks
     dead = subprocess.run([CLI, "--url", "http://127.0.0.1:9/", "status"], env=env, capture_output=True, text=True,
                           timeout=60)
@@ -703,3 +704,26 @@ def test_a_zero_time_limit_an_empty_name_and_one_gpu_are_said_as_the_magics_say_
     wait_state(server, "tok-ann", job["id"], "running")
     status = cli(server, "tok-ann", "status").out
     assert "my work    1 job running, on 1 GPU\n" in status
+
+
+def test_ctrl_c_stops_the_waiting_and_says_the_job_goes_on(server: EmbeddedServer) -> None:
+    """Third new-user run, finding 35: Ctrl-C in ``wait`` / ``submit --wait`` / ``logs -f`` exited 130
+    without a word, and users believed they had aborted the job."""
+    import signal
+
+    clear(server)
+    blocker = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    waiting = submit(server, "tok-ann", gpus=1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT)})
+    for argv, what in ((["wait", waiting["id"]], "waiting"), (["logs", "-f", waiting["id"]], "following its log")):
+        proc = subprocess.Popen([CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        proc.stderr.readline()  # its first line: it is waiting now
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, (argv, err)
+        assert err.strip().endswith(f"stopped {what}; {waiting['id']} keeps going" + (" (pending)" if what == "waiting"
+                                    else "") + f" — `jupyter-sched cancel {waiting['id']}` stops it"), err
+    assert wait_state(server, "tok-ann", waiting["id"], "pending")["state"] == "pending"

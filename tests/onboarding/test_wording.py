@@ -72,7 +72,7 @@ CASES = [
                make_reason("ExceedsQuota", "research has 0 of 4 GPUs free (4 in use), job needs 2",
                            details={"team": "research", "user": None, "quota": 4, "used": 4}),
                "queued · research has 0 of 4 GPUs free (4 in use), job needs 2 · ETA unknown · It starts when "
-               "research's running jobs release GPUs, or when an admin raises research's quota."),
+               "research's running jobs or kernel leases release GPUs, or when an admin raises research's quota."),
     ReasonCase("a borrowing limit names guarantee plus limit",
                make_reason("BorrowingLimitReached", "ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2",
                            details={"team": "ml", "guaranteed": 4, "borrowing_limit": 2}),

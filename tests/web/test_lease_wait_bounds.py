@@ -1,0 +1,85 @@
+"""Lease long polls are bounded per user (red-team 3 finding 2): a wait whose client hung up ends
+at once (it used to keep waiting, and re-reading the lease, for the whole ``wait_ms``), and only
+``MAX_POLLING_WAITS`` of one user's waits re-read the store at a time. One user's 700 dropped
+waits on a server that does not lead had slowed every other user's ``GET me`` 176-fold."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_sched.extension.events import EventHub
+from jupyter_sched.extension.lease_wait import MAX_POLLING_WAITS, LeaseWaiter
+from jupyter_sched.services.models import Job
+
+from .conftest import API, EVE_TOKEN, wait_for
+
+
+def _pending(user: str = "eve") -> Job:
+    return Job.model_validate({"id": "l-1", "name": "n", "user": user, "team": "t", "kind": "lease",
+                               "priority": "normal", "state": "pending", "resources": {"gpus": 1}})
+
+
+async def test_redteam3_a_long_poll_whose_client_hangs_up_stops_waiting(sched_app: Any, api: Any,
+                                                                        http_server_port: Any, jp_base_url: str) -> None:
+    _, hold = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, token=EVE_TOKEN, params={"wait_ms": "20000"})
+    assert hold["allocation"], hold
+    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-queued"}, token=EVE_TOKEN)
+    assert queued["state"] == "pending", queued
+    hub, port = sched_app.event_hub, http_server_port[1]
+    before = hub.subscribers
+    writers = []
+    for _ in range(5):
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET {jp_base_url}{API}/leases/{queued['id']}?wait_ms=25000 HTTP/1.1\r\n"
+                     f"Host: 127.0.0.1:{port}\r\nAuthorization: token {EVE_TOKEN}\r\n\r\n".encode())
+        await writer.drain()
+        writers.append(writer)
+
+    async def all_waiting() -> bool:
+        return hub.subscribers >= before + 5
+
+    await wait_for(all_waiting)
+    for writer in writers:
+        writer.close()
+
+    async def all_ended() -> bool:  # well before the 25 s the waits asked for
+        return hub.subscribers == before
+
+    await wait_for(all_ended, timeout_s=15)
+    status, still = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN)
+    assert status == 200 and still["state"] == "pending", "hanging up does not touch the lease"
+
+
+async def test_redteam3_only_so_many_of_one_users_waits_re_read_the_store() -> None:
+    hub = EventHub(queue_size=10)
+    reads: dict[str, int] = {}
+
+    def reread_of(name: str) -> Any:
+        async def reread() -> Job:
+            reads[name] = reads.get(name, 0) + 1
+            return _pending("ana" if name == "ana" else "eve")
+        return reread
+
+    waits = [LeaseWaiter(hub, "eve") for _ in range(MAX_POLLING_WAITS + 3)]
+    other = LeaseWaiter(hub, "ana")
+    for waiter in (*waits, other):
+        waiter.__enter__()
+    try:
+        answers = await asyncio.gather(
+            *(w.decided(_pending(), 1500, reread_of(f"eve-{i}"), poll_s=0.02) for i, w in enumerate(waits)),
+            other.decided(_pending("ana"), 1500, reread_of("ana"), poll_s=0.02))
+    finally:
+        for waiter in (*waits, other):
+            waiter.__exit__()
+    assert all(a.state == "pending" for a in answers)
+    polled = [reads[f"eve-{i}"] for i in range(MAX_POLLING_WAITS)]
+    beyond = [reads[f"eve-{i}"] for i in range(MAX_POLLING_WAITS, MAX_POLLING_WAITS + 3)]
+    assert min(polled) > 1, polled
+    assert beyond == [1, 1, 1], "waits beyond the cap read once, when their wait ends"
+    assert reads["ana"] > 1, "another user's wait is not counted against eve's"
+
+    late = LeaseWaiter(hub, "eve")  # the cap is given back when the waits end
+    with late:
+        await late.decided(_pending(), 200, reread_of("late"), poll_s=0.02)
+    assert reads["late"] > 1
