@@ -205,6 +205,10 @@ def discover(
         return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None)
     found = _from_env(environ) or _from_hub(environ)
     if found is None:
+        if runtime_dir is None:
+            from jupyter_core.paths import jupyter_runtime_dir
+
+            runtime_dir = jupyter_runtime_dir()
         servers = list(running_servers(runtime_dir))
         found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
     if found is not None:
@@ -215,6 +219,6 @@ def discover(
         "no running Jupyter server found"
     raise NoServerError(
         f"No jupyter_sched server found: {ENV_URL} is not set, no JupyterHub service is configured, "
-        f"and {where} in the runtime dir.",
+        f"and {where} in the runtime dir {runtime_dir} (JUPYTER_RUNTIME_DIR).",
         hint=NO_SERVER_HINT,
     )

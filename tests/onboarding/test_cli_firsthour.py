@@ -214,6 +214,7 @@ def test_no_server_and_a_dead_server_are_explained_in_the_clis_terms(tmp_path: P
     none = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=60)
     assert none.returncode == 3 and none.stderr.count("\n") == 1
     assert "jupyter-sched: no jupyter_sched server found" in none.stderr and "--url URL --token TOKEN" in none.stderr
+    assert f"in the runtime dir {tmp_path / 'empty'} (JUPYTER_RUNTIME_DIR)" in none.stderr  # round 3, finding 29
     assert "connect(" not in none.stderr  # the Python API's spelling is for notebooks
     dead = subprocess.run([CLI, "--url", "http://127.0.0.1:9/", "status"], env=env, capture_output=True, text=True,
                           timeout=60)
