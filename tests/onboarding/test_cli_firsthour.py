@@ -727,3 +727,12 @@ def test_ctrl_c_stops_the_waiting_and_says_the_job_goes_on(server: EmbeddedServe
         assert err.strip().endswith(f"stopped {what}; {waiting['id']} keeps going" + (" (pending)" if what == "waiting"
                                     else "") + f" — `jupyter-sched cancel {waiting['id']}` stops it"), err
     assert wait_state(server, "tok-ann", waiting["id"], "pending")["state"] == "pending"
+
+
+def test_too_many_workers_names_workers(server: EmbeddedServer) -> None:
+    """Third new-user run, finding 19: ``{"gpus": 1, "workers": 1000000}`` was refused naming
+    ``gpus`` with "ask for fewer GPUs per worker" — the user asked for one GPU; the workers are too many."""
+    refused = api(server, "tok-ann").post("jobs", json={"gpus": 1, "workers": 1000, "command": ["true"]})
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "workers" and error["hint"] == "ask for at most 2 workers of 1 GPU"
