@@ -486,6 +486,10 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
         if bounds:  # what now bounds each re-estimated end, for the ETA's "when j-1 ends (...)"
             details["eta_bounds"] = bounds
+    if eta is not None:
+        learned = [w for w in waits if w not in reestimates and _ends_by_learning(ctx, w)]
+        if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
+            details["eta_learned"] = learned
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source
@@ -582,6 +586,15 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
     to = eta.isoformat() if eta else "unknown"
     return {"from": frm, "to": to, "cause": cause, "jobs": jobs[:5],
             "message": f"ETA moved {frm} → {to}: {texts[cause]}"}
+
+
+def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:
+    """Is ``holder`` (running) expected to end before its time limit because of a learned runtime?"""
+    job = ctx.by_id.get(holder)
+    if job is None or not job.state.holds_gpus or ctx.profile.eta_source != "history":
+        return False
+    limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    return expected_runtime(ctx, job) < (math.inf if limit is None else limit)
 
 
 def _overran(ctx: CycleContext, holder: str) -> bool:

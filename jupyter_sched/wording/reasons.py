@@ -196,6 +196,12 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             if len(waits) == 1 and waits[0] in bounds:
                 return f"{text} ({bounds[waits[0]]})"
             return f"{text} ({'; '.join(f'{job} {bound}' for job, bound in bounds.items())})"
+        learned = details.get("eta_learned")
+        if isinstance(learned, Sequence) and not isinstance(learned, str) and learned:
+            # the running job's own line says "ends by <its limit>": say why this time is earlier
+            one = len(waits) == 1 and len(learned) == 1
+            text += (" (if it runs as long as similar past runs did)" if one else
+                     f" (if {_ids(learned)} {'runs' if len(learned) == 1 else 'run'} as long as similar past runs did)")
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
 

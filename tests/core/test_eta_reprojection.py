@@ -63,6 +63,18 @@ def test_finding_1_a_job_waiting_only_for_gpus_is_re_projected_once_the_holder_o
     assert "other than GPUs" not in text.line
 
 
+def test_newuser3_finding_28_an_eta_from_a_learned_runtime_says_so() -> None:
+    """The running job's own line says "ends by <its 3m limit>"; a waiter's earlier ETA comes from
+    what similar past runs took, and says so instead of contradicting it without a word."""
+    before = _cycle_at(10, _report_jobs(), {"hold": 20.0})["res"]
+    assert before.details["eta_learned"] == ["hold"]
+    text = render_reason(reason_to_dict(before), now=_secs(10), relative=True)
+    assert text.eta == "ETA 12:00 UTC (in 10s), when hold ends (if it runs as long as similar past runs did)"
+    by_limits = _cycle_at(10, _report_jobs(), {})["res"]  # nothing learned: the ETA is the limit's
+    assert "eta_learned" not in by_limits.details
+    assert "similar past runs" not in render_reason(reason_to_dict(by_limits), now=_secs(10)).eta
+
+
 def test_finding_1_the_reason_s_reservation_and_the_eta_name_one_start_time() -> None:
     for seconds in (10, 40):  # before the learned end (ETA < the limit-based reservation) and after it
         reasons = _cycle_at(seconds, _report_jobs(), {"hold": 20.0})
