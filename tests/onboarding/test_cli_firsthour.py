@@ -718,7 +718,10 @@ def test_ctrl_c_stops_the_waiting_and_says_the_job_goes_on(server: EmbeddedServe
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
     env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT)})
     for argv, what in ((["wait", waiting["id"]], "waiting"), (["logs", "-f", waiting["id"]], "following its log")):
-        proc = subprocess.Popen([CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # a shell's background job (CI, `cmd &`) starts with SIGINT ignored, and Python then keeps it
+        # ignored: give the CLI the terminal's default, as a person pressing Ctrl-C has
+        proc = subprocess.Popen([CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert proc.stderr is not None
         proc.stderr.readline()  # its first line: it is waiting now
         proc.send_signal(signal.SIGINT)
