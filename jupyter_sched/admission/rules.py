@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from ..errors import AuthorizationError, QuotaError, ValidationError
 from ..model import ANY_MODEL, GPU_MILLI, JobSpec, QuotaSet
+from ..model.units import gpus_phrase
 from ..placement.filters import model_matches
 from ..quota import Line, QuotaLedger
 from .caller import Caller
@@ -175,9 +176,9 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     on = "" if line.model == ANY_MODEL else f" of {line.model}"
     requested = _gpus(milli)
     raise QuotaError(
-        f"{requested:g} GPUs can never fit {whose}: {ceiling:g} GPUs{on} "
+        f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
         f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})", field="gpus",
-        hint=f"ask for at most {ceiling:g} GPUs, or ask an admin to raise the quota",
+        hint=f"ask for at most {gpus_phrase(ceiling)}, or ask an admin to raise the quota",
         details={"requested": requested, "ceiling": ceiling, "guaranteed": guaranteed, "borrowing_limit": borrow,
                  "team": line.team, "user": line.user, "model": line.model})
 

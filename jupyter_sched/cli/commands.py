@@ -244,9 +244,9 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.follow:
         wrote = False
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
-        if not chunk["text"]:
-            _say_no_output(client, args.job_id, io, follow=True)
         try:
+            if not chunk["text"]:
+                _say_no_output(client, args.job_id, io, follow=True)
             for text in client.follow_logs(args.job_id):
                 wrote = wrote or bool(text)
                 out.write(text)

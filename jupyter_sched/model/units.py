@@ -12,7 +12,19 @@ from datetime import datetime, timedelta, timezone
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["format_duration", "parse_duration", "parse_memory_mib", "parse_utc", "to_iso"]
+__all__ = ["format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "to_iso"]
+
+def gpus_phrase(count: object, model: str = "") -> str:
+    """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs").
+
+    Args:
+        count: GPUs (int, float, or a value shown as given).
+        model: an optional model name put before "GPU".
+    """
+    shown = f"{count:g}" if isinstance(count, float) else str(count)
+    plural = not (isinstance(count, (int, float)) and not isinstance(count, bool) and count <= 1 and count > 0)
+    return f"{shown}{' ' + model if model else ''} GPU{'s' if plural else ''}"
+
 
 MAX_DURATION_S = 366 * 86400.0
 """Longest duration accepted (seconds): one leap year."""

@@ -96,11 +96,18 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             {"requested": need, "max_per_node": best_node, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
     if request.total_gpus > total:
+        details: dict[str, Any] = {"requested": request.total_gpus, "capacity": total, "model": wanted,
+                                   "filters": [dict(s.details, code=s.code) for s in filtered]}
+        unblock = ""
+        if request.workers > 1 and not request.groups and 0 < request.gpus <= total:
+            # the worker count is what is too big, not the GPUs a worker asked for (new-user round 3)
+            most = total // request.gpus
+            details["field"] = "workers"
+            unblock = (f"ask for at most {most} worker{'s' if most != 1 else ''} of {request.gpus} "
+                       f"GPU{'s' if request.gpus != 1 else ''}")
         return FitReason(
             "Unschedulable",
-            f"needs {request.total_gpus} GPUs of {wanted} but only {total} exist{why_not}",
-            {"requested": request.total_gpus, "capacity": total, "model": wanted,
-             "filters": [dict(s.details, code=s.code) for s in filtered]})
+            f"needs {request.total_gpus} GPUs of {wanted} but only {total} exist{why_not}", details, unblock)
     if (request.workers > 1 and not (request.cpu_millis or request.memory_mib)) or request.groups:
         packed = max((_pack(request, state, flavor, free=False)[0] for flavor in flavors if flavor.pools), default=0)
         if packed < request.workers:

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model import PendingReason
+from ..model.units import gpus_phrase
 
 __all__ = ["FlavorOutcome", "build_reason", "reason_with", "short_model"]
 
@@ -68,8 +69,8 @@ def _quota_sentence(o: FlavorOutcome, first: bool) -> str:
     if o.quota_code == "BorrowingLimitReached":
         return (f"{who} would use {_add(q.get('used'), q.get('requested'))}{model} GPUs, above its guarantee "
                 f"{q.get('guaranteed')} + borrowing limit {q.get('borrowing_limit')}")
-    return (f"{who} has {q.get('available')} of {q.get('quota')}{model} GPUs free ({q.get('used')} in use), "
-            f"job needs {q.get('requested')}")
+    return (f"{who} has {q.get('available')} of {gpus_phrase(q.get('quota'), model.strip())} free "
+            f"({q.get('used')} in use), job needs {q.get('requested')}")
 
 
 def _add(a: Any, b: Any) -> Any:

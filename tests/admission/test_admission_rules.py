@@ -139,7 +139,7 @@ ASKS = [
         policy=make_policy(grants={"users": {"ana": ["high"]}})),
     Ask("low is always granted by default", {"gpus": 1, "priority": "low"}),
     Ask("a 4-GPU job under a 1-GPU per-user cap is 422 naming gpus and the numbers", {"gpus": 4}, quotas=CAP_1,
-        policy=STUDENT, want=QuotaError, want_field="gpus", want_in_message=("4 GPUs", "per-user limit of ana", "1 GPUs"),
+        policy=STUDENT, want=QuotaError, want_field="gpus", want_in_message=("4 GPUs", "per-user limit of ana", "1 GPU ("),
         want_details={"requested": 4, "ceiling": 1, "user": "ana", "team": "students"}),
     Ask("one GPU under the same cap fits", {"gpus": 1}, quotas=CAP_1, policy=STUDENT),
     Ask("the team ceiling is guarantee plus borrowing limit",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from core_builders import make_job, make_node, quotas, running, snapshot
+from dataclasses import replace
+from datetime import timedelta
+
+from core_builders import T0, make_job, make_node, quotas, running, snapshot
 
 from jupyter_sched.model import Quota
+from jupyter_sched.model.units import gpus_phrase
 from jupyter_sched.scheduling import run_cycle
 
 
@@ -47,3 +51,15 @@ def test_when_both_the_team_quota_and_a_user_cap_are_exceeded_the_tighter_is_nam
     reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "big")
     assert reason.details["rule"] == "team quota" and reason.details["available"] == 0  # type: ignore[attr-defined]
     assert reason.details["also_exceeds"][0]["user"] == "bob"  # type: ignore[attr-defined]
+
+
+def test_newuser3_a_preempted_job_in_backoff_names_who_preempted_it_and_counts_read_right() -> None:
+    """New-user findings 33 and 14 (session 3): 'requeued after preemption; retries from …' did not
+    say by whom, and quota sentences said '1 GPUs'."""
+    victim = replace(make_job("low1", gpus=1), preempted_by="hi2", not_before=T0 + timedelta(seconds=30))
+    [pend] = run_cycle(snapshot([make_node("n1", gpus=1)], [victim])).pending
+    assert pend.reason.code == "Backoff"
+    assert pend.reason.message.startswith("requeued after preemption by hi2; retries from ")
+    assert pend.reason.details["preempted_by"] == "hi2"
+    assert [gpus_phrase(n) for n in (1, 2, 0.5, 0, 1.0)] == ["1 GPU", "2 GPUs", "0.5 GPU", "0 GPUs", "1 GPU"]
+    assert gpus_phrase(1, "A100") == "1 A100 GPU"

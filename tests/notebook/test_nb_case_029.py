@@ -64,16 +64,27 @@ async def restart(serverapp: Any, kernel: Kernel) -> None:
     await kernel.client.wait_for_ready(timeout=60)
 
 
-async def occupy_first_two_gpus(api: AsyncSchedClient) -> None:
-    """Two other jobs hold GPU-aaaa and GPU-bbbb, so fay's lease is granted GPU-cccc (as in the case)."""
-    for name in ("other-1", "other-2"):
-        await api.submit({"name": name, "gpus": 1, "command": ["sleep", "300"]})
+async def _occupy(api: AsyncSchedClient) -> list[str]:
+    ids = [(await api.submit({"name": name, "gpus": 1, "command": ["sleep", "300"]}))["id"]
+           for name in ("other-1", "other-2")]
 
     async def both_running() -> bool:
         jobs = [j for j in await api.jobs() if j["name"].startswith("other-")]
         return len(jobs) == 2 and all(j["state"] == "running" for j in jobs)
 
     await wait_for(both_running, timeout_s=20)
+    return ids
+
+
+@pytest.fixture
+def occupy_first_two_gpus(api: AsyncSchedClient, jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """Two other jobs hold GPU-aaaa and GPU-bbbb, so fay's lease is granted GPU-cccc (as in the case).
+    They are cancelled after the test: jobs outlive the server that started them (by design), so a
+    test that leaves them running leaves two ``sleep 300`` processes behind."""
+    ids = jp_asyncio_loop.run_until_complete(_occupy(api))
+    yield
+    for job_id in ids:
+        jp_asyncio_loop.run_until_complete(api.cancel(job_id))
 
 
 async def lease_of(api: AsyncSchedClient, kernel: Kernel) -> dict[str, Any]:
@@ -82,9 +93,9 @@ async def lease_of(api: AsyncSchedClient, kernel: Kernel) -> dict[str, Any]:
 
 
 async def test_case_029_restart_keeps_the_grant_and_never_leaves_cuda_visible_devices_unset(
-        start_kernel: StartKernel, api: AsyncSchedClient, jp_serverapp: Any, sched_app: Any) -> None:
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_serverapp: Any, sched_app: Any,
+        occupy_first_two_gpus: None) -> None:
     """Case A (default: the grant survives) and case C (a kernel with no grant gets "")."""
-    await occupy_first_two_gpus(api)
     k1, k2 = await start_kernel(), await start_kernel()
     assert launch_env(jp_serverapp, k1)["CUDA_VISIBLE_DEVICES"] == "", "a kernel without a grant sees no GPU"
     granted = await k1.run("%gpu 1")
@@ -120,9 +131,8 @@ async def test_case_029_restart_keeps_the_grant_and_never_leaves_cuda_visible_de
 
 @pytest.mark.parametrize("release_on_restart", [True])
 async def test_case_029_release_gpu_on_kernel_restart_gives_the_new_kernel_an_empty_cuda_visible_devices(
-        start_kernel: StartKernel, api: AsyncSchedClient, jp_serverapp: Any) -> None:
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_serverapp: Any, occupy_first_two_gpus: None) -> None:
     """Case B: the policy releases the grant at restart; the new kernel gets "" (never unset) and is told."""
-    await occupy_first_two_gpus(api)
     k1 = await start_kernel()
     assert (await k1.run("%gpu 1")).error is None
     lease = await lease_of(api, k1)

@@ -718,7 +718,10 @@ def test_ctrl_c_stops_the_waiting_and_says_the_job_goes_on(server: EmbeddedServe
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
     env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT)})
     for argv, what in ((["wait", waiting["id"]], "waiting"), (["logs", "-f", waiting["id"]], "following its log")):
-        proc = subprocess.Popen([CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # a shell's background job (CI, `cmd &`) starts with SIGINT ignored, and Python then keeps it
+        # ignored: give the CLI the terminal's default, as a person pressing Ctrl-C has
+        proc = subprocess.Popen([CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert proc.stderr is not None
         proc.stderr.readline()  # its first line: it is waiting now
         proc.send_signal(signal.SIGINT)
@@ -727,3 +730,12 @@ def test_ctrl_c_stops_the_waiting_and_says_the_job_goes_on(server: EmbeddedServe
         assert err.strip().endswith(f"stopped {what}; {waiting['id']} keeps going" + (" (pending)" if what == "waiting"
                                     else "") + f" — `jupyter-sched cancel {waiting['id']}` stops it"), err
     assert wait_state(server, "tok-ann", waiting["id"], "pending")["state"] == "pending"
+
+
+def test_too_many_workers_names_workers(server: EmbeddedServer) -> None:
+    """Third new-user run, finding 19: ``{"gpus": 1, "workers": 1000000}`` was refused naming
+    ``gpus`` with "ask for fewer GPUs per worker" — the user asked for one GPU; the workers are too many."""
+    refused = api(server, "tok-ann").post("jobs", json={"gpus": 1, "workers": 1000, "command": ["true"]})
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "workers" and error["hint"] == "ask for at most 2 workers of 1 GPU"

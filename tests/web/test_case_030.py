@@ -51,13 +51,13 @@ async def test_case_030_the_per_user_limit_is_the_same_422_on_every_entry_point(
         status, answer = await api(method, path, body, token=EVE_TOKEN)
         decisions[name] = _decision(status, answer)
         assert answer["error"]["details"]["requested"] == 4 and answer["error"]["details"]["ceiling"] == 1, answer
-        assert answer["error"]["hint"] == "ask for at most 1 GPUs, or ask an admin to raise the quota"
+        assert answer["error"]["hint"] == "ask for at most 1 GPU, or ask an admin to raise the quota"
     eve = sched_app.resolve_caller(_User("eve"))
     with pytest.raises(QuotaError) as inproc:
         sched_app.services.jobs.submit(eve, SubmitJobRequest(gpus=4, command=SLEEP))
     decisions["in-process services"] = (422, inproc.value.field, inproc.value.message)
     assert set(decisions.values()) == {
-        (422, "gpus", "4 GPUs can never fit the per-user limit of eve in team students: 1 GPUs "
+        (422, "gpus", "4 GPUs can never fit the per-user limit of eve in team students: 1 GPU "
                       "(guaranteed 1 + borrowing limit 0)")}, decisions
 
     # extra keys are refused, not merged; an injected profile name is an unknown profile
