@@ -83,3 +83,47 @@ async def test_redteam3_only_so_many_of_one_users_waits_re_read_the_store() -> N
     with late:
         await late.decided(_pending(), 200, reread_of("late"), poll_s=0.02)
     assert reads["late"] > 1
+
+
+async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_app: Any, api: Any, jp_http_port: int,
+                                                                          jp_base_url: str) -> None:
+    """Red-team 3 finding 2, the other side: while one user keeps more waits open than may re-read
+    the store, another user's plain requests and her own long poll are answered, and every one of
+    the first user's waits is still answered once its lease is decided."""
+    import json
+
+    from tornado.httpclient import AsyncHTTPClient
+
+    from .conftest import JUDY_TOKEN
+
+    client = AsyncHTTPClient(force_instance=True, max_clients=100)  # the shared one queues past 10
+
+    async def wait_on(lease_id: str) -> tuple[int, Any]:
+        url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}{API}/leases/{lease_id}?wait_ms=25000"
+        reply = await client.fetch(url, headers={"Authorization": f"token {EVE_TOKEN}"}, request_timeout=60)
+        return reply.code, json.loads(reply.body)
+
+    hub = sched_app.event_hub
+    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, token=EVE_TOKEN, params={"wait_ms": "20000"})
+    assert holder["allocation"], holder
+    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-q"}, token=EVE_TOKEN)
+    assert queued["state"] == "pending", queued
+    subscribers = hub.subscribers
+    many = 2 * MAX_POLLING_WAITS + 4
+    opened = [asyncio.ensure_future(wait_on(queued["id"])) for _ in range(many)]
+
+    async def all_open() -> bool:
+        return hub.subscribers == subscribers + many
+
+    await wait_for(all_open)
+    status, me = await api("GET", "me", token=JUDY_TOKEN)
+    assert status == 200 and me, me
+    status, judys = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-judy"}, token=JUDY_TOKEN,
+                              params={"wait_ms": "300"})
+    assert status == 201 and judys["state"] == "pending", judys
+    assert not any(task.done() for task in opened), "eve's waits were still open while judy was answered"
+    status, _ = await api("DELETE", f"leases/{holder['id']}", token=EVE_TOKEN)
+    assert status == 200
+    answers = await asyncio.gather(*opened)
+    client.close()
+    assert all(code == 200 and lease["state"] in ("admitted", "running") for code, lease in answers), answers
