@@ -271,7 +271,11 @@ class SchedHandler(APIHandler):
             ValidationError: naming the bad argument, or an argument the route does not take
                 (``GET queue?state=running`` was answered with the whole queue).
         """
-        unknown = sorted(set(self.request.query_arguments) - set(model.model_fields) - _AUTH_QUERY)
+        arguments = self.request.query_arguments
+        # JupyterLab's ServerConnection appends a cache buster to GETs made with cache: 'no-store'
+        # (`?1796197047291`: digits, no value): it is the panel's, not a mistyped argument
+        unknown = sorted(name for name in set(arguments) - set(model.model_fields) - _AUTH_QUERY
+                         if not (name.isdigit() and all(value == b"" for value in arguments[name])))
         if unknown:  # refused, never ignored: queue?state=running must not answer the whole queue
             route = self.request.path.rstrip("/").rsplit("api/sched/", 1)[-1]
             takes = ", ".join(sorted(model.model_fields)) or "none"

@@ -405,6 +405,10 @@ def test_rest_bounds_and_types_are_told_in_plain_words(server: EmbeddedServer) -
     stray = ann.get("queue", params={"state": "running"})
     assert stray.status_code == 400 and stray.json()["error"]["message"] == "unknown query argument 'state'"
     assert stray.json()["error"]["hint"] == "GET queue takes: cursor, limit"
+    # ...but the panel's cache buster (JupyterLab's ServerConnection, `cache: 'no-store'`) is not an
+    # argument: refusing it broke every panel read (the browser tests of the final run caught it)
+    assert httpx.get(server.api + "queue?1796197047291&token=tok-ann", timeout=30).status_code == 200
+    assert ann.get("queue", params={"1796197047291": "5"}).status_code == 400  # a value: an argument after all
     long = ann.get("queue", params={"x" * 5000: "1"}).json()["error"]  # user input is never echoed whole
     assert long["field"] == "x" * 77 + "..." and len(long["message"]) < 100
     by_url = httpx.get(server.api + "queue", params={"token": "tok-ann", "limit": "1"}, timeout=30)
