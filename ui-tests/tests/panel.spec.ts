@@ -137,7 +137,7 @@ test('admin: the quota editor and the idle-policy editor save through the API, w
     // a value the server rejects: its message (field + hint) is shown, nothing changes
     await guaranteed.fill('-1');
     await admin.locator('.jp-sched-quota-save').click();
-    await expect(admin.getByRole('status').first()).toContainText(/^Not saved: .*guaranteed.*(>= 0|greater than or equal to 0).*\[(quotas\[0\]\.)?guaranteed\]/);
+    await expect(admin.getByRole('status').first()).toContainText(/^Not saved: .*guaranteed.*(>= 0|greater than or equal to 0|at least 0).*\[(quotas\[0\]\.)?guaranteed\]/);
     expect((await api(request, 'GET', 'quotas')).quotas[0].guaranteed).toBe(2);
     await guaranteed.fill('3');
     await admin.locator('.jp-sched-quota-save').click();
