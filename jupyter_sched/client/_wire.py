@@ -119,6 +119,14 @@ def event_from_sse(event: str, data: str) -> dict[str, Any]:
     return {"type": event or "message", "data": value}
 
 
+def event_of(sse: Any) -> dict[str, Any] | None:
+    """The event of one :mod:`httpx_sse` ``ServerSentEvent``, or None for a block without data
+    (the stream's ``retry:`` advice): what both clients' event loops yield."""
+    if not sse.data and sse.event == "message":
+        return None
+    return event_from_sse(sse.event if sse.event != "message" else "", sse.data)
+
+
 class SseParser:
     """Incremental Server-Sent Events parser yielding ``{"type": ..., "data": {...}}`` events.
 

@@ -19,7 +19,7 @@ from httpx_sse import aconnect_sse
 
 from ..backoff import Backoff, Retries
 from ._routes import routes
-from ._wire import Req, error_from_response, event_from_sse, unwrap_list
+from ._wire import Req, error_from_response, event_of, unwrap_list
 from .discovery import Connection
 from .sync import DEFAULT_TIMEOUT_S, headers_for, next_cursor, unreachable, usage_frame
 
@@ -258,9 +258,8 @@ class AsyncSchedClient:
                         async for sse in source.aiter_sse():
                             if sse.id:
                                 last_id = sse.id
-                            if not sse.data and sse.event == "message":
-                                continue  # a block without data (the stream's "retry:" advice): no event
-                            yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
+                            if (event := event_of(sse)) is not None:
+                                yield event
                 if not reconnect:
                     return
             except httpx.TransportError as exc:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
-from ._wire import Req, error_from_response, event_from_sse, unwrap_list
+from ._wire import Req, error_from_response, event_of, unwrap_list
 from .discovery import Connection
 
 if TYPE_CHECKING:
@@ -466,9 +466,8 @@ class SchedClient:
                             for sse in source.iter_sse():
                                 if sse.id:
                                     last_id = sse.id
-                                if not sse.data and sse.event == "message":
-                                    continue  # a block without data (the stream's "retry:" advice)
-                                yield event_from_sse(sse.event if sse.event != "message" else "", sse.data)
+                                if (event := event_of(sse)) is not None:
+                                    yield event
                     if not reconnect:
                         return
                 except httpx.TransportError as exc:
