@@ -184,6 +184,16 @@ class DecisionApplier:
             self.publish(event)
         return admitted, stops
 
+    def pended(self, job: Job, reason: PendingReason) -> None:
+        """A job pended on the live ledger (:mod:`.incremental`): its reason joins :attr:`reasons`
+        (a new mapping: the services keep pages per mapping, by identity) and the event stream.
+        Not written to the store: its ETA is provisional, and the next full cycle writes the
+        reason with the first ETA it predicts (``predicted_start``, case 034)."""
+        self.reasons = {**self.reasons, job.id: reason}
+        self.publish({"type": "lease" if job.is_lease else "job",
+                      "data": job_to_dict(replace(job, reason=reason, message=reason.message),
+                                          simulated=self._simulated())})
+
     def reasons_to_write(self, result: CycleResult, records: Mapping[str, JobRecord]) -> list[Pend]:
         """Pending reasons worth persisting this cycle, at most ``max_reason_writes``.
 

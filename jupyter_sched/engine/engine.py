@@ -191,6 +191,7 @@ class Engine:
         self.database: Reconnecting | None = None
         """While the database fails: "reconnecting to the database (attempt n, next in s)"."""
         self.incremental = IncrementalDecider(self.writer, self.applier, self.clock, self.starts.reconcile)
+        self.incremental.runtimes = self.decider.runtimes.estimate
         self.leader_hooks: list[Callable[[], object]] = []
         """Called once per tick while leading, after the start step (e.g. job definitions firing
         due runs). A hook that raises is logged with its name and never stops the tick."""
@@ -331,7 +332,7 @@ class Engine:
             if report.finished:
                 self._wanted = True
             if due or (self._wanted and time.monotonic() >= self._full_not_before) or \
-                    (self._reasons_stale and time.monotonic() >= self._refresh_not_before()):
+                    (self._refresh_wanted and time.monotonic() >= self._refresh_not_before()):
                 self._wanted = self._reasons_stale = False
                 self._last_decision = now
                 self._decide(report)
@@ -363,16 +364,22 @@ class Engine:
         retry = self.retries.get("database")
         if retry is not None:
             return max(0.0, retry.next_at - time.monotonic())
-        if not (self._wanted or self._reasons_stale) or not self.is_leader:  # a follower decides nothing
+        if not (self._wanted or self._refresh_wanted) or not self.is_leader:  # a follower decides nothing
             return default_s
         due = self._full_not_before if self._wanted else self._refresh_not_before()
         return max(0.0, min(default_s, due - time.monotonic()))
 
+    @property
+    def _refresh_wanted(self) -> bool:
+        return self._reasons_stale or self.incremental.etas_moved
+
     def _refresh_not_before(self) -> float:
         """When a full cycle that only re-words reasons may run (``time.monotonic()``): after the
         cycle gap and twice the last cycle's time, so such cycles take at most a third of the
-        engine's time and back-to-back submits stay on the fast path."""
-        return max(self._full_not_before, self._cycle_end + 2 * self._cycle_s)
+        engine's time and back-to-back submits stay on the fast path; one for ETAs alone (pends
+        kept on the live ledger of a short queue) also ``eta_refresh_s`` after the last cycle."""
+        due = max(self._full_not_before, self._cycle_end + 2 * self._cycle_s)
+        return due if self._reasons_stale else max(due, self._cycle_end + self.incremental.eta_refresh_s)
 
     def resign(self) -> None:
         """Give up leadership (clean shutdown): running work is left running for the next leader."""

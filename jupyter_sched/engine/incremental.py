@@ -12,9 +12,13 @@ came last in the queue:
 * a plain admission (no preemption, outside every reservation and nomination, within quota) is
   committed at once through the same fenced transaction as a cycle's (over-allocation guard
   included), and the job is started or its lease bound in the same tick;
-* anything else — it would pend, preempt or be rejected; the ledger is stale (a finish, a quota
-  change); an earlier submit of this tick already went to the full cycle — asks for a full
-  cycle now, which decides it and every job behind it in proper order.
+* a plain pend of a job that a full cycle would visit last (behind every pending job: it blocks
+  nobody and moves no one's reason) keeps the ledger too: its reason — position included, its
+  ETA marked provisional until the next full cycle — goes to :attr:`DecisionApplier.reasons` and
+  the event stream, and the next submit is again decided at once;
+* anything else — it would pend ahead of others, preempt or be rejected; the ledger is stale (a
+  finish, a quota change); an earlier submit of this tick already went to the full cycle — asks
+  for a full cycle now, which decides it and every job behind it in proper order.
 
 Only this engine admits, and every admission it commits is also taken on the live ledger, so
 the ledger never holds less than the store; a finish or release frees GPUs only when the next
@@ -28,7 +32,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 
-from ..model import JobState
+from ..model import Job, JobState
 from ..scheduling.live import LiveCycle
 from ..store import JobRecord
 from .apply import DecisionApplier
@@ -53,6 +57,7 @@ class IncrementalDecider:
     Attributes:
         live: the last full cycle, kept alive (None: no usable ledger until the next full cycle).
         decided: jobs admitted incrementally so far.
+        pended: jobs pended incrementally so far (last in the queue: the ledger stays).
         deferred: submits left to a full cycle so far.
     """
 
@@ -65,7 +70,19 @@ class IncrementalDecider:
         self.live: LiveCycle | None = None
         self._submitted: deque[str] = deque()
         self.decided = 0
+        self.pended = 0
         self.deferred = 0
+        self.runtimes: Callable[[Job], float | None] | None = None
+        """``runtimes(job)``: its runtime learned from history (the engine's feed; None: not wired)."""
+
+    eta_refresh_s = 1.0
+    """Least seconds from a full cycle to the one that re-projects ETAs after pends kept on the
+    live ledger of a short queue (:attr:`~jupyter_sched.scheduling.live.LiveCycle.etas_moved`)."""
+
+    @property
+    def etas_moved(self) -> bool:
+        """A pend kept on the live ledger may have moved ETAs of jobs ahead (a full cycle re-projects)."""
+        return self.live is not None and self.live.etas_moved
 
     def submitted(self, job_id: str) -> None:
         """Note a submit event (thread-safe: called from the web thread)."""
@@ -103,6 +120,9 @@ class IncrementalDecider:
             self._submitted.popleft()
         return True
 
+    def _runtime(self, job: Job) -> float | None:
+        return self.runtimes(job) if self.runtimes is not None else None
+
     def _decide_one(self, job_id: str, report: TickReport) -> bool:
         live = self.live
         if live is None or not live.usable:
@@ -111,12 +131,19 @@ class IncrementalDecider:
         if record is None or record.job.state is not JobState.PENDING or record.stop_intent is not None:
             return True  # cancelled or decided meanwhile: nothing to do
         try:
-            result = live.decide(record.job, self.clock.now())
+            result = live.decide(record.job, self.clock.now(), runtime=self._runtime(record.job))
         except ValueError as exc:  # already seen by the live cycle, or the clock stepped back
             log.info("job %s needs a full cycle: %s", job_id, exc)
             live.spend()
             return False
-        if result is None or len(result.admits) != 1:
+        if result is None:
+            return False
+        if live.usable and len(result.pending) == 1 and not result.admits:
+            # a plain pend of a job a full cycle would visit last: the ledger stays (:mod:`..scheduling.live`)
+            self.applier.pended(record.job, result.pending[0].reason)
+            self.pended += 1
+            return True
+        if len(result.admits) != 1:
             return False
         admitted, _stops = self.applier.apply(result, live.snapshot, {job_id: record}, incremental=True)
         if not admitted:  # refused by the guard or changed meanwhile: the ledger is off

@@ -58,6 +58,13 @@ class RuntimeFeed:
                 out[job.id] = guess
         return out
 
+    def estimate(self, job: Job) -> float | None:
+        """One live job's expected runtime (s) from the history last read (no store read: the
+        submit path asks), as :meth:`estimates` would give it; None without history."""
+        if job.state.terminal or job.spec.kind is JobKind.LEASE:
+            return None
+        return self._history.predict(job.spec, job.spec.time_limit_s)
+
     def _learn(self) -> RuntimeHistory:
         history = RuntimeHistory()
         rows = self.store.list_jobs(states=[JobState.SUCCEEDED], kinds=[JobKind.TRAINING], limit=self.keep,

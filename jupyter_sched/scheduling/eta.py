@@ -51,7 +51,7 @@ from .ledger import NOMINATION_PREFIX
 from .runtimes import Reestimate, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 
-__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of"]
+__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "replays"]
 
 NODE_DETAIL = 32
 """Clusters with at most this many nodes are always projected node by node; larger ones too when
@@ -247,13 +247,20 @@ class Plan:
 
 
 # ---------------------------------------------------------------------------------- lookahead
+def replays(ctx: CycleContext, queued: int) -> bool:
+    """Whether a cycle leaving ``queued`` jobs pending replays their ETAs forward (:func:`_replayed`;
+    a later job may then move an earlier one's ETA, by starting before it in the replay) rather
+    than projecting them in one pass in queue order (``LOOKAHEAD_WORK``)."""
+    nodes = len(ctx.state.nodes)
+    by_node = nodes <= NODE_DETAIL or nodes * max(queued, 1) <= NODE_WORK  # as :class:`Plan` decides
+    return queued ** 2 * (nodes if by_node else len(ctx.state.pools)) <= LOOKAHEAD_WORK
+
+
 def _replayed(ctx: CycleContext) -> dict[str, Estimated]:
     """ETAs from replaying the scheduler's rules forward (:func:`..backfill.lookahead.lookahead`),
     for the jobs that start in the replay; empty when the queue is too large to replay in a cycle
     (``LOOKAHEAD_WORK``: then every job keeps its one-pass projection)."""
-    nodes, queued = len(ctx.state.nodes), len(ctx.pends)
-    by_node = nodes <= NODE_DETAIL or nodes * max(queued, 1) <= NODE_WORK  # as :class:`Plan` decides
-    if queued ** 2 * (nodes if by_node else len(ctx.state.pools)) > LOOKAHEAD_WORK:
+    if not replays(ctx, len(ctx.pends)):
         return {}
     profile = ctx.profile
     protect = "none" if not profile.backfill else "first" if profile.backfill_mode == "easy" else "all"

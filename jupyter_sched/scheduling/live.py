@@ -8,24 +8,48 @@ the blocked jobs — and visits one new pending job on it, **as if it came last 
 
 * it is admitted only onto capacity no job of the cycle was admitted to, outside every
   reservation and nomination, within its quota — it overtakes nothing that is blocked;
-* everything else (it would pend, need a preemption, or be rejected) is left to the next full
-  cycle, which orders the queue properly; the live context is then spent (:attr:`usable` False),
-  since such a visit may have changed reservations or tried evictions on the ledger.
+* a plain pend (nothing admitted, preempted, rejected or audited) of a job that a full cycle run
+  now would also visit last (:class:`~.tail.QueueTail`), on a context that has admitted nothing
+  (so that it is the state such a cycle starts from: a job admitted in a cycle is not yet a
+  running job to it — no victim, reserved around by its expected end), keeps the context: every other pending
+  job would get the same decision, reason, position and ETA from that cycle, and the new job
+  gets the reason that cycle would give it — its position behind all of them, its message and
+  details — except its ETA, which only a full cycle projects: it is marked provisional
+  (``details.eta_code`` ``"Provisional"``) until the next full cycle. Where the queue is small
+  enough for the cycle to replay ETAs forward (:func:`~.eta.replays`), a job behind may start
+  before an earlier one in that replay and so move its ETA: :attr:`LiveCycle.etas_moved` then
+  asks the caller for a full cycle soon (the ETAs only: decisions, reasons and positions stay
+  exact);
+* everything else (it would need a preemption, be rejected, or pend somewhere other than last)
+  is left to the next full cycle, which orders the queue properly; the live context is then
+  spent (:attr:`usable` False), since such a visit may have changed reservations or tried
+  evictions on the ledger.
 
 Pure, like the cycle: the caller supplies ``now``; nothing is read from the clock.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 
-from ..model import Job, JobState
+from ..model import Job, JobState, PendingReason
+from ..queues.limits import effective_limit
 from .context import CycleContext
 from .cycle import run_on, visit
+from .eta import (
+    _agreed,  # the backfill clause's reservation time, as the full cycle words it
+    replays,
+)
 from .profile import SchedulingProfile
-from .snapshot import CycleResult, Snapshot
+from .snapshot import CycleResult, Pend, Snapshot
+from .tail import QueueTail
 
-__all__ = ["LiveCycle"]
+__all__ = ["PROVISIONAL_ETA", "LiveCycle"]
+
+PROVISIONAL_ETA = "not estimated yet (the next full scheduling cycle projects it)"
+"""``eta_reason`` of a job pended on the live ledger (its ETA needs a full cycle's projection)."""
 
 
 class LiveCycle:
@@ -37,14 +61,22 @@ class LiveCycle:
 
     Attributes:
         result: the full cycle's decisions (what :func:`~.cycle.run_cycle` returns).
-        usable: False once a one-job decision did not end in a plain admission (or the caller
-            said so with :meth:`spend`): only a new full cycle decides again.
+        usable: False once a one-job decision did not end in a plain admission or a pend kept
+            last (or the caller said so with :meth:`spend`): only a new full cycle decides again.
+        etas_moved: a pend kept here may have moved the projected ETA of jobs ahead of it (the
+            cycle replays ETAs forward at this queue length): a full cycle re-projects them.
     """
 
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile | None = None) -> None:
-        self._ctx = CycleContext(snapshot, profile or SchedulingProfile())
+        # its own copy of the learned runtimes: a job decided here adds its own (:meth:`decide`)
+        self._learned = dict(snapshot.runtime_estimates)
+        self._ctx = CycleContext(replace(snapshot, runtime_estimates=self._learned), profile or SchedulingProfile())
         self.result = run_on(self._ctx)
         self.usable = True
+        self._queued = len(self.result.pending)
+        self.etas_moved = False
+        self._tail: QueueTail | None = None
+        self._etas: Mapping[str, datetime | None] | None = None
 
     @property
     def snapshot(self) -> Snapshot:
@@ -55,12 +87,20 @@ class LiveCycle:
         """Stop deciding on this ledger (it no longer matches the store)."""
         self.usable = False
 
-    def decide(self, job: Job, now: datetime) -> CycleResult | None:
+    def decide(self, job: Job, now: datetime, *, runtime: float | None = None) -> CycleResult | None:
         """Visit one new pending ``job`` last in the queue at ``now``; None when not usable.
 
+        Args:
+            job: the new pending job.
+            now: the decision's time (not before the cycle's).
+            runtime: its runtime learned from history (s; as ``Snapshot.runtime_estimates`` would
+                hold it; None: none learned).
+
         Returns:
-            The one-job result: a single ``Admit`` (kept on the ledger), or anything else — a
-            pend, a preemption, a reject — after which the context is spent.
+            The one-job result: a single ``Admit`` (kept on the ledger); a single ``Pend`` of a job
+            a full cycle would visit last, with its position and a provisional ETA (kept: module
+            doc); or anything else — a pend elsewhere, a preemption, a reject — after which the
+            context is spent.
 
         Raises:
             ValueError: ``job`` is not pending, was already decided here, or ``now`` is before
@@ -76,9 +116,46 @@ class LiveCycle:
         ctx.now = now
         ctx.admits, ctx.preempts, ctx.pends, ctx.rejects, ctx.audit = [], [], [], [], []
         ctx.by_id[job.id] = job
+        if runtime is not None:
+            self._learned[job.id] = runtime
+        # Jobs admitted on this ledger (by its cycle or here) are fresh admissions to it: not victims,
+        # reserved around by their expected ends, withdrawable when they borrow — a full cycle now
+        # would see them running. Only a ledger without any is the state that cycle starts from.
+        clean = not ctx.admitted
         visit(ctx, job)
-        result = CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=tuple(ctx.pends),
-                             rejects=tuple(ctx.rejects), audit=tuple(ctx.audit))
-        if len(result.admits) != 1 or result.preemptions or result.pending or result.rejects:
-            self.usable = False
-        return result
+        admits, pends = tuple(ctx.admits), tuple(ctx.pends)
+        plain = not (ctx.preempts or ctx.rejects)
+        if plain and len(admits) == 1 and not pends:
+            if self._tail is not None:
+                self._tail.charged()
+            return CycleResult(admits=admits, audit=tuple(ctx.audit))
+        if plain and clean and not (admits or ctx.audit) and len(pends) == 1 and pends[0].job_id == job.id \
+                and self._tail_of().is_last(job):
+            self._tail_of().add(job)
+            self._queued += 1
+            self.etas_moved = self.etas_moved or replays(ctx, self._queued)
+            return CycleResult(pending=(Pend(job.id, self._provisional(job, pends[0].reason)),))
+        self.usable = False
+        return CycleResult(admits=admits, preemptions=tuple(ctx.preempts), pending=pends,
+                           rejects=tuple(ctx.rejects), audit=tuple(ctx.audit))
+
+    def _tail_of(self) -> QueueTail:
+        if self._tail is None:
+            by_id = self._ctx.by_id
+            self._tail = QueueTail(self._ctx, (by_id[p.job_id] for p in self.result.pending))
+        return self._tail
+
+    def _provisional(self, job: Job, reason: PendingReason) -> PendingReason:
+        """The reason a full cycle would give ``job`` visited last, its ETA left to that cycle.
+
+        As :func:`~.eta.estimate_all` words it: the backfill clause names the reserved job's ETA
+        (when earlier than the reservation's latest time), the effective time limit is in the
+        details; the position is behind every pending job."""
+        if self._etas is None:
+            self._etas = {p.job_id: p.reason.eta for p in self.result.pending}
+        details = {**reason.details, "eta_code": "Provisional", "eta_waits_on": []}
+        if job.spec.time_limit_s is None:
+            details["time_limit_s"], details["time_limit_source"] = effective_limit(
+                job.spec, self._ctx.profile.time_limits)
+        reason = _agreed(replace(reason, details=details), self._etas)
+        return replace(reason, position=self._queued, eta=None, eta_reason=PROVISIONAL_ETA, predicted_start=None)

@@ -13,6 +13,7 @@ from typing import Any
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.scheduling.live import PROVISIONAL_ETA
 from jupyter_sched.store import Store, check_integrity
 from tests.runtime.builders import T0
 
@@ -44,23 +45,33 @@ def test_a_lease_that_fits_is_bound_in_the_same_tick_without_a_full_cycle(sqlite
     assert check_integrity(svc.store).ok
 
 
-def test_a_submit_that_would_delay_a_reservation_is_left_to_the_full_cycle(sqlite_db: str, tmp_path: Path) -> None:
+def test_a_submit_that_would_delay_a_reservation_is_never_admitted_on_the_live_ledger(sqlite_db: str,
+                                                                                       tmp_path: Path) -> None:
     """EASY backfill: the blocked 2-GPU job holds a reservation from the holder's time limit; a
-    job without a time limit on the free GPU may delay it. Whether it may is the full cycle's call
-    (the core's backfill rules, with its runtime projections): the fast path never makes it."""
+    job without a time limit on the free GPU may delay it: the live ledger holds the reservation,
+    so the new job, last in the queue, pends there (kept: the full cycle then gives it the same
+    reason) — never admitted ahead of the reservation."""
     svc = make_service(sqlite_db, tmp_path, gpus=2)
     # A batch job with a time limit holds one GPU (a lease takes no time limit); its process
     # loops until the cancel at the end stops it.
     never = [sys.executable, "-c", "import time\nwhile True: time.sleep(0.05)"]
     holder = svc.submit({"gpus": 1, "command": never, "time_limit_s": 600}, user="ana")
     svc.tick()
+    svc.clock.advance(1.0)
     big = svc.submit(lease(2), user="bob", kind="lease")  # needs both GPUs: blocked, holds the reservation
     svc.tick()
     assert svc.get_job(big["id"], user="bob")["state"] == "pending"
-    svc.submit(lease(), user="carl", kind="lease")  # fits the free GPU, but may delay big
+    svc.clock.advance(1.0)
+    carl = svc.submit(lease(), user="carl", kind="lease")  # fits the free GPU, but may delay big
     report = svc.tick()
-    assert report.decided  # it went to a full cycle
-    assert svc.engine.incremental.decided == 0 and svc.engine.incremental.deferred >= 1
+    assert not report.admitted and svc.engine.incremental.decided == 0 and svc.engine.incremental.pended == 1
+    live = svc.get_job(carl["id"], user="carl")
+    assert live["state"] == "pending" and live["reason"]["details"]["reserved_for"] == big["id"]
+    svc.kick()
+    assert svc.tick().decided  # the full cycle says the same, its ETA aside
+    full = svc.get_job(carl["id"], user="carl")
+    assert (full["state"], full["reason"]["message"], full["reason"]["position"]) == \
+        (live["state"], live["reason"]["message"], live["reason"]["position"])
     assert svc.get_job(holder["id"], user="ana")["state"] == "running"
     svc.cancel(holder["id"], user="ana")
     svc.tick()
@@ -128,3 +139,80 @@ def test_newuser3_a_grant_on_the_live_ledger_is_followed_by_true_reasons_for_the
     svc.tick()  # nothing else happened: no submit, no finish, the periodic cycle is a minute away
     after = svc.get_job(big["id"], user="bob")
     assert after["state"] == "pending" and "1 free" in after["reason"]["message"], after["reason"]
+
+
+def test_a_pend_last_in_the_queue_keeps_the_live_ledger_until_the_periodic_cycle(sqlite_db: str,
+                                                                                 tmp_path: Path) -> None:
+    """i17-web's py-spy finding: every submit that pended made the next event rebuild the live
+    ledger with a full cycle over the whole queue (and replaced every reason, dropping the kept
+    pages). A job that a full cycle would visit last is pended on the live ledger instead: no full
+    cycle in its tick, its reason (position behind all, ETA provisional) is what the service shows
+    and the event stream carries, the store keeps no provisional reason, and the periodic full
+    cycle still runs and gives it the same reason with its ETA."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    published: list[dict[str, Any]] = []
+    publish = svc.engine.applier.publish
+    svc.engine.applier.publish = lambda event: (published.append(event), publish(event))[-1]
+    svc.submit(lease(2), user="ana", kind="lease")
+    assert svc.tick().decided  # the term's first full cycle: ana holds both GPUs
+    svc.kick()
+    svc.tick()  # a cycle that admits nothing: its ledger is the state any full cycle would start from
+    waiting = []
+    for position in (1, 2):
+        svc.clock.advance(1.0)  # submitted after everything queued (an equal time is ordered by id)
+        job = svc.submit(lease(), user="bob", kind="lease")
+        waiting.append(job)
+        reasons = svc.engine.reasons
+        report = svc.tick()
+        assert not report.decided and svc.engine.reasons is not reasons  # a new mapping: pages are re-read
+        got = svc.get_job(job["id"], user="bob")["reason"]
+        assert (got["code"], got["position"], got["details"]["eta_code"]) == ("WaitingForCapacity", position,
+                                                                              "Provisional")
+        assert got["eta"] is None and got["eta_reason"] == PROVISIONAL_ETA
+        assert svc.store.get_job(job["id"]).job.reason is None  # the store gets the reason with its first ETA
+        event = next(e for e in reversed(published) if e["data"]["id"] == job["id"])
+        assert event["data"]["reason"]["position"] == position
+    assert svc.engine.incremental.pended == 2 and svc.engine.incremental.live is not None
+    svc.clock.advance(61.0)  # the periodic full cycle (cycle_interval_s = 60)
+    assert svc.tick().decided
+    for position, job in enumerate(waiting, start=1):
+        stored = svc.store.get_job(job["id"]).job.reason
+        assert stored is not None and (stored.code, stored.details["eta_code"]) == ("WaitingForCapacity",
+                                                                                     "NoTimeLimit")
+        assert svc.get_job(job["id"], user="bob")["reason"]["position"] == position
+
+
+def test_a_pend_ahead_of_queued_work_is_left_to_a_full_cycle(sqlite_db: str, tmp_path: Path) -> None:
+    """A normal-class job goes ahead of the queued low one (and takes the reservation): only a full
+    cycle orders that, so its tick runs one."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    svc.submit(lease(2), user="ana", kind="lease")
+    svc.tick()
+    svc.kick()
+    svc.tick()
+    svc.clock.advance(1.0)
+    queued = svc.submit(lease(priority="low"), user="bob", kind="lease")
+    assert not svc.tick().decided
+    svc.clock.advance(1.0)
+    urgent = svc.submit(lease(), user="carl", kind="lease")
+    assert svc.tick().decided and svc.engine.incremental.pended == 1
+    assert svc.get_job(urgent["id"], user="carl")["reason"]["position"] == 1
+    assert svc.get_job(queued["id"], user="bob")["reason"]["position"] == 2
+
+
+def test_etas_a_kept_pend_may_move_are_re_projected_by_a_later_tick(sqlite_db: str, tmp_path: Path) -> None:
+    """A short queue's ETAs are replayed forward, where a job behind may start first and move an
+    earlier job's ETA: the pend's own tick stays fast, a later one runs the full cycle for them
+    (no sooner than ``eta_refresh_s`` after the last cycle)."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    svc.submit(lease(2), user="ana", kind="lease")
+    svc.tick()
+    svc.kick()
+    svc.tick()
+    svc.clock.advance(1.0)
+    svc.submit(lease(), user="bob", kind="lease")
+    assert not svc.tick().decided and svc.engine.incremental.etas_moved
+    svc.engine.incremental.eta_refresh_s = 3600.0
+    assert not svc.tick().decided and svc.engine.wait_hint_s(1.0) == 1.0  # not yet: at most one per hour here
+    svc.engine.incremental.eta_refresh_s = 0.0
+    assert svc.tick().decided and not svc.engine.incremental.etas_moved

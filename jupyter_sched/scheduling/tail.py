@@ -1,0 +1,210 @@
+"""Would a full cycle visit a new pending job last? (the live ledger's pends; issue 17)
+
+:class:`~.live.LiveCycle` decides a submitted job on the last full cycle's context as if it came
+last in the queue. For an admission that is safe wherever the job sits in the order (it takes
+only capacity no reservation or nomination protects). A *pend* keeps that context usable only if
+the job really is last: then a full cycle run now would visit every other pending job before it,
+exactly as the last one did, and its own visit changes nothing they see — the same decisions,
+reasons, positions and ETAs for all of them. :class:`QueueTail` answers that question for one job
+in O(1) amortised (summaries of the pending jobs are built once per full cycle, per class and
+team when first asked, and updated as jobs are pended behind them).
+
+How a full cycle orders the queue (:func:`~.cycle.run_on`): the profile's queue sort
+(:data:`~jupyter_sched.queues.order.QUEUE_SORTS`) over every pending job; with quotas, the jobs
+that would borrow — and every later job of their teams — go after all the others. A full cycle
+run now, with nothing admitted since the last one (the pending jobs stay pending), sees constant
+team shares, so the new job ``n`` of team ``T`` and class rank ``R`` is last when:
+
+* **deferral** — no pending job would borrow now, or ``n`` would borrow too, or ``T`` already has
+  a job that borrows (``n`` then follows it among the deferred jobs);
+* **``fifo``** — no pending job is of a lower class, and ``n`` was submitted after all of them;
+* **``fair`` / ``fair-usage``** — the same two conditions; every other team with jobs of class
+  ``R`` has a fair share at most ``T``'s (teams are merged by ``(share, head's submit time)``:
+  an equal share puts the newest head last); and ``n`` is last in its team's arrangement: its
+  user's share once ``n`` ran (``fair``: usage plus the expected GPU-seconds of the user's queued
+  jobs and ``n``'s, with the arrangement's exact arithmetic; ``fair-usage``: usage alone) is at
+  least every other user's last share in that team and class;
+* any other sort (``short-first``, a plugin) — unknown here: never last (a full cycle decides).
+
+Conservative by design: ``False`` sends the job to a full cycle, which is always right. The
+equality with a full cycle is checked by ``tests/runtime/test_live_pend.py`` (property tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..model import Job
+from .context import CycleContext
+from .cycle import _shape, _would_borrow  # the cycle's own shape memo and borrowing test
+from .runtimes import expected_runtime
+
+__all__ = ["QueueTail"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SORTS = frozenset({"fifo", "fair", "fair-usage"})
+
+
+@dataclass(slots=True)
+class _Arrangement:
+    """One team's pending jobs of one class as its arrangement orders them.
+
+    Attributes:
+        jobs: the members (until the summary is built, then cleared).
+        longest: the longest finite expected runtime (s; what an unknown runtime counts as).
+        unknown: some member has no finite expected runtime.
+        shares: per user, the share after its last member (``fair``) or its usage (``fair-usage``).
+        top: the largest of ``shares``.
+        built: the summary is up to date.
+    """
+
+    jobs: list[Job] = field(default_factory=list)
+    longest: float = 0.0
+    unknown: bool = False
+    shares: dict[str, float] = field(default_factory=dict)
+    top: float = -math.inf
+    built: bool = False
+
+
+class QueueTail:
+    """Answers "would a full cycle visit ``job`` last?" against one live context (module doc).
+
+    Args:
+        ctx: the live cycle's context (its ledger, profile, snapshot).
+        pending: the jobs the last full cycle left pending.
+    """
+
+    def __init__(self, ctx: CycleContext, pending: Iterable[Job]) -> None:
+        self._ctx = ctx
+        self._sort = ctx.profile.queue_sort
+        self._ranks: dict[int, set[str]] = {}
+        self._groups: dict[tuple[int, str], _Arrangement] = {}
+        self._borrow_keys: set[tuple[str, str, str, int]] = set()
+        self._latest: tuple[datetime, str] = (_EPOCH, "")
+        self._waiting: frozenset[str] | None = None
+        for job in pending:
+            self._add(job)
+
+    def _add(self, job: Job) -> None:
+        spec = job.spec
+        rank = spec.priority.rank
+        self._ranks.setdefault(rank, set()).add(spec.team)
+        group = self._groups.setdefault((rank, spec.team), _Arrangement())
+        if group.built:
+            self._extend(group, job)
+        else:
+            group.jobs.append(job)
+        self._latest = max(self._latest, _submit_key(job))
+        if self._ctx.quota.enabled:
+            key = (spec.team, spec.user, _shape(self._ctx, spec.resources)[2], spec.resources.total_milli)
+            if key not in self._borrow_keys:
+                self._borrow_keys.add(key)
+                self._waiting = None
+
+    def charged(self) -> None:
+        """The live ledger took an admission: quota usage grew (who would borrow is re-read)."""
+        self._waiting = None
+
+    def add(self, job: Job) -> None:
+        """``job`` was pended last: later jobs come after it."""
+        self._add(job)
+
+    def is_last(self, job: Job) -> bool:
+        """True when a full cycle run now would visit ``job`` after every pending job (module doc)."""
+        if self._sort not in _SORTS or _submit_key(job) <= self._latest:
+            return False
+        spec = job.spec
+        rank = spec.priority.rank
+        if any(r < rank for r in self._ranks):
+            return False
+        if not self._defers_last(job):
+            return False
+        if self._sort == "fifo":
+            return True
+        team, share_of = spec.team, self._ctx.quota.team_share
+        share = share_of(team)
+        if any(other != team and share_of(other) > share for other in self._ranks.get(rank, ())):
+            return False
+        group = self._groups.get((rank, team))
+        return group is None or self._last_in_team(group, job)
+
+    # -- deferral --------------------------------------------------------------------------------
+
+    def _defers_last(self, job: Job) -> bool:
+        quota = self._ctx.quota
+        if not quota.enabled:
+            return True
+        waiting = self._waiting
+        if waiting is None:
+            waiting = self._waiting = frozenset(
+                team for team, user, model, milli in self._borrow_keys
+                if milli and model and quota.would_borrow(team, user, model, milli))
+        if not waiting or job.spec.team in waiting:
+            return True
+        return _would_borrow(quota, job, _shape(self._ctx, job.spec.resources)[2])
+
+    # -- one team's arrangement (queues.order._by_share_after / _by_usage) -----------------------
+
+    def _build(self, group: _Arrangement) -> None:
+        members = sorted(group.jobs, key=_submit_key)
+        group.jobs = []
+        group.built = True
+        if self._sort == "fair-usage":
+            usage = self._ctx.snap.usage.decayed_gpu_seconds_by_user
+            for job in members:
+                group.shares[job.spec.user] = usage.get(job.spec.user, 0.0)
+            group.top = max(group.shares.values(), default=-math.inf)
+            return
+        runtimes = [self._runtime(job) for job in members]
+        finite = [r for r in runtimes if r < math.inf]
+        group.longest = max(finite, default=0.0)
+        group.unknown = len(finite) < len(runtimes)
+        for job, runtime in zip(members, runtimes, strict=True):
+            self._accumulate(group, job, runtime)
+
+    def _runtime(self, job: Job) -> float:
+        return expected_runtime(self._ctx, job)
+
+    def _key(self, group: _Arrangement, job: Job, runtime: float) -> float:
+        """The arrangement's key of ``job`` placed after every member (its exact arithmetic)."""
+        spec = job.spec
+        share = group.shares.get(spec.user)
+        if share is None:
+            share = self._ctx.snap.usage.decayed_gpu_seconds_by_user.get(spec.user, 0.0)
+        share += (runtime if runtime < math.inf else group.longest) * spec.resources.total_milli / 1000
+        return share
+
+    def _accumulate(self, group: _Arrangement, job: Job, runtime: float) -> None:
+        key = self._key(group, job, runtime)
+        group.shares[job.spec.user] = key
+        group.top = max(group.top, key)
+
+    def _extend(self, group: _Arrangement, job: Job) -> None:
+        if self._sort == "fair-usage":
+            usage = self._ctx.snap.usage.decayed_gpu_seconds_by_user.get(job.spec.user, 0.0)
+            group.shares[job.spec.user] = usage
+            group.top = max(group.top, usage)
+            return
+        runtime = self._runtime(job)
+        if runtime < math.inf:
+            group.longest = max(group.longest, runtime)
+        else:
+            group.unknown = True
+        self._accumulate(group, job, runtime)
+
+    def _last_in_team(self, group: _Arrangement, job: Job) -> bool:
+        if not group.built:
+            self._build(group)
+        if self._sort == "fair-usage":
+            return self._ctx.snap.usage.decayed_gpu_seconds_by_user.get(job.spec.user, 0.0) >= group.top
+        runtime = self._runtime(job)
+        if group.unknown and runtime < math.inf and runtime > group.longest:
+            return False  # it would lengthen what every unknown runtime counts as: keys move
+        return self._key(group, job, runtime) >= group.top
+
+
+def _submit_key(job: Job) -> tuple[datetime, str]:
+    return job.submitted_at or _EPOCH, job.id
