@@ -160,6 +160,34 @@ def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedSer
                    for j in jobs)
 
 
+def test_redteam3_finding_8_a_bulk_cancel_reads_every_page(server: EmbeddedServer,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team 3 finding 8: ``cancel --mine --yes`` listed one page (the server's default, 500)
+    and said "cancelled 500 jobs" with 120 left pending. 503 pending jobs here: more than one
+    default page; and pages of 200 (for the server's 1000) make the CLI follow three."""
+    from jupyter_sched.cli import cancel as cancel_module
+
+    clear(server)
+    with api(server, "tok-ann") as ann:
+        ids = []
+        for _ in range(503):  # 2 GPUs each of 2: one may start, the rest wait (nothing else runs)
+            answer = ann.post("jobs", json={"gpus": 2, "time_limit": "10m", "command": ["sleep", "300"]})
+            assert answer.status_code == 201, answer.text
+            ids.append(answer.json()["id"])
+    monkeypatch.setattr(cancel_module, "BULK_PAGE", 200)
+    out, err = io.StringIO(), io.StringIO()
+    plan = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine"], out=out, err=err,
+                stdin=io.StringIO())
+    assert plan == EXIT_USAGE and "would cancel 503 jobs (" in err.getvalue(), err.getvalue()
+    assert "… and 493 more" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine", "--yes"], out=out, err=err)
+    assert code == EXIT_OK, err.getvalue()
+    assert out.getvalue().startswith("cancelled 503 jobs: "), out.getvalue()
+    left = api(server, "tok-ann").get("jobs", params={"state": "pending,preempted,admitted", "limit": 1000}).json()
+    assert (left["jobs"] if isinstance(left, dict) else left) == []
+
+
 def test_cancel_all_is_for_admins_and_counts_every_users_jobs(server: EmbeddedServer) -> None:
     clear(server)
     submit(server, "tok-ann", gpus=2)
