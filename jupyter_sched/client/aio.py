@@ -143,8 +143,10 @@ class AsyncSchedClient:
     async def lease(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.lease(lease_id)))
 
-    async def release_lease(self, lease_id: str) -> dict[str, Any]:
-        return dict(await self.call(routes.release_lease(lease_id)) or {})
+    async def release_lease(self, lease_id: str, *, why: str | None = None,
+                            timeout_s: float | None = None) -> dict[str, Any]:
+        """``DELETE leases/{id}``; ``why`` / ``timeout_s`` as :meth:`SchedClient.release_lease`."""
+        return dict(await self.call(routes.release_lease(lease_id, why=why, timeout_s=timeout_s)) or {})
 
     async def keepalive(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.keepalive(lease_id)) or {})

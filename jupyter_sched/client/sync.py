@@ -336,9 +336,15 @@ class SchedClient:
         """The read timeout of a long poll: the client's own on top of the server's wait."""
         return self._timeout_s + min(wait_s, MAX_LEASE_WAIT_S) if wait_s > 0 else None
 
-    def release_lease(self, lease_id: str) -> dict[str, Any]:
-        """``DELETE leases/{id}``: release (or withdraw a queued request)."""
-        return dict(self.call(routes.release_lease(lease_id)) or {})
+    def release_lease(self, lease_id: str, *, why: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+        """``DELETE leases/{id}``: release (or withdraw a queued request).
+
+        Args:
+            why: what the lease's record says ended it: ``release`` (default), ``timeout`` (no
+                GPUs came within ``timeout_s`` seconds), ``interrupt``, ``kernel_exit``.
+            timeout_s: with ``why="timeout"``: the timeout that passed.
+        """
+        return dict(self.call(routes.release_lease(lease_id, why=why, timeout_s=timeout_s)) or {})
 
     def keepalive(self, lease_id: str) -> dict[str, Any]:
         """``POST leases/{id}/keepalive``: mark the lease as in use (resets idle reclamation)."""

@@ -28,6 +28,7 @@ from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..wording import lease_end_message
 from .context import Context
 from .models import (
+    CancelJobRequest,
     DryrunJobResponse,
     GetJobLogsRequest,
     GetJobLogsResponse,
@@ -340,11 +341,13 @@ class JobsService:
 
     # ---- cancel ------------------------------------------------------------------------------
     def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, by: str | None = None,
-               why: str = "") -> JobView:
+               why: str = "", cause: CancelJobRequest | None = None) -> JobView:
         """Cancel a job or release a lease.
 
         ``by`` / ``why``: who ends a lease and why, for its message when that is not the caller's
-        own request (``released by the server: its kernel was shut down``).
+        own request (``released by the server: its kernel was shut down``). ``cause``: the
+        client's why (``DELETE leases/{id}?why=timeout&timeout_s=30``: "request withdrawn: no
+        GPUs granted within its 30s timeout; nothing was held").
 
         Pending work and leases end at once (``cancelled``); running work gets a stop intent that
         the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
@@ -353,8 +356,17 @@ class JobsService:
         Raises:
             NotFoundError: no such job, or another user's (audited).
             ConflictError: it already finished.
+            ValidationError: a ``cause`` for a job that is not a lease, or ``timeout_s`` without
+                ``why=timeout`` (fields ``why`` / ``timeout_s``).
         """
-        self.get(caller, job_id, kind=kind)
+        seen = self.get(caller, job_id, kind=kind)
+        cause = cause or CancelJobRequest()
+        if cause.why is not None and seen.kind != "lease":
+            raise ValidationError(f"why applies to leases only ({job_id[:80]} is a {seen.kind} job)", field="why",
+                                  hint="leave why out to cancel a job")
+        if cause.timeout_s is not None and cause.why != "timeout":
+            raise ValidationError("timeout_s goes with why=timeout only", field="timeout_s",
+                                  hint="add why=timeout, or leave timeout_s out")
         store, actor = self.ctx.store, caller.user
         for _ in range(5):
             with store.transaction() as tx:
@@ -367,7 +379,8 @@ class JobsService:
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:
                     # a lease request withdrawn before any grant must not read like a release (issue 20)
-                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why)
+                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why,
+                                                 cause=cause.why, timeout_s=cause.timeout_s)
                                if job.is_lease else f"cancelled by {actor}")
                     new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
                 elif record.stop_intent == "cancel":

@@ -2325,7 +2325,12 @@ export interface operations {
     };
     cancelJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description with why=timeout: the timeout that passed, in seconds */
+                timeout_s?: number | null;
+            };
             header?: never;
             path: {
                 job_id: string;
@@ -2490,7 +2495,12 @@ export interface operations {
     };
     releaseLease: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description with why=timeout: the timeout that passed, in seconds */
+                timeout_s?: number | null;
+            };
             header?: never;
             path: {
                 job_id: string;

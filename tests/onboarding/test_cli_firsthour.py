@@ -314,6 +314,44 @@ def test_a_lease_request_withdrawn_while_pending_does_not_read_like_a_release(se
     assert released["message"] == "released by ann"
 
 
+def test_newuser3_finding_20_a_timed_out_lease_request_says_its_timeout_not_a_withdrawal(
+        server: EmbeddedServer) -> None:
+    """Round 3 finding 20: ``%gpu request --timeout 3s`` that got no GPU was recorded as "request
+    withdrawn by root" — DELETE leases carried no why. ``?why=`` is a closed set, validated."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    held = ann.post("leases", json={"gpus": 2, "name": "nb-1"}).json()
+    wait_state(server, "tok-ann", held["id"], "running", "admitted")
+    queued = [ann.post("leases", json={"gpus": 1, "name": f"nb-{i}"}).json() for i in (2, 3, 4)]
+    refused = ann.delete(f"leases/{queued[0]['id']}", params={"why": "bored"})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "why" and "'timeout'" in error["message"] and "(got 'bored')" in error["message"]
+    alone = ann.delete(f"leases/{queued[0]['id']}", params={"timeout_s": "30"}).json()["error"]
+    assert alone["field"] == "timeout_s" and "why=timeout" in alone["hint"]
+    job = submit(server, "tok-ann", gpus=2)
+    not_a_lease = ann.delete(f"jobs/{job['id']}", params={"why": "timeout"}).json()["error"]
+    assert not_a_lease["field"] == "why" and "leases only" in not_a_lease["message"]
+    unknown = ann.delete(f"leases/{queued[0]['id']}", params={"reason": "x"}).json()["error"]
+    assert unknown["field"] == "reason" and unknown["hint"].startswith("DELETE leases/")  # not "GET"
+    assert wait_state(server, "tok-ann", queued[0]["id"], "pending")["state"] == "pending"  # nothing ended
+    timed_out = ann.delete(f"leases/{queued[0]['id']}", params={"why": "timeout", "timeout_s": "30"}).json()
+    assert timed_out["message"] == "request withdrawn: no GPUs granted within its 30s timeout; nothing was held"
+    interrupted = ann.delete(f"leases/{queued[1]['id']}", params={"why": "interrupt"}).json()
+    assert interrupted["message"] == ("request withdrawn by ann before any GPU was granted: the request was "
+                                      "interrupted while it waited")
+    assert ann.delete(f"jobs/{queued[2]['id']}").json()["message"] == (  # jupyter-sched cancel l-…
+        "request withdrawn by ann before any GPU was granted")
+    assert ann.delete(f"leases/{held['id']}", params={"why": "release"}).json()["message"] == "released by ann"
+    # the client sends it as the magic does on its --timeout
+    from jupyter_sched.client import connect
+
+    again = ann.post("leases", json={"gpus": 2, "name": "nb-5"}).json()  # behind the 2-GPU job
+    with connect(server.url, "tok-ann") as client:
+        gone = client.release_lease(again["id"], why="timeout", timeout_s=2.5)
+    assert gone["message"] == "request withdrawn: no GPUs granted within its 2.5s timeout; nothing was held"
+
+
 def test_queue_shows_the_head_of_a_long_queue_and_says_more_wait(server: EmbeddedServer) -> None:
     """Issue 20: ``queue`` took 2.3 s with ~220 jobs stored; with 1,000 the whole queue is ~3 MB.
     The terminal gets the first pending jobs (the server validates and sends only those) and

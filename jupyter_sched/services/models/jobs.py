@@ -16,6 +16,7 @@ from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
     "Allocation",
+    "CancelJobRequest",
     "DryrunJobResponse",
     "GetJobLogsRequest",
     "GetJobLogsResponse",
@@ -26,6 +27,7 @@ __all__ = [
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
+    "LeaseEndCause",
     "ListJobsRequest",
     "ListJobsResponse",
     "PendingReason",
@@ -164,6 +166,25 @@ class WaitLeaseRequest(QueryModel):
     wait_ms: int = Field(default=0, ge=0, le=MAX_LEASE_WAIT_MS, examples=[5000],
                          description="long-poll: answer as soon as the lease is granted or ended (not pending), "
                                      "or after this many milliseconds with it still pending; 0 answers at once")
+
+
+LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit"]
+"""Why a client ends a lease (``DELETE leases/{id}?why=``), as its record then says it."""
+
+MAX_TIMEOUT_S = 1e7
+"""Largest ``timeout_s`` a withdrawal names (about 115 days; any real timeout is far below)."""
+
+
+class CancelJobRequest(QueryModel):
+    """``DELETE jobs/{id}`` / ``DELETE leases/{id}``: why the caller ends a lease, so its record
+    says so — a request given up by its ``--timeout`` read "request withdrawn by root" (issue 20)."""
+
+    why: LeaseEndCause | None = Field(default=None, examples=["timeout"], description=(
+        "leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no "
+        "GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its "
+        "kernel's process is exiting)"))
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S, examples=[30],
+                                    description="with why=timeout: the timeout that passed, in seconds")
 
 
 class KeepaliveLeaseRequest(RequestModel):
