@@ -180,9 +180,8 @@ def test_redteam3_a_spawn_through_the_rest_api_is_checked_like_the_form(setup: S
     with any ``user_options`` (``options_from_form`` never runs then); ``apply_user_options``
     refuses a GPU profile on a cluster without GPU nodes, an unknown profile and a non-name, as
     the form does. (Runs while the fake cluster has no GPU node: the next test adds one.)"""
-    if any(int(n["status"]["capacity"].get("nvidia.com/gpu", "0")) for n in setup.fake.list_objects(
-            "nodes", None, "", "")["items"]):
-        pytest.skip("a GPU node joined already (test order)")
+    assert not any(int(n["status"]["capacity"].get("nvidia.com/gpu", "0")) for n in setup.fake.list_objects(
+        "nodes", None, "", "")["items"]), "a test left a GPU node in the fake cluster (each removes its own)"
     browser = logged_in(setup.hub_url)
     try:
         token = browser.post("/hub/api/users/ana/tokens", json={"note": "redteam3"},
@@ -229,12 +228,23 @@ def test_case_027_z_hub_form_disables_gpu_profiles_until_a_gpu_node_joins(setup:
         inputs = profile_inputs(page)
         assert " disabled" not in inputs["gpu-small"], page[-3000:]
         assert "this cluster has no GPU nodes" not in page
+        profiles = GpuProfiles(setup.service_url, setup.form_token, PROFILES)
+        chosen = asyncio.run(profiles.options_from_form({"profile": ["gpu-small"]}))
+        assert chosen == {"profile": "gpu-small", "gpus": 1}
+
+        # the node leaves again: the form disables the GPU profiles again (and the module's other
+        # tests, in any order, find the cluster as they expect it: without GPU nodes)
+        setup.fake.remove("nodes", "", "gpu-1")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and " disabled" not in profile_inputs(
+                page := browser.get("/hub/spawn").text)["gpu-small"]:
+            time.sleep(0.5)
+        assert " disabled" in profile_inputs(page)["gpu-small"], page[-3000:]
+        assert "GPU profiles are unavailable: this cluster has no GPU nodes." in page
     finally:
+        setup.fake.remove("nodes", "", "gpu-1")
         browser.close()
 
-    profiles = GpuProfiles(setup.service_url, setup.form_token, PROFILES)
-    chosen = asyncio.run(profiles.options_from_form({"profile": ["gpu-small"]}))
-    assert chosen == {"profile": "gpu-small", "gpus": 1}
 
 
 def test_redteam3_apply_user_options_takes_the_gpus_from_the_configured_profile() -> None:
