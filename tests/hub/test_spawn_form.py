@@ -31,7 +31,7 @@ import httpx
 import pytest
 
 from jupyter_sched.hub.spawn_form import GpuProfiles
-from tests.hub.hub_harness import _free_port, chp_command
+from tests.hub.hub_harness import HUB_CONFIG_HEAD, _free_port, binaries_skip_reason, chp_command
 from tests.kube.fake_apiserver import FakeKubernetes
 from tests.kube.kube_builders import make_node
 
@@ -40,19 +40,8 @@ BIN = Path(sys.executable).parent
 PROFILES = [{"name": "cpu", "display_name": "CPU only", "gpus": 0},
             {"name": "gpu-small", "display_name": "1 GPU", "gpus": 1}]
 
-_HUB_CONFIG = """
-import json
+_HUB_CONFIG = HUB_CONFIG_HEAD + """
 from jupyter_sched.hub.spawn_form import GpuProfiles
-c = get_config()  # noqa: F821
-s = json.loads({settings!r})
-c.JupyterHub.ip = "127.0.0.1"
-c.JupyterHub.port = s["proxy_port"]
-c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = s["hub_port"]
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:%d" % s["chp_api_port"]
-c.ConfigurableHTTPProxy.command = [s["chp"]]
-c.JupyterHub.db_url = "sqlite:///" + s["base"] + "/hub.sqlite"
-c.JupyterHub.cookie_secret_file = s["base"] + "/cookie_secret"
 c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_all = True
 c.JupyterHub.services = [
@@ -106,11 +95,11 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def setup() -> Iterator[Setup]:
-    if not (BIN / "jupyterhub").exists():
-        pytest.skip(f"jupyterhub is not installed in {BIN.parent} (pip install jupyterhub)")
+    reason = binaries_skip_reason()
+    if reason:
+        pytest.skip(reason)
     chp = chp_command()
-    if chp is None:
-        pytest.skip("configurable-http-proxy is missing and npm could not install it")
+    assert chp is not None
     base = Path(tempfile.mkdtemp(prefix="sched-spawn-form-"))
     base.chmod(0o755)  # the service refuses a job log folder other accounts cannot reach
     fake = FakeKubernetes()
