@@ -106,6 +106,19 @@ class AsyncSchedClient:
         return unwrap_list(await self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)),
                            "jobs")
 
+    async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
+                       all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
+        """Every job :meth:`jobs` would list, ``page`` at a time (see :meth:`SchedClient.jobs_all`)."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            response = await self._exchange(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
+                                                        limit=page, cursor=cursor))
+            out += unwrap_list(self._decode(response), "jobs")
+            cursor = next_cursor(response.headers.get("link", ""))
+            if cursor is None:
+                return out
+
     async def job(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.job(job_id)))
 

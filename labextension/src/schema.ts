@@ -1321,6 +1321,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1375,6 +1377,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
             keepalive_until?: string | null;
         } & {
             [key: string]: unknown;
@@ -1541,6 +1545,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
             mine: boolean;
             position?: number | null;
             eta?: string | null;

@@ -809,3 +809,66 @@ def test_too_many_workers_names_workers(server: EmbeddedServer) -> None:
     assert refused.status_code == 422, refused.text
     error = refused.json()["error"]
     assert error["field"] == "workers" and error["hint"] == "ask for at most 2 workers of 1 GPU"
+
+
+def test_newuser3_finding_19_rest_refuses_what_cannot_start_and_says_what_zero_means(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """Third new-user run, finding 19: REST accepted a script or working_dir that is not there
+    (201; the job failed at its start) and a ``time_limit: "0s"`` that meant unlimited without a
+    word. On this embedded server (jobs run as the server's account) the submit is refused naming
+    the field; ``0`` keeps case 033's meaning, and the answer says it."""
+    ann = api(server, "tok-ann")
+    missing_script = ann.post("jobs", json={"gpus": 1, "script": str(tmp_path / "nosuch.py")})
+    assert missing_script.status_code == 400, missing_script.text
+    error = missing_script.json()["error"]
+    assert error["field"] == "script" and error["message"] == (
+        f"script: script '{tmp_path / 'nosuch.py'}' does not exist on this server")
+    missing_dir = ann.post("jobs", json={"gpus": 1, "command": ["true"], "working_dir": str(tmp_path / "nodir")})
+    assert missing_dir.status_code == 400 and missing_dir.json()["error"]["field"] == "working_dir"
+    relative = ann.post("jobs", json={"gpus": 1, "script": "nosuch.py", "working_dir": str(tmp_path)})
+    assert relative.json()["error"]["message"].endswith(f"'{tmp_path / 'nosuch.py'}' does not exist on this server")
+    missing_notebook = ann.post("jobs", json={"gpus": 0, "notebook": str(tmp_path / "nb.ipynb")})
+    assert missing_notebook.json()["error"]["field"] == "notebook"
+    (tmp_path / "there.py").write_text("print('hi')\n")
+    there = ann.post("jobs", json={"gpus": 0, "script": "there.py", "working_dir": str(tmp_path)})
+    carried = ann.post("jobs", json={"gpus": 0, "script": "cell.py", "source": "print(1)\n"})  # %%schedule's way
+    assert there.status_code == 201 and carried.status_code == 201, (there.text, carried.text)
+    assert "warnings" not in there.json()
+    unlimited = ann.post("jobs", json={"gpus": 2, "command": ["sleep", "300"], "time_limit": "0s"})
+    assert unlimited.status_code == 201, unlimited.text
+    assert unlimited.json()["time_limit_s"] is None
+    assert unlimited.json()["warnings"] == ["time limit 0 = unlimited; this job can only start when nothing is reserved"]
+    for job in (there.json(), carried.json(), unlimited.json()):
+        ann.delete(f"jobs/{job['id']}")
+
+
+def test_a_gang_over_the_team_quota_names_workers_not_gpus() -> None:
+    """Third new-user run, finding 19 (the quota's half): a gang of 1-GPU workers over the team's
+    limit was refused naming ``gpus`` — which the user had set to 1."""
+    from jupyter_sched.admission.rules import check_ceiling
+    from jupyter_sched.errors import QuotaError
+    from jupyter_sched.model import Quota, QuotaSet, spec_from_request
+
+    quotas = QuotaSet(quotas=(Quota(team="t", guaranteed=2, borrowing_limit=1),))
+    gang = spec_from_request({"gpus": 1, "workers": 5, "team": "t", "command": ["x"]}, user="u", default_team="t")
+    with pytest.raises(QuotaError) as refused:
+        check_ceiling(gang, quotas, {"A100": 8})
+    assert refused.value.field == "workers" and refused.value.hint == (
+        "ask for at most 3 workers of 1 GPU, or ask an admin to raise the quota")
+    big = spec_from_request({"gpus": 4, "workers": 2, "team": "t", "command": ["x"]}, user="u", default_team="t")
+    with pytest.raises(QuotaError) as per_worker:
+        check_ceiling(big, quotas, {"A100": 8})
+    assert per_worker.value.field == "gpus"  # one worker alone is over the limit: the GPUs are what to change
+
+
+def test_missing_paths_are_not_probed_for_jobs_run_as_other_accounts(tmp_path: Path) -> None:
+    """Hub mode runs each job as its owner's account: the service must not tell one user which
+    paths exist (DESIGN *Who runs it*) — no check there; the wrapper finds out as the owner."""
+    from jupyter_sched.executors.local import LocalExecutor
+    from jupyter_sched.model import spec_from_request
+
+    spec = spec_from_request({"gpus": 1, "script": "/root/secret/x.py", "working_dir": "/root/secret"}, user="eve")
+    embedded = LocalExecutor(tmp_path / "a", tracking="marker")
+    assert embedded.missing_path(spec) == ("working_dir", "/root/secret")
+    hub = LocalExecutor(tmp_path / "b", tracking="marker", require_run_as=True)
+    assert hub.missing_path(spec) is None

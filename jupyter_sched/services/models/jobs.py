@@ -325,6 +325,9 @@ class Job(CodecView):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
+    warnings: list[str] | None = Field(default=None, description=(
+        "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
+        "can only start when nothing is reserved' (case 033)"))
 
     @model_validator(mode="before")
     @classmethod
