@@ -1321,6 +1321,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1375,6 +1377,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
             keepalive_until?: string | null;
         } & {
             [key: string]: unknown;
@@ -1541,6 +1545,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
             mine: boolean;
             position?: number | null;
             eta?: string | null;
@@ -2325,7 +2331,12 @@ export interface operations {
     };
     cancelJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description with why=timeout: the timeout that passed, in seconds */
+                timeout_s?: number | null;
+            };
             header?: never;
             path: {
                 job_id: string;
@@ -2490,7 +2501,12 @@ export interface operations {
     };
     releaseLease: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description with why=timeout: the timeout that passed, in seconds */
+                timeout_s?: number | null;
+            };
             header?: never;
             path: {
                 job_id: string;

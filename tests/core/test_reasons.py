@@ -63,3 +63,20 @@ def test_newuser3_a_preempted_job_in_backoff_names_who_preempted_it_and_counts_r
     assert pend.reason.details["preempted_by"] == "hi2"
     assert [gpus_phrase(n) for n in (1, 2, 0.5, 0, 1.0)] == ["1 GPU", "2 GPUs", "0.5 GPU", "0 GPUs", "1 GPU"]
     assert gpus_phrase(1, "A100") == "1 A100 GPU"
+
+
+def test_newuser3_finding_14_a_kernels_lease_is_told_this_kernel_needs_at_the_source() -> None:
+    """New-user finding 14 (session 3): the core told a notebook's ``%gpu request`` "default has 0
+    of 1 GPUs free (1 in use), job needs 1" — the REST ``message`` itself now says "this kernel"
+    for a lease (and "job" for a job), and "1 GPU"."""
+    from jupyter_sched.model import JobKind
+
+    q = quotas(Quota(team="t", guaranteed=1, borrowing_limit=0))
+    holder = running(make_job("held", gpus=1, team="t"), "n1", [0])
+    lease = make_job("l-k2", gpus=1, team="t", submitted=1)
+    lease = replace(lease, spec=replace(lease.spec, kind=JobKind.LEASE))
+    job = make_job("j2", gpus=1, team="t", submitted=2)
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], [holder, lease, job], quota=q))
+    assert _reason(result, "l-k2").message.startswith(  # type: ignore[attr-defined]
+        "t has 0 of 1 GPU free (1 in use), this kernel needs 1")
+    assert _reason(result, "j2").message.startswith("t has 0 of 1 GPU free (1 in use), job needs 1")  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
     "Allocation",
+    "CancelJobRequest",
     "DryrunJobResponse",
     "GetJobLogsRequest",
     "GetJobLogsResponse",
@@ -26,6 +27,7 @@ __all__ = [
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
+    "LeaseEndCause",
     "ListJobsRequest",
     "ListJobsResponse",
     "PendingReason",
@@ -166,6 +168,25 @@ class WaitLeaseRequest(QueryModel):
                                      "or after this many milliseconds with it still pending; 0 answers at once")
 
 
+LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit"]
+"""Why a client ends a lease (``DELETE leases/{id}?why=``), as its record then says it."""
+
+MAX_TIMEOUT_S = 1e7
+"""Largest ``timeout_s`` a withdrawal names (about 115 days; any real timeout is far below)."""
+
+
+class CancelJobRequest(QueryModel):
+    """``DELETE jobs/{id}`` / ``DELETE leases/{id}``: why the caller ends a lease, so its record
+    says so — a request given up by its ``--timeout`` read "request withdrawn by root" (issue 20)."""
+
+    why: LeaseEndCause | None = Field(default=None, examples=["timeout"], description=(
+        "leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no "
+        "GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its "
+        "kernel's process is exiting)"))
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S, examples=[30],
+                                    description="with why=timeout: the timeout that passed, in seconds")
+
+
 class KeepaliveLeaseRequest(RequestModel):
     """``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per idle period)."""
 
@@ -304,6 +325,9 @@ class Job(CodecView):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
+    warnings: list[str] | None = Field(default=None, description=(
+        "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
+        "can only start when nothing is reserved' (case 033)"))
 
     @model_validator(mode="before")
     @classmethod
