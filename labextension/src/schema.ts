@@ -1321,6 +1321,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
+            mine?: boolean | null;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
             warnings?: string[] | null;
         } & {
@@ -1377,6 +1379,8 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
+            mine?: boolean | null;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
             warnings?: string[] | null;
             keepalive_until?: string | null;
@@ -1545,9 +1549,9 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
             warnings?: string[] | null;
-            mine: boolean;
             position?: number | null;
             eta?: string | null;
             eta_reason?: string;

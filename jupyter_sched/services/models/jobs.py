@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel, model_validator
+from pydantic import ConfigDict, Field, RootModel, ValidationInfo, model_validator
 
 from ...wording import render_reason
+from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
@@ -325,22 +326,32 @@ class Job(CodecView):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
+    mine: bool | None = Field(default=None, description=(
+        "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
+        "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
     warnings: list[str] | None = Field(default=None, description=(
         "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
         "can only start when nothing is reserved' (case 033)"))
 
     @model_validator(mode="before")
     @classmethod
-    def _lease_in_words(cls, data: Any) -> Any:
+    def _lease_in_words(cls, data: Any, info: ValidationInfo) -> Any:
         """A lease's reason in a lease's words: it cannot be given a time limit, so its backfill
         clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…").
-        Work that ended keeps its last reason as history, without "queued #2" or an ETA."""
+        Work that ended keeps its last reason as history, without "queued #2" or an ETA. Read by
+        its owner (validation context ``{"viewer": user}``, or a queue entry's ``mine``), what of
+        the owner's own blocks it is named as theirs — to nobody else (issue 20)."""
         if not isinstance(data, dict):
             return data
+        viewer = info.context.get("viewer") if isinstance(info.context, dict) else None
+        if viewer is not None and "mine" not in data:
+            data = {**data, "mine": viewer == data.get("user")}
         ended = data.get("state") in _ENDED
-        if data.get("kind") != "lease" and not ended:
+        reason = data.get("reason")
+        mine = data.get("mine") is True and not ended and isinstance(reason, dict) and bool(own_leases(reason))
+        if data.get("kind") != "lease" and not ended and not mine:
             return data
-        return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended)
+        return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=mine)
 
 
 class KeepaliveLeaseResponse(Job):
