@@ -21,8 +21,11 @@ Policies, all in the same run:
   backfill. ETAs come from limits or from the runtimes learned from finished runs (``history``).
 
 Columns: average JCT and queueing delay (s), makespan, JCT against FIFO and SJF; for ours, the
-ETA accuracy over jobs that waited: predicted start at submit (``Admit.predicted_start``) against
-the actual start — coverage, median absolute error, and that error over the median wait.
+ETA accuracy over jobs that waited: predicted start at submit (``Admit.predicted_start``: the ETA
+of the job's first cycle, which the simulator runs at its arrival; kept unchanged until it starts)
+against its first actual start — coverage, median absolute error, and that error over the median
+wait. Nothing from the replay's future feeds a prediction: runtimes are learnt from runs as they
+finish (``Simulator.history``), a running job's given only how long it has run so far.
 
 ``--sweep`` also replays the best row and the default over 9 variants (arrivals x1.5/x2/x2.5;
 padding users {1,3}/{0}/none) and prints the spread of their ETA error and JCT, so that one lucky
