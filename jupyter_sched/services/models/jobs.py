@@ -36,6 +36,7 @@ __all__ = [
     "ReasonText",
     "QueueEntry",
     "Resources",
+    "RunJobFields",
     "SubmitJobRequest",
     "WorkerGroup",
 ]
@@ -68,15 +69,14 @@ class WorkerGroupRequest(RequestModel):
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
 
 
-class SubmitJobRequest(RequestModel):
-    """``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
-    in a nested ``resources`` object. The user comes from authentication, never from the body.
-    Validated further by :func:`jupyter_sched.model.spec_from_request` and the admission rules."""
+class RunJobFields(RequestModel):
+    """What the job that runs asks for — resources, limits, where it starts and with what
+    environment: ONE definition of each field, shared by :class:`SubmitJobRequest` and a job
+    definition's runs (:mod:`.definitions`; a run is a batch notebook or script, so it has no
+    ``command``, ``kind``, ``port`` or ``kernel_id``)."""
 
-    name: str | None = Field(default=None, examples=["train-resnet"], description="1-200 printable characters")
     team: str | None = Field(default=None, examples=["ml"], description="one of your teams (default: your first)")
     queue: str | None = Field(default=None, description="alias of team")
-    kind: JobKindName | None = Field(default=None, examples=["training"])
     priority: PriorityName | None = Field(default=None, examples=["normal"], description="high needs an admin's grant")
     gpus: Number | str | None = Field(default=None, examples=[1],
                                       description="whole GPUs, or a fraction below 1 (0.5 = half a GPU)")
@@ -92,35 +92,47 @@ class SubmitJobRequest(RequestModel):
     memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
     workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
-    groups: list[WorkerGroupRequest] | None = Field(
-        default=None, examples=[[{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 8, "workers": 4}]],
-        description="a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)")
     node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
     tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
     time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
     time_limit_s: Number | None = Field(default=None, examples=[7200])
-    command: list[str] | None = Field(default=None, examples=[["python", "train.py"]])
-    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]])
-    script: str | None = Field(default=None, examples=["train.py"])
-    notebook: str | None = Field(default=None, examples=["analysis.ipynb"])
     working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
     env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
                                        description="variable names as keys, string values")
     image: str | None = Field(default=None, examples=["python:3.11"])
-    port: int | None = Field(default=None, examples=[8000])
-    kernel_id: str | None = Field(default=None, examples=["5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f"])
     profile: str | None = Field(default=None, examples=["gpu-small"])
     checkpointable: bool | None = Field(default=None, examples=[False])
     resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+
+    def body(self) -> dict[str, Any]:
+        """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them
+        (``null`` kept: it clears a field in a definition's update)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class SubmitJobRequest(RunJobFields):
+    """``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
+    in a nested ``resources`` object. The user comes from authentication, never from the body.
+    Validated further by :func:`jupyter_sched.model.spec_from_request` and the admission rules."""
+
+    # the fields of the job that runs come from RunJobFields (shared with definitions); these are a submission's own
+
+    name: str | None = Field(default=None, examples=["train-resnet"], description="1-200 printable characters")
+    kind: JobKindName | None = Field(default=None, examples=["training"])
+    groups: list[WorkerGroupRequest] | None = Field(
+        default=None, examples=[[{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 8, "workers": 4}]],
+        description="a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)")
+    command: list[str] | None = Field(default=None, examples=[["python", "train.py"]])
+    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]])
+    script: str | None = Field(default=None, examples=["train.py"])
+    notebook: str | None = Field(default=None, examples=["analysis.ipynb"])
+    port: int | None = Field(default=None, examples=[8000])
+    kernel_id: str | None = Field(default=None, examples=["5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f"])
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
                                description="the script's text, carried to the executing side (at most 1 MiB)")
     notebook_json: str | None = Field(default=None, description="the notebook's JSON text, carried (at most 8 MiB)")
-
-    def body(self) -> dict[str, Any]:
-        """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them."""
-        return self.model_dump(exclude_unset=True)
 
 
 class ListJobsRequest(QueryModel):
