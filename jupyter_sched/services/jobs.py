@@ -144,7 +144,8 @@ class JobsService:
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
-        return JobView.model_validate({**data, "warnings": warnings} if warnings else data)
+        return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
+                                      context={"viewer": caller.user})
 
     def _refuse_missing_paths(self, spec: JobSpec) -> None:
         """A script, notebook or working_dir that does not exist where the job would start is
@@ -225,7 +226,9 @@ class JobsService:
         wanted = kind or (JobKind(request.kind) if request.kind else None)
         states = parse_states(request.state)
         after = decode_cursor(request.cursor) if request.cursor else None
-        key = ("jobs", user, wanted, request)  # authorised above: the page depends on whose, not on who asks
+        # authorised above; the caller is in the key because each row says whether it is the
+        # caller's own (a reason names the owner's own blockers to the owner only, issue 20)
+        key = ("jobs", user, caller.user, wanted, request)
         with self.ctx.store.transaction(write=False) as tx:
             version = self._version(tx)
             kept: JobsPage | None = self.answers.get(key, version)
@@ -236,7 +239,8 @@ class JobsService:
         rows = self._dicts(records)
         page, more = rows[:request.limit], len(rows) > request.limit
         next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
-        answer = JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
+        answer = JobsPage(jobs=ListJobsResponse.model_validate(page, context={"viewer": caller.user}),
+                          next_cursor=next_cursor)
         self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
@@ -268,7 +272,7 @@ class JobsService:
         if record.stop_intent and not record.job.state.terminal:
             data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
                                       "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
-        return JobView.model_validate(data)
+        return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
         """A chunk of a job's output (byte offsets); readable while it runs and after it ended.

@@ -94,7 +94,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     if state in WAITING_STATES:
         reason = job.get("reason")
         if isinstance(reason, Mapping):
-            waiting = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or "")).line
+            waiting = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
+                                    mine=job.get("mine") is True).line
         else:
             waiting = "waiting for the next scheduling cycle"
         return f"{head}: {state}, {gpus_text(job)} · {waiting}"

@@ -872,3 +872,56 @@ def test_missing_paths_are_not_probed_for_jobs_run_as_other_accounts(tmp_path: P
     assert embedded.missing_path(spec) == ("working_dir", "/root/secret")
     hub = LocalExecutor(tmp_path / "b", tracking="marker", require_run_as=True)
     assert hub.missing_path(spec) is None
+
+
+def test_newuser3_finding_15_your_own_kernel_lease_is_named_to_you_alone(server: EmbeddedServer) -> None:
+    """Third new-user run, finding 15: the team's one GPU was held by the user's OWN other
+    kernel's lease, and the reason said "when default's running jobs release GPUs" / "after
+    l-… ends". The core now marks the blockers that are the owner's own; the owner reads "your
+    own kernel lease l-… holds 1 GPU — %gpu release there"; another user (hub users do not trust
+    each other) and an admin reading the same job do not."""
+    clear(server)
+    admin, ann, bob = api(server, "tok-boss"), api(server, "tok-ann"), api(server, "tok-bob")
+    before = admin.get("quotas").json()
+    try:
+        assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
+                                                     "borrowing_limit": 0}]}).status_code == 200
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1"}).json()
+        wait_state(server, "tok-ann", lease["id"], "running", "admitted")
+        job = submit(server, "tok-ann", gpus=1)
+        theirs = submit(server, "tok-bob", gpus=1)
+
+        def reason_of(client: httpx.Client, job_id: str) -> dict[str, Any]:
+            deadline = time.monotonic() + 60
+            while True:
+                seen = client.get(f"jobs/{job_id}").json()
+                if (seen.get("reason") or {}).get("details", {}).get("eta_code"):
+                    return dict(seen)
+                assert time.monotonic() < deadline, seen
+                time.sleep(0.1)
+
+        own = reason_of(ann, job["id"])
+        assert own["mine"] is True
+        assert own["reason"]["details"]["eta_waits_on_own"] == [
+            {"id": lease["id"], "name": "kernel-nb1", "kind": "lease", "gpus": 1}]
+        text = own["reason"]["text"]
+        assert text["unblock"] == (f"Your own kernel lease {lease['id']} (kernel-nb1) holds 1 GPU of default's quota: "
+                                   f"run %gpu release in that notebook (or `jupyter-sched cancel {lease['id']}`) "
+                                   "and this one can start.")
+        assert text["eta"].startswith(f"ETA unknown: it can start only after your own kernel lease {lease['id']} "
+                                      "(kernel-nb1), which holds 1 GPU, is released with %gpu release")
+        as_admin = reason_of(admin, job["id"])
+        assert as_admin["mine"] is False and "your own" not in json.dumps(as_admin["reason"]["text"]).lower()
+        others = reason_of(bob, theirs["id"])  # bob waits on ann's lease: nothing of hers is described as his
+        assert "eta_waits_on_own" not in others["reason"]["details"]
+        assert "your own" not in json.dumps(others["reason"]["text"]).lower()
+        queue = cli(server, "tok-ann", "queue")
+        assert f"your own kernel lease {lease['id']} (kernel-nb1), which holds 1 GPU" in queue.out, queue.out
+        assert "your own" not in cli(server, "tok-bob", "queue").out
+        listed = cli(server, "tok-ann", "jobs")
+        assert f"after your own kernel lease {lease['id']}" in listed.out, listed.out
+    finally:
+        admin.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
+        clear(server)
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            ann.delete(f"leases/{row['id']}")
