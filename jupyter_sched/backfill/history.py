@@ -46,6 +46,7 @@ the predictions in ``Snapshot.runtime_estimates``.
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from collections import deque
@@ -78,11 +79,16 @@ class RuntimeHistory:
         self._runs_by_user: dict[str, deque[tuple[float, float]]] = {}  # (runtime, limit), seconds
         self._pooled: deque[tuple[float, float]] = deque(maxlen=POOLED)
         self._errors: dict[tuple[str, str], deque[float]] = {}  # (user, predictor) -> relative errors
+        # (run key, limit) -> (the chosen predictor's samples, sorted; from the user's own runs?) or
+        # None: what every job of that key asks until the next learn (the engine asks it for every
+        # live job each cycle; a running job's conditional median is then a bisection)
+        self._memo: dict[tuple[Hashable, ...], tuple[list[float], bool] | None] = {}
 
     def learn(self, spec: JobSpec, runtime_s: float, limit_s: float | None) -> None:
         """Remember that a run of ``spec`` took ``runtime_s`` seconds under ``limit_s`` (None: none)."""
         if runtime_s <= 0:
             return
+        self._memo.clear()
         for name, samples in self._samples(spec, limit_s).items():  # score each predictor before learning
             guess = statistics.median(samples)
             self._errors.setdefault((spec.user, name), deque(maxlen=KEEP)).append(abs(guess - runtime_s) / runtime_s)
@@ -99,11 +105,27 @@ class RuntimeHistory:
         is then the expected runtime *given* that (longer than ``ran_s`` while the history knows
         runs that long; else the unconditional guess, at most ``ran_s`` — module doc).
         """
+        key = (run_key(spec), limit_s)
+        if key in self._memo:
+            chosen = self._memo[key]
+        else:
+            chosen = self._memo[key] = self._chosen(spec, limit_s)
+        if chosen is None:
+            return None
+        samples, own = chosen
+        if not own and ran_s <= 0:
+            return None  # a queued job of a user without runs keeps its limit
+        return _given(samples, ran_s)
+
+    def _chosen(self, spec: JobSpec, limit_s: float | None) -> tuple[list[float], bool] | None:
+        """The samples a run of ``spec`` is predicted from, sorted, and whether they are the user's
+        own (else everybody's ratios: :meth:`_prior`); None: nothing to predict from."""
         samples = self._samples(spec, limit_s)
-        if not samples:
-            return self._prior(limit_s, ran_s)
-        name = self._choose(spec.user, {n: statistics.median(s) for n, s in samples.items()})
-        return _given(samples[name], ran_s)
+        if samples:
+            name = self._choose(spec.user, {n: statistics.median(s) for n, s in samples.items()})
+            return sorted(samples[name]), True
+        pooled = self._prior(limit_s)
+        return None if pooled is None else (sorted(pooled), False)
 
     def _choose(self, user: str, guesses: dict[str, float]) -> str:
         """The predictor for ``user``: the same run unless another has done better (module doc)."""
@@ -112,14 +134,12 @@ class RuntimeHistory:
             return "same"
         return min(guesses, key=lambda n: (math.inf if errors[n] is None else errors[n], n != "same", n != "padding"))
 
-    def _prior(self, limit_s: float | None, ran_s: float) -> float | None:
-        """A running job of a user without runs, from everybody's (module doc); None for a queued
-        one, without a limit or with no finished run at all."""
-        if ran_s <= 0 or not limit_s:
+    def _prior(self, limit_s: float | None) -> list[float] | None:
+        """Samples for a running job of a user without runs: ``limit_s`` times everybody's recent
+        ratios (module doc); None without a limit or with no finished run at all."""
+        if not limit_s or not self._pooled:
             return None
-        if not self._pooled:
-            return None
-        return _given([limit_s * runtime / limit for runtime, limit in self._pooled], ran_s)
+        return [limit_s * runtime / limit for runtime, limit in self._pooled]
 
     def _samples(self, spec: JobSpec, limit_s: float | None) -> dict[str, list[float]]:
         """``{"same": [...], "padding": [...], "linear": [...]}``: each predictor's sample runtimes
@@ -154,8 +174,12 @@ def _fit(runs: deque[tuple[float, float]]) -> tuple[float, float] | None:
     return a, mean_r - a * mean_l
 
 
-def _given(samples: list[float], ran_s: float) -> float:
-    """The median of ``samples`` longer than ``ran_s`` (all of them when ``ran_s`` is 0); the
-    median of all when none is (the job outran every one)."""
-    longer = [x for x in samples if x > ran_s] if ran_s > 0 else samples
-    return statistics.median(longer or samples)
+def _given(ordered: list[float], ran_s: float) -> float:
+    """The median of the sorted ``ordered`` samples longer than ``ran_s`` (all of them when
+    ``ran_s`` is 0); the median of all when none is (the job outran every one)."""
+    first = bisect.bisect_right(ordered, ran_s) if ran_s > 0 else 0
+    if first == len(ordered):
+        first = 0
+    n = len(ordered) - first
+    mid = first + n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
