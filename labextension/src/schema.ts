@@ -1322,7 +1322,7 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
-            mine?: boolean | null;
+            mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
             warnings?: string[] | null;
         } & {
@@ -1380,7 +1380,7 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
-            mine?: boolean | null;
+            mine?: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
             warnings?: string[] | null;
             keepalive_until?: string | null;

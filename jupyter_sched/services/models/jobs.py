@@ -338,7 +338,7 @@ class Job(CodecView):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
-    mine: bool | None = Field(default=None, description=(
+    mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
     warnings: list[str] | None = Field(default=None, description=(
