@@ -151,7 +151,7 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
     With no quota lines, or no GPUs at all (the inventory check answers that), it passes.
 
     Raises:
-        QuotaError: field ``gpus``; ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
+        QuotaError: field ``gpus`` (``workers`` for a gang whose workers fit one by one); ``details`` carry ``requested``, ``ceiling``, ``guaranteed``,
             ``borrowing_limit`` (GPUs), ``team``, ``user`` (None for the team line) and ``model``.
     """
     milli = spec.resources.total_milli
@@ -175,10 +175,18 @@ def check_ceiling(spec: JobSpec, quotas: QuotaSet, gpus_by_model: Mapping[str, i
         else f"the limit of team {line.team}"
     on = "" if line.model == ANY_MODEL else f" of {line.model}"
     requested = _gpus(milli)
+    field, most = "gpus", f"at most {gpus_phrase(ceiling)}"
+    per_worker = _gpus(spec.resources.gpus * spec.resources.gpu_milli)
+    workers = spec.resources.workers
+    if workers > 1 and not spec.resources.groups and 0 < per_worker <= ceiling:
+        # a gang whose workers fit one by one: the worker count is what to change (issue 20:
+        # "workers" blamed on "gpus", which the user had set to 1)
+        fit = int(ceiling // per_worker)
+        field, most = "workers", f"at most {fit} worker{'s' if fit != 1 else ''} of {gpus_phrase(per_worker)}"
     raise QuotaError(
         f"{gpus_phrase(requested)} can never fit {whose}: {gpus_phrase(ceiling)}{on} "
-        f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})", field="gpus",
-        hint=f"ask for at most {gpus_phrase(ceiling)}, or ask an admin to raise the quota",
+        f"(guaranteed {guaranteed:g} + borrowing limit {borrow:g})", field=field,
+        hint=f"ask for {most}, or ask an admin to raise the quota",
         details={"requested": requested, "ceiling": ceiling, "guaranteed": guaranteed, "borrowing_limit": borrow,
                  "team": line.team, "user": line.user, "model": line.model})
 

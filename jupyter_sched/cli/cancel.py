@@ -20,6 +20,8 @@ from .progress import CountingProgress
 __all__ = ["cancel"]
 
 WAITING = ("pending", "preempted")
+BULK_PAGE = 1000
+"""Jobs listed per request of a bulk cancel (the server's largest page); it reads every page."""
 HOLDING = ("admitted", "running")
 
 
@@ -68,7 +70,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                  hint="cancel --mine cancels your own")
     states = {"pending": "pending,preempted", "running": "admitted,running"}.get(args.state or "",
                                                                                   "pending,preempted,admitted,running")
-    listed = client.jobs(state=states, all_users=bool(args.everyone))
+    listed = client.jobs_all(state=states, all_users=bool(args.everyone), page=BULK_PAGE)  # every page
     jobs = [j for j in listed if j.get("kind") != "lease"]
     leases = len(listed) - len(jobs)
     whose = "every user's" if args.everyone else f"{who}'s"

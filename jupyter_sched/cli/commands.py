@@ -159,7 +159,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
                       name if len(name) <= 24 else name[:23] + "…"])
         if reason:  # why it waits and until when, as the panel and the magics say it (a lease as a lease)
-            text = render_reason(reason, now=now, relative=True, kind=kind)
+            text = render_reason(reason, now=now, relative=True, kind=kind, mine=job.get("mine") is True)
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
         else:
             details.append(cluster_wait(job).rstrip(".") or _ends_by(job, now))

@@ -48,9 +48,9 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def jobs(*, state: str | None = None, kind: str | None = None, user: str | None = None,
-             all_users: bool = False, limit: int | None = None) -> Req:
+             all_users: bool = False, limit: int | None = None, cursor: str | None = None) -> Req:
         return Req("GET", "jobs", params=_params(state=state, kind=kind, user=user, all=all_users or None,
-                                                 limit=limit))
+                                                 limit=limit, cursor=cursor))
 
     @staticmethod
     def job(job_id: str) -> Req:
@@ -81,8 +81,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("GET", f"leases/{_id(lease_id)}", params=_params(wait_ms=wait_ms))
 
     @staticmethod
-    def release_lease(lease_id: str) -> Req:
-        return Req("DELETE", f"leases/{_id(lease_id)}")
+    def release_lease(lease_id: str, *, why: str | None = None, timeout_s: float | None = None) -> Req:
+        return Req("DELETE", f"leases/{_id(lease_id)}", params=_params(why=why, timeout_s=timeout_s))
 
     @staticmethod
     def keepalive(lease_id: str) -> Req:

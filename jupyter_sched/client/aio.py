@@ -106,6 +106,19 @@ class AsyncSchedClient:
         return unwrap_list(await self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)),
                            "jobs")
 
+    async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
+                       all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
+        """Every job :meth:`jobs` would list, ``page`` at a time (see :meth:`SchedClient.jobs_all`)."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            response = await self._exchange(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
+                                                        limit=page, cursor=cursor))
+            out += unwrap_list(self._decode(response), "jobs")
+            cursor = next_cursor(response.headers.get("link", ""))
+            if cursor is None:
+                return out
+
     async def job(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.job(job_id)))
 
@@ -143,8 +156,10 @@ class AsyncSchedClient:
     async def lease(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.lease(lease_id)))
 
-    async def release_lease(self, lease_id: str) -> dict[str, Any]:
-        return dict(await self.call(routes.release_lease(lease_id)) or {})
+    async def release_lease(self, lease_id: str, *, why: str | None = None,
+                            timeout_s: float | None = None) -> dict[str, Any]:
+        """``DELETE leases/{id}``; ``why`` / ``timeout_s`` as :meth:`SchedClient.release_lease`."""
+        return dict(await self.call(routes.release_lease(lease_id, why=why, timeout_s=timeout_s)) or {})
 
     async def keepalive(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.keepalive(lease_id)) or {})

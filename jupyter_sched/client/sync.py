@@ -267,6 +267,21 @@ class SchedClient:
         return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
                                                  limit=limit)), "jobs")
 
+    def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
+                 all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
+        """Every job :meth:`jobs` would list, not its first page: ``page`` at a time (at most the
+        server's 1000), following each answer's ``Link: rel=next`` (red-team 3: a bulk cancel
+        of 620 jobs stopped at the first 500 and said it was done)."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            reply = self._exchange(routes.jobs(state=state, kind=kind, user=user, all_users=all_users, limit=page,
+                                               cursor=cursor))
+            out += unwrap_list(self._decode(reply), "jobs")
+            cursor = next_cursor(reply.link)
+            if cursor is None:
+                return out
+
     def job(self, job_id: str) -> dict[str, Any]:
         """``GET jobs/{id}``. Raises NotFoundError."""
         return dict(self.call(routes.job(job_id)))
@@ -321,9 +336,15 @@ class SchedClient:
         """The read timeout of a long poll: the client's own on top of the server's wait."""
         return self._timeout_s + min(wait_s, MAX_LEASE_WAIT_S) if wait_s > 0 else None
 
-    def release_lease(self, lease_id: str) -> dict[str, Any]:
-        """``DELETE leases/{id}``: release (or withdraw a queued request)."""
-        return dict(self.call(routes.release_lease(lease_id)) or {})
+    def release_lease(self, lease_id: str, *, why: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+        """``DELETE leases/{id}``: release (or withdraw a queued request).
+
+        Args:
+            why: what the lease's record says ended it: ``release`` (default), ``timeout`` (no
+                GPUs came within ``timeout_s`` seconds), ``interrupt``, ``kernel_exit``.
+            timeout_s: with ``why="timeout"``: the timeout that passed.
+        """
+        return dict(self.call(routes.release_lease(lease_id, why=why, timeout_s=timeout_s)) or {})
 
     def keepalive(self, lease_id: str) -> dict[str, Any]:
         """``POST leases/{id}/keepalive``: mark the lease as in use (resets idle reclamation)."""

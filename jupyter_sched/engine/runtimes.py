@@ -5,7 +5,8 @@ the feedback loop that feeds it in production, as the simulator does in its repl
 ``refresh_s`` seconds the last ``keep`` succeeded jobs are read from the store (oldest first, so
 the history keeps the most recent runs) and learnt as ``finished_at - started_at`` under their
 time limit; each cycle's ``Snapshot.runtime_estimates`` then holds a prediction for every live
-job with history (none for jobs without: their ETAs use their limits). ETAs read them when the
+job with history — a running job's given how long it has run (start as the core counts it:
+``started_at``, else ``admitted_at``) — none for a queued job without history (its ETA uses its limit). ETAs read them when the
 profile's ``eta_source`` is ``history`` (the default), and so does the ``fair`` queue order (each
 user's next job's expected work); backfill never does.
 
@@ -44,7 +45,7 @@ class RuntimeFeed:
         self._read_at: datetime | None = None
 
     def estimates(self, jobs: Iterable[Job]) -> dict[str, float]:
-        """``{job id: expected runtime in seconds}`` for the live ``jobs`` that have history."""
+        """``{job id: expected runtime in seconds}`` for the live ``jobs`` that have one (module doc)."""
         now = self.clock.now()
         if self._read_at is None or (now - self._read_at).total_seconds() >= self.refresh_s:
             self._history = self._learn()
@@ -53,7 +54,9 @@ class RuntimeFeed:
         for job in jobs:
             if job.state.terminal or job.spec.kind is JobKind.LEASE:
                 continue
-            guess = self._history.predict(job.spec, job.spec.time_limit_s)
+            start = (job.started_at or job.admitted_at) if job.state.holds_gpus else None
+            ran = 0.0 if start is None else max(0.0, (now - start).total_seconds())
+            guess = self._history.predict(job.spec, job.spec.time_limit_s, ran)
             if guess is not None:
                 out[job.id] = guess
         return out

@@ -82,7 +82,7 @@ import psutil
 
 from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
-from ..model import Allocation, Job, JobKind
+from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.units import parse_utc
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
@@ -423,6 +423,32 @@ class LocalExecutor:
                  run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         restarts=restarts, run_as=run_as, group=group)
+
+    def missing_path(self, spec: JobSpec) -> tuple[str, str] | None:
+        """``(field, path)`` of the first path ``spec`` names that does not exist — its
+        ``working_dir``, else a ``script`` or ``notebook`` not carried with it (relative ones in
+        the directory it would start in) — checked only where jobs run as this service's own
+        account (embedded), so a submit can be refused instead of failing at its start (issue
+        20). None otherwise, and always where jobs run as their owners' accounts: the service
+        must not tell one user which paths exist under another account (DESIGN *Who runs it*);
+        the wrapper finds out as the owner."""
+        if self.require_run_as or self.run_as_for is not None:
+            return None
+        start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
+        if spec.working_dir and start is not None and not start.is_dir():
+            return "working_dir", str(start)
+        for name, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
+                                                                              spec.notebook_json)):
+            if not path or carried is not None:
+                continue
+            full = Path(os.path.expanduser(path))
+            if not full.is_absolute():
+                if start is None:
+                    continue  # it starts in a directory made for it: nothing to look in yet
+                full = start / full
+            if not full.is_file():
+                return name, str(full)
+        return None
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
         """Where the job starts (module docstring). Embedded, a missing directory is refused here;

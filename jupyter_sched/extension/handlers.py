@@ -23,6 +23,7 @@ from tornado.iostream import StreamClosedError
 from ..errors import NotFoundError
 from ..model import JobKind
 from ..services.models import (
+    CancelJobRequest,
     GetAuditRequest,
     GetJobLogsRequest,
     GetQueueRequest,
@@ -150,7 +151,8 @@ class JobHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def delete(self, job_id: str) -> None:
-        self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id, kind=self.kind))
+        why = self.query(CancelJobRequest)  # a lease's record says why it ended (issue 20)
+        self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id, kind=self.kind, cause=why))
 
 
 class LeaseHandler(EndsWaitOnHangUp, JobHandler):

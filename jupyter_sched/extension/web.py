@@ -281,7 +281,7 @@ class SchedHandler(APIHandler):
             takes = ", ".join(sorted(model.model_fields)) or "none"
             name = unknown[0] if len(unknown[0]) <= 80 else unknown[0][:77] + "..."  # user input: never whole
             raise ValidationError(f"unknown query argument {shown(name)}", field=name,
-                                  hint=f"GET {route[:80]} takes: {takes}")
+                                  hint=f"{self.request.method} {route[:80]} takes: {takes}")
         values = {name: value for name in model.model_fields
                   if (value := self.get_query_argument(name, None)) not in (None, "")}
         return parse(model, values, where="query")

@@ -384,7 +384,7 @@ class SchedMagics(Magics):
             while not is_granted(lease) and not is_terminal(lease):
                 waited = time.monotonic() - started
                 if timeout_s is not None and waited >= timeout_s:
-                    self._withdraw(lease_id)
+                    self._withdraw(lease_id, why="timeout", timeout_s=timeout_s)
                     raise MagicError(f"no GPUs granted within {timeout_s:g}s; lease request {lease_id} withdrawn. "
                                      f"It was {reason_line(lease, _now())}")
                 frame = wait_progress(lease, _now())
@@ -400,7 +400,8 @@ class SchedMagics(Magics):
                     time.sleep(delay)  # a server without long polls answered at once: poll, backing off
                     delay = min(delay * 1.5, 1.0)
         except KeyboardInterrupt:
-            raise MagicError(self._interrupted([lease_id] if self._withdraw(lease_id) else None)) from None
+            raise MagicError(self._interrupted([lease_id] if self._withdraw(lease_id, why="interrupt") else None)) \
+                from None
         if progress is not None:
             progress.finish(time.monotonic() - started)
         return lease
@@ -418,7 +419,7 @@ class SchedMagics(Magics):
         mine = ([lease for lease in live if lease.get("kernel_id") == kernel_id] if kernel_id else
                 sorted((lease for lease in live if lease.get("state") == "pending"),
                        key=lambda lease: str(lease.get("submitted_at") or ""))[-1:])
-        withdrawn = [str(lease["id"]) for lease in mine if self._withdraw(str(lease["id"]))]
+        withdrawn = [str(lease["id"]) for lease in mine if self._withdraw(str(lease["id"]), why="interrupt")]
         return withdrawn if len(withdrawn) == len(mine) else None
 
     @staticmethod
@@ -431,10 +432,11 @@ class SchedMagics(Magics):
             return "interrupted before a lease request was made; nothing is pending"
         return "interrupted; a lease request may still be pending: %gpu status shows it, %gpu release withdraws it"
 
-    def _withdraw(self, lease_id: str) -> bool:
-        """Release or withdraw ``lease_id``; False (and a warning) when the server refused."""
+    def _withdraw(self, lease_id: str, *, why: str, timeout_s: float | None = None) -> bool:
+        """Release or withdraw ``lease_id`` (``why``: what its record says ended it, see
+        :meth:`SchedClient.release_lease`); False (and a warning) when the server refused."""
         try:
-            self.client.release_lease(lease_id)
+            self.client.release_lease(lease_id, why=why, timeout_s=timeout_s)
         except ConflictError:
             pass  # it ended meanwhile: nothing left to withdraw
         except SchedError as err:
@@ -453,7 +455,7 @@ class SchedMagics(Magics):
         uuids = granted_uuids(lease)
         state = cuda_state()
         if state.initialized:
-            self._withdraw(str(lease["id"]))
+            self._withdraw(str(lease["id"]), why="release")
             raise MagicError(self._cuda_refusal(state, str(lease["id"])))
         # UUIDs (not indices) with PCI_BUS_ID order: nvidia-smi and CUDA disagree on index order (case 016)
         os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
@@ -489,7 +491,7 @@ class SchedMagics(Magics):
         else:
             why = f"torch sees {seen} device(s)"
         if seen != len(uuids):
-            self._withdraw(str(lease["id"]))
+            self._withdraw(str(lease["id"]), why="release")
             raise MagicError(f"GPU selection did not take effect: {why}, expected {len(uuids)}. "
                              f"Lease {lease['id']} released. Restart the kernel and run %gpu before importing "
                              f"{frameworks}.")
@@ -516,7 +518,7 @@ class SchedMagics(Magics):
     def _release_at_exit(self) -> None:
         if self.lease is not None and self._client is not None:
             try:
-                self._client.release_lease(str(self.lease["id"]))
+                self._client.release_lease(str(self.lease["id"]), why="kernel_exit")
             except SchedError:
                 pass
 

@@ -54,7 +54,8 @@ def reason_line(job: Mapping[str, Any], now: datetime) -> str:
     reason = job.get("reason")
     if not isinstance(reason, Mapping):
         return f"{job.get('state', 'pending')}: waiting for the next scheduling cycle"
-    return render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or "")).line
+    return render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or ""),
+                         mine=job.get("mine") is True).line
 
 
 def no_gpus_message(inventory: Mapping[str, Any]) -> str | None:
@@ -162,7 +163,8 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
         if is_terminal(job):
             out.append(_ended_row(job))
             continue
-        text = render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or "")) if reason else None
+        text = render_reason(reason, now=now, relative=True, kind=str(job.get("kind") or ""),
+                             mine=job.get("mine") is True) if reason else None
         position = reason.get("position", job.get("position")) if is_pending(job) else None
         out.append({
             # blank, not pandas' <NA>, where there is no place in the queue (running work, issue 20)

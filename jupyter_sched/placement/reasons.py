@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import GPU_MILLI, ResourceRequest
+from ..model.units import gpus_phrase
 from .placer import Flavor
 from .state import ClusterState
 
@@ -91,7 +92,7 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     if need > best_node:
         return FitReason(
             "Unschedulable",
-            f"needs {need} GPUs of {wanted} on one node but the largest node has {best_node}"
+            f"needs {gpus_phrase(need)} of {wanted} on one node but the largest node has {best_node}"
             f"{_mig_note(state, best_node)}{why_not}",
             {"requested": need, "max_per_node": best_node, "model": wanted,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
@@ -107,7 +108,7 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                        f"GPU{'s' if request.gpus != 1 else ''}")
         return FitReason(
             "Unschedulable",
-            f"needs {request.total_gpus} GPUs of {wanted} but only {total} exist{why_not}", details, unblock)
+            f"needs {gpus_phrase(request.total_gpus)} of {wanted} but only {total} exist{why_not}", details, unblock)
     if (request.workers > 1 and not (request.cpu_millis or request.memory_mib)) or request.groups:
         packed = max((_pack(request, state, flavor, free=False)[0] for flavor in flavors if flavor.pools), default=0)
         if packed < request.workers:
@@ -414,7 +415,8 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     if workers == 1 and max_free >= need and (request.cpu_millis or request.memory_mib):
         return FitReason(
             "WaitingForCapacity",
-            f"{free_total} {model} GPUs free, but no node with {need} free GPUs has {host} free",
+            f"{gpus_phrase(free_total, model)} free, but no node with {need} free GPU{'s' if need != 1 else ''} has "
+            f"{host} free",
             {"requested": need, "free": free_total, "cpu_millis": request.cpu_millis,
              "memory_mib": request.memory_mib, "model": model})
     sick, blocked = _withheld(flavor, state)
@@ -429,7 +431,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     if unhealthy and flavor.capacity < need * workers:
         return FitReason(
             "UnhealthyGpu",
-            f"needs {need * workers} {model} GPUs; unhealthy GPUs are excluded: " + "; ".join(unhealthy),
+            f"needs {gpus_phrase(need * workers, model)}; unhealthy GPUs are excluded: " + "; ".join(unhealthy),
             {"requested": need * workers, "unhealthy": unhealthy, "model": model, "free": free_total})
     note = ""
     if blocked:

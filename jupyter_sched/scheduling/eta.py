@@ -488,6 +488,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" else None
     capacity = _capacity(ctx, job)
     details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
+    own = _own_blockers(ctx, job, waits)
+    if own:  # its owner can free these (issue 20: "your own kernel lease … %gpu release there")
+        details["eta_waits_on_own"] = own
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
         details["eta_note"] = why
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
@@ -513,6 +516,21 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     return PendingReason(code=reason.code, message=reason.message, details=details, unblock=reason.unblock,
                          position=reason.position, eta=eta, eta_reason=why if eta is None else "",
                          per_flavor=reason.per_flavor, predicted_start=eta if prev is None else prev.predicted_start)
+
+
+def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The jobs ``job`` waits on that belong to its own owner: ``[{"id", "name", "kind", "gpus"}]``
+    (GPUs held, whole or fractional). Only the owner's own work is described — what another user
+    runs stays theirs; the renderer names these to the owner alone."""
+    out: list[dict[str, Any]] = []
+    for job_id in waits:
+        other = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
+        if other is None or other.spec.user != job.spec.user:
+            continue
+        milli = other.spec.resources.total_milli
+        out.append({"id": other.id, "name": other.spec.name, "kind": other.spec.kind.value,
+                    "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000})
+    return out
 
 
 def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> PendingReason:

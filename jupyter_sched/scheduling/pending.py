@@ -26,7 +26,7 @@ __all__ = ["pend"]
 def pend(ctx: CycleContext, visit: Visit) -> None:
     """Pend ``visit.job`` with its one primary reason and ETA."""
     job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
-    key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by) \
+    key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by, job.is_lease) \
         if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) and job.id not in ctx.book.taken \
         else None
     cached = ctx.reason_cache.get(key) if key is not None else None
@@ -64,7 +64,7 @@ def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str
 
 def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mapping[str, Any]]:
     job, outcomes = visit.job, visit.outcomes
-    reason = build_reason(outcomes, unblock=_unblock(outcomes))
+    reason = build_reason(outcomes, unblock=_unblock(outcomes), asker="this kernel" if job.is_lease else "job")
     message, details = reason.message, reason.details
     ahead = _ahead_in_team(ctx, job)
     if ahead:

@@ -429,6 +429,47 @@ def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPl
     if plan.refused and plan.refused != "no preemptible job":
         visit.refusal = plan.refused
         visit.refusal_details = dict(plan.details)
+    elif plan.refused:
+        _explain_none_preemptible(ctx, visit, flavor)
+
+
+def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor) -> None:
+    """A job above the lowest class that found nothing to evict on ``flavor`` says which rule
+    spares the work holding those GPUs, with the numbers (issue 20: a job granted ``high``
+    waited behind normal jobs and was not told it would not preempt them)."""
+    job = visit.job
+    spec = job.spec
+    holders = [h for h in ctx.holder_index()[0].get(flavor.model, ()) if h.job.id != job.id]
+    if not any(h.job.spec.priority.rank < spec.priority.rank for h in holders):
+        return  # nothing of a lower class holds them: no one would expect a preemption
+    mine = [h for h in holders if h.job.spec.team == spec.team]
+    theirs = [h for h in holders if h.job.spec.team != spec.team]
+    policy = ctx.preemption
+    clauses: list[str] = []
+    if mine:
+        preemptible = tuple(getattr(policy, "preemptible", ())) if policy is not None else ()
+        classes = sorted({h.job.spec.priority.value for h in mine}, key=lambda c: -PriorityClass(c).rank)
+        takes = (f"{spec.priority.value} preempts only {' or '.join(preemptible)}-priority work of its team"
+                 if preemptible else f"{spec.team}'s jobs are never preempted for one another")
+        clauses.append(f"{takes} (rule '{getattr(policy, 'name', 'never')}'), and {_count(mine)} of {spec.team} "
+                       f"on these GPUs {'is' if len(mine) == 1 else 'are'} {' or '.join(classes)}")
+    if theirs:
+        teams = sorted({h.job.spec.team for h in theirs})
+        why = ("they stay within their guaranteed quota" if ctx.quota.enabled else
+               "no quotas are set, so no team takes GPUs back from another")
+        clauses.append(f"work of other teams is not preempted for it ({', '.join(teams)}: {_count(theirs)}): {why}")
+    visit.refusal = "; ".join(clauses)
+    visit.refusal_details = {"rule": getattr(policy, "name", "never") if mine else "reclaim",
+                             "priority": spec.priority.value,
+                             "preemptible": list(getattr(policy, "preemptible", ()) if policy is not None else ()),
+                             "holders": [{"id": h.job.id, "team": h.job.spec.team, "priority": h.job.spec.priority.value,
+                                          "gpus": h.milli / 1000} for h in holders[:20]]}
+
+
+def _count(holders: list[Holder]) -> str:
+    """``2 jobs (4 GPUs)`` / ``1 job (0.5 GPU)``."""
+    gpus = sum(h.milli for h in holders) / 1000
+    return f"{len(holders)} job{'s' if len(holders) != 1 else ''} ({gpus:g} GPU{'s' if gpus != 1 else ''})"
 
 
 def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Candidate]) -> bool:

@@ -60,7 +60,7 @@ def _quota_entry(o: FlavorOutcome) -> dict[str, Any]:
             "rule": o.quota_code}
 
 
-def _quota_sentence(o: FlavorOutcome, first: bool) -> str:
+def _quota_sentence(o: FlavorOutcome, first: bool, asker: str = "job") -> str:
     q = o.quota
     who = q.get("team") if q.get("user") is None else f"user {q.get('user')} in {q.get('team')}"
     model = "" if q.get("model") in (None, "*") else f" {o.model}"
@@ -70,7 +70,7 @@ def _quota_sentence(o: FlavorOutcome, first: bool) -> str:
         return (f"{who} would use {_add(q.get('used'), q.get('requested'))}{model} GPUs, above its guarantee "
                 f"{q.get('guaranteed')} + borrowing limit {q.get('borrowing_limit')}")
     return (f"{who} has {q.get('available')} of {gpus_phrase(q.get('quota'), model.strip())} free "
-            f"({q.get('used')} in use), job needs {q.get('requested')}")
+            f"({q.get('used')} in use), {asker} needs {q.get('requested')}")
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -78,7 +78,7 @@ def _add(a: Any, b: Any) -> Any:
     return int(total) if total == int(total) else round(total, 3)
 
 
-def _filter_sentence(entries: Sequence[Mapping[str, Any]], also: bool) -> str:
+def _filter_sentence(entries: Sequence[Mapping[str, Any]], also: bool, asker: str = "job") -> str:
     parts = []
     for e in entries:
         if e.get("code") == "UntoleratedTaint":
@@ -87,15 +87,17 @@ def _filter_sentence(entries: Sequence[Mapping[str, Any]], also: bool) -> str:
         elif e.get("code") == "NodeSelectorMismatch":
             parts.append(f"lack label {e.get('label')}")
         elif e.get("code") == "InsufficientGpuMemory":
-            parts.append(f"have {e.get('capacity_mib')} MiB per GPU (job needs {e.get('requested_mib')})")
+            parts.append(f"have {e.get('capacity_mib')} MiB per GPU ({asker} needs {e.get('requested_mib')})")
         else:
             parts.append(str(e.get("message", e.get("code"))))
     return ("nodes also " if also else "nodes ") + " and ".join(parts) if parts else ""
 
 
 def build_reason(outcomes: Sequence[FlavorOutcome], *, unblock: str = "",
-                 extra: Mapping[str, Any] | None = None) -> PendingReason:
-    """Combine per-flavor outcomes into one primary reason (see module doc)."""
+                 extra: Mapping[str, Any] | None = None, asker: str = "job") -> PendingReason:
+    """Combine per-flavor outcomes into one primary reason (see module doc). ``asker``: who
+    "needs" the GPUs in the sentence — ``this kernel`` for a kernel's lease (issue 20: a
+    notebook's ``%gpu request`` was told "job needs 1")."""
     per_flavor: list[dict[str, Any]] = []
     sentences: list[str] = []
     primary: FlavorOutcome | None = None
@@ -112,11 +114,11 @@ def build_reason(outcomes: Sequence[FlavorOutcome], *, unblock: str = "",
         parts: list[str] = []
         if o.quota_code:
             per_flavor.append(_quota_entry(o))
-            parts.append(_quota_sentence(o, first=(i == 0)))
+            parts.append(_quota_sentence(o, first=(i == 0), asker=asker))
         for f in o.filters:
             per_flavor.append({"flavor": o.model, **{k: v for k, v in f.items() if k != "message"}})
         if o.filters:
-            parts.append(_filter_sentence(o.filters, also=bool(parts)))
+            parts.append(_filter_sentence(o.filters, also=bool(parts), asker=asker))
         if o.capacity_code:
             per_flavor.append({"flavor": o.model, "code": o.capacity_code, "resource": GPU_RESOURCE,
                                **dict(o.capacity)})

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
-from ..executors.local import read_log
+from ..executors.local import LocalExecutor, read_log
 from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
@@ -28,6 +28,7 @@ from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..wording import lease_end_message
 from .context import Context
 from .models import (
+    CancelJobRequest,
     DryrunJobResponse,
     GetJobLogsRequest,
     GetJobLogsResponse,
@@ -80,7 +81,8 @@ class JobsService:
                            simulated=self.ctx.simulated())
 
     # ---- submit and dry run ------------------------------------------------------------------
-    def _spec(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, known: frozenset[str]) -> JobSpec:
+    def _spec(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, known: frozenset[str],
+              warnings: builtins.list[str] | None = None) -> JobSpec:
         body = request.body()
         if kind is not None and body.get("kind") not in (None, kind.value):
             raise ValidationError(f"kind must be {kind.value} here (got {body.get('kind')!r})", field="kind",
@@ -88,7 +90,7 @@ class JobsService:
         spec = spec_from_request(body, user=caller.user,
                                  default_team=caller.default_team or self.ctx.admission.policy.default_team,
                                  profiles=self.ctx.profiles, known_models=known or None,
-                                 default_kind=kind or JobKind.TRAINING)
+                                 default_kind=kind or JobKind.TRAINING, warnings=warnings)
         limit_field = next((f for f in ("time_limit", "time_limit_s") if body.get(f) is not None), None)
         if spec.kind is JobKind.LEASE and limit_field is not None:
             # the engine never stops a lease at a time limit (engine/stops.py), so one given would only
@@ -100,21 +102,23 @@ class JobsService:
         if spec.kind is JobKind.LEASE and spec.time_limit_s is not None:
             # a profile's time limit (what it gives batch jobs) is not a lease's either (issue 20)
             spec = replace(spec, time_limit_s=None)
-        if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING:
+        if spec.time_limit_s is None and self.ctx.default_time_limit_s and spec.kind is JobKind.TRAINING \
+                and not spec.unlimited:  # "time_limit": 0 asked for none (case 033)
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec
 
     def prepare(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
-                what: str = "submit job") -> Job:
+                what: str = "submit job", warnings: builtins.list[str] | None = None) -> Job:
         """The job ``request`` would submit for ``caller``, validated and admitted, not stored
-        (job definitions check a run this way when it is saved and when it fires).
+        (job definitions check a run this way when it is saved and when it fires). ``warnings``
+        gets the sentences to show with the accepted job (``time_limit: 0`` = unlimited, case 033).
 
         Raises:
             as :meth:`submit` (refusals audited as ``what``).
         """
         inv = self.ctx.inventory()
         quotas = self.ctx.store.quota_set()
-        spec = self._spec(caller, request, kind, frozenset(inv.models()))
+        spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
@@ -130,14 +134,37 @@ class JobsService:
             BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
         """
         what = "request lease" if kind is JobKind.LEASE else "submit job"
-        job = self.prepare(caller, request, kind=kind, what=what)
+        warnings: builtins.list[str] = []
+        job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings)
+        self._refuse_missing_paths(job.spec)
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))
         self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
-        return JobView.model_validate(data)
+        # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
+        return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
+                                      context={"viewer": caller.user})
+
+    def _refuse_missing_paths(self, spec: JobSpec) -> None:
+        """A script, notebook or working_dir that does not exist where the job would start is
+        refused now, not found out when it starts (issue 20) — only where the local executor runs
+        jobs as this service's account (:meth:`LocalExecutor.missing_path` says nothing in hub mode).
+
+        Raises:
+            ValidationError: naming the field and the path.
+        """
+        executor = self.ctx.executor
+        missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
+        if missing is None:
+            return
+        field, path = missing
+        what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
+        hint = ("give an existing directory, or leave working_dir out" if field == "working_dir" else
+                f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
+                f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
+        raise ValidationError(f"{field}: {what} {path[:300]!r} does not exist on this server", field=field, hint=hint)
 
     def dryrun(self, caller: Caller, request: SubmitJobRequest) -> DryrunJobResponse:
         """Would this request fit now, where, and when? Nothing is stored.
@@ -199,7 +226,9 @@ class JobsService:
         wanted = kind or (JobKind(request.kind) if request.kind else None)
         states = parse_states(request.state)
         after = decode_cursor(request.cursor) if request.cursor else None
-        key = ("jobs", user, wanted, request)  # authorised above: the page depends on whose, not on who asks
+        # authorised above; the caller is in the key because each row says whether it is the
+        # caller's own (a reason names the owner's own blockers to the owner only, issue 20)
+        key = ("jobs", user, caller.user, wanted, request)
         with self.ctx.store.transaction(write=False) as tx:
             version = self._version(tx)
             kept: JobsPage | None = self.answers.get(key, version)
@@ -210,7 +239,8 @@ class JobsService:
         rows = self._dicts(records)
         page, more = rows[:request.limit], len(rows) > request.limit
         next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
-        answer = JobsPage(jobs=ListJobsResponse.model_validate(page), next_cursor=next_cursor)
+        answer = JobsPage(jobs=ListJobsResponse.model_validate(page, context={"viewer": caller.user}),
+                          next_cursor=next_cursor)
         self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
@@ -242,7 +272,7 @@ class JobsService:
         if record.stop_intent and not record.job.state.terminal:
             data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
                                       "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
-        return JobView.model_validate(data)
+        return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
         """A chunk of a job's output (byte offsets); readable while it runs and after it ended.
@@ -340,11 +370,13 @@ class JobsService:
 
     # ---- cancel ------------------------------------------------------------------------------
     def cancel(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, by: str | None = None,
-               why: str = "") -> JobView:
+               why: str = "", cause: CancelJobRequest | None = None) -> JobView:
         """Cancel a job or release a lease.
 
         ``by`` / ``why``: who ends a lease and why, for its message when that is not the caller's
-        own request (``released by the server: its kernel was shut down``).
+        own request (``released by the server: its kernel was shut down``). ``cause``: the
+        client's why (``DELETE leases/{id}?why=timeout&timeout_s=30``: "request withdrawn: no
+        GPUs granted within its 30s timeout; nothing was held").
 
         Pending work and leases end at once (``cancelled``); running work gets a stop intent that
         the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
@@ -353,8 +385,17 @@ class JobsService:
         Raises:
             NotFoundError: no such job, or another user's (audited).
             ConflictError: it already finished.
+            ValidationError: a ``cause`` for a job that is not a lease, or ``timeout_s`` without
+                ``why=timeout`` (fields ``why`` / ``timeout_s``).
         """
-        self.get(caller, job_id, kind=kind)
+        seen = self.get(caller, job_id, kind=kind)
+        cause = cause or CancelJobRequest()
+        if cause.why is not None and seen.kind != "lease":
+            raise ValidationError(f"why applies to leases only ({job_id[:80]} is a {seen.kind} job)", field="why",
+                                  hint="leave why out to cancel a job")
+        if cause.timeout_s is not None and cause.why != "timeout":
+            raise ValidationError("timeout_s goes with why=timeout only", field="timeout_s",
+                                  hint="add why=timeout, or leave timeout_s out")
         store, actor = self.ctx.store, caller.user
         for _ in range(5):
             with store.transaction() as tx:
@@ -367,7 +408,8 @@ class JobsService:
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:
                     # a lease request withdrawn before any grant must not read like a release (issue 20)
-                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why)
+                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why,
+                                                 cause=cause.why, timeout_s=cause.timeout_s)
                                if job.is_lease else f"cancelled by {actor}")
                     new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
                 elif record.stop_intent == "cancel":

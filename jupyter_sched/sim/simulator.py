@@ -430,15 +430,18 @@ class Simulator:
             gpu_hours_this_period=budget_usage(self._intervals, self.quotas.budgets, now=now))
 
     def _estimates(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, float]:
-        """Learned runtimes of the jobs in ``snap`` (remaining work for resumed checkpointable jobs)."""
+        """Learned runtimes of the jobs in ``snap`` (remaining work for resumed checkpointable jobs),
+        a running job's given what it already ran, as the engine's feed predicts them."""
         if self.history is None:
             return {}
         rules = (self.profile or SchedulingProfile()).time_limits
         out: dict[str, float] = {}
         for job in snap.jobs:
-            guess = self.history.predict(job.spec, effective_limit(job.spec, rules)[0])
+            tr = tracks[job.id]
+            ran = 0.0 if tr.start is None else (snap.now - tr.start).total_seconds() + tr.done_s
+            guess = self.history.predict(job.spec, effective_limit(job.spec, rules)[0], ran)
             if guess is not None:
-                out[job.id] = max(1.0, guess - tracks[job.id].done_s)
+                out[job.id] = max(1.0, guess - tr.done_s)
         return out
 
     @staticmethod

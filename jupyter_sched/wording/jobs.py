@@ -14,7 +14,8 @@ from ..model.units import format_duration
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary", "cancel_outcome",
-           "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "job_line", "lease_end_message", "state_word"]
+           "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "job_line", "LEASE_END_CAUSES", "lease_end_message",
+           "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -93,7 +94,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     if state in WAITING_STATES:
         reason = job.get("reason")
         if isinstance(reason, Mapping):
-            waiting = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or "")).line
+            waiting = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
+                                    mine=job.get("mine") is True).line
         else:
             waiting = "waiting for the next scheduling cycle"
         return f"{head}: {state}, {gpus_text(job)} · {waiting}"
@@ -208,16 +210,39 @@ def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
     return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
 
 
-def lease_end_message(*, granted: bool, actor: str, why: str = "") -> str:
+LEASE_END_CAUSES = {
+    "release": "",
+    "timeout": "",  # said with its timeout: see lease_end_message
+    "interrupt": "the request was interrupted while it waited",
+    "kernel_exit": "its kernel's process exited",
+}
+"""Why a client ends a lease (``DELETE leases/{id}?why=``: the request model's closed set) → the
+clause its record adds; ``release`` (the owner gave it back) needs none."""
+
+
+def lease_end_message(*, granted: bool, actor: str, why: str = "", cause: str | None = None,
+                      timeout_s: float | None = None) -> str:
     """The message a lease keeps when it ends by request: a grant given back reads differently
-    from a request withdrawn before any GPU was granted (issue 20: a timed-out request showed
-    "released by bob", like a real release).
+    from a request withdrawn before any GPU was granted, and a request given up by its timeout
+    says so instead of naming its owner (issue 20: a timed-out request showed "released by bob",
+    then "request withdrawn by root", like a withdrawal the user made).
 
     Args:
         granted: it held GPUs when it ended.
-        actor: who ended it (user name, ``server``, ``kernel``).
-        why: optional cause, e.g. ``no GPUs granted within 10m``.
+        actor: who ended it (user name, ``the server``).
+        why: a cause in words, e.g. ``its kernel was shut down`` (the server's own).
+        cause: the client's cause, one of :data:`LEASE_END_CAUSES` (``timeout``: no GPUs came
+            within ``timeout_s`` seconds).
+        timeout_s: with ``cause="timeout"``: the timeout that passed.
     """
+    if cause == "timeout":
+        # "2.5s" as the magic's --timeout said it; longer ones as durations ("10m")
+        said = (f"{timeout_s:g}s" if timeout_s < 60 else format_duration(timeout_s)) if timeout_s else ""
+        within = f"its {said} timeout" if said else "its timeout"
+        if not granted:
+            return f"request withdrawn: no GPUs granted within {within}; nothing was held"
+        why = why or f"granted only after {within} had passed"
+    why = why or LEASE_END_CAUSES.get(cause or "", "")
     if granted:
         return f"released by {actor}" + (f": {why}" if why else "")
     return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")

@@ -60,7 +60,7 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
         head = f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
         if not reason:  # submitted a moment ago: no cycle has looked at it yet
             return WaitProgress(None, "queued · waiting for the next scheduling cycle", "queued")
-        eta_text = eta_sentence(reason, now=now, relative=True)
+        eta_text = eta_sentence(reason, now=now, relative=True, mine=job.get("mine") is True)
         eta_short = eta_text if reason.get("eta") else "ETA unknown"
         label = f"{head} · {eta_short}"
         submitted, eta = wire_time(job.get("submitted_at")), wire_time(reason.get("eta"))

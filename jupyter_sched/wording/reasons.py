@@ -29,7 +29,8 @@ from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "refusal_text",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+           "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
@@ -53,7 +54,7 @@ class ReasonText:
 
 
 def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
-                  kind: str | None = None, never: bool = False) -> ReasonText:
+                  kind: str | None = None, never: bool = False, mine: bool = False) -> ReasonText:
     """Render ``reason`` (REST shape) as :class:`ReasonText`.
 
     Args:
@@ -67,10 +68,13 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
             pointing at a time limit (issue 20).
         never: the reason is why it can never run here (a refused submission, a dry run answered
             ``never``): no ETA and no "queued" — it would not be queued.
+        mine: the reader owns the job: what blocks it that is their own (``details.eta_waits_on_own``,
+            e.g. a kernel lease of theirs) is named as theirs, with what frees it. Never set for
+            another reader — one user's leases are not described to another (issue 20).
     """
     summary = summary_sentence(reason, now=now, kind=kind)
-    eta = "" if never else eta_sentence(reason, now=now, relative=relative)
-    unblock = one_gpu(unblock_sentence(reason))
+    eta = "" if never else eta_sentence(reason, now=now, relative=relative, mine=mine)
+    unblock = one_gpu(unblock_sentence(reason, mine=mine))
     position = reason.get("position")
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
     line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
@@ -159,7 +163,31 @@ def _clock(when: datetime, now: datetime | None) -> str:
     return f"{when:%b} {when.day} {when:%H:%M} UTC"
 
 
-def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False) -> str:
+def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The kernel leases of the job's own owner that are ALL it waits for (``details.eta_waits_on``
+    against ``details.eta_waits_on_own``, which the core fills), else ``[]``."""
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    waits, own = details.get("eta_waits_on"), details.get("eta_waits_on_own")
+    if not (isinstance(waits, Sequence) and isinstance(own, Sequence)) or isinstance(waits, str) or not waits:
+        return []
+    mine = [o for o in own if isinstance(o, Mapping) and o.get("kind") == "lease"]
+    return mine if {str(o.get("id")) for o in mine} == {str(w) for w in waits} else []
+
+
+def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """``("your own kernel lease l-1 (kernel-13cfa9a0)", "holds 1 GPU")`` /
+    ``("your own kernel leases l-1 and l-2", "hold 3 GPUs")``."""
+    gpus = sum(float(o.get("gpus") or 0) for o in leases)
+    held = f"{gpus:g} GPU{'s' if gpus != 1 else ''}"
+    if len(leases) == 1:
+        name = f" ({leases[0].get('name')})" if leases[0].get("name") else ""
+        return f"your own kernel lease {leases[0].get('id')}{name}", f"holds {held}"
+    return f"your own kernel leases {_ids([o.get('id') for o in leases])}", f"hold {held}"
+
+
+def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
+                 mine: bool = False) -> str:
     """``ETA 19:42 UTC`` / ``ETA Mar 3 19:42 UTC`` (+ `` (in 5m)`` when ``relative``), then
     ``, when j-1 ends`` when the core names the jobs it waits for, then `` (by its 3m time limit)``
     when one of them was re-estimated (it ran past what was expected: ``details.eta_bounds``; an
@@ -173,6 +201,12 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
+            own = own_leases(reason) if mine else []
+            if own:  # the reader's own other notebook holds them: the one thing to do is theirs (issue 20)
+                leases, holds = _own_leases_text(own)
+                return (f"ETA unknown: it can start only after {leases}, which {holds}, "
+                        f"{'is' if len(own) == 1 else 'are'} released with %gpu release in that notebook "
+                        "(a kernel's GPUs have no time limit)")
             if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
                 return (f"ETA unknown: it can start only after kernel lease{'' if one else 's'} {_ids(waits)} "
                         f"{'is' if one else 'are'} released (%gpu release in that notebook; a kernel's GPUs have "
@@ -206,11 +240,18 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     return f"{text}; {note}" if note else text
 
 
-def unblock_sentence(reason: Mapping[str, Any]) -> str:
-    """What would let the job start, one sentence, or "" when the ETA already says it."""
+def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
+    """What would let the job start, one sentence, or "" when the ETA already says it. ``mine``:
+    the reader owns the job (see :func:`render_reason`)."""
     code = str(reason.get("code") or "")
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
+    own = own_leases(reason) if mine else []
+    if own and code in QUOTA_CODES:
+        leases, holds = _own_leases_text(own)
+        ids = " ".join(str(o.get("id")) for o in own)
+        return (f"{leases[:1].upper()}{leases[1:]} {holds} of {details.get('team') or 'the team'}'s quota: run "
+                f"%gpu release in that notebook (or `jupyter-sched cancel {ids}`) and this one can start.")
     if code in QUOTA_CODES:
         return _quota_unblock(code, details)
     if code in CAPACITY_CODES or code == "Backoff":

@@ -1321,6 +1321,10 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
+            mine?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1375,6 +1379,10 @@ export interface components {
             preempted_by?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
+            /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
+            mine?: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
             keepalive_until?: string | null;
         } & {
             [key: string]: unknown;
@@ -1542,6 +1550,8 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
             mine: boolean;
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            warnings?: string[] | null;
             position?: number | null;
             eta?: string | null;
             eta_reason?: string;
@@ -1666,22 +1676,12 @@ export interface components {
          */
         SubmitJobRequest: {
             /**
-             * @description 1-200 printable characters
-             * @example train-resnet
-             */
-            name?: string | null;
-            /**
              * @description one of your teams (default: your first)
              * @example ml
              */
             team?: string | null;
             /** @description alias of team */
             queue?: string | null;
-            /**
-             * @example training
-             * @enum {string|null}
-             */
-            kind?: "training" | "inference" | "lease" | null;
             /**
              * @description high needs an admin's grant
              * @example normal
@@ -1735,21 +1735,6 @@ export interface components {
              */
             workers?: (number) | null;
             /**
-             * @description a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)
-             * @example [
-             *       {
-             *         "gpus": 1,
-             *         "name": "launcher"
-             *       },
-             *       {
-             *         "gpus": 8,
-             *         "name": "trainer",
-             *         "workers": 4
-             *       }
-             *     ]
-             */
-            groups?: components["schemas"]["WorkerGroupRequest"][] | null;
-            /**
              * @example {
              *       "zone": "a"
              *     }
@@ -1770,6 +1755,56 @@ export interface components {
             time_limit?: (number | string) | null;
             /** @example 7200 */
             time_limit_s?: (number) | null;
+            /** @example /home/ana/project */
+            working_dir?: string | null;
+            /**
+             * @description variable names as keys, string values
+             * @example {
+             *       "BATCH_SIZE": "64"
+             *     }
+             */
+            env?: {
+                [key: string]: string;
+            } | null;
+            /** @example python:3.11 */
+            image?: string | null;
+            /** @example gpu-small */
+            profile?: string | null;
+            /** @example false */
+            checkpointable?: boolean | null;
+            /**
+             * @example {
+             *       "gpus": 2
+             *     }
+             */
+            resources?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description 1-200 printable characters
+             * @example train-resnet
+             */
+            name?: string | null;
+            /**
+             * @example training
+             * @enum {string|null}
+             */
+            kind?: "training" | "inference" | "lease" | null;
+            /**
+             * @description a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)
+             * @example [
+             *       {
+             *         "gpus": 1,
+             *         "name": "launcher"
+             *       },
+             *       {
+             *         "gpus": 8,
+             *         "name": "trainer",
+             *         "workers": 4
+             *       }
+             *     ]
+             */
+            groups?: components["schemas"]["WorkerGroupRequest"][] | null;
             /**
              * @example [
              *       "python",
@@ -1788,35 +1823,10 @@ export interface components {
             script?: string | null;
             /** @example analysis.ipynb */
             notebook?: string | null;
-            /** @example /home/ana/project */
-            working_dir?: string | null;
-            /**
-             * @description variable names as keys, string values
-             * @example {
-             *       "BATCH_SIZE": "64"
-             *     }
-             */
-            env?: {
-                [key: string]: string;
-            } | null;
-            /** @example python:3.11 */
-            image?: string | null;
             /** @example 8000 */
             port?: number | null;
             /** @example 5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f */
             kernel_id?: string | null;
-            /** @example gpu-small */
-            profile?: string | null;
-            /** @example false */
-            checkpointable?: boolean | null;
-            /**
-             * @example {
-             *       "gpus": 2
-             *     }
-             */
-            resources?: {
-                [key: string]: unknown;
-            } | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {
@@ -2325,7 +2335,12 @@ export interface operations {
     };
     cancelJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description with why=timeout: the timeout that passed, in seconds */
+                timeout_s?: number | null;
+            };
             header?: never;
             path: {
                 job_id: string;
@@ -2490,7 +2505,12 @@ export interface operations {
     };
     releaseLease: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description with why=timeout: the timeout that passed, in seconds */
+                timeout_s?: number | null;
+            };
             header?: never;
             path: {
                 job_id: string;

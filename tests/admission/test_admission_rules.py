@@ -148,7 +148,9 @@ ASKS = [
     Ask("within guarantee plus borrowing limit fits", {"gpus": 3},
         quotas=make_quotas(Quota(team="default", guaranteed=1, borrowing_limit=2))),
     Ask("unlimited borrowing never hits a ceiling", {"gpus": 8}, quotas=make_quotas(Quota(team="default", guaranteed=1))),
-    Ask("a gang counts every worker's GPUs", {"gpus": 2, "workers": 2},
+    Ask("a gang counts every worker's GPUs", {"gpus": 2, "workers": 2},  # one worker fits: fewer workers (issue 20)
+        quotas=make_quotas(Quota(team="default", guaranteed=3, borrowing_limit=0)), want=QuotaError, want_field="workers"),
+    Ask("a gang whose one worker is over the limit names gpus", {"gpus": 4, "workers": 2},
         quotas=make_quotas(Quota(team="default", guaranteed=3, borrowing_limit=0)), want=QuotaError, want_field="gpus"),
     Ask("a model-specific cap does not bind a request that may run on another model", {"gpus": 4},
         quotas=make_quotas(Quota(team="default", gpu_model="NVIDIA H100 80GB HBM3", guaranteed=1, borrowing_limit=0),

@@ -280,18 +280,71 @@ def test_fair_share_etas_count_the_usage_running_jobs_accrue_until_the_gpus_free
     assert _etas(result) == {"bo-next": _t(60), "ana-next": _t(120)}
 
 
-def test_runtime_history_uses_the_padding_for_a_user_whose_same_runs_vary_more_than_their_limits() -> None:
+def test_runtime_history_reads_the_limit_for_a_user_whose_same_runs_vary_more_than_their_limits() -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
     hist = RuntimeHistory()
     spec = make_job("a", time_limit_s=7200).spec
     for ran, limit in ((1800, 3600), (6300, 7200), (3300, 3600), (6800, 7200)):  # one script, runs 0.5..0.95 of
         hist.learn(replace(spec, time_limit_s=limit), ran, limit)  # its limit; the limit tracks the work
-    # the same-run median (4800 s) was off by more, run after run, than limit x the usual ratio
-    assert hist.predict(spec, 7200) == pytest.approx(7200 * (0.875 + 3300 / 3600) / 2)  # not 4800
+    # the same-run median (4800 s) was off by more, run after run, than the predictors that read the
+    # limit; the line fitted to the runs (runtime = 1.11 x limit - 1450 s) had predicted the last run
+    # best (6300 for 6800): its median at 7200, with each run's residual, is 6550
+    assert hist.predict(spec, 7200) == pytest.approx(6550)  # not 4800
+    padding_only = RuntimeHistory()  # the line has predicted none of these runs yet: the ratio, which has, decides
+    for ran, limit in ((1800, 3600), (6300, 7200)):
+        padding_only.learn(replace(spec, time_limit_s=limit), ran, limit)
+    padding_only.learn(replace(spec, name="b", command=("other",), time_limit_s=3600), 3300, 3600)
+    assert padding_only.predict(replace(spec, command=("new",)), 7200) == pytest.approx(7200 * 0.875)
     steady = RuntimeHistory()
     for ran in (1800, 1850, 1790):  # a user who reruns the same thing: the same run wins
         steady.learn(spec, ran, 7200)
     assert steady.predict(spec, 7200) == 1800
+
+
+def test_runtime_history_fits_a_line_for_a_user_who_rounds_limits_up_to_the_hour() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a").spec
+    hour = 3600.0
+    runs = ((2.4, 3), (5.5, 6), (2.6, 3), (8.5, 9), (5.3, 6), (2.5, 3))  # (runtime, limit) in hours: limit - ~0.5 h
+    for i, (ran, limit) in enumerate(runs):  # each a different program: no "same run"
+        hist.learn(replace(spec, command=(f"p{i}",), time_limit_s=limit * hour), ran * hour, limit * hour)
+    new = replace(spec, command=("new",), time_limit_s=12 * hour)
+    # limit x the usual ratio (0.875) says 10.5 h for a 12 h limit; the line (limit - ~0.5 h), which
+    # predicted the last three runs within 4 % where the ratio was off by up to 8 %, says ~11.45 h
+    assert hist.predict(new, 12 * hour) == pytest.approx(11.45 * hour, abs=60)
+
+
+def test_runtime_history_predicts_a_running_job_from_the_runs_longer_than_it_already_ran() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a", time_limit_s=3600).spec
+    for ran in (1800, 2000, 2200, 3000):
+        hist.learn(spec, ran, 3600)
+    assert hist.predict(spec, 3600) == 2100  # queued: the median of its past runs
+    assert hist.predict(spec, 3600, ran_s=1000) == 2100  # ran less than any: the same
+    # it ran 2100 s: of the past runs only 2200 and 3000 ran that long; it is expected to end at their
+    # median, not "now" and not at its limit (before: 2100, so the core sent it to its 3600 s limit)
+    assert hist.predict(spec, 3600, ran_s=2100) == 2600
+    # longer than every past run: the unconditional guess, below what it ran — the core then
+    # re-estimates it to its limit and says why (tests/core/test_eta_reprojection.py)
+    assert hist.predict(spec, 3600, ran_s=3100) == 2100
+
+
+def test_runtime_history_predicts_a_running_job_of_a_user_without_runs_from_everybody_s_runs() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    newcomer = make_job("n", user="newcomer", time_limit_s=4000).spec
+    assert hist.predict(newcomer, 4000) is None  # nothing known: its limit is used
+    assert hist.predict(newcomer, 4000, ran_s=1000) is None  # running, nothing known: no guess either
+    for user, ran, limit in (("ana", 900, 3600), ("bo", 1800, 3600), ("cy", 2700, 3600)):
+        hist.learn(make_job("x", user=user, time_limit_s=limit).spec, ran, limit)
+    assert hist.predict(newcomer, 4000) is None  # a queued job of a user without runs keeps its limit
+    # running: others' runs took 1/4, 1/2, 3/4 of their limits -> 1000, 2000, 3000 of its 4000 s;
+    # it ran 1500 s, so 2000 and 3000 are left: their median
+    assert hist.predict(newcomer, 4000, ran_s=1500) == 2500
+    # longer than all of them: the median of all (below what it ran: the core sends it to its limit)
+    assert hist.predict(newcomer, 4000, ran_s=3500) == 2000
 
 
 def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle_then_gives() -> None:

@@ -63,3 +63,41 @@ def test_newuser3_a_preempted_job_in_backoff_names_who_preempted_it_and_counts_r
     assert pend.reason.details["preempted_by"] == "hi2"
     assert [gpus_phrase(n) for n in (1, 2, 0.5, 0, 1.0)] == ["1 GPU", "2 GPUs", "0.5 GPU", "0 GPUs", "1 GPU"]
     assert gpus_phrase(1, "A100") == "1 A100 GPU"
+
+
+def test_newuser3_finding_14_a_kernels_lease_is_told_this_kernel_needs_at_the_source() -> None:
+    """New-user finding 14 (session 3): the core told a notebook's ``%gpu request`` "default has 0
+    of 1 GPUs free (1 in use), job needs 1" — the REST ``message`` itself now says "this kernel"
+    for a lease (and "job" for a job), and "1 GPU"."""
+    from jupyter_sched.model import JobKind
+
+    q = quotas(Quota(team="t", guaranteed=1, borrowing_limit=0))
+    holder = running(make_job("held", gpus=1, team="t"), "n1", [0])
+    lease = make_job("l-k2", gpus=1, team="t", submitted=1)
+    lease = replace(lease, spec=replace(lease.spec, kind=JobKind.LEASE))
+    job = make_job("j2", gpus=1, team="t", submitted=2)
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], [holder, lease, job], quota=q))
+    assert _reason(result, "l-k2").message.startswith(  # type: ignore[attr-defined]
+        "t has 0 of 1 GPU free (1 in use), this kernel needs 1")
+    assert _reason(result, "j2").message.startswith("t has 0 of 1 GPU free (1 in use), job needs 1")  # type: ignore[attr-defined]
+
+
+def test_newuser3_finding_33_a_high_job_is_told_why_it_does_not_preempt_normal_work() -> None:
+    """New-user finding 33 (session 3, second half): granted ``high``, a job waited behind two
+    normal jobs with only "needs 3 …, 0 free" — the README says "preemption by priority". The
+    reason names the rule that spares them (high takes only low work of its team; other teams'
+    work only as reclaim of a guarantee), with the numbers. A normal job behind normal work
+    expects nothing, and is told nothing more (case 006's sentence stays as it is)."""
+    jobs = [running(make_job("n1", gpus=2, team="a"), "n1", [0, 1]),
+            running(make_job("b1", gpus=2, team="b"), "n1", [2, 3]),
+            make_job("hi", gpus=3, priority="high", team="a", submitted=1),
+            make_job("same", gpus=3, team="a", submitted=2)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs))
+    assert result.preemptions == [] or not list(result.preemptions)
+    high = _reason(result, "hi")
+    assert high.message.endswith(  # type: ignore[attr-defined]
+        "no preemption: high preempts only low-priority work of its team (rule 'lower-class'), and 1 job (2 GPUs) "
+        "of a on these GPUs is normal; work of other teams is not preempted for it (b: 1 job (2 GPUs)): no quotas "
+        "are set, so no team takes GPUs back from another.")
+    assert high.details["preemption_rule"]["preemptible"] == ["low"]  # type: ignore[attr-defined]
+    assert "no preemption" not in _reason(result, "same").message  # type: ignore[attr-defined]

@@ -437,7 +437,7 @@ def test_host_resources_block_with_a_reason_that_says_so() -> None:
     jobs = [running(make_job("r", gpus=1, cpu_millis=3000)), make_job("j", gpus=1, cpu_millis=2000)]
     reason = run_cycle(snapshot(nodes, jobs)).pending[0].reason
     assert reason.code == "WaitingForCapacity"
-    assert reason.message.startswith("7 A100-80GB GPUs free, but no node with 1 free GPUs has 2000 millicores CPU")
+    assert reason.message.startswith("7 A100-80GB GPUs free, but no node with 1 free GPU has 2000 millicores CPU")
 
 
 def test_gpu_less_work_ignores_gpu_quota() -> None:

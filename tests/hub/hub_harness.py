@@ -38,7 +38,7 @@ import httpx
 
 from tests import accounts
 
-__all__ = ["Hub", "chp_command", "skip_reason"]
+__all__ = ["HUB_CONFIG_HEAD", "Hub", "binaries_skip_reason", "chp_command", "skip_reason"]
 
 SERVICE = "jupyter-sched"
 VENV_BIN = Path(sys.executable).parent
@@ -71,19 +71,23 @@ def chp_command() -> str | None:
     return str(cached) if done.returncode == 0 and cached.exists() else None
 
 
-def skip_reason() -> str | None:
-    """Why a real multi-user hub cannot run here (None when it can)."""
+def binaries_skip_reason() -> str | None:
+    """Why JupyterHub itself cannot start here — its package or its proxy missing (None when it can)."""
     if not (VENV_BIN / "jupyterhub").exists():
         return f"jupyterhub is not installed in {VENV_BIN.parent} (pip install jupyterhub)"
-    reason = accounts.skip_reason()
-    if reason:
-        return reason
     if chp_command() is None:
         return "configurable-http-proxy is missing and npm could not install it (npm install -g configurable-http-proxy)"
     return None
 
 
-_CONFIG = """
+def skip_reason() -> str | None:
+    """Why a real multi-user hub, spawning servers as real OS accounts, cannot run here (None when it can)."""
+    return accounts.skip_reason() or binaries_skip_reason()
+
+
+# The start of every test hub's jupyterhub_config.py: loopback ports, the proxy and the hub's own
+# files under ``base``, from the JSON ``settings`` that ``.format(settings=...)`` fills in.
+HUB_CONFIG_HEAD = """
 import json
 c = get_config()  # noqa: F821
 s = json.loads({settings!r})
@@ -95,7 +99,9 @@ c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:%d" % s["chp_api_port"]
 c.ConfigurableHTTPProxy.command = [s["chp"]]
 c.JupyterHub.db_url = "sqlite:///" + s["base"] + "/hub.sqlite"
 c.JupyterHub.cookie_secret_file = s["base"] + "/cookie_secret"
-c.JupyterHub.api_page_default_limit = s["page_max"]
+"""
+
+_CONFIG = HUB_CONFIG_HEAD + """c.JupyterHub.api_page_default_limit = s["page_max"]
 c.JupyterHub.api_page_max_limit = s["page_max"]
 c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_all = True

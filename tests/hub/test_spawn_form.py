@@ -31,7 +31,7 @@ import httpx
 import pytest
 
 from jupyter_sched.hub.spawn_form import GpuProfiles
-from tests.hub.hub_harness import _free_port, chp_command
+from tests.hub.hub_harness import HUB_CONFIG_HEAD, _free_port, binaries_skip_reason, chp_command
 from tests.kube.fake_apiserver import FakeKubernetes
 from tests.kube.kube_builders import make_node
 
@@ -40,19 +40,8 @@ BIN = Path(sys.executable).parent
 PROFILES = [{"name": "cpu", "display_name": "CPU only", "gpus": 0},
             {"name": "gpu-small", "display_name": "1 GPU", "gpus": 1}]
 
-_HUB_CONFIG = """
-import json
+_HUB_CONFIG = HUB_CONFIG_HEAD + """
 from jupyter_sched.hub.spawn_form import GpuProfiles
-c = get_config()  # noqa: F821
-s = json.loads({settings!r})
-c.JupyterHub.ip = "127.0.0.1"
-c.JupyterHub.port = s["proxy_port"]
-c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = s["hub_port"]
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:%d" % s["chp_api_port"]
-c.ConfigurableHTTPProxy.command = [s["chp"]]
-c.JupyterHub.db_url = "sqlite:///" + s["base"] + "/hub.sqlite"
-c.JupyterHub.cookie_secret_file = s["base"] + "/cookie_secret"
 c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_all = True
 c.JupyterHub.services = [
@@ -106,11 +95,11 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def setup() -> Iterator[Setup]:
-    if not (BIN / "jupyterhub").exists():
-        pytest.skip(f"jupyterhub is not installed in {BIN.parent} (pip install jupyterhub)")
+    reason = binaries_skip_reason()
+    if reason:
+        pytest.skip(reason)
     chp = chp_command()
-    if chp is None:
-        pytest.skip("configurable-http-proxy is missing and npm could not install it")
+    assert chp is not None
     base = Path(tempfile.mkdtemp(prefix="sched-spawn-form-"))
     base.chmod(0o755)  # the service refuses a job log folder other accounts cannot reach
     fake = FakeKubernetes()
@@ -180,9 +169,8 @@ def test_redteam3_a_spawn_through_the_rest_api_is_checked_like_the_form(setup: S
     with any ``user_options`` (``options_from_form`` never runs then); ``apply_user_options``
     refuses a GPU profile on a cluster without GPU nodes, an unknown profile and a non-name, as
     the form does. (Runs while the fake cluster has no GPU node: the next test adds one.)"""
-    if any(int(n["status"]["capacity"].get("nvidia.com/gpu", "0")) for n in setup.fake.list_objects(
-            "nodes", None, "", "")["items"]):
-        pytest.skip("a GPU node joined already (test order)")
+    assert not any(int(n["status"]["capacity"].get("nvidia.com/gpu", "0")) for n in setup.fake.list_objects(
+        "nodes", None, "", "")["items"]), "a test left a GPU node in the fake cluster (each removes its own)"
     browser = logged_in(setup.hub_url)
     try:
         token = browser.post("/hub/api/users/ana/tokens", json={"note": "redteam3"},
@@ -229,12 +217,23 @@ def test_case_027_z_hub_form_disables_gpu_profiles_until_a_gpu_node_joins(setup:
         inputs = profile_inputs(page)
         assert " disabled" not in inputs["gpu-small"], page[-3000:]
         assert "this cluster has no GPU nodes" not in page
+        profiles = GpuProfiles(setup.service_url, setup.form_token, PROFILES)
+        chosen = asyncio.run(profiles.options_from_form({"profile": ["gpu-small"]}))
+        assert chosen == {"profile": "gpu-small", "gpus": 1}
+
+        # the node leaves again: the form disables the GPU profiles again (and the module's other
+        # tests, in any order, find the cluster as they expect it: without GPU nodes)
+        setup.fake.remove("nodes", "", "gpu-1")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and " disabled" not in profile_inputs(
+                page := browser.get("/hub/spawn").text)["gpu-small"]:
+            time.sleep(0.5)
+        assert " disabled" in profile_inputs(page)["gpu-small"], page[-3000:]
+        assert "GPU profiles are unavailable: this cluster has no GPU nodes." in page
     finally:
+        setup.fake.remove("nodes", "", "gpu-1")
         browser.close()
 
-    profiles = GpuProfiles(setup.service_url, setup.form_token, PROFILES)
-    chosen = asyncio.run(profiles.options_from_form({"profile": ["gpu-small"]}))
-    assert chosen == {"profile": "gpu-small", "gpus": 1}
 
 
 def test_redteam3_apply_user_options_takes_the_gpus_from_the_configured_profile() -> None:

@@ -383,6 +383,12 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "interrupted: lease request l-" in stopped and "withdrawn; nothing stays pending" in stopped, stopped
     assert "does not speak HTTP" not in stopped, stopped
     assert not await _pending_lease(api), "the interrupted request stayed pending"
+    assert (await _newest_lease(api))["message"].endswith(": the request was interrupted while it waited")
+    # round 3, finding 20: a --timeout that passed is recorded as such, not as "request withdrawn by root"
+    timed_out = _seen(await asking.run("%gpu request 1 --timeout 2s"))
+    assert "no GPUs granted within 2s" in timed_out, timed_out
+    assert (await _newest_lease(api))["message"] == (
+        "request withdrawn: no GPUs granted within its 2s timeout; nothing was held")
 
     # finding 9 (the CLI's "logs of a pending job", in the magic): why the log is empty
     logs = await kernel.run(f"%schedule logs {waiter}")
@@ -475,6 +481,10 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
 
 async def _pending_lease(api: AsyncSchedClient) -> bool:
     return any(lease.get("state") == "pending" for lease in await api.leases())
+
+
+async def _newest_lease(api: AsyncSchedClient) -> dict[str, Any]:
+    return max(await api.leases(), key=lambda lease: str(lease.get("submitted_at") or ""))
 
 
 async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:

@@ -160,6 +160,34 @@ def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedSer
                    for j in jobs)
 
 
+def test_redteam3_finding_8_a_bulk_cancel_reads_every_page(server: EmbeddedServer,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Red-team 3 finding 8: ``cancel --mine --yes`` listed one page (the server's default, 500)
+    and said "cancelled 500 jobs" with 120 left pending. 503 pending jobs here: more than one
+    default page; and pages of 200 (for the server's 1000) make the CLI follow three."""
+    from jupyter_sched.cli import cancel as cancel_module
+
+    clear(server)
+    with api(server, "tok-ann") as ann:
+        ids = []
+        for _ in range(503):  # 2 GPUs each of 2: one may start, the rest wait (nothing else runs)
+            answer = ann.post("jobs", json={"gpus": 2, "time_limit": "10m", "command": ["sleep", "300"]})
+            assert answer.status_code == 201, answer.text
+            ids.append(answer.json()["id"])
+    monkeypatch.setattr(cancel_module, "BULK_PAGE", 200)
+    out, err = io.StringIO(), io.StringIO()
+    plan = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine"], out=out, err=err,
+                stdin=io.StringIO())
+    assert plan == EXIT_USAGE and "would cancel 503 jobs (" in err.getvalue(), err.getvalue()
+    assert "… and 493 more" in err.getvalue()
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine", "--yes"], out=out, err=err)
+    assert code == EXIT_OK, err.getvalue()
+    assert out.getvalue().startswith("cancelled 503 jobs: "), out.getvalue()
+    left = api(server, "tok-ann").get("jobs", params={"state": "pending,preempted,admitted", "limit": 1000}).json()
+    assert (left["jobs"] if isinstance(left, dict) else left) == []
+
+
 def test_cancel_all_is_for_admins_and_counts_every_users_jobs(server: EmbeddedServer) -> None:
     clear(server)
     submit(server, "tok-ann", gpus=2)
@@ -284,6 +312,44 @@ def test_a_lease_request_withdrawn_while_pending_does_not_read_like_a_release(se
     assert withdrawn["message"] == "request withdrawn by ann before any GPU was granted"
     released = ann.delete(f"leases/{granted.json()['id']}").json()
     assert released["message"] == "released by ann"
+
+
+def test_newuser3_finding_20_a_timed_out_lease_request_says_its_timeout_not_a_withdrawal(
+        server: EmbeddedServer) -> None:
+    """Round 3 finding 20: ``%gpu request --timeout 3s`` that got no GPU was recorded as "request
+    withdrawn by root" — DELETE leases carried no why. ``?why=`` is a closed set, validated."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    held = ann.post("leases", json={"gpus": 2, "name": "nb-1"}).json()
+    wait_state(server, "tok-ann", held["id"], "running", "admitted")
+    queued = [ann.post("leases", json={"gpus": 1, "name": f"nb-{i}"}).json() for i in (2, 3, 4)]
+    refused = ann.delete(f"leases/{queued[0]['id']}", params={"why": "bored"})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "why" and "'timeout'" in error["message"] and "(got 'bored')" in error["message"]
+    alone = ann.delete(f"leases/{queued[0]['id']}", params={"timeout_s": "30"}).json()["error"]
+    assert alone["field"] == "timeout_s" and "why=timeout" in alone["hint"]
+    job = submit(server, "tok-ann", gpus=2)
+    not_a_lease = ann.delete(f"jobs/{job['id']}", params={"why": "timeout"}).json()["error"]
+    assert not_a_lease["field"] == "why" and "leases only" in not_a_lease["message"]
+    unknown = ann.delete(f"leases/{queued[0]['id']}", params={"reason": "x"}).json()["error"]
+    assert unknown["field"] == "reason" and unknown["hint"].startswith("DELETE leases/")  # not "GET"
+    assert wait_state(server, "tok-ann", queued[0]["id"], "pending")["state"] == "pending"  # nothing ended
+    timed_out = ann.delete(f"leases/{queued[0]['id']}", params={"why": "timeout", "timeout_s": "30"}).json()
+    assert timed_out["message"] == "request withdrawn: no GPUs granted within its 30s timeout; nothing was held"
+    interrupted = ann.delete(f"leases/{queued[1]['id']}", params={"why": "interrupt"}).json()
+    assert interrupted["message"] == ("request withdrawn by ann before any GPU was granted: the request was "
+                                      "interrupted while it waited")
+    assert ann.delete(f"jobs/{queued[2]['id']}").json()["message"] == (  # jupyter-sched cancel l-…
+        "request withdrawn by ann before any GPU was granted")
+    assert ann.delete(f"leases/{held['id']}", params={"why": "release"}).json()["message"] == "released by ann"
+    # the client sends it as the magic does on its --timeout
+    from jupyter_sched.client import connect
+
+    again = ann.post("leases", json={"gpus": 2, "name": "nb-5"}).json()  # behind the 2-GPU job
+    with connect(server.url, "tok-ann") as client:
+        gone = client.release_lease(again["id"], why="timeout", timeout_s=2.5)
+    assert gone["message"] == "request withdrawn: no GPUs granted within its 2.5s timeout; nothing was held"
 
 
 def test_queue_shows_the_head_of_a_long_queue_and_says_more_wait(server: EmbeddedServer) -> None:
@@ -743,3 +809,119 @@ def test_too_many_workers_names_workers(server: EmbeddedServer) -> None:
     assert refused.status_code == 422, refused.text
     error = refused.json()["error"]
     assert error["field"] == "workers" and error["hint"] == "ask for at most 2 workers of 1 GPU"
+
+
+def test_newuser3_finding_19_rest_refuses_what_cannot_start_and_says_what_zero_means(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """Third new-user run, finding 19: REST accepted a script or working_dir that is not there
+    (201; the job failed at its start) and a ``time_limit: "0s"`` that meant unlimited without a
+    word. On this embedded server (jobs run as the server's account) the submit is refused naming
+    the field; ``0`` keeps case 033's meaning, and the answer says it."""
+    ann = api(server, "tok-ann")
+    missing_script = ann.post("jobs", json={"gpus": 1, "script": str(tmp_path / "nosuch.py")})
+    assert missing_script.status_code == 400, missing_script.text
+    error = missing_script.json()["error"]
+    assert error["field"] == "script" and error["message"] == (
+        f"script: script '{tmp_path / 'nosuch.py'}' does not exist on this server")
+    missing_dir = ann.post("jobs", json={"gpus": 1, "command": ["true"], "working_dir": str(tmp_path / "nodir")})
+    assert missing_dir.status_code == 400 and missing_dir.json()["error"]["field"] == "working_dir"
+    relative = ann.post("jobs", json={"gpus": 1, "script": "nosuch.py", "working_dir": str(tmp_path)})
+    assert relative.json()["error"]["message"].endswith(f"'{tmp_path / 'nosuch.py'}' does not exist on this server")
+    missing_notebook = ann.post("jobs", json={"gpus": 0, "notebook": str(tmp_path / "nb.ipynb")})
+    assert missing_notebook.json()["error"]["field"] == "notebook"
+    (tmp_path / "there.py").write_text("print('hi')\n")
+    there = ann.post("jobs", json={"gpus": 0, "script": "there.py", "working_dir": str(tmp_path)})
+    carried = ann.post("jobs", json={"gpus": 0, "script": "cell.py", "source": "print(1)\n"})  # %%schedule's way
+    assert there.status_code == 201 and carried.status_code == 201, (there.text, carried.text)
+    assert "warnings" not in there.json()
+    unlimited = ann.post("jobs", json={"gpus": 2, "command": ["sleep", "300"], "time_limit": "0s"})
+    assert unlimited.status_code == 201, unlimited.text
+    assert unlimited.json()["time_limit_s"] is None
+    assert unlimited.json()["warnings"] == ["time limit 0 = unlimited; this job can only start when nothing is reserved"]
+    for job in (there.json(), carried.json(), unlimited.json()):
+        ann.delete(f"jobs/{job['id']}")
+
+
+def test_a_gang_over_the_team_quota_names_workers_not_gpus() -> None:
+    """Third new-user run, finding 19 (the quota's half): a gang of 1-GPU workers over the team's
+    limit was refused naming ``gpus`` — which the user had set to 1."""
+    from jupyter_sched.admission.rules import check_ceiling
+    from jupyter_sched.errors import QuotaError
+    from jupyter_sched.model import Quota, QuotaSet, spec_from_request
+
+    quotas = QuotaSet(quotas=(Quota(team="t", guaranteed=2, borrowing_limit=1),))
+    gang = spec_from_request({"gpus": 1, "workers": 5, "team": "t", "command": ["x"]}, user="u", default_team="t")
+    with pytest.raises(QuotaError) as refused:
+        check_ceiling(gang, quotas, {"A100": 8})
+    assert refused.value.field == "workers" and refused.value.hint == (
+        "ask for at most 3 workers of 1 GPU, or ask an admin to raise the quota")
+    big = spec_from_request({"gpus": 4, "workers": 2, "team": "t", "command": ["x"]}, user="u", default_team="t")
+    with pytest.raises(QuotaError) as per_worker:
+        check_ceiling(big, quotas, {"A100": 8})
+    assert per_worker.value.field == "gpus"  # one worker alone is over the limit: the GPUs are what to change
+
+
+def test_missing_paths_are_not_probed_for_jobs_run_as_other_accounts(tmp_path: Path) -> None:
+    """Hub mode runs each job as its owner's account: the service must not tell one user which
+    paths exist (DESIGN *Who runs it*) — no check there; the wrapper finds out as the owner."""
+    from jupyter_sched.executors.local import LocalExecutor
+    from jupyter_sched.model import spec_from_request
+
+    spec = spec_from_request({"gpus": 1, "script": "/root/secret/x.py", "working_dir": "/root/secret"}, user="eve")
+    embedded = LocalExecutor(tmp_path / "a", tracking="marker")
+    assert embedded.missing_path(spec) == ("working_dir", "/root/secret")
+    hub = LocalExecutor(tmp_path / "b", tracking="marker", require_run_as=True)
+    assert hub.missing_path(spec) is None
+
+
+def test_newuser3_finding_15_your_own_kernel_lease_is_named_to_you_alone(server: EmbeddedServer) -> None:
+    """Third new-user run, finding 15: the team's one GPU was held by the user's OWN other
+    kernel's lease, and the reason said "when default's running jobs release GPUs" / "after
+    l-… ends". The core now marks the blockers that are the owner's own; the owner reads "your
+    own kernel lease l-… holds 1 GPU — %gpu release there"; another user (hub users do not trust
+    each other) and an admin reading the same job do not."""
+    clear(server)
+    admin, ann, bob = api(server, "tok-boss"), api(server, "tok-ann"), api(server, "tok-bob")
+    before = admin.get("quotas").json()
+    try:
+        assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
+                                                     "borrowing_limit": 0}]}).status_code == 200
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1"}).json()
+        wait_state(server, "tok-ann", lease["id"], "running", "admitted")
+        job = submit(server, "tok-ann", gpus=1)
+        theirs = submit(server, "tok-bob", gpus=1)
+
+        def reason_of(client: httpx.Client, job_id: str) -> dict[str, Any]:
+            deadline = time.monotonic() + 60
+            while True:
+                seen = client.get(f"jobs/{job_id}").json()
+                if (seen.get("reason") or {}).get("details", {}).get("eta_code"):
+                    return dict(seen)
+                assert time.monotonic() < deadline, seen
+                time.sleep(0.1)
+
+        own = reason_of(ann, job["id"])
+        assert own["mine"] is True
+        assert own["reason"]["details"]["eta_waits_on_own"] == [
+            {"id": lease["id"], "name": "kernel-nb1", "kind": "lease", "gpus": 1}]
+        text = own["reason"]["text"]
+        assert text["unblock"] == (f"Your own kernel lease {lease['id']} (kernel-nb1) holds 1 GPU of default's quota: "
+                                   f"run %gpu release in that notebook (or `jupyter-sched cancel {lease['id']}`) "
+                                   "and this one can start.")
+        assert text["eta"].startswith(f"ETA unknown: it can start only after your own kernel lease {lease['id']} "
+                                      "(kernel-nb1), which holds 1 GPU, is released with %gpu release")
+        as_admin = reason_of(admin, job["id"])
+        assert as_admin["mine"] is False and "your own" not in json.dumps(as_admin["reason"]["text"]).lower()
+        others = reason_of(bob, theirs["id"])  # bob waits on ann's lease: nothing of hers is described as his
+        assert "eta_waits_on_own" not in others["reason"]["details"]
+        assert "your own" not in json.dumps(others["reason"]["text"]).lower()
+        queue = cli(server, "tok-ann", "queue")
+        assert f"your own kernel lease {lease['id']} (kernel-nb1), which holds 1 GPU" in queue.out, queue.out
+        assert "your own" not in cli(server, "tok-bob", "queue").out
+        listed = cli(server, "tok-ann", "jobs")
+        assert f"after your own kernel lease {lease['id']}" in listed.out, listed.out
+    finally:
+        admin.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
+        clear(server)
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            ann.delete(f"leases/{row['id']}")

@@ -41,6 +41,20 @@ def test_a_user_s_padding_is_learnt_from_succeeded_runs_only(sqlite_db: str) -> 
     }
 
 
+def test_a_running_job_s_learnt_runtime_is_conditioned_on_how_long_it_has_run(sqlite_db: str) -> None:
+    store = Store(sqlite_db)
+    for i, ran in enumerate((1800, 2000, 2200, 3000)):
+        _finished(store, f"old-{i}", user="ana", script="train.py", ran_s=ran, limit_s=3600)
+    now = T0 + timedelta(hours=5)
+    feed = RuntimeFeed(store, ManualClock(now))
+    queued = make_job("queued", user="ana", script="train.py", command=(), time_limit_s=3600)
+    running = replace(make_job("running", user="ana", script="train.py", command=(), time_limit_s=3600),
+                      state=JobState.RUNNING, admitted_at=now - timedelta(seconds=2110),
+                      started_at=now - timedelta(seconds=2100))
+    # queued: the median of the past runs; running for 2100 s: the median of the runs that ran longer
+    assert feed.estimates([queued, running]) == {"queued": 2100.0, "running": 2600.0}
+
+
 def test_the_engine_s_snapshot_carries_learnt_runtimes_refreshed_from_the_store(sqlite_db: str,
                                                                                 tmp_path: Path) -> None:
     clock = ManualClock(T0 + timedelta(hours=1))

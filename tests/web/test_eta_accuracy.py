@@ -57,3 +57,30 @@ async def test_eta_accuracy_is_for_admins_and_a_bad_limit_names_the_field(api: A
     assert status == 403, body
     status, body = await api("GET", "eta-accuracy", token=BOSS_TOKEN, params={"limit": "0"})
     assert status == 400 and body["error"]["field"] == "limit", body
+
+
+async def test_redteam3_finding5_every_user_reads_only_the_fixed_window_aggregate_of_ten_or_more_waits(
+        sched_app: Any, api: Any) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from jupyter_sched.extension.metrics import ETA_PUBLIC_MIN_JOBS
+
+    registry = sched_app.metrics_registry
+    registry.min_interval_s = 0.0  # every scrape below computes afresh
+
+    async def gauges() -> dict[str, float]:
+        status, text = await api("GET", "metrics")  # an ordinary user (ivan)
+        assert status == 200, text
+        return {s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples
+                if s.name.startswith("jupyter_sched_eta_")}
+
+    store = sched_app.services.store
+    _admitted(store, "j-0", started_s=700, predicted_s=600, waited_s=700)  # one job's 100 s error
+    assert await gauges() == {"jupyter_sched_eta_coverage_ratio": 1.0}  # its error is not published
+    # ... nor through the route whose window the caller picks (limit=1 is that job alone)
+    status, body = await api("GET", "eta-accuracy", params={"limit": "1"})
+    assert status == 403, body
+    for i in range(1, ETA_PUBLIC_MIN_JOBS):
+        _admitted(store, f"j-{i}", started_s=700 + i, predicted_s=600 + i, waited_s=700)
+    assert await gauges() == {"jupyter_sched_eta_coverage_ratio": 1.0,
+                              "jupyter_sched_eta_median_abs_error_seconds": 100.0}

@@ -26,6 +26,7 @@ from .accounting import (
 from .base import CodecView, ErrorBody, ErrorResponse, QueryModel, RequestModel, ResponseModel, parse, wire_json
 from .jobs import (
     Allocation,
+    CancelJobRequest,
     DryrunJobResponse,
     GetJobLogsRequest,
     GetJobLogsResponse,
@@ -72,6 +73,7 @@ __all__ = [
     "Allocation",
     "AuditRecord",
     "BudgetLine",
+    "CancelJobRequest",
     "DryrunJobResponse",
     "CodecView",
     "EngineStatus",

@@ -1,9 +1,9 @@
 """Request and response models of job definitions and kept notebooks (``definitions``, ``jobs/{id}/notebook``).
 
 A definition request is flat like a job submission: the definition's own fields (name, notebook
-or script, parameters, schedule, time zone, missed policy) plus each run's job fields, typed as
-in :class:`~.jobs.SubmitJobRequest` (a test keeps the two in step). These models check JSON types
-and refuse unknown fields; what the values mean (a cron expression, a zone name, "exactly one of
+or script, parameters, schedule, time zone, missed policy) plus each run's job fields
+(:class:`~.jobs.RunJobFields`, which :class:`~.jobs.SubmitJobRequest` shares: one definition of
+each). These models check JSON types and refuse unknown fields; what the values mean (a cron expression, a zone name, "exactly one of
 notebook or script", a GPU request that fits) is checked by
 :func:`jupyter_sched.definitions.validation.definition_fields` and the admission step.
 
@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, RootModel, WithJsonSchema
 
 from .base import QueryModel, RequestModel, ResponseModel
-from .jobs import Job, Number, PriorityName
+from .jobs import Job, RunJobFields
 
 __all__ = [
     "CreateDefinitionRequest",
@@ -47,45 +47,7 @@ MAX_RUNS_LISTED = 500
 
 
 
-class _RunJobFields(RequestModel):
-    """Each run's job fields (as :class:`~.jobs.SubmitJobRequest` types them; not ``command``,
-    ``kind``, ``port`` or ``kernel_id``: a run is a batch notebook or script)."""
-
-    team: str | None = Field(default=None, examples=["ml"], description="one of your teams (default: your first)")
-    queue: str | None = Field(default=None, description="alias of team")
-    priority: PriorityName | None = Field(default=None, examples=["normal"], description="high needs an admin's grant")
-    gpus: Number | str | None = Field(default=None, examples=[1],
-                                      description="whole GPUs, or a fraction below 1 (0.5 = half a GPU)")
-    gpu_milli: Number | None = Field(default=None, examples=[500])
-    model: str | list[str] | None = Field(default=None, examples=["A100"])
-    gpu_models: str | list[str] | None = Field(default=None, examples=[["A100", "H100"]])
-    mem_per_gpu: Number | str | None = Field(default=None, examples=["40GiB"], description='e.g. "40GiB" or MiB')
-    min_memory_mib: Number | str | None = Field(default=None, examples=[40960])
-    mig_profile: str | None = Field(default=None, examples=["1g.10gb"])
-    nvlink: bool | None = Field(default=None, examples=[True])
-    cpu: Number | str | None = Field(default=None, examples=[4], description="cores per worker")
-    cpu_millis: Number | None = Field(default=None, examples=[4000])
-    memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
-    memory_mib: Number | str | None = Field(default=None, examples=[65536])
-    workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
-    node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
-    tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
-    time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
-    time_limit_s: Number | None = Field(default=None, examples=[7200])
-    working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
-    env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
-                                       description="variable names as keys, string values")
-    image: str | None = Field(default=None, examples=["python:3.11"])
-    profile: str | None = Field(default=None, examples=["gpu-small"])
-    checkpointable: bool | None = Field(default=None, examples=[False])
-    resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
-
-    def body(self) -> dict[str, Any]:
-        """The fields the client sent (``null`` kept: it clears a field in an update)."""
-        return self.model_dump(exclude_unset=True)
-
-
-class _DefinitionFields(_RunJobFields):
+class _DefinitionFields(RunJobFields):
     """A definition's own fields besides its name."""
 
     notebook: str | None = Field(default=None, examples=["reports/daily.ipynb"], description="a .ipynb path")

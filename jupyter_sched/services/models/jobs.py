@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, RootModel, model_validator
+from pydantic import ConfigDict, Field, RootModel, ValidationInfo, model_validator
 
 from ...wording import render_reason
+from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
 __all__ = [
     "Allocation",
+    "CancelJobRequest",
     "DryrunJobResponse",
     "GetJobLogsRequest",
     "GetJobLogsResponse",
@@ -26,6 +28,7 @@ __all__ = [
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
+    "LeaseEndCause",
     "ListJobsRequest",
     "ListJobsResponse",
     "PendingReason",
@@ -33,6 +36,7 @@ __all__ = [
     "ReasonText",
     "QueueEntry",
     "Resources",
+    "RunJobFields",
     "SubmitJobRequest",
     "WorkerGroup",
 ]
@@ -65,15 +69,14 @@ class WorkerGroupRequest(RequestModel):
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
 
 
-class SubmitJobRequest(RequestModel):
-    """``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
-    in a nested ``resources`` object. The user comes from authentication, never from the body.
-    Validated further by :func:`jupyter_sched.model.spec_from_request` and the admission rules."""
+class RunJobFields(RequestModel):
+    """What the job that runs asks for — resources, limits, where it starts and with what
+    environment: ONE definition of each field, shared by :class:`SubmitJobRequest` and a job
+    definition's runs (:mod:`.definitions`; a run is a batch notebook or script, so it has no
+    ``command``, ``kind``, ``port`` or ``kernel_id``)."""
 
-    name: str | None = Field(default=None, examples=["train-resnet"], description="1-200 printable characters")
     team: str | None = Field(default=None, examples=["ml"], description="one of your teams (default: your first)")
     queue: str | None = Field(default=None, description="alias of team")
-    kind: JobKindName | None = Field(default=None, examples=["training"])
     priority: PriorityName | None = Field(default=None, examples=["normal"], description="high needs an admin's grant")
     gpus: Number | str | None = Field(default=None, examples=[1],
                                       description="whole GPUs, or a fraction below 1 (0.5 = half a GPU)")
@@ -89,35 +92,47 @@ class SubmitJobRequest(RequestModel):
     memory: Number | str | None = Field(default=None, examples=["64GiB"], description="host memory per worker")
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
     workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
-    groups: list[WorkerGroupRequest] | None = Field(
-        default=None, examples=[[{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 8, "workers": 4}]],
-        description="a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)")
     node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
     tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
     time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
     time_limit_s: Number | None = Field(default=None, examples=[7200])
-    command: list[str] | None = Field(default=None, examples=[["python", "train.py"]])
-    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]])
-    script: str | None = Field(default=None, examples=["train.py"])
-    notebook: str | None = Field(default=None, examples=["analysis.ipynb"])
     working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
     env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
                                        description="variable names as keys, string values")
     image: str | None = Field(default=None, examples=["python:3.11"])
-    port: int | None = Field(default=None, examples=[8000])
-    kernel_id: str | None = Field(default=None, examples=["5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f"])
     profile: str | None = Field(default=None, examples=["gpu-small"])
     checkpointable: bool | None = Field(default=None, examples=[False])
     resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+
+    def body(self) -> dict[str, Any]:
+        """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them
+        (``null`` kept: it clears a field in a definition's update)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class SubmitJobRequest(RunJobFields):
+    """``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit
+    in a nested ``resources`` object. The user comes from authentication, never from the body.
+    Validated further by :func:`jupyter_sched.model.spec_from_request` and the admission rules."""
+
+    # the fields of the job that runs come from RunJobFields (shared with definitions); these are a submission's own
+
+    name: str | None = Field(default=None, examples=["train-resnet"], description="1-200 printable characters")
+    kind: JobKindName | None = Field(default=None, examples=["training"])
+    groups: list[WorkerGroupRequest] | None = Field(
+        default=None, examples=[[{"name": "launcher", "gpus": 1}, {"name": "trainer", "gpus": 8, "workers": 4}]],
+        description="a heterogeneous gang: worker groups instead of gpus/workers (at most 16 groups)")
+    command: list[str] | None = Field(default=None, examples=[["python", "train.py"]])
+    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]])
+    script: str | None = Field(default=None, examples=["train.py"])
+    notebook: str | None = Field(default=None, examples=["analysis.ipynb"])
+    port: int | None = Field(default=None, examples=[8000])
+    kernel_id: str | None = Field(default=None, examples=["5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f"])
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
                                description="the script's text, carried to the executing side (at most 1 MiB)")
     notebook_json: str | None = Field(default=None, description="the notebook's JSON text, carried (at most 8 MiB)")
-
-    def body(self) -> dict[str, Any]:
-        """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them."""
-        return self.model_dump(exclude_unset=True)
 
 
 class ListJobsRequest(QueryModel):
@@ -164,6 +179,25 @@ class WaitLeaseRequest(QueryModel):
     wait_ms: int = Field(default=0, ge=0, le=MAX_LEASE_WAIT_MS, examples=[5000],
                          description="long-poll: answer as soon as the lease is granted or ended (not pending), "
                                      "or after this many milliseconds with it still pending; 0 answers at once")
+
+
+LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit"]
+"""Why a client ends a lease (``DELETE leases/{id}?why=``), as its record then says it."""
+
+MAX_TIMEOUT_S = 1e7
+"""Largest ``timeout_s`` a withdrawal names (about 115 days; any real timeout is far below)."""
+
+
+class CancelJobRequest(QueryModel):
+    """``DELETE jobs/{id}`` / ``DELETE leases/{id}``: why the caller ends a lease, so its record
+    says so — a request given up by its ``--timeout`` read "request withdrawn by root" (issue 20)."""
+
+    why: LeaseEndCause | None = Field(default=None, examples=["timeout"], description=(
+        "leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no "
+        "GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its "
+        "kernel's process is exiting)"))
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S, examples=[30],
+                                    description="with why=timeout: the timeout that passed, in seconds")
 
 
 class KeepaliveLeaseRequest(RequestModel):
@@ -304,19 +338,32 @@ class Job(CodecView):
     preempted_by: str | None = None
     nominated: Allocation | None = None
     simulated: bool = False
+    mine: bool = Field(default=False, description=(
+        "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
+        "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
+    warnings: list[str] | None = Field(default=None, description=(
+        "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
+        "can only start when nothing is reserved' (case 033)"))
 
     @model_validator(mode="before")
     @classmethod
-    def _lease_in_words(cls, data: Any) -> Any:
+    def _lease_in_words(cls, data: Any, info: ValidationInfo) -> Any:
         """A lease's reason in a lease's words: it cannot be given a time limit, so its backfill
         clause says what it waits for (issue 20: "with no time limit it cannot start ahead of…").
-        Work that ended keeps its last reason as history, without "queued #2" or an ETA."""
+        Work that ended keeps its last reason as history, without "queued #2" or an ETA. Read by
+        its owner (validation context ``{"viewer": user}``, or a queue entry's ``mine``), what of
+        the owner's own blocks it is named as theirs — to nobody else (issue 20)."""
         if not isinstance(data, dict):
             return data
+        viewer = info.context.get("viewer") if isinstance(info.context, dict) else None
+        if viewer is not None and "mine" not in data:
+            data = {**data, "mine": viewer == data.get("user")}
         ended = data.get("state") in _ENDED
-        if data.get("kind") != "lease" and not ended:
+        reason = data.get("reason")
+        mine = data.get("mine") is True and not ended and isinstance(reason, dict) and bool(own_leases(reason))
+        if data.get("kind") != "lease" and not ended and not mine:
             return data
-        return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended)
+        return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=mine)
 
 
 class KeepaliveLeaseResponse(Job):
