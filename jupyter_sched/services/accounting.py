@@ -4,6 +4,7 @@ the accounting report (``usage/report``). Own usage for everyone; everyone's for
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
@@ -14,6 +15,7 @@ from ..errors import ValidationError
 from ..model import JobState
 from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_utc
+from ..store import StoreTx
 from .context import Context
 from .models import (
     GetMeResponse,
@@ -27,6 +29,21 @@ from .models import (
 
 __all__ = ["AccountingService"]
 
+_HELD_USERS = 4096
+"""Users whose held work ``GET me`` keeps at most (then it starts again)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """One user's GPUs held (``in_use`` GPUs; ``jobs``, ``leases`` holding them) and pending jobs,
+    as read at the ``jobs`` counter ``version``."""
+
+    version: int
+    in_use: float
+    jobs: int
+    leases: int
+    pending: int
+
 
 class AccountingService:
     """Usage and identity (see module docstring).
@@ -39,6 +56,8 @@ class AccountingService:
     def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None) -> None:
         self.ctx = ctx
         self.prices = dict(prices) if prices else None
+        self._held: dict[str, _Held] = {}
+        """Per user, what ``GET me`` read of their job rows, while the ``jobs`` counter is unchanged."""
 
     def me(self, caller: Caller) -> GetMeResponse:
         """The caller: teams, granted classes, quota lines and budgets of their default team,
@@ -49,15 +68,13 @@ class AccountingService:
         # rows are read, never their backlog of pending work nor everyone's usage rows
         with self.ctx.store.transaction(write=False) as tx:
             quotas = tx.quota_set()
-            holding = [r.job for r in tx.list_jobs(user=caller.user, states=(JobState.ADMITTED, JobState.RUNNING))
-                       if r.job.allocation is not None]
-            pending = tx.count_jobs(user=caller.user, states=(JobState.PENDING,))
+            held = self._held_by(tx, caller.user)
+            # the GPU-hour sums move with time (open intervals grow, windows slide): summed on every call
             week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
             used = {(b.team, b.user): tx.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
                                                      user=b.user) / 3600 for b in mine_budgets}
-        in_use = sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
-                     for j in holding if j.allocation is not None)
+        in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
         return GetMeResponse.model_validate({
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
@@ -65,11 +82,30 @@ class AccountingService:
             "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, caller.user)],
             "budgets": [{**budget_to_dict(b), "used_gpu_hours": round(used[(b.team, b.user)], 6)}
                         for b in mine_budgets],
-            "in_use": {"gpus": in_use, "jobs": sum(1 for j in holding if not j.is_lease),
-                       "leases": sum(1 for j in holding if j.is_lease)},
+            "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases},
             "pending": pending,
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
+
+    def _held_by(self, tx: StoreTx, user: str) -> _Held:
+        """What ``user`` holds and has pending, from their job rows — read again only when the
+        store's ``jobs`` counter moved (any job written, by any process sharing the store): 50
+        panels polling ``GET me`` each second read and decoded them for every poll (issue 17)."""
+        version = tx.jobs_version()
+        kept = self._held.get(user)
+        if kept is not None and kept.version == version and version >= 0:
+            return kept
+        holding = [r.job for r in tx.list_jobs(user=user, states=(JobState.ADMITTED, JobState.RUNNING))
+                   if r.job.allocation is not None]
+        held = _Held(version=version,
+                     in_use=sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
+                                for j in holding if j.allocation is not None),
+                     jobs=sum(1 for j in holding if not j.is_lease), leases=sum(1 for j in holding if j.is_lease),
+                     pending=tx.count_jobs(user=user, states=(JobState.PENDING,)))
+        if len(self._held) >= _HELD_USERS and user not in self._held:
+            self._held.clear()  # bounded: the next poll of each user reads again
+        self._held[user] = held
+        return held
 
     def _whose(self, caller: Caller, everyone: bool, user: str | None = None) -> str | None:
         """Whose usage ``caller`` reads: everyone (None) or one user; admins only beyond their own."""
