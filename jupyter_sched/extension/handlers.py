@@ -131,7 +131,7 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
     async def post(self) -> None:
         request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
         caller = self.caller
-        with LeaseWaiter(self.sched.event_hub, caller.user) as self._waiter:
+        with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
             lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind)
             lease = await self._waiter.decided(lease, wait.wait_ms, functools.partial(
                 self.call, self.services.jobs.get, caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
@@ -165,7 +165,7 @@ class LeaseHandler(EndsWaitOnHangUp, JobHandler):
     async def get(self, job_id: str) -> None:
         wait, caller = self.query(WaitLeaseRequest), self.caller
         read = functools.partial(self.call, self.services.jobs.get, caller, job_id, kind=self.kind)
-        with LeaseWaiter(self.sched.event_hub, caller.user) as self._waiter:
+        with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
             lease = await read()
             lease = await self._waiter.decided(lease, wait.wait_ms, read, poll_s=poll_interval(self.services))
         self.reply(lease)

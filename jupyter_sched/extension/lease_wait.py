@@ -19,7 +19,10 @@ Bounded per user (red-team 3 finding 2): a wait ends as soon as its client hangs
 keep waiting, and re-reading, for the whole ``wait_ms`` — and only :data:`MAX_POLLING_WAITS` of a
 user's waits at a time re-read the store; the others still answer on the engine's events and,
 at the end of ``wait_ms``, with one read. One user's 700 dropped waits on a server that does not
-lead had slowed every other user's ``GET me`` 176-fold.
+lead had slowed every other user's ``GET me`` 176-fold. And at most :data:`MAX_OPEN_WAITS` of a
+user's requests wait at once on one server: each holds an event subscription that every engine
+event is offered to, on the event loop, for up to 25 s; one more is refused 429 ``busy`` naming
+``wait_ms`` (nothing is submitted: retry when one has answered, or ask without ``wait_ms``).
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..errors import BusyError
 from ..services.models import Job
 from .events import EventHub, Subscription
 
-__all__ = ["MAX_POLLING_WAITS", "EndsWaitOnHangUp", "LeaseWaiter", "poll_interval", "waiting"]
+__all__ = ["MAX_OPEN_WAITS", "MAX_POLLING_WAITS", "EndsWaitOnHangUp", "LeaseWaiter", "poll_interval", "waiting"]
 
 _WAITING_STATES = frozenset({"pending", "preempted"})
 
@@ -41,8 +45,15 @@ MAX_POLLING_WAITS = 16
 """A user's lease waits that re-read the store at once (more kernels than this waiting for GPUs
 at the same moment is rare); the rest wait on the engine's events only."""
 
+MAX_OPEN_WAITS = 64
+"""A user's lease requests that may wait (``wait_ms`` > 0) at once on one server; one more is
+refused 429 (a notebook per kernel waits with one: 64 kernels waiting for GPUs at once is far)."""
+
 _POLLING: weakref.WeakKeyDictionary[EventHub, Counter[str]] = weakref.WeakKeyDictionary()
 """Per event hub (one per server): each user's waits that re-read the store now."""
+
+_OPEN: weakref.WeakKeyDictionary[EventHub, Counter[str]] = weakref.WeakKeyDictionary()
+"""Per event hub: each user's requests that wait now (``wait_ms`` > 0)."""
 
 
 def poll_interval(services: Any) -> float:
@@ -65,13 +76,19 @@ class LeaseWaiter:
     Args:
         hub: the server's event hub (engine events on the loop).
         user: whose lease events to keep (the others are skipped before they are queued).
+        wait_ms: how long the request may wait (0: it answers at once and counts against no cap).
+
+    Raises:
+        BusyError: (on entering) ``user`` already has :data:`MAX_OPEN_WAITS` waits open here.
     """
 
-    def __init__(self, hub: EventHub, user: str) -> None:
+    def __init__(self, hub: EventHub, user: str, wait_ms: int = 0) -> None:
         self._hub = hub
         self._user = user
+        self._wait_ms = wait_ms
         self._sub: Subscription | None = None
         self._polls = False
+        self._open = False
         self.gone = False
 
     def _view(self, event: dict[str, Any]) -> dict[str, Any] | None:
@@ -81,6 +98,15 @@ class LeaseWaiter:
         return event
 
     def __enter__(self) -> LeaseWaiter:
+        if self._wait_ms > 0:
+            waits = _OPEN.setdefault(self._hub, Counter())
+            if waits[self._user] >= MAX_OPEN_WAITS:
+                raise BusyError(f"{MAX_OPEN_WAITS} of your lease requests are already waiting on this server",
+                                field="wait_ms", details={"open_waits": waits[self._user], "max": MAX_OPEN_WAITS},
+                                hint="retry once one of them has answered, or ask without wait_ms (it answers at "
+                                     "once; GET leases/{id} follows the lease)")
+            waits[self._user] += 1
+            self._open = True
         self._sub = self._hub.subscribe(self._view)
         polling = _POLLING.setdefault(self._hub, Counter())
         if polling[self._user] < MAX_POLLING_WAITS:
@@ -89,6 +115,13 @@ class LeaseWaiter:
         return self
 
     def __exit__(self, *_: object) -> None:
+        if self._open:
+            waits = _OPEN.get(self._hub)
+            if waits is not None:
+                waits[self._user] -= 1
+                if waits[self._user] <= 0:
+                    del waits[self._user]
+            self._open = False
         if self._polls:
             polling = _POLLING.get(self._hub)
             if polling is not None:

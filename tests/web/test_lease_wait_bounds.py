@@ -127,3 +127,56 @@ async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_a
     answers = await asyncio.gather(*opened)
     client.close()
     assert all(code == 200 and lease["state"] in ("admitted", "running") for code, lease in answers), answers
+
+
+async def test_redteam3_a_user_may_hold_only_so_many_waits_open(sched_app: Any, api: Any, jp_http_port: int,
+                                                                jp_base_url: str, monkeypatch: Any) -> None:
+    """Red-team 3 finding 2, last part: the waits one user may hold open at once are capped (each is
+    an event subscription every engine event is offered to, for up to 25 s); one more is refused
+    429 ``busy`` naming ``wait_ms`` — a POST so refused submits nothing — while the same request
+    without ``wait_ms`` and another user's waits are answered as before."""
+    import json
+
+    from tornado.httpclient import AsyncHTTPClient
+
+    from jupyter_sched.extension import lease_wait
+
+    from .conftest import JUDY_TOKEN
+
+    monkeypatch.setattr(lease_wait, "MAX_OPEN_WAITS", 3)
+    client = AsyncHTTPClient(force_instance=True, max_clients=20)
+
+    async def wait_on(lease_id: str) -> tuple[int, Any]:
+        url = f"http://127.0.0.1:{jp_http_port}{jp_base_url}{API}/leases/{lease_id}?wait_ms=25000"
+        reply = await client.fetch(url, headers={"Authorization": f"token {EVE_TOKEN}"}, request_timeout=60)
+        return reply.code, json.loads(reply.body)
+
+    hub = sched_app.event_hub
+    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, token=EVE_TOKEN, params={"wait_ms": "20000"})
+    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-q"}, token=EVE_TOKEN)
+    subscribers = hub.subscribers
+    opened = [asyncio.ensure_future(wait_on(queued["id"])) for _ in range(3)]
+
+    async def all_open() -> bool:
+        return hub.subscribers == subscribers + 3
+
+    await wait_for(all_open)
+    status, refused = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN, params={"wait_ms": "1000"})
+    assert status == 429 and refused["error"]["code"] == "busy" and refused["error"]["field"] == "wait_ms", refused
+    _, before = await api("GET", "leases", token=EVE_TOKEN)
+    status, refused = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-more"}, token=EVE_TOKEN,
+                                params={"wait_ms": "1000"})
+    assert status == 429, refused
+    _, after = await api("GET", "leases", token=EVE_TOKEN)
+    assert after == before, "a refused wait submits nothing"
+    status, plain = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN)
+    assert status == 200 and plain["state"] == "pending"
+    status, judys = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-judy"}, token=JUDY_TOKEN,
+                              params={"wait_ms": "200"})
+    assert status == 201, judys
+    await api("DELETE", f"leases/{holder['id']}", token=EVE_TOKEN)
+    answers = await asyncio.gather(*opened)
+    client.close()
+    assert all(code == 200 for code, _ in answers), answers
+    status, again = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN, params={"wait_ms": "100"})
+    assert status == 200, again  # the waits ended: the cap is free again
