@@ -456,7 +456,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
         if linked < need:  # GPUs are free, but not enough of them share an NVLink domain on one node
             return FitReason(
                 "Fragmented",
-                f"needs {need} NVLink-connected {model} GPUs on one node; {free_total} free, but at most {linked} "
+                f"needs {gpus_phrase(need, 'NVLink-connected ' + model)} on one node; {free_total} free, but at most {linked} "
                 f"of them connected by NVLink on one node",
                 {"requested": need, "free": free_total, "max_free_per_node": max_free,
                  "max_free_nvlink_group": linked, "nvlink": True, "model": model})
@@ -489,7 +489,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
         note = f"; {count} GPU{'s' if count != 1 else ''} blocked by unmanaged process ({where})"
     return FitReason(
         "WaitingForCapacity",
-        f"needs {need * workers} {model} GPU{'s' if need * workers != 1 else ''}, {free_total} free"
+        f"needs {gpus_phrase(need * workers, model)}, {free_total} free"
         + (f" (at most {max_free} on one node)" if free_total > max_free else "") + note,
         {"requested": need * workers, "free": free_total, "max_free_per_node": max_free,
          "capacity": flavor.capacity, "model": model,

@@ -63,6 +63,7 @@ def test_newuser3_a_preempted_job_in_backoff_names_who_preempted_it_and_counts_r
     assert pend.reason.details["preempted_by"] == "hi2"
     assert [gpus_phrase(n) for n in (1, 2, 0.5, 0, 1.0)] == ["1 GPU", "2 GPUs", "0.5 GPU", "0 GPUs", "1 GPU"]
     assert gpus_phrase(1, "A100") == "1 A100 GPU"
+    assert gpus_phrase(2, "Simulated GPU 80GB") == "2 Simulated GPU 80GB"  # new-user 4 finding 3: no "GPU ... GPUs"
 
 
 def test_newuser3_finding_14_a_kernels_lease_is_told_this_kernel_needs_at_the_source() -> None:
@@ -129,4 +130,12 @@ def test_newuser4_finding_2_a_nvlink_job_waiting_for_a_free_pair_says_so() -> No
     result = run_cycle(snapshot([make_node("n1", gpus=4, nvlink=pairs)], jobs))
     reason = next(p.reason for p in result.pending if p.job_id == "link")
     assert reason.code == "Fragmented" and reason.details["max_free_nvlink_group"] == 1
-    assert "needs 2 NVLink-connected" in reason.message and "2 free, but at most 1 of them connected" in reason.message
+    assert "needs 2 NVLink-connected A100-80GB GPUs" in reason.message
+    assert "2 free, but at most 1 of them connected" in reason.message
+
+
+def test_newuser4_finding_3_a_model_named_gpu_is_not_followed_by_gpus_in_the_core_s_message() -> None:
+    node = make_node("n1", gpus=4, model="Simulated GPU 80GB")
+    jobs = [running(make_job("r", gpus=3), "n1", [0, 1, 2]), make_job("w", gpus=2)]
+    reason = next(p.reason for p in run_cycle(snapshot([node], jobs)).pending if p.job_id == "w")
+    assert reason.message.startswith("needs 2 Simulated GPU 80GB, 1 free"), reason.message  # was "... 80GB GPUs, 1 free"
