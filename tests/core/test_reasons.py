@@ -101,3 +101,32 @@ def test_newuser3_finding_33_a_high_job_is_told_why_it_does_not_preempt_normal_w
         "are set, so no team takes GPUs back from another.")
     assert high.details["preemption_rule"]["preemptible"] == ["low"]  # type: ignore[attr-defined]
     assert "no preemption" not in _reason(result, "same").message  # type: ignore[attr-defined]
+
+
+def test_newuser4_finding_2_nvlink_on_gpus_without_nvlink_is_rejected_naming_nvlink() -> None:
+    # 4 GPUs without NVLink, all free: a 2-GPU NVLink job pended forever as "needs 2, 4 free"
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], [make_job("link", gpus=2, nvlink=True)]))
+    assert not result.admits and not result.pending
+    reason = result.rejects[0].reason
+    assert reason.code == "Unschedulable" and reason.details["field"] == "nvlink"
+    assert "needs 2 NVLink-connected GPUs" in reason.message and "no GPUs here are connected by NVLink" in reason.message
+    assert reason.unblock == "resubmit without nvlink"
+    # NVLink pairs: 4 linked GPUs are never one domain -> refused, saying pairs are the most there is
+    pairs = [(1,), (0,), (3,), (2,)]
+    four = run_cycle(snapshot([make_node("n1", gpus=4, nvlink=pairs)], [make_job("four", gpus=4, nvlink=True)]))
+    assert four.rejects[0].reason.details["max_nvlink_group"] == 2
+    assert "at most 2 GPUs here are connected by NVLink" in four.rejects[0].reason.message
+    # without nvlink, or one GPU with it, nothing changes
+    plain = run_cycle(snapshot([make_node("n1", gpus=4)], [make_job("a", gpus=2), make_job("b", gpus=1, nvlink=True)]))
+    assert {a.job_id for a in plain.admits} == {"a", "b"}
+
+
+def test_newuser4_finding_2_a_nvlink_job_waiting_for_a_free_pair_says_so() -> None:
+    # pairs (0,1) (2,3): one GPU busy in each pair -> 2 GPUs free but no free pair
+    pairs = [(1,), (0,), (3,), (2,)]
+    jobs = [running(make_job("r0"), "n1", [0]), running(make_job("r2"), "n1", [2]),
+            make_job("link", gpus=2, nvlink=True)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4, nvlink=pairs)], jobs))
+    reason = next(p.reason for p in result.pending if p.job_id == "link")
+    assert reason.code == "Fragmented" and reason.details["max_free_nvlink_group"] == 1
+    assert "needs 2 NVLink-connected" in reason.message and "2 free, but at most 1 of them connected" in reason.message
