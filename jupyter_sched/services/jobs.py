@@ -21,7 +21,7 @@ from typing import Any
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..executors.local import LocalExecutor, read_log
-from ..model import Job, JobKind, JobSpec, JobState, spec_from_request
+from ..model import Job, JobKind, JobSpec, JobState, PriorityClass, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
@@ -452,6 +452,10 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
                               hint="pass the cursor of the Link: rel=next header unchanged, or leave it out") from None
 
 
+_CURSOR_RANKS = frozenset({0, *(c.rank for c in PriorityClass)})
+"""Ranks a queue cursor may carry: those the store's queue order writes (``store._RANK``)."""
+
+
 def encode_queue_cursor(key: QueueKey) -> str:
     """The opaque cursor of the queue page after the entry at ``key`` (see :data:`QueueKey`)."""
     return base64.urlsafe_b64encode(json.dumps(["q", *key]).encode()).decode().rstrip("=")
@@ -465,7 +469,9 @@ def decode_queue_cursor(cursor: str) -> QueueKey:
     """
     try:
         tag, rank, at, job_id = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if tag != "q" or not isinstance(rank, int) or not isinstance(job_id, str):
+        # only a rank the store writes (a priority class's, or 0): a forged one beyond the database's
+        # integers was a 500 with a traceback (red-team 4 finding 2)
+        if tag != "q" or type(rank) is not int or rank not in _CURSOR_RANKS or not isinstance(job_id, str):
             raise ValueError(cursor)
         return rank, ts(parse_utc(str(at), field="cursor")) or "", job_id
     except (ValueError, TypeError, SchedError):
