@@ -317,6 +317,9 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             sub.error("say which jobs: JOB_ID ..., --mine (all of yours) or --all (everyone's, admins)")
         if args.state and not (args.mine or args.everyone):
             sub.error("--state goes with --mine or --all")
+    for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
+        if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
+            _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None,
