@@ -116,6 +116,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _dump(job, io)
         return EXIT_OK
     print(f"submitted {job['id']}: " + job_line(job, _now()).split(": ", 1)[1], file=io.out)
+    for warning in job.get("warnings") or ():  # what the server says about the accepted request
+        print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK

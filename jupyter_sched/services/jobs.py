@@ -21,7 +21,7 @@ from typing import Any
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..executors.local import LocalExecutor, read_log
-from ..model import Job, JobKind, JobSpec, JobState, PriorityClass, spec_from_request
+from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
@@ -119,6 +119,8 @@ class JobsService:
         inv = self.ctx.inventory()
         quotas = self.ctx.store.quota_set()
         spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        if warnings is not None:
+            warnings.extend(_not_reserved(spec, inv))
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
@@ -431,6 +433,21 @@ class JobsService:
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out
+
+
+def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:
+    """Sentences for host CPU or memory the request asks for that this server does not reserve:
+    its inventory declares none on any node (new user 4: ``--cpu 1000`` on a 2-core machine was
+    accepted and ran, as if 1,000 cores were held for it)."""
+    out = []
+    nodes = inv.nodes
+    req = spec.resources
+    for asked, what, tracked in ((req.cpu_millis, "cpu", any(n.cpu_millis for n in nodes)),
+                                 (req.memory_mib, "memory", any(n.memory_mib for n in nodes))):
+        if asked and not tracked:
+            out.append(f"{what} is not reserved on this server (its inventory declares no host {what}): the job "
+                       "runs with whatever the machine has free")
+    return out
 
 
 def encode_cursor(submitted_at: str, job_id: str) -> str:

@@ -956,3 +956,16 @@ def test_a_signal_is_said_by_name_not_as_a_negative_exit_code() -> None:
     assert job_line(job, None) == "job j-1: cancelled — cancelled by ann (killed by SIGTERM)"
     assert job_line({"id": "j-2", "state": "failed", "exit_code": -9, "message": ""}, None) == (
         "job j-2: failed, killed by SIGKILL")
+
+
+def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(server: EmbeddedServer) -> None:
+    """New user 4, finding 4: ``--cpu 1000`` and ``--memory 10TiB`` on a 2-core machine were
+    accepted and ran as if reserved; this server's inventory declares no host CPU or memory, so
+    the submit answer says they are not reserved, and the CLI prints it."""
+    clear(server)
+    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", "1000", "--memory", "10TiB", "--", "true")
+    assert run.code == EXIT_OK, run.err
+    assert "jupyter-sched submit: note: cpu is not reserved on this server (its inventory declares no host cpu)" \
+        in run.err and "note: memory is not reserved" in run.err, run.err
+    plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"]}).json()
+    assert "warnings" not in plain
