@@ -183,6 +183,10 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
     if job.get("state") not in ("running", "admitted"):
         return ""
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    if job.get("kind") == "lease" and not job.get("kernel_id") and job.get("mine", True) is not False:
+        # bound to no kernel, so no notebook can %gpu release it (new user 4)
+        return (f"GPUs held for no kernel: `{PROG} cancel {job.get('id')}` releases them (or idle reclaim), "
+                "no time limit")
     if job.get("kind") == "lease":
         return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):

@@ -139,6 +139,8 @@ class JobsService:
         warnings: builtins.list[str] = []
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings)
         self._refuse_missing_paths(job.spec)
+        if job.is_lease:
+            warnings.extend(self._unknown_kernel(job))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))
@@ -167,6 +169,28 @@ class JobsService:
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
                 f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
         raise ValidationError(f"{field}: {what} {path[:300]!r} does not exist on this server", field=field, hint=hint)
+
+    def _unknown_kernel(self, job: Job) -> builtins.list[str]:
+        """A sentence for a lease that no notebook can release: bound to no kernel, or to one this
+        server does not run (new user 4: a mistyped ``kernel_id`` held a GPU until idle reclaim,
+        said nowhere). Only where the server knows its kernels (embedded: the kernel manager's
+        view); a hub's central service knows none of its users' kernels and says nothing. Said,
+        not refused: scripts and tests ask for leases of kernels the server did not start."""
+        release = f"`jupyter-sched cancel {job.id}` (or DELETE leases/{job.id}) releases it"
+        kernel_id = job.spec.kernel_id
+        if not kernel_id:
+            return [f"this lease is bound to no kernel, so no notebook's %gpu release frees it: {release}"]
+        kernels = self.ctx.engine._kernels
+        if kernels is None:
+            return []
+        try:
+            known = kernels()
+        except Exception:  # the kernel manager's view is best effort: say nothing when it fails
+            return []
+        if kernel_id in known:
+            return []
+        return [f"no kernel {kernel_id[:80]!r} runs on this server, so no notebook's %gpu release frees this lease "
+                f"and its kernel's end will not: {release}"]
 
     def dryrun(self, caller: Caller, request: SubmitJobRequest) -> DryrunJobResponse:
         """Would this request fit now, where, and when? Nothing is stored.

@@ -969,3 +969,24 @@ def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(serve
         in run.err and "note: memory is not reserved" in run.err, run.err
     plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"]}).json()
     assert "warnings" not in plain
+
+
+def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release_it(server: EmbeddedServer) -> None:
+    """New user 4, finding 12: a lease for a kernel this server does not run (a typo) or for no
+    kernel was granted and held, and the queue said "%gpu release" — which no notebook can do
+    for it. The answer and the queue line say how to release it."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    stray = ann.post("leases", json={"gpus": 1, "kernel_id": "not-a-kernel"}).json()
+    assert stray["warnings"] == [
+        f"no kernel 'not-a-kernel' runs on this server, so no notebook's %gpu release frees this lease and its "
+        f"kernel's end will not: `jupyter-sched cancel {stray['id']}` (or DELETE leases/{stray['id']}) releases it"]
+    loose = ann.post("leases", json={"gpus": 1}).json()
+    assert loose["warnings"][0].startswith("this lease is bound to no kernel, so no notebook's %gpu release frees it")
+    try:
+        wait_state(server, "tok-ann", loose["id"], "running", "admitted")
+        queue = cli(server, "tok-ann", "queue")
+        assert f"GPUs held for no kernel: `jupyter-sched cancel {loose['id']}` releases them" in queue.out, queue.out
+    finally:
+        for lease in (stray, loose):
+            ann.delete(f"leases/{lease['id']}")
