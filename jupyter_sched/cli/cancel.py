@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ConflictError, NotFoundError, SchedError
 from ..wording import cancel_outcome
+from ..wording.jobs import bulk_cancel_summary
 from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line
 from .progress import CountingProgress
 
@@ -86,7 +87,8 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if not args.yes:
         _list(jobs, io, owners=bool(args.everyone), leases=leases)
         if not _interactive(io):
-            print(f"{PROG} cancel: would cancel {len(jobs)} jobs ({breakdown}); not asking without a terminal — "
+            print(f"{PROG} cancel: would cancel {len(jobs)} job{'s' if len(jobs) != 1 else ''} ({breakdown}); not "
+                  "asking without a terminal — "
                   "add --yes to go ahead", file=io.err)
             return EXIT_USAGE
         io.err.write(question)
@@ -108,7 +110,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 if after.get("state") in HOLDING:
                     _grace(client, after, grace)
             bar.advance()
-    print(_summary(done, grace[0] if grace else None), file=io.out)
+    print(bulk_cancel_summary(done, grace[0] if grace else None), file=io.out)
     return EXIT_OK
 
 
@@ -131,19 +133,6 @@ def _list(jobs: list[dict[str, Any]], io: Streams, *, owners: bool, leases: int)
     if leases:
         print(f"  (kernel leases are left alone: {leases}; a notebook releases its GPUs with %gpu release)",
               file=io.err)
-
-
-def _summary(done: Counter[str], grace_s: float | None) -> str:
-    total = done["removed"] + done["stopping"]
-    parts = []
-    if done["removed"]:
-        parts.append(f"{done['removed']} pending removed from the queue")
-    if done["stopping"]:
-        grace = f", grace {grace_s:g} s" if grace_s is not None else ""
-        parts.append(f"{done['stopping']} running stopping{grace}")
-    if done["ended"]:
-        parts.append(f"{done['ended']} had already ended")
-    return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
 
 
 def _interactive(io: Streams) -> bool:

@@ -116,6 +116,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _dump(job, io)
         return EXIT_OK
     print(f"submitted {job['id']}: " + job_line(job, _now()).split(": ", 1)[1], file=io.out)
+    for warning in job.get("warnings") or ():  # what the server says about the accepted request
+        print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK
@@ -181,6 +183,10 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
     if job.get("state") not in ("running", "admitted"):
         return ""
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
+    if job.get("kind") == "lease" and not job.get("kernel_id") and job.get("mine", True) is not False:
+        # bound to no kernel, so no notebook can %gpu release it (new user 4)
+        return (f"GPUs held for no kernel: `{PROG} cancel {job.get('id')}` releases them (or idle reclaim), "
+                "no time limit")
     if job.get("kind") == "lease":
         return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
@@ -205,17 +211,24 @@ def _duration(seconds: float) -> str:
     return f"{secs}s"
 
 
+JOBS_MAX = 1000
+"""Most jobs ``GET jobs`` lists in one answer (``ListJobsRequest.limit``'s bound; ``jobs --limit``'s too)."""
+
+
 def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """My jobs (admins: ``--all``), newest first, one :func:`job_line` each; leases left out."""
     try:
-        rows = client.jobs(state=args.state, kind=None, all_users=args.all_users, limit=min(args.limit, 1000) + 1)
+        # one more than asked tells whether older ones exist — but never past the server's 1000 (new user
+        # 4: `--limit 1000`, the documented maximum, was refused as "got 1001")
+        rows = client.jobs(state=args.state, kind=None, all_users=args.all_users, limit=min(args.limit + 1, JOBS_MAX))
     except AuthorizationError as exc:
         if exc.field != "all":
             raise
         raise AuthorizationError("only admins may list everyone's jobs", field="--all",
                                  hint="leave out --all to list your own") from None
+    listed = len(rows)
     rows = [job for job in rows if job.get("kind") != "lease"]
-    more = len(rows) > args.limit
+    more = len(rows) > args.limit or listed >= JOBS_MAX
     rows = rows[:args.limit]
     if args.json:
         _dump(rows, io)
@@ -232,7 +245,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         owner = f"{job.get('user')}  " if args.all_users else ""
         print(owner + job_line(job, now), file=io.out)
     if more:
-        print("Older jobs are not shown: --limit N shows more (at most 1000).", file=io.out)
+        print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else
+                                              f"{JOBS_MAX} is the most one listing shows; --state narrows it."),
+              file=io.out)
     return EXIT_OK
 
 

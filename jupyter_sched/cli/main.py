@@ -317,6 +317,9 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             sub.error("say which jobs: JOB_ID ..., --mine (all of yours) or --all (everyone's, admins)")
         if args.state and not (args.mine or args.everyone):
             sub.error("--state goes with --mine or --all")
+    for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
+        if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
+            _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None,
@@ -365,6 +368,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
               "TOKEN (or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
+    if client.connection.others:  # several servers answered: say which one this talks to (new user 4)
+        print(several_servers_note(client.connection.url, client.connection.root, client.connection.others,
+                                   os.getcwd()), file=stderr)
     try:
         with client:
             return COMMANDS[args.command](client, args, io)
@@ -386,6 +392,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+
+
+def several_servers_note(url: str, root: str, others: Sequence[str], cwd: str) -> str:
+    """``jupyter-sched: 2 Jupyter servers with jupyter_sched run here; using http://…:8888/ (root
+    /srv/a: it serves this directory) — pass --url to use another: http://…:18841/``."""
+    inside = root and (cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep))
+    why = "it serves this directory" if inside else "the one started last"
+    return (f"{PROG}: {len(others) + 1} Jupyter servers with jupyter_sched run here; using {url} (root {root}: {why}) "
+            f"— pass --url to use another: {', '.join(others)}")
 
 
 class Streams:

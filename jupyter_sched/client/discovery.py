@@ -11,8 +11,10 @@ Discovery order (the first that yields a URL wins; documented in :func:`discover
    user's own single-user server at ``JUPYTERHUB_SERVICE_URL`` + ``JUPYTERHUB_SERVICE_PREFIX``.
 4. **Running-server files** — ``jpserver-*.json`` in the Jupyter runtime dir
    (read as ``jupyter_server.serverapp.list_running_servers`` does, :func:`running_servers`), so ``jupyter execute`` or papermill on
-   the same machine finds the server; servers whose root dir contains the current directory are
-   tried first, and only one that answers ``GET api/sched/config`` is taken.
+   the same machine finds the server. Of the servers that answer ``GET api/sched/config``, the one
+   whose root dir holds the current directory (the deepest) is taken, else the one started last;
+   the others are kept in :attr:`Connection.others` so a caller can say which one it uses (new
+   user 4: with two Jupyter servers a job went silently to the other one, ranked by pid as text).
 
 When nothing is found, :class:`NoServerError` says exactly that and how to fix it.
 """
@@ -61,12 +63,17 @@ class Connection:
         kernel_id: this kernel's id as the server knows it (leases bind to it), when known.
         source: how it was found: ``explicit``, ``kernel-env``, ``hub-service``, ``hub-user`` or
             ``runtime-file``.
+        root: a runtime-file server's root dir ("" otherwise).
+        others: the base URLs of the other running servers that answered too (runtime files only):
+            more than one was there to choose from.
     """
 
     url: str
     token: str = ""
     kernel_id: str | None = None
     source: str = "explicit"
+    root: str = ""
+    others: tuple[str, ...] = ()
 
     @property
     def api_url(self) -> str:
@@ -131,18 +138,26 @@ def running_servers(runtime_dir: str | None = None) -> Iterator[dict[str, Any]]:
         from jupyter_core.paths import jupyter_runtime_dir
 
         runtime_dir = jupyter_runtime_dir()
+    for info, _ in _server_files(runtime_dir):
+        yield info
+
+
+def _server_files(runtime_dir: str) -> Iterator[tuple[dict[str, Any], float]]:
+    """:func:`running_servers`' files with when each was written (seconds since the epoch)."""
     if not os.path.isdir(runtime_dir):
         return
     for name in sorted(os.listdir(runtime_dir)):
         if not re.fullmatch(r"jpserver-(.+)\.json", name):
             continue
+        path = os.path.join(runtime_dir, name)
         try:
-            with open(os.path.join(runtime_dir, name), encoding="utf-8") as f:
+            with open(path, encoding="utf-8") as f:
                 info = json.load(f)
+            written = os.stat(path).st_mtime
         except (OSError, ValueError):
             continue  # being written, or not ours to read
         if isinstance(info, dict) and isinstance(info.get("pid"), int) and _alive(info["pid"]):
-            yield info
+            yield info, written
 
 
 def _alive(pid: int) -> bool:
@@ -163,17 +178,29 @@ def _server_url(info: Mapping[str, Any]) -> str:
     return _join(url, base)
 
 
-def _from_runtime_files(servers: Iterable[Mapping[str, Any]], cwd: str, timeout_s: float) -> Connection | None:
-    def rank(info: Mapping[str, Any]) -> tuple[int, int]:
-        root = os.path.abspath(str(info.get("root_dir") or info.get("notebook_dir") or "/"))
-        inside = cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep)
-        return (0 if inside else 1, -len(root) if inside else 0)
+def _root(info: Mapping[str, Any]) -> str:
+    return os.path.abspath(str(info.get("root_dir") or info.get("notebook_dir") or "/"))
 
-    for info in sorted(servers, key=rank):
-        conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file")
-        if _answers(conn, timeout_s):
-            return conn
-    return None
+
+def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str,
+                        timeout_s: float) -> Connection | None:
+    """The server to use among ``(runtime file, written at)``: of those that answer, the deepest
+    whose root dir holds ``cwd``, else the one started last; the others in ``others``."""
+    def rank(entry: tuple[Mapping[str, Any], float]) -> tuple[int, int, float]:
+        info, written = entry
+        root = _root(info)
+        inside = cwd == root or cwd.startswith(root.rstrip(os.sep) + os.sep)
+        return (0 if inside else 1, -len(root) if inside else 0, -written)
+
+    answering: list[Connection] = []
+    for info, _ in sorted(servers, key=rank):
+        conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file",
+                          root=_root(info))
+        if conn.url not in {c.url for c in answering} and _answers(conn, timeout_s):
+            answering.append(conn)
+    if not answering:
+        return None
+    return replace(answering[0], others=tuple(c.url for c in answering[1:]))
 
 
 def discover(
@@ -209,7 +236,7 @@ def discover(
             from jupyter_core.paths import jupyter_runtime_dir
 
             runtime_dir = jupyter_runtime_dir()
-        servers = list(running_servers(runtime_dir))
+        servers = list(_server_files(runtime_dir))
         found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
     if found is not None:
         # a token the caller gave is used, never silently swapped for the discovered one (a wrong

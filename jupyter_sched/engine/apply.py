@@ -18,6 +18,7 @@ from ..accounting.usage import usage_share
 from ..model import GPU, GPU_MILLI, Inventory, Job, JobState, PendingReason, to_iso
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
+from ..scheduling.eta import provisional
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx
 from .clock import Clock
@@ -187,8 +188,8 @@ class DecisionApplier:
     def pended(self, job: Job, reason: PendingReason) -> None:
         """A job pended on the live ledger (:mod:`.incremental`): its reason joins :attr:`reasons`
         (a new mapping: the services keep pages per mapping, by identity) and the event stream.
-        Not written to the store: its ETA is provisional, and the next full cycle writes the
-        reason with the first ETA it predicts (``predicted_start``, case 034)."""
+        The store gets it later, in batches (:meth:`.incremental.IncrementalDecider.flush`); the
+        first ETA it predicts (``predicted_start``, case 034) is the next full cycle's."""
         self.reasons = {**self.reasons, job.id: reason}
         self.publish({"type": "lease" if job.is_lease else "job",
                       "data": job_to_dict(replace(job, reason=reason, message=reason.message),
@@ -212,7 +213,7 @@ class DecisionApplier:
             if r is None or r.job.state is not JobState.PENDING:
                 continue
             old = r.job.reason
-            if old is None or old.code != pend.reason.code:
+            if old is None or old.code != pend.reason.code or provisional(old):  # its first projected ETA
                 urgent.append(pend)
             elif not _same_stored_reason(old, pend.reason):
                 later.append(pend)

@@ -328,6 +328,7 @@ class Engine:
             granted = self.incremental.decided
             if self.incremental.waiting and not due:
                 self._wanted = not self.incremental.decide(report) or self._wanted
+            self.incremental.flush()
             granted = self.incremental.decided > granted
             if report.finished:
                 self._wanted = True

@@ -15,7 +15,8 @@ came last in the queue:
 * a plain pend of a job that a full cycle would visit last (behind every pending job: it blocks
   nobody and moves no one's reason) keeps the ledger too: its reason — position included, its
   ETA marked provisional until the next full cycle — goes to :attr:`DecisionApplier.reasons` and
-  the event stream, and the next submit is again decided at once;
+  the event stream at once, to the store within ``reason_flush_s`` (one batch), and the next
+  submit is again decided at once;
 * anything else — it would pend ahead of others, preempt or be rejected; the ledger is stale (a
   finish, a quota change); an earlier submit of this tick already went to the full cycle — asks
   for a full cycle now, which decides it and every job behind it in proper order.
@@ -29,11 +30,13 @@ run every ``cycle_interval_s`` and after every finish, for fairness, reservation
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 
-from ..model import Job, JobState
+from ..model import Job, JobState, PendingReason
 from ..scheduling.live import LiveCycle
+from ..scheduling.snapshot import Pend
 from ..store import JobRecord
 from .apply import DecisionApplier
 from .clock import Clock
@@ -72,8 +75,13 @@ class IncrementalDecider:
         self.decided = 0
         self.pended = 0
         self.deferred = 0
+        self._unwritten: dict[str, tuple[JobRecord, PendingReason]] = {}
+        self._unwritten_since = 0.0
         self.runtimes: Callable[[Job], float | None] | None = None
         """``runtimes(job)``: its runtime learned from history (the engine's feed; None: not wired)."""
+
+    reason_flush_s = 1.0
+    """Seconds the reason of a job pended here may wait before it is stored (:meth:`flush`)."""
 
     eta_refresh_s = 1.0
     """Least seconds from a full cycle to the one that re-projects ETAs after pends kept on the
@@ -94,8 +102,27 @@ class IncrementalDecider:
         return bool(self._submitted)
 
     def forget(self) -> None:
-        """A full cycle is about to decide everything (or this engine stepped down)."""
+        """A full cycle is about to decide everything, reasons included (or this engine stepped down)."""
         self._submitted.clear()
+        self._unwritten.clear()
+
+    def flush(self, *, force: bool = False) -> int:
+        """Store the reasons of jobs pended here once the oldest waited ``reason_flush_s`` (one
+        batch: other servers sharing the store show them; the jobs counter moves once); return
+        how many were written (compare-and-set per row: one changed meanwhile keeps its own).
+
+        Raises:
+            NotLeaderError: the lease was lost.
+            StoreError: the store failed.
+        """
+        if not self._unwritten or not (force or time.monotonic() - self._unwritten_since >= self.reason_flush_s):
+            return 0
+        records, pends = {}, []
+        for record, reason in self._unwritten.values():
+            records[record.job.id] = record
+            pends.append(Pend(record.job.id, reason))
+        self._unwritten.clear()
+        return len(self.applier.write_reasons(pends, records))
 
     def spend(self) -> None:
         """The ledger no longer matches the store (a quota change, stepping down)."""
@@ -140,7 +167,11 @@ class IncrementalDecider:
             return False
         if live.usable and len(result.pending) == 1 and not result.admits:
             # a plain pend of a job a full cycle would visit last: the ledger stays (:mod:`..scheduling.live`)
-            self.applier.pended(record.job, result.pending[0].reason)
+            reason = result.pending[0].reason
+            self.applier.pended(record.job, reason)
+            if not self._unwritten:
+                self._unwritten_since = time.monotonic()
+            self._unwritten[job_id] = (record, reason)
             self.pended += 1
             return True
         if len(result.admits) != 1:

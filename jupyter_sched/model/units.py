@@ -15,13 +15,17 @@ from ..errors import TimestampError, ValidationError, shown
 __all__ = ["format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
-    """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs").
+    """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
+    ``"2 Simulated GPU 80GB"``: a model whose name already says GPU gets no second one (new-user 4
+    finding 3: "needs 2 Simulated GPU 80GB GPUs").
 
     Args:
         count: GPUs (int, float, or a value shown as given).
         model: an optional model name put before "GPU".
     """
     shown = f"{count:g}" if isinstance(count, float) else str(count)
+    if model and "GPU" in model.split():
+        return f"{shown} {model}"
     plural = not (isinstance(count, (int, float)) and not isinstance(count, bool) and count <= 1 and count > 0)
     return f"{shown}{' ' + model if model else ''} GPU{'s' if plural else ''}"
 

@@ -109,6 +109,16 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         return FitReason(
             "Unschedulable",
             f"needs {gpus_phrase(request.total_gpus)} of {wanted} but only {total} exist{why_not}", details, unblock)
+    linked_need = _nvlink_need(request)
+    if linked_need > 1:
+        linked = max((_nvlink_group(state, flavor) for flavor in flavors if flavor.pools), default=0)
+        if linked_need > linked:  # new-user 4 finding 2: it pended forever, saying the GPUs were free
+            where = ("no GPUs here are connected by NVLink" if linked <= 1 else
+                     f"at most {linked} GPUs here are connected by NVLink on one node")
+            return FitReason(
+                "Unschedulable", f"needs {linked_need} NVLink-connected GPUs of {wanted} on one node, but {where}",
+                {"field": "nvlink", "requested": linked_need, "max_nvlink_group": linked, "model": wanted},
+                "resubmit without nvlink" + (f", or ask for at most {linked} GPUs per worker" if linked > 1 else ""))
     if (request.workers > 1 and not (request.cpu_millis or request.memory_mib)) or request.groups:
         packed = max((_pack(request, state, flavor, free=False)[0] for flavor in flavors if flavor.pools), default=0)
         if packed < request.workers:
@@ -121,6 +131,35 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                 "resubmit with fewer workers, or fewer GPUs per worker")
         return None
     return _host_too_small(request, flavors, state)
+
+
+def _nvlink_need(request: ResourceRequest) -> int:
+    """GPUs one worker of ``request`` needs inside one NVLink domain (0: no NVLink asked)."""
+    if not request.nvlink or request.fractional:
+        return 0
+    return max(g.gpus for g in request.groups) if request.groups else request.gpus
+
+
+def _nvlink_group(state: ClusterState, flavor: Flavor, *, free: bool = False) -> int:
+    """Most GPUs of ``flavor`` inside one NVLink domain on one node: every GPU (healthy or not,
+    MIG-mode ones excluded; an inventory fact, worked out once) or, with ``free``, those wholly
+    free now. A GPU without NVLink peers is a domain of one."""
+    key = ("nvlink", flavor.model, flavor.pools, flavor.mixed)
+    if not free and (found := state.inventory_memo.get(key)) is not None:
+        return int(found)
+    best = 0
+    for pid in flavor.pools:
+        for node in state.pools[pid].nodes:
+            gpus = _usable_free(state, node, flavor) if free else [
+                g for g in state.node_gpus[node]
+                if not state.gpu_mig[g] and (not flavor.mixed or state.gpu_model[g] == flavor.model)]
+            sizes: dict[int, int] = {}
+            for g in gpus:
+                sizes[state.domain[g]] = sizes.get(state.domain[g], 0) + 1
+            best = max(best, max(sizes.values(), default=0))
+    if not free:
+        state.inventory_memo[key] = best
+    return best
 
 
 def gang_words(request: ResourceRequest) -> str:
@@ -412,6 +451,15 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
             f"{free_total} GPUs free cluster-wide but at most {max_free} on one node ({shown})",
             {"requested": need, "free": free_total, "max_free_per_node": max_free,
              "per_node": dict(per_node[:_NODE_LIST]), "model": model})
+    if workers == 1 and request.nvlink and need > 1 and max_free >= need:
+        linked = _nvlink_group(state, flavor, free=True)
+        if linked < need:  # GPUs are free, but not enough of them share an NVLink domain on one node
+            return FitReason(
+                "Fragmented",
+                f"needs {gpus_phrase(need, 'NVLink-connected ' + model)} on one node; {free_total} free, but at most {linked} "
+                f"of them connected by NVLink on one node",
+                {"requested": need, "free": free_total, "max_free_per_node": max_free,
+                 "max_free_nvlink_group": linked, "nvlink": True, "model": model})
     if workers == 1 and max_free >= need and (request.cpu_millis or request.memory_mib):
         return FitReason(
             "WaitingForCapacity",
@@ -441,7 +489,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
         note = f"; {count} GPU{'s' if count != 1 else ''} blocked by unmanaged process ({where})"
     return FitReason(
         "WaitingForCapacity",
-        f"needs {need * workers} {model} GPU{'s' if need * workers != 1 else ''}, {free_total} free"
+        f"needs {gpus_phrase(need * workers, model)}, {free_total} free"
         + (f" (at most {max_free} on one node)" if free_total > max_free else "") + note,
         {"requested": need * workers, "free": free_total, "max_free_per_node": max_free,
          "capacity": flavor.capacity, "model": model,

@@ -51,7 +51,7 @@ from .ledger import NOMINATION_PREFIX
 from .runtimes import Reestimate, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 
-__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "replays"]
+__all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "provisional", "replays"]
 
 NODE_DETAIL = 32
 """Clusters with at most this many nodes are always projected node by node; larger ones too when
@@ -70,9 +70,14 @@ _GATED = frozenset({"Backoff", "OutsideTimeWindow", "BudgetExhausted"})
 def predicted_start_of(job: Job, now: datetime) -> datetime | None:
     """The start predicted when ``job`` was queued (``now`` if this is its first cycle)."""
     prev = job.reason
-    if prev is None or prev.code == "Preempted":
+    if prev is None or prev.code == "Preempted" or provisional(prev):
         return now
     return prev.predicted_start
+
+
+def provisional(reason: PendingReason) -> bool:
+    """A reason given between full cycles (:mod:`.live`): no ETA projected yet, so no first prediction."""
+    return reason.details.get("eta_code") == "Provisional"
 
 
 def estimate_all(ctx: CycleContext) -> None:
@@ -485,7 +490,8 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
             waits: tuple[str, ...], eta_code: str, ahead: list[Job],
             reestimates: Mapping[str, Reestimate]) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, and predicted_start."""
-    prev = job.reason if job.reason is not None and job.reason.code != "Preempted" else None
+    prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
+        else None
     capacity = _capacity(ctx, job)
     details: dict[str, Any] = {**reason.details, "eta_code": eta_code, "eta_waits_on": list(waits)}
     own = _own_blockers(ctx, job, waits)

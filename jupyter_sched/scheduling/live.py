@@ -48,7 +48,7 @@ from .tail import QueueTail
 
 __all__ = ["PROVISIONAL_ETA", "LiveCycle"]
 
-PROVISIONAL_ETA = "not estimated yet (the next full scheduling cycle projects it)"
+PROVISIONAL_ETA = "estimated within seconds, at the next scheduling cycle"
 """``eta_reason`` of a job pended on the live ledger (its ETA needs a full cycle's projection)."""
 
 

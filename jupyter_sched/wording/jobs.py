@@ -110,6 +110,12 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         return f"{head}: {state}{where}{sim}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
     message = str(job.get("message") or "")
+    code = job.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool) and code < 0:
+        # a negative code is the signal that ended it (Python's returncode), not an exit code the
+        # user's program chose (new user 4: "cancelled, exit code -15 — … killed by SIGTERM")
+        name = _signal_name(-code)
+        tail = "" if name in message else f", killed by {name}"
     last = ""
     if message.startswith("exited with code"):
         # the exit code is said already; the log's last lines the executor kept are the why (issue 20:
@@ -121,6 +127,16 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         tail += f" ({what})" if last else f" ({what}: the log says which)"
     msg = f" — {message}" if message else ""
     return f"{head}: {state}{tail}{msg}"
+
+
+def _signal_name(number: int) -> str:
+    """``15`` → ``SIGTERM`` (``signal 99`` for a number this platform does not name)."""
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None) -> str:
@@ -197,13 +213,16 @@ def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, shown
 def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
     """What a bulk cancel did, from counts by outcome (``removed``: pending, taken off the queue;
     ``stopping``: running, stopped after the grace; ``ended``: it had ended meanwhile):
-    ``cancelled 3 jobs: 2 pending removed from the queue; 1 running stopping, grace 60 s``."""
+    ``cancelled 3 jobs: 2 pending removed from the queue; 1 running job is stopping (60 s grace)``
+    (the CLI's and the magics' one wording; "1 running stopping, grace 10 s" read garbled, new user 4)."""
     removed, stopping, ended = done.get("removed", 0), done.get("stopping", 0), done.get("ended", 0)
     parts = []
     if removed:
         parts.append(f"{removed} pending removed from the queue")
     if stopping:
-        parts.append(f"{stopping} running stopping" + (f", grace {grace_s:g} s" if grace_s is not None else ""))
+        one = stopping == 1
+        parts.append(f"{stopping} running job{'' if one else 's'} {'is' if one else 'are'} stopping"
+                     + (f" ({grace_s:g} s grace)" if grace_s is not None else ""))
     if ended:
         parts.append(f"{ended} had already ended")
     total = removed + stopping

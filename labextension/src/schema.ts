@@ -710,7 +710,7 @@ export interface components {
              */
             tolerations?: (string | string[]) | null;
             /**
-             * @description e.g. "2h" or seconds
+             * @description e.g. "2h" or seconds; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
              */
             time_limit?: (number | string) | null;
@@ -1323,7 +1323,7 @@ export interface components {
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
-            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
         } & {
             [key: string]: unknown;
@@ -1381,7 +1381,7 @@ export interface components {
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
-            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
             keepalive_until?: string | null;
         } & {
@@ -1550,7 +1550,7 @@ export interface components {
             nominated?: components["schemas"]["Allocation"] | null;
             simulated?: boolean;
             mine: boolean;
-            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033) */
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
             position?: number | null;
             eta?: string | null;
@@ -1749,7 +1749,7 @@ export interface components {
              */
             tolerations?: (string | string[]) | null;
             /**
-             * @description e.g. "2h" or seconds
+             * @description e.g. "2h" or seconds; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
              */
             time_limit?: (number | string) | null;
@@ -1987,7 +1987,7 @@ export interface components {
              */
             tolerations?: (string | string[]) | null;
             /**
-             * @description e.g. "2h" or seconds
+             * @description e.g. "2h" or seconds; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
              */
             time_limit?: (number | string) | null;

@@ -63,6 +63,7 @@ def test_newuser3_a_preempted_job_in_backoff_names_who_preempted_it_and_counts_r
     assert pend.reason.details["preempted_by"] == "hi2"
     assert [gpus_phrase(n) for n in (1, 2, 0.5, 0, 1.0)] == ["1 GPU", "2 GPUs", "0.5 GPU", "0 GPUs", "1 GPU"]
     assert gpus_phrase(1, "A100") == "1 A100 GPU"
+    assert gpus_phrase(2, "Simulated GPU 80GB") == "2 Simulated GPU 80GB"  # new-user 4 finding 3: no "GPU ... GPUs"
 
 
 def test_newuser3_finding_14_a_kernels_lease_is_told_this_kernel_needs_at_the_source() -> None:
@@ -101,3 +102,40 @@ def test_newuser3_finding_33_a_high_job_is_told_why_it_does_not_preempt_normal_w
         "are set, so no team takes GPUs back from another.")
     assert high.details["preemption_rule"]["preemptible"] == ["low"]  # type: ignore[attr-defined]
     assert "no preemption" not in _reason(result, "same").message  # type: ignore[attr-defined]
+
+
+def test_newuser4_finding_2_nvlink_on_gpus_without_nvlink_is_rejected_naming_nvlink() -> None:
+    # 4 GPUs without NVLink, all free: a 2-GPU NVLink job pended forever as "needs 2, 4 free"
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], [make_job("link", gpus=2, nvlink=True)]))
+    assert not result.admits and not result.pending
+    reason = result.rejects[0].reason
+    assert reason.code == "Unschedulable" and reason.details["field"] == "nvlink"
+    assert "needs 2 NVLink-connected GPUs" in reason.message and "no GPUs here are connected by NVLink" in reason.message
+    assert reason.unblock == "resubmit without nvlink"
+    # NVLink pairs: 4 linked GPUs are never one domain -> refused, saying pairs are the most there is
+    pairs = [(1,), (0,), (3,), (2,)]
+    four = run_cycle(snapshot([make_node("n1", gpus=4, nvlink=pairs)], [make_job("four", gpus=4, nvlink=True)]))
+    assert four.rejects[0].reason.details["max_nvlink_group"] == 2
+    assert "at most 2 GPUs here are connected by NVLink" in four.rejects[0].reason.message
+    # without nvlink, or one GPU with it, nothing changes
+    plain = run_cycle(snapshot([make_node("n1", gpus=4)], [make_job("a", gpus=2), make_job("b", gpus=1, nvlink=True)]))
+    assert {a.job_id for a in plain.admits} == {"a", "b"}
+
+
+def test_newuser4_finding_2_a_nvlink_job_waiting_for_a_free_pair_says_so() -> None:
+    # pairs (0,1) (2,3): one GPU busy in each pair -> 2 GPUs free but no free pair
+    pairs = [(1,), (0,), (3,), (2,)]
+    jobs = [running(make_job("r0"), "n1", [0]), running(make_job("r2"), "n1", [2]),
+            make_job("link", gpus=2, nvlink=True)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4, nvlink=pairs)], jobs))
+    reason = next(p.reason for p in result.pending if p.job_id == "link")
+    assert reason.code == "Fragmented" and reason.details["max_free_nvlink_group"] == 1
+    assert "needs 2 NVLink-connected A100-80GB GPUs" in reason.message
+    assert "2 free, but at most 1 of them connected" in reason.message
+
+
+def test_newuser4_finding_3_a_model_named_gpu_is_not_followed_by_gpus_in_the_core_s_message() -> None:
+    node = make_node("n1", gpus=4, model="Simulated GPU 80GB")
+    jobs = [running(make_job("r", gpus=3), "n1", [0, 1, 2]), make_job("w", gpus=2)]
+    reason = next(p.reason for p in run_cycle(snapshot([node], jobs)).pending if p.job_id == "w")
+    assert reason.message.startswith("needs 2 Simulated GPU 80GB, 1 free"), reason.message  # was "... 80GB GPUs, 1 free"

@@ -211,6 +211,41 @@ def test_runtime_files_find_the_server_that_answers(tmp_path: Path, config_serve
     assert (conn.url, conn.token, conn.source) == (config_server, "good", "runtime-file")
 
 
+def test_newuser4_finding_1_of_two_answering_servers_the_one_serving_here_or_started_last_is_used_and_said(
+        tmp_path: Path, config_server: str) -> None:
+    """New user 4, finding 1: with two Jupyter servers of one account, the CLI took whichever
+    runtime file sorted first (the pid as text) and said nothing — a job went to the other
+    server. Now: the one whose root holds the current directory, else the one started last, and
+    the others are named (the CLI prints the note). Two real HTTP servers answer here."""
+    from jupyter_sched.cli.main import several_servers_note
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _ConfigOnly)
+    thread = threading.Thread(target=other.serve_forever, daemon=True)
+    thread.start()
+    try:
+        second = f"http://127.0.0.1:{other.server_address[1]}/"
+        runtime, mine, theirs, elsewhere = (tmp_path / d for d in ("runtime", "mine", "theirs", "elsewhere"))
+        for folder in (mine, theirs, elsewhere):
+            folder.mkdir()
+        _runtime_file(runtime, "10348", config_server, "good", theirs)  # sorts first as text, started last
+        _runtime_file(runtime, "9999", second, "good", mine)
+        os.utime(runtime / "jpserver-9999.json", (1_000, 1_000))
+        here = discover(env={}, runtime_dir=str(runtime), cwd=str(mine / "project"))
+        assert (here.url, here.root, here.others) == (second, str(mine), (config_server,))
+        latest = discover(env={}, runtime_dir=str(runtime), cwd=str(elsewhere))
+        assert (latest.url, latest.others) == (config_server, (second,))
+        note = several_servers_note(latest.url, latest.root, latest.others, str(elsewhere))
+        assert note == (f"jupyter-sched: 2 Jupyter servers with jupyter_sched run here; using {config_server} "
+                        f"(root {theirs}: the one started last) — pass --url to use another: {second}")
+        assert "it serves this directory" in several_servers_note(here.url, here.root, here.others, str(mine))
+        (runtime / "jpserver-9999.json").unlink()
+        assert discover(env={}, runtime_dir=str(runtime), cwd=str(elsewhere)).others == ()  # one: nothing to say
+    finally:
+        other.shutdown()
+        other.server_close()
+        thread.join()
+
+
 def test_no_server_says_so_and_how_to_fix_it(tmp_path: Path) -> None:
     with pytest.raises(NoServerError) as info:
         discover(env={}, runtime_dir=str(tmp_path / "empty"))

@@ -440,7 +440,7 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert f"  {hold} (hold): running, 4 GPUs" in asked.stdout and "--mine --yes" in asked.stdout, asked.text  # which
     assert (await api.job(hold))["state"] == "running"
     done = await kernel.run("%schedule cancel --mine --yes")
-    assert "Cancelled 1 job: 1 running stopping, grace 5 s." in done.stdout, done.text
+    assert "Cancelled 1 job: 1 running job is stopping (5 s grace)." in done.stdout, done.text
     again = await kernel.run("%schedule cancel --all")
     assert "Nothing to cancel" in again.stdout or "Would cancel" in again.stdout, again.text
 

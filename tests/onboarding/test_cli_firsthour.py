@@ -130,7 +130,7 @@ def test_cancel_mine_counts_asks_and_refuses_without_a_terminal(server: Embedded
     assert [wait_state(server, "tok-bob", j["id"], "cancelled", "running")["state"] for j in jobs] == [
         "running", "cancelled", "cancelled", "cancelled"]
     rest = cli(server, "tok-bob", "cancel", "--mine", "--yes")
-    assert rest.out.strip() == "cancelled 1 job: 1 running stopping, grace 60 s"
+    assert rest.out.strip() == "cancelled 1 job: 1 running job is stopping (60 s grace)"  # new user 4: was garbled
 
 
 class Terminal(io.StringIO):
@@ -925,3 +925,68 @@ def test_newuser3_finding_15_your_own_kernel_lease_is_named_to_you_alone(server:
         clear(server)
         for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
             ann.delete(f"leases/{row['id']}")
+
+
+def test_newuser4_findings_7_and_10_jobs_limit_1000_and_cancel_in_words(server: EmbeddedServer) -> None:
+    """New user 4: ``jobs --limit 1000`` (the documented maximum) was refused as "got 1001";
+    a bulk cancel said "1 running stopping, grace 10 s" and "would cancel 1 jobs"; a job ended
+    by SIGTERM read "exit code -15 — … (killed by SIGTERM …)"; ``cancel ""`` answered with a
+    REST routing error pointing at openapi.yaml."""
+    clear(server)
+    most = cli(server, "tok-ann", "jobs", "--limit", "1000")
+    assert most.code == EXIT_OK and "1001" not in most.err, most.err
+    running = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", running["id"], "running")
+    one = cli(server, "tok-ann", "cancel", "--mine", stdin="")
+    assert one.code == EXIT_USAGE and "would cancel 1 job (1 running)" in one.err, one.err
+    done = cli(server, "tok-ann", "cancel", "--mine", "--yes")
+    assert done.out.strip() == "cancelled 1 job: 1 running job is stopping (60 s grace)", done.out
+    ended = wait_state(server, "tok-ann", running["id"], "cancelled")
+    listed = cli(server, "tok-ann", "jobs", "--limit", "1")
+    if ended.get("exit_code") is not None and ended["exit_code"] < 0:  # the wrapper reports the signal
+        assert "exit code -" not in listed.out and "SIGTERM" in listed.out, listed.out
+    empty = cli(server, "tok-ann", "cancel", "")
+    assert empty.code == EXIT_USAGE and "a job id must not be empty" in empty.err and "openapi" not in empty.err
+
+
+def test_a_signal_is_said_by_name_not_as_a_negative_exit_code() -> None:
+    from jupyter_sched.wording import job_line
+
+    job = {"id": "j-1", "state": "cancelled", "exit_code": -15, "message": "cancelled by ann (killed by SIGTERM)"}
+    assert job_line(job, None) == "job j-1: cancelled — cancelled by ann (killed by SIGTERM)"
+    assert job_line({"id": "j-2", "state": "failed", "exit_code": -9, "message": ""}, None) == (
+        "job j-2: failed, killed by SIGKILL")
+
+
+def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(server: EmbeddedServer) -> None:
+    """New user 4, finding 4: ``--cpu 1000`` and ``--memory 10TiB`` on a 2-core machine were
+    accepted and ran as if reserved; this server's inventory declares no host CPU or memory, so
+    the submit answer says they are not reserved, and the CLI prints it."""
+    clear(server)
+    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", "1000", "--memory", "10TiB", "--", "true")
+    assert run.code == EXIT_OK, run.err
+    assert "jupyter-sched submit: note: cpu is not reserved on this server (its inventory declares no host cpu)" \
+        in run.err and "note: memory is not reserved" in run.err, run.err
+    plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"]}).json()
+    assert "warnings" not in plain
+
+
+def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release_it(server: EmbeddedServer) -> None:
+    """New user 4, finding 12: a lease for a kernel this server does not run (a typo) or for no
+    kernel was granted and held, and the queue said "%gpu release" — which no notebook can do
+    for it. The answer and the queue line say how to release it."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    stray = ann.post("leases", json={"gpus": 1, "kernel_id": "not-a-kernel"}).json()
+    assert stray["warnings"] == [
+        f"no kernel 'not-a-kernel' runs on this server, so no notebook's %gpu release frees this lease and its "
+        f"kernel's end will not: `jupyter-sched cancel {stray['id']}` (or DELETE leases/{stray['id']}) releases it"]
+    loose = ann.post("leases", json={"gpus": 1}).json()
+    assert loose["warnings"][0].startswith("this lease is bound to no kernel, so no notebook's %gpu release frees it")
+    try:
+        wait_state(server, "tok-ann", loose["id"], "running", "admitted")
+        queue = cli(server, "tok-ann", "queue")
+        assert f"GPUs held for no kernel: `jupyter-sched cancel {loose['id']}` releases them" in queue.out, queue.out
+    finally:
+        for lease in (stray, loose):
+            ann.delete(f"leases/{lease['id']}")

@@ -147,8 +147,8 @@ def test_a_pend_last_in_the_queue_keeps_the_live_ledger_until_the_periodic_cycle
     ledger with a full cycle over the whole queue (and replaced every reason, dropping the kept
     pages). A job that a full cycle would visit last is pended on the live ledger instead: no full
     cycle in its tick, its reason (position behind all, ETA provisional) is what the service shows
-    and the event stream carries, the store keeps no provisional reason, and the periodic full
-    cycle still runs and gives it the same reason with its ETA."""
+    and the event stream carries, the store gets it in a later batch (other servers show it), and
+    the periodic full cycle still runs and gives it the same reason with its first ETA."""
     svc = make_service(sqlite_db, tmp_path, gpus=2)
     published: list[dict[str, Any]] = []
     publish = svc.engine.applier.publish
@@ -169,16 +169,23 @@ def test_a_pend_last_in_the_queue_keeps_the_live_ledger_until_the_periodic_cycle
         assert (got["code"], got["position"], got["details"]["eta_code"]) == ("WaitingForCapacity", position,
                                                                               "Provisional")
         assert got["eta"] is None and got["eta_reason"] == PROVISIONAL_ETA
-        assert svc.store.get_job(job["id"]).job.reason is None  # the store gets the reason with its first ETA
+        assert svc.store.get_job(job["id"]).job.reason is None  # stored in a batch, reason_flush_s later
         event = next(e for e in reversed(published) if e["data"]["id"] == job["id"])
         assert event["data"]["reason"]["position"] == position
     assert svc.engine.incremental.pended == 2 and svc.engine.incremental.live is not None
+    svc.engine.incremental.reason_flush_s = 0.0
+    assert not svc.tick().decided  # the batch: other servers sharing the store now show the reasons too
+    for job in waiting:
+        stored = svc.store.get_job(job["id"]).job.reason
+        assert stored is not None and stored.details["eta_code"] == "Provisional" and stored.predicted_start is None
     svc.clock.advance(61.0)  # the periodic full cycle (cycle_interval_s = 60)
     assert svc.tick().decided
     for position, job in enumerate(waiting, start=1):
         stored = svc.store.get_job(job["id"]).job.reason
         assert stored is not None and (stored.code, stored.details["eta_code"]) == ("WaitingForCapacity",
                                                                                      "NoTimeLimit")
+        assert stored.predicted_start is None or stored.predicted_start == stored.eta  # its first projection
+        assert "eta_moved" not in stored.details  # a provisional reason is no earlier projection
         assert svc.get_job(job["id"], user="bob")["reason"]["position"] == position
 
 

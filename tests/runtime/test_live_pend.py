@@ -244,3 +244,23 @@ def test_a_team_over_its_guarantee_behind_a_borrowing_backlog_is_pended_last() -
     live = LiveCycle(replace(snap, quotas=roomy), SchedulingProfile())
     live.decide(job("within", team="a", user="u1", minute=-1), T0)
     assert not live.usable  # within its guarantee it is visited before the borrowers: not last
+
+
+def test_a_provisional_reason_is_no_earlier_prediction_for_the_full_cycle() -> None:
+    """Stored between cycles, a provisional reason must not stand for the job's first projected
+    start (case 034's accuracy log) nor count as an earlier ETA that "moved"."""
+    nodes = (node("n0", 2),)
+    running = holding(job("r0", gpus=2, user="u2", limit=3600.0), "n0", 0)  # ends at a known time: ETAs project
+    snap = Snapshot(now=T0, inventory=Inventory(nodes=nodes), jobs=(running, job("p0", minute=-20)))
+    live = LiveCycle(snap, SchedulingProfile())
+    new = job("new0", user="u2", minute=-1)
+    result = live.decide(new, T0)
+    assert live.usable and result is not None
+    (pend,) = result.pending
+    after = apply_result(snap, live.result)
+    stored = replace(new, reason=pend.reason)  # what the engine's batch writes
+    full = run_cycle(replace(after, jobs=(*after.jobs, stored)), SchedulingProfile())
+    reason = {p.job_id: p.reason for p in full.pending}[new.id]
+    assert reason.eta is not None and reason.predicted_start == reason.eta
+    assert "eta_moved" not in reason.details and not [a for a in full.audit if a.action == "eta_moved"]
+    assert eta.predicted_start_of(stored, T0) == T0

@@ -85,3 +85,22 @@ def test_a_queue_cursor_this_server_did_not_write_is_refused_naming_cursor(servi
         with pytest.raises(ValidationError) as err:
             services.jobs.queue_page(ana, GetQueueRequest(limit=2, cursor=bad))
         assert err.value.field == "cursor"
+
+
+def test_redteam4_finding_2_a_forged_queue_cursor_rank_is_refused_naming_cursor(services: Services) -> None:
+    """A queue cursor whose rank lies beyond SQLite's 64-bit integers was a 500 with a traceback;
+    any rank the store never writes is now a 400 naming ``cursor``, like any other forged cursor."""
+    import base64
+    import json
+
+    ana = services.caller("ana", admin=False)
+    for _ in range(2):
+        services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"]))
+    for rank in (2 ** 70, -(2 ** 70), 7, True):
+        forged = base64.urlsafe_b64encode(json.dumps(["q", rank, "2026-01-01T00:00:00+00:00", "j-1"]).encode())
+        with pytest.raises(ValidationError) as err:
+            services.jobs.queue_page(ana, GetQueueRequest(limit=2, cursor=forged.decode().rstrip("=")))
+        assert err.value.field == "cursor", rank
+    page = services.jobs.queue_page(ana, GetQueueRequest(limit=1))
+    assert page.next_cursor  # the cursors the server writes still work
+    assert len(services.jobs.queue_page(ana, GetQueueRequest(limit=1, cursor=page.next_cursor)).entries.root) == 1

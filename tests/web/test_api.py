@@ -80,6 +80,15 @@ async def test_more_gpus_than_exist_is_422_naming_the_numbers(sched_app: Any, ap
     assert listing == []
 
 
+async def test_newuser4_nvlink_on_gpus_without_nvlink_is_422_naming_nvlink(sched_app: Any, api: Any) -> None:
+    # the simulated GPUs have no NVLink: the job used to be accepted and pend forever ("needs 2, 4 free")
+    status, body = await api("POST", "jobs", {"gpus": 2, "nvlink": True, "command": ["true"]})
+    assert status == 422 and body["error"]["field"] == "nvlink", body
+    assert "NVLink" in body["error"]["message"] and "without nvlink" in body["error"]["hint"], body
+    _, listing = await api("GET", "jobs")
+    assert listing == []
+
+
 async def test_cancel_stops_a_running_job(sched_app: Any, api: Any, tmp_path: Path) -> None:
     script = tmp_path / "sleep.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(120)\n")

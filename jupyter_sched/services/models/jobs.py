@@ -94,7 +94,9 @@ class RunJobFields(RequestModel):
     workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
     node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
     tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
-    time_limit: Number | str | None = Field(default=None, examples=["2h"], description='e.g. "2h" or seconds')
+    time_limit: Number | str | None = Field(default=None, examples=["2h"], description=(
+        'e.g. "2h" or seconds; 0 = no limit at all (the answer\'s warnings say so: such a job starts only when '
+        'nothing is reserved); left out: the queue default'))
     time_limit_s: Number | None = Field(default=None, examples=[7200])
     working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
     env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
@@ -343,7 +345,7 @@ class Job(CodecView):
         "blocks it, e.g. 'your own kernel lease l-… holds 1 GPU'"))
     warnings: list[str] | None = Field(default=None, description=(
         "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
-        "can only start when nothing is reserved' (case 033)"))
+        "can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here"))
 
     @model_validator(mode="before")
     @classmethod
