@@ -43,6 +43,7 @@ from ..services.visibility import event_for
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
+from .one_per_user import OnePerUserCalls
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
@@ -222,7 +223,7 @@ class KeepaliveHandler(SchedHandler):
         self.reply(await self.call(self.services.leases.keepalive, self.caller, lease_id, request))
 
 
-class TelemetryHandler(SchedHandler):
+class TelemetryHandler(OnePerUserCalls, SchedHandler):  # one at a time per user (red-team 4 finding 3)
     """``GET telemetry?gpu=|job=|lease=&since=&limit=``: current and recent utilization per GPU."""
 
     _track_activity = False
@@ -233,7 +234,7 @@ class TelemetryHandler(SchedHandler):
         self.reply(await self.call(self.services.telemetry.telemetry, self.caller, self.query(GetTelemetryRequest)))
 
 
-class TelemetryHistoryHandler(SchedHandler):
+class TelemetryHistoryHandler(OnePerUserCalls, SchedHandler):
     """``GET telemetry/history?job=|lease=|gpu=&since=&until=&step_s=``: utilization and memory
     over time, with the gaps where telemetry was blank, suspect or missing."""
 
