@@ -18,19 +18,35 @@ of a restarted server never match) and the hub keeps the last ``replay_size`` ev
 that reconnects with the SSE ``Last-Event-ID`` header gets, through its view, the events it
 missed when they are all still kept, else one ``{"type": "lagged", "data": {"resumed": false}}``
 first (re-read the state over REST), as a dropped client does.
+
+Bounded per user (red-team 4 finding 1): every event is offered to every subscriber and written,
+as JSON, to each client that may see it, so one user's many streams multiplied the cost of each
+of their own events — eve's 1,000 idle streams and her submit/cancel loop made every other user's
+``GET me`` 20x slower. A user keeps at most :data:`MAX_STREAMS_PER_USER` streams here: opening one
+more closes that user's OLDEST (a browser tab gone without closing its socket must not lock its
+owner out; the closed client reconnects with backoff like a dropped one). And an event's data is
+serialised once (:meth:`EventHub.text`), not once per client that sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-__all__ = ["RESUME_HEADER", "EventHub", "Subscription"]
+__all__ = ["MAX_STREAMS_PER_USER", "RESUME_HEADER", "EventHub", "Subscription"]
+
+MAX_STREAMS_PER_USER = 16
+"""Event streams one user keeps open on one server (a panel per browser tab, a CLI watching);
+one more closes the user's oldest (see module docstring)."""
+
+_TEXTS_KEPT = 64
+"""Serialised event data kept for the clients still writing them (the latest events')."""
 
 RESUME_HEADER = "X-Jupyter-Sched-Resume"
 """Set on ``GET events`` answers of a server that resumes after ``Last-Event-ID`` (or says
@@ -55,6 +71,7 @@ class Subscription:
         self.dropped = False
         self.closed = False
         self.reason = ""
+        self.owner: str | None = None
 
     def offer(self, event: dict[str, Any], event_id: str = "") -> bool:
         """Queue what this client may see of ``event`` (nothing when its view says so) without
@@ -130,18 +147,56 @@ class EventHub:
         self._subscribers: set[Subscription] = set()
         self.counts: Counter[str] = Counter()
         self.dropped_clients = 0
+        self.replaced_clients = 0
+        self._owned: dict[str, deque[Subscription]] = {}
+        self._texts: dict[int, tuple[object, str]] = {}
         self._task: asyncio.Task[None] | None = None
 
     def subscribe(self, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None, *,
-                  last_event_id: str | None = None) -> Subscription:
+                  last_event_id: str | None = None, owner: str | None = None) -> Subscription:
         """Register a new push client that receives ``view(event)`` of each event (None: skipped;
         no view: every event as it is). ``last_event_id``: the client resumes after that event
-        (see module docstring): the kept events after it come first, or one ``lagged``."""
+        (see module docstring): the kept events after it come first, or one ``lagged``.
+        ``owner``: the user whose stream it is; their oldest stream is closed when this one
+        would be their ``MAX_STREAMS_PER_USER + 1``-th (None: the server's own, not counted)."""
         sub = Subscription(self.queue_size, view)
         if last_event_id:
             self._replay(sub, last_event_id)
+        if owner is not None:
+            streams = self._owned.setdefault(owner, deque())
+            while len(streams) >= MAX_STREAMS_PER_USER:
+                oldest = streams.popleft()
+                self._subscribers.discard(oldest)
+                oldest.owner = None
+                oldest.close(f"replaced: {owner} opened more than {MAX_STREAMS_PER_USER} event streams")
+                self.replaced_clients += 1
+            streams.append(sub)
+            sub.owner = owner
         self._subscribers.add(sub)
         return sub
+
+    def _forget(self, sub: Subscription) -> None:
+        """Stop offering events to ``sub`` and stop counting it against its owner."""
+        self._subscribers.discard(sub)
+        owner, sub.owner = sub.owner, None
+        streams = self._owned.get(owner) if owner is not None else None
+        if streams is not None:
+            with contextlib.suppress(ValueError):
+                streams.remove(sub)
+            if not streams:
+                del self._owned[str(owner)]
+
+    def text(self, data: object) -> str:
+        """``data`` as JSON, serialised once for every client that writes the same event (the
+        views pass an event's data on as it is; a telemetry view builds its own)."""
+        kept = self._texts.get(id(data))
+        if kept is not None and kept[0] is data:
+            return kept[1]
+        text = json.dumps(data, default=str)
+        if len(self._texts) >= _TEXTS_KEPT:
+            del self._texts[next(iter(self._texts))]
+        self._texts[id(data)] = (data, text)  # the reference keeps id(data) from being reused
+        return text
 
     def _replay(self, sub: Subscription, last_event_id: str) -> None:
         epoch, _, number = last_event_id.strip().partition("-")
@@ -162,7 +217,7 @@ class EventHub:
 
     def unsubscribe(self, sub: Subscription) -> None:
         """Forget ``sub`` (idempotent)."""
-        self._subscribers.discard(sub)
+        self._forget(sub)
         sub.close("unsubscribed")
 
     @property
@@ -179,7 +234,7 @@ class EventHub:
         event_id = f"{self.epoch}-{self._seq}"
         for sub in list(self._subscribers):
             if not sub.offer(item, event_id):
-                self._subscribers.discard(sub)
+                self._forget(sub)
                 if sub.dropped:
                     self.dropped_clients += 1
                     log.warning("jupyter_sched: dropped an event-stream client that fell %d events behind",
@@ -208,6 +263,7 @@ class EventHub:
         for sub in list(self._subscribers):
             sub.close("server stopping")
         self._subscribers.clear()
+        self._owned.clear()
 
 
 async def _iterate(source: Any) -> AsyncIterator[Mapping[str, Any]]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from urllib.parse import urlencode
 
 from jupyter_server.auth.decorator import authorized
@@ -385,7 +384,8 @@ class EventsHandler(SchedHandler):
         caller = self.caller
         hub = self.sched.event_hub
         # filtered before it is queued; a reconnecting client resumes after its Last-Event-ID
-        sub = hub.subscribe(functools.partial(event_for, caller), last_event_id=self.request.headers.get("Last-Event-ID"))
+        sub = hub.subscribe(functools.partial(event_for, caller), last_event_id=self.request.headers.get("Last-Event-ID"),
+                            owner=caller.user)  # at most MAX_STREAMS_PER_USER each (red-team 4 finding 1)
         self._subscription = sub
         self.set_header(RESUME_HEADER, "1")  # ids resume here (else the client is told: lagged)
         self.set_header("Content-Type", "text/event-stream")
@@ -404,7 +404,7 @@ class EventsHandler(SchedHandler):
                 else:
                     event, event_id = item
                     head = f"id: {event_id}\n" if event_id else ""
-                    self.write(f"{head}event: {event['type']}\ndata: {json.dumps(event['data'], default=str)}\n\n")
+                    self.write(f"{head}event: {event['type']}\ndata: {hub.text(event['data'])}\n\n")  # serialised once
                 await self.flush()
         except StreamClosedError:
             return
