@@ -68,7 +68,7 @@ def _check_values(profile: Profile) -> None:
     """
     from .validation import spec_from_request  # validation imports this module
 
-    body = {"profile": profile.name}
+    body: dict[str, Any] = {"profile": profile.name}
     if not {"command", "script", "notebook"} & set(profile.defaults):
         body["command"] = ["true"]  # what to run is the submission's; only the template is checked
     try:
