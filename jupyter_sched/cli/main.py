@@ -309,6 +309,14 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                 full = os.path.join(folder, path)
                 what = f"{full} is a folder, not a file" if os.path.isdir(full) else f"no such file in {folder}"
                 _subparser(parser, "submit").error(f"{option} {path}: {what}")
+            if path:  # the other kind of file fails only at its start, after waiting for a GPU (new user 4)
+                notebook = _looks_like_notebook(os.path.join(folder, path))
+                if option == "--notebook" and not notebook:
+                    _subparser(parser, "submit").error(f"--notebook {path}: not a notebook (not JSON) — a Python "
+                                                       f"file runs with --script {path}")
+                if option == "--script" and notebook:
+                    _subparser(parser, "submit").error(f"--script {path}: this is a notebook — run it with "
+                                                       f"--notebook {path}")
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):
@@ -320,6 +328,15 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
         if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
             _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
+
+
+def _looks_like_notebook(path: str) -> bool:
+    """Whether ``path`` holds a notebook: JSON text (its first character ``{``), whatever its name."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    except OSError:
+        return False
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None,

@@ -586,6 +586,14 @@ def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(ser
     assert missing.err.splitlines()[-1] == f"jupyter-sched submit: error: --script nosuch.py: no such file in {tmp_path}"
     folder = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "folder.ipynb")
     assert folder.code == EXIT_USAGE and f"{tmp_path / 'folder.ipynb'} is a folder, not a file" in folder.err
+    # new user 4, finding 16: the other kind of file waited for a GPU, then failed with a parser's repr
+    (tmp_path / "train.py").write_text("print(1)\n")
+    (tmp_path / "report.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    wrong = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "train.py")
+    assert wrong.code == EXIT_USAGE and wrong.err.splitlines()[-1].endswith(
+        "--notebook train.py: not a notebook (not JSON) — a Python file runs with --script train.py"), wrong.err
+    swapped = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--script", "report.ipynb")
+    assert swapped.code == EXIT_USAGE and "this is a notebook — run it with --notebook report.ipynb" in swapped.err
 
 
 def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) -> None:
