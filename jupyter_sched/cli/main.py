@@ -335,6 +335,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     stderr = err or sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["serve"]:  # hub mode: runs a server, not a client (see jupyter_sched.hub.serve)
+        import importlib.util
+
+        if importlib.util.find_spec("jupyterhub") is None:  # said first, not a traceback after other fixes (new user 4)
+            print(f"{PROG} serve: hub mode needs JupyterHub, which comes with the [hub] extra: pip install "
+                  "'jupyter_sched[hub]'", file=stderr)
+            return EXIT_REFUSED
         from ..hub.serve import main as serve_main
 
         return serve_main(raw[1:], err=stderr)
