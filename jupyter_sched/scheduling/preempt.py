@@ -412,7 +412,10 @@ def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPl
     spec = job.spec
     if ctx.quota.enabled and not within:
         visit.refusal = _reclaim_note(ctx, visit, flavor)
-        visit.refusal_details = {"rule": "guarantee"}
+        lines = [ln for ln in ctx.quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
+        # the team's guarantee: 0 (no quota line of its own) means reclaim can never apply to it,
+        # which the renderer then leaves out of an ordinary wait's sentence (new user 4, finding 17)
+        visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0}
         return
     if ruled_out:
         policy = ctx.reclaim_for(spec.team)

@@ -139,3 +139,23 @@ def test_newuser4_finding_3_a_model_named_gpu_is_not_followed_by_gpus_in_the_cor
     jobs = [running(make_job("r", gpus=3), "n1", [0, 1, 2]), make_job("w", gpus=2)]
     reason = next(p.reason for p in run_cycle(snapshot([node], jobs)).pending if p.job_id == "w")
     assert reason.message.startswith("needs 2 Simulated GPU 80GB, 1 free"), reason.message  # was "... 80GB GPUs, 1 free"
+
+
+def test_newuser4_finding_17_an_ordinary_wait_of_a_team_guaranteed_nothing_reads_without_reclaim_jargon() -> None:
+    """New user 4, finding 17: once any team had a quota, every wait of a team without one read
+    "0 free; no preemption: default is guaranteed 0 GPUs but … nothing is reclaimed for it;
+    cohort free 0" — the rendered sentence leaves it out (message and details keep it); a team
+    with a guarantee keeps it (it says what reclaim would need)."""
+    from jupyter_sched.model.codec import reason_to_dict
+    from jupyter_sched.wording import render_reason
+
+    jobs = [running(make_job("a1", gpus=4, team="default"), "n1", range(4)), make_job("w", gpus=1, team="default")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=quotas(Quota(team="research", guaranteed=1))))
+    reason = _reason(result, "w")
+    assert "no preemption: default is guaranteed 0 GPUs" in reason.message  # type: ignore[attr-defined]
+    text = render_reason(reason_to_dict(reason))  # type: ignore[arg-type]
+    assert text.summary == "needs 1 A100-80GB GPU, 0 free." and "guarantee" not in text.line
+    guaranteed = run_cycle(snapshot([make_node("n1", gpus=4)], jobs,
+                                    quota=quotas(Quota(team="default", guaranteed=2), Quota(team="research", guaranteed=1))))
+    kept = render_reason(reason_to_dict(_reason(guaranteed, "w")))  # type: ignore[arg-type]
+    assert "no preemption" in kept.summary or "no preemption" not in _reason(guaranteed, "w").message  # type: ignore[attr-defined]
