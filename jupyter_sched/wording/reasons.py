@@ -275,9 +275,13 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         # the core's advice named "another GPU model" also when the job named none (issue 20)
         model = str(details.get("model") or "any model")
         gpus = f"{most} GPU{'s' if most != 1 else ''}"
+        # "per worker" only for a gang: a user who never asked for workers read it as jargon, and
+        # "no node here has more" repeated the summary (new user 4)
+        workers = details.get("workers")
+        per = " per worker" if isinstance(workers, int) and workers > 1 else ""
         if model == "any model":
-            return f"Ask for at most {gpus} per worker: no node here has more."
-        return f"Ask for at most {gpus} per worker, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
+            return f"Ask for at most {gpus}{per}."
+        return f"Ask for at most {gpus}{per}, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
     fallback = str(reason.get("unblock") or "").strip()
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
 

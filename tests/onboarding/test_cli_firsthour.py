@@ -387,7 +387,7 @@ def test_too_many_gpus_and_a_bad_time_limit_are_told_in_the_clis_terms(server: E
     big = cli(server, "tok-ann", "submit", "--gpus", "3", "--", "true")
     assert big.code == EXIT_REFUSED
     assert big.err.strip() == ("jupyter-sched submit: --gpus: needs 3 GPUs of any model on one node but the largest "
-                               "node has 2 — ask for at most 2 GPUs per worker: no node here has more [unschedulable]")
+                               "node has 2 — ask for at most 2 GPUs [unschedulable]")
     forever = cli(server, "tok-ann", "submit", "--time-limit", "forever", "--", "true")
     assert forever.code == EXIT_REFUSED
     assert forever.err.startswith("jupyter-sched submit: --time-limit: cannot parse duration 'forever' — ")
@@ -1007,3 +1007,14 @@ def test_newuser4_finding_14_serve_without_jupyterhub_is_one_line(monkeypatch: p
     assert main(["serve", "--port", "1"], out=io.StringIO(), err=err) == EXIT_REFUSED
     assert err.getvalue() == ("jupyter-sched serve: hub mode needs JupyterHub, which comes with the [hub] extra: "
                               "pip install 'jupyter_sched[hub]'\n")
+
+
+def test_newuser4_finding_5_submit_errors_name_the_flag_and_say_negative(server: EmbeddedServer, tmp_path: Path) -> None:
+    """New user 4, finding 5: ``--workdir /nonexistent`` was told to "leave working_dir out";
+    ``--time-limit -5`` read "cannot parse duration '-5'" (it parses; it is negative)."""
+    missing = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path / "nodir"), "--", "true")
+    assert missing.code == EXIT_REFUSED and "leave --workdir out" in missing.err and "working_dir" not in missing.err, \
+        missing.err
+    negative = cli(server, "tok-ann", "submit", "--time-limit", "-5", "--", "true")
+    assert "--time-limit must be a positive duration (got '-5')" in negative.err, negative.err
+    assert "cannot parse" not in negative.err
