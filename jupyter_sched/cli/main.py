@@ -152,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
     submit.add_argument("--cpu", help="CPU cores per worker, e.g. 8 or 0.5 (default: not reserved)")
     submit.add_argument("--memory", help='host memory per worker, e.g. "64GiB" (default: not reserved)')
-    submit.add_argument("--priority", choices=["high", "normal", "low"], help="priority class (default normal)")
+    submit.add_argument("--priority", choices=["high", "normal", "low"],
+                        help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds')

@@ -180,3 +180,17 @@ def test_newuser4_finding_20_with_quotas_a_high_job_is_told_the_class_rule_not_t
     low = [running(make_job("low3", gpus=3, priority="low"), "n1", [0, 1, 2]), make_job("hi2b", gpus=2, priority="high")]
     evicted = run_cycle(snapshot([make_node("n1", gpus=4)], low, quota=policies))
     assert [p.job_id for p in evicted.preemptions] == ["low3"]  # the low job goes, as before
+
+
+def test_newuser4_finding_20_with_quotas_a_high_job_behind_normal_work_is_told_the_priority_rule() -> None:
+    """New user 4, finding 20: once another team had a quota line, a job granted ``high`` behind
+    a normal job of its own team read only "no preemption: default is guaranteed 0 GPUs …" — the
+    same words as when it DID preempt a low job. The priority rule that spares normal work is
+    said first; a low job that could not make room anyway is not called spared."""
+    q = quotas(Quota(team="research", guaranteed=1))
+    jobs = [running(make_job("norm3", gpus=3, team="default"), "n1", [0, 1, 2]),
+            running(make_job("x", gpus=1, team="default"), "n1", [3]),
+            make_job("hi2b", gpus=2, priority="high", team="default", submitted=1)]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q)), "hi2b")
+    assert "no preemption: high preempts only low-priority work of its team (rule 'lower-class'), and 2 jobs " \
+           "(4 GPUs) of default on these GPUs are normal" in reason.message  # type: ignore[attr-defined]
