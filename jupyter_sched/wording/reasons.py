@@ -94,6 +94,13 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         return (f"asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
                 f"here has is {memory_text(details['max_mib'])}.")
     message = str(reason.get("message") or "").strip()
+    rule = details.get("preemption_rule")
+    refused = details.get("preemption_refused")
+    if isinstance(rule, Mapping) and rule.get("rule") == "guarantee" and rule.get("guaranteed") == 0 \
+            and isinstance(refused, str) and refused:
+        # a team guaranteed nothing never reclaims: explaining that on every ordinary "all GPUs busy"
+        # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
+        message = message.replace(f"; no preemption: {refused}", "")
     model = details.get("model")
     if isinstance(model, str) and "GPU" in model.split():
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
