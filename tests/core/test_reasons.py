@@ -161,6 +161,27 @@ def test_newuser4_finding_17_an_ordinary_wait_of_a_team_guaranteed_nothing_reads
     assert "no preemption" in kept.summary or "no preemption" not in _reason(guaranteed, "w").message  # type: ignore[attr-defined]
 
 
+def test_newuser4_finding_20_with_quotas_a_high_job_is_told_the_class_rule_not_the_guarantee() -> None:
+    """Team research has the only quota line (so quotas are on); default is guaranteed nothing.
+    'high' evicts default's low job, but not its normal one: the reason said "guaranteed 0 GPUs"
+    both times; what spares the normal job is the class rule, and that is what it now says."""
+    from jupyter_sched.model import TeamPolicy
+
+    policies = quotas(Quota(team="research", guaranteed=1),
+                      teams=[TeamPolicy(team="default", allowed_priorities=("high", "normal", "low"))])
+    jobs = [running(make_job("norm3", gpus=3), "n1", [0, 1, 2]), make_job("hi2b", gpus=2, priority="high")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=policies))
+    assert not list(result.preemptions)
+    reason = _reason(result, "hi2b")
+    assert "high preempts only low-priority work of its team (rule 'lower-class'), and 1 job (3 GPUs) of default " \
+           "on these GPUs is normal" in reason.message  # type: ignore[attr-defined]
+    assert "guaranteed" not in reason.message  # type: ignore[attr-defined]
+    assert reason.details["preemption_rule"]["rule"] == "lower-class"  # type: ignore[attr-defined]
+    low = [running(make_job("low3", gpus=3, priority="low"), "n1", [0, 1, 2]), make_job("hi2b", gpus=2, priority="high")]
+    evicted = run_cycle(snapshot([make_node("n1", gpus=4)], low, quota=policies))
+    assert [p.job_id for p in evicted.preemptions] == ["low3"]  # the low job goes, as before
+
+
 def test_newuser4_finding_20_with_quotas_a_high_job_behind_normal_work_is_told_the_priority_rule() -> None:
     """New user 4, finding 20: once another team had a quota line, a job granted ``high`` behind
     a normal job of its own team read only "no preemption: default is guaranteed 0 GPUs …" — the
