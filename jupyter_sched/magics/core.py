@@ -27,7 +27,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
-from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
+from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary, idle_note
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -297,9 +297,21 @@ class SchedMagics(Magics):
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
+            warned = self._idle_warning(str(lease.get("id")))
+            if warned:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4)
+                self._print(f"Warning: {warned}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+
+    def _idle_warning(self, lease_id: str) -> str:
+        """The open idle warning of ``lease_id`` in words (``GET idle``), or ""."""
+        try:
+            entries = self.client.idle_candidates()
+        except SchedError:
+            return ""
+        return next((note for e in entries if str(e.get("job_id")) == lease_id
+                     and (note := idle_note(e, _now(), magic=True))), "")
 
     def _samples(self, job_id: str | None) -> list[dict[str, Any]]:
         """Latest telemetry samples, or [] when this server offers no telemetry route."""

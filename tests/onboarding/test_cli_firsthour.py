@@ -1018,3 +1018,57 @@ def test_newuser4_finding_5_submit_errors_name_the_flag_and_say_negative(server:
     negative = cli(server, "tok-ann", "submit", "--time-limit", "-5", "--", "true")
     assert "--time-limit must be a positive duration (got '-5')" in negative.err, negative.err
     assert "cannot parse" not in negative.err
+
+
+class _IdleServer:
+    """The answers of a server where the caller's lease has an open idle warning (the wire's
+    dicts; the real path needs a minute of idle telemetry — tests/integration covers that)."""
+
+    def __init__(self, deadline: str) -> None:
+        from types import SimpleNamespace
+
+        self.connection = SimpleNamespace(url="http://127.0.0.1:1/")
+        self.lease = {"id": "l-1", "name": "kernel-254d454a", "user": "ann", "kind": "lease", "state": "running",
+                      "priority": "normal", "resources": {"gpus": 1}, "kernel_id": "k", "mine": True,
+                      "allocation": {"node": "vm", "gpu_uuids": ["GPU-sim-vm-1"], "gpu_milli": 1000}}
+        self.warned = {"job_id": "l-1", "user": "ann", "kind": "lease", "stage": "warned", "action": "release",
+                       "idle_since": "2026-12-02T09:58:00Z", "deadline": deadline,
+                       "reason": "kernel idle and GPU < 5 % for 1 min"}
+
+    def config(self) -> dict[str, Any]:
+        return {"version": "x"}
+
+    def me(self) -> dict[str, Any]:
+        return {"user": "ann", "in_use": {"leases": 1, "gpus": 1}, "pending": 0}
+
+    def inventory(self) -> dict[str, Any]:
+        return {"gpus": [], "simulated": True}
+
+    def idle_candidates(self) -> list[dict[str, Any]]:
+        return [self.warned]
+
+    def queue(self, limit: int | None = None) -> list[dict[str, Any]]:
+        return [self.lease]
+
+
+def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks() -> None:
+    """New user 4, finding 23 (IMPORTANT): GET idle said "warned … deadline 10:09", but the CLI's
+    queue and status and the kernel's %gpu said nothing — the user lost the GPU unwarned."""
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.cli.commands import queue, status
+    from jupyter_sched.cli.main import Streams, build_parser
+    from jupyter_sched.wording.jobs import idle_note
+
+    deadline = datetime.now(timezone.utc) + timedelta(minutes=7)
+    server = _IdleServer(deadline.isoformat())
+    for command, argv in ((status, ["status"]), (queue, ["queue"])):
+        out = io.StringIO()
+        assert command(server, build_parser().parse_args(argv), Streams(out=out, err=io.StringIO(),
+                                                                         stdin=io.StringIO())) == EXIT_OK
+        said = " ".join(out.getvalue().split())
+        assert "idle since " in said and "(kernel idle and GPU < 5 % for 1 min): its GPUs are released at " \
+            f"{deadline:%H:%M} UTC (in " in said and "unless it is used — `%gpu keepalive` in its notebook keeps " \
+            "them" in said, said
+    assert idle_note({**server.warned, "stage": "idle"}, None) == ""  # not warned yet: nothing to say
+    assert idle_note(server.warned, None, magic=True).endswith("unless it is used — %gpu keepalive keeps them")
