@@ -142,7 +142,7 @@ def _errors() -> Iterator[None]:
         yield
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
-                "subcommand", "arguments")):
+                "subcommand", "arguments", "cell")):
             # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
             raise UsageError(_usage_line(err)) from None
         raise MagicError(_one_line(err)) from None
@@ -657,6 +657,10 @@ class SchedMagics(Magics):
         return str(job["id"])
 
     def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in cell.splitlines()):
+            # an empty script ran and held a GPU for a cycle (new user 4)
+            raise ValidationError("%%schedule: the cell is empty: nothing to run", field="cell",
+                                  hint="write the code to run below the %%schedule line")
         source = cell if cell.endswith("\n") else cell + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:10]
         if self._hub():
