@@ -283,7 +283,12 @@ class SchedMagics(Magics):
         inventory = client.inventory()
         lease = self._my_lease()
         if lease is not None and is_granted(lease) and granted_uuids(lease) != self._applied:
-            self._apply(lease)
+            if os.environ.get("CUDA_VISIBLE_DEVICES") == ",".join(granted_uuids(lease)):
+                # the server set them before this kernel started (a restart kept the lease) and said
+                # "re-attached": not a second "Allocated" of the same lease (new user 4)
+                self._applied, self.lease = granted_uuids(lease), lease
+            else:
+                self._apply(lease)
         work = client.queue()
         samples = self._samples(None)
         mine = granted_uuids(lease) if lease else ()
