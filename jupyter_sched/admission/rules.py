@@ -129,11 +129,10 @@ def check_priority(caller: Caller, spec: JobSpec) -> None:
         order = [c for c in ("high", "normal", "low") if c in granted]
         wanted, team = spec.priority.value, spec.team
         use = "use " + (" or ".join(order) or "no class")
-        if caller.admin:  # "ask an admin" would point at themselves: say where a grant is made
-            how = (f"{use}; as an admin you may allow {wanted!r} in team {team!r} with PUT api/sched/quotas "
-                   f'{{"teams": [{{"team": "{team}", "allowed_priorities": ["{wanted}", "normal", "low"]}}]}} '
-                   f"(it replaces the team policies), or in the server's config with "
-                   f'c.SchedApp.priority_grants = {{"users": {{"{caller.user}": ["{wanted}"]}}}} and a restart')
+        if caller.admin:  # "ask an admin" would point at themselves: say where a grant is made — one safe
+            # remedy (a raw PUT quotas body replaced every team policy, new user 4)
+            how = (f"{use}; to allow it, set c.SchedApp.priority_grants = "
+                   f'{{"users": {{"{caller.user}": ["{wanted}"]}}}} in the server\'s config and restart')
         else:
             how = f"{use}, or ask an admin to allow {wanted!r} for you or team {team!r}"
         raise AuthorizationError(

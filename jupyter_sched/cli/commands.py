@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..wording import gpus_text, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait
+from ..wording.jobs import cluster_wait, idle_note
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -60,7 +60,22 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
         else:
             print(f"nvml       unavailable: {why}", file=out)
     print(f"my work    {_my_work(me)}", file=out)
+    for job_id, note in _idle_warnings(client).items():  # a warned lease loses its GPUs (new user 4)
+        print(f"idle       {job_id}: {note}", file=out)
     return EXIT_OK
+
+
+def _idle_warnings(client: Any) -> dict[str, str]:
+    """``{job id: idle_note}`` of the caller's work with an open idle warning (``GET idle``: own;
+    an admin's, everyone's); {} when the server offers none or refuses."""
+    from ..errors import SchedError
+
+    try:
+        entries = client.idle_candidates()
+    except SchedError:
+        return {}
+    now = _now()
+    return {str(e.get("job_id")): note for e in entries if (note := idle_note(e, now))}
 
 
 def _my_work(me: dict[str, Any]) -> str:
@@ -149,6 +164,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.json:
         _dump(rows, io)
         return EXIT_OK
+    # open idle warnings of the caller's own work holding GPUs (one small GET; new user 4)
+    idle = _idle_warnings(client) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
     now = _now()
     table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "NAME"]]
     details: list[str] = [""]
@@ -164,7 +181,9 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             text = render_reason(reason, now=now, relative=True, kind=kind, mine=job.get("mine") is True)
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
         else:
-            details.append(cluster_wait(job).rstrip(".") or _ends_by(job, now))
+            held = cluster_wait(job).rstrip(".") or _ends_by(job, now)
+            warned = idle.get(str(job.get("id"))) if job.get("mine") else None
+            details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:
         print("You have nothing pending or running." if args.mine else
               "The queue is empty: nothing pending or running.", file=io.out)

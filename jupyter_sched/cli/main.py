@@ -152,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
     submit.add_argument("--cpu", help="CPU cores per worker, e.g. 8 or 0.5 (default: not reserved)")
     submit.add_argument("--memory", help='host memory per worker, e.g. "64GiB" (default: not reserved)')
-    submit.add_argument("--priority", choices=["high", "normal", "low"], help="priority class (default normal)")
+    submit.add_argument("--priority", choices=["high", "normal", "low"],
+                        help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds')
@@ -309,6 +310,14 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                 full = os.path.join(folder, path)
                 what = f"{full} is a folder, not a file" if os.path.isdir(full) else f"no such file in {folder}"
                 _subparser(parser, "submit").error(f"{option} {path}: {what}")
+            if path:  # the other kind of file fails only at its start, after waiting for a GPU (new user 4)
+                notebook = _looks_like_notebook(os.path.join(folder, path))
+                if option == "--notebook" and not notebook:
+                    _subparser(parser, "submit").error(f"--notebook {path}: not a notebook (not JSON) — a Python "
+                                                       f"file runs with --script {path}")
+                if option == "--script" and notebook:
+                    _subparser(parser, "submit").error(f"--script {path}: this is a notebook — run it with "
+                                                       f"--notebook {path}")
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):
@@ -320,6 +329,15 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
         if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
             _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
+
+
+def _looks_like_notebook(path: str) -> bool:
+    """Whether ``path`` holds a notebook: JSON text (its first character ``{``), whatever its name."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+    except OSError:
+        return False
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None,
@@ -335,6 +353,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     stderr = err or sys.stderr
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["serve"]:  # hub mode: runs a server, not a client (see jupyter_sched.hub.serve)
+        import importlib.util
+
+        if importlib.util.find_spec("jupyterhub") is None:  # said first, not a traceback after other fixes (new user 4)
+            print(f"{PROG} serve: hub mode needs JupyterHub, which comes with the [hub] extra: pip install "
+                  "'jupyter_sched[hub]'", file=stderr)
+            return EXIT_REFUSED
         from ..hub.serve import main as serve_main
 
         return serve_main(raw[1:], err=stderr)
@@ -457,6 +481,9 @@ def error_line(command: str, exc: SchedError) -> str:
             hint = f"`{PROG} definitions` lists yours"
     if exc.field in ("command", "args"):
         hint = f"say what to run: {WHAT_TO_RUN}"
+    elif hint and flag and exc.field and flag.startswith("-") and flag != exc.field:
+        # "leave working_dir out" → "leave --workdir out": the option this person typed (new user 4)
+        hint = re.sub(rf"\b{re.escape(exc.field)}\b", flag, hint)
     tail = f" — {_clause(hint)}" if hint else ""
     return f"{PROG} {command}: {where}{_clause(message)}{tail} [{exc.code}]"
 

@@ -208,6 +208,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if getattr(self, "_started", False):
             self._started = False
             await self.services.stop()
+        self._threads_stopped = True  # jupyter_server shuts kernels down after its extensions: see off_loop
         for pool in (getattr(self, "request_pool", None), getattr(self, "bulk_pool", None),
                      getattr(self, "dryrun_pool", None)):
             if pool is not None:
@@ -304,7 +305,11 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Run ``fn(*args, **kwargs)`` — store work: transactions, reads of the database — on the
         request threads (``request_threads``), so the server's event loop stays free for other
         requests and streams while it waits for the database. Handlers, kernel hooks and the
-        periodic activity/hub work all go through here."""
+        periodic activity/hub work all go through here. Once the extension stopped (its threads are
+        gone) it runs ``fn`` on the loop: the server, stopping, still shuts its kernels down and
+        their leases must be released (new-user 4 finding 19: a traceback, and the GPUs held)."""
+        if getattr(self, "_threads_stopped", False):
+            return fn(*args, **kwargs)
         return await asyncio.get_running_loop().run_in_executor(self.request_pool,
                                                                 functools.partial(fn, *args, **kwargs))
 

@@ -27,7 +27,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
-from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary
+from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary, idle_note
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -142,7 +142,7 @@ def _errors() -> Iterator[None]:
         yield
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
-                "subcommand", "arguments")):
+                "subcommand", "arguments", "cell")):
             # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
             raise UsageError(_usage_line(err)) from None
         raise MagicError(_one_line(err)) from None
@@ -283,7 +283,12 @@ class SchedMagics(Magics):
         inventory = client.inventory()
         lease = self._my_lease()
         if lease is not None and is_granted(lease) and granted_uuids(lease) != self._applied:
-            self._apply(lease)
+            if os.environ.get("CUDA_VISIBLE_DEVICES") == ",".join(granted_uuids(lease)):
+                # the server set them before this kernel started (a restart kept the lease) and said
+                # "re-attached": not a second "Allocated" of the same lease (new user 4)
+                self._applied, self.lease = granted_uuids(lease), lease
+            else:
+                self._apply(lease)
         work = client.queue()
         samples = self._samples(None)
         mine = granted_uuids(lease) if lease else ()
@@ -297,9 +302,21 @@ class SchedMagics(Magics):
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
+            warned = self._idle_warning(str(lease.get("id")))
+            if warned:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4)
+                self._print(f"Warning: {warned}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+
+    def _idle_warning(self, lease_id: str) -> str:
+        """The open idle warning of ``lease_id`` in words (``GET idle``), or ""."""
+        try:
+            entries = self.client.idle_candidates()
+        except SchedError:
+            return ""
+        return next((note for e in entries if str(e.get("job_id")) == lease_id
+                     and (note := idle_note(e, _now(), magic=True))), "")
 
     def _samples(self, job_id: str | None) -> list[dict[str, Any]]:
         """Latest telemetry samples, or [] when this server offers no telemetry route."""
@@ -645,6 +662,10 @@ class SchedMagics(Magics):
         return str(job["id"])
 
     def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in cell.splitlines()):
+            # an empty script ran and held a GPU for a cycle (new user 4)
+            raise ValidationError("%%schedule: the cell is empty: nothing to run", field="cell",
+                                  hint="write the code to run below the %%schedule line")
         source = cell if cell.endswith("\n") else cell + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:10]
         if self._hub():

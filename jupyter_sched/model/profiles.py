@@ -52,5 +52,30 @@ def profiles_from_config(raw: Mapping[str, Any]) -> dict[str, Profile]:
             raise ValidationError(f"profile {name!r}: unknown key {unknown[0]!r}",
                                   field=f"profiles.{name}.{unknown[0]}",
                                   hint="known keys: " + ", ".join(sorted(_PROFILE_KEYS)))
-        out[name] = Profile(name=name, description=str(body.get("description", "")), defaults=defaults)
+        profile = Profile(name=name, description=str(body.get("description", "")), defaults=defaults)
+        _check_values(profile)
+        out[name] = profile
     return out
+
+
+def _check_values(profile: Profile) -> None:
+    """Refuse, at start, a profile whose values no submission could use (new user 4: ``"mem_per_gpu":
+    "40 gigs"`` started fine, then every ``--profile bert`` user was told to fix a --mem-per-gpu
+    they never typed, and the admin heard nothing).
+
+    Raises:
+        ValidationError: field ``profiles.<name>.<key>``, the value's own message and fix.
+    """
+    from .validation import spec_from_request  # validation imports this module
+
+    body: dict[str, Any] = {"profile": profile.name}
+    if not {"command", "script", "notebook"} & set(profile.defaults):
+        body["command"] = ["true"]  # what to run is the submission's; only the template is checked
+    try:
+        spec_from_request(body, user="profile-check", profiles={profile.name: profile})
+    except ValidationError as exc:
+        key = (exc.field or "").split(".")[0].split("[")[0]
+        if key not in profile.defaults:
+            return  # what the submission must add (an inference service's port…), not the template's fault
+        message = exc.message[len(key) + 2:] if exc.message.startswith(f"{key}: ") else exc.message
+        raise ValidationError(message, field=f"profiles.{profile.name}.{key}", hint=exc.hint) from None

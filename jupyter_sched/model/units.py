@@ -71,6 +71,8 @@ def parse_duration(value: str | float | int | None, *, field: str) -> float | No
         text = str(value).strip().lower().replace(" ", "")
         if re.fullmatch(r"\d+(\.\d+)?", text):
             seconds = float(text)
+        elif re.fullmatch(r"-[\d.]+[dhms]?", text):  # parses fine; it is negative (new user 4: "cannot parse '-5'")
+            seconds = -1.0
         else:
             pos = 0
             seconds = 0.0

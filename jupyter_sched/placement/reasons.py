@@ -94,7 +94,7 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
             "Unschedulable",
             f"needs {gpus_phrase(need)} of {wanted} on one node but the largest node has {best_node}"
             f"{_mig_note(state, best_node)}{why_not}",
-            {"requested": need, "max_per_node": best_node, "model": wanted,
+            {"requested": need, "max_per_node": best_node, "model": wanted, "workers": request.workers,
              "filters": [dict(s.details, code=s.code) for s in filtered]})
     if request.total_gpus > total:
         details: dict[str, Any] = {"requested": request.total_gpus, "capacity": total, "model": wanted,

@@ -369,6 +369,7 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     all_placeable = all(placeable)  # the common case: no GPU to skip when counting what a holder frees
     release: dict[int, float] = {}  # GPUs shared or nominated: released when the last holder ends
     holder_of: dict[int, str] = {}
+    endless: dict[int, list[str]] = {}  # per shared GPU, every holder without a known end (all are named)
     nominated = book.owner
     for holder, holding in st.holdings.items():
         gpus = holding.gpus
@@ -400,6 +401,8 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
                     per_unit[unit] = per_unit.get(unit, 0) + 1
             holds.extend((name, unit, count, end) for unit, count in per_unit.items())
         for g, _ in gpus:
+            if math.isinf(end):
+                endless.setdefault(g, []).append(name)
             if end >= release.get(g, -1.0):
                 release[g], holder_of[g] = end, name
     for g, owner in nominated.items():  # after its victim stops, the GPU is the nominated job's
@@ -409,7 +412,10 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
             continue
         unit = node_of[g] if by_node else pool_of[node_of[g]]
         if math.isinf(end):
-            forever[unit][holder_of[g]] = None
+            # a shared GPU frees only when all its holders end: name each one that has no end
+            # (new-user 4 finding 22: of two 0.3-GPU jobs on one GPU only the last was named)
+            for name in ([holder_of[g]] if g in nominated else endless.get(g, [holder_of[g]])):
+                forever[unit][name] = None
         else:
             rel = releases[unit]
             rel[end] = rel.get(end, 0) + 1

@@ -411,8 +411,16 @@ def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPl
     job = visit.job
     spec = job.spec
     if ctx.quota.enabled and not within:
+        # lower-class work of its own team that the policy spares answers "why not preempt?" first
+        # (new user 4: a job granted high read only "guaranteed 0 … nothing is reclaimed" behind normal work)
+        _explain_none_preemptible(ctx, visit, flavor, own_team_only=True)
+        if visit.refusal:
+            return
         visit.refusal = _reclaim_note(ctx, visit, flavor)
-        visit.refusal_details = {"rule": "guarantee"}
+        lines = [ln for ln in ctx.quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
+        # the team's guarantee: 0 (no quota line of its own) means reclaim can never apply to it,
+        # which the renderer then leaves out of an ordinary wait's sentence (new user 4, finding 17)
+        visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0}
         return
     if ruled_out:
         policy = ctx.reclaim_for(spec.team)
@@ -433,20 +441,26 @@ def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPl
         _explain_none_preemptible(ctx, visit, flavor)
 
 
-def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor) -> None:
+def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor, *, own_team_only: bool = False) -> None:
     """A job above the lowest class that found nothing to evict on ``flavor`` says which rule
     spares the work holding those GPUs, with the numbers (issue 20: a job granted ``high``
     waited behind normal jobs and was not told it would not preempt them)."""
     job = visit.job
     spec = job.spec
-    holders = [h for h in ctx.holder_index()[0].get(flavor.model, ()) if h.job.id != job.id]
-    if not any(h.job.spec.priority.rank < spec.priority.rank for h in holders):
-        return  # nothing of a lower class holds them: no one would expect a preemption
+    holders = [h for h in ctx.holder_index()[0].get(flavor.model, ()) if h.job.id != job.id
+               and (not own_team_only or h.job.spec.team == spec.team)]
+    policy = ctx.preemption
+    # lower-class work the team's policy spares (preemptible work that could not make room is not "spared")
+    spared = [h for h in holders if h.job.spec.priority.rank < spec.priority.rank
+              and (h.job.spec.team != spec.team or policy is None or not policy.may_preempt(job, h.job))]
+    if not spared:
+        return  # nothing of a lower class is spared: no one would expect a preemption
     mine = [h for h in holders if h.job.spec.team == spec.team]
     theirs = [h for h in holders if h.job.spec.team != spec.team]
-    policy = ctx.preemption
+    if own_team_only and not any(h.job.spec.team == spec.team for h in spared):
+        return
     clauses: list[str] = []
-    if mine:
+    if mine and any(h.job.spec.team == spec.team for h in spared):
         preemptible = tuple(getattr(policy, "preemptible", ())) if policy is not None else ()
         classes = sorted({h.job.spec.priority.value for h in mine}, key=lambda c: -PriorityClass(c).rank)
         takes = (f"{spec.priority.value} preempts only {' or '.join(preemptible)}-priority work of its team"

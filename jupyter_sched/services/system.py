@@ -10,7 +10,7 @@ from typing import Any
 
 from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
-from ..model import JobState
+from ..model import Job, JobState
 from ..model.codec import inventory_to_dict
 from .context import Context
 from .models import EngineStatus, GetInventoryResponse
@@ -24,6 +24,8 @@ class SystemService:
     def __init__(self, ctx: Context, monitor: TelemetryMonitor | None = None) -> None:
         self.ctx = ctx
         self.monitor = monitor
+        self._held: tuple[int, list[Job], dict[str, list[dict[str, Any]]]] | None = None
+        """The jobs holding GPUs and who holds each GPU, at the store's ``jobs`` counter (see :meth:`inventory`)."""
 
     def inventory(self, caller: Caller | None = None) -> GetInventoryResponse:
         """Nodes and GPUs (simulated ones labelled), NVML status (case 015), and per GPU uuid who
@@ -37,15 +39,7 @@ class SystemService:
 
         inv = self.ctx.inventory()
         body: dict[str, Any] = inventory_to_dict(inv)
-        allocations: dict[str, list[dict[str, Any]]] = {}
-        live = [r.job for r in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
-        for job in live:
-            if job.allocation is None:
-                continue
-            for uuid in job.allocation.all_gpu_uuids():
-                allocations.setdefault(uuid, []).append({"job_id": job.id, "user": job.spec.user,
-                                                         "kind": job.spec.kind.value,
-                                                         "gpu_milli": job.allocation.gpu_milli})
+        live, allocations = self._holders()
         body["allocations"] = allocations
         if self.monitor is not None:
             foreign = foreign_processes_of(self.ctx.inventory_source)
@@ -54,6 +48,28 @@ class SystemService:
                                                     foreign=foreign, processes_for=lambda uuid: admin,
                                                     warnings=self.monitor.label_warnings() if admin else ())
         return GetInventoryResponse.model_validate(body)
+
+    def _holders(self) -> tuple[list[Job], dict[str, list[dict[str, Any]]]]:
+        """The jobs holding GPUs and, per GPU uuid, ``[{job_id, user, kind, gpu_milli}]`` — read again
+        only when the store's ``jobs`` counter moved (any job written, by any process sharing the
+        store): status polls read and decoded every holder's row for each ``GET inventory``
+        (18,000 rows on a 5,000-node cluster; issue 17)."""
+        with self.ctx.store.transaction(write=False) as tx:
+            version = tx.jobs_version()
+            kept = self._held
+            if kept is not None and kept[0] == version and version >= 0:
+                return kept[1], kept[2]
+            live = [r.job for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
+        allocations: dict[str, list[dict[str, Any]]] = {}
+        for job in live:
+            if job.allocation is None:
+                continue
+            for uuid in job.allocation.all_gpu_uuids():
+                allocations.setdefault(uuid, []).append({"job_id": job.id, "user": job.spec.user,
+                                                         "kind": job.spec.kind.value,
+                                                         "gpu_milli": job.allocation.gpu_milli})
+        self._held = (version, live, allocations)
+        return live, allocations
 
     def status(self) -> EngineStatus:
         """Whether this server leads the store, who does, and the schema version."""

@@ -13,9 +13,9 @@ from typing import Any
 from ..model.units import format_duration
 from .reasons import render_reason, wire_time
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary", "cancel_outcome",
-           "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "job_line", "LEASE_END_CAUSES", "lease_end_message",
-           "state_word"]
+__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_line",
+           "lease_end_message", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -127,6 +127,36 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         tail += f" ({what})" if last else f" ({what}: the log says which)"
     msg = f" — {message}" if message else ""
     return f"{head}: {state}{tail}{msg}"
+
+
+def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False) -> str:
+    """An idle warning as one sentence, from a ``GET idle`` entry; "" unless it is ``warned``:
+    ``idle since 09:58 UTC (kernel idle and GPU < 5 % for 1 min): its GPUs are released at 10:09 UTC
+    (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
+    warning showed only in GET idle, never where a notebook or terminal user looks)."""
+    if entry.get("stage") != "warned":
+        return ""
+    since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
+    what = {"release": "its GPUs are released", "requeue": "it is requeued (its GPUs freed)",
+            "stop": "it is stopped"}.get(str(entry.get("action") or ""), "its GPUs are reclaimed")
+    when = ""
+    if deadline is not None:
+        when = f" at {_clock_of(deadline, now)}"
+        if now is not None and deadline > now:
+            when += f" (in {format_duration((deadline - now).total_seconds())})"
+    reason = str(entry.get("reason") or "").strip()
+    head = f"idle since {_clock_of(since, now)}" if since is not None else "idle"
+    keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
+    if str(entry.get("kind") or "") != "lease":
+        keep = "using its GPUs keeps them"
+    return f"{head}{f' ({reason})' if reason else ''}: {what}{when} unless it is used — {keep}"
+
+
+def _clock_of(when: datetime, now: datetime | None) -> str:
+    """``09:58 UTC`` on ``now``'s day, else ``Dec 3 09:58 UTC``."""
+    if now is not None and when.date() == now.astimezone(timezone.utc).date():
+        return f"{when:%H:%M} UTC"
+    return f"{when:%b} {when.day} {when:%H:%M} UTC"
 
 
 def _signal_name(number: int) -> str:

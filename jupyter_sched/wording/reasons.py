@@ -94,6 +94,13 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         return (f"asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
                 f"here has is {memory_text(details['max_mib'])}.")
     message = str(reason.get("message") or "").strip()
+    rule = details.get("preemption_rule")
+    refused = details.get("preemption_refused")
+    if isinstance(rule, Mapping) and rule.get("rule") == "guarantee" and rule.get("guaranteed") == 0 \
+            and isinstance(refused, str) and refused:
+        # a team guaranteed nothing never reclaims: explaining that on every ordinary "all GPUs busy"
+        # wait buried "0 free · ETA …" under quota jargon (new user 4); it stays in message/details
+        message = message.replace(f"; no preemption: {refused}", "")
     model = details.get("model")
     if isinstance(model, str) and "GPU" in model.split():
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
@@ -268,9 +275,13 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         # the core's advice named "another GPU model" also when the job named none (issue 20)
         model = str(details.get("model") or "any model")
         gpus = f"{most} GPU{'s' if most != 1 else ''}"
+        # "per worker" only for a gang: a user who never asked for workers read it as jargon, and
+        # "no node here has more" repeated the summary (new user 4)
+        workers = details.get("workers")
+        per = " per worker" if isinstance(workers, int) and workers > 1 else ""
         if model == "any model":
-            return f"Ask for at most {gpus} per worker: no node here has more."
-        return f"Ask for at most {gpus} per worker, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
+            return f"Ask for at most {gpus}{per}."
+        return f"Ask for at most {gpus}{per}, or for another model: no node here has more than {most} {model} GPU{'s' if most != 1 else ''}."
     fallback = str(reason.get("unblock") or "").strip()
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
 

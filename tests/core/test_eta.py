@@ -384,3 +384,17 @@ def test_fair_order_counts_each_user_s_next_job_in_its_share_and_keeps_a_user_s_
     # a job without a runtime counts as long as the longest known one, not as free
     nolimit = make_job("bo-nolimit", user="bo", gpus=4)
     assert order([nolimit, ana1], {"ana": 1000.0}) == ["ana-1", "bo-nolimit"]
+
+
+def test_newuser4_finding_22_every_job_sharing_a_gpu_without_a_time_limit_is_named() -> None:
+    # frac1 and frac2 (0.3 each) share GPU 2, frac3 (0.75) has GPU 0, 'whole' GPU 1 — none has a
+    # time limit: 'big' (4 GPUs) can start only after all four end; frac1 was left out of the list
+    jobs = [running(make_job("frac1", milli=300), "n1", [2], milli=300),
+            running(make_job("frac2", milli=300), "n1", [2], milli=300),
+            running(make_job("frac3", milli=750), "n1", [0], milli=750),
+            running(make_job("whole"), "n1", [1]),
+            make_job("big", gpus=4)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs))
+    reason = next(p.reason for p in result.pending if p.job_id == "big")
+    assert reason.eta is None and reason.details["eta_code"] == "NoTimeLimit"
+    assert sorted(reason.details["eta_waits_on"]) == ["frac1", "frac2", "frac3", "whole"]

@@ -139,3 +139,58 @@ def test_newuser4_finding_3_a_model_named_gpu_is_not_followed_by_gpus_in_the_cor
     jobs = [running(make_job("r", gpus=3), "n1", [0, 1, 2]), make_job("w", gpus=2)]
     reason = next(p.reason for p in run_cycle(snapshot([node], jobs)).pending if p.job_id == "w")
     assert reason.message.startswith("needs 2 Simulated GPU 80GB, 1 free"), reason.message  # was "... 80GB GPUs, 1 free"
+
+
+def test_newuser4_finding_17_an_ordinary_wait_of_a_team_guaranteed_nothing_reads_without_reclaim_jargon() -> None:
+    """New user 4, finding 17: once any team had a quota, every wait of a team without one read
+    "0 free; no preemption: default is guaranteed 0 GPUs but … nothing is reclaimed for it;
+    cohort free 0" — the rendered sentence leaves it out (message and details keep it); a team
+    with a guarantee keeps it (it says what reclaim would need)."""
+    from jupyter_sched.model.codec import reason_to_dict
+    from jupyter_sched.wording import render_reason
+
+    jobs = [running(make_job("a1", gpus=4, team="default"), "n1", range(4)), make_job("w", gpus=1, team="default")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=quotas(Quota(team="research", guaranteed=1))))
+    reason = _reason(result, "w")
+    assert "no preemption: default is guaranteed 0 GPUs" in reason.message  # type: ignore[attr-defined]
+    text = render_reason(reason_to_dict(reason))  # type: ignore[arg-type]
+    assert text.summary == "needs 1 A100-80GB GPU, 0 free." and "guarantee" not in text.line
+    guaranteed = run_cycle(snapshot([make_node("n1", gpus=4)], jobs,
+                                    quota=quotas(Quota(team="default", guaranteed=2), Quota(team="research", guaranteed=1))))
+    kept = render_reason(reason_to_dict(_reason(guaranteed, "w")))  # type: ignore[arg-type]
+    assert "no preemption" in kept.summary or "no preemption" not in _reason(guaranteed, "w").message  # type: ignore[attr-defined]
+
+
+def test_newuser4_finding_20_with_quotas_a_high_job_is_told_the_class_rule_not_the_guarantee() -> None:
+    """Team research has the only quota line (so quotas are on); default is guaranteed nothing.
+    'high' evicts default's low job, but not its normal one: the reason said "guaranteed 0 GPUs"
+    both times; what spares the normal job is the class rule, and that is what it now says."""
+    from jupyter_sched.model import TeamPolicy
+
+    policies = quotas(Quota(team="research", guaranteed=1),
+                      teams=[TeamPolicy(team="default", allowed_priorities=("high", "normal", "low"))])
+    jobs = [running(make_job("norm3", gpus=3), "n1", [0, 1, 2]), make_job("hi2b", gpus=2, priority="high")]
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=policies))
+    assert not list(result.preemptions)
+    reason = _reason(result, "hi2b")
+    assert "high preempts only low-priority work of its team (rule 'lower-class'), and 1 job (3 GPUs) of default " \
+           "on these GPUs is normal" in reason.message  # type: ignore[attr-defined]
+    assert "guaranteed" not in reason.message  # type: ignore[attr-defined]
+    assert reason.details["preemption_rule"]["rule"] == "lower-class"  # type: ignore[attr-defined]
+    low = [running(make_job("low3", gpus=3, priority="low"), "n1", [0, 1, 2]), make_job("hi2b", gpus=2, priority="high")]
+    evicted = run_cycle(snapshot([make_node("n1", gpus=4)], low, quota=policies))
+    assert [p.job_id for p in evicted.preemptions] == ["low3"]  # the low job goes, as before
+
+
+def test_newuser4_finding_20_with_quotas_a_high_job_behind_normal_work_is_told_the_priority_rule() -> None:
+    """New user 4, finding 20: once another team had a quota line, a job granted ``high`` behind
+    a normal job of its own team read only "no preemption: default is guaranteed 0 GPUs …" — the
+    same words as when it DID preempt a low job. The priority rule that spares normal work is
+    said first; a low job that could not make room anyway is not called spared."""
+    q = quotas(Quota(team="research", guaranteed=1))
+    jobs = [running(make_job("norm3", gpus=3, team="default"), "n1", [0, 1, 2]),
+            running(make_job("x", gpus=1, team="default"), "n1", [3]),
+            make_job("hi2b", gpus=2, priority="high", team="default", submitted=1)]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q)), "hi2b")
+    assert "no preemption: high preempts only low-priority work of its team (rule 'lower-class'), and 2 jobs " \
+           "(4 GPUs) of default on these GPUs are normal" in reason.message  # type: ignore[attr-defined]

@@ -231,17 +231,19 @@ def test_an_admitted_job_the_cluster_holds_back_reads_pending_in_the_cluster() -
     assert state_word(on_its_way) == "admitted" and job_line(on_its_way, NOW).startswith("job j-7 (train): admitted on n1")
 
 
-@pytest.mark.parametrize(("model", "want"), [
-    ("any model", "Ask for at most 2 GPUs per worker: no node here has more."),
-    ("A100 or H100", "Ask for at most 2 GPUs per worker, or for another model: no node here has more than 2 A100 or "
-                     "H100 GPUs."),
+@pytest.mark.parametrize(("model", "workers", "want"), [
+    ("any model", 1, "Ask for at most 2 GPUs."),
+    ("any model", 4, "Ask for at most 2 GPUs per worker."),
+    ("A100 or H100", 1, "Ask for at most 2 GPUs, or for another model: no node here has more than 2 A100 or "
+                        "H100 GPUs."),
 ])
-def test_too_many_gpus_for_any_node_is_told_the_most_a_node_has(model: str, want: str) -> None:
+def test_too_many_gpus_for_any_node_is_told_the_most_a_node_has(model: str, workers: int, want: str) -> None:
     """Found trying the first hour again: ``submit --gpus 3`` on a 2-GPU machine was told to ask for
-    "fewer GPUs per worker or another GPU model" although it named no model."""
+    "fewer GPUs per worker or another GPU model" although it named no model; new user 4: "per
+    worker" to someone who asked for no workers, and "no node here has more" said twice."""
     reason = make_reason(code="Unschedulable", message=f"needs 3 GPUs of {model} on one node but the largest node has 2",
                          unblock="resubmit asking for fewer GPUs per worker or another GPU model",
-                         details={"requested": 3, "max_per_node": 2, "model": model, "filters": []})
+                         details={"requested": 3, "max_per_node": 2, "model": model, "filters": [], "workers": workers})
     assert render_reason(reason).unblock == want
 
 

@@ -62,9 +62,27 @@ def test_the_engine_s_snapshot_carries_learnt_runtimes_refreshed_from_the_store(
     pending = svc.submit({"gpus": 1, "command": ["true"], "time_limit": 3600}, user="ana")
     assert dict(svc.engine.snapshot().runtime_estimates) == {}  # no history yet: ETAs use the limit
     _finished(svc.store, "old-1", user="ana", script="x.py", ran_s=900, limit_s=3600)
-    assert dict(svc.engine.snapshot().runtime_estimates) == {}  # read again only after refresh_s
-    clock.advance(svc.engine.decider.runtimes.refresh_s)
+    assert dict(svc.engine.snapshot().runtime_estimates) == {}  # counted again only after recheck_s
+    clock.advance(svc.engine.decider.runtimes.recheck_s)
     assert dict(svc.engine.snapshot().runtime_estimates) == {pending["id"]: 900.0}
+
+
+def test_newuser4_finding_18_a_burst_of_short_jobs_is_predicted_from_its_own_first_runs(sqlite_db: str) -> None:
+    store = Store(sqlite_db)
+    clock = ManualClock(T0 + timedelta(hours=1))
+    feed = RuntimeFeed(store, clock)
+    for i in range(3):  # the user's earlier runs took 20 s of their 60 s limit
+        _finished(store, f"old-{i}", user="root", script="other.py", ran_s=20, limit_s=60)
+    burst = make_job("burst9", user="root", script="sleep3.py", command=(), time_limit_s=60)
+    assert feed.estimates([burst]) == {"burst9": 20.0}  # the user's ratio: nothing of this run yet
+    for i in range(3):  # the burst's first three runs finish: 3 s each
+        _finished(store, f"burst{i}", user="root", script="sleep3.py", ran_s=3, limit_s=60)
+    clock.advance(feed.recheck_s)  # not the minute of refresh_s: a job succeeded, so they are read again
+    assert feed.estimates([burst]) == {"burst9": 3.0}
+    reads = feed.reads
+    clock.advance(feed.recheck_s)
+    feed.estimates([burst])
+    assert feed.reads == reads  # nothing new succeeded: counted, not read again
 
 
 def test_the_engine_s_cycle_pauses_the_cyclic_collector_and_restores_it() -> None:

@@ -68,3 +68,37 @@ def test_get_me_reads_job_rows_only_after_a_change_and_its_gpu_hours_keep_moving
     assert after.pending == 0 and reads.count("ana") == 1  # its change was seen at once
     bo = services.caller("bo", admin=False)
     assert services.accounting.me(bo).in_use.gpus == 0  # never another user's figures
+
+
+def test_get_inventory_reads_the_holders_only_after_a_change(services: Services, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GET inventory`` (part of ``jupyter-sched status``) read and decoded every GPU-holding row on
+    each call; it now keeps who holds each GPU while the ``jobs`` counter is unchanged."""
+    reads: list[Any] = []
+    list_jobs = StoreTx.list_jobs
+
+    def counted(self: StoreTx, **filters: Any) -> Any:
+        reads.append(filters.get("states"))
+        return list_jobs(self, **filters)
+
+    monkeypatch.setattr(StoreTx, "list_jobs", counted)
+    ana = services.caller("ana", admin=False)
+    lease = services.leases.request(ana, SubmitJobRequest(gpus=1, kernel_id="k1"))
+    services.engine.tick()
+    reads.clear()
+    first = services.system.inventory(ana).to_wire()
+    again = services.system.inventory(ana).to_wire()
+    assert len(reads) == 1 and first["allocations"] == again["allocations"]
+    [[holder]] = list(first["allocations"].values())
+    assert holder["job_id"] == lease.id and holder["user"] == "ana"
+
+    other = Store(sqlite_url(tmp_path / "sched.sqlite"))  # the lease ends through another process
+    try:
+        with other.transaction() as tx:
+            record = tx.get_job(lease.id)
+            assert record is not None
+            tx.update_job(replace(record, job=record.job.transition(
+                JobState.CANCELLED, finished_at=T0 + timedelta(minutes=1), message="released")))
+    finally:
+        other.close()
+    assert services.system.inventory(ana).to_wire()["allocations"] == {} and len(reads) == 2

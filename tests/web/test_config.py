@@ -82,7 +82,10 @@ def test_extension_points_name_the_app_and_the_labextension() -> None:
     ('c.SchedApp.placement_policy = "tetris"', "c.SchedApp.placement_policy = 'tetris'"),
     ('c.SchedApp.cycle_interval = 0', "c.SchedApp.cycle_interval"),
     ('c.SchedApp.inventory_file = "{inventory}"', "nodes[0].cpus: inventory file {inventory}: nodes[0].cpus"),
-], ids=["an unknown placement policy", "a zero cycle interval", "an inventory file with negative cores"])
+    ('c.SchedApp.profiles = {{"bert": {{"gpus": 4, "mem_per_gpu": "40 gigs"}}}}',
+     "c.SchedApp.profiles.bert.mem_per_gpu: cannot parse memory size '40 gigs'. Fix: use e.g. 20GiB"),
+], ids=["an unknown placement policy", "a zero cycle interval", "an inventory file with negative cores",
+        "a profile value no submission could use (new user 4, finding 15)"])
 def test_a_real_server_with_a_bad_value_exits_with_one_line_and_no_traceback(
         tmp_path: Path, setting: str, want: str) -> None:
     """Without reraise_server_extension_failures (what users run), Jupyter Server would log a
