@@ -14,7 +14,7 @@ only place that takes effect before any user code (and CUDA) runs:
   - a granted lease, by default, **survives** the restart: the lease is keyed by the kernel id,
     which a restart keeps, so it stays one grant (one accounting interval, no gap, no second
     charge); the new process gets the granted UUIDs (``CUDA_DEVICE_ORDER=PCI_BUS_ID``, case 016)
-    and prints ``GPU-cccc re-attached (job l-…)`` once;
+    and prints ``GPU-cccc re-attached (lease l-…)`` once;
   - with ``release_gpu_on_kernel_restart`` the lease is released and the new process gets
     ``CUDA_VISIBLE_DEVICES=""`` and prints ``GPU released on restart; run %gpu to request one``;
   - a request still queued is withdrawn (the process that waited for it is gone);
@@ -130,7 +130,8 @@ def restart_plan(leases: Sequence[Mapping[str, Any]], *, release_on_restart: boo
     if granted and not release_on_restart:
         lease = granted[0]
         uuids = _uuids(lease)
-        notice = f"{', '.join(uuids)} re-attached (job {lease['id']})"
+        notice = (f"{', '.join(uuids)} re-attached (lease {lease['id']}); CUDA_VISIBLE_DEVICES is set in "
+                  "this kernel")
         env = {**base, "CUDA_VISIBLE_DEVICES": ",".join(uuids), "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
                GPU_NOTICE_ENV: notice, LEASE_ID_ENV: str(lease["id"])}
         extra = tuple(str(other["id"]) for other in granted[1:])  # one lease per kernel; stray ones go

@@ -142,7 +142,7 @@ def _errors() -> Iterator[None]:
         yield
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
-                "subcommand", "arguments")):
+                "subcommand", "arguments", "cell")):
             # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
             raise UsageError(_usage_line(err)) from None
         raise MagicError(_one_line(err)) from None
@@ -283,7 +283,12 @@ class SchedMagics(Magics):
         inventory = client.inventory()
         lease = self._my_lease()
         if lease is not None and is_granted(lease) and granted_uuids(lease) != self._applied:
-            self._apply(lease)
+            if os.environ.get("CUDA_VISIBLE_DEVICES") == ",".join(granted_uuids(lease)):
+                # the server set them before this kernel started (a restart kept the lease) and said
+                # "re-attached": not a second "Allocated" of the same lease (new user 4)
+                self._applied, self.lease = granted_uuids(lease), lease
+            else:
+                self._apply(lease)
         work = client.queue()
         samples = self._samples(None)
         mine = granted_uuids(lease) if lease else ()
@@ -657,6 +662,10 @@ class SchedMagics(Magics):
         return str(job["id"])
 
     def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in cell.splitlines()):
+            # an empty script ran and held a GPU for a cycle (new user 4)
+            raise ValidationError("%%schedule: the cell is empty: nothing to run", field="cell",
+                                  hint="write the code to run below the %%schedule line")
         source = cell if cell.endswith("\n") else cell + "\n"
         digest = hashlib.sha256(source.encode()).hexdigest()[:10]
         if self._hub():

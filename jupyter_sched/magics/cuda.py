@@ -135,7 +135,7 @@ def cuda_state(*, use_nvml: bool = True) -> CudaState:
 
 
 def announce_gpu_notice(shell: Any) -> None:
-    """Print the server's restart notice (``GPU-cccc re-attached (job l-…)``) once in this kernel.
+    """Print the server's restart notice (``GPU-cccc re-attached (lease l-…)``) once in this kernel.
 
     The GPUs themselves were set in the launch environment before this process started (case
     029); this only tells the user. Loaded at kernel start (an admin's

@@ -9,6 +9,7 @@ Every parser returns a frozen command object or raises
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,9 @@ class _Parser(argparse.ArgumentParser):
         elif message.startswith("unrecognized arguments:"):
             field = message.split(":", 1)[1].split()[0]
             message = f"unknown argument {field}"
+            if field in ("--help", "-h"):  # a common reflex: answer with the usage (new user 4)
+                raise ValidationError(f"{self.format_usage().strip()}", field=field,
+                                      hint=f"{self.magic}? shows the whole help")
         elif "required:" in message:
             field = message.split("required:", 1)[1].strip().split(",")[0].upper()
             message = f"missing {field}"
@@ -112,7 +116,14 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
 
 
 def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
-    whole, milli = parse_gpus(value, field=field)
+    try:
+        whole, milli = parse_gpus(value, field=field)
+    except ValidationError:
+        if minimum > 0 and re.fullmatch(r"\s*-\d+(\.\d+)?\s*", str(value)):
+            # "use 0 for CPU-only work" is wrong where 0 is refused too (%gpu request; new user 4)
+            raise ValidationError(f"{field} must be at least {minimum} (got {value})", field=field,
+                                  hint=f"ask for {minimum} or more GPUs") from None
+        raise
     if whole < minimum:
         raise ValidationError(f"{field} must be at least {minimum} (got {value})", field=field,
                               hint=f"ask for {minimum} or more GPUs")
@@ -423,8 +434,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                 raise
             # which id, and where to find it (issue 20: `jupyter-sched status` needs none, this one does)
             raise ValidationError(f"{prog}: missing JOB, the job's id", field="JOB",
-                                  hint="%schedule jobs lists your jobs with their ids; %gpu status shows the GPUs "
-                                       "and this kernel's lease") from None
+                                  hint="%schedule jobs lists your jobs with their ids") from None
         job_id = _nonempty(ns.job, "JOB")
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")

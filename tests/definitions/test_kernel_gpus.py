@@ -36,7 +36,7 @@ class PlanCase:
 
 CASES = [
     PlanCase("a granted lease is kept and re-applied", (lease("l-1", "running", ("GPU-cccc",)),), False, True,
-             "GPU-cccc", (), "GPU-cccc re-attached (job l-1)"),
+             "GPU-cccc", (), "GPU-cccc re-attached (lease l-1); CUDA_VISIBLE_DEVICES is set in this kernel"),
     PlanCase("release_gpu_on_kernel_restart releases it and hides every GPU", (lease("l-1", "running", ("GPU-cccc",)),),
              True, True, "", ("l-1",), "GPU released on restart; run %gpu to request one"),
     PlanCase("a kernel without a lease sees no GPU", (), False, True, "", (), ""),
@@ -44,7 +44,7 @@ CASES = [
              "", ("l-2",), ""),
     PlanCase("without isolation a kernel without a lease is left alone", (), False, False, None, (), ""),
     PlanCase("two GPUs are kept together", (lease("l-1", "running", ("GPU-a", "GPU-b")),), False, True,
-             "GPU-a,GPU-b", (), "GPU-a, GPU-b re-attached (job l-1)"),
+             "GPU-a,GPU-b", (), "GPU-a, GPU-b re-attached (lease l-1); CUDA_VISIBLE_DEVICES is set in this kernel"),
 ]
 
 

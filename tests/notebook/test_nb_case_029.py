@@ -109,7 +109,10 @@ async def test_case_029_restart_keeps_the_grant_and_never_leaves_cuda_visible_de
     first = await k1.run("import os; print(os.environ['CUDA_VISIBLE_DEVICES'])")
     assert first.stdout.strip() == "GPU-cccc"
     notice = await k1.run("%load_ext jupyter_sched")
-    assert notice.stdout.strip() == f"GPU-cccc re-attached (job {lease['id']})"
+    assert notice.stdout.strip() == (f"GPU-cccc re-attached (lease {lease['id']}); CUDA_VISIBLE_DEVICES is set in "
+                                     "this kernel")
+    status = await k1.run("%gpu")  # new user 4, finding 21: not a second "Allocated" of the same lease
+    assert "Allocated" not in status.stdout and f"This kernel: lease {lease['id']}" in status.stdout, status.stdout
     after = await lease_of(api, k1)
     assert (after["id"], after["state"], after["allocation"]["gpu_uuids"]) == (lease["id"], "running", ["GPU-cccc"])
     mine = [row for row in sched_app.services.store.usage_rows() if row.job_id == lease["id"]]

@@ -396,6 +396,15 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert "log continues" not in logs.stdout, logs.text
     usage = _seen(await kernel.run("%gpu request 0"))  # a usage error's hint is a sentence, not "(got 0) (ask…)"
     assert "--gpus must be at least 1 (got 0). Ask for 1 or more GPUs." in usage, usage
+    # new user 4, finding 13: -1 got case 019's "use 0 for CPU-only work" although %gpu refuses 0;
+    # an empty %%schedule cell ran an empty script on a GPU; --help was "unknown argument"
+    minus = _seen(await kernel.run("%gpu request -1"))
+    assert "--gpus must be at least 1 (got -1). Ask for 1 or more GPUs." in minus and "CPU-only" not in minus, minus
+    empty = await kernel.run("%%schedule --gpus 1\n\n# nothing yet\n")
+    assert empty.error is not None and "the cell is empty: nothing to run" in _seen(empty), empty.text
+    assert "UsageError" in str(empty.error.get("ename")), empty.error
+    helped = _seen(await kernel.run("%gpu request 1 --help"))
+    assert "usage: %gpu request" in helped and "unknown argument" not in helped, helped
 
     # finding 3: a dry run prints its sentence and no Out[] dict; never-fits is not queued
     dry = await kernel.run("%schedule dryrun --gpus 4")
@@ -493,3 +502,9 @@ async def _has_reason(api: AsyncSchedClient, job_id: str) -> bool:
 
 async def _state(api: AsyncSchedClient, job_id: str, state: str) -> bool:
     return (await api.job(job_id))["state"] == state
+
+
+def test_newuser4_finding_13_a_missing_job_id_hint_is_about_job_ids() -> None:
+    with pytest.raises(ValidationError) as missing:
+        parse_schedule_line("wait")
+    assert missing.value.hint == "%schedule jobs lists your jobs with their ids"  # not "%gpu status shows the GPUs…"
