@@ -289,6 +289,20 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('lists active work first, then the newest (new user 4: a cancelled lease hid the running one)', async () => {
+    const server = new FakeSchedServer();
+    server.leases = [
+      makeJob({ id: 'l-old', kind: 'lease', state: 'cancelled', submitted_at: '2026-12-01T10:00:09Z' }),
+      makeJob({ id: 'l-live', kind: 'lease', state: 'running', submitted_at: '2026-12-01T10:00:01Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })
+    ];
+    server.jobs = [makeJob({ id: 'j-wait', state: 'pending', submitted_at: '2026-12-01T10:00:05Z' })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const ids = [...view.node.querySelectorAll('.jp-sched-job')].map(row => row.getAttribute('data-job-id'));
+    expect(ids).toEqual(['j-wait', 'l-live', 'l-old']);
+    model.dispose();
+  });
+
   it('says how to start when there is nothing', async () => {
     const { model } = await startedModel(new FakeSchedServer(), 'jobs');
     const view = await mount(new MyWorkView(context(model)));

@@ -169,7 +169,11 @@ export class MyWorkView extends ModelView {
   protected renderView(): React.ReactElement {
     const { model, trans } = this;
     const now = this.now();
-    const all = [...model.leases, ...model.jobs].sort((a, b) => (b.submitted_at ?? '').localeCompare(a.submitted_at ?? ''));
+    // active work first (a cancelled lease above the running one hid it, new user 4), then newest first
+    const ended = (j: Job): number => (TERMINAL_STATES.has(j.state) ? 1 : 0);
+    const all = [...model.leases, ...model.jobs].sort(
+      (a, b) => ended(a) - ended(b) || (b.submitted_at ?? '').localeCompare(a.submitted_at ?? '')
+    );
     const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
     if (!all.length) {
       return (
