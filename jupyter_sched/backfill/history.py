@@ -117,6 +117,13 @@ class RuntimeHistory:
             return None  # a queued job of a user without runs keeps its limit
         return _given(samples, ran_s)
 
+    def typical(self, spec: JobSpec, limit_s: float | None) -> float | None:
+        """The unconditional expected runtime of a run of ``spec`` (the median of the samples a
+        running job is predicted from; None: none) — what :meth:`predict` gives before it ran."""
+        key = (run_key(spec), limit_s)
+        chosen = self._memo[key] if key in self._memo else self._memo.setdefault(key, self._chosen(spec, limit_s))
+        return None if chosen is None else _given(chosen[0], 0.0)
+
     def _chosen(self, spec: JobSpec, limit_s: float | None) -> tuple[list[float], bool] | None:
         """The samples a run of ``spec`` is predicted from, sorted, and whether they are the user's
         own (else everybody's ratios: :meth:`_prior`); None: nothing to predict from."""

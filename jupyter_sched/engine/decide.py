@@ -115,8 +115,9 @@ class Decider:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
             self._observe_inventory(inventory)
         jobs = tuple(r.job for r in records)
+        learned, typical = self.runtimes.estimates_and_typical(jobs)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
-                            kernels=kernels, runtime_estimates=self.runtimes.estimates(jobs))
+                            kernels=kernels, runtime_estimates=learned, runtime_typical=typical)
         return snapshot, {r.job.id: r for r in records}
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:

@@ -57,11 +57,17 @@ class RuntimeFeed:
 
     def estimates(self, jobs: Iterable[Job]) -> dict[str, float]:
         """``{job id: expected runtime in seconds}`` for the live ``jobs`` that have one (module doc)."""
+        return self.estimates_and_typical(jobs)[0]
+
+    def estimates_and_typical(self, jobs: Iterable[Job]) -> tuple[dict[str, float], dict[str, float]]:
+        """:meth:`estimates`, and ``Snapshot.runtime_typical``: for running jobs that ran longer
+        than similar past runs typically take, that typical runtime (seconds)."""
         now = self.clock.now()
         if self._stale(now):
             self._history = self._learn()
             self._read_at = now
         out: dict[str, float] = {}
+        typical: dict[str, float] = {}
         for job in jobs:
             if job.state.terminal or job.spec.kind is JobKind.LEASE:
                 continue
@@ -70,7 +76,10 @@ class RuntimeFeed:
             guess = self._history.predict(job.spec, job.spec.time_limit_s, ran)
             if guess is not None:
                 out[job.id] = guess
-        return out
+                if ran > 0 and (usual := self._history.typical(job.spec, job.spec.time_limit_s)) is not None \
+                        and usual <= ran:
+                    typical[job.id] = usual
+        return out, typical
 
     def estimate(self, job: Job) -> float | None:
         """One live job's expected runtime (s) from the history last read (no store read: the

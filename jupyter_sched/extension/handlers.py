@@ -11,7 +11,6 @@ idle server alive; running work reports activity through ``SchedApp.current_acti
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from urllib.parse import urlencode
 
@@ -43,12 +42,11 @@ from ..services.visibility import event_for
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
+from .log_follow import follow_logs
+from .one_per_user import OnePerUserCalls
 from .web import SchedHandler
 
 __all__ = ["HANDLERS", "SchedHandler", "UnknownRouteHandler"]
-
-_FOLLOW_WAIT_S = 25.0     # long-poll ceiling for logs?follow=true, under proxy idle timeouts
-_FOLLOW_POLL_S = 0.25
 
 
 class _WritesAreActivity(SchedHandler):
@@ -183,16 +181,9 @@ class LogsHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self, job_id: str) -> None:
-        request = self.query(GetJobLogsRequest)
-        chunk = await self.call(self.services.jobs.logs, self.caller, job_id, request)
-        waited = 0.0
-        while request.follow and not chunk.text and not chunk.finished and waited < _FOLLOW_WAIT_S:
-            if self._client_gone:
-                return
-            await asyncio.sleep(_FOLLOW_POLL_S)
-            waited += _FOLLOW_POLL_S
-            chunk = await self.call(self.services.jobs.logs, self.caller, job_id, request)
-        self.reply(chunk)
+        chunk = await follow_logs(self, job_id, self.query(GetJobLogsRequest))  # at most 16 wait per user
+        if chunk is not None:  # None: the client hung up while it waited
+            self.reply(chunk)
 
     def on_connection_close(self) -> None:
         self._client_gone = True
@@ -222,7 +213,7 @@ class KeepaliveHandler(SchedHandler):
         self.reply(await self.call(self.services.leases.keepalive, self.caller, lease_id, request))
 
 
-class TelemetryHandler(SchedHandler):
+class TelemetryHandler(OnePerUserCalls, SchedHandler):  # one at a time per user (red-team 4 finding 3)
     """``GET telemetry?gpu=|job=|lease=&since=&limit=``: current and recent utilization per GPU."""
 
     _track_activity = False
@@ -233,7 +224,7 @@ class TelemetryHandler(SchedHandler):
         self.reply(await self.call(self.services.telemetry.telemetry, self.caller, self.query(GetTelemetryRequest)))
 
 
-class TelemetryHistoryHandler(SchedHandler):
+class TelemetryHistoryHandler(OnePerUserCalls, SchedHandler):
     """``GET telemetry/history?job=|lease=|gpu=&since=&until=&step_s=``: utilization and memory
     over time, with the gaps where telemetry was blank, suspect or missing."""
 

@@ -40,7 +40,9 @@ class Reestimate:
 
     Attributes:
         job_id: the running job.
-        cause: ``"past_expected"`` (ran past its learned runtime), ``"past_limit"`` (ran past
+        cause: ``"past_typical"`` (ran longer than similar past runs usually take; still
+            expected to end before its limit, at the median of the longer ones),
+            ``"past_expected"`` (ran past its learned runtime), ``"past_limit"`` (ran past
             its time limit; being stopped) or ``"stop_overdue"`` (did not stop within the grace period).
         message: one clause naming the job and why, kept with the ETA and its move records, e.g.
             ``"j-1 ran longer than the ~20s that similar past runs took, so it is now expected to
@@ -90,6 +92,15 @@ def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Rees
         stop_left = (job.stopping_since - now).total_seconds() + grace
         return max(min(left, stop_left) if left > 0 else stop_left, MIN_LEFT_S), None
     note: Reestimate | None = None
+    typical = ctx.snap.runtime_typical.get(job.id) if ctx.profile.eta_source == "history" else None
+    if left > 0 and typical is not None and typical <= ran:
+        # it already ran longer than similar runs usually take: its end (the median of the longer
+        # ones) moves on while it runs, so the ETA names its time limit as the bound (new-user 4
+        # finding 8: "in 17s" twice, then "in 19s", each "as long as similar past runs did")
+        limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+        note = Reestimate(job.id, "past_typical",
+                          f"{job.id} has run longer than the ~{format_duration(typical)} that similar past runs took",
+                          f"by its {format_duration(limit)} time limit at the latest" if limit is not None else "")
     if left <= 0:
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
         if limit is not None and ran < limit:

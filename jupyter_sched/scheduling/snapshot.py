@@ -54,7 +54,11 @@ class Snapshot:
         usage: past usage for fair share and budgets.
         runtime_estimates: expected runtime in seconds per job id, learned at the edge from past
             runs of the same user, script or notebook and request (used for ETAs when the
-            profile's ``eta_source`` is ``"history"``; never for backfill decisions).
+            profile's ``eta_source`` is ``"history"``; never for backfill decisions). A running
+            job's is its expected runtime *given* how long it has run (longer than that).
+        runtime_typical: for running jobs that have already run longer than similar past runs
+            typically take, that typical runtime in seconds (the unconditional estimate): their
+            ETA notes say so, with their time limit as the bound (new-user 4 finding 8).
         telemetry: per allocation key (job id) the recent samples idle detection needs;
             shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
         kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
@@ -66,6 +70,7 @@ class Snapshot:
     quotas: QuotaSet = field(default_factory=QuotaSet)
     usage: UsageHistory = field(default_factory=UsageHistory)
     runtime_estimates: Mapping[str, float] = field(default_factory=dict)
+    runtime_typical: Mapping[str, float] = field(default_factory=dict)
     telemetry: Mapping[str, Any] = field(default_factory=dict)
     kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 

@@ -331,7 +331,8 @@ class Simulator:
             if not changed:
                 continue
             snap = replace(snap, telemetry=self._telemetry(snap, tracks), kernels=self._kernels(snap, tracks),
-                           usage=self._usage(now), runtime_estimates=self._estimates(snap, tracks))
+                           usage=self._usage(now), runtime_estimates=self._estimates(snap, tracks),
+                           runtime_typical=self._typical(snap, tracks))
             result = self._cycle(snap, self.profile)
             cycles += 1
             idle_actions: Sequence[IdleAction] = result.idle
@@ -442,6 +443,22 @@ class Simulator:
             guess = self.history.predict(job.spec, effective_limit(job.spec, rules)[0], ran)
             if guess is not None:
                 out[job.id] = max(1.0, guess - tr.done_s)
+        return out
+
+    def _typical(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, float]:
+        """``Snapshot.runtime_typical``: running jobs that ran longer than similar past runs took."""
+        if self.history is None:
+            return {}
+        rules = (self.profile or SchedulingProfile()).time_limits
+        out: dict[str, float] = {}
+        for job in snap.jobs:
+            tr = tracks[job.id]
+            if tr.start is None:
+                continue
+            ran = (snap.now - tr.start).total_seconds() + tr.done_s
+            usual = self.history.typical(job.spec, effective_limit(job.spec, rules)[0])
+            if usual is not None and usual <= ran:
+                out[job.id] = max(1.0, usual - tr.done_s)
         return out
 
     @staticmethod

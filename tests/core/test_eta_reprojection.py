@@ -136,3 +136,23 @@ def test_an_eta_moved_by_a_holder_outliving_its_learned_runtime_says_so() -> Non
     assert (record["cause"], record["jobs"]) == ("overran", ["hold"])
     assert record["message"].endswith("hold ran longer than the ~20s that similar past runs took, so it is now "
                                       "expected to run to its 3m time limit")
+
+
+def test_newuser4_finding_8_a_holder_past_its_typical_runtime_bounds_the_eta_by_its_limit_and_says_why() -> None:
+    """hold (3m limit) has run 40 s; similar runs typically took 20 s, and the runs that ran
+    longer than 40 s took 57 s in the median (the feed's conditional estimate): the ETA is 57 s,
+    but it said "(if it runs as long as similar past runs did)" while it kept moving on. It now
+    names the limit as the bound and why the estimate moves."""
+    snap = replace(snapshot([make_node("n1", gpus=4)], _report_jobs(), now=_secs(40)),
+                   runtime_estimates={"hold": 57.0}, runtime_typical={"hold": 20.0})
+    res = {p.job_id: p.reason for p in run_cycle(snap).pending}["res"]
+    assert res.eta == _secs(57) and res.details["eta_waits_on"] == ["hold"]
+    assert "eta_learned" not in res.details
+    assert res.details["eta_bounds"] == {"hold": "by its 3m time limit at the latest"}
+    assert res.details["eta_note"] == "hold has run longer than the ~20s that similar past runs took"
+    text = render_reason(reason_to_dict(res), now=_secs(40), relative=True)
+    assert text.eta.startswith("ETA 12:00 UTC (in 17s), when hold ends (by its 3m time limit at the latest)")
+    # before it passed its typical runtime nothing changes: the ETA is what similar runs took
+    before = replace(snapshot([make_node("n1", gpus=4)], _report_jobs(), now=_secs(10)),
+                     runtime_estimates={"hold": 20.0})
+    assert {p.job_id: p.reason for p in run_cycle(before).pending}["res"].details["eta_learned"] == ["hold"]

@@ -13,7 +13,7 @@ import pytest
 
 from jupyter_sched.engine import ManualClock
 from jupyter_sched.engine.runtimes import RuntimeFeed
-from jupyter_sched.model import JobState
+from jupyter_sched.model import Job, JobState
 from jupyter_sched.store import JobRecord, Store
 from tests.runtime.builders import T0, make_job
 from tests.runtime.test_engine_hooks import make_service
@@ -123,3 +123,21 @@ def test_the_engine_s_full_cycle_on_a_live_ledger_runs_with_the_collector_paused
     svc.submit({"gpus": 1, "command": ["true"]}, user="ana")
     svc.tick()
     assert seen and not any(seen) and gc.isenabled()
+
+
+def test_newuser4_finding_8_the_feed_says_which_running_jobs_ran_longer_than_similar_runs_usually_take(
+        sqlite_db: str) -> None:
+    store = Store(sqlite_db)
+    for i, ran in enumerate((10, 20, 30, 60)):
+        _finished(store, f"old-{i}", user="ana", script="train.py", ran_s=ran, limit_s=120)
+    now = T0 + timedelta(hours=5)
+    feed = RuntimeFeed(store, ManualClock(now))
+
+    def running_for(job_id: str, seconds: float) -> Job:
+        job = make_job(job_id, user="ana", script="train.py", command=(), time_limit_s=120)
+        return replace(job, state=JobState.RUNNING, admitted_at=now - timedelta(seconds=seconds),
+                       started_at=now - timedelta(seconds=seconds))
+
+    learned, typical = feed.estimates_and_typical([running_for("early", 5), running_for("late", 40)])
+    assert learned == {"early": 25.0, "late": 60.0}  # the median of the runs longer than each has run
+    assert typical == {"late": 25.0}  # only the one past what similar runs usually take (25 s)

@@ -1,0 +1,49 @@
+"""A user's telemetry reads run one at a time (red-team 4 finding 3): sixteen concurrent loops of
+eve's ``GET telemetry?since=…&limit=3600`` (or ``telemetry/history`` at step 1 s) made judy's
+``GET me`` 76x-240x slower; one at a time, ~3x. Behaviour, not timing: while one of eve's reads
+is held inside the service, her others wait their turn and judy's is answered."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from .conftest import EVE_TOKEN, JUDY_TOKEN, wait_for
+
+
+async def test_redteam4_a_users_telemetry_reads_run_one_at_a_time(sched_app: Any, api: Any,
+                                                                   monkeypatch: Any) -> None:
+    service = sched_app.services.telemetry
+    real = service.telemetry
+    gate = threading.Event()
+    lock = threading.Lock()
+    inside: dict[str, int] = {"eve": 0, "judy": 0}
+    most: dict[str, int] = {"eve": 0, "judy": 0}
+
+    def held(caller: Any, request: Any) -> Any:
+        with lock:
+            inside[caller.user] += 1
+            most[caller.user] = max(most[caller.user], inside[caller.user])
+        try:
+            if caller.user == "eve":
+                gate.wait(30)  # eve's read stays inside until the test lets it go
+            return real(caller, request)
+        finally:
+            with lock:
+                inside[caller.user] -= 1
+
+    monkeypatch.setattr(service, "telemetry", held)
+    eves = [asyncio.ensure_future(api("GET", "telemetry", token=EVE_TOKEN)) for _ in range(4)]
+    try:
+        async def one_inside() -> bool:
+            return inside["eve"] >= 1
+        await wait_for(one_inside, timeout_s=20)
+        status, _ = await api("GET", "telemetry", token=JUDY_TOKEN)  # another user does not wait for eve's turn
+        assert status == 200 and most["judy"] == 1
+        await asyncio.sleep(0.3)  # room for eve's other reads to get in, were they not waiting their turn
+        assert inside["eve"] == 1, inside
+    finally:
+        gate.set()
+        answers = await asyncio.gather(*eves)
+    assert [status for status, _ in answers] == [200] * 4 and most["eve"] == 1, (most, answers)
