@@ -159,6 +159,15 @@ def gang_environments(job: Job, allocation: Allocation, *, master_port: int) -> 
     return out
 
 
+def _restart_banner(job: Job) -> str | None:
+    """The log's line between two runs of a requeued job (new user 4: a preempted job's log showed
+    both runs glued together with no marker); None on its first start."""
+    if job.attempts <= 1:
+        return None
+    why = f" after preemption by {job.preempted_by}" if job.preempted_by else " after it was requeued"
+    return f"[jupyter_sched] started again (start {job.attempts}){why}; the earlier run's output is above"
+
+
 def _free_port() -> int:
     """A TCP port free on this host now (the gang's rendezvous port)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -387,7 +396,7 @@ class LocalExecutor:
             command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
         else:
             command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]
-        banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else None
+        banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else _restart_banner(job)
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
                              **({"workers": workers} if workers else {})}) + "\n"

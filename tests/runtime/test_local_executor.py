@@ -138,6 +138,23 @@ def test_log_is_readable_while_running_and_after(tmp_path: Path) -> None:
     assert ex.logs(job.id, offset) == ("second é\n", offset + len("second é\n".encode()))
 
 
+def test_newuser4_finding_9_a_requeued_jobs_log_marks_where_its_next_run_starts(tmp_path: Path) -> None:
+    """New user 4, finding 9: a preempted, restarted job's log showed both runs glued together."""
+    from dataclasses import replace
+
+    ex = LocalExecutor(tmp_path / "jobs")
+    first = job_for(tmp_path, "print('run', flush=True)\n")
+    ex.start(first, Allocation("n1", ("GPU-0",)))
+    wait_event(ex, Exited)
+    again = replace(first, attempts=2, preempted_by="j-hi")
+    ex.start(again, Allocation("n1", ("GPU-0",)))
+    wait_event(ex, Exited)
+    text, _ = ex.logs(first.id)
+    assert text.splitlines()[-2:] == [
+        "[jupyter_sched] started again (start 2) after preemption by j-hi; the earlier run's output is above", "run"]
+    assert text.count("started again") == 1  # the first start has no marker
+
+
 @pytest.mark.parametrize("code", [0, 3], ids=["exit 0 is success", "exit 3 is reported as 3"])
 def test_exit_code_is_reported(tmp_path: Path, code: int) -> None:
     ex = LocalExecutor(tmp_path / "jobs")
