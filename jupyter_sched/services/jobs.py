@@ -284,13 +284,15 @@ class JobsService:
                                            after=after)
         return self._dicts(records)
 
-    def get(self, caller: Caller, job_id: str, *, kind: JobKind | None = None) -> JobView:
-        """One job (own jobs only unless admin); ``kind`` narrows it to leases or jobs.
+    def get(self, caller: Caller, job_id: str, *, kind: JobKind | None = None, verb: str = "read") -> JobView:
+        """One job (own jobs only unless admin); ``kind`` narrows it to leases or jobs. ``verb``:
+        what the caller was doing, for the audit of a refusal (``cancel``: another user's job
+        read as "read job" in the audit log, hiding that it was an attempt to end it).
 
         Raises:
             NotFoundError: no such job, another user's (audited), or not of ``kind``.
         """
-        record = self.ctx.visible(caller, job_id, request=f"read {kind.value if kind else 'job'}")
+        record = self.ctx.visible(caller, job_id, request=f"{verb} {kind.value if kind else 'job'}")
         if kind is not None and record.job.spec.kind is not kind:
             raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="id",
                                 hint=f"list yours with GET {kind.value}s")
@@ -414,7 +416,7 @@ class JobsService:
             ValidationError: a ``cause`` for a job that is not a lease, or ``timeout_s`` without
                 ``why=timeout`` (fields ``why`` / ``timeout_s``).
         """
-        seen = self.get(caller, job_id, kind=kind)
+        seen = self.get(caller, job_id, kind=kind, verb="cancel")  # audited as a cancel (red-team 4 finding 5)
         cause = cause or CancelJobRequest()
         if cause.why is not None and seen.kind != "lease":
             raise ValidationError(f"why applies to leases only ({job_id[:80]} is a {seen.kind} job)", field="why",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .conftest import BOSS_TOKEN, EVE_TOKEN, wait_for
+from .conftest import BOSS_TOKEN, EVE_TOKEN, JUDY_TOKEN, wait_for
 
 
 async def test_redteam3_a_huge_unknown_field_is_neither_echoed_nor_audited_whole(sched_app: Any, api: Any) -> None:
@@ -28,3 +28,19 @@ async def test_redteam3_a_huge_unknown_field_is_neither_echoed_nor_audited_whole
     refused = await wait_for(refusals)
     assert refused[0]["details"]["field"] == error["field"]
     assert len(json.dumps(refused[0])) < 2_000, "the audit row holds the key whole"
+
+
+async def test_redteam4_a_refused_cancel_of_another_users_job_is_audited_as_a_cancel(sched_app: Any, api: Any) -> None:
+    """eve's DELETE of judy's job or lease is a 404 to her, and the admin's audit log says she
+    tried to cancel it (it said "read job", like a harmless look)."""
+    _, judys = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "name": "judy-own"}, token=JUDY_TOKEN)
+    for path in (f"jobs/{judys['id']}", f"leases/{judys['id']}"):
+        status, _ = await api("DELETE", path, token=EVE_TOKEN)
+        assert status == 404
+
+    async def refused() -> list[dict[str, Any]]:
+        _, rows = await api("GET", "audit", token=BOSS_TOKEN, params={"limit": "20"})
+        mine = [r for r in rows if r["action"] == "refused" and r["user"] == "eve" and r["job_id"] == judys["id"]]
+        return mine if len(mine) >= 2 else []  # both written (off the loop, after the answers)
+    rows = await wait_for(refused)
+    assert sorted(r["details"]["request"] for r in rows) == ["cancel job", "cancel lease"], rows
