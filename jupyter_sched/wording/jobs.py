@@ -107,7 +107,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         alloc = job.get("allocation") or {}
         where = f" on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
-        return f"{head}: {state}{where}{sim}"
+        return f"{head}: {state}{where}{sim}{_restarted(job)}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
     message = str(job.get("message") or "")
     code = job.get("exit_code")
@@ -157,6 +157,16 @@ def _clock_of(when: datetime, now: datetime | None) -> str:
     if now is not None and when.date() == now.astimezone(timezone.utc).date():
         return f"{when:%H:%M} UTC"
     return f"{when:%b} {when.day} {when:%H:%M} UTC"
+
+
+def _restarted(job: Mapping[str, Any]) -> str:
+    """`` · start 2, after preemption by j-9`` for work running again after a requeue (new user 4:
+    "running on vm" alone hid that it had been preempted and restarted); "" on a first run."""
+    attempts = job.get("attempts")
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts <= 1 or job.get("kind") == "lease":
+        return ""
+    by = job.get("preempted_by")
+    return f" · start {attempts}, after preemption by {by}" if by else f" · start {attempts}, after a requeue"
 
 
 def _signal_name(number: int) -> str:

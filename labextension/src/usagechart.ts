@@ -223,7 +223,8 @@ export function renderUsageChart(points: readonly IUsagePoint[], gaps: readonly 
   const summary =
     `${options.title}: ${devices.length} device${devices.length === 1 ? '' : 's'}, ` +
     (valid.length ? `utilization ${Math.round(valid[valid.length - 1].util as number)}% at the last valid reading` : 'no valid reading') +
-    (spans.length ? `; gaps: ${spans.map(g => g.label).join('; ')}` : '');
+    // each label once: repeated spans of one reason read "missing: no telemetry" three times (new user 4)
+    (spans.length ? `; gaps: ${[...new Set(spans.map(g => g.label))].join('; ')}` : '');
   const root = svg('svg', {
     class: 'jp-sched-chart',
     width,

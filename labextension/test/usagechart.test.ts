@@ -83,6 +83,17 @@ describe('usage chart', () => {
     expect([labelOf(early)?.getAttribute('text-anchor'), labelOf(early)?.getAttribute('x')]).toEqual(['start', '2.0']);
   });
 
+  it('says each gap reason once to screen readers, however many spans it has (new user 4)', () => {
+    const at = (s: number) => Date.parse('2026-03-02T10:00:00Z') + s * 1000;
+    const points: IUsagePoint[] = [0, 10, 20, 30, 40].map(s => ({
+      device: 'GPU-a', t: at(s), util: 5, memMib: 1, validity: 'valid', note: ''
+    }));
+    const span = { device: 'GPU-a', validity: 'missing', label: 'missing: no telemetry' };
+    const gaps: IUsageGap[] = [{ ...span, start: at(0), end: at(10) }, { ...span, start: at(20), end: at(30) }];
+    const chart = renderUsageChart(points, gaps, { title: 'lease l-1', stepMs: 10000 });
+    expect(chart.getAttribute('aria-label')?.match(/missing: no telemetry/g)?.length).toBe(1);
+  });
+
   it('renders a shaded, labelled gap and says it to screen readers', () => {
     const { points, gaps } = pointsFromHistory(ANSWER);
     const chart = renderUsageChart(points, gaps, { title: 'job j-1', stepMs: 5000 });

@@ -1072,3 +1072,12 @@ def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks(
             "them" in said, said
     assert idle_note({**server.warned, "stage": "idle"}, None) == ""  # not warned yet: nothing to say
     assert idle_note(server.warned, None, magic=True).endswith("unless it is used — %gpu keepalive keeps them")
+
+
+def test_newuser4_finding_9_a_restarted_job_says_so_in_its_line() -> None:
+    from jupyter_sched.wording import job_line
+
+    job = {"id": "j-1", "name": "lowjob", "state": "running", "attempts": 2, "preempted_by": "j-hi",
+           "allocation": {"node": "vm", "gpu_uuids": ["GPU-1"]}}
+    assert job_line(job, None) == "job j-1 (lowjob): running on vm: GPU-1 · start 2, after preemption by j-hi"
+    assert job_line({**job, "attempts": 1}, None) == "job j-1 (lowjob): running on vm: GPU-1"
