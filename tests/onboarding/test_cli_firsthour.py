@@ -62,8 +62,9 @@ def cli(server: EmbeddedServer, token: str, *argv: str, stdin: str | None = None
     return Run(done.returncode, done.stdout, done.stderr)
 
 
-def submit(server: EmbeddedServer, token: str, *, gpus: int = 1, command: list[str] | None = None) -> dict[str, Any]:
-    answer = api(server, token).post("jobs", json={"gpus": gpus, "time_limit": "10m",
+def submit(server: EmbeddedServer, token: str, *, gpus: int = 1, command: list[str] | None = None,
+           priority: str = "normal") -> dict[str, Any]:
+    answer = api(server, token).post("jobs", json={"gpus": gpus, "time_limit": "10m", "priority": priority,
                                                    "command": command or ["sleep", "300"]})
     assert answer.status_code == 201, answer.text
     return dict(answer.json())
@@ -508,14 +509,16 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     clear(server)
     bobs = [submit(server, "tok-bob", gpus=2) for _ in range(2)]  # one runs, one waits
     wait_state(server, "tok-bob", bobs[0]["id"], "running")
-    anns = submit(server, "tok-ann", gpus=1)
+    # low priority: ann's job stays behind bob's waiting one whatever the fair-share usage does
+    # meanwhile (bob's running job accrues usage, which can move ann's normal job ahead of his)
+    anns = submit(server, "tok-ann", gpus=1, priority="low")
     mine = cli(server, "tok-ann", "queue", "--mine")
     assert mine.code == EXIT_OK, mine.err
     rows = [line.split() for line in mine.out.splitlines()[1:] if not line.startswith("    ")]
     whole = api(server, "tok-ann").get("queue").json()
     place = next(row for row in whole if row["id"] == anns["id"])["reason"]["position"]  # in the whole queue
-    assert len(whole) == 3 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
-        (anns["id"], "ann", "pending", str(place))]
+    assert len(whole) == 3 and place == 2 and [(row[0], row[1], row[2], row[5]) for row in rows] == [
+        (anns["id"], "ann", "pending", "2")]
     after = json.loads(cli(server, "tok-ann", "queue", "--mine", "--json").out)  # options after the command too
     assert [row["id"] for row in after] == [anns["id"]]
     nothing = cli(server, "tok-boss", "queue", "--mine")
