@@ -33,6 +33,19 @@ __all__ = ["TelemetryService"]
 log = logging.getLogger(__name__)
 
 
+# At most this many recent samples in one GET telemetry answer, all devices together (~500 B each
+# as JSON): `limit` is per device, so on 64 GPUs limit=3600 was a 116 MB answer built in one
+# request (red-team 4 finding 3). The panel's seed (600 s of every GPU) fits whole up to 83 GPUs
+# at 1 s sampling; beyond that each device keeps its newest samples.
+MAX_RECENT_SAMPLES = 50_000
+
+
+def recent_limit(limit: int, devices: int) -> int:
+    """Samples per device that keep an answer of ``devices`` devices within
+    :data:`MAX_RECENT_SAMPLES`: ``limit``, or fewer (at least 1) when they would not fit."""
+    return max(1, min(limit, MAX_RECENT_SAMPLES // max(1, devices)))
+
+
 class TelemetryService:
     """Telemetry (see module docstring).
 
@@ -52,7 +65,9 @@ class TelemetryService:
 
     def telemetry(self, caller: Caller, request: GetTelemetryRequest) -> GetTelemetryResponse:
         """Current and recent samples per GPU: every GPU, one GPU (``gpu``), or the GPUs of one of
-        the caller's jobs or leases; ``recent`` starts at ``since`` (default: the last minute).
+        the caller's jobs or leases; ``recent`` starts at ``since`` (default: the last minute) and
+        holds up to ``limit`` newest samples per device, fewer when the answer would pass
+        :data:`MAX_RECENT_SAMPLES` over all its devices (:func:`recent_limit`).
 
         Users see process lists and pod names only for GPUs their own work holds, and neither the
         foreign-process alerts nor other users' idle work (admins see all:
@@ -98,7 +113,7 @@ class TelemetryService:
                                     hint="see GET inventory for uuids")
         else:
             keys = sorted(latest, key=lambda k: (k[0], k[1] if k[1] is not None else -1))
-        recent = self.monitor.recent(keys, since=start, limit=request.limit)
+        recent = self.monitor.recent(keys, since=start, limit=recent_limit(request.limit, len(keys)))
         for key in keys:
             current = latest.get(key)
             body["gpus"].append({"gpu_uuid": key[0], "mig_instance": key[1],

@@ -47,3 +47,36 @@ async def test_redteam4_a_users_telemetry_reads_run_one_at_a_time(sched_app: Any
         gate.set()
         answers = await asyncio.gather(*eves)
     assert [status for status, _ in answers] == [200] * 4 and most["eve"] == 1, (most, answers)
+
+
+async def test_redteam4_one_telemetry_answer_has_a_bounded_number_of_samples(sched_app: Any, api: Any,
+                                                                             monkeypatch: Any) -> None:
+    """Red-team 4 finding 3, the size half: ``limit`` is per device, so one answer for every GPU of
+    a large cluster could hold GPUs x 3600 samples (116 MB on 64 GPUs). The service asks the sample
+    store for at most MAX_RECENT_SAMPLES over all devices; a narrow read keeps the limit asked."""
+    from jupyter_sched.services import telemetry as module
+
+    service = sched_app.services.telemetry
+    assert service.monitor is not None, "the web tests' server samples its simulated GPUs"
+    asked: list[tuple[int, int]] = []
+    real = service.monitor.recent
+
+    def spy(keys: Any, *, since: Any, limit: int) -> Any:
+        keys = list(keys)
+        asked.append((len(keys), limit))
+        return real(keys, since=since, limit=limit)
+
+    async def sampled() -> bool:
+        return len(service.monitor.latest()) >= 2
+    await wait_for(sampled, timeout_s=20)  # the monitor has sampled the GPUs once
+    monkeypatch.setattr(service.monitor, "recent", spy)
+    status, body = await api("GET", "telemetry", token=EVE_TOKEN, params={"limit": "3600"})
+    assert status == 200 and asked[-1] == (len(body["gpus"]), 3600), body  # 4 GPUs x 3600 fits whole
+    devices = len(body["gpus"])
+    assert devices >= 2
+    monkeypatch.setattr(module, "MAX_RECENT_SAMPLES", devices * 10)  # as if the cluster were large
+    status, body = await api("GET", "telemetry", token=EVE_TOKEN,
+                             params={"limit": "3600", "since": "2020-01-01T00:00:00+00:00"})
+    assert status == 200 and asked[-1] == (devices, 10), body
+    assert all(len(gpu["recent"]) <= 10 for gpu in body["gpus"])
+    assert module.recent_limit(3600, 1_000_000) == 1 and module.recent_limit(5, 2) == 5
