@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 # request (red-team 4 finding 3). The panel's seed (600 s of every GPU) fits whole up to 83 GPUs
 # at 1 s sampling; beyond that each device keeps its newest samples.
 MAX_RECENT_SAMPLES = 50_000
+# At most this many points (devices x steps, gaps included) in one GET telemetry/history answer
+# (~150 B each): a week of one 8-GPU job at one-minute steps is 80,640.
+MAX_HISTORY_POINTS = 500_000
 
 
 def recent_limit(limit: int, devices: int) -> int:
@@ -134,7 +137,8 @@ class TelemetryService:
         from the stored rollups, the live samples for minutes not stored yet or steps under 60 s).
 
         Raises:
-            ValidationError: not exactly one of gpu, job and lease; a bad time; since after until.
+            ValidationError: not exactly one of gpu, job and lease; a bad time; since after until;
+                more than :data:`MAX_HISTORY_POINTS` points asked for.
             NotFoundError: the job/lease is another user's (audited) or does not exist; no such GPU.
         """
         from ..reclaim import device_keys
@@ -169,6 +173,14 @@ class TelemetryService:
         start = start or end - timedelta(hours=1)
         if start > end:
             raise ValidationError("since is after until", field="since", hint="give since <= until")
+        points = len(keys) * (int((end - start).total_seconds()) // request.step_s + 1)
+        if points > MAX_HISTORY_POINTS:
+            # every step is answered, data or gap: a range of years is millions of gap points
+            least = int((end - start).total_seconds() * len(keys)) // MAX_HISTORY_POINTS + 1
+            raise ValidationError(
+                f"the answer would hold {points:,} points ({len(keys)} device{'' if len(keys) == 1 else 's'} x steps of {request.step_s} s); "
+                f"at most {MAX_HISTORY_POINTS:,}", field="since",
+                hint=f"give a later since, an earlier until or a step_s of at least {least}")
         stored: list[dict[str, Any]] = []
         if request.step_s == 60:
             for uuid in dict.fromkeys(k[0] for k in keys):

@@ -80,3 +80,21 @@ async def test_redteam4_one_telemetry_answer_has_a_bounded_number_of_samples(sch
     assert status == 200 and asked[-1] == (devices, 10), body
     assert all(len(gpu["recent"]) <= 10 for gpu in body["gpus"])
     assert module.recent_limit(3600, 1_000_000) == 1 and module.recent_limit(5, 2) == 5
+
+
+async def test_redteam4_a_history_of_years_is_refused_naming_since_and_the_step_that_fits(api: Any) -> None:
+    """Red-team 4 finding 3: ``telemetry/history`` answers every step, data or gap, so a ``since``
+    years back at step 1 s asked for ~10^8 points per device; refused (400) naming ``since`` and
+    the smallest step_s that fits, while an ordinary hour is answered."""
+    status, inventory = await api("GET", "inventory", token=JUDY_TOKEN)
+    assert status == 200
+    gpu = inventory["nodes"][0]["gpus"][0]["uuid"]
+    status, body = await api("GET", "telemetry/history", token=EVE_TOKEN,
+                             params={"gpu": gpu, "since": "2020-01-01T00:00:00+00:00", "step_s": "1"})
+    assert status == 400, body
+    error = body["error"]
+    assert error["field"] == "since" and error["message"].startswith("the answer would hold "), error
+    assert "(1 device x steps of 1 s); at most 500,000" in error["message"], error
+    assert "a step_s of at least" in error["hint"], error
+    status, body = await api("GET", "telemetry/history", token=EVE_TOKEN, params={"gpu": gpu, "step_s": "60"})
+    assert status == 200 and body["step_s"] == 60, body
