@@ -23,6 +23,10 @@ from jupyter_sched.reclaim import IdleInput, IdlePolicies, IdlePolicy, LadderSta
 from jupyter_sched.scheduling.snapshot import IdleAction, Snapshot
 from jupyter_sched.telemetry import SampleStore, SimulatedCollector
 
+# The simulated collector finds a GPU's processes by CUDA_VISIBLE_DEVICES among ALL of this host's
+# processes, and a simulated GPU's uuid follows from its node's name: a node named after this test
+# process keeps another test run on the same host (its GPUs "sim-0"...) out of these GPUs.
+NODE = f"sim-{os.getpid()}"
 BUSY = "while True: pass"
 SLEEP = "import time; time.sleep(120)"
 HOLD = "b = bytearray(64 * 2**20); b[::4096] = b'x' * len(b[::4096]); import time; time.sleep(120)"
@@ -67,7 +71,7 @@ def poll(collector: SimulatedCollector, until: object, timeout_s: float = 15.0) 
 
 
 def test_busy_idle_and_memory_signals_come_from_real_processes(spawn: object) -> None:
-    inventory = SimulatedInventory(4, node="sim")
+    inventory = SimulatedInventory(4, node=NODE)
     gpus = [g.uuid for g in inventory.current().gpus()]
     busy = spawn(BUSY, gpus[0])  # type: ignore[operator]
     spawn(SLEEP, gpus[1])  # type: ignore[operator]
@@ -87,22 +91,22 @@ def test_busy_idle_and_memory_signals_come_from_real_processes(spawn: object) ->
 
 
 def test_a_gpu_without_processes_is_idle_with_no_memory(spawn: object) -> None:
-    inventory = SimulatedInventory(1, node="sim")
+    inventory = SimulatedInventory(1, node=NODE)
     (sample,) = SimulatedCollector(lambda: inventory.current().gpus()).collect(now())
     assert (sample.utilization_pct, sample.memory_used_mib, sample.processes) == (0.0, 0.0, ())
 
 
 def test_idle_lease_is_warned_and_reclaimed_while_a_compute_loop_with_sleeps_is_not(spawn: object) -> None:
     """End to end on real processes with a test-sized policy: window 6 s, warning/grace 2 s."""
-    inventory = SimulatedInventory(2, node="sim")
+    inventory = SimulatedInventory(2, node=NODE)
     lease_gpu, job_gpu = (g.uuid for g in inventory.current().gpus())
     kernel = spawn(SLEEP, lease_gpu)  # type: ignore[operator]
     spawn(LOOP_WITH_SLEEPS, job_gpu)  # type: ignore[operator]
     started = now()
     lease = Job(id="lease-1", spec=JobSpec(name="nb", user="carol", kind=JobKind.LEASE, kernel_id="k1"),
-                state=JobState.RUNNING, started_at=started, allocation=Allocation(node="sim", gpu_uuids=(lease_gpu,)))
+                state=JobState.RUNNING, started_at=started, allocation=Allocation(node=NODE, gpu_uuids=(lease_gpu,)))
     job = Job(id="train-1", spec=JobSpec(name="loop", user="dan"), state=JobState.RUNNING, started_at=started,
-              allocation=Allocation(node="sim", gpu_uuids=(job_gpu,)))
+              allocation=Allocation(node=NODE, gpu_uuids=(job_gpu,)))
     policy = IdlePolicy(threshold_pct=5, window_s=6, warning_s=2, max_gap_s=2, busy_kernel_window_s=None)
     collector = SimulatedCollector(lambda: inventory.current().gpus(), pids=lambda: {lease_gpu: [kernel.pid]})
     store = SampleStore(retention_s=60, rate_hz=5)
