@@ -95,19 +95,21 @@ def arrivals(jobs: list[TiresiasJob], per_node: int, double_users: set[int]) -> 
 class OracleRuntimes(Simulator):
     """The simulator with each job's true remaining runtime as its learned runtime (``--oracle``)."""
 
-    def _estimates(self, snap: Snapshot, tracks: dict) -> dict[str, float]:  # type: ignore[type-arg]
-        return {job.id: max(1.0, (tracks[job.id].sim.runtime_s or 0.0) - tracks[job.id].done_s) for job in snap.jobs}
+    def _runtimes(self, snap: Snapshot, tracks: dict) -> tuple[dict[str, float], dict[str, float]]:  # type: ignore[type-arg]
+        _, typical = super()._runtimes(snap, tracks)
+        return ({job.id: max(1.0, (tracks[job.id].sim.runtime_s or 0.0) - tracks[job.id].done_s)
+                 for job in snap.jobs}, typical)
 
 
 class RunningOracle(Simulator):
     """Learnt runtimes, except that running jobs get their true runtime (``--oracle``)."""
 
-    def _estimates(self, snap: Snapshot, tracks: dict) -> dict[str, float]:  # type: ignore[type-arg]
-        out = super()._estimates(snap, tracks)
+    def _runtimes(self, snap: Snapshot, tracks: dict) -> tuple[dict[str, float], dict[str, float]]:  # type: ignore[type-arg]
+        out, typical = super()._runtimes(snap, tracks)
         for job in snap.jobs:
             if tracks[job.id].start is not None:
                 out[job.id] = max(1.0, (tracks[job.id].sim.runtime_s or 0.0) - tracks[job.id].done_s)
-        return out
+        return out, typical
 
 
 def main(argv: list[str] | None = None) -> int:

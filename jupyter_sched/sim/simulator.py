@@ -330,9 +330,9 @@ class Simulator:
             snap = replace(snap, now=now, jobs=tuple(jobs))
             if not changed:
                 continue
+            estimates, typical = self._runtimes(snap, tracks)
             snap = replace(snap, telemetry=self._telemetry(snap, tracks), kernels=self._kernels(snap, tracks),
-                           usage=self._usage(now), runtime_estimates=self._estimates(snap, tracks),
-                           runtime_typical=self._typical(snap, tracks))
+                           usage=self._usage(now), runtime_estimates=estimates, runtime_typical=typical)
             result = self._cycle(snap, self.profile)
             cycles += 1
             idle_actions: Sequence[IdleAction] = result.idle
@@ -430,36 +430,28 @@ class Simulator:
                                                             half_life_s=self.usage_half_life_s),
             gpu_hours_this_period=budget_usage(self._intervals, self.quotas.budgets, now=now))
 
-    def _estimates(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, float]:
-        """Learned runtimes of the jobs in ``snap`` (remaining work for resumed checkpointable jobs),
-        a running job's given what it already ran, as the engine's feed predicts them."""
+    def _runtimes(self, snap: Snapshot, tracks: dict[str, _Track]) -> tuple[dict[str, float], dict[str, float]]:
+        """``(Snapshot.runtime_estimates, Snapshot.runtime_typical)`` in one pass, as the engine's
+        feed gives them (``RuntimeFeed.estimates_and_typical``): each job's learned runtime
+        (remaining work for resumed checkpointable jobs; a running job's given what it already
+        ran), and the running jobs that ran longer than similar past runs took."""
         if self.history is None:
-            return {}
+            return {}, {}
         rules = (self.profile or SchedulingProfile()).time_limits
-        out: dict[str, float] = {}
+        estimates: dict[str, float] = {}
+        typical: dict[str, float] = {}
         for job in snap.jobs:
             tr = tracks[job.id]
+            limit = effective_limit(job.spec, rules)[0]
             ran = 0.0 if tr.start is None else (snap.now - tr.start).total_seconds() + tr.done_s
-            guess = self.history.predict(job.spec, effective_limit(job.spec, rules)[0], ran)
+            guess = self.history.predict(job.spec, limit, ran)
             if guess is not None:
-                out[job.id] = max(1.0, guess - tr.done_s)
-        return out
-
-    def _typical(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, float]:
-        """``Snapshot.runtime_typical``: running jobs that ran longer than similar past runs took."""
-        if self.history is None:
-            return {}
-        rules = (self.profile or SchedulingProfile()).time_limits
-        out: dict[str, float] = {}
-        for job in snap.jobs:
-            tr = tracks[job.id]
-            if tr.start is None:
-                continue
-            ran = (snap.now - tr.start).total_seconds() + tr.done_s
-            usual = self.history.typical(job.spec, effective_limit(job.spec, rules)[0])
-            if usual is not None and usual <= ran:
-                out[job.id] = max(1.0, usual - tr.done_s)
-        return out
+                estimates[job.id] = max(1.0, guess - tr.done_s)
+            if tr.start is not None:
+                usual = self.history.typical(job.spec, limit)
+                if usual is not None and usual <= ran:
+                    typical[job.id] = max(1.0, usual - tr.done_s)
+        return estimates, typical
 
     @staticmethod
     def _allocated_gpus(snap: Snapshot) -> float:
