@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import BusyError
 from ..services.models import Job
+from ..services.models.jobs import MAX_OPEN_LEASE_WAITS
 from .events import EventHub, Subscription
 
 __all__ = ["MAX_OPEN_WAITS", "MAX_POLLING_WAITS", "EndsWaitOnHangUp", "LeaseWaiter", "poll_interval", "waiting"]
@@ -45,7 +46,7 @@ MAX_POLLING_WAITS = 16
 """A user's lease waits that re-read the store at once (more kernels than this waiting for GPUs
 at the same moment is rare); the rest wait on the engine's events only."""
 
-MAX_OPEN_WAITS = 64
+MAX_OPEN_WAITS = MAX_OPEN_LEASE_WAITS
 """A user's lease requests that may wait (``wait_ms`` > 0) at once on one server; one more is
 refused 429 (a notebook per kernel waits with one: 64 kernels waiting for GPUs at once is far)."""
 

@@ -106,6 +106,15 @@ def _v8_change_counters(conn: sa.Connection) -> None:
     conn.execute(table.insert().values(name=schema.JOBS_COUNTER, value=0))
 
 
+def _v9_events_by_action(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v1(md)  # the events table the new index is on (already in the database)
+    schema.indexes_v9(md)
+    for index in md.tables["events"].indexes:
+        if index.name == "ix_events_action_id":
+            index.create(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -120,6 +129,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                  "(gpu_rollups.job_shares, gpu_rollups.processes)", _v7_rollup_attribution),
     Migration(8, "change counters: every transaction that writes job rows increments change_counters.jobs "
                  "(polled reads are answered again while it is unchanged)", _v8_change_counters),
+    Migration(9, "audit records indexed by action (the engine's per-cycle keepalive read and GET metrics' "
+                 "admissions no longer scan the whole log)", _v9_events_by_action),
 )
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import sqlalchemy as sa
 
 __all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
-           "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8"]
+           "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8", "indexes_v9"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -279,10 +279,20 @@ def tables_v8(md: sa.MetaData) -> None:
     )
 
 
+def indexes_v9(md: sa.MetaData) -> None:
+    """Define what version 9 adds on ``md`` (``events`` must be defined): audit records indexed by
+    action, then id. The engine reads ``action = 'idle_keepalive' AND id > last`` every cycle, and
+    ``GET metrics`` the newest ``admit`` records; without it each read scanned every audit row
+    after the last match — millions once one user's refused requests filled the log, seconds per
+    scheduling cycle (red-team 5 finding 1)."""
+    sa.Index("ix_events_action_id", md.tables["events"].c.action, md.tables["events"].c.id)
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
-version 7's rollup attribution columns + version 8's change counters)."""
+version 7's rollup attribution columns + version 8's change counters + version 9's audit index
+by action)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -291,6 +301,7 @@ columns_v5(metadata)
 tables_v6(metadata)
 columns_v7(metadata)
 tables_v8(metadata)
+indexes_v9(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

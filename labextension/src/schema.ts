@@ -2465,7 +2465,7 @@ export interface operations {
     requestLease: {
         parameters: {
             query?: {
-                /** @description long-poll: answer as soon as the lease is granted or ended (not pending), or after this many milliseconds with it still pending; 0 answers at once */
+                /** @description long-poll: answer as soon as the lease is granted or ended (not pending), or after this many milliseconds with it still pending; 0 answers at once. At most 64 of a user's requests wait at once on one server: one more is refused 429 busy naming wait_ms, with nothing submitted (retry once one has answered, or ask without wait_ms) */
                 wait_ms?: number;
             };
             header?: never;
@@ -2493,7 +2493,7 @@ export interface operations {
     getLease: {
         parameters: {
             query?: {
-                /** @description long-poll: answer as soon as the lease is granted or ended (not pending), or after this many milliseconds with it still pending; 0 answers at once */
+                /** @description long-poll: answer as soon as the lease is granted or ended (not pending), or after this many milliseconds with it still pending; 0 answers at once. At most 64 of a user's requests wait at once on one server: one more is refused 429 busy naming wait_ms, with nothing submitted (retry once one has answered, or ask without wait_ms) */
                 wait_ms?: number;
             };
             header?: never;

@@ -180,3 +180,21 @@ async def test_redteam3_a_user_may_hold_only_so_many_waits_open(sched_app: Any, 
     assert all(code == 200 for code, _ in answers), answers
     status, again = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN, params={"wait_ms": "100"})
     assert status == 200, again  # the waits ended: the cap is free again
+
+
+def test_the_api_description_of_wait_ms_states_the_per_user_cap_it_enforces() -> None:
+    """A client learns of the cap from openapi.yaml (and the panel's generated types), not by
+    meeting a 429: the description names the number lease_wait enforces."""
+    from importlib.resources import files
+
+    import yaml
+
+    from jupyter_sched.extension import lease_wait
+
+    spec = yaml.safe_load(files("jupyter_sched.extension").joinpath("openapi.yaml").read_text())
+    for path, method in (("/leases", "post"), ("/leases/{job_id}", "get")):
+        operation = spec["paths"][path][method]
+        (wait_ms,) = [p for p in operation["parameters"] if p["name"] == "wait_ms"]
+        text = wait_ms["description"]
+        assert f"At most {lease_wait.MAX_OPEN_WAITS} of a user's requests wait at once" in text, (path, text)
+        assert "429" in text
