@@ -44,3 +44,37 @@ async def test_redteam4_a_refused_cancel_of_another_users_job_is_audited_as_a_ca
         return mine if len(mine) >= 2 else []  # both written (off the loop, after the answers)
     rows = await wait_for(refused)
     assert sorted(r["details"]["request"] for r in rows) == ["cancel job", "cancel lease"], rows
+
+
+async def test_redteam5_one_users_loop_of_refused_requests_writes_a_bounded_number_of_audit_rows(
+        sched_app: Any, api: Any) -> None:
+    """eve's loop of refused requests wrote one audit row each, without bound (66 a second here;
+    millions of rows slowed every scheduling cycle, red-team 5 finding 1). At most
+    REFUSAL_RECORDS_PER_MINUTE are written one by one per minute; the rest are counted, and one
+    record says how many once the minute is over. judy's refusals in the same minute are hers."""
+    from jupyter_sched.admission.gate import REFUSAL_RECORDS_PER_MINUTE
+
+    admission = sched_app.services.admission
+    now = [1_000.0]
+    admission.monotonic = lambda: now[0]  # one minute, whatever the machine's speed
+    asked = REFUSAL_RECORDS_PER_MINUTE + 40
+    for _ in range(asked):
+        status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "priority": "high"}, token=EVE_TOKEN)
+        assert status == 403
+    status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "priority": "high"}, token=JUDY_TOKEN)
+    assert status == 403
+    now[0] += 61.0  # the minute is over: eve's next refusal is written, and the count of the others
+    status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "priority": "high"}, token=EVE_TOKEN)
+    assert status == 403
+
+    async def rows_of(user: str, enough: int) -> list[dict[str, Any]]:  # written off the loop after the answers
+        _, rows = await api("GET", "audit", token=BOSS_TOKEN, params={"limit": "1000", "user": user})
+        mine = [r for r in rows if r["action"] == "refused"]
+        return mine if len(mine) >= enough else []
+
+    eves = await wait_for(lambda: rows_of("eve", REFUSAL_RECORDS_PER_MINUTE + 2))
+    summaries = [r for r in eves if r["details"].get("suppressed")]
+    assert len(eves) == REFUSAL_RECORDS_PER_MINUTE + 2, len(eves)  # 60 + the count + the next minute's first
+    assert [s["details"]["suppressed"] for s in summaries] == [asked - REFUSAL_RECORDS_PER_MINUTE]
+    assert "40 more refused request(s) of eve" in summaries[0]["message"]
+    assert len(await wait_for(lambda: rows_of("judy", 1))) == 1  # another user's refusal is never counted in eve's
