@@ -8,6 +8,8 @@ from typing import Any
 from jupyter_sched.extension import web
 from jupyter_sched.services import models
 
+from .conftest import wait_for
+
 
 async def test_each_page_object_is_written_once_however_many_pollers_get_it(sched_app: Any, api: Any,
                                                                            monkeypatch: Any) -> None:
@@ -98,3 +100,39 @@ async def test_a_new_queue_page_writes_only_its_new_lines_and_the_same_bytes_as_
     new_lines = [e.name for e in second.root if not any(e is old for old in first.root)]
     assert web._written(second).data == second.model_dump_json(exclude_unset=True).encode()
     assert sorted(written) == sorted(new_lines), "only the lines the first page did not show are serialised"
+
+
+async def test_a_jobs_page_reuses_unchanged_rows_and_never_another_viewers(sched_app: Any, api: Any) -> None:
+    """``GET jobs`` rows are kept per job and per view, as queue lines are: a page after a submit
+    reuses the rows of jobs that did not change (same objects, so their JSON is written once),
+    while an admin's view of ivan's jobs is its own rows — ``mine`` false — never the rows ivan
+    was given. (Ended jobs: their rows can no longer change, so reuse is certain.)"""
+    ids = []
+    for i in range(3):
+        status, job = await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "name": f"r{i}"})
+        assert status == 201
+        ids.append(job["id"])
+    for job_id in ids:
+        status, _ = await api("DELETE", f"jobs/{job_id}")
+        assert status == 200
+
+    async def ended() -> bool:
+        _, rows = await api("GET", "jobs", params={"state": "cancelled"})
+        return len(rows) == 3
+
+    await wait_for(ended)
+    jobs = sched_app.services.jobs
+    ivan = sched_app.services.caller("ivan", admin=False)
+    boss = sched_app.services.caller("boss", admin=True)
+    first = jobs.list(ivan, models.ListJobsRequest(limit=10)).jobs
+    status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "name": "r-new"})
+    assert status == 201
+    second = jobs.list(ivan, models.ListJobsRequest(limit=10)).jobs
+    assert second is not first and [j.name for j in second.root] == ["r-new", "r2", "r1", "r0"]
+    assert all(new is old for new, old in zip(second.root[1:], first.root, strict=True)), "unchanged rows reused"
+    assert web._written(second).data == second.model_dump_json(exclude_unset=True).encode()
+    everyone = jobs.list(boss, models.ListJobsRequest(limit=10, all=True)).jobs
+    own = {j.id: j for j in second.root}
+    seen = [row for row in everyone.root if row.id in own]
+    assert len(seen) == 4 and all(row is not own[row.id] and not row.mine and own[row.id].mine for row in seen)
+    assert b'"mine":true' not in web._written(everyone).data

@@ -409,6 +409,8 @@ class ListJobsResponse(_ListModel):
 
     root: list[Job]
 
+    items_shared: ClassVar[bool] = True  # rows kept per job while unchanged (JobsService._row)
+
 
 class JobsPage(ResponseModel):
     """One page of jobs and the cursor of the next (None on the last page)."""
