@@ -27,6 +27,13 @@ against its first actual start — coverage, median absolute error, and that err
 wait. Nothing from the replay's future feeds a prediction: runtimes are learnt from runs as they
 finish (``Simulator.history``), a running job's given only how long it has run so far.
 
+The replay starts with an *empty* history (cold start): until the first run finishes (about 2.5 h
+in), every ETA is made from declared limits alone — which a deployment with an accounting history
+never has to do. The ``w/ hist`` column (and ``with history`` in the sweeps) is the same error over
+the jobs submitted after the first run finished (``steady_*`` of the simulator's summary): the jobs
+before are a warm-up that runs and is learnt from but is not scored. It is printed *beside* the
+whole replay's figure, which stays the one the target line judges.
+
 ``--sweep`` also replays the best row and the default over 9 variants (arrivals x1.5/x2/x2.5;
 padding users {1,3}/{0}/none) and prints the spread of their ETA error and JCT, so that one lucky
 replay is not read as the figure; ``--held-out`` replays the default and ``fair-usage`` over 10
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{sorted(double)}")
     print(f"FIFO vs SJF (oracle) average JCT: {1 - sjf.avg_jct / fifo.avg_jct:.0%} apart (goal >= 30 %)")
     head = (f"{'policy':48s} {'avg JCT s':>10s} {'avg queue s':>12s} {'makespan s':>11s} {'vs FIFO':>8s} "
-            f"{'vs SJF':>7s} {'ETA cov':>8s} {'ETA MAE s':>10s} {'MAE/wait':>9s}")
+            f"{'vs SJF':>7s} {'ETA cov':>8s} {'ETA MAE s':>10s} {'MAE/wait':>9s} {'w/ hist':>8s}")
     print(head)
     for name, row in (("FIFO (reference)", fifo), ("SJF (oracle, reference)", sjf)):
         print(f"{name:48s} {row.avg_jct:10.0f} {row.avg_queue:12.0f} {row.makespan:11.0f} "
@@ -142,15 +149,21 @@ def main(argv: list[str] | None = None) -> int:
         cov = "-" if s["eta_coverage"] is None else f"{s['eta_coverage']:.0%}"
         mae = "-" if s["eta_mae_s"] is None else f"{s['eta_mae_s']:.0f}"
         ratio = "-" if s["eta_mae_rel"] is None else f"{s['eta_mae_rel']:.0%}"
+        steady = "-" if s["steady_eta_mae_rel"] is None else f"{s['steady_eta_mae_rel']:.0%}"
         print(f"{name:48s} {s['avg_jct_s']:10.0f} {s['avg_queue_s']:12.0f} {s['makespan_s']:11.0f} "
               f"{s['avg_jct_s'] / fifo.avg_jct - 1:+8.0%} {s['avg_jct_s'] / sjf.avg_jct - 1:+7.0%} "
-              f"{cov:>8s} {mae:>10s} {ratio:>9s}")
+              f"{cov:>8s} {mae:>10s} {ratio:>9s} {steady:>8s}")
+        if name == PROFILES[1][0]:
+            warm = s
     base, learnt = rel[PROFILES[0][0]], rel[PROFILES[1][0]]
     best = min((v, k) for k, v in rel.items() if v is not None)
     if base and learnt is not None:
         print(f"ETA error (median abs error / median wait), default profile: learnt runtimes {learnt:.0%} vs declared "
               f"limits (baseline) {base:.0%} = {learnt / base:.2f}x; target <= 15 % with the default: "
               f"{'MET' if learnt <= 0.15 else 'NOT MET'} (best row {best[0]:.0%}: {best[1]})")
+    print(f"  cold start vs with history, default profile: {learnt:.0%} over all {warm['eta_waited_jobs']} jobs "
+          f"that waited; {warm['steady_eta_mae_rel']:.0%} over the {warm['steady_eta_waited_jobs']} submitted after "
+          f"the first run finished ({warm['steady_first_finish_s']:.0f} s; the earlier jobs are the warm-up)")
     print("goals: ours >= 20 % below FIFO and within 10 % of SJF (oracle); ETA coverage 100 %, "
           "median absolute error <= 15 % of the median wait")
     if args.oracle:
@@ -177,18 +190,21 @@ HELD_OUT = [(speedup, users) for speedup in (1.75, 2.25) for users in ({1, 3}, {
 def _sweep(cluster: TiresiasCluster, label: str, row_name: str, profile: SchedulingProfile,
            variants: list[tuple[float, set[int]]]) -> None:
     """Replay ``profile`` over ``variants`` (arrival speed-up, padding users); print each and the spread."""
-    errors, jcts = [], []
+    errors, steady, jcts = [], [], []
     for speedup, users in variants:
         jobs = loaded_jobs(speedup)
         sjf = reference(jobs, cluster, "SJF")
         s = simulate(cluster.inventory(), arrivals(jobs, 4, users), profile=profile).summary
         errors.append(s["eta_mae_rel"])
+        steady.append(s["steady_eta_mae_rel"])
         jcts.append(s["avg_jct_s"] / sjf.avg_jct - 1)
         print(f"  {label} {row_name}: arrivals x{speedup:g}, padding users {sorted(users) or 'none'}: "
-              f"ETA error {s['eta_mae_rel']:.0%} of the median wait, avg JCT {jcts[-1]:+.1%} vs SJF")
+              f"ETA error {s['eta_mae_rel']:.0%} of the median wait ({s['steady_eta_mae_rel']:.0%} with history), "
+              f"avg JCT {jcts[-1]:+.1%} vs SJF")
     known = sorted(e for e in errors if e is not None)
+    warm = [e for e in steady if e is not None]
     print(f"{label} {row_name}: ETA error median {statistics.median(known):.0%}, mean {statistics.fmean(known):.0%}, "
-          f"range {known[0]:.0%}..{known[-1]:.0%} "
+          f"range {known[0]:.0%}..{known[-1]:.0%} (with history: mean {statistics.fmean(warm):.0%}) "
           f"(target <= 15 %); avg JCT vs SJF median {statistics.median(jcts):+.1%}, range {min(jcts):+.1%}.."
           f"{max(jcts):+.1%}, within 10 % in {sum(j <= 0.10 for j in jcts)} of {len(jcts)} replays")
 

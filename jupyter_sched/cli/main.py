@@ -355,9 +355,22 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     if raw[:1] == ["serve"]:  # hub mode: runs a server, not a client (see jupyter_sched.hub.serve)
         import importlib.util
 
+        from ..extras import install_extra
+
+        missing = (f"{PROG} serve: hub mode needs JupyterHub, which comes with the [hub] extra: "
+                   f"{install_extra('hub')}")
+        if any(a in ("-h", "--help") for a in raw[1:]):  # the help needs no JupyterHub (new user 5)
+            import contextlib
+
+            from ..hub.serve import main as serve_main
+
+            with contextlib.redirect_stdout(stdout), contextlib.suppress(SystemExit):
+                serve_main(raw[1:], err=stderr)
+            if importlib.util.find_spec("jupyterhub") is None:
+                print(f"\n{missing}", file=stdout)
+            return EXIT_OK
         if importlib.util.find_spec("jupyterhub") is None:  # said first, not a traceback after other fixes (new user 4)
-            print(f"{PROG} serve: hub mode needs JupyterHub, which comes with the [hub] extra: pip install "
-                  "'jupyter_sched[hub]'", file=stderr)
+            print(missing, file=stderr)
             return EXIT_REFUSED
         from ..hub.serve import main as serve_main
 
@@ -370,8 +383,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         try:
             from ..sim.cli import main as sim_main
         except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are the [sim] extra
+            from ..extras import install_extra
+
             print(f"error: jupyter-sched {raw[0]} needs {(exc.name or 'pandas').split('.')[0]}, which comes with the "
-                  "[sim] extra: pip install 'jupyter_sched[sim]'", file=stderr)
+                  f"[sim] extra: {install_extra('sim')}", file=stderr)
             return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
     parser = build_parser()

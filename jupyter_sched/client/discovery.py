@@ -182,6 +182,33 @@ def _root(info: Mapping[str, Any]) -> str:
     return os.path.abspath(str(info.get("root_dir") or info.get("notebook_dir") or "/"))
 
 
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def _same_server(a: str, b: str) -> bool:
+    """Whether two base URLs name one server: scheme, port and path equal, and the same host (any
+    loopback name for another: JupyterLab prints localhost, its runtime file may say 127.0.0.1)."""
+    from urllib.parse import urlsplit
+
+    x, y = urlsplit(a), urlsplit(b)
+    hosts = {(x.hostname or "").lower(), (y.hostname or "").lower()}
+    return (x.scheme, x.port, x.path.rstrip("/")) == (y.scheme, y.port, y.path.rstrip("/")) \
+        and (len(hosts) == 1 or hosts <= _LOOPBACK)
+
+
+def _runtime_token(url: str, runtime_dir: str | None) -> str | None:
+    """The token in this account's runtime file of the running server at ``url``, if there is one
+    (a ``--url`` without ``--token`` for a server the CLI itself listed as "pass --url to use another")."""
+    if runtime_dir is None:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        runtime_dir = jupyter_runtime_dir()
+    for info, _ in _server_files(runtime_dir):
+        if _same_server(_server_url(info), url) and info.get("token"):
+            return str(info["token"])
+    return None
+
+
 def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str,
                         timeout_s: float) -> Connection | None:
     """The server to use among ``(runtime file, written at)``: of those that answer, the deepest
@@ -229,6 +256,8 @@ def discover(
     """
     environ = os.environ if env is None else env
     if url:
+        if not token:  # a server of this account's runtime dir named by --url: its own token (new user 5)
+            token = _runtime_token(_slash(url), runtime_dir)
         return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None)
     found = _from_env(environ) or _from_hub(environ)
     if found is None:

@@ -283,6 +283,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "idle_threshold_percent": self.idle_threshold_percent,
             "idle_window_s": self.idle_window_s,
             "idle_grace_s": self.idle_grace_s,
+            "idle_warning_s": self.idle_warning_s,
             "idle_busy_kernel_window_s": self.idle_busy_kernel_window_s,
             "idle_keepalive_max_s": self.idle_keepalive_max_s,
             "idle_lease_action": self.idle_lease_action,

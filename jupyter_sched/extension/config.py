@@ -29,6 +29,7 @@ from typing import Any
 from traitlets import Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
+from ..extras import install_extra
 from ..placement.fragmentation import FRAGMENTATION_POLICIES
 
 __all__ = [
@@ -330,7 +331,7 @@ class PolicyConfig(Configurable):
                 import scipy.optimize  # noqa: F401
             except ImportError:
                 raise config_error("placement_policy", value, "needs scipy (its fill plan solves a linear program)",
-                                   "pip install 'jupyter_sched[fgd]', or use \"fgd-balanced\"") from None
+                                   f"{install_extra('fgd')}, or use \"fgd-balanced\"") from None
         return value
 
     @validate("time_zone")
@@ -375,16 +376,28 @@ class IdleConfig(Configurable):
     idle_window_s = Float(
         1800.0,
         config=True,
-        help="""Trailing window in seconds over which utilization must stay under the threshold
-        (and, for leases, the kernel must be idle) before a warning. Default: 1800 s (30 min), so a
-        pause to read results is not punished. 0 disables idle reclamation.""" + _IDLE_API_NOTE,
+        help="""Seconds an allocation may stay idle — utilization under the threshold over a trailing
+        window (and, for leases, the kernel idle) — before its GPUs are reclaimed. Its owner is warned
+        idle_warning_s before. Default: 1800 s (30 min), so a pause to read results is not punished.
+        0 disables idle reclamation.""" + _IDLE_API_NOTE,
+    )
+
+    idle_warning_s = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="""Seconds before the end of idle_window_s at which the owner is warned (panel toast,
+        kernel message, API event, `jupyter-sched status`). Default (unset): 600 s (10 min), at most
+        half the window; with idle_grace_s set, unset means the warning comes when the window ends.
+        Must be shorter than idle_window_s.""" + _IDLE_API_NOTE,
     )
 
     idle_grace_s = Float(
-        600.0,
+        0.0,
         config=True,
-        help="""Seconds between the idle warning (panel toast, kernel message, API event) and the
-        release of the GPUs. Default: 600 s (10 min): time to react to the warning.""" + _IDLE_API_NOTE,
+        help="""Extra seconds AFTER idle_window_s before the GPUs are reclaimed; the warning then comes
+        when the window ends, and users are told "limit 30 + 10 min". Default: 0 (none): work idle for
+        idle_window_s is reclaimed then, after the warning idle_warning_s earlier.""" + _IDLE_API_NOTE,
     )
 
     idle_busy_kernel_window_s = Float(

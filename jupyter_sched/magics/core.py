@@ -33,10 +33,12 @@ from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
 from .display import LiveFigure, Progress
 from .parsing import (
+    HELP_FLAGS,
     GpuCommand,
     ScheduleCommand,
     _split,
     check_model,
+    help_text,
     job_body,
     lease_body,
     parse_gpu_line,
@@ -239,6 +241,9 @@ class SchedMagics(Magics):
         with _errors():
             with _parsing():
                 cmd = parse_gpu_line(line)
+            if cmd.action == "help":
+                self._help("gpu", cmd.topic)
+                return None
             if cmd.action == "status":
                 return self._gpu_status()
             if cmd.action == "request":
@@ -367,7 +372,9 @@ class SchedMagics(Magics):
         asked = time.monotonic()
         self._kernel_holds_none = False  # from here on it may hold one, whatever the answer says
         try:
-            lease = client.request_lease(lease_body(cmd.options, kernel_id=client.kernel_id), wait_s=first_wait_s)
+            # JPY_SESSION_NAME: the notebook's path, which jupyter_server gives the kernels it starts
+            body = lease_body(cmd.options, kernel_id=client.kernel_id, notebook=os.environ.get("JPY_SESSION_NAME"))
+            lease = client.request_lease(body, wait_s=first_wait_s)
         except SchedError:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return
@@ -376,9 +383,11 @@ class SchedMagics(Magics):
             raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
         self.lease = lease
         if not client.kernel_id and not self._atexit_registered:
-            # a kernel the server did not start (runtime-file discovery): the server cannot see it
-            # exit, so give the GPUs back ourselves
+            # a kernel the server did not start (runtime-file discovery, a notebook job's headless
+            # kernel): the server cannot see it exit, so give the GPUs back ourselves — at exit,
+            # and when stopped (cancel, time limit, preemption: SIGTERM, which skips atexit)
             atexit.register(self._release_at_exit)
+            self._release_on_sigterm()
             self._atexit_registered = True
         if not is_granted(lease) and not is_terminal(lease):
             if not cmd.wait:
@@ -532,12 +541,41 @@ class SchedMagics(Magics):
             self._print(f"CUDA_VISIBLE_DEVICES is {os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')!r} in this "
                         "kernel, as before: this lease had not set it.")
 
+    def _help(self, magic: str, topic: str) -> None:
+        """Print the help ``--help`` asked for (:func:`~.parsing.help_text` of the magic's docstring)."""
+        doc = getattr(type(self), magic).__doc__ or ""
+        self._print(help_text(doc, f"%{magic}", topic))
+
     def _release_at_exit(self) -> None:
         if self.lease is not None and self._client is not None:
+            lease, self.lease = self.lease, None
             try:
-                self._client.release_lease(str(self.lease["id"]), why="kernel_exit")
+                self._client.release_lease(str(lease["id"]), why="kernel_exit")
             except SchedError:
                 pass
+
+    def _release_on_sigterm(self) -> None:
+        """Release this kernel's lease when the process is told to stop (SIGTERM), then stop as the
+        signal would have (the handler found there runs next). New user 5: a cancelled notebook
+        job's kernel was stopped without running atexit, and its lease stayed "held for no kernel"
+        until idle reclaim; a failed one (a normal exit) released it. Main thread only (Python
+        delivers signals there; the magics run there)."""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGTERM)
+
+        def on_sigterm(signum: int, frame: Any) -> None:
+            self._release_at_exit()
+            if callable(previous):
+                previous(signum, frame)
+            elif previous != signal.SIG_IGN:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
 
     def _gpu_keepalive(self) -> None:
         lease = self._my_lease()
@@ -642,15 +680,24 @@ class SchedMagics(Magics):
             if cell is not None:
                 with _parsing():
                     cmd = parse_schedule_line(line, cell=True)
+                if cmd.action == "help":  # %%schedule --help: the help, not a job
+                    self._help("schedule", cmd.topic)
+                    return None
                 return self._submit_cell(cmd, cell)
             words = line.split(None, 1)
             if words and words[0] == "define":
                 from .define import run_define
 
-                return run_define(self.client.call, _split(words[1] if len(words) > 1 else "", "%schedule define"),
-                                  resolve=self._existing, say=self._print)
+                tokens = _split(words[1] if len(words) > 1 else "", "%schedule define")
+                if any(t in HELP_FLAGS for t in tokens):  # no script arguments here: --help is ours
+                    self._help("schedule", "define")
+                    return None
+                return run_define(self.client.call, tokens, resolve=self._existing, say=self._print)
             with _parsing():
                 cmd = parse_schedule_line(line)
+            if cmd.action == "help":
+                self._help("schedule", cmd.topic)
+                return None
             handler = getattr(self, f"_schedule_{cmd.action}")
             return handler(cmd)
 

@@ -121,7 +121,9 @@ class LiveFigure:
         try:
             import plotly.graph_objects as go
         except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError("%gpu watch draws with plotly: pip install 'jupyter_sched[lab]'",
+            from ..extras import install_extra
+
+            raise ModuleNotFoundError(f"%gpu watch draws with plotly: {install_extra('lab')}",
                                       name=exc.name) from None
         from plotly.subplots import make_subplots
 

@@ -21,9 +21,41 @@ from ..model.units import parse_duration, parse_memory_mib
 from ..model.validation import parse_gpus
 
 __all__ = [
-    "GPU_SUBCOMMANDS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
-    "check_model", "job_body", "lease_body", "parse_gpu_line", "parse_schedule_line",
+    "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
+    "check_model", "help_text", "job_body", "lease_body", "parse_gpu_line", "parse_schedule_line",
 ]
+
+HELP_FLAGS = ("--help", "-h")
+"""What asks a magic for its help, as every argparse tool takes it (new user 5: ``%gpu --help``
+was an unknown subcommand and ``%schedule run --help`` "missing SCRIPT")."""
+
+
+def help_text(doc: str, magic: str, topic: str = "") -> str:
+    """The help a ``--help`` asks for: the magic's whole docstring (what ``%gpu?`` shows) for
+    ``topic`` "", else the lines of its usage and examples for that subcommand (``%schedule run
+    ...`` with the indented lines under it; ``cell``: the ``%%schedule`` lines) and where the rest is."""
+    import inspect
+    import textwrap
+
+    text = inspect.cleandoc(doc)
+    if not topic:
+        return text
+    lead = f"%{magic}" if topic == "cell" else f"{magic} {topic}"
+    picked: list[str] = []
+    keep = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or not line.startswith(" "):
+            keep = False
+            continue
+        if stripped.startswith("%"):
+            keep = stripped == lead or stripped.startswith(lead + " ")
+        if keep:
+            picked.append(line)
+    if not picked:
+        return text
+    return textwrap.dedent("\n".join(picked)) + f"\n\n{magic}? shows the whole help."
+
 
 PRIORITIES = ("high", "normal", "low")
 GPU_SUBCOMMANDS = ("status", "request", "release", "watch", "keepalive")
@@ -201,6 +233,7 @@ class GpuCommand:
         wait: (request) wait for the grant (default True).
         seconds: (watch) how long to watch, seconds.
         interval_s: (watch) seconds between samples.
+        topic: (``help``) the subcommand whose help was asked for; "" for the whole help.
     """
 
     action: str
@@ -208,6 +241,7 @@ class GpuCommand:
     wait: bool = True
     seconds: float = 30.0
     interval_s: float = 1.0
+    topic: str = ""
 
 
 def parse_gpu_line(line: str) -> GpuCommand:
@@ -223,6 +257,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
         %gpu release
         %gpu watch [--seconds S] [--interval S]
         %gpu keepalive
+        %gpu help [SUBCOMMAND] | --help | SUBCOMMAND --help   → help (action "help", topic)
 
     Raises:
         ValidationError: naming the argument (``--gpus``, ``--timeout``, ``subcommand``...).
@@ -231,6 +266,10 @@ def parse_gpu_line(line: str) -> GpuCommand:
     if not tokens:
         return GpuCommand("status")
     head = tokens[0]
+    if head in ("help", *HELP_FLAGS):
+        return GpuCommand("help", topic=tokens[1] if len(tokens) > 1 and tokens[1] in GPU_SUBCOMMANDS else "")
+    if any(t in HELP_FLAGS for t in tokens[1:]):  # %gpu takes no script arguments: --help is always ours
+        return GpuCommand("help", topic=head if head in GPU_SUBCOMMANDS else "request")
     if head not in GPU_SUBCOMMANDS:
         if head[:1].isdigit() or (head.startswith(("-", ".")) and head[1:2].isdigit()):
             tokens = ["request", *tokens]
@@ -297,6 +336,8 @@ class ScheduleCommand:
         job_ids: (cancel) every id given (``job_id`` is the first).
         mine: (queue) only the caller's work.
         limit: (jobs, queue) at most this many rows (queue: pending ones; running work is always shown).
+        topic: (``help``) the subcommand whose help was asked for (``cell`` for ``%%schedule``);
+            "" for the whole help.
     """
 
     action: str
@@ -313,6 +354,7 @@ class ScheduleCommand:
     job_ids: tuple[str, ...] = ()
     mine: bool = False
     limit: int | None = None
+    topic: str = ""
 
 
 def _port(value: str | None) -> int | None:
@@ -351,6 +393,31 @@ def _split_target(tokens: list[str], parser: _Parser, what: str) -> tuple[argpar
     return ns, target, (*extra[1:], *verbatim)
 
 
+def _help_wanted(tokens: list[str], *, cell: bool) -> str | None:
+    """The help topic a ``%schedule`` line asks for (``help [SUB]``, ``--help``, ``SUB --help``;
+    ``cell`` for ``%%schedule --help``), or None. A script's own ``--help`` — after the script,
+    or after ``--`` — is the script's (``%schedule run train.py --help`` runs ``train.py --help``)."""
+    ours = tokens[:tokens.index("--")] if "--" in tokens else tokens
+    if cell:
+        return "cell" if any(t in HELP_FLAGS for t in ours) else None
+    if not ours:
+        return None
+    head = ours[0]
+    if head in ("help", *HELP_FLAGS):
+        return ours[1] if len(ours) > 1 and ours[1] in SCHEDULE_SUBCOMMANDS else ""
+    if head not in SCHEDULE_SUBCOMMANDS or not any(t in HELP_FLAGS for t in ours[1:]):
+        return None
+    if head in ("run", "notebook", "serve"):
+        # ours only before the target: skip our options (each but the switches takes a value)
+        rest, i = ours[1:], 0
+        while i < len(rest) and rest[i].startswith("-"):
+            if rest[i] in HELP_FLAGS:
+                return head
+            i += 1 if "=" in rest[i] or rest[i] in ("--wait", "--no-wait") else 2
+        return None
+    return head
+
+
 def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     """Parse the text after ``%schedule`` (or the ``%%schedule`` header when ``cell``).
 
@@ -370,6 +437,9 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         ValidationError: naming the argument.
     """
     tokens = _split(line, "%%schedule" if cell else "%schedule")
+    wanted = _help_wanted(tokens, cell=cell)
+    if wanted is not None:
+        return ScheduleCommand("help", topic=wanted)
     if cell:
         parser = _Parser("%%schedule", "%%schedule")
         _add_request_options(parser)
@@ -515,12 +585,16 @@ def _resource_fields(options: JobOptions) -> dict[str, Any]:
     return body
 
 
-def lease_body(options: JobOptions, *, kernel_id: str | None) -> dict[str, Any]:
-    """Body of ``POST leases`` for ``%gpu request``: the fields the user gave, ``kernel_id``, and a
-    default name ``kernel-<first 8 characters of the id>`` so listings say whose lease it is."""
+def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | None = None) -> dict[str, Any]:
+    """Body of ``POST leases`` for ``%gpu request``: the fields the user gave, ``kernel_id``, the
+    notebook the kernel serves (``kernel_notebook``: private to its owner, so a job of theirs this
+    lease blocks can say which notebook's ``%gpu release`` frees it), and a default name
+    ``kernel-<first 8 characters of the id>`` so listings say whose lease it is."""
     body = _resource_fields(options)
     if kernel_id:
         body["kernel_id"] = kernel_id
+    if kernel_id and notebook:
+        body["kernel_notebook"] = notebook
     body.setdefault("name", f"kernel-{kernel_id[:8]}" if kernel_id else "interactive")
     return body
 

@@ -28,7 +28,9 @@ def pandas() -> Any:
     try:
         import pandas as pd
     except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError("the magics' tables need pandas: pip install 'jupyter_sched[lab]'",
+        from ..extras import install_extra
+
+        raise ModuleNotFoundError(f"the magics' tables need pandas: {install_extra('lab')}",
                                   name=exc.name) from None
     return pd
 

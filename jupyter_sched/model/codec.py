@@ -73,6 +73,7 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
         "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
         "unlimited": s.unlimited, "source": s.source, "notebook_json": s.notebook_json,
+        "kernel_notebook": s.kernel_notebook,
     }
 
 
@@ -87,7 +88,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         port=d.get("port"), kernel_id=d.get("kernel_id"), profile=d.get("profile"),
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
-        source=d.get("source"), notebook_json=d.get("notebook_json"),
+        source=d.get("source"), notebook_json=d.get("notebook_json"), kernel_notebook=d.get("kernel_notebook"),
     )
 
 

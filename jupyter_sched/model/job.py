@@ -237,6 +237,10 @@ class JobSpec:
         image: container image (Kubernetes executor only).
         port: service port for inference services.
         kernel_id: the Jupyter kernel a lease is bound to.
+        kernel_notebook: for a lease, the notebook whose kernel it serves (the Jupyter session's
+            path, relative to its server's root). Private like ``kernel_id``: its owner and admins
+            see it, nobody else (a lease's name is public); a job blocked by its owner's own lease
+            names it to that owner (issue 20: "%gpu release in that notebook" — which one?).
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
@@ -272,6 +276,7 @@ class JobSpec:
     definition_id: str | None = None
     source: str | None = None
     notebook_json: str | None = None
+    kernel_notebook: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

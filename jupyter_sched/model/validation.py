@@ -27,7 +27,10 @@ _KNOWN_FIELDS = frozenset({
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
     "profile", "checkpointable", "resources", "args", "parameters", "groups", "source", "notebook_json",
+    "kernel_notebook",
 })
+MAX_PATH_CHARS = 4096
+"""Longest path a request may name for ``kernel_notebook`` (Linux's PATH_MAX)."""
 MAX_SOURCE_BYTES = 1 << 20
 """Largest carried script or cell text (``source``), in UTF-8 bytes."""
 MAX_NOTEBOOK_JSON_BYTES = 8 << 20
@@ -331,9 +334,23 @@ def spec_from_request(
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
-        notebook_json=notebook_json,
+        notebook_json=notebook_json, kernel_notebook=_kernel_notebook(merged, kind),
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
+
+
+def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:
+    """A lease's notebook (``kernel_notebook``; see :class:`~.job.JobSpec`), or None."""
+    value = _str(body, "kernel_notebook")
+    if value is None or not value.strip():
+        return None
+    if kind is not JobKind.LEASE:
+        raise ValidationError("kernel_notebook is for leases: the notebook whose kernel holds the GPUs",
+                              field="kernel_notebook", hint="leave it out; a job runs what notebook or script names")
+    if len(value) > MAX_PATH_CHARS:
+        raise ValidationError(f"kernel_notebook is {len(value)} characters long (at most {MAX_PATH_CHARS})",
+                              field="kernel_notebook", hint="give the notebook's path relative to the server's root")
+    return value.strip()
 
 
 def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) -> tuple[str | None, str | None]:

@@ -43,7 +43,7 @@ from typing import Protocol
 from ..model import Job, PriorityClass
 
 __all__ = ["QUEUE_SORTS", "QueueContext", "QueueSort", "fair_order", "fair_usage_order", "fifo_order",
-           "short_first_order"]
+           "share_once_ran", "short_first_order", "submit_key"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
@@ -78,11 +78,39 @@ Arrange = Callable[[list[Job]], list[Job]]
 """``(one team's jobs of one class) -> those jobs in the order they are visited``."""
 
 
+def submit_key(job: Job) -> tuple[datetime, str]:
+    """``(submit time, id)``: the order of a user's jobs, and the last tie-break of every sort."""
+    return job.submitted_at or _EPOCH, job.id
+
+
+def share_once_ran(shares: Mapping[str, float], user_usage: Mapping[str, float], job: Job, runtime: float,
+                   longest: float) -> float:
+    """The share of ``job``'s user once ``job`` ran (``fair``'s key inside a team; module doc, 3.).
+
+    Args:
+        shares: per user, the share after its jobs already ordered ahead (absent: none yet).
+        user_usage: decayed GPU-seconds per user (the share of a user with no job ahead).
+        job: the job placed next among its user's jobs.
+        runtime: its expected runtime, seconds (``math.inf``: unknown).
+        longest: what an unknown runtime counts as (the longest known one among the jobs arranged).
+
+    Returns:
+        GPU-seconds: the user's share so far plus ``job``'s GPUs x expected runtime.
+
+    The one arithmetic of the arrangement: :func:`fair_order` and the live ledger's
+    :class:`~jupyter_sched.scheduling.tail.QueueTail` (which must agree with it exactly) both use it.
+    """
+    spec = job.spec
+    share = shares.get(spec.user)
+    if share is None:
+        share = user_usage.get(spec.user, 0.0)
+    return share + (runtime if runtime < math.inf else longest) * spec.resources.total_milli / 1000
+
+
 def _by_usage(context: QueueContext) -> Arrange:
     """Users with less usage first, then submit time (``fair-usage``)."""
     user_usage = context.user_usage
-    return lambda members: sorted(members, key=lambda j: (user_usage.get(j.spec.user, 0.0),
-                                                          j.submitted_at or _EPOCH, j.id))
+    return lambda members: sorted(members, key=lambda j: (user_usage.get(j.spec.user, 0.0), *submit_key(j)))
 
 
 def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
@@ -93,31 +121,20 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
     heads' shares is one sort of every job by (its user's share once it ran, submit time, id).
     """
     user_usage, runtime_of = context.user_usage, context.expected_runtime
-    inf = math.inf
 
     def arrange(members: list[Job]) -> list[Job]:
-        members.sort(key=_submit_key)
+        members.sort(key=submit_key)
         runtimes = [runtime_of(job) for job in members]
-        longest = max((r for r in runtimes if r < inf), default=0.0)
+        longest = max((r for r in runtimes if r < math.inf), default=0.0)
         shares: dict[str, float] = {}
         keys: list[float] = []
         for job, runtime in zip(members, runtimes, strict=True):
-            spec = job.spec
-            user = spec.user
-            share = shares.get(user)
-            if share is None:
-                share = user_usage.get(user, 0.0)
-            share += (runtime if runtime < inf else longest) * spec.resources.total_milli / 1000  # GPU-seconds
-            shares[user] = share
+            share = shares[job.spec.user] = share_once_ran(shares, user_usage, job, runtime, longest)
             keys.append(share)
         # a stable sort by share alone: equal shares keep submit order
         return [members[i] for i in sorted(range(len(members)), key=keys.__getitem__)]
 
     return arrange
-
-
-def _submit_key(job: Job) -> tuple[datetime, str]:
-    return job.submitted_at or _EPOCH, job.id
 
 
 def fair_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[Job]:

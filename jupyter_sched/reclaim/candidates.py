@@ -36,6 +36,8 @@ class IdleCandidate:
         action: what reclaim does (``release``, ``requeue``, ``stop``, ``notify``).
         reason: the verdict's sentence (``no process and < 5 % for 60 min``).
         state: what the GPUs show now (``allocated, no process on GPU (0 %, 0 MiB)``).
+        grace_s: the grace its policy adds after the idle window, seconds (0: none set — then the
+            owner is told no grace).
     """
 
     job_id: str
@@ -51,13 +53,15 @@ class IdleCandidate:
     action: str
     reason: str
     state: str
+    grace_s: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape (times as ISO 8601 UTC)."""
         return {"job_id": self.job_id, "user": self.user, "team": self.team, "kind": self.kind,
                 "gpu_uuids": list(self.gpu_uuids), "idle_since": to_iso(self.idle_since),
                 "warn_at": to_iso(self.warn_at), "deadline": to_iso(self.deadline), "time_left_s": self.time_left_s,
-                "stage": self.stage, "action": self.action, "reason": self.reason, "state": self.state}
+                "stage": self.stage, "action": self.action, "reason": self.reason, "state": self.state,
+                "grace_s": self.grace_s}
 
 
 def idle_state_text(latest: Sequence[GpuSample]) -> str:
@@ -102,5 +106,6 @@ def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
             job_id=job.id, user=job.spec.user, team=job.spec.team, kind=job.spec.kind.value,
             gpu_uuids=job.allocation.all_gpu_uuids() if job.allocation else (), idle_since=since, warn_at=warn_at,
             deadline=deadline, time_left_s=max(0.0, (deadline - now).total_seconds()), stage=stage,
-            action=verdict.mode.value, reason=verdict.reason, state=idle_state_text(list(latest.values()))))
+            action=verdict.mode.value, reason=verdict.reason, state=idle_state_text(list(latest.values())),
+            grace_s=policy.grace_s))
     return tuple(sorted(out, key=lambda c: (c.time_left_s, c.job_id)))

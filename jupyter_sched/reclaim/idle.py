@@ -384,7 +384,10 @@ def ladder_times(verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy) 
     """``(idle since, warning due, reclaim due)`` of an idle verdict under ``policy`` (module
     docstring, step 2): the period's start (the ladder's recorded one when the lookback slid past
     it), ``deadline = since + paused + limit + grace`` or a later keepalive, and the warning
-    ``grace_s + warning_s`` before the deadline. Pure.
+    ``grace_s + warning_s`` before the deadline. Once this period's warning was delivered, the
+    reclaim is due no sooner than ``warning_s + grace_s`` after it — the time :func:`ladder_step`
+    reclaims at, so ``GET idle`` shows the deadline that is kept even when the warning went out
+    late (a restart, a slow cycle). Pure.
 
     Raises:
         ValueError: ``verdict`` is not idle.
@@ -397,7 +400,11 @@ def ladder_times(verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy) 
     deadline = since + timedelta(seconds=verdict.paused_s + verdict.limit_s + policy.grace_s)
     if ladder.keepalive_until is not None and ladder.keepalive_until > deadline:
         deadline = ladder.keepalive_until
-    return since, deadline - timedelta(seconds=policy.warning_s + policy.grace_s), deadline
+    notice = timedelta(seconds=policy.warning_s + policy.grace_s)
+    warn_at = deadline - notice
+    if ladder.warned_at is not None and ladder.warned_idle_since == since:
+        deadline = max(deadline, ladder.warned_at + notice)
+    return since, warn_at, deadline
 
 
 def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: IdlePolicy, now: datetime,
@@ -431,7 +438,7 @@ def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: 
         return IdleAction(job_id=job.id, stage="warn", action=verdict.mode.value, deadline=deadline, idle_since=since,
                           gpu_uuids=uuids, reason=f"{verdict.reason}: GPUs will be {_verb(verdict.mode)} at "
                                                   f"{to_iso(deadline)} unless activity resumes (limit {limit})")
-    effective = max(deadline, ladder.warned_at + notice)
+    effective = deadline  # ladder_times: no sooner than the notice after the warning
     if now < effective:
         return None
     return IdleAction(job_id=job.id, stage="reclaim", action=verdict.mode.value, reason=verdict.reason,

@@ -22,7 +22,8 @@ team shares, so the new job ``n`` of team ``T`` and class rank ``R`` is last whe
   ``R`` has a fair share at most ``T``'s (teams are merged by ``(share, head's submit time)``:
   an equal share puts the newest head last); and ``n`` is last in its team's arrangement: its
   user's share once ``n`` ran (``fair``: usage plus the expected GPU-seconds of the user's queued
-  jobs and ``n``'s, with the arrangement's exact arithmetic; ``fair-usage``: usage alone) is at
+  jobs and ``n``'s, by the arrangement's own function
+  :func:`~jupyter_sched.queues.order.share_once_ran`; ``fair-usage``: usage alone) is at
   least every other user's last share in that team and class;
 * any other sort (``short-first``, a plugin) — unknown here: never last (a full cycle decides).
 
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..model import Job
+from ..queues.order import share_once_ran, submit_key
 from .context import CycleContext
 from .cycle import _shape, _would_borrow  # the cycle's own shape memo and borrowing test
 from .runtimes import expected_runtime
@@ -97,7 +99,7 @@ class QueueTail:
             self._extend(group, job)
         else:
             group.jobs.append(job)
-        self._latest = max(self._latest, _submit_key(job))
+        self._latest = max(self._latest, submit_key(job))
         if self._ctx.quota.enabled:
             key = (spec.team, spec.user, _shape(self._ctx, spec.resources)[2], spec.resources.total_milli)
             if key not in self._borrow_keys:
@@ -114,7 +116,7 @@ class QueueTail:
 
     def is_last(self, job: Job) -> bool:
         """True when a full cycle run now would visit ``job`` after every pending job (module doc)."""
-        if self._sort not in _SORTS or _submit_key(job) <= self._latest:
+        if self._sort not in _SORTS or submit_key(job) <= self._latest:
             return False
         spec = job.spec
         rank = spec.priority.rank
@@ -149,7 +151,7 @@ class QueueTail:
     # -- one team's arrangement (queues.order._by_share_after / _by_usage) -----------------------
 
     def _build(self, group: _Arrangement) -> None:
-        members = sorted(group.jobs, key=_submit_key)
+        members = sorted(group.jobs, key=submit_key)
         group.jobs = []
         group.built = True
         if self._sort == "fair-usage":
@@ -169,13 +171,9 @@ class QueueTail:
         return expected_runtime(self._ctx, job)
 
     def _key(self, group: _Arrangement, job: Job, runtime: float) -> float:
-        """The arrangement's key of ``job`` placed after every member (its exact arithmetic)."""
-        spec = job.spec
-        share = group.shares.get(spec.user)
-        if share is None:
-            share = self._ctx.snap.usage.decayed_gpu_seconds_by_user.get(spec.user, 0.0)
-        share += (runtime if runtime < math.inf else group.longest) * spec.resources.total_milli / 1000
-        return share
+        """The arrangement's key of ``job`` placed after every member (the order's own function)."""
+        return share_once_ran(group.shares, self._ctx.snap.usage.decayed_gpu_seconds_by_user, job, runtime,
+                              group.longest)
 
     def _accumulate(self, group: _Arrangement, job: Job, runtime: float) -> None:
         key = self._key(group, job, runtime)
@@ -205,6 +203,3 @@ class QueueTail:
             return False  # it would lengthen what every unknown runtime counts as: keys move
         return self._key(group, job, runtime) >= group.top
 
-
-def _submit_key(job: Job) -> tuple[datetime, str]:
-    return job.submitted_at or _EPOCH, job.id

@@ -83,7 +83,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``KubernetesConfig`` dict, and ``kubeconfig``, a path or "" for in-cluster / ``~/.kube/config``),
     ``stop_grace_s``, ``node_name`` (this server's node name; default
     the host name); idle reclamation: ``idle_threshold_percent``,
-    ``idle_window_s`` (0 = off), ``idle_grace_s`` and optionally ``idle_busy_kernel_window_s``,
+    ``idle_window_s`` (0 = off), ``idle_warning_s``, ``idle_grace_s`` and optionally ``idle_busy_kernel_window_s``,
     ``idle_keepalive_max_s``, ``idle_lease_action``, ``idle_busy_kernel_action``, ``idle_job_action``
     (see :func:`idle_policies_from_settings`); telemetry: ``telemetry_source`` (``auto`` /
     ``simulated`` / ``nvml`` / ``dcgm`` / ``prometheus`` / ``off``), ``telemetry_url``,

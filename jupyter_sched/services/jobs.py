@@ -58,9 +58,20 @@ _LINES_KEPT = 5_000
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
 
-PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "message", "parameters",
-                  "source", "notebook_json")
+PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "kernel_notebook",
+                  "message", "parameters", "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
+
+
+def _without_own_blockers(reason: Any) -> Any:
+    """A reason as another user sees it: without ``details.eta_waits_on_own`` — the owner's own
+    work it waits for, with each lease's notebook path (``kernel_notebook``), which is theirs to
+    read alone (issue 20; the reason's sentence names them to the owner only)."""
+    if not isinstance(reason, dict) or not isinstance(reason.get("details"), dict) \
+            or "eta_waits_on_own" not in reason["details"]:
+        return reason
+    details = {k: v for k, v in reason["details"].items() if k != "eta_waits_on_own"}
+    return {**reason, "details": details}
 
 
 class JobsService:
@@ -408,6 +419,7 @@ class JobsService:
         if not mine:
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
+            data["reason"] = _without_own_blockers(data.get("reason"))
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None

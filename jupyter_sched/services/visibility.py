@@ -7,6 +7,8 @@
   panel charts the cluster).
 - The foreign-process alerts (processes on GPUs the scheduler did not hand out, case 014) and the
   idle list of other users' work are for admins only.
+- A job or lease event carries its reason in words for the one receiving it (``reason.text``,
+  as a REST answer does; its owner reads what of their own blocks it).
 
 Pure functions over plain dicts: the services and the event fan-out call them.
 """
@@ -17,6 +19,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ..admission import Caller
+from .models.jobs import job_in_words
 
 __all__ = ["HOLDERS_KEY", "event_for", "redact_samples", "telemetry_for"]
 
@@ -59,7 +62,13 @@ def event_for(caller: Caller, event: Mapping[str, Any]) -> dict[str, Any] | None
             held = {uuid for uuid, users in holders.items() if caller.user in users}
             public["gpus"] = redact_samples(public.get("gpus", ()), held)
         return {"type": kind, "data": public}
-    if caller.admin:
-        return dict(event)
     owner = data.get("user") if isinstance(data, Mapping) else None
-    return dict(event) if owner is None or owner == caller.user else None
+    if not caller.admin and owner is not None and owner != caller.user:
+        return None
+    if kind in _JOB_EVENTS and isinstance(data, Mapping):
+        return {**event, "data": job_in_words(dict(data), viewer=caller.user)}
+    return dict(event)
+
+
+_JOB_EVENTS = frozenset({"job", "lease", "preempted"})
+"""Event types whose data is one job or lease (``job_to_dict``)."""

@@ -159,8 +159,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return 1
     except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are an extra
         if exc.name and exc.name.split(".")[0] in ("pandas", "plotly", "scipy", "numpy"):
+            from ..extras import install_extra
+
             err.write(f"error: jupyter-sched {args.command} needs {exc.name.split('.')[0]}, which comes with the "
-                      "[sim] extra: pip install 'jupyter_sched[sim]'\n")
+                      f"[sim] extra: {install_extra('sim')}\n")
             return 1
         raise
     except OSError as exc:

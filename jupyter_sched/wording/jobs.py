@@ -131,9 +131,10 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False) -> str:
     """An idle warning as one sentence, from a ``GET idle`` entry; "" unless it is ``warned``:
-    ``idle since 09:58 UTC (kernel idle and GPU < 5 % for 1 min): its GPUs are released at 10:09 UTC
-    (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
-    warning showed only in GET idle, never where a notebook or terminal user looks)."""
+    ``idle since 09:58 UTC (kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
+    UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
+    warning showed only in GET idle, never where a notebook or terminal user looks). A grace the
+    admin set is said after the rule (``… for 30 min, then a 10m grace``); none is said otherwise."""
     if entry.get("stage") != "warned":
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
@@ -145,6 +146,10 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         if now is not None and deadline > now:
             when += f" (in {format_duration((deadline - now).total_seconds())})"
     reason = str(entry.get("reason") or "").strip()
+    grace = entry.get("grace_s")
+    if reason and isinstance(grace, (int, float)) and not isinstance(grace, bool) and grace > 0:
+        # a grace only where the admin set one, said beside the rule it follows (new user 4)
+        reason += f", then a {format_duration(float(grace))} grace"
     head = f"idle since {_clock_of(since, now)}" if since is not None else "idle"
     keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
     if str(entry.get("kind") or "") != "lease":

@@ -183,14 +183,26 @@ def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
-    """``("your own kernel lease l-1 (kernel-13cfa9a0)", "holds 1 GPU")`` /
-    ``("your own kernel leases l-1 and l-2", "hold 3 GPUs")``."""
+    """``("your own kernel lease l-1 (kernel-13cfa9a0, notebook nb/explore.ipynb)", "holds 1 GPU")``
+    / ``("your own kernel leases l-1 (notebook a.ipynb) and l-2 (notebook b.ipynb)", "hold 3 GPUs")``:
+    the notebook where ``%gpu release`` frees each, when the lease carries it (``notebook``: its
+    ``kernel_notebook``, in the owner's own reason only)."""
     gpus = sum(float(o.get("gpus") or 0) for o in leases)
     held = f"{gpus:g} GPU{'s' if gpus != 1 else ''}"
     if len(leases) == 1:
-        name = f" ({leases[0].get('name')})" if leases[0].get("name") else ""
-        return f"your own kernel lease {leases[0].get('id')}{name}", f"holds {held}"
+        about = [str(leases[0].get("name") or ""), _notebook(leases[0])]
+        said = ", ".join(part for part in about if part)
+        return f"your own kernel lease {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
+    if len(leases) <= 3 and any(_notebook(o) for o in leases):
+        each = [f"{o.get('id')}{f' ({_notebook(o)})' if _notebook(o) else ''}" for o in leases]
+        return f"your own kernel leases {', '.join(each[:-1])} and {each[-1]}", f"hold {held}"
     return f"your own kernel leases {_ids([o.get('id') for o in leases])}", f"hold {held}"
+
+
+def _notebook(lease: Mapping[str, Any]) -> str:
+    """``notebook nb/explore.ipynb`` for an own lease whose notebook is known, else ""."""
+    path = lease.get("notebook")
+    return f"notebook {str(path)[:200]}" if isinstance(path, str) and path.strip() else ""
 
 
 def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
@@ -218,7 +230,8 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 return (f"ETA unknown: it can start only after kernel lease{'' if one else 's'} {_ids(waits)} "
                         f"{'is' if one else 'are'} released (%gpu release in that notebook; a kernel's GPUs have "
                         "no time limit)")
-            return (f"ETA unknown: it can start only after {_ids(waits)} {'ends' if one else 'end'}, "
+            named = _named(waits, details.get("eta_waits_on_names"))
+            return (f"ETA unknown: it can start only after {_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
         return f"ETA unknown: {why}" if why else "ETA unknown"
@@ -231,7 +244,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     waits = details.get("eta_waits_on")
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
-        text += f", when {_ids(waits)} {'ends' if len(waits) == 1 else 'end'}"
+        text += f", when {_ids(_named(waits, details.get('eta_waits_on_names')))} {'ends' if len(waits) == 1 else 'end'}"
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
             if len(waits) == 1 and waits[0] in bounds:
@@ -349,6 +362,13 @@ def _words(code: str) -> str:
     """``WaitingForCapacity`` → ``waiting for capacity`` (a reason the core sent without a message)."""
     out = "".join(f" {c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(code))
     return out.strip()
+
+
+def _named(ids: Sequence[Any], names: Any) -> list[str]:
+    """``["long-a (j-1)", "j-2"]``: each job by the name its owner gave, with its id (the core's
+    ``eta_waits_on_names``; new user 5: "when j-1m8vbassf-j9njh9 ends" — nobody knows their ids)."""
+    known = names if isinstance(names, Mapping) else {}
+    return [f"{known[str(i)]} ({i})" if isinstance(known.get(str(i)), str) and known[str(i)] else str(i) for i in ids]
 
 
 def _ids(values: Sequence[Any], shown: int = 3) -> str:

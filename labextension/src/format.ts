@@ -283,7 +283,8 @@ export function queueLine(
   if (position !== null) {
     parts.push(`#${position}`);
   }
-  const why = reasonSentence(job.reason, trans);
+  // a part of a " · " line, not a sentence: no period before the separator (new user 5: "0 free. · ETA")
+  const why = reasonSentence(job.reason, trans).replace(/\.$/, '');
   if (why) {
     parts.push(why);
   }

@@ -1213,6 +1213,11 @@ export interface components {
             reason: string;
             /** @example allocated, no process on GPU (0 %, 0 MiB) */
             state: string;
+            /**
+             * @description seconds the idle policy adds after its window before the reclaim (0: none; the deadline includes it)
+             * @example 0
+             */
+            grace_s?: number;
         };
         /** @description When work counts as idle and what reclaiming does (seconds, %). */
         IdlePolicy: {
@@ -1306,6 +1311,7 @@ export interface components {
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
+            kernel_notebook?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1364,6 +1370,7 @@ export interface components {
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
+            kernel_notebook?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1534,6 +1541,7 @@ export interface components {
             image?: string | null;
             port?: number | null;
             kernel_id?: string | null;
+            kernel_notebook?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1827,6 +1835,11 @@ export interface components {
             port?: number | null;
             /** @example 5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f */
             kernel_id?: string | null;
+            /**
+             * @description leases only: the notebook whose kernel asks (its session path; %gpu sends it). Shown to you and admins only — a job of yours it blocks names it
+             * @example analysis/explore.ipynb
+             */
+            kernel_notebook?: string | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {

@@ -134,7 +134,7 @@ describe('queueLine', () => {
       })
     });
     expect(queueLine(job, NOW)).toBe(
-      '#3 · 1 of 4 GPUs free, job needs 2. · ETA in 12 min (reservation when job-7 reaches its time limit) · Unblocks when: job-7 finishing'
+      '#3 · 1 of 4 GPUs free, job needs 2 · ETA in 12 min (reservation when job-7 reaches its time limit) · Unblocks when: job-7 finishing'
     );
   });
 
@@ -162,7 +162,7 @@ describe('queueLine', () => {
       text: { summary: 'needs 1 GPU, 0 free', eta: 'ETA Nov 29 12:03 UTC, when j-7 ends (by its 4m time limit)', unblock: '', line: '' }
     };
     expect(queueLine(makeJob({ position: 1, reason }), NOW)).toBe(
-      '#1 · needs 1 GPU, 0 free. · ETA 12:03 UTC (in 3 min), when j-7 ends (by its 4m time limit)'
+      '#1 · needs 1 GPU, 0 free · ETA 12:03 UTC (in 3 min), when j-7 ends (by its 4m time limit)'
     );
     expect(etaWithRelative('ETA Nov 30 12:03 UTC, when j-7 ends', '2026-11-30T12:03:00Z', NOW)).toBe(
       'ETA Nov 30 12:03 UTC (in 1 d 0 h), when j-7 ends'
@@ -171,17 +171,17 @@ describe('queueLine', () => {
   });
 
   it('a pending job without ETA says unknown', () => {
-    expect(queueLine(makeJob({ reason: makeReason({ message: 'waiting' }) }), NOW)).toBe('waiting. · ETA unknown');
+    expect(queueLine(makeJob({ reason: makeReason({ message: 'waiting' }) }), NOW)).toBe('waiting · ETA unknown');
   });
 
   it('a GET queue row carries eta and eta_reason next to the reason', () => {
     const job = makeJob({ position: 2, eta: '2026-11-29T12:05:00Z', eta_reason: 'backfill reservation', reason: makeReason({ message: '0 of 4 GPUs free, job needs 1' }) });
-    expect(queueLine(job, NOW)).toBe('#2 · 0 of 4 GPUs free, job needs 1. · ETA in 5 min (backfill reservation)');
+    expect(queueLine(job, NOW)).toBe('#2 · 0 of 4 GPUs free, job needs 1 · ETA in 5 min (backfill reservation)');
   });
 
   it('a preempted job waits in the queue like a pending one', () => {
     const job = makeJob({ state: 'preempted', position: 1, reason: makeReason({ code: 'Priority', message: 'preempted by j-9 (high)' }) });
-    expect(queueLine(job, NOW)).toBe('#1 · preempted by j-9 (high). · ETA unknown');
+    expect(queueLine(job, NOW)).toBe('#1 · preempted by j-9 (high) · ETA unknown');
   });
 
   it('a running job names its node', () => {
@@ -232,7 +232,7 @@ describe('idleNotice', () => {
   it("the wording renderer's text (reason.text) wins over message and numbers", () => {
     const reason = { ...makeReason({ message: 'old words', eta: '2026-11-29T12:12:00Z' }), text: { summary: 'team-ml is at its quota (8 of 8 GPUs)', eta: 'ETA 12:12 UTC', unblock: 'when j-7 finishes', line: '' } };
     expect(reasonSentence(reason)).toBe('team-ml is at its quota (8 of 8 GPUs).');
-    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs). · ETA 12:12 UTC (in 12 min) · Unblocks when: when j-7 finishes');
+    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs) · ETA 12:12 UTC (in 12 min) · Unblocks when: when j-7 finishes');
   });
 
   it('clear (activity resumed) announces nothing', () => {

@@ -3,7 +3,8 @@ import { act } from 'react';
 
 import { SchedApiError } from '../src/client';
 import { AdminView } from '../src/sections';
-import { aggregateUsage, auditMatches, hours, idlePatch, quotaLinesFrom } from '../src/sections/admin';
+import { aggregateUsage, auditMatches, hours, idlePatch, idlePolicySentence, quotaLinesFrom } from '../src/sections/admin';
+import { nullTranslator } from '@jupyterlab/translation';
 import { dryRunSentence, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 import { context, flush, mount, startedModel, text } from './ui';
@@ -315,5 +316,17 @@ describe('Admin section', () => {
     ]);
     const current = { enabled: true, threshold_pct: 5, window_s: 60, warning_s: 10, grace_s: 10, busy_kernel_window_s: null, lease_mode: 'release', busy_kernel_mode: 'notify', job_mode: 'requeue', service_mode: 'notify', max_gap_s: 30, keepalive_max_s: 0 } as const;
     expect(idlePatch(current, { enabled: false, window_s: 'soon', job_mode: 'requeue', max_gap_s: '' })).toEqual({ enabled: false, window_s: 'soon' });
+  });
+
+  it('says the idle policy with a grace only when one is set (new user 4: "and, 0 s later, reclaim")', () => {
+    const trans = nullTranslator.load('jupyter_sched');
+    const base = { enabled: true, threshold_pct: 5, window_s: 1800, warning_s: 600, grace_s: 0, busy_kernel_window_s: null, lease_mode: 'release', busy_kernel_mode: 'notify', job_mode: 'notify', service_mode: 'notify', max_gap_s: 600, keepalive_max_s: 7200 } as const;
+    const noGrace = idlePolicySentence(base, trans);
+    expect(noGrace).toBe('Idle below 5 % for 30 min: reclaim, with a warning 10 min before.');
+    expect(noGrace).not.toMatch(/grace|later/);
+    const grace = idlePolicySentence({ ...base, warning_s: 0, grace_s: 600 }, trans);
+    expect(grace).toBe('Idle below 5 % for 30 min: a warning, then a 10 min grace, then reclaim.');
+    expect(idlePolicySentence({ ...base, warning_s: 0 }, trans)).toContain('no warning');
+    expect(idlePolicySentence({ ...base, grace_s: 300 }, trans)).toBe('Idle below 5 % for 30 min (a warning 10 min before that), then a 5 min grace, then reclaim.');
   });
 });

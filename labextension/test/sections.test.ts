@@ -175,8 +175,8 @@ describe('Queue section', () => {
     expect(headings).toEqual(['Pending (2)', 'Running (1)']);
     const rows = [...view.node.querySelectorAll('.jp-sched-job')];
     expect(rows.map(r => r.getAttribute('data-job-id'))).toEqual(['p1', 'p2', 'r1']);
-    expect(text(rows[0].querySelector('.jp-sched-reason'))).toBe('#1 · 0 of 4 GPUs free, job needs 1. · ETA unknown');
-    expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('#2 · 0 of 4 GPUs free, job needs 2. · ETA unknown');
+    expect(text(rows[0].querySelector('.jp-sched-reason'))).toBe('#1 · 0 of 4 GPUs free, job needs 1 · ETA unknown');
+    expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('#2 · 0 of 4 GPUs free, job needs 2 · ETA unknown');
     expect(text(rows[2])).toContain('Running on node-a');
     expect(text(rows[2])).toMatch(/elapsed 1 min 0[5-9] s/);
     expect(QueueView.badge(model, context(model).trans)).toBe('2 pending · 1 running');

@@ -156,3 +156,21 @@ def test_newuser4_finding_8_a_holder_past_its_typical_runtime_bounds_the_eta_by_
     before = replace(snapshot([make_node("n1", gpus=4)], _report_jobs(), now=_secs(10)),
                      runtime_estimates={"hold": 20.0})
     assert {p.job_id: p.reason for p in run_cycle(before).pending}["res"].details["eta_learned"] == ["hold"]
+
+
+def test_new_user_5_the_eta_names_the_job_it_waits_for_by_the_name_its_owner_gave() -> None:
+    """New user 5, finding 2: "ETA 12:43 UTC (in 19m38s), when j-1m8vbassf-j9njh9 ends" — a user
+    knows the name they gave (``--name long-a``), not the id. The core carries the names of the
+    jobs waited on (public, as every queue line shows them); the ETA says both."""
+    hold = running(make_job("j-1m8vbassf", gpus=4, time_limit_s=1200), "n1", started=0)
+    hold = replace(hold, spec=replace(hold.spec, name="long-a"))
+    small = make_job("j-small", gpus=1, time_limit_s=1800, submitted=1)
+    reason = _cycle_at(10, [hold, small], {})["j-small"]
+    assert reason.details["eta_waits_on"] == ["j-1m8vbassf"]
+    assert reason.details["eta_waits_on_names"] == {"j-1m8vbassf": "long-a"}
+    text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True)
+    assert ", when long-a (j-1m8vbassf) ends" in text.eta, text.eta
+    # a job whose name is its id is not said twice
+    plain = _cycle_at(10, _report_jobs(), {"hold": 20.0})["res"]
+    assert "eta_waits_on_names" not in plain.details
+    assert ", when hold ends" in render_reason(reason_to_dict(plain), now=_secs(10)).eta

@@ -16,10 +16,17 @@ from .test_idle_reclamation import at
 CASES = [
     # The window and the grace stay two numbers (warnings say "30 + 10 min", case 013); the
     # busy-kernel limit is the whole time to reclaim, so its window is that minus the grace.
-    pytest.param({}, {"enabled": True, "window_s": 1800.0, "grace_s": 600.0, "warning_s": 0.0,
-                      "busy_kernel_window_s": 13800.0, "lease_mode": ReclaimMode.RELEASE,
+    pytest.param({}, {"enabled": True, "window_s": 1800.0, "grace_s": 0.0, "warning_s": 600.0,
+                      "busy_kernel_window_s": 14400.0, "lease_mode": ReclaimMode.RELEASE,
                       "job_mode": ReclaimMode.NOTIFY, "service_mode": ReclaimMode.NOTIFY},
-                 id="defaults: 30 min idle, then 10 min grace; busy kernels get 4 h; jobs and services are only reported"),
+                 id="defaults: reclaimed after 30 min idle, warned 10 min before, no grace nobody set; busy kernels "
+                    "get 4 h; jobs and services are only reported"),
+    pytest.param({"idle_window_s": 60}, {"window_s": 60.0, "grace_s": 0.0, "warning_s": 30.0},
+                 id="a 1-minute window is reclaimed at 1 minute, warned at its half (new user 4: 11 minutes)"),
+    pytest.param({"idle_window_s": 3600, "idle_grace_s": 900}, {"window_s": 3600.0, "grace_s": 900.0, "warning_s": 0.0},
+                 id="a grace the admin set is the notice: warned when the window ends, reclaimed 15 min later"),
+    pytest.param({"idle_window_s": 3600, "idle_warning_s": 300}, {"grace_s": 0.0, "warning_s": 300.0},
+                 id="the warning time the admin set"),
     pytest.param({"idle_window_s": 0}, {"enabled": False}, id="a window of 0 turns idle reclamation off"),
     pytest.param({"idle_window_s": 7200, "idle_grace_s": 900, "idle_busy_kernel_window_s": 3600},
                  {"window_s": 7200.0, "grace_s": 900.0, "busy_kernel_window_s": 7200.0},
@@ -36,6 +43,13 @@ CASES = [
 def test_idle_settings_map_to_the_policy(settings: dict[str, Any], want: dict[str, Any]) -> None:
     policy = idle_policies_from_settings(settings).default
     assert {key: getattr(policy, key) for key in want} == want
+
+
+def test_a_warning_longer_than_the_window_names_the_setting() -> None:
+    with pytest.raises(ValidationError) as bad:
+        idle_policies_from_settings({"idle_window_s": 600, "idle_warning_s": 600})
+    assert bad.value.field == "idle_warning_s"
+    assert "shorter than idle_window_s" in str(bad.value)
 
 
 def test_an_unknown_idle_action_names_the_setting() -> None:

@@ -185,6 +185,18 @@ def test_explicit_url_wins_over_the_environment(tmp_path: Path) -> None:
     assert (conn.url, conn.token, conn.kernel_id, conn.source) == ("http://e:1/", "tok", "k", "explicit")
 
 
+def test_a_url_of_a_server_in_the_runtime_dir_uses_its_token(tmp_path: Path) -> None:
+    """New user 5, finding 12: the CLI said "pass --url to use another: http://localhost:8889/", and
+    following that was refused for want of a token the CLI had read a moment earlier."""
+    runtime = tmp_path / "runtime"
+    _runtime_file(runtime, "a", "http://127.0.0.1:8889/", "tok-b", tmp_path)
+    conn = discover("http://localhost:8889/", env={}, runtime_dir=str(runtime))
+    assert (conn.url, conn.token) == ("http://localhost:8889/", "tok-b")  # localhost is 127.0.0.1
+    assert discover("http://localhost:8890/", env={}, runtime_dir=str(runtime)).token == ""  # another server
+    assert discover("http://other-host:8889/", env={}, runtime_dir=str(runtime)).token == ""
+    assert discover("http://localhost:8889/", "mine", env={}, runtime_dir=str(runtime)).token == "mine"
+
+
 def test_the_kernel_environment_comes_before_the_hub(tmp_path: Path) -> None:
     env = {"JUPYTER_SCHED_URL": "http://127.0.0.1:9/lab", "JUPYTER_SCHED_TOKEN": "x",
            "JUPYTER_SCHED_KERNEL_ID": "k-9", "JUPYTER_SCHED_HUB_URL": "http://hub/services/sched/",

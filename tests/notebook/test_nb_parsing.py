@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import pytest
@@ -130,6 +131,9 @@ def test_serve_and_logs_parse() -> None:
 def test_bodies_carry_only_what_the_user_gave() -> None:
     options = JobOptions(gpus=2, model="A100", min_memory_mib=20480, time_limit_s=60.0, team="team-a")
     assert lease_body(JobOptions(gpus=1), kernel_id="k-1") == {"gpus": 1, "kernel_id": "k-1", "name": "kernel-k-1"}
+    # the notebook the kernel serves travels as the lease's private kernel_notebook (left open from #15)
+    assert lease_body(JobOptions(gpus=1), kernel_id="k-1", notebook="nb/a.ipynb")["kernel_notebook"] == "nb/a.ipynb"
+    assert "kernel_notebook" not in lease_body(JobOptions(gpus=1), kernel_id=None, notebook="nb/a.ipynb")
     assert job_body(options, command=["/py", "t.py"], working_dir="/w") == {
         "gpus": 2, "model": "A100", "min_memory_mib": 20480, "time_limit_s": 60.0, "team": "team-a",
         "command": ["/py", "t.py"], "working_dir": "/w"}
@@ -143,3 +147,65 @@ def test_an_unknown_model_lists_the_models_that_exist() -> None:
         check_model("H100", inventory)
     assert info.value.field == "--model"
     assert "Tesla T4" in str(info.value.hint)
+
+
+@pytest.mark.parametrize(("line", "want_topic"), [
+    pytest.param("--help", "", id="%gpu --help is the whole help"),
+    pytest.param("help", "", id="%gpu help too"),
+    pytest.param("help request", "request", id="%gpu help request"),
+    pytest.param("request --help", "request", id="%gpu request --help"),
+    pytest.param("request 2 -h", "request", id="-h after other options"),
+    pytest.param("release --help", "release", id="%gpu release --help"),
+])
+def test_gpu_help_is_asked_the_argparse_way(line: str, want_topic: str) -> None:
+    """New user 5, finding 1: ``%gpu --help`` was "unknown subcommand '--help'"."""
+    cmd = parse_gpu_line(line)
+    assert (cmd.action, cmd.topic) == ("help", want_topic)
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    pytest.param("--help", ("help", ""), id="%schedule --help"),
+    pytest.param("help run", ("help", "run"), id="%schedule help run"),
+    pytest.param("run --help", ("help", "run"), id="%schedule run --help was 'missing SCRIPT'"),
+    pytest.param("run --gpus 2 --help x.py", ("help", "run"), id="--help among our options before the script"),
+    pytest.param("run x.py --help", ("run", ("--help",)), id="after the script it is the script's own --help"),
+    pytest.param("queue --help", ("help", "queue"), id="%schedule queue --help"),
+    pytest.param("cancel -h", ("help", "cancel"), id="%schedule cancel -h"),
+])
+def test_schedule_help_is_asked_the_argparse_way(line: str, want: tuple[str, object]) -> None:
+    cmd = parse_schedule_line(line)
+    assert (cmd.action, cmd.topic if cmd.action == "help" else cmd.args) == want
+    assert parse_schedule_line("--gpus 1 --help", cell=True).topic == "cell"
+
+
+def test_help_of_a_subcommand_is_its_usage_and_examples_from_the_magics_own_help() -> None:
+    from jupyter_sched.magics.core import SchedMagics
+    from jupyter_sched.magics.parsing import help_text
+
+    request = help_text(SchedMagics.gpu.__doc__ or "", "%gpu", "request")
+    assert request.startswith("%gpu request N [--model M]") and "%gpu request 1 --no-wait" in request
+    assert "%gpu release" not in request and request.endswith("%gpu? shows the whole help.")
+    run = help_text(SchedMagics.schedule.__doc__ or "", "%schedule", "run")
+    assert run.startswith("%schedule run SCRIPT [ARGS...] [options]") and "%schedule notebook" not in run
+    assert help_text(SchedMagics.gpu.__doc__ or "", "%gpu") == inspect.cleandoc(SchedMagics.gpu.__doc__ or "")
+    assert help_text(SchedMagics.schedule.__doc__ or "", "%schedule", "cell").startswith("%%schedule [--gpus N]")
+
+
+def test_help_is_printed_by_the_magics_themselves_with_no_server() -> None:
+    """``%gpu --help`` and ``%schedule run --help`` print help, in a shell that reaches no server."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("from IPython.core.interactiveshell import InteractiveShell\n"
+              "shell = InteractiveShell.instance()\n"
+              "shell.run_line_magic('load_ext', 'jupyter_sched')\n"
+              "shell.run_line_magic('gpu', '--help')\n"
+              "print('=====')\n"
+              "shell.run_line_magic('schedule', 'run --help')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_"))}
+    env["JUPYTER_SCHED_URL"] = "http://127.0.0.1:9/"  # nothing listens: help must not need it
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    whole, run = done.stdout.split("=====")
+    assert "Interactive GPUs for this kernel." in whole and "%gpu release" in whole, done.stdout + done.stderr
+    assert run.strip().startswith("%schedule run SCRIPT") and "UsageError" not in done.stdout + done.stderr

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -432,7 +433,12 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
         "[forbidden]")
     from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
     assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — pass --token" in from_env.err
-    bare = run("--url", server.url, "status", env=env)
+    # --url of a server this account's runtime dir lists: its own token (new user 5, finding 12: the
+    # CLI's own "pass --url to use another: URL" was then refused for want of a token)
+    listed = run("--url", server.url.replace("127.0.0.1", "localhost"), "status", env=env)
+    assert listed.code == EXIT_OK and "user       ann" in listed.out, listed.err
+    (tmp_path / "empty").mkdir()
+    bare = run("--url", server.url, "status", env={**env, "JUPYTER_RUNTIME_DIR": str(tmp_path / "empty")})
     assert bare.code == EXIT_REFUSED and "needs a token (none was given with --url) — pass --token" in bare.err
     for answer in (wrong, from_env, bare):
         assert "X-XSRFToken" not in answer.err and "Authorization" not in answer.err and "_xsrf" not in answer.err
@@ -998,6 +1004,87 @@ def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release
             ann.delete(f"leases/{lease['id']}")
 
 
+def test_the_blocking_lease_names_its_notebook_to_its_owner_and_admins_alone(server: EmbeddedServer) -> None:
+    """Left open from new user 4 (#15): "your own kernel lease l-… (kernel-nb1) … %gpu release in
+    that notebook" — which notebook? A lease carries its notebook (``kernel_notebook``, which %gpu
+    sends) as a private field: its owner reads it in the reason of the job it blocks, admins see
+    it on the lease, and another user sees neither the field nor the path anywhere in the queue."""
+    clear(server)
+    admin, ann, bob = api(server, "tok-boss"), api(server, "tok-ann"), api(server, "tok-bob")
+    before = admin.get("quotas").json()
+    path = "analysis/private-explore.ipynb"
+    try:
+        assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
+                                                     "borrowing_limit": 0}]}).status_code == 200
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": path}).json()
+        wait_state(server, "tok-ann", lease["id"], "running", "admitted")
+        job = submit(server, "tok-ann", gpus=1)
+        deadline = time.monotonic() + 60
+        while "notebook" not in json.dumps((mine := ann.get(f"jobs/{job['id']}").json())["reason"] or {}):
+            assert time.monotonic() < deadline, mine
+            time.sleep(0.1)
+        text = mine["reason"]["text"]
+        assert text["unblock"].startswith(f"Your own kernel lease {lease['id']} (kernel-nb1, notebook {path}) holds 1 GPU")
+        assert f"(kernel-nb1, notebook {path}), which holds 1 GPU, is released with %gpu release" in text["eta"]
+        assert ann.get(f"leases/{lease['id']}").json()["kernel_notebook"] == path
+        assert admin.get(f"leases/{lease['id']}").json()["kernel_notebook"] == path
+        # another user: not in the lease's line, not in the blocked job's reason, not anywhere
+        seen_by_bob = bob.get("queue").text
+        assert path not in seen_by_bob and "private-explore" not in seen_by_bob
+        assert "kernel_notebook" not in seen_by_bob and "eta_waits_on_own" not in seen_by_bob
+        assert "private-explore" not in cli(server, "tok-bob", "queue").out
+        assert f"notebook {path}" in cli(server, "tok-ann", "queue").out
+        refused = ann.post("jobs", json={"gpus": 1, "command": ["true"], "kernel_notebook": path})
+        assert refused.status_code == 400 and refused.json()["error"]["field"] == "kernel_notebook", refused.text
+    finally:
+        admin.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
+        clear(server)
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            ann.delete(f"leases/{row['id']}")
+
+
+_HEADLESS_KERNEL = """
+import time
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "jupyter_sched")
+shell.run_line_magic("gpu", "request 1")
+print("HOLDING", flush=True)
+time.sleep(300)
+"""
+
+
+def test_newuser5_finding_3_a_stopped_headless_kernel_releases_its_lease(server: EmbeddedServer) -> None:
+    """New user 5, finding 3 (IMPORTANT): a notebook job that ran ``%gpu request 1`` and was
+    cancelled left its lease "held for no kernel" until idle reclaim — the stop (SIGTERM) ended
+    the job's headless kernel without atexit, which is where such a kernel gives its GPUs back.
+    Here the kernel is an IPython shell the server did not start (no kernel id), as nbclient's is."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_"))}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT)})
+    kernel = subprocess.Popen([sys.executable, "-c", _HEADLESS_KERNEL], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert kernel.stdout is not None
+        said: list[str] = []
+        while (line := kernel.stdout.readline()) and line.strip() != "HOLDING":  # the magic's lines, then ours
+            said.append(line.strip())
+        assert line.strip() == "HOLDING", (said, kernel.stderr.read() if kernel.poll() is not None else "")
+        (lease,) = [row for row in ann.get("leases", params={"state": "admitted,running"}).json()]
+        assert lease["kernel_id"] is None
+        kernel.send_signal(signal.SIGTERM)  # what cancelling the notebook job does first
+        assert kernel.wait(timeout=60) == -signal.SIGTERM  # it still stops as the signal says
+        ended = ann.get(f"leases/{lease['id']}").json()
+        assert ended["state"] == "cancelled", ended
+        assert "kernel" in ended["message"] and "exited" in ended["message"], ended["message"]
+    finally:
+        if kernel.poll() is None:
+            kernel.kill()
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            ann.delete(f"leases/{row['id']}")
+
+
 def test_newuser4_finding_14_serve_without_jupyterhub_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """New user 4, finding 14: ``jupyter-sched serve`` after the README's install (``[all]``
     has no ``[hub]``) ended in a ModuleNotFoundError traceback — after two other refusals."""
@@ -1006,10 +1093,20 @@ def test_newuser4_finding_14_serve_without_jupyterhub_is_one_line(monkeypatch: p
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *rest: None if name == "jupyterhub" else real(name, *rest))
+    from jupyter_sched.extras import install_extra
+
     err = io.StringIO()
     assert main(["serve", "--port", "1"], out=io.StringIO(), err=err) == EXIT_REFUSED
     assert err.getvalue() == ("jupyter-sched serve: hub mode needs JupyterHub, which comes with the [hub] extra: "
-                              "pip install 'jupyter_sched[hub]'\n")
+                              f"{install_extra('hub')}\n")
+    # new user 5, finding 9: --help works without the extra, and the hint is a command that works
+    # for this install — from a clone it names the clone (no index has jupyter_sched)
+    out = io.StringIO()
+    assert main(["serve", "--help"], out=out, err=io.StringIO()) == EXIT_OK
+    assert out.getvalue().startswith("usage: jupyter-sched serve") and "--db-url" in out.getvalue()
+    assert out.getvalue().rstrip().endswith(install_extra("hub"))
+    folder = install_extra("hub").split("'")[1].removesuffix("[hub]")
+    assert (Path(folder) / "pyproject.toml").is_file(), install_extra("hub")  # this venv installs from a checkout
 
 
 def test_newuser4_finding_5_submit_errors_name_the_flag_and_say_negative(server: EmbeddedServer, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from jupyter_sched.extras import install_extra
 from tests.onboarding.slim import HEAVY, refused_imports, slim_env
 from tests.reliability.harness import free_port
 
@@ -193,9 +194,9 @@ def test_the_central_service_serve_starts_without_the_heavy_libraries(tmp_path: 
 
 @pytest.mark.parametrize("code, want", [
     ("from jupyter_sched.magics.render import queue_frame; queue_frame([], None)",
-     "the magics' tables need pandas: pip install 'jupyter_sched[lab]'"),
+     f"the magics' tables need pandas: {install_extra('lab')}"),
     ("from jupyter_sched.extension.config import PolicyConfig; PolicyConfig(placement_policy='fgd-planned')",
-     "pip install 'jupyter_sched[fgd]'"),
+     install_extra("fgd")),
 ], ids=["magics tables name the [lab] extra", "fgd-planned names the [fgd] extra at load"])
 def test_what_needs_an_extra_says_which_one_in_a_slim_install(tmp_path: Path, code: str, want: str) -> None:
     env = slim_env(tmp_path / "slim", base={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -211,5 +212,5 @@ def test_simulate_in_a_slim_install_is_one_line_naming_the_sim_extra(tmp_path: P
     done = subprocess.run([str(BIN / "jupyter-sched"), "simulate", str(scenario)], env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.startswith("error: jupyter-sched simulate needs ") and "jupyter_sched[sim]" in done.stderr
+    assert done.stderr.startswith("error: jupyter-sched simulate needs ") and install_extra("sim") in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr

@@ -17,6 +17,7 @@ import signal
 import stat
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import psutil
@@ -391,3 +392,30 @@ def test_the_engine_decides_who_each_job_runs_as_at_its_start(accounts: list[Acc
         assert "root secret" not in shown["text"] and shown["text"] == ""  # not even its own first line
     finally:
         svc.store.close()
+
+
+@needs_accounts
+def test_an_owner_who_forges_exit_json_cannot_end_their_job_before_the_service_saw_it_run(
+        accounts: list[Account], root: Path) -> None:
+    """Red-team 5 finding 3: eve's job wrote ``exit.json`` with ``finished_at`` 2000-01-01 in her own
+    job directory and SIGKILLed its wrapper (her own process), so the true one was never written;
+    the service took the forged end, and a 20 s run on 2 GPUs was charged 0.3 s of usage. The end
+    it reports is never before the service last saw the job running."""
+    eve = accounts[0]
+    go = root / "go"
+    ex = hub_executor(root)
+    forge = (f"while not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
+             "d = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+             "with open(os.path.join(d, '.x'), 'w') as f:\n"
+             "    json.dump({'exit_code': 0, 'signal': None, 'finished_at': '2000-01-01T00:00:00+00:00'}, f)\n"
+             "os.rename(os.path.join(d, '.x'), os.path.join(d, 'exit.json'))\n"
+             "os.kill(os.getppid(), signal.SIGKILL)\n")
+    ex.start(py_job("j-forge", forge, user=eve.name), GPU, run_as(eve))  # type: ignore[arg-type]
+    wait_until(lambda: os.path.exists(root / "jobs" / "users" / eve.name / "j-forge" / "wrapper.json"), "the start")
+    assert ex.poll() == []  # the service sees it running (waiting for `go`)
+    running = datetime.now(timezone.utc)
+    assert ex.poll() == []
+    go.write_text("")
+    ended = wait_exit(ex)
+    assert ended.exit_code == 0  # the owner's own claim about their own exit code stands
+    assert ended.finished_at >= running, ended.finished_at  # was 2000-01-01

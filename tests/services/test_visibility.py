@@ -73,3 +73,30 @@ def test_a_users_queue_never_fills_with_events_they_may_not_see() -> None:
 
     dropped, pending, got_mine = asyncio.run(scenario())
     assert (dropped, pending, got_mine) == (False, 0, 1)
+
+
+def _waiting_lease_event(owner: str) -> dict[str, Any]:
+    """A pending lease of ``owner`` waiting on their own other kernel lease, as the engine
+    publishes it (job_to_dict: the core's reason, no sentences)."""
+    reason = {"code": "ExceedsQuota", "message": "team-ui has 0 of 2 GPUs free (2 in use), this kernel needs 1",
+              "details": {"team": "team-ui", "eta_code": "NoTimeLimit", "eta_waits_on": ["l-1"],
+                          "eta_waits_on_own": [{"id": "l-1", "name": "kernel-a", "kind": "lease", "gpus": 1}]},
+              "unblock": "starts when team-ui releases GPUs or an admin raises its quota", "position": 1,
+              "eta": None, "eta_reason": "it fits only after jobs without a time limit end (l-1)"}
+    return {"type": "lease", "data": {"id": "l-2", "user": owner, "kind": "lease", "state": "pending",
+                                      "reason": reason}}
+
+
+def test_a_job_event_carries_its_reason_in_words_for_whoever_receives_it() -> None:
+    """The panel's live rows read the event stream: with the core's raw fields it wrote "ETA
+    unknown (it fits only after jobs without a time limit end (l-1))" and told the owner to wait
+    for their team — the reason's sentences now come with the event, as with a REST answer."""
+    own = event_for(ANA, _waiting_lease_event("ana"))
+    assert own is not None
+    text = own["data"]["reason"]["text"]
+    assert text["eta"].startswith("ETA unknown: it can start only after your own kernel lease l-1 (kernel-a)")
+    assert "%gpu release in that notebook" in text["unblock"] and "end (l-1)" not in text["line"]
+    admin = event_for(BOSS, _waiting_lease_event("ana"))
+    assert admin is not None
+    assert "your own" not in str(admin["data"]["reason"]["text"]) and admin["data"]["reason"]["text"]["eta"]
+    assert "text" not in _waiting_lease_event("ana")["data"]["reason"]  # the shared event is not changed

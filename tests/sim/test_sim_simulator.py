@@ -193,3 +193,23 @@ def test_a_job_is_stopped_at_its_effective_time_limit_and_learned_runtimes_feed_
     assert rows.loc["over", "outcome"] == "timeout" and rows.loc["over", "finish_s"] == 600
     assert rows.loc["ok", "outcome"] == "succeeded" and rows.loc["ok", "start_s"] == 600
     assert result.summary["timeouts"] == 1 and result.summary["eta_coverage"] == 1.0
+
+
+def test_eta_accuracy_with_history_leaves_out_the_jobs_submitted_before_any_run_finished() -> None:
+    """``steady_*``: the replay's warm-up (jobs submitted before the first run finished, whose ETAs
+    could only use declared limits) runs and is learnt from but is not scored; the whole replay's
+    figure stays beside it."""
+    inv = Inventory(nodes=(Node(name="n", gpus=(GPU(uuid="G0", index=0, node="n", model="A100", memory_mib=1),)),))
+    jobs = [SimJob(name="first", user="u", submit_s=0, runtime_s=1000, resources=ResourceRequest(gpus=1),
+                   time_limit_s=1000),
+            SimJob(name="early", user="u", submit_s=10, runtime_s=1000, resources=ResourceRequest(gpus=1),
+                   time_limit_s=2000),
+            SimJob(name="late", user="u", submit_s=1500, runtime_s=100, resources=ResourceRequest(gpus=1),
+                   time_limit_s=200)]
+    summary = simulate(inv, jobs).summary
+    assert summary["eta_waited_jobs"] == 2 and summary["steady_first_finish_s"] == 1000.0
+    assert summary["steady_eta_waited_jobs"] == 1  # "late" only: "early" waited before anything finished
+    assert summary["steady_median_wait_s"] == 500.0 and summary["median_wait_s"] == 745.0
+    cut = simulate(inv, jobs, horizon_s=900).summary  # nothing finished: nothing is scored with history
+    assert cut["steady_first_finish_s"] is None and cut["steady_eta_waited_jobs"] == 0
+    assert cut["steady_eta_mae_rel"] is None

@@ -84,8 +84,13 @@ test('the usage chart of a running job shows a gap for a blank span', async ({ p
   const out = test.info().outputPath('');
   await page.mouse.move(0, 0);
   await expect(item.locator('svg')).toBeInViewport({ ratio: 1 });
-  await item.screenshot({ path: path.join(out, 'usagechart-light.png'), animations: 'disabled' });
+  // the section redraws its items when telemetry arrives: a screenshot taken as one is replaced
+  // fails with "not attached to the DOM", so take it again from the fresh node
+  const shot = (name: string) => expect(async () => {
+    await item.screenshot({ path: path.join(out, name), animations: 'disabled' });
+  }).toPass({ timeout: 15000 });
+  await shot('usagechart-light.png');
   await page.theme.setDarkTheme();
-  await item.screenshot({ path: path.join(out, 'usagechart-dark.png'), animations: 'disabled' });
+  await shot('usagechart-dark.png');
   await page.theme.setLightTheme();
 });

@@ -28,6 +28,7 @@ __all__ = [
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
+    "job_in_words",
     "LeaseEndCause",
     "ListJobsRequest",
     "ListJobsResponse",
@@ -130,6 +131,9 @@ class SubmitJobRequest(RunJobFields):
     notebook: str | None = Field(default=None, examples=["analysis.ipynb"])
     port: int | None = Field(default=None, examples=[8000])
     kernel_id: str | None = Field(default=None, examples=["5b0e4c3a-8f0e-4b5e-9d7f-1a2b3c4d5e6f"])
+    kernel_notebook: str | None = Field(default=None, examples=["analysis/explore.ipynb"], description=(
+        "leases only: the notebook whose kernel asks (its session path; %gpu sends it). Shown to you and "
+        "admins only — a job of yours it blocks names it"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
@@ -285,6 +289,23 @@ def _with_text(data: dict[str, Any], key: str, **how: Any) -> dict[str, Any]:
     return {**data, key: {**reason, "text": render_reason(reason, **how).to_dict()}}
 
 
+def job_in_words(data: dict[str, Any], *, viewer: str) -> dict[str, Any]:
+    """A job dict (:func:`~jupyter_sched.model.codec.job_to_dict` shape) with its reason's
+    sentences (``reason.text``) as ``viewer`` reads them — what :class:`Job` adds to a REST
+    answer (:class:`PendingReason` and ``Job._lease_in_words``), for the event stream, whose job
+    events carry the engine's dicts. Without it the panel's live rows fell back to the raw core
+    fields: "ETA unknown (it fits only after jobs without a time limit end (l-…, l-…))", a hint
+    for another team's release where the lease was the reader's own (new user 5 check)."""
+    reason = data.get("reason")
+    if not isinstance(reason, dict) or "code" not in reason or "text" in reason:
+        return data
+    ended = data.get("state") in _ENDED
+    own = data.get("user") == viewer and not ended and bool(own_leases(reason))
+    if data.get("kind") != "lease" and not ended and not own:
+        return _with_text(data, "reason")
+    return _with_text(data, "reason", kind=str(data.get("kind") or ""), never=ended, mine=own)
+
+
 class PendingReason(CodecView):
     """Why a job waits (or can never run): one code with numbers and what would unblock it, and
     the same in words (``text``)."""
@@ -334,6 +355,7 @@ class Job(CodecView):
     image: str | None = None
     port: int | None = None
     kernel_id: str | None = None
+    kernel_notebook: str | None = None
     profile: str | None = None
     checkpointable: bool = False
     submitted_at: str | None = None

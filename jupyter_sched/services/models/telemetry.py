@@ -153,6 +153,8 @@ class IdleCandidate(ResponseModel):
     action: str
     reason: str
     state: str = Field(examples=["allocated, no process on GPU (0 %, 0 MiB)"])
+    grace_s: float = Field(default=0.0, examples=[0.0], description=(
+        "seconds the idle policy adds after its window before the reclaim (0: none; the deadline includes it)"))
 
 
 class GetIdleResponse(RootModel[list[IdleCandidate]]):

@@ -213,6 +213,36 @@ const NUMBER_FIELDS = ['threshold_pct', 'window_s', 'warning_s', 'grace_s', 'kee
 const MODE_FIELDS = ['lease_mode', 'job_mode', 'busy_kernel_mode', 'service_mode'] as const;
 
 /** The fields of `draft` that differ from `current`, as a PUT idle-policy patch (numbers parsed). */
+/** A configured number of seconds as it was likely set: `30 min`, `2 h`, `90 s` (else as a duration). */
+function setting(seconds: number, trans: TranslationBundle): string {
+  if (seconds < 60 || seconds % 60 !== 0) {
+    return seconds < 60 ? trans.__('%1 s', formatNumber(seconds)) : formatDuration(seconds, trans);
+  }
+  return seconds % 3600 === 0 ? trans.__('%1 h', seconds / 3600) : trans.__('%1 min', seconds / 60);
+}
+
+/**
+ * The default idle policy in one sentence, with only the numbers the admin set: a grace is said
+ * only when there is one (new user 4: "then a warning and, 0 s later, reclaim" read as if work were
+ * reclaimed with no notice, and a 600 s grace nobody set was added to every deadline).
+ */
+export function idlePolicySentence(policy: IdlePolicy, trans: TranslationBundle): string {
+  const threshold = formatNumber(policy.threshold_pct);
+  const window = setting(policy.window_s, trans);
+  const warning = policy.warning_s ?? 0;
+  const grace = policy.grace_s ?? 0;
+  if (grace > 0 && warning > 0) {
+    return trans.__('Idle below %1 % for %2 (a warning %3 before that), then a %4 grace, then reclaim.', threshold, window, setting(warning, trans), setting(grace, trans));
+  }
+  if (grace > 0) {
+    return trans.__('Idle below %1 % for %2: a warning, then a %3 grace, then reclaim.', threshold, window, setting(grace, trans));
+  }
+  if (warning > 0) {
+    return trans.__('Idle below %1 % for %2: reclaim, with a warning %3 before.', threshold, window, setting(warning, trans));
+  }
+  return trans.__('Idle below %1 % for %2: reclaim, with no warning before.', threshold, window);
+}
+
 export function idlePatch(current: IdlePolicy, draft: Record<string, string | boolean>): IdlePolicyPatch {
   const patch: Record<string, unknown> = {};
   if (typeof draft.enabled === 'boolean' && draft.enabled !== current.enabled) {
@@ -301,7 +331,7 @@ function IdlePolicyEditor({ ctx, trans }: { ctx: ISchedSection.IContext; trans: 
       <h4 className="jp-sched-subhead">{trans.__('Idle policy')}</h4>
       {!policies.active ? <p className="jp-sched-muted">{trans.__('Telemetry is off: no idle detection runs until it is on.')}</p> : null}
       <p className="jp-sched-muted">
-        {trans.__('Idle below %1 % for %2, then a warning and, %3 later, reclaim.', formatNumber(policies.default.threshold_pct), formatDuration(policies.default.window_s, trans), formatDuration(policies.default.grace_s ?? policies.default.warning_s, trans))}
+        {idlePolicySentence(policies.default, trans)}
       </p>
       <form
         className="jp-sched-idle-form"

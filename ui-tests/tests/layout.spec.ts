@@ -1,0 +1,87 @@
+/**
+ * How the GPUs sidebar shares its height, measured in Chromium at 1400x900 (a laptop window):
+ * every expanded section is as tall as its content, up to a maximum (a queue of hundreds of jobs
+ * scrolls inside its own section), and the panel scrolls as a whole. Lumino's accordion split the
+ * height evenly between the expanded sections, so with six open each was a two-line scroll box
+ * (new user 4, finding 24).
+ */
+import { expect, test } from '@jupyterlab/galata';
+import type { Locator } from '@playwright/test';
+
+import { api, cancelAll, openPanel, section } from './helpers';
+
+test.use({ viewport: { width: 1400, height: 900 } });
+
+test.afterEach(async ({ request }) => {
+  await cancelAll(request);
+});
+
+interface IBox {
+  id: string;
+  /** The content widget's visible and full heights, and its maximum (px). */
+  client: number;
+  scroll: number;
+  max: number;
+}
+
+/** Each expanded section's content box, and the accordion's own visible and full heights. */
+async function measure(panel: Locator): Promise<{ boxes: IBox[]; panelClient: number; panelScroll: number }> {
+  return panel.evaluate(node => {
+    const accordion = node.querySelector(':scope > .lm-AccordionPanel') as HTMLElement;
+    const boxes = [...accordion.querySelectorAll<HTMLElement>(':scope > .jp-sched-section:not(.lm-mod-hidden)')].map(s => {
+      const body = s.querySelector<HTMLElement>(':scope > .lm-Widget:not(.jp-Toolbar)')!;
+      const max = parseFloat(getComputedStyle(body).maxHeight);
+      return { id: s.dataset.section ?? '', client: body.clientHeight, scroll: body.scrollHeight, max: Number.isFinite(max) ? max : Infinity };
+    });
+    return { boxes, panelClient: accordion.clientHeight, panelScroll: accordion.scrollHeight };
+  });
+}
+
+test('each expanded section shows all its rows; the panel scrolls as a whole', async ({ page, request }) => {
+  const panel = await openPanel(page);
+  const ids = ['inventory', 'queue', 'mywork', 'quota', 'submit', 'admin'];
+  for (const id of ids) {
+    await section(panel, id);
+  }
+  // three leases: two hold the team's 2 guaranteed GPUs, one waits — rows in Queue and My work
+  for (let i = 0; i < 3; i++) {
+    await api(request, 'POST', 'leases', { gpus: 1, name: `ui-layout-${i}` });
+  }
+  const queue = panel.locator('.jp-sched-section-queue');
+  await expect(queue.locator('.jp-sched-job').filter({ hasText: /ui-layout-/ })).toHaveCount(3);
+
+  const { boxes, panelClient, panelScroll } = await measure(panel);
+  expect(boxes.map(b => b.id)).toEqual(expect.arrayContaining(ids));
+  for (const box of boxes) {
+    // the maximum is a real bound (not "none"), and well above two lines
+    expect(box.max, `${box.id}: max-height`).toBeGreaterThanOrEqual(320);
+    if (box.scroll <= box.max) {
+      // content under the maximum: the whole of it shows, no inner scrollbar
+      expect(box.client, `${box.id}: ${box.scroll}px of content in a ${box.client}px box`).toBeGreaterThanOrEqual(box.scroll);
+    } else {
+      expect(box.client, `${box.id}: a long section stops at its maximum`).toBe(box.max);
+    }
+  }
+  // six sections' content is taller than the window: the accordion scrolls, the sections do not
+  expect(panelScroll).toBeGreaterThan(panelClient);
+
+  // the last section is reachable by scrolling the panel, not squeezed to nothing
+  const admin = panel.locator('.jp-sched-section-admin');
+  await admin.scrollIntoViewIfNeeded();
+  await expect(admin.getByLabel('Idle below (%)')).toBeInViewport();
+  expect((await admin.boundingBox())!.height).toBeGreaterThan(100);
+});
+
+test('a long queue scrolls inside its section, at the maximum height', async ({ page, request }) => {
+  const panel = await openPanel(page);
+  const queue = await section(panel, 'queue');
+  // 2 GPUs guaranteed, nothing to borrow: these wait, each a row of several lines
+  for (let i = 0; i < 24; i++) {
+    await api(request, 'POST', 'leases', { gpus: 1, name: `ui-long-${i}` });
+  }
+  await expect(queue.locator('.jp-sched-job').filter({ hasText: /ui-long-/ })).toHaveCount(24);
+  const box = (await measure(panel)).boxes.find(b => b.id === 'queue')!;
+  expect(box.scroll).toBeGreaterThan(box.max);
+  expect(box.client).toBe(box.max);
+  expect(box.max).toBeLessThan(900);
+});
