@@ -196,16 +196,19 @@ def _same_server(a: str, b: str) -> bool:
         and (len(hosts) == 1 or hosts <= _LOOPBACK)
 
 
-def _runtime_token(url: str, runtime_dir: str | None) -> str | None:
-    """The token in this account's runtime file of the running server at ``url``, if there is one
-    (a ``--url`` without ``--token`` for a server the CLI itself listed as "pass --url to use another")."""
+def _runtime_server(url: str, runtime_dir: str | None) -> tuple[str, str] | None:
+    """``(its URL, its token)`` from this account's runtime file of the running server at ``url``,
+    if there is one (a ``--url`` without ``--token`` for a server the CLI itself listed as "pass
+    --url to use another"). The URL is the runtime file's: the token goes only to the address the
+    server itself wrote, never to ``url`` as typed — ``localhost`` may resolve to ::1 where another
+    account listens on the port the server holds on 127.0.0.1 only (red-team 5 finding 5)."""
     if runtime_dir is None:
         from jupyter_core.paths import jupyter_runtime_dir
 
         runtime_dir = jupyter_runtime_dir()
     for info, _ in _server_files(runtime_dir):
         if _same_server(_server_url(info), url) and info.get("token"):
-            return str(info["token"])
+            return _server_url(info), str(info["token"])
     return None
 
 
@@ -256,8 +259,10 @@ def discover(
     """
     environ = os.environ if env is None else env
     if url:
-        if not token:  # a server of this account's runtime dir named by --url: its own token (new user 5)
-            token = _runtime_token(_slash(url), runtime_dir)
+        if not token:  # a server of this account's runtime dir named by --url: its own token (new user 5),
+            listed = _runtime_server(_slash(url), runtime_dir)  # sent to its own address only
+            if listed is not None:
+                url, token = listed
         return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None)
     found = _from_env(environ) or _from_hub(environ)
     if found is None:

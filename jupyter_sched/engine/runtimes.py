@@ -12,6 +12,12 @@ profile's ``eta_source`` is ``history`` (the default), and so does the ``fair`` 
 user's next job's expected work); backfill never does.
 
 Only succeeded runs teach: a failed or stopped run says nothing about how long the work takes.
+
+One user's runs never crowd out the others' (red-team 5 finding 4): of the last ``keep``, at most
+:data:`PER_USER` per user are learnt, and a user with live work who has fewer among them has their
+own newest runs read too. Eve's 500 one-second runs (CPU-only jobs need no quota) used to fill the
+whole window: alice's queued jobs lost their learnt runtime, and every running job of a user
+without runs was predicted from eve's ratios alone (ending in about a second).
 """
 
 from __future__ import annotations
@@ -19,12 +25,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from ..backfill.history import RuntimeHistory
+from ..backfill.history import KEEP, RuntimeHistory
 from ..model import Job, JobKind, JobState
-from ..store import Store
+from ..store import JobRecord, Store
 from .clock import Clock
 
-__all__ = ["RuntimeFeed"]
+__all__ = ["PER_USER", "RuntimeFeed"]
+
+PER_USER = KEEP
+"""Runs of one user learnt per read at most (what the history keeps per user anyway), so the
+pooled ratios of everybody hold several users' runs (module docstring)."""
 
 
 class RuntimeFeed:
@@ -63,8 +73,9 @@ class RuntimeFeed:
         """:meth:`estimates`, and ``Snapshot.runtime_typical``: for running jobs that ran longer
         than similar past runs typically take, that typical runtime (seconds)."""
         now = self.clock.now()
+        jobs = list(jobs)
         if self._stale(now):
-            self._history = self._learn()
+            self._history = self._learn({job.spec.user for job in jobs if not job.state.terminal})
             self._read_at = now
         out: dict[str, float] = {}
         typical: dict[str, float] = {}
@@ -104,12 +115,25 @@ class RuntimeFeed:
         self._succeeded = succeeded
         return True
 
-    def _learn(self) -> RuntimeHistory:
+    def _learn(self, live_users: Iterable[str] = ()) -> RuntimeHistory:
+        """The history of the last ``keep`` succeeded runs, at most :data:`PER_USER` of each user,
+        topped up with the own newest runs of ``live_users`` who have fewer among them."""
         self.reads += 1
         history = RuntimeHistory()
-        rows = self.store.list_jobs(states=[JobState.SUCCEEDED], kinds=[JobKind.TRAINING], limit=self.keep,
-                                    newest_first=True)
-        for record in reversed(rows):
+        succeeded, training = [JobState.SUCCEEDED], [JobKind.TRAINING]
+        rows = self.store.list_jobs(states=succeeded, kinds=training, limit=self.keep, newest_first=True)
+        taken: dict[str, list[JobRecord]] = {}
+        for record in rows:
+            mine = taken.setdefault(record.job.spec.user, [])
+            if len(mine) < PER_USER:
+                mine.append(record)
+        if len(rows) >= self.keep:  # a full window: older runs of some users are not in it
+            for user in sorted(set(live_users)):
+                if len(taken.get(user, ())) < PER_USER:
+                    taken[user] = self.store.list_jobs(user=user, states=succeeded, kinds=training, limit=PER_USER,
+                                                       newest_first=True)
+        learnt = sorted((r for mine in taken.values() for r in mine), key=lambda r: (r.job.submitted_at, r.job.id))
+        for record in learnt:
             job = record.job
             if job.started_at is not None and job.finished_at is not None:
                 history.learn(job.spec, (job.finished_at - job.started_at).total_seconds(), job.spec.time_limit_s)

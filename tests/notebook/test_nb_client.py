@@ -191,7 +191,11 @@ def test_a_url_of_a_server_in_the_runtime_dir_uses_its_token(tmp_path: Path) -> 
     runtime = tmp_path / "runtime"
     _runtime_file(runtime, "a", "http://127.0.0.1:8889/", "tok-b", tmp_path)
     conn = discover("http://localhost:8889/", env={}, runtime_dir=str(runtime))
-    assert (conn.url, conn.token) == ("http://localhost:8889/", "tok-b")  # localhost is 127.0.0.1
+    # localhost is 127.0.0.1, and the token goes to the address the server wrote, not to "localhost" (which
+    # may resolve to ::1, where another account can listen on the same port: red-team 5 finding 5)
+    assert (conn.url, conn.token) == ("http://127.0.0.1:8889/", "tok-b")
+    v6 = discover("http://[::1]:8889/", env={}, runtime_dir=str(runtime))
+    assert (v6.url, v6.token) == ("http://127.0.0.1:8889/", "tok-b")
     assert discover("http://localhost:8890/", env={}, runtime_dir=str(runtime)).token == ""  # another server
     assert discover("http://other-host:8889/", env={}, runtime_dir=str(runtime)).token == ""
     assert discover("http://localhost:8889/", "mine", env={}, runtime_dir=str(runtime)).token == "mine"

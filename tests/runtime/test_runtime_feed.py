@@ -141,3 +141,26 @@ def test_newuser4_finding_8_the_feed_says_which_running_jobs_ran_longer_than_sim
     learned, typical = feed.estimates_and_typical([running_for("early", 5), running_for("late", 40)])
     assert learned == {"early": 25.0, "late": 60.0}  # the median of the runs longer than each has run
     assert typical == {"late": 25.0}  # only the one past what similar runs usually take (25 s)
+
+
+def test_one_users_flood_of_short_runs_neither_evicts_anothers_history_nor_becomes_everybodys_ratios(
+        sqlite_db: str) -> None:
+    """Red-team 5 finding 4: eve's 600 one-second runs (CPU-only jobs need no quota) filled the
+    window of the last 500 succeeded runs: ana's queued run lost its learnt runtime, and a running
+    job of dan (no runs of his own) was predicted from eve's ratios alone — ending in a second."""
+    store = Store(sqlite_db)
+    for i in range(10):
+        _finished(store, f"ana-{i}", user="ana", script="train.py", ran_s=1800, limit_s=3600)
+        _finished(store, f"cat-{i}", user="cat", script="fit.py", ran_s=2400, limit_s=3600)
+    for i in range(600):  # newer than all of ana's and cat's: submitted later
+        job = make_job(f"eve-{i:03d}", user="eve", script="noop.py", command=(), time_limit_s=3600)
+        store.insert_job(JobRecord(job=replace(job, state=JobState.SUCCEEDED, submitted_at=T0 + timedelta(hours=1),
+                                               admitted_at=T0, started_at=T0, finished_at=T0 + timedelta(seconds=1))))
+    now = T0 + timedelta(hours=5)
+    feed = RuntimeFeed(store, ManualClock(now))
+    ana = make_job("ana-next", user="ana", script="train.py", command=(), time_limit_s=3600)
+    dan = replace(make_job("dan-1", user="dan", script="new.py", command=(), time_limit_s=3600),
+                  state=JobState.RUNNING, admitted_at=now - timedelta(seconds=60), started_at=now - timedelta(seconds=60))
+    estimates = feed.estimates([ana, dan])
+    assert estimates.get("ana-next") == 1800.0, estimates  # her own runs, read although eve's fill the window
+    assert estimates["dan-1"] > 60.0, estimates  # everybody's ratios are not eve's alone (was 1 s)
