@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .conftest import API, IVAN_TOKEN, JUDY_TOKEN
+from .conftest import API, IVAN_TOKEN, JUDY_TOKEN, wait_for
 
 
 async def _get(jp_fetch: Any, path: str, token: str, etag: str | None = None) -> Any:
@@ -35,15 +35,22 @@ async def test_an_unchanged_page_is_answered_304_and_a_changed_one_200_with_a_ne
 
 async def test_another_users_etag_gets_the_callers_own_answer_not_a_304(sched_app: Any, api: Any,
                                                                           jp_fetch: Any) -> None:
-    status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["python", "ivans-secret.py"], "name": "ivans"})
+    status, job = await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "env": {"NOTE": "ivans-secret"},
+                                            "name": "ivans"})
     assert status == 201
+
+    async def running() -> bool:  # a job still starting changes the queue between two reads
+        _, now = await api("GET", f"jobs/{job['id']}")
+        return bool(now["state"] == "running")
+
+    await wait_for(running)
     ivan = await _get(jp_fetch, "queue", IVAN_TOKEN)
-    assert ivan.code == 200 and "ivans-secret.py" in ivan.body.decode()
+    assert ivan.code == 200 and "ivans-secret" in ivan.body.decode()
     judy = await _get(jp_fetch, "queue", JUDY_TOKEN, ivan.headers["Etag"])
     assert judy.code == 200, "judy's view differs from ivan's: his ETag must not match it"
     entries = json.loads(judy.body)
     assert [e["name"] for e in entries if e["user"] == "ivan"] == ["ivans"]
-    assert "ivans-secret.py" not in judy.body.decode() and judy.headers["Etag"] != ivan.headers["Etag"]
+    assert "ivans-secret" not in judy.body.decode() and judy.headers["Etag"] != ivan.headers["Etag"]
     # and the other way: judy's own unchanged answer is still a 304 for her
     assert (await _get(jp_fetch, "queue", JUDY_TOKEN, judy.headers["Etag"])).code == 304
 
