@@ -214,7 +214,8 @@ class JobsService:
 
         Raises:
             ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
-                rules apply to a dry run too; refusals are audited).
+                rules apply to a dry run too; refusals are audited), a missing script, notebook
+                or working_dir included (embedded servers, as :meth:`submit`).
         """
         engine = self.ctx.engine
         inv = self.ctx.inventory()
@@ -225,6 +226,8 @@ class JobsService:
         if asks_only:  # "would N GPUs fit, and when?" needs nothing to run (red-team finding 17)
             request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
         spec = self._spec(caller, request, None, frozenset(inv.models()))
+        if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
+            self._refuse_missing_paths(spec)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
                                      request="dry run", fit=False)
