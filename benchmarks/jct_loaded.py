@@ -30,7 +30,7 @@ finish (``Simulator.history``), a running job's given only how long it has run s
 The replay starts with an *empty* history (cold start): until the first run finishes (about 2.5 h
 in), every ETA is made from declared limits alone — which a deployment with an accounting history
 never has to do. The ``w/ hist`` column (and ``with history`` in the sweeps) is the same error over
-the jobs submitted after the first run finished (``steady_*`` of the simulator's summary): the jobs
+the jobs submitted after the first run succeeded (``steady_*`` of the simulator's summary): the jobs
 before are a warm-up that runs and is learnt from but is not scored. It is printed *beside* the
 whole replay's figure, which stays the one the target line judges.
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{'MET' if learnt <= 0.15 else 'NOT MET'} (best row {best[0]:.0%}: {best[1]})")
     print(f"  cold start vs with history, default profile: {learnt:.0%} over all {warm['eta_waited_jobs']} jobs "
           f"that waited; {warm['steady_eta_mae_rel']:.0%} over the {warm['steady_eta_waited_jobs']} submitted after "
-          f"the first run finished ({warm['steady_first_finish_s']:.0f} s; the earlier jobs are the warm-up)")
+          f"the first run succeeded ({warm['steady_first_finish_s']:.0f} s; the earlier jobs are the warm-up)")
     print("goals: ours >= 20 % below FIFO and within 10 % of SJF (oracle); ETA coverage 100 %, "
           "median absolute error <= 15 % of the median wait")
     if args.oracle:

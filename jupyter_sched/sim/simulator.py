@@ -284,7 +284,7 @@ class Simulator:
             ``shown_eta_jobs`` (the first ETA shown at any cycle while waiting), ``preemptions``, ``lost_gpu_h``,
             ``gpu_h_allocated``, ``cycles``; the ETA accuracy of :func:`_accuracy` (``eta_coverage``,
             ``eta_mae_s``, ``eta_mae_rel``, ...) and the same over the jobs submitted after the first run
-            finished (``steady_*``, :func:`_steady_accuracy`).
+            succeeded (``steady_*``, :func:`_steady_accuracy`).
         """
         tracks: dict[str, _Track] = {}
         events: list[tuple[float, int, str, str, int]] = []  # (t, seq, kind, job id, attempt)
@@ -624,7 +624,7 @@ class Simulator:
             "shown_eta_median_abs_err_s": float(shown["shown_eta_err_s"].median()) if len(shown) else None,
             "shown_eta_jobs": len(shown),
             **_accuracy(jobs),
-            **_steady_accuracy(jobs, self.decisions),
+            **_steady_accuracy(jobs),
             "timeouts": int((jobs["outcome"] == "timeout").sum()),
             "preemptions": int(jobs["preemptions"].sum()),
             "lost_gpu_h": float(jobs["lost_gpu_s"].sum() / 3600.0),
@@ -650,16 +650,18 @@ def _accuracy(jobs: pd.DataFrame) -> dict[str, Any]:
             "median_wait_s": wait, "eta_mae_rel": None if mae is None or not wait else mae / wait}
 
 
-def _steady_accuracy(jobs: pd.DataFrame, decisions: list[tuple[float, str, str, str]]) -> dict[str, Any]:
-    """:func:`_accuracy` over the jobs submitted after the first run finished (``steady_*`` keys).
+def _steady_accuracy(jobs: pd.DataFrame) -> dict[str, Any]:
+    """:func:`_accuracy` over the jobs submitted after the first run succeeded (``steady_*`` keys).
 
-    A replay starts with an empty history: until a run has finished, every runtime is its declared
-    limit, which a deployment with an accounting history never has to assume. The jobs submitted
-    before then are the replay's warm-up — they run and are learnt from like every other job, but
-    their ETAs are left out here. ``steady_first_finish_s``: when that was (None: nothing finished;
-    then nothing is scored). Reported *beside* the whole replay's figure, never instead of it.
+    A replay starts with an empty history: until a run has finished and been learnt from (a run
+    stopped at its time limit is not), every runtime is its declared limit, which a deployment
+    with an accounting history never has to assume. The jobs submitted before then are the
+    replay's warm-up — they run and are learnt from like every other job, but their ETAs are left
+    out here. ``steady_first_finish_s``: when that was (None: no run succeeded; then nothing is
+    scored). Reported *beside* the whole replay's figure, never instead of it.
     """
-    first = min((t for t, kind, _, _ in decisions if kind == "finish"), default=None)
+    done = jobs.loc[jobs["outcome"] == "succeeded", "finish_s"]
+    first = float(done.min()) if len(done) else None
     out = _accuracy(jobs[jobs["submit_s"] > first] if first is not None else jobs.iloc[0:0])
     return {"steady_first_finish_s": first, **{f"steady_{k}": v for k, v in out.items()}}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +213,8 @@ def test_eta_accuracy_with_history_leaves_out_the_jobs_submitted_before_any_run_
     cut = simulate(inv, jobs, horizon_s=900).summary  # nothing finished: nothing is scored with history
     assert cut["steady_first_finish_s"] is None and cut["steady_eta_waited_jobs"] == 0
     assert cut["steady_eta_mae_rel"] is None
+    # a run stopped at its limit is not learnt from: the warm-up lasts until the first success
+    stopped = [replace(jobs[0], runtime_s=5000), *jobs[1:]]
+    summary = simulate(inv, stopped).summary
+    assert summary["timeouts"] == 1 and summary["steady_first_finish_s"] == 2000.0
+    assert summary["eta_waited_jobs"] == 2 and summary["steady_eta_waited_jobs"] == 0  # "late" (1500) is warm-up too
