@@ -246,12 +246,17 @@ export class DefinitionsView extends Widget {
         this.render();
       }
     };
+    // each input under a visible label, as the Submit form has (new user 5: "1" and "UTC" read as
+    // data of unknown meaning; the names were only in tooltips)
+    const field = (text: string, input: HTMLElement, cls = ''): HTMLElement =>
+      h('label', { class: `jp-sched-defs-field ${cls}`.trim() }, h('span', { class: 'jp-sched-defs-label' }, text), input);
     const form = h(
       'form',
       { class: 'jp-sched-defs-form', onsubmit: submit },
-      h('div', { class: 'jp-sched-defs-row' }, name, path),
-      h('div', { class: 'jp-sched-defs-row' }, cron, tz, gpus),
-      params,
+      h('div', { class: 'jp-sched-defs-row' }, field('Name', name), field('Notebook or script', path)),
+      h('div', { class: 'jp-sched-defs-row' }, field('Cron schedule', cron), field('Time zone', tz),
+        field('GPUs per run', gpus, 'jp-sched-defs-field-gpus')),
+      field('Parameters (NAME=VALUE per line)', params),
       preview,
       h('div', { class: 'jp-sched-defs-row' }, submitButton,
         h('button', { class: 'jp-sched-button jp-sched-defs-cancel-edit', type: 'button', onclick: () => this.edit(null) }, 'Cancel'))

@@ -82,6 +82,8 @@ export class SchedModel implements ISchedModel {
   private _me: Me | null = null;
   private _inventory: Inventory | null = null;
   private _queue: QueueRow[] = [];
+  /** Resources read from the server at least once ({@link loaded}). */
+  private readonly loadedResources = new Set<SchedResource>();
   private _jobs: Job[] = [];
   private _leases: Job[] = [];
   private _quotas: Quotas | null = null;
@@ -287,6 +289,10 @@ export class SchedModel implements ISchedModel {
     return this.errors.get(resource) ?? null;
   }
 
+  loaded(resource: SchedResource): boolean {
+    return this.loadedResources.has(resource);
+  }
+
   supports(feature: string): boolean {
     const features = this._config?.features;
     return !features || features[feature] !== false;
@@ -362,6 +368,7 @@ export class SchedModel implements ISchedModel {
           break;
         }
       }
+      this.loadedResources.add(resource);
       this.setError(resource, null);
     } catch (err) {
       this.setError(resource, describeError(err));

@@ -113,6 +113,8 @@ export interface ISchedModel extends IDisposable {
   refreshAll(): void;
   /** The last refresh error of a resource, or null. */
   error(resource: SchedResource): string | null;
+  /** Whether `resource` was read from the server at least once (a count shown before that would be a 0 nobody measured). */
+  loaded(resource: SchedResource): boolean;
   /** Fold a job or lease (from an answer or an event) into the lists. */
   upsert(job: Job): void;
   /** Whether the server says a feature is on (`GET config` features; unknown = on). */

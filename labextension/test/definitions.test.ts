@@ -48,3 +48,24 @@ describe('runReason', () => {
     expect(runReason(run(null))).toBe('its job was removed');
   });
 });
+
+describe('the New scheduled notebook form', () => {
+  it('puts a visible label on every field (new user 5: "1" and "UTC" read as data of unknown meaning)', async () => {
+    const { FakeSchedServer, json } = await import('./fakeserver');
+    const { startedModel } = await import('./ui');
+    const { DefinitionsView } = await import('../src/definitions');
+    const { server } = { server: new FakeSchedServer() };
+    server.routes.set('GET definitions', () => json(200, []));
+    const { model } = await startedModel(server);
+    const view = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
+    const labelOf = (cls: string): string =>
+      view.node.querySelector(`.jp-sched-defs-${cls}`)?.closest('label')?.querySelector('.jp-sched-defs-label')?.textContent ?? '';
+    expect(['name', 'path', 'cron', 'tz', 'gpus', 'params'].map(labelOf)).toEqual([
+      'Name', 'Notebook or script', 'Cron schedule', 'Time zone', 'GPUs per run', 'Parameters (NAME=VALUE per line)'
+    ]);
+    // the accessible name still contains the visible words (WCAG 2.5.3 label in name)
+    expect(view.node.querySelector('.jp-sched-defs-cron')?.getAttribute('aria-label')).toContain('Cron schedule');
+    view.dispose();
+    model.dispose();
+  });
+});

@@ -113,7 +113,18 @@ describe('dry-run and error sentences', () => {
   });
   it('a 422 with a reason adds its sentence to the message', () => {
     const err = new SchedApiError(422, { code: 'never_fits', message: 'can never run here', field: 'gpus', hint: null, details: { reason: { message: 'no node has 9 GPUs' } } });
-    expect(submitErrorSentence(err)).toBe('can never run here [gpus] no node has 9 GPUs.');
+    expect(submitErrorSentence(err)).toBe('GPUs: can never run here — no node has 9 GPUs.');
+  });
+  it("a refusal speaks the form's labels, with no [code] and advice the form can follow (new user 5)", () => {
+    const time = new SchedApiError(400, { code: 'validation_error', message: "time_limit: cannot parse duration 'forever'", field: 'time_limit', hint: 'use e.g. 2h or 90m' });
+    expect(submitErrorSentence(time)).toBe("Time limit: cannot parse duration 'forever' — use e.g. 2h or 90m.");
+    const script = new SchedApiError(400, { code: 'validation_error', message: "script: script '/w/nothere.py' does not exist on this server", field: 'script', hint: 'give the path of an existing script on the server (a relative path is read in working_dir), or send its text as source' });
+    const said = submitErrorSentence(script);
+    expect(said.startsWith("Script or notebook: script '/w/nothere.py' does not exist on this server — give the path of a file")).toBe(true);
+    expect(said).not.toMatch(/\[script\]|source/);
+    const reason = { code: 'Unschedulable', message: 'needs 99 GPUs, largest node has 4', text: { summary: 'needs 99 GPUs, largest node has 4.', eta: '', unblock: 'Ask for at most 4 GPUs.', line: '' } };
+    const gpus = new SchedApiError(422, { code: 'unschedulable', message: 'needs 99 GPUs, largest node has 4', field: 'gpus', hint: 'resubmit asking for fewer GPUs per worker or another GPU model', details: { reason } });
+    expect(submitErrorSentence(gpus)).toBe('GPUs: needs 99 GPUs, largest node has 4 — Ask for at most 4 GPUs.');
   });
 });
 
@@ -173,7 +184,7 @@ describe('Submit section', () => {
     expect(text(form.querySelector('[role="status"]'))).toBe('Dry run: team-ui has 2 of 2 GPUs free (0 in use), job needs 3. It can never start as requested.');
     expect(form.querySelector('[role="status"]')!.className).toContain('jp-sched-feedback-warn');
     await click(form.querySelector('.jp-sched-submit-button')!);
-    expect(text(form.querySelector('[role="status"]'))).toBe('team-ui has 2 of 2 GPUs free (0 in use), job needs 3. [gpus]');
+    expect(text(form.querySelector('[role="status"]'))).toBe('GPUs: team-ui has 2 of 2 GPUs free (0 in use), job needs 3.');
     expect(form.querySelector('[role="status"]')!.className).toContain('jp-sched-feedback-error');
     model.dispose();
   });

@@ -70,6 +70,21 @@ describe('GPUs sidebar', () => {
     model.dispose();
   });
 
+  it('the Queue header says no count it has not read (new user 5: "0 running" beside "1 active")', async () => {
+    const server = new FakeSchedServer();
+    server.queue = [queueRow({ id: 'l-run', state: 'running' })];
+    const model = new SchedModel({ client: new SchedClient(server.transport) });
+    await model.start(); // nothing watches the queue: a collapsed Queue section, Inventory and Quota too
+    await settle();
+    expect(model.loaded('queue')).toBe(false);
+    expect(QueueView.badge(model, trans)).toBe('');
+    model.refresh('queue', { force: true });
+    await settle();
+    expect(model.loaded('queue')).toBe(true);
+    expect(QueueView.badge(model, trans)).toBe('0 pending · 1 running');
+    model.dispose();
+  });
+
   it('takes sections from other plugins through the registry, in settings order, and removes them again', async () => {
     const server = new FakeSchedServer();
     const { model, sections, sidebar } = await sidebarOn(server, new StateDB(), { order: ['mywork', 'charts'] });

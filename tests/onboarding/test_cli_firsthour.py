@@ -834,6 +834,10 @@ def test_newuser3_finding_19_rest_refuses_what_cannot_start_and_says_what_zero_m
     error = missing_script.json()["error"]
     assert error["field"] == "script" and error["message"] == (
         f"script: script '{tmp_path / 'nosuch.py'}' does not exist on this server")
+    # new user 5, finding 10: the panel's Check fit (POST dryrun) said "Would start now" for it
+    checked = ann.post("dryrun", json={"gpus": 1, "script": str(tmp_path / "nosuch.py")})
+    assert checked.status_code == 400 and checked.json()["error"] == error, checked.text
+    assert ann.post("dryrun", json={"gpus": 1}).status_code == 200  # "would 1 GPU fit?" needs no file
     missing_dir = ann.post("jobs", json={"gpus": 1, "command": ["true"], "working_dir": str(tmp_path / "nodir")})
     assert missing_dir.status_code == 400 and missing_dir.json()["error"]["field"] == "working_dir"
     relative = ann.post("jobs", json={"gpus": 1, "script": "nosuch.py", "working_dir": str(tmp_path)})

@@ -108,8 +108,8 @@ test('an over-quota request: the dry run and the submission are refused with the
   await form.locator('.jp-sched-submit-gpus').fill('3');
   await form.locator('.jp-sched-dryrun-button').click();
   const feedback = form.getByRole('status');
-  // the server's sentence (numbers, field and hint), as an error: it can never run as asked
-  const refusal = /3 GPUs can never fit the limit of team team-ui: 2 GPUs \(guaranteed 2 \+ borrowing limit 0\) \[gpus\] — ask for at most 2 GPUs/;
+  // the server's sentence (numbers and what to do) under the form's label, as an error: it can never run as asked
+  const refusal = /^GPUs: 3 GPUs can never fit the limit of team team-ui: 2 GPUs \(guaranteed 2 \+ borrowing limit 0\) — [Aa]sk for at most 2 GPUs/;
   await expect(feedback).toHaveText(refusal);
   await expect(feedback).toHaveClass(/jp-sched-feedback-error/);
   await form.locator('.jp-sched-submit-button').click();

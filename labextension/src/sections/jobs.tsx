@@ -86,6 +86,10 @@ export class QueueView extends ModelView {
 
   /** "2 pending · 1 running" for the title bar. */
   static badge(model: ISchedModel, trans: TranslationBundle): string {
+    if (!model.loaded('queue')) {
+      // a collapsed section has not read the queue: no "0 running" beside "1 active" (new user 5)
+      return '';
+    }
     const pending = model.queue.filter(j => isWaiting(j.state)).length;
     return trans.__('%1 pending · %2 running', pending, model.queue.length - pending);
   }

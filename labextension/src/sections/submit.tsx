@@ -8,7 +8,7 @@ import * as React from 'react';
 
 import { ArgumentSyntaxError, splitArgs } from '../args';
 import { describeError, SchedApiError } from '../client';
-import { formatEta, formatGpus, reasonSentence } from '../format';
+import { formatEta, formatGpus, reasonSentence, reasonText } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
 import { ModelView } from './base';
@@ -165,16 +165,51 @@ export function dryRunSentence(result: DryRun, now: Date = new Date(), trans?: T
 }
 
 /** The message for a failed submission: the server's sentence plus a reason it attached. */
+/** The form's label of each request field a refusal may name (the API speaks JSON names). */
+const FORM_LABELS: Record<string, string> = {
+  script: 'Script or notebook',
+  notebook: 'Script or notebook',
+  command: 'Script or notebook',
+  working_dir: 'Script or notebook',
+  args: 'Arguments',
+  gpus: 'GPUs',
+  gpu_milli: 'GPUs',
+  model: 'GPU model',
+  gpu_models: 'GPU model',
+  priority: 'Priority',
+  time_limit: 'Time limit',
+  time_limit_s: 'Time limit',
+  name: 'Name'
+};
+
+/** What to do about a bad path, in this form's terms (the API's hint offers `source`, which the form cannot send). */
+const PATH_HINT = 'give the path of a file the server can read (right-click it in the file browser → Run on GPUs)';
+
+/**
+ * A refused check or submission in the form's own words: the field by its label, no `[code]`,
+ * and the reason's rendered advice ("Ask for at most 4 GPUs.") rather than the core's raw one
+ * (new user 5: `time_limit: … [time_limit]`, "resubmit asking for fewer GPUs per worker",
+ * "or send its text as source").
+ */
 export function submitErrorSentence(err: unknown, trans?: TranslationBundle): string {
-  let text = describeError(err);
-  if (err instanceof SchedApiError) {
-    const reason = err.body.details?.['reason'];
-    const sentence = reason && typeof reason === 'object' ? reasonSentence(reason as PendingReason, trans) : '';
-    if (sentence && !text.includes(sentence.replace(/\.$/, ''))) {
-      text = `${text} ${sentence}`;
-    }
+  if (!(err instanceof SchedApiError)) {
+    return describeError(err);
   }
-  return text;
+  const field = err.field ?? '';
+  const label = FORM_LABELS[field];
+  const message = field && err.message.startsWith(`${field}: `) ? err.message.slice(field.length + 2) : err.message;
+  const reason = err.body.details?.['reason'];
+  const text = reason && typeof reason === 'object' ? reasonText(reason as PendingReason) : null;
+  const sentence = reason && typeof reason === 'object' ? reasonSentence(reason as PendingReason, trans) : '';
+  const parts = [label ? `${trans ? trans.__(label) : label}: ${message}` : message];
+  if (sentence && !parts[0].includes(sentence.replace(/\.$/, ''))) {
+    parts.push(sentence.replace(/\.$/, ''));
+  }
+  const hint = ['script', 'notebook', 'working_dir'].includes(field) ? PATH_HINT : text?.unblock || err.hint || '';
+  if (hint) {
+    parts.push(hint.replace(/\.$/, ''));
+  }
+  return `${parts.map(part => part.replace(/\.$/, '')).join(' — ')}.`;
 }
 
 type FeedbackKind = 'info' | 'ok' | 'warn' | 'error';
