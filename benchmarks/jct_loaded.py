@@ -41,7 +41,8 @@ more (arrivals x1.75/x2.25; padding users {1,3}/{0}/none/{2}/{0,2}) that no chan
 on; ``--dev`` replays the default over 48 more (:data:`DEV`, where changes are tried first).
 ``--oracle`` replays every row again with the *true* runtimes as the learned ones: what is left
 of the ETA error then is not runtime prediction but the queue itself changing after a job's ETA
-was given (later arrivals that fair share or short-first put ahead); and the default once more with only the *running* jobs' remaining times true (queued jobs'
+was given (later arrivals that fair share or short-first put ahead); and the default once more
+with only the *running* jobs' remaining times true (queued jobs'
 runtimes still learnt, so the schedule is the default's own): the part of the error that is the
 prediction of how long running jobs still run.
 
