@@ -280,6 +280,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "preemption_grace_s": self.preemption_grace_s,
             "time_zone": self.time_zone,
             "placement_policy": self.placement_policy,
+            "share_gpus_across_users": self.share_gpus_across_users,
             "idle_threshold_percent": self.idle_threshold_percent,
             "idle_window_s": self.idle_window_s,
             "idle_grace_s": self.idle_grace_s,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Dict, Enum, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..extras import install_extra
@@ -286,6 +286,18 @@ class PolicyConfig(Configurable):
         benchmarks/placement_openb.py; "fgd-balanced": the same without the fill plan; "fgd":
         plain FGD. All three score against the requests of the live jobs, each cycle, and fall
         back to binpack on nodes with more than 8 GPUs, mixed GPU models or MIG.""",
+    )
+
+    share_gpus_across_users = Bool(
+        True,
+        config=True,
+        help="""Whether a fractional job (gpus below 1) may be placed on a GPU that another user's
+        fractional work already shares. A shared GPU is time-sliced with no isolation of compute or
+        memory: a user's many tiny shares take the time and memory of whoever shares the GPU with
+        them. Default: True on a personal server (one user), False in hub mode (jupyter-sched
+        serve), where a fractional job shares a GPU only with its own owner's work and otherwise
+        takes a whole free one. The fragmentation-aware policies (placement_policy fgd*) do not
+        apply it.""",
     )
 
     time_zone = Unicode(

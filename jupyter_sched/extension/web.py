@@ -18,14 +18,19 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import secrets
-from collections import OrderedDict
+import weakref
 from collections.abc import Callable
+from functools import partial
 from http.client import responses
 from typing import Any, TypeVar, cast
 
 from jupyter_server.base.handlers import APIHandler
+from jupyter_server.log import log_request as jupyter_log_request
+from jupyter_server.prometheus.log_functions import prometheus_log_method
 from pydantic import BaseModel
 from tornado import web
 
@@ -41,6 +46,7 @@ from ..errors import (
     shown,
 )
 from ..services.models import parse, wire_json
+from ..services.models.base import dump_set
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 
@@ -287,11 +293,48 @@ class SchedHandler(APIHandler):
         return parse(model, values, where="query")
 
     # ---- responses -----------------------------------------------------------------------
+    _body: _Body | None = None
+
     def reply(self, answer: Any, status: int = 200) -> None:
         """Write ``answer`` (a response model, or plain JSON data) with ``status`` and finish."""
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        self.finish(_written(answer))
+        body = self._body = _written(answer)
+        self.finish(body.data)
+
+    def compute_etag(self) -> str | None:
+        """Tornado's ETag of a GET answer — the SHA-1 of its body, so a client that sends it back
+        in ``If-None-Match`` gets ``304 Not Modified`` and no body while the answer is unchanged —
+        computed once per answer object (:func:`_written`) instead of once per request: fifty
+        pollers given the same kept page hashed its ~40 kB fifty times (issue 17). The same value
+        tornado computes; any other body (an error, a stream) is left to tornado."""
+        body = self._body
+        buffer = getattr(self, "_write_buffer", None)
+        if body is None or not buffer or len(buffer) != 1 or buffer[0] is not body.data:
+            return super().compute_etag()
+        if body.etag is None:
+            body.etag = f'"{hashlib.sha1(body.data).hexdigest()}"'
+        return body.etag
+
+    def _log(self) -> None:
+        """Jupyter's request log, without building a line nobody will see (issue 17).
+
+        jupyter_server logs every answer below 300 (and 304) at debug level, and its logger is
+        set to DEBUG whatever ``--log-level`` says (traitlets filters in the handlers), so each
+        polled request built and formatted a log record that every handler then dropped: about
+        6 % of the server's GIL time under ``status_bench``'s fifty pollers. When no handler
+        would show a debug record, such an answer only records its Prometheus request-duration
+        sample, as Jupyter's ``log_request`` does; every other answer — an error, a refusal, a
+        redirect, or any answer while debug logging is on, or with a ``log_function`` other
+        than Jupyter's own — goes through tornado's ``log_request`` unchanged."""
+        status = self.get_status()
+        log_function = self.settings.get("log_function")
+        if (status < 300 or status == 304) and isinstance(log_function, partial) \
+                and _is_jupyter_log_request(log_function) and not _shows_debug(self.log):
+            if log_function.keywords.get("record_prometheus_metrics", True):
+                prometheus_log_method(self)  # type: ignore[no-untyped-call]
+            return
+        super()._log()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
@@ -345,25 +388,87 @@ class SchedHandler(APIHandler):
         super().log_exception(typ, value, tb)
 
 
-_WRITTEN: OrderedDict[int, tuple[Any, bytes]] = OrderedDict()
-"""JSON of the latest answers written, by identity (the answer is held, so its id is not reused)."""
+class _Body:
+    """The JSON text of one answer object, and its ETag once a GET asked for it."""
+
+    __slots__ = ("data", "etag")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.etag: str | None = None
 
 
-def _written(answer: Any) -> bytes:
+_WRITTEN: dict[int, tuple[weakref.ref[Any], _Body]] = {}
+"""The :class:`_Body` of every live answer object written so far, by identity; an entry leaves
+with its answer (weak reference), so it holds the JSON of exactly the answers still held — a
+page the services keep for the next poller, or an answer being written."""
+
+
+def _written(answer: Any) -> _Body:
     """:func:`wire_json` of ``answer``, once per answer object: a page the services keep while its
     jobs are unchanged (:mod:`jupyter_sched.services.readcache`) is the same frozen model for
-    every poller, so it is serialised once, not fifty times (on the event loop's thread only)."""
+    every poller, so it is serialised once, not fifty times.
+
+    Kept while the answer lives, not in a fixed number of slots: a least-recently-used list of
+    16 answers lost the kept pages under load (issue 17) — with fifty pollers, every ``GET me``,
+    ``inventory``, ``config`` and submit answer, each a new object that is never written again,
+    pushed them out, and a 50-job ``GET jobs`` page was serialised again for nearly every poller
+    (6.6 % of the server's GIL time in ``status_bench``'s loaded phase). A weak reference costs
+    one-off answers nothing they keep, and an entry cannot outlive its answer, so an ``id`` is
+    never matched to a later object that reuses it."""
     if not isinstance(answer, BaseModel):
-        return wire_json(answer)
-    kept = _WRITTEN.get(id(answer))
-    if kept is not None and kept[0] is answer:
-        _WRITTEN.move_to_end(id(answer))
+        return _Body(wire_json(answer))
+    key = id(answer)
+    kept = _WRITTEN.get(key)
+    if kept is not None and kept[0]() is answer:
         return kept[1]
-    body = wire_json(answer)
-    _WRITTEN[id(answer)] = (answer, body)
-    if len(_WRITTEN) > 16:
-        _WRITTEN.popitem(last=False)
+    body = _Body(_serialised(answer))
+
+    def forget(ref: weakref.ref[Any], key: int = key) -> None:  # runs when the answer is freed, on any thread
+        entry = _WRITTEN.get(key)
+        if entry is not None and entry[0] is ref:
+            _WRITTEN.pop(key, None)
+
+    _WRITTEN[key] = (weakref.ref(answer, forget), body)
     return body
+
+
+def _serialised(answer: BaseModel) -> bytes:
+    """:func:`wire_json` of ``answer`` — or, for a list whose items many answers share
+    (``items_shared``, the queue's lines), the kept JSON of each item joined: the same bytes
+    (each item is written as the list writes it, ``exclude_unset``; pydantic's JSON has no
+    whitespace), but after a submit a new 50-line queue page (~120 kB) serialises only its
+    changed lines: serialising whole queue pages was ~5 % of the server's GIL time under
+    ``status_bench``'s fifty pollers. The items' JSON is kept while the items live (at most the
+    service's 5,000 kept lines, ~2.5 kB each)."""
+    kind = type(answer)
+    if getattr(kind, "items_shared", False) and getattr(kind, "to_wire", None) is dump_set:
+        items = getattr(answer, "root", None)
+        if isinstance(items, list) and all(getattr(type(item), "to_wire", None) is dump_set for item in items):
+            return b"[" + b",".join([_written(item).data for item in items]) + b"]"
+    return wire_json(answer)
+
+
+def _is_jupyter_log_request(log_function: Any) -> bool:
+    """True when ``log_function`` is jupyter_server's own ``log_request`` as the server sets it."""
+    return (isinstance(log_function, partial) and log_function.func is jupyter_log_request and not log_function.args
+            and set(log_function.keywords) <= {"record_prometheus_metrics"})
+
+
+def _shows_debug(logger: logging.Logger) -> bool:
+    """True when a debug record of ``logger`` would reach a handler that emits it (the logger
+    is enabled for DEBUG and a handler on its way up, up to where propagation stops, has level
+    DEBUG or NOTSET). With no handler at all, logging's last resort shows warnings only."""
+    if not logger.isEnabledFor(logging.DEBUG):
+        return False
+    current: logging.Logger | None = logger
+    while current is not None:
+        if any(handler.level <= logging.DEBUG for handler in current.handlers):
+            return True
+        if not current.propagate:
+            return False
+        current = current.parent
+    return False
 
 
 def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:

@@ -126,9 +126,16 @@ class Placer:
     """
 
     def __init__(self, state: ClusterState, config: PlacementConfig,
-                 filters: Mapping[str, Filter] | None = None, scores: Mapping[str, Score] | None = None) -> None:
+                 filters: Mapping[str, Filter] | None = None, scores: Mapping[str, Score] | None = None,
+                 *, owners: Mapping[str, str] | None = None) -> None:
         self.state = state
         self.config = config
+        # holder (job id) -> its user, when a fractional job may share a GPU only with its own
+        # user's work (SchedulingProfile.share_gpus_across_users False); None: any GPU is shared
+        self._owners = owners
+        self._owner: str | None = None
+        self._tenant_map: dict[int, set[str]] = {}
+        self._tenants_at = -1
         registry_f = filters or FILTERS
         registry_s: dict[str, Score | VectorScore] = {**(scores or SCORES)}
         registry_s.update((p.name, p) for p in config.plugins)
@@ -241,6 +248,7 @@ class Placer:
 
     def place(self, job_id: str, request: ResourceRequest, flavor: Flavor) -> Placement | None:
         """Find the best placement of ``request`` on ``flavor`` without taking it (None: no fit)."""
+        self._owner = self._owners.get(job_id) if self._owners is not None else None
         if request.mig_profile:
             return self._place_mig(request, flavor)
         if request.gpus == 0 and not self._vector:
@@ -428,6 +436,8 @@ class Placer:
             i = bisect.bisect_left(keys, request.gpu_milli)
             while i < len(keys) and (best is None or keys[i] < best[0]):
                 for g in pool.partial[keys[i]]:
+                    if self._owner is not None and self._shared_with_others(g):
+                        continue
                     node = state.gpu_node[g]
                     if flavor.mixed and (flavor.model not in ("*", state.gpu_model[g])
                                          or state.gpu_memory[g] < request.min_memory_mib):
@@ -437,6 +447,20 @@ class Placer:
                         break
                 i += 1
         return None if best is None else (best[1], best[2])
+
+    def _shared_with_others(self, g: int) -> bool:
+        """Whether GPU ``g`` holds work of a user other than the job being placed (holders whose
+        owner is unknown — reservations, gang masks — count as nobody's)."""
+        if self._tenants_at != self.state.version:
+            tenants: dict[int, set[str]] = {}
+            owners = self._owners or {}
+            for holder, holding in self.state.holdings.items():
+                owner = owners.get(holder)
+                if owner is not None:
+                    for gpu, _ in holding.gpus:
+                        tenants.setdefault(gpu, set()).add(owner)
+            self._tenant_map, self._tenants_at = tenants, self.state.version
+        return any(owner != self._owner for owner in self._tenant_map.get(g, ()))
 
     def _place_gpuless(self, request: ResourceRequest, flavor: Flavor) -> Placement | None:
         state = self.state

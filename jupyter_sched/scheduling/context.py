@@ -9,7 +9,7 @@ outlives one ``run_cycle`` call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,22 @@ class Visit:
     taken_over_by: tuple[str, ...] = ()
 
 
+class _Owners(Mapping[str, str]):
+    """Job id -> its user, read live from a context's ``by_id`` (the Placer's ``owners``)."""
+
+    def __init__(self, jobs: Mapping[str, Job]) -> None:
+        self._jobs = jobs
+
+    def __getitem__(self, job_id: str) -> str:
+        return self._jobs[job_id].spec.user
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._jobs)
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+
 class CycleContext:
     """What the phases of one cycle share (never shared between cycles).
 
@@ -91,7 +107,12 @@ class CycleContext:
         self.ledger = CycleLedger(snapshot)
         self.state = self.ledger.state
         self.quota = self.ledger.quota
-        self.placer = Placer(self.state, cycle_placement(profile.placement, snapshot.inventory, snapshot.jobs))
+        self.by_id: dict[str, Job] = {j.id: j for j in snapshot.jobs}
+        # whose work holds each GPU, for a profile that shares a GPU only among one user's jobs: read
+        # through by_id, which also holds the jobs a live ledger decides after its cycle (.live)
+        owners = None if profile.share_gpus_across_users else _Owners(self.by_id)
+        self.placer = Placer(self.state, cycle_placement(profile.placement, snapshot.inventory, snapshot.jobs),
+                             owners=owners)
         self.book = NominationBook(self.ledger, snapshot.jobs)
         self.preemption: PreemptionPolicy | None = (
             preemption_policy(profile.preemption_policy, profile.preemptible_classes) if profile.preemption else None)
@@ -116,7 +137,6 @@ class CycleContext:
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}
         self.capacity_memo: dict[int, tuple[ResourceRequest, int]] = {}  # ETA basis per request object
-        self.by_id = {j.id: j for j in snapshot.jobs}
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
         # Victims still holding GPUs past their grace period (a kill that did not take, a pod stuck

@@ -78,6 +78,12 @@ class SchedulingProfile:
             (``Snapshot.runtime_estimates`` where known, capped by the limit; the default: on the
             loaded replay of ``benchmarks/jct_loaded.py`` it cuts the ETA error by more than half over
             limits). Backfill always plans with limits, which are guaranteed.
+        share_gpus_across_users: a fractional job may be placed on a GPU that other users' fractional
+            work already shares (True, the default: packing as the simulator replays the traces).
+            False (the hub's default): only on a partly used GPU whose holders are all its own
+            owner's, else on a whole free one — a shared GPU is time-sliced with no isolation, and
+            eve's 1/1000-GPU jobs were packed onto alice's half GPU (red-team 5 finding 2). The
+            per-candidate placement path applies it; the vectorised (FGD) policies do not.
     """
 
     name: str = "default"
@@ -102,6 +108,7 @@ class SchedulingProfile:
     eta_move_margin_s: float = 600.0
     eta_depth: int = 2000
     eta_source: str = "history"
+    share_gpus_across_users: bool = True
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
@@ -83,6 +83,8 @@ class JobsService:
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
         self._lines: dict[tuple[str, bool], tuple[tuple[int, int | None, bool], object, QueueEntry]] = {}
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
+        self._rows: dict[tuple[str, bool], tuple[tuple[int, bool], object, JobView]] = {}
+        """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
@@ -276,13 +278,33 @@ class JobsService:
                 return kept
             records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
                                    limit=request.limit + 1, newest_first=True, after=after)
-        rows = self._dicts(records)
-        page, more = rows[:request.limit], len(rows) > request.limit
-        next_cursor = encode_cursor(page[-1]["submitted_at"], page[-1]["id"]) if more and page else None
-        answer = JobsPage(jobs=ListJobsResponse.model_validate(page, context={"viewer": caller.user}),
-                          next_cursor=next_cursor)
+        simulated = self.ctx.simulated()
+        more = len(records) > request.limit
+        page = [self._row(caller, record, simulated) for record in records[:request.limit]]
+        next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
+        answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
         self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
+
+    def _row(self, caller: Caller, record: JobRecord, simulated: bool) -> JobView:
+        """One job of a ``GET jobs`` page as ``caller`` sees it, kept per job while what it shows is
+        unchanged, as :meth:`_entry` keeps queue lines: the row's version (every write of a job
+        row bumps it), a pending job's reason (by identity: the engine's latest, or the stored
+        one of a cached record), whether the caller owns it (its reason's words depend on that,
+        issue 20) and the simulated flag. A page read after a submit then builds one new row,
+        not fifty, and the web layer writes only that row's JSON (``items_shared``, issue 17)."""
+        job = self.ctx.live(record.job)
+        mine = job.spec.user == caller.user
+        reason = job.reason if job.state is JobState.PENDING else None
+        shape = (record.version, simulated)
+        kept = self._rows.get((job.id, mine))
+        if kept is not None and kept[0] == shape and kept[1] is reason:
+            return kept[2]
+        row = JobView.model_validate(job_to_dict(job, simulated=simulated), context={"viewer": caller.user})
+        if len(self._rows) >= _LINES_KEPT:
+            self._rows.clear()
+        self._rows[(job.id, mine)] = (shape, reason, row)
+        return row
 
     def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
         simulated = self.ctx.simulated()

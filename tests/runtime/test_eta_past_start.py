@@ -49,7 +49,8 @@ def test_finding_1_the_queue_re_projects_a_passed_start_and_names_the_job_it_wai
             assert eta is not None and eta > now
             assert reason["details"]["eta_waits_on"] == [hold["id"]]
             text = render_reason(reason, now=now)
-            assert text.eta.endswith(f"when {hold['id']} ends (by its 3m time limit)")  # newuser3 finding 4
+            # newuser3 finding 4; since b3d4299 (issue 20) the job is named by its name and id
+            assert text.eta.endswith(f"when hold ({hold['id']}) ends (by its 3m time limit)")
             assert "other than GPUs" not in text.line
         backfill = rows[nolimit["id"]]["reason"]["details"]["backfill"]
         assert backfill["reserved_for"] == res["id"]

@@ -7,7 +7,7 @@ wire (another user's queue entry has no command, environment or paths).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, model_validator
 
@@ -419,11 +419,19 @@ class _ListModel(RootModel[Any]):
 
     to_wire = dump_set
 
+    items_shared: ClassVar[bool] = False
+    """True when the items are long-lived objects that many answers share (a queue line is kept
+    while its job is unchanged, :meth:`~jupyter_sched.services.jobs.JobsService._entry`): the web
+    layer then writes each item's JSON once and joins them, so a new page after one submit
+    serialises only the lines that changed (issue 17)."""
+
 
 class ListJobsResponse(_ListModel):
     """Jobs, newest first."""
 
     root: list[Job]
+
+    items_shared: ClassVar[bool] = True  # rows kept per job while unchanged (JobsService._row)
 
 
 class JobsPage(ResponseModel):
@@ -437,6 +445,8 @@ class GetQueueResponse(_ListModel):
     """Pending work in queue order, then work holding GPUs."""
 
     root: list[QueueEntry]
+
+    items_shared: ClassVar[bool] = True
 
 
 class QueuePage(ResponseModel):
