@@ -9,7 +9,7 @@
  */
 import { nullTranslator, type TranslationBundle } from '@jupyterlab/translation';
 
-import { isWaiting, type IResources, type Job, type PendingReason, type QuotaLine } from './types';
+import { isWaiting, type IResources, type Job, type PendingReason, type QuotaLine, resourcesOf } from './types';
 
 /** The bundle used when a caller passes none (English, untranslated). */
 export const NULL_TRANS: TranslationBundle = nullTranslator.load('jupyter_sched');
@@ -301,6 +301,25 @@ export function queueLine(
     parts.push(trans.__('Unblocks when: %1', unblock));
   }
   return parts.join(' · ');
+}
+
+/**
+ * What cancelling (or releasing) `job` does, for its confirmation dialog: waiting work holds no
+ * GPUs and is only taken out of the queue (new user 5: "holds 4 GPUs and is pending", then the
+ * SIGTERM/SIGKILL line, for a job that never started); work holding GPUs is stopped, a lease's
+ * kernel keeps running.
+ */
+export function cancelQuestion(job: Job, trans: TranslationBundle = NULL_TRANS): string {
+  const gpus = formatGpus(resourcesOf(job), trans);
+  const lease = job.kind === 'lease';
+  if (isWaiting(job.state)) {
+    return lease
+      ? trans.__('%1 (%2) is waiting for %3; releasing withdraws the request.', job.name, job.id, gpus)
+      : trans.__('%1 (%2) is %3 (asks for %4); cancelling takes it out of the queue.', job.name, job.id, job.state, gpus);
+  }
+  return lease
+    ? trans.__('%1 (%2) holds %3. The kernel keeps running but loses its GPUs.', job.name, job.id, gpus)
+    : trans.__('%1 (%2) holds %3 and is %4. It is stopped (SIGTERM, then SIGKILL after the grace period).', job.name, job.id, gpus, job.state);
 }
 
 /** Quota line label: `team-ml / alice · A100-80GB` (`*` → `any model`). */

@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { formatGpus } from './format';
+import { cancelQuestion } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -38,7 +38,7 @@ import { resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
-import { type Job, resourcesOf } from './types';
+import { type Job } from './types';
 
 export * from './tokens';
 export { CommandIDs } from './commandids';
@@ -289,10 +289,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         const what = lease ? trans.__('Release lease') : trans.__('Cancel job');
         const result = await showDialog({
           title: trans.__('%1 %2?', what, job.name),
-          body:
-            trans.__('%1 (%2) holds %3 and is %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state) +
-            ' ' +
-            (lease ? trans.__('The kernel keeps running but loses its GPUs.') : trans.__('Running work is stopped (SIGTERM, then SIGKILL after the grace period).')),
+          body: cancelQuestion(job, trans),
           buttons: [Dialog.cancelButton({ label: trans.__('Keep it') }), Dialog.warnButton({ label: what })]
         });
         if (!result.button.accept) {

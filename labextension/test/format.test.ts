@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  cancelQuestion,
   etaWithRelative,
   formatDuration,
   formatElapsed,
@@ -237,5 +238,22 @@ describe('idleNotice', () => {
 
   it('clear (activity resumed) announces nothing', () => {
     expect(idleNotice({ stage: 'clear' }, 'nb-lease', NOW)).toBeNull();
+  });
+});
+
+describe('cancelQuestion', () => {
+  it('a pending job holds nothing: cancelling takes it out of the queue (new user 5)', () => {
+    const pending = makeJob({ id: 'j-9', name: 'to-cancel', state: 'pending', resources: { gpus: 4 } });
+    const said = cancelQuestion(pending);
+    expect(said).toBe('to-cancel (j-9) is pending (asks for 4 GPUs); cancelling takes it out of the queue.');
+    expect(said).not.toMatch(/holds|SIGTERM/);
+  });
+  it('running work holding GPUs is stopped; a lease keeps its kernel', () => {
+    expect(cancelQuestion(makeJob({ id: 'j-1', name: 'train', state: 'running', resources: { gpus: 2 } }))).toBe(
+      'train (j-1) holds 2 GPUs and is running. It is stopped (SIGTERM, then SIGKILL after the grace period).'
+    );
+    expect(cancelQuestion(makeJob({ id: 'l-1', name: 'nb', kind: 'lease', state: 'pending', resources: { gpus: 1 } }))).toBe(
+      'nb (l-1) is waiting for 1 GPU; releasing withdraws the request.'
+    );
   });
 });

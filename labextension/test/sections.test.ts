@@ -270,6 +270,23 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('names GPUs by index with Inventory collapsed; a CPU-only job says "no GPUs" and is not tagged simulated (new user 5)', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [
+      makeJob({ id: 'j-cpu', name: 'cpu-only', state: 'running', resources: { gpus: 0 }, simulated: true, submitted_at: '2026-12-01T10:00:01Z', allocation: { node: 'node-a', gpu_uuids: [] } })
+    ];
+    server.leases = [makeJob({ id: 'l-1', name: 'nb', kind: 'lease', state: 'running', simulated: true, submitted_at: '2026-12-01T10:00:02Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'] } })];
+    const { model } = await startedModel(server); // nothing else watches the inventory
+    const view = await mount(new MyWorkView(context(model)));
+    await settle();
+    await flush();
+    const rows = [...view.node.querySelectorAll('.jp-sched-job')];
+    expect(rows.map(r => text(r.querySelector('.jp-sched-reason')))).toEqual(['on node-a · GPU #0', 'on node-a (no GPUs)']);
+    expect(text(rows[1].querySelector('.jp-sched-job-meta'))).not.toContain('simulated');
+    expect(text(rows[0].querySelector('.jp-sched-job-meta'))).toContain('simulated GPUs');
+    model.dispose();
+  });
+
   it('a running job shows its live GPU use; once finished it shows none', async () => {
     const server = new FakeSchedServer();
     const allocation = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };

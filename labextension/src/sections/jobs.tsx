@@ -56,7 +56,7 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
       <div className="jp-sched-job-meta">
         {job.user} · {formatGpus(r, trans)}
         {job.kind === 'lease' ? ` · ${trans.__('lease')}` : ''}
-        {job.simulated ? ` · ${trans.__('simulated GPUs')}` : ''}
+        {job.simulated && r.gpus ? ` · ${trans.__('simulated GPUs')}` : ''}
       </div>
       {children}
     </li>
@@ -153,7 +153,9 @@ export function mineOnlyButton(view: QueueView, trans: TranslationBundle): Widge
 export class MyWorkView extends ModelView {
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
-      resources: ['jobs'],
+      // the inventory too: a GPU is named by its index ("GPU #0"), known only from it (new user 5:
+      // with Inventory collapsed a lease read "GPU GPU-sim-vm-0")
+      resources: ['jobs', 'inventory'],
       signals: [ctx.model.jobsChanged, ctx.model.telemetry, ctx.model.errorChanged, ctx.model.inventoryChanged],
       tickMs: TICK_MS,
       focusable: true
@@ -202,7 +204,9 @@ export class MyWorkView extends ModelView {
               : done
                 ? outcome(job, trans)
                 : ACTIVE_STATES.has(job.state) && job.allocation
-                  ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => gpuIndex.get(u) ?? u).join(', '))
+                  ? gpus.length
+                    ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => gpuIndex.get(u) ?? u).join(', '))
+                    : trans.__('on %1 (no GPUs)', job.allocation.node ?? '?') // was "on vm · GPUs" and an empty list (new user 5)
                   : '';
             return (
               <JobRow key={job.id} job={job} model={model} trans={trans}>
