@@ -37,14 +37,17 @@ whole replay's figure, which stays the one the target line judges.
 ``--sweep`` also replays the best row and the default over 9 variants (arrivals x1.5/x2/x2.5;
 padding users {1,3}/{0}/none) and prints the spread of their ETA error and JCT, so that one lucky
 replay is not read as the figure; ``--held-out`` replays the default and ``fair-usage`` over 10
-more (arrivals x1.75/x2.25; padding users {1,3}/{0}/none/{2}/{0,2}) that no change was chosen on. ``--oracle`` replays every row again with the *true* runtimes as the
-learned ones: what is left of the ETA error then is not runtime prediction but the queue itself
-changing after a job's ETA was given (later arrivals that fair share or short-first put ahead);
-and the default once more with only the *running* jobs' remaining times true (queued jobs'
+more (arrivals x1.75/x2.25; padding users {1,3}/{0}/none/{2}/{0,2}) that no change was chosen
+on; ``--dev`` replays the default over 48 more (:data:`DEV`, where changes are tried first).
+``--oracle`` replays every row again with the *true* runtimes as the learned ones: what is left
+of the ETA error then is not runtime prediction but the queue itself changing after a job's ETA
+was given (later arrivals that fair share or short-first put ahead); and the default once more
+with only the *running* jobs' remaining times true (queued jobs'
 runtimes still learnt, so the schedule is the default's own): the part of the error that is the
 prediction of how long running jobs still run.
 
-Usage: ``python benchmarks/jct_loaded.py [--nodes 5] [--speedup 2] [--double-users 1,3] [--sweep] [--oracle]``.
+Usage: ``python benchmarks/jct_loaded.py [--nodes 5] [--speedup 2] [--double-users 1,3] [--sweep] [--held-out]
+[--dev] [--oracle]``.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep", action="store_true", help="the best row's ETA error over 9 replay variants")
     parser.add_argument("--oracle", action="store_true", help="every row again with the true runtimes as learned ones")
     parser.add_argument("--held-out", action="store_true", help="default and fair-usage over 10 held-out variants")
+    parser.add_argument("--dev", action="store_true",
+                        help="the default over 48 more variants (a development set: try changes here, not on the above)")
     args = parser.parse_args(argv)
     cluster = TiresiasCluster(1, args.nodes, 4, 40, 256)
     double = {int(x) for x in args.double_users.split(",") if x}
@@ -180,11 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.held_out:
         for row_name in (PROFILES[1][0], PROFILES[2][0]):
             _sweep(cluster, "held-out", row_name, dict(PROFILES)[row_name], HELD_OUT)
+    if args.dev:
+        _sweep(cluster, "dev", PROFILES[1][0], PROFILES[1][1], DEV)
     return 0
 
 
 SWEEP = [(speedup, users) for speedup in (1.5, 2.0, 2.5) for users in ({1, 3}, {0}, set())]
 HELD_OUT = [(speedup, users) for speedup in (1.75, 2.25) for users in ({1, 3}, {0}, set(), {2}, {0, 2})]
+DEV = [(speedup, users) for speedup in (1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.3, 2.4)
+       for users in ({1, 3}, {0}, set(), {2}, {1}, {0, 2})]
+"""``--dev``: where to try a change of the predictor or the order before reading the replays above (48
+variants; none is the main replay, a sweep or a held-out one), so that one lucky replay is not tuned for."""
 
 
 def _sweep(cluster: TiresiasCluster, label: str, row_name: str, profile: SchedulingProfile,

@@ -329,6 +329,19 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
         if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
             _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
+        if isinstance(job_id, str) and not _ID.fullmatch(job_id.strip()):
+            # "j-…:" copied from a `jobs` line reached a hub's forwarder as an encoded path and came back
+            # as "not a scheduler route" (new user 5, finding 15): said here, naming the id
+            trimmed = job_id.strip().strip(_ID_EDGE_JUNK)
+            guess = f"; did you mean {trimmed}?" if _ID.fullmatch(trimmed) else ""
+            _subparser(parser, args.command).error(
+                f"{job_id!r} is not a job id: ids are letters, digits and '-'{guess} (`{PROG} jobs` lists yours)")
+
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+"""What a job, lease or definition id can be (``j-1m8veekaw-mfrjt2``); anything else never names one."""
+_ID_EDGE_JUNK = ":,;.'\"()[]<>` "
+"""Punctuation a copy from a listing picks up at an id's ends (``job j-…: succeeded``)."""
 
 
 def _looks_like_notebook(path: str) -> bool:

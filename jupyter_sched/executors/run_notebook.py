@@ -240,7 +240,13 @@ def main(argv: list[str] | None = None) -> int:
                             resources={"metadata": {"path": str(Path.cwd())}})
     watch = _KernelWatch()
     current: dict[str, int] = {}
-    client.on_notebook_start = lambda **_: watch.attach(client.km)
+    stop = _StopSignal()
+
+    def started(**_: Any) -> None:
+        watch.attach(client.km)
+        stop.take_over(client.km)
+
+    client.on_notebook_start = started
     client.on_cell_start = lambda cell, cell_index, **_: current.update(index=cell_index)
 
     def executed(cell: Any, cell_index: int, **_: Any) -> None:
@@ -262,7 +268,22 @@ def main(argv: list[str] | None = None) -> int:
     outcome: dict[str, Any] = {"status": "succeeded", "reason": "all cells ran", "parameters": parameters}
     status = 0
     try:
-        client.execute()
+        try:
+            with stop.armed():
+                client.execute()
+        except Exception:
+            # a stop (cancel, time limit, preemption) also ends the kernel, and nbclient's cleanup then
+            # fails its own way (new user 5: "assert self.km is not None" as a cancelled run's outcome)
+            if stop.signum is not None:
+                raise _Stopped() from None
+            raise
+    except _Stopped:
+        cell = cell_facts()
+        where = f"cell {cell['index']} of {user_cells}" if cell.get("index") else "before its first cell"
+        reason = f"stopped in {where} by {_signal_name(stop.signum)}"
+        if cell.get("first_line"):
+            reason += f" (cell starts: {cell['first_line']})"
+        outcome = {"status": "stopped", "reason": reason, "cell": cell, "parameters": parameters}
     except CellExecutionError as exc:
         cell = cell_facts()
         where = f"cell {cell.get('index', '?')}"
@@ -301,8 +322,86 @@ def main(argv: list[str] | None = None) -> int:
         write_outcome(args.output.parent, outcome)
         if status:
             print(f"[jupyter_sched] failed: {outcome['reason']}", file=sys.stderr, flush=True)
+        elif stop.signum is not None:
+            print(f"[jupyter_sched] {outcome['reason']}", file=sys.stderr, flush=True)
         print(f"[jupyter_sched] executed notebook written to {args.output}", flush=True)
+    if stop.signum is not None:
+        stop.end_as_signalled()  # the exit status says the signal, as any stopped job's does
     return status
+
+
+class _Stopped(Exception):
+    """The run was told to stop (SIGTERM) while a cell ran."""
+
+
+class _StopSignal:
+    """SIGTERM while :meth:`armed`: remember it and stop the execution (:class:`_Stopped`), so the
+    executed copy and ``outcome.json`` say where it stopped; :meth:`end_as_signalled` then ends
+    the process by that signal."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._armed = False
+        self._shutdown: Any = None
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.signum is None:
+            self.signum = signum
+            if self._armed:
+                raise _Stopped()
+
+    def armed(self) -> Any:
+        import contextlib
+        import signal
+
+        @contextlib.contextmanager
+        def scope() -> Any:
+            previous = signal.signal(signal.SIGTERM, self._on_signal)
+            self._armed = True
+            try:
+                yield
+            finally:
+                self._armed = False
+                if self.signum is None:
+                    signal.signal(signal.SIGTERM, previous)
+
+        return scope()
+
+    def take_over(self, km: Any) -> None:
+        """Once nbclient runs its kernel, SIGTERM reaches its event-loop handler instead (which
+        shuts the kernel down and then fails in its own cleanup): handle it there — remember the
+        stop, shut the kernel down through the manager's public API."""
+        import asyncio
+        import inspect
+        import signal
+
+        def on_loop_signal() -> None:
+            if self.signum is None:
+                self.signum = signal.SIGTERM
+            done = km.shutdown_kernel(now=True)
+            if inspect.isawaitable(done):
+                self._shutdown = asyncio.ensure_future(done)  # kept: a task nobody holds may be collected
+
+        try:
+            asyncio.get_event_loop().add_signal_handler(signal.SIGTERM, on_loop_signal)
+        except (RuntimeError, NotImplementedError):  # not the main thread, or no loop signals here
+            pass
+
+    def end_as_signalled(self) -> None:
+        import signal
+
+        assert self.signum is not None
+        signal.signal(self.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), self.signum)
+
+
+def _signal_name(signum: int | None) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum or 0).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 if __name__ == "__main__":

@@ -69,13 +69,18 @@ def data_dir() -> Path:
 
 def candidate_dirs() -> list[Path]:
     """Where :func:`data_dir` looks, in order, each place once: ``$JUPYTER_SCHED_DATA`` alone when
-    set, else ``shared/data/traces`` beside the source checkout and beside the current folder (the
-    two are the same folder when the command runs from the checkout, and are then listed once)."""
+    set, else ``shared/data/traces`` beside the source checkout (when the package runs from one)
+    and beside the current folder (the two are the same folder when the command runs from the
+    checkout, and are then listed once)."""
     env = os.environ.get(_ENV)
     if env:
         return [Path(env)]
     tail = Path("shared") / "data" / "traces"
-    places = (Path(__file__).resolve().parents[2].parent / tail, Path.cwd().resolve().parent / tail)
+    source = Path(__file__).resolve().parents[2]
+    # beside the checkout only when this IS a checkout: from site-packages that place is
+    # <venv>/lib/python3.X/shared, where nobody keeps data (new user 5, finding 19)
+    places = ((source.parent / tail,) if (source / "pyproject.toml").is_file() else ()) + \
+        (Path.cwd().resolve().parent / tail,)
     return list(dict.fromkeys(places))
 
 

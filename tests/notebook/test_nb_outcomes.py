@@ -131,3 +131,31 @@ def test_bad_parameters_fail_the_run_with_the_field(tmp_path: Path) -> None:
     nb = notebook(tmp_path / "b.ipynb", "x = 1")
     code, outcome = run(nb, tmp_path / "out" / "executed.ipynb", "--parameters", '{"1x": 3}')
     assert code == 2 and "1x" in str(outcome["reason"])
+
+
+def test_a_stopped_run_says_which_cell_it_stopped_in_not_nbclients_cleanup(tmp_path: Path) -> None:
+    """New user 5, finding 5: a cancelled notebook job's outcome was nbclient's cleanup traceback
+    ("assert self.km is not None", exit code 1). SIGTERM — what cancel, a time limit and preemption
+    send first — now ends the run with the cell it stopped in, the executed copy kept, and the
+    signal as the exit status."""
+    import signal
+    import time
+
+    nb = notebook(tmp_path / "sleepy.ipynb", "x = 1", "import time\nprint('sleeping', flush=True)\ntime.sleep(120)",
+                  "print('never')")
+    out = tmp_path / "out" / "sleepy.ipynb"
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter_sched.executors.run_notebook", str(nb), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 120
+    while "cell 1/3 done" not in (proc.stdout.readline() or ""):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    time.sleep(1.0)  # in cell 2 now
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == -signal.SIGTERM
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert "Traceback" not in stderr and "AssertionError" not in stderr, stderr
+    outcome = json.loads((out.parent / "outcome.json").read_text())
+    assert outcome["status"] == "stopped"
+    assert outcome["reason"] == "stopped in cell 2 of 3 by SIGTERM (cell starts: import time)", outcome
+    assert out.is_file()  # the executed copy, up to where it stopped

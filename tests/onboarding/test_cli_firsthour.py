@@ -963,6 +963,14 @@ def test_newuser4_findings_7_and_10_jobs_limit_1000_and_cancel_in_words(server: 
         assert "exit code -" not in listed.out and "SIGTERM" in listed.out, listed.out
     empty = cli(server, "tok-ann", "cancel", "")
     assert empty.code == EXIT_USAGE and "a job id must not be empty" in empty.err and "openapi" not in empty.err
+    # new user 5, finding 15: "j-…:" copied from a `jobs` line ("job j-…: succeeded") reached a hub's
+    # forwarder as an encoded path ("not a scheduler route"): the CLI names the id and the likely one
+    for command in ("logs", "cancel", "wait"):
+        copied = cli(server, "tok-ann", command, f"{running['id']}:")
+        assert copied.code == EXIT_USAGE, copied
+        assert f"'{running['id']}:' is not a job id: ids are letters, digits and '-'; did you mean {running['id']}?" \
+            in copied.err, copied.err
+    assert "did you mean" not in cli(server, "tok-ann", "logs", "j/../x").err
 
 
 def test_a_signal_is_said_by_name_not_as_a_negative_exit_code() -> None:

@@ -95,3 +95,14 @@ def test_each_fixture_is_an_unmodified_slice_of_the_public_trace(name: str, rows
     assert full is not None
     want = rows((full / name).read_text(encoding="utf-8").splitlines())
     assert (FIXTURES / name).read_text(encoding="utf-8").splitlines() == want
+
+
+def test_an_installed_package_does_not_look_for_data_inside_the_venv(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """New user 5, finding 19: after the README's (non-editable) install, the first place named was
+    ``<venv>/lib/python3.11/shared/data/traces`` — "beside the checkout" resolved from site-packages."""
+    monkeypatch.delenv("JUPYTER_SCHED_DATA", raising=False)
+    installed = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "jupyter_sched" / "sim" / "traces.py"
+    monkeypatch.setattr(traces, "__file__", str(installed))
+    monkeypatch.chdir(tmp_path)
+    assert traces.candidate_dirs() == [tmp_path.parent / "shared" / "data" / "traces"]

@@ -42,7 +42,8 @@ test('the sections look as committed, in light and dark', async ({ page, request
   await shoot(page, quota, 'quota');
 
   const submit = await only(panel, 'submit');
-  await submit.locator('.jp-sched-submit-path').fill('missing_but_checked.py');
+  await upload(page, 'visual_big.py', 'print(1)\n'); // Check fit refuses a missing file first (new user 5, #10)
+  await submit.locator('.jp-sched-submit-path').fill('visual_big.py');
   await submit.locator('.jp-sched-submit-gpus').fill('3');
   await submit.locator('.jp-sched-dryrun-button').click();
   await expect(submit.getByRole('status')).toContainText('can never fit');
@@ -77,6 +78,7 @@ test('axe-core finds no WCAG A/AA violation in the open panel, in the light, dar
   await only(panel, 'mywork');
   await expect(myRow(panel, 'ui-axe-lease')).toHaveAttribute('data-state', 'running');
   const submit = await only(panel, 'submit');
+  await upload(page, 'x.py', 'print(1)\n');
   await submit.locator('.jp-sched-submit-path').fill('x.py');
   await submit.locator('.jp-sched-submit-gpus').fill('3');
   await submit.locator('.jp-sched-dryrun-button').click();
