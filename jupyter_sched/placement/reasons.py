@@ -399,8 +399,11 @@ def _flavor_gpus(state: ClusterState, node: int, flavor: Flavor, request: Resour
                                                                  and state.gpu_memory[g] >= request.min_memory_mib)))
 
 
-def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) -> FitReason:
-    """Why ``request`` does not fit ``flavor`` with the capacity free now.
+def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, *,
+                    shared_within_user: bool = False) -> FitReason:
+    """Why ``request`` does not fit ``flavor`` with the capacity free now (``shared_within_user``:
+    the profile shares a GPU only among one user's jobs, so a fractional job may not fit where a
+    shared GPU has room).
 
     Returns ``Fragmented`` with per-node numbers (case 006:
     ``4 GPUs free cluster-wide but at most 2 on one node (node1:1, node2:2, node3:1)``),
@@ -429,11 +432,19 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     if request.fractional:
         partial_free = sum(
             k * len(state.pools[pid].partial[k]) for pid in flavor.pools for k in state.pools[pid].partial_keys)
+        details = {"requested_milli": request.gpu_milli, "free_whole": free_total,
+                   "free_shared_milli": partial_free, "model": model}
+        roomy = any(k >= request.gpu_milli for pid in flavor.pools for k in state.pools[pid].partial_keys)
+        if shared_within_user and roomy and not free_total:  # red-team 5 finding 2: say why the room is not its
+            return FitReason(
+                "WaitingForCapacity",
+                f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; the shared ones with that much "
+                f"free hold other users' work (a GPU is shared only among one user's jobs here) and none is wholly free",
+                {**details, "shared_within_user": True})
         return FitReason(
             "WaitingForCapacity",
             f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; no {model} GPU has that much free",
-            {"requested_milli": request.gpu_milli, "free_whole": free_total,
-             "free_shared_milli": partial_free, "model": model})
+            details)
     unhealthy = [why for g, why in state.unplaceable_why.items()
                  if state.gpu_model[g] == model and state.node_pool[state.gpu_node[g]] in flavor.pools
                  and "MIG" not in why][:_NODE_LIST]

@@ -141,7 +141,8 @@ def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitR
     if cached is None:
         if len(ctx.cap_cache) > 4096:
             ctx.cap_cache.clear()
-        cached = ctx.cap_cache[key] = capacity_reason(req, flavor, ctx.state)
+        cached = ctx.cap_cache[key] = capacity_reason(req, flavor, ctx.state,
+                                                      shared_within_user=not ctx.profile.share_gpus_across_users)
     return cached
 
 

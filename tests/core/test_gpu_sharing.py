@@ -49,6 +49,9 @@ def test_a_fractional_job_shares_a_gpu_with_another_user_only_when_the_profile_a
     result = run_cycle(snap, SchedulingProfile(share_gpus_across_users=case.share))
     placed = {a.job_id: a.allocation.gpu_uuids for a in result.admits}
     assert placed.get("eve-tiny", (None,))[0] == case.want_gpu, placed
+    if case.want_gpu is None:  # it says why the half GPU free beside alice's work is not its
+        pend = next(p for p in result.pending if p.job_id == "eve-tiny")
+        assert "the shared ones with that much free hold other users' work" in pend.reason.message, pend.reason
 
 
 def test_a_users_own_fractional_jobs_still_share_one_gpu() -> None:
