@@ -12,6 +12,9 @@ import { idleNotice, outcome, stateLabel } from './format';
 import type { IJobTransition, ISchedModel } from './tokens';
 import { type ISchedEvent, TERMINAL_STATES } from './types';
 
+/** Successes within this long of the last one join its notification instead of stacking a new one. */
+export const SUCCESS_BATCH_MS = 60_000;
+
 export class SchedNotifier {
   /** Whether finished jobs notify (settings `notifyCompletion`). */
   notifyCompletion = true;
@@ -19,6 +22,8 @@ export class SchedNotifier {
   private readonly shown = new Set<string>();
   /** The open idle notification per job or lease id. */
   private readonly idleToasts = new Map<string, string>();
+  /** The notification the latest successes share (a sweep of 60 jobs is one line, new user 5). */
+  private successes: { toast: string; names: string[]; at: number } | null = null;
 
   constructor(
     private readonly model: ISchedModel,
@@ -60,10 +65,38 @@ export class SchedNotifier {
     const how = outcome(job, trans);
     const text = trans.__('%1 %2', job.name, stateLabel(job.state, trans).toLowerCase()) + (how ? `: ${how}` : '');
     const ok = job.state === 'succeeded';
-    (ok ? Notification.success : Notification.warning)(text, {
+    if (ok && this.joinSuccesses(job.name)) {
+      return;
+    }
+    const toast = (ok ? Notification.success : Notification.warning)(text, {
       autoClose: ok ? 8000 : false,
       actions: [{ label: trans.__('Open logs'), callback: () => void this.commands.execute(CommandIDs.openLogs, { id: job.id }) }]
     });
+    if (ok) {
+      this.successes = { toast, names: [job.name], at: Date.now() };
+    }
+  }
+
+  /**
+   * A success soon after another joins its notification ("12 jobs succeeded: sweep-1, sweep-2,
+   * sweep-3 and 9 more"; My work lists them all) instead of stacking one toast per job. Failures
+   * always get their own. False when there is none to join (the first, or after a quiet minute).
+   */
+  private joinSuccesses(name: string): boolean {
+    const last = this.successes;
+    const now = Date.now();
+    if (!last || now - last.at > SUCCESS_BATCH_MS) {
+      return false;
+    }
+    const names = [...last.names, name];
+    const shown = names.length > 3 ? this.trans.__('%1 and %2 more', names.slice(0, 3).join(', '), names.length - 3) : names.join(', ');
+    const message = this.trans._n('%1 job succeeded: %2', '%1 jobs succeeded: %2', names.length, shown);
+    const updated = Notification.update({ id: last.toast, message, type: 'success', autoClose: 8000, actions: [] });
+    if (!updated) {
+      return false; // dismissed by the user: start a new one
+    }
+    this.successes = { toast: last.toast, names, at: now };
+    return true;
   }
 
   private onEvent(_: ISchedModel, event: ISchedEvent): void {

@@ -236,6 +236,35 @@ describe('notifications', () => {
   });
 });
 
+describe('notifications of a sweep', () => {
+  it('successes within a minute share one notification; a failure still gets its own (new user 5)', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [1, 2, 3, 4, 5].map(i => makeJob({ id: `j${i}`, name: `sweep-${i}`, state: 'running' }));
+    const { model } = await startedModel(server, 'jobs');
+    const success = vi.spyOn(Notification, 'success').mockReturnValue('toast-s');
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-w');
+    const update = vi.spyOn(Notification, 'update').mockReturnValue(true);
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    for (const i of [1, 2, 3, 4]) {
+      server.stream.push('job', makeJob({ id: `j${i}`, name: `sweep-${i}`, state: 'succeeded' }));
+    }
+    server.stream.push('job', makeJob({ id: 'j5', name: 'sweep-5', state: 'failed', exit_code: 1 }));
+    await settle();
+    expect(success).toHaveBeenCalledTimes(1); // one toast, then updated
+    expect(update.mock.calls.map(c => (c[0] as { id: string; message: string }).message)).toEqual([
+      '2 jobs succeeded: sweep-1, sweep-2',
+      '3 jobs succeeded: sweep-1, sweep-2, sweep-3',
+      '4 jobs succeeded: sweep-1, sweep-2, sweep-3 and 1 more'
+    ]);
+    expect(update.mock.calls.every(c => (c[0] as { id: string }).id === 'toast-s')).toBe(true);
+    expect(warning).toHaveBeenCalledTimes(1);
+    expect(warning.mock.calls[0][0]).toMatch(/^sweep-5 failed/);
+    notifier.dispose();
+    model.dispose();
+    vi.restoreAllMocks();
+  });
+});
+
 describe('status-bar item', () => {
   it("shows the current kernel's GPUs, waiting, or No GPU, and opens the panel", async () => {
     const server = new FakeSchedServer();
