@@ -403,8 +403,9 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     empty = await kernel.run("%%schedule --gpus 1\n\n# nothing yet\n")
     assert empty.error is not None and "the cell is empty: nothing to run" in _seen(empty), empty.text
     assert "UsageError" in str(empty.error.get("ename")), empty.error
-    helped = _seen(await kernel.run("%gpu request 1 --help"))
-    assert "usage: %gpu request" in helped and "unknown argument" not in helped, helped
+    helped = _seen(await kernel.run("%gpu request 1 --help"))  # new user 5 #1: the help itself, not a usage error
+    assert helped.startswith("%gpu request N [--model M]") and "%gpu? shows the whole help." in helped, helped
+    assert "unknown argument" not in helped and "UsageError" not in helped, helped
 
     # finding 3: a dry run prints its sentence and no Out[] dict; never-fits is not queued
     dry = await kernel.run("%schedule dryrun --gpus 4")
