@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
 
-from ..errors import AuthorizationError, BusyError, SchedError, http_status_for
+from ..errors import AuthorizationError, BusyError, SchedError, ValidationError, http_status_for
 from ..model import Inventory, Job, QuotaSet
 from .caller import Caller
 from .fit import FitCheck
@@ -111,6 +111,7 @@ class Admission:
                 (audited first).
         """
         try:
+            self._check_share(job)
             check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
             if self.run_as_check is not None and not job.is_lease:
                 self.run_as_check(job)
@@ -118,6 +119,19 @@ class Admission:
                 self._fit.check(job, inventory, quotas, now=now)
         except SchedError as err:
             self.refuse(caller, err, request=request)
+
+    def _check_share(self, job: Job) -> None:
+        """Refuse a fractional request below the server's smallest share (``min_gpu_milli``).
+
+        Raises:
+            ValidationError: 400 naming ``gpus`` and the minimum.
+        """
+        milli, least = job.spec.resources.gpu_milli, self.policy.min_gpu_milli
+        if 0 < milli < least and job.spec.resources.gpus > 0:
+            raise ValidationError(
+                f"gpus {milli / 1000:g} is below the smallest share of a GPU this server gives, {least / 1000:g}",
+                field="gpus", hint=f"ask for at least {least / 1000:g} of a GPU, or a whole GPU",
+                details={"requested": milli / 1000, "minimum": least / 1000})
 
     def limit_backlog(self, caller: Caller, unfinished: Callable[[], int], *, request: str) -> None:
         """Refuse new work of a caller who already has ``max_unfinished_per_user`` jobs and leases

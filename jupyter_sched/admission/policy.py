@@ -49,12 +49,17 @@ class AdmissionPolicy:
         max_unfinished_per_user: most jobs and leases one user may have unfinished (pending,
             admitted, running, preempted) at once; 0 = no limit. One user's flood of pending work
             must not make every other user's queue answer slow (red-team finding 2).
+        min_gpu_milli: smallest share of a GPU a fractional request may ask for, in milli-GPUs
+            (0 = no minimum, the in-process default; servers take ``c.SchedApp.min_gpu_fraction``,
+            0.1 unless configured): hundreds of 1/1000 shares beside another's work took its GPU
+            time while charged nothing (red-team 5 finding 2).
     """
 
     default_team: str = "default"
     user_teams: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     grants: PriorityGrants = field(default_factory=PriorityGrants)
     max_unfinished_per_user: int = DEFAULT_MAX_UNFINISHED
+    min_gpu_milli: int = 0
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> AdmissionPolicy:
@@ -84,8 +89,12 @@ class AdmissionPolicy:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise ValidationError(f"max_unfinished_per_user must be a whole number >= 0 (got {cap!r})",
                                   field="max_unfinished_per_user", hint="e.g. 1000; 0 = no limit")
+        fraction = settings.get("min_gpu_fraction") or 0
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+            raise ValidationError(f"min_gpu_fraction must be between 0 and 1 (got {fraction!r})",
+                                  field="min_gpu_fraction", hint="e.g. 0.1; 0 = no minimum")
         return cls(default_team=str(settings.get("default_team") or "default"), user_teams=user_teams,
-                   grants=grants, max_unfinished_per_user=cap)
+                   grants=grants, max_unfinished_per_user=cap, min_gpu_milli=round(float(fraction) * 1000))
 
 
 def _classes(value: Any, where: str) -> dict[str, frozenset[str]]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..extras import install_extra
@@ -288,17 +288,32 @@ class PolicyConfig(Configurable):
         back to binpack on nodes with more than 8 GPUs, mixed GPU models or MIG.""",
     )
 
-    share_gpus_across_users = Bool(
-        True,
+    gpu_sharing = Enum(
+        ["team", "any", "none"],
+        default_value="team",
         config=True,
-        help="""Whether a fractional job (gpus below 1) may be placed on a GPU that another user's
-        fractional work already shares. A shared GPU is time-sliced with no isolation of compute or
-        memory: a user's many tiny shares take the time and memory of whoever shares the GPU with
-        them. Default: True on a personal server (one user), False in hub mode (jupyter-sched
-        serve), where a fractional job shares a GPU only with its own owner's work and otherwise
-        takes a whole free one. The fragmentation-aware policies (placement_policy fgd*) do not
-        apply it.""",
+        help="""Who a fractional job (gpus below 1) may share a GPU with. A shared GPU is time-sliced
+        with no isolation of compute or memory: many tiny shares take the time and memory of whoever
+        shares the GPU with them. Default: "team": only jobs of its own team — another team's
+        fraction takes a whole free GPU or waits, and its pending reason names the shared GPU;
+        "any": pack every fraction together (densest); "none": a fraction never shares a GPU with
+        another job. The fragmentation-aware policies (placement_policy fgd*) do not apply it.""",
     )
+
+    min_gpu_fraction = Float(
+        0.1,
+        config=True,
+        help="""Smallest fraction of a GPU a request may ask for (gpus between 0 and 1); a smaller one is
+        refused with 400 naming gpus. Default 0.1: at most ten shares on one GPU, each charged at least a
+        tenth, so no user can put hundreds of 1/1000 shares beside another's work. 0 = no minimum.""",
+    )
+
+    @validate("min_gpu_fraction")
+    def _check_min_gpu_fraction(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0 <= value <= 1:
+            raise config_error("min_gpu_fraction", value, "must be between 0 and 1", "e.g. 0.1; 0 = no minimum")
+        return value
 
     time_zone = Unicode(
         "UTC",

@@ -42,7 +42,7 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.ioloop import PeriodicCallback
-from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
+from traitlets import Dict, Float, Int, List, TraitError, Unicode
 
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
@@ -107,12 +107,6 @@ class HubSchedApp(SchedApp):
     name = "jupyter_sched"
     load_other_extensions = False
     owns_kernels = False
-
-    @default("share_gpus_across_users")
-    def _share_gpus_within_users(self) -> bool:
-        """Users of one hub do not trust each other: a fractional job shares a GPU only with its
-        owner's own work unless the admin says otherwise (red-team 5 finding 2)."""
-        return False
 
     hub_poll_interval_s = Float(
         60.0, config=True,

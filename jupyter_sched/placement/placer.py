@@ -130,8 +130,8 @@ class Placer:
                  *, owners: Mapping[str, str] | None = None) -> None:
         self.state = state
         self.config = config
-        # holder (job id) -> its user, when a fractional job may share a GPU only with its own
-        # user's work (SchedulingProfile.share_gpus_across_users False); None: any GPU is shared
+        # holder (job id) -> who it shares a GPU with (its team; itself alone), when a fractional job may
+        # share a GPU only with that group's work (SchedulingProfile.gpu_sharing); None: any GPU is shared
         self._owners = owners
         self._owner: str | None = None
         self._tenant_map: dict[int, set[str]] = {}
@@ -449,8 +449,8 @@ class Placer:
         return None if best is None else (best[1], best[2])
 
     def _shared_with_others(self, g: int) -> bool:
-        """Whether GPU ``g`` holds work of a user other than the job being placed (holders whose
-        owner is unknown — reservations, gang masks — count as nobody's)."""
+        """Whether GPU ``g`` holds work outside the sharing group of the job being placed (holders
+        whose group is unknown — reservations, gang masks — count as nobody's)."""
         if self._tenants_at != self.state.version:
             tenants: dict[int, set[str]] = {}
             owners = self._owners or {}

@@ -400,10 +400,10 @@ def _flavor_gpus(state: ClusterState, node: int, flavor: Flavor, request: Resour
 
 
 def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, *,
-                    shared_within_user: bool = False) -> FitReason:
-    """Why ``request`` does not fit ``flavor`` with the capacity free now (``shared_within_user``:
-    the profile shares a GPU only among one user's jobs, so a fractional job may not fit where a
-    shared GPU has room).
+                    sharing: str = "any") -> FitReason:
+    """Why ``request`` does not fit ``flavor`` with the capacity free now (``sharing``: the profile's
+    ``gpu_sharing`` — with ``team`` or ``none`` a fractional job may not fit where a shared GPU
+    has room).
 
     Returns ``Fragmented`` with per-node numbers (case 006:
     ``4 GPUs free cluster-wide but at most 2 on one node (node1:1, node2:2, node3:1)``),
@@ -434,13 +434,17 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
             k * len(state.pools[pid].partial[k]) for pid in flavor.pools for k in state.pools[pid].partial_keys)
         details = {"requested_milli": request.gpu_milli, "free_whole": free_total,
                    "free_shared_milli": partial_free, "model": model}
-        roomy = any(k >= request.gpu_milli for pid in flavor.pools for k in state.pools[pid].partial_keys)
-        if shared_within_user and roomy and not free_total:  # red-team 5 finding 2: say why the room is not its
+        roomy = [g for pid in flavor.pools for k in state.pools[pid].partial_keys if k >= request.gpu_milli
+                 for g in state.pools[pid].partial[k]]
+        if sharing != "any" and roomy and not free_total:  # red-team 5 finding 2: say why that room is not its
+            named = state.gpu_uuid[min(roomy)] + (f" (and {len(roomy) - 1} more)" if len(roomy) > 1 else "")
+            whose = ("another team's work (GPUs are shared only within a team here)" if sharing == "team"
+                     else "other work (a fraction does not share a GPU here)")
             return FitReason(
                 "WaitingForCapacity",
-                f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; the shared ones with that much "
-                f"free hold other users' work (a GPU is shared only among one user's jobs here) and none is wholly free",
-                {**details, "shared_within_user": True})
+                f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; {named} has that much free but is "
+                f"shared by {whose}, and none is wholly free",
+                {**details, "gpu_sharing": sharing, "shared_gpus": [state.gpu_uuid[g] for g in sorted(roomy)[:8]]})
         return FitReason(
             "WaitingForCapacity",
             f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; no {model} GPU has that much free",

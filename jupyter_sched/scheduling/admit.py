@@ -142,7 +142,7 @@ def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitR
         if len(ctx.cap_cache) > 4096:
             ctx.cap_cache.clear()
         cached = ctx.cap_cache[key] = capacity_reason(req, flavor, ctx.state,
-                                                      shared_within_user=not ctx.profile.share_gpus_across_users)
+                                                      sharing=ctx.profile.gpu_sharing)
     return cached
 
 

@@ -61,13 +61,15 @@ class Visit:
 
 
 class _Owners(Mapping[str, str]):
-    """Job id -> its user, read live from a context's ``by_id`` (the Placer's ``owners``)."""
+    """Job id -> who it shares a GPU with — its team, or itself alone — read live from a context's
+    ``by_id`` (the Placer's ``owners``)."""
 
-    def __init__(self, jobs: Mapping[str, Job]) -> None:
+    def __init__(self, jobs: Mapping[str, Job], *, by_team: bool) -> None:
         self._jobs = jobs
+        self._by_team = by_team
 
     def __getitem__(self, job_id: str) -> str:
-        return self._jobs[job_id].spec.user
+        return self._jobs[job_id].spec.team if self._by_team else job_id
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._jobs)
@@ -108,9 +110,9 @@ class CycleContext:
         self.state = self.ledger.state
         self.quota = self.ledger.quota
         self.by_id: dict[str, Job] = {j.id: j for j in snapshot.jobs}
-        # whose work holds each GPU, for a profile that shares a GPU only among one user's jobs: read
-        # through by_id, which also holds the jobs a live ledger decides after its cycle (.live)
-        owners = None if profile.share_gpus_across_users else _Owners(self.by_id)
+        # whose work holds each GPU, for a profile that shares a GPU only within a team (or not at all):
+        # read through by_id, which also holds the jobs a live ledger decides after its cycle (.live)
+        owners = None if profile.gpu_sharing == "any" else _Owners(self.by_id, by_team=profile.gpu_sharing == "team")
         self.placer = Placer(self.state, cycle_placement(profile.placement, snapshot.inventory, snapshot.jobs),
                              owners=owners)
         self.book = NominationBook(self.ledger, snapshot.jobs)

@@ -18,7 +18,10 @@ from ..queues.limits import TimeLimitRule
 from ..queues.order import QUEUE_SORTS
 from ..queues.windows import TimeWindow
 
-__all__ = ["SchedulingProfile"]
+__all__ = ["GPU_SHARING", "SchedulingProfile"]
+
+GPU_SHARING = ("any", "team", "none")
+"""Values of :attr:`SchedulingProfile.gpu_sharing`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +81,11 @@ class SchedulingProfile:
             (``Snapshot.runtime_estimates`` where known, capped by the limit; the default: on the
             loaded replay of ``benchmarks/jct_loaded.py`` it cuts the ETA error by more than half over
             limits). Backfill always plans with limits, which are guaranteed.
-        share_gpus_across_users: a fractional job may be placed on a GPU that other users' fractional
-            work already shares (True, the default: packing as the simulator replays the traces).
-            False (the hub's default): only on a partly used GPU whose holders are all its own
-            owner's, else on a whole free one — a shared GPU is time-sliced with no isolation, and
-            eve's 1/1000-GPU jobs were packed onto alice's half GPU (red-team 5 finding 2). The
+        gpu_sharing: who a fractional job may share a GPU with: ``"any"`` (the default here: packing
+            as the simulator replays the traces), ``"team"`` (only jobs of its own team; a server's
+            default, ``c.SchedApp.gpu_sharing``) or ``"none"`` (a fraction never shares a GPU with
+            another job). A shared GPU is time-sliced with no isolation of compute or memory: eve's
+            1/1000-GPU jobs were packed onto alice's half GPU (red-team 5 finding 2). The
             per-candidate placement path applies it; the vectorised (FGD) policies do not.
     """
 
@@ -108,10 +111,13 @@ class SchedulingProfile:
     eta_move_margin_s: float = 600.0
     eta_depth: int = 2000
     eta_source: str = "history"
-    share_gpus_across_users: bool = True
+    gpu_sharing: str = "any"
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)
+        if self.gpu_sharing not in GPU_SHARING:
+            raise ValidationError(f"unknown gpu_sharing {self.gpu_sharing!r}", field="gpu_sharing",
+                                  hint="use " + ", ".join(GPU_SHARING))
         if self.queue_sort not in QUEUE_SORTS:
             raise ValidationError(f"unknown queue_sort {self.queue_sort!r}", field="queue_sort",
                                   hint="use one of " + ", ".join(sorted(QUEUE_SORTS)))

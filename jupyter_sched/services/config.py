@@ -326,8 +326,8 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["grace_s"] = float(settings["preemption_grace_s"])
     if settings.get("time_zone"):
         kwargs["timezone"] = str(settings["time_zone"])
-    if settings.get("share_gpus_across_users") is False:  # the hub's default (red-team 5 finding 2)
-        kwargs["share_gpus_across_users"] = False
+    if settings.get("gpu_sharing"):  # a server's default is "team" (red-team 5 finding 2)
+        kwargs["gpu_sharing"] = str(settings["gpu_sharing"])
     policy = str(settings.get("placement_policy") or "binpack")
     if policy != "binpack":
         from ..placement.placer import PlacementConfig

@@ -10,7 +10,11 @@ Which processes hold a GPU:
    descendants, and
 2. any process whose environment has ``CUDA_VISIBLE_DEVICES`` containing the GPU's UUID (the local
    executor sets it, case 016) — found by a scan of ``/proc`` every ``scan_interval_s`` seconds
-   (default 10), so the per-second cost stays small (see ``benchmarks/telemetry_bench.py``).
+   (default 10), so the per-second cost stays small (see ``benchmarks/telemetry_bench.py``) —
+   except a job process of any jupyter_sched server (``JUPYTER_SCHED_JOB_ID`` in its environment).
+   This server's jobs are already in the registry (their root pids, descendants included); a job of
+   another server on the same host names the same simulated uuids (``GPU-sim-<host>-<i>``) but is
+   not use of these GPUs: counting it restarted this server's idle clocks (new-user 5 finding 20).
 
 Utilization is measured from process CPU times between two collections (``Δ(user+system) /
 Δwall x 100``), so it is a real average over the interval, not an instantaneous guess.
@@ -32,6 +36,8 @@ from .base import normalize_timestamp
 __all__ = ["SimulatedCollector"]
 
 _MIB = 1024 * 1024
+# Set by every jupyter_sched executor in a job's environment (executors/local.py).
+_JOB_ENV = "JUPYTER_SCHED_JOB_ID"
 
 
 class _Tracked:
@@ -77,11 +83,14 @@ class SimulatedCollector:
             if proc.pid == self._me:
                 continue
             try:
-                visible = proc.environ().get("CUDA_VISIBLE_DEVICES", "")
+                environ = proc.environ()
+                visible = environ.get("CUDA_VISIBLE_DEVICES", "")
             except (psutil.Error, OSError):
                 continue
             if not visible:
                 continue
+            if _JOB_ENV in environ:
+                continue  # a jupyter_sched job: ours are in the registry, another server's are not ours
             names = {v.strip() for v in visible.split(",")}
             for uuid in uuids:
                 if uuid in names:

@@ -90,6 +90,29 @@ def test_busy_idle_and_memory_signals_come_from_real_processes(spawn: object) ->
     assert all(s.simulated and s.memory_total_mib == 81920 for s in samples.values())
 
 
+def test_another_servers_job_on_this_host_is_not_use_of_these_gpus() -> None:
+    """Every server on a host names its simulated GPUs GPU-sim-<host>-<i>: another server's job, whose
+    environment names one of them, is not use of this server's GPU (it restarted an idle lease's
+    clock, new-user 5 finding 20); this server's own job counts through the engine's registry."""
+    inventory = SimulatedInventory(2, node=NODE)
+    gpus = [g.uuid for g in inventory.current().gpus()]
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpus[0], "JUPYTER_SCHED_JOB_ID": "j-of-another-server"}
+    other = subprocess.Popen([sys.executable, "-c", BUSY], env=env, start_new_session=True)
+    ours = subprocess.Popen([sys.executable, "-c", BUSY], env={**env, "CUDA_VISIBLE_DEVICES": gpus[1],
+                                                                 "JUPYTER_SCHED_JOB_ID": "j-ours"},
+                            start_new_session=True)
+    try:
+        collector = SimulatedCollector(lambda: inventory.current().gpus(), scan_interval_s=0.2,
+                                       pids=lambda: {gpus[1]: [ours.pid]})
+        samples = poll(collector, lambda s: (s[gpus[1]].utilization_pct or 0) > 30)
+        assert [p.pid for p in samples[gpus[1]].processes] == [ours.pid]
+        assert (samples[gpus[0]].utilization_pct, samples[gpus[0]].processes) == (0.0, ())
+    finally:
+        for proc in (other, ours):
+            os.killpg(proc.pid, 9)
+            proc.wait()
+
+
 def test_a_gpu_without_processes_is_idle_with_no_memory(spawn: object) -> None:
     inventory = SimulatedInventory(1, node=NODE)
     (sample,) = SimulatedCollector(lambda: inventory.current().gpus()).collect(now())
