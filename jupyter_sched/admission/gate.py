@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,12 +73,13 @@ class Admission:
         fit: the can-it-ever-run check (None: skipped, for callers without an engine).
         refusal_records_per_minute: refusals of one user written one by one per minute; the rest
             are counted into one record (module docstring).
-        monotonic: the clock of those minutes (seconds; injected for tests).
+        monotonic: the clock of those minutes (seconds, e.g. ``time.monotonic``): passed in by the
+            service layer, because the pure core reads no clock itself.
     """
 
     def __init__(self, *, policy: AdmissionPolicy, quota_set: Callable[[], QuotaSet], audit: AuditWriter,
                  fit: FitCheck | None = None, refusal_records_per_minute: int = REFUSAL_RECORDS_PER_MINUTE,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float]) -> None:
         self.policy = policy
         self._quota_set = quota_set
         self._audit = audit

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -107,7 +108,8 @@ class Services:
         self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s)
         engine = self.engine
         self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=store.quota_set,
-                                   audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)))
+                                   audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
+                                   monotonic=time.monotonic)
         self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
                            runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
