@@ -20,17 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import secrets
 import weakref
 from collections.abc import Callable
-from functools import partial
 from http.client import responses
 from typing import Any, TypeVar, cast
 
 from jupyter_server.base.handlers import APIHandler
-from jupyter_server.log import log_request as jupyter_log_request
-from jupyter_server.prometheus.log_functions import prometheus_log_method
 from pydantic import BaseModel
 from tornado import web
 
@@ -47,6 +43,7 @@ from ..errors import (
 )
 from ..services.models import parse, wire_json
 from ..services.models.base import dump_set
+from .request_log import logged_quietly
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 
@@ -317,24 +314,9 @@ class SchedHandler(APIHandler):
         return body.etag
 
     def _log(self) -> None:
-        """Jupyter's request log, without building a line nobody will see (issue 17).
-
-        jupyter_server logs every answer below 300 (and 304) at debug level, and its logger is
-        set to DEBUG whatever ``--log-level`` says (traitlets filters in the handlers), so each
-        polled request built and formatted a log record that every handler then dropped: about
-        6 % of the server's GIL time under ``status_bench``'s fifty pollers. When no handler
-        would show a debug record, such an answer only records its Prometheus request-duration
-        sample, as Jupyter's ``log_request`` does; every other answer — an error, a refusal, a
-        redirect, or any answer while debug logging is on, or with a ``log_function`` other
-        than Jupyter's own — goes through tornado's ``log_request`` unchanged."""
-        status = self.get_status()
-        log_function = self.settings.get("log_function")
-        if (status < 300 or status == 304) and isinstance(log_function, partial) \
-                and _is_jupyter_log_request(log_function) and not _shows_debug(self.log):
-            if log_function.keywords.get("record_prometheus_metrics", True):
-                prometheus_log_method(self)  # type: ignore[no-untyped-call]
-            return
-        super()._log()
+        """Jupyter's request log, without building a line nobody will see (:mod:`.request_log`)."""
+        if not logged_quietly(self, self.log):
+            super()._log()
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """THE error mapping: SchedError → its status + JSON; HTTPError → its status; else 500."""
@@ -447,28 +429,6 @@ def _serialised(answer: BaseModel) -> bytes:
         if isinstance(items, list) and all(getattr(type(item), "to_wire", None) is dump_set for item in items):
             return b"[" + b",".join([_written(item).data for item in items]) + b"]"
     return wire_json(answer)
-
-
-def _is_jupyter_log_request(log_function: Any) -> bool:
-    """True when ``log_function`` is jupyter_server's own ``log_request`` as the server sets it."""
-    return (isinstance(log_function, partial) and log_function.func is jupyter_log_request and not log_function.args
-            and set(log_function.keywords) <= {"record_prometheus_metrics"})
-
-
-def _shows_debug(logger: logging.Logger) -> bool:
-    """True when a debug record of ``logger`` would reach a handler that emits it (the logger
-    is enabled for DEBUG and a handler on its way up, up to where propagation stops, has level
-    DEBUG or NOTSET). With no handler at all, logging's last resort shows warnings only."""
-    if not logger.isEnabledFor(logging.DEBUG):
-        return False
-    current: logging.Logger | None = logger
-    while current is not None:
-        if any(handler.level <= logging.DEBUG for handler in current.handlers):
-            return True
-        if not current.propagate:
-            return False
-        current = current.parent
-    return False
 
 
 def _lone_surrogate(value: Any, path: str = "body", depth: int = 0) -> str | None:

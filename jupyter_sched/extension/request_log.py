@@ -1,0 +1,57 @@
+"""Jupyter's request log without the lines nobody will see (issue 17).
+
+jupyter_server logs every answer below 300 (and 304) at debug level, and its logger is set to
+DEBUG whatever ``--log-level`` says (traitlets filters in the handlers), so each polled request
+built and formatted a log record that every handler then dropped: about 6 % of the server's GIL
+time under ``status_bench``'s fifty pollers. :func:`logged_quietly` records only the Prometheus
+request-duration sample of such an answer, as Jupyter's ``log_request`` does; every other answer —
+an error, a refusal, a redirect, or any answer while debug logging is on, or with a
+``log_function`` other than Jupyter's own — is left to tornado's ``log_request``.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Any
+
+from jupyter_server.log import log_request as jupyter_log_request
+from jupyter_server.prometheus.log_functions import prometheus_log_method
+from tornado import web
+
+__all__ = ["logged_quietly"]
+
+
+def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
+    """True when ``handler``'s answer was a success that no log handler would show, and only its
+    Prometheus sample was recorded; False: the caller logs it the usual way (tornado's ``_log``)."""
+    status = handler.get_status()
+    log_function = handler.settings.get("log_function")
+    if (status < 300 or status == 304) and isinstance(log_function, partial) \
+            and _is_jupyter_log_request(log_function) and not _shows_debug(log):
+        if log_function.keywords.get("record_prometheus_metrics", True):
+            prometheus_log_method(handler)  # type: ignore[no-untyped-call]
+        return True
+    return False
+
+
+def _is_jupyter_log_request(log_function: Any) -> bool:
+    """True when ``log_function`` is jupyter_server's own ``log_request`` as the server sets it."""
+    return (isinstance(log_function, partial) and log_function.func is jupyter_log_request and not log_function.args
+            and set(log_function.keywords) <= {"record_prometheus_metrics"})
+
+
+def _shows_debug(logger: logging.Logger) -> bool:
+    """True when a debug record of ``logger`` would reach a handler that emits it (the logger
+    is enabled for DEBUG and a handler on its way up, up to where propagation stops, has level
+    DEBUG or NOTSET). With no handler at all, logging's last resort shows warnings only."""
+    if not logger.isEnabledFor(logging.DEBUG):
+        return False
+    current: logging.Logger | None = logger
+    while current is not None:
+        if any(handler.level <= logging.DEBUG for handler in current.handlers):
+            return True
+        if not current.propagate:
+            return False
+        current = current.parent
+    return False
