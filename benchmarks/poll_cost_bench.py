@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx
 from status_bench import cpu_s, seed
-from submit_bench import TOKEN, free_port, kill_leftover_jobs, start_server, wait_ready
+from submit_bench import TOKEN, free_port, start_server, stop_server, wait_ready
 
 from jupyter_sched.store import sqlite_url
 
@@ -70,12 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                     walls.append(time.perf_counter() - t0)
                 elapsed, used = time.perf_counter() - started, cpu_s(proc.pid) - before
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-            kill_leftover_jobs(root)
+            stop_server(proc, root)
     answered = args.requests + submits
     print(f"{args.requests} polls + {submits} submits in {elapsed:.1f} s; load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs")

@@ -44,9 +44,7 @@ import argparse
 import multiprocessing
 import os
 import random
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -59,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx
 import psutil
-from submit_bench import TOKEN, free_port, kill_leftover_jobs, start_server, wait_ready
+from submit_bench import TOKEN, free_port, start_server, stop_server, wait_ready
 
 from jupyter_sched.model import Allocation, Job, JobSpec, JobState, Quota, QuotaSet, ResourceRequest
 from jupyter_sched.store import JobRecord, Store, sqlite_url
@@ -227,12 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             stop.set()
             for worker in workers:
                 worker.join(60)
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-            kill_leftover_jobs(root)
+            stop_server(proc, root)
     i50, i95, i99 = pct(idle, 0.5), pct(idle, 0.95), pct(idle, 0.99)
     l50, l95, l99 = pct(loaded, 0.5), pct(loaded, 0.95), pct(loaded, 0.99)
     print(f"status (GET config + me + inventory) x{args.samples}, idle server   : p50 {i50:8.1f} ms  "

@@ -131,6 +131,17 @@ def kill_leftover_jobs(root: Path) -> int:
     return killed
 
 
+def stop_server(proc: subprocess.Popen[bytes], root: Path) -> int:
+    """Stop the server started by :func:`start_server` (SIGTERM, then SIGKILL to its process group
+    after 15 s) and kill the jobs it left running; returns how many jobs were killed."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    return kill_leftover_jobs(root)
+
+
 def service_submit_latency(db_url: str, root: Path, count: int) -> list[float]:
     """Time ``SchedulerService.submit`` in-process (no HTTP, engine not ticking) on the same store.
 
@@ -196,12 +207,7 @@ def main() -> int:
                         raise SystemExit(f"submit {i} answered {response.status_code}: {response.text}")
                     submitted.append(response.json()["id"])
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-            ended = kill_leftover_jobs(root)
+            ended = stop_server(proc, root)
         store = Store(db_url)  # counted in the store: GET jobs answers pages of at most 1,000
         stored = len(store.list_jobs())
         store.close()
