@@ -644,9 +644,12 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
 
 
 def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:
-    """Is ``holder`` (running) expected to end before its time limit because of a learned runtime?"""
-    job = ctx.by_id.get(holder)
-    if job is None or not job.state.holds_gpus or ctx.profile.eta_source != "history":
+    """Is ``holder`` (running, or queued ahead and reserved in the projection) expected to end
+    before its time limit because of a learned runtime? A queued job's projected end is learned
+    too: "when small1 ends" at the minute small1 starts reads as a contradiction unless the ETA
+    says the end is what small1's own past runs took (new user 5 finding 4)."""
+    job = ctx.admitted.get(holder) or ctx.by_id.get(holder)
+    if job is None or job.state.terminal or ctx.profile.eta_source != "history":
         return False
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     return expected_runtime(ctx, job) < (math.inf if limit is None else limit)
