@@ -1312,6 +1312,7 @@ export interface components {
             port?: number | null;
             kernel_id?: string | null;
             kernel_notebook?: string | null;
+            parent_job_id?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1371,6 +1372,7 @@ export interface components {
             port?: number | null;
             kernel_id?: string | null;
             kernel_notebook?: string | null;
+            parent_job_id?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1542,6 +1544,7 @@ export interface components {
             port?: number | null;
             kernel_id?: string | null;
             kernel_notebook?: string | null;
+            parent_job_id?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1840,6 +1843,11 @@ export interface components {
              * @example analysis/explore.ipynb
              */
             kernel_notebook?: string | null;
+            /**
+             * @description leases only: your running job whose kernel asks (%gpu sends its JUPYTER_SCHED_JOB_ID); the lease ends when that job ends, however it ends
+             * @example j-1m8vcdgaj-hf02n5
+             */
+            parent_job_id?: string | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {
