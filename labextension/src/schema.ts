@@ -1210,6 +1210,10 @@ export interface components {
             /** @enum {string} */
             stage: "idle" | "warned" | "reclaimed";
             action: string;
+            /**
+             * @description where the idle period stands: the idle time so far, the rule, when the warning and the reclaim are due
+             * @example idle for 6 min (limit: kernel idle and GPU < 5 % for 30 min): warning at 13:53 UTC, its GPUs are released at 14:03 UTC
+             */
             reason: string;
             /** @example allocated, no process on GPU (0 %, 0 MiB) */
             state: string;
@@ -1218,6 +1222,11 @@ export interface components {
              * @example 0
              */
             grace_s?: number;
+            /**
+             * @description the idle policy's rule this work is measured against (its window, not the time elapsed)
+             * @example kernel idle and GPU < 5 % for 30 min
+             */
+            rule?: string;
         };
         /** @description When work counts as idle and what reclaiming does (seconds, %). */
         IdlePolicy: {
