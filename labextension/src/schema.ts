@@ -1321,6 +1321,7 @@ export interface components {
             port?: number | null;
             kernel_id?: string | null;
             kernel_notebook?: string | null;
+            parent_job_id?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1380,6 +1381,7 @@ export interface components {
             port?: number | null;
             kernel_id?: string | null;
             kernel_notebook?: string | null;
+            parent_job_id?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1551,6 +1553,7 @@ export interface components {
             port?: number | null;
             kernel_id?: string | null;
             kernel_notebook?: string | null;
+            parent_job_id?: string | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1849,6 +1852,11 @@ export interface components {
              * @example analysis/explore.ipynb
              */
             kernel_notebook?: string | null;
+            /**
+             * @description leases only: your running job whose kernel asks (%gpu sends its JUPYTER_SCHED_JOB_ID); the lease ends when that job ends, however it ends
+             * @example j-1m8vcdgaj-hf02n5
+             */
+            parent_job_id?: string | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {
