@@ -424,3 +424,21 @@ def test_newuser5_finding_4_an_eta_names_only_jobs_whose_end_made_room_on_its_ow
     assert (reasons["q1"].eta, reasons["q3"].eta, reasons["q2"].eta) == (_t(60), _t(60), _t(70))
     assert reasons["q2"].details["eta_waits_on"] == ["q3"]
     assert reasons["q2"].details["eta_learned"] == ["q3"]
+
+
+def test_newuser6_finding_1_a_job_behind_never_gets_an_earlier_eta_than_identical_jobs_ahead() -> None:
+    # 4 GPUs: big1 and big2 run; big3, all4 (the whole machine, 1 h), a half GPU and five 1-GPU jobs
+    # without a time limit wait. In the forward replay big3, all4, then half and p0..p2 start (the
+    # last four hold every GPU for ever); p3 and p4 never start in it. They were projected on the
+    # cycle's plan, which holds none of the replayed jobs: "12:09, when big1 ends" behind "13:19"
+    jobs = [running(make_job("big1", gpus=2, time_limit_s=10 * MIN), "n1", [0, 1], started=-1),
+            running(make_job("big2", gpus=2, time_limit_s=10 * MIN), "n1", [2, 3], started=-0.5),
+            make_job("big3", gpus=2, time_limit_s=10 * MIN, submitted=-0.4),
+            make_job("all4", gpus=4, time_limit_s=60 * MIN, submitted=-0.3),
+            make_job("half", milli=500, submitted=-0.25),
+            *(make_job(f"p{i}", submitted=-0.2 + i * 0.01) for i in range(5))]
+    reasons = {p.job_id: p.reason for p in run_cycle(snapshot([make_node("n1", gpus=4)], jobs)).pending}
+    assert [reasons[j].eta for j in ("big3", "all4", "half", "p0", "p1", "p2")] == [_t(9), _t(19)] + [_t(79)] * 4
+    for later in ("p3", "p4"):  # after jobs that hold the GPUs for ever: unknown, and why
+        assert reasons[later].eta is None and reasons[later].details["eta_code"] == "NoTimeLimit"
+        assert reasons[later].details["eta_waits_on"] == ["half", "p0", "p1", "p2"]
