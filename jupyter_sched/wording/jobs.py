@@ -15,7 +15,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_line",
-           "lease_end_message", "state_word"]
+           "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -145,7 +145,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         when = f" at {_clock_of(deadline, now)}"
         if now is not None and deadline > now:
             when += f" (in {format_duration((deadline - now).total_seconds())})"
-    reason = str(entry.get("reason") or "").strip()
+    # the rule, not the standing sentence (that one states the times this note says itself);
+    # a server before "rule" existed sent the rule as reason
+    reason = str(entry.get("rule") or entry.get("reason") or "").strip()
     grace = entry.get("grace_s")
     if reason and isinstance(grace, (int, float)) and not isinstance(grace, bool) and grace > 0:
         # a grace only where the admin set one, said beside the rule it follows (new user 4)
@@ -279,7 +281,14 @@ LEASE_END_CAUSES = {
     "timeout": "",  # said with its timeout: see lease_end_message
     "interrupt": "the request was interrupted while it waited",
     "kernel_exit": "its kernel's process exited",
+    # a hub user's server releases through the central service with its owner's token; these say
+    # it was the server, as a personal server's own release does (new user 5 #16: "released by alice")
+    "kernel_shutdown": "its kernel was shut down",
+    "kernel_restart": "its kernel was restarted",
+    "server_stop": "the Jupyter server running its kernel was stopped",
 }
+SERVER_CAUSES = frozenset({"kernel_shutdown", "kernel_restart", "server_stop"})
+"""Causes a Jupyter server gives for leases it releases itself: said as ``released by the server``."""
 """Why a client ends a lease (``DELETE leases/{id}?why=``: the request model's closed set) → the
 clause its record adds; ``release`` (the owner gave it back) needs none."""
 
@@ -307,6 +316,8 @@ def lease_end_message(*, granted: bool, actor: str, why: str = "", cause: str | 
             return f"request withdrawn: no GPUs granted within {within}; nothing was held"
         why = why or f"granted only after {within} had passed"
     why = why or LEASE_END_CAUSES.get(cause or "", "")
+    if cause in SERVER_CAUSES:
+        actor = "the server"
     if granted:
         return f"released by {actor}" + (f": {why}" if why else "")
     return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")

@@ -134,6 +134,9 @@ class SubmitJobRequest(RunJobFields):
     kernel_notebook: str | None = Field(default=None, examples=["analysis/explore.ipynb"], description=(
         "leases only: the notebook whose kernel asks (its session path; %gpu sends it). Shown to you and "
         "admins only — a job of yours it blocks names it"))
+    parent_job_id: str | None = Field(default=None, examples=["j-1m8vcdgaj-hf02n5"], description=(
+        "leases only: your running job whose kernel asks (%gpu sends its JUPYTER_SCHED_JOB_ID); the lease "
+        "ends when that job ends, however it ends"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
@@ -196,7 +199,8 @@ class WaitLeaseRequest(QueryModel):
                                      "(retry once one has answered, or ask without wait_ms)")
 
 
-LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit"]
+LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit", "kernel_shutdown", "kernel_restart",
+                        "server_stop"]
 """Why a client ends a lease (``DELETE leases/{id}?why=``), as its record then says it."""
 
 MAX_TIMEOUT_S = 1e7
@@ -210,7 +214,8 @@ class CancelJobRequest(QueryModel):
     why: LeaseEndCause | None = Field(default=None, examples=["timeout"], description=(
         "leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no "
         "GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its "
-        "kernel's process is exiting)"))
+        "kernel's process is exiting); a hub user's server says why it releases: kernel_shutdown, kernel_restart, "
+        "server_stop (the Jupyter server running the kernel stops)"))
     timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S, examples=[30],
                                     description="with why=timeout: the timeout that passed, in seconds")
 
@@ -356,6 +361,7 @@ class Job(CodecView):
     port: int | None = None
     kernel_id: str | None = None
     kernel_notebook: str | None = None
+    parent_job_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
     submitted_at: str | None = None
