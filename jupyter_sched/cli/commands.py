@@ -25,6 +25,7 @@ from .cancel import cancel
 from .definitions import definitions
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
+from .terminal import printable_log
 
 __all__ = ["COMMANDS", "number_or_text"]
 
@@ -273,8 +274,10 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
 def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Print the job's log (``-f``: keep printing until it ends). A job with nothing to show is
     said so on stderr (``j-… is pending: no output yet``), so an empty answer is not mistaken for
-    a failed command; stdout stays the log alone."""
+    a failed command; stdout stays the log alone. Terminal control sequences in it are dropped or
+    shown, never obeyed (:mod:`.terminal`), unless ``--raw``."""
     out = io.out
+    shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
     if args.follow:
         wrote = False
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
@@ -283,7 +286,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 _say_no_output(client, args.job_id, io, follow=True)
             for text in client.follow_logs(args.job_id):
                 wrote = wrote or bool(text)
-                out.write(text)
+                out.write(shown(text))
                 out.flush()
         except KeyboardInterrupt:
             _still_going(args.job_id, "", io, what="following its log")
@@ -294,7 +297,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     offset = 0
     while True:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)
-        out.write(chunk["text"])
+        out.write(shown(chunk["text"]))
         if chunk["next_offset"] == offset or not chunk["text"]:
             break
         offset = chunk["next_offset"]

@@ -1,0 +1,48 @@
+"""A job's log made safe to print on a terminal (red team 6).
+
+A log is whatever the job wrote, and whoever reads it — its owner, or an admin reading another
+user's log — gets it on their terminal. Escape sequences there are commands to the terminal, not
+text: they can retitle the window, rewrite the screen, hide lines, write the clipboard (OSC 52) or
+make a link say one thing and open another. :func:`printable_log` keeps the text and drops or shows
+the commands:
+
+- kept: printable text (any language), newline, tab; ``\\r\\n`` becomes ``\\n``;
+- dropped: well-formed CSI sequences (colours, cursor moves: ``ESC [ … final``) and OSC / DCS /
+  APC / PM / SOS strings (titles, hyperlinks, clipboard: ``ESC ] … BEL`` or ``… ESC \\``);
+- shown, never obeyed: any other control character, as ``^X`` (``^[`` for a stray ESC, ``^?`` for
+  DEL), a C1 control as ``<U+009B>``, a bidirectional override as ``<U+202E>``; a carriage return
+  alone (which lets a line overwrite what was printed before it) becomes a newline.
+
+``jupyter-sched logs --raw`` prints the log as written, for a reader who wants the bytes.
+A sequence split across two chunks of a followed log is not recognised whole; its ESC is then
+shown as ``^[`` and the rest printed as text, which is safe.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["printable_log"]
+
+# ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
+_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
+_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char == "\r":
+        return "\n"
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    if code == 0x7F:
+        return "^?"
+    return f"<U+{code:04X}>"
+
+
+def printable_log(text: str) -> str:
+    """``text`` with terminal control sequences dropped or shown (see the module docstring)."""
+    text = _SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL.sub(_shown, text)
