@@ -37,6 +37,10 @@ MAX_NOTEBOOK_JSON_BYTES = 8 << 20
 """Largest carried notebook (``notebook_json``), in UTF-8 bytes (outputs are not needed to run it)."""
 
 
+_GPUS_HINT = "use a whole number such as 1 or 4, or a fraction such as 0.5"
+"""Every "not a number of GPUs" refusal gives the same hint (new user 5 #7: only one named fractions)."""
+
+
 def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     """Parse a GPU count into ``(whole_gpus, milli_per_gpu)``.
 
@@ -47,22 +51,22 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     """
     if isinstance(value, bool) or value is None:
         raise ValidationError(f"{field} must be a number of GPUs (got {quoted(value)})", field=field,
-                              hint="use a whole number such as 1 or 4, or a fraction such as 0.5")
+                              hint=_GPUS_HINT)
     if isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
             # handed case 019's exact words (b3): `gpus must be an integer (got "two")`
             raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
-                                  hint="use a whole number such as 1 or 4") from None
+                                  hint=_GPUS_HINT) from None
     elif isinstance(value, (int, float)):
         number = float(value)
     else:
         raise ValidationError(f"{field} must be a number (got {json_kind(value)})", field=field,
-                              hint="use a whole number such as 1 or 4")
+                              hint=_GPUS_HINT)
     if math.isnan(number) or math.isinf(number):
         raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
-                              hint="use a whole number such as 1 or 4")
+                              hint=_GPUS_HINT)
     if number < 0:
         raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,  # case 019 b2, word for word
                               hint="use 0 for CPU-only work or a positive number of GPUs")
