@@ -15,9 +15,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError
-from ..model import Job, JobState, PendingReason
+from ..model import Job, JobKind, JobState, PendingReason
 from ..model.codec import job_to_dict
-from ..store import JobRecord, Store
+from ..store import LIVE_STATES, JobRecord, Store
+from ..wording import lease_end_message
 from .clock import Clock
 
 __all__ = ["JobWriter", "Publish"]
@@ -114,7 +115,22 @@ class JobWriter:
             state, finished_at=end, message=message, exit_code=exit_code)), close_usage_at=end)
         if updated is not None:
             self.audit(updated.job, state.value, message, {"exit_code": exit_code})
+            if not updated.job.is_lease:
+                self.end_leases_of(updated.job, f"ended ({state.value})")
         return updated
+
+    def end_leases_of(self, job: Job, how: str) -> None:
+        """End the live leases that ``job``'s process asked for (``parent_job_id``): its kernel
+        went with it, so no code of its own gives their GPUs back — a SIGKILL leaves no chance to
+        (new user 5, finding 3: "held for no kernel" until idle reclaim). Only leases of the same
+        user (the service refuses any other parent; checked again here)."""
+        for record in self.store.list_jobs(states=LIVE_STATES, kinds=[JobKind.LEASE]):
+            lease = record.job
+            if lease.spec.parent_job_id != job.id or lease.spec.user != job.spec.user:
+                continue
+            message = lease_end_message(granted=lease.state.holds_gpus, actor="the scheduler",
+                                        why=f"the job that asked for it ({job.spec.name}, {job.id}) {how}")
+            self.finish(lease.id, JobState.CANCELLED, message=message)
 
     def requeue(self, record: JobRecord, reason: PendingReason, at: datetime, *, preempted: bool = False,
                 backoff: bool | None = None) -> JobRecord | None:
@@ -146,4 +162,6 @@ class JobWriter:
                                                                  if updated.job.not_before else None})
             if preempted:
                 self.publish({"type": "preempted", "data": job_to_dict(updated.job)})
+            if not updated.job.is_lease:
+                self.end_leases_of(updated.job, "was stopped and requeued")
         return updated

@@ -373,8 +373,17 @@ class SchedMagics(Magics):
         self._kernel_holds_none = False  # from here on it may hold one, whatever the answer says
         try:
             # JPY_SESSION_NAME: the notebook's path, which jupyter_server gives the kernels it starts
-            body = lease_body(cmd.options, kernel_id=client.kernel_id, notebook=os.environ.get("JPY_SESSION_NAME"))
-            lease = client.request_lease(body, wait_s=first_wait_s)
+            body = lease_body(cmd.options, kernel_id=client.kernel_id, notebook=os.environ.get("JPY_SESSION_NAME"),
+                              parent_job_id=os.environ.get("JUPYTER_SCHED_JOB_ID"))
+            try:
+                lease = client.request_lease(body, wait_s=first_wait_s)
+            except ValidationError as exc:
+                if exc.field != "parent_job_id":
+                    raise
+                # a job of another scheduler (its id in our environment): this one cannot end the
+                # lease with it, and the at-exit release below still gives the GPUs back
+                lease = client.request_lease({k: v for k, v in body.items() if k != "parent_job_id"},
+                                             wait_s=first_wait_s)
         except SchedError:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return

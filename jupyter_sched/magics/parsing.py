@@ -585,12 +585,17 @@ def _resource_fields(options: JobOptions) -> dict[str, Any]:
     return body
 
 
-def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | None = None) -> dict[str, Any]:
+def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | None = None,
+               parent_job_id: str | None = None) -> dict[str, Any]:
     """Body of ``POST leases`` for ``%gpu request``: the fields the user gave, ``kernel_id``, the
     notebook the kernel serves (``kernel_notebook``: private to its owner, so a job of theirs this
-    lease blocks can say which notebook's ``%gpu release`` frees it), and a default name
-    ``kernel-<first 8 characters of the id>`` so listings say whose lease it is."""
+    lease blocks can say which notebook's ``%gpu release`` frees it), the job whose kernel this is
+    (``parent_job_id``, from ``JUPYTER_SCHED_JOB_ID`` in a job's environment: the lease then ends
+    with that job, even one killed by SIGKILL), and a default name ``kernel-<first 8 characters of
+    the id>`` so listings say whose lease it is."""
     body = _resource_fields(options)
+    if parent_job_id:
+        body["parent_job_id"] = parent_job_id
     if kernel_id:
         body["kernel_id"] = kernel_id
     if kernel_id and notebook:

@@ -73,7 +73,7 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "image": s.image, "port": s.port, "kernel_id": s.kernel_id, "profile": s.profile,
         "checkpointable": s.checkpointable, "parameters": dict(s.parameters), "definition_id": s.definition_id,
         "unlimited": s.unlimited, "source": s.source, "notebook_json": s.notebook_json,
-        "kernel_notebook": s.kernel_notebook,
+        "kernel_notebook": s.kernel_notebook, "parent_job_id": s.parent_job_id,
     }
 
 
@@ -89,6 +89,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
         source=d.get("source"), notebook_json=d.get("notebook_json"), kernel_notebook=d.get("kernel_notebook"),
+        parent_job_id=d.get("parent_job_id"),
     )
 
 

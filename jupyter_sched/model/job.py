@@ -241,6 +241,10 @@ class JobSpec:
             path, relative to its server's root). Private like ``kernel_id``: its owner and admins
             see it, nobody else (a lease's name is public); a job blocked by its owner's own lease
             names it to that owner (issue 20: "%gpu release in that notebook" — which one?).
+        parent_job_id: for a lease, the batch job whose process asked for it (a notebook or
+            script job's kernel, which finds its id in ``JUPYTER_SCHED_JOB_ID``). The lease ends
+            when that job stops running, however it ends — even by SIGKILL, when no code in the
+            kernel can release it (new user 5, finding 3). Always a job of the lease's own user.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
@@ -277,6 +281,7 @@ class JobSpec:
     source: str | None = None
     notebook_json: str | None = None
     kernel_notebook: str | None = None
+    parent_job_id: str | None = None
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

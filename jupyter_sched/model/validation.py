@@ -27,10 +27,12 @@ _KNOWN_FIELDS = frozenset({
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
     "profile", "checkpointable", "resources", "args", "parameters", "groups", "source", "notebook_json",
-    "kernel_notebook",
+    "kernel_notebook", "parent_job_id",
 })
 MAX_PATH_CHARS = 4096
 """Longest path a request may name for ``kernel_notebook`` (Linux's PATH_MAX)."""
+MAX_JOB_ID_CHARS = 200
+"""Longest job id a request may name (ids are ~20 characters; this bounds what is stored)."""
 MAX_SOURCE_BYTES = 1 << 20
 """Largest carried script or cell text (``source``), in UTF-8 bytes."""
 MAX_NOTEBOOK_JSON_BYTES = 8 << 20
@@ -339,6 +341,7 @@ def spec_from_request(
         image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
         notebook_json=notebook_json, kernel_notebook=_kernel_notebook(merged, kind),
+        parent_job_id=_parent_job_id(merged, kind),
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
 
@@ -355,6 +358,22 @@ def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:
         raise ValidationError(f"kernel_notebook is {len(value)} characters long (at most {MAX_PATH_CHARS})",
                               field="kernel_notebook", hint="give the notebook's path relative to the server's root")
     return value.strip()
+
+
+def _parent_job_id(body: Mapping[str, Any], kind: JobKind) -> str | None:
+    """A lease's requesting job (``parent_job_id``; see :class:`~.job.JobSpec`), or None. Its
+    shape only: whose job it is, and whether it runs, is the service's to check."""
+    value = _str(body, "parent_job_id")
+    if value is None or not value.strip():
+        return None
+    if kind is not JobKind.LEASE:
+        raise ValidationError("parent_job_id is for leases: the job whose kernel asks for GPUs",
+                              field="parent_job_id", hint="leave it out; a job's own GPUs come with the job")
+    value = value.strip()
+    if len(value) > MAX_JOB_ID_CHARS or not value.isprintable() or any(c.isspace() for c in value):
+        raise ValidationError(f"parent_job_id is not a job id (got {quoted(value[:80])})", field="parent_job_id",
+                              hint="leave it out; %gpu sends the id its job was started with (JUPYTER_SCHED_JOB_ID)")
+    return value
 
 
 def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) -> tuple[str | None, str | None]:

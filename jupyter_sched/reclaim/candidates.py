@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 from ..model import to_iso
 from ..model.samples import GpuSample
@@ -19,7 +19,7 @@ from ..scheduling.snapshot import Snapshot
 from .idle import IdleArbiter, judge_running, ladder_times
 from .policy import IdlePolicies
 
-__all__ = ["IdleCandidate", "idle_candidates", "idle_state_text"]
+__all__ = ["IdleCandidate", "idle_candidates", "idle_state_text", "standing_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,11 @@ class IdleCandidate:
         time_left_s: seconds until ``deadline`` (0 when due).
         stage: ``idle`` (not warned yet), ``warned`` or ``reclaimed`` (notify-only work stays listed).
         action: what reclaim does (``release``, ``requeue``, ``stop``, ``notify``).
-        reason: the verdict's sentence (``no process and < 5 % for 60 min``).
+        reason: where the period stands, said with the real idle time and the deadline:
+            ``idle for 6 min (limit: kernel idle and GPU < 5 % for 30 min): warning at 13:53 UTC,
+            its GPUs are released at 14:03 UTC`` (new user 5 #20: the rule alone, ``… for 30 min``,
+            read as if 30 min had passed while the lease had been idle 6).
+        rule: the policy's sentence the verdict applies (``no process and < 5 % for 60 min``).
         state: what the GPUs show now (``allocated, no process on GPU (0 %, 0 MiB)``).
         grace_s: the grace its policy adds after the idle window, seconds (0: none set — then the
             owner is told no grace).
@@ -54,6 +58,7 @@ class IdleCandidate:
     reason: str
     state: str
     grace_s: float = 0.0
+    rule: str = ""
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape (times as ISO 8601 UTC)."""
@@ -61,7 +66,7 @@ class IdleCandidate:
                 "gpu_uuids": list(self.gpu_uuids), "idle_since": to_iso(self.idle_since),
                 "warn_at": to_iso(self.warn_at), "deadline": to_iso(self.deadline), "time_left_s": self.time_left_s,
                 "stage": self.stage, "action": self.action, "reason": self.reason, "state": self.state,
-                "grace_s": self.grace_s}
+                "grace_s": self.grace_s, "rule": self.rule}
 
 
 def idle_state_text(latest: Sequence[GpuSample]) -> str:
@@ -79,6 +84,54 @@ def idle_state_text(latest: Sequence[GpuSample]) -> str:
     if all(s.known_process_count == 0 for s in latest):
         return f"allocated, no process on GPU ({util}, {memory:.0f} MiB)"
     return f"allocated, {util} ({memory:.0f} MiB held)"
+
+
+_OUTCOME = {"release": "its GPUs are released", "requeue": "it is requeued (its GPUs freed)",
+            "stop": "it is stopped", "notify": "its owner is told"}
+
+
+def _clock(when: datetime, now: datetime) -> str:
+    """``13:53 UTC`` on ``now``'s day, else ``Dec 3 13:53 UTC``."""
+    when = when.astimezone(timezone.utc)
+    if when.date() == now.astimezone(timezone.utc).date():
+        return f"{when:%H:%M} UTC"
+    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+
+
+def standing_text(*, idle_s: float, rule: str, grace_s: float, stage: str, action: str, warn_at: datetime,
+                  deadline: datetime, now: datetime) -> str:
+    """Where an idle period stands, one sentence: how long it has been idle (the clock as the
+    ladder counts it: paused while readings were blank), the rule it is measured against, and
+    when the warning and the reclaim are (were) due::
+
+        idle for 6 min (limit: kernel idle and GPU < 5 % for 30 min): warning at 13:53 UTC, its GPUs are released at 14:03 UTC
+        idle for 1 min (limit: GPU < 5 % for 60 min, then a 15 min grace): warned at 13:53 UTC, it is stopped at 14:18 UTC
+
+    New user 5 #20: the rule alone ("kernel idle and GPU < 5 % for 30 min") read as if the window
+    had elapsed while the lease had been idle 6 min. Pure."""
+    limit = rule + (f", then a {_minutes(grace_s)} grace" if grace_s > 0 else "")
+    head = f"idle for {_minutes_said(idle_s)} (limit: {limit})" if limit else f"idle for {_minutes_said(idle_s)}"
+    outcome = _OUTCOME.get(action, "its GPUs are reclaimed")
+    if stage == "reclaimed":
+        return f"{head}: warned, then {'reported' if action == 'notify' else 'reclaimed'} at {_clock(deadline, now)}"
+    warning = f"warned at {_clock(warn_at, now)}" if stage == "warned" else f"warning at {_clock(warn_at, now)}"
+    return f"{head}: {warning}, {outcome} at {_clock(deadline, now)}"
+
+
+def _minutes(seconds: float) -> str:
+    minutes = seconds / 60.0
+    return f"{minutes:.0f} min" if abs(minutes - round(minutes)) < 1e-9 else f"{minutes:.1f} min"
+
+
+def _minutes_said(seconds: float) -> str:
+    """Whole minutes, floored (a clock never says a minute that has not passed): ``less than a
+    minute``, ``1 min``, ``6 min``; ``2 h 5 min`` from two hours on."""
+    whole = int(seconds // 60)
+    if whole < 1:
+        return "less than a minute"
+    if whole < 120:
+        return f"{whole} min"
+    return f"{whole // 60} h {whole % 60} min" if whole % 60 else f"{whole // 60} h"
 
 
 def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
@@ -106,6 +159,9 @@ def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
             job_id=job.id, user=job.spec.user, team=job.spec.team, kind=job.spec.kind.value,
             gpu_uuids=job.allocation.all_gpu_uuids() if job.allocation else (), idle_since=since, warn_at=warn_at,
             deadline=deadline, time_left_s=max(0.0, (deadline - now).total_seconds()), stage=stage,
-            action=verdict.mode.value, reason=verdict.reason, state=idle_state_text(list(latest.values())),
-            grace_s=policy.grace_s))
+            action=verdict.mode.value, state=idle_state_text(list(latest.values())), grace_s=policy.grace_s,
+            reason=standing_text(idle_s=max(0.0, (now - since).total_seconds() - verdict.paused_s),
+                                 rule=verdict.reason, grace_s=policy.grace_s, stage=stage, action=verdict.mode.value,
+                                 warn_at=warn_at, deadline=deadline, now=now),
+            rule=verdict.reason))
     return tuple(sorted(out, key=lambda c: (c.time_left_s, c.job_id)))

@@ -59,7 +59,7 @@ _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
 
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "kernel_notebook",
-                  "message", "parameters", "source", "notebook_json")
+                  "parent_job_id", "message", "parameters", "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
 
 
@@ -163,6 +163,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings)
         self.refuse_missing_paths(job.spec)
         if job.is_lease:
+            self._refuse_foreign_parent(caller, job, request=what)
             warnings.extend(self._unknown_kernel(job))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
@@ -192,6 +193,32 @@ class JobsService:
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
                 f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
         raise ValidationError(f"{field}: {what} {path[:300]!r} does not exist on this server", field=field, hint=hint)
+
+    def _refuse_foreign_parent(self, caller: Caller, job: Job, *, request: str) -> None:
+        """A lease's ``parent_job_id`` must be one of the caller's own live batch jobs: the lease
+        ends with it, so naming another user's job (or a finished one) is refused, and audited,
+        without saying whether such a job exists.
+
+        Raises:
+            ValidationError: naming ``parent_job_id`` (audited as a refusal of ``request``).
+        """
+        parent_id = job.spec.parent_job_id
+        if parent_id is None:
+            return
+        try:
+            parent: Job | None = self.ctx.store.get_job(parent_id).job
+        except NotFoundError:
+            parent = None
+        if parent is None or parent.spec.user != job.spec.user or parent.is_lease:
+            problem = f"no job {parent_id[:80]!r} of yours asks for this lease"
+        elif parent.state.terminal:
+            problem = f"job {parent_id} already {parent.state.value}: its kernel cannot ask for GPUs"
+        else:
+            return
+        self.ctx.admission.refuse(caller, ValidationError(
+            problem, field="parent_job_id",
+            hint="leave parent_job_id out; %gpu sends it only from a job's own kernel (JUPYTER_SCHED_JOB_ID)"),
+            request=request)
 
     def _unknown_kernel(self, job: Job) -> builtins.list[str]:
         """A sentence for a lease that no notebook can release: bound to no kernel, or to one this

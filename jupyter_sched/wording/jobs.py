@@ -145,7 +145,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         when = f" at {_clock_of(deadline, now)}"
         if now is not None and deadline > now:
             when += f" (in {format_duration((deadline - now).total_seconds())})"
-    reason = str(entry.get("reason") or "").strip()
+    # the rule, not the standing sentence (that one states the times this note says itself);
+    # a server before "rule" existed sent the rule as reason
+    reason = str(entry.get("rule") or entry.get("reason") or "").strip()
     grace = entry.get("grace_s")
     if reason and isinstance(grace, (int, float)) and not isinstance(grace, bool) and grace > 0:
         # a grace only where the admin set one, said beside the rule it follows (new user 4)

@@ -49,3 +49,41 @@ def test_the_warning_says_a_grace_only_when_one_is_set() -> None:
     assert "(kernel idle and GPU < 5 % for 30 min): its GPUs are released at" in idle_note(entry, None)
     with_grace = idle_note({**entry, "grace_s": 600.0}, None)
     assert "(kernel idle and GPU < 5 % for 30 min, then a 10m grace): its GPUs are released at" in with_grace, with_grace
+
+
+def test_newuser5_finding_20_the_idle_reason_states_the_idle_time_and_the_deadline_not_the_window() -> None:
+    """New user 5 #20 (wording half): ``GET idle`` said ``reason "kernel idle and GPU < 5 % for 30 min"``
+    for a lease idle 6 min — the policy's window, read as time that had passed. The reason now says
+    the idle time so far, the rule as the limit, and when the warning and the reclaim are due."""
+    policies = idle_policies_from_settings({"idle_window_s": 3600, "idle_job_action": "stop"})
+    run = run_ladder([make_job("J", ["GPU-d"])], _busy_then_idle, policies, until=130)
+    (six,) = run.candidates[66]
+    base = at(0)
+    warn, due = at(110), at(120)
+    assert six.reason == (f"idle for 6 min (limit: GPU < 5 % for 60 min): warning at {warn:%H:%M} UTC, "
+                          f"it is stopped at {due:%H:%M} UTC"), six.reason
+    assert six.rule == "GPU < 5 % for 60 min" and six.to_dict()["rule"] == six.rule
+    assert base.date() == due.date()  # the harness stays on one day: clocks without a date
+    (warned,) = run.candidates[115]
+    assert warned.stage == "warned" and warned.reason.startswith("idle for 55 min (limit: GPU < 5 % for 60 min): "
+                                                                 f"warned at {warn:%H:%M} UTC"), warned.reason
+    # the owner's warning sentence (CLI, %gpu) names the rule once and the times once
+    note = idle_note(warned.to_dict(), base)
+    assert "(GPU < 5 % for 60 min): it is stopped at" in note and "idle for" not in note, note
+
+
+def test_the_idle_reason_counts_whole_minutes_and_says_a_grace_and_another_day() -> None:
+    from datetime import timedelta
+
+    from jupyter_sched.reclaim.candidates import standing_text
+
+    now = at(0)
+    kw = {"rule": "kernel idle and GPU < 5 % for 30 min", "stage": "idle", "action": "release",
+          "warn_at": now + timedelta(minutes=20), "now": now}
+    said = standing_text(idle_s=59.9, grace_s=0.0, deadline=now + timedelta(minutes=30), **kw)
+    assert said.startswith("idle for less than a minute (limit: kernel idle and GPU < 5 % for 30 min): warning at ")
+    assert "its GPUs are released at" in said
+    said = standing_text(idle_s=7530, grace_s=600.0, deadline=now + timedelta(days=1), **kw)
+    tomorrow = now + timedelta(days=1)
+    assert said.startswith("idle for 2 h 5 min (limit: kernel idle and GPU < 5 % for 30 min, then a 10 min grace)")
+    assert said.endswith(f"released at {tomorrow:%b} {tomorrow.day} {tomorrow:%H:%M} UTC"), said

@@ -1097,6 +1097,85 @@ def test_newuser5_finding_3_a_stopped_headless_kernel_releases_its_lease(server:
             ann.delete(f"leases/{row['id']}")
 
 
+def _pids_of_job(job_id: str) -> list[int]:
+    """The processes running ``job_id`` (``JUPYTER_SCHED_JOB_ID`` in their environment)."""
+    mark = f"JUPYTER_SCHED_JOB_ID={job_id}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark in (entry / "environ").read_bytes().split(b"\0"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def test_newuser5_finding_3_a_job_killed_by_sigkill_ends_the_lease_its_kernel_took(server: EmbeddedServer) -> None:
+    """New user 5, finding 3, the SIGKILL half: a job whose kernel ran ``%gpu request`` and was
+    then killed outright (``kill -9``, the OOM killer) ran no code of its own, so its lease stayed
+    "held for no kernel" until idle reclaim. The magic now names its job (``parent_job_id``, from
+    ``JUPYTER_SCHED_JOB_ID``) and the scheduler ends the lease with the job, however it ends."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    env = {"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT)}
+    answer = ann.post("jobs", json={"gpus": 0, "time_limit": "10m", "name": "holder", "env": env,
+                                    "command": [sys.executable, "-c", _HEADLESS_KERNEL]})
+    assert answer.status_code == 201, answer.text
+    job = answer.json()
+    deadline = time.monotonic() + 90
+    while not (leases := ann.get("leases", params={"state": "admitted,running"}).json()):
+        state = ann.get(f"jobs/{job['id']}").json()
+        assert time.monotonic() < deadline and state["state"] in ("pending", "admitted", "running"), state
+        time.sleep(0.2)
+    (lease,) = leases
+    assert lease["parent_job_id"] == job["id"], lease
+    pids = _pids_of_job(job["id"])
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    ended = wait_state(server, "tok-ann", job["id"], "failed", "succeeded", "cancelled", "lost")
+    assert ended["state"] != "succeeded", ended
+    deadline = time.monotonic() + 30
+    while (after := ann.get(f"leases/{lease['id']}").json())["state"] != "cancelled":
+        assert time.monotonic() < deadline, after
+        time.sleep(0.2)
+    assert after["message"] == (f"released by the scheduler: the job that asked for it (holder, {job['id']}) "
+                                f"ended ({ended['state']})"), after["message"]
+    assert not ann.get("leases", params={"state": "admitted,running"}).json()  # the GPU is free again
+
+
+def test_a_lease_may_name_only_its_own_live_job_as_the_one_asking(server: EmbeddedServer) -> None:
+    """``parent_job_id`` ends a lease with that job, so naming another user's job (or a finished
+    job, or naming one on a batch job) is a 400 on the field — audited — and says nothing about
+    whether another user's job exists."""
+    clear(server)
+    ann, bob, boss = api(server, "tok-ann"), api(server, "tok-bob"), api(server, "tok-boss")
+    anns = submit(server, "tok-ann", gpus=0)
+    foreign = bob.post("leases", json={"gpus": 1, "parent_job_id": anns["id"]})
+    assert foreign.status_code == 400 and foreign.json()["error"]["field"] == "parent_job_id", foreign.text
+    made_up = bob.post("leases", json={"gpus": 1, "parent_job_id": "j-nosuchjob-000000"})
+    assert made_up.json()["error"]["message"].replace("j-nosuchjob-000000", anns["id"]) == \
+        foreign.json()["error"]["message"]  # the same answer: existence is not revealed
+    refusals = boss.get("audit", params={"user": "bob", "limit": 10}).json()
+    assert any((r.get("details") or {}).get("field") == "parent_job_id" for r in refusals), refusals
+    on_a_job = ann.post("jobs", json={"gpus": 0, "command": ["true"], "parent_job_id": anns["id"]})
+    assert on_a_job.status_code == 400 and on_a_job.json()["error"]["field"] == "parent_job_id", on_a_job.text
+    ann.delete(f"jobs/{anns['id']}")
+    wait_state(server, "tok-ann", anns["id"], "cancelled")
+    finished = ann.post("leases", json={"gpus": 1, "parent_job_id": anns["id"]})
+    assert finished.status_code == 400 and "already cancelled" in finished.json()["error"]["message"], finished.text
+    own = submit(server, "tok-ann", gpus=0)
+    lease = ann.post("leases", json={"gpus": 1, "parent_job_id": own["id"]})
+    assert lease.status_code == 201 and lease.json()["parent_job_id"] == own["id"], lease.text
+    ann.delete(f"jobs/{own['id']}")
+    wait_state(server, "tok-ann", own["id"], "cancelled")
+    deadline = time.monotonic() + 30
+    while ann.get(f"leases/{lease.json()['id']}").json()["state"] not in ("cancelled",):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
 def test_newuser4_finding_14_serve_without_jupyterhub_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """New user 4, finding 14: ``jupyter-sched serve`` after the README's install (``[all]``
     has no ``[hub]``) ended in a ModuleNotFoundError traceback — after two other refusals."""

@@ -134,6 +134,9 @@ class SubmitJobRequest(RunJobFields):
     kernel_notebook: str | None = Field(default=None, examples=["analysis/explore.ipynb"], description=(
         "leases only: the notebook whose kernel asks (its session path; %gpu sends it). Shown to you and "
         "admins only — a job of yours it blocks names it"))
+    parent_job_id: str | None = Field(default=None, examples=["j-1m8vcdgaj-hf02n5"], description=(
+        "leases only: your running job whose kernel asks (%gpu sends its JUPYTER_SCHED_JOB_ID); the lease "
+        "ends when that job ends, however it ends"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
@@ -356,6 +359,7 @@ class Job(CodecView):
     port: int | None = None
     kernel_id: str | None = None
     kernel_notebook: str | None = None
+    parent_job_id: str | None = None
     profile: str | None = None
     checkpointable: bool = False
     submitted_at: str | None = None

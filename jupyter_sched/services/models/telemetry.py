@@ -151,10 +151,14 @@ class IdleCandidate(ResponseModel):
     time_left_s: float
     stage: Literal["idle", "warned", "reclaimed"]
     action: str
-    reason: str
+    reason: str = Field(examples=[
+        "idle for 6 min (limit: kernel idle and GPU < 5 % for 30 min): warning at 13:53 UTC, its GPUs are released at 14:03 UTC"],
+        description="where the idle period stands: the idle time so far, the rule, when the warning and the reclaim are due")
     state: str = Field(examples=["allocated, no process on GPU (0 %, 0 MiB)"])
     grace_s: float = Field(default=0.0, examples=[0.0], description=(
         "seconds the idle policy adds after its window before the reclaim (0: none; the deadline includes it)"))
+    rule: str = Field(default="", examples=["kernel idle and GPU < 5 % for 30 min"],
+                      description="the idle policy's rule this work is measured against (its window, not the time elapsed)")
 
 
 class GetIdleResponse(RootModel[list[IdleCandidate]]):
