@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
+from ..textsafe import printable_log
 from ..wording import gpus_text, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, idle_note
 from ..wording.reasons import wire_time
@@ -25,7 +26,6 @@ from .cancel import cancel
 from .definitions import definitions
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
-from .terminal import printable_log
 
 __all__ = ["COMMANDS", "number_or_text"]
 
@@ -275,7 +275,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Print the job's log (``-f``: keep printing until it ends). A job with nothing to show is
     said so on stderr (``j-… is pending: no output yet``), so an empty answer is not mistaken for
     a failed command; stdout stays the log alone. Terminal control sequences in it are dropped or
-    shown, never obeyed (:mod:`.terminal`), unless ``--raw``."""
+    shown, never obeyed (:mod:`jupyter_sched.textsafe`), unless ``--raw``."""
     out = io.out
     shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
     if args.follow:

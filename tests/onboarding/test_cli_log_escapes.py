@@ -1,13 +1,17 @@
-"""``jupyter-sched logs`` as an admin reading a hostile user's log (red team 6).
+"""``jupyter-sched logs``, ``jobs --all`` and ``wait`` as an admin reading a hostile user's job (red team 6).
 
 Red team 5 left it: the CLI printed a job's output raw, so whatever the job wrote — escape
 sequences that retitle the terminal, write its clipboard (OSC 52), clear the screen or hide a line
 behind a carriage return — ran on the terminal of whoever read the log. Now the text and its
 newlines and tabs are printed and the commands are dropped or shown; ``--raw`` keeps the bytes.
+A failed job's message quoted its log's last lines raw too (the executor builds it, every client
+prints it: ``jobs --all``, ``wait``), and the notebook runner's ``outcome.json`` — a file the job's
+owner can write — was taken as the message whole, any length.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jupyter_sched.cli.terminal import printable_log
+from jupyter_sched.executors.outcome import MESSAGE_MAX, describe_exit, describe_termination
+from jupyter_sched.textsafe import printable_line, printable_log
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -89,3 +94,32 @@ def test_an_admin_reading_a_hostile_users_log_gets_its_text_not_its_escapes(serv
 
     raw = _cli(server, "tok-carol", "logs", "--raw", job["id"])
     assert raw.returncode == 0 and raw.stdout.decode() == HOSTILE
+
+
+def test_a_failed_jobs_message_shows_its_logs_last_lines_without_their_escapes(tmp_path: Path) -> None:
+    log = tmp_path / "output.log"
+    log.write_text(HOSTILE)
+    said = describe_exit(3, job_dir=tmp_path, log=log)
+    assert said == ("exited with code 3; last lines: red\tdone | rm -rf ~ | all good | <U+009B>6n<U+202E>evil^G"
+                    " | plain line").replace("\t", " ")
+    (tmp_path / "outcome.json").write_text(json.dumps({"status": "failed", "reason": "\x1b]0;x\x07cell 1\n" + "y" * 10**6}))
+    forged = describe_exit(1, job_dir=tmp_path, log=log)
+    assert forged.startswith("cell 1 y") and len(forged) == MESSAGE_MAX and "\x1b" not in forged
+    container = describe_termination(1, "\x1b[2Jboom\n[jupyter_sched] failed: \x1b]52;c;eA==\x07cell 2 raised")
+    assert container == "cell 2 raised"
+    assert printable_line("a\nb\tc") == "a b c"
+
+
+def test_an_admin_listing_a_hostile_users_failed_job_gets_no_escapes(server: EmbeddedServer) -> None:
+    eve = httpx.Client(base_url=server.api, headers={"Authorization": "token tok-eve"}, timeout=30)
+    script = f"import sys; sys.stdout.write({HOSTILE!r}); sys.stdout.flush(); sys.exit(3)"
+    job = eve.post("jobs", json={"gpus": 0, "command": [sys.executable, "-c", script]}).json()
+    deadline = time.monotonic() + 60
+    while eve.get(f"jobs/{job['id']}").json()["state"] != "failed":
+        assert time.monotonic() < deadline, eve.get(f"jobs/{job['id']}").text
+        time.sleep(0.2)
+    assert "\x1b" not in eve.get(f"jobs/{job['id']}").json()["message"]  # stored without them: every client is safe
+    for argv in (("jobs", "--all"), ("wait", job["id"])):
+        read = _cli(server, "tok-carol", *argv).stdout.decode()
+        assert "last lines: red done | rm -rf ~ | all good" in read, (argv, read)
+        assert "\x1b" not in read and "\x07" not in read and "\u202e" not in read, (argv, read)

@@ -1,10 +1,13 @@
-"""A job's log made safe to print on a terminal (red team 6).
+"""Text a job wrote, made safe to show on a terminal (red team 6).
 
 A log is whatever the job wrote, and whoever reads it — its owner, or an admin reading another
-user's log — gets it on their terminal. Escape sequences there are commands to the terminal, not
+user's log — gets it on their terminal; a failed job's message quotes its log's last lines (or the
+notebook runner's ``outcome.json``, a file its owner can write), and ``jupyter-sched jobs --all``
+and ``wait`` print it. Escape sequences there are commands to the terminal, not
 text: they can retitle the window, rewrite the screen, hide lines, write the clipboard (OSC 52) or
 make a link say one thing and open another. :func:`printable_log` keeps the text and drops or shows
-the commands:
+the commands (:func:`printable_line` also turns newlines and tabs into spaces and bounds the length,
+for one-line messages):
 
 - kept: printable text (any language), newline, tab; ``\\r\\n`` becomes ``\\n``;
 - dropped: well-formed CSI sequences (colours, cursor moves: ``ESC [ … final``) and OSC / DCS /
@@ -14,6 +17,7 @@ the commands:
   alone (which lets a line overwrite what was printed before it) becomes a newline.
 
 ``jupyter-sched logs --raw`` prints the log as written, for a reader who wants the bytes.
+Only the standard library is imported: the notebook runner and the executors use it.
 A sequence split across two chunks of a followed log is not recognised whole; its ESC is then
 shown as ``^[`` and the rest printed as text, which is safe.
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable_log"]
+__all__ = ["printable_line", "printable_log"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
@@ -46,3 +50,10 @@ def printable_log(text: str) -> str:
     """``text`` with terminal control sequences dropped or shown (see the module docstring)."""
     text = _SEQUENCE.sub("", text.replace("\r\n", "\n"))
     return _CONTROL.sub(_shown, text)
+
+
+def printable_line(text: str, *, limit: int = 2000) -> str:
+    """``text`` as :func:`printable_log` shows it, on one line (newlines and tabs become spaces) and
+    at most ``limit`` characters (``…`` marks a cut)."""
+    line = " ".join(printable_log(text).replace("\t", " ").split("\n"))
+    return line if len(line) <= limit else line[:limit - 1] + "…"
