@@ -272,6 +272,9 @@ def spec_from_request(
         raise ValidationError(f"memory must be at most 1 PiB per worker (got {quoted(memory_value)})", field="memory",
                               hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
+    if workers > MAX_WORKERS:  # red team 6: 10**12 workers grew the service by GBs building their requests
+        raise ValidationError(f"at most {MAX_WORKERS} workers (got {workers})", field="workers",
+                              hint="ask for fewer workers")
     if workers > 1 and gpus and milli < GPU_MILLI:
         # a gang's workers each hold their own GPUs; shares of one GPU would be one worker's
         raise ValidationError(f"a fractional GPU request ({milli / GPU_MILLI:g} GPU) takes one worker "
