@@ -3,41 +3,43 @@
 Declared time limits are upper bounds users pad generously (Tsafrir, Etsion & Feitelson,
 "Backfilling using system-generated predictions rather than user runtime estimates", IEEE TPDS
 2007: the average of a user's two last runtimes predicts far better than their estimates). This
-module keeps the finished runs — per *key* (the user and what they run: script, notebook or
-command, and the GPU request), per user (runtime and limit), and the last runs of everybody —
-and predicts a run's runtime from one of these *predictors*, each a set of sample runtimes:
+module keeps the finished runs per *key* — the same user running the same program with the same
+request (:func:`run_key`: the script or notebook, or the whole command line, and the GPU request;
+issue 16 item 4: "past runs of the same user, script or notebook and request") — and predicts a
+run's runtime from the runs of its own key only, with one of these *predictors*, each a set of
+sample runtimes:
 
-* *same run*: the runtimes of the last runs with the same key;
-* *padding*: the job's limit times each of the user's last ratios ``runtime / limit`` (a user who
-  declares twice what they need is read as such);
-* *linear*: the line ``runtime = a * limit + b`` fitted (least squares) to the user's last runs,
-  plus each run's residual — once the user's runs have at least :data:`LINEAR_MIN_RUNS` and two
-  different limits. It reads both a user who pads by a factor and one who rounds up to the hour
+* *same run*: the runtimes of the key's last runs;
+* *padding*: the job's limit times each of those runs' ratios ``runtime / limit`` (the same work
+  declared with a different limit: a user who declares twice what they need is read as such);
+* *linear*: the line ``runtime = a * limit + b`` fitted (least squares) to the key's runs, plus
+  each run's residual — once the key has at least :data:`LINEAR_MIN_RUNS` runs and two different
+  limits. It reads both a limit that tracks the work by a factor and one rounded up to the hour
   (``b`` about minus half an hour), which the ratio alone cannot.
 
-The guess is the median of the chosen predictor's samples (capped by the limit). The same run is
-chosen unless another predictor has predicted this user's own recent runs better (the median
-relative error of each over the user's last runs, scored as each run finished, before it was
-learnt — so the choice adapts per user); else the one with the best record; else nothing (the
-limit is used).
+No run of another program, another request or another user is ever a sample (new user 5,
+findings 4 and 8: a ``python -c`` loop of 600 s was predicted from a 3-s ``python -c`` — the key
+was the program's first word — and a ``sleep 60`` from shorter runs of other commands scaled to
+its limit, so the first ETA after submitting said "now", and a job queued ahead was projected to
+end the moment it started). A job without runs of its key keeps its limit, queued or running:
+no runtime is guessed without data about *this* work.
+
+The guess is the median of the chosen predictor's samples (capped by the limit, never below
+:data:`MIN_RUNTIME_S`). The same run is chosen unless another predictor has predicted this
+user's own recent runs better (the median relative error of each over the user's last runs,
+scored as each run finished, before it was learnt — so the choice adapts per user: how a user
+declares limits is a habit, though the samples are always the key's own); else the one with
+the best record.
 
 A *running* job is predicted given what it already ran (``ran_s``): the median of the chosen
-predictor's samples longer than that — the conditional remainder of the user's own distribution,
-not a jump to the limit the moment the job passes the median. When every sample is shorter than
-what it ran, the unconditional guess is returned (below ``ran_s``): the core then re-estimates it
-to its limit and says so (:func:`~jupyter_sched.scheduling.runtimes.time_left`). A running job of
-a user with no finished run is predicted the same way from everybody's recent ratios (limit x
-each ratio); a queued one keeps its limit, and with no finished run at all so does every job —
-no runtime is guessed without data (a "halfway to the limit" prior would have helped the replays
-below, which start with an empty history, but it is a guess that no run supports).
+predictor's samples longer than that — the conditional remainder of the key's distribution, not
+a jump to the limit the moment the job passes the median. When every sample is shorter than
+what it ran, the unconditional guess is returned (below ``ran_s``): the core then re-estimates
+it to its limit and says so (:func:`~jupyter_sched.scheduling.runtimes.time_left`).
 
-On the loaded replays of ``benchmarks/jct_loaded.py`` (default profile; 20 replays: the main one,
-9 sweep and 10 held-out variants) the linear predictor, the conditioning on elapsed time and the
-ratios of everybody for users without runs together cut the ETA error (median absolute error over
-the median wait) from 37 % to 28 % on average (main replay 29 % to 27 %); each part helps (without
-the conditioning 32 %, without the line 35 %, without everybody's ratios 28 % but a worse median),
-and average JCT against SJF-oracle went from +8.1 % to +6.7 % (the fair order counts each user's
-next job by the line too).
+Figures (``benchmarks/jct_loaded.py``, 20 loaded replays): see the notes of issue 16; the
+predictors read the key's runs only since session 6 (before, a user's runs of *any* program fed
+the padding and the line, and everybody's ratios a running job of a user without runs).
 
 A prediction is never above the job's limit (the job is stopped there). Pure and deterministic;
 the edge feeds it finished runs (the engine from its store, the simulator as jobs end) and passes
@@ -54,120 +56,122 @@ from collections.abc import Hashable
 
 from ..model import JobSpec
 
-__all__ = ["LINEAR_MIN_RUNS", "RuntimeHistory", "run_key"]
+__all__ = ["LINEAR_MIN_RUNS", "MIN_RUNTIME_S", "RuntimeHistory", "run_key"]
 
 KEEP = 8
-"""Runs remembered per key and per user (the recent past predicts best)."""
-POOLED = 4 * KEEP
-"""Runs of all users remembered for users without runs of their own."""
+"""Runs remembered per key, and prediction errors per user and predictor (the recent past predicts best)."""
 LINEAR_MIN_RUNS = 3
-"""Runs (with at least two different limits) a user needs before the linear predictor is fitted."""
+"""Runs (with at least two different limits) a key needs before the linear predictor is fitted."""
+MIN_RUNTIME_S = 1.0
+"""The least any sample or prediction is (s): the core's least time a job still runs once it
+holds GPUs (:data:`~jupyter_sched.scheduling.runtimes.MIN_LEFT_S`), so a queued job is never
+projected to end when it starts — a ``true`` measured at 0.01 s is counted as 1 s."""
 
 
 def run_key(spec: JobSpec) -> tuple[Hashable, ...]:
-    """The identity of "the same run again": user, program and GPU request."""
-    program = spec.script or spec.notebook or (spec.command[0] if spec.command else "") or spec.name
+    """The identity of "the same run again": the user, the program and the request.
+
+    The program is the script or the notebook (its path; a definition's runs differ in their
+    parameters but are the same work), else the *whole* command line (``python -c <code>``:
+    the first word names the interpreter, not the work), with the working directory; a job with
+    none of these (the simulator's traces) is known by its name. The request is its shape: GPUs
+    per worker, GPU share, workers or worker groups, GPU models and MIG profile — not the time
+    limit, which the padding and linear predictors read.
+    """
+    if spec.script:
+        program: tuple[Hashable, ...] = ("script", spec.script)
+    elif spec.notebook:
+        program = ("notebook", spec.notebook)
+    elif spec.command:
+        program = ("command", *spec.command)
+    else:
+        program = ("name", spec.name)
     req = spec.resources
-    return (spec.user, program, req.gpus, req.gpu_milli, req.workers, req.gpu_models)
+    groups = tuple((g.name, g.gpus, g.workers) for g in req.groups)
+    return (spec.user, spec.working_dir, program, req.gpus, req.gpu_milli, req.workers, groups, req.gpu_models,
+            req.mig_profile)
 
 
 class RuntimeHistory:
-    """Finished runs per key, per user and of everybody, and predictions from them (module doc)."""
+    """Finished runs per key, and predictions from them (module doc)."""
 
     def __init__(self) -> None:
-        self._by_key: dict[tuple[Hashable, ...], deque[float]] = {}
-        self._runs_by_user: dict[str, deque[tuple[float, float]]] = {}  # (runtime, limit), seconds
-        self._pooled: deque[tuple[float, float]] = deque(maxlen=POOLED)
+        self._by_key: dict[tuple[Hashable, ...], deque[tuple[float, float | None]]] = {}  # (runtime, limit) s
         self._errors: dict[tuple[str, str], deque[float]] = {}  # (user, predictor) -> relative errors
-        # (run key, limit) -> (the chosen predictor's samples, sorted; from the user's own runs?) or
-        # None: what every job of that key asks until the next learn (the engine asks it for every
-        # live job each cycle; a running job's conditional median is then a bisection)
-        self._memo: dict[tuple[Hashable, ...], tuple[list[float], bool] | None] = {}
+        # (run key, limit) -> the chosen predictor's samples, sorted, or None: what every job of that
+        # key asks until the next learn (the engine asks it for every live job each cycle; a running
+        # job's conditional median is then a bisection)
+        self._memo: dict[tuple[Hashable, ...], list[float] | None] = {}
 
     def learn(self, spec: JobSpec, runtime_s: float, limit_s: float | None) -> None:
         """Remember that a run of ``spec`` took ``runtime_s`` seconds under ``limit_s`` (None: none)."""
-        if runtime_s <= 0:
+        if not runtime_s > 0 or not math.isfinite(runtime_s):
             return
         self._memo.clear()
         for name, samples in self._samples(spec, limit_s).items():  # score each predictor before learning
             guess = statistics.median(samples)
             self._errors.setdefault((spec.user, name), deque(maxlen=KEEP)).append(abs(guess - runtime_s) / runtime_s)
-        self._by_key.setdefault(run_key(spec), deque(maxlen=KEEP)).append(runtime_s)
-        if limit_s:
-            run = (min(runtime_s, limit_s), limit_s)
-            self._runs_by_user.setdefault(spec.user, deque(maxlen=KEEP)).append(run)
-            self._pooled.append(run)
+        runtime = max(runtime_s, MIN_RUNTIME_S)
+        self._by_key.setdefault(run_key(spec), deque(maxlen=KEEP)).append(
+            (min(runtime, limit_s) if limit_s else runtime, limit_s or None))
 
     def predict(self, spec: JobSpec, limit_s: float | None, ran_s: float = 0.0) -> float | None:
-        """Expected runtime in seconds of a run of ``spec``, at most ``limit_s`` (None: no history).
+        """Expected runtime in seconds of a run of ``spec``, at most ``limit_s`` (None: no runs of its key).
 
         ``ran_s``: seconds the run has already run (a running job; 0 for a queued one). The result
         is then the expected runtime *given* that (longer than ``ran_s`` while the history knows
         runs that long; else the unconditional guess, at most ``ran_s`` — module doc).
         """
-        key = (run_key(spec), limit_s)
-        if key in self._memo:
-            chosen = self._memo[key]
-        else:
-            chosen = self._memo[key] = self._chosen(spec, limit_s)
-        if chosen is None:
-            return None
-        samples, own = chosen
-        if not own and ran_s <= 0:
-            return None  # a queued job of a user without runs keeps its limit
-        return _given(samples, ran_s)
+        samples = self._chosen(spec, limit_s)
+        return None if samples is None else _given(samples, ran_s)
 
     def typical(self, spec: JobSpec, limit_s: float | None) -> float | None:
         """The unconditional expected runtime of a run of ``spec`` (the median of the samples a
         running job is predicted from; None: none) — what :meth:`predict` gives before it ran."""
+        samples = self._chosen(spec, limit_s)
+        return None if samples is None else _given(samples, 0.0)
+
+    def _chosen(self, spec: JobSpec, limit_s: float | None) -> list[float] | None:
+        """The sorted samples a run of ``spec`` is predicted from (memoised until the next learn);
+        None: its key has no runs."""
         key = (run_key(spec), limit_s)
-        chosen = self._memo[key] if key in self._memo else self._memo.setdefault(key, self._chosen(spec, limit_s))
-        return None if chosen is None else _given(chosen[0], 0.0)
-
-    def _chosen(self, spec: JobSpec, limit_s: float | None) -> tuple[list[float], bool] | None:
-        """The samples a run of ``spec`` is predicted from, sorted, and whether they are the user's
-        own (else everybody's ratios: :meth:`_prior`); None: nothing to predict from."""
+        if key in self._memo:
+            return self._memo[key]
         samples = self._samples(spec, limit_s)
+        chosen = None
         if samples:
-            name = self._choose(spec.user, {n: statistics.median(s) for n, s in samples.items()})
-            return sorted(samples[name]), True
-        pooled = self._prior(limit_s)
-        return None if pooled is None else (sorted(pooled), False)
+            name = self._choose(spec.user, samples)
+            chosen = sorted(samples[name])
+        self._memo[key] = chosen
+        return chosen
 
-    def _choose(self, user: str, guesses: dict[str, float]) -> str:
+    def _choose(self, user: str, samples: dict[str, list[float]]) -> str:
         """The predictor for ``user``: the same run unless another has done better (module doc)."""
-        errors = {name: statistics.median(e) if (e := self._errors.get((user, name))) else None for name in guesses}
-        if "same" in guesses and (errors["same"] is None or errors.get("padding") is None):
+        errors = {name: statistics.median(e) if (e := self._errors.get((user, name))) else None for name in samples}
+        if errors["same"] is None or errors.get("padding") is None:
             return "same"
-        return min(guesses, key=lambda n: (math.inf if errors[n] is None else errors[n], n != "same", n != "padding"))
-
-    def _prior(self, limit_s: float | None) -> list[float] | None:
-        """Samples for a running job of a user without runs: ``limit_s`` times everybody's recent
-        ratios (module doc); None without a limit or with no finished run at all."""
-        if not limit_s or not self._pooled:
-            return None
-        return [limit_s * runtime / limit for runtime, limit in self._pooled]
+        return min(samples, key=lambda n: (math.inf if errors[n] is None else errors[n], n != "same", n != "padding"))
 
     def _samples(self, spec: JobSpec, limit_s: float | None) -> dict[str, list[float]]:
         """``{"same": [...], "padding": [...], "linear": [...]}``: each predictor's sample runtimes
-        for a run of ``spec`` under ``limit_s``, where it has some (each in [1 s, ``limit_s``])."""
-        out: dict[str, list[float]] = {}
-        same = self._by_key.get(run_key(spec))
-        if same:
-            out["same"] = list(same)
-        runs = self._runs_by_user.get(spec.user)
-        if limit_s and runs:
-            out["padding"] = [limit_s * runtime / limit for runtime, limit in runs]
-            line = _fit(runs)
+        for a run of ``spec`` under ``limit_s`` from its key's runs, where it has some (each in
+        [:data:`MIN_RUNTIME_S`, ``limit_s``])."""
+        runs = self._by_key.get(run_key(spec))
+        if not runs:
+            return {}
+        out: dict[str, list[float]] = {"same": [runtime for runtime, _ in runs]}
+        limited = [(runtime, limit) for runtime, limit in runs if limit]
+        if limit_s and limited:
+            out["padding"] = [limit_s * runtime / limit for runtime, limit in limited]
+            line = _fit(limited)
             if line is not None:
                 a, b = line
-                out["linear"] = [a * limit_s + b + (runtime - (a * limit + b)) for runtime, limit in runs]
-        if limit_s is not None:
-            out = {name: [min(max(x, 1.0), limit_s) for x in xs] for name, xs in out.items()}
-        return out
+                out["linear"] = [a * limit_s + b + (runtime - (a * limit + b)) for runtime, limit in limited]
+        top = math.inf if limit_s is None else max(limit_s, MIN_RUNTIME_S)
+        return {name: [min(max(x, MIN_RUNTIME_S), top) for x in xs] for name, xs in out.items()}
 
 
-def _fit(runs: deque[tuple[float, float]]) -> tuple[float, float] | None:
+def _fit(runs: list[tuple[float, float]]) -> tuple[float, float] | None:
     """Least-squares ``(a, b)`` of ``runtime = a * limit + b`` over ``runs`` (None: too few, or one limit)."""
     if len(runs) < LINEAR_MIN_RUNS:
         return None

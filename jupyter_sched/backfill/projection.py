@@ -96,8 +96,11 @@ class Projection:
         line_forever: per line, holders with no known end.
         enders: per unit, ``(end, job id)`` of holders with a known end, sorted (to name what a
             start waits for).
-        reserved_ends: end time -> jobs reserved so far that end then (a job reserved at that
-            time waits for them: "after j-2 ends" names a queued job, not only running ones).
+        reserved_ends: per unit, ``(end, job id)`` of the jobs reserved on it so far that end
+            after they start, sorted: a job reserved on the unit later waits for them too ("after
+            j-2 ends" names a queued job, not only running ones) — only on the units it is
+            reserved on, and only once they have *ended* (a job reserved ahead that starts when it
+            does, or ends on another unit, made it no room: new user 5 finding 4).
     """
 
     units: list[Timeline]
@@ -106,14 +109,14 @@ class Projection:
     forever: list[list[str]] = field(default_factory=list)
     line_forever: list[list[str]] = field(default_factory=list)
     enders: list[list[tuple[float, str]]] = field(default_factory=list)
-    reserved_ends: dict[float, list[str]] = field(default_factory=dict)
+    reserved_ends: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
 
     def copy(self) -> Projection:
         """An independent copy for trial reservations (``enders`` is read-only and shared)."""
         return Projection(units=[u.copy() for u in self.units], unit_max=self.unit_max,
                           lines=[ln.copy() for ln in self.lines], forever=[list(f) for f in self.forever],
                           line_forever=[list(f) for f in self.line_forever], enders=self.enders,
-                          reserved_ends={t: list(ids) for t, ids in self.reserved_ends.items()})
+                          reserved_ends={unit: list(ends) for unit, ends in self.reserved_ends.items()})
 
     def next_change(self, after: float) -> float | None:
         """The first time after ``after`` at which any unit's or line's free capacity changes."""
@@ -148,15 +151,18 @@ class Projection:
             self.lines[line].reserve(start, end, demand.milli)
             if math.isinf(end):
                 self.line_forever[line].append(demand.job_id)
-        ended: list[tuple[float, str]] = []
-        for unit, _ in chosen:  # enders are sorted by end: the last three before the start
-            ends = self.enders[unit]
-            i = bisect.bisect_right(ends, (start, "\uffff"))
-            ended.extend(ends[max(0, i - 3):i])
-        queued = self.reserved_ends.get(start, []) if start > 0 else []  # jobs reserved ahead that end then
-        waits = tuple(dict.fromkeys([*queued, *(job for _, job in sorted(ended, reverse=True))]))[:3]
-        if math.isfinite(end):
-            self.reserved_ends.setdefault(end, []).append(demand.job_id)
+        ended: list[tuple[float, int, str]] = []  # (end, 1 running / 0 reserved ahead, job id)
+        for unit, _ in chosen:  # both lists are sorted by end: the last three to end by the start, each
+            for rank, ends in ((1, self.enders[unit]), (0, self.reserved_ends.get(unit, ()))):
+                i = bisect.bisect_right(ends, (start, "\uffff"))
+                ended.extend((at, rank, job) for at, job in ends[max(0, i - 3):i])
+        # the ones whose end decided the start: the last to end before it (new user 6 finding 2: "when
+        # all4, big2 and big1 end" named two jobs that had ended 70 minutes before all4)
+        last = max((at for at, _, _ in ended), default=0.0)
+        waits = tuple(dict.fromkeys(job for at, _, job in sorted(ended, reverse=True) if at >= last))[:3]
+        if math.isfinite(end) and end > start:
+            for unit, _ in chosen:
+                bisect.insort(self.reserved_ends.setdefault(unit, []), (end, demand.job_id))
         return Estimate(start=start, flavor=option.flavor, waits_on=waits)
 
     def unknown(self, demand: Demand) -> Estimate:

@@ -514,7 +514,8 @@ def error_line(command: str, exc: SchedError) -> str:
         hint = f"say what to run: {WHAT_TO_RUN}"
     elif hint and flag and exc.field and flag.startswith("-") and flag != exc.field:
         # "leave working_dir out" → "leave --workdir out": the option this person typed (new user 4)
-        hint = re.sub(rf"\b{re.escape(exc.field)}\b", flag, hint)
+        # the bare field only: "e.g. --env SEED=1" keeps its option as it is (new user 6, F3: "----env")
+        hint = re.sub(rf"(?<![\w-]){re.escape(exc.field)}\b", flag, hint)
     tail = f" — {_clause(hint)}" if hint else ""
     return f"{PROG} {command}: {where}{_clause(message)}{tail} [{exc.code}]"
 

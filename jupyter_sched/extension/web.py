@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..services.models import parse, wire_json
 from ..services.models.base import dump_set
+from .cookies import CookieOnce
 from .request_log import logged_quietly
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -92,7 +93,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(APIHandler):
+class SchedHandler(CookieOnce, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE

@@ -414,7 +414,8 @@ class HubSchedApp(SchedApp):
         released = []
         for lease in leases:
             try:
-                self.services.jobs.cancel(system_caller(HUB_ACTOR), str(lease["id"]))
+                # the reason in the lease's message, not "released by jupyterhub" (new user 5 #16)
+                self.services.jobs.cancel(system_caller(HUB_ACTOR), str(lease["id"]), by="the hub service", why=reason)
             except SchedError as err:  # finished meanwhile
                 log.debug("jupyter_sched: lease %s not released: %s", lease.get("id"), err)
                 continue

@@ -68,6 +68,9 @@ __all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forw
 log = logging.getLogger(__name__)
 
 _LIVE = "pending,admitted,running"
+_RELEASE_CAUSES = {"kernel shutdown": "kernel_shutdown", "kernel restart": "kernel_restart",
+                   "server stopped": "server_stop"}
+"""The extension's release reasons → ``DELETE leases/{id}?why=`` (:data:`~jupyter_sched.wording.jobs.LEASE_END_CAUSES`)."""
 _HOLDING = "admitted,running"
 _QUIET_PATHS = ("dryrun", "config", "me", "inventory", "queue", "profiles", "events", "audit", "usage", "metrics",
                 "telemetry")
@@ -202,7 +205,9 @@ class ForwardingService:
                 response = http.get("leases", params={"state": _LIVE})
                 for lease in response.json() if response.status_code == 200 else []:
                     if lease.get("kernel_id") in kernel_ids:
-                        http.delete(f"leases/{lease['id']}")
+                        answer = http.delete(f"leases/{lease['id']}", params={"why": "server_stop"})
+                        if answer.status_code == 400:  # a central service older than the cause
+                            http.delete(f"leases/{lease['id']}")
         except (httpx.HTTPError, ValueError):
             log.warning("jupyter_sched: could not release this server's leases at exit", exc_info=True)
 
@@ -289,7 +294,10 @@ class ForwardingService:
         return await self.release_leases({kernel_id}, reason=reason)
 
     async def release_leases(self, kernel_ids: set[str], *, reason: str) -> list[str]:
-        """Release this user's live leases bound to any of ``kernel_ids``; their ids.
+        """Release this user's live leases bound to any of ``kernel_ids``; their ids. ``reason``
+        (``kernel shutdown``, ``kernel restart``, ``server stopped``) goes as the release's cause,
+        so the lease says the server released it and why, not ``released by <owner>`` as if the
+        owner ran ``%gpu release`` (new user 5 #16).
 
         Raises:
             HubServiceUnreachable: the central service did not answer.
@@ -302,7 +310,11 @@ class ForwardingService:
             released = []
             for lease in leases:
                 if lease.get("kernel_id") in kernel_ids:
-                    done = await self.client.delete(f"leases/{lease['id']}")
+                    path = f"leases/{lease['id']}"
+                    why = _RELEASE_CAUSES.get(reason)
+                    done = await self.client.delete(path, params={"why": why} if why else None)
+                    if done.status_code == 400 and why:  # a central service older than the cause
+                        done = await self.client.delete(path)
                     if done.status_code in (200, 409):
                         released.append(str(lease["id"]))
             return released

@@ -90,7 +90,7 @@ def estimate_all(ctx: CycleContext) -> None:
     if not ctx.pends:
         return
     plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
-    replayed = _replayed(ctx)
+    replayed, after_replay, unstarted = _replayed(ctx)
     out: list[Pend] = []
     ahead: list[Job] = list(ctx.admitted.values())
     etas: dict[str, datetime | None] = {}
@@ -98,8 +98,15 @@ def estimate_all(ctx: CycleContext) -> None:
         job = ctx.by_id[pend.job_id]
         reason = pend.reason
         done = replayed.get(job.id) or plan.estimates.get(job.id)
-        eta, why, waits, code = done if done is not None and reason.code != "WaitingForPreemption" \
-            else plan.estimate(job, reason)
+        if after_replay is not None and job.id in unstarted:
+            # replayed but never started in it: projected behind everything the replay reserved (the
+            # jobs ahead that started in it included) — on the cycle's plan, which holds none of
+            # them, it got a start before theirs (new user 6 F1: #7-#9 "15:23" behind #4-#6 "16:33")
+            eta, why, waits, code = after_replay.estimate(job, reason, count=False)
+        elif done is not None and reason.code != "WaitingForPreemption":
+            eta, why, waits, code = done
+        else:
+            eta, why, waits, code = plan.estimate(job, reason)
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
                                           plan.reestimates)))
@@ -195,8 +202,10 @@ class Plan:
                       after=after, options=options, strict=strict)
 
     # ------------------------------------------------------------------ estimates
-    def estimate(self, job: Job, reason: PendingReason) -> Estimated:
-        """Reserve a pending ``job`` at its earliest start and say when that is (module doc)."""
+    def estimate(self, job: Job, reason: PendingReason, *, count: bool = True) -> Estimated:
+        """Reserve a pending ``job`` at its earliest start and say when that is (module doc).
+
+        ``count``: count it against ``profile.eta_depth`` (False: it was counted already)."""
         ctx = self.ctx
         code = reason.code
         if code == "WaitingForPreemption":
@@ -211,7 +220,7 @@ class Plan:
             if opens is None:
                 return None, reason.eta_reason or "its gate has no known opening", (), "GateClosed"
             after = max(0.0, (opens - ctx.now).total_seconds())
-        demand = self.demand(job, after=after, strict=code not in _GATED)
+        demand = self.demand(job, after=after, strict=code not in _GATED, count=count)
         if not isinstance(demand, Demand):
             return demand
         est = self.proj.place(demand)
@@ -261,12 +270,14 @@ def replays(ctx: CycleContext, queued: int) -> bool:
     return queued ** 2 * (nodes if by_node else len(ctx.state.pools)) <= LOOKAHEAD_WORK
 
 
-def _replayed(ctx: CycleContext) -> dict[str, Estimated]:
+def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, frozenset[str]]:
     """ETAs from replaying the scheduler's rules forward (:func:`..backfill.lookahead.lookahead`),
-    for the jobs that start in the replay; empty when the queue is too large to replay in a cycle
-    (``LOOKAHEAD_WORK``: then every job keeps its one-pass projection)."""
+    for the jobs that start in the replay; the replay's plan afterwards (every job started in it
+    reserved, for as long as it runs) and the replayed jobs that never started in it (they are
+    projected on that plan, behind all of them); ``({}, None, {})`` when the queue is too large to
+    replay in a cycle (``LOOKAHEAD_WORK``: then every job keeps its one-pass projection)."""
     if not replays(ctx, len(ctx.pends)):
-        return {}
+        return {}, None, frozenset()
     profile = ctx.profile
     protect = "none" if not profile.backfill else "first" if profile.backfill_mode == "easy" else "all"
     plan = Plan(ctx, at_end=True, with_holds=protect == "first")
@@ -288,10 +299,11 @@ def _replayed(ctx: CycleContext) -> dict[str, Estimated]:
             demands[job.id] = demand
             limits[job.id] = effective_limit(job.spec, ctx.profile.time_limits)[0] or math.inf
     if not demands:
-        return {}
+        return {}, None, frozenset()
     holds = [Hold(((unit, gpus),), end, _latest_end(ctx, holder, end)) for holder, unit, gpus, end in plan.holds]
     started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds)
-    return {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
+    estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
+    return estimates, plan, frozenset(demands.keys() - started.keys())
 
 
 def _latest_end(ctx: CycleContext, holder: str, expected: float) -> float:
@@ -644,9 +656,12 @@ def _moved(ctx: CycleContext, prev: PendingReason, eta: datetime | None, capacit
 
 
 def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:
-    """Is ``holder`` (running) expected to end before its time limit because of a learned runtime?"""
-    job = ctx.by_id.get(holder)
-    if job is None or not job.state.holds_gpus or ctx.profile.eta_source != "history":
+    """Is ``holder`` (running, or queued ahead and reserved in the projection) expected to end
+    before its time limit because of a learned runtime? A queued job's projected end is learned
+    too: "when small1 ends" at the minute small1 starts reads as a contradiction unless the ETA
+    says the end is what small1's own past runs took (new user 5 finding 4)."""
+    job = ctx.admitted.get(holder) or ctx.by_id.get(holder)
+    if job is None or job.state.terminal or ctx.profile.eta_source != "history":
         return False
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     return expected_runtime(ctx, job) < (math.inf if limit is None else limit)

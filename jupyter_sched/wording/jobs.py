@@ -16,7 +16,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_line",
-           "lease_end_message", "state_word"]
+           "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -282,7 +282,14 @@ LEASE_END_CAUSES = {
     "timeout": "",  # said with its timeout: see lease_end_message
     "interrupt": "the request was interrupted while it waited",
     "kernel_exit": "its kernel's process exited",
+    # a hub user's server releases through the central service with its owner's token; these say
+    # it was the server, as a personal server's own release does (new user 5 #16: "released by alice")
+    "kernel_shutdown": "its kernel was shut down",
+    "kernel_restart": "its kernel was restarted",
+    "server_stop": "the Jupyter server running its kernel was stopped",
 }
+SERVER_CAUSES = frozenset({"kernel_shutdown", "kernel_restart", "server_stop"})
+"""Causes a Jupyter server gives for leases it releases itself: said as ``released by the server``."""
 """Why a client ends a lease (``DELETE leases/{id}?why=``: the request model's closed set) → the
 clause its record adds; ``release`` (the owner gave it back) needs none."""
 
@@ -310,6 +317,8 @@ def lease_end_message(*, granted: bool, actor: str, why: str = "", cause: str | 
             return f"request withdrawn: no GPUs granted within {within}; nothing was held"
         why = why or f"granted only after {within} had passed"
     why = why or LEASE_END_CAUSES.get(cause or "", "")
+    if cause in SERVER_CAUSES:
+        actor = "the server"
     if granted:
         return f"released by {actor}" + (f": {why}" if why else "")
     return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")

@@ -2366,8 +2366,8 @@ export interface operations {
     cancelJob: {
         parameters: {
             query?: {
-                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
-                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting); a hub user's server says why it releases: kernel_shutdown, kernel_restart, server_stop (the Jupyter server running the kernel stops) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | "kernel_shutdown" | "kernel_restart" | "server_stop" | null;
                 /** @description with why=timeout: the timeout that passed, in seconds */
                 timeout_s?: number | null;
             };
@@ -2536,8 +2536,8 @@ export interface operations {
     releaseLease: {
         parameters: {
             query?: {
-                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting) */
-                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | null;
+                /** @description leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its kernel's process is exiting); a hub user's server says why it releases: kernel_shutdown, kernel_restart, server_stop (the Jupyter server running the kernel stops) */
+                why?: "release" | "timeout" | "interrupt" | "kernel_exit" | "kernel_shutdown" | "kernel_restart" | "server_stop" | null;
                 /** @description with why=timeout: the timeout that passed, in seconds */
                 timeout_s?: number | null;
             };

@@ -230,16 +230,18 @@ def test_conservative_backfill_starts_a_job_only_if_no_earlier_reservation_moves
     assert (reasons["head"].eta, reasons["mid"].eta) == (_t(60), _t(120))
 
 
-def test_runtime_history_predicts_from_the_same_run_then_from_the_user_s_padding() -> None:
+def test_runtime_history_predicts_from_the_same_run_and_from_nothing_else() -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
     hist = RuntimeHistory()
     spec = make_job("a", time_limit_s=7200).spec
     assert hist.predict(spec, 7200) is None
     hist.learn(spec, 1800, 7200)
     assert hist.predict(spec, 7200) == 1800  # same user, program and request
-    other = make_job("b", gpus=4, time_limit_s=3600).spec
-    assert hist.predict(other, 3600) == 900  # the user's runs took a quarter of their limit
     assert hist.predict(spec, 600) == 600  # never above the limit
+    # another request, another program, another user: not similar runs — their limits are used
+    assert hist.predict(make_job("b", gpus=4, time_limit_s=3600).spec, 3600) is None
+    assert hist.predict(replace(spec, command=("python", "y.py")), 7200) is None
+    assert hist.predict(make_job("c", user="bo", time_limit_s=7200).spec, 7200) is None
 
 
 def test_accuracy_from_admission_records_counts_only_jobs_that_waited() -> None:
@@ -280,7 +282,7 @@ def test_fair_share_etas_count_the_usage_running_jobs_accrue_until_the_gpus_free
     assert _etas(result) == {"bo-next": _t(60), "ana-next": _t(120)}
 
 
-def test_runtime_history_reads_the_limit_for_a_user_whose_same_runs_vary_more_than_their_limits() -> None:
+def test_runtime_history_reads_the_limit_for_a_run_whose_runtimes_vary_more_than_their_limits() -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
     hist = RuntimeHistory()
     spec = make_job("a", time_limit_s=7200).spec
@@ -291,28 +293,29 @@ def test_runtime_history_reads_the_limit_for_a_user_whose_same_runs_vary_more_th
     # best (6300 for 6800): its median at 7200, with each run's residual, is 6550
     assert hist.predict(spec, 7200) == pytest.approx(6550)  # not 4800
     padding_only = RuntimeHistory()  # the line has predicted none of these runs yet: the ratio, which has, decides
-    for ran, limit in ((1800, 3600), (6300, 7200)):
+    for ran, limit in ((1800, 3600), (6300, 7200), (3300, 3600)):
         padding_only.learn(replace(spec, time_limit_s=limit), ran, limit)
-    padding_only.learn(replace(spec, name="b", command=("other",), time_limit_s=3600), 3300, 3600)
-    assert padding_only.predict(replace(spec, command=("new",)), 7200) == pytest.approx(7200 * 0.875)
+    # the same run's runtimes (1800, 3300, 6300) and the ratios 0.5, 0.875, 0.917 of their limits
+    assert padding_only.predict(spec, 7200) == pytest.approx(7200 * 0.875)
     steady = RuntimeHistory()
     for ran in (1800, 1850, 1790):  # a user who reruns the same thing: the same run wins
         steady.learn(spec, ran, 7200)
     assert steady.predict(spec, 7200) == 1800
 
 
-def test_runtime_history_fits_a_line_for_a_user_who_rounds_limits_up_to_the_hour() -> None:
+def test_runtime_history_fits_a_line_for_a_run_whose_limit_is_rounded_up_to_the_hour() -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
     hist = RuntimeHistory()
     spec = make_job("a").spec
     hour = 3600.0
     runs = ((2.4, 3), (5.5, 6), (2.6, 3), (8.5, 9), (5.3, 6), (2.5, 3))  # (runtime, limit) in hours: limit - ~0.5 h
-    for i, (ran, limit) in enumerate(runs):  # each a different program: no "same run"
-        hist.learn(replace(spec, command=(f"p{i}",), time_limit_s=limit * hour), ran * hour, limit * hour)
-    new = replace(spec, command=("new",), time_limit_s=12 * hour)
+    for ran, limit in runs:  # one script, run for longer or shorter: its limit tracks the work
+        hist.learn(replace(spec, time_limit_s=limit * hour), ran * hour, limit * hour)
     # limit x the usual ratio (0.875) says 10.5 h for a 12 h limit; the line (limit - ~0.5 h), which
     # predicted the last three runs within 4 % where the ratio was off by up to 8 %, says ~11.45 h
-    assert hist.predict(new, 12 * hour) == pytest.approx(11.45 * hour, abs=60)
+    assert hist.predict(replace(spec, time_limit_s=12 * hour), 12 * hour) == pytest.approx(11.45 * hour, abs=60)
+    # the same runs under other programs' names say nothing about a new program
+    assert hist.predict(replace(spec, command=("new",), time_limit_s=12 * hour), 12 * hour) is None
 
 
 def test_runtime_history_predicts_a_running_job_from_the_runs_longer_than_it_already_ran() -> None:
@@ -331,20 +334,16 @@ def test_runtime_history_predicts_a_running_job_from_the_runs_longer_than_it_alr
     assert hist.predict(spec, 3600, ran_s=3100) == 2100
 
 
-def test_runtime_history_predicts_a_running_job_of_a_user_without_runs_from_everybody_s_runs() -> None:
+def test_runtime_history_predicts_no_job_without_runs_of_its_own_from_other_users_runs() -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
     hist = RuntimeHistory()
     newcomer = make_job("n", user="newcomer", time_limit_s=4000).spec
-    assert hist.predict(newcomer, 4000) is None  # nothing known: its limit is used
-    assert hist.predict(newcomer, 4000, ran_s=1000) is None  # running, nothing known: no guess either
     for user, ran, limit in (("ana", 900, 3600), ("bo", 1800, 3600), ("cy", 2700, 3600)):
         hist.learn(make_job("x", user=user, time_limit_s=limit).spec, ran, limit)
-    assert hist.predict(newcomer, 4000) is None  # a queued job of a user without runs keeps its limit
-    # running: others' runs took 1/4, 1/2, 3/4 of their limits -> 1000, 2000, 3000 of its 4000 s;
-    # it ran 1500 s, so 2000 and 3000 are left: their median
-    assert hist.predict(newcomer, 4000, ran_s=1500) == 2500
-    # longer than all of them: the median of all (below what it ran: the core sends it to its limit)
-    assert hist.predict(newcomer, 4000, ran_s=3500) == 2000
+    # others' runs of the same script are not this user's work: queued or running, the limit is used
+    # (until session 6 a running job was predicted from everybody's ratios: 2500 s here)
+    assert hist.predict(newcomer, 4000) is None
+    assert hist.predict(newcomer, 4000, ran_s=1500) is None
 
 
 def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle_then_gives() -> None:
@@ -398,3 +397,48 @@ def test_newuser4_finding_22_every_job_sharing_a_gpu_without_a_time_limit_is_nam
     reason = next(p.reason for p in result.pending if p.job_id == "big")
     assert reason.eta is None and reason.details["eta_code"] == "NoTimeLimit"
     assert sorted(reason.details["eta_waits_on"]) == ["frac1", "frac2", "frac3", "whole"]
+
+
+def test_newuser5_finding_4_an_eta_names_only_jobs_whose_end_made_room_on_its_own_gpus() -> None:
+    # q1 is reserved on n2 (H100) from 20 to 60; q2 asks for an A100 (n1) and starts at 60, when r1
+    # ends. q1 also ends at 60, but on another node: it made q2 no room ("when q1 and r1 end" before)
+    nodes = [make_node("n1", gpus=1), make_node("n2", gpus=1, model="H100-80GB")]
+    jobs = [running(make_job("r1", time_limit_s=60 * MIN), "n1", [0], started=0),
+            running(make_job("r2", time_limit_s=20 * MIN), "n2", [0], started=0),
+            make_job("q1", time_limit_s=40 * MIN, models=("H100-80GB",), submitted=-2),
+            make_job("q2", time_limit_s=30 * MIN, models=("A100-80GB",), submitted=-1)]
+    for profile in (SchedulingProfile(), SchedulingProfile(backfill_mode="conservative")):
+        reasons = {p.job_id: p.reason for p in run_cycle(snapshot(nodes, jobs), profile).pending}
+        assert (reasons["q1"].eta, reasons["q2"].eta) == (_t(20), _t(60))
+        assert reasons["q1"].details["eta_waits_on"] == ["r2"]
+        assert reasons["q2"].details["eta_waits_on"] == ["r1"]
+    # on one node, the job queued ahead whose (learned) end makes the room is named — the last one
+    # to end, not every job that ended before — and the ETA says its end is learned: "when q3 ends
+    # (if it runs as long as similar past runs did)"
+    one = [make_node("n1", gpus=2)]
+    jobs = [running(make_job("r1", gpus=2, time_limit_s=60 * MIN), "n1", [0, 1], started=0),
+            make_job("q1", time_limit_s=40 * MIN, submitted=-3), make_job("q3", time_limit_s=40 * MIN, submitted=-2),
+            make_job("q2", gpus=2, time_limit_s=30 * MIN, submitted=-1)]
+    snap = replace(snapshot(one, jobs), runtime_estimates={"q1": 5 * MIN, "q3": 10 * MIN})
+    reasons = {p.job_id: p.reason for p in run_cycle(snap).pending}
+    assert (reasons["q1"].eta, reasons["q3"].eta, reasons["q2"].eta) == (_t(60), _t(60), _t(70))
+    assert reasons["q2"].details["eta_waits_on"] == ["q3"]
+    assert reasons["q2"].details["eta_learned"] == ["q3"]
+
+
+def test_newuser6_finding_1_a_job_behind_never_gets_an_earlier_eta_than_identical_jobs_ahead() -> None:
+    # 4 GPUs: big1 and big2 run; big3, all4 (the whole machine, 1 h), a half GPU and five 1-GPU jobs
+    # without a time limit wait. In the forward replay big3, all4, then half and p0..p2 start (the
+    # last four hold every GPU for ever); p3 and p4 never start in it. They were projected on the
+    # cycle's plan, which holds none of the replayed jobs: "12:09, when big1 ends" behind "13:19"
+    jobs = [running(make_job("big1", gpus=2, time_limit_s=10 * MIN), "n1", [0, 1], started=-1),
+            running(make_job("big2", gpus=2, time_limit_s=10 * MIN), "n1", [2, 3], started=-0.5),
+            make_job("big3", gpus=2, time_limit_s=10 * MIN, submitted=-0.4),
+            make_job("all4", gpus=4, time_limit_s=60 * MIN, submitted=-0.3),
+            make_job("half", milli=500, submitted=-0.25),
+            *(make_job(f"p{i}", submitted=-0.2 + i * 0.01) for i in range(5))]
+    reasons = {p.job_id: p.reason for p in run_cycle(snapshot([make_node("n1", gpus=4)], jobs)).pending}
+    assert [reasons[j].eta for j in ("big3", "all4", "half", "p0", "p1", "p2")] == [_t(9), _t(19)] + [_t(79)] * 4
+    for later in ("p3", "p4"):  # after jobs that hold the GPUs for ever: unknown, and why
+        assert reasons[later].eta is None and reasons[later].details["eta_code"] == "NoTimeLimit"
+        assert reasons[later].details["eta_waits_on"] == ["half", "p0", "p1", "p2"]

@@ -170,12 +170,17 @@ def test_two_users_share_one_scheduler_through_the_hub(hub: Hub, names: dict[str
     hub.stop_server(a)
     released = carol.job(lease["id"])
     assert released["state"] == "cancelled", released
+    # new user 5 #16: it read "released by alice", as if she had run %gpu release
+    assert released["message"] == "released by the server: the Jupyter server running its kernel was stopped", released
     assert [e["actor"] for e in carol.audit() if e.get("job_id") == lease["id"] and e["action"] == "cancel"] \
         == [a]
 
     # a server killed without any cleanup: the service releases its leases once the hub reports it gone
     hub.kill_server(b)
-    assert wait_state(carol, bob_lease["id"], {"cancelled"})["state"] == "cancelled"
+    gone = wait_state(carol, bob_lease["id"], {"cancelled"})
+    assert gone["state"] == "cancelled"
+    # not "released by jupyterhub": who and why (bob's request was still pending: "request withdrawn by …")
+    assert "by the hub service" in gone["message"] and gone["message"].endswith(": the user's server stopped"), gone
     assert any(e["actor"] == "jupyterhub" and e["action"] == "lease_released"
                for e in carol.audit() if e.get("job_id") == bob_lease["id"])
     assert alice_job_still_running(carol, job_a["id"])

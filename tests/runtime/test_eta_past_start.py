@@ -26,8 +26,8 @@ def test_finding_1_the_queue_re_projects_a_passed_start_and_names_the_job_it_wai
     svc = SchedulerService(store=Store(sqlite_db), inventory=SimulatedInventory(4, node="n1"),
                            executor=LocalExecutor(tmp_path / "runs"), clock=clock, owner_id="a",
                            cycle_interval_s=0.0)
-    # ana's earlier 4-GPU `sleep` runs took 20 s: the feed expects the next one to take 20 s too
-    earlier = make_job("earlier", user="ana", gpus=4, command=("sleep", "20"), time_limit_s=180)
+    # ana's earlier run of the same 4-GPU command took 20 s: the feed expects the next one to take 20 s too
+    earlier = make_job("earlier", user="ana", gpus=4, command=("sleep", "120"), time_limit_s=180)
     svc.store.insert_job(JobRecord(job=replace(earlier, state=JobState.SUCCEEDED, admitted_at=T0 - timedelta(hours=1),
                                                started_at=T0 - timedelta(hours=1),
                                                finished_at=T0 - timedelta(hours=1) + timedelta(seconds=20))))

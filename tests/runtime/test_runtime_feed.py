@@ -26,18 +26,23 @@ def _finished(store: Store, job_id: str, *, user: str, script: str, ran_s: float
                                            finished_at=T0 + timedelta(seconds=ran_s))))
 
 
-def test_a_user_s_padding_is_learnt_from_succeeded_runs_only(sqlite_db: str) -> None:
+def test_a_run_is_learnt_from_succeeded_runs_of_the_same_script_only(sqlite_db: str) -> None:
     store = Store(sqlite_db)
     _finished(store, "old-1", user="ana", script="train.py", ran_s=1800, limit_s=3600)
-    _finished(store, "old-2", user="ana", script="eval.py", ran_s=900, limit_s=1800)
+    _finished(store, "old-2", user="ana", script="train.py", ran_s=900, limit_s=1800)
+    _finished(store, "old-3", user="ana", script="eval.py", ran_s=900, limit_s=1800)
     _finished(store, "crash", user="ana", script="other.py", ran_s=10, limit_s=3600, state=JobState.FAILED)
     feed = RuntimeFeed(store, ManualClock(T0 + timedelta(hours=1)))
     again = make_job("again", user="ana", script="train.py", command=(), time_limit_s=7200)
     new = make_job("new", user="ana", script="new.py", command=(), time_limit_s=4000)
+    crashed = make_job("crashed", user="ana", script="other.py", command=(), time_limit_s=3600)
     stranger = make_job("bob-1", user="bob", script="train.py", command=(), time_limit_s=3600)
-    assert feed.estimates([again, new, stranger]) == {
-        "again": 1800.0,  # the same run again: its runtime
-        "new": 2000.0,    # a new script: ana's limit used at half, as her past runs were (the crash says nothing)
+    assert feed.estimates([again, new, crashed, stranger]) == {
+        # the same script again under twice the limit: its runs used half of theirs (the ratio had
+        # predicted old-2 exactly, the runtime of old-1 had not)
+        "again": 3600.0,
+        # not "new" (another script: until session 6, ana's limit used at half, as her other runs
+        # were — new user 5 findings 4 and 8), nor "crashed" (a failed run says nothing), nor bob's
     }
 
 
@@ -59,7 +64,7 @@ def test_the_engine_s_snapshot_carries_learnt_runtimes_refreshed_from_the_store(
                                                                                 tmp_path: Path) -> None:
     clock = ManualClock(T0 + timedelta(hours=1))
     svc = make_service(sqlite_db, tmp_path, "a", clock)
-    pending = svc.submit({"gpus": 1, "command": ["true"], "time_limit": 3600}, user="ana")
+    pending = svc.submit({"gpus": 1, "script": "x.py", "time_limit": 3600}, user="ana")
     assert dict(svc.engine.snapshot().runtime_estimates) == {}  # no history yet: ETAs use the limit
     _finished(svc.store, "old-1", user="ana", script="x.py", ran_s=900, limit_s=3600)
     assert dict(svc.engine.snapshot().runtime_estimates) == {}  # counted again only after recheck_s
@@ -71,10 +76,10 @@ def test_newuser4_finding_18_a_burst_of_short_jobs_is_predicted_from_its_own_fir
     store = Store(sqlite_db)
     clock = ManualClock(T0 + timedelta(hours=1))
     feed = RuntimeFeed(store, clock)
-    for i in range(3):  # the user's earlier runs took 20 s of their 60 s limit
+    for i in range(3):  # the user's earlier runs of another script took 20 s of their 60 s limit
         _finished(store, f"old-{i}", user="root", script="other.py", ran_s=20, limit_s=60)
     burst = make_job("burst9", user="root", script="sleep3.py", command=(), time_limit_s=60)
-    assert feed.estimates([burst]) == {"burst9": 20.0}  # the user's ratio: nothing of this run yet
+    assert feed.estimates([burst]) == {}  # nothing of this run yet: its limit (another script is no guide)
     for i in range(3):  # the burst's first three runs finish: 3 s each
         _finished(store, f"burst{i}", user="root", script="sleep3.py", ran_s=3, limit_s=60)
     clock.advance(feed.recheck_s)  # not the minute of refresh_s: a job succeeded, so they are read again
@@ -147,7 +152,8 @@ def test_one_users_flood_of_short_runs_neither_evicts_anothers_history_nor_becom
         sqlite_db: str) -> None:
     """Red-team 5 finding 4: eve's 600 one-second runs (CPU-only jobs need no quota) filled the
     window of the last 500 succeeded runs: ana's queued run lost its learnt runtime, and a running
-    job of dan (no runs of his own) was predicted from eve's ratios alone — ending in a second."""
+    job of dan (no runs of his own) was predicted from eve's ratios alone — ending in a second.
+    Since session 6 nobody's runs predict another user's or another program's (new user 5)."""
     store = Store(sqlite_db)
     for i in range(10):
         _finished(store, f"ana-{i}", user="ana", script="train.py", ran_s=1800, limit_s=3600)
@@ -163,4 +169,4 @@ def test_one_users_flood_of_short_runs_neither_evicts_anothers_history_nor_becom
                   state=JobState.RUNNING, admitted_at=now - timedelta(seconds=60), started_at=now - timedelta(seconds=60))
     estimates = feed.estimates([ana, dan])
     assert estimates.get("ana-next") == 1800.0, estimates  # her own runs, read although eve's fill the window
-    assert estimates["dan-1"] > 60.0, estimates  # everybody's ratios are not eve's alone (was 1 s)
+    assert "dan-1" not in estimates, estimates  # no runs of his own: his limit, not eve's ratios (was 1 s)

@@ -72,10 +72,23 @@ async def test_cancel_of_an_unknown_job_is_one_line_and_exit_1(cli: Any) -> None
     assert run.err.count("\n") == 1 and "not_found" in run.err
 
 
-async def test_submit_with_bad_gpus_names_the_field(cli: Any) -> None:
+async def test_newuser6_finding_4_bad_gpus_names_the_field_and_the_fractions_it_takes(cli: Any) -> None:
+    """New user 6, F4: ``--gpus abc`` said "must be an integer" — use a whole number — while --help
+    says "whole number, or a fraction below 1" and ``--gpus 0.5`` works. (The Kubernetes manifest
+    builder keeps case 019 b3's "must be an integer": it takes no fraction.)"""
     run = await cli("submit", "--gpus", "two", "--", "true")
     assert run.code == EXIT_REFUSED
-    assert 'submit: --gpus must be an integer (got "two")' in run.err and run.err.count("\n") == 1  # case 019 b3
+    assert run.err == ('jupyter-sched submit: --gpus must be a number (got "two") — a whole number such as 1 or 4, '
+                       "or a fraction below 1 such as 0.5 [validation_error]\n"), run.err
+    assert "integer" not in run.err
+
+
+async def test_newuser6_finding_3_a_bad_env_shows_the_option_once(cli: Any) -> None:
+    """New user 6, F3: the hint read "e.g. ----env SEED=1" (the field name rewritten inside the option)."""
+    run = await cli("submit", "--gpus", "1", "--env", "FOO", "--", "true")
+    assert run.code == EXIT_REFUSED
+    assert run.err == ("jupyter-sched submit: --env 'FOO' is not NAME=VALUE — e.g. --env SEED=1 "
+                       "[validation_error]\n"), run.err
 
 
 async def test_submit_reserves_cpu_and_host_memory_and_names_a_bad_value(cli: Any) -> None:

@@ -199,7 +199,8 @@ class WaitLeaseRequest(QueryModel):
                                      "(retry once one has answered, or ask without wait_ms)")
 
 
-LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit"]
+LeaseEndCause = Literal["release", "timeout", "interrupt", "kernel_exit", "kernel_shutdown", "kernel_restart",
+                        "server_stop"]
 """Why a client ends a lease (``DELETE leases/{id}?why=``), as its record then says it."""
 
 MAX_TIMEOUT_S = 1e7
@@ -213,7 +214,8 @@ class CancelJobRequest(QueryModel):
     why: LeaseEndCause | None = Field(default=None, examples=["timeout"], description=(
         "leases only: release (the owner gave it back, the default), timeout (a request withdrawn because no "
         "GPUs came within its timeout_s), interrupt (the waiting request was interrupted), kernel_exit (its "
-        "kernel's process is exiting)"))
+        "kernel's process is exiting); a hub user's server says why it releases: kernel_shutdown, kernel_restart, "
+        "server_stop (the Jupyter server running the kernel stops)"))
     timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S, examples=[30],
                                     description="with why=timeout: the timeout that passed, in seconds")
 

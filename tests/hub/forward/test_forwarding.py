@@ -154,16 +154,23 @@ async def test_a_kernel_shutdown_releases_its_lease_on_the_central_service(
         if central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled":
             break
         await asyncio.sleep(0.1)
-    assert central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled"
+    ended = central_get(central, f"jobs/{lease['id']}")
+    assert ended["state"] == "cancelled"
+    # said as the personal server says it, not "released by <owner>" like a %gpu release (new user 5 #16)
+    assert ended["message"] == "released by the server: its kernel was shut down", ended["message"]
 
 
-async def test_leases_of_the_servers_kernels_are_released_when_it_stops(
+async def test_newuser5_finding_16_leases_released_when_the_server_stops_say_the_server_stopped(
         sched_app: Any, jp_fetch: Any, central: str) -> None:
+    """New user 5 #16: the hub stopped alice's server and her lease read "released by alice", as if
+    she had run ``%gpu release``."""
     response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
     kernel_id = json.loads(response.body)["id"]
     _, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
     await sched_app.stop_extension()
-    assert central_get(central, f"jobs/{lease['id']}")["state"] == "cancelled"
+    ended = central_get(central, f"jobs/{lease['id']}")
+    assert ended["state"] == "cancelled"
+    assert ended["message"] == "released by the server: the Jupyter server running its kernel was stopped", ended
 
 
 # ---- what is never forwarded -------------------------------------------------------------------
