@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 
-import { gapsOf, type IUsageGap, type IUsagePoint, linePath, pointsFromHistory, renderUsageChart } from '../src/usagechart';
+import {
+  gapsOf,
+  type IUsageGap,
+  type IUsagePoint,
+  linePath,
+  placeGapLabels,
+  pointsFromHistory,
+  renderUsageChart,
+  timeTicks
+} from '../src/usagechart';
 
 // The shape of GET api/sched/telemetry/history (jupyter_sched.telemetry.report.history_answer):
 // 5-second steps, 10 s valid, 5 s blank (DCGM blank sentinel), 10 s valid.
@@ -78,8 +87,9 @@ describe('usage chart', () => {
       renderUsageChart(points, gaps, { title: 'j', stepMs: 10000, width: 280 }).querySelector(
         'text.jp-sched-chart-gap-label'
       );
-    // the gap spans x 140..210 of 280: 33 characters (~165 px) from 142 would pass 280
-    expect([labelOf(late)?.getAttribute('text-anchor'), labelOf(late)?.getAttribute('x')]).toEqual(['end', '208.0']);
+    // plot 238 px wide (280 less the axes' 42): the gap spans x 119..178.5; 33 characters (~165 px)
+    // from 121 would pass 238, so the label ends at the gap's end
+    expect([labelOf(late)?.getAttribute('text-anchor'), labelOf(late)?.getAttribute('x')]).toEqual(['end', '176.5']);
     expect([labelOf(early)?.getAttribute('text-anchor'), labelOf(early)?.getAttribute('x')]).toEqual(['start', '2.0']);
   });
 
@@ -105,4 +115,68 @@ describe('usage chart', () => {
       'job j-1: 1 device, utilization 70% at the last valid reading; gaps: blank: DCGM blank value (no data)'
     );
   });
+
+  it('new user 5 #17: has a value axis, a time axis in UTC and a legend for both lines', () => {
+    const at = (m: number) => Date.parse('2026-12-02T13:00:00Z') + m * 60000;
+    const points: IUsagePoint[] = Array.from({ length: 25 }, (_, m) => ({
+      device: 'GPU-sim-vm-0', t: at(m), util: m % 5, memMib: 162 + m, validity: 'valid', note: ''
+    }));
+    const chart = renderUsageChart(points, [], { title: 'lease l-1', stepMs: 60000 });
+    const texts = (sel: string) => [...chart.querySelectorAll(sel)].map(n => n.textContent);
+    expect(texts('text.jp-sched-chart-axis-label:not(.jp-sched-chart-time)')).toEqual(['0 %', '50 %', '100 %', 'UTC']);
+    // 25 min over a 278-px plot: 5-min ticks (a 1- or 2-min spacing would put the labels on each other)
+    expect(texts('text.jp-sched-chart-time')).toEqual(['13:05', '13:10', '13:15', '13:20']);
+    expect(texts('text.jp-sched-chart-legend')).toEqual(['utilization %', 'memory (top = 186 MiB)']);
+    expect(chart.querySelector('[data-key="util"] line.jp-sched-chart-util')).not.toBeNull();
+    expect(chart.querySelector('[data-key="mem"] line.jp-sched-chart-mem')).not.toBeNull();
+  });
+
+  it('new user 5 #17: gap labels never lie on each other — one per reason, and a count in the legend', () => {
+    const at = (m: number) => Date.parse('2026-12-02T13:00:00Z') + m * 60000;
+    const points: IUsagePoint[] = Array.from({ length: 25 }, (_, m) => ({
+      device: 'GPU-a', t: at(m), util: 3, memMib: 100, validity: 'valid', note: ''
+    }));
+    const missing = { device: 'GPU-a', validity: 'missing', label: 'missing: no telemetry' };
+    const gaps: IUsageGap[] = [
+      { ...missing, start: at(2), end: at(3) },
+      { ...missing, start: at(4), end: at(6) },
+      { ...missing, start: at(7), end: at(8) },
+      { device: 'GPU-a', validity: 'blank', label: 'blank: DCGM blank value (no data)', start: at(9), end: at(10) }
+    ];
+    const chart = renderUsageChart(points, gaps, { title: 'lease l-1', stepMs: 60000 });
+    expect(chart.querySelectorAll('rect.jp-sched-chart-gap[data-gap]').length).toBe(4); // every span shaded
+    const labels = [...chart.querySelectorAll('text.jp-sched-chart-gap-label')];
+    expect(labels.map(l => l.textContent)).toEqual(['missing: no telemetry', 'blank: DCGM blank value (no data)']);
+    const box = (l: Element) => {
+      const x = Number(l.getAttribute('x'));
+      const w = (l.textContent ?? '').length * 5;
+      return { row: l.getAttribute('y'), from: l.getAttribute('text-anchor') === 'end' ? x - w : x, w };
+    };
+    const [a, b] = labels.map(box);
+    expect(a.row === b.row && !(a.from + a.w <= b.from || b.from + b.w <= a.from)).toBe(false);
+    expect(texts(chart, 'text.jp-sched-chart-legend')).toContain('no valid reading (4 spans)');
+  });
+
+  it('places gap labels in the first free row and leaves out one that fits nowhere', () => {
+    const gaps = [
+      { x: 0, w: 10, label: 'aaaaaaaaaa' },
+      { x: 5, w: 10, label: 'bbbbbbbbbb' },
+      { x: 8, w: 10, label: 'cccccccccc' },
+      { x: 200, w: 10, label: 'dddddddddd' }
+    ];
+    expect(placeGapLabels(gaps, 300).map(l => [l.label, l.row])).toEqual([
+      ['aaaaaaaaaa', 0], ['bbbbbbbbbb', 1], ['dddddddddd', 0]
+    ]);
+  });
+
+  it('spaces time ticks so that their labels stay apart', () => {
+    const t0 = Date.parse('2026-12-02T13:00:00Z');
+    expect(timeTicks(t0, t0 + 60000, 284).map(t => t.label)).toEqual(['13:00:15', '13:00:30', '13:00:45']);
+    const hours = timeTicks(t0, t0 + 6 * 3600000, 284).map(t => t.label);
+    expect(hours).toEqual(['14:00', '15:00', '16:00', '17:00', '18:00']);
+  });
 });
+
+function texts(root: Element, sel: string): (string | null)[] {
+  return [...root.querySelectorAll(sel)].map(n => n.textContent);
+}

@@ -79,6 +79,26 @@ test('the usage chart of a running job shows a gap for a blank span', async ({ p
   await expect(label.first()).toHaveText('blank: DCGM blank value (no data)');
   const util = await item.locator('path.jp-sched-chart-util').getAttribute('d');
   expect((util ?? '').match(/M/g)?.length ?? 0).toBeGreaterThanOrEqual(2); // the line is broken at the gap
+  // new user 5 #17: a value axis, a time axis, a legend, and no text drawn over other text
+  await expect(item.locator('text.jp-sched-chart-axis-label').first()).toHaveText('0 %');
+  await expect(item.locator('text.jp-sched-chart-legend').first()).toHaveText('utilization %');
+  expect(await item.locator('text.jp-sched-chart-time').count()).toBeGreaterThanOrEqual(1);
+  const boxes = await item.locator('svg text').evaluateAll(nodes =>
+    nodes.filter(n => (n.textContent ?? '').trim()).map(n => {
+      const r = n.getBoundingClientRect();
+      return { text: n.textContent ?? '', left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+    })
+  );
+  const svgBox = await item.locator('svg').boundingBox();
+  for (const [i, a] of boxes.entries()) {
+    // inside the chart (nothing cut at its edges) …
+    expect(a.left >= (svgBox?.x ?? 0) - 0.5 && a.right <= (svgBox?.x ?? 0) + (svgBox?.width ?? 0) + 0.5, a.text).toBe(true);
+    for (const b of boxes.slice(i + 1)) {
+      // … and on no other text
+      const apart = a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+      expect(apart, `"${a.text}" overlaps "${b.text}"`).toBe(true);
+    }
+  }
   write(''); // an empty scrape is refused: no new samples, the chart stops moving for the screenshots
   await page.waitForTimeout(1500);
   const out = test.info().outputPath('');
