@@ -81,6 +81,10 @@ BULK_READS = frozenset({"jobs", "leases", "queue", "audit", "usage", "usage/repo
 """Routes whose GET lists many rows: served on their own request threads (:attr:`SchedHandler._bulk`)."""
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class _NoArguments(BaseModel):
+    """The query of a route that takes no arguments (:meth:`SchedHandler.no_query`)."""
 R = TypeVar("R")
 
 
@@ -289,6 +293,20 @@ class SchedHandler(CookieOnce, APIHandler):
         values = {name: value for name in model.model_fields
                   if (value := self.get_query_argument(name, None)) not in (None, "")}
         return parse(model, values, where="query")
+
+    def no_query(self, hint: str = "") -> None:
+        """Refuse any query argument on a route that takes none (red team 6: ``GET events?since=abc``
+        and ``GET inventory?x=1`` answered as if it were not there).
+
+        Raises:
+            ValidationError: naming the argument; ``hint`` (when given) says what to use instead.
+        """
+        try:
+            self.query(_NoArguments)
+        except ValidationError as refused:
+            if hint:
+                raise ValidationError(refused.message, field=refused.field, hint=hint) from None
+            raise
 
     # ---- responses -----------------------------------------------------------------------
     _body: _Body | None = None

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..model.units import format_duration
+from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
@@ -109,7 +110,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return f"{head}: {state}{where}{sim}{_restarted(job)}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
-    message = str(job.get("message") or "")
+    message = printable_line(str(job.get("message") or ""))  # stored before red team 6's fix: raw log lines
     code = job.get("exit_code")
     if isinstance(code, int) and not isinstance(code, bool) and code < 0:
         # a negative code is the signal that ended it (Python's returncode), not an exit code the
@@ -138,8 +139,10 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     if entry.get("stage") != "warned":
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
+    # notify frees nothing (the admin's choice): the note must not promise a reclaim (new user 6 F14)
     what = {"release": "its GPUs are released", "requeue": "it is requeued (its GPUs freed)",
-            "stop": "it is stopped"}.get(str(entry.get("action") or ""), "its GPUs are reclaimed")
+            "stop": "it is stopped", "notify": "it is reported as idle (nothing is freed)",
+            }.get(str(entry.get("action") or ""), "its GPUs are reclaimed")
     when = ""
     if deadline is not None:
         when = f" at {_clock_of(deadline, now)}"
