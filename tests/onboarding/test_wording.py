@@ -195,8 +195,7 @@ def test_a_pending_job_line_carries_the_rendered_reason() -> None:
     ({"limit_s": None, "limit_source": "unlimited"},
      "it has no time limit (unlimited), so it cannot start ahead of j-9, reserved from 2026-03-30T08:15:02.123456+00:00; "
      "it can only start when nothing is reserved",
-     "with no time limit it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC; it can start only "
-     "when nothing is reserved"),
+     "with no time limit it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC"),
 ], ids=["given limit", "queue default", "no limit"])
 def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_stamp(
         backfill: dict[str, Any], clause: str, want: str) -> None:
@@ -207,6 +206,23 @@ def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_st
     assert render_reason(reason, now=NOW).summary == f"needs 1 A100 GPU, 0 free; {want}."
     other_day = render_reason(reason, now=datetime(2026, 3, 29, 23, 0, tzinfo=timezone.utc)).summary
     assert "Mar 30 08:15 UTC" in other_day and "+00:00" not in other_day
+
+
+def test_newuser6_finding_2_no_backfill_clause_when_no_gpu_is_free_and_the_reserved_job_by_name() -> None:
+    """New user 6, F2: "needs 4 GPUs, 0 free; its 1h00m time limit would run into the GPUs reserved
+    for j-… from 15:23 UTC" — with nothing free the limit is not what holds it (a reader thinks a
+    shorter limit would help); and the clause named the job by id while the ETA said "big3 (j-…)"."""
+    clause = "with a limit of 3600 s (given) it cannot finish before j-9, reserved from 2026-03-30T08:15:02+00:00"
+    backfill = {"limit_s": 3600.0, "limit_source": "given", "reserved_for": "j-9",
+                "reservation": "2026-03-30T08:15:02+00:00"}
+    none_free = make_reason(message=f"needs 4 GPUs, 0 free; {clause}.", details={"free": 0, "backfill": backfill})
+    assert render_reason(none_free, now=NOW).summary == "needs 4 GPUs, 0 free."
+    # a kernel's lease is told what it waits for, free GPUs or not (new user 5 #4)
+    assert "it waits until j-9 has started" in render_reason(none_free, now=NOW, kind="lease").summary
+    some_free = make_reason(message=f"needs 4 GPUs, 2 free; {clause}.",
+                            details={"free": 2, "backfill": backfill, "eta_waits_on_names": {"j-9": "big3"}})
+    assert render_reason(some_free, now=NOW).summary == (
+        "needs 4 GPUs, 2 free; its 1h00m time limit would run into the GPUs reserved for big3 (j-9) from 08:15 UTC.")
 
 
 def test_a_message_without_the_backfill_clause_is_left_as_the_core_wrote_it() -> None:
