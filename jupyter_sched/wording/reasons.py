@@ -237,9 +237,15 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                         f"{'is' if len(own) == 1 else 'are'} released with %gpu release in that notebook "
                         "(a kernel's GPUs have no time limit)")
             if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
-                return (f"ETA unknown: it can start only after kernel lease{'' if one else 's'} {_ids(waits)} "
-                        f"{'is' if one else 'are'} released (%gpu release in that notebook; a kernel's GPUs have "
-                        "no time limit)")
+                # "%gpu release in that notebook" is an action only the lease's owner can take (new user
+                # 6, F9: bob was told to release alice's lease): to the job's owner, leases the core did
+                # not list as theirs are another user's; to anyone else, their owner's
+                others = mine and not any(isinstance(o, Mapping) for o in (details.get("eta_waits_on_own") or ()))
+                whose = ("another user's kernel lease" if one else "other users' kernel leases") if others else \
+                    f"kernel lease{'' if one else 's'}"
+                by = "" if others else (" by its owner" if one else " by their owners")
+                return (f"ETA unknown: it can start only after {whose} {_ids(waits)} {'is' if one else 'are'} "
+                        f"released{by} or reclaimed when idle (a kernel's GPUs have no time limit)")
             named = _named(waits, details.get("eta_waits_on_names"))
             return (f"ETA unknown: it can start only after {_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")

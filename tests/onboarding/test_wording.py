@@ -276,3 +276,21 @@ def test_a_model_name_that_says_gpu_is_not_followed_by_gpu_again() -> None:
     real = make_reason(message="needs 2 A100 GPUs, 0 free", details={"model": "A100"})
     assert [render_reason(r).summary for r in (one, two, real)] == [
         "needs 1 Simulated GPU 80GB, 0 free.", "needs 2 Simulated GPU 80GB, 0 free.", "needs 2 A100 GPUs, 0 free."]
+
+
+def test_newuser6_finding_9_another_users_lease_is_not_yours_to_release() -> None:
+    """New user 6, F9 (hub): bob's job waiting on alice's kernel lease said "(%gpu release in that
+    notebook; …)" — an action only alice can take. Bob is told what bounds the wait instead; the
+    owner of the lease keeps the sentence naming her notebook."""
+    details = {"team": "default", "eta_code": "NoTimeLimit", "eta_waits_on": ["l-alice"]}
+    reason = make_reason(message="needs 4 GPUs, 2 free", details=details)
+    reason["eta"] = None
+    bob = render_reason(reason, now=NOW, mine=True).eta
+    assert bob == ("ETA unknown: it can start only after another user's kernel lease l-alice is released or "
+                   "reclaimed when idle (a kernel's GPUs have no time limit)"), bob
+    assert "%gpu release" not in render_reason(reason, now=NOW).eta  # whose is unknown to a third reader
+    own = {**details, "eta_waits_on_own": [{"id": "l-alice", "name": "kernel-a", "kind": "lease", "gpus": 2,
+                                            "notebook": "a.ipynb"}]}
+    alice = render_reason({**reason, "details": own}, now=NOW, mine=True).eta
+    assert "your own kernel lease l-alice (kernel-a, notebook a.ipynb)" in alice and "%gpu release" in alice, alice
+
