@@ -44,7 +44,9 @@ import argparse
 import multiprocessing
 import os
 import random
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -184,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settle-s", type=float, default=3.0,
                         help="seconds of uncounted status requests before the idle samples (default 3)")
     parser.add_argument("--warmup-s", type=float, default=5.0, help="seconds of load before sampling (default 5)")
+    parser.add_argument("--profile", metavar="PATH", default=None,
+                        help="record the server's GIL-holding stacks during the loaded phase with py-spy "
+                             "(on PATH, or $PY_SPY) into PATH (collapsed stacks); off by default")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="status-bench-") as tmp:
         root = Path(tmp)
@@ -216,7 +221,14 @@ def main(argv: list[str] | None = None) -> int:
                 worker.start()
             time.sleep(args.warmup_s)
             started, cpu_before, answered_before = time.perf_counter(), cpu_s(proc.pid), counts[0] + counts[1]
+            spy = None if args.profile is None else subprocess.Popen(
+                [os.environ.get("PY_SPY", "py-spy"), "record", "--gil", "-f", "raw",
+                 "-r", "100", "-o", args.profile, "-p", str(proc.pid)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             loaded = sample_status(base, args.samples)
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+                spy.wait(60)
             elapsed = time.perf_counter() - started
             cpu_loaded = cpu_s(proc.pid) - cpu_before
             load_answers = counts[0] + counts[1] - answered_before

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..model.units import parse_utc
+from ..model.units import parse_window
 from .report import ROLLUP_SECONDS, samples_from_rollups, usage_report
 from .usage import UsageInterval
 from .waste import UnattributedRow, WasteReport, unattributed_usage, waste_report
@@ -74,8 +74,7 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
         ValidationError: bad grouping, period, timestamp or a model without a price.
         AccountingError: inconsistent usage records.
     """
-    start = parse_utc(since, field="since") if since else None
-    end = parse_utc(until, field="until") if until else None
+    start, end = parse_window(since, until)
     intervals = service.store.usage_rows(since=start, until=end, user=user)
     now = service.clock.now()
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))

@@ -18,17 +18,18 @@ On the record, but bounded: at most :data:`REFUSAL_RECORDS_PER_MINUTE` refusals 
 written one by one per minute (per server); the rest of that minute are counted, and one more
 record says how many (``details.suppressed``) — written with the user's next refusal after the
 minute, or anyone's. Red-team 5 finding 1: eve's loop of refused requests wrote 66 rows a second
-(2.3 GB a day) that every admin reading the audit log had to page through.
+(2.3 GB a day) that every admin reading the audit log had to page through. The counting itself
+(per-user minutes, a lock, a clock) is state of the service layer
+(:class:`jupyter_sched.services.callers.RefusalWindows`), asked through :class:`RefusalLimiter`:
+this package stays pure.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from ..errors import AuthorizationError, BusyError, SchedError, ValidationError, http_status_for
 from ..model import Inventory, Job, QuotaSet
@@ -37,7 +38,7 @@ from .fit import FitCheck
 from .policy import AdmissionPolicy, resolve_caller
 from .rules import check_job
 
-__all__ = ["REFUSAL_RECORDS_PER_MINUTE", "REFUSED", "Admission"]
+__all__ = ["REFUSAL_RECORDS_PER_MINUTE", "REFUSED", "Admission", "RefusalLimiter"]
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +48,21 @@ REFUSED = "refused"
 REFUSAL_RECORDS_PER_MINUTE = 60
 """Refusals of one user written one by one per minute (per server); the rest are counted (module docstring)."""
 
-_WINDOW_S = 60.0
-
 AuditWriter = Callable[..., Any]
 """``write(actor=, action=, user=, job_id=, message=, details=)`` — ``Store.add_event``."""
 
 
-@dataclass
-class _RefusalWindow:
-    """One user's refusals in the current minute: when it began (monotonic s), how many were
-    written, how many only counted."""
+class RefusalLimiter(Protocol):
+    """Which refusals are written one by one (the service layer's
+    :class:`~jupyter_sched.services.callers.RefusalWindows`)."""
 
-    started: float
-    written: int = 0
-    counted: int = 0
+    per_minute: int
+    """Refusals of one user written one by one per minute."""
+
+    def take_place(self, user: str) -> tuple[bool, list[tuple[str, int]]]:
+        """Whether ``user``'s refusal may be written one by one now (else it is counted), and
+        ``(user, counted)`` of each minute that ended with refusals only counted (reported once)."""
+        ...
 
 
 class Admission:
@@ -71,23 +73,17 @@ class Admission:
         quota_set: ``quota_set() -> QuotaSet`` in force (the store's).
         audit: writes one audit record (``Store.add_event``'s keywords).
         fit: the can-it-ever-run check (None: skipped, for callers without an engine).
-        refusal_records_per_minute: refusals of one user written one by one per minute; the rest
-            are counted into one record (module docstring).
-        monotonic: the clock of those minutes (seconds, e.g. ``time.monotonic``): passed in by the
-            service layer, because the pure core reads no clock itself.
+        refusals: which refusals are written one by one, the rest counted into one record
+            (module docstring; state kept by the service layer, since this package is pure).
     """
 
     def __init__(self, *, policy: AdmissionPolicy, quota_set: Callable[[], QuotaSet], audit: AuditWriter,
-                 fit: FitCheck | None = None, refusal_records_per_minute: int = REFUSAL_RECORDS_PER_MINUTE,
-                 monotonic: Callable[[], float]) -> None:
+                 refusals: RefusalLimiter, fit: FitCheck | None = None) -> None:
         self.policy = policy
         self._quota_set = quota_set
         self._audit = audit
         self._fit = fit
-        self.refusal_records_per_minute = refusal_records_per_minute
-        self.monotonic = monotonic
-        self._windows: dict[str, _RefusalWindow] = {}
-        self._windows_lock = threading.Lock()
+        self.refusals = refusals
         self.run_as_check: Callable[[Job], None] | None = None
         """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``
         could never run as their OS account (no account, a system or shared one), so that it is
@@ -184,23 +180,12 @@ class Admission:
     def _take_place(self, user: str) -> bool:
         """True when ``user``'s refusal may be written one by one this minute; else it is counted.
         Writes the summaries of minutes that have ended (this user's and anyone's)."""
-        now = self.monotonic()
-        with self._windows_lock:
-            ended = [(who, w) for who, w in self._windows.items() if now - w.started >= _WINDOW_S]
-            for who, _ in ended:
-                del self._windows[who]
-            window = self._windows.setdefault(user, _RefusalWindow(started=now))
-            allowed = window.written < self.refusal_records_per_minute
-            if allowed:
-                window.written += 1
-            else:
-                window.counted += 1
-        for who, w in ended:
-            if w.counted:
-                self._write(who, job_id=None, details={"request": "(refusals counted)", "field": None,
-                                                       "code": "suppressed", "status": None, "suppressed": w.counted},
-                            message=f"{w.counted} more refused request(s) of {who} in one minute were counted, not "
-                                    f"recorded one by one (at most {self.refusal_records_per_minute} a minute are)")
+        allowed, ended = self.refusals.take_place(user)
+        for who, counted in ended:
+            self._write(who, job_id=None, details={"request": "(refusals counted)", "field": None,
+                                                   "code": "suppressed", "status": None, "suppressed": counted},
+                        message=f"{counted} more refused request(s) of {who} in one minute were counted, not "
+                                f"recorded one by one (at most {self.refusals.per_minute} a minute are)")
         return allowed
 
     def _write(self, user: str, *, job_id: str | None, message: str, details: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
+from ..textsafe import printable_log
 from ..wording import gpus_text, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, idle_note
 from ..wording.reasons import wire_time
@@ -277,8 +278,10 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
 def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Print the job's log (``-f``: keep printing until it ends). A job with nothing to show is
     said so on stderr (``j-… is pending: no output yet``), so an empty answer is not mistaken for
-    a failed command; stdout stays the log alone."""
+    a failed command; stdout stays the log alone. Terminal control sequences in it are dropped or
+    shown, never obeyed (:mod:`jupyter_sched.textsafe`), unless ``--raw``."""
     out = io.out
+    shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
     if args.follow:
         wrote = False
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
@@ -287,7 +290,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 _say_no_output(client, args.job_id, io, follow=True)
             for text in client.follow_logs(args.job_id):
                 wrote = wrote or bool(text)
-                out.write(text)
+                out.write(shown(text))
                 out.flush()
         except KeyboardInterrupt:
             _still_going(args.job_id, "", io, what="following its log")
@@ -298,7 +301,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     offset = 0
     while True:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)
-        out.write(chunk["text"])
+        out.write(shown(chunk["text"]))
         if chunk["next_offset"] == offset or not chunk["text"]:
             break
         offset = chunk["next_offset"]

@@ -222,6 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     logs = sub.add_parser("logs", help="print a job's log")
     logs.add_argument("job_id", metavar="JOB_ID")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+    logs.add_argument("--raw", action="store_true",
+                      help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
+                           "(colours, titles, cursor moves) are left out and other control characters shown as ^X")
 
     from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 

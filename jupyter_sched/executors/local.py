@@ -98,6 +98,8 @@ log = logging.getLogger(__name__)
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
+_EXIT_CODE_MIN, _EXIT_CODE_MAX = -255, 255
+"""An exit code a process can have: 0..255, or minus the signal that ended it (Python's returncode)."""
 _NOTEBOOK_IN = "input.ipynb"
 
 
@@ -797,9 +799,15 @@ def _read_exit(job_dir: Path, owner_uid: int | None) -> tuple[int, datetime] | N
     if data is None:
         return None
     try:
-        return int(data["exit_code"]), parse_utc(data["finished_at"], field="finished_at")
-    except (ValueError, KeyError, TypeError, SchedError):  # written in the job owner's directory: untrusted
+        code = int(data["exit_code"])
+        ended = parse_utc(data["finished_at"], field="finished_at")
+    except (ValueError, KeyError, TypeError, OverflowError, SchedError):  # in the owner's directory: untrusted
         return None
+    if not _EXIT_CODE_MIN <= code <= _EXIT_CODE_MAX:
+        # a forged 10**30 failed every write of the job's end (integer out of range), and the engine
+        # retried the store for everyone's work without end (red team 6): taken as no exit code
+        return None
+    return code, ended
 
 
 def _observed_end(claimed: datetime, seen_running_at: datetime | None) -> datetime:

@@ -28,11 +28,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..textsafe import printable_line
 from .safeopen import read_untrusted_bytes
 
 __all__ = [
     "OUTCOME_FILE",
     "LOG_TAIL_LINES",
+    "MESSAGE_MAX",
     "describe_exit",
     "describe_termination",
     "format_mib",
@@ -48,6 +50,9 @@ LOG_TAIL_LINES = 5
 """Lines of a script's log quoted in its failure reason."""
 _TAIL_BYTES = 16 * 1024
 _LINE_MAX = 300
+MESSAGE_MAX = 2000
+"""Most characters of a reason taken from the runner's words (``outcome.json``, a container's
+termination message): the owner can write them, and the message is stored and shown with the job."""
 
 
 def signal_name(signum: int) -> str:
@@ -126,8 +131,11 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, owner_uid: int | None =
 
 def _tail_lines(text: str, lines: int) -> list[str]:
     """The last ``lines`` non-empty lines of ``text`` that are not the runner's own, long ones cut."""
+    # the log is the job's: its escape sequences and control characters are shown, never obeyed, by
+    # whoever reads the message (an admin's `jupyter-sched jobs --all`, red team 6)
     kept = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("[jupyter_sched]")]
-    return [line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in kept[-lines:]]
+    shown = [printable_line(line, limit=1 << 30) for line in kept[-lines:]]
+    return [line if len(line) <= _LINE_MAX else line[:_LINE_MAX] + "…" for line in shown]
 
 
 RUNNER_FAILED = "[jupyter_sched] failed: "
@@ -147,7 +155,7 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
     """
     said = [line[len(RUNNER_FAILED):].strip() for line in message.splitlines() if line.startswith(RUNNER_FAILED)]
     if said and said[-1]:
-        return said[-1]
+        return printable_line(said[-1], limit=MESSAGE_MAX)
     base = "killed by the out-of-memory killer" if reason == "OOMKilled" else f"exited with code {exit_code}"
     tail = _tail_lines(message, LOG_TAIL_LINES)
     return base + ("; last lines: " + " | ".join(tail) if tail else "")
@@ -169,7 +177,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
         if outcome and outcome.get("status") != "succeeded" and outcome.get("reason"):
-            return str(outcome["reason"])
+            return printable_line(str(outcome["reason"]), limit=MESSAGE_MAX)  # a file its owner can write
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
         if -exit_code == signal.SIGKILL and not stopped:

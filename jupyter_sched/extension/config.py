@@ -297,7 +297,7 @@ class PolicyConfig(Configurable):
         shares the GPU with them. Default: "team": only jobs of its own team — another team's
         fraction takes a whole free GPU or waits, and its pending reason names the shared GPU;
         "any": pack every fraction together (densest); "none": a fraction never shares a GPU with
-        another job. The fragmentation-aware policies (placement_policy fgd*) do not apply it.""",
+        another job. The fragmentation-aware policies (placement_policy fgd*) apply it too.""",
     )
 
     min_gpu_fraction = Float(

@@ -65,6 +65,7 @@ class ConfigHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(self.sched.capabilities())
 
 
@@ -76,6 +77,7 @@ class MeHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.accounting.me, self.caller))
 
 
@@ -87,6 +89,7 @@ class InventoryHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.system.inventory, self.caller))
 
 
@@ -143,6 +146,7 @@ class JobHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def get(self, job_id: str) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.jobs.get, self.caller, job_id, kind=self.kind))
 
     @web.authenticated
@@ -245,6 +249,7 @@ class IdleHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.telemetry.idle, self.caller))
 
 
@@ -270,6 +275,7 @@ class QuotasHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.quotas.get, self.caller))
 
     @web.authenticated
@@ -286,6 +292,7 @@ class IdlePolicyHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.idle.get))
 
     @web.authenticated
@@ -302,6 +309,7 @@ class ProfilesHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query()
         self.reply(await self.call(self.services.quotas.profiles))
 
 
@@ -372,6 +380,7 @@ class EventsHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
+        self.no_query("GET events takes no query arguments; a client resumes with the Last-Event-ID header")
         caller = self.caller
         hub = self.sched.event_hub
         # filtered before it is queued; a reconnecting client resumes after its Last-Event-ID

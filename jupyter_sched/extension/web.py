@@ -43,6 +43,7 @@ from ..errors import (
 )
 from ..services.models import parse, wire_json
 from ..services.models.base import dump_set
+from .cookies import CookieOnce
 from .request_log import logged_quietly
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
@@ -80,6 +81,10 @@ BULK_READS = frozenset({"jobs", "leases", "queue", "audit", "usage", "usage/repo
 """Routes whose GET lists many rows: served on their own request threads (:attr:`SchedHandler._bulk`)."""
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class _NoArguments(BaseModel):
+    """The query of a route that takes no arguments (:meth:`SchedHandler.no_query`)."""
 R = TypeVar("R")
 
 
@@ -88,7 +93,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON value")
 
 
-class SchedHandler(APIHandler):
+class SchedHandler(CookieOnce, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
     auth_resource = AUTH_RESOURCE
@@ -288,6 +293,20 @@ class SchedHandler(APIHandler):
         values = {name: value for name in model.model_fields
                   if (value := self.get_query_argument(name, None)) not in (None, "")}
         return parse(model, values, where="query")
+
+    def no_query(self, hint: str = "") -> None:
+        """Refuse any query argument on a route that takes none (red team 6: ``GET events?since=abc``
+        and ``GET inventory?x=1`` answered as if it were not there).
+
+        Raises:
+            ValidationError: naming the argument; ``hint`` (when given) says what to use instead.
+        """
+        try:
+            self.query(_NoArguments)
+        except ValidationError as refused:
+            if hint:
+                raise ValidationError(refused.message, field=refused.field, hint=hint) from None
+            raise
 
     # ---- responses -----------------------------------------------------------------------
     _body: _Body | None = None

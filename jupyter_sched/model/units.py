@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "to_iso"]
+__all__ = ["format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "parse_window", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -161,6 +161,22 @@ def parse_utc(value: str | datetime, *, field: str) -> datetime:
             f"{field} must include a UTC offset (e.g. 2025-03-30T06:30:00Z)", field=field,
             hint="append Z or an offset such as +02:00")
     return parsed.astimezone(timezone.utc)
+
+
+def parse_window(since: str | datetime | None, until: str | datetime | None) -> tuple[datetime | None, datetime | None]:
+    """``since`` and ``until`` (either may be absent) parsed as :func:`parse_utc`, in order.
+
+    Raises:
+        TimestampError: either is not an ISO 8601 time with an offset (naming it).
+        ValidationError: ``until`` is before ``since`` (naming ``until``: a swapped pair answered an
+            empty list as if nothing had happened, new user 5 #7).
+    """
+    start = parse_utc(since, field="since") if since else None
+    end = parse_utc(until, field="until") if until else None
+    if start is not None and end is not None and end < start:
+        raise ValidationError(f"until ({to_iso(end)}) is before since ({to_iso(start)})", field="until",
+                              hint="give until after since — were the two swapped?")
+    return start, end
 
 
 def to_iso(value: datetime | None) -> str | None:

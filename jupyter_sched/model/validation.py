@@ -39,6 +39,10 @@ MAX_NOTEBOOK_JSON_BYTES = 8 << 20
 """Largest carried notebook (``notebook_json``), in UTF-8 bytes (outputs are not needed to run it)."""
 
 
+_GPUS_HINT = "use a whole number such as 1 or 4, or a fraction such as 0.5"
+"""Every "not a number of GPUs" refusal gives the same hint (new user 5 #7: only one named fractions)."""
+
+
 def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     """Parse a GPU count into ``(whole_gpus, milli_per_gpu)``.
 
@@ -49,22 +53,22 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     """
     if isinstance(value, bool) or value is None:
         raise ValidationError(f"{field} must be a number of GPUs (got {quoted(value)})", field=field,
-                              hint="use a whole number such as 1 or 4, or a fraction such as 0.5")
+                              hint=_GPUS_HINT)
     if isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
             # handed case 019's exact words (b3): `gpus must be an integer (got "two")`
             raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
-                                  hint="use a whole number such as 1 or 4") from None
+                                  hint=_GPUS_HINT) from None
     elif isinstance(value, (int, float)):
         number = float(value)
     else:
         raise ValidationError(f"{field} must be a number (got {json_kind(value)})", field=field,
-                              hint="use a whole number such as 1 or 4")
+                              hint=_GPUS_HINT)
     if math.isnan(number) or math.isinf(number):
         raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
-                              hint="use a whole number such as 1 or 4")
+                              hint=_GPUS_HINT)
     if number < 0:
         raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,  # case 019 b2, word for word
                               hint="use 0 for CPU-only work or a positive number of GPUs")
@@ -268,6 +272,9 @@ def spec_from_request(
         raise ValidationError(f"memory must be at most 1 PiB per worker (got {quoted(memory_value)})", field="memory",
                               hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
+    if workers > MAX_WORKERS:  # red team 6: 10**12 workers grew the service by GBs building their requests
+        raise ValidationError(f"at most {MAX_WORKERS} workers (got {workers})", field="workers",
+                              hint="ask for fewer workers")
     if workers > 1 and gpus and milli < GPU_MILLI:
         # a gang's workers each hold their own GPUs; shares of one GPU would be one worker's
         raise ValidationError(f"a fractional GPU request ({milli / GPU_MILLI:g} GPU) takes one worker "

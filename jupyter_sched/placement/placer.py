@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..model import GPU_MILLI, Allocation, ResourceRequest
-from .fgd import BoolArray, PodShape
+from .fgd import BoolArray, NodeArrays, PodShape
 from .filters import FILTERS, Filter, Status, model_matches
 from .scores import SCORES, Score, VectorScore
 from .state import ClusterState, Holding
@@ -394,8 +394,36 @@ class Placer:
         Assumes one GPU model per node (the array view keeps a node's first model) and at most
         :data:`~.fgd.MAX_GPUS_PER_NODE` GPUs per node.
         """
+        arrays = self.state.node_arrays()
+        hidden = self._hide_shared(arrays) if self._owner is not None and request.fractional else []
+        try:
+            return self._vector_pick(request, flavor, arrays)
+        finally:
+            for n_id, col, left in hidden:
+                arrays.gpu_left[n_id, col] = left
+                arrays.gen[n_id] += 1
+
+    def _hide_shared(self, arrays: NodeArrays) -> list[tuple[int, int, int]]:
+        """Show GPUs holding work outside the placed job's sharing group as full in ``arrays`` (the
+        vectorised plugins then neither score nor pick them: red team 6, the FGD policies packed across
+        teams); returns ``(node, column, milli left)`` to put back. Rows changed bump ``gen``, so the
+        plugins' caches refresh those nodes now and again once they are put back."""
         state = self.state
-        arrays = state.node_arrays()
+        hidden = []
+        for g in self._tenants():
+            left = state.free_milli[g]
+            if left and state.placeable[g] and self._shared_with_others(g):
+                n_id = state.gpu_node[g]
+                col = g - state.node_gpus[n_id][0]
+                if col < arrays.gpu_left.shape[1]:
+                    hidden.append((n_id, col, int(arrays.gpu_left[n_id, col])))
+                    arrays.gpu_left[n_id, col] = 0
+                    arrays.gen[n_id] += 1
+        return hidden
+
+    def _vector_pick(self, request: ResourceRequest, flavor: Flavor, arrays: NodeArrays
+                     ) -> tuple[int, list[int], int, dict[str, float]] | None:
+        state = self.state
         shape = PodShape.from_request(request)
         feasible = arrays.feasible(shape)
         pools = self._pool_mask(flavor)
@@ -451,6 +479,10 @@ class Placer:
     def _shared_with_others(self, g: int) -> bool:
         """Whether GPU ``g`` holds work outside the sharing group of the job being placed (holders
         whose group is unknown — reservations, gang masks — count as nobody's)."""
+        return any(owner != self._owner for owner in self._tenants().get(g, ()))
+
+    def _tenants(self) -> dict[int, set[str]]:
+        """GPU -> the sharing groups holding work on it (kept per ledger version)."""
         if self._tenants_at != self.state.version:
             tenants: dict[int, set[str]] = {}
             owners = self._owners or {}
@@ -460,7 +492,7 @@ class Placer:
                     for gpu, _ in holding.gpus:
                         tenants.setdefault(gpu, set()).add(owner)
             self._tenant_map, self._tenants_at = tenants, self.state.version
-        return any(owner != self._owner for owner in self._tenant_map.get(g, ()))
+        return self._tenant_map
 
     def _place_gpuless(self, request: ResourceRequest, flavor: Flavor) -> Placement | None:
         state = self.state

@@ -585,14 +585,18 @@ def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> Pendi
     job that could not finish before the later time cannot finish before the earlier one either.
     """
     info = reason.details.get("backfill")
-    if not isinstance(info, Mapping):
-        return reason
+    top = not isinstance(info, Mapping)
+    if top:  # "fits now but would delay j-9, which holds the reservation … from T" (code Priority): the
+        info = reason.details  # same two times on one line (new user 6 F1: "from 15:25" beside "ETA 15:17")
+        if "reserved_for" not in info:
+            return reason
+    assert isinstance(info, Mapping)
     latest, eta = _parse(info.get("reservation")), etas.get(str(info.get("reserved_for")))
     if latest is None or eta is None or eta >= latest:
         return reason
-    message = reason.message.replace(f"reserved from {latest.isoformat()}", f"reserved from {eta.isoformat()}")
-    details = {**reason.details, "backfill": {**info, "reservation": eta.isoformat(),
-                                              "reservation_latest": latest.isoformat()}}
+    message = reason.message.replace(f"from {latest.isoformat()}", f"from {eta.isoformat()}")
+    agreed = {**info, "reservation": eta.isoformat(), "reservation_latest": latest.isoformat()}
+    details = agreed if top else {**reason.details, "backfill": agreed}
     return replace(reason, message=message, details=details)
 
 

@@ -14,7 +14,7 @@ from ..admission import Caller
 from ..errors import ValidationError
 from ..model import JobState
 from ..model.codec import budget_to_dict, quota_to_dict
-from ..model.units import parse_utc
+from ..model.units import parse_window
 from ..store import StoreTx
 from .context import Context
 from .models import (
@@ -132,8 +132,7 @@ class AccountingService:
         if bad or not keys:
             raise ValidationError(f"cannot group usage by {bad[0][:40] if bad else '(nothing)'!r}", field="by",
                                   hint="use any of " + ", ".join(ROLLUP_KEYS))
-        start = parse_utc(request.since, field="since") if request.since else None
-        end = parse_utc(request.until, field="until") if request.until else None
+        start, end = parse_window(request.since, request.until)
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
         return GetUsageResponse.model_validate(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
 
@@ -162,8 +161,7 @@ class AccountingService:
             ValidationError: a timestamp without offset.
         """
         self.ctx.admission.require_admin(caller, "reading the waste report")
-        start = parse_utc(request.since, field="since") if request.since else None
-        end = parse_utc(request.until, field="until") if request.until else None
+        start, end = parse_window(request.since, request.until)
         policies = self.ctx.engine.idle_policies
         threshold = policies.default.threshold_pct if policies is not None else 5.0
         now = self.ctx.clock.now()

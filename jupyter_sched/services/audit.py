@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..admission import Caller
 from ..backfill.accuracy import accuracy_from_admits
-from ..model.units import parse_utc
+from ..model.units import parse_window
 from .context import Context
 from .models import GetAuditRequest, GetAuditResponse, GetEtaAccuracyRequest, GetEtaAccuracyResponse
 
@@ -30,8 +30,7 @@ class AuditService:
             ValidationError: a timestamp without offset.
         """
         self.ctx.admission.require_admin(caller, "reading the audit log")
-        since = parse_utc(request.since, field="since") if request.since else None
-        until = parse_utc(request.until, field="until") if request.until else None
+        since, until = parse_window(request.since, request.until)
         events = self.ctx.store.list_events(since=since, until=until, user=request.user, job_id=request.job_id,
                                             action=request.action, limit=request.limit, newest_first=True)
         return GetAuditResponse.model_validate([e.to_dict() for e in events])

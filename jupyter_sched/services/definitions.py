@@ -339,7 +339,9 @@ class DefinitionsService:
             timezone=fields["timezone"], paused=fields.get("paused", False),
             missed=fields.get("missed", MissedPolicy.RUN_ONCE), created_at=now, updated_at=now, cursor=now,
             compute_type=fields.get("compute_type"))
-        definition = replace(definition, team=self._check_runs(caller, definition).team)
+        spec = self._check_runs(caller, definition)
+        definition = replace(definition, team=spec.team)
+        self._refuse_unusable(caller, definition, spec)
         limit = self.settings.limit_per_user
         if limit > 0:  # a bound, not an exact count: two creates at the same instant may both pass
             with self.ctx.store.transaction(write=False) as tx:
@@ -355,6 +357,26 @@ class DefinitionsService:
                          message=f"definition {stored.name!r} created ({stored.schedule or 'no schedule'}, "
                                  f"{stored.timezone})", details={"definition_id": stored.id})
         return self._changed(stored)
+
+    def _refuse_unusable(self, caller: Caller, d: JobDefinition, spec: JobSpec) -> None:
+        """A definition whose runs could only fail, or which its owner could not name, is refused
+        when saved (new user 5 #6: a mistyped notebook was 201 and found out at the first firing;
+        a second "d1" made ``d1`` ambiguous for the CLI):
+
+        Raises:
+            ValidationError: its notebook, script or working_dir does not exist where its runs
+                would start (embedded servers, as ``POST jobs``).
+            ConflictError: the owner keeps another definition of that name (field ``name``).
+        """
+        from ..store.definitions import list_definitions
+
+        self._runs.jobs.refuse_missing_paths(spec)
+        with self.ctx.store.transaction(write=False) as tx:
+            same = [o for o in list_definitions(tx, user=d.user, name=d.name, limit=2) if o.id != d.id]
+        if same:
+            whose = "you keep" if caller.user == d.user else f"{d.user} keeps"
+            raise ConflictError(f"{whose} a definition named {d.name[:100]!r} already ({same[0].id})", field="name",
+                                hint=f"choose another name, or change that one: PATCH definitions/{same[0].id}")
 
     def _check_runs(self, caller: Caller, d: JobDefinition) -> JobSpec:
         """A run of ``d`` must be submittable by its owner now; the spec it would get (its team
@@ -391,7 +413,10 @@ class DefinitionsService:
                        or (current.paused and changes.get("paused") is False))
             new = replace(current, **changes, updated_at=now,
                           cursor=max(now, current.cursor or now) if restart else current.cursor)
-            new = replace(new, team=self._check_runs(caller, replace(new, team="")).team)
+            spec = self._check_runs(caller, replace(new, team=""))
+            new = replace(new, team=spec.team)
+            if {"name", "notebook", "script", "job"} & set(fields):  # what is kept unchanged was checked before
+                self._refuse_unusable(caller, new, spec)
             try:
                 with self.ctx.store.transaction(now=now) as tx:
                     stored = update_definition(tx, new)

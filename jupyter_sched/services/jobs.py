@@ -74,6 +74,16 @@ def _without_own_blockers(reason: Any) -> Any:
     return {**reason, "details": details}
 
 
+
+def ended_words(job: Job) -> str:
+    """``job j-… already failed`` / ``lease l-… is already released``: the refusal of a cancel or a
+    keepalive of ended work, in the words of its kind (new user 5 #7: "job l-… already cancelled")."""
+    if not job.is_lease:
+        return f"job {job.id} already {job.state.value}"
+    if job.state is JobState.CANCELLED:
+        return f"lease {job.id} is already released"
+    return f"lease {job.id} already ended ({job.state.value})"
+
 class JobsService:
     """Jobs and leases (see module docstring)."""
 
@@ -151,7 +161,7 @@ class JobsService:
         what = "request lease" if kind is JobKind.LEASE else "submit job"
         warnings: builtins.list[str] = []
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings)
-        self._refuse_missing_paths(job.spec)
+        self.refuse_missing_paths(job.spec)
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
             warnings.extend(self._unknown_kernel(job))
@@ -165,7 +175,7 @@ class JobsService:
         return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
                                       context={"viewer": caller.user})
 
-    def _refuse_missing_paths(self, spec: JobSpec) -> None:
+    def refuse_missing_paths(self, spec: JobSpec) -> None:
         """A script, notebook or working_dir that does not exist where the job would start is
         refused now, not found out when it starts (issue 20) — only where the local executor runs
         jobs as this service's account (:meth:`LocalExecutor.missing_path` says nothing in hub mode).
@@ -254,7 +264,7 @@ class JobsService:
             request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
         spec = self._spec(caller, request, None, frozenset(inv.models()))
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
-            self._refuse_missing_paths(spec)
+            self.refuse_missing_paths(spec)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
                                      request="dry run", fit=False)
@@ -357,7 +367,7 @@ class JobsService:
         """
         record = self.ctx.visible(caller, job_id, request=f"{verb} {kind.value if kind else 'job'}")
         if kind is not None and record.job.spec.kind is not kind:
-            raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="id",
+            raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="job_id",
                                 hint=f"list yours with GET {kind.value}s")
         data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
         if record.stop_intent and not record.job.state.terminal:
@@ -494,8 +504,9 @@ class JobsService:
                 record = tx.get_job(job_id)
                 job = record.job
                 if job.state.terminal:
-                    raise ConflictError(f"job {job_id} already {job.state.value}", field="job_id",
-                                        hint="only pending or running work can be cancelled")
+                    raise ConflictError(f"{ended_words(job)}", field="job_id",
+                                        hint="request a new lease" if job.is_lease else
+                                        "only pending or running work can be cancelled")
                 now = tx.now
                 immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
                 if immediate:

@@ -18,7 +18,7 @@ from ..model import JobKind
 from ..store import LIVE_STATES
 from .context import Context
 from .idle import IdlePolicyService
-from .jobs import JobsService
+from .jobs import JobsService, ended_words
 from .models import Job, KeepaliveLeaseRequest, KeepaliveLeaseResponse, SubmitJobRequest
 
 __all__ = ["LeasesService"]
@@ -57,7 +57,7 @@ class LeasesService:
             raise ValidationError(f"{lease_id} is a {job.spec.kind.value} job, not a lease", field="lease_id",
                                   hint="keepalive applies to interactive leases only")
         if job.state.terminal:
-            raise ConflictError(f"lease {lease_id} already {job.state.value}", field="lease_id",
+            raise ConflictError(ended_words(job), field="lease_id",
                                 hint="request a new lease")
         if not job.state.holds_gpus:
             raise ConflictError(f"lease {lease_id} is {job.state.value}: it holds no GPUs yet", field="lease_id",

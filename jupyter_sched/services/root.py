@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..admission import Admission, AdmissionPolicy, Caller, FitCheck
+from ..admission.gate import REFUSAL_RECORDS_PER_MINUTE
 from ..engine.clock import Clock, SystemClock
 from ..engine.engine import CycleFunction, Engine, TickReport
 from ..engine.events import EventBus, Subscription
@@ -42,6 +42,7 @@ from ..model import JobKind, Profile
 from ..store import IdGenerator, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
+from .callers import RecentQuotaSet, RefusalWindows
 from .context import Context
 from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
@@ -107,9 +108,9 @@ class Services:
                              idle_arbiter=idle_arbiter)
         self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s)
         engine = self.engine
-        self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=store.quota_set,
+        self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
-                                   monotonic=time.monotonic)
+                                   refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE))
         self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
                            runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)

@@ -1,7 +1,8 @@
 """What a caller may see of other users' work, decided in one place (issue 15: hub users share GPUs).
 
 - Job, lease and warning events carry their owner (``data.user``): a user sees their own, an
-  admin everyone's; events without an owner (inventory, team budgets) go to everyone.
+  admin everyone's; a team's budget warning (``data.team``, no user) goes to that team's members
+  and admins (red team 6: it went to every user); events without an owner (inventory) go to everyone.
 - GPU samples (``GET telemetry`` and ``telemetry`` events) show process lists and pod names only
   for GPUs the caller holds (admins: all); utilization and memory stay visible to everyone (the
   panel charts the cluster).
@@ -65,10 +66,17 @@ def event_for(caller: Caller, event: Mapping[str, Any]) -> dict[str, Any] | None
     owner = data.get("user") if isinstance(data, Mapping) else None
     if not caller.admin and owner is not None and owner != caller.user:
         return None
+    if (kind == _BUDGET_EVENT and not caller.admin and isinstance(data, Mapping)
+            and data.get("team") not in caller.teams):
+        return None
     if kind in _JOB_EVENTS and isinstance(data, Mapping):
         return {**event, "data": job_in_words(dict(data), viewer=caller.user)}
     return dict(event)
 
+
+_BUDGET_EVENT = "budget_warning"
+"""Event type of a budget warning (:data:`jupyter_sched.hub.budgets.BUDGET_ACTION`): a team's
+spending, for its members and admins only."""
 
 _JOB_EVENTS = frozenset({"job", "lease", "preempted"})
 """Event types whose data is one job or lease (``job_to_dict``)."""

@@ -92,12 +92,14 @@ def get_definition(tx: StoreTx, definition_id: str) -> JobDefinition:
 
 
 def list_definitions(tx: StoreTx, *, user: str | None = None, active_only: bool = False,
-                     limit: int | None = None) -> list[JobDefinition]:
-    """Live definitions, newest first; ``user`` filters by owner; ``active_only`` leaves out paused
-    ones and those without a schedule (what the firing loop reads)."""
+                     limit: int | None = None, name: str | None = None) -> list[JobDefinition]:
+    """Live definitions, newest first; ``user`` filters by owner, ``name`` by name; ``active_only``
+    leaves out paused ones and those without a schedule (what the firing loop reads)."""
     query = sa.select(_D).where(_D.c.deleted_at.is_(None))
     if user is not None:
         query = query.where(_D.c.user == user)
+    if name is not None:
+        query = query.where(_D.c.name == name)
     if active_only:
         query = query.where(_D.c.paused.is_(False), _D.c.schedule.is_not(None))
     query = query.order_by(_D.c.created_at.desc(), _D.c.id.desc())

@@ -864,6 +864,9 @@ class Store:
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._decoded = _RowCache()
         self._noted: set[tuple[str, str]] = set()
+        self.quotas_written = 0
+        """Quota-set replacements committed through this object (moves after the commit): readers
+        that keep a quota set for a while (``services.callers.RecentQuotaSet``) compare it."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo)
             if run_migrations:
@@ -911,6 +914,8 @@ class Store:
         except sa.exc.SQLAlchemyError as exc:
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
                              hint="retry; if it persists check the database") from exc
+        if tx is not None and tx.quotas_changed:
+            self.quotas_written += 1  # committed: callers resolved in this process see it at once
         if tx is not None and tx.bad:
             self._note_quarantined(tx.bad)
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..model.units import format_duration
+from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
@@ -109,7 +110,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
         return f"{head}: {state}{where}{sim}{_restarted(job)}"
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
-    message = str(job.get("message") or "")
+    message = printable_line(str(job.get("message") or ""))  # stored before red team 6's fix: raw log lines
     code = job.get("exit_code")
     if isinstance(code, int) and not isinstance(code, bool) and code < 0:
         # a negative code is the signal that ended it (Python's returncode), not an exit code the

@@ -442,3 +442,16 @@ def test_newuser6_finding_1_a_job_behind_never_gets_an_earlier_eta_than_identica
     for later in ("p3", "p4"):  # after jobs that hold the GPUs for ever: unknown, and why
         assert reasons[later].eta is None and reasons[later].details["eta_code"] == "NoTimeLimit"
         assert reasons[later].details["eta_waits_on"] == ["half", "p0", "p1", "p2"]
+
+
+def test_newuser6_finding_1_a_job_that_would_delay_the_reservation_names_the_reserved_job_s_eta() -> None:
+    # big3 is expected to end at 2 (learned; its limit says 8): all4's ETA is 2. The 1-GPU job that
+    # fits now but would delay all4 said "holds the reservation … from 12:08" beside all4's "ETA 12:02"
+    jobs = [running(make_job("big3", gpus=2, time_limit_s=10 * MIN), "n1", [0, 1], started=-2),
+            make_job("all4", gpus=4, time_limit_s=60 * MIN, submitted=-0.3), make_job("one", submitted=-0.2)]
+    snap = replace(snapshot([make_node("n1", gpus=4)], jobs), runtime_estimates={"big3": 4 * MIN})
+    reasons = {p.job_id: p.reason for p in run_cycle(snap).pending}
+    one = reasons["one"]
+    assert reasons["all4"].eta == _t(2) and one.code == "Priority"
+    assert one.message.endswith(f"holds the reservation on A100-80GB from {_t(2).isoformat()}.")  # type: ignore[attr-defined]
+    assert (one.details["reservation"], one.details["reservation_latest"]) == (_t(2).isoformat(), _t(8).isoformat())  # type: ignore[attr-defined]

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import pytest
 from core_builders import make_job, make_node, running, snapshot
 
+from jupyter_sched.placement.fragmentation import FRAGMENTATION_POLICIES
+from jupyter_sched.placement.placer import PlacementConfig
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
 
 
@@ -36,12 +38,17 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("policy", ["", *FRAGMENTATION_POLICIES],
+                         ids=["default placement", *(f"{p} placement" for p in FRAGMENTATION_POLICIES)])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_a_fractional_job_shares_a_gpu_only_as_the_profile_allows(case: Case) -> None:
+def test_a_fractional_job_shares_a_gpu_only_as_the_profile_allows(case: Case, policy: str) -> None:
+    """The same rule under every placement policy (red team 6: the fgd* policies, vectorised, packed
+    another team's share onto alice's GPU whatever gpu_sharing said)."""
     alice_half = running(make_job("alice-half", milli=500, user="alice", team="ml"), "n1", [0], milli=500)
     eve_tiny = make_job("eve-tiny", milli=100, user="eve", team=case.eve_team, submitted=1)
     snap = snapshot([make_node(gpus=case.gpus)], [alice_half, eve_tiny])
-    result = run_cycle(snap, SchedulingProfile(gpu_sharing=case.sharing))
+    result = run_cycle(snap, SchedulingProfile(gpu_sharing=case.sharing,
+                                               placement=PlacementConfig(fragmentation=policy)))
     placed = {a.job_id: a.allocation.gpu_uuids for a in result.admits}
     assert placed.get("eve-tiny", (None,))[0] == case.want_gpu, placed
     if case.want_gpu is None:  # it says which GPU had room and why that room is not its own

@@ -56,6 +56,9 @@ BAD_BODIES = [
     pytest.param({"gpus": 1, "command": ["x"], "memory": float("inf")}, "memory", id="infinite memory is refused"),
     pytest.param({"gpus": 1, "command": ["x"], "memory_mib": float("nan")}, "memory", id="NaN memory is refused"),
     pytest.param({"gpus": 1, "command": ["x"], "workers": float("inf")}, "workers", id="infinite workers are refused"),
+    pytest.param({"gpus": 0, "command": ["x"], "workers": 10**12}, "workers",
+                 id="red team 6: a trillion workers are refused (the service built a list of them: 3 GB in a minute)"),
+    pytest.param({"gpus": 1, "command": ["x"], "workers": 1025}, "workers", id="more workers than a gang may have"),
     pytest.param({"gpus": 0.5, "command": ["x"], "workers": 2}, "workers",
                  id="a share of a GPU is one worker, not a gang (it froze every cycle)"),
 ]

@@ -650,11 +650,11 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     assert re.match(r"(\w{3} \d{1,2} )?\d\d:\d\d UTC +manual +j-", runs[1]), runs  # a clock time, not ISO
     paused = cli(server, "tok-bob", "definitions", "pause", "daily")
     assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err
-    cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
-    twice = cli(server, "tok-bob", "definitions", "delete", "daily")
-    assert twice.code == EXIT_REFUSED
-    assert twice.err.startswith("jupyter-sched definitions delete: 2 of your definitions are named 'daily' — give "
-                                "the id of one: d-")
+    # a second "daily" is refused naming the first (red team 6; before, it was saved and `delete daily`
+    # answered "2 of your definitions are named 'daily' — give the id of one")
+    twice = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 2 * * *", "--name", "daily")
+    assert twice.code == EXIT_REFUSED, twice
+    assert f"you keep a definition named 'daily' already ({made.out.split()[1]})" in twice.err, twice.err
     for d in api(server, "tok-bob").get("definitions").json():
         assert cli(server, "tok-bob", "definitions", "delete", d["id"]).code == EXIT_OK
 

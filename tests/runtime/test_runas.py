@@ -419,3 +419,24 @@ def test_an_owner_who_forges_exit_json_cannot_end_their_job_before_the_service_s
     ended = wait_exit(ex)
     assert ended.exit_code == 0  # the owner's own claim about their own exit code stands
     assert ended.finished_at >= running, ended.finished_at  # was 2000-01-01
+
+
+@needs_accounts
+@pytest.mark.parametrize("forged", ["10**30", "-10**30", "2**31"], ids=["huge", "hugely negative", "just past int32"])
+def test_an_exit_code_no_process_can_have_is_not_taken_from_a_forged_exit_json(
+        accounts: list[Account], root: Path, forged: str) -> None:
+    """Red team 6: eve's job wrote ``{"exit_code": 10**30}`` to its ``exit.json`` and SIGKILLed its
+    wrapper. The service took the number, every write of the job's end failed (PostgreSQL: integer out
+    of range) and the engine retried the store for everyone without end — alice's job stayed
+    ``admitted``. A code outside -255..255 is no exit code: the wrapper's own end (SIGKILL) is reported."""
+    eve = accounts[0]
+    ex = hub_executor(root)
+    forge = ("d = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+             "with open(os.path.join(d, '.x'), 'w') as f:\n"
+             f"    f.write('{{\"exit_code\": ' + str({forged}) + ', \"finished_at\": \"2026-12-02T00:00:00+00:00\"}}')\n"
+             "os.rename(os.path.join(d, '.x'), os.path.join(d, 'exit.json'))\n"
+             "os.kill(os.getppid(), signal.SIGKILL)\n")
+    ex.start(py_job("j-huge", forge, user=eve.name), GPU, run_as(eve))  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    assert -255 <= ended.exit_code <= 255, ended.exit_code  # was the forged number
+    assert ended.exit_code == -signal.SIGKILL  # the wrapper's end, as the service saw it

@@ -10,10 +10,12 @@ import pytest
 
 from jupyter_sched.admission import Caller
 from jupyter_sched.extension.events import EventHub
+from jupyter_sched.hub.budgets import BUDGET_ACTION
 from jupyter_sched.services.visibility import HOLDERS_KEY, event_for, telemetry_for
 
 ANA = Caller(user="ana", teams=("ml",))
 BOSS = Caller(user="boss", teams=("ops",), admin=True)
+BO = Caller(user="bo", teams=("cv",))
 
 
 def sample(uuid: str, *, pids: tuple[int, ...] = (101,), mig: str | None = None) -> dict[str, Any]:
@@ -34,6 +36,14 @@ def telemetry_event() -> dict[str, Any]:
                  id="nor another user's idle warning"),
     pytest.param(BOSS, {"type": "lease", "data": {"id": "l1", "user": "bo"}}, True, id="an admin sees everyone's"),
     pytest.param(ANA, {"type": "inventory", "data": {"changes": []}}, True, id="ownerless events go to everyone"),
+    pytest.param(ANA, {"type": BUDGET_ACTION, "data": {"team": "ml", "user": None}}, True,
+                 id="a member sees their team's budget warning"),
+    pytest.param(BO, {"type": BUDGET_ACTION, "data": {"team": "ml", "user": None}}, False,
+                 id="red team 6: another team's member does not see it"),
+    pytest.param(BOSS, {"type": BUDGET_ACTION, "data": {"team": "ml", "user": None}}, True,
+                 id="an admin sees every team's budget warning"),
+    pytest.param(BO, {"type": BUDGET_ACTION, "data": {"team": "ml", "user": "ana"}}, False,
+                 id="a user's budget warning is theirs alone"),
 ])
 def test_who_receives_an_event(caller: Caller, event: dict[str, Any], want_seen: bool) -> None:
     assert (event_for(caller, event) is not None) is want_seen

@@ -56,7 +56,7 @@ async def test_redteam5_one_users_loop_of_refused_requests_writes_a_bounded_numb
 
     admission = sched_app.services.admission
     now = [1_000.0]
-    admission.monotonic = lambda: now[0]  # one minute, whatever the machine's speed
+    admission.refusals.monotonic = lambda: now[0]  # one minute, whatever the machine's speed
     asked = REFUSAL_RECORDS_PER_MINUTE + 40
     for _ in range(asked):
         status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["true"], "priority": "high"}, token=EVE_TOKEN)

@@ -188,8 +188,13 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
         known = ", ".join(sorted(owner.model_fields))
         inside = _path(_place(data, loc[:-1]))
         guess = _meant(name, owner.model_fields)
+        meant = f"did you mean {shown(guess)}? " if guess else ""
+        if guess == "time_limit" and "time_limit" not in name.lower() and "wait_ms" not in owner.model_fields:
+            # %gpu request --timeout is how long to wait for a grant (new user 5 #7): say both meanings
+            meant = ("did you mean time_limit (how long the work may run)? To wait for a lease's grant, pass "
+                     "wait_ms in the query. ")
         return ValidationError(f"unknown field {shown(name)}" + (f" in {inside}" if inside else ""), field=name,
-                               hint=(f"did you mean {shown(guess)}? " if guess else "") + f"known fields: {known}")
+                               hint=meant + f"known fields: {known}")
     names = _field_names(model)
     name = next((str(p) for p in reversed(loc) if isinstance(p, str) and p in names), str(loc[0]))
     info = _owner(model, loc).model_fields.get(name) or model.model_fields.get(name)

@@ -13,6 +13,7 @@ like the header (a wrong one is refused).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import sys
@@ -27,7 +28,9 @@ from tests.web.test_auth import implemented_methods, sched_routes
 CALLERS = {"anonymous": None, "other user": JUDY_TOKEN, "owner": IVAN_TOKEN, "admin": BOSS_TOKEN}
 JOB = {"gpus": 1, "command": [sys.executable, "-c", "pass"], "name": "matrix"}
 LEASE = {"gpus": 1, "kernel_id": "k-matrix"}
-DEFINITION = {"name": "matrix", "script": "/tmp/matrix.py", "schedule": "0 3 * * *", "gpus": 1}
+# a script that exists (a definition of a missing one is refused, new user 5 #6); it never fires here
+DEFINITION = {"name": "matrix", "script": __file__, "schedule": "0 3 * * *", "gpus": 1}
+_NAMES = itertools.count(1)
 OK, OK201, DENIED, HIDDEN = 200, 201, 403, 404
 
 
@@ -140,7 +143,9 @@ async def target(api: Any, route: str) -> tuple[str, dict[str, str]]:
     """A fresh object of the owner (ivan) for ``route``: its kind (``jobs``, ``leases``, ``definitions``)
     and the ids its path names."""
     if route.startswith("definitions"):
-        status, body = await api("POST", "definitions", DEFINITION, token=IVAN_TOKEN)
+        # a name of its own: one owner's second definition of a name is refused (red team 6)
+        status, body = await api("POST", "definitions", {**DEFINITION, "name": f"matrix-{next(_NAMES)}"},
+                                 token=IVAN_TOKEN)
         assert status == 201, body
         return "definitions", {"definition_id": str(body["id"]), "action": "pause"}
     kind = "leases" if route.startswith("leases") else "jobs"

@@ -1,0 +1,59 @@
+"""Text a job wrote, made safe to show on a terminal (red team 6).
+
+A log is whatever the job wrote, and whoever reads it — its owner, or an admin reading another
+user's log — gets it on their terminal; a failed job's message quotes its log's last lines (or the
+notebook runner's ``outcome.json``, a file its owner can write), and ``jupyter-sched jobs --all``
+and ``wait`` print it. Escape sequences there are commands to the terminal, not
+text: they can retitle the window, rewrite the screen, hide lines, write the clipboard (OSC 52) or
+make a link say one thing and open another. :func:`printable_log` keeps the text and drops or shows
+the commands (:func:`printable_line` also turns newlines and tabs into spaces and bounds the length,
+for one-line messages):
+
+- kept: printable text (any language), newline, tab; ``\\r\\n`` becomes ``\\n``;
+- dropped: well-formed CSI sequences (colours, cursor moves: ``ESC [ … final``) and OSC / DCS /
+  APC / PM / SOS strings (titles, hyperlinks, clipboard: ``ESC ] … BEL`` or ``… ESC \\``);
+- shown, never obeyed: any other control character, as ``^X`` (``^[`` for a stray ESC, ``^?`` for
+  DEL), a C1 control as ``<U+009B>``, a bidirectional override as ``<U+202E>``; a carriage return
+  alone (which lets a line overwrite what was printed before it) becomes a newline.
+
+``jupyter-sched logs --raw`` prints the log as written, for a reader who wants the bytes.
+Only the standard library is imported: the notebook runner and the executors use it.
+A sequence split across two chunks of a followed log is not recognised whole; its ESC is then
+shown as ``^[`` and the rest printed as text, which is safe.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["printable_line", "printable_log"]
+
+# ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
+_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
+_BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char == "\r":
+        return "\n"
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    if code == 0x7F:
+        return "^?"
+    return f"<U+{code:04X}>"
+
+
+def printable_log(text: str) -> str:
+    """``text`` with terminal control sequences dropped or shown (see the module docstring)."""
+    text = _SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL.sub(_shown, text)
+
+
+def printable_line(text: str, *, limit: int = 2000) -> str:
+    """``text`` as :func:`printable_log` shows it, on one line (newlines and tabs become spaces) and
+    at most ``limit`` characters (``…`` marks a cut)."""
+    line = " ".join(printable_log(text).replace("\t", " ").split("\n"))
+    return line if len(line) <= limit else line[:limit - 1] + "…"
