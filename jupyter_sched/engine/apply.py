@@ -134,6 +134,7 @@ class DecisionApplier:
                               # the ETA accuracy log (case 034; backfill.accuracy.accuracy_from_admits)
                               "predicted_start": to_iso(admit.predicted_start),
                               "waited_s": (now - r.job.submitted_at).total_seconds() if r.job.submitted_at else None,
+                              "queued": admit.queued,
                               "time_limit_s": admit.time_limit_s, "time_limit_source": admit.time_limit_source})
                 admitted.append(job)
                 changed.append(job)

@@ -498,7 +498,17 @@ def judge_running(snapshot: Snapshot, policies: IdlePolicies | None = None, arbi
                                            now=snapshot.now, devices=entry.devices)
         else:
             verdict = arbiter(job=job, samples=entry.samples, kernel=kernel, policy=policy, now=snapshot.now)
-        yield job, entry, policy, verdict
+        yield job, entry, policy, _not_before_start(verdict, job)
+
+
+def _not_before_start(verdict: IdleVerdict, job: Job) -> IdleVerdict:
+    """``verdict`` with its idle period begun no earlier than the job's current allocation: work
+    is never idle since before it started (new user 6 F14: a job requeued by a preemption and
+    started again inherited its GPU's idle clock; an admin's arbiter may be given older samples)."""
+    start = job.started_at or job.admitted_at
+    if verdict.idle_since is None or start is None or verdict.idle_since >= start:
+        return verdict
+    return replace(verdict, idle_since=start, open_start=False)
 
 
 def advance_ladder(ladder: LadderState, action: IdleAction | None, *, now: datetime) -> LadderState:

@@ -18,7 +18,7 @@ from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
 from ..queues.limits import effective_limit
 from .context import RESERVE_PREFIX, CycleContext, Visit
-from .eta import predicted_start_of
+from .eta import predicted_start_of, provisional
 from .gates import borrow_window_closed
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
@@ -162,9 +162,11 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     spec = job.spec
     limit, source = (spec.time_limit_s, "given") if spec.time_limit_s is not None else \
         effective_limit(spec, ctx.profile.time_limits)
+    prev = job.reason
+    queued = prev is not None and prev.code != "Preempted" and not provisional(prev)
     ctx.admits.append(Admit(job.id, alloc, borrowed=borrowed / 1000, scores=scores, backfill=backfill,
-                            predicted_start=ctx.now if job.reason is None else predicted_start_of(job, ctx.now),
-                            time_limit_s=limit, time_limit_source=source))
+                            predicted_start=ctx.now if prev is None else predicted_start_of(job, ctx.now),
+                            time_limit_s=limit, time_limit_source=source, queued=queued))
     ctx.admitted[job.id] = job
     ctx.fresh[job.id] = placement
     why = "backfilled without delaying the reservation" if backfill else "fits"

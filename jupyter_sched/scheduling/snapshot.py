@@ -91,6 +91,10 @@ class Admit:
         time_limit_s: the limit it was planned with (its own, or its queue's default/maximum when
             it gave none; None: unlimited) — the executor should stop it there.
         time_limit_source: where ``time_limit_s`` comes from (see :func:`~jupyter_sched.queues.limits.effective_limit`).
+        queued: the job was pended with a full cycle's ETA before this admission (it waited in the
+            queue, and ``predicted_start`` is that ETA); False when it is admitted in its first cycle
+            (or the first after a provisional or preemption reason): nothing was predicted, and ETA
+            accuracy leaves it out (:func:`~jupyter_sched.backfill.accuracy.accuracy_from_admits`).
     """
 
     job_id: str
@@ -101,6 +105,7 @@ class Admit:
     predicted_start: datetime | None = None
     time_limit_s: float | None = None
     time_limit_source: str = "given"
+    queued: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,12 @@ def idle_input(job: Job, store: SampleStore, inventory: Inventory, *, now: datet
     uuids = job.allocation.all_gpu_uuids() if job.allocation else ()
     keys = device_keys(uuids, inventory)
     since = now - timedelta(seconds=lookback_s)
+    # only this allocation's own samples: what the GPU did for its earlier holders, or while it
+    # was free, says nothing about this job (new user 6 F14: a job restarted after preemption was
+    # warned "idle since" 20 min before it existed)
+    start = job.started_at or job.admitted_at
+    if start is not None and start > since:
+        since = start
     samples = [s for key in keys
                for s in (store.minute_maxima(key, since, now) if per_minute else store.window(key, since, now))]
     return IdleInput(samples=samples, ladder=ladder or LadderState(), devices=keys)

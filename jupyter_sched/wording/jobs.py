@@ -139,8 +139,10 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     if entry.get("stage") != "warned":
         return ""
     since, deadline = wire_time(entry.get("idle_since")), wire_time(entry.get("deadline"))
+    # notify frees nothing (the admin's choice): the note must not promise a reclaim (new user 6 F14)
     what = {"release": "its GPUs are released", "requeue": "it is requeued (its GPUs freed)",
-            "stop": "it is stopped"}.get(str(entry.get("action") or ""), "its GPUs are reclaimed")
+            "stop": "it is stopped", "notify": "it is reported as idle (nothing is freed)",
+            }.get(str(entry.get("action") or ""), "its GPUs are reclaimed")
     when = ""
     if deadline is not None:
         when = f" at {_clock_of(deadline, now)}"

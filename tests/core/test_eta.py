@@ -455,3 +455,27 @@ def test_newuser6_finding_1_a_job_that_would_delay_the_reservation_names_the_res
     assert reasons["all4"].eta == _t(2) and one.code == "Priority"
     assert one.message.endswith(f"holds the reservation on A100-80GB from {_t(2).isoformat()}.")  # type: ignore[attr-defined]
     assert (one.details["reservation"], one.details["reservation_latest"]) == (_t(2).isoformat(), _t(8).isoformat())  # type: ignore[attr-defined]
+
+
+def test_newuser6_finding_6_jobs_admitted_by_their_first_cycle_are_not_scored_as_waited() -> None:
+    from jupyter_sched.backfill.accuracy import accuracy_from_admits
+    sc = Scenario([make_node("n1", gpus=2)])
+    sc.submit(running(make_job("r1", gpus=2, time_limit_s=10 * MIN), "n1", started=0),
+              make_job("waits", gpus=2, time_limit_s=10 * MIN))
+    first = sc.at(0).cycle()
+    assert [p.job_id for p in first.pending] == ["waits"] and first.pending[0].reason.eta == _t(10)
+    later = sc.at(10).finish("r1").submit(make_job("fresh", milli=0, gpus=0, submitted=10)).cycle()
+    queued = {a.job_id: (a.queued, a.predicted_start) for a in later.admits}
+    assert queued == {"waits": (True, _t(10)), "fresh": (False, _t(10))}
+    # the engine's records: a job started by its first cycle waited a fraction of a second and was
+    # "predicted" at that cycle's time; counted, the median error and the median wait were both ~0 s
+    # ("off by 0 s at the median, 45 % of the median wait (0 s)")
+    records = [(_t(10), {"predicted_start": _t(10).isoformat(), "waited_s": 600.0, "queued": True}),
+               (_t(20), {"predicted_start": _t(15).isoformat(), "waited_s": 1200.0, "queued": True}),
+               *((_t(30), {"predicted_start": _t(30).isoformat(), "waited_s": 0.4, "queued": False}) for _ in range(5)),
+               (_t(40), {"predicted_start": _t(40).isoformat(), "waited_s": 0.3})]  # older record: no "queued"
+    acc = accuracy_from_admits(records)  # type: ignore[arg-type]
+    assert acc.jobs == 3 and acc.median_abs_error_s == 0.0 and acc.median_wait_s == 600.0
+    assert acc.error_of_wait == 0.0
+    tiny = accuracy_from_admits([(_t(1), {"predicted_start": _t(1).isoformat(), "waited_s": 0.4})])  # type: ignore[list-item]
+    assert tiny.median_wait_s == 0.4 and tiny.error_of_wait is None  # no ratio to a sub-second wait

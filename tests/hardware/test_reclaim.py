@@ -24,6 +24,7 @@ from jupyter_sched.reclaim import (
     default_idle_arbiter,
     evaluate_idle,
     extend_keepalive,
+    idle_candidates,
 )
 from jupyter_sched.scheduling.snapshot import IdleAction, Snapshot
 from jupyter_sched.telemetry import SampleStore, idle_input, parse_dcgm_text
@@ -370,3 +371,44 @@ def test_bad_policy_names_the_field(kwargs: dict[str, float], field: str) -> Non
     with pytest.raises(ValidationError) as info:
         IdlePolicy(**kwargs)  # type: ignore[arg-type]
     assert info.value.field == field and info.value.hint
+
+
+def test_newuser6_finding_14_a_restarted_job_is_never_idle_since_before_it_started() -> None:
+    """New user 6, F14 (IMPORTANT): a job preempted, requeued and started again at 15:33 was
+    warned "idle since 15:12" at once — its GPU's samples from earlier holders (and while free)
+    counted as its own. Its idle period now starts no earlier than its current start, in the
+    core (an admin's arbiter given older samples) and in the feed (which passes no older sample)."""
+    policy = IdlePolicy(threshold_pct=5, window_s=30 * 60, warning_s=10 * 60)
+    job = replace(make_job("low3", lease=False), started_at=minutes(21), admitted_at=minutes(21))
+    samples = series(lambda m: 0.0, 0, 25)  # the GPU idle since minute 0, under another holder
+    snapshot = Snapshot(now=minutes(25), inventory=Inventory(), jobs=(job,),
+                        telemetry={job.id: IdleInput(samples=samples, ladder=LadderState(),
+                                                     devices=((GPU_UUID, None),))})
+    assert evaluate_idle(snapshot, IdlePolicies(default=policy)) == ()  # no warning 4 min after its start
+    (candidate,) = idle_candidates(snapshot, IdlePolicies(default=policy))
+    assert candidate.idle_since == minutes(21), candidate
+
+    def old_samples_arbiter(**kwargs: object) -> IdleVerdict:
+        return IdleVerdict(idle=True, idle_since=minutes(0), limit_s=policy.window_s, rule="gpu",
+                           mode=ReclaimMode.NOTIFY, reason="custom")
+
+    assert evaluate_idle(snapshot, IdlePolicies(default=policy), old_samples_arbiter) == ()
+    later = replace(snapshot, now=minutes(45))  # 24 min after its start: the warning is due (30 - 10 min)
+    (warned,) = evaluate_idle(later, IdlePolicies(default=policy), old_samples_arbiter)
+    assert (warned.stage, warned.idle_since) == ("warn", minutes(21))
+
+    store = SampleStore(retention_s=3600)
+    store.add(samples)
+    fed = idle_input(job, store, Inventory(), now=minutes(25), lookback_s=31 * 60, per_minute=False)
+    assert fed.samples and min(s.timestamp for s in fed.samples) >= minutes(21)
+
+
+def test_newuser6_finding_14_a_notify_only_warning_does_not_promise_a_reclaim() -> None:
+    """New user 6, F14 (b): the queue line said "its GPUs are reclaimed at 15:43" for a job whose
+    idle action is notify (nothing is freed)."""
+    from jupyter_sched.wording.jobs import idle_note
+
+    entry = {"stage": "warned", "action": "notify", "kind": "training", "idle_since": "2026-12-02T15:33:20Z",
+             "deadline": "2026-12-02T16:03:20Z", "rule": "GPU < 5 % for 30 min"}
+    note = idle_note(entry, None)
+    assert "reported as idle (nothing is freed) at" in note and "reclaimed" not in note, note
