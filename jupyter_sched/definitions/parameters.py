@@ -42,6 +42,8 @@ MAX_PARAMETERS_BYTES = 64 * 1024
 def _check_value(value: Any, path: str, depth: int = 0) -> None:
     if depth > 16:
         raise ValidationError(f"{path} is nested too deeply", field=path, hint="pass at most 16 levels")
+    if isinstance(value, str) and "\x00" in value:  # a script's argv cannot carry it: refused now, not at start
+        raise ValidationError(f"{path} must not contain NUL bytes", field=path, hint="remove the \\u0000 characters")
     if value is None or isinstance(value, (bool, str, int)):
         return
     if isinstance(value, float):

@@ -84,6 +84,7 @@ from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.units import parse_utc
+from ..textsafe import printable_line
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
@@ -724,7 +725,8 @@ class LocalExecutor:
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
-                          _exit_message(code, t) + (f": {early.splitlines()[-1]}" if early else ""))
+                          _exit_message(code, t) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
+                                                    if early else ""))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
 
 

@@ -62,7 +62,10 @@ def test_parameters_for_a_non_python_kernel_are_refused() -> None:
     ({"x": {"deep": [float("inf")]}}, "parameters.x.deep[0]"),
     (["x"], "parameters"),
     ({"x": "a" * 70_000}, "parameters"),
-], ids=["starts with a digit", "keyword", "NaN", "a set", "nested infinity", "a list", "too big"])
+    ({"x": "a\x00b"}, "parameters.x"),
+    ({"x": {"deep": ["\x00"]}}, "parameters.x.deep[0]"),
+], ids=["starts with a digit", "keyword", "NaN", "a set", "nested infinity", "a list", "too big",
+        "red team 6: a NUL byte (saved, then every run failed: embedded null byte)", "a nested NUL byte"])
 def test_bad_parameters_name_the_field(value: object, field: str) -> None:
     with pytest.raises(ValidationError) as err:
         validate_parameters(value)
