@@ -26,6 +26,8 @@ class SystemService:
         self.monitor = monitor
         self._held: tuple[int, list[Job], dict[str, list[dict[str, Any]]]] | None = None
         """The jobs holding GPUs and who holds each GPU, at the store's ``jobs`` counter (see :meth:`inventory`)."""
+        self._answers: dict[bool, tuple[tuple[Any, ...], GetInventoryResponse]] = {}
+        """The last ``GET inventory`` answer per view (admin or not) with what it was computed from."""
 
     def inventory(self, caller: Caller | None = None) -> GetInventoryResponse:
         """Nodes and GPUs (simulated ones labelled), NVML status (case 015), and per GPU uuid who
@@ -38,19 +40,37 @@ class SystemService:
         from ..telemetry.report import foreign_processes_of, inventory_telemetry
 
         inv = self.ctx.inventory()
+        version, live, allocations = self._holders()
+        admin = caller is None or caller.admin
+        latest: Any = None
+        foreign: Any = None
+        warnings: tuple[str, ...] = ()
+        if self.monitor is not None:
+            latest, foreign = self.monitor.latest(), foreign_processes_of(self.ctx.inventory_source)
+            warnings = tuple(self.monitor.label_warnings()) if admin else ()
+        # Kept while every input is equal (issue 17: status polls built, validated and serialised
+        # the same answer ~100 times a second): the inventory (a frozen value; compared by
+        # identity first), the store's jobs counter, the telemetry readings, foreign processes
+        # and warnings. The answer is a pure function of these and the view (admin or not), so a
+        # kept one is the one it would build; returning the same object also reuses its JSON
+        # and ETag (extension ``web._written``).
+        inputs = (inv, version, latest, foreign, warnings)
+        kept = self._answers.get(admin)
+        if kept is not None and version >= 0 and kept[0] == inputs:
+            return kept[1]
         body: dict[str, Any] = inventory_to_dict(inv)
-        live, allocations = self._holders()
         body["allocations"] = allocations
         if self.monitor is not None:
-            foreign = foreign_processes_of(self.ctx.inventory_source)
-            admin = caller is None or caller.admin
-            body["telemetry"] = inventory_telemetry(inv, self.monitor.latest(), gpu_occupancy(inv, live),
+            body["telemetry"] = inventory_telemetry(inv, latest, gpu_occupancy(inv, live),
                                                     foreign=foreign, processes_for=lambda uuid: admin,
-                                                    warnings=self.monitor.label_warnings() if admin else ())
-        return GetInventoryResponse.model_validate(body)
+                                                    warnings=warnings)
+        answer = GetInventoryResponse.model_validate(body)
+        self._answers[admin] = (inputs, answer)  # one assignment: request threads may race, each right
+        return answer
 
-    def _holders(self) -> tuple[list[Job], dict[str, list[dict[str, Any]]]]:
-        """The jobs holding GPUs and, per GPU uuid, ``[{job_id, user, kind, gpu_milli}]`` — read again
+    def _holders(self) -> tuple[int, list[Job], dict[str, list[dict[str, Any]]]]:
+        """The store's ``jobs`` counter, the jobs holding GPUs and, per GPU uuid,
+        ``[{job_id, user, kind, gpu_milli}]`` — read again
         only when the store's ``jobs`` counter moved (any job written, by any process sharing the
         store): status polls read and decoded every holder's row for each ``GET inventory``
         (18,000 rows on a 5,000-node cluster; issue 17)."""
@@ -58,7 +78,7 @@ class SystemService:
             version = tx.jobs_version()
             kept = self._held
             if kept is not None and kept[0] == version and version >= 0:
-                return kept[1], kept[2]
+                return kept
             live = [r.job for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
         allocations: dict[str, list[dict[str, Any]]] = {}
         for job in live:
@@ -69,7 +89,7 @@ class SystemService:
                                                          "kind": job.spec.kind.value,
                                                          "gpu_milli": job.allocation.gpu_milli})
         self._held = (version, live, allocations)
-        return live, allocations
+        return self._held
 
     def status(self) -> EngineStatus:
         """Whether this server leads the store, who does, and the schema version."""
