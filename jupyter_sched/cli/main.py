@@ -55,6 +55,13 @@ EXIT_INTERRUPTED = 130
 
 PROG = "jupyter-sched"
 
+WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise (failed, "
+                   f"cancelled, lost or rejected); {EXIT_TIMEOUT} it was still going when --for ran out; "
+                   f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered; "
+                   f"{EXIT_INTERRUPTED} interrupted with Ctrl-C (the job goes on).")
+"""``wait`` and ``submit --wait`` exit statuses, said in their --help so scripts can use them (new
+user 6, F12: the README said only "exit 0 only if it succeeded")."""
+
 WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
 
 
@@ -161,7 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
     submit.add_argument("--workdir", default=None, help="working directory (default: the current directory)")
-    submit.add_argument("--wait", action="store_true", help="then wait for the job to end, with a progress bar")
+    submit.add_argument("--wait", action="store_true",
+                        help="then wait for the job to end, with a progress bar; exits as `wait` does "
+                             f"({EXIT_OK} succeeded, {EXIT_JOB_FAILED} ended otherwise: see `{PROG} wait --help`)")
     what = submit.add_mutually_exclusive_group()
     what.add_argument("--script", help="Python script to run")
     what.add_argument("--notebook", help="notebook to execute headless")
@@ -178,7 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     queue.add_argument("--mine", action="store_true",
                        help="only my jobs, with their place in the whole queue")
 
-    wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar")
+    wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar",
+                          description="Wait for a job to end, with a progress bar on a terminal.",
+                          epilog=WAIT_EXIT_CODES)
     wait.add_argument("job_id", metavar="JOB_ID")
     wait.add_argument("--for", "--timeout", dest="wait_timeout", metavar="DURATION",
                       help='give up after this long, e.g. "30m" (default: wait until it ends); '

@@ -421,7 +421,10 @@ class DefinitionsService:
                 with self.ctx.store.transaction(now=now) as tx:
                     stored = update_definition(tx, new)
                     tx.add_event(actor=caller.user, action="definition_updated", job_id=None, user=current.user,
-                                 message=f"definition {current.name!r} updated: " + ", ".join(sorted(fields)),
+                                 message=f"definition {current.name!r} updated: " + ", ".join(
+                                     # a resume said "paused" like the pause itself (new user 6, F7)
+                                     ("paused" if fields[k] else "resumed") if k == "paused" else k
+                                     for k in sorted(fields)),
                                  details={"definition_id": current.id, "fields": sorted(fields)})
             except ConflictError:
                 continue  # the firing loop moved its cursor meanwhile: re-read and apply again

@@ -108,7 +108,8 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         message = message.replace(f"{model} GPUs", model).replace(f"{model} GPU", model)
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
-        message = _backfill_clause(message, backfill, now, lease=kind == "lease")
+        message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
+                                   names=details.get("eta_waits_on_names"))
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
@@ -126,17 +127,26 @@ _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 appends it last, and its numbers are in ``details.backfill``)."""
 
 
-def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False) -> str:
+def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False,
+                     free: Any = None, names: Any = None) -> str:
     """Rewrite the core's last clause "with a limit of 3600 s (given) it cannot finish before j-9,
     reserved from 2026-12-02T03:44:37.065813+00:00" from ``details.backfill`` (``limit_s``,
     ``limit_source``, ``reserved_for``, ``reservation``) as "its 1h time limit would run into the
     GPUs reserved for j-9 from 03:44 UTC"; the message is returned unchanged when it does not end
     with such a clause or the data is incomplete. A ``lease`` (a kernel's GPUs, which last until
-    released and take no time limit) is told what it waits for, not to give a time limit."""
+    released and take no time limit) is told what it waits for, not to give a time limit.
+
+    With no GPU free (``free`` 0) a job's clause is left out: nothing could start ahead of the
+    reservation whatever the time limit, and the clause read as if a shorter limit would help
+    (new user 6, F2); the ETA says when GPUs come. The reserved job is named as the ETA names
+    jobs (``big3 (j-…)``) where ``names`` knows it."""
     cut = max(message.rfind(start) for start in _BACKFILL_CLAUSES)
     when, job = wire_time(backfill.get("reservation")), backfill.get("reserved_for")
     if cut < 0 or when is None or not job:
         return message
+    if not lease and isinstance(free, (int, float)) and not isinstance(free, bool) and free <= 0:
+        return message[:cut] + "."  # (a lease's clause says what it waits for, not a limit to change: kept)
+    job = _named([job], names)[0]
     at = _clock(when, now)
     limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
     if lease:
@@ -149,8 +159,8 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
                       }.get(source, f"its {duration} time limit")
         clause = f"{limit_text} would run into the GPUs reserved for {job} from {at}"
     else:
-        clause = (f"with no time limit it cannot start ahead of {job}, whose GPUs are reserved from {at}; "
-                  "it can start only when nothing is reserved")
+        # one clause, not two saying the same ("…; it can start only when nothing is reserved", F2)
+        clause = f"with no time limit it cannot start ahead of {job}, whose GPUs are reserved from {at}"
     return message[:cut] + "; " + clause
 
 
@@ -227,9 +237,15 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                         f"{'is' if len(own) == 1 else 'are'} released with %gpu release in that notebook "
                         "(a kernel's GPUs have no time limit)")
             if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
-                return (f"ETA unknown: it can start only after kernel lease{'' if one else 's'} {_ids(waits)} "
-                        f"{'is' if one else 'are'} released (%gpu release in that notebook; a kernel's GPUs have "
-                        "no time limit)")
+                # "%gpu release in that notebook" is an action only the lease's owner can take (new user
+                # 6, F9: bob was told to release alice's lease): to the job's owner, leases the core did
+                # not list as theirs are another user's; to anyone else, their owner's
+                others = mine and not any(isinstance(o, Mapping) for o in (details.get("eta_waits_on_own") or ()))
+                whose = ("another user's kernel lease" if one else "other users' kernel leases") if others else \
+                    f"kernel lease{'' if one else 's'}"
+                by = "" if others else (" by its owner" if one else " by their owners")
+                return (f"ETA unknown: it can start only after {whose} {_ids(waits)} {'is' if one else 'are'} "
+                        f"released{by} or reclaimed when idle (a kernel's GPUs have no time limit)")
             named = _named(waits, details.get("eta_waits_on_names"))
             return (f"ETA unknown: it can start only after {_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")

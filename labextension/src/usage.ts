@@ -57,7 +57,7 @@ export function pointsFor(model: ISchedModel, gpus: readonly string[], since = 0
 }
 
 /** A history answer (or live points) for one chart. */
-interface IHistory {
+export interface IHistory {
   points: IUsagePoint[];
   gaps: IUsageGap[] | null;
   stepMs: number;
@@ -74,6 +74,30 @@ function chartBlock(title: string, history: IHistory, key: string): HTMLElement 
   );
 }
 
+/**
+ * A history without the one-step "missing" spans at its ends: the step the work started in (before
+ * its first sample) and the step under way now (not sampled yet) are not telemetry that failed
+ * (new user 6, F8: a 2-minute-old job's chart said "missing: no telemetry" at both edges while
+ * every reading was valid). A longer missing span at an end stays: that one is a real gap.
+ */
+export function trimEdges(history: IHistory): IHistory {
+  const { points, gaps, stepMs } = history;
+  if (!gaps || !points.length) {
+    return history;
+  }
+  const t0 = Math.min(...points.map(p => p.t));
+  const t1 = Math.max(...points.map(p => p.t)) + stepMs;
+  const edge = (g: IUsageGap): boolean =>
+    g.validity === 'missing' && g.end - g.start <= stepMs && (g.start <= t0 || g.end >= t1);
+  const dropped = gaps.filter(edge);
+  if (!dropped.length) {
+    return history;
+  }
+  const inside = (p: IUsagePoint): boolean =>
+    p.validity === 'missing' && dropped.some(g => g.device === p.device && p.t >= g.start && p.t < g.end);
+  return { ...history, points: points.filter(p => !inside(p)), gaps: gaps.filter(g => !edge(g)) };
+}
+
 /** Seconds per point for work that started at `started` (ms): 5 s while young, else minutes. */
 export function stepFor(started: number, now: number): number {
   return now - started < 30 * 60 * 1000 ? 5 : 60;
@@ -88,7 +112,7 @@ export async function fetchHistory(model: ISchedModel, query: { job?: string; le
   try {
     const answer = await model.client.request('getTelemetryHistory', { query: { ...query, step_s: stepS } });
     const { points, gaps } = pointsFromHistory(answer);
-    return { points, gaps, stepMs: stepS * 1000 };
+    return trimEdges({ points, gaps, stepMs: stepS * 1000 });
   } catch {
     return null;
   }

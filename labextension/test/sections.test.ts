@@ -320,6 +320,41 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('new user 6 F5: lists all active work and the 20 newest finished, with "Show more"; no Logs for work that never ran', async () => {
+    const server = new FakeSchedServer();
+    const at = (i: number) => `2026-12-01T10:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`;
+    server.jobs = [
+      makeJob({ id: 'j-run', state: 'running', submitted_at: at(0), started_at: at(1), allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 } }),
+      ...Array.from({ length: 45 }, (_, i) =>
+        makeJob({ id: `j-c${i}`, name: `bulk${i}`, state: 'cancelled', submitted_at: at(100 + i), message: 'cancelled by root' })
+      ),
+      makeJob({ id: 'j-ran', name: 'ran', state: 'succeeded', submitted_at: at(10), started_at: at(11), finished_at: at(12) })
+    ];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const ids = () => [...view.node.querySelectorAll('.jp-sched-job')].map(row => row.getAttribute('data-job-id'));
+    const more = () => view.node.querySelector('.jp-sched-more');
+    expect(ids()).toHaveLength(21);
+    expect(ids()[0]).toBe('j-run');
+    expect(ids()[1]).toBe('j-c44'); // newest finished first
+    expect(text(more())).toContain('26 older finished jobs and leases not shown');
+    expect(text(more()?.querySelector('button'))).toBe('Show 20 more');
+    // cancelled while pending: never ran, no log to open; Resubmit stays
+    const labels = [...view.node.querySelectorAll('[data-job-id="j-c44"] button')].map(b => text(b));
+    expect(labels).toEqual(['Resubmit']);
+    await act(async () => (more()?.querySelector('button') as HTMLButtonElement).click());
+    await flush();
+    expect(ids()).toHaveLength(41);
+    expect(text(more()?.querySelector('button'))).toBe('Show 6 more');
+    await act(async () => (more()?.querySelector('button') as HTMLButtonElement).click());
+    await flush();
+    expect(ids()).toHaveLength(47);
+    expect(more()).toBeNull();
+    const ran = [...view.node.querySelectorAll('[data-job-id="j-ran"] button')].map(b => text(b));
+    expect(ran).toEqual(['Logs', 'Resubmit']);
+    model.dispose();
+  });
+
   it('says how to start when there is nothing', async () => {
     const { model } = await startedModel(new FakeSchedServer(), 'jobs');
     const view = await mount(new MyWorkView(context(model)));

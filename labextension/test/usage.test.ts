@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { SchedClient } from '../src/client';
 import { SchedModel } from '../src/model';
-import { UsageView, gpuOfCommand, jobGpus, pointOf, stepFor } from '../src/usage';
+import { UsageView, gpuOfCommand, jobGpus, pointOf, stepFor, trimEdges } from '../src/usage';
+import type { IUsageGap, IUsagePoint } from '../src/usagechart';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 
 const GPU = 'GPU-sim-node-a-0';
@@ -88,3 +89,28 @@ describe('GPU usage section', () => {
     model.dispose();
   });
 });
+
+describe('history edges (new user 6, F8)', () => {
+  const at = (s: number) => Date.parse('2026-12-02T15:00:00Z') + s * 1000;
+  const point = (s: number, validity = 'valid'): IUsagePoint => ({
+    device: 'GPU-a', t: at(s), util: validity === 'valid' ? 3 : null, memMib: 100, validity,
+    note: validity === 'valid' ? '' : 'no telemetry'
+  });
+  const gap = (from: number, to: number): IUsageGap => ({
+    device: 'GPU-a', start: at(from), end: at(to), validity: 'missing', label: 'missing: no telemetry'
+  });
+
+  it('drops the one-step "missing" spans of the start step and the step under way', () => {
+    const points = [point(0, 'missing'), point(5), point(10), point(15), point(20, 'missing')];
+    const trimmed = trimEdges({ points, gaps: [gap(0, 5), gap(20, 25)], stepMs: 5000 });
+    expect(trimmed.gaps).toEqual([]);
+    expect(trimmed.points.map(p => p.t)).toEqual([at(5), at(10), at(15)]);
+  });
+
+  it('keeps a real gap: one inside the chart, or longer than a step at an end', () => {
+    const points = [point(0, 'missing'), point(5, 'missing'), point(10), point(15, 'missing'), point(20)];
+    const gaps = [gap(0, 10), gap(15, 20)];
+    expect(trimEdges({ points, gaps, stepMs: 5000 }).gaps).toEqual(gaps);
+  });
+});
+

@@ -143,6 +143,18 @@ def test_paused_definitions_do_not_fire_and_resume_does_not_replay(sqlite_db: st
     assert len(svc.fire_due().created) == 1
 
 
+def test_newuser6_finding_7_the_audit_says_a_resume_as_resumed(sqlite_db: str, server: MakeServer) -> None:
+    """New user 6, F7: pause and resume were both audited "definition 'daily_report' updated: paused"."""
+    svc = server(sqlite_db, ManualClock(at("2025-06-02T07:00:00+00:00")))
+    d = svc.create({**DAILY, "schedule": "0 * * * *"}, user="fay")
+    svc.pause(d["id"], user="fay")
+    svc.resume(d["id"], user="fay")
+    svc.update(d["id"], {"schedule": "30 * * * *", "paused": True}, user="fay")
+    said = [e.message for e in svc.store.list_events() if e.action == "definition_updated"]
+    assert said == ["definition 'daily' updated: paused", "definition 'daily' updated: resumed",
+                    "definition 'daily' updated: paused, schedule, timezone"], said
+
+
 def test_a_firing_that_cannot_submit_still_gets_its_one_run_saying_why(sqlite_db: str, server: MakeServer) -> None:
     clock = ManualClock(at("2025-06-02T07:00:00+00:00"))
     svc = server(sqlite_db, clock)

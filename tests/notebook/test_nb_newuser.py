@@ -213,8 +213,8 @@ def test_round3_finding_15_a_wait_on_a_kernel_lease_says_release_not_end() -> No
               "details": {"team": "default", "quota": 1, "rule": "team quota", "eta_code": "NoTimeLimit",
                           "eta_waits_on": ["l-1m8tqw5xm-4k5f2q"]}}
     text = render_reason(reason)
-    assert text.eta == ("ETA unknown: it can start only after kernel lease l-1m8tqw5xm-4k5f2q is released "
-                        "(%gpu release in that notebook; a kernel's GPUs have no time limit)")
+    assert text.eta == ("ETA unknown: it can start only after kernel lease l-1m8tqw5xm-4k5f2q is released by its "
+                        "owner or reclaimed when idle (a kernel's GPUs have no time limit)")
     assert "running jobs or kernel leases release GPUs" in text.unblock
 
 

@@ -1272,3 +1272,18 @@ def test_newuser4_finding_9_a_restarted_job_says_so_in_its_line() -> None:
            "allocation": {"node": "vm", "gpu_uuids": ["GPU-1"]}}
     assert job_line(job, None) == "job j-1 (lowjob): running on vm: GPU-1 · start 2, after preemption by j-hi"
     assert job_line({**job, "attempts": 1}, None) == "job j-1 (lowjob): running on vm: GPU-1"
+
+
+def test_newuser6_finding_12_wait_help_says_its_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    """New user 6, F12: `wait` exits 4 for a failed job and 5 when --for runs out, which neither
+    `wait --help` nor the README said; scripts need them."""
+    from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_TIMEOUT, build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["wait", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise" in said, said
+    assert f"{EXIT_TIMEOUT} it was still going when --for ran out" in said
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["submit", "--help"])
+    assert "see `jupyter-sched wait --help`" in " ".join(capsys.readouterr().out.split())

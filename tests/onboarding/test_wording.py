@@ -195,8 +195,7 @@ def test_a_pending_job_line_carries_the_rendered_reason() -> None:
     ({"limit_s": None, "limit_source": "unlimited"},
      "it has no time limit (unlimited), so it cannot start ahead of j-9, reserved from 2026-03-30T08:15:02.123456+00:00; "
      "it can only start when nothing is reserved",
-     "with no time limit it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC; it can start only "
-     "when nothing is reserved"),
+     "with no time limit it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC"),
 ], ids=["given limit", "queue default", "no limit"])
 def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_stamp(
         backfill: dict[str, Any], clause: str, want: str) -> None:
@@ -207,6 +206,23 @@ def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_st
     assert render_reason(reason, now=NOW).summary == f"needs 1 A100 GPU, 0 free; {want}."
     other_day = render_reason(reason, now=datetime(2026, 3, 29, 23, 0, tzinfo=timezone.utc)).summary
     assert "Mar 30 08:15 UTC" in other_day and "+00:00" not in other_day
+
+
+def test_newuser6_finding_2_no_backfill_clause_when_no_gpu_is_free_and_the_reserved_job_by_name() -> None:
+    """New user 6, F2: "needs 4 GPUs, 0 free; its 1h00m time limit would run into the GPUs reserved
+    for j-… from 15:23 UTC" — with nothing free the limit is not what holds it (a reader thinks a
+    shorter limit would help); and the clause named the job by id while the ETA said "big3 (j-…)"."""
+    clause = "with a limit of 3600 s (given) it cannot finish before j-9, reserved from 2026-03-30T08:15:02+00:00"
+    backfill = {"limit_s": 3600.0, "limit_source": "given", "reserved_for": "j-9",
+                "reservation": "2026-03-30T08:15:02+00:00"}
+    none_free = make_reason(message=f"needs 4 GPUs, 0 free; {clause}.", details={"free": 0, "backfill": backfill})
+    assert render_reason(none_free, now=NOW).summary == "needs 4 GPUs, 0 free."
+    # a kernel's lease is told what it waits for, free GPUs or not (new user 5 #4)
+    assert "it waits until j-9 has started" in render_reason(none_free, now=NOW, kind="lease").summary
+    some_free = make_reason(message=f"needs 4 GPUs, 2 free; {clause}.",
+                            details={"free": 2, "backfill": backfill, "eta_waits_on_names": {"j-9": "big3"}})
+    assert render_reason(some_free, now=NOW).summary == (
+        "needs 4 GPUs, 2 free; its 1h00m time limit would run into the GPUs reserved for big3 (j-9) from 08:15 UTC.")
 
 
 def test_a_message_without_the_backfill_clause_is_left_as_the_core_wrote_it() -> None:
@@ -260,3 +276,21 @@ def test_a_model_name_that_says_gpu_is_not_followed_by_gpu_again() -> None:
     real = make_reason(message="needs 2 A100 GPUs, 0 free", details={"model": "A100"})
     assert [render_reason(r).summary for r in (one, two, real)] == [
         "needs 1 Simulated GPU 80GB, 0 free.", "needs 2 Simulated GPU 80GB, 0 free.", "needs 2 A100 GPUs, 0 free."]
+
+
+def test_newuser6_finding_9_another_users_lease_is_not_yours_to_release() -> None:
+    """New user 6, F9 (hub): bob's job waiting on alice's kernel lease said "(%gpu release in that
+    notebook; …)" — an action only alice can take. Bob is told what bounds the wait instead; the
+    owner of the lease keeps the sentence naming her notebook."""
+    details = {"team": "default", "eta_code": "NoTimeLimit", "eta_waits_on": ["l-alice"]}
+    reason = make_reason(message="needs 4 GPUs, 2 free", details=details)
+    reason["eta"] = None
+    bob = render_reason(reason, now=NOW, mine=True).eta
+    assert bob == ("ETA unknown: it can start only after another user's kernel lease l-alice is released or "
+                   "reclaimed when idle (a kernel's GPUs have no time limit)"), bob
+    assert "%gpu release" not in render_reason(reason, now=NOW).eta  # whose is unknown to a third reader
+    own = {**details, "eta_waits_on_own": [{"id": "l-alice", "name": "kernel-a", "kind": "lease", "gpus": 2,
+                                            "notebook": "a.ipynb"}]}
+    alice = render_reason({**reason, "details": own}, now=NOW, mine=True).eta
+    assert "your own kernel lease l-alice (kernel-a, notebook a.ipynb)" in alice and "%gpu release" in alice, alice
+

@@ -528,13 +528,20 @@ export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: T
   if (!acc.jobs || acc.median_abs_error_s === null) {
     return trans.__('No job has waited for GPUs yet: no ETA to check.');
   }
-  const error = formatDuration(acc.median_abs_error_s, trans);
-  const wait = acc.median_wait_s === null ? '' : formatDuration(acc.median_wait_s, trans);
+  // under a second with one decimal: "off by 0 s, 45 % of the median wait (0 s)" read as a
+  // contradiction (new user 6, F6); a share of a sub-second wait is not said at all
+  const said = (s: number): string =>
+    s < 1 ? (s < 0.05 ? trans.__('under 0.1 s') : trans.__('%1 s', s.toFixed(1))) : formatDuration(s, trans);
+  const error = said(acc.median_abs_error_s);
+  const wait = acc.median_wait_s === null ? '' : said(acc.median_wait_s);
   const share = acc.error_of_wait === null ? '' : Math.round(acc.error_of_wait * 100);
+  const short = acc.median_wait_s !== null && acc.median_wait_s < 1;
   return (
-    (wait && share !== ''
-      ? trans.__('ETAs were off by %1 at the median, %2 % of the median wait (%3),', error, share, wait)
-      : trans.__('ETAs were off by %1 at the median,', error)) +
+    (wait && short
+      ? trans.__('ETAs were off by %1 at the median (the median wait was %2),', error, wait)
+      : wait && share !== ''
+        ? trans.__('ETAs were off by %1 at the median, %2 % of the median wait (%3),', error, share, wait)
+        : trans.__('ETAs were off by %1 at the median,', error)) +
     ' ' +
     trans._n(
       'over the last job that waited; %2 % of them had an ETA when queued.',

@@ -149,8 +149,20 @@ export function mineOnlyButton(view: QueueView, trans: TranslationBundle): Widge
   return widget;
 }
 
+/** Finished jobs and leases My work lists at first (new user 6: ~500 cancelled cards after a bulk
+ * cancel pushed every other section out of reach); "Show more" adds as many again. */
+export const FINISHED_SHOWN = 20;
+
+/** Whether a job has (or may get) a log: not work that ended before it ever started (new user 6:
+ * a job cancelled while pending had a Logs button, with no log behind it). */
+export function hasLog(job: Job): boolean {
+  return !(TERMINAL_STATES.has(job.state) && !job.started_at && (job.state === 'cancelled' || job.state === 'rejected'));
+}
+
 /** The My work section body. */
 export class MyWorkView extends ModelView {
+  private finishedLimit = FINISHED_SHOWN;
+
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
       // the inventory too: a GPU is named by its index ("GPU #0"), known only from it (new user 5:
@@ -177,9 +189,12 @@ export class MyWorkView extends ModelView {
     const now = this.now();
     // active work first (a cancelled lease above the running one hid it, new user 4), then newest first
     const ended = (j: Job): number => (TERMINAL_STATES.has(j.state) ? 1 : 0);
-    const all = [...model.leases, ...model.jobs].sort(
+    const sorted = [...model.leases, ...model.jobs].sort(
       (a, b) => ended(a) - ended(b) || (b.submitted_at ?? '').localeCompare(a.submitted_at ?? '')
     );
+    const activeCount = sorted.filter(j => !ended(j)).length;
+    const all = sorted.slice(0, activeCount + this.finishedLimit);
+    const hidden = sorted.length - all.length;
     const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
     if (!all.length) {
       return (
@@ -217,7 +232,7 @@ export class MyWorkView extends ModelView {
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 {detail ? <div className="jp-sched-reason">{detail}</div> : null}
                 <div className="jp-sched-actions">
-                  {!lease && model.supports('logs') ? (
+                  {!lease && model.supports('logs') && hasLog(job) ? (
                     <button type="button" className="jp-sched-button" aria-label={trans.__('Open logs of %1', name)} onClick={() => this.run(CommandIDs.openLogs, job)}>
                       {trans.__('Logs')}
                     </button>
@@ -246,6 +261,24 @@ export class MyWorkView extends ModelView {
             );
           })}
         </ul>
+        {hidden > 0 ? (
+          <p className="jp-sched-muted jp-sched-more">
+            {trans._n('%1 older finished job or lease not shown', '%1 older finished jobs and leases not shown', hidden)}
+            {' '}
+            <button
+              type="button"
+              className="jp-sched-button"
+              onClick={() => {
+                this.finishedLimit += FINISHED_SHOWN;
+                this.update();
+              }}
+            >
+              {trans.__('Show %1 more', Math.min(hidden, FINISHED_SHOWN))}
+            </button>
+            {' '}
+            {trans.__('(`jupyter-sched jobs --limit N` in a terminal lists them all)')}
+          </p>
+        ) : null}
       </div>
     );
   }
