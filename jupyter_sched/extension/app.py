@@ -380,9 +380,19 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return caller
 
     # ---- capabilities --------------------------------------------------------------------
+    _capabilities: tuple[dict[str, Any], GetConfigResponse] | None = None
+
     def capabilities(self) -> GetConfigResponse:
-        """Body of ``GET config``: what this backend supports, for the panel and the CLI."""
-        return GetConfigResponse.model_validate(self.capability_fields())
+        """Body of ``GET config``: what this backend supports, for the panel and the CLI — the same
+        answer object while its fields are equal (its JSON and ETag are then reused: issue 17,
+        every ``jupyter-sched status`` asks), a new one as soon as a setting changes."""
+        fields = self.capability_fields()
+        kept = self._capabilities
+        if kept is not None and kept[0] == fields:
+            return kept[1]
+        answer = GetConfigResponse.model_validate(fields)
+        self._capabilities = (fields, answer)
+        return answer
 
     def capability_fields(self) -> dict[str, Any]:
         """The fields of :meth:`capabilities` (the central service changes a few)."""
