@@ -221,7 +221,7 @@ describe('notifications', () => {
     const { context, mount } = await import('./ui');
     const view = await mount(new MyWorkView(context(model)));
     const hh = `${String(deadline.getUTCHours()).padStart(2, '0')}:${String(deadline.getUTCMinutes()).padStart(2, '0')} UTC`;
-    const line = view.node.querySelector('.jp-sched-idle-warned');
+    const line = view.node.querySelector('.jp-sched-job-idle-warned');
     expect(text(line)).toContain(`its GPUs are released at ${hh} (in 10 min) unless it is used — Keep alive keeps them.`);
     expect(line?.getAttribute('role')).toBe('alert');
     notifier.dispose();

@@ -262,7 +262,7 @@ export class MyWorkView extends ModelView {
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 {detail ? <div className="jp-sched-reason">{detail}</div> : null}
                 {!done && model.idleOf(job.id) ? (
-                  <div className={`jp-sched-idle jp-sched-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
+                  <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
                     {idleLine(model.idleOf(job.id)!, now, trans)}
                   </div>
                 ) : null}
