@@ -23,6 +23,8 @@ from .timeline import Timeline
 
 __all__ = ["Demand", "Estimate", "Option", "Projection"]
 
+_NONE: list[tuple[float, str]] = []  # no reservations on a unit (read only)
+
 MAX_STEPS = 64
 """Capacity/quota alternations per job before the search gives up (each step moves time forward)."""
 
@@ -151,15 +153,21 @@ class Projection:
             self.lines[line].reserve(start, end, demand.milli)
             if math.isinf(end):
                 self.line_forever[line].append(demand.job_id)
-        ended: list[tuple[float, int, str]] = []  # (end, 1 running / 0 reserved ahead, job id)
-        for unit, _ in chosen:  # both lists are sorted by end: the last three to end by the start, each
-            for rank, ends in ((1, self.enders[unit]), (0, self.reserved_ends.get(unit, ()))):
-                i = bisect.bisect_right(ends, (start, "\uffff"))
-                ended.extend((at, rank, job) for at, job in ends[max(0, i - 3):i])
-        # the ones whose end decided the start: the last to end before it (new user 6 finding 2: "when
-        # all4, big2 and big1 end" named two jobs that had ended 70 minutes before all4)
-        last = max((at for at, _, _ in ended), default=0.0)
-        waits = tuple(dict.fromkeys(job for at, _, job in sorted(ended, reverse=True) if at >= last))[:3]
+        # name the jobs whose end decided the start: the last to end by it on its units, running or
+        # reserved ahead (new user 6 F2: "when all4, big2 and big1 end" named two jobs that had ended
+        # 70 minutes before all4); both lists are sorted by end
+        last, names = -math.inf, list[str]()
+        for unit, _ in chosen:
+            for ends in (self.enders[unit], self.reserved_ends.get(unit, _NONE)):
+                i = bisect.bisect_right(ends, (start, "\uffff")) if ends else 0
+                if not i or (at := ends[i - 1][0]) < last:
+                    continue
+                if at > last:
+                    last, names = at, []
+                while i and ends[i - 1][0] == at and len(names) < 3:
+                    names.append(ends[i - 1][1])
+                    i -= 1
+        waits = tuple(dict.fromkeys(names))[:3]
         if math.isfinite(end) and end > start:
             for unit, _ in chosen:
                 bisect.insort(self.reserved_ends.setdefault(unit, []), (end, demand.job_id))

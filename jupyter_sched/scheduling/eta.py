@@ -664,8 +664,10 @@ def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:
     before its time limit because of a learned runtime? A queued job's projected end is learned
     too: "when small1 ends" at the minute small1 starts reads as a contradiction unless the ETA
     says the end is what small1's own past runs took (new user 5 finding 4)."""
+    if holder not in ctx.snap.runtime_estimates or ctx.profile.eta_source != "history":
+        return False  # nothing learned for it: it ends at its limit (:func:`.runtimes.expected_runtime`)
     job = ctx.admitted.get(holder) or ctx.by_id.get(holder)
-    if job is None or job.state.terminal or ctx.profile.eta_source != "history":
+    if job is None or job.state.terminal:
         return False
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     return expected_runtime(ctx, job) < (math.inf if limit is None else limit)
