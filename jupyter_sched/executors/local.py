@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import pwd
 import signal
@@ -551,7 +552,11 @@ class LocalExecutor:
         record = self.dirs.read_record(job.id) or {"job_dir": str(self.dirs.job_dir(job.id, RunAs(user="")))}
         uid = record.get("uid") if isinstance(record.get("uid"), int) else None
         wrapper = read_untrusted_json(Path(str(record["job_dir"])) / "wrapper.json", owner_uid=uid)
-        if wrapper is None or not isinstance(wrapper.get("pid"), int):
+        created = wrapper.get("create_time") if wrapper is not None else None
+        if wrapper is None or not isinstance(wrapper.get("pid"), int) or isinstance(created, bool) \
+                or not isinstance(created, (int, float)) or not math.isfinite(created):
+            # the owner's file (red team 6): a NaN create time passed the pid-reuse check (NaN compares
+            # false) and would be kept in the handle as JSON NaN, which PostgreSQL refuses
             return None
         return ExecutorHandle("local", {**{k: v for k, v in record.items() if k != "uid"}, "pid": wrapper["pid"],
                                         "pgid": wrapper["pid"], "create_time": wrapper.get("create_time")})

@@ -223,3 +223,24 @@ def test_etas_a_kept_pend_may_move_are_re_projected_by_a_later_tick(sqlite_db: s
     assert not svc.tick().decided and svc.engine.wait_hint_s(1.0) == 1.0  # not yet: at most one per hour here
     svc.engine.incremental.eta_refresh_s = 0.0
     assert svc.tick().decided and not svc.engine.incremental.etas_moved
+
+
+def test_an_eta_only_refresh_waits_nine_cycle_times_so_it_takes_at_most_a_tenth_of_the_interpreter(
+        sqlite_db: str, tmp_path: Path) -> None:
+    """Issue 17: at ~1,000 pending a full cycle takes ~0.25 s; run for ETAs alone every second, it
+    held the interpreter a quarter of the time and submits and status polls waited behind it.
+    An ETA-only refresh now comes no sooner than nine times the last cycle's length after it."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    svc.submit(lease(2), user="ana", kind="lease")
+    svc.tick()
+    svc.kick()
+    svc.tick()
+    svc.clock.advance(1.0)
+    svc.submit(lease(), user="bob", kind="lease")
+    assert not svc.tick().decided and svc.engine.incremental.etas_moved
+    svc.engine.incremental.eta_refresh_s = 0.0
+    svc.engine._cycle_s = 0.5  # as if the last full cycle had taken half a second
+    assert not svc.tick().decided, "an ETA-only cycle right after a 0.5 s one would hold the interpreter half the time"
+    assert 4.0 < svc.engine.wait_hint_s(10.0) <= 4.5
+    svc.engine._cycle_end -= 4.5  # nine cycle times have passed
+    assert svc.tick().decided and not svc.engine.incremental.etas_moved

@@ -295,6 +295,34 @@ def test_a_restarted_service_readopts_an_owners_job_and_stops_all_of_it(accounts
     assert with_marker(str(handle.data["group"]["name"])) == []  # type: ignore[index]
 
 
+@needs_accounts
+@pytest.mark.parametrize("forged", ["NaN", "Infinity", '"yesterday"'], ids=["NaN", "infinity", "text"])
+def test_a_forged_wrapper_json_create_time_is_not_adopted(accounts: list[Account], root: Path, forged: str) -> None:
+    """Red team 6: the owner rewrites ``wrapper.json`` (their own file) with ``create_time`` NaN; a
+    restarted service that adopts from the files compared NaN (always false: the pid-reuse check passed)
+    and kept NaN in the handle, which PostgreSQL's JSON refuses. Such a file is not a handle."""
+    alice = accounts[0]
+    first = hub_executor(root)
+    rewrite = ("d = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+               "with open(os.path.join(d, '.w'), 'w') as f:\n"
+               f"    f.write('{{\"pid\": ' + str(os.getppid()) + ', \"create_time\": {forged}}}')\n"
+               "os.rename(os.path.join(d, '.w'), os.path.join(d, 'wrapper.json'))\n"
+               "print('rewritten', flush=True)\n"
+               "time.sleep(120)\n")
+    job = py_job("j-nan", rewrite, user=alice.name)
+    first.start(job, GPU, run_as(alice))  # type: ignore[arg-type]
+    wait_until(lambda: "rewritten" in first.logs("j-nan")[0], "the rewrite")
+    first.detach()  # kill -9 of the service between starting the job and keeping its handle
+    second = hub_executor(root)
+    try:
+        adopted = second.adopt(job, None)
+        assert isinstance(adopted, Lost) and not adopted.started, adopted  # was None: adopted with a NaN handle
+    finally:
+        for proc in psutil.process_iter(["uids", "cmdline"]):
+            if proc.info["uids"] and proc.info["uids"].real == alice.uid and "j-nan" in " ".join(proc.info["cmdline"] or ()):
+                proc.kill()
+
+
 def test_the_tracker_is_a_cgroup_where_the_machine_offers_one() -> None:
     offered = os.geteuid() == 0 and (Path("/sys/fs/cgroup/cgroup.controllers").exists()
                                      or Path("/sys/fs/cgroup/freezer/cgroup.procs").exists())
