@@ -175,6 +175,8 @@ class SchedMagics(Magics):
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
         self._kernel_holds_none = False  # see _my_lease
         self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
+        self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
+        self._watching = False
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -317,6 +319,26 @@ class SchedMagics(Magics):
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+
+    LEASE_CHECK_S = 5.0
+    """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
+
+    def _before_cell(self, *_: Any) -> None:
+        """Before each cell (at most every :attr:`LEASE_CHECK_S`): has the lease whose GPUs
+        CUDA_VISIBLE_DEVICES names ended from outside (panel Release, ``jupyter-sched cancel``,
+        idle reclaim)? Then :meth:`_forget_ended` says so and hides them before the cell runs — the
+        next cell, not the next ``%gpu``, is where a GPU handed to someone else would be used (new
+        user 6, F18). Never raises: a failed look leaves things as they were."""
+        if not self._applied or self.lease is None or time.monotonic() - self._checked_at < self.LEASE_CHECK_S:
+            return
+        self._checked_at = time.monotonic()
+        try:
+            lease = self.client.lease(str(self.lease["id"]))
+        except Exception:  # a hook before every cell must not fail the cell (unreachable server, 404)
+            return
+        if is_terminal(lease):
+            self._ended, self.lease = lease, None
+            self._forget_ended()
 
     def _forget_ended(self) -> None:
         """The lease whose GPUs this kernel's CUDA_VISIBLE_DEVICES names ended from outside (``jupyter-sched
@@ -523,6 +545,11 @@ class SchedMagics(Magics):
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(uuids)
         self._applied = uuids
         self.lease = lease
+        self._checked_at = time.monotonic()
+        events = getattr(self.shell, "events", None)
+        if not self._watching and events is not None:
+            events.register("pre_run_cell", self._before_cell)
+            self._watching = True
         self._print(f"Allocated {', '.join(uuids)} (lease {lease['id']}); "
                     f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} in this kernel")
         simulated = bool(lease.get("simulated")) or any(u.startswith("GPU-sim") for u in uuids)
