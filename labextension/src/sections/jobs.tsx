@@ -64,7 +64,27 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
 }
 
 /** The Queue section body. */
+/** Pending rows a list shows at first, as the CLI's queue does (new user 6, F22: 990 pending cards
+ * took 8 s to appear); "Show more" adds as many again. */
+export const PENDING_SHOWN = 50;
+
+/** The "N more … not shown · Show K more" line under a capped list. */
+function MoreLine(props: { hidden: number; step: number; what: string; hint: string; onMore: () => void; trans: TranslationBundle }): React.ReactElement {
+  const { hidden, step, what, hint, onMore, trans } = props;
+  return (
+    <p className="jp-sched-muted jp-sched-more">
+      {what}{' '}
+      <button type="button" className="jp-sched-button" onClick={onMore}>
+        {trans.__('Show %1 more', Math.min(hidden, step))}
+      </button>{' '}
+      {hint}
+    </p>
+  );
+}
+
 export class QueueView extends ModelView {
+  private pendingLimit = PENDING_SHOWN;
+
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
       resources: ['queue'],
@@ -100,6 +120,9 @@ export class QueueView extends ModelView {
     const rows = model.queue.filter(j => !this.mineOnly || model.isMine(j));
     const pending = rows.filter(j => isWaiting(j.state)).sort((a, b) => (queuePosition(a) ?? 1e9) - (queuePosition(b) ?? 1e9));
     const running = rows.filter(j => !isWaiting(j.state));
+    // the first ones, and mine further back (where I stand matters more than who is between)
+    const shownPending = pending.filter((j, i) => i < this.pendingLimit || model.isMine(j)).slice(0, this.pendingLimit + PENDING_SHOWN);
+    const hiddenPending = pending.length - shownPending.length;
     const list = (items: QueueRow[], label: string) => (
       <ul className="jp-sched-list" aria-label={label}>
         {items.map(job => (
@@ -118,7 +141,20 @@ export class QueueView extends ModelView {
       <div>
         <ErrorNote error={model.error('queue')} />
         <h4 className="jp-sched-subhead">{trans.__('Pending (%1)', pending.length)}</h4>
-        {pending.length ? list(pending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
+        {pending.length ? list(shownPending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
+        {hiddenPending > 0 ? (
+          <MoreLine
+            hidden={hiddenPending}
+            step={PENDING_SHOWN}
+            trans={trans}
+            what={trans._n('%1 more pending not shown', '%1 more pending not shown', hiddenPending)}
+            hint={trans.__('(`jupyter-sched queue --all` in a terminal lists every one)')}
+            onMore={() => {
+              this.pendingLimit += PENDING_SHOWN;
+              this.update();
+            }}
+          />
+        ) : null}
         <h4 className="jp-sched-subhead">{trans.__('Running (%1)', running.length)}</h4>
         {running.length ? list(running, trans.__('Running work')) : <p className="jp-sched-muted">{trans.__('Nothing running.')}</p>}
       </div>
@@ -192,6 +228,7 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle):
 /** The My work section body. */
 export class MyWorkView extends ModelView {
   private finishedLimit = FINISHED_SHOWN;
+  private waitingLimit = PENDING_SHOWN;
 
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
@@ -223,8 +260,13 @@ export class MyWorkView extends ModelView {
       (a, b) => ended(a) - ended(b) || (b.submitted_at ?? '').localeCompare(a.submitted_at ?? '')
     );
     const activeCount = sorted.filter(j => !ended(j)).length;
-    const all = sorted.slice(0, activeCount + this.finishedLimit);
-    const hidden = sorted.length - all.length;
+    // every job holding GPUs; the first waiting ones (new user 6, F22: 990 pending cards); the newest finished
+    let waitingSeen = 0;
+    const all = sorted.slice(0, activeCount + this.finishedLimit).filter(
+      j => ended(j) || !isWaiting(j.state) || waitingSeen++ < this.waitingLimit
+    );
+    const hiddenWaiting = Math.max(0, waitingSeen - this.waitingLimit);
+    const hidden = sorted.length - all.length - hiddenWaiting;
     const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
     if (!all.length) {
       return (
@@ -296,8 +338,21 @@ export class MyWorkView extends ModelView {
             );
           })}
         </ul>
+        {hiddenWaiting > 0 ? (
+          <MoreLine
+            hidden={hiddenWaiting}
+            step={PENDING_SHOWN}
+            trans={trans}
+            what={trans._n('%1 more waiting not shown', '%1 more waiting not shown', hiddenWaiting)}
+            hint={trans.__('(`jupyter-sched queue --mine` in a terminal lists them)')}
+            onMore={() => {
+              this.waitingLimit += PENDING_SHOWN;
+              this.update();
+            }}
+          />
+        ) : null}
         {hidden > 0 ? (
-          <p className="jp-sched-muted jp-sched-more">
+          <p className="jp-sched-muted jp-sched-more jp-sched-more-finished">
             {trans._n('%1 older finished job or lease not shown', '%1 older finished jobs and leases not shown', hidden)}
             {' '}
             <button
