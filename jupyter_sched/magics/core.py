@@ -224,7 +224,7 @@ class SchedMagics(Magics):
           %gpu release              give the GPUs back (also happens when the kernel shuts down)
           %gpu watch [--seconds 30] [--interval 1]
                                     live plotly chart of this kernel's GPUs (utilization %, MiB)
-          %gpu keepalive            tell the scheduler the lease is in use (resets idle reclaim)
+          %gpu keepalive            keep the lease's GPUs while idle (once per lease, up to the admin's limit)
 
         Run ``%gpu request`` before importing torch / tensorflow / jax / cupy: CUDA reads
         CUDA_VISIBLE_DEVICES once, when it initialises. If CUDA is already initialised in this
@@ -649,7 +649,7 @@ class SchedMagics(Magics):
         until = wire_time(answer.get("keepalive_until"))
         when = f" until {until:%H:%M} UTC" if until is not None else ""
         self._print(f"Lease {lease['id']}: keepalive recorded; its GPUs are kept{when} even while idle "
-                    "(one keepalive per idle period).")
+                    "(its one keepalive: after that, using the GPUs keeps them).")
 
     def _gpu_watch(self, cmd: GpuCommand) -> None:
         features = self.client.config().get("features") or {}

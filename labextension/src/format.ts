@@ -423,3 +423,9 @@ export function formMessage(message: string, field: string, label: string | unde
   }
   return label && message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
 }
+
+/** `15:52 UTC` (the clock every time in the panel is said in), or the text as given when it is no time. */
+export function clockUTC(iso: string): string {
+  const at = new Date(iso);
+  return isNaN(at.getTime()) ? iso : `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+}

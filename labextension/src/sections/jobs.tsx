@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
+import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -202,10 +202,7 @@ export function hasLog(job: Job): boolean {
  * the CLI said its GPUs were about to go).
  */
 export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle): string {
-  const clock = (iso: string): string => {
-    const at = new Date(iso);
-    return isNaN(at.getTime()) ? iso : `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
-  };
+  const clock = clockUTC;
   const what: Record<string, string> = {
     release: trans.__('its GPUs are released'),
     requeue: trans.__('it is requeued (its GPUs freed)'),
