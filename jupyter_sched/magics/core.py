@@ -174,6 +174,7 @@ class SchedMagics(Magics):
         self._through_hub: bool | None = None
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
         self._kernel_holds_none = False  # see _my_lease
+        self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -270,6 +271,8 @@ class SchedMagics(Magics):
                 self.lease = None
         if self.lease is not None and not is_terminal(self.lease):
             return self.lease
+        if self.lease is not None and self._applied:
+            self._ended = self.lease  # it ended elsewhere (cancel, idle reclaim): see _forget_ended
         self.lease = None
         if trust_none and self._kernel_holds_none:
             return None
@@ -304,6 +307,7 @@ class SchedMagics(Magics):
             self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
                         "of the work placed on them.")
         if lease is None:
+            self._forget_ended()
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
@@ -313,6 +317,28 @@ class SchedMagics(Magics):
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+
+    def _forget_ended(self) -> None:
+        """The lease whose GPUs this kernel's CUDA_VISIBLE_DEVICES names ended from outside (``jupyter-sched
+        cancel``, an admin, idle reclaim): say so, and hide the GPUs it no longer holds — set
+        ``CUDA_VISIBLE_DEVICES`` to '' when nothing here initialised CUDA yet, else tell the user
+        to restart (CUDA keeps the devices it opened). New user 6, F18: after a cancel from a
+        terminal the kernel still named GPU-sim-vm-0 while ``%gpu status`` said it held none."""
+        ended, self._ended = self._ended, None
+        named = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        if ended is None or not self._applied or named != ",".join(self._applied):
+            return
+        why = str(ended.get("message") or ended.get("state") or "ended")
+        head = f"This kernel's lease {ended.get('id')} ended ({why}); CUDA_VISIBLE_DEVICES named {named}"
+        self._applied = ()
+        state = cuda_state()
+        if state.initialized:
+            self._warn(f"warning: {head}, and CUDA is already initialised here ({'; '.join(state.initialized_by)}): "
+                       "it may still use those GPUs, which other work can now be given. Restart the kernel, "
+                       "then %gpu request.")
+            return
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        self._print(f"{head}; it is now '' (no GPU) so nothing here uses GPUs it no longer holds.")
 
     def _idle_warning(self, lease_id: str) -> str:
         """The open idle warning of ``lease_id`` in words (``GET idle``), or ""."""
@@ -536,6 +562,7 @@ class SchedMagics(Magics):
         lease = self._my_lease()
         if lease is None:
             self._print("This kernel holds no lease; nothing to release.")
+            self._forget_ended()
             return
         released = self.client.release_lease(str(lease["id"]))
         self.lease = None

@@ -8,9 +8,9 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { formatElapsed, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
+import { formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { ACTIVE_STATES, allocationGpus, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
+import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Re-render interval for elapsed times and ETAs, ms. */
@@ -159,6 +159,36 @@ export function hasLog(job: Job): boolean {
   return !(TERMINAL_STATES.has(job.state) && !job.started_at && (job.state === 'cancelled' || job.state === 'rejected'));
 }
 
+/**
+ * A My work card's idle line, from the `GET idle` entry: `Idle since 15:22 UTC: its GPUs are
+ * released at 15:52 UTC (in 9 min) unless it is used — Keep alive keeps them.` once warned;
+ * before the warning the same times, quieter (new user 6, F15: the lease card said nothing while
+ * the CLI said its GPUs were about to go).
+ */
+export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle): string {
+  const clock = (iso: string): string => {
+    const at = new Date(iso);
+    return isNaN(at.getTime()) ? iso : `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+  };
+  const what: Record<string, string> = {
+    release: trans.__('its GPUs are released'),
+    requeue: trans.__('it is requeued (its GPUs freed)'),
+    stop: trans.__('it is stopped'),
+    notify: trans.__('it is reported as idle')
+  };
+  const outcome = what[entry.action] ?? what.release;
+  const keep = entry.kind === 'lease' ? trans.__('Keep alive keeps them') : trans.__('using its GPUs keeps them');
+  if (entry.stage === 'warned') {
+    return trans.__('Idle since %1: %2 at %3 (%4) unless it is used — %5.', clock(entry.idle_since), outcome,
+                    clock(entry.deadline), formatEta(entry.deadline, now, trans), keep);
+  }
+  if (entry.stage === 'reclaimed') {
+    return trans.__('Idle since %1: reported as idle at %2.', clock(entry.idle_since), clock(entry.deadline));
+  }
+  return trans.__('Idle since %1: warned at %2; %3 at %4 unless it is used.', clock(entry.idle_since),
+                  clock(entry.warn_at), outcome, clock(entry.deadline));
+}
+
 /** The My work section body. */
 export class MyWorkView extends ModelView {
   private finishedLimit = FINISHED_SHOWN;
@@ -231,6 +261,11 @@ export class MyWorkView extends ModelView {
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 {detail ? <div className="jp-sched-reason">{detail}</div> : null}
+                {!done && model.idleOf(job.id) ? (
+                  <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
+                    {idleLine(model.idleOf(job.id)!, now, trans)}
+                  </div>
+                ) : null}
                 <div className="jp-sched-actions">
                   {!lease && model.supports('logs') && hasLog(job) ? (
                     <button type="button" className="jp-sched-button" aria-label={trans.__('Open logs of %1', name)} onClick={() => this.run(CommandIDs.openLogs, job)}>
