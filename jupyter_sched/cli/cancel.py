@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ConflictError, NotFoundError, SchedError
 from ..wording import cancel_outcome
-from ..wording.jobs import bulk_cancel_summary
+from ..wording.jobs import bulk_cancel_summary, granted_uuids
 from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line
 from .progress import CountingProgress
 
@@ -49,6 +49,10 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             _dump_line(after, io)
             continue
         print(cancel_outcome(before, after, grace_s=_grace(client, after, grace)), file=io.out)
+        if after.get("kind") == "lease" and (before or after).get("kernel_id") and granted_uuids(before or after):
+            # its kernel is not told (new user 6, F18): CUDA_VISIBLE_DEVICES there still names the GPUs
+            print("  its kernel is not told: CUDA_VISIBLE_DEVICES there still names those GPUs until %gpu status "
+                  "(or %gpu release) runs in its notebook, or the kernel restarts", file=io.out)
     return code
 
 

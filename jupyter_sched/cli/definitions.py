@@ -207,6 +207,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {where}")
         result = client.call(routes.create_definition(_body(args, parser, create=True)))
         print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
+        _note_unknown_parameters(result, result.get("parameters"), io)
         return EXIT_OK
     target = _resolve(client, args.definition)
     if action == "edit":
@@ -225,6 +226,8 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     elif action == "run":
         body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}
         result = client.call(routes.run_definition(target, body))
+        if body:
+            _note_unknown_parameters(client.call(routes.definition(target)), body["parameters"], io)
         print(json.dumps(result, indent=1) if args.json else
               f"started run {result['job_id']} of {_named(target, args.definition)} — `{PROG} wait {result['job_id']}` "
               "follows it", file=out)
@@ -249,4 +252,25 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     done = {"edit": "edited", "pause": "paused", "resume": "resumed"}[action]
     print(json.dumps(result, indent=1) if args.json else f"{done} " + _line(result), file=out)
+    if action == "edit" and "parameters" in change:
+        _note_unknown_parameters(result, change["parameters"], io)
     return EXIT_OK
+
+
+def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Any, io: Streams) -> None:
+    """A note on stderr when ``parameters`` name something the definition's notebook (read here, when
+    this machine has it) does not set in its parameters cell (new user 6, F10: ``-p regoin=eu`` was
+    accepted and every run used the default region)."""
+    path = definition.get("notebook")
+    if not parameters or not isinstance(parameters, Mapping) or not isinstance(path, str) or not os.path.isfile(path):
+        return
+    try:
+        with open(path, encoding="utf-8") as handle:
+            nb = json.load(handle)
+    except (OSError, ValueError):
+        return
+    from ..definitions.parameters import unknown_parameters_note
+
+    note = unknown_parameters_note(nb, parameters, os.path.basename(path))
+    if note:
+        print(f"note: {note}", file=io.err)

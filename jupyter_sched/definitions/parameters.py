@@ -105,6 +105,52 @@ def parameters_cell_index(cells: list[Any]) -> int | None:
     return None
 
 
+def parameter_names(nb: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The names the notebook's ``parameters`` cell assigns, in order; None when it has no such
+    cell or the cell is not Python that parses (then no name can be said to be unknown)."""
+    import ast
+
+    cells = list(nb.get("cells") or [])
+    index = parameters_cell_index(cells)
+    if index is None:
+        return None
+    source = cells[index].get("source", "")
+    try:
+        tree = ast.parse("".join(source) if isinstance(source, list) else str(source))
+    except SyntaxError:
+        return None
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names += [t.id for t in targets if isinstance(t, ast.Name) and t.id not in names]
+    return tuple(names)
+
+
+def unknown_parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebook: str) -> str:
+    """One sentence when ``parameters`` name something the notebook's parameters cell does not set
+    (papermill warns the same way), else "": ``parameter 'regoin' is not in daily_report.ipynb's
+    parameters cell (region, days) — did you mean 'region'? It is injected anyway, and the
+    notebook's own default is what runs.`` New user 6, F10: a typo'd name ran every night with the
+    default, and nothing said so."""
+    import difflib
+
+    names = parameter_names(nb)
+    if names is None:
+        return ""
+    unknown = [str(p) for p in parameters if p not in names]
+    if not unknown:
+        return ""
+    guesses = [g for p in unknown for g in difflib.get_close_matches(p, names, n=1)]
+    which = ", ".join(f"'{p}'" for p in unknown)
+    one = len(unknown) == 1
+    said = (f"parameter{'' if one else 's'} {which} {'is' if one else 'are'} not in {notebook}'s parameters cell "
+            f"({', '.join(names) or 'it sets none'})")
+    if guesses:
+        said += f" — did you mean {' or '.join(repr(g) for g in dict.fromkeys(guesses))}?"
+    return said + (" It is injected anyway; the notebook's own value of any name it sets is what runs." if one else
+                   " They are injected anyway; the notebook's own value of any name it sets is what runs.")
+
+
 def _literal(value: Any) -> str:
     # repr of JSON-decoded values (str, int, float, bool, None, list, dict) is a Python literal
     return repr(value)

@@ -7,8 +7,11 @@ code decides (0 = succeeded). A lost job that provably never started goes back t
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
+from ..errors import StoreError
 from ..executors.base import Connection, ExecutorEvent, Exited, Lost, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
@@ -16,6 +19,8 @@ from ..store import JobRecord
 from .clock import Clock
 from .stops import StopReconciler
 from .transitions import JobWriter
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ExecutorEventHandler", "TickReport"]
 
@@ -107,7 +112,7 @@ class ExecutorEventHandler:
                 code="Requeued", message="requeued: the server stopped before the job started",
                 details={"attempts": record.job.attempts}), self.clock.now())
         else:
-            self.writer.finish(event.job_id, JobState.LOST, message=event.reason, at=self.clock.now())
+            self._finish(event.job_id, JobState.LOST, message=event.reason, at=self.clock.now())
         report.finished.append(event.job_id)
 
     def _settle_exit(self, event: Exited, report: TickReport) -> None:
@@ -135,4 +140,19 @@ class ExecutorEventHandler:
             state, message = JobState.SUCCEEDED, event.message
         else:
             state, message = JobState.FAILED, event.message
-        self.writer.finish(job.id, state, message=message, at=end, exit_code=event.exit_code)
+        self._finish(job.id, state, message=message, at=end, exit_code=event.exit_code)
+
+    def _finish(self, job_id: str, state: JobState, *, message: str, at: datetime, exit_code: int | None = None) -> None:
+        """Record a job's end; if the database refuses what the executor reported (an exit code out of
+        range, a NUL byte in its words: values from files the job's owner writes), record the end
+        without them. Retrying the same values failed every tick, and the engine's store backoff then
+        held every user's decisions (red team 6)."""
+        try:
+            self.writer.finish(job_id, state, message=message, at=at, exit_code=exit_code)
+        except StoreError as exc:
+            if not exc.details.get("bad_data"):
+                raise
+            log.error("job %s: its end could not be stored as reported (%s); stored without the executor's details",
+                      job_id, exc.message[:300])
+            self.writer.finish(job_id, state, at=at, exit_code=None,
+                               message="ended; what its executor reported could not be stored (the database refused it)")

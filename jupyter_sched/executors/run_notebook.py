@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from ..definitions.parameters import inject_parameters, validate_parameters
+    from ..definitions.parameters import inject_parameters, unknown_parameters_note, validate_parameters
     from ..errors import ValidationError
 
     try:
@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         return _bad_input(args.output, f"bad --parameters: {getattr(exc, 'message', exc)}", {})
     try:
         nb = nbformat.read(str(args.notebook), as_version=4)  # type: ignore[no-untyped-call]
+        unknown = unknown_parameters_note(nb, parameters, os.path.basename(str(args.notebook))) if parameters else ""
         injected = inject_parameters(nb, parameters)
     except ValidationError as exc:
         return _bad_input(args.output, exc.message, parameters)
@@ -252,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     def executed(cell: Any, cell_index: int, **_: Any) -> None:
         if cell_index == injected:
             print(f"[jupyter_sched] parameters injected: {json.dumps(parameters)}", flush=True)
+            if unknown:  # a typo'd name runs with the default, every time: say it in the log (new user 6, F10)
+                print(f"[jupyter_sched] warning: {unknown}", flush=True)
         else:
             _print_outputs(cell, position(cell_index), user_cells)
 

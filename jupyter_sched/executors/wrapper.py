@@ -284,10 +284,10 @@ def main(argv: list[str] | None = None) -> int:
                         for overlay in overlays]
         except OSError as exc:
             why = ("no such program on PATH or file in the working directory" if isinstance(exc, FileNotFoundError)
-                   else "it is not executable (chmod +x, or run it with its interpreter, e.g. python script.py)"
-                   if isinstance(exc, PermissionError) else exc.strerror or str(exc))
+                   else _permission_why(command[0]) if isinstance(exc, PermissionError) else exc.strerror or str(exc))
             print(f"jupyter_sched: cannot start {command[0]!r}: {why}", file=sys.stderr, flush=True)
-            children, code = [], 127
+            # 126 (found, cannot be run), as a shell says it; 127 is "not found" (new user 6, F20)
+            children, code = [], 126 if isinstance(exc, PermissionError) else 127
         if children:
             _child_started = True
             for early in _early:
@@ -339,6 +339,22 @@ def _wait_gang(children: list[subprocess.Popen[bytes]]) -> int:
 def _usage() -> int:
     print("usage: wrapper.py [--leftover-grace S] --job-dir DIR [--launch] -- COMMAND [ARGS...]", file=sys.stderr)
     return 2
+
+
+def _permission_why(program: str) -> str:
+    """Why ``program`` could not be started with EACCES, as the account the job runs as: a folder on
+    its path it cannot enter (new user 6, F20: a venv python linked into /root, mode 0700, read "it is
+    not executable (chmod +x …)" while the file was executable), else the file itself."""
+    import shutil
+
+    found = shutil.which(program) or program
+    for path in dict.fromkeys((os.path.abspath(found), os.path.realpath(found))):
+        for folder in reversed(Path(path).parents):
+            if not os.access(folder, os.X_OK):
+                return (f"permission denied as {_account()}: the folder {str(folder)!r} on its path is not open to "
+                        f"{_account()} — use a program every job account can reach (in hub mode c.HubSchedApp.job_python)")
+    return (f"permission denied as {_account()}: it is not executable for {_account()} (chmod +x, or run it with its "
+            "interpreter, e.g. python script.py)")
 
 
 def _account() -> str:

@@ -154,7 +154,7 @@ class InventoryConfig(Configurable):
         config=True,
         help="""Number of GPUs of the simulated inventory, in GPUs. Default: 4 (enough to show
         queueing and multi-GPU placement on a laptop). 0 is allowed and models a CPU-only host:
-        then local GPU jobs are rejected at once, not queued forever (case 015).""",
+        then local GPU jobs are rejected at once, not queued forever.""",
     )
 
     simulated_gpu_model = Unicode(
@@ -320,7 +320,7 @@ class PolicyConfig(Configurable):
         config=True,
         help="""IANA time zone in which time windows in quotas and profiles are evaluated.
         Default: "UTC". The wire always carries UTC; this only decides what "09:00-18:00"
-        means (case 010).""",
+        means.""",
     )
 
     @validate("cycle_coalesce")
@@ -432,7 +432,7 @@ class IdleConfig(Configurable):
         config=True,
         help="""For a lease whose kernel is busy (or in an unknown state) while its GPUs stay idle:
         seconds before that counts as idle too. Default: 14400 s (4 h; kept >= idle_window_s +
-        idle_grace_s) so a kernel loading data for an hour is never reclaimed (case 012). 0 turns
+        idle_grace_s) so a kernel loading data for an hour is never reclaimed. 0 turns
         the busy-kernel rule off.""" + _IDLE_API_NOTE,
     )
 

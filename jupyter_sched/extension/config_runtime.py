@@ -23,7 +23,7 @@ class TelemetryConfig(Configurable):
         help="""Telemetry collector. Default: "auto" = "simulated" for a simulated inventory
         (utilization derived from the jobs' real CPU activity), "nvml" for NVML GPUs, "dcgm" when
         telemetry_url is set, else "off". "dcgm" reads a dcgm-exporter /metrics URL (preferred on
-        clusters: GR_ENGINE_ACTIVE works with MIG, case 008); "prometheus" queries a Prometheus
+        clusters: GR_ENGINE_ACTIVE works with MIG); "prometheus" queries a Prometheus
         server holding dcgm-exporter series.""",
     )
 
@@ -82,7 +82,7 @@ class ExecutorConfig(Configurable):
         default_value="local",
         config=True,
         help="""Executor for batch jobs. Default: "local" = subprocesses of this server in their
-        own process group with CUDA_VISIBLE_DEVICES set to the allocated GPU UUIDs (case 016).
+        own process group with CUDA_VISIBLE_DEVICES set to the allocated GPU UUIDs.
         "kubernetes" = each job becomes a batch/v1 Job requesting nvidia.com/gpu and pinned to
         the node the scheduler chose; the inventory then comes from the cluster's Node objects
         (see kubernetes and kubeconfig), so one server schedules a whole GPU cluster.""",

@@ -174,6 +174,9 @@ class SchedMagics(Magics):
         self._through_hub: bool | None = None
         self._gpus_seen: dict[str, Any] | None = None  # see _gpu_inventory
         self._kernel_holds_none = False  # see _my_lease
+        self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
+        self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
+        self._watching = False
 
     # ---- plumbing ------------------------------------------------------------------------
     @property
@@ -221,7 +224,7 @@ class SchedMagics(Magics):
           %gpu release              give the GPUs back (also happens when the kernel shuts down)
           %gpu watch [--seconds 30] [--interval 1]
                                     live plotly chart of this kernel's GPUs (utilization %, MiB)
-          %gpu keepalive            tell the scheduler the lease is in use (resets idle reclaim)
+          %gpu keepalive            keep the lease's GPUs while idle (once per lease, up to the admin's limit)
 
         Run ``%gpu request`` before importing torch / tensorflow / jax / cupy: CUDA reads
         CUDA_VISIBLE_DEVICES once, when it initialises. If CUDA is already initialised in this
@@ -270,6 +273,8 @@ class SchedMagics(Magics):
                 self.lease = None
         if self.lease is not None and not is_terminal(self.lease):
             return self.lease
+        if self.lease is not None and self._applied:
+            self._ended = self.lease  # it ended elsewhere (cancel, idle reclaim): see _forget_ended
         self.lease = None
         if trust_none and self._kernel_holds_none:
             return None
@@ -304,6 +309,7 @@ class SchedMagics(Magics):
             self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
                         "of the work placed on them.")
         if lease is None:
+            self._forget_ended()
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
@@ -313,6 +319,48 @@ class SchedMagics(Magics):
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+
+    LEASE_CHECK_S = 5.0
+    """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
+
+    def _before_cell(self, *_: Any) -> None:
+        """Before each cell (at most every :attr:`LEASE_CHECK_S`): has the lease whose GPUs
+        CUDA_VISIBLE_DEVICES names ended from outside (panel Release, ``jupyter-sched cancel``,
+        idle reclaim)? Then :meth:`_forget_ended` says so and hides them before the cell runs — the
+        next cell, not the next ``%gpu``, is where a GPU handed to someone else would be used (new
+        user 6, F18). Never raises: a failed look leaves things as they were."""
+        if not self._applied or self.lease is None or time.monotonic() - self._checked_at < self.LEASE_CHECK_S:
+            return
+        self._checked_at = time.monotonic()
+        try:
+            lease = self.client.lease(str(self.lease["id"]))
+        except Exception:  # a hook before every cell must not fail the cell (unreachable server, 404)
+            return
+        if is_terminal(lease):
+            self._ended, self.lease = lease, None
+            self._forget_ended()
+
+    def _forget_ended(self) -> None:
+        """The lease whose GPUs this kernel's CUDA_VISIBLE_DEVICES names ended from outside (``jupyter-sched
+        cancel``, an admin, idle reclaim): say so, and hide the GPUs it no longer holds — set
+        ``CUDA_VISIBLE_DEVICES`` to '' when nothing here initialised CUDA yet, else tell the user
+        to restart (CUDA keeps the devices it opened). New user 6, F18: after a cancel from a
+        terminal the kernel still named GPU-sim-vm-0 while ``%gpu status`` said it held none."""
+        ended, self._ended = self._ended, None
+        named = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+        if ended is None or not self._applied or named != ",".join(self._applied):
+            return
+        why = str(ended.get("message") or ended.get("state") or "ended")
+        head = f"This kernel's lease {ended.get('id')} ended ({why}); CUDA_VISIBLE_DEVICES named {named}"
+        self._applied = ()
+        state = cuda_state()
+        if state.initialized:
+            self._warn(f"warning: {head}, and CUDA is already initialised here ({'; '.join(state.initialized_by)}): "
+                       "it may still use those GPUs, which other work can now be given. Restart the kernel, "
+                       "then %gpu request.")
+            return
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        self._print(f"{head}; it is now '' (no GPU) so nothing here uses GPUs it no longer holds.")
 
     def _idle_warning(self, lease_id: str) -> str:
         """The open idle warning of ``lease_id`` in words (``GET idle``), or ""."""
@@ -497,6 +545,11 @@ class SchedMagics(Magics):
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(uuids)
         self._applied = uuids
         self.lease = lease
+        self._checked_at = time.monotonic()
+        events = getattr(self.shell, "events", None)
+        if not self._watching and events is not None:
+            events.register("pre_run_cell", self._before_cell)
+            self._watching = True
         self._print(f"Allocated {', '.join(uuids)} (lease {lease['id']}); "
                     f"CUDA_VISIBLE_DEVICES={os.environ['CUDA_VISIBLE_DEVICES']} in this kernel")
         simulated = bool(lease.get("simulated")) or any(u.startswith("GPU-sim") for u in uuids)
@@ -536,6 +589,7 @@ class SchedMagics(Magics):
         lease = self._my_lease()
         if lease is None:
             self._print("This kernel holds no lease; nothing to release.")
+            self._forget_ended()
             return
         released = self.client.release_lease(str(lease["id"]))
         self.lease = None
@@ -595,7 +649,7 @@ class SchedMagics(Magics):
         until = wire_time(answer.get("keepalive_until"))
         when = f" until {until:%H:%M} UTC" if until is not None else ""
         self._print(f"Lease {lease['id']}: keepalive recorded; its GPUs are kept{when} even while idle "
-                    "(one keepalive per idle period).")
+                    "(its one keepalive: after that, using the GPUs keeps them).")
 
     def _gpu_watch(self, cmd: GpuCommand) -> None:
         features = self.client.config().get("features") or {}

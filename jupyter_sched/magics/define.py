@@ -176,6 +176,23 @@ def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> di
     return body
 
 
+def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Mapping[str, Any], say: Callable[[str], None]) -> None:
+    """Say when ``-p`` names something the notebook's parameters cell does not set (new user 6,
+    F10: ``-p regoin=eu`` ran every night with the default region, unsaid)."""
+    path = definition.get("notebook")
+    if not parameters or not isinstance(path, str) or not Path(path).is_file():
+        return
+    try:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    from ..definitions.parameters import unknown_parameters_note
+
+    note = unknown_parameters_note(nb, parameters, Path(path).name)
+    if note:
+        say(f"Note: {note}")
+
+
 def _local(text: str | None, zone: str) -> str:
     if not text:
         return ""
@@ -255,10 +272,13 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         path = resolve(cmd.target, "notebook" if cmd.target.endswith(".ipynb") else "script")
         created = call(routes.create_definition(definition_body(cmd, target_path=str(path))))
         say("Defined " + definition_line(created))
+        _note_unknown_parameters(created, cmd.parameters, say)
         return str(created["id"])
     target = str(cmd.target)
     if cmd.action == "edit":
-        say("Updated " + definition_line(call(routes.update_definition(target, definition_body(cmd)))))
+        edited = call(routes.update_definition(target, definition_body(cmd)))
+        say("Updated " + definition_line(edited))
+        _note_unknown_parameters(edited, cmd.parameters, say)
         return None
     if cmd.action in ("pause", "resume"):
         req = routes.pause_definition(target) if cmd.action == "pause" else routes.resume_definition(target)

@@ -912,8 +912,11 @@ class Store:
                     if tx.quotas_changed and not conn.execute(_BUMP_QUOTAS).rowcount:
                         conn.execute(_COUNTERS.insert().values(name=schema.QUOTAS_COUNTER, value=1))
         except sa.exc.SQLAlchemyError as exc:
+            # a value the database refuses (out of range, a NUL in text) fails the same way however often it
+            # is retried: callers may store something else instead of waiting for the database (red team 6)
             raise StoreError(f"store failure: {exc.__class__.__name__}: {exc}",
-                             hint="retry; if it persists check the database") from exc
+                             hint="retry; if it persists check the database",
+                             details={"bad_data": True} if isinstance(exc, sa.exc.DataError) else None) from exc
         if tx is not None and tx.quotas_changed:
             self.quotas_written += 1  # committed: callers resolved in this process see it at once
         if tx is not None and tx.bad:

@@ -132,7 +132,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False) -> str:
     """An idle warning as one sentence, from a ``GET idle`` entry; "" unless it is ``warned``:
-    ``idle since 09:58 UTC (kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
+    ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
     warning showed only in GET idle, never where a notebook or terminal user looks). A grace the
     admin set is said after the rule (``… for 30 min, then a 10m grace``); none is said otherwise."""
@@ -159,7 +159,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     keep = "%gpu keepalive keeps them" if magic else "`%gpu keepalive` in its notebook keeps them"
     if str(entry.get("kind") or "") != "lease":
         keep = "using its GPUs keeps them"
-    return f"{head}{f' ({reason})' if reason else ''}: {what}{when} unless it is used — {keep}"
+    # "rule:": the window is the policy's, not the time that has passed (new user 6, F16: "(… for 30 min)"
+    # at 20 min idle read as a statement)
+    return f"{head}{f' (rule: {reason})' if reason else ''}: {what}{when} unless it is used — {keep}"
 
 
 def _clock_of(when: datetime, now: datetime | None) -> str:

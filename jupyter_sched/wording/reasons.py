@@ -119,6 +119,10 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
 
 
+_PROVISIONAL = "estimated within seconds"
+"""How :data:`jupyter_sched.scheduling.live.PROVISIONAL_ETA` begins: the reason of work submitted
+since the last cycle (not imported: the CLI's path stays free of the scheduling core)."""
+
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})")
 """An ISO 8601 time with its offset, as the core writes times into its messages."""
 
@@ -250,6 +254,9 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             return (f"ETA unknown: it can start only after {_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
+        if why.startswith(_PROVISIONAL):
+            # not unknown, just not worked out yet (new user 6, F19: "ETA unknown: estimated within seconds")
+            return "ETA not estimated yet (at the next scheduling cycle, within seconds)"
         return f"ETA unknown: {why}" if why else "ETA unknown"
     text = f"ETA {_clock(when, now)}"
     if relative and now is not None:

@@ -21,6 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
+import { formMessage } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 
@@ -81,9 +82,26 @@ export function runReason(run: DefinitionRun): string {
   return job.message ?? '';
 }
 
-function errorText(err: unknown): string {
+/** The form's label of each field a refusal may name (the API speaks JSON names). */
+const DEFINITION_LABELS: Record<string, string> = {
+  name: 'Name',
+  notebook: 'Notebook or script',
+  script: 'Notebook or script',
+  schedule: 'Cron schedule',
+  timezone: 'Time zone',
+  gpus: 'GPUs per run',
+  parameters: 'Parameters'
+};
+
+/**
+ * A refusal in the form's words: the field by its label, said once (new user 6, F13: "schedule:
+ * invalid cron expression…" under a field labelled "Cron schedule"), then the hint.
+ */
+export function errorText(err: unknown): string {
   if (err instanceof SchedApiError) {
-    return `${err.field ? `${err.field}: ` : ''}${err.message}${err.hint ? ` — ${err.hint}` : ''}`;
+    const field = err.field ?? '';
+    const label = DEFINITION_LABELS[field.split('.')[0]] ?? field;
+    return `${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -242,7 +260,15 @@ export class DefinitionsView extends Widget {
         await this.reload();
       } catch (err) {
         this.notice = '';
-        this.error = errorText(err);
+        if (err instanceof SchedApiError && (err.field === 'schedule' || err.field === 'timezone')) {
+          // said once, beside the schedule it is about, where the live check says it too (new user 6, F13:
+          // the same refusal above and below the Save button)
+          preview.textContent = errorText(err);
+          preview.classList.add('jp-sched-defs-invalid');
+          this.error = '';
+        } else {
+          this.error = errorText(err);
+        }
         this.render();
       }
     };

@@ -408,3 +408,24 @@ export function idleNotice(data: Record<string, unknown>, name: string, now: Dat
   const when = typeof data.deadline === 'string' ? formatEta(data.deadline, now, trans) : trans.__('soon');
   return trans.__('Idle GPUs: %1 is idle; its GPUs will be %2 %3 unless it is used or kept alive.', name, verb, when);
 }
+
+/**
+ * The server's message without the field's JSON name where the form says its label before it:
+ * `time_limit: cannot parse…` → `cannot parse…`, and `gpus must be a whole number…` → `must be a
+ * whole number…` (new user 6, F13: "GPUs: gpus must be…" said the field twice).
+ */
+export function formMessage(message: string, field: string, label: string | undefined): string {
+  if (!field) {
+    return message;
+  }
+  if (message.startsWith(`${field}: `)) {
+    return message.slice(field.length + 2);
+  }
+  return label && message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
+}
+
+/** `15:52 UTC` (the clock every time in the panel is said in), or the text as given when it is no time. */
+export function clockUTC(iso: string): string {
+  const at = new Date(iso);
+  return isNaN(at.getTime()) ? iso : `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+}

@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion } from './format';
+import { cancelQuestion, clockUTC } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -323,7 +323,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     });
     commands.addCommand(CommandIDs.keepalive, {
       label: trans.__('Keep Lease Alive'),
-      caption: trans.__('Tell the scheduler this lease is in use (restarts its idle timer)'),
+      caption: trans.__('Tell the scheduler this lease is in use: its GPUs are kept even while idle, up to the admin\'s limit (once per lease)'),
       isEnabled: args => !!jobIdFrom(app, args),
       execute: async args => {
         const id = jobIdFrom(app, args);
@@ -331,8 +331,15 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           return;
         }
         try {
-          await model.client.keepalive(id);
-          Notification.success(trans.__('Lease kept alive: the idle timer restarted.'), { autoClose: 4000 });
+          const kept = await model.client.keepalive(id);
+          // one keep-alive per lease (new user 6, F23: a second one was refused, nothing had said so)
+          const until = kept.keepalive_until ? clockUTC(kept.keepalive_until) : '';
+          Notification.success(
+            until
+              ? trans.__('Lease kept alive: its GPUs are kept until %1 even while idle. This was its one keep-alive; after that, using the GPUs keeps them.', until)
+              : trans.__('Lease kept alive. This was its one keep-alive; after that, using the GPUs keeps them.'),
+            { autoClose: 8000 }
+          );
         } catch (err) {
           Notification.error(trans.__('Keep-alive failed: %1', describeError(err)), { autoClose: 8000 });
         }

@@ -21,6 +21,7 @@ import {
   applyInventoryChanges,
   type Config,
   connectionChangesOf,
+  type IdleEntry,
   type Inventory,
   inventoryChangesOf,
   isJob,
@@ -86,6 +87,7 @@ export class SchedModel implements ISchedModel {
   private readonly loadedResources = new Set<SchedResource>();
   private _jobs: Job[] = [];
   private _leases: Job[] = [];
+  private _idle: IdleEntry[] = [];
   private _quotas: Quotas | null = null;
   private readonly _reconnecting = new Map<string, IReconnecting>();
   private readonly errors = new Map<SchedResource, string>();
@@ -143,6 +145,14 @@ export class SchedModel implements ISchedModel {
 
   get leases(): readonly Job[] {
     return this._leases;
+  }
+
+  get idle(): readonly IdleEntry[] {
+    return this._idle;
+  }
+
+  idleOf(id: string): IdleEntry | undefined {
+    return this._idle.find(e => e.job_id === id);
   }
 
   get quotas(): Quotas | null {
@@ -350,10 +360,16 @@ export class SchedModel implements ISchedModel {
           this.queueChanged.emit();
           break;
         case 'jobs': {
-          const [jobs, leases] = await Promise.all([
+          const [jobs, leases, idle] = await Promise.all([
             this.client.jobs(),
-            this.supports('leases') ? this.client.leases() : Promise.resolve([] as Job[])
+            this.supports('leases') ? this.client.leases() : Promise.resolve([] as Job[]),
+            // which of them is idle, and when it is warned and reclaimed (an older server without
+            // the route, or a refusal, leaves it unsaid rather than failing the list)
+            this.client.request('getIdle').catch(() => null)
           ]);
+          if (idle !== null) {
+            this._idle = idle.filter(e => this.isMine({ user: e.user }));
+          }
           this.setMine(
             jobs.filter(j => j.kind !== 'lease'),
             leases

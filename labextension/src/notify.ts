@@ -32,11 +32,27 @@ export class SchedNotifier {
   ) {
     model.jobTransition.connect(this.onTransition, this);
     model.event.connect(this.onEvent, this);
+    model.jobsChanged.connect(this.onJobs, this);
   }
 
   dispose(): void {
     this.model.jobTransition.disconnect(this.onTransition, this);
     this.model.event.disconnect(this.onEvent, this);
+    this.model.jobsChanged.disconnect(this.onJobs, this);
+  }
+
+  /**
+   * A warning already out when this page opened (or sent while it was closed) is still shown: the
+   * `idle_warning` event is one-off, so a notebook user who opened Lab after it was never told
+   * (new user 6, F15). Shown once per warning, as the event's own toast is.
+   */
+  private onJobs(): void {
+    for (const entry of this.model.idle) {
+      if (entry.stage === 'warned') {
+        this.idle({ job_id: entry.job_id, user: entry.user, kind: entry.kind, stage: 'warn', action: entry.action,
+                    deadline: entry.deadline });
+      }
+    }
   }
 
   private once(key: string): boolean {

@@ -1348,7 +1348,7 @@ export interface components {
         JobKind: "training" | "inference" | "lease";
         /** @enum {string} */
         JobState: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected";
-        /** @description ``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per idle period). */
+        /** @description ``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per allocation: a lease granted again may keep alive again). */
         KeepaliveLeaseRequest: {
             /**
              * @description default and maximum: the admin's keepalive limit

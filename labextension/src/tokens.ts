@@ -19,7 +19,7 @@ import type { Widget } from '@lumino/widgets';
 import type { SchedClient } from './client';
 import type { StreamStatus } from './events';
 import type { TelemetryHistory } from './telemetry';
-import type { Config, Inventory, InventoryChange, IReconnecting, ISchedEvent, Job, Me, QueueRow, Quotas } from './types';
+import type { Config, IdleEntry, Inventory, InventoryChange, IReconnecting, ISchedEvent, Job, Me, QueueRow, Quotas } from './types';
 
 /** What the model keeps fresh, one request (or two) each. */
 export type SchedResource = 'inventory' | 'queue' | 'jobs' | 'quotas';
@@ -130,6 +130,14 @@ export interface ISchedModel extends IDisposable {
   jobUtilization(job: Job): number | null;
   /** Find a job or lease of mine (or a queue row) by id. */
   find(id: string): Job | undefined;
+  /**
+   * My work that is idle now (`GET idle`, read with my jobs): its idle start, warning and
+   * deadline; undefined when it is not idle. What a page opened after the one-off warning event
+   * still shows (new user 6, F15: only the CLI said a lease was about to lose its GPUs).
+   */
+  idleOf(id: string): IdleEntry | undefined;
+  /** Every idle entry of mine, least time left first. */
+  readonly idle: readonly IdleEntry[];
 }
 
 export const ISchedModel = new Token<ISchedModel>(

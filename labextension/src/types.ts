@@ -18,6 +18,8 @@ export type PendingReason = NonNullable<Schemas['PendingReason']>;
 export type QueueRow = Answer<'getQueue'>[number];
 export type Inventory = Schemas['GetInventoryResponse'];
 export type Gpu = Schemas['Gpu'];
+/** A `GET idle` entry: work idle now, with when its warning and its reclaim are due. */
+export type IdleEntry = Schemas['IdleCandidate'];
 export type QuotaLine = Schemas['QuotaLine'];
 export type Quotas = Schemas['GetQuotasResponse'];
 export type Me = Schemas['GetMeResponse'];

@@ -68,4 +68,50 @@ describe('the New scheduled notebook form', () => {
     view.dispose();
     model.dispose();
   });
+
+  it('new user 6 F13: a refused cron is said once, beside the schedule, under its label', async () => {
+    const { FakeSchedServer, json, settle } = await import('./fakeserver');
+    const { startedModel, flush } = await import('./ui');
+    const { DefinitionsView } = await import('../src/definitions');
+    const server = new FakeSchedServer();
+    const refusal = {
+      error: {
+        code: 'validation_error', field: 'schedule', message: "invalid cron expression '61 * * * *': Bad minute",
+        hint: 'minute hour day-of-month month day-of-week, e.g. "0 12 * * 1-5"'
+      }
+    };
+    server.routes.set('GET definitions', () => json(200, []));
+    server.routes.set('POST definitions/preview', () => json(400, refusal));
+    server.routes.set('POST definitions', () => json(400, refusal));
+    const { model } = await startedModel(server);
+    const view = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
+    document.body.appendChild(view.node);
+    const set = (cls: string, value: string) => {
+      const input = view.node.querySelector<HTMLInputElement>(`.jp-sched-defs-${cls}`)!;
+      input.value = value;
+    };
+    set('path', 'nu6/lease.ipynb');
+    set('cron', '61 * * * *');
+    view.node.querySelector<HTMLButtonElement>('.jp-sched-defs-create')!.click();
+    await settle();
+    await flush();
+    const said = "Cron schedule: invalid cron expression '61 * * * *': Bad minute — minute hour day-of-month month day-of-week, e.g. \"0 12 * * 1-5\"";
+    expect(view.node.querySelector('.jp-sched-defs-preview')?.textContent).toBe(said);
+    expect(view.node.textContent?.split(said).length).toBe(2); // once, not above and below the button
+    expect(view.node.querySelector('.jp-sched-defs-error')).toBeNull();
+    view.dispose();
+    model.dispose();
+  });
+
+  it('names other fields by their label, once', async () => {
+    const { SchedApiError } = await import('../src/client');
+    const { errorText } = await import('../src/definitions');
+    const { formMessage } = await import('../src/format');
+    const err = new SchedApiError(400, { code: 'validation_error', field: 'gpus', message: 'gpus must be a whole number or a fraction below 1 (got 1.5)', hint: 'use e.g. 1, 2 or 0.5' });
+    expect(errorText(err)).toBe('GPUs per run: must be a whole number or a fraction below 1 (got 1.5) — use e.g. 1, 2 or 0.5');
+    expect(formMessage('gpus must be a whole number (got 1.5)', 'gpus', 'GPUs')).toBe('must be a whole number (got 1.5)');
+    expect(formMessage('time_limit: cannot parse', 'time_limit', 'Time limit')).toBe('cannot parse');
+    expect(formMessage('no such file', 'notebook', undefined)).toBe('no such file');
+  });
 });
+

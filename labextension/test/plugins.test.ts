@@ -177,7 +177,8 @@ describe('plugins', () => {
     expect(info).toHaveBeenCalledWith('Resubmitted train as j2.', { autoClose: 4000 });
     expect(model.jobs.map(j => j.id)).toEqual(['j2', 'j1']);
     await commands.execute(CommandIDs.keepalive, { id: 'l1' });
-    expect(success).toHaveBeenCalledWith('Lease kept alive: the idle timer restarted.', { autoClose: 4000 });
+    // new user 6, F23: the toast says this was the lease's one keep-alive
+    expect(success.mock.calls.at(-1)?.[0]).toMatch(/^Lease kept alive(: its GPUs are kept until \d\d:\d\d UTC even while idle)?\. This was its one keep-alive; after that, using the GPUs keeps them\.$/);
     await commands.execute(CommandIDs.keepalive, { id: 'l9' });
     expect(error.mock.calls[0][0]).toBe('Keep-alive failed: no route POST leases/l9/keepalive');
     tabs[0].widget.dispose();
@@ -193,6 +194,41 @@ describe('plugins', () => {
 });
 
 describe('notifications', () => {
+  it('new user 6 F15: a warning already out when the page opens is shown once, and the lease card says it', async () => {
+    const server = new FakeSchedServer();
+    server.leases = [makeJob({ id: 'l1', name: 'mylease', kind: 'lease', state: 'running', allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-0'] } })];
+    const deadline = new Date(Date.now() + 10.2 * 60000); // "in 10 min" (rounded), well clear of 9.5
+    const entry = {
+      job_id: 'l1', user: server.me.user, team: 'default', kind: 'lease', gpu_uuids: ['GPU-sim-vm-0'],
+      idle_since: new Date(Date.now() - 20 * 60000).toISOString(), warn_at: new Date(Date.now() - 30000).toISOString(),
+      deadline: deadline.toISOString(), time_left_s: 570, stage: 'warned', action: 'release',
+      reason: 'idle for 20 min (limit: kernel idle and GPU < 5 % for 30 min): warned at …', state: 'allocated, 0 % (0 MiB held)',
+      grace_s: 0, rule: 'kernel idle and GPU < 5 % for 30 min'
+    };
+    server.routes.set('GET idle', () => json(200, [entry, { ...entry, job_id: 'l-bob', user: 'bob' }]));
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-idle');
+    const { model } = await startedModel(server);
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    model.refresh('jobs', { force: true });
+    await settle();
+    model.refresh('jobs', { force: true });
+    await settle();
+    expect(model.idleOf('l1')?.stage).toBe('warned');
+    expect(model.idleOf('l-bob')).toBeUndefined(); // another user's entry (an admin's GET idle) is not mine
+    expect(warning.mock.calls.map(c => c[0])).toEqual([
+      'Idle GPUs: mylease is idle; its GPUs will be released in 10 min unless it is used or kept alive.'
+    ]);
+    const { MyWorkView } = await import('../src/sections');
+    const { context, mount } = await import('./ui');
+    const view = await mount(new MyWorkView(context(model)));
+    const hh = `${String(deadline.getUTCHours()).padStart(2, '0')}:${String(deadline.getUTCMinutes()).padStart(2, '0')} UTC`;
+    const line = view.node.querySelector('.jp-sched-job-idle-warned');
+    expect(text(line)).toContain(`its GPUs are released at ${hh} (in 10 min) unless it is used — Keep alive keeps them.`);
+    expect(line?.getAttribute('role')).toBe('alert');
+    notifier.dispose();
+    model.dispose();
+  });
+
   it('a finished job of mine notifies once with "Open logs"; preemptions and idle warnings too', async () => {
     const server = new FakeSchedServer();
     server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];

@@ -169,6 +169,30 @@ describe('Queue section', () => {
     return { server, model, view, state };
   }
 
+  it('new user 6 F22: shows the first 50 pending and mine further back, with "Show 50 more"', async () => {
+    const server = new FakeSchedServer();
+    server.queue = Array.from({ length: 120 }, (_, i) =>
+      queueRow({ id: `p${i + 1}`, user: i >= 115 ? 'alice' : 'bob', state: 'pending' }, { position: i + 1, mine: i >= 115 })
+    );
+    const { model } = await startedModel(server, 'queue');
+    const view = await mount(new QueueView(context(model)));
+    const ids = () => [...view.node.querySelectorAll('.jp-sched-job')].map(r => r.getAttribute('data-job-id'));
+    expect(ids()).toHaveLength(55);
+    expect(ids().slice(48)).toEqual(['p49', 'p50', 'p116', 'p117', 'p118', 'p119', 'p120']);
+    expect(text(view.node.querySelector('h4'))).toBe('Pending (120)');
+    const more = () => view.node.querySelector('.jp-sched-more');
+    expect(text(more())).toContain('65 more pending not shown');
+    expect(text(more())).toContain('jupyter-sched queue --all');
+    await act(async () => (more()?.querySelector('button') as HTMLButtonElement).click());
+    await flush();
+    expect(ids()).toHaveLength(105);
+    await act(async () => (more()?.querySelector('button') as HTMLButtonElement).click());
+    await flush();
+    expect(ids()).toHaveLength(120);
+    expect(more()).toBeNull();
+    model.dispose();
+  });
+
   it('lists pending work in queue order with reasons, then running work with its node and elapsed time', async () => {
     const { model, view } = await queueView();
     const headings = [...view.node.querySelectorAll('h4')].map(h => text(h));
@@ -352,6 +376,26 @@ describe('My work section', () => {
     expect(more()).toBeNull();
     const ran = [...view.node.querySelectorAll('[data-job-id="j-ran"] button')].map(b => text(b));
     expect(ran).toEqual(['Logs', 'Resubmit']);
+    model.dispose();
+  });
+
+  it('new user 6 F22: every job holding GPUs, the first 50 waiting ones and a "Show more"', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [
+      makeJob({ id: 'j-run', state: 'running', submitted_at: '2026-12-01T09:00:00Z', allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 } }),
+      ...Array.from({ length: 70 }, (_, i) =>
+        makeJob({ id: `j-w${i}`, state: 'pending', submitted_at: `2026-12-01T10:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z` })
+      )
+    ];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const ids = () => [...view.node.querySelectorAll('.jp-sched-job')].map(row => row.getAttribute('data-job-id'));
+    expect(ids()).toHaveLength(51);
+    expect(ids()).toContain('j-run'); // the running one, older than every pending one, is not cut
+    expect(text(view.node.querySelector('.jp-sched-more'))).toContain('20 more waiting not shown');
+    await act(async () => (view.node.querySelector('.jp-sched-more button') as HTMLButtonElement).click());
+    await flush();
+    expect(ids()).toHaveLength(71);
     model.dispose();
   });
 

@@ -69,3 +69,32 @@ def test_a_bad_schedule_is_one_line_naming_the_option(server: EmbeddedServer, tm
     code, _, err = cli(server, "definitions", "create", str(nb), "--cron", "0 12 * *")
     assert code == EXIT_REFUSED
     assert err.count("\n") == 1 and "5 fields" in err and "Traceback" not in err
+
+
+def test_newuser6_finding_10_a_parameter_the_notebook_does_not_set_is_said(server: EmbeddedServer, tmp_path: Path) -> None:
+    """New user 6, F10: `definitions create daily_report.ipynb -p regoin=eu` was accepted silently and
+    every run used the default region. The CLI says so at create (it can read the notebook here),
+    and each run's log says it, whoever created the definition."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell("region = 'us'\ndays = 7", metadata={"tags": ["parameters"]}),
+                             new_code_cell("print('report for', region, days)")])
+    path = tmp_path / "daily_report.ipynb"
+    nbformat.write(nb, str(path))
+    code, out, err = cli(server, "definitions", "create", str(path), "--cron", "0 6 * * *", "--paused", "-p", "regoin=eu",
+                         "--gpus", "0")
+    assert code == EXIT_OK, err
+    assert err == ("note: parameter 'regoin' is not in daily_report.ipynb's parameters cell (region, days) — did you "
+                   "mean 'region'? It is injected anyway; the notebook's own value of any name it sets is what runs.\n")
+    definition_id = out.split()[1]
+    code, out, err = cli(server, "definitions", "run", definition_id)
+    assert code == EXIT_OK and err == "", err
+    job_id = out.split()[2]
+    code, out, err = cli(server, "wait", job_id, "--for", "120s")
+    assert code == EXIT_OK, (out, err)
+    log = cli(server, "logs", job_id)[1]
+    assert "[jupyter_sched] warning: parameter 'regoin' is not in daily_report.ipynb's parameters cell" in log, log
+    assert "report for us 7" in log
+    code, _, err = cli(server, "definitions", "run", definition_id, "-p", "region=eu")
+    assert code == EXIT_OK and err == "", err  # a name the cell sets: nothing to say

@@ -75,3 +75,22 @@ def test_bad_parameters_name_the_field(value: object, field: str) -> None:
 def test_scripts_get_name_value_arguments() -> None:
     assert script_arguments({"epochs": 3, "name": "bert", "layers": [1, 2]}) == [
         "--epochs", "3", "--name", "bert", "--layers", "[1, 2]"]
+
+
+def test_newuser6_finding_10_unknown_parameter_names_against_the_parameters_cell() -> None:
+    from jupyter_sched.definitions.parameters import parameter_names, unknown_parameters_note
+
+    def nb(source: str | None) -> dict:
+        cells = [{"cell_type": "code", "source": "print(1)", "metadata": {}}]
+        if source is not None:
+            cells.insert(0, {"cell_type": "code", "source": source, "metadata": {"tags": ["parameters"]}})
+        return {"cells": cells}
+
+    cell = nb("region = 'us'\ndays: int = 7\nregion = 'eu'")
+    assert parameter_names(cell) == ("region", "days")
+    assert unknown_parameters_note(cell, {"region": "x", "days": 3}, "r.ipynb") == ""
+    two = unknown_parameters_note(cell, {"regoin": "x", "dayz": 3}, "r.ipynb")
+    assert two.startswith("parameters 'regoin', 'dayz' are not in r.ipynb's parameters cell (region, days) — did you "
+                          "mean 'region' or 'days'? They are injected anyway"), two
+    assert unknown_parameters_note(nb(None), {"anything": 1}, "r.ipynb") == ""  # no cell: every name is new
+    assert unknown_parameters_note(nb("region = ("), {"x": 1}, "r.ipynb") == ""  # not Python that parses

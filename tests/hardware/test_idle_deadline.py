@@ -42,13 +42,14 @@ def test_the_deadline_shown_after_a_late_warning_is_the_one_kept() -> None:
 
 
 def test_the_warning_says_a_grace_only_when_one_is_set() -> None:
+    # (new user 6, F16: the rule is said as a rule, "(rule: … for 30 min)", not as time that has passed)
     entry = {"job_id": "l-1", "kind": "lease", "stage": "warned", "action": "release",
              "idle_since": "2026-12-02T09:58:00Z", "deadline": "2026-12-02T10:28:00Z",
              "reason": "kernel idle and GPU < 5 % for 30 min", "grace_s": 0.0}
     assert "grace" not in idle_note(entry, None)
-    assert "(kernel idle and GPU < 5 % for 30 min): its GPUs are released at" in idle_note(entry, None)
+    assert "(rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at" in idle_note(entry, None)
     with_grace = idle_note({**entry, "grace_s": 600.0}, None)
-    assert "(kernel idle and GPU < 5 % for 30 min, then a 10m grace): its GPUs are released at" in with_grace, with_grace
+    assert "(rule: kernel idle and GPU < 5 % for 30 min, then a 10m grace): its GPUs are released at" in with_grace, with_grace
 
 
 def test_newuser5_finding_20_the_idle_reason_states_the_idle_time_and_the_deadline_not_the_window() -> None:
@@ -69,7 +70,7 @@ def test_newuser5_finding_20_the_idle_reason_states_the_idle_time_and_the_deadli
                                                                  f"warned at {warn:%H:%M} UTC"), warned.reason
     # the owner's warning sentence (CLI, %gpu) names the rule once and the times once
     note = idle_note(warned.to_dict(), base)
-    assert "(GPU < 5 % for 60 min): it is stopped at" in note and "idle for" not in note, note
+    assert "(rule: GPU < 5 % for 60 min): it is stopped at" in note and "idle for" not in note, note
 
 
 def test_the_idle_reason_counts_whole_minutes_and_says_a_grace_and_another_day() -> None:

@@ -149,3 +149,46 @@ async def test_gpu_keepalive_watch_and_release(start_kernel: StartKernel, api: A
     assert "Released lease" in released.stdout
     again = await kernel.run("%gpu release")
     assert "nothing to release" in again.stdout
+
+
+async def test_newuser6_finding_18_a_lease_ended_from_outside_is_noticed_and_its_gpus_hidden(
+        start_kernel: StartKernel, api: AsyncSchedClient) -> None:
+    """New user 6, F18 (IMPORTANT): `jupyter-sched cancel` of a kernel's lease (or idle reclaim) left
+    CUDA_VISIBLE_DEVICES naming the GPU in the kernel while `%gpu status` said it held none: the
+    next cell would use a GPU handed to someone else. `%gpu status` now says so and hides it."""
+    kernel = await start_kernel()
+    granted = await kernel.run("%gpu request 1 --name outside")
+    assert granted.error is None, granted.text
+    named = (await kernel.run("import os; print(repr(os.environ['CUDA_VISIBLE_DEVICES']))")).stdout.strip()
+    assert named.startswith("'GPU-"), named
+    lease = next(le for le in await api.leases() if le.get("name") == "outside" and le["state"] == "running")
+    await api.release_lease(lease["id"])  # as `jupyter-sched cancel` does, from outside the kernel
+    status = await kernel.run("%gpu status")
+    assert status.error is None, status.text
+    said = " ".join(status.stdout.split())
+    assert f"This kernel's lease {lease['id']} ended (" in said and f"CUDA_VISIBLE_DEVICES named {named[1:-1]}" in said
+    assert "it is now '' (no GPU)" in said and "This kernel holds no GPUs" in said, said
+    assert (await kernel.run("print(repr(os.environ['CUDA_VISIBLE_DEVICES']))")).stdout.strip() == "''"
+    again = await kernel.run("%gpu status")  # said once
+    assert "ended (" not in again.stdout
+
+
+async def test_newuser6_finding_18_the_next_cell_after_a_release_from_the_panel_sees_no_gpu(
+        start_kernel: StartKernel, api: AsyncSchedClient) -> None:
+    """New user 6, F18: released from the panel (or a terminal, or idle reclaim), the kernel's next
+    cell still had CUDA_VISIBLE_DEVICES naming the GPU. Before a cell (looked at every few seconds)
+    the magic notices the lease ended and hides the GPU, saying so in that cell's output."""
+    kernel = await start_kernel()
+    assert (await kernel.run("%gpu request 1 --name panelrel")).error is None
+    lease = next(le for le in await api.leases() if le.get("name") == "panelrel" and le["state"] == "running")
+    await api.release_lease(lease["id"])  # the panel's Release button: DELETE leases/{id}
+    # a cell that outlasts the check interval, then the cell that would use the GPU
+    waited = await kernel.run("import os, time; time.sleep(get_ipython().find_magic('gpu').__self__.LEASE_CHECK_S + 0.5)")
+    after = await kernel.run("print(repr(os.environ['CUDA_VISIBLE_DEVICES']))")
+    said = " ".join(after.stdout.split())
+    assert said.endswith("''"), said
+    # said before whichever cell came first after the check interval: once, in one of the two
+    notices = [" ".join(r.stdout.split()).count(f"This kernel's lease {lease['id']} ended") for r in (waited, after)]
+    assert sorted(notices) == [0, 1], (waited.stdout, after.stdout)
+    status = await kernel.run("%gpu status")
+    assert "This kernel holds no GPUs" in status.stdout and "ended (" not in status.stdout  # said once, before

@@ -1258,7 +1258,7 @@ def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks(
         assert command(server, build_parser().parse_args(argv), Streams(out=out, err=io.StringIO(),
                                                                          stdin=io.StringIO())) == EXIT_OK
         said = " ".join(out.getvalue().split())
-        assert "idle since " in said and "(kernel idle and GPU < 5 % for 1 min): its GPUs are released at " \
+        assert "idle since " in said and "(rule: kernel idle and GPU < 5 % for 1 min): its GPUs are released at " \
             f"{deadline:%H:%M} UTC (in " in said and "unless it is used — `%gpu keepalive` in its notebook keeps " \
             "them" in said, said
     assert idle_note({**server.warned, "stage": "idle"}, None) == ""  # not warned yet: nothing to say
@@ -1287,3 +1287,18 @@ def test_newuser6_finding_12_wait_help_says_its_exit_codes(capsys: pytest.Captur
     with pytest.raises(SystemExit):
         build_parser().parse_args(["submit", "--help"])
     assert "see `jupyter-sched wait --help`" in " ".join(capsys.readouterr().out.split())
+
+
+def test_newuser6_finding_18_cancelling_a_kernels_lease_says_its_kernel_is_not_told(server: EmbeddedServer) -> None:
+    """New user 6, F18 (b): `jupyter-sched cancel <lease>` from a terminal said only "released lease
+    … gave back GPU-…" while the kernel's CUDA_VISIBLE_DEVICES still named that GPU."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    bound = ann.post("leases", json={"gpus": 1, "name": "nb-k", "kernel_id": "k-nb"}).json()
+    loose = ann.post("leases", json={"gpus": 1, "name": "nb-loose"}).json()
+    for lease in (bound, loose):
+        wait_state(server, "tok-ann", lease["id"], "running", "admitted")
+    said = cli(server, "tok-ann", "cancel", bound["id"]).out
+    assert said.splitlines()[0].startswith(f"released lease {bound['id']} (was running; gave back GPU-"), said
+    assert "its kernel is not told: CUDA_VISIBLE_DEVICES there still names those GPUs until %gpu status" in said
+    assert "not told" not in cli(server, "tok-ann", "cancel", loose["id"]).out  # no kernel, nothing to tell

@@ -68,3 +68,30 @@ def test_each_terminal_command_shown_is_valid_cli_syntax(line: str) -> None:
 def test_the_readme_shows_the_terminal_commands_of_the_first_hour() -> None:
     shown = {line.split()[1] for line in TERMINAL}
     assert {"status", "submit", "queue", "jobs", "logs", "wait", "cancel"} <= shown
+
+
+def test_newuser6_finding_17_the_readme_points_to_every_example_notebook_and_the_sidebar() -> None:
+    """New user 6, F17: the README named only definitions.ipynb (not quickstart.ipynb, the best first
+    hour, nor admin_quotas.ipynb) and not where the GPUs sidebar is; running the notebooks left
+    untracked files in the checkout."""
+    notebooks = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks, "no example notebooks"
+    for name in notebooks:
+        assert f"notebooks/{name}" in README, name
+    caption = re.search(r"title\.caption = this\.trans\.__\('([^']+)'\)",
+                        (ROOT / "labextension" / "src" / "sidebar.ts").read_text(encoding="utf-8"))
+    assert caption and f'"{caption.group(1)}"' in README, "the README quotes the sidebar's tooltip as it is"
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    for written in ("/notebooks/train.py", "/notebooks/checkpoints/", "/notebooks/daily_report.ipynb"):
+        assert written in ignored, written
+    quickstart = (ROOT / "notebooks" / "quickstart.ipynb").read_text(encoding="utf-8")
+    assert "%%writefile train.py" in quickstart  # what the ignore lines are for
+
+
+def test_newuser6_finding_17_the_settings_help_names_no_internal_test_case() -> None:
+    """New user 6, F17: the README's `SchedApp.class_get_help()` printed "(case 016)", "(case 012)"…,
+    references to the project's own test cases a reader cannot look up."""
+    from jupyter_sched.extension import SchedApp
+
+    said = " ".join(SchedApp.class_get_help().split())
+    assert "GPU UUIDs" in said and not re.search(r"\bcase \d{3}\b", said), re.findall(r".{40}case \d{3}.{5}", said)

@@ -294,3 +294,13 @@ def test_newuser6_finding_9_another_users_lease_is_not_yours_to_release() -> Non
     alice = render_reason({**reason, "details": own}, now=NOW, mine=True).eta
     assert "your own kernel lease l-alice (kernel-a, notebook a.ipynb)" in alice and "%gpu release" in alice, alice
 
+
+def test_newuser6_finding_19_a_reason_from_before_the_first_cycle_is_not_estimated_yet_not_unknown() -> None:
+    """New user 6, F19: right after submit the queue said "ETA unknown: estimated within seconds, at
+    the next scheduling cycle" — unknown and estimated in one breath."""
+    from jupyter_sched.scheduling.live import PROVISIONAL_ETA
+
+    reason = make_reason(eta_reason=PROVISIONAL_ETA)
+    assert render_reason(reason, now=NOW).eta == "ETA not estimated yet (at the next scheduling cycle, within seconds)"
+    assert render_reason(make_reason(eta_reason="no room"), now=NOW).eta == "ETA unknown: no room"
+

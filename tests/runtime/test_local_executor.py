@@ -415,3 +415,34 @@ def test_a_job_cannot_hang_its_wrapper_with_a_fifo_where_the_exit_record_goes(tm
     ended = wait_event(ex, Exited)
     assert isinstance(ended, Exited) and ended.exit_code == 4
 
+
+
+def test_newuser6_finding_20_a_program_that_cannot_be_run_fails_with_126_and_says_why(tmp_path: Path) -> None:
+    """New user 6, F20: EACCES read "it is not executable (chmod +x …)" with exit 127 ("command not
+    found"), also when the file was executable and a folder on its path (/root, 0700) was closed to
+    the job's account. Now 126 (found, cannot be run) and the reason as that account sees it."""
+    program = tmp_path / "tool"
+    program.write_text("#!/bin/sh\necho hi\n")
+    program.chmod(0o644)  # not executable, even for root
+    ex = LocalExecutor(tmp_path / "jobs")
+    ex.start(make_job(command=(str(program),)), Allocation("n1", ("GPU-0",)))
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 126
+    log = ex.logs("j-1")[0]
+    assert f"cannot start '{program}': permission denied as " in log and "it is not executable for " in log, log
+
+
+def test_newuser6_finding_20_a_closed_folder_on_the_path_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # root enters every folder, so the account that cannot is stood in for by os.access
+    from jupyter_sched.executors import wrapper
+
+    closed = tmp_path / "private"
+    (closed / "bin").mkdir(parents=True)
+    python = closed / "bin" / "python3"
+    python.write_text("")
+    python.chmod(0o755)
+    real_access = os.access
+    monkeypatch.setattr(wrapper.os, "access", lambda p, mode: False if str(p) == str(closed) else real_access(p, mode))
+    said = wrapper._permission_why(str(python))
+    assert said.startswith(f"permission denied as {wrapper._account()}: the folder '{closed}' on its path is not open to ")
+    assert "c.HubSchedApp.job_python" in said

@@ -7,6 +7,7 @@ to the source commits, target paths in the shared-data layout) and ``--dry-run``
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -66,9 +67,16 @@ def test_simulate_a_scenario_writes_records_and_figures(tmp_path: Path) -> None:
     path.write_text(SCENARIO, encoding="utf-8")
     code, out, err = run("simulate", str(path), "--out", str(tmp_path / "out"))
     assert code == 0, err
-    assert "avg_jct_s" in out
+    # new user 6, F11: three lines in words and units, then where every figure went (no raw dump)
+    lines = out.splitlines()
+    assert re.fullmatch(r"\d+ jobs, \d+ finished · mean JCT \S+ · mean wait \S+ · makespan \S+", lines[0]), out
+    assert lines[1].startswith("ETAs at submit: ") and lines[2].startswith("preemptions "), out
+    assert "(every figure: summary.csv)" in lines[3] and "avg_jct_s" not in out and "None" not in out, out
     for name in ("jobs.csv", "timeseries.csv", "summary.csv", "queue.html", "utilization.html"):
         assert (tmp_path / "out" / name).is_file()
+    code, out, err = run("simulate", str(path))  # without --out: the figures are printed, readably
+    assert code == 0, err
+    assert "avg_jct_s" in out and "None" not in out and not re.search(r"\d\.\d{6,}", out), out
 
 
 @pytest.mark.parametrize("argv", [["simulate"], ["bogus"]], ids=["simulate without a source", "unknown command"])

@@ -54,7 +54,7 @@ def test_example_a_replay_reclaims_the_larger_borrower_once_and_it_returns_after
     assert jobs["a4"]["start_s"] == 30 * 60 + 60  # the cycle after the eviction (1-minute tick)
     assert jobs["b6"]["finish_s"] >= jobs["a4"]["finish_s"] + 8 * 3600  # back only once a4 ended
     assert {j["outcome"] for j in jobs.values()} == {"succeeded"}
-    assert "preemptions            1" in summary
+    assert "preemptions 1 ·" in summary  # the summary in words (new user 6 F11, 436a082)
 
 
 def test_example_b_replay_evicts_exactly_a1_and_b1_and_a3_starts_at_the_next_cycle(tmp_path: Path) -> None:
@@ -63,4 +63,4 @@ def test_example_b_replay_evicts_exactly_a1_and_b1_and_a3_starts_at_the_next_cyc
     assert jobs["a3"]["start_s"] == 30 * 60 + 60  # no 5.5 h wait, no eviction to no purpose
     for victim in ("a1", "b1"):  # neither comes back while a3 runs (no reclaim loop)
         assert jobs[victim]["finish_s"] >= jobs["a3"]["finish_s"]
-    assert "preemptions            2" in summary
+    assert "preemptions 2 ·" in summary

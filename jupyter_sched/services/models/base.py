@@ -189,7 +189,7 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
         inside = _path(_place(data, loc[:-1]))
         guess = _meant(name, owner.model_fields)
         meant = f"did you mean {shown(guess)}? " if guess else ""
-        if guess == "time_limit" and "time_limit" not in name.lower() and "wait_ms" not in owner.model_fields:
+        if guess == "time_limit" and _option_name(name) == "timeout" and "wait_ms" not in owner.model_fields:
             # %gpu request --timeout is how long to wait for a grant (new user 5 #7): say both meanings
             meant = ("did you mean time_limit (how long the work may run)? To wait for a lease's grant, pass "
                      "wait_ms in the query. ")
@@ -230,12 +230,17 @@ _SPELLED_AS_OPTIONS = {"cron": "schedule", "tz": "timezone", "workdir": "working
 """What a person who knows the CLI or magics may send for a field (``--cron`` sets ``schedule``)."""
 
 
+def _option_name(name: str) -> str:
+    """``--Mem-Per-GPU`` → ``mem_per_gpu``: a field name as a CLI or magic option spells it, normalised."""
+    return name.strip().lstrip("-").replace("-", "_").lower()
+
+
 def _meant(name: str, fields: Any) -> str | None:
     """The known field an unknown one most likely meant: the CLI option's spelling (``cron`` →
     ``schedule``, ``mem-per-gpu`` → ``mem_per_gpu``) or a close misspelling (``time_limt``)."""
     import difflib
 
-    plain = name.strip().lstrip("-").replace("-", "_").lower()
+    plain = _option_name(name)
     for candidate in (plain, _SPELLED_AS_OPTIONS.get(plain)):
         if candidate and candidate != name and candidate in fields:
             return candidate

@@ -221,7 +221,7 @@ class CancelJobRequest(QueryModel):
 
 
 class KeepaliveLeaseRequest(RequestModel):
-    """``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per idle period)."""
+    """``POST leases/{id}/keepalive``: keep an idle lease's GPUs (once per allocation: a lease granted again may keep alive again)."""
 
     seconds: float | None = Field(default=None, gt=0, lt=1e7, examples=[3600],
                                   description="default and maximum: the admin's keepalive limit")

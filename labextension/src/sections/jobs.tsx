@@ -8,9 +8,9 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { formatElapsed, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
+import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { ACTIVE_STATES, allocationGpus, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
+import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
 
 /** Re-render interval for elapsed times and ETAs, ms. */
@@ -64,7 +64,27 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
 }
 
 /** The Queue section body. */
+/** Pending rows a list shows at first, as the CLI's queue does (new user 6, F22: 990 pending cards
+ * took 8 s to appear); "Show more" adds as many again. */
+export const PENDING_SHOWN = 50;
+
+/** The "N more … not shown · Show K more" line under a capped list. */
+function MoreLine(props: { hidden: number; step: number; what: string; hint: string; onMore: () => void; trans: TranslationBundle }): React.ReactElement {
+  const { hidden, step, what, hint, onMore, trans } = props;
+  return (
+    <p className="jp-sched-muted jp-sched-more">
+      {what}{' '}
+      <button type="button" className="jp-sched-button" onClick={onMore}>
+        {trans.__('Show %1 more', Math.min(hidden, step))}
+      </button>{' '}
+      {hint}
+    </p>
+  );
+}
+
 export class QueueView extends ModelView {
+  private pendingLimit = PENDING_SHOWN;
+
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
       resources: ['queue'],
@@ -100,6 +120,9 @@ export class QueueView extends ModelView {
     const rows = model.queue.filter(j => !this.mineOnly || model.isMine(j));
     const pending = rows.filter(j => isWaiting(j.state)).sort((a, b) => (queuePosition(a) ?? 1e9) - (queuePosition(b) ?? 1e9));
     const running = rows.filter(j => !isWaiting(j.state));
+    // the first ones, and mine further back (where I stand matters more than who is between)
+    const shownPending = pending.filter((j, i) => i < this.pendingLimit || model.isMine(j)).slice(0, this.pendingLimit + PENDING_SHOWN);
+    const hiddenPending = pending.length - shownPending.length;
     const list = (items: QueueRow[], label: string) => (
       <ul className="jp-sched-list" aria-label={label}>
         {items.map(job => (
@@ -118,7 +141,20 @@ export class QueueView extends ModelView {
       <div>
         <ErrorNote error={model.error('queue')} />
         <h4 className="jp-sched-subhead">{trans.__('Pending (%1)', pending.length)}</h4>
-        {pending.length ? list(pending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
+        {pending.length ? list(shownPending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
+        {hiddenPending > 0 ? (
+          <MoreLine
+            hidden={hiddenPending}
+            step={PENDING_SHOWN}
+            trans={trans}
+            what={trans._n('%1 more pending not shown', '%1 more pending not shown', hiddenPending)}
+            hint={trans.__('(`jupyter-sched queue --all` in a terminal lists every one)')}
+            onMore={() => {
+              this.pendingLimit += PENDING_SHOWN;
+              this.update();
+            }}
+          />
+        ) : null}
         <h4 className="jp-sched-subhead">{trans.__('Running (%1)', running.length)}</h4>
         {running.length ? list(running, trans.__('Running work')) : <p className="jp-sched-muted">{trans.__('Nothing running.')}</p>}
       </div>
@@ -159,9 +195,37 @@ export function hasLog(job: Job): boolean {
   return !(TERMINAL_STATES.has(job.state) && !job.started_at && (job.state === 'cancelled' || job.state === 'rejected'));
 }
 
+/**
+ * A My work card's idle line, from the `GET idle` entry: `Idle since 15:22 UTC: its GPUs are
+ * released at 15:52 UTC (in 9 min) unless it is used — Keep alive keeps them.` once warned;
+ * before the warning the same times, quieter (new user 6, F15: the lease card said nothing while
+ * the CLI said its GPUs were about to go).
+ */
+export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle): string {
+  const clock = clockUTC;
+  const what: Record<string, string> = {
+    release: trans.__('its GPUs are released'),
+    requeue: trans.__('it is requeued (its GPUs freed)'),
+    stop: trans.__('it is stopped'),
+    notify: trans.__('it is reported as idle')
+  };
+  const outcome = what[entry.action] ?? what.release;
+  const keep = entry.kind === 'lease' ? trans.__('Keep alive keeps them') : trans.__('using its GPUs keeps them');
+  if (entry.stage === 'warned') {
+    return trans.__('Idle since %1: %2 at %3 (%4) unless it is used — %5.', clock(entry.idle_since), outcome,
+                    clock(entry.deadline), formatEta(entry.deadline, now, trans), keep);
+  }
+  if (entry.stage === 'reclaimed') {
+    return trans.__('Idle since %1: reported as idle at %2.', clock(entry.idle_since), clock(entry.deadline));
+  }
+  return trans.__('Idle since %1: warned at %2; %3 at %4 unless it is used.', clock(entry.idle_since),
+                  clock(entry.warn_at), outcome, clock(entry.deadline));
+}
+
 /** The My work section body. */
 export class MyWorkView extends ModelView {
   private finishedLimit = FINISHED_SHOWN;
+  private waitingLimit = PENDING_SHOWN;
 
   constructor(ctx: ISchedSection.IContext) {
     super(ctx, {
@@ -193,8 +257,13 @@ export class MyWorkView extends ModelView {
       (a, b) => ended(a) - ended(b) || (b.submitted_at ?? '').localeCompare(a.submitted_at ?? '')
     );
     const activeCount = sorted.filter(j => !ended(j)).length;
-    const all = sorted.slice(0, activeCount + this.finishedLimit);
-    const hidden = sorted.length - all.length;
+    // every job holding GPUs; the first waiting ones (new user 6, F22: 990 pending cards); the newest finished
+    let waitingSeen = 0;
+    const all = sorted.slice(0, activeCount + this.finishedLimit).filter(
+      j => ended(j) || !isWaiting(j.state) || waitingSeen++ < this.waitingLimit
+    );
+    const hiddenWaiting = Math.max(0, waitingSeen - this.waitingLimit);
+    const hidden = sorted.length - all.length - hiddenWaiting;
     const gpuIndex = new Map((model.inventory?.gpus ?? []).map(g => [g.uuid, `#${g.index}`]));
     if (!all.length) {
       return (
@@ -231,6 +300,11 @@ export class MyWorkView extends ModelView {
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 {detail ? <div className="jp-sched-reason">{detail}</div> : null}
+                {!done && model.idleOf(job.id) ? (
+                  <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
+                    {idleLine(model.idleOf(job.id)!, now, trans)}
+                  </div>
+                ) : null}
                 <div className="jp-sched-actions">
                   {!lease && model.supports('logs') && hasLog(job) ? (
                     <button type="button" className="jp-sched-button" aria-label={trans.__('Open logs of %1', name)} onClick={() => this.run(CommandIDs.openLogs, job)}>
@@ -261,8 +335,21 @@ export class MyWorkView extends ModelView {
             );
           })}
         </ul>
+        {hiddenWaiting > 0 ? (
+          <MoreLine
+            hidden={hiddenWaiting}
+            step={PENDING_SHOWN}
+            trans={trans}
+            what={trans._n('%1 more waiting not shown', '%1 more waiting not shown', hiddenWaiting)}
+            hint={trans.__('(`jupyter-sched queue --mine` in a terminal lists them)')}
+            onMore={() => {
+              this.waitingLimit += PENDING_SHOWN;
+              this.update();
+            }}
+          />
+        ) : null}
         {hidden > 0 ? (
-          <p className="jp-sched-muted jp-sched-more">
+          <p className="jp-sched-muted jp-sched-more jp-sched-more-finished">
             {trans._n('%1 older finished job or lease not shown', '%1 older finished jobs and leases not shown', hidden)}
             {' '}
             <button

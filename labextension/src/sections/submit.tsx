@@ -8,7 +8,7 @@ import * as React from 'react';
 
 import { ArgumentSyntaxError, splitArgs } from '../args';
 import { describeError, SchedApiError } from '../client';
-import { formatEta, formatGpus, reasonSentence, reasonText } from '../format';
+import { formatEta, formatGpus, formMessage, reasonSentence, reasonText } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
 import { ModelView } from './base';
@@ -197,7 +197,7 @@ export function submitErrorSentence(err: unknown, trans?: TranslationBundle): st
   }
   const field = err.field ?? '';
   const label = FORM_LABELS[field];
-  const message = field && err.message.startsWith(`${field}: `) ? err.message.slice(field.length + 2) : err.message;
+  const message = formMessage(err.message, field, label);
   const reason = err.body.details?.['reason'];
   const text = reason && typeof reason === 'object' ? reasonText(reason as PendingReason) : null;
   const sentence = reason && typeof reason === 'object' ? reasonSentence(reason as PendingReason, trans) : '';
