@@ -1,0 +1,1 @@
+"""Helpers of the build and the test command (not part of the installed package)."""
