@@ -349,14 +349,26 @@ def spec_from_request(
     )
 
 
-def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:
-    """A lease's notebook (``kernel_notebook``; see :class:`~.job.JobSpec`), or None."""
-    value = _str(body, "kernel_notebook")
+def _lease_only(body: Mapping[str, Any], kind: JobKind, field: str, *, purpose: str, hint: str) -> str | None:
+    """``body[field]`` as given, for a field only leases take; None when absent or blank.
+
+    Raises:
+        ValidationError: naming ``field`` when ``kind`` is not a lease (``purpose`` says what it is).
+    """
+    value = _str(body, field)
     if value is None or not value.strip():
         return None
     if kind is not JobKind.LEASE:
-        raise ValidationError("kernel_notebook is for leases: the notebook whose kernel holds the GPUs",
-                              field="kernel_notebook", hint="leave it out; a job runs what notebook or script names")
+        raise ValidationError(f"{field} is for leases: {purpose}", field=field, hint=hint)
+    return value
+
+
+def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:
+    """A lease's notebook (``kernel_notebook``; see :class:`~.job.JobSpec`), or None."""
+    value = _lease_only(body, kind, "kernel_notebook", purpose="the notebook whose kernel holds the GPUs",
+                        hint="leave it out; a job runs what notebook or script names")
+    if value is None:
+        return None
     if len(value) > MAX_PATH_CHARS:
         raise ValidationError(f"kernel_notebook is {len(value)} characters long (at most {MAX_PATH_CHARS})",
                               field="kernel_notebook", hint="give the notebook's path relative to the server's root")
@@ -366,12 +378,10 @@ def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:
 def _parent_job_id(body: Mapping[str, Any], kind: JobKind) -> str | None:
     """A lease's requesting job (``parent_job_id``; see :class:`~.job.JobSpec`), or None. Its
     shape only: whose job it is, and whether it runs, is the service's to check."""
-    value = _str(body, "parent_job_id")
-    if value is None or not value.strip():
+    value = _lease_only(body, kind, "parent_job_id", purpose="the job whose kernel asks for GPUs",
+                        hint="leave it out; a job's own GPUs come with the job")
+    if value is None:
         return None
-    if kind is not JobKind.LEASE:
-        raise ValidationError("parent_job_id is for leases: the job whose kernel asks for GPUs",
-                              field="parent_job_id", hint="leave it out; a job's own GPUs come with the job")
     value = value.strip()
     if len(value) > MAX_JOB_ID_CHARS or not value.isprintable() or any(c.isspace() for c in value):
         raise ValidationError(f"parent_job_id is not a job id (got {quoted(value[:80])})", field="parent_job_id",
