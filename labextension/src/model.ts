@@ -61,6 +61,11 @@ export interface ISchedModelOptions {
 }
 
 /** The model. See the module docstring. */
+/** One allocation of a lease: a lease granted again (a new attempt) may keep alive again. */
+function allocationKey(job: Job): string {
+  return `${job.id}:${job.attempts ?? 0}`;
+}
+
 export class SchedModel implements ISchedModel {
   readonly client: SchedClient;
   readonly history: TelemetryHistory;
@@ -88,6 +93,8 @@ export class SchedModel implements ISchedModel {
   private _jobs: Job[] = [];
   private _leases: Job[] = [];
   private _idle: IdleEntry[] = [];
+  /** Lease allocations (`id:attempts`) whose one keep-alive was used → its `keepalive_until` ('' unknown). */
+  private _keptAlive = new Map<string, string>();
   private _quotas: Quotas | null = null;
   private readonly _reconnecting = new Map<string, IReconnecting>();
   private readonly errors = new Map<SchedResource, string>();
@@ -153,6 +160,20 @@ export class SchedModel implements ISchedModel {
 
   idleOf(id: string): IdleEntry | undefined {
     return this._idle.find(e => e.job_id === id);
+  }
+
+  keptAlive(job: Job): { until: string } | null {
+    const until = this._keptAlive.get(allocationKey(job));
+    return until === undefined ? null : { until };
+  }
+
+  noteKeepalive(id: string, until: string | null): void {
+    const job = this.find(id);
+    if (!job) {
+      return;
+    }
+    this._keptAlive.set(allocationKey(job), until ?? '');
+    this.jobsChanged.emit();
   }
 
   get quotas(): Quotas | null {

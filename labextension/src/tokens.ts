@@ -138,6 +138,13 @@ export interface ISchedModel extends IDisposable {
   idleOf(id: string): IdleEntry | undefined;
   /** Every idle entry of mine, least time left first. */
   readonly idle: readonly IdleEntry[];
+  /**
+   * Whether this allocation of a lease used its one keep-alive (from this page): `{ until }` (an
+   * ISO time, or '' when the server did not say), or null. A lease granted again may keep alive again.
+   */
+  keptAlive(job: Job): { until: string } | null;
+  /** Record that lease `id`'s current allocation used its keep-alive (the answer's `keepalive_until`). */
+  noteKeepalive(id: string, until: string | null): void;
 }
 
 export const ISchedModel = new Token<ISchedModel>(

@@ -294,6 +294,32 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('new user 6 F23 remainder: a lease that used its keep-alive shows a disabled "Kept alive" saying until when, once per allocation', async () => {
+    const server = new FakeSchedServer();
+    server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', attempts: 1, allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const { commands, runs } = recordingCommands(CommandIDs.cancel, CommandIDs.keepalive);
+    const view = await mount(new MyWorkView(context(model, commands)));
+    const keep = (): HTMLButtonElement => view.node.querySelectorAll('button')[0];
+    expect(keep().disabled).toBe(false);
+    expect(keep().title).toContain('once per allocation');
+    model.noteKeepalive('l-1', '2026-12-01T10:30:00Z');
+    await flush();
+    expect(text(keep())).toBe('Kept alive');
+    expect(keep().disabled).toBe(true);
+    expect(keep().getAttribute('aria-label')).toBe('Lease nb-lease was kept alive: once per allocation');
+    expect(keep().title).toBe('Kept alive until 10:30 UTC, its one keep-alive for this allocation; after that, using the GPUs keeps them');
+    keep().click();
+    await settle();
+    expect(runs).toEqual([]);
+    // granted again after a preemption: a new allocation, which may keep alive again
+    model.upsert({ ...model.find('l-1')!, attempts: 2 });
+    await flush();
+    expect(text(keep())).toBe('Keep alive');
+    expect(keep().disabled).toBe(false);
+    model.dispose();
+  });
+
   it('names GPUs by index with Inventory collapsed; a CPU-only job says "no GPUs" and is not tagged simulated (new user 5)', async () => {
     const server = new FakeSchedServer();
     server.jobs = [
