@@ -52,8 +52,8 @@ CASES = [
     ReasonCase("with the core's data, an unknown ETA names the jobs it waits for in plain words",
                make_reason(position=2, eta_reason="it fits only after jobs without a time limit end (j-7, j-8)",
                            details={"eta_code": "NoTimeLimit", "eta_waits_on": ["j-7", "j-8"]}),
-               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after j-7 and j-8 end, "
-               "none of which has a time limit",
+               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after one or more of j-7 "
+               "and j-8 end, none of which has a time limit",
                absent=("(",)),
     ReasonCase("a known ETA today is a time and how long until it",
                make_reason(position=1, eta="2026-03-30T06:35:00+00:00"),
@@ -304,3 +304,26 @@ def test_newuser6_finding_19_a_reason_from_before_the_first_cycle_is_not_estimat
     assert render_reason(reason, now=NOW).eta == "ETA not estimated yet (at the next scheduling cycle, within seconds)"
     assert render_reason(make_reason(eta_reason="no room"), now=NOW).eta == "ETA unknown: no room"
 
+
+
+def test_newuser7_finding_1_of_several_jobs_without_a_limit_the_eta_does_not_say_all_must_end() -> None:
+    """New user 7, F1: a 1-GPU request behind hogA and hogB (2 GPUs each, no time limit) read "it can
+    start only after hogA (j-…) and hogB (j-…) end" — as if both had to end, while either frees
+    enough. The core does not say how many must end, so the sentence says one or more; one job, one
+    lease or one own lease reads as before."""
+    names = {"j-a": "hogA", "j-b": "hogB"}
+    details = {"team": "default", "eta_code": "NoTimeLimit", "eta_waits_on": ["j-a", "j-b"], "eta_waits_on_names": names}
+    reason = {**make_reason(message="needs 1 GPU, 0 free", details=details), "eta": None}
+    assert render_reason(reason, now=NOW).eta == (
+        "ETA unknown: it can start only after one or more of hogA (j-a) and hogB (j-b) end, none of which has a "
+        "time limit")
+    one = {**reason, "details": {**details, "eta_waits_on": ["j-a"]}}
+    assert render_reason(one, now=NOW).eta == "ETA unknown: it can start only after hogA (j-a) ends, which has no time limit"
+    leases = {**reason, "details": {**details, "eta_waits_on": ["l-1", "l-2"]}}
+    assert render_reason(leases, now=NOW).eta.startswith(
+        "ETA unknown: it can start only after one or more of kernel leases l-1 and l-2 are released by their owners")
+    own = {**reason, "details": {**details, "eta_waits_on": ["l-1", "l-2"], "eta_waits_on_own": [
+        {"id": "l-1", "name": "k1", "kind": "lease", "gpus": 1}, {"id": "l-2", "name": "k2", "kind": "lease", "gpus": 1}]}}
+    assert render_reason(own, now=NOW, mine=True).eta.startswith(
+        "ETA unknown: it can start only after one or more of your own kernel leases l-1 and l-2, which hold 2 GPUs, "
+        "are released with %gpu release"), render_reason(own, now=NOW, mine=True).eta

@@ -99,7 +99,7 @@ def response_schema(spec: dict[str, Any], method: str, path: str, status: int) -
     raise AssertionError(f"{method} {path} is not documented")
 
 
-async def test_live_responses_conform_to_the_documented_models(sched_app: Any, api: Any) -> None:
+async def test_live_responses_conform_to_the_documented_models(sched_app: Any, api: Any, kernel: Any) -> None:
     import jsonschema
 
     from .conftest import BOSS_TOKEN, IVAN_TOKEN, wait_for
@@ -123,7 +123,7 @@ async def test_live_responses_conform_to_the_documented_models(sched_app: Any, a
     await check("get", f"jobs/{job['id']}/logs")
     await check("post", "dryrun", {"gpus": 2, "command": ["true"]})
     await check("post", "dryrun", {"gpus": 64, "command": ["true"]})
-    lease = await check("post", "leases", {"gpus": 1, "kernel_id": "k-conform"})
+    lease = await check("post", "leases", {"gpus": 1, "kernel_id": await kernel()})
     await check("get", f"leases/{lease['id']}")
     await check("get", "queue")
     await check("get", "telemetry")
