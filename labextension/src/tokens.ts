@@ -53,9 +53,15 @@ export interface ITelemetryUpdate {
 /** Who holds a GPU. */
 export interface IHolder {
   id: string;
+  /** The job's name; for a GPU shared by several jobs, each with its share (`half 0.5 GPU, half2 0.5 GPU`). */
   name: string;
+  /** Its user; for a shared GPU, every user holding a share. */
   user: string;
   kind: string;
+  /** The fraction of the GPU one fractional job holds (0.5), when it is the GPU's only holder. */
+  share?: number;
+  /** How many jobs share this GPU, when more than one does (`name` names each). */
+  shared?: number;
 }
 
 /** The headless GPU-scheduler model (one per application). */

@@ -3,7 +3,10 @@ import { act } from 'react';
 
 import { CommandIDs } from '../src/commandids';
 import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
+import { gpuLabel } from '../src/sections/inventory';
 import { mineOnlyButton } from '../src/sections/jobs';
+import { gpuInfo } from '../src/types';
+import { nullTranslator } from '@jupyterlab/translation';
 import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
 import { context, flush, MemoryState, mount, recordingCommands, startedModel, text } from './ui';
 
@@ -12,6 +15,16 @@ afterEach(() => {
 });
 
 describe('Inventory section', () => {
+  it('new user 6 F2 remainder: a shared GPU names every job on it; a lone share says its fraction', () => {
+    const trans = nullTranslator.load('jupyter_sched');
+    const gpu = gpuInfo(makeGpu(2));
+    const live = { util: null, used: null, note: '' };
+    const shared = { id: 'h1', name: 'half 0.5 GPU, half2 0.5 GPU', user: 'alice, bob', kind: 'training', shared: 2 };
+    expect(gpuLabel(gpu, shared, live, trans)).toContain('shared by 2 jobs: half 0.5 GPU, half2 0.5 GPU (alice, bob)');
+    const lone = { id: 'q1', name: 'quarter', user: 'alice', kind: 'training', share: 0.25 };
+    expect(gpuLabel(gpu, lone, live, trans)).toContain('job quarter (alice), 0.25 of it');
+  });
+
   it('shows every GPU with its full model name, a SIM tag, and a sentence for screen readers', async () => {
     const { model } = await startedModel(new FakeSchedServer(), 'inventory');
     const view = await mount(new InventoryView(context(model)));
