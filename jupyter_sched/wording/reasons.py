@@ -106,6 +106,13 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
         # for simulated GPUs (what a first try on a machine without GPUs shows) already says it
         message = message.replace(f"{model} GPUs", model).replace(f"{model} GPU", model)
+    reserved = details.get("reserved_for")
+    if str(reason.get("code") or "") == "Priority" and isinstance(reserved, str) and reserved:
+        # "fits now but would delay j-…": the reserved job by the name its owner gave, as the ETA beside it
+        # names it (new user 6, F2 remainder: a 0.5-GPU job that fits on a shared GPU read "would delay
+        # j-1m8w539dr-87hbre" next to "ETA …, when all2 (j-1m8w539dr-87hbre) ends")
+        named = _named([reserved], details.get("eta_waits_on_names"))[0]
+        message = message.replace(f"would delay {reserved},", f"would delay {named},")
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),

@@ -572,8 +572,11 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     listed = cli(server, "tok-bob", "jobs")
     assert listed.code == EXIT_OK, listed.err
     lines = listed.out.splitlines()
-    assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
-    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
+    assert lines[0].split() == ["ID", "STATE", "PRIO", "GPUS", "NAME"], listed.out
+    assert lines[1].split() == [running["id"], "running", "normal", "2", running["name"]], listed.out
+    assert lines[2].startswith("    on ") and lines[2].endswith("its 10m time limit"), listed.out
+    assert lines[3].split() == [done["id"], "succeeded", "normal", "1", done["name"]] and lines[4] == "    exit code 0"
+    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[3].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
     zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
     assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].endswith(
@@ -620,8 +623,8 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
     clear(server)
     job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
     wait_state(server, "tok-ann", job["id"], "failed")
-    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
-    assert line == (f"job {job['id']}: failed, exit code 127 (command not found) — last lines: jupyter_sched: cannot "
+    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[2]
+    assert line == ("    exit code 127 (command not found) — last lines: jupyter_sched: cannot "
                     "start 'nosuchcmd-i20': no such program on PATH or file in the working directory")
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log

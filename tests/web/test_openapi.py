@@ -172,3 +172,15 @@ def test_error_bodies_are_the_documented_error_response(error: Any) -> None:
     from jupyter_sched.services.models import ErrorResponse
 
     ErrorResponse.model_validate(error())
+
+
+def test_newuser7_finding_4_the_schema_says_how_a_share_and_no_gpu_read() -> None:
+    """New user 7, F4: a 0.5-GPU job answers ``resources: {gpus: 1, gpu_milli: 500}`` and a CPU-only one
+    ``{gpus: 0, gpu_milli: 1000}``; openapi.yaml (which the README points scripts to) did not say how
+    to read either. The fields now say it where a script's author looks."""
+    schemas = load_spec()["components"]["schemas"]
+    resources = schemas["Resources"]["properties"]
+    assert "0.5 GPU: gpus 1, gpu_milli 500" in resources["gpus"]["description"]
+    assert "0 for work that needs no GPU" in resources["gpus"]["description"]
+    assert "not used when gpus is 0" in resources["gpu_milli"]["description"]
+    assert "not used when gpu_uuids is empty" in schemas["Allocation"]["properties"]["gpu_milli"]["description"]
