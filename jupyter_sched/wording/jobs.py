@@ -147,6 +147,10 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
         message = f"last lines: {last}" if last and state != "succeeded" else ""
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
         what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
+        if job["exit_code"] == 126 and "cannot enter the working directory" in last:
+            # the wrapper's 126 for a working directory it cannot enter: the command was never tried
+            # (new user 7, F6: "(a command is not executable)" pointed the user at their command)
+            what = "its working directory cannot be entered"
         tail += f" ({what})" if last else f" ({what}: the log says which)"
     return tail, message
 

@@ -345,3 +345,17 @@ def test_newuser6_finding_2_a_job_that_fits_now_names_the_reserved_job_it_would_
     assert text.eta == "ETA 06:45 UTC, when all2 (j-a2) ends", text.eta
     unnamed = {**reason, "details": {**reason["details"], "eta_waits_on_names": {}}}
     assert render_reason(unnamed, now=NOW).summary.startswith("fits now but would delay j-a2, which holds")
+
+
+def test_newuser7_finding_6_exit_126_for_a_working_directory_says_so_not_the_command() -> None:
+    """New user 7, F6 (hub mode): a job whose working_dir its owner cannot enter read "failed, exit code
+    126 (a command is not executable) — last lines: jupyter_sched: cannot enter the working directory
+    '/root/.nothere' as mallory: Permission denied"; the label pointed at the command."""
+    from jupyter_sched.wording import job_line
+
+    last = "jupyter_sched: cannot enter the working directory '/root/.nothere' as mallory: Permission denied"
+    job = {"id": "j-1", "kind": "training", "state": "failed", "exit_code": 126,
+           "message": f"exited with code 126; last lines: {last}"}
+    assert job_line(job, NOW) == f"job j-1: failed, exit code 126 (its working directory cannot be entered) — last lines: {last}"
+    other = {**job, "message": "exited with code 126; last lines: jupyter_sched: cannot run 'x': not executable"}
+    assert "(a command is not executable)" in job_line(other, NOW)
