@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
-from ..wording import gpus_text, job_line, render_reason, state_word, wait_progress
+from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, idle_note
 from ..wording.reasons import wire_time
 from .cancel import cancel
@@ -240,7 +240,9 @@ JOBS_MAX = 1000
 
 
 def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """My jobs (admins: ``--all``), newest first, one :func:`job_line` each; leases left out."""
+    """My jobs (admins: ``--all``), newest first, as a table like ``queue``'s (ID, STATE, PRIO, GPUS,
+    NAME; USER with ``--all``), each with a detail line: why it waits, where it runs and until when,
+    how it ended (:func:`~jupyter_sched.wording.jobs.job_detail`); leases left out."""
     try:
         # one more than asked tells whether older ones exist — but never past the server's 1000 (new user
         # 4: `--limit 1000`, the documented maximum, was refused as "got 1001")
@@ -264,10 +266,18 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(f"No jobs{' of anyone' if args.all_users else ''} yet: `{PROG} submit --gpus 1 -- python "
                   "train.py` starts one.", file=io.out)
         return EXIT_OK
+    # a table as `queue` prints one (new user 6: "job j-…: running on vm: GPU-…" lines read unlike
+    # the other lists): one aligned row per job, what its line said after the state on a line under it
     now = _now()
+    table = [["ID", *(["USER"] if args.all_users else []), "STATE", "PRIO", "GPUS", "NAME"]]
+    details: list[str] = [""]
     for job in rows:
-        owner = f"{job.get('user')}  " if args.all_users else ""
-        print(owner + job_line(job, now), file=io.out)
+        name = str(job.get("name") or "")
+        table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
+                      str(job.get("priority", "")), gpus_text(job).split(" GPU")[0],
+                      name if len(name) <= 24 else name[:23] + "…"])
+        details.append(" · ".join(part for part in (job_detail(job, now), _ends_by(job, now)) if part))
+    _print_table(table, io, details=details)
     if more:
         print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else
                                               f"{JOBS_MAX} is the most one listing shows; --state narrows it."),

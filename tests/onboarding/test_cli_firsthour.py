@@ -56,6 +56,15 @@ def api(server: EmbeddedServer, token: str) -> httpx.Client:
     return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30)
 
 
+def start_kernel(server: EmbeddedServer) -> str:
+    """A real kernel of the server (``POST api/kernels``), its id: a lease must name a kernel its
+    server runs (issue 20 (d)). The server shuts it down when it stops."""
+    started = httpx.post(server.url + "api/kernels", json={"name": "python3"}, timeout=60,
+                         headers={"Authorization": f"token {OWNER_TOKEN}"})
+    assert started.status_code == 201, started.text
+    return str(started.json()["id"])
+
+
 def cli(server: EmbeddedServer, token: str, *argv: str, stdin: str | None = None) -> Run:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
     env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": token, "PYTHONPATH": str(ROOT)})
@@ -563,8 +572,11 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     listed = cli(server, "tok-bob", "jobs")
     assert listed.code == EXIT_OK, listed.err
     lines = listed.out.splitlines()
-    assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
-    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
+    assert lines[0].split() == ["ID", "STATE", "PRIO", "GPUS", "NAME"], listed.out
+    assert lines[1].split() == [running["id"], "running", "normal", "2", running["name"]], listed.out
+    assert lines[2].startswith("    on ") and lines[2].endswith("its 10m time limit"), listed.out
+    assert lines[3].split() == [done["id"], "succeeded", "normal", "1", done["name"]] and lines[4] == "    exit code 0"
+    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[3].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
     zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
     assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].endswith(
@@ -611,8 +623,8 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
     clear(server)
     job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
     wait_state(server, "tok-ann", job["id"], "failed")
-    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
-    assert line == (f"job {job['id']}: failed, exit code 127 (command not found) — last lines: jupyter_sched: cannot "
+    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[2]
+    assert line == ("    exit code 127 (command not found) — last lines: jupyter_sched: cannot "
                     "start 'nosuchcmd-i20': no such program on PATH or file in the working directory")
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
@@ -998,13 +1010,14 @@ def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(serve
 def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release_it(server: EmbeddedServer) -> None:
     """New user 4, finding 12: a lease for a kernel this server does not run (a typo) or for no
     kernel was granted and held, and the queue said "%gpu release" — which no notebook can do
-    for it. The answer and the queue line say how to release it."""
+    for it. A lease for no kernel says how to release it; one for a kernel this server does not
+    run is refused, naming kernel_id (issue 20 (d): it was accepted with a warning)."""
     clear(server)
     ann = api(server, "tok-ann")
-    stray = ann.post("leases", json={"gpus": 1, "kernel_id": "not-a-kernel"}).json()
-    assert stray["warnings"] == [
-        f"no kernel 'not-a-kernel' runs on this server, so no notebook's %gpu release frees this lease and its "
-        f"kernel's end will not: `jupyter-sched cancel {stray['id']}` (or DELETE leases/{stray['id']}) releases it"]
+    stray = ann.post("leases", json={"gpus": 1, "kernel_id": "not-a-kernel"})
+    assert stray.status_code == 400, stray.text
+    assert stray.json()["error"]["field"] == "kernel_id"
+    assert not [lease for lease in ann.get("leases").json() if lease.get("kernel_id") == "not-a-kernel"]
     loose = ann.post("leases", json={"gpus": 1}).json()
     assert loose["warnings"][0].startswith("this lease is bound to no kernel, so no notebook's %gpu release frees it")
     try:
@@ -1012,8 +1025,7 @@ def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release
         queue = cli(server, "tok-ann", "queue")
         assert f"GPUs held for no kernel: `jupyter-sched cancel {loose['id']}` releases them" in queue.out, queue.out
     finally:
-        for lease in (stray, loose):
-            ann.delete(f"leases/{lease['id']}")
+        ann.delete(f"leases/{loose['id']}")
 
 
 def test_the_blocking_lease_names_its_notebook_to_its_owner_and_admins_alone(server: EmbeddedServer) -> None:
@@ -1294,7 +1306,7 @@ def test_newuser6_finding_18_cancelling_a_kernels_lease_says_its_kernel_is_not_t
     … gave back GPU-…" while the kernel's CUDA_VISIBLE_DEVICES still named that GPU."""
     clear(server)
     ann = api(server, "tok-ann")
-    bound = ann.post("leases", json={"gpus": 1, "name": "nb-k", "kernel_id": "k-nb"}).json()
+    bound = ann.post("leases", json={"gpus": 1, "name": "nb-k", "kernel_id": start_kernel(server)}).json()
     loose = ann.post("leases", json={"gpus": 1, "name": "nb-loose"}).json()
     for lease in (bound, loose):
         wait_state(server, "tok-ann", lease["id"], "running", "admitted")

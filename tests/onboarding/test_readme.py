@@ -95,3 +95,16 @@ def test_newuser6_finding_17_the_settings_help_names_no_internal_test_case() -> 
 
     said = " ".join(SchedApp.class_get_help().split())
     assert "GPU UUIDs" in said and not re.search(r"\bcase \d{3}\b", said), re.findall(r".{40}case \d{3}.{5}", said)
+
+
+def test_newuser7_finding_7_the_readme_says_notebook_jobs_need_jupyter_sched_in_job_python() -> None:
+    """New user 7, F7 (hub mode): with job_python a venv of the users' packages only, a notebook job failed
+    with "No module named 'jupyter_sched'"; the README said so for Kubernetes images only. The local
+    executor runs a notebook through ``python -m jupyter_sched.executors.run_notebook`` in job_python."""
+    from jupyter_sched.executors import local
+
+    assert "run_notebook" in Path(local.__file__).read_text(encoding="utf-8")
+    text = " ".join(README.split())
+    assert "Notebook jobs (`%%schedule` of a notebook, `--notebook`, job definitions) run through `jupyter_sched` in " \
+           "that venv: install it there too" in text
+    assert "No module named 'jupyter_sched'" in text
