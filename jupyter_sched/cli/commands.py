@@ -131,7 +131,13 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
             env[name] = value
         body["env"] = env
     body["working_dir"] = args.workdir or os.getcwd()
+    resolved = _program_on_my_path(client, body.get("command"))
+    if resolved is not None:
+        body["command"] = [resolved, *body["command"][1:]]
     job = client.submit(body)
+    if resolved is not None:
+        print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
+              f"another. Your shell's variables are not passed: --env NAME=VALUE passes one", file=io.err)
     if args.json and not args.wait:
         _dump(job, io)
         return EXIT_OK
@@ -141,6 +147,31 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK
+
+
+def _program_on_my_path(client: Any, command: Any) -> str | None:
+    """The full path of a command's program as the submitter's PATH finds it, where the job runs on
+    this machine (a local executor on a server at a loopback address); None to send it as typed.
+
+    New user 7, F11: ``submit -- python train.py`` ran the *server's* ``python`` (its PATH: pyenv's,
+    without the packages of the venv on the terminal's PATH) and failed with ModuleNotFoundError,
+    while ``%schedule run`` uses the kernel's own interpreter. A name with a ``/`` is kept as given."""
+    if not isinstance(command, list) or not command or not isinstance(command[0], str) or "/" in command[0]:
+        return None
+    import shutil
+    from urllib.parse import urlsplit
+
+    found = shutil.which(command[0])
+    if found is None:
+        return None
+    host = urlsplit(str(client.connection.url)).hostname or ""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None  # another machine's server: its PATH is the one that means anything there
+    try:
+        executors = client.config().get("executors") or []
+    except Exception:  # the submit itself says what is wrong with the server
+        return None
+    return os.path.abspath(found) if "local" in executors else None
 
 
 QUEUE_LINES = 50

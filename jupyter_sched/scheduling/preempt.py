@@ -368,11 +368,13 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
             c.job_id for c in plan.victims if c.fresh]})
     ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
     alloc: Allocation = placement.allocation
+    # the nodes of its GPUs, not its first worker's: a gang's GPU-less launcher may sit elsewhere
+    nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption",
-        message=f"preempting {', '.join(names)} to free {alloc.node}; the GPUs are held for this job",
-        details={"victims": names, "node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "model": flavor.model,
-                 "kinds": {c.job_id: c.kind for c in plan.victims}},
+        message=f"preempting {', '.join(names)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job",
+        details={"victims": names, "node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
+                 "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims}},
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
 

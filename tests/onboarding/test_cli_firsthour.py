@@ -1314,3 +1314,27 @@ def test_newuser6_finding_18_cancelling_a_kernels_lease_says_its_kernel_is_not_t
     assert said.splitlines()[0].startswith(f"released lease {bound['id']} (was running; gave back GPU-"), said
     assert "its kernel is not told: CUDA_VISIBLE_DEVICES there still names those GPUs until %gpu status" in said
     assert "not told" not in cli(server, "tok-ann", "cancel", loose["id"]).out  # no kernel, nothing to tell
+
+
+def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: EmbeddedServer, tmp_path: Path) -> None:
+    """New user 7, F11 (IMPORTANT): ``submit -- python …`` ran the server's ``python`` (pyenv's, without
+    the packages of the venv on the terminal's PATH) and failed with ModuleNotFoundError. On a local
+    server the CLI sends the program its own PATH finds, and says so; a path is sent as given."""
+    clear(server)
+    venv_bin = tmp_path / "venv-bin"
+    venv_bin.mkdir()
+    (venv_bin / "python").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT),
+                "PATH": f"{venv_bin}:{env.get('PATH', '')}"})
+    done = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", "python", "-c", "print(1)"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_OK, done.stderr
+    job = json.loads(done.stdout)
+    assert job["command"] == [str(venv_bin / "python"), "-c", "print(1)"], job["command"]
+    assert f"note: runs python as {venv_bin / 'python'} (the one on your PATH)" in done.stderr, done.stderr
+    assert "--env NAME=VALUE passes one" in done.stderr
+    given = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", sys.executable, "-c", "print(1)"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert json.loads(given.stdout)["command"][0] == sys.executable and "note: runs" not in given.stderr
+    wait_state(server, "tok-ann", job["id"], "succeeded")
