@@ -702,7 +702,8 @@ class SchedMagics(Magics):
           %schedule notebook NOTEBOOK.ipynb [options]  run a notebook headless; the executed copy is kept
           %schedule serve APP [ARGS...] --port P [options]
                                     an inference service: runs until cancelled, restarted on
-                                    failure; shows its URL (direct and through the Jupyter proxy)
+                                    failure; the app gets its port as $PORT (listen there);
+                                    shows its URL (direct and through the Jupyter proxy)
           %schedule queue [--mine] [--limit N]   the queue as a DataFrame (position, user, GPUs,
                                                reason, ETA; --limit: the first N pending)
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
@@ -845,7 +846,8 @@ class SchedMagics(Magics):
         else:
             self._print("No jupyter-server-proxy on this server: use the URL above from this machine "
                         "(pip install jupyter-server-proxy for a browser URL through Jupyter).")
-        self._print(f"It is reported ready when the port answers: %schedule status {job_id}")
+        self._print(f"The app is given the port as $PORT (it must listen there); it is reported ready when the port "
+                    f"answers: %schedule status {job_id}")
         return job_id
 
     def _schedule_queue(self, cmd: ScheduleCommand) -> Any:

@@ -130,6 +130,30 @@ async def test_a_service_reports_its_url_and_answers_there(start_kernel: StartKe
     await kernel.run(f"%schedule cancel {job_id}")
 
 
+async def test_newuser7_finding_9_a_service_gets_its_port_and_its_status_says_whether_it_answers(
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_root_dir: Path) -> None:
+    """New user 7, F9 (IMPORTANT): ``%schedule serve app.py --port P`` told the app nothing (it served on
+    its own 8000 while P stayed silent), and ``%schedule status`` read the same for it as for a service
+    that answered. The app gets ``$PORT``; status says "ready on port P" once the port answers."""
+    (jp_root_dir / "app_env.py").write_text(APP.replace("port = int(sys.argv[1])",
+                                                        "import os; port = int(os.environ['PORT'])"))
+    port = _free_port()
+    kernel = await start_kernel()
+    submitted = await kernel.run(f"%schedule serve app_env.py --port {port} --gpus 1")
+    assert submitted.error is None, submitted.text
+    assert "The app is given the port as $PORT" in submitted.stdout
+    job_id = _job_id(submitted)
+
+    async def ready() -> bool:
+        status = await kernel.run(f"%schedule status {job_id}")
+        return f"ready on port {port}" in status.stdout
+
+    await wait_for(ready, timeout_s=60)
+    async with httpx.AsyncClient() as http:
+        assert (await http.get(f"http://127.0.0.1:{port}/", timeout=5)).text == "hello from the service"
+    await kernel.run(f"%schedule cancel {job_id}")
+
+
 async def test_gpu_keepalive_watch_and_release(start_kernel: StartKernel, api: AsyncSchedClient) -> None:
     kernel = await start_kernel()
     nothing = await kernel.run("%gpu keepalive")
