@@ -611,8 +611,12 @@ class SchedMagics(Magics):
         self.lease = None
         self._kernel_holds_none = True  # it held this one (found above) and gave it back
         self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
-        if self._applied:
-            # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host
+        visible = [part.strip() for part in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if part.strip()]
+        names_its_gpus = bool(set(visible) & set(granted_uuids(lease)))
+        if self._applied or names_its_gpus:
+            # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host. Also when the
+            # server set them at a kernel restart (new user 7, F19: they stayed, and the GPU went to the
+            # next job while this kernel still pointed at it)
             os.environ["CUDA_VISIBLE_DEVICES"] = ""
             self._applied = ()
             self._print(RELEASED_CUDA)
