@@ -156,6 +156,11 @@ def poll_path(client: httpx.Client, kernel_id: str) -> float:
     return elapsed
 
 
+def _start_kernel(client: httpx.Client) -> str:
+    """Start a kernel in the server (``POST api/kernels``); its id. The server stops it when it stops."""
+    return str(client.post("api/kernels", json={"name": "python3"}, timeout=60).raise_for_status().json()["id"])
+
+
 def rounds(url: str, token: str, n: int, *, magic: bool = True) -> tuple[list[float], list[float], list[float]]:
     """``n`` rounds of (GET /api/status; ``%gpu request 1`` until usable, ``%gpu release``; the poll
     path) against the server at ``url`` (``magic`` False: the poll path only); return the status,
@@ -164,12 +169,14 @@ def rounds(url: str, token: str, n: int, *, magic: bool = True) -> tuple[list[fl
 
     os.environ["JUPYTER_SCHED_URL"], os.environ["JUPYTER_SCHED_TOKEN"] = url, token
     os.environ["JUPYTER_SCHED_WIDGETS"] = "0"
+    status = httpx.Client(base_url=url, headers={"Authorization": f"token {token}"})
     # as in a kernel the server started: the magic binds the lease to it and looks for its live one
-    kernel_id = os.environ["JUPYTER_SCHED_KERNEL_ID"] = f"lease-bench-{secrets.token_hex(4)}"
+    # (real kernels of the server: a lease naming a kernel the server does not run is refused, issue 20)
+    os.environ["JUPYTER_SCHED_KERNEL_ID"] = _start_kernel(status)
+    poll_kernel_id = _start_kernel(status)
     InteractiveShell.clear_instance()  # a fresh shell (and magics client) per server
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "jupyter_sched")
-    status = httpx.Client(base_url=url, headers={"Authorization": f"token {token}"})
     status.get("api/status").raise_for_status()  # warm-up
     baseline: list[float] = []
     lease: list[float] = []
@@ -188,7 +195,7 @@ def rounds(url: str, token: str, n: int, *, magic: bool = True) -> tuple[list[fl
                     raise RuntimeError("lease not usable: CUDA_VISIBLE_DEVICES not set:\n" + sink.getvalue())
                 shell.run_line_magic("gpu", "release")
             lease.append(elapsed)
-        polled.append(poll_path(status, kernel_id + '-poll'))
+        polled.append(poll_path(status, poll_kernel_id))
     status.close()
     return baseline, lease, polled
 

@@ -4,9 +4,12 @@ For each GPU model (the FIFO scope — case 002: a job blocked on one model neve
 wants another) the *first* job that cannot start gets a **reservation**: the earliest time at
 which it fits if running jobs end at their time limits (``started_at + time_limit_s``), and the
 GPUs it would get then (the "shadow" allocation). Later jobs may start now only if they do not
-delay it: they end before the reservation (``now + time_limit_s <= eta``), or they use none of
-the reserved GPUs, or the reservation's job could reclaim/preempt them anyway (Kueue PR #4813:
-"admit borrowing cohort workloads when reclaim is guaranteed").
+delay it: they end before the reservation (``now + time_limit_s <= eta``; a job with no time
+limit never does), or they use none of the reserved GPUs. "The reservation's job could reclaim or
+preempt them anyway" (Kueue PR #4813) is not admitted as a third way: a victim younger than the
+minimum runtime is protected, a reclaim needs the job within its guarantee, and a job with no
+limit on reserved GPUs makes the reservation's ETA unknown and is then evicted a second time for
+the same GPUs (issue 16 property counterexample).
 
 The reservation time is the ETA shown for that job. When the job fits only after a running job
 that has no time limit ends, the ETA is honestly unknown and ``eta_reason`` names those jobs.

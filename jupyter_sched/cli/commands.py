@@ -19,8 +19,8 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
-from ..wording import gpus_text, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, idle_note
+from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
+from ..wording.jobs import cluster_wait, idle_note, serving_text
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -131,7 +131,13 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
             env[name] = value
         body["env"] = env
     body["working_dir"] = args.workdir or os.getcwd()
+    resolved = _program_on_my_path(client, body.get("command"))
+    if resolved is not None:
+        body["command"] = [resolved, *body["command"][1:]]
     job = client.submit(body)
+    if resolved is not None:
+        print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
+              f"another. Your shell's variables are not passed: --env NAME=VALUE passes one", file=io.err)
     if args.json and not args.wait:
         _dump(job, io)
         return EXIT_OK
@@ -141,6 +147,31 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK
+
+
+def _program_on_my_path(client: Any, command: Any) -> str | None:
+    """The full path of a command's program as the submitter's PATH finds it, where the job runs on
+    this machine (a local executor on a server at a loopback address); None to send it as typed.
+
+    New user 7, F11: ``submit -- python train.py`` ran the *server's* ``python`` (its PATH: pyenv's,
+    without the packages of the venv on the terminal's PATH) and failed with ModuleNotFoundError,
+    while ``%schedule run`` uses the kernel's own interpreter. A name with a ``/`` is kept as given."""
+    if not isinstance(command, list) or not command or not isinstance(command[0], str) or "/" in command[0]:
+        return None
+    import shutil
+    from urllib.parse import urlsplit
+
+    found = shutil.which(command[0])
+    if found is None:
+        return None
+    host = urlsplit(str(client.connection.url)).hostname or ""
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        return None  # another machine's server: its PATH is the one that means anything there
+    try:
+        executors = client.config().get("executors") or []
+    except Exception:  # the submit itself says what is wrong with the server
+        return None
+    return os.path.abspath(found) if "local" in executors else None
 
 
 QUEUE_LINES = 50
@@ -186,7 +217,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             text = render_reason(reason, now=now, relative=True, kind=kind, mine=job.get("mine") is True)
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
         else:
-            held = cluster_wait(job).rstrip(".") or _ends_by(job, now)
+            held = cluster_wait(job).rstrip(".") or " · ".join(
+                part for part in (_ends_by(job, now), serving_text(job, now)) if part)  # new user 7, F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None
             details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:
@@ -240,7 +272,9 @@ JOBS_MAX = 1000
 
 
 def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """My jobs (admins: ``--all``), newest first, one :func:`job_line` each; leases left out."""
+    """My jobs (admins: ``--all``), newest first, as a table like ``queue``'s (ID, STATE, PRIO, GPUS,
+    NAME; USER with ``--all``), each with a detail line: why it waits, where it runs and until when,
+    how it ended (:func:`~jupyter_sched.wording.jobs.job_detail`); leases left out."""
     try:
         # one more than asked tells whether older ones exist — but never past the server's 1000 (new user
         # 4: `--limit 1000`, the documented maximum, was refused as "got 1001")
@@ -264,10 +298,18 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(f"No jobs{' of anyone' if args.all_users else ''} yet: `{PROG} submit --gpus 1 -- python "
                   "train.py` starts one.", file=io.out)
         return EXIT_OK
+    # a table as `queue` prints one (new user 6: "job j-…: running on vm: GPU-…" lines read unlike
+    # the other lists): one aligned row per job, what its line said after the state on a line under it
     now = _now()
+    table = [["ID", *(["USER"] if args.all_users else []), "STATE", "PRIO", "GPUS", "NAME"]]
+    details: list[str] = [""]
     for job in rows:
-        owner = f"{job.get('user')}  " if args.all_users else ""
-        print(owner + job_line(job, now), file=io.out)
+        name = str(job.get("name") or "")
+        table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
+                      str(job.get("priority", "")), gpus_text(job).split(" GPU")[0],
+                      name if len(name) <= 24 else name[:23] + "…"])
+        details.append(" · ".join(part for part in (job_detail(job, now), _ends_by(job, now)) if part))
+    _print_table(table, io, details=details)
     if more:
         print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else
                                               f"{JOBS_MAX} is the most one listing shows; --state narrows it."),

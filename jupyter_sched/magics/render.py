@@ -121,20 +121,26 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
               samples: Sequence[Mapping[str, Any]] = (), mine: Sequence[str] = ()) -> pd.DataFrame:
     """The ``%gpu status`` table: one row per GPU.
 
-    Columns: node, index, model, memory_mib, allocated_to (``user: kind id name``), util_pct,
+    Columns: node, index, model, memory_mib, allocated_to (``user: kind id (name)``, with its share
+    (``0.5 GPU``) for a fraction; the holders of a shared GPU separated by ``; ``), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
     """
     pd = pandas()
 
-    holders: dict[str, str] = {}
+    holders: dict[str, list[str]] = {}
     for job in work:
         if not is_granted(job):
             continue
         label = f"{job.get('user')}: {job.get('kind', 'job')} {job.get('id')}"
         if job.get("name"):
             label += f" ({job['name']})"
+        res = job.get("resources") if isinstance(job.get("resources"), Mapping) else {}
+        assert isinstance(res, Mapping)
+        milli = res.get("gpu_milli", 1000)
+        if isinstance(milli, int) and 0 < milli < 1000:  # a share: a GPU may hold several (each named)
+            label += f" {milli / 1000:g} GPU"
         for uuid in granted_uuids(job):
-            holders[uuid] = label
+            holders.setdefault(uuid, []).append(label)
     latest: dict[str, Mapping[str, Any]] = {}
     for sample in samples:
         latest[str(sample["gpu_uuid"])] = sample
@@ -144,7 +150,7 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         sample = latest.get(uuid, {})
         rows.append({
             "node": gpu.get("node"), "index": gpu.get("index"), "model": gpu.get("model"),
-            "memory_mib": gpu.get("memory_mib"), "allocated_to": holders.get(uuid, ""),
+            "memory_mib": gpu.get("memory_mib"), "allocated_to": "; ".join(holders.get(uuid, ())),
             "util_pct": sample.get("utilization_pct"), "memory_used_mib": sample.get("memory_used_mib"),
             "health": gpu.get("health"), "simulated": bool(gpu.get("simulated")), "this_kernel": uuid in mine,
             "uuid": uuid,

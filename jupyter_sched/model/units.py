@@ -36,13 +36,17 @@ MAX_DURATION_S = 366 * 86400.0
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 _DURATION_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
-_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.IGNORECASE)
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTPE]i?B?|B)?\s*$", re.IGNORECASE)
 _MEMORY_MIB = {
     "": 1.0, "b": 1 / (1024 * 1024),
     "k": 1 / 1024, "ki": 1 / 1024, "kb": 1000 / 1024 / 1024, "kib": 1 / 1024,
     "m": 1.0, "mi": 1.0, "mb": 1000 * 1000 / 1024 / 1024, "mib": 1.0,
     "g": 1024.0, "gi": 1024.0, "gb": 1000**3 / 1024**2, "gib": 1024.0,
     "t": 1024.0**2, "ti": 1024.0**2, "tb": 1000**4 / 1024**2, "tib": 1024.0**2,
+    # parsed so that a size too big is refused for its size, not its spelling (new user 7, F3: "1PiB" was
+    # "cannot parse" while "100TiB" parsed and was refused as more than any GPU has)
+    "p": 1024.0**3, "pi": 1024.0**3, "pb": 1000**5 / 1024**2, "pib": 1024.0**3,
+    "e": 1024.0**4, "ei": 1024.0**4, "eb": 1000**6 / 1024**2, "eib": 1024.0**4,
 }
 
 

@@ -39,7 +39,7 @@ MAX_NOTEBOOK_JSON_BYTES = 8 << 20
 """Largest carried notebook (``notebook_json``), in UTF-8 bytes (outputs are not needed to run it)."""
 
 
-_GPUS_HINT = "use a whole number such as 1 or 4, or a fraction such as 0.5"
+_GPUS_HINT = "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
 """Every "not a number of GPUs" refusal gives the same hint (new user 5 #7: only one named fractions)."""
 
 
@@ -58,8 +58,9 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         try:
             number = float(value.strip())
         except ValueError:
-            # handed case 019's exact words (b3): `gpus must be an integer (got "two")`
-            raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
+            # "a number", not case 019 b3's "an integer" (that is the Kubernetes manifest builder's,
+            # which takes no fraction): here 0.5 is accepted, and "integer" contradicted the hint (new user 7, F3)
+            raise ValidationError(f'{field} must be a number (got "{value}")', field=field,
                                   hint=_GPUS_HINT) from None
     elif isinstance(value, (int, float)):
         number = float(value)

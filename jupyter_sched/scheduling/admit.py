@@ -2,8 +2,8 @@
 
 For each GPU model the job accepts, in preference order: the quota check
 (:meth:`~jupyter_sched.quota.QuotaLedger.check`), the borrow window, then placement — respecting
-the EASY reservation of that model (a later job may start only if it ends before the reservation,
-uses none of its GPUs, or could be reclaimed by its holder anyway). The first flavor that fits
+the EASY reservation of that model (a later job may start only if it uses none of its GPUs or is
+sure to end before the reservation — whatever its team or class). The first flavor that fits
 admits the job; otherwise each flavor's outcome is kept for the pending reason.
 """
 
@@ -58,7 +58,7 @@ def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavo
                     capacity={"model": flavor.model, "backfill": "conservative"})
                 return None, outcome
         elif closed is None:
-            placement, backfill, blocked_by = _place(ctx, job, req, flavor, check.borrowed)
+            placement, backfill, blocked_by = _place(ctx, job, req, flavor)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
                 _admit(ctx, job, placement, check.borrowed, backfill)
@@ -92,14 +92,14 @@ def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavo
     return None, outcome
 
 
-def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, borrowed: int
+def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
            ) -> tuple[Placement | None, bool, Reservation | None]:
     """Place respecting the model's EASY reservation; returns (placement, backfilled, blocked_by)."""
     state, placer = ctx.state, ctx.placer
     res = ctx.reservations.get(flavor.model)
     if res is not None and not placer.might_fit(req, flavor):
         return None, False, None  # nothing free is large enough: skip the reservation trials
-    if res is None or res.job_id == job.id or not res.gpus or _may_bypass(ctx, job, res, borrowed):
+    if res is None or res.job_id == job.id or not res.gpus or _may_bypass(ctx, job, res):
         return _take(ctx, job, req, flavor), res is not None and res.job_id != job.id, None
     free_reserved = tuple((g, state.free_milli[g]) for g in res.gpus if state.free_milli[g] > 0)
     with state.what_if():
@@ -121,16 +121,20 @@ def _take(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> 
     return placement
 
 
-def _may_bypass(ctx: CycleContext, job: Job, res: Reservation, borrowed: int) -> bool:
-    """A later job may ignore a reservation when it ends before it or the holder can reclaim it."""
+def _may_bypass(ctx: CycleContext, job: Job, res: Reservation) -> bool:
+    """A later job may use a reservation's GPUs only when it is sure to end before the reservation.
+
+    Its effective time limit (given, or the queue's maximum) must end by ``res.eta``; a job with
+    no limit never qualifies, nor does any job while the reservation's time is unknown. Neither its
+    team nor its class matters: "the reserved job could preempt or reclaim it anyway" is no
+    guarantee (victims younger than the minimum runtime are protected, a reclaim needs the job
+    within its guarantee), and a job admitted there with no end erases the reservation, so its
+    holder's ETA turns unknown and the job is evicted a second time for the same GPUs (issue 16
+    property counterexample, ``tests/core/test_rules.py::test_a_low_job_without_a_limit_…``).
+    """
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
-    if res.eta is not None and limit is not None and (end := job_end(ctx.now, limit, ctx.now)) is not None \
-            and end <= res.eta:
-        return True
-    if borrowed > 0 and job.spec.team != res.team and ctx.profile.reclaim:
-        return True
-    return (job.spec.team == res.team and job.spec.priority.value in ctx.profile.preemptible_classes
-            and job.spec.priority.rank < res.rank and ctx.profile.preemption)
+    end = job_end(ctx.now, limit, ctx.now)
+    return res.eta is not None and end is not None and end <= res.eta
 
 
 def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:

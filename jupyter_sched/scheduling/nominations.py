@@ -3,7 +3,12 @@
 When victims are evicted for a job, the GPUs they free are *nominated* to it (case 004): masked
 on the ledger so that no other job — least of all a victim — takes them while the victims stop
 (their grace period) and until the job is admitted. Masks cover only GPUs that are free; GPUs a
-victim still holds are protected by the victim's own holding.
+victim still holds are protected by the victim's own holding. The same goes for quota: a mask is
+also charged to the job's quota lines (at most its request), so that the quota the victims gave
+back is not taken by another job of its team — least of all a victim re-admitted — before the job
+starts. Without that charge a job blocked by its team's borrowing limit evicted its team's low
+jobs, which took the freed quota back in the same cycle, and it evicted them again on the next,
+for ever (issue 16 property counterexample, ``tests/core/test_rules.py``).
 
 No priority inversion (case 032; Kueue #7301): a pending job of a *higher class of the same
 team*, visited earlier in queue order, may use GPUs nominated to a lower-class job — free ones at
@@ -85,10 +90,9 @@ class NominationBook:
 
     # ------------------------------------------------------------------ changes
     def open(self, owners: Sequence[str]) -> None:
-        """Unmask ``owners``' free nominated GPUs (call inside a ledger trial)."""
-        st = self.ledger.state
+        """Unmask ``owners``' free nominated GPUs and the quota held with them (call inside a ledger trial)."""
         for o in owners:
-            st.release(NOMINATION_PREFIX + o)
+            self.ledger.evict(NOMINATION_PREFIX + o)
 
     def after_admit(self, job: Job, used: set[int], owners: Sequence[str]) -> None:
         """``job`` was admitted on ``used`` after :meth:`open` of ``owners``: its own nomination
@@ -122,7 +126,7 @@ class NominationBook:
         """Forget ``owner``'s nomination (its GPUs become free for anyone)."""
         if owner not in self.gpus:
             return
-        self.ledger.state.release(NOMINATION_PREFIX + owner)
+        self.ledger.evict(NOMINATION_PREFIX + owner)
         for g in self.gpus.pop(owner):
             if self.owner.get(g) == owner:
                 del self.owner[g]
@@ -148,12 +152,16 @@ class NominationBook:
         self._mask(owner)
 
     def _mask(self, owner: str) -> None:
+        """Mask ``owner``'s free nominated GPUs and charge them, up to its request, to its quota."""
         st = self.ledger.state
         key = NOMINATION_PREFIX + owner
-        st.release(key)
+        self.ledger.evict(key)
         free = tuple((g, st.free_milli[g]) for g in self.gpus[owner] if st.free_milli[g] > 0)
         if free:
             st.take(key, Holding(gpus=free, node=st.gpu_node[free[0][0]]))
+            spec = self.jobs[owner].spec
+            milli = min(spec.resources.total_milli, sum(m for _, m in free))
+            self.ledger.quota.charge(key, spec.team, spec.user, st.gpu_model[free[0][0]], milli)
 
     def _allocation(self, owner: str) -> Allocation:
         st = self.ledger.state

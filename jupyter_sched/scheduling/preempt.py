@@ -368,11 +368,13 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
             c.job_id for c in plan.victims if c.fresh]})
     ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
     alloc: Allocation = placement.allocation
+    # the nodes of its GPUs, not its first worker's: a gang's GPU-less launcher may sit elsewhere
+    nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption",
-        message=f"preempting {', '.join(names)} to free {alloc.node}; the GPUs are held for this job",
-        details={"victims": names, "node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "model": flavor.model,
-                 "kinds": {c.job_id: c.kind for c in plan.victims}},
+        message=f"preempting {', '.join(names)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job",
+        details={"victims": names, "node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
+                 "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims}},
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
 
@@ -490,10 +492,11 @@ def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Can
     """Would the job be within its team's guarantee once its own preemptible jobs were evicted?
     (Issue 16 R2: decided after own-team preemption is counted, not before.)"""
     spec, req = visit.job.spec, visit.req
-    check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
-    if check.within_guarantee or not own:
-        return check.within_guarantee
     with ctx.ledger.what_if():
+        ctx.book.open(ctx.book.eligible(visit.job))  # quota held for it (or taken over by it) is its own
+        check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
+        if check.within_guarantee or not own:
+            return check.within_guarantee
         for c in own:
             ctx.ledger.evict(c.job_id)
         return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee

@@ -417,15 +417,18 @@ class DefinitionsService:
             new = replace(new, team=spec.team)
             if {"name", "notebook", "script", "job"} & set(fields):  # what is kept unchanged was checked before
                 self._refuse_unusable(caller, new, spec)
+            # the fields whose value changed: a new schedule alone was audited "schedule, timezone" because
+            # the schedule is checked in its (unchanged) time zone (new user 6, F7 remainder)
+            changed = [k for k in sorted(fields) if getattr(new, k, None) != getattr(current, k, None)]
             try:
                 with self.ctx.store.transaction(now=now) as tx:
                     stored = update_definition(tx, new)
                     tx.add_event(actor=caller.user, action="definition_updated", job_id=None, user=current.user,
-                                 message=f"definition {current.name!r} updated: " + ", ".join(
+                                 message=f"definition {current.name!r} updated: " + (", ".join(
                                      # a resume said "paused" like the pause itself (new user 6, F7)
                                      ("paused" if fields[k] else "resumed") if k == "paused" else k
-                                     for k in sorted(fields)),
-                                 details={"definition_id": current.id, "fields": sorted(fields)})
+                                     for k in changed) or "nothing changed"),
+                                 details={"definition_id": current.id, "fields": changed})
             except ConflictError:
                 continue  # the firing loop moved its cursor meanwhile: re-read and apply again
             return self._changed(stored)

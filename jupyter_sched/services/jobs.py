@@ -164,7 +164,7 @@ class JobsService:
         self.refuse_missing_paths(job.spec)
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
-            warnings.extend(self._unknown_kernel(job))
+            warnings.extend(self._unknown_kernel(caller, job, request=what))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))
@@ -220,12 +220,18 @@ class JobsService:
             hint="leave parent_job_id out; %gpu sends it only from a job's own kernel (JUPYTER_SCHED_JOB_ID)"),
             request=request)
 
-    def _unknown_kernel(self, job: Job) -> builtins.list[str]:
-        """A sentence for a lease that no notebook can release: bound to no kernel, or to one this
-        server does not run (new user 4: a mistyped ``kernel_id`` held a GPU until idle reclaim,
-        said nowhere). Only where the server knows its kernels (embedded: the kernel manager's
-        view); a hub's central service knows none of its users' kernels and says nothing. Said,
-        not refused: scripts and tests ask for leases of kernels the server did not start."""
+    def _unknown_kernel(self, caller: Caller, job: Job, *, request: str) -> builtins.list[str]:
+        """A lease no notebook could release: one bound to no kernel is said (a sentence, returned);
+        one naming a kernel this server does not run is refused (new user 4: a mistyped
+        ``kernel_id`` held a GPU until idle reclaim; issue 20 (d): accepted with a warning, as if
+        the request were fine). Only where the server knows its kernels (embedded: the kernel
+        manager's view); a hub's central service knows none of its users' kernels and says
+        nothing. A lease asked for from a batch job's kernel (``parent_job_id``) ends with that
+        job, and that kernel is the job's, never this server's: said, not refused.
+
+        Raises:
+            ValidationError: naming ``kernel_id`` (audited as a refusal of ``request``).
+        """
         release = f"`jupyter-sched cancel {job.id}` (or DELETE leases/{job.id}) releases it"
         kernel_id = job.spec.kernel_id
         if not kernel_id:
@@ -239,6 +245,13 @@ class JobsService:
             return []
         if kernel_id in known:
             return []
+        if job.spec.parent_job_id is None:
+            self.ctx.admission.refuse(caller, ValidationError(
+                f"kernel_id: no kernel {kernel_id[:80]!r} runs on this server, so neither %gpu release nor the "
+                "kernel's end would free the GPUs", field="kernel_id",
+                hint="give the id of a kernel running on this server (%gpu request sends its own kernel's id, "
+                     "JUPYTER_SCHED_KERNEL_ID), or leave kernel_id out for GPUs bound to no kernel, released "
+                     "with `jupyter-sched cancel`"), request=request)
         return [f"no kernel {kernel_id[:80]!r} runs on this server, so no notebook's %gpu release frees this lease "
                 f"and its kernel's end will not: {release}"]
 

@@ -205,6 +205,30 @@ class _RowCache:
         return record
 
 
+def _keep_private(database: Path) -> None:
+    """A SQLite store readable and writable by this account only (0600): it holds every job's
+    command line, ``env`` and notebook text, and the default file's folder is readable by all (new
+    user 7, F5: 0644 let any local account read another user's ``--env`` secrets, and a hub service's
+    store its users' jobs). A new file is made 0600 before SQLite opens it (SQLite gives the ``-wal``
+    and ``-shm`` files the database file's mode; an empty file is an empty database); an existing
+    one, and those beside it, lose the group's and others' bits. Files this account may not change
+    are left as they are (the open then says what is wrong, if anything)."""
+    import os
+    import stat
+
+    try:
+        os.close(os.open(database, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError:
+        pass  # there already (or its folder is missing: the open below names that)
+    for path in (database, *(database.with_name(database.name + end) for end in ("-wal", "-shm", "-journal"))):
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            if mode & 0o077:
+                os.chmod(path, mode & 0o700)
+        except OSError:
+            continue
+
+
 def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
     if not url.startswith("sqlite"):
         return sa.create_engine(url, echo=echo, pool_pre_ping=True)
@@ -215,6 +239,10 @@ def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
     kwargs: dict[str, Any] = {"connect_args": {"timeout": 30, "check_same_thread": False}}
     if memory:
         kwargs["poolclass"] = StaticPool
+    else:
+        database = sa.engine.make_url(url).database
+        if database and not database.startswith("file:"):
+            _keep_private(Path(database))
     engine = sa.create_engine(url, echo=echo, **kwargs)
     sync = sqlite_synchronous.upper()
 

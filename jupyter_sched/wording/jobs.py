@@ -15,7 +15,7 @@ from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_line",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "serving_text",
            "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -92,23 +92,63 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     """
     head = _head(job)
     state = str(job.get("state"))
+    detail = job_detail(job, now)
+    if state in WAITING_STATES:
+        return f"{head}: {state}, {gpus_text(job)} · {detail}"
+    if cluster_wait(job):
+        return f"{head}: {IN_CLUSTER}, {gpus_text(job)} · {detail}"
+    if state in ("admitted", "running"):
+        return f"{head}: {state}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
+    tail, message = _ended(job)
+    return f"{head}: {state}{tail}{f' — {message}' if message else ''}"
+
+
+def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
+    """What a job's line says after its state, for a table's detail line (``jupyter-sched jobs``):
+    why it waits and until when; where it runs (``on vm: GPU-…``); how it ended (``exit code 2 —
+    last lines: …``); "" when there is nothing to add."""
+    state = str(job.get("state"))
     if state in WAITING_STATES:
         reason = job.get("reason")
         if isinstance(reason, Mapping):
-            waiting = render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
-                                    mine=job.get("mine") is True).line
-        else:
-            waiting = "waiting for the next scheduling cycle"
-        return f"{head}: {state}, {gpus_text(job)} · {waiting}"
+            return render_reason(reason, now=now, relative=now is not None, kind=str(job.get("kind") or ""),
+                                 mine=job.get("mine") is True).line
+        return "waiting for the next scheduling cycle"
     held_back = cluster_wait(job)
     if held_back:
-        return f"{head}: {IN_CLUSTER}, {gpus_text(job)} · {held_back.rstrip('.')}"
+        return held_back.rstrip(".")
     if state in ("admitted", "running"):
         uuids = granted_uuids(job)
         alloc = job.get("allocation") or {}
-        where = f" on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
+        where = f"on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
-        return f"{head}: {state}{where}{sim}{_restarted(job)}"
+        return " · ".join(part for part in (f"{where}{sim}", _restarted(job).removeprefix(" · "), serving_text(job, now))
+                          if part)
+    tail, message = _ended(job)
+    said = tail.lstrip(", ")
+    return f"{said} — {message}" if said and message else said or message
+
+
+def serving_text(job: Mapping[str, Any], now: datetime | None) -> str:
+    """Whether a running service answers on its port: ``ready on port 8766`` (the engine's message once
+    the port answered), else ``not answering on port 8765 yet (started 20:09 UTC)``; "" for other work.
+    New user 7, F9: a service that never answered read word for word like a ready one."""
+    if job.get("kind") != "inference" or job.get("state") != "running":
+        return ""
+    message = str(job.get("message") or "")
+    if message.startswith("ready on port"):
+        return printable_line(message)
+    port = job.get("port")
+    if not isinstance(port, int) or isinstance(port, bool):
+        return ""
+    started = wire_time(job.get("started_at"))
+    since = f" (started {_clock_of(started, now)})" if started is not None else ""
+    return f"not answering on port {port} yet{since}"
+
+
+def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
+    """How a job ended: (``, exit code 2 (command not found)``, ``last lines: …``), either may be ""."""
+    state = str(job.get("state"))
     tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
     message = printable_line(str(job.get("message") or ""))  # stored before red team 6's fix: raw log lines
     code = job.get("exit_code")
@@ -125,9 +165,12 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         message = f"last lines: {last}" if last and state != "succeeded" else ""
     if state == "failed" and job.get("exit_code") in (126, 127):  # the shell's (and our wrapper's) codes
         what = "command not found" if job["exit_code"] == 127 else "a command is not executable"
+        if job["exit_code"] == 126 and "cannot enter the working directory" in last:
+            # the wrapper's 126 for a working directory it cannot enter: the command was never tried
+            # (new user 7, F6: "(a command is not executable)" pointed the user at their command)
+            what = "its working directory cannot be entered"
         tail += f" ({what})" if last else f" ({what}: the log says which)"
-    msg = f" — {message}" if message else ""
-    return f"{head}: {state}{tail}{msg}"
+    return tail, message
 
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False) -> str:

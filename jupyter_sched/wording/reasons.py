@@ -106,6 +106,13 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         # "needs 1 Simulated GPU 80GB GPU": the core adds "GPU(s)" after the model's name, which
         # for simulated GPUs (what a first try on a machine without GPUs shows) already says it
         message = message.replace(f"{model} GPUs", model).replace(f"{model} GPU", model)
+    reserved = details.get("reserved_for")
+    if str(reason.get("code") or "") == "Priority" and isinstance(reserved, str) and reserved:
+        # "fits now but would delay j-…": the reserved job by the name its owner gave, as the ETA beside it
+        # names it (new user 6, F2 remainder: a 0.5-GPU job that fits on a shared GPU read "would delay
+        # j-1m8w539dr-87hbre" next to "ETA …, when all2 (j-1m8w539dr-87hbre) ends")
+        named = _named([reserved], details.get("eta_waits_on_names"))[0]
+        message = message.replace(f"would delay {reserved},", f"would delay {named},")
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
@@ -234,12 +241,15 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
+            # of several, the core does not say how many must end: one may free enough (new user 7, F1:
+            # "after hogA and hogB end" for 1 GPU while each held 2 read as if both had to)
+            some = "" if one else "one or more of "
             own = own_leases(reason) if mine else []
             if own:  # the reader's own other notebook holds them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
-                return (f"ETA unknown: it can start only after {leases}, which {holds}, "
-                        f"{'is' if len(own) == 1 else 'are'} released with %gpu release in that notebook "
-                        "(a kernel's GPUs have no time limit)")
+                return (f"ETA unknown: it can start only after {'' if len(own) == 1 else 'one or more of '}"
+                        f"{leases}, which {holds}, {'is' if len(own) == 1 else 'are'} released with %gpu release "
+                        "in that notebook (a kernel's GPUs have no time limit)")
             if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
                 # "%gpu release in that notebook" is an action only the lease's owner can take (new user
                 # 6, F9: bob was told to release alice's lease): to the job's owner, leases the core did
@@ -248,10 +258,10 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 whose = ("another user's kernel lease" if one else "other users' kernel leases") if others else \
                     f"kernel lease{'' if one else 's'}"
                 by = "" if others else (" by its owner" if one else " by their owners")
-                return (f"ETA unknown: it can start only after {whose} {_ids(waits)} {'is' if one else 'are'} "
+                return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)} {'is' if one else 'are'} "
                         f"released{by} or reclaimed when idle (a kernel's GPUs have no time limit)")
             named = _named(waits, details.get("eta_waits_on_names"))
-            return (f"ETA unknown: it can start only after {_ids(named)} {'ends' if one else 'end'}, "
+            return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
         if why.startswith(_PROVISIONAL):

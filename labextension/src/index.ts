@@ -24,7 +24,7 @@ import { ITranslator, nullTranslator, type TranslationBundle } from '@jupyterlab
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Signal } from '@lumino/signaling';
 
-import { describeError, SchedClient, type Transport } from './client';
+import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
 import { cancelQuestion, clockUTC } from './format';
 import { definitionsPlugin } from './definitions';
@@ -324,7 +324,12 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     commands.addCommand(CommandIDs.keepalive, {
       label: trans.__('Keep Lease Alive'),
       caption: trans.__('Tell the scheduler this lease is in use: its GPUs are kept even while idle, up to the admin\'s limit (once per lease)'),
-      isEnabled: args => !!jobIdFrom(app, args),
+      // once per allocation (new user 6, F23 remainder): not offered again once this page used it
+      isEnabled: args => {
+        const id = jobIdFrom(app, args);
+        const lease = id ? model.find(id) : undefined;
+        return !!id && !(lease && model.keptAlive(lease));
+      },
       execute: async args => {
         const id = jobIdFrom(app, args);
         if (!id) {
@@ -332,6 +337,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         }
         try {
           const kept = await model.client.keepalive(id);
+          model.noteKeepalive(id, kept.keepalive_until ?? null);
           // one keep-alive per lease (new user 6, F23: a second one was refused, nothing had said so)
           const until = kept.keepalive_until ? clockUTC(kept.keepalive_until) : '';
           Notification.success(
@@ -341,6 +347,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
             { autoClose: 8000 }
           );
         } catch (err) {
+          if (err instanceof SchedApiError && err.status === 409 && err.field === 'keepalive' && /already used/.test(err.message)) {
+            model.noteKeepalive(id, null); // used from elsewhere (another page, %gpu keepalive): the server said so
+          }
           Notification.error(trans.__('Keep-alive failed: %1', describeError(err)), { autoClose: 8000 });
         }
       }

@@ -61,6 +61,11 @@ export interface ISchedModelOptions {
 }
 
 /** The model. See the module docstring. */
+/** One allocation of a lease: a lease granted again (a new attempt) may keep alive again. */
+function allocationKey(job: Job): string {
+  return `${job.id}:${job.attempts ?? 0}`;
+}
+
 export class SchedModel implements ISchedModel {
   readonly client: SchedClient;
   readonly history: TelemetryHistory;
@@ -88,6 +93,8 @@ export class SchedModel implements ISchedModel {
   private _jobs: Job[] = [];
   private _leases: Job[] = [];
   private _idle: IdleEntry[] = [];
+  /** Lease allocations (`id:attempts`) whose one keep-alive was used → its `keepalive_until` ('' unknown). */
+  private _keptAlive = new Map<string, string>();
   private _quotas: Quotas | null = null;
   private readonly _reconnecting = new Map<string, IReconnecting>();
   private readonly errors = new Map<SchedResource, string>();
@@ -153,6 +160,20 @@ export class SchedModel implements ISchedModel {
 
   idleOf(id: string): IdleEntry | undefined {
     return this._idle.find(e => e.job_id === id);
+  }
+
+  keptAlive(job: Job): { until: string } | null {
+    const until = this._keptAlive.get(allocationKey(job));
+    return until === undefined ? null : { until };
+  }
+
+  noteKeepalive(id: string, until: string | null): void {
+    const job = this.find(id);
+    if (!job) {
+      return;
+    }
+    this._keptAlive.set(allocationKey(job), until ?? '');
+    this.jobsChanged.emit();
   }
 
   get quotas(): Quotas | null {
@@ -584,27 +605,53 @@ export class SchedModel implements ISchedModel {
   }
 
   holders(): Map<string, IHolder> {
-    const out = new Map<string, IHolder>();
+    // every job holding each GPU: a shared GPU holds several fractional jobs, and each is named
+    // (new user 6, F2 remainder: one of two 0.5-GPU jobs on a GPU was not shown at all)
+    const byGpu = new Map<string, Map<string, IHolder & { milli: number }>>();
+    const put = (uuid: string, holder: IHolder & { milli: number }): void => {
+      const held = byGpu.get(uuid) ?? new Map<string, IHolder & { milli: number }>();
+      held.set(holder.id, holder);
+      byGpu.set(uuid, held);
+    };
     for (const [uuid, rows] of Object.entries(this._inventory?.allocations ?? {})) {
-      const r = rows[0];
-      if (r?.job_id) {
-        out.set(uuid, { id: r.job_id, name: r.job_id, user: r.user ?? '', kind: r.kind ?? 'training' });
+      for (const r of rows) {
+        if (r?.job_id) {
+          put(uuid, { id: r.job_id, name: r.job_id, user: r.user ?? '', kind: r.kind ?? 'training', milli: r.gpu_milli ?? 1000 });
+        }
       }
     }
     const known = [...this._queue, ...this._jobs, ...this._leases];
     const ended = new Set(known.filter(j => !ACTIVE_STATES.has(j.state)).map(j => j.id));
-    for (const [uuid, holder] of [...out]) {
-      if (ended.has(holder.id)) {
-        out.delete(uuid);
+    for (const held of byGpu.values()) {
+      for (const id of [...held.keys()]) {
+        if (ended.has(id)) {
+          held.delete(id);
+        }
       }
     }
     for (const job of known) {
       if (!ACTIVE_STATES.has(job.state)) {
         continue;
       }
-      const holder = { id: job.id, name: job.name || job.id, user: job.user, kind: job.kind };
+      const milli = job.allocation?.gpu_milli ?? job.resources?.gpu_milli ?? 1000;
       for (const uuid of allocationGpus(job.allocation)) {
-        out.set(uuid, holder);
+        put(uuid, { id: job.id, name: job.name || job.id, user: job.user, kind: job.kind, milli });
+      }
+    }
+    const out = new Map<string, IHolder>();
+    for (const [uuid, held] of byGpu) {
+      const all = [...held.values()];
+      if (all.length === 1) {
+        const { milli, ...one } = all[0];
+        out.set(uuid, milli > 0 && milli < 1000 ? { ...one, share: milli / 1000 } : one);
+      } else if (all.length > 1) {
+        out.set(uuid, {
+          id: all[0].id,
+          name: all.map(h => `${h.name} ${h.milli / 1000} GPU`).join(', '),
+          user: [...new Set(all.map(h => h.user))].join(', '),
+          kind: all[0].kind,
+          shared: all.length
+        });
       }
     }
     return out;

@@ -171,7 +171,7 @@ export class SchedNotifier {
     }
     const kind = String(data.kind ?? (data.lease_id ? 'lease' : (known?.kind ?? 'job')));
     const actions: Notification.IAction[] = [];
-    if (id && kind === 'lease' && data.stage !== 'reclaim') {
+    if (id && kind === 'lease' && data.stage !== 'reclaim' && !(known && this.model.keptAlive(known))) {
       actions.push({
         label: trans.__('Keep alive'),
         caption: trans.__('Tell the scheduler this lease is in use'),

@@ -577,6 +577,7 @@ export interface components {
         Allocation: ({
             node: string;
             gpu_uuids: string[];
+            /** @description thousandths of each GPU in gpu_uuids held (1000: whole GPUs); not used when gpu_uuids is empty */
             gpu_milli: number;
             workers?: components["schemas"]["WorkerAllocation"][];
         } & {
@@ -1632,7 +1633,9 @@ export interface components {
          *     (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB).
          */
         Resources: {
+            /** @description whole GPUs per worker: a share of one GPU is gpus 1 with gpu_milli below 1000 (0.5 GPU: gpus 1, gpu_milli 500); 0 for work that needs no GPU */
             gpus: number;
+            /** @description thousandths of each of its GPUs the job holds: 1000 the whole GPU, 500 half of it; not used when gpus is 0 */
             gpu_milli?: number;
             gpu_models?: string[];
             min_memory_mib?: number;

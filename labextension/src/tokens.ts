@@ -53,9 +53,15 @@ export interface ITelemetryUpdate {
 /** Who holds a GPU. */
 export interface IHolder {
   id: string;
+  /** The job's name; for a GPU shared by several jobs, each with its share (`half 0.5 GPU, half2 0.5 GPU`). */
   name: string;
+  /** Its user; for a shared GPU, every user holding a share. */
   user: string;
   kind: string;
+  /** The fraction of the GPU one fractional job holds (0.5), when it is the GPU's only holder. */
+  share?: number;
+  /** How many jobs share this GPU, when more than one does (`name` names each). */
+  shared?: number;
 }
 
 /** The headless GPU-scheduler model (one per application). */
@@ -138,6 +144,13 @@ export interface ISchedModel extends IDisposable {
   idleOf(id: string): IdleEntry | undefined;
   /** Every idle entry of mine, least time left first. */
   readonly idle: readonly IdleEntry[];
+  /**
+   * Whether this allocation of a lease used its one keep-alive (from this page): `{ until }` (an
+   * ISO time, or '' when the server did not say), or null. A lease granted again may keep alive again.
+   */
+  keptAlive(job: Job): { until: string } | null;
+  /** Record that lease `id`'s current allocation used its keep-alive (the answer's `keepalive_until`). */
+  noteKeepalive(id: string, until: string | null): void;
 }
 
 export const ISchedModel = new Token<ISchedModel>(

@@ -144,6 +144,22 @@ describe('SchedModel event folding', () => {
     expect(model.holders().has('GPU-sim-node-a-1')).toBe(false);
   });
 
+  it('new user 6 F2 remainder: a GPU shared by two fractional jobs names both with their shares; one share alone says its fraction', async () => {
+    const shared = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-2'], gpu_milli: 500, workers: [] };
+    server.stream.push('job', makeJob({ id: 'h1', name: 'half', state: 'running', allocation: shared }));
+    server.stream.push('job', makeJob({ id: 'h2', name: 'half2', user: 'bob', state: 'running', allocation: shared }));
+    server.stream.push('job', makeJob({ id: 'q1', name: 'quarter', state: 'running', allocation: { ...shared, gpu_uuids: ['GPU-sim-node-a-3'], gpu_milli: 250 } }));
+    await settle();
+    const holder = model.holders().get('GPU-sim-node-a-2');
+    expect(holder?.shared).toBe(2);
+    expect(holder?.name).toBe('half 0.5 GPU, half2 0.5 GPU');
+    expect(holder?.user).toBe('alice, bob');
+    expect(model.holders().get('GPU-sim-node-a-3')).toMatchObject({ id: 'q1', name: 'quarter', share: 0.25 });
+    server.stream.push('job', makeJob({ id: 'h2', name: 'half2', user: 'bob', state: 'succeeded', allocation: shared }));
+    await settle();
+    expect(model.holders().get('GPU-sim-node-a-2')).toMatchObject({ id: 'h1', name: 'half', share: 0.5 });
+  });
+
   it("another user's job goes to the queue only; a lease of mine goes to leases", async () => {
     server.stream.push('job', makeJob({ id: 'b1', user: 'bob', state: 'pending' }));
     server.stream.push('lease', makeJob({ id: 'l1', kind: 'lease', state: 'running' }));

@@ -185,6 +185,37 @@ describe('plugins', () => {
     model.dispose();
   });
 
+  it('new user 6 F23 remainder: Keep alive is once per allocation; once used (or refused as used) the command is off for that allocation', async () => {
+    const server = new FakeSchedServer();
+    const until = new Date(Date.now() + 30 * 60000).toISOString();
+    const running = { kind: 'lease', state: 'running', attempts: 1 } as const;
+    server.leases = [
+      makeJob({ id: 'l1', name: 'nb1', ...running, allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-0'] } }),
+      makeJob({ id: 'l2', name: 'nb2', ...running, allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-1'] } })
+    ];
+    server.routes.set('POST leases/l1/keepalive', () => json(200, { ...server.leases[0], keepalive_until: until }));
+    server.routes.set('POST leases/l2/keepalive', () =>
+      json(409, { error: { code: 'conflict', message: 'keepalive was already used for this allocation', field: 'keepalive', hint: 'use the GPUs' } })
+    );
+    vi.spyOn(Notification, 'success');
+    vi.spyOn(Notification, 'error');
+    const { model, fake } = await activated(server);
+    await settle();
+    const { commands } = fake.app;
+    expect(commands.isEnabled(CommandIDs.keepalive, { id: 'l1' })).toBe(true);
+    await commands.execute(CommandIDs.keepalive, { id: 'l1' });
+    expect(model.keptAlive(model.find('l1')!)).toEqual({ until });
+    expect(commands.isEnabled(CommandIDs.keepalive, { id: 'l1' })).toBe(false);
+    // used from elsewhere (another page, %gpu keepalive): the server's 409 says so, and the page remembers
+    expect(commands.isEnabled(CommandIDs.keepalive, { id: 'l2' })).toBe(true);
+    await commands.execute(CommandIDs.keepalive, { id: 'l2' });
+    expect(model.keptAlive(model.find('l2')!)).toEqual({ until: '' });
+    expect(commands.isEnabled(CommandIDs.keepalive, { id: 'l2' })).toBe(false);
+    // the lease granted again (a new attempt) may keep alive again
+    expect(model.keptAlive({ ...model.find('l1')!, attempts: 2 })).toBeNull();
+    model.dispose();
+  });
+
   it('settings are read defensively', () => {
     expect(readSettings(null)).toBe(DEFAULT_SETTINGS);
     const values: Record<string, unknown> = { refreshInterval: -3, defaultViews: ['queue', 7], sectionOrder: 'x', notifyCompletion: false };

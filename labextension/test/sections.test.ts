@@ -3,7 +3,10 @@ import { act } from 'react';
 
 import { CommandIDs } from '../src/commandids';
 import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
+import { gpuLabel } from '../src/sections/inventory';
 import { mineOnlyButton } from '../src/sections/jobs';
+import { gpuInfo } from '../src/types';
+import { nullTranslator } from '@jupyterlab/translation';
 import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
 import { context, flush, MemoryState, mount, recordingCommands, startedModel, text } from './ui';
 
@@ -12,6 +15,16 @@ afterEach(() => {
 });
 
 describe('Inventory section', () => {
+  it('new user 6 F2 remainder: a shared GPU names every job on it; a lone share says its fraction', () => {
+    const trans = nullTranslator.load('jupyter_sched');
+    const gpu = gpuInfo(makeGpu(2));
+    const live = { util: null, used: null, note: '' };
+    const shared = { id: 'h1', name: 'half 0.5 GPU, half2 0.5 GPU', user: 'alice, bob', kind: 'training', shared: 2 };
+    expect(gpuLabel(gpu, shared, live, trans)).toContain('shared by 2 jobs: half 0.5 GPU, half2 0.5 GPU (alice, bob)');
+    const lone = { id: 'q1', name: 'quarter', user: 'alice', kind: 'training', share: 0.25 };
+    expect(gpuLabel(gpu, lone, live, trans)).toContain('job quarter (alice), 0.25 of it');
+  });
+
   it('shows every GPU with its full model name, a SIM tag, and a sentence for screen readers', async () => {
     const { model } = await startedModel(new FakeSchedServer(), 'inventory');
     const view = await mount(new InventoryView(context(model)));
@@ -291,6 +304,32 @@ describe('My work section', () => {
     expect(text(rows[2].querySelector('.jp-sched-reason'))).toBe('exit code 3 (see the log)');
     expect(text(rows[1].querySelector('.jp-sched-reason'))).toBe('on node-a · GPU #0');
     expect(MyWorkView.badge(model, context(model).trans)).toBe('2 active');
+    model.dispose();
+  });
+
+  it('new user 6 F23 remainder: a lease that used its keep-alive shows a disabled "Kept alive" saying until when, once per allocation', async () => {
+    const server = new FakeSchedServer();
+    server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', attempts: 1, allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const { commands, runs } = recordingCommands(CommandIDs.cancel, CommandIDs.keepalive);
+    const view = await mount(new MyWorkView(context(model, commands)));
+    const keep = (): HTMLButtonElement => view.node.querySelectorAll('button')[0];
+    expect(keep().disabled).toBe(false);
+    expect(keep().title).toContain('once per allocation');
+    model.noteKeepalive('l-1', '2026-12-01T10:30:00Z');
+    await flush();
+    expect(text(keep())).toBe('Kept alive');
+    expect(keep().disabled).toBe(true);
+    expect(keep().getAttribute('aria-label')).toBe('Lease nb-lease was kept alive: once per allocation');
+    expect(keep().title).toBe('Kept alive until 10:30 UTC, its one keep-alive for this allocation; after that, using the GPUs keeps them');
+    keep().click();
+    await settle();
+    expect(runs).toEqual([]);
+    // granted again after a preemption: a new allocation, which may keep alive again
+    model.upsert({ ...model.find('l-1')!, attempts: 2 });
+    await flush();
+    expect(text(keep())).toBe('Keep alive');
+    expect(keep().disabled).toBe(false);
     model.dispose();
   });
 

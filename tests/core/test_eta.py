@@ -346,6 +346,27 @@ def test_runtime_history_predicts_no_job_without_runs_of_its_own_from_other_user
     assert hist.predict(newcomer, 4000, ran_s=1500) is None
 
 
+@pytest.mark.parametrize(("first_runs", "want"), [
+    pytest.param([(1800, 3600), (3000, 6000), (900, 1800), (2400, 4800)], 3600.0,
+                 id="a user who always declares twice the runtime: a new program is predicted at half its limit"),
+    pytest.param([(1800, 3600), (3000, 6000), (900, 1800)], None,
+                 id="two first runs scored are not a record: the limit is used"),
+    pytest.param([(3, 600), (600, 700), (50, 3600), (3500, 3600)], None,
+                 id="a padding that predicted the user's first runs worse than their limits is not used"),
+])
+def test_runtime_history_predicts_a_first_run_from_the_user_s_padding_only_where_it_beat_the_limit(
+        first_runs: list[tuple[float, float]], want: float | None) -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a", user="ana").spec
+    for k, (ran, limit) in enumerate(first_runs):  # each a different program: a first run of its key
+        hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
+    new = replace(spec, command=("python", "new.py"), time_limit_s=7200)
+    assert hist.predict(new, 7200) == want
+    # never from another user's padding
+    assert hist.predict(replace(new, user="bo"), 7200) is None
+
+
 def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle_then_gives() -> None:
     # r1 and r2 are expected to end at 100 and 300 (learned) but may run to 1000 and 400 (limits).
     # At 100 the cycle reserves n1 for 'big' from 400 (running jobs at their limits: r2's) and

@@ -123,3 +123,17 @@ def test_a_grouped_request_whose_summary_disagrees_is_refused() -> None:
     with pytest.raises(ValidationError) as info:
         ResourceRequest(gpus=1, workers=2, groups=(WorkerGroup("a", 8, 2),))
     assert info.value.field == "groups"
+
+
+def test_a_gang_waiting_on_a_preemption_names_the_node_of_its_gpus_not_its_launcher_s() -> None:
+    # found while diagnosing the property's counterexample (session 7): "preempting lo to free n0"
+    # named the GPU-less launcher's node while lo's GPUs, freed for the workers, are on n1
+    lo = running(make_job("lo", gpus=2, priority="low"), node="n1")
+    hi = make_job("hi", priority="high", submitted=1)
+    hi = replace(hi, spec=replace(hi.spec, resources=ResourceRequest.of_groups(
+        (WorkerGroup("launcher", 0), WorkerGroup("worker", 2, 1)))))
+    result = run_cycle(snapshot([make_node("n0", gpus=1), make_node("n1", gpus=2)], [lo, hi]))
+    assert [p.job_id for p in result.preemptions] == ["lo"]
+    reason = next(p.reason for p in result.pending if p.job_id == "hi")
+    assert reason.message == "preempting lo to free GPUs on n1; the GPUs are held for this job"
+    assert reason.details["nodes"] == ["n1"]

@@ -152,7 +152,24 @@ def test_newuser6_finding_7_the_audit_says_a_resume_as_resumed(sqlite_db: str, s
     svc.update(d["id"], {"schedule": "30 * * * *", "paused": True}, user="fay")
     said = [e.message for e in svc.store.list_events() if e.action == "definition_updated"]
     assert said == ["definition 'daily' updated: paused", "definition 'daily' updated: resumed",
-                    "definition 'daily' updated: paused, schedule, timezone"], said
+                    "definition 'daily' updated: paused, schedule"], said
+
+
+def test_newuser6_finding_7_an_edit_is_audited_with_the_fields_it_changed_only(sqlite_db: str,
+                                                                               server: MakeServer) -> None:
+    """New user 6, F7 remainder: a new cron schedule alone was audited "updated: schedule, timezone"
+    (the schedule is checked in the stored time zone, so both came back from validation)."""
+    svc = server(sqlite_db, ManualClock(at("2025-06-02T07:00:00+00:00")))
+    d = svc.create({**DAILY, "schedule": "0 * * * *"}, user="fay")
+    svc.update(d["id"], {"schedule": "30 * * * *"}, user="fay")
+    svc.update(d["id"], {"timezone": "America/New_York"}, user="fay")
+    svc.update(d["id"], {"schedule": "30 * * * *", "timezone": "America/New_York"}, user="fay")
+    svc.update(d["id"], {"gpus": 2}, user="fay")
+    events = [e for e in svc.store.list_events() if e.action == "definition_updated"]
+    assert [e.message for e in events] == [
+        "definition 'daily' updated: schedule", "definition 'daily' updated: timezone",
+        "definition 'daily' updated: nothing changed", "definition 'daily' updated: job"], [e.message for e in events]
+    assert [e.details["fields"] for e in events] == [["schedule"], ["timezone"], [], ["job"]]
 
 
 def test_a_firing_that_cannot_submit_still_gets_its_one_run_saying_why(sqlite_db: str, server: MakeServer) -> None:

@@ -167,3 +167,24 @@ def test_legal_transitions_succeed(src: JobState, dst: JobState) -> None:
 def test_illegal_transitions_raise_conflict(src: JobState, dst: JobState) -> None:
     with pytest.raises(ConflictError):
         _job(src).transition(dst)
+
+
+def test_newuser7_finding_3_a_word_for_gpus_is_not_a_number_and_a_petabyte_parses() -> None:
+    """New user 7, F3: REST and the magics said 'gpus must be an integer (got "two")' beside the hint
+    '…or a fraction such as 0.5' (fractions are accepted; the CLI already said "a number"); and
+    '1PiB' was 'cannot parse memory size' while '100TiB' parsed and was refused for its size."""
+    from jupyter_sched.magics.parsing import parse_gpu_line, parse_schedule_line
+    from jupyter_sched.model import parse_gpus, parse_memory_mib
+
+    for raise_it, field in ((lambda: parse_gpus("two"), "gpus"), (lambda: parse_gpu_line("request two"), "--gpus"),
+                            (lambda: parse_schedule_line("--gpus banana", cell=True), "--gpus")):
+        with pytest.raises(ValidationError) as err:
+            raise_it()
+        assert err.value.field == field
+        assert err.value.message.startswith(f"{field} must be a number (got "), err.value.message
+        assert err.value.hint == "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
+    assert parse_memory_mib("1PiB", field="mem_per_gpu") == 1024**3
+    assert parse_memory_mib("2EiB", field="mem_per_gpu") == 2 * 1024**4
+    with pytest.raises(ValidationError) as too_big:
+        spec_from_request({"gpus": 1, "command": ["x"], "mem_per_gpu": "2PiB"}, user="u")
+    assert too_big.value.field == "mem_per_gpu" and "at most 1 PiB" in too_big.value.message

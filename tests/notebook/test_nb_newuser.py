@@ -225,7 +225,7 @@ def test_finding_5_the_eta_says_the_blocking_job_has_no_time_limit() -> None:
            "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["j-big"]}}
     assert render_reason(one).eta == "ETA unknown: it can start only after j-big ends, which has no time limit"
     two = {**one, "details": {"eta_code": "NoTimeLimit", "eta_waits_on": ["j-a", "j-b"]}}
-    assert render_reason(two).eta == ("ETA unknown: it can start only after j-a and j-b end, "
+    assert render_reason(two).eta == ("ETA unknown: it can start only after one or more of j-a and j-b end, "
                                       "none of which has a time limit")
 
 

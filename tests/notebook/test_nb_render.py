@@ -79,6 +79,17 @@ def test_the_gpu_table_says_who_holds_each_gpu_and_marks_this_kernels() -> None:
     assert frame.loc[1, "util_pct"] == 40.0
 
 
+def test_newuser6_finding_2_a_shared_gpu_names_every_job_on_it_with_its_share() -> None:
+    """New user 6, F2 remainder (shared GPUs): the table kept only the last holder of a GPU, so of two
+    0.5-GPU jobs on one GPU one was not named at all."""
+    inventory = {"gpus": [make_gpu(0)]}
+    half = {"gpus": 1, "gpu_milli": 500}
+    work = [make_job("j-1", "running", name="half", resources=half, allocation={"node": "n", "gpu_uuids": ["GPU-0"]}),
+            make_job("j-2", "running", name="half2", resources=half, allocation={"node": "n", "gpu_uuids": ["GPU-0"]})]
+    frame = gpu_frame(inventory, work)
+    assert list(frame["allocated_to"]) == ["hana: training j-1 (half) 0.5 GPU; hana: training j-2 (half2) 0.5 GPU"]
+
+
 def test_the_queue_table_has_whole_positions() -> None:
     rows = [make_job("j-1", reason={"code": "Priority", "message": "m", "position": 1}),
             make_job("j-2", "running", allocation={"node": "n", "gpu_uuids": ["GPU-0"]})]

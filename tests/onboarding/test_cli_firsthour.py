@@ -56,6 +56,15 @@ def api(server: EmbeddedServer, token: str) -> httpx.Client:
     return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30)
 
 
+def start_kernel(server: EmbeddedServer) -> str:
+    """A real kernel of the server (``POST api/kernels``), its id: a lease must name a kernel its
+    server runs (issue 20 (d)). The server shuts it down when it stops."""
+    started = httpx.post(server.url + "api/kernels", json={"name": "python3"}, timeout=60,
+                         headers={"Authorization": f"token {OWNER_TOKEN}"})
+    assert started.status_code == 201, started.text
+    return str(started.json()["id"])
+
+
 def cli(server: EmbeddedServer, token: str, *argv: str, stdin: str | None = None) -> Run:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
     env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": token, "PYTHONPATH": str(ROOT)})
@@ -427,19 +436,21 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
     assert as_bob.code == EXIT_OK and "user       bob" in as_bob.out, as_bob.err
     wrong = run("--token", "wrong", "status", env=env)
     assert wrong.code == EXIT_REFUSED and wrong.out == ""
-    assert wrong.err.strip() == (
-        f"jupyter-sched status: the server at {server.url} refused the token given with --token — pass --token "
-        "TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`) or set JUPYTER_SCHED_TOKEN "
-        "[forbidden]")
+    assert wrong.err.strip() == (  # the environment first (new user 7, F17: --token is readable in `ps`)
+        f"jupyter-sched status: the server at {server.url} refused the token given with --token — set "
+        "JUPYTER_SCHED_TOKEN=TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`); --token "
+        "TOKEN works too, but other local accounts can read it in `ps` [forbidden]")
     from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
-    assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — pass --token" in from_env.err
+    assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — set JUPYTER_SCHED_TOKEN" \
+        in from_env.err
     # --url of a server this account's runtime dir lists: its own token (new user 5, finding 12: the
     # CLI's own "pass --url to use another: URL" was then refused for want of a token)
     listed = run("--url", server.url.replace("127.0.0.1", "localhost"), "status", env=env)
     assert listed.code == EXIT_OK and "user       ann" in listed.out, listed.err
     (tmp_path / "empty").mkdir()
     bare = run("--url", server.url, "status", env={**env, "JUPYTER_RUNTIME_DIR": str(tmp_path / "empty")})
-    assert bare.code == EXIT_REFUSED and "needs a token (none was given with --url) — pass --token" in bare.err
+    assert bare.code == EXIT_REFUSED and "needs a token (none was given with --url) — set JUPYTER_SCHED_TOKEN" \
+        in bare.err
     for answer in (wrong, from_env, bare):
         assert "X-XSRFToken" not in answer.err and "Authorization" not in answer.err and "_xsrf" not in answer.err
 
@@ -563,8 +574,11 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     listed = cli(server, "tok-bob", "jobs")
     assert listed.code == EXIT_OK, listed.err
     lines = listed.out.splitlines()
-    assert lines[0].startswith(f"job {running['id']}: running on ") and lines[1] == f"job {done['id']}: succeeded, exit code 0"
-    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[1].startswith("Older jobs are not shown")
+    assert lines[0].split() == ["ID", "STATE", "PRIO", "GPUS", "NAME"], listed.out
+    assert lines[1].split() == [running["id"], "running", "normal", "2", running["name"]], listed.out
+    assert lines[2].startswith("    on ") and lines[2].endswith("its 10m time limit"), listed.out
+    assert lines[3].split() == [done["id"], "succeeded", "normal", "1", done["name"]] and lines[4] == "    exit code 0"
+    assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[3].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
     zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
     assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].endswith(
@@ -611,8 +625,8 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
     clear(server)
     job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
     wait_state(server, "tok-ann", job["id"], "failed")
-    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[0]
-    assert line == (f"job {job['id']}: failed, exit code 127 (command not found) — last lines: jupyter_sched: cannot "
+    line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[2]
+    assert line == ("    exit code 127 (command not found) — last lines: jupyter_sched: cannot "
                     "start 'nosuchcmd-i20': no such program on PATH or file in the working directory")
     log = cli(server, "tok-ann", "logs", job["id"]).out
     assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
@@ -998,13 +1012,14 @@ def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(serve
 def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release_it(server: EmbeddedServer) -> None:
     """New user 4, finding 12: a lease for a kernel this server does not run (a typo) or for no
     kernel was granted and held, and the queue said "%gpu release" — which no notebook can do
-    for it. The answer and the queue line say how to release it."""
+    for it. A lease for no kernel says how to release it; one for a kernel this server does not
+    run is refused, naming kernel_id (issue 20 (d): it was accepted with a warning)."""
     clear(server)
     ann = api(server, "tok-ann")
-    stray = ann.post("leases", json={"gpus": 1, "kernel_id": "not-a-kernel"}).json()
-    assert stray["warnings"] == [
-        f"no kernel 'not-a-kernel' runs on this server, so no notebook's %gpu release frees this lease and its "
-        f"kernel's end will not: `jupyter-sched cancel {stray['id']}` (or DELETE leases/{stray['id']}) releases it"]
+    stray = ann.post("leases", json={"gpus": 1, "kernel_id": "not-a-kernel"})
+    assert stray.status_code == 400, stray.text
+    assert stray.json()["error"]["field"] == "kernel_id"
+    assert not [lease for lease in ann.get("leases").json() if lease.get("kernel_id") == "not-a-kernel"]
     loose = ann.post("leases", json={"gpus": 1}).json()
     assert loose["warnings"][0].startswith("this lease is bound to no kernel, so no notebook's %gpu release frees it")
     try:
@@ -1012,8 +1027,7 @@ def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release
         queue = cli(server, "tok-ann", "queue")
         assert f"GPUs held for no kernel: `jupyter-sched cancel {loose['id']}` releases them" in queue.out, queue.out
     finally:
-        for lease in (stray, loose):
-            ann.delete(f"leases/{lease['id']}")
+        ann.delete(f"leases/{loose['id']}")
 
 
 def test_the_blocking_lease_names_its_notebook_to_its_owner_and_admins_alone(server: EmbeddedServer) -> None:
@@ -1294,7 +1308,7 @@ def test_newuser6_finding_18_cancelling_a_kernels_lease_says_its_kernel_is_not_t
     … gave back GPU-…" while the kernel's CUDA_VISIBLE_DEVICES still named that GPU."""
     clear(server)
     ann = api(server, "tok-ann")
-    bound = ann.post("leases", json={"gpus": 1, "name": "nb-k", "kernel_id": "k-nb"}).json()
+    bound = ann.post("leases", json={"gpus": 1, "name": "nb-k", "kernel_id": start_kernel(server)}).json()
     loose = ann.post("leases", json={"gpus": 1, "name": "nb-loose"}).json()
     for lease in (bound, loose):
         wait_state(server, "tok-ann", lease["id"], "running", "admitted")
@@ -1302,3 +1316,54 @@ def test_newuser6_finding_18_cancelling_a_kernels_lease_says_its_kernel_is_not_t
     assert said.splitlines()[0].startswith(f"released lease {bound['id']} (was running; gave back GPU-"), said
     assert "its kernel is not told: CUDA_VISIBLE_DEVICES there still names those GPUs until %gpu status" in said
     assert "not told" not in cli(server, "tok-ann", "cancel", loose["id"]).out  # no kernel, nothing to tell
+
+
+def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: EmbeddedServer, tmp_path: Path) -> None:
+    """New user 7, F11 (IMPORTANT): ``submit -- python …`` ran the server's ``python`` (pyenv's, without
+    the packages of the venv on the terminal's PATH) and failed with ModuleNotFoundError. On a local
+    server the CLI sends the program its own PATH finds, and says so; a path is sent as given."""
+    clear(server)
+    venv_bin = tmp_path / "venv-bin"
+    venv_bin.mkdir()
+    (venv_bin / "python").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER_SCHED")}
+    env.update({"JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann", "PYTHONPATH": str(ROOT),
+                "PATH": f"{venv_bin}:{env.get('PATH', '')}"})
+    done = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", "python", "-c", "print(1)"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_OK, done.stderr
+    job = json.loads(done.stdout)
+    assert job["command"] == [str(venv_bin / "python"), "-c", "print(1)"], job["command"]
+    assert f"note: runs python as {venv_bin / 'python'} (the one on your PATH)" in done.stderr, done.stderr
+    assert "--env NAME=VALUE passes one" in done.stderr
+    given = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", sys.executable, "-c", "print(1)"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert json.loads(given.stdout)["command"][0] == sys.executable and "note: runs" not in given.stderr
+    wait_state(server, "tok-ann", job["id"], "succeeded")
+
+
+def test_newuser7_finding_17_a_token_on_the_command_line_is_warned_and_the_hints_lead_with_the_environment(
+        server: EmbeddedServer) -> None:
+    """New user 7, F17 (IMPORTANT): the CLI's hints said "pass --token TOKEN"; done so, another local
+    account read the token from ``ps`` (for hours under ``wait --for 2h``) and used the whole Jupyter
+    server with it. The hints lead with JUPYTER_SCHED_TOKEN, --help says why, and a --token typed at a
+    terminal is warned about (scripts and pipes are not: the warning is for the person typing)."""
+    import io as stdio
+
+    from jupyter_sched.cli.main import build_parser
+
+    class Terminal(stdio.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out, err = stdio.StringIO(), Terminal()
+    assert main(["--url", server.url, "--token", "tok-ann", "status"], out=out, err=err) == EXIT_OK
+    assert "note: other local accounts can read --token in `ps` while this runs; JUPYTER_SCHED_TOKEN=… in the " \
+           "environment is not shown there" in err.getvalue(), err.getvalue()
+    piped = stdio.StringIO()
+    assert main(["--url", server.url, "--token", "tok-ann", "status"], out=stdio.StringIO(), err=piped) == EXIT_OK
+    assert "--token" not in piped.getvalue()
+    refused = stdio.StringIO()
+    main(["--url", server.url, "--token", "wrong", "status"], out=stdio.StringIO(), err=refused)
+    assert "— set JUPYTER_SCHED_TOKEN=TOKEN" in refused.getvalue() and "can read it in `ps`" in refused.getvalue()
+    assert "other local accounts can read --token in ps" in " ".join(build_parser().format_help().split())

@@ -95,3 +95,25 @@ def test_newuser6_finding_17_the_settings_help_names_no_internal_test_case() -> 
 
     said = " ".join(SchedApp.class_get_help().split())
     assert "GPU UUIDs" in said and not re.search(r"\bcase \d{3}\b", said), re.findall(r".{40}case \d{3}.{5}", said)
+
+
+def test_newuser7_finding_7_the_readme_says_notebook_jobs_need_jupyter_sched_in_job_python() -> None:
+    """New user 7, F7 (hub mode): with job_python a venv of the users' packages only, a notebook job failed
+    with "No module named 'jupyter_sched'"; the README said so for Kubernetes images only. The local
+    executor runs a notebook through ``python -m jupyter_sched.executors.run_notebook`` in job_python."""
+    from jupyter_sched.executors import local
+
+    assert "run_notebook" in Path(local.__file__).read_text(encoding="utf-8")
+    text = " ".join(README.split())
+    assert "Notebook jobs (`%%schedule` of a notebook, `--notebook`, job definitions) run through `jupyter_sched` in " \
+           "that venv: install it there too" in text
+    assert "No module named 'jupyter_sched'" in text
+
+
+def test_newuser7_finding_12_the_terminal_block_puts_jupyter_sched_on_path_first() -> None:
+    """New user 7, F12: after the README's install, a new terminal said ``jupyter-sched: command not
+    found`` (the venv was never activated; only the simulate line said ``.venv/bin/jupyter-sched``)."""
+    block = next(b for b in bash_blocks(section("Using it")) if "jupyter-sched status" in b)
+    lines = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert lines[0] == "source .venv/bin/activate", lines
+    assert "python3 -m venv .venv" in README  # the install makes exactly that venv

@@ -52,8 +52,8 @@ CASES = [
     ReasonCase("with the core's data, an unknown ETA names the jobs it waits for in plain words",
                make_reason(position=2, eta_reason="it fits only after jobs without a time limit end (j-7, j-8)",
                            details={"eta_code": "NoTimeLimit", "eta_waits_on": ["j-7", "j-8"]}),
-               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after j-7 and j-8 end, "
-               "none of which has a time limit",
+               "queued #2 · needs 2 GPUs, 1 free of 4 · ETA unknown: it can start only after one or more of j-7 "
+               "and j-8 end, none of which has a time limit",
                absent=("(",)),
     ReasonCase("a known ETA today is a time and how long until it",
                make_reason(position=1, eta="2026-03-30T06:35:00+00:00"),
@@ -304,3 +304,70 @@ def test_newuser6_finding_19_a_reason_from_before_the_first_cycle_is_not_estimat
     assert render_reason(reason, now=NOW).eta == "ETA not estimated yet (at the next scheduling cycle, within seconds)"
     assert render_reason(make_reason(eta_reason="no room"), now=NOW).eta == "ETA unknown: no room"
 
+
+
+def test_newuser7_finding_1_of_several_jobs_without_a_limit_the_eta_does_not_say_all_must_end() -> None:
+    """New user 7, F1: a 1-GPU request behind hogA and hogB (2 GPUs each, no time limit) read "it can
+    start only after hogA (j-…) and hogB (j-…) end" — as if both had to end, while either frees
+    enough. The core does not say how many must end, so the sentence says one or more; one job, one
+    lease or one own lease reads as before."""
+    names = {"j-a": "hogA", "j-b": "hogB"}
+    details = {"team": "default", "eta_code": "NoTimeLimit", "eta_waits_on": ["j-a", "j-b"], "eta_waits_on_names": names}
+    reason = {**make_reason(message="needs 1 GPU, 0 free", details=details), "eta": None}
+    assert render_reason(reason, now=NOW).eta == (
+        "ETA unknown: it can start only after one or more of hogA (j-a) and hogB (j-b) end, none of which has a "
+        "time limit")
+    one = {**reason, "details": {**details, "eta_waits_on": ["j-a"]}}
+    assert render_reason(one, now=NOW).eta == "ETA unknown: it can start only after hogA (j-a) ends, which has no time limit"
+    leases = {**reason, "details": {**details, "eta_waits_on": ["l-1", "l-2"]}}
+    assert render_reason(leases, now=NOW).eta.startswith(
+        "ETA unknown: it can start only after one or more of kernel leases l-1 and l-2 are released by their owners")
+    own = {**reason, "details": {**details, "eta_waits_on": ["l-1", "l-2"], "eta_waits_on_own": [
+        {"id": "l-1", "name": "k1", "kind": "lease", "gpus": 1}, {"id": "l-2", "name": "k2", "kind": "lease", "gpus": 1}]}}
+    assert render_reason(own, now=NOW, mine=True).eta.startswith(
+        "ETA unknown: it can start only after one or more of your own kernel leases l-1 and l-2, which hold 2 GPUs, "
+        "are released with %gpu release"), render_reason(own, now=NOW, mine=True).eta
+
+
+def test_newuser6_finding_2_a_job_that_fits_now_names_the_reserved_job_it_would_delay_by_its_name() -> None:
+    """New user 6, F2 remainder: a 0.5-GPU job that fits on a shared GPU (code Priority) read "fits now
+    but would delay j-1m8w539dr-87hbre, which holds the reservation …" beside "ETA …, when all2
+    (j-1m8w539dr-87hbre) ends" — the reserved job by its id only. (Seen through a real service: 2
+    simulated GPUs, one 1-GPU and one 0.5-GPU job running, all2 waiting for both, then half2 at 0.5.)"""
+    reason = {"code": "Priority", "eta": "2026-03-30T06:45:00+00:00",
+              "message": "fits now but would delay j-a2, which holds the reservation on Simulated GPU 80GB from "
+                         "2026-03-30T06:40:00+00:00.",
+              "details": {"reserved_for": "j-a2", "reservation": "2026-03-30T06:40:00+00:00", "model": "Simulated GPU 80GB",
+                          "eta_code": "Projected", "eta_waits_on": ["j-a2"], "eta_waits_on_names": {"j-a2": "all2"}}}
+    text = render_reason(reason, now=NOW)
+    assert text.summary == ("fits now but would delay all2 (j-a2), which holds the reservation on Simulated GPU 80GB "
+                            "from 06:40 UTC."), text.summary
+    assert text.eta == "ETA 06:45 UTC, when all2 (j-a2) ends", text.eta
+    unnamed = {**reason, "details": {**reason["details"], "eta_waits_on_names": {}}}
+    assert render_reason(unnamed, now=NOW).summary.startswith("fits now but would delay j-a2, which holds")
+
+
+def test_newuser7_finding_6_exit_126_for_a_working_directory_says_so_not_the_command() -> None:
+    """New user 7, F6 (hub mode): a job whose working_dir its owner cannot enter read "failed, exit code
+    126 (a command is not executable) — last lines: jupyter_sched: cannot enter the working directory
+    '/root/.nothere' as mallory: Permission denied"; the label pointed at the command."""
+    from jupyter_sched.wording import job_line
+
+    last = "jupyter_sched: cannot enter the working directory '/root/.nothere' as mallory: Permission denied"
+    job = {"id": "j-1", "kind": "training", "state": "failed", "exit_code": 126,
+           "message": f"exited with code 126; last lines: {last}"}
+    assert job_line(job, NOW) == f"job j-1: failed, exit code 126 (its working directory cannot be entered) — last lines: {last}"
+    other = {**job, "message": "exited with code 126; last lines: jupyter_sched: cannot run 'x': not executable"}
+    assert "(a command is not executable)" in job_line(other, NOW)
+
+
+def test_newuser7_finding_9_a_running_service_says_whether_its_port_answers() -> None:
+    """New user 7, F9: a service that never answered on its port read word for word like a ready one."""
+    from jupyter_sched.wording import job_line
+
+    base = {"id": "j-s", "name": "app", "kind": "inference", "state": "running", "port": 8765,
+            "started_at": "2026-03-30T06:20:00+00:00", "allocation": {"node": "vm", "gpu_uuids": ["GPU-1"]}}
+    assert job_line({**base, "message": "running"}, NOW) == (
+        "service j-s (app): running on vm: GPU-1 · not answering on port 8765 yet (started 06:20 UTC)")
+    assert job_line({**base, "message": "ready on port 8765"}, NOW) == "service j-s (app): running on vm: GPU-1 · ready on port 8765"
+    assert "port" not in job_line({**base, "kind": "training", "message": "running"}, NOW)

@@ -223,3 +223,40 @@ def test_current_version_of_an_empty_database_is_zero(tmp_path) -> None:
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'empty.db'}")
     with engine.connect() as conn:
         assert current_version(conn) == 0
+
+
+def test_newuser7_finding_5_a_sqlite_store_is_readable_by_its_own_account_only() -> None:
+    """New user 7, F5 (IMPORTANT): the store (every job's command line, ``env`` secrets and notebook
+    text) was created 0644, with its ``-wal``, so any local account read another user's
+    ``--env WANDB_API_KEY=…`` with sqlite3. Now 0600 from the start, and an existing 0644 store (made
+    before this fix) is made private when opened. Checked with a real second account."""
+    import stat
+    import subprocess
+
+    from jupyter_sched.store import sqlite_url
+    from tests.accounts import account_python, os_accounts, shared_dir, skip_reason
+
+    why = skip_reason()
+    if why:
+        pytest.skip(why)
+    python = account_python()
+    assert python is not None
+    with shared_dir() as folder, os_accounts(1) as (mallory,):
+        fresh = folder / "fresh.sqlite"
+        store = Store(sqlite_url(fresh))
+        store.insert_job(JobRecord(job=make_job("j-secret", env={"WANDB_API_KEY": "alice-s3cr3t"})))
+        old = folder / "old.sqlite"
+        old.write_bytes(b"")
+        old.chmod(0o644)  # as a store made before this fix
+        Store(sqlite_url(old)).close()
+        try:
+            for path in (fresh, fresh.with_name("fresh.sqlite-wal"), old):
+                assert stat.S_IMODE(path.stat().st_mode) == 0o600, (path, oct(path.stat().st_mode))
+            read = subprocess.run(
+                [python, "-c", f"import sqlite3; print(sqlite3.connect('file:{fresh}?mode=ro', uri=True)"
+                               ".execute('select * from jobs').fetchall())"],
+                user=mallory.uid, group=mallory.gid, extra_groups=[], capture_output=True, text=True, timeout=60)
+            assert read.returncode != 0 and "alice-s3cr3t" not in read.stdout, (read.stdout, read.stderr)
+            assert "unable to open database file" in read.stderr, read.stderr
+        finally:
+            store.close()

@@ -119,6 +119,21 @@ def api(sched_app: Any, jp_fetch: Fetch) -> Callable[..., Awaitable[tuple[int, A
     return call
 
 
+@pytest.fixture
+def kernel(sched_app: Any, jp_fetch: Fetch) -> Callable[[], Awaitable[str]]:
+    """``await kernel() -> id``: a real kernel started in the test's server (``POST api/kernels``).
+
+    A lease must name a kernel its server runs (issue 20 (d): a made-up ``kernel_id`` is a 400), so
+    a test that needs a kernel's lease starts one. The POST answers once the kernel process is
+    launched; the server shuts its kernels down at teardown."""
+
+    async def start() -> str:
+        response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
+        return str(json.loads(response.body)["id"])
+
+    return start
+
+
 async def wait_for(predicate: Callable[[], Awaitable[Any]], *, timeout_s: float = 30.0, poll_s: float = 0.1) -> Any:
     """Poll ``predicate`` until it returns a truthy value (returned); fail after ``timeout_s`` seconds."""
     deadline = time.monotonic() + timeout_s

@@ -21,9 +21,9 @@ def jp_server_config(tmp_path: Path) -> dict[str, Any]:
     return server_config(tmp_path, max_unfinished_per_user=2)
 
 
-async def test_a_user_at_the_cap_is_told_the_limit_and_others_still_submit(sched_app: Any, api: Any) -> None:
+async def test_a_user_at_the_cap_is_told_the_limit_and_others_still_submit(sched_app: Any, api: Any, kernel: Any) -> None:
     first = [(await api("POST", "jobs", {**HOLD, "name": f"hold-{i}"}))[1]["id"] for i in range(2)]
-    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-over-the-cap"})
+    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()})
     assert status == 429, lease
     error = lease["error"]
     assert (error["code"], error["field"], error["details"]) == (

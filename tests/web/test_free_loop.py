@@ -51,13 +51,14 @@ async def test_dry_runs_beyond_the_bound_are_told_to_retry(sched_app: Any, api: 
     assert {status for status, _ in answers} <= {200, 429}, answers
 
 
-async def test_a_kernel_hook_releasing_a_lease_waits_off_the_loop(sched_app: Any, api: Any, tmp_path: Path) -> None:
-    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-free-loop"})
+async def test_a_kernel_hook_releasing_a_lease_waits_off_the_loop(sched_app: Any, api: Any, kernel: Any, tmp_path: Path) -> None:
+    kid_free_loop = await kernel()
+    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": kid_free_loop})
     assert status == 201, lease
     db = sqlite3.connect(tmp_path / "sched.sqlite", isolation_level=None, timeout=1)
     db.execute("BEGIN IMMEDIATE")
     try:  # the kernel shut down: jupyter_server's hook releases its lease while the database is locked
-        release = asyncio.ensure_future(sched_app._release_kernel("k-free-loop", "shutdown"))
+        release = asyncio.ensure_future(sched_app._release_kernel(kid_free_loop, "shutdown"))
         await asyncio.sleep(0.3)
         assert not release.done(), "the release waits for the write lock"
         status, _ = await api("GET", "me")

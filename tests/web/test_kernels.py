@@ -63,3 +63,29 @@ async def _is(get: Any, want: str) -> bool:
 
 async def _is_terminal(get: Any) -> bool:
     return await get() in ("cancelled", "succeeded", "failed", "lost")
+
+
+async def test_issue20_d_a_lease_for_a_kernel_this_server_does_not_run_is_refused_naming_kernel_id(
+        sched_app: Any, api: Any, kernel: Any) -> None:
+    """Issue 20 (d): a lease naming a kernel the server does not run (a typo, a stale id) was
+    granted with a warning and held GPUs that neither %gpu release nor the kernel's end could free.
+    It is a 400 naming ``kernel_id`` and the fix, audited, and no lease is made; a running kernel's
+    lease and a lease bound to no kernel (said in its answer) are still granted."""
+    from .conftest import BOSS_TOKEN
+
+    status, refused = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-typo"})
+    assert status == 400, refused
+    error = refused["error"]
+    assert error["field"] == "kernel_id" and error["code"] == "validation_error", error
+    assert error["message"] == ("kernel_id: no kernel 'k-typo' runs on this server, so neither %gpu release nor the "
+                                "kernel's end would free the GPUs"), error
+    assert "leave kernel_id out" in error["hint"] and "JUPYTER_SCHED_KERNEL_ID" in error["hint"], error
+    _, leases = await api("GET", "leases", params={"state": "pending,admitted,running"})
+    assert [lease for lease in leases if lease.get("kernel_id") == "k-typo"] == [], "a refused request made a lease"
+    _, audit = await api("GET", "audit", params={"action": "refused", "user": "ivan"}, token=BOSS_TOKEN)
+    assert any(record["details"].get("field") == "kernel_id" for record in audit), audit
+
+    status, bound = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()})
+    assert status == 201 and "warnings" not in bound, bound
+    status, loose = await api("POST", "leases", {"gpus": 1})
+    assert status == 201 and loose["warnings"][0].startswith("this lease is bound to no kernel"), loose

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 
 
-async def test_a_lease_that_fits_comes_back_granted_from_the_post_itself(sched_app: Any, api: Any) -> None:
-    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-wait-1"}, params={"wait_ms": "20000"})
+async def test_a_lease_that_fits_comes_back_granted_from_the_post_itself(sched_app: Any, api: Any, kernel: Any) -> None:
+    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, params={"wait_ms": "20000"})
     assert status == 201, lease
     assert lease["state"] in ("admitted", "running") and lease["allocation"], lease
 
 
-async def test_a_waiting_get_answers_when_the_gpus_are_released(sched_app: Any, api: Any) -> None:
-    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, params={"wait_ms": "20000"})
+async def test_a_waiting_get_answers_when_the_gpus_are_released(sched_app: Any, api: Any, kernel: Any) -> None:
+    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": await kernel()}, params={"wait_ms": "20000"})
     assert holder["allocation"], holder
-    status, queued = await api("POST", "leases", {"gpus": 2, "kernel_id": "k-queued"}, params={"wait_ms": "300"})
+    status, queued = await api("POST", "leases", {"gpus": 2, "kernel_id": await kernel()}, params={"wait_ms": "300"})
     assert status == 201 and queued["state"] == "pending", "nothing free: the wait ran out with it pending"
     status, still = await api("GET", f"leases/{queued['id']}", params={"wait_ms": "300"})
     assert status == 200 and still["state"] == "pending" and still["reason"], still
@@ -32,20 +32,21 @@ async def test_a_waiting_get_answers_when_the_gpus_are_released(sched_app: Any, 
     assert status == 200 and granted["state"] in ("admitted", "running") and granted["allocation"], granted
 
 
-async def test_a_waiting_get_of_another_users_lease_is_404_at_once(sched_app: Any, api: Any) -> None:
+async def test_a_waiting_get_of_another_users_lease_is_404_at_once(sched_app: Any, api: Any, kernel: Any) -> None:
     from .conftest import JUDY_TOKEN
 
-    _, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-ivan"})
+    _, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()})
     status, body = await api("GET", f"leases/{lease['id']}", token=JUDY_TOKEN, params={"wait_ms": "20000"})
     assert status == 404, body
 
 
 @pytest.mark.parametrize("value", ["-1", "25001", "soon"])
-async def test_a_bad_wait_names_the_argument(sched_app: Any, api: Any, value: str) -> None:
-    status, body = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-bad"}, params={"wait_ms": value})
+async def test_a_bad_wait_names_the_argument(sched_app: Any, api: Any, kernel: Any, value: str) -> None:
+    kid_bad = await kernel()
+    status, body = await api("POST", "leases", {"gpus": 1, "kernel_id": kid_bad}, params={"wait_ms": value})
     assert status == 400 and body["error"]["field"] == "wait_ms", body
     _, leases = await api("GET", "leases")
-    assert leases == [] or all(lease["kernel_id"] != "k-bad" for lease in leases), "a refused request created a lease"
+    assert leases == [] or all(lease["kernel_id"] != kid_bad for lease in leases), "a refused request created a lease"
 
 
 async def test_on_a_server_that_does_not_lead_the_wait_answers_from_the_store() -> None:

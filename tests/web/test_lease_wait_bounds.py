@@ -20,11 +20,11 @@ def _pending(user: str = "eve") -> Job:
                                "priority": "normal", "state": "pending", "resources": {"gpus": 1}})
 
 
-async def test_redteam3_a_long_poll_whose_client_hangs_up_stops_waiting(sched_app: Any, api: Any,
+async def test_redteam3_a_long_poll_whose_client_hangs_up_stops_waiting(sched_app: Any, api: Any, kernel: Any,
                                                                         http_server_port: Any, jp_base_url: str) -> None:
-    _, hold = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, token=EVE_TOKEN, params={"wait_ms": "20000"})
+    _, hold = await api("POST", "leases", {"gpus": 4, "kernel_id": await kernel()}, token=EVE_TOKEN, params={"wait_ms": "20000"})
     assert hold["allocation"], hold
-    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-queued"}, token=EVE_TOKEN)
+    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, token=EVE_TOKEN)
     assert queued["state"] == "pending", queued
     hub, port = sched_app.event_hub, http_server_port[1]
     before = hub.subscribers
@@ -85,7 +85,7 @@ async def test_redteam3_only_so_many_of_one_users_waits_re_read_the_store() -> N
     assert reads["late"] > 1
 
 
-async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_app: Any, api: Any, jp_http_port: int,
+async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_app: Any, api: Any, kernel: Any, jp_http_port: int,
                                                                           jp_base_url: str) -> None:
     """Red-team 3 finding 2, the other side: while one user keeps more waits open than may re-read
     the store, another user's plain requests and her own long poll are answered, and every one of
@@ -104,9 +104,9 @@ async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_a
         return reply.code, json.loads(reply.body)
 
     hub = sched_app.event_hub
-    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, token=EVE_TOKEN, params={"wait_ms": "20000"})
+    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": await kernel()}, token=EVE_TOKEN, params={"wait_ms": "20000"})
     assert holder["allocation"], holder
-    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-q"}, token=EVE_TOKEN)
+    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, token=EVE_TOKEN)
     assert queued["state"] == "pending", queued
     subscribers = hub.subscribers
     many = 2 * MAX_POLLING_WAITS + 4
@@ -118,7 +118,7 @@ async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_a
     await wait_for(all_open)
     status, me = await api("GET", "me", token=JUDY_TOKEN)
     assert status == 200 and me, me
-    status, judys = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-judy"}, token=JUDY_TOKEN,
+    status, judys = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, token=JUDY_TOKEN,
                               params={"wait_ms": "300"})
     assert status == 201 and judys["state"] == "pending", judys
     assert not any(task.done() for task in opened), "eve's waits were still open while judy was answered"
@@ -129,7 +129,7 @@ async def test_redteam3_one_users_many_waits_leave_another_user_answered(sched_a
     assert all(code == 200 and lease["state"] in ("admitted", "running") for code, lease in answers), answers
 
 
-async def test_redteam3_a_user_may_hold_only_so_many_waits_open(sched_app: Any, api: Any, jp_http_port: int,
+async def test_redteam3_a_user_may_hold_only_so_many_waits_open(sched_app: Any, api: Any, kernel: Any, jp_http_port: int,
                                                                 jp_base_url: str, monkeypatch: Any) -> None:
     """Red-team 3 finding 2, last part: the waits one user may hold open at once are capped (each is
     an event subscription every engine event is offered to, for up to 25 s); one more is refused
@@ -152,8 +152,8 @@ async def test_redteam3_a_user_may_hold_only_so_many_waits_open(sched_app: Any, 
         return reply.code, json.loads(reply.body)
 
     hub = sched_app.event_hub
-    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-hold"}, token=EVE_TOKEN, params={"wait_ms": "20000"})
-    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-q"}, token=EVE_TOKEN)
+    _, holder = await api("POST", "leases", {"gpus": 4, "kernel_id": await kernel()}, token=EVE_TOKEN, params={"wait_ms": "20000"})
+    _, queued = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, token=EVE_TOKEN)
     subscribers = hub.subscribers
     opened = [asyncio.ensure_future(wait_on(queued["id"])) for _ in range(3)]
 
@@ -164,14 +164,14 @@ async def test_redteam3_a_user_may_hold_only_so_many_waits_open(sched_app: Any, 
     status, refused = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN, params={"wait_ms": "1000"})
     assert status == 429 and refused["error"]["code"] == "busy" and refused["error"]["field"] == "wait_ms", refused
     _, before = await api("GET", "leases", token=EVE_TOKEN)
-    status, refused = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-more"}, token=EVE_TOKEN,
+    status, refused = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, token=EVE_TOKEN,
                                 params={"wait_ms": "1000"})
     assert status == 429, refused
     _, after = await api("GET", "leases", token=EVE_TOKEN)
     assert after == before, "a refused wait submits nothing"
     status, plain = await api("GET", f"leases/{queued['id']}", token=EVE_TOKEN)
     assert status == 200 and plain["state"] == "pending"
-    status, judys = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-judy"}, token=JUDY_TOKEN,
+    status, judys = await api("POST", "leases", {"gpus": 1, "kernel_id": await kernel()}, token=JUDY_TOKEN,
                               params={"wait_ms": "200"})
     assert status == 201, judys
     await api("DELETE", f"leases/{holder['id']}", token=EVE_TOKEN)

@@ -16,9 +16,9 @@ from jupyter_sched.extension.log_follow import MAX_OPEN_FOLLOWS
 from .conftest import API, EVE_TOKEN, JUDY_TOKEN, wait_for
 
 
-async def test_redteam4_a_user_may_hold_only_so_many_log_follows_open(sched_app: Any, api: Any, http_server_port: Any,
+async def test_redteam4_a_user_may_hold_only_so_many_log_follows_open(sched_app: Any, api: Any, kernel: Any, http_server_port: Any,
                                                                       jp_base_url: str) -> None:
-    status, _ = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-eve-holds-all"}, token=EVE_TOKEN)
+    status, _ = await api("POST", "leases", {"gpus": 4, "kernel_id": await kernel()}, token=EVE_TOKEN)
     assert status == 201
     status, eves_job = await api("POST", "jobs", {"gpus": 1, "command": ["true"]}, token=EVE_TOKEN)
     assert status == 201 and eves_job["state"] == "pending"

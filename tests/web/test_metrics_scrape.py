@@ -19,7 +19,7 @@ def _normal_pending(text: str) -> float:
                 if s.name == "jupyter_sched_queue_length" and s.labels.get("priority") == "normal")
 
 
-async def test_redteam3_concurrent_metrics_scrapes_share_one_computation(sched_app: Any, api: Any) -> None:
+async def test_redteam3_concurrent_metrics_scrapes_share_one_computation(sched_app: Any, api: Any, kernel: Any) -> None:
     registry = sched_app.metrics_registry
     now = [1000.0]
     registry.clock = lambda: now[0]  # frozen: every scrape below falls in one interval
@@ -29,7 +29,7 @@ async def test_redteam3_concurrent_metrics_scrapes_share_one_computation(sched_a
     assert len({text for _, text in answers}) == 1
     assert registry.computations - before == 1, "twelve concurrent scrapes computed more than once"
 
-    _, hold = await api("POST", "leases", {"gpus": 4, "kernel_id": "k-metrics"}, token=JUDY_TOKEN,
+    _, hold = await api("POST", "leases", {"gpus": 4, "kernel_id": await kernel()}, token=JUDY_TOKEN,
                         params={"wait_ms": "20000"})
     assert hold["allocation"], hold
     _, job = await api("POST", "jobs", {"gpus": 1, "command": ["true"]}, token=JUDY_TOKEN)

@@ -99,7 +99,7 @@ def response_schema(spec: dict[str, Any], method: str, path: str, status: int) -
     raise AssertionError(f"{method} {path} is not documented")
 
 
-async def test_live_responses_conform_to_the_documented_models(sched_app: Any, api: Any) -> None:
+async def test_live_responses_conform_to_the_documented_models(sched_app: Any, api: Any, kernel: Any) -> None:
     import jsonschema
 
     from .conftest import BOSS_TOKEN, IVAN_TOKEN, wait_for
@@ -123,7 +123,7 @@ async def test_live_responses_conform_to_the_documented_models(sched_app: Any, a
     await check("get", f"jobs/{job['id']}/logs")
     await check("post", "dryrun", {"gpus": 2, "command": ["true"]})
     await check("post", "dryrun", {"gpus": 64, "command": ["true"]})
-    lease = await check("post", "leases", {"gpus": 1, "kernel_id": "k-conform"})
+    lease = await check("post", "leases", {"gpus": 1, "kernel_id": await kernel()})
     await check("get", f"leases/{lease['id']}")
     await check("get", "queue")
     await check("get", "telemetry")
@@ -172,3 +172,15 @@ def test_error_bodies_are_the_documented_error_response(error: Any) -> None:
     from jupyter_sched.services.models import ErrorResponse
 
     ErrorResponse.model_validate(error())
+
+
+def test_newuser7_finding_4_the_schema_says_how_a_share_and_no_gpu_read() -> None:
+    """New user 7, F4: a 0.5-GPU job answers ``resources: {gpus: 1, gpu_milli: 500}`` and a CPU-only one
+    ``{gpus: 0, gpu_milli: 1000}``; openapi.yaml (which the README points scripts to) did not say how
+    to read either. The fields now say it where a script's author looks."""
+    schemas = load_spec()["components"]["schemas"]
+    resources = schemas["Resources"]["properties"]
+    assert "0.5 GPU: gpus 1, gpu_milli 500" in resources["gpus"]["description"]
+    assert "0 for work that needs no GPU" in resources["gpus"]["description"]
+    assert "not used when gpus is 0" in resources["gpu_milli"]["description"]
+    assert "not used when gpu_uuids is empty" in schemas["Allocation"]["properties"]["gpu_milli"]["description"]

@@ -86,4 +86,4 @@ def test_hints_say_what_the_field_takes(ann: httpx.Client) -> None:
     timeout = error(ann.post("leases", json={"gpus": 0, "timeout": "soon"}), 400)
     assert timeout["field"] == "timeout" and "wait_ms" in timeout["hint"] and "time_limit" in timeout["hint"]
     two = error(ann.post("jobs", json={"gpus": "two", "command": ["true"]}), 400)
-    assert two["field"] == "gpus" and "fraction such as 0.5" in two["hint"]
+    assert two["field"] == "gpus" and "fraction below 1 such as 0.5" in two["hint"]

@@ -12,11 +12,12 @@ from jupyter_sched.store import Store, sqlite_url
 
 
 async def test_newuser4_finding_19_a_kernel_shut_down_after_the_extension_stopped_releases_its_lease(
-        sched_app: Any, api: Any, tmp_path: Path) -> None:
-    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": "k-stopping"}, params={"wait_ms": "5000"})
+        sched_app: Any, api: Any, kernel: Any, tmp_path: Path) -> None:
+    kid_stopping = await kernel()
+    status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": kid_stopping}, params={"wait_ms": "5000"})
     assert status == 201 and lease["state"] in ("admitted", "running"), lease
     await sched_app.stop_extension()  # the server stops: its extensions first ...
-    await sched_app._release_kernel("k-stopping", "shutdown")  # ... then its kernels (no exception)
+    await sched_app._release_kernel(kid_stopping, "shutdown")  # ... then its kernels (no exception)
     store = Store(sqlite_url(tmp_path / "sched.sqlite"))
     try:
         record = store.get_job(lease["id"])

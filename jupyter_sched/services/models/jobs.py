@@ -241,8 +241,13 @@ class Resources(CodecView):
     """What a job asks for (:func:`~jupyter_sched.model.codec.resources_to_dict`): per worker GPUs
     (``gpu_milli`` thousandths of each), memory per GPU (MiB), host CPU (millicores) and memory (MiB)."""
 
-    gpus: int
-    gpu_milli: int = 1000
+    # what a fraction and 0 read as, said in the schema (new user 7, F4: a 0.5-GPU job reads gpus 1, and
+    # a CPU-only job gpu_milli 1000, to anyone scripting against openapi.yaml)
+    gpus: int = Field(description=(
+        "whole GPUs per worker: a share of one GPU is gpus 1 with gpu_milli below 1000 (0.5 GPU: gpus 1, "
+        "gpu_milli 500); 0 for work that needs no GPU"))
+    gpu_milli: int = Field(default=1000, description=(
+        "thousandths of each of its GPUs the job holds: 1000 the whole GPU, 500 half of it; not used when gpus is 0"))
     gpu_models: list[str] = Field(default_factory=list)
     min_memory_mib: int = 0
     mig_profile: str | None = None
@@ -268,7 +273,8 @@ class Allocation(CodecView):
 
     node: str
     gpu_uuids: list[str]
-    gpu_milli: int
+    gpu_milli: int = Field(description=(
+        "thousandths of each GPU in gpu_uuids held (1000: whole GPUs); not used when gpu_uuids is empty"))
     workers: list[WorkerAllocation] = Field(default_factory=list)
 
 

@@ -44,9 +44,13 @@ export function gpuLabel(gpu: IGpuInfo, holder: IHolder | undefined, live: { uti
   }
   parts.push(
     holder
-      ? holder.kind === 'lease'
-        ? trans.__('lease %1 (%2)', holder.name, holder.user)
-        : trans.__('job %1 (%2)', holder.name, holder.user)
+      ? holder.shared
+        ? trans.__('shared by %1 jobs: %2 (%3)', holder.shared, holder.name, holder.user)
+        : holder.kind === 'lease'
+          ? trans.__('lease %1 (%2)', holder.name, holder.user)
+          : holder.share
+            ? trans.__('job %1 (%2), %3 of it', holder.name, holder.user, holder.share)
+            : trans.__('job %1 (%2)', holder.name, holder.user)
       : trans.__('free')
   );
   if (live.util !== null) {
@@ -176,7 +180,7 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
               if (!gpu.healthy) {
                 classes.push('jp-sched-unhealthy');
               }
-              const owner = holder ? `${holder.name} (${holder.user})` : trans.__('free');
+              const owner = holder ? `${holder.name}${holder.share ? ` ${holder.share} GPU` : ''} (${holder.user})` : trans.__('free');
               return (
                 <div
                   key={gpu.uuid}

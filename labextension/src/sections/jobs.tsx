@@ -201,7 +201,7 @@ export function hasLog(job: Job): boolean {
  * before the warning the same times, quieter (new user 6, F15: the lease card said nothing while
  * the CLI said its GPUs were about to go).
  */
-export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle): string {
+export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, keptAlive = false): string {
   const clock = clockUTC;
   const what: Record<string, string> = {
     release: trans.__('its GPUs are released'),
@@ -210,7 +210,8 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle):
     notify: trans.__('it is reported as idle')
   };
   const outcome = what[entry.action] ?? what.release;
-  const keep = entry.kind === 'lease' ? trans.__('Keep alive keeps them') : trans.__('using its GPUs keeps them');
+  // a lease that used its one keep-alive is not told to press it again
+  const keep = entry.kind === 'lease' && !keptAlive ? trans.__('Keep alive keeps them') : trans.__('using its GPUs keeps them');
   if (entry.stage === 'warned') {
     return trans.__('Idle since %1: %2 at %3 (%4) unless it is used — %5.', clock(entry.idle_since), outcome,
                     clock(entry.deadline), formatEta(entry.deadline, now, trans), keep);
@@ -220,6 +221,13 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle):
   }
   return trans.__('Idle since %1: warned at %2; %3 at %4 unless it is used.', clock(entry.idle_since),
                   clock(entry.warn_at), outcome, clock(entry.deadline));
+}
+
+/** The title of a used Keep alive button: until when it keeps the GPUs, and that it was the one keep-alive. */
+export function keptTitle(until: string, trans: TranslationBundle): string {
+  return until
+    ? trans.__('Kept alive until %1, its one keep-alive for this allocation; after that, using the GPUs keeps them', clockUTC(until))
+    : trans.__('Its one keep-alive for this allocation was used; using the GPUs keeps them');
 }
 
 /** The My work section body. */
@@ -282,6 +290,7 @@ export class MyWorkView extends ModelView {
             const done = TERMINAL_STATES.has(job.state);
             const name = job.name || job.id;
             const lease = job.kind === 'lease';
+            const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
             const detail = isWaiting(job.state) || inCluster(job)
               ? queueLine(job, now, trans)
@@ -302,7 +311,7 @@ export class MyWorkView extends ModelView {
                 {detail ? <div className="jp-sched-reason">{detail}</div> : null}
                 {!done && model.idleOf(job.id) ? (
                   <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
-                    {idleLine(model.idleOf(job.id)!, now, trans)}
+                    {idleLine(model.idleOf(job.id)!, now, trans, !!kept)}
                   </div>
                 ) : null}
                 <div className="jp-sched-actions">
@@ -312,9 +321,16 @@ export class MyWorkView extends ModelView {
                     </button>
                   ) : null}
                   {lease && !done ? (
-                    <button type="button" className="jp-sched-button" aria-label={trans.__('Keep lease %1 alive', name)} onClick={() => this.run(CommandIDs.keepalive, job)}>
-                      {trans.__('Keep alive')}
-                    </button>
+                    kept ? (
+                      // once per allocation: said on the button, which is not offered again (new user 6, F23 remainder)
+                      <button type="button" className="jp-sched-button" disabled aria-disabled="true" title={keptTitle(kept.until, trans)} aria-label={trans.__('Lease %1 was kept alive: once per allocation', name)}>
+                        {trans.__('Kept alive')}
+                      </button>
+                    ) : (
+                      <button type="button" className="jp-sched-button" aria-label={trans.__('Keep lease %1 alive', name)} title={trans.__('Keep its GPUs while idle, up to the admin\'s limit: once per allocation')} onClick={() => this.run(CommandIDs.keepalive, job)}>
+                        {trans.__('Keep alive')}
+                      </button>
+                    )
                   ) : null}
                   {!done ? (
                     <button

@@ -16,4 +16,4 @@ if str(ROOT) not in sys.path:
 
 from pytest_jupyter.jupyter_server import *  # noqa: E402,F403  (fixtures + async test hooks)
 
-from tests.web.conftest import api, jp_server_config, sched_app  # noqa: E402,F401  (fixtures reused)
+from tests.web.conftest import api, jp_server_config, kernel, sched_app  # noqa: E402,F401  (fixtures reused)
