@@ -13,7 +13,9 @@
 #   SCHED_WHEEL            use this already built wheel instead of building one
 #   SCHED_UI_LABEXTENSION  development only: serve this built labextension directory
 #                          (e.g. jupyter_sched/labextension after `jlpm build:prod`) instead of a wheel
-#   SCHED_UI_NO_NPM_CI     development only: keep the installed node_modules (skip `npm ci`)
+#   SCHED_UI_NO_NPM_CI     keep the installed node_modules (skip `npm ci`): for development, and
+#                          for scripts/test-all, which runs `npm ci` here while the frontend unit
+#                          tests run
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"

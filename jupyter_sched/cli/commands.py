@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, idle_note
+from ..wording.jobs import cluster_wait, idle_note, serving_text
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -217,7 +217,8 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
             text = render_reason(reason, now=now, relative=True, kind=kind, mine=job.get("mine") is True)
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
         else:
-            held = cluster_wait(job).rstrip(".") or _ends_by(job, now)
+            held = cluster_wait(job).rstrip(".") or " · ".join(
+                part for part in (_ends_by(job, now), serving_text(job, now)) if part)  # new user 7, F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None
             details.append(f"{held} · {warned}" if warned else held)
     if len(table) == 1:

@@ -633,6 +633,9 @@ def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str 
         body["kind"] = kind
     if port is not None:
         body["port"] = port
-    if env:
-        body["env"] = dict(env)
+    # a service is told its port: $PORT, as hosting platforms do (new user 7, F9: --port 8765 reached
+    # nothing the app could read, so it served on its own default while the port stayed silent)
+    service_env = {"PORT": str(port)} if port is not None else {}
+    if env or service_env:
+        body["env"] = {**service_env, **dict(env or {})}
     return body

@@ -15,7 +15,7 @@ from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "serving_text",
            "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -122,10 +122,28 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         alloc = job.get("allocation") or {}
         where = f"on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
-        return " · ".join(part for part in (f"{where}{sim}", _restarted(job).removeprefix(" · ")) if part)
+        return " · ".join(part for part in (f"{where}{sim}", _restarted(job).removeprefix(" · "), serving_text(job, now))
+                          if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
     return f"{said} — {message}" if said and message else said or message
+
+
+def serving_text(job: Mapping[str, Any], now: datetime | None) -> str:
+    """Whether a running service answers on its port: ``ready on port 8766`` (the engine's message once
+    the port answered), else ``not answering on port 8765 yet (started 20:09 UTC)``; "" for other work.
+    New user 7, F9: a service that never answered read word for word like a ready one."""
+    if job.get("kind") != "inference" or job.get("state") != "running":
+        return ""
+    message = str(job.get("message") or "")
+    if message.startswith("ready on port"):
+        return printable_line(message)
+    port = job.get("port")
+    if not isinstance(port, int) or isinstance(port, bool):
+        return ""
+    started = wire_time(job.get("started_at"))
+    since = f" (started {_clock_of(started, now)})" if started is not None else ""
+    return f"not answering on port {port} yet{since}"
 
 
 def _ended(job: Mapping[str, Any]) -> tuple[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,57 @@ async def test_a_service_reports_its_url_and_answers_there(start_kernel: StartKe
     await wait_for(answers, timeout_s=30)
     assert (await api.job(job_id))["kind"] == "inference"
     await kernel.run(f"%schedule cancel {job_id}")
+
+
+async def test_newuser7_finding_9_a_service_gets_its_port_and_its_status_says_whether_it_answers(
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_root_dir: Path) -> None:
+    """New user 7, F9 (IMPORTANT): ``%schedule serve app.py --port P`` told the app nothing (it served on
+    its own 8000 while P stayed silent), and ``%schedule status`` read the same for it as for a service
+    that answered. The app gets ``$PORT``; status says "ready on port P" once the port answers."""
+    (jp_root_dir / "app_env.py").write_text(APP.replace("port = int(sys.argv[1])",
+                                                        "import os; port = int(os.environ['PORT'])"))
+    port = _free_port()
+    kernel = await start_kernel()
+    submitted = await kernel.run(f"%schedule serve app_env.py --port {port} --gpus 1")
+    assert submitted.error is None, submitted.text
+    assert "The app is given the port as $PORT" in submitted.stdout
+    job_id = _job_id(submitted)
+
+    async def ready() -> bool:
+        status = await kernel.run(f"%schedule status {job_id}")
+        return f"ready on port {port}" in status.stdout
+
+    await wait_for(ready, timeout_s=60)
+    async with httpx.AsyncClient() as http:
+        assert (await http.get(f"http://127.0.0.1:{port}/", timeout=5)).text == "hello from the service"
+    await kernel.run(f"%schedule cancel {job_id}")
+
+
+async def test_newuser7_finding_14_a_long_logs_end_is_shown_with_what_was_left_out(
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_root_dir: Path) -> None:
+    """New user 7, F14 (IMPORTANT): ``%schedule logs J`` of a finished job with a 3.9 MB log showed its
+    first 64 KB, cut mid-line, said nowhere — never the traceback at its end; ``-f`` poured all of it
+    into the cell. Both show the last lines, after a line saying what was left out and where it is."""
+    script = ("import sys\nfor i in range(60000): print('epoch', i, 'loss', 1 / (i + 1))\n"
+              "raise RuntimeError('CUDA out of memory (simulated)')\n")
+    job = await api.submit({"gpus": 0, "name": "biglog", "command": [sys.executable, "-c", script],
+                            "working_dir": str(jp_root_dir)})
+
+    async def failed() -> bool:
+        return (await api.job(job["id"]))["state"] == "failed"
+
+    await wait_for(failed, timeout_s=120)
+    kernel = await start_kernel()
+    for line in (f"%schedule logs {job['id']}", f"%schedule logs {job['id']} -f"):
+        shown = await kernel.run(line, timeout_s=120)
+        assert shown.error is None, shown.text
+        out = shown.stdout
+        assert "RuntimeError: CUDA out of memory (simulated)" in out, out[-500:]
+        assert "epoch 0 loss" not in out and len(out) < 20000, len(out)
+        note = out.splitlines()[0]
+        assert note.startswith("[… the first ") and f"`jupyter-sched logs {job['id']}` in a terminal prints it all" \
+            in note, note
+        assert out.splitlines()[1].startswith("epoch "), out.splitlines()[1]  # a whole line, not a cut one
 
 
 async def test_gpu_keepalive_watch_and_release(start_kernel: StartKernel, api: AsyncSchedClient) -> None:

@@ -359,3 +359,15 @@ def test_newuser7_finding_6_exit_126_for_a_working_directory_says_so_not_the_com
     assert job_line(job, NOW) == f"job j-1: failed, exit code 126 (its working directory cannot be entered) — last lines: {last}"
     other = {**job, "message": "exited with code 126; last lines: jupyter_sched: cannot run 'x': not executable"}
     assert "(a command is not executable)" in job_line(other, NOW)
+
+
+def test_newuser7_finding_9_a_running_service_says_whether_its_port_answers() -> None:
+    """New user 7, F9: a service that never answered on its port read word for word like a ready one."""
+    from jupyter_sched.wording import job_line
+
+    base = {"id": "j-s", "name": "app", "kind": "inference", "state": "running", "port": 8765,
+            "started_at": "2026-03-30T06:20:00+00:00", "allocation": {"node": "vm", "gpu_uuids": ["GPU-1"]}}
+    assert job_line({**base, "message": "running"}, NOW) == (
+        "service j-s (app): running on vm: GPU-1 · not answering on port 8765 yet (started 06:20 UTC)")
+    assert job_line({**base, "message": "ready on port 8765"}, NOW) == "service j-s (app): running on vm: GPU-1 · ready on port 8765"
+    assert "port" not in job_line({**base, "kind": "training", "message": "running"}, NOW)
