@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
-    parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered)")
+    parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
+                                        "prefer $JUPYTER_SCHED_TOKEN: other local accounts can read --token in ps")
     parser.add_argument("--json", action="store_true", help="print the server's JSON instead of tables")
     parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                         help="seconds per request (default 30)")
@@ -430,10 +431,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
                          timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
-        print(f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or pass --url URL --token "
-              "TOKEN (or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)", file=stderr)
+        print(f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "
+              "JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (or pass --url URL --token TOKEN, which other local accounts "
+              "can read in `ps`)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
+    isatty = getattr(stderr, "isatty", None)
+    if args.token is not None and isatty is not None and isatty():  # said to the person typing it (new user 7, F17)
+        print(f"{PROG}: note: other local accounts can read --token in `ps` while this runs; "
+              "JUPYTER_SCHED_TOKEN=… in the environment is not shown there", file=stderr)
     if client.connection.others:  # several servers answered: say which one this talks to (new user 4)
         print(several_servers_note(client.connection.url, client.connection.root, client.connection.others,
                                    os.getcwd()), file=stderr)
@@ -493,8 +499,11 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
         what = "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)"
     else:
         what = "refused the token of its runtime file"
-    return (f"{PROG} {args.command}: the server at {url} {what} — pass --token TOKEN (the token in the URL "
-            "JupyterLab printed, or from `jupyter server list`) or set JUPYTER_SCHED_TOKEN [forbidden]")
+    # the environment first: a --token stays readable by every local account in `ps` while the command
+    # runs (new user 7, F17: hours, for `wait --for 2h`; the token opens the whole Jupyter server)
+    return (f"{PROG} {args.command}: the server at {url} {what} — set JUPYTER_SCHED_TOKEN=TOKEN (the token in the "
+            "URL JupyterLab printed, or from `jupyter server list`); --token TOKEN works too, but other local "
+            "accounts can read it in `ps` [forbidden]")
 
 
 ID_FIELDS = frozenset({"job_id", "definition_id", "id", "lease_id"})

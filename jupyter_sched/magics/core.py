@@ -66,6 +66,22 @@ CUDA_ALREADY_INITIALISED = (
 CELLS_DIR = os.path.join(".jupyter_sched", "cells")
 _LIVE_STATES = "pending,admitted,running,preempted"
 _FIRST_WAIT_S = 0.5
+
+LOG_TAIL_BYTES = 65536
+"""A log longer than this shows only its end in a notebook (at most :data:`LOG_TAIL_LINES` lines of its
+last 64 KiB): megabytes of output in a cell freeze the browser, and a finished job's traceback is last."""
+LOG_TAIL_LINES = 200
+
+
+def format_bytes(count: int) -> str:
+    """``812 bytes``, ``64 KB``, ``3.9 MB`` (decimal units, as a file manager says them)."""
+    if count < 1000:
+        return f"{count} bytes"
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if count >= size:
+            value = count / size
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
+    return f"{count} bytes"
 """``%gpu request``: how long ``POST leases`` waits for the decision before progress is shown."""
 _POLL_WAIT_S = 1.0
 """Then each ``GET leases/{id}`` long poll: at most this long, so the progress line refreshes."""
@@ -595,8 +611,12 @@ class SchedMagics(Magics):
         self.lease = None
         self._kernel_holds_none = True  # it held this one (found above) and gave it back
         self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
-        if self._applied:
-            # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host
+        visible = [part.strip() for part in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if part.strip()]
+        names_its_gpus = bool(set(visible) & set(granted_uuids(lease)))
+        if self._applied or names_its_gpus:
+            # hide all GPUs rather than unset: unset, CUDA would see every GPU of the host. Also when the
+            # server set them at a kernel restart (new user 7, F19: they stayed, and the GPU went to the
+            # next job while this kernel still pointed at it)
             os.environ["CUDA_VISIBLE_DEVICES"] = ""
             self._applied = ()
             self._print(RELEASED_CUDA)
@@ -876,12 +896,21 @@ class SchedMagics(Magics):
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
         job_id = str(cmd.job_id)
-        if not cmd.follow:
-            try:
-                chunk = self.client.logs(job_id)
-            except NotFoundError:
-                chunk = {"text": "", "finished": False}  # nothing written yet (or a lease): said below
-            text = str(chunk.get("text") or "")
+        try:
+            chunk = self.client.logs(job_id)
+        except NotFoundError:
+            chunk = {"text": "", "finished": False, "next_offset": 0}  # nothing written yet (or a lease): said below
+        text = str(chunk.get("text") or "")
+        start = 0
+        if text and int(chunk.get("next_offset") or 0) >= LOG_TAIL_BYTES - 3:  # (a UTF-8 character is not split)
+            # a long log: its end is what matters (the traceback of a finished job), and megabytes in a
+            # cell freeze the browser (new user 7, F14: the first 64 KB only, cut mid-line, said nowhere)
+            end = self._log_end(job_id, int(chunk["next_offset"]))
+            if end > LOG_TAIL_BYTES:
+                start = end - LOG_TAIL_BYTES
+        if not cmd.follow or chunk.get("finished"):
+            if start:
+                text, _ = self._log_tail(job_id, start)
             sys.stdout.write(text)
             if not text:
                 self._no_output(job_id, following=False)
@@ -890,14 +919,48 @@ class SchedMagics(Magics):
             return
         if self._no_output(job_id, following=True) == "lease":
             return
+        if start:
+            tail, start = self._log_tail(job_id, start)
+            sys.stdout.write(tail)
         try:
-            for text in self.client.follow_logs(job_id):
+            for text in self.client.follow_logs(job_id, offset=start):
                 sys.stdout.write(text)
                 sys.stdout.flush()
         except KeyboardInterrupt:
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
         self._print(job_line(self.client.job(job_id), _now()))
+
+    def _log_end(self, job_id: str, known: int) -> int:
+        """The log's size in bytes now, found with one-byte reads (the log route has no size): double
+        past ``known`` (a byte offset the log reaches) until a read comes back empty, then halve."""
+        def there(offset: int) -> bool:
+            return bool(self.client.logs(job_id, offset=offset, limit=1).get("text"))
+
+        low, step = known, LOG_TAIL_BYTES
+        while there(low + step - 1):
+            low, step = low + step, step * 2
+        high = low + step - 1  # low <= size <= high: there(low - 1) held (or low == known), there(high) did not
+        while low < high:
+            middle = (low + high) // 2
+            if there(middle):
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+    def _log_tail(self, job_id: str, start: int) -> tuple[str, int]:
+        """The log from byte ``start`` on, from its first whole line (after a line saying what was left
+        out and where the whole log is), and the byte offset after it."""
+        chunk = self.client.logs(job_id, offset=start, limit=LOG_TAIL_BYTES)
+        text = str(chunk.get("text") or "")
+        _, _, whole_lines = text.partition("\n")
+        lines = whole_lines.splitlines(keepends=True)[-LOG_TAIL_LINES:]
+        kept = "".join(lines)
+        skipped = start + len(text.encode()) - len(kept.encode())
+        self._print(f"[… the first {format_bytes(skipped)} of the log are not shown here: `jupyter-sched logs "
+                    f"{job_id}` in a terminal prints it all (| less, > file)]")
+        return kept, int(chunk.get("next_offset") or start + len(text.encode()))
 
     def _no_output(self, job_id: str, *, following: bool) -> str:
         """Say why ``job_id``'s log is empty, as ``jupyter-sched logs`` does (issue 20: the magic

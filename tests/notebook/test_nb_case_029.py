@@ -146,3 +146,19 @@ async def test_case_029_release_gpu_on_kernel_restart_gives_the_new_kernel_an_em
     assert (await api.lease(lease["id"]))["state"] == "cancelled"
     notice = await k1.run("%load_ext jupyter_sched")
     assert notice.stdout.strip() == "GPU released on restart; run %gpu to request one"
+
+
+async def test_newuser7_finding_19_release_after_a_restart_hides_the_gpu_it_gave_back(
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_serverapp: Any, occupy_first_two_gpus: None) -> None:
+    """New user 7, F19 (IMPORTANT): after a restart the server re-attached the lease's GPU, then
+    ``%gpu release`` said "CUDA_VISIBLE_DEVICES is 'GPU-…' in this kernel, as before: this lease had
+    not set it" and left it naming a GPU that went to the next job. It is cleared to '' as without a restart."""
+    k1 = await start_kernel()
+    assert (await k1.run("%gpu 1")).error is None
+    await restart(jp_serverapp, k1)
+    assert (await k1.run("import os; print(os.environ['CUDA_VISIBLE_DEVICES'])")).stdout.strip() == "GPU-cccc"
+    released = await k1.run("%load_ext jupyter_sched\n%gpu release")
+    assert released.error is None, released.text
+    assert "CUDA_VISIBLE_DEVICES is now '' (empty) in this kernel" in released.stdout, released.stdout
+    assert "had not set it" not in released.stdout
+    assert (await k1.run("import os; print(repr(os.environ['CUDA_VISIBLE_DEVICES']))")).stdout.strip() == "''"

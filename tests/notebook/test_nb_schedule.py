@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,33 @@ async def test_newuser7_finding_9_a_service_gets_its_port_and_its_status_says_wh
     async with httpx.AsyncClient() as http:
         assert (await http.get(f"http://127.0.0.1:{port}/", timeout=5)).text == "hello from the service"
     await kernel.run(f"%schedule cancel {job_id}")
+
+
+async def test_newuser7_finding_14_a_long_logs_end_is_shown_with_what_was_left_out(
+        start_kernel: StartKernel, api: AsyncSchedClient, jp_root_dir: Path) -> None:
+    """New user 7, F14 (IMPORTANT): ``%schedule logs J`` of a finished job with a 3.9 MB log showed its
+    first 64 KB, cut mid-line, said nowhere — never the traceback at its end; ``-f`` poured all of it
+    into the cell. Both show the last lines, after a line saying what was left out and where it is."""
+    script = ("import sys\nfor i in range(60000): print('epoch', i, 'loss', 1 / (i + 1))\n"
+              "raise RuntimeError('CUDA out of memory (simulated)')\n")
+    job = await api.submit({"gpus": 0, "name": "biglog", "command": [sys.executable, "-c", script],
+                            "working_dir": str(jp_root_dir)})
+
+    async def failed() -> bool:
+        return (await api.job(job["id"]))["state"] == "failed"
+
+    await wait_for(failed, timeout_s=120)
+    kernel = await start_kernel()
+    for line in (f"%schedule logs {job['id']}", f"%schedule logs {job['id']} -f"):
+        shown = await kernel.run(line, timeout_s=120)
+        assert shown.error is None, shown.text
+        out = shown.stdout
+        assert "RuntimeError: CUDA out of memory (simulated)" in out, out[-500:]
+        assert "epoch 0 loss" not in out and len(out) < 20000, len(out)
+        note = out.splitlines()[0]
+        assert note.startswith("[… the first ") and f"`jupyter-sched logs {job['id']}` in a terminal prints it all" \
+            in note, note
+        assert out.splitlines()[1].startswith("epoch "), out.splitlines()[1]  # a whole line, not a cut one
 
 
 async def test_gpu_keepalive_watch_and_release(start_kernel: StartKernel, api: AsyncSchedClient) -> None:

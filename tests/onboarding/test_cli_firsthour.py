@@ -436,19 +436,21 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
     assert as_bob.code == EXIT_OK and "user       bob" in as_bob.out, as_bob.err
     wrong = run("--token", "wrong", "status", env=env)
     assert wrong.code == EXIT_REFUSED and wrong.out == ""
-    assert wrong.err.strip() == (
-        f"jupyter-sched status: the server at {server.url} refused the token given with --token — pass --token "
-        "TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`) or set JUPYTER_SCHED_TOKEN "
-        "[forbidden]")
+    assert wrong.err.strip() == (  # the environment first (new user 7, F17: --token is readable in `ps`)
+        f"jupyter-sched status: the server at {server.url} refused the token given with --token — set "
+        "JUPYTER_SCHED_TOKEN=TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`); --token "
+        "TOKEN works too, but other local accounts can read it in `ps` [forbidden]")
     from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
-    assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — pass --token" in from_env.err
+    assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — set JUPYTER_SCHED_TOKEN" \
+        in from_env.err
     # --url of a server this account's runtime dir lists: its own token (new user 5, finding 12: the
     # CLI's own "pass --url to use another: URL" was then refused for want of a token)
     listed = run("--url", server.url.replace("127.0.0.1", "localhost"), "status", env=env)
     assert listed.code == EXIT_OK and "user       ann" in listed.out, listed.err
     (tmp_path / "empty").mkdir()
     bare = run("--url", server.url, "status", env={**env, "JUPYTER_RUNTIME_DIR": str(tmp_path / "empty")})
-    assert bare.code == EXIT_REFUSED and "needs a token (none was given with --url) — pass --token" in bare.err
+    assert bare.code == EXIT_REFUSED and "needs a token (none was given with --url) — set JUPYTER_SCHED_TOKEN" \
+        in bare.err
     for answer in (wrong, from_env, bare):
         assert "X-XSRFToken" not in answer.err and "Authorization" not in answer.err and "_xsrf" not in answer.err
 
@@ -1338,3 +1340,30 @@ def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: Embed
                            capture_output=True, text=True, timeout=120)
     assert json.loads(given.stdout)["command"][0] == sys.executable and "note: runs" not in given.stderr
     wait_state(server, "tok-ann", job["id"], "succeeded")
+
+
+def test_newuser7_finding_17_a_token_on_the_command_line_is_warned_and_the_hints_lead_with_the_environment(
+        server: EmbeddedServer) -> None:
+    """New user 7, F17 (IMPORTANT): the CLI's hints said "pass --token TOKEN"; done so, another local
+    account read the token from ``ps`` (for hours under ``wait --for 2h``) and used the whole Jupyter
+    server with it. The hints lead with JUPYTER_SCHED_TOKEN, --help says why, and a --token typed at a
+    terminal is warned about (scripts and pipes are not: the warning is for the person typing)."""
+    import io as stdio
+
+    from jupyter_sched.cli.main import build_parser
+
+    class Terminal(stdio.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out, err = stdio.StringIO(), Terminal()
+    assert main(["--url", server.url, "--token", "tok-ann", "status"], out=out, err=err) == EXIT_OK
+    assert "note: other local accounts can read --token in `ps` while this runs; JUPYTER_SCHED_TOKEN=… in the " \
+           "environment is not shown there" in err.getvalue(), err.getvalue()
+    piped = stdio.StringIO()
+    assert main(["--url", server.url, "--token", "tok-ann", "status"], out=stdio.StringIO(), err=piped) == EXIT_OK
+    assert "--token" not in piped.getvalue()
+    refused = stdio.StringIO()
+    main(["--url", server.url, "--token", "wrong", "status"], out=stdio.StringIO(), err=refused)
+    assert "— set JUPYTER_SCHED_TOKEN=TOKEN" in refused.getvalue() and "can read it in `ps`" in refused.getvalue()
+    assert "other local accounts can read --token in ps" in " ".join(build_parser().format_help().split())

@@ -108,3 +108,12 @@ def test_newuser7_finding_7_the_readme_says_notebook_jobs_need_jupyter_sched_in_
     assert "Notebook jobs (`%%schedule` of a notebook, `--notebook`, job definitions) run through `jupyter_sched` in " \
            "that venv: install it there too" in text
     assert "No module named 'jupyter_sched'" in text
+
+
+def test_newuser7_finding_12_the_terminal_block_puts_jupyter_sched_on_path_first() -> None:
+    """New user 7, F12: after the README's install, a new terminal said ``jupyter-sched: command not
+    found`` (the venv was never activated; only the simulate line said ``.venv/bin/jupyter-sched``)."""
+    block = next(b for b in bash_blocks(section("Using it")) if "jupyter-sched status" in b)
+    lines = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert lines[0] == "source .venv/bin/activate", lines
+    assert "python3 -m venv .venv" in README  # the install makes exactly that venv
