@@ -35,11 +35,11 @@ alone). Before, the padding of each user's *other* programs and everybody's rati
 which read this replay's synthetic rule (limit = runtime rounded up to the hour, doubled for some
 users; nearly every job runs about 2 h) and gave 27 %, but told real users "now" from unrelated
 runs (new user 5, findings 4 and 8). Since session 7 a *first* run of new work is predicted from
-the user's own padding once that has predicted the user's own first runs better than their limits
-(:mod:`jupyter_sched.backfill.history`): default profile 116 % -> 89 % here, dev replays mean
-95 % -> 52 %, held-out 108 % -> 62 %; with reruns (below) 86 -> 71 % (25 %), 67 -> 66 % (50 %),
-29 -> 21 % (75 %); default avg JCT +5 % -> +4 % vs SJF; the ``short-first, EASY`` row, which orders
-by learnt runtimes, went from +7 % to +15 % vs SJF.
+the user's own runs of any program (their padding, or the line fitted to them) once that has
+predicted the user's own first runs better than their limits (:mod:`jupyter_sched.backfill.history`):
+default profile 116 % -> 71 % here, dev replays mean 95 % -> 50 %, held-out 108 % -> 51 %; with
+reruns (below, 8 seeds, mean) 86 -> 75 % (25 %), 67 -> 58 % (50 %), 29 -> 21 % (75 %); default avg
+JCT +5 % -> +4 % vs SJF.
 
 The error is taken per job that waited (not started at its arrival): ``|actual first start -
 the ETA of its first cycle|``; the figure is the median of those over the median wait of the same

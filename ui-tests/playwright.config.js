@@ -72,5 +72,9 @@ module.exports = {
     // depend on which tests ran before
     { name: 'visual', testMatch: /visual\.spec\.ts/, use: { baseURL: `http://127.0.0.1:${visualPort}` } }
   ],
-  webServer: [server(adminPort, 'admin'), server(userPort, 'user'), server(visualPort, 'visual')]
+  // run.sh starts the three servers side by side and sets SCHED_UI_SERVERS_STARTED; without it
+  // (`npx playwright test` by hand) Playwright starts them, one after the other
+  webServer: process.env.SCHED_UI_SERVERS_STARTED
+    ? []
+    : [server(adminPort, 'admin'), server(userPort, 'user'), server(visualPort, 'visual')]
 };

@@ -23,12 +23,14 @@ was the program's first word — and a ``sleep 60`` from shorter runs of other c
 its limit, so the first ETA after submitting said "now", and a job queued ahead was projected to
 end the moment it started). A job without runs of its key keeps its limit, queued or running —
 with one exception, earned per user: the *first run* of new work is predicted from the user's
-own padding (its limit times each ratio ``runtime / limit`` of the user's last runs, any program)
-once that guess has predicted the user's own first runs better than their limits did (median
-relative error over at least :data:`FIRST_RUNS_SCORED` of them, each scored before it was
-learnt). A user who declares twice what they need is read as such; a user whose limits say
-nothing about their runs keeps the limit; nobody else's runs are ever used
-(``benchmarks/jct_loaded.py``: main replay 116 % -> 89 %, declared limits alone 151 %).
+own runs of any program — the *padding* (its limit times each of their ratios ``runtime /
+limit``) or the *linear* predictor fitted to them — once that guess has predicted the user's own
+first runs better than their limits did (median relative error over at least
+:data:`FIRST_RUNS_SCORED` of them, each scored before it was learnt; the better of the two). A
+user who declares twice what they need, or rounds up to the hour, is read as such; a user whose
+limits say nothing about their runs keeps the limit; nobody else's runs are ever used
+(``benchmarks/jct_loaded.py``, default profile: main replay 116 % -> 71 %, declared limits alone
+151 %; session 7 notes of issue 16).
 
 The guess is the median of the chosen predictor's samples (capped by the limit, never below
 :data:`MIN_RUNTIME_S`). The same run is chosen unless another predictor has predicted this
@@ -58,7 +60,7 @@ import bisect
 import math
 import statistics
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 
 from ..model import JobSpec
 
@@ -110,7 +112,7 @@ class RuntimeHistory:
         # key asks until the next learn (the engine asks it for every live job each cycle; a running
         # job's conditional median is then a bisection)
         self._memo: dict[tuple[Hashable, ...], list[float] | None] = {}
-        self._ratios: dict[str, deque[float]] = {}  # user -> runtime / limit of their last runs, any program
+        self._user_runs: dict[str, deque[tuple[float, float]]] = {}  # user -> (runtime, limit) of last runs, any program
 
     def learn(self, spec: JobSpec, runtime_s: float, limit_s: float | None) -> None:
         """Remember that a run of ``spec`` took ``runtime_s`` seconds under ``limit_s`` (None: none)."""
@@ -124,7 +126,7 @@ class RuntimeHistory:
         if not samples and limit_s:  # a first run: would the user's own padding have beaten the limit?
             self._score_first(spec.user, runtime_s, limit_s)
         if limit_s:
-            self._ratios.setdefault(spec.user, deque(maxlen=KEEP)).append(min(runtime_s, limit_s) / limit_s)
+            self._user_runs.setdefault(spec.user, deque(maxlen=KEEP)).append((min(runtime_s, limit_s), limit_s))
         runtime = max(runtime_s, MIN_RUNTIME_S)
         self._by_key.setdefault(run_key(spec), deque(maxlen=KEEP)).append(
             (min(runtime, limit_s) if limit_s else runtime, limit_s or None))
@@ -156,33 +158,48 @@ class RuntimeHistory:
         if samples:
             name = self._choose(spec.user, samples)
             chosen = sorted(samples[name])
-        elif limit_s and self._padding_earned(spec.user):
-            chosen = sorted(self._user_padding(spec.user, limit_s))
+        elif limit_s and (first := self._first_samples(spec.user, limit_s)) and \
+                (earned := self._first_earned(spec.user, first)) is not None:
+            chosen = sorted(first[earned])
         self._memo[key] = chosen
         return chosen
 
-    def _user_padding(self, user: str, limit_s: float) -> list[float]:
-        """A first run's samples from the user's own padding: ``limit_s`` times each ratio
-        ``runtime / limit`` of the user's last runs (any program; empty: none with a limit)."""
-        return [min(max(limit_s * r, MIN_RUNTIME_S), max(limit_s, MIN_RUNTIME_S)) for r in self._ratios.get(user, ())]
+    def _first_samples(self, user: str, limit_s: float) -> dict[str, list[float]]:
+        """A first run's samples from the user's own runs of any program: ``padding`` (``limit_s``
+        times each ratio) and ``linear`` (the line fitted to them, with each run's residual)."""
+        runs = list(self._user_runs.get(user, ()))
+        if not runs:
+            return {}
+        out = {"padding": [limit_s * runtime / limit for runtime, limit in runs]}
+        line = _fit(runs)
+        if line is not None:
+            a, b = line
+            out["linear"] = [a * limit_s + b + (runtime - (a * limit + b)) for runtime, limit in runs]
+        top = max(limit_s, MIN_RUNTIME_S)
+        return {name: [min(max(x, MIN_RUNTIME_S), top) for x in xs] for name, xs in out.items()}
 
     def _score_first(self, user: str, runtime_s: float, limit_s: float) -> None:
-        """Score, on a first run of its key, the limit and the user's padding as its guesses."""
+        """Score, on a first run of its key, the limit and each of the user's own guesses."""
         self._errors.setdefault((user, "first:limit"), deque(maxlen=KEEP)).append(abs(limit_s - runtime_s) / runtime_s)
-        padded = self._user_padding(user, limit_s)
-        if padded:
-            guess = statistics.median(padded)
-            self._errors.setdefault((user, "first:padding"), deque(maxlen=KEEP)).append(
+        for name, xs in self._first_samples(user, limit_s).items():
+            guess = statistics.median(xs)
+            self._errors.setdefault((user, f"first:{name}"), deque(maxlen=KEEP)).append(
                 abs(guess - runtime_s) / runtime_s)
 
-    def _padding_earned(self, user: str) -> bool:
-        """Has the user's padding predicted the user's own last first runs better than their limits
-        did (at least :data:`FIRST_RUNS_SCORED` of them)?"""
-        padding = self._errors.get((user, "first:padding"))
+    def _first_earned(self, user: str, available: Iterable[str]) -> str | None:
+        """Of the ``available`` guesses, the user's own that has predicted their last first runs
+        best, if better than their limits did (each scored on at least :data:`FIRST_RUNS_SCORED` of
+        them); None: the limit."""
         limit = self._errors.get((user, "first:limit"))
-        if not padding or not limit or len(padding) < FIRST_RUNS_SCORED:
-            return False
-        return statistics.median(padding) < statistics.median(list(limit)[-len(padding):])
+        best: tuple[float, str] | None = None
+        for name in available:
+            errs = self._errors.get((user, f"first:{name}"))
+            if not limit or not errs or len(errs) < FIRST_RUNS_SCORED:
+                continue
+            err = statistics.median(errs)
+            if err < statistics.median(list(limit)[-len(errs):]) and (best is None or err < best[0]):
+                best = (err, name)
+        return None if best is None else best[1]
 
     def _choose(self, user: str, samples: dict[str, list[float]]) -> str:
         """The predictor for ``user``: the same run unless another has done better (module doc)."""

@@ -353,8 +353,10 @@ def test_runtime_history_predicts_no_job_without_runs_of_its_own_from_other_user
                  id="two first runs scored are not a record: the limit is used"),
     pytest.param([(3, 600), (600, 700), (50, 3600), (3500, 3600)], None,
                  id="a padding that predicted the user's first runs worse than their limits is not used"),
+    pytest.param([(h * 3600, (h + 0.5) * 3600) for h in (2.5, 5.5, 2.5, 8.5, 5.5, 2.5)], 1.5 * 3600,
+                 id="a user who adds half an hour: a new program's 2 h limit is read as 1.5 h (the line, not 0.875 x)"),
 ])
-def test_runtime_history_predicts_a_first_run_from_the_user_s_padding_only_where_it_beat_the_limit(
+def test_runtime_history_predicts_a_first_run_from_the_user_s_own_runs_only_where_that_beat_the_limit(
         first_runs: list[tuple[float, float]], want: float | None) -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
     hist = RuntimeHistory()
