@@ -64,12 +64,15 @@ class NominationBook:
         return job_id in self.gpus
 
     def eligible(self, job: Job) -> list[str]:
-        """Owners whose nominated GPUs ``job`` may use: itself, and lower-class jobs of its team."""
+        """Owners whose nominated GPUs ``job`` may use: itself, and lower-class jobs of its team —
+        never the job it was itself preempted or migrated for (a victim of a higher class than its
+        preemptor, e.g. a migration, took the GPUs freed for it back, and was moved again, every
+        other cycle: issue 16 property counterexample 3)."""
         if not self.gpus:
             return []
         rank = job.spec.priority.rank
         return [o for o in self.by_team.get(job.spec.team, ())
-                if o == job.id or self.jobs[o].spec.priority.rank < rank]
+                if o == job.id or (self.jobs[o].spec.priority.rank < rank and o != job.preempted_by)]
 
     def pool(self, owners: Sequence[str]) -> set[int]:
         """GPU ids nominated to ``owners``."""

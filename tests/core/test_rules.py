@@ -466,6 +466,22 @@ def test_quota_freed_by_a_preemption_is_held_for_the_preemptor_and_no_victim_tak
     assert {s.state(j) for j in ("lo1", "lo2")} == {"pending"}
 
 
+def test_a_migrated_job_of_a_higher_class_does_not_take_back_the_gpus_freed_for_its_preemptor() -> None:
+    # hypothesis seed 17 on e7d4f4b, reduced: low j4 migrates normal j8 of its team from n0 to n2 to
+    # fit on n0; j8, a higher class, was let use the GPUs nominated to j4 (the no-inversion rule),
+    # went back onto them and was migrated again every other cycle
+    s = Scenario([make_node("n0", gpus=6, nvlink=pairs(6)), make_node("n2", gpus=2, nvlink=pairs(2))],
+                 profile=SchedulingProfile(defragment=True, min_runtime_s=0))
+    s.submit(make_job("j9", gpus=3, priority="low", submitted=9)).cycle()
+    s.at(1).submit(make_job("j8", gpus=1, submitted=8, checkpointable=True)).cycle()
+    s.at(2).submit(make_job("j4", gpus=3, priority="low", submitted=4)).cycle()
+    assert s.evictions() == ["j8"]  # migrated for j4
+    third = s.at(3).cycle()
+    assert {a.job_id: a.allocation.node for a in third.admits} == {"j8": "n2", "j4": "n0"}
+    s.at(4).cycle()
+    assert s.evictions() == ["j8"]
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "known, not fixed (session 7): victims are chosen per job in queue order, so j11 reclaims j3 and "
     "j12 reclaims j5 (3 GPUs for 1) where evicting j5 alone would have served both; the 2 GPUs left "
