@@ -287,6 +287,10 @@ def server_url(text: str) -> tuple[str, str | None]:
         raise ValueError(f"--url {text!r} is not a server URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"--url {text!r} is not a server URL")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+        # a space or control character inside (a paste with one): http.client refused it with a
+        # traceback (new user 7, F13)
+        raise ValueError(f"--url {text!r} is not a server URL (it has a space or control character in it)")
     prefix: list[str] = []
     for part in parts.path.split("/"):
         if part in _APP_PATHS:
@@ -536,6 +540,8 @@ def error_line(command: str, exc: SchedError) -> str:
         # "leave working_dir out" → "leave --workdir out": the option this person typed (new user 4)
         # the bare field only: "e.g. --env SEED=1" keeps its option as it is (new user 6, F3: "----env")
         hint = re.sub(rf"(?<![\w-]){re.escape(exc.field)}\b", flag, hint)
+    if hint:  # a REST request in a hint is said as the command that sends it (new user 7, F16)
+        hint = re.sub(r"PATCH definitions/([\w-]+)", rf"`{PROG} definitions edit \1 …`", hint)
     tail = f" — {_clause(hint)}" if hint else ""
     return f"{PROG} {command}: {where}{_clause(message)}{tail} [{exc.code}]"
 

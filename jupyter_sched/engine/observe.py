@@ -111,6 +111,14 @@ class ExecutorEventHandler:
             self.writer.requeue(record, PendingReason(
                 code="Requeued", message="requeued: the server stopped before the job started",
                 details={"attempts": record.job.attempts}), self.clock.now())
+        elif record.stop_intent is not None:
+            # Its stop was asked for, and the work is gone: the stop ended it. An adopted job's
+            # wrapper is not our child, so when the stop plan's SIGKILL reaches it before it wrote
+            # exit.json (a wrapper slower than the grace on a loaded machine) there is no exit
+            # code — a cancel then read as "lost", a preemption was never requeued (CI flake of
+            # test_a_paused_leader_that_lost_its_lease_starts_and_stops_nothing_after_it_resumes).
+            self._settle_stopped(record, None, self.clock.now(), event.reason, report)
+            return
         else:
             self._finish(event.job_id, JobState.LOST, message=event.reason, at=self.clock.now())
         report.finished.append(event.job_id)
@@ -120,27 +128,32 @@ class ExecutorEventHandler:
         if record is None or record.job.state.terminal:
             return
         self.stops.forget(event.job_id)
-        report.finished.append(event.job_id)
+        self._settle_stopped(record, event.exit_code, event.finished_at, event.message, report)
+
+    def _settle_stopped(self, record: JobRecord, exit_code: int | None, finished_at: datetime, said: str,
+                        report: TickReport) -> None:
+        """Settle an ended job by its stop intent, else by ``exit_code`` (None: unknown, failed)."""
+        report.finished.append(record.job.id)
         job, intent = record.job, record.stop_intent
-        end = max(event.finished_at, job.started_at or event.finished_at)
+        end = max(finished_at, job.started_at or finished_at)
         if intent == "preempt" or intent == "idle":
             why = "preempted" if intent == "preempt" else "reclaimed while idle"
             self.writer.requeue(record, PendingReason(
                 code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
-                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": event.exit_code}),
+                details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": exit_code}),
                 end, preempted=True)
             return
         if intent == "cancel":
-            state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({event.message})"
+            state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({said})"
         elif intent == "idle_stop":
-            state, message = JobState.CANCELLED, f"stopped while idle: {job.message} ({event.message})"
+            state, message = JobState.CANCELLED, f"stopped while idle: {job.message} ({said})"
         elif intent == "timeout":
-            state, message = JobState.FAILED, f"time limit of {job.spec.time_limit_s:g} s exceeded ({event.message})"
-        elif event.exit_code == 0:
-            state, message = JobState.SUCCEEDED, event.message
+            state, message = JobState.FAILED, f"time limit of {job.spec.time_limit_s:g} s exceeded ({said})"
+        elif exit_code == 0:
+            state, message = JobState.SUCCEEDED, said
         else:
-            state, message = JobState.FAILED, event.message
-        self._finish(job.id, state, message=message, at=end, exit_code=event.exit_code)
+            state, message = JobState.FAILED, said
+        self._finish(job.id, state, message=message, at=end, exit_code=exit_code)
 
     def _finish(self, job_id: str, state: JobState, *, message: str, at: datetime, exit_code: int | None = None) -> None:
         """Record a job's end; if the database refuses what the executor reported (an exit code out of

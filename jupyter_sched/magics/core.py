@@ -13,6 +13,7 @@ import atexit
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -124,6 +125,8 @@ def _one_line(err: SchedError) -> str:
     (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
     hint = _MAGIC_HINTS.get(hint or "", hint)
+    if hint:  # a REST request in a hint is said as the magic that sends it (new user 7, F16)
+        hint = re.sub(r"PATCH definitions/([\w-]+)", r"%schedule define edit \1 …", hint)
     field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
         err.field, command_hint="the cell body (or %schedule run SCRIPT)")
     if field and field not in message and (err.field or "") not in message:

@@ -172,7 +172,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
     quotas = settings.get("quotas") or []
     if quotas:
         current = service.quotas.get()
-        lines = [parse(QuotaLine, q, where="quotas") for q in quotas]
+        lines = [_quota_line(i, q) for i, q in enumerate(quotas)]
         fields = list(QuotaLine.model_fields)
         stored = [{k: getattr(line, k) for k in fields} for line in current.quotas]
         if [line.model_dump() for line in lines] != stored:
@@ -334,3 +334,19 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
 
         kwargs["placement"] = PlacementConfig(fragmentation=policy)  # validated by the profile
     return SchedulingProfile(**kwargs)
+
+
+def _quota_line(index: int, line: Any) -> QuotaLine:
+    """``c.SchedApp.quotas[index]`` as a quota line.
+
+    Raises:
+        ValidationError: naming the line (``quotas[1].guaranteed``) and its team, so that of several
+            lines the wrong one is found (new user 7, F10: "guaranteed: guaranteed must be a number").
+    """
+    try:
+        return parse(QuotaLine, line, where="quotas")
+    except ValidationError as err:
+        team = line.get("team") if isinstance(line, Mapping) else None
+        whose = f" (team {team!r})" if isinstance(team, str) else ""
+        field = f"quotas[{index}]" + (f".{err.field}" if err.field and err.field != "quotas" else "")
+        raise ValidationError(f"quota line {index}{whose}: {err.message}", field=field, hint=err.hint) from None

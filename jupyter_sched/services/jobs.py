@@ -549,11 +549,17 @@ class JobsService:
         return out
 
 
+_SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI"})
+"""Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)."""
+
+
 def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:
     """Sentences for host CPU or memory the request asks for that this server does not reserve:
     its inventory declares none on any node (new user 4: ``--cpu 1000`` on a 2-core machine was
-    accepted and ran, as if 1,000 cores were held for it)."""
-    out = []
+    accepted and ran, as if 1,000 cores were held for it); and for ``env`` variables the scheduler
+    sets itself, which replace the ones given."""
+    out = [f"env {name} is set by the scheduler from the job's allocation; the value given is not used"
+           for name in sorted(set(spec.env or {}) & _SCHEDULER_ENV)]  # new user 7, F18: replaced, said nowhere
     nodes = inv.nodes
     req = spec.resources
     for asked, what, tracked in ((req.cpu_millis, "cpu", any(n.cpu_millis for n in nodes)),

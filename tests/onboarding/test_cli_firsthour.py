@@ -1367,3 +1367,26 @@ def test_newuser7_finding_17_a_token_on_the_command_line_is_warned_and_the_hints
     main(["--url", server.url, "--token", "wrong", "status"], out=stdio.StringIO(), err=refused)
     assert "— set JUPYTER_SCHED_TOKEN=TOKEN" in refused.getvalue() and "can read it in `ps`" in refused.getvalue()
     assert "other local accounts can read --token in ps" in " ".join(build_parser().format_help().split())
+
+
+def test_newuser7_finding_13_a_url_with_a_space_is_one_line_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """New user 7, F13: ``--url "not a url"`` ended in a 25-line http.client.InvalidURL traceback."""
+    import io as stdio
+
+    for url in ("not a url", "http://127.0.0.1:8888/la b", "http://127.0.0.1:8888/\x07"):
+        err = stdio.StringIO()
+        assert main(["--url", url, "status"], out=stdio.StringIO(), err=err) == EXIT_USAGE
+        said = err.getvalue() + capsys.readouterr().err  # argparse's usage errors go to sys.stderr
+        assert "Traceback" not in said and "is not a server URL (it has a space or control character in it)" in said, said
+
+
+def test_newuser7_finding_18_an_env_the_scheduler_sets_is_said_to_be_replaced(server: EmbeddedServer) -> None:
+    """New user 7, F18: ``--env CUDA_VISIBLE_DEVICES=0,1,2,3`` was accepted, stored and silently replaced
+    by the allocation (right, but unsaid). The answer (REST ``warnings``, the CLI's note) says so."""
+    clear(server)
+    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--env", "CUDA_VISIBLE_DEVICES=0,1,2,3", "--", "true")
+    assert run.code == EXIT_OK, run.err
+    assert ("jupyter-sched submit: note: env CUDA_VISIBLE_DEVICES is set by the scheduler from the job's allocation; "
+            "the value given is not used") in run.err, run.err
+    plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": {"SEED": "1"}}).json()
+    assert "warnings" not in plain

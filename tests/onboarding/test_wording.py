@@ -371,3 +371,35 @@ def test_newuser7_finding_9_a_running_service_says_whether_its_port_answers() ->
         "service j-s (app): running on vm: GPU-1 · not answering on port 8765 yet (started 06:20 UTC)")
     assert job_line({**base, "message": "ready on port 8765"}, NOW) == "service j-s (app): running on vm: GPU-1 · ready on port 8765"
     assert "port" not in job_line({**base, "kind": "training", "message": "running"}, NOW)
+
+
+def test_newuser7_finding_16_a_hint_names_the_command_not_the_rest_request() -> None:
+    """New user 7, F16: a second definition of a name said "… or change that one: PATCH
+    definitions/d-1" in the CLI and the magic; each now names its own edit command."""
+    from jupyter_sched.cli.main import error_line
+    from jupyter_sched.errors import ConflictError
+    from jupyter_sched.magics.core import _one_line
+
+    err = ConflictError("you keep a definition named 'analysis' already (d-1)", field="name",
+                        hint="choose another name, or change that one: PATCH definitions/d-1")
+    assert error_line("definitions", err) == (
+        "jupyter-sched definitions: --name: you keep a definition named 'analysis' already (d-1) — choose another "
+        "--name, or change that one: `jupyter-sched definitions edit d-1 …` [conflict]"), error_line("definitions", err)
+    said = _one_line(err)
+    assert "%schedule define edit d-1 …" in said and "PATCH" not in said, said
+
+
+def test_newuser7_finding_10_a_bad_quota_line_in_the_config_is_named_by_its_place_and_team(tmp_path: Any) -> None:
+    """New user 7, F10: ``c.SchedApp.quotas = [{"team": "ml", "guaranteed": "lots"}]`` stopped the server
+    with "guaranteed: guaranteed must be a number" — with several lines, which one?"""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.services import build_services
+    from jupyter_sched.store import sqlite_url
+
+    settings = {"db_url": sqlite_url(tmp_path / "s.sqlite"), "log_dir": str(tmp_path / "logs"),
+                "inventory_source": "simulated", "simulated_gpus": 2,
+                "quotas": [{"team": "cv", "guaranteed": 1}, {"team": "ml", "guaranteed": "lots"}]}
+    with pytest.raises(ValidationError) as err:
+        build_services(settings)
+    assert err.value.field == "quotas[1].guaranteed", err.value.field
+    assert err.value.message.startswith("quota line 1 (team 'ml'): "), err.value.message

@@ -17,10 +17,13 @@ The Kubernetes faults (HTTP 409 / 422 / 500 from the API server) are in ``tests/
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +215,39 @@ def test_a_paused_leader_that_lost_its_lease_starts_and_stops_nothing_after_it_r
     assert (len(paused.starts), len(paused.stops)) == (starts, stops)  # counted at the executor
     wait_until(lambda: state(b, running["id"])["state"] == "cancelled", "B to carry out the cancel", tick=b.tick)
     assert check_integrity(a.store).ok
+
+
+@pytest.mark.parametrize(("intent", "want_state"), [
+    pytest.param("cancel", "cancelled", id="a cancel ends it cancelled, not lost"),
+    pytest.param("timeout", "failed", id="a time limit fails it as timed out, not lost"),
+])
+def test_an_adopted_job_killed_by_its_stop_before_writing_its_exit_is_settled_by_the_stop(
+        sqlite_db: str, tmp_path: Path, intent: str, want_state: str) -> None:
+    """The cause of the paused-leader test's flake: a job the new leader adopted is not its child,
+    so when the stop plan's SIGKILL reaches the wrapper before it wrote ``exit.json`` (a wrapper
+    slower than the grace on a loaded machine) nothing tells its exit code, and the job read as
+    ``lost``. Here the wrapper is ``SIGSTOP``ped (as the scheduler starves it under load) before
+    the stop, with a grace of 0 s: the SIGKILL always reaches it before it can write its exit."""
+    clock = ManualClock(T0)
+    a = service(sqlite_db, FaultyExecutor(LocalExecutor(tmp_path / "a")), clock=clock, owner="a")
+    job = a.submit({"command": sleeper(tmp_path), "name": "adopted", "time_limit_s": 3600}, user="ana")
+    wait_until(lambda: state(a, job["id"])["state"] == "running", "the job to run", tick=a.tick)
+    a.engine.resign()  # clean shutdown: the job keeps running for the next leader
+    b_executor = FaultyExecutor(LocalExecutor(tmp_path / "b"))
+    b = service(sqlite_db, b_executor, clock=clock, owner="b")
+    b.engine.stops.grace_s = 0.0
+    assert b.tick().leader and job["id"] in b_executor.tracked()  # adopted
+    handle = b.store.get_job(job["id"]).handle
+    assert handle is not None
+    os.kill(int(handle["pid"]), signal.SIGSTOP)  # the wrapper: SIGTERM waits, SIGKILL does not
+    if intent == "cancel":
+        b.cancel(job["id"], user="ana")
+    else:
+        with b.store.transaction() as tx:  # as the stop reconciler writes it once the limit passed
+            tx.update_job(replace(tx.get_job(job["id"]), stop_intent="timeout", stop_actor="scheduler"))
+    wait_until(lambda: job["id"] in b_executor.stops, "B to send the stop", tick=b.tick)
+    got = wait_until(lambda: (s := state(b, job["id"]))["state"] not in ("running", "admitted") and s,
+                     "the job to end", tick=b.tick)
+    assert got["state"] == want_state, got
+    assert "left no exit code" in got["message"]  # the SIGKILL did come first: the case under test
+    assert check_integrity(b.store).ok
