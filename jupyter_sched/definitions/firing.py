@@ -88,6 +88,8 @@ class FiringReport:
     duplicates: int = 0
     missed: int = 0
     conflicts: int = 0
+    next_due: datetime | None = None
+    """The earliest next firing of the definitions read, as known after the pass (None: none)."""
 
 
 class DefinitionFiring:
@@ -140,6 +142,8 @@ class DefinitionFiring:
                 report.conflicts += 1  # changed meanwhile: the next pass plans from the fresh row
             except SchedError:
                 log.exception("definition %s: firing failed; retried at the next tick", definition.id)
+        dues = [due for d in definitions if (due := self._next_due.get((d.id, d.version))) is not None]
+        report.next_due = min(dues, default=None)
         return report
 
     def _fire(self, definition: JobDefinition, now: datetime, report: FiringReport) -> None:

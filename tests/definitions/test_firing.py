@@ -317,3 +317,32 @@ def test_every_definitions_event_reaches_only_its_owner_and_admins(sqlite_db: st
     gil, fay, root = svc.caller("gil"), svc.caller("fay"), svc.caller("root", admin=True)
     assert [e for e in published if event_for(gil, e) is not None] == []
     assert all(event_for(fay, e) is not None and event_for(root, e) is not None for e in published)
+
+
+def test_the_engine_hook_fires_on_time_what_this_server_or_another_wrote(sqlite_db: str, server: MakeServer) -> None:
+    """The leader hook reads the definitions only when a firing is due, one was written through
+    this server, or ``recheck_s`` passed (one store read per engine tick cost a fifth of a
+    submit's tick, issue 17). None of that may make a firing late."""
+    clock = ManualClock(at("2025-06-02T07:59:00+00:00"))
+    a, b = server(sqlite_db, clock), server(sqlite_db, clock)
+    hook = a.definitions.on_leader_tick
+    hourly = a.create({**DAILY, "name": "hourly", "schedule": "0 * * * *", "timezone": "UTC"}, user="fay")
+    hook()
+    clock.set(at("2025-06-02T08:00:00+00:00"))  # its due firing: read then, whatever the recheck
+    a.definitions.recheck_s = 3600.0
+    hook()
+    assert [r.scheduled_for for r in runs_by_definition(sqlite_db, clock, hourly["id"])[hourly["id"]]] == \
+        [at("2025-06-02T08:00:00+00:00")]
+    clock.advance(1)
+    hook()  # nothing due before 09:00 and the recheck is an hour away: the next read waits …
+    half = a.create({**DAILY, "name": "half", "schedule": "30 * * * *", "timezone": "UTC"}, user="fay")
+    clock.set(at("2025-06-02T08:30:00+00:00"))
+    hook()  # … except for a definition written through this server
+    assert len(runs_by_definition(sqlite_db, clock, half["id"])[half["id"]]) == 1
+    a.definitions.recheck_s = 5.0
+    clock.advance(1)
+    hook()
+    other = b.create({**DAILY, "name": "other", "schedule": "45 * * * *", "timezone": "UTC"}, user="fay")
+    clock.set(at("2025-06-02T08:45:00+00:00"))  # written by another server: seen within recheck_s
+    hook()
+    assert len(runs_by_definition(sqlite_db, clock, other["id"])[other["id"]]) == 1
