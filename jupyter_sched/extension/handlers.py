@@ -39,6 +39,7 @@ from ..services.models import (
     parse,
 )
 from ..services.visibility import event_for
+from .cancel_web import CancelJobsHandler
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
@@ -474,6 +475,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("me", MeHandler),
     ("inventory", InventoryHandler),
     ("jobs", JobsHandler),
+    ("jobs/cancel", CancelJobsHandler),  # before jobs/{id}
     (f"jobs/{_ID}", JobHandler),
     (f"jobs/{_ID}/logs", LogsHandler),
     ("dryrun", DryrunHandler),
