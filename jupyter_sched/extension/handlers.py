@@ -118,7 +118,8 @@ class JobsHandler(_WritesAreActivity):
     @authorized
     async def post(self) -> None:
         request = self.body(SubmitJobRequest)
-        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind), status=201)
+        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
+                                   kernels_checked=self.kernels_checked), status=201)
 
 
 class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
@@ -133,7 +134,8 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
         request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
         caller = self.caller
         with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
-            lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind)
+            lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind,
+                                    kernels_checked=self.kernels_checked)
             lease = await self._waiter.decided(lease, wait.wait_ms, functools.partial(
                 self.call, self.services.jobs.get, caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
         self.reply(lease, status=201)

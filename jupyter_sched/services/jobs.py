@@ -151,8 +151,12 @@ class JobsService:
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
         return job
 
-    def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None) -> JobView:
+    def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
+               kernels_checked: bool = False) -> JobView:
         """Validate, admit, commit, kick the engine; the job (state ``pending``).
+
+        ``kernels_checked``: a user server that forwarded the request checked its ``kernel_id``
+        against its own kernels (this server's are not where that kernel runs).
 
         Raises:
             ValidationError: a bad request (names the field and the fix).
@@ -166,7 +170,8 @@ class JobsService:
         self.refuse_missing_paths(job.spec)
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
-            warnings.extend(self._unknown_kernel(caller, job, request=what))
+            if not kernels_checked:
+                warnings.extend(self._unknown_kernel(caller, job, request=what))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))

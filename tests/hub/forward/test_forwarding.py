@@ -137,6 +137,22 @@ async def test_events_are_streamed_from_the_central_service(sched_app: Any, jp_f
     assert "event: job" in text and job["id"] in text
 
 
+async def test_a_lease_for_a_kernel_of_this_server_is_taken_and_a_mistyped_kernel_is_refused_here(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    """Issue 20 (d) through a forwarding server (CI on 58c298d: the central judged the user
+    server's kernel by its own kernel manager and refused every %gpu request of a hub user)."""
+    response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
+    kernel_id = json.loads(response.body)["id"]
+    status, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
+    assert status == 201 and lease["kernel_id"] == kernel_id, lease
+    before = len(central_get(central, "leases?all=true"))
+    status, error = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": "k-typo"})
+    assert status == 400, error
+    assert error["error"]["field"] == "kernel_id" and "no kernel 'k-typo' runs on this server" in error["error"]["message"]
+    assert len(central_get(central, "leases?all=true")) == before  # nothing reached the central service
+    await fetch(jp_fetch, "DELETE", f"api/sched/leases/{lease['id']}")
+
+
 async def test_a_kernel_shutdown_releases_its_lease_on_the_central_service(
         sched_app: Any, jp_fetch: Any, central: str) -> None:
     response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
