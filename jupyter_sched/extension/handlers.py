@@ -44,6 +44,7 @@ from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
 from .log_follow import follow_logs
+from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
 from .web import SchedHandler
 
@@ -421,21 +422,6 @@ class EventsHandler(SchedHandler):
         sub = getattr(self, "_subscription", None)
         if sub is not None:
             self.sched.event_hub.unsubscribe(sub)
-
-
-class MetricsHandler(SchedHandler):
-    """``GET metrics``: Prometheus exposition text from a private registry."""
-
-    _track_activity = False
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST
-
-        text = await self.sched.metrics_registry.exposition(self.call)  # scrapes shared (.metrics)
-        self.set_status(200)
-        self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
 
 
 class UnknownRouteHandler(SchedHandler):

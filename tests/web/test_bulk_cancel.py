@@ -148,7 +148,7 @@ async def _requests(jp_fetch: Any, handler: str, method: str) -> float:
                and f'method="{method}"' in line)
 
 
-async def test_cli_cancel_mine_is_one_request_and_keeps_its_count(cli: Any, api: Any, jp_fetch: Any) -> None:
+async def test_cli_cancel_mine_is_one_request_and_keeps_its_count(cli: Any, api: Any, jp_fetch: Any) -> None:  # noqa: F811
     ids = await _submit(api, 30, gpus=0)
     judys = await _submit(api, 1, gpus=0, token=JUDY_TOKEN)
     deletes = await _requests(jp_fetch, "jupyter_sched.extension.handlers.JobHandler", "DELETE")
