@@ -39,10 +39,12 @@ from ..services.models import (
     parse,
 )
 from ..services.visibility import event_for
+from .cancel_web import CancelJobsHandler
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
 from .log_follow import follow_logs
+from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
 from .web import SchedHandler
 
@@ -422,21 +424,6 @@ class EventsHandler(SchedHandler):
             self.sched.event_hub.unsubscribe(sub)
 
 
-class MetricsHandler(SchedHandler):
-    """``GET metrics``: Prometheus exposition text from a private registry."""
-
-    _track_activity = False
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST
-
-        text = await self.sched.metrics_registry.exposition(self.call)  # scrapes shared (.metrics)
-        self.set_status(200)
-        self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
-
-
 class UnknownRouteHandler(SchedHandler):
     """Any other path under ``api/sched/``: a JSON 404 naming the path (registered after every
     route, so it only answers what no route matched; never the server's HTML page)."""
@@ -476,6 +463,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("me", MeHandler),
     ("inventory", InventoryHandler),
     ("jobs", JobsHandler),
+    ("jobs/cancel", CancelJobsHandler),  # before jobs/{id}
     (f"jobs/{_ID}", JobHandler),
     (f"jobs/{_ID}/logs", LogsHandler),
     ("dryrun", DryrunHandler),

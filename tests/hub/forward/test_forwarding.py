@@ -307,6 +307,37 @@ async def test_someone_other_than_the_owner_cannot_act_through_a_shared_server(
     assert {j["id"] for j in central_get(central, "jobs")} == before  # nothing reached the central service
 
 
+async def test_a_bulk_cancel_goes_through_a_forwarding_server_and_only_for_its_owner(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    """``POST jobs/cancel`` (issue 20 F2) is forwarded like any route: the central service cancels
+    the named jobs of the server's owner and answers each outcome; a visitor of a shared server
+    reaches nothing."""
+    ids = []
+    for _ in range(3):
+        status, job = await fetch(jp_fetch, "POST", "api/sched/jobs", {"gpus": 2, "command": ["sleep", "300"]})
+        assert status == 201, job
+        ids.append(job["id"])
+    sched_app.services.owner = "the-owner"
+    try:
+        status, error = await fetch(jp_fetch, "POST", "api/sched/jobs/cancel", {"ids": ids})
+        assert status == 403 and error["error"]["code"] == "not_the_owner", error
+    finally:
+        sched_app.services.owner = None
+    assert all(j["state"] != "cancelled" for j in central_get(central, "jobs") if j["id"] in ids)
+    status, answer = await fetch(jp_fetch, "POST", "api/sched/jobs/cancel", {"ids": ids})
+    assert status == 200 and answer["cancelled"] == 3, answer
+    assert [j["id"] for j in answer["jobs"]] == ids
+    assert {j["outcome"] for j in answer["jobs"]} <= {"removed", "stopping"}
+    status, error = await fetch(jp_fetch, "POST", "api/sched/jobs/cancel", {"ids": ids, "mine": True})
+    assert status == 400 and error["error"]["field"] == "mine"  # the central's error, status and body
+    for _ in range(300):
+        if all(j["state"] == "cancelled" for j in central_get(central, "jobs") if j["id"] in ids):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the forwarded bulk cancel did not end the jobs on the central service")
+
+
 async def test_job_definitions_and_executed_notebooks_go_through_a_forwarding_server(
         sched_app: Any, jp_fetch: Any, central: str, tmp_path: Any) -> None:
     """Issue 19 in hub mode: the panel's "Scheduled notebooks" and ``%schedule define`` talk to the
