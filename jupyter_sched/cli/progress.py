@@ -96,10 +96,10 @@ class CountingProgress:
 
             self._bar = tqdm(total=total, desc=label, file=stream, leave=False, **_size(), unit="job")
 
-    def advance(self) -> None:
-        """One more item done."""
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items done."""
         if self._bar is not None:
-            self._bar.update(1)
+            self._bar.update(n)
 
     def __enter__(self) -> CountingProgress:
         return self

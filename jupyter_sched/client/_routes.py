@@ -61,6 +61,10 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("DELETE", f"jobs/{_id(job_id)}")
 
     @staticmethod
+    def cancel_jobs(body: Mapping[str, Any]) -> Req:
+        return Req("POST", "jobs/cancel", body=dict(body))
+
+    @staticmethod
     def logs(job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False) -> Req:
         return Req("GET", f"jobs/{_id(job_id)}/logs", params=_params(offset=offset, limit=limit, follow=follow))
 

@@ -299,6 +299,17 @@ class SchedClient:
         """``DELETE jobs/{id}``: cancel; returns the job. Raises NotFoundError, ConflictError."""
         return dict(self.call(routes.cancel(job_id)))
 
+    def cancel_jobs(self, *, ids: list[str] | None = None, mine: bool = False, all_users: bool = False,
+                    states: list[str] | None = None) -> dict[str, Any]:
+        """``POST jobs/cancel``: cancel many jobs in one request — ``ids``, all of mine (``mine``)
+        or everyone's (``all_users``, admins) in ``states`` (default every live state); returns
+        ``{"cancelled", "counts", "jobs": [{"id", "outcome", "was", "state"}], "grace_s"}``.
+        Raises AuthorizationError (``all_users`` as a non-admin), ValidationError."""
+        body: dict[str, Any] = {"ids": ids} if ids is not None else {"all": True} if all_users else {"mine": mine}
+        if states:
+            body["states"] = states
+        return dict(self.call(routes.cancel_jobs(body)))
+
     def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False) -> dict[str, Any]:
         """``GET jobs/{id}/logs``: ``{"text", "offset", "next_offset", "finished"}`` (offsets in bytes)."""
         return dict(self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow),

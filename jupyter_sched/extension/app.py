@@ -161,7 +161,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         install_kernel_hooks(self.serverapp, env_for=self._kernel_env if self.inject_kernel_env else None,
                              release=self._release_kernel, before_restart=self._before_kernel_restart)
         kernel_manager = getattr(self.serverapp, "kernel_manager", None)
-        if kernel_manager is not None and hasattr(self.services, "set_kernel_source"):
+        # the central service's own kernel manager runs none of its users' kernels: its leases'
+        # kernels are what user servers report (hub.liveness), so it judges no kernel_id by it
+        if self.owns_kernels and kernel_manager is not None and hasattr(self.services, "set_kernel_source"):
             self.services.set_kernel_source(lambda: kernel_states(kernel_manager))
         self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
                       __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,

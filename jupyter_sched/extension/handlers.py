@@ -39,10 +39,12 @@ from ..services.models import (
     parse,
 )
 from ..services.visibility import event_for
+from .cancel_web import CancelJobsHandler
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
 from .log_follow import follow_logs
+from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
 from .web import SchedHandler
 
@@ -117,7 +119,8 @@ class JobsHandler(_WritesAreActivity):
     @authorized
     async def post(self) -> None:
         request = self.body(SubmitJobRequest)
-        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind), status=201)
+        self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
+                                   kernels_checked=self.kernels_checked), status=201)
 
 
 class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
@@ -132,7 +135,8 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
         request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
         caller = self.caller
         with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
-            lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind)
+            lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind,
+                                    kernels_checked=self.kernels_checked)
             lease = await self._waiter.decided(lease, wait.wait_ms, functools.partial(
                 self.call, self.services.jobs.get, caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
         self.reply(lease, status=201)
@@ -420,21 +424,6 @@ class EventsHandler(SchedHandler):
             self.sched.event_hub.unsubscribe(sub)
 
 
-class MetricsHandler(SchedHandler):
-    """``GET metrics``: Prometheus exposition text from a private registry."""
-
-    _track_activity = False
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        from prometheus_client import CONTENT_TYPE_LATEST
-
-        text = await self.sched.metrics_registry.exposition(self.call)  # scrapes shared (.metrics)
-        self.set_status(200)
-        self.finish(text, set_content_type=CONTENT_TYPE_LATEST)
-
-
 class UnknownRouteHandler(SchedHandler):
     """Any other path under ``api/sched/``: a JSON 404 naming the path (registered after every
     route, so it only answers what no route matched; never the server's HTML page)."""
@@ -474,6 +463,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     ("me", MeHandler),
     ("inventory", InventoryHandler),
     ("jobs", JobsHandler),
+    ("jobs/cancel", CancelJobsHandler),  # before jobs/{id}
     (f"jobs/{_ID}", JobHandler),
     (f"jobs/{_ID}/logs", LogsHandler),
     ("dryrun", DryrunHandler),

@@ -41,6 +41,7 @@ from ..errors import (
     json_kind,
     shown,
 )
+from ..hub.forward import FORWARDED_HEADER
 from ..services.models import parse, wire_json
 from ..services.models.base import dump_set
 from .cookies import CookieOnce
@@ -103,6 +104,11 @@ class SchedHandler(CookieOnce, APIHandler):
     def sched(self) -> Any:
         """The running :class:`~.app.SchedApp` extension (settings key ``jupyter_sched``)."""
         return self.settings["jupyter_sched"]
+
+    @property
+    def kernels_checked(self) -> bool:
+        """Sent on by a user server, which checked the request's kernel_id against its kernels."""
+        return FORWARDED_HEADER in self.request.headers
 
     @property
     def services(self) -> Any:

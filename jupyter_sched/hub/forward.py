@@ -62,6 +62,10 @@ from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from .reconnect import CENTRAL, CentralLink
 
+FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
+"""Set by a user server on what it forwards: the name of the server whose kernels the request's
+``kernel_id`` names (checked there), so the receiving scheduler does not judge it by its own."""
+
 __all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forward_path", "forwarding_service",
            "route_patterns"]
 
@@ -358,6 +362,7 @@ class ForwardingService:
         """
         url = self.target(path, query)
         headers = {"Content-Type": content_type} if content_type else {}
+        headers[FORWARDED_HEADER] = self.server_name or "default"  # its kernels run here, not there
         try:
             response = await self.client.request(method, url, content=body or None, headers=headers)
         except httpx.HTTPError as exc:
@@ -454,7 +459,36 @@ class ForwardHandler(APIHandler):
     @web.authenticated
     @authorized
     async def post(self, path: str) -> None:
-        await self._forward("POST", self._check())
+        path = self._check()
+        self._refuse_unknown_kernel(path)
+        await self._forward("POST", path)
+
+    def _refuse_unknown_kernel(self, path: str) -> None:
+        """A lease naming a kernel this server does not run is refused here (issue 20 (d), as
+        the embedded server does): only this server knows its kernels; the central service,
+        told by :data:`FORWARDED_HEADER` that they run here, takes the request as checked.
+
+        Raises:
+            ValidationError: naming ``kernel_id``.
+        """
+        if path.rstrip("/") not in ("leases", "jobs"):
+            return
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except ValueError:
+            return  # the central service names the malformed body
+        kernel_id = body.get("kernel_id") if isinstance(body, dict) else None
+        if not isinstance(kernel_id, str) or not kernel_id or body.get("parent_job_id"):
+            return
+        if path.rstrip("/") == "jobs" and body.get("kind") != "lease":
+            return
+        if kernel_id not in set(self.forwarding.kernel_ids()):
+            raise ValidationError(
+                f"kernel_id: no kernel {kernel_id[:80]!r} runs on this server, so neither %gpu release nor the "
+                "kernel's end would free the GPUs", field="kernel_id",
+                hint="give the id of a kernel running on this server (%gpu request sends its own kernel's id, "
+                     "JUPYTER_SCHED_KERNEL_ID), or leave kernel_id out for GPUs bound to no kernel, released "
+                     "with `jupyter-sched cancel`")
 
     @web.authenticated
     @authorized

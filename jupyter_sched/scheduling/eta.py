@@ -50,6 +50,7 @@ from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
 from .runtimes import Reestimate, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
+from .spare import STOPPING_PREFIX
 
 __all__ = ["NODE_DETAIL", "Plan", "estimate_all", "expected_runtime", "predicted_start_of", "provisional", "replays"]
 
@@ -390,6 +391,8 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
         if holder.startswith(NOMINATION_PREFIX):
             owner = holder[len(NOMINATION_PREFIX):]
             end, name = owner_end.get(owner, math.inf), owner
+        elif holder.startswith(STOPPING_PREFIX):  # spare GPUs of a victim evicted now: free after its grace
+            end, name = float(ctx.profile.grace_s), holder[len(STOPPING_PREFIX):]
         elif holder.startswith("\0"):
             continue
         else:

@@ -32,15 +32,18 @@ from datetime import datetime, timedelta
 
 from ..model import Allocation, Job, PendingReason, PriorityClass
 from ..placement.placer import Flavor, Placement
+from ..placement.state import Holding
 from ..preemption.victims import Candidate, PreemptionPlan, plan_preemption
 from .admit import admit_placed
 from .context import CycleContext, Visit
 from .ledger import Holder
 from .snapshot import AuditRecord, Pend, Preempt
+from .spare import STOPPING_PREFIX, claim, hold_spare, open_spare
 
 __all__ = ["preempt", "wait_on_nominated"]
 
 _LineKey = tuple[str, str | None, str]
+_NO_HOLDING = Holding(gpus=(), node=-1)
 
 
 # ---------------------------------------------------------------------------------- nominations
@@ -92,6 +95,50 @@ def wait_on_nominated(ctx: CycleContext, visit: Visit, owners: list[str]) -> boo
     return True
 
 
+def _wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list[str], stopping: list[str]) -> bool:
+    """A job that would evict fits on spare GPUs (freed by victims beyond what their preemptors
+    need, or held by stopping jobs nominated to nobody) alone: it takes them over and waits (True),
+    and no new victim is picked (:mod:`.spare`)."""
+    job, req = visit.job, visit.req
+    spec = job.spec
+    placement: Placement | None = None
+    with ctx.ledger.what_if():
+        ctx.book.open(owners)
+        for h in stopping:
+            ctx.ledger.evict(h)
+        opened = open_spare(ctx)
+        if opened and ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok:
+            placement = ctx.placer.place(job.id, req, flavor)
+    if placement is None:
+        return False
+    gpus = [g for g, _ in placement.holding.gpus]
+    wanted = set(gpus)
+    holdings = ctx.state.holdings
+    waiting_on = sorted(h for h in opened if any(g in wanted for g, _ in holdings.get(h, holdings.get(
+        STOPPING_PREFIX + h, _NO_HOLDING)).gpus))
+    if not waiting_on:
+        return False  # it fits on free GPUs alone: the EASY reservation, not a victim, holds it back
+    claim(ctx, job, gpus)
+    stop_by = max(((ctx.by_id[h].stopping_since or ctx.now) for h in waiting_on), default=ctx.now)
+    eta: datetime | None = max(stop_by + timedelta(seconds=ctx.profile.grace_s), ctx.now)
+    alloc = ctx.book.result()[job.id]
+    nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]
+    message = (f"GPUs on {', '.join(nodes)} freed by {', '.join(waiting_on)}, which "
+               f"{'is' if len(waiting_on) == 1 else 'are'} stopping, are held for this job")
+    details: dict[str, object] = {"node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
+                                  "victims": waiting_on, "model": flavor.model, "spare": True}
+    eta_reason = ""
+    overdue = {h: ctx.overdue[h] for h in waiting_on if h in ctx.overdue}
+    if overdue:
+        message += "; " + ctx.overdue_clause(overdue)
+        details["held_by_terminating"] = ctx.overdue_details(overdue)
+        eta, eta_reason = None, f"{', '.join(overdue)} did not stop within the grace period"
+    ctx.pends.append(Pend(job.id, PendingReason(
+        code="WaitingForPreemption", message=message, details=details,
+        unblock="starts as soon as the stopping jobs have stopped (grace period)", eta=eta, eta_reason=eta_reason)))
+    return True
+
+
 # ---------------------------------------------------------------------------------- preemption
 def preempt(ctx: CycleContext, visit: Visit) -> bool:
     """Issue the cheapest preemption/reclaim plan that makes ``visit.job`` fit (True), else False.
@@ -116,6 +163,8 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         others, ruled_out = _reclaim_candidates(ctx, job, flavor) if within else \
             (_borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
         cands = own + others
+        if cands and _wait_on_spare(ctx, visit, flavor, owners, stopping):
+            return True
         if not cands and not ruled_out:
             _explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
                      stopping, within)
@@ -314,6 +363,7 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
         ctx.book.open(owners)
         for h in stopping:  # GPUs already being freed for this team count as free in the plan
             ledger.evict(h)
+        open_spare(ctx)  # and so do spare ones: freed by victims, nominated to nobody (.spare)
         plan = plan_preemption(cands, fits=fits, evict=evict, restore=restore, removable=removable,
                                what_if=nested, need=need, node_free=node_free)
         placement = None
@@ -340,8 +390,12 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
         admit_placed(ctx, job, placement, flavor.model)
         return
     names = []
+    freed = []
     for c in running:
         victim = ctx.ledger.holders[c.job_id].job
+        holding = ctx.state.holdings.get(c.job_id)
+        if holding is not None:
+            freed.append((c.job_id, holding))
         ctx.ledger.evict(c.job_id)
         ctx.victims.add(c.job_id)
         names.append(c.job_id)
@@ -366,7 +420,8 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
     if len(running) < len(plan.victims):
         ctx.audit[-1] = replace(ctx.audit[-1], details={**ctx.audit[-1].details, "withdrawn": [
             c.job_id for c in plan.victims if c.fresh]})
-    ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
+    claim(ctx, job, [g for g, _ in placement.holding.gpus])
+    hold_spare(ctx, freed)  # what the job does not need stays held while the victims stop
     alloc: Allocation = placement.allocation
     # the nodes of its GPUs, not its first worker's: a gang's GPU-less launcher may sit elsewhere
     nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]

@@ -25,10 +25,12 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, s
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
-from ..wording import lease_end_message
+from .cancelling import cancel_jobs, ended_record, write_cancel
 from .context import Context
 from .models import (
     CancelJobRequest,
+    CancelJobsRequest,
+    CancelJobsResponse,
     DryrunJobResponse,
     GetJobLogsRequest,
     GetJobLogsResponse,
@@ -149,8 +151,12 @@ class JobsService:
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
         return job
 
-    def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None) -> JobView:
+    def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
+               kernels_checked: bool = False) -> JobView:
         """Validate, admit, commit, kick the engine; the job (state ``pending``).
+
+        ``kernels_checked``: a user server that forwarded the request checked its ``kernel_id``
+        against its own kernels (this server's are not where that kernel runs).
 
         Raises:
             ValidationError: a bad request (names the field and the fix).
@@ -164,7 +170,8 @@ class JobsService:
         self.refuse_missing_paths(job.spec)
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
-            warnings.extend(self._unknown_kernel(caller, job, request=what))
+            if not kernels_checked:
+                warnings.extend(self._unknown_kernel(caller, job, request=what))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
         self.ctx.store.insert_job(JobRecord(job=job))
@@ -520,25 +527,11 @@ class JobsService:
                     raise ConflictError(f"{ended_words(job)}", field="job_id",
                                         hint="request a new lease" if job.is_lease else
                                         "only pending or running work can be cancelled")
-                now = tx.now
-                immediate = job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease
-                if immediate:
-                    # a lease request withdrawn before any grant must not read like a release (issue 20)
-                    message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why,
-                                                 cause=cause.why, timeout_s=cause.timeout_s)
-                               if job.is_lease else f"cancelled by {actor}")
-                    new = replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message))
-                elif record.stop_intent == "cancel":
+                new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause)
+                if new is None:  # its stop was requested already
                     break
-                else:
-                    new = replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=actor,
-                                  job=replace(job, message=f"cancel requested by {actor}"))
-                if tx.try_update_job(new) is None:
+                if write_cancel(tx, record, new, immediate=immediate, actor=actor) is None:
                     continue
-                if immediate:
-                    tx.close_usage(job_id, now)
-                tx.add_event(actor=actor, action="cancel" if immediate else "cancel_requested", job_id=job_id,
-                             user=job.spec.user, message=new.job.message, details={"state": job.state.value})
             break
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
@@ -547,6 +540,10 @@ class JobsService:
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out
+
+    def cancel_many(self, caller: Caller, request: CancelJobsRequest) -> CancelJobsResponse:
+        """``POST jobs/cancel``: see :func:`.cancelling.cancel_jobs`."""
+        return cancel_jobs(self.ctx, caller, request)
 
 
 _SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI"})

@@ -307,7 +307,8 @@ def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, shown
 
 def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
     """What a bulk cancel did, from counts by outcome (``removed``: pending, taken off the queue;
-    ``stopping``: running, stopped after the grace; ``ended``: it had ended meanwhile):
+    ``stopping``: running, stopped after the grace; ``ended``: it had ended meanwhile;
+    ``skipped``: it left the states asked for meanwhile and was left alone):
     ``cancelled 3 jobs: 2 pending removed from the queue; 1 running job is stopping (60 s grace)``
     (the CLI's and the magics' one wording; "1 running stopping, grace 10 s" read garbled, new user 4)."""
     removed, stopping, ended = done.get("removed", 0), done.get("stopping", 0), done.get("ended", 0)
@@ -320,6 +321,9 @@ def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
                      + (f" ({grace_s:g} s grace)" if grace_s is not None else ""))
     if ended:
         parts.append(f"{ended} had already ended")
+    skipped = done.get("skipped", 0)
+    if skipped:  # listed, then changed state before the cancel came (a --state pending job that started)
+        parts.append(f"{skipped} had changed state and {'was' if skipped == 1 else 'were'} left alone")
     total = removed + stopping
     return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
 

@@ -73,6 +73,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel many jobs in one request - named ones (ids), all of the caller's (mine) or everyone's (all, admins only), optionally only those in some states; answers each job's outcome and the counts. Another user's job is never touched (named, it is answered not_found and the attempt audited); all from a non-admin is 403. */
+        post: operations["cancelJobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{job_id}": {
         parameters: {
             query?: never;
@@ -619,6 +636,56 @@ export interface components {
             period: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description ``POST jobs/cancel``: exactly one of ``ids``, ``mine`` or ``all``. */
+        CancelJobsRequest: {
+            /**
+             * @description these jobs or leases (at most 10000); another user's is answered not_found unless the caller is an admin
+             * @example [
+             *       "j-01hf3k2m9-x7q4za"
+             *     ]
+             */
+            ids?: string[] | null;
+            /** @description every job of the caller in one of states (kernel leases are left alone: a notebook releases its GPUs with %gpu release) */
+            mine?: boolean;
+            /** @description admins only: every user's jobs in one of states (leases left alone) */
+            all?: boolean;
+            /**
+             * @description only jobs in one of these states (default: all four); a named job in another is skipped
+             * @example [
+             *       "pending",
+             *       "preempted"
+             *     ]
+             */
+            states?: ("pending" | "preempted" | "admitted" | "running")[] | null;
+        };
+        /** @description Every selected job's outcome, in the order named (``ids``) or submitted (``mine``/``all``). */
+        CancelJobsResponse: {
+            /** @description jobs cancelled by this request: removed + released + stopping */
+            cancelled: number;
+            /** @description jobs by outcome (every outcome, 0 included) */
+            counts: {
+                [key: string]: number;
+            };
+            jobs: components["schemas"]["CancelledJob"][];
+            /** @description seconds a stopping job gets between SIGTERM and SIGKILL */
+            grace_s: number;
+        };
+        /** @description What the bulk cancel did to one job. */
+        CancelledJob: {
+            id: string;
+            /** @enum {string} */
+            outcome: "removed" | "released" | "stopping" | "ended" | "skipped" | "not_found";
+            /**
+             * @description its state before (null when not_found)
+             * @enum {string|null}
+             */
+            was: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected" | null;
+            /**
+             * @description its state now (stopping jobs still read admitted or running until they stop)
+             * @enum {string|null}
+             */
+            state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected" | null;
         };
         ClusterUtilization: {
             /** @description mean over valid readings; suspect and blank ones add 0 % */
@@ -2338,6 +2405,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    cancelJobs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelJobsRequest"];
+            };
+        };
+        responses: {
+            /** @description Each job's outcome and the counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelJobsResponse"];
                 };
             };
             default: components["responses"]["Error"];

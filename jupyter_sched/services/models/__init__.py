@@ -24,6 +24,7 @@ from .accounting import (
     WasteRow,
 )
 from .base import CodecView, ErrorBody, ErrorResponse, QueryModel, RequestModel, ResponseModel, parse, wire_json
+from .cancel import CancelJobsRequest, CancelJobsResponse, CancelledJob
 from .jobs import (
     Allocation,
     CancelJobRequest,
@@ -74,6 +75,9 @@ __all__ = [
     "AuditRecord",
     "BudgetLine",
     "CancelJobRequest",
+    "CancelJobsRequest",
+    "CancelJobsResponse",
+    "CancelledJob",
     "DryrunJobResponse",
     "CodecView",
     "EngineStatus",

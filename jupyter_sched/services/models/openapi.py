@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel
 
-from . import accounting, definitions, jobs, quotas, system, telemetry
+from . import accounting, cancel, definitions, jobs, quotas, system, telemetry
 from .base import ErrorResponse, QueryModel, RequestModel
 
 __all__ = ["OPERATIONS", "Operation", "component_schemas", "main", "render"]
@@ -55,6 +55,7 @@ OPERATIONS = [
     Operation("/inventory", "get", system.GetInventoryResponse),
     Operation("/jobs", "get", jobs.ListJobsResponse, query=jobs.ListJobsRequest),
     Operation("/jobs", "post", jobs.Job, "201", body=jobs.SubmitJobRequest),
+    Operation("/jobs/cancel", "post", cancel.CancelJobsResponse, body=cancel.CancelJobsRequest),
     Operation("/jobs/{job_id}", "get", jobs.Job),
     Operation("/jobs/{job_id}", "delete", jobs.Job, query=jobs.CancelJobRequest),
     Operation("/jobs/{job_id}/logs", "get", jobs.GetJobLogsResponse, query=jobs.GetJobLogsRequest),

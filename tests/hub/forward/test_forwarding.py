@@ -137,6 +137,22 @@ async def test_events_are_streamed_from_the_central_service(sched_app: Any, jp_f
     assert "event: job" in text and job["id"] in text
 
 
+async def test_a_lease_for_a_kernel_of_this_server_is_taken_and_a_mistyped_kernel_is_refused_here(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    """Issue 20 (d) through a forwarding server (CI on 58c298d: the central judged the user
+    server's kernel by its own kernel manager and refused every %gpu request of a hub user)."""
+    response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
+    kernel_id = json.loads(response.body)["id"]
+    status, lease = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": kernel_id})
+    assert status == 201 and lease["kernel_id"] == kernel_id, lease
+    before = len(central_get(central, "leases?all=true"))
+    status, error = await fetch(jp_fetch, "POST", "api/sched/leases", {"gpus": 1, "kernel_id": "k-typo"})
+    assert status == 400, error
+    assert error["error"]["field"] == "kernel_id" and "no kernel 'k-typo' runs on this server" in error["error"]["message"]
+    assert len(central_get(central, "leases?all=true")) == before  # nothing reached the central service
+    await fetch(jp_fetch, "DELETE", f"api/sched/leases/{lease['id']}")
+
+
 async def test_a_kernel_shutdown_releases_its_lease_on_the_central_service(
         sched_app: Any, jp_fetch: Any, central: str) -> None:
     response = await jp_fetch("api", "kernels", method="POST", body=json.dumps({"name": "python3"}))
@@ -289,6 +305,37 @@ async def test_someone_other_than_the_owner_cannot_act_through_a_shared_server(
     finally:
         sched_app.services.owner = None
     assert {j["id"] for j in central_get(central, "jobs")} == before  # nothing reached the central service
+
+
+async def test_a_bulk_cancel_goes_through_a_forwarding_server_and_only_for_its_owner(
+        sched_app: Any, jp_fetch: Any, central: str) -> None:
+    """``POST jobs/cancel`` (issue 20 F2) is forwarded like any route: the central service cancels
+    the named jobs of the server's owner and answers each outcome; a visitor of a shared server
+    reaches nothing."""
+    ids = []
+    for _ in range(3):
+        status, job = await fetch(jp_fetch, "POST", "api/sched/jobs", {"gpus": 2, "command": ["sleep", "300"]})
+        assert status == 201, job
+        ids.append(job["id"])
+    sched_app.services.owner = "the-owner"
+    try:
+        status, error = await fetch(jp_fetch, "POST", "api/sched/jobs/cancel", {"ids": ids})
+        assert status == 403 and error["error"]["code"] == "not_the_owner", error
+    finally:
+        sched_app.services.owner = None
+    assert all(j["state"] != "cancelled" for j in central_get(central, "jobs") if j["id"] in ids)
+    status, answer = await fetch(jp_fetch, "POST", "api/sched/jobs/cancel", {"ids": ids})
+    assert status == 200 and answer["cancelled"] == 3, answer
+    assert [j["id"] for j in answer["jobs"]] == ids
+    assert {j["outcome"] for j in answer["jobs"]} <= {"removed", "stopping"}
+    status, error = await fetch(jp_fetch, "POST", "api/sched/jobs/cancel", {"ids": ids, "mine": True})
+    assert status == 400 and error["error"]["field"] == "mine"  # the central's error, status and body
+    for _ in range(300):
+        if all(j["state"] == "cancelled" for j in central_get(central, "jobs") if j["id"] in ids):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the forwarded bulk cancel did not end the jobs on the central service")
 
 
 async def test_job_definitions_and_executed_notebooks_go_through_a_forwarding_server(

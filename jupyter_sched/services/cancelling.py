@@ -1,0 +1,194 @@
+"""Cancelling: what a cancel does to one job row, and the bulk cancel (``POST jobs/cancel``).
+
+A cancel ends waiting work and leases at once (``cancelled``) and gives work that holds GPUs a
+stop intent that the leading engine carries out (SIGTERM to the group, SIGKILL after the grace);
+:func:`ended_record` is that rule for both ``DELETE jobs/{id}`` and the bulk cancel.
+
+The bulk cancel (issue 20 F2: ``cancel --mine`` sent one ``DELETE`` per job, ~20 ms of server
+time each) reads and writes its jobs :data:`CHUNK` at a time, one transaction per chunk, then
+kicks the engine once. Authorization is per job and never widens: a non-admin's named job of
+another user is answered ``not_found`` and the attempt audited, exactly as ``DELETE jobs/{id}``
+answers 404; ``all`` is for admins (403, audited).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import replace
+from typing import Any
+
+from ..admission import Caller
+from ..errors import NotFoundError, ValidationError
+from ..model import JobKind, JobState
+from ..model.codec import job_to_dict
+from ..store import JobRecord, StoreTx
+from ..wording import lease_end_message
+from .context import Context
+from .models import CancelJobRequest, CancelJobsRequest, CancelJobsResponse
+from .models.cancel import CANCEL_OUTCOMES
+
+__all__ = ["CANCELLABLE", "CHUNK", "PER_JOB_EVENTS", "cancel_jobs", "ended_record"]
+
+CANCELLABLE = frozenset({JobState.PENDING, JobState.PREEMPTED, JobState.ADMITTED, JobState.RUNNING})
+"""States a cancel acts on (the others are ended)."""
+
+CHUNK = 500
+"""Jobs read and written per transaction of a bulk cancel (a transaction holds the store's write
+lock: 500 pending jobs take ~0.1 s here, so submits and the engine wait no longer than that)."""
+
+PER_JOB_EVENTS = 50
+"""Up to this many cancelled jobs, each gets its own ``job`` event (as ``DELETE jobs/{id}``
+sends); beyond, each owner gets one ``job`` event ``{user, cancelled: n, by}`` — a client
+subscribed to the stream (the panel) re-reads its lists on it — so that clearing thousands of
+jobs does not fill every subscriber's queue (clients that fall 1,000 events behind are dropped).
+Leases always get their own event: a notebook waiting on one is told at once."""
+
+_WORK = [kind for kind in JobKind if kind is not JobKind.LEASE]
+"""What ``mine`` and ``all`` select: jobs, not kernel leases (a notebook releases those)."""
+
+
+def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = None, why: str = "",
+                 cause: CancelJobRequest | None = None) -> tuple[JobRecord | None, bool]:
+    """``record`` as a cancel by ``actor`` at ``now`` leaves it, and whether it ended at once
+    (waiting work and leases: ``cancelled``) rather than being asked to stop (work holding GPUs).
+    ``(None, False)``: its stop was already requested (cancelling again is a no-op).
+    ``by`` / ``why`` / ``cause``: see :meth:`~.jobs.JobsService.cancel`. ``record`` must not be ended."""
+    job = record.job
+    if job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease:
+        cause = cause or CancelJobRequest()
+        # a lease request withdrawn before any grant must not read like a release (issue 20)
+        message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why, cause=cause.why,
+                                     timeout_s=cause.timeout_s)
+                   if job.is_lease else f"cancelled by {actor}")
+        return replace(record, job=job.transition(JobState.CANCELLED, finished_at=now, message=message)), True
+    if record.stop_intent == "cancel":
+        return None, False
+    return replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=actor,
+                   job=replace(job, message=f"cancel requested by {actor}")), False
+
+
+def write_cancel(tx: StoreTx, old: JobRecord, new: JobRecord, *, immediate: bool, actor: str) -> JobRecord | None:
+    """Write ``new`` (from :func:`ended_record`) over ``old`` with its usage closed and its audit
+    record; None when the row changed since it was read (nothing written)."""
+    written = tx.try_update_job(new)
+    if written is None:
+        return None
+    job_id = old.job.id
+    if immediate:
+        tx.close_usage(job_id, tx.now)
+    tx.add_event(actor=actor, action="cancel" if immediate else "cancel_requested", job_id=job_id,
+                 user=old.job.spec.user, message=new.job.message, details={"state": old.job.state.value})
+    return written
+
+
+def _selection(ctx: Context, caller: Caller, request: CancelJobsRequest) -> list[str]:
+    """The ids a bulk cancel goes through: those named (each once, in order), else the caller's
+    (``mine``) or everyone's (``all``) jobs in ``states``, in submit order.
+
+    Raises:
+        ValidationError: none or more than one of ids, mine and all.
+        AuthorizationError: ``all`` from a non-admin (audited).
+    """
+    chosen = [name for name in ("ids", "mine", "all") if getattr(request, name) not in (None, False)]
+    if not chosen:
+        raise ValidationError("say which jobs to cancel: ids, mine or all", field="ids",
+                              hint='send {"ids": ["j-…"]}, {"mine": true} or (admins) {"all": true}')
+    if len(chosen) > 1:
+        raise ValidationError(f"{chosen[0]} and {chosen[1]} cannot go together", field=chosen[1],
+                              hint="send one of ids, mine or all")
+    if request.all:
+        ctx.admission.require_admin(caller, "cancelling every user's jobs", field="all",
+                                    hint="send mine: true to cancel your own jobs")
+    if request.ids is not None:
+        return list(dict.fromkeys(request.ids))
+    states = [JobState(s) for s in request.states] if request.states else sorted(CANCELLABLE)
+    with ctx.store.transaction(write=False) as tx:
+        return tx.job_ids(user=None if request.all else caller.user, states=states, kinds=_WORK)
+
+
+def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> CancelJobsResponse:
+    """Cancel the jobs ``request`` selects (see module docstring); each job's outcome and the counts.
+
+    Raises:
+        ValidationError: none or more than one of ids, mine and all (field named).
+        AuthorizationError: ``all`` from a non-admin (403, audited).
+    """
+    ids = _selection(ctx, caller, request)
+    states = frozenset(JobState(s) for s in request.states) if request.states else CANCELLABLE
+    actor = caller.user
+    outcome: dict[str, tuple[str, str | None, str | None]] = {}
+    changed: list[JobRecord] = []
+    foreign: list[str] = []
+    already = 0  # stops an earlier request had asked for: answered stopping, not cancelled by this one
+    todo = ids
+    for _ in range(5):  # rows another writer changed between the read and the write are read again
+        again: list[str] = []
+        for start in range(0, len(todo), CHUNK):
+            chunk = todo[start:start + CHUNK]
+            with ctx.store.transaction() as tx:
+                records = tx.get_jobs(chunk)
+                for job_id in chunk:
+                    record = records.get(job_id)
+                    if record is None or (not caller.admin and record.job.spec.user != actor):
+                        outcome[job_id] = ("not_found", None, None)
+                        if record is not None:
+                            foreign.append(job_id)
+                        continue
+                    job = record.job
+                    was = job.state.value
+                    if job.state.terminal:
+                        outcome[job_id] = ("ended", was, was)
+                        continue
+                    if job.state not in states:
+                        outcome[job_id] = ("skipped", was, was)
+                        continue
+                    new, immediate = ended_record(record, actor=actor, now=tx.now)
+                    if new is None:  # its stop was requested already
+                        outcome[job_id] = ("stopping", was, was)
+                        already += 1
+                        continue
+                    written = write_cancel(tx, record, new, immediate=immediate, actor=actor)
+                    if written is None:
+                        again.append(job_id)
+                        continue
+                    changed.append(written)
+                    kind = "released" if job.is_lease else "removed" if immediate else "stopping"
+                    outcome[job_id] = (kind, was, written.job.state.value)
+        todo = again
+        if not todo:
+            break
+    for job_id in todo:  # still changing after five reads: said, not guessed
+        outcome[job_id] = ("skipped", None, None)
+    for job_id in foreign:  # probing other users' work is worth knowing about (as DELETE jobs/{id})
+        ctx.admission.record_refusal(caller, NotFoundError(f"no job {job_id[:80]!r} visible to you", field="ids",
+                                                           hint="list your jobs to see their ids"),
+                                     request="cancel job", job_id=job_id)
+    if changed:
+        ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
+        _publish(ctx, changed, actor)
+    counts = Counter(kind for kind, _, _ in outcome.values())
+    return CancelJobsResponse.model_validate({
+        "cancelled": counts["removed"] + counts["released"] + counts["stopping"] - already,
+        "counts": {name: counts[name] for name in CANCEL_OUTCOMES},
+        "jobs": [{"id": job_id, "outcome": outcome[job_id][0], "was": outcome[job_id][1], "state": outcome[job_id][2]}
+                 for job_id in ids],
+        "grace_s": float(ctx.engine.stop_grace_s)})
+
+
+def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
+    """Tell the event stream (see :data:`PER_JOB_EVENTS`)."""
+    simulated = ctx.simulated()
+    many = len(changed) > PER_JOB_EVENTS
+    per_owner: defaultdict[str, int] = defaultdict(int)
+    for record in changed:
+        job = record.job
+        if many and not job.is_lease:
+            per_owner[job.spec.user] += 1
+            continue
+        data = job_to_dict(ctx.live(job), simulated=simulated)
+        if record.stop_intent and not job.state.terminal:
+            data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
+                                      "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
+        ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
+    for user, count in per_owner.items():
+        ctx.publish({"type": "job", "data": {"user": user, "cancelled": count, "by": actor}})
