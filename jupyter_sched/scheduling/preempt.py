@@ -32,7 +32,6 @@ from datetime import datetime, timedelta
 
 from ..model import Allocation, Job, PendingReason, PriorityClass
 from ..placement.placer import Flavor, Placement
-from ..placement.state import Holding
 from ..preemption.victims import Candidate, PreemptionPlan, plan_preemption
 from .admit import admit_placed
 from .context import CycleContext, Visit
@@ -43,7 +42,6 @@ from .spare import STOPPING_PREFIX, claim, hold_spare, open_spare
 __all__ = ["preempt", "wait_on_nominated"]
 
 _LineKey = tuple[str, str | None, str]
-_NO_HOLDING = Holding(gpus=(), node=-1)
 
 
 # ---------------------------------------------------------------------------------- nominations
@@ -111,14 +109,28 @@ def _wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list
             placement = ctx.placer.place(job.id, req, flavor)
     if placement is None:
         return False
-    gpus = [g for g, _ in placement.holding.gpus]
-    wanted = set(gpus)
-    holdings = ctx.state.holdings
-    waiting_on = sorted(h for h in opened if any(g in wanted for g, _ in holdings.get(h, holdings.get(
-        STOPPING_PREFIX + h, _NO_HOLDING)).gpus))
+    waiting_on = _stopping_on(ctx, placement)
     if not waiting_on:
         return False  # it fits on free GPUs alone: the EASY reservation, not a victim, holds it back
-    claim(ctx, job, gpus)
+    _hold_and_wait(ctx, job, flavor.model, placement, waiting_on)
+    return True
+
+
+def _stopping_on(ctx: CycleContext, placement: Placement) -> list[str]:
+    """Jobs still stopping (or spare masks of this cycle's victims) that hold GPUs of ``placement``."""
+    wanted = {g for g, _ in placement.holding.gpus}
+    out = []
+    for key, hold in ctx.state.holdings.items():
+        if key.startswith(STOPPING_PREFIX) or (key in ctx.in_flight or key in ctx.victims):
+            if any(g in wanted for g, _ in hold.gpus):
+                out.append(key.removeprefix(STOPPING_PREFIX))
+    return sorted(set(out))
+
+
+def _hold_and_wait(ctx: CycleContext, job: Job, model: str, placement: Placement, waiting_on: list[str],
+                   withdrawn: tuple[str, ...] = ()) -> None:
+    """Nominate ``placement``'s GPUs to ``job`` and pend it until ``waiting_on`` (stopping) have stopped."""
+    claim(ctx, job, [g for g, _ in placement.holding.gpus])
     stop_by = max(((ctx.by_id[h].stopping_since or ctx.now) for h in waiting_on), default=ctx.now)
     eta: datetime | None = max(stop_by + timedelta(seconds=ctx.profile.grace_s), ctx.now)
     alloc = ctx.book.result()[job.id]
@@ -126,7 +138,9 @@ def _wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list
     message = (f"GPUs on {', '.join(nodes)} freed by {', '.join(waiting_on)}, which "
                f"{'is' if len(waiting_on) == 1 else 'are'} stopping, are held for this job")
     details: dict[str, object] = {"node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
-                                  "victims": waiting_on, "model": flavor.model, "spare": True}
+                                  "victims": waiting_on, "model": model, "spare": True}
+    if withdrawn:
+        details["withdrawn"] = list(withdrawn)
     eta_reason = ""
     overdue = {h: ctx.overdue[h] for h in waiting_on if h in ctx.overdue}
     if overdue:
@@ -136,7 +150,6 @@ def _wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption", message=message, details=details,
         unblock="starts as soon as the stopping jobs have stopped (grace period)", eta=eta, eta_reason=eta_reason)))
-    return True
 
 
 # ---------------------------------------------------------------------------------- preemption
@@ -387,7 +400,11 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
             _withdraw(ctx, c, job)
     running = [c for c in plan.victims if not c.fresh]
     if not running:
-        admit_placed(ctx, job, placement, flavor.model)
+        waiting_on = _stopping_on(ctx, placement)
+        if waiting_on:  # the plan counted spare GPUs still held by stopping jobs: wait for them
+            _hold_and_wait(ctx, job, flavor.model, placement, waiting_on, tuple(c.job_id for c in plan.victims))
+        else:
+            admit_placed(ctx, job, placement, flavor.model)
         return
     names = []
     freed = []

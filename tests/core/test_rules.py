@@ -540,6 +540,35 @@ def test_property_counterexample_4_a_preemptor_admitted_on_a_reclaim_s_spare_gpu
     assert s.evictions() == ["j5", "j3"]
 
 
+def test_a_plan_that_withdraws_only_this_cycle_s_admissions_waits_for_spare_gpus_still_held() -> None:
+    # hypothesis seed 2 (2000 examples) on 72d570f, reduced: j1 evicts a's low j7 (5 GPUs) for 4 of
+    # them; a's low j0 then plans to withdraw b's fresh admission j6 and use j7's spare GPU. Before:
+    # the plan counted the spare GPU as free and admitted j0 onto it at once - ValueError "GPU
+    # GPU-n1-4 has 0 milli-GPUs free" out of run_cycle (a 500). Now j0 waits for j7 to stop.
+    def gang(job: Job, *groups: WorkerGroup) -> Job:
+        return replace(job, spec=replace(job.spec, resources=ResourceRequest.of_groups(groups)))
+    s = Scenario([make_node("n0", gpus=6, nvlink=pairs(6)), make_node("n1", gpus=8, nvlink=pairs(8))],
+                 quota=quotas(Quota(team="a", guaranteed=12), Quota(team="b", guaranteed=0)),
+                 profile=SchedulingProfile(placement=PlacementConfig(scores={"spread": 1.0})))
+    s.submit(make_job("j7", gpus=5, team="a", priority="low", submitted=7),
+             gang(make_job("j6", team="b", priority="high", submitted=6),
+                  WorkerGroup("launcher", 1), WorkerGroup("worker", 1, 2))).cycle()
+    s.at(1).submit(make_job("j4", gpus=2, workers=2, team="a", priority="high", submitted=4),
+                   make_job("j9", gpus=1, team="a", priority="high", submitted=9)).cycle()
+    s.at(2).submit(make_job("j0", gpus=1, workers=2, team="a", priority="low", submitted=0),
+                   make_job("j1", gpus=4, workers=2, team="a", priority="high", submitted=1)).cycle()
+    third = s.at(3).finish("j4").submit(make_job("j2", gpus=1, team="a", submitted=2)).cycle()
+    assert [(p.job_id, p.for_job) for p in third.preemptions] == [("j7", "j1")]
+    assert [a.job_id for a in third.admits] == ["j2"]  # j6's admission withdrawn for j0
+    j0 = {p.job_id: p.reason for p in third.pending}["j0"]
+    assert j0.code == "WaitingForPreemption" and j0.details["victims"] == ["j7"] and j0.details["withdrawn"] == ["j6"]
+    nominated = set(third.nominations["j0"].all_gpu_uuids())
+    assert "GPU-n1-4" in nominated and not nominated & set(third.nominations["j1"].all_gpu_uuids())
+    fourth = s.at(4).cycle()
+    assert {a.job_id: set(a.allocation.all_gpu_uuids()) for a in fourth.admits}["j0"] == nominated
+    assert s.evictions() == ["j6", "j7"]
+
+
 @pytest.mark.parametrize(("make", "field_name"), [
     pytest.param(lambda: SchedulingProfile(queue_sort="random"), "queue_sort", id="an unknown queue sort is refused"),
     pytest.param(lambda: SchedulingProfile(grace_s=-1), "grace_s", id="a negative grace period is refused"),
