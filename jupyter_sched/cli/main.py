@@ -23,10 +23,13 @@ command line (or a bulk cancel not confirmed); 3 no server found or the server d
 4 ``wait`` saw the job end without success; 5 ``wait --for`` ran out; 130 interrupted.
 
 Start-up cost matters here (each call is a new process): this module imports only the standard
-library; the HTTP client loads after the command line is parsed, and nothing on the paths of
-``status``, ``queue``, ``cancel`` and ``logs`` imports numpy, pandas, plotly or scipy
+library; only the named subcommand's parser is built; the HTTP client loads after the command
+line is parsed, and nothing on the paths of ``status``, ``queue``, ``cancel`` and ``logs`` imports
+numpy, pandas, plotly or scipy
 (``tests/onboarding/test_slim_install.py::test_the_cli_paths_import_no_numpy_pandas_plotly_or_scipy``
-holds that line, ``jobs`` too).
+holds that line, ``jobs`` too), nor jupyter_core, ``http.client``/``ssl``/``email``, ``dataclasses``
+or httpx (``…::test_the_cli_paths_load_none_of_the_modules_that_slowed_each_call``; issue 20:
+these halved the CPU of a call, ``benchmarks/cli_bench.py`` measures it).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..errors import AuthenticationError, SchedError
 
@@ -135,8 +138,24 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (one sub-parser per subcommand)."""
+COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",
+                 "fetch-traces", "doctor")
+"""The subcommands, in the order ``--help`` lists them."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (one sub-parser per subcommand).
+
+    Args:
+        command: build only this subcommand's parser (:func:`main` knows it from the command
+            line): each CLI call is a new process, and building all of them is ~20 ms of CPU at
+            its start, a sixth of ``jupyter-sched status``. None: every one (``--help``, a mistyped
+            command, tests).
+    """
+
+    def want(name: str) -> bool:
+        return command is None or command == name
+
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
@@ -148,8 +167,49 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    sub.add_parser("status", help="server, identity, GPU inventory and my jobs")
+    if want("status"):
+        sub.add_parser("status", help="server, identity, GPU inventory and my jobs")
+    if want("submit"):
+        _add_submit(sub)
+    if want("queue"):
+        _add_queue(sub)
+    if want("wait"):
+        wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar",
+                              description="Wait for a job to end, with a progress bar on a terminal.",
+                              epilog=WAIT_EXIT_CODES)
+        wait.add_argument("job_id", metavar="JOB_ID")
+        wait.add_argument("--for", "--timeout", dest="wait_timeout", metavar="DURATION",
+                          help='give up after this long, e.g. "30m" (default: wait until it ends); '
+                               '--timeout is the same, as in %%schedule wait')
+    if want("cancel"):
+        _add_cancel(sub)
+    if want("jobs"):
+        _add_jobs(sub)
+    if want("logs"):
+        logs = sub.add_parser("logs", help="print a job's log")
+        logs.add_argument("job_id", metavar="JOB_ID")
+        logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
+        logs.add_argument("--raw", action="store_true",
+                          help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
+                               "(colours, titles, cursor moves) are left out and other control characters shown as ^X")
+    if want("definitions"):
+        from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 
+        add_definitions_parser(sub)
+    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions"):
+        if want(name):
+            _common_options(_subparser(parser, name))
+    for name, text in (
+            ("serve", "run the central service for a JupyterHub (jupyter-sched serve --help)"),
+            ("simulate", "replay a trace or scenario through the scheduler (jupyter-sched simulate --help)"),
+            ("fetch-traces", "download public GPU cluster traces (jupyter-sched fetch-traces --help)"),
+            ("doctor", "admin: find, repair or remove store rows that cannot be read (jupyter-sched doctor --help)")):
+        if want(name):
+            sub.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def _add_submit(sub: Any) -> None:
     submit = sub.add_parser(
         "submit", help="submit a job; the command follows --",
         usage=f"{PROG} submit [options] (-- COMMAND [ARGS ...] | --script FILE [ARGS ...] | --notebook FILE)",
@@ -177,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--notebook", help="notebook to execute headless")
     submit.add_argument("argv", nargs=argparse.REMAINDER, help="-- command and arguments (or script arguments)")
 
+
+def _add_queue(sub: Any) -> None:
     queue = sub.add_parser(
         "queue", help="pending and running work with position, reason and ETA",
         description="The queue: the first pending jobs in queue order (--limit, default 50), then the work "
@@ -188,14 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     queue.add_argument("--mine", action="store_true",
                        help="only my jobs, with their place in the whole queue")
 
-    wait = sub.add_parser("wait", help="wait for a job to end, with a progress bar",
-                          description="Wait for a job to end, with a progress bar on a terminal.",
-                          epilog=WAIT_EXIT_CODES)
-    wait.add_argument("job_id", metavar="JOB_ID")
-    wait.add_argument("--for", "--timeout", dest="wait_timeout", metavar="DURATION",
-                      help='give up after this long, e.g. "30m" (default: wait until it ends); '
-                           '--timeout is the same, as in %%schedule wait')
 
+def _add_cancel(sub: Any) -> None:
     cancel = sub.add_parser(
         "cancel", help="cancel jobs: by id, all of mine (--mine) or everyone's (--all, admins)",
         usage=f"{PROG} cancel (JOB_ID [JOB_ID ...] | --mine | --all) [--state STATE] [--yes]",
@@ -211,6 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --mine/--all: only jobs waiting (pending) or only those holding GPUs (running)")
     cancel.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
+
+def _add_jobs(sub: Any) -> None:
     jobs = sub.add_parser(
         "jobs", help="my jobs, newest first, finished ones too (ids for logs, wait, cancel)",
         description="Your jobs, newest first, one line each: what runs, what waits and why, how the finished "
@@ -219,28 +277,6 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
                       help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
     jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
-
-    logs = sub.add_parser("logs", help="print a job's log")
-    logs.add_argument("job_id", metavar="JOB_ID")
-    logs.add_argument("-f", "--follow", action="store_true", help="keep printing until the job ends")
-    logs.add_argument("--raw", action="store_true",
-                      help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
-                           "(colours, titles, cursor moves) are left out and other control characters shown as ^X")
-
-    from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
-
-    add_definitions_parser(sub)
-    for name in ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions"):
-        _common_options(_subparser(parser, name))
-    sub.add_parser("serve", help="run the central service for a JupyterHub (jupyter-sched serve --help)",
-                   add_help=False)
-    sub.add_parser("simulate", help="replay a trace or scenario through the scheduler (jupyter-sched simulate --help)",
-                   add_help=False)
-    sub.add_parser("fetch-traces", help="download public GPU cluster traces (jupyter-sched fetch-traces --help)",
-                   add_help=False)
-    sub.add_parser("doctor", help="admin: find, repair or remove store rows that cannot be read "
-                                  "(jupyter-sched doctor --help)", add_help=False)
-    return parser
 
 
 def _common_options(command: argparse.ArgumentParser) -> None:
@@ -301,6 +337,21 @@ def server_url(text: str) -> tuple[str, str | None]:
     token = tokens[0] if tokens else None
     root = "/" + "".join(f"{part}/" for part in prefix)
     return f"{parts.scheme}://{parts.netloc}{root}", token
+
+
+def _command_in(raw: Sequence[str]) -> str | None:
+    """The subcommand ``raw`` names, for :func:`build_parser` to build only its parser; None when
+    the whole parser is needed: no known command, or ``-h``/``--help`` before it (the program's
+    help lists every command)."""
+    words = iter(raw)
+    for word in words:
+        if word in ("--url", "--token", "--timeout"):
+            next(words, None)  # the option's value, whatever it reads
+        elif word in ("-h", "--help") or word == "--":
+            return None
+        elif not word.startswith("-"):
+            return word if word in COMMAND_NAMES else None
+    return None
 
 
 def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -421,7 +472,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                   f"[sim] extra: {install_extra('sim')}", file=stderr)
             return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
-    parser = build_parser()
+    parser = build_parser(_command_in(raw))
     try:
         args = parser.parse_args(raw)
         _check_usage(parser, args)

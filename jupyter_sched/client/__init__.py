@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._wire import error_from_response
-from .discovery import Connection, NoServerError, discover
+from .discovery import Connection, NoServerError, discover, discover_probed
 from .sync import SchedClient, ServerUnreachableError
 
 if TYPE_CHECKING:
@@ -37,7 +37,8 @@ def connect(url: str | None = None, token: str | None = None, *, timeout_s: floa
     Raises:
         NoServerError: nothing found (message says where it looked and how to fix it).
     """
-    return SchedClient(discover(url, token), timeout_s=timeout_s)
+    connection, probe = discover_probed(url, token)
+    return SchedClient(connection, timeout_s=timeout_s, probe=probe)
 
 
 def connect_async(url: str | None = None, token: str | None = None, *,

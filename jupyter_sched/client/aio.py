@@ -125,6 +125,15 @@ class AsyncSchedClient:
     async def cancel(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.cancel(job_id)))
 
+    async def cancel_jobs(self, *, ids: list[str] | None = None, mine: bool = False, all_users: bool = False,
+                          states: list[str] | None = None) -> dict[str, Any]:
+        """``POST jobs/cancel``: as :meth:`SchedClient.cancel_jobs` (the sync and async clients offer
+        the same routes: tests/notebook/test_nb_client.py)."""
+        body: dict[str, Any] = {"ids": ids} if ids is not None else {"all": True} if all_users else {"mine": mine}
+        if states:
+            body["states"] = states
+        return dict(await self.call(routes.cancel_jobs(body)))
+
     async def logs(self, job_id: str, *, offset: int = 0, limit: int = 65536,
                    follow: bool = False) -> dict[str, Any]:
         return dict(await self.call(routes.logs(job_id, offset=offset, limit=limit, follow=follow),

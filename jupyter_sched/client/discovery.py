@@ -24,11 +24,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import SchedError
+
+if TYPE_CHECKING:
+    from ._http import HttpReply, StdlibHttp
 
 __all__ = [
     "ENV_HUB_URL", "ENV_KERNEL_ID", "ENV_TOKEN", "ENV_URL", "Connection", "NoServerError", "discover",
@@ -52,9 +55,8 @@ class NoServerError(SchedError):
     code = "no_server"
 
 
-@dataclass(frozen=True, slots=True)
-class Connection:
-    """Where the API lives and how to authenticate.
+class Connection(NamedTuple):
+    """Where the API lives and how to authenticate (a NamedTuple: see :class:`._wire.Req`).
 
     Attributes:
         url: base URL of the Jupyter server (or hub service), ending in ``/``; the API is
@@ -114,17 +116,60 @@ def _from_hub(env: Mapping[str, str]) -> Connection | None:
     return None
 
 
-def _answers(conn: Connection, timeout_s: float) -> bool:
+class Probe(NamedTuple):
+    """A runtime-file server's ``GET config`` answer (200) and the kept-alive connection it came
+    on: :func:`~jupyter_sched.client.connect` hands both to the client, so a CLI call neither
+    connects twice nor asks for ``config`` twice (``status`` did; each CLI call is a new process)."""
+
+    http: StdlibHttp
+    config: HttpReply
+
+
+def probe_headers(token: str) -> dict[str, str]:
+    """The headers every request of the client sends (``SchedClient`` uses these too)."""
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"token {token}"
+    return headers
+
+
+def _answers(conn: Connection, timeout_s: float) -> Probe | None:
     from ._http import HttpUnreachable, StdlibHttp
 
-    headers = {"Authorization": f"token {conn.token}"} if conn.token else {}
-    http = StdlibHttp(conn.api_url, headers, timeout_s)
+    http = StdlibHttp(conn.api_url, probe_headers(conn.token), timeout_s)
     try:
-        return http.request("GET", "config").status == 200
+        reply = http.request("GET", "config")
     except (HttpUnreachable, ValueError):
-        return False
-    finally:
+        reply = None
+    if reply is None or reply.status != 200:
         http.close()
+        return None
+    return Probe(http, reply)
+
+
+_FALSE_WORDS = ("no", "n", "false", "off", "0", "0.0")
+"""Values that leave a jupyter_core boolean variable unset (``jupyter_core.paths.envset``)."""
+
+
+def jupyter_runtime_dir() -> str:
+    """Jupyter's runtime directory, as ``jupyter_core.paths.jupyter_runtime_dir`` says it, without
+    importing jupyter_core where the answer is plain: ``$JUPYTER_RUNTIME_DIR``, else on Linux and
+    other Unixes (not macOS) ``$JUPYTER_DATA_DIR/runtime`` or ``$XDG_DATA_HOME`` (default
+    ``~/.local/share``, home resolved) ``/jupyter/runtime``. jupyter_core (with platformdirs and
+    typing) costs the CLI, a new process per command, ~40 ms of CPU before it says anything; its
+    other cases (macOS, Windows, ``JUPYTER_PLATFORM_DIRS``) still ask it. A test keeps the two equal."""
+    environ = os.environ
+    if environ.get("JUPYTER_RUNTIME_DIR"):
+        return environ["JUPYTER_RUNTIME_DIR"]
+    platform_dirs = environ.get("JUPYTER_PLATFORM_DIRS", "0").lower() not in _FALSE_WORDS
+    if sys.platform in ("darwin", "win32") or (platform_dirs and not environ.get("JUPYTER_DATA_DIR")):
+        from jupyter_core.paths import jupyter_runtime_dir as slow
+
+        return slow()
+    data = environ.get("JUPYTER_DATA_DIR") or os.path.join(
+        environ.get("XDG_DATA_HOME") or os.path.join(os.path.realpath(os.path.expanduser("~")), ".local", "share"),
+        "jupyter")
+    return os.path.join(data, "runtime")
 
 
 def running_servers(runtime_dir: str | None = None) -> Iterator[dict[str, Any]]:
@@ -135,8 +180,6 @@ def running_servers(runtime_dir: str | None = None) -> Iterator[dict[str, Any]]:
     servers whose process is gone are skipped, not deleted (that is the server's business).
     """
     if runtime_dir is None:
-        from jupyter_core.paths import jupyter_runtime_dir
-
         runtime_dir = jupyter_runtime_dir()
     for info, _ in _server_files(runtime_dir):
         yield info
@@ -203,8 +246,6 @@ def _runtime_server(url: str, runtime_dir: str | None) -> tuple[str, str] | None
     server itself wrote, never to ``url`` as typed — ``localhost`` may resolve to ::1 where another
     account listens on the port the server holds on 127.0.0.1 only (red-team 5 finding 5)."""
     if runtime_dir is None:
-        from jupyter_core.paths import jupyter_runtime_dir
-
         runtime_dir = jupyter_runtime_dir()
     for info, _ in _server_files(runtime_dir):
         if _same_server(_server_url(info), url) and info.get("token"):
@@ -213,9 +254,10 @@ def _runtime_server(url: str, runtime_dir: str | None) -> tuple[str, str] | None
 
 
 def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd: str,
-                        timeout_s: float) -> Connection | None:
+                        timeout_s: float) -> tuple[Connection, Probe] | None:
     """The server to use among ``(runtime file, written at)``: of those that answer, the deepest
-    whose root dir holds ``cwd``, else the one started last; the others in ``others``."""
+    whose root dir holds ``cwd``, else the one started last; the others in ``others``. With it,
+    its :class:`Probe` (the others' connections are closed)."""
     def rank(entry: tuple[Mapping[str, Any], float]) -> tuple[int, int, float]:
         info, written = entry
         root = _root(info)
@@ -223,14 +265,23 @@ def _from_runtime_files(servers: Iterable[tuple[Mapping[str, Any], float]], cwd:
         return (0 if inside else 1, -len(root) if inside else 0, -written)
 
     answering: list[Connection] = []
+    chosen: Probe | None = None
     for info, _ in sorted(servers, key=rank):
         conn = Connection(url=_server_url(info), token=str(info.get("token") or ""), source="runtime-file",
                           root=_root(info))
-        if conn.url not in {c.url for c in answering} and _answers(conn, timeout_s):
-            answering.append(conn)
-    if not answering:
+        if conn.url in {c.url for c in answering}:
+            continue
+        probe = _answers(conn, timeout_s)
+        if probe is None:
+            continue
+        answering.append(conn)
+        if chosen is None:
+            chosen = probe
+        else:
+            probe.http.close()
+    if not answering or chosen is None:
         return None
-    return replace(answering[0], others=tuple(c.url for c in answering[1:]))
+    return answering[0]._replace(others=tuple(c.url for c in answering[1:])), chosen
 
 
 def discover(
@@ -257,25 +308,54 @@ def discover(
     Raises:
         NoServerError: nothing found; the hint says how to fix it.
     """
+    connection, probe = discover_probed(url, token, env=env, runtime_dir=runtime_dir, cwd=cwd,
+                                        probe_timeout_s=probe_timeout_s)
+    if probe is not None:
+        probe.http.close()
+    return connection
+
+
+def discover_probed(
+    url: str | None = None,
+    token: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    runtime_dir: str | None = None,
+    cwd: str | None = None,
+    probe_timeout_s: float = 2.0,
+) -> tuple[Connection, Probe | None]:
+    """:func:`discover`, with the :class:`Probe` of a server found through its runtime file (None
+    otherwise, and when ``token`` replaces the server's own: the probe spoke with that one).
+    The caller owns the probe's connection (:func:`~jupyter_sched.client.connect` hands it to the
+    client).
+
+    Raises:
+        NoServerError: as :func:`discover`.
+    """
     environ = os.environ if env is None else env
     if url:
         if not token:  # a server of this account's runtime dir named by --url: its own token (new user 5),
             listed = _runtime_server(_slash(url), runtime_dir)  # sent to its own address only
             if listed is not None:
                 url, token = listed
-        return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None)
+        return Connection(url=_slash(url), token=token or "", kernel_id=environ.get(ENV_KERNEL_ID) or None), None
     found = _from_env(environ) or _from_hub(environ)
+    probe: Probe | None = None
     if found is None:
         if runtime_dir is None:
-            from jupyter_core.paths import jupyter_runtime_dir
-
             runtime_dir = jupyter_runtime_dir()
         servers = list(_server_files(runtime_dir))
-        found = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
+        probed = _from_runtime_files(servers, os.path.abspath(cwd or os.getcwd()), probe_timeout_s)
+        if probed is not None:
+            found, probe = probed
     if found is not None:
         # a token the caller gave is used, never silently swapped for the discovered one (a wrong
         # one is refused by the server, and the caller is told so)
-        return replace(found, token=token) if token else found
+        if token and token != found.token:
+            if probe is not None:
+                probe.http.close()
+            return found._replace(token=token), None
+        return found, probe
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
     raise NoServerError(

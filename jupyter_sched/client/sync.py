@@ -25,7 +25,7 @@ from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import Req, error_from_response, event_of, unwrap_list
-from .discovery import Connection
+from .discovery import Connection, Probe, probe_headers
 
 if TYPE_CHECKING:
     import httpx
@@ -119,10 +119,7 @@ def next_cursor(link: str) -> str | None:
 
 def headers_for(conn: Connection) -> dict[str, str]:
     """Request headers: the token (Jupyter / JupyterHub ``Authorization: token``) and JSON."""
-    headers = {"Accept": "application/json"}
-    if conn.token:
-        headers["Authorization"] = f"token {conn.token}"
-    return headers
+    return probe_headers(conn.token)
 
 
 def usage_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -171,14 +168,22 @@ class SchedClient:
     """
 
     def __init__(self, connection: Connection, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, probe: Probe | None = None) -> None:
         self.connection = connection
         self._timeout_s = timeout_s
         self._transport = transport
         headers = headers_for(connection)
-        self._http: StdlibHttp | _HttpxHttp = (
-            _HttpxHttp(connection.api_url, headers, timeout_s, transport) if transport is not None
-            else StdlibHttp(connection.api_url, headers, timeout_s))
+        self._probed: HttpReply | None = None
+        if probe is not None and transport is None and probe.http.speaks_as(connection.api_url, headers):
+            # discovery's connection and its config answer (discover_probed): no second connect, no second GET
+            self._http: StdlibHttp | _HttpxHttp = probe.http
+            probe.http.timeout_s = timeout_s
+            self._probed = probe.config
+        else:
+            if probe is not None:
+                probe.http.close()
+            self._http = (_HttpxHttp(connection.api_url, headers, timeout_s, transport) if transport is not None
+                          else StdlibHttp(connection.api_url, headers, timeout_s))
 
     @property
     def kernel_id(self) -> str | None:
@@ -236,7 +241,11 @@ class SchedClient:
 
     # --- routes ---------------------------------------------------------------------------
     def config(self) -> dict[str, Any]:
-        """``GET config``: what this backend supports."""
+        """``GET config``: what this backend supports (the first call may be answered by the
+        discovery's own ``GET config`` of a moment before)."""
+        if self._probed is not None:
+            reply, self._probed = self._probed, None
+            return dict(self._decode(reply))
         return dict(self.call(routes.config()))
 
     def me(self) -> dict[str, Any]:

@@ -10,9 +10,8 @@ ipywidgets bar by the magics, so both show the same thing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model.units import format_duration
 from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line
@@ -21,9 +20,9 @@ from .reasons import eta_sentence, render_reason, wire_time
 __all__ = ["WaitProgress", "wait_progress"]
 
 
-@dataclass(frozen=True, slots=True)
-class WaitProgress:
-    """One frame of a wait.
+class WaitProgress(NamedTuple):
+    """One frame of a wait (a NamedTuple, not a dataclass: importing ``dataclasses`` is ~15 ms of
+    each CLI call, a new process, and nothing else on its paths needs it).
 
     Attributes:
         fraction: 0..1 along the current phase (queue or run), None when unknown.

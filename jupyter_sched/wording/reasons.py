@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model.units import format_duration
 
@@ -39,9 +38,9 @@ CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
 QUOTA_CODES = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
 
 
-@dataclass(frozen=True, slots=True)
-class ReasonText:
-    """A pending reason rendered for people (see the module docstring for each field)."""
+class ReasonText(NamedTuple):
+    """A pending reason rendered for people (see the module docstring for each field). A
+    NamedTuple, not a dataclass: the CLI imports this on every call (see :class:`.WaitProgress`)."""
 
     summary: str
     eta: str

@@ -160,6 +160,34 @@ def test_the_cli_paths_import_no_numpy_pandas_plotly_or_scipy(slim_server: SlimS
         api.delete(f"jobs/{job['id']}")
 
 
+START_UP_COSTLY = ("jupyter_core", "platformdirs", "http", "email", "ssl", "dataclasses", "httpx", "typing_extensions")
+"""Modules the CLI's everyday paths do without (issue 20: each call is a new process; these were
+~0.1 s of CPU at its start): jupyter_core and platformdirs (the runtime dir is read by
+:func:`~jupyter_sched.client.discovery.jupyter_runtime_dir`), ``http.client`` with ``email`` and
+``ssl`` (an ``http://`` server is spoken to over a plain socket), ``dataclasses``, httpx."""
+
+
+@pytest.mark.parametrize("argv", [["status"], ["queue"], ["cancel", "{job}"], ["--help"]],
+                         ids=["status", "queue", "cancel", "help"])
+def test_the_cli_paths_load_none_of_the_modules_that_slowed_each_call(slim_server: SlimServer, tmp_path: Path,
+                                                                      argv: list[str]) -> None:
+    """Found through the server's runtime file, as at a user's terminal; refused imports fail the
+    command and are logged, so a later ``import dataclasses`` on these paths fails here."""
+    api = httpx.Client(base_url=slim_server.api, headers={"Authorization": f"token {TOKEN}"}, timeout=30)
+    job = api.post("jobs", json={"gpus": 1, "command": ["sleep", "60"], "time_limit": "5m"}).json()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JUPYTERHUB"))}
+    base.update({"PYTHONPATH": str(ROOT), "JUPYTER_RUNTIME_DIR": str(slim_server.work / "runtime")})
+    env = slim_env(tmp_path / "lean-cli", ("numpy", *HEAVY, *START_UP_COSTLY), base=base)
+    done = subprocess.run([str(BIN / "jupyter-sched"), *(a.format(job=job["id"]) for a in argv)], env=env,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert refused_imports(tmp_path / "lean-cli") == []
+    assert done.stdout.startswith({"status": f"server     {slim_server.url}", "queue": "ID", "cancel": "cancelled ",
+                                   "--help": "usage: jupyter-sched"}[argv[0]]), done.stdout
+    if argv[0] != "cancel":
+        api.delete(f"jobs/{job['id']}")
+
+
 def test_the_central_service_serve_starts_without_the_heavy_libraries(tmp_path: Path) -> None:
     """``jupyter-sched serve`` (the hub service) starts, runs its engine and answers; the hub it
     would ask about tokens is absent here, so a request without one is refused — not a 5xx."""

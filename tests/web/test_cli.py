@@ -72,15 +72,27 @@ async def test_cancel_of_an_unknown_job_is_one_line_and_exit_1(cli: Any) -> None
     assert run.err.count("\n") == 1 and "not_found" in run.err
 
 
-async def test_newuser6_finding_4_bad_gpus_names_the_field_and_the_fractions_it_takes(cli: Any) -> None:
-    """New user 6, F4: ``--gpus abc`` said "must be an integer" — use a whole number — while --help
-    says "whole number, or a fraction below 1" and ``--gpus 0.5`` works. (The Kubernetes manifest
-    builder keeps case 019 b3's "must be an integer": it takes no fraction.)"""
+async def test_a_word_for_gpus_reads_the_same_in_the_cli_the_magics_and_rest(cli: Any, tmp_path: Path) -> None:
+    """One wording for ``--gpus two`` (issue 20): the CLI said "--gpus must be a number" while REST and
+    the magics said 'must be an integer (got "two")' — handed case 019 b3's words, kept since 58c298d
+    with the hint that names the fractions --gpus takes (new user 6, F4 / new user 7, F3). The words
+    come from one place, ``model.validation.parse_gpus``; each surface frames them its own way."""
+    from IPython.core.error import UsageError
+
+    from jupyter_sched.magics.core import _parsing
+    from jupyter_sched.magics.parsing import parse_schedule_line
+
+    words = '--gpus must be an integer (got "two")'
+    hint = "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
     run = await cli("submit", "--gpus", "two", "--", "true")
     assert run.code == EXIT_REFUSED
-    assert run.err == ('jupyter-sched submit: --gpus must be a number (got "two") — a whole number such as 1 or 4, '
-                       "or a fraction below 1 such as 0.5 [validation_error]\n"), run.err
-    assert "integer" not in run.err
+    assert run.err == f"jupyter-sched submit: {words} — {hint} [validation_error]\n", run.err
+    with pytest.raises(UsageError) as magic, _parsing():
+        parse_schedule_line("--gpus two", cell=True)
+    assert str(magic.value) == f"{words}. {hint[0].upper()}{hint[1:]}.", str(magic.value)
+    (tmp_path / "nb.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    defined = await cli("definitions", "create", "nb.ipynb", "--gpus", "two")
+    assert defined.code != 0 and words in defined.err and "a number" not in defined.err, defined.err
 
 
 async def test_newuser6_finding_3_a_bad_env_shows_the_option_once(cli: Any) -> None:
