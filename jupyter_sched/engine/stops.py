@@ -29,7 +29,7 @@ from .failures import classify
 from .leadership import Leadership
 from .transitions import JobWriter
 
-__all__ = ["StopReconciler", "lease_held_message", "lease_release_message"]
+__all__ = ["StopReconciler", "lease_held_message", "lease_release_message", "stop_words"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,24 @@ def lease_release_message(record: JobRecord) -> str:
     if record.stop_intent == "preempt":
         return f"preempted: {record.job.message or 'GPUs were needed elsewhere'}"
     return f"released by {record.stop_actor or 'user'}"
+
+
+def stop_words(record: JobRecord) -> str:
+    """Why a job is being stopped, as the last line of its log says it (issue 20, F15: a job ended
+    by its time limit or a cancel had a log that just stopped): ``cancelled by alice``,
+    ``stopped: time limit 60 s reached``, ``preempted: …`` (it goes back to the queue)."""
+    job, intent = record.job, record.stop_intent
+    if intent == "timeout":
+        return f"stopped: time limit {job.spec.time_limit_s or 0:g} s reached"
+    if intent == "cancel":
+        return f"cancelled by {record.stop_actor or 'user'}"
+    if intent == "preempt":
+        return f"preempted: {job.message or 'GPUs were needed elsewhere'} (it waits in the queue again)"
+    if intent == "idle":
+        return f"reclaimed while idle: {job.message} (it waits in the queue again)"
+    if intent == "idle_stop":
+        return f"stopped while idle: {job.message}"
+    return f"stopped ({intent})"
 
 
 class StopReconciler:
@@ -119,7 +137,7 @@ class StopReconciler:
         grace, checkpoint = self.plans.get(job.id, (self.grace_s, False))
         self.leadership.check()
         try:
-            self.executor.stop(job.id, grace_s=grace, checkpoint_signal=checkpoint)
+            self.executor.stop(job.id, grace_s=grace, checkpoint_signal=checkpoint, reason=stop_words(record))
         except NotLeaderError:
             raise
         except Exception as exc:  # one failing stop never blocks the others

@@ -149,10 +149,12 @@ class Executor(Protocol):
         """Advance stop plans and report what happened since the last call."""
         ...
 
-    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False, reason: str = "") -> None:
         """Begin stopping ``job_id``: optional checkpoint signal, then terminate, then kill after
         ``grace_s`` seconds. Returns at once; the end arrives later as :class:`Exited`/:class:`Lost`.
-        Unknown or already finished jobs are ignored."""
+        Unknown or already finished jobs are ignored. ``reason``: why, in words (``cancelled by
+        alice``, ``stopped: time limit 60 s reached``), for the job's log where the executor can
+        write one (the local executor's wrapper ends the log with it)."""
         ...
 
     def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:

@@ -34,8 +34,9 @@ ARGV is the spec's ``command``; a ``script`` runs as ``PYTHON SCRIPT ARGS``; a `
 ``PYTHON -m jupyter_sched.executors.run_notebook IN DIR/executed.ipynb``. A script or notebook
 whose content was carried (``source`` / ``notebook_json``) runs from the copy the wrapper wrote
 into the job's directory. PYTHON is ``python`` (the service's interpreter) embedded and
-``job_python`` for other accounts (it and the wrapper must be runnable by them: the wrapper is
-passed as source with ``-c``, so jupyter_sched's own install may stay private). The working
+``job_python`` for other accounts (it and the wrapper must be runnable by them: the wrapper
+runs from a sealed in-memory copy passed as ``/dev/fd/N``, so jupyter_sched's own install may
+stay private and ``ps`` shows ``python3 -I /dev/fd/N --job-dir … -- ARGV``, not its source). The working
 directory is the spec's ``working_dir`` (``~`` = the owner's home), else ``default_cwd`` embedded or the account's home in
 hub mode, else the job's directory; in hub mode the wrapper enters it as the account, so a job
 can only run where its owner may go.
@@ -63,6 +64,7 @@ backoff (1 s, 2 s, 4 s ... 60 s, at most ``max_service_restarts`` times) and rep
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import math
@@ -265,6 +267,9 @@ class _Tracked:
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
     ``exit.json`` may claim — the file is the owner's to write (red-team 5 finding 3)."""
+    control: Any = None
+    """The wrapper's stdin, kept open after the launch line: a stop sends its reason on it (the
+    wrapper writes it as the log's closing line); None for an adopted job."""
 
     @property
     def job_dir(self) -> Path:
@@ -332,6 +337,7 @@ class LocalExecutor:
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
         self._wrapper_source: str | None = None
+        self._wrapper_memfd: int | None = None
         self.run_as_for: Callable[[Job], RunAs] | None = None
 
     def serve_hub(self, run_as_for: Callable[[Job], RunAs], *, job_python: str) -> None:
@@ -399,10 +405,13 @@ class LocalExecutor:
         env[MARKER_ENV] = group.name
         wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--job-dir", str(job_dir), "--launch",
                         "--", *argv]
-        if switching:
-            command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
-        else:
+        passed: tuple[int, ...] = ()
+        if not switching:
             command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]
+        elif (fd := self._wrapper_fd()) is not None:  # `ps` reads "python3 -I /dev/fd/5 --job-dir … -- ARGV"
+            command, passed = [python, "-I", f"/dev/fd/{fd}", *wrapper_args], (fd,)
+        else:
+            command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
         banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else _restart_banner(job)
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
@@ -411,7 +420,7 @@ class LocalExecutor:
             try:
                 popen = subprocess.Popen(
                     command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env,
-                    start_new_session=True, cwd="/" if switching else None,
+                    start_new_session=True, cwd="/" if switching else None, pass_fds=passed,
                     user=run_as.uid if switching else None, group=run_as.gid if switching else None,
                     extra_groups=list(run_as.groups) if switching else None)
             except OSError as exc:
@@ -420,9 +429,11 @@ class LocalExecutor:
         assert popen.stdin is not None
         try:
             popen.stdin.write(launch.encode())
-            popen.stdin.close()
+            popen.stdin.flush()
+            os.set_blocking(popen.stdin.fileno(), False)  # a stop's line (see stop()) never waits
         except OSError:  # the wrapper died before reading: poll() reports its end
             log.warning("job %s: the wrapper exited before its launch", job.id)
+            popen.stdin.close()
         try:
             process = psutil.Process(popen.pid)
             create_time = process.create_time()
@@ -438,6 +449,7 @@ class LocalExecutor:
         log.info("job %s started as %s: pid %s, group %s (%s), CUDA_VISIBLE_DEVICES=%s", job.id,
                  run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
+                        control=None if popen.stdin.closed else popen.stdin,
                         restarts=restarts, run_as=run_as, group=group)
 
     def missing_path(self, spec: JobSpec) -> tuple[str, str] | None:
@@ -501,6 +513,31 @@ class LocalExecutor:
         if self._wrapper_source is None:
             self._wrapper_source = Path(_wrapper.__file__).read_text(encoding="utf-8")
         return self._wrapper_source
+
+    def _wrapper_fd(self) -> int | None:
+        """A sealed in-memory file holding the wrapper's source, which a job run as another
+        account runs as ``/dev/fd/N`` (passed to it at that number); None where there is no
+        ``memfd_create`` (then the source goes as ``python -c``).
+
+        The account cannot read the wrapper's file where jupyter_sched is installed (under
+        /root, mode 0700), and the service writes nothing where the account could change it (a
+        wrapper file the account could edit would run as every other account's jobs). The
+        source went as ``python -I -c <source>``: its 15 KB were the argv of every job in ``ps``
+        (issue 20, F8). A memfd is readable by whoever holds the descriptor and sealed against
+        writes, shrinking and growing, so no process — the job's own included — can change it;
+        each start opens it anew (its own offset)."""
+        if self._wrapper_memfd is None:
+            memfd_create = getattr(os, "memfd_create", None)
+            seals = getattr(fcntl, "F_ADD_SEALS", None)
+            if memfd_create is None or seals is None:
+                return None
+            fd = memfd_create("jupyter_sched_wrapper.py", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            data = self._wrapper_code().encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+            fcntl.fcntl(fd, seals, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+            self._wrapper_memfd = fd
+        return self._wrapper_memfd
 
     def adopt(self, job: Job, handle: ExecutorHandle | None) -> ExecutorEvent | None:
         """Re-attach to a job after a restart (see module docstring)."""
@@ -580,7 +617,7 @@ class LocalExecutor:
                 if now >= t.restart_at and not t.stopping:
                     events.extend(self._restart(t))
                 elif t.stopping:
-                    del self._jobs[job_id]
+                    _close_control(self._jobs.pop(job_id))
                     events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
                                          "stopped while waiting to restart"))
                 continue
@@ -597,7 +634,7 @@ class LocalExecutor:
                 t.restart_at, t.ready = now + delay, False
                 log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
                 continue
-            del self._jobs[job_id]
+            _close_control(self._jobs.pop(job_id))
             events.append(ended)
         return events
 
@@ -607,6 +644,7 @@ class LocalExecutor:
 
     def _restart(self, t: _Tracked) -> list[ExecutorEvent]:
         assert t.allocation is not None
+        _close_control(t)
         try:
             fresh = self._spawn(t.job, t.allocation, t.run_as, restarts=t.restarts + 1)
         except ExecutorError as exc:
@@ -615,13 +653,20 @@ class LocalExecutor:
         self._jobs[t.job.id] = fresh
         return [Started(t.job.id, fresh.handle, restarts=fresh.restarts)]
 
-    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
-        """Begin the stop plan (see module docstring); unknown jobs are ignored."""
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False, reason: str = "") -> None:
+        """Begin the stop plan (see module docstring); unknown jobs are ignored. ``reason`` (``cancelled
+        by alice``) goes to the wrapper first, which writes it as the log's last line once the job
+        has ended (issue 20, F15: a log cut off by a stop said nothing of why)."""
         t = self._jobs.get(job_id)
         if t is None or t.stopping:
             return
         now = self._monotonic()
         t.stopping = True
+        if reason and t.control is not None:
+            try:  # before any signal: the wrapper reads it once the job ended
+                os.write(t.control.fileno(), (json.dumps({"stop": reason}) + "\n").encode())
+            except OSError:  # the wrapper is gone, or its pipe is full: the stop goes on without words
+                log.debug("job %s: the stop's reason did not reach its wrapper", job_id)
         grace = max(0.0, grace_s)
         if checkpoint_signal:
             t.plan = [(now, signal.SIGUSR1), (now + min(grace / 2, _CHECKPOINT_WAIT_MAX_S), signal.SIGTERM),
@@ -670,6 +715,8 @@ class LocalExecutor:
 
     def detach(self) -> None:
         """Forget every job without signalling it (they keep running; the next server adopts them)."""
+        for t in self._jobs.values():
+            _close_control(t)
         self._jobs.clear()
 
     # -- internals ---------------------------------------------------------------------------------
@@ -784,6 +831,16 @@ def _live_process(pid: int, create_time: Any, *, uid: int | None = None) -> psut
     except (psutil.Error, TypeError, ValueError):
         return None
     return process if _alive(process) else None
+
+
+def _close_control(t: _Tracked) -> None:
+    """Close the wrapper's stdin (see :attr:`_Tracked.control`)."""
+    if t.control is not None:
+        try:
+            t.control.close()
+        except OSError:
+            pass
+        t.control = None
 
 
 def _killpg(t: _Tracked, signum: signal.Signals) -> int | None:

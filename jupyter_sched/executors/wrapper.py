@@ -1,7 +1,7 @@
 """Tiny supervisor that runs one job's command, as the job's owner, and records how it ended.
 
-Run by the local executor as ``python -I -c <this file's source> --job-dir DIR --launch -- ARGV``
-(or ``python <this file> ...``), already switched to the job's OS account and in the job's own
+Run by the local executor as ``python <this file> --job-dir DIR --launch -- ARGV`` (as another
+account: ``python -I /dev/fd/N ...``, a sealed in-memory copy of this file), already switched to the job's OS account and in the job's own
 session, so it leads the job's process group. Only the standard library is imported (psutil
 when available): the wrapper starts in tens of milliseconds with any Python 3.10+ interpreter the
 account can run, wherever jupyter_sched itself is installed.
@@ -204,9 +204,71 @@ def _is_zombie(pid: int) -> bool:
         return True
 
 
+_control: list[object] = []
+"""``[fd, bytes already read]`` of the executor's pipe (this process's stdin before the job ran),
+which stays open after the launch line: a stop sends ``{"stop": "cancelled by alice"}`` on it
+before any signal, and the wrapper ends the log with those words once the job ended."""
+
+
+def _read_launch_line() -> bytes:
+    """The first line of stdin, read from the descriptor itself: a buffered reader could take the
+    line after it too (a stop's, sent right after the start), which :func:`_stop_words` reads."""
+    data = bytearray()
+    while b"\n" not in data:
+        chunk = os.read(0, 1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    line, _, rest = bytes(data).partition(b"\n")
+    _control[:] = [os.dup(0), rest]  # a dup is not inherited by the job (PEP 446)
+    return line
+
+
+def _stop_words() -> str | None:
+    """The last stop reason the executor sent (None: the job was not stopped by the scheduler,
+    or the service that stopped it has restarted since it started)."""
+    if not _control:
+        return None
+    fd, data = _control
+    assert isinstance(fd, int) and isinstance(data, bytes)
+    os.set_blocking(fd, False)
+    try:
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:  # nothing more now (EAGAIN), or the pipe is gone
+        pass
+    words = None
+    for line in data.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and isinstance(message.get("stop"), str):
+            words = message["stop"][:500]
+    return words
+
+
+def _line_break(job_dir: Path) -> str:
+    """``"\\n"`` when the job's output does not end a line (its last line is not joined to ours)."""
+    try:
+        fd = os.open(job_dir / "output.log", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return ""
+    try:
+        size = os.fstat(fd).st_size
+        return "\n" if size and os.pread(fd, 1, size - 1) != b"\n" else ""
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
 def _launch(job_dir: Path) -> dict[str, object] | None:
     """Read the launch line, then set up the job directory as the owner (see module docstring)."""
-    line = sys.stdin.buffer.readline()
+    line = _read_launch_line()
     if not line.strip():
         return None
     launch = json.loads(line)
@@ -295,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
                     child.send_signal(early)
             code = children[0].wait() if len(children) == 1 else _wait_gang(children)
             signame = signal.Signals(-code).name if code < 0 else None
+    words = _stop_words()
+    if words:  # the log's last line says why it stops here (issue 20, F15)
+        print(f"{_line_break(job_dir)}[jupyter_sched] {words}", flush=True)
     try:
         write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
                                                   "finished_at": datetime.now(timezone.utc).isoformat()})

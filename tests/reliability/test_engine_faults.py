@@ -72,9 +72,9 @@ class FaultyExecutor:
     def poll(self) -> list[ExecutorEvent]:
         return self.real.poll()
 
-    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False, reason: str = "") -> None:
         self.stops.append(job_id)
-        self.real.stop(job_id, grace_s=grace_s, checkpoint_signal=checkpoint_signal)
+        self.real.stop(job_id, grace_s=grace_s, checkpoint_signal=checkpoint_signal, reason=reason)
 
     def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:
         return self.real.logs(job_id, offset, limit)

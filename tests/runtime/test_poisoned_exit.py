@@ -53,8 +53,8 @@ class PoisoningExecutor:
     def poll(self) -> list[ExecutorEvent]:
         return [e for e in map(self._poison, self.real.poll()) if e is not None]
 
-    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
-        self.real.stop(job_id, grace_s=grace_s, checkpoint_signal=checkpoint_signal)
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False, reason: str = "") -> None:
+        self.real.stop(job_id, grace_s=grace_s, checkpoint_signal=checkpoint_signal, reason=reason)
 
     def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:
         return self.real.logs(job_id, offset, limit)

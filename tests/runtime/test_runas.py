@@ -147,6 +147,52 @@ def test_a_hub_job_runs_as_its_owner_with_a_clean_environment_in_a_private_direc
 
 
 @needs_accounts
+def test_newuser_f8_ps_shows_a_short_readable_command_not_the_wrappers_source(
+        accounts: list[Account], root: Path) -> None:
+    """Issue 20, F8: the wrapper of a job run as its owner went as ``python -I -c <its source>``,
+    so ``ps`` showed 15 KB of Python for every job. It now runs from a sealed in-memory file
+    passed to it (``python3 -I /dev/fd/N --job-dir … -- ARGV``): the wrapper's and the job's
+    command lines read as what runs, and the job cannot change the wrapper's source."""
+    alice = accounts[0]
+    ex = hub_executor(root)
+    gate = root / "f8-may-end"
+    body = (f"print('started', flush=True)\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)\n"
+            "print('done', flush=True)\n")
+    handle = ex.start(py_job("j-f8", body, user=alice.name), GPU, run_as(alice))  # type: ignore[arg-type]
+    wait_until(lambda: "started" in ex.logs("j-f8")[0], "the job to start")
+    wrapper_pid = int(handle.data["pid"])  # type: ignore[arg-type]
+    argv = Path(f"/proc/{wrapper_pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    shown = b" ".join(argv).decode()
+    assert len(shown) < 600, shown[:300]
+    assert argv[1:3] == [b"-I", argv[2]] and argv[2].startswith(b"/dev/fd/"), shown
+    assert b"--job-dir" in argv and b"--" in argv and argv[-1].endswith(b"j-f8.py"), shown
+    assert "def main" not in shown and "import" not in shown
+    job_pids = [p for p in psutil.Process(wrapper_pid).children() if p.username() == alice.name]
+    assert job_pids and all(len(" ".join(p.cmdline())) < 300 for p in job_pids)
+    # the job cannot rewrite the wrapper a later start of this executor reads
+    probe = f"""
+out = {{}}
+try:
+    with open("/proc/{wrapper_pid}/fd/{argv[2].decode().rsplit('/', 1)[1]}", "r+b") as fh:
+        fh.write(b"raise SystemExit(9)"); out["write"] = "allowed"
+except OSError as exc:
+    out["write"] = exc.__class__.__name__
+print(json.dumps(out), flush=True)
+"""
+    ex.start(py_job("j-f8-probe", probe, user=alice.name), GPU, run_as(alice))  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    assert ended.job_id == "j-f8-probe" and ended.exit_code == 0, ex.logs("j-f8-probe")[0]
+    assert json.loads(ex.logs("j-f8-probe")[0].strip().splitlines()[-1])["write"] != "allowed"
+    # F15: a stop's words reach the wrapper (its stdin, kept open) and end the log
+    ex.stop("j-f8", grace_s=30, reason="cancelled by alice")
+    done = wait_exit(ex)
+    assert done.job_id == "j-f8" and done.exit_code == -signal.SIGTERM
+    text = ex.logs("j-f8")[0]
+    assert text.endswith("started\n[jupyter_sched] cancelled by alice\n"), text[-300:]
+    assert not gate.exists()
+
+
+@needs_accounts
 def test_one_users_job_cannot_read_or_signal_anothers(accounts: list[Account], root: Path) -> None:
     alice, bob = accounts
     ex = hub_executor(root)

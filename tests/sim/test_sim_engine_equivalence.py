@@ -43,7 +43,7 @@ class PodExecutor:
     def poll(self) -> list[ExecutorEvent]:
         return []
 
-    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False, reason: str = "") -> None:
         raise AssertionError(f"no pod is ever stopped in this protocol ({job_id})")
 
     def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:

@@ -270,11 +270,12 @@ class KubernetesExecutor:
                 return state
         return None
 
-    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False) -> None:
+    def stop(self, job_id: str, *, grace_s: float, checkpoint_signal: bool = False, reason: str = "") -> None:
         """Delete the job's objects with background propagation (see module docstring).
 
         ``grace_s`` and ``checkpoint_signal`` cannot change a running pod on Kubernetes: the
-        pod's ``terminationGracePeriodSeconds`` (set from the preemption grace at creation) applies.
+        pod's ``terminationGracePeriodSeconds`` (set from the preemption grace at creation) applies;
+        ``reason`` is not written anywhere (a pod's log is the container's own output).
 
         Raises:
             ExecutorError: the API refused the delete (other than 404).
