@@ -718,6 +718,7 @@ class SchedMagics(Magics):
 
           %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME]
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
+                     [--env NAME=VALUE ...]   (an environment variable of the job; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
                                     (sys.executable) in the current directory; the body is saved
                                     as .jupyter_sched/cells/<hash>.py there. Variables of this

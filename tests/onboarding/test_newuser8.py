@@ -165,7 +165,7 @@ def test_newuser8_n1_the_magics_print_the_submit_answers_warnings(server: Embedd
                "is not used"
         for said in (run, cell):
             lines = said.strip().splitlines()
-            assert lines[0].startswith("Submitted j-") and note in lines[1:], said
+            assert lines[0].startswith("Submitted job j-") and note in lines[1:], said
         cli = _cli(_env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann"), "submit", "--gpus",
                    "1", "--env", "CUDA_VISIBLE_DEVICES=0", "--time-limit", "1m", "--workdir", str(tmp_path), "--",
                    "python", "train.py")
