@@ -160,7 +160,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.")
     parser.add_argument("--url", help="Jupyter server base URL, e.g. http://127.0.0.1:8888/ (default: discover)")
     parser.add_argument("--token", help="Jupyter server token (default: $JUPYTER_SCHED_TOKEN or discovered); "
-                                        "prefer $JUPYTER_SCHED_TOKEN: other local accounts can read --token in ps")
+                                        "prefer $JUPYTER_SCHED_TOKEN or --token-file: other local accounts can "
+                                        "read --token in ps")
+    parser.add_argument("--token-file", dest="token_file", metavar="FILE",
+                        help="read the token from FILE (its first line), which ps does not show")
     parser.add_argument("--json", action="store_true", help="print the server's JSON instead of tables")
     parser.add_argument("--timeout", type=_seconds, default=30.0, metavar="SECONDS",
                         help="seconds per request (default 30)")
@@ -286,6 +289,7 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--url", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     command.add_argument("--token", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    command.add_argument("--token-file", dest="token_file", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     for action in command._subparsers._group_actions if command._subparsers else ():
         for nested in (getattr(action, "choices", None) or {}).values():
             _common_options(nested)
@@ -339,13 +343,27 @@ def server_url(text: str) -> tuple[str, str | None]:
     return f"{parts.scheme}://{parts.netloc}{root}", token
 
 
+def _token_in(parser: argparse.ArgumentParser, path: str) -> str:
+    """The token in ``--token-file FILE``: its first line, spaces around it dropped."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            token = fh.readline().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a text file"
+        parser.error(f"--token-file {path}: {why[:1].lower()}{why[1:]}")
+    if not token or any(ch.isspace() for ch in token):
+        parser.error(f"--token-file {path}: its first line must be the token alone (the text after token= in "
+                     "the URL JupyterLab printed)")
+    return token
+
+
 def _command_in(raw: Sequence[str]) -> str | None:
     """The subcommand ``raw`` names, for :func:`build_parser` to build only its parser; None when
     the whole parser is needed: no known command, or ``-h``/``--help`` before it (the program's
     help lists every command)."""
     words = iter(raw)
     for word in words:
-        if word in ("--url", "--token", "--timeout"):
+        if word in ("--url", "--token", "--token-file", "--timeout"):
             next(words, None)  # the option's value, whatever it reads
         elif word in ("-h", "--help") or word == "--":
             return None
@@ -356,6 +374,10 @@ def _command_in(raw: Sequence[str]) -> str | None:
 
 def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse, with the subcommand's usage line, what argparse alone cannot express (exits 2)."""
+    if getattr(args, "token_file", None) is not None:
+        if args.token is not None:
+            parser.error("give --token or --token-file, not both")
+        args.token, args.token_from_file = _token_in(parser, args.token_file), True
     if getattr(args, "url", None):
         try:
             args.url, token = server_url(args.url)
@@ -482,6 +504,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     from ..client.sync import NotSchedServerError
     from .commands import COMMANDS
 
+    if args.token is not None and not getattr(args, "token_from_file", False):
+        # always, terminal or not: a script's --token is as readable in `ps` as a person's, and for as
+        # long as it runs (`wait --for 2h`); new user 7, F17 (the note was said at a terminal only)
+        where = "the token in --url" if getattr(args, "token_from_url", False) else "--token"
+        print(f"{PROG}: note: other local accounts can read {where} in `ps` while this runs; JUPYTER_SCHED_TOKEN=… "
+              "in the environment or --token-file FILE is not shown there", file=stderr)
     try:
         client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
                          timeout_s=args.timeout)
@@ -491,10 +519,6 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
               "can read in `ps`)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
-    isatty = getattr(stderr, "isatty", None)
-    if args.token is not None and isatty is not None and isatty():  # said to the person typing it (new user 7, F17)
-        print(f"{PROG}: note: other local accounts can read --token in `ps` while this runs; "
-              "JUPYTER_SCHED_TOKEN=… in the environment is not shown there", file=stderr)
     if client.connection.others:  # several servers answered: say which one this talks to (new user 4)
         print(several_servers_note(client.connection.url, client.connection.root, client.connection.others,
                                    os.getcwd()), file=stderr)
@@ -542,7 +566,9 @@ class Streams:
 def token_refused_line(args: argparse.Namespace, url: str) -> str:
     """The server's auth refused the request: which token was sent (and where it came from, since
     an explicit one wins over the discovered server's), and how to give the right one."""
-    if getattr(args, "token_from_url", False):
+    if getattr(args, "token_from_file", False):
+        what = f"refused the token in --token-file {args.token_file}"
+    elif getattr(args, "token_from_url", False):
         what = "refused the token in the --url"
     elif args.token:
         what = "refused the token given with --token"
@@ -557,8 +583,8 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
     # the environment first: a --token stays readable by every local account in `ps` while the command
     # runs (new user 7, F17: hours, for `wait --for 2h`; the token opens the whole Jupyter server)
     return (f"{PROG} {args.command}: the server at {url} {what} — set JUPYTER_SCHED_TOKEN=TOKEN (the token in the "
-            "URL JupyterLab printed, or from `jupyter server list`); --token TOKEN works too, but other local "
-            "accounts can read it in `ps` [forbidden]")
+            "URL JupyterLab printed, or from `jupyter server list`) or give --token-file FILE; --token TOKEN works "
+            "too, but other local accounts can read it in `ps` [forbidden]")
 
 
 ID_FIELDS = frozenset({"job_id", "definition_id", "id", "lease_id"})

@@ -26,8 +26,11 @@ def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
 
 
 def cli(server: EmbeddedServer, *argv: str) -> tuple[int, str, str]:
+    """The CLI in-process, the token in a file (a --token is noted on stderr, which these compare)."""
+    token = Path(server.workdir) / "cli-token"
+    token.write_text(server.token, encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
-    code = main(["--url", server.url, "--token", server.token, *argv], out=out, err=err)
+    code = main(["--url", server.url, "--token-file", str(token), *argv], out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -8,6 +8,7 @@ with a 30-digit MiB figure.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -153,12 +154,13 @@ class Terminal(io.StringIO):
 
 @pytest.mark.parametrize("answer, want_cancelled", [("n\n", False), ("y\n", True)], ids=["no keeps", "yes cancels"])
 def test_cancel_mine_on_a_terminal_asks_with_the_count_first(server: EmbeddedServer, answer: str,
-                                                             want_cancelled: bool) -> None:
+                                                             want_cancelled: bool,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     clear(server)
     jobs = [submit(server, "tok-ann", gpus=0, command=["sleep", "300"]) for _ in range(2)]
     out, err = io.StringIO(), io.StringIO()
-    code = main(["--url", server.url, "--token", "tok-ann", "cancel", "--mine"], out=out, err=err,
-                stdin=Terminal(answer))
+    monkeypatch.setenv("JUPYTER_SCHED_TOKEN", "tok-ann")  # not --token, which adds its note to stderr
+    code = main(["--url", server.url, "cancel", "--mine"], out=out, err=err, stdin=Terminal(answer))
     assert code == EXIT_OK, err.getvalue()
     asked = err.getvalue().splitlines()
     assert asked[-1].startswith("Cancel 2 of ann's jobs (") and len(asked) == 3  # the 2 jobs listed, then asked
@@ -436,10 +438,12 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
     assert as_bob.code == EXIT_OK and "user       bob" in as_bob.out, as_bob.err
     wrong = run("--token", "wrong", "status", env=env)
     assert wrong.code == EXIT_REFUSED and wrong.out == ""
-    assert wrong.err.strip() == (  # the environment first (new user 7, F17: --token is readable in `ps`)
+    assert wrong.err.splitlines() == [  # the environment first (new user 7, F17: --token is readable in `ps`)
+        "jupyter-sched: note: other local accounts can read --token in `ps` while this runs; JUPYTER_SCHED_TOKEN=… "
+        "in the environment or --token-file FILE is not shown there",
         f"jupyter-sched status: the server at {server.url} refused the token given with --token — set "
-        "JUPYTER_SCHED_TOKEN=TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`); --token "
-        "TOKEN works too, but other local accounts can read it in `ps` [forbidden]")
+        "JUPYTER_SCHED_TOKEN=TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`) or give "
+        "--token-file FILE; --token TOKEN works too, but other local accounts can read it in `ps` [forbidden]"]
     from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
     assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — set JUPYTER_SCHED_TOKEN" \
         in from_env.err
@@ -1343,26 +1347,44 @@ def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: Embed
 
 
 def test_newuser7_finding_17_a_token_on_the_command_line_is_warned_and_the_hints_lead_with_the_environment(
-        server: EmbeddedServer) -> None:
+        server: EmbeddedServer, tmp_path: Path) -> None:
     """New user 7, F17 (IMPORTANT): the CLI's hints said "pass --token TOKEN"; done so, another local
     account read the token from ``ps`` (for hours under ``wait --for 2h``) and used the whole Jupyter
-    server with it. The hints lead with JUPYTER_SCHED_TOKEN, --help says why, and a --token typed at a
-    terminal is warned about (scripts and pipes are not: the warning is for the person typing)."""
+    server with it. The hints lead with JUPYTER_SCHED_TOKEN, --help says why, and a token on the
+    command line (--token, or in --url) is warned about on stderr every time — a script's is as
+    readable in ``ps`` as a person's (it was said at a terminal only). --token-file FILE gives the
+    token where ``ps`` does not show it, with no note."""
     import io as stdio
 
     from jupyter_sched.cli.main import build_parser
 
-    class Terminal(stdio.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    out, err = stdio.StringIO(), Terminal()
-    assert main(["--url", server.url, "--token", "tok-ann", "status"], out=out, err=err) == EXIT_OK
-    assert "note: other local accounts can read --token in `ps` while this runs; JUPYTER_SCHED_TOKEN=… in the " \
-           "environment is not shown there" in err.getvalue(), err.getvalue()
+    note = ("jupyter-sched: note: other local accounts can read --token in `ps` while this runs; JUPYTER_SCHED_TOKEN=… "
+            "in the environment or --token-file FILE is not shown there\n")
     piped = stdio.StringIO()
     assert main(["--url", server.url, "--token", "tok-ann", "status"], out=stdio.StringIO(), err=piped) == EXIT_OK
-    assert "--token" not in piped.getvalue()
+    assert piped.getvalue() == note, piped.getvalue()
+    in_url = stdio.StringIO()
+    assert main(["--url", f"{server.url}lab?token=tok-ann", "status"], out=stdio.StringIO(), err=in_url) == EXIT_OK
+    assert in_url.getvalue() == note.replace("read --token", "read the token in --url"), in_url.getvalue()
+    (tmp_path / "token").write_text("tok-ann\n")
+    out, quiet = stdio.StringIO(), stdio.StringIO()
+    assert main(["--url", server.url, "--token-file", str(tmp_path / "token"), "status"], out=out, err=quiet) == EXIT_OK
+    assert quiet.getvalue() == "" and "user       ann" in out.getvalue(), quiet.getvalue()
+    (tmp_path / "wrong").write_text("wrong")
+    refused = stdio.StringIO()
+    assert main(["--url", server.url, "status", "--token-file", str(tmp_path / "wrong")], out=stdio.StringIO(),
+                err=refused) == EXIT_REFUSED
+    assert refused.getvalue().startswith(f"jupyter-sched status: the server at {server.url} refused the token in "
+                                         f"--token-file {tmp_path / 'wrong'} — set JUPYTER_SCHED_TOKEN=TOKEN"), \
+        refused.getvalue()
+    for bad, why in (("missing", "no such file or directory"), ("empty", "its first line must be the token alone")):
+        if bad == "empty":
+            (tmp_path / bad).write_text("\n")
+        usage = stdio.StringIO()
+        with contextlib.redirect_stderr(usage):
+            code = main(["--url", server.url, "--token-file", str(tmp_path / bad), "status"], out=stdio.StringIO(),
+                        err=usage)
+        assert code == EXIT_USAGE and f"--token-file {tmp_path / bad}: {why}" in usage.getvalue(), usage.getvalue()
     refused = stdio.StringIO()
     main(["--url", server.url, "--token", "wrong", "status"], out=stdio.StringIO(), err=refused)
     assert "— set JUPYTER_SCHED_TOKEN=TOKEN" in refused.getvalue() and "can read it in `ps`" in refused.getvalue()
