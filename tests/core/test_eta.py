@@ -349,8 +349,12 @@ def test_runtime_history_predicts_no_job_without_runs_of_its_own_from_other_user
 @pytest.mark.parametrize(("first_runs", "want"), [
     pytest.param([(1800, 3600), (3000, 6000), (900, 1800), (2400, 4800)], 3600.0,
                  id="a user who always declares twice the runtime: a new program is predicted at half its limit"),
-    pytest.param([(1800, 3600), (3000, 6000), (900, 1800)], None,
-                 id="two first runs scored are not a record: the limit is used"),
+    pytest.param([(1800, 3600), (3000, 6000)], 3600.0,
+                 id="one first run scored where the padding beat the limit is a record: it is used"),
+    pytest.param([(1800, 3600)], None,
+                 id="a user's only run scored the limit alone, not the padding: the limit is used"),
+    pytest.param([(3, 1800), (5, 1800), (2, 1800)], None,
+                 id="short test runs that guess each other only within 40 % are no record of padding: the limit"),
     pytest.param([(3, 600), (600, 700), (50, 3600), (3500, 3600)], None,
                  id="a padding that predicted the user's first runs worse than their limits is not used"),
     pytest.param([(h * 3600, (h + 0.5) * 3600) for h in (2.5, 5.5, 2.5, 8.5, 5.5, 2.5)], 1.5 * 3600,
@@ -502,3 +506,16 @@ def test_newuser6_finding_6_jobs_admitted_by_their_first_cycle_are_not_scored_as
     assert acc.error_of_wait == 0.0
     tiny = accuracy_from_admits([(_t(1), {"predicted_start": _t(1).isoformat(), "waited_s": 0.4})])  # type: ignore[list-item]
     assert tiny.median_wait_s == 0.4 and tiny.error_of_wait is None  # no ratio to a sub-second wait
+
+
+def test_runtime_history_s_first_run_rule_is_a_parameter_so_a_benchmark_can_replay_the_old_one() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    spec = make_job("a", user="ana").spec
+    runs = [(1800, 3600), (3000, 6000)]  # one first run scored, the padding exact
+    new = replace(spec, command=("python", "new.py"), time_limit_s=7200)
+    predictions = []
+    for hist in (RuntimeHistory(), RuntimeHistory(first_runs_scored=3, first_run_max_error=math.inf)):
+        for k, (ran, limit) in enumerate(runs):
+            hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
+        predictions.append(hist.predict(new, 7200))
+    assert predictions == [3600.0, None]  # session 7's rule (benchmarks/jct_loaded.py's baseline) waited for 3

@@ -41,8 +41,10 @@ def test_a_run_is_learnt_from_succeeded_runs_of_the_same_script_only(sqlite_db: 
         # the same script again under twice the limit: its runs used half of theirs (the ratio had
         # predicted old-2 exactly, the runtime of old-1 had not)
         "again": 3600.0,
-        # not "new" (another script: until session 6, ana's limit used at half, as her other runs
-        # were — new user 5 findings 4 and 8), nor "crashed" (a failed run says nothing), nor bob's
+        # first runs of other scripts: ana's own padding (half her limit), which predicted her first
+        # run of eval.py exactly (since session 8 one scored first run within 25 % is a record; her
+        # train.py runs are not samples of them) — never the failed run of other.py, nor for bob
+        "new": 2000.0, "crashed": 1800.0,
     }
 
 
