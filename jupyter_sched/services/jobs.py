@@ -174,8 +174,8 @@ class JobsService:
                 warnings.extend(self._unknown_kernel(caller, job, request=what))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
-        self.ctx.store.insert_job(JobRecord(job=job))
-        self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
+        record = self.ctx.store.insert_job(JobRecord(job=job))
+        self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
@@ -194,12 +194,22 @@ class JobsService:
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
             return
-        field, path = missing
+        field, path, problem = missing
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
-        hint = ("give an existing directory, or leave working_dir out" if field == "working_dir" else
+        hint = ("give an existing directory you can enter, or leave working_dir out (jobs start in "
+                f"{self._default_start()})" if field == "working_dir" else
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
                 f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
-        raise ValidationError(f"{field}: {what} {path[:300]!r} does not exist on this server", field=field, hint=hint)
+        raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
+
+    def _default_start(self) -> str:
+        """Where a job that names no working_dir starts, in words (the hint of a refused one)."""
+        executor = self.ctx.executor
+        if isinstance(executor, LocalExecutor) and executor.run_as_for is not None:
+            return "your home directory"
+        if isinstance(executor, LocalExecutor) and executor.default_cwd is not None:
+            return f"the server's root directory, {str(executor.default_cwd)[:200]}"
+        return "a directory made for each job"
 
     def _refuse_foreign_parent(self, caller: Caller, job: Job, *, request: str) -> None:
         """A lease's ``parent_job_id`` must be one of the caller's own live batch jobs: the lease
@@ -536,7 +546,7 @@ class JobsService:
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
                                 hint="retry the cancel")
-        self.ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
+        self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out

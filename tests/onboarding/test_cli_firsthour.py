@@ -897,13 +897,15 @@ def test_a_gang_over_the_team_quota_names_workers_not_gpus() -> None:
 
 def test_missing_paths_are_not_probed_for_jobs_run_as_other_accounts(tmp_path: Path) -> None:
     """Hub mode runs each job as its owner's account: the service must not tell one user which
-    paths exist (DESIGN *Who runs it*) — no check there; the wrapper finds out as the owner."""
+    paths exist (DESIGN *Who runs it*) — never looked at as the service's account there; with no
+    owner to look as (require_run_as before serve_hub), not at all. (As the owner, in hub mode:
+    tests/onboarding/test_hub_paths.py.)"""
     from jupyter_sched.executors.local import LocalExecutor
     from jupyter_sched.model import spec_from_request
 
     spec = spec_from_request({"gpus": 1, "script": "/root/secret/x.py", "working_dir": "/root/secret"}, user="eve")
     embedded = LocalExecutor(tmp_path / "a", tracking="marker")
-    assert embedded.missing_path(spec) == ("working_dir", "/root/secret")
+    assert embedded.missing_path(spec) == ("working_dir", "/root/secret", "does not exist")
     hub = LocalExecutor(tmp_path / "b", tracking="marker", require_run_as=True)
     assert hub.missing_path(spec) is None
 
