@@ -107,9 +107,9 @@ def _check_team_names(request: SetQuotasRequest) -> None:
     Raises:
         ValidationError: naming the place, e.g. ``quotas[0].team`` or ``user_teams.ana``.
     """
-    named: list[tuple[str, str]] = []
-    for key, lines in (("quotas", request.quotas), ("budgets", request.budgets), ("teams", request.teams)):
-        named.extend((f"{key}[{i}].team", line.team) for i, line in enumerate(lines or ()))
+    named = [(f"quotas[{i}].team", line.team) for i, line in enumerate(request.quotas or ())]
+    named += [(f"budgets[{i}].team", line.team) for i, line in enumerate(request.budgets or ())]
+    named += [(f"teams[{i}].team", line.team) for i, line in enumerate(request.teams or ())]
     named.extend((f"user_teams.{user}", team) for user, team in (request.user_teams or {}).items())
     for field, team in named:
         if not team.strip():
