@@ -115,7 +115,10 @@ def run_key(spec: JobSpec) -> tuple[Hashable, ...]:
 class RuntimeHistory:
     """Finished runs per key, and predictions from them (module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, first_runs_scored: int = FIRST_RUNS_SCORED,
+                 first_run_max_error: float = FIRST_RUN_MAX_ERROR) -> None:
+        self.first_runs_scored = first_runs_scored  # the earning rule of first runs (module constants)
+        self.first_run_max_error = first_run_max_error
         self._by_key: dict[tuple[Hashable, ...], deque[tuple[float, float | None]]] = {}  # (runtime, limit) s
         self._errors: dict[tuple[str, str], deque[float]] = {}  # (user, predictor) -> relative errors
         # (run key, limit) -> the chosen predictor's samples, sorted, or None: what every job of that
@@ -204,10 +207,10 @@ class RuntimeHistory:
         best: tuple[float, str] | None = None
         for name in available:
             errs = self._errors.get((user, f"first:{name}"))
-            if not limit or not errs or len(errs) < FIRST_RUNS_SCORED:
+            if not limit or not errs or len(errs) < self.first_runs_scored:
                 continue
             err = statistics.median(errs)
-            if err <= FIRST_RUN_MAX_ERROR and err < statistics.median(list(limit)[-len(errs):]) \
+            if err <= self.first_run_max_error and err < statistics.median(list(limit)[-len(errs):]) \
                     and (best is None or err < best[0]):
                 best = (err, name)
         return None if best is None else best[1]

@@ -69,7 +69,8 @@ class DecisionApplier:
         return self._gpu_index[1]
 
     def apply(self, result: CycleResult, snapshot: Snapshot, seen_rows: Mapping[str, JobRecord] | None = None,
-              *, incremental: bool = False) -> tuple[list[Job], list[Stop]]:
+              *, incremental: bool = False, written: dict[str, JobRecord] | None = None,
+              ) -> tuple[list[Job], list[Stop]]:
         """Apply ``result`` in one fenced transaction; return (admitted jobs, stops to send).
 
         The write lock is held briefly: the over-allocation guard reads only what is held now on
@@ -77,7 +78,8 @@ class DecisionApplier:
         ``seen_rows`` (the rows the snapshot was built from) for the rest — every write is
         compare-and-set on the row's version, so a row that changed since the snapshot (a
         cancel, a keepalive) is skipped and the next cycle looks at it again. Without
-        ``seen_rows`` every live row is re-read inside the transaction. Pending reasons are
+        ``seen_rows`` every live row is re-read inside the transaction. ``written`` (when given)
+        receives each admitted job's row as written (its new version). Pending reasons are
         written afterwards, outside this transaction, in small fenced ones (:meth:`write_reasons`);
         an ``incremental`` result (one job decided between full cycles, :mod:`.incremental`) has
         none, and leaves the other jobs' reasons as the last full cycle wrote them.
@@ -121,8 +123,11 @@ class DecisionApplier:
                 job = r.job.transition(JobState.ADMITTED, allocation=alloc, admitted_at=now, reason=None,
                                        nominated=None, attempts=r.job.attempts + 1, not_before=None, spec=spec,
                                        message="admitted" + (" (backfill)" if admit.backfill else ""))
-                if tx.try_update_job(replace(r, job=job)) is None:
+                stored = tx.try_update_job(replace(r, job=job))
+                if stored is None:
                     continue  # changed meanwhile (e.g. cancelled): the next cycle looks again
+                if written is not None:
+                    written[job.id] = stored
                 tx.open_usage(job_id=job.id, attempt=job.attempts, user=job.spec.user, team=job.spec.team,
                               kind=job.spec.kind.value, started_at=now,
                               gpus=[(g, gpu_of[g].model if g in gpu_of else "unknown", usage_share(g, alloc, gpu_of))

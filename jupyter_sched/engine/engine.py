@@ -269,7 +269,7 @@ class Engine:
     def _kernels(self, kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None) -> None:
         self.decider.kernels = kernels
 
-    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+    def kick(self, event: str = "change", job_id: str | None = None, record: JobRecord | None = None) -> None:
         """Ask for a decision at the next tick (thread-safe).
 
         ``kick("submit", job_id)``: a new job, decided at once on the live ledger when it fits and
@@ -277,11 +277,15 @@ class Engine:
         (a cancel or a lease release) asks a full cycle but keeps the live ledger: it only frees
         GPUs, so the ledger is at most too shy until that cycle, never wrong — the next
         ``%gpu request`` after a ``%gpu release`` need not wait for the cycle's gap. Any other
-        event (a quota or policy change) may make the ledger wrong: it is spent.
+        event (a quota or policy change) may make the ledger wrong: it is spent. ``record``: the
+        submitted row as the API wrote it (the decision then reads no row, issue 17); a cancel
+        makes queued submits read theirs again (``job_id``: that job's only).
         """
         if event == "submit" and job_id is not None:
-            self.incremental.submitted(job_id)
+            self.incremental.submitted(job_id, record)
             return
+        if event == "cancel":
+            self.incremental.withdrawn(job_id)
         if event not in _FREEING_EVENTS:
             self.incremental.spend()
         self._wanted = True

@@ -30,6 +30,7 @@ run every ``cycle_interval_s`` and after every finish, for fairness, reservation
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -71,7 +72,8 @@ class IncrementalDecider:
         self.clock = clock
         self._start = start
         self.live: LiveCycle | None = None
-        self._submitted: deque[str] = deque()
+        self._submitted: deque[tuple[str, JobRecord | None]] = deque()
+        self._lock = threading.Lock()  # submits and cancels come from web threads
         self.decided = 0
         self.pended = 0
         self.deferred = 0
@@ -92,9 +94,21 @@ class IncrementalDecider:
         """A pend kept on the live ledger may have moved ETAs of jobs ahead (a full cycle re-projects)."""
         return self.live is not None and self.live.etas_moved
 
-    def submitted(self, job_id: str) -> None:
-        """Note a submit event (thread-safe: called from the web thread)."""
-        self._submitted.append(job_id)
+    def submitted(self, job_id: str, record: JobRecord | None = None) -> None:
+        """Note a submit event (thread-safe: called from the web thread); ``record``: the row the
+        API just wrote (version 1), decided without reading it again — that read was about half
+        of an incremental decision's time (issue 17). Any change of the row since (a cancel, see
+        :meth:`withdrawn`; another server's write) fails the decision's compare-and-set write."""
+        with self._lock:
+            self._submitted.append((job_id, record))
+
+    def withdrawn(self, job_id: str | None) -> None:
+        """A cancel (thread-safe): queued submits of ``job_id`` (None: all) are read again from the
+        store when decided, so a job cancelled right after its submit is neither admitted nor
+        shown pending again on the event stream."""
+        with self._lock:
+            self._submitted = deque((queued, None if job_id is None or queued == job_id else record)
+                                    for queued, record in self._submitted)
 
     @property
     def waiting(self) -> bool:
@@ -103,7 +117,8 @@ class IncrementalDecider:
 
     def forget(self) -> None:
         """A full cycle is about to decide everything, reasons included (or this engine stepped down)."""
-        self._submitted.clear()
+        with self._lock:
+            self._submitted.clear()
         self._unwritten.clear()
 
     def flush(self, *, force: bool = False) -> int:
@@ -138,23 +153,27 @@ class IncrementalDecider:
             NotLeaderError: the lease was lost.
             StoreError: the store failed.
         """
-        while self._submitted:
-            job_id = self._submitted[0]
-            if not self._decide_one(job_id, report):
-                self.deferred += len(self._submitted)
-                self._submitted.clear()
-                return False
-            self._submitted.popleft()
-        return True
+        while True:
+            with self._lock:
+                if not self._submitted:
+                    return True
+                job_id, given = self._submitted[0]
+            decided = self._decide_one(job_id, given, report)
+            with self._lock:
+                if not decided:
+                    self.deferred += len(self._submitted)
+                    self._submitted.clear()
+                    return False
+                self._submitted.popleft()
 
     def _runtime(self, job: Job) -> float | None:
         return self.runtimes(job) if self.runtimes is not None else None
 
-    def _decide_one(self, job_id: str, report: TickReport) -> bool:
+    def _decide_one(self, job_id: str, given: JobRecord | None, report: TickReport) -> bool:
         live = self.live
         if live is None or not live.usable:
             return False
-        record = self.writer.get(job_id)
+        record = given if given is not None else self.writer.get(job_id)
         if record is None or record.job.state is not JobState.PENDING or record.stop_intent is not None:
             return True  # cancelled or decided meanwhile: nothing to do
         try:
@@ -176,13 +195,15 @@ class IncrementalDecider:
             return True
         if len(result.admits) != 1:
             return False
-        admitted, _stops = self.applier.apply(result, live.snapshot, {job_id: record}, incremental=True)
+        written: dict[str, JobRecord] = {}
+        admitted, _stops = self.applier.apply(result, live.snapshot, {job_id: record}, incremental=True,
+                                              written=written)
         if not admitted:  # refused by the guard or changed meanwhile: the ledger is off
             live.spend()
             return False
         self.decided += 1
         report.admitted.extend(j.id for j in admitted)
-        fresh = self.writer.get(job_id)
+        fresh = written.get(job_id)  # the row as the admission wrote it (not read again)
         if fresh is not None and fresh.job.state is JobState.ADMITTED:
             self._start(fresh, report)
         return True

@@ -20,6 +20,7 @@ import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
+from ..store import JobRecord
 from .engine import Engine, TickReport
 
 __all__ = ["EngineRunner"]
@@ -79,10 +80,10 @@ class EngineRunner:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def kick(self, event: str = "change", job_id: str | None = None) -> None:
-        """Ask for a decision now (thread-safe; ``("submit", job_id)`` may be decided at once, see
-        :meth:`Engine.kick`)."""
-        self.engine.kick(event, job_id)
+    def kick(self, event: str = "change", job_id: str | None = None, record: JobRecord | None = None) -> None:
+        """Ask for a decision now (thread-safe; ``("submit", job_id, record)`` may be decided at
+        once, see :meth:`Engine.kick`)."""
+        self.engine.kick(event, job_id, record)
         if self._loop is not None and self._wake is not None:
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self._wake.set)

@@ -26,6 +26,9 @@ from ..store import IdGenerator, JobRecord, Store
 
 __all__ = ["Context"]
 
+Kick = tuple[str, str | None, JobRecord | None]
+"""An engine kick: event, job id, the row just written (see :meth:`Context.kick`)."""
+
 _held = threading.local()
 """Per thread: the kicks :meth:`Context.holding_kicks` holds (``kicks``: a list, or None)."""
 
@@ -72,22 +75,23 @@ class Context:
         except SchedError:
             return False
 
-    def kick(self, event: str = "change", job_id: str | None = None) -> None:
-        """Ask the engine for a decision now (``("submit", job_id)``: see :meth:`Engine.kick`) —
-        or, inside :meth:`holding_kicks` on this thread, once the caller has answered."""
-        held: list[tuple[str, str | None]] | None = getattr(_held, "kicks", None)
+    def kick(self, event: str = "change", job_id: str | None = None, record: JobRecord | None = None) -> None:
+        """Ask the engine for a decision now (``("submit", job_id, record)``: see :meth:`Engine.kick`;
+        ``record``: the row just written, which the engine then need not read again) — or, inside
+        :meth:`holding_kicks` on this thread, once the caller has answered."""
+        held: list[Kick] | None = getattr(_held, "kicks", None)
         if held is not None:
-            held.append((event, job_id))
+            held.append((event, job_id, record))
             return
-        self.runner.kick(event, job_id)
+        self.runner.kick(event, job_id, record)
 
     @contextmanager
-    def holding_kicks(self) -> Iterator[list[tuple[str, str | None]]]:
+    def holding_kicks(self) -> Iterator[list[Kick]]:
         """Hold the engine kicks this thread makes inside the block, for :meth:`send_kicks` once
         the answer is written (issue 17: a submit's decision, started at once, took the
         interpreter from the thread writing the submit's answer — POST jobs p95 22 ms instead of
         7). Kicks of a block that raises are sent at once."""
-        held: list[tuple[str, str | None]] = []
+        held: list[Kick] = []
         _held.kicks = held
         try:
             yield held
@@ -98,11 +102,11 @@ class Context:
         finally:
             _held.kicks = None
 
-    def send_kicks(self, held: list[tuple[str, str | None]]) -> None:
+    def send_kicks(self, held: list[Kick]) -> None:
         """Send kicks held by :meth:`holding_kicks` (each once: the list is emptied)."""
         while held:
-            event, job_id = held.pop(0)
-            self.runner.kick(event, job_id)
+            event, job_id, record = held.pop(0)
+            self.runner.kick(event, job_id, record)
 
     def publish(self, event: dict[str, Any]) -> None:
         """Put ``{"type", "data"}`` on the event stream."""

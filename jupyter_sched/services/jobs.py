@@ -177,8 +177,8 @@ class JobsService:
                 warnings.extend(self._unknown_kernel(caller, job, request=what))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
-        self.ctx.store.insert_job(JobRecord(job=job))
-        self.ctx.kick("submit", job.id)  # decided at once when it fits and overtakes nothing (issue 17)
+        record = self.ctx.store.insert_job(JobRecord(job=job))
+        self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
         # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
@@ -539,7 +539,7 @@ class JobsService:
         else:
             raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
                                 hint="retry the cancel")
-        self.ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
+        self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
         return out

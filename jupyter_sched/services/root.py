@@ -39,7 +39,7 @@ from ..engine.runner import EngineRunner
 from ..engine.telemetry import TelemetryMonitor
 from ..executors.base import Executor
 from ..model import JobKind, Profile
-from ..store import IdGenerator, SortableIds, Store
+from ..store import IdGenerator, JobRecord, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
 from .callers import RecentQuotaSet, RefusalWindows
@@ -154,9 +154,9 @@ class Services:
                 await asyncio.get_running_loop().run_in_executor(None, close)
         self.store.close()
 
-    def kick(self, event: str = "change", job_id: str | None = None) -> None:
+    def kick(self, event: str = "change", job_id: str | None = None, record: JobRecord | None = None) -> None:
         """Ask for a decision now (thread-safe; see :meth:`Engine.kick`)."""
-        self.runner.kick(event, job_id)
+        self.runner.kick(event, job_id, record)
 
     def tick(self) -> TickReport:
         """One engine tick, synchronously (tests and scripts; not while :meth:`start` runs)."""

@@ -506,3 +506,16 @@ def test_newuser6_finding_6_jobs_admitted_by_their_first_cycle_are_not_scored_as
     assert acc.error_of_wait == 0.0
     tiny = accuracy_from_admits([(_t(1), {"predicted_start": _t(1).isoformat(), "waited_s": 0.4})])  # type: ignore[list-item]
     assert tiny.median_wait_s == 0.4 and tiny.error_of_wait is None  # no ratio to a sub-second wait
+
+
+def test_runtime_history_s_first_run_rule_is_a_parameter_so_a_benchmark_can_replay_the_old_one() -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    spec = make_job("a", user="ana").spec
+    runs = [(1800, 3600), (3000, 6000)]  # one first run scored, the padding exact
+    new = replace(spec, command=("python", "new.py"), time_limit_s=7200)
+    predictions = []
+    for hist in (RuntimeHistory(), RuntimeHistory(first_runs_scored=3, first_run_max_error=math.inf)):
+        for k, (ran, limit) in enumerate(runs):
+            hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
+        predictions.append(hist.predict(new, 7200))
+    assert predictions == [3600.0, None]  # session 7's rule (benchmarks/jct_loaded.py's baseline) waited for 3

@@ -244,3 +244,52 @@ def test_an_eta_only_refresh_waits_nine_cycle_times_so_it_takes_at_most_a_tenth_
     assert 4.0 < svc.engine.wait_hint_s(10.0) <= 4.5
     svc.engine._cycle_end -= 4.5  # nine cycle times have passed
     assert svc.tick().decided and not svc.engine.incremental.etas_moved
+
+
+def _job_row_reads(svc: SchedulerService) -> list[str]:
+    """Statements that read one job row by id, from now on (a listener on the store's real
+    SQLAlchemy engine: what the database is asked, not a double of our code)."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        flat = " ".join(statement.split())
+        if flat.startswith("SELECT") and "FROM jobs WHERE jobs.id =" in flat:
+            seen.append(flat)
+
+    event.listen(svc.store.engine, "before_cursor_execute", note)
+    return seen
+
+
+def test_an_incremental_admission_reads_no_row_but_the_starts(sqlite_db: str, tmp_path: Path) -> None:
+    """Issue 17: the decision re-read the row the API had just written (about half of its time),
+    and read it again after the admission; the submit now hands the row to the engine and the
+    admission hands its written row to the start. The only read left is the start's own
+    compare-and-set (the lease marked running)."""
+    svc = make_service(sqlite_db, tmp_path, gpus=4)
+    svc.submit(lease(), user="ana", kind="lease")
+    svc.tick()
+    second = svc.submit(lease(), user="bob", kind="lease")
+    reads = _job_row_reads(svc)
+    report = svc.tick()
+    assert not report.decided and report.admitted == [second["id"]] and report.started == [second["id"]]
+    assert len(reads) == 1, reads
+    assert svc.get_job(second["id"], user="bob")["state"] == "running" and check_integrity(svc.store).ok
+
+
+def test_a_request_cancelled_before_its_decision_is_read_again_not_decided_from_its_submit(
+        sqlite_db: str, tmp_path: Path) -> None:
+    """The row a submit hands the engine is stale once the job is cancelled: the cancel makes the
+    engine read it again, so the withdrawn request is neither admitted (which spent the live
+    ledger on the failed compare-and-set) nor pended and shown waiting again."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    svc.engine.cycle_gap_s = 3600.0  # the cancel's full cycle waits: the tick is the incremental path alone
+    svc.submit(lease(2), user="ana", kind="lease")
+    svc.tick()
+    fits_not = svc.submit(lease(), user="bob", kind="lease")  # would pend last in the queue
+    svc.cancel(fits_not["id"], user="bob")
+    report = svc.tick()
+    assert not report.admitted and svc.engine.incremental.pended == 0
+    assert svc.engine.incremental.live is not None and svc.engine.incremental.live.usable
+    assert svc.get_job(fits_not["id"], user="bob")["state"] == "cancelled"

@@ -151,10 +151,10 @@ async def test_a_submits_decision_starts_once_its_answer_is_written(sched_app: A
     from .conftest import wait_for
 
     ctx = sched_app.services.ctx
-    sent: list[list[tuple[str, str | None]]] = []
+    sent: list[list[tuple[str, str | None, Any]]] = []
     real = ctx.send_kicks
 
-    def recording(held: list[tuple[str, str | None]]) -> None:
+    def recording(held: list[tuple[str, str | None, Any]]) -> None:
         sent.append(list(held))
         real(held)
 
@@ -162,7 +162,10 @@ async def test_a_submits_decision_starts_once_its_answer_is_written(sched_app: A
     try:
         status, job = await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "name": "held"})
         assert status == 201 and job["state"] == "pending"
-        assert ("submit", job["id"]) in [kick for batch in sent for kick in batch], sent
+        # the kick carries the row the submit wrote: the decision reads no row (issue 17)
+        kicks = {(event, job_id): record for batch in sent for event, job_id, record in batch}
+        assert ("submit", job["id"]) in kicks, sent
+        assert kicks["submit", job["id"]].job.id == job["id"] and kicks["submit", job["id"]].version == 1
     finally:
         ctx.send_kicks = real
 
