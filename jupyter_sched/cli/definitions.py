@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client._routes import routes
+from ..userfiles import file_problem
 from ..wording import definition_deleted
 from .main import EXIT_OK, PROG, Streams
 
@@ -206,9 +207,9 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
         return EXIT_OK
     if action == "create":
-        if not os.path.isfile(args.target):  # each firing would fail to find it
-            where = "is a folder, not a file" if os.path.isdir(args.target) else f"no such file in {os.getcwd()}"
-            parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {where}")
+        problem = file_problem(args.target, os.getcwd())  # each firing would fail to find or read it
+        if problem:
+            parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {problem}")
         result = client.call(routes.create_definition(_body(args, parser, create=True)))
         print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
         _note_unknown_parameters(result, result.get("parameters"), io)

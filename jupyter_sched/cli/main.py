@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ..errors import AuthenticationError, SchedError
+from ..userfiles import file_problem
 
 __all__ = [
     "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
@@ -307,7 +308,13 @@ _APP_PATHS = frozenset({"lab", "tree", "notebooks", "doc", "edit", "terminals", 
 """First path parts of pages and APIs under a Jupyter server's root (what a pasted URL may carry)."""
 
 
-def server_url(text: str) -> tuple[str, str | None]:
+def elide_tokens(text: str) -> str:
+    """``text`` with the value of every ``token=`` in it shown as ``…`` (new user 8, N14: a pasted
+    URL's token was echoed to the terminal, and to any CI log that keeps stderr)."""
+    return re.sub(r"(token=)[^&#\s'\"/]+", r"\1…", text) if "token=" in text else text
+
+
+def server_url(text: str, name: str = "--url") -> tuple[str, str | None]:
     """The Jupyter server's root URL from what a person pastes, and the token it carries: the URL
     JupyterLab prints (``http://127.0.0.1:8888/lab?token=abc``), a host:port without ``http://``,
     a URL ending in ``api/sched/``; a hub user's ``/user/ana/lab`` keeps its ``/user/ana/`` prefix.
@@ -324,13 +331,14 @@ def server_url(text: str) -> tuple[str, str | None]:
         parts = urlsplit(raw)
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError:
-        raise ValueError(f"--url {text!r} is not a server URL") from None
+        raise ValueError(elide_tokens(f"{name} {text!r} is not a server URL")) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"--url {text!r} is not a server URL")
+        raise ValueError(elide_tokens(f"{name} {text!r} is not a server URL"))
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in raw):
         # a space or control character inside (a paste with one): http.client refused it with a
         # traceback (new user 7, F13)
-        raise ValueError(f"--url {text!r} is not a server URL (it has a space or control character in it)")
+        raise ValueError(elide_tokens(f"{name} {text!r} is not a server URL (it has a space or control character "
+                                      "in it)"))
     prefix: list[str] = []
     for part in parts.path.split("/"):
         if part in _APP_PATHS:
@@ -385,6 +393,14 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             parser.error(f"{exc} — give e.g. http://127.0.0.1:8888/ (the address JupyterLab printed)")
         if token and not args.token:
             args.token, args.token_from_url = token, True
+    elif os.environ.get("JUPYTER_SCHED_URL", "").strip():
+        # read as --url is (new user 8, N14): the URL JupyterLab printed (/lab?token=…) works here too,
+        # its token used when JUPYTER_SCHED_TOKEN is not set (and not noted: `ps` does not show it)
+        try:
+            args.url, args.env_url_token = server_url(os.environ["JUPYTER_SCHED_URL"], "JUPYTER_SCHED_URL")
+        except ValueError as exc:
+            parser.error(f"{exc} — set it to e.g. http://127.0.0.1:8888/ (the address JupyterLab printed)")
+        args.url_from_env = True
     if args.command == "submit":
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
@@ -398,10 +414,9 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()
-            if path and not os.path.isfile(os.path.join(folder, path)):  # the job would fail at its start
-                full = os.path.join(folder, path)
-                what = f"{full} is a folder, not a file" if os.path.isdir(full) else f"no such file in {folder}"
-                _subparser(parser, "submit").error(f"{option} {path}: {what}")
+            problem = file_problem(path, folder) if path else None  # the job would fail at its start
+            if problem:  # missing, a folder, or not readable by this account (new user 8, N7)
+                _subparser(parser, "submit").error(f"{option} {path}: {problem}")
             if path:  # the other kind of file fails only at its start, after waiting for a GPU (new user 4)
                 notebook = _looks_like_notebook(os.path.join(folder, path))
                 if option == "--notebook" and not notebook:
@@ -511,8 +526,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         print(f"{PROG}: note: other local accounts can read {where} in `ps` while this runs; JUPYTER_SCHED_TOKEN=… "
               "in the environment or --token-file FILE is not shown there", file=stderr)
     try:
-        client = connect(args.url, args.token if args.token is not None else os.environ.get("JUPYTER_SCHED_TOKEN"),
-                         timeout_s=args.timeout)
+        token = args.token if args.token is not None else \
+            os.environ.get("JUPYTER_SCHED_TOKEN") or getattr(args, "env_url_token", None)
+        client = connect(args.url, token, timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
         print(f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "
               "JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (or pass --url URL --token TOKEN, which other local accounts "
@@ -526,11 +542,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         with client:
             return COMMANDS[args.command](client, args, io)
     except NotSchedServerError as exc:
-        print(f"{PROG}: {exc.message} — {exc.hint}", file=stderr)
+        print(elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), file=stderr)
         return EXIT_NO_SERVER
     except ServerUnreachableError as exc:
-        print(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass --url for "
-              "another one", file=stderr)
+        print(elide_tokens(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass "
+                           "--url for another one"), file=stderr)
         return EXIT_NO_SERVER
     except AuthenticationError:
         print(token_refused_line(args, client.connection.url), file=stderr)
@@ -574,7 +590,9 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
         what = "refused the token given with --token"
     elif os.environ.get("JUPYTER_SCHED_TOKEN"):
         what = "refused the token in JUPYTER_SCHED_TOKEN"
-    elif args.url:
+    elif getattr(args, "env_url_token", None):
+        what = "refused the token in JUPYTER_SCHED_URL"
+    elif args.url and not getattr(args, "url_from_env", False):
         what = "needs a token (none was given with --url)"
     elif os.environ.get("JUPYTER_SCHED_URL"):
         what = "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)"

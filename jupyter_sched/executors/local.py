@@ -452,19 +452,29 @@ class LocalExecutor:
                         control=None if popen.stdin.closed else popen.stdin,
                         restarts=restarts, run_as=run_as, group=group)
 
-    def missing_path(self, spec: JobSpec) -> tuple[str, str] | None:
-        """``(field, path)`` of the first path ``spec`` names that does not exist — its
-        ``working_dir``, else a ``script`` or ``notebook`` not carried with it (relative ones in
-        the directory it would start in) — checked only where jobs run as this service's own
-        account (embedded), so a submit can be refused instead of failing at its start (issue
-        20). None otherwise, and always where jobs run as their owners' accounts: the service
-        must not tell one user which paths exist under another account (DESIGN *Who runs it*);
-        the wrapper finds out as the owner."""
-        if self.require_run_as or self.run_as_for is not None:
+    def missing_path(self, spec: JobSpec) -> tuple[str, str, str] | None:
+        """``(field, path, problem)`` of the first path ``spec`` names that the job could not use
+        where it starts — its ``working_dir``, else a ``script`` or ``notebook`` not carried with
+        it (relative ones in the directory it would start in) — so a submit can be refused instead
+        of failing at its start (issue 20); ``problem`` reads after the path (``does not exist``).
+        Embedded, looked at as this service's account, which runs the job. In hub mode, as the
+        owner (:func:`.owner_paths.missing_as_owner`: the service must not tell one user which
+        paths exist under another account, DESIGN *Who runs it*, but may tell the owner what the
+        owner can see; new user 7, F6). None where no owner is known (``require_run_as`` without
+        :meth:`serve_hub`, an unmapped user: refused at admission) or the check cannot run."""
+        if self.run_as_for is not None:
+            from .owner_paths import missing_as_owner
+
+            try:
+                who = self.run_as_for(Job(id="path-check", spec=spec))
+            except ExecutorError:
+                return None
+            return missing_as_owner(spec, who) if who.switches and can_switch_users() else None
+        if self.require_run_as:
             return None
         start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
         if spec.working_dir and start is not None and not start.is_dir():
-            return "working_dir", str(start)
+            return "working_dir", str(start), "does not exist"
         for name, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
                                                                               spec.notebook_json)):
             if not path or carried is not None:
@@ -475,7 +485,7 @@ class LocalExecutor:
                     continue  # it starts in a directory made for it: nothing to look in yet
                 full = start / full
             if not full.is_file():
-                return name, str(full)
+                return name, str(full), "does not exist"
         return None
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:

@@ -27,6 +27,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
+from ..userfiles import file_problem
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
 from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary, idle_note
 from ..wording.reasons import wire_time
@@ -458,6 +459,7 @@ class SchedMagics(Magics):
         except KeyboardInterrupt:
             raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
         self.lease = lease
+        self._say_warnings(lease)
         if not client.kernel_id and not self._atexit_registered:
             # a kernel the server did not start (runtime-file discovery, a notebook job's headless
             # kernel): the server cannot see it exit, so give the GPUs back ourselves — at exit,
@@ -716,6 +718,7 @@ class SchedMagics(Magics):
 
           %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME]
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
+                     [--env NAME=VALUE ...]   (an environment variable of the job; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
                                     (sys.executable) in the current directory; the body is saved
                                     as .jupyter_sched/cells/<hash>.py there. Variables of this
@@ -779,7 +782,7 @@ class SchedMagics(Magics):
                 if any(t in HELP_FLAGS for t in tokens):  # no script arguments here: --help is ours
                     self._help("schedule", "define")
                     return None
-                return run_define(self.client.call, tokens, resolve=self._existing, say=self._print)
+                return run_define(lambda req: self.client.call(req), tokens, resolve=self._existing, say=self._print)
             with _parsing():
                 cmd = parse_schedule_line(line)
             if cmd.action == "help":
@@ -791,9 +794,16 @@ class SchedMagics(Magics):
     def _submit(self, body: Mapping[str, Any], note: str | None = None) -> str:
         job = self.client.submit(body)
         self._print("Submitted " + job_line(job, _now()))
+        self._say_warnings(job)
         if note:
             self._print(note)
         return str(job["id"])
+
+    def _say_warnings(self, answer: Mapping[str, Any]) -> None:
+        """The server's notes on an accepted request, one line each, as the CLI prints them (new user 8,
+        N1: ``--env CUDA_VISIBLE_DEVICES=0`` is not used, and only the CLI and REST said so)."""
+        for warning in answer.get("warnings") or ():
+            self._print(f"Note: {warning}")
 
     def _submit_cell(self, cmd: ScheduleCommand, cell: str) -> str:
         if not any(line.strip() and not line.lstrip().startswith("#") for line in cell.splitlines()):
@@ -826,9 +836,11 @@ class SchedMagics(Magics):
         resolved = Path(path).expanduser()
         if not resolved.is_absolute():
             resolved = Path.cwd() / resolved
-        if not resolved.is_file():
-            raise ValidationError(f"{what.upper()} {path!r} not found in {Path.cwd()}", field=what.upper(),
-                                  hint=f"give the path of an existing {what}")
+        problem = file_problem(path, str(Path.cwd()))  # not a PermissionError traceback (new user 8, N7)
+        if problem:
+            hint = (f"give a {what} this account can read, or ask its owner to share it" if "permission denied"
+                    in problem else f"give the path of an existing {what}")
+            raise ValidationError(f"{what.upper()} {path!r}: {problem}", field=what.upper(), hint=hint)
         return resolved
 
     def _schedule_run(self, cmd: ScheduleCommand) -> str:

@@ -126,9 +126,13 @@ class JobOptions:
     team: str | None = None
     profile: str | None = None
     timeout_s: float | None = None
+    env: tuple[tuple[str, str], ...] = ()
 
 
-def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = True, lease: bool = False) -> None:
+def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = True, lease: bool = False,
+                         env: bool = False) -> None:
+    if env:  # as `jupyter-sched submit --env` (new user 8, N1: it went to the script as two arguments)
+        parser.add_argument("--env", dest="env", action="append", default=[])
     if gpus_flag:
         parser.add_argument("--gpus", dest="gpus")
     parser.add_argument("--model", dest="model")
@@ -194,6 +198,12 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobO
                                   hint="ask for the memory one GPU needs, e.g. 40GiB")
     time_limit = getattr(ns, "time_limit", None)
     timeout = getattr(ns, "timeout", None)
+    env: list[tuple[str, str]] = []
+    for item in getattr(ns, "env", None) or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValidationError(f"--env {item!r} is not NAME=VALUE", field="--env", hint="e.g. --env SEED=1")
+        env.append((name.strip(), value))
     return JobOptions(
         gpus=None if gpus is None else _gpu_count(gpus, "--gpus", minimum=min_gpus),
         model=_nonempty(getattr(ns, "model", None), "--model"),
@@ -204,6 +214,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobO
         team=_nonempty(getattr(ns, "team", None), "--team"),
         profile=_nonempty(getattr(ns, "profile", None), "--profile"),
         timeout_s=_timeout(timeout, "--timeout", "the GPUs are granted"),
+        env=tuple(env),
     )
 
 
@@ -424,7 +435,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     Grammar::
 
         %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME] [--priority P]
-                   [--time-limit 2h] [--team TEAM] [--profile NAME]
+                   [--time-limit 2h] [--team TEAM] [--profile NAME] [--env NAME=VALUE ...]
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [options]
         %schedule serve APP [ARGS...] --port P [options]
@@ -442,7 +453,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         return ScheduleCommand("help", topic=wanted)
     if cell:
         parser = _Parser("%%schedule", "%%schedule")
-        _add_request_options(parser)
+        _add_request_options(parser, env=True)
         ns = parser.parse_args(tokens)
         return ScheduleCommand("cell", options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if not tokens:
@@ -455,7 +466,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     prog = f"%schedule {head}"
     if head in ("run", "notebook", "serve"):
         parser = _Parser(prog, "%schedule")
-        _add_request_options(parser)
+        _add_request_options(parser, env=True)
         if head == "serve":
             parser.add_argument("--port")
         what = "notebook" if head == "notebook" else "script"
@@ -636,6 +647,6 @@ def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str 
     # a service is told its port: $PORT, as hosting platforms do (new user 7, F9: --port 8765 reached
     # nothing the app could read, so it served on its own default while the port stayed silent)
     service_env = {"PORT": str(port)} if port is not None else {}
-    if env or service_env:
-        body["env"] = {**service_env, **dict(env or {})}
+    if env or service_env or options.env:
+        body["env"] = {**service_env, **dict(options.env), **dict(env or {})}
     return body

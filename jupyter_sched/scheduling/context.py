@@ -150,6 +150,13 @@ class CycleContext:
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
 
+    def named(self, job_id: str) -> str:
+        """``mal3 (j-…)`` when the job's name says more than its id (names are public: every queue
+        line shows them), else the id — how a reason names another job (new user 8, N9)."""
+        other = self.admitted.get(job_id) or self.by_id.get(job_id)
+        name = other.spec.name.strip()[:80] if other is not None else ""
+        return f"{name} ({job_id})" if name and name != job_id else job_id
+
     def holder_index(self) -> tuple[dict[str, list[Holder]], dict[str, list[Holder]]]:
         """Jobs holding GPUs at cycle start, by GPU model and by team (built on first use)."""
         if self._holder_index is None:

@@ -35,7 +35,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
         prior = job.reason
         cause = (str(prior.details.get("cause", "")) if prior is not None and prior.code == "Backoff"
                  else prior.message if prior is not None and prior.code != "Preempted" else "")
-        why = cause or ("requeued after preemption" + (f" by {job.preempted_by}" if job.preempted_by else ""))
+        why = cause or ("requeued after preemption" + (f" by {ctx.named(job.preempted_by)}" if job.preempted_by else ""))
         by = {"preempted_by": job.preempted_by} if job.preempted_by and not cause else {}
         return PendingReason(code="Backoff", message=f"{why}; retries from {job.not_before.isoformat()}",
                              details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {}),

@@ -80,7 +80,8 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
         details = {**details, "held_by_terminating": ctx.overdue_details(stuck)}
         message = message.rstrip(".") + f"; {ctx.overdue_clause(stuck)}."
     if job.preempted_by:
-        message = message.rstrip(".") + f" (requeued after preemption by {job.preempted_by})."
+        # by the name its owner gave, as every other clause names jobs (new user 8, N9: a bare id)
+        message = message.rstrip(".") + f"; requeued after preemption by {ctx.named(job.preempted_by)}."
         details = {**details, "preempted_by": job.preempted_by}
     return reason, message, details
 

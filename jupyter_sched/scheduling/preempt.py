@@ -594,6 +594,7 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
             leaving[key] = leaving.get(key, 0) + quota.charges[h][1]
     borrowers: dict[str, int] = {}
     own_quota: dict[str, int] = {}
+    guaranteed: dict[str, int] = {}
     for team, team_lines in quota.team_lines.items():
         if team == spec.team:
             continue
@@ -604,18 +605,45 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
                     borrowers[team] = max(borrowers.get(team, 0), usage - ln.guaranteed)
                 if min(usage, ln.guaranteed) > 0:
                     own_quota[team] = max(own_quota.get(team, 0), min(usage, ln.guaranteed))
+                    guaranteed[team] = max(guaranteed.get(team, 0), ln.guaranteed)
     lent_total = min(max(0, own.guaranteed - used), sum(borrowers.values()))
     need = req.total_milli
     free = sum(ctx.state.pools[p].free_whole for p in flavor.pools) * 1000
-    text = (f"{spec.team} is guaranteed {own.guaranteed / 1000:g} GPUs"
-            + (f" ({lent_total / 1000:g} lent to {', '.join(sorted(borrowers))}, reclaimable)" if lent_total else "")
-            + f" but {job.id} needs {need / 1000:g}"
-            + (f" with {used / 1000:g} already in use" if used else "")
-            + f", above the guarantee, so nothing is reclaimed for it; cohort free {free / 1000:g}")
+    me = "this kernel" if job.is_lease else "this job"  # the reader's own job, not its bare id (new user 8, N9)
+    if own.guaranteed and used >= own.guaranteed:
+        # at (or above) its guarantee already: the job could only borrow, which reclaim never serves
+        uses = (f"already uses its {_gpus(own.guaranteed, 'guaranteed ')}" if used == own.guaranteed else
+                f"already uses {_gpus(used)}, above its guarantee of {own.guaranteed / 1000:g}")
+        text = (f"{spec.team} {uses}, so {me} ({_gpus(need)}) may only borrow GPUs another team leaves free; "
+                "nothing is reclaimed for borrowing")
+    else:
+        text = (f"{spec.team} is guaranteed {_gpus(own.guaranteed)}"
+                + (f" ({lent_total / 1000:g} lent to {', '.join(sorted(borrowers))}, reclaimable)" if lent_total else "")
+                + f" but {me} needs {need / 1000:g}"
+                + (f" with {used / 1000:g} already in use" if used else "")
+                + ", above the guarantee, so nothing is reclaimed for it")
     short = need - free - lent_total
     if short > 0 and own_quota:
+        # who holds the rest, with the numbers: within their own guarantees, so only their jobs
+        # ending frees it ("research releases 1 GPU of its own quota" read as a quota to give back)
         teams = sorted(own_quota)
-        verb, whose = ("releases", "its") if len(teams) == 1 else ("release", "their")
-        text += (f"; it cannot fit until {', '.join(teams)} {verb} {short / 1000:g} GPU{'' if short == 1000 else 's'} "
-                 f"of {whose} own quota")
+        within = ", ".join(f"{t} uses all {_gpus(guaranteed[t])} of its guarantee" if own_quota[t] == guaranteed[t]
+                           else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
+                           for t in teams)
+        whose = f"{_of(teams[0])} jobs free" if len(teams) == 1 else f"jobs of {', '.join(teams)} free"
+        text += f"; it can start when {whose} {_gpus(short)} ({within})"
+        if used >= short:
+            text += f" or {_of(spec.team)} own running work frees {_gpus(short)}"
     return text
+
+
+def _of(team: str) -> str:
+    """``research's`` / ``interns'``."""
+    return f"{team}'" if team.endswith("s") else f"{team}'s"
+
+
+def _gpus(milli: int, adjective: str = "") -> str:
+    """``1 GPU`` / ``3 GPUs`` / ``0.5 GPU`` / ``0 GPUs`` from milli-GPUs (``adjective`` before ``GPU``)."""
+    n = milli / 1000
+    return f"{n:g} {adjective}GPU{'s' if n > 1 or n == 0 else ''}"
+

@@ -197,12 +197,22 @@ class JobsService:
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
             return
-        field, path = missing
+        field, path, problem = missing
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
-        hint = ("give an existing directory, or leave working_dir out" if field == "working_dir" else
+        hint = ("give an existing directory you can enter, or leave working_dir out (jobs start in "
+                f"{self._default_start()})" if field == "working_dir" else
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
                 f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
-        raise ValidationError(f"{field}: {what} {path[:300]!r} does not exist on this server", field=field, hint=hint)
+        raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
+
+    def _default_start(self) -> str:
+        """Where a job that names no working_dir starts, in words (the hint of a refused one)."""
+        executor = self.ctx.executor
+        if isinstance(executor, LocalExecutor) and executor.run_as_for is not None:
+            return "your home directory"
+        if isinstance(executor, LocalExecutor) and executor.default_cwd is not None:
+            return f"the server's root directory, {str(executor.default_cwd)[:200]}"
+        return "a directory made for each job"
 
     def _refuse_foreign_parent(self, caller: Caller, job: Job, *, request: str) -> None:
         """A lease's ``parent_job_id`` must be one of the caller's own live batch jobs: the lease

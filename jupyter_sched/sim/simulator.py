@@ -182,6 +182,7 @@ class _Track:
     reclaimed_at: datetime | None = None
     warned: int = 0
     reclaim_reason: str = ""
+    false_reclaims: int = 0
 
 
 @dataclass
@@ -557,6 +558,10 @@ class Simulator:
                 tr.ladder = replace(tr.ladder, warned_at=None, warned_idle_since=None)
             elif action.stage == "reclaim":
                 tr.ladder = replace(tr.ladder, reclaimed_at=now)
+                # false: before the work's last active moment, or a service (benchmarks/idle_scenario.py's rule)
+                ran = (now - tr.start).total_seconds()
+                tr.false_reclaims += int(action.action in ("release", "stop", "requeue")
+                                         and (ran < tr.sim.active_until_s() or tr.sim.kind is JobKind.INFERENCE))
                 if action.action in ("release", "stop", "requeue"):
                     self._close_usage(action.job_id, now)
                 self.decisions.append((t, f"idle_{action.action}", action.job_id, ""))
@@ -607,6 +612,7 @@ class Simulator:
                 "preemptions": tr.preemptions, "lost_gpu_s": tr.lost_gpu_s, "idle_warnings": tr.warned,
                 "reclaimed_s": self._secs(tr.reclaimed_at), "reclaim_reason": tr.reclaim_reason,
                 "outcome": tr.outcome or "pending",
+                "false_reclaims": tr.false_reclaims,
             })
         jobs = pd.DataFrame(rows)
         ts = pd.DataFrame(series, columns=["t_s", "pending", "running", "gpus_allocated", "utilization_pct"])
@@ -630,6 +636,13 @@ class Simulator:
             "lost_gpu_h": float(jobs["lost_gpu_s"].sum() / 3600.0),
             "gpu_h_allocated": gpu_s_alloc / 3600.0,
             "end_s": end_t, "cycles": cycles,
+            # what happened to every job (new user 8, N11: "17 jobs, 5 finished" and nothing else)
+            "reclaimed": int((jobs["outcome"] == "reclaimed").sum()),
+            "false_reclaims": int(jobs["false_reclaims"].sum()),
+            "running_at_end": int((jobs["outcome"] == "running").sum()),
+            "pending_at_end": int((jobs["outcome"] == "pending").sum()),
+            "rejected": int((jobs["outcome"] == "rejected").sum()),
+            "horizon_s": self.horizon_s,
         }
         return SimResult(jobs=jobs, timeseries=ts, summary=summary, cycles=cycles)
 

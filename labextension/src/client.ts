@@ -44,6 +44,7 @@ export const ROUTES = {
   submitJob: { method: 'post', path: '/jobs' },
   getJob: { method: 'get', path: '/jobs/{job_id}' },
   cancelJob: { method: 'delete', path: '/jobs/{job_id}' },
+  cancelJobs: { method: 'post', path: '/jobs/cancel' },
   getJobLogs: { method: 'get', path: '/jobs/{job_id}/logs' },
   dryrunJob: { method: 'post', path: '/dryrun' },
   listLeases: { method: 'get', path: '/leases' },

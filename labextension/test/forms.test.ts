@@ -56,8 +56,9 @@ describe('submit body', () => {
 
   it.each([
     ['no path', { path: ' ' }, 'Give the path of a script or notebook to run (e.g. train.py).'],
-    ['GPUs not a number', { gpus: 'two' }, 'GPUs must be a number >= 0 (got "two").'],
-    ['negative GPUs', { gpus: '-1' }, 'GPUs must be a number >= 0 (got "-1").'],
+    // the server's, the CLI's and the magics' words (issue 20: --gpus two reads the same everywhere)
+    ['GPUs not a number', { gpus: 'two' }, 'GPUs must be an integer (got "two"). Use a whole number such as 1 or 4, or a fraction below 1 such as 0.5.'],
+    ['negative GPUs', { gpus: '-1' }, 'GPUs must be >= 0 (got -1). Use 0 for CPU-only work or a positive number of GPUs.'],
     ['an unclosed quote', { args: '--title "oops' }, 'Arguments: the double quote at position 9 is not closed.']
   ])('refuses %s naming the input', (_name, change, message) => {
     expect(() => submitBodyFrom({ ...values, ...change })).toThrow(message);

@@ -35,9 +35,9 @@ def test_case_001_cohort_never_over_admits_and_b1_pends_without_useless_preempti
     reason = next(p.reason for p in r5.pending if p.job_id == "b1")
     assert reason.code == "WaitingForCapacity"
     assert "needs 4" in reason.message and "0 free" in reason.message
-    assert ("team-b is guaranteed 2 GPUs (2 lent to team-a, reclaimable) but b1 needs 4, above the guarantee, "
-            "so nothing is reclaimed for it; cohort free 0; it cannot fit until team-a releases 2 GPUs of its "
-            "own quota") in reason.message
+    assert ("team-b is guaranteed 2 GPUs (2 lent to team-a, reclaimable) but this job needs 4, above the guarantee, "
+            "so nothing is reclaimed for it; it can start when team-a's jobs free 2 GPUs (team-a uses all 2 GPUs of "
+            "its guarantee)") in reason.message  # the case's "cohort free 0" was jargon (new user 8, N9)
     assert sc.used_gpus() <= 4
     for _ in range(3):  # later cycles change nothing
         again = sc.cycle()
@@ -128,9 +128,9 @@ def test_case_004_borrower_reclaimed_once_below_its_guarantee_and_never_loops() 
     reason = sc.job("p1").reason
     assert reason is not None and reason.code == "WaitingForCapacity"
     assert "needs 4 A100-80GB GPUs, 3 free" in reason.message
-    assert "q1 is guaranteed 3 GPUs but p1 needs 4, above the guarantee, so nothing is reclaimed for it" \
+    assert "q1 is guaranteed 3 GPUs but this job needs 4, above the guarantee, so nothing is reclaimed for it" \
         in reason.message
-    assert "it cannot fit until q2 releases 1 GPU of its own quota" in reason.message
+    assert "it can start when q2's jobs free 1 GPU (q2 uses all 5 GPUs of its guarantee)" in reason.message
     assert "requeued after preemption by p3" in reason.message
 
 

@@ -21,7 +21,7 @@ def test_a_team_guaranteed_nothing_is_never_said_to_lend_gpus() -> None:
     q = quotas(Quota(team="b", guaranteed=0), Quota(team="c", guaranteed=0))
     jobs = [running(make_job("c1", gpus=8, team="c"), "n1", range(8)), make_job("b1", gpus=2, team="b")]
     reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "b1")
-    assert "b is guaranteed 0 GPUs but b1 needs 2" in reason.message  # type: ignore[attr-defined]
+    assert "b is guaranteed 0 GPUs but this job needs 2" in reason.message  # type: ignore[attr-defined]
     assert "lent" not in reason.message  # type: ignore[attr-defined]
 
 
@@ -31,7 +31,7 @@ def test_lending_counts_only_the_guarantee_left_unused_and_borrowed_by_others() 
     jobs = [running(make_job("b0", gpus=1, team="b"), "n1", [0]), running(make_job("c1", gpus=7, team="c"), "n1", range(1, 8)),
             make_job("b1", gpus=4, team="b")]
     reason = _reason(run_cycle(snapshot([make_node("n1", gpus=8)], jobs, quota=q)), "b1")
-    assert "b is guaranteed 3 GPUs (2 lent to c, reclaimable) but b1 needs 4 with 1 already in use" \
+    assert "b is guaranteed 3 GPUs (2 lent to c, reclaimable) but this job needs 4 with 1 already in use" \
         in reason.message  # type: ignore[attr-defined]
 
 
@@ -194,3 +194,28 @@ def test_newuser4_finding_20_with_quotas_a_high_job_behind_normal_work_is_told_t
     reason = _reason(run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q)), "hi2b")
     assert "no preemption: high preempts only low-priority work of its team (rule 'lower-class'), and 2 jobs " \
            "(4 GPUs) of default on these GPUs are normal" in reason.message  # type: ignore[attr-defined]
+
+
+def test_newuser8_n9_a_team_at_its_guarantee_is_told_it_may_only_borrow_with_the_numbers() -> None:
+    """New user 8, N9: interns (guaranteed 1, borrow 1) had eve2 preempted by research (guaranteed
+    3, at its guarantee); eve2's reason read "j-…(itself) needs 1 with 1 already in use …; cohort
+    free 0; it cannot fit until research releases 1 GPU of its own quota (requeued after preemption
+    by j-…)": its own bare id, Kueue's "cohort", a quota research is not over, the preemptor by id."""
+    from jupyter_sched.model.codec import reason_to_dict
+    from jupyter_sched.wording import render_reason
+
+    q = quotas(Quota(team="research", guaranteed=3, borrowing_limit=0), Quota(team="interns", guaranteed=1, borrowing_limit=1))
+    eve2 = replace(make_job("j-eve2", gpus=1, team="interns", user="eve"), preempted_by="j-mal3")
+    eve2 = replace(eve2, spec=replace(eve2.spec, name="eve2"))
+    mal3 = running(make_job("j-mal3", gpus=1, team="research", user="mal"), "n1", [2])
+    mal3 = replace(mal3, spec=replace(mal3.spec, name="mal3"))
+    jobs = [running(make_job("eve1", gpus=1, team="interns", user="eve"), "n1", [0]),
+            running(make_job("mal1", gpus=1, team="research", user="mal"), "n1", [1]), mal3,
+            running(make_job("mal2", gpus=1, team="research", user="mal"), "n1", [3]), eve2]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q)), "j-eve2")
+    text = render_reason(reason_to_dict(reason)).summary  # type: ignore[arg-type]
+    assert "j-eve2" not in text and "cohort" not in text and "own quota" not in text, text
+    assert ("no preemption: interns already uses its 1 guaranteed GPU, so this job (1 GPU) may only borrow GPUs "
+            "another team leaves free; nothing is reclaimed for borrowing; it can start when research's jobs free "
+            "1 GPU (research uses all 3 GPUs of its guarantee) or interns' own running work frees 1 GPU") in text, text
+    assert text.endswith("; requeued after preemption by mal3 (j-mal3)."), text

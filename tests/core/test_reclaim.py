@@ -32,7 +32,7 @@ def test_example_a_borrower_larger_than_its_borrowing_is_reclaimed_and_does_not_
     assert [a.job_id for a in second.admits] == ["a4"]
     b6 = sc.job("b6")
     assert b6.state.value == "pending" and b6.reason is not None and b6.reason.code == "WaitingForCapacity"
-    assert "b is guaranteed 4 GPUs but b6 needs 6, above the guarantee, so nothing is reclaimed" in b6.reason.message
+    assert "b is guaranteed 4 GPUs but this job needs 6, above the guarantee, so nothing is reclaimed" in b6.reason.message
     for minute in range(1, 30):  # no loop while a4 runs: b6 never reclaims back
         r = sc.at(minute).cycle()
         assert r.preemptions == () and r.admits == ()

@@ -529,11 +529,16 @@ def test_a_user_cannot_charge_another_team_use_high_exceed_her_ceiling_or_touch_
 
 
 def test_job_definitions_are_charged_to_the_owners_hub_team_when_saved_run_now_and_fired(
-        hub: Hub, names: dict[str, str], tokens: dict[str, str]) -> None:
+        hub: Hub, names: dict[str, str], tokens: dict[str, str], users: dict[str, Account]) -> None:
     """Red-team finding 1 (issue 19): a definition and each of its runs — the owner's, an admin's
     run now, and the firing loop's, which has no request — are admitted as the owner's hub caller
     (team = hub group ml, its 1-GPU ceiling), never a fallback team."""
     a = names["alice"]
+    # a notebook alice has, in her home (where a definition without working_dir runs): a missing one is
+    # refused when saved, in hub mode as embedded (new user 7, F6)
+    notebook = Path(users["alice"].home) / "hub-report.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    os.chown(notebook, users["alice"].uid, users["alice"].gid)
     carol = client(hub.service_url, tokens["carol"])
     before = carol.quotas()
     carol.set_quotas({"quotas": [{"team": "ml", "guaranteed": 1, "borrowing_limit": 0},
@@ -545,7 +550,10 @@ def test_job_definitions_are_charged_to_the_owners_hub_team_when_saved_run_now_a
 
     definition_id = None
     try:
-        body = {"name": "hub-report", "notebook": "missing.ipynb", "schedule": "*/3 * * * * *", "timezone": "UTC"}
+        missing = central("POST", "definitions", tokens["alice"], {"name": "gone", "notebook": "missing.ipynb",
+                                                                   "schedule": "*/3 * * * * *", "gpus": 1})
+        assert missing.status_code == 400 and missing.json()["error"]["field"] == "notebook", missing.text
+        body = {"name": "hub-report", "notebook": "hub-report.ipynb", "schedule": "*/3 * * * * *", "timezone": "UTC"}
         over = central("POST", "definitions", tokens["alice"], {**body, "gpus": 2})
         assert over.status_code == 422 and over.json()["error"]["field"] == "gpus", over.text
         other = central("POST", "definitions", tokens["alice"], {**body, "gpus": 1, "team": "cv"})

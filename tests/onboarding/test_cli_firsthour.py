@@ -654,7 +654,8 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     notebook = tmp_path / "report.ipynb"
     notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
-    assert missing.code == EXIT_USAGE and "nosuch.ipynb: no such file in " in missing.err
+    # an absolute path: "no such file", not "in <the shell's folder>" (new user 8, N7)
+    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith("nosuch.ipynb: no such file"), missing.err
     made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
     assert made.code == EXIT_OK, made.err
     assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
@@ -896,13 +897,15 @@ def test_a_gang_over_the_team_quota_names_workers_not_gpus() -> None:
 
 def test_missing_paths_are_not_probed_for_jobs_run_as_other_accounts(tmp_path: Path) -> None:
     """Hub mode runs each job as its owner's account: the service must not tell one user which
-    paths exist (DESIGN *Who runs it*) — no check there; the wrapper finds out as the owner."""
+    paths exist (DESIGN *Who runs it*) — never looked at as the service's account there; with no
+    owner to look as (require_run_as before serve_hub), not at all. (As the owner, in hub mode:
+    tests/onboarding/test_hub_paths.py.)"""
     from jupyter_sched.executors.local import LocalExecutor
     from jupyter_sched.model import spec_from_request
 
     spec = spec_from_request({"gpus": 1, "script": "/root/secret/x.py", "working_dir": "/root/secret"}, user="eve")
     embedded = LocalExecutor(tmp_path / "a", tracking="marker")
-    assert embedded.missing_path(spec) == ("working_dir", "/root/secret")
+    assert embedded.missing_path(spec) == ("working_dir", "/root/secret", "does not exist")
     hub = LocalExecutor(tmp_path / "b", tracking="marker", require_run_as=True)
     assert hub.missing_path(spec) is None
 

@@ -69,7 +69,7 @@ def test_simulate_a_scenario_writes_records_and_figures(tmp_path: Path) -> None:
     assert code == 0, err
     # new user 6, F11: three lines in words and units, then where every figure went (no raw dump)
     lines = out.splitlines()
-    assert re.fullmatch(r"\d+ jobs, \d+ finished · mean JCT \S+ · mean wait \S+ · makespan \S+", lines[0]), out
+    assert re.fullmatch(r"\d+ jobs: \d+ finished · mean JCT \S+ · mean wait \S+ · makespan \S+", lines[0]), out
     assert lines[1].startswith("ETAs at submit: ") and lines[2].startswith("preemptions "), out
     assert "(every figure: summary.csv)" in lines[3] and "avg_jct_s" not in out and "None" not in out, out
     for name in ("jobs.csv", "timeseries.csv", "summary.csv", "queue.html", "utilization.html"):
@@ -111,3 +111,40 @@ def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path
 def test_bad_simulate_arguments_are_an_error_line(argv: list[str], want: str) -> None:
     code, out, err = run("simulate", *argv)
     assert code == 1 and not out and err.startswith(want), err
+
+
+IDLE_SCENARIO = """\
+name: idle-tiny
+cluster: {nodes: 1, gpus_per_node: 4}
+profile: {reclaim: true}
+idle: {window: 30m, grace: 5m, warning: 0m, busy_kernel_window: 3h, threshold_pct: 5}
+tick: 1m
+horizon: 3h
+jobs:
+  - {name: forgets, kind: lease, gpus: 1, submit: 0m, runtime: 10h, activity: [{for: 20m, util: 80, kernel: busy}]}
+  - {name: endpoint, kind: inference, gpus: 1, submit: 0m, runtime: 10h,
+     activity: [{for: 10h, util: 3, kernel: busy}]}
+  - {name: train, gpus: 1, submit: 0m, runtime: 30m, time_limit: 1h}
+"""
+
+
+def test_newuser8_n11_the_summary_says_what_happened_to_every_job_with_reclaims(tmp_path: Path) -> None:
+    """New user 8, N11: the README's first simulate (idle_leases.yaml) printed "17 jobs, 5
+    finished" with no reclaim figure, in a scenario about idle reclaim; now every job's fate is
+    counted on the first line and in summary.csv (new columns appended after the old ones)."""
+    import csv
+
+    path = tmp_path / "idle.yaml"
+    path.write_text(IDLE_SCENARIO, encoding="utf-8")
+    code, out, err = run("simulate", str(path), "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    head = out.splitlines()[0]
+    assert head.startswith("3 jobs: 1 finished, 1 reclaimed when idle (0 false), 1 still running at the 3h horizon · "), out
+    with open(tmp_path / "out" / "summary.csv", encoding="utf-8") as f:
+        [row] = list(csv.DictReader(f))
+    assert list(row)[:2] == ["jobs", "finished"] and list(row).index("cycles") < list(row).index("reclaimed")
+    assert (row["reclaimed"], row["false_reclaims"], row["running_at_end"], row["pending_at_end"], row["rejected"]) \
+        == ("1", "0", "1", "0", "0"), row
+    with open(tmp_path / "out" / "jobs.csv", encoding="utf-8") as f:
+        fates = {r["name"]: (r["outcome"], r["false_reclaims"]) for r in csv.DictReader(f)}
+    assert fates == {"forgets": ("reclaimed", "0"), "endpoint": ("running", "0"), "train": ("succeeded", "0")}, fates

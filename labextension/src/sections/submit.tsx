@@ -47,8 +47,12 @@ export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: T
   }
   const path = absolutePath(serverRoot, relative);
   const gpus = Number(values.gpus);
-  if (values.gpus.trim() === '' || !isFinite(gpus) || gpus < 0) {
-    throw new Error(t('GPUs must be a number >= 0 (got "%1").', values.gpus));
+  // the words the server, the CLI and the magics use (model.validation.parse_gpus; issue 20: one wording)
+  if (values.gpus.trim() === '' || !isFinite(gpus)) {
+    throw new Error(t('GPUs must be an integer (got "%1"). Use a whole number such as 1 or 4, or a fraction below 1 such as 0.5.', values.gpus));
+  }
+  if (gpus < 0) {
+    throw new Error(t('GPUs must be >= 0 (got %1). Use 0 for CPU-only work or a positive number of GPUs.', values.gpus.trim()));
   }
   let args: string[];
   try {

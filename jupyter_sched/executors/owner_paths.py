@@ -1,0 +1,94 @@
+"""Whether a job's paths exist where it would start, looked at as its owner (hub mode).
+
+Embedded, the service runs jobs as its own account and checks a job's ``working_dir``, ``script``
+and ``notebook`` itself, so a missing one is refused at submit (400) instead of failing at the
+start after the job waited for GPUs. In hub mode the service is root and jobs run as their
+owners' accounts: looking as root would tell one user which paths exist under another's account
+(DESIGN *Who runs it*), so until now nothing was checked and such a job failed at its start
+("exit code 126 … cannot enter the working directory", new user 7, F6). Here the check runs as
+the owner — ``/bin/sh`` with the owner's uid, gid and groups, a clean environment, nothing else —
+so it says only what the owner could find out with ``cd`` and ``test``: the same answer as
+embedded, with the owner's home as the default directory (where their jobs start). A check that
+cannot run (no ``/bin/sh``, a hung mount past :data:`CHECK_TIMEOUT_S`) says nothing: the job is
+accepted and the wrapper finds out, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+
+from ..model import JobSpec
+from .runas import RunAs
+
+__all__ = ["CHECK_TIMEOUT_S", "missing_as_owner"]
+
+log = logging.getLogger(__name__)
+
+CHECK_TIMEOUT_S = 5.0
+"""Longest a check may take (a path on an unresponsive network mount blocks ``cd``)."""
+
+_SCRIPT = """\
+if ! cd -- "$1" 2>/dev/null; then
+  if [ -e "$1" ]; then exit 11; fi
+  exit 10
+fi
+shift
+i=0
+for path in "$@"; do
+  i=$((i + 1))
+  if [ ! -e "$path" ]; then echo "$i"; exit 20; fi
+  if [ ! -f "$path" ] || [ ! -r "$path" ]; then echo "$i"; exit 21; fi
+done
+exit 0
+"""
+"""``sh -c _SCRIPT sh START PATH…``: 10 START does not exist (for the owner), 11 it cannot be entered;
+then for the first bad PATH (relative ones read in START), its number printed, 20 it does not
+exist, 21 it cannot be read (or is not a file)."""
+
+
+def missing_as_owner(spec: JobSpec, who: RunAs) -> tuple[str, str, str] | None:
+    """``(field, path, problem)`` of the first path of ``spec`` its owner ``who`` cannot use where
+    the job would start — ``problem`` reads after the path: ``does not exist``, ``cannot be
+    entered as ana``, ``cannot be read as ana`` — or None (all fine, or the check could not run).
+
+    The job starts in ``working_dir`` (``~`` = the owner's home), else the owner's home (else a
+    directory made for it, where a relative script or notebook cannot already be)."""
+    home = who.home or ""
+    if spec.working_dir:
+        wanted = spec.working_dir
+        start = (home or "/") + wanted[1:] if wanted == "~" or wanted.startswith("~/") else wanted
+    else:
+        start = home if home and os.path.isdir(home) else ""
+    files: list[tuple[str, str]] = []
+    for field, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
+                                                                          spec.notebook_json)):
+        if not path or carried is not None:
+            continue
+        full = (home or "/") + path[1:] if path == "~" or path.startswith("~/") else path
+        if not os.path.isabs(full):
+            if not start:
+                continue  # it starts in a directory made for it: nothing to look in yet
+            full = os.path.join(start, full)
+        files.append((field, full))
+    if not spec.working_dir and not files:
+        return None
+    try:
+        done = subprocess.run(["/bin/sh", "-c", _SCRIPT, "sh", start or "/", *(path for _, path in files)],
+                              user=who.uid, group=who.gid, extra_groups=list(who.groups) or None,
+                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, cwd="/", stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("could not check the paths of a job of %s as %s (%s); its start will tell", spec.user,
+                    who.account, exc)
+        return None
+    account = who.account or spec.user
+    if done.returncode in (10, 11):
+        return ("working_dir", start,
+                "does not exist" if done.returncode == 10 else f"cannot be entered as {account}")
+    if done.returncode in (20, 21):
+        number = done.stdout.strip()
+        field, path = files[int(number) - 1] if number.isdigit() and 0 < int(number) <= len(files) else files[0]
+        return field, path, "does not exist" if done.returncode == 20 else f"cannot be read as {account}"
+    return None

@@ -1,0 +1,174 @@
+"""New user 8's findings on the CLI and the magics (/work/coord/notes/newuser8.md), each its own test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from tests.accounts import os_accounts, shared_dir, skip_reason
+from tests.onboarding.test_cli_firsthour import clear
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+CLI = str(Path(sys.executable).parent / "jupyter-sched")
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs as root until everything is imported, then takes the second account's effective ids (the
+# venv's interpreter lives under /root, 0700, which that account could not start): every file
+# check below is the kernel's and the CLI's own, with that account's permissions.
+_AS_ACCOUNT = r"""
+import contextlib, io, json, locale, os, sys
+from IPython.core.interactiveshell import InteractiveShell
+from jupyter_sched.cli.main import main
+import jupyter_sched.cli.commands, jupyter_sched.magics.define  # imported lazily by their callers
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "jupyter_sched")
+uid, gid, secret, private = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+os.setgroups([]); os.setegid(gid); os.seteuid(uid)
+said = {}
+for name, line in (("run", f"run {secret}/x.py --gpus 0"), ("notebook", f"notebook {secret}/s.ipynb --gpus 0"),
+                   ("serve", f"serve {secret}/x.py --gpus 0 --port 18999"),
+                   ("define", f"define {secret}/x.py --cron '0 7 * * *'"), ("file", f"run {private} --gpus 0")):
+    try:
+        shell.run_line_magic("schedule", line)
+        said[name] = "accepted"
+    except Exception as exc:
+        said[name] = f"{type(exc).__name__}: {exc}"
+for name, argv in (("cli-script", ["submit", "--gpus", "0", "--script", f"{secret}/x.py"]),
+                   ("cli-notebook", ["submit", "--gpus", "0", "--notebook", f"{secret}/s.ipynb"]),
+                   ("cli-define", ["definitions", "create", f"{secret}/s.ipynb", "--cron", "0 7 * * *"])):
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            code = main(argv, out=io.StringIO(), err=err)
+    except SystemExit as exc:
+        code = exc.code
+    said[name] = f"{code}|{err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else ''}"
+os.seteuid(0); os.setegid(0)  # back, for IPython's history at exit
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(skip_reason() is not None, reason=str(skip_reason()))
+def test_newuser8_n7_a_path_the_user_may_not_read_is_one_usage_line_naming_the_cause() -> None:
+    """N7: as a second account, a script in another account's 0700 folder was a PermissionError
+    traceback from ``%schedule run|notebook|define`` and "no such file in /home/…" from the CLI."""
+    with os_accounts(1) as (eve,), shared_dir() as shared:
+        secret = shared / "secretdir"
+        secret.mkdir(mode=0o700)
+        (secret / "x.py").write_text("print('hi')\n")
+        (secret / "s.ipynb").write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        private = shared / "private.py"  # the folder is open; the file is root's 0600
+        private.write_text("print('secret')\n")
+        private.chmod(0o600)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+        env.update({"PYTHONPATH": str(ROOT), "JUPYTER_SCHED_URL": "http://127.0.0.1:9/",
+                    "IPYTHONDIR": str(shared / "ipython"), "HOME": eve.home})
+        done = subprocess.run([sys.executable, "-c", _AS_ACCOUNT, str(eve.uid), str(eve.gid), str(secret),
+                               str(private)], cwd=eve.home, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    denied = f"cannot be read by {eve.name} (permission denied on {secret})"
+    for name, what, path in (("run", "SCRIPT", "x.py"), ("notebook", "NOTEBOOK", "s.ipynb"),
+                             ("serve", "SCRIPT", "x.py"), ("define", "SCRIPT", "x.py")):
+        assert said[name].startswith(f"UsageError: {what} '{secret}/{path}': {denied}."), said[name]
+        assert "PermissionError" not in said[name] and "\n" not in said[name], said[name]
+    assert said["file"].startswith(f"UsageError: SCRIPT '{private}': cannot be read by {eve.name} "
+                                   f"(permission denied on {private})."), said["file"]
+    assert said["cli-script"] == f"2|jupyter-sched submit: error: --script {secret}/x.py: {denied}", said
+    assert said["cli-notebook"] == f"2|jupyter-sched submit: error: --notebook {secret}/s.ipynb: {denied}", said
+    assert said["cli-define"] == (f"2|jupyter-sched definitions create: error: NOTEBOOK_OR_SCRIPT {secret}/s.ipynb: "
+                                  f"{denied}"), said
+    assert eve.home not in json.dumps(said)  # was: "no such file in /home/<eve>" for an absolute path
+
+
+# ---- against a real server -----------------------------------------------------------------------
+
+USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu8"), users=USERS, admin_users=["boss"], stop_grace_s=30,
+                               simulated_gpus=2)
+    try:
+        yield srv
+    finally:
+        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
+        srv.kill()
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A shell with no server to discover (an empty runtime dir) and only the variables given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONPATH": str(ROOT), **extra})
+    return env
+
+
+def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_newuser8_n14_jupyter_sched_url_is_read_as_url_is_and_no_message_shows_a_token(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N14: ``JUPYTER_SCHED_URL=http://…/lab?token=T`` (what the discovery message says to set) got
+    "/" appended after the query and failed as a redirect, with the whole token in the message."""
+    pasted = _cli(_env(tmp_path, JUPYTER_SCHED_URL=f"{server.url}lab?token=tok-ann"), "status")
+    assert pasted.returncode == EXIT_OK, pasted.stderr
+    assert "tok-ann" not in pasted.stdout + pasted.stderr
+    assert "note:" not in pasted.stderr  # the environment is not in `ps`: no --token note
+    wrong = _cli(_env(tmp_path, JUPYTER_SCHED_URL=f"{server.url}lab?token=wrong-secret-77"), "status")
+    assert wrong.returncode == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_URL" in wrong.stderr, wrong.stderr
+    assert "wrong-secret-77" not in wrong.stdout + wrong.stderr
+    both = _cli(_env(tmp_path, JUPYTER_SCHED_URL=f"{server.url}lab?token=wrong-secret-77",
+                     JUPYTER_SCHED_TOKEN="tok-ann"), "jobs")
+    assert both.returncode == EXIT_OK, both.stderr  # JUPYTER_SCHED_TOKEN, set on purpose, wins over the URL's
+    spaced = _cli(_env(tmp_path, JUPYTER_SCHED_URL=f"{server.url}lab?token=tok-ann x"), "status")
+    assert spaced.returncode == EXIT_USAGE and "JUPYTER_SCHED_URL" in spaced.stderr, spaced.stderr
+    assert "tok-ann" not in spaced.stderr and "token=…" in spaced.stderr, spaced.stderr
+    flag = _cli(_env(tmp_path), "--url", f"{server.url}lab?token=tok-ann\tx", "status")
+    assert flag.returncode == EXIT_USAGE and "tok-ann" not in flag.stderr, flag.stderr
+    unreachable = _cli(_env(tmp_path, JUPYTER_SCHED_URL="http://127.0.0.1:9/lab?token=tok-ann"), "status")
+    assert unreachable.returncode == EXIT_NO_SERVER and "http://127.0.0.1:9/" in unreachable.stderr
+    assert "tok-ann" not in unreachable.stderr, unreachable.stderr
+
+
+_KERNEL_LINES = r"""
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "jupyter_sched")
+shell.run_line_magic("schedule", "run train.py --gpus 1 --env CUDA_VISIBLE_DEVICES=0 --name envtest --time-limit 1m")
+print("=====", flush=True)
+shell.run_cell_magic("schedule", "--gpus 1 --env CUDA_VISIBLE_DEVICES=1 --time-limit 1m", "print('cell')\n")
+"""
+
+
+def test_newuser8_n1_the_magics_print_the_submit_answers_warnings(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N1: ``%schedule run … --env CUDA_VISIBLE_DEVICES=0`` said only "Submitted …"; the CLI and REST
+    said the value is not used (the answer's ``warnings``). An IPython shell as a notebook job's."""
+    (tmp_path / "train.py").write_text("print('trained')\n")
+    env = _env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann",
+               IPYTHONDIR=str(tmp_path / "ipython"))
+    try:
+        done = subprocess.run([sys.executable, "-c", _KERNEL_LINES], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        run, cell = done.stdout.split("=====")
+        note = "Note: env CUDA_VISIBLE_DEVICES is set by the scheduler from the job's allocation; the value given " \
+               "is not used"
+        for said in (run, cell):
+            lines = said.strip().splitlines()
+            assert lines[0].startswith("Submitted job j-") and note in lines[1:], said
+        cli = _cli(_env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann"), "submit", "--gpus",
+                   "1", "--env", "CUDA_VISIBLE_DEVICES=0", "--time-limit", "1m", "--workdir", str(tmp_path), "--",
+                   "python", "train.py")
+        assert note.removeprefix("Note: ") in cli.stderr, cli.stderr  # the same words as the CLI's
+    finally:
+        clear(server)
