@@ -10,7 +10,7 @@
     jupyter-sched definitions runs DEF          each run: when, state, reason
     jupyter-sched definitions run DEF [-p region=apac]
     jupyter-sched definitions edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p K=V] [--gpus N] ...
-    jupyter-sched definitions pause DEF | resume DEF | delete DEF
+    jupyter-sched definitions pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 Only the standard library is imported (the CLI's start-up rule).
 """
@@ -26,6 +26,7 @@ from typing import Any
 
 from ..client._routes import routes
 from ..userfiles import file_problem
+from ..wording import definition_deleted
 from .main import EXIT_OK, PROG, Streams
 
 __all__ = ["add_parser", "definitions"]
@@ -80,9 +81,12 @@ def add_parser(sub: Any) -> None:
     create.add_argument("--args", dest="script_args", default="", help='a script\'s arguments, e.g. "--epochs 3"')
     _definition_options(create, create=True)
     for name, text in (("show", "one definition with its next firings and runs"), ("runs", "its runs"),
-                       ("pause", "stop firing"), ("resume", "fire again from now on"),
-                       ("delete", "delete it (its runs stay in the job history)")):
+                       ("pause", "stop firing"), ("resume", "fire again from now on")):
         actions.add_parser(name, help=text).add_argument("definition", metavar="DEF")
+    delete = actions.add_parser("delete", help="delete it (its runs stay; runs still queued are listed)")
+    delete.add_argument("definition", metavar="DEF")
+    delete.add_argument("--cancel-runs", dest="cancel_runs", action="store_true",
+                        help="also cancel its runs still waiting to start (running ones go on)")
     run = actions.add_parser("run", help="run it now")
     run.add_argument("definition", metavar="DEF")
     run.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE")
@@ -220,9 +224,9 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
     elif action == "delete":
-        result = client.call(routes.delete_definition(target))
-        print(json.dumps(result) if args.json else f"deleted {_named(target, args.definition)}; its runs stay in the "
-              "job history", file=out)
+        result = client.call(routes.delete_definition(target, cancel_runs=args.cancel_runs))
+        print(json.dumps(result) if args.json else
+              definition_deleted(_named(target, args.definition), result, cancel="jupyter-sched cancel"), file=out)
         return EXIT_OK
     elif action == "run":
         body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}

@@ -172,8 +172,8 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("PATCH", f"definitions/{_id(definition_id)}", body=dict(body))
 
     @staticmethod
-    def delete_definition(definition_id: str) -> Req:
-        return Req("DELETE", f"definitions/{_id(definition_id)}")
+    def delete_definition(definition_id: str, *, cancel_runs: bool = False) -> Req:
+        return Req("DELETE", f"definitions/{_id(definition_id)}", params=_params(cancel_runs=cancel_runs or None))
 
     @staticmethod
     def pause_definition(definition_id: str) -> Req:

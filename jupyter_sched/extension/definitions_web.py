@@ -39,6 +39,7 @@ from traitlets.config import Configurable
 from ..services.definitions import DefinitionsService
 from ..services.models.definitions import (
     CreateDefinitionRequest,
+    DeleteDefinitionRequest,
     GetDefinitionRequest,
     GetExecutedNotebookRequest,
     ListDefinitionRunsRequest,
@@ -182,7 +183,8 @@ class DefinitionHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def delete(self, definition_id: str) -> None:
-        self.reply(await self.call(self.definitions.delete, self.caller, definition_id))
+        request = self.query(DeleteDefinitionRequest)
+        self.reply(await self.call(self.definitions.delete, self.caller, definition_id, request))
 
 
 class PauseHandler(_DefinitionsHandler):

@@ -748,7 +748,7 @@ class SchedMagics(Magics):
                                     save a job definition: each firing of the cron schedule (in
                                     that time zone) runs it as a job, with these parameters
           %schedule define list | show DEF | runs DEF | run DEF [-p N=V] | edit DEF [...]
-          %schedule define pause DEF | resume DEF | delete DEF
+          %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
         Submissions return the job id, so ``job = %schedule run train.py --gpus 1`` then
         ``%schedule logs {job} -f`` works.

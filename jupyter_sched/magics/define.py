@@ -12,7 +12,7 @@ Grammar::
     %schedule define run DEF [-p N=V ...]  run it now (parameters for this run only)
     %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...]
                           [--missed M] [job options]
-    %schedule define pause DEF | resume DEF | delete DEF
+    %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 ``-p`` values are read as JSON when they parse (``3``, ``0.5``, ``true``, ``[1, 2]``) and as text
 otherwise (``-p region=eu``). Parsing raises :class:`~jupyter_sched.errors.ValidationError` naming
@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 
 from ..client._routes import routes
 from ..errors import ValidationError
+from ..wording import definition_deleted
 from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body
 
 __all__ = ["DEFINE_ACTIONS", "DefineCommand", "definitions_frame", "parse_define", "run_define"]
@@ -51,6 +52,7 @@ class DefineCommand:
         options: job request options (GPUs, model, time limit, ...).
         args: a script's arguments.
         all_users: (list) everyone's definitions (admins).
+        cancel_runs: (delete) also cancel its runs still waiting to start.
     """
 
     action: str
@@ -65,6 +67,7 @@ class DefineCommand:
     options: JobOptions = field(default_factory=JobOptions)
     args: tuple[str, ...] = ()
     all_users: bool = False
+    cancel_runs: bool = False
 
 
 def _parameter(text: str) -> tuple[str, Any]:
@@ -111,7 +114,11 @@ def parse_define(tokens: Sequence[str]) -> DefineCommand:
     if head in ("show", "runs", "pause", "resume", "delete"):
         parser = _Parser(f"{_PROG} {head}", "%schedule")
         parser.add_argument("definition", metavar="DEF")
-        return DefineCommand(head, target=_nonempty(parser.parse_args(rest).definition, "DEF"))
+        if head == "delete":
+            parser.add_argument("--cancel-runs", dest="cancel_runs", action="store_true")
+        ns = parser.parse_args(rest)
+        return DefineCommand(head, target=_nonempty(ns.definition, "DEF"),
+                             cancel_runs=bool(getattr(ns, "cancel_runs", False)))
     if head == "run":
         parser = _Parser(f"{_PROG} run", "%schedule")
         parser.add_argument("definition", metavar="DEF")
@@ -285,8 +292,9 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         say(("Paused " if cmd.action == "pause" else "Resumed ") + definition_line(call(req)))
         return None
     if cmd.action == "delete":
-        call(routes.delete_definition(target))
-        say(f"Deleted {target}; its runs stay in the job history.")
+        gone = call(routes.delete_definition(target, cancel_runs=cmd.cancel_runs))
+        said = definition_deleted(target, gone, cancel="%schedule cancel")
+        say(said[0].upper() + said[1:] + ".")
         return None
     if cmd.action == "run":
         run = call(routes.run_definition(target, {"parameters": dict(cmd.parameters)} if cmd.parameters else {}))

@@ -342,7 +342,7 @@ def spec_from_request(
         name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
-        image=_str(merged, "image"), port=port, kernel_id=_str(merged, "kernel_id"),
+        image=_str(merged, "image"), port=port, kernel_id=_kernel_id(merged, kind),
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
         notebook_json=notebook_json, kernel_notebook=_kernel_notebook(merged, kind),
         parent_job_id=_parent_job_id(merged, kind),
@@ -362,6 +362,14 @@ def _lease_only(body: Mapping[str, Any], kind: JobKind, field: str, *, purpose: 
     if kind is not JobKind.LEASE:
         raise ValidationError(f"{field} is for leases: {purpose}", field=field, hint=hint)
     return value
+
+
+def _kernel_id(body: Mapping[str, Any], kind: JobKind) -> str | None:
+    """A lease's kernel (``kernel_id``), or None. On a job it would bind nothing (new user 8, N10:
+    stored and shown, while the kernel's end left the job running), so it is refused like
+    ``parent_job_id`` and ``kernel_notebook``."""
+    return _lease_only(body, kind, "kernel_id", purpose="the kernel whose end releases the lease's GPUs",
+                       hint="leave it out; a job's processes are its own, bound to no kernel")
 
 
 def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..admission import Caller
 from ..errors import NotFoundError, ValidationError
-from ..model import JobKind, JobState
+from ..model import Job, JobKind, JobState
 from ..model.codec import job_to_dict
 from ..store import JobRecord, StoreTx
 from ..wording import lease_end_message
@@ -56,7 +56,7 @@ def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = No
     ``by`` / ``why`` / ``cause``: see :meth:`~.jobs.JobsService.cancel`. ``record`` must not be ended."""
     job = record.job
     if job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease:
-        cause = cause or CancelJobRequest()
+        cause = _checked_cause(job, cause or CancelJobRequest())
         # a lease request withdrawn before any grant must not read like a release (issue 20)
         message = (lease_end_message(granted=job.state.holds_gpus, actor=by or actor, why=why, cause=cause.why,
                                      timeout_s=cause.timeout_s)
@@ -66,6 +66,22 @@ def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = No
         return None, False
     return replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=actor,
                    job=replace(job, message=f"cancel requested by {actor}")), False
+
+
+def _checked_cause(job: Job, cause: CancelJobRequest) -> CancelJobRequest:
+    """The client's ``why=timeout`` held against the lease's own times: a lease granted sooner
+    than ``timeout_s`` after it was asked for was not "granted only after its timeout had passed"
+    (new user 8, N4: granted in 0.07 s, released 13 s later with ``timeout_s=30``, and recorded
+    so), so it reads as a plain release by its owner. A request still pending keeps the client's
+    word: its timer may have started before the request reached the server (a ``--timeout`` spans
+    the whole ``%gpu request``), and no GPU was granted within it either way."""
+    if cause.why != "timeout" or not cause.timeout_s or not job.state.holds_gpus:
+        return cause
+    if job.admitted_at is None or job.submitted_at is None:
+        return cause
+    if (job.admitted_at - job.submitted_at).total_seconds() < cause.timeout_s:
+        return CancelJobRequest()
+    return cause
 
 
 def write_cancel(tx: StoreTx, old: JobRecord, new: JobRecord, *, immediate: bool, actor: str) -> JobRecord | None:

@@ -46,14 +46,17 @@ from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
 from ..model.units import to_iso
 from ..store import JobRecord
+from .cancelling import cancel_jobs
 from .context import Context
 from .jobs import JobsService
+from .models import CancelJobsRequest, SubmitJobRequest, parse
 from .models import Job as JobView
-from .models import SubmitJobRequest, parse
+from .models.cancel import MAX_CANCEL_IDS
 from .models.definitions import (
     CreateDefinitionRequest,
     Definition,
     DefinitionDetail,
+    DeleteDefinitionRequest,
     DeleteDefinitionResponse,
     GetDefinitionRequest,
     ListDefinitionRunsRequest,
@@ -65,6 +68,7 @@ from .models.definitions import (
     PreviewScheduleResponse,
     RunDefinitionRequest,
     UpdateDefinitionRequest,
+    WaitingRun,
 )
 from .models.definitions import DefinitionRun as DefinitionRunView
 
@@ -73,6 +77,8 @@ __all__ = ["DefinitionSettings", "DefinitionsService", "ExecutedNotebook", "defi
 log = logging.getLogger(__name__)
 
 _RETRIES = 5
+_WAITING_LISTED = 50
+"""Most waiting runs a delete's answer lists (``waiting_total`` counts them all)."""
 _SWEEP_EVERY_S = 3600.0
 _UPCOMING = 5
 MAX_NOTEBOOK_BYTES = 64 << 20
@@ -461,8 +467,17 @@ class DefinitionsService:
         """Fire again from now on (firings while paused are not replayed)."""
         return self.update(caller, definition_id, UpdateDefinitionRequest(paused=False))
 
-    def delete(self, caller: Caller, definition_id: str) -> DeleteDefinitionResponse:
+    def delete(self, caller: Caller, definition_id: str,
+               request: DeleteDefinitionRequest | None = None) -> DeleteDefinitionResponse:
         """Delete a definition: it never fires again; its runs (jobs) stay, running ones go on.
+
+        Its runs still waiting to start are listed in the answer (``waiting_runs``) and, with
+        ``cancel_runs``, cancelled (new user 8, N3: a queued firing ran two minutes after the
+        delete, which said only "its runs stay in the job history"). Keeping them is the default,
+        as ``kubectl delete cronjob --cascade=orphan`` keeps a CronJob's Jobs and Airflow's
+        "delete DAG" leaves running task instances alone: a delete of the *schedule* must not
+        silently throw away work the user may still want — but it says what stays and how to
+        cancel it, and one flag does that in the same request (``--cascade=background`` there).
 
         Raises:
             NotFoundError: none, or another user's (audited).
@@ -480,9 +495,32 @@ class DefinitionsService:
                 continue
             # the owner rides along so the fan-out shows it to the owner and admins only
             self.ctx.publish({"type": "definition", "data": {"id": current.id, "user": current.user, "deleted": True}})
-            return DeleteDefinitionResponse(id=current.id, deleted=True)
+            waiting = self._waiting_runs(current.id)
+            if waiting and request is not None and request.cancel_runs:
+                ids = [record.job.id for record in waiting]
+                for start in range(0, len(ids), MAX_CANCEL_IDS):
+                    cancel_jobs(self.ctx, caller, CancelJobsRequest(ids=ids[start:start + MAX_CANCEL_IDS],
+                                                                    states=["pending", "preempted"]))
+                with self.ctx.store.transaction(write=False) as tx:
+                    after = tx.get_jobs(ids)
+                waiting = [after.get(record.job.id, record) for record in waiting]
+            return DeleteDefinitionResponse(
+                id=current.id, deleted=True, waiting_total=len(waiting),
+                waiting_runs=[WaitingRun(id=r.job.id, name=r.job.spec.name, state=r.job.state.value)
+                              for r in waiting[:_WAITING_LISTED]])
         raise ConflictError(f"definition {definition_id} kept changing; not deleted", field="definition_id",
                             hint="retry")
+
+    def _waiting_runs(self, definition_id: str) -> builtins.list[JobRecord]:
+        """The job rows of the definition's runs that have not started (pending or requeued), oldest first."""
+        from ..store.definitions import list_runs
+
+        with self.ctx.store.transaction(write=False) as tx:
+            runs = list_runs(tx, [definition_id])
+            records = tx.get_jobs([run.job_id for run in runs])
+        waiting = [records[run.job_id] for run in reversed(runs) if run.job_id in records
+                   and records[run.job_id].job.state in (JobState.PENDING, JobState.PREEMPTED)]
+        return waiting
 
     def run_now(self, caller: Caller, definition_id: str, request: RunDefinitionRequest) -> DefinitionRunView:
         """Create one run now (a "manual" run), optionally with other ``parameters`` for this run.

@@ -146,6 +146,9 @@ class JobsService:
         spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
+            if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
+                warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
+                                "host's own software, not in a container image")
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)

@@ -8,6 +8,7 @@ admin changes them, never when a user is identified (a drained node must not loc
 from __future__ import annotations
 
 from ..admission import Caller
+from ..admission.rules import MAX_TEAM_CHARS, visible_text
 from ..errors import SchedError, ValidationError
 from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
@@ -62,6 +63,7 @@ class QuotasService:
                 field); lines left out are not re-checked, so a drained node never blocks other edits.
         """
         self.ctx.admission.require_admin(caller, "changing quotas")
+        _check_team_names(request)
         current = self.ctx.store.quota_set()
         lines = current.quotas if request.quotas is None else tuple(Quota(**q.model_dump()) for q in request.quotas)
         seen: set[tuple[str, str | None, str]] = set()
@@ -94,3 +96,22 @@ class QuotasService:
         return ListProfilesResponse.model_validate(
             [{"name": p.name, "description": p.description, "defaults": dict(p.defaults)}
              for p in sorted(self.ctx.profiles.values(), key=lambda p: p.name)])
+
+
+def _check_team_names(request: SetQuotasRequest) -> None:
+    """Team names follow the rule of a job's ``team`` (:func:`~..admission.rules.visible_text`):
+    every user reads them in the queue, the panel and the reasons, so none may hold control or
+    bidirectional characters or run past ``MAX_TEAM_CHARS`` — a job could not charge it anyway
+    (new user 8, N10: ``"a\u202e"`` and a 5,000-character team were stored).
+
+    Raises:
+        ValidationError: naming the place, e.g. ``quotas[0].team`` or ``user_teams.ana``.
+    """
+    named = [(f"quotas[{i}].team", line.team) for i, line in enumerate(request.quotas or ())]
+    named += [(f"budgets[{i}].team", line.team) for i, line in enumerate(request.budgets or ())]
+    named += [(f"teams[{i}].team", line.team) for i, line in enumerate(request.teams or ())]
+    named.extend((f"user_teams.{user}", team) for user, team in (request.user_teams or {}).items())
+    for field, team in named:
+        if not team.strip():
+            raise ValidationError(f"{field} is empty", field=field, hint="name the team, e.g. ml")
+        visible_text(team, field, limit=MAX_TEAM_CHARS)

@@ -404,3 +404,34 @@ def lease_end_message(*, granted: bool, actor: str, why: str = "", cause: str | 
     if granted:
         return f"released by {actor}" + (f": {why}" if why else "")
     return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")
+
+
+def definition_deleted(target: str, answer: Mapping[str, Any], *, cancel: str) -> str:
+    """What ``DELETE definitions/{id}`` did, in words: its runs stay, and the ones still waiting
+    to start are named with how to cancel them (``cancel``: ``jupyter-sched cancel`` or
+    ``%schedule cancel``), or said cancelled (``cancel_runs``). New user 8, N3: "its runs stay in
+    the job history" while a queued firing went on to run two minutes later."""
+    waiting = [run for run in answer.get("waiting_runs") or () if run.get("state") in ("pending", "preempted")]
+    gone = [run for run in answer.get("waiting_runs") or () if run.get("state") == "cancelled"]
+    total = int(answer.get("waiting_total") or len(waiting) + len(gone))
+    more = total - len(waiting) - len(gone)
+    said = f"deleted {target}: it fires no more"
+
+    def ids(runs: Sequence[Mapping[str, Any]]) -> str:
+        return " ".join(str(run["id"]) for run in runs)
+
+    if gone and not waiting:
+        return (f"{said}; cancelled its {_count(len(gone) + max(more, 0), 'queued run')} ({ids(gone)}"
+                + (" …" if more > 0 else "") + "); the others stay in the job history")
+    if not waiting:
+        return f"{said}; its runs stay in the job history"
+    listed = ", ".join(f"{run['id']} ({printable_line(str(run.get('name') or ''))[:60]})" for run in waiting[:3])
+    extra = f" and {total - 3} more" if total > 3 else ""
+    them = "it" if total == 1 else "them"
+    verb = "is" if total == 1 else "are"
+    return (f"{said}; {_count(total, 'run')} {verb} still queued and will run: {listed}{extra} — to cancel {them}: "
+            f"{cancel} {ids(waiting)}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

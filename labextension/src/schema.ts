@@ -964,10 +964,18 @@ export interface components {
             /** @description null when the job row is gone */
             job: components["schemas"]["Job"] | null;
         };
-        /** @description The definition is gone; its runs stay as jobs. */
+        /**
+         * @description The definition is gone and never fires again; its runs stay as jobs. A run that was still
+         *     waiting to start will run unless cancelled: listed in ``waiting_runs`` (new user 8, N3: a queued
+         *     firing ran after the delete, said nowhere).
+         */
         DeleteDefinitionResponse: {
             id: string;
             deleted: boolean;
+            /** @description its runs still waiting when it was deleted (at most 50): state pending/preempted — they will run; cancel each with DELETE jobs/{id}, or delete with cancel_runs=true — or cancelled by cancel_runs */
+            waiting_runs?: components["schemas"]["WaitingRun"][];
+            /** @description how many runs were waiting in all (waiting_runs lists 50) */
+            waiting_total?: number;
         };
         /** @description Would this request fit now, where, and otherwise why and when. */
         DryrunJobResponse: {
@@ -2197,6 +2205,14 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A run of a deleted definition that had not started. */
+        WaitingRun: {
+            /** @description its job id */
+            id: string;
+            name: string;
+            /** @description pending or preempted (still waiting), or cancelled (by cancel_runs) */
+            state: string;
+        };
         /** @description One job's or user's idle allocation (:class:`jupyter_sched.accounting.waste.WasteRow`). */
         WasteRow: {
             key: string;
@@ -3171,7 +3187,10 @@ export interface operations {
     };
     deleteDefinition: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description also cancel its runs that are still waiting (pending or requeued); running ones go on. Default: they stay queued and the answer lists them (waiting_runs) */
+                cancel_runs?: boolean;
+            };
             header?: never;
             path: {
                 definition_id: string;

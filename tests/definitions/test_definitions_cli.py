@@ -101,3 +101,54 @@ def test_newuser6_finding_10_a_parameter_the_notebook_does_not_set_is_said(serve
     assert "report for us 7" in log
     code, _, err = cli(server, "definitions", "run", definition_id, "-p", "region=eu")
     assert code == EXIT_OK and err == "", err  # a name the cell sets: nothing to say
+
+
+def test_newuser8_n3_deleting_a_definition_names_its_queued_runs_or_cancels_them(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """New user 8, N3: a firing queued behind the user's cap ran two minutes after ``definitions delete``,
+    which said only "its runs stay in the job history". The answer now names the runs still waiting
+    and how to cancel them; ``--cancel-runs`` cancels them in the same request."""
+    import httpx
+
+    headers = {"Authorization": f"token {server.token}"}
+    held = httpx.post(server.api + "leases", json={"gpus": 4}, headers=headers, timeout=30).json()
+    wait_until(lambda: httpx.get(server.api + f"leases/{held['id']}", headers=headers, timeout=30).json()["state"]
+               == "running", "the lease holds every GPU", timeout_s=30)
+    script = tmp_path / "report.py"
+    script.write_text("print('report')\n")
+
+    def queued_run() -> tuple[str, str]:
+        code, out, err = cli(server, "definitions", "create", str(script), "--gpus", "1", "--name", "report")
+        assert code == EXIT_OK, err
+        definition_id = out.split()[1]
+        code, out, err = cli(server, "definitions", "run", definition_id)
+        assert code == EXIT_OK, err
+        return definition_id, out.split()[2]
+
+    definition_id, job_id = queued_run()
+    code, out, err = cli(server, "definitions", "delete", definition_id)
+    assert code == EXIT_OK, err
+    assert f"1 run is still queued and will run: {job_id} (report (run now))" in out and f"jupyter-sched cancel {job_id}" in out, out
+    job = httpx.get(server.api + f"jobs/{job_id}", headers=headers, timeout=30).json()
+    assert job["state"] == "pending", job  # kept, as said
+    definition_id, second = queued_run()
+    code, out, err = cli(server, "definitions", "delete", definition_id, "--cancel-runs")
+    assert code == EXIT_OK, err
+    assert f"cancelled its 1 queued run ({second})" in out, out
+    assert httpx.get(server.api + f"jobs/{second}", headers=headers, timeout=30).json()["state"] == "cancelled"
+    assert httpx.get(server.api + f"jobs/{job_id}", headers=headers, timeout=30).json()["state"] == "pending"
+    httpx.delete(server.api + f"jobs/{job_id}", headers=headers, timeout=30)
+    httpx.delete(server.api + f"leases/{held['id']}", headers=headers, timeout=30)
+
+
+def test_newuser8_n3_the_magic_deletes_with_cancel_runs_and_says_the_same() -> None:
+    from jupyter_sched.magics.define import parse_define
+    from jupyter_sched.wording import definition_deleted
+
+    assert parse_define(["delete", "d-1", "--cancel-runs"]).cancel_runs
+    assert not parse_define(["delete", "d-1"]).cancel_runs
+    said = definition_deleted("d-1", {"waiting_runs": [{"id": "j-1", "name": "daily", "state": "pending"},
+                                                       {"id": "j-2", "name": "daily", "state": "preempted"}],
+                                      "waiting_total": 2}, cancel="%schedule cancel")
+    assert said == ("deleted d-1: it fires no more; 2 runs are still queued and will run: j-1 (daily), j-2 (daily) "
+                    "— to cancel them: %schedule cancel j-1 j-2"), said

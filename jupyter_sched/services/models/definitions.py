@@ -21,6 +21,7 @@ from .jobs import Job, RunJobFields
 
 __all__ = [
     "CreateDefinitionRequest",
+    "DeleteDefinitionRequest",
     "DeleteDefinitionResponse",
     "Definition",
     "DefinitionDetail",
@@ -37,6 +38,7 @@ __all__ = [
     "PreviewScheduleResponse",
     "RunDefinitionRequest",
     "UpdateDefinitionRequest",
+    "WaitingRun",
 ]
 
 MissedPolicyName = Literal["run_once", "skip"]
@@ -187,11 +189,33 @@ class ListDefinitionRunsResponse(RootModel[list[DefinitionRun]]):
         return [r.to_wire() for r in self.root]
 
 
+class DeleteDefinitionRequest(QueryModel):
+    """``DELETE definitions/{id}``: whether its runs still waiting to start go with it."""
+
+    cancel_runs: bool = Field(default=False, description=(
+        "also cancel its runs that are still waiting (pending or requeued); running ones go on. Default: they "
+        "stay queued and the answer lists them (waiting_runs)"))
+
+
+class WaitingRun(ResponseModel):
+    """A run of a deleted definition that had not started."""
+
+    id: str = Field(description="its job id")
+    name: str
+    state: str = Field(description="pending or preempted (still waiting), or cancelled (by cancel_runs)")
+
+
 class DeleteDefinitionResponse(ResponseModel):
-    """The definition is gone; its runs stay as jobs."""
+    """The definition is gone and never fires again; its runs stay as jobs. A run that was still
+    waiting to start will run unless cancelled: listed in ``waiting_runs`` (new user 8, N3: a queued
+    firing ran after the delete, said nowhere)."""
 
     id: str
     deleted: bool
+    waiting_runs: list[WaitingRun] = Field(default=[], description=(
+        "its runs still waiting when it was deleted (at most 50): state pending/preempted — they will run; "
+        "cancel each with DELETE jobs/{id}, or delete with cancel_runs=true — or cancelled by cancel_runs"))
+    waiting_total: int = Field(default=0, description="how many runs were waiting in all (waiting_runs lists 50)")
 
 
 class PreviewScheduleResponse(ResponseModel):
