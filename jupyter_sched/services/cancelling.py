@@ -14,6 +14,7 @@ answers 404; ``all`` is for admins (403, audited).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from ..model import Job, JobKind, JobState
 from ..model.codec import job_to_dict
 from ..store import JobRecord, StoreTx
 from ..wording import lease_end_message
+from ..wording.jobs import stopping_text
 from .context import Context
 from .models import CancelJobRequest, CancelJobsRequest, CancelJobsResponse
 from .models.cancel import CANCEL_OUTCOMES
@@ -196,16 +198,20 @@ _GRACE_INTENTS = frozenset({"cancel", "timeout", "idle", "idle_stop"})
 """Stops with the server's one grace (a preemption's is decided with it, per job)."""
 
 
-def stop_requested(record: JobRecord, grace_s: float) -> dict[str, Any] | None:
-    """``{"intent", "by", "at", "kill_at"}`` for work in the grace of a stop (None otherwise):
+def stop_requested(record: JobRecord, grace_s: float, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"intent", "by", "at", "kill_at", "text"}`` for work in the grace of a stop (None otherwise):
     what the magics, the CLI and the panel say for it (new user 8, N13: it read "running").
-    ``kill_at``: when SIGKILL follows, for the stops with the server's grace; None for others."""
+    ``kill_at``: when SIGKILL follows, for the stops with the server's grace; None for others.
+    ``text``: :func:`~jupyter_sched.wording.jobs.stopping_text` of ``data`` (the job's dict), for the panel."""
     if not record.stop_intent or record.job.state.terminal:
         return None
     at = record.stop_requested_at
     kill = at + timedelta(seconds=grace_s) if at is not None and record.stop_intent in _GRACE_INTENTS else None
-    return {"intent": record.stop_intent, "by": record.stop_actor, "at": at.isoformat() if at else None,
+    stop = {"intent": record.stop_intent, "by": record.stop_actor, "at": at.isoformat() if at else None,
             "kill_at": kill.isoformat() if kill else None}
+    # the sentence the CLI and the magics render, for the panel (one renderer: wording.jobs.stopping_text)
+    stop["text"] = stopping_text({**data, "stop_requested": stop}, None) or None
+    return stop
 
 
 def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
@@ -219,7 +225,7 @@ def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
             per_owner[job.spec.user] += 1
             continue
         data = job_to_dict(ctx.live(job), simulated=simulated)
-        if (stop := stop_requested(record, ctx.engine.stop_grace_s)) is not None:
+        if (stop := stop_requested(record, ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
     for user, count in per_owner.items():

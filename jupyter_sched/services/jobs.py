@@ -371,7 +371,7 @@ class JobsService:
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
-        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s)) is not None:  # new user 8, N13
+        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
         row = JobView.model_validate(data, context={"viewer": caller.user})
         if len(self._rows) >= _LINES_KEPT:
@@ -385,7 +385,7 @@ class JobsService:
         records = builtins.list(records)
         rows = [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
         for record, row in zip(records, rows, strict=True):  # in the grace of a stop: who asked, when it is killed
-            if (stop := stop_requested(record, grace)) is not None:
+            if (stop := stop_requested(record, grace, row)) is not None:
                 row["stop_requested"] = stop
         return rows
 
@@ -412,7 +412,7 @@ class JobsService:
             raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="job_id",
                                 hint=f"list yours with GET {kind.value}s")
         data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
-        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s)) is not None:
+        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         return JobView.model_validate(data, context={"viewer": caller.user})
 
@@ -501,7 +501,7 @@ class JobsService:
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
             data["reason"] = _without_own_blockers(data.get("reason"))
-        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s)) is not None:
+        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index)

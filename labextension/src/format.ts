@@ -276,7 +276,9 @@ export function queueLine(
   }
   if (!isWaiting(job.state)) {
     const node = job.allocation?.node;
-    return node ? trans.__('%1 on %2', stateLabel(job.state, trans), node) : stateLabel(job.state, trans);
+    const stopping = stoppingText(job);
+    const state = stopping ? stopping.charAt(0).toUpperCase() + stopping.slice(1) : stateLabel(job.state, trans);
+    return node ? trans.__('%1 on %2', state, node) : state;
   }
   const parts: string[] = [];
   const position = queuePosition(job);
@@ -343,6 +345,15 @@ export function quotaFractions(
       ? trans.__('borrowing unlimited')
       : trans.__('borrow up to %1 (max %2)', formatNumber(borrowingLimit), formatNumber(max as number)));
   return { max, usedFraction: Math.min(1, used / scale), guaranteedFraction: Math.min(1, guaranteed / scale), text };
+}
+
+/**
+ * Work in the grace of a stop: the server's sentence, as the CLI and the magics say it
+ * (`stopping (cancel requested by ann at 04:08 UTC; killed at 04:08:11 UTC if still running)`,
+ * new user 8, N13: it read "Running"); '' otherwise.
+ */
+export function stoppingText(job: object): string {
+  return (job as { stop_requested?: { text?: string | null } | null }).stop_requested?.text ?? '';
 }
 
 /** A state as users read it. */

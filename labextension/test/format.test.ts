@@ -10,6 +10,7 @@ import {
   formatMiB,
   inCluster,
   queueLine,
+  stoppingText,
   quotaFractions,
   reasonSentence,
   sentenceFromDetails,
@@ -155,6 +156,17 @@ describe('queueLine', () => {
     const starting = makeJob({ state: 'admitted', allocation: { node: 'g1', gpu_uuids: ['GPU-1'], gpu_milli: 1000 }, reason: null });
     expect(inCluster(starting)).toBe(false);
     expect(queueLine(starting, NOW)).toBe('Admitted on g1');
+  });
+
+  it('new user 8 N13: work in the grace of a cancel reads stopping, in the server\'s words (the CLI\'s and magics\')', () => {
+    const job = makeJob({ state: 'running', allocation: { node: 'vm', gpu_uuids: ['GPU-1'], gpu_milli: 1000 }, reason: null });
+    const text = 'stopping (cancel requested by root at 04:08 UTC; killed at 04:08:11 UTC if still running)';
+    expect(queueLine({ ...job, stop_requested: { text } } as typeof job, NOW)).toBe(
+      'Stopping (cancel requested by root at 04:08 UTC; killed at 04:08:11 UTC if still running) on vm'
+    );
+    expect(queueLine(job, NOW)).toBe('Running on vm');
+    expect(stoppingText({ ...job, stop_requested: { text } })).toBe(text);
+    expect(stoppingText(job)).toBe('');
   });
 
   it('puts the relative time right after the clock and drops today\'s date (newuser3 finding 21)', () => {

@@ -213,6 +213,8 @@ def test_newuser8_n13_work_in_its_cancel_grace_reads_stopping_not_running(server
         row = ann.get(f"jobs/{job_id}").json()
         assert row["state"] == "running" and row["stop_requested"]["kill_at"], row  # the wire state stays
         kill = row["stop_requested"]["kill_at"][11:19]
+        assert row["stop_requested"]["text"].startswith("stopping (cancel requested by ann at ")  # for the panel
+        assert row["stop_requested"]["text"].endswith(f"killed at {kill} UTC if still running)"), row
         jobs = _cli(env, "jobs")
         (line,) = [ln for ln in jobs.stdout.splitlines() if ln.startswith(job_id)]
         assert line.split()[1] == "stopping", jobs.stdout

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel } from '../format';
+import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stoppingText } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -308,7 +308,9 @@ export class MyWorkView extends ModelView {
                   {util !== null ? ` · ${trans.__('GPU use %1%', Math.round(util))}` : ''}
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
-                {detail ? <div className="jp-sched-reason">{detail}</div> : null}
+                {detail || stoppingText(job) ? (
+                  <div className="jp-sched-reason">{[stoppingText(job), detail].filter(Boolean).join(' · ')}</div>
+                ) : null}
                 {!done && model.idleOf(job.id) ? (
                   <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
                     {idleLine(model.idleOf(job.id)!, now, trans, !!kept)}
