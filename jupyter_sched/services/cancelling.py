@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from ..admission import Caller
@@ -191,6 +192,22 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
         "grace_s": float(ctx.engine.stop_grace_s)})
 
 
+_GRACE_INTENTS = frozenset({"cancel", "timeout", "idle", "idle_stop"})
+"""Stops with the server's one grace (a preemption's is decided with it, per job)."""
+
+
+def stop_requested(record: JobRecord, grace_s: float) -> dict[str, Any] | None:
+    """``{"intent", "by", "at", "kill_at"}`` for work in the grace of a stop (None otherwise):
+    what the magics, the CLI and the panel say for it (new user 8, N13: it read "running").
+    ``kill_at``: when SIGKILL follows, for the stops with the server's grace; None for others."""
+    if not record.stop_intent or record.job.state.terminal:
+        return None
+    at = record.stop_requested_at
+    kill = at + timedelta(seconds=grace_s) if at is not None and record.stop_intent in _GRACE_INTENTS else None
+    return {"intent": record.stop_intent, "by": record.stop_actor, "at": at.isoformat() if at else None,
+            "kill_at": kill.isoformat() if kill else None}
+
+
 def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
     """Tell the event stream (see :data:`PER_JOB_EVENTS`)."""
     simulated = ctx.simulated()
@@ -202,9 +219,8 @@ def _publish(ctx: Context, changed: list[JobRecord], actor: str) -> None:
             per_owner[job.spec.user] += 1
             continue
         data = job_to_dict(ctx.live(job), simulated=simulated)
-        if record.stop_intent and not job.state.terminal:
-            data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
-                                      "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
+        if (stop := stop_requested(record, ctx.engine.stop_grace_s)) is not None:
+            data["stop_requested"] = stop
         ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
     for user, count in per_owner.items():
         ctx.publish({"type": "job", "data": {"user": user, "cancelled": count, "by": actor}})

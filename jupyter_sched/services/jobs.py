@@ -25,7 +25,7 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, s
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
-from .cancelling import cancel_jobs, ended_record, write_cancel
+from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
     CancelJobRequest,
@@ -390,7 +390,10 @@ class JobsService:
         kept = self._rows.get((job.id, mine))
         if kept is not None and kept[0] == shape and kept[1] is reason:
             return kept[2]
-        row = JobView.model_validate(job_to_dict(job, simulated=simulated), context={"viewer": caller.user})
+        data = job_to_dict(job, simulated=simulated)
+        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s)) is not None:  # new user 8, N13
+            data["stop_requested"] = stop
+        row = JobView.model_validate(data, context={"viewer": caller.user})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine)] = (shape, reason, row)
@@ -398,7 +401,13 @@ class JobsService:
 
     def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
         simulated = self.ctx.simulated()
-        return [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
+        grace = self.ctx.engine.stop_grace_s
+        records = builtins.list(records)
+        rows = [job_to_dict(self.ctx.live(r.job), simulated=simulated) for r in records]
+        for record, row in zip(records, rows, strict=True):  # in the grace of a stop: who asked, when it is killed
+            if (stop := stop_requested(record, grace)) is not None:
+                row["stop_requested"] = stop
+        return rows
 
     def work(self, *, user: str | None, states: Iterable[JobState] | None, kind: JobKind | None = None,
              limit: int | None = None, after: tuple[datetime, str] | None = None) -> builtins.list[dict[str, Any]]:
@@ -423,9 +432,8 @@ class JobsService:
             raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="job_id",
                                 hint=f"list yours with GET {kind.value}s")
         data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
-        if record.stop_intent and not record.job.state.terminal:
-            data["stop_requested"] = {"intent": record.stop_intent, "by": record.stop_actor,
-                                      "at": record.stop_requested_at.isoformat() if record.stop_requested_at else None}
+        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s)) is not None:
+            data["stop_requested"] = stop
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -513,6 +521,8 @@ class JobsService:
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
             data["reason"] = _without_own_blockers(data.get("reason"))
+        if (stop := stop_requested(record, self.ctx.engine.stop_grace_s)) is not None:
+            data["stop_requested"] = stop
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None

@@ -15,7 +15,7 @@ from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "serving_text",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "serving_text", "stopping_text",
            "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -40,8 +40,37 @@ def cluster_wait(job: Mapping[str, Any]) -> str:
 
 def state_word(job: Mapping[str, Any]) -> str:
     """The job's state for people: its wire state, except :data:`IN_CLUSTER` for an admitted job
-    the cluster holds back."""
+    the cluster holds back, and ``stopping`` for work in the grace of a stop (:func:`stopping_text`)."""
+    if stopping_text(job, None):
+        return "stopping"
     return IN_CLUSTER if cluster_wait(job) else str(job.get("state"))
+
+
+_STOP_CAUSES = {"cancel": "cancel requested", "timeout": "time limit reached", "preempt": "preempted",
+                "idle": "reclaimed as idle", "idle_stop": "reclaimed as idle"}
+
+
+def stopping_text(job: Mapping[str, Any], now: datetime | None) -> str:
+    """``stopping (cancel requested by root at 04:08:01 UTC; killed at 04:08:11 UTC)`` for work still
+    holding GPUs after a stop was asked for (``stopping_since``; who and why from ``stop_requested``,
+    else the job's message); "" otherwise. New user 8, N13: for the whole grace (60 s for real jobs)
+    ``jobs``, ``queue`` and ``%schedule status`` said "running", which read as a failed cancel."""
+    since = wire_time(job.get("stopping_since"))
+    if since is None or job.get("state") not in ("admitted", "running"):
+        return ""
+    stop = job.get("stop_requested")
+    stop = stop if isinstance(stop, Mapping) else {}
+    cause = _STOP_CAUSES.get(str(stop.get("intent")), "")
+    by = str(stop.get("by") or "")
+    if not cause:  # a list row of an older server: its message says it ("cancel requested by root")
+        cause = printable_line(str(job.get("message") or "")).split(";")[0].strip() or "stop requested"
+        by = ""
+    clock = _clock_of(since.replace(microsecond=0), now or since).removesuffix(" UTC")
+    said = f"{cause}{f' by {by}' if by and by != 'scheduler' and ' by ' not in cause else ''} at {clock} UTC"
+    kill = wire_time(stop.get("kill_at"))
+    if kill is not None:
+        said += f"; killed at {kill:%H:%M:%S} UTC if still running"
+    return f"stopping ({said})"
 
 
 def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -98,6 +127,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     if cluster_wait(job):
         return f"{head}: {IN_CLUSTER}, {gpus_text(job)} · {detail}"
     if state in ("admitted", "running"):
+        if detail.startswith("stopping ("):
+            return f"{head}: {detail}"
         return f"{head}: {state}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
     return f"{head}: {state}{tail}{f' — {message}' if message else ''}"
@@ -122,8 +153,8 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         alloc = job.get("allocation") or {}
         where = f"on {alloc.get('node')}: {', '.join(uuids)}" if uuids else ""
         sim = " [simulated GPUs]" if job.get("simulated") and uuids else ""  # not on work that holds none
-        return " · ".join(part for part in (f"{where}{sim}", _restarted(job).removeprefix(" · "), serving_text(job, now))
-                          if part)
+        return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", _restarted(job).removeprefix(" · "),
+                                            serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = tail.lstrip(", ")
     return f"{said} — {message}" if said and message else said or message

@@ -6,14 +6,17 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.wording import job_line, state_word
 from tests.accounts import os_accounts, shared_dir, skip_reason
-from tests.onboarding.test_cli_firsthour import clear
+from tests.onboarding.test_cli_firsthour import api, clear
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -172,3 +175,73 @@ def test_newuser8_n1_the_magics_print_the_submit_answers_warnings(server: Embedd
         assert note.removeprefix("Note: ") in cli.stderr, cli.stderr  # the same words as the CLI's
     finally:
         clear(server)
+
+
+_STUBBORN = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('up', flush=True)\ntime.sleep(300)\n"
+
+_KERNEL_STATUS = r"""
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "jupyter_sched")
+shell.run_line_magic("schedule", "status " + sys.argv[1])
+"""
+
+
+def test_newuser8_n13_work_in_its_cancel_grace_reads_stopping_not_running(server: EmbeddedServer,
+                                                                          tmp_path: Path) -> None:
+    """N13: for the grace after ``cancel`` (SIGTERM ignored here), ``jobs``, ``queue`` and
+    ``%schedule status`` said "running" — issue 20's "reads as a failed cancel", one command later."""
+    (tmp_path / "stubborn.py").write_text(_STUBBORN)
+    env = _env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann")
+    ann = api(server, "tok-ann")
+    try:
+        made = _cli(env, "submit", "--gpus", "1", "--name", "stubborn", "--workdir", str(tmp_path), "--",
+                    sys.executable, "stubborn.py")
+        assert made.returncode == EXIT_OK, made.stderr
+        job_id = made.stdout.split()[1].rstrip(":")
+        deadline = time.monotonic() + 60
+        while ann.get(f"jobs/{job_id}").json()["state"] != "running" or "up" not in ann.get(
+                f"jobs/{job_id}/logs").text:
+            assert time.monotonic() < deadline, ann.get(f"jobs/{job_id}").json()
+            time.sleep(0.2)
+        cancelled = _cli(env, "cancel", job_id)
+        assert "stopping" in cancelled.stdout, cancelled.stdout + cancelled.stderr
+        while not ann.get(f"jobs/{job_id}").json().get("stopping_since"):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        row = ann.get(f"jobs/{job_id}").json()
+        assert row["state"] == "running" and row["stop_requested"]["kill_at"], row  # the wire state stays
+        kill = row["stop_requested"]["kill_at"][11:19]
+        jobs = _cli(env, "jobs")
+        (line,) = [ln for ln in jobs.stdout.splitlines() if ln.startswith(job_id)]
+        assert line.split()[1] == "stopping", jobs.stdout
+        assert "stopping (cancel requested by ann at " in jobs.stdout and f"killed at {kill} UTC" in jobs.stdout, \
+            jobs.stdout
+        queue = _cli(env, "queue")
+        (line,) = [ln for ln in queue.stdout.splitlines() if ln.startswith(job_id)]
+        assert " stopping " in line and " running " not in line, queue.stdout
+        status = _cli(env, "wait", job_id, "--for", "1s")
+        assert "stopping (cancel requested by ann" in status.stdout, status.stdout + status.stderr
+        magic = subprocess.run([sys.executable, "-c", _KERNEL_STATUS, job_id], cwd=tmp_path, env={
+            **env, "IPYTHONDIR": str(tmp_path / "ipython")}, capture_output=True, text=True, timeout=120)
+        said = magic.stdout.strip()
+        assert said.startswith(f"job {job_id} (stubborn): stopping (cancel requested by ann at "), said + magic.stderr
+        assert f"killed at {kill} UTC" in said and ": running" not in said, said
+    finally:
+        clear(server)
+
+
+def test_newuser8_n13_the_stopping_words_from_a_row() -> None:
+    """The renderer alone: a list row with ``stop_requested``; one without (an older server's), from its message."""
+    row = {"id": "j-7", "name": "stub", "kind": "training", "state": "running", "resources": {"gpus": 1},
+           "stopping_since": "2026-12-03T04:08:01Z", "message": "cancel requested by root",
+           "stop_requested": {"intent": "cancel", "by": "root", "at": "2026-12-03T04:08:01+00:00",
+                              "kill_at": "2026-12-03T04:08:11+00:00"}}
+    now = datetime(2026, 12, 3, 4, 8, 2, tzinfo=timezone.utc)
+    assert state_word(row) == "stopping"
+    assert job_line(row, now) == ("job j-7 (stub): stopping (cancel requested by root at 04:08 UTC; killed at "
+                                  "04:08:11 UTC if still running)")
+    bare = {k: v for k, v in row.items() if k != "stop_requested"}
+    assert job_line(bare, now) == "job j-7 (stub): stopping (cancel requested by root at 04:08 UTC)"
+    assert state_word({**row, "stopping_since": None}) == "running"
