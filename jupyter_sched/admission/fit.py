@@ -17,7 +17,7 @@ from ..errors import QuotaError, UnschedulableError
 from ..model import Inventory, Job, QuotaSet
 from ..model.codec import reason_to_dict, spec_to_dict
 from ..scheduling.snapshot import CycleResult, Snapshot
-from ..wording import render_reason
+from ..wording import reason_in_words, render_reason
 
 __all__ = ["FitCheck"]
 
@@ -89,4 +89,4 @@ def _with_words(reason: dict[str, Any] | None) -> dict[str, Any] | None:
     a refusal is never "queued" and has no ETA (issue 20)."""
     if reason is None:
         return None
-    return {**reason, "text": render_reason(reason, never=True).to_dict()}
+    return reason_in_words(reason, render_reason(reason, never=True))

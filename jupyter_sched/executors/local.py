@@ -635,7 +635,9 @@ class LocalExecutor:
             ended = self._ended(t, now)
             if ended is None:
                 if t.job.spec.kind is JobKind.INFERENCE and not t.ready and t.job.spec.port:
-                    if _port_open(t.job.spec.port):
+                    # the job's own socket, not whatever answers (new user 8, N8: a second service on a
+                    # port the first one served read "ready" while it crash-looped on EADDRINUSE)
+                    if _port_open(t.job.spec.port) and _serves_port(t, t.job.spec.port) is not False:
                         t.ready = True
                         events.append(Ready(job_id, t.job.spec.port))
                 continue
@@ -902,6 +904,31 @@ def _exit_message(code: int, t: _Tracked) -> str:
     from files the job's owner owns."""
     return describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid)
+
+
+def _serves_port(t: _Tracked, port: int) -> bool | None:
+    """Whether a process of the job (its wrapper's tree) listens on ``port``: True / False, or None
+    when their sockets cannot be read (another account's processes, without the privilege to see
+    them) — then only "something answers" is known."""
+    if t.process is None:
+        return None
+    try:
+        procs = [t.process, *t.process.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:
+        return None
+    unreadable = False
+    for proc in procs:
+        try:
+            if any(conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
+                   for conn in proc.net_connections(kind="inet")):
+                return True
+        except psutil.NoSuchProcess:
+            continue
+        except psutil.Error:
+            unreadable = True
+    return None if unreadable else False
 
 
 def _port_open(port: int) -> bool:

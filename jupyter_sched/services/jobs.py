@@ -177,6 +177,7 @@ class JobsService:
                 warnings.extend(self._unknown_kernel(caller, job, request=what))
         self.ctx.admission.limit_backlog(
             caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
+        warnings.extend(self._port_taken(caller, job.spec))
         record = self.ctx.store.insert_job(JobRecord(job=job))
         self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
@@ -184,6 +185,25 @@ class JobsService:
         # case 033: "time_limit": 0 means unlimited — said in the answer, not silently (issue 20)
         return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
                                       context={"viewer": caller.user})
+
+    def _port_taken(self, caller: Caller, spec: JobSpec) -> builtins.list[str]:
+        """A warning when another live service asks for the same port where the local executor runs
+        them all on one host (new user 8, N8: the second crash-looped on "Address already in use"
+        and was accepted without a word). Only a warning: the other may end before this one starts,
+        and an app may share its port (SO_REUSEPORT). Another user's job is not named."""
+        if spec.kind is not JobKind.INFERENCE or not spec.port or getattr(self.ctx.executor, "name", None) != "local":
+            return []
+        out = []
+        for record in self.ctx.store.list_jobs(states=LIVE_STATES, kinds=[JobKind.INFERENCE]):
+            other = record.job
+            if other.spec.port != spec.port:
+                continue
+            whose = (f"your service {other.spec.name} ({other.id})" if other.spec.user == caller.user
+                     else "another user's service")
+            out.append(f"port {spec.port} is also the port of {whose}, {other.state.value}: on one host only one "
+                       "of them can listen on it; the other fails with 'Address already in use' and is "
+                       "restarted until it gives up — choose another port, or cancel that service")
+        return out[:3]
 
     def refuse_missing_paths(self, spec: JobSpec) -> None:
         """A script, notebook or working_dir that does not exist where the job would start is

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from ..model.units import format_duration
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "own_leases",
-           "refusal_text",
+           "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
@@ -78,6 +78,20 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     head = "" if never else f"queued #{position}" if isinstance(position, int) and position > 0 else "queued"
     line = " · ".join(part for part in (head, summary.rstrip("."), eta, unblock) if part)
     return ReasonText(summary=summary, eta=eta, unblock=unblock, line=line)
+
+
+def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, Any]:
+    """``reason`` (REST shape) with its sentences (``text``) and its documented ``unblock`` and
+    ``eta_reason`` taken from them, so every field says the same (new user 8, N2: ``unblock`` kept
+    the core's "starts when default releases GPUs or an admin raises its quota" for a user's own
+    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). The core's
+    ``unblock`` stays where the words leave it out because the ETA says it (capacity waits)."""
+    out = {**reason, "text": text.to_dict()}
+    if text.unblock:
+        out["unblock"] = text.unblock
+    if text.eta.startswith("ETA unknown: "):
+        out["eta_reason"] = text.eta.removeprefix("ETA unknown: ")
+    return out
 
 
 def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, kind: str | None = None) -> str:

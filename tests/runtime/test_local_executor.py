@@ -446,3 +446,38 @@ def test_newuser6_finding_20_a_closed_folder_on_the_path_is_named(tmp_path: Path
     said = wrapper._permission_why(str(python))
     assert said.startswith(f"permission denied as {wrapper._account()}: the folder '{closed}' on its path is not open to ")
     assert "c.HubSchedApp.job_python" in said
+
+
+BIND_LATER = """
+port = int(sys.argv[1])
+print("up", flush=True)
+wait_gate("go")
+server = __import__("socket").create_server(("127.0.0.1", port))
+print("serving", flush=True)
+while True:
+    conn, _ = server.accept()
+    conn.close()
+"""
+
+
+def test_newuser8_n8_a_service_is_ready_only_on_its_own_socket(tmp_path: Path) -> None:
+    """New user 8, N8: a second service on the port a first one served read "ready on port 18878"
+    while it crash-looped on "Address already in use": the probe took any answer on the port."""
+    ex = LocalExecutor(tmp_path / "jobs")
+    other = socket.create_server(("127.0.0.1", 0))  # another service already serves the port
+    port = int(other.getsockname()[1])
+    job = job_for(tmp_path, BIND_LATER, kind=JobKind.INFERENCE, port=port)
+    job = replace(job, spec=replace(job.spec, command=(str(port),)))
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    seen: list[ExecutorEvent] = []
+    wait_until(lambda: seen.extend(ex.poll()) or "up" in ex.logs(job.id)[0], "the service to start")
+    for _ in range(20):  # polls while the port answers — but not from the job
+        seen.extend(ex.poll())
+        time.sleep(0.02)
+    assert not [e for e in seen if isinstance(e, Ready)], seen
+    other.close()
+    (tmp_path / "go").touch()  # now the job listens itself
+    ready = wait_event(ex, Ready, seen)
+    assert isinstance(ready, Ready) and ready.port == port
+    ex.stop(job.id, grace_s=5)
+    wait_event(ex, Exited, seen)

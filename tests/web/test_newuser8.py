@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from .conftest import BOSS_TOKEN, wait_for
+from .conftest import BOSS_TOKEN, JUDY_TOKEN, wait_for
 
 
 async def test_newuser8_n10_team_names_in_put_quotas_follow_the_job_team_rules(sched_app: Any, api: Any) -> None:
@@ -74,6 +74,60 @@ async def test_newuser8_n4_a_lease_granted_before_its_timeout_is_recorded_as_a_p
     assert status == 200 and gone["message"] == "released by ivan: granted only after its 30s timeout had passed", gone
 
 
-async def _state(api: Any, job_id: str, *states: str) -> Any:
-    status, job = await api("GET", f"leases/{job_id}")
+async def _state(api: Any, job_id: str, *states: str, path: str = "leases") -> Any:
+    status, job = await api("GET", f"{path}/{job_id}")
     return job if status == 200 and job["state"] in states else None
+
+
+async def test_newuser8_n8_a_service_on_a_port_another_live_service_has_is_warned_at_submit(
+        sched_app: Any, api: Any) -> None:
+    """Two `%schedule serve app.py --port 18878` 4 s apart were both accepted without a word; the
+    second crash-looped on "Address already in use"."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    service = {"gpus": 0, "kind": "inference", "port": port, "command": ["python", "-c", "import time; time.sleep(60)"]}
+    status, first = await api("POST", "jobs", {**service, "name": "first"})
+    assert status == 201 and not first.get("warnings"), first
+    status, second = await api("POST", "jobs", {**service, "name": "second"})
+    assert status == 201, second
+    said = second.get("warnings") or []
+    assert any(f"port {port} is also the port of your service first ({first['id']})" in w for w in said), said
+    status, judys = await api("POST", "jobs", {**service, "name": "judys"}, token=JUDY_TOKEN)
+    assert status == 201 and any("another user's service" in w and first["id"] not in w
+                                 for w in judys.get("warnings") or []), judys
+    status, elsewhere = await api("POST", "jobs", {**service, "port": port + 1 if port < 65535 else port - 1,
+                                                    "name": "other-port"})
+    assert status == 201 and not elsewhere.get("warnings"), elsewhere
+
+
+async def test_newuser8_n2_the_documented_unblock_field_says_what_reason_text_says(sched_app: Any, api: Any) -> None:
+    """A job over its user's own cap: ``reason.unblock`` said "starts when default releases GPUs or an admin
+    raises its quota" (the team is not what blocks) while ``reason.text.unblock`` named the user's cap."""
+    status, me = await api("GET", "me")
+    team = me["team"] if status == 200 and me.get("team") else "default"
+    status, answer = await api("PUT", "quotas", {"quotas": [
+        {"team": team, "gpu_model": "*", "guaranteed": 2, "borrowing_limit": 0},
+        {"team": team, "user": "ivan", "gpu_model": "*", "guaranteed": 1, "borrowing_limit": 0}]}, token=BOSS_TOKEN)
+    assert status == 200, answer
+    work = {"gpus": 1, "command": ["python", "-c", "import time; time.sleep(60)"]}
+    status, first = await api("POST", "jobs", {**work, "name": "cap1"})
+    assert status == 201, first
+    await wait_for(lambda: _state(api, first["id"], "running", "admitted", path="jobs"))
+    status, second = await api("POST", "jobs", {**work, "name": "cap2"})
+    assert status == 201, second
+
+    async def reasoned() -> Any:
+        _, job = await api("GET", f"jobs/{second['id']}")
+        reason = job.get("reason") or {}
+        return reason if reason.get("code") and (reason.get("text") or {}).get("unblock") else None
+
+    reason = await wait_for(reasoned)
+    assert "ivan's cap" in reason["text"]["unblock"], reason
+    assert reason["unblock"] == reason["text"]["unblock"], reason
+    status, page = await api("GET", "queue")
+    rows = page if isinstance(page, list) else page.get("jobs", [])
+    row = next(r for r in rows if r["id"] == second["id"])
+    assert row["reason"]["unblock"] == row["reason"]["text"]["unblock"], row

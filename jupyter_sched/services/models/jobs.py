@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, model_validator
 
-from ...wording import render_reason
+from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
 
@@ -297,7 +297,7 @@ def _with_text(data: dict[str, Any], key: str, **how: Any) -> dict[str, Any]:
     reason = data.get(key)
     if not isinstance(reason, dict) or "code" not in reason:
         return data
-    return {**data, key: {**reason, "text": render_reason(reason, **how).to_dict()}}
+    return {**data, key: reason_in_words(reason, render_reason(reason, **how))}
 
 
 def job_in_words(data: dict[str, Any], *, viewer: str) -> dict[str, Any]:
@@ -342,7 +342,7 @@ class PendingReason(CodecView):
         """Every reason the API answers carries its sentences (issue 20: the panel, magics and
         CLI each wrote their own, with nested brackets and the ETA said twice)."""
         if isinstance(data, dict) and data.get("text") is None and "code" in data:
-            return {**data, "text": render_reason(data).to_dict()}
+            return reason_in_words(data, render_reason(data))
         return data
 
 
