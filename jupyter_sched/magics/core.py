@@ -730,8 +730,9 @@ class SchedMagics(Magics):
                                     an inference service: runs until cancelled, restarted on
                                     failure; the app gets its port as $PORT (listen there);
                                     shows its URL (direct and through the Jupyter proxy)
-          %schedule queue [--mine] [--limit N]   the queue as a DataFrame (position, user, GPUs,
-                                               reason, ETA; --limit: the first N pending)
+          %schedule queue [--mine] [--all | --limit N]   the queue as a DataFrame (position, user,
+                                               GPUs, reason, ETA; --all: every pending job;
+                                               --limit: the first N pending)
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
@@ -886,7 +887,7 @@ class SchedMagics(Magics):
         return job_id
 
     def _schedule_queue(self, cmd: ScheduleCommand) -> Any:
-        rows = self.client.queue(limit=cmd.limit)
+        rows = self.client.queue_all() if cmd.scope == "all" else self.client.queue(limit=cmd.limit)
         if cmd.mine:
             me = str(self.client.me().get("user") or "")
             rows = [row for row in rows if row.get("user") == me]

@@ -341,7 +341,8 @@ class ScheduleCommand:
         follow: (logs) stream until the job ends.
         port: (serve) the port the service listens on.
         timeout_s: (wait) seconds to wait at most.
-        scope: (cancel) ``mine`` or ``all`` (admins) instead of one job; None for ``job_id``.
+        scope: (cancel) ``mine`` or ``all`` (admins) instead of one job; None for ``job_id``;
+            (queue) ``all``: every pending entry, not the server's first page.
         state: (cancel --mine/--all) ``pending`` or ``running`` only; None for both.
         yes: (cancel --mine/--all) go ahead; without it the magic only says what it would cancel.
         job_ids: (cancel) every id given (``job_id`` is the first).
@@ -439,7 +440,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [options]
         %schedule serve APP [ARGS...] --port P [options]
-        %schedule queue [--mine] [--limit N] | jobs [--state S] [--limit N] | profiles
+        %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
         %schedule status JOB | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
         %schedule dryrun [options]
@@ -496,10 +497,16 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             parser.add_argument("--state")
         else:
             parser.add_argument("--mine", action="store_true")
+            # every pending entry, as `jupyter-sched queue --all` (new user 8, N5: refused here)
+            parser.add_argument("--all", dest="everything", action="store_true")
         parser.add_argument("--limit")
         ns = parser.parse_args(rest)
+        if getattr(ns, "everything", False) and ns.limit is not None:
+            raise ValidationError(f"{prog}: give --all or --limit N, not both", field="--all",
+                                  hint="--all lists every pending job; --limit N the first N")
         return ScheduleCommand(head, state=_nonempty(getattr(ns, "state", None), "--state"),
-                               mine=bool(getattr(ns, "mine", False)), limit=_limit(ns.limit))
+                               mine=bool(getattr(ns, "mine", False)), limit=_limit(ns.limit),
+                               scope="all" if getattr(ns, "everything", False) else None)
     if head in ("status", "logs", "wait"):
         parser = _Parser(prog, "%schedule")
         parser.add_argument("job", metavar="JOB")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.magics.parsing import parse_schedule_line
 from jupyter_sched.wording import job_line, state_word
 from tests.accounts import os_accounts, shared_dir, skip_reason
 from tests.onboarding.test_cli_firsthour import api, clear
@@ -247,3 +248,35 @@ def test_newuser8_n13_the_stopping_words_from_a_row() -> None:
     bare = {k: v for k, v in row.items() if k != "stop_requested"}
     assert job_line(bare, now) == "job j-7 (stub): stopping (cancel requested by root at 04:08 UTC)"
     assert state_word({**row, "stopping_since": None}) == "running"
+
+
+_KERNEL_QUEUE = r"""
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "jupyter_sched")
+frame = shell.run_line_magic("schedule", "queue --all")
+print("ROWS", len(frame))
+try:
+    shell.run_line_magic("schedule", "queue --all --limit 3")
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_newuser8_n5_schedule_queue_takes_all_as_the_cli_does(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N5: ``%schedule queue --all`` was "unknown argument --all" though the README and the CLI offer it."""
+    assert parse_schedule_line("queue --all").scope == "all"
+    assert parse_schedule_line("queue --limit 3").scope is None
+    ann = api(server, "tok-ann")
+    try:
+        for _ in range(3):  # more than the 2 GPUs: one waits
+            made = ann.post("jobs", json={"gpus": 1, "command": ["sleep", "60"], "time_limit": "5m"})
+            assert made.status_code == 201, made.text
+        env = _env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann",
+                   IPYTHONDIR=str(tmp_path / "ipython"))
+        done = subprocess.run([sys.executable, "-c", _KERNEL_QUEUE], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert "ROWS 3" in done.stdout, done.stdout + done.stderr
+        assert "UsageError %schedule queue: give --all or --limit N, not both" in done.stdout, done.stdout
+    finally:
+        clear(server)
