@@ -152,17 +152,23 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
 
 
 def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
+    # %gpu request N: a share such as 0.5 is allowed, so the bound is "above 0", not "at least 1"
+    # (new user 8, N6: "--gpus must be at least 1 (got 0)" for the positional N, while 0.5 works)
+    above_zero = ValidationError(f"{field} must be above 0 (got {value})", field=field,
+                                 hint="ask for 1 or more GPUs, or a share such as 0.5")
     try:
         whole, milli = parse_gpus(value, field=field)
     except ValidationError:
         if minimum > 0 and re.fullmatch(r"\s*-\d+(\.\d+)?\s*", str(value)):
             # "use 0 for CPU-only work" is wrong where 0 is refused too (%gpu request; new user 4)
-            raise ValidationError(f"{field} must be at least {minimum} (got {value})", field=field,
-                                  hint=f"ask for {minimum} or more GPUs") from None
+            raise above_zero from None
+        if field == "N" and not re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)\s*", str(value)):
+            # the count as typed after %gpu request, a word: not "--gpus … must be an integer … or a fraction"
+            raise ValidationError(f"%gpu request: N must be a number of GPUs (got {str(value)!r})", field=field,
+                                  hint="use a whole number such as 1 or 4, or a share below 1 such as 0.5") from None
         raise
     if whole < minimum:
-        raise ValidationError(f"{field} must be at least {minimum} (got {value})", field=field,
-                              hint=f"ask for {minimum} or more GPUs")
+        raise above_zero
     return whole if milli == 1000 else milli / 1000
 
 
@@ -177,7 +183,7 @@ def _nonempty(value: str | None, field: str) -> str | None:
     return value.strip()
 
 
-def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobOptions:
+def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_field: str = "--gpus") -> JobOptions:
     if getattr(ns, "job_wait", None):
         raise ValidationError("--wait: a submission returns the job's id at once; it has no --wait", field="--wait",
                               hint="follow it with %schedule wait {job}, where job = %schedule run …; a script's "
@@ -205,7 +211,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int) -> JobO
             raise ValidationError(f"--env {item!r} is not NAME=VALUE", field="--env", hint="e.g. --env SEED=1")
         env.append((name.strip(), value))
     return JobOptions(
-        gpus=None if gpus is None else _gpu_count(gpus, "--gpus", minimum=min_gpus),
+        gpus=None if gpus is None else _gpu_count(gpus, gpus_field, minimum=min_gpus),
         model=_nonempty(getattr(ns, "model", None), "--model"),
         min_memory_mib=min_memory,
         priority=priority,
@@ -306,7 +312,8 @@ def parse_gpu_line(line: str) -> GpuCommand:
         if ns.count is not None and ns.gpus is not None:
             raise ValidationError("%gpu request: give the GPU count once (N or --gpus N)", field="--gpus",
                                   hint="e.g. %gpu request 2")
-        options = _options(ns, gpus=count if count is not None else "1", min_gpus=1)
+        options = _options(ns, gpus=count if count is not None else "1", min_gpus=1,
+                           gpus_field="N" if ns.count is not None else "--gpus")
         if not ns.wait and options.timeout_s is not None:  # it would be ignored without a word
             raise ValidationError("%gpu request: --timeout is how long to wait, and --no-wait does not wait",
                                   field="--timeout", hint="drop one of them")

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
-from jupyter_sched.magics.parsing import parse_schedule_line
+from jupyter_sched.errors import ValidationError
+from jupyter_sched.magics.parsing import parse_gpu_line, parse_schedule_line
 from jupyter_sched.wording import job_line, state_word
 from tests.accounts import os_accounts, shared_dir, skip_reason
 from tests.onboarding.test_cli_firsthour import api, clear
@@ -280,3 +281,18 @@ def test_newuser8_n5_schedule_queue_takes_all_as_the_cli_does(server: EmbeddedSe
         assert "UsageError %schedule queue: give --all or --limit N, not both" in done.stdout, done.stdout
     finally:
         clear(server)
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("request two", '%gpu request: N must be a number of GPUs (got \'two\')'),
+    ("request 0", "N must be above 0 (got 0)"),
+    ("request --gpus 0", "--gpus must be above 0 (got 0)"),
+])
+def test_newuser8_n6_gpu_request_n_is_named_n_and_its_bound_is_above_zero(line: str, said: str) -> None:
+    """N6: ``%gpu request two`` said "--gpus must be an integer … or a fraction" (no --gpus typed), and
+    ``%gpu request 0`` "must be at least 1" though 0.5 is allowed."""
+    with pytest.raises(ValidationError) as caught:
+        parse_gpu_line(line)
+    assert caught.value.message == said, caught.value.message
+    assert "integer" not in caught.value.message and "at least 1" not in caught.value.message
+    assert parse_gpu_line("request 0.5").options.gpus == 0.5
