@@ -61,7 +61,7 @@ stage() {
   # let tee write the stage's last lines before the next stage prints (at most ~5 s)
   for _ in $(seq 50); do kill -0 "$tee_pid" 2>/dev/null || break; sleep 0.1; done
   local took=$((SECONDS - t0)) cpu
-  children_cpu; cpu=$((CHILDREN_CPU - cpu0))
+  children_cpu; cpu=$(( (CHILDREN_CPU - cpu0 + 500) / 1000 ))
   if [ $rc -eq 0 ]; then
     STATUS[$name]=ok
     SUMMARY+=("$(printf '%-9s %5ss %5ss  %s' ok "$took" "$cpu" "$name")")
@@ -73,18 +73,20 @@ stage() {
   fi
 }
 
-# Sets CHILDREN_CPU to the whole seconds of CPU (user + system) used so far by this shell's
+# Sets CHILDREN_CPU to the milliseconds of CPU (user + system) used so far by this shell's
 # finished children: the second line of bash's `times`, which must run in this shell (not in a
 # $(...) subshell, whose children are none). A stage's difference is the CPU its processes used
 # (those it waited for, which is all of them), whatever the machine's load: a busy machine
 # stretches wall time, not CPU time, and an idle 2-core run needs at least CPU / 2 seconds.
+# Milliseconds, rounded to seconds only for a stage's difference: two totals each rounded to
+# whole seconds made a 1 s stage of `sleep` cost "1s" of CPU (CI on 9285eb2).
 CPU_TIMES=$(mktemp)
 children_cpu() {
   times > "$CPU_TIMES"
   CHILDREN_CPU=$(awk 'NR == 2 {
     total = 0
     for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); total += p[1] * 60 + p[2] }
-    printf "%d\n", total + 0.5
+    printf "%d\n", total * 1000 + 0.5
   }' "$CPU_TIMES")
 }
 
@@ -122,7 +124,7 @@ finish_stages() {
   local started=${1:-0}
   children_cpu
   rm -f "$CPU_TIMES"
-  log "summary ($((SECONDS - started)) s wall, $CHILDREN_CPU s CPU)"
+  log "summary ($((SECONDS - started)) s wall, $(( (CHILDREN_CPU + 500) / 1000 )) s CPU)"
   [ ${#FAILED_STAGES[@]} -eq 0 ] || failure_details
   printf '%-9s %6s %6s  %s\n' result wall cpu stage
   printf '%s\n' "${SUMMARY[@]}"

@@ -176,7 +176,7 @@ def test_newuser7_finding_3_a_word_for_gpus_is_not_a_number_and_a_petabyte_parse
     from jupyter_sched.magics.parsing import parse_gpu_line, parse_schedule_line
     from jupyter_sched.model import parse_gpus, parse_memory_mib
 
-    for raise_it, field in ((lambda: parse_gpus("two"), "gpus"), (lambda: parse_gpu_line("request two"), "--gpus"),
+    for raise_it, field in ((lambda: parse_gpus("two"), "gpus"),
                             (lambda: parse_schedule_line("--gpus banana", cell=True), "--gpus")):
         with pytest.raises(ValidationError) as err:
             raise_it()
@@ -184,6 +184,11 @@ def test_newuser7_finding_3_a_word_for_gpus_is_not_a_number_and_a_petabyte_parse
         # handed case 019 b3 fixes these words ('gpus must be an integer (got "two")'); the hint says fractions are fine
         assert err.value.message.startswith(f"{field} must be an integer (got "), err.value.message
         assert err.value.hint == "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
+    # `%gpu request N` has no --gpus: its count is named N as typed (new user 8, N6)
+    with pytest.raises(ValidationError) as positional:
+        parse_gpu_line("request two")
+    assert positional.value.field == "N" and "N must be a number of GPUs (got 'two')" in positional.value.message
+    assert "0.5" in (positional.value.hint or "")
     assert parse_memory_mib("1PiB", field="mem_per_gpu") == 1024**3
     assert parse_memory_mib("2EiB", field="mem_per_gpu") == 2 * 1024**4
     with pytest.raises(ValidationError) as too_big:

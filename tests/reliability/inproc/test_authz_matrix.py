@@ -62,6 +62,8 @@ MATRIX = [
     Row("jobs", "POST", OK201, OK201, OK201, body=JOB),
     Row("jobs/{job_id}", "GET", HIDDEN, OK, OK, why="others' jobs do not exist for you"),
     Row("jobs/{job_id}", "DELETE", HIDDEN, OK, OK),
+    Row("jobs/cancel", "POST", OK, OK, OK, body={"mine": True}, why="bulk cancel of one's own work (issue 20 F2)"),
+    Row("jobs/cancel", "POST", DENIED, DENIED, OK, body={"all": True}, why="everyone's work: admins only (audited)"),
     Row("jobs/{job_id}/logs", "GET", HIDDEN, OK, OK),
     Row("dryrun", "POST", OK, OK, OK, body=JOB),
     Row("leases", "GET", OK, OK, OK),
