@@ -198,7 +198,7 @@ def serving_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if job.get("kind") != "inference" or job.get("state") != "running":
         return ""
     message = str(job.get("message") or "")
-    if message.startswith("ready on port"):
+    if message.startswith(("ready on port", "stopped answering on port")):  # the latter: new user 8, N8
         return printable_line(message)
     port = job.get("port")
     if not isinstance(port, int) or isinstance(port, bool):
