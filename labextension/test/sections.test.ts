@@ -487,6 +487,15 @@ describe('Quota section', () => {
     model.dispose();
   });
 
+  it('new user 8 N13 remainder: my line says how many of my jobs are stopping (GET me in_use.stopping)', async () => {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, in_use: { gpus: 2, jobs: 2, leases: 0, stopping: 1 }, gpu_hours_7d: 1 };
+    const { model } = await startedModel(server, 'quotas');
+    const view = await mount(new QuotaView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 2 GPUs (2 jobs, 1 stopping, 0 leases) · 1 GPU-hours in 7 days');
+    model.dispose();
+  });
+
   it('without lines it says idle GPUs may be used, preemptible', async () => {
     const server = new FakeSchedServer();
     server.quotas = { quotas: [], budgets: [], teams: [], user_teams: {} };
