@@ -110,6 +110,8 @@ class JobsService:
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
         self._rows: dict[tuple[str, bool], tuple[tuple[int, bool], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
+        self._names: dict[str, str] = {}
+        """Names of jobs that preempted work now started again, by id (names never change)."""
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
@@ -456,11 +458,29 @@ class JobsService:
         data = job_to_dict(job, simulated=simulated)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
+        self._name_preemptors([data])
         row = JobView.model_validate(data, context={"viewer": caller.user})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine)] = (shape, reason, row)
         return row
+
+    def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
+        """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after
+        preemption by mal3 (j-…)", not a bare id (names are public: every queue line shows them).
+        One read for the names not known yet."""
+        restarted = [row for row in rows if row.get("preempted_by")]
+        missing = {str(row["preempted_by"]) for row in restarted} - self._names.keys()
+        if missing:
+            with self.ctx.store.transaction(write=False) as tx:
+                found = tx.get_jobs(sorted(missing))
+            if len(self._names) + len(missing) > _LINES_KEPT:
+                self._names.clear()
+            self._names.update({job_id: found[job_id].job.spec.name if job_id in found else "" for job_id in missing})
+        for row in restarted:
+            name = self._names.get(str(row["preempted_by"]), "").strip()[:80]
+            if name and name != row["preempted_by"]:
+                row["preempted_by_name"] = name
 
     def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
         simulated = self.ctx.simulated()
@@ -470,6 +490,7 @@ class JobsService:
         for record, row in zip(records, rows, strict=True):  # in the grace of a stop: who asked, when it is killed
             if (stop := stop_requested(record, grace, row)) is not None:
                 row["stop_requested"] = stop
+        self._name_preemptors(rows)
         return rows
 
     def work(self, *, user: str | None, states: Iterable[JobState] | None, kind: JobKind | None = None,
@@ -497,6 +518,7 @@ class JobsService:
         data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        self._name_preemptors([data])
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -586,6 +608,7 @@ class JobsService:
             data["reason"] = _without_own_blockers(data.get("reason"))
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        self._name_preemptors([data])
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
