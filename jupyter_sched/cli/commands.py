@@ -15,12 +15,13 @@ import re
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
+from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, idle_note, serving_text
+from ..wording.jobs import cluster_wait, idle_note, serving_text, stop_detail
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -93,6 +94,26 @@ def _my_work(client: Any, me: dict[str, Any]) -> str:
     return my_work(me, stopping)
 
 
+_RUNNABLE = (".py", ".ipynb", ".sh", ".bash", ".r", ".jl", ".pl", ".rb", ".js")
+
+
+def default_name(body: dict[str, Any]) -> str:
+    """A job's name when none is given, as the magics name theirs (the script's or notebook's stem):
+    ``--script train.py`` / ``-- python train.py`` → ``train``; ``-- python -m pkg.train`` → ``pkg.train``;
+    ``-- ./run`` → ``run``. "" when nothing names it (the server's default, "job", then stands)."""
+    for key in ("script", "notebook"):
+        if isinstance(body.get(key), str) and body[key].strip():
+            return PurePath(body[key]).stem[:200]
+    command = [str(part) for part in body.get("command") or ()]
+    for i, part in enumerate(command):
+        if part == "-m" and i + 1 < len(command) and i > 0:
+            return command[i + 1][:200]
+        if not part.startswith("-") and part.lower().endswith(_RUNNABLE):
+            return PurePath(part).stem[:200]
+    first = PurePath(command[0]).name if command else ""
+    return first[:200] if first.strip() else ""
+
+
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """``POST jobs`` from the options; prints ``submitted j-…: <state line>``; ``--wait`` then waits."""
     body: dict[str, Any] = {}
@@ -125,6 +146,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
             env[name] = value
         body["env"] = env
     body["working_dir"] = args.workdir or os.getcwd()
+    if args.name is None and (named := default_name(body)):
+        body["name"] = named  # new user 9: `-- python train.py` was "job", a table full of them
     resolved = _program_on_my_path(client, body.get("command"))
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
@@ -232,6 +255,8 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
     or ``no time limit`` (what a pending job's ETA hangs on)."""
     if job.get("state") not in ("running", "admitted"):
         return ""
+    if stopping := stop_detail(job, now):  # new user 9: its stop, not its time limit, ends it
+        return stopping
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if job.get("kind") == "lease" and not job.get("kernel_id") and job.get("mine", True) is not False:
         # bound to no kernel, so no notebook can %gpu release it (new user 4)
@@ -302,7 +327,9 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0],
                       name if len(name) <= 24 else name[:23] + "…"])
-        details.append(" · ".join(part for part in (job_detail(job, now), _ends_by(job, now)) if part))
+        # a stopping job's detail says its stop (job_detail), not also when its time limit would end it
+        ends = "" if stop_detail(job, None) else _ends_by(job, now)
+        details.append(" · ".join(part for part in (job_detail(job, now), ends) if part))
     _print_table(table, io, details=details)
     if more:
         print("Older jobs are not shown: " + ("--limit N shows more (at most 1000)." if args.limit < JOBS_MAX else

@@ -232,6 +232,10 @@ def spec_from_request(
             raise ValidationError("resources must be an object", field="resources",
                                   hint='give e.g. {"gpus": 2}')
         merged.update(nested)
+        for key in sorted(set(nested) & set(body)):  # new user 9: {"resources": {"gpus": 1}, "gpus": 2} ran with 2
+            if nested[key] != body[key]:
+                raise ValidationError(f"{key} is given twice, as {quoted(body[key])} and as resources.{key} "
+                                      f"{quoted(nested[key])}", field=key, hint=f"give {key} once")
     merged.update({k: v for k, v in body.items() if k != "resources"})
 
     name = _str(merged, "name")
@@ -315,6 +319,9 @@ def spec_from_request(
         raise ValidationError("command must be a list of arguments", field="command",
                               hint='give e.g. ["python", "train.py", "--epochs", "3"]')
     command = _str_list(command_value, "command")
+    if command and not command[0].strip():  # new user 9: [""] was accepted, then failed "not executable … chmod +x"
+        raise ValidationError("command[0] is empty: it names the program to run", field="command",
+                              hint='give e.g. ["python", "train.py"]')
     script, notebook = _str(merged, "script"), _str(merged, "notebook")
     args = _str_list(merged.get("args"), "args")
     if kind is not JobKind.LEASE and not (command or script or notebook):

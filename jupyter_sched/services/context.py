@@ -135,7 +135,10 @@ class Context:
         except NotFoundError:
             record = None
         lease = job_id.startswith("l-")  # ids say their kind: a lease id gets the lease's words
-        hidden = NotFoundError(f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you", field="job_id",
+        # new user 9: `%schedule logs cellA` (a job's name) read "no job 'cellA' visible to you", as if hidden
+        said = (f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you" if job_id.startswith(("j-", "l-"))
+                else f"no job has the id {job_id[:80]!r}: jobs are named by their ids (j-…), not their names")
+        hidden = NotFoundError(said, field="job_id",
                                hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
                                else "list your jobs to see their ids")
         if record is None:

@@ -163,6 +163,7 @@ class JobsService:
         spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
+            warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
             if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
                 warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
                                 "host's own software, not in a container image")
@@ -677,6 +678,20 @@ class JobsService:
 
 _SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI"})
 """Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)."""
+
+
+def _bare_memory(value: object) -> builtins.list[str]:
+    """A note for a bare ``mem_per_gpu`` under 1024: a bare number is MiB (as REST documents it), but
+    ``--mem-per-gpu 20`` was meant as 20 GiB and ran as 20 MiB, said nowhere (new user 9)."""
+    text = str(value).strip() if isinstance(value, (int, float, str)) and not isinstance(value, bool) else ""
+    try:
+        number = float(text)
+    except ValueError:
+        return []
+    if not 0 < number < 1024:
+        return []
+    return [f"mem_per_gpu {text} is read as {text} MiB (a bare number is MiB): for GiB per GPU give the unit, "
+            f"e.g. {text}GiB"]
 
 
 def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:

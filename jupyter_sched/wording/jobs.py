@@ -16,7 +16,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "my_work", "preemptor", "serving_text", "stopping_text",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "my_work", "preemptor", "serving_text", "stop_detail", "stopping_text",
            "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -72,6 +72,13 @@ def stopping_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if kill is not None:
         said += f"; killed at {kill:%H:%M:%S} UTC if still running"
     return f"stopping ({said})"
+
+
+def stop_detail(job: Mapping[str, Any], now: datetime | None) -> str:
+    """:func:`stopping_text` without its "stopping (…)" frame, for a column beside a ``stopping``
+    state: ``cancel requested by ann at 07:33:06 UTC; killed at 07:33:16 UTC if still running``. Once a
+    stop is asked for, that is when the work ends, not its time limit (new user 9); "" otherwise."""
+    return stopping_text(job, now).removeprefix("stopping (").removesuffix(")")
 
 
 def my_work(me: Mapping[str, Any], stopping: Sequence[Mapping[str, Any]] = ()) -> str:
@@ -329,6 +336,9 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     if state == "cancelled":
         what = "removed from the queue" if was in WAITING_STATES else "stopped"
         return f"cancelled {job_id} (was {was}; {what})"
+    stopping = stopping_text(before, None) if before else ""
+    if stopping and state in ("admitted", "running"):  # a second cancel (new user 9): the first one's stop stands
+        return f"cancel of {job_id}: it is already {stopping}"
     if state in ("admitted", "running"):
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""
         return f"cancelled {job_id} (was {was}; stopping{grace})"
@@ -341,6 +351,8 @@ def ends_by(job: Mapping[str, Any], now: datetime) -> str:
     Shared by the magics' queue table and the CLI's queue (issue 20: the table left it empty)."""
     if job.get("state") not in ("running", "admitted"):
         return ""
+    if stopping := stop_detail(job, now):  # new user 9: not "ends by 07:42, its 10m time limit" as well
+        return stopping
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"
