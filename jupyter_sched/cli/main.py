@@ -39,7 +39,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ..errors import AuthenticationError, SchedError
 from ..userfiles import file_problem
@@ -137,6 +137,11 @@ class _Parser(argparse.ArgumentParser):
                     where = _subparser(where, name)
             where.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed
+
+    def error(self, message: str) -> NoReturn:
+        from ..wording.flags import with_dash_hint
+
+        super().error(with_dash_hint(message))
 
 
 COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",

@@ -19,6 +19,7 @@ from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
 from ..model.units import parse_duration, parse_memory_mib
 from ..model.validation import parse_gpus
+from ..wording.flags import with_dash_hint
 
 __all__ = [
     "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
@@ -71,6 +72,7 @@ class _Parser(argparse.ArgumentParser):
         self.magic = magic
 
     def error(self, message: str) -> NoReturn:
+        message = with_dash_hint(message)  # `--time-limit -5m` (new user 9)
         field = "arguments"
         if message.startswith("argument "):
             field = message[len("argument "):].split(":", 1)[0].split("/")[0]

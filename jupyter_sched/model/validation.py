@@ -168,9 +168,21 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
         if bad is not None:
             raise ValidationError(f"env has an invalid variable name {bad!r}", field="env",
                                   hint="variable names are non-empty and contain no '=', e.g. {\"SEED\": \"1\"}")
+        own = next((k for k in sorted(out) if k.startswith(_OWN_ENV) and k not in _REPLACED_ENV), None)
+        if own is not None:  # new user 9: a job's JUPYTER_SCHED_TOKEN / JUPYTERHUB_USER was accepted silently
+            raise ValidationError(f"env {own} is the scheduler's or the hub's own variable: a job may not set it",
+                                  field=f"env.{own}", hint=f"remove {own}; the scheduler sets what a job needs "
+                                  "(JUPYTER_SCHED_JOB_ID, CUDA_VISIBLE_DEVICES) itself")
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
 
+
+_OWN_ENV = ("JUPYTER_SCHED_", "JUPYTERHUB_", "JPY_")
+"""Prefixes of the scheduler's and the hub's own variables (credentials, identity, the job marker): a
+request's ``env`` may not set them (refused, and so audited, naming ``env.<KEY>``)."""
+_REPLACED_ENV = frozenset({"JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI"})
+"""Of those, the ones the executor sets from the allocation: accepted with the submit answer's note that
+the value given is not used (``services.jobs._SCHEDULER_ENV``, new user 7 F18)."""
 
 MAX_FIELD_CHARS = 64 * 1024
 """Most characters a list or map field (command, args, env, ...) may hold: the store keeps

@@ -7,7 +7,7 @@ the server's field through :func:`flag_for` before printing it.
 
 from __future__ import annotations
 
-__all__ = ["FLAGS", "flag_for"]
+__all__ = ["FLAGS", "flag_for", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -42,3 +42,13 @@ def flag_for(field: str | None, *, command_hint: str = "-- python train.py") -> 
     if field in ("command", "args"):
         return command_hint
     return FLAGS.get(field, field)
+
+
+def with_dash_hint(message: str) -> str:
+    """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
+    with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
+    its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it)."""
+    if not (message.startswith("argument -") and message.endswith(": expected one argument")):
+        return message
+    option = message[len("argument "):].split(":", 1)[0].split("/")[-1]
+    return f'{message} — a value starting with "-" is joined to its option: {option}=VALUE'

@@ -189,3 +189,38 @@ def test_newuser9_rest_refuses_an_empty_program_and_a_field_given_twice(server: 
     same = api(server, "tok-ann").post("jobs", json={"resources": {"gpus": 0}, "gpus": 0, "command": ["true"]})
     assert same.status_code in (200, 201), same.text  # the same value twice is no conflict
     clear(server)
+
+
+def test_newuser9_a_value_starting_with_a_dash_is_shown_how_to_pass(tmp_path: Path) -> None:
+    """``--time-limit -5m`` (a space, not "=") was argparse's bare "expected one argument"; the CLI and
+    the magics now say how to pass such a value (``--time-limit=-5m`` gets the real refusal)."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.magics.parsing import parse_schedule_line
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"PYTHONPATH": str(ROOT), "JUPYTER_SCHED_URL": "http://127.0.0.1:9/"})
+    said = _cli(env, "submit", "--time-limit", "-5m", "--", "true")
+    hint = 'a value starting with "-" is joined to its option: --time-limit=VALUE'
+    assert said.returncode == 2 and said.stderr.strip().endswith(f"expected one argument — {hint}"), said.stderr
+    with pytest.raises(ValidationError) as magic:
+        parse_schedule_line("--time-limit -5m", cell=True)
+    assert hint in magic.value.message and magic.value.field == "--time-limit", magic.value.message
+
+
+@pytest.mark.parametrize("key", ["JUPYTER_SCHED_TOKEN", "JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_HUB_URL",
+                                 "JUPYTER_SCHED_JOB_MARKER", "JUPYTERHUB_USER", "JPY_API_TOKEN"])
+def test_newuser9_env_may_not_set_the_schedulers_or_the_hubs_own_variables(server: EmbeddedServer, key: str) -> None:
+    """In hub mode ``env`` JUPYTER_SCHED_TOKEN / JUPYTER_SCHED_DB_URL / JUPYTERHUB_USER=<another user> /
+    JUPYTER_SCHED_JOB_MARKER were 201, silently (the marker silently replaced): refused, naming
+    ``env.<KEY>``, and audited; the variables the executor sets from the allocation keep their note."""
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    refused = ann.post("jobs", json={"gpus": 0, "command": ["true"], "env": {"SEED": "1", key: "x"}})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == f"env.{key}" and key in error["message"] and error["hint"], error
+    audited = boss.get("audit", params={"user": "ann", "limit": 20}).json()
+    assert any((r.get("details") or {}).get("field") == f"env.{key}" for r in audited), audited
+    replaced = ann.post("jobs", json={"gpus": 0, "command": ["true"], "env": {"JUPYTER_SCHED_JOB_ID": "x"}})
+    assert replaced.status_code in (200, 201), replaced.text
+    assert any("JUPYTER_SCHED_JOB_ID is set by the scheduler" in w for w in replaced.json()["warnings"]), replaced.text
+    clear(server)
