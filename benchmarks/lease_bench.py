@@ -52,7 +52,7 @@ OLD_DRIVER = """
 import asyncio, contextlib, logging
 from jupyter_sched.engine import runner as _runner
 
-def _kick(self, event="change", job_id=None):  # every event asked a full cycle
+def _kick(self, event="change", job_id=None, record=None):  # every event asked a full cycle
     self.engine.kick()
     if self._loop is not None and self._wake is not None:
         with contextlib.suppress(RuntimeError):

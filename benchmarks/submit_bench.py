@@ -176,6 +176,9 @@ def main() -> int:
     parser.add_argument("--submits", type=int, default=1_000, help="jobs submitted and timed (default 1000)")
     parser.add_argument("--inproc", type=int, default=200,
                         help="in-process SchedulerService.submit calls timed first (default 200)")
+    parser.add_argument("--profile", metavar="PATH", default=None,
+                        help="record the server's stacks (per thread) during the REST submits with py-spy "
+                             "(on PATH, or $PY_SPY) into PATH (collapsed stacks); off by default")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="submit-bench-") as tmp:
         root = Path(tmp)
@@ -198,6 +201,11 @@ def main() -> int:
                     baseline.append(time.perf_counter() - t0)
                     response.raise_for_status()
                 latencies = []
+                spy = None if args.profile is None else subprocess.Popen(
+                    [os.environ.get("PY_SPY", "py-spy"), "record", "--threads", "-f", "raw", "-r", "200",
+                     "-o", args.profile, "-p", str(proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if spy is not None:
+                    time.sleep(1)  # py-spy attaches
                 for i in range(args.submits):
                     body = {"name": f"bench-{i}", "gpus": 1, "command": ["sleep", "600"]}
                     t0 = time.perf_counter()
@@ -206,6 +214,9 @@ def main() -> int:
                     if response.status_code != 201:
                         raise SystemExit(f"submit {i} answered {response.status_code}: {response.text}")
                     submitted.append(response.json()["id"])
+                if spy is not None:
+                    spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+                    spy.wait(60)
         finally:
             ended = stop_server(proc, root)
         store = Store(db_url)  # counted in the store: GET jobs answers pages of at most 1,000

@@ -69,14 +69,19 @@ class AdmissionPolicy:
 
         Raises:
             ValidationError: a malformed value (field ``user_teams``, ``priority_grants.*`` or
-                ``max_unfinished_per_user``).
+                ``max_unfinished_per_user``), a team name a job could not name (blank, control or
+                bidirectional characters, too long: ``user_teams.<user>``, ``default_team``).
         """
+        from .rules import check_team_name
+
         user_teams: dict[str, tuple[str, ...]] = {}
         for user, teams in dict(settings.get("user_teams") or {}).items():
             names = (teams,) if isinstance(teams, str) else tuple(teams) if isinstance(teams, (list, tuple)) else None
             if not isinstance(user, str) or not names or not all(isinstance(t, str) and t for t in names):
                 raise ValidationError(f"user_teams[{user!r}] must be a team name or a list of team names",
                                       field="user_teams", hint='e.g. {"ana": "ml", "bo": ["ml", "cv"]}')
+            for team in names:  # as PUT quotas' user_teams (new user 8, N10 follow-up: only REST checked)
+                check_team_name(team, f"user_teams.{user}")
             user_teams[user] = names
         raw = dict(settings.get("priority_grants") or {})
         unknown = sorted(set(raw) - {"users", "teams"})
@@ -93,7 +98,9 @@ class AdmissionPolicy:
         if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
             raise ValidationError(f"min_gpu_fraction must be between 0 and 1 (got {fraction!r})",
                                   field="min_gpu_fraction", hint="e.g. 0.1; 0 = no minimum")
-        return cls(default_team=str(settings.get("default_team") or "default"), user_teams=user_teams,
+        default_team = str(settings.get("default_team") or "default")
+        check_team_name(default_team, "default_team")
+        return cls(default_team=default_team, user_teams=user_teams,
                    grants=grants, max_unfinished_per_user=cap, min_gpu_milli=round(float(fraction) * 1000))
 
 

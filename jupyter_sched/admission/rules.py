@@ -39,6 +39,7 @@ __all__ = [
     "MAX_ID_CHARS",
     "MAX_PATH_CHARS",
     "MAX_TEAM_CHARS",
+    "check_team_name",
     "check_ceiling",
     "check_job",
     "check_priority",
@@ -77,6 +78,19 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
         if char in BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Cs"):  # Cs: a lone surrogate
             raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}", field=field,
                                   hint="use printable characters only (no control or bidirectional override characters)")
+
+
+def check_team_name(team: str, field: str) -> None:
+    """A team name as every surface takes it — a job's ``team``, ``PUT quotas`` and the config
+    (``c.SchedApp.quotas``, ``user_teams``, ``default_team``): not blank, at most
+    :data:`MAX_TEAM_CHARS` printable characters (every user reads team names in the queue).
+
+    Raises:
+        ValidationError: naming ``field``.
+    """
+    if not team.strip():
+        raise ValidationError(f"{field} is empty", field=field, hint="name the team, e.g. ml")
+    visible_text(team, field, limit=MAX_TEAM_CHARS)
 
 
 def check_text(spec: JobSpec) -> None:

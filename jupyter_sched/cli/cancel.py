@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, NotFoundError, SchedError
 from ..wording import cancel_outcome
-from ..wording.jobs import bulk_cancel_summary, granted_uuids
+from ..wording.jobs import bulk_cancel_answers, granted_uuids
 from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line
 from .progress import CountingProgress
 
@@ -125,17 +125,8 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
 
 def _summary(answers: list[dict[str, Any]]) -> str:
-    """The one line of a bulk cancel from the server's counts (``ended``: it had ended, or
-    vanished, between the listing and the cancel; ``released``: a lease, counted as removed)."""
-    done: Counter[str] = Counter()
-    for answer in answers:
-        counts = answer.get("counts") or {}
-        done["removed"] += int(counts.get("removed", 0)) + int(counts.get("released", 0))
-        done["stopping"] += int(counts.get("stopping", 0))
-        done["ended"] += int(counts.get("ended", 0)) + int(counts.get("not_found", 0))
-        done["skipped"] += int(counts.get("skipped", 0))
-    grace = answers[0].get("grace_s") if answers else None
-    return bulk_cancel_summary(done, float(grace) if isinstance(grace, (int, float)) else None)
+    """The one line of a bulk cancel (the renderer's, shared with ``%schedule cancel --mine``)."""
+    return bulk_cancel_answers(answers)
 
 
 SHOWN = 10

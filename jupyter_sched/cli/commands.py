@@ -37,7 +37,8 @@ def _now() -> datetime:
 def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Server, identity, GPUs and my work, from three small answers: ``GET me`` already counts my
     running jobs, leases and pending jobs, so no job list is fetched (on a busy server that list
-    is megabytes, and the slowest part of the command)."""
+    is megabytes, and the slowest part of the command) — except my GPU-holding jobs while some of
+    them are stopping, to say why and until when."""
     config, me, inventory = client.config(), client.me(), client.inventory()
     if args.json:
         _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory}, io)
@@ -60,7 +61,7 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(f"nvml       not used: the GPUs are simulated — {why}", file=out)
         else:
             print(f"nvml       unavailable: {why}", file=out)
-    print(f"my work    {_my_work(me)}", file=out)
+    print(f"my work    {_my_work(client, me)}", file=out)
     for job_id, note in _idle_warnings(client).items():  # a warned lease loses its GPUs (new user 4)
         print(f"idle       {job_id}: {note}", file=out)
     return EXIT_OK
@@ -79,23 +80,17 @@ def _idle_warnings(client: Any) -> dict[str, str]:
     return {str(e.get("job_id")): note for e in entries if (note := idle_note(e, now))}
 
 
-def _my_work(me: dict[str, Any]) -> str:
-    """``2 jobs running, 1 lease, on 3 GPUs; 5 pending`` from ``GET me`` (``in_use``, ``pending``)."""
+def _my_work(client: Any, me: dict[str, Any]) -> str:
+    """:func:`~jupyter_sched.wording.jobs.my_work` of ``GET me``; with jobs in a stop's grace, my
+    holding jobs are listed too (only then: their ``stop_requested`` says why and until when)."""
+    from ..wording.jobs import my_work
+
     in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
-    assert isinstance(in_use, dict)
-    jobs, leases, pending = int(in_use.get("jobs") or 0), int(in_use.get("leases") or 0), int(me.get("pending") or 0)
-    parts = []
-    if jobs:
-        parts.append(f"{jobs} job{'s' if jobs != 1 else ''} running")
-    if leases:
-        parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
-    text = ", ".join(parts)
-    if text:
-        gpus = float(in_use.get("gpus") or 0)
-        text += f", on {gpus:g} GPU{'' if gpus == 1 else 's'}"
-    if pending:
-        text += ("; " if text else "") + f"{pending} pending"
-    return text or "nothing running or pending"
+    stopping: list[dict[str, Any]] = []
+    if isinstance(in_use, dict) and int(in_use.get("stopping") or 0):
+        stopping = [j for j in client.jobs(state="admitted,running")
+                    if j.get("stopping_since") and j.get("kind") != "lease"]
+    return my_work(me, stopping)
 
 
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:

@@ -531,8 +531,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         client = connect(args.url, token, timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
         print(f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "
-              "JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (or pass --url URL --token TOKEN, which other local accounts "
-              "can read in `ps`)", file=stderr)
+              "JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (on a JupyterHub: JUPYTER_SCHED_HUB_URL=HUB/services/jupyter-sched/ "
+              "and JUPYTER_SCHED_TOKEN=a token from HUB/hub/token), or pass --url URL --token TOKEN (which other "
+              "local accounts can read in `ps`)", file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
     if client.connection.others:  # several servers answered: say which one this talks to (new user 4)

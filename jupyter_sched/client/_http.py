@@ -44,6 +44,7 @@ class HttpReply(NamedTuple):
     content_type: str
     body: bytes
     link: str = ""
+    location: str = ""  # the ``Location`` header of a redirect ("" when none)
 
     @property
     def text(self) -> str:
@@ -305,7 +306,8 @@ class StdlibHttp:
                 if isinstance(exc, Exception) and _http_exception(exc):  # what answers is not HTTP
                     raise HttpUnreachable(exc) from None
                 raise
-            return HttpReply(status, fields.get("content-type", ""), data, fields.get("link", ""))
+            return HttpReply(status, fields.get("content-type", ""), data, fields.get("link", ""),
+                             fields.get("location", ""))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def close(self) -> None:

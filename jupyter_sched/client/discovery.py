@@ -45,7 +45,8 @@ ENV_HUB_URL = "JUPYTER_SCHED_HUB_URL"
 
 NO_SERVER_HINT = (
     "start JupyterLab / `jupyter server` with the jupyter_sched extension enabled on this machine, "
-    "or call jupyter_sched.client.connect(url, token), or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN"
+    "or call jupyter_sched.client.connect(url, token), or set JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN "
+    "(on a JupyterHub: JUPYTER_SCHED_HUB_URL=HUB/services/jupyter-sched/ and JUPYTERHUB_API_TOKEN)"
 )
 
 
@@ -359,7 +360,7 @@ def discover_probed(
     where = f"{len(servers)} running Jupyter server(s) found, none with jupyter_sched answering" if servers else \
         "no running Jupyter server found"
     raise NoServerError(
-        f"No jupyter_sched server found: {ENV_URL} is not set, no JupyterHub service is configured, "
+        f"No jupyter_sched server found: {ENV_URL} is not set, nor {ENV_HUB_URL} (a JupyterHub's scheduler), "
         f"and {where} in the runtime dir {runtime_dir} (JUPYTER_RUNTIME_DIR).",
         hint=NO_SERVER_HINT,
     )

@@ -25,7 +25,7 @@ from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import Req, error_from_response, event_of, unwrap_list
-from .discovery import Connection, Probe, probe_headers
+from .discovery import ENV_HUB_URL, Connection, Probe, probe_headers
 
 if TYPE_CHECKING:
     import httpx
@@ -62,6 +62,23 @@ def unreachable(conn: Connection, exc: BaseException) -> ServerUnreachableError:
     return ServerUnreachableError(
         f"cannot reach the jupyter_sched server at {conn.url}: {why_unreachable(exc)}",
         hint="is the Jupyter server still running? restart it, or connect(url, token) to another one")
+
+
+def hub_root(url: str, location: str = "") -> str:
+    """The root of the JupyterHub that ``url`` belongs to ("" when it does not look like one): a
+    hub redirects what it does not serve to ``…/hub/…`` (its root, and ``/user/NAME/`` of a stopped
+    server), and its own pages live under ``…/hub/``. ``location``: the redirect's target (relative or
+    not); "" to judge ``url`` itself. New user 8, N12: the CLI said "give the Jupyter server's root
+    URL" to a user who had given the hub's."""
+    from urllib.parse import urljoin, urlsplit
+
+    target = urljoin(url, location) if location else url
+    parts = urlsplit(target)
+    path = parts.path
+    at = path.find("/hub/")
+    if at < 0 or (location and urlsplit(url).netloc != parts.netloc):
+        return ""
+    return f"{parts.scheme}://{parts.netloc}{path[:at]}/"
 
 
 def why_unreachable(exc: BaseException) -> str:
@@ -148,7 +165,7 @@ class _HttpxHttp:
         except self._httpx.TransportError as exc:
             raise HttpUnreachable(exc) from None
         return HttpReply(response.status_code, response.headers.get("content-type", ""), response.content,
-                         response.headers.get("link", ""))
+                         response.headers.get("link", ""), response.headers.get("location", ""))
 
     def close(self) -> None:
         self.client.close()
@@ -216,6 +233,10 @@ class SchedClient:
                                        timeout_s=timeout_s)
         except HttpUnreachable as exc:
             raise unreachable(self.connection, exc.cause) from None
+        if reply.status == 404 and not _ours(reply) and (hub := hub_root(self.connection.url)):
+            raise NotSchedServerError(  # …/hub/ given: the hub's own pages
+                f"{self.connection.url} is a JupyterHub page, not the jupyter_sched API",
+                hint=f"use {hub}services/jupyter-sched/ (or set {ENV_HUB_URL})")
         if reply.status == 404 and not _ours(reply):  # our 404s say {"error": …}; anything else is not the API
             raise NotSchedServerError(
                 f"{self.connection.url} has no jupyter_sched API (HTTP 404)",
@@ -223,6 +244,10 @@ class SchedClient:
                      "http://127.0.0.1:8888/ (the address JupyterLab printed, without /lab)")
         if reply.status >= 400:
             raise error_from_response(reply.status, reply.text)
+        if 300 <= reply.status < 400 and (hub := hub_root(self.connection.url, reply.location)):
+            raise NotSchedServerError(  # new user 8, N12: the hub (or a stopped server's /user/NAME/) redirects
+                f"{self.connection.url} is a JupyterHub, not the jupyter_sched API",
+                hint=f"use {hub}services/jupyter-sched/ (or set {ENV_HUB_URL})")
         if 300 <= reply.status < 400 or "html" in (reply.content_type or "").lower():
             what = "a redirect" if reply.status < 400 and reply.status >= 300 else "a web page"
             raise NotSchedServerError(

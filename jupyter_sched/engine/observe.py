@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from ..errors import StoreError
-from ..executors.base import Connection, ExecutorEvent, Exited, Lost, Ready, Started, Waiting
+from ..executors.base import Connection, ExecutorEvent, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..model import JobState, PendingReason
 from ..model.codec import reason_to_dict
 from ..store import JobRecord
@@ -86,6 +86,11 @@ class ExecutorEventHandler:
         elif isinstance(event, Ready):
             writer.mutate(event.job_id, lambda r: replace(r, job=replace(r.job, message=f"ready on port {event.port}")))
             writer.audit_id(event.job_id, "ready", f"service ready on port {event.port}", {"port": event.port})
+        elif isinstance(event, NotReady):  # new user 8, N8: a crashed service read "ready" until its restart
+            if writer.say(event.job_id, f"stopped answering on port {event.port}: {event.why}") is None:
+                return  # ended meanwhile
+            writer.audit_id(event.job_id, "not_ready", f"service stopped answering on port {event.port}: {event.why}",
+                            {"port": event.port})
         elif isinstance(event, Exited):
             self._settle_exit(event, report)
         elif isinstance(event, Lost):

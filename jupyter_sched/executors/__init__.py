@@ -4,6 +4,6 @@
 executor. Importing this package stays cheap (the wrapper runs as a plain script).
 """
 
-from .base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from .base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 
-__all__ = ["Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "Ready", "Started"]
+__all__ = ["Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "NotReady", "Ready", "Started"]

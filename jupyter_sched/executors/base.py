@@ -11,6 +11,8 @@ Events (all frozen dataclasses with ``job_id``):
 * :class:`Started` — the work (re)started; persist ``handle`` (inference services restart
   after failures, each time with a new handle).
 * :class:`Ready` — an inference service answers on its port.
+* :class:`NotReady` — a service that was ready no longer answers (its process exited and waits to
+  be restarted, or its listening socket went away); ``why`` says which.
 * :class:`Exited` — the work ended with ``exit_code`` (0 = success; negative = killed by that
   signal, as :mod:`subprocess` reports it) at ``finished_at``.
 * :class:`Waiting` — the work exists but waits in the cluster; ``reason`` says why (Kubernetes).
@@ -30,7 +32,8 @@ from typing import Any, Protocol, runtime_checkable
 from ..model import Allocation, Job, PendingReason
 from .runas import RunAs
 
-__all__ = ["Connection", "Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "Ready", "Started", "Waiting"]
+__all__ = ["Connection", "Executor", "ExecutorEvent", "ExecutorHandle", "Exited", "Lost", "NotReady", "Ready", "Started",
+           "Waiting"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,17 @@ class Ready:
 
 
 @dataclass(frozen=True, slots=True)
+class NotReady:
+    """A service reported :class:`Ready` no longer answers on ``port``; ``why`` in words ("it exited
+    with code 1; restarting in 4 s"). New user 8, N8: a crashed service read "ready" until its
+    restart, up to 60 s later. :class:`Ready` follows when it answers again."""
+
+    job_id: str
+    port: int
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
 class Exited:
     """The work ended with ``exit_code`` at ``finished_at`` (``message`` explains, e.g. the signal)."""
 
@@ -112,7 +126,7 @@ class Connection:
     reconnecting: str | None = None
 
 
-ExecutorEvent = Started | Ready | Exited | Lost | Waiting | Connection
+ExecutorEvent = Started | Ready | NotReady | Exited | Lost | Waiting | Connection
 """Anything :meth:`Executor.poll` or :meth:`Executor.adopt` reports."""
 
 

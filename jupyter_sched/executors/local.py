@@ -59,7 +59,10 @@ means the outcome is unknown (lost).
 
 Inference services (kind ``inference``) are restarted after a failed exit with exponential
 backoff (1 s, 2 s, 4 s ... 60 s, at most ``max_service_restarts`` times) and reported
-:class:`~.base.Ready` when ``127.0.0.1:port`` accepts a connection.
+:class:`~.base.Ready` when one of the job's own processes listens on ``port`` (or, where their
+sockets cannot be read, when ``127.0.0.1:port`` accepts a connection); :class:`~.base.NotReady`
+as soon as a ready one exits (it waits for its restart) or, checked every
+:data:`_READY_RECHECK_S`, stops listening.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.units import parse_utc
 from ..textsafe import printable_line
 from . import wrapper as _wrapper
-from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
 from .outcome import describe_exit
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as
@@ -102,6 +105,9 @@ log = logging.getLogger(__name__)
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
+_READY_RECHECK_S = 2.0
+"""How often a ready service's listening socket is looked for again (its processes' sockets: a
+read of /proc per process of the job)."""
 _EXIT_CODE_MIN, _EXIT_CODE_MAX = -255, 255
 """An exit code a process can have: 0..255, or minus the signal that ended it (Python's returncode)."""
 _NOTEBOOK_IN = "input.ipynb"
@@ -261,6 +267,8 @@ class _Tracked:
     plan: list[tuple[float, signal.Signals]] = field(default_factory=list)
     stopping: bool = False
     ready: bool = False
+    ready_checked_at: float = 0.0
+    """When a ready service was last seen listening (monotonic; :data:`_READY_RECHECK_S`)."""
     restarts: int = 0
     restart_at: float | None = None
     leftovers_since: float | None = None
@@ -634,21 +642,41 @@ class LocalExecutor:
             self._advance_plan(t, now)
             ended = self._ended(t, now)
             if ended is None:
-                if t.job.spec.kind is JobKind.INFERENCE and not t.ready and t.job.spec.port:
-                    # the job's own socket, not whatever answers (new user 8, N8: a second service on a
-                    # port the first one served read "ready" while it crash-looped on EADDRINUSE)
-                    if _port_open(t.job.spec.port) and _serves_port(t, t.job.spec.port) is not False:
-                        t.ready = True
-                        events.append(Ready(job_id, t.job.spec.port))
+                events.extend(self._readiness(t, now))
                 continue
             if isinstance(ended, Exited) and self._should_restart(t, ended):
                 delay = min(60.0, 2.0 ** t.restarts)
+                if t.ready and t.job.spec.port:  # it read "ready" until the restart, up to 60 s (N8)
+                    events.append(NotReady(job_id, t.job.spec.port,
+                                           f"it exited with code {ended.exit_code}; restarting in {delay:.0f} s"))
                 t.restart_at, t.ready = now + delay, False
                 log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
                 continue
             _close_control(self._jobs.pop(job_id))
             events.append(ended)
         return events
+
+    def _readiness(self, t: _Tracked, now: float) -> list[ExecutorEvent]:
+        """:class:`Ready` once a running service's own process listens on its port; :class:`NotReady`
+        when a ready one's socket went away (checked every :data:`_READY_RECHECK_S`)."""
+        port = t.job.spec.port
+        if t.job.spec.kind is not JobKind.INFERENCE or not port:
+            return []
+        if not t.ready:
+            # the job's own socket, not whatever answers (new user 8, N8: a second service on a
+            # port the first one served read "ready" while it crash-looped on EADDRINUSE)
+            if _port_open(port) and _serves_port(t, port) is not False:
+                t.ready, t.ready_checked_at = True, now
+                return [Ready(t.job.id, port)]
+            return []
+        if now - t.ready_checked_at < _READY_RECHECK_S:
+            return []
+        t.ready_checked_at = now
+        serving = _serves_port(t, port)
+        if serving or (serving is None and _port_open(port)):
+            return []
+        t.ready = False  # probed again from the next poll: Ready once it listens again
+        return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more")]
 
     def _should_restart(self, t: _Tracked, ended: Exited) -> bool:
         return (t.job.spec.kind is JobKind.INFERENCE and not t.stopping and ended.exit_code != 0

@@ -373,11 +373,18 @@ class PolicyConfig(Configurable):
                                'use e.g. "UTC" or "Europe/Berlin"') from None
         return value
 
-    @validate("default_team")
-    def _check_default_team(self, proposal: dict[str, Any]) -> str:
-        value = str(proposal["value"])
-        if not value.strip():
-            raise config_error("default_team", value, "must not be empty", 'set e.g. "default"')
+    @validate("default_team", "quotas")
+    def _check_teams(self, proposal: dict[str, Any]) -> Any:
+        """Team names as ``PUT quotas`` takes them (new user 8, N10 follow-up)."""
+        from .config_access import check_team
+        value = proposal["value"]
+        if isinstance(value, str):  # default_team
+            if not value.strip():
+                raise config_error("default_team", value, "must not be empty", 'set e.g. "default"')
+            check_team("default_team", value)
+        for index, line in enumerate(value if isinstance(value, list) else ()):
+            if isinstance(line, dict) and isinstance(line.get("team"), str):
+                check_team(f"quotas[{index}].team", line["team"])
         return value
 
 

@@ -145,3 +145,19 @@ class AccessConfig(Configurable):
         except ValidationError as err:
             raise config_error(name, value, err.message, err.hint or "see the trait help") from None
         return value
+
+
+def check_team(name: str, team: str) -> None:
+    """The load-time error of a team name a job could not name (the rule of ``PUT quotas`` and a
+    job's ``team``, :func:`~jupyter_sched.admission.rules.check_team_name`), for ``quotas[i].team``
+    and ``default_team``: ``c.SchedApp.quotas[0].team = 'ml\u202e': contains the invisible character
+    U+202E. Fix: …`` (new user 8, N10 follow-up: the config took what REST refused)."""
+    from ..admission.rules import check_team_name
+    from ..errors import ValidationError
+
+    try:
+        check_team_name(team, name)
+    except ValidationError as err:
+        shown = team if len(team) <= 40 else team[:40] + "…"
+        raise config_error(name, shown, err.message.removeprefix(name).strip(), err.hint or "see the trait help") \
+            from None

@@ -29,7 +29,7 @@ from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
-from ..wording.jobs import BULK_STATES, bulk_cancel_plan, bulk_cancel_summary, idle_note
+from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -1051,52 +1051,34 @@ class SchedMagics(Magics):
         """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (never
         leases) that are pending or running, or only ``--state`` ones. A cell cannot ask "are you
         sure?" (headless runs have no stdin), so without ``--yes`` it lists what it would cancel and
-        cancels nothing — what the CLI does without a terminal."""
+        cancels nothing — what the CLI does without a terminal. ``--yes`` is one ``POST jobs/cancel``
+        (it sent one ``DELETE`` per job, page after page)."""
         everyone = cmd.scope == "all"
-        me = self.client.me()
-        who = str(me.get("user") or "you")
-        if everyone and not me.get("is_admin"):
-            raise MagicError(f"only admins may cancel everyone's jobs ({who} is not an admin). "
-                             "%schedule cancel --mine cancels your own.")
+        if everyone:
+            me = self.client.me()
+            if not me.get("is_admin"):
+                raise MagicError(f"only admins may cancel everyone's jobs ({me.get('user') or 'you'} is not an "
+                                 "admin). %schedule cancel --mine cancels your own.")
         states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
-        def listing() -> list[dict[str, Any]]:  # one page (the server's largest); leases are left out
-            return [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE)
-                    if j.get("kind") != "lease"]
-
-        jobs = listing()
+        nothing = f"no {cmd.state or 'pending or running'} jobs"
+        nothing = f"Nothing to cancel: {nothing}." if everyone else f"Nothing to cancel: you have {nothing}."
+        if cmd.yes:  # one POST jobs/cancel: the server selects the jobs (leases left alone), as `cancel --yes`
+            answer = self.client.cancel_jobs(mine=not everyone, all_users=everyone, states=states.split(","))
+            self._print(_capital(bulk_cancel_answers([answer])) + "." if answer.get("jobs") else nothing)
+            return
+        jobs = [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE)
+                if j.get("kind") != "lease"]  # one page (the server's largest); leases are left out
         if not jobs:
-            what = f"no {cmd.state or 'pending or running'} jobs"
-            self._print(f"Nothing to cancel: {what}." if everyone else f"Nothing to cancel: you have {what}.")
+            self._print(nothing)
             return
         head, *listed = bulk_cancel_plan(jobs, everyone=everyone)
-        if not cmd.yes:
-            flags = " ".join(f for f in ("--all" if everyone else "--mine",
-                                         f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
-            leases = " Kernel leases are not included: %gpu release gives a kernel's GPUs back." if not everyone else ""
-            if len(jobs) >= _BULK_PAGE:
-                head = f"at least {head} (the first {_BULK_PAGE} listed)"
-            self._print(f"Would cancel {head}:\n" + "\n".join(f"  {line}" for line in listed)
-                        + f"\nNothing cancelled yet: run %schedule cancel {flags} to go ahead.{leases}")
-            return
-        done: dict[str, int] = {}
-        grace: float | None = None
-        seen: set[str] = set()
-        batch = jobs
-        while batch:  # page after page until a listing has nothing new (red-team: one page of 500 was "all")
-            for job in batch:
-                seen.add(str(job["id"]))
-                try:
-                    after = self.client.cancel(str(job["id"]))
-                except (ConflictError, NotFoundError):
-                    outcome = "ended"  # it finished (or vanished) between the listing and the cancel
-                else:
-                    outcome = "stopping" if after.get("state") in ("admitted", "running") else "removed"
-                    if outcome == "stopping" and grace is None:
-                        value = self.client.config().get("stop_grace_s")
-                        grace = float(value) if isinstance(value, (int, float)) else None
-                done[outcome] = done.get(outcome, 0) + 1
-            batch = [j for j in listing() if str(j["id"]) not in seen]  # stopping ones are still "running"
-        self._print(_capital(bulk_cancel_summary(done, grace)) + ".")
+        flags = " ".join(f for f in ("--all" if everyone else "--mine",
+                                     f"--state {cmd.state}" if cmd.state else "", "--yes") if f)
+        leases = " Kernel leases are not included: %gpu release gives a kernel's GPUs back." if not everyone else ""
+        if len(jobs) >= _BULK_PAGE:
+            head = f"at least {head} (the first {_BULK_PAGE} listed)"
+        self._print(f"Would cancel {head}:\n" + "\n".join(f"  {line}" for line in listed)
+                    + f"\nNothing cancelled yet: run %schedule cancel {flags} to go ahead.{leases}")
 
     def _schedule_dryrun(self, cmd: ScheduleCommand) -> None:
         inventory = self.client.inventory()

@@ -43,6 +43,7 @@ class _Held:
     jobs: int
     leases: int
     pending: int
+    stopping: int = 0
 
 
 class AccountingService:
@@ -82,7 +83,7 @@ class AccountingService:
             "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, caller.user)],
             "budgets": [{**budget_to_dict(b), "used_gpu_hours": round(used[(b.team, b.user)], 6)}
                         for b in mine_budgets],
-            "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases},
+            "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "pending": pending,
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
@@ -95,13 +96,16 @@ class AccountingService:
         kept = self._held.get(user)
         if kept is not None and kept.version == version and version >= 0:
             return kept
-        holding = [r.job for r in tx.list_jobs(user=user, states=(JobState.ADMITTED, JobState.RUNNING))
+        records = [r for r in tx.list_jobs(user=user, states=(JobState.ADMITTED, JobState.RUNNING))
                    if r.job.allocation is not None]
+        holding = [r.job for r in records]
         held = _Held(version=version,
                      in_use=sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
                                 for j in holding if j.allocation is not None),
                      jobs=sum(1 for j in holding if not j.is_lease), leases=sum(1 for j in holding if j.is_lease),
-                     pending=tx.count_jobs(user=user, states=(JobState.PENDING,)))
+                     pending=tx.count_jobs(user=user, states=(JobState.PENDING,)),
+                     # in a stop's grace (new user 8, N13: `status` said "1 job running" during a cancel)
+                     stopping=sum(1 for r in records if r.stop_intent and not r.job.is_lease))
         if len(self._held) >= _HELD_USERS and user not in self._held:
             self._held.clear()  # bounded: the next poll of each user reads again
         self._held[user] = held

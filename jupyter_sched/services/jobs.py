@@ -21,7 +21,7 @@ from typing import Any, cast
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..executors.local import LocalExecutor, read_log
-from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, spec_from_request
+from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
@@ -47,6 +47,19 @@ from .models import Job as JobView
 from .readcache import ReadCache, ReadVersion
 
 __all__ = ["PRIVATE_FIELDS", "JobsService"]
+
+
+class _QuotasMoved(Exception):
+    """The quota set a submit was admitted against was replaced before its insert (rolled back)."""
+
+
+class _OverCap(Exception):
+    """The submitter is at ``max_unfinished_per_user`` (the insert rolled back; ``count`` theirs)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.count = count
+
 
 _DRY_RUN_COMMAND = "true"
 """What a dry run that names nothing to run is sized as (never started; left out of the answer)."""
@@ -97,6 +110,8 @@ class JobsService:
         """Queue lines by (job id, seen by its owner), with what they show (see :meth:`_entry`)."""
         self._rows: dict[tuple[str, bool], tuple[tuple[int, bool], object, JobView]] = {}
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
+        self._names: dict[str, str] = {}
+        """Names of jobs that preempted work now started again, by id (names never change)."""
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
@@ -133,16 +148,18 @@ class JobsService:
         return spec
 
     def prepare(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
-                what: str = "submit job", warnings: builtins.list[str] | None = None) -> Job:
+                what: str = "submit job", warnings: builtins.list[str] | None = None,
+                quotas: QuotaSet | None = None) -> Job:
         """The job ``request`` would submit for ``caller``, validated and admitted, not stored
         (job definitions check a run this way when it is saved and when it fires). ``warnings``
         gets the sentences to show with the accepted job (``time_limit: 0`` = unlimited, case 033).
+        ``quotas``: the quota set to admit against (default: read from the store now).
 
         Raises:
             as :meth:`submit` (refusals audited as ``what``).
         """
         inv = self.ctx.inventory()
-        quotas = self.ctx.store.quota_set()
+        quotas = quotas if quotas is not None else self.ctx.store.quota_set()
         spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
@@ -168,17 +185,21 @@ class JobsService:
             BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
         """
         what = "request lease" if kind is JobKind.LEASE else "submit job"
-        warnings: builtins.list[str] = []
-        job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings)
-        self.refuse_missing_paths(job.spec)
-        if job.is_lease:
-            self._refuse_foreign_parent(caller, job, request=what)
-            if not kernels_checked:
-                warnings.extend(self._unknown_kernel(caller, job, request=what))
-        self.ctx.admission.limit_backlog(
-            caller, lambda: self.ctx.store.count_jobs(user=caller.user, states=LIVE_STATES), request=what)
-        warnings.extend(self._port_taken(caller, job.spec))
-        record = self.ctx.store.insert_job(JobRecord(job=job))
+        store = self.ctx.store
+        kept = store.kept_quota_set()
+        for attempt in range(3):
+            if kept is None or attempt:  # none read yet, or it moved since: read it (own transaction)
+                fresh = store.quota_set()
+                kept = store.kept_quota_set() if attempt < 2 else None  # the third time: no check, as before
+                version, quotas = kept if kept is not None else (None, fresh)
+            else:
+                version, quotas = kept
+            try:
+                job, record, warnings = self._submit_once(caller, request, kind, what, kernels_checked,
+                                                          quotas, version)
+            except _QuotasMoved:
+                continue  # admitted against a quota set another process replaced: again, on the new one
+            break
         self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})
@@ -186,7 +207,51 @@ class JobsService:
         return JobView.model_validate({**data, "warnings": warnings} if warnings else data,
                                       context={"viewer": caller.user})
 
-    def _port_taken(self, caller: Caller, spec: JobSpec) -> builtins.list[str]:
+    def _submit_once(self, caller: Caller, request: SubmitJobRequest, kind: JobKind | None, what: str,
+                     kernels_checked: bool, quotas: QuotaSet, quotas_version: int | None
+                     ) -> tuple[Job, JobRecord, builtins.list[str]]:
+        """:meth:`submit` against ``quotas``: the job, its written row and the warnings to show.
+
+        Raises:
+            _QuotasMoved: ``quotas_version`` is no longer the store's (nothing written).
+            as :meth:`submit`.
+        """
+        warnings: builtins.list[str] = []
+        job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
+        self.refuse_missing_paths(job.spec)
+        if job.is_lease:
+            self._refuse_foreign_parent(caller, job, request=what)
+            if not kernels_checked:
+                warnings.extend(self._unknown_kernel(caller, job, request=what))
+        try:
+            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: warnings.extend(
+                self._insertable(tx, caller, job.spec, quotas_version)))
+        except _OverCap as over:
+            count = over.count
+            self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
+            raise  # not reached: the count is at the cap
+        return job, record, warnings
+
+    def _insertable(self, tx: StoreTx, caller: Caller, spec: JobSpec, quotas_version: int | None
+                    ) -> builtins.list[str]:
+        """In the transaction that inserts ``caller``'s job (one transaction per submit, issue 17:
+        the quota set, the backlog count and the insert were three): the quota set it was admitted
+        against is still in force (``quotas_version``; None: read just now), the caller is under
+        ``max_unfinished_per_user``; returns the port warnings (:meth:`_port_taken`).
+
+        Raises:
+            _QuotasMoved: another process replaced the quota set (admit again).
+            _OverCap: the caller is at the cap (refused once the transaction is rolled back).
+        """
+        if quotas_version is not None and tx.quotas_version() != quotas_version:
+            raise _QuotasMoved()
+        if self.ctx.admission.policy.max_unfinished_per_user > 0:
+            count = tx.count_jobs(user=caller.user, states=LIVE_STATES)
+            if count >= self.ctx.admission.policy.max_unfinished_per_user:
+                raise _OverCap(count)
+        return self._port_taken(tx, caller, spec)
+
+    def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
         """A warning when another live service asks for the same port where the local executor runs
         them all on one host (new user 8, N8: the second crash-looped on "Address already in use"
         and was accepted without a word). Only a warning: the other may end before this one starts,
@@ -194,7 +259,7 @@ class JobsService:
         if spec.kind is not JobKind.INFERENCE or not spec.port or getattr(self.ctx.executor, "name", None) != "local":
             return []
         out = []
-        for record in self.ctx.store.list_jobs(states=LIVE_STATES, kinds=[JobKind.INFERENCE]):
+        for record in tx.list_jobs(states=LIVE_STATES, kinds=[JobKind.INFERENCE]):
             other = record.job
             if other.spec.port != spec.port:
                 continue
@@ -393,11 +458,29 @@ class JobsService:
         data = job_to_dict(job, simulated=simulated)
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:  # new user 8, N13
             data["stop_requested"] = stop
+        self._name_preemptors([data])
         row = JobView.model_validate(data, context={"viewer": caller.user})
         if len(self._rows) >= _LINES_KEPT:
             self._rows.clear()
         self._rows[(job.id, mine)] = (shape, reason, row)
         return row
+
+    def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
+        """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after
+        preemption by mal3 (j-…)", not a bare id (names are public: every queue line shows them).
+        One read for the names not known yet."""
+        restarted = [row for row in rows if row.get("preempted_by")]
+        missing = {str(row["preempted_by"]) for row in restarted} - self._names.keys()
+        if missing:
+            with self.ctx.store.transaction(write=False) as tx:
+                found = tx.get_jobs(sorted(missing))
+            if len(self._names) + len(missing) > _LINES_KEPT:
+                self._names.clear()
+            self._names.update({job_id: found[job_id].job.spec.name if job_id in found else "" for job_id in missing})
+        for row in restarted:
+            name = self._names.get(str(row["preempted_by"]), "").strip()[:80]
+            if name and name != row["preempted_by"]:
+                row["preempted_by_name"] = name
 
     def _dicts(self, records: Iterable[JobRecord]) -> builtins.list[dict[str, Any]]:
         simulated = self.ctx.simulated()
@@ -407,6 +490,7 @@ class JobsService:
         for record, row in zip(records, rows, strict=True):  # in the grace of a stop: who asked, when it is killed
             if (stop := stop_requested(record, grace, row)) is not None:
                 row["stop_requested"] = stop
+        self._name_preemptors(rows)
         return rows
 
     def work(self, *, user: str | None, states: Iterable[JobState] | None, kind: JobKind | None = None,
@@ -434,6 +518,7 @@ class JobsService:
         data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        self._name_preemptors([data])
         return JobView.model_validate(data, context={"viewer": caller.user})
 
     def logs(self, caller: Caller, job_id: str, request: GetJobLogsRequest) -> GetJobLogsResponse:
@@ -523,6 +608,7 @@ class JobsService:
             data["reason"] = _without_own_blockers(data.get("reason"))
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
+        self._name_preemptors([data])
         data["mine"] = mine
         data["position"] = None if index is None else (reason.position if reason and reason.position else index)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None

@@ -8,7 +8,7 @@ admin changes them, never when a user is identified (a drained node must not loc
 from __future__ import annotations
 
 from ..admission import Caller
-from ..admission.rules import MAX_TEAM_CHARS, visible_text
+from ..admission.rules import check_team_name
 from ..errors import SchedError, ValidationError
 from ..model import Budget, Quota, QuotaSet, TeamPolicy, validate_quotas
 from ..model.codec import budget_to_dict, quota_to_dict, team_policy_to_dict
@@ -112,6 +112,4 @@ def _check_team_names(request: SetQuotasRequest) -> None:
     named += [(f"teams[{i}].team", line.team) for i, line in enumerate(request.teams or ())]
     named.extend((f"user_teams.{user}", team) for user, team in (request.user_teams or {}).items())
     for field, team in named:
-        if not team.strip():
-            raise ValidationError(f"{field} is empty", field=field, hint="name the team, e.g. ml")
-        visible_text(team, field, limit=MAX_TEAM_CHARS)
+        check_team_name(team, field)

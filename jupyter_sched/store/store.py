@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -264,6 +264,19 @@ def _make_engine(url: str, *, sqlite_synchronous: str, echo: bool) -> sa.Engine:
     return engine
 
 
+@functools.lru_cache(maxsize=4)
+def _count_jobs_query(by_user: bool, by_states: bool) -> sa.Select[Any]:
+    """The statement of :meth:`StoreTx.count_jobs` (parameters ``user``, ``states``), built once per
+    shape: every submit counts the caller's unfinished work (``max_unfinished_per_user``), and
+    building the statement cost ~40 times running it on its index (0.9 ms against 22 us, issue 17)."""
+    query = sa.select(sa.func.count()).select_from(schema.jobs)
+    if by_user:
+        query = query.where(schema.jobs.c.user == sa.bindparam("user"))
+    if by_states:
+        query = query.where(schema.jobs.c.state.in_(sa.bindparam("states", expanding=True)))
+    return query
+
+
 @functools.lru_cache(maxsize=8)
 def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[Any]:
     """The statement of :meth:`StoreTx.gpu_seconds` (parameters ``lo``, ``hi``, ``user``, ``team``),
@@ -498,13 +511,20 @@ class StoreTx:
         return -1 if value is None else int(value)
 
     def count_jobs(self, *, user: str | None = None, states: Iterable[JobState] | None = None) -> int:
-        """Number of job rows (of ``user``, in ``states``), counted in the database."""
-        query = sa.select(sa.func.count()).select_from(schema.jobs)
+        """Number of job rows (of ``user``, in ``states``), counted in the database (an index of
+        ``(user, state)``: the caller's history is not visited)."""
+        params: dict[str, Any] = {}
         if user is not None:
-            query = query.where(schema.jobs.c.user == user)
+            params["user"] = user
         if states is not None:
-            query = query.where(schema.jobs.c.state.in_([s.value for s in states]))
-        return int(self.conn.execute(query).scalar() or 0)
+            params["states"] = [s.value for s in states]
+        return int(self.conn.execute(_count_jobs_query(user is not None, states is not None), params).scalar() or 0)
+
+    def quotas_version(self) -> int:
+        """The ``quotas`` change counter (0 before the first replacement): :meth:`replace_quota_set`
+        moves it, in any process sharing the store."""
+        version = self.conn.execute(_QUOTAS_VERSION).scalar()
+        return 0 if version is None else int(version)
 
     # -- audit events -----------------------------------------------------------------------
 
@@ -713,8 +733,7 @@ class StoreTx:
         and some hundred objects each time, issue 17); :meth:`replace_quota_set` moves it, in
         any process sharing the store.
         """
-        version = self.conn.execute(_QUOTAS_VERSION).scalar()
-        version = 0 if version is None else int(version)  # no row until the first replace
+        version = self.quotas_version()  # no row until the first replace: 0
         kept = self.decoded.quota_set
         if kept is not None and kept[0] == version and self.decoded.limit and not self.quotas_changed:
             return kept[1]
@@ -996,13 +1015,20 @@ class Store:
 
     # -- one-transaction conveniences ----------------------------------------------------------
 
-    def insert_job(self, record: JobRecord, *, actor: str | None = None) -> JobRecord:
+    def insert_job(self, record: JobRecord, *, actor: str | None = None,
+                   check: Callable[[StoreTx], None] | None = None) -> JobRecord:
         """Insert a job and its ``submit`` audit record in one committed transaction.
+
+        ``check(tx)`` runs first in the same transaction (what the insert depends on: the
+        submitter's unfinished work, the quota set the job was admitted against); whatever it
+        raises rolls the transaction back and is raised here.
 
         Raises:
             ConflictError: a job with this id exists (nothing was written).
         """
         with self.transaction() as tx:
+            if check is not None:
+                check(tx)
             out = tx.insert_job(record, savepoint=False)
             job = record.job
             tx.add_event(actor=actor or job.spec.user, action="submit", job_id=job.id, user=job.spec.user,
@@ -1073,6 +1099,12 @@ class Store:
         """See :meth:`StoreTx.quota_set`."""
         with self.transaction(write=False) as tx:
             return tx.quota_set()
+
+    def kept_quota_set(self) -> tuple[int, QuotaSet] | None:
+        """The quota set this process read last and the ``quotas`` counter it was read at, without
+        asking the database (None: none read yet). Whoever acts on it checks the counter in the
+        transaction that acts (:meth:`StoreTx.quotas_version`): another process may have moved it."""
+        return self._decoded.quota_set if self._decoded.limit else None
 
     def leader(self) -> LeaderLease | None:
         """See :meth:`StoreTx.leader`."""

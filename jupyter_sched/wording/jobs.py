@@ -14,8 +14,9 @@ from ..model.units import format_duration
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
-__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_plan", "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "serving_text", "stopping_text",
+__all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
+           "bulk_cancel_summary",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "my_work", "preemptor", "serving_text", "stopping_text",
            "lease_end_message", "SERVER_CAUSES", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -71,6 +72,36 @@ def stopping_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if kill is not None:
         said += f"; killed at {kill:%H:%M:%S} UTC if still running"
     return f"stopping ({said})"
+
+
+def my_work(me: Mapping[str, Any], stopping: Sequence[Mapping[str, Any]] = ()) -> str:
+    """``2 jobs running, 1 lease, on 3 GPUs; 5 pending`` from ``GET me`` (``in_use``, ``pending``);
+    jobs in a stop's grace (``in_use.stopping``) are said apart: ``1 job running, 1 stopping (cancel
+    requested by ann at 06:50:01 UTC; killed at 06:50:31 UTC if still running), on 2 GPUs`` — the
+    words of :func:`stopping_text` when ``stopping`` holds that one job's dict (new user 8, N13:
+    ``status`` said "1 job running" during a cancel's grace)."""
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
+    assert isinstance(in_use, Mapping)
+    jobs, leases, pending = int(in_use.get("jobs") or 0), int(in_use.get("leases") or 0), int(me.get("pending") or 0)
+    halting = min(int(in_use.get("stopping") or 0), jobs)
+    running = jobs - halting
+    parts = []
+    if running:
+        parts.append(f"{running} job{'s' if running != 1 else ''} running")
+    if halting:
+        said = [text for job in stopping if (text := stopping_text(job, None))]
+        words = said[0].removeprefix("stopping ") if halting == 1 and len(said) == 1 else ""
+        noun = "" if running else f" job{'s' if halting != 1 else ''}"
+        parts.append(f"{halting}{noun} stopping" + (f" {words}" if words else ""))
+    if leases:
+        parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
+    text = ", ".join(parts)
+    if text:
+        gpus = float(in_use.get("gpus") or 0)
+        text += f", on {gpus:g} GPU{'' if gpus == 1 else 's'}"
+    if pending:
+        text += ("; " if text else "") + f"{pending} pending"
+    return text or "nothing running or pending"
 
 
 def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
@@ -167,7 +198,7 @@ def serving_text(job: Mapping[str, Any], now: datetime | None) -> str:
     if job.get("kind") != "inference" or job.get("state") != "running":
         return ""
     message = str(job.get("message") or "")
-    if message.startswith("ready on port"):
+    if message.startswith(("ready on port", "stopped answering on port")):  # the latter: new user 8, N8
         return printable_line(message)
     port = job.get("port")
     if not isinstance(port, int) or isinstance(port, bool):
@@ -246,13 +277,24 @@ def _clock_of(when: datetime, now: datetime | None) -> str:
 
 
 def _restarted(job: Mapping[str, Any]) -> str:
-    """`` · start 2, after preemption by j-9`` for work running again after a requeue (new user 4:
+    """`` · start 2, after preemption by mal3 (j-9)`` for work running again after a requeue (new user 4:
     "running on vm" alone hid that it had been preempted and restarted); "" on a first run."""
     attempts = job.get("attempts")
     if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts <= 1 or job.get("kind") == "lease":
         return ""
     by = job.get("preempted_by")
-    return f" · start {attempts}, after preemption by {by}" if by else f" · start {attempts}, after a requeue"
+    if not by:
+        return f" · start {attempts}, after a requeue"
+    return f" · start {attempts}, after preemption by {preemptor(job)}"
+
+
+def preemptor(job: Mapping[str, Any]) -> str:
+    """The job that preempted ``job`` last, as reasons name other jobs: ``mal3 (j-…)`` when the
+    answer carries its name (``preempted_by_name``), else its id. New user 8 (issue 20 follow-up):
+    "start 2, after preemption by j-1m8x162ph-dgvt2x" named it by a bare id."""
+    by = str(job.get("preempted_by") or "")
+    name = printable_line(str(job.get("preempted_by_name") or "")).strip()[:80]
+    return f"{name} ({by})" if name and name != by else by
 
 
 def _signal_name(number: int) -> str:
@@ -357,6 +399,21 @@ def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
         parts.append(f"{skipped} had changed state and {'was' if skipped == 1 else 'were'} left alone")
     total = removed + stopping
     return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
+
+
+def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`bulk_cancel_summary` of one or more ``POST jobs/cancel`` answers, from the server's
+    counts (``ended`` also counts ``not_found``: it ended, or vanished, between a listing and the
+    cancel; ``released``: a lease, counted as removed). The CLI's and the magics' one reading."""
+    done: dict[str, int] = {"removed": 0, "stopping": 0, "ended": 0, "skipped": 0}
+    for answer in answers:
+        counts = answer.get("counts") or {}
+        done["removed"] += int(counts.get("removed", 0)) + int(counts.get("released", 0))
+        done["stopping"] += int(counts.get("stopping", 0))
+        done["ended"] += int(counts.get("ended", 0)) + int(counts.get("not_found", 0))
+        done["skipped"] += int(counts.get("skipped", 0))
+    grace = answers[0].get("grace_s") if answers else None
+    return bulk_cancel_summary(done, float(grace) if isinstance(grace, (int, float)) else None)
 
 
 LEASE_END_CAUSES = {

@@ -15,7 +15,7 @@
  * UI edits the same definitions (this server is its backend).
  */
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+import { Dialog, ICommandPalette, MainAreaWidget, showDialog } from '@jupyterlab/apputils';
 import { PageConfig, URLExt } from '@jupyterlab/coreutils';
 import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
@@ -327,6 +327,42 @@ export class DefinitionsView extends Widget {
     await this.reload();
   }
 
+  /**
+   * Delete after a confirmation that lists the runs still waiting to start and offers to cancel
+   * them with it (`DELETE definitions/{id}?cancel_runs=true`; new user 8 N3: a queued firing ran
+   * after the delete, which said only that its runs stay).
+   */
+  private async remove(d: Definition): Promise<void> {
+    const client = this.model.client;
+    let waiting: DefinitionRun[];
+    try {
+      const runs = await client.request('listDefinitionRuns', { path: { definition_id: d.id }, query: { limit: 500 } });
+      waiting = runs.filter(run => WAITING.has(run.job?.state ?? ''));
+    } catch (err) {
+      this.error = errorText(err);
+      this.render();
+      return;
+    }
+    const body = new DeleteQuestion(d, waiting);
+    const result = await showDialog({
+      title: `Delete "${d.name}"?`,
+      body,
+      buttons: [Dialog.cancelButton({ label: 'Keep it' }), Dialog.warnButton({ label: 'Delete' })]
+    });
+    if (!result.button.accept) {
+      return;
+    }
+    const cancelRuns = result.value ?? false;
+    let answer: Schemas['DeleteDefinitionResponse'] | undefined;
+    await this.act(async () => {
+      answer = await client.request('deleteDefinition', { path: { definition_id: d.id }, query: cancelRuns ? { cancel_runs: true } : {} });
+    }, '');
+    if (answer) {
+      this.notice = deletedNotice(d.name, answer);
+      this.render();
+    }
+  }
+
   private async toggleRuns(d: Definition): Promise<void> {
     if (this.expanded.has(d.id)) {
       this.expanded.delete(d.id);
@@ -408,7 +444,7 @@ export class DefinitionsView extends Widget {
           d.paused ? 'Resume' : 'Pause'
         ),
         h('button', { class: 'jp-sched-button jp-sched-def-edit', 'data-key': `edit-${d.id}`, onclick: () => this.edit(d) }, 'Edit'),
-        h('button', { class: 'jp-sched-button jp-sched-def-delete', 'data-key': `delete-${d.id}`, onclick: () => void this.act(() => client.request('deleteDefinition', { path: { definition_id: d.id } }), `Deleted "${d.name}"; its runs stay in My work`) }, 'Delete')
+        h('button', { class: 'jp-sched-button jp-sched-def-delete', 'data-key': `delete-${d.id}`, onclick: () => void this.remove(d) }, 'Delete')
       ),
       open ? (runs.length ? h('ul', { class: 'jp-sched-runs' }, runs.map(run => this.renderRun(run, d))) : h('p', { class: 'jp-sched-empty' }, 'No runs yet.')) : null
     );
@@ -424,6 +460,65 @@ export class DefinitionsView extends Widget {
         : h('p', { class: 'jp-sched-empty' }, 'No scheduled notebooks yet: save one above, or with %schedule define in a notebook.')
     );
   }
+}
+
+const WAITING = new Set(['pending', 'preempted']);
+
+/**
+ * The body of the delete confirmation: the definition never fires again; its runs still waiting
+ * to start are listed (they would run), with a box to cancel them too — unchecked, as the server's
+ * and the CLI's default keeps them (`definitions delete --cancel-runs` is the box).
+ */
+export class DeleteQuestion extends Widget implements Dialog.IBodyWidget<boolean> {
+  private readonly box: HTMLInputElement | null;
+
+  constructor(d: Definition, waiting: readonly DefinitionRun[]) {
+    super();
+    this.addClass('jp-sched-def-delete-question');
+    const n = waiting.length;
+    const shown = waiting.slice(0, 10);
+    this.box = n ? h('input', { type: 'checkbox', class: 'jp-sched-def-delete-cancel-runs' }) : null;
+    const parts: Node[] = [h('p', {}, `"${d.name}" will not fire again. Its finished and running runs stay in My work.`)];
+    if (!n) {
+      parts.push(h('p', {}, 'None of its runs is waiting to start.'));
+    } else {
+      parts.push(
+        h('p', {}, n === 1 ? '1 run has not started yet and would still run:' : `${n} runs have not started yet and would still run:`),
+        h(
+          'ul',
+          { class: 'jp-sched-def-delete-waiting' },
+          shown.map(run => h('li', { 'data-job-id': run.job_id }, `${run.job_id} (${run.job?.name ?? ''}): ${run.job?.state ?? ''}`))
+        )
+      );
+      if (n > shown.length) {
+        parts.push(h('p', {}, `… and ${n - shown.length} more`));
+      }
+      parts.push(h('label', { class: 'jp-sched-def-delete-cancel-label' }, this.box, n === 1 ? ' Also cancel its waiting run' : ` Also cancel its ${n} waiting runs`));
+    }
+    this.node.append(...parts);
+  }
+
+  getValue(): boolean {
+    return this.box?.checked ?? false;
+  }
+}
+
+/** What a delete did, as the CLI says it (`jupyter_sched.wording.jobs.definition_deleted`). */
+export function deletedNotice(name: string, answer: Schemas['DeleteDefinitionResponse']): string {
+  const runs = answer.waiting_runs ?? [];
+  const waiting = runs.filter(run => WAITING.has(run.state));
+  const gone = runs.filter(run => run.state === 'cancelled');
+  const total = answer.waiting_total ?? waiting.length + gone.length;
+  const said = `Deleted "${name}": it fires no more`;
+  if (gone.length && !waiting.length) {
+    return `${said}; cancelled its ${total === 1 ? '1 waiting run' : `${total} waiting runs`}; the others stay in My work`;
+  }
+  if (!waiting.length) {
+    return `${said}; its runs stay in My work`;
+  }
+  const listed = waiting.slice(0, 3).map(run => `${run.id} (${run.name})`).join(', ');
+  const extra = total > 3 ? ` and ${total - 3} more` : '';
+  return `${said}; ${total === 1 ? '1 run is' : `${total} runs are`} still queued and will run: ${listed}${extra} — cancel ${total === 1 ? 'it' : 'them'} in My work`;
 }
 
 /** The plugin: a GPUs-sidebar section (when the registry is there) and a main-area command. */

@@ -356,12 +356,13 @@ export function stoppingText(job: object): string {
   return (job as { stop_requested?: { text?: string | null } | null }).stop_requested?.text ?? '';
 }
 
-/** A state as users read it. */
+/** A state as users read it (`stopping`: a job in a stop's grace, see {@link stoppingText}). */
 export function stateLabel(state: string, trans: TranslationBundle = NULL_TRANS): string {
   const labels: Record<string, string> = {
     pending: trans.__('Pending'),
     admitted: trans.__('Admitted'),
     running: trans.__('Running'),
+    stopping: trans.__('Stopping'),
     succeeded: trans.__('Succeeded'),
     failed: trans.__('Failed'),
     cancelled: trans.__('Cancelled'),

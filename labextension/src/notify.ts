@@ -69,7 +69,7 @@ export class SchedNotifier {
     }
     const { trans } = this;
     if (job.state === 'preempted') {
-      this.preempted(job.id, job.name, job.preempted_by as string | undefined, job.attempts ?? 0, '');
+      this.preempted(job.id, job.name, preemptorOf(job.preempted_by, job.preempted_by_name), job.attempts ?? 0, '');
       return;
     }
     if (!TERMINAL_STATES.has(job.state) || TERMINAL_STATES.has(previous.state) || job.kind === 'lease' || !this.notifyCompletion) {
@@ -125,7 +125,9 @@ export class SchedNotifier {
         return;
       }
       const job = id ? this.model.find(id) : undefined;
-      this.preempted(id, String(data.name ?? job?.name ?? id), (data.preempted_by ?? data.by) as string | undefined, Number(job?.attempts ?? data.attempts ?? 0), typeof data.message === 'string' ? data.message : '');
+      const by = (data.preempted_by ?? data.by) as string | undefined;
+      const byName = (data.preempted_by_name ?? (job?.preempted_by === by ? job?.preempted_by_name : null)) as string | null | undefined;
+      this.preempted(id, String(data.name ?? job?.name ?? id), preemptorOf(by, byName), Number(job?.attempts ?? data.attempts ?? 0), typeof data.message === 'string' ? data.message : '');
     }
   }
 
@@ -136,7 +138,7 @@ export class SchedNotifier {
     const { trans } = this;
     const job = this.model.find(id);
     const text =
-      (by ? trans.__('Preempted: %1 (by %2).', name, by) : trans.__('Preempted: %1.', name)) +
+      (by?.endsWith(')') ? trans.__('Preempted: %1 by %2.', name, by) : by ? trans.__('Preempted: %1 (by %2).', name, by) : trans.__('Preempted: %1.', name)) +
       (message ? ` ${message}` : '') +
       ' ' +
       trans.__('It was requeued and keeps its place by submit time.');
@@ -187,4 +189,16 @@ export class SchedNotifier {
       this.idleToasts.set(id, toast);
     }
   }
+}
+
+/**
+ * The job that preempted another, as reasons name jobs: `mal3 (j-…)` when its name is known
+ * (`preempted_by_name`), else its id (the server's `wording.jobs.preemptor`).
+ */
+export function preemptorOf(id: string | null | undefined, name: string | null | undefined): string | undefined {
+  if (!id) {
+    return undefined;
+  }
+  const named = (name ?? '').trim().slice(0, 80);
+  return named && named !== id ? `${named} (${id})` : id;
 }

@@ -1410,8 +1410,15 @@ export interface components {
             message?: string | null;
             attempts?: number;
             not_before?: string | null;
+            /** @description the job whose admission preempted this one last */
             preempted_by?: string | null;
+            /** @description that job's name, when it says more than its id: the renderer's 'start 2, after preemption by mal3 (j-…)' */
+            preempted_by_name?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
+            /** @description when a stop was asked for, while it runs on (see stop_requested) */
+            stopping_since?: string | null;
+            /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
+            stop_requested?: components["schemas"]["StopRequested"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1470,8 +1477,15 @@ export interface components {
             message?: string | null;
             attempts?: number;
             not_before?: string | null;
+            /** @description the job whose admission preempted this one last */
             preempted_by?: string | null;
+            /** @description that job's name, when it says more than its id: the renderer's 'start 2, after preemption by mal3 (j-…)' */
+            preempted_by_name?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
+            /** @description when a stop was asked for, while it runs on (see stop_requested) */
+            stopping_since?: string | null;
+            /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
+            stop_requested?: components["schemas"]["StopRequested"] | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1501,8 +1515,11 @@ export interface components {
         MeInUse: {
             /** @description GPUs held now (fractions count) */
             gpus: number;
+            /** @description jobs holding GPUs (admitted or running), the stopping ones included */
             jobs: number;
             leases: number;
+            /** @description of those jobs, the ones in the grace of a stop (a cancel, a preemption, a time limit): their stop_requested says which */
+            stopping?: number;
         };
         MigDevice: {
             uuid: string;
@@ -1642,8 +1659,15 @@ export interface components {
             message?: string | null;
             attempts?: number;
             not_before?: string | null;
+            /** @description the job whose admission preempted this one last */
             preempted_by?: string | null;
+            /** @description that job's name, when it says more than its id: the renderer's 'start 2, after preemption by mal3 (j-…)' */
+            preempted_by_name?: string | null;
             nominated?: components["schemas"]["Allocation"] | null;
+            /** @description when a stop was asked for, while it runs on (see stop_requested) */
+            stopping_since?: string | null;
+            /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
+            stop_requested?: components["schemas"]["StopRequested"] | null;
             simulated?: boolean;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
@@ -1766,6 +1790,25 @@ export interface components {
             } | null;
             /** @description read-only: what GET quotas answered; sent back unchanged (a read-modify-write of GET quotas' body), it is ignored */
             warnings?: string[] | null;
+        };
+        /**
+         * @description Work in the grace of a stop (:func:`~jupyter_sched.services.cancelling.stop_requested`): it
+         *     still holds its GPUs, its state still reads ``admitted``/``running`` until it exits.
+         */
+        StopRequested: {
+            /**
+             * @description why: cancel, preempt, timeout (its time limit), idle (reclaimed as idle)
+             * @example cancel
+             */
+            intent: string;
+            /** @description who asked: a user, or 'scheduler' */
+            by?: string | null;
+            /** @description when the stop was asked for (UTC) */
+            at?: string | null;
+            /** @description when SIGKILL follows if it has not exited (cancel, timeout and idle stops: the server's grace); null for a preemption, which sets its own grace */
+            kill_at?: string | null;
+            /** @description the sentence the panel, the magics and the CLI show, e.g. 'stopping (cancel requested by ann at 04:08:01 UTC; killed at 04:08:11 UTC if still running)' */
+            text?: string | null;
         };
         /**
          * @description ``POST jobs`` / ``POST leases`` / ``POST dryrun``: a flat request; resource keys may also sit

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { localTime, parseParameters, runReason } from '../src/definitions';
 
@@ -115,3 +115,51 @@ describe('the New scheduled notebook form', () => {
   });
 });
 
+
+describe('deleting a definition (new user 8 N3, panel)', () => {
+  const definition = {
+    id: 'd-1', user: 'ann', name: 'daily_report', notebook: 'daily_report.ipynb', script: null, schedule: '* * * * *', timezone: 'UTC',
+    schedule_description: 'every minute', paused: false, next_run_at: '2026-12-03T04:00:00Z', parameters: {}, job: { gpus: 1 }, last_run: null
+  };
+  const run = (id: string, state: string) => ({
+    definition_id: 'd-1', job_id: id, trigger: 'schedule', scheduled_for: '2026-12-03T03:54:00Z', parameters: {}, created_at: '2026-12-03T03:54:00Z',
+    job: { id, name: `daily_report @ ${id}`, state, message: '', reason: null }
+  });
+
+  it.each([
+    ['also cancels them when the box is ticked', true, 'Deleted "daily_report": it fires no more; cancelled its 2 waiting runs; the others stay in My work'],
+    ['keeps them, saying they will run, when it is not', false, 'Deleted "daily_report": it fires no more; 2 runs are still queued and will run: j-w1 (daily_report @ j-w1), j-w2 (daily_report @ j-w2) — cancel them in My work']
+  ])('the confirmation lists the waiting runs and offers "also cancel its 2 waiting runs"; %s', async (_, tick, notice) => {
+    const { FakeSchedServer, json, settle } = await import('./fakeserver');
+    const { startedModel, flush, text } = await import('./ui');
+    const { DefinitionsView } = await import('../src/definitions');
+    const server = new FakeSchedServer();
+    const deletes: string[] = [];
+    server.routes.set('GET definitions', () => json(200, deletes.length ? [] : [definition]));
+    server.routes.set('GET definitions/d-1/runs', () => json(200, [run('j-w2', 'pending'), run('j-w1', 'preempted'), run('j-done', 'succeeded')]));
+    server.routes.set('DELETE definitions/d-1', (_body, query) => {
+      deletes.push(query.toString());
+      const state = query.get('cancel_runs') === 'true' ? 'cancelled' : 'pending';
+      return json(200, { id: 'd-1', deleted: true, waiting_total: 2, waiting_runs: [{ id: 'j-w1', name: 'daily_report @ j-w1', state }, { id: 'j-w2', name: 'daily_report @ j-w2', state }] });
+    });
+    const { model } = await startedModel(server);
+    const view = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
+    document.body.appendChild(view.node);
+    await settle();
+    await flush();
+    view.node.querySelector<HTMLButtonElement>('.jp-sched-def-delete')!.click();
+    await vi.waitFor(() => expect(text(document.querySelector('.jp-Dialog-header'))).toBe('Delete "daily_report"?'));
+    const listed = [...document.querySelectorAll('.jp-sched-def-delete-waiting li')].map(li => text(li));
+    expect(listed).toEqual(['j-w2 (daily_report @ j-w2): pending', 'j-w1 (daily_report @ j-w1): preempted']);
+    expect(text(document.querySelector('.jp-sched-def-delete-cancel-label'))).toBe('Also cancel its 2 waiting runs');
+    const box = document.querySelector<HTMLInputElement>('.jp-sched-def-delete-cancel-runs')!;
+    expect(box.checked).toBe(false);
+    box.checked = tick;
+    document.querySelector<HTMLButtonElement>('.jp-Dialog-button.jp-mod-warn')!.click();
+    await vi.waitFor(() => expect(deletes.length).toBe(1));
+    expect(deletes).toEqual([tick ? 'cancel_runs=true' : '']);
+    await vi.waitFor(() => expect(text(view.node.querySelector('.jp-sched-defs-notice'))).toBe(notice));
+    view.dispose();
+    model.dispose();
+  });
+});

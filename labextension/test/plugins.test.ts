@@ -13,7 +13,7 @@ import type { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import plugins, { CommandIDs, DEFAULT_SETTINGS, ISchedModel, readSettings } from '../src/index';
-import { SchedNotifier } from '../src/notify';
+import { preemptorOf, SchedNotifier } from '../src/notify';
 import { SchedSections } from '../src/registry';
 import type { SchedSidebar } from '../src/sidebar';
 import { kernelGpuText, KernelGpuStatus } from '../src/statusbar';
@@ -256,6 +256,23 @@ describe('notifications', () => {
     const line = view.node.querySelector('.jp-sched-job-idle-warned');
     expect(text(line)).toContain(`its GPUs are released at ${hh} (in 10 min) unless it is used — Keep alive keeps them.`);
     expect(line?.getAttribute('role')).toBe('alert');
+    notifier.dispose();
+    model.dispose();
+  });
+
+  it('issue 20 follow-up: a preemption names the preempting job by its name and id (preempted_by_name), not a bare id', async () => {
+    const server = new FakeSchedServer();
+    server.jobs = [makeJob({ id: 'j1', name: 'train', state: 'running' })];
+    const { model } = await startedModel(server, 'jobs');
+    const warning = vi.spyOn(Notification, 'warning').mockReturnValue('toast-1');
+    const notifier = new SchedNotifier(model, new CommandRegistry(), nullTranslator.load('x'));
+    server.stream.push('job', makeJob({ id: 'j1', name: 'train', state: 'preempted', preempted_by: 'j-9', preempted_by_name: 'mal3', attempts: 1 } as Parameters<typeof makeJob>[0]));
+    await settle();
+    expect(warning.mock.calls.map(c => c[0])).toEqual(['Preempted: train by mal3 (j-9). It was requeued and keeps its place by submit time.']);
+    expect(preemptorOf('j-9', null)).toBe('j-9');
+    expect(preemptorOf('j-9', 'j-9')).toBe('j-9');
+    expect(preemptorOf(null, 'mal3')).toBeUndefined();
+    warning.mockRestore();
     notifier.dispose();
     model.dispose();
   });

@@ -307,6 +307,25 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('new user 8 N13 remainder: the state badge says Stopping while stop_requested is set (it said Running)', async () => {
+    const server = new FakeSchedServer();
+    const text_ = 'stopping (cancel requested by ann at 04:08:01 UTC; killed at 04:08:11 UTC if still running)';
+    const alloc = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
+    server.jobs = [
+      makeJob({ id: 'j-stop', name: 'stubborn', state: 'running', submitted_at: '2026-12-01T10:00:03Z', allocation: alloc, stop_requested: { intent: 'cancel', by: 'ann', text: text_ } } as Parameters<typeof makeJob>[0]),
+      makeJob({ id: 'j-run', name: 'train', state: 'running', submitted_at: '2026-12-01T10:00:02Z', allocation: { ...alloc, gpu_uuids: ['GPU-sim-node-a-1'] } })
+    ];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const badges = [...view.node.querySelectorAll('.jp-sched-job .jp-sched-state')].map(b => [text(b), b.className]);
+    expect(badges).toEqual([
+      ['Stopping', 'jp-sched-state jp-sched-state-badge-stopping'],
+      ['Running', 'jp-sched-state jp-sched-state-badge-running']
+    ]);
+    expect(text(view.node.querySelector('.jp-sched-job .jp-sched-reason'))).toContain(text_);
+    model.dispose();
+  });
+
   it('new user 6 F23 remainder: a lease that used its keep-alive shows a disabled "Kept alive" saying until when, once per allocation', async () => {
     const server = new FakeSchedServer();
     server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', attempts: 1, allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];
@@ -465,6 +484,15 @@ describe('Quota section', () => {
     expect(meters[0].getAttribute('aria-valuenow')).toBe('1');
     expect(meters[1].getAttribute('aria-label')).toBe('25 of 100 GPU-hours');
     expect(text(view.node)).toContain('25 of 100 GPU-hours used this month');
+    model.dispose();
+  });
+
+  it('new user 8 N13 remainder: my line says how many of my jobs are stopping (GET me in_use.stopping)', async () => {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, in_use: { gpus: 2, jobs: 2, leases: 0, stopping: 1 }, gpu_hours_7d: 1 };
+    const { model } = await startedModel(server, 'quotas');
+    const view = await mount(new QuotaView(context(model)));
+    expect(text(view.node.querySelector('.jp-sched-me'))).toBe('alice · team team-ml · holding 2 GPUs (2 jobs, 1 stopping, 0 leases) · 1 GPU-hours in 7 days');
     model.dispose();
   });
 

@@ -18,7 +18,17 @@ import pytest
 from kubernetes import client
 
 from jupyter_sched.errors import ExecutorError, NotFoundError
-from jupyter_sched.executors.base import Executor, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from jupyter_sched.executors.base import (
+    Executor,
+    ExecutorEvent,
+    ExecutorHandle,
+    Exited,
+    Lost,
+    NotReady,
+    Ready,
+    Started,
+    Waiting,
+)
 from jupyter_sched.executors.kubernetes import KubernetesConfig, KubernetesExecutor, QueueManager
 from jupyter_sched.inventory.base import InventorySource
 from jupyter_sched.inventory.kubernetes import KubernetesInventory
@@ -295,5 +305,11 @@ def test_an_inference_service_becomes_ready(fake: FakeKubernetes, executor: Kube
     fake.update("deployments", NS, "js-j-svc", lambda d: d.setdefault("status", {}).update(readyReplicas=1))
     (ready,) = of(Ready, poll_until(executor, lambda evs: bool(of(Ready, evs))))
     assert ready.port == 8000
+    # new user 8, N8: a replica that stops being ready (its pod restarts) no longer reads "ready"
+    fake.update("deployments", NS, "js-j-svc", lambda d: d["status"].update(readyReplicas=0))
+    (gone,) = of(NotReady, poll_until(executor, lambda evs: bool(of(NotReady, evs))))
+    assert gone.port == 8000 and "no replica is ready" in gone.why
+    fake.update("deployments", NS, "js-j-svc", lambda d: d["status"].update(readyReplicas=1))
+    assert of(Ready, poll_until(executor, lambda evs: bool(of(Ready, evs))))
     executor.stop("j-svc", grace_s=5)
     assert ("deployments", NS, "js-j-svc", "Background") in fake.deletions

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started
+from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from jupyter_sched.executors.local import LocalExecutor, job_environment, read_log
 from jupyter_sched.model import Allocation, Job, JobKind
 from tests.runtime.builders import make_job
@@ -479,5 +479,74 @@ def test_newuser8_n8_a_service_is_ready_only_on_its_own_socket(tmp_path: Path) -
     (tmp_path / "go").touch()  # now the job listens itself
     ready = wait_event(ex, Ready, seen)
     assert isinstance(ready, Ready) and ready.port == port
+    ex.stop(job.id, grace_s=5)
+    wait_event(ex, Exited, seen)
+
+
+SERVE_THEN_CLOSE = """
+port = int(sys.argv[1])
+server = __import__("socket").create_server(("127.0.0.1", port))
+with open("pid-" + str(os.getpid()), "w"):
+    pass
+print("serving", os.getpid(), flush=True)
+server.settimeout(0.05)
+while not os.path.exists("close"):
+    try:
+        server.accept()[0].close()
+    except OSError:
+        pass
+server.close()
+print("closed", flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def _service(tmp_path: Path) -> tuple[LocalExecutor, Job, int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    job = job_for(tmp_path, SERVE_THEN_CLOSE, kind=JobKind.INFERENCE, port=port)
+    return LocalExecutor(tmp_path / "jobs"), replace(job, spec=replace(job.spec, command=(str(port),))), port
+
+
+def test_newuser8_n8_a_ready_service_whose_process_is_killed_is_not_ready_until_it_serves_again(
+        tmp_path: Path) -> None:
+    """New user 8, N8 (remainder): a ready service that crashed read "ready on port P" until its
+    restart, up to 60 s later. Now its exit reports NotReady at once (naming the exit and the restart),
+    and the restarted process is Ready again once it listens."""
+    ex, job, port = _service(tmp_path)
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    seen: list[ExecutorEvent] = []
+    wait_event(ex, Ready, seen)
+    pid = int(next(tmp_path.glob("pid-*")).name.removeprefix("pid-"))
+    os.kill(pid, signal.SIGKILL)  # the service's own process, not its wrapper
+    gone_at = time.monotonic()
+    not_ready = wait_event(ex, NotReady, seen)
+    assert isinstance(not_ready, NotReady) and not_ready.port == port, seen
+    assert "exited with code" in not_ready.why and "restarting in 1 s" in not_ready.why, not_ready
+    assert time.monotonic() - gone_at < 30, "NotReady came with the exit, not after the restart backoff"
+    assert not [e for e in seen if isinstance(e, Exited)], seen  # it restarts: no end reported
+    seen.clear()
+    wait_event(ex, Started, seen)  # restarted (1 s backoff) ...
+    ready = wait_event(ex, Ready, seen)  # ... and serving again
+    assert isinstance(ready, Ready) and ready.port == port
+    assert len(list(tmp_path.glob("pid-*"))) == 2  # a new process serves
+    ex.stop(job.id, grace_s=5)
+    wait_event(ex, Exited, seen)
+
+
+def test_newuser8_n8_a_ready_service_that_closes_its_socket_is_not_ready(tmp_path: Path) -> None:
+    """The process lives on but nothing of the job listens any more: NotReady within the recheck."""
+    ex, job, port = _service(tmp_path)
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    seen: list[ExecutorEvent] = []
+    wait_event(ex, Ready, seen)
+    (tmp_path / "close").touch()
+    wait_until(lambda: "closed" in ex.logs(job.id)[0], "the service to close its socket")
+    not_ready = wait_event(ex, NotReady, seen)
+    assert isinstance(not_ready, NotReady) and not_ready.port == port
+    assert f"nothing of the job listens on port {port}" in not_ready.why, not_ready
+    assert not [e for e in seen if isinstance(e, (Exited, Lost))], seen  # the process still runs
     ex.stop(job.id, grace_s=5)
     wait_event(ex, Exited, seen)

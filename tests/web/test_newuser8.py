@@ -103,6 +103,45 @@ async def test_newuser8_n8_a_service_on_a_port_another_live_service_has_is_warne
     assert status == 201 and not elsewhere.get("warnings"), elsewhere
 
 
+async def test_newuser8_n8_a_ready_service_that_crashes_stops_reading_ready_at_the_next_reconcile(
+        sched_app: Any, api: Any, tmp_path: Any) -> None:
+    """A ready service that crashed still read "ready on port P" until its restart, up to 60 s later.
+    Its real process is killed here: the job says at once that it stopped answering and why, and
+    "ready" again once the restarted process listens."""
+    import os
+    import signal
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    app = (f"import os, socket, time, pathlib; s = socket.create_server(('127.0.0.1', {port})); "
+           f"pathlib.Path({str(pids)!r}, str(os.getpid())).touch()\n"
+           "while True: s.accept()[0].close()")
+    status, job = await api("POST", "jobs", {"gpus": 1, "kind": "inference", "port": port, "name": "svc",
+                                             "command": ["python", "-c", app]})
+    assert status == 201, job
+
+    async def says(prefix: str) -> Any:
+        _, got = await api("GET", f"jobs/{job['id']}")
+        return got if got["state"] == "running" and got["message"].startswith(prefix) else None
+
+    await wait_for(lambda: says(f"ready on port {port}"))
+    first = list(pids.iterdir())
+    assert len(first) == 1, first
+    os.kill(int(first[0].name), signal.SIGKILL)
+    crashed = await wait_for(lambda: says(f"stopped answering on port {port}: it exited with code"), timeout_s=20)
+    assert "restarting in 1 s" in crashed["message"], crashed
+    await wait_for(lambda: says(f"ready on port {port}"))  # the restart serves again
+    assert len(list(pids.iterdir())) == 2
+    status, audit = await api("GET", "audit", params={"action": "not_ready"}, token=BOSS_TOKEN)
+    events = audit if isinstance(audit, list) else audit.get("events", [])
+    assert [e["message"] for e in events if e.get("job_id") == job["id"]] == [crashed["message"].replace(
+        "stopped answering", "service stopped answering", 1)], audit
+
+
 async def test_newuser8_n2_the_documented_unblock_field_says_what_reason_text_says(sched_app: Any, api: Any) -> None:
     """A job over its user's own cap: ``reason.unblock`` said "starts when default releases GPUs or an admin
     raises its quota" (the team is not what blocks) while ``reason.text.unblock`` named the user's cap."""

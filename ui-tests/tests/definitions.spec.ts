@@ -98,8 +98,13 @@ test('edit, pause, resume and delete from the view', async ({ page, request }) =
   await row.locator('.jp-sched-def-toggle').click();
   await expect(row.locator('.jp-sched-def-next')).toContainText('next ');
   await row.locator('.jp-sched-def-delete').click();
+  // it asks first, listing the runs still waiting to start (none here) — new user 8 N3
+  const dialog = page.locator('.jp-Dialog');
+  await expect(dialog.locator('.jp-Dialog-header')).toHaveText('Delete "nightly"?');
+  await expect(dialog.locator('.jp-sched-def-delete-question')).toContainText('None of its runs is waiting to start.');
+  await dialog.locator('.jp-Dialog-button.jp-mod-warn').click();
   await expect(row).toHaveCount(0);
-  await expect(view.locator('.jp-sched-defs-notice')).toContainText('Deleted "nightly"');
+  await expect(view.locator('.jp-sched-defs-notice')).toHaveText('Deleted "nightly": it fires no more; its runs stay in My work');
 });
 
 test('the GPUs sidebar shows Scheduled notebooks as a section, AA in light and dark', async ({ page, request }) => {

@@ -10,11 +10,18 @@ import { expect, test } from '@jupyterlab/galata';
 
 import { api, cancelAll, collapse, myRow, only, openPanel, section, submitForm, title, upload } from './helpers';
 
+// The job holds its GPU until the test has seen it running and uploads ui_steps.go (at most 60 s):
+// a job that ended on its own after a few seconds could finish between two updates of a slow page,
+// and the test then never saw it "running" (a CI flake on a loaded machine).
 const STEPS_SCRIPT = [
-  'import sys, time',
+  'import os, sys, time',
   'for i in range(4):',
   '    print(f"ui-step {i}", flush=True)',
-  '    time.sleep(0.7)',
+  '    time.sleep(0.2)',
+  'go = {os.path.join(d, "ui_steps.go") for d in (os.getcwd(), os.path.dirname(os.path.abspath(__file__)))}',
+  'deadline = time.time() + 60',
+  'while not any(os.path.exists(p) for p in go) and time.time() < deadline:',
+  '    time.sleep(0.1)',
   'for p in (10, 50, 100):',
   '    sys.stdout.write(f"\\rprogress {p:3d}%"); sys.stdout.flush(); time.sleep(0.2)',
   'print()',
@@ -52,6 +59,7 @@ test('the inventory shows the simulated GPUs with full model names; the grid is 
 });
 
 test('a job submitted from the form runs live; its log shows tqdm redraws and colours, and comes back after a reload', async ({ page }) => {
+  await page.contents.deleteFile('ui_steps.go');
   await upload(page, 'ui_steps.py', STEPS_SCRIPT);
   const panel = await openPanel(page);
   await submitForm(panel, { path: 'ui_steps.py', gpus: 1, name: 'ui-steps', args: '--tag "two words"' });
@@ -61,14 +69,15 @@ test('a job submitted from the form runs live; its log shows tqdm redraws and co
   await expect(row).toBeVisible();
   const jobId = await row.getAttribute('data-job-id');
   expect(jobId).toBeTruthy();
-  await expect(row).toHaveAttribute('data-state', 'running');
+  await expect(row).toHaveAttribute('data-state', 'running', { timeout: 60000 });
   const queueRow = panel.locator(`.jp-sched-section-queue .jp-sched-job[data-job-id="${jobId}"]`);
   await expect(queueRow).toContainText('Running on gpu-node-a');
   await expect(panel.locator('.jp-sched-section-inventory .jp-sched-gpu.jp-sched-busy')).toHaveCount(1);
 
   await row.getByRole('button', { name: 'Open logs of ui-steps' }).click();
   const log = page.locator('.jp-sched-logviewer .jp-sched-log');
-  await expect(log).toContainText('ui-step 0');
+  await expect(log).toContainText('ui-step 3');
+  await upload(page, 'ui_steps.go', '');
   await expect(row).toHaveAttribute('data-state', 'succeeded', { timeout: 30000 });
   await expect(page.locator('.jp-sched-logviewer')).toHaveAttribute('data-finished', 'true');
   // \r redraws one line: only the last state of the progress line is left

@@ -41,7 +41,7 @@ from ...backoff import Reconnecting
 from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
 from ...model import Allocation, Inventory, Job, JobKind, JobState, PendingReason
-from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, Ready, Started, Waiting
+from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .gangs import observe_gang
@@ -446,6 +446,10 @@ class KubernetesExecutor:
             if obs.ready and not t.ready and t.port is not None:
                 t.ready = True
                 out.append(Ready(t.job_id, t.port))
+            elif not obs.ready and t.ready and t.port is not None:  # new user 8, N8: it read "ready" on
+                t.ready = False
+                out.append(NotReady(t.job_id, t.port, "no replica is ready (its pod restarts, or fails its "
+                                                      "readiness probe)"))
             return out
         if obs.phase == "failed" and t.members and self._pods_of(t):
             t.failure = obs  # all-or-nothing: the other groups go too, and the end waits for their pods

@@ -36,6 +36,7 @@ __all__ = [
     "PriorityName",
     "ReasonText",
     "QueueEntry",
+    "StopRequested",
     "Resources",
     "RunJobFields",
     "SubmitJobRequest",
@@ -346,6 +347,22 @@ class PendingReason(CodecView):
         return data
 
 
+class StopRequested(ResponseModel):
+    """Work in the grace of a stop (:func:`~jupyter_sched.services.cancelling.stop_requested`): it
+    still holds its GPUs, its state still reads ``admitted``/``running`` until it exits."""
+
+    intent: str = Field(description="why: cancel, preempt, timeout (its time limit), idle (reclaimed as idle)",
+                        examples=["cancel"])
+    by: str | None = Field(default=None, description="who asked: a user, or 'scheduler'")
+    at: str | None = Field(default=None, description="when the stop was asked for (UTC)")
+    kill_at: str | None = Field(default=None, description=(
+        "when SIGKILL follows if it has not exited (cancel, timeout and idle stops: the server's grace); null "
+        "for a preemption, which sets its own grace"))
+    text: str | None = Field(default=None, description=(
+        "the sentence the panel, the magics and the CLI show, e.g. 'stopping (cancel requested by ann at 04:08:01 "
+        "UTC; killed at 04:08:11 UTC if still running)'"))
+
+
 class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
 
@@ -380,8 +397,15 @@ class Job(CodecView):
     message: str | None = None
     attempts: int = 0
     not_before: str | None = None
-    preempted_by: str | None = None
+    preempted_by: str | None = Field(default=None, description="the job whose admission preempted this one last")
+    preempted_by_name: str | None = Field(default=None, description=(
+        "that job's name, when it says more than its id: the renderer's 'start 2, after preemption by mal3 (j-…)'"))
     nominated: Allocation | None = None
+    stopping_since: str | None = Field(default=None, description="when a stop was asked for, while it runs on "
+                                                                 "(see stop_requested)")
+    stop_requested: StopRequested | None = Field(default=None, description=(
+        "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
+        "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
     simulated: bool = False
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "

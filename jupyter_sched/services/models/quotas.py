@@ -138,8 +138,10 @@ class ListProfilesResponse(RootModel[list[Profile]]):
 
 class MeInUse(ResponseModel):
     gpus: float = Field(description="GPUs held now (fractions count)")
-    jobs: int
+    jobs: int = Field(description="jobs holding GPUs (admitted or running), the stopping ones included")
     leases: int
+    stopping: int = Field(default=0, description="of those jobs, the ones in the grace of a stop (a cancel, "
+                                                 "a preemption, a time limit): their stop_requested says which")
 
 
 class MeBudget(BudgetView):

@@ -46,7 +46,8 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
         {inCluster(job) ? (
           <span className="jp-sched-state jp-sched-state-badge-pending">{trans.__('Pending (in the cluster)')}</span>
         ) : (
-          <StateBadge state={job.state} trans={trans} />
+          // "Stopping" for the grace of a stop, as the CLI and the magics say it (new user 8, N13: "Running")
+          <StateBadge state={stoppingText(job) ? 'stopping' : job.state} trans={trans} />
         )}
         <span className="jp-sched-job-name" title={job.id}>
           {job.name || job.id}

@@ -144,9 +144,12 @@ export class QuotaView extends ModelView {
     if (inUse && typeof inUse.gpus === 'number') {
       const jobs = inUse.jobs ?? 0;
       const leases = inUse.leases ?? 0;
+      // jobs in a stop's grace still hold GPUs: said apart, as `jupyter-sched status` does (new user 8, N13)
+      const stopping = Math.min(inUse.stopping ?? 0, jobs);
+      const work = stopping ? trans.__('%1, %2 stopping', trans._n('%1 job', '%1 jobs', jobs), stopping) : trans._n('%1 job', '%1 jobs', jobs);
       parts.push(
         trans._n('holding %2 GPU', 'holding %2 GPUs', inUse.gpus, formatNumber(inUse.gpus, 2)) +
-          ` (${trans._n('%1 job', '%1 jobs', jobs)}, ${trans._n('%1 lease', '%1 leases', leases)})`
+          ` (${work}, ${trans._n('%1 lease', '%1 leases', leases)})`
       );
     }
     if (typeof me.gpu_hours_7d === 'number') {
