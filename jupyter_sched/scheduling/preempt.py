@@ -35,7 +35,7 @@ from ..placement.placer import Flavor, Placement
 from ..preemption.victims import Candidate, PreemptionPlan, plan_preemption
 from .admit import admit_placed
 from .context import CycleContext, Visit
-from .ledger import Holder
+from .ledger import NOMINATION_PREFIX, Holder
 from .snapshot import AuditRecord, Pend, Preempt
 from .spare import STOPPING_PREFIX, claim, hold_spare, open_spare
 
@@ -302,8 +302,18 @@ def _team_lines(ctx: CycleContext, job_id: str) -> list[_LineKey]:
 
 
 def _borrowing(ctx: CycleContext, key: _LineKey, extra: int = 0) -> bool:
-    """Is the team line ``key`` above its guarantee (with ``extra`` milli-GPUs added back)?"""
-    return ctx.quota.usage.get(key, 0) + extra > ctx.quota.lines[key].guaranteed
+    """Is the team line ``key`` above its guarantee by the GPUs its jobs hold (with ``extra``
+    milli-GPUs added back)? GPUs nominated to its pending jobs are charged to its lines
+    (:mod:`.nominations`) but run nothing: a team whose only borrowing is a job still waiting does
+    not lose its running, guaranteed work to a reclaim (hypothesis seed 19, session 9: a borrowing
+    job's nomination made its team's low job within the guarantee a borrow-within-cohort victim)."""
+    quota = ctx.quota
+    held = 0
+    for owner in ctx.book.gpus:
+        entry = quota.charges.get(NOMINATION_PREFIX + owner)
+        if entry is not None and key in entry[0]:
+            held += entry[1]
+    return quota.usage.get(key, 0) - held + extra > quota.lines[key].guaranteed
 
 
 # ---------------------------------------------------------------------------------- search
@@ -403,8 +413,11 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
         waiting_on = _stopping_on(ctx, placement)
         if waiting_on:  # the plan counted spare GPUs still held by stopping jobs: wait for them
             _hold_and_wait(ctx, job, flavor.model, placement, waiting_on, tuple(c.job_id for c in plan.victims))
-        else:
-            admit_placed(ctx, job, placement, flavor.model)
+            return
+        owners = ctx.book.eligible(job)  # the plan counted GPUs nominated to it or lower classes of its team
+        ctx.book.open(owners)
+        admit_placed(ctx, job, placement, flavor.model)
+        ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
         return
     names = []
     freed = []

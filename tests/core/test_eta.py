@@ -373,6 +373,34 @@ def test_runtime_history_predicts_a_first_run_from_the_user_s_own_runs_only_wher
     assert hist.predict(replace(new, user="bo"), 7200) is None
 
 
+@pytest.mark.parametrize(("first_runs", "want"), [
+    pytest.param([(1800, 3600)], (3600.0, 3600.0),
+                 id="a user's only run: a running first run is read with its padding until it outruns it"),
+    pytest.param([(1800, 3600), (3000, 6000)], (3600.0, 3600.0), id="an earned padding reads it the same"),
+    pytest.param([(3, 1800), (5, 1800), (2, 1800)], (None, None),
+                 id="short test runs that missed each other by 40 % do not predict a running job either"),
+])
+def test_runtime_history_predicts_a_running_first_run_from_the_user_s_padding_unless_it_failed(
+        first_runs: list[tuple[float, float]], want: tuple[float | None, float | None]) -> None:
+    from jupyter_sched.backfill.history import RuntimeHistory
+    hist = RuntimeHistory()
+    spec = make_job("a", user="ana").spec
+    for k, (ran, limit) in enumerate(first_runs):
+        hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
+    new = replace(spec, command=("python", "new.py"), time_limit_s=7200)
+    running = hist.predict(new, 7200, ran_s=600), hist.predict(new, 7200, ran_s=4000)
+    # at 4000 s it outran the user's runs: the unconditional guess, below what it ran - the core then
+    # projects it to its limit and says so (scheduling.runtimes.time_left)
+    assert running == want
+    assert hist.predict(new, 7200, ran_s=600) == running[0]  # memoised until the next learn
+    assert hist.predict(replace(new, user="bo"), 7200, ran_s=600) is None  # never another user's padding
+    if len(first_runs) == 1:
+        assert hist.predict(new, 7200) is None  # queued: not earned yet, the limit
+        old = RuntimeHistory(running_first=False)  # session 8's rule (benchmarks/jct_loaded.py's baseline)
+        old.learn(replace(spec, command=("python", "p0.py"), time_limit_s=3600), 1800, 3600)
+        assert old.predict(new, 7200, ran_s=600) is None
+
+
 def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle_then_gives() -> None:
     # r1 and r2 are expected to end at 100 and 300 (learned) but may run to 1000 and 400 (limits).
     # At 100 the cycle reserves n1 for 'big' from 400 (running jobs at their limits: r2's) and

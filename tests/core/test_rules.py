@@ -540,15 +540,15 @@ def test_property_counterexample_4_a_preemptor_admitted_on_a_reclaim_s_spare_gpu
     assert s.evictions() == ["j5", "j3"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known, not fixed (session 8; needs a decision): every step follows the rules — j3 reclaims "
-    "borrower j5; b's high j8 takes part of j3's nominated GPUs and puts b above its guarantee, so j3 "
-    "may not reclaim and its nomination is dropped; j5 borrows the same GPU again (lending idle "
-    "guarantee); j4 ends, j3 is within b's guarantee again and reclaims j5 from it. Refusing j5 to "
-    "borrow while its reclaimer waits fixes this but contradicts case 032's 'the head never blocks "
-    "admissions that fit' (test_case_032_without_force_kill_...: the leftover GPU goes to borrower b1)"))
-def test_property_counterexample_5_a_borrower_reclaimed_lent_the_same_gpu_again_is_reclaimed_again() -> None:
-    # hypothesis seed 19 (2000 examples) on 72d570f, reduced to 4 jobs
+def test_property_counterexample_5_a_reclaimed_borrower_lent_again_is_reclaimed_again_once_its_reclaimer_s_team_shrinks() -> None:
+    # hypothesis seed 19 (2000 examples) on 72d570f, reduced to 4 jobs. Decision (session 9): this
+    # second eviction is right, and the property test's invariant says why. j3 reclaims j5; b's high
+    # j8 takes over the GPUs j3 needs on n1 and puts b above its guarantee; j3 cannot start anyway
+    # (its other worker has no room), so j5 borrows the GPU again: nothing is held for a job that
+    # cannot use it (case 032, test_case_032_without_force_kill_...). When j4 ends, b shrinks, j3 is
+    # within its guarantee again and must not wait while a borrows (the no-stranded-guarantee
+    # invariant): j5 is reclaimed a second time. Refusing j5 the idle GPU in between would idle it
+    # for as long as j4 runs, which case 032 rules out.
     s = Scenario([make_node("n0", gpus=7, unhealthy={0}, nvlink=pairs(7)), make_node("n1", gpus=6, nvlink=pairs(6)),
                   make_node("n2", gpus=3, unhealthy={0}, nvlink=[*pairs(2), ()])],
                  quota=quotas(Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=10)))
@@ -556,11 +556,19 @@ def test_property_counterexample_5_a_borrower_reclaimed_lent_the_same_gpu_again_
              make_job("j4", gpus=3, team="b", priority="high", submitted=4),
              make_job("j5", gpus=1, team="a", submitted=5),
              make_job("j7", gpus=2, workers=2, team="a", priority="high", submitted=7)).cycle()
-    s.at(1).submit(make_job("j3", gpus=2, workers=2, team="b", submitted=3)).cycle()  # reclaims j5
-    s.at(2).submit(make_job("j8", gpus=2, team="b", priority="high", submitted=8)).cycle()
-    s.at(3).finish("j4").cycle()
-    s.at(4).cycle()
-    assert s.evictions() == ["j5"]
+    first = s.at(1).submit(make_job("j3", gpus=2, workers=2, team="b", submitted=3)).cycle()
+    assert [(p.job_id, p.for_job, p.kind) for p in first.preemptions] == [("j5", "j3", "reclaim")]
+    second = s.at(2).submit(make_job("j8", gpus=2, team="b", priority="high", submitted=8)).cycle()
+    assert {a.job_id: a.allocation.all_gpu_uuids() for a in second.admits} == {
+        "j8": ("GPU-n1-4", "GPU-n1-5"), "j5": ("GPU-n2-1",)}
+    j3 = {p.job_id: p.reason for p in second.pending}["j3"]
+    assert j3.code == "WaitingForCapacity" and "only 1 of its 2 workers fit now" in j3.message
+    assert second.nominations == {}  # nothing held for a job that cannot start
+    third = s.at(3).finish("j4").cycle()  # b shrinks: j3 is within its guarantee again
+    assert [(p.job_id, p.for_job, p.kind) for p in third.preemptions] == [("j5", "j3", "reclaim")]
+    fourth = s.at(4).cycle()
+    assert [a.job_id for a in fourth.admits] == ["j3", "j5"] and fourth.preemptions == ()
+    assert s.evictions() == ["j5", "j5"]
 
 
 def test_a_plan_that_withdraws_only_this_cycle_s_admissions_waits_for_spare_gpus_still_held() -> None:
@@ -590,6 +598,33 @@ def test_a_plan_that_withdraws_only_this_cycle_s_admissions_waits_for_spare_gpus
     fourth = s.at(4).cycle()
     assert {a.job_id: set(a.allocation.all_gpu_uuids()) for a in fourth.admits}["j0"] == nominated
     assert s.evictions() == ["j6", "j7"]
+
+
+def test_a_plan_that_withdraws_only_this_cycle_s_admissions_may_use_gpus_nominated_to_a_lower_class() -> None:
+    # hypothesis (session 9, 120 examples), reduced: a's j1 and j11 reclaim b's j3 and j13; next
+    # cycle j3 borrows a spare GPU again and j1's plan withdraws that admission, counting GPU-n1-1
+    # nominated to a's lower-class j11. Before: the admission itself left j11's nomination masked -
+    # ValueError "GPU GPU-n1-1 has 0 milli-GPUs free" out of run_cycle (a 500). Now j1 takes it over
+    # and j11 starts on what j1 left of its own nomination.
+    def gang(job: Job, *groups: WorkerGroup) -> Job:
+        return replace(job, spec=replace(job.spec, resources=ResourceRequest.of_groups(groups)))
+    s = Scenario([make_node("n0", gpus=4, unhealthy={0}, nvlink=pairs(4)), make_node("n1", gpus=4, unhealthy={0}, nvlink=pairs(4)),
+                  make_node("n2", gpus=5, unhealthy={0}, nvlink=[*pairs(4), ()])],
+                 quota=quotas(Quota(team="a", guaranteed=9), Quota(team="b", guaranteed=0)))
+    s.submit(make_job("j3", gpus=1, team="b", priority="high", submitted=3),
+             gang(make_job("j13", team="b", priority="high", submitted=13), WorkerGroup("launcher", 0), WorkerGroup("worker", 3))).cycle()
+    first = s.at(1).submit(make_job("j1", gpus=3, workers=2, team="a", submitted=1),
+                           make_job("j8", gpus=1, team="a", priority="high", submitted=8),
+                           gang(make_job("j11", team="a", priority="low", submitted=11),
+                                WorkerGroup("launcher", 0), WorkerGroup("worker", 1))).cycle()
+    assert [(p.job_id, p.for_job) for p in first.preemptions] == [("j3", "j1"), ("j13", "j11")]
+    assert first.nominations["j11"].all_gpu_uuids() == ("GPU-n1-1",)
+    second = s.at(2).submit(make_job("j9", gpus=1, team="a", priority="high", submitted=9)).cycle()
+    admitted = {a.job_id: set(a.allocation.all_gpu_uuids()) for a in second.admits}
+    assert sorted(admitted) == ["j1", "j11", "j9"] and second.preemptions == () and second.nominations == {}
+    assert "GPU-n1-1" in admitted["j1"] and admitted["j11"] <= set(first.nominations["j1"].all_gpu_uuids())
+    assert {p.job_id: p.reason.code for p in second.pending} == {"j3": "WaitingForCapacity", "j13": "WaitingForCapacity"}
+    assert s.evictions() == ["j3", "j13"]
 
 
 @pytest.mark.parametrize(("make", "field_name"), [
