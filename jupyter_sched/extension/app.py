@@ -35,7 +35,7 @@ from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DEFINITION_HANDLERS, DefinitionsConfig
 from .events import EventHub
-from .gc_pauses import settle_heap, shorter_gil_turns
+from .gc_pauses import settle_heap
 from .handlers import HANDLERS, UnknownRouteHandler
 from .identity import Identity, IdentityResolver, make_identity_resolver, server_owner, uses_builtin_provider
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
@@ -195,7 +195,6 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._activity_timer.start()
         self._activity_tick()
         settle_heap()  # shorter collector pauses from now on (issue 17)
-        shorter_gil_turns()  # requests wait less for the interpreter while the engine computes (issue 17)
 
     async def stop_extension(self) -> None:
         """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).

@@ -1,4 +1,4 @@
-"""Shorter garbage-collector pauses and shorter interpreter turns in a scheduler server (issue 17).
+"""Shorter garbage-collector pauses in a scheduler server (issue 17).
 
 A server process holds a large long-lived heap — jupyter_server and its extensions, the engine's
 snapshot and reasons, decoded job rows — and answers many small requests, each allocating
@@ -20,28 +20,13 @@ the tail of ``jupyter-sched status``.
   the older generations fill (and are walked) accordingly less often.
 
 Once per process: a test session that starts many servers in one process freezes only the first.
-
-:func:`shorter_gil_turns`, called at the same moment: a thread that computes (the engine's full
-cycle, tens to hundreds of milliseconds of Python) keeps the interpreter for CPython's switch
-interval, 5 ms, each time another thread asks for it — and a request wants it back several times
-(the event loop reads it, hands it to a request thread, that thread runs its service call, the
-loop writes the answer), so each of those waits could be 5 ms while a cycle ran. At 1 ms the
-request's turns come five times as often; the engine's cycle, which loses the interpreter only
-when someone asks, pays a few more switches. Measured (``/tmp`` A/B of four interleaved servers
-over the same 20,000-job store, 5,000 pending, a full cycle every second, five submitters,
-``jupyter-sched status`` sampled 400 times each, load 7-9 on 2 CPUs): status p50 64/74 -> 52/44 ms,
-p95 197/154 -> 116/100 ms, p99 298/203 -> 161/143 ms.
 """
 
 from __future__ import annotations
 
 import gc
-import sys
 
-__all__ = ["GIL_SWITCH_INTERVAL_S", "YOUNG_THRESHOLD", "settle_heap", "shorter_gil_turns"]
-
-GIL_SWITCH_INTERVAL_S = 0.001
-"""Seconds a thread may keep the interpreter while another waits for it (CPython's default: 0.005)."""
+__all__ = ["YOUNG_THRESHOLD", "settle_heap"]
 
 YOUNG_THRESHOLD = 10_000
 """Net allocations between two collections of the youngest generation (CPython's default: 700)."""
@@ -61,13 +46,4 @@ def settle_heap() -> bool:
     young, middle, old = gc.get_threshold()
     if young and young < YOUNG_THRESHOLD:  # 0: collection disabled by the process, left so
         gc.set_threshold(YOUNG_THRESHOLD, middle, old)
-    return True
-
-
-def shorter_gil_turns() -> bool:
-    """Hand the interpreter to a waiting thread after :data:`GIL_SWITCH_INTERVAL_S` (see module
-    docstring); never lengthens an interval the process already set shorter. True when it shortened it."""
-    if sys.getswitchinterval() <= GIL_SWITCH_INTERVAL_S:
-        return False
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     return True

@@ -345,6 +345,7 @@ class Placer:
         fm, pl, node_gpus = state.free_milli, state.placeable, state.node_gpus
         pools = [state.pools[p] for p in flavor.pools]
         top = flavor.max_per_node
+        nvlink = request.nvlink
         done = False
         for k in (range(top, count - 1, -1) if self.descending else range(count, top + 1)):
             for pool in pools:
@@ -355,9 +356,11 @@ class Placer:
                         continue
                     if mixed:
                         free = self._usable(node, flavor, request)
+                    elif k == len(node_gpus[node]):
+                        free = node_gpus[node]  # every GPU of the node is free (choose_gpus only reads it)
                     else:
                         free = [g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]]
-                    gpus = choose_gpus(state, free, count, nvlink=request.nvlink)
+                    gpus = choose_gpus(state, free, count, nvlink=nvlink)
                     if gpus is None:
                         continue
                     scores = self._score(request, node, gpus)
@@ -365,7 +368,13 @@ class Placer:
                     if total > best_total:
                         best, best_total, best_scores = (node, gpus), total, scores
                     seen += 1
-                    done = seen >= limit or all(scores[name] >= bound for name, bound in perfect)
+                    done = seen >= limit
+                    if not done:
+                        for name, bound in perfect:
+                            if scores[name] < bound:
+                                break
+                        else:
+                            done = True  # nothing later in the walk can score higher
                     if done:
                         break
                 if done:

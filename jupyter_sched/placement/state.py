@@ -316,13 +316,43 @@ class ClusterState(Journaled):
         return arrays
 
     # ------------------------------------------------------------------ index upkeep
-    def _set_free(self, g: int, new: int) -> None:
+    def _change(self, gpus: tuple[tuple[int, int], ...], sign: int) -> None:
+        """Add ``sign * milli`` to the free milli-GPUs of each ``(gpu, milli)``, indexes kept in step.
+
+        A node moves between ``by_free`` buckets once per run of its GPUs, not once per GPU (a
+        4-GPU worker: one move); where it ends up in its bucket is the same either way.
+        """
+        fm, gpu_node = self.free_milli, self.gpu_node
+        node, delta = -1, 0
+        for g, milli in gpus:
+            moved = self._set_free(g, fm[g] + sign * milli)
+            if moved:
+                if gpu_node[g] != node:
+                    if delta:
+                        self._shift(node, delta)
+                    node, delta = gpu_node[g], 0
+                delta += moved
+        if delta:
+            self._shift(node, delta)
+
+    def _shift(self, n_id: int, delta: int) -> None:
+        """Node ``n_id`` has ``delta`` more wholly free placeable GPUs: move it between ``by_free`` buckets."""
+        pool = self.pools[self.node_pool[n_id]]
+        k = self.node_free[n_id]
+        del pool.by_free[k][n_id]
+        self.node_free[n_id] = k + delta
+        pool.by_free[k + delta][n_id] = None
+        pool.free_whole += delta
+
+    def _set_free(self, g: int, new: int) -> int:
+        """Set GPU ``g``'s free milli-GPUs; returns the change (-1, 0, +1) in its node's wholly free
+        placeable GPUs, for the caller to :meth:`_shift` the node."""
         old = self.free_milli[g]
         if old == new:
-            return
+            return 0
         self.free_milli[g] = new
         if not self.placeable[g]:
-            return
+            return 0
         n_id = self.gpu_node[g]
         arrays = self._arrays
         if arrays is not None:
@@ -343,13 +373,7 @@ class ClusterState(Journaled):
                 bucket2 = pool.partial[new] = {}
                 bisect.insort(pool.partial_keys, new)
             bucket2[g] = None
-        delta = (new == GPU_MILLI) - (old == GPU_MILLI)
-        if delta:
-            k = self.node_free[n_id]
-            del pool.by_free[k][n_id]
-            self.node_free[n_id] = k + delta
-            pool.by_free[k + delta][n_id] = None
-            pool.free_whole += delta
+        return (new == GPU_MILLI) - (old == GPU_MILLI)
 
     # ------------------------------------------------------------------ mutations
     def take(self, holder: str, holding: Holding) -> None:
@@ -367,8 +391,7 @@ class ClusterState(Journaled):
         for mig in holding.migs:
             if mig in self.mig_used:
                 raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
-        for g, milli in holding.gpus:
-            self._set_free(g, fm[g] - milli)
+        self._change(holding.gpus, -1)
         for mig in holding.migs:
             self.mig_used[mig] = holder
         if holding.cpu_millis or holding.memory_mib or holding.extra:
@@ -385,9 +408,7 @@ class ClusterState(Journaled):
         holding = self.holdings.pop(holder, None)
         if holding is None:
             return None
-        fm = self.free_milli
-        for g, milli in holding.gpus:
-            self._set_free(g, fm[g] + milli)
+        self._change(holding.gpus, +1)
         for mig in holding.migs:
             self.mig_used.pop(mig, None)
         if holding.cpu_millis or holding.memory_mib or holding.extra:

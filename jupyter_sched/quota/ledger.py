@@ -115,6 +115,9 @@ class QuotaLedger(Journaled):
         self.team_version: dict[str, int] = {}
         self._keys: dict[tuple[str, str, str], tuple[tuple[str, str | None, str], ...]] = {}
         self._shares: dict[str, tuple[int, float]] = {}
+        self._capacities: dict[tuple[str, str | None, str], int] = {}
+        # admissions that borrow share one answer per (borrowed, within guarantee): frozen, so shareable
+        self._borrowing: dict[tuple[int, bool], QuotaCheck] = {}
         self._journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] | None = None
         for q in quotas.quotas:
             line = self._line(q)
@@ -156,37 +159,48 @@ class QuotaLedger(Journaled):
         return out
 
     def line_capacity(self, line: Line) -> int:
-        """Milli-GPUs in the line's scope (all GPUs for ``'*'``)."""
-        if line.model == ANY_MODEL:
-            return self.total_capacity * GPU_MILLI
-        return sum(n for m, n in self.capacity_by_model.items() if _applies(line.model, m)) * GPU_MILLI
+        """Milli-GPUs in the line's scope (all GPUs for ``'*'``); fixed for the cycle, so memoised
+        (fair share re-reads it after every admission of the line's team)."""
+        capacity = self._capacities.get(line.key)
+        if capacity is None:
+            if line.model == ANY_MODEL:
+                capacity = self.total_capacity * GPU_MILLI
+            else:
+                capacity = sum(n for m, n in self.capacity_by_model.items() if _applies(line.model, m)) * GPU_MILLI
+            self._capacities[line.key] = capacity
+        return capacity
 
     # ------------------------------------------------------------------ checks
     def check(self, team: str, user: str, model: str, milli: int) -> QuotaCheck:
         """May ``milli`` more milli-GPUs of ``model`` be charged to ``team``/``user``?"""
         if not self.enabled or milli <= 0:
             return _OK  # GPU-less work never counts against GPU quota
-        lines = self.applicable(team, user, model)
         borrowed = 0
         within = True
         usage = self.usage
-        over: list[Line] = []
-        for line in lines:
-            used = usage.get(line.key, 0)
+        over: list[Line] | None = None
+        for line in self.applicable(team, user, model):
+            key = line.key
+            used = usage.get(key, 0)
             after = used + milli
             if line.ceiling is not None and after > line.ceiling:
+                if over is None:
+                    over = []
                 over.append(line)
                 continue
-            if line.user is None:
-                extra = max(0, after - line.guaranteed) - max(0, used - line.guaranteed)
-                borrowed = max(borrowed, extra)
-                if after > line.guaranteed:
+            if key[1] is None:  # a team line: what it takes above the guarantee is borrowed
+                guaranteed = line.guaranteed
+                if after > guaranteed:
                     within = False
+                    borrowed = max(borrowed, after - guaranteed - max(0, used - guaranteed))
         if over:
             return self._refused(over, milli)
         if not borrowed and within:
             return _OK
-        return QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
+        check = self._borrowing.get((borrowed, within))
+        if check is None:
+            check = self._borrowing[(borrowed, within)] = QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
+        return check
 
     def _refused(self, over: list[Line], milli: int) -> QuotaCheck:
         """The binding line among those ``milli`` would exceed — the one with the least room (a user's
@@ -217,8 +231,10 @@ class QuotaLedger(Journaled):
         if not self.enabled or milli <= 0:
             return False
         usage = self.usage
-        return any(ln.user is None and usage.get(ln.key, 0) + milli > ln.guaranteed
-                   for ln in self.applicable(team, user, model))
+        for line in self.applicable(team, user, model):
+            if line.key[1] is None and usage.get(line.key, 0) + milli > line.guaranteed:
+                return True
+        return False
 
     def team_share(self, team: str) -> float:
         """Kueue fair sharing: dominant borrowed share of the team's lines divided by its weight."""

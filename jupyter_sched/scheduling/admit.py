@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..backfill.easy import Reservation, job_end
-from ..model import Job, ResourceRequest
+from ..model import Job, PriorityClass, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
@@ -182,4 +182,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         details={"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
                  "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
                  "model": placement.model, "scores": scores, "borrowed": borrowed / 1000,
-                 "backfill": backfill, "priority": spec.priority.value}))
+                 "backfill": backfill, "priority": _CLASS_NAMES[spec.priority]}))
+
+
+_CLASS_NAMES = {p: p.value for p in PriorityClass}
+"""Class name by class: Enum's ``.value`` is a Python-level descriptor, read once per admission here."""

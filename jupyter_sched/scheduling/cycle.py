@@ -68,7 +68,8 @@ def run_cycle(snapshot: Snapshot, profile: SchedulingProfile | None = None) -> C
 def run_on(ctx: CycleContext) -> CycleResult:
     """:func:`run_cycle` on a context built from its snapshot (kept alive by :mod:`.live`)."""
     snapshot = ctx.snap
-    pending = [j for j in snapshot.jobs if j.state is JobState.PENDING]
+    waiting = JobState.PENDING  # looked up once: a member read on an Enum class is slow
+    pending = [j for j in snapshot.jobs if j.state is waiting]
     if pending and ctx.profile.backfill and ctx.profile.backfill_mode == "conservative":
         ctx.plan = Plan(ctx, at_end=False)
     usage = snapshot.usage.decayed_gpu_seconds_by_user

@@ -18,11 +18,14 @@ if TYPE_CHECKING:
 __all__ = ["borrow_window_closed", "gate"]
 
 
+_NORMAL = PriorityClass.NORMAL  # read per job: a member looked up on an Enum class is slow
+
+
 def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     """The closed gate that keeps ``job`` pending (class grant, backoff, admit window, budget), or None."""
     spec = job.spec
     policy = ctx.policies.get(spec.team)
-    if policy is not None and spec.priority is not PriorityClass.NORMAL and \
+    if policy is not None and spec.priority is not _NORMAL and \
             spec.priority.value not in policy.allowed_priorities:
         return PendingReason(
             code="Priority", message=f"team {spec.team} may not use priority {spec.priority.value} "

@@ -376,7 +376,7 @@ def test_me_profiles_inventory_and_dryrun(sqlite_db: str, tmp_path: Path) -> Non
     assert inventory["simulated"] is True
     assert sorted(inventory["allocations"]) == sorted(g["uuid"] for g in inventory["gpus"])
     me = svc.me("ana")
-    assert me["in_use"] == {"gpus": 2.0, "jobs": 0, "leases": 1} and me["team"] == "default"
+    assert me["in_use"] == {"gpus": 2.0, "jobs": 0, "leases": 1, "stopping": 0} and me["team"] == "default"
     assert svc.profiles() == [{"name": "pair", "description": "two GPUs", "defaults": {"gpus": 2}}]
     answer = svc.dryrun({"gpus": 1, "command": ["true"]}, user="bob")
     assert answer["fits"] is False and answer["reason"]["code"] == "WaitingForCapacity"
