@@ -180,9 +180,10 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
 _OWN_ENV = ("JUPYTER_SCHED_", "JUPYTERHUB_", "JPY_")
 """Prefixes of the scheduler's and the hub's own variables (credentials, identity, the job marker): a
 request's ``env`` may not set them (refused, and so audited, naming ``env.<KEY>``)."""
-_REPLACED_ENV = frozenset({"JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI"})
-"""Of those, the ones the executor sets from the allocation: accepted with the submit answer's note that
-the value given is not used (``services.jobs._SCHEDULER_ENV``, new user 7 F18)."""
+_REPLACED_ENV = frozenset({"JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI", "JUPYTER_SCHED_URL", "JUPYTER_SCHED_TOKEN"})
+"""Of those, the ones accepted: JOB_ID and GPU_MILLI the executor sets from the allocation (the submit
+answer notes the value given is not used, ``services.jobs._SCHEDULER_ENV``, new user 7 F18); URL and
+TOKEN are the client's own (a job that submits work or holds a kernel's lease passes the caller's)."""
 
 MAX_FIELD_CHARS = 64 * 1024
 """Most characters a list or map field (command, args, env, ...) may hold: the store keeps
