@@ -301,8 +301,8 @@ class JobsService:
         return "a directory made for each job"
 
     def _refuse_foreign_parent(self, caller: Caller, job: Job, *, request: str) -> None:
-        """A lease's ``parent_job_id`` must be one of the caller's own live batch jobs: the lease
-        ends with it, so naming another user's job (or a finished one) is refused, and audited,
+        """A lease's ``parent_job_id`` must be one of the caller's own started batch jobs: the lease
+        ends with it, so naming another user's job (or a finished or waiting one) is refused, and audited,
         without saying whether such a job exists.
 
         Raises:
@@ -319,6 +319,11 @@ class JobsService:
             problem = f"no job {parent_id[:80]!r} of yours asks for this lease"
         elif parent.state.terminal:
             problem = f"job {parent_id} already {parent.state.value}: its kernel cannot ask for GPUs"
+        elif parent.state in (JobState.PENDING, JobState.PREEMPTED):
+            # no process of it runs, so no kernel of it asks; and cancelling waiting work ends it in
+            # the service's own transaction, which never reaches the engine's end-of-job hook that
+            # ends the leases it asked for (a lease accepted here outlived its job)
+            problem = f"job {parent_id} is {parent.state.value}, not running: no kernel of it can ask for GPUs yet"
         else:
             return
         self.ctx.admission.refuse(caller, ValidationError(

@@ -1191,7 +1191,20 @@ def test_a_lease_may_name_only_its_own_live_job_as_the_one_asking(server: Embedd
     wait_state(server, "tok-ann", anns["id"], "cancelled")
     finished = ann.post("leases", json={"gpus": 1, "parent_job_id": anns["id"]})
     assert finished.status_code == 400 and "already cancelled" in finished.json()["error"]["message"], finished.text
+    # a waiting job has no kernel to ask; its cancel ends it in the service's transaction, which
+    # never ended the leases it named (a lease outlived its job: seen under load, session 9)
+    fill = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", fill["id"], "running")
+    waiting = submit(server, "tok-ann", gpus=1)
+    assert wait_state(server, "tok-ann", waiting["id"], "pending")["state"] == "pending"
+    early = ann.post("leases", json={"gpus": 1, "parent_job_id": waiting["id"]})
+    assert early.status_code == 400 and early.json()["error"]["field"] == "parent_job_id", early.text
+    assert "pending, not running" in early.json()["error"]["message"], early.text
+    ann.delete(f"jobs/{waiting['id']}")
+    ann.delete(f"jobs/{fill['id']}")
+    wait_state(server, "tok-ann", fill["id"], "cancelled")
     own = submit(server, "tok-ann", gpus=0)
+    wait_state(server, "tok-ann", own["id"], "running")
     lease = ann.post("leases", json={"gpus": 1, "parent_job_id": own["id"]})
     assert lease.status_code == 201 and lease.json()["parent_job_id"] == own["id"], lease.text
     ann.delete(f"jobs/{own['id']}")
