@@ -178,6 +178,7 @@ class ForwardingService:
         self._running: list[dict[str, Any]] = []
         self._stopped = asyncio.Event()
         self.link = CentralLink(self._probe)
+        self._reporting: asyncio.Lock | None = None  # one report in flight: a later one never arrives first
 
     # ---- lifetime ------------------------------------------------------------------------
     @property
@@ -259,8 +260,11 @@ class ForwardingService:
         Raises:
             httpx.HTTPError: the central service did not answer.
         """
-        body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
-        response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
+        if self._reporting is None:
+            self._reporting = asyncio.Lock()
+        async with self._reporting:  # the service keeps the report that arrives last: the one built last
+            body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
+            response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
         if response.status_code != 200:
             log.debug("jupyter_sched: kernel report answered %s", response.status_code)
             return []

@@ -72,6 +72,9 @@ def test_newuser9_n1_a_lease_needs_a_running_server_of_the_caller_and_one_of_its
     kernel = post(f"{hub.server_url(amy)}api/kernels", tokens[amy], {})
     assert kernel.status_code == 201, kernel.text
     amys_kernel = kernel.json()["id"]
+    # at once, as %gpu request in a new kernel does: her server reports the kernel before it forwards
+    through = post(f"{hub.server_url(amy)}api/sched/leases", tokens[amy], {"gpus": 1, "kernel_id": amys_kernel})
+    assert through.status_code == 201, through.text
     for url, body in ((leases, {"gpus": 1, "kernel_id": amys_kernel}), (leases, {"gpus": 1, "kernel_id": FAKE}),
                       (f"{hub.service_url}api/sched/jobs", {"kind": "lease", "gpus": 1, "kernel_id": FAKE})):
         answer = post(url, tokens[eve], body)
@@ -89,9 +92,7 @@ def test_newuser9_n1_a_lease_needs_a_running_server_of_the_caller_and_one_of_its
                and (e.get("details") or {}).get("field") == "kernel_id"]
     assert len(refused) >= 5, refused
 
-    # amy's own kernel: through her server, and straight at the service (her server reported it)
-    through = post(f"{hub.server_url(amy)}api/sched/leases", tokens[amy], {"gpus": 1, "kernel_id": amys_kernel})
-    assert through.status_code == 201, through.text
+    # amy's own kernel straight at the service (her server reported it)
     straight = post(leases, tokens[amy], {"gpus": 1, "kernel_id": amys_kernel})
     assert straight.status_code == 201, straight.text
     loose = post(leases, tokens[eve], {"gpus": 0.5})  # eve's server runs: GPUs bound to no kernel are hers
