@@ -90,6 +90,51 @@ children_cpu() {
   }' "$CPU_TIMES")
 }
 
+# background_stages NAME -- FUNCTION: run FUNCTION (which calls `stage` for each of its stages) in
+# the background, beside the stages that follow; its stages' output goes to a file, not the
+# terminal, so the foreground stage's lines are not interleaved with it. join_background_stages
+# NAME waits for it, prints that output, and adds its stages to the summary in their order.
+# Used for stages that mostly wait (the browser tests: ~40 % CPU) beside the Python tests
+# (~65 % CPU) on CI's 2 cores. Each stage's CPU is still its own: `times` in the background
+# subshell counts only that subshell's children.
+declare -A BACKGROUND_PID=() BACKGROUND_OUT=()
+background_stages() {
+  local name=$1; shift
+  [ "$1" = -- ] && shift
+  local out="$STAGE_LOGS/background-${name//[^A-Za-z0-9]/_}"
+  BACKGROUND_OUT[$name]=$out
+  log "$name: started in the background (its output is printed when it ends)"
+  (
+    SUMMARY=() PROBLEMS=() FAILED_STAGES=()
+    "$@"
+    # hand the results back to the parent shell, which sources this file when it joins
+    { for line in "${SUMMARY[@]}"; do printf 'SUMMARY+=(%q)\n' "$line"; done
+      for line in "${PROBLEMS[@]}"; do printf 'PROBLEMS+=(%q)\n' "$line"; done
+      for line in "${FAILED_STAGES[@]}"; do printf 'FAILED_STAGES+=(%q)\n' "$line"; done
+      for key in "${!STATUS[@]}"; do printf 'STATUS[%q]=%q\n' "$key" "${STATUS[$key]}"; done
+      for key in "${!STAGE_LOG[@]}"; do printf 'STAGE_LOG[%q]=%q\n' "$key" "${STAGE_LOG[$key]}"; done
+      for key in "${!STAGE_FAILURES[@]}"; do printf 'STAGE_FAILURES[%q]=%q\n' "$key" "${STAGE_FAILURES[$key]}"; done
+    } > "$out.results"
+  ) > "$out.log" 2>&1 &
+  BACKGROUND_PID[$name]=$!
+}
+
+join_background_stages() {  # join_background_stages NAME
+  local name=$1 out=${BACKGROUND_OUT[$1]}
+  local t0=$SECONDS
+  wait "${BACKGROUND_PID[$name]}"
+  log "$name: background stages ended (waited $((SECONDS - t0)) s for them); their output follows"
+  cat "$out.log"
+  if [ ! -s "$out.results" ]; then
+    PROBLEMS+=("$name (the background stages ended without results)")
+    SUMMARY+=("$(printf '%-9s %6s %6s  %s' FAILED '-' '-' "$name (no results)")")
+    return
+  fi
+  # appends its stages to SUMMARY/PROBLEMS/FAILED_STAGES and sets their STATUS/STAGE_LOG entries
+  # shellcheck disable=SC1090
+  source "$out.results"
+}
+
 skipped() {  # skipped NAME WHY
   STATUS[$1]=skipped
   SUMMARY+=("$(printf '%-9s %6s %6s  %s (%s)' skipped '-' '-' "$1" "$2")")

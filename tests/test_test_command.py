@@ -122,3 +122,31 @@ def test_a_server_left_behind_holding_the_output_does_not_keep_the_run_waiting(t
     assert done.returncode == 0, done.stdout
     waited = int(re.findall(r"next stage after (\d+) s", done.stdout)[0])
     assert waited < 30  # not the server's 300 s
+
+
+def test_background_stages_run_beside_the_foreground_and_join_the_summary_with_their_failures() -> None:
+    """CI on 01fe9ad took 1,884 s of its 1,800: the type check, frontend and browser stages now run
+    beside the Python tests. Their results must still reach the summary and the exit status."""
+    done = run_stages(r"""
+        beside() {
+          stage "types" -- bash -c 'sleep 2; echo types-ran'
+          stage "browser tests" --failures '^ *✘ ' -- bash -c 'echo "  ✘ 3 panel > runs live"; exit 1'
+          stage "needs types" --needs types -- echo needs-ran
+        }
+        background_stages "checks" -- beside
+        stage "python tests" -- bash -c 'sleep 2; echo python-ran'
+        join_background_stages "checks"
+        finish_stages 0
+    """)
+    assert done.returncode == 1, done.stdout
+    out = done.stdout
+    # both ran at the same time: 2 s each, ~2 s in all (not 4)
+    total = int(re.findall(r"== summary \((\d+) s wall", out)[0])
+    assert total < 4, out
+    # the background stages' output is printed whole after the foreground stage's, not interleaved
+    assert out.index("python-ran") < out.index("types-ran") < out.index("needs-ran")
+    summary = out.split("== summary")[-1]
+    rows = re.findall(r"^(ok|FAILED)\s+\S+\s+\S+\s+(.+?)(?: \(exit \d+\))?$", summary, flags=re.M)
+    assert rows == [("ok", "python tests"), ("ok", "types"), ("FAILED", "browser tests"), ("ok", "needs types")], rows
+    assert "✘ 3 panel > runs live" in summary  # the failing browser test is named at the end
+    assert out.strip().splitlines()[-1] == "test-all: FAILED: browser tests (exit 1)"
