@@ -1,0 +1,143 @@
+"""New user 10's findings (/work/coord/notes/newuser10.md: a new user and a hostile hub user), each its
+own test, against a real embedded server (simulated GPUs), the installed ``jupyter-sched`` command and
+the executors' real environment and manifest builders."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kube.kube_builders import allocation, make_job
+from tests.onboarding.test_cli_firsthour import api, clear, wait_state
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+CLI = str(Path(sys.executable).parent / "jupyter-sched")
+ROOT = Path(__file__).resolve().parents[2]
+USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu10"), users=USERS, admin_users=["boss"], simulated_gpus=2)
+    try:
+        yield srv
+    finally:
+        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
+        srv.kill()
+
+
+def _env(tmp_path: Path, server: EmbeddedServer, token: str = "tok-ann") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONPATH": str(ROOT),
+                "JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": token})
+    return env
+
+
+def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _refused_and_audited(server: EmbeddedServer, body: dict[str, Any], field: str) -> dict[str, Any]:
+    """POST jobs ``body`` as ann: a 400 naming ``field`` with a hint, and its audit record (boss reads it)."""
+    refused = api(server, "tok-ann").post("jobs", json=body)
+    assert refused.status_code == 400, refused.text
+    error: dict[str, Any] = refused.json()["error"]
+    assert error["field"] == field and error["hint"], error
+    boss = api(server, "tok-boss")
+    deadline = time.monotonic() + 15  # the refusal's audit record may land just after the answer
+    while True:
+        audited = boss.get("audit", params={"user": "ann", "limit": 1000}).json()
+        if any((r.get("details") or {}).get("field") == field for r in audited):
+            return error
+        assert time.monotonic() < deadline, audited
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("key", ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
+                                 "nvidia_visible_devices", "AMD_VISIBLE_DEVICES"])
+def test_newuser10_n4_env_may_not_choose_the_gpus_a_container_sees(server: EmbeddedServer, key: str) -> None:
+    """N4 (medium, security): ``env {"NVIDIA_VISIBLE_DEVICES": "all"}`` on a 0-GPU job was 201 and
+    reached the job — and the Kubernetes pod, where the NVIDIA container runtime exposes every GPU of
+    the node to a pod that asked for none (the device plugin's own value comes before the container's
+    env, which wins). Refused 400 ``env.<KEY>`` naming the fix, audited, whatever the case; the
+    libraries' own ``NVIDIA_*`` settings (``NVIDIA_TF32_OVERRIDE``) stay accepted."""
+    error = _refused_and_audited(server, {"gpus": 0, "command": ["true"], "env": {"SEED": "1", key: "all"}},
+                                 f"env.{key}")
+    assert key in error["message"] and "allocation" in error["message"] and "--gpus" in error["hint"], error
+    fine = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": {"NVIDIA_TF32_OVERRIDE": "0"}})
+    assert fine.status_code == 201, fine.text
+    clear(server)
+
+
+def test_newuser10_n4_no_executor_passes_a_device_variable_from_the_users_env() -> None:
+    """N4, every executor path: a job stored before the request check (its spec built directly, as the
+    store reads it back) never passes NVIDIA_VISIBLE_DEVICES on — the local executor's environment drops
+    it, the Kubernetes manifest never emits the user's, and a 0-GPU pod gets ``void`` (an image's own
+    ``NVIDIA_VISIBLE_DEVICES=all``, as CUDA images set, would otherwise expose every GPU); a GPU pod
+    keeps the device plugin's value (no entry of ours)."""
+    from jupyter_sched.executors.kubernetes import KubernetesConfig
+    from jupyter_sched.executors.kubernetes.manifests import make_job_manifest
+    from jupyter_sched.executors.local import job_environment
+
+    config = KubernetesConfig(namespace="ml", allowed_images=("pytorch:*",))
+    hostile = {"NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_DRIVER_CAPABILITIES": "all", "SEED": "1"}
+    for gpus, want in ((0, [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}]), (1, [])):
+        job = make_job(f"j-{gpus}", gpus=gpus, env=hostile)
+        container = make_job_manifest(job, allocation("g1", gpus), config)["spec"]["template"]["spec"]["containers"][0]
+        assert [e for e in container["env"] if e["name"].startswith("NVIDIA_")] == want, container["env"]
+        assert {"name": "SEED", "value": "1"} in container["env"]
+        env = job_environment(job, allocation("g1", gpus), {"PATH": "/usr/bin"}, logger=logging.getLogger("nu10"))
+        assert "NVIDIA_VISIBLE_DEVICES" not in env and "NVIDIA_DRIVER_CAPABILITIES" not in env and env["SEED"] == "1"
+
+
+@pytest.mark.parametrize("key", ["USER", "LOGNAME", "HOME", "user", "jupyter_sched_db_url", "Jupyterhub_User"])
+def test_newuser10_n5_env_may_not_name_another_account_or_the_schedulers_variables_in_any_case(
+        server: EmbeddedServer, key: str) -> None:
+    """N5. Decision, per key, as Slurm (``--export``) and Kubernetes (``container.env``) do: a job's env
+    is its owner's own process environment, so what changes only that process is the owner's to set —
+    ``PATH``, ``PYTHONPATH``, ``PYTHONSTARTUP``, ``LD_LIBRARY_PATH`` (CUDA libraries), ``LD_PRELOAD``,
+    ``BASH_ENV`` stay accepted: the job runs as its owner's account, the wrapper around it starts with
+    ``python -I`` (reads no ``PYTHON*``), and set-uid programs ignore ``LD_*``, so none of them reaches
+    another account or the service. ``HOME``/``USER``/``LOGNAME`` are refused (400 ``env.<KEY>``,
+    audited): the scheduler sets them to the account the job runs as, and ``USER=nu10amy`` in eve's job
+    made its log and ``getpass.getuser()`` name amy (the hint says how to move caches instead). The
+    refused prefixes match whatever the case: lowercase ``jupyter_sched_db_url`` was 201."""
+    error = _refused_and_audited(server, {"gpus": 0, "command": ["true"], "env": {key: "nu10amy"}}, f"env.{key}")
+    assert key in error["message"], error
+    kept = {"PATH": "/usr/bin:/bin", "PYTHONPATH": "/tmp/src", "PYTHONSTARTUP": "/tmp/s.py", "LD_LIBRARY_PATH": "/opt/cuda",
+            "LD_PRELOAD": "/tmp/x.so", "BASH_ENV": "/tmp/env.sh", "JUPYTER_SCHED_URL": "http://x/"}
+    fine = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": kept})
+    assert fine.status_code == 201, fine.text
+    clear(server)
+
+
+def test_newuser10_n1_a_notebook_that_is_not_one_is_refused_and_never_quoted(server: EmbeddedServer,
+                                                                              tmp_path: Path) -> None:
+    """N1: ``POST jobs {"notebook": "../../../../etc/shadow"}`` was 201, then failed "cannot read notebook
+    …: Notebook does not appear to be JSON: 'root:*:20228:…'" — the file's first bytes in the job's
+    detail, its log, the queue and the audit. A path that is not a .ipynb file is refused at submit (400
+    ``notebook``, as job definitions do); an .ipynb file that is not a notebook fails with words of ours,
+    never the file's bytes."""
+    ann = api(server, "tok-ann")
+    refused = ann.post("jobs", json={"notebook": "../../../../etc/shadow", "gpus": 0})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "notebook" and ".ipynb" in error["message"] and error["hint"], error
+    secret = "root:TOPSECRET-nu10:20228:0:99999:7:::"
+    for name, body in (("shadow.ipynb", secret + "\n"), ("list.ipynb", '["TOPSECRET-nu10"]'),
+                       ("schema.ipynb", '{"nbformat": 4, "nbformat_minor": 5, "cells": "TOPSECRET-nu10"}')):
+        (tmp_path / name).write_text(body)
+        made = ann.post("jobs", json={"notebook": name, "gpus": 0, "working_dir": str(tmp_path)})
+        assert made.status_code == 201, made.text
+        job = wait_state(server, "tok-ann", made.json()["id"], "failed", "succeeded")
+        logs = ann.get(f"jobs/{job['id']}/logs").text
+        said = f"{job} {logs} {ann.get('queue').text}"
+        assert job["state"] == "failed" and "TOPSECRET" not in said and "not" in said and name in said, said
