@@ -250,10 +250,15 @@ class Projection:
     def _unknown(self, demand: Demand) -> Estimate:
         holders: list[str] = []
         for option in demand.options:
-            for unit in option.units:
-                holders.extend(self.forever[unit])
-            for line in option.lines:
+            # a quota line that never has room names only its own holders: another team's lease ending
+            # frees no quota of this team (new user 10, N6: "after one or more of amy's lease, eve-1…")
+            full = [ln for ln in option.lines if self.lines[ln].earliest(demand.milli, demand.duration, demand.after)
+                    is None]
+            for line in full:
                 holders.extend(self.line_forever[line])
+            if not full or self._fit(demand, option, demand.after) is None:
+                for unit in option.units:
+                    holders.extend(self.forever[unit])
         named = tuple(dict.fromkeys(holders))
         if named:
             return Estimate(None, waits_on=named[:5], why="it fits only after jobs without a time limit end")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,109 @@ def test_newuser10_n1_a_notebook_that_is_not_one_is_refused_and_never_quoted(ser
         logs = ann.get(f"jobs/{job['id']}/logs").text
         said = f"{job} {logs} {ann.get('queue').text}"
         assert job["state"] == "failed" and "TOPSECRET" not in said and "not" in said and name in said, said
+
+
+def _held_by_its_own_team() -> Any:
+    """N6's hub: 4 GPUs; vision 2+1 and nlp 1+1. amy (vision) holds a kernel lease, eve's eve-1 and eve-2
+    (nlp, no time limit) run; eve-3 (nlp) waits: nlp would use 3 GPUs, above 1 + 1. One GPU is free."""
+    from jupyter_sched.model import JobKind, Quota
+    from jupyter_sched.scheduling import run_cycle
+    from tests.core.core_builders import make_job as core_job
+    from tests.core.core_builders import make_node, quotas, running, snapshot
+
+    lease = core_job("l-amy", team="vision", user="amy")
+    lease = running(replace(lease, spec=replace(lease.spec, kind=JobKind.LEASE)), "n1", [0])
+    jobs = [lease, running(core_job("eve-1", team="nlp", user="eve"), "n1", [1]),
+            running(core_job("eve-2", team="nlp", user="eve"), "n1", [2]),
+            core_job("eve-3", team="nlp", user="eve", submitted=1)]
+    q = quotas(Quota(team="vision", guaranteed=2, borrowing_limit=1), Quota(team="nlp", guaranteed=1, borrowing_limit=1))
+    result = run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q))
+    return next(p.reason for p in result.pending if p.job_id == "eve-3")
+
+
+def test_newuser10_n6_a_job_held_by_its_teams_quota_waits_only_for_its_teams_work() -> None:
+    """N6: eve-3, held back by nlp's borrowing limit, read "ETA unknown: it can start only after one or
+    more of kernel-b79c4d2c (amy's lease), eve-1, eve-2 …": amy's lease is vision's — its release frees
+    no nlp quota. Only the work on the quota line that is full is named (the core's ``eta_waits_on``)."""
+    from jupyter_sched.wording.reasons import render_reason
+
+    reason = _held_by_its_own_team()
+    assert reason.code == "BorrowingLimitReached" and reason.eta is None, reason
+    assert sorted(reason.details["eta_waits_on"]) == ["eve-1", "eve-2"], reason.details
+    said = render_reason({"code": reason.code, "message": reason.message, "details": reason.details,
+                          "eta": None, "eta_reason": reason.eta_reason}, mine=True).line
+    assert "l-amy" not in said and "eve-1" in said, said
+
+
+def test_newuser10_n16_wait_says_the_quota_once_and_names_only_the_teams_work() -> None:
+    """N16 (nu9 N11, still): ``wait`` on eve-3 said "nlp would use 3 GPUs, above its guarantee 1 +
+    borrowing limit 1 · ETA unknown: … amy-q1 … · It starts when nlp uses fewer GPUs than its guarantee
+    plus borrowing limit (1 + 1), or when an admin raises them" — the numbers twice, and amy's job as
+    something it waits for. The line ``wait``/``jobs`` print (``job_line``) now says the numbers once,
+    names nlp's work only, and says what an admin can raise."""
+    from jupyter_sched.wording.jobs import job_line
+
+    reason = _held_by_its_own_team()
+    job = {"id": "eve-3", "name": "eve-3", "state": "pending", "gpus": 1, "gpu_milli": 1000, "mine": True,
+           "reason": {"code": reason.code, "message": reason.message, "details": reason.details, "position": 2,
+                      "eta": None, "eta_reason": reason.eta_reason}}
+    line = job_line(job, None)
+    assert line.count("borrowing limit") == 2 and line.count("1 + 1") == 0, line  # the summary's and the admin's
+    assert "guarantee 1 + borrowing limit 1" in line and "raises nlp's borrowing limit" in line, line
+    assert "l-amy" not in line and "eve-1" in line and "eve-2" in line, line
+
+
+def _live_job_of_ann(server: EmbeddedServer, name: str) -> str:
+    made = api(server, "tok-ann").post("jobs", json={"name": name, "gpus": 0, "command": ["sleep", "300"]})
+    assert made.status_code == 201, made.text
+    return str(made.json()["id"])
+
+
+def test_newuser10_n7_another_users_job_in_the_shared_queue_is_named_as_theirs(server: EmbeddedServer,
+                                                                               tmp_path: Path) -> None:
+    """N7: eve's own ``jupyter-sched queue`` listed "j-… nu10amy running … amy-secret-bert", and
+    ``cancel j-…`` answered "no job 'j-…' visible to you" — contradicting the line she read. A live job
+    (the queue shows everyone's id, owner and name) is named as its owner's, with what to do; still a
+    404 (REST statuses unchanged), and an id the queue does not show keeps "no job … visible to you"."""
+    job_id = _live_job_of_ann(server, "ann-secret-bert")
+    bob = _env(tmp_path, server, "tok-bob")
+    assert job_id in api(server, "tok-bob").get("queue").text
+    cancel = _cli(bob, "cancel", job_id)
+    assert cancel.returncode != 0 and cancel.stderr.strip() == (
+        f"jupyter-sched cancel: {job_id} is ann's job: you may cancel only your own — ask ann or an admin "
+        "[not_found]"), cancel.stderr
+    logs = _cli(bob, "logs", job_id)
+    assert "is ann's job: you may read only your own jobs' logs" in logs.stderr, logs.stderr
+    seen = api(server, "tok-bob").get(f"jobs/{job_id}")
+    assert seen.status_code == 404 and seen.json()["error"]["message"].startswith(f"{job_id} is ann's job"), seen.text
+    api(server, "tok-ann").delete(f"jobs/{job_id}")
+    wait_state(server, "tok-ann", job_id, "cancelled")
+    gone = api(server, "tok-bob").get(f"jobs/{job_id}")
+    assert gone.status_code == 404 and gone.json()["error"]["message"] == f"no job {job_id!r} visible to you", gone.text
+
+
+def test_newuser10_n8_an_admins_cancel_names_whose_job_and_which(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N8 (nu9 N17, still): bob (admin) cancelling amy's job read "cancelled j-… (was running; stopping,
+    grace 10 s)" — neither whose nor which. Another user's work is named by owner and name; one's own
+    line is unchanged."""
+    job_id = _live_job_of_ann(server, "amy-second")
+    wait_state(server, "tok-ann", job_id, "running")
+    said = _cli(_env(tmp_path, server, "tok-boss"), "cancel", job_id)
+    assert said.returncode == 0 and said.stdout.startswith(f"cancelled {job_id} (ann's amy-second; was running; "), \
+        said.stdout + said.stderr
+    own = _live_job_of_ann(server, "mine")
+    mine = _cli(_env(tmp_path, server, "tok-ann"), "cancel", own)
+    assert mine.returncode == 0 and mine.stdout.startswith(f"cancelled {own} (was "), mine.stdout + mine.stderr
+    clear(server)
+
+
+def test_newuser10_n9_a_lease_keepalive_refusal_names_lease_id(server: EmbeddedServer) -> None:
+    """N9: ``POST leases/<amy's lease>/keepalive`` answered 404 ``"field": "job_id"`` though the route's
+    path parameter is ``lease_id`` (openapi: the path parameter at fault as the path names it)."""
+    bob = api(server, "tok-bob")
+    missing = bob.post("leases/l-nothere/keepalive", json={})
+    assert missing.status_code == 404 and missing.json()["error"]["field"] == "lease_id", missing.text
+    theirs = bob.post(f"leases/{_live_job_of_ann(server, 'not-a-lease')}/keepalive", json={})
+    error = theirs.json()["error"]
+    assert theirs.status_code == 404 and error["field"] == "lease_id" and "is ann's job" in error["message"], theirs.text
+    clear(server)
