@@ -1,0 +1,101 @@
+"""Writers of one process wait for each other on a lock, not in SQLite's busy handler (issue 17).
+
+SQLite lets one writer in at a time; the busy handler of the one that finds the database locked
+sleeps 1, 2, 5, 10, 15... ms between tries, so a submit that began while the engine committed
+a decision woke up to ~18 ms after a lock held for well under one. Every write transaction of a
+process on one database file now takes the file's lock first (woken by the release); read
+transactions never take it (WAL: readers do not wait for the writer)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.store import Store, sqlite_url
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[tuple[Store, Store]]:
+    url = sqlite_url(tmp_path / "sched.sqlite")
+    first, second = Store(url), Store(url)  # two objects on one file: the engine's and the API's, say
+    yield first, second
+    first.close()
+    second.close()
+
+
+def _wait_for(condition: object, what: str) -> None:
+    deadline = time.monotonic() + 30  # a wait for the other thread, not a timing assertion
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.005)
+
+
+def test_a_second_writer_of_the_process_waits_on_the_lock_and_enters_after_the_commit(
+        stores: tuple[Store, Store]) -> None:
+    first, second = stores
+    inside, release = threading.Event(), threading.Event()
+    seen: list[list[str]] = []
+
+    def hold() -> None:
+        with first.transaction() as tx:
+            tx.add_event(actor="engine", action="decide", message="first")
+            inside.set()
+            assert release.wait(30)
+
+    def write_after() -> None:
+        with second.transaction() as tx:  # waits on the file's lock, not in BEGIN IMMEDIATE
+            seen.append([e.message for e in tx.list_events()])
+            tx.add_event(actor="api", action="submit", message="second")
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inside.wait(30)
+    writer = threading.Thread(target=write_after)
+    writer.start()
+    _wait_for(lambda: second.writer_waits == 1, "the second writer never waited on the lock")
+    # meanwhile a read transaction (another Store, this thread) is not held up by either writer
+    assert [e.message for e in second.list_events()] == []
+    assert writer.is_alive() and seen == []  # not inside its transaction while the first is open
+    release.set()
+    holder.join(30)
+    writer.join(30)
+    assert not writer.is_alive()
+    assert seen == [["first"]]  # it began after the first committed: it saw that write
+    assert sorted(e.message for e in first.list_events()) == ["first", "second"]
+    assert first.writer_waits == 0
+
+
+def test_a_failed_write_transaction_releases_the_lock(stores: tuple[Store, Store]) -> None:
+    first, second = stores
+    with pytest.raises(RuntimeError), first.transaction() as tx:
+        tx.add_event(actor="engine", action="decide", message="rolled back")
+        raise RuntimeError("the engine's write failed")
+    done = threading.Event()
+
+    def write() -> None:
+        second.add_event(actor="api", action="submit", message="after")
+        done.set()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    thread.join(30)
+    assert done.is_set()
+    assert second.writer_waits == 0  # the lock was free: nobody had to wait
+    assert [e.message for e in second.list_events()] == ["after"]
+
+
+def test_stores_on_different_files_do_not_share_a_lock(tmp_path: Path) -> None:
+    one, other = Store(sqlite_url(tmp_path / "a.sqlite")), Store(sqlite_url(tmp_path / "b.sqlite"))
+    try:
+        with one.transaction() as tx:
+            tx.add_event(actor="a", action="x", message="a")
+            other.add_event(actor="b", action="x", message="b")  # same thread, other file: no wait, no hang
+        assert other.writer_waits == 0 and one.writer_waits == 0
+        assert [e.message for e in other.list_events()] == ["b"]
+    finally:
+        one.close()
+        other.close()
