@@ -248,3 +248,34 @@ def test_newuser10_n9_a_lease_keepalive_refusal_names_lease_id(server: EmbeddedS
     error = theirs.json()["error"]
     assert theirs.status_code == 404 and error["field"] == "lease_id" and "is ann's job" in error["message"], theirs.text
     clear(server)
+
+
+def test_newuser10_n13_a_tolerations_entry_of_the_wrong_type_is_named_by_its_index(server: EmbeddedServer) -> None:
+    """N13: ``tolerations: [{"key": "x"}]`` read "tolerations must be a string (got an array of 1)",
+    while an array is what the hint shows. The alternative that got furthest into the value says what
+    is wrong: "tolerations[0] must be a string (got an object)", the hint an example."""
+    refused = api(server, "tok-ann").post("jobs", json={"command": ["true"], "gpus": 0, "tolerations": [{"key": "x"}]})
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "tolerations" and error["message"] == "tolerations[0] must be a string (got an object)", error
+    assert "gpu=true:NoSchedule" in error["hint"], error
+
+
+def test_newuser10_n14_queue_rows_are_in_the_order_they_start(server: EmbeddedServer) -> None:
+    """N14: ``jupyter-sched queue`` (and ``%schedule queue``) listed POS 3 above POS 1 and 2: rows came
+    in submit order, positions from the engine's fair-share order. ann holds both GPUs and queued
+    first; bob, who holds nothing, starts first — and his row now comes first."""
+    ann, bob = api(server, "tok-ann"), api(server, "tok-bob")
+    hog = ann.post("jobs", json={"name": "hog", "gpus": 2, "command": ["sleep", "300"]}).json()["id"]
+    wait_state(server, "tok-ann", hog, "running")
+    first = ann.post("jobs", json={"name": "ann-next", "gpus": 1, "command": ["true"]}).json()["id"]
+    later = bob.post("jobs", json={"name": "bob-next", "gpus": 1, "command": ["true"]}).json()["id"]
+    deadline = time.monotonic() + 30
+    while True:  # until the engine has placed both (its positions, not the store's)
+        rows = [r for r in bob.get("queue").json() if r["id"] in (first, later)]
+        if len(rows) == 2 and {r["id"]: r["position"] for r in rows} == {later: 1, first: 2}:
+            break
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.2)
+    assert [r["id"] for r in rows] == [later, first], rows
+    clear(server)
