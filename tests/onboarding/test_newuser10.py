@@ -279,3 +279,100 @@ def test_newuser10_n14_queue_rows_are_in_the_order_they_start(server: EmbeddedSe
         time.sleep(0.2)
     assert [r["id"] for r in rows] == [later, first], rows
     clear(server)
+
+
+def test_newuser10_n12_the_cli_at_another_users_hub_server_says_whose_it_is(tmp_path: Path) -> None:
+    """N12: ``jupyter-sched --url http://hub/user/nu10amy/ status`` as eve said only "request refused
+    [forbidden]". It now says whose server that is and what to use. The answer is the one amy's server
+    gave eve (hub/forward.py's JSON for JupyterHub's 403, "request refused"), served by a stand-in HTTP
+    server: a JupyterHub with two accounts is tests/hub's harness, minutes to start."""
+    import http.server
+    import json
+    import threading
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"error": {"code": "forbidden", "message": "request refused", "field": None,
+                                         "hint": None}}).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+        env.update({"PYTHONPATH": str(ROOT), "JUPYTERHUB_USER": "nu10eve", "JUPYTER_SCHED_TOKEN": "eves-token",
+                    "JUPYTER_RUNTIME_DIR": str(tmp_path)})
+        url = f"http://127.0.0.1:{hub.server_address[1]}/user/nu10amy/"
+        said = _cli(env, "--url", url, "status")
+    finally:
+        hub.shutdown()
+    assert said.returncode != 0 and said.stderr.strip() == (
+        f"jupyter-sched status: {url} is nu10amy's Jupyter server: your token may not use it — leave --url out in "
+        f"your hub terminal (the hub's scheduler is found by itself), or use your own server, "
+        f"{url.replace('nu10amy', 'nu10eve')} [forbidden]"), said.stderr
+
+
+def test_newuser10_n2_decision_quantities_take_text_counts_and_flags_do_not() -> None:
+    """N2 (``gpus: "1"`` → 201) — a decision, not a change, so this test passes on the old code too:
+    the quantity fields (gpus, cpu, memory, mem_per_gpu, time_limit) are ``number | string`` in
+    openapi.yaml, as Kubernetes quantities are (``nvidia.com/gpu: "1"``), and the CLI sends a decimal
+    whose float would not read back digit for digit as its text (``cli.commands.number_or_text``), so
+    the refusal quotes what was typed. What is not a quantity takes its JSON type only: counts, ids and
+    flags given as text are refused naming the field (checked here for every one of them)."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.model import spec_from_request
+    from jupyter_sched.services.models.base import parse
+    from jupyter_sched.services.models.jobs import SubmitJobRequest
+
+    def submit(**fields: Any) -> Any:
+        body = {"command": ["true"], **fields}
+        return spec_from_request(parse(SubmitJobRequest, body).model_dump(exclude_none=True), user="eve")
+
+    assert submit(gpus="1").resources.gpus == 1 and submit(cpu="2").resources.cpu_millis == 2000
+    for field, text in (("workers", "2"), ("gpu_milli", "500"), ("time_limit_s", "60"), ("cpu_millis", "100"),
+                        ("nvlink", "true"), ("checkpointable", "1")):
+        with pytest.raises(ValidationError) as refused:
+            submit(**{field: text})
+        assert refused.value.field == field and f"(got '{text}')" in refused.value.message, refused.value.message
+    with pytest.raises(ValidationError) as word:
+        submit(gpus="two")
+    assert word.value.message == 'gpus must be an integer (got "two")'  # handed case 019 b3's words
+
+
+def test_newuser10_n10_a_path_the_job_cannot_search_is_said_not_chmod(tmp_path: Path) -> None:
+    """N10: eve's job with ``env {"PATH": "/home/nu10amy/bin"}`` running ``sleep`` failed "exit code 126 (a
+    command is not executable) — cannot start 'sleep': permission denied as nu10eve: it is not executable
+    for nu10eve (chmod +x, …)": exec met a folder it could not search. The job's wrapper, run as a real
+    second account with such a PATH, now says the program was not found there and which folder it
+    cannot search, and exits 127 (not found), as a shell does."""
+    from tests.accounts import account_python, os_accounts, runs_for_others, shared_dir, skip_reason
+
+    if skip_reason() is not None:
+        pytest.skip(skip_reason() or "")
+    python = account_python()
+    if python is None or not runs_for_others(python):
+        pytest.skip("no Python that a second account can run")
+    with os_accounts(2, prefix="nu10") as (amy, eve), shared_dir() as shared:
+        wrapper = shared / "wrapper.py"  # self-contained: hub mode runs it from a pipe (python -I /dev/fd/N)
+        wrapper.write_text((ROOT / "jupyter_sched" / "executors" / "wrapper.py").read_text())
+        wrapper.chmod(0o644)
+        closed = shared / "amy-bin"
+        closed.mkdir()
+        os.chown(closed, amy.uid, amy.gid)
+        closed.chmod(0o700)
+        job_dir = shared / "job"
+        job_dir.mkdir()
+        os.chown(job_dir, eve.uid, eve.gid)
+        ran = subprocess.run([python, "-I", str(wrapper), "--job-dir",
+                              str(job_dir), "--", "sleep", "0"], env={"PATH": str(closed)}, user=eve.uid,
+                             group=eve.gid, extra_groups=[], capture_output=True, text=True, timeout=60, cwd="/")
+    said = ran.stdout + ran.stderr
+    assert ran.returncode == 127 and "chmod" not in said, said
+    assert f"'sleep' was not found on the job's PATH: '{closed}' cannot be searched as {eve.name}" in said, said
