@@ -31,7 +31,7 @@ and TOKEN are the client's own (a job that submits work or holds a kernel's leas
 _DEVICE_NAMES = frozenset({
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_DISABLE_REQUIRE", "NVIDIA_MIG_CONFIG_DEVICES",
     "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS", "NVIDIA_GDS", "NVIDIA_MOFED", "NVIDIA_NVSWITCH",
-    "NVIDIA_GDRCOPY", "AMD_VISIBLE_DEVICES",
+    "NVIDIA_GDRCOPY", "NVIDIA_FABRIC_MANAGER", "AMD_VISIBLE_DEVICES",
 })
 _DEVICE_PREFIXES = ("NVIDIA_REQUIRE_",)
 """What nvidia-container-toolkit (and the AMD container toolkit) read from a container's environment
@@ -54,7 +54,8 @@ def refused_variable(name: str) -> tuple[str, str] | None:
         return (f"env {name} is the scheduler's or the hub's own variable: a job may not set it",
                 f"remove {name}; the scheduler sets what a job needs (JUPYTER_SCHED_JOB_ID, CUDA_VISIBLE_DEVICES) itself")
     if device_variable(name):
-        return (f"env {name} would choose the GPUs a container sees: a job gets the GPUs of its allocation only",
+        return (f"env {name} is read by the GPU container runtime to choose the devices a container sees: a job "
+                "gets the GPUs of its allocation only",
                 f"remove {name}; ask for GPUs with gpus (--gpus N) and the scheduler exposes those "
                 "(CUDA_VISIBLE_DEVICES is set for you)")
     if upper in _IDENTITY:

@@ -63,7 +63,7 @@ def _refused_and_audited(server: EmbeddedServer, body: dict[str, Any], field: st
 
 
 @pytest.mark.parametrize("key", ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_REQUIRE_CUDA",
-                                 "nvidia_visible_devices", "AMD_VISIBLE_DEVICES"])
+                                 "NVIDIA_MIG_CONFIG_DEVICES", "nvidia_visible_devices", "AMD_VISIBLE_DEVICES"])
 def test_newuser10_n4_env_may_not_choose_the_gpus_a_container_sees(server: EmbeddedServer, key: str) -> None:
     """N4 (medium, security): ``env {"NVIDIA_VISIBLE_DEVICES": "all"}`` on a 0-GPU job was 201 and
     reached the job — and the Kubernetes pod, where the NVIDIA container runtime exposes every GPU of
@@ -72,7 +72,9 @@ def test_newuser10_n4_env_may_not_choose_the_gpus_a_container_sees(server: Embed
     libraries' own ``NVIDIA_*`` settings (``NVIDIA_TF32_OVERRIDE``) stay accepted."""
     error = _refused_and_audited(server, {"gpus": 0, "command": ["true"], "env": {"SEED": "1", key: "all"}},
                                  f"env.{key}")
-    assert key in error["message"] and "allocation" in error["message"] and "--gpus" in error["hint"], error
+    assert key in error["message"] and "container runtime" in error["message"] and "--gpus" in error["hint"], error
+    dryrun = api(server, "tok-ann").post("dryrun", json={"gpus": 0, "command": ["true"], "env": {key: "all"}})
+    assert dryrun.status_code == 400 and dryrun.json()["error"]["field"] == f"env.{key}", dryrun.text
     fine = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": {"NVIDIA_TF32_OVERRIDE": "0"}})
     assert fine.status_code == 201, fine.text
     clear(server)
@@ -376,3 +378,18 @@ def test_newuser10_n10_a_path_the_job_cannot_search_is_said_not_chmod(tmp_path: 
     said = ran.stdout + ran.stderr
     assert ran.returncode == 127 and "chmod" not in said, said
     assert f"'sleep' was not found on the job's PATH: '{closed}' cannot be searched as {eve.name}" in said, said
+
+
+def test_newuser10_n4_a_stored_job_never_passes_the_runtimes_variables_into_its_pod() -> None:
+    """Defence in depth (nu10-fix's test, ab1b7b0, kept when the two fixes were joined): a job stored
+    before the refusal carries the variables; its pod does not carry the job's values — a 0-GPU pod
+    gets ``NVIDIA_VISIBLE_DEVICES=void`` of the scheduler's own instead (see the test above)."""
+    from jupyter_sched.executors.kubernetes import KubernetesConfig
+    from jupyter_sched.executors.kubernetes.manifests import make_job_manifest
+    from tests.kube.kube_builders import A100
+
+    job = make_job("old", gpus=0, env={"SEED": "1", "NVIDIA_VISIBLE_DEVICES": "all", "NVIDIA_REQUIRE_CUDA": "x"})
+    config = KubernetesConfig(namespace="team-ml", default_image="pytorch:2.3", allowed_images=("pytorch:2.3",))
+    manifest = make_job_manifest(job, allocation("g1", 0), config, gpu_products=(A100,))
+    env = {e["name"]: e.get("value") for e in manifest["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["SEED"] == "1" and "NVIDIA_REQUIRE_CUDA" not in env and env["NVIDIA_VISIBLE_DEVICES"] == "void", env
