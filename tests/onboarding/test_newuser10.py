@@ -393,3 +393,14 @@ def test_newuser10_n4_a_stored_job_never_passes_the_runtimes_variables_into_its_
     manifest = make_job_manifest(job, allocation("g1", 0), config, gpu_products=(A100,))
     env = {e["name"]: e.get("value") for e in manifest["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["SEED"] == "1" and "NVIDIA_REQUIRE_CUDA" not in env and env["NVIDIA_VISIBLE_DEVICES"] == "void", env
+
+
+def test_newuser10_n17_submit_confirms_the_name_beside_the_id(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N17 (nu9, still): ``jupyter-sched submit --name X`` confirmed "submitted j-…: pending, 1 GPU · …"
+    while the magic says "Submitted job j-… (cellA)": the line now names it, as every job line does."""
+    made = _cli(_env(tmp_path, server), "submit", "--gpus", "0", "--name", "cellA", "--workdir", str(tmp_path), "--",
+                "sleep", "60")
+    assert made.returncode == 0, made.stderr
+    job_id = made.stdout.split()[1]
+    assert job_id.startswith("j-") and made.stdout.startswith(f"submitted {job_id} (cellA): "), made.stdout
+    clear(server)
