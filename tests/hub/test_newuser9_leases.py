@@ -1,4 +1,4 @@
-"""New user 9, finding N1: the hub's central service granted a lease for a made-up kernel_id, for
+"""New user 9, finding N1 (and new user 10, N19, on the same hub): the hub's central service granted a lease for a made-up kernel_id, for
 another user's kernel_id, and to a user with no running server — GPUs held ~60 s until the hub
 check noticed. Now refused at admission: 400 naming ``kernel_id``, audited, nothing stored.
 
@@ -10,7 +10,13 @@ PostgreSQL, real kernels; requests with each user's own hub token straight at th
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -117,3 +123,29 @@ def test_newuser9_n1_lease_refusal_rules() -> None:
                                    ("k-2", [""], "no kernel 'k-2'"), ("k-9", [""], "no kernel 'k-9'")):
         refusal = lease_refusal(kernel, servers, reports)  # k-9: reported by a server that is no longer running
         assert refusal is not None and refusal.field == "kernel_id" and words in refusal.message, refusal
+
+
+def test_newuser10_n19_python_and_python3_both_run_the_hubs_job_python(hub: Hub, users: dict[str, Account]) -> None:
+    """In a hub terminal ``submit -- python x.py`` ran the job Python silently while ``-- python3 x.py``
+    ran the terminal's /usr/bin/python3 (no packages) with "note: runs python3 as /usr/bin/python3"."""
+    eve = users["eve"]
+    token = hub.token_for(eve.name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"JUPYTER_SCHED_HUB_URL": hub.service_url, "JUPYTER_SCHED_TOKEN": token,
+                "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    cli = str(Path(sys.executable).parent / "jupyter-sched")
+    for program in ("python", "python3"):
+        made = subprocess.run([cli, "submit", "--gpus", "0", "--json", "--", program, "-c",
+                               "import sys; print('EXE', sys.executable)"], env=env, cwd=eve.home,
+                              capture_output=True, text=True, timeout=120)
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert "the scheduler's job Python" in made.stderr and "(the one on your PATH)" not in made.stderr, made.stderr
+        job_id = json.loads(made.stdout)["id"]
+        deadline = time.monotonic() + 90
+        headers = {"Authorization": f"token {token}"}
+        while (job := httpx.get(f"{hub.service_url}api/sched/jobs/{job_id}", headers=headers, timeout=30).json()
+               )["state"] not in ("succeeded", "failed", "cancelled"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.5)
+        log = httpx.get(f"{hub.service_url}api/sched/jobs/{job_id}/logs", headers=headers, timeout=30).text
+        assert job["state"] == "succeeded" and f"EXE {hub.venv}/bin/" in log, (program, job, log)
