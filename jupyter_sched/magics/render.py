@@ -201,7 +201,7 @@ def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     if exit_code is not None and message and "exit" not in message:
         detail = f"exit code {exit_code}; {message}"
     return {"position": "", "id": job.get("id"), "name": job.get("name"), "user": job.get("user"),
-            "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job), "priority": job.get("priority"),
+            "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job), "priority": job.get("priority"),
             "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}
 
 

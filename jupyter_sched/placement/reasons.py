@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import GPU_MILLI, ResourceRequest
+from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
 from .placer import Flavor
 from .state import ClusterState
@@ -22,6 +23,7 @@ __all__ = ["FitReason", "capacity_reason", "never_fits"]
 _NODE_LIST = 8
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class FitReason:
     """A placement reason: code, sentence and numbers."""
