@@ -254,15 +254,16 @@ class Projection:
     def _unknown(self, demand: Demand) -> Estimate:
         holders: list[str] = []
         for option in demand.options:
-            # a quota line that never has room names only its own holders: another team's lease ending
-            # frees no quota of this team (new user 10, N6: "after one or more of amy's lease, eve-1…")
-            full = [ln for ln in option.lines if self.lines[ln].earliest(demand.milli, demand.duration, demand.after)
-                    is None]
-            for line in full:
+            short = [line for line in option.lines if self.lines[line].at(0.0) < demand.milli]
+            if short:  # its quota has no room: only the work charged to that quota gives room (new user 10,
+                # N6: eve's quota-held job named amy's lease and jobs as what it waited for)
+                for line in short:
+                    holders.extend(self.line_forever[line])
+                continue
+            for unit in option.units:
+                holders.extend(self.forever[unit])
+            for line in option.lines:
                 holders.extend(self.line_forever[line])
-            if not full or self._fit(demand, option, demand.after) is None:
-                for unit in option.units:
-                    holders.extend(self.forever[unit])
         named = tuple(dict.fromkeys(holders))
         if named:
             return Estimate(None, waits_on=named[:5], why="it fits only after jobs without a time limit end")
