@@ -115,7 +115,7 @@ def default_name(body: dict[str, Any]) -> str:
 
 
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """``POST jobs`` from the options; prints ``submitted j-…: <state line>``; ``--wait`` then waits."""
+    """``POST jobs`` from the options; prints ``submitted j-… (name): <state line>``; ``--wait`` then waits."""
     body: dict[str, Any] = {}
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -163,7 +163,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.json and not args.wait:
         _dump(job, io)
         return EXIT_OK
-    print(f"submitted {job['id']}: " + job_line(job, _now()).split(": ", 1)[1], file=io.out)
+    line = job_line(job, _now())  # "job j-… (name): pending, …": the id and its name, as the magic says (new user 10, N17)
+    print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
     for warning in job.get("warnings") or ():  # what the server says about the accepted request
         print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.wait:

@@ -630,7 +630,7 @@ def error_line(command: str, exc: SchedError) -> str:
         where, message = "", flag + message[len(exc.field):]  # "--gpus must be ...", not "--gpus: gpus must be ..."
     if exc.field in ID_FIELDS:
         where = ""  # "no job 'j-x' visible to you" names what was typed already
-        if exc.code == "not_found" and exc.field == "job_id":
+        if exc.code == "not_found" and exc.field == "job_id" and message.startswith("no "):
             hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
                 f"`{PROG} jobs` lists yours, newest first"
         elif exc.code == "not_found" and exc.field == "definition_id":

@@ -350,22 +350,33 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     job_id = after.get("id")
     was = str((before or after).get("state"))
     state = str(after.get("state"))
+    whose = _whose(before or after)
     if after.get("kind") == "lease":
         if was in WAITING_STATES:
-            return f"withdrew lease request {job_id} (was {was}; no GPUs had been granted)"
+            return f"withdrew lease request {job_id} ({whose}was {was}; no GPUs had been granted)"
         uuids = granted_uuids(before or after)
         held = f"; gave back {', '.join(uuids)}" if uuids else ""
-        return f"released lease {job_id} (was {was}{held})"
+        return f"released lease {job_id} ({whose}was {was}{held})"
     if state == "cancelled":
         what = "removed from the queue" if was in WAITING_STATES else "stopped"
-        return f"cancelled {job_id} (was {was}; {what})"
+        return f"cancelled {job_id} ({whose}was {was}; {what})"
     stopping = stopping_text(before, None) if before else ""
     if stopping and state in ("admitted", "running"):  # a second cancel (new user 9): the first one's stop stands
         return f"cancel of {job_id}: it is already {stopping}"
     if state in ("admitted", "running"):
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""
-        return f"cancelled {job_id} (was {was}; stopping{grace})"
+        return f"cancelled {job_id} ({whose}was {was}; stopping{grace})"
     return f"cancel of {job_id}: it is {state}"
+
+
+def _whose(job: Mapping[str, Any]) -> str:
+    """``nu10amy's amy-second; `` when an admin cancels another user's work (``mine`` false in the
+    answer), so the line says whose work ended and which (new user 10, N8: the bare id); "" for one's own."""
+    owner, name = job.get("user"), job.get("name")
+    if job.get("mine") is not False or not isinstance(owner, str) or not owner:
+        return ""
+    named = f" {name}" if isinstance(name, str) and name.strip() and name != job.get("id") else ""
+    return f"{owner}'s{named}; "
 
 
 def ends_by(job: Mapping[str, Any], now: datetime) -> str:
