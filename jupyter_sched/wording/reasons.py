@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from ..model.units import format_duration
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
@@ -413,6 +413,11 @@ def _words(code: str) -> str:
     """``WaitingForCapacity`` → ``waiting for capacity`` (a reason the core sent without a message)."""
     out = "".join(f" {c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(code))
     return out.strip()
+
+
+code_words = _words
+"""A reason's code in words, for a table's reason column (new user 10, N15: ``%schedule queue`` showed
+``BorrowingLimitReached`` where the CLI never shows a code)."""
 
 
 def _named(ids: Sequence[Any], names: Any) -> list[str]:

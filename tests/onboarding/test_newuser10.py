@@ -404,3 +404,18 @@ def test_newuser10_n17_submit_confirms_the_name_beside_the_id(server: EmbeddedSe
     job_id = made.stdout.split()[1]
     assert job_id.startswith("j-") and made.stdout.startswith(f"submitted {job_id} (cellA): "), made.stdout
     clear(server)
+
+
+def test_newuser10_n15_the_magics_queue_says_the_reason_in_words() -> None:
+    """N15: ``%schedule queue``'s reason column showed codes ("BorrowingLimitReached", "WaitingForCapacity"),
+    which the CLI never shows; the column says them in words. (Its long detail/eta columns are still
+    cut by pandas' own display width in a notebook — left as pandas shows every frame.)"""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.magics.render import queue_frame
+
+    row = {"id": "j-1", "name": "eve-3", "user": "eve", "kind": "training", "state": "pending",
+           "resources": {"gpus": 1}, "reason": {"code": "BorrowingLimitReached", "position": 1,
+                                                "message": "nlp would use 3 GPUs, above its guarantee 1 + borrowing limit 1"}}
+    frame = queue_frame([row], datetime.now(timezone.utc))
+    assert frame["reason"].tolist() == ["borrowing limit reached"], frame["reason"].tolist()
