@@ -95,7 +95,7 @@ def test_the_queue_table_has_whole_positions() -> None:
             make_job("j-2", "running", allocation={"node": "n", "gpu_uuids": ["GPU-0"]})]
     frame = queue_frame(rows, NOW)
     assert frame["position"].tolist()[0] == 1
-    assert frame["reason"].tolist() == ["Priority", ""]
+    assert frame["reason"].tolist() == ["priority", ""]  # in words since new user 10 N15 (e6897ea)
 
 
 def test_the_queue_table_says_pending_in_the_cluster_for_work_the_cluster_holds_back() -> None:
