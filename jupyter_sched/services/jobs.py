@@ -126,21 +126,23 @@ class JobsService:
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
 
-    def kept_list(self, user: str, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage | None:
+    def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage | None:
         """The page :meth:`list` answers ``user`` (the caller) for ``request`` when it is kept and
         still right — checked without a transaction (:meth:`_kept`), so the server may answer on
         its event loop, with no hop to a request thread (issue 17); None: call :meth:`list`. Only
         the caller's own jobs: a request naming ``user`` or ``all`` goes through :meth:`list`,
         which checks that the caller may read them."""
-        if request.all or request.user not in (None, user):
+        if user is None or request.all or request.user not in (None, user):
             return None
         wanted = kind or (JobKind(request.kind) if request.kind else None)
         kept: JobsPage | None = self._kept(_jobs_key(user, user, wanted, request))
         return kept
 
-    def kept_queue(self, user: str, request: GetQueueRequest) -> QueuePage | None:
+    def kept_queue(self, user: str | None, request: GetQueueRequest) -> QueuePage | None:
         """The page :meth:`queue_page` answers ``user`` for ``request`` when it is kept and still
-        right (as :meth:`kept_list`); None: call :meth:`queue_page`."""
+        right (as :meth:`kept_list`); None: call :meth:`queue_page` (also for ``user`` None)."""
+        if user is None:
+            return None
         kept: QueuePage | None = self._kept(_queue_key(user, request))
         return kept
 
