@@ -21,9 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..model.frozen import fast_init
+
 __all__ = ["Ending", "Reservation", "find_reservation", "job_end"]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Ending:
     """A running job and when it will have ended at the latest (None = no time limit)."""

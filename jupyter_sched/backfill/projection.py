@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..model.frozen import fast_init
 from .timeline import Timeline
 
 __all__ = ["Demand", "Estimate", "Option", "Projection"]
@@ -29,6 +30,7 @@ MAX_STEPS = 64
 """Capacity/quota alternations per job before the search gives up (each step moves time forward)."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Option:
     """One way to run a job: a flavor's units and the quota lines it would be charged to.
@@ -44,6 +46,7 @@ class Option:
     lines: tuple[int, ...] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Demand:
     """A pending job as the projection sees it.
@@ -68,6 +71,7 @@ class Demand:
     strict: bool = True
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """Where a demand was reserved.

@@ -148,13 +148,18 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     body["working_dir"] = args.workdir or os.getcwd()
     if args.name is None and (named := default_name(body)):
         body["name"] = named  # new user 9: `-- python train.py` was "job", a table full of them
-    resolved = _program_on_my_path(client, body.get("command"))
+    resolved, mode = _program_on_my_path(client, body.get("command"))
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
     job = client.submit(body)
     if resolved is not None:
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
               f"another. Your shell's variables are not passed: --env NAME=VALUE passes one", file=io.err)
+    elif mode == "hub" and argv and _PYTHON.fullmatch(str(argv[0])):
+        # new user 10, N19: `-- python` ran the job Python silently while `-- python3` ran /usr/bin/python3
+        print(f"{PROG} submit: note: on the hub, {argv[0]} runs the scheduler's job Python (c.HubSchedApp.job_python, "
+              "where the hub's admins install the users' packages), whichever of python / python3 you type; give a "
+              "full path to run another", file=io.err)
     if args.json and not args.wait:
         _dump(job, io)
         return EXIT_OK
@@ -166,29 +171,37 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     return EXIT_OK
 
 
-def _program_on_my_path(client: Any, command: Any) -> str | None:
+_PYTHON = re.compile(r"python(3(\.\d+)?)?")
+"""Bare interpreter names: on a hub they run the scheduler's job Python, never the terminal's."""
+
+
+def _program_on_my_path(client: Any, command: Any) -> tuple[str | None, str]:
     """The full path of a command's program as the submitter's PATH finds it, where the job runs on
     this machine (a local executor on a server at a loopback address); None to send it as typed.
+    With the server's mode (``""`` when not asked).
 
     New user 7, F11: ``submit -- python train.py`` ran the *server's* ``python`` (its PATH: pyenv's,
     without the packages of the venv on the terminal's PATH) and failed with ModuleNotFoundError,
-    while ``%schedule run`` uses the kernel's own interpreter. A name with a ``/`` is kept as given."""
+    while ``%schedule run`` uses the kernel's own interpreter. A name with a ``/`` is kept as given.
+    On a hub, a bare ``python`` / ``python3`` goes as typed: the job Python the admins set up runs
+    it (new user 10, N19: ``python3`` ran /usr/bin/python3 without packages, ``python`` the job Python)."""
     if not isinstance(command, list) or not command or not isinstance(command[0], str) or "/" in command[0]:
-        return None
+        return None, ""
     import shutil
     from urllib.parse import urlsplit
 
-    found = shutil.which(command[0])
-    if found is None:
-        return None
     host = urlsplit(str(client.connection.url)).hostname or ""
     if host not in ("127.0.0.1", "localhost", "::1"):
-        return None  # another machine's server: its PATH is the one that means anything there
+        return None, ""  # another machine's server: its PATH is the one that means anything there
     try:
-        executors = client.config().get("executors") or []
+        config = client.config()
     except Exception:  # the submit itself says what is wrong with the server
-        return None
-    return os.path.abspath(found) if "local" in executors else None
+        return None, ""
+    mode = str(config.get("mode") or "")
+    found = shutil.which(command[0])
+    if found is None or "local" not in (config.get("executors") or []) or (mode == "hub" and _PYTHON.fullmatch(command[0])):
+        return None, mode
+    return os.path.abspath(found), mode
 
 
 QUEUE_LINES = 50

@@ -120,8 +120,17 @@ class JobsHandler(_WritesAreActivity):
     @authorized
     async def post(self) -> None:
         request = self.body(SubmitJobRequest)
+        await self.admit_lease(request)
         self.reply(await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
                                    kernels_checked=self.kernels_checked), status=201)
+
+    async def admit_lease(self, request: SubmitJobRequest) -> None:
+        """The hub service's own check of a new lease (``HubSchedApp.admit_lease``; none embedded)."""
+        check = getattr(self.sched, "admit_lease", None)
+        if check is not None and (self.kind is JobKind.LEASE or request.kind == JobKind.LEASE.value):
+            if self._sched_caller is None:  # POST jobs resolves its caller late (LATE_CALLER): now, for the check
+                self._sched_caller = await self.call(self.sched.resolve_caller, self.current_user)
+            await check(self.caller, request)
 
 
 class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
@@ -135,6 +144,7 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
     async def post(self) -> None:
         request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
         caller = self.caller
+        await self.admit_lease(request)
         with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
             lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind,
                                     kernels_checked=self.kernels_checked)

@@ -61,6 +61,7 @@ from .liveness import (
     KernelReport,
     KernelReports,
     gone_leases,
+    lease_refusal,
     leases_to_release,
     parse_report,
     stale_leases,
@@ -377,8 +378,8 @@ class HubSchedApp(SchedApp):
         return released
 
     async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str]) -> list[str]:
-        """Take ``caller``'s report of ``server``'s live kernels (kept only while they hold a
-        kernel-bound lease, and only for a server the hub lists as theirs: :mod:`.liveness`);
+        """Take ``caller``'s report of ``server``'s live kernels (kept while they hold a
+        kernel-bound lease or report, and only for a server the hub lists as theirs: :mod:`.liveness`);
         release leases whose kernel is gone; their ids.
 
         Raises:
@@ -387,9 +388,6 @@ class HubSchedApp(SchedApp):
         user = caller.user
         listed = await self.off_loop(self.services.list_jobs, user=user, state=_LIVE, kind="lease")
         leases = [lease for lease in listed if lease.get("kernel_id") and lease.get("user") == user]
-        if not leases:  # a report decides nothing for a user without kernel-bound leases: keep none
-            self._kernel_reports.forget(user, ())
-            return []
         servers = await self._kernel_reports.servers_for(self._hub(), user, server)
         if servers is None:  # the hub did not answer: the next report is taken instead
             return []
@@ -401,6 +399,8 @@ class HubSchedApp(SchedApp):
             await self.off_loop(self.services.admission.refuse, caller, refusal, request="kernel report")
         self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
                                                  received_at=self.services.clock.now()))
+        if not leases:  # kept for a new lease's kernel_id check (REPORT_KEEP_S); nothing to release
+            return []
         if all(lease["kernel_id"] in kernels for lease in leases):
             return []
         fresh = await user_servers(self._hub(), user)  # releasing: the hub's answer of now, never a remembered one
@@ -409,6 +409,29 @@ class HubSchedApp(SchedApp):
         self._kernel_reports.remember_servers(user, fresh)
         gone = gone_leases(leases, self._kernel_reports.of(user), fresh)
         return await self.off_loop(self._release, gone, GONE_KERNEL) if gone else []
+
+    async def admit_lease(self, caller: Caller, request: Any) -> None:
+        """A new lease (``POST leases``, or ``POST jobs`` of kind lease) only for a caller the hub
+        lists with a running server now, and a ``kernel_id`` that one of those servers reported
+        (:func:`~.liveness.lease_refusal`; new user 9, N1: a made-up or another user's kernel id,
+        or no server at all, held GPUs ~60 s until the reaper noticed). A lease of a started
+        batch job's kernel (``parent_job_id``) is checked as that job instead (services/jobs.py).
+
+        Raises:
+            ValidationError: naming ``kernel_id`` (audited).
+            BusyError: the hub did not answer (nothing granted; retry).
+        """
+        if getattr(request, "parent_job_id", None):
+            return
+        servers = await user_servers(self._hub(), caller.user)
+        if servers is None:
+            raise BusyError("cannot ask the hub whether you have a running server, so no lease is granted now",
+                            hint="retry in a minute")
+        self._kernel_reports.remember_servers(caller.user, servers)
+        refusal = lease_refusal(getattr(request, "kernel_id", None), servers,
+                                self._kernel_reports.of(caller.user))
+        if refusal is not None:
+            await self.off_loop(self.services.admission.refuse, caller, refusal, request="request lease")
 
     def _release(self, leases: Iterable[Mapping[str, Any]], reason: str) -> list[str]:
         released = []

@@ -178,6 +178,7 @@ class ForwardingService:
         self._running: list[dict[str, Any]] = []
         self._stopped = asyncio.Event()
         self.link = CentralLink(self._probe)
+        self._reporting: asyncio.Lock | None = None  # one report in flight: a later one never arrives first
 
     # ---- lifetime ------------------------------------------------------------------------
     @property
@@ -259,8 +260,11 @@ class ForwardingService:
         Raises:
             httpx.HTTPError: the central service did not answer.
         """
-        body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
-        response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
+        if self._reporting is None:
+            self._reporting = asyncio.Lock()
+        async with self._reporting:  # the service keeps the report that arrives last: the one built last
+            body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
+            response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
         if response.status_code != 200:
             log.debug("jupyter_sched: kernel report answered %s", response.status_code)
             return []
@@ -460,28 +464,33 @@ class ForwardHandler(APIHandler):
     @authorized
     async def post(self, path: str) -> None:
         path = self._check()
-        self._refuse_unknown_kernel(path)
+        if self._refuse_unknown_kernel(path):  # the central checks kernel_id against this server's report
+            with contextlib.suppress(httpx.HTTPError, ValueError):
+                await self.forwarding.report_kernels()
         await self._forward("POST", path)
 
-    def _refuse_unknown_kernel(self, path: str) -> None:
+    def _refuse_unknown_kernel(self, path: str) -> bool:
         """A lease naming a kernel this server does not run is refused here (issue 20 (d), as
         the embedded server does): only this server knows its kernels; the central service,
         told by :data:`FORWARDED_HEADER` that they run here, takes the request as checked.
+
+        Returns:
+            Whether the request is a lease of one of this server's kernels.
 
         Raises:
             ValidationError: naming ``kernel_id``.
         """
         if path.rstrip("/") not in ("leases", "jobs"):
-            return
+            return False
         try:
             body = json.loads(self.request.body or b"{}")
         except ValueError:
-            return  # the central service names the malformed body
+            return False  # the central service names the malformed body
         kernel_id = body.get("kernel_id") if isinstance(body, dict) else None
         if not isinstance(kernel_id, str) or not kernel_id or body.get("parent_job_id"):
-            return
+            return False
         if path.rstrip("/") == "jobs" and body.get("kind") != "lease":
-            return
+            return False
         if kernel_id not in set(self.forwarding.kernel_ids()):
             raise ValidationError(
                 f"kernel_id: no kernel {kernel_id[:80]!r} runs on this server, so neither %gpu release nor the "
@@ -489,6 +498,7 @@ class ForwardHandler(APIHandler):
                 hint="give the id of a kernel running on this server (%gpu request sends its own kernel's id, "
                      "JUPYTER_SCHED_KERNEL_ID), or leave kernel_id out for GPUs bound to no kernel, released "
                      "with `jupyter-sched cancel`")
+        return True
 
     @web.authenticated
     @authorized

@@ -28,13 +28,22 @@ no kernel to follow: in hub mode it is bound to its owner having a running serve
 reaper releases it (:data:`NO_SERVER`) once the hub confirms they have none.
 
 Bounded memory (a report comes from any hub user, hostile ones included): a report is kept only
-for a user who holds a kernel-bound lease (nobody else's reports decide anything), only for a
+for a user who holds a kernel-bound lease or reported within :data:`REPORT_KEEP_S` (a new lease's
+``kernel_id`` is checked against them: :func:`lease_refusal`), only for a
 server name the hub lists as one of that user's active servers (asked once and remembered for
 :data:`HUB_SERVERS_TTL_S`; a name not listed is re-asked at most every
 :data:`HUB_RECHECK_S`), at most :data:`MAX_SERVERS_PER_USER` per user (the oldest is dropped),
 and a report is at most :data:`MAX_REPORT_BYTES` of JSON with at most 1,000 kernel ids of at most
 128 characters. Reports of servers that stopped and of users who no longer hold a lease are
 forgotten by the periodic decision.
+
+Asking for a lease (new user 9, N1): the central service grants one only when the hub, asked at
+that moment, lists a running server of the caller, and a ``kernel_id`` must be among the kernels
+that the caller's running servers last reported (a user server reports just before it forwards a
+lease, :mod:`.forward`); otherwise 400 naming ``kernel_id``, audited (:func:`lease_refusal`). A
+lease asked for by a started batch job's kernel (``parent_job_id``) is bound to that job instead.
+The service cannot tell more than the reports say: a user may report made-up kernel ids of their
+own running server — the lease is still theirs, charged to them, and released with that server.
 """
 
 from __future__ import annotations
@@ -49,8 +58,8 @@ from ..errors import ValidationError
 from .hubapi import HubClient, active_servers_of, active_users, user_servers
 
 __all__ = ["GONE_KERNEL", "HUB_RECHECK_S", "HUB_SERVERS_TTL_S", "MAX_REPORT_BYTES", "MAX_SERVERS_PER_USER",
-           "NO_SERVER", "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports", "gone_leases", "leases_to_release",
-           "parse_report", "stale_leases"]
+           "NO_SERVER", "REPORT_KEEP_S", "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports",
+           "gone_leases", "lease_refusal", "leases_to_release", "parse_report", "stale_leases"]
 
 SERVER_STOPPED = "the user's server stopped"
 NO_SERVER = ("a lease without a kernel is held while its owner has a running server on the hub, and the hub lists "
@@ -60,6 +69,10 @@ GONE_KERNEL = "its kernel is no longer running on the user's server"
 REPORT_LATENCY_S = 10.0
 """Longest time between a user server building a report and the service receiving it (the
 server's request timeout): reports received within this of a lease's submission do not count."""
+
+REPORT_KEEP_S = 90.0
+"""Seconds the latest reports of a user without kernel-bound leases are kept (three report
+intervals of 30 s): the kernels a new lease's ``kernel_id`` is checked against."""
 
 MAX_REPORT_BYTES = 256 * 1024
 """Largest report body taken (1,000 ids of 128 characters are ~135 KiB of JSON)."""
@@ -189,9 +202,11 @@ class KernelReports:
         self._monotonic = monotonic
         self._reports: dict[str, dict[str, KernelReport]] = {}  # user -> server -> report, oldest first
         self._servers: dict[str, tuple[float, tuple[str, ...]]] = {}  # user -> (asked at, active servers)
+        self._reported: dict[str, float] = {}  # user -> monotonic time of their latest report
 
     def record(self, report: KernelReport) -> None:
         """Keep ``report`` as its server's latest (callers check the server with :meth:`servers_for`)."""
+        self._reported[report.user] = self._monotonic()
         mine = self._reports.setdefault(report.user, {})
         mine.pop(report.server, None)
         mine[report.server] = report
@@ -218,9 +233,11 @@ class KernelReports:
             self._servers.pop(user, None)
 
     def keep_users(self, users: Iterable[str]) -> None:
-        """Forget everything about users not in ``users`` (those without kernel-bound leases)."""
-        wanted = set(users)
-        for table in (self._reports, self._servers):
+        """Forget everything about users not in ``users`` (those without kernel-bound leases) who
+        have not reported within :data:`REPORT_KEEP_S`."""
+        now = self._monotonic()
+        wanted = set(users) | {user for user, at in self._reported.items() if now - at < REPORT_KEEP_S}
+        for table in (self._reports, self._servers, self._reported):
             for user in [user for user in table if user not in wanted]:
                 del table[user]
 
@@ -241,6 +258,39 @@ class KernelReports:
             return None
         self.remember_servers(user, servers)
         return tuple(servers)
+
+
+def lease_refusal(kernel_id: str | None, servers: Sequence[str],
+                  reports: Mapping[str, KernelReport]) -> ValidationError | None:
+    """Why the central service refuses a user a new lease (None: granted), see module docstring.
+
+    Args:
+        kernel_id: the lease's kernel (None: a lease bound to no kernel).
+        servers: the user's running servers, as the hub lists them now.
+        reports: the user's latest report per server name.
+
+    Returns:
+        A :class:`ValidationError` naming ``kernel_id``: no running server, or a kernel that none of
+        the running servers reported.
+    """
+    if not servers:
+        asked = f"kernel {kernel_id[:80]!r}" if kernel_id else "GPUs bound to no kernel"
+        return ValidationError(
+            f"kernel_id: you have no running server on the hub, so no kernel of yours can hold GPUs ({asked}); "
+            "a lease is held for a kernel of your running server", field="kernel_id",
+            hint="start your server from the hub's home page and ask from one of its notebooks: %gpu request 1 "
+                 "(a batch job: jupyter-sched submit)")
+    if not kernel_id:
+        return None
+    if any(kernel_id in report.kernels for name, report in reports.items() if name in servers):
+        return None
+    named = ", ".join(repr(name) if name else "your default server" for name in servers)
+    return ValidationError(
+        f"kernel_id: no kernel {kernel_id[:80]!r} runs on your running server(s) ({named}) as they last "
+        "reported their kernels, so neither %gpu release nor the kernel's end would free the GPUs",
+        field="kernel_id",
+        hint="give the id of a kernel of your own server (%gpu request sends its kernel's id, "
+             "JUPYTER_SCHED_KERNEL_ID); a kernel started a moment ago is reported within 30 s")
 
 
 async def leases_to_release(leases: Sequence[Mapping[str, Any]], hub: HubClient,

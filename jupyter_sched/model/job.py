@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from ..errors import ConflictError, ValidationError, shown
+from .frozen import fast_init
 from .resources import GPU_MILLI
 
 __all__ = [
@@ -306,6 +307,7 @@ class JobSpec:
                                   hint="give either a time limit or unlimited, not both")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Allocation:
     """Where a job runs: per worker, a node and GPUs on it.
@@ -331,6 +333,7 @@ class Allocation:
         return tuple(uuid for _, uuids in self.per_worker() for uuid in uuids)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PendingReason:
     """Why a job waits: exactly one primary reason, as data with numbers (STYLE §5).

@@ -19,7 +19,7 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["parse_gpus", "spec_from_request"]
+__all__ = ["GPU_RUNTIME_ENV", "gpu_runtime_variable", "parse_gpus", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -173,8 +173,28 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
             raise ValidationError(f"env {own} is the scheduler's or the hub's own variable: a job may not set it",
                                   field=f"env.{own}", hint=f"remove {own}; the scheduler sets what a job needs "
                                   "(JUPYTER_SCHED_JOB_ID, CUDA_VISIBLE_DEVICES) itself")
+        device = next((k for k in sorted(out) if gpu_runtime_variable(k)), None)
+        if device is not None:  # new user 10, N4: a 0-GPU pod saw every GPU of its node through the runtime
+            raise ValidationError(
+                f"env {device} is read by the NVIDIA container runtime to choose the GPUs a container sees: a job "
+                "gets its GPUs from the scheduler, never from its env", field=f"env.{device}",
+                hint=f"remove {device}; ask for GPUs with gpus (and model), and the scheduler exposes exactly those")
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
+
+
+GPU_RUNTIME_ENV = frozenset({
+    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
+    "NVIDIA_DISABLE_REQUIRE", "NVIDIA_IMEX_CHANNELS", "NVIDIA_GDS", "NVIDIA_GDRCOPY", "NVIDIA_MOFED",
+    "NVIDIA_NVSWITCH", "NVIDIA_FABRIC_MANAGER"})
+"""Variables the NVIDIA container toolkit reads to choose which devices and driver parts a container
+gets (with ``NVIDIA_REQUIRE_*``): a job may not set them — under Kubernetes a pod's own
+``NVIDIA_VISIBLE_DEVICES=all`` can expose every GPU of its node, whatever it was allocated."""
+
+
+def gpu_runtime_variable(name: str) -> bool:
+    """Is ``name`` one of :data:`GPU_RUNTIME_ENV` or ``NVIDIA_REQUIRE_*``?"""
+    return name in GPU_RUNTIME_ENV or name.startswith("NVIDIA_REQUIRE_")
 
 
 _OWN_ENV = ("JUPYTER_SCHED_", "JUPYTERHUB_", "JPY_")

@@ -166,6 +166,8 @@ class Placer:
         # of them cannot be beaten by a node later in the walk, so the search stops there.
         self._limit = max(1, config.max_candidates)
         self._perfect = [(s.name, 100.0 * w) for s, w in self.scores if s.name not in ("binpack", "spread")]
+        # (name, weight, bound score method) per plugin: read once per candidate node by _score
+        self._scorers = [(s.name, w, s.score) for s, w in self.scores]
         self._flavors: dict[tuple[object, ...], tuple[Flavor, ...]] = {}
         models: dict[str, None] = {}
         for m in state.gpu_model:
@@ -460,8 +462,8 @@ class Placer:
     def _score(self, request: ResourceRequest, node: int, gpus: list[int]) -> dict[str, float]:
         state = self.state
         out: dict[str, float] = {}
-        for plugin, weight in self.scores:
-            out[plugin.name] = weight * plugin.score(request, state, node, gpus)
+        for name, weight, score in self._scorers:
+            out[name] = weight * score(request, state, node, gpus)
         return out
 
     def _fractional(self, request: ResourceRequest, flavor: Flavor) -> tuple[int, int] | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import GPU_MILLI, ResourceRequest
+from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
 from .placer import Flavor
 from .state import ClusterState
@@ -22,6 +23,7 @@ __all__ = ["FitReason", "capacity_reason", "never_fits"]
 _NODE_LIST = 8
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class FitReason:
     """A placement reason: code, sentence and numbers."""
@@ -50,7 +52,8 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     """
     if request.gpus == 0:
         if not any(flavor.pools for flavor in flavors):
-            return FitReason("Unschedulable", "no ready node passes the job's node selector and tolerations")
+            return (_selector_matches_nothing(request, state)
+                    or FitReason("Unschedulable", "no ready node passes the job's node selector and tolerations"))
         return _host_too_small(request, flavors, state)
     wanted = " or ".join(request.gpu_models) if request.gpu_models else "any model"
     if not flavors:
@@ -77,6 +80,9 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         memory = _gpu_memory_too_small(request, flavors)
         if memory is not None:
             return memory
+        selector = _selector_matches_nothing(request, state)
+        if selector is not None:
+            return selector
         first = next((s for f in flavors for s in f.rejected), None)
         why = first.message if first else "every node is filtered out"
         return FitReason("Unschedulable", f"no node can hold this job: {why}",
@@ -131,6 +137,28 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                 "resubmit with fewer workers, or fewer GPUs per worker")
         return None
     return _host_too_small(request, flavors, state)
+
+
+def _selector_matches_nothing(request: ResourceRequest, state: ClusterState) -> FitReason | None:
+    """``node_selector`` no node carries (new user 9, N7: it was blamed on ``gpus`` with the hint
+    "fewer GPUs per worker"): the labels asked for and those the nodes have for the same keys."""
+    selector = dict(request.node_selector)
+    if not selector or any(all(node.labels.get(k) == v for k, v in selector.items()) for node in state.nodes):
+        return None
+    asked = ", ".join(f"{k}={v}" for k, v in selector.items())
+    labelled = [node for node in state.nodes if node.labels]
+    if labelled:
+        shown = [f"{node.name} " + " ".join(f"{k}={v}" for k, v in sorted(node.labels.items()) if k in selector
+                                                  or not any(key in node.labels for key in selector))
+                 for node in labelled[:_NODE_LIST]]
+        there = "the nodes' labels: " + "; ".join(shown) + (" …" if len(labelled) > _NODE_LIST else "")
+    else:
+        names = ", ".join(node.name for node in state.nodes[:_NODE_LIST])
+        there = f"the node{'s' if len(state.nodes) != 1 else ''} here ({names}) carry no labels"
+    have = sorted({f"{k}={v}" for node in labelled for k, v in node.labels.items()})
+    return FitReason("Unschedulable", f"no node carries node_selector {asked}: {there}",
+                     {"field": "node_selector", "node_selector": selector, "labels": have[:4 * _NODE_LIST]},
+                     "resubmit with a node_selector the nodes carry, or without one")
 
 
 def _nvlink_need(request: ResourceRequest) -> int:

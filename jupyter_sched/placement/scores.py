@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..model import ResourceRequest
 from .state import ClusterState
-from .topology import free_peer_count
 
 if TYPE_CHECKING:
     from .fgd import FloatArray, IntArray, NodeArrays, PodShape
@@ -75,8 +74,14 @@ class BinPackScore:
     name = "binpack"
 
     def score(self, request: ResourceRequest, state: ClusterState, node: int, gpus: list[int]) -> int:
-        used, capacity = _used_after(state, node, gpus)
-        return min(100, (100 * used) // capacity)
+        # _used_after inlined: scored for every candidate node of every placement
+        capacity = state.node_capacity[node]
+        used = capacity - state.node_free[node]
+        fm = state.free_milli
+        for g in gpus:
+            if fm[g] == 1000:
+                used += 1
+        return min(100, (100 * used) // max(capacity, 1))
 
 
 class SpreadScore:
@@ -105,10 +110,14 @@ class TopologyScore:
         if not state.node_has_nvlink[node]:
             return 100  # no NVLink on this node: topology cannot tell candidates apart
         if len(gpus) == 1:
-            g = gpus[0]
-            if not state.peers[g]:
+            peers = state.peers[gpus[0]]
+            if not peers:
                 return 100
-            return 100 if free_peer_count(state, g) == 0 else 50
+            fm, pl = state.free_milli, state.placeable  # free_peer_count(state, g) == 0, inlined
+            for p in peers:
+                if pl[p] and fm[p] == 1000:
+                    return 50
+            return 100
         domains = len({state.domain[g] for g in gpus})
         fewest = -(-len(gpus) // max(state.node_max_domain[node], 1))  # ceil: best possible on this node
         return max(0, 100 - (100 * (domains - fewest)) // (len(gpus) - 1))

@@ -322,10 +322,22 @@ class ClusterState(Journaled):
         A node moves between ``by_free`` buckets once per run of its GPUs, not once per GPU (a
         4-GPU worker: one move); where it ends up in its bucket is the same either way.
         """
-        fm, gpu_node = self.free_milli, self.gpu_node
+        fm, gpu_node, placeable = self.free_milli, self.gpu_node, self.placeable
+        plain = self._arrays is None
         node, delta = -1, 0
         for g, milli in gpus:
-            moved = self._set_free(g, fm[g] + sign * milli)
+            old = fm[g]
+            new = old + sign * milli
+            if plain and (old == 0 or old == GPU_MILLI) and (new == 0 or new == GPU_MILLI):
+                # a whole GPU taken or freed, no array view: what _set_free does, without the call
+                if old == new:
+                    continue
+                fm[g] = new
+                if not placeable[g]:
+                    continue
+                moved = 1 if new == GPU_MILLI else -1
+            else:
+                moved = self._set_free(g, new)
             if moved:
                 if gpu_node[g] != node:
                     if delta:

@@ -128,8 +128,16 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
         longest = max((r for r in runtimes if r < math.inf), default=0.0)
         shares: dict[str, float] = {}
         keys: list[float] = []
+        usage_of = user_usage.get
         for job, runtime in zip(members, runtimes, strict=True):
-            share = shares[job.spec.user] = share_once_ran(shares, user_usage, job, runtime, longest)
+            # share_once_ran(shares, user_usage, job, runtime, longest), inlined (once per pending
+            # job per cycle): the same arithmetic in the same order, so the live tail agrees exactly
+            spec = job.spec
+            user = spec.user
+            share = shares.get(user)
+            if share is None:
+                share = usage_of(user, 0.0)
+            share = shares[user] = share + (runtime if runtime < math.inf else longest) * spec.resources.total_milli / 1000
             keys.append(share)
         # a stable sort by share alone: equal shares keep submit order
         return [members[i] for i in sorted(range(len(members)), key=keys.__getitem__)]

@@ -9,6 +9,7 @@ admits the job; otherwise each flavor's outcome is kept for the pending reason.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from ..backfill.easy import Reservation, job_end
@@ -161,28 +162,36 @@ def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) 
 
 
 def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, backfill: bool) -> None:
+    # Hot path (once per admission): records built with positional arguments (a keyword call to a
+    # generated __init__ is slower), the job's id, spec and reason read once.
     alloc = placement.allocation
     scores = placement.scores
     spec = job.spec
+    job_id = job.id
     limit, source = (spec.time_limit_s, "given") if spec.time_limit_s is not None else \
         effective_limit(spec, ctx.profile.time_limits)
     prev = job.reason
-    queued = prev is not None and prev.code != "Preempted" and not provisional(prev)
-    ctx.admits.append(Admit(job.id, alloc, borrowed=borrowed / 1000, scores=scores, backfill=backfill,
-                            predicted_start=ctx.now if prev is None else predicted_start_of(job, ctx.now),
-                            time_limit_s=limit, time_limit_source=source, queued=queued))
-    ctx.admitted[job.id] = job
-    ctx.fresh[job.id] = placement
+    now = ctx.now
+    predicted: datetime | None = now
+    if prev is None:
+        queued = False
+    else:
+        queued = prev.code != "Preempted" and not provisional(prev)
+        predicted = predicted_start_of(job, now)
+    borrowed_gpus = borrowed / 1000
+    ctx.admits.append(Admit(job_id, alloc, borrowed_gpus, scores, backfill, predicted, limit, source, queued))
+    ctx.admitted[job_id] = job
+    ctx.fresh[job_id] = placement
     why = "backfilled without delaying the reservation" if backfill else "fits"
     if borrowed:
-        why += f"; borrowing {borrowed / 1000:g} GPUs above {spec.team}'s guarantee"
+        why += f"; borrowing {borrowed_gpus:g} GPUs above {spec.team}'s guarantee"
+    model = placement.model
     ctx.audit.append(AuditRecord(
-        action="admit", job_id=job.id, user=spec.user,
-        message=f"admitted on {alloc.node} ({placement.model}): {why}",
-        details={"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
-                 "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
-                 "model": placement.model, "scores": scores, "borrowed": borrowed / 1000,
-                 "backfill": backfill, "priority": _CLASS_NAMES[spec.priority]}))
+        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model}): {why}",
+        {"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
+         "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
+         "model": model, "scores": scores, "borrowed": borrowed_gpus,
+         "backfill": backfill, "priority": _CLASS_NAMES[spec.priority]}))
 
 
 _CLASS_NAMES = {p: p.value for p in PriorityClass}

@@ -141,7 +141,7 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
         if ctx.plan is not None:
             ctx.plan.reserve_pending(job, closed)
         return
-    visit = Visit(job=job, req=req, flavors=flavors)
+    visit = Visit(job, req, flavors)
     if ctx.plan is None and not ctx.book.gpus:  # the common case: nothing nominated, EASY backfill
         placement, waiting = admit_on_flavors(ctx, visit), False
     else:

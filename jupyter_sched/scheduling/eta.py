@@ -150,6 +150,7 @@ class Plan:
         self.seen: dict[str, int] = {}
         self.estimates: dict[str, Estimated] = {}
         self._shapes: dict[tuple[int, str, str], tuple[ResourceRequest, tuple[int, ...], tuple[Option, ...]]] = {}
+        self._options: dict[tuple[int, str, str], tuple[tuple[Flavor, ...], tuple[Option, ...]]] = {}
 
     # ------------------------------------------------------------------ demands
     def units_of(self, flavor: Flavor) -> tuple[int, ...]:
@@ -182,13 +183,22 @@ class Plan:
             return None, "it waits for CPU or memory, which ETAs do not project", (), "NotGpuBound"
         shape = self._shapes.get((id(req), spec.team, spec.user))
         if shape is None or shape[0] is not req:  # one entry per request object (jobs share them)
-            flavors = [f for f in ctx.placer.flavors(req) if f.pools]
             if req.groups:
                 workers = tuple(w.gpus for w in req.worker_requests())
             else:
                 workers = (1,) if req.fractional or req.mig_profile else (req.gpus,) * max(1, req.workers)
-            options = tuple(Option(flavor=f.model, units=self.units_of(f),
-                                   lines=self.lines_of(spec.team, spec.user, f.model)) for f in flavors)
+            # options depend only on the flavors (memoised per request shape by the placer) and on
+            # team/user: shared by every job of the shape (jobs rarely share request objects)
+            all_flavors = ctx.placer.flavors(req)
+            key = (id(all_flavors), spec.team, spec.user)
+            known = self._options.get(key)
+            if known is not None and known[0] is all_flavors:
+                options = known[1]
+            else:
+                options = tuple(Option(flavor=f.model, units=self.units_of(f),
+                                       lines=self.lines_of(spec.team, spec.user, f.model))
+                                for f in all_flavors if f.pools)
+                self._options[key] = (all_flavors, options)
             shape = self._shapes[(id(req), spec.team, spec.user)] = (req, workers, options)
         _, workers, options = shape
         if not options:

@@ -19,6 +19,7 @@ __all__ = ["borrow_window_closed", "gate"]
 
 
 _NORMAL = PriorityClass.NORMAL  # read per job: a member looked up on an Enum class is slow
+_NAMES = {p: p.value for p in PriorityClass}  # Enum's .value is a Python-level descriptor: read once here
 
 
 def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
@@ -26,7 +27,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     spec = job.spec
     policy = ctx.policies.get(spec.team)
     if policy is not None and spec.priority is not _NORMAL and \
-            spec.priority.value not in policy.allowed_priorities:
+            _NAMES[spec.priority] not in policy.allowed_priorities:
         return PendingReason(
             code="Priority", message=f"team {spec.team} may not use priority {spec.priority.value} "
             f"(allowed: {', '.join(policy.allowed_priorities)})",

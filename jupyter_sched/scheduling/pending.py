@@ -10,6 +10,7 @@ are reserved from later jobs. The ETA every pending job shows is :mod:`.eta`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from ..backfill.easy import Ending, Reservation, find_reservation, job_end
@@ -102,7 +103,9 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
     by_model, by_team = ctx.holder_index()
     names = {h.job.id for h in (*by_model.get(model, ()), *by_team.get(spec.team, ()))}
     names.update(j for j, p in ctx.fresh.items() if p.model == model or ctx.admitted[j].spec.team == spec.team)
-    related = [e for h in names if ctx.state.holds(h) and (e := _ending(ctx, h))]
+    holds = ctx.state.holds
+    ends: dict[tuple[datetime | None, float | None], datetime | None] = {}
+    related = [e for h in names if holds(h) and (e := _ending(ctx, h, ends))]
 
     def release(job_id: str) -> None:
         ctx.ledger.evict(job_id)
@@ -118,8 +121,12 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
     ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team, spec.priority.rank)
 
 
-def _ending(ctx: CycleContext, holder: str) -> Ending | None:
-    """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit."""
+def _ending(ctx: CycleContext, holder: str,
+            ends: dict[tuple[datetime | None, float | None], datetime | None]) -> Ending | None:
+    """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit.
+
+    ``ends``: end by (start, limit), shared by the calls of one reservation (it reads every holder
+    of the model: this cycle's admissions share one start and a handful of limits)."""
     h = ctx.ledger.holders.get(holder)
     if h is not None:
         job, start = h.job, h.job.started_at or h.job.admitted_at
@@ -127,7 +134,13 @@ def _ending(ctx: CycleContext, holder: str) -> Ending | None:
         job, start = ctx.admitted[holder], ctx.now
     else:
         return None
-    return Ending(holder, job_end(start, effective_limit(job.spec, ctx.profile.time_limits)[0], ctx.now))
+    limit = effective_limit(job.spec, ctx.profile.time_limits)[0]
+    key = (start, limit)
+    if key in ends:
+        end = ends[key]
+    else:
+        end = ends[key] = job_end(start, limit, ctx.now)
+    return Ending(holder, end)
 
 
 def _overdue_on(ctx: CycleContext, visit: Visit) -> dict[str, float]:

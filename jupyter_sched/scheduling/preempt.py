@@ -640,9 +640,14 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
         # who holds the rest, with the numbers: within their own guarantees, so only their jobs
         # ending frees it ("research releases 1 GPU of its own quota" read as a quota to give back)
         teams = sorted(own_quota)
-        within = ", ".join(f"{t} uses all {_gpus(guaranteed[t])} of its guarantee" if own_quota[t] == guaranteed[t]
-                           else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
-                           for t in teams)
+        # a team above its guarantee says both parts (new user 9, N11: "nlp uses all 1 GPU of its
+        # guarantee" while nlp used 2, 1 of them borrowed)
+        within = ", ".join(
+            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: all {guaranteed[t] / 1000:g} of its guarantee and "
+             f"{borrowers[t] / 1000:g} borrowed" if borrowers.get(t) else
+             f"{t} uses all {_gpus(guaranteed[t])} of its guarantee") if own_quota[t] == guaranteed[t]
+            else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
+            for t in teams)
         whose = f"{_of(teams[0])} jobs free" if len(teams) == 1 else f"jobs of {', '.join(teams)} free"
         text += f"; it can start when {whose} {_gpus(short)} ({within})"
         if used >= short:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from ..model import Allocation, Inventory, Job, PendingReason, QuotaSet
+from ..model.frozen import fast_init
 
 __all__ = [
     "Admit",
@@ -75,6 +76,7 @@ class Snapshot:
     kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Admit:
     """Start ``job_id`` on ``allocation``.
@@ -129,6 +131,7 @@ class Preempt:
     checkpoint_signal: bool = True
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Pend:
     """``job_id`` stays pending for ``reason`` (exactly one primary reason)."""
@@ -137,6 +140,7 @@ class Pend:
     reason: PendingReason
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Reject:
     """``job_id`` can never run (e.g. more GPUs than exist); it is failed up front."""
@@ -173,6 +177,7 @@ class IdleAction:
     gpu_uuids: tuple[str, ...] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
     """A decision worth explaining later: who, what, where, why (scores and reasons)."""

@@ -219,3 +219,22 @@ def test_newuser8_n9_a_team_at_its_guarantee_is_told_it_may_only_borrow_with_the
             "another team leaves free; nothing is reclaimed for borrowing; it can start when research's jobs free "
             "1 GPU (research uses all 3 GPUs of its guarantee) or interns' own running work frees 1 GPU") in text, text
     assert text.endswith("; requeued after preemption by mal3 (j-mal3)."), text
+
+
+def test_newuser9_n11_a_team_above_its_guarantee_is_said_to_borrow_with_both_numbers() -> None:
+    """New user 9, N11: nlp (guaranteed 1, borrowing limit 1) ran 2 GPUs; amy's vision job read
+    "it can start when nlp's jobs free 1 GPU (nlp uses all 1 GPU of its guarantee)" — nlp used 2."""
+    from jupyter_sched.model.codec import reason_to_dict
+    from jupyter_sched.wording import render_reason
+
+    q = quotas(Quota(team="vision", guaranteed=2, borrowing_limit=1), Quota(team="nlp", guaranteed=1, borrowing_limit=1))
+    jobs = [running(make_job("amy1", gpus=1, team="vision", user="amy"), "n1", [0]),
+            running(make_job("amy2", gpus=1, team="vision", user="amy"), "n1", [1]),
+            running(make_job("eve1", gpus=1, team="nlp", user="eve"), "n1", [2]),
+            running(make_job("eve2", gpus=1, team="nlp", user="eve"), "n1", [3]),
+            make_job("amy3", gpus=1, team="vision", user="amy", submitted=5)]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q)), "amy3")
+    text = render_reason(reason_to_dict(reason)).summary  # type: ignore[arg-type]
+    assert "nlp uses all 1 GPU of its guarantee" not in text, text
+    assert ("it can start when nlp's jobs free 1 GPU (nlp uses 2 GPUs: all 1 of its guarantee and 1 borrowed) "
+            "or vision's own running work frees 1 GPU") in text, text

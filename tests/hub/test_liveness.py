@@ -26,6 +26,7 @@ from jupyter_sched.hub.liveness import (
     HUB_SERVERS_TTL_S,
     MAX_SERVERS_PER_USER,
     NO_SERVER,
+    REPORT_KEEP_S,
     REPORT_LATENCY_S,
     SERVER_STOPPED,
     KernelReport,
@@ -172,14 +173,18 @@ def test_a_hub_that_does_not_answer_about_a_user_releases_nothing() -> None:
 # ---- bounded memory: reports from any hub user (red-team finding 16) -----------------------------
 
 def test_made_up_server_names_never_grow_the_reports_beyond_a_bound_per_user() -> None:
-    reports = KernelReports()
+    clock = [1_000.0]
+    reports = KernelReports(monotonic=lambda: clock[0])
     kernels = [f"{i:036d}" for i in range(1_000)]
     for i in range(200):  # a hostile user inventing server names
         reports.record(report(f"fake-{i}", *kernels, user="mallory"))
     reports.record(report("", "k-1"))
     assert reports.count() == MAX_SERVERS_PER_USER + 1
     assert "fake-199" in reports.of("mallory") and "fake-0" not in reports.of("mallory")  # the oldest dropped
-    reports.keep_users({"ana"})  # mallory holds no kernel-bound lease: nothing of hers is kept
+    reports.keep_users({"ana"})  # reported just now: kept a while, for a new lease's kernel_id check
+    assert "fake-199" in reports.of("mallory")
+    clock[0] += REPORT_KEEP_S
+    reports.keep_users({"ana"})  # mallory holds no kernel-bound lease and stopped reporting: nothing kept
     assert reports.count() == 1 and reports.of("mallory") == {}
 
 
@@ -223,10 +228,12 @@ def test_a_report_is_checked_against_the_servers_the_hub_lists_and_the_hub_is_as
 
 
 def test_the_periodic_decision_forgets_reports_of_users_without_kernel_bound_leases() -> None:
-    reports = KernelReports()
+    clock = [1_000.0]
+    reports = KernelReports(monotonic=lambda: clock[0])
     reports.record(report("", "k-1", user="ana"))
     reports.record(report("", "k-x", user="bob"))
     reports.record(report("", "k-y", user="carol"))
+    clock[0] += REPORT_KEEP_S  # nobody reported since
 
     async def decide(hub: HubAPI) -> Any:
         return await leases_to_release([lease("l-ana", "ana", "k-1")], hub, reports)

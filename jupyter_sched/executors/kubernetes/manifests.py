@@ -68,6 +68,7 @@ from ...definitions.parameters import script_arguments
 from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
 from ...model.resources import GPU_MILLI
+from ...model.validation import gpu_runtime_variable
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .quantity import dns_label, format_cpu, format_memory_mib, label_value
@@ -318,7 +319,9 @@ def _container_security() -> dict[str, Any]:
 
 
 def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> list[dict[str, Any]]:
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in job.spec.env.items()]
+    # a job stored before the refusal (new user 10, N4) never chooses its own devices
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in job.spec.env.items()
+                                 if not gpu_runtime_variable(k)]
     env.append({"name": "JUPYTER_SCHED_JOB_ID", "value": job.id})
     if gang_service is not None:
         name = object_name(job.id)
