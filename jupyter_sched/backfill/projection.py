@@ -254,6 +254,12 @@ class Projection:
     def _unknown(self, demand: Demand) -> Estimate:
         holders: list[str] = []
         for option in demand.options:
+            short = [line for line in option.lines if self.lines[line].at(0.0) < demand.milli]
+            if short:  # its quota has no room: only the work charged to that quota gives room (new user 10,
+                # N6: eve's quota-held job named amy's lease and jobs as what it waited for)
+                for line in short:
+                    holders.extend(self.line_forever[line])
+                continue
             for unit in option.units:
                 holders.extend(self.forever[unit])
             for line in option.lines:

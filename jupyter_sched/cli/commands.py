@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, idle_note, serving_text, stop_detail
+from ..wording.jobs import cluster_wait, idle_note, serving_text, state_filter, stop_detail
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -115,7 +115,7 @@ def default_name(body: dict[str, Any]) -> str:
 
 
 def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """``POST jobs`` from the options; prints ``submitted j-…: <state line>``; ``--wait`` then waits."""
+    """``POST jobs`` from the options; prints ``submitted j-… (name): <state line>``; ``--wait`` then waits."""
     body: dict[str, Any] = {}
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -163,7 +163,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.json and not args.wait:
         _dump(job, io)
         return EXIT_OK
-    print(f"submitted {job['id']}: " + job_line(job, _now()).split(": ", 1)[1], file=io.out)
+    line = job_line(job, _now())  # "job j-… (name): pending, …": the id and its name, as the magic says (new user 10, N17)
+    print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
     for warning in job.get("warnings") or ():  # what the server says about the accepted request
         print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.wait:
@@ -310,14 +311,15 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     try:
         # one more than asked tells whether older ones exist — but never past the server's 1000 (new user
         # 4: `--limit 1000`, the documented maximum, was refused as "got 1001")
-        rows = client.jobs(state=args.state, kind=None, all_users=args.all_users, limit=min(args.limit + 1, JOBS_MAX))
+        query, keep = state_filter(args.state)  # "stopping" is a word of the lists, "running" on the wire
+        rows = client.jobs(state=query, kind=None, all_users=args.all_users, limit=min(args.limit + 1, JOBS_MAX))
     except AuthorizationError as exc:
         if exc.field != "all":
             raise
         raise AuthorizationError("only admins may list everyone's jobs", field="--all",
                                  hint="leave out --all to list your own") from None
     listed = len(rows)
-    rows = [job for job in rows if job.get("kind") != "lease"]
+    rows = [job for job in rows if job.get("kind") != "lease" and keep(job)]
     more = len(rows) > args.limit or listed >= JOBS_MAX
     rows = rows[:args.limit]
     if args.json:

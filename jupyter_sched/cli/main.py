@@ -282,7 +282,7 @@ def _add_jobs(sub: Any) -> None:
         "jobs", help="my jobs, newest first, finished ones too (ids for logs, wait, cancel)",
         description="Your jobs, newest first, one line each: what runs, what waits and why, how the finished "
                     "ones ended. Kernel leases are left out (see %gpu in a notebook).")
-    jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending or failed")
+    jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending, stopping or failed")
     jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
                       help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
     jobs.add_argument("--all", dest="all_users", action="store_true", help="everyone's jobs (admins only)")
@@ -630,7 +630,7 @@ def error_line(command: str, exc: SchedError) -> str:
         where, message = "", flag + message[len(exc.field):]  # "--gpus must be ...", not "--gpus: gpus must be ..."
     if exc.field in ID_FIELDS:
         where = ""  # "no job 'j-x' visible to you" names what was typed already
-        if exc.code == "not_found" and exc.field == "job_id":
+        if exc.code == "not_found" and exc.field == "job_id" and message.startswith("no "):
             hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
                 f"`{PROG} jobs` lists yours, newest first"
         elif exc.code == "not_found" and exc.field == "definition_id":

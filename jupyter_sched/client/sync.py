@@ -16,6 +16,8 @@ Every method raises the :mod:`jupyter_sched.errors` class the server raised
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
@@ -111,6 +113,24 @@ def why_unreachable(exc: BaseException) -> str:
         if isinstance(err, OSError) and err.strerror:
             return err.strerror[:1].lower() + err.strerror[1:]
     return "no answer"
+
+
+def _others_server(url: str, reply: HttpReply) -> str:
+    """The owner named by ``…/user/NAME/`` in ``url`` when a 403 there is the hub's refusal of a token
+    that is not NAME's (no reason of the scheduler's: "request refused", or Jupyter's own page) and NAME
+    is not the caller (``JUPYTERHUB_USER``, when set); else ""."""
+    from urllib.parse import unquote, urlsplit
+
+    found = re.search(r"/user/([^/]+)/", urlsplit(url).path + "/")
+    owner = unquote(found.group(1)) if found else ""
+    if not owner or owner == os.environ.get("JUPYTERHUB_USER"):
+        return ""
+    try:
+        payload = json.loads(reply.body) if reply.body else None
+    except ValueError:
+        return owner
+    error = payload.get("error") if isinstance(payload, dict) else None
+    return owner if not isinstance(error, dict) or error.get("message") in (None, "", "request refused") else ""
 
 
 def _ours(reply: HttpReply) -> bool:
@@ -242,6 +262,15 @@ class SchedClient:
                 f"{self.connection.url} has no jupyter_sched API (HTTP 404)",
                 hint="give the root URL of a Jupyter server with the jupyter_sched extension enabled, e.g. "
                      "http://127.0.0.1:8888/ (the address JupyterLab printed, without /lab)")
+        if reply.status == 403 and (owner := _others_server(self.connection.url, reply)):
+            from ..errors import AuthorizationError
+
+            you = os.environ.get("JUPYTERHUB_USER") or "YOUR-NAME"
+            mine = re.sub(r"/user/[^/]+/", f"/user/{you}/", self.connection.url, count=1)
+            raise AuthorizationError(  # new user 10, N12: "request refused [forbidden]", nothing else
+                f"{self.connection.url} is {owner}'s Jupyter server: your token may not use it",
+                hint=f"leave --url out in your hub terminal (the hub's scheduler is found by itself), or use your own "
+                     f"server, {mine}")
         if reply.status >= 400:
             raise error_from_response(reply.status, reply.text)
         if 300 <= reply.status < 400 and (hub := hub_root(self.connection.url, reply.location)):

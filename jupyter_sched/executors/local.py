@@ -89,6 +89,7 @@ import psutil
 from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind, JobSpec
+from ..model.jobenv import refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
 from . import wrapper as _wrapper
@@ -126,7 +127,10 @@ def job_environment(
     value that differs is overwritten with a warning (case 016).
     """
     env = dict(base_env)
-    env.update(job.spec.env)
+    refused = sorted(k for k in job.spec.env if refused_variable(k) is not None)
+    if refused:  # a job stored before the request check refused them (new user 10, N4/N5): never passed on
+        logger.warning("job %s: env %s not passed (the scheduler sets or refuses them)", job.id, ", ".join(refused))
+    env.update({k: v for k, v in job.spec.env.items() if k not in refused})
     uuids = ",".join(allocation.gpu_uuids)
     user_order = job.spec.env.get("CUDA_DEVICE_ORDER") or base_env.get("CUDA_DEVICE_ORDER")
     if user_order and user_order != "PCI_BUS_ID":

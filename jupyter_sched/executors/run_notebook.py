@@ -227,9 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         return _bad_input(args.output, f"cannot read notebook {args.notebook}: permission denied", parameters)
     except IsADirectoryError:
         return _bad_input(args.output, f"{args.notebook} is a folder, not a notebook", parameters)
-    except (OSError, ValueError) as exc:  # not JSON, not a notebook: nbformat's words say where
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return _bad_input(args.output, f"cannot read notebook {args.notebook}: {why}", parameters)
+    except OSError as exc:
+        return _bad_input(args.output, f"cannot read notebook {args.notebook}: {exc.strerror or exc}", parameters)
+    except Exception as exc:  # never nbformat's words: they quote the file's first bytes (new user 10, N1)
+        what = "it is not JSON" if isinstance(exc, ValueError) else "its JSON is not a Jupyter notebook"
+        return _bad_input(args.output, f"cannot read notebook {args.notebook}: {what} (a notebook is an .ipynb file "
+                          "saved by Jupyter)", parameters)
 
     def position(cell_index: int) -> int:
         """1-based position of ``nb.cells[cell_index]`` in the user's notebook (injected cell not counted)."""

@@ -349,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
                    else _permission_why(command[0]) if isinstance(exc, PermissionError) else exc.strerror or str(exc))
             print(f"jupyter_sched: cannot start {command[0]!r}: {why}", file=sys.stderr, flush=True)
             # 126 (found, cannot be run), as a shell says it; 127 is "not found" (new user 6, F20)
-            children, code = [], 126 if isinstance(exc, PermissionError) else 127
+            found = isinstance(exc, PermissionError) and "was not found on the job's PATH" not in why
+            children, code = [], 126 if found else 127
         if children:
             _child_started = True
             for early in _early:
@@ -412,6 +413,13 @@ def _permission_why(program: str) -> str:
     not executable (chmod +x …)" while the file was executable), else the file itself."""
     import shutil
 
+    closed = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not os.access(d, os.X_OK)]
+    if os.sep not in program and shutil.which(program) is None and closed:
+        # new user 10, N10: env PATH=/home/amy/bin read "it is not executable for eve (chmod +x …)": exec
+        # met a folder it could not search and said EACCES for a program it never found
+        return (f"{program!r} was not found on the job's PATH: {', '.join(repr(d) for d in closed[:3])} cannot be "
+                f"searched as {_account()} — give the program's full path, or an env PATH of folders "
+                f"{_account()} can enter")
     found = shutil.which(program) or program
     for path in dict.fromkeys((os.path.abspath(found), os.path.realpath(found))):
         for folder in reversed(Path(path).parents):

@@ -29,7 +29,7 @@ from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
-from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note
+from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, state_filter
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -898,7 +898,8 @@ class SchedMagics(Magics):
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        rows = self.client.jobs(state=cmd.state)
+        query, keep = state_filter(cmd.state)  # "stopping" / "released" are the lists' words (new user 9, N12)
+        rows = [row for row in self.client.jobs(state=query) if keep(row)]
         if cmd.limit is not None:
             rows = rows[:cmd.limit]  # newest first, as the server lists them
         if not rows:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word
 from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids
+from ..wording.reasons import code_words
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -178,7 +179,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             # blank, not pandas' <NA>, where there is no place in the queue (running work, issue 20)
             "position": position if isinstance(position, int) else "", "id": job.get("id"), "name": job.get("name"),
             "user": job.get("user"), "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job),
-            "priority": job.get("priority"), "reason": reason.get("code", ""),
+            "priority": job.get("priority"), "reason": code_words(str(reason.get("code") or "")),
             # no sentence's full stop in a table cell (the CLI's queue has none)
             "detail": text.summary.rstrip(".") if text else (
                 "waiting for the next scheduling cycle" if is_pending(job) else ""),
@@ -201,7 +202,7 @@ def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     if exit_code is not None and message and "exit" not in message:
         detail = f"exit code {exit_code}; {message}"
     return {"position": "", "id": job.get("id"), "name": job.get("name"), "user": job.get("user"),
-            "kind": job.get("kind"), "state": job.get("state"), "gpus": gpus_text(job), "priority": job.get("priority"),
+            "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job), "priority": job.get("priority"),
             "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}
 
 

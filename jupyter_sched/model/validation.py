@@ -15,11 +15,12 @@ from ..definitions.parameters import validate_parameters
 from ..errors import ValidationError, json_kind
 from ..errors import shown as quoted
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
+from .jobenv import refused_variable
 from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["GPU_RUNTIME_ENV", "gpu_runtime_variable", "parse_gpus", "spec_from_request"]
+__all__ = ["parse_gpus", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -168,42 +169,13 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
         if bad is not None:
             raise ValidationError(f"env has an invalid variable name {bad!r}", field="env",
                                   hint="variable names are non-empty and contain no '=', e.g. {\"SEED\": \"1\"}")
-        own = next((k for k in sorted(out) if k.startswith(_OWN_ENV) and k not in _REPLACED_ENV), None)
-        if own is not None:  # new user 9: a job's JUPYTER_SCHED_TOKEN / JUPYTERHUB_USER was accepted silently
-            raise ValidationError(f"env {own} is the scheduler's or the hub's own variable: a job may not set it",
-                                  field=f"env.{own}", hint=f"remove {own}; the scheduler sets what a job needs "
-                                  "(JUPYTER_SCHED_JOB_ID, CUDA_VISIBLE_DEVICES) itself")
-        device = next((k for k in sorted(out) if gpu_runtime_variable(k)), None)
-        if device is not None:  # new user 10, N4: a 0-GPU pod saw every GPU of its node through the runtime
-            raise ValidationError(
-                f"env {device} is read by the NVIDIA container runtime to choose the GPUs a container sees: a job "
-                "gets its GPUs from the scheduler, never from its env", field=f"env.{device}",
-                hint=f"remove {device}; ask for GPUs with gpus (and model), and the scheduler exposes exactly those")
+        refused = next(((k, said) for k in sorted(out) if (said := refused_variable(k)) is not None), None)
+        if refused is not None:  # new users 9 and 10: JUPYTER_SCHED_*, NVIDIA_VISIBLE_DEVICES, USER=<another user>
+            name, (message, hint) = refused
+            raise ValidationError(message, field=f"env.{name}", hint=hint)
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
 
-
-GPU_RUNTIME_ENV = frozenset({
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES",
-    "NVIDIA_DISABLE_REQUIRE", "NVIDIA_IMEX_CHANNELS", "NVIDIA_GDS", "NVIDIA_GDRCOPY", "NVIDIA_MOFED",
-    "NVIDIA_NVSWITCH", "NVIDIA_FABRIC_MANAGER"})
-"""Variables the NVIDIA container toolkit reads to choose which devices and driver parts a container
-gets (with ``NVIDIA_REQUIRE_*``): a job may not set them — under Kubernetes a pod's own
-``NVIDIA_VISIBLE_DEVICES=all`` can expose every GPU of its node, whatever it was allocated."""
-
-
-def gpu_runtime_variable(name: str) -> bool:
-    """Is ``name`` one of :data:`GPU_RUNTIME_ENV` or ``NVIDIA_REQUIRE_*``?"""
-    return name in GPU_RUNTIME_ENV or name.startswith("NVIDIA_REQUIRE_")
-
-
-_OWN_ENV = ("JUPYTER_SCHED_", "JUPYTERHUB_", "JPY_")
-"""Prefixes of the scheduler's and the hub's own variables (credentials, identity, the job marker): a
-request's ``env`` may not set them (refused, and so audited, naming ``env.<KEY>``)."""
-_REPLACED_ENV = frozenset({"JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI", "JUPYTER_SCHED_URL", "JUPYTER_SCHED_TOKEN"})
-"""Of those, the ones accepted: JOB_ID and GPU_MILLI the executor sets from the allocation (the submit
-answer notes the value given is not used, ``services.jobs._SCHEDULER_ENV``, new user 7 F18); URL and
-TOKEN are the client's own (a job that submits work or holds a kernel's lease passes the caller's)."""
 
 MAX_FIELD_CHARS = 64 * 1024
 """Most characters a list or map field (command, args, env, ...) may hold: the store keeps
@@ -356,6 +328,9 @@ def spec_from_request(
         raise ValidationError("command[0] is empty: it names the program to run", field="command",
                               hint='give e.g. ["python", "train.py"]')
     script, notebook = _str(merged, "script"), _str(merged, "notebook")
+    if notebook and not notebook.endswith(".ipynb"):  # new user 10, N1: /etc/shadow ran, its bytes quoted in the failure
+        raise ValidationError(f"notebook {notebook!r} is not a .ipynb file", field="notebook",
+                              hint="give the path of a notebook (.ipynb), or use script for a .py file")
     args = _str_list(merged.get("args"), "args")
     if kind is not JobKind.LEASE and not (command or script or notebook):
         raise ValidationError("nothing to run: give command, script or notebook", field="command",

@@ -120,8 +120,9 @@ class Context:
                 return replace(job, reason=reason, message=reason.message)
         return job
 
-    def visible(self, caller: Caller, job_id: str, *, request: str) -> JobRecord:
+    def visible(self, caller: Caller, job_id: str, *, request: str, field: str = "job_id") -> JobRecord:
         """The record of ``job_id`` if ``caller`` may see it (their own, or any for an admin).
+        ``field``: the path parameter as the route names it (``lease_id`` on leases/{id}; new user 10, N9).
 
         Raises:
             ValidationError: an empty id.
@@ -129,7 +130,7 @@ class Context:
                 other users' work is worth knowing about).
         """
         if not isinstance(job_id, str) or not job_id:
-            raise ValidationError("job id must be a non-empty string", field="job_id", hint="e.g. j-01hf3k2m9-x7q4za")
+            raise ValidationError("job id must be a non-empty string", field=field, hint="e.g. j-01hf3k2m9-x7q4za")
         try:
             record: JobRecord | None = self.store.get_job(job_id)
         except NotFoundError:
@@ -138,11 +139,27 @@ class Context:
         # new user 9: `%schedule logs cellA` (a job's name) read "no job 'cellA' visible to you", as if hidden
         said = (f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you" if job_id.startswith(("j-", "l-"))
                 else f"no job has the id {job_id[:80]!r}: jobs are named by their ids (j-…), not their names")
-        hidden = NotFoundError(said, field="job_id",
+        hidden = NotFoundError(said, field=field,
                                hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
                                else "list your jobs to see their ids")
         if record is None:
             raise hidden
         if not caller.admin and record.job.spec.user != caller.user:
+            if not record.job.state.terminal:  # in the shared queue, id and owner shown to everyone (new user 10, N7)
+                hidden = _not_yours(record.job, request, field)
             self.admission.refuse(caller, hidden, request=request, job_id=job_id)
         return record
+
+
+_NOT_YOURS = {"cancel": "you may cancel only your own", "read logs": "you may read only your own jobs' logs",
+              "keep a lease alive": "you may keep only your own leases alive"}
+
+
+def _not_yours(job: Job, request: str, field: str) -> NotFoundError:
+    """The 404 for another user's job that the shared queue lists (its id, owner and name are shown to
+    everyone there): "j-… is amy's job: you may cancel only your own", not "no job … visible to you",
+    which contradicted the queue line the caller was reading. Still a 404, as for any job not theirs."""
+    owner, noun = job.spec.user, "lease" if job.is_lease else "job"
+    said = next((words for verb, words in _NOT_YOURS.items() if request.startswith(verb)),
+                f"you may look into only your own {noun}s (the queue shows what others see of it)")
+    return NotFoundError(f"{job.id} is {owner}'s {noun}: {said}", field=field, hint=f"ask {owner} or an admin")

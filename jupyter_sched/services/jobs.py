@@ -78,6 +78,10 @@ PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image"
 """Fields of another user's queue entry that are left out (what they run and where)."""
 
 
+_NO_POSITION = 1 << 62
+"""Sort key of a pending queue entry without a position (after every numbered one)."""
+
+
 def _without_own_blockers(reason: Any) -> Any:
     """A reason as another user sees it: without ``details.eta_waits_on_own`` — the owner's own
     work it waits for, with each lease's notebook path (``kernel_notebook``), which is theirs to
@@ -639,6 +643,9 @@ class JobsService:
             holding = [] if after is not None else tx.list_jobs(states=_HOLDING)
         simulated = self.ctx.simulated()
         out = [self._entry(caller, record, position, simulated) for position, _, record in waiting]
+        # in the order they start (POS, the engine's): the store's order is by submit, and rows read "POS 3"
+        # above "POS 1" (new user 10, N14); stable, so work without a position keeps its place after them
+        out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
         out += [self._entry(caller, record, None, simulated) for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
         answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)

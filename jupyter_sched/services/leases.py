@@ -51,7 +51,7 @@ class LeasesService:
         from ..reclaim import extend_keepalive
 
         owner_view = Caller(user=caller.user, teams=caller.teams, granted=caller.granted, admin=False)
-        record = self.ctx.visible(owner_view, lease_id, request="keep a lease alive")
+        record = self.ctx.visible(owner_view, lease_id, request="keep a lease alive", field="lease_id")
         job = record.job
         if not job.is_lease:
             raise ValidationError(f"{lease_id} is a {job.spec.kind.value} job, not a lease", field="lease_id",

@@ -6,7 +6,7 @@ Inputs are jobs as the REST API carries them (:func:`jupyter_sched.model.codec.j
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -17,7 +17,7 @@ from .reasons import render_reason, wire_time
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "my_work", "preemptor", "serving_text", "stop_detail", "stopping_text",
-           "lease_end_message", "SERVER_CAUSES", "state_word"]
+           "lease_end_message", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -44,7 +44,30 @@ def state_word(job: Mapping[str, Any]) -> str:
     the cluster holds back, and ``stopping`` for work in the grace of a stop (:func:`stopping_text`)."""
     if stopping_text(job, None):
         return "stopping"
+    if job.get("kind") == "lease" and job.get("state") == "cancelled":
+        return "released"  # new user 9, N12: a released lease read "cancelled" beside "released by root"
     return IN_CLUSTER if cluster_wait(job) else str(job.get("state"))
+
+
+def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, Any]], bool]]:
+    """``--state`` of a job list as people say states → ``(the server's state query, row test)``.
+
+    ``stopping`` (running work in a stop's grace, :func:`stopping_text`) and ``released`` (an ended
+    lease) are words of :func:`state_word`, not states on the wire (new user 9, N12: ``--state
+    stopping`` was refused though the lists show it): asked for as ``running`` / ``cancelled``
+    and kept by their word."""
+    if not state:
+        return state, lambda job: True
+    words = [w.strip() for w in state.split(",") if w.strip()]
+    wire = {"stopping": "running", "released": "cancelled"}
+    query = ",".join(dict.fromkeys(wire.get(w, w) for w in words))
+    wanted = set(words)
+
+    def keep(job: Mapping[str, Any]) -> bool:
+        word = state_word(job)
+        return word in wanted or (str(job.get("state")) in wanted and word not in wire)
+
+    return query, keep
 
 
 _STOP_CAUSES = {"cancel": "cancel requested", "timeout": "time limit reached", "preempt": "preempted",
@@ -327,22 +350,33 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     job_id = after.get("id")
     was = str((before or after).get("state"))
     state = str(after.get("state"))
+    whose = _whose(before or after)
     if after.get("kind") == "lease":
         if was in WAITING_STATES:
-            return f"withdrew lease request {job_id} (was {was}; no GPUs had been granted)"
+            return f"withdrew lease request {job_id} ({whose}was {was}; no GPUs had been granted)"
         uuids = granted_uuids(before or after)
         held = f"; gave back {', '.join(uuids)}" if uuids else ""
-        return f"released lease {job_id} (was {was}{held})"
+        return f"released lease {job_id} ({whose}was {was}{held})"
     if state == "cancelled":
         what = "removed from the queue" if was in WAITING_STATES else "stopped"
-        return f"cancelled {job_id} (was {was}; {what})"
+        return f"cancelled {job_id} ({whose}was {was}; {what})"
     stopping = stopping_text(before, None) if before else ""
     if stopping and state in ("admitted", "running"):  # a second cancel (new user 9): the first one's stop stands
         return f"cancel of {job_id}: it is already {stopping}"
     if state in ("admitted", "running"):
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""
-        return f"cancelled {job_id} (was {was}; stopping{grace})"
+        return f"cancelled {job_id} ({whose}was {was}; stopping{grace})"
     return f"cancel of {job_id}: it is {state}"
+
+
+def _whose(job: Mapping[str, Any]) -> str:
+    """``nu10amy's amy-second; `` when an admin cancels another user's work (``mine`` false in the
+    answer), so the line says whose work ended and which (new user 10, N8: the bare id); "" for one's own."""
+    owner, name = job.get("user"), job.get("name")
+    if job.get("mine") is not False or not isinstance(owner, str) or not owner:
+        return ""
+    named = f" {name}" if isinstance(name, str) and name.strip() and name != job.get("id") else ""
+    return f"{owner}'s{named}; "
 
 
 def ends_by(job: Mapping[str, Any], now: datetime) -> str:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from ..model.units import format_duration
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
@@ -319,7 +319,7 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         return (f"{leases[:1].upper()}{leases[1:]} {holds} of {details.get('team') or 'the team'}'s quota: run "
                 f"%gpu release in that notebook (or `jupyter-sched cancel {ids}`) and this one can start.")
     if code in QUOTA_CODES:
-        return _quota_unblock(code, details)
+        return _quota_unblock(code, details, said=str(reason.get("message") or ""))
     if code in CAPACITY_CODES or code == "Backoff":
         return ""  # the ETA is when running jobs end / the backoff ends
     if code == "WaitingForPreemption":
@@ -345,9 +345,11 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
     return _sentence(fallback[:1].upper() + fallback[1:]) if fallback else ""
 
 
-def _quota_unblock(code: str, d: Mapping[str, Any]) -> str:
+def _quota_unblock(code: str, d: Mapping[str, Any], *, said: str = "") -> str:
     """By the rule that binds (``details.rule`` from the quota ledger: ``user cap``, ``team quota``
-    or ``team borrowing limit``; older reasons: ``user`` set means a user cap)."""
+    or ``team borrowing limit``; older reasons: ``user`` set means a user cap). ``said``: the summary
+    beside it, whose numbers are not said again (new user 10, N16: "above its guarantee 1 + borrowing
+    limit 1 · … · It starts when nlp uses fewer GPUs than its guarantee plus borrowing limit (1 + 1)")."""
     team = str(d.get("team") or "the team")
     user = d.get("user")
     model = "" if d.get("model") in (None, "", "*") else f" {d.get('model')}"
@@ -360,6 +362,9 @@ def _quota_unblock(code: str, d: Mapping[str, Any]) -> str:
                     f"or when an admin raises that cap.")
     elif code == "NoQuota" or d.get("quota") == 0:
         return f"{team} has no{model} GPU quota: an admin must give it one."
+    elif rule == "team borrowing limit" and "borrowing limit" in said:
+        sentence = (f"It starts when {team}'s running jobs or kernel leases release{model} GPUs, or when an admin "
+                    f"raises {team}'s borrowing limit.")
     elif rule == "team borrowing limit":
         limit = d.get("borrowing_limit")
         numbers = (f" ({_number(d.get('guaranteed'))} + {_number(limit)})"
@@ -408,6 +413,11 @@ def _words(code: str) -> str:
     """``WaitingForCapacity`` → ``waiting for capacity`` (a reason the core sent without a message)."""
     out = "".join(f" {c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(code))
     return out.strip()
+
+
+code_words = _words
+"""A reason's code in words, for a table's reason column (new user 10, N15: ``%schedule queue`` showed
+``BorrowingLimitReached`` where the CLI never shows a code)."""
 
 
 def _named(ids: Sequence[Any], names: Any) -> list[str]:

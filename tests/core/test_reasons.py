@@ -238,3 +238,19 @@ def test_newuser9_n11_a_team_above_its_guarantee_is_said_to_borrow_with_both_num
     assert "nlp uses all 1 GPU of its guarantee" not in text, text
     assert ("it can start when nlp's jobs free 1 GPU (nlp uses 2 GPUs: all 1 of its guarantee and 1 borrowed) "
             "or vision's own running work frees 1 GPU") in text, text
+
+
+def test_newuser10_n6_a_job_held_by_its_teams_quota_waits_only_on_that_teams_work() -> None:
+    """New user 10, N6: eve-3 (nlp at guarantee 1 + borrowing limit 1) read "it can start only after
+    one or more of kernel-… (amy's lease), eve-1, eve-2 and 1 more end": amy's work ending frees GPUs
+    but never nlp's quota."""
+    q = quotas(Quota(team="vision", guaranteed=2, borrowing_limit=1), Quota(team="nlp", guaranteed=1, borrowing_limit=1))
+    jobs = [running(make_job("amy-lease", gpus=1, team="vision", user="amy"), "n1", [0]),
+            running(make_job("amy-q1", gpus=1, team="vision", user="amy"), "n1", [1]),
+            running(make_job("eve-1", gpus=1, team="nlp", user="eve"), "n1", [2]),
+            running(make_job("eve-2", gpus=1, team="nlp", user="eve"), "n1", [3]),
+            make_job("eve-3", gpus=1, team="nlp", user="eve", submitted=5)]
+    reason = _reason(run_cycle(snapshot([make_node("n1", gpus=4)], jobs, quota=q)), "eve-3")
+    assert reason.code == "BorrowingLimitReached", reason  # type: ignore[attr-defined]
+    waits = reason.details.get("eta_waits_on")  # type: ignore[attr-defined]
+    assert sorted(waits) == ["eve-1", "eve-2"], reason.details  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,33 @@ def test_newuser9_n7_a_node_selector_no_node_carries_is_named_with_the_labels_th
         assert "node_selector" in error["hint"], error
     cpu_only = ann.post("jobs", json={"gpus": 0, "command": ["true"], "node_selector": {"a": "b"}})
     assert cpu_only.status_code == 422 and cpu_only.json()["error"]["field"] == "node_selector", cpu_only.text
+
+
+def test_newuser9_n12_stopping_and_released_are_states_the_lists_filter_and_show(server: EmbeddedServer,
+                                                                                  tmp_path: Path) -> None:
+    """``jobs --state stopping`` was refused though the lists say "stopping"; a released lease's row
+    read state "cancelled" beside "released by root"."""
+    from jupyter_sched.magics.render import queue_frame
+    from jupyter_sched.wording.jobs import state_filter
+    from tests.onboarding.test_newuser9 import _stopping_job
+
+    env, ann = _env(tmp_path, server), api(server, "tok-ann")
+    try:
+        row = _stopping_job(env, ann, tmp_path)
+        listed = _cli(env, "jobs", "--state", "stopping")
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+        assert row["id"] in listed.stdout and "stopping" in listed.stdout, listed.stdout
+        none = _cli(env, "jobs", "--state", "pending")
+        assert none.returncode == 0 and row["id"] not in none.stdout, none.stdout
+        query, keep = state_filter("stopping,pending")
+        assert query == "running,pending" and keep(ann.get(f"jobs/{row['id']}").json())
+    finally:
+        clear(server)
+    lease = ann.post("leases", json={"gpus": 0.5})
+    assert lease.status_code == 201, lease.text
+    assert ann.delete(f"leases/{lease.json()['id']}").status_code == 200
+    ended = ann.get(f"leases/{lease.json()['id']}").json()
+    frame = queue_frame([ended], datetime.now(timezone.utc))
+    assert list(frame["state"]) == ["released"], frame.to_dict("records")
+    query, keep = state_filter("released")
+    assert query == "cancelled" and keep(ended) and not keep({**ended, "kind": "training"})

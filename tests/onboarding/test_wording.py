@@ -77,7 +77,7 @@ CASES = [
                make_reason("BorrowingLimitReached", "ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2",
                            details={"team": "ml", "guaranteed": 4, "borrowing_limit": 2}),
                "queued · ml would use 7 GPUs, above its guarantee 4 + borrowing limit 2 · ETA unknown · It starts "
-               "when ml uses fewer GPUs than its guarantee plus borrowing limit (4 + 2), or when an admin raises them."),
+               "when ml's running jobs or kernel leases release GPUs, or when an admin raises ml's borrowing limit."),
     ReasonCase("a block whose advice the core words (an unhealthy GPU's admin steps) keeps it, as one sentence",
                make_reason("UnhealthyGpu", "2 of the matching GPUs are unhealthy",
                            unblock="waits until the unhealthy GPUs recover (an admin can restart the NVIDIA device "

@@ -67,8 +67,8 @@ from typing import Any
 from ...definitions.parameters import script_arguments
 from ...errors import ValidationError
 from ...model import Allocation, Job, JobKind, JobSpec
+from ...model.jobenv import device_variable
 from ...model.resources import GPU_MILLI
-from ...model.validation import gpu_runtime_variable
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
 from .quantity import dns_label, format_cpu, format_memory_mib, label_value
@@ -319,9 +319,11 @@ def _container_security() -> dict[str, Any]:
 
 
 def _env(job: Job, config: KubernetesConfig, *, gang_service: str | None) -> list[dict[str, Any]]:
-    # a job stored before the refusal (new user 10, N4) never chooses its own devices
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in job.spec.env.items()
-                                 if not gpu_runtime_variable(k)]
+    # never a device variable from the user's env (a job stored before the request check refused them):
+    # the device plugin's NVIDIA_VISIBLE_DEVICES comes before the container's env, which would win (new user 10, N4)
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in job.spec.env.items() if not device_variable(k)]
+    if job.spec.resources.gpus <= 0:  # an image's own NVIDIA_VISIBLE_DEVICES=all (CUDA images) would expose every GPU
+        env.append({"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"})
     env.append({"name": "JUPYTER_SCHED_JOB_ID", "value": job.id})
     if gang_service is not None:
         name = object_name(job.id)

@@ -175,7 +175,12 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
     (and what leaving the field out means) or an example value.
     """
     errors = exc.errors(include_url=False)
-    first = errors[0]
+    # of a union's alternatives, the one that got furthest into the value says what is wrong inside it:
+    # tolerations [{"key": "x"}] → "tolerations[0] must be a string", not "tolerations must be a string
+    # (got an array of 1)" (new user 10, N13)
+    field = errors[0]["loc"][:1]  # the first field at fault, as before; of its errors, the deepest
+    first = max((e for e in errors if e["loc"][:1] == field),
+                key=lambda e: len(_place(data, list(e["loc"]), missing=e["type"] == "missing")))
     loc = list(first["loc"])
     if not loc:
         return ValidationError(f"{where} must be a JSON object (got {json_kind(data)})", field=where,
