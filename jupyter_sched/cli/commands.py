@@ -360,6 +360,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     shown, never obeyed (:mod:`jupyter_sched.textsafe`), unless ``--raw``."""
     out = io.out
     shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
+    args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
     if args.follow:
         wrote = False
         chunk = client.logs(args.job_id)  # whether there is anything yet, and a 404 before any wait
@@ -419,6 +420,7 @@ def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
     from ..model.units import parse_duration
 
     limit = parse_duration(args.wait_timeout, field="--for") if args.wait_timeout else None
+    args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
     return _wait_for(client, args.job_id, limit, io, json_out=args.json)
 
 

@@ -106,6 +106,21 @@ class AsyncSchedClient:
         return unwrap_list(await self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)),
                            "jobs")
 
+    async def job_id_of(self, ref: str) -> str:
+        """:meth:`SchedClient.job_id_of <jupyter_sched.client.sync.SchedClient.job_id_of>`, awaited."""
+        if not ref or ref.startswith(("j-", "l-")):
+            return ref
+        named = [row for row in await self.jobs() if row.get("name") == ref]
+        if len(named) == 1:
+            return str(named[0]["id"])
+        if named:
+            from ..errors import ValidationError
+
+            ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
+            raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
+                                  hint="give the id of the one you mean (newest first)")
+        return ref
+
     async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                        all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
         """Every job :meth:`jobs` would list, ``page`` at a time (see :meth:`SchedClient.jobs_all`)."""

@@ -330,6 +330,27 @@ class SchedClient:
         return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
                                                  limit=limit)), "jobs")
 
+    def job_id_of(self, ref: str) -> str:
+        """``ref`` as a job id: an id (``j-…``/``l-…``) as given; else the name of exactly one of my
+        jobs (the newest 500), its id — ``%schedule logs cellA`` / ``jupyter-sched logs train``
+        (new user 9, N10); a name no job of mine has is returned as given (the server says so).
+
+        Raises:
+            ValidationError: several of my jobs have that name (field ``job_id``; their ids listed).
+        """
+        if not ref or ref.startswith(("j-", "l-")):
+            return ref
+        named = [row for row in self.jobs(limit=500) if row.get("name") == ref]
+        if len(named) == 1:
+            return str(named[0]["id"])
+        if named:
+            from ..errors import ValidationError
+
+            ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
+            raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
+                                  hint="give the id of the one you mean (newest first)")
+        return ref
+
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                  all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:
         """Every job :meth:`jobs` would list, not its first page: ``page`` at a time (at most the

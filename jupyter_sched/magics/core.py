@@ -912,7 +912,7 @@ class SchedMagics(Magics):
         self._print(job_line(self.client.job(str(cmd.job_id)), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
-        job_id = str(cmd.job_id)
+        job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine is taken for its id
         try:
             chunk = self.client.logs(job_id)
         except NotFoundError:

@@ -86,3 +86,25 @@ def test_newuser9_n12_stopping_and_released_are_states_the_lists_filter_and_show
     assert list(frame["state"]) == ["released"], frame.to_dict("records")
     query, keep = state_filter("released")
     assert query == "cancelled" and keep(ended) and not keep({**ended, "kind": "training"})
+
+
+def test_newuser9_n10_logs_and_wait_take_a_unique_job_name(server: EmbeddedServer, tmp_path: Path) -> None:
+    """``jupyter-sched logs <name>`` said "no job has the id …"; a unique name of one's own job is taken
+    for its id, several of that name are listed by id."""
+    env = _env(tmp_path, server)
+    ids = []
+    for name in ("train", "twice", "twice"):
+        made = _cli(env, "submit", "--gpus", "0", "--name", name, "--workdir", str(tmp_path), "--",
+                    sys.executable, "-c", f"print('hello from {name}')")
+        assert made.returncode == 0, made.stderr
+        ids.append(made.stdout.split()[1].rstrip(":"))
+    try:
+        waited = _cli(env, "wait", "train", "--for", "60s")
+        assert waited.returncode == 0, waited.stdout + waited.stderr
+        logs = _cli(env, "logs", "train")
+        assert logs.returncode == 0 and "hello from train" in logs.stdout, logs.stdout + logs.stderr
+        both = _cli(env, "logs", "twice")
+        assert both.returncode != 0 and "2 of your jobs are named 'twice'" in both.stderr, both.stderr
+        assert ids[1] in both.stderr and ids[2] in both.stderr, both.stderr
+    finally:
+        clear(server)
