@@ -104,7 +104,8 @@ class JobsHandler(_WritesAreActivity):
     @authorized
     async def get(self) -> None:
         request = self.query(ListJobsRequest)
-        page = await self.call(self.services.jobs.list, self.caller, request, kind=self.kind)
+        kept = self.services.jobs.kept_list(self.own_name(), request, kind=self.kind)  # on the loop (issue 17)
+        page = kept or await self.call(self.services.jobs.list, self.caller, request, kind=self.kind)
         if page.next_cursor:  # RFC 8288 paging, as GitHub's API: the body stays the list of jobs
             query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
                                        "all": "true" if request.all else None}.items() if v}
@@ -276,7 +277,8 @@ class QueueHandler(SchedHandler):
     @authorized
     async def get(self) -> None:
         request = self.query(GetQueueRequest)
-        page = await self.call(self.services.jobs.queue_page, self.caller, request)
+        kept = self.services.jobs.kept_queue(self.own_name(), request)  # a kept page: on the loop (issue 17)
+        page = kept or await self.call(self.services.jobs.queue_page, self.caller, request)
         if page.next_cursor:  # RFC 8288 paging, as GET jobs: the body stays the list of entries
             query = {"limit": str(request.limit)} if request.limit is not None else {}
             self.set_header("Link", f'<queue?{urlencode({**query, "cursor": page.next_cursor})}>; rel="next"')

@@ -150,6 +150,13 @@ class SchedHandler(CookieOnce, APIHandler):
                                      details={"credentials": "refused"})
         return self._sched_caller
 
+    def own_name(self) -> str | None:
+        """The caller's name from the identity step alone (no store: a kept page is answered on the loop with it)."""
+        try:
+            return None if self.current_user is None else str(self.sched.resolve_identity(self.current_user).name)
+        except SchedError:  # refused here: the service call answers as always
+            return None
+
     async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         """Run ``fn(*args, **kwargs)`` — a service call: store transactions, validation — on the
         extension's request threads, so the server's event loop stays free for other requests

@@ -103,6 +103,19 @@ def ended_words(job: Job) -> str:
         return f"lease {job.id} is already released"
     return f"lease {job.id} already ended ({job.state.value})"
 
+def _jobs_key(whose: str | None, caller: str, kind: JobKind | None, request: ListJobsRequest) -> tuple[Any, ...]:
+    """The :class:`ReadCache` key of a ``GET jobs`` page: whose jobs (None: everyone's), the
+    caller (each row says whether it is the caller's own: a reason names the owner's own
+    blockers to the owner only, issue 20), the kind and the request."""
+    return ("jobs", whose, caller, kind, request)
+
+
+def _queue_key(caller: str, request: GetQueueRequest) -> tuple[Any, ...]:
+    """The :class:`ReadCache` key of a ``GET queue`` page: whose entries keep their private
+    fields (the caller's name, nothing else) and the request."""
+    return ("queue", caller, QUEUE_HEAD, request)
+
+
 class JobsService:
     """Jobs and leases (see module docstring)."""
 
@@ -116,6 +129,46 @@ class JobsService:
         """Rows of ``GET jobs`` pages by (job id, seen by its owner), with what they show (see :meth:`_row`)."""
         self._names: dict[str, str] = {}
         """Names of jobs that preempted work now started again, by id (names never change)."""
+
+    def kept_list(self, user: str | None, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage | None:
+        """The page :meth:`list` answers ``user`` (the caller) for ``request`` when it is kept and
+        still right — checked without a transaction (:meth:`_kept`), so the server may answer on
+        its event loop, with no hop to a request thread (issue 17); None: call :meth:`list`. Only
+        the caller's own jobs: a request naming ``user`` or ``all`` goes through :meth:`list`,
+        which checks that the caller may read them."""
+        if user is None or request.all or request.user not in (None, user):
+            return None
+        wanted = kind or (JobKind(request.kind) if request.kind else None)
+        kept: JobsPage | None = self._kept(_jobs_key(user, user, wanted, request))
+        return kept
+
+    def kept_queue(self, user: str | None, request: GetQueueRequest) -> QueuePage | None:
+        """The page :meth:`queue_page` answers ``user`` for ``request`` when it is kept and still
+        right (as :meth:`kept_list`); None: call :meth:`queue_page` (also for ``user`` None)."""
+        if user is None:
+            return None
+        kept: QueuePage | None = self._kept(_queue_key(user, request))
+        return kept
+
+    def _kept(self, key: tuple[Any, ...]) -> Any | None:
+        """The answer kept for ``key`` if the state it was computed at is the current one: the
+        store's ``jobs`` counter read now without a transaction (:meth:`Store.jobs_version_now`;
+        every committed write of a job row, by any process sharing the store, moves it, and a
+        write this server answered has committed before its answer was sent), whether this server
+        leads and the engine's reasons (by identity) as :meth:`_version` reads them. Whether the
+        inventory is simulated is taken from the kept answers' version: it is fixed by the
+        inventory source the server was started with. None when nothing is kept or the counter
+        cannot be read that way."""
+        current = self.answers.version
+        if current is None:
+            return None
+        jobs = self.ctx.store.jobs_version_now()
+        if jobs is None or jobs < 0:
+            return None
+        engine = self.ctx.engine
+        leader = engine.is_leader
+        return self.answers.get(key, ReadVersion(jobs=jobs, leader=leader, reasons=engine.reasons if leader else None,
+                                                 simulated=current.simulated))
 
     def _version(self, tx: StoreTx) -> ReadVersion:
         """What a page read in ``tx`` is computed from (see :mod:`.readcache`)."""
@@ -435,7 +488,7 @@ class JobsService:
         after = decode_cursor(request.cursor) if request.cursor else None
         # authorised above; the caller is in the key because each row says whether it is the
         # caller's own (a reason names the owner's own blockers to the owner only, issue 20)
-        key = ("jobs", user, caller.user, wanted, request)
+        key = _jobs_key(user, caller.user, wanted, request)
         with self.ctx.store.transaction(write=False) as tx:
             version = self._version(tx)
             kept: JobsPage | None = self.answers.get(key, version)
@@ -575,7 +628,7 @@ class JobsService:
         paged = request.limit is not None or after is not None
         size = request.limit if request.limit is not None else QUEUE_HEAD
         # whose entries are "mine" and keep their private fields: the caller's name, nothing else
-        key = ("queue", caller.user, QUEUE_HEAD, request)
+        key = _queue_key(caller.user, request)
         with self.ctx.store.transaction(write=False) as tx:
             version = self._version(tx)
             kept: QueuePage | None = self.answers.get(key, version)

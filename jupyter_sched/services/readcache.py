@@ -111,6 +111,11 @@ class ReadCache:
                 self._drop(self._heaviest_owners_oldest())
 
     @property
+    def version(self) -> ReadVersion | None:
+        """The version the kept answers were computed at (None before the first)."""
+        return self._version
+
+    @property
     def rows(self) -> int:
         """Rows all kept answers hold together."""
         return self._rows
