@@ -165,9 +165,13 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         # kernels are what user servers report (hub.liveness), so it judges no kernel_id by it
         if self.owns_kernels and kernel_manager is not None and hasattr(self.services, "set_kernel_source"):
             self.services.set_kernel_source(lambda: kernel_states(kernel_manager))
-        self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
-                      __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
-                      self.placement_policy)
+        if self.hub_service_url:  # new user 9, N8: it named a local store this server never uses
+            self.log.info("jupyter_sched %s: forwards api/sched/ to the hub's scheduler at %s (no store here)",
+                          __version__, _redact(self.hub_service_url))
+        else:
+            self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
+                          __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
+                          self.placement_policy)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The routes this server serves under ``api/sched/`` (the central service adds its own)."""

@@ -149,3 +149,13 @@ def test_newuser10_n19_python_and_python3_both_run_the_hubs_job_python(hub: Hub,
             time.sleep(0.5)
         log = httpx.get(f"{hub.service_url}api/sched/jobs/{job_id}/logs", headers=headers, timeout=30).text
         assert job["state"] == "succeeded" and f"EXE {hub.venv}/bin/" in log, (program, job, log)
+
+
+def test_newuser9_n8_a_user_servers_log_names_the_hubs_scheduler_not_a_local_store(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """A hub user server logged "jupyter_sched 0.1.0: store sqlite:////home/amy/…/sched.sqlite, inventory
+    source auto, …" as if standalone, never naming the hub service it forwards to."""
+    hub.start_servers(users["amy"].name)
+    log = (hub.base / "hub.log").read_text(errors="replace")  # the user servers log there
+    assert "forwards api/sched/ to the hub's scheduler at http" in log, log[-3000:]
+    assert f"store sqlite:///{users['amy'].home}" not in log, log[-3000:]
