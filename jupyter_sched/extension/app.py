@@ -30,6 +30,7 @@ from .. import __version__
 from ..admission import Caller
 from ..errors import BusyError, SchedError
 from ..services.models import GetConfigResponse
+from ..wording.config import config_error_text
 from .config import IdleConfig, InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
@@ -482,7 +483,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 def _config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
     """Log ``exc`` (it names the field and the fix) as the one critical line, then end the process."""
     log = getattr(serverapp, "log", None) or logging.getLogger("jupyter_sched")
-    log.critical("jupyter_sched: bad configuration, not starting: %s", exc)
+    log.critical("jupyter_sched: bad configuration, not starting: %s", config_error_text(str(exc)))
     raise SystemExit(1)
 
 

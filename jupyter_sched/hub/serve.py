@@ -43,6 +43,8 @@ from urllib.parse import urlparse
 
 from jupyter_server.auth.authorizer import Authorizer
 
+from ..wording.config import CONFIG_FILE
+
 __all__ = ["ENV_DB_URL", "ENV_DB_URL_FILE", "SchedOnlyAuthorizer", "build_config", "has_password", "listen_address",
            "main", "store_url"]
 
@@ -143,8 +145,20 @@ class SchedOnlyAuthorizer(Authorizer):
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="jupyter-sched serve",
-        description="Run the central jupyter_sched service for a JupyterHub (see jupyter_sched.hub.serve).")
+        prog="jupyter-sched serve", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the central jupyter_sched service for a JupyterHub (see jupyter_sched.hub.serve).",
+        epilog=f"""settings:
+  Any setting of the service is --SchedApp.NAME=VALUE or --HubSchedApp.NAME=VALUE on the command
+  line (e.g. --SchedApp.log_dir=/var/lib/jupyter_sched/jobs --HubSchedApp.hub_poll_interval_s=30).
+  List and dict settings (quotas, admin_users, gpu_prices, run_as_accounts, ...) go in a config
+  file instead: {CONFIG_FILE} in a Jupyter config folder ($JUPYTER_CONFIG_DIR, default
+  ~/.jupyter; `jupyter --paths` lists them all), or any file given with --config=FILE:
+
+    c.SchedApp.quotas = [{{"team": "vision", "guaranteed": 2, "borrowing_limit": 1}}]
+    c.SchedApp.admin_users = ["bob"]
+    c.HubSchedApp.gpu_prices = {{"*": 2.5}}
+
+  Quotas can also be changed while it runs: PUT api/sched/quotas as a hub admin.""")
     parser.add_argument("--db-url", default=None,
                         help=f"store URL without a password, e.g. postgresql+psycopg://sched@db/sched (one with a "
                              f"password goes in ${ENV_DB_URL} or --db-url-file)")
