@@ -24,7 +24,7 @@ def config_error_text(message: str) -> str:
     if raw is None:
         return message
     cls = "SchedApp" if raw["cls"] == "HubSchedApp" and raw["name"] not in _HUB_ONLY else raw["cls"]
-    value = raw["value"].strip()
+    value = raw["value"].strip().rstrip(".")
     shown = value if len(value) <= 80 else value[:77] + "…"
     return (f"c.{cls}.{raw['name']}: expected {raw['want']}, got the {raw['got']} {shown}. Fix: a list or dict "
             f"setting cannot be given as text on the command line; put `c.{cls}.{raw['name']} = …` (Python) in "
