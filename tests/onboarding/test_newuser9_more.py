@@ -111,10 +111,10 @@ def test_newuser9_n10_logs_and_wait_take_a_unique_job_name(server: EmbeddedServe
 
 
 def test_newuser9_n13_the_readme_states_the_measured_install_time() -> None:
-    """The README said "about 6 minutes on 2 cores"; new user 9 took 14m48s (load 8–11), new user 10
-    9m13s (load 4–5), nu10-fix 4m10s (load 3–6): it states the range with the loads measured, and
+    """The README said "about 6 minutes on 2 cores"; new user 9 took 14m48s (load 8-11), new user 10
+    9m13s (load 4-5), nu10-fix 4m10s (load 3-6): it states the range with the loads measured, and
     what pip shows while the sidebar builds."""
     text = (ROOT / "README.md").read_text()
     head = text[:text.index("python3 -m venv .venv")]
     assert "about 6 minutes" not in head and "4 to 15 minutes on 2 cores" in head, head[-600:]
-    assert "14m48s at load 8–11" in head and "Preparing metadata" in head, head[-600:]
+    assert "14m48s at load 8\u201311" in head and "Preparing metadata" in head, head[-600:]
