@@ -224,6 +224,9 @@ class JobsService:
             if spec.image and getattr(self.ctx.executor, "name", None) == "local":  # new user 8, N10
                 warnings.append(f"image {spec.image[:80]!r} is not used: the local executor runs jobs on this "
                                 "host's own software, not in a container image")
+            if spec.port is not None and spec.kind is JobKind.TRAINING:  # new user 9, N18: ignored, said nowhere
+                warnings.append(f"port {spec.port} is not used: only an inference service (kind inference) is "
+                                "given a port; a training job opens whatever ports its program opens")
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)

@@ -118,3 +118,13 @@ def test_newuser9_n13_the_readme_states_the_measured_install_time() -> None:
     head = text[:text.index("python3 -m venv .venv")]
     assert "about 6 minutes" not in head and "4 to 15 minutes on 2 cores" in head, head[-600:]
     assert "14m48s at load 8\u201311" in head and "Preparing metadata" in head, head[-600:]
+
+
+def test_newuser9_n18_image_and_port_on_a_local_training_job_are_said_not_to_be_used(server: EmbeddedServer) -> None:
+    """image "evil/image" and port 22 on a training job with the local executor: 201, silently ignored."""
+    ann = api(server, "tok-ann")
+    made = ann.post("jobs", json={"gpus": 0, "command": ["true"], "image": "evil/image", "port": 22})
+    assert made.status_code == 201, made.text
+    warnings = " ".join(made.json().get("warnings") or [])
+    assert "image 'evil/image' is not used" in warnings and "port 22 is not used" in warnings, warnings
+    clear(server)
