@@ -333,6 +333,10 @@ def spec_from_request(
                               hint="give the path of a notebook (.ipynb), or use script for a .py file")
     args = _str_list(merged.get("args"), "args")
     if kind is not JobKind.LEASE and not (command or script or notebook):
+        for carried, owner, example in (("source", "script", "train.py"), ("notebook_json", "notebook", "run.ipynb")):
+            if merged.get(carried) is not None:  # new user 9, N15: it said only "give command, script or notebook"
+                raise ValidationError(f"{carried} needs {owner}: the file name it is written to", field=carried,
+                                      hint=f'give e.g. {{"{owner}": "{example}", "{carried}": ...}}')
         raise ValidationError("nothing to run: give command, script or notebook", field="command",
                               hint='e.g. {"command": ["python", "train.py"]}')
     if sum(bool(x) for x in (command, script, notebook)) > 1:

@@ -128,3 +128,13 @@ def test_newuser9_n18_image_and_port_on_a_local_training_job_are_said_not_to_be_
     warnings = " ".join(made.json().get("warnings") or [])
     assert "image 'evil/image' is not used" in warnings and "port 22 is not used" in warnings, warnings
     clear(server)
+
+
+def test_newuser9_n15_source_alone_is_told_it_needs_a_script_name(server: EmbeddedServer) -> None:
+    """{"source": "print(1)"} alone said "nothing to run: give command, script or notebook"."""
+    ann = api(server, "tok-ann")
+    for body, field in (({"source": "print(1)"}, "source"), ({"notebook_json": "{}"}, "notebook_json")):
+        refused = ann.post("jobs", json={"gpus": 0, **body})
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["field"] == field and "needs" in error["message"] and "nothing to run" not in error["message"], error
