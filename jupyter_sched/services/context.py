@@ -156,10 +156,13 @@ _NOT_YOURS = {"cancel": "you may cancel only your own", "read logs": "you may re
 
 
 def _not_yours(job: Job, request: str, field: str) -> NotFoundError:
-    """The 404 for another user's job that the shared queue lists (its id, owner and name are shown to
-    everyone there): "j-… is amy's job: you may cancel only your own", not "no job … visible to you",
-    which contradicted the queue line the caller was reading. Still a 404, as for any job not theirs."""
-    owner, noun = job.spec.user, "lease" if job.is_lease else "job"
+    """The 404 for another user's job that the shared queue lists: "j-… is another user's job: you may
+    cancel only your own", not "no job … visible to you", which contradicted the queue line the caller
+    was reading (new user 10, N7). Still a 404, and it names nothing of the job — not even its owner
+    (case 020: another user's job does not exist for the caller; the queue is where the caller sees
+    what is shown of others' work)."""
+    noun = "lease" if job.is_lease else "job"
     said = next((words for verb, words in _NOT_YOURS.items() if request.startswith(verb)),
                 f"you may look into only your own {noun}s (the queue shows what others see of it)")
-    return NotFoundError(f"{job.id} is {owner}'s {noun}: {said}", field=field, hint=f"ask {owner} or an admin")
+    return NotFoundError(f"{job.id} is another user's {noun}: {said}", field=field,
+                         hint="ask its owner (the queue names them) or an admin")
