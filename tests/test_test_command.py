@@ -150,3 +150,19 @@ def test_background_stages_run_beside_the_foreground_and_join_the_summary_with_t
     assert rows == [("ok", "python tests"), ("ok", "types"), ("FAILED", "browser tests"), ("ok", "needs types")], rows
     assert "✘ 3 panel > runs live" in summary  # the failing browser test is named at the end
     assert out.strip().splitlines()[-1] == "test-all: FAILED: browser tests (exit 1)"
+
+
+def test_a_background_stage_that_ends_meanwhile_does_not_add_its_cpu_to_the_foreground_stage() -> None:
+    """Final runs of 91c34fb gave the Python tests 1,267 s of CPU: the browser tests' ~300 s, reaped by
+    the shell while the Python tests ran, were counted in their figure too."""
+    done = run_stages("""
+        beside() { stage spin -- python3 -c "sum(range(10 ** 8))"; }
+        background_stages "checks" -- beside
+        stage idle -- sleep 4
+        join_background_stages "checks"
+        finish_stages 0
+    """)
+    assert done.returncode == 0, done.stdout
+    rows = {line.split()[-1]: line.split() for line in done.stdout.splitlines() if line.startswith("ok ")}
+    assert int(rows["spin"][2].rstrip("s")) >= 1, done.stdout  # the spin's CPU is its own
+    assert rows["idle"][2] == "0s", done.stdout  # and not the idle stage's, which ran meanwhile
