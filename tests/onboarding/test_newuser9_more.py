@@ -4,8 +4,6 @@ each its own test, against a real embedded server (simulated GPUs), its REST API
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -14,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.onboarding.test_cli_firsthour import api, clear
+from tests.onboarding.test_newuser9 import _cli, _env  # the same CLI environment as new user 9's tests
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
-CLI = str(Path(sys.executable).parent / "jupyter-sched")
 ROOT = Path(__file__).resolve().parents[2]
 USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 
@@ -30,17 +28,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     finally:
         clear(srv)
         srv.kill()
-
-
-def _env(tmp_path: Path, server: EmbeddedServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
-    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONPATH": str(ROOT),
-                "JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": "tok-ann"})
-    return env
-
-
-def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_newuser9_n7_a_node_selector_no_node_carries_is_named_with_the_labels_there(server: EmbeddedServer) -> None:
