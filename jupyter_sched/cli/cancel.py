@@ -37,7 +37,16 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return _cancel_many(client, args, io)
     grace: list[float | None] = []
     code = EXIT_OK
-    for job_id in args.job_ids:
+    for ref in args.job_ids:
+        try:
+            # a unique name of mine is taken for its id, as logs and wait do (new user 11, N5)
+            job_id = client.job_id_of(ref)
+        except SchedError as exc:
+            if len(args.job_ids) == 1:
+                raise
+            print(error_line("cancel", exc), file=io.err)
+            code = EXIT_REFUSED
+            continue
         try:
             before = client.job(job_id)
         except NotFoundError:

@@ -63,9 +63,40 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
         else:
             print(f"nvml       unavailable: {why}", file=out)
     print(f"my work    {_my_work(client, me)}", file=out)
+    print(f"quota      {quota_text(me)}", file=out)  # new user 11, N21: first met as a pending reason or a 422
     for job_id, note in _idle_warnings(client).items():  # a warned lease loses its GPUs (new user 4)
         print(f"idle       {job_id}: {note}", file=out)
     return EXIT_OK
+
+
+def _gpus(value: Any) -> str:
+    number = float(value or 0)
+    return f"{number:g} GPU{'' if number == 1 else 's'}"
+
+
+def quota_text(me: dict[str, Any]) -> str:
+    """``team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU
+    yours`` from ``GET me`` (its default team's quota lines, ``team_in_use``, ``in_use``); a line of
+    one GPU model or of the caller alone is said as such."""
+    team = str(me.get("team") or "")
+    lines = [q for q in me.get("quotas") or () if isinstance(q, dict)]
+    parts = []
+    for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
+        model = str(q.get("gpu_model") or "*")
+        whose = "you" if q.get("user") else f"team {team}"
+        on = "" if model == "*" else f" on {model}"
+        limit = q.get("borrowing_limit")
+        if limit is None:
+            bounds = "no borrowing limit"
+        else:
+            bounds = f"borrowing limit {float(limit):g} (at most {float(q.get('guaranteed') or 0) + float(limit):g})"
+        parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
+    text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
+    mine = _gpus((in_use or {}).get("gpus"))
+    if me.get("team_in_use") is not None:
+        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours"
+    return f"{text}; {mine} in use by you"
 
 
 def _idle_warnings(client: Any) -> dict[str, str]:
@@ -145,7 +176,11 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 raise ValidationError(f"--env {item!r} is not NAME=VALUE", field="env", hint="e.g. --env SEED=1")
             env[name] = value
         body["env"] = env
-    body["working_dir"] = args.workdir or os.getcwd()
+    # a relative --workdir is this shell's folder's, as the default is (new user 11, N20: `--workdir data`
+    # went as typed and the server read it elsewhere); a quoted '~/…' stays the owner's home, for the server
+    workdir = args.workdir
+    body["working_dir"] = (os.getcwd() if not workdir else workdir if workdir.startswith("~")
+                           else os.path.abspath(workdir))
     if args.name is None and (named := default_name(body)):
         body["name"] = named  # new user 9: `-- python train.py` was "job", a table full of them
     resolved, mode = _program_on_my_path(client, body.get("command"))
@@ -307,7 +342,9 @@ JOBS_MAX = 1000
 def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """My jobs (admins: ``--all``), newest first, as a table like ``queue``'s (ID, STATE, PRIO, GPUS,
     NAME; USER with ``--all``), each with a detail line: why it waits, where it runs and until when,
-    how it ended (:func:`~jupyter_sched.wording.jobs.job_detail`); leases left out."""
+    how it ended (:func:`~jupyter_sched.wording.jobs.job_detail`); leases too, as ``%schedule jobs``
+    lists them (new user 11, N18: a no-kernel lease, whose hint says `cancel l-…` releases it, was in
+    no list of the user's but the queue)."""
     try:
         # one more than asked tells whether older ones exist — but never past the server's 1000 (new user
         # 4: `--limit 1000`, the documented maximum, was refused as "got 1001")
@@ -319,7 +356,7 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         raise AuthorizationError("only admins may list everyone's jobs", field="--all",
                                  hint="leave out --all to list your own") from None
     listed = len(rows)
-    rows = [job for job in rows if job.get("kind") != "lease" and keep(job)]
+    rows = [job for job in rows if keep(job)]
     more = len(rows) > args.limit or listed >= JOBS_MAX
     rows = rows[:args.limit]
     if args.json:

@@ -279,9 +279,9 @@ def _add_cancel(sub: Any) -> None:
 
 def _add_jobs(sub: Any) -> None:
     jobs = sub.add_parser(
-        "jobs", help="my jobs, newest first, finished ones too (ids for logs, wait, cancel)",
-        description="Your jobs, newest first, one line each: what runs, what waits and why, how the finished "
-                    "ones ended. Kernel leases are left out (see %gpu in a notebook).")
+        "jobs", help="my jobs and leases, newest first, finished ones too (ids for logs, wait, cancel)",
+        description="Your jobs and GPU leases (ids l-…), newest first, one line each: what runs, what waits and "
+                    "why, how the finished ones ended; `cancel l-…` releases a lease.")
     jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending, stopping or failed")
     jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
                       help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
@@ -606,9 +606,11 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
         what = "refused the token of its runtime file"
     # the environment first: a --token stays readable by every local account in `ps` while the command
     # runs (new user 7, F17: hours, for `wait --for 2h`; the token opens the whole Jupyter server)
+    # the `ps` warning once: the note before the request said it already when --token was typed (new user 11, N13)
+    noted = args.token is not None and not getattr(args, "token_from_file", False)
+    ps = "" if noted else "; --token TOKEN works too, but other local accounts can read it in `ps`"
     return (f"{PROG} {args.command}: the server at {url} {what} — set JUPYTER_SCHED_TOKEN=TOKEN (the token in the "
-            "URL JupyterLab printed, or from `jupyter server list`) or give --token-file FILE; --token TOKEN works "
-            "too, but other local accounts can read it in `ps` [forbidden]")
+            f"URL JupyterLab printed, or from `jupyter server list`) or give --token-file FILE{ps} [forbidden]")
 
 
 ID_FIELDS = frozenset({"job_id", "definition_id", "id", "lease_id"})
@@ -630,11 +632,13 @@ def error_line(command: str, exc: SchedError) -> str:
         where, message = "", flag + message[len(exc.field):]  # "--gpus must be ...", not "--gpus: gpus must be ..."
     if exc.field in ID_FIELDS:
         where = ""  # "no job 'j-x' visible to you" names what was typed already
-        if exc.code == "not_found" and exc.field == "job_id" and message.startswith("no "):
+        if exc.code == "not_found" and exc.field in ("job_id", "lease_id") and message.startswith(("no ", "none ")):
             hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
-                f"`{PROG} jobs` lists yours, newest first"
+                f"`{PROG} jobs` lists yours, newest first, with their ids and names"
         elif exc.code == "not_found" and exc.field == "definition_id":
             hint = f"`{PROG} definitions` lists yours"
+    if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
+        hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
     if exc.field in ("command", "args"):
         hint = f"say what to run: {WHAT_TO_RUN}"
     elif hint and flag and exc.field and flag.startswith("-") and flag != exc.field:

@@ -25,7 +25,8 @@ from ..errors import (
     ValidationError,
 )
 
-__all__ = ["Req", "SseParser", "error_from_response", "event_from_sse", "unwrap_list"]
+__all__ = ["NAMED_FROM", "Req", "SseParser", "error_from_response", "event_from_sse", "job_id_named", "needs_lookup",
+           "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -96,6 +97,40 @@ def error_from_response(status: int, text: str) -> SchedError:
     else:
         message = f"HTTP {status} from the jupyter_sched server"
     return cls(message)
+
+
+NAMED_FROM = 500
+"""How many of the caller's newest jobs and leases a name is looked for in."""
+
+
+def job_id_named(ref: str, rows: Iterable[Mapping[str, Any]] | None) -> str:
+    """The one resolver of a job reference, for every command that takes a job id (CLI ``cancel``,
+    ``logs``, ``wait``; ``%schedule status/wait/cancel/logs``; new user 11, N2/N5): an id
+    (``j-…``/``l-…``) or an empty ``ref`` as given (``rows`` None: nothing to look in); else the id of
+    the one job or lease of the caller's own ``rows`` (their newest, ``GET jobs``) with that name.
+
+    Raises:
+        ValidationError: several of them have that name (field ``job_id``; their ids listed).
+        NotFoundError: none has (only the caller's own were looked in: another user's name says
+            nothing of theirs).
+    """
+    if not ref or ref.startswith(("j-", "l-")) or rows is None:
+        return ref
+    named = [row for row in rows if row.get("name") == ref]
+    if len(named) == 1:
+        return str(named[0]["id"])
+    if named:
+        ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
+        raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
+                              hint="give the id of the one you mean (newest first)")
+    raise NotFoundError(f"none of your jobs is named {ref[:80]!r}, and no job has that id", field="job_id",
+                        hint="ids look like j-… (leases l-…); your job list shows each job's id and name "
+                             "(jupyter-sched jobs, %schedule jobs)")
+
+
+def needs_lookup(ref: str) -> bool:
+    """Whether :func:`job_id_named` needs the caller's jobs to resolve ``ref`` (not an id)."""
+    return bool(ref) and not ref.startswith(("j-", "l-"))
 
 
 def unwrap_list(payload: Any, key: str) -> list[dict[str, Any]]:

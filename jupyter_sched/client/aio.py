@@ -19,7 +19,7 @@ from httpx_sse import aconnect_sse
 
 from ..backoff import Backoff, Retries
 from ._routes import routes
-from ._wire import Req, error_from_response, event_of, unwrap_list
+from ._wire import Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
 from .discovery import Connection
 from .sync import DEFAULT_TIMEOUT_S, headers_for, next_cursor, unreachable, usage_frame
 
@@ -108,18 +108,7 @@ class AsyncSchedClient:
 
     async def job_id_of(self, ref: str) -> str:
         """:meth:`SchedClient.job_id_of <jupyter_sched.client.sync.SchedClient.job_id_of>`, awaited."""
-        if not ref or ref.startswith(("j-", "l-")):
-            return ref
-        named = [row for row in await self.jobs() if row.get("name") == ref]
-        if len(named) == 1:
-            return str(named[0]["id"])
-        if named:
-            from ..errors import ValidationError
-
-            ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
-            raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
-                                  hint="give the id of the one you mean (newest first)")
-        return ref
+        return job_id_named(ref, await self.jobs() if needs_lookup(ref) else None)
 
     async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                        all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

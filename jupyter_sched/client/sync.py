@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
-from ._wire import Req, error_from_response, event_of, unwrap_list
-from .discovery import ENV_HUB_URL, Connection, Probe, probe_headers
+from ._wire import NAMED_FROM, Req, error_from_response, event_of, job_id_named, needs_lookup, unwrap_list
+from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers
 
 if TYPE_CHECKING:
     import httpx
@@ -255,8 +255,7 @@ class SchedClient:
             raise unreachable(self.connection, exc.cause) from None
         if reply.status == 404 and not _ours(reply) and (hub := hub_root(self.connection.url)):
             raise NotSchedServerError(  # …/hub/ given: the hub's own pages
-                f"{self.connection.url} is a JupyterHub page, not the jupyter_sched API",
-                hint=f"use {hub}services/jupyter-sched/ (or set {ENV_HUB_URL})")
+                f"{self.connection.url} is a JupyterHub page, not the jupyter_sched API", hint=self._hub_hint(hub))
         if reply.status == 404 and not _ours(reply):  # our 404s say {"error": …}; anything else is not the API
             raise NotSchedServerError(
                 f"{self.connection.url} has no jupyter_sched API (HTTP 404)",
@@ -275,8 +274,7 @@ class SchedClient:
             raise error_from_response(reply.status, reply.text)
         if 300 <= reply.status < 400 and (hub := hub_root(self.connection.url, reply.location)):
             raise NotSchedServerError(  # new user 8, N12: the hub (or a stopped server's /user/NAME/) redirects
-                f"{self.connection.url} is a JupyterHub, not the jupyter_sched API",
-                hint=f"use {hub}services/jupyter-sched/ (or set {ENV_HUB_URL})")
+                f"{self.connection.url} is a JupyterHub, not the jupyter_sched API", hint=self._hub_hint(hub))
         if 300 <= reply.status < 400 or "html" in (reply.content_type or "").lower():
             what = "a redirect" if reply.status < 400 and reply.status >= 300 else "a web page"
             raise NotSchedServerError(
@@ -284,6 +282,17 @@ class SchedClient:
                 hint="give the Jupyter server's root URL, e.g. http://127.0.0.1:8888/ (the address JupyterLab "
                      "printed, without /lab)")
         return reply
+
+    def _hub_hint(self, hub: str) -> str:
+        """Where the hub's scheduler is, said for where this URL came from: "(or set
+        JUPYTER_SCHED_HUB_URL)" to someone who had set it to the hub's root read as if it were
+        not set (new user 11, N14)."""
+        service = f"{hub}services/jupyter-sched/"
+        if self.connection.source == "hub-service":
+            return f"{ENV_HUB_URL} is {self.connection.url}; set it to {service}"
+        if self.connection.source == "kernel-env":
+            return f"{ENV_URL} is {self.connection.url}; on a hub set {ENV_HUB_URL}={service} instead"
+        return f"use {service} (or set {ENV_HUB_URL})"
 
     @staticmethod
     def _decode(reply: HttpReply) -> Any:
@@ -332,24 +341,14 @@ class SchedClient:
 
     def job_id_of(self, ref: str) -> str:
         """``ref`` as a job id: an id (``j-…``/``l-…``) as given; else the name of exactly one of my
-        jobs (the newest 500), its id — ``%schedule logs cellA`` / ``jupyter-sched logs train``
-        (new user 9, N10); a name no job of mine has is returned as given (the server says so).
+        jobs or leases (the newest 500), its id — ``%schedule cancel cellA`` / ``jupyter-sched
+        cancel train`` (new user 9, N10; new user 11, N2/N5): :func:`._wire.job_id_named`.
 
         Raises:
             ValidationError: several of my jobs have that name (field ``job_id``; their ids listed).
+            NotFoundError: none of mine has it.
         """
-        if not ref or ref.startswith(("j-", "l-")):
-            return ref
-        named = [row for row in self.jobs(limit=500) if row.get("name") == ref]
-        if len(named) == 1:
-            return str(named[0]["id"])
-        if named:
-            from ..errors import ValidationError
-
-            ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
-            raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
-                                  hint="give the id of the one you mean (newest first)")
-        return ref
+        return job_id_named(ref, self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None)
 
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                  all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

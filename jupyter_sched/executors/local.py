@@ -13,7 +13,7 @@ directory (mode 0700; layout in :mod:`.jobdirs`), writes the carried files, open
 * ``CUDA_VISIBLE_DEVICES`` = the allocated GPU / MIG UUIDs, comma-joined — never indices;
 * ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` — overwriting a user's ``FASTEST_FIRST`` with a warning
   (case 016: nvidia-smi indices follow PCI order, CUDA's default order is fastest first);
-* ``JUPYTER_SCHED_JOB_ID``, ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole) and
+* ``JUPYTER_SCHED_JOB_ID``, ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole, 0 = no GPU) and
   ``JUPYTER_SCHED_JOB_MARKER`` (the job group, :mod:`.tracking`).
 
 A gang (several workers, or named worker groups of different sizes — issue 16) runs one process
@@ -143,7 +143,7 @@ def job_environment(
     env["CUDA_VISIBLE_DEVICES"] = uuids
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     env["JUPYTER_SCHED_JOB_ID"] = job.id
-    env["JUPYTER_SCHED_GPU_MILLI"] = str(allocation.gpu_milli)
+    env["JUPYTER_SCHED_GPU_MILLI"] = str(allocation.gpu_milli) if uuids else "0"  # no GPU, no share (new user 11, N8)
     return env
 
 

@@ -166,9 +166,9 @@ class JobHandler(_WritesAreActivity):
 
     @web.authenticated
     @authorized
-    async def delete(self, job_id: str) -> None:
+    async def delete(self, job_id: str = "", lease_id: str = "") -> None:  # leases/{lease_id} too (new user 11, N10)
         why = self.query(CancelJobRequest)  # a lease's record says why it ended (issue 20)
-        self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id, kind=self.kind, cause=why))
+        self.reply(await self.call(self.services.jobs.cancel, self.caller, job_id or lease_id, kind=self.kind, cause=why))
 
 
 class LeaseHandler(EndsWaitOnHangUp, JobHandler):
@@ -178,9 +178,9 @@ class LeaseHandler(EndsWaitOnHangUp, JobHandler):
 
     @web.authenticated
     @authorized
-    async def get(self, job_id: str) -> None:
+    async def get(self, lease_id: str) -> None:  # the route's own name (new user 11, N10)
         wait, caller = self.query(WaitLeaseRequest), self.caller
-        read = functools.partial(self.call, self.services.jobs.get, caller, job_id, kind=self.kind)
+        read = functools.partial(self.call, self.services.jobs.get, caller, lease_id, kind=self.kind)
         with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
             lease = await read()
             lease = await self._waiter.decided(lease, wait.wait_ms, read, poll_s=poll_interval(self.services))
@@ -480,7 +480,7 @@ HANDLERS: list[tuple[str, type[SchedHandler]]] = [
     (f"jobs/{_ID}/logs", LogsHandler),
     ("dryrun", DryrunHandler),
     ("leases", LeasesHandler),
-    (f"leases/{_ID}", LeaseHandler),
+    (f"leases/{_LEASE_ID}", LeaseHandler),
     (f"leases/{_LEASE_ID}/keepalive", KeepaliveHandler),
     ("queue", QueueHandler),
     ("quotas", QuotasHandler),

@@ -120,7 +120,7 @@ _MAGIC_HINTS = {"list your jobs to see their ids": "%schedule jobs lists your jo
 """The server's hints that name no command, said with the magic that does it (issue 20)."""
 
 
-def _one_line(err: SchedError) -> str:
+def _one_line(err: SchedError, *, gpus_as: str | None = None) -> str:
     """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option, a
     refused request's reason in the words the queue uses (one renderer), and no Python class name
     (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
@@ -130,7 +130,9 @@ def _one_line(err: SchedError) -> str:
         hint = re.sub(r"PATCH definitions/([\w-]+)", r"%schedule define edit \1 …", hint)
     field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
         err.field, command_hint="the cell body (or %schedule run SCRIPT)")
-    if field and field not in message and (err.field or "") not in message:
+    if gpus_as and field == "--gpus":  # `%gpu request 99` has no --gpus: its own word (new user 11, N3)
+        message = f"{gpus_as}: {message}"
+    elif field and field not in message and (err.field or "") not in message:
         message = f"{field}: {message}"
     if hint:  # a second sentence, not "…has 4. (Ask for …)"
         message = _full_stop(message) + " " + _full_stop(_capital(hint.strip()))
@@ -452,9 +454,11 @@ class SchedMagics(Magics):
                 # lease with it, and the at-exit release below still gives the GPUs back
                 lease = client.request_lease({k: v for k, v in body.items() if k != "parent_job_id"},
                                              wait_s=first_wait_s)
-        except SchedError:
+        except SchedError as err:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return
+            if cmd.count_given:
+                raise MagicError(_one_line(err, gpus_as="N")) from None
             raise
         except KeyboardInterrupt:
             raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
@@ -909,7 +913,7 @@ class SchedMagics(Magics):
         return queue_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
-        self._print(job_line(self.client.job(str(cmd.job_id)), _now()))
+        self._print(job_line(self.client.job(self.client.job_id_of(str(cmd.job_id))), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
         job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine is taken for its id
@@ -1003,7 +1007,7 @@ class SchedMagics(Magics):
     def _schedule_wait(self, cmd: ScheduleCommand) -> None:
         """Bar while it waits (the CLI's ``wait`` draws the same frames), then its final line, once:
         the bar ends as a short "waited" note, not as a copy of that line (issue 20)."""
-        job_id = str(cmd.job_id)
+        job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine, as logs (new user 11, N2)
         job = self.client.job(job_id)
         started = time.monotonic()
         progress: Progress | None = None
@@ -1038,7 +1042,8 @@ class SchedMagics(Magics):
             except SchedError as err:
                 self._warn(f"{job_id}: {_one_line(err)}")
 
-    def _cancel_one(self, job_id: str) -> None:
+    def _cancel_one(self, ref: str) -> None:
+        job_id = self.client.job_id_of(ref)  # a unique name of mine, as logs (new user 11, N2)
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return

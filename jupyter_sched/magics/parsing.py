@@ -258,6 +258,8 @@ class GpuCommand:
     action: str
     options: JobOptions = field(default_factory=JobOptions)
     wait: bool = True
+    count_given: bool = False
+    """(request) the GPU count came as ``N`` (``%gpu request 2``), not ``--gpus N``: refusals name it ``N``."""
     seconds: float = 30.0
     interval_s: float = 1.0
     topic: str = ""
@@ -319,7 +321,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
         if not ns.wait and options.timeout_s is not None:  # it would be ignored without a word
             raise ValidationError("%gpu request: --timeout is how long to wait, and --no-wait does not wait",
                                   field="--timeout", hint="drop one of them")
-        return GpuCommand("request", options=options, wait=bool(ns.wait))
+        return GpuCommand("request", options=options, wait=bool(ns.wait), count_given=ns.count is not None)
     if head == "watch":
         parser = _Parser("%gpu watch", "%gpu")
         parser.add_argument("--seconds", default="30")

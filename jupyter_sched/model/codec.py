@@ -54,7 +54,7 @@ def resources_from_dict(d: Mapping[str, Any]) -> ResourceRequest:
             nvlink=bool(d.get("nvlink", False)), node_selector=dict(d.get("node_selector", {})),
             tolerations=tuple(d.get("tolerations", ())))
     return ResourceRequest(
-        gpus=int(d.get("gpus", 1)), gpu_milli=int(d.get("gpu_milli", 1000)),
+        gpus=int(d.get("gpus", 1)), gpu_milli=int(d.get("gpu_milli") or 1000),  # 0: no GPU (job_to_dict)
         gpu_models=tuple(d.get("gpu_models", ())), min_memory_mib=int(d.get("min_memory_mib", 0)),
         mig_profile=d.get("mig_profile"), nvlink=bool(d.get("nvlink", False)),
         cpu_millis=int(d.get("cpu_millis", 0)), memory_mib=int(d.get("memory_mib", 0)),
@@ -105,7 +105,7 @@ def allocation_from_dict(d: Mapping[str, Any] | None) -> Allocation | None:
     """Inverse of :func:`allocation_to_dict`."""
     if d is None:
         return None
-    return Allocation(node=d["node"], gpu_uuids=tuple(d["gpu_uuids"]), gpu_milli=int(d.get("gpu_milli", 1000)),
+    return Allocation(node=d["node"], gpu_uuids=tuple(d["gpu_uuids"]), gpu_milli=int(d.get("gpu_milli") or 1000),
                       workers=tuple((w["node"], tuple(w["gpu_uuids"])) for w in d.get("workers", ())))
 
 
@@ -146,6 +146,15 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
         "nominated": allocation_to_dict(j.nominated), "stopping_since": _ts(j.stopping_since),
         "simulated": simulated,
     })
+    # new user 11, N8: a 0-GPU job read "gpus": 0, "gpu_milli": 1000 — told it held a whole GPU. The model
+    # keeps gpu_milli as the share of *each* GPU (1000 when there are none: never fractional); the job
+    # object says 0, and the readers below take 0 back as that 1000 (the store never writes 0)
+    if out["resources"]["gpus"] == 0 and not out["resources"]["groups"]:
+        out["resources"]["gpu_milli"] = 0
+    for key in ("allocation", "nominated"):
+        held = out[key]
+        if held is not None and not held["gpu_uuids"] and not any(w["gpu_uuids"] for w in held["workers"]):
+            held["gpu_milli"] = 0
     return out
 
 

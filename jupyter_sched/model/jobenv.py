@@ -8,7 +8,10 @@ only the user's own process, which runs as the user's account (the wrapper aroun
 accepted. Refused (400 ``env.<KEY>``, audited, matched whatever the case):
 
 - the scheduler's and the hub's own variables (``JUPYTER_SCHED_*``, ``JUPYTERHUB_*``, ``JPY_*``:
-  credentials, identity, the job marker; new user 9), except the few in :data:`ACCEPTED_OWN`;
+  credentials, identity, the job marker; new user 9), except a client's connection
+  (:data:`ACCEPTED_OWN`): one rule for the family (new user 11, N9: ``JUPYTER_SCHED_JOB_ID`` and
+  ``_GPU_MILLI`` were accepted with a note while ``_JOB_MARKER`` was refused) — the ones the
+  scheduler sets in every job are refused like the rest, their value would never be used;
 - the variables the NVIDIA (and AMD) container runtime reads to choose the devices a container
   sees (``NVIDIA_VISIBLE_DEVICES``…): a 0-GPU pod given ``NVIDIA_VISIBLE_DEVICES=all`` sees every
   GPU of its node (new user 10, N4) — the GPUs a job gets are its allocation's, nothing else;
@@ -19,14 +22,13 @@ accepted. Refused (400 ``env.<KEY>``, audited, matched whatever the case):
 
 from __future__ import annotations
 
-__all__ = ["ACCEPTED_OWN", "device_variable", "refused_variable"]
+__all__ = ["ACCEPTED_OWN", "device_variable", "refused_variable", "refused_variables"]
 
 _OWN_PREFIXES = ("JUPYTER_SCHED_", "JUPYTERHUB_", "JPY_")
-ACCEPTED_OWN = frozenset({"JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI", "JUPYTER_SCHED_URL",
-                          "JUPYTER_SCHED_TOKEN"})
-"""Of the scheduler's own names, the ones accepted (as spelled): JOB_ID and GPU_MILLI the executor
-sets from the allocation (the submit answer notes the value given is not used, new user 7 F18); URL
-and TOKEN are the client's own (a job that submits work or holds a kernel's lease passes the caller's)."""
+ACCEPTED_OWN = frozenset({"JUPYTER_SCHED_URL", "JUPYTER_SCHED_TOKEN"})
+"""Of the scheduler's own names, the ones accepted (as spelled): the client's connection (a job that
+submits work or holds a kernel's lease passes the caller's). Every other ``JUPYTER_SCHED_*`` is
+refused, the ones the executor sets in each job (``JOB_ID``, ``GPU_MILLI``) included."""
 
 _DEVICE_NAMES = frozenset({
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_DISABLE_REQUIRE", "NVIDIA_MIG_CONFIG_DEVICES",
@@ -47,18 +49,60 @@ def device_variable(name: str) -> bool:
     return upper in _DEVICE_NAMES or upper.startswith(_DEVICE_PREFIXES)
 
 
+_WORDS = {
+    "scheduler": ("is the scheduler's own variable", "are the scheduler's own variables",
+                  ": of JUPYTER_SCHED_*, a job may set only JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (a client's "
+                  "connection, for a job that submits work); the scheduler sets the others in every job itself",
+                  "the job reads JUPYTER_SCHED_JOB_ID, JUPYTER_SCHED_GPU_MILLI and CUDA_VISIBLE_DEVICES as the "
+                  "scheduler sets them"),
+    "hub": ("is the hub's own variable", "are the hub's own variables",
+            ": a job sets none of JUPYTERHUB_* or JPY_* (the hub's identity and credentials)",
+            "the scheduler runs the job as your account"),
+    "device": ("is read", "are read", " by the GPU container runtime to choose the devices a container sees: a job "
+               "gets the GPUs of its allocation only",
+               "ask for GPUs with gpus (--gpus N) and the scheduler exposes those (CUDA_VISIBLE_DEVICES is set for "
+               "you)"),
+    "identity": ("names the account", "name the account",
+                 ": the scheduler sets HOME, USER and LOGNAME to the account the job runs as",
+                 "to move caches or config use e.g. XDG_CACHE_HOME, HF_HOME or TORCH_HOME"),
+}
+"""Per kind of refused variable: what one is, what several are, why, and what to do instead."""
+
+
+def _kind(name: str) -> str | None:
+    upper = name.upper()
+    if upper.startswith("JUPYTER_SCHED_") and name not in ACCEPTED_OWN:
+        return "scheduler"
+    if upper.startswith(_OWN_PREFIXES[1:]):
+        return "hub"
+    if device_variable(name):
+        return "device"
+    return "identity" if upper in _IDENTITY else None
+
+
 def refused_variable(name: str) -> tuple[str, str] | None:
     """``(message, hint)`` when a job's ``env`` may not set ``name``; None when it may."""
-    upper = name.upper()
-    if upper.startswith(_OWN_PREFIXES) and name not in ACCEPTED_OWN:
-        return (f"env {name} is the scheduler's or the hub's own variable: a job may not set it",
-                f"remove {name}; the scheduler sets what a job needs (JUPYTER_SCHED_JOB_ID, CUDA_VISIBLE_DEVICES) itself")
-    if device_variable(name):
-        return (f"env {name} is read by the GPU container runtime to choose the devices a container sees: a job "
-                "gets the GPUs of its allocation only",
-                f"remove {name}; ask for GPUs with gpus (--gpus N) and the scheduler exposes those "
-                "(CUDA_VISIBLE_DEVICES is set for you)")
-    if upper in _IDENTITY:
-        return (f"env {name} names the account: the scheduler sets {upper} to the account the job runs as",
-                f"remove {name}; to move caches or config use e.g. XDG_CACHE_HOME, HF_HOME or TORCH_HOME")
-    return None
+    kind = _kind(name)
+    if kind is None:
+        return None
+    one, _, why, instead = _WORDS[kind]
+    return f"env {name} {one}{why}", f"remove {name}; {instead}"
+
+
+def refused_variables(names: list[str]) -> tuple[str, str, str, list[str]] | None:
+    """Every name of ``names`` a job may not set, in one refusal (new user 11, N9: they came one
+    failed submit at a time), grouped by why: ``(field, message, hint, refused names)`` — the field
+    the first one's, ``env.<KEY>``, as a single refusal reads — or None when all may be set."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        if (kind := _kind(name)) is not None:
+            groups.setdefault(kind, []).append(name)
+    if not groups:
+        return None
+    refused = [name for group in groups.values() for name in group]
+    parts = [f"{', '.join(group)} {_WORDS[kind][0] if len(group) == 1 else _WORDS[kind][1]}{_WORDS[kind][2]}"
+             for kind, group in groups.items()]
+    message = f"env {parts[0]}" if len(refused) == 1 else \
+        f"env sets {len(refused)} variables a job may not set: " + "; ".join(parts)
+    hint = "; ".join([f"remove {', '.join(refused)}", *(_WORDS[kind][3] for kind in groups)])
+    return f"env.{refused[0]}", message, hint, refused

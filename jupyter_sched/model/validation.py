@@ -15,7 +15,7 @@ from ..definitions.parameters import validate_parameters
 from ..errors import ValidationError, json_kind
 from ..errors import shown as quoted
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
-from .jobenv import refused_variable
+from .jobenv import refused_variables
 from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
@@ -169,10 +169,11 @@ def _str_map(value: Any, key: str) -> dict[str, str]:
         if bad is not None:
             raise ValidationError(f"env has an invalid variable name {bad!r}", field="env",
                                   hint="variable names are non-empty and contain no '=', e.g. {\"SEED\": \"1\"}")
-        refused = next(((k, said) for k in sorted(out) if (said := refused_variable(k)) is not None), None)
+        refused = refused_variables(sorted(out))
         if refused is not None:  # new users 9 and 10: JUPYTER_SCHED_*, NVIDIA_VISIBLE_DEVICES, USER=<another user>
-            name, (message, hint) = refused
-            raise ValidationError(message, field=f"env.{name}", hint=hint)
+            field, message, hint, names = refused  # every one in one answer (new user 11, N9)
+            raise ValidationError(message, field=field, hint=hint,
+                                  details={"refused": names} if len(names) > 1 else None)
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
 
@@ -243,8 +244,8 @@ def spec_from_request(
                                       f"{quoted(nested[key])}", field=key, hint=f"give {key} once")
     merged.update({k: v for k, v in body.items() if k != "resources"})
 
-    name = _str(merged, "name")
-    name = "job" if name is None else name  # "" is refused below, never silently renamed
+    given = _str(merged, "name")
+    name = "job" if given is None else given  # "" is refused below, never silently renamed
     if not name.strip() or len(name) > 200:
         raise ValidationError("name must be 1-200 characters", field="name", hint="give a short name")
     try:
@@ -252,6 +253,8 @@ def spec_from_request(
     except ValueError:
         raise ValidationError(f"kind must be one of training, inference, lease (got {quoted(merged.get('kind'))})",
                               field="kind", hint="use training, inference or lease") from None
+    if given is None and kind is JobKind.LEASE:
+        name = "lease"  # a lease asked for without a name read "job" in the queue (new user 11, N17)
     try:
         priority = PriorityClass(merged.get("priority", "normal"))
     except ValueError:

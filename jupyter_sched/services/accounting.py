@@ -59,6 +59,8 @@ class AccountingService:
         self.prices = dict(prices) if prices else None
         self._held: dict[str, _Held] = {}
         """Per user, what ``GET me`` read of their job rows, while the ``jobs`` counter is unchanged."""
+        self._team_held: dict[str, tuple[int, float]] = {}
+        """Per team, ``(jobs counter, GPUs its work holds)`` as ``GET me`` last read them."""
 
     def me(self, caller: Caller) -> GetMeResponse:
         """The caller: teams, granted classes, quota lines and budgets of their default team,
@@ -70,6 +72,7 @@ class AccountingService:
         with self.ctx.store.transaction(write=False) as tx:
             quotas = tx.quota_set()
             held = self._held_by(tx, caller.user)
+            team_in_use = self._team_in_use(tx, team)
             # the GPU-hour sums move with time (open intervals grow, windows slide): summed on every call
             week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
@@ -84,6 +87,7 @@ class AccountingService:
             "budgets": [{**budget_to_dict(b), "used_gpu_hours": round(used[(b.team, b.user)], 6)}
                         for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
+            "team_in_use": team_in_use,
             "pending": pending,
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
@@ -110,6 +114,22 @@ class AccountingService:
             self._held.clear()  # bounded: the next poll of each user reads again
         self._held[user] = held
         return held
+
+    def _team_in_use(self, tx: StoreTx, team: str) -> float:
+        """GPUs the work of ``team`` (everyone's in it) holds now — what its quota counts, shown
+        beside the quota in ``jupyter-sched status`` (new user 11, N21); a sum, naming no job or
+        user. Read again only when the ``jobs`` counter moved, as :meth:`_held_by`."""
+        version = tx.jobs_version()
+        kept = self._team_held.get(team)
+        if kept is not None and kept[0] == version and version >= 0:
+            return kept[1]
+        total = round(sum(len(r.job.allocation.all_gpu_uuids()) * r.job.allocation.gpu_milli / 1000
+                          for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
+                          if r.job.allocation is not None and r.job.spec.team == team), 3)
+        if len(self._team_held) >= _HELD_USERS and team not in self._team_held:
+            self._team_held.clear()
+        self._team_held[team] = (version, total)
+        return total
 
     def _whose(self, caller: Caller, everyone: bool, user: str | None = None) -> str | None:
         """Whose usage ``caller`` reads: everyone (None) or one user; admins only beyond their own."""

@@ -137,10 +137,15 @@ class Context:
             record = None
         lease = job_id.startswith("l-")  # ids say their kind: a lease id gets the lease's words
         # new user 9: `%schedule logs cellA` (a job's name) read "no job 'cellA' visible to you", as if hidden
-        said = (f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you" if job_id.startswith(("j-", "l-"))
-                else f"no job has the id {job_id[:80]!r}: jobs are named by their ids (j-…), not their names")
+        # new user 11, N2: "jobs are named by their ids, not their names" was untrue — the CLI and the
+        # magics take a unique name of the caller's own job (client job_id_named); this route takes ids
+        named = not job_id.startswith(("j-", "l-"))
+        said = (f"no job has the id {job_id[:80]!r}: this route takes an id (j-…, leases l-…), not a name"
+                if named else f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you")
         hidden = NotFoundError(said, field=field,
                                hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
+                               else "GET jobs lists yours with their ids and names; jupyter-sched and %schedule "
+                                    "also take the name of one of your jobs" if named
                                else "list your jobs to see their ids")
         if record is None:
             raise hidden

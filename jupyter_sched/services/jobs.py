@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import posixpath
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
@@ -196,6 +197,7 @@ class JobsService:
                 f"{limit_field}: a lease takes no time limit: it holds its GPUs until it is released, its kernel "
                 "stops, or idle reclaim takes them", field=limit_field,
                 hint="leave it out; for work that must end by a deadline submit a job with a time limit")
+        spec = self._anchored(spec)
         if spec.kind is JobKind.LEASE and spec.time_limit_s is not None:
             # a profile's time limit (what it gives batch jobs) is not a lease's either (issue 20)
             spec = replace(spec, time_limit_s=None)
@@ -345,11 +347,38 @@ class JobsService:
             return
         field, path, problem = missing
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
-        hint = ("give an existing directory you can enter, or leave working_dir out (jobs start in "
-                f"{self._default_start()})" if field == "working_dir" else
+        hint = ("give an existing directory you can enter (a relative one is read in "
+                f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
+                if field == "working_dir" else
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
                 f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
         raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
+
+    def _anchored(self, spec: JobSpec) -> JobSpec:
+        """A relative ``working_dir`` read where a job that names none starts — the owner's home on a
+        hub (``~/data``, resolved as the owner, as ``~`` is), the server's root directory embedded —
+        as a relative script is read in working_dir (new user 11, N20: ``data`` was read in the
+        service's own current directory, so an existing folder was refused). The result is checked
+        and used exactly as the same path written out would be: as the owner on a hub, so ``..``
+        reaches nothing an absolute path could not (the owner's own permissions decide)."""
+        wanted = spec.working_dir
+        executor = self.ctx.executor
+        if not wanted or wanted.startswith(("/", "~")) or not isinstance(executor, LocalExecutor):
+            return spec
+        relative = posixpath.normpath(wanted)
+        if executor.run_as_for is not None or executor.default_cwd is None:
+            anchored = "~" if relative == "." else f"~/{relative}"  # the owner's home (embedded: this account's)
+        else:
+            anchored = str(executor.default_cwd) if relative == "." else posixpath.join(str(executor.default_cwd),
+                                                                                     relative)
+        return replace(spec, working_dir=anchored)
+
+    def _relative_start(self) -> str:
+        """Where a relative working_dir is read (:meth:`_anchored`), in words."""
+        executor = self.ctx.executor
+        if isinstance(executor, LocalExecutor) and executor.run_as_for is None and executor.default_cwd is not None:
+            return f"the server's root directory, {str(executor.default_cwd)[:200]}"
+        return "your home directory"
 
     def _default_start(self) -> str:
         """Where a job that names no working_dir starts, in words (the hint of a refused one)."""
@@ -482,9 +511,10 @@ class JobsService:
         """
         others = request.all or (request.user is not None and request.user != caller.user)
         if others:
-            self.ctx.admission.require_admin(caller, "listing other users' jobs",
+            what = "leases" if kind is JobKind.LEASE else "jobs"  # GET leases said "jobs" (new user 11, N6)
+            self.ctx.admission.require_admin(caller, f"listing other users' {what}",
                                              field="all" if request.all else "user",
-                                             hint="leave out user and all to list your own jobs")
+                                             hint=f"leave out user and all to list your own {what}")
         user = None if request.all else (request.user or caller.user)
         wanted = kind or (JobKind(request.kind) if request.kind else None)
         states = parse_states(request.state)
@@ -577,9 +607,10 @@ class JobsService:
         Raises:
             NotFoundError: no such job, another user's (audited), or not of ``kind``.
         """
-        record = self.ctx.visible(caller, job_id, request=f"{verb} {kind.value if kind else 'job'}")
+        field = _id_field(kind)
+        record = self.ctx.visible(caller, job_id, request=f"{verb} {kind.value if kind else 'job'}", field=field)
         if kind is not None and record.job.spec.kind is not kind:
-            raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field="job_id",
+            raise NotFoundError(f"no {kind.value} {job_id[:80]!r}", field=field,
                                 hint=f"list yours with GET {kind.value}s")
         data = job_to_dict(self.ctx.live(record.job), simulated=self.ctx.simulated())
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
@@ -722,7 +753,7 @@ class JobsService:
                 record = tx.get_job(job_id)
                 job = record.job
                 if job.state.terminal:
-                    raise ConflictError(f"{ended_words(job)}", field="job_id",
+                    raise ConflictError(f"{ended_words(job)}", field=_id_field(kind),
                                         hint="request a new lease" if job.is_lease else
                                         "only pending or running work can be cancelled")
                 new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause)
@@ -732,7 +763,7 @@ class JobsService:
                     continue
             break
         else:
-            raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field="job_id",
+            raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field=_id_field(kind),
                                 hint="retry the cancel")
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
@@ -744,8 +775,15 @@ class JobsService:
         return cancel_jobs(self.ctx, caller, request)
 
 
-_SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI"})
-"""Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)."""
+def _id_field(kind: JobKind | None) -> str:
+    """The id's field as the route names its path parameter: ``lease_id`` on every leases/{lease_id}
+    route (new user 11, N10: GET/DELETE said ``job_id``, keepalive ``lease_id``), else ``job_id``."""
+    return "lease_id" if kind is JobKind.LEASE else "job_id"
+
+
+_SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
+"""Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)
+that a job's env may give (replaced, with a note); its JUPYTER_SCHED_* ones are refused (model.jobenv)."""
 
 
 def _bare_memory(value: object) -> builtins.list[str]:

@@ -49,8 +49,8 @@ export const ROUTES = {
   dryrunJob: { method: 'post', path: '/dryrun' },
   listLeases: { method: 'get', path: '/leases' },
   requestLease: { method: 'post', path: '/leases' },
-  getLease: { method: 'get', path: '/leases/{job_id}' },
-  releaseLease: { method: 'delete', path: '/leases/{job_id}' },
+  getLease: { method: 'get', path: '/leases/{lease_id}' },
+  releaseLease: { method: 'delete', path: '/leases/{lease_id}' },
   keepaliveLease: { method: 'post', path: '/leases/{lease_id}/keepalive' },
   getQueue: { method: 'get', path: '/queue' },
   getQuotas: { method: 'get', path: '/quotas' },
@@ -285,7 +285,7 @@ export class SchedClient {
   }
 
   releaseLease(id: string): Promise<Answer<'releaseLease'>> {
-    return this.request('releaseLease', { path: { job_id: id } });
+    return this.request('releaseLease', { path: { lease_id: id } });
   }
 
   keepalive(id: string, body: RequestBody<'keepaliveLease'> = {}): Promise<Answer<'keepaliveLease'>> {

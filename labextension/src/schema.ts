@@ -164,12 +164,12 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/leases/{job_id}": {
+    "/leases/{lease_id}": {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                job_id: string;
+                lease_id: string;
             };
             cookie?: never;
         };
@@ -594,7 +594,7 @@ export interface components {
         Allocation: ({
             node: string;
             gpu_uuids: string[];
-            /** @description thousandths of each GPU in gpu_uuids held (1000: whole GPUs); not used when gpu_uuids is empty */
+            /** @description thousandths of each GPU in gpu_uuids held (1000: whole GPUs); 0 when gpu_uuids is empty */
             gpu_milli: number;
             workers?: components["schemas"]["WorkerAllocation"][];
         } & {
@@ -784,7 +784,10 @@ export interface components {
             time_limit?: (number | string) | null;
             /** @example 7200 */
             time_limit_s?: (number) | null;
-            /** @example /home/ana/project */
+            /**
+             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded), as a relative script is read in working_dir; the job's answer shows it resolved
+             * @example /home/ana/project
+             */
             working_dir?: string | null;
             /**
              * @description variable names as keys, string values
@@ -1129,6 +1132,8 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["MeBudget"][];
             in_use: components["schemas"]["MeInUse"];
+            /** @description GPUs the work of your default team (everyone's in it) holds now: what its quota lines count */
+            team_in_use?: number | null;
             pending: number;
             gpu_hours_7d: number;
         };
@@ -1734,7 +1739,7 @@ export interface components {
         Resources: {
             /** @description whole GPUs per worker: a share of one GPU is gpus 1 with gpu_milli below 1000 (0.5 GPU: gpus 1, gpu_milli 500); 0 for work that needs no GPU */
             gpus: number;
-            /** @description thousandths of each of its GPUs the job holds: 1000 the whole GPU, 500 half of it; not used when gpus is 0 */
+            /** @description thousandths of each of its GPUs the job holds: 1000 the whole GPU, 500 half of it; 0 when gpus is 0 */
             gpu_milli?: number;
             gpu_models?: string[];
             min_memory_mib?: number;
@@ -1896,7 +1901,10 @@ export interface components {
             time_limit?: (number | string) | null;
             /** @example 7200 */
             time_limit_s?: (number) | null;
-            /** @example /home/ana/project */
+            /**
+             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded), as a relative script is read in working_dir; the job's answer shows it resolved
+             * @example /home/ana/project
+             */
             working_dir?: string | null;
             /**
              * @description variable names as keys, string values
@@ -2144,7 +2152,10 @@ export interface components {
             time_limit?: (number | string) | null;
             /** @example 7200 */
             time_limit_s?: (number) | null;
-            /** @example /home/ana/project */
+            /**
+             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded), as a relative script is read in working_dir; the job's answer shows it resolved
+             * @example /home/ana/project
+             */
             working_dir?: string | null;
             /**
              * @description variable names as keys, string values
@@ -2669,7 +2680,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                job_id: string;
+                lease_id: string;
             };
             cookie?: never;
         };
@@ -2697,7 +2708,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                job_id: string;
+                lease_id: string;
             };
             cookie?: never;
         };

@@ -443,7 +443,7 @@ def test_a_refused_token_is_told_in_the_clis_terms_and_an_explicit_token_is_neve
         "in the environment or --token-file FILE is not shown there",
         f"jupyter-sched status: the server at {server.url} refused the token given with --token — set "
         "JUPYTER_SCHED_TOKEN=TOKEN (the token in the URL JupyterLab printed, or from `jupyter server list`) or give "
-        "--token-file FILE; --token TOKEN works too, but other local accounts can read it in `ps` [forbidden]"]
+        "--token-file FILE [forbidden]"]  # the `ps` warning once, in the note (new user 11, N13)
     from_env = run("status", env={**env, "JUPYTER_SCHED_TOKEN": "wrong"})
     assert from_env.code == EXIT_REFUSED and "refused the token in JUPYTER_SCHED_TOKEN — set JUPYTER_SCHED_TOKEN" \
         in from_env.err

@@ -116,9 +116,11 @@ def test_a_hub_submit_is_answered_as_an_embedded_one(accounts: list[Account], ro
                 no_script.value.message
             # naming no directory is fine in both: it starts in the home / the root dir the hint names
             assert services.jobs.submit(caller, SubmitJobRequest(gpus=0, command=["true"])).state == "pending"
-        assert answers["hub"].hint == ("give an existing directory you can enter, or leave working_dir out (jobs "
-                                       "start in your home directory)")
-        assert answers["embedded"].hint == ("give an existing directory you can enter, or leave working_dir out "
+        # where a relative one is read, too (new user 11, N20)
+        assert answers["hub"].hint == ("give an existing directory you can enter (a relative one is read in your "
+                                       "home directory), or leave working_dir out (jobs start in your home directory)")
+        assert answers["embedded"].hint == ("give an existing directory you can enter (a relative one is read in the "
+                                            f"server's root directory, {tmp_path}), or leave working_dir out "
                                             f"(jobs start in the server's root directory, {tmp_path})")
         with pytest.raises(ValidationError) as private:
             hub.jobs.submit(hub.caller(alice.name, admin=False),

@@ -164,9 +164,11 @@ def test_newuser9_a_job_name_where_an_id_goes_is_not_called_hidden(server: Embed
     ann = api(server, "tok-ann")
     named = ann.get("jobs/cellA/logs")
     assert named.status_code == 404, named.text
-    assert named.json()["error"]["message"] == "no job has the id 'cellA': jobs are named by their ids (j-…), not their names"
+    # the route takes ids; the CLI and the magics also take a name of the caller's own (new user 11, N2)
+    assert named.json()["error"]["message"] == "no job has the id 'cellA': this route takes an id (j-…, leases l-…), not a name"
     said = _cli(_env(tmp_path, server), "logs", "cellA")
-    assert said.returncode != EXIT_OK and "no job has the id 'cellA'" in said.stderr, said.stderr
+    assert said.returncode != EXIT_OK and "none of your jobs is named 'cellA', and no job has that id" in said.stderr, \
+        said.stderr
     assert "visible to you" not in said.stderr, said.stderr
     assert ann.get("jobs/j-nosuch").json()["error"]["message"] == "no job 'j-nosuch' visible to you"
 
@@ -225,8 +227,10 @@ def test_newuser9_env_may_not_set_the_schedulers_or_the_hubs_own_variables(serve
             break
         assert time.monotonic() < deadline, audited
         time.sleep(0.2)
+    # one rule for JUPYTER_SCHED_* (new user 11, N9): only the client's connection passes; JOB_ID is refused
+    # like the rest now (it was accepted with a note), CUDA_VISIBLE_DEVICES keeps its note
     replaced = ann.post("jobs", json={"gpus": 0, "command": ["true"], "env": {
-        "JUPYTER_SCHED_JOB_ID": "x", "JUPYTER_SCHED_URL": "http://x/", "JUPYTER_SCHED_TOKEN": "t"}})  # the client's own
+        "CUDA_VISIBLE_DEVICES": "0", "JUPYTER_SCHED_URL": "http://x/", "JUPYTER_SCHED_TOKEN": "t"}})  # the client's own
     assert replaced.status_code in (200, 201), replaced.text
-    assert any("JUPYTER_SCHED_JOB_ID is set by the scheduler" in w for w in replaced.json()["warnings"]), replaced.text
+    assert any("CUDA_VISIBLE_DEVICES is set by the scheduler" in w for w in replaced.json()["warnings"]), replaced.text
     clear(server)

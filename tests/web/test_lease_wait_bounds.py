@@ -192,7 +192,7 @@ def test_the_api_description_of_wait_ms_states_the_per_user_cap_it_enforces() ->
     from jupyter_sched.extension import lease_wait
 
     spec = yaml.safe_load(files("jupyter_sched.extension").joinpath("openapi.yaml").read_text())
-    for path, method in (("/leases", "post"), ("/leases/{job_id}", "get")):
+    for path, method in (("/leases", "post"), ("/leases/{lease_id}", "get")):
         operation = spec["paths"][path][method]
         (wait_ms,) = [p for p in operation["parameters"] if p["name"] == "wait_ms"]
         text = wait_ms["description"]

@@ -64,12 +64,13 @@ def test_one_lease_is_named_by_its_routes_path_parameter_and_in_a_leases_words(a
     try:
         assert ann.delete(f"leases/{lease['id']}").status_code == 200
         again = error(ann.delete(f"leases/{lease['id']}"), 409)
-        assert again["field"] == "job_id" and again["message"] == f"lease {lease['id']} is already released"
+        assert again["field"] == "lease_id" and again["message"] == f"lease {lease['id']} is already released"
         assert again["hint"] == "request a new lease"
         kept = error(ann.post(f"leases/{lease['id']}/keepalive"), 409)
         assert kept["field"] == "lease_id" and kept["message"] == f"lease {lease['id']} is already released"
-        assert error(ann.delete(f"leases/{job['id']}"), 404)["field"] == "job_id"  # was "id"
-        assert error(ann.delete("leases/l-nothere"), 404)["field"] == "job_id"
+        # the route's path parameter, leases/{lease_id}, on every lease route (new user 11, N10; was "id", then "job_id")
+        assert error(ann.delete(f"leases/{job['id']}"), 404)["field"] == "lease_id"
+        assert error(ann.delete("leases/l-nothere"), 404)["field"] == "lease_id"
         assert error(ann.get(f"jobs/{job['id']}?verbose=1"), 400)["field"] == "verbose"
     finally:
         ann.delete(f"jobs/{job['id']}")

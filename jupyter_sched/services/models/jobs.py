@@ -100,7 +100,10 @@ class RunJobFields(RequestModel):
         'e.g. "2h" or seconds; 0 = no limit at all (the answer\'s warnings say so: such a job starts only when '
         'nothing is reserved); left out: the queue default'))
     time_limit_s: Number | None = Field(default=None, examples=[7200])
-    working_dir: str | None = Field(default=None, examples=["/home/ana/project"])
+    working_dir: str | None = Field(default=None, examples=["/home/ana/project"], description=(
+        "where the job starts; ~ is your home; a relative path is read where a job that names none starts "
+        "(your home on a hub, the server's root directory embedded), as a relative script is read in "
+        "working_dir; the job's answer shows it resolved"))
     env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
                                        description="variable names as keys, string values")
     image: str | None = Field(default=None, examples=["python:3.11"])
@@ -248,7 +251,7 @@ class Resources(CodecView):
         "whole GPUs per worker: a share of one GPU is gpus 1 with gpu_milli below 1000 (0.5 GPU: gpus 1, "
         "gpu_milli 500); 0 for work that needs no GPU"))
     gpu_milli: int = Field(default=1000, description=(
-        "thousandths of each of its GPUs the job holds: 1000 the whole GPU, 500 half of it; not used when gpus is 0"))
+        "thousandths of each of its GPUs the job holds: 1000 the whole GPU, 500 half of it; 0 when gpus is 0"))
     gpu_models: list[str] = Field(default_factory=list)
     min_memory_mib: int = 0
     mig_profile: str | None = None
@@ -275,7 +278,7 @@ class Allocation(CodecView):
     node: str
     gpu_uuids: list[str]
     gpu_milli: int = Field(description=(
-        "thousandths of each GPU in gpu_uuids held (1000: whole GPUs); not used when gpu_uuids is empty"))
+        "thousandths of each GPU in gpu_uuids held (1000: whole GPUs); 0 when gpu_uuids is empty"))
     workers: list[WorkerAllocation] = Field(default_factory=list)
 
 

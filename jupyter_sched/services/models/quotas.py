@@ -159,5 +159,7 @@ class GetMeResponse(ResponseModel):
     quotas: list[QuotaLineView]
     budgets: list[MeBudget]
     in_use: MeInUse
+    team_in_use: float | None = Field(default=None, description=(
+        "GPUs the work of your default team (everyone's in it) holds now: what its quota lines count"))
     pending: int
     gpu_hours_7d: float
