@@ -280,8 +280,9 @@ def _add_cancel(sub: Any) -> None:
 def _add_jobs(sub: Any) -> None:
     jobs = sub.add_parser(
         "jobs", help="my jobs and leases, newest first, finished ones too (ids for logs, wait, cancel)",
-        description="Your jobs and GPU leases (ids l-…), newest first, one line each: what runs, what waits and "
-                    "why, how the finished ones ended; `cancel l-…` releases a lease.")
+        description="Your jobs and GPU leases, newest first, one line each: what runs, what waits and why, how "
+                    "the finished ones ended. A lease (l-…) is released with `cancel l-…` or, in its notebook, "
+                    "%gpu release (see %gpu in a notebook).")
     jobs.add_argument("--state", help="only these states, comma separated, e.g. running,pending, stopping or failed")
     jobs.add_argument("--limit", type=_jobs_limit, default=JOBS_LINES, metavar="N",
                       help=f"show at most N jobs (default {JOBS_LINES}, at most 1000)")
@@ -634,7 +635,7 @@ def error_line(command: str, exc: SchedError) -> str:
         where = ""  # "no job 'j-x' visible to you" names what was typed already
         if exc.code == "not_found" and exc.field in ("job_id", "lease_id") and message.startswith(("no ", "none ")):
             hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
-                f"`{PROG} jobs` lists yours, newest first, with their ids and names"
+                f"`{PROG} jobs` lists yours, newest first"
         elif exc.code == "not_found" and exc.field == "definition_id":
             hint = f"`{PROG} definitions` lists yours"
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)

@@ -1408,7 +1408,8 @@ def test_newuser7_finding_17_a_token_on_the_command_line_is_warned_and_the_hints
         assert code == EXIT_USAGE and f"--token-file {tmp_path / bad}: {why}" in usage.getvalue(), usage.getvalue()
     refused = stdio.StringIO()
     main(["--url", server.url, "--token", "wrong", "status"], out=stdio.StringIO(), err=refused)
-    assert "— set JUPYTER_SCHED_TOKEN=TOKEN" in refused.getvalue() and "can read it in `ps`" in refused.getvalue()
+    assert "— set JUPYTER_SCHED_TOKEN=TOKEN" in refused.getvalue() and "can read --token in `ps`" in refused.getvalue()
+    assert refused.getvalue().count("`ps`") == 1, refused.getvalue()  # said once, in the note (new user 11, N13)
     assert "other local accounts can read --token in ps" in " ".join(build_parser().format_help().split())
 
 

@@ -182,5 +182,6 @@ def test_newuser7_finding_4_the_schema_says_how_a_share_and_no_gpu_read() -> Non
     resources = schemas["Resources"]["properties"]
     assert "0.5 GPU: gpus 1, gpu_milli 500" in resources["gpus"]["description"]
     assert "0 for work that needs no GPU" in resources["gpus"]["description"]
-    assert "not used when gpus is 0" in resources["gpu_milli"]["description"]
-    assert "not used when gpu_uuids is empty" in schemas["Allocation"]["properties"]["gpu_milli"]["description"]
+    # a 0-GPU job's gpu_milli reads 0 (new user 11, N8: it said 1000, "not used")
+    assert "0 when gpus is 0" in resources["gpu_milli"]["description"]
+    assert "0 when gpu_uuids is empty" in schemas["Allocation"]["properties"]["gpu_milli"]["description"]
