@@ -43,6 +43,7 @@ from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
+from ..model.job import public_name
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, QueueContext
@@ -564,7 +565,7 @@ def _names_of(ctx: CycleContext, waits: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for job_id in waits:
         other = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
-        name = other.spec.name.strip() if other is not None else ""
+        name = public_name(other.spec).strip() if other is not None else ""  # new user 10, N11
         if name and name != job_id:
             out[job_id] = name[:80]
     return out
@@ -580,7 +581,7 @@ def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[d
         if other is None or other.spec.user != job.spec.user:
             continue
         milli = other.spec.resources.total_milli
-        entry: dict[str, Any] = {"id": other.id, "name": other.spec.name, "kind": other.spec.kind.value,
+        entry: dict[str, Any] = {"id": other.id, "name": public_name(other.spec), "kind": other.spec.kind.value,
                                  "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000}
         if other.spec.kernel_notebook:  # private: the API leaves eta_waits_on_own out of others' views
             entry["notebook"] = other.spec.kernel_notebook

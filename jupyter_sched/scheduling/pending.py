@@ -80,10 +80,10 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
     if stuck:  # say what holds GPUs past a grace period (case 032 without force-kill, Kueue #6489)
         details = {**details, "held_by_terminating": ctx.overdue_details(stuck)}
         message = message.rstrip(".") + f"; {ctx.overdue_clause(stuck)}."
-    if job.preempted_by:
-        # by the name its owner gave, as every other clause names jobs (new user 8, N9: a bare id)
-        message = message.rstrip(".") + f"; requeued after preemption by {ctx.named(job.preempted_by)}."
-        details = {**details, "preempted_by": job.preempted_by}
+    if job.preempted_by:  # by name, and why (ctx.preempted_clause: new users 8 N9, 11 N11/N16)
+        clause, said = ctx.preempted_clause(job)
+        message = message.rstrip(".") + f"; {clause}."
+        details = {**details, **said}
     return reason, message, details
 
 

@@ -326,6 +326,28 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('new user 10: a released lease reads Released (the CLI and the magics say released; it read Cancelled) and a lease given no name is named by its notebook (N11)', async () => {
+    const server = new FakeSchedServer();
+    const alloc = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
+    server.leases = [
+      makeJob({ id: 'l-nb', name: 'notebook lease', kind: 'lease', state: 'running', submitted_at: '2026-12-01T10:00:03Z', allocation: alloc, kernel_id: '0078d6ef-1111-2222-3333-444455556666', kernel_notebook: 'nb/explore.ipynb' } as Parameters<typeof makeJob>[0]),
+      makeJob({ id: 'l-old', name: 'kernel-1a2b3c4d', kind: 'lease', state: 'cancelled', submitted_at: '2026-12-01T10:00:02Z', kernel_id: '1a2b3c4d-0000' } as Parameters<typeof makeJob>[0])
+    ];
+    server.jobs = [makeJob({ id: 'j-gone', name: 'train', state: 'cancelled', submitted_at: '2026-12-01T10:00:01Z' })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const rows = [...view.node.querySelectorAll('.jp-sched-job')].map(row => [
+      text(row.querySelector('.jp-sched-state')),
+      text(row.querySelector('.jp-sched-job-name'))
+    ]);
+    expect(rows).toEqual([
+      ['Running', 'lease for nb/explore.ipynb'],
+      ['Released', 'lease for kernel 1a2b3c4d'],
+      ['Cancelled', 'train']
+    ]);
+    model.dispose();
+  });
+
   it('new user 6 F23 remainder: a lease that used its keep-alive shows a disabled "Kept alive" saying until when, once per allocation', async () => {
     const server = new FakeSchedServer();
     server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', attempts: 1, allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];

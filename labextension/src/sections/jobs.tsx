@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stoppingText } from '../format';
+import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -47,10 +47,11 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
           <span className="jp-sched-state jp-sched-state-badge-pending">{trans.__('Pending (in the cluster)')}</span>
         ) : (
           // "Stopping" for the grace of a stop, as the CLI and the magics say it (new user 8, N13: "Running")
-          <StateBadge state={stoppingText(job) ? 'stopping' : job.state} trans={trans} />
+          // "Released" for an ended lease, as the CLI and the magics say it (new user 10: "Cancelled")
+          <StateBadge state={stateWord(job)} trans={trans} />
         )}
         <span className="jp-sched-job-name" title={job.id}>
-          {job.name || job.id}
+          {workName(job) || job.id}
         </span>
         <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
       </div>
@@ -289,7 +290,7 @@ export class MyWorkView extends ModelView {
           {all.map(job => {
             const util = model.jobUtilization(job);
             const done = TERMINAL_STATES.has(job.state);
-            const name = job.name || job.id;
+            const name = workName(job) || job.id;
             const lease = job.kind === 'lease';
             const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
