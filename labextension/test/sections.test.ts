@@ -4,7 +4,7 @@ import { act } from 'react';
 import { CommandIDs } from '../src/commandids';
 import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
 import { gpuLabel } from '../src/sections/inventory';
-import { mineOnlyButton } from '../src/sections/jobs';
+import { idleLine, limitEnd, mineOnlyButton } from '../src/sections/jobs';
 import { gpuInfo } from '../src/types';
 import { nullTranslator } from '@jupyterlab/translation';
 import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
@@ -526,5 +526,28 @@ describe('Quota section', () => {
     const view = await mount(new QuotaView(context(model)));
     expect(text(view.node)).toContain('No quota lines for team-ml: you may use idle GPUs, preemptible.');
     model.dispose();
+  });
+});
+
+describe('idle line (new user 11, N23)', () => {
+  const trans = nullTranslator.load('jupyter_sched');
+  const entry = {
+    job_id: 'j-1', user: 'ann', team: 't', kind: 'training', gpu_uuids: ['GPU-1'], idle_since: '2026-12-03T14:16:00Z',
+    warn_at: '2026-12-03T14:36:00Z', deadline: '2026-12-03T14:46:00Z', time_left_s: 1800, stage: 'idle', action: 'release',
+    reason: '', state: '', grace_s: 0
+  } as Parameters<typeof idleLine>[0];
+  const now = new Date('2026-12-03T14:20:00Z');
+
+  it('says the warning is ahead ("warned at 14:36" read as done)', () => {
+    expect(idleLine(entry, now, trans)).toBe('Idle since 14:16 UTC: if it stays idle, it is warned at 14:36 UTC and its GPUs are released at 14:46 UTC.');
+  });
+
+  it('says nothing when the time limit ends the job before the warning or the reclaim', () => {
+    const job = makeJob({ id: 'j-1', state: 'running', started_at: '2026-12-03T14:15:00Z', time_limit_s: 900 } as Parameters<typeof makeJob>[0]);
+    expect(limitEnd(job)?.toISOString()).toBe('2026-12-03T14:30:00.000Z');
+    expect(idleLine(entry, now, trans, false, limitEnd(job))).toBe('');
+    expect(idleLine({ ...entry, stage: 'warned' }, now, trans, false, limitEnd(job))).toBe('');
+    const long = makeJob({ id: 'j-1', state: 'running', started_at: '2026-12-03T14:15:00Z', time_limit_s: 7200 } as Parameters<typeof makeJob>[0]);
+    expect(idleLine(entry, now, trans, false, limitEnd(long))).toContain('it is warned at 14:36 UTC');
   });
 });

@@ -659,7 +659,8 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
     # an absolute path: "no such file", not "in <the shell's folder>" (new user 8, N7)
-    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith("nosuch.ipynb: no such file"), missing.err
+    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith("nosuch.ipynb: no such file [usage_error]"), \
+        missing.err
     made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
     assert made.code == EXIT_OK, made.err
     assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out

@@ -203,8 +203,13 @@ export function hasLog(job: Job): boolean {
  * before the warning the same times, quieter (new user 6, F15: the lease card said nothing while
  * the CLI said its GPUs were about to go).
  */
-export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, keptAlive = false): string {
+export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, keptAlive = false, endsAt: Date | null = null): string {
   const clock = clockUTC;
+  // its time limit ends it first: the idle times would come after its own end (new user 11, N23)
+  const after = (iso: string | null | undefined) => !!(endsAt && iso && new Date(iso).getTime() >= endsAt.getTime());
+  if (entry.stage !== 'reclaimed' && after(entry.stage === 'warned' ? entry.deadline : entry.warn_at)) {
+    return '';
+  }
   const what: Record<string, string> = {
     release: trans.__('its GPUs are released'),
     requeue: trans.__('it is requeued (its GPUs freed)'),
@@ -221,8 +226,18 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, 
   if (entry.stage === 'reclaimed') {
     return trans.__('Idle since %1: reported as idle at %2.', clock(entry.idle_since), clock(entry.deadline));
   }
-  return trans.__('Idle since %1: warned at %2; %3 at %4 unless it is used.', clock(entry.idle_since),
+  // ahead, not done: "warned at 14:36" read as if it had happened (new user 11, N23)
+  return trans.__('Idle since %1: if it stays idle, it is warned at %2 and %3 at %4.', clock(entry.idle_since),
                   clock(entry.warn_at), outcome, clock(entry.deadline));
+}
+
+/** When work holding GPUs ends by its time limit (started_at + time_limit_s), or null. */
+export function limitEnd(job: Job): Date | null {
+  const limit = (job as { time_limit_s?: number | null }).time_limit_s;
+  if (!job.started_at || typeof limit !== 'number' || !(limit > 0)) {
+    return null;
+  }
+  return new Date(new Date(job.started_at).getTime() + limit * 1000);
 }
 
 /** The title of a used Keep alive button: until when it keeps the GPUs, and that it was the one keep-alive. */
@@ -313,9 +328,9 @@ export class MyWorkView extends ModelView {
                 {detail || stoppingText(job) ? (
                   <div className="jp-sched-reason">{[stoppingText(job), detail].filter(Boolean).join(' · ')}</div>
                 ) : null}
-                {!done && model.idleOf(job.id) ? (
+                {!done && model.idleOf(job.id) && idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job)) ? (
                   <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
-                    {idleLine(model.idleOf(job.id)!, now, trans, !!kept)}
+                    {idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job))}
                   </div>
                 ) : null}
                 <div className="jp-sched-actions">
