@@ -358,7 +358,10 @@ class ClusterState(Journaled):
     def _shift(self, n_id: int, delta: int) -> None:
         """Node ``n_id`` has ``delta`` more wholly free placeable GPUs: move it between ``by_free`` buckets."""
         pid = self.node_pool[n_id]
-        self._restamp(pid)
+        if self._journal is not None:  # _restamp, inlined (once per admission)
+            self._journal.append(("stamp", pid, self.pool_stamp[pid]))
+        self._stamps += 1
+        self.pool_stamp[pid] = self._stamps
         pool = self.pools[pid]
         k = self.node_free[n_id]
         del pool.by_free[k][n_id]
