@@ -30,8 +30,11 @@ NODE = f"sim-{os.getpid()}"
 BUSY = "while True: pass"
 SLEEP = "import time; time.sleep(120)"
 HOLD = "b = bytearray(64 * 2**20); b[::4096] = b'x' * len(b[::4096]); import time; time.sleep(120)"
-LOOP_WITH_SLEEPS = ("import time\nwhile True:\n    end = time.monotonic() + 0.8\n"
-                    "    while time.monotonic() < end: pass\n    time.sleep(3)\n")
+# Compute is counted in the process's own CPU time, not wall time: on a loaded machine (the browser
+# tests run beside these) a wall-clock busy spell could get almost no CPU and read as idle. The
+# 1.5 s pause leaves 2.5 s of margin below the 4 s of idleness that warns (window 6 s - warning 2 s).
+LOOP_WITH_SLEEPS = ("import time\nwhile True:\n    start = time.process_time()\n"
+                    "    while time.process_time() - start < 0.5: pass\n    time.sleep(1.5)\n")
 
 
 @pytest.fixture
