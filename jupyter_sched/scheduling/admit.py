@@ -24,7 +24,7 @@ from .gates import borrow_window_closed
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
-__all__ = ["admit_on_flavors", "admit_placed"]
+__all__ = ["admit_on_flavors", "admit_placed", "try_flavor"]
 
 
 def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False) -> Placement | None:
@@ -34,7 +34,7 @@ def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False
     nothing is admitted, and a flavor where it would fit says so (code ``Priority``).
     """
     for flavor in visit.flavors:
-        placement, outcome = _try_flavor(ctx, visit.job, visit.req, flavor, held_back)
+        placement, outcome = try_flavor(ctx, visit.job, visit.req, flavor, held_back)
         if placement is not None:
             return placement
         assert outcome is not None
@@ -42,7 +42,7 @@ def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False
     return None
 
 
-def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, held_back: bool = False
+def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, held_back: bool = False
                 ) -> tuple[Placement | None, FlavorOutcome | None]:
     """Admit ``job`` on ``flavor`` (the placement) or say why not (the flavor's outcome)."""
     spec = job.spec

@@ -394,11 +394,14 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     holder_of: dict[int, str] = {}
     endless: dict[int, list[str]] = {}  # per shared GPU, every holder without a known end (all are named)
     nominated = book.owner
+    fresh, admitted = ctx.fresh, ctx.admitted
     for holder, holding in st.holdings.items():
         gpus = holding.gpus
         if not gpus:
             continue
-        if holder.startswith(NOMINATION_PREFIX):
+        if holder in fresh:  # admitted now: runs its whole expected runtime from now (_holder_end, inlined)
+            end, name = expected_runtime(ctx, admitted[holder]), holder
+        elif holder.startswith(NOMINATION_PREFIX):
             owner = holder[len(NOMINATION_PREFIX):]
             end, name = owner_end.get(owner, math.inf), owner
         elif holder.startswith(STOPPING_PREFIX):  # spare GPUs of a victim evicted now: free after its grace
