@@ -173,7 +173,10 @@ class Placer:
         # whole-GPU walk then scores candidates inline (:meth:`_walk_builtin`), with the same numbers
         builtin = {BinPackScore: 1, TopologyScore: 2}
         self._builtin = [(s.name, w, builtin[type(s)]) for s, w in self.scores] \
-            if self.scores and all(type(s) in builtin for s, _ in self.scores) else None
+            if 0 < len({s.name for s, _ in self.scores}) == len(self.scores) <= 2 \
+            and all(type(s) in builtin for s, _ in self.scores) else None
+        # (node, count, nvlink) -> GPUs and topology score on a node with every GPU free (_walk_builtin)
+        self._whole: dict[tuple[int, int, bool], tuple[list[int], int] | None] = {}
         self._flavors: dict[tuple[object, ...], tuple[Flavor, ...]] = {}
         models: dict[str, None] = {}
         for m in state.gpu_model:
@@ -402,27 +405,36 @@ class Placer:
                       ) -> tuple[int, list[int], int, dict[str, float]] | None:
         """:meth:`_place_worker`'s walk for whole GPUs on a flavor of one model and memory size,
         scored by the built-in binpack / topology plugins inline (hot path: one call per placement
-        instead of four per candidate). Same candidates, GPUs, scores and stop as the generic walk:
+        instead of four per candidate). Same candidates, GPUs, scores, totals and stop as the
+        generic walk:
 
         * every GPU of ``free`` is wholly free, so binpack's "used after" is the node's used GPUs
           plus ``count``;
-        * one GPU: :func:`.topology.choose_gpus` picks the GPU with the fewest wholly free NVLink
-          peers (first in NVML order), and topology scores 100 when that is none (or the node has
-          no NVLink), else 50 — a node with one free GPU has no free peer;
-        * several GPUs: ``choose_gpus`` as before, topology's domain count inline.
+        * the GPUs and the topology score of a candidate (:meth:`_choose`) depend only on its free
+          GPUs: for a node with every GPU free they are worked out once per node and count;
+        * at most two plugins (one binpack, one topology), so the total is their sum, as ``sum``
+          of the scores gives it; the scores dict is built for the best candidate only.
         """
         state = self.state
         limit = self._limit
         host = request.cpu_millis > 0 or request.memory_mib > 0
         best: tuple[int, list[int]] | None = None
         best_total = -1.0
-        best_scores: dict[str, float] = {}
+        best_values = (0.0, 0.0)
         seen = 0
-        perfect = self._perfect
         builtin = self._builtin
         assert builtin is not None
-        fm, pl, node_gpus, peers = state.free_milli, state.placeable, state.node_gpus, state.peers
-        node_free, node_capacity, has_nvlink = state.node_free, state.node_capacity, state.node_has_nvlink
+        name1, w1, kind1 = builtin[0]
+        name2, w2, kind2 = builtin[1] if len(builtin) > 1 else ("", 0.0, 0)
+        # the generic walk's stop on a perfect candidate: none but binpack weighted — the first
+        # candidate (best fit first); else the topology plugin's score at 100
+        perfect = self._perfect
+        bound = perfect[0][1] if perfect else 0.0
+        topology_weight = (w1 if kind1 == 2 else w2) if perfect else 0.0
+        choice: tuple[list[int], int] | None
+        fm, pl, node_gpus = state.free_milli, state.placeable, state.node_gpus
+        node_free, node_capacity = state.node_free, state.node_capacity
+        whole = self._whole
         pools = [state.pools[p] for p in flavor.pools]
         top = flavor.max_per_node
         nvlink = request.nvlink
@@ -434,55 +446,28 @@ class Placer:
                 for node in pool.by_free[k]:
                     if host and not self._host_fits(node, request):
                         continue
-                    if k == len(node_gpus[node]):
-                        free = node_gpus[node]  # every GPU of the node is free (only read here)
+                    if k == len(node_gpus[node]):  # every GPU of the node free: its choice is an inventory fact
+                        key = (node, count, nvlink)
+                        try:
+                            choice = whole[key]
+                        except KeyError:
+                            choice = whole[key] = self._choose(node_gpus[node], count, node, nvlink)
                     else:
-                        free = [g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]]
-                    if count == 1:
-                        g = free[0]
-                        fewest = 0
-                        if len(free) > 1:
-                            fewest = 99
-                            for c in free:  # choose_gpus, count 1: fewest wholly free peers, NVML order
-                                n = 0
-                                for q in peers[c]:
-                                    if pl[q] and fm[q] == GPU_MILLI:
-                                        n += 1
-                                if n < fewest:
-                                    g, fewest = c, n
-                                    if n == 0:
-                                        break
-                        gpus = [g]
-                        topology = 100 if fewest == 0 or not has_nvlink[node] else 50
-                    else:
-                        chosen = choose_gpus(state, free, count, nvlink=nvlink)
-                        if chosen is None:
-                            continue
-                        gpus = chosen
-                        if has_nvlink[node]:
-                            domain = state.domain
-                            domains = len({domain[c] for c in gpus})
-                            fewest = -(-count // max(state.node_max_domain[node], 1))
-                            topology = max(0, 100 - (100 * (domains - fewest)) // (count - 1))
-                        else:
-                            topology = 100
+                        choice = self._choose([g for g in node_gpus[node] if fm[g] == GPU_MILLI and pl[g]],
+                                              count, node, nvlink)
+                    if choice is None:
+                        continue
+                    gpus, topology = choice
                     capacity = node_capacity[node]
                     binpack = min(100, (100 * (capacity - node_free[node] + count)) // max(capacity, 1))
-                    scores: dict[str, float] = {}
-                    for name, weight, kind in builtin:
-                        scores[name] = weight * (binpack if kind == 1 else topology)
-                    total = sum(scores.values())
+                    v1 = w1 * (binpack if kind1 == 1 else topology)
+                    v2 = w2 * (binpack if kind2 == 1 else topology)
+                    total = v1 + v2 if kind2 else v1
                     if total > best_total:
-                        best, best_total, best_scores = (node, gpus), total, scores
+                        best, best_total, best_values = (node, gpus), total, (v1, v2)
                     seen += 1
-                    done = seen >= limit
-                    if not done:
-                        for name, bound in perfect:
-                            if scores[name] < bound:
-                                break
-                        else:
-                            done = True  # nothing later in the walk can score higher
-                    if done:
+                    done = seen >= limit or topology_weight * topology >= bound
+                    if done:  # enough candidates, or nothing later in the walk can score higher
                         break
                 if done:
                     break
@@ -491,7 +476,42 @@ class Placer:
         if best is None:
             return None
         milli = request.gpu_milli if request.fractional else GPU_MILLI
-        return best[0], best[1], milli, best_scores
+        scores = {name1: best_values[0], name2: best_values[1]} if kind2 else {name1: best_values[0]}
+        return best[0], list(best[1]), milli, scores
+
+    def _choose(self, free: list[int], count: int, node: int, nvlink: bool) -> tuple[list[int], int] | None:
+        """The GPUs :func:`.topology.choose_gpus` picks among ``free`` (wholly free GPUs of ``node``)
+        and their :class:`~.scores.TopologyScore` (None: no fit). One GPU: the one with the fewest
+        wholly free NVLink peers (first in NVML order); 100 when that is none or the node has no
+        NVLink, else 50."""
+        state = self.state
+        if count == 1:
+            if not free:
+                return None
+            g = free[0]
+            fewest = 0
+            if len(free) > 1:
+                fm, pl, peers = state.free_milli, state.placeable, state.peers
+                fewest = 99
+                for c in free:
+                    n = 0
+                    for q in peers[c]:
+                        if pl[q] and fm[q] == GPU_MILLI:
+                            n += 1
+                    if n < fewest:
+                        g, fewest = c, n
+                        if n == 0:
+                            break
+            return [g], 100 if fewest == 0 or not state.node_has_nvlink[node] else 50
+        gpus = choose_gpus(state, free, count, nvlink=nvlink)
+        if gpus is None:
+            return None
+        if not state.node_has_nvlink[node]:
+            return gpus, 100
+        domain = state.domain
+        domains = len({domain[c] for c in gpus})
+        fewest = -(-count // max(state.node_max_domain[node], 1))
+        return gpus, max(0, 100 - (100 * (domains - fewest)) // (count - 1))
 
     def _pool_mask(self, flavor: Flavor) -> BoolArray | None:
         """Nodes of ``flavor``'s pools as a mask over node rows (None: every node)."""

@@ -82,7 +82,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                             "reservation": res.eta.isoformat() if res.eta else None}
     else:
         key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-               req.groups, ctx.state.version)
+               req.groups, ctx.state.stamps(flavor.pools))
         cached = ctx.outcome_cache.get(key)
         if cached is not None:
             return None, cached
@@ -139,9 +139,10 @@ def _may_bypass(ctx: CycleContext, job: Job, res: Reservation) -> bool:
 
 
 def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:
-    """Why ``req`` does not fit ``flavor`` now (memoised per shape and ledger version)."""
+    """Why ``req`` does not fit ``flavor`` now (memoised per shape and free capacity of the flavor's
+    pools: :meth:`~jupyter_sched.placement.state.ClusterState.stamps`)."""
     key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-           req.groups, ctx.state.version)
+           req.groups, ctx.state.stamps(flavor.pools))
     cached = ctx.cap_cache.get(key)
     if cached is None:
         if len(ctx.cap_cache) > 4096:
