@@ -449,13 +449,15 @@ class StoreTx:
             query = query.where(c.kind.in_([k.value for k in kinds]))
         return [str(job_id) for job_id in self.conn.execute(query.order_by(c.submitted_at, c.id)).scalars()]
 
-    def update_job(self, record: JobRecord) -> JobRecord:
+    def update_job(self, record: JobRecord, *, columns: dict[str, Any] | None = None) -> JobRecord:
         """Write ``record`` if the row still has ``record.version``; return it with the new version.
+        ``columns``: its :func:`~.codec.job_columns`, encoded by the caller before the transaction
+        (updated at this transaction's ``now``), so the write lock is not held while encoding.
 
         Raises:
             ConflictError: the row changed since it was read (or is gone).
         """
-        values = job_columns(record, updated_at=self.now)
+        values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now)
         values["version"] = record.version + 1
         self.jobs_changed = True
         values["w_id"], values["w_version"] = record.job.id, record.version
@@ -465,10 +467,10 @@ class StoreTx:
                                 hint="read the job again and retry")
         return replace(record, version=record.version + 1)
 
-    def try_update_job(self, record: JobRecord) -> JobRecord | None:
+    def try_update_job(self, record: JobRecord, *, columns: dict[str, Any] | None = None) -> JobRecord | None:
         """Like :meth:`update_job` but return None instead of raising on a version conflict."""
         try:
-            return self.update_job(record)
+            return self.update_job(record, columns=columns)
         except ConflictError:
             return None
 
