@@ -27,8 +27,8 @@ def file_problem(path: str, folder: str) -> str | None:
     full = os.path.abspath(os.path.join(folder, given))
     try:
         info = os.stat(full)
-    except PermissionError:
-        return _denied(_blocking_folder(full))
+    except PermissionError:  # the folder on the way through any link, not the link's own folder (new user 11,
+        return _denied(_blocking_folder(os.path.realpath(full)))  # N19: it blamed the user's home for her link)
     except (FileNotFoundError, NotADirectoryError):
         return "no such file" if os.path.isabs(given) else f"no such file in {folder}"
     except OSError as exc:

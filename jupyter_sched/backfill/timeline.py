@@ -105,8 +105,8 @@ class Timeline:
         i0 = self._split(t0)
         i1 = self._split(t1) if math.isfinite(t1) else len(self.ts)
         free = self.free
-        for i in range(i0, i1):
-            free[i] -= units
+        free[i0:i1] = [f - units for f in free[i0:i1]]  # one pass in a comprehension (thousands of
+        # breakpoints once every pending job of a large queue is reserved: an indexed loop cost ~2 % of a cycle)
 
     def _split(self, t: float) -> int:
         """Index of the breakpoint at ``t``, inserting one if needed."""

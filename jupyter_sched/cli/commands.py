@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, idle_note, serving_text, state_filter, stop_detail
+from ..wording.jobs import cluster_wait, idle_note, serving_text, state_filter, stop_detail, work_name
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -275,7 +275,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         reason = job.get("reason") if isinstance(job.get("reason"), dict) else None
         kind = str(job.get("kind") or "")
         position = (reason or {}).get("position") or job.get("position") or ""
-        name = str(job.get("name") or "")
+        name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), str(job.get("user", "")), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
                       name if len(name) <= 24 else name[:23] + "…"])
@@ -375,7 +375,7 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     table = [["ID", *(["USER"] if args.all_users else []), "STATE", "PRIO", "GPUS", "NAME"]]
     details: list[str] = [""]
     for job in rows:
-        name = str(job.get("name") or "")
+        name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0],
                       name if len(name) <= 24 else name[:23] + "…"])

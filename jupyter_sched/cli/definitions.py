@@ -27,7 +27,7 @@ from typing import Any
 from ..client._routes import routes
 from ..userfiles import file_problem
 from ..wording import definition_deleted
-from .main import EXIT_OK, PROG, Streams
+from .main import EXIT_OK, PROG, Streams, _Parser
 
 __all__ = ["add_parser", "definitions"]
 
@@ -194,8 +194,8 @@ def _run_line(run: Mapping[str, Any], zone: Any = None) -> str:
 def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Carry out ``jupyter-sched definitions ACTION`` (see the module docstring)."""
     action = args.action or "list"
-    parser = argparse.ArgumentParser(prog=f"{PROG} definitions {action}",
-                                     usage=f"{PROG} definitions {action} ... [-p NAME=VALUE ...]")
+    parser = _Parser(prog=f"{PROG} definitions {action}",  # its errors in the CLI's one style
+                     usage=f"{PROG} definitions {action} ... [-p NAME=VALUE ...]")
     out = io.out
     if action == "list":
         rows = client.call(routes.definitions(all_users=getattr(args, "all_users", False)))

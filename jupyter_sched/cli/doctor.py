@@ -35,6 +35,7 @@ from ..store import Store, sqlite_url
 from ..store import schema as tables
 from ..store.codec import loads, parse_ts, record_from_row
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
+from .main import _Parser
 
 __all__ = ["default_db_url", "main", "scan"]
 
@@ -175,8 +176,8 @@ def _typed(column: sa.Column[Any], text: str) -> Any:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jupyter-sched doctor",
-                                     description="Find, list, repair or remove rows the store could not read.")
+    parser = _Parser(prog="jupyter-sched doctor",  # its errors in the CLI's one style
+                     description="Find, list, repair or remove rows the store could not read.")
     parser.add_argument("--db", help="SQLAlchemy URL of the store (default: $JUPYTER_SCHED_DB_URL, else the "
                                      "embedded server's SQLite file)")
     parser.add_argument("--json", action="store_true", help="print JSON")

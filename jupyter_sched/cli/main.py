@@ -139,9 +139,11 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
     def error(self, message: str) -> NoReturn:
-        from ..wording.flags import with_dash_hint
+        """One line in the CLI's own style (``prog: field: what — usage [usage_error]``, as a refused
+        request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair."""
+        from ..wording.flags import usage_error_line
 
-        super().error(with_dash_hint(message))
+        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage()) + "\n")
 
 
 COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",
@@ -511,8 +513,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are the [sim] extra
             from ..extras import install_extra
 
-            print(f"error: jupyter-sched {raw[0]} needs {(exc.name or 'pandas').split('.')[0]}, which comes with the "
-                  f"[sim] extra: {install_extra('sim')}", file=stderr)
+            print(f"{PROG} {raw[0]}: needs {(exc.name or 'pandas').split('.')[0]}, which comes with the [sim] extra — "
+                  f"{install_extra('sim')} [missing_extra]", file=stderr)  # the CLI's one error style
             return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
     parser = build_parser(_command_in(raw))

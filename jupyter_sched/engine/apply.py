@@ -20,7 +20,7 @@ from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..reclaim import LadderState
 from ..scheduling.eta import provisional
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
-from ..store import LIVE_STATES, JobRecord, Store, StoreTx
+from ..store import LIVE_STATES, JobRecord, Store, StoreTx, job_columns
 from .clock import Clock
 from .idle import IdleLadders, Stop
 from .leadership import Leadership
@@ -237,15 +237,19 @@ class DecisionApplier:
         written: list[Job] = []
         batch = max(1, self.reason_batch)
         for start in range(0, len(pends), batch):
-            with self.store.transaction(now=self.clock.now()) as tx:
+            now = self.clock.now()
+            # encoded before the transaction: the write lock, which submits wait for in turn
+            # (store.writers), is held only while the rows are written (~0.6x per batch)
+            rows = [replace(r, job=replace(r.job, reason=pend.reason, message=pend.reason.message))
+                    for pend in pends[start:start + batch] for r in (records[pend.job_id],)]
+            encoded = [(row, job_columns(row, updated_at=now)) for row in rows]
+            with self.store.transaction(now=now) as tx:
                 self.leadership.fence(tx)
-                for pend in pends[start:start + batch]:
-                    r = records[pend.job_id]
-                    job = replace(r.job, reason=pend.reason, message=pend.reason.message)
-                    updated = tx.try_update_job(replace(r, job=job))
+                for row, columns in encoded:
+                    updated = tx.try_update_job(row, columns=columns)
                     if updated is not None:
-                        records[job.id] = updated
-                        written.append(job)
+                        records[row.job.id] = updated
+                        written.append(row.job)
         return written
 
     @staticmethod

@@ -25,6 +25,7 @@ from ..store import JobRecord, Store
 from .clock import Clock
 from .idle import IdleLadders
 from .runtimes import RuntimeFeed
+from .stops import StopReconciler
 
 __all__ = ["CycleFunction", "Decider", "cyclic_gc_paused", "default_cycle"]
 
@@ -72,6 +73,7 @@ class Decider:
         idle: the idle ladders (idle inputs and idle evaluation of the engine's own cycles).
         usage_half_life_s: half-life of fair-share usage, seconds.
         telemetry: callable returning ``Snapshot.telemetry`` (None = telemetry off).
+        stops: the engine's stop reconciler: the grace each stop is sent with (``Snapshot.stop_grace_s``).
 
     Attributes:
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id; set by the
@@ -83,7 +85,8 @@ class Decider:
 
     def __init__(self, store: Store, inventory: Any, clock: Clock, idle: IdleLadders, *, usage_half_life_s: float,
                  telemetry: Callable[[], Mapping[str, Any]] | None = None,
-                 kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None) -> None:
+                 kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+                 stops: StopReconciler | None = None) -> None:
         self.store = store
         self.inventory = inventory
         self.clock = clock
@@ -91,6 +94,7 @@ class Decider:
         self.usage_half_life_s = usage_half_life_s
         self.telemetry = telemetry
         self.kernels = kernels
+        self.stops = stops
         self.last_inventory: Inventory | None = None
         self.inventory_observers: list[Callable[[Inventory], object]] = []
         self._fallback_logged = False
@@ -116,8 +120,10 @@ class Decider:
             self._observe_inventory(inventory)
         jobs = tuple(r.job for r in records)
         learned, typical = self.runtimes.estimates_and_typical(jobs)
+        graces = {r.job.id: grace for r in records if r.job.stopping_since is not None and self.stops is not None
+                  and (grace := self.stops.grace_of(r)) is not None}  # ETAs of what waits on them (new user 11, N1)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
-                            kernels=kernels, runtime_estimates=learned, runtime_typical=typical)
+                            kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces)
         return snapshot, {r.job.id: r for r in records}
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:

@@ -148,6 +148,7 @@ class Engine:
         self._publish = publish or (lambda event: None)
         self._wanted = True
         self._reasons_stale = False  # an incremental grant left other reasons counting its GPUs as free
+        self._freed = self._shy = False  # GPUs freed since the live ledger was built; a submit waits on it
         self._cycle_end = self._cycle_s = 0.0  # the last full cycle: its end (monotonic) and length (s)
         self._recovering = False
         self._last_decision: datetime | None = None
@@ -169,7 +170,7 @@ class Engine:
                                                            self.clock, retries=self.retries))
         self.idle = IdleLadders(store, monitor, idle_policies, idle_arbiter, stop_grace_s=stop_grace_s)
         self.decider = Decider(store, inventory, self.clock, self.idle, usage_half_life_s=usage_half_life_s,
-                               telemetry=telemetry, kernels=kernels)
+                               telemetry=telemetry, kernels=kernels, stops=self.stops)
         # GPU health, cordons, new nodes: an "inventory" event when a cycle's reading differs
         self.decider.inventory_observers.append(InventoryChangePublisher(self._publish).observe)
         self.applier = DecisionApplier(store, self.leadership, self.clock, self.idle, self._publish,
@@ -286,6 +287,7 @@ class Engine:
             return
         if event == "cancel":
             self.incremental.withdrawn(job_id)
+            self._freed = True
         if event not in _FREEING_EVENTS:
             self.incremental.spend()
         self._wanted = True
@@ -329,14 +331,17 @@ class Engine:
             now = self.clock.now()
             due = self._last_decision is None or (now - self._last_decision).total_seconds() >= self.cycle_interval_s
             fast_only = bool(self.incremental.waiting) and not (due or events or self._wanted)
-            granted = self.incremental.decided
+            granted, pended = self.incremental.decided, self.incremental.pended
             if self.incremental.waiting and not due:
-                self._wanted = not self.incremental.decide(report) or self._wanted
+                deferred = not self.incremental.decide(report)
+                self._wanted = deferred or self._wanted
+                # it waits (pended or left to a full cycle) on a ledger shy of freed GPUs: see _full_gap_end
+                self._shy = self._freed and (deferred or self.incremental.pended > pended)
             self.incremental.flush()
             granted = self.incremental.decided > granted
             if report.finished:
-                self._wanted = True
-            if due or (self._wanted and time.monotonic() >= self._full_not_before) or \
+                self._wanted = self._freed = True
+            if due or (self._wanted and time.monotonic() >= self._full_gap_end()) or \
                     (self._refresh_wanted and time.monotonic() >= self._refresh_not_before()):
                 self._wanted = self._reasons_stale = False
                 self._last_decision = now
@@ -344,16 +349,14 @@ class Engine:
                 self._full_not_before = time.monotonic() + max(self.cycle_gap_s, 2 * report.cycle_s) \
                     if self.cycle_gap_s > 0 else 0.0
                 self._cycle_end, self._cycle_s = time.monotonic(), report.cycle_s
-            # A tick that only decided submits incrementally (and started them itself) skips the
-            # pass over every admitted/running job (O(jobs held): ~100 ms at 18,000) unless the
-            # last pass is older than reconcile_interval_s — time limits and stops still advance.
+            # A tick that only decided submits incrementally (and started them) skips the pass over every admitted/
+            # running job (O(jobs held): ~100 ms at 18,000) unless older than reconcile_interval_s (limits advance).
             if not (fast_only and not self._wanted and report.decided is False
                     and time.monotonic() - self._last_reconcile < self.reconcile_interval_s):
                 self.reconciler.run(report)
                 self._last_reconcile = time.monotonic()
-            # An incremental grant took GPUs the other pending jobs' reasons still count as free
-            # ("needs 2, 1 free"): a later tick, once the cycle gap allows, runs a full cycle to
-            # re-word them — never this one, whose submits must not wait for it (new-user 3 #2).
+            # An incremental grant took GPUs other pending jobs' reasons count as free ("needs 2, 1 free"): a later
+            # tick, once the cycle gap allows, runs a full cycle to re-word them — never this one (new-user 3 #2).
             self._reasons_stale = self._reasons_stale or granted
             self._run_leader_hooks()
         except NotLeaderError as exc:
@@ -363,16 +366,21 @@ class Engine:
         return report
 
     def wait_hint_s(self, default_s: float) -> float:
-        """Seconds the driver may wait before the next tick: ``default_s``, sooner when a full cycle
-        was asked for and its gap (:attr:`cycle_gap_s`) ends earlier, longer while the database is
-        backed off (the next try, at most the backoff's cap)."""
+        """Seconds the driver may wait before the next tick: ``default_s``, sooner when an asked full
+        cycle's gap (:meth:`_full_gap_end`) ends earlier, longer while the database is backed off."""
         retry = self.retries.get("database")
         if retry is not None:
             return max(0.0, retry.next_at - time.monotonic())
         if not (self._wanted or self._refresh_wanted) or not self.is_leader:  # a follower decides nothing
             return default_s
-        due = self._full_not_before if self._wanted else self._refresh_not_before()
+        due = self._full_gap_end() if self._wanted else self._refresh_not_before()
         return max(0.0, min(default_s, due - time.monotonic()))
+
+    def _full_gap_end(self) -> float:
+        """When an asked full cycle may run: after the cycle gap; when a submit waits on a ledger
+        shy of GPUs freed since it was built (a release, a finish: ``_shy``), with no fixed gap — once
+        twice the last cycle's time passed (at most a third of the engine; lease p95, issue 17)."""
+        return self._cycle_end + 2 * self._cycle_s if self._shy else self._full_not_before
 
     @property
     def _refresh_wanted(self) -> bool:
@@ -401,11 +409,6 @@ class Engine:
         updates the monitor's pid registry and the ladder cache and adds the idle inputs.
         """
         return self.decider.snapshot(idle=idle)[0]
-
-    @staticmethod
-    def stored_ladder(store: Store, job: Job) -> tuple[LadderState, int]:
-        """See :meth:`.idle.IdleLadders.stored_ladder`."""
-        return IdleLadders.stored_ladder(store, job)
 
     # -- steps ------------------------------------------------------------------------------------
 
@@ -464,6 +467,7 @@ class Engine:
 
     def _decide(self, report: TickReport) -> None:
         self.incremental.forget()  # this cycle decides every submitted job
+        self._freed = self._shy = False
         self.incremental.spend()
         snapshot, records = self.decider.snapshot(idle=True)
         started = self.clock.now()

@@ -99,6 +99,13 @@ class StopReconciler:
         """Remember how a decided stop is to be delivered (sent by the next :meth:`reconcile`)."""
         self.plans[job_id] = (grace_s, checkpoint_signal)
 
+    def grace_of(self, record: JobRecord) -> float | None:
+        """The SIGTERM→SIGKILL grace of ``record``'s stop — its plan's, else the default for cancels and
+        time limits — for the core's ETAs (``Snapshot.stop_grace_s``); None when no stop was asked."""
+        if record.stop_intent is None:
+            return None
+        return self.plans.get(record.job.id, (self.grace_s, False))[0]
+
     def forget(self, job_id: str) -> None:
         """``job_id`` ended: a later stop of the same id (after a requeue) is sent again."""
         self.sent.discard(job_id)

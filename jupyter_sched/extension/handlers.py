@@ -42,7 +42,7 @@ from ..services.visibility import event_for
 from .cancel_web import CancelJobsHandler
 from .eta_accuracy import EtaAccuracyHandler
 from .events import RESUME_HEADER
-from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval
+from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval, waiting_user
 from .log_follow import follow_logs
 from .metrics_web import MetricsHandler
 from .one_per_user import OnePerUserCalls
@@ -143,13 +143,12 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
     @authorized
     async def post(self) -> None:
         request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
-        caller = self.caller
         await self.admit_lease(request)
-        with LeaseWaiter(self.sched.event_hub, caller.user, wait.wait_ms) as self._waiter:
-            lease = await self.call(self.services.jobs.submit, caller, request, kind=self.kind,
+        with LeaseWaiter(self.sched.event_hub, await waiting_user(self), wait.wait_ms) as self._waiter:
+            lease = await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
                                     kernels_checked=self.kernels_checked)
             lease = await self._waiter.decided(lease, wait.wait_ms, functools.partial(
-                self.call, self.services.jobs.get, caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
+                self.call, self.services.jobs.get, self.caller, lease.id, kind=self.kind), poll_s=poll_interval(self.services))
         self.reply(lease, status=201)
 
 

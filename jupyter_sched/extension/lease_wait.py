@@ -38,7 +38,8 @@ from ..services.models import Job
 from ..services.models.jobs import MAX_OPEN_LEASE_WAITS
 from .events import EventHub, Subscription
 
-__all__ = ["MAX_OPEN_WAITS", "MAX_POLLING_WAITS", "EndsWaitOnHangUp", "LeaseWaiter", "poll_interval", "waiting"]
+__all__ = ["MAX_OPEN_WAITS", "MAX_POLLING_WAITS", "EndsWaitOnHangUp", "LeaseWaiter", "poll_interval", "waiting",
+           "waiting_user"]
 
 _WAITING_STATES = frozenset({"pending", "preempted"})
 
@@ -62,6 +63,17 @@ def poll_interval(services: Any) -> float:
     (its own events wake the wait at once), 0.1 s on a follower (another server decides)."""
     engine = getattr(services, "engine", None)
     return 1.0 if engine is not None and engine.is_leader else 0.1
+
+
+async def waiting_user(handler: Any) -> str:
+    """Whose lease events a ``POST leases`` wait follows: the name from the identity step alone —
+    the caller itself is resolved on the submit's request thread (``LATE_CALLER``: one hop less
+    per ``%gpu request``, issue 17); refused there, the caller is resolved now, which answers it."""
+    user = handler.own_name()
+    if user is None:
+        caller = await handler.call(handler.sched.resolve_caller, handler.current_user)
+        handler._sched_caller, user = caller, caller.user
+    return str(user)
 
 
 def waiting(state: str) -> bool:

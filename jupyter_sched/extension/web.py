@@ -66,9 +66,9 @@ _REFUSALS = (ValidationError, AuthorizationError, QuotaError, UnschedulableError
 """Errors that refuse what the caller asked (audited); not-found, conflict and busy answers describe state."""
 
 LATE_CALLER = frozenset({("GET", "config"), ("GET", "me"), ("GET", "inventory"), ("GET", "jobs"), ("GET", "queue"),
-                         ("POST", "jobs")})
+                         ("POST", "jobs"), ("POST", "leases")})
 """``(method, route)`` whose caller is resolved on the request thread of its one service call (or
-never, for ``config``), not in a hop of its own: ``jupyter-sched status``, the polled pages, submit."""
+never, for ``config``), not in a hop of its own: ``jupyter-sched status``, the polled pages, submits."""
 
 HOLD_KICKS = frozenset({("POST", "jobs")})
 """``(method, route)`` whose engine kicks wait until the answer is written (not a lease: a

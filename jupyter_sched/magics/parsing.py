@@ -620,8 +620,9 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
     notebook the kernel serves (``kernel_notebook``: private to its owner, so a job of theirs this
     lease blocks can say which notebook's ``%gpu release`` frees it), the job whose kernel this is
     (``parent_job_id``, from ``JUPYTER_SCHED_JOB_ID`` in a job's environment: the lease then ends
-    with that job, even one killed by SIGKILL), and a default name ``kernel-<first 8 characters of
-    the id>`` so listings say whose lease it is."""
+    with that job, even one killed by SIGKILL). No default name: the server names it ``notebook
+    lease`` (new user 10, N11: ``kernel-<first 8 hex of the id>`` showed part of the kernel id in
+    the shared queue); its owner's listings say which notebook (``wording.jobs.work_name``)."""
     body = _resource_fields(options)
     if parent_job_id:
         body["parent_job_id"] = parent_job_id
@@ -629,8 +630,7 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
         body["kernel_id"] = kernel_id
     if kernel_id and notebook:
         body["kernel_notebook"] = notebook
-    body.setdefault("name", f"kernel-{kernel_id[:8]}" if kernel_id else "interactive")
-    return body
+    return body  # no name unless given: the server's default says what it is, not part of the kernel id (N11)
 
 
 def job_body(options: JobOptions, *, command: Sequence[str] = (), notebook: str | None = None,

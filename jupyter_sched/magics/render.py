@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..wording import eta_sentence, gpus_text, job_line, render_reason, state_word
-from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids
+from ..wording.jobs import TERMINAL_STATES, ends_by, granted_uuids, work_name
 from ..wording.reasons import code_words
 
 if TYPE_CHECKING:
@@ -133,8 +133,8 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
         if not is_granted(job):
             continue
         label = f"{job.get('user')}: {job.get('kind', 'job')} {job.get('id')}"
-        if job.get("name"):
-            label += f" ({job['name']})"
+        if work_name(job):
+            label += f" ({work_name(job)})"
         res = job.get("resources") if isinstance(job.get("resources"), Mapping) else {}
         assert isinstance(res, Mapping)
         milli = res.get("gpu_milli", 1000)
@@ -149,6 +149,10 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     for gpu in inventory.get("gpus", ()):
         uuid = str(gpu.get("uuid"))
         sample = latest.get(uuid, {})
+        if sample and gpu.get("simulated") and uuid not in holders:
+            # a simulated GPU's figures are the CPU activity of the work placed on it: none now, so 0 —
+            # not the last sample of a job that just ended (new user 11, N12: 22.9 % on a free GPU)
+            sample = {**sample, "utilization_pct": 0.0, "memory_used_mib": 0.0}
         rows.append({
             "node": gpu.get("node"), "index": gpu.get("index"), "model": gpu.get("model"),
             "memory_mib": gpu.get("memory_mib"), "allocated_to": "; ".join(holders.get(uuid, ())),
@@ -177,7 +181,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
         position = reason.get("position", job.get("position")) if is_pending(job) else None
         out.append({
             # blank, not pandas' <NA>, where there is no place in the queue (running work, issue 20)
-            "position": position if isinstance(position, int) else "", "id": job.get("id"), "name": job.get("name"),
+            "position": position if isinstance(position, int) else "", "id": job.get("id"), "name": work_name(job),
             "user": job.get("user"), "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job),
             "priority": job.get("priority"), "reason": code_words(str(reason.get("code") or "")),
             # no sentence's full stop in a table cell (the CLI's queue has none)
@@ -201,7 +205,7 @@ def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     detail = message or (f"exit code {exit_code}" if exit_code is not None else "")
     if exit_code is not None and message and "exit" not in message:
         detail = f"exit code {exit_code}; {message}"
-    return {"position": "", "id": job.get("id"), "name": job.get("name"), "user": job.get("user"),
+    return {"position": "", "id": job.get("id"), "name": work_name(job), "user": job.get("user"),
             "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job), "priority": job.get("priority"),
             "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}
 

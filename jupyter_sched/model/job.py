@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import ConflictError, ValidationError, shown
 from .frozen import fast_init
+from .names import LEASE_NAMES, default_lease_name, kernel_named
 from .resources import GPU_MILLI
 
 __all__ = [
@@ -25,13 +26,15 @@ __all__ = [
     "JobKind",
     "JobSpec",
     "JobState",
+    "LEASE_NAMES",
     "PendingReason",
     "PriorityClass",
     "ResourceRequest",
     "TERMINAL_STATES",
     "WorkerGroup",
+    "default_lease_name",
+    "public_name",
 ]
-
 
 
 class PriorityClass(str, Enum):
@@ -305,6 +308,14 @@ class JobSpec:
         if limit is not None and self.unlimited:
             raise ValidationError("a job cannot have a time limit and be unlimited", field="time_limit_s",
                                   hint="give either a time limit or unlimited, not both")
+
+
+def public_name(spec: JobSpec) -> str:
+    """``spec.name`` as users other than its owner may read it: a lease still named after its
+    kernel id (stored before N11, or asked for by an older client) reads as its default name."""
+    if spec.kind is JobKind.LEASE and kernel_named(spec.name, spec.kernel_id):
+        return default_lease_name(spec.kernel_id, spec.kernel_notebook)
+    return spec.name
 
 
 @fast_init

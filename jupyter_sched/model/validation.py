@@ -16,6 +16,7 @@ from ..errors import ValidationError, json_kind
 from ..errors import shown as quoted
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
 from .jobenv import refused_variables
+from .names import default_lease_name, kernel_named
 from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
@@ -244,8 +245,8 @@ def spec_from_request(
                                       f"{quoted(nested[key])}", field=key, hint=f"give {key} once")
     merged.update({k: v for k, v in body.items() if k != "resources"})
 
-    given = _str(merged, "name")
-    name = "job" if given is None else given  # "" is refused below, never silently renamed
+    name = given_name = _str(merged, "name")
+    name = "job" if name is None else name  # "" is refused below, never silently renamed
     if not name.strip() or len(name) > 200:
         raise ValidationError("name must be 1-200 characters", field="name", hint="give a short name")
     try:
@@ -253,8 +254,6 @@ def spec_from_request(
     except ValueError:
         raise ValidationError(f"kind must be one of training, inference, lease (got {quoted(merged.get('kind'))})",
                               field="kind", hint="use training, inference or lease") from None
-    if given is None and kind is JobKind.LEASE:
-        name = "lease"  # a lease asked for without a name read "job" in the queue (new user 11, N17)
     try:
         priority = PriorityClass(merged.get("priority", "normal"))
     except ValueError:
@@ -360,13 +359,17 @@ def spec_from_request(
                               hint="use true or false")
     source, notebook_json = _carried(merged, script, notebook)
     team = _str(merged, "team") or _str(merged, "queue") or default_team
+    kernel_id, kernel_notebook = _kernel_id(merged, kind), _kernel_notebook(merged, kind)
+    if kind is JobKind.LEASE and (given_name is None or kernel_named(name, kernel_id)):
+        # new user 10, N11: not "kernel-<8 hex of the kernel id>" (public), nor "job" — see model.names
+        name = default_lease_name(kernel_id, kernel_notebook)
     return JobSpec(
         name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
         working_dir=_str(merged, "working_dir"), env=_str_map(merged.get("env"), "env"),
-        image=_str(merged, "image"), port=port, kernel_id=_kernel_id(merged, kind),
+        image=_str(merged, "image"), port=port, kernel_id=kernel_id,
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
-        notebook_json=notebook_json, kernel_notebook=_kernel_notebook(merged, kind),
+        notebook_json=notebook_json, kernel_notebook=kernel_notebook,
         parent_job_id=_parent_job_id(merged, kind),
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )

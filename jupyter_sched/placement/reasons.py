@@ -8,6 +8,7 @@ the cycle rejects the job up front, with the numbers, and never preempts for it 
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,8 +217,8 @@ def _pack(request: ResourceRequest, state: ClusterState, flavor: Flavor, *, free
         pool = state.pools[pid]
         for k in range(1, len(pool.by_free)):
             nodes.extend(pool.by_free[k])
-        if smallest == 0:
-            nodes.extend(list(pool.by_free[0])[:len(workers)])
+        if smallest == 0:  # the first nodes in inventory order (not the index's order: see capacity_reason)
+            nodes.extend(heapq.nsmallest(len(workers), pool.by_free[0]))
     return _best_fit(workers, state, flavor, nodes, free=True)
 
 
@@ -442,7 +443,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     if need == 0:
         return FitReason("WaitingForCapacity", f"no ready node has {host} free",
                          {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib})
-    per_node: list[tuple[str, int]] = []
+    roomy_nodes: list[tuple[int, int]] = []  # (-free GPUs, node id)
     free_total = 0
     max_free = 0
     for pid in flavor.pools:
@@ -454,8 +455,11 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                 if free:
                     free_total += free
                     max_free = max(max_free, free)
-                    if len(per_node) < 64:
-                        per_node.append((state.nodes[node].name, free))
+                    roomy_nodes.append((-free, node))
+    # the 64 nodes with the most free GPUs, ties in inventory order: what the ledger holds, not the
+    # order its index happens to list nodes in (so a reason can be cached per free capacity)
+    per_node = [(state.nodes[node].name, -neg) for neg, node in
+                (heapq.nsmallest(64, roomy_nodes) if len(roomy_nodes) > 64 else roomy_nodes)]
     model = flavor.model
     if request.fractional:
         partial_free = sum(

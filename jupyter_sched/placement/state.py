@@ -158,10 +158,12 @@ class ClusterState(Journaled):
         self.mig_used: dict[str, str] = {}
         self.pools: list[Pool] = []
         self.holdings: dict[str, Holding] = {}
-        self._journal: list[tuple[str, str, Holding | None]] | None = None
+        self._journal: list[tuple[str, Any, Any]] | None = None
         self._arrays: NodeArrays | None = None   # built on first use by vectorised score plugins
         self.version = 0  # bumped on every take/release; lets callers cache per state
         self._build()
+        self.pool_stamp: list[int] = [0] * len(self.pools)
+        self._stamps = 0
         pristine = ClusterState.__new__(ClusterState)
         pristine._copy_from(self)
         _remember(inventory, pristine)
@@ -189,6 +191,12 @@ class ClusterState(Journaled):
         self._journal = None
         self._arrays = None
         self.version = 0
+        self.pool_stamp = [0] * len(self.pools)
+        """Per pool, a number naming its free capacity (free GPUs and shares per node, host resources):
+        a change gives the pool a number never used before, and undoing a trial gives back the number
+        it had before — so equal numbers mean equal free capacity (in any index order), and callers
+        cache what they derive from a pool's free capacity by it (:meth:`stamps`)."""
+        self._stamps = 0
 
     # ------------------------------------------------------------------ build
     def _build(self) -> None:
@@ -349,7 +357,12 @@ class ClusterState(Journaled):
 
     def _shift(self, n_id: int, delta: int) -> None:
         """Node ``n_id`` has ``delta`` more wholly free placeable GPUs: move it between ``by_free`` buckets."""
-        pool = self.pools[self.node_pool[n_id]]
+        pid = self.node_pool[n_id]
+        if self._journal is not None:  # _restamp, inlined (once per admission)
+            self._journal.append(("stamp", pid, self.pool_stamp[pid]))
+        self._stamps += 1
+        self.pool_stamp[pid] = self._stamps
+        pool = self.pools[pid]
         k = self.node_free[n_id]
         del pool.by_free[k][n_id]
         self.node_free[n_id] = k + delta
@@ -372,6 +385,7 @@ class ClusterState(Journaled):
             if col < arrays.gpu_left.shape[1]:
                 arrays.gpu_left[n_id, col] = new
                 arrays.gen[n_id] += 1
+        self._restamp(self.node_pool[n_id])
         pool = self.pools[self.node_pool[n_id]]
         if 0 < old < GPU_MILLI:
             bucket = pool.partial[old]
@@ -444,8 +458,21 @@ class ClusterState(Journaled):
         self.take(holder, Holding(gpus=clamped, node=holding.node, cpu_millis=holding.cpu_millis,
                                   memory_mib=holding.memory_mib, extra=holding.extra, migs=migs))
 
+    def _restamp(self, pid: int) -> None:
+        """Pool ``pid``'s free capacity changes: a new :attr:`pool_stamp` (the old one journaled in a trial)."""
+        if self._journal is not None:
+            self._journal.append(("stamp", pid, self.pool_stamp[pid]))
+        self._stamps += 1
+        self.pool_stamp[pid] = self._stamps
+
+    def stamps(self, pools: tuple[int, ...]) -> object:
+        """A cache key for the free capacity of ``pools`` (:attr:`pool_stamp`)."""
+        stamp = self.pool_stamp
+        return stamp[pools[0]] if len(pools) == 1 else tuple([stamp[p] for p in pools])
+
     def _host(self, holding: Holding, sign: int) -> None:
         for n_id, cpu, mem in ((holding.node, holding.cpu_millis, holding.memory_mib), *holding.extra):
+            self._restamp(self.node_pool[n_id])
             cur_cpu = self.node_cpu_free[n_id]
             if cur_cpu is not None and cpu:
                 self.node_cpu_free[n_id] = cur_cpu + sign * cpu
@@ -468,11 +495,15 @@ class ClusterState(Journaled):
                 arrays.tag_count[n_id, tag] += sign
                 arrays.gen[n_id] += 1
 
-    def _undo(self, record: tuple[str, str, Holding | None]) -> None:
-        """Reverse one journaled take (release it) or release (take it again)."""
+    def _undo(self, record: tuple[str, Any, Any]) -> None:
+        """Reverse one journaled take (release it), release (take it again) or new pool stamp
+        (the pool gets its old one back: records are undone newest first, so after a trial every
+        pool has the stamp it had before it)."""
         op, holder, holding = record
         if op == "take":
             self.release(holder)
+        elif op == "stamp":
+            self.pool_stamp[holder] = holding
         elif holding is not None:
             self.take(holder, holding)
 

@@ -38,6 +38,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from operator import attrgetter
 from typing import Protocol
 
 from ..model import Job, PriorityClass
@@ -47,6 +48,7 @@ __all__ = ["QUEUE_SORTS", "QueueContext", "QueueSort", "fair_order", "fair_usage
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
+_SUBMITTED_ID = attrgetter("submitted_at", "id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,8 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
     user_usage, runtime_of = context.user_usage, context.expected_runtime
 
     def arrange(members: list[Job]) -> list[Job]:
-        members.sort(key=submit_key)
+        # submit_key's (submit time, id) read by a C-level getter where every job has a submit time
+        members.sort(key=_SUBMITTED_ID if None not in [j.submitted_at for j in members] else submit_key)
         runtimes = [runtime_of(job) for job in members]
         longest = max((r for r in runtimes if r < math.inf), default=0.0)
         shares: dict[str, float] = {}

@@ -24,7 +24,7 @@ from .gates import borrow_window_closed
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
-__all__ = ["admit_on_flavors", "admit_placed"]
+__all__ = ["admit_on_flavors", "admit_placed", "try_flavor"]
 
 
 def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False) -> Placement | None:
@@ -34,7 +34,7 @@ def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False
     nothing is admitted, and a flavor where it would fit says so (code ``Priority``).
     """
     for flavor in visit.flavors:
-        placement, outcome = _try_flavor(ctx, visit.job, visit.req, flavor, held_back)
+        placement, outcome = try_flavor(ctx, visit.job, visit.req, flavor, held_back)
         if placement is not None:
             return placement
         assert outcome is not None
@@ -42,7 +42,7 @@ def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False
     return None
 
 
-def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, held_back: bool = False
+def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, held_back: bool = False
                 ) -> tuple[Placement | None, FlavorOutcome | None]:
     """Admit ``job`` on ``flavor`` (the placement) or say why not (the flavor's outcome)."""
     spec = job.spec
@@ -82,7 +82,7 @@ def _try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavo
                             "reservation": res.eta.isoformat() if res.eta else None}
     else:
         key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-               req.groups, ctx.state.version)
+               req.groups, ctx.state.stamps(flavor.pools))
         cached = ctx.outcome_cache.get(key)
         if cached is not None:
             return None, cached
@@ -139,9 +139,10 @@ def _may_bypass(ctx: CycleContext, job: Job, res: Reservation) -> bool:
 
 
 def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:
-    """Why ``req`` does not fit ``flavor`` now (memoised per shape and ledger version)."""
+    """Why ``req`` does not fit ``flavor`` now (memoised per shape and free capacity of the flavor's
+    pools: :meth:`~jupyter_sched.placement.state.ClusterState.stamps`)."""
     key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-           req.groups, ctx.state.version)
+           req.groups, ctx.state.stamps(flavor.pools))
     cached = ctx.cap_cache.get(key)
     if cached is None:
         if len(ctx.cap_cache) > 4096:

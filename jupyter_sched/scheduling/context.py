@@ -9,6 +9,7 @@ outlives one ``run_cycle`` call.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..backfill.easy import Reservation
 from ..model import Job, PendingReason, ResourceRequest
+from ..model.job import public_name
 from ..placement.fragmentation import cycle_placement
 from ..placement.placer import Flavor, Placement, Placer
 from ..placement.reasons import FitReason
@@ -146,7 +148,8 @@ class CycleContext:
         self.overdue: dict[str, float] = {
             j.id: since for j in snapshot.jobs
             if j.stopping_since is not None and j.state.holds_gpus
-            and (since := (snapshot.now - j.stopping_since).total_seconds()) > profile.grace_s}
+            and (since := (snapshot.now - j.stopping_since).total_seconds())
+            > snapshot.stop_grace_s.get(j.id, profile.grace_s)}
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
 
@@ -154,8 +157,39 @@ class CycleContext:
         """``mal3 (j-…)`` when the job's name says more than its id (names are public: every queue
         line shows them), else the id — how a reason names another job (new user 8, N9)."""
         other = self.admitted.get(job_id) or self.by_id.get(job_id)
-        name = other.spec.name.strip()[:80] if other is not None else ""
+        name = public_name(other.spec).strip()[:80] if other is not None else ""  # new user 10, N11
         return f"{name} ({job_id})" if name and name != job_id else job_id
+
+    def preempted_clause(self, job: Job) -> tuple[str, dict[str, Any]]:
+        """``requeued after preemption by eve-two (j-9), to return borrowed quota to eveteam`` and the
+        details behind it, for a job requeued by a preemption (``job.preempted_by``); ``("", {})``
+        otherwise. The preemptor by name (new user 8, N9), kept from the job's last reason once it has
+        ended (new user 11, N16: a bare id then); and why (N11: only "by eve-two" — not that its team
+        had to give back what it borrowed), from the requeue's reason (code ``Preempted``, the core's
+        own sentence) and kept the same way."""
+        by = job.preempted_by
+        if not by:
+            return "", {}
+        prior = job.reason.details if job.reason is not None else {}
+        named = self.named(by)
+        earlier = prior.get("preempted_by_name")
+        if named == by and isinstance(earlier, str) and earlier:
+            named = f"{earlier} ({by})"
+        why = prior.get("preempted_why")
+        if job.reason is not None and job.reason.code == "Preempted":
+            why = job.reason.message.removeprefix("preempted: ")
+        clause = f"requeued after preemption by {named}"
+        said = why if isinstance(why, str) else ""
+        if said.startswith("preempted to "):  # a reclaim: "to return borrowed quota to eveteam"
+            clause += ", " + said.removeprefix("preempted ")
+        elif said.startswith("preempted (its team borrows)"):
+            clause += ", as its team was borrowing"
+        elif (higher := re.match(r"preempted by higher-priority (\w+) job \S+ of (\S+)", said)) is not None:
+            clause += f", a higher-priority {higher.group(1)} job of {higher.group(2)}"
+        name = named[:-len(f" ({by})")] if named != by else ""
+        details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
+                                   **({"preempted_why": said} if said else {})}
+        return clause, details
 
     def holder_index(self) -> tuple[dict[str, list[Holder]], dict[str, list[Holder]]]:
         """Jobs holding GPUs at cycle start, by GPU model and by team (built on first use)."""

@@ -35,7 +35,7 @@ from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
 from ..queues.order import QUEUE_SORTS, QueueContext
 from ..quota.ledger import QuotaLedger
-from .admit import admit_on_flavors
+from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
 from .defrag import defragment
 from .eta import Plan, estimate_all, expected_runtime
@@ -43,7 +43,7 @@ from .gates import gate
 from .pending import pend
 from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
-from .reasons import reason_with
+from .reasons import FlavorOutcome, reason_with
 from .snapshot import CycleResult, Pend, Reject, Snapshot
 
 __all__ = ["run_cycle", "run_on", "visit"]
@@ -141,15 +141,24 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
         if ctx.plan is not None:
             ctx.plan.reserve_pending(job, closed)
         return
-    visit = Visit(job, req, flavors)
     if ctx.plan is None and not ctx.book.gpus:  # the common case: nothing nominated, EASY backfill
-        placement, waiting = admit_on_flavors(ctx, visit), False
+        # admit_on_flavors inlined: most jobs are admitted on their first flavor, and their Visit
+        # (per-flavor outcomes for a pending reason) is built only when they are not
+        outcomes: list[FlavorOutcome] = []
+        for flavor in flavors:
+            placement, outcome = try_flavor(ctx, job, req, flavor)
+            if placement is not None:
+                return
+            assert outcome is not None
+            outcomes.append(outcome)
+        visit, waiting = Visit(job, req, flavors, outcomes), False
     else:
+        visit = Visit(job, req, flavors)
         placement, waiting = _admit(ctx, visit)
-    if placement is not None:
-        if ctx.plan is not None:
-            ctx.plan.reserve_placed(job, placement)
-        return
+        if placement is not None:
+            if ctx.plan is not None:
+                ctx.plan.reserve_placed(job, placement)
+            return
     if not (waiting or preempt(ctx, visit) or defragment(ctx, visit)):
         pend(ctx, visit)
     if ctx.plan is not None:

@@ -43,6 +43,7 @@ from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
+from ..model.job import public_name
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, QueueContext
@@ -394,11 +395,14 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     holder_of: dict[int, str] = {}
     endless: dict[int, list[str]] = {}  # per shared GPU, every holder without a known end (all are named)
     nominated = book.owner
+    fresh, admitted = ctx.fresh, ctx.admitted
     for holder, holding in st.holdings.items():
         gpus = holding.gpus
         if not gpus:
             continue
-        if holder.startswith(NOMINATION_PREFIX):
+        if holder in fresh:  # admitted now: runs its whole expected runtime from now (_holder_end, inlined)
+            end, name = expected_runtime(ctx, admitted[holder]), holder
+        elif holder.startswith(NOMINATION_PREFIX):
             owner = holder[len(NOMINATION_PREFIX):]
             end, name = owner_end.get(owner, math.inf), owner
         elif holder.startswith(STOPPING_PREFIX):  # spare GPUs of a victim evicted now: free after its grace
@@ -564,7 +568,7 @@ def _names_of(ctx: CycleContext, waits: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for job_id in waits:
         other = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
-        name = other.spec.name.strip() if other is not None else ""
+        name = public_name(other.spec).strip() if other is not None else ""  # new user 10, N11
         if name and name != job_id:
             out[job_id] = name[:80]
     return out
@@ -580,7 +584,7 @@ def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[d
         if other is None or other.spec.user != job.spec.user:
             continue
         milli = other.spec.resources.total_milli
-        entry: dict[str, Any] = {"id": other.id, "name": other.spec.name, "kind": other.spec.kind.value,
+        entry: dict[str, Any] = {"id": other.id, "name": public_name(other.spec), "kind": other.spec.kind.value,
                                  "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000}
         if other.spec.kernel_notebook:  # private: the API leaves eta_waits_on_own out of others' views
             entry["notebook"] = other.spec.kernel_notebook

@@ -39,8 +39,9 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
         prior = job.reason
         cause = (str(prior.details.get("cause", "")) if prior is not None and prior.code == "Backoff"
                  else prior.message if prior is not None and prior.code != "Preempted" else "")
-        why = cause or ("requeued after preemption" + (f" by {ctx.named(job.preempted_by)}" if job.preempted_by else ""))
-        by = {"preempted_by": job.preempted_by} if job.preempted_by and not cause else {}
+        clause, said = ctx.preempted_clause(job)  # by name and why (new user 11, N11/N16)
+        why = cause or clause or "requeued after preemption"
+        by = said if not cause else {}
         return PendingReason(code="Backoff", message=f"{why}; retries from {job.not_before.isoformat()}",
                              details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {}),
                                       **by},

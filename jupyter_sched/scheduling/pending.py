@@ -27,9 +27,11 @@ __all__ = ["pend"]
 def pend(ctx: CycleContext, visit: Visit) -> None:
     """Pend ``visit.job`` with its one primary reason and ETA."""
     job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
+    # shared per outcomes while nothing else in the reason is the job's own: no GPUs nominated to its
+    # team or taken from it, and no refusal numbers (they name the job's class)
     key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by, job.is_lease) \
-        if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) and job.id not in ctx.book.taken \
-        else None
+        if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) \
+        and job.id not in ctx.book.taken and not visit.refusal_details else None
     cached = ctx.reason_cache.get(key) if key is not None else None
     if cached is not None:
         reason, message, details = cached
@@ -80,10 +82,10 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
     if stuck:  # say what holds GPUs past a grace period (case 032 without force-kill, Kueue #6489)
         details = {**details, "held_by_terminating": ctx.overdue_details(stuck)}
         message = message.rstrip(".") + f"; {ctx.overdue_clause(stuck)}."
-    if job.preempted_by:
-        # by the name its owner gave, as every other clause names jobs (new user 8, N9: a bare id)
-        message = message.rstrip(".") + f"; requeued after preemption by {ctx.named(job.preempted_by)}."
-        details = {**details, "preempted_by": job.preempted_by}
+    if job.preempted_by:  # by name, and why (ctx.preempted_clause: new users 8 N9, 11 N11/N16)
+        clause, said = ctx.preempted_clause(job)
+        message = message.rstrip(".") + f"; {clause}."
+        details = {**details, **said}
     return reason, message, details
 
 

@@ -79,7 +79,7 @@ def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Rees
         ``(seconds > 0 or math.inf, Reestimate or None)``.
     """
     now = ctx.now
-    grace = ctx.profile.grace_s
+    grace = ctx.snap.stop_grace_s.get(job.id, ctx.profile.grace_s)  # the grace its stop was sent with (N1)
     if job.stopping_since is not None:
         stop_left = (job.stopping_since - now).total_seconds() + grace
         if stop_left <= 0:

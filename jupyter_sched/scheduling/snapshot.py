@@ -63,6 +63,10 @@ class Snapshot:
         telemetry: per allocation key (job id) the recent samples idle detection needs;
             shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
         kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
+        stop_grace_s: per job being stopped (``stopping_since``), the SIGTERM→SIGKILL grace its stop
+            was sent with, seconds — a cancel's or a time limit's is the engine's stop grace, not the
+            profile's ``grace_s`` for victims (new user 11, N1: a pending job's ETA waited 60 s for a
+            job whose screen line said "killed at" 10 s after its cancel). Absent: ``grace_s``.
     """
 
     now: datetime
@@ -74,6 +78,7 @@ class Snapshot:
     runtime_typical: Mapping[str, float] = field(default_factory=dict)
     telemetry: Mapping[str, Any] = field(default_factory=dict)
     kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    stop_grace_s: Mapping[str, float] = field(default_factory=dict)
 
 
 @fast_init

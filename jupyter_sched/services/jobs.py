@@ -24,6 +24,7 @@ from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..executors.local import LocalExecutor, read_log
 from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
+from ..model.job import public_name
 from ..model.units import parse_utc
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
@@ -706,6 +707,7 @@ class JobsService:
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
             data["reason"] = _without_own_blockers(data.get("reason"))
+            data["name"] = public_name(job.spec)  # new user 10, N11: never part of another user's kernel id
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
             data["stop_requested"] = stop
         self._name_preemptors([data])

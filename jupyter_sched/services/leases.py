@@ -11,7 +11,7 @@ import contextlib
 from dataclasses import replace
 
 from ..admission import Caller, system_caller
-from ..engine.engine import Engine
+from ..engine.idle import IdleLadders
 from ..engine.telemetry import ladder_to_dict
 from ..errors import ConflictError, ValidationError
 from ..model import JobKind
@@ -63,7 +63,7 @@ class LeasesService:
             raise ConflictError(f"lease {lease_id} is {job.state.value}: it holds no GPUs yet", field="lease_id",
                                 hint="keepalive applies once the lease is granted")
         now = self.ctx.clock.now()
-        ladder, _ = Engine.stored_ladder(self.ctx.store, job)
+        ladder, _ = IdleLadders.stored_ladder(self.ctx.store, job)
         ladder = extend_keepalive(ladder, now=now, policy=self.idle.policies.for_job(job),
                                   requested_s=request.seconds)
         until = ladder.keepalive_until.isoformat() if ladder.keepalive_until else None

@@ -6,7 +6,7 @@ Public surface: :class:`Store` (one-transaction helpers and :meth:`Store.transac
 """
 
 from . import schema
-from .codec import JobRecord, parse_ts, ts
+from .codec import JobRecord, job_columns, parse_ts, ts
 from .ids import IdGenerator, SequentialIds, SortableIds
 from .integrity import IntegrityReport, check_integrity
 from .migrations import MIGRATIONS, Migration, current_version, latest_version, migrate
@@ -15,5 +15,5 @@ from .store import LIVE_STATES, AuditEvent, LeaderLease, QueueKey, Store, StoreT
 __all__ = [
     "LIVE_STATES", "MIGRATIONS", "AuditEvent", "IdGenerator", "IntegrityReport", "JobRecord", "LeaderLease",
     "Migration", "QueueKey", "SequentialIds", "SortableIds", "Store", "StoreTx", "check_integrity",
-    "current_version", "latest_version", "migrate", "parse_ts", "schema", "sqlite_url", "ts",
+    "current_version", "job_columns", "latest_version", "migrate", "parse_ts", "schema", "sqlite_url", "ts",
 ]

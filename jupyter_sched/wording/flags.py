@@ -7,7 +7,7 @@ the server's field through :func:`flag_for` before printing it.
 
 from __future__ import annotations
 
-__all__ = ["FLAGS", "flag_for", "with_dash_hint"]
+__all__ = ["FLAGS", "flag_for", "usage_error_line", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -52,3 +52,39 @@ def with_dash_hint(message: str) -> str:
         return message
     option = message[len("argument "):].split(":", 1)[0].split("/")[-1]
     return f'{message} — a value starting with "-" is joined to its option: {option}=VALUE'
+
+
+def usage_error_line(prog: str, message: str, usage: str) -> str:
+    """A command-line mistake in the CLI's own one-line style, as a refused request is said
+    (``jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: jupyter-sched queue
+    [--limit N | --all] [--mine] [usage_error]``): what was typed wrong first, then how to fix it —
+    the message's own hint, else the command's usage — and a code in brackets. argparse said the same
+    in its own two-line shape (``usage: …`` then ``jupyter-sched queue: error: argument --limit: …``):
+    two styles of error from one tool (new users 9 and 10)."""
+    import re
+
+    message = with_dash_hint(" ".join(message.split()))
+    text, _, hint = message.partition(" — ")
+    field, syntax = "", True
+    if argument := re.fullmatch(r"argument ([^:]+): (.+)", text):
+        field, text = argument.group(1).split("/")[-1], argument.group(2)
+    elif extras := re.fullmatch(r"unrecognized arguments: (.+)", text):
+        words = extras.group(1).split()
+        option = words[0].split("=", 1)[0]
+        field, text = (option, f"not an option of {prog}") if len(words) == 1 and option.startswith("-") \
+            else ("", f"unexpected arguments: {extras.group(1)}")
+    elif required := re.fullmatch(r"the following arguments are required: (.+)", text):
+        field, text = required.group(1), "missing"
+    else:  # the CLI's own checks: the words name what was typed and the fix already
+        syntax = False
+    if choice := re.fullmatch(r"invalid choice: '([^']*)' \(choose from (.+)\)", text):
+        import difflib
+
+        choices = [c.strip(" '") for c in choice.group(2).split(",")]
+        text = f"{choice.group(1)!r} is not one of {', '.join(choices)}"
+        close = difflib.get_close_matches(choice.group(1), choices, n=1)
+        hint = hint or (f"did you mean {close[0]}?" if close else "")
+    if not hint and syntax:  # argparse's: the command's usage says how to write it
+        hint = " ".join(usage.split()) or f"`{prog} --help` says how to call it"
+    tail = f" — {hint}" if hint else ""
+    return f"{prog}: {f'{field}: ' if field else ''}{text}{tail} [usage_error]"

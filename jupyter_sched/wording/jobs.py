@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import format_duration
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
@@ -17,7 +18,7 @@ from .reasons import render_reason, wire_time
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "my_work", "preemptor", "serving_text", "stop_detail", "stopping_text",
-           "lease_end_message", "SERVER_CAUSES", "state_filter", "state_word"]
+           "lease_end_message", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -39,14 +40,23 @@ def cluster_wait(job: Mapping[str, Any]) -> str:
     return " ".join(part for part in (text.summary, text.unblock) if part)
 
 
+STARTING = "starting"
+"""How an ``admitted`` job reads while it is on its way to running (GPUs granted, process not yet
+started; usually under a second). New users 9, 10 and 11 (N4): ``%schedule queue`` said
+"admitted" for a job the CLI listed as running a moment later, a word said nowhere else."""
+
+
 def state_word(job: Mapping[str, Any]) -> str:
     """The job's state for people: its wire state, except :data:`IN_CLUSTER` for an admitted job
-    the cluster holds back, and ``stopping`` for work in the grace of a stop (:func:`stopping_text`)."""
+    the cluster holds back, :data:`STARTING` for one on its way to running, ``stopping`` for work
+    in the grace of a stop (:func:`stopping_text`) and ``released`` for an ended lease."""
     if stopping_text(job, None):
         return "stopping"
     if job.get("kind") == "lease" and job.get("state") == "cancelled":
         return "released"  # new user 9, N12: a released lease read "cancelled" beside "released by root"
-    return IN_CLUSTER if cluster_wait(job) else str(job.get("state"))
+    if cluster_wait(job):
+        return IN_CLUSTER
+    return STARTING if job.get("state") == "admitted" else str(job.get("state"))
 
 
 def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, Any]], bool]]:
@@ -59,13 +69,13 @@ def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, 
     if not state:
         return state, lambda job: True
     words = [w.strip() for w in state.split(",") if w.strip()]
-    wire = {"stopping": "running", "released": "cancelled"}
+    wire = {"stopping": "running", "released": "cancelled", STARTING: "admitted"}
     query = ",".join(dict.fromkeys(wire.get(w, w) for w in words))
     wanted = set(words)
 
     def keep(job: Mapping[str, Any]) -> bool:
         word = state_word(job)
-        return word in wanted or (str(job.get("state")) in wanted and word not in wire)
+        return word in wanted or (str(job.get("state")) in wanted and (word not in wire or word == STARTING))
 
     return query, keep
 
@@ -164,10 +174,35 @@ def gpus_text(job: Mapping[str, Any]) -> str:
     return f"{count} GPU" + ("" if count == "1" else "s") + (f" ({'/'.join(models)})" if models else "")
 
 
+def work_name(job: Mapping[str, Any]) -> str:
+    """The name a job or lease is shown by — the CLI's and the magics' tables and lines, and the
+    panel's (``workName`` in labextension/src/format.ts says it the same way): its name, except a
+    lease that was given none (new user 10, N11: ``kernel-<8 hex of the kernel id>`` in the shared
+    queue). Its owner, whose views carry ``kernel_notebook`` / ``kernel_id``, reads ``lease for
+    nb/explore.ipynb`` or ``lease for kernel 1a2b3c4d``; everyone else the public default name,
+    ``notebook lease`` (:data:`jupyter_sched.model.names.LEASE_NAMES`)."""
+    name = str(job.get("name") or "")
+    if job.get("kind") != "lease":
+        return name
+    kernel = job.get("kernel_id") if isinstance(job.get("kernel_id"), str) else None
+    if name not in LEASE_NAMES and not kernel_named(name, kernel):
+        return name
+    notebook = job.get("kernel_notebook")
+    if isinstance(notebook, str) and notebook.strip():
+        return f"lease for {printable_line(notebook)}"
+    if kernel:
+        return f"lease for kernel {printable_line(kernel[:8])}"
+    return name
+
+
 def _head(job: Mapping[str, Any]) -> str:
     kind = job.get("kind", "job")
     head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
-    name = str(job.get("name") or "")
+    name = work_name(job)
+    if kind == "lease" and name.startswith("lease for "):  # "lease l-3 for nb/explore.ipynb"
+        return f"{head} {name[len('lease '):]}"
+    if kind == "lease" and name in LEASE_NAMES:  # "lease l-3 (notebook lease)" says lease twice
+        return head
     if name and name != "job":  # the server's default name says nothing the line does not
         # a name with its own brackets (a definition's run: "report (run now)") is quoted instead
         # of nesting brackets: job j-7 'report (run now)'
@@ -178,7 +213,7 @@ def _head(job: Mapping[str, Any]) -> str:
 def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     """One status line: state, GPUs and where, the exit code, or the rendered pending reason.
 
-    ``lease l-3 (kernel-1a2b): pending, 1 GPU · queued #2 · <summary> · ETA 19:42 UTC (in 5m)``.
+    ``lease l-3 for nb/explore.ipynb: pending, 1 GPU · queued #2 · <summary> · ETA 19:42 UTC (in 5m)``.
     """
     head = _head(job)
     state = str(job.get("state"))
@@ -190,7 +225,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
     if state in ("admitted", "running"):
         if detail.startswith("stopping ("):
             return f"{head}: {detail}"
-        return f"{head}: {state}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
+        word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
+        return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
     return f"{head}: {state}{tail}{f' — {message}' if message else ''}"
 
@@ -349,6 +385,7 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     """
     job_id = after.get("id")
     was = str((before or after).get("state"))
+    was = STARTING if was == "admitted" else was  # the word the lists use (new user 11, N4)
     state = str(after.get("state"))
     whose = _whose(before or after)
     if after.get("kind") == "lease":
@@ -366,13 +403,13 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     if state in ("admitted", "running"):
         grace = f", grace {grace_s:g} s" if grace_s is not None else ""
         return f"cancelled {job_id} ({whose}was {was}; stopping{grace})"
-    return f"cancel of {job_id}: it is {state}"
+    return f"cancel of {job_id}: it is {STARTING if state == 'admitted' else state}"
 
 
 def _whose(job: Mapping[str, Any]) -> str:
     """``nu10amy's amy-second; `` when an admin cancels another user's work (``mine`` false in the
     answer), so the line says whose work ended and which (new user 10, N8: the bare id); "" for one's own."""
-    owner, name = job.get("user"), job.get("name")
+    owner, name = job.get("user"), work_name(job)
     if job.get("mine") is not False or not isinstance(owner, str) or not owner:
         return ""
     named = f" {name}" if isinstance(name, str) and name.strip() and name != job.get("id") else ""

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from ..model.units import format_duration
-from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line
+from .jobs import IN_CLUSTER, TERMINAL_STATES, WAITING_STATES, cluster_wait, job_line, state_word
 from .reasons import eta_sentence, render_reason, wire_time
 
 __all__ = ["WaitProgress", "wait_progress"]
@@ -80,7 +80,7 @@ def wait_progress(job: Mapping[str, Any], now: datetime) -> WaitProgress:
     where = f" on {alloc.get('node')}" if alloc.get("node") else ""
     ran = (now - started).total_seconds() if started is not None else None
     limit = job.get("time_limit_s")
-    label = f"{state}{where}"
+    label = f"{state_word(job)}{where}"  # "starting", not "admitted" (new user 11, N4)
     if ran is not None:
         label += f" · {format_duration(max(ran, 0.0))}"
         if isinstance(limit, (int, float)) and limit > 0:

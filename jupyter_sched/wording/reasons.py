@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
+from ..model.names import LEASE_NAMES
 from ..model.units import format_duration
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
@@ -224,7 +225,8 @@ def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     gpus = sum(float(o.get("gpus") or 0) for o in leases)
     held = f"{gpus:g} GPU{'s' if gpus != 1 else ''}"
     if len(leases) == 1:
-        about = [str(leases[0].get("name") or ""), _notebook(leases[0])]
+        name = str(leases[0].get("name") or "")
+        about = ["" if name in LEASE_NAMES else name, _notebook(leases[0])]  # "notebook lease" says nothing more
         said = ", ".join(part for part in about if part)
         return f"your own kernel lease {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
     if len(leases) <= 3 and any(_notebook(o) for o in leases):

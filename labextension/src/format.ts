@@ -277,7 +277,7 @@ export function queueLine(
   if (!isWaiting(job.state)) {
     const node = job.allocation?.node;
     const stopping = stoppingText(job);
-    const state = stopping ? stopping.charAt(0).toUpperCase() + stopping.slice(1) : stateLabel(job.state, trans);
+    const state = stopping ? stopping.charAt(0).toUpperCase() + stopping.slice(1) : stateLabel(stateWord(job), trans);
     return node ? trans.__('%1 on %2', state, node) : state;
   }
   const parts: string[] = [];
@@ -316,11 +316,11 @@ export function cancelQuestion(job: Job, trans: TranslationBundle = NULL_TRANS):
   const lease = job.kind === 'lease';
   if (isWaiting(job.state)) {
     return lease
-      ? trans.__('%1 (%2) is waiting for %3; releasing withdraws the request.', job.name, job.id, gpus)
+      ? trans.__('%1 (%2) is waiting for %3; releasing withdraws the request.', workName(job), job.id, gpus)
       : trans.__('%1 (%2) is %3 (asks for %4); cancelling takes it out of the queue.', job.name, job.id, job.state, gpus);
   }
   return lease
-    ? trans.__('%1 (%2) holds %3. The kernel keeps running but loses its GPUs.', job.name, job.id, gpus)
+    ? trans.__('%1 (%2) holds %3. The kernel keeps running but loses its GPUs.', workName(job), job.id, gpus)
     : trans.__('%1 (%2) holds %3 and is %4. It is stopped (SIGTERM, then SIGKILL after the grace period).', job.name, job.id, gpus, job.state);
 }
 
@@ -356,16 +356,63 @@ export function stoppingText(job: object): string {
   return (job as { stop_requested?: { text?: string | null } | null }).stop_requested?.text ?? '';
 }
 
+/**
+ * The names a lease gets when its request names none (jupyter_sched/model/names.py, `LEASE_NAMES`):
+ * public, saying only what kind of lease it is (new user 10, N11: `kernel-<8 hex of the kernel id>`).
+ */
+export const LEASE_NAMES: ReadonlySet<string> = new Set(['notebook lease', 'kernel lease', 'lease']);
+
+/**
+ * The name a job or lease is shown by, as the CLI and the magics say it
+ * (`jupyter_sched.wording.jobs.work_name`, word for word): its name, except a lease given none,
+ * which its owner (whose rows carry `kernel_notebook` / `kernel_id`) reads as
+ * `lease for nb/explore.ipynb` or `lease for kernel 1a2b3c4d`; others read its public name.
+ */
+export function workName(job: { name?: string | null; kind?: string | null; kernel_id?: string | null; kernel_notebook?: string | null }): string {
+  const name = job.name ?? '';
+  if (job.kind !== 'lease') {
+    return name;
+  }
+  const kernel = typeof job.kernel_id === 'string' && job.kernel_id ? job.kernel_id : null;
+  if (!LEASE_NAMES.has(name) && !(kernel && name === `kernel-${kernel.slice(0, 8)}`)) {
+    return name;
+  }
+  const notebook = job.kernel_notebook;
+  if (typeof notebook === 'string' && notebook.trim()) {
+    return `lease for ${notebook}`;
+  }
+  return kernel ? `lease for kernel ${kernel.slice(0, 8)}` : name;
+}
+
+/**
+ * A job's state as users read it, as the CLI and the magics say it (`wording.jobs.state_word`):
+ * `stopping` in a stop's grace ({@link stoppingText}), `released` for an ended lease (new user 9
+ * N12 / new user 10: the panel said "Cancelled" where the CLI says "released"), `starting` for an
+ * admitted job the cluster does not hold back, else its state.
+ */
+export function stateWord(job: { state: string; kind?: string | null; reason?: PendingReason | null }): string {
+  if (stoppingText(job)) {
+    return 'stopping';
+  }
+  if (job.kind === 'lease' && job.state === 'cancelled') {
+    return 'released';
+  }
+  // on its way to running (new user 11, N4: "admitted" was said only by the panel and %schedule queue)
+  return job.state === 'admitted' && !inCluster(job) ? 'starting' : job.state;
+}
+
 /** A state as users read it (`stopping`: a job in a stop's grace, see {@link stoppingText}). */
 export function stateLabel(state: string, trans: TranslationBundle = NULL_TRANS): string {
   const labels: Record<string, string> = {
     pending: trans.__('Pending'),
     admitted: trans.__('Admitted'),
+    starting: trans.__('Starting'),
     running: trans.__('Running'),
     stopping: trans.__('Stopping'),
     succeeded: trans.__('Succeeded'),
     failed: trans.__('Failed'),
     cancelled: trans.__('Cancelled'),
+    released: trans.__('Released'),
     preempted: trans.__('Preempted'),
     lost: trans.__('Lost'),
     rejected: trans.__('Rejected')

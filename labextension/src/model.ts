@@ -14,6 +14,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, type SchedClient, ServerExtensionMissingError } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
+import { workName } from './format';
 import { TelemetryHistory } from './telemetry';
 import {
   ACTIVE_STATES,
@@ -635,7 +636,7 @@ export class SchedModel implements ISchedModel {
       }
       const milli = job.allocation?.gpu_milli ?? job.resources?.gpu_milli ?? 1000;
       for (const uuid of allocationGpus(job.allocation)) {
-        put(uuid, { id: job.id, name: job.name || job.id, user: job.user, kind: job.kind, milli });
+        put(uuid, { id: job.id, name: workName(job) || job.id, user: job.user, kind: job.kind, milli });
       }
     }
     const out = new Map<string, IHolder>();

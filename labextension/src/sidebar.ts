@@ -146,6 +146,7 @@ class SectionPanel extends PanelWithToolbar {
     const text = this.content.badge?.() ?? '';
     if (this.badgeNode.textContent !== text) {
       this.badgeNode.textContent = text;
+      this.badgeNode.title = text; // the whole text when a narrow title bar cuts it (new user 11, N22)
     }
   }
 }

@@ -15,7 +15,9 @@ import {
   reasonSentence,
   sentenceFromDetails,
   sparklinePath,
-  idleNotice
+  idleNotice,
+  stateWord,
+  workName
 } from '../src/format';
 import { resourcesOf } from '../src/types';
 import { makeJob } from './fakeserver';
@@ -155,7 +157,7 @@ describe('queueLine', () => {
     expect(queueLine(held, NOW)).toBe('Pending (in the cluster): 1 of 8 nodes has GPUs and none free; no lower-priority pod to preempt.');
     const starting = makeJob({ state: 'admitted', allocation: { node: 'g1', gpu_uuids: ['GPU-1'], gpu_milli: 1000 }, reason: null });
     expect(inCluster(starting)).toBe(false);
-    expect(queueLine(starting, NOW)).toBe('Admitted on g1');
+    expect(queueLine(starting, NOW)).toBe('Starting on g1'); // the CLI's and the magics' word (new user 11, N4)
   });
 
   it('new user 8 N13: work in the grace of a cancel reads stopping, in the server\'s words (the CLI\'s and magics\')', () => {
@@ -267,5 +269,25 @@ describe('cancelQuestion', () => {
     expect(cancelQuestion(makeJob({ id: 'l-1', name: 'nb', kind: 'lease', state: 'pending', resources: { gpus: 1 } }))).toBe(
       'nb (l-1) is waiting for 1 GPU; releasing withdraws the request.'
     );
+  });
+});
+
+describe('workName and stateWord (new user 10: one wording with jupyter_sched.wording.jobs.work_name / state_word)', () => {
+  it.each([
+    ['a job keeps its name', { name: 'train', kind: 'training' }, 'train'],
+    ['the owner reads the notebook of a lease given no name', { name: 'notebook lease', kind: 'lease', kernel_id: 'abcdef12-9', kernel_notebook: 'nb/a.ipynb' }, 'lease for nb/a.ipynb'],
+    ['the owner of a kernel lease without a notebook reads its kernel', { name: 'kernel lease', kind: 'lease', kernel_id: 'abcdef12-9' }, 'lease for kernel abcdef12'],
+    ['an old kernel-<8 hex> name reads the same for its owner', { name: 'kernel-abcdef12', kind: 'lease', kernel_id: 'abcdef12-9' }, 'lease for kernel abcdef12'],
+    ['others read the public name (no kernel fields in their rows)', { name: 'notebook lease', kind: 'lease' }, 'notebook lease'],
+    ['a lease the user named keeps its name', { name: 'my-gpu', kind: 'lease', kernel_id: 'abcdef12-9', kernel_notebook: 'nb/a.ipynb' }, 'my-gpu']
+  ])('%s', (_, job, want) => {
+    expect(workName(job)).toBe(want);
+  });
+
+  it('an ended lease is released, an ended job cancelled, work in a stop\'s grace stopping', () => {
+    expect(stateWord({ kind: 'lease', state: 'cancelled' })).toBe('released');
+    expect(stateWord({ kind: 'training', state: 'cancelled' })).toBe('cancelled');
+    expect(stateWord({ kind: 'training', state: 'admitted' })).toBe('starting');
+    expect(stateWord({ kind: 'training', state: 'running', stop_requested: { text: 'stopping (…)' } } as { kind: string; state: string })).toBe('stopping');
   });
 });

@@ -4,7 +4,7 @@ import { act } from 'react';
 import { CommandIDs } from '../src/commandids';
 import { InventoryView, MyWorkView, QueueView, QuotaView } from '../src/sections';
 import { gpuLabel } from '../src/sections/inventory';
-import { mineOnlyButton } from '../src/sections/jobs';
+import { idleLine, limitEnd, mineOnlyButton } from '../src/sections/jobs';
 import { gpuInfo } from '../src/types';
 import { nullTranslator } from '@jupyterlab/translation';
 import { FakeSchedServer, makeGpu, makeInventory, makeJob, queueRow, settle } from './fakeserver';
@@ -326,6 +326,28 @@ describe('My work section', () => {
     model.dispose();
   });
 
+  it('new user 10: a released lease reads Released (the CLI and the magics say released; it read Cancelled) and a lease given no name is named by its notebook (N11)', async () => {
+    const server = new FakeSchedServer();
+    const alloc = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
+    server.leases = [
+      makeJob({ id: 'l-nb', name: 'notebook lease', kind: 'lease', state: 'running', submitted_at: '2026-12-01T10:00:03Z', allocation: alloc, kernel_id: '0078d6ef-1111-2222-3333-444455556666', kernel_notebook: 'nb/explore.ipynb' } as Parameters<typeof makeJob>[0]),
+      makeJob({ id: 'l-old', name: 'kernel-1a2b3c4d', kind: 'lease', state: 'cancelled', submitted_at: '2026-12-01T10:00:02Z', kernel_id: '1a2b3c4d-0000' } as Parameters<typeof makeJob>[0])
+    ];
+    server.jobs = [makeJob({ id: 'j-gone', name: 'train', state: 'cancelled', submitted_at: '2026-12-01T10:00:01Z' })];
+    const { model } = await startedModel(server, 'jobs', 'inventory');
+    const view = await mount(new MyWorkView(context(model)));
+    const rows = [...view.node.querySelectorAll('.jp-sched-job')].map(row => [
+      text(row.querySelector('.jp-sched-state')),
+      text(row.querySelector('.jp-sched-job-name'))
+    ]);
+    expect(rows).toEqual([
+      ['Running', 'lease for nb/explore.ipynb'],
+      ['Released', 'lease for kernel 1a2b3c4d'],
+      ['Cancelled', 'train']
+    ]);
+    model.dispose();
+  });
+
   it('new user 6 F23 remainder: a lease that used its keep-alive shows a disabled "Kept alive" saying until when, once per allocation', async () => {
     const server = new FakeSchedServer();
     server.leases = [makeJob({ id: 'l-1', name: 'nb-lease', kind: 'lease', state: 'running', attempts: 1, allocation: { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-1'] } })];
@@ -504,5 +526,28 @@ describe('Quota section', () => {
     const view = await mount(new QuotaView(context(model)));
     expect(text(view.node)).toContain('No quota lines for team-ml: you may use idle GPUs, preemptible.');
     model.dispose();
+  });
+});
+
+describe('idle line (new user 11, N23)', () => {
+  const trans = nullTranslator.load('jupyter_sched');
+  const entry = {
+    job_id: 'j-1', user: 'ann', team: 't', kind: 'training', gpu_uuids: ['GPU-1'], idle_since: '2026-12-03T14:16:00Z',
+    warn_at: '2026-12-03T14:36:00Z', deadline: '2026-12-03T14:46:00Z', time_left_s: 1800, stage: 'idle', action: 'release',
+    reason: '', state: '', grace_s: 0
+  } as Parameters<typeof idleLine>[0];
+  const now = new Date('2026-12-03T14:20:00Z');
+
+  it('says the warning is ahead ("warned at 14:36" read as done)', () => {
+    expect(idleLine(entry, now, trans)).toBe('Idle since 14:16 UTC: if it stays idle, it is warned at 14:36 UTC and its GPUs are released at 14:46 UTC.');
+  });
+
+  it('says nothing when the time limit ends the job before the warning or the reclaim', () => {
+    const job = makeJob({ id: 'j-1', state: 'running', started_at: '2026-12-03T14:15:00Z', time_limit_s: 900 } as Parameters<typeof makeJob>[0]);
+    expect(limitEnd(job)?.toISOString()).toBe('2026-12-03T14:30:00.000Z');
+    expect(idleLine(entry, now, trans, false, limitEnd(job))).toBe('');
+    expect(idleLine({ ...entry, stage: 'warned' }, now, trans, false, limitEnd(job))).toBe('');
+    const long = makeJob({ id: 'j-1', state: 'running', started_at: '2026-12-03T14:15:00Z', time_limit_s: 7200 } as Parameters<typeof makeJob>[0]);
+    expect(idleLine(entry, now, trans, false, limitEnd(long))).toContain('it is warned at 14:36 UTC');
   });
 });

@@ -130,7 +130,8 @@ def test_serve_and_logs_parse() -> None:
 
 def test_bodies_carry_only_what_the_user_gave() -> None:
     options = JobOptions(gpus=2, model="A100", min_memory_mib=20480, time_limit_s=60.0, team="team-a")
-    assert lease_body(JobOptions(gpus=1), kernel_id="k-1") == {"gpus": 1, "kernel_id": "k-1", "name": "kernel-k-1"}
+    # no name: the server calls it "notebook lease", never after the kernel id (new user 10, N11)
+    assert lease_body(JobOptions(gpus=1), kernel_id="k-1") == {"gpus": 1, "kernel_id": "k-1"}
     # the notebook the kernel serves travels as the lease's private kernel_notebook (left open from #15)
     assert lease_body(JobOptions(gpus=1), kernel_id="k-1", notebook="nb/a.ipynb")["kernel_notebook"] == "nb/a.ipynb"
     assert "kernel_notebook" not in lease_body(JobOptions(gpus=1), kernel_id=None, notebook="nb/a.ipynb")

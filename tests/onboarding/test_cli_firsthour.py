@@ -121,8 +121,9 @@ def test_cancel_says_what_happened_to_a_pending_and_a_running_job(server: Embedd
 def test_submit_without_a_command_answers_with_the_cli_form(server: EmbeddedServer) -> None:
     run = cli(server, "tok-ann", "submit", "--gpus", "1")
     assert run.code == EXIT_USAGE and run.out == ""
-    assert run.err.startswith("usage: jupyter-sched submit [options] (-- COMMAND")
-    assert "say what to run: -- python train.py" in run.err and "{" not in run.err
+    # the CLI's one error style (new user 10: argparse's "usage: …" + "…: error: …" was a second one)
+    assert run.err == ("jupyter-sched submit: say what to run: -- python train.py, --script train.py or --notebook "
+                       "analysis.ipynb [usage_error]\n"), run.err
 
 
 def test_cancel_mine_counts_asks_and_refuses_without_a_terminal(server: EmbeddedServer) -> None:
@@ -546,7 +547,8 @@ def test_queue_mine_and_a_subcommands_usage_errors(server: EmbeddedServer) -> No
     assert nothing.out.strip() == "You have nothing pending or running."
     bad = cli(server, "tok-ann", "queue", "--mine-only")
     assert bad.code == EXIT_USAGE
-    assert bad.err.startswith("usage: jupyter-sched queue ") and "unrecognized arguments: --mine-only" in bad.err
+    assert bad.err.startswith("jupyter-sched queue: --mine-only: not an option of jupyter-sched queue — usage: "
+                              "jupyter-sched queue ") and bad.err.endswith(" [usage_error]\n"), bad.err
     assert "[--url URL]" not in bad.err
 
 
@@ -585,8 +587,8 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     assert cli(server, "tok-bob", "jobs", "--limit", "1").out.splitlines()[3].startswith("Older jobs are not shown")
     assert cli(server, "tok-bob", "jobs", "--state", "failed").out.strip() == "No failed jobs."
     zero = cli(server, "tok-bob", "jobs", "--limit", "0")  # round 3, finding 11: it said "use --all" (queue's)
-    assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].endswith(
-        "argument --limit: 0 is not from 1 to 1000 (default 20)")
+    assert zero.code == EXIT_USAGE and zero.err.splitlines()[-1].startswith(
+        "jupyter-sched jobs: --limit: 0 is not from 1 to 1000 (default 20) — usage: jupyter-sched jobs "), zero.err
     helped = cli(server, "tok-bob", "jobs", "--help").out  # round 3, finding 9: it said "%%gpu"
     assert "(see %gpu in a notebook)" in helped.replace("\n", " ").replace("  ", " ")
     assert cli(server, "tok-bob", "jobs", "--all").err.strip() == ("jupyter-sched jobs: --all: only admins may list "
@@ -610,7 +612,7 @@ def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(ser
     (tmp_path / "folder.ipynb").mkdir()
     missing = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--script", "nosuch.py")
     assert missing.code == EXIT_USAGE and missing.out == ""
-    assert missing.err.splitlines()[-1] == f"jupyter-sched submit: error: --script nosuch.py: no such file in {tmp_path}"
+    assert missing.err == f"jupyter-sched submit: --script nosuch.py: no such file in {tmp_path} [usage_error]\n"
     folder = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "folder.ipynb")
     assert folder.code == EXIT_USAGE and f"{tmp_path / 'folder.ipynb'} is a folder, not a file" in folder.err
     # new user 4, finding 16: the other kind of file waited for a GPU, then failed with a parser's repr
@@ -618,7 +620,8 @@ def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(ser
     (tmp_path / "report.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     wrong = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--notebook", "train.py")
     assert wrong.code == EXIT_USAGE and wrong.err.splitlines()[-1].endswith(
-        "--notebook train.py: not a notebook (not JSON) — a Python file runs with --script train.py"), wrong.err
+        "--notebook train.py: not a notebook (not JSON) — a Python file runs with --script train.py [usage_error]"), \
+        wrong.err
     swapped = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path), "--script", "report.ipynb")
     assert swapped.code == EXIT_USAGE and "this is a notebook — run it with --notebook report.ipynb" in swapped.err
 
@@ -638,12 +641,13 @@ def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) 
 
 
 @pytest.mark.parametrize("value, want", [
-    ("0", "argument --timeout: 0 is not a number of seconds above zero (and under a year), e.g. 30"),
-    ("x", "argument --timeout: 'x' is not a number of seconds, e.g. 30"),
+    ("0", "--timeout: 0 is not a number of seconds above zero (and under a year), e.g. 30"),
+    ("x", "--timeout: 'x' is not a number of seconds, e.g. 30"),
 ], ids=["zero: was 'operation now in progress' from the socket", "a word: was 'invalid float value'"])
 def test_a_bad_request_timeout_is_a_usage_error_in_words(server: EmbeddedServer, value: str, want: str) -> None:
     run = cli(server, "tok-ann", "--timeout", value, "status")
-    assert run.code == EXIT_USAGE and run.err.splitlines()[-1] == f"jupyter-sched: error: {want}"
+    assert run.code == EXIT_USAGE and run.err.startswith(f"jupyter-sched: {want} — usage: jupyter-sched "), run.err
+    assert run.err.endswith(" [usage_error]\n") and run.err.count("\n") == 1, run.err
 
 
 def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(server: EmbeddedServer,
@@ -655,7 +659,8 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     missing = cli(server, "tok-bob", "definitions", "create", str(tmp_path / "nosuch.ipynb"), "--cron", "0 1 * * *")
     # an absolute path: "no such file", not "in <the shell's folder>" (new user 8, N7)
-    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith("nosuch.ipynb: no such file"), missing.err
+    assert missing.code == EXIT_USAGE and missing.err.rstrip().endswith("nosuch.ipynb: no such file [usage_error]"), \
+        missing.err
     made = cli(server, "tok-bob", "definitions", "create", str(notebook), "--cron", "0 1 * * *", "--name", "daily")
     assert made.code == EXIT_OK, made.err
     assert made.out.startswith("defined d-") and "daily  At 01:00 every day (UTC)  next " in made.out
@@ -773,8 +778,8 @@ def test_url_takes_what_jupyterlab_printed_and_never_answers_with_a_traceback(se
     for url in ("ftp://x/", "http://[::1"):
         bad = run("--url", url, "status")
         assert bad.code == EXIT_USAGE and "Traceback" not in bad.err
-        assert bad.err.splitlines()[-1] == (f"jupyter-sched: error: --url {url!r} is not a server URL — give e.g. "
-                                            "http://127.0.0.1:8888/ (the address JupyterLab printed)")
+        assert bad.err.splitlines()[-1] == (f"jupyter-sched: --url {url!r} is not a server URL — give e.g. "
+                                            "http://127.0.0.1:8888/ (the address JupyterLab printed) [usage_error]")
     wrong = run("--url", f"{server.url}lab?token=wrong", "status")
     assert wrong.code == EXIT_REFUSED and "refused the token in the --url" in wrong.err
     other = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1"], cwd=tmp_path,

@@ -423,3 +423,91 @@ def test_newuser10_n15_the_magics_queue_says_the_reason_in_words() -> None:
                                                 "message": "nlp would use 3 GPUs, above its guarantee 1 + borrowing limit 1"}}
     frame = queue_frame([row], datetime.now(timezone.utc))
     assert frame["reason"].tolist() == ["borrowing limit reached"], frame["reason"].tolist()
+
+
+def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(server: EmbeddedServer,
+                                                                          tmp_path: Path) -> None:
+    """N11 (leak-ish): ``%gpu request`` named a lease ``kernel-<first 8 hex of the kernel id>``, and eve's
+    shared queue, inventory and ETA lines showed that part of amy's kernel id. A lease given no name is
+    now ``notebook lease`` (``kernel lease`` without a notebook) for everyone else; an older client's
+    ``kernel-<hex>`` name is taken as no name; its owner's lines say ``lease for nb/explore.ipynb``
+    (``lease for kernel <hex>`` without a notebook: the id is hers) — one renderer, ``work_name``, in the
+    CLI, the magics and (``workName``) the panel."""
+    import httpx
+
+    from jupyter_sched.magics.parsing import JobOptions, lease_body
+    from jupyter_sched.model import JobKind, JobSpec
+    from jupyter_sched.model.job import public_name
+    from jupyter_sched.wording.jobs import job_line, work_name
+
+    def kernel() -> str:
+        started = httpx.post(server.url + "api/kernels", json={"name": "python3"}, timeout=60,
+                             headers={"Authorization": "token tok-ann"})
+        assert started.status_code == 201, started.text
+        return str(started.json()["id"])
+
+    ann, bob = api(server, "tok-ann"), api(server, "tok-bob")
+    k1, k2 = kernel(), kernel()
+    by_magic = ann.post("leases", json=lease_body(JobOptions(gpus=1), kernel_id=k1, notebook="nb/explore.ipynb"))
+    by_old_client = ann.post("leases", json={"gpus": 1, "kernel_id": k2, "name": f"kernel-{k2[:8]}"})
+    assert by_magic.status_code == 201 and by_old_client.status_code == 201, (by_magic.text, by_old_client.text)
+    big = ann.post("jobs", json={"gpus": 1, "command": ["true"], "name": "big"}).json()["id"]
+    deadline = time.monotonic() + 60
+    while True:  # the pending job's ETA line names what it waits for (the leases)
+        seen = {row["id"]: row for row in bob.get("queue").json()}
+        if ((seen.get(big) or {}).get("reason") or {}).get("text", {}).get("eta"):
+            break
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.2)
+    texts = {"queue": bob.get("queue").text, "inventory": bob.get("inventory").text}
+    for where, text in texts.items():
+        assert k1[:8] not in text and k2[:8] not in text, (where, text)
+    assert {seen[by_magic.json()["id"]]["name"], seen[by_old_client.json()["id"]]["name"]} == \
+        {"notebook lease", "kernel lease"}, seen
+    shown = _cli(_env(tmp_path, server, "tok-bob"), "queue")
+    assert shown.returncode == 0 and "notebook lease" in shown.stdout and "kernel lease" in shown.stdout, shown.stdout
+    assert k1[:8] not in shown.stdout and k2[:8] not in shown.stdout, shown.stdout
+    own = {row["id"]: row for row in ann.get("queue").json()}
+    assert work_name(own[by_magic.json()["id"]]) == "lease for nb/explore.ipynb"
+    assert work_name(own[by_old_client.json()["id"]]) == f"lease for kernel {k2[:8]}"
+    assert job_line(own[by_magic.json()["id"]], None).startswith(f"lease {by_magic.json()['id']} for nb/explore.ipynb: ")
+    mine = _cli(_env(tmp_path, server), "queue")
+    assert "lease for nb/explore.ip" in mine.stdout, mine.stdout
+    from jupyter_sched.model import spec_from_request
+
+    assert spec_from_request({"gpus": 1, "kind": "lease"}, user="amy").name == "lease"  # no kernel (was "job")
+    assert spec_from_request({"gpus": 1, "kind": "lease", "name": "mine"}, user="amy").name == "mine"
+    # a lease stored before (its name kept as it was) reads as its default name to everyone else
+    stored = JobSpec(name="kernel-abcdef12", user="amy", kind=JobKind.LEASE, kernel_id="abcdef12-0000")
+    assert public_name(stored) == "kernel lease" and public_name(JobSpec(name="kernel-abcdef12", user="amy")) == \
+        "kernel-abcdef12"
+    clear(server)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["submit", "--bogus", "--", "true"], "jupyter-sched submit: --bogus: not an option of jupyter-sched submit — usage: "
+                                         "jupyter-sched submit [options] (-- COMMAND"),
+    (["queue", "--limit", "x"], "jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: "
+                                "jupyter-sched queue [-h] [--limit N | --all] [--mine]"),
+    (["wait"], "jupyter-sched wait: JOB_ID: missing — usage: jupyter-sched wait [-h] [--for DURATION] JOB_ID"),
+    (["stauts"], "jupyter-sched: COMMAND: 'stauts' is not one of status, submit, queue, wait, cancel, jobs, logs, "
+                 "definitions, serve, simulate, fetch-traces, doctor — did you mean status?"),
+    (["submit", "--time-limit", "-5m", "--", "true"],
+     'jupyter-sched submit: --time-limit: expected one argument — a value starting with "-" is joined to its option: '
+     "--time-limit=VALUE"),
+    (["submit", "--gpus", "1"], "jupyter-sched submit: say what to run: -- python train.py, --script train.py or "
+                                "--notebook analysis.ipynb"),
+], ids=["unknown option", "bad value", "missing argument", "mistyped command", "value starting with -",
+        "the CLI's own check"])
+def test_newuser10_cli_usage_errors_in_the_tools_one_style(tmp_path: Path, argv: list[str], want: str) -> None:
+    """Two CLI error styles (new users 9 and 10): a refused request read ``jupyter-sched submit: --gpus
+    must be … — use … [validation_error]`` while a command-line mistake read argparse's ``usage: …`` line
+    then ``jupyter-sched submit: error: unrecognized arguments: --bogus``. Every usage error is now one
+    line in the tool's style: what was typed (the option or argument), what is wrong, a hint (the
+    message's own, else the command's usage), ``[usage_error]``; exit 2 as before. No server is needed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    run = _cli(env, *argv)
+    assert run.returncode == 2 and run.stdout == "", run
+    assert run.stderr.startswith(want) and run.stderr.endswith(" [usage_error]\n"), run.stderr
+    assert run.stderr.count("\n") == 1 and "error:" not in run.stderr and not run.stderr.startswith("usage:"), run.stderr

@@ -86,10 +86,10 @@ def test_newuser8_n7_a_path_the_user_may_not_read_is_one_usage_line_naming_the_c
         assert "PermissionError" not in said[name] and "\n" not in said[name], said[name]
     assert said["file"].startswith(f"UsageError: SCRIPT '{private}': cannot be read by {eve.name} "
                                    f"(permission denied on {private})."), said["file"]
-    assert said["cli-script"] == f"2|jupyter-sched submit: error: --script {secret}/x.py: {denied}", said
-    assert said["cli-notebook"] == f"2|jupyter-sched submit: error: --notebook {secret}/s.ipynb: {denied}", said
-    assert said["cli-define"] == (f"2|jupyter-sched definitions create: error: NOTEBOOK_OR_SCRIPT {secret}/s.ipynb: "
-                                  f"{denied}"), said
+    assert said["cli-script"] == f"2|jupyter-sched submit: --script {secret}/x.py: {denied} [usage_error]", said
+    assert said["cli-notebook"] == f"2|jupyter-sched submit: --notebook {secret}/s.ipynb: {denied} [usage_error]", said
+    assert said["cli-define"] == (f"2|jupyter-sched definitions create: NOTEBOOK_OR_SCRIPT {secret}/s.ipynb: "
+                                  f"{denied} [usage_error]"), said
     assert eve.home not in json.dumps(said)  # was: "no such file in /home/<eve>" for an absolute path
 
 

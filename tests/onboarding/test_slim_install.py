@@ -240,5 +240,5 @@ def test_simulate_in_a_slim_install_is_one_line_naming_the_sim_extra(tmp_path: P
     done = subprocess.run([str(BIN / "jupyter-sched"), "simulate", str(scenario)], env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.startswith("error: jupyter-sched simulate needs ") and install_extra("sim") in done.stderr
+    assert done.stderr.startswith("jupyter-sched simulate: needs ") and install_extra("sim") in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr

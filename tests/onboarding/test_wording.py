@@ -244,7 +244,8 @@ def test_an_admitted_job_the_cluster_holds_back_reads_pending_in_the_cluster() -
     assert frame.detail.startswith("Kubernetes cannot place the pod")
     assert state_word(job) == "pending (in the cluster)"
     on_its_way = {**job, "reason": None}  # admitted a moment ago, no complaint from the cluster
-    assert state_word(on_its_way) == "admitted" and job_line(on_its_way, NOW).startswith("job j-7 (train): admitted on n1")
+    # on its way to running: "starting", the word every list uses (new user 11, N4: "admitted" only in %schedule queue)
+    assert state_word(on_its_way) == "starting" and job_line(on_its_way, NOW).startswith("job j-7 (train): starting on n1")
 
 
 @pytest.mark.parametrize(("model", "workers", "want"), [

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +100,95 @@ def test_stores_on_different_files_do_not_share_a_lock(tmp_path: Path) -> None:
     finally:
         one.close()
         other.close()
+
+
+def test_a_waiting_writer_goes_before_the_holders_next_transaction(stores: tuple[Store, Store]) -> None:
+    """First come, first served: the engine writes a cycle's pending reasons in back-to-back
+    batches, one transaction each, so that submits get in between them; a plain RLock was taken
+    again by the releasing thread (it holds the GIL and runs) before the woken submit did."""
+    first, second = stores
+    lock = first._writers
+    assert lock is not None and lock is second._writers  # one lock per file
+    order: list[str] = []
+    inside = threading.Event()
+
+    def engine() -> None:
+        with first.transaction() as tx:
+            tx.add_event(actor="engine", action="reasons", message="batch 1")
+            order.append("batch 1")
+            inside.set()
+            _wait_for(lambda: lock.waiting == 1, "the submit never queued for the lock")
+        with first.transaction() as tx:  # at once, as write_reasons does
+            order.append("batch 2")
+            tx.add_event(actor="engine", action="reasons", message="batch 2")
+
+    def submit() -> None:
+        with second.transaction() as tx:
+            order.append("submit")
+            tx.add_event(actor="api", action="submit", message="submit")
+
+    holder = threading.Thread(target=engine)
+    holder.start()
+    assert inside.wait(30)
+    writer = threading.Thread(target=submit)
+    writer.start()
+    holder.join(30)
+    writer.join(30)
+    assert not holder.is_alive() and not writer.is_alive()
+    assert order == ["batch 1", "submit", "batch 2"]
+    assert [e.message for e in first.list_events()] == ["batch 1", "submit", "batch 2"]
+
+
+def test_the_writers_lock_is_reentrant_and_gives_up_a_wait_at_its_timeout() -> None:
+    from jupyter_sched.store.writers import FairLock
+
+    lock = FairLock()
+    got: list[bool] = []
+
+    def try_from_another_thread(**how: float | bool) -> bool:
+        thread = threading.Thread(target=lambda: got.append(lock.acquire(**how)))  # type: ignore[arg-type]
+        thread.start()
+        thread.join(30)
+        return got[-1]
+
+    assert lock.acquire() and lock.acquire(blocking=False)  # reentrant on this thread
+    assert try_from_another_thread(timeout=0.05) is False and lock.waiting == 0  # timed out, left the line
+    lock.release()
+    assert try_from_another_thread(blocking=False) is False  # still held once
+    lock.release()
+    assert try_from_another_thread(blocking=False) is True  # free once released as often as taken
+    with pytest.raises(RuntimeError):
+        lock.release()  # held by that other thread, not this one
+
+
+def test_the_engine_encodes_pending_reasons_before_it_takes_the_write_lock(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cycle's reasons go out in batches, one write transaction each; a submit waits for the
+    write lock (first come, first served) only while a batch's rows are written, not while they are
+    encoded (JSON of spec, reason, allocation: ~1/3 of a row's write; hold per batch ~0.6x)."""
+    from jupyter_sched.engine import apply
+    from jupyter_sched.model import PendingReason
+    from jupyter_sched.scheduling.snapshot import Pend
+    from tests.runtime.test_incremental import make_service
+
+    svc = make_service(sqlite_url(tmp_path / "sched.sqlite"), tmp_path, gpus=1)
+    holder = svc.submit({"gpus": 1, "command": ["sleep", "30"]}, user="ana")
+    svc.tick()
+    jobs = [svc.submit({"gpus": 1, "command": ["true"]}, user="ana") for _ in range(3)]  # they wait for it
+    lock = svc.store._writers
+    held_while_encoding: list[bool] = []
+    real = apply.job_columns
+
+    def spy(record: Any, *, updated_at: Any) -> dict[str, Any]:
+        held_while_encoding.append(lock._owner is not None)  # type: ignore[union-attr]
+        return real(record, updated_at=updated_at)
+
+    monkeypatch.setattr(apply, "job_columns", spy)
+    records = {r.job.id: r for r in svc.store.live_jobs()}
+    pends = [Pend(j["id"], PendingReason(code="WaitingForCapacity", message="rewritten")) for j in jobs]
+    written = svc.engine.applier.write_reasons(pends, records)
+    assert [j.id for j in written] == [j["id"] for j in jobs]
+    assert held_while_encoding == [False, False, False]
+    assert {svc.store.get_job(j["id"]).job.reason.message for j in jobs} == {"rewritten"}  # type: ignore[union-attr]
+    svc.cancel(holder["id"], user="ana")
+    svc.tick()

@@ -144,6 +144,27 @@ async def test_status_polls_and_submits_take_one_trip_to_the_request_threads(sch
     assert any(e.user == "ivan" for e in refusals), [e.to_dict() for e in refusals]
 
 
+async def test_a_lease_request_takes_one_trip_to_the_request_threads(sched_app: Any, api: Any, kernel: Any) -> None:
+    """Issue 17 (lease p50 <= 20 ms): ``POST leases?wait_ms=`` resolved its caller in a trip of its
+    own before the submit's; now on the submit's trip (the wait needs only the name), and the
+    decided lease is answered from the engine's event, without another trip."""
+    kernel_id = await kernel()
+    trips: list[str] = []
+    real = sched_app.off_loop
+
+    async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        trips.append(getattr(fn, "__name__", "?"))
+        return await real(fn, *args, **kwargs)
+
+    sched_app.off_loop = counted
+    try:
+        status, lease = await api("POST", "leases", {"gpus": 1, "kernel_id": kernel_id}, params={"wait_ms": "20000"})
+    finally:
+        sched_app.off_loop = real
+    assert status == 201 and lease["state"] in ("admitted", "running") and lease["user"] == "ivan", lease
+    assert len(trips) == 1, trips
+
+
 async def test_a_submits_decision_starts_once_its_answer_is_written(sched_app: Any, api: Any) -> None:
     """Issue 17: the submit's decision, started on the engine thread before the answer was
     written, took the interpreter from the thread writing it (POST jobs p95 22 ms, 7 without).

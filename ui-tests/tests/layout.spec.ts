@@ -8,7 +8,7 @@
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import { api, cancelAll, openPanel, section } from './helpers';
+import { api, cancelAll, openPanel, section, title } from './helpers';
 
 test.use({ viewport: { width: 1400, height: 900 } });
 
@@ -85,3 +85,33 @@ test('a long queue scrolls inside its section, at the maximum height', async ({ 
   expect(box.client).toBe(box.max);
   expect(box.max).toBeLessThan(900);
 });
+
+for (const width of [300, 250]) {
+  test(`new user 11, N22: at ${width} px with larger fonts a section's title is whole and its toolbar stays in the title bar`, async ({ page, request }) => {
+    // the tester's Chromium drew the title bar's text wider than ours: the title read "QUE…" and the toolbar
+    // wrapped onto a second line drawn over the section's first heading ("Mine only" over "Pending (1)").
+    // Reproduced here with the title bar's font at 13 px (JupyterLab's is 11 px): it failed before the fix.
+    const panel = await openPanel(page);
+    await page.sidebar.setWidth(width, 'left');
+    await page.addStyleTag({ content: '.jp-sched-sidebar { --jp-ui-font-size0: 13px; }' });
+    const queue = await section(panel, 'queue');
+    for (let i = 0; i < 3; i++) {
+      await api(request, 'POST', 'leases', { gpus: 1, name: `ui-n22-${i}` }); // two run, one waits
+    }
+    await expect(queue.locator('.jp-sched-job').filter({ hasText: /ui-n22-/ })).toHaveCount(3);
+    for (const id of ['queue', 'inventory', 'mywork']) {
+      await section(panel, id);
+      const m = await title(panel, id).evaluate(node => {
+        const label = node.querySelector('.lm-AccordionPanel-titleLabel') as HTMLElement;
+        const bar = node.querySelector('.jp-AccordionPanel-toolbar') as HTMLElement | null;
+        const box = node.getBoundingClientRect();
+        const barBox = bar?.getBoundingClientRect();
+        return { cut: label.scrollWidth > label.clientWidth + 1, text: label.textContent, bottom: box.bottom, barBottom: barBox?.bottom ?? 0 };
+      });
+      expect(m.cut, `${id} at ${width} px: its title "${m.text}" is cut`).toBe(false);
+      expect(m.barBottom, `${id} at ${width} px: its toolbar reaches below the title bar`).toBeLessThanOrEqual(m.bottom + 1);
+    }
+    const badge = title(panel, 'queue').locator('.jp-sched-badge');
+    await expect(badge).toHaveAttribute('title', /1 pending · 2 running/i); // the whole text, when cut
+  });
+}

@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stoppingText } from '../format';
+import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -47,10 +47,11 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
           <span className="jp-sched-state jp-sched-state-badge-pending">{trans.__('Pending (in the cluster)')}</span>
         ) : (
           // "Stopping" for the grace of a stop, as the CLI and the magics say it (new user 8, N13: "Running")
-          <StateBadge state={stoppingText(job) ? 'stopping' : job.state} trans={trans} />
+          // "Released" for an ended lease, as the CLI and the magics say it (new user 10: "Cancelled")
+          <StateBadge state={stateWord(job)} trans={trans} />
         )}
         <span className="jp-sched-job-name" title={job.id}>
-          {job.name || job.id}
+          {workName(job) || job.id}
         </span>
         <span className={`jp-sched-prio jp-sched-prio-${job.priority}`}>{job.priority}</span>
       </div>
@@ -202,8 +203,13 @@ export function hasLog(job: Job): boolean {
  * before the warning the same times, quieter (new user 6, F15: the lease card said nothing while
  * the CLI said its GPUs were about to go).
  */
-export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, keptAlive = false): string {
+export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, keptAlive = false, endsAt: Date | null = null): string {
   const clock = clockUTC;
+  // its time limit ends it first: the idle times would come after its own end (new user 11, N23)
+  const after = (iso: string | null | undefined) => !!(endsAt && iso && new Date(iso).getTime() >= endsAt.getTime());
+  if (entry.stage !== 'reclaimed' && after(entry.stage === 'warned' ? entry.deadline : entry.warn_at)) {
+    return '';
+  }
   const what: Record<string, string> = {
     release: trans.__('its GPUs are released'),
     requeue: trans.__('it is requeued (its GPUs freed)'),
@@ -220,8 +226,18 @@ export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, 
   if (entry.stage === 'reclaimed') {
     return trans.__('Idle since %1: reported as idle at %2.', clock(entry.idle_since), clock(entry.deadline));
   }
-  return trans.__('Idle since %1: warned at %2; %3 at %4 unless it is used.', clock(entry.idle_since),
+  // ahead, not done: "warned at 14:36" read as if it had happened (new user 11, N23)
+  return trans.__('Idle since %1: if it stays idle, it is warned at %2 and %3 at %4.', clock(entry.idle_since),
                   clock(entry.warn_at), outcome, clock(entry.deadline));
+}
+
+/** When work holding GPUs ends by its time limit (started_at + time_limit_s), or null. */
+export function limitEnd(job: Job): Date | null {
+  const limit = (job as { time_limit_s?: number | null }).time_limit_s;
+  if (!job.started_at || typeof limit !== 'number' || !(limit > 0)) {
+    return null;
+  }
+  return new Date(new Date(job.started_at).getTime() + limit * 1000);
 }
 
 /** The title of a used Keep alive button: until when it keeps the GPUs, and that it was the one keep-alive. */
@@ -289,7 +305,7 @@ export class MyWorkView extends ModelView {
           {all.map(job => {
             const util = model.jobUtilization(job);
             const done = TERMINAL_STATES.has(job.state);
-            const name = job.name || job.id;
+            const name = workName(job) || job.id;
             const lease = job.kind === 'lease';
             const kept = lease ? model.keptAlive(job) : null;
             const gpus = allocationGpus(job.allocation);
@@ -312,9 +328,9 @@ export class MyWorkView extends ModelView {
                 {detail || stoppingText(job) ? (
                   <div className="jp-sched-reason">{[stoppingText(job), detail].filter(Boolean).join(' · ')}</div>
                 ) : null}
-                {!done && model.idleOf(job.id) ? (
+                {!done && model.idleOf(job.id) && idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job)) ? (
                   <div className={`jp-sched-job-idle jp-sched-job-idle-${model.idleOf(job.id)?.stage}`} role={model.idleOf(job.id)?.stage === 'warned' ? 'alert' : undefined}>
-                    {idleLine(model.idleOf(job.id)!, now, trans, !!kept)}
+                    {idleLine(model.idleOf(job.id)!, now, trans, !!kept, limitEnd(job))}
                   </div>
                 ) : null}
                 <div className="jp-sched-actions">

@@ -1,0 +1,25 @@
+"""The names a lease gets when its request names none (pure; no imports: the CLI's wording reads
+them, and each CLI call is a new process)."""
+
+from __future__ import annotations
+
+__all__ = ["LEASE_NAMES", "default_lease_name", "kernel_named"]
+
+
+LEASE_NAMES = ("notebook lease", "kernel lease", "lease")
+"""The names a lease gets when its request names none (:func:`default_lease_name`). New user 10,
+N11: ``%gpu request`` named its lease ``kernel-<first 8 hex digits of the kernel id>``, and the
+shared queue, the inventory and other users' ETA lines showed that part of the owner's kernel id.
+A lease's name is public; its kernel and notebook are not (``kernel_id``, ``kernel_notebook``), so
+the default name says only what kind of lease it is, and the owner's own views name the notebook
+(:func:`jupyter_sched.wording.jobs.work_name`)."""
+
+
+def default_lease_name(kernel_id: str | None, kernel_notebook: str | None) -> str:
+    """``notebook lease`` (its notebook is known), ``kernel lease`` (bound to a kernel) or ``lease``."""
+    return LEASE_NAMES[0] if kernel_notebook else LEASE_NAMES[1] if kernel_id else LEASE_NAMES[2]
+
+
+def kernel_named(name: str, kernel_id: str | None) -> bool:
+    """``kernel-<first 8 characters of kernel_id>``: the name ``%gpu request`` gave before N11."""
+    return bool(kernel_id) and name == f"kernel-{(kernel_id or '')[:8]}"
