@@ -21,6 +21,7 @@ from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError, SchedMagics
 from tests.onboarding.test_cli_firsthour import api, clear, wait_state
 from tests.onboarding.test_newuser8_more import hub  # noqa: F401  (the fixture: a real JupyterHub)
+from tests.onboarding.test_newuser10 import _env  # the same CLI environment as new user 10's tests
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -38,11 +39,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
         srv.kill()
 
 
-def _env(tmp_path: Path, server: EmbeddedServer, token: str = "tok-ann") -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
-    env.update({"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONPATH": str(ROOT),
-                "JUPYTER_SCHED_URL": server.url, "JUPYTER_SCHED_TOKEN": token})
-    return env
 
 
 def _cli(env: dict[str, str], *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
