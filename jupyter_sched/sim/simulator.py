@@ -680,8 +680,10 @@ def _steady_accuracy(jobs: pd.DataFrame) -> dict[str, Any]:
 
 
 def _where(allocation: Allocation) -> str:
-    """``node:uuid,uuid@milli`` per worker, ``;``-joined: a decision's placement as one string."""
-    return ";".join(f"{node}:{','.join(uuids)}@{allocation.gpu_milli}" for node, uuids in allocation.per_worker())
+    """``node:uuid,uuid@milli`` per worker, ``;``-joined: a decision's placement as one string. A
+    placement with no GPU holds no share (``@0``), as the API's job object says (new user 11, N8)."""
+    milli = allocation.gpu_milli if allocation.all_gpu_uuids() else 0
+    return ";".join(f"{node}:{','.join(uuids)}@{milli}" for node, uuids in allocation.per_worker())
 
 
 def simulate(inventory: Inventory, arrivals: Iterable[SimJob], **kwargs: Any) -> SimResult:
