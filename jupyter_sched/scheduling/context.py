@@ -101,6 +101,10 @@ class CycleContext:
         fresh: this cycle's admissions with their placements: an admission that borrows can still
             be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
         preemption_attempts: victim searches so far (bounded by the profile).
+        passed: by team, the visits of jobs pended for room so far in this cycle, in visit order —
+            GPUs a plan frees by withdrawing this cycle's admissions go first to the higher classes
+            among them (:mod:`.takeover`); None once the cycle is over (a live one-job decision
+            offers nothing to jobs the full cycle decided).
     """
 
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
@@ -135,6 +139,7 @@ class CycleContext:
         self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
         self.preemption_attempts = 0
+        self.passed: dict[str, list[Visit]] | None = {}
         self.policies = {p.team: p for p in snapshot.quotas.teams}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
             j.not_before is not None for j in snapshot.jobs)
