@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from ..model.frozen import fast_init
 
@@ -57,6 +58,9 @@ class Reservation:
     rank: int
 
 
+_END_ID = attrgetter("end", "job_id")  # (end, id): the walk's order, read at C level
+
+
 def find_reservation(endings: Sequence[Ending], release: Callable[[str], None],
                      try_fit: Callable[[], frozenset[int] | None], now: datetime,
                      ) -> tuple[datetime | None, str, frozenset[int]]:
@@ -72,7 +76,7 @@ def find_reservation(endings: Sequence[Ending], release: Callable[[str], None],
     Returns:
         ``(eta, eta_reason, shadow_gpus)``; ``eta`` None with a reason when unknown.
     """
-    known = sorted((e for e in endings if e.end is not None), key=lambda e: (e.end, e.job_id))
+    known = sorted([e for e in endings if e.end is not None], key=_END_ID)
     for ending in known:
         release(ending.job_id)
         gpus = try_fit()

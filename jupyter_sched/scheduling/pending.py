@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ..backfill.easy import Ending, Reservation, find_reservation, job_end
-from ..model import Job, PendingReason, ResourceRequest
+from ..model import Job, JobKind, PendingReason, ResourceRequest
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
 from .context import CAPACITY_CODES, CycleContext, Visit
@@ -123,6 +123,9 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
     ctx.reservations[model] = Reservation(job.id, model, eta, eta_reason, gpus, spec.team, spec.priority.rank)
 
 
+_LEASE = JobKind.LEASE  # read per holder: a member looked up on an Enum class is slow
+
+
 def _ending(ctx: CycleContext, holder: str,
             ends: dict[tuple[datetime | None, float | None], datetime | None]) -> Ending | None:
     """When ``holder`` ends at the latest: start (or now, for this cycle's admissions) + time limit.
@@ -136,7 +139,10 @@ def _ending(ctx: CycleContext, holder: str,
         job, start = ctx.admitted[holder], ctx.now
     else:
         return None
-    limit = effective_limit(job.spec, ctx.profile.time_limits)[0]
+    spec = job.spec
+    limit = spec.time_limit_s  # effective_limit's answer when given (a lease has none): no call
+    if limit is None or spec.kind is _LEASE:
+        limit = effective_limit(spec, ctx.profile.time_limits)[0]
     key = (start, limit)
     if key in ends:
         end = ends[key]
