@@ -363,8 +363,7 @@ class UsageReportHandler(SchedHandler):
         request = self.query(GetUsageReportRequest)
         rows = await self.call(self.services.accounting.report, self.caller, request)
         if request.format == "csv":
-            self.set_header("Content-Type", "text/csv; charset=utf-8")
-            self.finish(self.services.accounting.report_csv(rows, request))
+            self.finish(self.services.accounting.report_csv(rows, request), set_content_type="text/csv; charset=utf-8")
             return
         self.reply(rows)
 
