@@ -147,6 +147,10 @@ class CycleContext:
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}
+        # per fresh admission, its expected runtime as .runtimes.expected_runtime gives it (set by
+        # .admit, which has the effective limit at hand; read by the ETA projection)
+        self.fresh_end: dict[str, float] = {}
+        self.history = profile.eta_source == "history"  # learned runtimes may shorten expected ones
         self.capacity_memo: dict[int, tuple[ResourceRequest, int]] = {}  # ETA basis per request object
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()
