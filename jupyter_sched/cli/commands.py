@@ -22,6 +22,7 @@ from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, idle_note, serving_text, state_filter, stop_detail, work_name
+from ..wording.quota import quota_text
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -67,36 +68,6 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     for job_id, note in _idle_warnings(client).items():  # a warned lease loses its GPUs (new user 4)
         print(f"idle       {job_id}: {note}", file=out)
     return EXIT_OK
-
-
-def _gpus(value: Any) -> str:
-    number = float(value or 0)
-    return f"{number:g} GPU{'' if number == 1 else 's'}"
-
-
-def quota_text(me: dict[str, Any]) -> str:
-    """``team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU
-    yours`` from ``GET me`` (its default team's quota lines, ``team_in_use``, ``in_use``); a line of
-    one GPU model or of the caller alone is said as such."""
-    team = str(me.get("team") or "")
-    lines = [q for q in me.get("quotas") or () if isinstance(q, dict)]
-    parts = []
-    for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
-        model = str(q.get("gpu_model") or "*")
-        whose = "you" if q.get("user") else f"team {team}"
-        on = "" if model == "*" else f" on {model}"
-        limit = q.get("borrowing_limit")
-        if limit is None:
-            bounds = "no borrowing limit"
-        else:
-            bounds = f"borrowing limit {float(limit):g} (at most {float(q.get('guaranteed') or 0) + float(limit):g})"
-        parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
-    text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
-    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
-    mine = _gpus((in_use or {}).get("gpus"))
-    if me.get("team_in_use") is not None:
-        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours"
-    return f"{text}; {mine} in use by you"
 
 
 def _idle_warnings(client: Any) -> dict[str, str]:

@@ -30,6 +30,7 @@ from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, Unsch
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
 from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, state_filter
+from ..wording.quota import quota_text
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -236,7 +237,8 @@ class SchedMagics(Magics):
         Usage::
 
           %gpu                      show the GPUs (model, memory, who holds them, live utilization,
-          %gpu status               simulated flag) and this kernel's lease, as a DataFrame
+          %gpu status               simulated flag), your team's quota and this kernel's lease,
+                                    as a DataFrame
           %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority high|normal|low]
                          [--name NAME] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
                                     lease N GPUs for this kernel; while queued, shows position,
@@ -330,6 +332,7 @@ class SchedMagics(Magics):
         elif inventory.get("simulated"):
             self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
                         "of the work placed on them.")
+        self._print(f"Quota: {quota_text(client.me())}")  # as `jupyter-sched status` says it (new user 11, N21)
         if lease is None:
             self._forget_ended()
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
