@@ -29,7 +29,7 @@ from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
-from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, state_filter
+from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, job_head, state_filter
 from ..wording.quota import quota_text
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
@@ -1020,7 +1020,7 @@ class SchedMagics(Magics):
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
                     raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
                 if progress is None:
-                    progress = Progress(f"{'lease' if job.get('kind') == 'lease' else 'job'} {job_id}")
+                    progress = Progress(job_head(job))  # "job j-7 (daily_report)", as its lines (new user 12, N1)
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = self.client.job(job_id)

@@ -76,3 +76,44 @@ def test_newuser11_n21_gpu_shows_the_same_quota_line_as_status(server: EmbeddedS
             api(server, "tok-bob").delete(f"leases/{row['id']}")
     _magics(server).gpu("status")
     assert f"Quota: team {team} has no quota line: no GPUs guaranteed, no limit" in capsys.readouterr().out
+
+
+# ---- N1: a definition's run and delete name it; its run's jobs are written as every job is ---------------
+
+def test_newuser12_n1_definition_messages_name_the_definition_and_jobs_keep_one_style(
+        server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """N1 (notebooks/definitions.ipynb): ``Started run j-… of d-…`` and ``Deleted d-…: it fires no
+    more`` named the definition by id alone (Defined/Updated/Paused said ``d-… 'daily_report'``); the
+    wait's progress line read ``job j-… · starting on vm`` with no name; the final line quoted the
+    run's name, ``job j-… 'daily_report (run now)': succeeded``, apart from every other job line's
+    ``j-… (name)``. Now one style, ``id (name)``, for definitions and jobs, in the magics and the CLI."""
+    monkeypatch.setenv("JUPYTER_SCHED_WIDGETS", "0")  # the text progress line, printed without a notebook
+    script = tmp_path / "nu12report.py"
+    script.write_text("print('report')\n")
+    magics = _magics(server)
+    capsys.readouterr()
+    definition = magics.schedule(f"define {script} --gpus 0 --name nu12report")
+    assert isinstance(definition, str) and definition.startswith("d-")
+    assert capsys.readouterr().out.startswith(f"Defined {definition} (nu12report): ")
+    job_id = magics.schedule(f"define run {definition}")
+    said = capsys.readouterr().out
+    assert said.startswith(f"Started run {job_id} of {definition} (nu12report) with parameters {{}}; "
+                           f"%schedule wait {job_id} follows it."), said
+    magics.schedule(f"wait {job_id}")
+    waited = capsys.readouterr().out
+    final = waited.strip().splitlines()[-1]
+    assert final.startswith(f"job {job_id} (nu12report, run now): succeeded"), final
+    assert "'nu12report" not in waited, waited  # never quoted apart
+    progress = waited.split(final)[0]  # the progress line: titled with the name
+    assert f"job {job_id} (nu12report, run now) · " in progress, waited
+    magics.schedule(f"define delete {definition}")
+    assert capsys.readouterr().out.startswith(f"Deleted {definition} (nu12report): it fires no more"), definition
+    # the CLI writes the definition the same way when given its id
+    env = _env(tmp_path, server)
+    made = _cli(env, "definitions", "create", str(script), "--gpus", "0", "--name", "nu12cli")
+    assert made.returncode == EXIT_OK, made.stderr
+    cli_def = made.stdout.split()[1]
+    ran = _cli(env, "definitions", "run", cli_def)
+    assert ran.returncode == EXIT_OK and f" of {cli_def} (nu12cli) — " in ran.stdout, ran.stdout + ran.stderr
+    gone = _cli(env, "definitions", "delete", cli_def)
+    assert gone.stdout.startswith(f"deleted {cli_def} (nu12cli): it fires no more"), gone.stdout + gone.stderr
