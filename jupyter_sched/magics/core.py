@@ -126,7 +126,9 @@ def _one_line(err: SchedError, *, gpus_as: str | None = None) -> str:
     refused request's reason in the words the queue uses (one renderer), and no Python class name
     (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-    hint = _MAGIC_HINTS.get(hint or "", hint)
+    for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
+        if hint and hint.startswith(said):
+            hint = magic + hint[len(said):]
     if hint:  # a REST request in a hint is said as the magic that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", r"%schedule define edit \1 …", hint)
     field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
@@ -741,6 +743,7 @@ class SchedMagics(Magics):
                                                GPUs, reason, ETA; --all: every pending job;
                                                --limit: the first N pending)
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
+          %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
           %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
@@ -916,6 +919,11 @@ class SchedMagics(Magics):
         return queue_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
+        if cmd.job_id is None:  # the summary, as `jupyter-sched status` prints it (new user 12, N4)
+            from ..client.status import status_lines_of
+
+            self._print("\n".join(status_lines_of(self.client)))
+            return
         self._print(job_line(self.client.job(self.client.job_id_of(str(cmd.job_id))), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:

@@ -17,7 +17,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
            "lease_end_message", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -203,6 +203,24 @@ def named(ref: Any, name: str) -> str:
     if not name:
         return str(ref)
     return f"{ref} {name!r}" if "(" in name or ")" in name else f"{ref} ({name})"
+
+
+def fit_name(name: str, width: int = 24) -> str:
+    """``name`` in at most ``width`` characters for a table's NAME column, keeping the part that
+    tells names apart: a path's last part (``lease for …/amy-private.ipynb``, ``…/amy-private.ipynb``,
+    then its end), else the start (``a-long-experiment-na…``). New user 12, N7: every lease of a home
+    read ``lease for /home/nu12amy…``."""
+    if len(name) <= width:
+        return name
+    slash = name.rfind("/")
+    if slash >= 0:
+        start = name.find("/")
+        prefix, base = name[:start], name[slash + 1:]
+        for candidate in (f"{prefix}…/{base}", f"…/{base}"):
+            if len(candidate) <= width:
+                return candidate
+        return "…" + name[-(width - 1):]
+    return name[:width - 1] + "…"
 
 
 def job_head(job: Mapping[str, Any]) -> str:

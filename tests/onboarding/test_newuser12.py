@@ -117,3 +117,123 @@ def test_newuser12_n1_definition_messages_name_the_definition_and_jobs_keep_one_
     assert ran.returncode == EXIT_OK and f" of {cli_def} (nu12cli) — " in ran.stdout, ran.stdout + ran.stderr
     gone = _cli(env, "definitions", "delete", cli_def)
     assert gone.stdout.startswith(f"deleted {cli_def} (nu12cli): it fires no more"), gone.stdout + gone.stderr
+
+
+# ---- N4: `%schedule status` alone is the summary `jupyter-sched status` prints ------------------------------
+
+def test_newuser12_n4_schedule_status_without_a_job_is_the_cli_status_summary(
+        server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """N4: ``%schedule status`` was ``UsageError: missing JOB`` while ``jupyter-sched status`` with no
+    argument is the summary: one word, two meanings. Now the magic prints the CLI's lines (one
+    renderer, :func:`jupyter_sched.wording.status.status_lines`); with a job it keeps its one line."""
+    capsys.readouterr()
+    _magics(server).schedule("status")
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[0] for line in lines[:4]] == ["server", "user", "gpus", "nvml"], lines
+    cli = _cli(_env(tmp_path, server), "status")
+    assert cli.returncode == EXIT_OK, cli.stderr
+    shown = cli.stdout.strip().splitlines()
+    for key in ("user", "gpus", "my work", "quota"):  # the same words in both
+        (mine,) = [line for line in lines if line.startswith(key)]
+        assert mine in shown, (mine, shown)
+    job_id = api(server, "tok-ann").post("jobs", json={"gpus": 0, "name": "nu12st", "command": ["true"]}).json()["id"]
+    _magics(server).schedule(f"status {job_id}")
+    assert capsys.readouterr().out.startswith(f"job {job_id} (nu12st): "), job_id
+    from IPython.core.error import UsageError
+
+    from jupyter_sched.magics.core import MagicError
+
+    with pytest.raises((MagicError, UsageError)) as refused:  # logs and wait still need a job
+        _magics(server).schedule("logs")
+    assert "JOB" in str(refused.value)
+
+
+# ---- N7: the CLI's NAME column keeps what tells leases apart --------------------------------------------------
+
+def test_newuser12_n7_queue_and_jobs_keep_the_notebook_of_a_lease_name(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N7: ``jupyter-sched queue`` / ``jobs`` cut ``lease for /home/nu12amy/amy-private.ipynb`` to
+    ``lease for /home/nu12amy…``: every lease of one home read the same. The column keeps a path's
+    last part (:func:`jupyter_sched.wording.jobs.fit_name`)."""
+    from jupyter_sched.wording.jobs import fit_name
+
+    ann = api(server, "tok-ann")
+    home = "/home/nu12ann/projects/experiments"
+    made = [ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": f"{home}/{nb}"}).json()
+            for nb in ("amy-private.ipynb", "amy-other.ipynb")]
+    env = _env(tmp_path, server)
+    try:
+        for command in (("queue",), ("jobs",)):
+            listed = _cli(env, *command)
+            assert listed.returncode == EXIT_OK, listed.stderr
+            rows = {line.split()[0]: line for line in listed.stdout.splitlines() if line.startswith("l-")}
+            assert rows[made[0]["id"]].rstrip().endswith("…/amy-private.ipynb"), listed.stdout
+            assert rows[made[1]["id"]].rstrip().endswith("…/amy-other.ipynb"), listed.stdout
+    finally:
+        for lease in made:
+            ann.delete(f"leases/{lease['id']}")
+    assert fit_name("lease for /tmp/nb.ipynb") == "lease for /tmp/nb.ipynb"  # short names stay whole
+    assert fit_name("a-long-experiment-name-that-goes-on") == "a-long-experiment-name-…"
+    assert fit_name("lease for /h/u/" + "n" * 40 + ".ipynb") == "…" + ("n" * 40 + ".ipynb")[-23:]
+
+
+# ---- N8: a definition's path refusal offers what definitions take -------------------------------------------
+
+def test_newuser12_n8_a_definitions_notebook_refusal_does_not_offer_notebook_json(server: EmbeddedServer) -> None:
+    """N8: ``POST definitions`` with an unreadable notebook was told "…or send its text as
+    notebook_json" — the jobs route's hint; definitions answer that field with "unknown field". The
+    definitions route's hint names only what it takes; ``POST jobs`` keeps offering the text."""
+    ann = api(server, "tok-ann")
+    body = {"name": "nu12n8", "notebook": "/nonexistent/nu12/private.ipynb", "schedule": "0 7 * * *", "gpus": 0}
+    refused = ann.post("definitions", json=body)
+    assert refused.status_code == 400, refused.text
+    error = refused.json()
+    assert error["field"] == "notebook" and "notebook_json" not in error["hint"], error
+    assert "a definition keeps the path" in error["hint"], error
+    followed = ann.post("definitions", json={**body, "notebook_json": "{}"})  # what the old hint said to do
+    assert followed.status_code == 400 and followed.json()["field"] == "notebook_json"
+    job = ann.post("jobs", json={"gpus": 0, "notebook": "/nonexistent/nu12/private.ipynb"})
+    assert job.status_code == 400 and "notebook_json" in job.json()["hint"], job.text  # the jobs route takes it
+    script = ann.post("definitions", json={**body, "notebook": None, "script": "/nonexistent/nu12/x.py"})
+    assert script.status_code == 400 and "source" not in script.json()["hint"], script.text
+
+
+# ---- N9: an unknown field is named before a missing one -------------------------------------------------------
+
+def test_newuser12_n9_an_unknown_field_is_reported_before_a_missing_one(server: EmbeddedServer) -> None:
+    """N9: ``POST definitions {"notebook": …, "cron": …}`` answered "name is required"; once a name was
+    added, "unknown field 'cron' … did you mean 'schedule'?" — a second round for one typo. The
+    unknown field comes first (it is most often the misspelt one), on every route's model."""
+    ann = api(server, "tok-ann")
+    said = ann.post("definitions", json={"notebook": "x.ipynb", "cron": "0 7 * * *", "gpus": 0})
+    assert said.status_code == 400, said.text
+    error = said.json()
+    assert error["field"] == "cron" and "schedule" in error["hint"], error
+    lease = ann.post("leases", json={"gpu": 1, "timeout": "10m"})  # two unknown fields: the first named
+    assert lease.status_code == 400 and lease.json()["field"] in ("gpu", "timeout"), lease.text
+    missing = ann.post("definitions", json={"notebook": "x.ipynb", "schedule": "0 7 * * *", "gpus": 0})
+    assert missing.status_code == 400 and missing.json()["field"] == "name", missing.text  # alone: still said
+
+
+# ---- N10: one wording for another user's job on every route ----------------------------------------------------
+
+def test_newuser12_n10_every_route_words_another_users_job_alike(server: EmbeddedServer) -> None:
+    """N10: ``GET jobs/{id}/notebook`` of amy's job said "no job 'j-…' visible to you" while GET,
+    DELETE and logs said "… is another user's job". Both are one rule, by the job's state: a job in
+    the shared queue (live) is "another user's job"; a finished one is not shown to others at all, on
+    every route alike — and the hint now says so, identically for an id that never existed."""
+    ann, bob = api(server, "tok-ann"), api(server, "tok-bob")
+    live = bob.post("jobs", json={"gpus": 0, "name": "nu12live", "command": ["sleep", "60"]}).json()["id"]
+    done = bob.post("jobs", json={"gpus": 0, "name": "nu12done", "command": ["true"]}).json()["id"]
+    try:
+        wait_state(server, "tok-bob", done, "succeeded")
+        for route in ("jobs/{}", "jobs/{}/logs", "jobs/{}/notebook"):
+            seen = ann.get(route.format(live))
+            assert seen.status_code == 404 and "is another user's job" in seen.json()["message"], (route, seen.text)
+            gone = ann.get(route.format(done))
+            never = ann.get(route.format("j-1m8y00000-nosuch"))
+            assert gone.status_code == never.status_code == 404, (route, gone.text)
+            assert gone.json()["message"] == never.json()["message"].replace("j-1m8y00000-nosuch", done), route
+            assert gone.json()["hint"] == never.json()["hint"], route
+            assert "finished jobs of other users" in gone.json()["hint"], gone.json()
+    finally:
+        bob.delete(f"jobs/{live}")
