@@ -129,7 +129,7 @@ def test_newuser12_n4_schedule_status_without_a_job_is_the_cli_status_summary(
     capsys.readouterr()
     _magics(server).schedule("status")
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split()[0] for line in lines[:4]] == ["server", "user", "gpus", "nvml"], lines
+    assert [line.split()[0] for line in lines[:3]] == ["server", "user", "gpus"], lines
     cli = _cli(_env(tmp_path, server), "status")
     assert cli.returncode == EXIT_OK, cli.stderr
     shown = cli.stdout.strip().splitlines()
@@ -158,7 +158,7 @@ def test_newuser12_n7_queue_and_jobs_keep_the_notebook_of_a_lease_name(server: E
 
     ann = api(server, "tok-ann")
     home = "/home/nu12ann/projects/experiments"
-    made = [ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": f"{home}/{nb}"}).json()
+    made = [ann.post("leases", json={"gpus": 1, "kernel_notebook": f"{home}/{nb}"}).json()
             for nb in ("amy-private.ipynb", "amy-other.ipynb")]
     env = _env(tmp_path, server)
     try:
@@ -186,15 +186,15 @@ def test_newuser12_n8_a_definitions_notebook_refusal_does_not_offer_notebook_jso
     body = {"name": "nu12n8", "notebook": "/nonexistent/nu12/private.ipynb", "schedule": "0 7 * * *", "gpus": 0}
     refused = ann.post("definitions", json=body)
     assert refused.status_code == 400, refused.text
-    error = refused.json()
+    error = refused.json()["error"]
     assert error["field"] == "notebook" and "notebook_json" not in error["hint"], error
     assert "a definition keeps the path" in error["hint"], error
     followed = ann.post("definitions", json={**body, "notebook_json": "{}"})  # what the old hint said to do
-    assert followed.status_code == 400 and followed.json()["field"] == "notebook_json"
+    assert followed.status_code == 400 and followed.json()["error"]["field"] == "notebook_json"
     job = ann.post("jobs", json={"gpus": 0, "notebook": "/nonexistent/nu12/private.ipynb"})
-    assert job.status_code == 400 and "notebook_json" in job.json()["hint"], job.text  # the jobs route takes it
+    assert job.status_code == 400 and "notebook_json" in job.json()["error"]["hint"], job.text  # the jobs route takes it
     script = ann.post("definitions", json={**body, "notebook": None, "script": "/nonexistent/nu12/x.py"})
-    assert script.status_code == 400 and "source" not in script.json()["hint"], script.text
+    assert script.status_code == 400 and "source" not in script.json()["error"]["hint"], script.text
 
 
 # ---- N9: an unknown field is named before a missing one -------------------------------------------------------
@@ -206,12 +206,12 @@ def test_newuser12_n9_an_unknown_field_is_reported_before_a_missing_one(server: 
     ann = api(server, "tok-ann")
     said = ann.post("definitions", json={"notebook": "x.ipynb", "cron": "0 7 * * *", "gpus": 0})
     assert said.status_code == 400, said.text
-    error = said.json()
+    error = said.json()["error"]
     assert error["field"] == "cron" and "schedule" in error["hint"], error
     lease = ann.post("leases", json={"gpu": 1, "timeout": "10m"})  # two unknown fields: the first named
-    assert lease.status_code == 400 and lease.json()["field"] in ("gpu", "timeout"), lease.text
+    assert lease.status_code == 400 and lease.json()["error"]["field"] in ("gpu", "timeout"), lease.text
     missing = ann.post("definitions", json={"notebook": "x.ipynb", "schedule": "0 7 * * *", "gpus": 0})
-    assert missing.status_code == 400 and missing.json()["field"] == "name", missing.text  # alone: still said
+    assert missing.status_code == 400 and missing.json()["error"]["field"] == "name", missing.text  # alone: still said
 
 
 # ---- N10: one wording for another user's job on every route ----------------------------------------------------
@@ -228,12 +228,12 @@ def test_newuser12_n10_every_route_words_another_users_job_alike(server: Embedde
         wait_state(server, "tok-bob", done, "succeeded")
         for route in ("jobs/{}", "jobs/{}/logs", "jobs/{}/notebook"):
             seen = ann.get(route.format(live))
-            assert seen.status_code == 404 and "is another user's job" in seen.json()["message"], (route, seen.text)
+            assert seen.status_code == 404 and "is another user's job" in seen.json()["error"]["message"], (route, seen.text)
             gone = ann.get(route.format(done))
             never = ann.get(route.format("j-1m8y00000-nosuch"))
             assert gone.status_code == never.status_code == 404, (route, gone.text)
-            assert gone.json()["message"] == never.json()["message"].replace("j-1m8y00000-nosuch", done), route
-            assert gone.json()["hint"] == never.json()["hint"], route
-            assert "finished jobs of other users" in gone.json()["hint"], gone.json()
+            assert gone.json()["error"]["message"] == never.json()["error"]["message"].replace("j-1m8y00000-nosuch", done), route
+            assert gone.json()["error"]["hint"] == never.json()["error"]["hint"], route
+            assert "finished jobs of other users" in gone.json()["error"]["hint"], gone.json()
     finally:
         bob.delete(f"jobs/{live}")
