@@ -179,7 +179,8 @@ class QuotaLedger(Journaled):
         within = True
         usage = self.usage
         over: list[Line] | None = None
-        for line in self.applicable(team, user, model):
+        lines = self._cache.get((team, user, model))  # applicable()'s memo read inline (hot path)
+        for line in lines if lines is not None else self.applicable(team, user, model):
             key = line.key
             used = usage.get(key, 0)
             after = used + milli
@@ -231,7 +232,8 @@ class QuotaLedger(Journaled):
         if not self.enabled or milli <= 0:
             return False
         usage = self.usage
-        for line in self.applicable(team, user, model):
+        lines = self._cache.get((team, user, model))
+        for line in lines if lines is not None else self.applicable(team, user, model):
             if line.key[1] is None and usage.get(line.key, 0) + milli > line.guaranteed:
                 return True
         return False
@@ -264,7 +266,17 @@ class QuotaLedger(Journaled):
         keys = self._keys.get(ck)
         if keys is None:
             keys = self._keys[ck] = tuple(line.key for line in self.applicable(team, user, model))
-        self._apply(job_id, (keys, milli), +1)
+        # _apply(job_id, (keys, milli), +1) inlined (once per admission)
+        usage = self.usage
+        for key in keys:
+            usage[key] = usage.get(key, 0) + milli
+        if keys:
+            team = keys[0][0]
+            self.team_version[team] = self.team_version.get(team, 0) + 1
+        entry = (keys, milli)
+        self.charges[job_id] = entry
+        if self._journal is not None:
+            self._journal.append(("charge", job_id, entry))
 
     def uncharge(self, job_id: str) -> None:
         """Stop counting ``job_id`` (a trial eviction or a real preemption)."""

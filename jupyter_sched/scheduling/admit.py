@@ -9,6 +9,7 @@ admits the job; otherwise each flavor's outcome is kept for the pending reason.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -100,8 +101,13 @@ def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     res = ctx.reservations.get(flavor.model)
     if res is not None and not placer.might_fit(req, flavor):
         return None, False, None  # nothing free is large enough: skip the reservation trials
-    if res is None or res.job_id == job.id or not res.gpus or _may_bypass(ctx, job, res):
-        return _take(ctx, job, req, flavor), res is not None and res.job_id != job.id, None
+    if res is None:  # the common case: no reservation on the model (_take inlined)
+        placement = placer.place(job.id, req, flavor)
+        if placement is not None:
+            state.take(job.id, placement.holding)
+        return placement, False, None
+    if res.job_id == job.id or not res.gpus or _may_bypass(ctx, job, res):
+        return _take(ctx, job, req, flavor), res.job_id != job.id, None
     free_reserved = tuple((g, state.free_milli[g]) for g in res.gpus if state.free_milli[g] > 0)
     with state.what_if():
         if free_reserved:
@@ -183,6 +189,14 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     ctx.admits.append(Admit(job_id, alloc, borrowed_gpus, scores, backfill, predicted, limit, source, queued))
     ctx.admitted[job_id] = job
     ctx.fresh[job_id] = placement
+    # its expected runtime for the ETA projection: .runtimes.expected_runtime, on the limit at hand
+    end = _INF if limit is None else limit
+    learned_all = ctx.snap.runtime_estimates
+    if learned_all and ctx.history:
+        learned = learned_all.get(job_id)
+        if learned is not None and learned > 0:
+            end = learned if limit is None else min(learned, limit)
+    ctx.fresh_end[job_id] = end
     why = "backfilled without delaying the reservation" if backfill else "fits"
     if borrowed:
         why += f"; borrowing {borrowed_gpus:g} GPUs above {spec.team}'s guarantee"
@@ -195,5 +209,6 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
          "backfill": backfill, "priority": _CLASS_NAMES[spec.priority]}))
 
 
+_INF = math.inf
 _CLASS_NAMES = {p: p.value for p in PriorityClass}
 """Class name by class: Enum's ``.value`` is a Python-level descriptor, read once per admission here."""

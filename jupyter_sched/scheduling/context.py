@@ -101,6 +101,10 @@ class CycleContext:
         fresh: this cycle's admissions with their placements: an admission that borrows can still
             be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
         preemption_attempts: victim searches so far (bounded by the profile).
+        passed: by team, the visits of jobs pended for room so far in this cycle, in visit order —
+            GPUs a plan frees by withdrawing this cycle's admissions go first to the higher classes
+            among them (:mod:`.takeover`); None once the cycle is over (a live one-job decision
+            offers nothing to jobs the full cycle decided).
     """
 
     def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
@@ -135,11 +139,16 @@ class CycleContext:
         self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
         self.preemption_attempts = 0
+        self.passed: dict[str, list[Visit]] | None = {}
         self.policies = {p.team: p for p in snapshot.quotas.teams}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}
+        # per fresh admission, its expected runtime as .runtimes.expected_runtime gives it (set by
+        # .admit, which has the effective limit at hand; read by the ETA projection)
+        self.fresh_end: dict[str, float] = {}
+        self.history = profile.eta_source == "history"  # learned runtimes may shorten expected ones
         self.capacity_memo: dict[int, tuple[ResourceRequest, int]] = {}  # ETA basis per request object
         self.in_flight = {j.id for j in snapshot.jobs if j.stopping_since is not None and j.state.holds_gpus}
         self.in_flight |= self.book.victims_in_flight()

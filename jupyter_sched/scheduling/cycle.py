@@ -45,6 +45,7 @@ from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome, reason_with
 from .snapshot import CycleResult, Pend, Reject, Snapshot
+from .takeover import passed_over
 
 __all__ = ["run_cycle", "run_on", "visit"]
 
@@ -87,6 +88,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
             _visit(ctx, job, shape)
     for later, shape in deferred:
         _visit(ctx, later, shape)
+    ctx.passed = None
     estimate_all(ctx)
     pends = tuple(Pend(p.job_id, reason_with(p.reason, position=i + 1)) for i, p in enumerate(ctx.pends))
     return CycleResult(admits=tuple(ctx.admits), preemptions=tuple(ctx.preempts), pending=pends,
@@ -161,6 +163,7 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
             return
     if not (waiting or preempt(ctx, visit) or defragment(ctx, visit)):
         pend(ctx, visit)
+        passed_over(ctx, visit)
     if ctx.plan is not None:
         ctx.plan.reserve_pending(job, ctx.pends[-1].reason)
 

@@ -16,6 +16,7 @@ from ..placement.placer import Flavor
 from ..preemption.defrag import plan_defrag
 from .context import CycleContext, Visit
 from .snapshot import AuditRecord, Pend, Preempt
+from .spare import hold_spare
 
 __all__ = ["defragment"]
 
@@ -40,6 +41,7 @@ def defragment(ctx: CycleContext, visit: Visit) -> bool:
         plan = plan_defrag(ctx.state, ctx.placer, flavor, req, movable, flavor_of)
         if plan is None:
             continue
+        freed = [(m.job_id, held) for m in plan.moves if (held := ctx.state.holdings.get(m.job_id)) is not None]
         with ctx.ledger.what_if() as trial:
             for move in plan.moves:
                 ctx.ledger.evict(move.job_id)
@@ -51,6 +53,7 @@ def defragment(ctx: CycleContext, visit: Visit) -> bool:
         if placement is None:
             continue
         ctx.book.claim(job, [g for g, _ in placement.holding.gpus])
+        hold_spare(ctx, freed)  # what the job does not need stays held while the movers stop (issue 16 point 2)
         for move in plan.moves:
             ctx.victims.add(move.job_id)
             victim = ctx.ledger.holders[move.job_id].job

@@ -396,13 +396,16 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     holder_of: dict[int, str] = {}
     endless: dict[int, list[str]] = {}  # per shared GPU, every holder without a known end (all are named)
     nominated = book.owner
-    fresh, admitted = ctx.fresh, ctx.admitted
+    fresh, admitted, fresh_end = ctx.fresh, ctx.admitted, ctx.fresh_end
     for holder, holding in st.holdings.items():
         gpus = holding.gpus
         if not gpus:
             continue
         if holder in fresh:  # admitted now: runs its whole expected runtime from now (_holder_end, inlined)
-            end, name = expected_runtime(ctx, admitted[holder]), holder
+            end = fresh_end.get(holder)
+            if end is None:
+                end = expected_runtime(ctx, admitted[holder])
+            name = holder
         elif holder.startswith(NOMINATION_PREFIX):
             owner = holder[len(NOMINATION_PREFIX):]
             end, name = owner_end.get(owner, math.inf), owner

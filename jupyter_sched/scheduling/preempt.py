@@ -38,6 +38,7 @@ from .context import CycleContext, Visit
 from .ledger import NOMINATION_PREFIX, Holder
 from .snapshot import AuditRecord, Pend, Preempt
 from .spare import STOPPING_PREFIX, claim, hold_spare, open_spare
+from .takeover import offer_passed_over, readmit
 
 __all__ = ["preempt", "wait_on_nominated"]
 
@@ -184,8 +185,11 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             continue
         plan, placement = _search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None)
         if plan.victims and placement is not None:
-            _issue(ctx, job, flavor, plan, placement, borrowing=below is not None)
-            return True
+            if _issue(ctx, job, flavor, plan, placement, borrowing=below is not None):
+                return True
+            # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
+            # what they left if it fits there, else searches again (the withdrawn are no candidates)
+            return readmit(ctx, visit) or preempt(ctx, visit)
         _explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within)
     return False
 
@@ -398,27 +402,31 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
 
 
 def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, placement: Placement, *,
-           borrowing: bool = False) -> None:
+           borrowing: bool = False) -> bool:
     """Evict the plan's victims for real, nominate the freed GPUs, record decisions and the reason.
 
     Victims admitted earlier in this cycle have their admission withdrawn instead (nothing runs
-    yet); when those are all the victims, the job is admitted at once.
+    yet); when those are all the victims, the job is admitted at once. GPUs withdrawals free go
+    first to higher-class jobs of its team passed over earlier in the cycle (:mod:`.takeover`):
+    when one takes any, nothing more is done and False is returned (the caller searches again).
     """
     spec = job.spec
-    for c in plan.victims:
-        if c.fresh:
-            _withdraw(ctx, c, job)
+    withdrawn = [c for c in plan.victims if c.fresh]
+    for c in withdrawn:
+        _withdraw(ctx, c, job)
+    if withdrawn and offer_passed_over(ctx, job):
+        return False
     running = [c for c in plan.victims if not c.fresh]
     if not running:
         waiting_on = _stopping_on(ctx, placement)
         if waiting_on:  # the plan counted spare GPUs still held by stopping jobs: wait for them
             _hold_and_wait(ctx, job, flavor.model, placement, waiting_on, tuple(c.job_id for c in plan.victims))
-            return
+            return True
         owners = ctx.book.eligible(job)  # the plan counted GPUs nominated to it or lower classes of its team
         ctx.book.open(owners)
         admit_placed(ctx, job, placement, flavor.model)
         ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
-        return
+        return True
     names = []
     freed = []
     for c in running:
@@ -462,6 +470,7 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
                  "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims}},
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
+    return True
 
 
 def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:

@@ -631,6 +631,59 @@ def test_a_plan_that_withdraws_only_this_cycle_s_admissions_may_use_gpus_nominat
     assert s.evictions() == ["j3", "j13"]
 
 
+@pytest.mark.parametrize(("low_gpus", "want_admitted"), [
+    pytest.param(3, ["h"], id="the low job waits behind the gang"),
+    pytest.param(1, ["h", "low"], id="the low job keeps what the gang leaves"),
+])
+def test_gpus_a_reclaim_frees_by_withdrawing_go_first_to_a_passed_over_higher_class_of_its_team(
+        low_gpus: int, want_admitted: list[str]) -> None:
+    # hypothesis seed 207311182113730131453309858620971100091 (3,000 examples) on b9fa568, reduced
+    # by hand: "j12 evicted again for j10 … a loop". c's borrower c1 is admitted; b's gang h (would
+    # borrow) finds no room and is passed over; b's low job, within b's guarantee, then reclaims
+    # c1 by withdrawing that admission, which frees 5 GPUs. Before: low took them and h, with
+    # nothing changed, evicted it in the next cycle (with an earlier eviction of low: the loop).
+    # Now h, the higher class of low's team, takes them over (DESIGN.md Reclaim, case 032) and low
+    # gets what h leaves, or waits behind it: no eviction at all.
+    def gang(job: Job, *groups: WorkerGroup) -> Job:
+        return replace(job, spec=replace(job.spec, resources=ResourceRequest.of_groups(groups)))
+    s = Scenario([make_node("n0", gpus=8, nvlink=pairs(8))],
+                 quota=quotas(Quota(team="b", guaranteed=6), Quota(team="c", guaranteed=0)))
+    s.submit(running(make_job("b1", gpus=3, team="b", priority="high"), "n0", [0, 1, 2]),
+             make_job("c1", gpus=5, team="c", submitted=1),
+             gang(make_job("h", team="b", submitted=2), WorkerGroup("launcher", 0), WorkerGroup("worker", 2, 2)),
+             make_job("low", gpus=low_gpus, team="b", priority="low", submitted=3))
+    first = s.cycle()
+    assert [a.job_id for a in first.admits] == want_admitted and first.preemptions == ()
+    reasons = {p.job_id: p.reason for p in first.pending}
+    assert reasons["c1"].details["withdrawn"] and reasons["c1"].details["reclaimed_by"] == "low"
+    if "low" not in want_admitted:
+        assert reasons["low"].code == "WaitingForCapacity" and reasons["low"].details["behind"] == ["h"]
+        assert "waiting behind higher-priority h of b" in reasons["low"].message
+    for minute in (1, 2):
+        later = s.at(minute).cycle()
+        assert later.admits == () and later.preemptions == ()
+    assert s.evictions() == [] and s.state("h") == "running"
+    assert s.state("low") == ("running" if "low" in want_admitted else "pending")
+
+
+def test_gpus_a_migration_frees_beyond_its_job_s_need_are_not_given_to_another_job_while_the_movers_stop() -> None:
+    # found reading the defragmentation path for issue 16 point 2 ("nothing else is admitted onto
+    # GPUs whose victims are still in their grace period"): m1 and m2 move off node1 to give new4 4
+    # of their 5 GPUs. Before: small was admitted at once onto GPU-node1-7, still held by m2 while
+    # it checkpoints and stops (two jobs on one GPU). Now it is held like a preemption's spare GPUs.
+    nodes = [make_node(f"node{i}", gpus=8) for i in (1, 2, 3)]
+    jobs = [running(make_job("j1", gpus=3), "node1", [0, 1, 2]),
+            running(make_job("m1", gpus=2, checkpointable=True), "node1", [3, 4]),
+            running(make_job("m2", gpus=3, checkpointable=True), "node1", [5, 6, 7]),
+            running(make_job("j4", gpus=5), "node2", range(5)), running(make_job("j6", gpus=5), "node3", range(5)),
+            make_job("new4", gpus=4, submitted=1), make_job("small", gpus=1, submitted=2)]
+    result = run_cycle(snapshot(nodes, jobs), SchedulingProfile(defragment=True))
+    assert sorted((p.job_id, p.kind) for p in result.preemptions) == [("m1", "migrate"), ("m2", "migrate")]
+    assert result.nominations["new4"].gpu_uuids == ("GPU-node1-3", "GPU-node1-4", "GPU-node1-5", "GPU-node1-6")
+    small = {a.job_id: a.allocation for a in result.admits}["small"]
+    assert small.node != "node1" and "GPU-node1-7" not in small.gpu_uuids
+
+
 @pytest.mark.parametrize(("make", "field_name"), [
     pytest.param(lambda: SchedulingProfile(queue_sort="random"), "queue_sort", id="an unknown queue sort is refused"),
     pytest.param(lambda: SchedulingProfile(grace_s=-1), "grace_s", id="a negative grace period is refused"),
