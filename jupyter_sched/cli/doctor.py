@@ -132,7 +132,7 @@ def repair(store: Store, entry_id: int, changes: Mapping[str, str], *, actor: st
             return f"{entry.table} row {entry.key} no longer exists; its quarantine entry was dropped"
         if entry.table == "jobs":
             values["version"] = int(row["version"]) + 1  # caches keyed by version read it afresh
-            tx.jobs_changed = True  # and answers kept by the jobs change counter (issue 17)
+        tx.jobs_changed = entry.table in ("jobs", "usage")  # answers kept by the jobs change counter (issue 17)
         tx.conn.execute(table.update().where(table.c[key_column] == row[key_column]).values(**values))
         fixed = _row(tx.conn, entry)
         assert fixed is not None
@@ -156,7 +156,7 @@ def remove(store: Store, entry_id: int, *, actor: str) -> str:
         row = _row(tx.conn, entry)
         if row is not None:
             tx.conn.execute(table.delete().where(table.c[_KEY[entry.table]] == row[_KEY[entry.table]]))
-            tx.jobs_changed = tx.jobs_changed or entry.table == "jobs"
+            tx.jobs_changed = tx.jobs_changed or entry.table in ("jobs", "usage")  # GET me sums usage rows
         tx.release_quarantined(entry.table, entry.key)
         tx.add_event(actor=actor, action="quarantine_removed",
                      job_id=str(entry.attributes.get("job_id") or (entry.key if entry.table == "jobs" else "")) or None,

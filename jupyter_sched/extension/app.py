@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
@@ -334,8 +334,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop
         (:meth:`~jupyter_sched.admission.Admission.record_refusal`); ``caller`` is a
         :class:`Caller` or a ``handler.current_user`` not resolved yet (resolved there). A hub
-        user's server, which forwards to the central service, keeps no audit log: the central
-        service records its own."""
+        user's server, which forwards to the central service, keeps no audit log (the central one does)."""
         admission = getattr(self.services, "admission", None)
         if admission is None:
             return
@@ -379,12 +378,16 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         """Map ``handler.current_user`` to the scheduler identity (see :mod:`.identity`)."""
         return self._resolver(user)
 
+    def caller_key(self, user: Any) -> tuple[str, bool, tuple[str, ...] | None]:
+        """``(name, admin, hub groups or None)``: all of ``user`` :meth:`resolve_caller` reads (no store)."""
+        identity = self.resolve_identity(user)
+        return identity.name, identity.is_admin, None
+
     def resolve_caller(self, user: Any) -> Caller:
         """The admission step's :class:`~jupyter_sched.admission.Caller` of ``handler.current_user``:
-        name and admin flag from :meth:`resolve_identity`, teams from ``user_teams`` and the quota set."""
-        identity = self.resolve_identity(user)
-        caller: Caller = self.services.caller(identity.name, admin=identity.is_admin)
-        return caller
+        :meth:`caller_key`'s name, admin flag and groups; teams from ``user_teams`` and the quota set."""
+        name, admin, groups = self.caller_key(user)
+        return cast(Caller, self.services.caller(name, admin=admin, groups=groups))
 
     # ---- capabilities --------------------------------------------------------------------
     _capabilities: tuple[dict[str, Any], GetConfigResponse] | None = None
@@ -472,8 +475,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             task.add_done_callback(lambda _t: setattr(self, "_noting_activity", False))
 
     async def note_activity(self) -> bool:
-        """Mark the server active (``settings['jupyter_sched_last_activity']``) when work is in
-        flight; whether it was."""
+        """Mark the server active (settings ``jupyter_sched_last_activity``) when work is in flight; whether it was."""
         busy = bool(await self.off_loop(self.current_activity))
         if busy and self.serverapp is not None:
             self.serverapp.web_app.settings["jupyter_sched_last_activity"] = datetime.now(timezone.utc)

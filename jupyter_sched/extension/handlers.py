@@ -1,9 +1,8 @@
 """REST handlers of ``{base_url}api/sched/`` and THE route table (STYLE §8).
 
 Each method parses a request model, makes one service call with the request's
-:class:`~jupyter_sched.admission.Caller`, and replies with the response model (see
-:mod:`.web` for the base class and the one error mapping). Authorization lives in the services
-and the admission step, not here.
+:class:`~jupyter_sched.admission.Caller`, and replies with the response model (see :mod:`.web` for
+the base class and the one error mapping). Authorization lives in the services and admission step.
 
 Read-only and push endpoints set ``_track_activity = False`` so panel polling never keeps an
 idle server alive; running work reports activity through ``SchedApp.current_activity()``.
@@ -80,7 +79,9 @@ class MeHandler(SchedHandler):
     @authorized
     async def get(self) -> None:
         self.no_query()
-        self.reply(await self.call(self.services.accounting.me, self.caller))
+        accounting, who = self.services.accounting, self.caller_key()  # kept: answered on the loop (issue 17)
+        answer = None if who is None else accounting.kept_me(who) or await self.call(accounting.me_of, who)
+        self.reply(answer or await self.call(accounting.me, self.caller))
 
 
 class InventoryHandler(SchedHandler):
@@ -362,8 +363,7 @@ class UsageReportHandler(SchedHandler):
         request = self.query(GetUsageReportRequest)
         rows = await self.call(self.services.accounting.report, self.caller, request)
         if request.format == "csv":
-            self.set_header("Content-Type", "text/csv; charset=utf-8")
-            self.finish(self.services.accounting.report_csv(rows, request))
+            self.finish(self.services.accounting.report_csv(rows, request), set_content_type="text/csv; charset=utf-8")
             return
         self.reply(rows)
 

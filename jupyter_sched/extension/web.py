@@ -150,12 +150,18 @@ class SchedHandler(CookieOnce, APIHandler):
                                      details={"credentials": "refused"})
         return self._sched_caller
 
-    def own_name(self) -> str | None:
-        """The caller's name from the identity step alone (no store: a kept page is answered on the loop with it)."""
+    def caller_key(self) -> tuple[str, bool, tuple[str, ...] | None] | None:
+        """The caller's name, admin flag and hub groups from the identity step alone (no store: a kept
+        answer is served on the loop with it); None when refused there (the service call answers as always)."""
         try:
-            return None if self.current_user is None else str(self.sched.resolve_identity(self.current_user).name)
-        except SchedError:  # refused here: the service call answers as always
+            return None if self.current_user is None else cast(Any, self.sched).caller_key(self.current_user)
+        except SchedError:
             return None
+
+    def own_name(self) -> str | None:
+        """The caller's name from the identity step alone (:meth:`caller_key`)."""
+        key = self.caller_key()
+        return None if key is None else key[0]
 
     async def call(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         """Run ``fn(*args, **kwargs)`` — a service call: store transactions, validation — on the
@@ -413,9 +419,8 @@ class _Body:
 
 
 _WRITTEN: dict[int, tuple[weakref.ref[Any], _Body]] = {}
-"""The :class:`_Body` of every live answer object written so far, by identity; an entry leaves
-with its answer (weak reference), so it holds the JSON of exactly the answers still held — a
-page the services keep for the next poller, or an answer being written."""
+"""The :class:`_Body` of every live answer object written so far, by identity; an entry leaves with
+its answer (weak reference): the JSON of exactly the answers still held (kept ones, ones being written)."""
 
 
 def _written(answer: Any) -> _Body:
@@ -423,13 +428,10 @@ def _written(answer: Any) -> _Body:
     jobs are unchanged (:mod:`jupyter_sched.services.readcache`) is the same frozen model for
     every poller, so it is serialised once, not fifty times.
 
-    Kept while the answer lives, not in a fixed number of slots: a least-recently-used list of
-    16 answers lost the kept pages under load (issue 17) — with fifty pollers, every ``GET me``,
-    ``inventory``, ``config`` and submit answer, each a new object that is never written again,
-    pushed them out, and a 50-job ``GET jobs`` page was serialised again for nearly every poller
-    (6.6 % of the server's GIL time in ``status_bench``'s loaded phase). A weak reference costs
-    one-off answers nothing they keep, and an entry cannot outlive its answer, so an ``id`` is
-    never matched to a later object that reuses it."""
+    Kept while the answer lives (a weak reference), not in a fixed number of slots: a 16-answer
+    LRU lost the kept pages under load (issue 17: one-off submit answers pushed them out; 6.6 % of
+    the GIL in ``status_bench``'s loaded phase went to serialising pages again). An entry cannot
+    outlive its answer, so an ``id`` is never matched to a later object that reuses it."""
     if not isinstance(answer, BaseModel):
         return _Body(wire_json(answer))
     key = id(answer)
@@ -450,11 +452,9 @@ def _written(answer: Any) -> _Body:
 def _serialised(answer: BaseModel) -> bytes:
     """:func:`wire_json` of ``answer`` — or, for a list whose items many answers share
     (``items_shared``, the queue's lines), the kept JSON of each item joined: the same bytes
-    (each item is written as the list writes it, ``exclude_unset``; pydantic's JSON has no
-    whitespace), but after a submit a new 50-line queue page (~120 kB) serialises only its
-    changed lines: serialising whole queue pages was ~5 % of the server's GIL time under
-    ``status_bench``'s fifty pollers. The items' JSON is kept while the items live (at most the
-    service's 5,000 kept lines, ~2.5 kB each)."""
+    (items written as the list writes them, ``exclude_unset``; no whitespace), but a new 50-line
+    queue page (~120 kB) serialises only its changed lines (whole pages: ~5 % of the GIL under
+    ``status_bench``'s pollers). Item JSON is kept while the items live (the service keeps 5,000)."""
     kind = type(answer)
     if getattr(kind, "items_shared", False) and getattr(kind, "to_wire", None) is dump_set:
         items = getattr(answer, "root", None)

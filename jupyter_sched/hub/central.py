@@ -286,11 +286,11 @@ class HubSchedApp(SchedApp):
         admin = is_admin(user, scope) if scope else user.hub_admin
         return Identity(name=name, is_admin=admin or name in set(self.admin_users))
 
-    def resolve_caller(self, user: Any) -> Caller:
-        """The request's :class:`~jupyter_sched.admission.Caller`, teams from the user's hub groups."""
+    def caller_key(self, user: Any) -> tuple[str, bool, tuple[str, ...] | None]:
+        """``(name, admin, hub groups)``: the request's :class:`~jupyter_sched.admission.Caller`
+        takes its teams from the user's hub groups (:meth:`resolve_caller`)."""
         identity = self.resolve_identity(user)
-        caller: Caller = self.services.caller(identity.name, admin=identity.is_admin, groups=user.hub_groups)
-        return caller
+        return identity.name, identity.is_admin, tuple(user.hub_groups)
 
     def owner_caller(self, user: str) -> Caller:
         """The :class:`~jupyter_sched.admission.Caller` of ``user`` outside their own request (a

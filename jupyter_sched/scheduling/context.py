@@ -101,9 +101,10 @@ class CycleContext:
         fresh: this cycle's admissions with their placements: an admission that borrows can still
             be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
         preemption_attempts: victim searches so far (bounded by the profile).
-        passed: by team, the visits of jobs pended for room so far in this cycle, in visit order —
-            GPUs a plan frees by withdrawing this cycle's admissions go first to the higher classes
-            among them (:mod:`.takeover`); None once the cycle is over (a live one-job decision
+        passed: by team, the visits of jobs pended for room so far in this cycle, in visit order
+            (with a sequence number across teams) — GPUs a plan frees by withdrawing this cycle's
+            admissions go first to the higher classes among them, GPUs a dropped nomination frees
+            to all of them (:mod:`.takeover`); None once the cycle is over (a live one-job decision
             offers nothing to jobs the full cycle decided).
     """
 
@@ -139,7 +140,8 @@ class CycleContext:
         self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
         self.preemption_attempts = 0
-        self.passed: dict[str, list[Visit]] | None = {}
+        self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
+        self.passed_seq = 0
         self.policies = {p.team: p for p in snapshot.quotas.teams}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
             j.not_before is not None for j in snapshot.jobs)

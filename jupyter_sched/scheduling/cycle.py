@@ -45,7 +45,7 @@ from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome, reason_with
 from .snapshot import CycleResult, Pend, Reject, Snapshot
-from .takeover import passed_over
+from .takeover import drop_nomination, passed_over
 
 __all__ = ["run_cycle", "run_on", "visit"]
 
@@ -126,7 +126,7 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
     req = job.spec.resources
     flavors, never, _ = shape
     if never is not None:
-        ctx.book.drop(job.id)  # a job that can never run holds nothing
+        drop_nomination(ctx, job.id)  # a job that can never run holds nothing
         reason = PendingReason(code=never.code, message=never.message, details=never.details,
                                unblock=never.unblock or "resubmit asking for fewer GPUs per worker or another GPU model")
         if never.waits:  # only an admin's change to the inventory lets it run (case 022 r1): it pends, holding nothing
@@ -138,7 +138,7 @@ def _visit(ctx: CycleContext, job: Job, shape: tuple[tuple[Flavor, ...], FitReas
         return
     closed = gate(ctx, job) if ctx.gated else None
     if closed is not None:
-        ctx.book.drop(job.id)  # a gated job gives up GPUs held for it
+        drop_nomination(ctx, job.id)  # a gated job gives up GPUs held for it
         ctx.pends.append(Pend(job.id, closed))
         if ctx.plan is not None:
             ctx.plan.reserve_pending(job, closed)
@@ -186,7 +186,7 @@ def _admit(ctx: CycleContext, visit: Visit) -> tuple[Placement | None, bool]:
         if wait_on_nominated(ctx, visit, owners):
             return None, True
         if job.id in ctx.book and not any(h in ctx.in_flight for h in ctx.book.holders_on(ctx.book.pool([job.id]))):
-            ctx.book.drop(job.id)  # stale: its victims are gone but it still does not fit
+            drop_nomination(ctx, job.id)  # stale: its victims are gone but it still does not fit
         return None, False
     held_back = ctx.plan is not None and not ctx.plan.starts_now(job)
     return admit_on_flavors(ctx, visit, held_back=held_back), False

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
 from ..accounting.waste import mig_uuids_of
-from ..admission import Caller
+from ..admission import AdmissionPolicy, Caller, resolve_caller
 from ..errors import ValidationError
 from ..model import JobState
 from ..model.codec import budget_to_dict, quota_to_dict
@@ -27,10 +27,13 @@ from .models import (
     GetUsageWasteResponse,
 )
 
-__all__ = ["AccountingService"]
+__all__ = ["AccountingService", "CallerKey"]
+
+CallerKey = tuple[str, bool, tuple[str, ...] | None]
+"""``(name, admin, hub groups or None)``: everything of a request's user its Caller is resolved from."""
 
 _HELD_USERS = 4096
-"""Users whose held work ``GET me`` keeps at most (then it starts again)."""
+"""Users (and callers) whose held work and answer ``GET me`` keeps at most (then it starts again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,25 +64,73 @@ class AccountingService:
         """Per user, what ``GET me`` read of their job rows, while the ``jobs`` counter is unchanged."""
         self._team_held: dict[str, tuple[int, float]] = {}
         """Per team, ``(jobs counter, GPUs its work holds)`` as ``GET me`` last read them."""
+        self._answers: dict[CallerKey, tuple[tuple[int, int, datetime], AdmissionPolicy, GetMeResponse]] = {}
+        """Per caller key, the last :meth:`me_of` answer with the counters, second and policy it was computed at."""
 
     def me(self, caller: Caller) -> GetMeResponse:
         """The caller: teams, granted classes, quota lines and budgets of their default team,
-        GPUs held now, pending work, GPU-hours of the last 7 days."""
-        now = self.ctx.clock.now()
-        team = caller.default_team or self.ctx.admission.policy.default_team
+        GPUs held now, pending work, GPU-hours of the last 7 days (as of the current whole second)."""
+        return self._me(caller, None)
+
+    def me_of(self, who: CallerKey) -> GetMeResponse:
+        """:meth:`me` of the caller ``who`` (``SchedApp.caller_key``: name, admin flag, hub groups),
+        resolved from the quota set read in the answer's own transaction, and kept for
+        :meth:`kept_me` with what it was computed from."""
+        return self._me(None, who)
+
+    def kept_me(self, who: CallerKey) -> GetMeResponse | None:
+        """The answer :meth:`me_of` gave ``who`` if it is still the one it would give now — checked
+        without a transaction, so the server answers on its event loop (issue 17: fifty panels
+        polling ``GET me`` each second sent each poll to a request thread for a transaction, five
+        statements, a validation and a serialisation of the same answer). Exact, because the
+        answer is a function of ``who`` and of nothing but:
+
+        - the store's ``jobs`` counter (held GPUs, pending and stopping work, the team's GPUs in
+          use: job rows; the GPU-hour sums: usage intervals, which move it too) and its ``quotas``
+          counter (teams, classes, quota lines, budgets), both read now (``Store.counters_now``):
+          any committed write, by any process sharing the store, is seen by the next poll;
+        - the admission policy (a frozen value, compared by identity);
+        - the current whole second: the GPU-hour sums are taken at the start of the second
+          (open intervals grow, windows slide), so an answer is kept within its second only.
+
+        None: nothing kept for ``who``, or it is out of date — call :meth:`me_of`."""
+        kept = self._answers.get(who)
+        if kept is None:
+            return None
+        counters = self.ctx.store.counters_now()
+        if counters is None or counters[0] < 0:
+            return None
+        version, policy, answer = kept
+        if version != (*counters, self._second()) or policy is not self.ctx.admission.policy:
+            return None
+        return answer
+
+    def _second(self) -> datetime:
+        """Now, to the whole second: the instant ``GET me``'s sums are taken at (:meth:`kept_me`)."""
+        return self.ctx.clock.now().replace(microsecond=0)
+
+    def _me(self, caller: Caller | None, who: CallerKey | None) -> GetMeResponse:
+        now = self._second()
+        policy = self.ctx.admission.policy
         # one read transaction; counts and sums in the database: only the caller's GPU-holding
         # rows are read, never their backlog of pending work nor everyone's usage rows
         with self.ctx.store.transaction(write=False) as tx:
             quotas = tx.quota_set()
+            if who is not None:
+                name, admin, groups = who
+                caller = resolve_caller(name, admin=admin, groups=groups, quotas=quotas, policy=policy)
+                version = (tx.jobs_version(), tx.quotas_version(), now)
+            assert caller is not None
+            team = caller.default_team or policy.default_team
             held = self._held_by(tx, caller.user)
             team_in_use = self._team_in_use(tx, team)
-            # the GPU-hour sums move with time (open intervals grow, windows slide): summed on every call
+            # the GPU-hour sums move with time (open intervals grow, windows slide): taken at the second
             week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
             used = {(b.team, b.user): tx.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
                                                      user=b.user) / 3600 for b in mine_budgets}
         in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
-        return GetMeResponse.model_validate({
+        answer = GetMeResponse.model_validate({
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
                            for t in caller.teams},
@@ -91,6 +142,11 @@ class AccountingService:
             "pending": pending,
             "gpu_hours_7d": round(week_s / 3600, 6),
         })
+        if who is not None and version[0] >= 0:
+            if len(self._answers) >= _HELD_USERS and who not in self._answers:
+                self._answers.clear()  # bounded: the next poll of each caller computes again
+            self._answers[who] = (version, policy, answer)  # one assignment: request threads may race, each right
+        return answer
 
     def _held_by(self, tx: StoreTx, user: str) -> _Held:
         """What ``user`` holds and has pending, from their job rows — read again only when the

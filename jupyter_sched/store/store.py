@@ -90,6 +90,7 @@ _QUEUE_OWN = (sa.select(_QUEUE_POSITIONS.c.id, _QUEUE_POSITIONS.c.rank, _QUEUE_P
 _COUNTERS = schema.change_counters
 _JOBS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.JOBS_COUNTER)
 _JOBS_VERSION_SQL = f"SELECT value FROM {_COUNTERS.name} WHERE name = ?"
+_COUNTERS_SQL = f"SELECT name, value FROM {_COUNTERS.name} WHERE name IN (?, ?)"
 _QUOTAS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
 _BUMP_QUOTAS = (_COUNTERS.update().where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
                 .values(value=_COUNTERS.c.value + 1))
@@ -561,8 +562,9 @@ class StoreTx:
 
     def jobs_version(self) -> int:
         """The ``jobs`` change counter: it grows with every committed transaction that wrote a job
-        row, in any process sharing the store, so an answer computed from job rows read in the
-        same transaction stays right while it is unchanged. -1 when the counter row is missing."""
+        row or a usage interval (opened or closed: ``GET me``'s GPU-hour sums), in any process
+        sharing the store, so an answer computed from job and usage rows read in the same
+        transaction stays right while it is unchanged. -1 when the counter row is missing."""
         value = self.conn.execute(_JOBS_VERSION).scalar()
         return -1 if value is None else int(value)
 
@@ -663,6 +665,7 @@ class StoreTx:
                 for uuid, model, share in gpus if uuid not in existing]
         for row in rows:
             self.conn.execute(_USAGE_INSERT, row)
+        self.jobs_changed = self.jobs_changed or bool(rows)  # GET me's sums are kept by the counter
         return len(rows)
 
     def close_usage(self, job_id: str, ended_at: datetime) -> int:
@@ -676,6 +679,7 @@ class StoreTx:
             self.conn.execute(u.update().where(u.c.id == row.id, u.c.ended_at.is_(None))
                               .values(ended_at=max(end or row.started_at, row.started_at)))
             closed += 1
+        self.jobs_changed = self.jobs_changed or bool(closed)  # GET me's sums are kept by the counter
         return closed
 
     def open_gpu_milli(self, gpu_uuids: Iterable[str]) -> dict[str, int]:
@@ -1029,6 +1033,24 @@ class Store:
 
         Returns None where that cannot be done — another database, an in-memory one, or a read
         that failed or found the database busy: ask in a transaction then. -1: no counter row."""
+        rows = self._counters_now(_JOBS_VERSION_SQL, (schema.JOBS_COUNTER,))
+        if rows is None:
+            return None
+        return -1 if not rows else int(rows[0][0])
+
+    def counters_now(self) -> tuple[int, int] | None:
+        """``(jobs, quotas)`` change counters (:meth:`StoreTx.jobs_version`,
+        :meth:`StoreTx.quotas_version`) read together the way :meth:`jobs_version_now` reads one:
+        what a kept ``GET me`` answer is checked against on the event loop. None where that cannot
+        be done; jobs -1 when its row is missing, quotas 0 before the first replacement."""
+        rows = self._counters_now(_COUNTERS_SQL, (schema.JOBS_COUNTER, schema.QUOTAS_COUNTER))
+        if rows is None:
+            return None
+        values = {str(name): int(value) for name, value in rows}
+        return values.get(schema.JOBS_COUNTER, -1), values.get(schema.QUOTAS_COUNTER, 0)
+
+    def _counters_now(self, sql: str, params: tuple[str, ...]) -> list[Any] | None:
+        """Rows of ``sql`` on this thread's read-only counter connection (None: cannot be read so)."""
         path = self._counter_file
         if path is None:
             return None
@@ -1043,10 +1065,9 @@ class Store:
                         return None
                     self._counter_conns.append(conn)
                 self._counter_readers.conn = conn
-            row = conn.execute(_JOBS_VERSION_SQL, (schema.JOBS_COUNTER,)).fetchone()
+            return conn.execute(sql, params).fetchall()
         except sqlite3.Error:
             return None
-        return -1 if row is None else int(row[0])
 
     @contextmanager
     def transaction(self, *, write: bool = True, now: datetime | None = None) -> Iterator[StoreTx]:

@@ -185,9 +185,21 @@ export interface IRequestOptions<K extends OperationId> {
   signal?: AbortSignal;
 }
 
+/** GET answers a {@link SchedClient} keeps for revalidation at most (least recently asked dropped first). */
+export const REVALIDATED_ANSWERS = 64;
+
 /** Typed client of the scheduler REST API. */
 export class SchedClient {
   constructor(readonly transport: Transport) {}
+
+  /**
+   * The last 200 answer of each GET path that carried an ETag, with it: the next GET of that path
+   * sends `If-None-Match`, and a `304 Not Modified` (no body) is answered with the kept text
+   * (issue 17: the panel polls me, jobs and queue every few seconds and most polls find them
+   * unchanged; the server then writes no body). The ETag is the SHA-1 of the body the server
+   * would send this caller, so a 304 means exactly that body.
+   */
+  private readonly _validated = new Map<string, { etag: string; text: string }>();
 
   /**
    * Send operation `op` of openapi.yaml; JSON in, JSON out.
@@ -210,8 +222,15 @@ export class SchedClient {
       init.body = JSON.stringify(options.body);
       init.headers = { 'Content-Type': 'application/json' };
     }
+    const kept = method === 'GET' ? this._validated.get(path) : undefined;
+    if (kept) {
+      init.headers = { 'If-None-Match': kept.etag };
+    }
     const response = await this.transport.request(path, init);
-    const text = await response.text();
+    const text = response.status === 304 && kept ? kept.text : await response.text();
+    if (method === 'GET') {
+      this._keep(path, response, text);
+    }
     let payload: unknown = null;
     if (text) {
       try {
@@ -220,7 +239,7 @@ export class SchedClient {
         payload = null;
       }
     }
-    if (response.ok) {
+    if (response.ok || (response.status === 304 && kept)) {
       // the document is the contract for this shape (schema.ts is generated from it)
       return payload as Answer<K>;
     }
@@ -238,6 +257,18 @@ export class SchedClient {
         hint: null
       }
     );
+  }
+
+  /** Keep (or forget) the answer of a GET of `path` for the next one's `If-None-Match`. */
+  private _keep(path: string, response: Response, text: string): void {
+    const etag = response.status === 304 ? this._validated.get(path)?.etag : response.headers?.get('ETag');
+    this._validated.delete(path);
+    if (etag && (response.ok || response.status === 304)) {
+      this._validated.set(path, { etag, text });
+      if (this._validated.size > REVALIDATED_ANSWERS) {
+        this._validated.delete(this._validated.keys().next().value as string);
+      }
+    }
   }
 
   config(): Promise<Answer<'getConfig'>> {

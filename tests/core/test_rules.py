@@ -10,7 +10,18 @@ import pytest
 from core_builders import T0, Scenario, make_job, make_node, pairs, quotas, running, snapshot
 
 from jupyter_sched.errors import ValidationError
-from jupyter_sched.model import Budget, Job, Node, Quota, QuotaSet, ResourceRequest, Taint, TeamPolicy, WorkerGroup
+from jupyter_sched.model import (
+    Allocation,
+    Budget,
+    Job,
+    Node,
+    Quota,
+    QuotaSet,
+    ResourceRequest,
+    Taint,
+    TeamPolicy,
+    WorkerGroup,
+)
 from jupyter_sched.model.resources import GPU, MigDevice
 from jupyter_sched.placement.placer import PlacementConfig
 from jupyter_sched.queues.windows import TimeWindow
@@ -664,6 +675,28 @@ def test_gpus_a_reclaim_frees_by_withdrawing_go_first_to_a_passed_over_higher_cl
         assert later.admits == () and later.preemptions == ()
     assert s.evictions() == [] and s.state("h") == "running"
     assert s.state("low") == ("running" if "low" in want_admitted else "pending")
+
+
+def test_gpus_a_dropped_nomination_frees_go_first_to_a_job_passed_over_earlier() -> None:
+    # the other way capacity grows mid-cycle (found after the seed above): c's d holds GPUs n0-4/5
+    # nominated to it but is in backoff, so its nomination is dropped when its turn comes, after b's
+    # high h (4 GPUs, 2 free then) was passed over. Before: b's low job took the free GPUs and h
+    # evicted it in the next cycle, nothing changed. Now h gets them at once and low waits.
+    d = replace(make_job("d", gpus=2, team="c"), not_before=T0 + timedelta(minutes=30),
+                nominated=Allocation(node="n0", gpu_uuids=("GPU-n0-4", "GPU-n0-5"), gpu_milli=1000))
+    s = Scenario([make_node("n0", gpus=6, nvlink=pairs(6))])
+    s.submit(running(make_job("x", gpus=2, team="a", priority="high"), "n0", [0, 1]),
+             make_job("h", gpus=4, team="b", priority="high", submitted=1), d,
+             make_job("low", gpus=2, team="b", priority="low", submitted=2))
+    first = s.cycle()
+    assert [(a.job_id, a.allocation.gpu_uuids) for a in first.admits] == [
+        ("h", ("GPU-n0-2", "GPU-n0-3", "GPU-n0-4", "GPU-n0-5"))]
+    assert {p.job_id: p.reason.code for p in first.pending} == {"d": "Backoff", "low": "WaitingForCapacity"}
+    assert first.nominations == {}
+    for minute in (1, 2):
+        later = s.at(minute).cycle()
+        assert later.admits == () and later.preemptions == ()
+    assert s.evictions() == [] and s.state("low") == "pending"
 
 
 def test_gpus_a_migration_frees_beyond_its_job_s_need_are_not_given_to_another_job_while_the_movers_stop() -> None:

@@ -1,0 +1,153 @@
+"""A kept ``GET me`` answer is served on the event loop, and only while it is exactly right (issue 17).
+
+Fifty panels polling ``GET me`` each second sent every poll to a request thread for a store
+transaction (five statements), a validation and a serialisation of the same answer. The answer
+is now kept per caller key (name, admin flag, hub groups) with the store's ``jobs`` and
+``quotas`` counters, the admission policy and the second its GPU-hour sums were taken at; a poll
+whose counters (read without a transaction) and second are those is answered from the loop.
+
+What must never happen: one caller given another's answer, or a stale answer after any write —
+a submit, a usage interval written by another process, a quota change — or in a later second.
+The sums' second is pinned by the tests (``_second``): a real clock could roll over between two
+polls and make an assertion about "kept" depend on timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_sched.model import QuotaSet
+from jupyter_sched.store import Store
+
+from .conftest import API, IVAN_TOKEN, JUDY_TOKEN, server_config
+
+SECOND = datetime(2026, 12, 3, 17, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def jp_server_config(tmp_path: Path) -> dict[str, Any]:
+    return server_config(tmp_path, cycle_interval=3600)  # full cycles only when something happens
+
+
+@pytest.fixture
+def at(sched_app: Any, monkeypatch: Any) -> list[datetime]:
+    """The second ``GET me`` takes its sums at: ``at[0]``, set by the test."""
+    pinned = [SECOND]
+    monkeypatch.setattr(sched_app.services.accounting, "_second", lambda: pinned[0])
+    return pinned
+
+
+@pytest.fixture
+def computed(sched_app: Any, monkeypatch: Any) -> list[tuple[str, bool, Any]]:
+    """Callers whose ``GET me`` was computed (``me_of``, on a request thread), in order."""
+    calls: list[tuple[str, bool, Any]] = []
+    service = sched_app.services.accounting
+    real = service.me_of
+
+    def counted(who: Any) -> Any:
+        calls.append(who)
+        return real(who)
+
+    monkeypatch.setattr(service, "me_of", counted)
+    return calls
+
+
+async def _quiet(sched_app: Any) -> None:
+    """Wait until the store's counters stay put for three looks (no decision, no write)."""
+    store = sched_app.services.store
+    seen: list[Any] = []
+    for _ in range(300):  # a wait for the engine, not a timing assertion
+        seen = [*seen[-2:], store.counters_now()]
+        if len(seen) == 3 and seen[0] == seen[1] == seen[2] and seen[0] is not None:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the engine never went quiet")
+
+
+async def test_a_kept_answer_is_served_without_the_service_call_and_a_submit_is_seen_by_the_next_poll(
+        sched_app: Any, api: Any, at: list[datetime], computed: list[Any]) -> None:
+    for name in ("a", "b", "c", "d", "e"):  # four run on the 4 simulated GPUs, one waits
+        assert (await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "name": name}))[0] == 201
+    await _quiet(sched_app)
+    status, first = await api("GET", "me")
+    assert status == 200 and first["user"] == "ivan" and first["pending"] == 1 and first["in_use"]["gpus"] == 4
+    assert computed == [("ivan", False, None)]
+    status, again = await api("GET", "me")
+    assert status == 200 and again == first
+    assert len(computed) == 1, "the kept answer was served on the loop, without the service call"
+    status, _ = await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"], "name": "f"})
+    assert status == 201
+    status, after = await api("GET", "me")
+    assert status == 200 and after["pending"] == 2, "the submit moved the counter before its 201"
+    assert len(computed) == 2
+
+
+async def test_each_caller_gets_their_own_answer_never_anothers(
+        sched_app: Any, api: Any, at: list[datetime], computed: list[Any]) -> None:
+    assert (await api("POST", "jobs", {"gpus": 2, "command": ["sleep", "30"]}))[0] == 201
+    await _quiet(sched_app)
+    ivan = [(await api("GET", "me"))[1] for _ in range(2)]
+    judy = [(await api("GET", "me", token=JUDY_TOKEN))[1] for _ in range(2)]
+    assert ivan[0] == ivan[1] and judy[0] == judy[1]
+    assert ivan[0]["user"] == "ivan" and ivan[0]["in_use"]["gpus"] == 2
+    assert judy[0]["user"] == "judy" and judy[0]["in_use"]["gpus"] == 0, judy[0]
+    assert [who[0] for who in computed] == ["ivan", "judy"], "each computed once, the second poll kept"
+
+
+async def test_a_usage_interval_written_by_another_process_is_in_the_next_answer(
+        sched_app: Any, api: Any, at: list[datetime]) -> None:
+    await _quiet(sched_app)
+    status, before = await api("GET", "me")
+    assert status == 200 and before["gpu_hours_7d"] == 0
+    other = Store(sched_app.services.store.url)  # another server sharing the store
+    try:
+        with other.transaction() as tx:
+            tx.open_usage(job_id="j-elsewhere", attempt=1, user="ivan", team="default", kind="training",
+                          gpus=[("GPU-x", "A100", 1.0)], started_at=SECOND - timedelta(hours=3))
+            tx.close_usage("j-elsewhere", SECOND - timedelta(hours=1))
+    finally:
+        other.close()
+    status, after = await api("GET", "me")
+    assert status == 200 and after["gpu_hours_7d"] == pytest.approx(2.0)
+
+
+async def test_a_quota_change_by_another_process_and_a_new_second_are_computed_again(
+        sched_app: Any, api: Any, at: list[datetime], computed: list[Any]) -> None:
+    await _quiet(sched_app)
+    assert (await api("GET", "me"))[1]["team"] != "vision"
+    other = Store(sched_app.services.store.url)
+    try:
+        with other.transaction() as tx:
+            tx.replace_quota_set(QuotaSet(user_teams={"ivan": "vision"}))
+    finally:
+        other.close()
+    status, body = await api("GET", "me")
+    assert status == 200 and body["team"] == "vision" and "vision" in body["teams"]
+    calls = len(computed)
+    at[0] = SECOND + timedelta(seconds=1)  # the sums of a later second: computed again
+    assert (await api("GET", "me"))[0] == 200
+    assert len(computed) == calls + 1
+
+
+async def test_a_304_for_an_unchanged_kept_answer_and_a_200_once_it_changed(
+        sched_app: Any, api: Any, jp_fetch: Any, at: list[datetime]) -> None:
+    await _quiet(sched_app)
+
+    async def get(etag: str | None = None) -> Any:
+        headers = {"Authorization": f"token {IVAN_TOKEN}", **({"If-None-Match": etag} if etag else {})}
+        return await jp_fetch(*API.split("/"), "me", headers=headers, raise_error=False)
+
+    first = await get()
+    etag = first.headers["Etag"]
+    assert first.code == 200 and etag.startswith('"') and not etag.startswith('W/'), "a strong ETag"
+    assert (await get(etag)).code == 304
+    assert (await api("POST", "jobs", {"gpus": 1, "command": ["sleep", "30"]}))[0] == 201
+    changed = await get(etag)
+    assert changed.code == 200 and json.loads(changed.body)["in_use"]["jobs"] + json.loads(changed.body)["pending"] == 1
+
