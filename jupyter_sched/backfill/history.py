@@ -78,7 +78,12 @@ from collections.abc import Hashable, Iterable
 
 from ..model import JobSpec
 
-__all__ = ["LINEAR_MIN_RUNS", "MIN_RUNTIME_S", "RuntimeHistory", "run_key"]
+__all__ = ["LINEAR_MIN_RUNS", "MIN_RUNTIME_S", "OTHER_RUNS", "SAME_RUNS", "RuntimeHistory", "run_key"]
+
+SAME_RUNS = "same"
+"""A guess's origin (:meth:`RuntimeHistory.origin`): past runs of its key — the same user, program and request."""
+OTHER_RUNS = "other"
+"""A guess's origin: its user's runs of other programs, as fractions of their time limits."""
 
 KEEP = 8
 """Runs remembered per key, and prediction errors per user and predictor (the recent past predicts best)."""
@@ -169,6 +174,20 @@ class RuntimeHistory:
         if samples is None and ran_s > 0 and limit_s and self.running_first:
             samples = self._running_first(spec.user, limit_s)
         return None if samples is None else _given(samples, ran_s)
+
+    def origin(self, spec: JobSpec, limit_s: float | None, ran_s: float = 0.0) -> str | None:
+        """Where :meth:`predict`'s guess for the same arguments comes from: :data:`SAME_RUNS` (runs
+        of its key: the same user, program and request), :data:`OTHER_RUNS` (its user's runs of
+        other programs, read against their limits: an earned first-run guess, or a running first
+        run's padding) or None (no guess). The ETA's words say which (new user 11, N15: a guess
+        from a user's 1-second ``echo`` runs was worded "as long as similar past runs did")."""
+        if self._by_key.get(run_key(spec)):
+            return SAME_RUNS
+        if self._chosen(spec, limit_s) is not None:
+            return OTHER_RUNS
+        if ran_s > 0 and limit_s and self.running_first and self._running_first(spec.user, limit_s) is not None:
+            return OTHER_RUNS
+        return None
 
     def typical(self, spec: JobSpec, limit_s: float | None) -> float | None:
         """The unconditional expected runtime of a run of ``spec`` (the median of the samples a

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, idle_note, serving_text, state_filter, stop_detail, work_name
+from ..wording.jobs import cluster_wait, fit_name, serving_text, state_filter, stop_detail, work_name
 from ..wording.reasons import wire_time
 from .cancel import cancel
 from .definitions import definitions
@@ -44,85 +44,11 @@ def status(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if args.json:
         _dump({"server": client.connection.url, "config": config, "me": me, "inventory": inventory}, io)
         return EXIT_OK
-    out = io.out
-    gpus = inventory.get("gpus", [])
-    label = " (simulated)" if inventory.get("simulated") else ""
-    nvml = inventory.get("nvml") or {}
-    print(f"server     {client.connection.url}  jupyter_sched {config.get('version', '?')}", file=out)
-    print(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}"
-          + (f", team {me['team']}" if me.get("team") else ""), file=out)
-    models: dict[str, int] = {}
-    for gpu in gpus:
-        models[gpu["model"]] = models.get(gpu["model"], 0) + 1
-    summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
-    print(f"gpus       {len(gpus)}{label}: {summary}", file=out)
-    if nvml and not nvml.get("available", True):
-        why = str(nvml.get("error") or "").rstrip(".")
-        if inventory.get("simulated"):  # expected: no NVIDIA driver, so the GPUs above are simulated
-            print(f"nvml       not used: the GPUs are simulated — {why}", file=out)
-        else:
-            print(f"nvml       unavailable: {why}", file=out)
-    print(f"my work    {_my_work(client, me)}", file=out)
-    print(f"quota      {quota_text(me)}", file=out)  # new user 11, N21: first met as a pending reason or a 422
-    for job_id, note in _idle_warnings(client).items():  # a warned lease loses its GPUs (new user 4)
-        print(f"idle       {job_id}: {note}", file=out)
+    from ..client.status import status_lines_of
+
+    for line in status_lines_of(client, config=config, me=me, inventory=inventory):
+        print(line, file=io.out)
     return EXIT_OK
-
-
-def _gpus(value: Any) -> str:
-    number = float(value or 0)
-    return f"{number:g} GPU{'' if number == 1 else 's'}"
-
-
-def quota_text(me: dict[str, Any]) -> str:
-    """``team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU
-    yours`` from ``GET me`` (its default team's quota lines, ``team_in_use``, ``in_use``); a line of
-    one GPU model or of the caller alone is said as such."""
-    team = str(me.get("team") or "")
-    lines = [q for q in me.get("quotas") or () if isinstance(q, dict)]
-    parts = []
-    for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
-        model = str(q.get("gpu_model") or "*")
-        whose = "you" if q.get("user") else f"team {team}"
-        on = "" if model == "*" else f" on {model}"
-        limit = q.get("borrowing_limit")
-        if limit is None:
-            bounds = "no borrowing limit"
-        else:
-            bounds = f"borrowing limit {float(limit):g} (at most {float(q.get('guaranteed') or 0) + float(limit):g})"
-        parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
-    text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
-    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
-    mine = _gpus((in_use or {}).get("gpus"))
-    if me.get("team_in_use") is not None:
-        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours"
-    return f"{text}; {mine} in use by you"
-
-
-def _idle_warnings(client: Any) -> dict[str, str]:
-    """``{job id: idle_note}`` of the caller's work with an open idle warning (``GET idle``: own;
-    an admin's, everyone's); {} when the server offers none or refuses."""
-    from ..errors import SchedError
-
-    try:
-        entries = client.idle_candidates()
-    except SchedError:
-        return {}
-    now = _now()
-    return {str(e.get("job_id")): note for e in entries if (note := idle_note(e, now))}
-
-
-def _my_work(client: Any, me: dict[str, Any]) -> str:
-    """:func:`~jupyter_sched.wording.jobs.my_work` of ``GET me``; with jobs in a stop's grace, my
-    holding jobs are listed too (only then: their ``stop_requested`` says why and until when)."""
-    from ..wording.jobs import my_work
-
-    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
-    stopping: list[dict[str, Any]] = []
-    if isinstance(in_use, dict) and int(in_use.get("stopping") or 0):
-        stopping = [j for j in client.jobs(state="admitted,running")
-                    if j.get("stopping_since") and j.get("kind") != "lease"]
-    return my_work(me, stopping)
 
 
 _RUNNABLE = (".py", ".ipynb", ".sh", ".bash", ".r", ".jl", ".pl", ".rb", ".js")
@@ -267,7 +193,9 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         _dump(rows, io)
         return EXIT_OK
     # open idle warnings of the caller's own work holding GPUs (one small GET; new user 4)
-    idle = _idle_warnings(client) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
+    from ..client.status import idle_notes
+
+    idle = idle_notes(client) if any(row.get("mine") and row.get("position") is None for row in rows) else {}
     now = _now()
     table = [["ID", "USER", "STATE", "PRIO", "GPUS", "POS", "NAME"]]
     details: list[str] = [""]
@@ -278,7 +206,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), str(job.get("user", "")), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0], str(position),
-                      name if len(name) <= 24 else name[:23] + "…"])
+                      fit_name(name)])
         if reason:  # why it waits and until when, as the panel and the magics say it (a lease as a lease)
             text = render_reason(reason, now=now, relative=True, kind=kind, mine=job.get("mine") is True)
             details.append(" · ".join(part for part in (text.summary.rstrip("."), text.eta) if part))
@@ -378,7 +306,7 @@ def jobs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         name = work_name(job)  # a lease given no name: "lease for nb/x.ipynb" (new user 10, N11)
         table.append([str(job.get("id", "")), *([str(job.get("user", ""))] if args.all_users else []), state_word(job),
                       str(job.get("priority", "")), gpus_text(job).split(" GPU")[0],
-                      name if len(name) <= 24 else name[:23] + "…"])
+                      fit_name(name)])
         # a stopping job's detail says its stop (job_detail), not also when its time limit would end it
         ends = "" if stop_detail(job, None) else _ends_by(job, now)
         details.append(" · ".join(part for part in (job_detail(job, now), ends) if part))

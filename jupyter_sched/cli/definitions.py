@@ -171,9 +171,14 @@ def _resolve(client: Any, target: str) -> str:
     return str(mine[0]["id"]) if mine else target
 
 
-def _named(target: str, typed: str) -> str:
-    """``d-1 (daily)`` when the person typed the name."""
-    return target if target == typed else f"{target} ({typed})"
+def _named(client: Any, target: str, typed: str) -> str:
+    """``d-1 (daily)``: the definition's id and name, as every line writes them (the name looked up
+    when the person typed the id: new user 12, N1 — runs and deletes named it by id alone)."""
+    from ..wording.jobs import named
+
+    if target != typed:
+        return named(target, typed)
+    return named(target, str(client.call(routes.definition(target, runs=1)).get("name") or ""))
 
 
 RUNS_HEADER = "WHEN              TRIGGER   JOB                 OUTCOME"
@@ -224,9 +229,10 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))
     elif action == "delete":
+        ref = "" if args.json else _named(client, target, args.definition)  # before it is gone
         result = client.call(routes.delete_definition(target, cancel_runs=args.cancel_runs))
-        print(json.dumps(result) if args.json else
-              definition_deleted(_named(target, args.definition), result, cancel="jupyter-sched cancel"), file=out)
+        print(json.dumps(result) if args.json else definition_deleted(ref, result, cancel="jupyter-sched cancel"),
+              file=out)
         return EXIT_OK
     elif action == "run":
         body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}
@@ -234,7 +240,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if body:
             _note_unknown_parameters(client.call(routes.definition(target)), body["parameters"], io)
         print(json.dumps(result, indent=1) if args.json else
-              f"started run {result['job_id']} of {_named(target, args.definition)} — `{PROG} wait {result['job_id']}` "
+              f"started run {result['job_id']} of {_named(client, target, args.definition)} — `{PROG} wait {result['job_id']}` "
               "follows it", file=out)
         return EXIT_OK
     else:

@@ -70,9 +70,11 @@ class RunJobs(Protocol):
 
 
 def run_name(definition: JobDefinition, scheduled_for: datetime, trigger: RunTrigger) -> str:
-    """``daily-report @ 2025-06-02 12:00 CEST`` (scheduled runs) / ``daily-report (run now)``."""
+    """``daily-report @ 2025-06-02 12:00 CEST`` (scheduled runs) / ``daily-report, run now`` (no
+    brackets of its own: every line writes a job as ``j-7 (name)``, and "j-7 (daily-report (run
+    now))" was quoted apart as ``j-7 'daily-report (run now)'`` — two styles, new user 12, N1)."""
     if trigger is RunTrigger.MANUAL:
-        return f"{definition.name} (run now)"[:200]
+        return f"{definition.name}, run now"[:200]
     from zoneinfo import ZoneInfo
 
     local = scheduled_for.astimezone(ZoneInfo(definition.timezone))

@@ -119,11 +119,12 @@ class Decider:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
             self._observe_inventory(inventory)
         jobs = tuple(r.job for r in records)
-        learned, typical = self.runtimes.estimates_and_typical(jobs)
+        learned, typical, sources = self.runtimes.learnt(jobs)
         graces = {r.job.id: grace for r in records if r.job.stopping_since is not None and self.stops is not None
                   and (grace := self.stops.grace_of(r)) is not None}  # ETAs of what waits on them (new user 11, N1)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
-                            kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces)
+                            kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
+                            runtime_sources=sources)
         return snapshot, {r.job.id: r for r in records}
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from ..backfill.history import KEEP, RuntimeHistory
+from ..backfill.history import KEEP, SAME_RUNS, RuntimeHistory
 from ..model import Job, JobKind, JobState
 from ..store import JobRecord, Store
 from .clock import Clock
@@ -72,6 +72,12 @@ class RuntimeFeed:
     def estimates_and_typical(self, jobs: Iterable[Job]) -> tuple[dict[str, float], dict[str, float]]:
         """:meth:`estimates`, and ``Snapshot.runtime_typical``: for running jobs that ran longer
         than similar past runs typically take, that typical runtime (seconds)."""
+        learnt, typical, _ = self.learnt(jobs)
+        return learnt, typical
+
+    def learnt(self, jobs: Iterable[Job]) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+        """:meth:`estimates_and_typical`, and ``Snapshot.runtime_sources``: the jobs whose guess
+        came from their user's runs of other programs (``"other"``; new user 11, N15)."""
         now = self.clock.now()
         jobs = list(jobs)
         if self._stale(now):
@@ -79,6 +85,7 @@ class RuntimeFeed:
             self._read_at = now
         out: dict[str, float] = {}
         typical: dict[str, float] = {}
+        sources: dict[str, str] = {}
         for job in jobs:
             if job.state.terminal or job.spec.kind is JobKind.LEASE:
                 continue
@@ -87,10 +94,12 @@ class RuntimeFeed:
             guess = self._history.predict(job.spec, job.spec.time_limit_s, ran)
             if guess is not None:
                 out[job.id] = guess
+                if (origin := self._history.origin(job.spec, job.spec.time_limit_s, ran)) not in (None, SAME_RUNS):
+                    sources[job.id] = str(origin)
                 if ran > 0 and (usual := self._history.typical(job.spec, job.spec.time_limit_s)) is not None \
                         and usual <= ran:
                     typical[job.id] = usual
-        return out, typical
+        return out, typical, sources
 
     def estimate(self, job: Job) -> float | None:
         """One live job's expected runtime (s) from the history last read (no store read: the

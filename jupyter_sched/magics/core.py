@@ -29,7 +29,8 @@ from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
-from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, state_filter
+from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, job_head, state_filter
+from ..wording.quota import quota_text
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
 from .cuda import CudaState, cuda_state
@@ -125,7 +126,9 @@ def _one_line(err: SchedError, *, gpus_as: str | None = None) -> str:
     refused request's reason in the words the queue uses (one renderer), and no Python class name
     (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
-    hint = _MAGIC_HINTS.get(hint or "", hint)
+    for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
+        if hint and hint.startswith(said):
+            hint = magic + hint[len(said):]
     if hint:  # a REST request in a hint is said as the magic that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", r"%schedule define edit \1 …", hint)
     field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
@@ -236,7 +239,8 @@ class SchedMagics(Magics):
         Usage::
 
           %gpu                      show the GPUs (model, memory, who holds them, live utilization,
-          %gpu status               simulated flag) and this kernel's lease, as a DataFrame
+          %gpu status               simulated flag), your team's quota and this kernel's lease,
+                                    as a DataFrame
           %gpu request N [--model M] [--mem-per-gpu 20GiB] [--priority high|normal|low]
                          [--name NAME] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
                                     lease N GPUs for this kernel; while queued, shows position,
@@ -330,6 +334,7 @@ class SchedMagics(Magics):
         elif inventory.get("simulated"):
             self._print("Simulated GPUs (no NVIDIA driver on this host): utilization comes from the CPU activity "
                         "of the work placed on them.")
+        self._print(f"Quota: {quota_text(client.me())}")  # as `jupyter-sched status` says it (new user 11, N21)
         if lease is None:
             self._forget_ended()
             self._print("This kernel holds no GPUs. Ask with: %gpu request 1")
@@ -738,6 +743,7 @@ class SchedMagics(Magics):
                                                GPUs, reason, ETA; --all: every pending job;
                                                --limit: the first N pending)
           %schedule jobs [--state S] [--limit N] my jobs as a DataFrame, newest first
+          %schedule status          server, you, GPUs, your work and quota (as jupyter-sched status)
           %schedule status JOB      one status line
           %schedule logs JOB [-f]   print the log; -f follows it until the job ends (interrupt to stop)
           %schedule wait JOB [--for 30m]       wait with a progress line until the job ends
@@ -913,6 +919,11 @@ class SchedMagics(Magics):
         return queue_frame(rows, _now())
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
+        if cmd.job_id is None:  # the summary, as `jupyter-sched status` prints it (new user 12, N4)
+            from ..client.status import status_lines_of
+
+            self._print("\n".join(status_lines_of(self.client)))
+            return
         self._print(job_line(self.client.job(self.client.job_id_of(str(cmd.job_id))), _now()))
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
@@ -1017,7 +1028,7 @@ class SchedMagics(Magics):
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:
                     raise MagicError(f"still {job['state']} after {cmd.timeout_s:g}s: {job_line(job, _now())}")
                 if progress is None:
-                    progress = Progress(f"{'lease' if job.get('kind') == 'lease' else 'job'} {job_id}")
+                    progress = Progress(job_head(job))  # "job j-7 (daily_report)", as its lines (new user 12, N1)
                 progress.show(wait_progress(job, _now()), waited)
                 time.sleep(0.5)
                 job = self.client.job(job_id)

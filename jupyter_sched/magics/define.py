@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 from ..client._routes import routes
 from ..errors import ValidationError
 from ..wording import definition_deleted
+from ..wording.jobs import named
 from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body
 
 __all__ = ["DEFINE_ACTIONS", "DefineCommand", "definitions_frame", "parse_define", "run_define"]
@@ -208,9 +209,9 @@ def _local(text: str | None, zone: str) -> str:
 
 
 def definition_line(d: Mapping[str, Any]) -> str:
-    """``d-… 'daily': At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``."""
+    """``d-… (daily): At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``."""
     when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
-    line = f"{d['id']} {d['name']!r}: {when} ({d.get('timezone', 'UTC')})"
+    line = f"{named(d['id'], str(d.get('name') or ''))}: {when} ({d.get('timezone', 'UTC')})"
     if d.get("paused"):
         return line + "; paused"
     nxt = _local(d.get("next_run_at"), str(d.get("timezone", "UTC")))
@@ -292,13 +293,16 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         say(("Paused " if cmd.action == "pause" else "Resumed ") + definition_line(call(req)))
         return None
     if cmd.action == "delete":
+        name = str(call(routes.definition(target, runs=1)).get("name") or "")  # said with the id (new user 12, N1)
         gone = call(routes.delete_definition(target, cancel_runs=cmd.cancel_runs))
-        said = definition_deleted(target, gone, cancel="%schedule cancel")
+        said = definition_deleted(named(target, name), gone, cancel="%schedule cancel")
         say(said[0].upper() + said[1:] + ".")
         return None
     if cmd.action == "run":
+        name = str(call(routes.definition(target, runs=1)).get("name") or "")  # said with the id (new user 12, N1)
         run = call(routes.run_definition(target, {"parameters": dict(cmd.parameters)} if cmd.parameters else {}))
-        say(f"Started run {run['job_id']} of {target} (parameters {json.dumps(run.get('parameters') or {})})")
+        say(f"Started run {run['job_id']} of {named(target, name)} with parameters "
+            f"{json.dumps(run.get('parameters') or {})}; %schedule wait {run['job_id']} follows it.")
         return str(run["job_id"])
     detail = call(routes.definition(target, runs=50))
     if cmd.action == "show":

@@ -452,7 +452,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule notebook NOTEBOOK [options]
         %schedule serve APP [ARGS...] --port P [options]
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
-        %schedule status JOB | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
+        %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
         %schedule dryrun [options]
 
@@ -520,7 +520,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                                scope="all" if getattr(ns, "everything", False) else None)
     if head in ("status", "logs", "wait"):
         parser = _Parser(prog, "%schedule")
-        parser.add_argument("job", metavar="JOB")
+        # `%schedule status` alone is the summary `jupyter-sched status` prints (new user 12, N4)
+        parser.add_argument("job", metavar="JOB", nargs="?" if head == "status" else None)
         if head == "logs":
             parser.add_argument("-f", "--follow", action="store_true")
         if head == "wait":
@@ -534,6 +535,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             # which id, and where to find it (issue 20: `jupyter-sched status` needs none, this one does)
             raise ValidationError(f"{prog}: missing JOB, the job's id", field="JOB",
                                   hint="%schedule jobs lists your jobs with their ids") from None
+        if ns.job is None:  # status without a job (the parser requires one for logs and wait)
+            return ScheduleCommand(head)
         job_id = _nonempty(ns.job, "JOB")
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")

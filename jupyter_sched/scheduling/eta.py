@@ -39,6 +39,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..backfill.history import SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection
 from ..backfill.timeline import Timeline
@@ -547,6 +548,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         learned = [w for w in waits if w not in reestimates and _ends_by_learning(ctx, w)]
         if learned:  # its end is what similar past runs took, not a limit anyone stated (finding 28)
             details["eta_learned"] = learned
+            other = {w: share for w in learned if (share := _other_runs_share(ctx, w)) is not None}
+            if other:  # learnt from its owner's runs of other programs, not similar ones (new user 11, N15)
+                details["eta_learned_other"] = other
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source
@@ -691,6 +695,18 @@ def _ends_by_learning(ctx: CycleContext, holder: str) -> bool:
         return False
     limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
     return expected_runtime(ctx, job) < (math.inf if limit is None else limit)
+
+
+def _other_runs_share(ctx: CycleContext, holder: str) -> float | None:
+    """The share of its time limit ``holder`` is expected to run, when that guess came from its
+    owner's runs of other programs (``Snapshot.runtime_sources``); None: from similar past runs."""
+    if ctx.snap.runtime_sources.get(holder, SAME_RUNS) == SAME_RUNS:
+        return None
+    job = ctx.admitted.get(holder) or ctx.by_id.get(holder)
+    if job is None:
+        return None
+    limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
+    return round(expected_runtime(ctx, job) / limit, 4) if limit else None
 
 
 def _overran(ctx: CycleContext, holder: str) -> bool:

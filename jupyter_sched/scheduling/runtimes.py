@@ -23,9 +23,11 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..backfill.history import SAME_RUNS
 from ..model import Job
 from ..model.units import format_duration
 from ..queues.limits import effective_limit
+from ..wording.estimates import ran_past_note
 from .context import CycleContext
 
 __all__ = ["MIN_LEFT_S", "Reestimate", "expected_runtime", "time_left"]
@@ -40,7 +42,7 @@ class Reestimate:
 
     Attributes:
         job_id: the running job.
-        cause: ``"past_typical"`` (ran longer than similar past runs usually take; still
+        cause: ``"past_typical"`` (ran longer than the runs it is learnt from usually take; still
             expected to end before its limit, at the median of the longer ones),
             ``"past_expected"`` (ran past its learned runtime), ``"past_limit"`` (ran past
             its time limit; being stopped) or ``"stop_overdue"`` (did not stop within the grace period).
@@ -50,12 +52,16 @@ class Reestimate:
         bound: the short clause an ETA shows after "when j-1 ends", e.g. ``"by its 3m time
             limit"``: what now bounds the job's end, in terms its owner set (the learned ~20s is
             nobody's stated figure, so the ETA does not lead with it — new-user finding, session 3).
+        source: where the learnt end it outran came from (``Snapshot.runtime_sources``):
+            ``"same"`` (similar past runs) or ``"other"`` (its user's runs of other programs);
+            the ``message`` says which (:mod:`jupyter_sched.wording.estimates`).
     """
 
     job_id: str
     cause: str
     message: str
     bound: str = ""
+    source: str = SAME_RUNS
 
 
 def expected_runtime(ctx: CycleContext, job: Job) -> float:
@@ -92,23 +98,23 @@ def time_left(ctx: CycleContext, job: Job, start: datetime) -> tuple[float, Rees
         stop_left = (job.stopping_since - now).total_seconds() + grace
         return max(min(left, stop_left) if left > 0 else stop_left, MIN_LEFT_S), None
     note: Reestimate | None = None
+    source = ctx.snap.runtime_sources.get(job.id, SAME_RUNS)  # what the learnt end came from (new user 11, N15)
     typical = ctx.snap.runtime_typical.get(job.id) if ctx.profile.eta_source == "history" else None
     if left > 0 and typical is not None and typical <= ran:
         # it already ran longer than similar runs usually take: its end (the median of the longer
         # ones) moves on while it runs, so the ETA names its time limit as the bound (new-user 4
         # finding 8: "in 17s" twice, then "in 19s", each "as long as similar past runs did")
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
-        note = Reestimate(job.id, "past_typical",
-                          f"{job.id} has run longer than the ~{format_duration(typical)} that similar past runs took",
-                          f"by its {format_duration(limit)} time limit at the latest" if limit is not None else "")
+        note = Reestimate(job.id, "past_typical", ran_past_note(job.id, typical, source, limit_s=limit),
+                          f"by its {format_duration(limit)} time limit at the latest" if limit is not None else "",
+                          source)
     if left <= 0:
         limit, _ = effective_limit(job.spec, ctx.profile.time_limits)
         if limit is not None and ran < limit:
             left = limit - ran
             note = Reestimate(job.id, "past_expected",
-                              f"{job.id} ran longer than the ~{format_duration(expected)} that similar past runs "
-                              f"took, so it is now expected to run to its {format_duration(limit)} time limit",
-                              f"by its {format_duration(limit)} time limit")
+                              ran_past_note(job.id, expected, source, limit_s=limit, then_limit=True),
+                              f"by its {format_duration(limit)} time limit", source)
         else:
             left = grace
             shown = format_duration(limit if limit is not None else expected)

@@ -60,6 +60,11 @@ class Snapshot:
         runtime_typical: for running jobs that have already run longer than similar past runs
             typically take, that typical runtime in seconds (the unconditional estimate): their
             ETA notes say so, with their time limit as the bound (new-user 4 finding 8).
+        runtime_sources: per job id of ``runtime_estimates`` whose guess did *not* come from runs
+            of the same program and request, where it came from: ``"other"`` — its user's runs
+            of other programs, as fractions of their limits
+            (:meth:`~jupyter_sched.backfill.history.RuntimeHistory.origin`). Absent: similar past
+            runs. The ETA's words say which (new user 11, N15).
         telemetry: per allocation key (job id) the recent samples idle detection needs;
             shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
         kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
@@ -79,6 +84,7 @@ class Snapshot:
     telemetry: Mapping[str, Any] = field(default_factory=dict)
     kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     stop_grace_s: Mapping[str, float] = field(default_factory=dict)
+    runtime_sources: Mapping[str, str] = field(default_factory=dict)
 
 
 @fast_init

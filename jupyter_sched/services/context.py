@@ -146,7 +146,8 @@ class Context:
                                hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
                                else "GET jobs lists yours with their ids and names; jupyter-sched and %schedule "
                                     "also take the name of one of your jobs" if named
-                               else "list your jobs to see their ids")
+                               else "list your jobs to see their ids (another user's job is shown only while it is "
+                                    "in the queue: finished jobs of other users are not shown to you)")
         if record is None:
             raise hidden
         if not caller.admin and record.job.spec.user != caller.user:

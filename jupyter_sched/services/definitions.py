@@ -394,7 +394,7 @@ class DefinitionsService:
         """
         from ..store.definitions import list_definitions
 
-        self._runs.jobs.refuse_missing_paths(spec)
+        self._runs.jobs.refuse_missing_paths(spec, carried=False)  # no notebook_json here (new user 12, N8)
         with self.ctx.store.transaction(write=False) as tx:
             same = [o for o in list_definitions(tx, user=d.user, name=d.name, limit=2) if o.id != d.id]
         if same:

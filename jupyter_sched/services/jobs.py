@@ -334,10 +334,13 @@ class JobsService:
                        "restarted until it gives up — choose another port, or cancel that service")
         return out[:3]
 
-    def refuse_missing_paths(self, spec: JobSpec) -> None:
+    def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook or working_dir that does not exist where the job would start is
         refused now, not found out when it starts (issue 20) — only where the local executor runs
         jobs as this service's account (:meth:`LocalExecutor.missing_path` says nothing in hub mode).
+        ``carried``: the route takes the file's text instead (``source``, ``notebook_json``: POST
+        jobs), so the hint offers it; a definition keeps only the path (new user 12, N8: its hint
+        said "send its text as notebook_json", which definitions refuse as an unknown field).
 
         Raises:
             ValidationError: naming the field and the path.
@@ -351,8 +354,9 @@ class JobsService:
         hint = ("give an existing directory you can enter (a relative one is read in "
                 f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
                 if field == "working_dir" else
-                f"give the path of an existing {what} on the server (a relative path is read in working_dir), "
-                f"or send its text as {'source' if field == 'script' else 'notebook_json'}")
+                f"give the path of an existing {what} on the server (a relative path is read in working_dir)"
+                + (f", or send its text as {'source' if field == 'script' else 'notebook_json'}" if carried else
+                   f"; a definition keeps the path and reads the {what} at each run"))
         raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
 
     def _anchored(self, spec: JobSpec) -> JobSpec:

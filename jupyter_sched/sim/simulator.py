@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from ..accounting import UsageInterval, budget_usage, decayed_gpu_seconds
-from ..backfill.history import RuntimeHistory
+from ..backfill.history import SAME_RUNS, RuntimeHistory
 from ..model import (
     GPU_MILLI,
     Allocation,
@@ -335,7 +335,8 @@ class Simulator:
                 continue
             estimates, typical = self._runtimes(snap, tracks)
             snap = replace(snap, telemetry=self._telemetry(snap, tracks), kernels=self._kernels(snap, tracks),
-                           usage=self._usage(now), runtime_estimates=estimates, runtime_typical=typical)
+                           usage=self._usage(now), runtime_estimates=estimates, runtime_typical=typical,
+                           runtime_sources=self._sources(snap, tracks, estimates))
             result = self._cycle(snap, self.profile)
             cycles += 1
             idle_actions: Sequence[IdleAction] = result.idle
@@ -455,6 +456,22 @@ class Simulator:
                 if usual is not None and usual <= ran:
                     typical[job.id] = max(1.0, usual - tr.done_s)
         return estimates, typical
+
+    def _sources(self, snap: Snapshot, tracks: dict[str, _Track], estimates: Mapping[str, float]) -> dict[str, str]:
+        """``Snapshot.runtime_sources`` as the engine's feed gives them (``RuntimeFeed.learnt``): the
+        jobs of ``estimates`` whose guess came from their user's runs of other programs."""
+        if self.history is None:
+            return {}
+        rules = (self.profile or SchedulingProfile()).time_limits
+        out: dict[str, str] = {}
+        for job in snap.jobs:
+            if job.id in estimates:
+                tr = tracks[job.id]
+                ran = 0.0 if tr.start is None else (snap.now - tr.start).total_seconds() + tr.done_s
+                origin = self.history.origin(job.spec, effective_limit(job.spec, rules)[0], ran)
+                if origin is not None and origin != SAME_RUNS:
+                    out[job.id] = origin
+        return out
 
     @staticmethod
     def _allocated_gpus(snap: Snapshot) -> float:

@@ -17,7 +17,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "idle_note", "job_detail", "job_line", "my_work", "preemptor", "serving_text", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
            "lease_end_message", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -195,6 +195,40 @@ def work_name(job: Mapping[str, Any]) -> str:
     return name
 
 
+def named(ref: Any, name: str) -> str:
+    """``j-7 (daily_report)``: an id with the name its owner gave, the one way every line writes it;
+    a name with brackets of its own is quoted instead of nesting them (``j-7 'report (v2)'``); the
+    id alone for no name. Definitions are written so too (``d-1 (daily_report)``, new user 12, N1)."""
+    name = printable_line(str(name or "")).strip()
+    if not name:
+        return str(ref)
+    return f"{ref} {name!r}" if "(" in name or ")" in name else f"{ref} ({name})"
+
+
+def fit_name(name: str, width: int = 24) -> str:
+    """``name`` in at most ``width`` characters for a table's NAME column, keeping the part that
+    tells names apart: a path's last part (``lease for …/amy-private.ipynb``, ``…/amy-private.ipynb``,
+    then its end), else the start (``a-long-experiment-na…``). New user 12, N7: every lease of a home
+    read ``lease for /home/nu12amy…``."""
+    if len(name) <= width:
+        return name
+    slash = name.rfind("/")
+    if slash >= 0:
+        start = name.find("/")
+        prefix, base = name[:start], name[slash + 1:]
+        for candidate in (f"{prefix}…/{base}", f"…/{base}"):
+            if len(candidate) <= width:
+                return candidate
+        return "…" + name[-(width - 1):]
+    return name[:width - 1] + "…"
+
+
+def job_head(job: Mapping[str, Any]) -> str:
+    """``job j-7 (daily_report)`` / ``lease l-3 for nb/explore.ipynb``: what a job line starts with,
+    and what a wait's progress line is titled (new user 12, N1: ``job j-… · starting`` had no name)."""
+    return _head(job)
+
+
 def _head(job: Mapping[str, Any]) -> str:
     kind = job.get("kind", "job")
     head = f"{'lease' if kind == 'lease' else 'service' if kind == 'inference' else 'job'} {job.get('id')}"
@@ -204,9 +238,7 @@ def _head(job: Mapping[str, Any]) -> str:
     if kind == "lease" and name in LEASE_NAMES:  # "lease l-3 (notebook lease)" says lease twice
         return head
     if name and name != "job":  # the server's default name says nothing the line does not
-        # a name with its own brackets (a definition's run: "report (run now)") is quoted instead
-        # of nesting brackets: job j-7 'report (run now)'
-        head += f" {name!r}" if "(" in name or ")" in name else f" ({name})"
+        head = f"{head.split(' ', 1)[0]} {named(job.get('id'), name)}"
     return head
 
 
@@ -565,7 +597,7 @@ def definition_deleted(target: str, answer: Mapping[str, Any], *, cancel: str) -
                 + (" …" if more > 0 else "") + "); the others stay in the job history")
     if not waiting:
         return f"{said}; its runs stay in the job history"
-    listed = ", ".join(f"{run['id']} ({printable_line(str(run.get('name') or ''))[:60]})" for run in waiting[:3])
+    listed = ", ".join(named(run["id"], str(run.get("name") or "")[:60]) for run in waiting[:3])
     extra = f" and {total - 3} more" if total > 3 else ""
     them = "it" if total == 1 else "them"
     verb = "is" if total == 1 else "are"

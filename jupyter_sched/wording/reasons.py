@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import format_duration
+from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
@@ -300,12 +301,30 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             return f"{text} ({'; '.join(f'{job} {bound}' for job, bound in bounds.items())})"
         learned = details.get("eta_learned")
         if isinstance(learned, Sequence) and not isinstance(learned, str) and learned:
-            # the running job's own line says "ends by <its limit>": say why this time is earlier
-            one = len(waits) == 1 and len(learned) == 1
-            text += (" (if it runs as long as similar past runs did)" if one else
-                     f" (if {_ids(learned)} {'runs' if len(learned) == 1 else 'run'} as long as similar past runs did)")
+            # the running job's own line says "ends by <its limit>": say why this time is earlier,
+            # from what it was learnt: similar past runs, or its owner's other programs (new user 11, N15)
+            text += f" ({_learnt_conditions(learned, details, one=len(waits) == 1 and len(learned) == 1, mine=mine)})"
     note = str(details.get("eta_note") or "").strip().rstrip(".")
     return f"{text}; {note}" if note else text
+
+
+def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, one: bool, mine: bool) -> str:
+    """``if it runs as long as similar past runs did`` / ``if j-2 ends at ~12 % of its time limit,
+    as its owner's other runs did`` (``details.eta_learned_other``: the learnt ends that came from
+    their owner's runs of other programs, with the share of the limit; :mod:`.estimates`)."""
+    other = details.get("eta_learned_other")
+    other = other if isinstance(other, Mapping) else {}
+    own = {str(o.get("id")) for o in (details.get("eta_waits_on_own") or ()) if isinstance(o, Mapping)} if mine else set()
+    same = [w for w in learned if str(w) not in other]
+    parts = []
+    if same:
+        parts.append("if " + learnt_condition("it" if one else _ids(same), SAME_RUNS, plural=len(same) > 1))
+    for w in learned:
+        if str(w) in other:
+            share = other[str(w)]
+            parts.append("if " + learnt_condition("it" if one else str(w), OTHER_RUNS, yours=str(w) in own,
+                                                  share=float(share) if isinstance(share, (int, float)) else None))
+    return "; ".join(parts)
 
 
 def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:

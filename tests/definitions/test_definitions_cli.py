@@ -128,7 +128,7 @@ def test_newuser8_n3_deleting_a_definition_names_its_queued_runs_or_cancels_them
     definition_id, job_id = queued_run()
     code, out, err = cli(server, "definitions", "delete", definition_id)
     assert code == EXIT_OK, err
-    assert f"1 run is still queued and will run: {job_id} (report (run now))" in out and f"jupyter-sched cancel {job_id}" in out, out
+    assert f"1 run is still queued and will run: {job_id} (report, run now)" in out and f"jupyter-sched cancel {job_id}" in out, out
     job = httpx.get(server.api + f"jobs/{job_id}", headers=headers, timeout=30).json()
     assert job["state"] == "pending", job  # kept, as said
     definition_id, second = queued_run()

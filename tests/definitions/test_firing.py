@@ -234,7 +234,7 @@ def test_run_now_uses_per_run_parameters_over_the_definitions(sqlite_db: str, se
     assert run["parameters"] == {"region": "eu", "limit": 5}
     job = svc.store.get_job(run["job_id"]).job
     assert dict(job.spec.parameters) == {"region": "eu", "limit": 5}
-    assert run["trigger"] == "manual" and job.spec.name == "daily (run now)"
+    assert run["trigger"] == "manual" and job.spec.name == "daily, run now"
     clock.advance(timedelta(hours=3).total_seconds())
     assert svc.fire_due().created, "a manual run never takes a scheduled firing's place"
 

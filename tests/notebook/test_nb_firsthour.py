@@ -62,7 +62,7 @@ async def test_schedule_wait_prints_the_final_line_once(start_kernel: StartKerne
     assert waited.error is None, waited.text
     final = f"job {job_id} (short): succeeded, exit code 0"
     assert waited.text.count(final) == 1, waited.text  # the bar ends as a "waited" note, not a second copy
-    assert f"job {job_id}: waited" in waited.text
+    assert f"job {job_id} (short): waited" in waited.text  # titled with its name (new user 12, N1)
 
 
 async def test_a_request_above_every_gpus_memory_says_memory_per_gpu(start_kernel: StartKernel) -> None:

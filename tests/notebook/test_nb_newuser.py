@@ -126,8 +126,13 @@ def test_round3_finding_6_help_and_not_found_name_the_magic_that_lists_job_ids()
     missing = _one_line(NotFoundError("no job '42' visible to you", field="job_id",
                                       hint="list your jobs to see their ids"))
     assert missing == "no job '42' visible to you. %schedule jobs lists your jobs with their ids."
+    hidden = _one_line(NotFoundError("no job '42' visible to you", field="job_id",  # the server's since N10
+                                     hint="list your jobs to see their ids (another user's job is shown only while "
+                                          "it is in the queue)"))
+    assert hidden == ("no job '42' visible to you. %schedule jobs lists your jobs with their ids (another user's job "
+                      "is shown only while it is in the queue).")
     with pytest.raises(ValidationError) as refused:
-        parse_schedule_line("status")
+        parse_schedule_line("logs")  # `status` alone is the summary since new user 12, N4
     assert refused.value.field == "JOB" and "%schedule jobs lists your jobs" in str(refused.value.hint)
 
 

@@ -1,0 +1,43 @@
+"""What ``jupyter-sched status`` and ``%schedule status`` (no job) ask the server, gathered once for
+both (:func:`jupyter_sched.wording.status.status_lines` writes it)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import SchedError
+
+__all__ = ["idle_notes", "status_lines_of"]
+
+
+def status_lines_of(client: Any, *, config: dict[str, Any] | None = None, me: dict[str, Any] | None = None,
+                    inventory: dict[str, Any] | None = None) -> list[str]:
+    """The summary's lines for ``client``'s caller: three small answers (``GET config``, ``me``,
+    ``inventory``; given ones are not asked again) — ``GET me`` already counts my running jobs,
+    leases and pending jobs, so no job list is fetched, except my GPU-holding jobs while some of
+    them are stopping (to say why and until when) — and the open idle warnings of my work."""
+    from ..wording.status import status_lines
+
+    config = client.config() if config is None else config
+    me = client.me() if me is None else me
+    inventory = client.inventory() if inventory is None else inventory
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), dict) else {}
+    stopping: list[dict[str, Any]] = []
+    if isinstance(in_use, dict) and int(in_use.get("stopping") or 0):
+        stopping = [j for j in client.jobs(state="admitted,running")
+                    if j.get("stopping_since") and j.get("kind") != "lease"]
+    return status_lines(str(client.connection.url), config, me, inventory, stopping=stopping, idle=idle_notes(client))
+
+
+def idle_notes(client: Any) -> dict[str, str]:
+    """``{job id: idle_note}`` of the caller's work with an open idle warning (``GET idle``: own;
+    an admin's, everyone's); {} when the server offers none or refuses."""
+    from ..wording.jobs import idle_note
+
+    try:
+        entries = client.idle_candidates()
+    except SchedError:
+        return {}
+    now = datetime.now(timezone.utc)
+    return {str(e.get("job_id")): note for e in entries if (note := idle_note(e, now))}

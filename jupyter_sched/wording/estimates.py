@@ -1,0 +1,75 @@
+"""Where a learnt runtime came from, in words — the one place for them (new user 11, N15).
+
+A running job's expected end comes from its time limit, or is learnt
+(:class:`~jupyter_sched.backfill.history.RuntimeHistory`) from one of two sources, and the words
+of an ETA that rests on it say which:
+
+* ``"same"``: past runs of the same user, program and request — "as long as similar past runs did";
+* ``"other"``: its user's runs of *other* programs, read as fractions of their time limits (a first
+  run of new work) — "at ~12 % of its time limit, as its owner's other runs did". Saying "similar
+  past runs" there was untrue: eve's ``sleep 200`` was predicted from her 1-second ``echo`` jobs.
+
+The core keeps the source with each estimate (``Snapshot.runtime_sources``, the reason's
+``details.eta_learned_other``); the clauses below are written here for the ETA line the panel,
+the magics and the CLI show (:func:`~jupyter_sched.wording.reasons.eta_sentence`) and for the
+re-estimate notes the core keeps with an ETA's move records. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..model.units import format_duration
+
+__all__ = ["OTHER_RUNS", "SAME_RUNS", "learnt_condition", "ran_past_note", "share_text"]
+
+SAME_RUNS = "same"
+"""A learnt end's source: similar past runs (the wire's value, as ``backfill.history.SAME_RUNS``)."""
+OTHER_RUNS = "other"
+"""A learnt end's source: its user's runs of other programs (``backfill.history.OTHER_RUNS``)."""
+
+
+def share_text(share: float | None) -> str:
+    """``~12 %`` of a time limit (``share`` 0-1); ``under 1 %``; "" when not known."""
+    if share is None or not math.isfinite(share) or share < 0:
+        return ""
+    pct = share * 100
+    return "under 1 %" if pct < 1 else f"~{min(round(pct), 100)} %"
+
+
+def _owner(yours: bool) -> str:
+    return "your" if yours else "its owner's"
+
+
+def learnt_condition(subject: str, source: str, *, share: float | None = None, plural: bool = False,
+                     yours: bool = False) -> str:
+    """The condition an ETA from a learnt end holds on, after "if": ``it runs as long as similar
+    past runs did`` (``source`` ``"same"``; ``j-1 and j-2 run …`` with ``plural``) or ``it ends at
+    ~12 % of its time limit, as its owner's other runs did`` (``"other"``; ``your other runs`` when
+    ``yours``: the reader owns that job)."""
+    if source == OTHER_RUNS:
+        at = share_text(share)
+        if not at:
+            return f"{subject} ends as early as {_owner(yours)} other runs suggest"
+        return f"{subject} ends at {at} of its time limit, as {_owner(yours)} other runs did"
+    return f"{subject} {'run' if plural else 'runs'} as long as similar past runs did"
+
+
+def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | None = None,
+                  then_limit: bool = False) -> str:
+    """The note of a running job that outran its learnt end: ``j-1 ran longer than the ~20s that
+    similar past runs took`` / ``j-1 ran longer than ~20s (its owner's other runs ended at ~12 % of
+    their time limits)``; ``then_limit``: it is past the guess itself, so it is now expected to run
+    to its limit (``, so it is now expected to run to its 3m time limit``), else it ran past the
+    typical run and its end moves on (``has run longer``)."""
+    verb = "ran" if then_limit else "has run"
+    if source == OTHER_RUNS:
+        at = share_text(guess_s / limit_s if limit_s else None)
+        told = f" (its owner's other runs ended at {at} of their time limits)" if at else \
+            " (what its owner's other runs suggested)"
+        text = f"{job_id} {verb} longer than ~{format_duration(guess_s)}{told}"
+    else:
+        text = f"{job_id} {verb} longer than the ~{format_duration(guess_s)} that similar past runs took"
+    if then_limit and limit_s is not None:
+        text += f", so it is now expected to run to its {format_duration(limit_s)} time limit"
+    return text

@@ -1,0 +1,39 @@
+"""A user's quota in one line, from ``GET me``: ``jupyter-sched status``'s ``quota`` line and ``%gpu``'s
+``Quota:`` line say it in the same words (new user 11, N21; new user 12's brief: ``%gpu`` had none)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["quota_text"]
+
+
+def _gpus(value: Any) -> str:
+    number = float(value or 0)
+    return f"{number:g} GPU{'' if number == 1 else 's'}"
+
+
+def quota_text(me: Mapping[str, Any]) -> str:
+    """``team ml: guaranteed 2 GPUs, borrowing limit 1 (at most 3); 2 GPUs in use by the team, 1 GPU
+    yours`` from ``GET me`` (its default team's quota lines, ``team_in_use``, ``in_use``); a line of
+    one GPU model or of the caller alone is said as such."""
+    team = str(me.get("team") or "")
+    lines = [q for q in me.get("quotas") or () if isinstance(q, Mapping)]
+    parts = []
+    for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
+        model = str(q.get("gpu_model") or "*")
+        whose = "you" if q.get("user") else f"team {team}"
+        on = "" if model == "*" else f" on {model}"
+        limit = q.get("borrowing_limit")
+        if limit is None:
+            bounds = "no borrowing limit"
+        else:
+            bounds = f"borrowing limit {float(limit):g} (at most {float(q.get('guaranteed') or 0) + float(limit):g})"
+        parts.append(f"{whose}{on}: guaranteed {_gpus(q.get('guaranteed'))}, {bounds}")
+    text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
+    in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
+    mine = _gpus((in_use or {}).get("gpus"))
+    if me.get("team_in_use") is not None:
+        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours"
+    return f"{text}; {mine} in use by you"

@@ -1,0 +1,41 @@
+"""The summary ``jupyter-sched status`` prints and ``%schedule status`` (no job) shows, in one place
+(new user 12, N4: ``%schedule status`` alone was a usage error while the CLI's word meant this)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .jobs import my_work
+from .quota import quota_text
+
+__all__ = ["status_lines"]
+
+
+def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inventory: Mapping[str, Any], *,
+                 stopping: Sequence[Mapping[str, Any]] = (), idle: Mapping[str, str] | None = None) -> list[str]:
+    """``server …``, ``user …``, ``gpus …`` (``nvml …``), ``my work …``, ``quota …`` and one ``idle …``
+    line per warned job, from ``GET config``, ``GET me`` and ``GET inventory``; ``stopping``: my
+    GPU-holding jobs in a stop's grace (:func:`~.jobs.my_work`); ``idle``: ``{job id: idle note}``."""
+    gpus = inventory.get("gpus") or []
+    label = " (simulated)" if inventory.get("simulated") else ""
+    nvml = inventory.get("nvml") or {}
+    lines = [f"server     {url}  jupyter_sched {config.get('version', '?')}",
+             f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}"
+             + (f", team {me['team']}" if me.get("team") else "")]
+    models: dict[str, int] = {}
+    for gpu in gpus:
+        models[gpu["model"]] = models.get(gpu["model"], 0) + 1
+    summary = ", ".join(f"{n} x {m}" for m, n in sorted(models.items())) or "none"
+    lines.append(f"gpus       {len(gpus)}{label}: {summary}")
+    if nvml and not nvml.get("available", True):
+        why = str(nvml.get("error") or "").rstrip(".")
+        if inventory.get("simulated"):  # expected: no NVIDIA driver, so the GPUs above are simulated
+            lines.append(f"nvml       not used: the GPUs are simulated — {why}")
+        else:
+            lines.append(f"nvml       unavailable: {why}")
+    lines.append(f"my work    {my_work(me, stopping)}")
+    lines.append(f"quota      {quota_text(me)}")  # new user 11, N21: first met as a pending reason or a 422
+    for job_id, note in (idle or {}).items():  # a warned lease loses its GPUs (new user 4)
+        lines.append(f"idle       {job_id}: {note}")
+    return lines

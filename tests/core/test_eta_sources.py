@@ -1,0 +1,119 @@
+"""New user 11, N15: an ETA from a learnt end says what it was learnt from.
+
+amy's job waited on eve's ``eve-two`` (``sleep 200`` on 2 GPUs, 5m limit): ``ETA 14:10 UTC (in 36s),
+when eve-two (j-…) ends (if it runs as long as similar past runs did)`` — but eve had no run like
+eve-two: the guess was her *other* programs' padding (her 1-second ``echo`` / ``env`` jobs read as
+fractions of their limits; ``backfill/history.py``, "Running jobs"). Once eve-two outran it, the
+note said it "ran longer than the ~Xs that similar past runs took" — untrue as well. The history
+now says where a guess came from (``RuntimeHistory.origin``: ``same`` / ``other``), the snapshot
+carries it (``runtime_sources``), the reason keeps it (``details.eta_learned_other``: the share of
+the limit) and one renderer (``wording/estimates.py``) writes each source's sentence for the
+panel, the magics and the CLI (all three show ``render_reason``'s text)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from core_builders import T0, make_job, make_node, running, snapshot
+
+from jupyter_sched.backfill.history import OTHER_RUNS, SAME_RUNS, RuntimeHistory
+from jupyter_sched.model import Job, JobSpec, PendingReason, ResourceRequest
+from jupyter_sched.model.codec import reason_to_dict
+from jupyter_sched.scheduling import run_cycle
+from jupyter_sched.wording import render_reason
+
+
+def _secs(s: float) -> datetime:
+    return T0 + timedelta(seconds=s)
+
+
+def _jobs() -> list[Job]:
+    """eve's ``eve-two`` (2 GPUs, 5m limit) runs from t=0; amy's ``amy-cell-job`` waits for its GPUs."""
+    return [running(make_job("eve-two", gpus=2, user="eve", time_limit_s=300), "n1", started=0),
+            make_job("amy-cell-job", gpus=1, user="amy", time_limit_s=60, submitted=0.05)]
+
+
+def _reason(seconds: float, learned: float, sources: dict[str, str], typical: float | None = None) -> PendingReason:
+    snap = replace(snapshot([make_node("n1", gpus=2)], _jobs(), now=_secs(seconds)),
+                   runtime_estimates={"eve-two": learned}, runtime_sources=sources,
+                   runtime_typical={"eve-two": typical} if typical is not None else {})
+    return {p.job_id: p.reason for p in run_cycle(snap).pending}["amy-cell-job"]
+
+
+def test_newuser11_n15_an_eta_learnt_from_the_owners_other_programs_says_so() -> None:
+    reason = _reason(10, 36.0, {"eve-two": OTHER_RUNS})
+    assert reason.eta == _secs(36) and reason.details["eta_learned"] == ["eve-two"]
+    assert reason.details["eta_learned_other"] == {"eve-two": 0.12}  # 36 s of its 5m limit
+    text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
+    assert text == "ETA 12:00 UTC (in 26s), when eve-two ends (if it ends at ~12 % of its time limit, " \
+                   "as its owner's other runs did)", text
+    assert "similar past runs" not in text
+
+
+def test_newuser11_n15_an_eta_learnt_from_similar_past_runs_keeps_its_words() -> None:
+    reason = _reason(10, 36.0, {})  # no source: runs of the same program and request
+    assert "eta_learned_other" not in reason.details
+    text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
+    assert text == "ETA 12:00 UTC (in 26s), when eve-two ends (if it runs as long as similar past runs did)", text
+
+
+def test_newuser11_n15_the_owner_reading_it_is_told_your_other_runs() -> None:
+    """When the waiting job's owner also owns the job it waits on, the renderer says "your"."""
+    jobs = [running(make_job("eve-two", gpus=2, user="eve", time_limit_s=300), "n1", started=0),
+            make_job("eve-three", gpus=1, user="eve", time_limit_s=60, submitted=0.05)]
+    snap = replace(snapshot([make_node("n1", gpus=2)], jobs, now=_secs(10)),
+                   runtime_estimates={"eve-two": 36.0}, runtime_sources={"eve-two": OTHER_RUNS})
+    reason = {p.job_id: p.reason for p in run_cycle(snap).pending}["eve-three"]
+    wire = reason_to_dict(reason)
+    mine = render_reason(wire, now=_secs(10), relative=True, mine=True).eta
+    assert mine.endswith("(if it ends at ~12 % of its time limit, as your other runs did)"), mine
+    assert render_reason(wire, now=_secs(10), relative=True).eta.endswith("as its owner's other runs did)")
+
+
+def test_newuser11_n15_a_job_that_outran_its_owners_other_runs_is_not_said_to_outrun_similar_runs() -> None:
+    """Past the guess: re-estimated to its limit, and the note (kept with the ETA and its move
+    records, and in the audit) names the owner's other runs, not "similar past runs"."""
+    reason = _reason(40, 36.0, {"eve-two": OTHER_RUNS})
+    assert reason.eta == _secs(300)
+    assert reason.details["eta_note"] == ("eve-two ran longer than ~36s (its owner's other runs ended at ~12 % of "
+                                          "their time limits), so it is now expected to run to its 5m time limit")
+    same = _reason(40, 36.0, {})
+    assert same.details["eta_note"] == ("eve-two ran longer than the ~36s that similar past runs took, so it is now "
+                                        "expected to run to its 5m time limit")
+    # past the typical run but still under the conditional guess: "has run longer than"
+    typical = _reason(40, 90.0, {"eve-two": OTHER_RUNS}, typical=36.0)
+    assert typical.details["eta_note"] == "eve-two has run longer than ~36s (its owner's other runs ended at ~12 % " \
+                                          "of their time limits)"
+    text = render_reason(reason_to_dict(typical), now=_secs(40), relative=True).eta
+    assert text.endswith("when eve-two ends (by its 5m time limit at the latest)"), text
+
+
+def test_newuser11_n15_several_jobs_waited_on_each_say_their_own_source() -> None:
+    jobs = [running(make_job("a", gpus=1, user="eve", time_limit_s=300), "n1", [0], started=0),
+            running(make_job("b", gpus=1, user="bob", time_limit_s=300), "n1", [1], started=0),
+            make_job("w", gpus=2, user="amy", time_limit_s=60, submitted=0.05)]
+    snap = replace(snapshot([make_node("n1", gpus=2)], jobs, now=_secs(10)),
+                   runtime_estimates={"a": 60.0, "b": 60.0}, runtime_sources={"a": OTHER_RUNS})
+    reason = {p.job_id: p.reason for p in run_cycle(snap).pending}["w"]
+    text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
+    assert text.endswith("when b and a end (if b runs as long as similar past runs did; if a ends at ~20 % of its "
+                         "time limit, as its owner's other runs did)"), text
+
+
+def _spec(user: str, command: tuple[str, ...]) -> JobSpec:
+    return JobSpec(name=command[-1], user=user, command=command, resources=ResourceRequest(gpus=1))
+
+
+def test_newuser11_n15_the_history_says_where_each_guess_comes_from() -> None:
+    """``origin`` agrees with ``predict``: the key's own runs (``same``), the user's runs of other
+    programs (``other``: an earned first-run guess, or a running first run's padding), none."""
+    history = RuntimeHistory()
+    for i, (runtime, limit) in enumerate(((24.0, 60.0), (48.0, 120.0), (120.0, 300.0))):  # eve pads 2.5x
+        history.learn(_spec("eve", ("echo", str(i))), runtime, limit)
+    again, new = _spec("eve", ("echo", "0")), _spec("eve", ("sleep", "200"))
+    assert history.predict(again, 60.0) == 24.0 and history.origin(again, 60.0) == SAME_RUNS
+    assert history.predict(new, 300.0) == 120.0 and history.origin(new, 300.0) == OTHER_RUNS
+    assert history.predict(new, 300.0, ran_s=10) == 120.0 and history.origin(new, 300.0, ran_s=10) == OTHER_RUNS
+    stranger = _spec("amy", ("sleep", "200"))
+    assert history.predict(stranger, 300.0) is None and history.origin(stranger, 300.0) is None
