@@ -472,7 +472,7 @@ def test_newuser10_n11_a_lease_is_never_named_after_its_kernel_id_to_others(serv
     assert work_name(own[by_old_client.json()["id"]]) == f"lease for kernel {k2[:8]}"
     assert job_line(own[by_magic.json()["id"]], None).startswith(f"lease {by_magic.json()['id']} for nb/explore.ipynb: ")
     mine = _cli(_env(tmp_path, server), "queue")
-    assert "lease for nb/explore.ip" in mine.stdout, mine.stdout
+    assert "…/explore.ipynb" in mine.stdout, mine.stdout  # the NAME column keeps the notebook (new user 12, N7)
     from jupyter_sched.model import spec_from_request
 
     assert spec_from_request({"gpus": 1, "kind": "lease"}, user="amy").name == "lease"  # no kernel (was "job")
