@@ -26,7 +26,9 @@ this package stays pure.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NoReturn, Protocol
@@ -63,6 +65,43 @@ class RefusalLimiter(Protocol):
         """Whether ``user``'s refusal may be written one by one now (else it is counted), and
         ``(user, counted)`` of each minute that ended with refusals only counted (reported once)."""
         ...
+
+
+AUDIT_DETAILS_CHARS = 16 * 1024
+"""Most characters (as JSON) of a refusal's ``details`` kept on its audit record: beyond that its
+longest lists are cut, each saying how many items were left off (rows stay bounded: module docstring)."""
+
+
+def bounded_details(details: dict[str, Any], limit: int = AUDIT_DETAILS_CHARS) -> dict[str, Any]:
+    """``details`` as kept on an audit record: whole when its JSON fits ``limit`` characters, else
+    with its longest lists halved (``"… N more"`` as their last item) until it does, or, should that
+    not do, only its size."""
+    kept: dict[str, Any] = json.loads(json.dumps(details, default=str))
+    for _ in range(64):
+        size = len(json.dumps(kept))
+        if size <= limit:
+            return kept
+        lists = [v for v in _lists(kept) if len(v) > 1]
+        if not lists:
+            break
+        longest = max(lists, key=lambda v: len(json.dumps(v)))
+        left_off = int(longest.pop().split()[1]) if _MORE.fullmatch(str(longest[-1])) else 0
+        keep = len(longest) // 2
+        left_off += len(longest) - keep
+        del longest[keep:]
+        longest.append(f"… {left_off} more")
+    return {"omitted": f"{len(json.dumps(details, default=str))} characters"}
+
+
+_MORE = re.compile(r"… \d+ more")
+
+
+def _lists(value: Any) -> list[list[Any]]:
+    if isinstance(value, list):
+        return [value, *(inner for item in value for inner in _lists(item))]
+    if isinstance(value, dict):
+        return [inner for item in value.values() for inner in _lists(item)]
+    return []
 
 
 class Admission:
@@ -172,7 +211,9 @@ class Admission:
             return
         err.audited = True
         field = err.field if err.field is None or len(err.field) <= 200 else err.field[:197] + "..."  # bounded row
-        details = {"request": request, "field": field, "code": err.code, "status": http_status_for(err)}
+        details: dict[str, Any] = {"request": request, "field": field, "code": err.code, "status": http_status_for(err)}
+        if err.details:  # what the answer's details said, e.g. every refused env key and why (the message is cut)
+            details["error_details"] = bounded_details(err.details)
         if not self._take_place(caller.user):
             return  # counted: the user's summary record says how many
         self._write(caller.user, job_id=job_id, message=err.message[:500], details=details)

@@ -79,7 +79,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,8 @@ from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detec
 __all__ = ["LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
 
 log = logging.getLogger(__name__)
+_SAID_ONCE = logging.getLogger(__name__ + ".wrapper_env")
+_SAID_ONCE.setLevel(logging.ERROR)  # the wrapper's environment is computed after the job's, whose warnings were said
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
@@ -413,6 +415,12 @@ class LocalExecutor:
         else:
             base = self.base_env
         env = job_environment(job, allocation, base)
+        # the job's own variables (LD_PRELOAD, PATH…) reach only its command: the wrapper starts from the
+        # environment without them and adds them to the processes it starts (new user 12, N5)
+        own = replace(job, spec=replace(job.spec, env={}))
+        wrapper_env = job_environment(own, allocation, base, logger=_SAID_ONCE)
+        job_only = {k: v for k, v in env.items() if wrapper_env.get(k) != v}
+        env = wrapper_env
         group = self._new_group(job.id, run_as)
         env[MARKER_ENV] = group.name
         wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--job-dir", str(job_dir), "--launch",
@@ -427,6 +435,7 @@ class LocalExecutor:
         banner = f"[jupyter_sched] restarting service (restart {restarts})" if restarts else _restart_banner(job)
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
+                             **({"env": job_only} if job_only else {}),
                              **({"workers": workers} if workers else {})}) + "\n"
         with open(self.dirs.err_path(job.id), "wb") as err:
             try:

@@ -10,10 +10,12 @@ Launch (``--launch``): the wrapper first reads one JSON line from stdin and does
 it arrives — the executor sends it once the wrapper sits in the job's cgroup, so not even a
 first child can escape. EOF instead of a line means the executor gave up: exit 125, nothing run.
 The line says ``{"cwd": dir or null, "files": {name: text}, "banner": text or null,
-"workers": [{env overlay}, ...] or absent}``; as the
+"env": {the job's own variables} or absent, "workers": [{env overlay}, ...] or absent}``; as the
 job's owner the wrapper then creates ``DIR`` (mode 0700), writes ``files`` into it (bare names,
 mode 0600: carried cell, script or notebook content), opens ``DIR/output.log`` (0600, append)
-as its stdout and stderr, writes ``banner`` there, enters ``cwd`` and starts ARGV. Everything
+as its stdout and stderr, writes ``banner`` there, enters ``cwd`` and starts ARGV with ``env``
+added to its own environment: the job's own variables (``LD_PRELOAD``, ``PATH``…) reach only the
+job's processes, never the wrapper (new user 12, N5). Everything
 the job's owner can read is therefore created by the owner: the service never writes into a
 user's directory.
 
@@ -341,12 +343,14 @@ def main(argv: list[str] | None = None) -> int:
         code = _NO_WORKDIR
     else:
         overlays = _worker_overlays(launch)
+        own = launch.get("env") if launch else None
+        job_env = {**os.environ, **({str(k): str(v) for k, v in own.items()} if isinstance(own, dict) else {})}
         try:
-            children = [subprocess.Popen(command, env={**os.environ, **overlay} if overlay else None)
-                        for overlay in overlays]
+            children = [subprocess.Popen(command, env={**job_env, **overlay}) for overlay in overlays]
         except OSError as exc:
             why = ("no such program on PATH or file in the working directory" if isinstance(exc, FileNotFoundError)
-                   else _permission_why(command[0]) if isinstance(exc, PermissionError) else exc.strerror or str(exc))
+                   else _permission_why(command[0], job_env) if isinstance(exc, PermissionError)
+                   else exc.strerror or str(exc))
             print(f"jupyter_sched: cannot start {command[0]!r}: {why}", file=sys.stderr, flush=True)
             # 126 (found, cannot be run), as a shell says it; 127 is "not found" (new user 6, F20)
             found = isinstance(exc, PermissionError) and "was not found on the job's PATH" not in why
@@ -407,20 +411,21 @@ def _usage() -> int:
     return 2
 
 
-def _permission_why(program: str) -> str:
+def _permission_why(program: str, env: dict[str, str] | None = None) -> str:
     """Why ``program`` could not be started with EACCES, as the account the job runs as: a folder on
     its path it cannot enter (new user 6, F20: a venv python linked into /root, mode 0700, read "it is
     not executable (chmod +x …)" while the file was executable), else the file itself."""
     import shutil
 
-    closed = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not os.access(d, os.X_OK)]
-    if os.sep not in program and shutil.which(program) is None and closed:
+    env = dict(os.environ) if env is None else env  # the job's (its own PATH included)
+    closed = [d for d in env.get("PATH", "").split(os.pathsep) if d and not os.access(d, os.X_OK)]
+    if os.sep not in program and shutil.which(program, path=env.get("PATH")) is None and closed:
         # new user 10, N10: env PATH=/home/amy/bin read "it is not executable for eve (chmod +x …)": exec
         # met a folder it could not search and said EACCES for a program it never found
         return (f"{program!r} was not found on the job's PATH: {', '.join(repr(d) for d in closed[:3])} cannot be "
                 f"searched as {_account()} — give the program's full path, or an env PATH of folders "
                 f"{_account()} can enter")
-    found = shutil.which(program) or program
+    found = shutil.which(program, path=env.get("PATH")) or program
     for path in dict.fromkeys((os.path.abspath(found), os.path.realpath(found))):
         for folder in reversed(Path(path).parents):
             if not os.access(folder, os.X_OK):

@@ -22,7 +22,7 @@ accepted. Refused (400 ``env.<KEY>``, audited, matched whatever the case):
 
 from __future__ import annotations
 
-__all__ = ["ACCEPTED_OWN", "device_variable", "refused_variable", "refused_variables"]
+__all__ = ["ACCEPTED_OWN", "device_variable", "refused_variable", "refused_variables", "refused_why"]
 
 _OWN_PREFIXES = ("JUPYTER_SCHED_", "JUPYTERHUB_", "JPY_")
 ACCEPTED_OWN = frozenset({"JUPYTER_SCHED_URL", "JUPYTER_SCHED_TOKEN"})
@@ -89,10 +89,29 @@ def refused_variable(name: str) -> tuple[str, str] | None:
     return f"env {name} {one}{why}", f"remove {name}; {instead}"
 
 
+_WHY = {"scheduler": "the scheduler's own variable (a job may set only JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)",
+        "hub": "the hub's own variable (identity and credentials)",
+        "device": "read by the GPU container runtime to choose the devices a container sees",
+        "identity": "names the account (the scheduler sets it to the account the job runs as)"}
+"""Per kind of refused variable, why in a few words: the keys of a refusal's ``details.why``, kept
+whole on its audit record where the message is cut at 500 characters."""
+
+
+def refused_why(names: list[str]) -> dict[str, list[str]]:
+    """``{why: [names]}``: every name of ``names`` a job may not set, grouped by why (empty when all
+    may be set)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        if (kind := _kind(name)) is not None:
+            groups.setdefault(_WHY[kind], []).append(name)
+    return groups
+
+
 def refused_variables(names: list[str]) -> tuple[str, str, str, list[str]] | None:
     """Every name of ``names`` a job may not set, in one refusal (new user 11, N9: they came one
     failed submit at a time), grouped by why: ``(field, message, hint, refused names)`` — the field
-    the first one's, ``env.<KEY>``, as a single refusal reads — or None when all may be set."""
+    the first one's, ``env.<KEY>``, as a single refusal reads — or None when all may be set. Each
+    name's why in a few words: :func:`refused_why`."""
     groups: dict[str, list[str]] = {}
     for name in names:
         if (kind := _kind(name)) is not None:

@@ -15,13 +15,13 @@ from ..definitions.parameters import validate_parameters
 from ..errors import ValidationError, json_kind
 from ..errors import shown as quoted
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
-from .jobenv import refused_variables
+from .jobenv import refused_variables, refused_why
 from .names import default_lease_name, kernel_named
 from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["parse_gpus", "spec_from_request"]
+__all__ = ["ENV_KEY", "MAX_ENV_KEY_CHARS", "MAX_ENV_VALUE_CHARS", "check_env", "parse_gpus", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -160,23 +160,92 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
 def _str_map(value: Any, key: str) -> dict[str, str]:
     if value is None:
         return {}
+    if key == "env":  # every problem at once (new user 12, N2)
+        check_env(value, strict=False)
     if not isinstance(value, Mapping) or not all(
             isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in value.items()):
         raise ValidationError(f"{key} must be an object of string values", field=key,
                               hint=f'give {key} as {{"NAME": "value"}}')
     out = {_no_nul(k, key): _no_nul(str(v), key) for k, v in value.items()}
-    if key == "env":  # a process cannot carry an empty variable name or one with '=' in it
-        bad = next((k for k in out if not k or "=" in k), None)
-        if bad is not None:
-            raise ValidationError(f"env has an invalid variable name {bad!r}", field="env",
-                                  hint="variable names are non-empty and contain no '=', e.g. {\"SEED\": \"1\"}")
-        refused = refused_variables(sorted(out))
-        if refused is not None:  # new users 9 and 10: JUPYTER_SCHED_*, NVIDIA_VISIBLE_DEVICES, USER=<another user>
-            field, message, hint, names = refused  # every one in one answer (new user 11, N9)
-            raise ValidationError(message, field=field, hint=hint,
-                                  details={"refused": names} if len(names) > 1 else None)
     _bounded(sum(len(k) + len(v) for k, v in out.items()), key)
     return out
+
+
+MAX_ENV_KEY_CHARS = 256
+"""Longest environment variable name a job may set."""
+MAX_ENV_VALUE_CHARS = 32 * 1024
+"""Longest value of one environment variable."""
+ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A portable environment variable name (POSIX.1-2017 §8.1)."""
+
+
+def _keys(names: list[str], most: int = 20) -> str:
+    """Names as a message lists them: quoted, each cut at 40 characters, at most ``most`` of them."""
+    shown = ", ".join(repr(k if len(k) <= 40 else k[:40] + "…") for k in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def check_env(value: Any, *, strict: bool) -> None:
+    """Every problem of a job's ``env`` in one refusal — values that are not text (``strict``: any
+    but a string, as the REST model takes them; else any but a string or a number), names that are
+    not variable names (:data:`ENV_KEY`, at most :data:`MAX_ENV_KEY_CHARS`), values with NUL or
+    longer than :data:`MAX_ENV_VALUE_CHARS`, and the names a job may not set (:mod:`.jobenv`) —
+    where they came one failed request at a time (new user 11, N9: the refused names; new user 12,
+    N2: ``{"": "x", "B=": "y", "C": 5}`` took three). The field is ``env``, or ``env.<KEY>`` when
+    only names a job may not set are refused (as before); ``details`` lists each kind's names
+    (``refused`` with ``why``, grouped).
+
+    Raises:
+        ValidationError: 400, as above; ``env`` not an object; larger than 64 KiB in all.
+    """
+    if value is None:
+        return
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValidationError(f"env must be an object of string values (got {json_kind(value)})", field="env",
+                              hint='give env as {"NAME": "value"}')
+
+    def text(v: Any) -> bool:
+        return isinstance(v, str) or (not strict and isinstance(v, (int, float)) and not isinstance(v, bool))
+
+    not_text = [k for k, v in value.items() if not text(v)]
+    invalid = [k for k in value if len(k) > MAX_ENV_KEY_CHARS or not ENV_KEY.fullmatch(k)]
+    nul = [k for k, v in value.items() if isinstance(v, str) and "\x00" in v]
+    too_long = [k for k, v in value.items() if isinstance(v, str) and len(v) > MAX_ENV_VALUE_CHARS]
+    _bounded(sum(len(k) + len(str(v)) for k, v in value.items()), "env")  # bounds the details below too
+    refused = refused_variables(sorted(k for k in value if k not in invalid))
+    if not (not_text or invalid or nul or too_long):
+        if refused is not None:  # new users 9 and 10: JUPYTER_SCHED_*, NVIDIA_VISIBLE_DEVICES, USER=<another user>
+            field, message, hint, names = refused  # every one in one answer (new user 11, N9), and
+            raise ValidationError(message, field=field, hint=hint,  # grouped by why, audited whole
+                                  details={"refused": names, "why": refused_why(names)})
+        return
+    parts: list[tuple[str, str, str]] = []  # (field, what is wrong, what to do)
+    details: dict[str, Any] = {}
+    if not_text:
+        kinds = "a string" if strict else "a string or a number"
+        parts.append(("env", "; ".join(
+            f"env.{k} must be {kinds} (got {quoted(value[k])})" for k in not_text[:20]),
+            'give every value as text, e.g. {"SEED": "1"}'))
+        details["not_text"] = not_text
+    if invalid:
+        parts.append(("env", f"env key {_keys(invalid)} is not a variable name" if len(invalid) == 1 else
+                      f"env keys {_keys(invalid)} are not variable names",
+                      "use letters, digits and _ (not starting with a digit), e.g. BATCH_SIZE"))
+        details["invalid"] = invalid
+    if nul:
+        parts.append(("env", f"env {_keys(nul)}: a value must not contain NUL bytes",
+                      "remove the \\u0000 characters"))
+        details["nul"] = nul
+    if too_long:
+        parts.append(("env", f"env {_keys(too_long)}: a value may hold at most "
+                      f"{MAX_ENV_VALUE_CHARS} characters", "pass large data in a file and its path in the variable"))
+        details["too_long"] = too_long
+    if refused is not None:
+        field, message, hint, names = refused
+        parts.append((field, message, hint))
+        details.update(refused=names, why=refused_why(names))
+    message = parts[0][1] if len(parts) == 1 else "; ".join(p[1] for p in parts)
+    raise ValidationError(message, field=parts[0][0], hint="; ".join(p[2] for p in parts), details=details)
 
 
 MAX_FIELD_CHARS = 64 * 1024

@@ -198,7 +198,12 @@ class JobsService:
                 f"{limit_field}: a lease takes no time limit: it holds its GPUs until it is released, its kernel "
                 "stops, or idle reclaim takes them", field=limit_field,
                 hint="leave it out; for work that must end by a deadline submit a job with a time limit")
-        spec = self._anchored(spec)
+        spec = self._anchored(spec, warnings)
+        if replaced := sorted(set(spec.env) & _SCHEDULER_ENV):  # new user 7, F18: replaced, said nowhere; and
+            if warnings is not None:  # new user 12, N6: left out of the stored env, which shows what the job runs with
+                warnings.extend(f"env {name} is set by the scheduler from the job's allocation; the value given is "
+                                "not used" for name in replaced)
+            spec = replace(spec, env={k: v for k, v in spec.env.items() if k not in _SCHEDULER_ENV})
         if spec.kind is JobKind.LEASE and spec.time_limit_s is not None:
             # a profile's time limit (what it gives batch jobs) is not a lease's either (issue 20)
             spec = replace(spec, time_limit_s=None)
@@ -359,23 +364,37 @@ class JobsService:
                    f"; a definition keeps the path and reads the {what} at each run"))
         raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
 
-    def _anchored(self, spec: JobSpec) -> JobSpec:
+    def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a
         hub (``~/data``, resolved as the owner, as ``~`` is), the server's root directory embedded —
         as a relative script is read in working_dir (new user 11, N20: ``data`` was read in the
         service's own current directory, so an existing folder was refused). The result is checked
         and used exactly as the same path written out would be: as the owner on a hub, so ``..``
-        reaches nothing an absolute path could not (the owner's own permissions decide)."""
+        reaches nothing an absolute path could not (the owner's own permissions decide). An executor
+        with its own check (Kubernetes: ``submitted_spec``, the pods' home mount; refused at submit
+        when there is none) decides for its jobs."""
         wanted = spec.working_dir
         executor = self.ctx.executor
-        if not wanted or wanted.startswith(("/", "~")) or not isinstance(executor, LocalExecutor):
+        own_check = getattr(executor, "submitted_spec", None)
+        if own_check is not None and spec.kind is not JobKind.LEASE:  # a lease runs no executor object
+            spec, notes = own_check(spec)
+            if warnings is not None:
+                warnings.extend(notes)
             return spec
-        relative = posixpath.normpath(wanted)
-        if executor.run_as_for is not None or executor.default_cwd is None:
+        if spec.kind is JobKind.LEASE or not isinstance(executor, LocalExecutor):
+            return spec
+        root = str(executor.default_cwd) if executor.run_as_for is None and executor.default_cwd else None
+        if not wanted:  # the answer says where it starts (new user 12, N3); a hub's: the owner's home
+            return spec if root is None else replace(spec, working_dir=root)
+        if wanted.startswith("/"):  # shown (and checked, and used) resolved: "/a/../etc" is /etc (N3)
+            return replace(spec, working_dir=posixpath.normpath(wanted))
+        if wanted.startswith("~") and wanted != "~" and not wanted.startswith("~/"):
+            return spec  # ~user: another account's home, resolved (and refused) as the owner at start
+        relative = posixpath.normpath(wanted[2:] if wanted.startswith("~/") else "." if wanted == "~" else wanted)
+        if root is None or wanted.startswith("~"):
             anchored = "~" if relative == "." else f"~/{relative}"  # the owner's home (embedded: this account's)
         else:
-            anchored = str(executor.default_cwd) if relative == "." else posixpath.join(str(executor.default_cwd),
-                                                                                     relative)
+            anchored = posixpath.normpath(posixpath.join(root, relative))
         return replace(spec, working_dir=anchored)
 
     def _relative_start(self) -> str:
@@ -789,7 +808,8 @@ def _id_field(kind: JobKind | None) -> str:
 
 _SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
 """Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)
-that a job's env may give (replaced, with a note); its JUPYTER_SCHED_* ones are refused (model.jobenv)."""
+that a job's env may give (left out of the stored env, with a note); its JUPYTER_SCHED_* ones are refused
+(model.jobenv)."""
 
 
 def _bare_memory(value: object) -> builtins.list[str]:
@@ -809,10 +829,9 @@ def _bare_memory(value: object) -> builtins.list[str]:
 def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:
     """Sentences for host CPU or memory the request asks for that this server does not reserve:
     its inventory declares none on any node (new user 4: ``--cpu 1000`` on a 2-core machine was
-    accepted and ran, as if 1,000 cores were held for it); and for ``env`` variables the scheduler
-    sets itself, which replace the ones given."""
-    out = [f"env {name} is set by the scheduler from the job's allocation; the value given is not used"
-           for name in sorted(set(spec.env or {}) & _SCHEDULER_ENV)]  # new user 7, F18: replaced, said nowhere
+    accepted and ran, as if 1,000 cores were held for it). (``env`` variables the scheduler sets
+    itself are said, and left out, in :meth:`JobsService._spec`.)"""
+    out: builtins.list[str] = []
     nodes = inv.nodes
     req = spec.resources
     for asked, what, tracked in ((req.cpu_millis, "cpu", any(n.cpu_millis for n in nodes)),

@@ -785,12 +785,12 @@ export interface components {
             /** @example 7200 */
             time_limit_s?: (number) | null;
             /**
-             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded), as a relative script is read in working_dir; the job's answer shows it resolved
+             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded, the pods' home mount on Kubernetes — refused there when the admin mounts none), as a relative script is read in working_dir; the job's answer shows it resolved, and for a job naming none the folder it starts in (null on a hub: your home; on Kubernetes without a home mount: the image's working directory)
              * @example /home/ana/project
              */
             working_dir?: string | null;
             /**
-             * @description variable names as keys, string values
+             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads (NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from the allocation (a value given is left out, said in warnings)
              * @example {
              *       "BATCH_SIZE": "64"
              *     }
@@ -1902,12 +1902,12 @@ export interface components {
             /** @example 7200 */
             time_limit_s?: (number) | null;
             /**
-             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded), as a relative script is read in working_dir; the job's answer shows it resolved
+             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded, the pods' home mount on Kubernetes — refused there when the admin mounts none), as a relative script is read in working_dir; the job's answer shows it resolved, and for a job naming none the folder it starts in (null on a hub: your home; on Kubernetes without a home mount: the image's working directory)
              * @example /home/ana/project
              */
             working_dir?: string | null;
             /**
-             * @description variable names as keys, string values
+             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads (NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from the allocation (a value given is left out, said in warnings)
              * @example {
              *       "BATCH_SIZE": "64"
              *     }
@@ -2153,12 +2153,12 @@ export interface components {
             /** @example 7200 */
             time_limit_s?: (number) | null;
             /**
-             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded), as a relative script is read in working_dir; the job's answer shows it resolved
+             * @description where the job starts; ~ is your home; a relative path is read where a job that names none starts (your home on a hub, the server's root directory embedded, the pods' home mount on Kubernetes — refused there when the admin mounts none), as a relative script is read in working_dir; the job's answer shows it resolved, and for a job naming none the folder it starts in (null on a hub: your home; on Kubernetes without a home mount: the image's working directory)
              * @example /home/ana/project
              */
             working_dir?: string | null;
             /**
-             * @description variable names as keys, string values
+             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads (NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from the allocation (a value given is left out, said in warnings)
              * @example {
              *       "BATCH_SIZE": "64"
              *     }

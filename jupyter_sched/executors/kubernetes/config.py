@@ -59,8 +59,11 @@ class KubernetesConfig:
             {"claimName": "claim-{user}"}}`` — zero-to-jupyterhub's home volume).
         volume_mounts: container mounts of those volumes (Kubernetes JSON, ``{user}`` likewise).
         home_mount_path: where the owner's home volume is mounted; ``~`` in a job's working
-            directory (sent by ``%%schedule`` through a hub) resolves to it, and jobs without a
-            working directory start there. None: no home volume (``~`` working dirs are dropped).
+            directory (sent by ``%%schedule`` through a hub) resolves to it, a relative one is read
+            in it (``data`` → ``<home_mount_path>/data``, as the local executor reads it in the
+            owner's home), and jobs without a working directory start there. None: no home volume
+            (``~`` working dirs are dropped, said in the submit answer's warnings; a relative one is
+            refused at submit, 400 ``working_dir``).
     """
 
     namespace: str = "jupyter-sched-work"

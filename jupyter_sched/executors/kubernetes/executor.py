@@ -40,7 +40,7 @@ from kubernetes import client as k8s
 from ...backoff import Reconnecting
 from ...errors import ExecutorError, NotFoundError
 from ...inventory.kubernetes import KubernetesInventory
-from ...model import Allocation, Inventory, Job, JobKind, JobState, PendingReason
+from ...model import Allocation, Inventory, Job, JobKind, JobSpec, JobState, PendingReason
 from ..base import Connection, ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started, Waiting
 from ..runas import RunAs
 from .config import KubernetesConfig, QueueManager
@@ -55,6 +55,7 @@ from .manifests import (
     group_job_name,
     make_manifests,
     object_name,
+    submitted_spec,
 )
 from .quantity import label_value
 from .reflector import Reflector
@@ -201,6 +202,15 @@ class KubernetesExecutor:
         if tracked.kind == "Job":
             return observe_job(current, pods, events, queue=tracked.queue)
         return observe_deployment(current, pods, events)
+
+    def submitted_spec(self, spec: JobSpec) -> tuple[JobSpec, list[str]]:
+        """A submitted job's spec as stored, and notes for the answer: checked now as its objects will be
+        at start, its relative working_dir written out (:func:`.manifests.submitted_spec`).
+
+        Raises:
+            ValidationError: naming the field (400 at submit, never a failed start).
+        """
+        return submitted_spec(spec, self.config)
 
     # -- Executor protocol ---------------------------------------------------------------------
     def start(self, job: Job, allocation: Allocation | None, run_as: RunAs | None = None) -> ExecutorHandle:

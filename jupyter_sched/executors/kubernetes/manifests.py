@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import json
 import math
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -97,6 +98,7 @@ __all__ = [
     "make_manifests",
     "make_podgroup_manifest",
     "object_name",
+    "submitted_spec",
     "validate_spec",
 ]
 
@@ -280,13 +282,59 @@ def _command(job: Job, config: KubernetesConfig) -> list[str]:
 
 
 def _working_dir(spec: JobSpec, config: KubernetesConfig) -> str | None:
-    """The container's working directory: ``~`` resolves to the home volume's mount (none: dropped)."""
+    """The container's working directory: ``~`` resolves to the home volume's mount, and a relative
+    one is read there, where a job naming none starts (:func:`anchored_working_dir`); without a home
+    volume both are dropped (a relative ``workingDir`` fails at container creation: the OCI runtime
+    takes absolute paths only) — a relative one is refused at submit then."""
     wanted = spec.working_dir
     if wanted is None:
         return config.home_mount_path
     if wanted == "~" or wanted.startswith("~/"):
         return config.home_mount_path + wanted[1:] if config.home_mount_path else None
+    if not wanted.startswith("/"):
+        return anchored_working_dir(wanted, config)
     return wanted
+
+
+def anchored_working_dir(wanted: str, config: KubernetesConfig) -> str | None:
+    """A relative ``working_dir`` read in the home volume's mount (``home_mount_path``), where a job
+    naming no working_dir starts — as the local executor reads it in the owner's home (new user 11,
+    N20); written out, e.g. ``/home/jovyan/data`` for ``data``, so ``..`` reaches nothing an absolute
+    path could not. None without a home volume: nothing to read it in."""
+    if not config.home_mount_path:
+        return None
+    return posixpath.normpath(posixpath.join(config.home_mount_path, wanted))
+
+
+def submitted_spec(spec: JobSpec, config: KubernetesConfig) -> tuple[JobSpec, list[str]]:
+    """``spec`` as it is stored at submit, and the notes for the answer: checked as its manifest will
+    be (:func:`validate_spec`: a disallowed image, a fraction of a GPU… are a 400 at submit, not a
+    failed start), its ``working_dir`` as the pod's (:func:`_working_dir`) written out — the answer
+    shows where the job starts (new user 12, N3): ``data``, ``~/data`` → ``<home_mount_path>/data``,
+    none → ``home_mount_path``; without a home mount none stays none (the image's working
+    directory) and ``~…`` is dropped, said in a note.
+
+    Raises:
+        ValidationError: see :func:`validate_spec`; a relative working_dir with no home volume to
+            read it in (``working_dir``, and what to give instead).
+    """
+    wanted = spec.working_dir
+    notes: list[str] = []
+    if wanted and not wanted.startswith(("/", "~")) and not config.home_mount_path:
+        raise ValidationError(
+            f"working_dir {wanted[:300]!r} is relative, and this server's Kubernetes pods mount no home "
+            "directory to read it in", field="working_dir",
+            hint="give an absolute path inside the job's container (its image, or a volume the admin mounts), "
+                 "e.g. /workspace/data, or leave working_dir out (the job starts in its image's working "
+                 "directory); an admin sets c.SchedApp.kubernetes.home_mount_path to read relative ones in "
+                 "the home volume")
+    if wanted and wanted.startswith("~") and not config.home_mount_path:
+        notes.append(f"working_dir {wanted[:300]!r} is not used: this server's Kubernetes pods mount no home "
+                     "directory, so the job starts in its image's working directory")
+    start = _working_dir(spec, config)
+    spec = replace(spec, working_dir=posixpath.normpath(start) if start else None)
+    validate_spec(spec, config)
+    return spec, notes
 
 
 def _for_user(value: Any, user: str) -> Any:

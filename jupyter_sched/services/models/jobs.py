@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, RootModel, ValidationInfo, model_validator
+from pydantic import ConfigDict, Field, RootModel, ValidationInfo, field_validator, model_validator
 
+from ...model.validation import check_env
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
@@ -102,14 +103,30 @@ class RunJobFields(RequestModel):
     time_limit_s: Number | None = Field(default=None, examples=[7200])
     working_dir: str | None = Field(default=None, examples=["/home/ana/project"], description=(
         "where the job starts; ~ is your home; a relative path is read where a job that names none starts "
-        "(your home on a hub, the server's root directory embedded), as a relative script is read in "
-        "working_dir; the job's answer shows it resolved"))
-    env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}],
-                                       description="variable names as keys, string values")
+        "(your home on a hub, the server's root directory embedded, the pods' home mount on Kubernetes — "
+        "refused there when the admin mounts none), as a relative script is read in working_dir; the job's "
+        "answer shows it resolved, and for a job naming none the folder it starts in (null on a hub: your "
+        "home; on Kubernetes without a home mount: the image's working directory)"))
+    env: dict[str, str] | None = Field(default=None, examples=[{"BATCH_SIZE": "64"}], description=(
+        "variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… "
+        "change only your own processes, which run as your account); refused (400, every one named): "
+        "JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads "
+        "(NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from "
+        "the allocation (a value given is left out, said in warnings)"))
     image: str | None = Field(default=None, examples=["python:3.11"])
     profile: str | None = Field(default=None, examples=["gpu-small"])
     checkpointable: bool | None = Field(default=None, examples=[False])
     resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _every_env_problem(cls, value: Any) -> Any:
+        """Every problem of ``env`` in one 400 (new user 12, N2: a non-string value hid the bad names,
+        which then came one request at a time): :func:`~jupyter_sched.model.validation.check_env`, here
+        when a value is not a string (the model's own refusal), else where the job is built."""
+        if isinstance(value, dict) and not all(isinstance(v, str) for v in value.values()):
+            check_env(value, strict=True)
+        return value
 
     def body(self) -> dict[str, Any]:
         """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them
