@@ -5,20 +5,17 @@ installed ``jupyter-sched`` command and the magics driven in this process with a
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from jupyter_sched.cli.main import EXIT_OK
-from jupyter_sched.magics.core import SchedMagics
 from tests.onboarding.test_cli_firsthour import api, clear, wait_state
 from tests.onboarding.test_newuser10 import _env  # the same CLI environment as new user 10's tests
+from tests.onboarding.test_newuser11 import _cli, _magics  # and the same CLI and magics drivers as new user 11's
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
-CLI = str(Path(sys.executable).parent / "jupyter-sched")
 USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 
 
@@ -30,17 +27,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     finally:
         clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
         srv.kill()
-
-
-def _cli(env: dict[str, str], *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, *argv], env=env, capture_output=True, text=True, timeout=120, cwd=cwd)
-
-
-def _magics(server: EmbeddedServer, token: str = "tok-ann") -> SchedMagics:
-    """The magics of a kernel of ``token``'s user (no IPython shell is needed for %schedule/%gpu lines)."""
-    from jupyter_sched.client import connect
-
-    return SchedMagics(None, client_factory=lambda: connect(server.url, token))
 
 
 # ---- new user 11, N21 (leftover): the team's quota in %gpu, as in `jupyter-sched status` -------------------
@@ -126,6 +112,7 @@ def test_newuser12_n4_schedule_status_without_a_job_is_the_cli_status_summary(
     """N4: ``%schedule status`` was ``UsageError: missing JOB`` while ``jupyter-sched status`` with no
     argument is the summary: one word, two meanings. Now the magic prints the CLI's lines (one
     renderer, :func:`jupyter_sched.wording.status.status_lines`); with a job it keeps its one line."""
+    clear(server)  # an earlier test's job ending between the two reads would change the "my work" line
     capsys.readouterr()
     _magics(server).schedule("status")
     lines = capsys.readouterr().out.strip().splitlines()
