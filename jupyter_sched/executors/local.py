@@ -294,6 +294,23 @@ class _Tracked:
         return self.run_as.uid if self.run_as.switches else None
 
 
+def _check_environment(env: Mapping[str, str]) -> None:
+    """Refuse what ``subprocess.Popen`` would refuse in the job's own variables, at start.
+
+    Since those variables go to the wrapper in its launch line (new user 12, N5), Popen no longer
+    sees them here; a stored row accepted before validation refused such names (issue 17, item 1)
+    must still fail that one job at start with the cause named, not later inside the wrapper.
+
+    Raises:
+        ValueError: a name that is empty or contains ``=`` or NUL, or a value that contains NUL.
+    """
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name:
+            raise ValueError(f"illegal environment variable name {name!r}")
+        if "\0" in value:
+            raise ValueError(f"environment variable {name} has an embedded null byte")
+
+
 class LocalExecutor:
     """Runs jobs as local process trees, each as its owner (see module docstring).
 
@@ -420,6 +437,7 @@ class LocalExecutor:
         own = replace(job, spec=replace(job.spec, env={}))
         wrapper_env = job_environment(own, allocation, base, logger=_SAID_ONCE)
         job_only = {k: v for k, v in env.items() if wrapper_env.get(k) != v}
+        _check_environment(job_only)  # the wrapper would meet them after the start was reported: refuse now
         env = wrapper_env
         group = self._new_group(job.id, run_as)
         env[MARKER_ENV] = group.name
