@@ -91,6 +91,18 @@ def wait_state(server: EmbeddedServer, token: str, job_id: str, *states: str) ->
         time.sleep(0.1)
 
 
+def module_server(tmp_path_factory: pytest.TempPathFactory, folder: str, users: dict[str, str],
+                  admin: str = "boss") -> Iterator[EmbeddedServer]:
+    """A module's embedded server (2 simulated GPUs, ``admin`` its admin), its live work stopped before
+    it is killed — the body of the new-user modules' module-scoped ``server`` fixtures."""
+    srv = EmbeddedServer.start(tmp_path_factory.mktemp(folder), users=users, admin_users=[admin], simulated_gpus=2)
+    try:
+        yield srv
+    finally:
+        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
+        srv.kill()
+
+
 def clear(server: EmbeddedServer) -> None:
     """Cancel everyone's live work (as the admin) so each test starts with free GPUs."""
     boss = api(server, "tok-boss")

@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError, SchedMagics
-from tests.onboarding.test_cli_firsthour import api, clear, wait_state
+from tests.onboarding.test_cli_firsthour import api, clear, module_server, wait_state
 from tests.onboarding.test_newuser8_more import hub  # noqa: F401  (the fixture: a real JupyterHub)
 from tests.onboarding.test_newuser10 import _env  # the same CLI environment as new user 10's tests
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
@@ -31,12 +31,7 @@ USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "b
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu11"), users=USERS, admin_users=["boss"], simulated_gpus=2)
-    try:
-        yield srv
-    finally:
-        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
-        srv.kill()
+    yield from module_server(tmp_path_factory, "nu11", USERS)
 
 
 

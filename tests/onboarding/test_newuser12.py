@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.cli.main import EXIT_OK
-from tests.onboarding.test_cli_firsthour import api, clear, wait_state
+from tests.onboarding.test_cli_firsthour import api, clear, module_server, wait_state
 from tests.onboarding.test_newuser10 import _env  # the same CLI environment as new user 10's tests
 from tests.onboarding.test_newuser11 import _cli, _magics  # and the same CLI and magics drivers as new user 11's
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
@@ -21,12 +21,7 @@ USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "b
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu12"), users=USERS, admin_users=["boss"], simulated_gpus=2)
-    try:
-        yield srv
-    finally:
-        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
-        srv.kill()
+    yield from module_server(tmp_path_factory, "nu12", USERS)
 
 
 # ---- new user 11, N21 (leftover): the team's quota in %gpu, as in `jupyter-sched status` -------------------

@@ -17,7 +17,7 @@ import pytest
 
 from jupyter_sched.admission.gate import AUDIT_DETAILS_CHARS
 from tests.accounts import skip_reason
-from tests.onboarding.test_cli_firsthour import api, clear
+from tests.onboarding.test_cli_firsthour import api, module_server
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 USERS = {"tok-amy": "amy", "tok-eve": "eve", "tok-boss": "boss", OWNER_TOKEN: "boss"}
@@ -25,12 +25,7 @@ USERS = {"tok-amy": "amy", "tok-eve": "eve", "tok-boss": "boss", OWNER_TOKEN: "b
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu12"), users=USERS, admin_users=["boss"], simulated_gpus=2)
-    try:
-        yield srv
-    finally:
-        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
-        srv.kill()
+    yield from module_server(tmp_path_factory, "nu12", USERS)
 
 
 def _refusals(server: EmbeddedServer, user: str, field: str, count: int = 1) -> list[dict[str, Any]]:
