@@ -5,6 +5,7 @@ OS accounts for the hub-mode paths (root only) and a real JupyterHub for N14."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -357,21 +358,35 @@ def test_newuser11_n3_gpu_request_n_is_refused_naming_n(server: EmbeddedServer) 
     assert str(flagged.value).startswith("--gpus"), flagged.value
 
 
+@contextlib.contextmanager
+def team_quota_and_a_lease_of_bobs(server: EmbeddedServer) -> Iterator[str]:
+    """Ann's team guaranteed 1 GPU with a borrowing limit of 1, and bob (same team) holding a 1-GPU
+    lease; yields the team. Afterwards the quotas are put back and the module's work is stopped."""
+    boss = api(server, "tok-boss")
+    before = boss.get("quotas").json()
+    team = str(api(server, "tok-ann").get("me").json()["team"])
+    try:
+        assert boss.put("quotas", json={"quotas": [{"team": team, "gpu_model": "*", "guaranteed": 1,
+                                                    "borrowing_limit": 1}]}).status_code == 200
+        lease = api(server, "tok-bob").post("leases", json={"gpus": 1}).json()  # bob is in ann's team
+        wait_state(server, "tok-bob", lease["id"], "running", "admitted")
+        yield team
+    finally:
+        boss.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
+        clear(server)
+        for row in api(server, "tok-bob").get("leases", params={"state": "pending,admitted,running"}).json():
+            api(server, "tok-bob").delete(f"leases/{row['id']}")
+
+
 # ---- N21: the team's quota in `jupyter-sched status` ---------------------------------------------------
 
 def test_newuser11_n21_status_shows_my_teams_quota_and_use(server: EmbeddedServer, tmp_path: Path) -> None:
     """N21: nothing in the CLI showed a user their team's quota; the first time they met the limit was
     a pending reason or a 422. ``status`` has a quota line from ``GET me``: guaranteed, borrowing
     limit, GPUs in use by the team and the caller's share — the team's sum, naming no one."""
-    boss, ann = api(server, "tok-boss"), api(server, "tok-ann")
-    before = boss.get("quotas").json()
-    team = ann.get("me").json()["team"]
+    ann = api(server, "tok-ann")
     env = _env(tmp_path, server)
-    try:
-        assert boss.put("quotas", json={"quotas": [{"team": team, "gpu_model": "*", "guaranteed": 1,
-                                                    "borrowing_limit": 1}]}).status_code == 200
-        lease = api(server, "tok-bob").post("leases", json={"gpus": 1}).json()  # bob is in the same team
-        wait_state(server, "tok-bob", lease["id"], "running", "admitted")
+    with team_quota_and_a_lease_of_bobs(server) as team:
         me = ann.get("me").json()
         assert me["team_in_use"] == 1.0 and me["in_use"]["gpus"] == 0, me
         status = _cli(env, "status")
@@ -380,10 +395,5 @@ def test_newuser11_n21_status_shows_my_teams_quota_and_use(server: EmbeddedServe
         assert line == (f"quota      team {team}: guaranteed 1 GPU, borrowing limit 1 (at most 2); 1 GPU in use by "
                         "the team, 0 GPUs of them yours"), line
         assert "bob" not in status.stdout
-    finally:
-        boss.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
-        clear(server)
-        for row in api(server, "tok-bob").get("leases", params={"state": "pending,admitted,running"}).json():
-            api(server, "tok-bob").delete(f"leases/{row['id']}")
     plain = _cli(env, "status")
     assert f"quota      team {team} has no quota line: no GPUs guaranteed, no limit" in plain.stdout, plain.stdout

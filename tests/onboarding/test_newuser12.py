@@ -13,7 +13,11 @@ import pytest
 from jupyter_sched.cli.main import EXIT_OK
 from tests.onboarding.test_cli_firsthour import api, clear, module_server, wait_state
 from tests.onboarding.test_newuser10 import _env  # the same CLI environment as new user 10's tests
-from tests.onboarding.test_newuser11 import _cli, _magics  # and the same CLI and magics drivers as new user 11's
+from tests.onboarding.test_newuser11 import (  # the same CLI and magics drivers and quota set-up as new user 11's
+    _cli,
+    _magics,
+    team_quota_and_a_lease_of_bobs,
+)
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
@@ -31,15 +35,8 @@ def test_newuser11_n21_gpu_shows_the_same_quota_line_as_status(server: EmbeddedS
     """``jupyter-sched status`` gained a quota line (guaranteed, borrowing limit, the team's GPUs in
     use and the caller's share) but ``%gpu`` — where a notebook user looks — had none. ``%gpu``
     prints the same line, from the same renderer (:func:`jupyter_sched.wording.quota.quota_text`)."""
-    boss, ann = api(server, "tok-boss"), api(server, "tok-ann")
-    before = boss.get("quotas").json()
-    team = ann.get("me").json()["team"]
     env = _env(tmp_path, server)
-    try:
-        assert boss.put("quotas", json={"quotas": [{"team": team, "gpu_model": "*", "guaranteed": 1,
-                                                    "borrowing_limit": 1}]}).status_code == 200
-        lease = api(server, "tok-bob").post("leases", json={"gpus": 1}).json()  # bob is in ann's team
-        wait_state(server, "tok-bob", lease["id"], "running", "admitted")
+    with team_quota_and_a_lease_of_bobs(server) as team:
         expected = (f"team {team}: guaranteed 1 GPU, borrowing limit 1 (at most 2); 1 GPU in use by the team, "
                     "0 GPUs of them yours")
         capsys.readouterr()
@@ -50,11 +47,6 @@ def test_newuser11_n21_gpu_shows_the_same_quota_line_as_status(server: EmbeddedS
         status = _cli(env, "status")
         assert status.returncode == EXIT_OK, status.stderr
         assert f"quota      {expected}\n" in status.stdout, status.stdout  # the same words in both
-    finally:
-        boss.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
-        clear(server)
-        for row in api(server, "tok-bob").get("leases", params={"state": "pending,admitted,running"}).json():
-            api(server, "tok-bob").delete(f"leases/{row['id']}")
     _magics(server).gpu("status")
     assert f"Quota: team {team} has no quota line: no GPUs guaranteed, no limit" in capsys.readouterr().out
 
