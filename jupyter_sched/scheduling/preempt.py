@@ -413,8 +413,12 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
             return True
         if borrowing:  # its team keeps its guarantee: the victim could not reclaim back (no loop)
             return all(_borrowing(ctx, key, extra=1 - c.milli) for key in lines[c.job_id])
-        # a nomination counts as its team's use while it is held: its job would borrow on it
-        extra = c.milli if c.nominated else 0
+        # a nomination counts as its team's use while it is held: its job would borrow on it. The
+        # victims of one team go together, so the rule holds for the set if it holds with its
+        # largest victim evicted last: a smaller one may go after a larger (hypothesis seed 12345:
+        # a's normal 2-GPU job then its 1-GPU gang, 3 of a's 4 over a guarantee of 2, were refused)
+        largest = max((v.milli for v in removed.values() if v.kind == "reclaim" and v.team == c.team), default=0)
+        extra = (c.milli if c.nominated else 0) + max(0, largest - c.milli)
         return any(_borrowing(ctx, key, extra=extra) for key in lines[c.job_id])
 
     @contextmanager
