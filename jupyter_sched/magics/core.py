@@ -345,7 +345,8 @@ class SchedMagics(Magics):
                 self._print(f"Warning: {warned}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
-        return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+        # the lease first: the queue's copy of it (read after it) is the newer one (N3: listed twice)
+        return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine)
 
     LEASE_CHECK_S = 5.0
     """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
