@@ -66,3 +66,44 @@ def test_newuser13_n3_gpu_names_this_kernels_lease_once(server: EmbeddedServer, 
     finally:
         magics.gpu("release")
         capsys.readouterr()
+
+
+# ---- N6: a refusal's reason rendered two ways (REST message in MiB, magic and details in GiB) ------------------
+
+NEVER_FIT = {
+    "memory per GPU above any GPU's": {"gpus": 1, "mem_per_gpu": "200GiB"},
+    "more GPUs than any node has": {"gpus": 9},
+    "more workers than the nodes hold": {"gpus": 2, "workers": 3},
+}
+
+
+@pytest.mark.parametrize("body", NEVER_FIT.values(), ids=NEVER_FIT.keys())
+def test_newuser13_n6_a_refusals_message_is_its_reason_in_the_shared_words(server: EmbeddedServer,
+                                                                           body: dict[str, Any]) -> None:
+    """N6: a 422 for ``mem_per_gpu: 200GiB`` said ``the job asks for 204800 MiB per GPU; the most any
+    GPU here has is 81920 MiB`` (hint ``… 81920 MiB …``) while its own ``details.reason`` and the magic
+    said ``200 GiB`` / ``80 GiB``. Every refusal that carries a reason now has that reason's rendered
+    words as its message and hint (:func:`jupyter_sched.wording.refusal_text`), cut as clauses."""
+    from jupyter_sched.wording.reasons import as_clause
+
+    answer = api(server, "tok-ann").post("jobs", json={**body, "command": ["sleep", "1"]})
+    assert answer.status_code == 422, answer.text
+    error = answer.json()["error"]
+    text = error["details"]["reason"]["text"]
+    assert error["message"] == as_clause(text["summary"]), error
+    assert error["hint"] == as_clause(text["unblock"]), error
+    assert "MiB" not in error["message"] + error["hint"], error
+
+
+def test_newuser13_n6_memory_refusal_reads_the_same_over_rest_and_in_the_magic(
+        server: EmbeddedServer, capsys: pytest.CaptureFixture[str]) -> None:
+    from jupyter_sched.magics.core import MagicError
+
+    answer = api(server, "tok-ann").post("jobs", json={"gpus": 1, "mem_per_gpu": "200GiB", "command": ["true"]})
+    error = answer.json()["error"]
+    assert (error["message"], error["hint"], error["field"]) == (
+        "asks for 200 GiB of memory per GPU; the most any GPU here has is 80 GiB",
+        "ask for at most 80 GiB per GPU", "mem_per_gpu"), error
+    with pytest.raises(MagicError) as refused:
+        _magics(server).gpu("request 1 --mem-per-gpu 200GiB --no-wait")
+    assert error["message"] in str(refused.value), refused.value
