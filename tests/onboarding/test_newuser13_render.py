@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.onboarding.test_cli_firsthour import api, clear, module_server, start_kernel, wait_state
+from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
+from tests.onboarding.test_cli_firsthour import api, clear, cli, module_server, start_kernel, wait_state
 from tests.onboarding.test_newuser11 import _magics
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
@@ -107,3 +108,67 @@ def test_newuser13_n6_memory_refusal_reads_the_same_over_rest_and_in_the_magic(
     with pytest.raises(MagicError) as refused:
         _magics(server).gpu("request 1 --mem-per-gpu 200GiB --no-wait")
     assert error["message"] in str(refused.value), refused.value
+
+
+# ---- N4: a lease with a command; cancel --mine skipped leases bound to no kernel -----------------------------
+
+JOB_ONLY = {"command": ["sleep", "1"], "script": "train.py", "notebook": "run.ipynb", "env": {"SEED": "1"},
+            "working_dir": "/tmp", "port": 8000, "args": ["--epochs", "3"]}
+
+
+@pytest.mark.parametrize("route", ["jobs", "leases"])
+@pytest.mark.parametrize("field", JOB_ONLY)
+def test_newuser13_n4_a_lease_refuses_what_only_a_job_runs(server: EmbeddedServer, route: str, field: str) -> None:
+    """N4: ``{"gpus": 1, "command": ["sleep", "1"], "kind": "lease"}`` was a 201 lease that stored the
+    command and never ran it. Every field that says what a job runs is refused on a lease (400,
+    the field named), as a job refuses ``kernel_id``; empty values say nothing and pass."""
+    body = {"gpus": 1, "kind": "lease", field: JOB_ONLY[field]}
+    answer = api(server, "tok-ann").post(route, json=body)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["field"] == field and error["message"].startswith(f"{field} is for jobs: a lease runs nothing"), error
+    empty = api(server, "tok-ann").post(route, json={"gpus": 0, "kind": "lease", "command": [], "env": {}})
+    assert empty.status_code == 201, empty.text
+    api(server, "tok-ann").delete(f"jobs/{empty.json()['id']}")
+
+
+def test_newuser13_n4_cancel_mine_ends_leases_bound_to_no_kernel_not_a_kernels(
+        server: EmbeddedServer, capsys: pytest.CaptureFixture[str]) -> None:
+    """N4: ``jupyter-sched cancel --mine --yes`` said ``cancelled 17 jobs`` and silently skipped a
+    pending lease POSTed without a kernel, which then started and held a GPU with no kernel and no
+    time limit — no notebook's ``%gpu release`` can end such a lease. Now ``--mine`` (listed or
+    ``--yes``) takes leases bound to no kernel and still leaves a kernel's lease to its notebook."""
+    clear(server)
+    boss = api(server, OWNER_TOKEN)
+    kernel = start_kernel(server)
+
+    def lease(**body: Any) -> str:
+        made = boss.post("leases", json={"gpus": 1, **body})
+        assert made.status_code == 201, made.text
+        return str(made.json()["id"])
+
+    kept = lease(kernel_id=kernel)
+    held = lease()
+    wait_state(server, OWNER_TOKEN, kept, "running")
+    wait_state(server, OWNER_TOKEN, held, "running")
+    waiting = lease()  # no GPU left: it waits
+    job = boss.post("jobs", json={"gpus": 1, "command": ["sleep", "60"], "time_limit": "5m"}).json()["id"]
+
+    listed = cli(server, OWNER_TOKEN, "cancel", "--mine")  # no terminal: lists, cancels nothing
+    assert listed.code == EXIT_USAGE, listed.err
+    assert held in listed.err and waiting in listed.err and job in listed.err and kept not in listed.err, listed.err
+    assert "would cancel 1 job and 2 leases (" in listed.err and "kernel leases are left alone: 1" in listed.err, listed.err
+
+    capsys.readouterr()
+    _magics(server, OWNER_TOKEN).schedule("cancel --mine")  # the magic's listing: the same rule
+    said = capsys.readouterr().out
+    assert said.startswith("Would cancel your 1 job and 2 leases (2 pending, 1 running):"), said
+    assert held in said and waiting in said and kept not in said, said
+
+    done = cli(server, OWNER_TOKEN, "cancel", "--mine", "--yes")
+    assert done.code == EXIT_OK, done.err
+    assert done.out.strip() == ("cancelled 1 job and 2 leases: 1 pending removed from the queue; "
+                                "2 leases bound to no kernel released"), done.out
+    states = {i: boss.get(f"jobs/{i}").json()["state"] for i in (kept, held, waiting, job)}
+    assert states == {kept: "running", held: "cancelled", waiting: "cancelled", job: "cancelled"}, states
+    boss.delete(f"jobs/{kept}")
