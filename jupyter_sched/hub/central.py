@@ -96,7 +96,9 @@ def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
         try:
             mapping.resolve(job.spec.user)
         except SchedError as err:
-            raise AuthorizationError(f"{err.message}, so this job is refused", field="user", hint=err.hint) from None
+            # "job refused: <why>", not "<why>, so this job is refused": the mapping's own sentence may
+            # already have a "so" (new user 13, N15: "…, so their job cannot run as them, so this job is refused")
+            raise AuthorizationError(f"job refused: {err.message}", field="user", hint=err.hint) from None
 
     return check
 
