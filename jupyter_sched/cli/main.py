@@ -655,13 +655,10 @@ def error_line(command: str, exc: SchedError) -> str:
 
 
 def _clause(text: str) -> str:
-    """A sentence as a clause of the one-line message: first letter lower-case (unless it starts a
-    name in capitals, such as GPU or JSON) and no final period, so the parts join with ``: `` and
-    `` — `` without ``. —``."""
-    text = text.strip()
-    if text[:1].isupper() and not text[1:2].isupper():
-        text = text[0].lower() + text[1:]
-    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
+    """:func:`jupyter_sched.wording.reasons.as_clause` (the REST refusal's message is cut the same way)."""
+    from ..wording.reasons import as_clause
+
+    return as_clause(text)
 
 
 if __name__ == "__main__":  # pragma: no cover
