@@ -96,7 +96,7 @@ def test_a_version_9_store_gets_the_index_when_a_server_opens_it(tmp_path: Path)
 
     reopened = Store(url)
     try:
-        assert reopened.schema_version() == latest_version() == 10
+        assert reopened.schema_version() == latest_version()
         assert "ix_jobs_state_kind_submitted" in {ix["name"] for ix in sa.inspect(reopened.engine).get_indexes("jobs")}
     finally:
         reopened.close()
