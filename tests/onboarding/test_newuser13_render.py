@@ -172,3 +172,51 @@ def test_newuser13_n4_cancel_mine_ends_leases_bound_to_no_kernel_not_a_kernels(
     states = {i: boss.get(f"jobs/{i}").json()["state"] for i in (kept, held, waiting, job)}
     assert states == {kept: "running", held: "cancelled", waiting: "cancelled", job: "cancelled"}, states
     boss.delete(f"jobs/{kept}")
+
+
+# ---- N8: a pending reason and its ETA contradicted each other and named one job three times -----------------
+
+def _queue_behind_big() -> dict[str, dict[str, Any]]:
+    """The core's reasons (REST shape) for new user 13's queue on a 2-GPU node: ``short`` runs on
+    both GPUs until its 10-minute limit; ``big`` (2 GPUs, no time limit) waits with the reservation;
+    behind it a kernel's lease of 1 GPU and a job of 0.5 GPU with no time limit."""
+    from dataclasses import replace
+
+    from jupyter_sched.model import JobKind
+    from jupyter_sched.model.codec import reason_to_dict
+    from jupyter_sched.scheduling import run_cycle
+    from tests.core.core_builders import make_job, make_node, running, snapshot
+
+    short = running(make_job("j-short", gpus=2, time_limit_s=600), started=-1)
+    big = make_job("j-big", gpus=2, submitted=-0.5, unlimited=True)
+    lease = make_job("l-kern", gpus=1, submitted=-0.2)
+    lease = replace(lease, spec=replace(lease.spec, kind=JobKind.LEASE, command=(), kernel_id="k-1"))
+    half = make_job("j-half", gpus=1, milli=500, submitted=-0.1, unlimited=True)
+    result = run_cycle(snapshot([make_node(gpus=2)], [short, big, lease, half]))
+    reasons = {p.job_id: reason_to_dict(p.reason) for p in result.pending}
+    assert set(reasons) >= {"j-big", "l-kern", "j-half"}, reasons
+    names = {"j-big": "big", "j-short": "short"}
+    for reason in reasons.values():
+        assert reason is not None
+        reason["details"]["eta_waits_on_names"] = names  # as the server adds them (services.jobs)
+    return {k: v for k, v in reasons.items() if v is not None}
+
+
+@pytest.mark.parametrize("job_id, kind", [("l-kern", "lease"), ("j-half", "training")], ids=["lease", "half-GPU job"])
+def test_newuser13_n8_a_reason_and_its_eta_name_the_blocking_job_once_and_agree(job_id: str, kind: str) -> None:
+    """N8: ``needs 1 …, 0 free; a kernel's GPUs have no time limit, so it cannot start ahead of big
+    (j-…), whose GPUs are reserved from 20:22 UTC; it waits until big (j-…) has started · ETA unknown:
+    it can start only after big (j-…) ends, which has no time limit`` — "has started" against
+    "ends", big three times. The summary says what blocks it, the ETA when: a job the ETA names is
+    not named again, and the summary says nothing of when."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.wording import render_reason
+
+    reason = _queue_behind_big()[job_id]
+    text = render_reason(reason, now=datetime(2025, 3, 30, 12, 0, tzinfo=timezone.utc), kind=kind, mine=True)
+    assert "big (j-big)" in text.eta, text
+    assert text.line.count("j-big") == 1, text.line
+    assert "has started" not in text.line and "waits until" not in text.summary, text.line
+    assert text.line.count("no time limit") <= 1, text.line
+    assert "reserved from 12:09 UTC" in text.summary, text.summary
