@@ -238,7 +238,7 @@ def _add_submit(sub: Any) -> None:
                         help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
-    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds')
+    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
@@ -419,20 +419,15 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
-        for option, value in _SUBMIT_VALUES.items():  # `--time-limit ""` was no limit at all (new user 13, N11)
-            typed = getattr(args, value, None)
-            if isinstance(typed, str) and not typed.strip():
-                _subparser(parser, "submit").error(f"{option} must not be empty: give it a value, or leave "
-                                                   f"{option} out")
+        if args.workdir is not None and not args.workdir.strip():  # read here, not sent: "" was this folder
+            _subparser(parser, "submit").error("--workdir must not be empty: give a folder, or leave --workdir out "
+                                               "for this one")
         names = [item.partition("=")[0] for item in args.env]
         if twice := next((n for n in names if n and names.count(n) > 1), None):  # the last won, said nowhere (N11)
             given = ", ".join(item for item in args.env if item.partition("=")[0] == twice)
             _subparser(parser, "submit").error(f"--env {twice} is given twice ({given}): give it once")
-        limit = (args.time_limit or "").strip().lower()
-        if args.time_limit is not None and re.fullmatch(r"0+(\.0*)?[dhms]?", limit):
-            _subparser(parser, "submit").error(
-                f"--time-limit {args.time_limit} would mean no limit at all (such a job starts only when nothing "
-                "is reserved): leave --time-limit out for none, or give a duration above zero, e.g. 10m")
+        if args.name is not None and not args.name.strip():
+            _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()
             problem = file_problem(path, folder) if path else None  # the job would fail at its start
@@ -467,12 +462,6 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             _subparser(parser, args.command).error(
                 f"{job_id!r} is not a job id: ids are letters, digits and '-'{guess} (`{PROG} jobs` lists yours)")
 
-
-_SUBMIT_VALUES = {"--gpus": "gpus", "--model": "model", "--mem-per-gpu": "mem_per_gpu", "--cpu": "cpu",
-                  "--memory": "memory", "--team": "team", "--name": "name", "--time-limit": "time_limit",
-                  "--profile": "profile", "--workdir": "workdir", "--script": "script", "--notebook": "notebook"}
-"""``submit``'s options that take a value → their ``args`` names: an empty one is refused, never
-read as "not given" (``--model ""`` was any model, ``--time-limit ""`` no limit)."""
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 """What a job, lease or definition id can be (``j-1m8veekaw-mfrjt2``); anything else never names one."""

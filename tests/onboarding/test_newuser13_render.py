@@ -245,14 +245,16 @@ def test_newuser13_n11_an_error_names_the_option_as_it_was_typed(capsys: pytest.
     assert _usage(capsys, "logs", "j-1", "--follow", "--nope").startswith("jupyter-sched logs: --nope: not an option")
 
 
-@pytest.mark.parametrize("option", ["--time-limit", "--model", "--team", "--gpus", "--mem-per-gpu", "--name"])
-def test_newuser13_n11_an_empty_submit_option_is_refused_not_read_as_absent(
-        option: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("option", ["--time-limit", "--model", "--team", "--mem-per-gpu", "--name", "--workdir"])
+def test_newuser13_n11_an_empty_submit_option_is_refused_not_read_as_absent(server: EmbeddedServer,
+                                                                           option: str) -> None:
     """N11: ``submit --time-limit "" -- true`` was accepted with no limit (``--time-limit 0`` is
-    refused); ``--model ""`` ran on any model. Every value option of ``submit`` refuses an empty value."""
-    said = _usage(capsys, "submit", option, "", "--", "true")
-    assert said == (f"jupyter-sched submit: {option} must not be empty: give it a value, or leave {option} out "
-                    "[usage_error]"), said
+    refused); ``--model ""`` ran on any model. An empty value is refused, naming the option: the
+    server's rule for what it is sent (nu13-fix's N7), the CLI's own for ``--workdir``, which it
+    reads itself."""
+    said = cli(server, "tok-ann", "submit", option, "", "--gpus", "0", "--", "true")
+    assert said.code in (EXIT_REFUSED, EXIT_USAGE) and said.out == "", said
+    assert said.err.startswith(f"jupyter-sched submit: {option}") and "empty" in said.err, said.err
 
 
 def test_newuser13_n11_an_env_variable_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
