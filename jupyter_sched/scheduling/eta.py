@@ -294,6 +294,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     profile = ctx.profile
     protect = "none" if not profile.backfill else "first" if profile.backfill_mode == "easy" else "all"
     plan = Plan(ctx, at_end=True, with_holds=protect == "first")
+    # EASY: a gang's reservation and starts take the nodes the placer takes (free the longest first)
+    plan.proj.free_longest_first = protect == "first"
     demands: dict[str, Demand] = {}
     limits: dict[str, float] = {}
     for pend in ctx.pends:
