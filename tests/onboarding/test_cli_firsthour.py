@@ -953,7 +953,8 @@ def test_newuser3_finding_15_your_own_kernel_lease_is_named_to_you_alone(server:
     try:
         assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
                                                      "borrowing_limit": 0}]}).status_code == 200
-        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1"}).json()
+        # a real kernel's lease: one bound to no kernel is not released in a notebook (new user 13, N9)
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_id": start_kernel(server)}).json()
         wait_state(server, "tok-ann", lease["id"], "running", "admitted")
         job = submit(server, "tok-ann", gpus=1)
         theirs = submit(server, "tok-bob", gpus=1)
@@ -1080,7 +1081,8 @@ def test_the_blocking_lease_names_its_notebook_to_its_owner_and_admins_alone(ser
     try:
         assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
                                                      "borrowing_limit": 0}]}).status_code == 200
-        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": path}).json()
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": path,
+                                         "kernel_id": start_kernel(server)}).json()  # a kernel's (N9)
         wait_state(server, "tok-ann", lease["id"], "running", "admitted")
         job = submit(server, "tok-ann", gpus=1)
         deadline = time.monotonic() + 60
