@@ -19,6 +19,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
+from ..model.names import LEASE_NAMES
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, fit_name, serving_text, state_filter, stop_detail, work_name
@@ -113,7 +114,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
     job = client.submit(body)
-    if resolved is not None:
+    if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
+        pass
+    elif resolved is not None:
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
               f"another. Your shell's variables are not passed: --env NAME=VALUE passes one", file=io.err)
     elif mode == "hub" and argv and _PYTHON.fullmatch(str(argv[0])):
@@ -126,7 +129,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     line = job_line(job, _now())  # "job j-… (name): pending, …": the id and its name, as the magic says (new user 10, N17)
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
-    for warning in job.get("warnings") or ():  # what the server says about the accepted request
+    for warning in () if args.quiet else job.get("warnings") or ():  # what the server says about the request
         print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
@@ -239,6 +242,11 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
         # bound to no kernel, so no notebook can %gpu release it (new user 4)
         return (f"GPUs held for no kernel: `{PROG} cancel {job.get('id')}` releases them (or idle reclaim), "
                 "no time limit")
+    if job.get("kind") == "lease" and job.get("mine", True) is False:
+        # another user's: only they can release it, and whether a kernel holds it is theirs to know
+        # (kernel_id is private) — its public name says so, else "a lease" (new user 13, N9)
+        what = "a kernel's GPUs" if job.get("name") in LEASE_NAMES[:2] else "a lease's GPUs"
+        return f"{what}: held until its owner releases them or they are reclaimed when idle, no time limit"
     if job.get("kind") == "lease":
         return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):

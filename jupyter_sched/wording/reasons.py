@@ -30,7 +30,7 @@ from ..model.names import LEASE_NAMES
 from ..model.units import format_duration
 from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
@@ -131,7 +131,7 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
-                                   names=details.get("eta_waits_on_names"))
+                                   names=details.get("eta_waits_on_names"), eta_names=_eta_names(details))
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
@@ -153,8 +153,18 @@ _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 appends it last, and its numbers are in ``details.backfill``)."""
 
 
+def _eta_names(details: Mapping[str, Any]) -> frozenset[str]:
+    """The jobs the ETA sentence beside the summary names (:func:`eta_sentence`: every one it waits
+    on, for a projected ETA or one unknown for lack of time limits)."""
+    waits = details.get("eta_waits_on")
+    if details.get("eta_code") not in ("Projected", "NoTimeLimit") or not isinstance(waits, Sequence) \
+            or isinstance(waits, str):
+        return frozenset()
+    return frozenset(str(w) for w in waits)
+
+
 def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False,
-                     free: Any = None, names: Any = None) -> str:
+                     free: Any = None, names: Any = None, eta_names: frozenset[str] = frozenset()) -> str:
     """Rewrite the core's last clause "with a limit of 3600 s (given) it cannot finish before j-9,
     reserved from 2026-12-02T03:44:37.065813+00:00" from ``details.backfill`` (``limit_s``,
     ``limit_source``, ``reserved_for``, ``reservation``) as "its 1h time limit would run into the
@@ -165,28 +175,35 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
     With no GPU free (``free`` 0) a job's clause is left out: nothing could start ahead of the
     reservation whatever the time limit, and the clause read as if a shorter limit would help
     (new user 6, F2); the ETA says when GPUs come. The reserved job is named as the ETA names
-    jobs (``big3 (j-…)``) where ``names`` knows it."""
+    jobs (``big3 (j-…)``) where ``names`` knows it — and not at all when the ETA beside it names it
+    (``eta_names``), nor is what the ETA says of it said here: new user 13, N8 read "…cannot start
+    ahead of big (j-…), whose GPUs are reserved from 20:22 UTC; it waits until big (j-…) has started
+    · ETA unknown: it can start only after big (j-…) ends, which has no time limit" (big three
+    times, and "has started" against "ends"). The summary says what blocks it; the ETA, when."""
     cut = max(message.rfind(start) for start in _BACKFILL_CLAUSES)
     when, job = wire_time(backfill.get("reservation")), backfill.get("reserved_for")
     if cut < 0 or when is None or not job:
         return message
     if not lease and isinstance(free, (int, float)) and not isinstance(free, bool) and free <= 0:
         return message[:cut] + "."  # (a lease's clause says what it waits for, not a limit to change: kept)
-    job = _named([job], names)[0]
     at = _clock(when, now)
+    # the one the ETA names is "the job" here (N8); another is named as the ETA would name it
+    ahead = f"the {'lease' if str(job).startswith('l-') else 'job'} whose GPUs are reserved from {at}" \
+        if str(job) in eta_names else f"{_named([job], names)[0]}, whose GPUs are reserved from {at}"
     limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
     if lease:
-        clause = (f"a kernel's GPUs have no time limit, so it cannot start ahead of {job}, whose GPUs are "
-                  f"reserved from {at}; it waits until {job} has started")
+        clause = f"a kernel holds its GPUs until it releases them, so it cannot start ahead of {ahead}"
     elif isinstance(limit, (int, float)) and limit > 0:
         duration = format_duration(float(limit))
         limit_text = {"queue default; none given": f"the queue's default time limit ({duration}; it gave none)",
                       "queue max; none given": f"the queue's maximum time limit ({duration}; it gave none)",
                       }.get(source, f"its {duration} time limit")
-        clause = f"{limit_text} would run into the GPUs reserved for {job} from {at}"
+        reserved = "" if str(job) in eta_names else f" for {_named([job], names)[0]}"
+        clause = f"{limit_text} would run into the GPUs reserved{reserved} from {at}"
     else:
-        # one clause, not two saying the same ("…; it can start only when nothing is reserved", F2)
-        clause = f"with no time limit it cannot start ahead of {job}, whose GPUs are reserved from {at}"
+        # one clause, not two saying the same ("…; it can start only when nothing is reserved", F2);
+        # "of its own": the ETA beside it may say the reserved job has none (N8)
+        clause = f"without a time limit of its own it cannot start ahead of {ahead}"
     return message[:cut] + "; " + clause
 
 
@@ -222,18 +239,68 @@ def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """``("your own kernel lease l-1 (kernel-13cfa9a0, notebook nb/explore.ipynb)", "holds 1 GPU")``
     / ``("your own kernel leases l-1 (notebook a.ipynb) and l-2 (notebook b.ipynb)", "hold 3 GPUs")``:
     the notebook where ``%gpu release`` frees each, when the lease carries it (``notebook``: its
-    ``kernel_notebook``, in the owner's own reason only)."""
+    ``kernel_notebook``, in the owner's own reason only); ``your own leases l-1 and l-2 (held for no
+    kernel)`` when one is bound to no kernel (``kernel: False``, new user 13, N9)."""
     gpus = sum(float(o.get("gpus") or 0) for o in leases)
     held = f"{gpus:g} GPU{'s' if gpus != 1 else ''}"
+    word = "kernel lease" if _kernel_leases(leases) else "lease"
     if len(leases) == 1:
         name = str(leases[0].get("name") or "")
-        about = ["" if name in LEASE_NAMES else name, _notebook(leases[0])]  # "notebook lease" says nothing more
+        about = ["" if name in LEASE_NAMES else name, _notebook(leases[0]),  # "notebook lease" says nothing more
+                 "" if word == "kernel lease" else "held for no kernel"]
         said = ", ".join(part for part in about if part)
-        return f"your own kernel lease {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
+        return f"your own {word} {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
+    if word == "lease":
+        loose = [o.get("id") for o in leases if o.get("kernel") is False]
+        which = "" if len(loose) == len(leases) else f": {_ids(loose)}"
+        return f"your own leases {_ids([o.get('id') for o in leases])} (held for no kernel{which})", f"hold {held}"
     if len(leases) <= 3 and any(_notebook(o) for o in leases):
         each = [f"{o.get('id')}{f' ({_notebook(o)})' if _notebook(o) else ''}" for o in leases]
         return f"your own kernel leases {', '.join(each[:-1])} and {each[-1]}", f"hold {held}"
     return f"your own kernel leases {_ids([o.get('id') for o in leases])}", f"hold {held}"
+
+
+_NO_LIMIT = {True: "a kernel's GPUs have no time limit", False: "a lease has no time limit"}
+"""Why a wait on leases has no ETA, by whether they are all kernels' leases."""
+
+
+def _kernel_leases(leases: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every one of the owner's ``leases`` (``details.eta_waits_on_own``) is bound to a kernel."""
+    return not any(o.get("kernel") is False for o in leases)
+
+
+def _named_kernel_leases(waits: Sequence[Any], names: Any) -> bool:
+    """Whether the public names of the leases ``waits`` say each is a kernel's (``kernel lease``,
+    ``notebook lease``); another user's kernel is private, and a name chosen by its owner says nothing."""
+    known = names if isinstance(names, Mapping) else {}
+    return bool(waits) and all(known.get(str(w)) in LEASE_NAMES[:2] for w in waits)
+
+
+def _release_with(leases: Sequence[Mapping[str, Any]]) -> str:
+    """How the owner releases their own ``leases``: in the notebook, or from a terminal when one is
+    bound to no kernel (no notebook can %gpu release it: new user 13, N9)."""
+    if _kernel_leases(leases):
+        return "%gpu release in that notebook"
+    return f"`jupyter-sched cancel {' '.join(str(o.get('id')) for o in leases)}`"
+
+
+def _how_many(reason: Mapping[str, Any], own: Sequence[Mapping[str, Any]]) -> str:
+    """``one or more of `` before several of the owner's leases that a start waits on, unless the
+    numbers say every one must go: a quota wait whose team is short by more than all of them but the
+    smallest hold (new user 13, N9: a team 1 GPU over its lowered quota, two 1-GPU leases, a 1-GPU
+    job — "one or more of" read as if one would do)."""
+    if len(own) <= 1:
+        return ""
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    numbers = [details.get(k) for k in ("used", "requested", "quota")]
+    if str(reason.get("code") or "") in QUOTA_CODES and all(
+            isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
+        held = sorted(float(o.get("gpus") or 0) for o in own)
+        if sum(held) - held[0] < used + requested - quota:
+            return ""
+    return "one or more of "
 
 
 def _notebook(lease: Mapping[str, Any]) -> str:
@@ -261,21 +328,24 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             # "after hogA and hogB end" for 1 GPU while each held 2 read as if both had to)
             some = "" if one else "one or more of "
             own = own_leases(reason) if mine else []
-            if own:  # the reader's own other notebook holds them: the one thing to do is theirs (issue 20)
+            if own:  # the reader's own leases hold them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
-                return (f"ETA unknown: it can start only after {'' if len(own) == 1 else 'one or more of '}"
-                        f"{leases}, which {holds}, {'is' if len(own) == 1 else 'are'} released with %gpu release "
-                        "in that notebook (a kernel's GPUs have no time limit)")
-            if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
+                return (f"ETA unknown: it can start only after {_how_many(reason, own)}{leases}, which {holds}, "
+                        f"{'is' if len(own) == 1 else 'are'} released with {_release_with(own)} "
+                        f"({_NO_LIMIT[_kernel_leases(own)]})")
+            if all(str(w).startswith("l-") for w in waits):  # leases: released, not ended (issue 20)
                 # "%gpu release in that notebook" is an action only the lease's owner can take (new user
                 # 6, F9: bob was told to release alice's lease): to the job's owner, leases the core did
-                # not list as theirs are another user's; to anyone else, their owner's
+                # not list as theirs are another user's; to anyone else, their owner's. "kernel lease"
+                # only where their public names say so: a lease may be bound to no kernel (new user 13, N9)
+                kernel = _named_kernel_leases(waits, details.get("eta_waits_on_names"))
+                lease = "kernel lease" if kernel else "lease"
                 others = mine and not any(isinstance(o, Mapping) for o in (details.get("eta_waits_on_own") or ()))
-                whose = ("another user's kernel lease" if one else "other users' kernel leases") if others else \
-                    f"kernel lease{'' if one else 's'}"
+                whose = (f"another user's {lease}" if one else f"other users' {lease}s") if others else \
+                    f"{lease}{'' if one else 's'}"
                 by = "" if others else (" by its owner" if one else " by their owners")
                 return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)} {'is' if one else 'are'} "
-                        f"released{by} or reclaimed when idle (a kernel's GPUs have no time limit)")
+                        f"released{by} or reclaimed when idle ({_NO_LIMIT[kernel]})")
             named = _named(waits, details.get("eta_waits_on_names"))
             return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
@@ -337,8 +407,10 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
     if own and code in QUOTA_CODES:
         leases, holds = _own_leases_text(own)
         ids = " ".join(str(o.get("id")) for o in own)
+        run = f"%gpu release in that notebook (or `jupyter-sched cancel {ids}`)" if _kernel_leases(own) else \
+            _release_with(own)  # no notebook holds a lease bound to no kernel (new user 13, N9)
         return (f"{leases[:1].upper()}{leases[1:]} {holds} of {details.get('team') or 'the team'}'s quota: run "
-                f"%gpu release in that notebook (or `jupyter-sched cancel {ids}`) and this one can start.")
+                f"{run} and this one can start.")
     if code in QUOTA_CODES:
         return _quota_unblock(code, details, said=str(reason.get("message") or ""))
     if code in CAPACITY_CODES or code == "Backoff":
@@ -468,6 +540,16 @@ def _number(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def as_clause(text: str) -> str:
+    """A sentence as a clause of a one-line message: first letter lower-case (unless it starts a
+    name in capitals, such as GPU or JSON) and no final period, so the parts join with ``: `` and
+    `` — `` without ``. —`` (the CLI's error line; a REST refusal's message and hint)."""
+    text = text.strip()
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
 
 
 def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | None,
