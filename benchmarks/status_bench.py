@@ -28,11 +28,18 @@ What it does, in one run:
    meets the burst waits behind all of them; then **random phase**, each client first waiting a
    random part of its pause (seeded), as panels opened at different moments poll. Both are
    printed, each with its own verdict; the exit status is 0 only when every phase run meets it.
+   With ``--revalidate`` each phase runs again with pollers that revalidate as the panel's client
+   does (``labextension/src/client.ts``): the last ETag of each route goes back in
+   ``If-None-Match`` and an unchanged answer is a ``304 Not Modified`` without a body — the
+   panel's real cost; the pollers reading every answer in full stay the first run of each phase.
 5. Prints p50/p95/p99 of status idle and loaded, their ratio (target p99 <= 3x), the pollers'
    and submitters' request rates and any non-2xx answers, the server's CPU time per answered
    request (user + system, from the process: less sensitive to other work on the machine than
-   any latency), and a bootstrap 90 % interval of each p99 and of the ratio. Stops the server
-   and the jobs.
+   any latency), and a bootstrap 90 % interval of each p99 and of the ratio. Also, per status
+   sample, the CPU the server's event-loop thread ran while that sample was in flight
+   (``/proc/<pid>/task/<pid>/schedstat``, in ns): the work the status waited behind, with its
+   own loaded/idle p99 ratio — on a machine other work keeps busy, latencies stretch with that
+   load and this figure barely does. Stops the server and the jobs.
 
 Why 1,000 samples a phase: the p99 of 100 samples is their second-highest value, which falls
 anywhere between about the 96th and the 100th percentile of the true distribution; the target
@@ -106,21 +113,51 @@ def status_once(client: httpx.Client) -> float:
     return time.perf_counter() - t0
 
 
-def sample_status(base: str, samples: int) -> list[float]:
+def loop_cpu_s(pid: int) -> float:
+    """CPU seconds the main thread of process ``pid`` (the server's event loop) has run so far, to
+    the nanosecond (``/proc/<pid>/task/<pid>/schedstat``); 0 where that file cannot be read."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as stats:
+            return int(stats.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def sample_status(base: str, samples: int, pid: int) -> tuple[list[float], list[float]]:
+    """``samples`` status latencies (s), and for each the event-loop CPU the server spent while it
+    was in flight (:func:`loop_cpu_s`): the work the status waited behind or did itself, which
+    other processes' load on the machine barely moves (the latency it does)."""
+    walls, loop = [], []
     with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=60) as client:
         status_once(client)  # connection
-        return [status_once(client) for _ in range(samples)]
+        for _ in range(samples):
+            before = loop_cpu_s(pid)
+            walls.append(status_once(client))
+            loop.append(loop_cpu_s(pid) - before)
+    return walls, loop
 
 
 def _worker(base: str, threads: int, submit: bool, stop: Any, counts: Any, pause_s: float,
-            phase_seed: int | None = None) -> None:
+            phase_seed: int | None = None, revalidate: bool = False) -> None:
     """One load process: ``threads`` clients polling (or submitting) until ``stop`` is set; with
-    ``phase_seed``, each client first waits a random part of ``pause_s`` (random phase)."""
+    ``phase_seed``, each client first waits a random part of ``pause_s`` (random phase); with
+    ``revalidate``, each poller sends back the ETag of its last 200 answer of each route in
+    ``If-None-Match``, as the panel's client does (``labextension/src/client.ts``), and an
+    unchanged answer comes back ``304 Not Modified`` without a body (counted in ``counts[2]``)."""
     offsets = [0.0] * threads if phase_seed is None else \
         [random.Random(phase_seed * 1000 + n).uniform(0, pause_s) for n in range(threads)]
 
     def loop(n: int) -> None:
-        ok = bad = 0
+        ok = bad = unchanged = 0
+        etags: dict[str, str] = {}
+
+        def get(client: httpx.Client, route: str, **params: Any) -> httpx.Response:
+            kept = etags.get(route) if revalidate else None
+            answer = client.get(route, params=params or None, headers={"If-None-Match": kept} if kept else None)
+            if revalidate and answer.status_code == 200 and answer.headers.get("ETag"):
+                etags[route] = answer.headers["ETag"]
+            return answer
+
         with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=60) as client:
             i = 0
             if offsets[n]:
@@ -132,20 +169,22 @@ def _worker(base: str, threads: int, submit: bool, stop: Any, counts: Any, pause
                         answers = [client.post("api/sched/jobs", json={"name": f"load-{os.getpid()}-{n}-{i}",
                                                                         "gpus": 1, "command": ["sleep", "600"]})]
                     else:
-                        answers = [client.get("api/sched/jobs", params={"limit": 50}),
-                                   client.get("api/sched/queue", params={"limit": 50}), client.get("api/sched/me")]
+                        answers = [get(client, "api/sched/jobs", limit=50), get(client, "api/sched/queue", limit=50),
+                                   get(client, "api/sched/me")]
                 except httpx.HTTPError:
                     bad += 1
                     continue
                 for answer in answers:
-                    if answer.status_code < 300:
+                    if answer.status_code < 300 or answer.status_code == 304:
                         ok += 1
+                        unchanged += answer.status_code == 304
                     else:
                         bad += 1
                 with counts.get_lock():  # counted as they come: the loaded phase reads its own share
                     counts[0] += ok
                     counts[1] += bad
-                ok = bad = 0
+                    counts[2] += unchanged
+                ok = bad = unchanged = 0
                 if pause_s:
                     stop.wait(pause_s)
         with counts.get_lock():
@@ -172,7 +211,7 @@ def interval(values: list[float], q: float, *, other: list[float] | None = None,
     found = []
     for _ in range(rounds):
         base = pct(rng.choices(values, k=len(values)), q)
-        found.append(pct(rng.choices(other, k=len(other)), q) / base if other is not None else base)
+        found.append(pct(rng.choices(other, k=len(other)), q) / max(base, 1e-6) if other is not None else base)
     found.sort()
     return found[int(0.05 * rounds)], found[int(0.95 * rounds) - 1]
 
@@ -191,22 +230,25 @@ class Loaded:
     """One loaded phase's status samples and what the server did meanwhile."""
 
     samples: list[float]
+    loop: list[float]
     answered: int
     errors: int
+    unchanged: int
     elapsed_s: float
     cpu_s: float
     load: float
 
 
 def loaded_phase(ctx: Any, base: str, pid: int, args: argparse.Namespace, per_proc: int, phase: str,
-                 workers: list[Any], stops: list[Any]) -> Loaded:
+                 workers: list[Any], stops: list[Any], *, revalidate: bool = False) -> Loaded:
     """Status samples under the pollers and submitters, started phase-locked (``locked``: all at
-    once) or each at a random point of its pause (``random``); the load is stopped at the end."""
-    stop, counts = ctx.Event(), ctx.Array("l", [0, 0])
+    once) or each at a random point of its pause (``random``), the pollers revalidating their
+    answers with ``If-None-Match`` as the panel does or not; the load is stopped at the end."""
+    stop, counts = ctx.Event(), ctx.Array("l", [0, 0, 0])
     stops.append(stop)
     seeds = [None] * (args.procs + 1) if phase == "locked" else list(range(1, args.procs + 2))
-    mine = [ctx.Process(target=_worker, args=(base, per_proc, False, stop, counts, args.poll_interval_s, seeds[i]))
-            for i in range(args.procs)]
+    mine = [ctx.Process(target=_worker, args=(base, per_proc, False, stop, counts, args.poll_interval_s, seeds[i],
+                                              revalidate)) for i in range(args.procs)]
     mine.append(ctx.Process(target=_worker, args=(base, args.submitters, True, stop, counts, args.poll_interval_s,
                                                   seeds[-1])))
     workers.extend(mine)
@@ -214,12 +256,12 @@ def loaded_phase(ctx: Any, base: str, pid: int, args: argparse.Namespace, per_pr
         worker.start()
     time.sleep(args.warmup_s)
     started, cpu_before, answered_before = time.perf_counter(), cpu_s(pid), counts[0] + counts[1]
-    errors_before = counts[1]
+    errors_before, unchanged_before = counts[1], counts[2]
     spy = None if args.profile is None else subprocess.Popen(
         [os.environ.get("PY_SPY", "py-spy"), "record", "--gil", "-f", "raw",
-         "-r", "100", "-o", f"{args.profile}.{phase}", "-p", str(pid)],
+         "-r", "100", "-o", f"{args.profile}.{phase}{'.revalidate' if revalidate else ''}", "-p", str(pid)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    samples = sample_status(base, args.samples)
+    samples, loop = sample_status(base, args.samples, pid)
     if spy is not None:
         spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
         spy.wait(60)
@@ -228,7 +270,7 @@ def loaded_phase(ctx: Any, base: str, pid: int, args: argparse.Namespace, per_pr
     stop.set()
     for worker in mine:
         worker.join(60)
-    return Loaded(samples, answered, counts[1] - errors_before, elapsed, cpu, load)
+    return Loaded(samples, loop, answered, counts[1] - errors_before, counts[2] - unchanged_before, elapsed, cpu, load)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phases", default=",".join(PHASES),
                         help="loaded phases to run, in order: locked (all clients start at once), random "
                              "(each starts at a random point of its pause); default locked,random")
+    parser.add_argument("--revalidate", action="store_true",
+                        help="run each loaded phase twice: pollers as before (every answer in full), then "
+                             "pollers revalidating as the panel does (If-None-Match with the last ETag of each "
+                             "route; 304 without a body while unchanged); both printed, each with its verdict")
     args = parser.parse_args(argv)
     phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     if not phases or any(p not in PHASES for p in phases):
@@ -266,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         ctx = multiprocessing.get_context("fork")
         workers: list[Any] = []
         stops: list[Any] = []
-        results: dict[str, Loaded] = {}
+        results: dict[tuple[str, bool], Loaded] = {}
         try:
             with httpx.Client(base_url=base, headers={"Authorization": f"token {TOKEN}"}, timeout=60) as client:
                 wait_ready(client, proc, root)
@@ -276,11 +322,13 @@ def main(argv: list[str] | None = None) -> int:
                     status_once(client)
             load_idle = os.getloadavg()[0]
             cpu_before = cpu_s(proc.pid)
-            idle = sample_status(base, args.samples)
+            idle, idle_loop = sample_status(base, args.samples, proc.pid)
             cpu_idle = cpu_s(proc.pid) - cpu_before
             per_proc = max(1, args.pollers // args.procs)
             for phase in phases:
-                results[phase] = loaded_phase(ctx, base, proc.pid, args, per_proc, phase, workers, stops)
+                for revalidate in (False, True) if args.revalidate else (False,):
+                    results[phase, revalidate] = loaded_phase(ctx, base, proc.pid, args, per_proc, phase, workers,
+                                                              stops, revalidate=revalidate)
         finally:
             for stop in stops:
                 stop.set()
@@ -293,8 +341,11 @@ def main(argv: list[str] | None = None) -> int:
     ia, ib = interval(idle, 0.99)
     print(f"server CPU per request, idle: {cpu_idle / (3 * len(idle)) * 1000:.2f} ms; bootstrap 90 % interval "
           f"of the idle p99 {ia:.1f}-{ib:.1f} ms")
+    j50, j99, schedstat = pct(idle_loop, 0.5), pct(idle_loop, 0.99), any(idle_loop)
+    if schedstat:
+            print(f"event-loop CPU while a status was in flight, idle: p50 {j50:.1f} ms  p99 {j99:.1f} ms")
     met_all = True
-    for phase, run in results.items():
+    for (phase, revalidate), run in results.items():
         loaded = run.samples
         l50, l95, l99 = pct(loaded, 0.5), pct(loaded, 0.95), pct(loaded, 0.99)
         ratio = l99 / i99
@@ -302,12 +353,15 @@ def main(argv: list[str] | None = None) -> int:
         met_all = met_all and met
         how = ("PHASE-LOCKED: every client started at once (one burst of requests per pause)" if phase == "locked"
                else "RANDOM PHASE: each client started at a random point of its pause (seeded)")
-        print(f"-- loaded, {how}")
+        polls = ("pollers REVALIDATE (If-None-Match, as the panel)" if revalidate
+                 else "pollers read every answer in full")
+        print(f"-- loaded, {how}; {polls}")
         print(f"status under {per_proc * args.procs} pollers + {args.submitters} submitters "
               f"(pause {args.poll_interval_s:g} s): p50 {l50:8.1f} ms  "
               f"p95 {l95:8.1f} ms  p99 {l99:8.1f} ms  (load average {run.load:.1f} on {os.cpu_count()} CPUs)")
-        print(f"load requests answered while sampling: {run.answered:,} ({run.errors:,} errors) in {run.elapsed_s:.0f} s")
-        print(f"ratio loaded/idle ({phase}): p50 {l50 / i50:.2f}x  p99 {ratio:.2f}x (target p99 <= "
+        print(f"load requests answered while sampling: {run.answered:,} ({run.errors:,} errors"
+              f"{f', {run.unchanged:,} of them 304 Not Modified' if revalidate else ''}) in {run.elapsed_s:.0f} s")
+        print(f"ratio loaded/idle ({phase}{', revalidating' if revalidate else ''}): p50 {l50 / i50:.2f}x  p99 {ratio:.2f}x (target p99 <= "
               f"{TARGET_RATIO:.0f}x: {'met' if ratio <= TARGET_RATIO else 'NOT met'})")
         (la, lb), (ra, rb) = interval(loaded, 0.99), interval(idle, 0.99, other=loaded)
         print(f"bootstrap 90 % intervals: loaded p99 {la:.1f}-{lb:.1f} ms, ratio {ra:.2f}-{rb:.2f}x")
@@ -315,6 +369,13 @@ def main(argv: list[str] | None = None) -> int:
         # answers while they were taken
         print(f"server CPU per request, loaded: {run.cpu_s / (3 * len(loaded) + run.answered) * 1000:.2f} ms "
               f"({run.cpu_s / run.elapsed_s * 100:.0f} % of one CPU while loaded)")
+        if not schedstat:
+            continue
+        m50, m99 = pct(run.loop, 0.5), pct(run.loop, 0.99)
+        ma, mb = interval(idle_loop, 0.99, other=run.loop)
+        print(f"event-loop CPU while a status was in flight, loaded: p50 {m50:.1f} ms  p99 {m99:.1f} ms; "
+              f"p99 ratio loaded/idle {m99 / max(j99, 1e-3):.2f}x (bootstrap 90 % {ma:.2f}-{mb:.2f}x): the server "
+              f"work each status waited behind, which the machine's other load barely moves")
     return 0 if met_all else 1
 
 

@@ -17,7 +17,8 @@ from ..errors import QuotaError, UnschedulableError
 from ..model import Inventory, Job, QuotaSet
 from ..model.codec import reason_to_dict, spec_to_dict
 from ..scheduling.snapshot import CycleResult, Snapshot
-from ..wording import reason_in_words, render_reason
+from ..wording import reason_in_words, refusal_text, render_reason
+from ..wording.reasons import as_clause
 
 __all__ = ["FitCheck"]
 
@@ -80,8 +81,12 @@ class FitCheck:
         if rejected is not None:
             cls = QuotaError if rejected.code in _QUOTA_CODES else UnschedulableError
             field = rejected.details.get("field", "gpus")  # cpu, memory or workers for host-size reasons
-            raise cls(rejected.message, field=field, hint=rejected.unblock or None,
-                      details={"reason": _with_words(reason_to_dict(rejected))})
+            reason = _with_words(reason_to_dict(rejected))
+            # the words the magics and the CLI give for this reason, not the core's own (new user 13,
+            # N6: "asks for 204800 MiB per GPU" here, "200 GiB" in the magic and in details.reason)
+            message, hint = refusal_text(rejected.message, rejected.unblock or None, {"reason": reason})
+            raise cls(as_clause(message), field=field, hint=as_clause(hint) if hint else None,
+                      details={"reason": reason})
 
 
 def _with_words(reason: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, NotFoundError, SchedError
 from ..wording import cancel_outcome
-from ..wording.jobs import bulk_cancel_answers, granted_uuids
+from ..wording.jobs import bulk_cancel_answers, granted_uuids, in_bulk_cancel, work_count
 from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line
 from .progress import CountingProgress
 
@@ -102,7 +102,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
         print(_summary([answer]), file=io.out)
         return EXIT_OK
     listed = client.jobs_all(state=",".join(states), all_users=bool(args.everyone), page=BULK_PAGE)  # every page
-    jobs = [j for j in listed if j.get("kind") != "lease"]
+    jobs = [j for j in listed if in_bulk_cancel(j)]  # and leases bound to no kernel (new user 13, N4)
     leases = len(listed) - len(jobs)
     whose = "every user's" if args.everyone else f"{who}'s"
     if not jobs:
@@ -114,10 +114,12 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
     owners = f" of {len(users)} users" if args.everyone else ""
     _list(jobs, io, owners=bool(args.everyone), leases=leases)
     if not _interactive(io):
-        print(f"{PROG} cancel: would cancel {len(jobs)} job{'s' if len(jobs) != 1 else ''} ({breakdown}); not "
+        print(f"{PROG} cancel: would cancel {work_count(jobs)} ({breakdown}); not "
               "asking without a terminal — add --yes to go ahead", file=io.err)
         return EXIT_USAGE
-    io.err.write(f"Cancel {len(jobs)} of {whose} jobs{owners} ({breakdown})? [y/N] ")
+    leased = any(j.get("kind") == "lease" for j in jobs)
+    counted = f"{work_count(jobs)} of {whose}" if leased else f"{len(jobs)} of {whose} jobs"
+    io.err.write(f"Cancel {counted}{owners} ({breakdown})? [y/N] ")
     io.err.flush()
     if io.stdin.readline().strip().lower() not in ("y", "yes"):
         print("nothing cancelled", file=io.out)

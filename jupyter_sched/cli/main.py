@@ -558,7 +558,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                            "--url for another one"), file=stderr)
         return EXIT_NO_SERVER
     except AuthenticationError:
-        print(token_refused_line(args, client.connection.url), file=stderr)
+        print(token_refused_line(args, client.connection.url, source=client.connection.source), file=stderr)
         return EXIT_REFUSED
     except SchedError as exc:
         action = getattr(args, "action", None)  # `definitions create`: the command as typed
@@ -588,9 +588,13 @@ class Streams:
         self.stdin = stdin
 
 
-def token_refused_line(args: argparse.Namespace, url: str) -> str:
+def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") -> str:
     """The server's auth refused the request: which token was sent (and where it came from, since
-    an explicit one wins over the discovered server's), and how to give the right one."""
+    an explicit one wins over the discovered server's), and how to give the right one — on a
+    JupyterHub (its service or a user's server: ``url``; ``source`` how the connection was found),
+    a token from the hub's token page, not the one JupyterLab prints (new user 13, N13)."""
+    from ..wording.tokens import hub_token_page, token_source
+
     if getattr(args, "token_from_file", False):
         what = f"refused the token in --token-file {args.token_file}"
     elif getattr(args, "token_from_url", False):
@@ -601,6 +605,8 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
         what = "refused the token in JUPYTER_SCHED_TOKEN"
     elif getattr(args, "env_url_token", None):
         what = "refused the token in JUPYTER_SCHED_URL"
+    elif source.startswith("hub") and os.environ.get("JUPYTERHUB_API_TOKEN"):
+        what = "refused the token in JUPYTERHUB_API_TOKEN"
     elif args.url and not getattr(args, "url_from_env", False):
         what = "needs a token (none was given with --url)"
     elif os.environ.get("JUPYTER_SCHED_URL"):
@@ -612,8 +618,11 @@ def token_refused_line(args: argparse.Namespace, url: str) -> str:
     # the `ps` warning once: the note before the request said it already when --token was typed (new user 11, N13)
     noted = args.token is not None and not getattr(args, "token_from_file", False)
     ps = "" if noted else "; --token TOKEN works too, but other local accounts can read it in `ps`"
-    return (f"{PROG} {args.command}: the server at {url} {what} — set JUPYTER_SCHED_TOKEN=TOKEN (the token in the "
-            f"URL JupyterLab printed, or from `jupyter server list`) or give --token-file FILE{ps} [forbidden]")
+    page = hub_token_page(url)
+    if not page and source.startswith("hub"):  # a hub service at an address of its own
+        page = "HUB/hub/token"
+    return (f"{PROG} {args.command}: the server at {url} {what} — set JUPYTER_SCHED_TOKEN=TOKEN "
+            f"({token_source(page)}) or give --token-file FILE{ps} [forbidden]")
 
 
 def error_line(command: str, exc: SchedError) -> str:
@@ -644,13 +653,10 @@ def error_line(command: str, exc: SchedError) -> str:
 
 
 def _clause(text: str) -> str:
-    """A sentence as a clause of the one-line message: first letter lower-case (unless it starts a
-    name in capitals, such as GPU or JSON) and no final period, so the parts join with ``: `` and
-    `` — `` without ``. —``."""
-    text = text.strip()
-    if text[:1].isupper() and not text[1:2].isupper():
-        text = text[0].lower() + text[1:]
-    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
+    """:func:`jupyter_sched.wording.reasons.as_clause` (the REST refusal's message is cut the same way)."""
+    from ..wording.reasons import as_clause
+
+    return as_clause(text)
 
 
 if __name__ == "__main__":  # pragma: no cover

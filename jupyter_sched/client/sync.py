@@ -130,7 +130,10 @@ def _others_server(url: str, reply: HttpReply) -> str:
     except ValueError:
         return owner
     error = payload.get("error") if isinstance(payload, dict) else None
-    return owner if not isinstance(error, dict) or error.get("message") in (None, "", "request refused") else ""
+    if not isinstance(error, dict) or error.get("message") in (None, "", "request refused"):
+        return owner
+    details = error.get("details")  # the server's own words for the hub's refusal (new user 13, N14)
+    return owner if isinstance(details, dict) and details.get("credentials") == "refused" else ""
 
 
 def _ours(reply: HttpReply) -> bool:

@@ -207,8 +207,8 @@ class AccountMapping:
         try:
             entry = lookup(account)
         except KeyError:
-            raise ExecutorError(f"hub user {user!r} has no OS account {account!r} on this host, so their job "
-                                "cannot run as them", field="user",
+            raise ExecutorError(f"hub user {user!r} has no OS account {account!r} on this host to run their jobs as",
+                                field="user",
                                 hint="create the account (useradd), or map the user in "
                                      "c.HubSchedApp.run_as_accounts") from None
         if entry.pw_uid < self.min_uid:

@@ -199,7 +199,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._activity_timer = PeriodicCallback(self._activity_tick, self.activity_interval_s * 1000)
         self._activity_timer.start()
         self._activity_tick()
-        settle_heap()  # shorter collector pauses from now on (issue 17)
+        settle_heap(self.gil_switch_interval_ms)  # shorter collector pauses and GIL waits from now on (issue 17)
 
     async def stop_extension(self) -> None:
         """Stop pushing events, then stop the engine (running local jobs keep running; re-adopted later).

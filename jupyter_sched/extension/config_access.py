@@ -69,6 +69,18 @@ class WebConfig(Configurable):
         (config, me, inventory, one job, a submit) never wait in line behind panels' page reads.""",
     )
 
+    gil_switch_interval_ms = Float(
+        0.5,
+        config=True,
+        help="""Longest wait, in milliseconds, of a thread of this server for Python's interpreter
+        lock while another runs (``sys.setswitchinterval``; CPython's default is 5 ms). The engine
+        decides on its own thread; each SQL statement, socket read or write of a request gives the
+        lock up and then waits up to this long to get it back, so a submit that overlapped a
+        scheduling cycle waited 5 ms fifteen-odd times. Default: 0.5. 0 leaves the interpreter's
+        setting; a value above the process's current interval changes nothing. Set once per
+        process, when the first server starts.""",
+    )
+
     dryrun_concurrency = Int(
         2,
         config=True,
@@ -94,6 +106,13 @@ class WebConfig(Configurable):
     @validate("events_keepalive_s")
     def _check_keepalive(self, proposal: dict[str, Any]) -> float:
         return positive("events_keepalive_s", float(proposal["value"]))
+
+    @validate("gil_switch_interval_ms")
+    def _check_switch_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0 <= value <= 1000:  # NaN fails too
+            raise config_error("gil_switch_interval_ms", value, "must be 0..1000 ms", "set e.g. 0.5; 0 = Python's own")
+        return value
 
 
 class AccessConfig(Configurable):

@@ -93,7 +93,8 @@ class InventoryHandler(SchedHandler):
     @authorized
     async def get(self) -> None:
         self.no_query()
-        self.reply(await self.call(self.services.system.inventory, self.caller))
+        who, system = self.caller_key(), self.services.system  # kept: answered on the loop (issue 17)
+        self.reply((who and system.kept_inventory(who[1])) or await self.call(system.inventory, self.caller))
 
 
 class JobsHandler(_WritesAreActivity):

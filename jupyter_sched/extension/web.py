@@ -44,6 +44,7 @@ from ..errors import (
 from ..hub.forward import FORWARDED_HEADER
 from ..services.models import parse, wire_json
 from ..services.models.base import dump_set
+from ..wording.tokens import credentials_hint
 from .cookies import CookieOnce
 from .request_log import logged_quietly
 
@@ -374,7 +375,7 @@ class SchedHandler(CookieOnce, APIHandler):
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
             body = {"error": {"code": _HTTP_CODES.get(status, "http_error"),
                               "message": message or responses.get(status, "error"),
-                              "field": None, "hint": _hint_for_status(status)}}
+                              "field": None, "hint": _hint_for_status(status, self.settings.get("jupyter_sched"))}}
             if status in (401, 403):  # Jupyter's auth refused the request before it reached us
                 body["error"].update(message=message or CREDENTIALS_REFUSED, details={"credentials": "refused"})
         else:
@@ -489,10 +490,9 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def _hint_for_status(status: int) -> str | None:
-    if status == 403:
-        return ("send the server token (Authorization: token <token>) or, from a browser session, "
-                "the _xsrf cookie value in the X-XSRFToken header")
+def _hint_for_status(status: int, app: Any = None) -> str | None:
+    if status in (401, 403):  # where a token comes from, for this server's kind: a hub's token page (new user 13, N13)
+        return credentials_hint(str(getattr(app, "hub_token_page", "") or ""))
     if status == 404:
         return "check the URL against GET api/sched/config or openapi.yaml"
     if status == 405:

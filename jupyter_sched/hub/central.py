@@ -96,7 +96,9 @@ def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
         try:
             mapping.resolve(job.spec.user)
         except SchedError as err:
-            raise AuthorizationError(f"{err.message}, so this job is refused", field="user", hint=err.hint) from None
+            # "job refused: <why>", not "<why>, so this job is refused": the mapping's own sentence may
+            # already have a "so" (new user 13, N15: "…, so their job cannot run as them, so this job is refused")
+            raise AuthorizationError(f"job refused: {err.message}", field="user", hint=err.hint) from None
 
     return check
 
@@ -312,6 +314,18 @@ class HubSchedApp(SchedApp):
 
     def _provider(self) -> Any:
         return getattr(self.serverapp, "identity_provider", None)
+
+    @property
+    def hub_token_page(self) -> str:
+        """Where a hub user gets a token, for the hint of a refused one (:mod:`~jupyter_sched.wording.tokens`):
+        the hub's public URL when JupyterHub gave one (``$JUPYTERHUB_PUBLIC_HUB_URL``), else its host and
+        prefix as the hub auth knows them (``/hub/token`` behind the hub's own proxy)."""
+        public = os.environ.get("JUPYTERHUB_PUBLIC_HUB_URL", "").strip()
+        if public:
+            return public.rstrip("/") + "/token"
+        auth = getattr(self._provider(), "hub_auth", None)
+        prefix = str(getattr(auth, "hub_prefix", "") or "/hub/")
+        return f"{getattr(auth, 'hub_host', '') or ''}{prefix.rstrip('/')}/token"
 
     # ---- capabilities --------------------------------------------------------------------
     def capability_fields(self) -> dict[str, Any]:

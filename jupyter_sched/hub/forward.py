@@ -51,6 +51,7 @@ import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from jupyter_server.auth.decorator import authorized
@@ -60,6 +61,7 @@ from tornado.iostream import StreamClosedError
 
 from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
+from ..wording.tokens import hub_token_page, token_source
 from .reconnect import CENTRAL, CentralLink
 
 FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
@@ -618,6 +620,19 @@ class ForwardHandler(APIHandler):
         if not self._finished:
             self.finish()
 
+    def _credentials_refused(self) -> dict[str, Any]:
+        """Message and hint of a request the hub's auth refused at this server: whose server this is
+        and where the caller's own scheduler is (new user 13, N14: a token of another user got a bare
+        "request refused"). The auth does not say whose token it was, so the message does not either."""
+        owner = self.forwarding.owner
+        page = hub_token_page(self.request.full_url())
+        whose = f"this is {owner}'s Jupyter server" if owner else "this is a user's Jupyter server"
+        mine = self.base_url.replace(f"/user/{owner}/", "/user/<you>/") if owner else "your own server's URL"
+        return {"message": f"{whose}: the request's token may not use it (a token of another user, or a wrong one)",
+                "details": {"credentials": "refused"},
+                "hint": (f"use your own server ({mine}api/sched/) or the hub's scheduler service "
+                         f"({urlsplit(self.forwarding.url).path} on the hub) with {token_source(page or '/hub/token')}")}
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """SchedErrors (502 for an unreachable central service) and HTTP errors as the API's JSON."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
@@ -632,6 +647,8 @@ class ForwardHandler(APIHandler):
             status = exc.status_code
             body = {"error": {"code": "forbidden" if status == 403 else "http_error",
                               "message": exc.log_message or "request refused", "field": None, "hint": None}}
+            if status in (401, 403) and not exc.log_message:  # the hub's auth refused the token before us
+                body["error"].update(self._credentials_refused())
         else:
             status = 500
             body = {"error": {"code": "internal_error", "message": "internal server error", "field": None,

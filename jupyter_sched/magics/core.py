@@ -30,7 +30,15 @@ from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, Unsch
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms
-from ..wording.jobs import BULK_STATES, bulk_cancel_answers, bulk_cancel_plan, idle_note, job_head, state_filter
+from ..wording.jobs import (
+    BULK_STATES,
+    bulk_cancel_answers,
+    bulk_cancel_plan,
+    idle_note,
+    in_bulk_cancel,
+    job_head,
+    state_filter,
+)
 from ..wording.quota import quota_text
 from ..wording.reasons import wire_time
 from .carry import carried_notebook, carried_script, home_working_dir
@@ -338,7 +346,8 @@ class SchedMagics(Magics):
                 self._print(f"Warning: {warned}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
-        return gpu_frame(inventory, work + ([lease] if lease else []), samples, mine)
+        # the lease first: the queue's copy of it (read after it) is the newer one (N3: listed twice)
+        return gpu_frame(inventory, ([lease] if lease else []) + work, samples, mine)
 
     LEASE_CHECK_S = 5.0
     """Before a cell, the lease whose GPUs this kernel names is looked at no more often than this."""
@@ -1057,8 +1066,8 @@ class SchedMagics(Magics):
                     + ".")
 
     def _cancel_many(self, cmd: ScheduleCommand) -> None:
-        """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (never
-        leases) that are pending or running, or only ``--state`` ones. A cell cannot ask "are you
+        """``--mine`` / ``--all`` (admins), as ``jupyter-sched cancel`` does them: the jobs (and leases
+        bound to no kernel; never a kernel's) that are pending or running, or only ``--state`` ones. A cell cannot ask "are you
         sure?" (headless runs have no stdin), so without ``--yes`` it lists what it would cancel and
         cancels nothing — what the CLI does without a terminal. ``--yes`` is one ``POST jobs/cancel``
         (it sent one ``DELETE`` per job, page after page)."""
@@ -1071,12 +1080,12 @@ class SchedMagics(Magics):
         states = BULK_STATES.get(cmd.state or "", "pending,preempted,admitted,running")
         nothing = f"no {cmd.state or 'pending or running'} jobs"
         nothing = f"Nothing to cancel: {nothing}." if everyone else f"Nothing to cancel: you have {nothing}."
-        if cmd.yes:  # one POST jobs/cancel: the server selects the jobs (leases left alone), as `cancel --yes`
+        if cmd.yes:  # one POST jobs/cancel: the server selects the jobs (kernels' leases left alone), as `cancel --yes`
             answer = self.client.cancel_jobs(mine=not everyone, all_users=everyone, states=states.split(","))
             self._print(_capital(bulk_cancel_answers([answer])) + "." if answer.get("jobs") else nothing)
             return
-        jobs = [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE)
-                if j.get("kind") != "lease"]  # one page (the server's largest); leases are left out
+        # one page (the server's largest); a kernel's lease is left out, one bound to no kernel is not (N4)
+        jobs = [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE) if in_bulk_cancel(j)]
         if not jobs:
             self._print(nothing)
             return

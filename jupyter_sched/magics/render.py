@@ -123,13 +123,17 @@ def gpu_frame(inventory: Mapping[str, Any], work: Iterable[Mapping[str, Any]],
     """The ``%gpu status`` table: one row per GPU.
 
     Columns: node, index, model, memory_mib, allocated_to (``user: kind id (name)``, with its share
-    (``0.5 GPU``) for a fraction; the holders of a shared GPU separated by ``; ``), util_pct,
+    (``0.5 GPU``) for a fraction; the holders of a shared GPU separated by ``; ``; a job given twice in
+    ``work`` is one holder, its last copy read), util_pct,
     memory_used_mib (latest sample; None = no telemetry), health, simulated, this_kernel, uuid.
     """
     pd = pandas()
 
     holders: dict[str, list[str]] = {}
-    for job in work:
+    # one holder per job id, the last copy given winning: the kernel's own lease arrives both in the
+    # queue and as this kernel's lease, and was listed twice on its GPU (new user 13, N3)
+    unique = {str(job.get("id")) if job.get("id") else f"#{n}": job for n, job in enumerate(work)}
+    for job in unique.values():
         if not is_granted(job):
             continue
         label = f"{job.get('user')}: {job.get('kind', 'job')} {job.get('id')}"

@@ -323,6 +323,7 @@ def spec_from_request(
     except ValueError:
         raise ValidationError(f"kind must be one of training, inference, lease (got {quoted(merged.get('kind'))})",
                               field="kind", hint="use training, inference or lease") from None
+    _job_only(body, kind)
     try:
         priority = PriorityClass(merged.get("priority", "normal"))
     except ValueError:
@@ -456,6 +457,31 @@ def _lease_only(body: Mapping[str, Any], kind: JobKind, field: str, *, purpose: 
     if kind is not JobKind.LEASE:
         raise ValidationError(f"{field} is for leases: {purpose}", field=field, hint=hint)
     return value
+
+
+_JOB_ONLY = ("command", "script", "notebook", "args", "source", "notebook_json", "parameters", "working_dir", "env",
+             "image", "port", "checkpointable")
+"""What a job runs and how (a lease runs nothing: its kernel uses the GPUs)."""
+
+
+def _job_only(body: Mapping[str, Any], kind: JobKind) -> None:
+    """Refuse on a lease the fields that say what a job runs, the first given naming itself (new
+    user 13, N4: a lease POSTed with a command stored it, never ran it, and showed it) — as a job
+    refuses the fields only a lease takes (:func:`_lease_only`). Absent, null, empty or ``false``
+    values say nothing and pass.
+
+    Raises:
+        ValidationError: naming the field.
+    """
+    if kind is not JobKind.LEASE:
+        return
+    for field in _JOB_ONLY:
+        value = body.get(field)
+        if value is None or value is False or (isinstance(value, (str, list, dict)) and not value):
+            continue
+        raise ValidationError(f"{field} is for jobs: a lease runs nothing; its GPUs are used by the kernel that "
+                              "holds them", field=field,
+                              hint="leave it out, or submit a job (kind training) to run something")
 
 
 def _kernel_id(body: Mapping[str, Any], kind: JobKind) -> str | None:

@@ -66,6 +66,9 @@ class Candidate:
         node: node id of a single-node job (-1 for gangs and GPU-less work).
         fresh: admitted in this very cycle and not started: withdrawing the admission costs nothing.
         per_node: whole GPUs it holds per node id (a gang spreads over several).
+        nominated: not a running job but the free GPUs nominated to a pending job of a borrowing
+            team (``job_id`` is that job's): nothing runs on them, so taking them over costs
+            nothing (it is also ``fresh``); the nomination is dropped.
     """
 
     job_id: str
@@ -81,6 +84,7 @@ class Candidate:
     node: int = -1
     fresh: bool = False
     per_node: tuple[tuple[int, int], ...] = ()
+    nominated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

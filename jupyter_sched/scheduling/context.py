@@ -93,7 +93,8 @@ class CycleContext:
         reservations: EASY reservation per GPU model (first capacity-blocked job).
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
-        victims: jobs preempted this cycle; in_flight: jobs already stopping (an earlier
+        victims: jobs preempted this cycle; reclaimed: pending jobs whose nominated GPUs a
+            within-guarantee job of another team took back this cycle (-> that job); in_flight: jobs already stopping (an earlier
             preemption, a cancel or a time limit) that still hold GPUs; overdue: those of them
             stopping for longer than the grace period (job id -> seconds since the stop).
         by_id: the snapshot's jobs by id.
@@ -139,6 +140,7 @@ class CycleContext:
         self.outcome_cache: dict[tuple[object, ...], FlavorOutcome] = {}
         self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
+        self.reclaimed: dict[str, str] = {}
         self.preemption_attempts = 0
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
         self.passed_seq = 0

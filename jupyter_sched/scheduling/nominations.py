@@ -14,8 +14,13 @@ No priority inversion (case 032; Kueue #7301): a pending job of a *higher class 
 team*, visited earlier in queue order, may use GPUs nominated to a lower-class job — free ones at
 once, ones still held by stopping victims by taking the nomination over (it then waits for those
 victims, and no new victim is picked for it). The lower-class job keeps what is left and says
-who took the rest. Jobs of other teams never use nominated GPUs: they were freed to honour this
-team's guarantee or priority.
+who took the rest. Jobs of other teams do not use nominated GPUs: they were freed to honour this
+team's guarantee or priority — except GPUs nominated to a job that would *borrow* on them:
+that is borrowed capacity nothing runs on yet, and a within-guarantee job of another team
+reclaims it at once, at no cost, as it withdraws a borrowing admission of the same cycle
+(:mod:`.preempt`; DESIGN.md *Reclaim*). Before, it waited for the borrower to start and then
+evicted it: a second eviction of a job already reclaimed once (issue 16, hypothesis seed 777,
+``tests/core/test_rules.py::test_gpus_nominated_to_a_borrower_are_reclaimed_at_once_by_a_within_guarantee_job``).
 
 The book is rebuilt every cycle from the snapshot's ``Job.nominated`` fields; its decisions are
 returned in ``CycleResult.nominations``.
@@ -91,6 +96,10 @@ class NominationBook:
         """Nominations after the cycle: pending job -> the GPUs held for it."""
         return {o: self._allocation(o) for o in self.gpus}
 
+    def allocation(self, owner: str) -> Allocation:
+        """The GPUs nominated to ``owner``."""
+        return self._allocation(owner)
+
     # ------------------------------------------------------------------ changes
     def open(self, owners: Sequence[str]) -> None:
         """Unmask ``owners``' free nominated GPUs and the quota held with them (call inside a ledger trial)."""
@@ -108,6 +117,10 @@ class NominationBook:
             if len(left) < len(self.gpus[o]):
                 self.taken.setdefault(o, []).append(job.id)
             self._set(o, left)
+
+    def remask(self, owner: str) -> None:
+        """Mask ``owner``'s free nominated GPUs again after a trial eviction of its mask (inside the trial)."""
+        self._mask(owner)
 
     def claim(self, job: Job, gpus: Sequence[int]) -> None:
         """Nominate ``gpus`` to ``job``, taking them from their owners (outside any trial)."""

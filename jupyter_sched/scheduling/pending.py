@@ -31,7 +31,7 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     # team or taken from it, and no refusal numbers (they name the job's class)
     key = (tuple(id(o) for o in outcomes), visit.refusal, job.preempted_by, job.is_lease) \
         if all(o.shared for o in outcomes) and not ctx.book.by_team.get(job.spec.team) \
-        and job.id not in ctx.book.taken and not visit.refusal_details else None
+        and job.id not in ctx.book.taken and job.id not in ctx.reclaimed and not visit.refusal_details else None
     cached = ctx.reason_cache.get(key) if key is not None else None
     if cached is not None:
         reason, message, details = cached
@@ -73,6 +73,12 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
     if ahead:
         details = {**details, "behind": ahead}
         message = message.rstrip(".") + f"; waiting behind higher-priority {', '.join(ahead)} of {job.spec.team}."
+    by = ctx.reclaimed.get(job.id)
+    if by is not None:  # its nomination went to a within-guarantee job of another team (.preempt)
+        team = ctx.by_id[by].spec.team
+        details = {**details, "reclaimed_by": by, "reclaiming_team": team, "nomination_reclaimed": True}
+        message = (message.rstrip(".") + f"; the GPUs held for it were reclaimed by {team} for {by} within its "
+                   f"guarantee ({job.spec.team} is above its own).")
     refusal = visit.refusal
     if refusal and reason.code in CAPACITY_CODES:
         details = {**details, "preemption_refused": refusal, **({"preemption_rule": visit.refusal_details}

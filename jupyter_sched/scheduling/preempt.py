@@ -8,7 +8,12 @@
   - own-team jobs the profile's :class:`~jupyter_sched.preemption.PreemptionPolicy` allows
     (``priority``), and
   - jobs of *borrowing* teams (using more than their guarantee on a line the job is charged to)
-    that the job's team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows (``reclaim``).
+    that the job's team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows (``reclaim``);
+  - last, for a within-guarantee job, the free GPUs *nominated* to pending jobs that would borrow
+    on them: borrowed capacity nothing runs on yet, taken back at no cost (the nomination is
+    dropped), but only when no set of running jobs makes the job fit — a nomination stands for
+    evictions already made for its job, which taking it wastes. Before, the job waited until the
+    borrower started and then evicted it (issue 16, hypothesis seed 777).
 
   One plan combines both: the job fits (quota and placement) once the set is evicted, and if the
   set reclaims anything the job is within its team's guarantee *after* the own-team evictions
@@ -38,7 +43,7 @@ from .context import CycleContext, Visit
 from .ledger import NOMINATION_PREFIX, Holder
 from .snapshot import AuditRecord, Pend, Preempt
 from .spare import STOPPING_PREFIX, claim, hold_spare, open_spare
-from .takeover import offer_passed_over, readmit
+from .takeover import offer_freed, offer_passed_over, readmit
 
 __all__ = ["preempt", "wait_on_nominated"]
 
@@ -177,13 +182,20 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         others, ruled_out = _reclaim_candidates(ctx, job, flavor) if within else \
             (_borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
         cands = own + others
-        if cands and _wait_on_spare(ctx, visit, flavor, owners, stopping):
+        # GPUs nominated to borrowers, last: each nomination stands for evictions already made for
+        # its job, which taking it wastes — and its victims come back onto GPUs that job will evict
+        # them from again (property counterexample 4) — so running borrowed work goes first
+        nominated = _nomination_candidates(ctx, job, flavor) if within else []
+        if (cands or nominated) and _wait_on_spare(ctx, visit, flavor, owners, stopping):
             return True
-        if not cands and not ruled_out:
+        if not cands and not nominated and not ruled_out:
             _explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
                      stopping, within)
             continue
         plan, placement = _search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None)
+        if nominated and not (plan.victims and placement is not None):
+            cands = cands + nominated
+            plan, placement = _search(ctx, visit, flavor, cands, owners, stopping)
         if plan.victims and placement is not None:
             if _issue(ctx, job, flavor, plan, placement, borrowing=below is not None):
                 return True
@@ -264,6 +276,33 @@ def _reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule
     return out, ruled_out
 
 
+def _nomination_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
+    """The free GPUs on ``flavor`` nominated to pending jobs of other teams that would borrow on
+    them (their team, counting its running work and that nomination, is above its guarantee) and
+    that its team's reclaim rule allows: borrowed capacity nothing runs on yet, taken back at no
+    cost (:mod:`.nominations`). Before, the within-guarantee job waited for the borrower to start
+    and then evicted it (issue 16, hypothesis seed 777)."""
+    book, quota, st = ctx.book, ctx.quota, ctx.state
+    policy = ctx.reclaim_for(job.spec.team)
+    out: list[Candidate] = []
+    for owner, other in book.jobs.items():
+        key = NOMINATION_PREFIX + owner
+        hold, charge = st.holdings.get(key), quota.charges.get(key)
+        if (other.spec.team == job.spec.team or owner == job.preempted_by or hold is None or not hold.gpus
+                or charge is None or (flavor.model != "*" and st.gpu_model[hold.gpus[0][0]] != flavor.model)
+                or not any(_borrowing(ctx, k, extra=charge[1]) for k in charge[0] if k[1] is None)
+                or not policy.may_reclaim(job, other)):
+            continue
+        per_node: dict[int, int] = {}
+        for g, _ in hold.gpus:
+            per_node[st.gpu_node[g]] = per_node.get(st.gpu_node[g], 0) + 1
+        out.append(Candidate(job_id=owner, team=other.spec.team, user=other.spec.user, rank=other.spec.priority.rank,
+                             milli=charge[1], started=None, kind="reclaim", fresh=True, nominated=True,
+                             node=next(iter(per_node)) if len(per_node) == 1 else -1,
+                             per_node=tuple(per_node.items())))
+    return out
+
+
 def _available(ctx: CycleContext, job: Job, other: Job) -> bool:
     """Not already going (this cycle's victims, stopping ones), not the job's last preemptor."""
     return not (other.id in ctx.victims or other.id in ctx.in_flight or other.id == job.preempted_by
@@ -294,6 +333,11 @@ def _candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
         protected=started is not None and ran < ctx.profile.min_runtime_s,
         pods=max(1, len(workers)), work_lost=0.0 if other.spec.checkpointable else ran * h.milli / 1000, node=node,
         per_node=tuple(per_node.items()))
+
+
+def _key(c: Candidate) -> str:
+    """The ledger holder a candidate's eviction releases: the job, or the mask of its nomination."""
+    return NOMINATION_PREFIX + c.job_id if c.nominated else c.job_id
 
 
 def _charged(ctx: CycleContext, job_id: str) -> tuple[_LineKey, ...]:
@@ -330,7 +374,7 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
     job, req = visit.job, visit.req
     spec = job.spec
     ledger, quota = ctx.ledger, ctx.quota
-    lines = {c.job_id: _team_lines(ctx, c.job_id) for c in cands if c.kind == "reclaim"}
+    lines = {c.job_id: _team_lines(ctx, _key(c)) for c in cands if c.kind == "reclaim"}
     removed: dict[str, Candidate] = {}
     reclaiming = [0]  # reclaim victims among ``removed``
 
@@ -347,13 +391,15 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
         return ctx.placer.place(job.id, req, flavor) is not None
 
     def evict(c: Candidate) -> None:
-        ledger.evict(c.job_id)
+        ledger.evict(_key(c))
         removed[c.job_id] = c
         reclaiming[0] += c.kind == "reclaim"
 
     def restore(c: Candidate) -> None:
         fresh = ctx.fresh.get(c.job_id)
-        if fresh is None:
+        if c.nominated:
+            ctx.book.remask(c.job_id)
+        elif fresh is None:
             ledger.load_holder(ledger.holders[c.job_id].job)
         else:
             holder = ctx.fresh_holder(c.job_id)
@@ -367,7 +413,9 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
             return True
         if borrowing:  # its team keeps its guarantee: the victim could not reclaim back (no loop)
             return all(_borrowing(ctx, key, extra=1 - c.milli) for key in lines[c.job_id])
-        return any(_borrowing(ctx, key) for key in lines[c.job_id])
+        # a nomination counts as its team's use while it is held: its job would borrow on it
+        extra = c.milli if c.nominated else 0
+        return any(_borrowing(ctx, key, extra=extra) for key in lines[c.job_id])
 
     @contextmanager
     def nested() -> Iterator[object]:
@@ -406,26 +454,33 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
     """Evict the plan's victims for real, nominate the freed GPUs, record decisions and the reason.
 
     Victims admitted earlier in this cycle have their admission withdrawn instead (nothing runs
-    yet); when those are all the victims, the job is admitted at once. GPUs withdrawals free go
-    first to higher-class jobs of its team passed over earlier in the cycle (:mod:`.takeover`):
-    when one takes any, nothing more is done and False is returned (the caller searches again).
+    yet), and GPUs nominated to a borrower are taken from its nomination; when those are all the
+    victims, the job is admitted at once. GPUs withdrawals free go first to higher-class jobs of
+    its team passed over earlier in the cycle (:mod:`.takeover`): when one takes any, nothing more
+    is done and False is returned (the caller searches again). What a dropped nomination frees
+    beyond the job's need goes to the jobs passed over earlier (:func:`.takeover.offer_freed`).
     """
     spec = job.spec
-    withdrawn = [c for c in plan.victims if c.fresh]
+    withdrawn = [c for c in plan.victims if c.fresh and not c.nominated]
+    reclaimed = [c for c in plan.victims if c.nominated]
     for c in withdrawn:
         _withdraw(ctx, c, job)
-    if withdrawn and offer_passed_over(ctx, job):
+    for c in reclaimed:
+        _reclaim_nomination(ctx, c, job)
+    if (withdrawn or reclaimed) and offer_passed_over(ctx, job):
         return False
     running = [c for c in plan.victims if not c.fresh]
     if not running:
         waiting_on = _stopping_on(ctx, placement)
         if waiting_on:  # the plan counted spare GPUs still held by stopping jobs: wait for them
-            _hold_and_wait(ctx, job, flavor.model, placement, waiting_on, tuple(c.job_id for c in plan.victims))
-            return True
-        owners = ctx.book.eligible(job)  # the plan counted GPUs nominated to it or lower classes of its team
-        ctx.book.open(owners)
-        admit_placed(ctx, job, placement, flavor.model)
-        ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
+            _hold_and_wait(ctx, job, flavor.model, placement, waiting_on, tuple(c.job_id for c in withdrawn))
+        else:
+            owners = ctx.book.eligible(job)  # the plan counted GPUs nominated to it or lower classes of its team
+            ctx.book.open(owners)
+            admit_placed(ctx, job, placement, flavor.model)
+            ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
+        if reclaimed:
+            offer_freed(ctx)
         return True
     names = []
     freed = []
@@ -455,11 +510,13 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
                      "gpus": c.milli / 1000, "protected_min_runtime": c.protected,
                      "node": victim.allocation.node if victim.allocation else None,
                      "grace_s": ctx.profile.grace_s, "plan": [v.job_id for v in plan.victims]}))
-    if len(running) < len(plan.victims):
+    if withdrawn:
         ctx.audit[-1] = replace(ctx.audit[-1], details={**ctx.audit[-1].details, "withdrawn": [
-            c.job_id for c in plan.victims if c.fresh]})
+            c.job_id for c in withdrawn]})
     claim(ctx, job, [g for g, _ in placement.holding.gpus])
     hold_spare(ctx, freed)  # what the job does not need stays held while the victims stop
+    if reclaimed:
+        offer_freed(ctx)
     alloc: Allocation = placement.allocation
     # the nodes of its GPUs, not its first worker's: a gang's GPU-less launcher may sit elsewhere
     nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]
@@ -467,7 +524,8 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
         code="WaitingForPreemption",
         message=f"preempting {', '.join(names)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job",
         details={"victims": names, "node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
-                 "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims}},
+                 "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims if not c.nominated},
+                 **({"nominations_reclaimed": [c.job_id for c in reclaimed]} if reclaimed else {})},
         unblock="starts as soon as the preempted jobs have stopped (grace period)",
         eta=ctx.now + timedelta(seconds=ctx.profile.grace_s))))
     return True
@@ -496,6 +554,29 @@ def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
         message=f"{c.job_id} not admitted: {spec.team} reclaims the GPUs it would borrow for {job.id}",
         details={"for_job": job.id, "for_team": spec.team, "victim_team": c.team, "gpus": c.milli / 1000,
                  "node": placement.allocation.node}))
+
+
+def _reclaim_nomination(ctx: CycleContext, c: Candidate, job: Job) -> None:
+    """Take back the GPUs nominated to ``c.job_id``, a pending job of a borrowing team, for
+    ``job`` (within its team's guarantee): the nomination is dropped. A job decided earlier in this
+    cycle gets a reason saying so; one visited later adds it to its own (``ctx.reclaimed``)."""
+    owner, spec = c.job_id, job.spec
+    alloc = ctx.book.allocation(owner)
+    ctx.book.drop(owner)
+    ctx.reclaimed[owner] = job.id
+    gpus = list(alloc.all_gpu_uuids())
+    reason = PendingReason(
+        code="WaitingForCapacity",
+        message=f"the GPUs held for it ({len(gpus)} on {alloc.node}) were reclaimed by {spec.team} for {job.id} "
+                f"within its guarantee; {c.team} is above its own guarantee",
+        details={"reclaimed_by": job.id, "reclaiming_team": spec.team, "team": c.team, "gpus": gpus,
+                 "nomination_reclaimed": True},
+        unblock=f"starts when {c.team} is within its guarantee or GPUs free up", eta_reason="recomputed next cycle")
+    ctx.pends[:] = [Pend(owner, reason) if p.job_id == owner else p for p in ctx.pends]
+    ctx.audit.append(AuditRecord(
+        action="nomination_reclaimed", job_id=owner, user=c.user,
+        message=f"GPUs nominated to {owner} ({c.team}) reclaimed by {spec.team} for {job.id}, within its guarantee",
+        details={"for_job": job.id, "for_team": spec.team, "victim_team": c.team, "gpus": gpus}))
 
 
 # ---------------------------------------------------------------------------------- refusals

@@ -42,7 +42,7 @@ from .admit import admit_on_flavors
 from .context import CycleContext, Visit
 from .ledger import NOMINATION_PREFIX
 
-__all__ = ["PASSED_CODES", "drop_nomination", "offer_passed_over", "passed_over", "readmit"]
+__all__ = ["PASSED_CODES", "drop_nomination", "offer_freed", "offer_passed_over", "passed_over", "readmit"]
 
 PASSED_CODES = frozenset({"WaitingForCapacity", "Fragmented", "UnhealthyGpu", "Priority"})
 """Pending codes of a job passed over for room (capacity, or the EASY reservation): one that more
@@ -79,6 +79,14 @@ def drop_nomination(ctx: CycleContext, job_id: str) -> None:
     masked = NOMINATION_PREFIX + job_id in ctx.state.holdings
     ctx.book.drop(job_id)
     if masked and ctx.passed:
+        _offer(ctx, list(ctx.passed.values()), lambda other: True)
+
+
+def offer_freed(ctx: CycleContext) -> None:
+    """Offer GPUs a reclaim left free beyond its job's need — the rest of a borrower's nomination it
+    took back (:mod:`.preempt`) — to every job passed over earlier in this cycle, in visit order,
+    as :func:`drop_nomination` does."""
+    if ctx.passed:
         _offer(ctx, list(ctx.passed.values()), lambda other: True)
 
 

@@ -30,7 +30,7 @@ from .context import Context
 from .models import CancelJobRequest, CancelJobsRequest, CancelJobsResponse
 from .models.cancel import CANCEL_OUTCOMES
 
-__all__ = ["CANCELLABLE", "CHUNK", "PER_JOB_EVENTS", "cancel_jobs", "ended_record"]
+__all__ = ["CANCELLABLE", "CHUNK", "PER_JOB_EVENTS", "cancel_jobs", "ended_record", "in_bulk_cancel"]
 
 CANCELLABLE = frozenset({JobState.PENDING, JobState.PREEMPTED, JobState.ADMITTED, JobState.RUNNING})
 """States a cancel acts on (the others are ended)."""
@@ -46,8 +46,13 @@ subscribed to the stream (the panel) re-reads its lists on it — so that cleari
 jobs does not fill every subscriber's queue (clients that fall 1,000 events behind are dropped).
 Leases always get their own event: a notebook waiting on one is told at once."""
 
-_WORK = [kind for kind in JobKind if kind is not JobKind.LEASE]
-"""What ``mine`` and ``all`` select: jobs, not kernel leases (a notebook releases those)."""
+def in_bulk_cancel(job: Job) -> bool:
+    """What ``mine`` and ``all`` select: jobs, and leases bound to no kernel (no notebook can
+    release those: new user 13, N4 — one left pending by ``cancel --mine`` started and held a GPU
+    with no time limit), not a kernel's lease (its notebook releases it with ``%gpu release``, and
+    its ``CUDA_VISIBLE_DEVICES`` would keep naming GPUs it lost). The clients' listing applies the
+    same rule to the wire form (:func:`jupyter_sched.wording.jobs.in_bulk_cancel`)."""
+    return not job.is_lease or not job.spec.kernel_id
 
 
 def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = None, why: str = "",
@@ -121,8 +126,11 @@ def _selection(ctx: Context, caller: Caller, request: CancelJobsRequest) -> list
     if request.ids is not None:
         return list(dict.fromkeys(request.ids))
     states = [JobState(s) for s in request.states] if request.states else sorted(CANCELLABLE)
+    user = None if request.all else caller.user
     with ctx.store.transaction(write=False) as tx:
-        return tx.job_ids(user=None if request.all else caller.user, states=states, kinds=_WORK)
+        ids = tx.job_ids(user=user, states=states)
+        leases = tx.get_jobs(tx.job_ids(user=user, states=states, kinds=[JobKind.LEASE]))  # a few per user
+    return [i for i in ids if i not in leases or in_bulk_cancel(leases[i].job)]
 
 
 def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> CancelJobsResponse:

@@ -60,6 +60,18 @@ class CachedInventory:
                     log.exception("inventory refresh failed; keeping the last inventory")
             return self._value
 
+    def peek(self) -> Inventory | None:
+        """The inventory :meth:`current` would answer now without reading the source, or None
+        when it would read it (a refresh is due) or another thread is reading it: never waits,
+        so the event loop may ask (a kept ``GET inventory``, ``SystemService.kept_inventory``)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            fresh = self._value is not None and self._monotonic() - self._at < self.refresh_s
+            return self._value if fresh else None
+        finally:
+            self._lock.release()
+
     def invalidate(self) -> None:
         """Force a re-read at the next :meth:`current`."""
         with self._lock:

@@ -37,27 +37,22 @@ class SystemService:
         cases 018, 022, 025, 026). Processes the scheduler did not start are named (pid, user,
         age) to admins only; ``caller`` None is the server's own reading."""
         from ..reclaim import gpu_occupancy
-        from ..telemetry.report import foreign_processes_of, inventory_telemetry
+        from ..telemetry.report import inventory_telemetry
 
         inv = self.ctx.inventory()
         version, live, allocations = self._holders()
         admin = caller is None or caller.admin
-        latest: Any = None
-        foreign: Any = None
-        warnings: tuple[str, ...] = ()
-        if self.monitor is not None:
-            latest, foreign = self.monitor.latest(), foreign_processes_of(self.ctx.inventory_source)
-            warnings = tuple(self.monitor.label_warnings()) if admin else ()
         # Kept while every input is equal (issue 17: status polls built, validated and serialised
         # the same answer ~100 times a second): the inventory (a frozen value; compared by
         # identity first), the store's jobs counter, the telemetry readings, foreign processes
         # and warnings. The answer is a pure function of these and the view (admin or not), so a
         # kept one is the one it would build; returning the same object also reuses its JSON
         # and ETag (extension ``web._written``).
-        inputs = (inv, version, latest, foreign, warnings)
+        inputs = self._inputs(inv, version, admin)
         kept = self._answers.get(admin)
         if kept is not None and version >= 0 and kept[0] == inputs:
             return kept[1]
+        _, _, latest, foreign, warnings = inputs
         body: dict[str, Any] = inventory_to_dict(inv)
         body["allocations"] = allocations
         if self.monitor is not None:
@@ -67,6 +62,37 @@ class SystemService:
         answer = GetInventoryResponse.model_validate(body)
         self._answers[admin] = (inputs, answer)  # one assignment: request threads may race, each right
         return answer
+
+    def kept_inventory(self, admin: bool) -> GetInventoryResponse | None:
+        """The answer :meth:`inventory` last gave the view ``admin`` (an admin's or anyone else's)
+        if it is still the one it would give now — checked without a transaction and without
+        reading the inventory source, so the server answers on its event loop (issue 17: every
+        ``jupyter-sched status`` sent ``GET inventory`` to a request thread for a transaction,
+        which under fifty pollers waited for the GIL at each hop). Exact, because the answer is a
+        pure function of its inputs (:meth:`inventory`), each read here as :meth:`inventory`
+        reads it: the inventory the source keeps (``peek``: None while a refresh is due or under
+        way), the store's ``jobs`` counter read now (``Store.jobs_version_now``: every committed
+        write of a job row, by any process sharing the store, moves it), the telemetry readings,
+        foreign processes and label warnings. None: call :meth:`inventory`."""
+        kept = self._answers.get(admin)
+        peek = getattr(self.ctx.inventory_source, "peek", None)
+        if kept is None or peek is None:
+            return None
+        inv, version = peek(), self.ctx.store.jobs_version_now()
+        if inv is None or version is None or version < 0:
+            return None
+        return kept[1] if kept[0] == self._inputs(inv, version, admin) else None
+
+    def _inputs(self, inv: Any, version: int, admin: bool) -> tuple[Any, ...]:
+        """What a ``GET inventory`` answer of the view ``admin`` is computed from, besides the
+        holders the ``jobs`` counter ``version`` stands for: ``(inventory, version, telemetry
+        readings, foreign processes, label warnings)``."""
+        from ..telemetry.report import foreign_processes_of
+
+        if self.monitor is None:
+            return inv, version, None, None, ()
+        warnings = tuple(self.monitor.label_warnings()) if admin else ()
+        return inv, version, self.monitor.latest(), foreign_processes_of(self.ctx.inventory_source), warnings
 
     def _holders(self) -> tuple[int, list[Job], dict[str, list[dict[str, Any]]]]:
         """The store's ``jobs`` counter, the jobs holding GPUs and, per GPU uuid,

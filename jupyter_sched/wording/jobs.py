@@ -17,7 +17,7 @@ from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
            "lease_end_message", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
@@ -471,6 +471,23 @@ BULK_STATES = {"pending": "pending,preempted", "running": "admitted,running"}
 """A bulk cancel's ``--state`` → the wire states it covers (``GET jobs?state=``)."""
 
 
+def in_bulk_cancel(job: Mapping[str, Any]) -> bool:
+    """Whether ``cancel --mine`` / ``--all`` takes ``job`` (wire form): jobs, and leases bound to no
+    kernel, which no notebook can release (new user 13, N4); a kernel's lease is its notebook's to
+    release. The server's rule for the same: :func:`jupyter_sched.services.cancelling.in_bulk_cancel`."""
+    return job.get("kind") != "lease" or not job.get("kernel_id")
+
+
+def work_count(work: Sequence[Mapping[str, Any]]) -> str:
+    """``3 jobs`` / ``1 job and 2 leases`` / ``1 lease``: what a bulk cancel acts on, leases counted
+    apart (a lease bound to no kernel is one of them, new user 13, N4)."""
+    leases = sum(1 for w in work if w.get("kind") == "lease")
+    jobs = len(work) - leases
+    parts = [f"{jobs} job{'s' if jobs != 1 else ''}"] if jobs or not leases else []
+    parts += [f"{leases} lease{'s' if leases != 1 else ''}"] if leases else []
+    return " and ".join(parts)
+
+
 def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, shown: int = 10) -> list[str]:
     """What a bulk cancel would do, to confirm before it is done: a head line — ``your 3 jobs (2
     pending, 1 running)``, for an admin's ``--all`` ``5 jobs of 2 users (5 pending)`` — then one line
@@ -479,7 +496,7 @@ def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, shown
     holding = ("admitted", "running")
     by_state = Counter("running" if j.get("state") in holding else "pending" for j in jobs)
     breakdown = ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
-    count = f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"
+    count = work_count(jobs)
     users = len({str(j.get("user")) for j in jobs})
     head = f"{count} of {users} user{'s' if users != 1 else ''} ({breakdown})" if everyone else \
         f"your {count} ({breakdown})"
@@ -495,11 +512,13 @@ def bulk_cancel_plan(jobs: Sequence[Mapping[str, Any]], *, everyone: bool, shown
 
 def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
     """What a bulk cancel did, from counts by outcome (``removed``: pending, taken off the queue;
-    ``stopping``: running, stopped after the grace; ``ended``: it had ended meanwhile;
-    ``skipped``: it left the states asked for meanwhile and was left alone):
+    ``stopping``: running, stopped after the grace; ``released``: a lease bound to no kernel, ended;
+    ``ended``: it had ended meanwhile; ``skipped``: it left the states asked for meanwhile and was
+    left alone):
     ``cancelled 3 jobs: 2 pending removed from the queue; 1 running job is stopping (60 s grace)``
     (the CLI's and the magics' one wording; "1 running stopping, grace 10 s" read garbled, new user 4)."""
     removed, stopping, ended = done.get("removed", 0), done.get("stopping", 0), done.get("ended", 0)
+    released = done.get("released", 0)
     parts = []
     if removed:
         parts.append(f"{removed} pending removed from the queue")
@@ -507,23 +526,27 @@ def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
         one = stopping == 1
         parts.append(f"{stopping} running job{'' if one else 's'} {'is' if one else 'are'} stopping"
                      + (f" ({grace_s:g} s grace)" if grace_s is not None else ""))
+    if released:  # leases bound to no kernel (new user 13, N4): not "removed from the queue" when held
+        parts.append(f"{released} lease{'' if released == 1 else 's'} bound to no kernel released")
     if ended:
         parts.append(f"{ended} had already ended")
     skipped = done.get("skipped", 0)
     if skipped:  # listed, then changed state before the cancel came (a --state pending job that started)
         parts.append(f"{skipped} had changed state and {'was' if skipped == 1 else 'were'} left alone")
     total = removed + stopping
-    return f"cancelled {total} job{'s' if total != 1 else ''}: " + "; ".join(parts)
+    counted = work_count([{"kind": "job"}] * total + [{"kind": "lease"}] * released)
+    return f"cancelled {counted}: " + "; ".join(parts)
 
 
 def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]]) -> str:
     """:func:`bulk_cancel_summary` of one or more ``POST jobs/cancel`` answers, from the server's
     counts (``ended`` also counts ``not_found``: it ended, or vanished, between a listing and the
-    cancel; ``released``: a lease, counted as removed). The CLI's and the magics' one reading."""
-    done: dict[str, int] = {"removed": 0, "stopping": 0, "ended": 0, "skipped": 0}
+    cancel; ``released``: a lease, said apart). The CLI's and the magics' one reading."""
+    done: dict[str, int] = {"removed": 0, "released": 0, "stopping": 0, "ended": 0, "skipped": 0}
     for answer in answers:
         counts = answer.get("counts") or {}
-        done["removed"] += int(counts.get("removed", 0)) + int(counts.get("released", 0))
+        done["removed"] += int(counts.get("removed", 0))
+        done["released"] += int(counts.get("released", 0))
         done["stopping"] += int(counts.get("stopping", 0))
         done["ended"] += int(counts.get("ended", 0)) + int(counts.get("not_found", 0))
         done["skipped"] += int(counts.get("skipped", 0))

@@ -30,7 +30,7 @@ from ..model.names import LEASE_NAMES
 from ..model.units import format_duration
 from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
@@ -468,6 +468,16 @@ def _number(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def as_clause(text: str) -> str:
+    """A sentence as a clause of a one-line message: first letter lower-case (unless it starts a
+    name in capitals, such as GPU or JSON) and no final period, so the parts join with ``: `` and
+    `` — `` without ``. —`` (the CLI's error line; a REST refusal's message and hint)."""
+    text = text.strip()
+    if text[:1].isupper() and not text[1:2].isupper():
+        text = text[0].lower() + text[1:]
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
 
 
 def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | None,

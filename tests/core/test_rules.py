@@ -699,6 +699,89 @@ def test_gpus_a_dropped_nomination_frees_go_first_to_a_job_passed_over_earlier()
     assert s.evictions() == [] and s.state("low") == "pending"
 
 
+def test_gpus_nominated_to_a_borrower_are_reclaimed_at_once_by_a_within_guarantee_job() -> None:
+    # hypothesis seed 777 (2,000 examples) on 9d7daaf, reduced by hand: "j5 evicted again for j0 …
+    # a loop". a (guaranteed 0) borrows: b's b1 reclaims a's gang n; n, requeued, evicts a's own low
+    # job for GPUs nominated to it. Then b's w, within b's guarantee, finds only those GPUs. Before:
+    # w could not touch a nomination of another team, waited, and reclaimed n once it started — n
+    # evicted a second time, with nothing changed. Now w takes them at once (DESIGN.md Reclaim:
+    # borrowed capacity nothing runs on yet), n pends saying so, and nobody is evicted again.
+    s = Scenario([make_node("n0", gpus=3, nvlink=[(1,), (0,), ()]), make_node("n2", gpus=7, nvlink=[*pairs(6), ()])],
+                 quota=quotas(Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=6)))
+    gang = running(make_job("n", gpus=3, workers=2, team="a", priority="high", submitted=5), "n2", [])
+    s.submit(replace(gang, allocation=Allocation(node="n2", gpu_uuids=("GPU-n2-0", "GPU-n2-1", "GPU-n2-2"), gpu_milli=1000,
+                                                 workers=(("n2", ("GPU-n2-0", "GPU-n2-1", "GPU-n2-2")),
+                                                          ("n2", ("GPU-n2-3", "GPU-n2-4", "GPU-n2-5"))))),
+             running(make_job("low", gpus=1, team="a", priority="low", submitted=3), "n0", [2]))
+    first = s.at(1).submit(make_job("b1", gpus=4, team="b", priority="high", submitted=6)).cycle()
+    assert [(p.job_id, p.for_job, p.kind) for p in first.preemptions] == [("n", "b1", "reclaim")]
+    second = s.at(2).cycle()
+    assert [(p.job_id, p.for_job, p.kind) for p in second.preemptions] == [("low", "n", "priority")]
+    held = set(second.nominations["n"].all_gpu_uuids())
+    third = s.at(3).submit(make_job("w", gpus=2, team="b", priority="high", submitted=0)).cycle()
+    assert third.preemptions == () and third.nominations == {}
+    admitted = {a.job_id: set(a.allocation.all_gpu_uuids()) for a in third.admits}
+    assert admitted["w"] <= held  # taken from n's nomination at once
+    n = {p.job_id: p.reason for p in third.pending}["n"]
+    assert n.code == "WaitingForCapacity" and n.details["reclaimed_by"] == "w"
+    assert "the GPUs held for it were reclaimed by b for w within its guarantee (a is above its own)" in n.message
+    assert [a.action for a in third.audit].count("nomination_reclaimed") == 1
+    for minute in (4, 5):
+        assert s.at(minute).cycle().preemptions == ()
+    assert s.evictions() == ["n", "low"] and s.state("w") == "running" and s.state("n") == "pending"
+
+
+@pytest.mark.parametrize(("third", "want_preempted", "want_admitted"), [
+    pytest.param("c", [], ["w"], id="with no running borrowed work the nomination is taken at once"),
+    pytest.param("a", ["r"], ["n"], id="running borrowed work goes before a nomination its job's victims were evicted for"),
+])
+def test_a_within_guarantee_job_takes_a_borrower_s_nomination_only_when_no_running_borrowed_work_would_do(
+        third: str, want_preempted: list[str], want_admitted: list[str]) -> None:
+    # n (a, guaranteed 0) holds GPUs n0-0/1 freed for it; b's w (within b's guarantee of 4) fits
+    # nowhere else. r, on n0-4/5, is c's (within c's guarantee: not reclaimable) or a's (borrowed).
+    # Taking n's nomination wastes the evictions made for n, and brings its victims back onto GPUs
+    # n then evicts them from again (property counterexample 4): running borrowed work goes first.
+    n = replace(make_job("n", gpus=2, team="a", submitted=2),
+                nominated=Allocation(node="n0", gpu_uuids=("GPU-n0-0", "GPU-n0-1"), gpu_milli=1000))
+    jobs = [running(make_job("b0", gpus=2, team="b"), "n0", [2, 3]),
+            running(make_job("r", gpus=2, team=third), "n0", [4, 5]),
+            n, make_job("w", gpus=2, team="b", priority="high", submitted=1)]
+    result = run_cycle(snapshot([make_node("n0", gpus=6, nvlink=pairs(6))], jobs,
+                                quota=quotas(Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=4),
+                                             Quota(team="c", guaranteed=2))))
+    assert [p.job_id for p in result.preemptions] == want_preempted
+    assert [a.job_id for a in result.admits] == want_admitted
+    reasons = {p.job_id: p.reason for p in result.pending}
+    if want_preempted:
+        assert reasons["w"].code == "WaitingForPreemption" and "nominations_reclaimed" not in reasons["w"].details
+        assert [a.allocation.gpu_uuids for a in result.admits] == [("GPU-n0-0", "GPU-n0-1")]  # n keeps its GPUs
+    else:
+        assert [a.allocation.gpu_uuids for a in result.admits] == [("GPU-n0-0", "GPU-n0-1")]
+        assert reasons["n"].details["reclaimed_by"] == "w" and result.nominations == {}
+
+
+def test_a_borrower_waiting_for_its_victims_loses_its_nomination_and_its_reason_says_so_once() -> None:
+    # n (a borrows) waits for its victim v to stop on n0-2/3; its free n0-0/1 are nominated to it.
+    # b's x would borrow, so b's w is visited after n (borrowers last, a team's jobs in order). w,
+    # within b's guarantee, takes n0-0/1 and n's whole nomination goes (it would borrow all of it):
+    # n's reason, given before, is replaced, not doubled.
+    v = replace(running(make_job("v", gpus=2, team="a", priority="low"), "n0", [2, 3]), stopping_since=T0)
+    n = replace(make_job("n", gpus=4, team="a", priority="high", submitted=1),
+                nominated=Allocation(node="n0", gpu_uuids=("GPU-n0-0", "GPU-n0-1", "GPU-n0-2", "GPU-n0-3"),
+                                     gpu_milli=1000))
+    jobs = [v, n, make_job("x", gpus=4, team="b", priority="high", submitted=0),
+            make_job("w", gpus=2, team="b", submitted=2)]
+    result = run_cycle(snapshot([make_node("n0", gpus=4, nvlink=pairs(4))], jobs,
+                                quota=quotas(Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=2))))
+    assert [(a.job_id, a.allocation.gpu_uuids) for a in result.admits] == [("w", ("GPU-n0-0", "GPU-n0-1"))]
+    assert result.preemptions == () and result.nominations == {}
+    pending = [p.job_id for p in result.pending]
+    assert sorted(pending) == ["n", "x"]  # one decision each
+    n_reason = {p.job_id: p.reason for p in result.pending}["n"]
+    assert n_reason.code == "WaitingForCapacity" and n_reason.details["nomination_reclaimed"]
+    assert n_reason.message.startswith("the GPUs held for it (4 on n0) were reclaimed by b for w within its guarantee")
+
+
 def test_gpus_a_migration_frees_beyond_its_job_s_need_are_not_given_to_another_job_while_the_movers_stop() -> None:
     # found reading the defragmentation path for issue 16 point 2 ("nothing else is admitted onto
     # GPUs whose victims are still in their grace period"): m1 and m2 move off node1 to give new4 4

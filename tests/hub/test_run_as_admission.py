@@ -64,3 +64,18 @@ def test_a_job_of_a_user_without_a_runnable_account_is_refused_before_it_is_stor
     assert [(e["user"], e["details"]["field"], e["details"]["status"]) for e in audit] == [(user, "user", 403)]
     lease = service.submit({"gpus": 1, "kernel_id": "k-1"}, user=user, kind="lease")  # a lease runs nothing
     assert lease["state"] == "pending"
+
+
+@pytest.mark.parametrize("user", ["nobody", "root", "daemon", "no-such-account-here"])
+def test_newuser13_n15_the_refusal_says_job_refused_then_why_without_a_chain_of_sos(
+        service: SchedulerService, user: str) -> None:
+    """New user 13, N15: ``hub user 'ghost' has no OS account 'ghost' on this host, so their job cannot
+    run as them, so this job is refused`` — the admission step appended ", so this job is refused" to
+    whatever the account mapping said, which had its own "so". The refusal now leads with what happened
+    and gives the mapping's sentence as the why, whichever rule refused the account."""
+    with pytest.raises(AuthorizationError) as refused:
+        service.submit({"gpus": 0, "command": ["id"]}, user=user)
+    message = refused.value.message
+    assert message.startswith(f"job refused: hub user {user!r} "), message
+    assert ", so " not in message, message
+    assert refused.value.hint and refused.value.field == "user"
