@@ -107,6 +107,9 @@ class Projection:
             j-2 ends" names a queued job, not only running ones) — only on the units it is
             reserved on, and only once they have *ended* (a job reserved ahead that starts when it
             does, or ends on another unit, made it no room: new user 5 finding 4).
+        free_longest_first: a gang's equal choices go to the unit free the longest, as the
+            placer's go (:meth:`_gang_at`; the EASY replay of ETAs), not to the lowest unit
+            index (conservative backfill's plan, which admission itself follows).
     """
 
     units: list[Timeline]
@@ -116,13 +119,15 @@ class Projection:
     line_forever: list[list[str]] = field(default_factory=list)
     enders: list[list[tuple[float, str]]] = field(default_factory=list)
     reserved_ends: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
+    free_longest_first: bool = False
 
     def copy(self) -> Projection:
         """An independent copy for trial reservations (``enders`` is read-only and shared)."""
         return Projection(units=[u.copy() for u in self.units], unit_max=self.unit_max,
                           lines=[ln.copy() for ln in self.lines], forever=[list(f) for f in self.forever],
                           line_forever=[list(f) for f in self.line_forever], enders=self.enders,
-                          reserved_ends={unit: list(ends) for unit, ends in self.reserved_ends.items()})
+                          reserved_ends={unit: list(ends) for unit, ends in self.reserved_ends.items()},
+                          free_longest_first=self.free_longest_first)
 
     def next_change(self, after: float) -> float | None:
         """The first time after ``after`` at which any unit's or line's free capacity changes."""
@@ -235,15 +240,28 @@ class Projection:
         return None
 
     def _gang_at(self, demand: Demand, option: Option, t: float) -> list[tuple[int, int]] | None:
-        """Workers (largest first) on the units with the least room that still hold them, at ``t``."""
+        """Workers (largest first) on the units with the least room that still hold them, at ``t``;
+        among those with equal room, the lowest unit index — or, with ``free_longest_first`` (the
+        EASY replay of ETAs), the unit free the longest (:meth:`Timeline.free_since`), as the
+        placer takes them: its nodes with ``k`` free GPUs are kept in the order they came to have
+        ``k`` free (:attr:`~jupyter_sched.placement.state.Pool.by_free`), so a reservation made
+        when running jobs end takes a node that is free already before the nodes those ends free.
+        By unit index (until session 13), the replay's EASY reservation took the two nodes a
+        running gang's end frees and let a job backfill on the node free already, which the cycle
+        then kept for the reservation (``benchmarks/jct_loaded.py``, exact runtimes and no later
+        arrivals: 5 of the main replay's 28 ETAs off, by up to 6,090 s; none now). Conservative
+        backfill keeps the index: its plan is the rule admission follows (JCT unchanged)."""
         end = t + demand.duration
         room = {u: self.units[u].min_free(t, end) for u in option.units}
         chosen: list[tuple[int, int]] = []
+        units = self.units
         for k in sorted(demand.workers, reverse=True):
             fits = [(r, u) for u, r in room.items() if r >= k and self.unit_max[u] >= k]
             if not fits:
                 return None
             r, u = min(fits)
+            if self.free_longest_first and len(tied := [v for s, v in fits if s == r]) > 1:
+                u = min(tied, key=lambda v: (units[v].free_since(k, t), v))
             room[u] = r - k
             chosen.append((u, k))
         merged: dict[int, int] = {}

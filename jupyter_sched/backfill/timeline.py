@@ -93,6 +93,15 @@ class Timeline:
                 return None
             t = ts[i]
 
+    def free_since(self, units: int, t: float) -> float:
+        """When the stretch of time up to ``t`` through which at least ``units`` have been free
+        began (the start of ``t``'s own segment at the latest; 0.0, now, at the earliest)."""
+        ts, free = self.ts, self.free
+        i = bisect.bisect_right(ts, t) - 1
+        while i > 0 and free[i - 1] >= units:
+            i -= 1
+        return ts[max(i, 0)]
+
     def next_change(self, after: float) -> float | None:
         """The first breakpoint strictly after ``after`` (None: nothing changes any more)."""
         i = bisect.bisect_right(self.ts, after)

@@ -19,6 +19,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
+from ..model.names import LEASE_NAMES
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, fit_name, serving_text, state_filter, stop_detail, work_name
@@ -239,6 +240,11 @@ def _ends_by(job: dict[str, Any], now: datetime) -> str:
         # bound to no kernel, so no notebook can %gpu release it (new user 4)
         return (f"GPUs held for no kernel: `{PROG} cancel {job.get('id')}` releases them (or idle reclaim), "
                 "no time limit")
+    if job.get("kind") == "lease" and job.get("mine", True) is False:
+        # another user's: only they can release it, and whether a kernel holds it is theirs to know
+        # (kernel_id is private) — its public name says so, else "a lease" (new user 13, N9)
+        what = "a kernel's GPUs" if job.get("name") in LEASE_NAMES[:2] else "a lease's GPUs"
+        return f"{what}: held until its owner releases them or they are reclaimed when idle, no time limit"
     if job.get("kind") == "lease":
         return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):

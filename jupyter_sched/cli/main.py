@@ -235,7 +235,7 @@ def _add_submit(sub: Any) -> None:
                         help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
-    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds')
+    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
@@ -413,11 +413,6 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
-        limit = (args.time_limit or "").strip().lower()
-        if args.time_limit is not None and re.fullmatch(r"0+(\.0*)?[dhms]?", limit):
-            _subparser(parser, "submit").error(
-                f"--time-limit {args.time_limit} would mean no limit at all (such a job starts only when nothing "
-                "is reserved): leave --time-limit out for none, or give a duration above zero, e.g. 10m")
         if args.name is not None and not args.name.strip():
             _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):

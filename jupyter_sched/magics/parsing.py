@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
 from ..model.units import parse_duration, parse_memory_mib
-from ..model.validation import parse_gpus
+from ..model.validation import empty_field, parse_gpus, parse_time_limit
 from ..wording.flags import with_dash_hint
 
 __all__ = [
@@ -112,7 +112,7 @@ class JobOptions:
         model: GPU model substring (``A100``), checked against the inventory by :func:`check_model`.
         min_memory_mib: minimum memory per GPU in MiB.
         priority: ``high``, ``normal`` or ``low``.
-        time_limit_s: wall-clock limit in seconds.
+        time_limit_s: wall-clock limit in seconds; 0 for no limit at all (the server says so in its answer).
         name: job name.
         team: the team (queue) charged; ``--team`` as in the CLI and REST, ``--queue`` still accepted.
         profile: admin-defined request template.
@@ -178,7 +178,7 @@ def _nonempty(value: str | None, field: str) -> str | None:
     if value is None:
         return None
     if not value.strip():
-        raise ValidationError(f"{field} must not be empty", field=field, hint=f"give {field} a value")
+        raise empty_field(field)  # the words REST says for an empty field (new user 13, N7)
     if len(value) > 200:
         raise ValidationError(f"{field} is too long ({len(value)} characters)", field=field,
                               hint="use at most 200 characters")
@@ -197,6 +197,8 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
     mem = getattr(ns, "mem_per_gpu", None)
     min_memory = None
     if mem is not None:
+        if not mem.strip():
+            raise empty_field("--mem-per-gpu")
         min_memory = parse_memory_mib(mem, field="--mem-per-gpu")
         if min_memory <= 0:
             raise ValidationError(f"--mem-per-gpu must be above zero (got {mem!r})", field="--mem-per-gpu",
@@ -217,7 +219,9 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
         model=_nonempty(getattr(ns, "model", None), "--model"),
         min_memory_mib=min_memory,
         priority=priority,
-        time_limit_s=None if time_limit is None else parse_duration(time_limit, field="--time-limit"),
+        # the server's rule (0: no limit at all, said in the answer's warnings; at least 1 s), not a second
+        # copy: --time-limit 0 was refused here while REST took it (new user 13, N1)
+        time_limit_s=parse_time_limit(time_limit, field="--time-limit"),
         name=_nonempty(getattr(ns, "name", None), "--name"),
         team=_nonempty(getattr(ns, "team", None), "--team"),
         profile=_nonempty(getattr(ns, "profile", None), "--profile"),

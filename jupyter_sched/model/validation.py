@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..definitions.parameters import validate_parameters
-from ..errors import ValidationError, json_kind
+from ..errors import SchedError, ValidationError, json_kind
 from ..errors import shown as quoted
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
 from .jobenv import refused_variables, refused_why
@@ -21,7 +21,8 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ENV_KEY", "MAX_ENV_KEY_CHARS", "MAX_ENV_VALUE_CHARS", "check_env", "parse_gpus", "spec_from_request"]
+__all__ = ["ALIASES", "ENV_KEY", "MAX_ENV_KEY_CHARS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
+           "empty_field", "parse_gpus", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -53,22 +54,15 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     Raises:
         ValidationError: not a number (``"two"``), negative, or a fraction above 1 (``1.5``).
     """
-    if isinstance(value, bool) or value is None:
-        raise ValidationError(f"{field} must be a number of GPUs (got {quoted(value)})", field=field,
-                              hint=_GPUS_HINT)
     if isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
-            # case 019 b3's words, word for word (a handed case's right answer; it is checked through this
-            # parser). The hint names fractions, which are accepted (new user 7, F3 asked for "a number").
-            raise ValidationError(f'{field} must be an integer (got "{value}")', field=field,
-                                  hint=_GPUS_HINT) from None
-    elif isinstance(value, (int, float)):
+            raise _not_gpus(value, field) from None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
-    else:
-        raise ValidationError(f"{field} must be a number (got {json_kind(value)})", field=field,
-                              hint=_GPUS_HINT)
+    else:  # null, true, an array...: the same words as a word (new user 13, N5: three wordings of one rule)
+        raise _not_gpus(value, field)
     if math.isnan(number) or math.isinf(number):
         raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
                               hint=_GPUS_HINT)
@@ -88,6 +82,59 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         return 1, milli
     raise ValidationError(f"{field} must be a whole number or a fraction below 1 (got {value})",
                           field=field, hint="use e.g. 1, 2 or 0.5")
+
+
+def _given(body: Mapping[str, Any], first: str, second: str) -> tuple[str, Any]:
+    """``(field, value)`` of two spellings of one field: ``first`` when given (not null), else
+    ``second`` — the field an error about the value names, as the client sent it."""
+    return (first, body[first]) if body.get(first) is not None else (second, body.get(second))
+
+
+ALIASES: dict[str, tuple[str, str]] = {
+    "team": ("queue", "queue is another name for team"),
+    "gpus": ("gpu_milli", "gpu_milli counts thousandths of one GPU: gpu_milli 500 is gpus 0.5"),
+    "model": ("gpu_models", "gpu_models is another name for model"),
+    "mem_per_gpu": ("min_memory_mib", "min_memory_mib is mem_per_gpu in MiB"),
+    "memory": ("memory_mib", "memory_mib is memory in MiB"),
+    "cpu": ("cpu_millis", "cpu_millis counts thousandths of a core"),
+    "time_limit": ("time_limit_s", "time_limit_s is time_limit in seconds"),
+}
+"""A job field → its other spelling in a request, and what that spelling is (:func:`as_sent`).
+When both are sent, :func:`spec_from_request` reads the other spelling's value (the more exact one:
+seconds, MiB, thousandths), but ``team``'s over ``queue``'s."""
+
+
+def as_sent(err: SchedError, body: Mapping[str, Any]) -> SchedError:
+    """``err``, raised once the request was read (admission rules, fit), naming the field as the
+    client sent it: the rules speak of a job's fields (``team``, ``gpus``), while the body said
+    ``queue`` or ``gpu_milli`` (new user 13, N2: ``"queue": "x"`` was refused as "may not charge
+    team 'x'", field ``team``; N5: ``gpu_milli`` 50 as ``gpus``). The field becomes the one sent;
+    the hint says it in those terms and what the spelling is (:data:`ALIASES`). Changed in place
+    (its class, details and audit mark stay); returned for ``raise as_sent(err, body)``."""
+    nested = body.get("resources")
+    inner = nested if isinstance(nested, Mapping) else {}
+
+    def sent(key: str) -> bool:
+        return body.get(key) is not None or inner.get(key) is not None
+
+    alias = ALIASES.get(err.field or "")
+    # the value read is the other spelling's whenever it is sent, but team's over queue's (spec_from_request)
+    if alias is None or err.field is None or not sent(alias[0]) or (err.field == "team" and sent("team")):
+        return err
+    other, note = alias
+    hint = re.sub(rf"(?<![\w-]){re.escape(err.field)}\b", other, err.hint) if err.hint else ""
+    err.field, err.hint = other, f"{hint}; {note}" if hint else note
+    return err
+
+
+def _not_gpus(value: Any, field: str) -> ValidationError:
+    """The one refusal of a value that is not a number of GPUs, whatever it is (a word, null, true,
+    an array): case 019 b3's words, word for word (``gpus must be an integer (got "two")``: a
+    handed case's right answer, checked through this parser), with the hint that names the
+    fractions ``gpus`` also takes (new user 7, F3). The REST model sends its type errors for
+    ``gpus`` here too (``services.models.jobs``)."""
+    got = f'"{value if len(value) <= 60 else value[:57] + "..."}"' if isinstance(value, str) else quoted(value)
+    return ValidationError(f"{field} must be an integer (got {got})", field=field, hint=_GPUS_HINT)
 
 
 def _no_nul(value: str, key: str) -> str:
@@ -295,6 +342,7 @@ def spec_from_request(
     if unknown:
         raise ValidationError(f"unknown field {unknown[0]!r}", field=unknown[0],
                               hint="known fields: " + ", ".join(sorted(_KNOWN_FIELDS)))
+    _refuse_blank(body)
     merged: dict[str, Any] = {}
     profile_name = _str(body, "profile")
     if profile_name:
@@ -335,24 +383,27 @@ def spec_from_request(
         if milli > GPU_MILLI or (milli < GPU_MILLI and gpus != 1):
             raise ValidationError(f"gpu_milli must be 1..1000 and below 1000 only with gpus=1 (got {milli})",
                                   field="gpu_milli", hint="use gpus=0.5 for half a GPU")
-    models = _str_list(merged.get("gpu_models", merged.get("model")), "model")
+    # every error names the field as sent, of two spellings of one (new user 13, N2/N5: an error named
+    # "team" for a "queue" sent, "gpus" for "gpu_milli"); as_sent does it for the refusals made later
+    model_field, model_value = _given(merged, "gpu_models", "model")
+    models = _str_list(model_value, model_field)
     if known_models is not None and models:
         for model in models:
             if not any(_model_matches(model, known) for known in known_models):
                 raise ValidationError(
-                    f"unknown GPU model {model!r}", field="model",
+                    f"unknown GPU model {model!r}", field=model_field,
                     hint="models here: " + (", ".join(sorted(known_models)) or "none"))
-    mem_value = merged.get("min_memory_mib", merged.get("mem_per_gpu"))
-    min_memory = parse_memory_mib(mem_value, field="mem_per_gpu")
+    mem_field, mem_value = _given(merged, "min_memory_mib", "mem_per_gpu")
+    min_memory = parse_memory_mib(mem_value, field=mem_field)
     if min_memory > MAX_MEMORY_MIB:  # bounded like host memory, so no 30-digit figure reaches a reason
-        raise ValidationError(f"mem_per_gpu must be at most 1 PiB per GPU (got {quoted(mem_value)})", field="mem_per_gpu",
+        raise ValidationError(f"{mem_field} must be at most 1 PiB per GPU (got {quoted(mem_value)})", field=mem_field,
                               hint="ask for the memory one GPU needs, e.g. 40GiB")
     cpu = _cpu_millis(merged)
-    memory_value = merged.get("memory_mib", merged.get("memory"))
-    memory = parse_memory_mib(memory_value, field="memory")
+    memory_field, memory_value = _given(merged, "memory_mib", "memory")
+    memory = parse_memory_mib(memory_value, field=memory_field)
     if memory > MAX_MEMORY_MIB:  # the value as sent: a float's MiB figure is not what anyone typed
-        raise ValidationError(f"memory must be at most 1 PiB per worker (got {quoted(memory_value)})", field="memory",
-                              hint="ask for the host memory one worker needs, e.g. 64GiB")
+        raise ValidationError(f"{memory_field} must be at most 1 PiB per worker (got {quoted(memory_value)})",
+                              field=memory_field, hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
     if workers > MAX_WORKERS:  # red team 6: 10**12 workers grew the service by GBs building their requests
         raise ValidationError(f"at most {MAX_WORKERS} workers (got {workers})", field="workers",
@@ -386,9 +437,9 @@ def spec_from_request(
             node_selector=_str_map(merged.get("node_selector"), "node_selector"),
             tolerations=_str_list(merged.get("tolerations"), "tolerations"),
         )
-    limit_value = merged.get("time_limit_s", merged.get("time_limit"))
-    unlimited = _means_zero(limit_value)
-    time_limit = None if unlimited else parse_duration(limit_value, field="time_limit")
+    limit_field = "time_limit_s" if merged.get("time_limit_s") is not None else "time_limit"
+    limit = parse_time_limit(merged.get(limit_field), field=limit_field)
+    unlimited, time_limit = limit == 0, limit or None
     if unlimited and warnings is not None:
         warnings.append(UNLIMITED_WARNING)
     command_value = merged.get("command")
@@ -621,6 +672,81 @@ def _groups(body: Mapping[str, Any]) -> tuple[WorkerGroup, ...]:
 
 UNLIMITED_WARNING = "time limit 0 = unlimited; this job can only start when nothing is reserved"
 """Shown when a request says ``time_limit: 0`` (case 033: zero means no limit, never "ends at once")."""
+
+
+MIN_TIME_LIMIT_S = 1.0
+"""Shortest time limit a job may ask for, in seconds: a shorter one stops the job about as soon as
+it starts (new user 13, N1: ``"0.0001s"`` was accepted, then even backfilled with an ETA)."""
+
+
+def parse_time_limit(value: Any, *, field: str = "time_limit") -> float | None:
+    """A job's time limit, by the one rule REST, ``%%schedule --time-limit`` and ``jupyter-sched
+    submit --time-limit`` share (new user 13, N1: ``0`` was "no limit" over REST and an error in
+    the magics and the CLI).
+
+    Args:
+        value: seconds as a number, or a duration as :func:`~.units.parse_duration` reads it.
+        field: the field (or option) sent, for the error.
+
+    Returns:
+        ``None`` when left out (the queue's default applies); ``0.0`` for any spelling of zero,
+        which means *no limit at all* (case 033: never "ends at once"; the answer's warnings say
+        so, :data:`UNLIMITED_WARNING`); else seconds, at least :data:`MIN_TIME_LIMIT_S`.
+
+    Raises:
+        ValidationError: empty text (:func:`empty_field`), unparseable, negative, below
+            :data:`MIN_TIME_LIMIT_S` or above 366 days — naming ``field``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and not value.strip():
+        raise empty_field(field)
+    if _means_zero(value):
+        return 0.0
+    seconds = parse_duration(value, field=field)
+    if seconds is not None and seconds < MIN_TIME_LIMIT_S:
+        raise ValidationError(f"{field} must be at least 1 second (got {quoted(value)})", field=field,
+                              hint="give e.g. '10m'; 0 means no limit at all")
+    return seconds
+
+
+_LEFT_OUT = {
+    "name": "for a default", "team": "for the first of your teams", "queue": "for the first of your teams",
+    "model": "for any kind of GPU", "gpu_models": "for any kind of GPU", "mig_profile": "for a whole GPU",
+    "mem_per_gpu": "for any GPU memory", "min_memory_mib": "for any GPU memory", "cpu": "for no CPU request",
+    "memory": "to ask for no host RAM", "memory_mib": "to ask for no host RAM", "tolerations": "for none",
+    "time_limit": "for the queue's default", "time_limit_s": "for the queue's default",
+    "profile": "to use no admin template", "image": "for the executor's default image",
+    "working_dir": "to start where a job naming none starts", "script": "and say what to run in command or notebook",
+    "notebook": "and say what to run in command or script", "priority": "for normal", "kind": "for training",
+}
+"""What leaving a field out means, as an empty value's refusal says it (:func:`empty_field`); never
+in the field's own word, which the CLI and the magics turn into their option's name."""
+
+_MAY_BE_EMPTY = frozenset({"source", "gpus", "resources.gpus"})
+"""Fields :func:`_refuse_blank` leaves alone: a carried script may be an empty file; an empty
+``gpus`` is refused by :func:`parse_gpus` in the words every surface (the panel too) uses."""
+
+
+def empty_field(field: str) -> ValidationError:
+    """The one refusal of an empty value, for every field of a job (REST) and every option of
+    the magics and the CLI that sets one: ``model must not be empty`` with what leaving it out
+    means (new user 13, N7: ``"model": ""`` ran on any model, ``"team": ""`` in the default team,
+    ``"script": ""`` beside a command was stored — each silently read as left out)."""
+    meaning = _LEFT_OUT.get(field.lstrip("-").replace("-", "_").rsplit(".", 1)[-1])
+    return ValidationError(f"{field} must not be empty", field=field,
+                           hint=f"give {field} a value, or leave it out" + (f" {meaning}" if meaning else ""))
+
+
+def _refuse_blank(body: Mapping[str, Any]) -> None:
+    """Refuse any field sent as empty or blank text (:func:`empty_field`), in the body or in its
+    ``resources`` object: only ``null`` or leaving a field out asks for its default."""
+    nested = body.get("resources")
+    sent = [*body.items(), *((f"resources.{k}", v) for k, v in nested.items() if isinstance(k, str))] \
+        if isinstance(nested, Mapping) else list(body.items())
+    for key, value in sent:
+        if isinstance(value, str) and not value.strip() and key not in _MAY_BE_EMPTY:
+            raise empty_field(key)
 
 
 def _means_zero(value: Any) -> bool:

@@ -294,6 +294,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     profile = ctx.profile
     protect = "none" if not profile.backfill else "first" if profile.backfill_mode == "easy" else "all"
     plan = Plan(ctx, at_end=True, with_holds=protect == "first")
+    # EASY: a gang's reservation and starts take the nodes the placer takes (free the longest first)
+    plan.proj.free_longest_first = protect == "first"
     demands: dict[str, Demand] = {}
     limits: dict[str, float] = {}
     for pend in ctx.pends:
@@ -583,7 +585,8 @@ def _names_of(ctx: CycleContext, waits: tuple[str, ...]) -> dict[str, str]:
 
 def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[dict[str, Any]]:
     """The jobs ``job`` waits on that belong to its own owner: ``[{"id", "name", "kind", "gpus"}]``
-    (GPUs held, whole or fractional), with ``"notebook"`` for a lease whose notebook is known. Only the owner's own work is described — what another user
+    (GPUs held, whole or fractional), with ``"notebook"`` for a lease whose notebook is known and
+    ``"kernel": False`` for a lease bound to no kernel. Only the owner's own work is described — what another user
     runs stays theirs; the renderer names these to the owner alone."""
     out: list[dict[str, Any]] = []
     for job_id in waits:
@@ -595,6 +598,8 @@ def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[d
                                  "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000}
         if other.spec.kernel_notebook:  # private: the API leaves eta_waits_on_own out of others' views
             entry["notebook"] = other.spec.kernel_notebook
+        if other.is_lease and not other.spec.kernel_id:  # no notebook's %gpu release frees it
+            entry["kernel"] = False  # (new user 13, N9)
         out.append(entry)
     return out
 

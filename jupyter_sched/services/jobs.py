@@ -26,6 +26,7 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, Q
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
+from ..model.validation import as_sent
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -237,7 +238,10 @@ class JobsService:
                                 "given a port; a training job opens whatever ports its program opens")
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
-        self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
+        try:
+            self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
+        except SchedError as err:  # the field as sent: "queue", not the job's "team" (new user 13, N2)
+            raise as_sent(err, request.body()) from None
         return job
 
     def submit(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
@@ -503,8 +507,11 @@ class JobsService:
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
-        self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
-                                     request="dry run", fit=False)
+        try:
+            self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
+                                         request="dry run", fit=False)
+        except SchedError as err:  # the field as sent (new user 13, N2)
+            raise as_sent(err, sent) from None
         base = engine.snapshot()
         snapshot = replace(base, inventory=inv, jobs=(*base.jobs, job))
         result = engine._cycle(snapshot, engine.profile)

@@ -614,7 +614,10 @@ class Simulator:
             finish = self._secs(tr.finish)
             eta = self._secs(tr.first_eta)
             any_eta = self._secs(tr.any_eta)
-            queue = None if start is None else start - sim.submit_s
+            # the wait from the arrival as the replay's clock stamped it (datetimes hold microseconds):
+            # a job started at its arrival waited exactly 0, not +-0.5 us of rounding (which counted
+            # about half of them as "waited" in replays with fractional arrival times)
+            queue = None if tr.first_start is None else (tr.first_start - self._at(sim.submit_s)).total_seconds()
             rows.append({
                 "job_id": tr.job_id, "name": sim.name, "user": sim.user, "team": sim.team, "kind": sim.kind.value,
                 "priority": sim.priority.value, "gpus": sim.resources.total_milli / GPU_MILLI,

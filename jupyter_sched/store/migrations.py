@@ -115,6 +115,15 @@ def _v9_events_by_action(conn: sa.Connection) -> None:
             index.create(conn)
 
 
+def _v10_jobs_by_state_kind(conn: sa.Connection) -> None:
+    md = sa.MetaData()
+    schema.tables_v1(md)  # the jobs table the new index is on (already in the database)
+    schema.indexes_v10(md)
+    for index in md.tables["jobs"].indexes:
+        if index.name == "ix_jobs_state_kind_submitted":
+            index.create(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -131,6 +140,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                  "(polled reads are answered again while it is unchanged)", _v8_change_counters),
     Migration(9, "audit records indexed by action (the engine's per-cycle keepalive read and GET metrics' "
                  "admissions no longer scan the whole log)", _v9_events_by_action),
+    Migration(10, "job rows indexed by state, kind and submit time (the runtime feed's newest succeeded runs "
+                  "are read without sorting every finished job)", _v10_jobs_by_state_kind),
 )
 
 

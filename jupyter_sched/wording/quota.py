@@ -34,6 +34,25 @@ def quota_text(me: Mapping[str, Any]) -> str:
     text = "; ".join(parts) if parts else f"team {team} has no quota line: no GPUs guaranteed, no limit"
     in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
     mine = _gpus((in_use or {}).get("gpus"))
+    over = _over(lines, team_in_use=me.get("team_in_use"), mine=(in_use or {}).get("gpus"))
     if me.get("team_in_use") is not None:
-        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours"
-    return f"{text}; {mine} in use by you"
+        return f"{text}; {_gpus(me['team_in_use'])} in use by the team, {mine} of them yours{over}"
+    return f"{text}; {mine} in use by you{over}"
+
+
+def _over(lines: list[Mapping[str, Any]], *, team_in_use: Any, mine: Any) -> str:
+    """`` — 1 GPU over the team's limit of 1: nothing more of the team starts until that much is
+    released`` when what runs is above a limit (all models: a line of one model has no usage here to
+    compare) — a quota lowered below what already ran, which status said nothing about (new user 13,
+    N9: "at most 1; 2 GPUs in use by the team")."""
+    for q in lines:
+        limit = q.get("borrowing_limit")
+        used = mine if q.get("user") else team_in_use
+        if limit is None or q.get("gpu_model") not in (None, "*") or not isinstance(used, (int, float)):
+            continue
+        most = float(q.get("guaranteed") or 0) + float(limit)
+        if float(used) > most:
+            whose, who = ("your cap", "of yours") if q.get("user") else ("the team's limit", "of the team")
+            return (f" — {_gpus(float(used) - most)} over {whose} of {most:g}: nothing more {who} starts "
+                    f"until that much is released")
+    return ""

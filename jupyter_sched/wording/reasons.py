@@ -222,18 +222,68 @@ def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """``("your own kernel lease l-1 (kernel-13cfa9a0, notebook nb/explore.ipynb)", "holds 1 GPU")``
     / ``("your own kernel leases l-1 (notebook a.ipynb) and l-2 (notebook b.ipynb)", "hold 3 GPUs")``:
     the notebook where ``%gpu release`` frees each, when the lease carries it (``notebook``: its
-    ``kernel_notebook``, in the owner's own reason only)."""
+    ``kernel_notebook``, in the owner's own reason only); ``your own leases l-1 and l-2 (held for no
+    kernel)`` when one is bound to no kernel (``kernel: False``, new user 13, N9)."""
     gpus = sum(float(o.get("gpus") or 0) for o in leases)
     held = f"{gpus:g} GPU{'s' if gpus != 1 else ''}"
+    word = "kernel lease" if _kernel_leases(leases) else "lease"
     if len(leases) == 1:
         name = str(leases[0].get("name") or "")
-        about = ["" if name in LEASE_NAMES else name, _notebook(leases[0])]  # "notebook lease" says nothing more
+        about = ["" if name in LEASE_NAMES else name, _notebook(leases[0]),  # "notebook lease" says nothing more
+                 "" if word == "kernel lease" else "held for no kernel"]
         said = ", ".join(part for part in about if part)
-        return f"your own kernel lease {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
+        return f"your own {word} {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
+    if word == "lease":
+        loose = [o.get("id") for o in leases if o.get("kernel") is False]
+        which = "" if len(loose) == len(leases) else f": {_ids(loose)}"
+        return f"your own leases {_ids([o.get('id') for o in leases])} (held for no kernel{which})", f"hold {held}"
     if len(leases) <= 3 and any(_notebook(o) for o in leases):
         each = [f"{o.get('id')}{f' ({_notebook(o)})' if _notebook(o) else ''}" for o in leases]
         return f"your own kernel leases {', '.join(each[:-1])} and {each[-1]}", f"hold {held}"
     return f"your own kernel leases {_ids([o.get('id') for o in leases])}", f"hold {held}"
+
+
+_NO_LIMIT = {True: "a kernel's GPUs have no time limit", False: "a lease has no time limit"}
+"""Why a wait on leases has no ETA, by whether they are all kernels' leases."""
+
+
+def _kernel_leases(leases: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every one of the owner's ``leases`` (``details.eta_waits_on_own``) is bound to a kernel."""
+    return not any(o.get("kernel") is False for o in leases)
+
+
+def _named_kernel_leases(waits: Sequence[Any], names: Any) -> bool:
+    """Whether the public names of the leases ``waits`` say each is a kernel's (``kernel lease``,
+    ``notebook lease``); another user's kernel is private, and a name chosen by its owner says nothing."""
+    known = names if isinstance(names, Mapping) else {}
+    return bool(waits) and all(known.get(str(w)) in LEASE_NAMES[:2] for w in waits)
+
+
+def _release_with(leases: Sequence[Mapping[str, Any]]) -> str:
+    """How the owner releases their own ``leases``: in the notebook, or from a terminal when one is
+    bound to no kernel (no notebook can %gpu release it: new user 13, N9)."""
+    if _kernel_leases(leases):
+        return "%gpu release in that notebook"
+    return f"`jupyter-sched cancel {' '.join(str(o.get('id')) for o in leases)}`"
+
+
+def _how_many(reason: Mapping[str, Any], own: Sequence[Mapping[str, Any]]) -> str:
+    """``one or more of `` before several of the owner's leases that a start waits on, unless the
+    numbers say every one must go: a quota wait whose team is short by more than all of them but the
+    smallest hold (new user 13, N9: a team 1 GPU over its lowered quota, two 1-GPU leases, a 1-GPU
+    job — "one or more of" read as if one would do)."""
+    if len(own) <= 1:
+        return ""
+    details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
+    assert isinstance(details, Mapping)
+    numbers = [details.get(k) for k in ("used", "requested", "quota")]
+    if str(reason.get("code") or "") in QUOTA_CODES and all(
+            isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
+        held = sorted(float(o.get("gpus") or 0) for o in own)
+        if sum(held) - held[0] < used + requested - quota:
+            return ""
+    return "one or more of "
 
 
 def _notebook(lease: Mapping[str, Any]) -> str:
@@ -261,21 +311,24 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             # "after hogA and hogB end" for 1 GPU while each held 2 read as if both had to)
             some = "" if one else "one or more of "
             own = own_leases(reason) if mine else []
-            if own:  # the reader's own other notebook holds them: the one thing to do is theirs (issue 20)
+            if own:  # the reader's own leases hold them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
-                return (f"ETA unknown: it can start only after {'' if len(own) == 1 else 'one or more of '}"
-                        f"{leases}, which {holds}, {'is' if len(own) == 1 else 'are'} released with %gpu release "
-                        "in that notebook (a kernel's GPUs have no time limit)")
-            if all(str(w).startswith("l-") for w in waits):  # kernel leases: released, not ended (issue 20)
+                return (f"ETA unknown: it can start only after {_how_many(reason, own)}{leases}, which {holds}, "
+                        f"{'is' if len(own) == 1 else 'are'} released with {_release_with(own)} "
+                        f"({_NO_LIMIT[_kernel_leases(own)]})")
+            if all(str(w).startswith("l-") for w in waits):  # leases: released, not ended (issue 20)
                 # "%gpu release in that notebook" is an action only the lease's owner can take (new user
                 # 6, F9: bob was told to release alice's lease): to the job's owner, leases the core did
-                # not list as theirs are another user's; to anyone else, their owner's
+                # not list as theirs are another user's; to anyone else, their owner's. "kernel lease"
+                # only where their public names say so: a lease may be bound to no kernel (new user 13, N9)
+                kernel = _named_kernel_leases(waits, details.get("eta_waits_on_names"))
+                lease = "kernel lease" if kernel else "lease"
                 others = mine and not any(isinstance(o, Mapping) for o in (details.get("eta_waits_on_own") or ()))
-                whose = ("another user's kernel lease" if one else "other users' kernel leases") if others else \
-                    f"kernel lease{'' if one else 's'}"
+                whose = (f"another user's {lease}" if one else f"other users' {lease}s") if others else \
+                    f"{lease}{'' if one else 's'}"
                 by = "" if others else (" by its owner" if one else " by their owners")
                 return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)} {'is' if one else 'are'} "
-                        f"released{by} or reclaimed when idle (a kernel's GPUs have no time limit)")
+                        f"released{by} or reclaimed when idle ({_NO_LIMIT[kernel]})")
             named = _named(waits, details.get("eta_waits_on_names"))
             return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
@@ -337,8 +390,10 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
     if own and code in QUOTA_CODES:
         leases, holds = _own_leases_text(own)
         ids = " ".join(str(o.get("id")) for o in own)
+        run = f"%gpu release in that notebook (or `jupyter-sched cancel {ids}`)" if _kernel_leases(own) else \
+            _release_with(own)  # no notebook holds a lease bound to no kernel (new user 13, N9)
         return (f"{leases[:1].upper()}{leases[1:]} {holds} of {details.get('team') or 'the team'}'s quota: run "
-                f"%gpu release in that notebook (or `jupyter-sched cancel {ids}`) and this one can start.")
+                f"{run} and this one can start.")
     if code in QUOTA_CODES:
         return _quota_unblock(code, details, said=str(reason.get("message") or ""))
     if code in CAPACITY_CODES or code == "Backoff":

@@ -778,7 +778,7 @@ export interface components {
              */
             tolerations?: (string | string[]) | null;
             /**
-             * @description e.g. "2h" or seconds; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
+             * @description e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
              */
             time_limit?: (number | string) | null;
@@ -1895,7 +1895,7 @@ export interface components {
              */
             tolerations?: (string | string[]) | null;
             /**
-             * @description e.g. "2h" or seconds; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
+             * @description e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
              */
             time_limit?: (number | string) | null;
@@ -2146,7 +2146,7 @@ export interface components {
              */
             tolerations?: (string | string[]) | null;
             /**
-             * @description e.g. "2h" or seconds; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
+             * @description e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
              */
             time_limit?: (number | string) | null;

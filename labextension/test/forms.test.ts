@@ -170,6 +170,29 @@ describe('Submit section', () => {
     model.dispose();
   });
 
+  it('newuser13 N1: an accepted submission says the server warnings (time limit 0 = no limit at all)', async () => {
+    const server = new FakeSchedServer();
+    const warning = 'time limit 0 = unlimited; this job can only start when nothing is reserved';
+    server.routes.set('POST dryrun', () => json(200, { fits: true, never: false, allocation: null, reason: null, eta: null, would_preempt: [], job: makeJob({ id: 'dryrun' }) }));
+    server.routes.set('POST jobs', () => json(201, { ...makeJob({ id: 'j-zero', name: 'steps', state: 'pending' }), warnings: [warning] }));
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new SubmitView(context(model), '', () => undefined));
+    view.prefill('steps.py');
+    await flush();
+    await settle();
+    const form = view.node;
+    await type(form.querySelector('.jp-sched-submit-timelimit') as HTMLInputElement, '0');
+    await act(async () => {
+      form.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    });
+    await settle();
+    await flush();
+    const feedback = form.querySelector('[role="status"]')!;
+    expect(text(feedback)).toBe(`Submitted steps (j-zero): 1 GPU, pending. Note: ${warning}.`);
+    expect(feedback.className).toContain('jp-sched-feedback-warn');
+    model.dispose();
+  });
+
   it('a refused submission shows the server sentence as an error; Check fit shows input errors', async () => {
     const server = new FakeSchedServer();
     server.routes.set('POST jobs', () => json(422, { error: { code: 'never_fits', message: 'team-ui has 2 of 2 GPUs free (0 in use), job needs 3.', field: 'gpus', hint: null } }));

@@ -418,6 +418,22 @@ def test_easy_lookahead_reserves_on_time_limits_so_an_eta_is_the_start_the_cycle
     assert [(a.job_id, a.backfill) for a in later.admits] == [("small", True)]
 
 
+def test_easy_lookahead_reserves_a_gang_on_the_node_free_already_as_the_placer_does() -> None:
+    # g0 and g1 run on n0 and n1 until 100, 'r' on n2 until 50. At 50 the cycle reserves for
+    # 'gang' (2 x 4 GPUs) the node free already (n2) and one that 100 frees, as the placer takes
+    # nodes (the longest free first), so 'solo' (limit 200) cannot backfill on n2 and starts at 100
+    # on the other. A replay reserving n0 and n1 (lowest index) let 'solo' backfill at 50.
+    nodes = [make_node(f"n{i}", gpus=4) for i in range(3)]
+    jobs = [*(running(make_job(f"g{i}", gpus=4, time_limit_s=100 * MIN), f"n{i}", started=0) for i in range(2)),
+            running(make_job("r", gpus=4, time_limit_s=50 * MIN), "n2", started=0),
+            make_job("gang", gpus=4, workers=2, time_limit_s=100 * MIN, submitted=-2),
+            make_job("solo", gpus=4, time_limit_s=200 * MIN, submitted=-1)]
+    snap = snapshot(nodes, jobs)
+    assert _etas(run_cycle(snap)) == {"gang": _t(100), "solo": _t(100)}
+    later = run_cycle(replace(snap, now=_t(50), jobs=tuple(j for j in jobs if j.id != "r")))
+    assert later.admits == () and _etas(later) == {"gang": _t(100), "solo": _t(100)}
+
+
 def test_fair_order_counts_each_user_s_next_job_in_its_share_and_keeps_a_user_s_submit_order() -> None:
     from jupyter_sched.queues import QUEUE_SORTS, QueueContext
 

@@ -216,7 +216,7 @@ def test_round3_finding_14_one_gpu_is_singular_and_a_lease_is_not_a_job() -> Non
 def test_round3_finding_15_a_wait_on_a_kernel_lease_says_release_not_end() -> None:
     reason = {"code": "ExceedsQuota", "message": "default has 0 of 1 GPUs free (1 in use), job needs 1.",
               "details": {"team": "default", "quota": 1, "rule": "team quota", "eta_code": "NoTimeLimit",
-                          "eta_waits_on": ["l-1m8tqw5xm-4k5f2q"]}}
+                          "eta_waits_on": ["l-1m8tqw5xm-4k5f2q"], "eta_waits_on_names": {"l-1m8tqw5xm-4k5f2q": "kernel lease"}}}
     text = render_reason(reason)
     assert text.eta == ("ETA unknown: it can start only after kernel lease l-1m8tqw5xm-4k5f2q is released by its "
                         "owner or reclaimed when idle (a kernel's GPUs have no time limit)")

@@ -504,7 +504,10 @@ def test_rest_bounds_and_types_are_told_in_plain_words(server: EmbeddedServer) -
         assert answer.status_code == 400
         assert answer.json()["error"]["message"] == f"body must be a JSON object (got {kind})"
     typed = ann.post("jobs", json={"command": ["true"], "gpus": [1]}).json()["error"]
-    assert typed["message"] == "gpus must be a number or a string (got an array of 1)"
+    # gpus in the words of every value that is not a number of GPUs (new user 13, N5); other fields in plain words
+    assert typed["message"] == "gpus must be an integer (got an array of 1)"
+    named = ann.post("jobs", json={"command": ["true"], "name": [1]}).json()["error"]
+    assert named["message"] == "name must be a string (got an array of 1)"
     env_typed = ann.post("jobs", json={"command": ["true"], "env": {"A": 1}}).json()["error"]
     assert env_typed["message"] == "env.A must be a string (got 1)"
     # third new-user run, finding 10: queue?state=running answered the whole queue (unknown arguments ignored)
@@ -817,11 +820,12 @@ def test_url_takes_what_jupyterlab_printed_and_never_answers_with_a_traceback(se
 
 
 def test_a_zero_time_limit_an_empty_name_and_one_gpu_are_said_as_the_magics_say_them(server: EmbeddedServer) -> None:
-    """Third new-user run, findings 22 and 25: ``--time-limit 0`` was accepted as NO limit and
-    ``--name ""`` as "job" (the magics refuse both; REST renamed the empty name silently), and
-    ``status`` said "on 1 GPUs"."""
-    zero = cli(server, "tok-ann", "submit", "--time-limit", "0s", "--", "true")
-    assert zero.code == EXIT_USAGE and "--time-limit 0s would mean no limit at all" in zero.err
+    """Third new-user run, findings 22 and 25: ``--time-limit 0`` was accepted as NO limit, silently, and
+    ``--name ""`` as "job" (REST renamed the empty name silently), and ``status`` said "on 1 GPUs". A
+    zero limit is no limit on every surface, as case 033 has REST take it, and said where it is
+    accepted (new user 13, N1: the CLI and the magics refused what REST took)."""
+    zero = cli(server, "tok-ann", "submit", "--gpus", "0", "--time-limit", "0s", "--", "true")
+    assert zero.code == EXIT_OK and "note: time limit 0 = unlimited" in zero.err, zero.err
     empty = cli(server, "tok-ann", "submit", "--name", "", "--", "true")
     assert empty.code == EXIT_USAGE and "--name must not be empty" in empty.err
     rest = api(server, "tok-ann").post("jobs", json={"command": ["true"], "name": ""})
@@ -949,7 +953,8 @@ def test_newuser3_finding_15_your_own_kernel_lease_is_named_to_you_alone(server:
     try:
         assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
                                                      "borrowing_limit": 0}]}).status_code == 200
-        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1"}).json()
+        # a real kernel's lease: one bound to no kernel is not released in a notebook (new user 13, N9)
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_id": start_kernel(server)}).json()
         wait_state(server, "tok-ann", lease["id"], "running", "admitted")
         job = submit(server, "tok-ann", gpus=1)
         theirs = submit(server, "tok-bob", gpus=1)
@@ -1076,7 +1081,8 @@ def test_the_blocking_lease_names_its_notebook_to_its_owner_and_admins_alone(ser
     try:
         assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
                                                      "borrowing_limit": 0}]}).status_code == 200
-        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": path}).json()
+        lease = ann.post("leases", json={"gpus": 1, "name": "kernel-nb1", "kernel_notebook": path,
+                                         "kernel_id": start_kernel(server)}).json()  # a kernel's (N9)
         wait_state(server, "tok-ann", lease["id"], "running", "admitted")
         job = submit(server, "tok-ann", gpus=1)
         deadline = time.monotonic() + 60

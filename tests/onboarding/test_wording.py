@@ -287,8 +287,12 @@ def test_newuser6_finding_9_another_users_lease_is_not_yours_to_release() -> Non
     reason = make_reason(message="needs 4 GPUs, 2 free", details=details)
     reason["eta"] = None
     bob = render_reason(reason, now=NOW, mine=True).eta
-    assert bob == ("ETA unknown: it can start only after another user's kernel lease l-alice is released or "
-                   "reclaimed when idle (a kernel's GPUs have no time limit)"), bob
+    assert bob == ("ETA unknown: it can start only after another user's lease l-alice is released or "
+                   "reclaimed when idle (a lease has no time limit)"), bob  # a kernel of hers is hers to know (N9)
+    named = {**reason, "details": {**details, "eta_waits_on_names": {"l-alice": "notebook lease"}}}
+    assert render_reason(named, now=NOW, mine=True).eta == (  # its public name says it is a kernel's
+        "ETA unknown: it can start only after another user's kernel lease l-alice is released or "
+        "reclaimed when idle (a kernel's GPUs have no time limit)")
     assert "%gpu release" not in render_reason(reason, now=NOW).eta  # whose is unknown to a third reader
     own = {**details, "eta_waits_on_own": [{"id": "l-alice", "name": "kernel-a", "kind": "lease", "gpus": 2,
                                             "notebook": "a.ipynb"}]}
@@ -322,7 +326,7 @@ def test_newuser7_finding_1_of_several_jobs_without_a_limit_the_eta_does_not_say
     assert render_reason(one, now=NOW).eta == "ETA unknown: it can start only after hogA (j-a) ends, which has no time limit"
     leases = {**reason, "details": {**details, "eta_waits_on": ["l-1", "l-2"]}}
     assert render_reason(leases, now=NOW).eta.startswith(
-        "ETA unknown: it can start only after one or more of kernel leases l-1 and l-2 are released by their owners")
+        "ETA unknown: it can start only after one or more of leases l-1 and l-2 are released by their owners")
     own = {**reason, "details": {**details, "eta_waits_on": ["l-1", "l-2"], "eta_waits_on_own": [
         {"id": "l-1", "name": "k1", "kind": "lease", "gpus": 1}, {"id": "l-2", "name": "k2", "kind": "lease", "gpus": 1}]}}
     assert render_reason(own, now=NOW, mine=True).eta.startswith(

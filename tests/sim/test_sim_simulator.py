@@ -195,6 +195,23 @@ def test_a_job_is_stopped_at_its_effective_time_limit_and_learned_runtimes_feed_
     assert result.summary["timeouts"] == 1 and result.summary["eta_coverage"] == 1.0
 
 
+def test_a_job_started_at_a_fractional_arrival_time_did_not_wait() -> None:
+    """The replay's clock stamps times in microseconds: a job started at its arrival at 200/3 s
+    (stamped 66.666667 s) waited 0 s, not 3e-7 s — which counted it among the jobs that waited,
+    with a zero ETA error and a zero wait, in every replay with fractional arrival times (about
+    half of the jobs that started at once: ``benchmarks/jct_loaded.py``'s dev and held-out replays)."""
+    inv = make_inventory(nodes=1, gpus=1)
+    jobs = [SimJob(name="now", user="u", submit_s=200 / 3, runtime_s=100, resources=ResourceRequest(gpus=1),
+                   time_limit_s=200),
+            SimJob(name="queued", user="u", submit_s=100, runtime_s=100, resources=ResourceRequest(gpus=1),
+                   time_limit_s=200)]
+    result = simulate(inv, jobs)
+    queue = dict(zip(result.jobs["name"], result.jobs["queue_s"], strict=True))
+    assert queue["now"] == 0.0
+    assert queue["queued"] == pytest.approx(200 / 3 + 100 - 100, abs=1e-5)
+    assert result.summary["eta_waited_jobs"] == 1  # "queued" only
+
+
 def test_eta_accuracy_with_history_leaves_out_the_jobs_submitted_before_any_run_finished() -> None:
     """``steady_*``: the replay's warm-up (jobs submitted before the first run finished, whose ETAs
     could only use declared limits) runs and is learnt from but is not scored; the whole replay's

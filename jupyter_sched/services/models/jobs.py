@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, field_validator, model_validator
 
-from ...model.validation import check_env
+from ...model.validation import check_env, parse_gpus
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
@@ -98,8 +98,8 @@ class RunJobFields(RequestModel):
     node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
     tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
     time_limit: Number | str | None = Field(default=None, examples=["2h"], description=(
-        'e.g. "2h" or seconds; 0 = no limit at all (the answer\'s warnings say so: such a job starts only when '
-        'nothing is reserved); left out: the queue default'))
+        'e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer\'s warnings say so: such a job '
+        'starts only when nothing is reserved); left out: the queue default'))
     time_limit_s: Number | None = Field(default=None, examples=[7200])
     working_dir: str | None = Field(default=None, examples=["/home/ana/project"], description=(
         "where the job starts; ~ is your home; a relative path is read where a job that names none starts "
@@ -126,6 +126,16 @@ class RunJobFields(RequestModel):
         when a value is not a string (the model's own refusal), else where the job is built."""
         if isinstance(value, dict) and not all(isinstance(v, str) for v in value.values()):
             check_env(value, strict=True)
+        return value
+
+    @field_validator("gpus", mode="before")
+    @classmethod
+    def _gpus_in_one_wording(cls, value: Any) -> Any:
+        """A ``gpus`` of the wrong JSON type (true, an array) refused in the words every other value
+        that is not a number of GPUs gets (:func:`~jupyter_sched.model.validation.parse_gpus`; new
+        user 13, N5: "gpus must be a number or a string (got true)" beside "must be an integer")."""
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, type(None))):
+            parse_gpus(value)
         return value
 
     def body(self) -> dict[str, Any]:

@@ -317,7 +317,10 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     setFeedback({ text: trans.__('Submitting…'), kind: 'info' });
     try {
       const job = await model.client.submit(body);
-      setFeedback({ text: trans.__('Submitted %1 (%2): %3, %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state), kind: 'ok' });
+      // what the server says about the accepted request (time limit 0 = no limit at all, an image not used…),
+      // as the CLI and the magics print it (new user 13, N1: a panel user was told nothing)
+      const notes = (job.warnings ?? []).map(w => ' ' + trans.__('Note: %1.', w)).join('');
+      setFeedback({ text: trans.__('Submitted %1 (%2): %3, %4.', job.name, job.id, formatGpus(resourcesOf(job), trans), job.state) + notes, kind: notes ? 'warn' : 'ok' });
       submitted(job);
     } catch (err) {
       setFeedback({ text: submitErrorSentence(err, trans), kind: 'error' });

@@ -1,0 +1,163 @@
+"""New user 13's findings of branch nu13-fix (/work/coord/notes/newuser13.md, N1, N2, N5, N7: how a
+job's fields are read over REST, in the magics and in the CLI), each its own test, against a real
+embedded server (simulated GPUs), the installed ``jupyter-sched`` command and the magics driven in
+this process with a real client. The rules live in one place, ``jupyter_sched.model.validation``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED
+from jupyter_sched.magics.core import MagicError
+from jupyter_sched.model.validation import UNLIMITED_WARNING
+from tests.onboarding.test_cli_firsthour import api, clear, module_server
+from tests.onboarding.test_newuser10 import _env
+from tests.onboarding.test_newuser11 import _cli, _magics
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+USERS = {"tok-ann": "ann", "tok-boss": "boss", OWNER_TOKEN: "boss"}
+GPUS_HINT = "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    yield from module_server(tmp_path_factory, "nu13", USERS)
+
+
+def _refused(server: EmbeddedServer, body: dict[str, Any], status: int = 400, path: str = "jobs") -> dict[str, Any]:
+    """POST ``body`` (a command added) as ann: refused with ``status``; the error object."""
+    answer = api(server, "tok-ann").post(path, json={"gpus": 0, "command": ["true"], **body})
+    assert answer.status_code == status, (body, answer.text)
+    error: dict[str, Any] = answer.json()["error"]
+    return error
+
+
+def _magic_refusal(server: EmbeddedServer, line: str) -> str:
+    with pytest.raises((MagicError, UsageError)) as refused:
+        _magics(server).schedule(line)
+    return str(refused.value)
+
+
+# ---- N1: a zero time limit means the same on every surface; a tiny one is refused -----------------------------
+
+def test_newuser13_n1_time_limit_zero_is_no_limit_everywhere_and_below_a_second_is_refused(
+        server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """N1: ``"time_limit": "0"`` was "no limit" over REST (case 033: zero means unlimited, never "ends
+    at once", and the answer says so) while ``%%schedule --time-limit 0`` and ``jupyter-sched submit
+    --time-limit 0`` refused it; ``"0.0001s"`` was accepted (then even backfilled with an ETA) and
+    ``""`` read as left out. One rule now (``model.validation.parse_time_limit``): 0 is no limit at
+    all on every surface, with the same warning; below 1 s and empty text are refused, naming the
+    field or option sent."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    for zero in ({"time_limit": "0"}, {"time_limit": 0}, {"time_limit_s": 0}, {"time_limit": "0s"}):
+        made = ann.post("jobs", json={"gpus": 0, "command": ["true"], **zero})
+        assert made.status_code == 201, made.text
+        assert made.json()["time_limit_s"] is None and made.json()["warnings"] == [UNLIMITED_WARNING], zero
+    script = tmp_path / "nu13n1.py"
+    script.write_text("print('n1')\n")
+    capsys.readouterr()
+    job_id = _magics(server).schedule(f"run --gpus 0 --time-limit 0 {script}")
+    assert isinstance(job_id, str) and job_id.startswith("j-")
+    assert UNLIMITED_WARNING in capsys.readouterr().out
+    assert ann.get(f"jobs/{job_id}").json()["time_limit_s"] is None
+    env = _env(tmp_path, server)
+    cli = _cli(env, "submit", "--gpus", "0", "--time-limit", "0", "--", "true")
+    assert cli.returncode == EXIT_OK, cli.stderr
+    assert f"jupyter-sched submit: note: {UNLIMITED_WARNING}" in cli.stderr, cli.stderr
+
+    for body, field in (({"time_limit": "0.0001s"}, "time_limit"), ({"time_limit_s": 0.5}, "time_limit_s")):
+        error = _refused(server, body)
+        assert error["field"] == field and error["message"].startswith(f"{field} must be at least 1 second"), error
+    said = _magic_refusal(server, f"run --gpus 0 --time-limit 0.5s {script}")
+    assert said.startswith("--time-limit must be at least 1 second (got '0.5s')"), said
+    tiny = _cli(env, "submit", "--gpus", "0", "--time-limit", "0.5s", "--", "true")
+    assert tiny.returncode == EXIT_REFUSED
+    assert tiny.stderr.startswith("jupyter-sched submit: --time-limit must be at least 1 second (got '0.5s')"), tiny.stderr
+    error = _refused(server, {"time_limit": ""})
+    assert (error["field"], error["message"]) == ("time_limit", "time_limit must not be empty"), error
+    said = _magic_refusal(server, f"run --gpus 0 --time-limit '' {script}")
+    assert said.startswith("--time-limit must not be empty"), said
+    clear(server)
+
+
+# ---- N2: an error about the team names "queue" when the client sent queue ----------------------------------
+
+def test_newuser13_n2_a_refusal_names_the_field_as_sent_queue_not_team(server: EmbeddedServer) -> None:
+    """N2: ``{"queue": "nosuchqueue"}`` was refused "root may not charge team 'nosuchqueue'" with
+    field ``team`` — a field the client never sent. A refusal made after the request was read (the
+    admission rules speak of the job's ``team``) names the field as sent, says the hint in its terms
+    and what the spelling is (``model.validation.as_sent``); the request's own checks name the
+    spelling sent too (``time_limit_s``, ``min_memory_mib``, ``gpu_models``)."""
+    for path in ("jobs", "dryrun"):
+        error = _refused(server, {"queue": "nosuchqueue"}, 403, path)
+        assert error["field"] == "queue", error
+        assert "leave queue out" in error["hint"] and "queue is another name for team" in error["hint"], error
+    team = _refused(server, {"team": "nosuchteam"}, 403)
+    assert team["field"] == "team" and "another name" not in team["hint"], team
+    for body, field in (({"time_limit_s": -1}, "time_limit_s"), ({"min_memory_mib": "2PiB"}, "min_memory_mib"),
+                        ({"gpu_models": ["Z999"]}, "gpu_models")):
+        error = _refused(server, body)
+        assert error["field"] == field and error["message"].split()[0] in (field, "unknown"), error
+
+
+# ---- N5: one message for "not a number of GPUs", naming the field sent ---------------------------------------
+
+def test_newuser13_n5_every_value_that_is_not_a_number_of_gpus_reads_the_same(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N5: ``gpus`` "two" said ``must be an integer``, ``true`` ``must be a number or a string`` (hint
+    "e.g. 1"), ``null`` ``must be a number of GPUs``: three wordings of one rule; and ``gpu_milli`` 50
+    was refused naming ``gpus``. Every value that is not a number of GPUs now gets handed case 019
+    b3's words with the hint that names fractions (REST, ``--gpus`` in the CLI and the magics), and
+    a share below the server's smallest names ``gpu_milli`` when that is what was sent."""
+    for value, got in (("two", '"two"'), ("1/2", '"1/2"'), (True, "true"), (None, "null"), ([1], "an array of 1")):
+        error = _refused(server, {"gpus": value})
+        assert (error["field"], error["message"], error["hint"]) == (
+            "gpus", f"gpus must be an integer (got {got})", GPUS_HINT), error
+    cli = _cli(_env(tmp_path, server), "submit", "--gpus", "1/2", "--", "true")
+    assert cli.stderr == f'jupyter-sched submit: --gpus must be an integer (got "1/2") — {GPUS_HINT} [validation_error]\n'
+    said = _magic_refusal(server, "run --gpus 1/2 x.py")
+    assert said.startswith('--gpus must be an integer (got "1/2")'), said
+    answer = api(server, "tok-ann").post("jobs", json={"command": ["true"], "gpu_milli": 50})  # gpus left out: 1
+    assert answer.status_code == 400, answer.text
+    milli = answer.json()["error"]
+    assert milli["field"] == "gpu_milli" and "gpu_milli counts thousandths of one GPU" in milli["hint"], milli
+    assert _refused(server, {"gpus": 0.05})["field"] == "gpus"
+
+
+# ---- N7: an empty value is refused, naming the field; it never means "left out" ------------------------------
+
+@pytest.mark.parametrize("field", ["model", "gpu_models", "team", "queue", "image", "working_dir", "mig_profile",
+                                   "profile", "mem_per_gpu", "memory", "tolerations", "name"])
+def test_newuser13_n7_an_empty_value_is_refused_not_read_as_left_out(server: EmbeddedServer, field: str) -> None:
+    """N7: ``"model": ""`` ran on any model, ``"team": ""`` in the default team, ``"image": ""`` was
+    stored — empty text silently read as "left out". Every job field sent as empty (or blank) text is
+    a 400 naming it, with what leaving it out means (``model.validation.empty_field``)."""
+    error = _refused(server, {field: " " if field == "team" else ""})
+    assert (error["field"], error["message"]) == (field, f"{field} must not be empty"), error
+    assert error["hint"].startswith(f"give {field} a value, or leave it out"), error
+
+
+def test_newuser13_n7_an_empty_script_beside_a_command_and_empty_options_are_refused(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N7: ``"script": ""`` beside ``command`` was accepted and stored while ``"script": "train.py"``
+    beside it is "give only one of command, script, notebook"; a nested ``resources`` field too. The
+    CLI's and the magics' empty options read as the server's field does, in their own option names;
+    an image the local executor cannot use is accepted with a warning that says so (as before)."""
+    error = _refused(server, {"script": ""})
+    assert error["field"] == "script" and "command or notebook" in error["hint"], error
+    assert _refused(server, {"resources": {"model": ""}})["field"] == "resources.model"
+    cli = _cli(_env(tmp_path, server), "submit", "--gpus", "0", "--model", "", "--", "true")
+    assert cli.returncode == EXIT_REFUSED
+    assert cli.stderr.startswith("jupyter-sched submit: --model must not be empty — give --model a value, or leave "
+                                 "it out for any kind of GPU"), cli.stderr
+    said = _magic_refusal(server, "run --gpus 0 --model '' x.py")
+    assert said.startswith("--model must not be empty. Give --model a value, or leave it out for any kind of GPU"), said
+    made = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "image": "evil/img"})
+    assert made.status_code == 201 and "is not used: the local executor" in made.json()["warnings"][0], made.text
+    clear(server)

@@ -1,0 +1,84 @@
+"""New user 13, N9 (/work/coord/notes/newuser13.md, step 4): GPUs held by leases bound to no kernel
+were described as kernel leases ("released with %gpu release in that notebook" — there is no notebook),
+"one or more of" two leases when the team, over its lowered quota, needed both gone, and the status line
+said "at most 1; 2 GPUs in use by the team" without saying that is over the limit. Against a real
+embedded server (simulated GPUs) and the CLI, as the tester met it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.onboarding.test_cli_firsthour import api, cli, module_server, submit, wait_state
+from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
+
+USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    yield from module_server(tmp_path_factory, "nu13fix3", USERS)
+
+
+def _projected(client: httpx.Client, job_id: str) -> dict[str, Any]:
+    """The job once a full cycle projected its ETA (not the live ledger's provisional first answer)."""
+    deadline = time.monotonic() + 60
+    while True:
+        seen = dict(client.get(f"jobs/{job_id}").json())
+        if (seen.get("reason") or {}).get("details", {}).get("eta_code") not in (None, "Provisional"):
+            return seen
+        assert time.monotonic() < deadline, seen
+        time.sleep(0.1)
+
+
+def test_newuser13_n9_leases_bound_to_no_kernel_over_a_lowered_quota_are_named_as_such(server: EmbeddedServer) -> None:
+    admin, ann, bob = api(server, "tok-boss"), api(server, "tok-ann"), api(server, "tok-bob")
+    before = admin.get("quotas").json()
+    try:
+        assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 2,
+                                                     "borrowing_limit": 0}]}).status_code == 200
+        leases = [ann.post("leases", json={"gpus": 1}).json() for _ in range(2)]
+        for lease in leases:
+            wait_state(server, "tok-ann", lease["id"], "running", "admitted")
+        # the quota is lowered while they hold their GPUs: the team is 1 GPU over its limit
+        assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": 1,
+                                                     "borrowing_limit": 0}]}).status_code == 200
+        job = submit(server, "tok-ann", gpus=1)
+        ids = sorted(lease["id"] for lease in leases)
+
+        text = _projected(ann, job["id"])["reason"]["text"]
+        for said in (text["eta"], text["unblock"]):
+            assert "%gpu release" not in said and "notebook" not in said and "kernel lease" not in said, said
+            assert "held for no kernel" in said and "jupyter-sched cancel " in said, said
+            assert all(i in said for i in ids), said
+        # both must go: the team is short by 2 GPUs (2 in use + 1 asked, limit 1), each lease holds 1
+        assert "one or more of" not in text["eta"], text["eta"]
+        assert "which hold 2 GPUs, are released with `jupyter-sched cancel " in text["eta"], text["eta"]
+        assert "(a lease has no time limit)" in text["eta"], text["eta"]
+
+        status = cli(server, "tok-ann", "status")
+        assert status.code == 0, status.err
+        assert "2 GPUs in use by the team, 2 GPUs of them yours — 1 GPU over the team's limit of 1: nothing more " \
+               "of the team starts until that much is released" in status.out, status.out
+
+        # bob (same team) waits on ann's leases: whose and how bound is hers; he reads "leases", released by her
+        theirs = submit(server, "tok-bob", gpus=1)
+        seen = _projected(bob, theirs["id"])["reason"]["text"]["eta"]
+        assert f"leases {ids[0]} and {ids[1]} are released by their owners" in seen or \
+            f"leases {ids[1]} and {ids[0]} are released by their owners" in seen, seen
+        assert "kernel" not in seen and "%gpu release" not in seen, seen
+        queue = cli(server, "tok-bob", "queue")
+        assert "a lease's GPUs: held until its owner releases them or they are reclaimed when idle" in queue.out, \
+            queue.out
+        assert "%gpu release" not in queue.out, queue.out
+    finally:
+        admin.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            ann.delete(f"leases/{row['id']}")
+        for client in (ann, bob):
+            for row in client.get("jobs", params={"state": "pending,admitted,running"}).json():
+                client.delete(f"jobs/{row['id']}")
