@@ -114,7 +114,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
     job = client.submit(body)
-    if resolved is not None:
+    if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
+        pass
+    elif resolved is not None:
         print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
               f"another. Your shell's variables are not passed: --env NAME=VALUE passes one", file=io.err)
     elif mode == "hub" and argv and _PYTHON.fullmatch(str(argv[0])):
@@ -127,7 +129,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         return EXIT_OK
     line = job_line(job, _now())  # "job j-… (name): pending, …": the id and its name, as the magic says (new user 10, N17)
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
-    for warning in job.get("warnings") or ():  # what the server says about the accepted request
+    for warning in () if args.quiet else job.get("warnings") or ():  # what the server says about the request
         print(f"{PROG} submit: note: {warning}", file=io.err)
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)

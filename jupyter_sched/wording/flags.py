@@ -9,12 +9,12 @@ becomes the option of the surface (:class:`Surface`) that sent it, said once.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
 
 __all__ = ["CELL", "CLI", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface", "flag_for", "in_surface_terms",
-           "usage_error_line", "with_dash_hint"]
+           "typed_option", "usage_error_line", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -142,30 +142,40 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     return message, hint
 
 
-def with_dash_hint(message: str) -> str:
+def typed_option(options: str, typed: Sequence[str] = ()) -> str:
+    """Of argparse's ``--for/--timeout`` (one option's names), the one the person typed in ``typed``
+    (``--for`` or ``--for=…``), else the last (new user 13, N11: ``wait J --for -1s`` was answered
+    about ``--timeout``)."""
+    names = options.split("/")
+    return next((n for n in names for word in typed if word == n or word.startswith(f"{n}=")), names[-1])
+
+
+def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
-    its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it)."""
+    its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it).
+    ``typed``: the words typed, to name the option as typed (:func:`typed_option`)."""
     if not (message.startswith("argument -") and message.endswith(": expected one argument")):
         return message
-    option = message[len("argument "):].split(":", 1)[0].split("/")[-1]
+    option = typed_option(message[len("argument "):].split(":", 1)[0], typed)
     return f'{message} — a value starting with "-" is joined to its option: {option}=VALUE'
 
 
-def usage_error_line(prog: str, message: str, usage: str) -> str:
+def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = ()) -> str:
     """A command-line mistake in the CLI's own one-line style, as a refused request is said
     (``jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: jupyter-sched queue
     [--limit N | --all] [--mine] [usage_error]``): what was typed wrong first, then how to fix it —
     the message's own hint, else the command's usage — and a code in brackets. argparse said the same
     in its own two-line shape (``usage: …`` then ``jupyter-sched queue: error: argument --limit: …``):
-    two styles of error from one tool (new users 9 and 10)."""
+    two styles of error from one tool (new users 9 and 10). ``typed``: the words typed, so that of an
+    option's several names the one typed is said (:func:`typed_option`)."""
     import re
 
-    message = with_dash_hint(" ".join(message.split()))
+    message = with_dash_hint(" ".join(message.split()), typed)
     text, _, hint = message.partition(" — ")
     field, syntax = "", True
     if argument := re.fullmatch(r"argument ([^:]+): (.+)", text):
-        field, text = argument.group(1).split("/")[-1], argument.group(2)
+        field, text = typed_option(argument.group(1), typed), argument.group(2)
     elif extras := re.fullmatch(r"unrecognized arguments: (.+)", text):
         words = extras.group(1).split()
         option = words[0].split("=", 1)[0]
