@@ -654,25 +654,18 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
             f"({token_source(page)}) or give --token-file FILE{ps} [forbidden]")
 
 
-ID_FIELDS = frozenset({"job_id", "definition_id", "id", "lease_id"})
-"""Fields that are an id typed on the command line: the message quotes it, so no ``JOB_ID:`` prefix."""
-
-
 def error_line(command: str, exc: SchedError) -> str:
     """One line for a refusal, in the CLI's own syntax: the option to change, not the JSON field.
 
-    ``jupyter-sched submit: --mem-per-gpu: mem_per_gpu must be at most 1 PiB per GPU — use e.g. 40GiB
-    [validation_error]``
+    ``jupyter-sched submit: --mem-per-gpu must be at most 1 PiB per GPU — use e.g. 40GiB [validation_error]``
     """
-    from ..wording import flag_for, refusal_text
+    from ..wording import refusal_text
+    from ..wording.flags import NAMED_IN_MESSAGE, in_surface_terms
 
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
-    flag = flag_for(exc.field)
-    where = f"{flag}: " if flag and flag not in message else ""
-    if flag and where and exc.field and message.startswith(f"{exc.field} ") and flag != exc.field:
-        where, message = "", flag + message[len(exc.field):]  # "--gpus must be ...", not "--gpus: gpus must be ..."
-    if exc.field in ID_FIELDS:
-        where = ""  # "no job 'j-x' visible to you" names what was typed already
+    # the field as the option typed, said once: the renderer the magics use too (new user 13, N19)
+    message, hint = in_surface_terms(message, hint, exc.field)
+    if exc.field in NAMED_IN_MESSAGE:  # "no job 'j-x' visible to you": the hint says where ids are
         if exc.code == "not_found" and exc.field in ("job_id", "lease_id") and message.startswith(("no ", "none ")):
             hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
                 f"`{PROG} jobs` lists yours, newest first"
@@ -682,14 +675,10 @@ def error_line(command: str, exc: SchedError) -> str:
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
     if exc.field in ("command", "args"):
         hint = f"say what to run: {WHAT_TO_RUN}"
-    elif hint and flag and exc.field and flag.startswith("-") and flag != exc.field:
-        # "leave working_dir out" → "leave --workdir out": the option this person typed (new user 4)
-        # the bare field only: "e.g. --env SEED=1" keeps its option as it is (new user 6, F3: "----env")
-        hint = re.sub(rf"(?<![\w-]){re.escape(exc.field)}\b", flag, hint)
     if hint:  # a REST request in a hint is said as the command that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", rf"`{PROG} definitions edit \1 …`", hint)
     tail = f" — {_clause(hint)}" if hint else ""
-    return f"{PROG} {command}: {where}{_clause(message)}{tail} [{exc.code}]"
+    return f"{PROG} {command}: {_clause(message)}{tail} [{exc.code}]"
 
 
 def _clause(text: str) -> str:
