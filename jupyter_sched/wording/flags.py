@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import field as _field
+from typing import NamedTuple
 
 __all__ = ["CELL", "CLI", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface", "flag_for", "in_surface_terms",
            "typed_option", "usage_error_line", "with_dash_hint"]
@@ -60,9 +59,9 @@ def flag_for(field: str | None, *, command_hint: str = "-- python train.py") -> 
     return FLAGS.get(field, field)
 
 
-@dataclass(frozen=True, slots=True)
-class Surface:
-    """How one client spells the REST fields.
+class Surface(NamedTuple):
+    """How one client spells the REST fields (a NamedTuple, not a dataclass: ``dataclasses`` costs
+    every CLI call its import, tests/onboarding/test_slim_install.py).
 
     Attributes:
         run: how it says what to run (the ``command`` field).
@@ -71,7 +70,7 @@ class Surface:
     """
 
     run: str = "-- python train.py"
-    own: Mapping[str, str] = _field(default_factory=dict)
+    own: Mapping[str, str] = {}  # read only: never mutated, so one shared default is safe
 
     def flag(self, field: str | None) -> str | None:
         """The option this surface has for ``field`` (:func:`flag_for`, then :attr:`own`)."""
