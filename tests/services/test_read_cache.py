@@ -54,7 +54,7 @@ def test_a_polled_page_is_kept_until_a_job_changes_here_or_in_another_process(se
 
 def test_a_kept_page_is_never_another_callers_view(services: Services) -> None:
     ana, bo = services.caller("ana", admin=False), services.caller("bo", admin=False)
-    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["secret", "--token", "x"]))
+    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true", "--token", "secret"]))
     request = GetQueueRequest()
     assert services.jobs.queue(ana, request).root[0].mine
     seen_by_bo = services.jobs.queue(bo, request).root[0]
