@@ -1,4 +1,4 @@
-"""New user 14's findings N6–N18 of the second split (/work/coord/notes/newuser14.md): what the
+"""New user 14's findings N6 to N18 of the second split (/work/coord/notes/newuser14.md): what the
 audit records, the bulk cancel of another's job, the CLI's token lines, ``serve`` as root, ETA
 accuracy with nothing measured, a reclaimed job's reason, a lease's end state, the ETA wordings
 of one job, the magics on another user's job, and long time limits — each its own test, against
