@@ -229,3 +229,28 @@ def test_newuser14_n7_the_bulk_summary_says_a_refused_one() -> None:
     answer = {"counts": {"removed": 1, "refused": 1, "not_found": 0}, "grace_s": 10.0, "jobs": [{}, {}]}
     said = bulk_cancel_answers([answer])
     assert said == "cancelled 1 job: 1 pending removed from the queue; 1 is another user's: you may cancel only your own"
+
+
+# ---- N9: `jupyter-sched serve` as root without --allow-root ended with "Running as root is not recommended" ------
+
+def test_newuser14_n9_serve_as_root_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N9: the README says the service must run as root with ``--allow-root`` and "refuses to start
+    otherwise, with one line saying what to set"; as root without it, the last line was
+    jupyter_server's "Running as root is not recommended. Use --allow-root to bypass." — root
+    discouraged where hub mode with the local executor needs it. One line of ours, exit 2, before
+    the server starts (the process's uid is the OS's answer: root is simulated only where the
+    test does not run as root)."""
+    import io
+    import os
+
+    from jupyter_sched.hub import serve
+
+    for name, value in {"JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api", "JUPYTERHUB_API_TOKEN": "x",
+                        "JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:45999"}.items():
+        monkeypatch.setenv(name, value)
+    if os.geteuid() != 0:
+        monkeypatch.setattr(os, "geteuid", lambda: 0)
+    err = io.StringIO()
+    assert serve.main(["--db-url", "sqlite:////nonexistent/x.db"], err=err) == 2
+    assert err.getvalue() == serve.ROOT_REFUSAL + "\n"
+    assert "--allow-root" in serve.ROOT_REFUSAL and "not recommended" not in serve.ROOT_REFUSAL
