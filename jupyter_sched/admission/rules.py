@@ -34,6 +34,7 @@ from .caller import Caller
 __all__ = [
     "BIDI_CONTROLS",
     "ENV_KEY",
+    "INVISIBLE_CATEGORIES",
     "MAX_ENV_KEY_CHARS",
     "MAX_ENV_VALUE_CHARS",
     "MAX_ID_CHARS",
@@ -61,19 +62,30 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206
 
 
 
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Unicode categories a displayed name may not hold: controls (Cc: ESC, NUL…), format characters
+(Cf: zero-width space/joiners U+200B to U+200F, U+2060, U+FEFF, the bidi controls), lone surrogates
+(Cs) and line/paragraph separators (Zl U+2028, Zp U+2029). Each is invisible or breaks the line it
+is printed in, so a name holding one reads as another user's (``nu13a\u200b-train`` beside
+``nu13a-train`` in everyone's queue; new user 13, N16)."""
+
+
 def visible_text(value: str, field: str, *, limit: int) -> None:
-    """Refuse ``value`` when longer than ``limit`` characters or holding control or bidi characters.
+    """THE check of a user's text that other readers see (a job's name and team, a lease's
+    notebook, team names in quotas and the config): at most ``limit`` characters, none of them
+    invisible (:data:`INVISIBLE_CATEGORIES`, :data:`BIDI_CONTROLS`).
 
     Raises:
-        ValidationError: naming ``field``.
+        ValidationError: naming ``field`` and the first such character.
     """
     if len(value) > limit:
         raise ValidationError(f"{field} is too long ({len(value)} characters, at most {limit})", field=field,
                               hint=f"use at most {limit} characters")
     for char in value:
-        if char in BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Cs"):  # Cs: a lone surrogate
+        if char in BIDI_CONTROLS or unicodedata.category(char) in INVISIBLE_CATEGORIES:
             raise ValidationError(f"{field} contains the invisible character U+{ord(char):04X}", field=field,
-                                  hint="use printable characters only (no control or bidirectional override characters)")
+                                  hint="use printable characters only (no control, zero-width, line-separator or "
+                                       "bidirectional override characters)")
 
 
 def check_team_name(team: str, field: str) -> None:
@@ -97,6 +109,8 @@ def check_text(spec: JobSpec) -> None:
     """
     visible_text(spec.team, "team", limit=MAX_TEAM_CHARS)
     visible_text(spec.name, "name", limit=200)
+    if spec.kernel_notebook is not None:  # shown in its owner's listings and reasons (new user 13, N16)
+        visible_text(spec.kernel_notebook, "kernel_notebook", limit=MAX_PATH_CHARS)
     check_env(dict(spec.env), strict=True)  # every problem at once (new user 12, N2), as the request check
     optional: tuple[tuple[str, str | None, int], ...] = (
         ("script", spec.script, MAX_PATH_CHARS), ("notebook", spec.notebook, MAX_PATH_CHARS),

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import AuthorizationError, NotFoundError, SchedError
 from ..wording import cancel_outcome
 from ..wording.jobs import bulk_cancel_answers, granted_uuids, in_bulk_cancel, work_count
-from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line
+from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure
 from .progress import CountingProgress
 
 __all__ = ["cancel"]
@@ -44,7 +44,7 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
         except SchedError as exc:
             if len(args.job_ids) == 1:
                 raise
-            print(error_line("cancel", exc), file=io.err)
+            print(failure(args, error_line("cancel", exc), exc), file=io.err)
             code = EXIT_REFUSED
             continue
         try:
@@ -56,7 +56,7 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
         except SchedError as exc:
             if len(args.job_ids) == 1:
                 raise
-            print(error_line("cancel", exc), file=io.err)  # keep going with the other ids
+            print(failure(args, error_line("cancel", exc), exc), file=io.err)  # keep going with the other ids
             code = EXIT_REFUSED
             continue
         if args.json:

@@ -126,9 +126,15 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
 
 
 def _line(d: Mapping[str, Any]) -> str:
-    when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
-    state = "paused" if d.get("paused") else f"next {_clock(d.get('next_run_at'), d.get('timezone'))}"
-    return f"{d['id']}  {d['name']}  {when} ({d.get('timezone', 'UTC')})  {state}"
+    """``d-…  daily  At 01:00 every day (UTC)  next 01:00 UTC``; ``d-…  d2  no schedule: runs only with
+    `jupyter-sched definitions run d2``` (one wording with the magics: :func:`wording.definitions.schedule_text`)."""
+    from ..wording.definitions import schedule_text
+
+    when = schedule_text(d, run=f"`{PROG} definitions run {shlex.quote(str(d.get('name') or d['id']))}`")
+    scheduled = bool(d.get("schedule_description") or d.get("schedule"))
+    state = "  paused" if d.get("paused") else \
+        f"  next {_clock(d.get('next_run_at'), d.get('timezone'))}" if scheduled else ""
+    return f"{d['id']}  {d['name']}  {when}{state}"
 
 
 def _clock(value: Any, zone: Any = None) -> str:
@@ -280,8 +286,8 @@ def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Any, io:
             nb = json.load(handle)
     except (OSError, ValueError):
         return
-    from ..definitions.parameters import unknown_parameters_note
+    from ..definitions.parameters import parameters_note
 
-    note = unknown_parameters_note(nb, parameters, os.path.basename(path))
+    note = parameters_note(nb, parameters, os.path.basename(path))
     if note:
         print(f"note: {note}", file=io.err)

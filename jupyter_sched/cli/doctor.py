@@ -9,12 +9,19 @@ works on the database directly (it must work when the server is down or the rows
     jupyter-sched doctor repair ID COLUMN=VALUE [...]     fix columns of the row; kept only if it reads
     jupyter-sched doctor remove ID --yes                  delete the row
 
-``--db`` takes an SQLAlchemy URL (default: ``$JUPYTER_SCHED_DB_URL``, else the embedded server's
-``<jupyter data dir>/jupyter_sched/sched.sqlite``). Every repair and removal writes an audit
-record (actor ``doctor:<OS user>``) with the row's identity, the error and the change.
+``--db`` takes an SQLAlchemy URL (default: the file named by ``$JUPYTER_SCHED_DB_URL_FILE``, else
+``$JUPYTER_SCHED_DB_URL`` — as ``jupyter-sched serve`` reads them —, else the embedded server's
+``<jupyter data dir>/jupyter_sched/sched.sqlite``). The doctor opens only a store that exists: it
+never creates a file, a folder or tables (new user 13, N18: in a fresh home it created an empty
+store and said every row of it read). It says which store it works on, and where that URL came
+from. It works on the database, never through a server: with ``$JUPYTER_SCHED_HUB_URL`` set and no
+store named, it says to run it where the service runs instead of reading this account's embedded
+default. Every repair and removal writes an audit record (actor ``doctor:<OS user>``) with the
+row's identity, the error and the change.
 
 Exit codes: 0 nothing quarantined (or the repair/removal done); 1 quarantined rows remain, or
-the repair did not make the row readable; 2 bad command line; 3 the store cannot be opened.
+the repair did not make the row readable; 2 bad command line; 3 no store there, or it cannot be
+opened.
 """
 
 from __future__ import annotations
@@ -25,36 +32,105 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import sqlalchemy as sa
 
 from ..errors import SchedError
-from ..store import Store, sqlite_url
+from ..store import Store
 from ..store import schema as tables
 from ..store.codec import loads, parse_ts, record_from_row
+from ..store.migrations import current_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from .main import _Parser
 
-__all__ = ["default_db_url", "main", "scan"]
+__all__ = ["StoreChoice", "choose_store", "default_db_url", "main", "scan"]
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_STORE = 0, 1, 2, 3
 
 _KEY = {"jobs": "id", "usage": "id", "gpu_rollups": "id", "events": "id"}
 
 
-def default_db_url() -> str:
-    """``$JUPYTER_SCHED_DB_URL``, else the embedded server's SQLite file in the Jupyter data dir."""
-    if os.environ.get("JUPYTER_SCHED_DB_URL"):
-        return os.environ["JUPYTER_SCHED_DB_URL"]
+ENV_DB_URL, ENV_DB_URL_FILE, ENV_HUB_URL = "JUPYTER_SCHED_DB_URL", "JUPYTER_SCHED_DB_URL_FILE", "JUPYTER_SCHED_HUB_URL"
+"""The store URL as ``jupyter-sched serve`` reads it (jupyter_sched.hub.serve, which imports
+jupyter_server: not on this path), and the hub service a client would talk to."""
+
+
+def _embedded_default() -> Path:
     try:
         from jupyter_core.paths import jupyter_data_dir
 
         data = Path(jupyter_data_dir())
     except ImportError:  # the slim install has no jupyter_core: its default location
         data = Path.home() / ".local" / "share" / "jupyter"
-    return sqlite_url(data / "jupyter_sched" / "sched.sqlite")
+    return (data / "jupyter_sched" / "sched.sqlite").expanduser().absolute()
+
+
+def default_db_url() -> str:
+    """``$JUPYTER_SCHED_DB_URL``, else the embedded server's SQLite file in the Jupyter data dir
+    (its folder is not created)."""
+    return os.environ.get(ENV_DB_URL) or f"sqlite:///{_embedded_default()}"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChoice:
+    """The store the doctor works on: its URL and where that came from, in words."""
+
+    url: str
+    source: str
+    embedded_default: bool = False
+
+
+def choose_store(db: str | None, env: Mapping[str, str]) -> StoreChoice:
+    """``--db``, else ``$JUPYTER_SCHED_DB_URL_FILE``'s URL, else ``$JUPYTER_SCHED_DB_URL``, else
+    the embedded server's default file.
+
+    Raises:
+        SchedError: the URL file cannot be read; or no store was named while
+            ``$JUPYTER_SCHED_HUB_URL`` is set (the hub's store is the service's database, not this
+            account's embedded default: new user 13, N18).
+    """
+    if db:
+        return StoreChoice(db, "--db")
+    if path := env.get(ENV_DB_URL_FILE, ""):
+        try:
+            return StoreChoice(Path(path).read_text(encoding="utf-8").strip(), f"${ENV_DB_URL_FILE} ({path})")
+        except OSError as exc:
+            raise SchedError(f"cannot read the store URL file {path} (${ENV_DB_URL_FILE}): {exc.strerror}",
+                             field="db_url", hint=f"fix ${ENV_DB_URL_FILE}, or pass --db URL") from None
+    if env.get(ENV_DB_URL):
+        return StoreChoice(env[ENV_DB_URL], f"${ENV_DB_URL}")
+    if hub := env.get(ENV_HUB_URL, "").strip():
+        raise SchedError(
+            f"works on a store's database, not through a server; ${ENV_HUB_URL} is set ({hub}), so the store to "
+            "check is the hub service's database, not this account's embedded default",
+            field="db_url", hint=f"run it where the service runs, as an admin, with the service's ${ENV_DB_URL_FILE} or "
+                                 f"${ENV_DB_URL}, or pass --db URL")
+    return StoreChoice(f"sqlite:///{_embedded_default()}", "the embedded server's default file", embedded_default=True)
+
+
+def _existing_store(choice: StoreChoice, env: Mapping[str, str]) -> str | None:
+    """Why ``choice`` names no store to check (nothing is created to find out), or None when it holds
+    a jupyter_sched schema."""
+    url = sa.engine.make_url(choice.url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:" \
+            and not url.database.startswith("file:") and not Path(url.database).is_file():
+        return f"no store at {url.database} ({choice.source}): nothing to check, and none was created"
+    engine = sa.create_engine(choice.url)
+    try:
+        with engine.connect() as conn:
+            if current_version(conn) == 0:
+                return (f"{url.render_as_string(hide_password=True)} ({choice.source}) holds no jupyter_sched store "
+                        "(no schema_version table): nothing to check, and nothing was created")
+    except sa.exc.SQLAlchemyError as exc:
+        cause = getattr(exc, "orig", None) or exc
+        why = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        return f"cannot open the store at {url.render_as_string(hide_password=True)} ({choice.source}): {why}"
+    finally:
+        engine.dispose()
+    return None
 
 
 def _check_job(row: Mapping[Any, Any]) -> str | None:
@@ -79,13 +155,16 @@ CHECKS: dict[str, Callable[[Mapping[Any, Any]], str | None]] = {
 """The check of each quarantinable table: None for a sound row, else the error sentence."""
 
 
-def scan(store: Store) -> list[Quarantined]:
-    """Read every row of every quarantinable table; note the bad ones; return them (new or not)."""
+def scan(store: Store, read: dict[str, int] | None = None) -> list[Quarantined]:
+    """Read every row of every quarantinable table; note the bad ones; return them (new or not).
+    ``read``, when given, gets the number of rows read per table."""
     found: list[Quarantined] = []
     with store.engine.connect() as conn:
         for name in QUARANTINE_TABLES:
             table = tables.metadata.tables[name]
             for row in conn.execute(sa.select(table).execution_options(yield_per=1000)).mappings():
+                if read is not None:
+                    read[name] = read.get(name, 0) + 1
                 error = CHECKS[name](row)
                 if error is not None:
                     found.append(Quarantined(name, str(row[_KEY[name]]), error, row_attributes(row)))
@@ -177,9 +256,11 @@ def _typed(column: sa.Column[Any], text: str) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="jupyter-sched doctor",  # its errors in the CLI's one style
-                     description="Find, list, repair or remove rows the store could not read.")
-    parser.add_argument("--db", help="SQLAlchemy URL of the store (default: $JUPYTER_SCHED_DB_URL, else the "
-                                     "embedded server's SQLite file)")
+                     description="Find, list, repair or remove rows the store could not read. Works on the "
+                                 "store's database itself (not through a server), and only on one that exists.")
+    parser.add_argument("--db", help="SQLAlchemy URL of the store (default: the URL in the file named by "
+                                     "$JUPYTER_SCHED_DB_URL_FILE, else $JUPYTER_SCHED_DB_URL, else the embedded "
+                                     "server's SQLite file)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
     sub.add_parser("scan", help="read every row, note the bad ones, list the quarantine (default)")
@@ -193,18 +274,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool) -> None:
+def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
+                   read: Mapping[str, int] | None) -> None:
+    """The quarantine; with none, what was read to say so (``read``: rows per table of a scan;
+    None for ``list``, which reads no rows)."""
     if as_json:
         out.write(json.dumps([e.to_dict() for e in entries], indent=2) + "\n")
         return
-    if not entries:
-        out.write("no quarantined rows: every row of jobs, usage, gpu_rollups and events reads\n")
+    if not entries and read is None:
+        out.write("no quarantined rows (list reads none: `jupyter-sched doctor` reads every row)\n")
+        return
+    if not entries and read is not None:
+        counts = ", ".join(f"{read.get(name, 0)} of {name}" for name in QUARANTINE_TABLES)
+        out.write(f"no quarantined rows: every row read ({counts})\n")
         return
     out.write(f"{len(entries)} quarantined row(s):\n")
     for e in entries:
         who = ", ".join(f"{k}={v}" for k, v in e.attributes.items() if k in ("user", "team", "job_id", "gpu_uuid"))
         out.write(f"  [{e.id}] {e.table} row {e.key}: {e.error}" + (f" ({who})" if who else "") + "\n")
     out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
+
+
+def _said(exc: SchedError) -> str:
+    """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
+    return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -215,17 +308,28 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
     try:
-        store = Store(args.db or default_db_url())
+        choice = choose_store(args.db, os.environ)
+        missing = _existing_store(choice, os.environ)
+        if missing is not None:  # never a store made to be checked (new user 13, N18)
+            server = os.environ.get("JUPYTER_SCHED_URL", "").strip() if choice.embedded_default else ""
+            raise SchedError(missing, hint=(f"doctor reads a database, not the server at $JUPYTER_SCHED_URL ({server}); "
+                                            if server else "") + f"pass --db URL or set ${ENV_DB_URL} to the store "
+                                                                 "the server uses")
+        store = Store(choice.url)
     except SchedError as exc:
-        stderr.write(f"jupyter-sched doctor: {exc}\n")
+        stderr.write(_said(exc))
         return EXIT_NO_STORE
+    if not args.json:  # which store this is about, before anything is said of it
+        stdout.write(f"store: {store.safe_url} ({choice.source})\n")
     actor = f"doctor:{getpass.getuser()}"
     try:
+        read: dict[str, int] | None = None
         if args.action in (None, "scan"):
-            scan(store)
+            read = {}
+            scan(store, read)
         if args.action in (None, "scan", "list"):
             entries = store.quarantined()
-            _print_entries(entries, stdout, args.json)
+            _print_entries(entries, stdout, args.json, read)
             return EXIT_FOUND if entries else EXIT_OK
         if args.action == "repair":
             changes = dict(change.split("=", 1) for change in args.changes if "=" in change)
@@ -241,7 +345,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return EXIT_USAGE
         stdout.write(remove(store, args.id, actor=actor) + "\n")
         return EXIT_OK
-    except (SchedError, ValueError) as exc:
+    except SchedError as exc:
+        stderr.write(_said(exc))
+        return EXIT_FOUND
+    except ValueError as exc:
         stderr.write(f"jupyter-sched doctor: {exc}\n")
         return EXIT_FOUND
     finally:

@@ -123,6 +123,9 @@ class _Parser(argparse.ArgumentParser):
     shows ``jupyter-sched queue``'s usage, not the whole program's (argparse hands unknown
     arguments of a subcommand up to the top-level parser)."""
 
+    typed: tuple[str, ...] = ()
+    """The words of this run's command line (:func:`main` sets them): an error names an option as typed."""
+
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
         parsed, extras = self.parse_known_args(args, namespace)
@@ -143,7 +146,7 @@ class _Parser(argparse.ArgumentParser):
         request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair."""
         from ..wording.flags import usage_error_line
 
-        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage()) + "\n")
+        self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed) + "\n")
 
 
 COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",
@@ -240,6 +243,9 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra environment variable")
     submit.add_argument("--workdir", default=None, help="working directory (default: the current directory)")
+    submit.add_argument("-q", "--quiet", action="store_true",
+                        help="leave out the notes on stderr (which program the command runs, what the server noted "
+                             "about the request): for scripts that submit many jobs")
     submit.add_argument("--wait", action="store_true",
                         help="then wait for the job to end, with a progress bar; exits as `wait` does "
                              f"({EXIT_OK} succeeded, {EXIT_JOB_FAILED} ended otherwise: see `{PROG} wait --help`)")
@@ -413,6 +419,13 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
+        if args.workdir is not None and not args.workdir.strip():  # read here, not sent: "" was this folder
+            _subparser(parser, "submit").error("--workdir must not be empty: give a folder, or leave --workdir out "
+                                               "for this one")
+        names = [item.partition("=")[0] for item in args.env]
+        if twice := next((n for n in names if n and names.count(n) > 1), None):  # the last won, said nowhere (N11)
+            given = ", ".join(item for item in args.env if item.partition("=")[0] == twice)
+            _subparser(parser, "submit").error(f"--env {twice} is given twice ({given}): give it once")
         if args.name is not None and not args.name.strip():
             _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
@@ -436,6 +449,8 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             sub.error("say which jobs: JOB_ID ..., --mine (all of yours) or --all (everyone's, admins)")
         if args.state and not (args.mine or args.everyone):
             sub.error("--state goes with --mine or --all")
+    if getattr(args, "job_ids", None):  # `cancel j-1 j-1` said the same twice (new user 13, N11): each once
+        args.job_ids = list(dict.fromkeys(args.job_ids))
     for job_id in [*(getattr(args, "job_ids", None) or ()), getattr(args, "job_id", None)]:
         if isinstance(job_id, str) and not job_id.strip():  # `cancel ""` answered with a REST routing error
             _subparser(parser, args.command).error(f"a job id must not be empty: give one (`{PROG} jobs` lists yours)")
@@ -513,6 +528,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return EXIT_REFUSED
         return sim_main(raw, out=stdout, err=stderr)
     parser = build_parser(_command_in(raw))
+    _Parser.typed = tuple(raw)
     try:
         args = parser.parse_args(raw)
         _check_usage(parser, args)
@@ -533,10 +549,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             os.environ.get("JUPYTER_SCHED_TOKEN") or getattr(args, "env_url_token", None)
         client = connect(args.url, token, timeout_s=args.timeout)
     except NoServerError as exc:  # the hint in the CLI's terms, not the Python API's
-        print(f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "
+        print(failure(args, f"{PROG}: {_clause(exc.message)} — start JupyterLab on this machine (jupyter lab), or set "
               "JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN (on a JupyterHub: JUPYTER_SCHED_HUB_URL=HUB/services/jupyter-sched/ "
               "and JUPYTER_SCHED_TOKEN=a token from HUB/hub/token), or pass --url URL --token TOKEN (which other "
-              "local accounts can read in `ps`)", file=stderr)
+              "local accounts can read in `ps`)", exc), file=stderr)
         return EXIT_NO_SERVER
     io = Streams(out=stdout, err=stderr, stdin=stdin or sys.stdin)
     if client.connection.others:  # several servers answered: say which one this talks to (new user 4)
@@ -546,23 +562,41 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         with client:
             return COMMANDS[args.command](client, args, io)
     except NotSchedServerError as exc:
-        print(elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), file=stderr)
+        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), exc), file=stderr)
         return EXIT_NO_SERVER
     except ServerUnreachableError as exc:
-        print(elide_tokens(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it again, or pass "
-                           "--url for another one"), file=stderr)
+        print(failure(args, elide_tokens(f"{PROG}: {exc.message} — is the Jupyter server still running? Start it "
+                                         "again, or pass --url for another one"), exc), file=stderr)
         return EXIT_NO_SERVER
-    except AuthenticationError:
-        print(token_refused_line(args, client.connection.url, source=client.connection.source), file=stderr)
+    except AuthenticationError as exc:
+        print(failure(args, token_refused_line(args, client.connection.url, source=client.connection.source), exc),
+              file=stderr)
         return EXIT_REFUSED
     except SchedError as exc:
         action = getattr(args, "action", None)  # `definitions create`: the command as typed
-        print(error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc), file=stderr)
+        line = error_line(f"{args.command} {action}" if isinstance(action, str) else args.command, exc)
+        print(failure(args, line, exc), file=stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+
+
+def failure(args: argparse.Namespace, line: str, exc: SchedError) -> str:
+    """What the CLI prints on stderr for a failed request: ``line`` (its one line, in the CLI's
+    syntax), or with ``--json`` one JSON object a script can read, the server's error body with that
+    line beside it — ``{"error": {"code", "message", "field", "hint", "details"?, "text"}}`` (new
+    user 13, N17: ``--json cancel J`` answered a text line)."""
+    if not getattr(args, "json", False):
+        return line
+    import json
+
+    body: dict[str, Any] = {"code": exc.code, "message": exc.message, "field": exc.field, "hint": exc.hint}
+    if exc.details:
+        body["details"] = exc.details
+    body["text"] = line
+    return json.dumps({"error": body}, sort_keys=True, default=str)
 
 
 def several_servers_note(url: str, root: str, others: Sequence[str], cwd: str) -> str:
@@ -620,25 +654,18 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
             f"({token_source(page)}) or give --token-file FILE{ps} [forbidden]")
 
 
-ID_FIELDS = frozenset({"job_id", "definition_id", "id", "lease_id"})
-"""Fields that are an id typed on the command line: the message quotes it, so no ``JOB_ID:`` prefix."""
-
-
 def error_line(command: str, exc: SchedError) -> str:
     """One line for a refusal, in the CLI's own syntax: the option to change, not the JSON field.
 
-    ``jupyter-sched submit: --mem-per-gpu: mem_per_gpu must be at most 1 PiB per GPU — use e.g. 40GiB
-    [validation_error]``
+    ``jupyter-sched submit: --mem-per-gpu must be at most 1 PiB per GPU — use e.g. 40GiB [validation_error]``
     """
-    from ..wording import flag_for, refusal_text
+    from ..wording import refusal_text
+    from ..wording.flags import NAMED_IN_MESSAGE, in_surface_terms
 
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
-    flag = flag_for(exc.field)
-    where = f"{flag}: " if flag and flag not in message else ""
-    if flag and where and exc.field and message.startswith(f"{exc.field} ") and flag != exc.field:
-        where, message = "", flag + message[len(exc.field):]  # "--gpus must be ...", not "--gpus: gpus must be ..."
-    if exc.field in ID_FIELDS:
-        where = ""  # "no job 'j-x' visible to you" names what was typed already
+    # the field as the option typed, said once: the renderer the magics use too (new user 13, N19)
+    message, hint = in_surface_terms(message, hint, exc.field)
+    if exc.field in NAMED_IN_MESSAGE:  # "no job 'j-x' visible to you": the hint says where ids are
         if exc.code == "not_found" and exc.field in ("job_id", "lease_id") and message.startswith(("no ", "none ")):
             hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
                 f"`{PROG} jobs` lists yours, newest first"
@@ -648,14 +675,10 @@ def error_line(command: str, exc: SchedError) -> str:
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
     if exc.field in ("command", "args"):
         hint = f"say what to run: {WHAT_TO_RUN}"
-    elif hint and flag and exc.field and flag.startswith("-") and flag != exc.field:
-        # "leave working_dir out" → "leave --workdir out": the option this person typed (new user 4)
-        # the bare field only: "e.g. --env SEED=1" keeps its option as it is (new user 6, F3: "----env")
-        hint = re.sub(rf"(?<![\w-]){re.escape(exc.field)}\b", flag, hint)
     if hint:  # a REST request in a hint is said as the command that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", rf"`{PROG} definitions edit \1 …`", hint)
     tail = f" — {_clause(hint)}" if hint else ""
-    return f"{PROG} {command}: {where}{_clause(message)}{tail} [{exc.code}]"
+    return f"{PROG} {command}: {_clause(message)}{tail} [{exc.code}]"
 
 
 def _clause(text: str) -> str:

@@ -28,7 +28,10 @@ __all__ = [
     "MAX_PARAMETERS_BYTES",
     "PARAMETERS_TAG",
     "inject_parameters",
+    "parameter_defaults",
+    "parameter_names",
     "parameters_cell_index",
+    "parameters_note",
     "script_arguments",
     "validate_parameters",
 ]
@@ -105,9 +108,10 @@ def parameters_cell_index(cells: list[Any]) -> int | None:
     return None
 
 
-def parameter_names(nb: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The names the notebook's ``parameters`` cell assigns, in order; None when it has no such
-    cell or the cell is not Python that parses (then no name can be said to be unknown)."""
+def _parameter_cell(nb: Mapping[str, Any]) -> list[tuple[str, Any]] | None:
+    """``(name, value node)`` of each assignment of the notebook's ``parameters`` cell, in order
+    (the value node None for an annotation without a value); None when it has no such cell or the
+    cell is not Python that parses."""
     import ast
 
     cells = list(nb.get("cells") or [])
@@ -119,36 +123,85 @@ def parameter_names(nb: Mapping[str, Any]) -> tuple[str, ...] | None:
         tree = ast.parse("".join(source) if isinstance(source, list) else str(source))
     except SyntaxError:
         return None
-    names: list[str] = []
+    assigned: list[tuple[str, Any]] = []
     for node in tree.body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        names += [t.id for t in targets if isinstance(t, ast.Name) and t.id not in names]
-    return tuple(names)
+        assigned += [(t.id, getattr(node, "value", None)) for t in targets if isinstance(t, ast.Name)]
+    return assigned
 
 
-def unknown_parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebook: str) -> str:
-    """One sentence when ``parameters`` name something the notebook's parameters cell does not set
-    (papermill warns the same way), else "": ``parameter 'regoin' is not in daily_report.ipynb's
-    parameters cell (region, days) — did you mean 'region'? It is injected anyway, and the
-    notebook's own default is what runs.`` New user 6, F10: a typo'd name ran every night with the
-    default, and nothing said so."""
+def parameter_names(nb: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The names the notebook's ``parameters`` cell assigns, in order; None when it has no such
+    cell or the cell is not Python that parses (then no name can be said to be unknown)."""
+    assigned = _parameter_cell(nb)
+    return None if assigned is None else tuple(dict.fromkeys(name for name, _ in assigned))
+
+
+def parameter_defaults(nb: Mapping[str, Any]) -> dict[str, Any]:
+    """Name → the value the ``parameters`` cell gives it last, for the values written as literals
+    (``days = 7``; ``days = compute()`` is left out: its type is not known before it runs)."""
+    import ast
+
+    defaults: dict[str, Any] = {}
+    for name, node in _parameter_cell(nb) or []:
+        try:
+            defaults[name] = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            defaults.pop(name, None)  # the last assignment is what runs: not a literal, not known
+    return defaults
+
+
+def _fits(default: Any, given: Any) -> bool:
+    """Whether a run's value is of the kind the notebook's default is (an int where a float is
+    expected fits; None on either side fits: "none" is a value any parameter may take)."""
+    if default is None or given is None:
+        return True
+    if isinstance(default, bool) or isinstance(given, bool):
+        return isinstance(default, bool) and isinstance(given, bool)
+    if isinstance(default, float) and isinstance(given, int):
+        return True
+    if isinstance(default, (list, tuple)) and isinstance(given, (list, tuple)):
+        return True
+    return type(default) is type(given)
+
+
+def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebook: str) -> str:
+    """What a person should know about ``parameters`` against the notebook's ``parameters`` cell
+    (papermill warns the same way), in sentences, else "" — the one wording of the CLI, the magics
+    and a run's log:
+
+    * a name the cell does not set: ``parameter 'regoin' is not in daily_report.ipynb's parameters
+      cell (region, days) — did you mean 'region'? It is injected anyway; the notebook's own value
+      of any name it sets is what runs.`` (new user 6, F10: a typo'd name ran every night with the
+      default, and nothing said so);
+    * a value of another type than the cell's default: ``days is 7 (int) in daily_report.ipynb's
+      parameters cell; the value given, 'notanumber', is a str, and the notebook gets it as it is.``
+      (new user 13, N20: accepted silently; the run failed inside the notebook at 07:00).
+    """
     import difflib
 
     names = parameter_names(nb)
     if names is None:
         return ""
+    sentences: list[str] = []
     unknown = [str(p) for p in parameters if p not in names]
-    if not unknown:
-        return ""
-    guesses = [g for p in unknown for g in difflib.get_close_matches(p, names, n=1)]
-    which = ", ".join(f"'{p}'" for p in unknown)
-    one = len(unknown) == 1
-    said = (f"parameter{'' if one else 's'} {which} {'is' if one else 'are'} not in {notebook}'s parameters cell "
-            f"({', '.join(names) or 'it sets none'})")
-    if guesses:
-        said += f" — did you mean {' or '.join(repr(g) for g in dict.fromkeys(guesses))}?"
-    return said + (" It is injected anyway; the notebook's own value of any name it sets is what runs." if one else
-                   " They are injected anyway; the notebook's own value of any name it sets is what runs.")
+    if unknown:
+        guesses = [g for p in unknown for g in difflib.get_close_matches(p, names, n=1)]
+        which = ", ".join(f"'{p}'" for p in unknown)
+        one = len(unknown) == 1
+        said = (f"parameter{'' if one else 's'} {which} {'is' if one else 'are'} not in {notebook}'s parameters cell "
+                f"({', '.join(names) or 'it sets none'})")
+        said += f" — did you mean {' or '.join(repr(g) for g in dict.fromkeys(guesses))}?" if guesses else "."
+        sentences.append(said + (" It is" if one else " They are") + " injected anyway; the notebook's own value "
+                         "of any name it sets is what runs.")
+    defaults = parameter_defaults(nb)
+    for name, value in parameters.items():
+        if name in defaults and not _fits(defaults[name], value):
+            default, kind = defaults[name], type(value).__name__
+            sentences.append(f"{name} is {_literal(default)[:40]} ({type(default).__name__}) in {notebook}'s parameters "
+                             f"cell; the value given, {_literal(value)[:40]}, is {'an' if kind[0] in 'aeiou' else 'a'} "
+                             f"{kind}, and the notebook gets it as it is.")
+    return " ".join(sentences)
 
 
 def _literal(value: Any) -> str:

@@ -73,6 +73,7 @@ import logging
 import math
 import os
 import pwd
+import shutil
 import signal
 import socket
 import subprocess
@@ -202,6 +203,32 @@ def carried_files(job: Job) -> dict[str, str]:
     if spec.notebook_json is not None and spec.notebook:
         files[_NOTEBOOK_IN] = spec.notebook_json
     return files
+
+
+def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tuple[str, str, str] | None:
+    """``("command", program, problem)`` when a command job's program could not be started where
+    the job would start, else None — found at submit instead of as exit 127 after the job waited
+    for its GPUs (new user 13, N10). Read as the start does (``Popen`` in the wrapper): a name
+    with a ``/`` in ``start`` (not checked when the job starts in a directory made for it, where
+    nothing is yet), any other name on ``search_path`` — the job's own ``PATH`` when its env
+    gives one, else the environment it inherits — never the submitter's shell."""
+    if spec.script or spec.notebook or not spec.command:
+        return None  # a script or notebook runs with the job's Python, checked above
+    program = spec.command[0]
+    if "/" in program:
+        full = Path(os.path.expanduser(program))
+        if not full.is_absolute():
+            if start is None:
+                return None
+            full = start / full
+        if not full.is_file():
+            return "command", str(full), "does not exist"
+        if not os.access(full, os.X_OK):
+            return "command", str(full), "is not executable (chmod +x, or run it with its interpreter)"
+        return None
+    if shutil.which(program, path=search_path) is None:
+        return "command", program, "is not a program on the job's PATH"
+    return None
 
 
 def job_argv(job: Job, job_dir: Path, *, python: str = sys.executable) -> list[str]:
@@ -525,7 +552,9 @@ class LocalExecutor:
                 full = start / full
             if not full.is_file():
                 return name, str(full), "does not exist"
-        return None
+        if self.clean_env:
+            return None  # its PATH is made at the start (clean_environment): the wrapper tells
+        return missing_program(spec, start, spec.env.get("PATH", self.base_env.get("PATH", os.defpath)))
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
         """Where the job starts (module docstring). Embedded, a missing directory is refused here;

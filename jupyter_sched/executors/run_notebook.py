@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    from ..definitions.parameters import inject_parameters, unknown_parameters_note, validate_parameters
+    from ..definitions.parameters import inject_parameters, parameters_note, validate_parameters
     from ..errors import ValidationError
 
     try:
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         return _bad_input(args.output, f"bad --parameters: {getattr(exc, 'message', exc)}", {})
     try:
         nb = nbformat.read(str(args.notebook), as_version=4)  # type: ignore[no-untyped-call]
-        unknown = unknown_parameters_note(nb, parameters, os.path.basename(str(args.notebook))) if parameters else ""
+        unknown = parameters_note(nb, parameters, os.path.basename(str(args.notebook))) if parameters else ""
         injected = inject_parameters(nb, parameters)
     except ValidationError as exc:
         return _bad_input(args.output, exc.message, parameters)

@@ -28,7 +28,8 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import file_problem
-from ..wording import cancel_outcome, flag_for, refusal_text, render_reason, state_word, wait_progress
+from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
+from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms
 from ..wording.jobs import (
     BULK_STATES,
     bulk_cancel_answers,
@@ -117,11 +118,6 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-_NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
-"""Fields the server's message already names by value (``no job 'j-7' visible to you``): the CLI
-calls them ``JOB_ID``, which nobody typed in a notebook, so the magics add no prefix for them."""
-
-
 _BULK_PAGE = 1000
 """Jobs per listing of a bulk cancel: the largest page ``GET jobs`` gives."""
 
@@ -129,22 +125,19 @@ _MAGIC_HINTS = {"list your jobs to see their ids": "%schedule jobs lists your jo
 """The server's hints that name no command, said with the magic that does it (issue 20)."""
 
 
-def _one_line(err: SchedError, *, gpus_as: str | None = None) -> str:
-    """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option, a
-    refused request's reason in the words the queue uses (one renderer), and no Python class name
-    (issue 20: "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
+def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
+    """``--mem-per-gpu: <what blocks it>. <What to change>.``: the field as the magic's option
+    (:func:`~jupyter_sched.wording.flags.in_surface_terms`, as the CLI says it; ``surface``:
+    ``%gpu request``'s own), a refused request's
+    reason in the words the queue uses (one renderer), and no Python class name (issue 20:
+    "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
+    message, hint = in_surface_terms(message, hint, err.field, surface)
     for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
         if hint and hint.startswith(said):
             hint = magic + hint[len(said):]
     if hint:  # a REST request in a hint is said as the magic that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", r"%schedule define edit \1 …", hint)
-    field = None if err.field in _NAMED_IN_MESSAGE else flag_for(
-        err.field, command_hint="the cell body (or %schedule run SCRIPT)")
-    if gpus_as and field == "--gpus":  # `%gpu request 99` has no --gpus: its own word (new user 11, N3)
-        message = f"{gpus_as}: {message}"
-    elif field and field not in message and (err.field or "") not in message:
-        message = f"{field}: {message}"
     if hint:  # a second sentence, not "…has 4. (Ask for …)"
         message = _full_stop(message) + " " + _full_stop(_capital(hint.strip()))
     return message
@@ -471,9 +464,8 @@ class SchedMagics(Magics):
         except SchedError as err:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return
-            if cmd.count_given:
-                raise MagicError(_one_line(err, gpus_as="N")) from None
-            raise
+            # `%gpu request 2`: N, no --gpus (new user 11, N3); no --team either
+            raise MagicError(_one_line(err, surface=GPU_REQUEST_N if cmd.count_given else GPU_REQUEST)) from None
         except KeyboardInterrupt:
             raise MagicError(self._interrupted(self._withdraw_unanswered())) from None
         self.lease = lease
@@ -939,7 +931,13 @@ class SchedMagics(Magics):
         job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine is taken for its id
         try:
             chunk = self.client.logs(job_id)
-        except NotFoundError:
+        except NotFoundError as refused:
+            try:
+                self.client.job(job_id)
+            except NotFoundError:
+                # not the caller's: the logs route's refusal ("you may read only your own jobs' logs", audited as
+                # "read logs"), not the job read's "you may look into only your own jobs" (new user 14, N15)
+                raise refused from None
             chunk = {"text": "", "finished": False, "next_offset": 0}  # nothing written yet (or a lease): said below
         text = str(chunk.get("text") or "")
         start = 0
@@ -1067,7 +1065,12 @@ class SchedMagics(Magics):
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return
-        before = self.client.job(job_id)
+        try:
+            before: dict[str, Any] | None = self.client.job(job_id)
+        except NotFoundError:
+            # the cancel below is refused in its own words ("you may cancel only your own") and audited as the
+            # cancel it was, as the CLI's (new user 14, N15: the magic stopped at the read — "look into")
+            before = None
         after = self.client.cancel(job_id)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))

@@ -194,9 +194,9 @@ def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Mapping[
         nb = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    from ..definitions.parameters import unknown_parameters_note
+    from ..definitions.parameters import parameters_note
 
-    note = unknown_parameters_note(nb, parameters, Path(path).name)
+    note = parameters_note(nb, parameters, Path(path).name)
     if note:
         say(f"Note: {note}")
 
@@ -210,8 +210,10 @@ def _local(text: str | None, zone: str) -> str:
 
 def definition_line(d: Mapping[str, Any]) -> str:
     """``d-… (daily): At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``."""
-    when = d.get("schedule_description") or d.get("schedule") or "no schedule (run now only)"
-    line = f"{named(d['id'], str(d.get('name') or ''))}: {when} ({d.get('timezone', 'UTC')})"
+    from ..wording.definitions import schedule_text  # one wording with the CLI (new user 13, N20)
+
+    when = schedule_text(d, run=f"%schedule define run {d['id']}")
+    line = f"{named(d['id'], str(d.get('name') or ''))}: {when}"
     if d.get("paused"):
         return line + "; paused"
     nxt = _local(d.get("next_run_at"), str(d.get("timezone", "UTC")))
@@ -299,8 +301,10 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         say(said[0].upper() + said[1:] + ".")
         return None
     if cmd.action == "run":
-        name = str(call(routes.definition(target, runs=1)).get("name") or "")  # said with the id (new user 12, N1)
+        definition = call(routes.definition(target, runs=1))
+        name = str(definition.get("name") or "")  # said with the id (new user 12, N1)
         run = call(routes.run_definition(target, {"parameters": dict(cmd.parameters)} if cmd.parameters else {}))
+        _note_unknown_parameters(definition, cmd.parameters, say)  # as `jupyter-sched definitions run -p` says it
         say(f"Started run {run['job_id']} of {named(target, name)} with parameters "
             f"{json.dumps(run.get('parameters') or {})}; %schedule wait {run['job_id']} follows it.")
         return str(run["job_id"])

@@ -344,8 +344,8 @@ class JobsService:
         return out[:3]
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
-        """A script, notebook or working_dir that does not exist where the job would start is
-        refused now, not found out when it starts (issue 20) — only where the local executor runs
+        """A script, notebook, working_dir or command program that does not exist where the job would
+        start is refused now, not found out when it starts (issue 20) — only where the local executor runs
         jobs as this service's account (:meth:`LocalExecutor.missing_path` says nothing in hub mode).
         ``carried``: the route takes the file's text instead (``source``, ``notebook_json``: POST
         jobs), so the hint offers it; a definition keeps only the path (new user 12, N8: its hint
@@ -359,6 +359,10 @@ class JobsService:
         if missing is None:
             return
         field, path, problem = missing
+        if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
+            raise ValidationError(f"command: {path[:300]!r} {problem} on this server", field=field,
+                                  hint="give the program's full path, or a program on the server's PATH: the job "
+                                       "runs with the server's environment, not your shell's (env PATH sets its own)")
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
         hint = ("give an existing directory you can enter (a relative one is read in "
                 f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
@@ -553,19 +557,21 @@ class JobsService:
         # authorised above; the caller is in the key because each row says whether it is the
         # caller's own (a reason names the owner's own blockers to the owner only, issue 20)
         key = _jobs_key(user, caller.user, wanted, request)
-        with self.ctx.store.transaction(write=False) as tx:
-            version = self._version(tx)
-            kept: JobsPage | None = self.answers.get(key, version)
-            if kept is not None:
-                return kept
-            records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
-                                   limit=request.limit + 1, newest_first=True, after=after)
-        simulated = self.ctx.simulated()
-        more = len(records) > request.limit
-        page = [self._row(caller, record, simulated) for record in records[:request.limit]]
-        next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
-        answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
-        self.answers.put(key, version, answer, owner=user, rows=len(page))
+        self.answers.wait_running(key)  # fifty panels that missed it together: built once (issue 17)
+        with self.answers.computing(key):
+            with self.ctx.store.transaction(write=False) as tx:
+                version = self._version(tx)
+                kept: JobsPage | None = self.answers.get(key, version)
+                if kept is not None:
+                    return kept
+                records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
+                                       limit=request.limit + 1, newest_first=True, after=after)
+            simulated = self.ctx.simulated()
+            more = len(records) > request.limit
+            page = [self._row(caller, record, simulated) for record in records[:request.limit]]
+            next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
+            answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
+            self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
     def _row(self, caller: Caller, record: JobRecord, simulated: bool) -> JobView:
@@ -694,6 +700,13 @@ class JobsService:
         size = request.limit if request.limit is not None else QUEUE_HEAD
         # whose entries are "mine" and keep their private fields: the caller's name, nothing else
         key = _queue_key(caller.user, request)
+        self.answers.wait_running(key)  # as list's pages: built once when many miss it together
+        with self.answers.computing(key):
+            return self._queue_page(caller, request, key, after, paged, size)
+
+    def _queue_page(self, caller: Caller, request: GetQueueRequest, key: tuple[Any, ...], after: Any, paged: bool,
+                    size: int) -> QueuePage:
+        """:meth:`queue_page`'s read and build, kept under ``key``."""
         with self.ctx.store.transaction(write=False) as tx:
             version = self._version(tx)
             kept: QueuePage | None = self.answers.get(key, version)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
-from ..errors import NotFoundError, ValidationError
+from ..errors import NotFoundError, SchedError, ValidationError
 from ..model import JobState
 from ..model.units import parse_utc
 from .context import Context
@@ -153,7 +153,11 @@ class TelemetryService:
         start: Any = None
         end = parse_utc(request.until, field="until") if request.until else now
         if work:
-            record = self.ctx.visible(caller, work, request="read telemetry history")
+            try:
+                record = self.ctx.visible(caller, work, request="read telemetry history")
+            except SchedError as err:  # the query argument sent, not the job's path parameter (new user 13, N12)
+                err.field = "lease" if request.lease else "job"
+                raise
             alloc = record.job.allocation
             keys = list(device_keys(alloc.all_gpu_uuids(), inv)) if alloc is not None else []
             start = record.job.started_at or record.job.admitted_at

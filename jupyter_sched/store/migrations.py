@@ -106,22 +106,23 @@ def _v8_change_counters(conn: sa.Connection) -> None:
     conn.execute(table.insert().values(name=schema.JOBS_COUNTER, value=0))
 
 
-def _v9_events_by_action(conn: sa.Connection) -> None:
+def _add_index(conn: sa.Connection, table: str, name: str, indexes: Callable[[sa.MetaData], object]) -> None:
+    """Create the one index ``name`` on ``table``, which is already in the database (created by
+    version 1): ``indexes`` declares that version's indexes on the table's metadata."""
     md = sa.MetaData()
-    schema.tables_v1(md)  # the events table the new index is on (already in the database)
-    schema.indexes_v9(md)
-    for index in md.tables["events"].indexes:
-        if index.name == "ix_events_action_id":
+    schema.tables_v1(md)
+    indexes(md)
+    for index in md.tables[table].indexes:
+        if index.name == name:
             index.create(conn)
+
+
+def _v9_events_by_action(conn: sa.Connection) -> None:
+    _add_index(conn, "events", "ix_events_action_id", schema.indexes_v9)
 
 
 def _v10_jobs_by_state_kind(conn: sa.Connection) -> None:
-    md = sa.MetaData()
-    schema.tables_v1(md)  # the jobs table the new index is on (already in the database)
-    schema.indexes_v10(md)
-    for index in md.tables["jobs"].indexes:
-        if index.name == "ix_jobs_state_kind_submitted":
-            index.create(conn)
+    _add_index(conn, "jobs", "ix_jobs_state_kind_submitted", schema.indexes_v10)
 
 
 MIGRATIONS: tuple[Migration, ...] = (

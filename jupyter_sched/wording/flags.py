@@ -1,13 +1,19 @@
 """REST field names as the CLI and the magics spell them, so their errors speak their own syntax.
 
-The server names the field at fault in JSON terms (``mem_per_gpu``, ``command``); a person at a
-terminal typed ``--mem-per-gpu`` or ``-- python train.py``. Both the CLI and the magics pass
-the server's field through :func:`flag_for` before printing it.
+The server names the field at fault in JSON terms (``mem_per_gpu``, ``command``, ``env.HOME``); a
+person at a terminal typed ``--mem-per-gpu``, ``-- python train.py`` or ``--env HOME=…``. The CLI
+and the magics say a refusal through :func:`in_surface_terms`, the one place where a REST field
+becomes the option of the surface (:class:`Surface`) that sent it, said once.
 """
 
 from __future__ import annotations
 
-__all__ = ["FLAGS", "flag_for", "usage_error_line", "with_dash_hint"]
+import re
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+__all__ = ["CELL", "CLI", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface", "flag_for", "in_surface_terms",
+           "typed_option", "usage_error_line", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -34,40 +40,141 @@ FLAGS: dict[str, str] = {
 """REST field → the option that sets it in ``jupyter-sched submit`` and in ``%%schedule`` / ``%gpu``."""
 
 
+NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
+"""Fields the server's message names by value already (``no job 'j-7' visible to you``): said with
+no prefix (the CLI's word for them, ``JOB_ID``, nobody typed)."""
+
+
 def flag_for(field: str | None, *, command_hint: str = "-- python train.py") -> str | None:
-    """The option a person typed for ``field`` (``mem_per_gpu`` → ``--mem-per-gpu``); ``command``
-    becomes ``command_hint`` (how this surface says what to run); unknown fields come back as they are."""
+    """The option a person typed for ``field`` (``mem_per_gpu`` → ``--mem-per-gpu``; a key of a
+    mapping field, ``env.HOME``, → ``--env HOME``); ``command`` becomes ``command_hint`` (how this
+    surface says what to run); unknown fields come back as they are."""
     if field is None:
         return None
     if field in ("command", "args"):
         return command_hint
+    base, dot, key = field.partition(".")
+    if dot and key and base in FLAGS and FLAGS[base] == "--env":  # the one mapping field with an option per key
+        return f"--env {key}"
     return FLAGS.get(field, field)
 
 
-def with_dash_hint(message: str) -> str:
+class Surface(NamedTuple):
+    """How one client spells the REST fields (a NamedTuple, not a dataclass: ``dataclasses`` costs
+    every CLI call its import, tests/onboarding/test_slim_install.py).
+
+    Attributes:
+        run: how it says what to run (the ``command`` field).
+        own: fields it spells otherwise than ``jupyter-sched submit`` (``%gpu request N``: ``gpus`` is
+            ``N``); a field mapped to itself has no option there and keeps its REST name.
+    """
+
+    run: str = "-- python train.py"
+    own: Mapping[str, str] = {}  # read only: never mutated, so one shared default is safe
+
+    def flag(self, field: str | None) -> str | None:
+        """The option this surface has for ``field`` (:func:`flag_for`, then :attr:`own`)."""
+        if field is not None and field in self.own:
+            return self.own[field]
+        return flag_for(field, command_hint=self.run)
+
+
+CLI = Surface()
+"""``jupyter-sched submit`` and the other commands."""
+CELL = Surface(run="the cell body (or %schedule run SCRIPT)")
+"""``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
+GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"})
+"""``%gpu request --gpus N``: no ``--team`` (a kernel's lease is charged to the default team)."""
+GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"})
+"""``%gpu request N``: the count is ``N`` (new user 11, N3)."""
+
+
+def _names_of(field: str, surface: Surface) -> list[tuple[str, str]]:
+    """``(words, option)`` pairs a REST message may open with for ``field``, longest first: the
+    field (``env.HOME``; ``env HOME`` as messages say it), then every field this surface sets with
+    the same option (``gpu_milli``'s message says ``gpus``), then a mapping field's own name."""
+    flag = surface.flag(field) or field
+    names = [(field, flag)]
+    base, dot, key = field.partition(".")
+    if dot and key:
+        names.append((f"{base} {key}", flag))
+    names += [(other, flag) for other in FLAGS if other != field and surface.flag(other) == flag]
+    if dot and key:
+        names.append((base, surface.flag(base) or base))
+    return sorted(names, key=lambda pair: -len(pair[0]))
+
+
+def _word(text: str) -> str:
+    return rf"(?<![\w.-]){re.escape(text)}(?![\w-])"
+
+
+def in_surface_terms(message: str, hint: str | None, field: str | None,
+                     surface: Surface = CLI) -> tuple[str, str | None]:
+    """``(message, hint)`` of a refusal with ``field`` said as ``surface``'s option, once (new user 13,
+    N19: one refusal read three ways — ``N: gpus 0.05 is below …``, ``gpus 0.05 …`` and ``--gpus
+    0.05 …``; ``env.X: env X is read by …``):
+
+    * a message that opens with the field's words opens with the option instead (``gpus 0.05 is
+      below`` → ``--gpus 0.05 is below``; ``env X is read`` → ``--env X is read``; ``priority 'high'``
+      → ``--priority 'high'``);
+    * else one ``OPTION: `` prefix, unless the message says the option already or names a value
+      typed as an id (:data:`NAMED_IN_MESSAGE`);
+    * in the hint, the field's bare word is the option (``leave team out`` → ``leave --team out``),
+      and ``FIELD (OPTION …)`` — the REST text giving the option in brackets — is the option alone.
+    """
+    if not field or field in NAMED_IN_MESSAGE:
+        return message, hint
+    flag = surface.flag(field) or field
+    for words, option in _names_of(field, surface):
+        if message.startswith(words + " ") and option != words:
+            message = option + message[len(words):]
+            break
+    else:
+        if not re.search(_word(flag), message):
+            message = f"{flag}: {message}"
+    if hint:
+        hint = re.sub(r"(?<![\w.-])([a-z_]+) \((--[\w-]+)( [^)]*)?\)",
+                      lambda m: m.group(2) + (m.group(3) or "") if surface.flag(m.group(1)) == m.group(2)
+                      else m.group(0), hint)
+        if flag != field and field not in ("command", "args"):  # said by each surface its own way
+            hint = re.sub(_word(field), flag.replace("\\", "\\\\"), hint)
+    return message, hint
+
+
+def typed_option(options: str, typed: Sequence[str] = ()) -> str:
+    """Of argparse's ``--for/--timeout`` (one option's names), the one the person typed in ``typed``
+    (``--for`` or ``--for=…``), else the last (new user 13, N11: ``wait J --for -1s`` was answered
+    about ``--timeout``)."""
+    names = options.split("/")
+    return next((n for n in names for word in typed if word == n or word.startswith(f"{n}=")), names[-1])
+
+
+def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
-    its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it)."""
+    its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it).
+    ``typed``: the words typed, to name the option as typed (:func:`typed_option`)."""
     if not (message.startswith("argument -") and message.endswith(": expected one argument")):
         return message
-    option = message[len("argument "):].split(":", 1)[0].split("/")[-1]
+    option = typed_option(message[len("argument "):].split(":", 1)[0], typed)
     return f'{message} — a value starting with "-" is joined to its option: {option}=VALUE'
 
 
-def usage_error_line(prog: str, message: str, usage: str) -> str:
+def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = ()) -> str:
     """A command-line mistake in the CLI's own one-line style, as a refused request is said
     (``jupyter-sched queue: --limit: 'x' is not a whole number, e.g. 20 — usage: jupyter-sched queue
     [--limit N | --all] [--mine] [usage_error]``): what was typed wrong first, then how to fix it —
     the message's own hint, else the command's usage — and a code in brackets. argparse said the same
     in its own two-line shape (``usage: …`` then ``jupyter-sched queue: error: argument --limit: …``):
-    two styles of error from one tool (new users 9 and 10)."""
+    two styles of error from one tool (new users 9 and 10). ``typed``: the words typed, so that of an
+    option's several names the one typed is said (:func:`typed_option`)."""
     import re
 
-    message = with_dash_hint(" ".join(message.split()))
+    message = with_dash_hint(" ".join(message.split()), typed)
     text, _, hint = message.partition(" — ")
     field, syntax = "", True
     if argument := re.fullmatch(r"argument ([^:]+): (.+)", text):
-        field, text = argument.group(1).split("/")[-1], argument.group(2)
+        field, text = typed_option(argument.group(1), typed), argument.group(2)
     elif extras := re.fullmatch(r"unrecognized arguments: (.+)", text):
         words = extras.group(1).split()
         option = words[0].split("=", 1)[0]

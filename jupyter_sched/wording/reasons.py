@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
-from ..model.units import format_duration
+from ..model.units import clock_text, format_duration
 from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
@@ -131,7 +131,7 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
-                                   names=details.get("eta_waits_on_names"))
+                                   names=details.get("eta_waits_on_names"), eta_names=_eta_names(details))
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
@@ -153,8 +153,18 @@ _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 appends it last, and its numbers are in ``details.backfill``)."""
 
 
+def _eta_names(details: Mapping[str, Any]) -> frozenset[str]:
+    """The jobs the ETA sentence beside the summary names (:func:`eta_sentence`: every one it waits
+    on, for a projected ETA or one unknown for lack of time limits)."""
+    waits = details.get("eta_waits_on")
+    if details.get("eta_code") not in ("Projected", "NoTimeLimit") or not isinstance(waits, Sequence) \
+            or isinstance(waits, str):
+        return frozenset()
+    return frozenset(str(w) for w in waits)
+
+
 def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False,
-                     free: Any = None, names: Any = None) -> str:
+                     free: Any = None, names: Any = None, eta_names: frozenset[str] = frozenset()) -> str:
     """Rewrite the core's last clause "with a limit of 3600 s (given) it cannot finish before j-9,
     reserved from 2026-12-02T03:44:37.065813+00:00" from ``details.backfill`` (``limit_s``,
     ``limit_source``, ``reserved_for``, ``reservation``) as "its 1h time limit would run into the
@@ -165,28 +175,35 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
     With no GPU free (``free`` 0) a job's clause is left out: nothing could start ahead of the
     reservation whatever the time limit, and the clause read as if a shorter limit would help
     (new user 6, F2); the ETA says when GPUs come. The reserved job is named as the ETA names
-    jobs (``big3 (j-…)``) where ``names`` knows it."""
+    jobs (``big3 (j-…)``) where ``names`` knows it — and not at all when the ETA beside it names it
+    (``eta_names``), nor is what the ETA says of it said here: new user 13, N8 read "…cannot start
+    ahead of big (j-…), whose GPUs are reserved from 20:22 UTC; it waits until big (j-…) has started
+    · ETA unknown: it can start only after big (j-…) ends, which has no time limit" (big three
+    times, and "has started" against "ends"). The summary says what blocks it; the ETA, when."""
     cut = max(message.rfind(start) for start in _BACKFILL_CLAUSES)
     when, job = wire_time(backfill.get("reservation")), backfill.get("reserved_for")
     if cut < 0 or when is None or not job:
         return message
     if not lease and isinstance(free, (int, float)) and not isinstance(free, bool) and free <= 0:
         return message[:cut] + "."  # (a lease's clause says what it waits for, not a limit to change: kept)
-    job = _named([job], names)[0]
     at = _clock(when, now)
+    # the one the ETA names is "the job" here (N8); another is named as the ETA would name it
+    ahead = f"the {'lease' if str(job).startswith('l-') else 'job'} whose GPUs are reserved from {at}" \
+        if str(job) in eta_names else f"{_named([job], names)[0]}, whose GPUs are reserved from {at}"
     limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
     if lease:
-        clause = (f"a kernel's GPUs have no time limit, so it cannot start ahead of {job}, whose GPUs are "
-                  f"reserved from {at}; it waits until {job} has started")
+        clause = f"a kernel holds its GPUs until it releases them, so it cannot start ahead of {ahead}"
     elif isinstance(limit, (int, float)) and limit > 0:
         duration = format_duration(float(limit))
         limit_text = {"queue default; none given": f"the queue's default time limit ({duration}; it gave none)",
                       "queue max; none given": f"the queue's maximum time limit ({duration}; it gave none)",
                       }.get(source, f"its {duration} time limit")
-        clause = f"{limit_text} would run into the GPUs reserved for {job} from {at}"
+        reserved = "" if str(job) in eta_names else f" for {_named([job], names)[0]}"
+        clause = f"{limit_text} would run into the GPUs reserved{reserved} from {at}"
     else:
-        # one clause, not two saying the same ("…; it can start only when nothing is reserved", F2)
-        clause = f"with no time limit it cannot start ahead of {job}, whose GPUs are reserved from {at}"
+        # one clause, not two saying the same ("…; it can start only when nothing is reserved", F2);
+        # "of its own": the ETA beside it may say the reserved job has none (N8)
+        clause = f"without a time limit of its own it cannot start ahead of {ahead}"
     return message[:cut] + "; " + clause
 
 
@@ -199,11 +216,8 @@ def one_gpu(text: str) -> str:
     return _ONE_GPUS.sub(lambda m: f"1 {m.group(1)}GPU", text)
 
 
-def _clock(when: datetime, now: datetime | None) -> str:
-    """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (as the ETA is written)."""
-    if now is not None and when.date() == now.astimezone(timezone.utc).date():
-        return f"{when:%H:%M} UTC"
-    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+_clock = clock_text
+"""``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (the year when far off): the one formatter."""
 
 
 def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -97,6 +97,14 @@ const DEFINITION_LABELS: Record<string, string> = {
  * A refusal in the form's words: the field by its label, said once (new user 6, F13: "schedule:
  * invalid cron expression…" under a field labelled "Cron schedule"), then the hint.
  */
+/** A definition's schedule in words, as the CLI and the magics say it (jupyter_sched/wording/definitions.py):
+ * "every minute (UTC)"; with no schedule, "no schedule: runs only with Run now" — no time zone for
+ * something that never fires (new user 13, N20: the panel said "no schedule (UTC)"). */
+export function scheduleText(d: Pick<Definition, 'schedule' | 'schedule_description' | 'timezone'>): string {
+  const when = d.schedule_description || d.schedule;
+  return when ? `${when} (${d.timezone || 'UTC'})` : 'no schedule: runs only with Run now';
+}
+
 export function errorText(err: unknown): string {
   if (err instanceof SchedApiError) {
     const field = err.field ?? '';
@@ -426,7 +434,7 @@ export class DefinitionsView extends Widget {
         'div',
         { class: 'jp-sched-def-head' },
         h('span', { class: 'jp-sched-def-name' }, d.name),
-        h('span', { class: 'jp-sched-def-schedule' }, `${d.schedule_description || d.schedule || 'no schedule'} (${d.timezone})`),
+        h('span', { class: 'jp-sched-def-schedule' }, scheduleText(d)),
         h('span', { class: 'jp-sched-def-next' }, d.paused ? 'paused' : d.next_run_at ? `next ${localTime(d.next_run_at, d.timezone)}` : ''),
         last ? h('span', { class: `jp-sched-def-last jp-sched-state jp-sched-state-badge-${last.job?.state ?? 'removed'}` }, `last: ${last.job?.state ?? 'removed'}`) : null
       ),

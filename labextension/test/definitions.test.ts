@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 
-import { localTime, parseParameters, runReason } from '../src/definitions';
+import { localTime, parseParameters, runReason, scheduleText } from '../src/definitions';
 
 describe('parseParameters', () => {
   it('reads NAME=VALUE lines, keeping JSON values typed and the rest as text', () => {
@@ -29,6 +29,16 @@ describe('localTime', () => {
 
   it('is empty without a time', () => {
     expect(localTime(null, 'UTC')).toBe('');
+  });
+});
+
+describe('scheduleText (new user 13, N20: the panel said "no schedule (UTC)")', () => {
+  it('names the schedule and its time zone', () => {
+    expect(scheduleText({ schedule: '0 7 * * *', schedule_description: 'At 07:00', timezone: 'Europe/Berlin' })).toBe('At 07:00 (Europe/Berlin)');
+  });
+
+  it('says how a definition with no schedule runs, without a time zone', () => {
+    expect(scheduleText({ schedule: '', schedule_description: '', timezone: 'UTC' })).toBe('no schedule: runs only with Run now');
   });
 });
 

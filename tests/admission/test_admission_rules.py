@@ -35,8 +35,8 @@ def make_caller(user: str = "ana", *, quotas: QuotaSet | None = None, policy: Ad
 
 def make_spec(caller: Caller, **body: Any) -> JobSpec:
     """What the service builds from a request body: the caller's default team unless the body names one."""
-    return spec_from_request({"command": ["python", "train.py"], **body}, user=caller.user,
-                             default_team=caller.default_team or "default")
+    run = {} if body.get("kind") == "lease" else {"command": ["python", "train.py"]}  # a lease runs nothing (N4)
+    return spec_from_request({**run, **body}, user=caller.user, default_team=caller.default_team or "default")
 
 
 # ---- who is asking -----------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_the_whole_life_of_a_definition_from_the_terminal(server: EmbeddedServer
     code, out, _ = cli(server, "logs", job_id)
     assert "args ['--day', 'fri']" in out
     edited = cli(server, "definitions", "edit", definition_id, "--no-schedule")[1]
-    assert edited.startswith("edited ") and "no schedule (run now only)" in edited
+    assert edited.startswith("edited ") and "no schedule: runs only with `jupyter-sched definitions run " in edited
     assert cli(server, "definitions", "delete", definition_id)[0] == EXIT_OK
     code, _, err = cli(server, "definitions", "show", definition_id)
     assert code == EXIT_REFUSED and "not_found" in err

@@ -78,7 +78,7 @@ def test_scripts_get_name_value_arguments() -> None:
 
 
 def test_newuser6_finding_10_unknown_parameter_names_against_the_parameters_cell() -> None:
-    from jupyter_sched.definitions.parameters import parameter_names, unknown_parameters_note
+    from jupyter_sched.definitions.parameters import parameter_names, parameters_note
 
     def nb(source: str | None) -> dict:
         cells = [{"cell_type": "code", "source": "print(1)", "metadata": {}}]
@@ -88,9 +88,9 @@ def test_newuser6_finding_10_unknown_parameter_names_against_the_parameters_cell
 
     cell = nb("region = 'us'\ndays: int = 7\nregion = 'eu'")
     assert parameter_names(cell) == ("region", "days")
-    assert unknown_parameters_note(cell, {"region": "x", "days": 3}, "r.ipynb") == ""
-    two = unknown_parameters_note(cell, {"regoin": "x", "dayz": 3}, "r.ipynb")
+    assert parameters_note(cell, {"region": "x", "days": 3}, "r.ipynb") == ""
+    two = parameters_note(cell, {"regoin": "x", "dayz": 3}, "r.ipynb")
     assert two.startswith("parameters 'regoin', 'dayz' are not in r.ipynb's parameters cell (region, days) — did you "
                           "mean 'region' or 'days'? They are injected anyway"), two
-    assert unknown_parameters_note(nb(None), {"anything": 1}, "r.ipynb") == ""  # no cell: every name is new
-    assert unknown_parameters_note(nb("region = ("), {"x": 1}, "r.ipynb") == ""  # not Python that parses
+    assert parameters_note(nb(None), {"anything": 1}, "r.ipynb") == ""  # no cell: every name is new
+    assert parameters_note(nb("region = ("), {"x": 1}, "r.ipynb") == ""  # not Python that parses

@@ -30,6 +30,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -373,3 +374,33 @@ def _private_log(path: Path, *, append: bool) -> Any:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
     os.fchmod(fd, 0o600)
     return open(fd, "ab" if append else "wb")
+
+
+def amy_and_eve() -> Iterator[dict[str, Any]]:
+    """Two real OS accounts, ``{"amy": Account, "eve": Account}``, for a module (skips naming why
+    where the hub cannot run) — the body of the new-user hub modules' ``users`` fixtures."""
+    reason = skip_reason()
+    if reason:
+        import pytest
+
+        pytest.skip(reason)
+    with accounts.os_accounts(2) as (amy, eve):
+        yield {"amy": amy, "eve": eve}
+
+
+def amy_and_eve_hub(pg_server: Any, users: dict[str, Any], name: str) -> Iterator[Hub]:
+    """A started hub on its own PostgreSQL database ``hub_NAME``: amy in group vision, eve in nlp,
+    carol its admin, all three created — the body of the new-user hub modules' ``hub`` fixtures."""
+    from tests.runas_env import runas_venv
+
+    names = [account.name for account in users.values()]
+    with accounts.shared_dir(f"jsched-{name}-") as base:
+        running = Hub(base=base, db_url=pg_server.create_database(f"hub_{name}"), venv=runas_venv(),
+                      admins=("carol",), groups={"vision": [users["amy"].name], "nlp": [users["eve"].name]})
+        try:
+            running.start()
+            created = running.api("POST", "users", {"usernames": [*names, "carol"]})
+            assert created.status_code in (201, 409), created.text
+            yield running
+        finally:
+            running.stop()

@@ -22,10 +22,9 @@ import httpx
 import pytest
 
 from jupyter_sched.cli.main import EXIT_REFUSED
-from tests.accounts import Account, os_accounts, shared_dir
-from tests.runas_env import runas_venv
+from tests.accounts import Account
 
-from .hub_harness import Hub, skip_reason
+from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
 
 pytestmark = pytest.mark.slow
 
@@ -34,26 +33,12 @@ CLI = str(Path(sys.executable).parent / "jupyter-sched")
 
 @pytest.fixture(scope="module")
 def users() -> Iterator[dict[str, Account]]:
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    with os_accounts(2) as (amy, eve):
-        yield {"amy": amy, "eve": eve}
+    yield from amy_and_eve()
 
 
 @pytest.fixture(scope="module")
 def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
-    names = [account.name for account in users.values()]
-    with shared_dir("jsched-nu13-") as base:
-        running = Hub(base=base, db_url=pg_server.create_database("hub_newuser13"), venv=runas_venv(),
-                      admins=("carol",), groups={"vision": [users["amy"].name], "nlp": [users["eve"].name]})
-        try:
-            running.start()
-            created = running.api("POST", "users", {"usernames": [*names, "carol"]})
-            assert created.status_code in (201, 409), created.text
-            yield running
-        finally:
-            running.stop()
+    yield from amy_and_eve_hub(pg_server, users, "newuser13")
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:

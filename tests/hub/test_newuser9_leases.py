@@ -22,10 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.accounts import Account, os_accounts, shared_dir
-from tests.runas_env import runas_venv
+from tests.accounts import Account
 
-from .hub_harness import Hub, skip_reason
+from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
 
 pytestmark = pytest.mark.slow
 
@@ -34,26 +33,12 @@ FAKE = "00000000-0000-0000-0000-000000000000"
 
 @pytest.fixture(scope="module")
 def users() -> Iterator[dict[str, Account]]:
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    with os_accounts(2) as (amy, eve):
-        yield {"amy": amy, "eve": eve}
+    yield from amy_and_eve()
 
 
 @pytest.fixture(scope="module")
 def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
-    names = [account.name for account in users.values()]
-    with shared_dir("jsched-nu9-") as base:
-        running = Hub(base=base, db_url=pg_server.create_database("hub_newuser9"), venv=runas_venv(),
-                      admins=("carol",), groups={"vision": [users["amy"].name], "nlp": [users["eve"].name]})
-        try:
-            running.start()
-            created = running.api("POST", "users", {"usernames": [*names, "carol"]})
-            assert created.status_code in (201, 409), created.text
-            yield running
-        finally:
-            running.stop()
+    yield from amy_and_eve_hub(pg_server, users, "newuser9")
 
 
 def post(url: str, token: str, body: dict[str, Any]) -> httpx.Response:

@@ -47,18 +47,18 @@ def _backfill_reason() -> dict[str, Any]:
 
 def test_finding_2_a_lease_behind_a_reservation_is_told_what_it_waits_for() -> None:
     lease = render_reason(_backfill_reason(), now=NOW, kind="lease").summary
-    assert "it waits until j-big has started" in lease and "04:54 UTC" in lease, lease
+    assert "it cannot start ahead of j-big, whose GPUs are reserved from 04:54 UTC" in lease, lease
     assert "with no time limit" not in lease and "only when nothing is reserved" not in lease
     job = render_reason(_backfill_reason(), now=NOW).summary  # a job can be given one: the clause stays
-    assert "with no time limit it cannot start ahead of j-big" in job
+    assert "without a time limit of its own it cannot start ahead of j-big" in job
     # the server renders a lease's reason as a lease's (every surface shows reason.text as it is)
     wire = Job.model_validate({"id": "l-1", "name": "kernel-1", "user": "ana", "team": "default", "kind": "lease",
                                "priority": "normal", "state": "pending", "resources": {"gpus": 1},
                                "reason": _backfill_reason()}).to_wire()
-    assert "it waits until j-big has started" in wire["reason"]["text"]["summary"]
+    assert "a kernel holds its GPUs until it releases them" in wire["reason"]["text"]["summary"]
     # ... and the magic's own lines for a lease (a timed-out %gpu request quotes its last reason)
     said = reason_line({"id": "l-1", "kind": "lease", "state": "pending", "reason": _backfill_reason()}, NOW)
-    assert "it waits until j-big has started" in said and "with no time limit" not in said, said
+    assert "a kernel holds its GPUs until it releases them" in said and "time limit" not in said, said
 
 
 def test_finding_2_gpu_request_says_why_it_takes_no_time_limit() -> None:
@@ -114,7 +114,10 @@ def test_round3_finding_3_running_rows_have_no_na_position_and_say_when_they_end
     frame = queue_frame(rows, NOW)
     assert frame["position"].tolist() == [1, "", ""]
     assert "<NA>" not in frame.to_string()
-    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit", "no time limit"]
+    # the lease row: the CLI's words, from the one renderer (new user 14, N18), with the magic's cancel
+    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit",
+                                         "GPUs held for no kernel: `%schedule cancel l-1` releases them (or idle "
+                                         "reclaim), no time limit"]
     assert frame["detail"].tolist()[0] == "needs 2 Simulated GPU 80GB, 1 free"  # no full stop in a cell
 
 
@@ -200,7 +203,7 @@ def test_round3_finding_20_an_ended_jobs_last_reason_is_not_queued() -> None:
                                "priority": "normal", "state": "cancelled", "resources": {"gpus": 1},
                                "reason": _backfill_reason()}).to_wire()
     line = wire["reason"]["text"]["line"]
-    assert "queued" not in line and "ETA" not in line and "it waits until j-big has started" in line, line
+    assert "queued" not in line and "ETA" not in line and "cannot start ahead of j-big" in line, line
 
 
 def test_round3_finding_14_one_gpu_is_singular_and_a_lease_is_not_a_job() -> None:

@@ -646,17 +646,47 @@ def test_a_script_or_notebook_that_is_not_there_is_refused_before_submitting(ser
     assert swapped.code == EXIT_USAGE and "this is a notebook — run it with --notebook report.ipynb" in swapped.err
 
 
-def test_a_command_that_does_not_exist_is_said_in_words(server: EmbeddedServer) -> None:
-    """Trying the first hour again: ``submit -- nosuchcmd`` ended 'failed, exit code 127' and its
-    log read ``[Errno 2] No such file or directory: 'nosuchcmd'``."""
+def test_newuser13_n10_a_command_that_does_not_exist_is_refused_at_submit(server: EmbeddedServer, tmp_path: Path) -> None:
+    """New user 13, N10: ``submit -- nosuchprogram`` was accepted and failed with exit code 127
+    only when it started, after its wait for GPUs. Now refused at submit, by the CLI and REST alike,
+    naming the program and where it was looked for (the server's PATH, not the user's shell)."""
     clear(server)
-    job = submit(server, "tok-ann", gpus=1, command=["nosuchcmd-i20", "--x"])
+    run = cli(server, "tok-ann", "submit", "--gpus", "1", "--", "nosuchcmd-i20", "--x")
+    assert run.code != 0 and "'nosuchcmd-i20' is not a program on the job's PATH on this server" in run.err, run.err
+    for program, problem in (("nosuchcmd-i20", "is not a program on the job's PATH"),
+                             (str(tmp_path / "gone"), "does not exist")):
+        answer = api(server, "tok-ann").post("jobs", json={"gpus": 1, "command": [program]})
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert error["field"] == "command" and error["message"] == f"command: {program!r} {problem} on this server"
+        assert "not your shell's" in error["hint"]
+    plain = tmp_path / "plain.sh"
+    plain.write_text("echo hi\n")
+    answer = api(server, "tok-ann").post("jobs", json={"gpus": 1, "command": [str(plain)]})
+    assert answer.status_code == 400 and "is not executable" in answer.json()["error"]["message"], answer.text
+    own_path = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["gone-too"], "env": {"PATH": str(tmp_path)}})
+    assert own_path.status_code == 400, own_path.text  # the job's own PATH is where it is looked for
+
+
+def test_a_command_gone_by_its_start_is_said_in_words(server: EmbeddedServer, tmp_path: Path) -> None:
+    """Trying the first hour again: ``submit -- nosuchcmd`` ended 'failed, exit code 127' and its
+    log read ``[Errno 2] No such file or directory: 'nosuchcmd'``. Since N10 (above) a missing
+    program is refused at submit; one removed while its job waited still fails at its start, in words."""
+    clear(server)
+    program = tmp_path / "soon-gone"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    blocker = submit(server, "tok-ann", gpus=2)
+    wait_state(server, "tok-ann", blocker["id"], "running")
+    job = submit(server, "tok-ann", gpus=1, command=[str(program), "--x"])
+    program.unlink()
+    api(server, "tok-ann").delete(f"jobs/{blocker['id']}")
     wait_state(server, "tok-ann", job["id"], "failed")
     line = cli(server, "tok-ann", "jobs", "--limit", "1").out.splitlines()[2]
     assert line == ("    exit code 127 (command not found) — last lines: jupyter_sched: cannot "
-                    "start 'nosuchcmd-i20': no such program on PATH or file in the working directory")
+                    f"start '{program}': no such program on PATH or file in the working directory")
     log = cli(server, "tok-ann", "logs", job["id"]).out
-    assert "cannot start 'nosuchcmd-i20': no such program on PATH or file in the working directory" in log
+    assert f"cannot start '{program}': no such program on PATH or file in the working directory" in log
     assert "Errno" not in log
 
 
@@ -773,7 +803,7 @@ def test_queue_rows_stay_short_and_a_lease_waits_as_a_lease(server: EmbeddedServ
     under = lines[lines.index(next(line for line in lines if line.startswith(lease["id"]))) + 1]
     today = re.sub(r"\b[A-Z][a-z]{2} \d{1,2} (\d\d:\d\d UTC)", r"\1", rest)  # the server writes dates; today needs none
     assert under.startswith("    " + today.rstrip(".")), (under, rest)
-    assert "with no time limit it cannot start" not in under
+    assert "time limit of its own" not in under and "with no time limit" not in under
     ann.delete(f"leases/{lease['id']}")
     ann.delete(f"jobs/{big['id']}")
 

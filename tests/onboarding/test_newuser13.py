@@ -161,3 +161,51 @@ def test_newuser13_n7_an_empty_script_beside_a_command_and_empty_options_are_ref
     made = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "image": "evil/img"})
     assert made.status_code == 201 and "is not used: the local executor" in made.json()["warnings"][0], made.text
     clear(server)
+
+
+# ---- N16: one check of displayed text: zero-width and line-separator characters too; a lease's notebook --------
+
+@pytest.mark.parametrize("body, field, char", [
+    ({"name": "nu13a\u200b-train"}, "name", "U+200B"),
+    ({"name": "a\u2028b"}, "name", "U+2028"),
+    ({"name": "a\u2029b"}, "name", "U+2029"),
+    ({"name": "\ufeffa"}, "name", "U+FEFF"),
+    ({"name": "a\u2060b"}, "name", "U+2060"),
+    ({"name": "evil\x1b[2J"}, "name", "U+001B"),
+], ids=["zero-width space", "line separator", "paragraph separator", "byte order mark", "word joiner", "escape"])
+def test_newuser13_n16_a_name_with_an_invisible_character_is_refused(
+        server: EmbeddedServer, body: dict[str, Any], field: str, char: str) -> None:
+    """N16: ``"name": "a\\u200bb\\u2028c"`` was accepted and printed raw in everyone's queue (a
+    zero-width character lets one user name a job like another's), while ``\\x1b`` was refused. The
+    one check of displayed text (``admission.rules.visible_text``) refuses controls, format
+    characters (zero-width, BOM, word joiner, bidi), and line/paragraph separators."""
+    error = _refused(server, body)
+    assert (error["field"], error["message"]) == (field, f"{field} contains the invisible character {char}"), error
+
+
+def test_newuser13_n16_a_leases_notebook_is_checked_like_a_name(server: EmbeddedServer) -> None:
+    """N16: ``POST leases {"kernel_notebook": "evil\\u001b[2Jx.ipynb"}`` was stored and answered raw:
+    the field had no check at all. It gets the name's."""
+    answer = api(server, "tok-ann").post("leases", json={"gpus": 0.5, "kernel_notebook": "evil\x1b[2Jx.ipynb"})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["field"] == "kernel_notebook"
+    assert "invisible character U+001B" in answer.json()["error"]["message"]
+
+
+# ---- N12: small REST inconsistencies: the query argument named, "1 character", an empty kernel id --------------
+
+def test_newuser13_n12_rest_names_the_argument_sent_and_counts_in_words(server: EmbeddedServer) -> None:
+    """N12: ``telemetry/history?lease=<another's>`` answered 404 naming ``job_id`` (the argument is
+    ``lease``); ``PUT quotas [{"team": ""}]`` said "at least 1 characters long"; ``POST leases
+    {"kernel_id": ""}`` was a lease for no kernel (empty read as left out: N7's rule)."""
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    lease = boss.post("leases", json={"gpus": 0.5})
+    assert lease.status_code == 201, lease.text
+    for argument in ("lease", "job"):
+        missing = ann.get("telemetry/history", params={argument: lease.json()["id"]})
+        assert missing.status_code == 404 and missing.json()["error"]["field"] == argument, missing.text
+    boss.delete(f"leases/{lease.json()['id']}")
+    quota = boss.put("quotas", json={"quotas": [{"team": ""}]})
+    assert quota.status_code == 400 and "at least 1 character long" in quota.json()["error"]["message"], quota.text
+    empty = ann.post("leases", json={"gpus": 0.5, "kernel_id": ""})
+    assert empty.status_code == 400 and empty.json()["error"]["field"] == "kernel_id", empty.text

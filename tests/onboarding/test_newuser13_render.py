@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
+from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from tests.onboarding.test_cli_firsthour import api, clear, cli, module_server, start_kernel, wait_state
 from tests.onboarding.test_newuser11 import _magics
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
@@ -172,3 +172,122 @@ def test_newuser13_n4_cancel_mine_ends_leases_bound_to_no_kernel_not_a_kernels(
     states = {i: boss.get(f"jobs/{i}").json()["state"] for i in (kept, held, waiting, job)}
     assert states == {kept: "running", held: "cancelled", waiting: "cancelled", job: "cancelled"}, states
     boss.delete(f"jobs/{kept}")
+
+
+# ---- N8: a pending reason and its ETA contradicted each other and named one job three times -----------------
+
+def _queue_behind_big() -> dict[str, dict[str, Any]]:
+    """The core's reasons (REST shape) for new user 13's queue on a 2-GPU node: ``short`` runs on
+    both GPUs until its 10-minute limit; ``big`` (2 GPUs, no time limit) waits with the reservation;
+    behind it a kernel's lease of 1 GPU and a job of 0.5 GPU with no time limit."""
+    from dataclasses import replace
+
+    from jupyter_sched.model import JobKind
+    from jupyter_sched.model.codec import reason_to_dict
+    from jupyter_sched.scheduling import run_cycle
+    from tests.core.core_builders import make_job, make_node, running, snapshot
+
+    short = running(make_job("j-short", gpus=2, time_limit_s=600), started=-1)
+    big = make_job("j-big", gpus=2, submitted=-0.5, unlimited=True)
+    lease = make_job("l-kern", gpus=1, submitted=-0.2)
+    lease = replace(lease, spec=replace(lease.spec, kind=JobKind.LEASE, command=(), kernel_id="k-1"))
+    half = make_job("j-half", gpus=1, milli=500, submitted=-0.1, unlimited=True)
+    result = run_cycle(snapshot([make_node(gpus=2)], [short, big, lease, half]))
+    reasons = {p.job_id: reason_to_dict(p.reason) for p in result.pending}
+    assert set(reasons) >= {"j-big", "l-kern", "j-half"}, reasons
+    names = {"j-big": "big", "j-short": "short"}
+    for reason in reasons.values():
+        assert reason is not None
+        reason["details"]["eta_waits_on_names"] = names  # as the server adds them (services.jobs)
+    return {k: v for k, v in reasons.items() if v is not None}
+
+
+@pytest.mark.parametrize("job_id, kind", [("l-kern", "lease"), ("j-half", "training")], ids=["lease", "half-GPU job"])
+def test_newuser13_n8_a_reason_and_its_eta_name_the_blocking_job_once_and_agree(job_id: str, kind: str) -> None:
+    """N8: ``needs 1 …, 0 free; a kernel's GPUs have no time limit, so it cannot start ahead of big
+    (j-…), whose GPUs are reserved from 20:22 UTC; it waits until big (j-…) has started · ETA unknown:
+    it can start only after big (j-…) ends, which has no time limit`` — "has started" against
+    "ends", big three times. The summary says what blocks it, the ETA when: a job the ETA names is
+    not named again, and the summary says nothing of when."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.wording import render_reason
+
+    reason = _queue_behind_big()[job_id]
+    text = render_reason(reason, now=datetime(2025, 3, 30, 12, 0, tzinfo=timezone.utc), kind=kind, mine=True)
+    assert "big (j-big)" in text.eta, text
+    assert text.line.count("j-big") == 1, text.line
+    assert "has started" not in text.line and "waits until" not in text.summary, text.line
+    assert text.line.count("no time limit") <= 1, text.line
+    assert "reserved from 12:09 UTC" in text.summary, text.summary
+
+
+# ---- N11: the CLI said things twice, named the wrong option, took empty values and a variable twice ----------
+
+def _usage(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The CLI's answer to a command-line mistake (no server is asked): its one stderr line."""
+    from jupyter_sched.cli.main import main
+
+    capsys.readouterr()
+    assert main(list(argv)) == EXIT_USAGE
+    said = capsys.readouterr()
+    assert said.out == "", said
+    return said.err.strip()
+
+
+def test_newuser13_n11_an_error_names_the_option_as_it_was_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    """N11: ``wait J --for -1s`` → ``--timeout: expected one argument … --timeout=VALUE``: the error
+    named the option's other name. Of an option's names, the one typed is said."""
+    said = _usage(capsys, "wait", "j-1", "--for", "-1s")
+    assert said.startswith("jupyter-sched wait: --for: expected one argument") and "--for=VALUE" in said, said
+    assert "--timeout" not in said.split(" — usage:")[0], said
+    assert "--timeout=VALUE" in _usage(capsys, "wait", "j-1", "--timeout", "-1s")
+    assert _usage(capsys, "logs", "j-1", "--follow", "--nope").startswith("jupyter-sched logs: --nope: not an option")
+
+
+@pytest.mark.parametrize("option", ["--time-limit", "--model", "--team", "--mem-per-gpu", "--name", "--workdir"])
+def test_newuser13_n11_an_empty_submit_option_is_refused_not_read_as_absent(server: EmbeddedServer,
+                                                                           option: str) -> None:
+    """N11: ``submit --time-limit "" -- true`` was accepted with no limit (``--time-limit 0`` is
+    refused); ``--model ""`` ran on any model. An empty value is refused, naming the option: the
+    server's rule for what it is sent (nu13-fix's N7), the CLI's own for ``--workdir``, which it
+    reads itself."""
+    said = cli(server, "tok-ann", "submit", option, "", "--gpus", "0", "--", "true")
+    assert said.code in (EXIT_REFUSED, EXIT_USAGE) and said.out == "", said
+    assert said.err.startswith(f"jupyter-sched submit: {option}") and "empty" in said.err, said.err
+
+
+def test_newuser13_n11_an_env_variable_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """N11: ``--env A=1 --env A=2`` was accepted and A=2 won, said nowhere."""
+    said = _usage(capsys, "submit", "--env", "A=1", "--env", "B=0", "--env", "A=2", "--", "true")
+    assert said.startswith("jupyter-sched submit: --env A is given twice (A=1, A=2): give it once"), said
+
+
+def test_newuser13_n11_n17_cancel_says_each_id_once_and_json_errors_are_json(server: EmbeddedServer) -> None:
+    """N11: ``cancel j-1 j-1`` printed the same refusal twice; N17: with ``--json`` a refusal was a
+    text line a script cannot read. Ids are taken once each; with ``--json`` every refusal is one
+    JSON object on stderr: the server's error body and the CLI's line beside it."""
+    import json
+
+    twice = cli(server, "tok-ann", "cancel", "j-nosuch1", "j-nosuch2", "j-nosuch1")
+    assert twice.code == EXIT_REFUSED, twice.err
+    lines = twice.err.strip().splitlines()
+    assert len(lines) == 2 and "j-nosuch1" in lines[0] and "j-nosuch2" in lines[1], lines
+    done = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"]}).json()["id"]
+    wait_state(server, "tok-ann", done, "succeeded")
+    for argv in (("--json", "cancel", done), ("cancel", done, "--json"), ("cancel", "j-nosuch1", done, "--json")):
+        refused = cli(server, "tok-ann", *argv)
+        assert refused.code == EXIT_REFUSED and refused.out == "", refused
+        for line in refused.err.strip().splitlines():
+            error = json.loads(line)["error"]
+            assert {"code", "message", "field", "hint", "text"} <= set(error), error
+            assert error["text"].startswith("jupyter-sched cancel: "), error
+
+
+def test_newuser13_n17_submit_quiet_leaves_out_the_notes(server: EmbeddedServer) -> None:
+    """N17: every ``submit`` printed the same two-sentence note (which program runs, that shell
+    variables are not passed): five times in a loop of five. ``-q``/``--quiet`` leaves notes out."""
+    noisy = cli(server, "tok-ann", "submit", "--gpus", "0", "--", "true")
+    assert noisy.code == EXIT_OK and "note:" in noisy.err, noisy
+    quiet = cli(server, "tok-ann", "submit", "-q", "--gpus", "0", "--", "true")
+    assert quiet.code == EXIT_OK and quiet.err == "" and quiet.out.startswith("submitted j-"), quiet

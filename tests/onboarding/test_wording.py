@@ -195,7 +195,7 @@ def test_a_pending_job_line_carries_the_rendered_reason() -> None:
     ({"limit_s": None, "limit_source": "unlimited"},
      "it has no time limit (unlimited), so it cannot start ahead of j-9, reserved from 2026-03-30T08:15:02.123456+00:00; "
      "it can only start when nothing is reserved",
-     "with no time limit it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC"),
+     "without a time limit of its own it cannot start ahead of j-9, whose GPUs are reserved from 08:15 UTC"),
 ], ids=["given limit", "queue default", "no limit"])
 def test_a_backfill_clause_says_hours_and_a_clock_time_not_seconds_and_an_iso_stamp(
         backfill: dict[str, Any], clause: str, want: str) -> None:
@@ -217,8 +217,11 @@ def test_newuser6_finding_2_no_backfill_clause_when_no_gpu_is_free_and_the_reser
                 "reservation": "2026-03-30T08:15:02+00:00"}
     none_free = make_reason(message=f"needs 4 GPUs, 0 free; {clause}.", details={"free": 0, "backfill": backfill})
     assert render_reason(none_free, now=NOW).summary == "needs 4 GPUs, 0 free."
-    # a kernel's lease is told what it waits for, free GPUs or not (new user 5 #4)
-    assert "it waits until j-9 has started" in render_reason(none_free, now=NOW, kind="lease").summary
+    # a kernel's lease is told what it waits for, free GPUs or not (new user 5 #4; no "it waits until j-9
+    # has started", which the ETA beside it could contradict: new user 13, N8)
+    assert render_reason(none_free, now=NOW, kind="lease").summary == (
+        "needs 4 GPUs, 0 free; a kernel holds its GPUs until it releases them, so it cannot start ahead of j-9, "
+        "whose GPUs are reserved from 08:15 UTC.")
     some_free = make_reason(message=f"needs 4 GPUs, 2 free; {clause}.",
                             details={"free": 2, "backfill": backfill, "eta_waits_on_names": {"j-9": "big3"}})
     assert render_reason(some_free, now=NOW).summary == (

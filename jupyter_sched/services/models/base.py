@@ -316,6 +316,8 @@ def _bound(error: Any) -> str | None:
     if kind not in words or words[kind][0] not in ctx:
         return None
     key, text = words[kind]
+    if ctx[key] == 1:  # "at least 1 character long", not "1 characters" (new user 13, N12)
+        text = text.replace("characters", "character").replace("items", "item")
     return text.format(_plain(ctx[key]))
 
 

@@ -1,0 +1,82 @@
+"""New user 13, N18: ``jupyter-sched doctor`` in a fresh home created an empty store
+(``~/.local/share/jupyter/jupyter_sched/sched.sqlite``) and said "every row of jobs, usage,
+gpu_rollups and events reads" about it; in a hub user's shell (``JUPYTER_SCHED_HUB_URL`` set) it did
+the same, never saying that the hub's store is elsewhere. The doctor works only on a store that
+exists, creates nothing, and says which store it read and where that came from. The installed
+``jupyter-sched`` command, real SQLite files."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.cli.doctor import EXIT_NO_STORE, EXIT_OK
+from jupyter_sched.store import Store, sqlite_url
+
+CLI = str(Path(sys.executable).parent / "jupyter-sched")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _doctor(home: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``jupyter-sched doctor ARGV`` as an account whose home is ``home`` (no Jupyter or scheduler
+    variables of this test run leak in)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
+    clean.update({"HOME": str(home), "PYTHONPATH": str(ROOT), **env})
+    return subprocess.run([CLI, "doctor", *argv], env=clean, capture_output=True, text=True, timeout=120)
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("env, says", [
+    ({}, "no store at {home}/.local/share/jupyter/jupyter_sched/sched.sqlite (the embedded server's default "
+         "file): nothing to check, and none was created"),
+    ({"JUPYTER_SCHED_URL": "http://127.0.0.1:9/", "JUPYTER_SCHED_TOKEN": "t"},
+     "doctor reads a database, not the server at $JUPYTER_SCHED_URL (http://127.0.0.1:9/)"),
+    ({"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:9/services/jupyter-sched/", "JUPYTER_SCHED_TOKEN": "t"},
+     "$JUPYTER_SCHED_HUB_URL is set (http://127.0.0.1:9/services/jupyter-sched/), so the store to check is the "
+     "hub service's database, not this account's embedded default — run it where the service runs"),
+], ids=["a fresh home", "a server URL set", "a hub user's shell"])
+def test_newuser13_n18_doctor_in_a_fresh_home_creates_no_store_and_says_so(tmp_path: Path, env: dict[str, str],
+                                                                           says: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    run = _doctor(home, **env)
+    assert run.returncode == EXIT_NO_STORE, run.stdout + run.stderr
+    assert "reads" not in run.stdout and "every row" not in run.stdout, run.stdout  # vouches for nothing
+    assert says.format(home=home) in run.stderr, run.stderr
+    assert _files(home) == [], _files(home)  # no file, no folder
+
+
+def test_newuser13_n18_a_database_without_the_schema_is_not_made_a_store(tmp_path: Path) -> None:
+    """An existing SQLite file that holds no jupyter_sched schema (the wrong --db) is said to be so,
+    and left as it was: no tables created in it."""
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE notes (x TEXT)")
+    run = _doctor(tmp_path, "--db", sqlite_url(other))
+    assert run.returncode == EXIT_NO_STORE, run.stdout + run.stderr
+    assert f"sqlite:///{other} (--db) holds no jupyter_sched store" in run.stderr, run.stderr
+    with sqlite3.connect(other) as conn:
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["notes"]
+
+
+def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_from(tmp_path: Path) -> None:
+    """A real store: the first line names it and the source of its URL (here the file named by
+    $JUPYTER_SCHED_DB_URL_FILE, as ``jupyter-sched serve`` reads it); "all read" says how many rows."""
+    path = tmp_path / "service" / "sched.sqlite"
+    Store(sqlite_url(path)).close()
+    url_file = tmp_path / "db-url"
+    url_file.write_text(sqlite_url(path) + "\n")
+    run = _doctor(tmp_path, JUPYTER_SCHED_DB_URL_FILE=str(url_file),
+                  JUPYTER_SCHED_HUB_URL="http://127.0.0.1:9/services/jupyter-sched/")  # a store is named: it is used
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    assert run.stdout.splitlines() == [
+        f"store: sqlite:///{path} ($JUPYTER_SCHED_DB_URL_FILE ({url_file}))",
+        "no quarantined rows: every row read (0 of jobs, 0 of usage, 0 of gpu_rollups, 0 of events)"], run.stdout
