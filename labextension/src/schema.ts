@@ -2417,7 +2417,7 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                /** @description a state or a comma-separated list */
+                /** @description a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's cancelled, and alone lists leases only */
                 state?: string | null;
                 kind?: "training" | "inference" | "lease" | null;
                 /** @description admins only: another user's work */
@@ -2616,7 +2616,7 @@ export interface operations {
     listLeases: {
         parameters: {
             query?: {
-                /** @description a state or a comma-separated list */
+                /** @description a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's cancelled, and alone lists leases only */
                 state?: string | null;
                 kind?: "training" | "inference" | "lease" | null;
                 /** @description admins only: another user's work */

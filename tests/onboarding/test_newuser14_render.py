@@ -321,3 +321,47 @@ def test_newuser14_n8_no_token_for_the_hub_url_says_none_was_set(server: Embedde
     assert said.returncode != 0, said.stdout
     assert "needs a token (JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not)" in said.stderr, said.stderr
     assert "runtime file" not in said.stderr, said.stderr
+
+
+# ---- N13: a lease's end state: released in the lists, cancelled in status/wait lines and REST ---------------------
+
+def test_newuser14_n13_an_ended_leases_line_says_released_as_the_lists_do() -> None:
+    """N13: ``%schedule jobs`` / ``jupyter-sched jobs`` said ``released`` while ``%schedule status l-…``
+    and ``jupyter-sched wait l-…`` (one line, :func:`job_line`) said ``lease l-…: cancelled — …``."""
+    from jupyter_sched.wording import job_line, state_word
+
+    lease = {"id": "l-1", "kind": "lease", "name": "notebook lease", "state": "cancelled",
+             "message": "request withdrawn: no GPUs granted within its 5s timeout; nothing was held"}
+    assert state_word(lease) == "released"
+    assert job_line(lease, None) == ("lease l-1: released — request withdrawn: no GPUs granted "
+                                     "within its 5s timeout; nothing was held"), job_line(lease, None)
+    job = {"id": "j-1", "kind": "training", "state": "cancelled", "message": "cancelled by ann"}
+    assert job_line(job, None) == "job j-1: cancelled — cancelled by ann"  # a job's word is unchanged
+
+
+def test_newuser14_n13_rest_lists_released_leases_by_the_word_clients_show(server: EmbeddedServer) -> None:
+    """N13: ``GET jobs?state=released`` answered 400 "unknown state 'released'" for the word the CLI,
+    magics and panel print (``jupyter-sched jobs --state released`` worked). It lists ended leases —
+    not cancelled jobs — as the CLI's filter does; mixed with other states it counts as cancelled."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    lease = ann.post("leases", json={"gpus": 1})
+    assert lease.status_code in (200, 201), lease.text
+    lease_id = lease.json()["id"]
+    job = ann.post("jobs", json={"gpus": 0, "command": ["sleep", "60"]}).json()["id"]
+    assert ann.delete(f"leases/{lease_id}").status_code in (200, 204)
+    assert ann.delete(f"jobs/{job}").status_code in (200, 202, 204)
+    deadline = time.monotonic() + 30
+    while ann.get(f"jobs/{job}").json()["state"] != "cancelled":  # a running job ends after its SIGTERM
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    listed = ann.get("jobs", params={"state": "released"})
+    assert listed.status_code == 200, listed.text
+    rows = listed.json()["jobs"] if isinstance(listed.json(), dict) else listed.json()
+    assert [r["id"] for r in rows] == [lease_id], rows
+    assert [r["id"] for r in ann.get("leases", params={"state": "released"}).json()] == [lease_id]
+    both = ann.get("jobs", params={"state": "released,cancelled"}).json()
+    both = both["jobs"] if isinstance(both, dict) else both
+    assert {r["id"] for r in both} >= {lease_id, job}
+    unknown = ann.get("jobs", params={"state": "finished"})
+    assert unknown.status_code == 400 and "released" in unknown.json()["error"]["hint"], unknown.text
