@@ -758,6 +758,9 @@ class JobsService:
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
         entry = QueueEntry.model_validate(data)
+        if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
+            # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
+            entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
         if len(self._lines) >= _LINES_KEPT:
             self._lines.clear()
         self._lines[(job.id, mine)] = (shape, reason, entry)
