@@ -345,8 +345,8 @@ class JobsService:
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
-        start is refused now, not found out when it starts (issue 20) — only where the local executor runs
-        jobs as this service's account (:meth:`LocalExecutor.missing_path` says nothing in hub mode).
+        start is refused now, not found out when it starts (issue 20) — where the local executor runs
+        the job: as this service's account, or on a hub as the owner (:meth:`LocalExecutor.missing_path`).
         ``carried``: the route takes the file's text instead (``source``, ``notebook_json``: POST
         jobs), so the hint offers it; a definition keeps only the path (new user 12, N8: its hint
         said "send its text as notebook_json", which definitions refuse as an unknown field).
@@ -360,9 +360,12 @@ class JobsService:
             return
         field, path, problem = missing
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
+            hub = executor.run_as_for is not None  # as the owner, in the clean environment jobs run in
             raise ValidationError(f"command: {path[:300]!r} {problem} on this server", field=field,
-                                  hint="give the program's full path, or a program on the server's PATH: the job "
-                                       "runs with the server's environment, not your shell's (env PATH sets its own)")
+                                  hint="give the program's full path, or a program on the job's PATH: the job runs "
+                                       + ("as your account in a clean environment" if hub else
+                                          "with the server's environment")
+                                       + ", not your shell's (env PATH sets its own)")
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
         hint = ("give an existing directory you can enter (a relative one is read in "
                 f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
