@@ -13,6 +13,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED
+from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError
 from jupyter_sched.model.validation import UNLIMITED_WARNING
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
@@ -209,3 +210,45 @@ def test_newuser13_n12_rest_names_the_argument_sent_and_counts_in_words(server: 
     assert quota.status_code == 400 and "at least 1 character long" in quota.json()["error"]["message"], quota.text
     empty = ann.post("leases", json={"gpus": 0.5, "kernel_id": ""})
     assert empty.status_code == 400 and empty.json()["error"]["field"] == "kernel_id", empty.text
+
+
+def test_newuser13_n12_an_item_of_a_list_is_named_by_its_place_on_rest_and_in_the_config(server: EmbeddedServer) -> None:
+    """N12: ``PUT quotas {"quotas": [{"team": "teamb", "guaranteed": -1}]}`` said ``quotas[0].guaranteed
+    must be at least 0`` with field ``guaranteed`` (which line?), while the same line in
+    ``c.SchedApp.quotas`` (``jupyter-sched serve``) and a submit's ``groups[1].name`` name the place.
+    The field of an invalid item of a list is now its place, on REST and in the server's config alike."""
+    from jupyter_sched.services.config import _quota_line
+
+    boss = api(server, "tok-boss")
+    line = {"team": "teamb", "guaranteed": -1}
+    rest = boss.put("quotas", json={"quotas": [{"team": "teama", "guaranteed": 0}, line]})
+    assert rest.status_code == 400, rest.text
+    error = rest.json()["error"]
+    assert error["field"] == "quotas[1].guaranteed", error
+    assert error["message"].startswith("quotas[1].guaranteed must be at least 0"), error
+    with pytest.raises(ValidationError) as config:
+        _quota_line(1, line)
+    assert config.value.field == error["field"], config.value
+    unknown = boss.put("quotas", json={"quotas": [{"team": "teama", "guaranted": 1}]})
+    assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "quotas[0].guaranted", unknown.text
+    alone = boss.put("idle-policy", json={"grace_s": -5})  # not in a list: the field's name, as before
+    assert alone.status_code == 400 and "[" not in str(alone.json()["error"]["field"]), alone.text
+
+
+# ---- N17: a method a route does not take is answered naming the ones it does -----------------------------------
+
+@pytest.mark.parametrize(("method", "route", "allowed"), [("PUT", "jobs", ["GET", "POST"]),
+                                                          ("PATCH", "jobs/j-nu13n17", ["GET", "DELETE"]),
+                                                          ("GET", "jobs/cancel", ["POST"])])
+def test_newuser13_n17_a_method_the_route_does_not_take_is_405_naming_those_it_does(
+        server: EmbeddedServer, method: str, route: str, allowed: list[str]) -> None:
+    """N17: ``PUT /jobs`` and ``PATCH /jobs/J`` answered ``405 {"message": "Method Not Allowed", "hint":
+    "see openapi.yaml for the methods of this route"}``. The answer now names the route's methods in
+    the ``Allow`` header (RFC 9110) and in words, field ``method``, like every other refusal."""
+    answer = api(server, "tok-ann").request(method, route, json={} if method in ("PUT", "PATCH") else None)
+    assert answer.status_code == 405, answer.text
+    assert answer.headers["Allow"] == ", ".join([*allowed, "OPTIONS"]), answer.headers
+    error = answer.json()["error"]
+    words = allowed[0] if len(allowed) == 1 else f"{', '.join(allowed[:-1])} and {allowed[-1]}"
+    assert error == {"code": "method_not_allowed", "message": f"{method} is not a method of {route}", "field": "method",
+                     "hint": f"{route} takes {words} (see openapi.yaml)", "details": {"allowed": allowed}}, error
