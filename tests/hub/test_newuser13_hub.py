@@ -152,3 +152,39 @@ def test_newuser13_n10_a_program_its_owner_cannot_run_is_refused_at_a_hub_submit
         for name, job_id in made:
             httpx.delete(f"{hub.service_url}api/sched/jobs/{job_id}", timeout=60,
                          headers={"Authorization": f"token {tokens[name]}"})
+
+
+def test_newuser13_n14_a_token_refused_at_another_users_server_is_audited_at_the_central_service(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """N14, its audit: eve's token at amy's server was refused by the hub auth inside amy's server and
+    written to no audit log an admin reads (every other refusal of eve is on the central one). Amy's
+    server now hands the refused token to the central service, which asks the hub whose it is and
+    audits the refusal under eve (a name from amy's server could be forged; the token cannot). A
+    token the hub does not know names nobody and is not audited, also when amy sends one herself."""
+    amy, eve = users["amy"].name, users["eve"].name
+    hub.start_servers(amy)
+    tokens = {name: hub.token_for(name) for name in (amy, eve, "carol")}
+    path = "queue?mine=true"
+    refused = httpx.get(f"{hub.server_url(amy)}api/sched/{path}", headers={"Authorization": f"token {tokens[eve]}"},
+                        timeout=60)
+    assert refused.status_code == 403, refused.text
+    made_up = httpx.post(f"{hub.service_url}api/sched/refused-token", json={"token": "n14-not-a-token",
+                                                                            "request": "GET me"},
+                         headers={"Authorization": f"token {tokens[amy]}"}, timeout=60)
+    assert made_up.status_code == 200 and made_up.json() == {"audited": False}, made_up.text
+
+    def refusals(user: str) -> list[dict[str, Any]]:
+        rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"user": user, "action": "refused", "limit": 200},
+                         headers={"Authorization": f"token {tokens['carol']}"}, timeout=60)
+        assert rows.status_code == 200, rows.text
+        return [row for row in rows.json() if f"at {amy}'s Jupyter server" in str(row["details"].get("request"))]
+
+    # written just after the refusal, by a report in the background: waited for, not read in the same instant
+    hub.wait_for(lambda: bool(refusals(eve)), 30, "the central audit record of eve's token refused at amy's server")
+    row = refusals(eve)[0]
+    assert row["user"] == eve and row["action"] == "refused", row
+    assert row["message"].startswith(f"{eve}'s token was refused at {amy}'s Jupyter server"), row
+    assert row["details"]["request"] == f"GET queue at {amy}'s Jupyter server", row
+    assert row["details"]["error_details"]["reported_by"] == f"{amy}'s Jupyter server", row
+    assert tokens[eve] not in str(row), row  # the token itself is not kept
+    assert not refusals(amy), refusals(amy)  # the made-up token named nobody
