@@ -487,8 +487,10 @@ def test_leases_survive_a_paged_hub_and_follow_their_kernels_across_a_kill_9_of_
     took = time.monotonic() - restarted
     print(f"bob's lease released {took:.1f} s after the service restarted (kernel reports every 1 s here)")
     assert took < 120
-    released = [e for e in carol.audit() if e.get("job_id") == bob_lease and e["action"] == "lease_released"]
-    assert released and released[-1]["actor"] == "jupyterhub" and "kernel" in released[-1]["message"]
+    def released() -> list[dict[str, Any]]:  # written just after the cancel: waited for, not raced
+        return [e for e in carol.audit() if e.get("job_id") == bob_lease and e["action"] == "lease_released"]
+    hub.wait_for(released, 15, "the hub service's lease_released audit record for bob's lease")
+    assert released()[-1]["actor"] == "jupyterhub" and "kernel" in released()[-1]["message"]
     time.sleep(3)  # more reports and reaper ticks: alice's live kernel keeps her lease
     assert carol.job(leases["alice"][0])["state"] == "running"
     client(hub.server_url(a), tokens["alice"]).release_lease(leases["alice"][0])
