@@ -360,7 +360,7 @@ class JobsService:
             return
         field, path, problem = missing
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
-            hub = executor.run_as_for is not None  # as the owner, in the clean environment jobs run in
+            hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment jobs run in
             raise ValidationError(f"command: {path[:300]!r} {problem} on this server", field=field,
                                   hint="give the program's full path, or a program on the job's PATH: the job runs "
                                        + ("as your account in a clean environment" if hub else

@@ -213,23 +213,23 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
     place = _place(data, loc, missing=first["type"] == "missing")
     same = [e for e in errors if _place(data, list(e["loc"]), missing=e["type"] == "missing") == place]
     path = _path(place) or name
-    field = path[:200] if "[" in path else name  # an item of a list: its place, as the message and a config line's error say
+    said = path[:200] if "[" in path else name  # an item of a list: its place, as the message and a config line's error say
     value = _value_at(data, place)
     if first["type"] == "missing" or value is _ABSENT:
-        return ValidationError(f"{path} is required", field=field, hint=_example(info) or "see openapi.yaml")
+        return ValidationError(f"{path} is required", field=said, hint=_example(info) or "see openapi.yaml")
     got = _shown_query(value) if where == "query" else shown(value)
     bound = _bound(first)
     if bound is not None:
-        return ValidationError(f"{path} {bound} (got {got})", field=field, hint=_range_hint(name, info))
+        return ValidationError(f"{path} {bound} (got {got})", field=said, hint=_range_hint(name, info))
     kinds = list(dict.fromkeys(_KINDS[e["type"]] for e in same if e["type"] in _KINDS))
     if kinds:
         if "a number" in kinds and "a whole number" in kinds:
             kinds.remove("a whole number")
         what = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
         bounded = _limits(info) != (None, None)
-        return ValidationError(f"{path} must be {what} (got {got})", field=field,
+        return ValidationError(f"{path} must be {what} (got {got})", field=said,
                                hint=_range_hint(name, info) if bounded else _example(info) or _range_hint(name, info))
-    return ValidationError(f"{path} {_phrase(first)} (got {got})", field=field, hint=_example(info) or "see openapi.yaml")
+    return ValidationError(f"{path} {_phrase(first)} (got {got})", field=said, hint=_example(info) or "see openapi.yaml")
 
 
 _NAME_SHOWN = 80
