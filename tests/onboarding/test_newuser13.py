@@ -252,3 +252,56 @@ def test_newuser13_n17_a_method_the_route_does_not_take_is_405_naming_those_it_d
     words = allowed[0] if len(allowed) == 1 else f"{', '.join(allowed[:-1])} and {allowed[-1]}"
     assert error == {"code": "method_not_allowed", "message": f"{method} is not a method of {route}", "field": "method",
                      "hint": f"{route} takes {words} (see openapi.yaml)", "details": {"allowed": allowed}}, error
+
+
+def test_newuser13_n17_an_audit_action_no_record_can_have_is_refused_naming_the_actions(server: EmbeddedServer) -> None:
+    """N17: ``GET audit?action=bogus`` answered ``200 []`` — read as "nothing of that happened" — while
+    ``jobs?state=bogus`` is a 400 naming the states. An action that is none of those audit records are
+    written with (and that no stored record has) is now refused naming them; a real action that has
+    not happened yet is still an empty list."""
+    boss = api(server, "tok-boss")
+    bogus = boss.get("audit", params={"action": "bogus"})
+    assert bogus.status_code == 400, bogus.text
+    error = bogus.json()["error"]
+    assert (error["field"], error["message"]) == ("action", "unknown audit action 'bogus'"), error
+    assert error["hint"].startswith("audit records have the actions ") and "refused" in error["hint"], error
+    assert boss.get("audit", params={"action": "leader_resigned"}).status_code == 200  # none yet: []
+    assert api(server, "tok-ann").post("jobs", json={"gpus": "two", "command": ["true"]}).status_code == 400
+    refused = boss.get("audit", params={"action": "refused", "user": "ann"})
+    assert refused.status_code == 200, refused.text
+
+
+def test_newuser13_n17_every_action_an_audit_record_is_written_with_is_known() -> None:
+    """The list ``GET audit?action=`` checks against holds every action the package writes: each
+    ``action="…"`` keyword (not argparse's), each ``….audit(job, "…")``/``audit_id(…)`` and ``AuditRecord(action=…)``,
+    and the constants and terminal states written through variables."""
+    import ast
+
+    import jupyter_sched
+    from jupyter_sched.model import JobState
+    from jupyter_sched.services.audit import AUDIT_ACTIONS
+
+    written: dict[str, str] = {}
+    for path in Path(jupyter_sched.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            values = [kw.value for kw in node.keywords if kw.arg == "action" and name != "add_argument"]
+            if name in ("audit", "audit_id") and len(node.args) > 1:  # the engine's writer: (job, action, …)
+                values.append(node.args[1])
+            if name == "AuditRecord" and node.args:  # the core's records: (action, job_id, …)
+                values.append(node.args[0])
+            for value in values:
+                for part in ast.walk(value):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str) and part.value != "action":
+                        written[part.value] = str(path)
+    from jupyter_sched.admission.gate import REFUSED
+    from jupyter_sched.hub.budgets import BUDGET_ACTION
+
+    written.update({REFUSED: "gate", BUDGET_ACTION: "budgets", "idle_warning": "engine/idle",
+                    "idle_reclaim": "engine/idle", "idle_clear": "engine/idle"})
+    written.update({state.value: "transitions.finish" for state in JobState if state.terminal})
+    assert len(written) > 30
+    missing = {action: where for action, where in written.items() if action not in AUDIT_ACTIONS}
+    assert not missing, missing
