@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "parse_window", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "parse_window", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -110,7 +110,28 @@ def format_duration(seconds: float | None) -> str:
     if hours < 48:
         return f"{hours}h{minutes:02d}m"
     days, hours = divmod(hours, 24)
-    return f"{days}d{hours:02d}h"
+    return f"{days}d{hours:02d}h" if hours else f"{days}d"  # "366d", as --time-limit 366d was typed
+
+
+YEAR_SHOWN_AFTER_DAYS = 182
+"""A clock more than this many days from now carries its year (``ls -l``'s six months)."""
+
+
+def clock_text(when: datetime, now: datetime | None) -> str:
+    """A moment as every surface writes it, in UTC: ``09:58 UTC`` on ``now``'s day, else ``Dec 3
+    09:58 UTC``, and ``Dec 4 2027 23:58 UTC`` more than :data:`YEAR_SHOWN_AFTER_DAYS` days from
+    ``now`` (new user 14, N18: a 366-day time limit's end read "Dec 4 23:58" — tomorrow — beside a
+    1-day one's). ``now`` None (a sentence rendered without a clock): the date, never "today"'s form.
+    The one formatter of the ETA, a stop's end, idle reclaim and an idle warning's times."""
+    when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    if now is None:
+        return f"{when:%b} {when.day} {when:%H:%M} UTC"
+    now = now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now.astimezone(timezone.utc)
+    if when.date() == now.date():
+        return f"{when:%H:%M} UTC"
+    if abs((when - now).total_seconds()) > YEAR_SHOWN_AFTER_DAYS * 86400:
+        return f"{when:%b} {when.day} {when.year} {when:%H:%M} UTC"
+    return f"{when:%b} {when.day} {when:%H:%M} UTC"
 
 
 def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:

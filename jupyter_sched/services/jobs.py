@@ -576,19 +576,21 @@ class JobsService:
         # authorised above; the caller is in the key because each row says whether it is the
         # caller's own (a reason names the owner's own blockers to the owner only, issue 20)
         key = _jobs_key(user, caller.user, wanted, request)
-        with self.ctx.store.transaction(write=False) as tx:
-            version = self._version(tx)
-            kept: JobsPage | None = self.answers.get(key, version)
-            if kept is not None:
-                return kept
-            records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
-                                   limit=request.limit + 1, newest_first=True, after=after)
-        simulated = self.ctx.simulated()
-        more = len(records) > request.limit
-        page = [self._row(caller, record, simulated) for record in records[:request.limit]]
-        next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
-        answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
-        self.answers.put(key, version, answer, owner=user, rows=len(page))
+        self.answers.wait_running(key)  # fifty panels that missed it together: built once (issue 17)
+        with self.answers.computing(key):
+            with self.ctx.store.transaction(write=False) as tx:
+                version = self._version(tx)
+                kept: JobsPage | None = self.answers.get(key, version)
+                if kept is not None:
+                    return kept
+                records = tx.list_jobs(user=user, states=states, kinds=[wanted] if wanted is not None else None,
+                                       limit=request.limit + 1, newest_first=True, after=after)
+            simulated = self.ctx.simulated()
+            more = len(records) > request.limit
+            page = [self._row(caller, record, simulated) for record in records[:request.limit]]
+            next_cursor = encode_cursor(cast(str, page[-1].submitted_at), page[-1].id) if more and page else None
+            answer = JobsPage(jobs=ListJobsResponse(page), next_cursor=next_cursor)
+            self.answers.put(key, version, answer, owner=user, rows=len(page))
         return answer
 
     def _row(self, caller: Caller, record: JobRecord, simulated: bool) -> JobView:
@@ -717,6 +719,13 @@ class JobsService:
         size = request.limit if request.limit is not None else QUEUE_HEAD
         # whose entries are "mine" and keep their private fields: the caller's name, nothing else
         key = _queue_key(caller.user, request)
+        self.answers.wait_running(key)  # as list's pages: built once when many miss it together
+        with self.answers.computing(key):
+            return self._queue_page(caller, request, key, after, paged, size)
+
+    def _queue_page(self, caller: Caller, request: GetQueueRequest, key: tuple[Any, ...], after: Any, paged: bool,
+                    size: int) -> QueuePage:
+        """:meth:`queue_page`'s read and build, kept under ``key``."""
         with self.ctx.store.transaction(write=False) as tx:
             version = self._version(tx)
             kept: QueuePage | None = self.answers.get(key, version)

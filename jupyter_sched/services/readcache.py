@@ -25,13 +25,19 @@ together hold at most ``max_rows`` rows, an answer heavier than a quarter of tha
 (computing it again costs what serving it would), one caller keeps at most ``per_owner``
 answers, and over the bound the caller holding the most rows loses their oldest answer first —
 so a caller asking many different pages evicts only their own.
+
+A page many callers miss at once is computed once (:meth:`ReadCache.wait_running`,
+:meth:`ReadCache.computing`): fifty panels polling in step all missed the same page after each
+submit, and up to the bulk request threads' number of them built it at the same time, each taking
+the interpreter from the event loop that answers ``jupyter-sched status`` (issue 17).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +79,7 @@ class ReadCache:
         self._weights: dict[Hashable, tuple[Hashable, int]] = {}  # key -> (owner, rows)
         self._rows = 0
         self._lock = threading.Lock()
+        self._running: dict[Hashable, threading.Event] = {}
 
     def get(self, key: Hashable, version: ReadVersion) -> Any | None:
         """The answer kept for ``key`` if it was computed at ``version``; else None."""
@@ -109,6 +116,31 @@ class ReadCache:
             self._rows += rows
             while self._answers and (len(self._answers) > self.limit or self._rows > self.max_rows):
                 self._drop(self._heaviest_owners_oldest())
+
+    def wait_running(self, key: Hashable, timeout_s: float = 2.0) -> None:
+        """Wait (at most ``timeout_s``) while another thread computes ``key``'s answer
+        (:meth:`computing`), so that this one then finds it kept instead of computing it again. Call
+        it before opening the transaction the answer is read in (a thread waiting here holds no
+        database connection the computing one could need). Returns at once when none runs."""
+        with self._lock:
+            running = self._running.get(key)
+        if running is not None:
+            running.wait(timeout_s)
+
+    @contextmanager
+    def computing(self, key: Hashable) -> Iterator[None]:
+        """Within: this thread reads and computes ``key``'s answer (:meth:`wait_running` of another
+        thread waits until it leaves, kept or not)."""
+        done = threading.Event()
+        with self._lock:
+            self._running[key] = done
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._running.get(key) is done:
+                    del self._running[key]
+            done.set()
 
     @property
     def version(self) -> ReadVersion | None:

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
-from ..model.units import format_duration
+from ..model.units import clock_text, format_duration
 from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "memory_texts", "one_gpu", "own_leases",
@@ -216,11 +216,8 @@ def one_gpu(text: str) -> str:
     return _ONE_GPUS.sub(lambda m: f"1 {m.group(1)}GPU", text)
 
 
-def _clock(when: datetime, now: datetime | None) -> str:
-    """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (as the ETA is written)."""
-    if now is not None and when.date() == now.astimezone(timezone.utc).date():
-        return f"{when:%H:%M} UTC"
-    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+_clock = clock_text
+"""``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (the year when far off): the one formatter."""
 
 
 def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -114,7 +114,10 @@ def test_round3_finding_3_running_rows_have_no_na_position_and_say_when_they_end
     frame = queue_frame(rows, NOW)
     assert frame["position"].tolist() == [1, "", ""]
     assert "<NA>" not in frame.to_string()
-    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit", "no time limit"]
+    # the lease row: the CLI's words, from the one renderer (new user 14, N18), with the magic's cancel
+    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit",
+                                         "GPUs held for no kernel: `%schedule cancel l-1` releases them (or idle "
+                                         "reclaim), no time limit"]
     assert frame["detail"].tolist()[0] == "needs 2 Simulated GPU 80GB, 1 free"  # no full stop in a cell
 
 

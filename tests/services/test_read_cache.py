@@ -4,9 +4,12 @@ store — nor to a caller whose view differs. The jobs change counter on SQLite 
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +18,7 @@ from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Job, JobSpec
 from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetQueueRequest, ListJobsRequest, SubmitJobRequest
-from jupyter_sched.store import JobRecord, Store, sqlite_url
+from jupyter_sched.store import JobRecord, Store, StoreTx, sqlite_url
 
 
 @pytest.fixture
@@ -147,3 +150,82 @@ def test_redteam3_kept_answers_are_bounded_in_rows_and_per_caller() -> None:
     assert cache.get(("queue", "eve", 9999), version) is None
     cache.put(("queue", "ana", 10), version, "ana's page again", owner="ana", rows=10)  # replacing counts once
     assert cache.rows == 10 + sum(eves)
+
+
+@pytest.mark.parametrize("route", ["queue", "jobs"])
+def test_a_page_many_callers_miss_together_is_read_and_built_once(services: Services, route: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fifty panels polling in step all missed the same page after each submit, and every bulk
+    request thread built it again at once (issue 17): one builds it, the others wait and get it."""
+    ana = services.caller("ana", admin=False)
+    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"]))
+    reads: list[int] = []
+    inside, go_on = threading.Event(), threading.Event()
+    read = StoreTx.queue_page if route == "queue" else StoreTx.list_jobs
+
+    def held(self: StoreTx, *args: Any, **kwargs: Any) -> Any:
+        reads.append(1)
+        inside.set()
+        assert go_on.wait(10)
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(StoreTx, "queue_page" if route == "queue" else "list_jobs", held)
+    answers: list[Any] = []
+
+    def poll() -> None:
+        if route == "queue":
+            answers.append(services.jobs.queue_page(ana, GetQueueRequest(limit=10)))
+        else:
+            answers.append(services.jobs.list(ana, ListJobsRequest(limit=10)))
+
+    first = threading.Thread(target=poll)
+    first.start()
+    assert inside.wait(10), "the first poll reads the page"
+    others = [threading.Thread(target=poll) for _ in range(5)]
+    for thread in others:
+        thread.start()
+    time.sleep(0.2)  # the five wait for the first instead of reading it too
+    assert len(reads) == 1, reads
+    go_on.set()
+    for thread in (first, *others):
+        thread.join(10)
+    assert len(answers) == 6 and all(answer is answers[0] for answer in answers), "one page, built once"
+    assert len(reads) == 1
+
+
+def test_when_the_page_being_built_fails_the_callers_waiting_for_it_build_it_themselves(
+        services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    ana = services.caller("ana", admin=False)
+    services.jobs.submit(ana, SubmitJobRequest(gpus=1, command=["true"]))
+    queue_page, calls = StoreTx.queue_page, []
+    inside, go_on = threading.Event(), threading.Event()
+
+    def first_fails(self: StoreTx, *args: Any, **kwargs: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            inside.set()
+            assert go_on.wait(10)
+            raise RuntimeError("the database went away")
+        return queue_page(self, *args, **kwargs)
+
+    monkeypatch.setattr(StoreTx, "queue_page", first_fails)
+    request, failed, answers = GetQueueRequest(limit=10), [], []
+
+    def poll() -> None:
+        try:
+            answers.append(services.jobs.queue_page(ana, request))
+        except RuntimeError as err:
+            failed.append(err)
+
+    first = threading.Thread(target=poll)
+    first.start()
+    assert inside.wait(10)
+    waiting = threading.Thread(target=poll)
+    waiting.start()
+    time.sleep(0.2)
+    assert len(calls) == 1, "the second waits for the first"
+    go_on.set()
+    first.join(10)
+    waiting.join(10)
+    assert len(failed) == 1 and len(answers) == 1 and len(calls) == 2, "the waiter read it itself"
+    assert [e.id for e in answers[0].entries.root] == [e.id for e in services.jobs.queue_page(ana, request).entries.root]
