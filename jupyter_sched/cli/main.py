@@ -642,8 +642,12 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
         what = "needs a token (none was given with --url)"
     elif os.environ.get("JUPYTER_SCHED_URL"):
         what = "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)"
-    else:
+    elif source == "hub-service":  # a hub service has no runtime file (new user 14, N8): nothing was sent
+        what = "needs a token (JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not)"
+    elif source == "runtime-file":
         what = "refused the token of its runtime file"
+    else:
+        what = "needs a token (none was found)"
     # the environment first: a --token stays readable by every local account in `ps` while the command
     # runs (new user 7, F17: hours, for `wait --for 2h`; the token opens the whole Jupyter server)
     # the `ps` warning once: the note before the request said it already when --token was typed (new user 11, N13)

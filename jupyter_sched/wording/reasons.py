@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration
-from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
+from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
@@ -381,6 +381,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, on
     their owner's runs of other programs, with the share of the limit; :mod:`.estimates`)."""
     other = details.get("eta_learned_other")
     other = other if isinstance(other, Mapping) else {}
+    listed = details.get("eta_learned_population")  # of those, the ones from everybody's runs of their size
+    population = {str(w) for w in listed} if isinstance(listed, Sequence) and not isinstance(listed, str) else set()
     own = {str(o.get("id")) for o in (details.get("eta_waits_on_own") or ()) if isinstance(o, Mapping)} if mine else set()
     same = [w for w in learned if str(w) not in other]
     parts = []
@@ -389,7 +391,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, on
     for w in learned:
         if str(w) in other:
             share = other[str(w)]
-            parts.append("if " + learnt_condition("it" if one else str(w), OTHER_RUNS, yours=str(w) in own,
+            source = POPULATION_RUNS if str(w) in population else OTHER_RUNS
+            parts.append("if " + learnt_condition("it" if one else str(w), source, yours=str(w) in own,
                                                   share=float(share) if isinstance(share, (int, float)) else None))
     return "; ".join(parts)
 
