@@ -128,7 +128,9 @@ def test_newuser13_n10_a_program_its_owner_cannot_run_is_refused_at_a_hub_submit
         error = answer.json()["error"]
         assert error["field"] == "command", error
         assert error["message"] == f"command: {program!r} {problem} on this server", error
-        assert "runs as your account in a clean environment, not your shell's" in error["hint"], error
+        if "PATH" in problem:
+            assert "the job runs as your account with a clean environment's PATH, not your shell's" in error["hint"], \
+                error
 
     try:
         job_path = f"{Path(hub.python).parent}:/usr/local/bin:/usr/bin:/bin"
@@ -141,8 +143,7 @@ def test_newuser13_n10_a_program_its_owner_cannot_run_is_refused_at_a_hub_submit
         refused(amy, str(tools / "tool"), "does not exist", command=[str(tools / "tool")])
         refused(amy, "tool", f"is not a program {amy.name} can run from the job's PATH ({tools})",
                 command=["tool"], env={"PATH": str(tools)})
-        refused(amy, str(notes), f"is not a file {amy.name} can execute (chmod +x, or run it with its interpreter)",
-                command=["./notes.txt"])
+        refused(amy, str(notes), f"is not a file {amy.name} can execute", command=["./notes.txt"])
         for who, body in ((eve, {"command": [str(tools / "tool")]}), (eve, {"command": ["tool"], "env": {"PATH": str(tools)}}),
                           (eve, {"command": ["bin/tool"]}), (amy, {"command": ["python", "-c", "pass"]}),
                           (amy, {"command": ["true"]})):

@@ -229,3 +229,95 @@ def test_newuser14_n7_the_bulk_summary_says_a_refused_one() -> None:
     answer = {"counts": {"removed": 1, "refused": 1, "not_found": 0}, "grace_s": 10.0, "jobs": [{}, {}]}
     said = bulk_cancel_answers([answer])
     assert said == "cancelled 1 job: 1 pending removed from the queue; 1 is another user's: you may cancel only your own"
+
+
+# ---- N9: `jupyter-sched serve` as root without --allow-root ended with "Running as root is not recommended" ------
+
+def test_newuser14_n9_serve_as_root_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N9: the README says the service must run as root with ``--allow-root`` and "refuses to start
+    otherwise, with one line saying what to set"; as root without it, the last line was
+    jupyter_server's "Running as root is not recommended. Use --allow-root to bypass." — root
+    discouraged where hub mode with the local executor needs it. One line of ours, exit 2, before
+    the server starts (the process's uid is the OS's answer: root is simulated only where the
+    test does not run as root)."""
+    import io
+    import os
+
+    from jupyter_sched.hub import serve
+
+    for name, value in {"JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api", "JUPYTERHUB_API_TOKEN": "x",
+                        "JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:45999"}.items():
+        monkeypatch.setenv(name, value)
+    if os.geteuid() != 0:
+        monkeypatch.setattr(os, "geteuid", lambda: 0)
+    err = io.StringIO()
+    assert serve.main(["--db-url", "sqlite:////nonexistent/x.db"], err=err) == 2
+    assert err.getvalue() == serve.ROOT_REFUSAL + "\n"
+    assert "--allow-root" in serve.ROOT_REFUSAL and "not recommended" not in serve.ROOT_REFUSAL
+
+
+# ---- N8: CLI token/URL refusals named a source the user did not use -------------------------------------------
+
+def _cli_env(**extra: str) -> dict[str, str]:
+    import os
+
+    from tests.onboarding.test_cli_firsthour import ROOT
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"PYTHONPATH": str(ROOT), **extra})
+    return env
+
+
+def test_newuser14_n8_another_users_server_from_the_hub_url_variable_names_that_variable(tmp_path: Any) -> None:
+    """N8: with ``JUPYTER_SCHED_HUB_URL=…/user/nu14a/`` (no --url given) the CLI said "leave --url out
+    in your hub terminal". It names the variable and the hub's scheduler to set it to. The 403 is the
+    one amy's hub server gives (hub/forward.py's "request refused"), from a stand-in HTTP server (a
+    real JupyterHub is tests/hub's harness, minutes to start)."""
+    import http.server
+    import json
+    import subprocess
+    import threading
+
+    from tests.onboarding.test_cli_firsthour import CLI
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"error": {"code": "forbidden", "message": "request refused", "field": None,
+                                         "hint": None}}).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{hub.server_address[1]}"
+    try:
+        env = _cli_env(JUPYTERHUB_USER="nu14b", JUPYTER_SCHED_TOKEN="bs-token", JUPYTER_RUNTIME_DIR=str(tmp_path),
+                       JUPYTER_SCHED_HUB_URL=f"{base}/user/nu14a/")
+        said = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        hub.shutdown()
+    assert said.returncode != 0 and said.stderr.strip() == (
+        f"jupyter-sched status: {base}/user/nu14a/ is nu14a's Jupyter server: your token may not use it — "
+        f"JUPYTER_SCHED_HUB_URL points at it: set it to the hub's scheduler, {base}/services/jupyter-sched/ "
+        "[forbidden]"), said.stderr
+    assert "--url" not in said.stderr
+
+
+def test_newuser14_n8_no_token_for_the_hub_url_says_none_was_set(server: EmbeddedServer, tmp_path: Any) -> None:
+    """N8: ``JUPYTER_SCHED_HUB_URL`` set and no token: "refused the token of its runtime file" — the
+    service has no runtime file and no token was sent. It says which variable is missing."""
+    import subprocess
+
+    from tests.onboarding.test_cli_firsthour import CLI
+
+    env = _cli_env(JUPYTER_SCHED_HUB_URL=server.url, JUPYTER_RUNTIME_DIR=str(tmp_path))
+    said = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=120)
+    assert said.returncode != 0, said.stdout
+    assert "needs a token (JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not)" in said.stderr, said.stderr
+    assert "runtime file" not in said.stderr, said.stderr
