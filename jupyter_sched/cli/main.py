@@ -234,7 +234,9 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
     submit.add_argument("--cpu", help="CPU cores per worker, e.g. 8 or 0.5 (default: not reserved)")
     submit.add_argument("--memory", help='host memory per worker, e.g. "64GiB" (default: not reserved)')
-    submit.add_argument("--priority", choices=["high", "normal", "low"],
+    # no argparse choices: the server's rule says a wrong class in the words REST and the magics say
+    # (model.validation.parse_priority), not as the whole usage line (new user 14, N2)
+    submit.add_argument("--priority", metavar="{high,normal,low}",
                         help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
@@ -677,7 +679,9 @@ def error_line(command: str, exc: SchedError) -> str:
             hint = f"`{PROG} definitions` lists yours"
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
-    if exc.field in ("command", "args"):
+    if exc.field in ("command", "args") and (not hint or re.search(r"[\[{]", hint)):
+        # a hint in JSON terms (["python", "train.py"]) is said as the CLI's options; a hint in words
+        # (a program not on the job's PATH: give its full path) stays (new user 14, N5: it was dropped)
         hint = f"say what to run: {WHAT_TO_RUN}"
     if hint:  # a REST request in a hint is said as the command that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", rf"`{PROG} definitions edit \1 …`", hint)
