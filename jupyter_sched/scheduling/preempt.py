@@ -679,11 +679,13 @@ def _explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPl
         _explain_none_preemptible(ctx, visit, flavor, own_team_only=True)
         if visit.refusal:
             return
-        visit.refusal = _reclaim_note(ctx, visit, flavor)
+        visit.refusal, start_when = _reclaim_note(ctx, visit, flavor)
         lines = [ln for ln in ctx.quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
         # the team's guarantee: 0 (no quota line of its own) means reclaim can never apply to it,
-        # which the renderer then leaves out of an ordinary wait's sentence (new user 4, finding 17)
-        visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0}
+        # which the renderer then leaves out of an ordinary wait's sentence (new user 4, finding 17);
+        # start_when: the note names what lets it start, which the ETA then does not say again (new user 14, N12)
+        visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0,
+                                 **({"start_when": True} if start_when else {})}
         return
     if ruled_out:
         policy = ctx.reclaim_for(spec.team)
@@ -763,8 +765,9 @@ def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Can
         return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee
 
 
-def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
-    """Why reclaim does not apply: the job would take its team above its guarantee (case 001).
+def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str, bool]:
+    """Why reclaim does not apply: the job would take its team above its guarantee (case 001), and
+    whether it says what lets the job start ("it can start when …").
 
     Names only GPUs actually lent: the part of this team's guarantee it does not use that other
     teams use above their own guarantees (issue 16: no "guaranteed 0 GPUs (75 lent)").
@@ -774,7 +777,7 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
     quota = ctx.quota
     lines = [ln for ln in quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
     if not lines:
-        return ""
+        return "", False
     own = lines[0]
     used = quota.usage.get(own.key, 0)
     leaving: dict[_LineKey, int] = {}  # victims already stopping are not lent: they are being reclaimed
@@ -818,17 +821,19 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> str:
         teams = sorted(own_quota)
         # a team above its guarantee says both parts (new user 9, N11: "nlp uses all 1 GPU of its
         # guarantee" while nlp used 2, 1 of them borrowed)
+        # "its whole guarantee (1 GPU)", not "all 1 GPU of its guarantee" (new user 14, N12)
         within = ", ".join(
-            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: all {guaranteed[t] / 1000:g} of its guarantee and "
+            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: its whole guarantee ({guaranteed[t] / 1000:g}) and "
              f"{borrowers[t] / 1000:g} borrowed" if borrowers.get(t) else
-             f"{t} uses all {_gpus(guaranteed[t])} of its guarantee") if own_quota[t] == guaranteed[t]
+             f"{t} uses its whole guarantee ({_gpus(guaranteed[t])})") if own_quota[t] == guaranteed[t]
             else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
             for t in teams)
         whose = f"{_of(teams[0])} jobs free" if len(teams) == 1 else f"jobs of {', '.join(teams)} free"
         text += f"; it can start when {whose} {_gpus(short)} ({within})"
         if used >= short:
             text += f" or {_of(spec.team)} own running work frees {_gpus(short)}"
-    return text
+        return text, True
+    return text, False
 
 
 def _of(team: str) -> str:

@@ -355,6 +355,12 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 by = "" if others else (" by its owner" if one else " by their owners")
                 return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)} {'is' if one else 'are'} "
                         f"released{by} or reclaimed when idle ({_NO_LIMIT[kernel]})")
+            rule = details.get("preemption_rule")
+            if isinstance(rule, Mapping) and rule.get("start_when"):
+                # the summary said what lets it start ("it can start when team-b's jobs free 1 GPU"): the ETA
+                # adds only why it has no time (new user 14, N12: the same event said twice in other words)
+                return ("ETA unknown: the running work it waits for has no time limit" if one else
+                        "ETA unknown: none of the running work it waits for has a time limit")
             named = _named(waits, details.get("eta_waits_on_names"))
             return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
