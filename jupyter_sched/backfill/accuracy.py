@@ -24,14 +24,15 @@ class EtaAccuracy:
 
     Attributes:
         jobs: started jobs counted.
-        coverage: share (0..1) of them that had a predicted start when queued.
+        coverage: share (0..1) of them that had a predicted start when queued; None when ``jobs`` is 0
+            (new user 14, N11: 0.0 read as "no waiting job got an ETA" when none was measured).
         median_abs_error_s: median of ``|actual - predicted|`` in seconds over covered jobs (None: none).
         errors_s: ``{"p90": ..., "max": ..., "mean_signed": ...}`` in seconds (signed: late is positive).
         median_wait_s: median time those jobs waited, seconds (None: not known).
     """
 
     jobs: int
-    coverage: float
+    coverage: float | None
     median_abs_error_s: float | None
     errors_s: Mapping[str, float] = field(default_factory=dict)
     median_wait_s: float | None = None
@@ -51,7 +52,7 @@ def eta_accuracy(pairs: Iterable[tuple[datetime | None, datetime]]) -> EtaAccura
     rows = list(pairs)
     signed = [(actual - predicted).total_seconds() for predicted, actual in rows if predicted is not None]
     if not rows:
-        return EtaAccuracy(jobs=0, coverage=0.0, median_abs_error_s=None)
+        return EtaAccuracy(jobs=0, coverage=None, median_abs_error_s=None)
     errors = sorted(abs(e) for e in signed)
     extra: dict[str, float] = {}
     if errors:

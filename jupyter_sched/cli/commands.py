@@ -14,16 +14,14 @@ import os
 import re
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import PurePath
 from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
-from ..model.names import LEASE_NAMES
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, fit_name, serving_text, state_filter, stop_detail, work_name
-from ..wording.reasons import wire_time
+from ..wording.jobs import cluster_wait, ends_by, fit_name, serving_text, state_filter, stop_detail, work_name
 from .cancel import cancel
 from .definitions import definitions
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
@@ -231,44 +229,9 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
 
 def _ends_by(job: dict[str, Any], now: datetime) -> str:
-    """The ETA column of work holding GPUs: ``ends by 05:40 UTC (in 2m58s), its 3m time limit``,
-    or ``no time limit`` (what a pending job's ETA hangs on)."""
-    if job.get("state") not in ("running", "admitted"):
-        return ""
-    if stopping := stop_detail(job, now):  # new user 9: its stop, not its time limit, ends it
-        return stopping
-    limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
-    if job.get("kind") == "lease" and not job.get("kernel_id") and job.get("mine", True) is not False:
-        # bound to no kernel, so no notebook can %gpu release it (new user 4)
-        return (f"GPUs held for no kernel: `{PROG} cancel {job.get('id')}` releases them (or idle reclaim), "
-                "no time limit")
-    if job.get("kind") == "lease" and job.get("mine", True) is False:
-        # another user's: only they can release it, and whether a kernel holds it is theirs to know
-        # (kernel_id is private) — its public name says so, else "a lease" (new user 13, N9)
-        what = "a kernel's GPUs" if job.get("name") in LEASE_NAMES[:2] else "a lease's GPUs"
-        return f"{what}: held until its owner releases them or they are reclaimed when idle, no time limit"
-    if job.get("kind") == "lease":
-        return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
-    if not isinstance(limit, (int, float)) or isinstance(limit, bool):
-        return "no time limit"
-    if started is None:
-        return f"{_duration(limit)} time limit"
-    end = started + timedelta(seconds=float(limit))
-    day = f"{end:%H:%M}" if end.date() == now.date() else f"{end:%b} {end.day} {end:%H:%M}"
-    left = max(0.0, (end - now).total_seconds())
-    return f"ends by {day} UTC (in {_duration(left)}), its {_duration(limit)} time limit"
-
-
-def _duration(seconds: float) -> str:
-    """``2h05m``, ``3m``, ``2m58s``, ``45s``."""
-    total = round(seconds)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{secs:02d}s" if secs else f"{minutes}m"
-    return f"{secs}s"
+    """The ETA column of work holding GPUs: the one renderer's (:func:`~jupyter_sched.wording.jobs.ends_by`,
+    the magics' queue table's too; new user 14, N18: a copy here printed 366 days as "8784h00m")."""
+    return ends_by(job, now, cancel=f"{PROG} cancel")
 
 
 JOBS_MAX = 1000

@@ -31,6 +31,7 @@ CHECK_TIMEOUT_S = 5.0
 
 _SCRIPT = """\
 if ! cd -- "$1" 2>/dev/null; then
+  if [ -e "$1" ] && [ ! -d "$1" ]; then exit 12; fi
   if [ -e "$1" ]; then exit 11; fi
   exit 10
 fi
@@ -39,13 +40,14 @@ i=0
 for path in "$@"; do
   i=$((i + 1))
   if [ ! -e "$path" ]; then echo "$i"; exit 20; fi
+  if [ -d "$path" ]; then echo "$i"; exit 22; fi
   if [ ! -f "$path" ] || [ ! -r "$path" ]; then echo "$i"; exit 21; fi
 done
 exit 0
 """
-"""``sh -c _SCRIPT sh START PATH…``: 10 START does not exist (for the owner), 11 it cannot be entered;
-then for the first bad PATH (relative ones read in START), its number printed, 20 it does not
-exist, 21 it cannot be read (or is not a file)."""
+"""``sh -c _SCRIPT sh START PATH…``: 10 START does not exist (for the owner), 11 it cannot be entered,
+12 it is a file; then for the first bad PATH (relative ones read in START), its number printed, 20 it
+does not exist, 21 it cannot be read (or is not a regular file), 22 it is a directory."""
 
 
 def missing_as_owner(spec: JobSpec, who: RunAs) -> tuple[str, str, str] | None:
@@ -84,11 +86,13 @@ def missing_as_owner(spec: JobSpec, who: RunAs) -> tuple[str, str, str] | None:
                     who.account, exc)
         return None
     account = who.account or spec.user
-    if done.returncode in (10, 11):
-        return ("working_dir", start,
-                "does not exist" if done.returncode == 10 else f"cannot be entered as {account}")
-    if done.returncode in (20, 21):
+    # the words of local._path_problem (new user 14, N1: a file named as working_dir "does not exist")
+    if done.returncode in (10, 11, 12):
+        return ("working_dir", start, {10: "does not exist", 12: "is a file, not a directory"}.get(
+            done.returncode, f"cannot be entered as {account}"))
+    if done.returncode in (20, 21, 22):
         number = done.stdout.strip()
         field, path = files[int(number) - 1] if number.isdigit() and 0 < int(number) <= len(files) else files[0]
-        return field, path, "does not exist" if done.returncode == 20 else f"cannot be read as {account}"
+        return field, path, {20: "does not exist", 22: "is a directory, not a file"}.get(
+            done.returncode, f"cannot be read as {account}")
     return None

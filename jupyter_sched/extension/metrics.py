@@ -18,7 +18,7 @@ several servers in one test process coexist. Values are read from the service wh
 - ``jupyter_sched_reclaims_total``              idle reclaims that freed GPUs since start (engine count)
 - ``jupyter_sched_idle_gpus``                   GPUs of work with an open idle warning
 - ``jupyter_sched_eta_coverage_ratio``          share of recently started jobs that waited and had an
-  ETA when queued; ``jupyter_sched_eta_median_abs_error_seconds``: their median ETA error (case 034),
+  ETA when queued (absent while none waited: nothing measured); ``jupyter_sched_eta_median_abs_error_seconds``: their median ETA error (case 034),
   only once :data:`ETA_PUBLIC_MIN_JOBS` jobs waited among them. Every user may read these, so
   they are the fixed-window aggregate only; the detail (a window the caller picks, down to one
   job's wait and error, p90/max/mean) is admin-only in ``GET eta-accuracy`` (red-team 3 finding 5)
@@ -152,6 +152,8 @@ class SchedCollector(Collector):
             return
         events = store.list_events(action="admit", newest_first=True, limit=ETA_WINDOW)
         accuracy = accuracy_from_admits((e.at, e.details) for e in events)
+        if accuracy.coverage is None:  # no job waited: nothing measured, which a 0 read as "no ETA given" (new user 14, N11)
+            return
         coverage = GaugeMetricFamily("jupyter_sched_eta_coverage_ratio",
                                      f"Share of the last {ETA_WINDOW} started jobs that waited and had an ETA when queued")
         coverage.add_metric([], accuracy.coverage)

@@ -931,7 +931,13 @@ class SchedMagics(Magics):
         job_id = self.client.job_id_of(str(cmd.job_id))  # a unique name of mine is taken for its id
         try:
             chunk = self.client.logs(job_id)
-        except NotFoundError:
+        except NotFoundError as refused:
+            try:
+                self.client.job(job_id)
+            except NotFoundError:
+                # not the caller's: the logs route's refusal ("you may read only your own jobs' logs", audited as
+                # "read logs"), not the job read's "you may look into only your own jobs" (new user 14, N15)
+                raise refused from None
             chunk = {"text": "", "finished": False, "next_offset": 0}  # nothing written yet (or a lease): said below
         text = str(chunk.get("text") or "")
         start = 0
@@ -1059,7 +1065,12 @@ class SchedMagics(Magics):
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return
-        before = self.client.job(job_id)
+        try:
+            before: dict[str, Any] | None = self.client.job(job_id)
+        except NotFoundError:
+            # the cancel below is refused in its own words ("you may cancel only your own") and audited as the
+            # cancel it was, as the CLI's (new user 14, N15: the magic stopped at the read — "look into")
+            before = None
         after = self.client.cancel(job_id)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))

@@ -192,7 +192,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
             "detail": text.summary.rstrip(".") if text else (
                 "waiting for the next scheduling cycle" if is_pending(job) else ""),
             "eta": eta_sentence(reason, now=now, relative=True).removeprefix("ETA ") if reason and is_pending(job)
-            else ends_by(job, now),  # running work: when it ends at the latest, as the CLI says
+            else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says
             "unblocks_when": text.unblock if text else "",
             "gpu_uuids": ", ".join(granted_uuids(job)),
         })

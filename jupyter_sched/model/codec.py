@@ -94,10 +94,13 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
 
 
 def allocation_to_dict(a: Allocation | None) -> dict[str, Any] | None:
-    """Allocation → JSON dict (or None)."""
+    """Allocation → JSON dict (or None). ``gpu_milli`` is 0 when it holds no GPU (a CPU-only job):
+    the model keeps 1000 there, which read as a whole GPU in the job object (new user 11, N8) and in
+    the audit's ``admit`` record (new user 14, N6); :func:`allocation_from_dict` reads 0 back as 1000."""
     if a is None:
         return None
-    return {"node": a.node, "gpu_uuids": list(a.gpu_uuids), "gpu_milli": a.gpu_milli,
+    held = bool(a.gpu_uuids) or any(u for _, u in a.workers)
+    return {"node": a.node, "gpu_uuids": list(a.gpu_uuids), "gpu_milli": a.gpu_milli if held else 0,
             "workers": [{"node": n, "gpu_uuids": list(u)} for n, u in a.workers]}
 
 
@@ -148,13 +151,9 @@ def job_to_dict(j: Job, *, simulated: bool = False) -> dict[str, Any]:
     })
     # new user 11, N8: a 0-GPU job read "gpus": 0, "gpu_milli": 1000 — told it held a whole GPU. The model
     # keeps gpu_milli as the share of *each* GPU (1000 when there are none: never fractional); the job
-    # object says 0, and the readers below take 0 back as that 1000 (the store never writes 0)
+    # object says 0 (its allocations too: allocation_to_dict), and the readers take 0 back as that 1000
     if out["resources"]["gpus"] == 0 and not out["resources"]["groups"]:
         out["resources"]["gpu_milli"] = 0
-    for key in ("allocation", "nominated"):
-        held = out[key]
-        if held is not None and not held["gpu_uuids"] and not any(w["gpu_uuids"] for w in held["workers"]):
-            held["gpu_milli"] = 0
     return out
 
 

@@ -228,6 +228,13 @@ class ResourceRequest:
         """True when the job shares one GPU with others."""
         return self.gpu_milli < GPU_MILLI
 
+    @property
+    def requested_gpus(self) -> float:
+        """GPUs per worker as the user asks for them: ``0.5`` for half a GPU (``gpus`` is 1 then, the
+        share is in ``gpu_milli``), ``2`` for two whole ones, ``0`` for none — what the audit's
+        ``submit`` record says (new user 14, N6: a 0.3-GPU job was audited as ``"gpus": 1``)."""
+        return self.gpu_milli / GPU_MILLI if self.gpus and self.fractional else self.gpus
+
 
 @dataclass(frozen=True, slots=True)
 class JobSpec:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from ..model import to_iso
 from ..model.samples import GpuSample
+from ..model.units import clock_text
 from ..scheduling.snapshot import Snapshot
 from .idle import IdleArbiter, judge_running, ladder_times
 from .policy import IdlePolicies
@@ -90,12 +91,8 @@ _OUTCOME = {"release": "its GPUs are released", "requeue": "it is requeued (its 
             "stop": "it is stopped", "notify": "its owner is told"}
 
 
-def _clock(when: datetime, now: datetime) -> str:
-    """``13:53 UTC`` on ``now``'s day, else ``Dec 3 13:53 UTC``."""
-    when = when.astimezone(timezone.utc)
-    if when.date() == now.astimezone(timezone.utc).date():
-        return f"{when:%H:%M} UTC"
-    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+_clock = clock_text
+"""``13:53 UTC`` on ``now``'s day, else ``Dec 3 13:53 UTC`` (the year when far off): the one formatter."""
 
 
 def standing_text(*, idle_s: float, rule: str, grace_s: float, stage: str, action: str, warn_at: datetime,

@@ -39,7 +39,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.history import SAME_RUNS
+from ..backfill.history import POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection
 from ..backfill.timeline import Timeline
@@ -553,6 +553,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
             other = {w: share for w in learned if (share := _other_runs_share(ctx, w)) is not None}
             if other:  # learnt from its owner's runs of other programs, not similar ones (new user 11, N15)
                 details["eta_learned_other"] = other
+                population = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_RUNS]
+                if population:  # from everybody's runs of its size: a newcomer's running job (session 14)
+                    details["eta_learned_population"] = population
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source

@@ -24,6 +24,14 @@
   borrower can never reclaim back: returning would put its team above its guarantee again. The
   minimal set is :func:`jupyter_sched.preemption.plan_preemption`'s.
 
+  Withdrawing an admission of this cycle is free, so it never justifies a reclaim of running
+  work: for a team that loses running jobs to reclaim in a cycle, its withdrawn admissions go
+  first and the rule above must still hold (a later job withdrawing the borrower that justified
+  an earlier reclaim is refused — hypothesis seed 12345). And before a job evicts running work, a
+  higher class of its team passed over earlier in the cycle that would fit once those victims are
+  gone searches first (:func:`_higher_first`): another team's borrowing admission after its visit
+  may have made a reclaim possible that was not at its turn.
+
 Victims already stopping (:attr:`CycleContext.in_flight`) are never picked again; the GPUs freed
 are nominated to the preemptor (:class:`~.nominations.NominationBook`).
 """
@@ -197,12 +205,64 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             cands = cands + nominated
             plan, placement = _search(ctx, visit, flavor, cands, owners, stopping)
         if plan.victims and placement is not None:
+            if any(not c.fresh for c in plan.victims) and _higher_first(ctx, visit, flavor, plan):
+                # a higher class of its team passed over earlier is served first (its own plan)
+                return readmit(ctx, visit) or preempt(ctx, visit)
             if _issue(ctx, job, flavor, plan, placement, borrowing=below is not None):
                 return True
             # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
             # what they left if it fits there, else searches again (the withdrawn are no candidates)
             return readmit(ctx, visit) or preempt(ctx, visit)
         _explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within)
+    return False
+
+
+def _higher_first(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan) -> bool:
+    """Before ``visit.job`` evicts running work, a job of a higher class of its team passed over
+    earlier in this cycle that would fit once those victims are gone searches for its own plan
+    first (True: one was served). A change after its visit — another team's borrowing admission —
+    can make a reclaim possible that was not at its turn; the GPUs then went to the lower class
+    and the higher one waited beside them, nominated to it (no priority inversion, DESIGN.md
+    *Reclaim*; hypothesis seed 12345: a's high j4 waited while a's normal j6 reclaimed b's j3)."""
+    job = visit.job
+    if ctx.passed is None or not ctx.passed.get(job.spec.team):
+        return False
+    rank = job.spec.priority.rank
+    keys = [_key(c) for c in plan.victims]
+    reclaims = any(c.kind == "reclaim" for c in plan.victims)
+    for _, other in list(ctx.passed[job.spec.team]):
+        if other.job.spec.priority.rank <= rank or other.job.id in ctx.admitted \
+                or not _fits_without(ctx, other, keys, reclaims):
+            continue
+        before = len(ctx.pends)
+        other.refusal = ""
+        if preempt(ctx, other):
+            first = next(i for i, p in enumerate(ctx.pends) if p.job_id == other.job.id)
+            if first < before:  # its earlier pending reason gives way to the new decision
+                del ctx.pends[first]
+            ctx.passed[job.spec.team] = [e for e in ctx.passed[job.spec.team] if e[1] is not other]
+            for model in [m for m, res in ctx.reservations.items() if res.job_id == other.job.id]:
+                del ctx.reservations[model]
+            return True
+    return False
+
+
+def _fits_without(ctx: CycleContext, visit: Visit, keys: list[str], within: bool) -> bool:
+    """Would ``visit.job`` fit (quota, placement; ``within``: its team's guarantee) once the
+    ledger holders ``keys`` are gone, with the nominations it may use and spare GPUs opened?"""
+    job, req = visit.job, visit.req
+    spec = job.spec
+    with ctx.ledger.what_if():
+        ctx.book.open(ctx.book.eligible(job))
+        open_spare(ctx)
+        for key in keys:
+            ctx.ledger.evict(key)
+        for flavor in visit.flavors:
+            if not flavor.pools:
+                continue
+            check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
+            if check.ok and (check.within_guarantee or not within) and ctx.placer.place(job.id, req, flavor):
+                return True
     return False
 
 
@@ -412,14 +472,33 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
         if c.kind != "reclaim":
             return True
         if borrowing:  # its team keeps its guarantee: the victim could not reclaim back (no loop)
-            return all(_borrowing(ctx, key, extra=1 - c.milli) for key in lines[c.job_id])
+            return all(_borrowing(ctx, key, extra=1 - c.milli) for key in lines[c.job_id]) and still_borrowing(c)
         # a nomination counts as its team's use while it is held: its job would borrow on it. The
         # victims of one team go together, so the rule holds for the set if it holds with its
         # largest victim evicted last: a smaller one may go after a larger (hypothesis seed 12345:
         # a's normal 2-GPU job then its 1-GPU gang, 3 of a's 4 over a guarantee of 2, were refused)
         largest = max((v.milli for v in removed.values() if v.kind == "reclaim" and v.team == c.team), default=0)
         extra = (c.milli if c.nominated else 0) + max(0, largest - c.milli)
-        return any(_borrowing(ctx, key, extra=extra) for key in lines[c.job_id])
+        return any(_borrowing(ctx, key, extra=extra) for key in lines[c.job_id]) and still_borrowing(c)
+
+    def still_borrowing(c: Candidate) -> bool:
+        """Running work reclaimed from a team (earlier in this cycle or in this plan) stays
+        justified by the team's borrowing *without* the admissions withdrawn: withdrawals go
+        first, then the running victims with the largest last (hypothesis seed 12345: c's fresh
+        borrower justified reclaiming its running job, then a later job withdrew that borrower,
+        and c had lost guaranteed work to a borrowing that never happened)."""
+        if c.nominated:  # a nomination never counts as borrowing that justifies a running reclaim
+            return True
+        ok = None
+        for key in lines[c.job_id]:
+            running = list(ctx.reclaimed_lines.get(key, ()))
+            running += [v.milli for v in removed.values() if v.kind == "reclaim" and not v.fresh
+                        and key in lines[v.job_id]]
+            if not c.fresh:
+                running.append(c.milli)
+            if running:
+                ok = ok or _borrowing(ctx, key, extra=max(running) - c.milli)
+        return ok is not False
 
     @contextmanager
     def nested() -> Iterator[object]:
@@ -490,6 +569,9 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
     freed = []
     for c in running:
         victim = ctx.ledger.holders[c.job_id].job
+        if c.kind == "reclaim":  # a withdrawal later in the cycle must leave it justified (_search)
+            for key in _team_lines(ctx, c.job_id):
+                ctx.reclaimed_lines.setdefault(key, []).append(c.milli)
         holding = ctx.state.holdings.get(c.job_id)
         if holding is not None:
             freed.append((c.job_id, holding))

@@ -7,8 +7,9 @@ stop intent that the leading engine carries out (SIGTERM to the group, SIGKILL a
 The bulk cancel (issue 20 F2: ``cancel --mine`` sent one ``DELETE`` per job, ~20 ms of server
 time each) reads and writes its jobs :data:`CHUNK` at a time, one transaction per chunk, then
 kicks the engine once. Authorization is per job and never widens: a non-admin's named job of
-another user is answered ``not_found`` and the attempt audited, exactly as ``DELETE jobs/{id}``
-answers 404; ``all`` is for admins (403, audited).
+another user is answered ``refused`` (live: the shared queue shows it) or ``not_found`` (ended), each
+with the message and audit record ``DELETE jobs/{id}``'s 404 has (new user 14, N7: a bare not_found
+could not tell a typo from another's job); ``all`` is for admins (403, audited).
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from datetime import timedelta
 from typing import Any
 
 from ..admission import Caller
-from ..errors import NotFoundError, ValidationError
+from ..errors import SchedError, ValidationError
 from ..model import Job, JobKind, JobState
 from ..model.codec import job_to_dict
 from ..store import JobRecord, StoreTx
 from ..wording import lease_end_message
 from ..wording.jobs import stopping_text
-from .context import Context
+from .context import Context, not_visible
 from .models import CancelJobRequest, CancelJobsRequest, CancelJobsResponse
 from .models.cancel import CANCEL_OUTCOMES
 
@@ -144,8 +145,9 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
     states = frozenset(JobState(s) for s in request.states) if request.states else CANCELLABLE
     actor = caller.user
     outcome: dict[str, tuple[str, str | None, str | None]] = {}
-    changed: list[JobRecord] = []
+    said: dict[str, str] = {}  # why a job was refused or not found: DELETE jobs/{id}'s words
     foreign: list[str] = []
+    changed: list[JobRecord] = []
     already = 0  # stops an earlier request had asked for: answered stopping, not cancelled by this one
     todo = ids
     for _ in range(5):  # rows another writer changed between the read and the write are read again
@@ -158,7 +160,9 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
                     record = records.get(job_id)
                     if record is None or (not caller.admin and record.job.spec.user != actor):
                         outcome[job_id] = ("not_found", None, None)
+                        said[job_id] = not_visible(job_id, "ids").message
                         if record is not None:
+                            outcome[job_id] = ("not_found" if record.job.state.terminal else "refused", None, None)
                             foreign.append(job_id)
                         continue
                     job = record.job
@@ -186,10 +190,8 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
             break
     for job_id in todo:  # still changing after five reads: said, not guessed
         outcome[job_id] = ("skipped", None, None)
-    for job_id in foreign:  # probing other users' work is worth knowing about (as DELETE jobs/{id})
-        ctx.admission.record_refusal(caller, NotFoundError(f"no job {job_id[:80]!r} visible to you", field="ids",
-                                                           hint="list your jobs to see their ids"),
-                                     request="cancel job", job_id=job_id)
+    for job_id in foreign:  # probing other users' work is worth knowing about: audited as DELETE jobs/{id} is
+        said[job_id] = _refusal(ctx, caller, job_id)
     if changed:
         ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         _publish(ctx, changed, actor)
@@ -197,9 +199,20 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
     return CancelJobsResponse.model_validate({
         "cancelled": counts["removed"] + counts["released"] + counts["stopping"] - already,
         "counts": {name: counts[name] for name in CANCEL_OUTCOMES},
-        "jobs": [{"id": job_id, "outcome": outcome[job_id][0], "was": outcome[job_id][1], "state": outcome[job_id][2]}
-                 for job_id in ids],
+        "jobs": [{"id": job_id, "outcome": outcome[job_id][0], "was": outcome[job_id][1], "state": outcome[job_id][2],
+                  "message": said.get(job_id)} for job_id in ids],
         "grace_s": float(ctx.engine.stop_grace_s)})
+
+
+def _refusal(ctx: Context, caller: Caller, job_id: str) -> str:
+    """What ``DELETE jobs/{job_id}`` answers ``caller`` for another user's job (live: "j-… is another
+    user's job: you may cancel only your own"; ended: "no job … visible to you"), with the same audit
+    record (a refused ``cancel job``)."""
+    try:
+        ctx.visible(caller, job_id, request="cancel job", field="ids")
+    except SchedError as err:
+        return err.message
+    return not_visible(job_id, "ids").message  # changed owner meanwhile (never): no more than that
 
 
 _GRACE_INTENTS = frozenset({"cancel", "timeout", "idle", "idle_stop"})

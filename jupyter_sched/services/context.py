@@ -135,19 +135,7 @@ class Context:
             record: JobRecord | None = self.store.get_job(job_id)
         except NotFoundError:
             record = None
-        lease = job_id.startswith("l-")  # ids say their kind: a lease id gets the lease's words
-        # new user 9: `%schedule logs cellA` (a job's name) read "no job 'cellA' visible to you", as if hidden
-        # new user 11, N2: "jobs are named by their ids, not their names" was untrue — the CLI and the
-        # magics take a unique name of the caller's own job (client job_id_named); this route takes ids
-        named = not job_id.startswith(("j-", "l-"))
-        said = (f"no job has the id {job_id[:80]!r}: this route takes an id (j-…, leases l-…), not a name"
-                if named else f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you")
-        hidden = NotFoundError(said, field=field,
-                               hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
-                               else "GET jobs lists yours with their ids and names; jupyter-sched and %schedule "
-                                    "also take the name of one of your jobs" if named
-                               else "list your jobs to see their ids (another user's job is shown only while it is "
-                                    "in the queue: finished jobs of other users are not shown to you)")
+        hidden = not_visible(job_id, field)
         if record is None:
             raise hidden
         if not caller.admin and record.job.spec.user != caller.user:
@@ -155,6 +143,24 @@ class Context:
                 hidden = _not_yours(record.job, request, field)
             self.admission.refuse(caller, hidden, request=request, job_id=job_id)
         return record
+
+
+def not_visible(job_id: str, field: str) -> NotFoundError:
+    """The 404 for a job id the caller cannot see: none has it, or another user's that has ended (a
+    live one of theirs gets :func:`_not_yours`). Also each such id's message in the bulk cancel."""
+    lease = job_id.startswith("l-")  # ids say their kind: a lease id gets the lease's words
+    # new user 9: `%schedule logs cellA` (a job's name) read "no job 'cellA' visible to you", as if hidden
+    # new user 11, N2: "jobs are named by their ids, not their names" was untrue — the CLI and the
+    # magics take a unique name of the caller's own job (client job_id_named); this route takes ids
+    named = not job_id.startswith(("j-", "l-"))
+    said = (f"no job has the id {job_id[:80]!r}: this route takes an id (j-…, leases l-…), not a name"
+            if named else f"no {'lease' if lease else 'job'} {job_id[:80]!r} visible to you")
+    return NotFoundError(said, field=field,
+                         hint="GET leases lists yours (%gpu in a notebook shows its own)" if lease
+                         else "GET jobs lists yours with their ids and names; jupyter-sched and %schedule "
+                              "also take the name of one of your jobs" if named
+                         else "list your jobs to see their ids (another user's job is shown only while it is "
+                              "in the queue: finished jobs of other users are not shown to you)")
 
 
 _NOT_YOURS = {"cancel": "you may cancel only your own", "read logs": "you may read only your own jobs' logs",

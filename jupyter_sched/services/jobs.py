@@ -26,7 +26,7 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, Q
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
-from ..model.validation import as_sent
+from ..model.validation import TOO_MANY_GPUS, as_sent
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -226,7 +226,14 @@ class JobsService:
         """
         inv = self.ctx.inventory()
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
-        spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        try:
+            spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        except ValidationError as err:
+            if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
+                most = max((len(node.gpus) for node in inv.nodes), default=0)
+                err.hint = f"ask for at most {most} GPUs: the largest node here has {most}" if most else \
+                    "this cluster has no GPUs: use 0 for CPU-only work"
+            raise
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
@@ -360,17 +367,29 @@ class JobsService:
             return
         field, path, problem = missing
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
-            raise ValidationError(f"command: {path[:300]!r} {problem} on this server", field=field,
-                                  hint="give the program's full path, or a program on the server's PATH: the job "
-                                       "runs with the server's environment, not your shell's (env PATH sets its own)")
+            where = "" if problem.startswith("is a ") else " on this server"
+            hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
+                    "make it executable, or run it with its interpreter, e.g. python FILE" if "executable" in problem
+                    else "give its full path, or check the spelling: the job runs with the server's PATH, not "
+                         "your shell's (env PATH sets its own)")
+            raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint)
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
+        shown = repr(path[:300])
+        if problem.startswith("is a "):  # it exists, as the other kind (new user 14, N1: a file "did not exist")
+            message = f"{field}: {shown} {problem}"
+            if field == "working_dir":
+                hint = (f"give the folder to start in (e.g. {posixpath.dirname(path.rstrip('/')) or '/'}), "
+                        f"or leave working_dir out (jobs start in {self._default_start()})")
+            else:
+                hint = f"give the path of the {what} file itself (a relative path is read in working_dir)"
+            raise ValidationError(message, field=field, hint=hint)
         hint = ("give an existing directory you can enter (a relative one is read in "
                 f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
                 if field == "working_dir" else
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir)"
                 + (f", or send its text as {'source' if field == 'script' else 'notebook_json'}" if carried else
                    f"; a definition keeps the path and reads the {what} at each run"))
-        raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
+        raise ValidationError(f"{field}: {what} {shown} {problem} on this server", field=field, hint=hint)
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a

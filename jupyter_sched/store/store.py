@@ -1148,7 +1148,7 @@ class Store:
             job = record.job
             tx.add_event(actor=actor or job.spec.user, action="submit", job_id=job.id, user=job.spec.user,
                          message=f"{job.spec.kind.value} {job.spec.name!r} submitted",
-                         details={"gpus": job.spec.resources.gpus, "priority": job.spec.priority.value})
+                         details={"gpus": job.spec.resources.requested_gpus, "priority": job.spec.priority.value})
         return out
 
     def get_job(self, job_id: str) -> JobRecord:

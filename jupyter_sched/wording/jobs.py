@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..model.names import LEASE_NAMES, kernel_named
-from ..model.units import format_duration
+from ..model.units import clock_text, format_duration
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
@@ -367,11 +367,8 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     return f"{head}{f' (rule: {reason})' if reason else ''}: {what}{when} unless it is used — {keep}"
 
 
-def _clock_of(when: datetime, now: datetime | None) -> str:
-    """``09:58 UTC`` on ``now``'s day, else ``Dec 3 09:58 UTC``."""
-    if now is not None and when.date() == now.astimezone(timezone.utc).date():
-        return f"{when:%H:%M} UTC"
-    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+_clock_of = clock_text
+"""``09:58 UTC`` on ``now``'s day, else ``Dec 3 09:58 UTC`` (the year when far off): one formatter."""
 
 
 def _restarted(job: Mapping[str, Any]) -> str:
@@ -448,23 +445,47 @@ def _whose(job: Mapping[str, Any]) -> str:
     return f"{owner}'s{named}; "
 
 
-def ends_by(job: Mapping[str, Any], now: datetime) -> str:
+def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
     """When work holding GPUs ends at the latest — what a pending job's ETA hangs on: ``ends by
-    05:40 UTC (in 2m58s), its 3m time limit``, ``no time limit``; "" for work not holding GPUs.
-    Shared by the magics' queue table and the CLI's queue (issue 20: the table left it empty)."""
+    05:40 UTC (in 2m58s), its 3m time limit``, ``ends by Dec 4 2027 23:58 UTC (in 366d), its 366d
+    time limit``, ``no time limit``; a lease, how its GPUs are given back; "" for work not holding GPUs.
+    The one renderer of the CLI's queue and jobs lines and the magics' queue table (issue 20: the
+    table left it empty; new user 14, N18: the CLI had its own copy, without days or years, so a
+    366-day limit's end read "Dec 4 23:58 UTC (in 8783h59m)" — the day after — in the CLI only).
+
+    Args:
+        cancel: the command that cancels a job by id on this surface (``jupyter-sched cancel``,
+            ``%schedule cancel``): a lease bound to no kernel is released with it; "" says
+            ``cancel`` without a program.
+    """
     if job.get("state") not in ("running", "admitted"):
         return ""
     if stopping := stop_detail(job, now):  # new user 9: not "ends by 07:42, its 10m time limit" as well
         return stopping
+    if job.get("kind") == "lease":
+        return _lease_hold(job, cancel or "cancel")
     limit, started = job.get("time_limit_s"), wire_time(job.get("started_at"))
     if not isinstance(limit, (int, float)) or isinstance(limit, bool):
         return "no time limit"
     if started is None:
         return f"{format_duration(float(limit))} time limit"
     end = started + timedelta(seconds=float(limit))
-    day = f"{end:%H:%M}" if end.date() == now.astimezone(timezone.utc).date() else f"{end:%b} {end.day} {end:%H:%M}"
     left = max(0.0, (end - now).total_seconds())
-    return f"ends by {day} UTC (in {format_duration(left)}), its {format_duration(float(limit))} time limit"
+    return (f"ends by {clock_text(end, now)} (in {format_duration(left)}), "
+            f"its {format_duration(float(limit))} time limit")
+
+
+def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
+    """Until when a lease holds its GPUs (it has no time limit): its owner's lease bound to no kernel,
+    which no notebook can release (new user 4), is released with ``cancel``; another user's, only its
+    owner releases — whether a kernel holds it is theirs to know (kernel_id is private: its public name
+    says so, else "a lease", new user 13, N9)."""
+    if not lease.get("kernel_id") and lease.get("mine", True) is not False:
+        return f"GPUs held for no kernel: `{cancel} {lease.get('id')}` releases them (or idle reclaim), no time limit"
+    if lease.get("mine", True) is False:
+        what = "a kernel's GPUs" if lease.get("name") in LEASE_NAMES[:2] else "a lease's GPUs"
+        return f"{what}: held until its owner releases them or they are reclaimed when idle, no time limit"
+    return "a kernel's GPUs: held until released (%gpu release) or reclaimed when idle, no time limit"
 
 
 BULK_STATES = {"pending": "pending,preempted", "running": "admitted,running"}
@@ -533,6 +554,8 @@ def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
     skipped = done.get("skipped", 0)
     if skipped:  # listed, then changed state before the cancel came (a --state pending job that started)
         parts.append(f"{skipped} had changed state and {'was' if skipped == 1 else 'were'} left alone")
+    if refused := done.get("refused", 0):  # named ids of another user's live work (new user 14, N7)
+        parts.append(f"{refused} {'is' if refused == 1 else 'are'} another user's: you may cancel only your own")
     total = removed + stopping
     counted = work_count([{"kind": "job"}] * total + [{"kind": "lease"}] * released)
     return f"cancelled {counted}: " + "; ".join(parts)
@@ -542,7 +565,7 @@ def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]]) -> str:
     """:func:`bulk_cancel_summary` of one or more ``POST jobs/cancel`` answers, from the server's
     counts (``ended`` also counts ``not_found``: it ended, or vanished, between a listing and the
     cancel; ``released``: a lease, said apart). The CLI's and the magics' one reading."""
-    done: dict[str, int] = {"removed": 0, "released": 0, "stopping": 0, "ended": 0, "skipped": 0}
+    done: dict[str, int] = {"removed": 0, "released": 0, "stopping": 0, "ended": 0, "skipped": 0, "refused": 0}
     for answer in answers:
         counts = answer.get("counts") or {}
         done["removed"] += int(counts.get("removed", 0))
@@ -550,6 +573,7 @@ def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]]) -> str:
         done["stopping"] += int(counts.get("stopping", 0))
         done["ended"] += int(counts.get("ended", 0)) + int(counts.get("not_found", 0))
         done["skipped"] += int(counts.get("skipped", 0))
+        done["refused"] += int(counts.get("refused", 0))
     grace = answers[0].get("grace_s") if answers else None
     return bulk_cancel_summary(done, float(grace) if isinstance(grace, (int, float)) else None)
 

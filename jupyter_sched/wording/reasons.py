@@ -27,10 +27,10 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
-from ..model.units import format_duration
-from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
+from ..model.units import clock_text, format_duration
+from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
@@ -106,8 +106,8 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     if details.get("field") == "mem_per_gpu" and details.get("requested_mib") and details.get("max_mib") is not None:
         # lowercase like every other summary ("needs 2 GPUs…"): it follows "--mem-per-gpu: " or
         # "Would never start here: " (issue 20: "…: The job asks")
-        return (f"asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
-                f"here has is {memory_text(details['max_mib'])}.")
+        asked, most = memory_texts(details["requested_mib"], details["max_mib"])
+        return f"asks for {asked} of memory per GPU; the most any GPU here has is {most}."
     message = str(reason.get("message") or "").strip()
     rule = details.get("preemption_rule")
     refused = details.get("preemption_refused")
@@ -216,11 +216,8 @@ def one_gpu(text: str) -> str:
     return _ONE_GPUS.sub(lambda m: f"1 {m.group(1)}GPU", text)
 
 
-def _clock(when: datetime, now: datetime | None) -> str:
-    """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (as the ETA is written)."""
-    if now is not None and when.date() == now.astimezone(timezone.utc).date():
-        return f"{when:%H:%M} UTC"
-    return f"{when:%b} {when.day} {when:%H:%M} UTC"
+_clock = clock_text
+"""``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (the year when far off): the one formatter."""
 
 
 def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -384,6 +381,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, on
     their owner's runs of other programs, with the share of the limit; :mod:`.estimates`)."""
     other = details.get("eta_learned_other")
     other = other if isinstance(other, Mapping) else {}
+    listed = details.get("eta_learned_population")  # of those, the ones from everybody's runs of their size
+    population = {str(w) for w in listed} if isinstance(listed, Sequence) and not isinstance(listed, str) else set()
     own = {str(o.get("id")) for o in (details.get("eta_waits_on_own") or ()) if isinstance(o, Mapping)} if mine else set()
     same = [w for w in learned if str(w) not in other]
     parts = []
@@ -392,7 +391,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, on
     for w in learned:
         if str(w) in other:
             share = other[str(w)]
-            parts.append("if " + learnt_condition("it" if one else str(w), OTHER_RUNS, yours=str(w) in own,
+            source = POPULATION_RUNS if str(w) in population else OTHER_RUNS
+            parts.append("if " + learnt_condition("it" if one else str(w), source, yours=str(w) in own,
                                                   share=float(share) if isinstance(share, (int, float)) else None))
     return "; ".join(parts)
 
@@ -421,7 +421,7 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         models = _names(details.get("models"))
         return f"Ask for one of the models here: {models}." if models else "This cluster has no GPUs; ask for 0 GPUs."
     if details.get("field") == "mem_per_gpu" and details.get("max_mib"):
-        return f"Ask for at most {memory_text(details['max_mib'])} per GPU."
+        return f"Ask for at most {memory_texts(details['max_mib'])[0]} per GPU."
     most = details.get("max_per_node")
     if code == "Unschedulable" and isinstance(most, int) and most > 0 and details.get("requested"):
         # the core's advice named "another GPU model" also when the job named none (issue 20)
@@ -484,6 +484,23 @@ def memory_text(mib: Any) -> str:
         if value >= size:
             return f"{value / size:.4g} {unit}"
     return f"{value:.4g} MiB"
+
+
+def memory_texts(*mibs: Any) -> tuple[str, ...]:
+    """Amounts of memory said side by side, each as :func:`memory_text` — unless that rounds: then
+    all in MiB, exact (new user 14, N16: 81921 MiB asked of GPUs of 81920 read "asks for 80 GiB …;
+    the most any GPU here has is 80 GiB", two equal figures the user could not act on; and a limit
+    rounded up, "at most 79.1 GiB" of 81000 MiB, would itself be refused)."""
+    texts = tuple(memory_text(mib) for mib in mibs)
+    if any(not _reads_exactly(text, mib) for text, mib in zip(texts, mibs, strict=True)):
+        return tuple(f"{round(float(mib))} MiB" for mib in mibs)
+    return texts
+
+
+def _reads_exactly(text: str, mib: Any) -> bool:
+    """Whether ``text`` (``80 GiB``) read back is ``mib`` MiB to the MiB."""
+    number, unit = text.split()
+    return round(float(number) * {"TiB": 1024.0**2, "GiB": 1024.0, "MiB": 1.0}[unit]) == round(float(mib))
 
 
 def wire_time(value: Any) -> datetime | None:

@@ -62,20 +62,27 @@ export function formatEta(eta: string | null | undefined, now: Date = new Date()
   return trans.__('in %1', formatDuration(seconds, trans));
 }
 
+/** A clock more than this many days from now carries its year (jupyter_sched.model.units.YEAR_SHOWN_AFTER_DAYS). */
+export const YEAR_SHOWN_AFTER_DAYS = 182;
+
 /** The server's ETA sentence (`ETA Dec 2 06:44 UTC, when j-1 ends (by its 4m time limit)`) with
  * the relative time right after the clock, where it belongs (`ETA 06:44 UTC (in 3 min), when …`),
  * and without the date when the ETA is today (UTC): the server renders it without knowing "today".
  * A sentence that does not start with a clock gets the relative time at its end. */
 export function etaWithRelative(sentence: string, eta: string, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const relative = `(${formatEta(eta, now, trans)})`;
-  const clock = /^ETA (?:([A-Z][a-z]{2}) (\d{1,2}) )?(\d{2}:\d{2} UTC)/.exec(sentence);
+  const clock = /^ETA (?:([A-Z][a-z]{2}) (\d{1,2}) (?:(\d{4}) )?)?(\d{2}:\d{2} UTC)/.exec(sentence);
   if (!clock) {
     return `${sentence} ${relative}`;
   }
   const at = parseTime(eta);
   const today = at !== null && at.getUTCFullYear() === now.getUTCFullYear() && at.getUTCMonth() === now.getUTCMonth()
     && at.getUTCDate() === now.getUTCDate();
-  const shown = clock[1] && !today ? `${clock[1]} ${clock[2]} ${clock[3]}` : clock[3];
+  // more than half a year away, its year (model.units.clock_text's rule; new user 14, N18: a year-long
+  // time limit's end read as tomorrow's)
+  const far = at !== null && Math.abs(at.getTime() - now.getTime()) > YEAR_SHOWN_AFTER_DAYS * 86400 * 1000;
+  const year = clock[3] ?? (far && at !== null ? String(at.getUTCFullYear()) : '');
+  const shown = clock[1] && !today ? `${clock[1]} ${clock[2]}${year ? ` ${year}` : ''} ${clock[4]}` : clock[4];
   return `ETA ${shown} ${relative}${sentence.slice(clock[0].length)}`;
 }
 

@@ -640,7 +640,7 @@ export interface components {
         /** @description ``POST jobs/cancel``: exactly one of ``ids``, ``mine`` or ``all``. */
         CancelJobsRequest: {
             /**
-             * @description these jobs or leases (at most 10000); another user's is answered not_found unless the caller is an admin
+             * @description these jobs or leases (at most 10000); another user's is answered refused (live) or not_found (ended) unless the caller is an admin
              * @example [
              *       "j-01hf3k2m9-x7q4za"
              *     ]
@@ -675,7 +675,7 @@ export interface components {
         CancelledJob: {
             id: string;
             /** @enum {string} */
-            outcome: "removed" | "released" | "stopping" | "ended" | "skipped" | "not_found";
+            outcome: "removed" | "released" | "stopping" | "ended" | "skipped" | "refused" | "not_found";
             /**
              * @description its state before (null when not_found)
              * @enum {string|null}
@@ -686,6 +686,8 @@ export interface components {
              * @enum {string|null}
              */
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected" | null;
+            /** @description refused and not_found: why, in the words of DELETE jobs/{id}'s 404 (e.g. 'j-… is another user's job: you may cancel only your own'); null otherwise */
+            message?: string | null;
         };
         ClusterUtilization: {
             /** @description mean over valid readings; suspect and blank ones add 0 % */
@@ -1052,8 +1054,8 @@ export interface components {
             window: number;
             /** @description of them, jobs that waited before starting */
             jobs: number;
-            /** @description share (0..1) of those jobs that had an ETA when queued */
-            coverage: number;
+            /** @description share (0..1) of those jobs that had an ETA when queued; null when no job waited (nothing measured, not 0 %) */
+            coverage: number | null;
             /** @description median |actual - predicted start|, seconds */
             median_abs_error_s: number | null;
             /** @description median time those jobs waited, seconds */

@@ -185,6 +185,15 @@ describe('queueLine', () => {
     expect(etaWithRelative('ETA soon', '2026-11-29T12:03:00Z', NOW)).toBe('ETA soon (in 3 min)');
   });
 
+  it('says the year of an ETA more than half a year away (newuser14 N18)', () => {
+    expect(etaWithRelative('ETA Nov 30 12:03 UTC, when j-7 ends', '2027-11-30T12:03:00Z', NOW)).toBe(
+      'ETA Nov 30 2027 12:03 UTC (in 366 d 0 h), when j-7 ends'
+    );
+    expect(etaWithRelative('ETA Nov 30 2027 12:03 UTC, when j-7 ends', '2027-11-30T12:03:00Z', NOW)).toBe(
+      'ETA Nov 30 2027 12:03 UTC (in 366 d 0 h), when j-7 ends'
+    );
+  });
+
   it('a pending job without ETA says unknown', () => {
     expect(queueLine(makeJob({ reason: makeReason({ message: 'waiting' }) }), NOW)).toBe('waiting · ETA unknown');
   });

@@ -800,6 +800,50 @@ def test_a_reclaim_takes_a_smaller_victim_after_a_larger_one_of_the_same_team() 
     assert result.nominations["w"].gpu_uuids == ("GPU-n1-0", "GPU-n1-1", "GPU-n1-2")
 
 
+def test_a_higher_class_passed_over_before_another_team_borrowed_reclaims_before_a_lower_class_of_its_team() -> None:
+    # hypothesis seed 12345 (2,000 examples), reduced by hand: "j4 waits while j6 (lower class) holds
+    # free nominated GPUs it fits on". a's jobs go after its borrowing abig; ah (high, within a's 2)
+    # is visited while b is at its guarantee, so it cannot reclaim; b's bs is then admitted (b
+    # borrows) and a's normal an reclaims b's r. Before: the GPUs were nominated to an, and ah
+    # waited beside them. Now ah, passed over earlier, searches first and takes r's GPUs itself.
+    jobs = [running(make_job("r", gpus=3, team="b", priority="high"), "n1"),
+            make_job("abig", gpus=3, team="a", priority="high", submitted=0),
+            make_job("ah", gpus=2, team="a", priority="high", submitted=1),
+            make_job("bs", gpus=1, team="b", priority="high", submitted=2),
+            make_job("an", gpus=2, team="a", submitted=3)]
+    result = run_cycle(snapshot([make_node("n0", gpus=1, nvlink=[()]), make_node("n1", gpus=3, nvlink=[*pairs(2), ()])],
+                                jobs, quota=quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=3))))
+    assert [(p.job_id, p.for_job, p.kind) for p in result.preemptions] == [("r", "ah", "reclaim")]
+    assert [a.job_id for a in result.admits] == ["bs"]
+    assert set(result.nominations) == {"ah"}
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["ah"].code == "WaitingForPreemption" and reasons["an"].code == "WaitingForCapacity"
+    assert [p.job_id for p in result.pending].count("ah") == 1  # its first reason gave way
+
+
+def test_a_borrowing_admission_that_justified_a_reclaim_is_not_withdrawn_later_in_the_cycle() -> None:
+    # hypothesis seed 12345 (2,000 examples), reduced by hand: "reclaimed from a team that was not
+    # borrowing". c runs r at its guarantee (1); its cb is admitted on n1 this cycle, so c borrows;
+    # b's bw (within b's 3) reclaims r for it on n0. Then a's an (within a's 2) withdrew cb for n1:
+    # c ended at 0, having lost its guaranteed r to a borrowing that never happened. Withdrawals go
+    # first, then running victims: with cb withdrawn c would not have been borrowing, so it stays.
+    jobs = [running(make_job("r", gpus=1, team="c", priority="high"), "n0", [0]),
+            running(make_job("s", gpus=1, team="b", priority="high"), "n0", [1]),
+            make_job("bbig", gpus=3, team="b", priority="high", submitted=0),
+            make_job("abig", gpus=3, team="a", priority="high", submitted=1),
+            make_job("cb", gpus=2, team="c", priority="high", submitted=2),
+            make_job("bw", gpus=2, team="b", priority="high", submitted=3),
+            make_job("an", gpus=2, team="a", submitted=4)]
+    nodes = [make_node("n0", gpus=3, nvlink=[*pairs(2), ()]), make_node("n1", gpus=2, model="H100-80GB", nvlink=pairs(2))]
+    result = run_cycle(snapshot(nodes, jobs, quota=quotas(Quota(team="a", guaranteed=2), Quota(team="b", guaranteed=3),
+                                                          Quota(team="c", guaranteed=1))))
+    assert [(p.job_id, p.for_job, p.kind) for p in result.preemptions] == [("r", "bw", "reclaim")]
+    assert [a.job_id for a in result.admits] == ["cb"]
+    reasons = {p.job_id: p.reason for p in result.pending}
+    assert reasons["an"].code == "WaitingForCapacity" and "withdrawn" not in reasons["an"].details
+    assert not any(a.action == "admit_withdrawn" for a in result.audit)
+
+
 def test_gpus_a_migration_frees_beyond_its_job_s_need_are_not_given_to_another_job_while_the_movers_stop() -> None:
     # found reading the defragmentation path for issue 16 point 2 ("nothing else is admitted onto
     # GPUs whose victims are still in their grace period"): m1 and m2 move off node1 to give new4 4

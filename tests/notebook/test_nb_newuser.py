@@ -114,7 +114,10 @@ def test_round3_finding_3_running_rows_have_no_na_position_and_say_when_they_end
     frame = queue_frame(rows, NOW)
     assert frame["position"].tolist() == [1, "", ""]
     assert "<NA>" not in frame.to_string()
-    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit", "no time limit"]
+    # the lease row: the CLI's words, from the one renderer (new user 14, N18), with the magic's cancel
+    assert frame["eta"].tolist()[1:] == ["ends by 04:53 UTC (in 3m), its 4m time limit",
+                                         "GPUs held for no kernel: `%schedule cancel l-1` releases them (or idle "
+                                         "reclaim), no time limit"]
     assert frame["detail"].tolist()[0] == "needs 2 Simulated GPU 80GB, 1 free"  # no full stop in a cell
 
 
@@ -400,11 +403,11 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert f"{waiter} is pending: no output yet; %schedule logs {waiter} -f follows it once it starts." in logs.stdout
     assert "log continues" not in logs.stdout, logs.text
     usage = _seen(await kernel.run("%gpu request 0"))  # a usage error's hint is a sentence, not "(got 0) (ask…)"
-    assert "N must be above 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5." in usage, usage
+    assert "N must be > 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5." in usage, usage
     # new user 4, finding 13: -1 got case 019's "use 0 for CPU-only work" although %gpu refuses 0;
     # an empty %%schedule cell ran an empty script on a GPU; --help was "unknown argument"
     minus = _seen(await kernel.run("%gpu request -1"))
-    assert "N must be above 0 (got -1). Ask for 1 or more GPUs, or a share such as 0.5." in minus and "CPU-only" \
+    assert "N must be > 0 (got -1). Ask for 1 or more GPUs, or a share such as 0.5." in minus and "CPU-only" \
         not in minus, minus
     empty = await kernel.run("%%schedule --gpus 1\n\n# nothing yet\n")
     assert empty.error is not None and "the cell is empty: nothing to run" in _seen(empty), empty.text

@@ -46,7 +46,8 @@ async def test_mine_cancels_every_job_of_mine_in_one_request_and_counts_them(sch
     by_id = {j["id"]: j for j in answer["jobs"]}
     assert set(by_id) == {running, *waiting}  # in submit order, only ivan's
     assert [j["id"] for j in answer["jobs"]] == [running, *waiting]
-    assert by_id[running] == {"id": running, "outcome": "stopping", "was": "running", "state": "running"}
+    assert by_id[running] == {"id": running, "outcome": "stopping", "was": "running", "state": "running",
+                               "message": None}
     assert all(by_id[j]["outcome"] == "removed" and by_id[j]["state"] == "cancelled" for j in waiting)
     await wait_for(lambda: _is(api, running, "cancelled"))
     for job_id in judys:  # judy's untouched
@@ -61,8 +62,8 @@ async def test_a_state_filter_leaves_running_work_alone_and_named_jobs_out_of_it
     await wait_for(lambda: _running(api, running))
     status, answer = await api("POST", "jobs/cancel", {"ids": [running, waiting, waiting], "states": ["pending"]})
     assert status == 200, answer
-    assert answer["jobs"] == [{"id": running, "outcome": "skipped", "was": "running", "state": "running"},
-                              {"id": waiting, "outcome": "removed", "was": "pending", "state": "cancelled"}]
+    assert answer["jobs"] == [{"id": running, "outcome": "skipped", "was": "running", "state": "running", "message": None},
+                              {"id": waiting, "outcome": "removed", "was": "pending", "state": "cancelled", "message": None}]
     assert answer["cancelled"] == 1 and answer["counts"]["skipped"] == 1
     assert await _state(api, running) == "running"
     ended = (await api("POST", "jobs/cancel", {"ids": [waiting]}))[1]
@@ -71,13 +72,17 @@ async def test_a_state_filter_leaves_running_work_alone_and_named_jobs_out_of_it
 
 async def test_a_hostile_user_cannot_cancel_or_learn_of_others_jobs(sched_app: Any, api: Any) -> None:
     """eve names ivan's jobs, asks for everyone's and sends malformed selections: nothing of
-    ivan's changes, the named ones read not_found (as DELETE jobs/{id} answers 404) and the
-    attempts are audited."""
+    ivan's changes, the named live ones read refused and the unknown id not_found, each with the
+    message DELETE jobs/{id} answers (new user 14, N7: a bare not_found for both could not tell a
+    typo from another's job), and the attempts are audited."""
     ivans = await _submit(api, 3, gpus=0)
     status, answer = await api("POST", "jobs/cancel", {"ids": [*ivans, "j-no-such"]}, token=EVE_TOKEN)
     assert status == 200, answer
-    assert [j["outcome"] for j in answer["jobs"]] == ["not_found"] * 4 and answer["cancelled"] == 0
+    assert [j["outcome"] for j in answer["jobs"]] == ["refused"] * 3 + ["not_found"] and answer["cancelled"] == 0
     assert all(j["was"] is None and j["state"] is None for j in answer["jobs"])  # nothing about them leaks
+    assert [j["message"] for j in answer["jobs"]] == [
+        *(f"{job_id} is another user's job: you may cancel only your own" for job_id in ivans),
+        "no job 'j-no-such' visible to you"]
     status, error = await api("POST", "jobs/cancel", {"all": True}, token=EVE_TOKEN)
     assert status == 403 and error["error"]["field"] == "all" and "mine" in error["error"]["hint"]
     status, mine = await api("POST", "jobs/cancel", {"mine": True}, token=EVE_TOKEN)

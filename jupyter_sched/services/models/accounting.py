@@ -148,7 +148,8 @@ class GetEtaAccuracyResponse(ResponseModel):
 
     window: int = Field(description="admissions read (the newest)")
     jobs: int = Field(description="of them, jobs that waited before starting")
-    coverage: float = Field(description="share (0..1) of those jobs that had an ETA when queued")
+    coverage: float | None = Field(description="share (0..1) of those jobs that had an ETA when queued; null when "
+                                               "no job waited (nothing measured, not 0 %)")
     median_abs_error_s: float | None = Field(description="median |actual - predicted start|, seconds")
     median_wait_s: float | None = Field(description="median time those jobs waited, seconds")
     error_of_wait: float | None = Field(description="median_abs_error_s / median_wait_s (the goal is <= 0.15)")

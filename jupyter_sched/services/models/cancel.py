@@ -24,13 +24,15 @@ MAX_CANCEL_IDS = 10_000
 LiveStateName = Literal["pending", "preempted", "admitted", "running"]
 """States of work that can be cancelled (``pending``/``preempted`` wait; ``admitted``/``running`` hold GPUs)."""
 
-CancelOutcome = Literal["removed", "released", "stopping", "ended", "skipped", "not_found"]
-CANCEL_OUTCOMES: tuple[str, ...] = ("removed", "released", "stopping", "ended", "skipped", "not_found")
+CancelOutcome = Literal["removed", "released", "stopping", "ended", "skipped", "refused", "not_found"]
+CANCEL_OUTCOMES: tuple[str, ...] = ("removed", "released", "stopping", "ended", "skipped", "refused", "not_found")
 """What a bulk cancel did to one job: ``removed`` (it waited; taken off the queue, now cancelled),
 ``released`` (a lease; its GPUs are free), ``stopping`` (it held GPUs; stopped after the grace,
 then cancelled — also when a stop was already requested), ``ended`` (it had ended already:
-nothing to do), ``skipped`` (its state is not one of ``states``: left alone), ``not_found`` (no
-such job, or another user's — that attempt is audited)."""
+nothing to do), ``skipped`` (its state is not one of ``states``: left alone), ``refused`` (another
+user's live job or lease — the shared queue shows it — which only its owner or an admin may
+cancel; audited, and said in ``message`` as ``DELETE jobs/{id}`` says it: new user 14, N7),
+``not_found`` (no such job, or another user's that has ended — audited too)."""
 
 JobId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -40,8 +42,8 @@ class CancelJobsRequest(RequestModel):
 
     ids: list[JobId] | None = Field(
         default=None, min_length=1, max_length=MAX_CANCEL_IDS, examples=[["j-01hf3k2m9-x7q4za"]],
-        description=f"these jobs or leases (at most {MAX_CANCEL_IDS}); another user's is answered not_found "
-                    "unless the caller is an admin")
+        description=f"these jobs or leases (at most {MAX_CANCEL_IDS}); another user's is answered refused "
+                    "(live) or not_found (ended) unless the caller is an admin")
     mine: bool = Field(default=False, description="every job of the caller in one of states (kernel leases are "
                                                   "left alone: a notebook releases its GPUs with %gpu release)")
     all: bool = Field(default=False, description="admins only: every user's jobs in one of states (leases left alone)")
@@ -58,6 +60,9 @@ class CancelledJob(ResponseModel):
     was: JobStateName | None = Field(description="its state before (null when not_found)")
     state: JobStateName | None = Field(description="its state now (stopping jobs still read admitted or running "
                                                    "until they stop)")
+    message: str | None = Field(default=None, description=(
+        "refused and not_found: why, in the words of DELETE jobs/{id}'s 404 (e.g. 'j-… is another user's job: "
+        "you may cancel only your own'); null otherwise"))
 
 
 class CancelJobsResponse(ResponseModel):

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, field_validator, model_validator
 
-from ...model.validation import check_env, parse_gpus
+from ...model.validation import check_env, parse_gpus, parse_priority
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
@@ -136,6 +136,16 @@ class RunJobFields(RequestModel):
         user 13, N5: "gpus must be a number or a string (got true)" beside "must be an integer")."""
         if isinstance(value, bool) or not isinstance(value, (int, float, str, type(None))):
             parse_gpus(value)
+        return value
+
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _priority_in_one_wording(cls, value: Any) -> Any:
+        """A ``priority`` that is no class refused in the words the CLI and the magics say too
+        (:func:`~jupyter_sched.model.validation.parse_priority`; new user 14, N2: "must be 'high',
+        'normal' or 'low'" with the hint ``e.g. "normal"`` here, two other wordings there)."""
+        if value is not None:
+            parse_priority(value)
         return value
 
     def body(self) -> dict[str, Any]:

@@ -525,7 +525,7 @@ function AuditSearch({ ctx, trans }: { ctx: ISchedSection.IContext; trans: Trans
  * predicted when each job was queued, against its wait, and the share of jobs that had one.
  */
 export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: TranslationBundle): string {
-  if (!acc.jobs || acc.median_abs_error_s === null) {
+  if (!acc.jobs || acc.coverage === null || acc.median_abs_error_s === null) {
     return trans.__('No job has waited for GPUs yet: no ETA to check.');
   }
   // under a second with one decimal: "off by 0 s, 45 % of the median wait (0 s)" read as a
