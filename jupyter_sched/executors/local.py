@@ -97,7 +97,7 @@ from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
 from .outcome import describe_exit
-from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as
+from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
@@ -545,7 +545,8 @@ class LocalExecutor:
                 who = self.run_as_for(Job(id="path-check", spec=spec))
             except ExecutorError:
                 return None
-            return missing_as_owner(spec, who) if who.switches and can_switch_users() else None
+            search = spec.env["PATH"] if "PATH" in spec.env else job_path(self.job_python)  # as _spawn's env
+            return missing_as_owner(spec, who, search) if who.switches and can_switch_users() else None
         if self.require_run_as:
             return None
         start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
@@ -562,9 +563,8 @@ class LocalExecutor:
                 full = start / full
             if not full.is_file():
                 return name, str(full), _path_problem(full, want_dir=False)
-        if self.clean_env:
-            return None  # its PATH is made at the start (clean_environment): the wrapper tells
-        return missing_program(spec, start, spec.env.get("PATH", self.base_env.get("PATH", os.defpath)))
+        inherited = job_path(self.python) if self.clean_env else self.base_env.get("PATH", os.defpath)
+        return missing_program(spec, start, spec.env.get("PATH", inherited))  # the PATH _spawn gives it
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
         """Where the job starts (module docstring). Embedded, a missing directory is refused here;

@@ -56,7 +56,8 @@ def flag_for(field: str | None, *, command_hint: str = "--") -> str | None:
     base, dot, key = field.partition(".")
     if dot and key and base in FLAGS and FLAGS[base] == "--env":  # the one mapping field with an option per key
         return f"--env {key}"
-    return FLAGS.get(field, field)
+    listed = field.split("[", 1)[0] if field.endswith("]") else ""  # an item of a list option: gpu_models[0]
+    return FLAGS.get(field, FLAGS.get(listed, field) if listed else field)
 
 
 class Surface(NamedTuple):

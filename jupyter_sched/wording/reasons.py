@@ -86,13 +86,16 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
     """``reason`` (REST shape) with its sentences (``text``) and its documented ``unblock`` and
     ``eta_reason`` taken from them, so every field says the same (new user 8, N2: ``unblock`` kept
     the core's "starts when default releases GPUs or an admin raises its quota" for a user's own
-    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). The core's
-    ``unblock`` stays where the words leave it out because the ETA says it (capacity waits)."""
-    out = {**reason, "text": text.to_dict()}
-    if text.unblock:
-        out["unblock"] = text.unblock
+    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). Where the words
+    leave ``unblock`` out because the ETA says it (capacity waits), or say no ETA (work that ended, a
+    refusal), ``unblock`` / ``eta_reason`` are empty too: new user 14, N14 — the core's "starts when
+    running jobs finish (see ETA)" and "it fits only after jobs without a time limit end (j-…)" stood
+    beside ``text.unblock: ""`` and the ETA sentence, two answers a client could not choose between."""
+    out = {**reason, "text": text.to_dict(), "unblock": text.unblock}
     if text.eta.startswith("ETA unknown: "):
         out["eta_reason"] = text.eta.removeprefix("ETA unknown: ")
+    elif not text.eta:
+        out["eta_reason"] = ""
     return out
 
 
@@ -300,6 +303,15 @@ def _how_many(reason: Mapping[str, Any], own: Sequence[Mapping[str, Any]]) -> st
     return "one or more of "
 
 
+def _some_of(must: Any, named: int) -> str:
+    """What comes before ``named`` (>1) holders a start waits on: ``""`` when all must go, ``at least
+    2 of `` when some, ``one or more of `` when one may do or the core did not count
+    (``details.eta_must_release``: :func:`~jupyter_sched.scheduling.eta._must_release`)."""
+    if not isinstance(must, int) or isinstance(must, bool) or must <= 1:
+        return "one or more of "
+    return "" if must >= named else f"at least {must} of "
+
+
 def _notebook(lease: Mapping[str, Any]) -> str:
     """``notebook nb/explore.ipynb`` for an own lease whose notebook is known, else ""."""
     path = lease.get("notebook")
@@ -321,9 +333,9 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
-            # of several, the core does not say how many must end: one may free enough (new user 7, F1:
-            # "after hogA and hogB end" for 1 GPU while each held 2 read as if both had to)
-            some = "" if one else "one or more of "
+            # of several, one may free enough (new user 7, F1: "after hogA and hogB end" for 1 GPU while
+            # each held 2 read as if both had to); on a quota wait the core counts how many must go (N9)
+            some = "" if one else _some_of(details.get("eta_must_release"), len(waits))
             own = own_leases(reason) if mine else []
             if own:  # the reader's own leases hold them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
