@@ -141,8 +141,7 @@ class JobsService:
         which checks that the caller may read them."""
         if user is None or request.all or request.user not in (None, user):
             return None
-        wanted = kind or (JobKind(request.kind) if request.kind else None)
-        kept: JobsPage | None = self._kept(_jobs_key(user, user, wanted, request))
+        kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request))
         return kept
 
     def kept_queue(self, user: str | None, request: GetQueueRequest) -> QueuePage | None:
@@ -572,7 +571,7 @@ class JobsService:
                                              field="all" if request.all else "user",
                                              hint=f"leave out user and all to list your own {what}")
         user = None if request.all else (request.user or caller.user)
-        wanted = kind or (JobKind(request.kind) if request.kind else None)
+        wanted = _kind_asked(kind, request)
         states = parse_states(request.state)
         after = decode_cursor(request.cursor) if request.cursor else None
         # authorised above; the caller is in the key because each row says whether it is the
@@ -780,6 +779,9 @@ class JobsService:
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
         entry = QueueEntry.model_validate(data)
+        if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
+            # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
+            entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
         if len(self._lines) >= _LINES_KEPT:
             self._lines.clear()
         self._lines[(job.id, mine)] = (shape, reason, entry)
@@ -940,9 +942,32 @@ def parse_states(state: str | Iterable[str] | None) -> list[JobState] | None:
     names = [s.strip() for s in state.split(",")] if isinstance(state, str) else list(state)
     out = []
     for name in names:
+        if name == RELEASED:  # an ended lease, as the CLI, the magics and the panel say it (new user 14, N13)
+            out.append(JobState.CANCELLED)
+            continue
         try:
             out.append(JobState(name))
         except ValueError:
             raise ValidationError(f"unknown state {name[:40]!r}", field="state",
-                                  hint="use any of " + ", ".join(s.value for s in JobState)) from None
+                                  hint="use any of " + ", ".join(s.value for s in JobState)
+                                       + f" (or {RELEASED}: a lease that ended)") from None
     return out
+
+
+RELEASED = "released"
+"""The word every client shows for an ended (``cancelled``) lease; ``GET jobs?state=released`` lists those."""
+
+
+def _kind_asked(kind: JobKind | None, request: ListJobsRequest) -> JobKind | None:
+    """The kind a list asks for: the route's, else ``kind=``, else leases when every state asked is
+    ``released`` (an ended lease's word: cancelled jobs are not asked for), else any."""
+    wanted = kind or (JobKind(request.kind) if request.kind else None)
+    return JobKind.LEASE if wanted is None and released_only(request.state) else wanted
+
+
+def released_only(state: str | None) -> bool:
+    """Whether a ``state`` query asks for ended leases alone (every name ``released``): the list is then
+    of leases, as ``jupyter-sched jobs --state released`` lists them (new user 14, N13: the REST answer
+    was "unknown state 'released'" for the word its own clients print)."""
+    names = {s.strip() for s in state.split(",") if s.strip()} if state else set()
+    return names == {RELEASED}

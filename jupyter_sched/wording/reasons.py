@@ -86,13 +86,16 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
     """``reason`` (REST shape) with its sentences (``text``) and its documented ``unblock`` and
     ``eta_reason`` taken from them, so every field says the same (new user 8, N2: ``unblock`` kept
     the core's "starts when default releases GPUs or an admin raises its quota" for a user's own
-    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). The core's
-    ``unblock`` stays where the words leave it out because the ETA says it (capacity waits)."""
-    out = {**reason, "text": text.to_dict()}
-    if text.unblock:
-        out["unblock"] = text.unblock
+    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). Where the words
+    leave ``unblock`` out because the ETA says it (capacity waits), or say no ETA (work that ended, a
+    refusal), ``unblock`` / ``eta_reason`` are empty too: new user 14, N14 — the core's "starts when
+    running jobs finish (see ETA)" and "it fits only after jobs without a time limit end (j-…)" stood
+    beside ``text.unblock: ""`` and the ETA sentence, two answers a client could not choose between."""
+    out = {**reason, "text": text.to_dict(), "unblock": text.unblock}
     if text.eta.startswith("ETA unknown: "):
         out["eta_reason"] = text.eta.removeprefix("ETA unknown: ")
+    elif not text.eta:
+        out["eta_reason"] = ""
     return out
 
 
