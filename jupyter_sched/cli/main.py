@@ -234,7 +234,9 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
     submit.add_argument("--cpu", help="CPU cores per worker, e.g. 8 or 0.5 (default: not reserved)")
     submit.add_argument("--memory", help='host memory per worker, e.g. "64GiB" (default: not reserved)')
-    submit.add_argument("--priority", choices=["high", "normal", "low"],
+    # no argparse choices: the server's rule says a wrong class in the words REST and the magics say
+    # (model.validation.parse_priority), not as the whole usage line (new user 14, N2)
+    submit.add_argument("--priority", metavar="{high,normal,low}",
                         help="priority class (default normal; high needs an admin's grant)")
     submit.add_argument("--team", help="team / queue charged")
     submit.add_argument("--name", help="job name")
@@ -640,8 +642,12 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
         what = "needs a token (none was given with --url)"
     elif os.environ.get("JUPYTER_SCHED_URL"):
         what = "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)"
-    else:
+    elif source == "hub-service":  # a hub service has no runtime file (new user 14, N8): nothing was sent
+        what = "needs a token (JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not)"
+    elif source == "runtime-file":
         what = "refused the token of its runtime file"
+    else:
+        what = "needs a token (none was found)"
     # the environment first: a --token stays readable by every local account in `ps` while the command
     # runs (new user 7, F17: hours, for `wait --for 2h`; the token opens the whole Jupyter server)
     # the `ps` warning once: the note before the request said it already when --token was typed (new user 11, N13)
@@ -673,7 +679,9 @@ def error_line(command: str, exc: SchedError) -> str:
             hint = f"`{PROG} definitions` lists yours"
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
-    if exc.field in ("command", "args"):
+    if exc.field in ("command", "args") and (not hint or re.search(r"[\[{]", hint)):
+        # a hint in JSON terms (["python", "train.py"]) is said as the CLI's options; a hint in words
+        # (a program not on the job's PATH: give its full path) stays (new user 14, N5: it was dropped)
         hint = f"say what to run: {WHAT_TO_RUN}"
     if hint:  # a REST request in a hint is said as the command that sends it (new user 7, F16)
         hint = re.sub(r"PATCH definitions/([\w-]+)", rf"`{PROG} definitions edit \1 …`", hint)

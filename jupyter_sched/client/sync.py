@@ -267,12 +267,9 @@ class SchedClient:
         if reply.status == 403 and (owner := _others_server(self.connection.url, reply)):
             from ..errors import AuthorizationError
 
-            you = os.environ.get("JUPYTERHUB_USER") or "YOUR-NAME"
-            mine = re.sub(r"/user/[^/]+/", f"/user/{you}/", self.connection.url, count=1)
             raise AuthorizationError(  # new user 10, N12: "request refused [forbidden]", nothing else
                 f"{self.connection.url} is {owner}'s Jupyter server: your token may not use it",
-                hint=f"leave --url out in your hub terminal (the hub's scheduler is found by itself), or use your own "
-                     f"server, {mine}")
+                hint=self._own_server_hint())
         if reply.status >= 400:
             raise error_from_response(reply.status, reply.text)
         if 300 <= reply.status < 400 and (hub := hub_root(self.connection.url, reply.location)):
@@ -285,6 +282,20 @@ class SchedClient:
                 hint="give the Jupyter server's root URL, e.g. http://127.0.0.1:8888/ (the address JupyterLab "
                      "printed, without /lab)")
         return reply
+
+    def _own_server_hint(self) -> str:
+        """Where to point instead of another user's server, said for where its URL came from (new user
+        14, N8: "leave --url out" to someone who had given no --url — the URL was $JUPYTER_SCHED_HUB_URL)."""
+        you = os.environ.get("JUPYTERHUB_USER") or "YOUR-NAME"
+        url = self.connection.url
+        mine = re.sub(r"/user/[^/]+/", f"/user/{you}/", url, count=1)
+        service = re.sub(r"/user/[^/]+/.*$", "/services/jupyter-sched/", url, count=1)
+        if self.connection.source == "hub-service":
+            return f"{ENV_HUB_URL} points at it: set it to the hub's scheduler, {service}"
+        if self.connection.source == "kernel-env":
+            return f"{ENV_URL} points at it: set it to your own server, {mine}, or unset it in your hub terminal"
+        return (f"leave --url out in your hub terminal (the hub's scheduler is found by itself), or use your own "
+                f"server, {mine}")
 
     def _hub_hint(self, hub: str) -> str:
         """Where the hub's scheduler is, said for where this URL came from: "(or set

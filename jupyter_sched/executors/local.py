@@ -97,7 +97,7 @@ from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
 from .outcome import describe_exit
-from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as
+from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
@@ -205,6 +205,16 @@ def carried_files(job: Job) -> dict[str, str]:
     return files
 
 
+def _path_problem(path: Path, *, want_dir: bool) -> str:
+    """What is wrong with ``path``, which is not the kind of thing wanted, read after it: ``does not
+    exist``, or — it exists — ``is a file, not a directory`` / ``is a directory, not a file`` (new
+    user 14, N1: ``working_dir`` /etc/passwd was said not to exist; a user who checks with ``ls``
+    was told something false). The words :mod:`.owner_paths` says for a hub's owner too."""
+    if want_dir:
+        return "is a file, not a directory" if path.exists() else "does not exist"
+    return "is a directory, not a file" if path.is_dir() else "does not exist"
+
+
 def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tuple[str, str, str] | None:
     """``("command", program, problem)`` when a command job's program could not be started where
     the job would start, else None — found at submit instead of as exit 127 after the job waited
@@ -222,7 +232,7 @@ def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tupl
                 return None
             full = start / full
         if not full.is_file():
-            return "command", str(full), "does not exist"
+            return "command", str(full), _path_problem(full, want_dir=False)
         if not os.access(full, os.X_OK):
             return "command", str(full), "is not executable (chmod +x, or run it with its interpreter)"
         return None
@@ -535,12 +545,13 @@ class LocalExecutor:
                 who = self.run_as_for(Job(id="path-check", spec=spec))
             except ExecutorError:
                 return None
-            return missing_as_owner(spec, who) if who.switches and can_switch_users() else None
+            search = spec.env["PATH"] if "PATH" in spec.env else job_path(self.job_python)  # as _spawn's env
+            return missing_as_owner(spec, who, search) if who.switches and can_switch_users() else None
         if self.require_run_as:
             return None
         start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
         if spec.working_dir and start is not None and not start.is_dir():
-            return "working_dir", str(start), "does not exist"
+            return "working_dir", str(start), _path_problem(start, want_dir=True)
         for name, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
                                                                               spec.notebook_json)):
             if not path or carried is not None:
@@ -551,10 +562,9 @@ class LocalExecutor:
                     continue  # it starts in a directory made for it: nothing to look in yet
                 full = start / full
             if not full.is_file():
-                return name, str(full), "does not exist"
-        if self.clean_env:
-            return None  # its PATH is made at the start (clean_environment): the wrapper tells
-        return missing_program(spec, start, spec.env.get("PATH", self.base_env.get("PATH", os.defpath)))
+                return name, str(full), _path_problem(full, want_dir=False)
+        inherited = job_path(self.python) if self.clean_env else self.base_env.get("PATH", os.defpath)
+        return missing_program(spec, start, spec.env.get("PATH", inherited))  # the PATH _spawn gives it
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
         """Where the job starts (module docstring). Embedded, a missing directory is refused here;

@@ -31,6 +31,7 @@ CHECK_TIMEOUT_S = 5.0
 
 _SCRIPT = """\
 if ! cd -- "$1" 2>/dev/null; then
+  if [ -e "$1" ] && [ ! -d "$1" ]; then exit 12; fi
   if [ -e "$1" ]; then exit 11; fi
   exit 10
 fi
@@ -39,22 +40,45 @@ i=0
 for path in "$@"; do
   i=$((i + 1))
   if [ ! -e "$path" ]; then echo "$i"; exit 20; fi
+  if [ -d "$path" ]; then echo "$i"; exit 22; fi
   if [ ! -f "$path" ] || [ ! -r "$path" ]; then echo "$i"; exit 21; fi
 done
-exit 0
+case $PROGRAM in
+  '') exit 0 ;;
+  */*)
+    if [ ! -e "$PROGRAM" ]; then exit 30; fi
+    if [ -d "$PROGRAM" ]; then exit 33; fi
+    if [ ! -f "$PROGRAM" ] || [ ! -x "$PROGRAM" ]; then exit 31; fi
+    exit 0 ;;
+esac
+set -f
+IFS=:
+for dir in $JOB_PATH; do
+  if [ -f "${dir:-.}/$PROGRAM" ] && [ -x "${dir:-.}/$PROGRAM" ]; then exit 0; fi
+done
+exit 32
 """
-"""``sh -c _SCRIPT sh START PATH…``: 10 START does not exist (for the owner), 11 it cannot be entered;
-then for the first bad PATH (relative ones read in START), its number printed, 20 it does not
-exist, 21 it cannot be read (or is not a file)."""
+"""``sh -c _SCRIPT sh START PATH…`` with ``PROGRAM`` and ``JOB_PATH`` in its environment: 10 START
+does not exist (for the owner), 11 it cannot be entered, 12 it is a file; then for the first bad PATH
+(relative ones read in START), its number printed, 20 it does not exist, 21 it cannot be read (or is
+not a regular file), 22 it is a directory; then the command's program (none when ``PROGRAM`` is
+empty): a name with a ``/`` (read in START) 30 does not exist, 33 is a directory, 31 is not an
+executable file; any other name 32 is not an executable file in any folder of ``JOB_PATH`` the
+owner can search — as ``exec`` looks for it when the job starts."""
 
 
-def missing_as_owner(spec: JobSpec, who: RunAs) -> tuple[str, str, str] | None:
+def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) -> tuple[str, str, str] | None:
     """``(field, path, problem)`` of the first path of ``spec`` its owner ``who`` cannot use where
     the job would start — ``problem`` reads after the path: ``does not exist``, ``cannot be
     entered as ana``, ``cannot be read as ana`` — or None (all fine, or the check could not run).
 
     The job starts in ``working_dir`` (``~`` = the owner's home), else the owner's home (else a
-    directory made for it, where a relative script or notebook cannot already be)."""
+    directory made for it, where a relative script or notebook cannot already be). With
+    ``search_path`` (the ``PATH`` the job's command is looked up on: its env's, else the clean
+    environment's), a command job's program is checked too, field ``command`` (new user 13, N10):
+    a name with a ``/`` must be an executable file (relative: in the start directory), any other
+    name an executable file in a folder of ``search_path`` — as the owner, who may not be able to
+    search every folder of it; ``problem`` then says ``as ana``."""
     home = who.home or ""
     if spec.working_dir:
         wanted = spec.working_dir
@@ -72,23 +96,46 @@ def missing_as_owner(spec: JobSpec, who: RunAs) -> tuple[str, str, str] | None:
                 continue  # it starts in a directory made for it: nothing to look in yet
             full = os.path.join(start, full)
         files.append((field, full))
-    if not spec.working_dir and not files:
+    program = _program(spec, start) if search_path is not None else ""
+    if not spec.working_dir and not files and not program:
         return None
     try:
         done = subprocess.run(["/bin/sh", "-c", _SCRIPT, "sh", start or "/", *(path for _, path in files)],
                               user=who.uid, group=who.gid, extra_groups=list(who.groups) or None,
-                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, cwd="/", stdin=subprocess.DEVNULL,
+                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PROGRAM": program,
+                                   "JOB_PATH": search_path or ""}, cwd="/", stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         log.warning("could not check the paths of a job of %s as %s (%s); its start will tell", spec.user,
                     who.account, exc)
         return None
     account = who.account or spec.user
-    if done.returncode in (10, 11):
-        return ("working_dir", start,
-                "does not exist" if done.returncode == 10 else f"cannot be entered as {account}")
-    if done.returncode in (20, 21):
+    # the words of local._path_problem (new user 14, N1: a file named as working_dir "does not exist")
+    if done.returncode in (10, 11, 12):
+        return ("working_dir", start, {10: "does not exist", 12: "is a file, not a directory"}.get(
+            done.returncode, f"cannot be entered as {account}"))
+    if done.returncode in (20, 21, 22):
         number = done.stdout.strip()
         field, path = files[int(number) - 1] if number.isdigit() and 0 < int(number) <= len(files) else files[0]
-        return field, path, "does not exist" if done.returncode == 20 else f"cannot be read as {account}"
+        return field, path, {20: "does not exist", 22: "is a directory, not a file"}.get(
+            done.returncode, f"cannot be read as {account}")
+    if done.returncode in (30, 31, 32, 33):
+        shown = program if done.returncode == 32 or program.startswith("/") else \
+            os.path.normpath(os.path.join(start, program))
+        return "command", shown, {30: "does not exist", 33: "is a directory, not a file",
+                                  31: f"is not a file {account} can execute",
+                                  32: f"is not a program {account} can run from the job's PATH ({search_path})"
+                                  }[done.returncode]
     return None
+
+
+def _program(spec: JobSpec, start: str) -> str:
+    """The program of a command job, as its start looks it up (``exec``, no ``~`` expansion), or
+    "" when there is nothing to check: no command, a script or notebook (run with the job's
+    Python), or a relative path in a directory made for the job at its start (nothing there yet)."""
+    if spec.script or spec.notebook or not spec.command:
+        return ""
+    program = spec.command[0]
+    if "/" in program and not program.startswith("/") and not start:
+        return ""
+    return program

@@ -43,6 +43,7 @@ __all__ = [
     "can_switch_users",
     "clean_environment",
     "embedded_run_as",
+    "job_path",
 ]
 
 ENV_ALLOWLIST: tuple[str, ...] = (
@@ -270,5 +271,12 @@ def clean_environment(run_as: RunAs, *, service_env: Mapping[str, str], python: 
     env["HOME"] = run_as.home or "/"
     env["USER"] = env["LOGNAME"] = account
     env["SHELL"] = shell or "/bin/sh"
-    env["PATH"] = f"{os.path.dirname(python)}:{DEFAULT_JOB_PATH}" if os.path.dirname(python) else DEFAULT_JOB_PATH
+    env["PATH"] = job_path(python)
     return env
+
+
+def job_path(python: str) -> str:
+    """``PATH`` of a hub-mode job that sets none itself: its interpreter's directory, then
+    :data:`DEFAULT_JOB_PATH` (:func:`clean_environment`; what the owner check of a command's program
+    searches, :func:`.owner_paths.missing_as_owner`)."""
+    return f"{os.path.dirname(python)}:{DEFAULT_JOB_PATH}" if os.path.dirname(python) else DEFAULT_JOB_PATH

@@ -23,7 +23,6 @@ import json
 import secrets
 import weakref
 from collections.abc import Callable
-from http.client import responses
 from typing import Any, TypeVar, cast
 
 from jupyter_server.base.handlers import APIHandler
@@ -44,20 +43,13 @@ from ..errors import (
 from ..hub.forward import FORWARDED_HEADER
 from ..services.models import parse, wire_json
 from ..services.models.base import dump_set
-from ..wording.tokens import credentials_hint
 from .cookies import CookieOnce
+from .http_errors import http_error_body
 from .request_log import logged_quietly
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler"]
 
 AUTH_RESOURCE = "sched"
-_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
-
-CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no token, a wrong token, or a browser "
-                       "request without its _xsrf value")
-"""The message of a 401/403 Jupyter's auth answers; ``details.credentials`` marks it for clients,
-which then say how to give a token in their own terms (the CLI: ``--token``)."""
 
 _AUTH_QUERY = frozenset({"token", "_xsrf", "_"})
 """Query arguments Jupyter's auth (``?token=``), its XSRF check or a cache-buster may add to any
@@ -370,14 +362,14 @@ class SchedHandler(CookieOnce, APIHandler):
             else:
                 body = exc.to_json()
                 self._audit_refusal(exc)
-        elif isinstance(exc, web.HTTPError):
+        elif isinstance(exc, web.HTTPError):  # auth, XSRF, a method the route does not take (405 names them)
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
-            body = {"error": {"code": _HTTP_CODES.get(status, "http_error"),
-                              "message": message or responses.get(status, "error"),
-                              "field": None, "hint": _hint_for_status(status, self.settings.get("jupyter_sched"))}}
-            if status in (401, 403):  # Jupyter's auth refused the request before it reached us
-                body["error"].update(message=message or CREDENTIALS_REFUSED, details={"credentials": "refused"})
+            body, headers = http_error_body(status, message, method=self.request.method or "", route=self._route,
+                                            handler=type(self), token_page=str(getattr(self.settings.get(
+                                                "jupyter_sched"), "hub_token_page", "") or ""))
+            for name, value in headers.items():
+                self.set_header(name, value)
         else:
             status = 500
             body = {"error": {"code": "internal_error", "message": "internal server error",
@@ -489,12 +481,3 @@ def _has_surrogate(text: str) -> bool:
         return True
     return False
 
-
-def _hint_for_status(status: int, app: Any = None) -> str | None:
-    if status in (401, 403):  # where a token comes from, for this server's kind: a hub's token page (new user 13, N13)
-        return credentials_hint(str(getattr(app, "hub_token_page", "") or ""))
-    if status == 404:
-        return "check the URL against GET api/sched/config or openapi.yaml"
-    if status == 405:
-        return "see openapi.yaml for the methods of this route"
-    return None

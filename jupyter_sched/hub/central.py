@@ -66,6 +66,7 @@ from .liveness import (
     parse_report,
     stale_leases,
 )
+from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
 
@@ -241,8 +242,8 @@ class HubSchedApp(SchedApp):
                       self.run_as_account_template, python, executor.root)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
-        """The route table, plus the kernel reports of user servers (hub mode only)."""
-        return [*super().routes(), ("kernels", KernelReportHandler)]
+        """The route table, plus the kernel reports and refused-token reports of user servers (hub mode only)."""
+        return [*super().routes(), ("kernels", KernelReportHandler), (REFUSED_TOKEN_PATH, RefusedTokenHandler)]
 
     def _hub(self) -> HubAPI:
         """The hub API with the service's own token."""

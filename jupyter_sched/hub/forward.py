@@ -84,6 +84,10 @@ _PASS_HEADERS = ("Content-Type", "Content-Disposition", "Cache-Control", "X-Acce
                  "X-Jupyter-Sched-Resume")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 _KERNEL_REPORT_PATH = "kernels"
+REFUSED_TOKEN_PATH = "refused-token"
+"""Where a server reports a token its hub auth refused (:mod:`.refusals`: audited at the central service)."""
+_REFUSAL_REPORTS_PER_MINUTE = 30
+_AUTH_HEADER = re.compile(r"(?:token|bearer)\s+(\S+)\s*$", re.IGNORECASE)
 _KERNEL_REPORT_TIMEOUT_S = 10.0
 _PROBE_TIMEOUT_S = 5.0
 
@@ -181,6 +185,8 @@ class ForwardingService:
         self._stopped = asyncio.Event()
         self.link = CentralLink(self._probe)
         self._reporting: asyncio.Lock | None = None  # one report in flight: a later one never arrives first
+        self._refusal_reports: list[float] = []  # loop times of the last minute's refused-token reports
+        self._refusal_tasks: set[asyncio.Task[None]] = set()
 
     # ---- lifetime ------------------------------------------------------------------------
     @property
@@ -330,6 +336,29 @@ class ForwardingService:
             return released
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc, self.link.failed(exc)) from None
+
+    def report_refused_token(self, token: str, request: str) -> bool:
+        """Hand a token this server's hub auth refused to the central service, which asks the hub whose
+        it is and audits the refusal under that user (:mod:`.refusals`; new user 13, N14), in the
+        background; at most :data:`_REFUSAL_REPORTS_PER_MINUTE` a minute (a flood of wrong tokens
+        is not sent on). False when not sent."""
+        now = asyncio.get_running_loop().time()
+        self._refusal_reports = [t for t in self._refusal_reports if now - t < 60.0]
+        if len(self._refusal_reports) >= _REFUSAL_REPORTS_PER_MINUTE or len(token) > 512:
+            return False
+        self._refusal_reports.append(now)
+
+        async def send() -> None:
+            try:
+                await self.client.post(REFUSED_TOKEN_PATH, json={"token": token, "request": request[:200]},
+                                       timeout=_KERNEL_REPORT_TIMEOUT_S)
+            except httpx.HTTPError:
+                log.debug("jupyter_sched: the central service did not take a refused-token report", exc_info=True)
+
+        task = asyncio.ensure_future(send())
+        self._refusal_tasks.add(task)
+        task.add_done_callback(self._refusal_tasks.discard)
+        return True
 
     # ---- forwarding ------------------------------------------------------------------------
     def check_caller(self, caller: str | None) -> None:
@@ -633,6 +662,16 @@ class ForwardHandler(APIHandler):
                 "hint": (f"use your own server ({mine}api/sched/) or the hub's scheduler service "
                          f"({urlsplit(self.forwarding.url).path} on the hub) with {token_source(page or '/hub/token')}")}
 
+    def _presented_token(self) -> str | None:
+        """The token the request came with (``Authorization: token|bearer T``, else ``?token=T``), or None."""
+        match = _AUTH_HEADER.match(self.request.headers.get("Authorization", ""))
+        token = match.group(1).strip() if match else (self.get_query_argument("token", "") or "").strip()
+        return token or None
+
+    def _route_said(self) -> str:
+        """The refused request's path under ``api/sched/`` (shortened), for the audit record."""
+        return self.request.path.split("api/sched/", 1)[-1][:120]
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """SchedErrors (502 for an unreachable central service) and HTTP errors as the API's JSON."""
         exc = kwargs.get("exc_info", (None, None, None))[1]
@@ -649,6 +688,9 @@ class ForwardHandler(APIHandler):
                               "message": exc.log_message or "request refused", "field": None, "hint": None}}
             if status in (401, 403) and not exc.log_message:  # the hub's auth refused the token before us
                 body["error"].update(self._credentials_refused())
+                token = self._presented_token()
+                if token:  # audited at the central service under the token's owner (N14)
+                    self.forwarding.report_refused_token(token, f"{self.request.method} {self._route_said()}")
         else:
             status = 500
             body = {"error": {"code": "internal_error", "message": "internal server error", "field": None,

@@ -27,8 +27,8 @@ from a clean environment anyway, :mod:`jupyter_sched.executors.runas`).
 Running as root (``--allow-root``) is what hub mode with the local executor needs: the service
 then starts each job as its owner's OS account and never as root (``c.HubSchedApp.run_as_*``).
 
-Exit codes: 0 clean stop; 2 bad command line, a secret on the command line, or missing hub
-environment.
+Exit codes: 0 clean stop; 2 bad command line, a secret on the command line, missing hub
+environment, or root without ``--allow-root``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from jupyter_server.auth.authorizer import Authorizer
 
 from ..wording.config import CONFIG_FILE
 
-__all__ = ["ENV_DB_URL", "ENV_DB_URL_FILE", "SchedOnlyAuthorizer", "build_config", "has_password", "listen_address",
+__all__ = ["ENV_DB_URL", "ENV_DB_URL_FILE", "ROOT_REFUSAL", "SchedOnlyAuthorizer", "build_config", "has_password", "listen_address",
            "main", "store_url"]
 
 ENV_DB_URL = "JUPYTER_SCHED_DB_URL"
@@ -54,6 +54,18 @@ ENV_DB_URL_FILE = "JUPYTER_SCHED_DB_URL_FILE"
 """Environment variable naming a file that holds the store URL (e.g. a mounted secret)."""
 
 _ALLOWED_RESOURCES = frozenset({"sched"})
+
+ROOT_REFUSAL = ("jupyter-sched serve: running as root needs --allow-root — the local executor needs root to start each "
+                "job as its owner's OS account (never as root); add --allow-root, or run the service as another user "
+                "with the Kubernetes executor")
+"""The one line of ``serve`` started as root without ``--allow-root`` (the README: "It refuses to start
+otherwise, with one line saying what to set"), instead of jupyter_server's "Running as root is not
+recommended", which said the opposite of what hub mode with the local executor needs."""
+
+
+def _is_root() -> bool:
+    """Whether this process runs as root (False where there are no uids)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def listen_address(env: dict[str, str] | os._Environ[str]) -> tuple[str, int, str]:
@@ -198,6 +210,9 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
         ip, port, base_url = listen_address(env) if args.ip is None or args.port is None else ("", 0, "/")
     except ValueError as exc:
         print(f"jupyter-sched serve: {exc}", file=stderr)
+        return 2
+    if _is_root() and not args.allow_root:  # jupyter_server's own line said root was "not recommended" (new user 14, N9)
+        print(ROOT_REFUSAL, file=stderr)
         return 2
     ip = args.ip or ip
     port = args.port or port

@@ -9,7 +9,6 @@ Every parser returns a frozen command object or raises
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any, NoReturn
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
 from ..model.units import parse_duration, parse_memory_mib
-from ..model.validation import empty_field, parse_gpus, parse_time_limit
+from ..model.validation import TOO_MANY_GPUS, empty_field, parse_gpus, parse_priority, parse_time_limit
 from ..wording.flags import with_dash_hint
 
 __all__ = [
@@ -76,7 +75,9 @@ class _Parser(argparse.ArgumentParser):
         field = "arguments"
         if message.startswith("argument "):
             field = message[len("argument "):].split(":", 1)[0].split("/")[0]
-            message = message[len("argument "):]
+            # the option opens the line, as every refusal of an option's value does (new user 14, N4:
+            # "%gpu request: --mem-per-gpu: expected one argument", two prefixes)
+            raise ValidationError(message[len("argument "):], field=field, hint=f"see {self.magic}? for usage")
         elif message.startswith("unrecognized arguments:"):
             field = message.split(":", 1)[1].split()[0]
             message = f"unknown argument {field}"
@@ -154,24 +155,31 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
 
 
 def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
-    # %gpu request N: a share such as 0.5 is allowed, so the bound is "above 0", not "at least 1"
-    # (new user 8, N6: "--gpus must be at least 1 (got 0)" for the positional N, while 0.5 works)
-    above_zero = ValidationError(f"{field} must be above 0 (got {value})", field=field,
-                                 hint="ask for 1 or more GPUs, or a share such as 0.5")
+    """The server's rule and words (:func:`~jupyter_sched.model.validation.parse_gpus`), with the
+    option as typed (``N``, ``--gpus``): one wording per kind of mistake (new user 14, N3/N4: ``N must
+    be a number of GPUs``, prefixed ``%gpu request:``, beside ``must be an integer`` for the same
+    word). A lease (``minimum`` 1) takes no 0: its range is said ``> 0`` (a share such as 0.5 is
+    allowed, so not "at least 1": new user 8, N6). A count above any cluster's
+    goes to the server, which says the largest node's."""
     try:
         whole, milli = parse_gpus(value, field=field)
-    except ValidationError:
-        if minimum > 0 and re.fullmatch(r"\s*-\d+(\.\d+)?\s*", str(value)):
-            # "use 0 for CPU-only work" is wrong where 0 is refused too (%gpu request; new user 4)
-            raise above_zero from None
-        if field == "N" and not re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)\s*", str(value)):
-            # the count as typed after %gpu request, a word: not "--gpus … must be an integer … or a fraction"
-            raise ValidationError(f"%gpu request: N must be a number of GPUs (got {str(value)!r})", field=field,
-                                  hint="use a whole number such as 1 or 4, or a share below 1 such as 0.5") from None
+    except ValidationError as err:
+        if err.details.get("rule") == TOO_MANY_GPUS:
+            text = value.strip()
+            return int(text) if text.isdigit() else float(text)  # sent as typed, every digit
+        if minimum > 0 and err.message.startswith(f"{field} must be >= 0 "):
+            raise _lease_range(field, value) from None
         raise
     if whole < minimum:
-        raise above_zero
+        raise _lease_range(field, value)
     return whole if milli == 1000 else milli / 1000
+
+
+def _lease_range(field: str, value: str) -> ValidationError:
+    """The range refusal of a lease's count (0 or below): in the shape of every GPU count's range
+    refusal (``gpus must be >= 0 (got -1)``), with the lease's bound."""
+    return ValidationError(f"{field} must be > 0 (got {value})", field=field,
+                           hint="ask for 1 or more GPUs, or a share such as 0.5")
 
 
 def _nonempty(value: str | None, field: str) -> str | None:
@@ -191,9 +199,8 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
                               hint="follow it with %schedule wait {job}, where job = %schedule run …; a script's "
                                    "own --wait goes after --")
     priority = getattr(ns, "priority", None)
-    if priority is not None and priority not in PRIORITIES:
-        raise ValidationError(f"--priority must be high, normal or low (got {priority!r})", field="--priority",
-                              hint="use --priority high, normal or low")
+    if priority is not None:  # the server's rule and words (new user 14, N2: the list was said twice here)
+        parse_priority(priority, field="--priority")
     mem = getattr(ns, "mem_per_gpu", None)
     min_memory = None
     if mem is not None:

@@ -36,18 +36,16 @@ MAX_DURATION_S = 366 * 86400.0
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
 _DURATION_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
-_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTPE]i?B?|B)?\s*$", re.IGNORECASE)
-_MEMORY_MIB = {
-    "": 1.0, "b": 1 / (1024 * 1024),
-    "k": 1 / 1024, "ki": 1 / 1024, "kb": 1000 / 1024 / 1024, "kib": 1 / 1024,
-    "m": 1.0, "mi": 1.0, "mb": 1000 * 1000 / 1024 / 1024, "mib": 1.0,
-    "g": 1024.0, "gi": 1024.0, "gb": 1000**3 / 1024**2, "gib": 1024.0,
-    "t": 1024.0**2, "ti": 1024.0**2, "tb": 1000**4 / 1024**2, "tib": 1024.0**2,
-    # parsed so that a size too big is refused for its size, not its spelling (new user 7, F3: "1PiB" was
-    # "cannot parse" while "100TiB" parsed and was refused as more than any GPU has)
-    "p": 1024.0**3, "pi": 1024.0**3, "pb": 1000**5 / 1024**2, "pib": 1024.0**3,
-    "e": 1024.0**4, "ei": 1024.0**4, "eb": 1000**6 / 1024**2, "eib": 1024.0**4,
-}
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e[-+]?\d{1,3})?)\s*([KMGTPE]i?B?|B)?\s*$", re.IGNORECASE)
+_MEMORY_MIB = {"": 1.0, "b": 1 / (1024 * 1024)}
+# Kubernetes' quantities (new user 14, N17: "20G" was binary but "20GB" decimal): K, M, G, T, P, E (also
+# written KB, GB, …) are powers of 1000; Ki, Mi, Gi, … (also KiB, GiB, …) powers of 1024. P and E parse so
+# that a size too big is refused for its size, not its spelling (new user 7, F3).
+for _power, _letter in enumerate("kmgtpe", start=1):
+    _MEMORY_MIB[_letter] = _MEMORY_MIB[_letter + "b"] = 1000**_power / 1024**2
+    _MEMORY_MIB[_letter + "i"] = _MEMORY_MIB[_letter + "ib"] = 1024**_power / 1024**2
+MEMORY_FORMS = "e.g. 20GiB or 20Gi (20480 MiB), 20G or 20GB (10^9 bytes each: 19073 MiB), or 40960 (MiB)"
+"""What a memory size may be, said in every refusal of one."""
 
 
 def parse_duration(value: str | float | int | None, *, field: str) -> float | None:
@@ -137,9 +135,10 @@ def clock_text(when: datetime, now: datetime | None) -> str:
 
 
 def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
-    """Parse a memory size (``20GiB``, ``40G``, ``81920``, ``512Mi``) into MiB.
+    """Parse a memory size (``20GiB``, ``40G``, ``81920``, ``512Mi``, ``1e3``) into MiB.
 
-    A bare number is MiB. ``G``/``Gi``/``GiB`` are binary (1024 MiB); ``GB`` is decimal.
+    A bare number is MiB. As Kubernetes' quantities: ``Gi``/``GiB`` are binary (1024 MiB), ``G``/``GB``
+    decimal (10^9 bytes); likewise K, M, T, P, E.
 
     Raises:
         ValidationError: unparseable or negative.
@@ -148,7 +147,7 @@ def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
         return 0
     if isinstance(value, bool):
         raise ValidationError(f"{field} must be a memory size (got {shown(value)})", field=field,
-                              hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
+                              hint=f"use {MEMORY_FORMS}")
     if isinstance(value, (int, float)):
         if not math.isfinite(value) or value < 0:
             raise ValidationError(f"{field} must be a finite size >= 0 (got {value})", field=field,
@@ -157,10 +156,14 @@ def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
     match = _MEMORY.match(str(value))
     if not match:
         raise ValidationError(f"{field}: cannot parse memory size {shown(value)}", field=field,
-                              hint="use e.g. 20GiB, 40960 (MiB) or 512Mi")
+                              hint=f"use {MEMORY_FORMS}")
     number = float(match.group(1))
     unit = (match.group(2) or "").lower()
-    return round(number * _MEMORY_MIB[unit])
+    mib = number * _MEMORY_MIB[unit]
+    if not math.isfinite(mib):  # 1e999
+        raise ValidationError(f"{field} must be a finite size >= 0 (got {shown(value)})", field=field,
+                              hint=f"use {MEMORY_FORMS}")
+    return round(mib)
 
 
 def parse_utc(value: str | datetime, *, field: str) -> datetime:

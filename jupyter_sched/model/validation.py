@@ -21,8 +21,8 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "MAX_ENV_KEY_CHARS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
-           "empty_field", "parse_gpus", "parse_time_limit", "spec_from_request"]
+__all__ = ["ALIASES", "ENV_KEY", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
+           "empty_field", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -44,15 +44,27 @@ MAX_NOTEBOOK_JSON_BYTES = 8 << 20
 
 _GPUS_HINT = "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
 """Every "not a number of GPUs" refusal gives the same hint (new user 5 #7: only one named fractions)."""
+MAX_GPUS = 4096
+"""Most GPUs one worker may ask for before the cluster is looked at (a bound on what is stored); the
+service says the cluster's own number instead (:data:`TOO_MANY_GPUS`)."""
+TOO_MANY_GPUS = "too_many_gpus"
+"""``details["rule"]`` of the refusal of more than :data:`MAX_GPUS`: the service, which knows the
+largest node, puts its number in the hint (new user 14, N3: "request at most the GPUs of your
+cluster" said no number, while 99 GPUs were answered "ask for at most 4 GPUs")."""
 
 
 def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
-    """Parse a GPU count into ``(whole_gpus, milli_per_gpu)``.
+    """Parse a GPU count into ``(whole_gpus, milli_per_gpu)``: THE rule of a GPU count, for REST,
+    the CLI and the magics, with two refusals (new user 14, N3: it had five wordings) — handed case
+    019's words, ``gpus must be an integer (got "two")`` for anything that is not a whole number or
+    a fraction below 1 (a word, null, an array, NaN, infinity, 1.5), with the one hint that names
+    fractions, and ``gpus must be >= 0 (got -1)`` for a count out of range (below 0, a share below
+    a thousandth, more than :data:`MAX_GPUS`), said with the bound.
 
     ``2`` → (2, 1000); ``0.5`` → (1, 500) (a shared GPU); ``0`` → (0, 1000) (CPU-only).
 
     Raises:
-        ValidationError: not a number (``"two"``), negative, or a fraction above 1 (``1.5``).
+        ValidationError: as above.
     """
     if isinstance(value, str):
         try:
@@ -64,24 +76,39 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     else:  # null, true, an array...: the same words as a word (new user 13, N5: three wordings of one rule)
         raise _not_gpus(value, field)
     if math.isnan(number) or math.isinf(number):
-        raise ValidationError(f"{field} must be a finite number (got {quoted(value)})", field=field,
-                              hint=_GPUS_HINT)
+        raise _not_gpus(value, field)
     if number < 0:
         raise ValidationError(f"{field} must be >= 0 (got {value})", field=field,  # case 019 b2, word for word
                               hint="use 0 for CPU-only work or a positive number of GPUs")
     if number == int(number):
-        if number > 4096:
-            raise ValidationError(f"{field} is implausibly large (got {value})", field=field,
-                                  hint="request at most the GPUs of your cluster")
+        if number > MAX_GPUS:
+            raise ValidationError(f"{field} must be <= {MAX_GPUS} (got {value})", field=field,
+                                  hint="ask for at most the GPUs of one node", details={"rule": TOO_MANY_GPUS})
         return int(number), GPU_MILLI
     if number < 1:
         milli = round(number * GPU_MILLI)
         if milli < 1:
-            raise ValidationError(f"{field} fraction too small (got {value})", field=field,
-                                  hint="use at least 0.001 of a GPU")
+            raise ValidationError(f"{field} must be >= 0.001 (got {value})", field=field,
+                                  hint="a share is at least 0.001 of a GPU; use 0 for CPU-only work")
         return 1, milli
-    raise ValidationError(f"{field} must be a whole number or a fraction below 1 (got {value})",
-                          field=field, hint="use e.g. 1, 2 or 0.5")
+    raise _not_gpus(value, field)
+
+
+def parse_priority(value: Any, *, field: str = "priority") -> PriorityClass:
+    """A priority class from what was sent (``"high"``, ``"normal"``, ``"low"``): THE rule and its one
+    refusal, said by REST (the request model sends its refusals here), ``jupyter-sched submit
+    --priority`` and the magics' ``--priority`` alike — they said it three ways, one of them the whole
+    usage line (new user 14, N2).
+
+    Raises:
+        ValidationError: ``priority must be high, normal or low (got 'urgent')``, hint how to leave
+            it out and what ``high`` needs.
+    """
+    try:
+        return PriorityClass(value)
+    except ValueError:
+        raise ValidationError(f"{field} must be high, normal or low (got {quoted(value)})", field=field,
+                              hint=f"leave {field} out for normal; high needs an admin's grant") from None
 
 
 def _given(body: Mapping[str, Any], first: str, second: str) -> tuple[str, Any]:
@@ -127,13 +154,21 @@ def as_sent(err: SchedError, body: Mapping[str, Any]) -> SchedError:
     return err
 
 
+_FINITE = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,3})?")
+
+
 def _not_gpus(value: Any, field: str) -> ValidationError:
     """The one refusal of a value that is not a number of GPUs, whatever it is (a word, null, true,
     an array): case 019 b3's words, word for word (``gpus must be an integer (got "two")``: a
     handed case's right answer, checked through this parser), with the hint that names the
     fractions ``gpus`` also takes (new user 7, F3). The REST model sends its type errors for
     ``gpus`` here too (``services.models.jobs``)."""
-    got = f'"{value if len(value) <= 60 else value[:57] + "..."}"' if isinstance(value, str) else quoted(value)
+    if isinstance(value, str) and _FINITE.fullmatch(value.strip()):
+        got = value.strip()  # 1.5 typed (the magics send the text) reads as 1.5 sent (REST, the CLI)
+    elif isinstance(value, str):
+        got = f'"{value if len(value) <= 60 else value[:57] + "..."}"'
+    else:
+        got = str(value) if isinstance(value, float) and math.isfinite(value) else quoted(value)
     return ValidationError(f"{field} must be an integer (got {got})", field=field, hint=_GPUS_HINT)
 
 
@@ -372,11 +407,7 @@ def spec_from_request(
         raise ValidationError(f"kind must be one of training, inference, lease (got {quoted(merged.get('kind'))})",
                               field="kind", hint="use training, inference or lease") from None
     _job_only(body, kind)
-    try:
-        priority = PriorityClass(merged.get("priority", "normal"))
-    except ValueError:
-        raise ValidationError(f"priority must be high, normal or low (got {quoted(merged.get('priority'))})",
-                              field="priority", hint="use high, normal or low") from None
+    priority = parse_priority(merged.get("priority", "normal"))
     gpus, milli = parse_gpus(merged.get("gpus", 1))
     if "gpu_milli" in merged:
         milli = _int(merged, "gpu_milli", GPU_MILLI, minimum=1)

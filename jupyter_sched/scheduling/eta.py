@@ -39,7 +39,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..backfill.history import SAME_RUNS
+from ..backfill.history import POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection
 from ..backfill.timeline import Timeline
@@ -541,6 +541,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     own = _own_blockers(ctx, job, waits)
     if own:  # its owner can free these (issue 20: "your own kernel lease … %gpu release there")
         details["eta_waits_on_own"] = own
+    must = _must_release(ctx, reason, waits) if eta is None and len(waits) > 1 else None
+    if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
+        details["eta_must_release"] = must
     if eta is not None and why:  # a job it waits on ran past what was expected: say so beside the ETA
         details["eta_note"] = why
         bounds = {w: note.bound for w in waits if (note := reestimates.get(w)) is not None and note.bound}
@@ -553,6 +556,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
             other = {w: share for w in learned if (share := _other_runs_share(ctx, w)) is not None}
             if other:  # learnt from its owner's runs of other programs, not similar ones (new user 11, N15)
                 details["eta_learned_other"] = other
+                population = [w for w in other if ctx.snap.runtime_sources.get(w) == POPULATION_RUNS]
+                if population:  # from everybody's runs of its size: a newcomer's running job (session 14)
+                    details["eta_learned_population"] = population
     if job.spec.time_limit_s is None:
         limit, source = effective_limit(job.spec, ctx.profile.time_limits)
         details["time_limit_s"], details["time_limit_source"] = limit, source
@@ -602,6 +608,38 @@ def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[d
             entry["kernel"] = False  # (new user 13, N9)
         out.append(entry)
     return out
+
+
+_QUOTA_WAITS = frozenset({"ExceedsQuota", "BorrowingLimitReached", "InsufficientQuota", "NoQuota"})
+"""Reason codes whose ``details`` carry the quota line's ``used``, ``requested`` and ``quota`` GPUs."""
+
+
+def _must_release(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ...]) -> int | None:
+    """The fewest of the holders ``waits`` (no known end) whose release gives a quota-held job room:
+    the team is short by ``used + requested - quota`` GPUs and the largest holders go first — a count
+    of GPUs, not of whose they are, so it may be said about another user's leases (new user 13, N9: a
+    team 1 GPU over its lowered quota, two 1-GPU leases, a 1-GPU job: both, not "one or more of").
+    None when the reason is not a quota wait or the named holders cannot free that much together
+    (more hold the team's GPUs than are named)."""
+    if reason.code not in _QUOTA_WAITS:
+        return None
+    numbers = [reason.details.get(k) for k in ("used", "requested", "quota")]
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        return None
+    used, requested, quota = (float(n) for n in numbers)  # type: ignore[arg-type]
+    held = []
+    for job_id in waits:
+        holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
+        if holder is None:
+            return None
+        held.append(holder.spec.resources.total_milli)
+    short = round((used + requested - quota) * 1000)
+    freed = 0
+    for count, milli in enumerate(sorted(held, reverse=True), start=1):
+        freed += milli
+        if freed >= short:
+            return count
+    return None
 
 
 def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> PendingReason:

@@ -9,11 +9,31 @@ from __future__ import annotations
 
 from ..admission import Caller
 from ..backfill.accuracy import accuracy_from_admits
+from ..errors import ValidationError, shown
 from ..model.units import parse_window
 from .context import Context
 from .models import GetAuditRequest, GetAuditResponse, GetEtaAccuracyRequest, GetEtaAccuracyResponse
 
-__all__ = ["AuditService"]
+__all__ = ["AUDIT_ACTIONS", "AuditService"]
+
+AUDIT_ACTIONS: frozenset[str] = frozenset({
+    # a job's life (engine): its submit, admission and start, its end in each terminal state
+    "submit", "admit", "admit_refused", "admit_withdrawn", "reject", "adopted", "start_retry", "start_failed",
+    "requeued", "time_limit", "stop_retry", "started", "waiting", "ready", "not_ready", "restarted", "succeeded", "failed", "cancelled", "preempted", "rejected", "lost",
+    # what users and admins asked, and refused requests
+    "cancel", "cancel_requested", "refused", "quotas_changed", "idle_policy_set", "idle_keepalive",
+    "lease_released", "definition_created", "definition_updated", "definition_deleted", "definition_run_now",
+    "definition_fired", "definition_missed",
+    # the scheduler's own decisions
+    "preempt", "reclaim", "nomination_reclaimed", "eta_moved", "idle_warning", "idle_reclaim", "idle_clear",
+    "budget_warning",
+    # the service and its store
+    "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",
+})
+"""Every ``action`` an audit record is written with (tests/onboarding/test_newuser13.py scans the
+package's writers against it), for ``GET audit?action=``: a value that is none of them and that no
+stored record has is refused naming them, instead of answering ``[]`` (new user 13, N17: ``action=bogus``
+read as "nothing happened")."""
 
 
 class AuditService:
@@ -27,12 +47,16 @@ class AuditService:
 
         Raises:
             AuthorizationError: not an admin (audited).
-            ValidationError: a timestamp without offset.
+            ValidationError: a timestamp without offset, or an action no record has or can have.
         """
         self.ctx.admission.require_admin(caller, "reading the audit log")
         since, until = parse_window(request.since, request.until)
         events = self.ctx.store.list_events(since=since, until=until, user=request.user, job_id=request.job_id,
                                             action=request.action, limit=request.limit, newest_first=True)
+        if not events and request.action and request.action not in AUDIT_ACTIONS \
+                and not self.ctx.store.list_events(action=request.action, limit=1):  # (action, id) index
+            raise ValidationError(f"unknown audit action {shown(request.action[:80])}", field="action",
+                                  hint="audit records have the actions " + ", ".join(sorted(AUDIT_ACTIONS)))
         return GetAuditResponse.model_validate([e.to_dict() for e in events])
 
     def eta_accuracy(self, caller: Caller, request: GetEtaAccuracyRequest) -> GetEtaAccuracyResponse:

@@ -26,7 +26,7 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, Q
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
-from ..model.validation import as_sent
+from ..model.validation import TOO_MANY_GPUS, as_sent
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -141,8 +141,7 @@ class JobsService:
         which checks that the caller may read them."""
         if user is None or request.all or request.user not in (None, user):
             return None
-        wanted = kind or (JobKind(request.kind) if request.kind else None)
-        kept: JobsPage | None = self._kept(_jobs_key(user, user, wanted, request))
+        kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request))
         return kept
 
     def kept_queue(self, user: str | None, request: GetQueueRequest) -> QueuePage | None:
@@ -226,7 +225,14 @@ class JobsService:
         """
         inv = self.ctx.inventory()
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
-        spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        try:
+            spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        except ValidationError as err:
+            if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
+                most = max((len(node.gpus) for node in inv.nodes), default=0)
+                err.hint = f"ask for at most {most} GPUs: the largest node here has {most}" if most else \
+                    "this cluster has no GPUs: use 0 for CPU-only work"
+            raise
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
@@ -345,8 +351,8 @@ class JobsService:
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
-        start is refused now, not found out when it starts (issue 20) — only where the local executor runs
-        jobs as this service's account (:meth:`LocalExecutor.missing_path` says nothing in hub mode).
+        start is refused now, not found out when it starts (issue 20) — where the local executor runs
+        the job: as this service's account, or on a hub as the owner (:meth:`LocalExecutor.missing_path`).
         ``carried``: the route takes the file's text instead (``source``, ``notebook_json``: POST
         jobs), so the hint offers it; a definition keeps only the path (new user 12, N8: its hint
         said "send its text as notebook_json", which definitions refuse as an unknown field).
@@ -360,17 +366,31 @@ class JobsService:
             return
         field, path, problem = missing
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
-            raise ValidationError(f"command: {path[:300]!r} {problem} on this server", field=field,
-                                  hint="give the program's full path, or a program on the server's PATH: the job "
-                                       "runs with the server's environment, not your shell's (env PATH sets its own)")
+            where = "" if problem.startswith("is a ") else " on this server"
+            hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
+            hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
+                    "make it executable, or run it with its interpreter, e.g. python FILE" if "execut" in problem
+                    else "give its full path, or check the spelling: the job runs "
+                         + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
+                         + ", not your shell's (env PATH sets its own)")
+            raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint)
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
+        shown = repr(path[:300])
+        if problem.startswith("is a "):  # it exists, as the other kind (new user 14, N1: a file "did not exist")
+            message = f"{field}: {shown} {problem}"
+            if field == "working_dir":
+                hint = (f"give the folder to start in (e.g. {posixpath.dirname(path.rstrip('/')) or '/'}), "
+                        f"or leave working_dir out (jobs start in {self._default_start()})")
+            else:
+                hint = f"give the path of the {what} file itself (a relative path is read in working_dir)"
+            raise ValidationError(message, field=field, hint=hint)
         hint = ("give an existing directory you can enter (a relative one is read in "
                 f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
                 if field == "working_dir" else
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir)"
                 + (f", or send its text as {'source' if field == 'script' else 'notebook_json'}" if carried else
                    f"; a definition keeps the path and reads the {what} at each run"))
-        raise ValidationError(f"{field}: {what} {path[:300]!r} {problem} on this server", field=field, hint=hint)
+        raise ValidationError(f"{field}: {what} {shown} {problem} on this server", field=field, hint=hint)
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a
@@ -551,7 +571,7 @@ class JobsService:
                                              field="all" if request.all else "user",
                                              hint=f"leave out user and all to list your own {what}")
         user = None if request.all else (request.user or caller.user)
-        wanted = kind or (JobKind(request.kind) if request.kind else None)
+        wanted = _kind_asked(kind, request)
         states = parse_states(request.state)
         after = decode_cursor(request.cursor) if request.cursor else None
         # authorised above; the caller is in the key because each row says whether it is the
@@ -759,6 +779,9 @@ class JobsService:
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
         entry = QueueEntry.model_validate(data)
+        if entry.reason is not None and entry.eta_reason != entry.reason.eta_reason:
+            # the reason's own eta_reason, in words (reason_in_words), not the core's beside it (new user 14, N14)
+            entry = entry.model_copy(update={"eta_reason": entry.reason.eta_reason})
         if len(self._lines) >= _LINES_KEPT:
             self._lines.clear()
         self._lines[(job.id, mine)] = (shape, reason, entry)
@@ -919,9 +942,32 @@ def parse_states(state: str | Iterable[str] | None) -> list[JobState] | None:
     names = [s.strip() for s in state.split(",")] if isinstance(state, str) else list(state)
     out = []
     for name in names:
+        if name == RELEASED:  # an ended lease, as the CLI, the magics and the panel say it (new user 14, N13)
+            out.append(JobState.CANCELLED)
+            continue
         try:
             out.append(JobState(name))
         except ValueError:
             raise ValidationError(f"unknown state {name[:40]!r}", field="state",
-                                  hint="use any of " + ", ".join(s.value for s in JobState)) from None
+                                  hint="use any of " + ", ".join(s.value for s in JobState)
+                                       + f" (or {RELEASED}: a lease that ended)") from None
     return out
+
+
+RELEASED = "released"
+"""The word every client shows for an ended (``cancelled``) lease; ``GET jobs?state=released`` lists those."""
+
+
+def _kind_asked(kind: JobKind | None, request: ListJobsRequest) -> JobKind | None:
+    """The kind a list asks for: the route's, else ``kind=``, else leases when every state asked is
+    ``released`` (an ended lease's word: cancelled jobs are not asked for), else any."""
+    wanted = kind or (JobKind(request.kind) if request.kind else None)
+    return JobKind.LEASE if wanted is None and released_only(request.state) else wanted
+
+
+def released_only(state: str | None) -> bool:
+    """Whether a ``state`` query asks for ended leases alone (every name ``released``): the list is then
+    of leases, as ``jupyter-sched jobs --state released`` lists them (new user 14, N13: the REST answer
+    was "unknown state 'released'" for the word its own clients print)."""
+    names = {s.strip() for s in state.split(",") if s.strip()} if state else set()
+    return names == {RELEASED}

@@ -1,16 +1,18 @@
 """Where a learnt runtime came from, in words — the one place for them (new user 11, N15).
 
 A running job's expected end comes from its time limit, or is learnt
-(:class:`~jupyter_sched.backfill.history.RuntimeHistory`) from one of two sources, and the words
+(:class:`~jupyter_sched.backfill.history.RuntimeHistory`) from one of three sources, and the words
 of an ETA that rests on it say which:
 
 * ``"same"``: past runs of the same user, program and request — "as long as similar past runs did";
 * ``"other"``: its user's runs of *other* programs, read as fractions of their time limits (a first
   run of new work) — "at ~12 % of its time limit, as its owner's other runs did". Saying "similar
-  past runs" there was untrue: eve's ``sleep 200`` was predicted from her 1-second ``echo`` jobs.
+  past runs" there was untrue: eve's ``sleep 200`` was predicted from her 1-second ``echo`` jobs;
+* ``"population"``: everybody's runs of the same size (a running job of a user with no finished
+  run, session 14) — "at ~45 % of its time limit, as other users' runs of its size did".
 
 The core keeps the source with each estimate (``Snapshot.runtime_sources``, the reason's
-``details.eta_learned_other``); the clauses below are written here for the ETA line the panel,
+``details.eta_learned_other`` and ``eta_learned_population``); the clauses below are written here for the ETA line the panel,
 the magics and the CLI show (:func:`~jupyter_sched.wording.reasons.eta_sentence`) and for the
 re-estimate notes the core keeps with an ETA's move records. Pure: no clock, no I/O.
 """
@@ -21,12 +23,14 @@ import math
 
 from ..model.units import format_duration
 
-__all__ = ["OTHER_RUNS", "SAME_RUNS", "learnt_condition", "ran_past_note", "share_text"]
+__all__ = ["OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "learnt_condition", "ran_past_note", "share_text"]
 
 SAME_RUNS = "same"
 """A learnt end's source: similar past runs (the wire's value, as ``backfill.history.SAME_RUNS``)."""
 OTHER_RUNS = "other"
 """A learnt end's source: its user's runs of other programs (``backfill.history.OTHER_RUNS``)."""
+POPULATION_RUNS = "population"
+"""A learnt end's source: everybody's runs of its size (``backfill.history.POPULATION_RUNS``)."""
 
 
 def share_text(share: float | None) -> str:
@@ -47,6 +51,11 @@ def learnt_condition(subject: str, source: str, *, share: float | None = None, p
     past runs did`` (``source`` ``"same"``; ``j-1 and j-2 run …`` with ``plural``) or ``it ends at
     ~12 % of its time limit, as its owner's other runs did`` (``"other"``; ``your other runs`` when
     ``yours``: the reader owns that job)."""
+    if source == POPULATION_RUNS:
+        at = share_text(share)
+        if not at:
+            return f"{subject} ends as early as other users' runs of its size suggest"
+        return f"{subject} ends at {at} of its time limit, as other users' runs of its size did"
     if source == OTHER_RUNS:
         at = share_text(share)
         if not at:
@@ -63,10 +72,10 @@ def ran_past_note(job_id: str, guess_s: float, source: str, *, limit_s: float | 
     to its limit (``, so it is now expected to run to its 3m time limit``), else it ran past the
     typical run and its end moves on (``has run longer``)."""
     verb = "ran" if then_limit else "has run"
-    if source == OTHER_RUNS:
+    if source in (OTHER_RUNS, POPULATION_RUNS):
+        whose = "its owner's other runs" if source == OTHER_RUNS else "other users' runs of its size"
         at = share_text(guess_s / limit_s if limit_s else None)
-        told = f" (its owner's other runs ended at {at} of their time limits)" if at else \
-            " (what its owner's other runs suggested)"
+        told = f" ({whose} ended at {at} of their time limits)" if at else f" (what {whose} suggested)"
         text = f"{job_id} {verb} longer than ~{format_duration(guess_s)}{told}"
     else:
         text = f"{job_id} {verb} longer than the ~{format_duration(guess_s)} that similar past runs took"

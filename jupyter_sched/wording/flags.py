@@ -45,10 +45,10 @@ NAMED_IN_MESSAGE = frozenset({"job_id", "lease_id", "definition_id", "id"})
 no prefix (the CLI's word for them, ``JOB_ID``, nobody typed)."""
 
 
-def flag_for(field: str | None, *, command_hint: str = "-- python train.py") -> str | None:
+def flag_for(field: str | None, *, command_hint: str = "--") -> str | None:
     """The option a person typed for ``field`` (``mem_per_gpu`` → ``--mem-per-gpu``; a key of a
     mapping field, ``env.HOME``, → ``--env HOME``); ``command`` becomes ``command_hint`` (how this
-    surface says what to run); unknown fields come back as they are."""
+    surface says what to run: the CLI's ``--``); unknown fields come back as they are."""
     if field is None:
         return None
     if field in ("command", "args"):
@@ -56,7 +56,8 @@ def flag_for(field: str | None, *, command_hint: str = "-- python train.py") -> 
     base, dot, key = field.partition(".")
     if dot and key and base in FLAGS and FLAGS[base] == "--env":  # the one mapping field with an option per key
         return f"--env {key}"
-    return FLAGS.get(field, field)
+    listed = field.split("[", 1)[0] if field.endswith("]") else ""  # an item of a list option: gpu_models[0]
+    return FLAGS.get(field, FLAGS.get(listed, field) if listed else field)
 
 
 class Surface(NamedTuple):
@@ -69,7 +70,7 @@ class Surface(NamedTuple):
             ``N``); a field mapped to itself has no option there and keeps its REST name.
     """
 
-    run: str = "-- python train.py"
+    run: str = "--"
     own: Mapping[str, str] = {}  # read only: never mutated, so one shared default is safe
 
     def flag(self, field: str | None) -> str | None:
@@ -80,7 +81,8 @@ class Surface(NamedTuple):
 
 
 CLI = Surface()
-"""``jupyter-sched submit`` and the other commands."""
+"""``jupyter-sched submit`` and the other commands: what runs is typed after ``--`` (new user 14, N5:
+a refusal of it was prefixed with the example ``-- python train.py:``, which nobody typed)."""
 CELL = Surface(run="the cell body (or %schedule run SCRIPT)")
 """``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
 GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"})

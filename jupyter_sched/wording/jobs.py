@@ -260,7 +260,9 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
-    return f"{head}: {state}{tail}{f' — {message}' if message else ''}"
+    # an ended lease is "released" here as in the lists (new user 14, N13: `%schedule status l-…` and
+    # `jupyter-sched wait l-…` said "cancelled" beside the tables' "released")
+    return f"{head}: {state_word(job)}{tail}{f' — {message}' if message else ''}"
 
 
 def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:

@@ -28,9 +28,9 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration
-from .estimates import OTHER_RUNS, SAME_RUNS, learnt_condition
+from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
            "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
 
@@ -86,13 +86,16 @@ def reason_in_words(reason: Mapping[str, Any], text: ReasonText) -> dict[str, An
     """``reason`` (REST shape) with its sentences (``text``) and its documented ``unblock`` and
     ``eta_reason`` taken from them, so every field says the same (new user 8, N2: ``unblock`` kept
     the core's "starts when default releases GPUs or an admin raises its quota" for a user's own
-    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). The core's
-    ``unblock`` stays where the words leave it out because the ETA says it (capacity waits)."""
-    out = {**reason, "text": text.to_dict()}
-    if text.unblock:
-        out["unblock"] = text.unblock
+    cap while ``text.unblock`` named that cap; ``eta_reason`` listed bare job ids). Where the words
+    leave ``unblock`` out because the ETA says it (capacity waits), or say no ETA (work that ended, a
+    refusal), ``unblock`` / ``eta_reason`` are empty too: new user 14, N14 — the core's "starts when
+    running jobs finish (see ETA)" and "it fits only after jobs without a time limit end (j-…)" stood
+    beside ``text.unblock: ""`` and the ETA sentence, two answers a client could not choose between."""
+    out = {**reason, "text": text.to_dict(), "unblock": text.unblock}
     if text.eta.startswith("ETA unknown: "):
         out["eta_reason"] = text.eta.removeprefix("ETA unknown: ")
+    elif not text.eta:
+        out["eta_reason"] = ""
     return out
 
 
@@ -106,8 +109,8 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
     if details.get("field") == "mem_per_gpu" and details.get("requested_mib") and details.get("max_mib") is not None:
         # lowercase like every other summary ("needs 2 GPUs…"): it follows "--mem-per-gpu: " or
         # "Would never start here: " (issue 20: "…: The job asks")
-        return (f"asks for {memory_text(details['requested_mib'])} of memory per GPU; the most any GPU "
-                f"here has is {memory_text(details['max_mib'])}.")
+        asked, most = memory_texts(details["requested_mib"], details["max_mib"])
+        return f"asks for {asked} of memory per GPU; the most any GPU here has is {most}."
     message = str(reason.get("message") or "").strip()
     rule = details.get("preemption_rule")
     refused = details.get("preemption_refused")
@@ -300,6 +303,15 @@ def _how_many(reason: Mapping[str, Any], own: Sequence[Mapping[str, Any]]) -> st
     return "one or more of "
 
 
+def _some_of(must: Any, named: int) -> str:
+    """What comes before ``named`` (>1) holders a start waits on: ``""`` when all must go, ``at least
+    2 of `` when some, ``one or more of `` when one may do or the core did not count
+    (``details.eta_must_release``: :func:`~jupyter_sched.scheduling.eta._must_release`)."""
+    if not isinstance(must, int) or isinstance(must, bool) or must <= 1:
+        return "one or more of "
+    return "" if must >= named else f"at least {must} of "
+
+
 def _notebook(lease: Mapping[str, Any]) -> str:
     """``notebook nb/explore.ipynb`` for an own lease whose notebook is known, else ""."""
     path = lease.get("notebook")
@@ -321,9 +333,9 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
         if details.get("eta_code") == "NoTimeLimit" and isinstance(waits, Sequence) and not isinstance(waits, str) \
                 and waits:  # the core's data: which running jobs it waits for, none with a time limit
             one = len(waits) == 1  # "which": the blocking jobs lack the limit, not the waiting one (issue 20)
-            # of several, the core does not say how many must end: one may free enough (new user 7, F1:
-            # "after hogA and hogB end" for 1 GPU while each held 2 read as if both had to)
-            some = "" if one else "one or more of "
+            # of several, one may free enough (new user 7, F1: "after hogA and hogB end" for 1 GPU while
+            # each held 2 read as if both had to); on a quota wait the core counts how many must go (N9)
+            some = "" if one else _some_of(details.get("eta_must_release"), len(waits))
             own = own_leases(reason) if mine else []
             if own:  # the reader's own leases hold them: the one thing to do is theirs (issue 20)
                 leases, holds = _own_leases_text(own)
@@ -381,6 +393,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, on
     their owner's runs of other programs, with the share of the limit; :mod:`.estimates`)."""
     other = details.get("eta_learned_other")
     other = other if isinstance(other, Mapping) else {}
+    listed = details.get("eta_learned_population")  # of those, the ones from everybody's runs of their size
+    population = {str(w) for w in listed} if isinstance(listed, Sequence) and not isinstance(listed, str) else set()
     own = {str(o.get("id")) for o in (details.get("eta_waits_on_own") or ()) if isinstance(o, Mapping)} if mine else set()
     same = [w for w in learned if str(w) not in other]
     parts = []
@@ -389,7 +403,8 @@ def _learnt_conditions(learned: Sequence[Any], details: Mapping[str, Any], *, on
     for w in learned:
         if str(w) in other:
             share = other[str(w)]
-            parts.append("if " + learnt_condition("it" if one else str(w), OTHER_RUNS, yours=str(w) in own,
+            source = POPULATION_RUNS if str(w) in population else OTHER_RUNS
+            parts.append("if " + learnt_condition("it" if one else str(w), source, yours=str(w) in own,
                                                   share=float(share) if isinstance(share, (int, float)) else None))
     return "; ".join(parts)
 
@@ -418,7 +433,7 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         models = _names(details.get("models"))
         return f"Ask for one of the models here: {models}." if models else "This cluster has no GPUs; ask for 0 GPUs."
     if details.get("field") == "mem_per_gpu" and details.get("max_mib"):
-        return f"Ask for at most {memory_text(details['max_mib'])} per GPU."
+        return f"Ask for at most {memory_texts(details['max_mib'])[0]} per GPU."
     most = details.get("max_per_node")
     if code == "Unschedulable" and isinstance(most, int) and most > 0 and details.get("requested"):
         # the core's advice named "another GPU model" also when the job named none (issue 20)
@@ -481,6 +496,23 @@ def memory_text(mib: Any) -> str:
         if value >= size:
             return f"{value / size:.4g} {unit}"
     return f"{value:.4g} MiB"
+
+
+def memory_texts(*mibs: Any) -> tuple[str, ...]:
+    """Amounts of memory said side by side, each as :func:`memory_text` — unless that rounds: then
+    all in MiB, exact (new user 14, N16: 81921 MiB asked of GPUs of 81920 read "asks for 80 GiB …;
+    the most any GPU here has is 80 GiB", two equal figures the user could not act on; and a limit
+    rounded up, "at most 79.1 GiB" of 81000 MiB, would itself be refused)."""
+    texts = tuple(memory_text(mib) for mib in mibs)
+    if any(not _reads_exactly(text, mib) for text, mib in zip(texts, mibs, strict=True)):
+        return tuple(f"{round(float(mib))} MiB" for mib in mibs)
+    return texts
+
+
+def _reads_exactly(text: str, mib: Any) -> bool:
+    """Whether ``text`` (``80 GiB``) read back is ``mib`` MiB to the MiB."""
+    number, unit = text.split()
+    return round(float(number) * {"TiB": 1024.0**2, "GiB": 1024.0, "MiB": 1.0}[unit]) == round(float(mib))
 
 
 def wire_time(value: Any) -> datetime | None:

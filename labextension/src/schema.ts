@@ -1585,10 +1585,12 @@ export interface components {
             details?: {
                 [key: string]: unknown;
             };
+            /** @description text.unblock (kept for older clients; display text) */
             unblock?: string;
             position?: number | null;
             /** @description the current start estimate, re-projected every cycle */
             eta?: string | null;
+            /** @description why the ETA is unknown, in text.eta's words ('' when text.eta says a time or there is no ETA); for display, text.eta */
             eta_reason?: string;
             per_flavor?: {
                 [key: string]: unknown;
@@ -1681,6 +1683,7 @@ export interface components {
             warnings?: string[] | null;
             position?: number | null;
             eta?: string | null;
+            /** @description reason.eta_reason (kept for older clients); for display, reason.text.eta */
             eta_reason?: string;
         } & {
             [key: string]: unknown;
@@ -2417,7 +2420,7 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                /** @description a state or a comma-separated list */
+                /** @description a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's cancelled, and alone lists leases only */
                 state?: string | null;
                 kind?: "training" | "inference" | "lease" | null;
                 /** @description admins only: another user's work */
@@ -2616,7 +2619,7 @@ export interface operations {
     listLeases: {
         parameters: {
             query?: {
-                /** @description a state or a comma-separated list */
+                /** @description a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's cancelled, and alone lists leases only */
                 state?: string | null;
                 kind?: "training" | "inference" | "lease" | null;
                 /** @description admins only: another user's work */

@@ -334,16 +334,33 @@ def test_runtime_history_predicts_a_running_job_from_the_runs_longer_than_it_alr
     assert hist.predict(spec, 3600, ran_s=3100) == 2100
 
 
-def test_runtime_history_predicts_no_job_without_runs_of_its_own_from_other_users_runs() -> None:
-    from jupyter_sched.backfill.history import RuntimeHistory
+def test_runtime_history_predicts_only_a_running_job_of_a_user_without_runs_from_other_users_runs() -> None:
+    from jupyter_sched.backfill.history import OTHER_RUNS, POPULATION_RUNS, RuntimeHistory
     hist = RuntimeHistory()
     newcomer = make_job("n", user="newcomer", time_limit_s=4000).spec
     for user, ran, limit in (("ana", 900, 3600), ("bo", 1800, 3600), ("cy", 2700, 3600)):
         hist.learn(make_job("x", user=user, time_limit_s=limit).spec, ran, limit)
-    # others' runs of the same script are not this user's work: queued or running, the limit is used
-    # (until session 6 a running job was predicted from everybody's ratios: 2500 s here)
+    # queued: others' runs are not this user's work, and a wrong guess before it starts moves every
+    # ETA behind it uncorrected (new user 5, findings 4 and 8): the limit
     assert hist.predict(newcomer, 4000) is None
-    assert hist.predict(newcomer, 4000, ran_s=1500) is None
+    # running, with no finished run of its user (nothing of theirs known): everybody's runs of its
+    # size (1 GPU, a 1-2 h limit) as fractions of their limits (0.25, 0.5, 0.75 of 4000 s), given
+    # that it ran 1500 s — the median of 2000 and 3000 (session 14; from session 6 to 13: the limit)
+    assert hist.predict(newcomer, 4000, ran_s=1500) == 2500
+    assert hist.origin(newcomer, 4000, ran_s=1500) == POPULATION_RUNS
+    assert hist.predict(newcomer, 4000, ran_s=3500) is None  # outran them all: its limit
+    assert hist.origin(newcomer, 4000, ran_s=3500) is None
+    assert RuntimeHistory(population=False).predict(newcomer, 4000, ran_s=1500) is None  # session 13's rule
+    # the most specific size class with runs: 4 GPUs under a 1-2 h limit, before any 1-GPU run
+    big = make_job("b", user="newcomer", gpus=4, time_limit_s=4000).spec
+    assert hist.predict(big, 4000, ran_s=100) == 2000  # no 4-GPU run yet: every run's ratios
+    hist.learn(make_job("y", user="dee", gpus=4, time_limit_s=3600).spec, 3240, 3600)
+    assert hist.predict(big, 4000, ran_s=100) == 3600  # the one 4-GPU run (0.9 of its limit)
+    assert hist.predict(replace(big, time_limit_s=20000), 20000, ran_s=100) == 18000  # 4 GPUs, any limit
+    # from the user's first finished run on, their own runs decide: their padding (0.2 of 5000 s)
+    hist.learn(replace(newcomer, command=("python", "first.py")), 1000, 5000)
+    assert hist.predict(newcomer, 4000, ran_s=500) == 800
+    assert hist.origin(newcomer, 4000, ran_s=500) == OTHER_RUNS
 
 
 @pytest.mark.parametrize(("first_runs", "want"), [
@@ -382,7 +399,7 @@ def test_runtime_history_predicts_a_first_run_from_the_user_s_own_runs_only_wher
 ])
 def test_runtime_history_predicts_a_running_first_run_from_the_user_s_padding_unless_it_failed(
         first_runs: list[tuple[float, float]], want: tuple[float | None, float | None]) -> None:
-    from jupyter_sched.backfill.history import RuntimeHistory
+    from jupyter_sched.backfill.history import POPULATION_RUNS, RuntimeHistory
     hist = RuntimeHistory()
     spec = make_job("a", user="ana").spec
     for k, (ran, limit) in enumerate(first_runs):
@@ -393,7 +410,10 @@ def test_runtime_history_predicts_a_running_first_run_from_the_user_s_padding_un
     # projects it to its limit and says so (scheduling.runtimes.time_left)
     assert running == want
     assert hist.predict(new, 7200, ran_s=600) == running[0]  # memoised until the next learn
-    assert hist.predict(replace(new, user="bo"), 7200, ran_s=600) is None  # never another user's padding
+    # never another user's padding; a user with no finished run gets everybody's runs of its size
+    # (here ana's), unless the job outran them all — then its limit (session 14)
+    assert hist.origin(replace(new, user="bo"), 7200, ran_s=600) == (None if want[0] is None else POPULATION_RUNS)
+    assert hist.predict(replace(new, user="bo"), 7200, ran_s=4000) is None
     if len(first_runs) == 1:
         assert hist.predict(new, 7200) is None  # queued: not earned yet, the limit
         old = RuntimeHistory(running_first=False)  # session 8's rule (benchmarks/jct_loaded.py's baseline)

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from core_builders import T0, make_job, make_node, running, snapshot
 
-from jupyter_sched.backfill.history import OTHER_RUNS, SAME_RUNS, RuntimeHistory
+from jupyter_sched.backfill.history import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, RuntimeHistory
 from jupyter_sched.model import Job, JobSpec, PendingReason, ResourceRequest
 from jupyter_sched.model.codec import reason_to_dict
 from jupyter_sched.scheduling import run_cycle
@@ -117,3 +117,26 @@ def test_newuser11_n15_the_history_says_where_each_guess_comes_from() -> None:
     assert history.predict(new, 300.0, ran_s=10) == 120.0 and history.origin(new, 300.0, ran_s=10) == OTHER_RUNS
     stranger = _spec("amy", ("sleep", "200"))
     assert history.predict(stranger, 300.0) is None and history.origin(stranger, 300.0) is None
+
+
+def test_an_eta_learnt_from_other_users_runs_of_its_size_says_so_not_its_owners() -> None:
+    """Session 14: a running job of a user with no finished run is read from everybody's runs of its
+    size (``backfill/history.py``, "cold start from the population"); its ETA says so — "its
+    owner's other runs" would be untrue (the owner has none) — and so does the note once it outran
+    them, and the history says where the guess came from."""
+    reason = _reason(10, 36.0, {"eve-two": POPULATION_RUNS})
+    assert reason.details["eta_learned_other"] == {"eve-two": 0.12}
+    assert reason.details["eta_learned_population"] == ["eve-two"]
+    text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
+    assert text == "ETA 12:00 UTC (in 26s), when eve-two ends (if it ends at ~12 % of its time limit, " \
+                   "as other users' runs of its size did)", text
+    past = _reason(40, 36.0, {"eve-two": POPULATION_RUNS})
+    assert past.details["eta_note"] == ("eve-two ran longer than ~36s (other users' runs of its size ended at "
+                                        "~12 % of their time limits), so it is now expected to run to its 5m time "
+                                        "limit")
+    history = RuntimeHistory()
+    history.learn(_spec("eve", ("echo", "0")), 36.0, 300.0)
+    stranger = _spec("amy", ("sleep", "200"))
+    assert history.predict(stranger, 300.0) is None  # queued: its limit
+    assert history.predict(stranger, 300.0, ran_s=10) == 36.0 and history.origin(stranger, 300.0, ran_s=10) == \
+        POPULATION_RUNS

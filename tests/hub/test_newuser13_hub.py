@@ -91,3 +91,101 @@ def test_newuser13_n14_another_users_token_at_a_server_is_told_whose_server_and_
     said = _cli({"JUPYTER_SCHED_TOKEN": tokens[eve], "JUPYTERHUB_USER": eve}, "--url", hub.server_url(amy), "status")
     assert said.returncode == EXIT_REFUSED, said.stdout + said.stderr
     assert f"{hub.server_url(amy)} is {amy}'s Jupyter server: your token may not use it" in said.stderr, said.stderr
+
+
+def test_newuser13_n10_a_program_its_owner_cannot_run_is_refused_at_a_hub_submit(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """N10 on a hub: ``jupyter-sched submit --gpus 1 -- nosuchprogram`` was accepted and failed after its
+    wait for GPUs with exit code 127. The program is now looked up at submit as the job will: as the
+    owner's account (a path only another account can reach is not there for them), on the PATH of the
+    clean environment jobs run in (the job venv, /usr/local/bin, /usr/bin, /bin: not the service's — a
+    program of /usr/sbin, on root's PATH, is refused), or on the job's own env PATH."""
+    amy, eve = users["amy"], users["eve"]
+    tokens = {account.name: hub.token_for(account.name) for account in (amy, eve)}
+    os.chmod(eve.home, 0o700)
+    tools = Path(eve.home) / "bin"
+    tools.mkdir(exist_ok=True)
+    (tools / "tool").write_text("#!/bin/sh\necho tool\n")
+    (tools / "tool").chmod(0o755)
+    notes = Path(amy.home) / "notes.txt"
+    notes.write_text("not a program\n")
+    for path, owner in ((tools, eve), (tools / "tool", eve), (notes, amy)):
+        os.chown(path, owner.uid, owner.gid)
+    sbin_only = next((name for name in ("useradd", "groupadd", "sshd", "ldconfig") if os.path.exists(f"/usr/sbin/{name}")
+                      and not any(os.path.exists(f"{d}/{name}") for d in ("/usr/local/bin", "/usr/bin", "/bin"))), None)
+    made: list[tuple[str, str]] = []
+
+    def submit(who: Account, **body: Any) -> httpx.Response:
+        answer = httpx.post(f"{hub.service_url}api/sched/jobs", json={"gpus": 0, **body}, timeout=60,
+                            headers={"Authorization": f"token {tokens[who.name]}"})
+        if answer.status_code == 201:
+            made.append((who.name, answer.json()["id"]))
+        return answer
+
+    def refused(who: Account, program: str, problem: str, **body: Any) -> None:
+        answer = submit(who, **body)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert error["field"] == "command", error
+        assert error["message"] == f"command: {program!r} {problem} on this server", error
+        if "PATH" in problem:
+            assert "the job runs as your account with a clean environment's PATH, not your shell's" in error["hint"], \
+                error
+
+    try:
+        job_path = f"{Path(hub.python).parent}:/usr/local/bin:/usr/bin:/bin"
+        refused(amy, "nosuchprogram-n10", f"is not a program {amy.name} can run from the job's PATH ({job_path})",
+                command=["nosuchprogram-n10", "--flag"])
+        if sbin_only is not None:  # on the service's (root's) PATH, not on the job's
+            refused(amy, sbin_only, f"is not a program {amy.name} can run from the job's PATH ({job_path})",
+                    command=[sbin_only])
+        # a path only eve can reach: not there for amy, without saying that it exists; eve's own is fine
+        refused(amy, str(tools / "tool"), "does not exist", command=[str(tools / "tool")])
+        refused(amy, "tool", f"is not a program {amy.name} can run from the job's PATH ({tools})",
+                command=["tool"], env={"PATH": str(tools)})
+        refused(amy, str(notes), f"is not a file {amy.name} can execute", command=["./notes.txt"])
+        for who, body in ((eve, {"command": [str(tools / "tool")]}), (eve, {"command": ["tool"], "env": {"PATH": str(tools)}}),
+                          (eve, {"command": ["bin/tool"]}), (amy, {"command": ["python", "-c", "pass"]}),
+                          (amy, {"command": ["true"]})):
+            accepted = submit(who, **body)
+            assert accepted.status_code == 201, (who.name, body, accepted.text)
+    finally:
+        for name, job_id in made:
+            httpx.delete(f"{hub.service_url}api/sched/jobs/{job_id}", timeout=60,
+                         headers={"Authorization": f"token {tokens[name]}"})
+
+
+def test_newuser13_n14_a_token_refused_at_another_users_server_is_audited_at_the_central_service(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """N14, its audit: eve's token at amy's server was refused by the hub auth inside amy's server and
+    written to no audit log an admin reads (every other refusal of eve is on the central one). Amy's
+    server now hands the refused token to the central service, which asks the hub whose it is and
+    audits the refusal under eve (a name from amy's server could be forged; the token cannot). A
+    token the hub does not know names nobody and is not audited, also when amy sends one herself."""
+    amy, eve = users["amy"].name, users["eve"].name
+    hub.start_servers(amy)
+    tokens = {name: hub.token_for(name) for name in (amy, eve, "carol")}
+    path = "queue?mine=true"
+    refused = httpx.get(f"{hub.server_url(amy)}api/sched/{path}", headers={"Authorization": f"token {tokens[eve]}"},
+                        timeout=60)
+    assert refused.status_code == 403, refused.text
+    made_up = httpx.post(f"{hub.service_url}api/sched/refused-token", json={"token": "n14-not-a-token",
+                                                                            "request": "GET me"},
+                         headers={"Authorization": f"token {tokens[amy]}"}, timeout=60)
+    assert made_up.status_code == 200 and made_up.json() == {"audited": False}, made_up.text
+
+    def refusals(user: str) -> list[dict[str, Any]]:
+        rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"user": user, "action": "refused", "limit": 200},
+                         headers={"Authorization": f"token {tokens['carol']}"}, timeout=60)
+        assert rows.status_code == 200, rows.text
+        return [row for row in rows.json() if f"at {amy}'s Jupyter server" in str(row["details"].get("request"))]
+
+    # written just after the refusal, by a report in the background: waited for, not read in the same instant
+    hub.wait_for(lambda: bool(refusals(eve)), 30, "the central audit record of eve's token refused at amy's server")
+    row = refusals(eve)[0]
+    assert row["user"] == eve and row["action"] == "refused", row
+    assert row["message"].startswith(f"{eve}'s token was refused at {amy}'s Jupyter server"), row
+    assert row["details"]["request"] == f"GET queue at {amy}'s Jupyter server", row
+    assert row["details"]["error_details"]["reported_by"] == f"{amy}'s Jupyter server", row
+    assert tokens[eve] not in str(row), row  # the token itself is not kept
+    assert not refusals(amy), refusals(amy)  # the made-up token named nobody

@@ -263,7 +263,8 @@ def test_newuser10_n13_a_tolerations_entry_of_the_wrong_type_is_named_by_its_ind
     refused = api(server, "tok-ann").post("jobs", json={"command": ["true"], "gpus": 0, "tolerations": [{"key": "x"}]})
     assert refused.status_code == 400, refused.text
     error = refused.json()["error"]
-    assert error["field"] == "tolerations" and error["message"] == "tolerations[0] must be a string (got an object)", error
+    assert error["field"] == "tolerations[0]" and error["message"] == "tolerations[0] must be a string (got an object)", \
+        error  # the item's place, as every list item's error names it (new user 13, N12)
     assert "gpu=true:NoSchedule" in error["hint"], error
 
 

@@ -13,6 +13,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED
+from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError
 from jupyter_sched.model.validation import UNLIMITED_WARNING
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
@@ -209,3 +210,98 @@ def test_newuser13_n12_rest_names_the_argument_sent_and_counts_in_words(server: 
     assert quota.status_code == 400 and "at least 1 character long" in quota.json()["error"]["message"], quota.text
     empty = ann.post("leases", json={"gpus": 0.5, "kernel_id": ""})
     assert empty.status_code == 400 and empty.json()["error"]["field"] == "kernel_id", empty.text
+
+
+def test_newuser13_n12_an_item_of_a_list_is_named_by_its_place_on_rest_and_in_the_config(server: EmbeddedServer) -> None:
+    """N12: ``PUT quotas {"quotas": [{"team": "teamb", "guaranteed": -1}]}`` said ``quotas[0].guaranteed
+    must be at least 0`` with field ``guaranteed`` (which line?), while the same line in
+    ``c.SchedApp.quotas`` (``jupyter-sched serve``) and a submit's ``groups[1].name`` name the place.
+    The field of an invalid item of a list is now its place, on REST and in the server's config alike."""
+    from jupyter_sched.services.config import _quota_line
+
+    boss = api(server, "tok-boss")
+    line = {"team": "teamb", "guaranteed": -1}
+    rest = boss.put("quotas", json={"quotas": [{"team": "teama", "guaranteed": 0}, line]})
+    assert rest.status_code == 400, rest.text
+    error = rest.json()["error"]
+    assert error["field"] == "quotas[1].guaranteed", error
+    assert error["message"].startswith("quotas[1].guaranteed must be at least 0"), error
+    with pytest.raises(ValidationError) as config:
+        _quota_line(1, line)
+    assert config.value.field == error["field"], config.value
+    unknown = boss.put("quotas", json={"quotas": [{"team": "teama", "guaranted": 1}]})
+    assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "quotas[0].guaranted", unknown.text
+    alone = boss.put("idle-policy", json={"grace_s": -5})  # not in a list: the field's name, as before
+    assert alone.status_code == 400 and "[" not in str(alone.json()["error"]["field"]), alone.text
+
+
+# ---- N17: a method a route does not take is answered naming the ones it does -----------------------------------
+
+@pytest.mark.parametrize(("method", "route", "allowed"), [("PUT", "jobs", ["GET", "POST"]),
+                                                          ("PATCH", "jobs/j-nu13n17", ["GET", "DELETE"]),
+                                                          ("GET", "jobs/cancel", ["POST"])])
+def test_newuser13_n17_a_method_the_route_does_not_take_is_405_naming_those_it_does(
+        server: EmbeddedServer, method: str, route: str, allowed: list[str]) -> None:
+    """N17: ``PUT /jobs`` and ``PATCH /jobs/J`` answered ``405 {"message": "Method Not Allowed", "hint":
+    "see openapi.yaml for the methods of this route"}``. The answer now names the route's methods in
+    the ``Allow`` header (RFC 9110) and in words, field ``method``, like every other refusal."""
+    answer = api(server, "tok-ann").request(method, route, json={} if method in ("PUT", "PATCH") else None)
+    assert answer.status_code == 405, answer.text
+    assert answer.headers["Allow"] == ", ".join([*allowed, "OPTIONS"]), answer.headers
+    error = answer.json()["error"]
+    words = allowed[0] if len(allowed) == 1 else f"{', '.join(allowed[:-1])} and {allowed[-1]}"
+    assert error == {"code": "method_not_allowed", "message": f"{method} is not a method of {route}", "field": "method",
+                     "hint": f"{route} takes {words} (see openapi.yaml)", "details": {"allowed": allowed}}, error
+
+
+def test_newuser13_n17_an_audit_action_no_record_can_have_is_refused_naming_the_actions(server: EmbeddedServer) -> None:
+    """N17: ``GET audit?action=bogus`` answered ``200 []`` — read as "nothing of that happened" — while
+    ``jobs?state=bogus`` is a 400 naming the states. An action that is none of those audit records are
+    written with (and that no stored record has) is now refused naming them; a real action that has
+    not happened yet is still an empty list."""
+    boss = api(server, "tok-boss")
+    bogus = boss.get("audit", params={"action": "bogus"})
+    assert bogus.status_code == 400, bogus.text
+    error = bogus.json()["error"]
+    assert (error["field"], error["message"]) == ("action", "unknown audit action 'bogus'"), error
+    assert error["hint"].startswith("audit records have the actions ") and "refused" in error["hint"], error
+    assert boss.get("audit", params={"action": "leader_resigned"}).status_code == 200  # none yet: []
+    assert api(server, "tok-ann").post("jobs", json={"gpus": "two", "command": ["true"]}).status_code == 400
+    refused = boss.get("audit", params={"action": "refused", "user": "ann"})
+    assert refused.status_code == 200, refused.text
+
+
+def test_newuser13_n17_every_action_an_audit_record_is_written_with_is_known() -> None:
+    """The list ``GET audit?action=`` checks against holds every action the package writes: each
+    ``action="…"`` keyword (not argparse's), each ``….audit(job, "…")``/``audit_id(…)`` and ``AuditRecord(action=…)``,
+    and the constants and terminal states written through variables."""
+    import ast
+
+    import jupyter_sched
+    from jupyter_sched.model import JobState
+    from jupyter_sched.services.audit import AUDIT_ACTIONS
+
+    written: dict[str, str] = {}
+    for path in Path(jupyter_sched.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            values = [kw.value for kw in node.keywords if kw.arg == "action" and name != "add_argument"]
+            if name in ("audit", "audit_id") and len(node.args) > 1:  # the engine's writer: (job, action, …)
+                values.append(node.args[1])
+            if name == "AuditRecord" and node.args:  # the core's records: (action, job_id, …)
+                values.append(node.args[0])
+            for value in values:
+                for part in ast.walk(value):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str) and part.value != "action":
+                        written[part.value] = str(path)
+    from jupyter_sched.admission.gate import REFUSED
+    from jupyter_sched.hub.budgets import BUDGET_ACTION
+
+    written.update({REFUSED: "gate", BUDGET_ACTION: "budgets", "idle_warning": "engine/idle",
+                    "idle_reclaim": "engine/idle", "idle_clear": "engine/idle"})
+    written.update({state.value: "transitions.finish" for state in JobState if state.terminal})
+    assert len(written) > 30
+    missing = {action: where for action, where in written.items() if action not in AUDIT_ACTIONS}
+    assert not missing, missing

@@ -82,3 +82,42 @@ def test_newuser13_n9_leases_bound_to_no_kernel_over_a_lowered_quota_are_named_a
         for client in (ann, bob):
             for row in client.get("jobs", params={"state": "pending,admitted,running"}).json():
                 client.delete(f"jobs/{row['id']}")
+
+
+def test_newuser13_n9_how_many_of_another_users_leases_must_go_is_counted(server: EmbeddedServer) -> None:
+    """N9, the count for others' leases: a job held by its team's quota behind leases of another user
+    read "one or more of leases l-1, l-2 … are released" even when every one had to go (the owner's
+    own view counted since 8d6d4eb; others' GPUs are not in the reason). The core now counts the fewest
+    holders whose release gives room (largest first) — a number, not whose or how big each is — and
+    every reader gets it: "at least 2 of" three half-GPU leases when one GPU is missing, no "one or
+    more of" when all three must go."""
+    admin, ann, bob = api(server, "tok-boss"), api(server, "tok-ann"), api(server, "tok-bob")
+    before = admin.get("quotas").json()
+
+    def quota(gpus: float) -> None:
+        assert admin.put("quotas", json={"quotas": [{"team": "default", "gpu_model": "*", "guaranteed": gpus,
+                                                     "borrowing_limit": 0}]}).status_code == 200
+
+    try:
+        quota(1.5)
+        leases = [ann.post("leases", json={"gpus": 0.5}).json() for _ in range(3)]
+        for lease in leases:
+            wait_state(server, "tok-ann", lease["id"], "running", "admitted")
+        quota(1)  # lowered while they hold 1.5 GPUs: 0.5 over the limit
+        ids = [lease["id"] for lease in leases]
+        for gpus, some in ((0.5, "at least 2 of "), (1, "")):  # short by 1 GPU: 2 of them; by 1.5 GPUs: all 3
+            job = submit(server, "tok-bob", gpus=gpus)
+            reason = _projected(bob, job["id"])["reason"]
+            assert reason["details"]["eta_must_release"] == (2 if some else 3), reason["details"]
+            said = reason["text"]["eta"]
+            assert f"it can start only after {some}other users' leases " in said or \
+                f"it can start only after {some}leases " in said, said
+            assert all(i in said for i in ids) and "one or more of" not in said, said
+            assert bob.delete(f"jobs/{job['id']}").status_code in (200, 202, 204)
+    finally:
+        admin.put("quotas", json={"quotas": before.get("quotas", []), "teams": before.get("teams", [])})
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            ann.delete(f"leases/{row['id']}")
+        for client in (ann, bob):
+            for row in client.get("jobs", params={"state": "pending,admitted,running"}).json():
+                client.delete(f"jobs/{row['id']}")

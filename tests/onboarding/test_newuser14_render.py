@@ -229,3 +229,185 @@ def test_newuser14_n7_the_bulk_summary_says_a_refused_one() -> None:
     answer = {"counts": {"removed": 1, "refused": 1, "not_found": 0}, "grace_s": 10.0, "jobs": [{}, {}]}
     said = bulk_cancel_answers([answer])
     assert said == "cancelled 1 job: 1 pending removed from the queue; 1 is another user's: you may cancel only your own"
+
+
+# ---- N9: `jupyter-sched serve` as root without --allow-root ended with "Running as root is not recommended" ------
+
+def test_newuser14_n9_serve_as_root_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """N9: the README says the service must run as root with ``--allow-root`` and "refuses to start
+    otherwise, with one line saying what to set"; as root without it, the last line was
+    jupyter_server's "Running as root is not recommended. Use --allow-root to bypass." — root
+    discouraged where hub mode with the local executor needs it. One line of ours, exit 2, before
+    the server starts (the process's uid is the OS's answer: root is simulated only where the
+    test does not run as root)."""
+    import io
+    import os
+
+    from jupyter_sched.hub import serve
+
+    for name, value in {"JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api", "JUPYTERHUB_API_TOKEN": "x",
+                        "JUPYTERHUB_SERVICE_URL": "http://127.0.0.1:45999"}.items():
+        monkeypatch.setenv(name, value)
+    if os.geteuid() != 0:
+        monkeypatch.setattr(os, "geteuid", lambda: 0)
+    err = io.StringIO()
+    assert serve.main(["--db-url", "sqlite:////nonexistent/x.db"], err=err) == 2
+    assert err.getvalue() == serve.ROOT_REFUSAL + "\n"
+    assert "--allow-root" in serve.ROOT_REFUSAL and "not recommended" not in serve.ROOT_REFUSAL
+
+
+# ---- N8: CLI token/URL refusals named a source the user did not use -------------------------------------------
+
+def _cli_env(**extra: str) -> dict[str, str]:
+    import os
+
+    from tests.onboarding.test_cli_firsthour import ROOT
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
+    env.update({"PYTHONPATH": str(ROOT), **extra})
+    return env
+
+
+def test_newuser14_n8_another_users_server_from_the_hub_url_variable_names_that_variable(tmp_path: Any) -> None:
+    """N8: with ``JUPYTER_SCHED_HUB_URL=…/user/nu14a/`` (no --url given) the CLI said "leave --url out
+    in your hub terminal". It names the variable and the hub's scheduler to set it to. The 403 is the
+    one amy's hub server gives (hub/forward.py's "request refused"), from a stand-in HTTP server (a
+    real JupyterHub is tests/hub's harness, minutes to start)."""
+    import http.server
+    import json
+    import subprocess
+    import threading
+
+    from tests.onboarding.test_cli_firsthour import CLI
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps({"error": {"code": "forbidden", "message": "request refused", "field": None,
+                                         "hint": None}}).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{hub.server_address[1]}"
+    try:
+        env = _cli_env(JUPYTERHUB_USER="nu14b", JUPYTER_SCHED_TOKEN="bs-token", JUPYTER_RUNTIME_DIR=str(tmp_path),
+                       JUPYTER_SCHED_HUB_URL=f"{base}/user/nu14a/")
+        said = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        hub.shutdown()
+    assert said.returncode != 0 and said.stderr.strip() == (
+        f"jupyter-sched status: {base}/user/nu14a/ is nu14a's Jupyter server: your token may not use it — "
+        f"JUPYTER_SCHED_HUB_URL points at it: set it to the hub's scheduler, {base}/services/jupyter-sched/ "
+        "[forbidden]"), said.stderr
+    assert "--url" not in said.stderr
+
+
+def test_newuser14_n8_no_token_for_the_hub_url_says_none_was_set(server: EmbeddedServer, tmp_path: Any) -> None:
+    """N8: ``JUPYTER_SCHED_HUB_URL`` set and no token: "refused the token of its runtime file" — the
+    service has no runtime file and no token was sent. It says which variable is missing."""
+    import subprocess
+
+    from tests.onboarding.test_cli_firsthour import CLI
+
+    env = _cli_env(JUPYTER_SCHED_HUB_URL=server.url, JUPYTER_RUNTIME_DIR=str(tmp_path))
+    said = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=120)
+    assert said.returncode != 0, said.stdout
+    assert "needs a token (JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not)" in said.stderr, said.stderr
+    assert "runtime file" not in said.stderr, said.stderr
+
+
+# ---- N13: a lease's end state: released in the lists, cancelled in status/wait lines and REST ---------------------
+
+def test_newuser14_n13_an_ended_leases_line_says_released_as_the_lists_do() -> None:
+    """N13: ``%schedule jobs`` / ``jupyter-sched jobs`` said ``released`` while ``%schedule status l-…``
+    and ``jupyter-sched wait l-…`` (one line, :func:`job_line`) said ``lease l-…: cancelled — …``."""
+    from jupyter_sched.wording import job_line, state_word
+
+    lease = {"id": "l-1", "kind": "lease", "name": "notebook lease", "state": "cancelled",
+             "message": "request withdrawn: no GPUs granted within its 5s timeout; nothing was held"}
+    assert state_word(lease) == "released"
+    assert job_line(lease, None) == ("lease l-1: released — request withdrawn: no GPUs granted "
+                                     "within its 5s timeout; nothing was held"), job_line(lease, None)
+    job = {"id": "j-1", "kind": "training", "state": "cancelled", "message": "cancelled by ann"}
+    assert job_line(job, None) == "job j-1: cancelled — cancelled by ann"  # a job's word is unchanged
+
+
+def test_newuser14_n13_rest_lists_released_leases_by_the_word_clients_show(server: EmbeddedServer) -> None:
+    """N13: ``GET jobs?state=released`` answered 400 "unknown state 'released'" for the word the CLI,
+    magics and panel print (``jupyter-sched jobs --state released`` worked). It lists ended leases —
+    not cancelled jobs — as the CLI's filter does; mixed with other states it counts as cancelled."""
+    clear(server)
+    ann = api(server, "tok-ann")
+    lease = ann.post("leases", json={"gpus": 1})
+    assert lease.status_code in (200, 201), lease.text
+    lease_id = lease.json()["id"]
+    job = ann.post("jobs", json={"gpus": 0, "command": ["sleep", "60"]}).json()["id"]
+    assert ann.delete(f"leases/{lease_id}").status_code in (200, 204)
+    assert ann.delete(f"jobs/{job}").status_code in (200, 202, 204)
+    deadline = time.monotonic() + 30
+    while ann.get(f"jobs/{job}").json()["state"] != "cancelled":  # a running job ends after its SIGTERM
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    listed = ann.get("jobs", params={"state": "released"})
+    assert listed.status_code == 200, listed.text
+    rows = listed.json()["jobs"] if isinstance(listed.json(), dict) else listed.json()
+    assert [r["id"] for r in rows] == [lease_id], rows
+    assert [r["id"] for r in ann.get("leases", params={"state": "released"}).json()] == [lease_id]
+    both = ann.get("jobs", params={"state": "released,cancelled"}).json()
+    both = both["jobs"] if isinstance(both, dict) else both
+    assert {r["id"] for r in both} >= {lease_id, job}
+    unknown = ann.get("jobs", params={"state": "finished"})
+    assert unknown.status_code == 400 and "released" in unknown.json()["error"]["hint"], unknown.text
+
+
+# ---- N14: a REST job carried two ETA wordings and two unblocks that disagreed ----------------------------------
+
+def test_newuser14_n14_a_queued_job_says_its_eta_and_unblock_once(server: EmbeddedServer) -> None:
+    """N14: ``GET queue`` for a job waiting on work with no time limit had ``reason.eta_reason`` in
+    words, the top-level ``eta_reason`` in the core's ("it fits only after jobs without a time limit
+    end (j-…)"), and ``reason.unblock: "starts when running jobs finish (see ETA)"`` beside
+    ``reason.text.unblock: ""``. Each field now says what ``reason.text`` says."""
+    from tests.onboarding.test_cli_firsthour import wait_state
+
+    clear(server)
+    ann = api(server, "tok-ann")
+    hog = ann.post("jobs", json={"gpus": 2, "command": ["sleep", "120"], "name": "hog"}).json()["id"]
+    wait_state(server, "tok-ann", hog, "running")
+    big = ann.post("jobs", json={"gpus": 2, "command": ["true"], "time_limit": "5m", "name": "big"}).json()["id"]
+    deadline = time.monotonic() + 30
+    while True:
+        entry = next(e for e in ann.get("queue").json() if e["id"] == big)
+        reason = entry.get("reason") or {}
+        if (reason.get("text") or {}).get("eta", "").startswith("ETA unknown"):
+            break
+        assert time.monotonic() < deadline, entry
+        time.sleep(0.2)
+    text = reason["text"]
+    assert entry["eta_reason"] == reason["eta_reason"] == text["eta"].removeprefix("ETA unknown: "), entry
+    assert "it fits only after jobs without a time limit" not in entry["eta_reason"], entry
+    assert reason["unblock"] == text["unblock"], reason
+    assert "see ETA" not in str(reason), reason
+    own = ann.get(f"jobs/{big}").json()["reason"]
+    assert own["unblock"] == own["text"]["unblock"] and own["eta_reason"] == own["text"]["eta"].removeprefix(
+        "ETA unknown: "), own
+
+
+def test_newuser14_n14_an_ended_jobs_reason_has_no_eta_left() -> None:
+    """N14 / N13: a finished lease's REST reason still carried its pending-time ``unblock`` and core
+    ``eta_reason`` ("starts when running jobs finish (see ETA)"). Rendered as history (no ETA), those
+    fields are empty as ``text.eta`` / ``text.unblock`` are."""
+    from jupyter_sched.wording.reasons import reason_in_words, render_reason
+
+    reason = {"code": "WaitingForCapacity", "message": "needs 4 GPUs, 0 free", "details": {},
+              "unblock": "starts when running jobs finish (see ETA)", "position": 1, "eta": None,
+              "eta_reason": "it fits only after jobs without a time limit end (j-1)"}
+    out = reason_in_words(reason, render_reason(reason, never=True))
+    assert out["unblock"] == out["text"]["unblock"] and out["eta_reason"] in ("", out["text"]["eta"]), out
+    assert "see ETA" not in str(out) and "it fits only after" not in str(out), out

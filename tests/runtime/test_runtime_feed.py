@@ -155,7 +155,9 @@ def test_one_users_flood_of_short_runs_neither_evicts_anothers_history_nor_becom
     """Red-team 5 finding 4: eve's 600 one-second runs (CPU-only jobs need no quota) filled the
     window of the last 500 succeeded runs: ana's queued run lost its learnt runtime, and a running
     job of dan (no runs of his own) was predicted from eve's ratios alone — ending in a second.
-    Since session 6 nobody's runs predict another user's or another program's (new user 5)."""
+    Since session 6 nobody's runs predict another user's or another program's (new user 5); since
+    session 14 a *running* job of a user with no finished run is read from everybody's runs of its
+    size, one vote per user (their median ratio), so eve's flood is one sample, not the prior."""
     store = Store(sqlite_db)
     for i in range(10):
         _finished(store, f"ana-{i}", user="ana", script="train.py", ran_s=1800, limit_s=3600)
@@ -171,4 +173,9 @@ def test_one_users_flood_of_short_runs_neither_evicts_anothers_history_nor_becom
                   state=JobState.RUNNING, admitted_at=now - timedelta(seconds=60), started_at=now - timedelta(seconds=60))
     estimates = feed.estimates([ana, dan])
     assert estimates.get("ana-next") == 1800.0, estimates  # her own runs, read although eve's fill the window
-    assert "dan-1" not in estimates, estimates  # no runs of his own: his limit, not eve's ratios (was 1 s)
+    # no runs of his own, running 60 s: the runs read are eve's newest (cat's fell out of the window)
+    # and ana's (topped up, live); each user one vote, her median ratio: ana's 0.5 of his 1-h limit —
+    # eve's 1-s runs are one vote that he already outran, not everybody's prior (was 1 s)
+    assert estimates.get("dan-1") == 1800.0, estimates
+    queued = make_job("dan-2", user="dan", script="new.py", command=(), time_limit_s=3600)
+    assert "dan-2" not in feed.estimates([queued])  # queued: his limit (new user 5, findings 4 and 8)

@@ -290,4 +290,4 @@ class TestHeterogeneousGangs:
         status, bad = await api("POST", "jobs", {"groups": [{"name": "Trainer!"}], "command": ["true"]})
         assert status == 400 and bad["error"]["field"] == "groups[0].name", bad
         status, bad = await api("POST", "jobs", {"groups": [{"name": "t", "gpuz": 1}], "command": ["true"]})
-        assert status == 400 and bad["error"]["field"] == "gpuz" and "name" in bad["error"]["hint"], bad
+        assert status == 400 and bad["error"]["field"] == "groups[0].gpuz" and "name" in bad["error"]["hint"], bad

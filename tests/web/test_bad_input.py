@@ -81,8 +81,8 @@ CASES = [
         token=BOSS_TOKEN, want_field="since"),
     Bad("quotas that are not JSON name the body", "PUT", "quotas", raw=b"quotas=1", token=BOSS_TOKEN,
         want_field="body"),
-    Bad("a quota with a negative guarantee names guaranteed", "PUT", "quotas",
-        {"quotas": [{"team": "a", "guaranteed": -1}]}, token=BOSS_TOKEN, want_field="guaranteed"),
+    Bad("a quota with a negative guarantee names its place, quotas[0].guaranteed", "PUT", "quotas",
+        {"quotas": [{"team": "a", "guaranteed": -1}]}, token=BOSS_TOKEN, want_field="quotas[0].guaranteed"),
     Bad("a quota line that is not an object is refused", "PUT", "quotas", {"quotas": ["a"]}, token=BOSS_TOKEN),
     # found by a fresh user trying to break the server:
     Bad("an astronomically long time limit names time_limit_s, as sent", "POST", "jobs", cmd(time_limit_s=1e308),
@@ -95,7 +95,7 @@ CASES = [
     Bad("a body nested thousands deep names the body", "POST", "jobs",
         raw=b'{"env": ' + b"[" * 5000 + b"]" * 5000 + b"}", want_field="body"),
     Bad("a misspelt quota field is refused, not dropped", "PUT", "quotas", {"quotas": [{"team": "t", "gpus": -3}]},
-        token=BOSS_TOKEN, want_field="gpus"),
+        token=BOSS_TOKEN, want_field="quotas[0].gpus"),
 ]
 
 

@@ -171,8 +171,9 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
     ``name is required`` · ``unknown field 'cron'`` · ``limit must be at most 10000 (got
     99999999999999999999999)`` · ``priority must be 'high', 'normal' or 'low' (got 'urgent')`` ·
     ``gpus must be a number or a string (got an array of 1)`` · ``groups[0].name is required``.
-    The error's ``field`` is the model field's name (as before); the hint gives the allowed range
-    (and what leaving the field out means) or an example value.
+    The error's ``field`` is the model field's name, or within an item of a list its whole place
+    (``quotas[0].guaranteed``, as the message and a config line's error name it: new user 13, N12);
+    the hint gives the allowed range (and what leaving the field out means) or an example value.
     """
     # an unknown field first: it is most often a misspelt one, and a field it hides may be the one
     # reported missing — "name is required", then "unknown field 'cron'… did you mean 'schedule'?"
@@ -201,7 +202,8 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
             # %gpu request --timeout is how long to wait for a grant (new user 5 #7): say both meanings
             meant = ("did you mean time_limit (how long the work may run)? To wait for a lease's grant, pass "
                      "wait_ms in the query. ")
-        return ValidationError(f"unknown field {shown(name)}" + (f" in {inside}" if inside else ""), field=name,
+        return ValidationError(f"unknown field {shown(name)}" + (f" in {inside}" if inside else ""),
+                               field=f"{inside}.{name}" if "[" in inside else name,
                                hint=meant + f"known fields: {known}")
     names = _field_names(model)
     name = next((str(p) for p in reversed(loc) if isinstance(p, str) and p in names), str(loc[0]))
@@ -211,22 +213,23 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
     place = _place(data, loc, missing=first["type"] == "missing")
     same = [e for e in errors if _place(data, list(e["loc"]), missing=e["type"] == "missing") == place]
     path = _path(place) or name
+    said = path[:200] if "[" in path else name  # an item of a list: its place, as the message and a config line's error say
     value = _value_at(data, place)
     if first["type"] == "missing" or value is _ABSENT:
-        return ValidationError(f"{path} is required", field=name, hint=_example(info) or "see openapi.yaml")
+        return ValidationError(f"{path} is required", field=said, hint=_example(info) or "see openapi.yaml")
     got = _shown_query(value) if where == "query" else shown(value)
     bound = _bound(first)
     if bound is not None:
-        return ValidationError(f"{path} {bound} (got {got})", field=name, hint=_range_hint(name, info))
+        return ValidationError(f"{path} {bound} (got {got})", field=said, hint=_range_hint(name, info))
     kinds = list(dict.fromkeys(_KINDS[e["type"]] for e in same if e["type"] in _KINDS))
     if kinds:
         if "a number" in kinds and "a whole number" in kinds:
             kinds.remove("a whole number")
         what = kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
         bounded = _limits(info) != (None, None)
-        return ValidationError(f"{path} must be {what} (got {got})", field=name,
+        return ValidationError(f"{path} must be {what} (got {got})", field=said,
                                hint=_range_hint(name, info) if bounded else _example(info) or _range_hint(name, info))
-    return ValidationError(f"{path} {_phrase(first)} (got {got})", field=name, hint=_example(info) or "see openapi.yaml")
+    return ValidationError(f"{path} {_phrase(first)} (got {got})", field=said, hint=_example(info) or "see openapi.yaml")
 
 
 _NAME_SHOWN = 80

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, field_validator, model_validator
 
-from ...model.validation import check_env, parse_gpus
+from ...model.validation import check_env, parse_gpus, parse_priority
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
@@ -138,6 +138,16 @@ class RunJobFields(RequestModel):
             parse_gpus(value)
         return value
 
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _priority_in_one_wording(cls, value: Any) -> Any:
+        """A ``priority`` that is no class refused in the words the CLI and the magics say too
+        (:func:`~jupyter_sched.model.validation.parse_priority`; new user 14, N2: "must be 'high',
+        'normal' or 'low'" with the hint ``e.g. "normal"`` here, two other wordings there)."""
+        if value is not None:
+            parse_priority(value)
+        return value
+
     def body(self) -> dict[str, Any]:
         """The fields the client sent, as :func:`~jupyter_sched.model.spec_from_request` reads them
         (``null`` kept: it clears a field in a definition's update)."""
@@ -178,7 +188,9 @@ class SubmitJobRequest(RunJobFields):
 class ListJobsRequest(QueryModel):
     """``GET jobs`` / ``GET leases``: the caller's work (admins: ``user`` or ``all=true``)."""
 
-    state: str | None = Field(default=None, examples=["pending,running"], description="a state or a comma-separated list")
+    state: str | None = Field(default=None, examples=["pending,running"], description=(
+        "a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's "
+        "cancelled, and alone lists leases only"))
     kind: JobKindName | None = Field(default=None, examples=["training"])
     user: str | None = Field(default=None, description="admins only: another user's work")
     all: bool = Field(default=False, description="admins only: everyone's work")
@@ -357,10 +369,11 @@ class PendingReason(CodecView):
     code: str
     message: str
     details: dict[str, Any] = Field(default_factory=dict)
-    unblock: str = ""
+    unblock: str = Field(default="", description="text.unblock (kept for older clients; display text)")
     position: int | None = None
     eta: str | None = Field(default=None, description="the current start estimate, re-projected every cycle")
-    eta_reason: str = ""
+    eta_reason: str = Field(default="", description="why the ETA is unknown, in text.eta's words ('' when text.eta "
+                                                    "says a time or there is no ETA); for display, text.eta")
     per_flavor: list[dict[str, Any]] = Field(default_factory=list)
     predicted_start: str | None = Field(default=None, description=(
         "the start predicted when the job was first queued, kept unchanged (it may be in the past) for "
@@ -477,7 +490,8 @@ class QueueEntry(Job):
     mine: bool
     position: int | None = None
     eta: str | None = None
-    eta_reason: str = ""
+    eta_reason: str = Field(default="", description="reason.eta_reason (kept for older clients); for display, "
+                                                    "reason.text.eta")
 
 
 class _ListModel(RootModel[Any]):

@@ -280,6 +280,11 @@ HUB_ONLY = {
     ("kernels", "PUT"): "a user server reports ITS OWN user's live kernels: any authenticated hub user (the user "
                         "comes from the hub token, never the body), so it can release only that user's leases; "
                         "anonymous 403 — walked end to end in tests/hub/test_hub_integration.py",
+    ("refused-token", "POST"): "a user server hands over a token its hub auth refused: any authenticated hub user "
+                               "(the reporter comes from the hub token); the record is written under the user the "
+                               "HUB says owns the token, never a name from the body, so a caller can only report a "
+                               "token it holds; answers only audited true/false — walked end to end in "
+                               "tests/hub/test_newuser13_hub.py",
 }
 """Routes only the central hub service serves (no embedded server to walk them here): who may call each."""
 

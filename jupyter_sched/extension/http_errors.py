@@ -1,0 +1,65 @@
+"""The JSON body of an HTTP error tornado or Jupyter raised before a handler method ran (auth, XSRF,
+an unknown route, a method the route does not take), in the shape of every other error
+(:meth:`.web.SchedHandler.write_error`): ``code``, ``message``, ``field``, ``hint``.
+
+A method the route does not take answers 405 naming the ones it does — in the ``Allow`` header (RFC
+9110) and in words: ``PUT /jobs`` said only "Method Not Allowed — see openapi.yaml for the methods of
+this route" (new user 13, N17).
+"""
+
+from __future__ import annotations
+
+from http.client import responses
+from typing import Any
+
+from tornado import web
+
+from ..wording.tokens import credentials_hint
+
+__all__ = ["CREDENTIALS_REFUSED", "allowed_methods", "http_error_body"]
+
+_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable"}
+
+CREDENTIALS_REFUSED = ("the server did not accept this request's credentials: no token, a wrong token, or a browser "
+                       "request without its _xsrf value")
+"""The message of a 401/403 Jupyter's auth answers; ``details.credentials`` marks it for clients,
+which then say how to give a token in their own terms (the CLI: ``--token``)."""
+
+_API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+"""The methods a route of the REST API may take (``OPTIONS`` is every route's CORS preflight)."""
+
+
+def allowed_methods(handler: type[web.RequestHandler]) -> list[str]:
+    """The methods ``handler`` implements, in :data:`_API_METHODS` order: those it (or a base of
+    jupyter_sched's) defines instead of tornado's 405 stand-in."""
+    unimplemented = web.RequestHandler.get  # tornado's _unimplemented_method, shared by every verb
+    return [method for method in _API_METHODS if getattr(handler, method.lower(), unimplemented) is not unimplemented]
+
+
+def _words(methods: list[str]) -> str:
+    return methods[0] if len(methods) == 1 else f"{', '.join(methods[:-1])} and {methods[-1]}"
+
+
+def http_error_body(status: int, message: str | None, *, method: str, route: str, handler: type[web.RequestHandler],
+                    token_page: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+    """``({"error": …}, headers)`` of an HTTP error ``status`` raised outside a handler method's own
+    errors; ``route`` is the path under ``api/sched/`` (as the caller sent it, shortened)."""
+    error: dict[str, Any] = {"code": _HTTP_CODES.get(status, "http_error"),
+                             "message": message or responses.get(status, "error"), "field": None, "hint": None}
+    headers: dict[str, str] = {}
+    if status in (401, 403):  # Jupyter's auth refused the request before it reached us
+        error.update(message=message or CREDENTIALS_REFUSED, details={"credentials": "refused"},
+                     hint=credentials_hint(token_page))  # a hub's token page (new user 13, N13)
+    elif status == 404:
+        error["hint"] = "check the URL against GET api/sched/config or openapi.yaml"
+    elif status == 405:
+        allowed = allowed_methods(handler)
+        shown = route[:80] or "this route"
+        headers["Allow"] = ", ".join([*allowed, "OPTIONS"])
+        if allowed:
+            error.update(message=f"{method[:10]} is not a method of {shown}", field="method",
+                         hint=f"{shown} takes {_words(allowed)} (see openapi.yaml)", details={"allowed": allowed})
+        else:
+            error["hint"] = "see openapi.yaml for the methods of this route"
+    return {"error": error}, headers

@@ -1,0 +1,99 @@
+"""A token refused at a user's server, audited at the central service (new user 13, N14).
+
+Eve's token sent to amy's server (``/user/amy/api/sched/…``) is refused by the hub auth inside amy's
+server, before anything reaches the central service: every other refusal of a hub user is on the
+central audit log (``GET audit?user=eve``), this one was in no log the admins read. Amy's server
+cannot simply say "eve tried": it runs as amy, who could write any name there. What it can do is
+hand the central service the refused token itself (``POST api/sched/refused-token`` with the
+server's own hub token, :meth:`~.forward.ForwardingService.report_refused_token`); the central
+service asks the hub whose token it is (``user_for_token``, as for any request) and audits the
+refusal under that user, saying at whose server and that the server reported it. A name can be
+forged, a token cannot: a record "eve's token was refused at amy's server" is written only when
+amy's server really held eve's token. The token goes no further than the service every hub user's
+token already reaches, is not stored, and the answer says only whether a record was written (not
+whose token it was). A token the hub does not know names nobody: nothing is audited (the server's
+own log has the 403). Refusals per user are counted past a few a minute, as every refusal is
+(:meth:`~jupyter_sched.admission.Admission.record_refusal`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..errors import AuthorizationError, ValidationError, json_kind
+from ..extension.handlers import SchedHandler
+from .forward import REFUSED_TOKEN_PATH
+
+__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "RefusedTokenHandler", "parse_refused_token"]
+
+log = logging.getLogger(__name__)
+
+MAX_TOKEN_CHARS = 512
+"""Longest token taken (a JupyterHub token is 32 hex characters; an OAuth one a little more)."""
+
+
+def parse_refused_token(body: Any) -> tuple[str, str]:
+    """``(token, request)`` of a report: the refused token and the request it came with (``GET me``).
+
+    Raises:
+        ValidationError: naming the field.
+    """
+    if not isinstance(body, dict) or set(body) - {"token", "request"}:
+        raise ValidationError('a refused-token report is {"token": TOKEN, "request": "GET me"}', field="body",
+                              hint="sent by a user server whose hub auth refused a token")
+    token, request = body.get("token"), body.get("request", "")
+    if not isinstance(token, str) or not token.strip() or len(token) > MAX_TOKEN_CHARS or not token.isprintable():
+        raise ValidationError(f"token must be the refused token as text (got {json_kind(token)})", field="token",
+                              hint=f"at most {MAX_TOKEN_CHARS} printable characters")
+    if not isinstance(request, str) or len(request) > 200 or not request.isprintable():
+        raise ValidationError("request must be the refused request's method and path, at most 200 characters",
+                              field="request", hint='e.g. "GET me"')
+    return token.strip(), request
+
+
+class RefusedTokenHandler(SchedHandler):
+    """``POST api/sched/refused-token`` ``{"token", "request"}`` from a user server (its own hub token: the
+    reporting server's owner comes from the hub) → ``{"audited": bool}`` (module docstring)."""
+
+    @property
+    def _track_activity(self) -> bool:  # type: ignore[override]
+        return False  # a report about someone else's request is not the reporter's activity
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        token, request = parse_refused_token(self.json_value())
+        reporter = self.caller.user
+        owner = await self._token_owner(token)
+        if owner is None:
+            self.reply({"audited": False})
+            return
+        server = f"{reporter}'s Jupyter server"
+        err = AuthorizationError(f"{owner}'s token was refused at {server}: a token may use only its owner's "
+                                 "server (or one shared with them)", field="token",
+                                 hint="use your own server (/user/<you>/api/sched/) or the hub's scheduler service",
+                                 details={"credentials": "refused", "server": reporter, "reported_by": server})
+        caller = self.services.caller(owner, admin=False)
+        await self.call(self.services.admission.record_refusal, caller, err,
+                        request=f"{request or 'a request'} at {server}"[:300])
+        self.reply({"audited": True})
+
+    async def _token_owner(self, token: str) -> str | None:
+        """The hub user whose token ``token`` is (the hub's answer, cached as every request's), or None:
+        not a token the hub knows, a service's token, or no answer."""
+        provider = getattr(getattr(self.sched, "serverapp", None), "identity_provider", None)
+        auth = getattr(provider, "hub_auth", None)
+        if auth is None:
+            return None
+        try:
+            model = await auth.user_for_token(token, use_cache=True, sync=False)
+        except Exception:  # the hub did not answer: nothing to audit by a name
+            log.info("jupyter_sched: could not ask the hub whose refused token was reported", exc_info=True)
+            return None
+        if not isinstance(model, dict) or model.get("kind", "user") != "user" or not model.get("name"):
+            return None
+        return str(model["name"])
