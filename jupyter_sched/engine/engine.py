@@ -388,14 +388,14 @@ class Engine:
 
     def _refresh_not_before(self) -> float:
         """When a full cycle that only re-words reasons may run (``time.monotonic()``): after the
-        cycle gap and twice the last cycle's time, so such cycles take at most a third of the
-        engine's time and back-to-back submits stay on the fast path; one for ETAs alone (pends
-        kept on the live ledger of a short queue) also ``eta_refresh_s`` and nine cycle times
-        after the last cycle: at most a tenth of the interpreter, which the API's requests share
-        (a 0.25 s cycle every second held up submits and status polls, issue 17)."""
+        cycle gap and twice the last cycle's time (at most a third of the engine's time); one for ETAs
+        alone (pends kept on the live ledger) also ``eta_refresh_s`` and nine cycle times after the
+        last cycle (a tenth of the interpreter, which the API's requests share: issue 17); and never
+        while submits keep arriving (:meth:`.incremental.IncrementalDecider.after_burst`)."""
         due = max(self._full_not_before, self._cycle_end + 2 * self._cycle_s)
-        return due if self._reasons_stale else max(due, self._cycle_end + max(self.incremental.eta_refresh_s,
-                                                                             9 * self._cycle_s))
+        if not self._reasons_stale:
+            due = max(due, self._cycle_end + max(self.incremental.eta_refresh_s, 9 * self._cycle_s))
+        return self.incremental.after_burst(due)
 
     def resign(self) -> None:
         """Give up leadership (clean shutdown): running work is left running for the next leader."""

@@ -93,8 +93,8 @@ class CycleContext:
         reservations: EASY reservation per GPU model (first capacity-blocked job).
         shapes / cap_cache / outcome_cache / reason_cache: per-cycle memo tables keyed by request
             shape and ledger version (jobs of one shape share flavors, reasons and outcomes).
-        victims: jobs preempted this cycle; reclaimed_lines: by team quota line, the milli-GPUs of
-            each running job reclaimed this cycle (a later withdrawal must leave them justified); reclaimed: pending jobs whose nominated GPUs a
+        victims: jobs preempted this cycle; reclaimed_lines: by team quota line, each running job
+            reclaimed this cycle with its milli-GPUs (a later withdrawal must leave them justified); reclaimed: pending jobs whose nominated GPUs a
             within-guarantee job of another team took back this cycle (-> that job); in_flight: jobs already stopping (an earlier
             preemption, a cancel or a time limit) that still hold GPUs; overdue: those of them
             stopping for longer than the grace period (job id -> seconds since the stop).
@@ -142,8 +142,8 @@ class CycleContext:
         self.reason_cache: dict[tuple[object, ...], tuple[PendingReason, str, Mapping[str, Any]]] = {}
         self.victims: set[str] = set()
         self.reclaimed: dict[str, str] = {}
-        # milli-GPUs of each running job reclaimed this cycle, by the team quota line it was charged to
-        self.reclaimed_lines: dict[tuple[str, str | None, str], list[int]] = {}
+        # each running job reclaimed this cycle with its milli-GPUs, by the team quota line it was charged to
+        self.reclaimed_lines: dict[tuple[str, str | None, str], list[tuple[str, int]]] = {}
         self.preemption_attempts = 0
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
         self.passed_seq = 0

@@ -437,6 +437,7 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
     lines = {c.job_id: _team_lines(ctx, _key(c)) for c in cands if c.kind == "reclaim"}
     removed: dict[str, Candidate] = {}
     reclaiming = [0]  # reclaim victims among ``removed``
+    withheld: dict[str, tuple[str, list[str]]] = {}  # admissions not withdrawn: team, the reclaims they justify
 
     def rules_hold() -> bool:
         """Reclaim only for a within-guarantee job. (That each team gives only while it borrows
@@ -490,14 +491,18 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
         if c.nominated:  # a nomination never counts as borrowing that justifies a running reclaim
             return True
         ok = None
+        justified: list[str] = []
         for key in lines[c.job_id]:
             running = list(ctx.reclaimed_lines.get(key, ()))
-            running += [v.milli for v in removed.values() if v.kind == "reclaim" and not v.fresh
+            running += [(v.job_id, v.milli) for v in removed.values() if v.kind == "reclaim" and not v.fresh
                         and key in lines[v.job_id]]
             if not c.fresh:
-                running.append(c.milli)
+                running.append((c.job_id, c.milli))
             if running:
-                ok = ok or _borrowing(ctx, key, extra=max(running) - c.milli)
+                ok = ok or _borrowing(ctx, key, extra=max(m for _, m in running) - c.milli)
+                justified += [j for j, _ in running if j not in justified]
+        if ok is False and c.fresh:
+            withheld[c.job_id] = (c.team, justified)
         return ok is not False
 
     @contextmanager
@@ -529,7 +534,25 @@ def _search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candida
             for c in plan.victims:
                 evict(c)
             placement = ctx.placer.place(job.id, req, flavor) if fits() else None
+    if not plan.victims and withheld:  # the reason names the rule and the jobs it kept (issue 16 point 5)
+        plan = PreemptionPlan(refused=_withheld_text(withheld),
+                              details={"rule": "withdrawal", "protected": sorted(withheld),
+                                       "reclaimed": sorted({j for _, js in withheld.values() for j in js})})
     return plan, placement
+
+
+def _withheld_text(withheld: dict[str, tuple[str, list[str]]]) -> str:
+    """``cb of c is not withdrawn: without it c would not have been borrowing when r was reclaimed from it
+    this cycle`` — a refusal by :func:`_search`'s rule that withdrawals never justify a running reclaim."""
+    parts = []
+    for team in sorted({t for t, _ in withheld.values()}):
+        ids = sorted(j for j, (t, _) in withheld.items() if t == team)
+        taken = sorted({r for j in ids for r in withheld[j][1]})
+        one = len(ids) == 1
+        parts.append(f"{', '.join(ids)} of {team} {'is' if one else 'are'} not withdrawn: without "
+                     f"{'it' if one else 'them'} {team} would not have been borrowing when {', '.join(taken)} "
+                     f"{'was' if len(taken) == 1 else 'were'} reclaimed from it this cycle")
+    return "; ".join(parts)
 
 
 def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, placement: Placement, *,
@@ -571,7 +594,7 @@ def _issue(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan, pl
         victim = ctx.ledger.holders[c.job_id].job
         if c.kind == "reclaim":  # a withdrawal later in the cycle must leave it justified (_search)
             for key in _team_lines(ctx, c.job_id):
-                ctx.reclaimed_lines.setdefault(key, []).append(c.milli)
+                ctx.reclaimed_lines.setdefault(key, []).append((c.job_id, c.milli))
         holding = ctx.state.holdings.get(c.job_id)
         if holding is not None:
             freed.append((c.job_id, holding))

@@ -26,6 +26,7 @@ from .models import (
     GetUsageWasteRequest,
     GetUsageWasteResponse,
 )
+from .readcache import Builds
 
 __all__ = ["AccountingService", "CallerKey"]
 
@@ -66,6 +67,8 @@ class AccountingService:
         """Per team, ``(jobs counter, GPUs its work holds)`` as ``GET me`` last read them."""
         self._answers: dict[CallerKey, tuple[tuple[int, int, datetime], AdmissionPolicy, GetMeResponse]] = {}
         """Per caller key, the last :meth:`me_of` answer with the counters, second and policy it was computed at."""
+        self._builds = Builds()
+        """Callers whose :meth:`me_of` answer a thread is computing now."""
 
     def me(self, caller: Caller) -> GetMeResponse:
         """The caller: teams, granted classes, quota lines and budgets of their default team,
@@ -75,8 +78,14 @@ class AccountingService:
     def me_of(self, who: CallerKey) -> GetMeResponse:
         """:meth:`me` of the caller ``who`` (``SchedApp.caller_key``: name, admin flag, hub groups),
         resolved from the quota set read in the answer's own transaction, and kept for
-        :meth:`kept_me` with what it was computed from."""
-        return self._me(None, who)
+        :meth:`kept_me` with what it was computed from. Callers who miss it together (fifty panels
+        of one user, each second or after a submit) wait for the one computing it (issue 17)."""
+        self._builds.wait_running(who)
+        kept = self.kept_me(who)
+        if kept is not None:
+            return kept
+        with self._builds.computing(who):
+            return self._me(None, who)
 
     def kept_me(self, who: CallerKey) -> GetMeResponse | None:
         """The answer :meth:`me_of` gave ``who`` if it is still the one it would give now — checked

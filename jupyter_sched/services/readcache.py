@@ -37,11 +37,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ReadCache", "ReadVersion"]
+__all__ = ["Builds", "ReadCache", "ReadVersion"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +79,7 @@ class ReadCache:
         self._weights: dict[Hashable, tuple[Hashable, int]] = {}  # key -> (owner, rows)
         self._rows = 0
         self._lock = threading.Lock()
-        self._running: dict[Hashable, threading.Event] = {}
+        self._builds = Builds()
 
     def get(self, key: Hashable, version: ReadVersion) -> Any | None:
         """The answer kept for ``key`` if it was computed at ``version``; else None."""
@@ -118,29 +118,12 @@ class ReadCache:
                 self._drop(self._heaviest_owners_oldest())
 
     def wait_running(self, key: Hashable, timeout_s: float = 2.0) -> None:
-        """Wait (at most ``timeout_s``) while another thread computes ``key``'s answer
-        (:meth:`computing`), so that this one then finds it kept instead of computing it again. Call
-        it before opening the transaction the answer is read in (a thread waiting here holds no
-        database connection the computing one could need). Returns at once when none runs."""
-        with self._lock:
-            running = self._running.get(key)
-        if running is not None:
-            running.wait(timeout_s)
+        """:meth:`Builds.wait_running` of this cache's answers."""
+        self._builds.wait_running(key, timeout_s)
 
-    @contextmanager
-    def computing(self, key: Hashable) -> Iterator[None]:
-        """Within: this thread reads and computes ``key``'s answer (:meth:`wait_running` of another
-        thread waits until it leaves, kept or not)."""
-        done = threading.Event()
-        with self._lock:
-            self._running[key] = done
-        try:
-            yield
-        finally:
-            with self._lock:
-                if self._running.get(key) is done:
-                    del self._running[key]
-            done.set()
+    def computing(self, key: Hashable) -> AbstractContextManager[None]:
+        """:meth:`Builds.computing` of this cache's answers."""
+        return self._builds.computing(key)
 
     @property
     def version(self) -> ReadVersion | None:
@@ -167,3 +150,37 @@ class ReadCache:
             del self._answers[key]
             _, rows = self._weights.pop(key)
             self._rows -= rows
+
+
+class Builds:
+    """Which answers threads are computing now, by key, so that a thread that would compute the
+    same one waits for it instead (thread-safe; see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._running: dict[Hashable, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def wait_running(self, key: Hashable, timeout_s: float = 2.0) -> None:
+        """Wait (at most ``timeout_s``) while another thread computes ``key``'s answer
+        (:meth:`computing`), so that this one then finds it kept instead of computing it again. Call
+        it before opening the transaction the answer is read in (a thread waiting here holds no
+        database connection the computing one could need). Returns at once when none runs."""
+        with self._lock:
+            running = self._running.get(key)
+        if running is not None:
+            running.wait(timeout_s)
+
+    @contextmanager
+    def computing(self, key: Hashable) -> Iterator[None]:
+        """Within: this thread reads and computes ``key``'s answer (:meth:`wait_running` of another
+        thread waits until it leaves, kept or not)."""
+        done = threading.Event()
+        with self._lock:
+            self._running[key] = done
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._running.get(key) is done:
+                    del self._running[key]
+            done.set()

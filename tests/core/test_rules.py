@@ -841,6 +841,8 @@ def test_a_borrowing_admission_that_justified_a_reclaim_is_not_withdrawn_later_i
     assert [a.job_id for a in result.admits] == ["cb"]
     reasons = {p.job_id: p.reason for p in result.pending}
     assert reasons["an"].code == "WaitingForCapacity" and "withdrawn" not in reasons["an"].details
+    assert ("cb of c is not withdrawn: without it c would not have been borrowing when r was reclaimed from it "
+            "this cycle") in reasons["an"].message
     assert not any(a.action == "admit_withdrawn" for a in result.audit)
 
 

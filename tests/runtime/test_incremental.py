@@ -7,6 +7,7 @@ Real store (SQLite), real core (the live ledger of its last full cycle), simulat
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +270,37 @@ def test_an_eta_only_refresh_waits_nine_cycle_times_so_it_takes_at_most_a_tenth_
     svc.engine._cycle_end -= 4.5  # nine cycle times have passed
     assert svc.tick().decided and not svc.engine.incremental.etas_moved
 
+
+
+def test_an_eta_only_refresh_waits_for_a_burst_of_submits_to_end(sqlite_db: str, tmp_path: Path) -> None:
+    """Issue 17, REST submit p95 with 100,000 jobs stored: during a script's burst of submits the
+    engine re-projected every pending job's ETA about once a second, a full cycle over the whole
+    queue (0.1-0.5 s at 1,000 pending) beside which each submit took about twice as long — and
+    the burst's next pends moved those ETAs again. Such a refresh now waits until the burst ends
+    (``burst_gap_s`` after its latest submit); each pend still has its reason at once. A person's
+    few submits are no burst: the refresh of one submit's ETAs runs at the next tick (above)."""
+    svc = make_service(sqlite_db, tmp_path, gpus=2)
+    svc.submit(lease(2), user="ana", kind="lease")
+    svc.tick()
+    svc.kick()
+    svc.tick()
+    svc.engine.incremental.eta_refresh_s = 0.0
+    burst = []
+    for _ in range(svc.engine.incremental.burst_submits):
+        svc.clock.advance(1.0)
+        burst.append(svc.submit(lease(), user="bob", kind="lease"))
+    assert not svc.tick().decided and svc.engine.incremental.pended == len(burst)
+    assert svc.engine.incremental.etas_moved  # a refresh is wanted, and waits for the burst's end
+    assert 0.0 < svc.engine.wait_hint_s(10.0) <= svc.engine.incremental.burst_gap_s
+    for position, job in enumerate(burst, start=1):  # every pend of the burst has its reason meanwhile
+        got = svc.get_job(job["id"], user="bob")["reason"]
+        assert (got["position"], got["details"]["eta_code"]) == (position, "Provisional")
+    deadline = time.monotonic() + 10.0
+    while not svc.tick().decided:  # the burst is over: the refresh runs
+        assert time.monotonic() < deadline, "the ETA refresh never ran after the burst"
+        time.sleep(0.05)
+    assert not svc.engine.incremental.etas_moved
+    assert svc.get_job(burst[0]["id"], user="bob")["reason"]["details"]["eta_code"] != "Provisional"
 
 def _job_row_reads(svc: SchedulerService) -> list[str]:
     """Statements that read one job row by id, from now on (a listener on the store's real

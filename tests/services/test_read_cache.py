@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import Job, JobSpec
@@ -229,3 +230,37 @@ def test_when_the_page_being_built_fails_the_callers_waiting_for_it_build_it_the
     waiting.join(10)
     assert len(failed) == 1 and len(answers) == 1 and len(calls) == 2, "the waiter read it itself"
     assert [e.id for e in answers[0].entries.root] == [e.id for e in services.jobs.queue_page(ana, request).entries.root]
+
+
+def test_get_me_of_one_user_missed_by_many_at_once_is_computed_once(services: Services,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fifty panels of one user miss their kept ``GET me`` together each second and after each
+    submit (issue 17): one request thread computes it, the others wait and get the same answer."""
+    ana = ("ana", False, None)
+    services.jobs.submit(services.caller("ana", admin=False), SubmitJobRequest(gpus=1, command=["true"]))
+    monkeypatch.setattr(services.accounting.ctx, "clock", ManualClock(datetime.now(timezone.utc)))  # one second
+    reads: list[int] = []
+    inside, go_on = threading.Event(), threading.Event()
+    quota_set = StoreTx.quota_set
+
+    def held(self: StoreTx, *args: Any, **kwargs: Any) -> Any:
+        reads.append(1)
+        inside.set()
+        assert go_on.wait(10)
+        return quota_set(self, *args, **kwargs)
+
+    monkeypatch.setattr(StoreTx, "quota_set", held)
+    answers: list[Any] = []
+    first = threading.Thread(target=lambda: answers.append(services.accounting.me_of(ana)))
+    first.start()
+    assert inside.wait(10), "the first poll computes it"
+    others = [threading.Thread(target=lambda: answers.append(services.accounting.me_of(ana))) for _ in range(5)]
+    for thread in others:
+        thread.start()
+    time.sleep(0.2)  # the five wait for the first instead of computing it too
+    assert len(reads) == 1, reads
+    go_on.set()
+    for thread in (first, *others):
+        thread.join(10)
+    assert len(answers) == 6 and all(answer is answers[0] for answer in answers), "one answer, computed once"
+    assert len(reads) == 1 and answers[0].user == "ana"
