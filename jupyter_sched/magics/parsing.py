@@ -18,7 +18,14 @@ from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PA
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
 from ..model.units import parse_duration, parse_memory_mib
-from ..model.validation import TOO_MANY_GPUS, empty_field, parse_gpus, parse_priority, parse_time_limit
+from ..model.validation import (
+    TOO_MANY_GPUS,
+    empty_field,
+    lease_gpus_range,
+    parse_gpus,
+    parse_priority,
+    parse_time_limit,
+)
 from ..wording.flags import with_dash_hint
 
 __all__ = [
@@ -169,18 +176,13 @@ def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
             text = value.strip()
             return int(text) if text.isdigit() else float(text)  # sent as typed, every digit
         if minimum > 0 and err.message.startswith(f"{field} must be >= 0 "):
-            raise _lease_range(field, value) from None
+            raise lease_gpus_range(field, value) from None
         raise
     if whole < minimum:
-        raise _lease_range(field, value)
+        raise lease_gpus_range(field, value)
     return whole if milli == 1000 else milli / 1000
 
 
-def _lease_range(field: str, value: str) -> ValidationError:
-    """The range refusal of a lease's count (0 or below): in the shape of every GPU count's range
-    refusal (``gpus must be >= 0 (got -1)``), with the lease's bound."""
-    return ValidationError(f"{field} must be > 0 (got {value})", field=field,
-                           hint="ask for 1 or more GPUs, or a share such as 0.5")
 
 
 def _nonempty(value: str | None, field: str) -> str | None:

@@ -59,7 +59,7 @@ def test_events_without_arguments_still_stream_and_name_the_resume_header_when_g
 
 
 def test_one_lease_is_named_by_its_routes_path_parameter_and_in_a_leases_words(ann: httpx.Client) -> None:
-    lease = ann.post("leases", json={"gpus": 0, "name": "nb"}).json()
+    lease = ann.post("leases", json={"gpus": 0.5, "name": "nb"}).json()
     job = ann.post("jobs", json={"gpus": 0, "command": ["sleep", "60"]}).json()
     try:
         assert ann.delete(f"leases/{lease['id']}").status_code == 200
@@ -84,7 +84,7 @@ def test_a_swapped_since_and_until_is_refused_naming_until(ann: httpx.Client) ->
 
 
 def test_hints_say_what_the_field_takes(ann: httpx.Client) -> None:
-    timeout = error(ann.post("leases", json={"gpus": 0, "timeout": "soon"}), 400)
+    timeout = error(ann.post("leases", json={"gpus": 0.5, "timeout": "soon"}), 400)
     assert timeout["field"] == "timeout" and "wait_ms" in timeout["hint"] and "time_limit" in timeout["hint"]
     two = error(ann.post("jobs", json={"gpus": "two", "command": ["true"]}), 400)
     assert two["field"] == "gpus" and "fraction below 1 such as 0.5" in two["hint"]
