@@ -124,7 +124,8 @@ _USAGE_HELD = (sa.select(_U.c.gpu_uuid, sa.func.sum(_U.c.share))
                .group_by(_U.c.gpu_uuid))
 _ROLLUP_VALUES = ("valid_samples", "blank_samples", "suspect_samples", "rules", "processes_max",
                   "utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
-                  "memory_total_mib", "power_avg_w", "temperature_max_c", "job_shares", "processes")
+                  "memory_total_mib", "power_avg_w", "temperature_max_c", "job_shares", "processes",
+                  "job_minutes")
 
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
