@@ -5,15 +5,25 @@ run|notebook|serve|define``) check the path they are given with :func:`file_prob
 a folder, or a file this account may not read (a folder on the way it may not search, or the file
 itself) is one sentence naming the cause — not a ``PermissionError`` traceback, and not "no such
 file" for a file that exists. Light: the CLI imports it on every submit.
+
+What the file holds is checked too, by :func:`content_problem` — THE rule for REST (the service,
+as the job's owner), the CLI and the magics: a notebook Jupyter cannot read, or a script Python
+cannot compile (scripts run with the job's Python), is refused at submit and at definition create,
+not found out when it runs — at night, for a definition, after holding a GPU (new user 14, N23).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import stat
+import warnings
 
-__all__ = ["file_problem"]
+__all__ = ["CHECKED_BYTES", "content_problem", "content_refusal", "file_problem"]
+
+CHECKED_BYTES = 8 << 20
+"""Most bytes of a file :func:`content_problem` reads (a larger file is not checked: its run tells)."""
 
 
 def file_problem(path: str, folder: str) -> str | None:
@@ -70,3 +80,53 @@ def _account() -> str:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
         return f"uid {os.geteuid()}"
+
+
+def content_problem(kind: str, data: bytes, name: str = "<script>") -> str | None:
+    """Why ``data`` cannot run as a ``kind`` (``notebook`` or ``script``), or None: the words the
+    notebook runner says when the job starts (``it is not JSON``, ``its JSON is not a Jupyter
+    notebook``), or the script's first syntax error (``line 1: invalid syntax``). A notebook is
+    read by nbformat where it is installed (what the job runs), else checked for its JSON shape;
+    a script is compiled (never run), as the job's Python would, its coding cookie honoured."""
+    if kind == "notebook":
+        try:
+            parsed = json.loads(data)
+        except ValueError:  # UnicodeDecodeError too
+            return "it is not JSON"
+        if not isinstance(parsed, dict) or not (isinstance(parsed.get("cells"), list)
+                                                or isinstance(parsed.get("worksheets"), list)):
+            return "its JSON is not a Jupyter notebook"
+        try:
+            import nbformat
+        except ImportError:  # the slim install: the JSON shape is what can be checked
+            return None
+        try:
+            with warnings.catch_warnings():  # its notes (a cell without an id) are no refusal: the run reads it
+                warnings.simplefilter("ignore")
+                nbformat.reads(data.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]
+        except Exception:  # any reason nbformat gives, never its words (they quote the file: new user 10, N1)
+            return "its JSON is not a Jupyter notebook"
+        return None
+    if b"\x00" in data:
+        return "it is not text (a binary file)"
+    try:
+        compile(data, name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}: " if exc.lineno else ""
+        return f"{where}{exc.msg}"
+    except ValueError:  # e.g. a coding cookie naming no codec
+        return "it is not text Python reads"
+    return None
+
+
+def content_refusal(kind: str, path: str, problem: str) -> tuple[str, str]:
+    """``(message, hint)`` of a ``kind`` file at ``path`` that cannot run (:func:`content_problem`), in
+    REST's words with the field said once (``notebook '/x/bad.ipynb' cannot be read: it is not JSON``,
+    as the notebook runner says it at the start); the CLI and the magics turn the leading field into
+    their option."""
+    shown = repr(path[:300])
+    if kind == "notebook":
+        return (f"notebook {shown} cannot be read: {problem}",
+                "give an .ipynb file saved by Jupyter (a Python file runs as a script)")
+    return (f"script {shown} is not a Python script: {problem}",
+            "it would run with the job's Python: fix the file, or run another program as a command")

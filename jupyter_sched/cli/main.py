@@ -447,6 +447,8 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                 if option == "--script" and notebook:
                     _subparser(parser, "submit").error(f"--script {path}: this is a notebook — run it with "
                                                        f"--notebook {path}")
+                if wrong := _content_refusal(option[2:], os.path.join(folder, path), path):  # REST's rule (N23)
+                    _subparser(parser, "submit").error(wrong)
     if args.command == "cancel":
         sub = _subparser(parser, "cancel")
         if args.job_ids and (args.mine or args.everyone):
@@ -491,6 +493,24 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 """What a job, lease or definition id can be (``j-1m8veekaw-mfrjt2``); anything else never names one."""
 _ID_EDGE_JUNK = ":,;.'\"()[]<>` "
 """Punctuation a copy from a listing picks up at an id's ends (``job j-…: succeeded``)."""
+
+
+def _content_refusal(kind: str, full: str, path: str) -> str:
+    """The server's refusal of a ``kind`` file that cannot run (:func:`~jupyter_sched.userfiles.content_problem`,
+    new user 14, N23), with the option as typed (``--notebook 'bad.ipynb' cannot be read: it is not JSON``),
+    or ""."""
+    from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
+
+    try:
+        with open(full, "rb") as fh:
+            head = fh.read(CHECKED_BYTES + 1)
+    except OSError:
+        return ""
+    problem = content_problem(kind, head, full) if len(head) <= CHECKED_BYTES else None
+    if problem is None:
+        return ""
+    message, hint = content_refusal(kind, path, problem)
+    return f"--{message} — {hint.replace(' as a command', ' after --')}"
 
 
 def _looks_like_notebook(path: str) -> bool:

@@ -205,6 +205,23 @@ def carried_files(job: Job) -> dict[str, str]:
     return files
 
 
+def _named_files(spec: JobSpec, start: Path | None) -> list[tuple[str, Path]]:
+    """``(field, full path)`` of the ``script`` / ``notebook`` ``spec`` names by path (not carried):
+    relative ones in ``start``, where the job starts (left out when it starts in a directory made for
+    it: nothing to look in yet)."""
+    files = []
+    for name, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook, spec.notebook_json)):
+        if not path or carried is not None:
+            continue
+        full = Path(os.path.expanduser(path))
+        if not full.is_absolute():
+            if start is None:
+                continue
+            full = start / full
+        files.append((name, full))
+    return files
+
+
 def _path_problem(path: Path, *, want_dir: bool) -> str:
     """What is wrong with ``path``, which is not the kind of thing wanted, read after it: ``does not
     exist``, or — it exists — ``is a file, not a directory`` / ``is a directory, not a file`` (new
@@ -552,19 +569,37 @@ class LocalExecutor:
         start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
         if spec.working_dir and start is not None and not start.is_dir():
             return "working_dir", str(start), _path_problem(start, want_dir=True)
-        for name, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
-                                                                              spec.notebook_json)):
-            if not path or carried is not None:
-                continue
-            full = Path(os.path.expanduser(path))
-            if not full.is_absolute():
-                if start is None:
-                    continue  # it starts in a directory made for it: nothing to look in yet
-                full = start / full
+        for name, full in _named_files(spec, start):
             if not full.is_file():
                 return name, str(full), _path_problem(full, want_dir=False)
         inherited = job_path(self.python) if self.clean_env else self.base_env.get("PATH", os.defpath)
         return missing_program(spec, start, spec.env.get("PATH", inherited))  # the PATH _spawn gives it
+
+    def named_file_heads(self, spec: JobSpec, limit: int) -> list[tuple[str, str, bytes]]:
+        """``(field, path, first bytes)`` of the ``script`` / ``notebook`` ``spec`` names by path (not
+        carried), read as the job would read it — this service's account embedded, the owner's on a
+        hub (:func:`.owner_paths.read_as_owner`) — at most ``limit`` bytes each (one more: the caller
+        sees that it was cut). Files that cannot be read are left out (:meth:`missing_path` says why),
+        so a content check never says more than the owner could find out (new user 14, N23)."""
+        if self.run_as_for is not None:
+            from .owner_paths import read_as_owner
+
+            try:
+                who = self.run_as_for(Job(id="content-check", spec=spec))
+            except ExecutorError:
+                return []
+            return read_as_owner(spec, who, limit + 1) if who.switches and can_switch_users() else []
+        if self.require_run_as:
+            return []
+        start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
+        heads = []
+        for name, full in _named_files(spec, start):
+            try:
+                with open(full, "rb") as fh:
+                    heads.append((name, str(full), fh.read(limit + 1)))
+            except OSError:
+                continue
+        return heads
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
         """Where the job starts (module docstring). Embedded, a missing directory is refused here;

@@ -22,7 +22,7 @@ import subprocess
 from ..model import JobSpec
 from .runas import RunAs
 
-__all__ = ["CHECK_TIMEOUT_S", "missing_as_owner"]
+__all__ = ["CHECK_TIMEOUT_S", "missing_as_owner", "read_as_owner"]
 
 log = logging.getLogger(__name__)
 
@@ -79,23 +79,7 @@ def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) 
     a name with a ``/`` must be an executable file (relative: in the start directory), any other
     name an executable file in a folder of ``search_path`` — as the owner, who may not be able to
     search every folder of it; ``problem`` then says ``as ana``."""
-    home = who.home or ""
-    if spec.working_dir:
-        wanted = spec.working_dir
-        start = (home or "/") + wanted[1:] if wanted == "~" or wanted.startswith("~/") else wanted
-    else:
-        start = home if home and os.path.isdir(home) else ""
-    files: list[tuple[str, str]] = []
-    for field, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
-                                                                          spec.notebook_json)):
-        if not path or carried is not None:
-            continue
-        full = (home or "/") + path[1:] if path == "~" or path.startswith("~/") else path
-        if not os.path.isabs(full):
-            if not start:
-                continue  # it starts in a directory made for it: nothing to look in yet
-            full = os.path.join(start, full)
-        files.append((field, full))
+    start, files = _owner_files(spec, who)
     program = _program(spec, start) if search_path is not None else ""
     if not spec.working_dir and not files and not program:
         return None
@@ -127,6 +111,51 @@ def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) 
                                   32: f"is not a program {account} can run from the job's PATH ({search_path})"
                                   }[done.returncode]
     return None
+
+
+def _owner_files(spec: JobSpec, who: RunAs) -> tuple[str, list[tuple[str, str]]]:
+    """Where the job of ``who`` starts (``working_dir``, ``~`` = the owner's home; else the owner's
+    home; "" for a directory made for it) and ``(field, full path)`` of the script / notebook it
+    names by path, relative ones in that start (left out when there is none yet)."""
+    home = who.home or ""
+    if spec.working_dir:
+        wanted = spec.working_dir
+        start = (home or "/") + wanted[1:] if wanted == "~" or wanted.startswith("~/") else wanted
+    else:
+        start = home if home and os.path.isdir(home) else ""
+    files: list[tuple[str, str]] = []
+    for field, path, carried in (("script", spec.script, spec.source), ("notebook", spec.notebook,
+                                                                          spec.notebook_json)):
+        if not path or carried is not None:
+            continue
+        full = (home or "/") + path[1:] if path == "~" or path.startswith("~/") else path
+        if not os.path.isabs(full):
+            if not start:
+                continue  # it starts in a directory made for it: nothing to look in yet
+            full = os.path.join(start, full)
+        files.append((field, full))
+    return start, files
+
+
+def read_as_owner(spec: JobSpec, who: RunAs, limit: int) -> list[tuple[str, str, bytes]]:
+    """``(field, path, first bytes)`` of the script / notebook ``spec`` names by path, read as its owner
+    ``who`` (``head -c`` with the owner's uid, gid and groups: the service learns only what the owner
+    may read), at most ``limit`` bytes each; a file the owner cannot read, or a read that cannot run
+    or takes past :data:`CHECK_TIMEOUT_S`, is left out (the job's start tells, as before)."""
+    heads = []
+    for field, path in _owner_files(spec, who)[1]:
+        try:
+            done = subprocess.run(["head", "-c", str(limit), "--", path], user=who.uid, group=who.gid,
+                                  extra_groups=list(who.groups) or None, env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+                                  cwd="/", stdin=subprocess.DEVNULL, capture_output=True, timeout=CHECK_TIMEOUT_S,
+                                  check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.warning("could not read the %s of a job of %s as %s (%s); its start will tell", field, spec.user,
+                        who.account, exc)
+            continue
+        if done.returncode == 0:
+            heads.append((field, path, done.stdout))
+    return heads
 
 
 def _program(spec: JobSpec, start: str) -> str:

@@ -29,7 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
-from ..userfiles import file_problem
+from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
 from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
 from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms
 from ..wording.jobs import (
@@ -828,6 +828,11 @@ class SchedMagics(Magics):
             raise ValidationError("%%schedule: the cell is empty: nothing to run", field="cell",
                                   hint="write the code to run below the %%schedule line")
         source = cell if cell.endswith("\n") else cell + "\n"
+        if wrong := content_problem("script", source.encode("utf-8", errors="replace"), "the cell"):
+            # it runs with Python, not IPython: a `!ls` or `%time` line failed at its start (new user 14, N23)
+            raise ValidationError(f"%%schedule: the cell is not a Python script: {wrong}", field="cell",
+                                  hint="the cell runs as a Python file, not in IPython: shell (!…) and magic (%…) "
+                                       "lines do not run there; use subprocess for a shell command")
         digest = hashlib.sha256(source.encode()).hexdigest()[:10]
         if self._hub():
             body = self._hub_body(cmd, carried_script(f"cell-{digest}", source))
@@ -858,6 +863,13 @@ class SchedMagics(Magics):
             hint = (f"give a {what} this account can read, or ask its owner to share it" if "permission denied"
                     in problem else f"give the path of an existing {what}")
             raise ValidationError(f"{what.upper()} {path!r}: {problem}", field=what.upper(), hint=hint)
+        if what in ("script", "notebook"):  # what it holds, by REST's and the CLI's rule (new user 14, N23)
+            with open(resolved, "rb") as fh:
+                head = fh.read(CHECKED_BYTES + 1)
+            wrong = content_problem(what, head, str(resolved)) if len(head) <= CHECKED_BYTES else None
+            if wrong is not None:
+                message, hint = content_refusal(what, path, wrong)
+                raise ValidationError(what.upper() + message[len(what):], field=what.upper(), hint=hint)
         return resolved
 
     def _schedule_run(self, cmd: ScheduleCommand) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from ..definitions.parameters import validate_parameters
 from ..errors import SchedError, ValidationError, json_kind
 from ..errors import shown as quoted
+from ..userfiles import content_problem, content_refusal
 from .job import JobKind, JobSpec, PriorityClass, ResourceRequest, WorkerGroup
 from .jobenv import refused_variables, refused_why
 from .names import default_lease_name, kernel_named
@@ -686,6 +687,14 @@ def _carried(body: Mapping[str, Any], script: str | None, notebook: str | None) 
         if not isinstance(parsed, dict) or not isinstance(parsed.get("cells"), list):
             raise ValidationError("notebook_json is not a notebook (a JSON object with a cells list)",
                                   field="notebook_json", hint="send the .ipynb file's JSON text")
+    for kind, text, field, file in (("notebook", notebook_json, "notebook_json", notebook),
+                                    ("script", source, "source", script)):
+        # what the file says, as a path's is checked where it lies (new user 14, N23: userfiles.content_problem)
+        problem = content_problem(kind, text.encode("utf-8", errors="replace"), file or kind) \
+            if text is not None else None
+        if problem is not None:
+            message, hint = content_refusal(kind, file or kind, problem)
+            raise ValidationError(message, field=field, hint=hint)
     return source, notebook_json
 
 

@@ -28,6 +28,7 @@ from ..model.job import public_name
 from ..model.units import parse_utc
 from ..model.validation import TOO_MANY_GPUS, as_sent
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
+from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
@@ -363,6 +364,12 @@ class JobsService:
         executor = self.ctx.executor
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
+            if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
+                for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
+                    problem = content_problem(field, head, path) if len(head) <= CHECKED_BYTES else None
+                    if problem is not None:
+                        message, hint = content_refusal(field, path, problem)
+                        raise ValidationError(message, field=field, hint=hint)
             return
         field, path, problem = missing
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
