@@ -18,7 +18,14 @@ Definitions (all times aware UTC; a window ``[since, until)`` clips every interv
   (:attr:`UtilizationSample.job_shares`, the rollups' ``job_shares``: SM share of its processes,
   else their memory), else ``share`` of it (issue 18 item 2). A job that used more than its
   allocated share of a time-sliced GPU (the others idle) may show an efficiency above 1.
+  Where a rollup minute carries each holder's own minute (``job_minutes``), a job's value for
+  that minute is the mean over the samples taken while it held the GPU, and only its valid share
+  of those seconds is covered — the same samples ``GET telemetry/history?job=`` draws, live and
+  after roll-up (new user 14, N26).
 - **telemetry coverage** = covered allocated GPU-seconds / allocated GPU-seconds (0..1).
+- **telemetry pending**: some of the group's allocated time lies after the last minute the
+  telemetry monitor has rolled up into the store (``telemetry_until``): its utilization is not
+  in the report yet — it is not a gap.
 - **efficiency** = utilized / covered allocated GPU-seconds (0..1, above 1 only as said above): idle
   time inside telemetry gaps is not counted as idle. None when nothing was covered.
 - **cost** = allocated GPU-hours * price per GPU-hour of the GPU's model (``prices``; key
@@ -44,7 +51,7 @@ from typing import Any
 from ..errors import StoreError, ValidationError
 from ..model.units import parse_utc
 from .usage import UsageInterval, period_start
-from .waste import job_shares_of
+from .waste import JobMinute, job_minutes_of, job_shares_of
 
 __all__ = [
     "ROLLUP_SECONDS", "REPORT_KEYS", "AccountingError", "UtilizationSample", "check_intervals", "price_for",
@@ -59,7 +66,7 @@ REPORT_KEYS = ("user", "team", "gpu_model", "job_id", "kind", "period")
 """Fields a report may group by (``period`` = start of the day/week/month, ISO 8601 UTC)."""
 
 CSV_COLUMNS = ("allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds", "utilized_gpu_hours",
-               "telemetry_coverage", "efficiency", "cost", "jobs")
+               "telemetry_coverage", "efficiency", "cost", "jobs", "telemetry_pending")
 """Value columns of a report row, after the grouping fields."""
 
 _EPS_S = 1e-6
@@ -82,6 +89,9 @@ class UtilizationSample:
     job_shares: Mapping[str, float] | None = None
     """Each job's part of this GPU's utilization from per-process data (shared GPUs; sums to 1);
     None: split by allocation share."""
+    jobs: Mapping[str, JobMinute] | None = None
+    """Each holder's own minute (``job_minutes``: the samples taken while it held the GPU); None:
+    the GPU's value stands for every holder (rows written before schema version 11)."""
 
 
 def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationSample]:
@@ -92,13 +102,18 @@ def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationS
     holds for exactly that minute. Rows without a utilization value or without samples are left
     out (that minute is unknown, not idle); MIG-instance rows are left out (their utilization is
     not attributed to whole-GPU intervals). When one GPU-minute was written twice (two engines
-    across a restart), the row with more samples is kept — a minute is never counted twice.
-    Jobs that start or end inside a minute get the minute's mean for the seconds they held.
+    across a restart), the row with its holders' own minutes is kept, else the one with more
+    samples — a minute is never counted twice.
+    A row with ``job_minutes`` (schema version 11) carries each holder's own minute: a job that
+    starts or ends inside the minute gets the mean of the samples taken while it held the GPU for
+    the seconds it held it (new user 14, N26: not the whole minute's mean, which counts the
+    seconds before it started as its own); older rows give the minute's mean.
 
     Raises:
         AccountingError: a ``minute`` that is not an aware ISO 8601 timestamp.
     """
-    best: dict[tuple[str, datetime], tuple[int, float, Mapping[str, float] | None]] = {}
+    best: dict[tuple[str, datetime],
+               tuple[tuple[bool, int], float, Mapping[str, float] | None, Mapping[str, JobMinute] | None]] = {}
     for row in rows:
         if row.get("mig_instance") is not None:
             continue
@@ -111,10 +126,12 @@ def samples_from_rollups(rows: Iterable[Mapping[str, Any]]) -> list[UtilizationS
             raise AccountingError(f"telemetry rollup of GPU {row.get('gpu_uuid')} has an unreadable minute "
                                   f"{row.get('minute')!r} ({exc})", hint="drop the malformed rollup row") from None
         key = (str(row["gpu_uuid"]), minute)
-        if key not in best or count > best[key][0]:
-            best[key] = (count, float(value), job_shares_of(row))
-    return [UtilizationSample(gpu, minute, value, shares)
-            for (gpu, minute), (_count, value, shares) in sorted(best.items())]
+        jobs = job_minutes_of(row)
+        rank = (jobs is not None, count)  # a row that knows its holders' own minutes first
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, float(value), job_shares_of(row), jobs)
+    return [UtilizationSample(gpu, minute, value, shares, jobs)
+            for (gpu, minute), (_rank, value, shares, jobs) in sorted(best.items())]
 
 
 # ---- validation -------------------------------------------------------------------------------
@@ -212,11 +229,16 @@ def _utilized(share: float, start: datetime, end: datetime, samples: Sequence[Ut
         if i + 1 < len(samples):
             hold_end = min(hold_end, samples[i + 1].at)
         lo, hi = max(s.at, start), min(hold_end, end)
-        if hi > lo:
-            seconds = (hi - lo) / timedelta(seconds=1)
+        value: float | None = s.utilization_percent
+        seconds = (hi - lo) / timedelta(seconds=1) if hi > lo else 0.0
+        if s.jobs is not None and seconds > 0:  # the job's own samples of that minute (N26)
+            own = s.jobs.get(job_id)
+            value = None if own is None else own.utilization_avg
+            seconds *= own.valid_share if own is not None else 0.0
+        if seconds > 0 and value is not None:
             covered += seconds
             part = s.job_shares.get(job_id, share) if s.job_shares is not None else share
-            utilized += part * s.utilization_percent / 100.0 * seconds
+            utilized += part * value / 100.0 * seconds
         i += 1
     return covered, utilized
 
@@ -279,6 +301,7 @@ def usage_report(
     period: str = "month",
     prices: Mapping[str, float] | None = None,
     max_sample_gap_s: float = 120.0,
+    telemetry_until: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Roll allocation intervals and utilization samples up ``by`` the given fields.
 
@@ -291,10 +314,13 @@ def usage_report(
         period: ``day``, ``week`` or ``month`` when grouping by ``period``.
         prices: price per GPU-hour per GPU model (None = no cost column values: ``cost`` None).
         max_sample_gap_s: seconds a sample's value holds at most (telemetry gap limit).
+        telemetry_until: the end of the last minute the telemetry monitor rolled up (None:
+            nothing is pending, e.g. telemetry off); a group with allocated time after it is
+            ``telemetry_pending``.
 
     Returns:
         Rows ``{<by fields>, "allocated_gpu_seconds", "allocated_gpu_hours", "utilized_gpu_seconds",
-        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "jobs"}``, sorted by
+        "utilized_gpu_hours", "telemetry_coverage", "efficiency", "cost", "jobs", "telemetry_pending"}``, sorted by
         the grouping fields. Seconds are rounded to 1 ms, hours to 1e-9, cost to 1e-6;
         ``utilized_*`` and ``efficiency`` are None for a group no telemetry covered.
 
@@ -321,6 +347,7 @@ def usage_report(
     totals: dict[tuple[str, ...], list[float]] = {}
     jobs: dict[tuple[str, ...], set[str]] = {}
     telemetry: dict[tuple[str, ...], bool] = {}
+    pending: dict[tuple[str, ...], bool] = {}
     for iv in intervals:
         gpu_samples = by_gpu.get(iv.gpu_uuid, [])
         unit_price = price_for(iv.gpu_model, prices) if prices is not None else 0.0
@@ -341,6 +368,7 @@ def usage_report(
             row[3] += iv.share * seconds / 3600.0 * unit_price
             jobs.setdefault(key, set()).add(iv.job_id)
             telemetry[key] = telemetry.get(key, False) or covered > 0
+            pending[key] = pending.get(key, False) or (telemetry_until is not None and end > telemetry_until)
     out = []
     for key in sorted(totals):
         allocated, covered_alloc, utilized, cost = totals[key]
@@ -355,6 +383,7 @@ def usage_report(
             "efficiency": round(utilized / covered_alloc, 6) if seen and covered_alloc > 0 else None,
             "cost": round(cost, 6) if prices is not None else None,
             "jobs": len(jobs[key]),
+            "telemetry_pending": pending[key],
         })
     return out
 

@@ -3,8 +3,10 @@
 What ``GET usage/report`` serves (both modes). Utilization comes from the store's one-minute
 telemetry rollups (``gpu_rollups``, written by the engine's telemetry monitor): each job
 interval's GPU-seconds are weighted by the GPU's per-minute mean utilization
-(:func:`~.report.samples_from_rollups`) — on a shared GPU by the job's part of it from
-per-process data where the minute has it (``job_shares``), else by its allocation share. Minutes without a rollup are a telemetry gap:
+(:func:`~.report.samples_from_rollups`) — by the job's own minute where the row has it
+(``job_minutes``: the samples taken while it held the GPU), on a shared GPU by the job's part of
+it from per-process data where the minute has it (``job_shares``), else by its allocation share.
+Groups whose telemetry is not rolled up yet say so (``telemetry_pending``). Minutes without a rollup are a telemetry gap:
 "unknown", never idle — ``telemetry_coverage`` says how much was covered, ``efficiency`` =
 utilized / covered allocated GPU-seconds, and a group with no covered minute has ``utilized_*``
 and ``efficiency`` null.
@@ -66,9 +68,12 @@ def rollups_for(store: Any, intervals: Sequence[UsageInterval], *, now: datetime
 
 def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("user",), since: str | None = None,
                      until: str | None = None, period: str = "month",
-                     prices: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+                     prices: Mapping[str, float] | None = None,
+                     telemetry_until: datetime | None = None) -> list[dict[str, Any]]:
     """The report of ``user``'s usage (None = everyone) from the service's store and its telemetry
-    rollups, at the service's clock.
+    rollups, at the service's clock; groups with allocated time after ``telemetry_until`` (the
+    monitor's :meth:`~jupyter_sched.engine.telemetry.TelemetryMonitor.rolled_until`) are marked
+    ``telemetry_pending``.
 
     Raises:
         ValidationError: bad grouping, period, timestamp or a model without a price.
@@ -79,7 +84,7 @@ def usage_report_for(service: Any, *, user: str | None, by: Sequence[str] = ("us
     now = service.clock.now()
     samples = samples_from_rollups(rollups_for(service.store, intervals, now=now, since=start, until=end))
     rows = usage_report(intervals, samples, now=now, by=tuple(by), since=start, until=end, period=period,
-                        prices=prices, max_sample_gap_s=ROLLUP_SECONDS)
+                        prices=prices, max_sample_gap_s=ROLLUP_SECONDS, telemetry_until=telemetry_until)
     rows = _with_skipped_rows(service.store, rows, intervals, by=tuple(by), user=user)
     return [{**row, "gpu_seconds": row["allocated_gpu_seconds"], "gpu_hours": row["allocated_gpu_hours"]}
             for row in rows]
@@ -108,7 +113,8 @@ def _with_skipped_rows(store: Any, rows: list[dict[str, Any]], intervals: Sequen
         else:
             gpus_of.setdefault(tuple(str(fields[k]) for k in by), set()).add(iv.gpu_uuid)
     zero = {"allocated_gpu_seconds": 0.0, "allocated_gpu_hours": 0.0, "utilized_gpu_seconds": None,
-            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "jobs": 0}
+            "utilized_gpu_hours": None, "telemetry_coverage": 0.0, "efficiency": None, "cost": None, "jobs": 0,
+            "telemetry_pending": False}
     return attach_warnings(rows, entries, by, user=user, gpus_of=gpus_of, zero=zero)
 
 

@@ -13,7 +13,10 @@ A row stands from its minute until the next row of its GPU, at most ``max_gap_s`
 every 5 minutes cover their 5 minutes; case 025). Shares count: half a shared GPU idle for an
 hour is 0.5 idle GPU-hours. On a shared (time-sliced) GPU whose minute has per-process data
 (``job_shares``, issue 18 item 2), an active minute is judged per job by the job's own activity
-relative to what it holds: a job whose processes did nothing is idle while its co-tenant works. Rows written before validity was stored (no ``valid_samples``
+relative to what it holds: a job whose processes did nothing is idle while its co-tenant works.
+Where the minute carries each holder's own part (``job_minutes``, schema version 11), a job's
+state is that of the samples taken while it held the GPU: the seconds before it started or after
+it ended say nothing about it (new user 14, N26). Rows written before validity was stored (no ``valid_samples``
 field) count as valid when they carry an activity.
 
 Source of the idea: Princeton's jobstats / job_defense_shield rank users by idle allocation;
@@ -33,8 +36,8 @@ from ..model import Inventory
 from ..model.units import parse_utc, to_iso
 from .usage import UsageInterval
 
-__all__ = ["UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "job_shares_of", "mig_uuids_of",
-           "minute_state", "unattributed_usage", "waste_report"]
+__all__ = ["JobMinute", "UnattributedRow", "WasteReport", "WasteRow", "capacity_hours", "job_minutes_of",
+           "job_shares_of", "mig_uuids_of", "minute_state", "unattributed_usage", "waste_report"]
 
 
 def minute_state(row: Mapping[str, Any], threshold_pct: float) -> str:
@@ -99,6 +102,9 @@ class _Minute:
     state: str
     activity: float
     shares: Mapping[str, float] | None
+    jobs: Mapping[str, tuple[str, float]] | None = None
+    """Each holder's own ``(state, activity %)`` over the samples taken while it held the GPU
+    (``job_minutes``); None: the GPU's minute stands for its holders."""
 
 
 def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[str, tuple[list[datetime],
@@ -113,8 +119,13 @@ def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[s
         key = (str(row["gpu_uuid"]), when)
         count = int(row.get("samples") or 0)
         if key not in best or count > best[key][0]:
+            own = job_minutes_of(row)
+            jobs = None if own is None else {
+                job: (minute_state({"activity_max": m.activity_max, "valid_samples": m.valid_samples,
+                                    "rules": m.rules}, threshold_pct), m.activity_max or 0.0)
+                for job, m in own.items()}
             best[key] = (count, _Minute(minute_state(row, threshold_pct), float(row.get("activity_max") or 0.0),
-                                        job_shares_of(row)))
+                                        job_shares_of(row), jobs))
     out: dict[str, tuple[list[datetime], list[_Minute]]] = {}
     for (gpu, when), (_, state) in sorted(best.items()):
         times, states = out.setdefault(gpu, ([], []))
@@ -139,13 +150,81 @@ def job_shares_of(row: Mapping[str, Any]) -> Mapping[str, float] | None:
     return shares or None
 
 
+@dataclass(frozen=True, slots=True)
+class JobMinute:
+    """One job's own minute on a GPU it held: over the samples taken while it held it (a rollup's
+    ``job_minutes`` entry, schema version 11; new user 14, N26).
+
+    Attributes:
+        samples: samples taken while it held the GPU. valid_samples: of which valid.
+        utilization_avg: mean utilization of the valid ones, % (None: none valid).
+        activity_max: highest valid activity, % (None: none valid). memory_used_max_mib: MiB.
+        rules: validity rules seen in those samples (``""`` when all valid).
+    """
+
+    samples: int
+    valid_samples: int
+    utilization_avg: float | None
+    activity_max: float | None
+    memory_used_max_mib: float | None
+    rules: str = ""
+
+    @property
+    def valid_share(self) -> float:
+        """Valid samples / samples (0..1): the part of its time in that minute telemetry covered."""
+        return self.valid_samples / self.samples if self.samples > 0 else 0.0
+
+
+def _percent(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        return None
+    return float(value)
+
+
+def job_minutes_of(row: Mapping[str, Any]) -> dict[str, JobMinute] | None:
+    """A rollup's ``job_minutes`` (JSON text ``{"job id": {"samples", "valid_samples",
+    "utilization_avg", "activity_max", "memory_used_max_mib", "rules"}}``): each holder's own
+    minute; ``{}`` when the minute was attributed and nobody held the GPU; None when the row has no
+    attribution (written before schema version 11, a MIG instance) or it is unreadable — then the
+    GPU's minute stands for its holders, as before. An entry whose numbers are not counts and
+    percentages is left out (unknown for that job)."""
+    raw = row.get("job_minutes")
+    if raw is None or raw == "":
+        return None
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return None
+    if not isinstance(parsed, Mapping):
+        return None
+    out: dict[str, JobMinute] = {}
+    for job, entry in parsed.items():
+        if not isinstance(entry, Mapping):
+            continue
+        samples, valid = entry.get("samples"), entry.get("valid_samples")
+        if not isinstance(samples, int) or not isinstance(valid, int) or not 0 <= valid <= samples:
+            continue
+        memory = entry.get("memory_used_max_mib")
+        out[str(job)] = JobMinute(samples=samples, valid_samples=valid,
+                                  utilization_avg=_percent(entry.get("utilization_avg")),
+                                  activity_max=_percent(entry.get("activity_max")),
+                                  memory_used_max_mib=float(memory) if isinstance(memory, (int, float)) else None,
+                                  rules=str(entry.get("rules") or ""))
+    return out
+
+
 def _state_for(minute: _Minute, iv: UsageInterval, threshold_pct: float) -> str:
     """The minute's state for ``iv``'s job: on a shared GPU with per-process data, by the job's own
     activity relative to what it holds (``activity x part / share``: a job whose processes did
-    nothing is idle even while its co-tenant keeps the GPU busy), else the GPU's state."""
-    if minute.state != "active" or minute.shares is None or iv.job_id not in minute.shares:
-        return minute.state
-    own = minute.activity * minute.shares[iv.job_id] / max(iv.share, 1e-9)
+    nothing is idle even while its co-tenant keeps the GPU busy), else the GPU's state. Where the
+    minute has the job's own part (``job_minutes``), that part's state and activity are the job's:
+    seconds of the minute before it started or after it ended say nothing about it (N26)."""
+    state, activity = minute.state, minute.activity
+    if minute.jobs is not None:
+        state, activity = minute.jobs.get(iv.job_id, ("unknown", 0.0))
+    if state != "active" or minute.shares is None or iv.job_id not in minute.shares:
+        return state
+    own = activity * minute.shares[iv.job_id] / max(iv.share, 1e-9)
     return "active" if own >= threshold_pct else "idle"
 
 

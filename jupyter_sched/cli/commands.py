@@ -23,7 +23,7 @@ from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import cluster_wait, ends_by, fit_name, serving_text, state_filter, stop_detail, work_name
 from .cancel import cancel
-from .definitions import definitions
+from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
 from .progress import TerminalProgress
 
@@ -91,6 +91,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
             # b3's 'must be an integer (got "two")' with the hint that names fractions) is the one the
             # magics and REST say too, rendered by error_line in the CLI's terms (issue 20: one wording)
             body[key] = number_or_text(value) if key in ("gpus", "cpu") else value
+    if getattr(args, "parameters", None):  # read and checked with the usage (main._check_parameters)
+        body["parameters"] = args.parameters
     if args.nvlink:
         body["nvlink"] = True
     if args.env:
@@ -129,6 +131,9 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
     for warning in () if args.quiet else job.get("warnings") or ():  # what the server says about the request
         print(f"{PROG} submit: note: {warning}", file=io.err)
+    if args.notebook and body.get("parameters") and not args.quiet:  # as `definitions run -p` notes it (N27)
+        path = os.path.join(os.path.expanduser(body["working_dir"]), args.notebook)
+        note_parameters(path, body["parameters"], io, prefix=f"{PROG} submit: ")
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK

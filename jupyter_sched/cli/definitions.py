@@ -34,17 +34,30 @@ __all__ = ["add_parser", "definitions"]
 _ACTIONS = ("list", "create", "show", "runs", "run", "edit", "pause", "resume", "delete")
 
 
-def _parameters(values: list[str], parser: argparse.ArgumentParser) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for text in values:
-        name, sep, raw = text.partition("=")
-        if not sep or not name:
-            parser.error(f"-p needs NAME=VALUE (got {text!r})")
-        try:
-            out[name] = json.loads(raw)
-        except ValueError:
-            out[name] = raw
-    return out
+def parameters_from(values: list[str], parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """``-p NAME=VALUE`` words → parameters (:func:`~jupyter_sched.definitions.parameters.parse_parameter_words`,
+    the magics' reading too); a bad one ends the command with the subcommand's usage line (exit 2)."""
+    from ..definitions.parameters import parse_parameter_words
+    from ..errors import ValidationError
+
+    try:
+        return parse_parameter_words(values)
+    except ValidationError as err:
+        parser.error(f"{err.message} — {err.hint}")
+
+
+def note_parameters(path: Any, parameters: Any, io: Streams, *, prefix: str = "") -> None:
+    """A note on stderr when ``parameters`` name something the notebook at ``path`` (read here, when
+    this machine has it) does not set in its parameters cell, or give a value of another type than
+    its default (new user 6, F10: ``-p regoin=eu`` was accepted and every run used the default
+    region; new user 13, N20)."""
+    if not parameters or not isinstance(parameters, Mapping) or not isinstance(path, str):
+        return
+    from ..definitions.parameters import parameters_file_note
+
+    note = parameters_file_note(path, parameters)
+    if note:
+        print(f"{prefix}note: {note}", file=io.err)
 
 
 def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
@@ -110,7 +123,7 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
 
         body["gpus"] = number_or_text(body["gpus"])  # every digit as typed; words go as text, refused by name
     if args.parameter:
-        body["parameters"] = _parameters(args.parameter, parser)
+        body["parameters"] = parameters_from(args.parameter, parser)
     if getattr(args, "no_schedule", False):
         body["schedule"] = None
     if create:
@@ -225,7 +238,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {problem}")
         result = client.call(routes.create_definition(_body(args, parser, create=True)))
         print(json.dumps(result, indent=1) if args.json else "defined " + _line(result), file=out)
-        _note_unknown_parameters(result, result.get("parameters"), io)
+        note_parameters(result.get("notebook"), result.get("parameters"), io)
         return EXIT_OK
     target = _resolve(client, args.definition)
     if action == "edit":
@@ -243,10 +256,10 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
               file=out)
         return EXIT_OK
     elif action == "run":
-        body = {"parameters": _parameters(args.parameter, parser)} if args.parameter else {}
+        body = {"parameters": parameters_from(args.parameter, parser)} if args.parameter else {}
         result = client.call(routes.run_definition(target, body))
         if body:
-            _note_unknown_parameters(client.call(routes.definition(target)), body["parameters"], io)
+            note_parameters(client.call(routes.definition(target)).get("notebook"), body["parameters"], io)
         print(json.dumps(result, indent=1) if args.json else
               f"started run {result['job_id']} of {_named(client, target, args.definition)} — `{PROG} wait {result['job_id']}` "
               "follows it", file=out)
@@ -273,24 +286,5 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     done = {"edit": "edited", "pause": "paused", "resume": "resumed"}[action]
     print(json.dumps(result, indent=1) if args.json else f"{done} " + _line(result), file=out)
     if action == "edit" and "parameters" in change:
-        _note_unknown_parameters(result, change["parameters"], io)
+        note_parameters(result.get("notebook"), change["parameters"], io)
     return EXIT_OK
-
-
-def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Any, io: Streams) -> None:
-    """A note on stderr when ``parameters`` name something the definition's notebook (read here, when
-    this machine has it) does not set in its parameters cell (new user 6, F10: ``-p regoin=eu`` was
-    accepted and every run used the default region)."""
-    path = definition.get("notebook")
-    if not parameters or not isinstance(parameters, Mapping) or not isinstance(path, str) or not os.path.isfile(path):
-        return
-    try:
-        with open(path, encoding="utf-8") as handle:
-            nb = json.load(handle)
-    except (OSError, ValueError):
-        return
-    from ..definitions.parameters import parameters_note
-
-    note = parameters_note(nb, parameters, os.path.basename(path))
-    if note:
-        print(f"note: {note}", file=io.err)

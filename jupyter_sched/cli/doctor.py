@@ -19,9 +19,14 @@ store named, it says to run it where the service runs instead of reading this ac
 default. Every repair and removal writes an audit record (actor ``doctor:<OS user>``) with the
 row's identity, the error and the change.
 
+A URL that names no store the doctor can open (not a URL, a database other than SQLite or
+PostgreSQL, a driver not installed) is said in one line, as the server and ``serve`` say it
+(:mod:`jupyter_sched.store.url`); ``--db`` with a password is refused as ``serve --db-url`` refuses
+it (every local user reads a command line with ``ps``): put it in ``$JUPYTER_SCHED_DB_URL`` or a file.
+
 Exit codes: 0 nothing quarantined (or the repair/removal done); 1 quarantined rows remain, or
-the repair did not make the row readable; 2 bad command line; 3 no store there, or it cannot be
-opened.
+the repair did not make the row readable; 2 bad command line (a password in ``--db``); 3 no store
+there, or it cannot be opened (the URL included).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from ..store import schema as tables
 from ..store.codec import loads, parse_ts, record_from_row
 from ..store.migrations import current_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
+from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from .main import _Parser
 
 __all__ = ["StoreChoice", "choose_store", "default_db_url", "main", "scan"]
@@ -307,8 +313,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         args = _parser().parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
+    if args.db and has_password(args.db):  # serve's rule for the same secret (new user 14, N22)
+        stderr.write(f"jupyter-sched doctor: {password_on_command_line('--db')}\n")
+        return EXIT_USAGE
     try:
         choice = choose_store(args.db, os.environ)
+        if (problem := store_url_problem(choice.url)) is not None:  # THE store-URL check: no traceback (N22)
+            raise SchedError(f"{choice.source} {safe_url(choice.url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         missing = _existing_store(choice, os.environ)
         if missing is not None:  # never a store made to be checked (new user 13, N18)
             server = os.environ.get("JUPYTER_SCHED_URL", "").strip() if choice.embedded_default else ""

@@ -263,6 +263,9 @@ def _add_submit(sub: Any) -> None:
     what = submit.add_mutually_exclusive_group()
     what.add_argument("--script", help="Python script to run")
     what.add_argument("--notebook", help="notebook to execute headless")
+    submit.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
+                        help="a value for the notebook's cell tagged 'parameters' (papermill's convention; JSON where "
+                             "it parses: -p days=3 -p region=eu), or the script's --NAME VALUE; repeatable")
     submit.add_argument("argv", nargs=argparse.REMAINDER, help="-- command and arguments (or script arguments)")
 
 
@@ -463,6 +466,7 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             _subparser(parser, "submit").error(f"--env {twice} is given twice ({given}): give it once")
         if args.name is not None and not args.name.strip():
             _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
+        _check_parameters(_subparser(parser, "submit"), args, argv)
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()
             problem = file_problem(path, folder) if path else None  # the job would fail at its start
@@ -496,6 +500,24 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             guess = f"; did you mean {trimmed}?" if _ID.fullmatch(trimmed) else ""
             _subparser(parser, args.command).error(
                 f"{job_id!r} is not a job id: ids are letters, digits and '-'{guess} (`{PROG} jobs` lists yours)")
+
+
+def _check_parameters(submit: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
+    """``-p`` read as ``definitions -p`` and the magics read it (one parser), into ``args.parameters``;
+    refused, naming the rule, where the job has no parameters cell (new user 14, N27); a word after
+    ``--notebook FILE`` refused, not dropped."""
+    from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
+    from ..errors import ValidationError
+
+    if args.notebook and argv:
+        submit.error(f"{NOTEBOOK_ARGUMENT.format(word=argv[0])} — {NOTEBOOK_VALUES_HINT}")
+    if args.parameter and not (args.notebook or args.script):
+        submit.error(f"{PARAMETERS_RULE} (or a --script's --NAME arguments); a command after -- takes its values as "
+                     "its own arguments — e.g. --notebook report.ipynb -p days=3, or -- python train.py --days 3")
+    try:
+        args.parameters = parse_parameter_words(args.parameter)
+    except ValidationError as err:
+        submit.error(f"{err.message} — {err.hint}")
 
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")

@@ -1,4 +1,5 @@
-"""Notebook and script parameters, in papermill's convention (pure functions).
+"""Notebook and script parameters, in papermill's convention (pure functions; :func:`parameters_file_note`
+alone reads a file).
 
 The convention (papermill, https://papermill.readthedocs.io/en/latest/usage-parameterize.html):
 the notebook's author tags one cell ``parameters`` and writes the defaults there; a run inserts
@@ -26,12 +27,17 @@ from ..errors import ValidationError, json_kind, shown
 __all__ = [
     "INJECTED_TAG",
     "MAX_PARAMETERS_BYTES",
+    "NOTEBOOK_ARGUMENT",
+    "NOTEBOOK_VALUES_HINT",
     "PARAMETERS_TAG",
+    "PARAMETERS_RULE",
     "inject_parameters",
     "parameter_defaults",
     "parameter_names",
     "parameters_cell_index",
+    "parameters_file_note",
     "parameters_note",
+    "parse_parameter_words",
     "script_arguments",
     "validate_parameters",
 ]
@@ -40,6 +46,65 @@ PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 MAX_PARAMETERS_BYTES = 64 * 1024
 """Largest parameter set accepted (bytes of its JSON): parameters are values, not data."""
+
+
+PARAMETERS_RULE = "-p sets values of a notebook's parameters cell"
+"""The first clause of a refused ``-p`` where the job is no notebook (a command after ``--``, a
+``%%schedule`` cell, before ``%schedule run``'s script); the caller adds what that job takes instead
+(new user 14, N27). The server's rule is the same: parameters apply to a notebook, or to a script it
+runs itself (``--NAME value``)."""
+
+NOTEBOOK_ARGUMENT = "unexpected argument {word!r}: a notebook takes no command-line arguments"
+"""A word after a notebook (``%schedule notebook NB x``, ``submit --notebook NB x``), said with
+:data:`NOTEBOOK_VALUES_HINT`."""
+
+NOTEBOOK_VALUES_HINT = "give its parameters cell values with -p NAME=VALUE, e.g. -p days=3"
+"""What a notebook takes instead of arguments (new user 14, N27: "a notebook takes no arguments"
+was said while ``-p`` was not accepted — untrue of the tool's own model)."""
+
+
+def parse_parameter_words(words: list[str] | tuple[str, ...], *, flag: str = "-p") -> dict[str, Any]:
+    """``-p NAME=VALUE`` values as typed on a command line → a parameter set: the one reading of
+    ``jupyter-sched submit``/``definitions``, ``%schedule notebook`` and ``%schedule define``.
+
+    Each value is read as JSON when it parses (``3``, ``0.5``, ``true``, ``[1, 2]``, ``null``) and as
+    text otherwise (``eu``); quote a number to keep it text (``-p code='"007"'``).
+
+    Raises:
+        ValidationError: a word without ``=`` or without a name (``field`` is ``flag``), or a name
+            given twice (the last one won, and nothing said so — as ``--env`` refuses it).
+    """
+    out: dict[str, Any] = {}
+    typed: dict[str, list[str]] = {}
+    for text in words:
+        name, sep, raw = text.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValidationError(f"{flag} needs NAME=VALUE (got {text!r})", field=flag,
+                                  hint=f"e.g. {flag} region=eu {flag} days=3")
+        typed.setdefault(name, []).append(text)
+        if len(typed[name]) > 1:
+            raise ValidationError(f"{flag} {name} is given twice ({', '.join(typed[name])}): give it once",
+                                  field=flag, hint="keep the one you mean")
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    return out
+
+
+def parameters_file_note(path: str, parameters: Mapping[str, Any]) -> str:
+    """:func:`parameters_note` for the notebook at ``path`` when this machine can read it as one,
+    else "" (a script, a file elsewhere: nothing can be said) — what the CLI and the magics print
+    beside a job or definition that gets ``parameters``."""
+    if not parameters:
+        return ""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            nb = json.load(handle)
+    except (OSError, ValueError):
+        return ""
+    return parameters_note(nb, parameters, path.rsplit("/", 1)[-1]) if isinstance(nb, dict) else ""
 
 
 def _check_value(value: Any, path: str, depth: int = 0) -> None:

@@ -179,6 +179,7 @@ class DecisionApplier:
                              message=rec.message,
                              details={**dict(rec.details), **merged.get((rec.action, rec.job_id), {})})
         self.idle.commit(ladders, seen)
+        self.idle.admitted(admitted)
         if incremental:
             for job in admitted:
                 self.reasons.pop(job.id, None)

@@ -116,6 +116,22 @@ class IdleLadders:
         mine = {a.job_id for a in ours}
         return replace(result, idle=(*ours, *(a for a in result.idle if a.job_id not in mine)))
 
+    def admitted(self, jobs: Iterable[Job]) -> None:
+        """Tell the monitor at once which GPUs the jobs just admitted hold (their pids follow at the
+        next cycle's :meth:`inputs`): their minutes count the samples from their first second, as
+        their usage does (new user 14, N26)."""
+        if self.monitor is None:
+            return
+        shares: dict[str, dict[str, float]] = {}
+        for job in jobs:
+            alloc = job.allocation
+            if alloc is None:
+                continue
+            for uuid in alloc.all_gpu_uuids():
+                shares.setdefault(uuid, {})[job.id] = alloc.gpu_milli / 1000
+        if shares:
+            self.monitor.add_holders(shares)
+
     def _update_holders(self, records: Iterable[JobRecord], kernels: Mapping[str, Mapping[str, Any]]) -> None:
         """Tell the monitor which pids hold which GPU: job roots (from their handles) and lease kernels."""
         assert self.monitor is not None

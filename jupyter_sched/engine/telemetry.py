@@ -21,7 +21,9 @@
   minute with who used it (:mod:`jupyter_sched.telemetry.minutes`): a shared GPU's split per job
   from per-process data (pids mapped to jobs through the job roots the engine reports with
   :meth:`set_jobs`, and their descendants), and the pid, user and age of processes on a GPU
-  nobody was allocated.
+  nobody was allocated; and each job's own minute on every GPU it held (``job_minutes``: the
+  minute over the samples taken while it held the GPU, :meth:`TelemetryMonitor.job_samples`
+  gives the same samples live), so a job's utilization means the same before and after roll-up.
 
 Thread safety: the sample store is guarded by one lock; every public method may be called from
 any thread.
@@ -29,6 +31,7 @@ any thread.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -42,10 +45,11 @@ from ..errors import TelemetryError
 from ..model import Inventory, Job, parse_utc, to_iso
 from ..model.samples import GpuSample
 from ..reclaim import IdleInput, LadderState
-from ..telemetry import SampleStore, idle_input, rollup_to_dict
+from ..telemetry import RollupRow, SampleStore, idle_input, rollup_to_dict
 from ..telemetry.health import HealthEvent, HealthTracker, apply_health
 from ..telemetry.minutes import MinuteAttribution
 from ..telemetry.validity import SampleValidator
+from ..telemetry.wire import job_minute_to_dict
 from .clock import Clock, SystemClock
 
 __all__ = ["HealthAwareInventory", "TelemetryMonitor", "ladder_from_dict", "ladder_to_dict"]
@@ -122,6 +126,7 @@ class TelemetryMonitor:
         self._pid_about: dict[int, tuple[str, datetime | None] | None] = {}
         self.minutes = MinuteAttribution(self._job_of, self._describe)
         self._last_rollup: datetime | None = None
+        self._stored_until: datetime | None = None  # minutes before it are in the sink (or lost)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -153,6 +158,12 @@ class TelemetryMonitor:
                 self._job_roots = fresh
                 self._pid_jobs.clear()
             self.minutes.set_holders(shares)
+
+    def add_holders(self, shares: Mapping[str, Mapping[str, float]]) -> None:
+        """Add ``{gpu uuid: {job id: share in GPUs}}`` to the current allocations (jobs admitted
+        since the last :meth:`set_jobs`)."""
+        with self._lock:
+            self.minutes.add_holders(shares)
 
     def _job_of(self, pid: int) -> str | None:
         """The job whose root pid is ``pid`` or one of its ancestors (cached; lock held)."""
@@ -201,6 +212,7 @@ class TelemetryMonitor:
             log.exception("telemetry collector failed")
             return []
         rows: list[dict[str, Any]] = []
+        drained = False
         with self._lock:
             samples, relabels = self.validator.check(samples)
             self.store.add(samples)
@@ -214,16 +226,54 @@ class TelemetryMonitor:
             self.last_sample_at = now
             if self.rollup_sink is not None and (self._last_rollup is None
                                                  or (now - self._last_rollup).total_seconds() >= 60):
-                self._last_rollup = now
-                rows = [{**rollup_to_dict(r), **(self.minutes.take(r.gpu_uuid, r.minute) if r.mig_instance is None
-                                                 else {})} for r in self.store.drain_rollups(now)]
+                self._last_rollup, drained = now, True
+                rows = [{**rollup_to_dict(r), **(self._attribution(r) if r.mig_instance is None else {})}
+                        for r in self.store.drain_rollups(now)]
+            if self._last_rollup is None or self._last_rollup == now:
                 self.minutes.forget_before(now - timedelta(seconds=self.retention_s))
         if rows and self.rollup_sink is not None:
             try:
                 self.rollup_sink(rows)
             except Exception:
                 log.exception("could not persist %d telemetry rollup rows", len(rows))
+        if drained:  # after the write: a report never calls a minute stored before it is
+            self._stored_until = now.replace(second=0, microsecond=0)
         return samples
+
+    def _attribution(self, row: RollupRow) -> dict[str, Any]:
+        """What a drained whole-GPU minute stores beside its numbers (lock held): who used a shared
+        GPU, the processes on an unallocated one, and ``job_minutes`` — each holder's own minute,
+        over the samples taken while it held the GPU (``{}``: nobody held it; left out while the
+        engine has never said who holds what, e.g. on a server that does not lead)."""
+        if not self.minutes.attributing:
+            return self.minutes.take(row.gpu_uuid, row.minute)
+        lo = row.minute.timestamp()
+        until = row.minute + timedelta(seconds=60) - timedelta(microseconds=1)
+        jobs: dict[str, Any] = {}
+        for job in self.minutes.holders_between(row.gpu_uuid, lo, lo + 60) or ():
+            spans = self.minutes.held_spans(row.gpu_uuid, job, lo, lo + 60) or []
+            for own in self.store.held_rollups((row.gpu_uuid, None), spans, row.minute, until):
+                jobs[job] = job_minute_to_dict(own)
+        return {**self.minutes.take(row.gpu_uuid, row.minute), "job_minutes": json.dumps(jobs, sort_keys=True)}
+
+    def job_samples(self, job_id: str, key: DeviceKey, since: datetime,
+                    until: datetime | None = None) -> list[GpuSample] | None:
+        """The samples of device ``key`` within ``[since, until]`` taken while ``job_id`` held it
+        (what its ``job_minutes`` entries are computed from); None for a MIG instance or a device
+        never sampled (who held it is not known: use :meth:`window`)."""
+        if key[1] is not None:
+            return None
+        with self._lock:
+            spans = self.minutes.held_spans(key[0], job_id, since.timestamp(),
+                                            None if until is None else until.timestamp())
+            if spans is None:
+                return None
+            return self.store.held_samples(key, spans, since, until)
+
+    def rolled_until(self) -> datetime | None:
+        """The end of the last minute written to the rollup sink (telemetry after it is still
+        pending: not in the store yet); None before the first drain or without a sink."""
+        return self._stored_until if self.rollup_sink is not None else None
 
     def _check_labels(self, samples: list[GpuSample], now: datetime) -> None:
         """Log exporter labels that disagree with the allocation, rate-limited (lock held)."""

@@ -114,11 +114,11 @@ class StorageConfig(Configurable):
 
     @validate("db_url")
     def _check_db_url(self, proposal: dict[str, Any]) -> str:
+        from ..store.url import safe_url, store_url_problem  # THE store-URL check (new user 14, N22)
+
         value = str(proposal["value"])
-        if value and "://" not in value:
-            raise config_error("db_url", value, "is not an SQLAlchemy URL",
-                               "use e.g. sqlite:////path/sched.sqlite or postgresql+psycopg://host/db, "
-                               "or leave it empty for the default SQLite file")
+        if value and (problem := store_url_problem(value)) is not None:
+            raise config_error("db_url", safe_url(value), problem[0], f"{problem[1]}, or leave it empty for the default")
         return value
 
 

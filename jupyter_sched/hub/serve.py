@@ -43,6 +43,7 @@ from urllib.parse import urlparse
 
 from jupyter_server.auth.authorizer import Authorizer
 
+from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from ..wording.config import CONFIG_FILE
 
 __all__ = ["ENV_DB_URL", "ENV_DB_URL_FILE", "ROOT_REFUSAL", "SchedOnlyAuthorizer", "build_config", "has_password", "listen_address",
@@ -86,11 +87,6 @@ def listen_address(env: dict[str, str] | os._Environ[str]) -> tuple[str, int, st
     return parsed.hostname, port, prefix
 
 
-def has_password(url: str) -> bool:
-    """True when a URL carries a password (``scheme://user:password@host``)."""
-    return bool(urlparse(url).password) if "://" in url else False
-
-
 def store_url(args: argparse.Namespace, rest: Sequence[str], env: dict[str, str] | os._Environ[str]) -> str:
     """The store URL from a file, the environment or the command line (in that order).
 
@@ -102,9 +98,8 @@ def store_url(args: argparse.Namespace, rest: Sequence[str], env: dict[str, str]
         if option.startswith("--SchedApp.db_url=") and has_password(option.split("=", 1)[1]):
             raise ValueError("a database password on the command line is visible to every local user (ps); put the "
                              f"URL in ${ENV_DB_URL} or a file named by --db-url-file")
-    if args.db_url and has_password(args.db_url):
-        raise ValueError("--db-url carries a password, which every local user can read with ps; put the URL in "
-                         f"${ENV_DB_URL} or a file named by --db-url-file / ${ENV_DB_URL_FILE}")
+    if args.db_url and has_password(args.db_url):  # the same rule as doctor --db (store.url)
+        raise ValueError(password_on_command_line("--db-url", file_option="--db-url-file"))
     path = args.db_url_file or env.get(ENV_DB_URL_FILE, "")
     if path:
         try:
@@ -199,6 +194,9 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
     if not db_url:
         print(f"jupyter-sched serve: no store; set {ENV_DB_URL} (or --db-url-file, or --db-url without a password), "
               "e.g. postgresql+psycopg://sched@127.0.0.1/sched", file=stderr)
+        return 2
+    if (problem := store_url_problem(db_url)) is not None:  # THE store-URL check, as doctor and the server say it
+        print(f"jupyter-sched serve: the store URL {safe_url(db_url)!r}: {problem[0]} — {problem[1]}", file=stderr)
         return 2
     for name in (ENV_DB_URL, ENV_DB_URL_FILE):  # nothing this service starts inherits them
         env.pop(name, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -26,6 +27,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
+from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import file_problem
 from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
@@ -742,7 +744,10 @@ class SchedMagics(Magics):
                                     kernel are NOT shared with the job: pass data through files.
           %schedule run SCRIPT [ARGS...] [options]     run a script (use -- before script
                                                        arguments that clash with the options)
-          %schedule notebook NOTEBOOK.ipynb [options]  run a notebook headless; the executed copy is kept
+          %schedule notebook NOTEBOOK.ipynb [-p NAME=VALUE ...] [options]
+                                    run a notebook headless; the executed copy is kept. -p gives
+                                    the cell tagged "parameters" new values (papermill's convention;
+                                    JSON where it parses: -p days=3 -p region=eu); repeatable
           %schedule serve APP [ARGS...] --port P [options]
                                     an inference service: runs until cancelled, restarted on
                                     failure; the app gets its port as $PORT (listen there);
@@ -779,7 +784,7 @@ class SchedMagics(Magics):
 
           job = %schedule run train.py --epochs 3 --gpus 1
           %schedule logs {job} -f
-          %schedule notebook analysis.ipynb --gpus 1
+          %schedule notebook analysis.ipynb --gpus 1 -p days=3
           %schedule serve app.py --gpus 1 --port 8000
           %schedule dryrun --gpus 8 --model H100
           %schedule cancel --mine
@@ -878,7 +883,9 @@ class SchedMagics(Magics):
         else:
             body = job_body(cmd.options, notebook=str(notebook), working_dir=str(Path.cwd()))
         body.setdefault("name", notebook.stem)
-        job_id = self._submit(body)
+        if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
+            body["parameters"] = dict(cmd.parameters)
+        job_id = self._submit(body, _parameters_said(str(notebook), cmd.parameters))
         self._print(f"The executed copy (with outputs) is kept; the job's log ends with its path "
                     f"(%schedule logs {job_id}).")
         return job_id
@@ -1138,6 +1145,16 @@ class SchedMagics(Magics):
             self._print("No profiles defined (admins set c.SchedApp.profiles).")
             return None
         return profiles_frame(rows)
+
+
+def _parameters_said(path: str, parameters: Mapping[str, Any]) -> str | None:
+    """What a notebook job's ``-p`` values become, and the note ``definitions run -p`` prints when the
+    notebook's parameters cell sets no such name or holds another type (new user 14, N27)."""
+    if not parameters:
+        return None
+    note = parameters_file_note(path, parameters)
+    return (f"With parameters {json.dumps(dict(parameters))}, assigned after the notebook's cell tagged "
+            f"\"parameters\"." + (f"\nNote: {note}" if note else ""))
 
 
 def _dryrun_line(answer: Mapping[str, Any]) -> str:

@@ -30,10 +30,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..client._routes import routes
+from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, parameters_file_note
 from ..errors import ValidationError
 from ..wording import definition_deleted
 from ..wording.jobs import named
-from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body
+from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body, parameters_of
 
 __all__ = ["DEFINE_ACTIONS", "DefineCommand", "definitions_frame", "parse_define", "run_define"]
 
@@ -69,18 +70,6 @@ class DefineCommand:
     args: tuple[str, ...] = ()
     all_users: bool = False
     cancel_runs: bool = False
-
-
-def _parameter(text: str) -> tuple[str, Any]:
-    name, sep, raw = text.partition("=")
-    if not sep or not name.strip():
-        raise ValidationError(f"{_PROG}: -p needs NAME=VALUE (got {text!r})", field="-p",
-                              hint="e.g. -p region=eu -p limit=10")
-    try:
-        value: Any = json.loads(raw)
-    except ValueError:
-        value = raw
-    return name.strip(), value
 
 
 def _definition_parser(action: str) -> _Parser:
@@ -126,7 +115,7 @@ def parse_define(tokens: Sequence[str]) -> DefineCommand:
         parser.add_argument("-p", "--parameter", action="append", default=[])
         ns = parser.parse_args(rest)
         return DefineCommand("run", target=_nonempty(ns.definition, "DEF"),
-                             parameters=dict(_parameter(p) for p in ns.parameter))
+                             parameters=parameters_of(ns.parameter, _PROG))
     action = "edit" if head == "edit" else "create"
     if action == "edit":
         if not rest or rest[0].startswith("-"):
@@ -144,15 +133,15 @@ def parse_define(tokens: Sequence[str]) -> DefineCommand:
             raise ValidationError(f"{_PROG}: {target!r} is neither a notebook (.ipynb) nor a script (.py)",
                                   field="TARGET", hint="e.g. %schedule define report.ipynb --cron '0 12 * * *'")
         if verbatim and target.endswith(".ipynb"):
-            raise ValidationError(f"{_PROG}: a notebook takes no arguments (got {verbatim[0]!r})", field=verbatim[0],
-                                  hint="pass values with -p NAME=VALUE")
+            raise ValidationError(f"{_PROG}: " + NOTEBOOK_ARGUMENT.format(word=verbatim[0]), field=verbatim[0],
+                                  hint=NOTEBOOK_VALUES_HINT)
     if getattr(ns, "no_schedule", False) and ns.cron:
         raise ValidationError(f"{_PROG} edit: give --cron or --no-schedule, not both", field="--cron",
                               hint="--no-schedule leaves only run-now")
     return DefineCommand(
         action, target=target, cron=ns.cron, timezone=ns.tz, name=_nonempty(ns.name, "--name"), missed=ns.missed,
         paused=bool(getattr(ns, "paused", False)), no_schedule=bool(getattr(ns, "no_schedule", False)),
-        parameters=dict(_parameter(p) for p in ns.parameter),
+        parameters=parameters_of(ns.parameter, _PROG),
         options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim))
 
 
@@ -188,15 +177,7 @@ def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Mapping[
     """Say when ``-p`` names something the notebook's parameters cell does not set (new user 6,
     F10: ``-p regoin=eu`` ran every night with the default region, unsaid)."""
     path = definition.get("notebook")
-    if not parameters or not isinstance(path, str) or not Path(path).is_file():
-        return
-    try:
-        nb = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    from ..definitions.parameters import parameters_note
-
-    note = parameters_note(nb, parameters, Path(path).name)
+    note = parameters_file_note(path, parameters) if isinstance(path, str) else ""
     if note:
         say(f"Note: {note}")
 

@@ -14,15 +14,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
 from ..errors import ValidationError
 from ..model.resources import MAX_MEMORY_MIB
 from ..model.units import parse_duration, parse_memory_mib
-from ..model.validation import TOO_MANY_GPUS, empty_field, parse_gpus, parse_priority, parse_time_limit
+from ..model.validation import (
+    TOO_MANY_GPUS,
+    empty_field,
+    lease_gpus_range,
+    parse_gpus,
+    parse_priority,
+    parse_time_limit,
+)
 from ..wording.flags import with_dash_hint
 
 __all__ = [
     "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
-    "check_model", "help_text", "job_body", "lease_body", "parse_gpu_line", "parse_schedule_line",
+    "check_model", "help_text", "job_body", "lease_body", "parameters_of", "parse_gpu_line", "parse_schedule_line",
 ]
 
 HELP_FLAGS = ("--help", "-h")
@@ -168,18 +176,13 @@ def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
             text = value.strip()
             return int(text) if text.isdigit() else float(text)  # sent as typed, every digit
         if minimum > 0 and err.message.startswith(f"{field} must be >= 0 "):
-            raise _lease_range(field, value) from None
+            raise lease_gpus_range(field, value) from None
         raise
     if whole < minimum:
-        raise _lease_range(field, value)
+        raise lease_gpus_range(field, value)
     return whole if milli == 1000 else milli / 1000
 
 
-def _lease_range(field: str, value: str) -> ValidationError:
-    """The range refusal of a lease's count (0 or below): in the shape of every GPU count's range
-    refusal (``gpus must be >= 0 (got -1)``), with the lease's bound."""
-    return ValidationError(f"{field} must be > 0 (got {value})", field=field,
-                           hint="ask for 1 or more GPUs, or a share such as 0.5")
 
 
 def _nonempty(value: str | None, field: str) -> str | None:
@@ -359,6 +362,7 @@ class ScheduleCommand:
         options: request options for submissions and ``dryrun``.
         target: script / notebook / app path (``run``, ``notebook``, ``serve``).
         args: arguments passed to the script (``run``, ``serve``).
+        parameters: (notebook) ``-p NAME=VALUE`` values for its parameters cell (JSON-decoded where they parse).
         job_id: job id (``status``, ``logs``, ``wait``, ``cancel``).
         follow: (logs) stream until the job ends.
         port: (serve) the port the service listens on.
@@ -378,6 +382,7 @@ class ScheduleCommand:
     options: JobOptions = field(default_factory=JobOptions)
     target: str | None = None
     args: tuple[str, ...] = ()
+    parameters: Mapping[str, Any] = field(default_factory=dict)
     job_id: str | None = None
     follow: bool = False
     port: int | None = None
@@ -389,6 +394,22 @@ class ScheduleCommand:
     mine: bool = False
     limit: int | None = None
     topic: str = ""
+
+
+def parameters_of(words: Sequence[str], prog: str) -> dict[str, Any]:
+    """``-p NAME=VALUE`` words → parameters, read as ``jupyter-sched submit -p`` and ``definitions -p``
+    read them (:func:`~jupyter_sched.definitions.parameters.parse_parameter_words`); a refusal opens
+    with ``prog`` as every magic refusal does."""
+    try:
+        return parse_parameter_words(list(words))
+    except ValidationError as err:
+        raise ValidationError(f"{prog}: {err.message}", field=err.field, hint=err.hint) from None
+
+
+def _no_parameters(prog: str, words: Sequence[str], instead: str, hint: str) -> None:
+    """Refuse ``-p`` where the job has no parameters cell, naming the rule (new user 14, N27)."""
+    if words:
+        raise ValidationError(f"{prog}: {PARAMETERS_RULE}; {instead}", field="-p", hint=hint)
 
 
 def _port(value: str | None) -> int | None:
@@ -421,6 +442,10 @@ def _split_target(tokens: list[str], parser: _Parser, what: str) -> tuple[argpar
                               hint=f"e.g. {parser.prog} {'train.py' if what == 'script' else 'analysis.ipynb'}")
     if target_index > 0:
         flag = extra[0]
+        if flag in ("-p", "--parameter") or flag.startswith(("-p=", "--parameter=")):
+            # before the script -p is ours, and a script has no parameters cell; after it, it is the script's own
+            _no_parameters(parser.prog, [flag], "a script takes its own arguments after its name",
+                           f"e.g. {parser.prog} train.py --days 3, or %schedule notebook report.ipynb -p days=3")
         raise ValidationError(f"{parser.prog}: unknown argument {flag}", field=flag,
                               hint=f"see {parser.magic}? for the options; put script options after the {what}")
     target = extra[0]
@@ -460,7 +485,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--name NAME] [--priority P]
                    [--time-limit 2h] [--team TEAM] [--profile NAME] [--env NAME=VALUE ...]
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
-        %schedule notebook NOTEBOOK [options]
+        %schedule notebook NOTEBOOK [-p NAME=VALUE ...] [options]   (-p: its parameters cell's values)
         %schedule serve APP [ARGS...] --port P [options]
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
         %schedule status [JOB] | logs JOB [-f] | wait JOB [--for 10m]   (--timeout: same as --for)
@@ -477,7 +502,11 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     if cell:
         parser = _Parser("%%schedule", "%%schedule")
         _add_request_options(parser, env=True)
+        parser.add_argument("-p", "--parameter", action="append", default=[])
         ns = parser.parse_args(tokens)
+        _no_parameters("%%schedule", ns.parameter, "a %%schedule cell has none, it runs as a script",
+                       "set the values in the cell itself, or run a notebook with them: "
+                       "%schedule notebook report.ipynb -p days=3")
         return ScheduleCommand("cell", options=_options(ns, gpus=ns.gpus, min_gpus=0))
     if not tokens:
         raise ValidationError("%schedule: missing subcommand", field="subcommand",
@@ -492,11 +521,13 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         _add_request_options(parser, env=True)
         if head == "serve":
             parser.add_argument("--port")
+        if head == "notebook":  # its parameters cell's values, as definitions take them (new user 14, N27)
+            parser.add_argument("-p", "--parameter", action="append", default=[])
         what = "notebook" if head == "notebook" else "script"
         ns, target, args = _split_target(rest, parser, what)
         if head == "notebook" and args:
-            raise ValidationError(f"{prog}: unexpected argument {args[0]!r}", field=args[0],
-                                  hint="a notebook takes no arguments")
+            raise ValidationError(f"{prog}: " + NOTEBOOK_ARGUMENT.format(word=args[0]), field=args[0],
+                                  hint=NOTEBOOK_VALUES_HINT)
         if head == "notebook" and not target.endswith(".ipynb"):
             raise ValidationError(f"{prog}: NOTEBOOK {target!r} is not a notebook (.ipynb)", field="NOTEBOOK",
                                   hint="e.g. %schedule notebook analysis.ipynb")
@@ -505,7 +536,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             raise ValidationError(f"{prog}: missing --port", field="--port",
                                   hint="say which port the service listens on, e.g. --port 8000")
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0), target=target,
-                               args=args, port=port)
+                               args=args, port=port, parameters=parameters_of(getattr(ns, "parameter", ()), prog))
     if head == "dryrun":
         parser = _Parser(prog, "%schedule")
         _add_request_options(parser)

@@ -358,7 +358,8 @@ class PendingReason:
 
     Attributes:
         code: one of ``ExceedsQuota``, ``BorrowingLimitReached``, ``BudgetExhausted``,
-            ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``UnhealthyGpu``,
+            ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``NoMatchingMigProfile``
+            (no GPU here has the MIG profile asked for), ``UnhealthyGpu``,
             ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,
             ``Unschedulable``, ``Backoff``, ``MigPartitioned`` (whole GPUs never hold it, the
             physical GPUs would once an admin turns MIG mode off: it pends, case 022).

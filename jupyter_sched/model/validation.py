@@ -9,6 +9,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..definitions.parameters import validate_parameters
@@ -22,7 +23,7 @@ from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
 __all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
-           "empty_field", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
+           "empty_field", "lease_gpus_range", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -501,13 +502,16 @@ def spec_from_request(
             node_selector=_str_map(merged.get("node_selector"), "node_selector"),
             tolerations=_tolerations(merged.get("tolerations")))
     else:
-        resources = ResourceRequest(
+        resources = _gpu_fields_fit(ResourceRequest(
             gpus=gpus, gpu_milli=milli, gpu_models=models, min_memory_mib=min_memory,
             mig_profile=_str(merged, "mig_profile"), nvlink=nvlink,
             cpu_millis=cpu, memory_mib=memory, workers=workers,
             node_selector=_str_map(merged.get("node_selector"), "node_selector"),
             tolerations=_tolerations(merged.get("tolerations")),
-        )
+        ), sent={**(nested if isinstance(nested, Mapping) else {}), **body}, model_field=model_field,
+            mem_field=mem_field, gpus_sent=merged.get("gpu_milli", merged.get("gpus", 1)))
+    if kind is JobKind.LEASE and resources.total_gpus == 0:  # %gpu request 0 was refused, POST leases 0 taken
+        raise lease_gpus_range("gpus", merged.get("gpus"))
     limit_field = "time_limit_s" if merged.get("time_limit_s") is not None else "time_limit"
     limit = parse_time_limit(merged.get(limit_field), field=limit_field)
     unlimited, time_limit = limit == 0, limit or None
@@ -565,6 +569,60 @@ def spec_from_request(
         parent_job_id=_parent_job_id(merged, kind),
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
+
+
+def lease_gpus_range(field: str, value: object) -> ValidationError:
+    """THE refusal of a lease asking for no GPU (``gpus`` 0 or below): a lease holds GPUs for a
+    kernel, so its range is ``> 0`` (a share such as 0.5 is allowed, so not "at least 1": new user 8,
+    N6). Said by REST (``POST leases``, a ``kind`` lease) and ``%gpu request N`` alike (``field``:
+    the option as the surface spells it) — REST took ``{"gpus": 0}`` while the magic refused it."""
+    return ValidationError(f"{field} must be > 0 (got {value})", field=field,
+                           hint="ask for 1 or more GPUs, or a share such as 0.5")
+
+
+_GPU_ONLY = {
+    "mig_profile": "asks for a MIG slice of a GPU",
+    "model": "chooses the kind of GPU", "gpu_models": "chooses the kind of GPU",
+    "mem_per_gpu": "is the memory of each GPU the job gets", "min_memory_mib": "is the memory of each GPU the job gets",
+    "nvlink": "asks for GPUs connected by NVLink",
+    "workers": "asks for a gang of workers that each hold GPUs",
+}
+"""The fields that mean something only for a job holding GPUs, and what each asks for (new user 14,
+N21: with ``gpus: 0`` they were taken and ignored, and a ``mig_profile`` pended forever)."""
+
+
+def _gpu_fields_fit(resources: ResourceRequest, *, sent: Mapping[str, Any], model_field: str, mem_field: str,
+                    gpus_sent: Any) -> ResourceRequest:
+    """THE rule of GPU-only fields (:data:`_GPU_ONLY`) for one request, REST, CLI, magics and job
+    definitions alike (they all build their job here): with no GPU asked for, a GPU-only field the
+    request ``sent`` is refused naming it (one a profile filled in is dropped: the request's
+    ``gpus`` overrides the template), and a ``mig_profile`` is one slice: ``gpus`` 1 and one worker.
+    A gang's ``groups`` have their own rule (:func:`_groups`).
+
+    Raises:
+        ValidationError: naming the field as sent and the fix.
+    """
+    if resources.gpus == 0:
+        asked = {"mig_profile": resources.mig_profile is not None, model_field: bool(resources.gpu_models),
+                 mem_field: resources.min_memory_mib > 0, "nvlink": resources.nvlink, "workers": resources.workers > 1}
+        for field, given in asked.items():
+            if given and sent.get(field) is not None:
+                hint = ("ask for one slice with gpus (--gpus 1)" if field == "mig_profile"
+                        else "ask for GPUs with gpus (--gpus N)")
+                host = "; memory (--memory) asks for host RAM" if field == mem_field else ""
+                raise ValidationError(f"{field} {_GPU_ONLY[field]}, but the job asks for no GPU (gpus 0)", field=field,
+                                      hint=f"{hint}, or leave {field} out for work without a GPU{host}")
+        if any(asked.values()):  # a profile's GPU defaults, for a job that asks for no GPU
+            return replace(resources, mig_profile=None, gpu_models=(), min_memory_mib=0, nvlink=False,
+                           workers=1 if sent.get("workers") is None else resources.workers)
+        return resources
+    if resources.mig_profile is not None and (resources.fractional or resources.gpus != 1 or resources.workers > 1):
+        wrong, value = ("workers", resources.workers) if resources.workers > 1 else ("gpus", gpus_sent)
+        raise ValidationError(f"mig_profile asks for one MIG slice of a GPU, so {wrong} must be 1 (got {quoted(value)})",
+                              field="mig_profile",
+                              hint=f"ask for {wrong} 1 with mig_profile, or leave mig_profile out for whole GPUs "
+                                   "or a share (e.g. gpus 0.5)")
+    return resources
 
 
 def _lease_only(body: Mapping[str, Any], kind: JobKind, field: str, *, purpose: str, hint: str) -> str | None:

@@ -52,6 +52,11 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     may recover), so only structural impossibilities reject.
     """
     if request.gpus == 0:
+        if request.mig_profile:  # stored before submit refused it (new user 14, N21: it pended forever)
+            return FitReason("Unschedulable",
+                             f"mig_profile {request.mig_profile!r} asks for a MIG slice of a GPU, but the job asks "
+                             "for no GPU (gpus 0)", {"field": "mig_profile", "mig_profile": request.mig_profile},
+                             "resubmit with gpus 1 for one slice, or without mig_profile for work without a GPU")
         if not any(flavor.pools for flavor in flavors):
             return (_selector_matches_nothing(request, state)
                     or FitReason("Unschedulable", "no ready node passes the job's node selector and tolerations"))
@@ -66,11 +71,17 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     if request.mig_profile:
         # Inventory order (nodes by name, each node's profiles as advertised): case 022's wording.
         profiles = list(dict.fromkeys(p for _, p, _ in state.mig_uuid.values()))
-        if request.mig_profile not in profiles:
-            return FitReason("NoMatchingGpuModel",
-                             f"unknown MIG profile {request.mig_profile}; available: {', '.join(profiles) or 'none'}",
+        if not profiles:  # new user 14, N19: "this cluster has no GPUs; ask for 0 GPUs" on a 4-GPU server
+            return FitReason("NoMatchingMigProfile",
+                             f"no GPU here is MIG-partitioned, so mig_profile {request.mig_profile!r} cannot be met",
+                             {"mig_profile": request.mig_profile, "profiles": [], "field": "mig_profile"},
+                             "leave mig_profile out for a whole GPU (or a share: gpus 0.5)")
+        if request.mig_profile not in profiles:  # case 022 r3's words
+            return FitReason("NoMatchingMigProfile",
+                             f"unknown MIG profile {request.mig_profile}; available: {', '.join(profiles)}",
                              {"mig_profile": request.mig_profile, "profiles": profiles, "field": "mig_profile"},
-                             "ask for one of the profiles here" if profiles else "ask for whole or shared GPUs")
+                             f"ask for one of the MIG profiles here ({', '.join(profiles)}), or leave mig_profile "
+                             "out for a whole GPU")
         return None
     best_node = total = 0
     for flavor in flavors:
@@ -440,10 +451,15 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
     ``UnhealthyGpu`` naming the GPUs, or ``WaitingForCapacity``.
     """
     need = request.gpus
-    host = f"{request.cpu_millis} millicores CPU and {request.memory_mib} MiB host memory"
+    host = " and ".join(part for part in (f"{request.cpu_millis} millicores CPU" if request.cpu_millis else "",
+                                          f"{request.memory_mib} MiB host memory" if request.memory_mib else "")
+                        if part)
     if need == 0:
-        return FitReason("WaitingForCapacity", f"no ready node has {host} free",
-                         {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib})
+        # a 0-sized constraint never names the cause (new user 14, N21: "no ready node has 0 millicores CPU
+        # and 0 MiB host memory free" for a job whose every node had room): with none, no node takes work now
+        return FitReason("WaitingForCapacity", f"no ready node has {host} free" if host else
+                         "no node that passes the job's filters is ready for new work now (all are cordoned or "
+                         "not ready)", {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib})
     roomy_nodes: list[tuple[int, int]] = []  # (-free GPUs, node id)
     free_total = 0
     max_free = 0

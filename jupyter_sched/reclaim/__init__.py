@@ -1,5 +1,10 @@
 """Idle reclamation (pure): detect idle work, walk the warning → grace → reclaim ladder, and
-report GPUs held outside the scheduler. No clock, no I/O: ``now`` comes from the snapshot."""
+report GPUs held outside the scheduler. No clock, no I/O: ``now`` comes from the snapshot.
+
+(Quota reclaim — taking borrowed GPUs back for a team within its guarantee — is a kind of
+preemption: its rules are :mod:`jupyter_sched.preemption.reclaim_rules` and
+:class:`jupyter_sched.preemption.ReclaimPolicy`, the cycle's phase
+:mod:`jupyter_sched.scheduling.preempt`.)"""
 
 from .candidates import IdleCandidate, idle_candidates, idle_state_text
 from .codec import (

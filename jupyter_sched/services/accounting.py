@@ -11,6 +11,7 @@ from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
 from ..accounting.waste import mig_uuids_of
 from ..admission import AdmissionPolicy, Caller, resolve_caller
+from ..engine.telemetry import TelemetryMonitor
 from ..errors import ValidationError
 from ..model import JobState
 from ..model.codec import budget_to_dict, quota_to_dict
@@ -58,9 +59,11 @@ class AccountingService:
         prices: price per GPU-hour by model for the report's cost column (None = no cost).
     """
 
-    def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None) -> None:
+    def __init__(self, ctx: Context, prices: Mapping[str, float] | None = None, *, monitor: TelemetryMonitor | None = None) -> None:
         self.ctx = ctx
         self.prices = dict(prices) if prices else None
+        self.monitor = monitor
+        """The telemetry monitor (None: telemetry off): the report marks what it has not rolled up yet."""
         self._held: dict[str, _Held] = {}
         """Per user, what ``GET me`` read of their job rows, while the ``jobs`` counter is unchanged."""
         self._team_held: dict[str, tuple[int, float]] = {}
@@ -236,7 +239,7 @@ class AccountingService:
         by = tuple(k.strip() for k in request.by.split(",") if k.strip())
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
-            prices=self.prices))
+            prices=self.prices, telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
 
     def waste(self, caller: Caller, request: GetUsageWasteRequest) -> GetUsageWasteResponse:
         """Admins: jobs and users ranked by allocated-but-idle GPU-hours (case 025;

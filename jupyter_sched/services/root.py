@@ -120,7 +120,7 @@ class Services:
         self.idle = IdlePolicyService(self.ctx, idle_policies, monitor)
         self.leases = LeasesService(self.ctx, self.jobs, self.idle)
         self.quotas = QuotasService(self.ctx)
-        self.accounting = AccountingService(self.ctx, prices)
+        self.accounting = AccountingService(self.ctx, prices, monitor=monitor)
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
         self.system = SystemService(self.ctx, monitor)

@@ -10,13 +10,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
 from ..errors import NotFoundError, SchedError, ValidationError
 from ..model import JobState
+from ..model.samples import GpuSample
 from ..model.units import parse_utc
 from .context import Context
 from .models import (
@@ -189,8 +190,18 @@ class TelemetryService:
         if request.step_s == 60:
             for uuid in dict.fromkeys(k[0] for k in keys):
                 stored += self.ctx.store.rollup_rows(since=start - timedelta(minutes=1), until=end, gpu_uuid=uuid)
-        live = [s for key in keys for s in self.monitor.window(key, start, end)] if self.monitor is not None else []
-        body = history_answer(stored, live, devices=keys, since=start, until=end, step_s=request.step_s)
+        # Live samples from the start of the first step, so a step drawn live holds the samples it
+        # will hold once rolled up; a job's or lease's: those taken while it held the GPU, all of
+        # them (its stored minutes keep every one, new user 14, N26).
+        first = datetime.fromtimestamp(int(start.timestamp()) // request.step_s * request.step_s, tz=timezone.utc)
+        live: list[GpuSample] = []
+        monitor = self.monitor
+        if monitor is not None:
+            for key in keys:
+                own = monitor.job_samples(work, key, first) if work else None
+                live += own if own is not None else monitor.window(key, first, end)
+        body = history_answer(stored, live, devices=keys, since=start, until=end, step_s=request.step_s,
+                              job_id=work)
         return GetTelemetryHistoryResponse.model_validate(body)
 
     def idle(self, caller: Caller) -> GetIdleResponse:

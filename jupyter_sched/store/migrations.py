@@ -125,6 +125,12 @@ def _v10_jobs_by_state_kind(conn: sa.Connection) -> None:
     _add_index(conn, "jobs", "ix_jobs_state_kind_submitted", schema.indexes_v10)
 
 
+def _v11_rollup_job_minutes(conn: sa.Connection) -> None:
+    name, type_ = schema.ROLLUP_JOB_MINUTES_COLUMN
+    if name not in {c["name"] for c in sa.inspect(conn).get_columns("gpu_rollups")}:
+        conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema: jobs, quotas, budgets, team policies, events, usage, leader", _v1_initial),
     Migration(2, "telemetry history: gpu_rollups (one row per GPU and minute)", _v2_gpu_rollups),
@@ -143,6 +149,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                  "admissions no longer scan the whole log)", _v9_events_by_action),
     Migration(10, "job rows indexed by state, kind and submit time (the runtime feed's newest succeeded runs "
                   "are read without sorting every finished job)", _v10_jobs_by_state_kind),
+    Migration(11, "each job's own minute on a GPU it held (gpu_rollups.job_minutes): history and accounting "
+                  "average a job's minute over the samples taken while it held the GPU", _v11_rollup_job_minutes),
 )
 
 

@@ -34,8 +34,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
-__all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5",
-           "columns_v7", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8", "indexes_v9"]
+__all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_JOB_MINUTES_COLUMN",
+           "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "columns_v7", "columns_v11",
+           "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8", "indexes_v9"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -299,11 +300,26 @@ def indexes_v10(md: sa.MetaData) -> None:
     sa.Index("ix_jobs_state_kind_submitted", jobs.c.state, jobs.c.kind, jobs.c.submitted_at, jobs.c.id)
 
 
+ROLLUP_JOB_MINUTES_COLUMN = ("job_minutes", sa.Text())
+"""Column version 11 adds to ``gpu_rollups`` (JSON text): each job's own minute on a GPU it held,
+``{"job id": {"samples", "valid_samples", "utilization_avg", "activity_max",
+"memory_used_max_mib", "rules"}}``, over the samples taken while that job held the GPU (``{}``:
+nobody held it; null: a row written before version 11, a MIG instance, or a writer without
+attribution). History and accounting read a job's minute from here, so it means the same live and
+after roll-up (new user 14, N26)."""
+
+
+def columns_v11(md: sa.MetaData) -> None:
+    """Add version 11's column to ``gpu_rollups`` on ``md`` (the table must be defined)."""
+    name, type_ = ROLLUP_JOB_MINUTES_COLUMN
+    md.tables["gpu_rollups"].append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
-by action + version 10's job index by state, kind and submit time)."""
+by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -314,6 +330,7 @@ columns_v7(metadata)
 tables_v8(metadata)
 indexes_v9(metadata)
 indexes_v10(metadata)
+columns_v11(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

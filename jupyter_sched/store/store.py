@@ -56,6 +56,7 @@ from . import schema
 from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_row, ts
 from .migrations import migrate
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
+from .url import safe_url, store_url_problem
 from .writers import FairLock
 
 __all__ = ["LIVE_STATES", "AuditEvent", "LeaderLease", "QueueKey", "Store", "StoreTx", "sqlite_url"]
@@ -123,7 +124,8 @@ _USAGE_HELD = (sa.select(_U.c.gpu_uuid, sa.func.sum(_U.c.share))
                .group_by(_U.c.gpu_uuid))
 _ROLLUP_VALUES = ("valid_samples", "blank_samples", "suspect_samples", "rules", "processes_max",
                   "utilization_avg", "utilization_max", "activity_avg", "activity_max", "memory_used_max_mib",
-                  "memory_total_mib", "power_avg_w", "temperature_max_c", "job_shares", "processes")
+                  "memory_total_mib", "power_avg_w", "temperature_max_c", "job_shares", "processes",
+                  "job_minutes")
 
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -977,6 +979,8 @@ class Store:
         run_migrations: bool = True,
         echo: bool = False,
     ) -> None:
+        if (problem := store_url_problem(url)) is not None:  # one line, never a driver's traceback (N22)
+            raise StoreError(f"the store URL {safe_url(url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._decoded = _RowCache()

@@ -154,11 +154,17 @@ def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence
     return points, gaps
 
 
+def _rounded(value: float | None) -> float | None:
+    """To 0.01 (% and MiB): samples are stored as float32, whose extra digits are noise (N26)."""
+    return None if value is None else round(value, 2)
+
+
 def history_to_dict(points: Sequence[HistoryPoint], gaps: Sequence[GapSpan]) -> dict[str, Any]:
-    """JSON shape of ``GET telemetry/history``: ``{"points": [...], "gaps": [...]}`` (times ISO 8601 UTC)."""
+    """JSON shape of ``GET telemetry/history``: ``{"points": [...], "gaps": [...]}`` (times ISO 8601
+    UTC; utilization and memory to 0.01)."""
     return {
         "points": [{"t": to_iso(p.t), "gpu_uuid": p.gpu_uuid, "mig_instance": p.mig_instance,
-                    "utilization_pct": p.utilization_pct, "memory_used_mib": p.memory_used_mib,
+                    "utilization_pct": _rounded(p.utilization_pct), "memory_used_mib": _rounded(p.memory_used_mib),
                     "validity": p.validity, "note": p.note} for p in points],
         "gaps": [{"gpu_uuid": g.gpu_uuid, "mig_instance": g.mig_instance, "start": to_iso(g.start),
                   "end": to_iso(g.end), "validity": g.validity, "note": g.note, "label": g.label()} for g in gaps],

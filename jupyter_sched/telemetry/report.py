@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..accounting.waste import job_minutes_of
 from ..model import Inventory, to_iso
 from ..model.samples import GpuSample
 from ..reclaim import ForeignProcess, IdleCandidate
@@ -21,28 +22,57 @@ from .ring import rollup_minutes
 from .views import cluster_utilization, health_text, inventory_state_text, telemetry_state
 from .wire import rollup_to_dict
 
-__all__ = ["foreign_processes_of", "history_answer", "idle_candidates_answer", "inventory_telemetry"]
+__all__ = ["foreign_processes_of", "history_answer", "idle_candidates_answer", "inventory_telemetry", "job_view"]
 
 DeviceKey = tuple[str, int | None]
 
 
 def history_answer(stored: Iterable[Mapping[str, Any]], live: Iterable[GpuSample], *, devices: Sequence[DeviceKey],
-                   since: datetime, until: datetime, step_s: int = 60) -> dict[str, Any]:
+                   since: datetime, until: datetime, step_s: int = 60, job_id: str | None = None) -> dict[str, Any]:
     """``GET telemetry/history``: points and gap spans of ``devices`` over ``[since, until)``.
 
     Args:
         stored: persisted one-minute rollup rows (``Store.rollup_rows``), used when ``step_s`` is 60.
         live: the monitor's samples of those devices (full resolution), for the minutes not
-            persisted yet or for finer steps.
+            persisted yet or for finer steps — for a job, those taken while it held the device.
         step_s: resolution, seconds (60 = minutes; 1..59 draws from the live samples only).
+        job_id: the job or lease asked about: a stored minute is then that job's own
+            (:func:`job_view`), the mean over the samples taken while it held the GPU — what the
+            live samples gave before roll-up (new user 14, N26).
     """
     live_rows = [rollup_to_dict(r) for r in rollup_minutes(list(live), bucket_s=step_s)]
-    rows = [*(stored if step_s == 60 else ()), *live_rows]
+    kept: Iterable[Mapping[str, Any]] = stored
+    if job_id is not None:
+        rows_of = list(stored)
+        # a minute written twice (two servers sampling one GPU): the row that knows its holders wins
+        known = {(r.get("gpu_uuid"), r.get("mig_instance"), r.get("minute")) for r in rows_of
+                 if job_minutes_of(r) is not None}
+        kept = [v for r in rows_of
+                if job_minutes_of(r) is not None or (r.get("gpu_uuid"), r.get("mig_instance"), r.get("minute")) not in known
+                if (v := job_view(r, job_id)) is not None]
+    rows = [*(kept if step_s == 60 else ()), *live_rows]
     points, gaps = history_from_rollups(rows, devices=devices, since=since, until=until, step_s=step_s)
     body = history_to_dict(points, gaps)
     body.update(since=to_iso(since), until=to_iso(until), step_s=step_s,
                 devices=[{"gpu_uuid": u, "mig_instance": m} for u, m in devices])
     return body
+
+
+def job_view(row: Mapping[str, Any], job_id: str) -> Mapping[str, Any] | None:
+    """A stored GPU-minute as ``job_id`` saw it: the row with the job's own ``job_minutes`` entry
+    (samples, valid samples, mean utilization, peak memory, rules of the samples taken while it
+    held the GPU); None when the minute was attributed and the job held the GPU at no sample of it.
+    Rows without attribution (written before schema version 11, MIG instances) are the GPU's."""
+    jobs = job_minutes_of(row)
+    if jobs is None:
+        return row
+    own = jobs.get(job_id)
+    if own is None:
+        return None
+    return {**row, "samples": own.samples, "valid_samples": own.valid_samples,
+            "utilization_avg": own.utilization_avg, "activity_max": own.activity_max,
+            "memory_used_max_mib": own.memory_used_max_mib if own.memory_used_max_mib is not None
+            else row.get("memory_used_max_mib"), "rules": own.rules}
 
 
 def inventory_telemetry(inventory: Inventory, latest: Mapping[DeviceKey, GpuSample], occupancy: Mapping[str, str], *,

@@ -19,6 +19,7 @@ Rollups (:meth:`SampleStore.drain_rollups`) turn every *completed* minute into o
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -219,6 +220,14 @@ def _rows(key: DeviceKey, ts: np.ndarray, values: np.ndarray, bucket_s: int = 60
     return out
 
 
+def _within(ts: np.ndarray, spans: Sequence[tuple[float, float]]) -> np.ndarray:
+    """Mask of the timestamps inside any of the inclusive ``(first, last)`` spans."""
+    mask = np.zeros(ts.size, dtype=bool)
+    for first, last in spans:
+        mask |= (ts >= first) & (ts <= last)
+    return mask
+
+
 def rollup_minutes(samples: list[GpuSample], *, bucket_s: int = 60) -> list[RollupRow]:
     """1-minute rollup rows of arbitrary samples (grouped by device and minute; ``bucket_s`` other
     than 60 gives finer or coarser buckets, e.g. 5 s for a live chart — ``minute`` is then the
@@ -307,6 +316,29 @@ class SampleStore:
                 simulated=latest.simulated if latest else False, validity=validity, validity_rule=rule,
                 process_count=row.processes_max))
         return out
+
+    def held_rollups(self, key: DeviceKey, spans: Sequence[tuple[float, float]], since: datetime,
+                     until: datetime, *, bucket_s: int = 60) -> list[RollupRow]:
+        """Rollup rows of ``key``'s samples within ``[since, until]`` that fall in ``spans``
+        (``(first, last)`` timestamps, inclusive: the samples a job held the device for;
+        :meth:`~jupyter_sched.telemetry.minutes.MinuteAttribution.held_spans`) — a job's own
+        minutes, computed exactly as a device's (the same validity rules and means)."""
+        ring = self._rings.get(key)
+        if ring is None or not spans:
+            return []
+        ts, values = ring.arrays(since, until)
+        mask = _within(ts, spans)
+        return _rows(key, ts[mask], values[mask], bucket_s)
+
+    def held_samples(self, key: DeviceKey, spans: Sequence[tuple[float, float]], since: datetime,
+                     until: datetime | None = None) -> list[GpuSample]:
+        """``key``'s samples within ``[since, until]`` that fall in ``spans`` (see :meth:`held_rollups`)."""
+        ring = self._rings.get(key)
+        if ring is None or not spans:
+            return []
+        ts, values = ring.arrays(since, until)
+        mask = _within(ts, spans)
+        return [ring._sample(float(t), v) for t, v in zip(ts[mask], values[mask], strict=True)]
 
     def relabel(self, key: DeviceKey, count: int, rule: str) -> None:
         """Mark the ``count`` samples of ``key`` stored before its newest one with ``rule`` (see

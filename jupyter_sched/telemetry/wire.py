@@ -9,7 +9,13 @@ from ..model.samples import GpuSample
 from ..reclaim import ForeignGpuReport
 from .ring import RollupRow
 
-__all__ = ["foreign_report_to_dict", "rollup_to_dict", "sample_to_dict"]
+__all__ = ["foreign_report_to_dict", "job_minute_to_dict", "rollup_to_dict", "rounded", "sample_to_dict"]
+
+
+def rounded(value: float | None, digits: int = 2) -> float | None:
+    """``value`` rounded for the wire (percent, MiB, W, °C to 0.01): samples are stored as float32,
+    and ``38.01000061035156`` is noise, not precision (new user 14, N26). None stays None."""
+    return None if value is None else round(float(value), digits)
 
 
 def sample_to_dict(s: GpuSample) -> dict[str, Any]:
@@ -21,9 +27,10 @@ def sample_to_dict(s: GpuSample) -> dict[str, Any]:
     never sent as ``utilization_pct`` (case 009)."""
     return {
         "gpu_uuid": s.gpu_uuid, "mig_instance": s.mig_instance, "mig_uuid": s.mig_uuid, "mig_profile": s.mig_profile,
-        "timestamp": to_iso(s.timestamp), "utilization_pct": s.utilization_pct, "gr_engine_active": s.gr_engine_active,
-        "activity_pct": s.activity_pct, "memory_used_mib": s.memory_used_mib, "memory_total_mib": s.memory_total_mib,
-        "power_w": s.power_w, "temperature_c": s.temperature_c,
+        "timestamp": to_iso(s.timestamp), "utilization_pct": rounded(s.utilization_pct),
+        "gr_engine_active": rounded(s.gr_engine_active, 4), "activity_pct": rounded(s.activity_pct),
+        "memory_used_mib": rounded(s.memory_used_mib), "memory_total_mib": rounded(s.memory_total_mib),
+        "power_w": rounded(s.power_w), "temperature_c": rounded(s.temperature_c),
         "processes": [{"pid": p.pid, "used_memory_mib": p.used_memory_mib, "sm_util_pct": p.sm_util_pct, "name": p.name}
                       for p in s.processes],
         "node": s.node, "pod": s.pod, "namespace": s.namespace, "container": s.container, "note": s.note,
@@ -44,6 +51,14 @@ def rollup_to_dict(r: RollupRow) -> dict[str, Any]:
         "valid_samples": r.valid_samples, "blank_samples": r.blank_samples, "suspect_samples": r.suspect_samples,
         "rules": r.rules, "processes_max": r.processes_max,
     }
+
+
+def job_minute_to_dict(r: RollupRow) -> dict[str, Any]:
+    """One job's minute on a GPU (a :class:`RollupRow` over the samples taken while it held the
+    GPU) → the entry stored under its id in a rollup's ``job_minutes`` (unrounded, as the row's own
+    numbers: accounting integrates them; the wire rounds)."""
+    return {"samples": r.samples, "valid_samples": r.valid_samples, "utilization_avg": r.utilization_avg,
+            "activity_max": r.activity_max, "memory_used_max_mib": r.memory_used_max_mib, "rules": r.rules}
 
 
 def foreign_report_to_dict(r: ForeignGpuReport) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import { SchedApiError, type Schemas } from './client';
 import { formMessage } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
+import { parseParameterWords } from './parameters';
 
 type Definition = Schemas['Definition'];
 type DefinitionRun = Schemas['DefinitionRun'];
@@ -35,24 +36,7 @@ const PREVIEW_DELAY_MS = 400;
 
 /** `region=eu` lines → `{region: "eu"}`; values that parse as JSON (`3`, `true`, `[1]`) are kept typed. */
 export function parseParameters(text: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (!line) {
-      continue;
-    }
-    const at = line.indexOf('=');
-    if (at <= 0) {
-      throw new Error(`parameters: "${line}" is not NAME=VALUE`);
-    }
-    const value = line.slice(at + 1).trim();
-    try {
-      out[line.slice(0, at).trim()] = JSON.parse(value);
-    } catch {
-      out[line.slice(0, at).trim()] = value;
-    }
-  }
-  return out;
+  return parseParameterWords(text.split('\n').map(line => line.trim()).filter(line => line));
 }
 
 /** A UTC ISO time in the definition's time zone: `2025-06-02 12:00 GMT+2`. */

@@ -2256,6 +2256,8 @@ export interface components {
             efficiency: number | null;
             /** @description null without gpu_prices */
             cost: number | null;
+            /** @description true when some of the group's allocated time is after the last minute of telemetry rolled up into the store (about a minute after it passes): its utilization is not in utilized_*\/efficiency yet, which is not a telemetry gap */
+            telemetry_pending?: boolean;
         } & {
             [key: string]: unknown;
         };

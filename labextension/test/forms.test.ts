@@ -50,6 +50,27 @@ describe('submit body', () => {
     expect(body).toEqual({ name: 'nb', gpus: 2, priority: 'high', notebook: 'a.ipynb', gpu_models: ['A100-80GB'], time_limit: '2h' });
   });
 
+  // new user 14, N27: a notebook's words went nowhere; they are its parameters, read as `-p NAME=VALUE` is
+  it('newuser14 n27: a notebook takes NAME=VALUE words as its parameters, JSON where it parses', () => {
+    const body = submitBodyFrom({ ...values, path: 'daily_report.ipynb', args: 'days=3 region=eu ratios=[0.5,1] "title=two words"' });
+    expect(body.notebook).toBe('daily_report.ipynb');
+    expect(body.parameters).toEqual({ days: 3, region: 'eu', ratios: [0.5, 1], title: 'two words' });
+    expect(body.args).toBeUndefined();
+    expect(submitBodyFrom({ ...values, path: 'daily_report.ipynb' }).parameters).toBeUndefined();
+  });
+
+  it.each([
+    ['a word without =', 'days', 'Parameters: "days" is not NAME=VALUE — a notebook takes values for its cell tagged "parameters", e.g. days=3 region=eu.'],
+    ['a name given twice', 'days=3 days=4', 'Parameters: days is given twice (days=3, days=4): give it once — a notebook takes values']
+  ])('newuser14 n27: a notebook refuses %s, naming it', (_name, args, message) => {
+    expect(() => submitBodyFrom({ ...values, path: 'daily_report.ipynb', args })).toThrow(message);
+  });
+
+  it('newuser14 n27: a resubmitted notebook keeps its parameters', () => {
+    expect(resubmitBody(makeJob({ script: null, notebook: 'n.ipynb', parameters: { days: 3 } })).parameters).toEqual({ days: 3 });
+    expect(resubmitBody(makeJob({ script: null, notebook: 'n.ipynb' })).parameters).toBeUndefined();
+  });
+
   it('any other file is a command with its arguments', () => {
     expect(submitBodyFrom({ ...values, path: 'run.sh', args: 'a "b c"' }).command).toEqual(['run.sh', 'a', 'b c']);
   });

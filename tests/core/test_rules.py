@@ -236,7 +236,7 @@ def test_mig_profile_takes_one_free_mig_device() -> None:
     assert {a.job_id: a.allocation.gpu_uuids for a in result.admits} == {"a": ("MIG-0",), "b": ("MIG-1",)}
     # a whole GPU waits for an admin to turn MIG mode off (case 022 r1), it is not refused
     assert {p.job_id: p.reason.code for p in result.pending} == {"c": "WaitingForCapacity", "whole": "MigPartitioned"}
-    assert {r.job_id: r.reason.code for r in result.rejects} == {"d": "NoMatchingGpuModel"}
+    assert {r.job_id: r.reason.code for r in result.rejects} == {"d": "NoMatchingMigProfile"}  # its own code (new user 14, N19)
 
 
 # ------------------------------------------------------------------------------------------ preemption
@@ -987,4 +987,5 @@ def test_a_model_or_mig_profile_that_does_not_exist_names_that_field() -> None:
     jobs = [make_job("model", models=["H100"]), make_job("mig", mig_profile="1g.10gb", submitted=1)]
     reasons = {r.job_id: r.reason for r in run_cycle(snapshot(nodes, jobs), SchedulingProfile()).rejects}
     assert reasons["model"].details["field"] == "model" and reasons["model"].unblock == "ask for one of the models here"
-    assert reasons["mig"].details["field"] == "mig_profile" and reasons["mig"].unblock == "ask for whole or shared GPUs"
+    assert reasons["mig"].details["field"] == "mig_profile"
+    assert reasons["mig"].unblock == "leave mig_profile out for a whole GPU (or a share: gpus 0.5)"  # new user 14, N19

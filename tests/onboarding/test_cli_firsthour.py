@@ -538,7 +538,7 @@ def test_logs_of_a_job_without_output_says_so(server: EmbeddedServer) -> None:
     wait_state(server, "tok-ann", quiet["id"], "succeeded")
     done = cli(server, "tok-ann", "logs", quiet["id"])
     assert done.code == EXIT_OK and done.err.strip() == f"{quiet['id']} succeeded with no output"
-    lease = api(server, "tok-ann").post("leases", json={"gpus": 0, "name": "nb"}).json()
+    lease = api(server, "tok-ann").post("leases", json={"gpus": 0.5, "name": "nb"}).json()
     kernel = cli(server, "tok-ann", "logs", lease["id"])
     assert kernel.code == EXIT_OK and kernel.err.startswith(f"{lease['id']} is a lease (GPUs held for a kernel): "
                                                             "leases have no log")

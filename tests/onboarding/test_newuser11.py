@@ -254,8 +254,8 @@ def test_newuser11_n17_a_lease_asked_for_without_a_name_is_named_lease(server: E
     """N17: ``POST leases {"gpus": 1}`` made a lease named ``job`` in the queue. A lease's default name
     is ``lease``; a job's stays ``job``; a name given is kept."""
     ann = api(server, "tok-ann")
-    assert ann.post("leases", json={"gpus": 0}).json()["name"] == "lease"
-    assert ann.post("leases", json={"gpus": 0, "name": "mine"}).json()["name"] == "mine"
+    assert ann.post("leases", json={"gpus": 0.5}).json()["name"] == "lease"
+    assert ann.post("leases", json={"gpus": 0.5, "name": "mine"}).json()["name"] == "mine"
     assert ann.post("jobs", json={"gpus": 0, "command": ["true"]}).json()["name"] == "job"
     clear(server)
     for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():

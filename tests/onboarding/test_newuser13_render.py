@@ -127,7 +127,7 @@ def test_newuser13_n4_a_lease_refuses_what_only_a_job_runs(server: EmbeddedServe
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert error["field"] == field and error["message"].startswith(f"{field} is for jobs: a lease runs nothing"), error
-    empty = api(server, "tok-ann").post(route, json={"gpus": 0, "kind": "lease", "command": [], "env": {}})
+    empty = api(server, "tok-ann").post(route, json={"gpus": 0.5, "kind": "lease", "command": [], "env": {}})
     assert empty.status_code == 201, empty.text
     api(server, "tok-ann").delete(f"jobs/{empty.json()['id']}")
 

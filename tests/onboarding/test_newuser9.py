@@ -120,17 +120,18 @@ def test_newuser9_cancel_of_a_stopping_job_says_it_is_already_stopping(server: E
 def test_newuser9_mem_per_gpu_bare_number_is_noted_as_mib(server: EmbeddedServer, tmp_path: Path) -> None:
     """``--mem-per-gpu 20`` was taken as 20 MiB (a bare number is MiB, as REST documents) and said
     nowhere; a data scientist meant 20 GiB. The server's answer notes it, so CLI, magics and REST say
-    the same; 40960 (a plausible MiB figure) and 20GiB get no note."""
+    the same; 40960 (a plausible MiB figure) and 20GiB get no note. (With a GPU: on a job asking for
+    none, mem_per_gpu is refused — new user 14, N21.)"""
     env = _env(tmp_path, server)
     note = "mem_per_gpu 20 is read as 20 MiB (a bare number is MiB): for GiB per GPU give the unit, e.g. 20GiB"
     try:
-        bare = _cli(env, "submit", "--gpus", "0", "--mem-per-gpu", "20", "--workdir", str(tmp_path), "--", "true")
+        bare = _cli(env, "submit", "--gpus", "1", "--mem-per-gpu", "20", "--workdir", str(tmp_path), "--", "true")
         assert bare.returncode == EXIT_OK, bare.stderr
         assert f"jupyter-sched submit: note: {note}" in bare.stderr, bare.stderr
         for fine in ("20GiB", "40960"):
-            said = _cli(env, "submit", "--gpus", "0", "--mem-per-gpu", fine, "--workdir", str(tmp_path), "--", "true")
+            said = _cli(env, "submit", "--gpus", "1", "--mem-per-gpu", fine, "--workdir", str(tmp_path), "--", "true")
             assert said.returncode == EXIT_OK and "mem_per_gpu" not in said.stderr, said.stderr
-        rest = api(server, "tok-ann").post("jobs", json={"gpus": 0, "mem_per_gpu": 20, "command": ["true"]})
+        rest = api(server, "tok-ann").post("jobs", json={"gpus": 1, "mem_per_gpu": 20, "command": ["true"]})
         assert rest.status_code in (200, 201) and note in rest.json()["warnings"], rest.text
     finally:
         clear(server)

@@ -59,7 +59,7 @@ def test_events_without_arguments_still_stream_and_name_the_resume_header_when_g
 
 
 def test_one_lease_is_named_by_its_routes_path_parameter_and_in_a_leases_words(ann: httpx.Client) -> None:
-    lease = ann.post("leases", json={"gpus": 0, "name": "nb"}).json()
+    lease = ann.post("leases", json={"gpus": 0.5, "name": "nb"}).json()
     job = ann.post("jobs", json={"gpus": 0, "command": ["sleep", "60"]}).json()
     try:
         assert ann.delete(f"leases/{lease['id']}").status_code == 200
@@ -84,7 +84,7 @@ def test_a_swapped_since_and_until_is_refused_naming_until(ann: httpx.Client) ->
 
 
 def test_hints_say_what_the_field_takes(ann: httpx.Client) -> None:
-    timeout = error(ann.post("leases", json={"gpus": 0, "timeout": "soon"}), 400)
+    timeout = error(ann.post("leases", json={"gpus": 0.5, "timeout": "soon"}), 400)
     # a lease takes no time limit: its hint says how to wait for the grant, and lists a lease's fields (N20)
     assert timeout["field"] == "timeout" and "wait_ms" in timeout["hint"] and "time_limit" not in timeout["hint"]
     job_timeout = error(ann.post("jobs", json={"gpus": 0, "timeout": "soon", "command": ["true"]}), 400)

@@ -104,6 +104,10 @@ class UsageReportRow(UsageRow):
     telemetry_coverage: float = Field(description="covered / allocated GPU-seconds, 0..1")
     efficiency: float | None = Field(description="utilized / covered allocated GPU-seconds, 0..1")
     cost: float | None = Field(description="null without gpu_prices")
+    telemetry_pending: bool = Field(default=False, description=(
+        "true when some of the group's allocated time is after the last minute of telemetry rolled up "
+        "into the store (about a minute after it passes): its utilization is not in utilized_*/efficiency "
+        "yet, which is not a telemetry gap"))
 
 
 class _Rows(RootModel[Any]):

@@ -1,7 +1,10 @@
 /**
  * Submit: run a script or notebook on N GPUs, with dry-run feedback ("would this fit, where, and
  * when") before anything is queued. `prefill(path)` is what "Run on GPUs" in the file browser and
- * the notebook toolbar call. Arguments are split like a shell does (quotes kept together).
+ * the notebook toolbar call. Arguments are split like a shell does (quotes kept together); for a
+ * notebook they are its parameters, `NAME=VALUE` words (`days=3 region=eu`) for its cell tagged
+ * "parameters", as `%schedule notebook NB -p days=3` and `jupyter-sched submit --notebook NB -p days=3`
+ * send them (new user 14, N27: the words were dropped without a word).
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
@@ -9,6 +12,7 @@ import * as React from 'react';
 import { ArgumentSyntaxError, splitArgs } from '../args';
 import { describeError, SchedApiError } from '../client';
 import { formatEta, formatGpus, formMessage, reasonSentence, reasonText } from '../format';
+import { parseParameterWords } from '../parameters';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { type DryRun, type Job, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
 import { ModelView } from './base';
@@ -69,6 +73,13 @@ export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: T
   };
   if (path.endsWith('.ipynb')) {
     body.notebook = path;
+    if (args.length) {
+      try {
+        body.parameters = parseParameterWords(args, t('Parameters'));
+      } catch (err) {
+        throw new Error(t('%1 — a notebook takes values for its cell tagged "parameters", e.g. days=3 region=eu.', String((err as Error).message)));
+      }
+    }
   } else if (path.endsWith('.py')) {
     body.script = path;
     if (args.length) {
@@ -131,6 +142,10 @@ export function resubmitBody(job: Job): SubmitRequest {
   } else {
     body.command = command;
   }
+  const parameters = job['parameters'];
+  if (parameters && typeof parameters === 'object' && Object.keys(parameters).length) {
+    body.parameters = parameters as Record<string, unknown>;
+  }
   if (job.working_dir) {
     body.working_dir = job.working_dir;
   }
@@ -176,6 +191,7 @@ const FORM_LABELS: Record<string, string> = {
   command: 'Script or notebook',
   working_dir: 'Script or notebook',
   args: 'Arguments',
+  parameters: 'Parameters',
   gpus: 'GPUs',
   gpu_milli: 'GPUs',
   model: 'GPU model',
@@ -345,6 +361,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
     </div>
   );
   const id = (name: string) => `jp-sched-submit-${name}`;
+  const notebook = values.path.trim().endsWith('.ipynb');
   return (
     <form className="jp-sched-submit" onSubmit={event => void submit(event)} aria-label={trans.__('Submit a GPU job')}>
       {field(
@@ -362,11 +379,18 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         />,
         trans.__('Path from the file browser (right-click a file → Run on GPUs).')
       )}
-      {field(
-        id('args'),
-        trans.__('Arguments'),
-        <input id={id('args')} type="text" className="jp-mod-styled jp-sched-submit-args" placeholder={'--epochs 3 --title "my run"'} value={values.args} onChange={set('args')} />
-      )}
+      {notebook
+        ? field(
+            id('args'),
+            trans.__('Parameters'),
+            <input id={id('args')} type="text" className="jp-mod-styled jp-sched-submit-args" placeholder="days=3 region=eu" value={values.args} onChange={set('args')} aria-describedby={id('args-help')} />,
+            trans.__('NAME=VALUE values for the notebook\'s cell tagged "parameters".')
+          )
+        : field(
+            id('args'),
+            trans.__('Arguments'),
+            <input id={id('args')} type="text" className="jp-mod-styled jp-sched-submit-args" placeholder={'--epochs 3 --title "my run"'} value={values.args} onChange={set('args')} />
+          )}
       <div className="jp-sched-row">
         {field(
           id('gpus'),

@@ -1,0 +1,156 @@
+"""Victim candidates for one pending job, gathered from the cycle (DESIGN.md *Reclaim*, issue 16).
+
+* :func:`own_candidates` — jobs of the job's own team that the profile's
+  :class:`~jupyter_sched.preemption.PreemptionPolicy` lets it evict (Kueue ``withinClusterQueue``);
+* :func:`reclaim_candidates` — jobs of *borrowing* teams (above their guarantee on a team quota
+  line the job is charged to) that its team's :class:`~jupyter_sched.preemption.ReclaimPolicy`
+  allows (Kueue ``reclaimWithinCohort``), with the jobs that rule protects (named in the reason);
+* :func:`borrow_candidates` — for a job that borrows itself, borrowing teams' jobs up to the
+  profile's threshold class (Kueue ``borrowWithinCohort``);
+* :func:`nomination_candidates` — free GPUs nominated to pending jobs of borrowing teams.
+
+Each becomes a :class:`~jupyter_sched.preemption.Candidate` (milli-GPUs, seconds run, work lost:
+:mod:`jupyter_sched.preemption.candidates`); :mod:`.search` picks the set. Jobs already going
+(this cycle's victims, victims still stopping) and the job's last preemptor are never candidates.
+"""
+
+from __future__ import annotations
+
+from ...model import Job
+from ...placement.placer import Flavor
+from ...preemption.candidates import candidate_of, nomination_candidate
+from ...preemption.reclaim_rules import LineKey
+from ...preemption.victims import Candidate
+from ..context import CycleContext
+from ..ledger import NOMINATION_PREFIX, Holder
+
+__all__ = ["borrow_candidates", "candidate", "holder_key", "nomination_candidates", "own_candidates",
+           "reclaim_candidates", "team_borrowing", "team_lines"]
+
+
+def borrow_candidates(ctx: CycleContext, job: Job, flavor: Flavor, at_most: int) -> list[Candidate]:
+    """Jobs of other teams that borrow on ``flavor``, of a class rank at most ``at_most``
+    (borrow within cohort; :func:`search` keeps each victim's team at or above its guarantee)."""
+    return [c for c in reclaim_candidates(ctx, job, flavor, any_rule=True)[0] if c.rank <= at_most]
+
+
+def own_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
+    """Jobs of ``job``'s team its preemption policy lets it evict, that free capacity or quota it needs.
+
+    (Admissions of this cycle are never among them: a team's jobs are visited in its own order.)
+    """
+    spec = job.spec
+    if ctx.preemption is None:
+        return []
+    quota = ctx.quota
+    own_keys = {ln.key for ln in quota.applicable(spec.team, spec.user, flavor.model)} if quota.enabled else set()
+    out: list[Candidate] = []
+    for h in ctx.holder_index()[1].get(spec.team, ()):
+        other = h.job
+        if not _available(ctx, job, other) or not ctx.preemption.may_preempt(job, other):
+            continue
+        if h.model != flavor.model and flavor.model != "*" and not own_keys & set(_charged(ctx, other.id)):
+            continue  # another model's GPUs: frees neither capacity nor a quota line this job needs
+        out.append(candidate(ctx, h, "priority"))
+    return out
+
+
+def reclaim_candidates(ctx: CycleContext, job: Job, flavor: Flavor, *, any_rule: bool = False
+                        ) -> tuple[list[Candidate], list[Job]]:
+    """Jobs of borrowing teams on ``flavor`` its team's reclaim rule allows (``any_rule``: whatever
+    the rule says), and those the rule protects.
+
+    Includes this cycle's admissions (withdrawing one costs nothing).
+    """
+    spec = job.spec
+    policy = ctx.reclaim_for(spec.team)
+    by_model = ctx.holder_index()[0]
+    holders: list[Holder] = list(ctx.ledger.holders.values() if flavor.model == "*" else by_model.get(flavor.model, ()))
+    holders += [ctx.fresh_holder(j) for j, p in ctx.fresh.items() if flavor.model in ("*", p.model)]
+    out: list[Candidate] = []
+    ruled_out: list[Job] = []
+    borrowing: dict[str, bool] = {}
+    for h in holders:
+        other = h.job
+        team = other.spec.team
+        if team == spec.team or not _available(ctx, job, other):
+            continue
+        lines = team_lines(ctx, other.id)
+        key = ",".join(map(str, lines))
+        if key not in borrowing:
+            borrowing[key] = any(team_borrowing(ctx, k) for k in lines)
+        if not borrowing[key]:
+            continue
+        if not any_rule and not policy.may_reclaim(job, other):
+            ruled_out.append(other)
+            continue
+        out.append(candidate(ctx, h, "reclaim"))
+    return out, ruled_out
+
+
+def nomination_candidates(ctx: CycleContext, job: Job, flavor: Flavor) -> list[Candidate]:
+    """The free GPUs on ``flavor`` nominated to pending jobs of other teams that would borrow on
+    them (their team, counting its running work and that nomination, is above its guarantee) and
+    that its team's reclaim rule allows: borrowed capacity nothing runs on yet, taken back at no
+    cost (:mod:`..nominations`). Before, the within-guarantee job waited for the borrower to start
+    and then evicted it (issue 16, hypothesis seed 777)."""
+    book, quota, st = ctx.book, ctx.quota, ctx.state
+    policy = ctx.reclaim_for(job.spec.team)
+    out: list[Candidate] = []
+    for owner, other in book.jobs.items():
+        key = NOMINATION_PREFIX + owner
+        hold, charge = st.holdings.get(key), quota.charges.get(key)
+        if (other.spec.team == job.spec.team or owner == job.preempted_by or hold is None or not hold.gpus
+                or charge is None or (flavor.model != "*" and st.gpu_model[hold.gpus[0][0]] != flavor.model)
+                or not any(team_borrowing(ctx, k, extra=charge[1]) for k in charge[0] if k[1] is None)
+                or not policy.may_reclaim(job, other)):
+            continue
+        per_node: dict[int, int] = {}
+        for g, _ in hold.gpus:
+            per_node[st.gpu_node[g]] = per_node.get(st.gpu_node[g], 0) + 1
+        out.append(nomination_candidate(other, charge[1], per_node))
+    return out
+
+
+def _available(ctx: CycleContext, job: Job, other: Job) -> bool:
+    """Not already going (this cycle's victims, stopping ones), not the job's last preemptor."""
+    return not (other.id in ctx.victims or other.id in ctx.in_flight or other.id == job.preempted_by
+                or not ctx.state.holds(other.id))
+
+
+def candidate(ctx: CycleContext, h: Holder, kind: str) -> Candidate:
+    """``h``'s job as a victim candidate of ``kind`` (its cost: :func:`~jupyter_sched.preemption.candidate_of`)."""
+    fresh = ctx.fresh.get(h.job.id)
+    return candidate_of(h.job, h.milli, kind, now=ctx.now, min_runtime_s=ctx.profile.min_runtime_s,
+                        node_index=ctx.state.node_index, fresh=fresh.allocation if fresh is not None else None)
+
+
+def holder_key(c: Candidate) -> str:
+    """The ledger holder a candidate's eviction releases: the job, or the mask of its nomination."""
+    return NOMINATION_PREFIX + c.job_id if c.nominated else c.job_id
+
+
+def _charged(ctx: CycleContext, job_id: str) -> tuple[LineKey, ...]:
+    """The quota lines ``job_id`` is charged to (none when it holds nothing)."""
+    entry = ctx.quota.charges.get(job_id)
+    return entry[0] if entry is not None else ()
+
+
+def team_lines(ctx: CycleContext, job_id: str) -> list[LineKey]:
+    """The team quota lines (``user`` None) ``job_id`` (a job or a ledger holder) is charged to."""
+    return [k for k in _charged(ctx, job_id) if k[1] is None]
+
+
+def team_borrowing(ctx: CycleContext, key: LineKey, extra: int = 0) -> bool:
+    """Is the team line ``key`` above its guarantee by the GPUs its jobs hold (with ``extra``
+    milli-GPUs added back)? GPUs nominated to its pending jobs are charged to its lines
+    (:mod:`..nominations`) but run nothing: a team whose only borrowing is a job still waiting does
+    not lose its running, guaranteed work to a reclaim (hypothesis seed 19, session 9: a borrowing
+    job's nomination made its team's low job within the guarantee a borrow-within-cohort victim)."""
+    quota = ctx.quota
+    held = 0
+    for owner in ctx.book.gpus:
+        entry = quota.charges.get(NOMINATION_PREFIX + owner)
+        if entry is not None and key in entry[0]:
+            held += entry[1]
+    return quota.usage.get(key, 0) - held + extra > quota.lines[key].guaranteed

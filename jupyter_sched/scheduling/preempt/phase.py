@@ -1,0 +1,158 @@
+"""Phase 3d: one plan of preemption and reclaim for a job that does not fit.
+
+:func:`preempt`, per flavor the job may use (DESIGN.md *Reclaim*, issue 16):
+
+1. **candidates** (:mod:`.candidates`) — own-team jobs the profile's
+   :class:`~jupyter_sched.preemption.PreemptionPolicy` allows, and jobs of *borrowing* teams its
+   team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows; whether the job is within its
+   team's guarantee is decided *after* its own team's evictions are counted (:func:`_within_after`;
+   issue 16 R2, example B). A job that borrows itself may instead evict borrowing teams' lower
+   classes up to the profile's threshold (Kueue ``borrowWithinCohort``);
+2. **wait, don't evict** (:mod:`.waiting`) — a job that fits on spare GPUs of stopping victims
+   takes them and waits (case 032);
+3. **search** (:mod:`.search`) — the minimal victim set by (class, jobs broken, GPUs/pods
+   evicted, work lost, age) whose eviction makes the job fit, under the reclaim rules of
+   :class:`~jupyter_sched.preemption.ReclaimRules`; last, for a within-guarantee job, GPUs
+   *nominated* to pending borrowers (borrowed capacity nothing runs on yet, taken back at no
+   cost), only when no set of running jobs makes it fit — a nomination stands for evictions
+   already made for its job, which taking it wastes (hypothesis seed 777);
+4. **higher class first** (:func:`_higher_first`) — before the job evicts running work, a higher
+   class of its team passed over earlier in the cycle that would fit once those victims are gone
+   searches first (no priority inversion; hypothesis seed 12345);
+5. **issue** (:mod:`.issue`) — evictions, withdrawals of this cycle's admissions, dropped
+   nominations, the GPUs nominated to the job, and its ``WaitingForPreemption`` reason;
+6. **refusal** (:mod:`.refusals`) — when nothing is evicted, the reason says which rule applied.
+
+An eviction that cannot make the job fit never happens (case 001; issue 16 example B).
+"""
+
+from __future__ import annotations
+
+from ...placement.placer import Flavor
+from ...preemption.candidates import borrow_threshold
+from ...preemption.victims import Candidate, PreemptionPlan
+from ..context import CycleContext, Visit
+from ..spare import open_spare
+from ..takeover import readmit
+from .candidates import borrow_candidates, holder_key, nomination_candidates, own_candidates, reclaim_candidates
+from .issue import issue_plan
+from .refusals import explain
+from .search import search
+from .waiting import wait_on_spare
+
+__all__ = ["preempt"]
+
+
+def preempt(ctx: CycleContext, visit: Visit) -> bool:
+    """Issue the cheapest preemption/reclaim plan that makes ``visit.job`` fit (True), else False.
+
+    On False, ``visit.refusal`` says why nothing was evicted when that explains the wait.
+    """
+    if ctx.preemption is None and not ctx.profile.reclaim:
+        return False
+    if ctx.preemption_attempts >= ctx.profile.max_preemption_attempts:
+        return False
+    ctx.preemption_attempts += 1
+    job = visit.job
+    owners = ctx.book.eligible(job)
+    pool = ctx.book.pool(owners)
+    stopping = [h for h in ctx.book.holders_on(pool) if h in ctx.in_flight] if pool else []
+    for flavor in visit.flavors:
+        if not flavor.pools:
+            continue
+        own = own_candidates(ctx, job, flavor)
+        within = ctx.quota.enabled and _within_after(ctx, visit, flavor, own)
+        below = None if within or not ctx.quota.enabled else \
+            borrow_threshold(job, ctx.profile.borrow_within_cohort, reclaim=ctx.profile.reclaim)
+        others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
+            (borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
+        cands = own + others
+        # GPUs nominated to borrowers, last: each nomination stands for evictions already made for
+        # its job, which taking it wastes — and its victims come back onto GPUs that job will evict
+        # them from again (property counterexample 4) — so running borrowed work goes first
+        nominated = nomination_candidates(ctx, job, flavor) if within else []
+        if (cands or nominated) and wait_on_spare(ctx, visit, flavor, owners, stopping):
+            return True
+        if not cands and not nominated and not ruled_out:
+            explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
+                    stopping, within)
+            continue
+        plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None)
+        if nominated and not (plan.victims and placement is not None):
+            cands = cands + nominated
+            plan, placement = search(ctx, visit, flavor, cands, owners, stopping)
+        if plan.victims and placement is not None:
+            if any(not c.fresh for c in plan.victims) and _higher_first(ctx, visit, flavor, plan):
+                # a higher class of its team passed over earlier is served first (its own plan)
+                return readmit(ctx, visit) or preempt(ctx, visit)
+            if issue_plan(ctx, job, flavor, plan, placement, borrowing=below is not None):
+                return True
+            # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
+            # what they left if it fits there, else searches again (the withdrawn are no candidates)
+            return readmit(ctx, visit) or preempt(ctx, visit)
+        explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within)
+    return False
+
+
+def _higher_first(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan) -> bool:
+    """Before ``visit.job`` evicts running work, a job of a higher class of its team passed over
+    earlier in this cycle that would fit once those victims are gone searches for its own plan
+    first (True: one was served). A change after its visit — another team's borrowing admission —
+    can make a reclaim possible that was not at its turn; the GPUs then went to the lower class
+    and the higher one waited beside them, nominated to it (no priority inversion, DESIGN.md
+    *Reclaim*; hypothesis seed 12345: a's high j4 waited while a's normal j6 reclaimed b's j3)."""
+    job = visit.job
+    if ctx.passed is None or not ctx.passed.get(job.spec.team):
+        return False
+    rank = job.spec.priority.rank
+    keys = [holder_key(c) for c in plan.victims]
+    reclaims = any(c.kind == "reclaim" for c in plan.victims)
+    for _, other in list(ctx.passed[job.spec.team]):
+        if other.job.spec.priority.rank <= rank or other.job.id in ctx.admitted \
+                or not _fits_without(ctx, other, keys, reclaims):
+            continue
+        before = len(ctx.pends)
+        other.refusal = ""
+        if preempt(ctx, other):
+            first = next(i for i, p in enumerate(ctx.pends) if p.job_id == other.job.id)
+            if first < before:  # its earlier pending reason gives way to the new decision
+                del ctx.pends[first]
+            ctx.passed[job.spec.team] = [e for e in ctx.passed[job.spec.team] if e[1] is not other]
+            for model in [m for m, res in ctx.reservations.items() if res.job_id == other.job.id]:
+                del ctx.reservations[model]
+            return True
+    return False
+
+
+def _fits_without(ctx: CycleContext, visit: Visit, keys: list[str], within: bool) -> bool:
+    """Would ``visit.job`` fit (quota, placement; ``within``: its team's guarantee) once the
+    ledger holders ``keys`` are gone, with the nominations it may use and spare GPUs opened?"""
+    job, req = visit.job, visit.req
+    spec = job.spec
+    with ctx.ledger.what_if():
+        ctx.book.open(ctx.book.eligible(job))
+        open_spare(ctx)
+        for key in keys:
+            ctx.ledger.evict(key)
+        for flavor in visit.flavors:
+            if not flavor.pools:
+                continue
+            check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
+            if check.ok and (check.within_guarantee or not within) and ctx.placer.place(job.id, req, flavor):
+                return True
+    return False
+
+
+
+def _within_after(ctx: CycleContext, visit: Visit, flavor: Flavor, own: list[Candidate]) -> bool:
+    """Would the job be within its team's guarantee once its own preemptible jobs were evicted?
+    (Issue 16 R2: decided after own-team preemption is counted, not before.)"""
+    spec, req = visit.job.spec, visit.req
+    with ctx.ledger.what_if():
+        ctx.book.open(ctx.book.eligible(visit.job))  # quota held for it (or taken over by it) is its own
+        check = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli)
+        if check.within_guarantee or not own:
+            return check.within_guarantee
+        for c in own:
+            ctx.ledger.evict(c.job_id)
+        return ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).within_guarantee

@@ -1,0 +1,198 @@
+"""Why nothing was evicted for a job: the refusal its pending reason carries (STYLE §5).
+
+:func:`explain` sets ``visit.refusal`` (one sentence) and ``visit.refusal_details`` (its numbers,
+GPUs as floats of whole GPUs; ``rule`` names the rule that applied) — the first that explains:
+
+* ``guarantee`` — reclaim serves only jobs within their team's guarantee (DESIGN.md *Reclaim*,
+  case 001): the note names the GPUs actually lent (the part of the team's unused guarantee
+  other teams use above their own), never lending that did not happen (issue 16 point 5), and
+  who holds the rest, with what lets the job start;
+* the team's reclaim rule (``any`` / ``lower-or-equal`` / ``lower`` / ``never``, Kueue's
+  ``reclaimWithinCohort``) when it protected jobs whose eviction would have made the job fit —
+  it names the rule and the jobs it protected (issue 16 point 1);
+* the team's preemption policy (``lower-class``, ``lower-or-newer-equal``, ``never``) sparing
+  lower-class work on those GPUs (issue 20);
+* the search's own refusal (no set fits; withdrawals kept by
+  :class:`~jupyter_sched.preemption.ReclaimRules`).
+"""
+
+from __future__ import annotations
+
+from ...model import Job, PriorityClass
+from ...placement.placer import Flavor
+from ...preemption.reclaim_rules import LineKey
+from ...preemption.victims import Candidate, PreemptionPlan
+from ..context import CycleContext, Visit
+from ..ledger import Holder
+from .candidates import candidate, team_lines
+from .search import search
+
+__all__ = ["explain"]
+
+
+def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan, cands: list[Candidate],
+            ruled_out: list[Job], owners: list[str], stopping: list[str], within: bool) -> None:
+    """Say why nothing was evicted: the guarantee rule, the team's reclaim rule, or no set fits."""
+    if visit.refusal:
+        return
+    job = visit.job
+    spec = job.spec
+    if ctx.quota.enabled and not within:
+        # lower-class work of its own team that the policy spares answers "why not preempt?" first
+        # (new user 4: a job granted high read only "guaranteed 0 … nothing is reclaimed" behind normal work)
+        _explain_none_preemptible(ctx, visit, flavor, own_team_only=True)
+        if visit.refusal:
+            return
+        visit.refusal, start_when = _reclaim_note(ctx, visit, flavor)
+        lines = [ln for ln in ctx.quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
+        # the team's guarantee: 0 (no quota line of its own) means reclaim can never apply to it,
+        # which the renderer then leaves out of an ordinary wait's sentence (new user 4, finding 17);
+        # start_when: the note names what lets it start, which the ETA then does not say again (new user 14, N12)
+        visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0,
+                                 **({"start_when": True} if start_when else {})}
+        return
+    if ruled_out:
+        policy = ctx.reclaim_for(spec.team)
+        extra = [candidate(ctx, ctx.ledger.holders[o.id], "reclaim") for o in ruled_out]
+        widened, _ = search(ctx, visit, flavor, cands + extra, owners, stopping)
+        if widened.victims:
+            protected = sorted(o.id for o in ruled_out)
+            visit.refusal = (f"{spec.team}'s reclaim rule '{policy.name}' protects {policy.protects(job)}, "
+                             f"here {', '.join(protected[:5])}" + (f" and {len(protected) - 5} more" if len(protected) > 5
+                                                                  else ""))
+            visit.refusal_details = {"rule": policy.name, "protected": protected,
+                                     "would_reclaim": [c.job_id for c in widened.victims]}
+            return
+    if plan.refused and plan.refused != "no preemptible job":
+        visit.refusal = plan.refused
+        visit.refusal_details = dict(plan.details)
+    elif plan.refused:
+        _explain_none_preemptible(ctx, visit, flavor)
+
+
+def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor, *, own_team_only: bool = False) -> None:
+    """A job above the lowest class that found nothing to evict on ``flavor`` says which rule
+    spares the work holding those GPUs, with the numbers (issue 20: a job granted ``high``
+    waited behind normal jobs and was not told it would not preempt them)."""
+    job = visit.job
+    spec = job.spec
+    holders = [h for h in ctx.holder_index()[0].get(flavor.model, ()) if h.job.id != job.id
+               and (not own_team_only or h.job.spec.team == spec.team)]
+    policy = ctx.preemption
+    # lower-class work the team's policy spares (preemptible work that could not make room is not "spared")
+    spared = [h for h in holders if h.job.spec.priority.rank < spec.priority.rank
+              and (h.job.spec.team != spec.team or policy is None or not policy.may_preempt(job, h.job))]
+    if not spared:
+        return  # nothing of a lower class is spared: no one would expect a preemption
+    mine = [h for h in holders if h.job.spec.team == spec.team]
+    theirs = [h for h in holders if h.job.spec.team != spec.team]
+    if own_team_only and not any(h.job.spec.team == spec.team for h in spared):
+        return
+    clauses: list[str] = []
+    if mine and any(h.job.spec.team == spec.team for h in spared):
+        preemptible = tuple(getattr(policy, "preemptible", ())) if policy is not None else ()
+        classes = sorted({h.job.spec.priority.value for h in mine}, key=lambda c: -PriorityClass(c).rank)
+        takes = (f"{spec.priority.value} preempts only {' or '.join(preemptible)}-priority work of its team"
+                 if preemptible else f"{spec.team}'s jobs are never preempted for one another")
+        clauses.append(f"{takes} (rule '{getattr(policy, 'name', 'never')}'), and {_count(mine)} of {spec.team} "
+                       f"on these GPUs {'is' if len(mine) == 1 else 'are'} {' or '.join(classes)}")
+    if theirs:
+        teams = sorted({h.job.spec.team for h in theirs})
+        why = ("they stay within their guaranteed quota" if ctx.quota.enabled else
+               "no quotas are set, so no team takes GPUs back from another")
+        clauses.append(f"work of other teams is not preempted for it ({', '.join(teams)}: {_count(theirs)}): {why}")
+    visit.refusal = "; ".join(clauses)
+    visit.refusal_details = {"rule": getattr(policy, "name", "never") if mine else "reclaim",
+                             "priority": spec.priority.value,
+                             "preemptible": list(getattr(policy, "preemptible", ()) if policy is not None else ()),
+                             "holders": [{"id": h.job.id, "team": h.job.spec.team, "priority": h.job.spec.priority.value,
+                                          "gpus": h.milli / 1000} for h in holders[:20]]}
+
+
+def _count(holders: list[Holder]) -> str:
+    """``2 jobs (4 GPUs)`` / ``1 job (0.5 GPU)``."""
+    gpus = sum(h.milli for h in holders) / 1000
+    return f"{len(holders)} job{'s' if len(holders) != 1 else ''} ({gpus:g} GPU{'s' if gpus != 1 else ''})"
+
+
+
+def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str, bool]:
+    """Why reclaim does not apply: the job would take its team above its guarantee (case 001), and
+    whether it says what lets the job start ("it can start when …").
+
+    Names only GPUs actually lent: the part of this team's guarantee it does not use that other
+    teams use above their own guarantees (issue 16: no "guaranteed 0 GPUs (75 lent)").
+    """
+    job, req = visit.job, visit.req
+    spec = job.spec
+    quota = ctx.quota
+    lines = [ln for ln in quota.applicable(spec.team, spec.user, flavor.model) if ln.user is None]
+    if not lines:
+        return "", False
+    own = lines[0]
+    used = quota.usage.get(own.key, 0)
+    leaving: dict[LineKey, int] = {}  # victims already stopping are not lent: they are being reclaimed
+    for h in ctx.in_flight:
+        for key in team_lines(ctx, h):
+            leaving[key] = leaving.get(key, 0) + quota.charges[h][1]
+    borrowers: dict[str, int] = {}
+    own_quota: dict[str, int] = {}
+    guaranteed: dict[str, int] = {}
+    for team, their_lines in quota.team_lines.items():
+        if team == spec.team:
+            continue
+        for ln in their_lines:
+            if ln.model in ("*", flavor.model) or ln.model in flavor.model:
+                usage = quota.usage.get(ln.key, 0) - leaving.get(ln.key, 0)
+                if usage > ln.guaranteed:
+                    borrowers[team] = max(borrowers.get(team, 0), usage - ln.guaranteed)
+                if min(usage, ln.guaranteed) > 0:
+                    own_quota[team] = max(own_quota.get(team, 0), min(usage, ln.guaranteed))
+                    guaranteed[team] = max(guaranteed.get(team, 0), ln.guaranteed)
+    lent_total = min(max(0, own.guaranteed - used), sum(borrowers.values()))
+    need = req.total_milli
+    free = sum(ctx.state.pools[p].free_whole for p in flavor.pools) * 1000
+    me = "this kernel" if job.is_lease else "this job"  # the reader's own job, not its bare id (new user 8, N9)
+    if own.guaranteed and used >= own.guaranteed:
+        # at (or above) its guarantee already: the job could only borrow, which reclaim never serves
+        uses = (f"already uses its {_gpus(own.guaranteed, 'guaranteed ')}" if used == own.guaranteed else
+                f"already uses {_gpus(used)}, above its guarantee of {own.guaranteed / 1000:g}")
+        text = (f"{spec.team} {uses}, so {me} ({_gpus(need)}) may only borrow GPUs another team leaves free; "
+                "nothing is reclaimed for borrowing")
+    else:
+        text = (f"{spec.team} is guaranteed {_gpus(own.guaranteed)}"
+                + (f" ({lent_total / 1000:g} lent to {', '.join(sorted(borrowers))}, reclaimable)" if lent_total else "")
+                + f" but {me} needs {need / 1000:g}"
+                + (f" with {used / 1000:g} already in use" if used else "")
+                + ", above the guarantee, so nothing is reclaimed for it")
+    short = need - free - lent_total
+    if short > 0 and own_quota:
+        # who holds the rest, with the numbers: within their own guarantees, so only their jobs
+        # ending frees it ("research releases 1 GPU of its own quota" read as a quota to give back)
+        teams = sorted(own_quota)
+        # a team above its guarantee says both parts (new user 9, N11: "nlp uses all 1 GPU of its
+        # guarantee" while nlp used 2, 1 of them borrowed)
+        # "its whole guarantee (1 GPU)", not "all 1 GPU of its guarantee" (new user 14, N12)
+        within = ", ".join(
+            (f"{t} uses {_gpus(guaranteed[t] + borrowers[t])}: its whole guarantee ({guaranteed[t] / 1000:g}) and "
+             f"{borrowers[t] / 1000:g} borrowed" if borrowers.get(t) else
+             f"{t} uses its whole guarantee ({_gpus(guaranteed[t])})") if own_quota[t] == guaranteed[t]
+            else f"{t} uses {own_quota[t] / 1000:g} of its {_gpus(guaranteed[t], 'guaranteed ')}"
+            for t in teams)
+        whose = f"{_of(teams[0])} jobs free" if len(teams) == 1 else f"jobs of {', '.join(teams)} free"
+        text += f"; it can start when {whose} {_gpus(short)} ({within})"
+        if used >= short:
+            text += f" or {_of(spec.team)} own running work frees {_gpus(short)}"
+        return text, True
+    return text, False
+
+
+def _of(team: str) -> str:
+    """``research's`` / ``interns'``."""
+    return f"{team}'" if team.endswith("s") else f"{team}'s"
+
+
+def _gpus(milli: int, adjective: str = "") -> str:
+    """``1 GPU`` / ``3 GPUs`` / ``0.5 GPU`` / ``0 GPUs`` from milli-GPUs (``adjective`` before ``GPU``)."""
+    n = milli / 1000
+    return f"{n:g} {adjective}GPU{'s' if n > 1 or n == 0 else ''}"
