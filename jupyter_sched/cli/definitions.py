@@ -139,13 +139,14 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
     return body
 
 
-def _line(d: Mapping[str, Any]) -> str:
+def _line(d: Mapping[str, Any], *, next_run: bool = True) -> str:
     """``d-…  daily  At 01:00 every day (UTC)  next 01:00 UTC``; ``d-…  d2  no schedule: runs only with
-    `jupyter-sched definitions run d2``` (one wording with the magics: :func:`wording.definitions.schedule_text`)."""
+    `jupyter-sched definitions run d2``` (one wording with the magics: :func:`wording.definitions.schedule_text`).
+    ``next_run=False``: without the next firing (``show`` lists the next ones below it: new user 14, N24)."""
     from ..wording.definitions import schedule_text
 
     when = schedule_text(d, run=f"`{PROG} definitions run {shlex.quote(str(d.get('name') or d['id']))}`")
-    scheduled = bool(d.get("schedule_description") or d.get("schedule"))
+    scheduled = bool(d.get("schedule_description") or d.get("schedule")) and next_run
     state = "  paused" if d.get("paused") else \
         f"  next {_clock(d.get('next_run_at'), d.get('timezone'))}" if scheduled else ""
     return f"{d['id']}  {d['name']}  {when}{state}"
@@ -269,9 +270,10 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(json.dumps(result, indent=1), file=out)
             return EXIT_OK
         zone = result.get("timezone")
-        if action == "show":
-            print(_line(result), file=out)
-            for when in result.get("upcoming") or []:
+        if action == "show":  # the first firing said once: as the first of the next ones
+            upcoming = list(result.get("upcoming") or [])
+            print(_line(result, next_run=not upcoming), file=out)
+            for when in upcoming:
                 print(f"  next  {_clock(when, zone)}", file=out)
         runs = result.get("runs") or []
         if runs:

@@ -118,6 +118,11 @@ def _queue_limit(text: str) -> int:
     return value
 
 
+NOT_COMMANDS = {"usage": f"`{PROG} status` says your GPU-hours of the last 7 days; GET api/sched/usage?since=… "
+                          "those of any period"}
+"""Words tried as a command (new user 14, N25: ``jupyter-sched usage``) → the command that does it."""
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors name the subcommand: ``jupyter-sched queue --mine-only``
     shows ``jupyter-sched queue``'s usage, not the whole program's (argparse hands unknown
@@ -143,9 +148,13 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """One line in the CLI's own style (``prog: field: what — usage [usage_error]``, as a refused
-        request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair."""
+        request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair. A command people
+        try that is not one is answered with the one that does it (:data:`NOT_COMMANDS`)."""
         from ..wording.flags import usage_error_line
 
+        tried = re.fullmatch(r"argument COMMAND: invalid choice: '([^']*)' .*", message)
+        if tried and tried.group(1) in NOT_COMMANDS:
+            message = f"{message} — {NOT_COMMANDS[tried.group(1)]}"
         self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed) + "\n")
 
 
@@ -370,18 +379,41 @@ def server_url(text: str, name: str = "--url") -> tuple[str, str | None]:
     return f"{parts.scheme}://{parts.netloc}{root}", token
 
 
+TOKEN_FILE_BYTES = 4096
+"""Most of a ``--token-file`` read: a token is a line of ~50 characters (``--token-file /dev/zero``
+read without end: new user 14, N24)."""
+
+
 def _token_in(parser: argparse.ArgumentParser, path: str) -> str:
-    """The token in ``--token-file FILE``: its first line, spaces around it dropped."""
+    """The token in ``--token-file FILE``: its first line, spaces around it dropped — read from the
+    first :data:`TOKEN_FILE_BYTES` bytes only (a device or a huge file is refused, not read to its end)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            token = fh.readline().strip()
+        with open(path, "rb") as fh:
+            head = fh.read(TOKEN_FILE_BYTES + 1)
+        line, newline, _ = head.partition(b"\n")
+        if not newline and len(head) > TOKEN_FILE_BYTES:
+            parser.error(f"--token-file {path}: not a token file (no line end in its first "
+                         f"{TOKEN_FILE_BYTES // 1024} KiB) — give the file whose first line is the token")
+        token = line.decode("utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a text file"
         parser.error(f"--token-file {path}: {why[:1].lower()}{why[1:]}")
-    if not token or any(ch.isspace() for ch in token):
+    if not token or any(ch.isspace() or not ch.isprintable() for ch in token):
         parser.error(f"--token-file {path}: its first line must be the token alone (the text after token= in "
                      "the URL JupyterLab printed)")
     return token
+
+
+def _empty_option(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse ``--url ''``, ``--token ''`` and ``--token-file ''`` (new user 14, N24: an empty ``--url``,
+    often a script's unset variable, was read as "discover", and ``--token ''`` was sent and refused as
+    the token in JUPYTER_SCHED_TOKEN) — each saying what leaving it out does."""
+    for option, name, without in (("--url", "url", "to find the server (JUPYTER_SCHED_URL, then the running ones)"),
+                                  ("--token", "token", "to use JUPYTER_SCHED_TOKEN or the server's runtime file"),
+                                  ("--token-file", "token_file", "to use JUPYTER_SCHED_TOKEN")):
+        value = getattr(args, name, None)
+        if value is not None and not value.strip():
+            parser.error(f"{option} is empty — give it a value, or leave {option} out {without}")
 
 
 def _command_in(raw: Sequence[str]) -> str | None:
@@ -401,11 +433,12 @@ def _command_in(raw: Sequence[str]) -> str | None:
 
 def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse, with the subcommand's usage line, what argparse alone cannot express (exits 2)."""
+    _empty_option(parser, args)
     if getattr(args, "token_file", None) is not None:
         if args.token is not None:
             parser.error("give --token or --token-file, not both")
         args.token, args.token_from_file = _token_in(parser, args.token_file), True
-    if getattr(args, "url", None):
+    if getattr(args, "url", None) is not None:
         try:
             args.url, token = server_url(args.url)
         except ValueError as exc:
@@ -708,17 +741,12 @@ def error_line(command: str, exc: SchedError) -> str:
     ``jupyter-sched submit: --mem-per-gpu must be at most 1 PiB per GPU — use e.g. 40GiB [validation_error]``
     """
     from ..wording import refusal_text
-    from ..wording.flags import NAMED_IN_MESSAGE, in_surface_terms
+    from ..wording.flags import in_surface_terms, where_listed
 
     message, hint = refusal_text(exc.message, exc.hint, exc.details, exc.field)
     # the field as the option typed, said once: the renderer the magics use too (new user 13, N19)
     message, hint = in_surface_terms(message, hint, exc.field)
-    if exc.field in NAMED_IN_MESSAGE:  # "no job 'j-x' visible to you": the hint says where ids are
-        if exc.code == "not_found" and exc.field in ("job_id", "lease_id") and message.startswith(("no ", "none ")):
-            hint = f"`{PROG} queue --mine` shows your live leases" if message.startswith("no lease") else \
-                f"`{PROG} jobs` lists yours, newest first"
-        elif exc.code == "not_found" and exc.field == "definition_id":
-            hint = f"`{PROG} definitions` lists yours"
+    hint = where_listed(exc.code, exc.field, message, hint)  # "no job 'j-x' visible to you": where ids are
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
     if exc.field in ("command", "args") and (not hint or re.search(r"[\[{]", hint)):

@@ -79,6 +79,8 @@ class Decider:
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id; set by the
             service once its kernel source is known).
         last_inventory: the inventory of the latest snapshot (None before the first).
+        pause: the engine's full cycles call it between two jobs (``CycleContext.pause``; the
+            runner's :class:`.courtesy.Courtesy` steps aside while the web loop is busy; None: never).
         inventory_observers: called with the inventory of each of the engine's own cycles (not dry
             runs), e.g. to publish inventory changes; one that raises is logged and skipped.
     """
@@ -96,6 +98,7 @@ class Decider:
         self.kernels = kernels
         self.stops = stops
         self.last_inventory: Inventory | None = None
+        self.pause: Callable[[], object] | None = None
         self.inventory_observers: list[Callable[[Inventory], object]] = []
         self._fallback_logged = False
         self._usage_failed = False

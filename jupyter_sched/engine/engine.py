@@ -475,7 +475,7 @@ class Engine:
         live: LiveCycle | None = None
         if self._cycle is default_cycle:  # the core's own cycle: keep its ledger alive for submits
             with cyclic_gc_paused():  # as default_cycle does (a fifth of a large cycle's time)
-                live = LiveCycle(snapshot, self.profile)
+                live = LiveCycle(snapshot, self.profile, self.decider.pause)  # steps aside for the web loop
             result = live.result
         else:
             result = self._cycle(snapshot, self.profile)

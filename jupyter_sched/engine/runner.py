@@ -21,6 +21,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from ..store import JobRecord
+from .courtesy import Courtesy, LoopWatch
 from .engine import Engine, TickReport
 
 __all__ = ["EngineRunner"]
@@ -35,9 +36,12 @@ class EngineRunner:
         engine: the engine to tick.
         poll_interval_s: seconds between ticks.
         cycle_coalesce_s: least seconds between kick-triggered full cycles (0 = a cycle per kick).
+        courteous: full cycles step aside while the loop is busy answering requests
+            (:mod:`.courtesy`; False: they share the interpreter with it as any thread does).
     """
 
-    def __init__(self, engine: Engine, *, poll_interval_s: float = 1.0, cycle_coalesce_s: float = 0.1) -> None:
+    def __init__(self, engine: Engine, *, poll_interval_s: float = 1.0, cycle_coalesce_s: float = 0.1,
+                 courteous: bool = True) -> None:
         self.engine = engine
         self.poll_interval_s = poll_interval_s
         self.cycle_coalesce_s = cycle_coalesce_s
@@ -47,6 +51,8 @@ class EngineRunner:
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
+        self.courteous = courteous
+        self._watch: LoopWatch | None = None
 
     @property
     def running(self) -> bool:
@@ -62,6 +68,9 @@ class EngineRunner:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
         self._stopping = False
         self.engine.cycle_gap_s = self.cycle_coalesce_s
+        if self.courteous:
+            self._watch = LoopWatch.install(self._loop)
+            self.engine.decider.pause = Courtesy(self._watch) if self._watch is not None else None
         self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> None:
@@ -73,6 +82,9 @@ class EngineRunner:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._watch is not None:
+            self._watch.uninstall()
+            self._watch = self.engine.decider.pause = None
         if self._pool is not None:
             loop = asyncio.get_running_loop()
             with contextlib.suppress(Exception):

@@ -275,7 +275,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "inventory_refresh_s": self.inventory_refresh_s,
             "node_name": self.node_name or None,
             "cycle_interval_s": self.cycle_interval,
-            "cycle_coalesce_s": self.cycle_coalesce,
+            "cycle_coalesce_s": self.cycle_coalesce, "cycle_steps_aside": self.cycle_steps_aside,
             "quotas": list(self.quotas),
             "profiles": dict(self.profiles),
             "default_team": self.default_team,

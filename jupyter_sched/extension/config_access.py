@@ -81,6 +81,17 @@ class WebConfig(Configurable):
         process, when the first server starts.""",
     )
 
+    cycle_steps_aside = Bool(
+        True,
+        config=True,
+        help="""Whether a full scheduling cycle steps aside while the server's event loop answers
+        requests: between two jobs it waits, the interpreter lock released, until the loop has
+        nothing left to do (at most 20 ms at a time, then it runs at least 2 ms), so fifty panels'
+        polls and a ``jupyter-sched status`` never share the lock with a cycle of hundreds of
+        milliseconds. Default: on. Off: the cycle shares the interpreter with the loop as any
+        thread does (see ``gil_switch_interval_ms``).""",
+    )
+
     dryrun_concurrency = Int(
         2,
         config=True,

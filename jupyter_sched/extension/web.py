@@ -41,8 +41,10 @@ from ..errors import (
     shown,
 )
 from ..hub.forward import FORWARDED_HEADER
-from ..services.models import parse, wire_json
+from ..model.validation import LEASE_FIELDS, empty_field
+from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
+from ..services.models.definitions import DeleteDefinitionRequest
 from .cookies import CookieOnce
 from .http_errors import http_error_body
 from .request_log import logged_quietly
@@ -66,6 +68,18 @@ never, for ``config``), not in a hop of its own: ``jupyter-sched status``, the p
 HOLD_KICKS = frozenset({("POST", "jobs")})
 """``(method, route)`` whose engine kicks wait until the answer is written (not a lease: a
 long-polling ``POST leases?wait_ms=`` waits for the very decision its kick starts)."""
+
+WRITE_QUERIES: dict[tuple[str, str], type[BaseModel]] = {
+    ("POST", "leases"): WaitLeaseRequest, ("DELETE", "jobs/{job_id}"): CancelJobRequest,
+    ("DELETE", "leases/{lease_id}"): CancelJobRequest, ("DELETE", "definitions/{definition_id}"): DeleteDefinitionRequest,
+}
+"""The query arguments of the routes that change something, as openapi.yaml names them; every other
+POST, PUT, PATCH and DELETE takes none (checked before the handler runs: new user 14, N25 — ``POST
+jobs?user=ana`` submitted as the caller, the argument ignored, while an unknown body field is a 400)."""
+
+OFFERED: dict[tuple[str, str], frozenset[str]] = {("POST", "leases"): LEASE_FIELDS}
+"""Body fields of a route that shares a request model but takes fewer of its fields (new user 14,
+N20: ``POST leases`` listed ``command, script, …`` as the fields it knows)."""
 
 _RESOLVED_ON_CALL = cast(Caller, object())
 """What :attr:`SchedHandler.caller` stands for until :meth:`SchedHandler.call` resolves it."""
@@ -118,6 +132,17 @@ class SchedHandler(CookieOnce, APIHandler):
         await super().prepare()
         if self.current_user is not None and self._sched_caller is None and not self._late:
             self._sched_caller = await self.call(self.sched.resolve_caller, self.current_user)
+        if self.current_user is not None and self.request.method not in ("GET", "HEAD", "OPTIONS"):
+            self.query(WRITE_QUERIES.get((self.request.method, self._template), _NoArguments))
+
+    @property
+    def _template(self) -> str:
+        """The route as openapi.yaml writes it: ``jobs/{job_id}`` for ``jobs/j-1``."""
+        route = self._route
+        for name, value in (self.path_kwargs or {}).items():
+            if value:
+                route = route.replace(str(value), "{" + name + "}", 1)
+        return route
 
     @property
     def _route(self) -> str:
@@ -242,50 +267,19 @@ class SchedHandler(CookieOnce, APIHandler):
                                   hint="wrap the fields in {...}")
         return value
 
-    def query_int(self, name: str, default: int, *, minimum: int = 0, maximum: int = 2**62) -> int:
-        """An integer query argument in ``[minimum, maximum]`` (empty = ``default``).
-
-        Raises:
-            ValidationError: naming the argument.
-        """
-        raw = self.get_query_argument(name, None)
-        if raw in (None, ""):
-            return default
-        try:
-            value = int(str(raw))
-        except ValueError:
-            raise ValidationError(f"{name} must be a whole number (got {shown(raw)})", field=name,
-                                  hint=f"give {name} as a whole number >= {minimum}") from None
-        if not minimum <= value <= maximum:
-            bound = f"at least {minimum}" if value < minimum else f"at most {maximum}"
-            raise ValidationError(f"{name} must be {bound} (got {value})", field=name,
-                                  hint=f"give a whole number from {minimum} to {maximum}, or leave {name} out "
-                                       f"(default: {default})")
-        return value
-
-    def query_bool(self, name: str) -> bool:
-        """A boolean query argument: ``1/true/yes`` or ``0/false/no`` (empty = false).
-
-        Raises:
-            ValidationError: any other value.
-        """
-        raw = (self.get_query_argument(name, None) or "").lower()
-        if raw in ("", "0", "false", "no"):
-            return False
-        if raw in ("1", "true", "yes"):
-            return True
-        raise ValidationError(f"{name} must be true or false (got {raw!r})", field=name, hint="use true or false")
-
     def body(self, model: type[M], *, optional: bool = False) -> M:
-        """The request body parsed as ``model`` (see :func:`jupyter_sched.services.models.parse`).
+        """The request body parsed as ``model`` (see :func:`jupyter_sched.services.models.parse`;
+        an unknown field's hint lists what this route takes: :data:`OFFERED`).
 
         Raises:
             ValidationError: naming ``body`` or the first bad field.
         """
-        return parse(model, self.json_value(optional=optional))
+        offered = OFFERED.get((self.request.method, self._template))
+        return parse(model, self.json_value(optional=optional), offered=offered)
 
     def query(self, model: type[M]) -> M:
-        """The query arguments named by ``model``'s fields, parsed as ``model`` (empty = absent).
+        """The query arguments named by ``model``'s fields, parsed as ``model`` (one given empty is
+        refused as an empty body field is: ``jobs?state=`` answered every job, newuser 13-17).
 
         Raises:
             ValidationError: naming the bad argument, or an argument the route does not take
@@ -298,12 +292,22 @@ class SchedHandler(CookieOnce, APIHandler):
                          if not (name.isdigit() and all(value == b"" for value in arguments[name])))
         if unknown:  # refused, never ignored: queue?state=running must not answer the whole queue
             route = self.request.path.rstrip("/").rsplit("api/sched/", 1)[-1]
-            takes = ", ".join(sorted(model.model_fields)) or "none"
+            if model.model_fields:
+                takes = "takes: " + ", ".join(sorted(model.model_fields))
+            else:  # a write's fields travel in its body (POST jobs?user=ana was read as bob's submit)
+                takes = "takes no query arguments" + ("; send every field in the body" if self.request.method in (
+                    "POST", "PUT", "PATCH") else "")
             name = unknown[0] if len(unknown[0]) <= 80 else unknown[0][:77] + "..."  # user input: never whole
             raise ValidationError(f"unknown query argument {shown(name)}", field=name,
-                                  hint=f"{self.request.method} {route[:80]} takes: {takes}")
+                                  hint=f"{self.request.method} {route[:80]} {takes}")
+        if empty := next((name for name in sorted(model.model_fields)
+                          if name in arguments and not any(value.strip() for value in arguments[name])), None):
+            examples = model.model_fields[empty].examples
+            example = f" (e.g. {empty}={examples[0]})" if examples else ""
+            raise ValidationError(empty_field(empty).message, field=empty,
+                                  hint=f"give {empty} a value{example}, or leave it out")
         values = {name: value for name in model.model_fields
-                  if (value := self.get_query_argument(name, None)) not in (None, "")}
+                  if (value := self.get_query_argument(name, None)) is not None}
         return parse(model, values, where="query")
 
     def no_query(self, hint: str = "") -> None:

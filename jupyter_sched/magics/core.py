@@ -3,8 +3,8 @@
 Both are thin clients of the REST API (:mod:`jupyter_sched.client`): every action is one or a
 few API calls, so a job submitted here shows in the panel and the CLI at once, and vice versa.
 
-Errors never show a traceback: bad arguments raise IPython's ``UsageError`` (one line naming the
-argument); server errors and refusals raise :class:`MagicError`, which IPython renders as one line.
+Errors never show a traceback: every refusal — a bad argument (one line naming it) or the server's
+answer — raises :class:`MagicError`, which IPython renders as one line, ``jupyter_sched: …``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..definitions.parameters import parameters_file_note
 from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, UnschedulableError, ValidationError
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem
 from ..wording import cancel_outcome, refusal_text, render_reason, state_word, wait_progress
-from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms
+from ..wording.flags import CELL, GPU_REQUEST, GPU_REQUEST_N, Surface, in_surface_terms, where_listed
 from ..wording.jobs import (
     BULK_STATES,
     bulk_cancel_answers,
@@ -104,8 +104,14 @@ RELEASED_CUDA = (
     "show it all of this host's GPUs. If CUDA was initialised, restart the kernel to free GPU memory.")
 
 
-class MagicError(Exception):
-    """A failure the user must see, shown by IPython as one line (no traceback)."""
+class MagicError(UsageError):
+    """A failure the user must see, shown by IPython as one line (no traceback): ``jupyter_sched: …``.
+
+    The one class of every refusal, whether the magic's own parser or the server said it (new user
+    14, N4/N25: ``%gpu request -1`` was a ``UsageError: …`` on stderr, ``%gpu request 99`` an error
+    ``MagicError N: …`` — two looks for one kind of mistake). A ``UsageError``, so what catches
+    IPython's usage errors catches these, yet drawn by :meth:`_render_traceback_` (IPython prints
+    exactly ``UsageError`` instances as ``UsageError: …``)."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"jupyter_sched: {self}"]
@@ -135,6 +141,7 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     "UnschedulableError: …", "NotFoundError: JOB_ID: …")."""
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
     message, hint = in_surface_terms(message, hint, err.field, surface)
+    hint = where_listed(err.code, err.field, message, hint, surface)  # as the CLI names its command (N25)
     for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
         if hint and hint.startswith(said):
             hint = magic + hint[len(said):]
@@ -162,19 +169,19 @@ def _parsing() -> Iterator[None]:
     try:
         yield
     except ValidationError as err:
-        raise UsageError(_usage_line(err)) from None
+        raise MagicError(_usage_line(err)) from None
 
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    """Turn parse errors into UsageError and server errors into MagicError (one line each)."""
+    """Turn parse errors and server errors into :class:`MagicError` (one line each, one look)."""
     try:
         yield
     except ValidationError as err:
         if err.field and (err.field.startswith("-") or err.field.isupper() or err.field in (
                 "subcommand", "arguments", "cell")):
             # our own parsing: the argument is named; the hint a second sentence, not "(got 0) (ask…)"
-            raise UsageError(_usage_line(err)) from None
+            raise MagicError(_usage_line(err)) from None
         raise MagicError(_one_line(err)) from None
     except SchedError as err:
         raise MagicError(_one_line(err)) from None

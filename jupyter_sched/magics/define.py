@@ -189,15 +189,16 @@ def _local(text: str | None, zone: str) -> str:
     return f"{at:%Y-%m-%d %H:%M %Z}"
 
 
-def definition_line(d: Mapping[str, Any]) -> str:
-    """``d-… (daily): At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``."""
+def definition_line(d: Mapping[str, Any], *, next_run: bool = True) -> str:
+    """``d-… (daily): At 12:00 on Monday through Friday (Europe/Berlin); next run 2025-06-02 12:00 CEST``
+    (``next_run=False``: without it, for ``show``, which lists the next firings below: new user 14, N24)."""
     from ..wording.definitions import schedule_text  # one wording with the CLI (new user 13, N20)
 
     when = schedule_text(d, run=f"%schedule define run {d['id']}")
     line = f"{named(d['id'], str(d.get('name') or ''))}: {when}"
     if d.get("paused"):
         return line + "; paused"
-    nxt = _local(d.get("next_run_at"), str(d.get("timezone", "UTC")))
+    nxt = _local(d.get("next_run_at"), str(d.get("timezone", "UTC"))) if next_run else ""
     return line + (f"; next run {nxt}" if nxt else "")
 
 
@@ -290,8 +291,9 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
             f"{json.dumps(run.get('parameters') or {})}; %schedule wait {run['job_id']} follows it.")
         return str(run["job_id"])
     detail = call(routes.definition(target, runs=50))
-    if cmd.action == "show":
-        say(definition_line(detail))
-        for when in detail.get("upcoming") or []:
+    if cmd.action == "show":  # the first firing said once: as the first of the next ones
+        upcoming = list(detail.get("upcoming") or [])
+        say(definition_line(detail, next_run=not upcoming))
+        for when in upcoming:
             say(f"  next: {_local(when, str(detail.get('timezone', 'UTC')))}")
     return runs_frame(detail.get("runs") or [], str(detail.get("timezone", "UTC")))

@@ -3,7 +3,7 @@
 Every parser returns a frozen command object or raises
 :class:`~jupyter_sched.errors.ValidationError` whose ``field`` is the argument at fault
 (``--gpus``, ``--time-limit``, ``JOB``...) and whose message is one line, so the magic can show
-``UsageError: --gpus must be >= 0 (got -1)`` instead of a traceback. Units: GPUs, MiB, seconds.
+``jupyter_sched: --gpus must be >= 0 (got -1)`` instead of a traceback. Units: GPUs, MiB, seconds.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from .profiles import Profile
 from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
-__all__ = ["ALIASES", "ENV_KEY", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
+__all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
            "empty_field", "lease_gpus_range", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
@@ -241,6 +241,46 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
                           hint=f'give {key} as ["a", "b"]')
 
 
+MAX_TOLERATIONS = 64
+"""Most tolerations one job may list."""
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_TOLERATION = re.compile(
+    rf"(?P<key>([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME})"
+    rf"(=(?P<value>({_LABEL_NAME})?))?(:(?P<effect>NoSchedule|PreferNoSchedule|NoExecute))?")
+"""``KEY``, ``KEY=VALUE``, ``KEY:EFFECT`` or ``KEY=VALUE:EFFECT`` — a Kubernetes taint's key (an
+optional DNS prefix and ``/``, then a name of at most 63 characters), value (at most 63) and effect,
+as :func:`jupyter_sched.placement.filters.tolerates` matches them and the Kubernetes executor writes them."""
+_TOLERATION_HINT = ('give each as KEY, KEY=VALUE or KEY=VALUE:EFFECT (EFFECT NoSchedule, PreferNoSchedule or '
+                    'NoExecute), e.g. ["gpu=true:NoSchedule"]')
+
+
+def _tolerations(value: Any) -> tuple[str, ...]:
+    """Validated ``tolerations``: a list of taints the job tolerates, each in the grammar of
+    :data:`_TOLERATION` (new user 14, N20: ``"abc"`` was stored as ``["abc"]`` and a 5,000-character
+    string accepted — a string is not a list, and a toleration no taint can have is a mistake).
+
+    Raises:
+        ValidationError: not a list, more than :data:`MAX_TOLERATIONS`, or an item (named
+            ``tolerations[i]``) that is not a toleration.
+    """
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise ValidationError(f"tolerations must be a list of strings (got {json_kind(value)})",
+                              field="tolerations", hint=_TOLERATION_HINT)
+    if len(value) > MAX_TOLERATIONS:
+        raise ValidationError(f"tolerations must be at most {MAX_TOLERATIONS} (got {len(value)})",
+                              field="tolerations", hint="list only the taints of the nodes this job should run on")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ValidationError(f"tolerations[{i}] must be a string (got {json_kind(item)})",
+                                  field=f"tolerations[{i}]", hint=_TOLERATION_HINT)
+        if not _TOLERATION.fullmatch(item):
+            raise ValidationError(f"tolerations[{i}] {quoted(item)} is not a toleration", field=f"tolerations[{i}]",
+                                  hint=_TOLERATION_HINT)
+    return tuple(value)
+
+
 def _str_map(value: Any, key: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -439,7 +479,7 @@ def spec_from_request(
                               field=memory_field, hint="ask for the host memory one worker needs, e.g. 64GiB")
     workers = _int(merged, "workers", 1, minimum=1)
     if workers > MAX_WORKERS:  # red team 6: 10**12 workers grew the service by GBs building their requests
-        raise ValidationError(f"at most {MAX_WORKERS} workers (got {workers})", field="workers",
+        raise ValidationError(f"workers must be at most {MAX_WORKERS} (got {workers})", field="workers",
                               hint="ask for fewer workers")
     if workers > 1 and gpus and milli < GPU_MILLI:
         # a gang's workers each hold their own GPUs; shares of one GPU would be one worker's
@@ -461,14 +501,14 @@ def spec_from_request(
         resources = ResourceRequest.of_groups(
             groups, gpu_models=models, min_memory_mib=min_memory, nvlink=nvlink,
             node_selector=_str_map(merged.get("node_selector"), "node_selector"),
-            tolerations=_str_list(merged.get("tolerations"), "tolerations"))
+            tolerations=_tolerations(merged.get("tolerations")))
     else:
         resources = _gpu_fields_fit(ResourceRequest(
             gpus=gpus, gpu_milli=milli, gpu_models=models, min_memory_mib=min_memory,
             mig_profile=_str(merged, "mig_profile"), nvlink=nvlink,
             cpu_millis=cpu, memory_mib=memory, workers=workers,
             node_selector=_str_map(merged.get("node_selector"), "node_selector"),
-            tolerations=_str_list(merged.get("tolerations"), "tolerations"),
+            tolerations=_tolerations(merged.get("tolerations")),
         ), sent={**(nested if isinstance(nested, Mapping) else {}), **body}, model_field=model_field,
             mem_field=mem_field, gpus_sent=merged.get("gpu_milli", merged.get("gpus", 1)))
     if kind is JobKind.LEASE and resources.total_gpus == 0:  # %gpu request 0 was refused, POST leases 0 taken
@@ -601,8 +641,11 @@ def _lease_only(body: Mapping[str, Any], kind: JobKind, field: str, *, purpose: 
 
 
 _JOB_ONLY = ("command", "script", "notebook", "args", "source", "notebook_json", "parameters", "working_dir", "env",
-             "image", "port", "checkpointable")
-"""What a job runs and how (a lease runs nothing: its kernel uses the GPUs)."""
+             "image", "port", "checkpointable", "groups", "workers", "time_limit", "time_limit_s")
+"""What a job runs and how (a lease runs nothing: its kernel uses the GPUs, in one process, with no
+end but its release)."""
+LEASE_FIELDS = _KNOWN_FIELDS - frozenset(_JOB_ONLY)
+"""The fields a lease takes (``POST leases`` lists them for an unknown one)."""
 
 
 def _job_only(body: Mapping[str, Any], kind: JobKind) -> None:
@@ -618,10 +661,12 @@ def _job_only(body: Mapping[str, Any], kind: JobKind) -> None:
         return
     for field in _JOB_ONLY:
         value = body.get(field)
-        if value is None or value is False or (isinstance(value, (str, list, dict)) and not value):
-            continue
-        raise ValidationError(f"{field} is for jobs: a lease runs nothing; its GPUs are used by the kernel that "
-                              "holds them", field=field,
+        if value is None or value is False or (isinstance(value, (str, list, dict)) and not value) \
+                or field in ("time_limit", "time_limit_s") or (field == "workers" and value == 1):
+            continue  # a time limit's refusal says why (services.jobs); one worker is every lease's
+        why = "one kernel, one process, holds a lease's GPUs" if field in ("workers", "groups") else \
+            "a lease runs nothing; its GPUs are used by the kernel that holds them"
+        raise ValidationError(f"{field} is for jobs: {why}", field=field,
                               hint="leave it out, or submit a job (kind training) to run something")
 
 
@@ -724,7 +769,7 @@ def _groups(body: Mapping[str, Any]) -> tuple[WorkerGroup, ...]:
     if not isinstance(value, (list, tuple)) or not value:
         raise ValidationError("groups must be a non-empty list of worker groups", field="groups", hint=example)
     if len(value) > MAX_GROUPS:
-        raise ValidationError(f"at most {MAX_GROUPS} worker groups (got {len(value)})", field="groups",
+        raise ValidationError(f"groups must be at most {MAX_GROUPS} worker groups (got {len(value)})", field="groups",
                               hint="merge groups that ask for the same GPUs")
     out: list[WorkerGroup] = []
     seen: set[str] = set()
@@ -760,7 +805,7 @@ def _groups(body: Mapping[str, Any]) -> tuple[WorkerGroup, ...]:
         out.append(WorkerGroup(name=name, gpus=gpus, workers=workers, cpu_millis=cpu, memory_mib=memory))
     total = sum(g.workers for g in out)
     if total > MAX_WORKERS:
-        raise ValidationError(f"at most {MAX_WORKERS} workers over all groups (got {total})", field="groups",
+        raise ValidationError(f"groups must hold at most {MAX_WORKERS} workers in all (got {total})", field="groups",
                               hint="ask for fewer workers")
     if not any(g.gpus for g in out):
         raise ValidationError("a gang's groups ask for no GPU at all", field="groups",

@@ -166,7 +166,8 @@ def _selector_matches_nothing(request: ResourceRequest, state: ClusterState) -> 
         there = "the nodes' labels: " + "; ".join(shown) + (" …" if len(labelled) > _NODE_LIST else "")
     else:
         names = ", ".join(node.name for node in state.nodes[:_NODE_LIST])
-        there = f"the node{'s' if len(state.nodes) != 1 else ''} here ({names}) carry no labels"
+        one = len(state.nodes) == 1  # "the node here (vm) carries", "the nodes here (a, b) carry" (new user 14, N20)
+        there = f"the node{'' if one else 's'} here ({names}) carr{'ies' if one else 'y'} no labels"
     have = sorted({f"{k}={v}" for node in labelled for k, v in node.labels.items()})
     return FitReason("Unschedulable", f"no node carries node_selector {asked}: {there}",
                      {"field": "node_selector", "node_selector": selector, "labels": have[:4 * _NODE_LIST]},

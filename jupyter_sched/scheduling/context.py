@@ -10,7 +10,7 @@ outlives one ``run_cycle`` call.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
 if TYPE_CHECKING:
     from .eta import Plan
 
-__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit"]
+__all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "Visit", "no_pause"]
 
 RESERVE_PREFIX = "\0reserve:"
 """Ledger holder key prefix for an EASY reservation mask."""
@@ -80,6 +80,10 @@ class _Owners(Mapping[str, str]):
         return len(self._jobs)
 
 
+def no_pause() -> None:
+    """The default :attr:`CycleContext.pause`: none."""
+
+
 class CycleContext:
     """What the phases of one cycle share (never shared between cycles).
 
@@ -108,10 +112,14 @@ class CycleContext:
             admissions go first to the higher classes among them, GPUs a dropped nomination frees
             to all of them (:mod:`.takeover`); None once the cycle is over (a live one-job decision
             offers nothing to jobs the full cycle decided).
+        pause: called between two jobs' visits and ETAs (the caller's: the engine's gives the
+            server's web loop the interpreter while it answers requests; default: nothing).
     """
 
-    def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
+    def __init__(self, snapshot: Snapshot, profile: SchedulingProfile,
+                 pause: Callable[[], object] | None = None) -> None:
         self.snap = snapshot
+        self.pause: Callable[[], object] = pause or no_pause
         self.now: datetime = snapshot.now
         self.now_iso = snapshot.now.isoformat()
         self.profile = profile

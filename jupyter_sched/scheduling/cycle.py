@@ -79,6 +79,7 @@ def run_on(ctx: CycleContext) -> CycleResult:
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
                          expected_runtime=partial(expected_runtime, ctx))
     quota = ctx.quota if ctx.quota.enabled else None
+    pause = ctx.pause
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):
         shape = _shape(ctx, job.spec.resources)
         if quota is not None and (job.spec.team in waiting_teams or _would_borrow(quota, job, shape[2])):
@@ -86,8 +87,10 @@ def run_on(ctx: CycleContext) -> CycleResult:
             waiting_teams.add(job.spec.team)
         else:
             _visit(ctx, job, shape)
+            pause()
     for later, shape in deferred:
         _visit(ctx, later, shape)
+        pause()
     ctx.passed = None
     estimate_all(ctx)
     pends = tuple(Pend(p.job_id, reason_with(p.reason, position=i + 1)) for i, p in enumerate(ctx.pends))

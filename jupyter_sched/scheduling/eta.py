@@ -97,7 +97,9 @@ def estimate_all(ctx: CycleContext) -> None:
     out: list[Pend] = []
     ahead: list[Job] = list(ctx.admitted.values())
     etas: dict[str, datetime | None] = {}
+    pause = ctx.pause
     for pend in ctx.pends:
+        pause()
         job = ctx.by_id[pend.job_id]
         reason = pend.reason
         done = replayed.get(job.id) or plan.estimates.get(job.id)

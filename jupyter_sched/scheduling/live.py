@@ -30,13 +30,13 @@ Pure, like the cycle: the caller supplies ``now``; nothing is read from the cloc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
 from ..model import Job, JobState, PendingReason
 from ..queues.limits import effective_limit
-from .context import CycleContext
+from .context import CycleContext, no_pause
 from .cycle import run_on, visit
 from .eta import (
     _agreed,  # the backfill clause's reservation time, as the full cycle words it
@@ -58,6 +58,8 @@ class LiveCycle:
     Args:
         snapshot: the cycle's input.
         profile: the policy (default :class:`SchedulingProfile`).
+        pause: called between the full cycle's jobs (:attr:`.context.CycleContext.pause`); never
+            by one-job decisions.
 
     Attributes:
         result: the full cycle's decisions (what :func:`~.cycle.run_cycle` returns).
@@ -67,11 +69,14 @@ class LiveCycle:
             cycle replays ETAs forward at this queue length): a full cycle re-projects them.
     """
 
-    def __init__(self, snapshot: Snapshot, profile: SchedulingProfile | None = None) -> None:
+    def __init__(self, snapshot: Snapshot, profile: SchedulingProfile | None = None,
+                 pause: Callable[[], object] | None = None) -> None:
         # its own copy of the learned runtimes: a job decided here adds its own (:meth:`decide`)
         self._learned = dict(snapshot.runtime_estimates)
-        self._ctx = CycleContext(replace(snapshot, runtime_estimates=self._learned), profile or SchedulingProfile())
+        self._ctx = CycleContext(replace(snapshot, runtime_estimates=self._learned), profile or SchedulingProfile(),
+                                 pause)
         self.result = run_on(self._ctx)
+        self._ctx.pause = no_pause  # one-job decisions never pause (they are the fast path)
         self.usable = True
         self._queued = len(self.result.pending)
         self.etas_moved = False

@@ -87,7 +87,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
 
     Keys used: ``db_url``, ``log_dir``, ``inventory_source``, ``inventory_file``,
     ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
-    ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``sqlite_synchronous``
+    ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``cycle_steps_aside``, ``sqlite_synchronous``
     (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
     non-empty they replace the stored quota lines at start, with an audit record),
     ``profiles``, ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
@@ -175,6 +175,7 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        default_time_limit_s=settings.get("default_time_limit_s"),
                        cycle_interval_s=float(settings.get("cycle_interval_s", 5.0)),
                        cycle_coalesce_s=float(settings.get("cycle_coalesce_s", 0.1)),
+                       cycle_steps_aside=bool(settings.get("cycle_steps_aside", True)),
                        stop_grace_s=float(settings.get("stop_grace_s", 10.0)), monitor=monitor,
                        idle_policies=policies if monitor is not None else None,
                        telemetry_push_s=float(settings.get("telemetry_push_interval_s", 1.0)),

@@ -397,7 +397,10 @@ class JobsService:
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir)"
                 + (f", or send its text as {'source' if field == 'script' else 'notebook_json'}" if carried else
                    f"; a definition keeps the path and reads the {what} at each run"))
-        raise ValidationError(f"{field}: {what} {shown} {problem} on this server", field=field, hint=hint)
+        # "script '/x' does not exist", not "script: script '/x' …" (new user 14, N25): a file field's name
+        # says its kind; working_dir's is said as the word a person uses, "directory"
+        said = f"{field}: {what}" if field == "working_dir" else field
+        raise ValidationError(f"{said} {shown} {problem} on this server", field=field, hint=hint)
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a

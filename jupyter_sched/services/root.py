@@ -72,6 +72,7 @@ class Services:
         cycle: decision function (default ``jupyter_sched.scheduling.run_cycle``).
         default_time_limit_s: time limit of training jobs that set none (None = none).
         cycle_interval_s / cycle_coalesce_s / poll_interval_s: see :class:`~jupyter_sched.engine.runner.EngineRunner`.
+        cycle_steps_aside: full cycles step aside while the web loop is busy (the runner's ``courteous``).
         lease_ttl_s: leader lease lifetime, seconds.
         stop_grace_s: SIGTERM → SIGKILL grace of cancels and time limits, seconds.
         events_queue_size: events buffered per subscriber.
@@ -96,7 +97,7 @@ class Services:
         kernels: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
         monitor: TelemetryMonitor | None = None, idle_policies: Any = None, idle_arbiter: Any = None,
         telemetry_push_s: float = 1.0, prices: Mapping[str, float] | None = None,
-        definitions: DefinitionSettings | None = None,
+        definitions: DefinitionSettings | None = None, cycle_steps_aside: bool = True,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -106,7 +107,8 @@ class Services:
                              stop_grace_s=stop_grace_s, telemetry=telemetry, kernels=kernels, publish=self.bus.publish,
                              monitor=monitor, idle_policies=idle_policies,
                              idle_arbiter=idle_arbiter)
-        self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s)
+        self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s,
+                                   courteous=cycle_steps_aside)
         engine = self.engine
         self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),

@@ -18,16 +18,27 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from ..errors import SchedError, ValidationError
 
 __all__ = ["build_parser", "main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose mistakes are one line in the CLI's style (``jupyter-sched simulate: what —
+    usage [usage_error]``), as ``jupyter-sched``'s other commands say them, not argparse's
+    ``usage:`` + ``error:`` pair (new user 14, N24)."""
+
+    def error(self, message: str) -> NoReturn:
+        from ..wording.flags import usage_error_line
+
+        self.exit(2, usage_error_line(self.prog, message, self.format_usage()) + "\n")
+
+
 def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
     """Parser with the ``simulate`` and ``fetch-traces`` subcommands."""
-    parser = argparse.ArgumentParser(prog=prog, description="Trace-driven simulation of the scheduler.")
+    parser = _Parser(prog=prog, description="Trace-driven simulation of the scheduler.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sim = sub.add_parser("simulate", help="replay a scenario or a public trace through the scheduler")
@@ -221,26 +232,32 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     """
     out = out or sys.stdout
     err = err or sys.stderr
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(list(argv) if argv is not None else None)
+        args, extras = parser.parse_known_args(list(argv) if argv is not None else None)
+        if extras:  # said with the subcommand's usage, not the whole program's
+            actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            actions[0].choices[args.command].error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    said = f"jupyter-sched {args.command}: "  # every line as the CLI's others: what — the fix [code]
     try:
         return _simulate(args, out) if args.command == "simulate" else _fetch(args, out)
     except SchedError as exc:
-        hint = f" ({exc.hint})" if exc.hint else ""
-        err.write(f"error: {exc.message}{hint}\n")
+        hint = f" — {exc.hint}" if exc.hint else ""
+        err.write(f"{said}{exc.message}{hint} [{exc.code}]\n")
         return 1
     except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are an extra
         if exc.name and exc.name.split(".")[0] in ("pandas", "plotly", "scipy", "numpy"):
             from ..extras import install_extra
 
-            err.write(f"error: jupyter-sched {args.command} needs {exc.name.split('.')[0]}, which comes with the "
-                      f"[sim] extra: {install_extra('sim')}\n")
+            err.write(f"{said}needs {exc.name.split('.')[0]}, which comes with the [sim] extra — "
+                      f"{install_extra('sim')} [missing_extra]\n")
             return 1
         raise
     except OSError as exc:
-        err.write(f"error: {exc}\n")
+        where = f"{exc.filename}: " if exc.filename else ""
+        err.write(f"{said}{where}{(exc.strerror or str(exc)).lower()} [os_error]\n")
         return 1
 
 

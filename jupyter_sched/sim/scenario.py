@@ -245,11 +245,17 @@ def load_scenario(path: str | Path) -> Scenario:
         ValidationError: not YAML, or a malformed field.
     """
     p = Path(path)
+    if p.is_dir():  # it exists: "does not exist" would be false (new user 14, N1's kind)
+        raise ValidationError(f"scenario file {p} is a directory, not a file", field="scenario",
+                              hint="give the path of a scenario YAML file in it")
     if not p.is_file():
         raise NotFoundError(f"scenario file {p} does not exist", field="scenario", hint="check the path")
     try:
         doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValidationError(f"{p.name} is not valid YAML: {exc}", field="scenario",
-                              hint="check indentation and quoting") from exc
+    except yaml.YAMLError as exc:  # one line, not PyYAML's five-line dump (new user 14, N24)
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = " ".join(str(getattr(exc, "problem", None) or "it cannot be parsed").split())
+        raise ValidationError(f"{p.name} is not valid YAML{where}: {problem}", field="scenario",
+                              hint="check indentation and quoting") from None
     return parse_scenario(doc)

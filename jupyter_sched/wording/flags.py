@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = ["CELL", "CLI", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface", "flag_for", "in_surface_terms",
-           "typed_option", "usage_error_line", "with_dash_hint"]
+           "typed_option", "usage_error_line", "where_listed", "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -72,6 +72,9 @@ class Surface(NamedTuple):
 
     run: str = "--"
     own: Mapping[str, str] = {}  # read only: never mutated, so one shared default is safe
+    lists: Mapping[str, str] = {}
+    """``job_id``/``lease_id``/``definition_id`` → the command of this surface that lists the caller's
+    own, said as the hint of "no job 'x' visible to you" (:func:`where_listed`)."""
 
     def flag(self, field: str | None) -> str | None:
         """The option this surface has for ``field`` (:func:`flag_for`, then :attr:`own`)."""
@@ -80,14 +83,19 @@ class Surface(NamedTuple):
         return flag_for(field, command_hint=self.run)
 
 
-CLI = Surface()
+CLI = Surface(lists={"job_id": "`jupyter-sched jobs` lists yours, newest first",
+                     "lease_id": "`jupyter-sched queue --mine` shows your live leases",
+                     "definition_id": "`jupyter-sched definitions` lists yours"})
 """``jupyter-sched submit`` and the other commands: what runs is typed after ``--`` (new user 14, N5:
 a refusal of it was prefixed with the example ``-- python train.py:``, which nobody typed)."""
-CELL = Surface(run="the cell body (or %schedule run SCRIPT)")
+_MAGIC_LISTS = {"job_id": "%schedule jobs lists your jobs with their ids",
+                "lease_id": "%gpu shows this kernel's lease; %schedule jobs lists all of yours",
+                "definition_id": "%schedule define list lists your definitions with their ids"}
+CELL = Surface(run="the cell body (or %schedule run SCRIPT)", lists=_MAGIC_LISTS)
 """``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
-GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"})
+GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"}, lists=_MAGIC_LISTS)
 """``%gpu request --gpus N``: no ``--team`` (a kernel's lease is charged to the default team)."""
-GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"})
+GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"}, lists=_MAGIC_LISTS)
 """``%gpu request N``: the count is ``N`` (new user 11, N3)."""
 
 
@@ -119,8 +127,10 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     * a message that opens with the field's words opens with the option instead (``gpus 0.05 is
       below`` → ``--gpus 0.05 is below``; ``env X is read`` → ``--env X is read``; ``priority 'high'``
       → ``--priority 'high'``);
-    * else one ``OPTION: `` prefix, unless the message says the option already or names a value
-      typed as an id (:data:`NAMED_IN_MESSAGE`);
+    * else one ``OPTION: `` prefix, unless the message says the option already, names a value
+      typed as an id (:data:`NAMED_IN_MESSAGE`), or the field is no option of this surface (a server
+      setting such as ``max_unfinished_per_user``: new user 14, N25 — it was printed where the
+      other lines put the option the user typed);
     * in the hint, the field's bare word is the option (``leave team out`` → ``leave --team out``),
       and ``FIELD (OPTION …)`` — the REST text giving the option in brackets — is the option alone.
     """
@@ -131,8 +141,8 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
         if message.startswith(words + " ") and option != words:
             message = option + message[len(words):]
             break
-    else:
-        if not re.search(_word(flag), message):
+    else:  # only an option of this surface is named: a server setting (max_unfinished_per_user) is no option
+        if (flag != field or field.startswith("-")) and not re.search(_word(flag), message):
             message = f"{flag}: {message}"
     if hint:
         hint = re.sub(r"(?<![\w.-])([a-z_]+) \((--[\w-]+)( [^)]*)?\)",
@@ -141,6 +151,23 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
         if flag != field and field not in ("command", "args"):  # said by each surface its own way
             hint = re.sub(_word(field), flag.replace("\\", "\\\\"), hint)
     return message, hint
+
+
+def where_listed(code: str, field: str | None, message: str, hint: str | None, surface: Surface = CLI) -> str | None:
+    """The hint of "no job 'x' visible to you" (``not_found`` of an id) as the command of ``surface``
+    that lists the caller's own — the server's says "list your definitions to see their ids" or
+    ``GET jobs``, which no terminal or notebook user types (new user 14, N25: ``%schedule define run
+    nosuch`` named no command, while the CLI's line named its own). Any other refusal keeps ``hint``."""
+    if code != "not_found" or field is None or field not in surface.lists or not message.startswith(("no ", "none ")):
+        return hint
+    if hint and any(said.split()[0] in hint for said in surface.lists.values()):
+        return hint  # names this surface's command already (the magics' own parser says %schedule jobs)
+    if field == "job_id" and message.startswith("no lease"):
+        field = "lease_id"
+    said = surface.lists[field]
+    if hint and hint.startswith("list your") and "(" in hint:  # the server's note on others' jobs stays
+        said += " " + hint[hint.index("("):]
+    return said
 
 
 def typed_option(options: str, typed: Sequence[str] = ()) -> str:
@@ -184,6 +211,8 @@ def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] =
             else ("", f"unexpected arguments: {extras.group(1)}")
     elif required := re.fullmatch(r"the following arguments are required: (.+)", text):
         field, text = required.group(1), "missing"
+    elif one_of := re.fullmatch(r"one of the arguments (.+) is required", text):
+        text = "give one of " + ", ".join(one_of.group(1).split())
     else:  # the CLI's own checks: the words name what was typed and the fix already
         syntax = False
     if choice := re.fullmatch(r"invalid choice: '([^']*)' \(choose from (.+)\)", text):

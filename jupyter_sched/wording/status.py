@@ -36,6 +36,10 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
             lines.append(f"nvml       unavailable: {why}")
     lines.append(f"my work    {my_work(me, stopping)}")
     lines.append(f"quota      {quota_text(me)}")  # new user 11, N21: first met as a pending reason or a 422
+    hours = me.get("gpu_hours_7d")
+    if isinstance(hours, (int, float)):  # a user's own GPU-hours, asked for as `jupyter-sched usage` (new user 14, N25)
+        lines.append(f"usage      {hours:.2f} GPU-hour{'' if round(hours, 2) == 1 else 's'} allocated to you in the "
+                     "last 7 days")
     for job_id, note in (idle or {}).items():  # a warned lease loses its GPUs (new user 4)
         lines.append(f"idle       {job_id}: {note}")
     return lines

@@ -774,11 +774,12 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
              */
-            tolerations?: (string | string[]) | null;
+            tolerations?: string[] | null;
             /**
              * @description e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
@@ -1894,11 +1895,12 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
              */
-            tolerations?: (string | string[]) | null;
+            tolerations?: string[] | null;
             /**
              * @description e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h
@@ -2145,11 +2147,12 @@ export interface components {
                 [key: string]: string;
             } | null;
             /**
+             * @description taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, NoExecute); a node tainted so runs it only when one matches
              * @example [
              *       "gpu=true:NoSchedule"
              *     ]
              */
-            tolerations?: (string | string[]) | null;
+            tolerations?: string[] | null;
             /**
              * @description e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer's warnings say so: such a job starts only when nothing is reserved); left out: the queue default
              * @example 2h

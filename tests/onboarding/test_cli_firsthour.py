@@ -616,7 +616,8 @@ def test_jobs_lists_mine_newest_first_and_a_missing_id_points_there(server: Embe
     missing = cli(server, "tok-bob", "logs", "j-nosuch")
     assert missing.code == EXIT_REFUSED
     assert missing.err.strip() == ("jupyter-sched logs: no job 'j-nosuch' visible to you — `jupyter-sched jobs` lists "
-                                   "yours, newest first [not_found]")
+                                   "yours, newest first (another user's job is shown only while it is in the queue: "
+                                   "finished jobs of other users are not shown to you) [not_found]")  # as the magics say
     no_lease = cli(server, "tok-bob", "cancel", "l-nosuch")  # round 3, finding 19: a lease was called a job
     assert no_lease.err.strip() == ("jupyter-sched cancel: no lease 'l-nosuch' visible to you — `jupyter-sched queue "
                                     "--mine` shows your live leases [not_found]")
@@ -913,7 +914,7 @@ def test_newuser3_finding_19_rest_refuses_what_cannot_start_and_says_what_zero_m
     assert missing_script.status_code == 400, missing_script.text
     error = missing_script.json()["error"]
     assert error["field"] == "script" and error["message"] == (
-        f"script: script '{tmp_path / 'nosuch.py'}' does not exist on this server")
+        f"script '{tmp_path / 'nosuch.py'}' does not exist on this server")
     # new user 5, finding 10: the panel's Check fit (POST dryrun) said "Would start now" for it
     checked = ann.post("dryrun", json={"gpus": 1, "script": str(tmp_path / "nosuch.py")})
     assert checked.status_code == 400 and checked.json()["error"] == error, checked.text

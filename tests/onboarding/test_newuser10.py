@@ -292,33 +292,14 @@ def test_newuser10_n12_the_cli_at_another_users_hub_server_says_whose_it_is(tmp_
     [forbidden]". It now says whose server that is and what to use. The answer is the one amy's server
     gave eve (hub/forward.py's JSON for JupyterHub's 403, "request refused"), served by a stand-in HTTP
     server: a JupyterHub with two accounts is tests/hub's harness, minutes to start."""
-    import http.server
-    import json
-    import threading
+    from tests.onboarding.fake_hub import refusing_hub
 
-    class Refuse(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps({"error": {"code": "forbidden", "message": "request refused", "field": None,
-                                         "hint": None}}).encode()
-            self.send_response(403)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
-    threading.Thread(target=hub.serve_forever, daemon=True).start()
-    try:
+    with refusing_hub() as base:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER_SCHED", "JPY_", "JUPYTERHUB"))}
         env.update({"PYTHONPATH": str(ROOT), "JUPYTERHUB_USER": "nu10eve", "JUPYTER_SCHED_TOKEN": "eves-token",
                     "JUPYTER_RUNTIME_DIR": str(tmp_path)})
-        url = f"http://127.0.0.1:{hub.server_address[1]}/user/nu10amy/"
+        url = f"{base}/user/nu10amy/"
         said = _cli(env, "--url", url, "status")
-    finally:
-        hub.shutdown()
     assert said.returncode != 0 and said.stderr.strip() == (
         f"jupyter-sched status: {url} is nu10amy's Jupyter server: your token may not use it — leave --url out in "
         f"your hub terminal (the hub's scheduler is found by itself), or use your own server, "

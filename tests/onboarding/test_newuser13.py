@@ -134,7 +134,7 @@ def test_newuser13_n5_every_value_that_is_not_a_number_of_gpus_reads_the_same(
 # ---- N7: an empty value is refused, naming the field; it never means "left out" ------------------------------
 
 @pytest.mark.parametrize("field", ["model", "gpu_models", "team", "queue", "image", "working_dir", "mig_profile",
-                                   "profile", "mem_per_gpu", "memory", "tolerations", "name"])
+                                   "profile", "mem_per_gpu", "memory", "name"])  # tolerations: a list (newuser 14, N20)
 def test_newuser13_n7_an_empty_value_is_refused_not_read_as_left_out(server: EmbeddedServer, field: str) -> None:
     """N7: ``"model": ""`` ran on any model, ``"team": ""`` in the default team, ``"image": ""`` was
     stored — empty text silently read as "left out". Every job field sent as empty (or blank) text is

@@ -278,35 +278,15 @@ def test_newuser14_n8_another_users_server_from_the_hub_url_variable_names_that_
     in your hub terminal". It names the variable and the hub's scheduler to set it to. The 403 is the
     one amy's hub server gives (hub/forward.py's "request refused"), from a stand-in HTTP server (a
     real JupyterHub is tests/hub's harness, minutes to start)."""
-    import http.server
-    import json
     import subprocess
-    import threading
 
+    from tests.onboarding.fake_hub import refusing_hub
     from tests.onboarding.test_cli_firsthour import CLI
 
-    class Refuse(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = json.dumps({"error": {"code": "forbidden", "message": "request refused", "field": None,
-                                         "hint": None}}).encode()
-            self.send_response(403)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    hub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
-    threading.Thread(target=hub.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{hub.server_address[1]}"
-    try:
+    with refusing_hub() as base:
         env = _cli_env(JUPYTERHUB_USER="nu14b", JUPYTER_SCHED_TOKEN="bs-token", JUPYTER_RUNTIME_DIR=str(tmp_path),
                        JUPYTER_SCHED_HUB_URL=f"{base}/user/nu14a/")
         said = subprocess.run([CLI, "status"], env=env, capture_output=True, text=True, timeout=120)
-    finally:
-        hub.shutdown()
     assert said.returncode != 0 and said.stderr.strip() == (
         f"jupyter-sched status: {base}/user/nu14a/ is nu14a's Jupyter server: your token may not use it — "
         f"JUPYTER_SCHED_HUB_URL points at it: set it to the hub's scheduler, {base}/services/jupyter-sched/ "

@@ -82,9 +82,9 @@ def test_newuser8_n7_a_path_the_user_may_not_read_is_one_usage_line_naming_the_c
     denied = f"cannot be read by {eve.name} (permission denied on {secret})"
     for name, what, path in (("run", "SCRIPT", "x.py"), ("notebook", "NOTEBOOK", "s.ipynb"),
                              ("serve", "SCRIPT", "x.py"), ("define", "SCRIPT", "x.py")):
-        assert said[name].startswith(f"UsageError: {what} '{secret}/{path}': {denied}."), said[name]
+        assert said[name].startswith(f"MagicError: {what} '{secret}/{path}': {denied}."), said[name]
         assert "PermissionError" not in said[name] and "\n" not in said[name], said[name]
-    assert said["file"].startswith(f"UsageError: SCRIPT '{private}': cannot be read by {eve.name} "
+    assert said["file"].startswith(f"MagicError: SCRIPT '{private}': cannot be read by {eve.name} "
                                    f"(permission denied on {private})."), said["file"]
     assert said["cli-script"] == f"2|jupyter-sched submit: --script {secret}/x.py: {denied} [usage_error]", said
     assert said["cli-notebook"] == f"2|jupyter-sched submit: --notebook {secret}/s.ipynb: {denied} [usage_error]", said
@@ -278,7 +278,7 @@ def test_newuser8_n5_schedule_queue_takes_all_as_the_cli_does(server: EmbeddedSe
         done = subprocess.run([sys.executable, "-c", _KERNEL_QUEUE], cwd=tmp_path, env=env, capture_output=True,
                               text=True, timeout=120)
         assert "ROWS 3" in done.stdout, done.stdout + done.stderr
-        assert "UsageError %schedule queue: give --all or --limit N, not both" in done.stdout, done.stdout
+        assert "MagicError %schedule queue: give --all or --limit N, not both" in done.stdout, done.stdout
     finally:
         clear(server)
 

@@ -87,7 +87,7 @@ def test_a_bad_command_line_exits_2(argv: list[str], capsys: pytest.CaptureFixtu
 
 def test_a_missing_scenario_file_is_an_error_line_not_a_traceback(tmp_path: Path) -> None:
     code, _, err = run("simulate", str(tmp_path / "nope.yaml"))
-    assert code == 1 and err.startswith("error: scenario file")
+    assert code == 1 and err.startswith("jupyter-sched simulate: scenario file") and err.endswith("[not_found]\n"), err
 
 
 def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path: Path) -> None:
@@ -103,10 +103,10 @@ def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path
 
 
 @pytest.mark.parametrize("argv, want", [
-    (["--openb", "default", "--policy", "Nope"], "error: unknown placement policy 'Nope'"),
-    (["--openb", "default", "--seed", "-1"], "error: --seed must be 0 or more"),
-    (["--openb="], "error: --openb needs a workload name"),
-    (["--tiresias="], "error: --tiresias needs a cluster spec name"),
+    (["--openb", "default", "--policy", "Nope"], "jupyter-sched simulate: unknown placement policy 'Nope'"),
+    (["--openb", "default", "--seed", "-1"], "jupyter-sched simulate: --seed must be 0 or more"),
+    (["--openb="], "jupyter-sched simulate: --openb needs a workload name"),
+    (["--tiresias="], "jupyter-sched simulate: --tiresias needs a cluster spec name"),
 ], ids=["unknown policy", "negative seed", "empty workload", "empty cluster spec"])
 def test_bad_simulate_arguments_are_an_error_line(argv: list[str], want: str) -> None:
     code, out, err = run("simulate", *argv)

@@ -85,6 +85,9 @@ def test_a_swapped_since_and_until_is_refused_naming_until(ann: httpx.Client) ->
 
 def test_hints_say_what_the_field_takes(ann: httpx.Client) -> None:
     timeout = error(ann.post("leases", json={"gpus": 0.5, "timeout": "soon"}), 400)
-    assert timeout["field"] == "timeout" and "wait_ms" in timeout["hint"] and "time_limit" in timeout["hint"]
+    # a lease takes no time limit: its hint says how to wait for the grant, and lists a lease's fields (N20)
+    assert timeout["field"] == "timeout" and "wait_ms" in timeout["hint"] and "time_limit" not in timeout["hint"]
+    job_timeout = error(ann.post("jobs", json={"gpus": 0, "timeout": "soon", "command": ["true"]}), 400)
+    assert "did you mean 'time_limit'" in job_timeout["hint"] or "time_limit" in job_timeout["hint"], job_timeout
     two = error(ann.post("jobs", json={"gpus": "two", "command": ["true"]}), 400)
     assert two["field"] == "gpus" and "fraction below 1 such as 0.5" in two["hint"]

@@ -430,10 +430,12 @@ def _container(job: Job, config: KubernetesConfig, *, gang_service: str | None,
 
 
 def _toleration(text: str) -> dict[str, str]:
-    key, sep, value = text.partition("=")
-    if sep:
-        return {"key": key, "operator": "Equal", "value": value}
-    return {"key": key, "operator": "Exists"}
+    """``KEY[=VALUE][:EFFECT]`` (the grammar the request's validation holds it to) as a pod toleration:
+    ``dedicated=ml:NoSchedule`` → key, Equal, value and effect (the effect was read into the value)."""
+    rest, colon, effect = text.rpartition(":") if ":" in text else (text, "", "")
+    key, sep, value = rest.partition("=")
+    out = {"key": key, "operator": "Equal", "value": value} if sep else {"key": key, "operator": "Exists"}
+    return {**out, "effect": effect} if colon else out
 
 
 def _tolerations(spec: JobSpec, config: KubernetesConfig) -> list[dict[str, str]]:

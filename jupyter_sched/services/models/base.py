@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any, TypeVar
 
 import pydantic
@@ -108,7 +109,7 @@ class ErrorResponse(ResponseModel):
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse(model: type[M], data: Any, *, where: str = "body") -> M:
+def parse(model: type[M], data: Any, *, where: str = "body", offered: Collection[str] | None = None) -> M:
     """Validate ``data`` as ``model``.
 
     Args:
@@ -116,6 +117,9 @@ def parse(model: type[M], data: Any, *, where: str = "body") -> M:
         data: decoded JSON (a body) or a dict of query arguments.
         where: what ``data`` is, for errors about the whole of it (``body``); ``query`` when the
             values are query-string text.
+        offered: the top-level fields this route takes, when fewer than the model's (``POST leases``
+            shares ``SubmitJobRequest`` but refuses what a job runs): an unknown field's hint lists
+            these and guesses among them (new user 14, N20: it listed ``command, script, …``).
 
     Raises:
         ValidationError: naming the first bad field (``field``), or ``where`` when ``data`` is not
@@ -130,7 +134,7 @@ def parse(model: type[M], data: Any, *, where: str = "body") -> M:
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise request_error(model, exc, data, where) from None
+        raise request_error(model, exc, data, where, offered=offered) from None
 
 
 def _field_names(model: type[BaseModel], seen: set[type[BaseModel]] | None = None) -> set[str]:
@@ -163,7 +167,7 @@ _ABSENT = object()
 
 
 def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: dict[str, Any],
-                  where: str) -> ValidationError:
+                  where: str, *, offered: Collection[str] | None = None) -> ValidationError:
     """THE formatter of request-model errors: every refusal of a body or query string by its
     model reads the same way, in words, with the real bounds — never pydantic's wording, a Python
     repr or a type name.
@@ -194,11 +198,14 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
         if len(name) > _NAME_SHOWN:  # user input: no field is this long; never echoed or audited whole
             name = name[:_NAME_SHOWN - 3] + "..."
         owner = _owner(model, loc)
-        known = ", ".join(sorted(owner.model_fields))
+        fields = owner.model_fields if offered is None or len(loc) > 1 else {f: None for f in offered}
+        known = ", ".join(sorted(fields))
         inside = _path(_place(data, loc[:-1]))
-        guess = _meant(name, owner.model_fields)
+        guess = _meant(name, fields)
         meant = f"did you mean {shown(guess)}? " if guess else ""
-        if guess == "time_limit" and _option_name(name) == "timeout" and "wait_ms" not in owner.model_fields:
+        if _option_name(name) == "timeout" and "wait_ms" not in owner.model_fields and "time_limit" not in fields:
+            meant = "to wait for the grant, pass wait_ms in the query (e.g. ?wait_ms=30000). "  # a lease: no time limit
+        elif guess == "time_limit" and _option_name(name) == "timeout" and "wait_ms" not in owner.model_fields:
             # %gpu request --timeout is how long to wait for a grant (new user 5 #7): say both meanings
             meant = ("did you mean time_limit (how long the work may run)? To wait for a lease's grant, pass "
                      "wait_ms in the query. ")

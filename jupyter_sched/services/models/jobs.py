@@ -96,7 +96,9 @@ class RunJobFields(RequestModel):
     memory_mib: Number | str | None = Field(default=None, examples=[65536])
     workers: Number | None = Field(default=None, examples=[2], description="gang size (all start or none)")
     node_selector: dict[str, str] | None = Field(default=None, examples=[{"zone": "a"}])
-    tolerations: str | list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]])
+    tolerations: list[str] | None = Field(default=None, examples=[["gpu=true:NoSchedule"]], description=(
+        "taints this job tolerates, each KEY, KEY=VALUE or KEY=VALUE:EFFECT (NoSchedule, PreferNoSchedule, "
+        "NoExecute); a node tainted so runs it only when one matches"))
     time_limit: Number | str | None = Field(default=None, examples=["2h"], description=(
         'e.g. "2h" or seconds, at least 1 second; 0 = no limit at all (the answer\'s warnings say so: such a job '
         'starts only when nothing is reserved); left out: the queue default'))
