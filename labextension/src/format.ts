@@ -201,6 +201,9 @@ export function sentenceFromDetails(code: string, details: Record<string, unknow
     case 'NoMatchingGpuModel':
       text = trans.__('No node has the requested GPU model %1.', model ?? '?');
       break;
+    case 'NoMatchingMigProfile': // its own code: not "no GPU model", nor "no GPUs" (new user 14, N19)
+      text = trans.__('No GPU here has the MIG profile %1.', str(details, 'mig_profile') ?? '?');
+      break;
     case 'UnhealthyGpu':
       text = trans.__('The matching %1 are unhealthy.', gpusOf);
       break;

@@ -109,6 +109,7 @@ describe('reasons', () => {
     ['capacity gives free of total', 'WaitingForCapacity', { free: 1, capacity: 4, requested: 2, model: 'H100' }, '1 of 4 H100 GPUs free, job needs 2.'],
     ['fragmentation explains the spread', 'Fragmented', { free: 4, capacity: 8, requested: 4 }, '4 of 8 GPUs free, job needs 4 on one node (free GPUs are spread over nodes).'],
     ['budget gives GPU-hours', 'BudgetExhausted', { team: 'team-ml', spent_gpu_hours: 100.04, budget_gpu_hours: 100 }, 'Team-ml has spent 100 of 100 GPU-hours this period.'],
+    ['a MIG profile that is not here names it', 'NoMatchingMigProfile', { mig_profile: '1g.10gb', profiles: [] }, 'No GPU here has the MIG profile 1g.10gb.'],
     ['an unknown code keeps its numbers', 'OutsideTimeWindow', { opens_in_s: 600 }, 'Outside Time Window: opens in s 600.']
   ])('without a message, %s', (_name, code, details, want) => {
     expect(sentenceFromDetails(code, details)).toBe(want);
