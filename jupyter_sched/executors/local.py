@@ -382,6 +382,8 @@ class LocalExecutor:
         tracking: ``"auto"`` (cgroup v2, else v1, else marker), ``"marker"``, or a tracker.
         max_service_restarts: automatic restarts of a failing inference service before it fails.
         leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
+        max_log_bytes: a job's ``output.log`` keeps its first this many bytes and a closing line
+            (``c.SchedApp.max_log_mib``; the wrapper's log cap; 0 = no cap).
         monotonic: the clock stop plans, backoffs and leftover grace use (seconds; injected for tests).
 
     Raises:
@@ -403,6 +405,7 @@ class LocalExecutor:
         tracking: str | ProcessTracker = "auto",
         max_service_restarts: int = 10,
         leftover_grace_s: float = 3.0,
+        max_log_bytes: int = 1024 << 20,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.dirs = JobDirs(Path(root_dir))
@@ -419,6 +422,7 @@ class LocalExecutor:
             self.tracker = tracking
         self.max_service_restarts = max_service_restarts
         self.leftover_grace_s = leftover_grace_s
+        self.max_log_bytes = max_log_bytes
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
         self._wrapper_source: str | None = None
@@ -495,8 +499,8 @@ class LocalExecutor:
         env = wrapper_env
         group = self._new_group(job.id, run_as)
         env[MARKER_ENV] = group.name
-        wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--job-dir", str(job_dir), "--launch",
-                        "--", *argv]
+        wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--max-log-bytes", str(self.max_log_bytes),
+                        "--job-dir", str(job_dir), "--launch", "--", *argv]
         passed: tuple[int, ...] = ()
         if not switching:
             command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]

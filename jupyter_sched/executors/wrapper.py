@@ -37,6 +37,15 @@ A gang on this host (``workers``: one environment overlay per worker, e.g. its o
 ``CUDA_VISIBLE_DEVICES`` and ``RANK``) runs the command once per worker, all in the job's group,
 all writing to ``output.log``. The gang is all-or-nothing: when one worker fails, the others get
 SIGTERM; the job's exit code is the first failing worker's (0 when every worker succeeded).
+
+Log cap (``--max-log-bytes N``, from ``c.SchedApp.max_log_mib``; red-team 15, R12: one ``yes``
+grew its log at 321 MiB/s toward a full disk under the store): the job keeps writing straight into
+``output.log`` (no pipe the wrapper would have to copy at the job's rate), and a thread looks at the
+file's size every 0.1 s (0.02 s once cut: :data:`_CAP_CHECK_S`). Past ``N`` bytes it cuts the file back to its first
+``N`` bytes, writes one line ``[jupyter_sched] log truncated at … MiB (c.SchedApp.max_log_mib); the
+job keeps running …`` after them, and from then on cuts whatever the job appends after that line.
+The job keeps running; between two looks the file can hold what the job wrote in that time more
+(it is cut at the next look, and for good once the job and its leftovers ended).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -54,6 +64,7 @@ from types import FrameType
 __all__ = ["main", "process_start_time", "write_json_atomic"]
 
 _PR_SET_CHILD_SUBREAPER = 36
+_CAP_CHECK_S = (0.1, 0.02)  # seconds between looks at the log's size: before the cap, once it was reached
 _NOT_LAUNCHED = 125
 _NO_WORKDIR = 126
 
@@ -267,6 +278,54 @@ def _line_break(job_dir: Path) -> str:
     finally:
         os.close(fd)
 
+class _LogCap:
+    """Keeps ``output.log`` to its first ``cap`` bytes plus one closing line (module docstring)."""
+
+    def __init__(self, job_dir: Path, cap: int) -> None:
+        self.cap = cap
+        self.keep: int | None = None  # the size the file is held to once the cap was reached
+        self.fd = os.open(job_dir / "output.log", os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="log-cap", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(_CAP_CHECK_S[self.keep is not None]):
+            self.check()
+
+    def check(self) -> None:
+        """Cut the file back to the cap (the first time: and write the closing line after it)."""
+        try:
+            if self.keep is None:
+                if os.fstat(self.fd).st_size <= self.cap:
+                    return
+                os.ftruncate(self.fd, self.cap)
+                joined = self.cap > 0 and os.pread(self.fd, 1, self.cap - 1) != b"\n"
+                line = (("\n" if joined else "") + f"[jupyter_sched] log truncated at {self.cap / 2**20:g} MiB "
+                        "(c.SchedApp.max_log_mib); the job keeps running, its further output is not kept\n").encode()
+                os.pwrite(self.fd, line, self.cap)  # over whatever the job appended since the cut
+                self.keep = self.cap + len(line)
+            if os.fstat(self.fd).st_size > self.keep:
+                os.ftruncate(self.fd, self.keep)
+        except OSError:  # the job replaced or broke its own log: nothing left to hold
+            pass
+
+    def stop(self) -> None:
+        """Stop watching and hold the file to the cap once more (the job's processes ended)."""
+        self._done.set()
+        self._thread.join()
+        self.check()
+
+    def close(self) -> None:
+        """After the leftovers ended: cut what they appended after the last line (once capped)."""
+        if self.keep is not None:
+            try:
+                if os.fstat(self.fd).st_size > self.keep:
+                    os.ftruncate(self.fd, self.keep)
+            except OSError:
+                pass
+        os.close(self.fd)
+
 
 def _launch(job_dir: Path) -> dict[str, object] | None:
     """Read the launch line, then set up the job directory as the owner (see module docstring)."""
@@ -307,13 +366,15 @@ def main(argv: list[str] | None = None) -> int:
     if "--" not in args:
         return _usage()
     options, command = args[:args.index("--")], args[args.index("--") + 1:]
-    launch_mode, grace_s, job_dir_arg = False, 3.0, None
+    launch_mode, grace_s, job_dir_arg, max_log = False, 3.0, None, 0
     while options:
         option = options.pop(0)
         if option == "--launch":
             launch_mode = True
         elif option == "--leftover-grace" and options:
             grace_s = float(options.pop(0))
+        elif option == "--max-log-bytes" and options:
+            max_log = int(options.pop(0))
         elif option == "--job-dir" and options:
             job_dir_arg = options.pop(0)
         else:
@@ -334,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json_atomic(job_dir / "wrapper.json", {"pid": os.getpid(), "create_time": process_start_time(os.getpid())})
     code: int
     signame: str | None = None
+    cap = _LogCap(job_dir, max_log) if launch_mode and max_log > 0 else None
     try:
         if cwd is not None:
             os.chdir(cwd)
@@ -362,9 +424,13 @@ def main(argv: list[str] | None = None) -> int:
                     child.send_signal(early)
             code = children[0].wait() if len(children) == 1 else _wait_gang(children)
             signame = signal.Signals(-code).name if code < 0 else None
+    if cap is not None:
+        cap.stop()
     words = _stop_words()
     if words:  # the log's last line says why it stops here (issue 20, F15)
         print(f"{_line_break(job_dir)}[jupyter_sched] {words}", flush=True)
+    if cap is not None and cap.keep is not None:
+        cap.keep = os.fstat(1).st_size  # the stop's line stays; what leftovers append after it does not
     try:
         write_json_atomic(job_dir / "exit.json", {"exit_code": code, "signal": signame,
                                                   "finished_at": datetime.now(timezone.utc).isoformat()})
@@ -372,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"jupyter_sched: could not record the job's end in {job_dir}: {exc.strerror}", file=sys.stderr,
               flush=True)
     _end_leftovers(grace_s)
+    if cap is not None:
+        cap.close()
     return code if code >= 0 else 128 - code
 
 
@@ -407,7 +475,7 @@ def _wait_gang(children: list[subprocess.Popen[bytes]]) -> int:
 
 
 def _usage() -> int:
-    print("usage: wrapper.py [--leftover-grace S] --job-dir DIR [--launch] -- COMMAND [ARGS...]", file=sys.stderr)
+    print("usage: wrapper.py [--leftover-grace S] [--max-log-bytes N] --job-dir DIR [--launch] -- COMMAND [ARGS...]", file=sys.stderr)
     return 2
 
 

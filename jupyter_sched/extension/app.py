@@ -265,7 +265,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "retention_finished_jobs_days": self.retention_finished_jobs_days,
             "retention_events_days": self.retention_events_days,
             "retention_rollups_days": self.retention_rollups_days,
-            "log_dir": self.job_log_dir,
+            "log_dir": self.job_log_dir, "max_log_mib": int(self.max_log_mib),
             "root_dir": getattr(self.serverapp, "root_dir", None) if self.serverapp else None,
             "inventory_source": self.inventory_source,
             "inventory_file": self.inventory_file or None,

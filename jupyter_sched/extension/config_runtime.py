@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Dict, Enum, Float, Unicode, validate
+from traitlets import Dict, Enum, Float, Int, Unicode, validate
 from traitlets.config import Configurable
 
 from .config import config_error, positive
@@ -118,6 +118,20 @@ class ExecutorConfig(Configurable):
         help="""Seconds between SIGTERM and SIGKILL when a user cancels a job. Default: 10 s:
         long enough for a clean exit, short enough that cancel feels immediate.""",
     )
+
+    max_log_mib = Int(
+        1024,
+        config=True,
+        help="""Local executor: the most of a job's output (stdout and stderr, output.log) kept, in MiB.
+        Default: 1024. Past it the log keeps its first max_log_mib MiB and one last line "log truncated
+        at … MiB (c.SchedApp.max_log_mib)"; the job keeps running, its further output is not kept. Why:
+        job logs sit under log_dir, often on the disk of the store itself, and one job printing in a loop
+        writes hundreds of MiB a second (red-team 15, R12). 0 = no cap.""",
+    )
+
+    @validate("max_log_mib")
+    def _check_max_log_mib(self, proposal: dict[str, Any]) -> int:
+        return int(positive("max_log_mib", int(proposal["value"]), allow_zero=True, unit="MiB"))
 
     @validate("stop_grace_s")
     def _check_stop_grace(self, proposal: dict[str, Any]) -> float:

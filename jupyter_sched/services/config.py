@@ -129,7 +129,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
                               field="inventory_source",
                               hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
     # Jobs that name no working_dir run where the server serves files from, as a user expects.
-    executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None)
+    executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None,
+                             max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20)
     monitors: list[TelemetryMonitor] = []
 
     def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)

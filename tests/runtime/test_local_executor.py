@@ -155,6 +155,34 @@ def test_newuser4_finding_9_a_requeued_jobs_log_marks_where_its_next_run_starts(
     assert text.count("started again") == 1  # the first start has no marker
 
 
+def test_red15_r12_a_log_past_its_cap_keeps_its_head_and_one_line_naming_the_setting_and_the_job_runs_on(
+        tmp_path: Path) -> None:
+    """Red-team 15, R12: one job printing in a loop grew its log at 321 MiB/s toward a full disk."""
+    cap = 1 << 20
+    ex = LocalExecutor(tmp_path / "jobs", max_log_bytes=cap)
+    gate, after = tmp_path / "gate", tmp_path / "after"
+    chunk = "y" * 1023 + "\n"
+    job = job_for(tmp_path, f"print('HEAD', flush=True)\n"
+                            f"for _ in range(3 * 1024): sys.stdout.write({chunk!r})\n"
+                            f"sys.stdout.flush()\nwait_gate({str(gate)!r})\n"  # still writing after the cut:
+                            f"for _ in range(3 * 1024): sys.stdout.write({chunk!r})\n"
+                            f"sys.stdout.flush()\nopen({str(after)!r}, 'w').write('ran')\n")
+    ex.start(job, Allocation("n1", ("GPU-0",)))
+    log = wait_until(lambda: next((tmp_path / "jobs").rglob("output.log"), None), "the job's log")
+    assert isinstance(log, Path)
+    wait_until(lambda: b"log truncated" in log.read_bytes()[cap - 10:], "the log cut at its cap")
+    gate.touch()
+    ended = wait_event(ex, Exited)
+    assert isinstance(ended, Exited) and ended.exit_code == 0  # the job was not stopped
+    assert after.read_text() == "ran"  # and ran to its end after the cut
+    data = log.read_bytes()
+    last = data[cap:]
+    assert last == (b"\n[jupyter_sched] log truncated at 1 MiB (c.SchedApp.max_log_mib); the job keeps running, "
+                    b"its further output is not kept\n")
+    assert len(data) == cap + len(last)  # the head up to the cap plus that one line, nothing the job wrote later
+    assert data.startswith(b"HEAD\n") and data[5:cap] == chunk.encode() * ((cap - 5) // len(chunk)) + b"y" * 1019
+
+
 @pytest.mark.parametrize("code", [0, 3], ids=["exit 0 is success", "exit 3 is reported as 3"])
 def test_exit_code_is_reported(tmp_path: Path, code: int) -> None:
     ex = LocalExecutor(tmp_path / "jobs")

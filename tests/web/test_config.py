@@ -38,6 +38,7 @@ BAD_VALUES = [
     BadValue("an event queue of zero", "events_queue_size", 0, "256"),
     BadValue("an unknown inventory source", "inventory_source", "gpu-cloud", ""),
     BadValue("an unknown placement policy", "placement_policy", "tetris", '"fgd-balanced"'),
+    BadValue("a negative job log cap (red-team 15, R12)", "max_log_mib", -1, ">= 0 (MiB)"),
     BadValue("a negative GIL switch interval", "gil_switch_interval_ms", -1.0, "0 = Python's own"),
 ]
 
