@@ -163,6 +163,22 @@ class AccessConfig(Configurable):
             raise config_error("max_unfinished_per_user", value, "must be >= 0", "e.g. 1000; 0 = no limit")
         return value
 
+    max_running_cpu_jobs_per_user = Int(
+        default_value=8,
+        config=True,
+        help="""Most CPU-only (0-GPU) jobs one user may have running at once; more are accepted and
+        pend (reason names this setting and the numbers) until one of theirs ends. 0-GPU work is
+        charged to no quota, so without a cap one user could start hundreds of processes on the host
+        that runs everyone's jobs. 0 = no cap. Default: 8.""",
+    )
+
+    @validate("max_running_cpu_jobs_per_user")
+    def _check_cpu_job_cap(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise config_error("max_running_cpu_jobs_per_user", value, "must be >= 0", "e.g. 8; 0 = no cap")
+        return value
+
     @validate("user_teams", "priority_grants")
     def _check_admission(self, proposal: dict[str, Any]) -> dict[str, Any]:
         from ..admission import AdmissionPolicy

@@ -361,7 +361,8 @@ class PendingReason:
             ``WaitingForCapacity``, ``Fragmented``, ``NoMatchingGpuModel``, ``NoMatchingMigProfile``
             (no GPU here has the MIG profile asked for), ``UnhealthyGpu``,
             ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,
-            ``Unschedulable``, ``Backoff``, ``MigPartitioned`` (whole GPUs never hold it, the
+            ``Unschedulable``, ``Backoff``, ``CpuJobLimit`` (its user runs the most CPU-only jobs
+            allowed: it starts when one of them ends), ``MigPartitioned`` (whole GPUs never hold it, the
             physical GPUs would once an admin turns MIG mode off: it pends, case 022).
         message: the reason rendered as one sentence, numbers included.
         details: the numbers (JSON-serializable), e.g. ``{"requested": 4, "free": 2}``.

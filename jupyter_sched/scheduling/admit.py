@@ -189,6 +189,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     ctx.admits.append(Admit(job_id, alloc, borrowed_gpus, scores, backfill, predicted, limit, source, queued))
     ctx.admitted[job_id] = job
     ctx.fresh[job_id] = placement
+    if not spec.resources.total_milli and ctx.profile.max_running_cpu_jobs_per_user:
+        ctx.cpu_jobs[spec.user] = ctx.cpu_jobs.get(spec.user, 0) + 1
     # its expected runtime for the ETA projection: .runtimes.expected_runtime, on the limit at hand
     end = _INF if limit is None else limit
     learned_all = ctx.snap.runtime_estimates

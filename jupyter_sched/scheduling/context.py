@@ -103,6 +103,8 @@ class CycleContext:
             preemption, a cancel or a time limit) that still hold GPUs; overdue: those of them
             stopping for longer than the grace period (job id -> seconds since the stop).
         by_id: the snapshot's jobs by id.
+        cpu_jobs: per user, CPU-only jobs holding a place (admitted or running), this cycle's
+            admissions included — counted only when the profile caps them.
         admitted: jobs admitted this cycle (their end times feed ETAs).
         fresh: this cycle's admissions with their placements: an admission that borrows can still
             be withdrawn, at no cost, for a within-guarantee job visited later (:mod:`.preempt`).
@@ -156,7 +158,15 @@ class CycleContext:
         self.passed: dict[str, list[tuple[int, Visit]]] | None = {}
         self.passed_seq = 0
         self.policies = {p.team: p for p in snapshot.quotas.teams}
-        self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets) or any(
+        # CPU-only (0-GPU) jobs admitted or running per user, under profile.max_running_cpu_jobs_per_user
+        # (.gates; this cycle's admissions are added by .admit)
+        self.cpu_jobs: dict[str, int] = {}
+        if profile.max_running_cpu_jobs_per_user:
+            for j in snapshot.jobs:
+                if j.state.holds_gpus and not j.spec.resources.total_milli:
+                    self.cpu_jobs[j.spec.user] = self.cpu_jobs.get(j.spec.user, 0) + 1
+        self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets
+                          or profile.max_running_cpu_jobs_per_user) or any(
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}

@@ -229,6 +229,8 @@ class Plan:
             return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
+        if code == "CpuJobLimit":  # waits for its owner's own CPU-only jobs, not for GPUs (.gates)
+            return None, reason.eta_reason, (), "CpuJobLimit"
         after = 0.0
         if code in _GATED:
             opens = _gate_opens(ctx, job, reason)
@@ -302,7 +304,8 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code == "WaitingForPreemption" or (reason.code == "Priority" and "allowed" in reason.details):
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit") or (
+                reason.code == "Priority" and "allowed" in reason.details):
             continue
         job = ctx.by_id[pend.job_id]
         after = 0.0

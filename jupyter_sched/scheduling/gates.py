@@ -1,7 +1,8 @@
-"""Gates before placement: class grant, requeue backoff, admit windows, GPU-hour budgets.
+"""Gates before placement: class grant, requeue backoff, the per-user cap on running CPU-only
+jobs, admit windows, GPU-hour budgets.
 
 A gate that is closed pends the job with one primary reason (``Priority``, ``Backoff``,
-``OutsideTimeWindow``, ``BudgetExhausted``) and its numbers; budgets follow DESIGN.md — new work
+``CpuJobLimit``, ``OutsideTimeWindow``, ``BudgetExhausted``) and its numbers; budgets follow DESIGN.md — new work
 pends, running work is never killed. Windows are evaluated in the profile's zone (case 010).
 """
 
@@ -15,7 +16,12 @@ from ..queues.windows import applies, is_open, next_open
 if TYPE_CHECKING:
     from .context import CycleContext
 
-__all__ = ["borrow_window_closed", "gate"]
+__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "borrow_window_closed", "gate"]
+
+CPU_JOB_LIMIT = "CpuJobLimit"
+"""Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
+CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
+"""The server setting the reason names (the core reads the value from its profile)."""
 
 
 _NORMAL = PriorityClass.NORMAL  # read per job: a member looked up on an Enum class is slow
@@ -46,6 +52,11 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
                              details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {}),
                                       **by},
                              eta=job.not_before, unblock="wait for the backoff to pass")
+    cap = ctx.profile.max_running_cpu_jobs_per_user
+    if cap and not spec.resources.total_milli:
+        running = ctx.cpu_jobs.get(spec.user, 0)
+        if running >= cap:
+            return _cpu_job_limit(spec.user, running, cap)
     if not ctx.profile.windows:
         return _budget(ctx, job) if ctx.snap.quotas.budgets else None
     windows = [w for w in ctx.profile.windows if applies(w, spec.team, spec.priority.value, "admit")]
@@ -61,6 +72,18 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
             eta=eta, eta_reason="" if eta else "no opening within 8 days",
             unblock="wait for the window to open, or resubmit with another priority class")
     return _budget(ctx, job)
+
+
+def _cpu_job_limit(user: str, running: int, cap: int) -> PendingReason:
+    """``nu15b runs 8 CPU-only jobs; at most 8 per user (c.SchedApp.max_running_cpu_jobs_per_user)``:
+    0-GPU work is charged to no quota, so this cap is what keeps one user from filling the host with
+    processes (red-team 15 R2, new user 15 N9). It pends (never refuses): it starts when one ends."""
+    jobs = f"{running} CPU-only job{'s' if running != 1 else ''}"
+    return PendingReason(
+        code=CPU_JOB_LIMIT, message=f"{user} runs {jobs}; at most {cap} per user ({CPU_JOB_SETTING})",
+        details={"user": user, "running": running, "limit": cap, "setting": CPU_JOB_SETTING},
+        unblock=f"starts when one of {user}'s running CPU-only jobs ends",
+        eta_reason="it starts when one of them ends")
 
 
 def _budget(ctx: CycleContext, job: Job) -> PendingReason | None:

@@ -87,6 +87,11 @@ class SchedulingProfile:
             another job). A shared GPU is time-sliced with no isolation of compute or memory: eve's
             1/1000-GPU jobs were packed onto alice's half GPU (red-team 5 finding 2). The
             per-candidate placement path applies it; the vectorised (FGD) policies do not.
+        max_running_cpu_jobs_per_user: most CPU-only (0-GPU) jobs one user may have admitted or
+            running at once; more pend with code ``CpuJobLimit`` until one ends (0 = no cap, the
+            in-process default; servers take ``c.SchedApp.max_running_cpu_jobs_per_user``). 0-GPU
+            work is charged to no quota, so without it one hub user ran ~1,000 processes on the
+            host (red-team 15 R2, new user 15 N9).
     """
 
     name: str = "default"
@@ -112,6 +117,7 @@ class SchedulingProfile:
     eta_depth: int = 2000
     eta_source: str = "history"
     gpu_sharing: str = "any"
+    max_running_cpu_jobs_per_user: int = 0
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)
@@ -135,6 +141,10 @@ class SchedulingProfile:
         if self.eta_move_margin_s < 0 or self.eta_depth < 0:
             raise ValidationError("eta_move_margin_s and eta_depth must be >= 0", field="eta_move_margin_s",
                                   hint="use e.g. eta_move_margin_s=600, eta_depth=2000")
+        cap = self.max_running_cpu_jobs_per_user
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+            raise ValidationError(f"max_running_cpu_jobs_per_user must be a whole number >= 0 (got {cap!r})",
+                                  field="max_running_cpu_jobs_per_user", hint="e.g. 8; 0 = no cap")
         if self.grace_s < 0 or self.min_runtime_s < 0:
             raise ValidationError("grace_s and min_runtime_s must be >= 0 seconds", field="grace_s",
                                   hint="use e.g. grace_s=60, min_runtime_s=300")

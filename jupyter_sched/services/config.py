@@ -101,7 +101,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``simulated`` / ``nvml`` / ``dcgm`` / ``prometheus`` / ``off``), ``telemetry_url``,
     ``telemetry_interval_s``, ``telemetry_push_interval_s``; admission: ``default_team``,
     ``user_teams``, ``priority_grants``, ``max_unfinished_per_user`` (see
-    :class:`~jupyter_sched.admission.AdmissionPolicy`);
+    :class:`~jupyter_sched.admission.AdmissionPolicy`), ``max_running_cpu_jobs_per_user`` (the
+    scheduling profile's cap on one user's running 0-GPU jobs);
     ``gpu_prices`` for the usage report; job definitions: see :func:`.definitions.definition_settings`.
 
     Raises:
@@ -342,6 +343,9 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
         kwargs["timezone"] = str(settings["time_zone"])
     if settings.get("gpu_sharing"):  # a server's default is "team" (red-team 5 finding 2)
         kwargs["gpu_sharing"] = str(settings["gpu_sharing"])
+    cap = settings.get("max_running_cpu_jobs_per_user")
+    if cap is not None:  # validated by the profile (a whole number >= 0; 0 = no cap)
+        kwargs["max_running_cpu_jobs_per_user"] = cap
     policy = str(settings.get("placement_policy") or "binpack")
     if policy != "binpack":
         from ..placement.placer import PlacementConfig

@@ -365,6 +365,10 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
+        if str(reason.get("code") or "") == "CpuJobLimit":
+            # its owner's own CPU-only jobs free the place, not GPUs: no projection, and not "unknown"
+            # either — it starts when one of them ends (red-team 15 R2)
+            return why.removeprefix("it ") or "starts when one of them ends"
         if why.startswith(_PROVISIONAL):
             # not unknown, just not worked out yet (new user 6, F19: "ETA unknown: estimated within seconds")
             return "ETA not estimated yet (at the next scheduling cycle, within seconds)"
@@ -431,8 +435,8 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
                 f"{run} and this one can start.")
     if code in QUOTA_CODES:
         return _quota_unblock(code, details, said=str(reason.get("message") or ""))
-    if code in CAPACITY_CODES or code == "Backoff":
-        return ""  # the ETA is when running jobs end / the backoff ends
+    if code in CAPACITY_CODES or code in ("Backoff", "CpuJobLimit"):
+        return ""  # the ETA is when running jobs end / the backoff ends / one of its CPU-only jobs ends
     if code == "WaitingForPreemption":
         return "It starts once the preempted jobs have stopped."
     if code == "NoMatchingGpuModel":
