@@ -640,7 +640,11 @@ def test_kernel_reports_are_bounded_kernelless_leases_follow_the_owners_server_a
     assert held["state"] == "running" and "no kernel" in held["message"], held
     hub.stop_server(a)
     assert wait_state(carol, loose["id"], {"cancelled"}, timeout_s=60)["state"] == "cancelled"
-    released = [e for e in carol.audit(limit=200) if e.get("job_id") == loose["id"] and e["action"] == "lease_released"]
+    def loose_released() -> list[dict[str, Any]]:
+        return [e for e in carol.audit(limit=200) if e.get("job_id") == loose["id"] and e["action"] == "lease_released"]
+    # The service writes lease_released just after the cancel a reader may already see (CI, slower host).
+    hub.wait_for(loose_released, 15, "the hub service's lease_released audit record for alice's kernel-less lease")
+    released = loose_released()
     assert released and released[-1]["actor"] == "jupyterhub" and "without a kernel" in released[-1]["message"]
     assert wait_state(carol, bound["id"], {"cancelled"}, timeout_s=60)["state"] == "cancelled"
 
