@@ -134,17 +134,21 @@ def _timeline(rows: Iterable[Mapping[str, Any]], threshold_pct: float) -> dict[s
     return out
 
 
-def job_shares_of(row: Mapping[str, Any]) -> Mapping[str, float] | None:
-    """A rollup's ``job_shares`` (JSON text ``{"job id": fraction}``: each job's part of a shared
-    GPU's utilization from per-process data), or None when absent or unreadable."""
-    raw = row.get("job_shares")
-    if not raw:
-        return None
+def _json_mapping(raw: Any) -> Mapping[str, Any] | None:
+    """A rollup column's JSON object (text, or already decoded), or None when it is not one."""
     try:
         parsed = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         return None
-    if not isinstance(parsed, Mapping):
+    return parsed if isinstance(parsed, Mapping) else None
+
+
+def job_shares_of(row: Mapping[str, Any]) -> Mapping[str, float] | None:
+    """A rollup's ``job_shares`` (JSON text ``{"job id": fraction}``: each job's part of a shared
+    GPU's utilization from per-process data), or None when absent or unreadable."""
+    raw = row.get("job_shares")
+    parsed = _json_mapping(raw) if raw else None
+    if parsed is None:
         return None
     shares = {str(k): float(v) for k, v in parsed.items() if isinstance(v, (int, float)) and 0 <= v <= 1}
     return shares or None
@@ -189,13 +193,8 @@ def job_minutes_of(row: Mapping[str, Any]) -> dict[str, JobMinute] | None:
     GPU's minute stands for its holders, as before. An entry whose numbers are not counts and
     percentages is left out (unknown for that job)."""
     raw = row.get("job_minutes")
-    if raw is None or raw == "":
-        return None
-    try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return None
-    if not isinstance(parsed, Mapping):
+    parsed = None if raw is None or raw == "" else _json_mapping(raw)
+    if parsed is None:
         return None
     out: dict[str, JobMinute] = {}
     for job, entry in parsed.items():
