@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, main
+from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED
 from tests.reliability.harness import EmbeddedServer, no_strays, wait_until
 
 pytestmark = pytest.mark.slow
@@ -25,51 +24,42 @@ def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
             s.terminate()
 
 
-def cli(server: EmbeddedServer, *argv: str) -> tuple[int, str, str]:
-    """The CLI in-process, the token in a file (a --token is noted on stderr, which these compare)."""
-    token = Path(server.workdir) / "cli-token"
-    token.write_text(server.token, encoding="utf-8")
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["--url", server.url, "--token-file", str(token), *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_the_whole_life_of_a_definition_from_the_terminal(server: EmbeddedServer, tmp_path: Path) -> None:
     script = tmp_path / "prep.py"
     script.write_text("import sys\nprint('args', sys.argv[1:])\n")
-    code, out, err = cli(server, "definitions", "create", str(script), "--cron", "0 6 * * *", "--tz", "Asia/Tokyo",
+    code, out, err = server.cli("definitions", "create", str(script), "--cron", "0 6 * * *", "--tz", "Asia/Tokyo",
                          "-p", "day=mon", "--gpus", "0")
     assert code == EXIT_OK, err
     assert out.startswith("defined d-") and "At 06:00 every day (Asia/Tokyo)" in out
     definition_id = out.split()[1]
-    assert cli(server, "definitions")[1].startswith(definition_id)
-    assert cli(server, "definitions", "pause", definition_id)[1].startswith("paused " + definition_id)
-    assert "paused" in cli(server, "definitions", "list")[1]
-    assert cli(server, "definitions", "resume", definition_id)[0] == EXIT_OK
-    code, out, _ = cli(server, "definitions", "run", definition_id, "-p", "day=fri")
+    assert server.cli("definitions")[1].startswith(definition_id)
+    assert server.cli("definitions", "pause", definition_id)[1].startswith("paused " + definition_id)
+    assert "paused" in server.cli("definitions", "list")[1]
+    assert server.cli("definitions", "resume", definition_id)[0] == EXIT_OK
+    code, out, _ = server.cli("definitions", "run", definition_id, "-p", "day=fri")
     assert code == EXIT_OK and out.startswith("started run j-")
     job_id = out.split()[2]
 
     def finished() -> bool:
-        state = json.loads(cli(server, "--json", "definitions", "runs", definition_id)[1])["runs"][0]["job"]["state"]
+        state = json.loads(server.cli("--json", "definitions", "runs", definition_id)[1])["runs"][0]["job"]["state"]
         return bool(state == "succeeded")
 
     wait_until(finished, "the run succeeds", timeout_s=60)
-    runs = cli(server, "definitions", "runs", definition_id)[1]
+    runs = server.cli("definitions", "runs", definition_id)[1]
     assert job_id in runs and "manual" in runs and "succeeded" in runs
-    code, out, _ = cli(server, "logs", job_id)
+    code, out, _ = server.cli("logs", job_id)
     assert "args ['--day', 'fri']" in out
-    edited = cli(server, "definitions", "edit", definition_id, "--no-schedule")[1]
+    edited = server.cli("definitions", "edit", definition_id, "--no-schedule")[1]
     assert edited.startswith("edited ") and "no schedule: runs only with `jupyter-sched definitions run " in edited
-    assert cli(server, "definitions", "delete", definition_id)[0] == EXIT_OK
-    code, _, err = cli(server, "definitions", "show", definition_id)
+    assert server.cli("definitions", "delete", definition_id)[0] == EXIT_OK
+    code, _, err = server.cli("definitions", "show", definition_id)
     assert code == EXIT_REFUSED and "not_found" in err
 
 
 def test_a_bad_schedule_is_one_line_naming_the_option(server: EmbeddedServer, tmp_path: Path) -> None:
     nb = tmp_path / "x.ipynb"
     nb.write_text("{}")
-    code, _, err = cli(server, "definitions", "create", str(nb), "--cron", "0 12 * *")
+    code, _, err = server.cli("definitions", "create", str(nb), "--cron", "0 12 * *")
     assert code == EXIT_REFUSED
     assert err.count("\n") == 1 and "5 fields" in err and "Traceback" not in err
 
@@ -85,21 +75,21 @@ def test_newuser6_finding_10_a_parameter_the_notebook_does_not_set_is_said(serve
                              new_code_cell("print('report for', region, days)")])
     path = tmp_path / "daily_report.ipynb"
     nbformat.write(nb, str(path))
-    code, out, err = cli(server, "definitions", "create", str(path), "--cron", "0 6 * * *", "--paused", "-p", "regoin=eu",
+    code, out, err = server.cli("definitions", "create", str(path), "--cron", "0 6 * * *", "--paused", "-p", "regoin=eu",
                          "--gpus", "0")
     assert code == EXIT_OK, err
     assert err == ("note: parameter 'regoin' is not in daily_report.ipynb's parameters cell (region, days) — did you "
                    "mean 'region'? It is injected anyway; the notebook's own value of any name it sets is what runs.\n")
     definition_id = out.split()[1]
-    code, out, err = cli(server, "definitions", "run", definition_id)
+    code, out, err = server.cli("definitions", "run", definition_id)
     assert code == EXIT_OK and err == "", err
     job_id = out.split()[2]
-    code, out, err = cli(server, "wait", job_id, "--for", "120s")
+    code, out, err = server.cli("wait", job_id, "--for", "120s")
     assert code == EXIT_OK, (out, err)
-    log = cli(server, "logs", job_id)[1]
+    log = server.cli("logs", job_id)[1]
     assert "[jupyter_sched] warning: parameter 'regoin' is not in daily_report.ipynb's parameters cell" in log, log
     assert "report for us 7" in log
-    code, _, err = cli(server, "definitions", "run", definition_id, "-p", "region=eu")
+    code, _, err = server.cli("definitions", "run", definition_id, "-p", "region=eu")
     assert code == EXIT_OK and err == "", err  # a name the cell sets: nothing to say
 
 
@@ -118,21 +108,21 @@ def test_newuser8_n3_deleting_a_definition_names_its_queued_runs_or_cancels_them
     script.write_text("print('report')\n")
 
     def queued_run() -> tuple[str, str]:
-        code, out, err = cli(server, "definitions", "create", str(script), "--gpus", "1", "--name", "report")
+        code, out, err = server.cli("definitions", "create", str(script), "--gpus", "1", "--name", "report")
         assert code == EXIT_OK, err
         definition_id = out.split()[1]
-        code, out, err = cli(server, "definitions", "run", definition_id)
+        code, out, err = server.cli("definitions", "run", definition_id)
         assert code == EXIT_OK, err
         return definition_id, out.split()[2]
 
     definition_id, job_id = queued_run()
-    code, out, err = cli(server, "definitions", "delete", definition_id)
+    code, out, err = server.cli("definitions", "delete", definition_id)
     assert code == EXIT_OK, err
     assert f"1 run is still queued and will run: {job_id} (report, run now)" in out and f"jupyter-sched cancel {job_id}" in out, out
     job = httpx.get(server.api + f"jobs/{job_id}", headers=headers, timeout=30).json()
     assert job["state"] == "pending", job  # kept, as said
     definition_id, second = queued_run()
-    code, out, err = cli(server, "definitions", "delete", definition_id, "--cancel-runs")
+    code, out, err = server.cli("definitions", "delete", definition_id, "--cancel-runs")
     assert code == EXIT_OK, err
     assert f"cancelled its 1 queued run ({second})" in out, out
     assert httpx.get(server.api + f"jobs/{second}", headers=headers, timeout=30).json()["state"] == "cancelled"

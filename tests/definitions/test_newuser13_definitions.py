@@ -7,7 +7,6 @@ words have one wording each, used by the CLI, the magics and a run's log
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.cli.main import EXIT_OK, main
+from jupyter_sched.cli.main import EXIT_OK
 from jupyter_sched.client import connect
 from jupyter_sched.definitions.parameters import parameters_note
 from jupyter_sched.magics.core import SchedMagics
@@ -85,14 +84,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
         srv.terminate()
 
 
-def _cli(server: EmbeddedServer, *argv: str) -> tuple[int, str, str]:
-    token = Path(server.workdir) / "cli-token"
-    token.write_text(server.token, encoding="utf-8")
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["--url", server.url, "--token-file", str(token), *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.slow
 def test_newuser13_n20_definitions_from_the_terminal_and_the_magics_say_the_same(
         server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,24 +93,24 @@ def test_newuser13_n20_definitions_from_the_terminal_and_the_magics_say_the_same
     magics say the schedule in the same words (their own run command) and the same note."""
     nb = tmp_path / "daily_report.ipynb"
     nb.write_text(json.dumps(_notebook("region = 'eu'\ndays = 7")), encoding="utf-8")
-    code, out, err = _cli(server, "definitions", "create", str(nb), "--name", "d2", "--gpus", "0")
+    code, out, err = server.cli("definitions", "create", str(nb), "--name", "d2", "--gpus", "0")
     assert code == EXIT_OK, err
     d2 = out.split()[1]
     assert out == f"defined {d2}  d2  no schedule: runs only with `jupyter-sched definitions run d2`\n", out
-    listed = _cli(server, "definitions")[1]
+    listed = server.cli("definitions")[1]
     assert f"{d2}  d2  no schedule: runs only with `jupyter-sched definitions run d2`\n" in listed, listed
-    assert "(UTC)  next" in _cli(server, "definitions", "create", str(nb), "--name", "d3", "--gpus", "0",
+    assert "(UTC)  next" in server.cli("definitions", "create", str(nb), "--name", "d3", "--gpus", "0",
                                  "--cron", "0 7 * * *")[1]  # a scheduled one keeps its zone and next firing
 
-    code, out, err = _cli(server, "definitions", "create", str(nb), "--name", "d4", "--gpus", "0",
+    code, out, err = server.cli("definitions", "create", str(nb), "--name", "d4", "--gpus", "0",
                           "--cron", "0 7 * * *", "-p", "days=notanumber")
     assert code == EXIT_OK, err
     note = ("days is 7 (int) in daily_report.ipynb's parameters cell; the value given, 'notanumber', is a str, and "
             "the notebook gets it as it is.")
     assert err == f"note: {note}\n", err
-    code, out, err = _cli(server, "definitions", "run", "d4", "-p", "days=abc")
+    code, out, err = server.cli("definitions", "run", "d4", "-p", "days=abc")
     assert code == EXIT_OK and "the value given, 'abc', is a str" in err, err
-    d4 = json.loads(_cli(server, "--json", "definitions")[1])
+    d4 = json.loads(server.cli("--json", "definitions")[1])
     d4_id = next(d["id"] for d in d4 if d["name"] == "d4")
 
     magics = SchedMagics(None, client_factory=lambda: connect(server.url, server.token))

@@ -186,32 +186,24 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         srv.terminate()
 
 
-def _cli(server: Any, *argv: str) -> tuple[int, str, str]:
-    token = Path(server.workdir) / "cli-token"
-    token.write_text(server.token, encoding="utf-8")
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["--url", server.url, "--token-file", str(token), *argv], out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.slow
 def test_newuser14_n27_submit_notebook_p_reaches_the_notebook(server: Any, tmp_path: Path) -> None:
     nb = str(_notebook(tmp_path / "daily_report.ipynb"))
-    code, out, err = _cli(server, "submit", "--gpus", "0", "--notebook", nb, "-p", "days=3", "-p", "region=eu")
+    code, out, err = server.cli("submit", "--gpus", "0", "--notebook", nb, "-p", "days=3", "-p", "region=eu")
     assert code == EXIT_OK and out.startswith("submitted j-"), (out, err)
     job_id = out.split()[1]
-    assert _cli(server, "wait", job_id, "--for", "3m")[0] == EXIT_OK
-    code, log, _ = _cli(server, "logs", job_id)
+    assert server.cli("wait", job_id, "--for", "3m")[0] == EXIT_OK
+    code, log, _ = server.cli("logs", job_id)
     assert "REPORT 3 int eu" in log, log  # the values given, typed as JSON reads them, after the defaults
     assert '[jupyter_sched] parameters injected: {"days": 3, "region": "eu"}' in log, log
-    assert json.loads(_cli(server, "--json", "jobs", "--limit", "5")[1])[0]["parameters"] == {"days": 3, "region": "eu"}
+    assert json.loads(server.cli("--json", "jobs", "--limit", "5")[1])[0]["parameters"] == {"days": 3, "region": "eu"}
 
     # the type note definitions print (new user 13, N20), for a one-off job too
-    code, out, err = _cli(server, "submit", "--gpus", "0", "--notebook", nb, "-p", "days=abc")
+    code, out, err = server.cli("submit", "--gpus", "0", "--notebook", nb, "-p", "days=abc")
     assert code == EXIT_OK, err
     assert ("jupyter-sched submit: note: days is 7 (int) in daily_report.ipynb's parameters cell; the value given, "
             "'abc', is a str, and the notebook gets it as it is.\n") in err, err
-    assert _cli(server, "wait", out.split()[1], "--for", "3m")[0] == EXIT_OK
+    assert server.cli("wait", out.split()[1], "--for", "3m")[0] == EXIT_OK
 
 
 @pytest.mark.slow
@@ -229,6 +221,6 @@ def test_newuser14_n27_schedule_notebook_p_reaches_the_notebook(server: Any, tmp
         in said, said
     assert ("Note: parameter 'regoin' is not in daily_report.ipynb's parameters cell (days, region) — did you mean "
             "'region'?") in said, said  # the note `definitions run -p` prints
-    assert _cli(server, "wait", job_id, "--for", "3m")[0] == EXIT_OK
-    log = _cli(server, "logs", job_id)[1]
+    assert server.cli("wait", job_id, "--for", "3m")[0] == EXIT_OK
+    log = server.cli("logs", job_id)[1]
     assert "REPORT 3 int us" in log, log

@@ -182,6 +182,18 @@ class EmbeddedServer:
             self.proc.wait(timeout=30)
         self.proc = None
 
+    def cli(self, *argv: str) -> tuple[int, str, str]:
+        """``jupyter-sched ARGV`` in-process against this server, the token in a file (a ``--token``
+        would be noted on stderr, which tests compare): (exit code, stdout, stderr)."""
+        import io
+
+        from jupyter_sched.cli.main import main
+        token = Path(self.workdir) / "cli-token"
+        token.write_text(self.token, encoding="utf-8")
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["--url", self.url, "--token-file", str(token), *argv], out=out, err=err)
+        return code, out.getvalue(), err.getvalue()
+
     def terminate(self) -> None:
         """Stop the server cleanly (SIGTERM; SIGKILL after 20 s)."""
         if self.proc is not None and self.proc.poll() is None:
