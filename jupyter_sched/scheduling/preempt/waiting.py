@@ -62,12 +62,7 @@ def wait_on_nominated(ctx: CycleContext, visit: Visit, owners: list[str]) -> boo
         message += f" (taken over from lower-priority {', '.join(took_from)} of {job.spec.team})"
     details: dict[str, object] = {"node": alloc.node, "gpus": list(alloc.all_gpu_uuids()), "victims": waiting_on,
                                   "taken_over_from": took_from, "model": found[0].model}
-    eta_reason = ""
-    overdue = {h: ctx.overdue[h] for h in waiting_on if h in ctx.overdue}
-    if overdue:  # the victim ignored its stop: no honest start time (case 032 without force-kill)
-        message += "; " + ctx.overdue_clause(overdue)
-        details["held_by_terminating"] = ctx.overdue_details(overdue)
-        eta, eta_reason = None, f"{', '.join(overdue)} did not stop within the grace period"
+    message, eta, eta_reason = _unless_overdue(ctx, waiting_on, message, details, eta)
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption", message=message, details=details,
         unblock="starts as soon as the preempted jobs have stopped (grace period)", eta=eta, eta_reason=eta_reason)))
@@ -122,12 +117,20 @@ def hold_and_wait(ctx: CycleContext, job: Job, model: str, placement: Placement,
                                   "victims": waiting_on, "model": model, "spare": True}
     if withdrawn:
         details["withdrawn"] = list(withdrawn)
-    eta_reason = ""
-    overdue = {h: ctx.overdue[h] for h in waiting_on if h in ctx.overdue}
-    if overdue:
-        message += "; " + ctx.overdue_clause(overdue)
-        details["held_by_terminating"] = ctx.overdue_details(overdue)
-        eta, eta_reason = None, f"{', '.join(overdue)} did not stop within the grace period"
+    message, eta, eta_reason = _unless_overdue(ctx, waiting_on, message, details, eta)
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption", message=message, details=details,
         unblock="starts as soon as the stopping jobs have stopped (grace period)", eta=eta, eta_reason=eta_reason)))
+
+
+def _unless_overdue(ctx: CycleContext, waiting_on: list[str], message: str, details: dict[str, object],
+                    eta: datetime | None) -> tuple[str, datetime | None, str]:
+    """The wait's (message, ETA, ETA reason) once victims that ignored their stop are named: such
+    a victim leaves no honest start time (case 032 without force-kill), so the ETA becomes None and
+    ``details["held_by_terminating"]`` lists them; otherwise unchanged, with an empty reason."""
+    overdue = {h: ctx.overdue[h] for h in waiting_on if h in ctx.overdue}
+    if not overdue:
+        return message, eta, ""
+    details["held_by_terminating"] = ctx.overdue_details(overdue)
+    return (f"{message}; {ctx.overdue_clause(overdue)}", None,
+            f"{', '.join(overdue)} did not stop within the grace period")
