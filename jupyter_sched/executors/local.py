@@ -96,7 +96,7 @@ from ..textsafe import printable_line
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
-from .outcome import describe_exit
+from .outcome import describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
@@ -753,7 +753,10 @@ class LocalExecutor:
             if ended is None:
                 events.extend(self._readiness(t, now))
                 continue
-            if isinstance(ended, Exited) and self._should_restart(t, ended):
+            if isinstance(ended, Exited) and self._should_restart(t, ended) and \
+                    (taken := self._port_taken(t)) is not None:
+                ended = replace(ended, message=taken)  # restarting cannot free it (red team 15, R11)
+            elif isinstance(ended, Exited) and self._should_restart(t, ended):
                 delay = min(60.0, 2.0 ** t.restarts)
                 if t.ready and t.job.spec.port:  # it read "ready" until the restart, up to 60 s (N8)
                     events.append(NotReady(job_id, t.job.spec.port,
@@ -786,6 +789,22 @@ class LocalExecutor:
             return []
         t.ready = False  # probed again from the next poll: Ready once it listens again
         return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more")]
+
+    def _port_taken(self, t: _Tracked) -> str | None:
+        """Why a service that exited must not be restarted: its log ends on "Address already in
+        use" — ``port 18765 is already in use on vm`` and, where a job this executor runs declares
+        the port, whose job (red team 15, R11: "restarted (restart 5)" and no cause, charged for
+        the GPU meanwhile); None: restart it."""
+        port = t.job.spec.port
+        tail = log_tail(t.job_dir / "output.log", owner_uid=t.owner_uid)
+        if not port or not any("Address already in use" in line or "EADDRINUSE" in line for line in tail):
+            return None
+        node = t.allocation.node if t.allocation is not None else "this host"
+        other = next((o.job for o in self._jobs.values() if o is not t and o.job.spec.port == port
+                      and o.job.spec.kind is JobKind.INFERENCE), None)
+        by = "" if other is None else f" by {other.spec.user}'s job {other.spec.name} ({other.id})" \
+            if other.spec.name != other.id else f" by {other.spec.user}'s job {other.id}"
+        return f"port {port} is already in use on {node}{by}; not restarted: choose another port"
 
     def _should_restart(self, t: _Tracked, ended: Exited) -> bool:
         return (t.job.spec.kind is JobKind.INFERENCE and not t.stopping and ended.exit_code != 0
