@@ -279,10 +279,13 @@ def _prune(base: Path, older_than_s: float = 600.0) -> None:
 def _deny_gpus(path: Path, allowed: set[int]) -> None:
     """Deny every GPU minor not in ``allowed`` (a v1 group inherits its parent's allow-all; each
     deny is one exception; ``devices.deny`` takes one rule per write)."""
-    for minor in _GPU_MINORS:
-        if minor not in allowed:
-            with open(path / "devices.deny", "w") as fh:
-                fh.write(f"c {NVIDIA_MAJOR}:{minor} rwm")
+    fd = os.open(path / "devices.deny", os.O_WRONLY)
+    try:
+        for minor in _GPU_MINORS:
+            if minor not in allowed:
+                os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())
+    finally:
+        os.close(fd)
 
 
 def _write_memory_limit(path: Path, mib: int) -> None:
