@@ -890,10 +890,10 @@ def _id_field(kind: JobKind | None) -> str:
     return "lease_id" if kind is JobKind.LEASE else "job_id"
 
 
-_SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
-"""Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)
-that a job's env may give (left out of the stored env, with a note); its JUPYTER_SCHED_* ones are refused
-(model.jobenv)."""
+_SCHEDULER_ENV = frozenset({"CUDA_DEVICE_ORDER"})
+"""Variables the executor sets in every job (:func:`~..executors.local.job_environment`) that a job's env
+may give (left out of the stored env, with a note); its JUPYTER_SCHED_* ones and the visible-devices
+ones (CUDA_VISIBLE_DEVICES…, red team 15, R1) are refused (model.jobenv)."""
 
 
 def _bare_memory(value: object) -> builtins.list[str]:
