@@ -21,7 +21,8 @@ committed a decision slept 1-18 ms for a lock freed after a fraction of one (iss
 
 Concurrency: job rows carry a ``version`` bumped by every write; updates are compare-and-set on
 it (:meth:`StoreTx.update_job`), so a cancel from the API and a decision of the engine never
-overwrite each other silently.
+overwrite each other silently. The same version keys the process's decoded rows
+(:mod:`.rowcache`): a row any process rewrote is decoded again, an unchanged one never is.
 """
 
 from __future__ import annotations

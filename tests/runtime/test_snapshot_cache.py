@@ -132,3 +132,19 @@ def test_i17_snapshot_cache_the_cycle_pauses_between_decodes_only(sqlite_db: str
     write_in_another_process(sqlite_db, {"j-0003": "x"})
     store.live_jobs(pause=lambda: calls.append(3))
     assert calls.count(3) == 1
+
+
+def test_i17_snapshot_cache_the_engines_own_builds_pause_and_dry_runs_never(sqlite_db: str, tmp_path: Path) -> None:
+    from jupyter_sched.engine import Engine
+    from jupyter_sched.executors.local import LocalExecutor
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+
+    store = seeded(sqlite_db, 30)
+    engine = Engine(store, SimulatedInventory(2), LocalExecutor(tmp_path / "jobs"))
+    calls: list[int] = []
+    engine.decider.pause = lambda: calls.append(1)
+    engine.snapshot()  # a dry run's build (another thread): never steps aside
+    assert calls == []
+    write_in_another_process(sqlite_db, {"j-0004": "x", "j-0005": "y"})
+    snapshot, _ = engine.decider.snapshot(idle=True)  # the engine's own cycle
+    assert len(calls) == 2 and {j.id: j.message for j in snapshot.jobs}["j-0005"] == "y"
