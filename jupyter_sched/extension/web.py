@@ -114,8 +114,11 @@ class SchedHandler(CookieOnce, APIHandler):
 
     @property
     def kernels_checked(self) -> bool:
-        """Sent on by a user server, which checked the request's kernel_id against its kernels."""
-        return FORWARDED_HEADER in self.request.headers
+        """Sent on by a user server, which checked the request's kernel_id against its kernels; or
+        a hub's central service, which owns no kernels and checks a lease's kernel_id against its
+        users' kernel reports instead (``HubSchedApp.admit_lease``): the kernel states it holds for
+        the idle rules are no list of "this server's kernels"."""
+        return FORWARDED_HEADER in self.request.headers or not getattr(self.sched, "owns_kernels", True)
 
     @property
     def services(self) -> Any:

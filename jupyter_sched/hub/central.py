@@ -21,7 +21,9 @@ hub-specific parts:
   the paged walk did not see is *unknown*: their leases are released only after the hub, asked
   about that user alone, confirms they have no server;
 - **kernels** — user servers report their live kernels (``PUT api/sched/kernels``); leases of
-  kernels that are gone are released (:mod:`.liveness`), also after a restart of either side;
+  kernels that are gone are released (:mod:`.liveness`), also after a restart of either side; the
+  kernels' reported states feed the idle rules, so an idle kernel's lease is released by the normal
+  ``window_s``/``lease_mode`` rule (red team 15, R6);
 - **run-as** — with the local executor, every job runs as its owner's OS account
   (:class:`~jupyter_sched.executors.runas.AccountMapping`, ``c.HubSchedApp.run_as_*``) in a clean
   environment; the service refuses to start when it cannot switch users (not root), when the job
@@ -60,10 +62,12 @@ from .liveness import (
     MAX_REPORT_BYTES,
     KernelReport,
     KernelReports,
+    KernelState,
     gone_leases,
     lease_refusal,
     leases_to_release,
     parse_report,
+    parse_states,
     stale_leases,
 )
 from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
@@ -188,6 +192,9 @@ class HubSchedApp(SchedApp):
         self._reporting = False
         self._budgeting = False
         self._kernel_reports = KernelReports()
+        reports, clock = self._kernel_reports, self.services.clock
+        if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
+            self.services.set_kernel_source(lambda: reports.activity(clock.now()))
         self._hub_client: HubAPI | None = None
         try:
             self.account_mapping = AccountMapping.from_config(
@@ -392,7 +399,8 @@ class HubSchedApp(SchedApp):
                      released)
         return released
 
-    async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str]) -> list[str]:
+    async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str],
+                            states: Mapping[str, KernelState] | None = None) -> list[str]:
         """Take ``caller``'s report of ``server``'s live kernels (kept while they hold a
         kernel-bound lease or report, and only for a server the hub lists as theirs: :mod:`.liveness`);
         release leases whose kernel is gone; their ids.
@@ -413,7 +421,7 @@ class HubSchedApp(SchedApp):
                 hint="your server's jupyter_sched extension sends these; nothing to do if it just stopped")
             await self.off_loop(self.services.admission.refuse, caller, refusal, request="kernel report")
         self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
-                                                 received_at=self.services.clock.now()))
+                                                 received_at=self.services.clock.now(), states=dict(states or {})))
         if not leases:  # kept for a new lease's kernel_id check (REPORT_KEEP_S); nothing to release
             return []
         if all(lease["kernel_id"] in kernels for lease in leases):
@@ -465,7 +473,8 @@ class HubSchedApp(SchedApp):
 
 
 class KernelReportHandler(SchedHandler):
-    """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids]}`` from a user server (its own
+    """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids], "states": {id: {"execution_state",
+    "last_activity"}}}`` (``states`` optional: older servers send ids only) from a user server (its own
     hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``.
     A body over :data:`~.liveness.MAX_REPORT_BYTES` or a malformed one is refused (400, audited)."""
 
@@ -481,10 +490,12 @@ class KernelReportHandler(SchedHandler):
                 raise ValidationError(f"a kernel report is at most {MAX_REPORT_BYTES // 1024} KiB of JSON "
                                       f"(got {len(self.request.body) // 1024} KiB)", field="body",
                                       hint="report at most 1,000 kernel ids of one server")
-            server, kernels = parse_report(self.json_body())
+            body = self.json_body()
+            server, kernels = parse_report(body)
+            states = parse_states(body, kernels, now=self.services.clock.now())
         except ValidationError as err:
             await self.call(self.services.admission.refuse, self.caller, err, request="kernel report")
-        released = await self.sched.kernel_report(self.caller, server, kernels)
+        released = await self.sched.kernel_report(self.caller, server, kernels, states)
         self.reply({"released": released})
 
 

@@ -49,7 +49,8 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -158,12 +159,16 @@ class ForwardingService:
         poll_interval_s: seconds between refreshes of the running-work cache (server activity).
         kernel_report_interval_s: seconds between kernel liveness reports (0 disables).
         transport: an httpx transport (None = network).
+        kernel_states: ``kernel_states() -> {id: {"execution_state", "last_activity"}}`` of this
+            server's kernels, sent with the ids so the central service's idle rules see idle kernels
+            (red team 15, R6); None: ids only.
     """
 
     def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
                  server_name: str = "", routes: Sequence[re.Pattern[str]] | None = None, timeout_s: float = 60.0,
                  poll_interval_s: float = 60.0, kernel_report_interval_s: float = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 kernel_states: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.api_url = self.url + "api/sched/"
         self._api = httpx.URL(self.api_url)
@@ -171,6 +176,7 @@ class ForwardingService:
             raise ValueError(f"hub_service_url {url!r} is not an http(s) URL")
         self.token = token
         self.kernel_ids = kernel_ids
+        self.kernel_states = kernel_states
         self.owner = owner
         self.server_name = server_name
         self.routes = list(routes) if routes is not None else route_patterns()
@@ -256,11 +262,25 @@ class ForwardingService:
             try:
                 response = await self.client.get("jobs", params={"state": _HOLDING})
                 if response.status_code == 200:
-                    self._running = list(response.json())
+                    self._running = await self._without_idle(list(response.json()))
             except (httpx.HTTPError, ValueError):
                 log.debug("jupyter_sched: central service did not answer the activity poll", exc_info=True)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopped.wait(), self.poll_interval_s)
+
+    async def _without_idle(self, work: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``work`` less what the central service's idle rules list as idle (``GET idle``): an idle
+        lease is no activity of this server (red team 15, R6 addendum; a busy kernel is activity of
+        its own). All of ``work`` when the service does not say (an older one)."""
+        if not work:
+            return work
+        with contextlib.suppress(httpx.HTTPError, ValueError):
+            answer = await self.client.get("idle")
+            listed = answer.json() if answer.status_code == 200 else None
+            if isinstance(listed, list):
+                idle = {str(c.get("job_id")) for c in listed if isinstance(c, dict)}
+                return [job for job in work if str(job.get("id")) not in idle]
+        return work
 
     async def report_kernels(self) -> list[str]:
         """Tell the central service which kernels live on this server; the lease ids it released.
@@ -271,13 +291,25 @@ class ForwardingService:
         if self._reporting is None:
             self._reporting = asyncio.Lock()
         async with self._reporting:  # the service keeps the report that arrives last: the one built last
-            body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
+            body = self.kernel_report_body()
             response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
         if response.status_code != 200:
             log.debug("jupyter_sched: kernel report answered %s", response.status_code)
             return []
         answer = response.json()
         return [str(i) for i in answer.get("released", ())] if isinstance(answer, dict) else []
+
+    def kernel_report_body(self) -> dict[str, Any]:
+        """``{"server", "kernels": [ids], "states": {id: {"execution_state", "last_activity": ISO}}}``
+        (:mod:`.liveness`): what jupyterhub-idle-culler reads from ``/api/kernels``."""
+        kernels = sorted(set(self.kernel_ids()))
+        body: dict[str, Any] = {"server": self.server_name, "kernels": kernels}
+        if self.kernel_states is not None:
+            states = self.kernel_states()
+            body["states"] = {kernel: {"execution_state": str(state.get("execution_state") or "unknown")[:32],
+                                       "last_activity": _iso_or_none(state.get("last_activity"))}
+                              for kernel in kernels if isinstance(state := states.get(kernel), Mapping)}
+        return body
 
     async def _report_kernels(self) -> None:
         while not self._stopped.is_set():
@@ -417,6 +449,13 @@ class ForwardingService:
                                   timeout=httpx.Timeout(None, connect=10.0))
 
 
+def _iso_or_none(value: Any) -> str | None:
+    """A kernel's ``last_activity`` (an aware datetime from jupyter_server) as ISO 8601 with offset."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat()
+    return None
+
+
 class _NotTheOwner(AuthorizationError):
     code = "not_the_owner"
 
@@ -438,7 +477,13 @@ def forwarding_service(app: Any) -> ForwardingService:
         km = getattr(app.serverapp, "kernel_manager", None)
         return list(km.list_kernel_ids()) if km is not None else []
 
-    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids,
+    def states() -> dict[str, dict[str, Any]]:
+        from ..extension.kernels import kernel_states
+
+        km = getattr(app.serverapp, "kernel_manager", None)
+        return kernel_states(km) if km is not None else {}
+
+    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids, kernel_states=states,
                              owner=os.environ.get("JUPYTERHUB_USER") or None,
                              server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""),
                              poll_interval_s=float(app.activity_interval_s),
