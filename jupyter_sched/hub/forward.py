@@ -69,8 +69,8 @@ FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
 """Set by a user server on what it forwards: the name of the server whose kernels the request's
 ``kernel_id`` names (checked there), so the receiving scheduler does not judge it by its own."""
 
-__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forward_path", "forwarding_service",
-           "route_patterns"]
+__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "NotTheOwner", "forward_path",
+           "forwarding_service", "route_patterns"]
 
 log = logging.getLogger(__name__)
 
@@ -369,11 +369,12 @@ class ForwardingService:
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc, self.link.failed(exc)) from None
 
-    def report_refused_token(self, token: str, request: str) -> bool:
+    def report_refused_token(self, token: str, request: str, *, why: str | None = None) -> bool:
         """Hand a token this server's hub auth refused to the central service, which asks the hub whose
         it is and audits the refusal under that user (:mod:`.refusals`; new user 13, N14), in the
         background; at most :data:`_REFUSAL_REPORTS_PER_MINUTE` a minute (a flood of wrong tokens
-        is not sent on). False when not sent."""
+        is not sent on). ``why`` ``"not_the_owner"``: the token was the hub's, of a visitor of this
+        shared server, whom :meth:`check_caller` refused (red team 15, R10). False when not sent."""
         now = asyncio.get_running_loop().time()
         self._refusal_reports = [t for t in self._refusal_reports if now - t < 60.0]
         if len(self._refusal_reports) >= _REFUSAL_REPORTS_PER_MINUTE or len(token) > 512:
@@ -382,8 +383,8 @@ class ForwardingService:
 
         async def send() -> None:
             try:
-                await self.client.post(REFUSED_TOKEN_PATH, json={"token": token, "request": request[:200]},
-                                       timeout=_KERNEL_REPORT_TIMEOUT_S)
+                body = {"token": token, "request": request[:200], **({"why": why} if why else {})}
+                await self.client.post(REFUSED_TOKEN_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
             except httpx.HTTPError:
                 log.debug("jupyter_sched: the central service did not take a refused-token report", exc_info=True)
 
@@ -400,7 +401,7 @@ class ForwardingService:
             AuthorizationError: ``caller`` is not the owner (403 ``not_the_owner``).
         """
         if self.owner is not None and caller != self.owner:
-            raise _NotTheOwner(f"this server forwards scheduler requests for its owner {self.owner} only; "
+            raise NotTheOwner(f"this server forwards scheduler requests for its owner {self.owner} only; "
                                f"{caller or 'an unknown caller'} cannot act through it",
                                hint="use the scheduler from your own server, or call the central service "
                                     "with your own token")
@@ -456,7 +457,9 @@ def _iso_or_none(value: Any) -> str | None:
     return None
 
 
-class _NotTheOwner(AuthorizationError):
+class NotTheOwner(AuthorizationError):
+    """A request of someone but a server's owner, through a server shared with them (403)."""
+
     code = "not_the_owner"
 
 
@@ -713,6 +716,16 @@ class ForwardHandler(APIHandler):
         token = match.group(1).strip() if match else (self.get_query_argument("token", "") or "").strip()
         return token or None
 
+    def _visitor_token(self) -> str | None:
+        """The hub token a visitor of this shared server came with: a header or ``?token=``, else the one
+        JupyterHub's OAuth keeps in this server's cookie for them (``HubAuth.get_token``); None if none."""
+        auth = getattr(getattr(self, "identity_provider", None), "hub_auth", None)
+        try:
+            token = auth.get_token(self) if auth is not None else None
+        except Exception:  # best effort: the refusal stands and is in this server's log
+            token = None
+        return str(token) if token else self._presented_token()
+
     def _route_said(self) -> str:
         """The refused request's path under ``api/sched/`` (shortened), for the audit record."""
         return self.request.path.split("api/sched/", 1)[-1][:120]
@@ -727,6 +740,11 @@ class ForwardHandler(APIHandler):
             if isinstance(exc, (AuthorizationError, ValidationError)):
                 self.log.warning("jupyter_sched: refused to forward %s %s for %s: %s", self.request.method,
                                  self.request.path[:200], getattr(self.current_user, "username", "?"), exc.message)
+            if isinstance(exc, NotTheOwner):  # audited at the central service under the visitor's token (R10)
+                token = self._visitor_token()
+                if token:
+                    self.forwarding.report_refused_token(token, f"{self.request.method} {self._route_said()}",
+                                                         why=NotTheOwner.code)
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             body = {"error": {"code": "forbidden" if status == 403 else "http_error",

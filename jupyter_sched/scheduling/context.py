@@ -166,7 +166,7 @@ class CycleContext:
                 if j.state.holds_gpus and not j.spec.resources.total_milli:
                     self.cpu_jobs[j.spec.user] = self.cpu_jobs.get(j.spec.user, 0) + 1
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets
-                          or profile.max_running_cpu_jobs_per_user) or any(
+                          or profile.max_running_cpu_jobs_per_user or snapshot.held_users) or any(
             j.not_before is not None for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}

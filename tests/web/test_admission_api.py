@@ -49,7 +49,7 @@ REFUSALS = [
     Refusal("a bidirectional override in the name is refused", "POST", "jobs", {**JOB, "name": "a\u202eb"},
             want_status=400, want_field="name"),
     Refusal("an environment key that is not a variable name is refused", "POST", "jobs", {**JOB, "env": {"1X": "1"}},
-            want_status=400, want_field="env", want_request="POST jobs"),  # with env's other problems (new user 12, N2)
+            want_status=400, want_field="env", want_request="submit job"),  # with env's other problems (new user 12, N2)
     Refusal("a dry run for another team is refused", "POST", "dryrun", {**JOB, "team": "cv"}, want_field="team",
             want_request="dry run"),
     Refusal("changing quotas needs an admin", "PUT", "quotas", {"quotas": []}, want_request="changing quotas"),
