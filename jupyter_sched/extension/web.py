@@ -402,7 +402,7 @@ class SchedHandler(CookieOnce, APIHandler):
             return
         method, lease = self.request.method or "", False  # the services' name of the request (new user 15, N8)
         if (method, self._template) == ("POST", "jobs"):
-            with contextlib.suppress(ValueError, AttributeError):
+            with contextlib.suppress(ValueError, AttributeError, RecursionError):  # refused for it already
                 lease = json.loads(self.request.body or b"{}").get("kind") == "lease"
         self.sched.audit_refusal(who, err, request=request_name(method, self._template, lease=lease))
 

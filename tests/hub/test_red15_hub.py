@@ -1,4 +1,4 @@
-"""Red team 15's hub-only findings R10 and R9 (/work/coord/notes/red15.md), on a real hub.
+"""Red team 15's hub-only findings R10, R6 and R9 (/work/coord/notes/red15.md), on a real hub.
 
 Real parts, as tests/hub/test_hub_integration.py: JupyterHub (PyPI) + configurable-http-proxy (npm),
 real OS accounts whose servers JupyterHub's local spawner starts, ``jupyter-sched serve`` as root on
@@ -21,6 +21,7 @@ import pytest
 from tests.accounts import Account
 
 from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
+from .kernel_ws import execute
 
 pytestmark = pytest.mark.slow
 
@@ -66,6 +67,54 @@ def test_red15_r10_a_refusal_at_a_shared_server_reaches_the_central_audit(hub: H
     assert row["message"].startswith(f"{eve} asked {amy}'s Jupyter server, shared with them, to forward"), row
     assert row["details"]["request"] == f"GET me at {amy}'s Jupyter server", row
     assert tokens[eve] not in str(row), row
+
+
+def test_red15_r6_an_idle_kernels_lease_is_released_by_the_normal_idle_rule_on_a_hub(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """R6: the central service had no kernel states, so every hub lease counted as "kernel busy" and got
+    only the busy-kernel rule (notify after 4 h). amy's server now reports its kernels' states; her idle
+    kernel's lease is released by the normal window (a test-sized 10 s here; the busy-kernel rule is an hour)."""
+    amy = users["amy"].name
+    hub.start_servers(amy)
+    tokens = {name: hub.token_for(name) for name in (amy, "carol")}
+    boss = {"Authorization": f"token {tokens['carol']}"}
+    mine = {"Authorization": f"token {tokens[amy]}"}
+    before = httpx.get(f"{hub.service_url}api/sched/idle-policy", headers=boss, timeout=60).json()
+    policy = {"default": {"enabled": True, "threshold_pct": 5, "window_s": 10, "warning_s": 2, "grace_s": 0,
+                          "busy_kernel_window_s": 3600, "lease_mode": "release", "busy_kernel_mode": "notify"}}
+    changed = httpx.put(f"{hub.service_url}api/sched/idle-policy", json=policy, headers=boss, timeout=60)
+    assert changed.status_code == 200, changed.text
+    try:
+        kernel = httpx.post(f"{hub.server_url(amy)}api/kernels", json={"name": "python3"}, headers=mine, timeout=90)
+        assert kernel.status_code == 201, kernel.text
+        kernel_id = kernel.json()["id"]
+        ran = execute(hub.server_url(amy), tokens[amy], kernel_id, "x = 1")  # amy ran a cell, then walked away
+        assert ran.status == "ok", ran.text
+
+        def kernels() -> list[dict[str, Any]]:
+            return list(httpx.get(f"{hub.server_url(amy)}api/kernels", headers=mine, timeout=60).json())
+
+        hub.wait_for(lambda: [k["execution_state"] for k in kernels()] == ["idle"], 60, "amy's kernel to be idle")
+        lease = httpx.post(f"{hub.server_url(amy)}api/sched/leases", json={"gpus": 1, "kernel_id": kernel_id},
+                           headers=mine, timeout=60)
+        assert lease.status_code == 201, lease.text
+        lease_id = lease.json()["id"]
+
+        def state() -> str:
+            return str(httpx.get(f"{hub.service_url}api/sched/leases/{lease_id}", headers=boss,
+                                 timeout=60).json()["state"])
+
+        try:
+            hub.wait_for(lambda: state() == "cancelled", 120, "amy's idle kernel's lease to be released")
+        except RuntimeError:
+            idle = httpx.get(f"{hub.service_url}api/sched/idle", headers=boss, timeout=60).text
+            raise AssertionError(f"not released; GET idle: {idle}; amy's kernels: {kernels()}") from None
+        reclaims = [r for r in _audit(hub, tokens["carol"], job_id=lease_id) if r["action"] == "idle_reclaim"]
+        assert reclaims and reclaims[-1]["details"]["evidence"]["rule"] == "kernel_and_gpu", reclaims
+        assert "kernel idle and GPU < 5 %" in reclaims[-1]["message"], reclaims[-1]
+    finally:
+        restored = {k: before[k] for k in ("default", "by_priority", "by_kind") if k in before}
+        httpx.put(f"{hub.service_url}api/sched/idle-policy", json=restored, headers=boss, timeout=60)
 
 
 def test_red15_r9_a_user_deleted_from_the_hub_has_their_queued_job_held_and_is_reported_once(
