@@ -82,3 +82,14 @@ def test_red15_r11_a_kubernetes_server_s_profile_has_no_host_ports() -> None:
 
     assert _scheduling_profile({"executor": "kubernetes"}).host_ports is False
     assert _scheduling_profile({"executor": "local"}).host_ports is True
+
+
+def test_red15_r11_a_cpu_only_job_declaring_a_port_held_on_some_node_pends_naming_it() -> None:
+    """A 0-GPU job takes no GPU the placement mask could steer: it waits for the port, said so."""
+    squat = running(_service("a-gpu", gpus=1, user="red15a", limit=600), "n1", [0], started=-1)
+    jobs = [squat, _service("b-cpu", gpus=0, user="red15b", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("n1", gpus=2), make_node("n2", gpus=2)], jobs))
+    assert [a.job_id for a in result.admits] == []
+    reason = next(p.reason for p in result.pending if p.job_id == "b-cpu")
+    assert reason.code == "PortInUse" and reason.details["held_by"] == {"n1": "a-gpu"}, reason
+    assert reason.eta == T0 + timedelta(minutes=9)
