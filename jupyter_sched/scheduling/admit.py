@@ -15,6 +15,7 @@ from typing import Any
 
 from ..backfill.easy import Reservation, job_end
 from ..model import GPU_MILLI, Job, PriorityClass, ResourceRequest
+from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
@@ -79,7 +80,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         res = blocked_by
         outcome.capacity_code = "Priority"
         outcome.capacity_message = (f"fits now but would delay {res.job_id}, which holds the reservation on "
-                                    f"{res.model}" + (f" from {res.eta.isoformat()}" if res.eta else ""))
+                                    f"{res.model}" + (f" from {said_time(res.eta)}" if res.eta else ""))
         outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
                             "reservation": res.eta.isoformat() if res.eta else None}
     else:
