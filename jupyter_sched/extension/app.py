@@ -309,6 +309,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "definition_min_interval_s": self.definition_min_interval_s,
             "definition_misfire_grace_s": self.definition_misfire_grace_s,
             "definition_limit_per_user": self.definition_limit_per_user,
+            "definition_max_firings_per_user_hour": self.definition_max_firings_per_user_hour,
             "executed_notebook_retention_days": self.executed_notebook_retention_days,
             "executed_notebooks_dir": self.executed_notebooks_dir,
         }
