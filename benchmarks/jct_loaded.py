@@ -129,6 +129,7 @@ import math
 import random
 import statistics
 from dataclasses import replace
+from typing import Any
 
 from jct_tiresias import reference
 
@@ -213,6 +214,12 @@ def _reruns(cluster: TiresiasCluster, jobs: list[TiresiasJob], double: set[int],
               f"{statistics.fmean(shares):.0%} of jobs are reruns)")
 
 
+SESSION15: dict[str, Any] = {"min_key_runs": 1, "running_first_record": False, "min_padding_ratio": 0.0}
+"""``RuntimeHistory`` arguments that give session 15's rules (before new user 15, N5): one run of a
+key is a record, a user's one run predicts their running first runs, and runs ending within 1 % of
+their limits are read as padding."""
+
+
 class Session8History(Simulator):
     """The default's learner with session 8's rule: a running first run of new work is projected to
     its limit until its user's padding is earned (the baseline of session 9's change). (Session 7's
@@ -221,7 +228,7 @@ class Session8History(Simulator):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.history = RuntimeHistory(running_first=False)
+        self.history = RuntimeHistory(running_first=False, **SESSION15)
 
 
 class Session13History(Simulator):
@@ -230,7 +237,15 @@ class Session13History(Simulator):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.history = RuntimeHistory(population=False)
+        self.history = RuntimeHistory(population=False, **SESSION15)
+
+
+class Session15History(Simulator):
+    """The default's learner with session 15's rules (the baseline of session 16's: :data:`SESSION15`)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.history = RuntimeHistory(**SESSION15)
 
 
 class OracleRuntimes(Simulator):
@@ -308,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  the same replay with session 13's rule (a running job of a user with no finished run on its "
           f"limit): ETA error {s13['eta_mae_rel']:.0%} (baseline) vs {learnt:.0%} now (everybody's runs of its "
           f"size); avg JCT {s13['avg_jct_s'] / sjf.avg_jct - 1:+.1%} vs {warm['avg_jct_s'] / sjf.avg_jct - 1:+.1%} vs SJF")
+    s15 = Session15History(cluster.inventory(), arrivals(jobs, 4, double), profile=PROFILES[1][1]).run().summary
+    print(f"  the same replay with session 15's rules (one run of its key is a record; a user's one run and runs "
+          f"within 1 % of their limits are read as padding): ETA error {s15['eta_mae_rel']:.0%} (baseline) vs "
+          f"{learnt:.0%} now; avg JCT {s15['avg_jct_s'] / sjf.avg_jct - 1:+.1%} vs "
+          f"{warm['avg_jct_s'] / sjf.avg_jct - 1:+.1%} vs SJF")
     print(f"  cold start vs with history, default profile: {learnt:.0%} over all {warm['eta_waited_jobs']} jobs "
           f"that waited; {warm['steady_eta_mae_rel']:.0%} over the {warm['steady_eta_waited_jobs']} submitted after "
           f"the first run succeeded ({warm['steady_first_finish_s']:.0f} s; the earlier jobs are the warm-up)")
@@ -355,7 +375,7 @@ def _sweep(cluster: TiresiasCluster, label: str, row_name: str, profile: Schedul
         sjf = reference(jobs, cluster, "SJF")
         s = simulate(cluster.inventory(), arrivals(jobs, 4, users), profile=profile).summary
         if profile.eta_source == "history":
-            old = Session8History(cluster.inventory(), arrivals(jobs, 4, users), profile=profile).run().summary
+            old = Session15History(cluster.inventory(), arrivals(jobs, 4, users), profile=profile).run().summary
             olds.append(old["eta_mae_rel"])
         errors.append(s["eta_mae_rel"])
         steady.append(s["steady_eta_mae_rel"])
@@ -370,7 +390,7 @@ def _sweep(cluster: TiresiasCluster, label: str, row_name: str, profile: Schedul
           f"(target <= 15 %); avg JCT vs SJF median {statistics.median(jcts):+.1%}, range {min(jcts):+.1%}.."
           f"{max(jcts):+.1%}, within 10 % in {sum(j <= 0.10 for j in jcts)} of {len(jcts)} replays")
     if olds and all(o is not None for o in olds):
-        print(f"{label} {row_name}: with session 8's rule (baseline, same replays): ETA error median "
+        print(f"{label} {row_name}: with session 15's rule (baseline, same replays): ETA error median "
               f"{statistics.median(olds):.0%}, mean {statistics.fmean(olds):.0%}")
 
 

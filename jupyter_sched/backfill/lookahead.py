@@ -76,7 +76,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
     for _ in range(max_steps):
         if t is None or not remaining:
             break
-        if any(u.at(t) > 0 for u in proj.units):  # nothing can start while nothing is free
+        if proj.room_at(t):  # nothing can start while nothing is free
             trial = proj.copy()
             latest: Projection | None = None  # EASY: the view its reservation is made on (built once per step)
             reserved: set[str] = set()
@@ -103,7 +103,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         running.append(Hold(tuple(chosen), t + demand.duration, t + limit))
                     if latest is not None:
                         latest.reserve(replace(demand, duration=limit), t, option, chosen)
-                    if not any(u.at(t) > 0 for u in trial.units):
+                    if not trial.room_at(t):
                         break  # full: nothing else starts at t, and reservations only decide starts at t
                 elif protect == "all":
                     trial.reserve(demand, start, option, chosen)
@@ -136,6 +136,9 @@ def _may_fit_at(proj: Projection, demand: Demand, t: float) -> bool:
     """A cheap necessary condition for ``demand`` to start at ``t``: one of its options has a unit
     with room for its largest worker and room for all its GPUs in total."""
     largest, total = max(demand.workers, default=0), sum(demand.workers)
+    if demand.share and any(g.group == demand.group and g.start <= t < g.end and g.free.at(t) >= demand.share
+                            for option in demand.options for u in option.units for g in proj.shared.get(u, ())):
+        return True
     for option in demand.options:
         free = [proj.units[u].at(t) for u in option.units]
         if free and max(free) >= largest and sum(free) >= total:

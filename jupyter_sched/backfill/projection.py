@@ -10,6 +10,13 @@ case 034: ``p3`` backfills at 60 until ``p0`` takes that slot, then moves to 180
 
 A job that can start only after a holder without a known end gets ``None`` with the holders
 named; a job without a known duration reserves its units for ever.
+
+A fractional job (a share of one GPU) is projected the way the placer packs it (new user 15, N7:
+two 0.5-GPU jobs of one team behind one freed GPU were projected an hour apart, one GPU each,
+though both started on it together): a share reserved on a whole GPU opens a :class:`SharedGpu`
+— that GPU's free milli-GPUs over time while it is held — and a later share of the same sharing
+group starts on it as soon as its milli-GPUs are free there, keeping the GPU held until the
+last share on it ends; GPUs already shared by running fractions are such slots from now on.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass, field
 from ..model.frozen import fast_init
 from .timeline import Timeline
 
-__all__ = ["Demand", "Estimate", "Option", "Projection"]
+__all__ = ["Demand", "Estimate", "Option", "Projection", "SharedGpu"]
 
 _NONE: list[tuple[float, str]] = []  # no reservations on a unit (read only)
 
@@ -60,6 +67,10 @@ class Demand:
         options: its flavors, in preference order.
         strict: it did not start in this cycle, so its start is after now (the first change of
             its units' capacity at the earliest): "now" is shown only for jobs starting now.
+        share: milli-GPUs of one GPU for a fractional job (below 1000; 0: whole GPUs): it may
+            start on a GPU that shares of its ``group`` hold (:class:`SharedGpu`).
+        group: who it may share a GPU with (the profile's ``gpu_sharing``: ``"*"`` anyone, a
+            team, or its own id: nobody).
     """
 
     job_id: str
@@ -69,6 +80,44 @@ class Demand:
     after: float
     options: tuple[Option, ...]
     strict: bool = True
+    share: int = 0
+    group: str = "*"
+
+
+class SharedGpu:
+    """One GPU held by fractional jobs of one sharing ``group`` from ``start`` to ``end`` (seconds
+    after now; ``math.inf``: no known end): ``free`` is its free milli-GPUs over time. The unit's
+    timeline counts the GPU as taken over ``[start, end)``."""
+
+    __slots__ = ("end", "free", "group", "start")
+
+    def __init__(self, group: str, start: float, end: float, free: Timeline) -> None:
+        self.group, self.start, self.end, self.free = group, start, end, free
+
+    def copy(self) -> SharedGpu:
+        return SharedGpu(self.group, self.start, self.end, self.free.copy())
+
+    def earliest(self, demand: Demand, after: float, unit: Timeline) -> float | None:
+        """The earliest start ``>= after`` of ``demand``'s share on this GPU: its milli-GPUs free
+        throughout its run, which starts before the GPU is let go and either ends by then or finds
+        the GPU's unit free to keep holding it (None: not here)."""
+        if demand.group != self.group:
+            return None
+        t = self.free.earliest(demand.share, demand.duration, max(after, self.start))
+        if t is None or t >= self.end:
+            return None
+        end = t + demand.duration
+        if end > self.end and unit.earliest(1, end - self.end, self.end) != self.end:
+            return None
+        return t
+
+    def take(self, demand: Demand, start: float, unit: Timeline) -> None:
+        """Reserve ``demand``'s share from ``start`` (as :meth:`earliest` found it)."""
+        end = start + demand.duration
+        self.free.reserve(start, end, demand.share)
+        if end > self.end:
+            unit.reserve(self.end, end, 1)
+            self.end = end
 
 
 @fast_init
@@ -110,6 +159,8 @@ class Projection:
         free_longest_first: a gang's equal choices go to the unit free the longest, as the
             placer's go (:meth:`_gang_at`; the EASY replay of ETAs), not to the lowest unit
             index (conservative backfill's plan, which admission itself follows).
+        shared: per unit, the GPUs held by fractional jobs (running or reserved), in the order
+            they were opened (module doc).
     """
 
     units: list[Timeline]
@@ -120,6 +171,7 @@ class Projection:
     enders: list[list[tuple[float, str]]] = field(default_factory=list)
     reserved_ends: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
     free_longest_first: bool = False
+    shared: dict[int, list[SharedGpu]] = field(default_factory=dict)
 
     def copy(self) -> Projection:
         """An independent copy for trial reservations (``enders`` is read-only and shared)."""
@@ -127,11 +179,31 @@ class Projection:
                           lines=[ln.copy() for ln in self.lines], forever=[list(f) for f in self.forever],
                           line_forever=[list(f) for f in self.line_forever], enders=self.enders,
                           reserved_ends={unit: list(ends) for unit, ends in self.reserved_ends.items()},
-                          free_longest_first=self.free_longest_first)
+                          free_longest_first=self.free_longest_first,
+                          shared={unit: [g.copy() for g in gs] for unit, gs in self.shared.items()})
+
+    def room_at(self, t: float) -> bool:
+        """Whether anything may start at ``t``: a unit has a whole GPU free, or a shared GPU some
+        milli-GPUs."""
+        return any(u.at(t) > 0 for u in self.units) or any(
+            g.start <= t < g.end and g.free.at(t) > 0 for gs in self.shared.values() for g in gs)
+
+    def _slot(self, demand: Demand, unit: int, after: float) -> tuple[float, int] | None:
+        """The earliest start ``>= after`` of fractional ``demand`` on a shared GPU of ``unit``,
+        and that GPU's index (the first opened among equal starts)."""
+        best: tuple[float, int] | None = None
+        timeline = self.units[unit]
+        for i, gpu in enumerate(self.shared.get(unit, ())):
+            t = gpu.earliest(demand, after, timeline)
+            if t is not None and (best is None or t < best[0]):
+                best = (t, i)
+        return best
 
     def next_change(self, after: float) -> float | None:
         """The first time after ``after`` at which any unit's or line's free capacity changes."""
         times = [c for tl in (*self.units, *self.lines) if (c := tl.next_change(after)) is not None]
+        times += [c for gs in self.shared.values() for g in gs
+                  if (c := g.free.next_change(after)) is not None and c < g.end]
         return min(times, default=None)
 
     def place(self, demand: Demand) -> Estimate:
@@ -155,7 +227,19 @@ class Projection:
         """Reserve ``demand`` from ``start`` on ``chosen`` units (and ``option``'s quota lines)."""
         end = start + demand.duration
         for unit, gpus in chosen:
-            self.units[unit].reserve(start, end, gpus)
+            if demand.share and not gpus:  # joins a shared GPU (:meth:`_fit`)
+                found = self._slot(demand, unit, start)
+                if found is not None and found[0] <= start:
+                    self.shared[unit][found[1]].take(demand, start, self.units[unit])
+                    gpus = -1
+                else:
+                    gpus = 1
+            if gpus > 0:
+                self.units[unit].reserve(start, end, gpus)
+                if demand.share:
+                    free = Timeline(1000)
+                    free.reserve(start, end, demand.share)
+                    self.shared.setdefault(unit, []).append(SharedGpu(demand.group, start, end, free))
             if math.isinf(end):
                 self.forever[unit].append(demand.job_id)
         for line in option.lines:
@@ -227,6 +311,13 @@ class Projection:
                 room = self.units[unit].at(t)
                 if best is None or (t, room) < (best[0], best[1]):
                     best = (t, room, unit)  # earliest, then the fullest unit (bin packing)
+            if demand.share and self.shared:  # a share packs onto a shared GPU first, as the placer packs
+                for unit in option.units:
+                    slot = self._slot(demand, unit, after)
+                    if slot is not None and (best is None or slot[0] <= best[0]):
+                        best = (slot[0], -1, unit)
+                if best is not None and best[1] == -1:
+                    return best[0], [(best[2], 0)]
             return None if best is None else (best[0], [(best[2], k)])
         t = after
         for _ in range(4 * MAX_STEPS):

@@ -4,7 +4,9 @@ The store never stops on a bad row: readers skip it and note it in the quarantin
 (:mod:`jupyter_sched.store.quarantine`); reports carry a warning naming it. This admin command
 works on the database directly (it must work when the server is down or the rows break it)::
 
-    jupyter-sched doctor [--db URL]                       scan every table, then list the quarantine
+    jupyter-sched doctor [--db URL]                       scan every table, then list the quarantine; say how
+                                                          local jobs are isolated on this host (GPUs fenced by a
+                                                          devices cgroup, or by environment only)
     jupyter-sched doctor list                             list without scanning
     jupyter-sched doctor repair ID COLUMN=VALUE [...]     fix columns of the row; kept only if it reads
     jupyter-sched doctor remove ID --yes                  delete the row
@@ -313,6 +315,15 @@ def _shared_without_quotas(store: Store) -> bool:
         return False
 
 
+def _isolation() -> str:
+    """How this host's local jobs are isolated (red team 15, R1): whether a devices cgroup fences
+    their GPUs or only their environment does, and their process and memory limits — looked at,
+    nothing created. Said for a ``jupyter-sched serve`` with the default limits run as this account."""
+    from ..executors.limits import LocalLimits
+
+    return "isolation: " + LocalLimits(make=False).summary()
+
+
 def _said(exc: SchedError) -> str:
     """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
     return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
@@ -355,6 +366,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         if args.action in (None, "scan", "list"):
             entries = store.quarantined()
             _print_entries(entries, stdout, args.json, read)
+            if read is not None and not args.json:
+                stdout.write(_isolation() + "\n")
             return EXIT_FOUND if entries else EXIT_OK
         if args.action == "repair":
             changes = dict(change.split("=", 1) for change in args.changes if "=" in change)

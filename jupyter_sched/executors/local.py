@@ -10,7 +10,11 @@ with stdin a pipe. The executor puts the wrapper into the job's group (a cgroup,
 directory (mode 0700; layout in :mod:`.jobdirs`), writes the carried files, opens
 ``output.log`` as its stdout and stderr and runs the job with:
 
-* ``CUDA_VISIBLE_DEVICES`` = the allocated GPU / MIG UUIDs, comma-joined — never indices;
+* ``CUDA_VISIBLE_DEVICES`` (and ROCm's ``ROCR_VISIBLE_DEVICES`` / ``HIP_VISIBLE_DEVICES``) = the
+  allocated GPU / MIG UUIDs, comma-joined — never indices; empty for a 0-GPU job. A job's own
+  ``env`` cannot set them (refused at submit, :mod:`..model.jobenv`), and where the host allows
+  it the job sits in a devices cgroup that denies every other GPU's ``/dev/nvidiaN``, plus pids and
+  memory groups for ``pids.max`` and its memory limit (:mod:`.limits`, red team 15, R1/R9);
 * ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` — overwriting a user's ``FASTEST_FIRST`` with a warning
   (case 016: nvidia-smi indices follow PCI order, CUDA's default order is fastest first);
 * ``JUPYTER_SCHED_JOB_ID``, ``JUPYTER_SCHED_GPU_MILLI`` (share of each GPU, 1000 = whole, 0 = no GPU) and
@@ -90,13 +94,14 @@ import psutil
 from ..definitions.parameters import script_arguments
 from ..errors import ExecutorError, NotFoundError, SchedError
 from ..model import Allocation, Job, JobKind, JobSpec
-from ..model.jobenv import refused_variable
+from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
-from .outcome import describe_exit
+from .limits import LimitGroups, LocalLimits
+from .outcome import describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
@@ -126,10 +131,13 @@ def job_environment(
 ) -> dict[str, str]:
     """The environment a job runs with: ``base_env`` + the spec's env + the scheduler's pins.
 
-    ``CUDA_VISIBLE_DEVICES`` and ``CUDA_DEVICE_ORDER`` always come from the scheduler; a user
-    value that differs is overwritten with a warning (case 016).
+    ``CUDA_VISIBLE_DEVICES``, ``ROCR_VISIBLE_DEVICES`` and ``HIP_VISIBLE_DEVICES`` always come from
+    the scheduler (the allocation; empty for a 0-GPU job), and no other variable that chooses
+    devices (:func:`~..model.jobenv.device_variable`) is passed on from ``base_env`` (the
+    service's own) or the spec (refused at submit: red team 15, R1). ``CUDA_DEVICE_ORDER`` is
+    ``PCI_BUS_ID``; a user value that differs is overwritten with a warning (case 016).
     """
-    env = dict(base_env)
+    env = {k: v for k, v in base_env.items() if not device_variable(k)}
     refused = sorted(k for k in job.spec.env if refused_variable(k) is not None)
     if refused:  # a job stored before the request check refused them (new user 10, N4/N5): never passed on
         logger.warning("job %s: env %s not passed (the scheduler sets or refuses them)", job.id, ", ".join(refused))
@@ -139,15 +147,19 @@ def job_environment(
     if user_order and user_order != "PCI_BUS_ID":
         logger.warning("job %s: CUDA_DEVICE_ORDER=%s overridden to PCI_BUS_ID; GPUs are pinned by UUID (%s)",
                        job.id, user_order, uuids or "none")
-    user_visible = job.spec.env.get("CUDA_VISIBLE_DEVICES")
-    if user_visible is not None and user_visible != uuids:
-        logger.warning("job %s: CUDA_VISIBLE_DEVICES=%s from the job's env replaced by its allocation %s",
-                       job.id, user_visible, uuids or "(none)")
-    env["CUDA_VISIBLE_DEVICES"] = uuids
+    env.update(visible_devices(uuids))
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     env["JUPYTER_SCHED_JOB_ID"] = job.id
     env["JUPYTER_SCHED_GPU_MILLI"] = str(allocation.gpu_milli) if uuids else "0"  # no GPU, no share (new user 11, N8)
     return env
+
+
+_VISIBLE = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+
+
+def visible_devices(uuids: str) -> dict[str, str]:
+    """The visible-devices variables of a process given the GPUs ``uuids`` (comma-joined; "" = none)."""
+    return dict.fromkeys(_VISIBLE, uuids)
 
 
 def gang_environments(job: Job, allocation: Allocation, *, master_port: int) -> list[dict[str, str]]:
@@ -166,7 +178,7 @@ def gang_environments(job: Job, allocation: Allocation, *, master_port: int) -> 
     port = job.spec.env.get("MASTER_PORT") or str(master_port)
     out: list[dict[str, str]] = []
     for rank, (_, uuids) in enumerate(per_worker):
-        overlay = {"CUDA_VISIBLE_DEVICES": ",".join(uuids), "RANK": str(rank), "WORLD_SIZE": str(len(per_worker)),
+        overlay = {**visible_devices(",".join(uuids)), "RANK": str(rank), "WORLD_SIZE": str(len(per_worker)),
                    "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
                    "JUPYTER_SCHED_WORKER": str(rank)}
         if rank < len(names):
@@ -324,6 +336,8 @@ class _Tracked:
     run_as: RunAs
     group: JobGroup | None
     popen: subprocess.Popen[bytes] | None = None
+    limits: LimitGroups | None = None
+    """The job's devices / pids / memory groups (:mod:`.limits`); None where none were made."""
     plan: list[tuple[float, signal.Signals]] = field(default_factory=list)
     stopping: bool = False
     ready: bool = False
@@ -384,6 +398,10 @@ class LocalExecutor:
         leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
         max_log_bytes: a job's ``output.log`` keeps its first this many bytes and a closing line
             (``c.SchedApp.max_log_mib``; the wrapper's log cap; 0 = no cap).
+        limits: per-job devices / pids / memory cgroups (:class:`.limits.LocalLimits`); None =
+            none (jobs are then fenced from other GPUs by their environment only).
+        gpu_minor: a GPU (or MIG) uuid's device minor (:func:`.limits.minor_resolver`); None =
+            unknown, then only a 0-GPU job's devices are fenced.
         monotonic: the clock stop plans, backoffs and leftover grace use (seconds; injected for tests).
 
     Raises:
@@ -406,6 +424,8 @@ class LocalExecutor:
         max_service_restarts: int = 10,
         leftover_grace_s: float = 3.0,
         max_log_bytes: int = 1024 << 20,
+        limits: LocalLimits | None = None,
+        gpu_minor: Callable[[str], int | None] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.dirs = JobDirs(Path(root_dir))
@@ -423,6 +443,8 @@ class LocalExecutor:
         self.max_service_restarts = max_service_restarts
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
+        self.limits = limits
+        self.gpu_minor = gpu_minor
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
         self._wrapper_source: str | None = None
@@ -523,6 +545,7 @@ class LocalExecutor:
             except OSError as exc:
                 raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
         group = self._enroll(group, popen.pid)
+        limits = self._limit(job, allocation, group, popen.pid)
         assert popen.stdin is not None
         try:
             popen.stdin.write(launch.encode())
@@ -539,15 +562,17 @@ class LocalExecutor:
         handle = ExecutorHandle("local", {
             "host": socket.gethostname(), "pid": popen.pid, "pgid": popen.pid, "create_time": create_time,
             "job_dir": str(job_dir), "log": str(job_dir / "output.log"), "argv": argv, "cwd": str(cwd),
-            "restarts": restarts, "run_as": run_as.to_dict(), "group": group.to_dict()})
+            "restarts": restarts, "run_as": run_as.to_dict(), "group": group.to_dict(),
+            **({"limits": limits.to_dict()} if limits is not None else {})})
         self.dirs.write_record(job.id, {"job_dir": str(job_dir), "log": str(job_dir / "output.log"),
                                         "uid": run_as.uid if switching else None, "group": group.to_dict(),
+                                        **({"limits": limits.to_dict()} if limits is not None else {}),
                                         "run_as": run_as.to_dict(), "host": socket.gethostname()})
         log.info("job %s started as %s: pid %s, group %s (%s), CUDA_VISIBLE_DEVICES=%s", job.id,
                  run_as.account or "this service's user", popen.pid, group.name, group.kind, env["CUDA_VISIBLE_DEVICES"])
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         control=None if popen.stdin.closed else popen.stdin,
-                        restarts=restarts, run_as=run_as, group=group)
+                        restarts=restarts, run_as=run_as, group=group, limits=limits)
 
     def missing_path(self, spec: JobSpec) -> tuple[str, str, str] | None:
         """``(field, path, problem)`` of the first path ``spec`` names that the job could not use
@@ -636,6 +661,16 @@ class LocalExecutor:
             tracker_for(group, self.tracker).remove(group)
             return JobGroup(name=group.name, kind="marker", uid=group.uid)
 
+    def _limit(self, job: Job, allocation: Allocation, group: JobGroup, pid: int) -> LimitGroups | None:
+        """Put the wrapper into the job's limit groups (:mod:`.limits`) before it starts anything."""
+        if self.limits is None:
+            return None
+        uuids = allocation.all_gpu_uuids()
+        found = [self.gpu_minor(uuid) for uuid in uuids] if self.gpu_minor is not None else [None] * len(uuids)
+        minors = None if None in found else [m for m in found if m is not None]
+        memory = job.spec.resources.memory_mib * len(allocation.per_worker())
+        return self.limits.apply(group, pid, gpu_minors=minors, memory_mib=memory)
+
     def _wrapper_code(self) -> str:
         if self._wrapper_source is None:
             self._wrapper_source = Path(_wrapper.__file__).read_text(encoding="utf-8")
@@ -689,7 +724,7 @@ class LocalExecutor:
         pid, created = int(data.get("pid", 0)), data.get("create_time")
         process = _live_process(pid, created, uid=run_as.uid if run_as.switches else None)
         tracked = _Tracked(job=job, allocation=job.allocation, handle=handle, process=process, run_as=run_as,
-                           group=group)
+                           group=group, limits=LimitGroups.from_dict(data.get("limits")))
         if process is not None:
             self._jobs[job.id] = tracked
             log.info("job %s re-adopted: pid %s still running", job.id, pid)
@@ -726,14 +761,23 @@ class LocalExecutor:
                                         "pgid": wrapper["pid"], "create_time": wrapper.get("create_time")})
 
     def _settle_unwatched(self, t: _Tracked, pid: int) -> ExecutorEvent:
-        if t.group is not None:
-            tracker_for(t.group, self.tracker).remove(t.group)
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
-            return Exited(t.job.id, ended[0], ended[1],
-                          message=_exit_message(ended[0], t) + " (while the server was down)")
-        return Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
-                              "(it was killed together with its wrapper)")
+            event: ExecutorEvent = Exited(t.job.id, ended[0], ended[1],
+                                          message=_exit_message(ended[0], t) + " (while the server was down)")
+        else:
+            event = Lost(t.job.id, f"process {pid} ended while the server was down and left no exit code "
+                                   "(it was killed together with its wrapper)")
+        self._forget_groups(t)
+        return event
+
+    def _forget_groups(self, t: _Tracked) -> None:
+        """Remove the job's (empty) tracking and limit groups — after its message was said, which
+        reads the memory group's OOM counter."""
+        if t.group is not None:
+            tracker_for(t.group, self.tracker).remove(t.group)
+        if t.limits is not None:
+            t.limits.remove()
 
     def poll(self) -> list[ExecutorEvent]:
         """Advance stop plans and restarts; report exits, losses, readiness and restarts."""
@@ -753,7 +797,10 @@ class LocalExecutor:
             if ended is None:
                 events.extend(self._readiness(t, now))
                 continue
-            if isinstance(ended, Exited) and self._should_restart(t, ended):
+            if isinstance(ended, Exited) and self._should_restart(t, ended) and \
+                    (taken := self._port_taken(t)) is not None:
+                ended = replace(ended, message=taken)  # restarting cannot free it (red team 15, R11)
+            elif isinstance(ended, Exited) and self._should_restart(t, ended):
                 delay = min(60.0, 2.0 ** t.restarts)
                 if t.ready and t.job.spec.port:  # it read "ready" until the restart, up to 60 s (N8)
                     events.append(NotReady(job_id, t.job.spec.port,
@@ -786,6 +833,22 @@ class LocalExecutor:
             return []
         t.ready = False  # probed again from the next poll: Ready once it listens again
         return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more")]
+
+    def _port_taken(self, t: _Tracked) -> str | None:
+        """Why a service that exited must not be restarted: its log ends on "Address already in
+        use" — ``port 18765 is already in use on vm`` and, where a job this executor runs declares
+        the port, whose job (red team 15, R11: "restarted (restart 5)" and no cause, charged for
+        the GPU meanwhile); None: restart it."""
+        port = t.job.spec.port
+        tail = log_tail(t.job_dir / "output.log", owner_uid=t.owner_uid)
+        if not port or not any("Address already in use" in line or "EADDRINUSE" in line for line in tail):
+            return None
+        node = t.allocation.node if t.allocation is not None else "this host"
+        other = next((o.job for o in self._jobs.values() if o is not t and o.job.spec.port == port
+                      and o.job.spec.kind is JobKind.INFERENCE), None)
+        by = "" if other is None else f" by {other.spec.user}'s job {other.spec.name} ({other.id})" \
+            if other.spec.name != other.id else f" by {other.spec.user}'s job {other.id}"
+        return f"port {port} is already in use on {node}{by}; not restarted: choose another port"
 
     def _should_restart(self, t: _Tracked, ended: Exited) -> bool:
         return (t.job.spec.kind is JobKind.INFERENCE and not t.stopping and ended.exit_code != 0
@@ -904,6 +967,12 @@ class LocalExecutor:
                 continue
 
     def _ended(self, t: _Tracked, now: float) -> Exited | Lost | None:
+        ended = self._end_of(t, now)
+        if ended is not None:
+            self._forget_groups(t)
+        return ended
+
+    def _end_of(self, t: _Tracked, now: float) -> Exited | Lost | None:
         if self._wrapper_alive(t):
             t.seen_running_at = datetime.now(timezone.utc)
             return None
@@ -918,7 +987,6 @@ class LocalExecutor:
                     tracker.signal(t.group, signal.SIGTERM)
                 t.leftovers_since = now if t.leftovers_since is None else t.leftovers_since
                 return None  # GPUs are freed only once nothing of the job is left
-            tracker.remove(t.group)
         code = t.popen.poll() if t.popen is not None else None
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
@@ -1039,8 +1107,10 @@ def _exit_message(code: int, t: _Tracked) -> str:
     """How the job ended, in one sentence: the notebook runner's reason, else the exit code or
     signal and the last lines of the log (:func:`.outcome.describe_exit`, case 028), read only
     from files the job's owner owns."""
+    oom = t.limits.oom_kills() if t.limits is not None else None
     return describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
-                         owner_uid=t.owner_uid)
+                         owner_uid=t.owner_uid, oom_kills=oom,
+                         memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0)
 
 
 def _serves_port(t: _Tracked, port: int) -> bool | None:

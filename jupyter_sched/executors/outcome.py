@@ -162,7 +162,8 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
 
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
-                  stopped: bool = False, owner_uid: int | None = None) -> str:
+                  stopped: bool = False, owner_uid: int | None = None, oom_kills: int | None = None,
+                  memory_limit_mib: int = 0) -> str:
     """One sentence for how work ended.
 
     Args:
@@ -173,6 +174,11 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         stopped: the scheduler was stopping the work (cancel, preemption, time limit): a SIGKILL
             is then its own, not a sign of memory trouble.
         owner_uid: the uid that must own the files read (a job run as another account).
+        oom_kills: processes of the work the out-of-memory killer ended, as its memory cgroup
+            counts them (None: no counter). A SIGKILL is said to be likely out of memory only when
+            this counted one (red team 15, R15: a job that killed its own wrapper read "likely out
+            of memory"); otherwise it is just ``killed by SIGKILL``.
+        memory_limit_mib: the work's memory limit, named with an out-of-memory kill (0 = none).
     """
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
@@ -180,8 +186,10 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
             return printable_line(str(outcome["reason"]), limit=MESSAGE_MAX)  # a file its owner can write
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
-        if -exit_code == signal.SIGKILL and not stopped:
-            base += " (likely out of memory)"
+        if -exit_code == signal.SIGKILL and not stopped and oom_kills:
+            limit = f"; memory limit {format_mib(memory_limit_mib)}" if memory_limit_mib else ""
+            base += (f" (likely out of memory: its memory cgroup counted {oom_kills} out-of-memory "
+                     f"kill{'s' if oom_kills != 1 else ''}{limit})")
     else:
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:

@@ -129,6 +129,45 @@ class ExecutorConfig(Configurable):
         writes hundreds of MiB a second (red-team 15, R12). 0 = no cap.""",
     )
 
+    job_pids_max = Int(
+        4096,
+        config=True,
+        help="""Local executor: the most processes and threads one job may have at once (pids.max of its
+        cgroup), its wrapper included. Default: 4096 — far above what a training job with data-loader
+        workers uses, far below what takes a host down. Why: one job's fork bomb otherwise exhausts
+        the host's process table, and every user's servers, kernels and jobs and this service with
+        it (red-team 15, R9). Needs a pids cgroup controller (root, cgroup v1 or v2); `jupyter-sched
+        doctor` says whether jobs get it. 0 = no limit.""",
+    )
+
+    job_memory_mib = Int(
+        0,
+        config=True,
+        help="""Local executor: the memory limit, in MiB, of a job that asks for no memory (memory_mib);
+        a job that asks is limited to memory_mib times its workers. Default: 0 = no limit for those jobs:
+        the scheduler does not place work by host memory, so a default would kill jobs that ran
+        before; set it on a shared host (e.g. the host's memory divided by the jobs it runs at
+        once). Past the limit the kernel's out-of-memory killer ends the job's largest process, and
+        the job's reason says so. Needs a memory cgroup controller (root); `jupyter-sched doctor`
+        says whether jobs get it.""",
+    )
+
+    @validate("job_pids_max")
+    def _check_job_pids_max(self, proposal: dict[str, Any]) -> int:
+        value = int(positive("job_pids_max", int(proposal["value"]), allow_zero=True, unit="processes"))
+        if 0 < value < 16:  # the wrapper, a shell and the command already take a few
+            raise config_error("job_pids_max", value, "must be 0 (no limit) or at least 16 processes",
+                               "set 0 or a number >= 16 (default 4096)")
+        return value
+
+    @validate("job_memory_mib")
+    def _check_job_memory_mib(self, proposal: dict[str, Any]) -> int:
+        value = int(positive("job_memory_mib", int(proposal["value"]), allow_zero=True, unit="MiB"))
+        if 0 < value < 64:  # the wrapper alone (a Python process) takes ~15 MiB
+            raise config_error("job_memory_mib", value, "must be 0 (no limit) or at least 64 MiB",
+                               "set 0 or a number >= 64 (MiB)")
+        return value
+
     @validate("max_log_mib")
     def _check_max_log_mib(self, proposal: dict[str, Any]) -> int:
         return int(positive("max_log_mib", int(proposal["value"]), allow_zero=True, unit="MiB"))

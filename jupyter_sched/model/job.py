@@ -362,7 +362,8 @@ class PendingReason:
             (no GPU here has the MIG profile asked for), ``UnhealthyGpu``,
             ``Priority``, ``OutsideTimeWindow``, ``WaitingForPreemption``, ``Preempted``,
             ``Unschedulable``, ``Backoff``, ``CpuJobLimit`` (its user runs the most CPU-only jobs
-            allowed: it starts when one of them ends), ``MigPartitioned`` (whole GPUs never hold it, the
+            allowed: it starts when one of them ends), ``PortInUse`` (an inference job whose declared
+            port another job holds on every node), ``MigPartitioned`` (whole GPUs never hold it, the
             physical GPUs would once an admin turns MIG mode off: it pends, case 022).
         message: the reason rendered as one sentence, numbers included.
         details: the numbers (JSON-serializable), e.g. ``{"requested": 4, "free": 2}``.

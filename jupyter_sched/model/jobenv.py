@@ -12,9 +12,14 @@ accepted. Refused (400 ``env.<KEY>``, audited, matched whatever the case):
   (:data:`ACCEPTED_OWN`): one rule for the family (new user 11, N9: ``JUPYTER_SCHED_JOB_ID`` and
   ``_GPU_MILLI`` were accepted with a note while ``_JOB_MARKER`` was refused) — the ones the
   scheduler sets in every job are refused like the rest, their value would never be used;
-- the variables the NVIDIA (and AMD) container runtime reads to choose the devices a container
-  sees (``NVIDIA_VISIBLE_DEVICES``…): a 0-GPU pod given ``NVIDIA_VISIBLE_DEVICES=all`` sees every
-  GPU of its node (new user 10, N4) — the GPUs a job gets are its allocation's, nothing else;
+- the variables that choose the devices a job sees — what the NVIDIA (and AMD) container runtime
+  reads (``NVIDIA_VISIBLE_DEVICES``…: a 0-GPU pod given ``NVIDIA_VISIBLE_DEVICES=all`` sees every
+  GPU of its node, new user 10, N4) and what the GPU libraries read (``CUDA_VISIBLE_DEVICES``,
+  ROCm's ``ROCR_VISIBLE_DEVICES`` / ``HIP_VISIBLE_DEVICES`` / ``GPU_DEVICE_ORDINAL``, oneAPI's
+  ``ZE_AFFINITY_MASK`` / ``ONEAPI_DEVICE_SELECTOR``: ``CUDA_VISIBLE_DEVICES=0,1,2,3`` on a 0-GPU
+  job was silently replaced while the ROCm ones passed, red team 15, R1) — the GPUs a job gets are
+  its allocation's, nothing else: the local executor sets the CUDA, ROCR and HIP ones to it and
+  fences the others' device files (:mod:`jupyter_sched.executors.limits`);
 - the account's identity (``HOME``, ``USER``, ``LOGNAME``): the scheduler sets them to the account
   the job runs as; ``USER=<another user>`` made a job's log and ``getpass.getuser()`` name someone
   else (new user 10, N5).
@@ -34,17 +39,21 @@ _DEVICE_NAMES = frozenset({
     "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_DISABLE_REQUIRE", "NVIDIA_MIG_CONFIG_DEVICES",
     "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS", "NVIDIA_GDS", "NVIDIA_MOFED", "NVIDIA_NVSWITCH",
     "NVIDIA_GDRCOPY", "NVIDIA_FABRIC_MANAGER", "AMD_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK",
+    "ONEAPI_DEVICE_SELECTOR",
 })
 _DEVICE_PREFIXES = ("NVIDIA_REQUIRE_",)
 """What nvidia-container-toolkit (and the AMD container toolkit) read from a container's environment
-to expose devices and driver libraries. Other ``NVIDIA_*`` names (``NVIDIA_TF32_OVERRIDE``) are the
-libraries' own settings and stay accepted."""
+to expose devices and driver libraries, and what CUDA, ROCm and oneAPI read to choose the devices
+a process sees. Other ``NVIDIA_*`` / ``CUDA_*`` names (``NVIDIA_TF32_OVERRIDE``,
+``CUDA_DEVICE_ORDER``) are the libraries' own settings and stay accepted."""
 
 _IDENTITY = frozenset({"HOME", "USER", "LOGNAME"})
 
 
 def device_variable(name: str) -> bool:
-    """Whether ``name`` is read by a GPU container runtime to choose the devices a container sees."""
+    """Whether ``name`` is read by a GPU runtime (container runtime, CUDA, ROCm, oneAPI) to choose
+    the devices a container or process sees."""
     upper = name.upper()
     return upper in _DEVICE_NAMES or upper.startswith(_DEVICE_PREFIXES)
 
@@ -58,10 +67,10 @@ _WORDS = {
     "hub": ("is the hub's own variable", "are the hub's own variables",
             ": a job sets none of JUPYTERHUB_* or JPY_* (the hub's identity and credentials)",
             "the scheduler runs the job as your account"),
-    "device": ("is read", "are read", " by the GPU container runtime to choose the devices a container sees: a job "
-               "gets the GPUs of its allocation only",
-               "ask for GPUs with gpus (--gpus N) and the scheduler exposes those (CUDA_VISIBLE_DEVICES is set for "
-               "you)"),
+    "device": ("is read", "are read", " by the GPU runtime (the container runtime, CUDA, ROCm or oneAPI) to choose the "
+               "devices a job sees: a job gets the GPUs of its allocation only",
+               "ask for GPUs with gpus (--gpus N) and the scheduler exposes those (CUDA_VISIBLE_DEVICES, "
+               "ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES are set for you)"),
     "identity": ("names the account", "name the account",
                  ": the scheduler sets HOME, USER and LOGNAME to the account the job runs as",
                  "to move caches or config use e.g. XDG_CACHE_HOME, HF_HOME or TORCH_HOME"),
@@ -91,7 +100,7 @@ def refused_variable(name: str) -> tuple[str, str] | None:
 
 _WHY = {"scheduler": "the scheduler's own variable (a job may set only JUPYTER_SCHED_URL and JUPYTER_SCHED_TOKEN)",
         "hub": "the hub's own variable (identity and credentials)",
-        "device": "read by the GPU container runtime to choose the devices a container sees",
+        "device": "read by the GPU runtime to choose the devices a job sees (the scheduler sets them from the allocation)",
         "identity": "names the account (the scheduler sets it to the account the job runs as)"}
 """Per kind of refused variable, why in a few words: the keys of a refusal's ``details.why``, kept
 whole on its audit record where the message is cut at 500 characters."""

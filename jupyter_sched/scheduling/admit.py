@@ -19,6 +19,7 @@ from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
 from ..queues.limits import effective_limit
+from . import ports
 from .context import RESERVE_PREFIX, CycleContext, Visit
 from .eta import predicted_start_of, provisional
 from .gates import borrow_window_closed
@@ -98,6 +99,16 @@ def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
            ) -> tuple[Placement | None, bool, Reservation | None]:
     """Place respecting the model's EASY reservation; returns (placement, backfilled, blocked_by)."""
     state, placer = ctx.state, ctx.placer
+    if ctx.ports:  # its declared port is held on some nodes: placed on another (.ports, red team 15 R11)
+        placement = None
+        with ports.masked(ctx, job) as held:
+            if held:
+                placement = placer.place(job.id, req, flavor)
+        if held:
+            if placement is None or placement.allocation.node in held:
+                return None, False, None
+            state.take(job.id, placement.holding)
+            return placement, False, None
     res = ctx.reservations.get(flavor.model)
     if res is not None and not placer.might_fit(req, flavor):
         return None, False, None  # nothing free is large enough: skip the reservation trials
@@ -189,6 +200,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     ctx.admits.append(Admit(job_id, alloc, borrowed_gpus, scores, backfill, predicted, limit, source, queued))
     ctx.admitted[job_id] = job
     ctx.fresh[job_id] = placement
+    if spec.port is not None and ctx.profile.host_ports:
+        ports.hold(ctx, job, alloc.node)
     if not spec.resources.total_milli and ctx.profile.max_running_cpu_jobs_per_user:
         ctx.cpu_jobs[spec.user] = ctx.cpu_jobs.get(spec.user, 0) + 1
     # its expected runtime for the ETA projection: .runtimes.expected_runtime, on the limit at hand

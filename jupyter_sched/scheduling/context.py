@@ -26,6 +26,7 @@ from ..queues.limits import effective_limit
 from ..wording.reasons import work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
+from .ports import declares_port, held_ports
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot
@@ -167,9 +168,12 @@ class CycleContext:
             for j in snapshot.jobs:
                 if j.state.holds_gpus and not j.spec.resources.total_milli:
                     self.cpu_jobs[j.spec.user] = self.cpu_jobs.get(j.spec.user, 0) + 1
+        # declared ports held per node by inference jobs (.ports: red team 15 R11); admissions add theirs
+        host_ports = profile.host_ports
+        self.ports: dict[int, dict[str, str]] = held_ports(snapshot.jobs) if host_ports else {}
         self.gated = bool(self.policies or profile.windows or snapshot.quotas.budgets
-                          or profile.max_running_cpu_jobs_per_user) or any(
-            j.not_before is not None for j in snapshot.jobs)
+                          or profile.max_running_cpu_jobs_per_user or self.ports) or any(
+            j.not_before is not None or (host_ports and declares_port(j)) for j in snapshot.jobs)
         self.admitted: dict[str, Job] = {}
         self.fresh: dict[str, Placement] = {}
         # per fresh admission, its expected runtime as .runtimes.expected_runtime gives it (set by

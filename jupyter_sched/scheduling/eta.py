@@ -41,7 +41,7 @@ from typing import Any
 
 from ..backfill.history import POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
-from ..backfill.projection import Demand, Estimate, Option, Projection
+from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
 from ..model.job import public_name
@@ -50,6 +50,7 @@ from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext
 from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
+from .ports import PORT_IN_USE
 from .runtimes import Reestimate, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
@@ -213,8 +214,10 @@ class Plan:
         if seen > ctx.profile.eta_depth:
             return None, (f"{seen - 1} jobs are ahead of it on {first}; starts are projected for the first "
                           f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
+        share = req.gpu_milli if req.fractional and not req.mig_profile and req.gpu_milli < 1000 else 0
         return Demand(job_id=job.id, workers=workers, milli=req.total_milli, duration=expected_runtime(ctx, job),
-                      after=after, options=options, strict=strict)
+                      after=after, options=options, strict=strict, share=share,
+                      group=sharing_group(ctx, job) if share else "*")
 
     # ------------------------------------------------------------------ estimates
     def estimate(self, job: Job, reason: PendingReason, *, count: bool = True) -> Estimated:
@@ -231,6 +234,12 @@ class Plan:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
         if code == "CpuJobLimit":  # waits for its owner's own CPU-only jobs, not for GPUs (.gates)
             return None, reason.eta_reason, (), "CpuJobLimit"
+        if code == PORT_IN_USE:  # waits for the job holding its port (.ports): when that one ends
+            holder = str(reason.details.get("holder") or "")
+            end = _holder_end(ctx, holder, self.reestimates) if holder else math.inf
+            if math.isinf(end):
+                return None, f"it fits only after jobs without a time limit end ({holder})", (holder,), "NoTimeLimit"
+            return ctx.now + timedelta(seconds=end), "", (holder,), "Projected"
         after = 0.0
         if code in _GATED:
             opens = _gate_opens(ctx, job, reason)
@@ -304,7 +313,7 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit") or (
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE) or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
         job = ctx.by_id[pend.job_id]
@@ -411,8 +420,10 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
     placeable, free_milli, node_of, pool_of = st.placeable, st.free_milli, st.gpu_node, st.node_pool
     all_placeable = all(placeable)  # the common case: no GPU to skip when counting what a holder frees
     release: dict[int, float] = {}  # GPUs shared or nominated: released when the last holder ends
+    shared: dict[int, list[SharedGpu]] = {}  # per unit, GPUs shared by running fractions (N7)
     holder_of: dict[int, str] = {}
     endless: dict[int, list[str]] = {}  # per shared GPU, every holder without a known end (all are named)
+    shares: dict[int, list[tuple[float, int, str]]] = {}  # per shared GPU, (end, milli-GPUs, holder) of each share
     nominated = book.owner
     fresh, admitted, fresh_end = ctx.fresh, ctx.admitted, ctx.fresh_end
     for holder, holding in st.holdings.items():
@@ -451,11 +462,13 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
                     unit = node_of[g] if by_node else pool_of[node_of[g]]
                     per_unit[unit] = per_unit.get(unit, 0) + 1
             holds.extend((name, unit, count, end) for unit, count in per_unit.items())
-        for g, _ in gpus:
+        for g, milli in gpus:
             if math.isinf(end):
                 endless.setdefault(g, []).append(name)
             if end >= release.get(g, -1.0):
                 release[g], holder_of[g] = end, name
+            if milli < 1000:
+                shares.setdefault(g, []).append((end, milli, name))
     for g, owner in nominated.items():  # after its victim stops, the GPU is the nominated job's
         release[g], holder_of[g] = owner_end.get(owner, math.inf), owner
     for g, end in release.items():
@@ -471,12 +484,32 @@ def _projection(ctx: CycleContext, by_node: bool, at_end: bool, notes: dict[str,
             rel = releases[unit]
             rel[end] = rel.get(end, 0) + 1
             enders[unit].append((end, holder_of[g]))
+        held = shares.get(g)
+        if held and g not in nominated and (slot := _shared_gpu(ctx, held, free_milli[g], end)) is not None:
+            shared.setdefault(unit, []).append(slot)
+            enders[unit].extend((at, name) for at, _, name in held if math.isfinite(at) and at < end)
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
     lines, line_forever = _lines(ctx, notes)
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
-                      line_forever=line_forever, enders=enders)
+                      line_forever=line_forever, enders=enders, shared=shared)
+
+
+def sharing_group(ctx: CycleContext, job: Job) -> str:
+    """Who ``job``'s share of a GPU may be packed with (the profile's ``gpu_sharing``, as the
+    placer's owners read it: anyone ``"*"``, its team, or nobody — its own id)."""
+    sharing = ctx.profile.gpu_sharing
+    return "*" if sharing == "any" else f"team:{job.spec.team}" if sharing == "team" else f"job:{job.id}"
+
+
+def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int, end: float) -> SharedGpu | None:
+    """A GPU shared by running fractions as the projection packs later shares onto it (None: its
+    holders are of different sharing groups, or not all known jobs)."""
+    groups = {sharing_group(ctx, job) if (job := ctx.by_id.get(name)) is not None else None for _, _, name in held}
+    if len(groups) != 1 or None in groups:
+        return None
+    return SharedGpu(groups.pop() or "*", 0.0, end, Timeline(max(free, 0), [(at, milli) for at, milli, _ in held]))
 
 
 def _lines(ctx: CycleContext, notes: dict[str, Reestimate]) -> tuple[list[Timeline], list[list[str]]]:

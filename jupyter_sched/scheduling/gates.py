@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Job, PendingReason, PriorityClass
 from ..queues.windows import applies, is_open, next_open
+from .ports import gate as port_gate
 
 if TYPE_CHECKING:
     from .context import CycleContext
@@ -52,6 +53,8 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
                              details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {}),
                                       **by},
                              eta=job.not_before, unblock="wait for the backoff to pass")
+    if ctx.ports and (taken := port_gate(ctx, job)) is not None:  # red team 15 R11 (.ports)
+        return taken
     cap = ctx.profile.max_running_cpu_jobs_per_user
     if cap and not spec.resources.total_milli:
         running = ctx.cpu_jobs.get(spec.user, 0)

@@ -92,6 +92,10 @@ class SchedulingProfile:
             in-process default; servers take ``c.SchedApp.max_running_cpu_jobs_per_user``). 0-GPU
             work is charged to no quota, so without it one hub user ran ~1,000 processes on the
             host (red-team 15 R2, new user 15 N9).
+        host_ports: an inference job's declared port is a resource of the node it runs on (one job
+            per port and node: :mod:`.ports`; red team 15 R11) — jobs share the node's network, as
+            the local executor runs them. False where each job has its own (Kubernetes pods: a
+            ``containerPort`` binds nothing on the node).
     """
 
     name: str = "default"
@@ -118,6 +122,7 @@ class SchedulingProfile:
     eta_source: str = "history"
     gpu_sharing: str = "any"
     max_running_cpu_jobs_per_user: int = 0
+    host_ports: bool = True
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)

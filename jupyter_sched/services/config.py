@@ -85,7 +85,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``nvml`` is the NVML library module for the inventory and the NVML collector (default: the
     real ``pynvml``; tests on GPU-less machines pass a fake library).
 
-    Keys used: ``db_url``, ``log_dir``, ``inventory_source``, ``inventory_file``,
+    Keys used: ``db_url``, ``log_dir``, ``max_log_mib``, ``job_pids_max``, ``job_memory_mib``
+    (:mod:`..executors.limits`), ``inventory_source``, ``inventory_file``,
     ``simulated_gpus``, ``simulated_gpu_model``, ``simulated_gpu_memory_mib``,
     ``inventory_refresh_s``, ``cycle_interval_s``, ``cycle_coalesce_s``, ``cycle_steps_aside``, ``sqlite_synchronous``
     (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
@@ -109,6 +110,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         ValidationError / StoreError: a setting is unusable (names the field), including an
             ``inventory_file`` that does not read as an inventory.
     """
+    from ..executors.limits import LocalLimits, minor_resolver
     from ..executors.local import LocalExecutor
     from ..inventory.factory import default_inventory_source
     from ..inventory.simulated import SimulatedInventory
@@ -130,8 +132,12 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
                               field="inventory_source",
                               hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
     # Jobs that name no working_dir run where the server serves files from, as a user expects.
+    limits = LocalLimits(pids_max=int(settings.get("job_pids_max", 4096)),
+                         memory_mib=int(settings.get("job_memory_mib", 0)))
+    # whether GPUs are fenced, said at every start (red team 15, R1): a warning when only by environment
+    (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s", limits.summary())
     executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None,
-                             max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20)
+                             max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20, limits=limits)
     monitors: list[TelemetryMonitor] = []
 
     def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)
@@ -150,6 +156,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
             simulated_model=sim["model"], simulated_memory_mib=sim["memory_mib"], our_pids=our_pids,
             nvml=nvml, node=node, logger=logger)
     inventory = CachedInventory(source, float(settings.get("inventory_refresh_s", 30.0)))
+    executor.gpu_minor = minor_resolver(inventory.current)  # the devices cgroup's minors (R1)
     if settings.get("inventory_file"):
         # Read an admin's inventory file once now: a broken file stops the server at start with
         # the field and the fix, instead of failing every engine tick (issue 10, bad inputs).
@@ -346,6 +353,8 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
     cap = settings.get("max_running_cpu_jobs_per_user")
     if cap is not None:  # validated by the profile (a whole number >= 0; 0 = no cap)
         kwargs["max_running_cpu_jobs_per_user"] = cap
+    if settings.get("executor") == "kubernetes":  # a pod's containerPort binds nothing on its node
+        kwargs["host_ports"] = False
     policy = str(settings.get("placement_policy") or "binpack")
     if policy != "binpack":
         from ..placement.placer import PlacementConfig

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import builtins
 import json
+import os
 import posixpath
 from collections.abc import Iterable
 from dataclasses import replace
@@ -299,6 +300,7 @@ class JobsService:
         warnings: builtins.list[str] = []
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
         self.refuse_missing_paths(job.spec)
+        self.refuse_privileged_port(job.spec)
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
@@ -334,8 +336,8 @@ class JobsService:
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
         """A warning when another live service asks for the same port where the local executor runs
         them all on one host (new user 8, N8: the second crash-looped on "Address already in use"
-        and was accepted without a word). Only a warning: the other may end before this one starts,
-        and an app may share its port (SO_REUSEPORT). Another user's job is not named."""
+        and was accepted without a word; since session 16 it pends, ``PortInUse``: red team 15 R11).
+        Only a warning: the other may end before this one starts. Another user's job is not named."""
         if spec.kind is not JobKind.INFERENCE or not spec.port or getattr(self.ctx.executor, "name", None) != "local":
             return []
         out = []
@@ -345,10 +347,38 @@ class JobsService:
                 continue
             whose = (f"your service {other.spec.name} ({other.id})" if other.spec.user == caller.user
                      else "another user's service")
-            out.append(f"port {spec.port} is also the port of {whose}, {other.state.value}: on one host only one "
-                       "of them can listen on it; the other fails with 'Address already in use' and is "
-                       "restarted until it gives up — choose another port, or cancel that service")
+            out.append(f"port {spec.port} is also the port of {whose}, {other.state.value}: a node runs one job "
+                       "per declared port, so the later one waits until the other ends — choose another port, "
+                       "or cancel that service")
         return out[:3]
+
+    def refuse_privileged_port(self, spec: JobSpec) -> None:
+        """An inference job's port below the host's first unprivileged port (1024, or the kernel's
+        ``net.ipv4.ip_unprivileged_port_start``) is refused when the local executor would run it as
+        an account other than root: it could never listen there, and sat "not answering on port 80
+        yet" for ever (new user 15, N11). A container (Kubernetes) has its own ports: not checked.
+
+        Raises:
+            ValidationError: naming the field ``port``.
+        """
+        executor = self.ctx.executor
+        if spec.kind is not JobKind.INFERENCE or not spec.port or not isinstance(executor, LocalExecutor):
+            return
+        first = _unprivileged_port_start()
+        if spec.port >= first:
+            return
+        who, uid = "this server's account", _service_uid()
+        if executor.run_as_for is not None:
+            try:
+                run_as = executor.run_as_for(Job(id="port-check", spec=spec))
+            except SchedError:
+                return  # no account: refused at admission with its own words
+            if run_as.switches:
+                who, uid = run_as.account or spec.user, run_as.uid if run_as.uid is not None else -1
+        if uid == 0:
+            return
+        raise ValidationError(f"port {spec.port} is below {first}: the job runs as {who}, which cannot listen "
+                              "there", field="port", hint=f"use a port from {first} up, e.g. 8000")
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
@@ -540,6 +570,7 @@ class JobsService:
         spec = self._spec(caller, request, None, frozenset(inv.models()))
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
+        self.refuse_privileged_port(spec)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         try:
             self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
@@ -859,10 +890,10 @@ def _id_field(kind: JobKind | None) -> str:
     return "lease_id" if kind is JobKind.LEASE else "job_id"
 
 
-_SCHEDULER_ENV = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"})
-"""Variables the executor sets in every job from its allocation (:func:`~..executors.local.job_environment`)
-that a job's env may give (left out of the stored env, with a note); its JUPYTER_SCHED_* ones are refused
-(model.jobenv)."""
+_SCHEDULER_ENV = frozenset({"CUDA_DEVICE_ORDER"})
+"""Variables the executor sets in every job (:func:`~..executors.local.job_environment`) that a job's env
+may give (left out of the stored env, with a note); its JUPYTER_SCHED_* ones and the visible-devices
+ones (CUDA_VISIBLE_DEVICES…, red team 15, R1) are refused (model.jobenv)."""
 
 
 def _bare_memory(value: object) -> builtins.list[str]:
@@ -981,3 +1012,18 @@ def released_only(state: str | None) -> bool:
     was "unknown state 'released'" for the word its own clients print)."""
     names = {s.strip() for s in state.split(",") if s.strip()} if state else set()
     return names == {RELEASED}
+
+
+def _service_uid() -> int:
+    """The uid this service (and an embedded server's jobs) runs as."""
+    return os.geteuid()
+
+
+def _unprivileged_port_start() -> int:
+    """The host's first port an account other than root may listen on (Linux:
+    ``/proc/sys/net/ipv4/ip_unprivileged_port_start``; else 1024)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_unprivileged_port_start", encoding="ascii") as fh:
+            return max(0, min(int(fh.read().strip()), 65536))
+    except (OSError, ValueError):
+        return 1024

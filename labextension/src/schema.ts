@@ -793,7 +793,7 @@ export interface components {
              */
             working_dir?: string | null;
             /**
-             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads (NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from the allocation (a value given is left out, said in warnings)
+             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what chooses the devices a job sees (NVIDIA_VISIBLE_DEVICES…, CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK, ONEAPI_DEVICE_SELECTOR: the scheduler sets them from the allocation), HOME, USER, LOGNAME; CUDA_DEVICE_ORDER is set to PCI_BUS_ID (a value given is left out, said in warnings)
              * @example {
              *       "BATCH_SIZE": "64"
              *     }
@@ -1914,7 +1914,7 @@ export interface components {
              */
             working_dir?: string | null;
             /**
-             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads (NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from the allocation (a value given is left out, said in warnings)
+             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what chooses the devices a job sees (NVIDIA_VISIBLE_DEVICES…, CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK, ONEAPI_DEVICE_SELECTOR: the scheduler sets them from the allocation), HOME, USER, LOGNAME; CUDA_DEVICE_ORDER is set to PCI_BUS_ID (a value given is left out, said in warnings)
              * @example {
              *       "BATCH_SIZE": "64"
              *     }
@@ -2166,7 +2166,7 @@ export interface components {
              */
             working_dir?: string | null;
             /**
-             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what the GPU container runtime reads (NVIDIA_VISIBLE_DEVICES…), HOME, USER, LOGNAME; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are set from the allocation (a value given is left out, said in warnings)
+             * @description variable names as keys, string values: the job's own process environment (PATH, PYTHONPATH, LD_PRELOAD… change only your own processes, which run as your account); refused (400, every one named): JUPYTER_SCHED_* but JUPYTER_SCHED_URL/TOKEN, JUPYTERHUB_*, JPY_*, what chooses the devices a job sees (NVIDIA_VISIBLE_DEVICES…, CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ZE_AFFINITY_MASK, ONEAPI_DEVICE_SELECTOR: the scheduler sets them from the allocation), HOME, USER, LOGNAME; CUDA_DEVICE_ORDER is set to PCI_BUS_ID (a value given is left out, said in warnings)
              * @example {
              *       "BATCH_SIZE": "64"
              *     }

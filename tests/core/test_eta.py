@@ -19,6 +19,9 @@ from jupyter_sched.scheduling import SchedulingProfile, run_cycle
 
 MIN = 60.0
 
+SESSION15 = {"min_key_runs": 1, "running_first_record": False, "min_padding_ratio": 0.0}
+"""RuntimeHistory arguments for session 15's rules (benchmarks/jct_loaded.py's baseline of session 16)."""
+
 
 def _t(minutes: float) -> object:
     return T0 + timedelta(minutes=minutes)
@@ -236,6 +239,8 @@ def test_runtime_history_predicts_from_the_same_run_and_from_nothing_else() -> N
     spec = make_job("a", time_limit_s=7200).spec
     assert hist.predict(spec, 7200) is None
     hist.learn(spec, 1800, 7200)
+    assert hist.predict(spec, 7200) is None  # one run is not yet a record (MIN_KEY_RUNS, new user 15 N5)
+    hist.learn(spec, 1800, 7200)
     assert hist.predict(spec, 7200) == 1800  # same user, program and request
     assert hist.predict(spec, 600) == 600  # never above the limit
     # another request, another program, another user: not similar runs — their limits are used
@@ -337,7 +342,7 @@ def test_runtime_history_predicts_a_running_job_from_the_runs_longer_than_it_alr
 
 def test_runtime_history_predicts_only_a_running_job_of_a_user_without_runs_from_other_users_runs() -> None:
     from jupyter_sched.backfill.history import OTHER_RUNS, POPULATION_RUNS, RuntimeHistory
-    hist = RuntimeHistory()
+    hist = RuntimeHistory(**SESSION15)
     newcomer = make_job("n", user="newcomer", time_limit_s=4000).spec
     for user, ran, limit in (("ana", 900, 3600), ("bo", 1800, 3600), ("cy", 2700, 3600)):
         hist.learn(make_job("x", user=user, time_limit_s=limit).spec, ran, limit)
@@ -351,7 +356,7 @@ def test_runtime_history_predicts_only_a_running_job_of_a_user_without_runs_from
     assert hist.origin(newcomer, 4000, ran_s=1500) == POPULATION_RUNS
     assert hist.predict(newcomer, 4000, ran_s=3500) is None  # outran them all: its limit
     assert hist.origin(newcomer, 4000, ran_s=3500) is None
-    assert RuntimeHistory(population=False).predict(newcomer, 4000, ran_s=1500) is None  # session 13's rule
+    assert RuntimeHistory(population=False, **SESSION15).predict(newcomer, 4000, ran_s=1500) is None  # session 13's rule
     # the most specific size class with runs: 4 GPUs under a 1-2 h limit, before any 1-GPU run
     big = make_job("b", user="newcomer", gpus=4, time_limit_s=4000).spec
     assert hist.predict(big, 4000, ran_s=100) == 2000  # no 4-GPU run yet: every run's ratios
@@ -381,7 +386,7 @@ def test_runtime_history_predicts_only_a_running_job_of_a_user_without_runs_from
 def test_runtime_history_predicts_a_first_run_from_the_user_s_own_runs_only_where_that_beat_the_limit(
         first_runs: list[tuple[float, float]], want: float | None) -> None:
     from jupyter_sched.backfill.history import RuntimeHistory
-    hist = RuntimeHistory()
+    hist = RuntimeHistory(**SESSION15)
     spec = make_job("a", user="ana").spec
     for k, (ran, limit) in enumerate(first_runs):  # each a different program: a first run of its key
         hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
@@ -401,7 +406,7 @@ def test_runtime_history_predicts_a_first_run_from_the_user_s_own_runs_only_wher
 def test_runtime_history_predicts_a_running_first_run_from_the_user_s_padding_unless_it_failed(
         first_runs: list[tuple[float, float]], want: tuple[float | None, float | None]) -> None:
     from jupyter_sched.backfill.history import POPULATION_RUNS, RuntimeHistory
-    hist = RuntimeHistory()
+    hist = RuntimeHistory(**SESSION15)
     spec = make_job("a", user="ana").spec
     for k, (ran, limit) in enumerate(first_runs):
         hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
@@ -417,7 +422,7 @@ def test_runtime_history_predicts_a_running_first_run_from_the_user_s_padding_un
     assert hist.predict(replace(new, user="bo"), 7200, ran_s=4000) is None
     if len(first_runs) == 1:
         assert hist.predict(new, 7200) is None  # queued: not earned yet, the limit
-        old = RuntimeHistory(running_first=False)  # session 8's rule (benchmarks/jct_loaded.py's baseline)
+        old = RuntimeHistory(running_first=False, **SESSION15)  # session 8's rule (benchmarks/jct_loaded.py's baseline)
         old.learn(replace(spec, command=("python", "p0.py"), time_limit_s=3600), 1800, 3600)
         assert old.predict(new, 7200, ran_s=600) is None
 
@@ -579,7 +584,7 @@ def test_runtime_history_s_first_run_rule_is_a_parameter_so_a_benchmark_can_repl
     runs = [(1800, 3600), (3000, 6000)]  # one first run scored, the padding exact
     new = replace(spec, command=("python", "new.py"), time_limit_s=7200)
     predictions = []
-    for hist in (RuntimeHistory(), RuntimeHistory(first_runs_scored=3, first_run_max_error=math.inf)):
+    for hist in (RuntimeHistory(**SESSION15), RuntimeHistory(first_runs_scored=3, first_run_max_error=math.inf, **SESSION15)):
         for k, (ran, limit) in enumerate(runs):
             hist.learn(replace(spec, command=("python", f"p{k}.py"), time_limit_s=limit), ran, limit)
         predictions.append(hist.predict(new, 7200))

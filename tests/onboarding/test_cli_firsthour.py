@@ -1485,11 +1485,12 @@ def test_newuser7_finding_13_a_url_with_a_space_is_one_line_not_a_traceback(caps
 
 def test_newuser7_finding_18_an_env_the_scheduler_sets_is_said_to_be_replaced(server: EmbeddedServer) -> None:
     """New user 7, F18: ``--env CUDA_VISIBLE_DEVICES=0,1,2,3`` was accepted, stored and silently replaced
-    by the allocation (right, but unsaid). The answer (REST ``warnings``, the CLI's note) says so."""
+    by the allocation (right, but unsaid). The answer (REST ``warnings``, the CLI's note) says so for
+    CUDA_DEVICE_ORDER; CUDA_VISIBLE_DEVICES is refused since red team 15, R1 (400 naming it)."""
     clear(server)
-    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--env", "CUDA_VISIBLE_DEVICES=0,1,2,3", "--", "true")
+    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--env", "CUDA_DEVICE_ORDER=FASTEST_FIRST", "--", "true")
     assert run.code == EXIT_OK, run.err
-    assert ("jupyter-sched submit: note: env CUDA_VISIBLE_DEVICES is set by the scheduler from the job's allocation; "
+    assert ("jupyter-sched submit: note: env CUDA_DEVICE_ORDER is set by the scheduler from the job's allocation; "
             "the value given is not used") in run.err, run.err
     plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"], "env": {"SEED": "1"}}).json()
     assert "warnings" not in plain

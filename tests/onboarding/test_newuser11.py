@@ -285,7 +285,7 @@ def test_newuser11_n9_every_refused_env_key_is_named_in_one_answer(server: Embed
         alone = ann.post("jobs", json={"gpus": 0, "command": ["true"], "env": {key: "1"}})
         assert alone.status_code == 400 and alone.json()["error"]["field"] == f"env.{key}", alone.text
     fine = ann.post("jobs", json={"gpus": 0, "command": ["true"], "env": {
-        "JUPYTER_SCHED_URL": "http://x/", "JUPYTER_SCHED_TOKEN": "t", "CUDA_VISIBLE_DEVICES": "0"}})
+        "JUPYTER_SCHED_URL": "http://x/", "JUPYTER_SCHED_TOKEN": "t", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}})
     assert fine.status_code == 201, fine.text
     clear(server)
 

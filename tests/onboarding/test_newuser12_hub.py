@@ -139,14 +139,16 @@ def test_n3_working_dir_is_shown_resolved_and_none_says_where_the_job_starts(ser
 def test_n6_an_env_the_scheduler_sets_is_left_out_of_the_jobs_env(server: EmbeddedServer) -> None:
     """N6: ``--env CUDA_VISIBLE_DEVICES=0`` got the note "the value given is not used" but the job's
     answer still showed ``"env": {"CUDA_VISIBLE_DEVICES": "0"}``. The stored and shown env is what the
-    job runs with: the note stays, the key is left out, and the job sees the allocation's value."""
+    job runs with: the note stays, the key is left out, and the job sees the allocation's value. (Red team
+    15, R1: CUDA_VISIBLE_DEVICES itself is refused now; CUDA_DEVICE_ORDER keeps the note.)"""
     amy = api(server, "tok-amy")
-    made = amy.post("jobs", json={"gpus": 0, "command": ["sh", "-c", "echo CVD=[$CUDA_VISIBLE_DEVICES] SEED=$SEED"],
-                                  "env": {"CUDA_VISIBLE_DEVICES": "0", "CUDA_DEVICE_ORDER": "FASTEST_FIRST", "SEED": "7"}})
+    echo = "echo CVD=[$CUDA_VISIBLE_DEVICES] ORDER=$CUDA_DEVICE_ORDER SEED=$SEED"
+    made = amy.post("jobs", json={"gpus": 0, "command": ["sh", "-c", echo],
+                                  "env": {"CUDA_DEVICE_ORDER": "FASTEST_FIRST", "SEED": "7"}})
     assert made.status_code == 201, made.text
     job = made.json()
     assert job["env"] == {"SEED": "7"}, job["env"]
-    for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
+    for name in ("CUDA_DEVICE_ORDER",):
         assert f"env {name} is set by the scheduler from the job's allocation; the value given is not used" \
             in job["warnings"], job["warnings"]
     assert amy.get(f"jobs/{job['id']}").json()["env"] == {"SEED": "7"}
@@ -154,7 +156,7 @@ def test_n6_an_env_the_scheduler_sets_is_left_out_of_the_jobs_env(server: Embedd
     while amy.get(f"jobs/{job['id']}").json()["state"] not in ("succeeded", "failed"):
         assert time.monotonic() < deadline
         time.sleep(0.3)
-    assert "CVD=[] SEED=7" in amy.get(f"jobs/{job['id']}/logs").json()["text"]  # 0 GPUs: none visible
+    assert "CVD=[] ORDER=PCI_BUS_ID SEED=7" in amy.get(f"jobs/{job['id']}/logs").json()["text"]  # 0 GPUs: none visible
 
 
 # ---- N5: LD_PRELOAD / PATH are the owner's own process environment -----------------------------------------

@@ -149,15 +149,16 @@ import sys
 from IPython.core.interactiveshell import InteractiveShell
 shell = InteractiveShell.instance()
 shell.run_line_magic("load_ext", "jupyter_sched")
-shell.run_line_magic("schedule", "run train.py --gpus 1 --env CUDA_VISIBLE_DEVICES=0 --name envtest --time-limit 1m")
+shell.run_line_magic("schedule", "run train.py --gpus 1 --env CUDA_DEVICE_ORDER=FASTEST_FIRST --name envtest --time-limit 1m")
 print("=====", flush=True)
-shell.run_cell_magic("schedule", "--gpus 1 --env CUDA_VISIBLE_DEVICES=1 --time-limit 1m", "print('cell')\n")
+shell.run_cell_magic("schedule", "--gpus 1 --env CUDA_DEVICE_ORDER=FASTEST_FIRST --time-limit 1m", "print('cell')\n")
 """
 
 
 def test_newuser8_n1_the_magics_print_the_submit_answers_warnings(server: EmbeddedServer, tmp_path: Path) -> None:
     """N1: ``%schedule run … --env CUDA_VISIBLE_DEVICES=0`` said only "Submitted …"; the CLI and REST
-    said the value is not used (the answer's ``warnings``). An IPython shell as a notebook job's."""
+    said the value is not used (the answer's ``warnings``). An IPython shell as a notebook job's. (Red
+    team 15, R1: CUDA_VISIBLE_DEVICES is refused now; CUDA_DEVICE_ORDER keeps the note.)"""
     (tmp_path / "train.py").write_text("print('trained')\n")
     env = _env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann",
                IPYTHONDIR=str(tmp_path / "ipython"))
@@ -166,13 +167,13 @@ def test_newuser8_n1_the_magics_print_the_submit_answers_warnings(server: Embedd
                               text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
         run, cell = done.stdout.split("=====")
-        note = "Note: env CUDA_VISIBLE_DEVICES is set by the scheduler from the job's allocation; the value given " \
+        note = "Note: env CUDA_DEVICE_ORDER is set by the scheduler from the job's allocation; the value given " \
                "is not used"
         for said in (run, cell):
             lines = said.strip().splitlines()
             assert lines[0].startswith("Submitted job j-") and note in lines[1:], said
         cli = _cli(_env(tmp_path, JUPYTER_SCHED_URL=server.url, JUPYTER_SCHED_TOKEN="tok-ann"), "submit", "--gpus",
-                   "1", "--env", "CUDA_VISIBLE_DEVICES=0", "--time-limit", "1m", "--workdir", str(tmp_path), "--",
+                   "1", "--env", "CUDA_DEVICE_ORDER=FASTEST_FIRST", "--time-limit", "1m", "--workdir", str(tmp_path), "--",
                    "python", "train.py")
         assert note.removeprefix("Note: ") in cli.stderr, cli.stderr  # the same words as the CLI's
     finally:

@@ -230,9 +230,10 @@ def test_newuser9_env_may_not_set_the_schedulers_or_the_hubs_own_variables(serve
         assert time.monotonic() < deadline, audited
         time.sleep(0.2)
     # one rule for JUPYTER_SCHED_* (new user 11, N9): only the client's connection passes; JOB_ID is refused
-    # like the rest now (it was accepted with a note), CUDA_VISIBLE_DEVICES keeps its note
+    # like the rest now (it was accepted with a note), CUDA_DEVICE_ORDER keeps its note (CUDA_VISIBLE_DEVICES
+    # is refused since red team 15, R1)
     replaced = ann.post("jobs", json={"gpus": 0, "command": ["true"], "env": {
-        "CUDA_VISIBLE_DEVICES": "0", "JUPYTER_SCHED_URL": "http://x/", "JUPYTER_SCHED_TOKEN": "t"}})  # the client's own
+        "CUDA_DEVICE_ORDER": "FASTEST_FIRST", "JUPYTER_SCHED_URL": "http://x/", "JUPYTER_SCHED_TOKEN": "t"}})  # the client's own
     assert replaced.status_code in (200, 201), replaced.text
-    assert any("CUDA_VISIBLE_DEVICES is set by the scheduler" in w for w in replaced.json()["warnings"]), replaced.text
+    assert any("CUDA_DEVICE_ORDER is set by the scheduler" in w for w in replaced.json()["warnings"]), replaced.text
     clear(server)

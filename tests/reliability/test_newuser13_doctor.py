@@ -77,6 +77,9 @@ def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_fro
     run = _doctor(tmp_path, JUPYTER_SCHED_DB_URL_FILE=str(url_file),
                   JUPYTER_SCHED_HUB_URL="http://127.0.0.1:9/services/jupyter-sched/")  # a store is named: it is used
     assert run.returncode == EXIT_OK, run.stdout + run.stderr
-    assert run.stdout.splitlines() == [
+    lines = run.stdout.splitlines()
+    assert lines[:2] == [
         f"store: sqlite:///{path} ($JUPYTER_SCHED_DB_URL_FILE ({url_file}))",
         "no quarantined rows: every row read (0 of jobs, 0 of usage, 0 of gpu_rollups, 0 of events)"], run.stdout
+    # and how local jobs are isolated on this host (red team 15, R1): a devices cgroup, or environment only
+    assert len(lines) == 3 and lines[2].startswith("isolation: local jobs: GPUs fenced by "), run.stdout

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from jupyter_sched.engine import ManualClock
@@ -68,4 +68,42 @@ def test_newuser11_n15_the_engine_says_a_guess_came_from_the_owners_other_runs(s
     finally:
         for job, user in jobs:
             svc.cancel(job["id"], user=user)
+        svc.tick()
+
+
+def test_newuser15_n5_quick_test_runs_are_no_guess_for_a_new_program_and_nothing_is_told_now(
+        sqlite_db: str, tmp_path: Path) -> None:
+    """New user 15, N5: after ``true``, a 2-s training and the 2.2-s quickstart (30m limits),
+    ``big`` (a 600-s loop, 20m limit) was guessed to end at 0.12 % of its limit, "as your other runs
+    did", and the job behind it read "ETA now" for a minute. Runs that ended within 1 % of their
+    limits are tests, not padding: the ETA is big's limit, and it says no guess."""
+    clock = ManualClock(T0)
+    svc = SchedulerService(store=Store(sqlite_db), inventory=SimulatedInventory(2, node="n1"),
+                           executor=LocalExecutor(tmp_path / "runs"), clock=clock, owner_id="a",
+                           cycle_interval_s=0.0)
+    quick = ((("true",), 0.01, None), (("python", "train.py"), 2.0, 1800.0), (("python", "quickstart.py"), 2.2, 1800.0))
+    for i, (command, ran_s, limit_s) in enumerate(quick):  # the second guessed the third within 10 %
+        job = make_job(f"quick-{i}", user="nu", command=command, time_limit_s=limit_s)
+        start = T0 - timedelta(hours=1) + timedelta(minutes=5 * i)
+        svc.store.insert_job(JobRecord(job=replace(job, state=JobState.SUCCEEDED, admitted_at=start, started_at=start,
+                                                   finished_at=start + timedelta(seconds=ran_s))))
+    big = svc.submit({"gpus": 2, "command": LOOP, "time_limit": "20m", "name": "big"}, user="nu")
+    jobs = [big]
+    try:
+        svc.tick()
+        started = clock.now()
+        waiter = svc.submit({"gpus": 1, "command": ["true"], "time_limit": "1h", "name": "waiter"}, user="nu")
+        jobs.append(waiter)
+        clock.advance(1)
+        svc.tick()
+        reason = svc.get_job(waiter["id"], user="nu")["reason"]
+        assert reason["details"]["eta_waits_on"] == [big["id"]], reason
+        assert "eta_learned_other" not in reason["details"] and "eta_learned" not in reason["details"], reason
+        eta = datetime.fromisoformat(reason["eta"].replace("Z", "+00:00"))
+        assert abs((eta - (started + timedelta(minutes=20))).total_seconds()) < 2, reason
+        text = render_reason(reason, now=clock.now(), relative=True, mine=True).eta
+        assert "(now)" not in text and "other runs" not in text, text
+    finally:
+        for job in jobs:
+            svc.cancel(job["id"], user="nu")
         svc.tick()

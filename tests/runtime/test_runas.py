@@ -131,11 +131,12 @@ def test_a_hub_job_runs_as_its_owner_with_a_clean_environment_in_a_private_direc
     # nothing of the service: no hub token, no database URL, no cloud credentials, no service variable
     assert not {"JUPYTERHUB_API_TOKEN", "JUPYTER_SCHED_DB_URL", "AWS_SECRET_ACCESS_KEY"} & set(env)
     allowed = set(ENV_ALLOWLIST) | {"HOME", "USER", "LOGNAME", "SHELL", "PATH", "MY_SETTING", "CUDA_VISIBLE_DEVICES",
-                                    "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI", MARKER_ENV,
+                                    "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "JUPYTER_SCHED_JOB_ID", "JUPYTER_SCHED_GPU_MILLI", MARKER_ENV,
                                     "PWD", "LC_CTYPE", "_"}
     assert set(env) <= allowed, sorted(set(env) - allowed)
     assert env["HOME"] == alice.home and env["USER"] == alice.name and env["MY_SETTING"] == "kept"
     assert env["LANG"] == "C.UTF-8" and env["CUDA_VISIBLE_DEVICES"] == "GPU-sim-0"
+    assert env["ROCR_VISIBLE_DEVICES"] == env["HIP_VISIBLE_DEVICES"] == "GPU-sim-0"  # red team 15, R1
     assert seen["cwd"] == alice.home  # no working_dir: the owner's home
     # per-user and per-job directories belong to the owner, mode 0700; the log is theirs, 0600
     job_dir = Path(str(handle.data["job_dir"]))
@@ -514,3 +515,41 @@ def test_an_exit_code_no_process_can_have_is_not_taken_from_a_forged_exit_json(
     ended = wait_exit(ex)
     assert -255 <= ended.exit_code <= 255, ended.exit_code  # was the forged number
     assert ended.exit_code == -signal.SIGKILL  # the wrapper's end, as the service saw it
+
+
+GPU_OPENER = """
+import errno
+out = {}
+for name in ("nvidia0", "nvidia1", "nvidia2", "nvidiactl"):
+    try:
+        os.close(os.open(os.path.join(DEV, name), os.O_RDWR))
+        out[name] = "opened"
+    except OSError as exc:
+        out[name] = errno.errorcode[exc.errno]
+print(json.dumps(out), flush=True)
+"""
+
+
+@needs_accounts
+@pytest.mark.skipif(not (Path("/sys/fs/cgroup/devices/cgroup.procs").exists() and os.geteuid() == 0),
+                    reason="needs root and a cgroup v1 devices controller")
+def test_red15_r1_a_hub_job_as_its_owner_opens_only_its_own_gpu_device(accounts: list[Account], root: Path) -> None:
+    """Red team 15, R1, hub mode: B's job (an ordinary account) could open A's /dev/nvidiaN, 0666 on a stock
+    driver. In its devices cgroup it opens its own GPU (ENXIO here: no driver, past the cgroup) and
+    nvidiactl, and gets EPERM for the others — the device files themselves are 0666."""
+    from jupyter_sched.executors.limits import LocalLimits
+
+    dev = root / "dev"
+    dev.mkdir(mode=0o755)
+    for name, minor in (("nvidia0", 0), ("nvidia1", 1), ("nvidia2", 2), ("nvidiactl", 255)):
+        os.mknod(dev / name, 0o666 | stat.S_IFCHR, os.makedev(195, minor))
+        (dev / name).chmod(0o666)
+    ex = hub_executor(root, limits=LocalLimits(), gpu_minor={"GPU-sim-0": 0, "GPU-sim-1": 1}.get)
+    job = py_job("j-gpus", f"DEV = {str(dev)!r}\n" + GPU_OPENER, user=accounts[1].name)
+    ex.start(job, Allocation("n1", ("GPU-sim-1",)), run_as(accounts[1]))  # type: ignore[arg-type]
+    ended = wait_exit(ex)
+    text = ex.logs("j-gpus")[0]
+    assert ended.exit_code == 0, text
+    seen = json.loads(text.strip().splitlines()[-1])
+    assert seen["nvidia0"] == seen["nvidia2"] == "EPERM", seen
+    assert seen["nvidia1"] in ("opened", "ENXIO", "ENODEV") and seen["nvidiactl"] in ("opened", "ENXIO", "ENODEV"), seen

@@ -69,6 +69,7 @@ def test_the_engine_s_snapshot_carries_learnt_runtimes_refreshed_from_the_store(
     pending = svc.submit({"gpus": 1, "script": "x.py", "time_limit": 3600}, user="ana")
     assert dict(svc.engine.snapshot().runtime_estimates) == {}  # no history yet: ETAs use the limit
     _finished(svc.store, "old-1", user="ana", script="x.py", ran_s=900, limit_s=3600)
+    _finished(svc.store, "old-2", user="ana", script="x.py", ran_s=900, limit_s=3600)  # MIN_KEY_RUNS
     assert dict(svc.engine.snapshot().runtime_estimates) == {}  # counted again only after recheck_s
     clock.advance(svc.engine.decider.runtimes.recheck_s)
     assert dict(svc.engine.snapshot().runtime_estimates) == {pending["id"]: 900.0}

@@ -1,0 +1,294 @@
+"""Per-job limits of the local executor: which GPUs a job may open, how many processes it may have
+and how much memory it may use (red team 15, R1 and R9; Slurm's ``task/cgroup`` with
+``ConstrainDevices=yes``).
+
+``CUDA_VISIBLE_DEVICES`` only tells a well-behaved program which GPUs to use: a job that sets it
+again (or a 0-GPU job) opens every ``/dev/nvidiaN`` of the host, which a stock driver makes mode
+0666. On cgroup v1 each job therefore gets, beside its tracking group (:mod:`.tracking`), a group
+``<hierarchy>/jupyter_sched/<group name>`` in each of these hierarchies, and its wrapper joins them
+before it starts anything, so every process of the job, daemonised or not, is in them:
+
+=========  ===============================================================================
+devices    Only GPUs are fenced (Slurm's semantics; every other device stays allowed): every
+           NVIDIA GPU minor (major 195, minors 0..253) that is not the job's is denied ``rwm``
+           — neither opened nor ``mknod``-ed, even by a job that runs as root.
+           ``nvidiactl`` (195:255), ``nvidia-modeset`` (195:254), ``nvidia-uvm`` and
+           ``nvidia-caps`` (majors of their own) stay allowed: CUDA needs them. A job on a MIG
+           slice is allowed its parent GPU, so slices of one GPU are told apart by
+           ``CUDA_VISIBLE_DEVICES`` only.
+pids       ``pids.max`` = ``c.SchedApp.job_pids_max`` (default 4096): a fork bomb gets
+           ``EAGAIN`` at that many processes and threads instead of taking the host down.
+memory     ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes`` where swap is
+           accounted) = the job's ``memory_mib`` times its workers here, else
+           ``c.SchedApp.job_memory_mib`` (default 0 = none). The group exists without a limit
+           too: its OOM counter (``oom_kill`` in ``memory.oom_control``) is what says a
+           SIGKILL came from the out-of-memory killer (R15).
+=========  ===============================================================================
+
+A GPU's minor is what the driver says (``Device Minor`` in
+``/proc/driver/nvidia/gpus/*/information``), else its index in the inventory (simulated GPUs).
+
+On cgroup v2, ``pids.max`` and ``memory.max`` are written into the job's tracking group when
+those controllers can be enabled for it; a devices fence there needs a BPF device program, which
+this executor does not load. Without a devices controller, GPUs are fenced by the environment
+only (:func:`LocalLimits.summary` says so; ``jupyter-sched doctor`` and the service's start-up log
+print it). Nothing here fails a job: a limit that cannot be set is logged and left out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .tracking import CGROUP_ROOT, JobGroup
+
+__all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver"]
+
+log = logging.getLogger(__name__)
+
+NVIDIA_MAJOR = 195
+"""Character-device major of ``/dev/nvidiaN`` (minor N), ``nvidia-modeset`` (254), ``nvidiactl`` (255)."""
+_GPU_MINORS = range(0, 254)
+_SUBTREE = "jupyter_sched"
+_V1_CONTROLLERS = ("devices", "pids", "memory")
+_DRIVER_GPUS = Path("/proc/driver/nvidia/gpus")
+
+
+@dataclass(frozen=True, slots=True)
+class LimitGroups:
+    """The cgroups one job's processes sit in for its limits (kept in the executor handle).
+
+    Attributes:
+        paths: the v1 groups made for the job (removed when it ends).
+        memory: the group whose OOM counter is read (a v1 memory group or the v2 tracking group).
+        memory_limit_mib: its memory limit (0 = none).
+        fenced: whether a devices cgroup fences the job's GPUs.
+    """
+
+    paths: tuple[str, ...] = ()
+    memory: str | None = None
+    memory_limit_mib: int = 0
+    fenced: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paths": list(self.paths), "memory": self.memory, "memory_limit_mib": self.memory_limit_mib,
+                "fenced": self.fenced}
+
+    @classmethod
+    def from_dict(cls, raw: object) -> LimitGroups | None:
+        """Inverse of :meth:`to_dict`; None for anything malformed. Only paths under the cgroup
+        tree are taken (the handle is the service's, but a removal must never reach elsewhere)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("paths"), list):
+            return None
+        paths = tuple(p for p in raw["paths"] if isinstance(p, str) and _ours(p))
+        memory = raw.get("memory") if isinstance(raw.get("memory"), str) and _ours(raw["memory"]) else None
+        mib = raw.get("memory_limit_mib")
+        return cls(paths=paths, memory=memory, memory_limit_mib=mib if isinstance(mib, int) else 0,
+                   fenced=raw.get("fenced") is True)
+
+    def oom_kills(self) -> int | None:
+        """Processes of the job the out-of-memory killer ended (v1 ``memory.oom_control``, v2
+        ``memory.events``); None when no counter can be read."""
+        if self.memory is None:
+            return None
+        for name in ("memory.oom_control", "memory.events"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in (Path(self.memory) / name).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        return None
+
+    def remove(self) -> None:
+        """Remove the job's v1 groups (an empty group only; a non-empty one is left alone)."""
+        for path in self.paths:
+            with contextlib.suppress(OSError):
+                Path(path).rmdir()
+
+
+def _ours(path: str) -> bool:
+    return path.startswith(str(CGROUP_ROOT) + "/") and f"/{_SUBTREE}/" in path and ".." not in path
+
+
+def driver_minors(root: Path = _DRIVER_GPUS) -> dict[str, int]:
+    """``{GPU uuid: device minor}`` as the NVIDIA driver says (empty without the driver)."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for info in root.glob("*/information"):
+            with contextlib.suppress(OSError, ValueError):
+                text = info.read_text()
+                uuid = re.search(r"^GPU UUID:\s*(\S+)", text, re.M)
+                minor = re.search(r"^Device Minor:\s*(\d+)", text, re.M)
+                if uuid and minor:
+                    out[uuid.group(1)] = int(minor.group(1))
+    return out
+
+
+def minor_resolver(current: Callable[[], Any], *, driver: Callable[[], dict[str, int]] = driver_minors
+                   ) -> Callable[[str], int | None]:
+    """``uuid -> device minor`` for the GPUs of an inventory (``current()`` returns a
+    :class:`~jupyter_sched.model.Inventory`): a MIG uuid is its parent GPU's; the driver's minor,
+    else the inventory index (simulated GPUs); None for a uuid the inventory does not know."""
+
+    def resolve(uuid: str) -> int | None:
+        gpu = current().gpu_by_uuid().get(uuid)
+        if gpu is None:
+            return None
+        minor = driver().get(gpu.uuid)
+        return minor if minor is not None else int(gpu.index)
+
+    return resolve
+
+
+class LocalLimits:
+    """Makes and fills the per-job limit groups (see module docstring).
+
+    Args:
+        pids_max: ``pids.max`` of each job (0 = none).
+        memory_mib: memory limit of a job that asks for none (0 = none).
+        root: the cgroup mount point.
+        make: create (and prune) the ``jupyter_sched`` groups now; False only looks whether this
+            account could (``jupyter-sched doctor``: it changes nothing).
+    """
+
+    def __init__(self, *, pids_max: int = 4096, memory_mib: int = 0, root: Path = CGROUP_ROOT,
+                 make: bool = True) -> None:
+        self.pids_max = pids_max
+        self.memory_mib = memory_mib
+        self.root = root
+        self.v2 = (root / "cgroup.controllers").exists()
+        self.v1: dict[str, Path] = {}
+        for name in () if self.v2 else _V1_CONTROLLERS:
+            base = root / name / _SUBTREE
+            if not make:
+                if (root / name / "cgroup.procs").exists() and os.access(base if base.exists() else root / name, os.W_OK):
+                    self.v1[name] = base
+                continue
+            try:
+                base.mkdir(mode=0o755, exist_ok=True)
+                probe = base / f".probe-{os.getpid()}-{secrets.token_hex(3)}"
+                probe.mkdir()
+                probe.rmdir()
+            except OSError:
+                continue
+            self.v1[name] = base
+            _prune(base)
+        if self.v2 and make:
+            with contextlib.suppress(OSError):
+                (root / _SUBTREE).mkdir(mode=0o755, exist_ok=True)
+                (root / _SUBTREE / "cgroup.subtree_control").write_text("+pids +memory")
+
+    @property
+    def fences_gpus(self) -> bool:
+        """Whether jobs' GPUs are fenced by a devices cgroup (else by the environment only)."""
+        return "devices" in self.v1
+
+    def summary(self) -> str:
+        """One line on how jobs are isolated here (doctor, the service's start-up log, README)."""
+        if self.fences_gpus:
+            gpus = "GPUs fenced by a devices cgroup (a job opens only its own /dev/nvidiaN)"
+        else:
+            why = ("cgroup v2 would need a BPF device program, which is not loaded" if self.v2 else
+                   "no writable cgroup v1 devices controller (run as root on a host that mounts it)")
+            gpus = (f"GPUs fenced by environment only (CUDA_VISIBLE_DEVICES…): {why}; a job that sets "
+                    "CUDA_VISIBLE_DEVICES itself can open every GPU of this host")
+        have = set(self.v1) | ({"pids", "memory"} if self.v2 else set())
+        pids = f"pids.max {self.pids_max}" if "pids" in have and self.pids_max else "no process limit"
+        if "memory" in have:
+            memory = "memory limit = the job's memory_mib" + (
+                f", else {self.memory_mib} MiB" if self.memory_mib else ", else none (c.SchedApp.job_memory_mib 0)")
+        else:
+            memory = "no memory limit or out-of-memory counter"
+        return f"local jobs: {gpus}; {pids}; {memory}"
+
+    def apply(self, group: JobGroup, pid: int, *, gpu_minors: Sequence[int] | None, memory_mib: int) -> LimitGroups:
+        """Put ``pid`` (the wrapper, before it starts anything) into the job's limit groups.
+
+        Args:
+            group: the job's tracking group (its name names the limit groups; on v2 its directory
+                takes the limits).
+            pid: the wrapper's pid.
+            gpu_minors: device minors of the job's GPUs (empty: no GPU); None = unknown, then the
+                devices are not fenced for this job (logged).
+            memory_mib: the job's memory limit (0 = :attr:`memory_mib`, the default).
+        """
+        limit = memory_mib or self.memory_mib
+        if self.v2:
+            return self._apply_v2(group, limit)
+        made: list[str] = []
+        memory_path: str | None = None
+        fenced = False
+        for name, base in self.v1.items():
+            path = base / group.name
+            try:
+                path.mkdir(mode=0o755, exist_ok=True)
+                made.append(str(path))
+                if name == "devices":
+                    if gpu_minors is None:
+                        log.warning("group %s: a GPU's device minor is unknown; its GPUs are fenced by environment "
+                                    "only", group.name)
+                    else:
+                        _deny_gpus(path, set(gpu_minors))
+                        fenced = True
+                elif name == "pids" and self.pids_max:
+                    (path / "pids.max").write_text(str(self.pids_max))
+                elif name == "memory":
+                    memory_path = str(path)
+                    if limit:
+                        _write_memory_limit(path, limit)
+                (path / "cgroup.procs").write_text(str(pid))
+            except OSError as exc:
+                log.warning("group %s: the %s limit was not set (%s)", group.name, name, exc)
+                fenced = fenced and name != "devices"
+                memory_path = None if name == "memory" else memory_path
+        return LimitGroups(paths=tuple(made), memory=memory_path, memory_limit_mib=limit if memory_path else 0,
+                           fenced=fenced)
+
+    def _apply_v2(self, group: JobGroup, limit: int) -> LimitGroups:
+        if group.kind != "cgroup-v2" or group.path is None:
+            return LimitGroups()
+        path = Path(group.path)
+        with contextlib.suppress(OSError):
+            if self.pids_max:
+                (path / "pids.max").write_text(str(self.pids_max))
+        with contextlib.suppress(OSError):
+            if limit:
+                (path / "memory.max").write_text(str(limit << 20))
+        has_memory = (path / "memory.events").exists()
+        return LimitGroups(memory=str(path) if has_memory else None, memory_limit_mib=limit if has_memory else 0)
+
+
+def _prune(base: Path, older_than_s: float = 600.0) -> None:
+    """Remove empty limit groups older than ``older_than_s`` (left by a service that was killed)."""
+    cutoff = time.time() - older_than_s
+    with contextlib.suppress(OSError):
+        for child in base.iterdir():
+            with contextlib.suppress(OSError):
+                if child.is_dir() and child.stat().st_mtime < cutoff and not (child / "cgroup.procs").read_text().strip():
+                    child.rmdir()
+
+
+def _deny_gpus(path: Path, allowed: set[int]) -> None:
+    """Deny every GPU minor not in ``allowed`` (a v1 group inherits its parent's allow-all; each
+    deny is one exception; ``devices.deny`` takes one rule per write)."""
+    fd = os.open(path / "devices.deny", os.O_WRONLY)
+    try:
+        for minor in _GPU_MINORS:
+            if minor not in allowed:
+                os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())
+    finally:
+        os.close(fd)
+
+
+def _write_memory_limit(path: Path, mib: int) -> None:
+    (path / "memory.limit_in_bytes").write_text(str(mib << 20))
+    with contextlib.suppress(OSError):  # swap accounted: the same bound, so the job cannot swap past it
+        (path / "memory.memsw.limit_in_bytes").write_text(str(mib << 20))

@@ -1,0 +1,109 @@
+"""An inference job's declared port as a node resource (Kubernetes ``hostPort`` semantics).
+
+Red team 15, R11 / new user 15, N11: red15b's 0-GPU ``b-squat`` ran ``http.server 18765`` on node
+``vm``; red15a's ``a-serve`` declared the same port, was admitted on the same node, crash-looped on
+``Address already in use`` and was charged for its GPU, said only "restarted (restart 5)". A port
+declared by a running (or admitted) inference job is held on its node: another job declaring it is
+placed on a node where it is free (the placement masks the others: :func:`masked`), or pends with
+``PortInUse`` naming the port and the job holding it (:func:`gate`) until that job ends — as the
+kube-scheduler's ``NodePorts`` filter does for a pod's ``hostPort``.
+
+Pure: reads the snapshot's jobs and the cycle's admissions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from ..model import Job, JobKind, PendingReason
+from ..placement.state import Holding
+
+if TYPE_CHECKING:
+    from .context import CycleContext
+
+__all__ = ["PORT_IN_USE", "declares_port", "gate", "held_ports", "hold", "masked"]
+
+PORT_IN_USE = "PortInUse"
+"""Code of a job whose declared port is held on every node it could use."""
+
+_MASK = "\0port:"
+
+
+def _declares(job: Job) -> int | None:
+    spec = job.spec
+    return spec.port if spec.kind is JobKind.INFERENCE and spec.port else None
+
+
+def declares_port(job: Job) -> bool:
+    """Whether ``job`` is an inference job that declares a port (the cycle then gates it)."""
+    return job.spec.port is not None and job.spec.kind is JobKind.INFERENCE
+
+
+def held_ports(jobs: Iterable[Job]) -> dict[int, dict[str, str]]:
+    """Port -> node name -> the job id holding it, from the jobs holding an allocation."""
+    out: dict[int, dict[str, str]] = {}
+    for job in jobs:
+        port = _declares(job)
+        if port is not None and job.state.holds_gpus and job.allocation is not None:
+            out.setdefault(port, {}).setdefault(job.allocation.node, job.id)
+    return out
+
+
+def hold(ctx: CycleContext, job: Job, node: str) -> None:
+    """Record that ``job``, admitted this cycle on ``node``, holds its port there."""
+    port = _declares(job)
+    if port is not None:
+        ctx.ports.setdefault(port, {}).setdefault(node, job.id)
+
+
+def _held_for(ctx: CycleContext, job: Job) -> dict[str, str]:
+    port = _declares(job)
+    if port is None or not ctx.ports:
+        return {}
+    return {node: holder for node, holder in ctx.ports.get(port, {}).items() if holder != job.id}
+
+
+def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
+    """``PortInUse`` when ``job``'s port is held on every schedulable node (None: some node has it free)."""
+    held = _held_for(ctx, job)
+    if not held:
+        return None
+    nodes = [n.name for n in ctx.snap.inventory.nodes if n.schedulable]
+    if any(name not in held for name in nodes):
+        return None
+    port = job.spec.port
+    holder_id = held[nodes[0]] if nodes else next(iter(held.values()))
+    holder = ctx.by_id.get(holder_id)
+    whose = "your job" if holder is not None and holder.spec.user == job.spec.user else \
+        f"{holder.spec.user}'s job" if holder is not None else "the job"
+    name = f"{holder.spec.name} ({holder_id})" if holder is not None and holder.spec.name != holder_id else holder_id
+    where = ", ".join(sorted(held))
+    return PendingReason(
+        code=PORT_IN_USE,
+        message=f"port {port} is held on {where} by {whose} {name}; a node runs one job per declared port",
+        details={"port": port, "held_by": dict(sorted(held.items())), "holder": holder_id,
+                 "holder_user": holder.spec.user if holder is not None else None},
+        unblock="resubmit with another port to start sooner",
+        eta_reason=f"it starts when {holder_id} ends")
+
+
+@contextmanager
+def masked(ctx: CycleContext, job: Job) -> Iterator[frozenset[str]]:
+    """Inside: the free GPUs of the nodes holding ``job``'s port taken by a mask, so the placer
+    picks another node; yields those nodes' names (empty: nothing masked)."""
+    held = _held_for(ctx, job)
+    if not held:
+        yield frozenset()
+        return
+    state = ctx.state
+    with state.what_if():
+        for name in held:
+            n_id = state.node_index.get(name)
+            if n_id is None:
+                continue
+            gpus = tuple((g, state.free_milli[g]) for g in state.node_gpus[n_id] if state.free_milli[g] > 0)
+            if gpus:
+                state.take(f"{_MASK}{name}", Holding(gpus=gpus, node=n_id))
+        yield frozenset(held)

@@ -1,0 +1,84 @@
+"""Red team 15, R11 / new user 15, N11: an inference job's declared port is a node resource.
+
+red15b's 0-GPU ``b-squat`` served ``http.server 18765`` on node ``vm``; red15a's ``a-serve`` (1 GPU)
+declared port 18765 too, was admitted on ``vm``, crash-looped on "Address already in use" while
+charged for its GPU, and said "restarted (restart 5)". Now a port held on a node (by a running or
+just admitted inference job) keeps another job declaring it off that node: placed on another, or
+pending with ``PortInUse`` naming the port and whose job holds it, until that job ends."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from core_builders import T0, make_job, make_node, running, snapshot
+
+from jupyter_sched.model import Job, JobKind
+from jupyter_sched.model.codec import reason_to_dict
+from jupyter_sched.scheduling import run_cycle
+from jupyter_sched.wording import render_reason
+
+
+def _service(job_id: str, *, gpus: int, user: str, port: int = 18765, limit: float | None = None,
+             submitted: float = 0.0) -> Job:
+    job = make_job(job_id, gpus=gpus, user=user, time_limit_s=limit, submitted=submitted)
+    return replace(job, spec=replace(job.spec, kind=JobKind.INFERENCE, port=port))
+
+
+def _squat(node: str = "vm") -> Job:
+    return running(_service("b-squat", gpus=0, user="red15b", limit=3600), node, [], started=-1)
+
+
+def test_red15_r11_a_job_declaring_a_port_held_on_the_only_node_pends_naming_the_port_and_its_holder() -> None:
+    jobs = [_squat(), _service("a-serve", gpus=1, user="red15a", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("vm", gpus=2)], jobs))
+    assert [a.job_id for a in result.admits] == []
+    reason = next(p.reason for p in result.pending if p.job_id == "a-serve")
+    assert reason.code == "PortInUse", reason
+    assert reason.message == ("port 18765 is held on vm by red15b's job b-squat; a node runs one job per "
+                              "declared port"), reason.message
+    assert reason.details["holder"] == "b-squat" and reason.details["held_by"] == {"vm": "b-squat"}
+    # the ETA is when the holder ends (its 1 h limit, started a minute ago)
+    assert reason.eta == T0 + timedelta(minutes=59), reason.eta
+    text = render_reason(reason_to_dict(reason), now=T0, relative=True)
+    assert "port 18765" in text.summary and "b-squat" in text.eta, text
+
+
+def test_red15_r11_a_job_declaring_a_held_port_is_placed_on_another_node() -> None:
+    jobs = [_squat("n1"), _service("a-serve", gpus=1, user="red15a", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("n1", gpus=4), make_node("n2", gpus=4)], jobs))
+    assert {a.job_id: a.allocation.node for a in result.admits} == {"a-serve": "n2"}
+
+
+def test_red15_r11_two_jobs_declaring_one_port_are_not_admitted_together_on_one_node() -> None:
+    jobs = [_service("first", gpus=1, user="red15a", submitted=0.1),
+            _service("second", gpus=1, user="red15b", submitted=0.2),
+            _service("other-port", gpus=1, user="red15b", port=18766, submitted=0.3)]
+    result = run_cycle(snapshot([make_node("vm", gpus=4)], jobs))
+    assert sorted(a.job_id for a in result.admits) == ["first", "other-port"]
+    reason = next(p.reason for p in result.pending if p.job_id == "second")
+    assert reason.code == "PortInUse" and "red15a's job first" in reason.message, reason.message
+
+
+def test_red15_r11_the_port_frees_when_its_holder_ends_and_a_training_job_s_port_holds_nothing() -> None:
+    squat = _squat()
+    trainer = replace(squat, id="t", spec=replace(squat.spec, name="t", kind=JobKind.TRAINING))
+    jobs = [trainer, _service("a-serve", gpus=1, user="red15a", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("vm", gpus=2)], jobs))
+    assert [a.job_id for a in result.admits] == ["a-serve"]
+
+
+def test_red15_r11_ports_are_no_node_resource_where_each_job_has_its_own_network() -> None:
+    """Kubernetes pods: a ``containerPort`` binds nothing on the node (``host_ports=False``)."""
+    from jupyter_sched.scheduling import SchedulingProfile
+
+    jobs = [_squat(), _service("a-serve", gpus=1, user="red15a", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("vm", gpus=2)], jobs), SchedulingProfile(host_ports=False))
+    assert [a.job_id for a in result.admits] == ["a-serve"]
+
+
+def test_red15_r11_a_kubernetes_server_s_profile_has_no_host_ports() -> None:
+    from jupyter_sched.services.config import _scheduling_profile
+
+    assert _scheduling_profile({"executor": "kubernetes"}).host_ports is False
+    assert _scheduling_profile({"executor": "local"}).host_ports is True
