@@ -16,20 +16,34 @@ with CPython's cyclic garbage collector paused for the cycle) and, beside it, as
 Also prints the cycle time for 1,000 pending jobs on 100 simulated nodes (issue 2 target:
 <= 50 ms). Targets: >= 19,000 decisions/s for the full cycle (issue 16; issue 4 asked 10,000).
 
-Run: ``.venv/bin/python benchmarks/cycle_bench.py [--runs 3] [--nodes 5000] [--jobs 20000]``.
+Snapshot build (``--snapshot``; ``--snapshot-only`` skips the cycles): the same jobs stored in a
+SQLite file beside one running job per node, the engine's snapshot (``Engine.snapshot``, whose
+job rows are ``Store.live_jobs``) built first cold, then with nothing changed, then after another
+connection changed 1 % of the pending rows (each build: CPU of the building thread, median of
+``--runs``). ``--compare TREE`` builds the same store's copy with TREE's jupyter_sched in a child
+process, in the same run (e.g. ``/work/main``: before the decoded-row cache of issue 17).
+
+Run: ``.venv/bin/python benchmarks/cycle_bench.py [--runs 3] [--nodes 5000] [--jobs 20000]
+[--snapshot | --snapshot-only] [--compare TREE]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import random
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,9 +51,11 @@ import numpy as np
 from jupyter_sched.engine.decide import default_cycle
 from jupyter_sched.model import (
     GPU,
+    Allocation,
     Inventory,
     Job,
     JobSpec,
+    JobState,
     Node,
     PriorityClass,
     Quota,
@@ -146,13 +162,113 @@ def _median_time(fn: Callable[[], Any], runs: int) -> tuple[float, float, Any]:
     return statistics.median(walls), statistics.median(cpus), out
 
 
+def seed_store(path: Path, n_nodes: int, n_jobs: int) -> None:
+    """A SQLite store holding ``n_jobs`` pending jobs (the mixed shapes above) and one running 1-GPU
+    job per node (allocated, started: what a busy cluster's live rows look like)."""
+    from jupyter_sched.store import JobRecord, Store, sqlite_url
+
+    store = Store(sqlite_url(path))
+    with store.transaction(now=NOW) as tx:
+        tx.replace_quota_set(build_quotas(n_nodes * 8))
+        for job in build_jobs(n_jobs):
+            tx.insert_job(JobRecord(job=job), savepoint=False)
+        for i in range(n_nodes):
+            at = NOW - timedelta(hours=1, seconds=i)
+            spec = JobSpec(name=f"r{i}", user=f"user-{i % 200}", team=TEAMS[i % len(TEAMS)],
+                           resources=ResourceRequest(gpus=1), command=("python",))
+            job = Job(id=f"run-{i:06d}", spec=spec, state=JobState.RUNNING, submitted_at=at, admitted_at=at,
+                      started_at=at, attempts=1, allocation=Allocation(node=f"node-{i:05d}", gpu_uuids=(f"GPU-{i}-0",)))
+            tx.insert_job(JobRecord(job=job, executor="local", handle={"pid": 1, "create_time": 0.0}), savepoint=False)
+    store.close()
+
+
+def snapshot_child(url: str, runs: int) -> dict[str, float]:
+    """Build the engine's snapshot of the store at ``url`` cold, unchanged and after 1 % of the pending
+    rows changed from another connection; CPU ms of this thread (medians), for :func:`snapshot_section`."""
+    from jupyter_sched.engine import Engine
+    from jupyter_sched.executors.local import LocalExecutor
+    from jupyter_sched.inventory.simulated import SimulatedInventory
+    from jupyter_sched.store import Store
+
+    store, writer = Store(url), Store(url)
+    engine = Engine(store, SimulatedInventory(8), LocalExecutor(Path(tempfile.mkdtemp()) / "jobs"))
+
+    def build() -> float:
+        gc.collect()
+        t0 = time.thread_time()
+        engine.snapshot()
+        return (time.thread_time() - t0) * 1000
+
+    def live() -> float:
+        t0 = time.thread_time()
+        store.live_jobs()
+        return (time.thread_time() - t0) * 1000
+
+    out = {"cold": build()}
+    out["unchanged"] = statistics.median(build() for _ in range(runs))
+    out["live_jobs_unchanged"] = statistics.median(live() for _ in range(runs))
+    pending = [r for r in store.live_jobs() if r.job.state is JobState.PENDING]
+    rng, changed = random.Random(5), []
+    for k in range(runs):
+        with writer.transaction() as tx:
+            for record in tx.get_jobs([r.job.id for r in rng.sample(pending, len(pending) // 100)]).values():
+                tx.update_job(replace(record, job=replace(record.job, message=f"changed {k}")))
+        changed.append(build())
+    out["changed_1pct"] = statistics.median(changed)
+    store.close()
+    writer.close()
+    return out
+
+
+def snapshot_section(args: argparse.Namespace) -> None:
+    """Print the snapshot build figures of this tree (A) and, with ``--compare``, of TREE (B)."""
+    tmp = Path(tempfile.mkdtemp(prefix="cycle_bench_"))
+    try:
+        seed_store(tmp / "a.sqlite", args.nodes, args.jobs)
+        sides = [("A (this tree)", Path(__file__).resolve().parents[1], tmp / "a.sqlite")]
+        if args.compare:
+            shutil.copyfile(tmp / "a.sqlite", tmp / "b.sqlite")
+            sides.append((f"B ({args.compare})", Path(args.compare).resolve(), tmp / "b.sqlite"))
+        figures = {}
+        loads = [os.getloadavg()[0]]
+        for name, tree, db in sides:  # one child per side: each imports its own tree's jupyter_sched
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            child = subprocess.run([sys.executable, __file__, "--snapshot-child", f"sqlite:///{db}",
+                                    "--runs", str(args.runs)], env=env, check=True, capture_output=True, text=True)
+            figures[name] = json.loads(child.stdout.strip().splitlines()[-1])
+            loads.append(os.getloadavg()[0])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"snapshot build: {args.jobs} pending + {args.nodes} running rows (SQLite), CPU ms of the building "
+          f"thread, median of {args.runs}; load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
+    print(f"{'':22}{'cold':>10}{'unchanged':>12}{'1% changed':>12}{'live_jobs':>12}")
+    for name, f in figures.items():
+        print(f"{name[:22]:22}{f['cold']:10.0f}{f['unchanged']:12.0f}{f['changed_1pct']:12.0f}"
+              f"{f['live_jobs_unchanged']:12.0f}")
+    if len(figures) == 2:
+        a, b = figures.values()
+        print("B/A: " + ", ".join(f"{key} {b[key] / a[key]:.1f}x" for key in
+                                 ("cold", "unchanged", "changed_1pct", "live_jobs_unchanged")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--jobs", type=int, default=20000)
     parser.add_argument("--naive-jobs", type=int, default=1000, help="prefix of jobs for the O(jobs x nodes) baseline")
+    parser.add_argument("--snapshot", action="store_true", help="also time the engine's snapshot build from a store")
+    parser.add_argument("--snapshot-only", action="store_true", help="time only the snapshot build")
+    parser.add_argument("--compare", metavar="TREE", default=None,
+                        help="snapshot build: also with TREE's jupyter_sched (e.g. /work/main), same run")
+    parser.add_argument("--snapshot-child", metavar="URL", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.snapshot_child:
+        print(json.dumps(snapshot_child(args.snapshot_child, args.runs)))
+        return
+    if args.snapshot_only:
+        snapshot_section(args)
+        return
 
     inv = build_inventory(args.nodes)
     jobs = build_jobs(args.jobs)
@@ -193,6 +309,8 @@ def main() -> None:
           f"{(decided / c_full) / (len(naive_jobs) / c_naive):.1f}x (cpu)")
     print(f"1,000 pending jobs on 100 nodes: {t_small * 1000:.1f} ms wall, {c_small * 1000:.1f} ms cpu per cycle "
           f"(target <= 50 ms: wall {'OK' if t_small <= 0.05 else 'MISSED'}, cpu {'OK' if c_small <= 0.05 else 'MISSED'})")
+    if args.snapshot or args.compare:
+        snapshot_section(args)
 
 if __name__ == "__main__":
     main()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable_line", "printable_log"]
+__all__ = ["escaped_controls", "printable_line", "printable_log"]
 
 # ESC [ params intermediates final  |  ESC ] / P / X / ^ / _ … terminated by BEL or ESC \ (or left open)
 _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\|$)")
@@ -57,3 +57,14 @@ def printable_line(text: str, *, limit: int = 2000) -> str:
     at most ``limit`` characters (``…`` marks a cut)."""
     line = " ".join(printable_log(text).replace("\t", " ").split("\n"))
     return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def escaped_controls(text: str) -> str:
+    """``text`` with every control character but newline and tab (and every bidirectional
+    override) written as its escape (``\\x1b``, ``\\x0d``, ``\\u202e``) and nothing dropped: for
+    a log line that must keep every byte a client sent yet never command the terminal of whoever
+    tails it (red team 15, R3: ``no node carries node_selector ^[[31mRED…`` in the service log)."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), text)

@@ -149,11 +149,23 @@ class Admission:
             self._check_share(job)
             check_job(caller, job.spec, quotas=quotas, gpus_by_model=inventory.models())
             if self.run_as_check is not None and not job.is_lease:
-                self.run_as_check(job)
+                self._run_as(job, request)
             if fit and self._fit is not None:
                 self._fit.check(job, inventory, quotas, now=now)
         except SchedError as err:
             self.refuse(caller, err, request=request)
+
+    def _run_as(self, job: Job, request: str) -> None:
+        """The run-as check (hub mode), its refusal naming what was refused: a definition saved is
+        not a job submitted (new user 15, N10: ``POST definitions`` said "job refused: …")."""
+        assert self.run_as_check is not None
+        try:
+            self.run_as_check(job)
+        except AuthorizationError as err:
+            if request == "save a definition" and err.message.startswith("job refused: "):
+                err.message = "definition refused: " + err.message.removeprefix("job refused: ")
+                err.args = (err.message,)
+            raise
 
     def _check_share(self, job: Job) -> None:
         """Refuse a fractional request below the server's smallest share (``min_gpu_milli``).

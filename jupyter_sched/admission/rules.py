@@ -3,9 +3,11 @@
 :func:`check_job` runs, in order, and raises at the first refusal:
 
 1. :func:`check_text` — bounded strings: the team, the name, environment keys and values, paths,
-   image and kernel id have a length cap; names and teams carry no control or bidirectional
-   override characters (they are printed in every reason and table, where U+202E would reorder
-   what a reader sees); environment keys are variable names (no ``=``, not empty). 400.
+   image and kernel id have a length cap; names and teams — and every other word a reason, the
+   audit or the service log repeats (node_selector, tolerations, model, group names, MIG profile,
+   image) — carry no control or bidirectional override characters (they are printed in every
+   reason and table, where U+202E would reorder what a reader sees, and an ESC would command an
+   admin's terminal); environment keys are variable names (no ``=``, not empty). 400.
 2. :func:`check_team` — the team charged must be one of the caller's teams (an admin may also
    charge any team an admin named; an unknown team is nobody's, so it is refused too: no
    implicit unlimited borrowing line for made-up teams). 403.
@@ -21,7 +23,7 @@ No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from ..errors import AuthorizationError, QuotaError, ValidationError
 from ..model import ANY_MODEL, GPU_MILLI, JobSpec, QuotaSet
@@ -112,6 +114,8 @@ def check_text(spec: JobSpec) -> None:
     if spec.kernel_notebook is not None:  # shown in its owner's listings and reasons (new user 13, N16)
         visible_text(spec.kernel_notebook, "kernel_notebook", limit=MAX_PATH_CHARS)
     check_env(dict(spec.env), strict=True)  # every problem at once (new user 12, N2), as the request check
+    for where, word in _echoed(spec):  # red team 15, R3: echoed in refusals, the audit and the service log
+        visible_text(word, where, limit=MAX_PATH_CHARS)
     optional: tuple[tuple[str, str | None, int], ...] = (
         ("script", spec.script, MAX_PATH_CHARS), ("notebook", spec.notebook, MAX_PATH_CHARS),
         ("working_dir", spec.working_dir, MAX_PATH_CHARS), ("image", spec.image, MAX_PATH_CHARS),
@@ -120,6 +124,28 @@ def check_text(spec: JobSpec) -> None:
         if text is not None and len(text) > limit:
             raise ValidationError(f"{field} is too long ({len(text)} characters, at most {limit})", field=field,
                                   hint=f"use at most {limit} characters")
+
+
+def _echoed(spec: JobSpec) -> Iterator[tuple[str, str]]:
+    """The request's other words that reasons, the audit and the service log repeat (red team 15,
+    R3: an ESC in a ``node_selector`` value reached an admin's ``tail -f`` raw): each node_selector
+    key and value, toleration, GPU model, worker group name, the MIG profile and the image, with the
+    field a refusal names. Paths are not among them: a file name is the file's, and every message
+    that quotes one escapes it (``repr``)."""
+    resources = spec.resources
+    for key, value in resources.node_selector.items():
+        yield "node_selector", key
+        yield "node_selector", value
+    for i, toleration in enumerate(resources.tolerations):
+        yield f"tolerations[{i}]", toleration
+    for model in resources.gpu_models:
+        yield "model", model
+    for i, group in enumerate(resources.groups):
+        yield f"groups[{i}].name", group.name
+    if resources.mig_profile is not None:
+        yield "mig_profile", resources.mig_profile
+    if spec.image is not None:
+        yield "image", spec.image
 
 
 def check_team(caller: Caller, spec: JobSpec) -> None:

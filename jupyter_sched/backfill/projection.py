@@ -33,6 +33,11 @@ __all__ = ["Demand", "Estimate", "Option", "Projection", "SharedGpu"]
 
 _NONE: list[tuple[float, str]] = []  # no reservations on a unit (read only)
 
+MAX_SHARED_SCAN = 64
+"""Shared GPUs of a unit a share is tried on, the first opened first (a pool of a large cluster may
+hold thousands: beyond these a share takes a whole GPU of its own, as before session 16)."""
+MAX_SHARED_TIE = 16
+"""Shared GPUs tried where a whole GPU is free at the share's earliest start already."""
 MAX_STEPS = 64
 """Capacity/quota alternations per job before the search gives up (each step moves time forward)."""
 
@@ -89,19 +94,20 @@ class SharedGpu:
     after now; ``math.inf``: no known end): ``free`` is its free milli-GPUs over time. The unit's
     timeline counts the GPU as taken over ``[start, end)``."""
 
-    __slots__ = ("end", "free", "group", "start")
+    __slots__ = ("end", "free", "group", "peak", "start")
 
-    def __init__(self, group: str, start: float, end: float, free: Timeline) -> None:
+    def __init__(self, group: str, start: float, end: float, free: Timeline, peak: int | None = None) -> None:
         self.group, self.start, self.end, self.free = group, start, end, free
+        self.peak = max(free.free) if peak is None else peak  # the most ever free (reservations only lower it)
 
     def copy(self) -> SharedGpu:
-        return SharedGpu(self.group, self.start, self.end, self.free.copy())
+        return SharedGpu(self.group, self.start, self.end, self.free.copy(), self.peak)
 
     def earliest(self, demand: Demand, after: float, unit: Timeline) -> float | None:
         """The earliest start ``>= after`` of ``demand``'s share on this GPU: its milli-GPUs free
         throughout its run, which starts before the GPU is let go and either ends by then or finds
         the GPU's unit free to keep holding it (None: not here)."""
-        if demand.group != self.group:
+        if demand.group != self.group or self.peak < demand.share:
             return None
         t = self.free.earliest(demand.share, demand.duration, max(after, self.start))
         if t is None or t >= self.end:
@@ -188,15 +194,20 @@ class Projection:
         return any(u.at(t) > 0 for u in self.units) or any(
             g.start <= t < g.end and g.free.at(t) > 0 for gs in self.shared.values() for g in gs)
 
-    def _slot(self, demand: Demand, unit: int, after: float) -> tuple[float, int] | None:
-        """The earliest start ``>= after`` of fractional ``demand`` on a shared GPU of ``unit``,
-        and that GPU's index (the first opened among equal starts)."""
+    def _slot(self, demand: Demand, unit: int, after: float, scan: int = MAX_SHARED_SCAN) -> tuple[float, int] | None:
+        """The earliest start ``>= after`` of fractional ``demand`` on a shared GPU of ``unit`` (of
+        the first ``scan`` opened), and that GPU's index (the first opened among equal starts)."""
         best: tuple[float, int] | None = None
         timeline = self.units[unit]
-        for i, gpu in enumerate(self.shared.get(unit, ())):
+        group = demand.group
+        for i, gpu in enumerate(self.shared.get(unit, ())[:scan]):
+            if gpu.group != group or (best is not None and gpu.start >= best[0]):
+                continue
             t = gpu.earliest(demand, after, timeline)
             if t is not None and (best is None or t < best[0]):
                 best = (t, i)
+                if t <= after:
+                    break  # none starts it earlier
         return best
 
     def next_change(self, after: float) -> float | None:
@@ -312,8 +323,10 @@ class Projection:
                 if best is None or (t, room) < (best[0], best[1]):
                     best = (t, room, unit)  # earliest, then the fullest unit (bin packing)
             if demand.share and self.shared:  # a share packs onto a shared GPU first, as the placer packs
+                # (a whole GPU free already: a shared one only ties it, so only the first few are tried)
+                scan = MAX_SHARED_SCAN if best is None or best[0] > after else MAX_SHARED_TIE
                 for unit in option.units:
-                    slot = self._slot(demand, unit, after)
+                    slot = self._slot(demand, unit, after, scan)
                     if slot is not None and (best is None or slot[0] <= best[0]):
                         best = (slot[0], -1, unit)
                 if best is not None and best[1] == -1:

@@ -158,6 +158,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, usage_error_line(self.prog, message, self.format_usage(), _Parser.typed) + "\n")
 
 
+_VALUED_OPTIONS = ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "queue", "name", "time_limit",
+                   "profile", "workdir", "script", "notebook", "cron", "tz")
+"""The ``dest`` of every option of ``submit`` and ``definitions create/edit`` that takes a value
+(``--workdir``'s is read here, not sent: an empty one was the current folder)."""
+
 COMMAND_NAMES = ("status", "submit", "queue", "wait", "cancel", "jobs", "logs", "definitions", "serve", "simulate",
                  "fetch-traces", "doctor")
 """The subcommands, in the order ``--help`` lists them."""
@@ -453,19 +458,24 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         except ValueError as exc:
             parser.error(f"{exc} — set it to e.g. http://127.0.0.1:8888/ (the address JupyterLab printed)")
         args.url_from_env = True
+    if args.command in ("submit", "definitions"):  # one refusal, exit 2, for every empty value (new user 15, N2)
+        from ..wording.flags import empty_option
+
+        action = getattr(args, "action", None)
+        where = _subparser(parser, "submit") if args.command == "submit" else \
+            _subparser(_subparser(parser, "definitions"), action) if action in ("create", "edit") else None
+        blank = next((d for d in _VALUED_OPTIONS if isinstance(getattr(args, d, None), str)
+                      and not getattr(args, d).strip()), None)
+        if where is not None and blank is not None:
+            where.error(empty_option("--" + blank.replace("_", "-"), edit=action == "edit"))
     if args.command == "submit":
         argv = [a for a in args.argv if a != "--"] if args.argv[:1] == ["--"] else list(args.argv)
         if not (args.script or args.notebook or argv):
             _subparser(parser, "submit").error(f"say what to run: {WHAT_TO_RUN}")
-        if args.workdir is not None and not args.workdir.strip():  # read here, not sent: "" was this folder
-            _subparser(parser, "submit").error("--workdir must not be empty: give a folder, or leave --workdir out "
-                                               "for this one")
         names = [item.partition("=")[0] for item in args.env]
         if twice := next((n for n in names if n and names.count(n) > 1), None):  # the last won, said nowhere (N11)
             given = ", ".join(item for item in args.env if item.partition("=")[0] == twice)
             _subparser(parser, "submit").error(f"--env {twice} is given twice ({given}): give it once")
-        if args.name is not None and not args.name.strip():
-            _subparser(parser, "submit").error("--name must not be empty: give it a value, or leave --name out")
         _check_parameters(_subparser(parser, "submit"), args, argv)
         for option, path in (("--script", args.script), ("--notebook", args.notebook)):
             folder = args.workdir or os.getcwd()

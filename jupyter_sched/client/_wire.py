@@ -8,6 +8,7 @@ when the code is unknown (an older or newer server).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -114,6 +115,8 @@ def job_id_named(ref: str, rows: Iterable[Mapping[str, Any]] | None) -> str:
         NotFoundError: none has (only the caller's own were looked in: another user's name says
             nothing of theirs).
     """
+    if _ID_TYPED.fullmatch(ref):  # J-1M8Z…: an id in capitals is the id, not a name (new user 15, N10)
+        return ref.lower()
     if not ref or ref.startswith(("j-", "l-")) or rows is None:
         return ref
     named = [row for row in rows if row.get("name") == ref]
@@ -123,14 +126,19 @@ def job_id_named(ref: str, rows: Iterable[Mapping[str, Any]] | None) -> str:
         ids = ", ".join(str(row.get("id")) for row in named[:8]) + (" …" if len(named) > 8 else "")
         raise ValidationError(f"{len(named)} of your jobs are named {ref[:80]!r}: {ids}", field="job_id",
                               hint="give the id of the one you mean (newest first)")
+    # the hint each surface replaces by its own listing command, as for an unknown id (wording.flags.where_listed):
+    # the magics named the CLI's (new user 15, N10)
     raise NotFoundError(f"none of your jobs is named {ref[:80]!r}, and no job has that id", field="job_id",
-                        hint="ids look like j-… (leases l-…); your job list shows each job's id and name "
-                             "(jupyter-sched jobs, %schedule jobs)")
+                        hint="ids look like j-… (leases l-…); your job list shows each job's id and name")
 
 
 def needs_lookup(ref: str) -> bool:
     """Whether :func:`job_id_named` needs the caller's jobs to resolve ``ref`` (not an id)."""
-    return bool(ref) and not ref.startswith(("j-", "l-"))
+    return bool(ref) and not ref.lower().startswith(("j-", "l-"))
+
+
+_ID_TYPED = re.compile(r"[JL]-[0-9A-Za-z]+-[0-9A-Za-z]+|[jl]-[0-9A-Za-z]*[A-Z][0-9A-Za-z]*-[0-9A-Za-z]+")
+"""An id typed in capitals (``J-1M8ZRHEMP-T0EW78``, copied from a table that upper-cased it)."""
 
 
 def unwrap_list(payload: Any, key: str) -> list[dict[str, Any]]:

@@ -26,9 +26,11 @@ aware datetimes; results are in UTC.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
@@ -115,7 +117,7 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
         it = CronSim(text, _REFERENCE.astimezone(zone))
         sample = [next(it) for _ in range(_GAP_SAMPLE)]
     except CronSimError as exc:
-        raise ValidationError(f"invalid cron expression {text!r}: {exc}", field=field,
+        raise ValidationError(f"invalid cron expression {text!r}: {_cron_problem(text, str(exc))}", field=field,
                               hint='minute hour day-of-month month day-of-week, e.g. "0 12 * * 1-5"') from None
     except StopIteration:
         raise ValidationError(f"cron expression {text!r} never fires", field=field,
@@ -129,10 +131,46 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     try:
         from cronsim.explain import Expression
 
-        description = Expression(text.upper().split() if fields == 6 else ["0", *text.upper().split()]).explain()
+        words = Expression(text.upper().split() if fields == 6 else ["0", *text.upper().split()])
+        description = _either_day(words, words.explain())
     except Exception:  # explain() covers most but not all expressions; words are a nicety
         description = ""
     return CronSchedule(expression=text, timezone=timezone_name, description=description)
+
+
+def _either_day(words: Any, description: str) -> str:
+    """cronsim's ``explain`` with "or" between a restricted day of month and day of week: cron
+    fires on either (``0 0 29 2 1``: every Monday of February and the 29th), and cronsim's own
+    evaluator does, but its words join them with "and" — "on the 29th day of month and on Monday
+    in February" (red team 15, R15). Both fields' words are cronsim's own; only the joint is ours."""
+    if words.day.star or words.dow.star or words.day_and:
+        return description
+    both = f"{words.day} and {words.dow}"
+    return description.replace(both, f"{words.day} or {words.dow}", 1)
+
+
+_CRON_FIELDS = {"second": (0, 59), "minute": (0, 59), "hour": (0, 23), "day-of-month": (1, 31), "month": (1, 12),
+                "day-of-week": (0, 7)}
+"""Each cron field's range of numbers (day of week: 0 and 7 are Sunday)."""
+
+
+def _cron_problem(text: str, said: str) -> str:
+    """cronsim's ``Bad minute`` as what is wrong in that field (new user 15, N10: ``61 * * * *`` was
+    "Bad minute"): ``minute 61 is out of range 0-59``, a step of 0, or the field's text."""
+    names = list(_CRON_FIELDS)[0 if len(text.split()) == 6 else 1:]
+    name = said.removeprefix("Bad ").strip()
+    if name not in names:
+        return said
+    value = text.split()[names.index(name)]
+    low, high = _CRON_FIELDS[name]
+    for item in value.split(","):
+        head, _, step = item.partition("/")
+        if step == "0" or re.fullmatch(r"0+", step):
+            return f"{name} step /{step} never advances: use /1 or more"
+        for number in re.findall(r"[0-9]+", head.split("#", 1)[0]):
+            if not low <= int(number) <= high:
+                return f"{name} {int(number)} is out of range {low}-{high}"
+    return f"the {name} field {value!r} is not one cron reads (numbers {low}-{high}, *, ranges a-b, lists a,b, steps /n)"
 
 
 def _utc(value: datetime, name: str) -> datetime:

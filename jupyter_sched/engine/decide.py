@@ -113,7 +113,8 @@ class Decider:
         now = self.clock.now()
         inventory = self.inventory.current()
         self.last_inventory = inventory
-        records = self.store.live_jobs()
+        # the engine's own cycles decode changed rows stepping aside for the web loop (issue 17)
+        records = self.store.live_jobs(pause=self.pause if idle else None)
         quotas = self.store.quota_set()
         usage = self._usage(quotas, now)
         kernels = dict(self.kernels()) if self.kernels else {}

@@ -42,6 +42,7 @@ from .identity import Identity, IdentityResolver, make_identity_resolver, server
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
 from .kernels import install_kernel_hooks, kernel_env, kernel_states, release_orphan_leases
 from .metrics import make_registry
+from .request_log import escape_log_controls, redacted_url
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
@@ -150,6 +151,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
         self.metrics_registry = make_registry(self.services, self.event_hub)
         assert self.serverapp is not None
+        escape_log_controls(self.serverapp.log)  # a client's ESC never reaches a terminal raw (red team 15, R3)
         provider = getattr(self.serverapp, "identity_provider", None)
         self.identity_mode = ("owner" if uses_builtin_provider(provider) else "jupyter_user") \
             if self.identity_source == "auto" else self.identity_source
@@ -168,10 +170,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             self.services.set_kernel_source(lambda: kernel_states(kernel_manager))
         if self.hub_service_url:  # new user 9, N8: it named a local store this server never uses
             self.log.info("jupyter_sched %s: forwards api/sched/ to the hub's scheduler at %s (no store here)",
-                          __version__, _redact(self.hub_service_url))
+                          __version__, redacted_url(self.hub_service_url))
         else:
             self.log.info("jupyter_sched %s: store %s, inventory source %s, identity %s, placement %s",
-                          __version__, _redact(self.store_url), self.inventory_source, self.identity_mode,
+                          __version__, redacted_url(self.store_url), self.inventory_source, self.identity_mode,
                           self.placement_policy)
 
     def routes(self) -> list[tuple[str, type[Any]]]:
@@ -487,14 +489,3 @@ def _config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
     log = getattr(serverapp, "log", None) or logging.getLogger("jupyter_sched")
     log.critical("jupyter_sched: bad configuration, not starting: %s", config_error_text(str(exc)))
     raise SystemExit(1)
-
-
-def _redact(url: str) -> str:
-    """Hide a password in a database URL for logging."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        user = creds.split(":", 1)[0]
-        return f"{scheme}://{user}:***@{host}"
-    return url
-

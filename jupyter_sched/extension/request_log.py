@@ -1,4 +1,4 @@
-"""Jupyter's request log without the lines nobody will see (issue 17).
+"""Jupyter's request log without the lines nobody will see (issue 17), and log lines that never command a terminal.
 
 jupyter_server logs every answer below 300 (and 304) at debug level, and its logger is set to
 DEBUG whatever ``--log-level`` says (traitlets filters in the handlers), so each polled request
@@ -19,7 +19,9 @@ from jupyter_server.log import log_request as jupyter_log_request
 from jupyter_server.prometheus.log_functions import prometheus_log_method
 from tornado import web
 
-__all__ = ["logged_quietly"]
+from ..textsafe import escaped_controls
+
+__all__ = ["escape_log_controls", "logged_quietly", "redacted_url"]
 
 
 def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
@@ -55,3 +57,34 @@ def _shows_debug(logger: logging.Logger) -> bool:
             return False
         current = current.parent
     return False
+
+
+class _EscapedControls(logging.Filter):
+    """Rewrites a record whose message holds a control character (:func:`escaped_controls`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        safe = escaped_controls(message)
+        if safe is not message:
+            record.msg, record.args = safe, None
+        return True
+
+
+def escape_log_controls(log: logging.Logger) -> None:
+    """Every handler of ``log`` (the server's log, which tornado's loggers reach too) writes a
+    control character a client sent — a node_selector value, a path, a header — as its escape,
+    never raw (red team 15, R3: an admin's ``tail -f`` of the service log ran a user's ESC
+    sequences). Newlines stay: Jupyter's formatter indents the lines after the first."""
+    for handler in log.handlers:
+        if not any(isinstance(f, _EscapedControls) for f in handler.filters):
+            handler.addFilter(_EscapedControls())
+
+
+def redacted_url(url: str) -> str:
+    """``url`` (a database URL) with its password hidden, for logging."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url

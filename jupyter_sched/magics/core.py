@@ -508,8 +508,11 @@ class SchedMagics(Magics):
                 waited = time.monotonic() - started
                 if timeout_s is not None and waited >= timeout_s:
                     self._withdraw(lease_id, why="timeout", timeout_s=timeout_s)
-                    raise MagicError(f"no GPUs granted within {timeout_s:g}s; lease request {lease_id} withdrawn. "
-                                     f"It was {reason_line(lease, _now())}")
+                    if progress is not None:  # the bar ends at the time-out, not at its last frame's second
+                        progress.finish(timeout_s)
+                    # the progress line said why it waited; the error says it once, short (new user 15, N12)
+                    raise MagicError(f"no GPUs granted within {timeout_s:g}s ({wait_progress(lease, _now()).label}); "
+                                     f"lease request {lease_id} withdrawn")
                 frame = wait_progress(lease, _now())
                 if progress is None:
                     progress = Progress(f"lease {lease_id}")

@@ -43,7 +43,10 @@ class Progress:
     an ``HTML`` label in one row. Without: one text line through an IPython display handle
     (``[#####-----]  50% queued #1 · ETA 19:42 UTC (in 5m) · 12s``), which JupyterLab also updates
     in place. :meth:`finish` leaves a short "waited" note: the caller prints the final line itself,
-    so a headless record shows it once.
+    so a headless record shows it once. The widget row is shown through a display handle too, so
+    that :meth:`finish` also replaces its ``text/plain``: a notebook saved by ``nbconvert --execute``
+    (or reopened without the widgets' state) reads the note, not the first frame's ``queued ·
+    waited 0s`` above the outcome (new user 15, N15).
 
     Args:
         title: what is waited for, e.g. ``job j-7`` (prefixes every label).
@@ -56,6 +59,7 @@ class Progress:
         self._bar: Any = None
         self._label: Any = None
         self._handle: Any = None
+        self._bundle: dict[str, Any] = {}
 
     @staticmethod
     def _html(text: str) -> str:
@@ -72,7 +76,8 @@ class Progress:
             self._label = ipywidgets.HTML(value=self._html(text))
             bundle = dict(ipywidgets.HBox([self._bar, self._label])._repr_mimebundle_() or {})
             bundle["text/plain"] = text
-            show(bundle, raw=True)
+            self._bundle = bundle
+            self._handle = show(bundle, raw=True, display_id=True)
         else:
             self._handle = show({"text/plain": text}, raw=True, display_id=True)
 
@@ -98,8 +103,8 @@ class Progress:
             self._bar.value = 1.0
             self._bar.bar_style = "success"
             self._label.value = self._html(note)
-        elif self._handle is not None:
-            self._handle.update({"text/plain": note}, raw=True)
+        if self._handle is not None:  # the widget's row keeps its view; its text/plain is the note
+            self._handle.update({**self._bundle, "text/plain": note}, raw=True)
 
 
 def text_bar(fraction: float | None, width: int) -> str:

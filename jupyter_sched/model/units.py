@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "parse_window", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -33,7 +33,7 @@ def gpus_phrase(count: object, model: str = "") -> str:
 MAX_DURATION_S = 366 * 86400.0
 """Longest duration accepted (seconds): one leap year."""
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(d|h|m|s)")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(d|h|m|s)")  # ASCII digits (new user 15, N3)
 _DURATION_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e[-+]?\d{1,3})?)\s*([KMGTPE]i?B?|B)?\s*$", re.IGNORECASE)
@@ -71,9 +71,9 @@ def parse_duration(value: str | float | int | None, *, field: str) -> float | No
         seconds = float(value)
     else:
         text = str(value).strip().lower().replace(" ", "")
-        if re.fullmatch(r"\d+(\.\d+)?", text):
+        if re.fullmatch(r"[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?", text):  # 1e9 is a number of seconds (new user 15, N10)
             seconds = float(text)
-        elif re.fullmatch(r"-[\d.]+[dhms]?", text):  # parses fine; it is negative (new user 4: "cannot parse '-5'")
+        elif re.fullmatch(r"-[0-9.]+(e[-+]?[0-9]+)?[dhms]?", text):  # parses fine; it is negative (new user 4: "cannot parse '-5'")
             seconds = -1.0
         else:
             pos = 0
@@ -205,6 +205,13 @@ def parse_window(since: str | datetime | None, until: str | datetime | None) -> 
         raise ValidationError(f"until ({to_iso(end)}) is before since ({to_iso(start)})", field="until",
                               hint="give until after since — were the two swapped?")
     return start, end
+
+
+def said_time(value: datetime) -> str:
+    """An instant as a reason's message says it: ISO 8601 UTC to the second (``2026-12-04T05:50:54Z``),
+    not ``isoformat()``'s ``2026-12-04T05:50:54.496979+00:00`` (new user 15, N6: the REST message
+    the panel showed). Renderers turn it into a clock time as any other (``wording.reasons``)."""
+    return value.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def to_iso(value: datetime | None) -> str | None:

@@ -24,7 +24,7 @@ from .resources import GPU_MILLI, MAX_CPU_MILLIS, MAX_MEMORY_MIB
 from .units import parse_duration, parse_memory_mib
 
 __all__ = ["ALIASES", "ENV_KEY", "LEASE_FIELDS", "MAX_ENV_KEY_CHARS", "MAX_GPUS", "TOO_MANY_GPUS", "MAX_ENV_VALUE_CHARS", "MIN_TIME_LIMIT_S", "as_sent", "check_env",
-           "empty_field", "lease_gpus_range", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
+           "empty_field", "lease_gpus_range", "number_as_text", "parse_gpus", "parse_priority", "parse_time_limit", "spec_from_request"]
 
 _KNOWN_FIELDS = frozenset({
     "name", "team", "queue", "kind", "priority", "gpus", "gpu_milli", "gpu_models", "model",
@@ -69,10 +69,9 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
         ValidationError: as above.
     """
     if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise _not_gpus(value, field) from None
+        if not _FINITE.fullmatch(value.strip()):  # "two", "1_0", Arabic-Indic digits: never float()'s reading (N3)
+            raise _not_gpus(value, field)
+        number = float(value.strip())
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
     else:  # null, true, an array...: the same words as a word (new user 13, N5: three wordings of one rule)
@@ -156,7 +155,9 @@ def as_sent(err: SchedError, body: Mapping[str, Any]) -> SchedError:
     return err
 
 
-_FINITE = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d{1,3})?")
+_FINITE = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?")
+"""A number as text, in ASCII digits only: Python's ``float`` also reads ``1_0`` (10) and Arabic-Indic
+digits, which a person did not mean as a count (new user 15, N3: ``--gpus 1_0`` asked for 10 GPUs)."""
 
 
 def _not_gpus(value: Any, field: str) -> ValidationError:
@@ -172,6 +173,20 @@ def _not_gpus(value: Any, field: str) -> ValidationError:
     else:
         got = str(value) if isinstance(value, float) and math.isfinite(value) else quoted(value)
     return ValidationError(f"{field} must be an integer (got {got})", field=field, hint=_GPUS_HINT)
+
+
+def number_as_text(value: Any, field: str) -> None:
+    """Refuse a JSON string that spells a number where REST wants a JSON number (``gpus``, ``cpu``),
+    as ``true`` is refused (new user 15, N3/N10: ``{"gpus": "1"}`` → 201 while ``PUT quotas``
+    refused ``"guaranteed": "2"``). A word (``"two"``) is left to the field's own rule, whose words
+    the CLI and the magics share.
+
+    Raises:
+        ValidationError: ``gpus must be a JSON number, not the text "1"``, naming ``field``.
+    """
+    if isinstance(value, str) and _FINITE.fullmatch(value.strip()) and math.isfinite(float(value.strip())):
+        raise ValidationError(f'{field} must be a JSON number, not the text "{value.strip()}"', field=field,
+                              hint=f"send it without quotes: \"{field}\": {value.strip()}")
 
 
 def _no_nul(value: str, key: str) -> str:
@@ -226,7 +241,7 @@ def _cpu_millis(body: Mapping[str, Any]) -> int:
     return millis
 
 
-_DECIMAL = re.compile(r"\d+(\.\d*)?|\.\d+")
+_DECIMAL = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")  # ASCII digits only (new user 15, N3)
 
 
 def _str_list(value: Any, key: str) -> tuple[str, ...]:
@@ -846,7 +861,13 @@ def parse_time_limit(value: Any, *, field: str = "time_limit") -> float | None:
         raise empty_field(field)
     if _means_zero(value):
         return 0.0
-    seconds = parse_duration(value, field=field)
+    try:
+        seconds = parse_duration(value, field=field)
+    except ValidationError as err:  # "above zero" was false: 0 is taken, as no limit (new user 15, N4)
+        if err.message.startswith(f"{field} must be a positive duration"):
+            raise ValidationError(f"{field} must not be negative (got {quoted(value)})", field=field,
+                                  hint="give e.g. '10m', or 0 for no limit; left out, the queue's default applies") from None
+        raise
     if seconds is not None and seconds < MIN_TIME_LIMIT_S:
         raise ValidationError(f"{field} must be at least 1 second (got {quoted(value)})", field=field,
                               hint="give e.g. '10m'; 0 means no limit at all")

@@ -491,12 +491,12 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                      else "other work (a fraction does not share a GPU here)")
             return FitReason(
                 "WaitingForCapacity",
-                f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; {named} has that much free but is "
+                f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {_gpu(model)}; {named} has that much free but is "
                 f"shared by {whose}, and none is wholly free",
                 {**details, "gpu_sharing": sharing, "shared_gpus": [state.gpu_uuid[g] for g in sorted(roomy)[:8]]})
         return FitReason(
             "WaitingForCapacity",
-            f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU; no {model} GPU has that much free",
+            f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {_gpu(model)}; no {_gpu(model)} has that much free",
             details)
     unhealthy = [why for g, why in state.unplaceable_why.items()
                  if state.gpu_model[g] == model and state.node_pool[state.gpu_node[g]] in flavor.pools
@@ -608,6 +608,12 @@ def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) 
     code = "Fragmented" if free_total >= need else "WaitingForCapacity"
     return FitReason(code, f"gang needs {gang_words(request)} {flavor.model} GPUs on separate placements; only "
                            f"{fit} of its {request.workers} workers fit now ({listing or 'no GPU free'})", details)
+
+
+def _gpu(model: str) -> str:
+    """``A100 GPU``, but ``Simulated GPU 80GB`` as it is: a model named a GPU already (new user 15,
+    N6: "needs 0.5 of a Simulated GPU 80GB GPU" in the REST reason the panel showed)."""
+    return model if "GPU" in model.split() else f"{model} GPU"
 
 
 def _a(word: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..backfill.easy import Reservation, job_end
 from ..model import Job, PriorityClass, ResourceRequest
+from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
@@ -79,7 +80,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         res = blocked_by
         outcome.capacity_code = "Priority"
         outcome.capacity_message = (f"fits now but would delay {res.job_id}, which holds the reservation on "
-                                    f"{res.model}" + (f" from {res.eta.isoformat()}" if res.eta else ""))
+                                    f"{res.model}" + (f" from {said_time(res.eta)}" if res.eta else ""))
         outcome.capacity = {"reserved_for": res.job_id, "model": res.model,
                             "reservation": res.eta.isoformat() if res.eta else None}
     else:
@@ -99,17 +100,22 @@ def _place(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
            ) -> tuple[Placement | None, bool, Reservation | None]:
     """Place respecting the model's EASY reservation; returns (placement, backfilled, blocked_by)."""
     state, placer = ctx.state, ctx.placer
+    res = ctx.reservations.get(flavor.model)
     if ctx.ports:  # its declared port is held on some nodes: placed on another (.ports, red team 15 R11)
         placement = None
+        guard = res is not None and res.job_id != job.id and bool(res.gpus) and not _may_bypass(ctx, job, res)
         with ports.masked(ctx, job) as held:
             if held:
+                reserved = tuple((g, state.free_milli[g]) for g in res.gpus if state.free_milli[g] > 0) \
+                    if guard and res is not None else ()
+                if reserved:  # and it keeps off the model's EASY reservation, as below
+                    state.take(RESERVE_PREFIX + job.id, Holding(gpus=reserved, node=0))
                 placement = placer.place(job.id, req, flavor)
         if held:
             if placement is None or placement.allocation.node in held:
                 return None, False, None
             state.take(job.id, placement.holding)
-            return placement, False, None
-    res = ctx.reservations.get(flavor.model)
+            return placement, guard, None
     if res is not None and not placer.might_fit(req, flavor):
         return None, False, None  # nothing free is large enough: skip the reservation trials
     if res is None:  # the common case: no reservation on the model (_take inlined)

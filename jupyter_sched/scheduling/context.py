@@ -259,8 +259,8 @@ class CycleContext:
             clause += ", " + said.removeprefix("preempted ")
         elif said.startswith("preempted (its team borrows)"):
             clause += ", as its team was borrowing"
-        elif (higher := re.match(r"preempted by higher-priority (\w+) job \S+ of (\S+)", said)) is not None:
-            clause += f", a higher-priority {higher.group(1)} job of {higher.group(2)}"
+        elif (higher := re.match(r"preempted by higher-priority (\w+) job \S+ of (?:team )?(\S+)", said)) is not None:
+            clause += f", a higher-priority {higher.group(1)} job of team {higher.group(2)}"  # N6: "of default"
         name = name if name != by else ""
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
                                    **({"preempted_by_owner": owner} if owner else {}),

@@ -45,6 +45,7 @@ from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGp
 from ..backfill.timeline import Timeline
 from ..model import Job, PendingReason, ResourceRequest
 from ..model.job import public_name
+from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext
@@ -655,7 +656,7 @@ def _owners_of(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> dict[str,
 def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[dict[str, Any]]:
     """The jobs ``job`` waits on that belong to its own owner: ``[{"id", "name", "kind", "gpus"}]``
     (GPUs held, whole or fractional), with ``"notebook"`` for a lease whose notebook is known and
-    ``"kernel": False`` for a lease bound to no kernel. Only the owner's own work is described — what another user
+    ``"kernel": False`` for a lease bound to no kernel (``"parent_job_id"`` when a job holds it). Only the owner's own work is described — what another user
     runs stays theirs; the renderer names these to the owner alone."""
     out: list[dict[str, Any]] = []
     for job_id in waits:
@@ -669,6 +670,8 @@ def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[d
             entry["notebook"] = other.spec.kernel_notebook
         if other.is_lease and not other.spec.kernel_id:  # no notebook's %gpu release frees it
             entry["kernel"] = False  # (new user 13, N9)
+        if other.is_lease and other.spec.parent_job_id:  # released with that job (red team 15, R15)
+            entry["parent_job_id"] = other.spec.parent_job_id
         out.append(entry)
     return out
 
@@ -724,7 +727,7 @@ def _agreed(reason: PendingReason, etas: Mapping[str, datetime | None]) -> Pendi
     latest, eta = _parse(info.get("reservation")), etas.get(str(info.get("reserved_for")))
     if latest is None or eta is None or eta >= latest:
         return reason
-    message = reason.message.replace(f"from {latest.isoformat()}", f"from {eta.isoformat()}")
+    message = reason.message.replace(f"from {said_time(latest)}", f"from {said_time(eta)}")  # as said (N6)
     agreed = {**info, "reservation": eta.isoformat(), "reservation_latest": latest.isoformat()}
     details = agreed if top else {**reason.details, "backfill": agreed}
     return replace(reason, message=message, details=details)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..model import Job, PendingReason, PriorityClass
+from ..model.units import said_time
 from ..queues.windows import applies, is_open, next_open
 from .ports import gate as port_gate
 
@@ -49,7 +50,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
         clause, said = ctx.preempted_clause(job)  # by name and why (new user 11, N11/N16)
         why = cause or clause or "requeued after preemption"
         by = said if not cause else {}
-        return PendingReason(code="Backoff", message=f"{why}; retries from {job.not_before.isoformat()}",
+        return PendingReason(code="Backoff", message=f"{why}; retries from {said_time(job.not_before)}",
                              details={"not_before": job.not_before.isoformat(), **({"cause": cause} if cause else {}),
                                       **by},
                              eta=job.not_before, unblock="wait for the backoff to pass")
@@ -70,7 +71,7 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
         return PendingReason(
             code="OutsideTimeWindow",
             message=f"{spec.priority.value} work of {spec.team} runs only inside window {names}"
-            + (f"; next opening {eta.isoformat()}" if eta else ""),
+            + (f"; next opening {said_time(eta)}" if eta else ""),
             details={"windows": [w.name for w in windows], "next_open": eta.isoformat() if eta else None},
             eta=eta, eta_reason="" if eta else "no opening within 8 days",
             unblock="wait for the window to open, or resubmit with another priority class")
@@ -118,5 +119,5 @@ def borrow_window_closed(ctx: CycleContext, job: Job) -> tuple[str, str, dict[st
     eta = min(opens) if opens else None
     return ("OutsideTimeWindow",
             f"{spec.team} may borrow only inside window {', '.join(w.name for w in windows)}"
-            + (f"; next opening {eta.isoformat()}" if eta else ""),
+            + (f"; next opening {said_time(eta)}" if eta else ""),
             {"windows": [w.name for w in windows], "next_open": eta.isoformat() if eta else None})

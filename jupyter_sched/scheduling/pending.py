@@ -15,6 +15,7 @@ from typing import Any
 
 from ..backfill.easy import Ending, Reservation, find_reservation, job_end
 from ..model import Job, JobKind, PendingReason, ResourceRequest
+from ..model.units import said_time
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
 from .context import CAPACITY_CODES, CycleContext, Visit
@@ -61,12 +62,12 @@ def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str
     end = job_end(ctx.now, limit, ctx.now)
     if end is not None and end <= res.eta:
         return message, details
-    when = res.eta.isoformat()
+    when, said = res.eta.isoformat(), said_time(res.eta)  # the data exact, the words to the second (N6)
     if limit is None:
-        clause = (f"it has no time limit ({source}), so it cannot start ahead of {res.job_id}, reserved from {when}; "
+        clause = (f"it has no time limit ({source}), so it cannot start ahead of {res.job_id}, reserved from {said}; "
                   "it can only start when nothing is reserved")
     else:
-        clause = f"with a limit of {limit:g} s ({source}) it cannot finish before {res.job_id}, reserved from {when}"
+        clause = f"with a limit of {limit:g} s ({source}) it cannot finish before {res.job_id}, reserved from {said}"
     info = {"reserved_for": res.job_id, "reservation": when, "limit_s": limit, "limit_source": source}
     return message.rstrip(".") + f"; {clause}.", {**details, "backfill": info}
 

@@ -66,13 +66,15 @@ def _held_for(ctx: CycleContext, job: Job) -> dict[str, str]:
 
 
 def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
-    """``PortInUse`` when ``job``'s port is held on every schedulable node (None: some node has it free)."""
+    """``PortInUse`` when ``job``'s port is held on every schedulable node — on any, for a 0-GPU job
+    (None: it may be placed where the port is free)."""
     held = _held_for(ctx, job)
     if not held:
         return None
     nodes = [n.name for n in ctx.snap.inventory.nodes if n.schedulable]
-    if any(name not in held for name in nodes):
-        return None
+    if job.spec.resources.total_milli and any(name not in held for name in nodes):
+        return None  # placed on a node where it is free (:func:`masked`); a 0-GPU job takes no GPU a
+        # mask could steer, so it waits for the port wherever it is held
     port = job.spec.port
     holder_id = held[nodes[0]] if nodes else next(iter(held.values()))
     holder = ctx.by_id.get(holder_id)

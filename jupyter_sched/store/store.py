@@ -21,7 +21,8 @@ committed a decision slept 1-18 ms for a lock freed after a fraction of one (iss
 
 Concurrency: job rows carry a ``version`` bumped by every write; updates are compare-and-set on
 it (:meth:`StoreTx.update_job`), so a cancel from the API and a decision of the engine never
-overwrite each other silently.
+overwrite each other silently. The same version keys the process's decoded rows
+(:mod:`.rowcache`): a row any process rewrote is decoded again, an unchanged one never is.
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ from ..model.codec import (
     team_policy_to_dict,
 )
 from . import schema
-from .codec import JobRecord, dumps, job_columns, loads, parse_ts, record_from_row, ts
+from .codec import JobRecord, dumps, job_columns, loads, parse_ts, ts
 from .migrations import migrate
 from .quarantine import Quarantined, check_rollup_row, check_usage_row, row_attributes, sound_usage_sql
+from .rowcache import RowCache, read_live
 from .url import safe_url, store_url_problem
 from .writers import FairLock
 
@@ -67,6 +69,7 @@ LIVE_STATES: tuple[JobState, ...] = (JobState.PENDING, JobState.ADMITTED, JobSta
 """States of jobs the scheduler still works on (every non-terminal state)."""
 
 _LEADER_ROW = "engine"
+_LIVE_VALUES = tuple(state.value for state in LIVE_STATES)
 _WAITING_STATES = (JobState.PENDING, JobState.PREEMPTED)
 _WAITING = [state.value for state in _WAITING_STATES]
 _RANK = sa.case({c.value: c.rank for c in PriorityClass}, value=schema.jobs.c.priority, else_=0)
@@ -194,41 +197,6 @@ def _usage_start(row: Mapping[Any, Any]) -> datetime:
     start = _usage_ts(row, "started_at", required=True)
     assert start is not None  # required=True raises instead of returning None
     return start
-
-
-class _RowCache:
-    """Decoded job rows of non-terminal jobs by id, reused while the row's ``version`` is unchanged.
-
-    Every write of a job row goes through :meth:`StoreTx.insert_job` / :meth:`StoreTx.update_job`
-    and bumps ``version`` (in any process: the version is in the row), so a row read with the
-    same ``(id, version)`` decodes to the same frozen :class:`JobRecord` — the engine's snapshot
-    of 1,000 pending jobs then costs one query, not 1,000 JSON decodes (~0.2 ms each). Terminal
-    rows are not cached (history is read rarely and never changes the cycle); at most
-    ``limit`` entries (cleared when full; 0 = no caching). Thread-safe through the GIL (single
-    dict operations).
-    """
-
-    def __init__(self, limit: int = 20_000) -> None:
-        self.limit = limit
-        self._records: dict[str, JobRecord] = {}
-        self.quota_set: tuple[int, QuotaSet] | None = None
-        """The quota set last read and the ``quotas`` change counter it was read at (see
-        :meth:`StoreTx.quota_set`)."""
-
-    def decode(self, row: Mapping[Any, Any]) -> JobRecord:
-        """The record of a ``jobs`` row (see :func:`~.codec.record_from_row` for what it raises)."""
-        cached = self._records.get(row["id"])
-        if cached is not None and cached.version == row["version"]:
-            return cached
-        record = record_from_row(row)
-        if self.limit:
-            if record.job.state.terminal:
-                self._records.pop(record.job.id, None)
-            else:
-                if len(self._records) >= self.limit:
-                    self._records.clear()
-                self._records[record.job.id] = record
-        return record
 
 
 def _keep_private(database: Path) -> None:
@@ -363,13 +331,14 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[
 class StoreTx:
     """Operations inside one open transaction (from :meth:`Store.transaction`).
 
-    ``decoded`` is the store's cache of decoded live job rows by id (see :class:`_RowCache`).
+    ``decoded`` is the store's cache of decoded live job rows by id and version (see
+    :class:`.rowcache.RowCache`).
     """
 
-    def __init__(self, conn: sa.Connection, now: datetime, decoded: _RowCache | None = None) -> None:
+    def __init__(self, conn: sa.Connection, now: datetime, decoded: RowCache | None = None) -> None:
         self.conn = conn
         self.now = now
-        self.decoded = decoded if decoded is not None else _RowCache(0)
+        self.decoded = decoded if decoded is not None else RowCache(0)
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
         self.jobs_changed = False
@@ -511,6 +480,13 @@ class StoreTx:
             query = query.limit(limit)
         decode = self._decode_job
         return [record for row in self.conn.execute(query).mappings() if (record := decode(row)) is not None]
+
+    def live_jobs(self, *, pause: Callable[[], object] | None = None) -> list[JobRecord]:
+        """Every non-terminal job in submit order, decoding only the rows whose ``(id, version)``
+        the process's cache lacks (:func:`.rowcache.read_live`: the transaction must see one state
+        of the database for its two reads — :meth:`Store.live_jobs` opens such a one). ``pause``
+        is called after each row it decodes. A row that does not decode is skipped and quarantined."""
+        return read_live(self.conn, _LIVE_VALUES, self.decoded, self._decode_job, pause)
 
     def queue_page(self, *, limit: int | None = None, after: QueueKey | None = None, head: int | None = None,
                    also_user: str | None = None) -> list[tuple[int, QueueKey, JobRecord]]:
@@ -983,7 +959,7 @@ class Store:
             raise StoreError(f"the store URL {safe_url(url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
-        self._decoded = _RowCache()
+        self._decoded = RowCache()
         self._noted: set[tuple[str, str]] = set()
         self._writers = _writers_lock(url)
         database = sa.engine.make_url(url).database if url.startswith("sqlite") else None
@@ -1074,8 +1050,15 @@ class Store:
             return None
 
     @contextmanager
-    def transaction(self, *, write: bool = True, now: datetime | None = None) -> Iterator[StoreTx]:
+    def transaction(self, *, write: bool = True, now: datetime | None = None,
+                    one_view: bool = False) -> Iterator[StoreTx]:
         """Open a transaction; commit on normal exit, roll back on an exception.
+
+        ``one_view``: every statement sees the same state of the database, that of the
+        transaction's first read — PostgreSQL's REPEATABLE READ instead of its default READ
+        COMMITTED, where each statement sees what was committed when it began (a SQLite
+        transaction always sees one state). For reads made of several statements
+        (:meth:`live_jobs`); read-only transactions at that level never fail to serialise.
 
         Raises:
             StoreError: the database failed (the transaction was rolled back).
@@ -1090,6 +1073,8 @@ class Store:
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(sched_write=write)
+                if one_view and conn.dialect.name == "postgresql":  # reset when the pool takes it back
+                    conn.execution_options(isolation_level="REPEATABLE READ")
                 with conn.begin():
                     tx = StoreTx(conn, now or self._now(), self._decoded)
                     yield tx
@@ -1175,9 +1160,12 @@ class Store:
         with self.transaction(write=False) as tx:
             return tx.count_jobs(**filters)
 
-    def live_jobs(self) -> list[JobRecord]:
-        """Every non-terminal job, in submit order."""
-        return self.list_jobs(states=LIVE_STATES)
+    def live_jobs(self, *, pause: Callable[[], object] | None = None) -> list[JobRecord]:
+        """Every non-terminal job, in submit order: see :meth:`StoreTx.live_jobs` (in a transaction
+        that sees one state of the database, so the rows kept by version and those read afresh
+        are of the same instant)."""
+        with self.transaction(write=False, one_view=True) as tx:
+            return tx.live_jobs(pause=pause)
 
     def list_events(self, **filters: Any) -> list[AuditEvent]:
         """See :meth:`StoreTx.list_events`."""

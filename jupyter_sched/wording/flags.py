@@ -12,8 +12,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["CELL", "CLI", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface", "flag_for", "in_surface_terms",
-           "typed_option", "usage_error_line", "where_listed", "with_dash_hint"]
+__all__ = ["CELL", "CLI", "EMPTY_OPTION_MEANS", "FLAGS", "GPU_REQUEST", "GPU_REQUEST_N", "NAMED_IN_MESSAGE", "Surface",
+           "empty_option", "flag_for", "in_surface_terms", "typed_option", "usage_error_line", "where_listed",
+           "with_dash_hint"]
 
 FLAGS: dict[str, str] = {
     "gpus": "--gpus", "gpu_milli": "--gpus",
@@ -75,6 +76,9 @@ class Surface(NamedTuple):
     lists: Mapping[str, str] = {}
     """``job_id``/``lease_id``/``definition_id`` → the command of this surface that lists the caller's
     own, said as the hint of "no job 'x' visible to you" (:func:`where_listed`)."""
+    name: str = ""
+    """The command, said before a refusal whose field it spells as a placeholder (``N``): a person
+    typed ``%gpu request 2``, no ``N`` (new user 15, N12: ``N: 2 GPUs can never fit …``)."""
 
     def flag(self, field: str | None) -> str | None:
         """The option this surface has for ``field`` (:func:`flag_for`, then :attr:`own`)."""
@@ -95,7 +99,8 @@ CELL = Surface(run="the cell body (or %schedule run SCRIPT)", lists=_MAGIC_LISTS
 """``%%schedule`` / ``%schedule``: the CLI's options; the cell is what runs."""
 GPU_REQUEST = Surface(run=CELL.run, own={"team": "team", "queue": "team"}, lists=_MAGIC_LISTS)
 """``%gpu request --gpus N``: no ``--team`` (a kernel's lease is charged to the default team)."""
-GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"}, lists=_MAGIC_LISTS)
+GPU_REQUEST_N = Surface(run=CELL.run, own={**GPU_REQUEST.own, "gpus": "N", "gpu_milli": "N"}, lists=_MAGIC_LISTS,
+                        name="%gpu request")
 """``%gpu request N``: the count is ``N`` (new user 11, N3)."""
 
 
@@ -143,7 +148,7 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
             break
     else:  # only an option of this surface is named: a server setting (max_unfinished_per_user) is no option
         if (flag != field or field.startswith("-")) and not re.search(_word(flag), message):
-            message = f"{flag}: {message}"
+            message = f"{surface.name if surface.name and not flag.startswith('-') else flag}: {message}"
     if hint:
         hint = re.sub(r"(?<![\w.-])([a-z_]+) \((--[\w-]+)( [^)]*)?\)",
                       lambda m: m.group(2) + (m.group(3) or "") if surface.flag(m.group(1)) == m.group(2)
@@ -168,6 +173,27 @@ def where_listed(code: str, field: str | None, message: str, hint: str | None, s
     if hint and hint.startswith("list your") and "(" in hint:  # the server's note on others' jobs stays
         said += " " + hint[hint.index("("):]
     return said
+
+
+EMPTY_OPTION_MEANS: dict[str, str] = {
+    "--gpus": "for 1 GPU", "--model": "for any kind of GPU", "--mem-per-gpu": "for any GPU memory",
+    "--cpu": "for no CPU request", "--memory": "to ask for no host RAM", "--priority": "for normal",
+    "--team": "for the first of your teams", "--queue": "for the first of your teams", "--name": "for a default",
+    "--time-limit": "for the queue's default", "--profile": "to use no admin template",
+    "--workdir": "for the current folder", "--script": "and say what to run: -- python train.py or --notebook FILE",
+    "--notebook": "and say what to run: -- python train.py or --script FILE", "--cron": "for no schedule",
+    "--tz": "for UTC",
+}
+"""What leaving a CLI option out means, as its empty value's refusal says it (:func:`empty_option`)."""
+
+
+def empty_option(option: str, *, edit: bool = False) -> str:
+    """THE refusal of an option given an empty value, ``--team ''`` as ``--name ''`` (new user 15,
+    N2: two shapes, two codes and two exit statuses for one mistake): ``--team must not be empty —
+    give --team a value, or leave it out for the first of your teams``, a usage error (exit 2).
+    ``edit``: the option changes a saved value (``definitions edit``), which leaving it out keeps."""
+    meaning = "to keep it as it is" if edit else EMPTY_OPTION_MEANS.get(option)
+    return f"{option} must not be empty — give {option} a value, or leave it out" + (f" {meaning}" if meaning else "")
 
 
 def typed_option(options: str, typed: Sequence[str] = ()) -> str:

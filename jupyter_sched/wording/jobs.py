@@ -479,9 +479,14 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
 
 def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
     """Until when a lease holds its GPUs (it has no time limit): its owner's lease bound to no kernel,
-    which no notebook can release (new user 4), is released with ``cancel``; another user's, only its
+    which no notebook can release (new user 4), is released with ``cancel`` — or with the job it is held
+    for (``parent_job_id``); another user's, only its
     owner releases — whether a kernel holds it is theirs to know (kernel_id is private: its public name
     says so, else "a lease", new user 13, N9)."""
+    parent = lease.get("parent_job_id")
+    if parent and lease.get("mine", True) is not False:  # held for a job, not "for no kernel" (red team 15, R15)
+        return (f"GPUs held for job {parent}: released when it ends (`{cancel} {lease.get('id')}` releases them "
+                "sooner), no time limit")
     if not lease.get("kernel_id") and lease.get("mine", True) is not False:
         return f"GPUs held for no kernel: `{cancel} {lease.get('id')}` releases them (or idle reclaim), no time limit"
     if lease.get("mine", True) is False:

@@ -252,6 +252,13 @@ _clock = clock_text
 """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (the year when far off): the one formatter."""
 
 
+def _held_for(lease: Mapping[str, Any]) -> str:
+    """``held for job j-… and released with it`` (a lease a job asked for: ``parent_job_id``; red
+    team 15, R15 read "held for no kernel"), else ``held for no kernel``."""
+    parent = lease.get("parent_job_id")
+    return f"held for job {parent} and released with it" if parent else "held for no kernel"
+
+
 def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The kernel leases of the job's own owner that are ALL it waits for (``details.eta_waits_on``
     against ``details.eta_waits_on_own``, which the core fills), else ``[]``."""
@@ -276,13 +283,18 @@ def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     if len(leases) == 1:
         name = str(leases[0].get("name") or "")
         about = ["" if name in LEASE_NAMES else name, _notebook(leases[0]),  # "notebook lease" says nothing more
-                 "" if word == "kernel lease" else "held for no kernel"]
+                 "" if word == "kernel lease" else _held_for(leases[0])]
         said = ", ".join(part for part in about if part)
         return f"your own {word} {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
     if word == "lease":
-        loose = [o.get("id") for o in leases if o.get("kernel") is False]
+        loose = [o.get("id") for o in leases if o.get("kernel") is False and not o.get("parent_job_id")]
+        for_jobs = [f"{o.get('id')} for job {o.get('parent_job_id')}" for o in leases if o.get("parent_job_id")]
         which = "" if len(loose) == len(leases) else f": {_ids(loose)}"
-        return f"your own leases {_ids([o.get('id') for o in leases])} (held for no kernel{which})", f"hold {held}"
+        said = "; ".join(([f"held for no kernel{which}"] if loose else [])
+                         + (["held " + ", ".join(for_jobs) + (", released with it" if len(for_jobs) == 1
+                                                                else ", each released with its job")]
+                            if for_jobs else []))
+        return f"your own leases {_ids([o.get('id') for o in leases])} ({said})", f"hold {held}"
     if len(leases) <= 3 and any(_notebook(o) for o in leases):
         each = [f"{o.get('id')}{f' ({_notebook(o)})' if _notebook(o) else ''}" for o in leases]
         return f"your own kernel leases {', '.join(each[:-1])} and {each[-1]}", f"hold {held}"

@@ -21,10 +21,11 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { formMessage } from './format';
+import { formMessage, reasonSentence } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
+import type { PendingReason } from './types';
 
 type Definition = Schemas['Definition'];
 type DefinitionRun = Schemas['DefinitionRun'];
@@ -59,11 +60,11 @@ export function runReason(run: DefinitionRun): string {
   if (!job) {
     return 'its job was removed';
   }
-  const reason = job.reason as { message?: string } | null | undefined;
-  if ((job.state === 'pending' || job.state === 'preempted') && reason?.message) {
-    return reason.message;
-  }
-  return job.message ?? '';
+  // the shared renderer's sentence (text.summary), as the queue and the CLI say it — not the core's
+  // message, which read "of a Simulated GPU 80GB GPU … reserved from 2026-12-04T05:50:54.496979+00:00"
+  // (new user 15, N6)
+  const said = job.state === 'pending' || job.state === 'preempted' ? reasonSentence(job.reason as PendingReason | null) : '';
+  return said || (job.message ?? '');
 }
 
 /** The form's label of each field a refusal may name (the API speaks JSON names). */

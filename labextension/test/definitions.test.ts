@@ -51,7 +51,21 @@ describe('runReason', () => {
   });
 
   it('a waiting run shows its pending reason', () => {
-    expect(runReason(run({ state: 'pending', message: '', reason: { message: 'waits for 1 GPU: 0 of 4 free' } }))).toBe('waits for 1 GPU: 0 of 4 free');
+    expect(runReason(run({ state: 'pending', message: '', reason: { message: 'waits for 1 GPU: 0 of 4 free' } }))).toBe('waits for 1 GPU: 0 of 4 free.');
+  });
+
+  it("a waiting run says the shared renderer's sentence, not the core's message (new user 15, N6)", () => {
+    const reason = {
+      code: 'WaitingForCapacity',
+      message: 'needs 0.5 of a Simulated GPU 80GB GPU; no Simulated GPU 80GB GPU has that much free; it has no time limit ' +
+        '(none given), so it cannot start ahead of j-1, reserved from 2026-12-04T05:50:54.496979+00:00',
+      details: {},
+      text: { summary: 'needs 0.5 of a Simulated GPU 80GB; … cannot start ahead of the job whose GPUs are reserved from Dec 4 05:50 UTC', eta: '', unblock: '', line: '' }
+    };
+    const said = runReason(run({ state: 'pending', message: '', reason }));
+    expect(said).toBe('needs 0.5 of a Simulated GPU 80GB; … cannot start ahead of the job whose GPUs are reserved from Dec 4 05:50 UTC.');
+    expect(said).not.toContain('GPU GPU');
+    expect(said).not.toContain('+00:00');
   });
 
   it('a run whose job is gone says so', () => {

@@ -13,6 +13,7 @@ from jupyter_sched.backfill.accuracy import eta_accuracy
 from jupyter_sched.backfill.timeline import Timeline
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import JobKind, Quota, spec_from_request
+from jupyter_sched.model.units import said_time
 from jupyter_sched.model.validation import UNLIMITED_WARNING
 from jupyter_sched.queues.limits import TimeLimitRule, effective_limit
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
@@ -105,7 +106,7 @@ def test_case_033_variant_a_no_default_the_queue_max_bounds_a_job_without_a_limi
     assert reasons["big"].eta == _t(110)  # t=120 of the case: r1 started at -10 here
     bf2 = reasons["bf2"]  # bf1 took the 2 free GPUs; bf2 could not have backfilled anyway
     assert f"with a limit of 86400 s (queue max; none given) it cannot finish before big, reserved from " \
-           f"{_t(110).isoformat()}" in bf2.message  # type: ignore[attr-defined]
+           f"{said_time(_t(110))}" in bf2.message  # type: ignore[attr-defined]
     assert (bf2.details["time_limit_s"], bf2.details["time_limit_source"]) == (1440 * MIN, "queue max; none given")
     assert bf2.eta == _t(110 + 240)  # after big
     bf3 = reasons["bf3"]
@@ -550,7 +551,7 @@ def test_newuser6_finding_1_a_job_that_would_delay_the_reservation_names_the_res
     reasons = {p.job_id: p.reason for p in run_cycle(snap).pending}
     one = reasons["one"]
     assert reasons["all4"].eta == _t(2) and one.code == "Priority"
-    assert one.message.endswith(f"holds the reservation on A100-80GB from {_t(2).isoformat()}.")  # type: ignore[attr-defined]
+    assert one.message.endswith(f"holds the reservation on A100-80GB from {said_time(_t(2))}.")  # type: ignore[attr-defined]
     assert (one.details["reservation"], one.details["reservation_latest"]) == (_t(2).isoformat(), _t(8).isoformat())  # type: ignore[attr-defined]
 
 

@@ -23,6 +23,7 @@ from core_builders import T0, make_job, make_node, running, snapshot
 
 from jupyter_sched.model import Job, PendingReason
 from jupyter_sched.model.codec import reason_to_dict
+from jupyter_sched.model.units import said_time
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
 from jupyter_sched.wording import render_reason
 
@@ -83,7 +84,7 @@ def test_finding_1_the_reason_s_reservation_and_the_eta_name_one_start_time() ->
         assert res_eta is not None
         backfill = reasons["nolimit"].details["backfill"]
         assert backfill["reserved_for"] == "res" and backfill["reservation"] == res_eta.isoformat()
-        assert f"reserved from {res_eta.isoformat()}" in reasons["nolimit"].message
+        assert f"reserved from {said_time(res_eta)}" in reasons["nolimit"].message  # to the second (new user 15, N6)
         text = render_reason(reason_to_dict(reasons["nolimit"]), now=_secs(seconds))
         clock = f"{res_eta:%H:%M} UTC"
         # no GPU is free: the sentence leaves the backfill clause out (new user 6 F2, c0d92ff) and

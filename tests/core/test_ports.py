@@ -82,3 +82,27 @@ def test_red15_r11_a_kubernetes_server_s_profile_has_no_host_ports() -> None:
 
     assert _scheduling_profile({"executor": "kubernetes"}).host_ports is False
     assert _scheduling_profile({"executor": "local"}).host_ports is True
+
+
+def test_red15_r11_a_cpu_only_job_declaring_a_port_held_on_some_node_pends_naming_it() -> None:
+    """A 0-GPU job takes no GPU the placement mask could steer: it waits for the port, said so."""
+    squat = running(_service("a-gpu", gpus=1, user="red15a", limit=600), "n1", [0], started=-1)
+    jobs = [squat, _service("b-cpu", gpus=0, user="red15b", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("n1", gpus=2), make_node("n2", gpus=2)], jobs))
+    assert [a.job_id for a in result.admits] == []
+    reason = next(p.reason for p in result.pending if p.job_id == "b-cpu")
+    assert reason.code == "PortInUse" and reason.details["held_by"] == {"n1": "a-gpu"}, reason
+    assert reason.eta == T0 + timedelta(minutes=9)
+
+
+def test_red15_r11_a_job_steered_off_a_held_port_keeps_off_the_easy_reservation_too() -> None:
+    """n1 holds the port; n2's free GPU is reserved for ``big`` (2 GPUs, high: first in the queue, on n2
+    when r2 ends in 10 minutes): ``a-serve`` (no time limit) may not take it — it would delay big."""
+    jobs = [_squat("n1"), running(make_job("r1", user="x", time_limit_s=3600), "n1", [0], started=-1),
+            running(make_job("r2", user="x", time_limit_s=660), "n2", [0], started=-1),
+            make_job("big", gpus=2, user="y", priority="high", time_limit_s=600, submitted=0.1),
+            _service("a-serve", gpus=1, user="red15a", submitted=0.5)]
+    result = run_cycle(snapshot([make_node("n1", gpus=2), make_node("n2", gpus=2)], jobs))
+    placed = {a.job_id: a.allocation.node for a in result.admits}
+    assert "a-serve" not in placed, placed
+    assert next(p.reason for p in result.pending if p.job_id == "big").eta == T0 + timedelta(minutes=10)

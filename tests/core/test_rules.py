@@ -926,7 +926,8 @@ def test_ledgers_of_one_inventory_share_no_free_capacity() -> None:
 
 
 @pytest.mark.parametrize("model, want", [("A100-80GB", "of an A100-80GB GPU"), ("T4", "of a T4 GPU"),
-                                         ("H100", "of an H100 GPU"), ("Simulated GPU", "of a Simulated GPU GPU")])
+                                         ("H100", "of an H100 GPU"),
+                                         ("Simulated GPU", "of a Simulated GPU; no Simulated GPU has")])
 def test_a_share_that_does_not_fit_reads_as_english(model: str, want: str) -> None:
     node = make_node("n1", gpus=1, model=model)
     busy = running(make_job("busy", gpus=1, milli=800, models=[model]), node="n1", milli=800)

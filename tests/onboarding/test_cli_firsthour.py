@@ -1305,7 +1305,7 @@ def test_newuser4_finding_5_submit_errors_name_the_flag_and_say_negative(server:
     assert missing.code == EXIT_REFUSED and "leave --workdir out" in missing.err and "working_dir" not in missing.err, \
         missing.err
     negative = cli(server, "tok-ann", "submit", "--time-limit", "-5", "--", "true")
-    assert "--time-limit must be a positive duration (got '-5')" in negative.err, negative.err
+    assert "--time-limit must not be negative (got '-5')" in negative.err, negative.err
     assert "cannot parse" not in negative.err
 
 

@@ -307,12 +307,12 @@ def test_newuser10_n12_the_cli_at_another_users_hub_server_says_whose_it_is(tmp_
 
 
 def test_newuser10_n2_decision_quantities_take_text_counts_and_flags_do_not() -> None:
-    """N2 (``gpus: "1"`` → 201) — a decision, not a change, so this test passes on the old code too:
-    the quantity fields (gpus, cpu, memory, mem_per_gpu, time_limit) are ``number | string`` in
-    openapi.yaml, as Kubernetes quantities are (``nvidia.com/gpu: "1"``), and the CLI sends a decimal
-    whose float would not read back digit for digit as its text (``cli.commands.number_or_text``), so
-    the refusal quotes what was typed. What is not a quantity takes its JSON type only: counts, ids and
-    flags given as text are refused naming the field (checked here for every one of them)."""
+    """N2 (``gpus: "1"`` → 201) — a decision, revised by new user 15, N3: the quantities with units
+    (memory, mem_per_gpu, time_limit) take text, as Kubernetes quantities do; ``gpus`` and ``cpu`` are
+    numbers, and a number sent as text is refused naming the field, as ``true`` is (``PUT quotas``
+    refused ``"guaranteed": "2"`` while ``gpus: "1"`` was taken). A word keeps handed case 019's
+    words (the CLI sends a word as typed). What is not a quantity takes its JSON type only: counts,
+    ids and flags given as text are refused naming the field (checked here for every one of them)."""
     from jupyter_sched.errors import ValidationError
     from jupyter_sched.model import spec_from_request
     from jupyter_sched.services.models.base import parse
@@ -322,7 +322,13 @@ def test_newuser10_n2_decision_quantities_take_text_counts_and_flags_do_not() ->
         body = {"command": ["true"], **fields}
         return spec_from_request(parse(SubmitJobRequest, body).model_dump(exclude_none=True), user="eve")
 
-    assert submit(gpus="1").resources.gpus == 1 and submit(cpu="2").resources.cpu_millis == 2000
+    assert submit(gpus=1).resources.gpus == 1 and submit(cpu=2).resources.cpu_millis == 2000
+    assert submit(memory="2GiB").resources.memory_mib == 2048 and submit(time_limit="10m").time_limit_s == 600
+    for field, text in (("gpus", "1"), ("cpu", "2")):
+        with pytest.raises(ValidationError) as as_text:
+            submit(**{field: text})
+        assert as_text.value.field == field and as_text.value.message == f'{field} must be a JSON number, not the ' \
+            f'text "{text}"', as_text.value.message
     for field, text in (("workers", "2"), ("gpu_milli", "500"), ("time_limit_s", "60"), ("cpu_millis", "100"),
                         ("nvlink", "true"), ("checkpointable", "1")):
         with pytest.raises(ValidationError) as refused:

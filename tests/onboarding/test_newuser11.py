@@ -351,7 +351,7 @@ def test_newuser11_n3_gpu_request_n_is_refused_naming_n(server: EmbeddedServer) 
     magics = _magics(server)
     with pytest.raises(MagicError) as refused:
         magics.gpu("request 99 --no-wait")
-    assert str(refused.value).startswith("N: needs 99 GPUs"), refused.value
+    assert str(refused.value).startswith("%gpu request: needs 99 GPUs"), refused.value  # not "N:" (new user 15, N12)
     assert "--gpus" not in str(refused.value).split(".")[0], refused.value
     with pytest.raises((MagicError, UsageError)) as flagged:
         magics.gpu("request --gpus 99 --no-wait")

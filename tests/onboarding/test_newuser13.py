@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED
+from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError
 from jupyter_sched.model.validation import UNLIMITED_WARNING
@@ -154,7 +154,7 @@ def test_newuser13_n7_an_empty_script_beside_a_command_and_empty_options_are_ref
     assert error["field"] == "script" and "command or notebook" in error["hint"], error
     assert _refused(server, {"resources": {"model": ""}})["field"] == "resources.model"
     cli = _cli(_env(tmp_path, server), "submit", "--gpus", "0", "--model", "", "--", "true")
-    assert cli.returncode == EXIT_REFUSED
+    assert cli.returncode == EXIT_USAGE  # every empty option alike (new user 15, N2)
     assert cli.stderr.startswith("jupyter-sched submit: --model must not be empty — give --model a value, or leave "
                                  "it out for any kind of GPU"), cli.stderr
     said = _magic_refusal(server, "run --gpus 0 --model '' x.py")

@@ -106,7 +106,8 @@ def test_newuser14_n3_every_count_that_is_not_one_reads_the_same(server: Embedde
     below 1" (hint "use e.g. 1, 2 or 0.5"), a word "must be an integer", ``%gpu request two`` "%gpu
     request: N must be a number of GPUs": four wordings of "not a number of GPUs". Now handed case 019 b3's
     words for all, with the one hint that names fractions, on REST, the CLI, %%schedule and %gpu request."""
-    error = _rest(server, {"gpus": typed, "command": ["true"]})
+    sent = 1.5 if typed == "1.5" else typed  # REST takes a number as a JSON number (new user 15, N3)
+    error = _rest(server, {"gpus": sent, "command": ["true"]})
     assert (error["message"], error["hint"]) == (f"gpus must be an integer (got {got})", GPUS_HINT), error
     line = _cli_line(server, tmp_path, "--gpus", typed, "--", "true")
     assert line == f"jupyter-sched submit: --gpus must be an integer (got {got}) — {GPUS_HINT} [validation_error]"

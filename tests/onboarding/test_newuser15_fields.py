@@ -151,12 +151,14 @@ def test_newuser15_a_lease_of_no_gpu_is_refused_on_rest_as_in_the_magic(server: 
     on POST jobs), while ``%gpu request 0`` refused it "N must be > 0 (got 0)". One rule and one sentence
     now: a lease holds GPUs."""
     ann = api(server, "tok-ann")
-    for route, body in (("leases", {"gpus": 0}), ("jobs", {"gpus": 0, "kind": "lease"}), ("leases", {"gpus": "0"})):
+    for route, body in (("leases", {"gpus": 0}), ("jobs", {"gpus": 0, "kind": "lease"})):
         answer = ann.post(route, json=body)
         assert answer.status_code == 400, (route, body, answer.text)
         error = answer.json()["error"]
         assert (error["field"], error["message"], error["hint"]) == (
             "gpus", "gpus must be > 0 (got 0)", "ask for 1 or more GPUs, or a share such as 0.5"), error
+    as_text = ann.post("leases", json={"gpus": "0"}).json()["error"]  # a number as text: refused as such (N3)
+    assert as_text["message"] == 'gpus must be a JSON number, not the text "0"', as_text
     assert _magic(server, "gpu", "request 0 --no-wait") == \
         "N must be > 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5."
     assert ann.post("leases", json={"gpus": 0.5}).status_code == 201

@@ -88,7 +88,7 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         elif c.kind == "reclaim":
             sentence = f"preempted to return borrowed quota to {spec.team}"
         else:
-            sentence = f"preempted by higher-priority {spec.priority.value} job {job.id} of {spec.team}"
+            sentence = f"preempted by higher-priority {spec.priority.value} job {job.id} of team {spec.team}"  # N6
         ctx.preempts.append(Preempt(
             job_id=c.job_id, for_job=job.id, reason=sentence, kind=c.kind, grace_s=ctx.profile.grace_s,
             checkpoint_signal=ctx.profile.checkpoint_signal and victim.spec.checkpointable))

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, RootModel, ValidationInfo, field_validator, model_validator
 
-from ...model.validation import check_env, parse_gpus, parse_priority
+from ...model.validation import check_env, number_as_text, parse_gpus, parse_priority
 from ...wording import reason_in_words, render_reason
 from ...wording.reasons import own_leases
 from .base import CodecView, QueryModel, RequestModel, ResponseModel, dump_set
@@ -139,6 +139,14 @@ class RunJobFields(RequestModel):
         user 13, N5: "gpus must be a number or a string (got true)" beside "must be an integer")."""
         if isinstance(value, bool) or not isinstance(value, (int, float, str, type(None))):
             parse_gpus(value)
+        number_as_text(value, "gpus")  # "1" as true is (new user 15, N3)
+        return value
+
+    @field_validator("cpu", mode="before")
+    @classmethod
+    def _cpu_is_a_number(cls, value: Any) -> Any:
+        """``cpu`` "2" refused as ``gpus`` "1" is (:func:`~jupyter_sched.model.validation.number_as_text`)."""
+        number_as_text(value, "cpu")
         return value
 
     @field_validator("priority", mode="before")
