@@ -18,9 +18,9 @@ One :meth:`Engine.tick` does, in order (each step is its own module):
    one job and is retried with backoff, requeued or failed with its cause.
 5. **Hooks** — :attr:`Engine.leader_hooks` (e.g. job definitions firing due runs).
 
-Preempted jobs are requeued when their process has ended: back to ``pending`` keeping
-``submitted_at``, with exponential backoff in ``not_before`` (``requeue_backoff_s · 2^(n-1)``,
-capped at ``max_backoff_s``; :mod:`.transitions`).
+Preempted jobs are requeued when their process has ended, keeping ``submitted_at``, free to start
+at once (no failure; new user 15 N14); failed starts and idle work reclaimed back off
+(``requeue_backoff_s · 2^(n-1)``, at most ``max_backoff_s``; :mod:`.transitions`).
 
 Time and ids are injected (``clock``); the engine is synchronous and single-threaded — the
 service runs ticks in one worker thread so cycles never overlap.
@@ -81,7 +81,7 @@ class Engine:
         lease_ttl_s: seconds a leader lease lasts without renewal (a crashed leader is replaced
             after at most this long).
         cycle_interval_s: seconds between decision cycles when nothing triggers one.
-        requeue_backoff_s / max_backoff_s: backoff of preempted jobs (seconds).
+        requeue_backoff_s / max_backoff_s: backoff of failed starts and idle work reclaimed (s).
         usage_half_life_s: half-life of fair-share usage (seconds; default 7 days).
         stop_grace_s: SIGTERM→SIGKILL grace for cancels and time limits (seconds).
         max_reason_writes: pending reasons persisted per cycle at most

@@ -143,10 +143,13 @@ class ExecutorEventHandler:
         end = max(finished_at, job.started_at or finished_at)
         if intent == "preempt" or intent == "idle":
             why = "preempted" if intent == "preempt" else "reclaimed while idle"
+            # an eviction is no failure: the job may start again as soon as GPUs are free, and a
+            # reclaimer cancelled seconds later does not grow its wait (new user 15 N14, red team 15
+            # R13); idle work reclaimed backs off, or it would take its GPUs straight back
             self.writer.requeue(record, PendingReason(
                 code="Preempted", message=f"{why}: {job.message or 'GPUs were needed elsewhere'}",
                 details={"preempted_by": job.preempted_by, "attempts": job.attempts, "exit_code": exit_code}),
-                end, preempted=True)
+                end, preempted=True, backoff=intent == "idle")
             return
         if intent == "cancel":
             state, message = JobState.CANCELLED, f"cancelled by {record.stop_actor or 'user'} ({said})"

@@ -145,7 +145,8 @@ class StartReconciler:
         # preempted or reclaimed before it started: back to the queue, nothing to stop
         self.writer.requeue(record, PendingReason(
             code="Preempted", message=f"preempted before it started: {job.message or 'GPUs were needed elsewhere'}",
-            details={"preempted_by": job.preempted_by, "attempts": job.attempts}), self.clock.now(), preempted=True)
+            details={"preempted_by": job.preempted_by, "attempts": job.attempts}), self.clock.now(), preempted=True,
+            backoff=False)
 
     def _failed(self, record: JobRecord, failure: Failure, exc: BaseException) -> None:
         job = record.job

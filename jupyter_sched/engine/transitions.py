@@ -37,8 +37,9 @@ class JobWriter:
         clock: time source (injected).
         publish: API event sink.
         simulated: returns True while the inventory is simulated (job payloads say so).
-        requeue_backoff_s / max_backoff_s: backoff of preempted jobs, seconds
-            (``requeue_backoff_s · 2^(attempts-1)``, capped at ``max_backoff_s``).
+        requeue_backoff_s / max_backoff_s: backoff of jobs whose start failed and of idle work
+            reclaimed, seconds (``requeue_backoff_s · 2^(attempts-1)``, capped at ``max_backoff_s``);
+            evictions for other work requeue without one (:meth:`requeue`).
     """
 
     def __init__(self, store: Store, clock: Clock, publish: Publish, *, simulated: Callable[[], bool],
@@ -137,8 +138,12 @@ class JobWriter:
         """Put ``record``'s job back in the queue (keeping ``submitted_at``), usage closed at ``at``;
         return the written row (None when the job moved on meanwhile).
 
-        Preempted work backs off (``not_before``; no thrashing), and so does work whose start
-        failed (``backoff=True``); work that never started is not penalised.
+        Work whose start failed backs off (``backoff=True``; ``not_before``); so does preempted
+        work unless ``backoff=False`` — the engine passes it for evictions, which are no failure
+        (new user 15 N14: a reclaimed job sat out 20 s while every GPU it needed was free; the
+        reclaimers' own rules prevent thrashing: a victim is never evicted for its preemptor, and
+        another team's job younger than the minimum runtime is never a victim). Work that never
+        started is not penalised.
         """
         now = self.clock.now()
         attempts = max(1, record.job.attempts)

@@ -128,9 +128,14 @@ class Placer:
 
     def __init__(self, state: ClusterState, config: PlacementConfig,
                  filters: Mapping[str, Filter] | None = None, scores: Mapping[str, Score] | None = None,
-                 *, owners: Mapping[str, str] | None = None) -> None:
+                 *, owners: Mapping[str, str] | None = None, gpu_memory_of: Mapping[str, int] | None = None) -> None:
         self.state = state
         self.config = config
+        # holder (job id) -> GPU memory (MiB) a fractional job reserves on its shared GPU (its
+        # mem_per_gpu; red team 15 R7: two 0.5 shares asking 60 GiB each landed on one 80 GiB GPU)
+        self._memory_of = gpu_memory_of
+        self._reserved_map: dict[int, int] = {}
+        self._reserved_at = -1
         # holder (job id) -> who it shares a GPU with (its team; itself alone), when a fractional job may
         # share a GPU only with that group's work (SchedulingProfile.gpu_sharing); None: any GPU is shared
         self._owners = owners
@@ -531,7 +536,8 @@ class Placer:
         :data:`~.fgd.MAX_GPUS_PER_NODE` GPUs per node.
         """
         arrays = self.state.node_arrays()
-        hidden = self._hide_shared(arrays) if self._owner is not None and request.fractional else []
+        hidden = self._hide_shared(arrays, request) \
+            if request.fractional and (self._owner is not None or request.min_memory_mib) else []
         try:
             return self._vector_pick(request, flavor, arrays)
         finally:
@@ -539,16 +545,19 @@ class Placer:
                 arrays.gpu_left[n_id, col] = left
                 arrays.gen[n_id] += 1
 
-    def _hide_shared(self, arrays: NodeArrays) -> list[tuple[int, int, int]]:
-        """Show GPUs holding work outside the placed job's sharing group as full in ``arrays`` (the
-        vectorised plugins then neither score nor pick them: red team 6, the FGD policies packed across
-        teams); returns ``(node, column, milli left)`` to put back. Rows changed bump ``gen``, so the
-        plugins' caches refresh those nodes now and again once they are put back."""
+    def _hide_shared(self, arrays: NodeArrays, request: ResourceRequest) -> list[tuple[int, int, int]]:
+        """Show GPUs holding work outside the placed job's sharing group, or without the GPU memory
+        it reserves unreserved, as full in ``arrays`` (the vectorised plugins then neither score nor
+        pick them: red team 6, the FGD policies packed across teams; red team 15 R7); returns
+        ``(node, column, milli left)`` to put back. Rows changed bump ``gen``, so the plugins'
+        caches refresh those nodes now and again once they are put back."""
         state = self.state
         hidden = []
-        for g in self._tenants():
+        tenants = self._tenants() if self._owner is not None else {}
+        for g in sorted(set(tenants) | set(self.reserved_memory() if request.min_memory_mib else ())):
             left = state.free_milli[g]
-            if left and state.placeable[g] and self._shared_with_others(g):
+            if left and state.placeable[g] and ((self._owner is not None and self._shared_with_others(g))
+                                                 or self._memory_short(g, request)):
                 n_id = state.gpu_node[g]
                 col = g - state.node_gpus[n_id][0]
                 if col < arrays.gpu_left.shape[1]:
@@ -600,7 +609,7 @@ class Placer:
             i = bisect.bisect_left(keys, request.gpu_milli)
             while i < len(keys) and (best is None or keys[i] < best[0]):
                 for g in pool.partial[keys[i]]:
-                    if self._owner is not None and self._shared_with_others(g):
+                    if (self._owner is not None and self._shared_with_others(g)) or self._memory_short(g, request):
                         continue
                     node = state.gpu_node[g]
                     if flavor.mixed and (flavor.model not in ("*", state.gpu_model[g])
@@ -611,6 +620,30 @@ class Placer:
                         break
                 i += 1
         return None if best is None else (best[1], best[2])
+
+    def reserved_memory(self) -> dict[int, int]:
+        """GPU -> MiB of its memory reserved by the fractional jobs on it (their ``mem_per_gpu``),
+        kept per ledger version (red team 15 R7)."""
+        if self._memory_of is None:
+            return {}
+        if self._reserved_at != self.state.version:
+            reserved: dict[int, int] = {}
+            memory_of = self._memory_of
+            for holder, holding in self.state.holdings.items():
+                mib = memory_of.get(holder, 0)
+                if mib:
+                    for g, milli in holding.gpus:
+                        if milli < GPU_MILLI:
+                            reserved[g] = reserved.get(g, 0) + mib
+            self._reserved_map, self._reserved_at = reserved, self.state.version
+        return self._reserved_map
+
+    def _memory_short(self, g: int, request: ResourceRequest) -> bool:
+        """Would the fraction's ``mem_per_gpu`` exceed GPU ``g``'s memory not yet reserved by the
+        shares on it? (A share's memory is reserved for placement: nothing caps what it allocates.)"""
+        need = request.min_memory_mib
+        return bool(need) and self._memory_of is not None \
+            and self.reserved_memory().get(g, 0) + need > self.state.gpu_memory[g]
 
     def _shared_with_others(self, g: int) -> bool:
         """Whether GPU ``g`` holds work outside the sharing group of the job being placed (holders

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -441,10 +442,11 @@ def _flavor_gpus(state: ClusterState, node: int, flavor: Flavor, request: Resour
 
 
 def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, *,
-                    sharing: str = "any") -> FitReason:
+                    sharing: str = "any", reserved: Mapping[int, int] | None = None) -> FitReason:
     """Why ``request`` does not fit ``flavor`` with the capacity free now (``sharing``: the profile's
     ``gpu_sharing`` — with ``team`` or ``none`` a fractional job may not fit where a shared GPU
-    has room).
+    has room; ``reserved``: GPU -> MiB of its memory the shares on it reserve, for a fraction that
+    asks ``mem_per_gpu`` — red team 15 R7).
 
     Returns ``Fragmented`` with per-node numbers (case 006:
     ``4 GPUs free cluster-wide but at most 2 on one node (node1:1, node2:2, node3:1)``),
@@ -485,6 +487,20 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                    "free_shared_milli": partial_free, "model": model}
         roomy = [g for pid in flavor.pools for k in state.pools[pid].partial_keys if k >= request.gpu_milli
                  for g in state.pools[pid].partial[k]]
+        need_mib = request.min_memory_mib
+        short = [g for g in roomy if reserved is not None and need_mib
+                 and reserved.get(g, 0) + need_mib > state.gpu_memory[g]]
+        if short and len(short) == len(roomy) and not free_total:  # red team 15 R7: memory is reserved too
+            g = min(short)
+            left = max(0, state.gpu_memory[g] - reserved.get(g, 0)) if reserved is not None else 0
+            named = state.gpu_uuid[g] + (f" (and {len(short) - 1} more)" if len(short) > 1 else "")
+            return FitReason(
+                "WaitingForCapacity",
+                f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {model} GPU with {need_mib} MiB of its memory; "
+                f"{named} has that share free but only {left} MiB of its memory unreserved (each share reserves its "
+                "mem_per_gpu), and none is wholly free",
+                {**details, "requested_mib": need_mib, "unreserved_mib": left,
+                 "short_gpus": [state.gpu_uuid[x] for x in sorted(short)[:8]]})
         if sharing != "any" and roomy and not free_total:  # red-team 5 finding 2: say why that room is not its
             named = state.gpu_uuid[min(roomy)] + (f" (and {len(roomy) - 1} more)" if len(roomy) > 1 else "")
             whose = ("another team's work (GPUs are shared only within a team here)" if sharing == "team"

@@ -8,7 +8,9 @@ caller's ``what_if`` trial (STYLE §2), so every trial eviction is undone.
 Cost of a victim set, compared lexicographically (smaller is better; DESIGN.md *Preemption*,
 issue 16):
 
-1. victims younger than the profile's minimum runtime (protected where another choice exists);
+1. victims younger than the profile's minimum runtime (the cycle never offers another team's
+   young job as a candidate — red team 15 R13 —, so this spares young own-team victims where
+   another choice exists);
 2. the classes evicted, highest first (one ``normal`` victim costs more than any number of ``low``
    ones: evicting lower classes first);
 3. jobs broken; 4. GPUs of work evicted; 5. pods (gang workers) evicted;

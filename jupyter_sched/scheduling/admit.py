@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ..backfill.easy import Reservation, job_end
-from ..model import Job, PriorityClass, ResourceRequest
+from ..model import GPU_MILLI, Job, PriorityClass, ResourceRequest
 from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
@@ -164,15 +164,58 @@ def _may_bypass(ctx: CycleContext, job: Job, res: Reservation) -> bool:
 def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitReason:
     """Why ``req`` does not fit ``flavor`` now (memoised per shape and free capacity of the flavor's
     pools: :meth:`~jupyter_sched.placement.state.ClusterState.stamps`)."""
-    key = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis, req.memory_mib,
-           req.groups, ctx.state.stamps(flavor.pools))
+    memory = req.fractional and req.min_memory_mib
+    # with memory asked, what the shares on each GPU reserve changes with who holds it (red team 15 R7)
+    key: tuple[object, ...] = (flavor.model, flavor.pools, req.gpus, req.workers, req.gpu_milli, req.cpu_millis,
+                               req.memory_mib, req.groups, ctx.state.stamps(flavor.pools),
+                               ctx.state.version if memory else -1)
     cached = ctx.cap_cache.get(key)
     if cached is None:
         if len(ctx.cap_cache) > 4096:
             ctx.cap_cache.clear()
-        cached = ctx.cap_cache[key] = capacity_reason(req, flavor, ctx.state,
-                                                      sharing=ctx.profile.gpu_sharing)
+        cached = ctx.cap_cache[key] = capacity_reason(
+            req, flavor, ctx.state, sharing=ctx.profile.gpu_sharing,
+            reserved=ctx.placer.reserved_memory() if memory else None)
+        if ctx.shares_held and cached.code == "WaitingForCapacity" and not req.fractional and "free" in cached.details:
+            cached = ctx.cap_cache[key] = shares_note(ctx, flavor, cached)  # whose shares hold the GPUs
     return cached
+
+
+def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
+    """``needs 1 A100 GPU, 0 wholly free; 4 GPUs each hold a share of teamb (0.1 GPU each); a whole
+    GPU is free only when they end`` — "0 free" of a cluster whose GPUs are mostly idle said what
+    holds them (red team 15 R5). GPUs only one team's shares occupy count as that team's whole
+    GPUs for reclaim (:func:`.preempt.candidates.held_away`)."""
+    st = ctx.state
+    pools = set(flavor.pools)
+    on: dict[int, list[tuple[str, int]]] = {}
+    for holder, holding in ctx.shares_now():
+        owner = ctx.by_id.get(holder) or ctx.admitted.get(holder)
+        for g, milli in holding.gpus:
+            if milli < GPU_MILLI and 0 < st.free_milli[g] < GPU_MILLI and st.node_pool[st.gpu_node[g]] in pools \
+                    and (flavor.model == "*" or st.gpu_model[g] == flavor.model):
+                on.setdefault(g, []).append((owner.spec.team if owner is not None else "", milli))
+    if not on:
+        return fit
+    by_team: dict[str, list[int]] = {}
+    for shares in on.values():
+        teams = sorted({t for t, _ in shares if t})
+        by_team.setdefault(teams[0] if len(teams) == 1 else "", []).append(sum(m for _, m in shares))
+    parts = []
+    for team in sorted(by_team, key=lambda t: (-len(by_team[t]), t)):
+        used = by_team[team]
+        n = len(used)
+        each = f"{min(used) / GPU_MILLI:g}" + ("" if min(used) == max(used) else f"-{max(used) / GPU_MILLI:g}")
+        if not team:
+            parts.append(f"{n} GPU{'s hold' if n != 1 else ' holds'} shares of several teams ({each} GPU in use)")
+        elif n == 1:
+            parts.append(f"1 GPU holds a share of {team} ({each} GPU)")
+        else:
+            parts.append(f"{n} GPUs each hold a share of {team} ({each} GPU each)")
+    message = fit.message.replace(f", {fit.details['free']} free", f", {fit.details['free']} wholly free", 1)
+    message += "; " + ", ".join(parts) + "; a whole GPU is free only when they end"
+    details = {**fit.details, "shared_gpus": len(on), "shared_by": {t: len(u) for t, u in by_team.items() if t}}
+    return FitReason(fit.code, message, details, fit.unblock, fit.waits)
 
 
 def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:

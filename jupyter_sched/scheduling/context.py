@@ -16,11 +16,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..backfill.easy import Reservation
-from ..model import Job, PendingReason, ResourceRequest
+from ..model import GPU_MILLI, Job, PendingReason, ResourceRequest
 from ..model.job import public_name
 from ..placement.fragmentation import cycle_placement
 from ..placement.placer import Flavor, Placement, Placer
 from ..placement.reasons import FitReason
+from ..placement.state import Holding
 from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
 from ..queues.limits import effective_limit
 from ..wording.reasons import work_named
@@ -83,6 +84,24 @@ class _Owners(Mapping[str, str]):
         return len(self._jobs)
 
 
+class _ShareMemory(Mapping[str, int]):
+    """Job id -> GPU memory (MiB) it reserves on a shared GPU: a fractional job's ``mem_per_gpu``
+    (red team 15 R7), else 0 — read live from a context's ``by_id`` (the Placer's ``gpu_memory_of``)."""
+
+    def __init__(self, jobs: Mapping[str, Job]) -> None:
+        self._jobs = jobs
+
+    def __getitem__(self, job_id: str) -> int:
+        req = self._jobs[job_id].spec.resources
+        return req.min_memory_mib if req.fractional else 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._jobs)
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+
 def no_pause() -> None:
     """The default :attr:`CycleContext.pause`: none."""
 
@@ -135,8 +154,9 @@ class CycleContext:
         # whose work holds each GPU, for a profile that shares a GPU only within a team (or not at all):
         # read through by_id, which also holds the jobs a live ledger decides after its cycle (.live)
         owners = None if profile.gpu_sharing == "any" else _Owners(self.by_id, by_team=profile.gpu_sharing == "team")
+        memory = _ShareMemory(self.by_id)  # read only when a fraction asks for GPU memory
         self.placer = Placer(self.state, cycle_placement(profile.placement, snapshot.inventory, snapshot.jobs),
-                             owners=owners)
+                             owners=owners, gpu_memory_of=memory)
         self.book = NominationBook(self.ledger, snapshot.jobs)
         self.preemption: PreemptionPolicy | None = (
             preemption_policy(profile.preemption_policy, profile.preemptible_classes) if profile.preemption else None)
@@ -191,6 +211,12 @@ class CycleContext:
             and (since := (snapshot.now - j.stopping_since).total_seconds())
             > snapshot.stop_grace_s.get(j.id, profile.grace_s)}
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
+        # a fraction holds the rest of its GPU away from whole-GPU work: reclaim counts it whole
+        # (.preempt.candidates.held_away; red team 15 R5), looked at only when shares exist
+        self.shares_held = any(j.spec.resources.fractional for j in snapshot.jobs)
+        self.share_holders = [j.id for j in snapshot.jobs if j.state.holds_gpus and j.allocation is not None
+                              and j.allocation.gpu_milli < GPU_MILLI] if self.shares_held else []
+        self.held_away_memo: tuple[int, dict[tuple[str, str | None, str], int]] | None = None
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         self._top_holder: Mapping[str, Any] | None = None  # top_holder(), once worked out
         self._top_holder_known = False
@@ -220,6 +246,19 @@ class CycleContext:
                                  j.spec, self.profile.time_limits)[0] is None)}
         self._top_holder, self._top_holder_known = found, True
         return found
+
+    def shares_now(self) -> Iterator[tuple[str, Holding]]:
+        """The holders of GPU shares on the ledger now (running ones and this cycle's admissions),
+        with what they hold — the few holders :func:`.preempt.candidates.held_away` and the
+        capacity reason's note on shares read, instead of every holder."""
+        holdings = self.state.holdings
+        for job_id in self.share_holders:
+            held = holdings.get(job_id)
+            if held is not None:
+                yield job_id, held
+        for job_id, placement in self.fresh.items():
+            if placement.allocation.gpu_milli < GPU_MILLI and (held := holdings.get(job_id)) is not None:
+                yield job_id, held
 
     def named(self, job_id: str, reader: str | None = None) -> str:
         """``mal3 (j-…)`` when the job's name says more than its id (names are public: every queue

@@ -114,11 +114,22 @@ def estimate_all(ctx: CycleContext) -> None:
             eta, why, waits, code = done
         else:
             eta, why, waits, code = plan.estimate(job, reason)
+        eta = _protected_until(reason, eta)
         etas[job.id] = eta
         out.append(Pend(job.id, _record(ctx, job, _agreed(reason, etas), eta, why, waits, code, ahead,
                                           plan.reestimates)))
         ahead.append(job)
     ctx.pends[:] = out
+
+
+def _protected_until(reason: PendingReason, eta: datetime | None) -> datetime | None:
+    """A job that waits only because its victims are younger than the minimum runtime starts when
+    they pass it (red team 15 R13): that time, unless the projection says sooner."""
+    rule = reason.details.get("preemption_rule")
+    if not isinstance(rule, Mapping) or rule.get("rule") != "min_runtime":
+        return eta
+    until = _parse(rule.get("until"))
+    return until if until is not None and (eta is None or until < eta) else eta
 
 
 Estimated = tuple[datetime | None, str, tuple[str, ...], str]

@@ -48,8 +48,10 @@ class SchedulingProfile:
             maxPriorityThreshold}``). Such a victim's team is never taken below its guarantee, so
             the victim cannot reclaim its GPUs back (no loop); reclaim itself (for jobs within
             their guarantee) is unchanged.
-        min_runtime_s: victims younger than this (seconds since start) are protected where
-            another choice exists.
+        min_runtime_s: seconds since start before another team's job may be reclaimed (a rule,
+            Slurm's ``PreemptExemptTime``: the reclaimer waits, its reason and ETA saying until
+            when — red team 15 R13); within a team, lower-class victims younger than this are
+            spared where another choice exists.
         grace_s: seconds between SIGTERM and SIGKILL for victims.
         checkpoint_signal: send the checkpoint signal (SIGUSR1) to checkpointable victims first.
         backfill: backfill around blocked jobs (False: a blocked job holds nothing back).

@@ -923,6 +923,10 @@ def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:
         if asked and not tracked:
             out.append(f"{what} is not reserved on this server (its inventory declares no host {what}): the job "
                        "runs with whatever the machine has free")
+    if req.fractional and req.min_memory_mib:  # red team 15 R7: reserved, but nothing enforces it
+        out.append(f"mem_per_gpu {req.min_memory_mib} MiB is reserved from the shared GPU's memory for placement "
+                   "only: no share is placed where the memory it asks is taken, but nothing caps what this job "
+                   "allocates (no MPS memory limit here)")
     return out
 
 

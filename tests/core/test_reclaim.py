@@ -6,9 +6,10 @@ One A100 pool of 8 GPUs unless stated; "started long ago" = an hour before T0.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
-from core_builders import Scenario, make_job, make_node, quotas, running, snapshot
+from core_builders import T0, Scenario, make_job, make_node, quotas, running, snapshot
 
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import Quota, TeamPolicy
@@ -235,11 +236,22 @@ def test_case_032_the_borrowers_lent_the_gpus_the_initiator_cannot_use_are_recla
     sc.at(40 / 60).stopped("b1", "b2", "b3").cycle()
     assert [a.job_id for a in sc.at(500 / 60).finish("a-high").cycle().admits] == ["a-normal", "b1"]
     assert [a.job_id for a in sc.at(600 / 60).stopped("b4").cycle().admits] == ["b2"]
-    again = sc.at(700 / 60).finish("a-normal").cycle()
+    # b1 (back at 500 s) and b2 (at 600 s) have run less than the 5 min minimum runtime at 700 s: a rule,
+    # not a preference (red team 15 R13), so a-low waits until b2 has run 5 min (900 s = 12:15 UTC)
+    young = sc.at(700 / 60).finish("a-normal").cycle()
+    assert young.preemptions == ()
+    waiting = {p.job_id: p.reason for p in young.pending}["a-low"]
+    assert waiting.details["preemption_rule"]["rule"] == "min_runtime"
+    assert "until alice's b2 (b2) has run 5 min (12:15 UTC)" in waiting.message
+    assert waiting.eta == T0 + timedelta(seconds=900)
+    # meanwhile b3 and b4 borrowed the 2 GPUs a-low could not use alone (admitted at 700 s): young too
+    assert sorted(sc.job(j).state.value for j in ("b3", "b4")) == ["running", "running"]
+    assert sc.at(900 / 60).cycle().preemptions == ()
+    again = sc.at(1000 / 60).cycle()
     assert sorted((p.job_id, p.for_job, p.kind) for p in again.preemptions) == [
-        ("b1", "a-low", "reclaim"), ("b2", "a-low", "reclaim")]
-    assert [a.job_id for a in sc.at(710 / 60).stopped("b1", "b2").cycle().admits] == ["a-low"]
-    assert sorted(sc.evictions()) == ["b1", "b1", "b2", "b2", "b3", "b4"]
+        ("b1", "a-low", "reclaim"), ("b2", "a-low", "reclaim"), ("b3", "a-low", "reclaim"), ("b4", "a-low", "reclaim")]
+    assert [a.job_id for a in sc.at(1010 / 60).stopped("b1", "b2", "b3", "b4").cycle().admits] == ["a-low"]
+    assert sorted(sc.evictions()) == ["b1", "b1", "b2", "b2", "b3", "b3", "b4", "b4"]
 
 
 def test_a_victim_in_its_grace_period_is_never_picked_again() -> None:
@@ -342,7 +354,7 @@ def test_a_team_whose_only_borrowing_is_a_waiting_job_keeps_its_running_guarante
     # b-two (borrowing within the cohort) evicted c-low - a team's guaranteed, running work lent away.
     s = Scenario([make_node("n0", gpus=2), make_node("n1", gpus=7, model="H100-80GB")],
                  quota=quotas(Quota(team="a", guaranteed=3), Quota(team="b", guaranteed=0), Quota(team="c", guaranteed=1)),
-                 profile=SchedulingProfile(borrow_within_cohort="normal"))
+                 profile=SchedulingProfile(min_runtime_s=0, borrow_within_cohort="normal"))
     first = s.submit(make_job("c-big", gpus=5, team="c", priority="high", submitted=2),
                      make_job("b-two", gpus=1, workers=2, team="b", priority="high", submitted=3),
                      make_job("a-three", gpus=3, team="a", priority="high", submitted=4),

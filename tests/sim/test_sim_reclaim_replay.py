@@ -64,3 +64,17 @@ def test_example_b_replay_evicts_exactly_a1_and_b1_and_a3_starts_at_the_next_cyc
     for victim in ("a1", "b1"):  # neither comes back while a3 runs (no reclaim loop)
         assert jobs[victim]["finish_s"] >= jobs["a3"]["finish_s"]
     assert "preemptions 2 ·" in summary
+
+
+EXAMPLE_R13 = "name: red15-r13-minimum-runtime\n" + _POOL + """\
+jobs:
+  - {name: a8, team: a, gpus: 8, submit: 0m, runtime: 8h}    # borrows b's 4 GPUs
+  - {name: b1, team: b, gpus: 1, submit: 1m, runtime: 1h}    # within b's guarantee, 1 min later
+"""
+
+
+def test_red15_r13_replay_a_reclaimer_waits_until_its_victim_has_run_the_minimum_runtime(tmp_path: Path) -> None:
+    # before: a8 was evicted at 1 min, having run 1 min of its 5 (the "protection" was a preference)
+    jobs, _ = _replay(tmp_path, EXAMPLE_R13)
+    assert jobs["a8"]["preemptions"] == 1
+    assert jobs["b1"]["start_s"] == 6 * 60  # evicted at 5 min, b1 starts at the next 1-minute cycle

@@ -24,7 +24,7 @@ from ...preemption.victims import Candidate
 from ..context import CycleContext
 from ..ledger import NOMINATION_PREFIX, Holder
 
-__all__ = ["borrow_candidates", "candidate", "holder_key", "nomination_candidates", "own_candidates",
+__all__ = ["borrow_candidates", "candidate", "held_away", "holder_key", "nomination_candidates", "own_candidates",
            "reclaim_candidates", "team_borrowing", "team_lines"]
 
 
@@ -141,9 +141,45 @@ def team_lines(ctx: CycleContext, job_id: str) -> list[LineKey]:
     return [k for k in _charged(ctx, job_id) if k[1] is None]
 
 
+def held_away(ctx: CycleContext) -> dict[LineKey, int]:
+    """Per team quota line, the milli-GPUs its fractions keep from whole-GPU work beyond what they
+    use: the free rest of each GPU on which that line's jobs are the only holders (red team 15
+    R5: four tenths of teamb, one per GPU, left no whole GPU for teama's guarantee).
+
+    How quota treats a shared GPU (one rule, DESIGN.md *Reclaim*): admission, usage and fair
+    share charge a fraction as what it asks (0.1 GPU is 0.1 of the team's quota), but for
+    *reclaim* a GPU that only one team's shares occupy counts as a whole GPU held by that team
+    (Run:ai charges a shared GPU to its holder the same way). So a team whose shares spread over
+    more GPUs than it is guaranteed is borrowing those GPUs, and a within-guarantee whole-GPU job
+    of another team may reclaim the fewest shares that free a GPU for it; a team keeps, whole,
+    as many shared GPUs as it is guaranteed. Worked out once per ledger version."""
+    st = ctx.state
+    memo = ctx.held_away_memo
+    if memo is not None and memo[0] == st.version:
+        return memo[1]
+    out: dict[LineKey, int] = {}
+    shared: dict[int, set[LineKey]] = {}  # GPU -> the team lines every share on it is charged to
+    charges = ctx.quota.charges
+    for holder, holding in ctx.shares_now():
+        for g, milli in holding.gpus:
+            if milli >= 1000:
+                continue
+            entry = charges.get(holder)
+            lines = {k for k in entry[0] if k[1] is None} if entry is not None else set()
+            shared[g] = shared[g] & lines if g in shared else lines
+    for g, lines in shared.items():
+        rest = st.free_milli[g]
+        if lines and 0 < rest < 1000 and st.placeable[g]:
+            for key in lines:
+                out[key] = out.get(key, 0) + rest
+    ctx.held_away_memo = (st.version, out)
+    return out
+
+
 def team_borrowing(ctx: CycleContext, key: LineKey, extra: int = 0) -> bool:
     """Is the team line ``key`` above its guarantee by the GPUs its jobs hold (with ``extra``
-    milli-GPUs added back)? GPUs nominated to its pending jobs are charged to its lines
+    milli-GPUs added back, and the rest of GPUs only its shares occupy: :func:`held_away`)?
+    GPUs nominated to its pending jobs are charged to its lines
     (:mod:`..nominations`) but run nothing: a team whose only borrowing is a job still waiting does
     not lose its running, guaranteed work to a reclaim (hypothesis seed 19, session 9: a borrowing
     job's nomination made its team's low job within the guarantee a borrow-within-cohort victim)."""
@@ -153,4 +189,5 @@ def team_borrowing(ctx: CycleContext, key: LineKey, extra: int = 0) -> bool:
         entry = quota.charges.get(NOMINATION_PREFIX + owner)
         if entry is not None and key in entry[0]:
             held += entry[1]
-    return quota.usage.get(key, 0) - held + extra > quota.lines[key].guaranteed
+    away = held_away(ctx).get(key, 0) if ctx.shares_held else 0
+    return quota.usage.get(key, 0) - held + extra + away > quota.lines[key].guaranteed

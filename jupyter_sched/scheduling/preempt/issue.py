@@ -85,6 +85,10 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
             sentence = (f"preempted (its team borrows) by higher-priority {spec.priority.value} job {job.id} of "
                         f"{spec.team}, which may borrow over classes up to {ctx.profile.borrow_within_cohort} "
                         "(borrow within cohort)")
+        elif c.kind == "reclaim" and c.milli < 1000 and ctx.shares_held:
+            # its share held a whole GPU from the reclaimer's team (red team 15 R5: held_away)
+            sentence = (f"preempted to return a whole GPU to {spec.team}: {c.team}'s shares occupy more GPUs than "
+                        f"{c.team} is guaranteed, and this share kept a GPU from {spec.team}'s guaranteed work")
         elif c.kind == "reclaim":
             sentence = f"preempted to return borrowed quota to {spec.team}"
         else:

@@ -2,7 +2,12 @@
 
 :func:`preempt`, per flavor the job may use (DESIGN.md *Reclaim*, issue 16):
 
-1. **candidates** (:mod:`.candidates`) — own-team jobs the profile's
+1. **candidates** (:mod:`.candidates`) — never another team's job younger than the profile's
+   minimum runtime (``min_runtime_s``, Slurm's ``PreemptExemptTime``: the job waits, its reason
+   saying until when; red team 15 R13: one team's 4-second reclaimers evicted another's borrower
+   five times). Own-team lower classes keep the old preference (young victims only where no
+   other choice exists): a team's own higher class is granted by an admin, and no handed case
+   or user finding asks it to wait; own-team jobs the profile's
    :class:`~jupyter_sched.preemption.PreemptionPolicy` allows, and jobs of *borrowing* teams its
    team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows; whether the job is within its
    team's guarantee is decided *after* its own team's evictions are counted (:func:`_within_after`;
@@ -66,7 +71,11 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             borrow_threshold(job, ctx.profile.borrow_within_cohort, reclaim=ctx.profile.reclaim)
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
             (borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
-        cands = own + others
+        # for another team's work the minimum runtime is a rule, not a preference (Slurm's
+        # PreemptExemptTime; red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
+        # borrower lose its work 5 times); within a team it stays a preference (module doc)
+        young = [c for c in others if c.protected]
+        cands = own + [c for c in others if not c.protected]
         # GPUs nominated to borrowers, last: each nomination stands for evictions already made for
         # its job, which taking it wastes — and its victims come back onto GPUs that job will evict
         # them from again (property counterexample 4) — so running borrowed work goes first
@@ -75,7 +84,7 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             return True
         if not cands and not nominated and not ruled_out:
             explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
-                    stopping, within)
+                    stopping, within, young=young)
             continue
         plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None)
         if nominated and not (plan.victims and placement is not None):
@@ -90,7 +99,7 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             # a higher class of its team took GPUs the plan withdrew admissions for: the job takes
             # what they left if it fits there, else searches again (the withdrawn are no candidates)
             return readmit(ctx, visit) or preempt(ctx, visit)
-        explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within)
+        explain(ctx, visit, flavor, plan, cands, ruled_out, owners, stopping, within, young=young)
     return False
 
 

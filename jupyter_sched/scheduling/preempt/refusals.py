@@ -7,6 +7,9 @@ GPUs as floats of whole GPUs; ``rule`` names the rule that applied) — the firs
   case 001): the note names the GPUs actually lent (the part of the team's unused guarantee
   other teams use above their own), never lending that did not happen (issue 16 point 5), and
   who holds the rest, with what lets the job start;
+* ``min_runtime`` — the victims that would make the job fit have run less than the profile's
+  minimum runtime (``min_runtime_s``, Slurm's ``PreemptExemptTime``), which is a rule: the job
+  waits "until <victim> has run 5 min (HH:MM UTC)" (red team 15 R13), and ``until`` is its ETA;
 * the team's reclaim rule (``any`` / ``lower-or-equal`` / ``lower`` / ``never``, Kueue's
   ``reclaimWithinCohort``) when it protected jobs whose eviction would have made the job fit —
   it names the rule and the jobs it protected (issue 16 point 1);
@@ -18,21 +21,26 @@ GPUs as floats of whole GPUs; ``rule`` names the rule that applied) — the firs
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 from ...model import Job, PriorityClass
+from ...model.job import public_name
 from ...placement.placer import Flavor
 from ...preemption.reclaim_rules import LineKey
 from ...preemption.victims import Candidate, PreemptionPlan
 from ..context import CycleContext, Visit
 from ..ledger import Holder
-from .candidates import candidate, team_lines
+from .candidates import candidate, held_away, team_lines
 from .search import search
 
 __all__ = ["explain"]
 
 
 def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPlan, cands: list[Candidate],
-            ruled_out: list[Job], owners: list[str], stopping: list[str], within: bool) -> None:
-    """Say why nothing was evicted: the guarantee rule, the team's reclaim rule, or no set fits."""
+            ruled_out: list[Job], owners: list[str], stopping: list[str], within: bool, *,
+            young: list[Candidate] | None = None) -> None:
+    """Say why nothing was evicted: the guarantee rule, the minimum runtime, the team's reclaim
+    rule, or no set fits. ``young``: candidates left out for being younger than the minimum runtime."""
     if visit.refusal:
         return
     job = visit.job
@@ -51,6 +59,8 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
         visit.refusal_details = {"rule": "guarantee", "guaranteed": lines[0].guaranteed / 1000 if lines else 0,
                                  **({"start_when": True} if start_when else {})}
         return
+    if young and _explain_young(ctx, visit, flavor, cands, young, owners, stopping):
+        return
     if ruled_out:
         policy = ctx.reclaim_for(spec.team)
         extra = [candidate(ctx, ctx.ledger.holders[o.id], "reclaim") for o in ruled_out]
@@ -68,6 +78,40 @@ def explain(ctx: CycleContext, visit: Visit, flavor: Flavor, plan: PreemptionPla
         visit.refusal_details = dict(plan.details)
     elif plan.refused:
         _explain_none_preemptible(ctx, visit, flavor)
+
+
+def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate],
+                   young: list[Candidate], owners: list[str], stopping: list[str]) -> bool:
+    """When victims younger than the minimum runtime would make the job fit, say until when they
+    are protected (True): ``… until a-4 (j-1) has run 5 min (12:05 UTC)``; ``details["until"]``
+    (ISO) is when the last of them passes it, the ETA the job shows (red team 15 R13)."""
+    widened, _ = search(ctx, visit, flavor, cands + young, owners, stopping)
+    protected = [c for c in widened.victims if c.protected]
+    if not protected:
+        return False
+    limit = ctx.profile.min_runtime_s
+    ends = {c.job_id: c.started + timedelta(seconds=limit) for c in protected if c.started is not None}
+    if not ends:
+        return False
+    until = max(ends.values())
+    last = max(ends, key=lambda j: (ends[j], j))
+    job = ctx.by_id.get(last)
+    who = f"{job.spec.user}'s {public_name(job.spec)} ({last})" if job is not None else last
+    others = len(protected) - 1
+    span = f"{limit / 60:g} min" if limit >= 60 else f"{limit:g} s"
+    visit.refusal = (f"{who}{f' and {others} more' if others else ''} would make room, but no job is preempted "
+                     f"before it has run {span} (the minimum runtime): it waits until {who} has run {span} "
+                     f"({_hhmm(until)} UTC)")
+    visit.refusal_details = {"rule": "min_runtime", "min_runtime_s": limit, "until": until.isoformat(),
+                             "protected": sorted(ends), "would_preempt": [c.job_id for c in widened.victims]}
+    return True
+
+
+def _hhmm(at: datetime) -> str:
+    """``12:05`` — the minute at or after ``at`` (UTC), so the time said is never too early."""
+    at = at.astimezone(timezone.utc)
+    up = at if not (at.second or at.microsecond) else at.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return up.strftime("%H:%M")
 
 
 def _explain_none_preemptible(ctx: CycleContext, visit: Visit, flavor: Flavor, *, own_team_only: bool = False) -> None:
@@ -135,6 +179,8 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str,
     for h in ctx.in_flight:
         for key in team_lines(ctx, h):
             leaving[key] = leaving.get(key, 0) + quota.charges[h][1]
+    # GPUs only a team's shares occupy count whole, as reclaim counts them (held_away; red team 15 R5)
+    away = held_away(ctx) if ctx.shares_held else {}
     borrowers: dict[str, int] = {}
     own_quota: dict[str, int] = {}
     guaranteed: dict[str, int] = {}
@@ -143,7 +189,7 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str,
             continue
         for ln in their_lines:
             if ln.model in ("*", flavor.model) or ln.model in flavor.model:
-                usage = quota.usage.get(ln.key, 0) - leaving.get(ln.key, 0)
+                usage = quota.usage.get(ln.key, 0) - leaving.get(ln.key, 0) + away.get(ln.key, 0)
                 if usage > ln.guaranteed:
                     borrowers[team] = max(borrowers.get(team, 0), usage - ln.guaranteed)
                 if min(usage, ln.guaranteed) > 0:
