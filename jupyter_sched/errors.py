@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .textsafe import escaped_controls
+
 __all__ = [
     "HTTP_STATUS",
     "AuthenticationError",
@@ -241,9 +243,11 @@ def json_kind(value: Any) -> str:
 def shown(value: Any, limit: int = 60) -> str:
     """A value as a message quotes it: text in single quotes, numbers as written (every digit of a
     huge one), ``null``/``true``/``false``, and arrays and objects by kind (``an array of 3``), never
-    as a Python repr; cut at ``limit`` characters with ``...``."""
+    as a Python repr; cut at ``limit`` characters with ``...``. A control character in text is
+    written as its escape (``\\x1b``): the message is echoed to a terminal, the audit and the
+    service log (red team 15, R3: ``unknown field '<ESC>[31mX'`` came back raw)."""
     if isinstance(value, str):
-        text = "'" + value + "'"
+        text = "'" + escaped_controls(value) + "'"
     elif value is None or isinstance(value, (bool, int, float)):
         text = json_kind(value) if value is None or isinstance(value, bool) else _number(value)
     elif isinstance(value, (list, tuple)):

@@ -78,6 +78,8 @@ class Decider:
     Attributes:
         kernels: callable returning ``Snapshot.kernels`` (kernel activity per kernel id; set by the
             service once its kernel source is known).
+        held_users: callable returning ``Snapshot.held_users`` (owners whose pending work is held;
+            set by a hub's central service for users the hub no longer lists), or None.
         last_inventory: the inventory of the latest snapshot (None before the first).
         pause: the engine's full cycles call it between two jobs (``CycleContext.pause``; the
             runner's :class:`.courtesy.Courtesy` steps aside while the web loop is busy; None: never).
@@ -96,6 +98,7 @@ class Decider:
         self.usage_half_life_s = usage_half_life_s
         self.telemetry = telemetry
         self.kernels = kernels
+        self.held_users: Callable[[], Mapping[str, str]] | None = None
         self.stops = stops
         self.last_inventory: Inventory | None = None
         self.pause: Callable[[], object] | None = None
@@ -128,7 +131,7 @@ class Decider:
                   and (grace := self.stops.grace_of(r)) is not None}  # ETAs of what waits on them (new user 11, N1)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
-                            runtime_sources=sources)
+                            runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {})
         return snapshot, {r.job.id: r for r in records}
 
     def _usage(self, quotas: QuotaSet, now: datetime) -> UsageHistory:

@@ -22,31 +22,43 @@ import subprocess
 from ..model import JobSpec
 from .runas import RunAs
 
-__all__ = ["CHECK_TIMEOUT_S", "missing_as_owner", "read_as_owner"]
+__all__ = ["CHECK_TIMEOUT_S", "CLOSED_FOLDER", "missing_as_owner", "read_as_owner"]
 
 log = logging.getLogger(__name__)
+
+CLOSED_FOLDER = " on this server (a folder on its path may be closed to you)"
+"""How a problem ends when the owner cannot tell whether the path exists (the message says no more
+"on this server" after it)."""
 
 CHECK_TIMEOUT_S = 5.0
 """Longest a check may take (a path on an unresponsive network mount blocks ``cd``)."""
 
 _SCRIPT = """\
+hidden() {
+  [ -L "$1" ] && return 0
+  q=${1%/}
+  case $q in */*) p=${q%/*}; p=${p:-/} ;; *) p=. ;; esac
+  if [ -d "$p" ] && [ -x "$p" ]; then return 1; fi
+  return 0
+}
 if ! cd -- "$1" 2>/dev/null; then
   if [ -e "$1" ] && [ ! -d "$1" ]; then exit 12; fi
   if [ -e "$1" ]; then exit 11; fi
+  if hidden "$1"; then exit 13; fi
   exit 10
 fi
 shift
 i=0
 for path in "$@"; do
   i=$((i + 1))
-  if [ ! -e "$path" ]; then echo "$i"; exit 20; fi
+  if [ ! -e "$path" ]; then echo "$i"; if hidden "$path"; then exit 23; fi; exit 20; fi
   if [ -d "$path" ]; then echo "$i"; exit 22; fi
   if [ ! -f "$path" ] || [ ! -r "$path" ]; then echo "$i"; exit 21; fi
 done
 case $PROGRAM in
   '') exit 0 ;;
   */*)
-    if [ ! -e "$PROGRAM" ]; then exit 30; fi
+    if [ ! -e "$PROGRAM" ]; then if hidden "$PROGRAM"; then exit 34; fi; exit 30; fi
     if [ -d "$PROGRAM" ]; then exit 33; fi
     if [ ! -f "$PROGRAM" ] || [ ! -x "$PROGRAM" ]; then exit 31; fi
     exit 0 ;;
@@ -59,12 +71,19 @@ done
 exit 32
 """
 """``sh -c _SCRIPT sh START PATH…`` with ``PROGRAM`` and ``JOB_PATH`` in its environment: 10 START
-does not exist (for the owner), 11 it cannot be entered, 12 it is a file; then for the first bad PATH
-(relative ones read in START), its number printed, 20 it does not exist, 21 it cannot be read (or is
-not a regular file), 22 it is a directory; then the command's program (none when ``PROGRAM`` is
-empty): a name with a ``/`` (read in START) 30 does not exist, 33 is a directory, 31 is not an
-executable file; any other name 32 is not an executable file in any folder of ``JOB_PATH`` the
-owner can search — as ``exec`` looks for it when the job starts."""
+does not exist (for the owner), 11 it cannot be entered, 12 it is a file, 13 the owner cannot tell
+(see below); then for the first bad PATH (relative ones read in START), its number printed, 20 it
+does not exist, 21 it cannot be read (or is not a regular file), 22 it is a directory, 23 the owner
+cannot tell; then the command's program (none when ``PROGRAM`` is empty): a name with a ``/`` (read
+in START) 30 does not exist, 33 is a directory, 31 is not an executable file, 34 the owner cannot
+tell; any other name 32 is not an executable file in any folder of ``JOB_PATH`` the owner can
+search — as ``exec`` looks for it when the job starts.
+
+"Does not exist" is said only when it is true: the owner can search the folder that would hold the
+path and it is not there. A path behind a folder closed to the owner (``/home/ana/priv/x`` for bob,
+``priv`` 0700), or a link they cannot follow (``/proc/1/cwd``), may well exist: that is said as
+"cannot be found or read as bob" (new user 15, N1), which is true either way and tells nothing about
+another account's files."""
 
 
 def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) -> tuple[str, str, str] | None:
@@ -95,20 +114,23 @@ def missing_as_owner(spec: JobSpec, who: RunAs, search_path: str | None = None) 
         return None
     account = who.account or spec.user
     # the words of local._path_problem (new user 14, N1: a file named as working_dir "does not exist")
-    if done.returncode in (10, 11, 12):
-        return ("working_dir", start, {10: "does not exist", 12: "is a file, not a directory"}.get(
+    if done.returncode in (10, 11, 12, 13):
+        return ("working_dir", start, {10: "does not exist", 12: "is a file, not a directory",
+                                       13: f"cannot be found or entered as {account}{CLOSED_FOLDER}"}.get(
             done.returncode, f"cannot be entered as {account}"))
-    if done.returncode in (20, 21, 22):
+    if done.returncode in (20, 21, 22, 23):
         number = done.stdout.strip()
         field, path = files[int(number) - 1] if number.isdigit() and 0 < int(number) <= len(files) else files[0]
-        return field, path, {20: "does not exist", 22: "is a directory, not a file"}.get(
+        return field, path, {20: "does not exist", 22: "is a directory, not a file",
+                             23: f"cannot be found or read as {account}{CLOSED_FOLDER}"}.get(
             done.returncode, f"cannot be read as {account}")
-    if done.returncode in (30, 31, 32, 33):
+    if done.returncode in (30, 31, 32, 33, 34):
         shown = program if done.returncode == 32 or program.startswith("/") else \
             os.path.normpath(os.path.join(start, program))
         return "command", shown, {30: "does not exist", 33: "is a directory, not a file",
                                   31: f"is not a file {account} can execute",
-                                  32: f"is not a program {account} can run from the job's PATH ({search_path})"
+                                  32: f"is not a program {account} can run from the job's PATH ({search_path})",
+                                  34: f"cannot be found or run as {account}{CLOSED_FOLDER}",
                                   }[done.returncode]
     return None
 

@@ -39,7 +39,9 @@ from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-__all__ = ["MAX_STREAMS_PER_USER", "RESUME_HEADER", "EventHub", "Subscription"]
+from .floods import stream_replacements
+
+__all__ = ["MAX_STREAMS_PER_USER", "RESUME_HEADER", "EventHub", "Subscription", "stream_replacements"]
 
 MAX_STREAMS_PER_USER = 16
 """Event streams one user keeps open on one server (a panel per browser tab, a CLI watching);
@@ -153,17 +155,22 @@ class EventHub:
         self._task: asyncio.Task[None] | None = None
 
     def subscribe(self, view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None, *,
-                  last_event_id: str | None = None, owner: str | None = None) -> Subscription:
+                  last_event_id: str | None = None, owner: str | None = None,
+                  replaced: Callable[[int], object] | None = None) -> Subscription:
         """Register a new push client that receives ``view(event)`` of each event (None: skipped;
         no view: every event as it is). ``last_event_id``: the client resumes after that event
         (see module docstring): the kept events after it come first, or one ``lagged``.
         ``owner``: the user whose stream it is; their oldest stream is closed when this one
-        would be their ``MAX_STREAMS_PER_USER + 1``-th (None: the server's own, not counted)."""
+        would be their ``MAX_STREAMS_PER_USER + 1``-th (None: the server's own, not counted).
+        ``replaced(count)``: told when opening this stream closed ``count`` older ones (audited, :mod:`.floods`)."""
         sub = Subscription(self.queue_size, view)
         if last_event_id:
             self._replay(sub, last_event_id)
         if owner is not None:
             streams = self._owned.setdefault(owner, deque())
+            closed = max(0, len(streams) - MAX_STREAMS_PER_USER + 1)
+            if closed and replaced is not None:
+                replaced(closed)
             while len(streams) >= MAX_STREAMS_PER_USER:
                 oldest = streams.popleft()
                 self._subscribers.discard(oldest)

@@ -40,7 +40,7 @@ from ..services.models import (
 from ..services.visibility import event_for
 from .cancel_web import CancelJobsHandler
 from .eta_accuracy import EtaAccuracyHandler
-from .events import RESUME_HEADER
+from .events import RESUME_HEADER, stream_replacements
 from .lease_wait import EndsWaitOnHangUp, LeaseWaiter, poll_interval, waiting_user
 from .log_follow import follow_logs
 from .metrics_web import MetricsHandler
@@ -401,7 +401,7 @@ class EventsHandler(SchedHandler):
         hub = self.sched.event_hub
         # filtered before it is queued; a reconnecting client resumes after its Last-Event-ID
         sub = hub.subscribe(functools.partial(event_for, caller), last_event_id=self.request.headers.get("Last-Event-ID"),
-                            owner=caller.user)  # at most MAX_STREAMS_PER_USER each (red-team 4 finding 1)
+                            owner=caller.user, replaced=stream_replacements(self, caller.user))  # red team 4 #1
         self._subscription = sub
         self.set_header(RESUME_HEADER, "1")  # ids resume here (else the client is told: lagged)
         self.set_header("Content-Type", "text/event-stream")

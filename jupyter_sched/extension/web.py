@@ -18,6 +18,7 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
@@ -45,7 +46,9 @@ from ..model.validation import LEASE_FIELDS, empty_field
 from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
+from .audit_names import request_name
 from .cookies import CookieOnce
+from .floods import audit_flood
 from .http_errors import http_error_body
 from .request_log import logged_quietly
 
@@ -114,8 +117,11 @@ class SchedHandler(CookieOnce, APIHandler):
 
     @property
     def kernels_checked(self) -> bool:
-        """Sent on by a user server, which checked the request's kernel_id against its kernels."""
-        return FORWARDED_HEADER in self.request.headers
+        """Sent on by a user server, which checked the request's kernel_id against its kernels; or
+        a hub's central service, which owns no kernels and checks a lease's kernel_id against its
+        users' kernel reports instead (``HubSchedApp.admit_lease``): the kernel states it holds for
+        the idle rules are no list of "this server's kernels"."""
+        return FORWARDED_HEADER in self.request.headers or not getattr(self.sched, "owns_kernels", True)
 
     @property
     def services(self) -> Any:
@@ -366,6 +372,9 @@ class SchedHandler(CookieOnce, APIHandler):
             else:
                 body = exc.to_json()
                 self._audit_refusal(exc)
+                if status == 429 and (who := self._sched_caller) is not None:  # a flood: one row a minute (R10)
+                    audit_flood(self, who.user, code="busy", request=f"{self.request.method} {self._route}",
+                                message=f"{who.user} was answered 429 (busy): {exc.message}")
         elif isinstance(exc, web.HTTPError):  # auth, XSRF, a method the route does not take (405 names them)
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
@@ -391,8 +400,11 @@ class SchedHandler(CookieOnce, APIHandler):
         who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
         if who is None:
             return
-        route = self.request.path.split("api/sched/", 1)[-1][:80]
-        self.sched.audit_refusal(who, err, request=f"{self.request.method} {route}")
+        method, lease = self.request.method or "", False  # the services' name of the request (new user 15, N8)
+        if (method, self._template) == ("POST", "jobs"):
+            with contextlib.suppress(ValueError, AttributeError, RecursionError):  # refused for it already
+                lease = json.loads(self.request.body or b"{}").get("kind") == "lease"
+        self.sched.audit_refusal(who, err, request=request_name(method, self._template, lease=lease))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""

@@ -12,7 +12,12 @@ count. The hub's user list is paged (:mod:`.hubapi`): every page is read, and a 
 walk did not see is asked about alone, so every active user's servers are reported whatever the
 hub's page size. Users without an active server get ``last_activity`` only (the hub refuses
 unknown server names). Requests from panels and other polling UIs are never activity here: only work in the
-``admitted``/``running`` states is.
+``admitted``/``running`` states is, and only while the idle rules do not find it idle (red team 15, R6
+addendum): a lease whose kernel and GPUs are idle, or a job whose GPUs are, is listed among the
+engine's idle work (``GET idle``) and is no activity — otherwise a forgotten notebook's lease kept its
+server alive for ever, and the server's kernel kept the lease. A lease idle on its GPUs while its
+kernel is busy still counts (the kernel computes). Work with no idle verdict (no telemetry, idle
+policy off, CPU-only) counts while it runs.
 
 Each user server also reports its own running work (``SchedApp.current_activity`` →
 ``jupyter_sched_last_activity`` → ``web_app.last_activity()``, which ``jupyterhub-singleuser``
@@ -29,7 +34,7 @@ from urllib.parse import quote
 
 from .hubapi import HubClient, HubLookupError, active_users, user_servers
 
-__all__ = ["ACTIVE_STATES", "activity_bodies", "activity_path", "active_servers", "report_activity"]
+__all__ = ["ACTIVE_STATES", "activity_bodies", "activity_path", "active_servers", "idle_work", "report_activity"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +91,13 @@ def activity_path(user: str) -> str:
     return f"users/{quote(user, safe='')}/activity"
 
 
+def idle_work(service: Any) -> frozenset[str]:
+    """Ids of running work the engine's last cycle found idle (:func:`~jupyter_sched.reclaim.idle_candidates`),
+    less leases whose kernel is busy: work that is no activity."""
+    idle = getattr(getattr(service, "engine", None), "idle", None)
+    return frozenset(c.job_id for c in getattr(idle, "candidates", ()) or () if not c.kernel_busy)
+
+
 async def report_activity(service: Any, hub: HubClient, *,
                           off_loop: Callable[..., Awaitable[Any]] | None = None) -> list[str]:
     """Post the activity of every user with admitted/running work to the hub; the users reported.
@@ -106,6 +118,8 @@ async def report_activity(service: Any, hub: HubClient, *,
     except Exception:
         log.exception("jupyter_sched: could not read running work for hub activity")
         return []
+    idle = idle_work(service)
+    work = [job for job in work if job.get("id") not in idle]
     if not work:
         return []
     try:

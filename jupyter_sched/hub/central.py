@@ -21,7 +21,12 @@ hub-specific parts:
   the paged walk did not see is *unknown*: their leases are released only after the hub, asked
   about that user alone, confirms they have no server;
 - **kernels** — user servers report their live kernels (``PUT api/sched/kernels``); leases of
-  kernels that are gone are released (:mod:`.liveness`), also after a restart of either side;
+  kernels that are gone are released (:mod:`.liveness`), also after a restart of either side; the
+  kernels' reported states feed the idle rules, so an idle kernel's lease is released by the normal
+  ``window_s``/``lease_mode`` rule (red team 15, R6);
+- **offboarding** — users the hub no longer lists have their pending jobs held, running work
+  reported to admins (and stopped after ``removed_user_grace_s`` when set) and definitions paused
+  (:mod:`.offboard`; red team 15, R9);
 - **run-as** — with the local executor, every job runs as its owner's OS account
   (:class:`~jupyter_sched.executors.runas.AccountMapping`, ``c.HubSchedApp.run_as_*``) in a clean
   environment; the service refuses to start when it cannot switch users (not root), when the job
@@ -61,12 +66,15 @@ from .liveness import (
     MAX_REPORT_BYTES,
     KernelReport,
     KernelReports,
+    KernelState,
     gone_leases,
     lease_refusal,
     leases_to_release,
     parse_report,
+    parse_states,
     stale_leases,
 )
+from .offboard import Offboarding
 from .refusals import REFUSED_TOKEN_PATH, RefusedTokenHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
@@ -118,6 +126,16 @@ class HubSchedApp(SchedApp):
         help="""Seconds between asks to the hub for users with active servers; live leases of
         users without one are released. Default 60 s; 0 disables (leases are then released only
         by the user servers' extensions and idle reclamation).""",
+    )
+
+    removed_user_grace_s = Float(
+        0.0, config=True,
+        help="""Seconds after the hub stops listing a user (deleted by an admin) before the service
+        stops that user's running jobs and leases. Default 0: never stopped automatically — admins
+        are told (audit action and event "owner_removed", naming the work) and decide. Whatever
+        this is, the user's pending jobs are held at once (never started as their account; they
+        start if the user is re-added) and their job definitions are paused. Checked every
+        hub_poll_interval_s (off when that is 0).""",
     )
 
     budget_check_interval_s = Float(
@@ -189,6 +207,13 @@ class HubSchedApp(SchedApp):
         self._reporting = False
         self._budgeting = False
         self._kernel_reports = KernelReports()
+        self.offboarding = Offboarding(grace_s=self.removed_user_grace_s)
+        self._offboarding = False
+        if hasattr(self.services, "set_held_users"):  # pending work of users the hub no longer lists (R9)
+            self.services.set_held_users(self.offboarding.held)
+        reports, clock = self._kernel_reports, self.services.clock
+        if hasattr(self.services, "set_kernel_source"):  # the idle rules read the reported states (R6)
+            self.services.set_kernel_source(lambda: reports.activity(clock.now()))
         self._hub_client: HubAPI | None = None
         try:
             self.account_mapping = AccountMapping.from_config(
@@ -265,6 +290,7 @@ class HubSchedApp(SchedApp):
         if self.hub_poll_interval_s > 0:
             self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
             self._reaper.start()
+            self._offboard_tick()
         if self.budget_check_interval_s > 0:
             self._budget_timer = PeriodicCallback(self._budget_tick, self.budget_check_interval_s * 1000)
             self._budget_timer.start()
@@ -369,6 +395,24 @@ class HubSchedApp(SchedApp):
             self._reaping = True
             task = asyncio.ensure_future(self.release_stale_leases())
             task.add_done_callback(lambda _t: setattr(self, "_reaping", False))
+        self._offboard_tick()
+
+    def _offboard_tick(self) -> None:
+        if not self._offboarding and self._provider() is not None:
+            self._offboarding = True
+            task = asyncio.ensure_future(self.check_removed_users())
+            task.add_done_callback(lambda _t: setattr(self, "_offboarding", False))
+
+    async def check_removed_users(self) -> list[str]:
+        """Hold, report and pause the work of users the hub no longer lists (:mod:`.offboard`);
+        the users newly found removed. Hub errors are logged and retried at the next tick."""
+        try:
+            return await self.offboarding.check(self.services, self._hub(), off_loop=self.off_loop)
+        except HubLookupError:
+            log.warning("jupyter_sched: could not list the hub's users for offboarding; will retry", exc_info=True)
+        except Exception:
+            log.exception("jupyter_sched: offboarding check failed; will retry")
+        return []
 
     async def release_stale_leases(self) -> list[str]:
         """Release live leases of users without an active hub server (kernel-bound or not: a
@@ -395,7 +439,8 @@ class HubSchedApp(SchedApp):
                      released)
         return released
 
-    async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str]) -> list[str]:
+    async def kernel_report(self, caller: Caller, server: str, kernels: frozenset[str],
+                            states: Mapping[str, KernelState] | None = None) -> list[str]:
         """Take ``caller``'s report of ``server``'s live kernels (kept while they hold a
         kernel-bound lease or report, and only for a server the hub lists as theirs: :mod:`.liveness`);
         release leases whose kernel is gone; their ids.
@@ -416,7 +461,7 @@ class HubSchedApp(SchedApp):
                 hint="your server's jupyter_sched extension sends these; nothing to do if it just stopped")
             await self.off_loop(self.services.admission.refuse, caller, refusal, request="kernel report")
         self._kernel_reports.record(KernelReport(user=user, server=server, kernels=kernels,
-                                                 received_at=self.services.clock.now()))
+                                                 received_at=self.services.clock.now(), states=dict(states or {})))
         if not leases:  # kept for a new lease's kernel_id check (REPORT_KEEP_S); nothing to release
             return []
         if all(lease["kernel_id"] in kernels for lease in leases):
@@ -468,7 +513,8 @@ class HubSchedApp(SchedApp):
 
 
 class KernelReportHandler(SchedHandler):
-    """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids]}`` from a user server (its own
+    """``PUT api/sched/kernels`` ``{"server": name, "kernels": [ids], "states": {id: {"execution_state",
+    "last_activity"}}}`` (``states`` optional: older servers send ids only) from a user server (its own
     hub token: the user comes from the hub, never from the body) → ``{"released": [lease ids]}``.
     A body over :data:`~.liveness.MAX_REPORT_BYTES` or a malformed one is refused (400, audited)."""
 
@@ -484,10 +530,12 @@ class KernelReportHandler(SchedHandler):
                 raise ValidationError(f"a kernel report is at most {MAX_REPORT_BYTES // 1024} KiB of JSON "
                                       f"(got {len(self.request.body) // 1024} KiB)", field="body",
                                       hint="report at most 1,000 kernel ids of one server")
-            server, kernels = parse_report(self.json_body())
+            body = self.json_body()
+            server, kernels = parse_report(body)
+            states = parse_states(body, kernels, now=self.services.clock.now())
         except ValidationError as err:
             await self.call(self.services.admission.refuse, self.caller, err, request="kernel report")
-        released = await self.sched.kernel_report(self.caller, server, kernels)
+        released = await self.sched.kernel_report(self.caller, server, kernels, states)
         self.reply({"released": released})
 
 

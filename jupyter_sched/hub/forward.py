@@ -49,7 +49,8 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -68,8 +69,8 @@ FORWARDED_HEADER = "X-Jupyter-Sched-Forwarded-By"
 """Set by a user server on what it forwards: the name of the server whose kernels the request's
 ``kernel_id`` names (checked there), so the receiving scheduler does not judge it by its own."""
 
-__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "forward_path", "forwarding_service",
-           "route_patterns"]
+__all__ = ["ForwardHandler", "ForwardingService", "HubServiceUnreachable", "NotTheOwner", "forward_path",
+           "forwarding_service", "route_patterns"]
 
 log = logging.getLogger(__name__)
 
@@ -158,12 +159,16 @@ class ForwardingService:
         poll_interval_s: seconds between refreshes of the running-work cache (server activity).
         kernel_report_interval_s: seconds between kernel liveness reports (0 disables).
         transport: an httpx transport (None = network).
+        kernel_states: ``kernel_states() -> {id: {"execution_state", "last_activity"}}`` of this
+            server's kernels, sent with the ids so the central service's idle rules see idle kernels
+            (red team 15, R6); None: ids only.
     """
 
     def __init__(self, url: str, token: str, *, kernel_ids: Callable[[], Iterable[str]], owner: str | None = None,
                  server_name: str = "", routes: Sequence[re.Pattern[str]] | None = None, timeout_s: float = 60.0,
                  poll_interval_s: float = 60.0, kernel_report_interval_s: float = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 kernel_states: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.api_url = self.url + "api/sched/"
         self._api = httpx.URL(self.api_url)
@@ -171,6 +176,7 @@ class ForwardingService:
             raise ValueError(f"hub_service_url {url!r} is not an http(s) URL")
         self.token = token
         self.kernel_ids = kernel_ids
+        self.kernel_states = kernel_states
         self.owner = owner
         self.server_name = server_name
         self.routes = list(routes) if routes is not None else route_patterns()
@@ -256,11 +262,25 @@ class ForwardingService:
             try:
                 response = await self.client.get("jobs", params={"state": _HOLDING})
                 if response.status_code == 200:
-                    self._running = list(response.json())
+                    self._running = await self._without_idle(list(response.json()))
             except (httpx.HTTPError, ValueError):
                 log.debug("jupyter_sched: central service did not answer the activity poll", exc_info=True)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopped.wait(), self.poll_interval_s)
+
+    async def _without_idle(self, work: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``work`` less what the central service's idle rules list as idle (``GET idle``): an idle
+        lease is no activity of this server (red team 15, R6 addendum; a busy kernel is activity of
+        its own). All of ``work`` when the service does not say (an older one)."""
+        if not work:
+            return work
+        with contextlib.suppress(httpx.HTTPError, ValueError):
+            answer = await self.client.get("idle")
+            listed = answer.json() if answer.status_code == 200 else None
+            if isinstance(listed, list):
+                idle = {str(c.get("job_id")) for c in listed if isinstance(c, dict)}
+                return [job for job in work if str(job.get("id")) not in idle]
+        return work
 
     async def report_kernels(self) -> list[str]:
         """Tell the central service which kernels live on this server; the lease ids it released.
@@ -271,13 +291,25 @@ class ForwardingService:
         if self._reporting is None:
             self._reporting = asyncio.Lock()
         async with self._reporting:  # the service keeps the report that arrives last: the one built last
-            body = {"server": self.server_name, "kernels": sorted(set(self.kernel_ids()))}
+            body = self.kernel_report_body()
             response = await self.client.put(_KERNEL_REPORT_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
         if response.status_code != 200:
             log.debug("jupyter_sched: kernel report answered %s", response.status_code)
             return []
         answer = response.json()
         return [str(i) for i in answer.get("released", ())] if isinstance(answer, dict) else []
+
+    def kernel_report_body(self) -> dict[str, Any]:
+        """``{"server", "kernels": [ids], "states": {id: {"execution_state", "last_activity": ISO}}}``
+        (:mod:`.liveness`): what jupyterhub-idle-culler reads from ``/api/kernels``."""
+        kernels = sorted(set(self.kernel_ids()))
+        body: dict[str, Any] = {"server": self.server_name, "kernels": kernels}
+        if self.kernel_states is not None:
+            states = self.kernel_states()
+            body["states"] = {kernel: {"execution_state": str(state.get("execution_state") or "unknown")[:32],
+                                       "last_activity": _iso_or_none(state.get("last_activity"))}
+                              for kernel in kernels if isinstance(state := states.get(kernel), Mapping)}
+        return body
 
     async def _report_kernels(self) -> None:
         while not self._stopped.is_set():
@@ -337,11 +369,12 @@ class ForwardingService:
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc, self.link.failed(exc)) from None
 
-    def report_refused_token(self, token: str, request: str) -> bool:
+    def report_refused_token(self, token: str, request: str, *, why: str | None = None) -> bool:
         """Hand a token this server's hub auth refused to the central service, which asks the hub whose
         it is and audits the refusal under that user (:mod:`.refusals`; new user 13, N14), in the
         background; at most :data:`_REFUSAL_REPORTS_PER_MINUTE` a minute (a flood of wrong tokens
-        is not sent on). False when not sent."""
+        is not sent on). ``why`` ``"not_the_owner"``: the token was the hub's, of a visitor of this
+        shared server, whom :meth:`check_caller` refused (red team 15, R10). False when not sent."""
         now = asyncio.get_running_loop().time()
         self._refusal_reports = [t for t in self._refusal_reports if now - t < 60.0]
         if len(self._refusal_reports) >= _REFUSAL_REPORTS_PER_MINUTE or len(token) > 512:
@@ -350,8 +383,8 @@ class ForwardingService:
 
         async def send() -> None:
             try:
-                await self.client.post(REFUSED_TOKEN_PATH, json={"token": token, "request": request[:200]},
-                                       timeout=_KERNEL_REPORT_TIMEOUT_S)
+                body = {"token": token, "request": request[:200], **({"why": why} if why else {})}
+                await self.client.post(REFUSED_TOKEN_PATH, json=body, timeout=_KERNEL_REPORT_TIMEOUT_S)
             except httpx.HTTPError:
                 log.debug("jupyter_sched: the central service did not take a refused-token report", exc_info=True)
 
@@ -368,7 +401,7 @@ class ForwardingService:
             AuthorizationError: ``caller`` is not the owner (403 ``not_the_owner``).
         """
         if self.owner is not None and caller != self.owner:
-            raise _NotTheOwner(f"this server forwards scheduler requests for its owner {self.owner} only; "
+            raise NotTheOwner(f"this server forwards scheduler requests for its owner {self.owner} only; "
                                f"{caller or 'an unknown caller'} cannot act through it",
                                hint="use the scheduler from your own server, or call the central service "
                                     "with your own token")
@@ -417,7 +450,16 @@ class ForwardingService:
                                   timeout=httpx.Timeout(None, connect=10.0))
 
 
-class _NotTheOwner(AuthorizationError):
+def _iso_or_none(value: Any) -> str | None:
+    """A kernel's ``last_activity`` (an aware datetime from jupyter_server) as ISO 8601 with offset."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).isoformat()
+    return None
+
+
+class NotTheOwner(AuthorizationError):
+    """A request of someone but a server's owner, through a server shared with them (403)."""
+
     code = "not_the_owner"
 
 
@@ -438,7 +480,13 @@ def forwarding_service(app: Any) -> ForwardingService:
         km = getattr(app.serverapp, "kernel_manager", None)
         return list(km.list_kernel_ids()) if km is not None else []
 
-    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids,
+    def states() -> dict[str, dict[str, Any]]:
+        from ..extension.kernels import kernel_states
+
+        km = getattr(app.serverapp, "kernel_manager", None)
+        return kernel_states(km) if km is not None else {}
+
+    return ForwardingService(app.hub_service_url, token, kernel_ids=kernel_ids, kernel_states=states,
                              owner=os.environ.get("JUPYTERHUB_USER") or None,
                              server_name=os.environ.get("JUPYTERHUB_SERVER_NAME", ""),
                              poll_interval_s=float(app.activity_interval_s),
@@ -668,6 +716,16 @@ class ForwardHandler(APIHandler):
         token = match.group(1).strip() if match else (self.get_query_argument("token", "") or "").strip()
         return token or None
 
+    def _visitor_token(self) -> str | None:
+        """The hub token a visitor of this shared server came with: a header or ``?token=``, else the one
+        JupyterHub's OAuth keeps in this server's cookie for them (``HubAuth.get_token``); None if none."""
+        auth = getattr(getattr(self, "identity_provider", None), "hub_auth", None)
+        try:
+            token = auth.get_token(self) if auth is not None else None
+        except Exception:  # best effort: the refusal stands and is in this server's log
+            token = None
+        return str(token) if token else self._presented_token()
+
     def _route_said(self) -> str:
         """The refused request's path under ``api/sched/`` (shortened), for the audit record."""
         return self.request.path.split("api/sched/", 1)[-1][:120]
@@ -682,6 +740,11 @@ class ForwardHandler(APIHandler):
             if isinstance(exc, (AuthorizationError, ValidationError)):
                 self.log.warning("jupyter_sched: refused to forward %s %s for %s: %s", self.request.method,
                                  self.request.path[:200], getattr(self.current_user, "username", "?"), exc.message)
+            if isinstance(exc, NotTheOwner):  # audited at the central service under the visitor's token (R10)
+                token = self._visitor_token()
+                if token:
+                    self.forwarding.report_refused_token(token, f"{self.request.method} {self._route_said()}",
+                                                         why=NotTheOwner.code)
         elif isinstance(exc, web.HTTPError):
             status = exc.status_code
             body = {"error": {"code": "forbidden" if status == 403 else "http_error",

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 __all__ = ["PAGINATION_MEDIA_TYPE", "HubAPI", "HubClient", "HubLookupError", "active_servers_of", "active_users",
-           "user_servers"]
+           "all_users", "user_exists", "user_servers"]
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +91,37 @@ async def active_users(hub: HubClient, *, page: int = _PAGE) -> dict[str, Mappin
     Raises:
         HubLookupError: a page could not be read (then nothing is known).
     """
+    return await _walk(hub, "users?state=active&", page)
+
+
+async def all_users(hub: HubClient, *, page: int = _PAGE) -> dict[str, Mapping[str, Any]]:
+    """Every user the hub has, following all pages: ``{name: user model}``. Absence means
+    *unknown* until :func:`user_exists` says so for that user alone (see module docstring).
+
+    Raises:
+        HubLookupError: a page could not be read.
+    """
+    return await _walk(hub, "users?", page)
+
+
+async def user_exists(hub: HubClient, name: str) -> bool | None:
+    """Whether the hub has a user ``name``, asked about that user alone: False only on the hub's
+    404; None when it did not answer (unknown)."""
+    try:
+        model = await hub.request("GET", f"users/{quote(name, safe='')}")
+    except HubLookupError as exc:
+        if exc.status == 404:
+            return False
+        log.warning("jupyter_sched: could not ask the hub about %s: %s", name, exc)
+        return None
+    return True if isinstance(model, Mapping) else None
+
+
+async def _walk(hub: HubClient, query: str, page: int) -> dict[str, Mapping[str, Any]]:
     seen: dict[str, Mapping[str, Any]] = {}
     offset = 0
     for _ in range(_MAX_PAGES):
-        answer = await hub.request("GET", f"users?state=active&offset={offset}&limit={page}", paginated=True)
+        answer = await hub.request("GET", f"{query}offset={offset}&limit={page}", paginated=True)
         if isinstance(answer, list):  # a hub without pagination answers the whole list
             items, following = answer, None
         elif isinstance(answer, Mapping) and isinstance(answer.get("items"), list):

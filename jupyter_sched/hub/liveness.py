@@ -37,6 +37,15 @@ and a report is at most :data:`MAX_REPORT_BYTES` of JSON with at most 1,000 kern
 128 characters. Reports of servers that stopped and of users who no longer hold a lease are
 forgotten by the periodic decision.
 
+Kernel states (red team 15, R6): a report also carries, per kernel, what jupyterhub-idle-culler reads
+from the server's ``/api/kernels`` — ``"states": {id: {"execution_state": "idle", "last_activity":
+ISO 8601}}`` (:func:`parse_states`, bounded like the ids) — and the central service hands them to the
+idle rules as the engine's kernel source (:meth:`KernelReports.activity`), so an idle kernel's lease
+falls under the normal ``window_s``/``lease_mode`` rule as it does embedded. A kernel whose state is
+not known — its server's report is older than :data:`STATE_STALE_S`, or an older server sends ids
+only — is given as ``"unknown"`` with the cause (``kernel state unknown in hub mode: …``), never as
+busy.
+
 Asking for a lease (new user 9, N1): the central service grants one only when the hub, asked at
 that moment, lists a running server of the caller, and a ``kernel_id`` must be among the kernels
 that the caller's running servers last reported (a user server reports just before it forwards a
@@ -50,16 +59,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import ValidationError
+from ..model import parse_utc
 from .hubapi import HubClient, active_servers_of, active_users, user_servers
 
 __all__ = ["GONE_KERNEL", "HUB_RECHECK_S", "HUB_SERVERS_TTL_S", "MAX_REPORT_BYTES", "MAX_SERVERS_PER_USER",
-           "NO_SERVER", "REPORT_KEEP_S", "REPORT_LATENCY_S", "SERVER_STOPPED", "KernelReport", "KernelReports",
-           "gone_leases", "lease_refusal", "leases_to_release", "parse_report", "stale_leases"]
+           "NO_SERVER", "REPORT_KEEP_S", "REPORT_LATENCY_S", "SERVER_STOPPED", "STATE_STALE_S", "KernelReport",
+           "KernelReports", "KernelState", "gone_leases", "lease_refusal", "leases_to_release", "parse_report",
+           "parse_states", "stale_leases"]
 
 SERVER_STOPPED = "the user's server stopped"
 NO_SERVER = ("a lease without a kernel is held while its owner has a running server on the hub, and the hub lists "
@@ -86,9 +97,30 @@ HUB_SERVERS_TTL_S = 300.0
 HUB_RECHECK_S = 10.0
 """A report from a server name the remembered list lacks re-asks the hub at most this often per user."""
 
+STATE_STALE_S = 90.0
+"""Seconds a report's kernel states are believed (three report intervals of 30 s): after that its
+kernels are in an *unknown* state (the server stopped reporting: stopped, hung or cut off)."""
+
+EXECUTION_STATES = frozenset({"starting", "idle", "busy", "restarting", "autorestarting", "dead", "terminating",
+                              "unknown"})
+"""jupyter_client's kernel execution states; any other text is taken as ``unknown``."""
+
 _MAX_KERNELS = 1_000
 _MAX_KERNEL_ID = 128
 _MAX_NAME = 255
+
+
+@dataclass(frozen=True, slots=True)
+class KernelState:
+    """One kernel's state as its server reported it (jupyter_server's kernel model).
+
+    Attributes:
+        execution_state: one of :data:`EXECUTION_STATES`.
+        last_activity: last time the kernel executed or sent output (aware UTC; None: not said).
+    """
+
+    execution_state: str
+    last_activity: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +132,14 @@ class KernelReport:
         server: the server's name on the hub ("" = default server).
         kernels: ids of the kernels alive on that server.
         received_at: aware UTC time the service received it.
+        states: each kernel's state, when the server said (empty: an older server sends ids only).
     """
 
     user: str
     server: str
     kernels: frozenset[str]
     received_at: datetime
+    states: Mapping[str, KernelState] = field(default_factory=dict)
 
 
 def parse_report(body: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
@@ -127,6 +161,48 @@ def parse_report(body: Mapping[str, Any]) -> tuple[str, frozenset[str]]:
                               f"{_MAX_KERNEL_ID} characters", field="kernels",
                               hint='e.g. {"server": "", "kernels": ["4f6c..."]}')
     return server, frozenset(kernels)
+
+
+def parse_states(body: Mapping[str, Any], kernels: frozenset[str], *, now: datetime) -> dict[str, KernelState]:
+    """The ``states`` of a report body (absent: ``{}``, a server older than kernel states).
+
+    Args:
+        body: the report body.
+        kernels: its kernel ids (:func:`parse_report`): a state is taken only for one of them.
+        now: when the report arrived; a ``last_activity`` after it (a server clock ahead) is taken as ``now``.
+
+    Raises:
+        ValidationError: ``states`` is not an object of kernel id → ``{"execution_state": text of at
+            most 32 characters, "last_activity": ISO 8601 with offset or null}`` for ids of ``kernels``
+            (field ``states``). An execution state jupyter_client does not define is taken as ``unknown``.
+    """
+    raw = body.get("states")
+    if raw is None:
+        return {}
+    example = '{"states": {"4f6c...": {"execution_state": "idle", "last_activity": "2026-12-04T10:00:00Z"}}}'
+    if not isinstance(raw, dict) or len(raw) > _MAX_KERNELS:
+        raise ValidationError(f"states must be an object of at most {_MAX_KERNELS} kernel ids", field="states",
+                              hint=f"e.g. {example}")
+    out: dict[str, KernelState] = {}
+    for kernel, state in raw.items():
+        if kernel not in kernels:
+            raise ValidationError(f"states names kernel {kernel[:80]!r}, which is not in kernels", field="states",
+                                  hint="send the state of each reported kernel only")
+        if not isinstance(state, dict) or set(state) - {"execution_state", "last_activity"}:
+            raise ValidationError("each state must be {\"execution_state\": ..., \"last_activity\": ...}",
+                                  field="states", hint=f"e.g. {example}")
+        execution = state.get("execution_state")
+        last = state.get("last_activity")
+        if not isinstance(execution, str) or len(execution) > 32:
+            raise ValidationError("execution_state must be the kernel's state as text (at most 32 characters)",
+                                  field="states", hint=f"e.g. {example}")
+        if last is not None and (not isinstance(last, str) or len(last) > 64):
+            raise ValidationError("last_activity must be an ISO 8601 time with offset, or null", field="states",
+                                  hint=f"e.g. {example}")
+        at = parse_utc(last, field="states") if last is not None else None
+        out[kernel] = KernelState(execution if execution in EXECUTION_STATES else "unknown",
+                                  min(at, now) if at is not None else None)
+    return out
 
 
 def gone_leases(leases: Iterable[Mapping[str, Any]], reports: Mapping[str, KernelReport],
@@ -203,6 +279,31 @@ class KernelReports:
         self._reports: dict[str, dict[str, KernelReport]] = {}  # user -> server -> report, oldest first
         self._servers: dict[str, tuple[float, tuple[str, ...]]] = {}  # user -> (asked at, active servers)
         self._reported: dict[str, float] = {}  # user -> monotonic time of their latest report
+        # every report, rebuilt after each change: the engine's worker thread reads it while the loop writes
+        self._flat: tuple[KernelReport, ...] = ()
+
+    def _changed(self) -> None:
+        self._flat = tuple(report for mine in self._reports.values() for report in mine.values())
+
+    def activity(self, now: datetime) -> dict[str, dict[str, Any]]:
+        """The engine's kernel source in hub mode: ``{kernel id: {"execution_state", "last_activity"}}``
+        of every reported kernel, as the idle rules read an embedded server's kernels; a kernel of a
+        report older than :data:`STATE_STALE_S`, or of a server that sends no states, is ``unknown``
+        with ``unknown_why`` saying so. Safe to call from another thread (reads one immutable tuple).
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for report in self._flat:
+            age = (now - report.received_at).total_seconds()
+            for kernel in report.kernels:
+                state = report.states.get(kernel)
+                if age <= STATE_STALE_S and state is not None:
+                    out[kernel] = {"execution_state": state.execution_state, "last_activity": state.last_activity}
+                elif kernel not in out or out[kernel]["execution_state"] == "unknown":
+                    why = (f"its server's last kernel report is {age / 60:.0f} min old" if age > STATE_STALE_S
+                           else "its server reports no kernel states (an older jupyter_sched)")
+                    out[kernel] = {"execution_state": "unknown", "last_activity": None,
+                                   "unknown_why": f"kernel state unknown in hub mode: {why}"}
+        return out
 
     def record(self, report: KernelReport) -> None:
         """Keep ``report`` as its server's latest (callers check the server with :meth:`servers_for`)."""
@@ -212,6 +313,7 @@ class KernelReports:
         mine[report.server] = report
         while len(mine) > self.max_servers_per_user:
             del mine[next(iter(mine))]
+        self._changed()
 
     def of(self, user: str) -> dict[str, KernelReport]:
         """``{server name: report}`` of ``user``."""
@@ -231,6 +333,7 @@ class KernelReports:
             self._reports.pop(user, None)
         if not kept:
             self._servers.pop(user, None)
+        self._changed()
 
     def keep_users(self, users: Iterable[str]) -> None:
         """Forget everything about users not in ``users`` (those without kernel-bound leases) who
@@ -240,6 +343,7 @@ class KernelReports:
         for table in (self._reports, self._servers, self._reported):
             for user in [user for user in table if user not in wanted]:
                 del table[user]
+        self._changed()
 
     def remember_servers(self, user: str, servers: Sequence[str]) -> None:
         """The hub's fresh answer about ``user``'s active servers."""

@@ -14,6 +14,12 @@ token already reaches, is not stored, and the answer says only whether a record 
 whose token it was). A token the hub does not know names nobody: nothing is audited (the server's
 own log has the 403). Refusals per user are counted past a few a minute, as every refusal is
 (:meth:`~jupyter_sched.admission.Admission.record_refusal`).
+
+The same route takes the other refusal a user server makes by itself (red team 15, R10): a server
+shared with a colleague (JupyterHub ``access:servers``) refuses to forward their requests
+(``not_the_owner``); it hands over the colleague's own hub token — from the request, or the one
+JupyterHub's OAuth keeps in the server's cookie for them — with ``"why": "not_the_owner"``, and the
+refusal is audited under the colleague, as every refusal of theirs is.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from tornado import web
 
 from ..errors import AuthorizationError, ValidationError, json_kind
 from ..extension.handlers import SchedHandler
-from .forward import REFUSED_TOKEN_PATH
+from .forward import REFUSED_TOKEN_PATH, NotTheOwner
 
-__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "RefusedTokenHandler", "parse_refused_token"]
+__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "WHYS", "RefusedTokenHandler", "parse_refused_token"]
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +42,19 @@ MAX_TOKEN_CHARS = 512
 """Longest token taken (a JupyterHub token is 32 hex characters; an OAuth one a little more)."""
 
 
-def parse_refused_token(body: Any) -> tuple[str, str]:
-    """``(token, request)`` of a report: the refused token and the request it came with (``GET me``).
+WHYS = ("token_refused", "not_the_owner")
+"""What a report says happened: the server's hub auth refused the token (default), or the token's
+user was let in by a share of the server and refused as not its owner (red team 15, R10)."""
+
+
+def parse_refused_token(body: Any) -> tuple[str, str, str]:
+    """``(token, request, why)`` of a report: the refused token, the request it came with (``GET me``)
+    and which refusal (:data:`WHYS`).
 
     Raises:
         ValidationError: naming the field.
     """
-    if not isinstance(body, dict) or set(body) - {"token", "request"}:
+    if not isinstance(body, dict) or set(body) - {"token", "request", "why"}:
         raise ValidationError('a refused-token report is {"token": TOKEN, "request": "GET me"}', field="body",
                               hint="sent by a user server whose hub auth refused a token")
     token, request = body.get("token"), body.get("request", "")
@@ -52,7 +64,10 @@ def parse_refused_token(body: Any) -> tuple[str, str]:
     if not isinstance(request, str) or len(request) > 200 or not request.isprintable():
         raise ValidationError("request must be the refused request's method and path, at most 200 characters",
                               field="request", hint='e.g. "GET me"')
-    return token.strip(), request
+    why = body.get("why", WHYS[0])
+    if why not in WHYS:
+        raise ValidationError(f"why must be one of {', '.join(WHYS)}", field="why", hint='e.g. "not_the_owner"')
+    return token.strip(), request, str(why)
 
 
 class RefusedTokenHandler(SchedHandler):
@@ -66,17 +81,24 @@ class RefusedTokenHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        token, request = parse_refused_token(self.json_value())
+        token, request, why = parse_refused_token(self.json_value())
         reporter = self.caller.user
         owner = await self._token_owner(token)
-        if owner is None:
+        if owner is None or (why == "not_the_owner" and owner == reporter):  # an owner is never refused as a visitor
             self.reply({"audited": False})
             return
         server = f"{reporter}'s Jupyter server"
-        err = AuthorizationError(f"{owner}'s token was refused at {server}: a token may use only its owner's "
-                                 "server (or one shared with them)", field="token",
-                                 hint="use your own server (/user/<you>/api/sched/) or the hub's scheduler service",
-                                 details={"credentials": "refused", "server": reporter, "reported_by": server})
+        if why == "not_the_owner":
+            err: AuthorizationError = NotTheOwner(
+                f"{owner} asked {server}, shared with them, to forward a scheduler request: refused, it forwards "
+                f"for its owner {reporter} only", field="user",
+                hint="use the scheduler from your own server, or call the central service with your own token",
+                details={"server": reporter, "reported_by": server})
+        else:
+            err = AuthorizationError(f"{owner}'s token was refused at {server}: a token may use only its owner's "
+                                     "server (or one shared with them)", field="token",
+                                     hint="use your own server (/user/<you>/api/sched/) or the hub's scheduler service",
+                                     details={"credentials": "refused", "server": reporter, "reported_by": server})
         caller = self.services.caller(owner, admin=False)
         await self.call(self.services.admission.record_refusal, caller, err,
                         request=f"{request or 'a request'} at {server}"[:300])

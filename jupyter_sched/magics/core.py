@@ -1094,13 +1094,12 @@ class SchedMagics(Magics):
         if self.lease is not None and self.lease.get("id") == job_id:
             self._gpu_release()  # this kernel's own lease: also hide its GPUs from CUDA here, as %gpu release does
             return
-        try:
-            before: dict[str, Any] | None = self.client.job(job_id)
-        except NotFoundError:
-            # the cancel below is refused in its own words ("you may cancel only your own") and audited as the
-            # cancel it was, as the CLI's (new user 14, N15: the magic stopped at the read — "look into")
-            before = None
-        after = self.client.cancel(job_id)
+        # one request, one audit record, named as what it is (new user 15, N8): no read first (another's id
+        # wrote a "read job" refusal before the cancel's), and a lease id goes to DELETE leases/{id}, so an
+        # attempt on another's lease is "cancel lease", field lease_id, as the same attempt by REST is
+        lease = job_id.startswith("l-")
+        after = self.client.release_lease(job_id) if lease else self.client.cancel(job_id)
+        before = _was(after)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
         self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
                     + ".")
@@ -1188,3 +1187,13 @@ def _dryrun_line(answer: Mapping[str, Any]) -> str:
     if isinstance(reason, Mapping):
         return "Would wait: " + reason_line({"reason": reason}, _now())
     return f"Would not start now: {answer}"
+
+
+def _was(after: dict[str, Any]) -> dict[str, Any] | None:
+    """What a cancelled job was, from the cancel's own answer (its start times): the "was" of the
+    outcome line without reading the job first (new user 15, N8). None while it still runs (it is
+    stopping: the answer's own state says so)."""
+    if after.get("state") != "cancelled":
+        return None
+    return {**after, "state": "running" if after.get("started_at") else "admitted" if after.get("admitted_at")
+            else "pending"}

@@ -43,6 +43,8 @@ class IdleCandidate:
         state: what the GPUs show now (``allocated, no process on GPU (0 %, 0 MiB)``).
         grace_s: the grace its policy adds after the idle window, seconds (0: none set — then the
             owner is told no grace).
+        kernel_busy: a lease idle on its GPUs whose kernel is busy (rule ``gpu_busy_kernel``): still
+            active work for hub activity (red team 15, R6 addendum); not part of the JSON shape.
     """
 
     job_id: str
@@ -60,6 +62,7 @@ class IdleCandidate:
     state: str
     grace_s: float = 0.0
     rule: str = ""
+    kernel_busy: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """JSON shape (times as ISO 8601 UTC)."""
@@ -160,5 +163,5 @@ def idle_candidates(snapshot: Snapshot, policies: IdlePolicies | None = None,
             reason=standing_text(idle_s=max(0.0, (now - since).total_seconds() - verdict.paused_s),
                                  rule=verdict.reason, grace_s=policy.grace_s, stage=stage, action=verdict.mode.value,
                                  warn_at=warn_at, deadline=deadline, now=now),
-            rule=verdict.reason))
+            rule=verdict.reason, kernel_busy=verdict.rule == "gpu_busy_kernel" and verdict.kernel_state == "busy"))
     return tuple(sorted(out, key=lambda c: (c.time_left_s, c.job_id)))

@@ -17,7 +17,9 @@ Steps for each running job or lease (DESIGN.md "Idle reclamation"; cases 008 and
    - Kernel side (leases): an ``idle`` kernel is idle since its ``last_activity``; a busy or
      unknown kernel is not idle — then only the separate, longer ``busy_kernel_window_s`` rule
      (GPU idle while the kernel computes on CPU) may apply. HTTP/websocket traffic is never
-     looked at (jupyterhub#1498, case 012).
+     looked at (jupyterhub#1498, case 012). A kernel whose state is not known (none reported;
+     in hub mode a stale report or an older user server) is said to be *unknown* in the reason,
+     never *busy* (red team 15, R6).
 
 2. **Ladder** — with ``deadline = idle_since + paused + limit + grace_s`` (pushed back by a
    keepalive): ``warn`` at ``deadline - grace_s - warning_s``; ``reclaim`` at the deadline, but
@@ -73,10 +75,13 @@ class KernelActivity:
     Attributes:
         execution_state: ``"idle"``, ``"busy"``, ``"starting"``, ... (jupyter_client's states).
         last_activity: last time the kernel executed or emitted output (aware UTC).
+        unknown_why: with ``execution_state`` ``unknown``, why it is not known (``kernel state
+            unknown in hub mode: its server's last kernel report is 3 min old``); "" otherwise.
     """
 
     execution_state: str
     last_activity: datetime | None = None
+    unknown_why: str = ""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> KernelActivity | None:
@@ -91,7 +96,8 @@ class KernelActivity:
         last = data.get("last_activity")
         if last is not None and not isinstance(last, datetime):
             last = parse_utc(str(last), field="kernels.last_activity")  # ISO text from jupyter_server
-        return cls(execution_state=str(data.get("execution_state", "unknown")), last_activity=last)
+        return cls(execution_state=str(data.get("execution_state", "unknown")), last_activity=last,
+                   unknown_why=str(data.get("unknown_why") or "")[:200])
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +119,9 @@ class IdleVerdict:
             it recorded (a sliding lookback must not restart the idle clock).
         paused_s: seconds of the period during which readings were blank or rejected: the idle
             clock did not run (case 009), so the deadline moves back by as much.
+        kernel_state: a lease's kernel state the verdict judged (``idle``, ``busy``, ``unknown``,
+            ...); "" for batch work. A lease idle under ``gpu_busy_kernel`` with a ``busy`` kernel
+            is still active work (hub activity, :mod:`jupyter_sched.hub.activity`).
     """
 
     idle: bool
@@ -124,6 +133,7 @@ class IdleVerdict:
     devices: tuple[DeviceKey, ...] = ()
     open_start: bool = False
     paused_s: float = 0.0
+    kernel_state: str = ""
 
 
 class IdleArbiter(Protocol):
@@ -335,20 +345,33 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
                            mode=policy.job_mode, reason=_gpu_reason(run, policy, policy.window_s),
                            open_start=run.open_start, devices=keys, paused_s=run.paused_s)
     thr = f"{policy.threshold_pct:g} %"
-    if kernel is not None and kernel.execution_state == "idle":
+    state = "unknown" if kernel is None else kernel.execution_state
+    if kernel is not None and state == "idle":
         since = run.since if kernel.last_activity is None else max(run.since, kernel.last_activity)
         return IdleVerdict(idle=True, idle_since=since, limit_s=policy.window_s, rule="kernel_and_gpu",
                            mode=policy.lease_mode,
                            reason=f"kernel idle and GPU < {thr} for {_minutes(policy.window_s)}",
-                           open_start=run.open_start and since == run.since, devices=keys, paused_s=run.paused_s)
+                           open_start=run.open_start and since == run.since, devices=keys, paused_s=run.paused_s,
+                           kernel_state=state)
+    said = _kernel_said(kernel)
     if policy.busy_kernel_window_s is None:
-        state = "unknown" if kernel is None else kernel.execution_state
-        return IdleVerdict(idle=False, reason=f"kernel is {state}", devices=keys)
+        return IdleVerdict(idle=False, reason=said, devices=keys, kernel_state=state)
+    joined = f" while the {said}" if state != "unknown" else f", {said}"
     return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.busy_kernel_window_s, rule="gpu_busy_kernel",
                        mode=policy.busy_kernel_mode,
-                       reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)} while the kernel is busy "
+                       reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)}{joined} "
                               "(the kernel keeps running)", open_start=run.open_start,
-                       devices=keys, paused_s=run.paused_s)
+                       devices=keys, paused_s=run.paused_s, kernel_state=state)
+
+
+def _kernel_said(kernel: KernelActivity | None) -> str:
+    """``kernel is busy``; an unknown state said as unknown with its cause, never as busy (red team
+    15, R6): ``kernel state unknown in hub mode: its server's last kernel report is 3 min old``."""
+    if kernel is None:
+        return "kernel state unknown (none reported)"
+    if kernel.execution_state == "unknown":
+        return kernel.unknown_why or "kernel state unknown"
+    return f"kernel is {kernel.execution_state}"
 
 
 def _evidence(samples: Sequence[GpuSample], verdict: IdleVerdict, now: datetime, limit_s: float) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Gates before placement: class grant, requeue backoff, the per-user cap on running CPU-only
-jobs, admit windows, GPU-hour budgets.
+"""Gates before placement: a held owner, class grant, requeue backoff, the per-user cap on running
+CPU-only jobs, admit windows, GPU-hour budgets.
 
 A gate that is closed pends the job with one primary reason (``Priority``, ``Backoff``,
 ``CpuJobLimit``, ``OutsideTimeWindow``, ``BudgetExhausted``) and its numbers; budgets follow DESIGN.md — new work
@@ -18,10 +18,12 @@ from .ports import gate as port_gate
 if TYPE_CHECKING:
     from .context import CycleContext
 
-__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "borrow_window_closed", "gate"]
+__all__ = ["CPU_JOB_LIMIT", "CPU_JOB_SETTING", "OWNER_REMOVED", "borrow_window_closed", "gate"]
 
 CPU_JOB_LIMIT = "CpuJobLimit"
 """Code of a 0-GPU job pended by :attr:`~.profile.SchedulingProfile.max_running_cpu_jobs_per_user`."""
+OWNER_REMOVED = "OwnerRemoved"
+"""Code of a job whose owner is in ``Snapshot.held_users`` (hub mode: no longer a hub user)."""
 CPU_JOB_SETTING = "c.SchedApp.max_running_cpu_jobs_per_user"
 """The server setting the reason names (the core reads the value from its profile)."""
 
@@ -33,6 +35,9 @@ _NAMES = {p: p.value for p in PriorityClass}  # Enum's .value is a Python-level 
 def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     """The closed gate that keeps ``job`` pending (class grant, backoff, admit window, budget), or None."""
     spec = job.spec
+    held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
+    if held is not None:
+        return _owner_removed(spec.user, held)
     policy = ctx.policies.get(spec.team)
     if policy is not None and spec.priority is not _NORMAL and \
             _NAMES[spec.priority] not in policy.allowed_priorities:
@@ -76,6 +81,14 @@ def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
             eta=eta, eta_reason="" if eta else "no opening within 8 days",
             unblock="wait for the window to open, or resubmit with another priority class")
     return _budget(ctx, job)
+
+
+def _owner_removed(user: str, why: str) -> PendingReason:
+    """``held: owner no longer a user of this hub`` (red team 15, R9): the job of a user the hub no
+    longer lists is never started as their account; it waits for an admin (re-add the user, or cancel)."""
+    return PendingReason(code=OWNER_REMOVED, message=f"held: {why}", details={"user": user},
+                         unblock="an admin re-adds the user to the hub, or cancels the job",
+                         eta_reason="held until an admin acts")
 
 
 def _cpu_job_limit(user: str, running: int, cap: int) -> PendingReason:

@@ -72,6 +72,9 @@ class Snapshot:
             was sent with, seconds — a cancel's or a time limit's is the engine's stop grace, not the
             profile's ``grace_s`` for victims (new user 11, N1: a pending job's ETA waited 60 s for a
             job whose screen line said "killed at" 10 s after its cancel). Absent: ``grace_s``.
+        held_users: owners whose pending work is held (never admitted), with the sentence that says
+            why — in hub mode, users the hub no longer lists (red team 15, R9: a deleted user's queued
+            job started afterwards as their account). Their jobs pend with code ``OwnerRemoved``.
     """
 
     now: datetime
@@ -85,6 +88,7 @@ class Snapshot:
     kernels: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     stop_grace_s: Mapping[str, float] = field(default_factory=dict)
     runtime_sources: Mapping[str, str] = field(default_factory=dict)
+    held_users: Mapping[str, str] = field(default_factory=dict)
 
 
 @fast_init

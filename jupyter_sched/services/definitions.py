@@ -353,7 +353,7 @@ class DefinitionsService:
         Raises:
             ValidationError: a bad field (named), including the run's job fields.
             AuthorizationError / QuotaError / UnschedulableError: a run could never be submitted
-                by the caller (the admission step's refusals, audited as ``save a definition``).
+                by the caller (the admission step's refusals, audited as ``create definition``).
             QuotaError: the caller already keeps ``limit_per_user`` definitions (audited): every
                 definition is work the firing loop does and runs in the queue, so one user cannot
                 make thousands (red-team finding 2).
@@ -369,7 +369,7 @@ class DefinitionsService:
             timezone=fields["timezone"], paused=fields.get("paused", False),
             missed=fields.get("missed", MissedPolicy.RUN_ONCE), created_at=now, updated_at=now, cursor=now,
             compute_type=fields.get("compute_type"))
-        spec = self._check_runs(caller, definition)
+        spec = self._check_runs(caller, definition, what="create definition")
         definition = replace(definition, team=spec.team)
         self._refuse_unusable(caller, definition, spec)
         limit = self.settings.limit_per_user
@@ -380,7 +380,7 @@ class DefinitionsService:
                 self.ctx.admission.refuse(caller, QuotaError(
                     f"{caller.user} already keeps {limit} job definitions, the most this server allows per user",
                     field="name", hint="delete definitions you no longer need, or ask an admin to raise "
-                                       "c.SchedApp.definition_limit_per_user"), request="save a definition")
+                                       "c.SchedApp.definition_limit_per_user"), request="create definition")
         with self.ctx.store.transaction(now=now) as tx:
             stored = insert_definition(tx, definition)
             tx.add_event(actor=caller.user, action="definition_created", job_id=None, user=caller.user,
@@ -408,14 +408,15 @@ class DefinitionsService:
             raise ConflictError(f"{whose} a definition named {d.name[:100]!r} already ({same[0].id})", field="name",
                                 hint=f"choose another name, or change that one: PATCH definitions/{same[0].id}")
 
-    def _check_runs(self, caller: Caller, d: JobDefinition) -> JobSpec:
+    def _check_runs(self, caller: Caller, d: JobDefinition, *, what: str) -> JobSpec:
         """A run of ``d`` must be submittable by its owner now; the spec it would get (its team
         is the definition's). The caller's own admission when they own it; an admin editing
-        another user's definition checks it as that owner."""
+        another user's definition checks it as that owner. ``what``: the request its refusals are
+        audited as (``create definition``, ``edit definition``: the web layer's names, new user 15, N8)."""
         owner = caller if caller.user == d.user else self._runs.owner(d.user)
         body = run_body(name=d.name, notebook=d.notebook, script=d.script, args=d.args, job=d.job,
                         parameters=d.parameters, team=d.team)
-        return self._runs.prepare(owner, body, what="save a definition").spec
+        return self._runs.prepare(owner, body, what=what).spec
 
     def update(self, caller: Caller, definition_id: str, request: UpdateDefinitionRequest) -> Definition:
         """Change the fields given. A new schedule or time zone, or a resume, fires only from now
@@ -443,7 +444,7 @@ class DefinitionsService:
                        or (current.paused and changes.get("paused") is False))
             new = replace(current, **changes, updated_at=now,
                           cursor=max(now, current.cursor or now) if restart else current.cursor)
-            spec = self._check_runs(caller, replace(new, team=""))
+            spec = self._check_runs(caller, replace(new, team=""), what="edit definition")
             new = replace(new, team=spec.team)
             if {"name", "notebook", "script", "job"} & set(fields):  # what is kept unchanged was checked before
                 self._refuse_unusable(caller, new, spec)

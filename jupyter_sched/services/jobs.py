@@ -23,6 +23,7 @@ from typing import Any, cast
 from ..admission import Caller
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..executors.local import LocalExecutor, read_log
+from ..executors.owner_paths import CLOSED_FOLDER
 from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
@@ -403,7 +404,7 @@ class JobsService:
             return
         field, path, problem = missing
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
-            where = "" if problem.startswith("is a ") else " on this server"
+            where = "" if problem.startswith("is a ") or problem.endswith(CLOSED_FOLDER) else " on this server"
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
             hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
                     "make it executable, or run it with its interpreter, e.g. python FILE" if "execut" in problem
@@ -430,7 +431,8 @@ class JobsService:
         # "script '/x' does not exist", not "script: script '/x' …" (new user 14, N25): a file field's name
         # says its kind; working_dir's is said as the word a person uses, "directory"
         said = f"{field}: {what}" if field == "working_dir" else field
-        raise ValidationError(f"{said} {shown} {problem} on this server", field=field, hint=hint)
+        where = "" if problem.endswith(CLOSED_FOLDER) else " on this server"  # said once (new user 15, N1)
+        raise ValidationError(f"{said} {shown} {problem}{where}", field=field, hint=hint)
 
     def _anchored(self, spec: JobSpec, warnings: builtins.list[str] | None = None) -> JobSpec:
         """A relative ``working_dir`` read where a job that names none starts — the owner's home on a

@@ -169,6 +169,11 @@ class Services:
         "last_activity", "pid"}}`` (the extension passes the Jupyter kernel manager's view)."""
         self.engine._kernels = kernels
 
+    def set_held_users(self, held: Callable[[], Mapping[str, str]] | None) -> None:
+        """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never
+        started (``Snapshot.held_users``; hub mode: users the hub no longer lists)."""
+        self.engine.decider.held_users = held
+
     # ---- what the server itself needs (also offered by the hub's ForwardingService) ----------
     def subscribe(self) -> Subscription:
         """An async iterator of ``{"type", "data"}`` events (bounded; call on the running loop)."""

@@ -291,7 +291,7 @@ def test_one_user_keeps_at_most_the_admins_number_of_definitions(tmp_path: Path)
     assert svc.create({**DAILY, "name": "c"}, user="gil")["user"] == "gil"  # per user
     svc.delete(first["id"], user="fay")
     assert svc.create({**DAILY, "name": "c"}, user="fay")["name"] == "c"  # deleting makes room
-    assert [e.details["request"] for e in svc.store.list_events(action="refused")] == ["save a definition"]
+    assert [e.details["request"] for e in svc.store.list_events(action="refused")] == ["create definition"]
 
 
 def test_every_definitions_event_reaches_only_its_owner_and_admins(sqlite_db: str, server: MakeServer) -> None:

@@ -1,7 +1,7 @@
 """A loopback HTTP server speaking the JupyterHub REST API JSON of the calls the central service
 makes — a double for the unit-level hub tests (the slow integration test runs a real JupyterHub).
 
-* ``GET /hub/api/users?state=active`` paged as JupyterHub 5/6 pages it (``apihandlers/base.py``:
+* ``GET /hub/api/users?state=active`` (and ``GET /hub/api/users``: every user) paged as JupyterHub 5/6 pages it (``apihandlers/base.py``:
   ``limit`` capped at ``api_page_max_limit``; with ``Accept: application/jupyterhub-pagination+json``
   the answer is ``{"items", "_pagination": {"offset", "limit", "total", "next"}}``, else the first
   page as a bare list); ``hidden`` users are left out of the listing as if they had moved between
@@ -44,13 +44,14 @@ class Users(_Base):
     """``GET users?state=active`` as JupyterHub pages it (``apihandlers/base.py``)."""
 
     def get(self) -> None:
-        assert self.get_argument("state") == "active"
+        state = self.get_argument("state", None)
+        assert state in (None, "active")
         max_limit = self.settings.get("page_max", 200)
         paginated = self.request.headers.get("Accept") == "application/jupyterhub-pagination+json"
         offset = int(self.get_argument("offset", "0"))
         limit = min(int(self.get_argument("limit", str(max_limit if not paginated else 50))), max_limit)
         active = [_model(self.users, name) for name, servers in self.users.items()
-                  if any(servers.values()) and name not in self.settings["hidden"]]
+                  if (state is None or any(servers.values())) and name not in self.settings["hidden"]]
         items = active[offset:offset + limit]
         if not paginated:
             self.finish(json.dumps(items))

@@ -20,6 +20,7 @@ import pytest
 
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.executors.owner_paths import CLOSED_FOLDER
 from jupyter_sched.executors.runas import AccountMapping
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import spec_from_request
@@ -86,8 +87,8 @@ def test_the_owner_is_told_what_they_cannot_use_and_nothing_of_what_they_can(acc
     # no working_dir: the job starts in its owner's home, where a relative script is looked for
     assert check(alice, script="train.py") is None
     assert check(bob, script="train.py") == ("script", f"{bob.home}/train.py", "does not exist")
-    assert check(alice, script=str(bobs_private / "train.py")) == (
-        "script", str(bobs_private / "train.py"), "does not exist")  # alice cannot even see it there
+    assert check(alice, script=str(bobs_private / "train.py")) == (  # alice cannot tell: never "does not exist"
+        "script", str(bobs_private / "train.py"), f"cannot be found or read as {alice.name}{CLOSED_FOLDER}")
     assert check(alice, working_dir=str(shared), script="secret.py") == (
         "script", str(bobs_secret), f"cannot be read as {alice.name}")
     assert check(alice, working_dir=str(shared), script="open.py", notebook=None) is None
@@ -129,3 +130,40 @@ def test_a_hub_submit_is_answered_as_an_embedded_one(accounts: list[Account], ro
     finally:
         hub.store.close()
         embedded.store.close()
+
+
+def test_newuser15_n1_a_path_behind_a_closed_folder_is_never_said_not_to_exist(accounts: list[Account],
+                                                                               root: Path, tmp_path: Path) -> None:
+    """N1: bob's file in bob's 0700 folder was "does not exist" for alice — false: it is there, and she
+    can ``ls -ld`` the folder. Now one sentence that is true either way (and says nothing of bob's
+    files); a path alice can look for and that is not there still "does not exist"."""
+    alice, bob = accounts
+    executor = hub_executor(root)
+    closed = owned(root / "closed", bob, 0o700)
+    owned(closed / "data.txt", bob, 0o644, "x")
+    owned(closed / "tool", bob, 0o755, "#!/bin/sh\n")
+
+    def check(**body: object) -> tuple[str, str, str] | None:
+        return executor.missing_path(spec_from_request({"gpus": 0, **body}, user=alice.name))
+
+    for there in ("data.txt", "not-there.txt"):  # the same answer whether or not it exists
+        assert check(script=str(closed / there)) == (
+            "script", str(closed / there), f"cannot be found or read as {alice.name}{CLOSED_FOLDER}")
+    assert check(working_dir=str(closed / "sub"), command=["true"]) == (
+        "working_dir", str(closed / "sub"), f"cannot be found or entered as {alice.name}{CLOSED_FOLDER}")
+    assert check(working_dir="/proc/1/cwd", command=["true"]) == (  # a link she cannot follow
+        "working_dir", "/proc/1/cwd", f"cannot be found or entered as {alice.name}{CLOSED_FOLDER}")
+    assert check(command=[str(closed / "tool")]) == (
+        "command", str(closed / "tool"), f"cannot be found or run as {alice.name}{CLOSED_FOLDER}")
+    assert check(script=str(root / "nothere.py")) == ("script", str(root / "nothere.py"), "does not exist")
+
+    hub = Services(store=Store(sqlite_url(tmp_path / "hub.sqlite")), inventory=SimulatedInventory(1, node="n1"),
+                   executor=executor)
+    try:
+        with pytest.raises(ValidationError) as refused:
+            hub.jobs.submit(hub.caller(alice.name, admin=False), SubmitJobRequest(gpus=0, script=str(closed / "x.py")))
+        assert refused.value.field == "script"
+        assert refused.value.message == (f"script {str(closed / 'x.py')!r} cannot be found or read as {alice.name} "
+                                         "on this server (a folder on its path may be closed to you)")
+    finally:
+        hub.store.close()

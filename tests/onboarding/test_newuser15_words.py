@@ -327,6 +327,16 @@ def test_red15_r3_every_echoed_text_field_refuses_control_characters(server: Emb
     assert "\x1b" not in server.log_path.read_text(errors="replace")
 
 
+def test_red15_r3_a_value_quoted_in_a_refusal_is_escaped(server: EmbeddedServer) -> None:
+    """R3 ("every echoed value escaped"): ``{"\x1b[31mX": 1}`` came back ``unknown field '<ESC>[31mX'``
+    (raw, in the answer, the audit and the log), while other fields echoed ``'\\x1b…'``. Every value a
+    refusal quotes (``errors.shown``) is written with its escapes; an unknown field's name too."""
+    unknown = _refused(server, {"gpus": 0, "command": ["true"], "\x1b[31mX": 1})
+    assert unknown["message"] == "unknown field '\\x1b[31mX'" and unknown["field"] == "\\x1b[31mX", unknown
+    priority = _refused(server, {"gpus": 0, "command": ["true"], "priority": ESC_RED})
+    assert "\x1b" not in str(priority) and "(got '\\x1b[31mRED\\x1b[0m')" in priority["message"], priority
+
+
 def test_red15_r3_the_service_log_escapes_control_characters() -> None:
     """R3: ``tail -f service.log`` ran a user's ESC sequences (``… -> 422: no node carries node_selector
     ^[[31mRED…``). Every handler of the server's log writes a control character as its escape — what

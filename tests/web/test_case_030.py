@@ -70,7 +70,7 @@ async def test_case_030_the_per_user_limit_is_the_same_422_on_every_entry_point(
     assert stored == [], "a refused request stores nothing"
     want = sorted([("submit job", "gpus", 422), ("request lease", "gpus", 422), ("dry run", "gpus", 422),
                    ("submit job", "gpus", 422), ("submit job", "gpus", 422),
-                   ("POST jobs", "gpuz", 400), ("POST jobs", "profile", 400)])  # request validation: audited too
+                   ("submit job", "gpuz", 400), ("submit job", "profile", 400)])  # request validation: audited too, as the action (N8)
 
     async def audited() -> list[Any]:
         _, records = await api("GET", "audit", params={"action": "refused", "user": "eve"}, token=BOSS_TOKEN)

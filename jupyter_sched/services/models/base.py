@@ -24,6 +24,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ValidationError, json_kind, shown
+from ...textsafe import escaped_controls
 
 __all__ = ["CodecView", "ErrorBody", "ErrorResponse", "QueryModel", "RequestModel", "ResponseModel", "dump_all",
            "dump_set", "parse", "request_error", "wire_json"]
@@ -194,7 +195,7 @@ def request_error(model: type[BaseModel], exc: pydantic.ValidationError, data: d
         return ValidationError(f"{where} must be a JSON object (got {json_kind(data)})", field=where,
                                hint="wrap the fields in {...}")
     if first["type"] == "extra_forbidden":
-        name = str(loc[-1])
+        name = escaped_controls(str(loc[-1]))  # echoed as the field too (red team 15, R3)
         if len(name) > _NAME_SHOWN:  # user input: no field is this long; never echoed or audited whole
             name = name[:_NAME_SHOWN - 3] + "..."
         owner = _owner(model, loc)

@@ -1,0 +1,172 @@
+"""Offboarding: work of users the hub no longer lists (red team 15, R9).
+
+A hub admin deletes a user; their token dies at once, so they can no longer see or cancel their
+work. Before this module their *queued* job still started afterwards as their OS account, their
+running work ran on unnoticed, and each of their job definitions was "rejected" once a minute for
+ever. As Slurm does when an association is removed, the central service now notices (every
+``hub_poll_interval_s``, and once at start) owners of live work or active definitions whom the
+hub no longer lists — a user missing from the paged listing (:func:`~.hubapi.all_users`) is asked
+about alone and counts as removed only on the hub's 404 (:func:`~.hubapi.user_exists`); a hub that
+does not answer changes nothing — and then, once per removed user:
+
+* their **pending** jobs are held: never started, pending with code ``OwnerRemoved`` and the reason
+  "held: owner no longer a user of this hub" (``Snapshot.held_users``; nothing is cancelled, so an
+  admin who deleted the wrong user re-adds them and the jobs go on);
+* their **running** jobs and leases are reported to admins: one ``owner_removed`` audit record
+  (``GET audit?action=owner_removed``) and event naming them, and, when
+  ``c.HubSchedApp.removed_user_grace_s`` is above 0, stopped once that many seconds have passed
+  (default 0: left running for an admin to decide — stopping someone's training run is not a
+  side effect a user deletion should have unless the site says so);
+* their **definitions** are paused (one ``definition_updated`` record each) instead of being
+  rejected at every firing.
+
+A user the hub lists again is released from the hold (one ``owner_returned`` record). The set of
+removed users lives in memory: after a restart it is rebuilt at the first check.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from ..admission import system_caller
+from ..errors import SchedError
+from .hubapi import HubClient, all_users, user_exists
+
+__all__ = ["OWNER_REMOVED_ACTION", "OWNER_RETURNED_ACTION", "REMOVED_WHY", "Offboarding"]
+
+log = logging.getLogger(__name__)
+
+REMOVED_WHY = "owner no longer a user of this hub"
+"""The hold's reason (the pending reason says ``held: <this>``) and the stop's cause."""
+OWNER_REMOVED_ACTION = "owner_removed"
+"""Audit action and event type of a user the hub no longer lists."""
+OWNER_RETURNED_ACTION = "owner_returned"
+"""Audit action of a removed user the hub lists again (their held jobs may start)."""
+
+_LIVE = "pending,admitted,running"
+_ACTOR = "jupyterhub"
+_SHOWN = 20
+
+
+class Offboarding:
+    """The removed users of one central service and what was done about them.
+
+    Args:
+        grace_s: seconds after a user was found removed before their running work is stopped
+            (0: never; admins are told and decide).
+    """
+
+    def __init__(self, *, grace_s: float = 0.0) -> None:
+        self.grace_s = grace_s
+        self._removed: dict[str, datetime] = {}  # user -> when found removed
+        self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
+
+    def held(self) -> Mapping[str, str]:
+        """``{user: why}`` of owners whose pending work is held (the engine's ``held_users`` source)."""
+        return self._held
+
+    @property
+    def removed(self) -> dict[str, datetime]:
+        """Users found removed, with when."""
+        return dict(self._removed)
+
+    async def check(self, services: Any, hub: HubClient, *,
+                    off_loop: Callable[..., Awaitable[Any]]) -> list[str]:
+        """One check (module docstring); the users newly found removed.
+
+        Raises:
+            HubLookupError: the hub's user listing could not be read (nothing changes).
+        """
+        live = await off_loop(services.list_jobs, user=None, state=_LIVE)
+        definitions = await off_loop(_active_definitions, services)
+        owners = {str(j["user"]) for j in live if j.get("user")} | {str(d.user) for d in definitions}
+        if not owners and not self._removed:
+            return []
+        listed = set(await all_users(hub))
+        now = services.clock.now()
+        for user in [u for u in self._removed if u in listed]:
+            del self._removed[user]
+            await off_loop(_returned, services, user)
+        for user in [u for u in self._removed if u not in owners]:
+            del self._removed[user]  # nothing of theirs is left to hold
+        found = []
+        for user in sorted(owners - listed - set(self._removed)):
+            if await user_exists(hub, user) is False:
+                self._removed[user] = now
+                found.append(user)
+        self._held = {user: REMOVED_WHY for user in self._removed}
+        for user in found:
+            await off_loop(_offboard, services, user, live, definitions, self.grace_s)
+        if self.grace_s > 0:
+            due = {u for u, since in self._removed.items() if (now - since).total_seconds() >= self.grace_s}
+            running = [j for j in live if j.get("user") in due and j.get("state") in ("admitted", "running")]
+            if running:
+                await off_loop(_stop, services, running)
+        if found:
+            services.kick()  # their pending jobs' reasons say "held" at the next cycle
+        return found
+
+
+def _active_definitions(services: Any) -> list[Any]:
+    from ..store.definitions import list_definitions
+
+    with services.store.transaction(write=False) as tx:
+        return list_definitions(tx, active_only=True)
+
+
+def _ids(jobs: Iterable[Mapping[str, Any]]) -> str:
+    ids = [str(j["id"]) for j in jobs]
+    return ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
+
+
+def _offboard(services: Any, user: str, live: list[Mapping[str, Any]], definitions: list[Any],
+              grace_s: float) -> None:
+    """Pause ``user``'s definitions, then write the one audit record and event for admins."""
+    pending = [j for j in live if j.get("user") == user and j.get("state") == "pending"]
+    running = [j for j in live if j.get("user") == user and j.get("state") in ("admitted", "running")]
+    paused = []
+    for definition in definitions:
+        if definition.user != user:
+            continue
+        try:
+            services.definitions.pause(system_caller(_ACTOR), definition.id)
+        except SchedError as err:  # deleted meanwhile
+            log.debug("jupyter_sched: definition %s of removed user %s not paused: %s", definition.id, user, err)
+            continue
+        paused.append(definition.id)
+    said = [f"{user} is no longer a user of this hub"]
+    if pending:
+        said.append(f"{len(pending)} pending job(s) held, never started as their account ({_ids(pending)})")
+    if running:
+        fate = (f"stopped {grace_s:g} s from now (c.HubSchedApp.removed_user_grace_s)" if grace_s > 0
+                else "left running: cancel them if they must stop (c.HubSchedApp.removed_user_grace_s stops "
+                     "them after a grace)")
+        said.append(f"{len(running)} running job(s)/lease(s) {fate} ({_ids(running)})")
+    if paused:
+        said.append(f"{len(paused)} definition(s) paused ({', '.join(paused[:_SHOWN])})")
+    message = "; ".join(said)
+    details = {"user": user, "held": [j["id"] for j in pending], "running": [j["id"] for j in running],
+               "paused_definitions": paused, "grace_s": grace_s}
+    services.store.add_event(actor=_ACTOR, action=OWNER_REMOVED_ACTION, job_id=None, user=user, message=message,
+                             details=details)
+    services.bus.publish({"type": OWNER_REMOVED_ACTION, "data": {**details, "message": message}})
+    log.warning("jupyter_sched: %s", message)
+
+
+def _returned(services: Any, user: str) -> None:
+    services.store.add_event(actor=_ACTOR, action=OWNER_RETURNED_ACTION, job_id=None, user=user,
+                             message=f"{user} is a user of this hub again: their held jobs may start (their "
+                                     "paused definitions stay paused until they resume them)", details={"user": user})
+    services.kick()
+
+
+def _stop(services: Any, running: list[Mapping[str, Any]]) -> None:
+    for job in running:
+        try:
+            services.jobs.cancel(system_caller(_ACTOR), str(job["id"]), by="the hub service",
+                                 why=f"{REMOVED_WHY} (c.HubSchedApp.removed_user_grace_s passed)")
+        except SchedError as err:  # finished meanwhile
+            log.debug("jupyter_sched: %s not stopped: %s", job.get("id"), err)
