@@ -50,7 +50,7 @@ from typing import Any
 
 from ..errors import StoreError, ValidationError
 from ..model.units import parse_utc
-from .usage import UsageInterval, period_start
+from .usage import UsageInterval, gpu_figures, period_start
 from .waste import JobMinute, job_minutes_of, job_shares_of
 
 __all__ = [
@@ -375,10 +375,10 @@ def usage_report(
         seen = telemetry[key]
         out.append({
             **dict(zip(keys, key, strict=True)),
-            "allocated_gpu_seconds": round(allocated, 3),
-            "allocated_gpu_hours": round(allocated / 3600.0, 9),
-            "utilized_gpu_seconds": round(utilized, 3) if seen else None,
-            "utilized_gpu_hours": round(utilized / 3600.0, 9) if seen else None,
+            "allocated_gpu_seconds": gpu_figures(allocated)[0],
+            "allocated_gpu_hours": gpu_figures(allocated)[1],  # from the rounded seconds (N13)
+            "utilized_gpu_seconds": gpu_figures(utilized)[0] if seen else None,
+            "utilized_gpu_hours": gpu_figures(utilized)[1] if seen else None,
             "telemetry_coverage": round(covered_alloc / allocated, 6) if allocated > 0 else 0.0,
             "efficiency": round(utilized / covered_alloc, 6) if seen and covered_alloc > 0 else None,
             "cost": round(cost, 6) if prices is not None else None,

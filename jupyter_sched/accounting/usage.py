@@ -31,6 +31,15 @@ ROLLUP_KEYS = ("user", "team", "gpu_model", "job_id", "kind")
 """Fields a roll-up may group by."""
 
 
+def gpu_figures(seconds: float) -> tuple[float, float]:
+    """``(GPU-seconds, GPU-hours)`` of a usage figure as every route gives it: seconds to the
+    millisecond, hours derived from those rounded seconds to 9 places — one rounding for ``GET me``,
+    ``usage``, ``usage/report`` and budgets (new user 15, N13: one 126.33 GPU-s read 0.035091,
+    0.035092 and 0.035091687 GPU-h on three routes, and 0.0 s beside 2.7e-08 h)."""
+    rounded = round(seconds, 3)
+    return rounded, round(rounded / 3600, 9)
+
+
 @dataclass(frozen=True, slots=True)
 class UsageInterval:
     """``share`` GPUs of ``gpu_uuid`` (model ``gpu_model``) held by a job from start to end (None = still held)."""
@@ -103,7 +112,7 @@ def rollup(
         totals[key] = totals.get(key, 0.0) + seconds
         jobs.setdefault(key, set()).add(iv.job_id)
     ordered = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
-    return [{**dict(zip(by, key, strict=True)), "gpu_seconds": round(total, 3), "gpu_hours": round(total / 3600, 6),
+    return [{**dict(zip(by, key, strict=True)), **dict(zip(("gpu_seconds", "gpu_hours"), gpu_figures(total), strict=True)),
              "jobs": len(jobs[key])} for key, total in ordered]
 
 

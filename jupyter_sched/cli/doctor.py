@@ -52,6 +52,7 @@ from ..store.codec import loads, parse_ts, record_from_row
 from ..store.migrations import current_version
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
+from ..wording.config import no_quota_warning
 from .main import _Parser
 
 __all__ = ["StoreChoice", "choose_store", "default_db_url", "main", "scan"]
@@ -303,6 +304,17 @@ def _print_entries(entries: Sequence[Quarantined], out: TextIO, as_json: bool,
     out.write("repair: jupyter-sched doctor repair ID COLUMN=VALUE  ·  remove: jupyter-sched doctor remove ID --yes\n")
 
 
+def _shared_without_quotas(store: Store) -> bool:
+    """A store more than one user's work is in, with no quota line: one user may hold every GPU
+    (what ``serve`` warns about at start-up). Never fails the doctor: an unreadable answer is no."""
+    try:
+        with store.engine.connect() as conn:
+            users = conn.execute(sa.select(sa.func.count(sa.distinct(tables.jobs.c.user)))).scalar() or 0
+        return users > 1 and not store.quota_set().quotas
+    except (sa.exc.SQLAlchemyError, SchedError):
+        return False
+
+
 def _isolation() -> str:
     """How this host's local jobs are isolated (red team 15, R1): whether a devices cgroup fences
     their GPUs or only their environment does, and their process and memory limits — looked at,
@@ -343,6 +355,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         return EXIT_NO_STORE
     if not args.json:  # which store this is about, before anything is said of it
         stdout.write(f"store: {store.safe_url} ({choice.source})\n")
+        if not choice.embedded_default and _shared_without_quotas(store):  # red team 15, R4
+            stdout.write(f"note: {no_quota_warning(None)}\n")
     actor = f"doctor:{getpass.getuser()}"
     try:
         read: dict[str, int] | None = None

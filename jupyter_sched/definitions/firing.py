@@ -15,14 +15,20 @@ firings run, missed ones follow the definition's policy) and then, in ONE transa
 A firing whose job cannot be built (the notebook was removed, the profile no longer exists, the
 request can no longer fit) still gets its one run: a job recorded as ``rejected`` whose message
 says why, so the definition's run list shows the failure instead of a silent gap.
+
+A firing over its owner's rate (``max_per_user_hour`` scheduled firings of all their definitions in
+the last hour; red team 15, R2: 100 definitions of one user started 107 jobs in one minute, every
+minute, with nobody logged in) is skipped the same way: a rejected run saying so, audited as
+``definition_skipped``. The count is kept by the leading engine (a restart starts it afresh).
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..errors import BusyError, ConflictError, SchedError
@@ -31,9 +37,14 @@ from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, next_firing, parse_schedule, plan_firings
 from .validation import run_body
 
-__all__ = ["DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_name"]
+__all__ = ["SKIPPED_PREFIX", "DefinitionFiring", "FiringReport", "RunJobs", "link_run", "run_name"]
 
 log = logging.getLogger(__name__)
+
+SKIPPED_PREFIX = "skipped:"
+"""How the message of a run skipped over its owner's firing rate begins."""
+
+_HOUR = timedelta(hours=1)
 
 _CACHE_PER_DEFINITION_LIMIT = 10_000
 """Cached next firings kept before the cache is cleared (stale versions accumulate otherwise)."""
@@ -104,14 +115,18 @@ class DefinitionFiring:
         misfire_grace_s: seconds a firing may be late and still run on time (the admin's
             ``definition_misfire_grace_s``).
         publish: called with ``{"type": "definition_run", "data": {...}}`` per run created.
+        max_per_user_hour: most scheduled firings of one user's definitions in any hour (the admin's
+            ``definition_max_firings_per_user_hour``; 0: no limit); more are skipped (module doc).
     """
 
     def __init__(self, store: Any, jobs: RunJobs, *, now: Callable[[], datetime], misfire_grace_s: float = 60.0,
-                 publish: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 publish: Callable[[dict[str, Any]], None] | None = None, max_per_user_hour: int = 0) -> None:
         self.store = store
         self.jobs = jobs
         self.now = now
         self.misfire_grace_s = misfire_grace_s
+        self.max_per_user_hour = max_per_user_hour
+        self._fired: dict[str, deque[tuple[datetime, str]]] = {}  # per user, (instant, definition) fired in the last hour
         self._publish = publish or (lambda event: None)
         self._schedules: dict[tuple[str, str], CronSchedule] = {}
         self._next_due: dict[tuple[str, int], datetime | None] = {}
@@ -167,7 +182,8 @@ class DefinitionFiring:
                             run_missed_once=definition.missed is MissedPolicy.RUN_ONCE)
         if plan.cursor <= definition.cursor and not plan.fire:
             return
-        runs = [self._job(definition, at) for at in plan.fire]
+        runs = [self._job(definition, at) if (over := self._over_rate(definition, at)) is None
+                else self._skipped(definition, at, over) for at in plan.fire]
         created: list[Job] = []
         with self.store.transaction(now=now) as tx:
             current = get_definition(tx, definition.id)
@@ -180,10 +196,13 @@ class DefinitionFiring:
                     report.duplicates += 1
                     continue
                 created.append(job)
-                tx.add_event(actor="scheduler", action="definition_fired", job_id=job.id, user=definition.user,
-                             message=f"definition {definition.name!r} fired for {at.isoformat()}",
+                skipped = job.message.startswith(SKIPPED_PREFIX)
+                tx.add_event(actor="scheduler", action="definition_skipped" if skipped else "definition_fired",
+                             job_id=job.id, user=definition.user,
+                             message=job.message if skipped else f"definition {definition.name!r} fired for {at.isoformat()}",
                              details={"definition_id": definition.id, "scheduled_for": at.isoformat(),
-                                      "state": job.state.value})
+                                      "state": job.state.value,
+                                      **({"max_firings_per_user_hour": self.max_per_user_hour} if skipped else {})})
             if plan.missed:
                 assert plan.missed_from is not None and plan.missed_to is not None
                 policy = "one catch-up run" if definition.missed is MissedPolicy.RUN_ONCE else "skipped"
@@ -201,6 +220,36 @@ class DefinitionFiring:
             for job in created:
                 self._publish({"type": "definition_run", "data": {"definition_id": definition.id, "job_id": job.id,
                                                                   "user": definition.user}})  # owner's eyes only
+
+    def _over_rate(self, definition: JobDefinition, at: datetime) -> int | None:
+        """None when ``definition``'s owner may fire it at ``at`` (then counted: a firing planned
+        again after a conflict is counted once), else the firings counted in the hour before it."""
+        limit = self.max_per_user_hour
+        if not limit:
+            return None
+        fired = self._fired.setdefault(definition.user, deque())
+        while fired and fired[0][0] <= at - _HOUR:
+            fired.popleft()
+        key = (at, definition.id)
+        if key in fired:
+            return None
+        if len(fired) >= limit:
+            return len(fired)
+        fired.append(key)
+        return None
+
+    def _skipped(self, definition: JobDefinition, at: datetime, fired: int) -> Job:
+        """The rejected run of a firing over its owner's rate (module doc): its message says why."""
+        body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,
+                        script=definition.script, args=definition.args, job=definition.job,
+                        parameters=definition.parameters, team=definition.team)
+        error = SchedError(
+            f"{SKIPPED_PREFIX} {definition.user}'s definitions already fired {fired} runs in the hour before "
+            f"{at:%H:%M} UTC, the most this server allows per user (c.SchedApp.definition_max_firings_per_user_hour "
+            f"= {self.max_per_user_hour})", field="schedule",
+            hint="fire less often (a coarser schedule, fewer definitions), or ask an admin to raise the limit")
+        job = self.jobs.rejected(body, user=definition.user, error=error)
+        return link_run(replace(job, message=error.message), definition.id)
 
     def _job(self, definition: JobDefinition, at: datetime) -> Job:
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,

@@ -287,8 +287,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "max_running_cpu_jobs_per_user": int(self.max_running_cpu_jobs_per_user), "gpu_sharing": self.gpu_sharing,
             "gpu_prices": dict(getattr(self, "gpu_prices", {}) or {}),
             "default_time_limit_s": self.default_time_limit_s or None,
-            "preemption_grace_s": self.preemption_grace_s,
-            "time_zone": self.time_zone,
+            "preemption_grace_s": self.preemption_grace_s, "time_zone": self.time_zone,
             "placement_policy": self.placement_policy,
             "min_gpu_fraction": self.min_gpu_fraction,
             "idle_threshold_percent": self.idle_threshold_percent,
@@ -310,7 +309,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "stop_grace_s": self.stop_grace_s,
             "definition_min_interval_s": self.definition_min_interval_s,
             "definition_misfire_grace_s": self.definition_misfire_grace_s,
-            "definition_limit_per_user": self.definition_limit_per_user,
+            "definition_limit_per_user": self.definition_limit_per_user,  # and the firing rate (red team 15, R2)
+            "definition_max_firings_per_user_hour": self.definition_max_firings_per_user_hour,
             "executed_notebook_retention_days": self.executed_notebook_retention_days,
             "executed_notebooks_dir": self.executed_notebooks_dir,
         }
@@ -374,6 +374,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             self._dryruns_of[user] -= 1
             if self._dryruns_of[user] <= 0:
                 del self._dryruns_of[user]
+
+    async def dryrun_job(self, caller: Caller, request: Any, *, kernels_checked: bool) -> Any:
+        """``POST dryrun`` on :meth:`run_dryrun`; a lease's after POST leases' own checks (red team 16, R9)."""
+        if request.kind != "lease":
+            return await self.run_dryrun(self.services.jobs.dryrun, caller, request)
+        if (check := getattr(self, "admit_lease", None)) is not None:
+            await check(caller, request)
+        return await self.run_dryrun(functools.partial(self.services.jobs.dryrun, kernels_checked=kernels_checked),
+                                     caller, request)
 
     # ---- identity ------------------------------------------------------------------------
     def resolve_identity(self, user: Any) -> Identity:

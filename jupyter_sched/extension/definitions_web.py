@@ -86,6 +86,15 @@ class DefinitionsConfig(Configurable):
         definition is work for the firing loop and, at each firing, a job in the queue: the limit
         keeps one user from making thousands. Creating one more is refused (422, audited).""",
     )
+    definition_max_firings_per_user_hour = Int(
+        60,
+        config=True,
+        help="""Most scheduled firings of one user's definitions in any hour, all their definitions
+        together. Default: 60 (one a minute on average); 0 = no limit. A firing over it is skipped:
+        its run is recorded as rejected with the reason (the definition's run list says why) and
+        audited (definition_skipped), so one user's definitions cannot start hundreds of jobs a
+        minute on a shared server with nobody logged in (red team 15, R2). "Run now" is not counted.""",
+    )
     executed_notebooks_dir = Unicode(
         "scheduled-runs",
         config=True,
@@ -113,6 +122,14 @@ class DefinitionsConfig(Configurable):
         value = int(proposal["value"])
         if value < 0:
             raise config_error("definition_limit_per_user", value, "must be >= 0", "set e.g. 100 (0: no limit)")
+        return value
+
+    @validate("definition_max_firings_per_user_hour")
+    def _check_rate(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise config_error("definition_max_firings_per_user_hour", value, "must be >= 0",
+                               "set e.g. 60 (0: no limit)")
         return value
 
     @validate("executed_notebooks_dir")

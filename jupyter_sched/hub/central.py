@@ -56,6 +56,7 @@ from ..extension.app import SchedApp
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
+from ..wording.config import no_quota_warning
 from .activity import report_activity
 from .budgets import warn_budgets
 from .hubapi import HubAPI, HubLookupError, user_servers
@@ -221,6 +222,8 @@ class HubSchedApp(SchedApp):
                 denied_accounts=self.run_as_denied_accounts)
         except SchedError as err:
             raise TraitError(f"c.HubSchedApp.{err.field}: {err.message}. Fix: {err.hint}") from None
+        if not self.services.store.quota_set().quotas:  # a shared hub as first started (red team 15, R4)
+            self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         if self.executor == "local":
             self._run_jobs_as_owners()
         elif self.executor == "kubernetes":

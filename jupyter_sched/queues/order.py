@@ -21,6 +21,15 @@ Order of pending jobs (DESIGN.md "Priority classes"; issue 4 §1):
    together, lightest user first);
 4. then original submit time (a requeued job keeps it), then id for determinism.
 
+**No quota configured** (red team 15, R4 — a shared hub as first started): nothing above
+distinguishes the teams (no team borrows), so a user holding 3 of 4 GPUs could queue ahead of one
+holding 1. Then the cycle gives :attr:`QueueContext.held` (:func:`holdings`: the GPUs each user and
+team holds now, leases included) and ``fair``/``fair-usage`` put *what is held first*: teams by the
+GPUs they would hold once their next job ran (held now plus their jobs already ordered ahead in the
+class: progressive filling, DRF's dominant share with GPUs the one resource — Ghodsi et al., NSDI'11),
+and inside a team users by the same count for the user, then by 3.'s usage share (recent usage).
+With quotas the teams' borrowed shares (2.) order the queue as before and ``held`` is None.
+
 The generator is pure: it reads the quota ledger's current usage when it picks the next team.
 
 Other sorts (chosen by name in the profile, :data:`QUEUE_SORTS`): ``fifo`` (class, submit time)
@@ -35,7 +44,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import attrgetter
@@ -43,12 +52,38 @@ from typing import Protocol
 
 from ..model import Job, PriorityClass
 
-__all__ = ["QUEUE_SORTS", "QueueContext", "QueueSort", "fair_order", "fair_usage_order", "fifo_order",
-           "share_once_ran", "short_first_order", "submit_key"]
+__all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "fair_order", "fair_usage_order", "fifo_order",
+           "held_before", "holdings", "share_once_ran", "short_first_order", "submit_key"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _RANK = {p: p.rank for p in PriorityClass}
 _SUBMITTED_ID = attrgetter("submitted_at", "id")
+
+
+@dataclass(frozen=True, slots=True)
+class Holdings:
+    """GPUs held now (jobs admitted or running, leases included), per user and per team.
+
+    Attributes:
+        by_user: GPUs (fractions summed) per user.
+        by_team: GPUs per team (a job counts for the team it was submitted to).
+    """
+
+    by_user: Mapping[str, float] = field(default_factory=dict)
+    by_team: Mapping[str, float] = field(default_factory=dict)
+
+
+def holdings(jobs: Iterable[Job]) -> Holdings:
+    """What each user and team holds now among ``jobs`` (those whose state holds GPUs)."""
+    by_user: dict[str, float] = {}
+    by_team: dict[str, float] = {}
+    for job in jobs:
+        milli = job.spec.resources.total_milli
+        if milli and job.state.holds_gpus:
+            spec = job.spec
+            by_user[spec.user] = by_user.get(spec.user, 0.0) + milli / 1000
+            by_team[spec.team] = by_team.get(spec.team, 0.0) + milli / 1000
+    return Holdings(by_user, by_team)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +95,16 @@ class QueueContext:
         team_share: current fair share of a team (lower goes first); re-read as admissions happen.
         user_usage: decayed GPU-seconds per user (lower goes first within a team).
         expected_runtime: seconds a job is expected to run (``math.inf``: unknown).
+        held: what users and teams hold now, given only when no quota is configured: ``fair`` and
+            ``fair-usage`` then order by it first (module doc, "No quota configured"); None: by
+            the teams' borrowed shares.
     """
 
     now: datetime
     team_share: Callable[[str], float]
     user_usage: Mapping[str, float] = field(default_factory=dict)
     expected_runtime: Callable[[Job], float] = lambda job: math.inf
+    held: Holdings | None = None
 
 
 class QueueSort(Protocol):
@@ -109,9 +148,23 @@ def share_once_ran(shares: Mapping[str, float], user_usage: Mapping[str, float],
     return share + (runtime if runtime < math.inf else longest) * spec.resources.total_milli / 1000
 
 
+def held_before(held: Mapping[str, float], now_held: Mapping[str, float], key: str) -> float:
+    """GPUs ``key`` (a user or a team) holds before its next job runs: what it holds now
+    (``now_held``), or, once it has jobs ordered ahead, ``held[key]`` (now plus theirs) — the first
+    key of the order when no quota is configured (module doc). Lowest first, as DRF's progressive
+    filling serves the lowest dominant share first."""
+    so_far = held.get(key)
+    return now_held.get(key, 0.0) if so_far is None else so_far
+
+
 def _by_usage(context: QueueContext) -> Arrange:
-    """Users with less usage first, then submit time (``fair-usage``)."""
+    """Users with less usage first, then submit time (``fair-usage``); with :attr:`QueueContext.held`,
+    users holding fewer GPUs now first."""
     user_usage = context.user_usage
+    if context.held is not None:
+        held = context.held.by_user
+        return lambda members: sorted(members, key=lambda j: (held.get(j.spec.user, 0.0),
+                                                              user_usage.get(j.spec.user, 0.0), *submit_key(j)))
     return lambda members: sorted(members, key=lambda j: (user_usage.get(j.spec.user, 0.0), *submit_key(j)))
 
 
@@ -121,8 +174,11 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
 
     Each user's shares grow along its jobs in submit order, so merging the users' queues by their
     heads' shares is one sort of every job by (its user's share once it ran, submit time, id).
+    With :attr:`QueueContext.held` (no quota) the sort key is (GPUs its user holds before it runs,
+    that share): :func:`held_before` grows along a user's jobs too.
     """
     user_usage, runtime_of = context.user_usage, context.expected_runtime
+    held = context.held.by_user if context.held is not None else None
 
     def arrange(members: list[Job]) -> list[Job]:
         # submit_key's (submit time, id) read by a C-level getter where every job has a submit time
@@ -142,6 +198,15 @@ def _by_share_after(jobs: Sequence[Job], context: QueueContext) -> Arrange:
                 share = usage_of(user, 0.0)
             share = shares[user] = share + (runtime if runtime < math.inf else longest) * spec.resources.total_milli / 1000
             keys.append(share)
+        if held is not None:  # no quota: the user holding fewer GPUs before the job runs goes first
+            held_after: dict[str, float] = {}
+            firsts = [0.0] * len(members)
+            for i, job in enumerate(members):
+                user = job.spec.user
+                firsts[i] = before = held_before(held_after, held, user)
+                held_after[user] = before + job.spec.resources.total_milli / 1000
+            pairs = list(zip(firsts, keys, strict=True))
+            return [members[i] for i in sorted(range(len(members)), key=pairs.__getitem__)]
         # a stable sort by share alone: equal shares keep submit order
         return [members[i] for i in sorted(range(len(members)), key=keys.__getitem__)]
 
@@ -161,11 +226,20 @@ def fair_usage_order(jobs: Sequence[Job], context: QueueContext, /) -> Iterator[
 
 def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Iterator[Job]:
     team_share = context.team_share
+    held = context.held
+    progress: dict[str, float] = {}
+    if held is not None:  # no quota: a team's key is the GPUs it holds before its head runs
+        def progressed(team: str) -> float:
+            return progress.get(team, 0.0)
+        team_share = progressed
     by_class: dict[int, dict[str, list[Job]]] = {}
     for job in jobs:
         by_class.setdefault(_RANK[job.spec.priority], {}).setdefault(job.spec.team, []).append(job)
     for rank in sorted(by_class, reverse=True):
         teams = by_class[rank]
+        if held is not None:  # each class starts from what is held now
+            progress.clear()
+            progress.update(held.by_team)
         queues: dict[str, list[Job]] = {}
         heap: list[tuple[float, datetime, str, str]] = []
         for team, members in teams.items():
@@ -183,7 +257,10 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
                 heapq.heappush(heap, (current, head.submitted_at or _EPOCH, head.id, team))
                 continue
             while True:  # the team's next jobs while it stays first (one heap push per change of team)
-                yield members.pop()
+                job = members.pop()
+                if held is not None:
+                    progress[team] = progress.get(team, 0.0) + job.spec.resources.total_milli / 1000
+                yield job
                 if not members:
                     break
                 head = members[-1]

@@ -23,6 +23,8 @@ from ..placement.placer import Flavor, Placement, Placer
 from ..placement.reasons import FitReason
 from ..placement.state import Holding
 from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_policy, reclaim_policy
+from ..queues.limits import effective_limit
+from ..wording.reasons import work_named
 from .ledger import CycleLedger, Holder
 from .nominations import NominationBook
 from .ports import declares_port, held_ports
@@ -216,6 +218,34 @@ class CycleContext:
                               and j.allocation.gpu_milli < GPU_MILLI] if self.shares_held else []
         self.held_away_memo: tuple[int, dict[tuple[str, str | None, str], int]] | None = None
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
+        self._top_holder: Mapping[str, Any] | None = None  # top_holder(), once worked out
+        self._top_holder_known = False
+
+    def top_holder(self) -> Mapping[str, Any] | None:
+        """With no quota configured, the one user holding most (more than half) of the GPUs at the
+        cycle's start: ``{"user", "gpus", "total", "jobs", "leases", "without_limit"}`` (jobs and
+        leases holding them; how many of those have no time limit) — red team 15, R4: a waiting
+        user's reason named nobody while one user held 4 of 4 GPUs for ever. None otherwise (with
+        quotas, the quota's own reasons say who borrows). Worked out once per cycle."""
+        if self._top_holder_known:
+            return self._top_holder
+        found: dict[str, Any] | None = None
+        total = self.snap.inventory.gpu_count()
+        if not self.quota.enabled and total:
+            held: dict[str, list[Job]] = {}
+            for job in self.snap.jobs:
+                if job.spec.resources.total_milli and job.state.holds_gpus:
+                    held.setdefault(job.spec.user, []).append(job)
+            for user, jobs in held.items():
+                gpus = sum(j.spec.resources.total_milli for j in jobs) / 1000
+                if gpus * 2 > total:
+                    leases = sum(1 for j in jobs if j.is_lease)
+                    found = {"user": user, "gpus": int(gpus) if gpus.is_integer() else gpus, "total": total,
+                             "jobs": len(jobs) - leases, "leases": leases,
+                             "without_limit": sum(1 for j in jobs if j.is_lease or effective_limit(
+                                 j.spec, self.profile.time_limits)[0] is None)}
+        self._top_holder, self._top_holder_known = found, True
+        return found
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:
         """The holders of GPU shares on the ledger now (running ones and this cycle's admissions),
@@ -230,12 +260,15 @@ class CycleContext:
             if placement.allocation.gpu_milli < GPU_MILLI and (held := holdings.get(job_id)) is not None:
                 yield job_id, held
 
-    def named(self, job_id: str) -> str:
+    def named(self, job_id: str, reader: str | None = None) -> str:
         """``mal3 (j-…)`` when the job's name says more than its id (names are public: every queue
-        line shows them), else the id — how a reason names another job (new user 8, N9)."""
+        line shows them), else the id — how a reason names another job (new user 8, N9); with
+        ``reader`` (the owner of the job whose reason this is), another user's job by its owner,
+        its name quoted: ``bob's job "mal3" (j-…)`` (red team 15, R8; :func:`~jupyter_sched.wording.reasons.work_named`)."""
         other = self.admitted.get(job_id) or self.by_id.get(job_id)
         name = public_name(other.spec).strip()[:80] if other is not None else ""  # new user 10, N11
-        return f"{name} ({job_id})" if name and name != job_id else job_id
+        owner = other.spec.user if other is not None and reader is not None and other.spec.user != reader else None
+        return work_named(job_id, name, owner)
 
     def preempted_clause(self, job: Job) -> tuple[str, dict[str, Any]]:
         """``requeued after preemption by eve-two (j-9), to return borrowed quota to eveteam`` and the
@@ -248,10 +281,14 @@ class CycleContext:
         if not by:
             return "", {}
         prior = job.reason.details if job.reason is not None else {}
-        named = self.named(by)
+        other = self.admitted.get(by) or self.by_id.get(by)
+        name = public_name(other.spec).strip()[:80] if other is not None else ""
         earlier = prior.get("preempted_by_name")
-        if named == by and isinstance(earlier, str) and earlier:
-            named = f"{earlier} ({by})"
+        if (not name or name == by) and isinstance(earlier, str) and earlier:
+            name = earlier
+        owner = other.spec.user if other is not None else prior.get("preempted_by_owner")
+        owner = owner if isinstance(owner, str) and owner != job.spec.user else None
+        named = work_named(by, name, owner)  # another user's preemptor by its owner (red team 15, R8)
         why = prior.get("preempted_why")
         if job.reason is not None and job.reason.code == "Preempted":
             why = job.reason.message.removeprefix("preempted: ")
@@ -263,8 +300,9 @@ class CycleContext:
             clause += ", as its team was borrowing"
         elif (higher := re.match(r"preempted by higher-priority (\w+) job \S+ of (?:team )?(\S+)", said)) is not None:
             clause += f", a higher-priority {higher.group(1)} job of team {higher.group(2)}"  # N6: "of default"
-        name = named[:-len(f" ({by})")] if named != by else ""
+        name = name if name != by else ""
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
+                                   **({"preempted_by_owner": owner} if owner else {}),
                                    **({"preempted_why": said} if said else {})}
         return clause, details
 

@@ -33,7 +33,7 @@ from functools import partial
 from ..model import Job, JobState, PendingReason, ResourceRequest
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, never_fits
-from ..queues.order import QUEUE_SORTS, QueueContext
+from ..queues.order import QUEUE_SORTS, QueueContext, holdings
 from ..quota.ledger import QuotaLedger
 from .admit import admit_on_flavors, try_flavor
 from .context import CycleContext, Visit
@@ -76,8 +76,10 @@ def run_on(ctx: CycleContext) -> CycleResult:
     usage = snapshot.usage.decayed_gpu_seconds_by_user
     deferred: list[tuple[Job, tuple[tuple[Flavor, ...], FitReason | None, str]]] = []
     waiting_teams: set[str] = set()
+    # no quota configured: what each user and team holds now orders the queue first (red team 15, R4)
+    held = None if ctx.quota.enabled else holdings(snapshot.jobs)
     order = QueueContext(now=snapshot.now, team_share=ctx.quota.team_share, user_usage=usage,
-                         expected_runtime=partial(expected_runtime, ctx))
+                         expected_runtime=partial(expected_runtime, ctx), held=held)
     quota = ctx.quota if ctx.quota.enabled else None
     pause = ctx.pause
     for job in QUEUE_SORTS[ctx.profile.queue_sort](pending, order):

@@ -48,7 +48,7 @@ from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
-from ..queues.order import QUEUE_SORTS, QueueContext
+from ..queues.order import QUEUE_SORTS, Holdings, QueueContext
 from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE
@@ -372,24 +372,35 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     user's running and replayed jobs will have accrued by then (decay over the horizon ignored)."""
     sort = QUEUE_SORTS[ctx.profile.queue_sort]
     base = ctx.snap.usage.decayed_gpu_seconds_by_user
-    running: list[tuple[str, float, float]] = []  # (user, GPUs, end)
+    running: list[tuple[Job, float, float]] = []  # (job, GPUs, end)
     for holder, holding in ctx.state.holdings.items():
         job = ctx.by_id.get(holder) or ctx.admitted.get(holder)
         if job is not None and holding.gpus:
-            running.append((job.spec.user, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {})))
+            running.append((job, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {})))
+    by_holdings = not ctx.quota.enabled  # no quota: what is held at t orders first (queues.order)
 
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
+        held: Holdings | None = None
         if ctx.profile.queue_sort in ("fair", "fair-usage"):
-            for user, gpus, end in running:
-                usage[user] = usage.get(user, 0.0) + gpus * min(t, end)
+            for job, gpus, end in running:
+                usage[job.spec.user] = usage.get(job.spec.user, 0.0) + gpus * min(t, end)
             for job_id, (start, end) in spans.items():
                 job = ctx.by_id[job_id]
                 ran = min(t, end) - start
                 if ran > 0:
                     usage[job.spec.user] = usage.get(job.spec.user, 0.0) + job.spec.resources.total_milli / 1000 * ran
+            if by_holdings:  # the jobs that hold GPUs at t: running ones not ended, replayed ones started
+                by_user: dict[str, float] = {}
+                by_team: dict[str, float] = {}
+                for job, gpus in [*((job, gpus) for job, gpus, end in running if end > t),
+                                  *((ctx.by_id[j], ctx.by_id[j].spec.resources.total_milli / 1000)
+                                    for j, (start, end) in spans.items() if start <= t < end)]:
+                    by_user[job.spec.user] = by_user.get(job.spec.user, 0.0) + gpus
+                    by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
+                held = Holdings(by_user, by_team)
         context = QueueContext(now=ctx.now + timedelta(seconds=t), team_share=ctx.quota.team_share, user_usage=usage,
-                               expected_runtime=lambda job: expected_runtime(ctx, job))
+                               expected_runtime=lambda job: expected_runtime(ctx, job), held=held)
         return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]
 
     return order
@@ -588,6 +599,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
     names = _names_of(ctx, waits)
     if names:  # the names their owners gave (public, as in the queue): "when long-a (j-…) ends" (new user 5)
         details["eta_waits_on_names"] = names
+    owners = _owners_of(ctx, job, waits)
+    if owners:  # another user's work by its owner: "red15b's job \"…\" (j-…)" (red team 15, R8)
+        details["eta_waits_on_owners"] = owners
     own = _own_blockers(ctx, job, waits)
     if own:  # its owner can free these (issue 20: "your own kernel lease … %gpu release there")
         details["eta_waits_on_own"] = own
@@ -636,6 +650,17 @@ def _names_of(ctx: CycleContext, waits: tuple[str, ...]) -> dict[str, str]:
         name = public_name(other.spec).strip() if other is not None else ""  # new user 10, N11
         if name and name != job_id:
             out[job_id] = name[:80]
+    return out
+
+
+def _owners_of(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> dict[str, str]:
+    """``{job id: owner}`` of the jobs and leases waited on that another user owns (owners are public:
+    every queue line shows them); the renderer names them with their owner (red team 15, R8)."""
+    out: dict[str, str] = {}
+    for job_id in waits:
+        other = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
+        if other is not None and other.spec.user != job.spec.user:
+            out[job_id] = other.spec.user
     return out
 
 

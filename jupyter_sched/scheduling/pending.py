@@ -43,8 +43,14 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     res = ctx.reservations.get(next((f.model for f in flavors if f.pools), ""))
     if res is not None and res.job_id != job.id and reason.code in CAPACITY_CODES:
         message, details = _cannot_backfill(ctx, job, res, message, details)
+    if reason.code in _HELD_CODES and (top := ctx.top_holder()) is not None and top["user"] != job.spec.user:
+        details = {**details, "held_by_one_user": top}  # who holds the GPUs (no quota: red team 15, R4)
     _reserve(ctx, job, req, flavors, reason)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
+
+
+_HELD_CODES = frozenset({"WaitingForCapacity", "Priority", "Fragmented"})
+"""Waits for GPUs that running work holds: the reason names a user holding most of them."""
 
 
 def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str,

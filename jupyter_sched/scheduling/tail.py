@@ -25,6 +25,11 @@ team shares, so the new job ``n`` of team ``T`` and class rank ``R`` is last whe
   jobs and ``n``'s, by the arrangement's own function
   :func:`~jupyter_sched.queues.order.share_once_ran`; ``fair-usage``: usage alone) is at
   least every other user's last share in that team and class;
+* **no quota configured** (the order's ``held``) — teams are merged by the GPUs each holds before
+  its head runs (held now plus its class-``R`` jobs ordered ahead), so ``T`` is last when its
+  count before ``n`` is at least every other team's count before its last job — bounded here by
+  that team's held GPUs plus its jobs' GPUs less its smallest job's; inside the team the key is
+  (the GPUs ``n``'s user holds before ``n``, the share above), compared the same way;
 * any other sort (``short-first``, a plugin) — unknown here: never last (a full cycle decides).
 
 Conservative by design: ``False`` sends the job to a full cycle, which is always right. The
@@ -39,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..model import Job
-from ..queues.order import share_once_ran, submit_key
+from ..queues.order import held_before, holdings, share_once_ran, submit_key
 from .context import CycleContext
 from .cycle import _shape, _would_borrow  # the cycle's own shape memo and borrowing test
 from .runtimes import expected_runtime
@@ -59,16 +64,22 @@ class _Arrangement:
         longest: the longest finite expected runtime (s; what an unknown runtime counts as).
         unknown: some member has no finite expected runtime.
         shares: per user, the share after its last member (``fair``) or its usage (``fair-usage``).
-        top: the largest of ``shares``.
+        top: the largest member key: (GPUs its user holds before it — 0 with quotas —, share).
         built: the summary is up to date.
+        held: per user, GPUs held now plus those of its members (no quota).
+        gpus: GPUs of all members (kept from the start, for the team merge with no quota).
+        smallest: GPUs of the smallest member.
     """
 
     jobs: list[Job] = field(default_factory=list)
     longest: float = 0.0
     unknown: bool = False
     shares: dict[str, float] = field(default_factory=dict)
-    top: float = -math.inf
+    top: tuple[float, float] = (-math.inf, -math.inf)
     built: bool = False
+    held: dict[str, float] = field(default_factory=dict)
+    gpus: float = 0.0
+    smallest: float = math.inf
 
 
 class QueueTail:
@@ -87,6 +98,9 @@ class QueueTail:
         self._borrow_keys: set[tuple[str, str, str, int]] = set()
         self._latest: tuple[datetime, str] = (_EPOCH, "")
         self._waiting: frozenset[str] | None = None
+        # as the cycle gives the order (no quota: what users and teams hold now); the tail is asked
+        # only on a ledger that admitted nothing, so the snapshot's holdings are the state's
+        self._held = None if ctx.quota.enabled else holdings(ctx.snap.jobs)
         for job in pending:
             self._add(job)
 
@@ -95,6 +109,9 @@ class QueueTail:
         rank = spec.priority.rank
         self._ranks.setdefault(rank, set()).add(spec.team)
         group = self._groups.setdefault((rank, spec.team), _Arrangement())
+        gpus = spec.resources.total_milli / 1000
+        group.gpus += gpus
+        group.smallest = min(group.smallest, gpus)
         if group.built:
             self._extend(group, job)
         else:
@@ -127,10 +144,17 @@ class QueueTail:
         if self._sort == "fifo":
             return True
         team, share_of = spec.team, self._ctx.quota.team_share
-        share = share_of(team)
-        if any(other != team and share_of(other) > share for other in self._ranks.get(rank, ())):
-            return False
         group = self._groups.get((rank, team))
+        if self._held is not None:
+            by_team, groups = self._held.by_team, self._groups
+            mine = by_team.get(team, 0.0) + (group.gpus if group is not None else 0.0)
+            if any(other != team and by_team.get(other, 0.0) + groups[(rank, other)].gpus
+                   - groups[(rank, other)].smallest > mine for other in self._ranks.get(rank, ())):
+                return False
+        else:
+            share = share_of(team)
+            if any(other != team and share_of(other) > share for other in self._ranks.get(rank, ())):
+                return False
         return group is None or self._last_in_team(group, job)
 
     # -- deferral --------------------------------------------------------------------------------
@@ -155,10 +179,8 @@ class QueueTail:
         group.jobs = []
         group.built = True
         if self._sort == "fair-usage":
-            usage = self._ctx.snap.usage.decayed_gpu_seconds_by_user
             for job in members:
-                group.shares[job.spec.user] = usage.get(job.spec.user, 0.0)
-            group.top = max(group.shares.values(), default=-math.inf)
+                self._extend(group, job)
             return
         runtimes = [self._runtime(job) for job in members]
         finite = [r for r in runtimes if r < math.inf]
@@ -170,36 +192,43 @@ class QueueTail:
     def _runtime(self, job: Job) -> float:
         return expected_runtime(self._ctx, job)
 
-    def _key(self, group: _Arrangement, job: Job, runtime: float) -> float:
-        """The arrangement's key of ``job`` placed after every member (the order's own function)."""
-        return share_once_ran(group.shares, self._ctx.snap.usage.decayed_gpu_seconds_by_user, job, runtime,
-                              group.longest)
+    def _first(self, group: _Arrangement, job: Job) -> float:
+        """GPUs ``job``'s user holds before it (after every member; no quota), else 0 (no such key)."""
+        if self._held is None:
+            return 0.0
+        if self._sort == "fair-usage":
+            return self._held.by_user.get(job.spec.user, 0.0)
+        return held_before(group.held, self._held.by_user, job.spec.user)
+
+    def _key(self, group: _Arrangement, job: Job, runtime: float) -> tuple[float, float]:
+        """The arrangement's key of ``job`` placed after every member (the order's own functions)."""
+        usage = self._ctx.snap.usage.decayed_gpu_seconds_by_user
+        if self._sort == "fair-usage":
+            return self._first(group, job), usage.get(job.spec.user, 0.0)
+        return self._first(group, job), share_once_ran(group.shares, usage, job, runtime, group.longest)
 
     def _accumulate(self, group: _Arrangement, job: Job, runtime: float) -> None:
         key = self._key(group, job, runtime)
-        group.shares[job.spec.user] = key
+        group.shares[job.spec.user] = key[1]
+        group.held[job.spec.user] = key[0] + job.spec.resources.total_milli / 1000
         group.top = max(group.top, key)
 
     def _extend(self, group: _Arrangement, job: Job) -> None:
-        if self._sort == "fair-usage":
-            usage = self._ctx.snap.usage.decayed_gpu_seconds_by_user.get(job.spec.user, 0.0)
-            group.shares[job.spec.user] = usage
-            group.top = max(group.top, usage)
-            return
-        runtime = self._runtime(job)
-        if runtime < math.inf:
-            group.longest = max(group.longest, runtime)
-        else:
-            group.unknown = True
+        runtime = math.inf
+        if self._sort != "fair-usage":
+            runtime = self._runtime(job)
+            if runtime < math.inf:
+                group.longest = max(group.longest, runtime)
+            else:
+                group.unknown = True
         self._accumulate(group, job, runtime)
 
     def _last_in_team(self, group: _Arrangement, job: Job) -> bool:
         if not group.built:
             self._build(group)
         if self._sort == "fair-usage":
-            return self._ctx.snap.usage.decayed_gpu_seconds_by_user.get(job.spec.user, 0.0) >= group.top
+            return self._key(group, job, math.inf) >= group.top
         runtime = self._runtime(job)
         if group.unknown and runtime < math.inf and runtime > group.longest:
             return False  # it would lengthen what every unknown runtime counts as: keys move
         return self._key(group, job, runtime) >= group.top
-

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from ..accounting import ROLLUP_KEYS, period_start, report_csv, rollup
 from ..accounting.store_report import unattributed_for, usage_report_for, waste_report_for
+from ..accounting.usage import gpu_figures
 from ..accounting.waste import mig_uuids_of
 from ..admission import AdmissionPolicy, Caller, resolve_caller
 from ..engine.telemetry import TelemetryMonitor
@@ -139,20 +140,20 @@ class AccountingService:
             # the GPU-hour sums move with time (open intervals grow, windows slide): taken at the second
             week_s = tx.gpu_seconds(since=now - timedelta(days=7), until=now, user=caller.user)
             mine_budgets = [b for b in quotas.budgets if b.team == team and b.user in (None, caller.user)]
-            used = {(b.team, b.user): tx.gpu_seconds(since=period_start(now, b.period), until=now, team=b.team,
-                                                     user=b.user) / 3600 for b in mine_budgets}
+            used = {(b.team, b.user): gpu_figures(tx.gpu_seconds(since=period_start(now, b.period), until=now,
+                                                                 team=b.team, user=b.user))[1] for b in mine_budgets}
         in_use, jobs, leases, pending = held.in_use, held.jobs, held.leases, held.pending
         answer = GetMeResponse.model_validate({
             "user": caller.user, "is_admin": caller.admin, "team": team, "teams": list(caller.teams),
             "priorities": {t: [c for c in ("high", "normal", "low") if c in caller.classes_for(t)]
                            for t in caller.teams},
             "quotas": [quota_to_dict(q) for q in quotas.quotas if q.team == team and q.user in (None, caller.user)],
-            "budgets": [{**budget_to_dict(b), "used_gpu_hours": round(used[(b.team, b.user)], 6)}
+            "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)]}
                         for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
             "team_in_use": team_in_use,
             "pending": pending,
-            "gpu_hours_7d": round(week_s / 3600, 6),
+            "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
         })
         if who is not None and version[0] >= 0:
             if len(self._answers) >= _HELD_USERS and who not in self._answers:
@@ -224,6 +225,7 @@ class AccountingService:
         if bad or not keys:
             raise ValidationError(f"cannot group usage by {bad[0][:40] if bad else '(nothing)'!r}", field="by",
                                   hint="use any of " + ", ".join(ROLLUP_KEYS))
+        keys = _own_share(keys, user)
         start, end = parse_window(request.since, request.until)
         rows = self.ctx.store.usage_rows(since=start, until=end, user=user)
         return GetUsageResponse.model_validate(rollup(rows, now=self.ctx.clock.now(), by=keys, since=start, until=end))
@@ -236,7 +238,7 @@ class AccountingService:
             ValidationError: bad grouping, period or timestamp.
         """
         user = self._whose(caller, request.all, request.user)
-        by = tuple(k.strip() for k in request.by.split(",") if k.strip())
+        by = _own_share(tuple(k.strip() for k in request.by.split(",") if k.strip()), user)
         return GetUsageReportResponse.model_validate(usage_report_for(
             self.ctx, user=user, by=by, since=request.since, until=request.until, period=request.period,
             prices=self.prices, telemetry_until=self.monitor.rolled_until() if self.monitor is not None else None))
@@ -266,4 +268,16 @@ class AccountingService:
     @staticmethod
     def report_csv(rows: GetUsageReportResponse, request: GetUsageReportRequest) -> str:
         """The report as CSV text with a header row."""
-        return report_csv(rows.to_wire(), by=tuple(k.strip() for k in request.by.split(",") if k.strip()))
+        by = tuple(k.strip() for k in request.by.split(",") if k.strip())
+        # one user's rows by team carry the user (as :meth:`report` grouped them): a column says whose
+        return report_csv(rows.to_wire(), by=_own_share(by, None if request.all else "one user"))
+
+
+def _own_share(keys: tuple[str, ...], user: str | None) -> tuple[str, ...]:
+    """``keys`` plus ``user`` when one user's usage is grouped by team: the rows are that user's
+    share of each team, never the team's total (red team 15, R14: a member's ``usage?by=team`` read
+    "team teamb used 0.65 GPU-h" for their own 0.65 of the team's 0.71), so each row says whose it
+    is — ``{"team": "teamb", "user": "red15b", …}``. Admins' ``all`` (user None) are team totals."""
+    if user is None or "team" not in keys or "user" in keys:
+        return keys
+    return (*keys, "user")

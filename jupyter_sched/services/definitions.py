@@ -95,6 +95,8 @@ class DefinitionSettings:
         retention_days: days an executed notebook is kept after its run ended (0 = forever).
         open_dir: folder under the server's root where "open" copies an executed notebook.
         limit_per_user: most definitions one user may keep (0 = no limit).
+        max_firings_per_user_hour: most scheduled firings of one user's definitions in any hour;
+            a firing over it is skipped (0 = no limit).
     """
 
     min_interval_s: float = 60.0
@@ -102,19 +104,22 @@ class DefinitionSettings:
     retention_days: float = 30.0
     open_dir: str = "scheduled-runs"
     limit_per_user: int = 100
+    max_firings_per_user_hour: int = 60
 
 
 def definition_settings(settings: Mapping[str, Any]) -> DefinitionSettings:
     """From the extension's plain settings (keys ``definition_min_interval_s``,
     ``definition_misfire_grace_s``, ``executed_notebook_retention_days``, ``executed_notebooks_dir``,
-    ``definition_limit_per_user``)."""
+    ``definition_limit_per_user``, ``definition_max_firings_per_user_hour``)."""
     default = DefinitionSettings()
     return DefinitionSettings(
         min_interval_s=float(settings.get("definition_min_interval_s", default.min_interval_s)),
         misfire_grace_s=float(settings.get("definition_misfire_grace_s", default.misfire_grace_s)),
         retention_days=float(settings.get("executed_notebook_retention_days", default.retention_days)),
         open_dir=str(settings.get("executed_notebooks_dir") or default.open_dir),
-        limit_per_user=int(settings.get("definition_limit_per_user", default.limit_per_user)))
+        limit_per_user=int(settings.get("definition_limit_per_user", default.limit_per_user)),
+        max_firings_per_user_hour=int(settings.get("definition_max_firings_per_user_hour",
+                                                   default.max_firings_per_user_hour)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +180,8 @@ class DefinitionsService:
         self.settings = settings or DefinitionSettings()
         self._runs = _OwnerRuns(ctx, jobs)
         self.firing = DefinitionFiring(ctx.store, self._runs, now=ctx.clock.now,
-                                       misfire_grace_s=self.settings.misfire_grace_s, publish=ctx.publish)
+                                       misfire_grace_s=self.settings.misfire_grace_s, publish=ctx.publish,
+                                       max_per_user_hour=self.settings.max_firings_per_user_hour)
         self._last_sweep: float | None = None
         self._read_again_at: datetime | None = None  # clock time the next firing pass reads the store
         self._written = True  # a definition was written here since the last pass

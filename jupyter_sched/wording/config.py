@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONFIG_FILE", "config_error_text"]
+__all__ = ["CONFIG_FILE", "config_error_text", "no_quota_warning"]
 
 CONFIG_FILE = "jupyter_sched_serve_config.py"
 """The file ``jupyter-sched serve`` reads its settings from, in any Jupyter config folder
@@ -33,3 +33,16 @@ def config_error_text(message: str) -> str:
 
 
 _HUB_ONLY = frozenset({"gpu_prices", "run_as_accounts", "run_as_ids", "run_as_default_ids", "run_as_denied_accounts"})
+
+
+def no_quota_warning(default_time_limit_s: float | None) -> str:
+    """What ``jupyter-sched serve`` (and ``doctor``, on a shared store) says at start-up when no quota
+    is configured: with the shipped defaults one user may take every GPU for as long as they like
+    (red team 15, R4); the settings that prevent it. ``default_time_limit_s``: the configured default
+    time limit (0 or None: none)."""
+    limit = "" if default_time_limit_s else (", for as long as they like (jobs that give no time limit get none: "
+                                             "c.SchedApp.default_time_limit_s = 0)")
+    fix = "" if default_time_limit_s else ", and c.SchedApp.default_time_limit_s (e.g. 86400) for jobs that give none"
+    return (f"no quotas are configured: one user may hold every GPU{limit}, while the queue is ordered only by what "
+            f"each user and team holds now. Set c.SchedApp.quotas in {CONFIG_FILE} (or PUT api/sched/quotas as an "
+            f"admin) to give each team a guarantee and a borrowing limit{fix}")

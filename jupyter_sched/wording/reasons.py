@@ -30,9 +30,9 @@ from ..model.names import LEASE_NAMES
 from ..model.units import clock_text, format_duration
 from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
-__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "memory_text", "memory_texts", "one_gpu", "own_leases",
+__all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
            "reason_in_words", "refusal_text",
-           "render_reason", "summary_sentence", "unblock_sentence", "wire_time"]
+           "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
 """Waits for GPUs held by running work: the ETA (when those jobs end) is the whole answer."""
@@ -129,19 +129,47 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         # "fits now but would delay j-…": the reserved job by the name its owner gave, as the ETA beside it
         # names it (new user 6, F2 remainder: a 0.5-GPU job that fits on a shared GPU read "would delay
         # j-1m8w539dr-87hbre" next to "ETA …, when all2 (j-1m8w539dr-87hbre) ends")
-        named = _named([reserved], details.get("eta_waits_on_names"))[0]
+        named = _named([reserved], details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))[0]
         message = message.replace(f"would delay {reserved},", f"would delay {named},")
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
-                                   names=details.get("eta_waits_on_names"), eta_names=_eta_names(details))
+                                   names=details.get("eta_waits_on_names"), eta_names=_eta_names(details),
+                                   owners=details.get("eta_waits_on_owners"))
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
     if kind == "lease":  # a kernel's request is not a "job" (issue 20: "…, job needs 1")
         message = message.replace(", job needs ", ", this kernel needs ")
+    holder = held_by_text(details.get("held_by_one_user"))
+    if holder and message:  # who holds the GPUs, when one user holds most of them (red team 15, R4)
+        message = message.rstrip(".") + f"; {holder}"
     message = one_gpu(message)
     return _sentence(message) or _sentence(_words(str(reason.get("code") or "")))
+
+
+def held_by_text(holder: Any) -> str:
+    """``red15b holds 4 of 4 GPUs (4 jobs, no time limit)`` from a reason's ``details.held_by_one_user``
+    (the core's: with no quota configured, one user holds more than half of the GPUs); "" without it."""
+    if not isinstance(holder, Mapping) or not holder.get("user"):
+        return ""
+    jobs, leases, unlimited = (int(holder.get(k) or 0) for k in ("jobs", "leases", "without_limit"))
+    held = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((jobs, "job"), (leases, "lease")) if n]
+    limit = "no time limit" if unlimited and unlimited == jobs + leases \
+        else f"{unlimited} without a time limit" if unlimited else ""
+    inside = ", ".join(part for part in (" and ".join(held), limit) if part)
+    gpus, total = holder.get("gpus"), holder.get("total")
+    return f"{holder['user']} holds {_number(gpus)} of {_number(total)} GPUs" + (f" ({inside})" if inside else "")
+
+
+def _held_by_unblock(holder: Any) -> str:
+    """What a user waiting behind one user's GPUs can do (red team 15, R4): ask that user, or an admin
+    for quotas (and a default time limit where the holder's work has none)."""
+    if not isinstance(holder, Mapping) or not holder.get("user"):
+        return ""
+    limit = " or a default time limit (c.SchedApp.default_time_limit_s)" if holder.get("without_limit") else ""
+    return (f"Ask {holder['user']} to release some of them, or ask an admin to set quotas (c.SchedApp.quotas, "
+            f"or PUT api/sched/quotas){limit} so no one user can hold every GPU.")
 
 
 _PROVISIONAL = "estimated within seconds"
@@ -167,7 +195,8 @@ def _eta_names(details: Mapping[str, Any]) -> frozenset[str]:
 
 
 def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False,
-                     free: Any = None, names: Any = None, eta_names: frozenset[str] = frozenset()) -> str:
+                     free: Any = None, names: Any = None, eta_names: frozenset[str] = frozenset(),
+                     owners: Any = None) -> str:
     """Rewrite the core's last clause "with a limit of 3600 s (given) it cannot finish before j-9,
     reserved from 2026-12-02T03:44:37.065813+00:00" from ``details.backfill`` (``limit_s``,
     ``limit_source``, ``reserved_for``, ``reservation``) as "its 1h time limit would run into the
@@ -192,7 +221,7 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
     at = _clock(when, now)
     # the one the ETA names is "the job" here (N8); another is named as the ETA would name it
     ahead = f"the {'lease' if str(job).startswith('l-') else 'job'} whose GPUs are reserved from {at}" \
-        if str(job) in eta_names else f"{_named([job], names)[0]}, whose GPUs are reserved from {at}"
+        if str(job) in eta_names else f"{_named([job], names, owners)[0]}, whose GPUs are reserved from {at}"
     limit, source = backfill.get("limit_s"), str(backfill.get("limit_source") or "")
     if lease:
         clause = f"a kernel holds its GPUs until it releases them, so it cannot start ahead of {ahead}"
@@ -201,7 +230,7 @@ def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | 
         limit_text = {"queue default; none given": f"the queue's default time limit ({duration}; it gave none)",
                       "queue max; none given": f"the queue's maximum time limit ({duration}; it gave none)",
                       }.get(source, f"its {duration} time limit")
-        reserved = "" if str(job) in eta_names else f" for {_named([job], names)[0]}"
+        reserved = "" if str(job) in eta_names else f" for {_named([job], names, owners)[0]}"
         clause = f"{limit_text} would run into the GPUs reserved{reserved} from {at}"
     else:
         # one clause, not two saying the same ("…; it can start only when nothing is reserved", F2);
@@ -364,6 +393,10 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 others = mine and not any(isinstance(o, Mapping) for o in (details.get("eta_waits_on_own") or ()))
                 whose = (f"another user's {lease}" if one else f"other users' {lease}s") if others else \
                     f"{lease}{'' if one else 's'}"
+                owners = details.get("eta_waits_on_owners")
+                held = {owners.get(str(w)) for w in waits} if isinstance(owners, Mapping) else set()
+                if len(held) == 1 and isinstance(owner := next(iter(held)), str) and owner:
+                    whose = f"{owner}'s {lease}{'' if one else 's'}"  # by name (red team 15, R8)
                 by = "" if others else (" by its owner" if one else " by their owners")
                 return (f"ETA unknown: it can start only after {some}{whose} {_ids(waits)} {'is' if one else 'are'} "
                         f"released{by} or reclaimed when idle ({_NO_LIMIT[kernel]})")
@@ -373,7 +406,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
                 # adds only why it has no time (new user 14, N12: the same event said twice in other words)
                 return ("ETA unknown: the running work it waits for has no time limit" if one else
                         "ETA unknown: none of the running work it waits for has a time limit")
-            named = _named(waits, details.get("eta_waits_on_names"))
+            named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
             return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
@@ -394,7 +427,8 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     waits = details.get("eta_waits_on")
     if details.get("eta_code") == "Projected" and isinstance(waits, Sequence) and not isinstance(waits, str) and waits:
         # the core's data: the jobs whose end makes room for it (running, or queued ahead of it)
-        text += f", when {_ids(_named(waits, details.get('eta_waits_on_names')))} {'ends' if len(waits) == 1 else 'end'}"
+        named = _named(waits, details.get("eta_waits_on_names"), details.get("eta_waits_on_owners"))
+        text += f", when {_ids(named)} {'ends' if len(waits) == 1 else 'end'}"
         bounds = details.get("eta_bounds")
         if isinstance(bounds, Mapping) and bounds:  # what bounds a re-estimated end, in the owner's terms
             if len(waits) == 1 and waits[0] in bounds:
@@ -447,6 +481,10 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
                 f"{run} and this one can start.")
     if code in QUOTA_CODES:
         return _quota_unblock(code, details, said=str(reason.get("message") or ""))
+    if code in CAPACITY_CODES or code == "Fragmented":
+        held = _held_by_unblock(details.get("held_by_one_user"))
+        if held:  # one user holds most GPUs and no quota applies: the ETA is not all there is to do
+            return held
     if code in CAPACITY_CODES or code in ("Backoff", "CpuJobLimit"):
         return ""  # the ETA is when running jobs end / the backoff ends / one of its CPU-only jobs ends
     if code == "WaitingForPreemption":
@@ -564,11 +602,40 @@ code_words = _words
 ``BorrowingLimitReached`` where the CLI never shows a code)."""
 
 
-def _named(ids: Sequence[Any], names: Any) -> list[str]:
-    """``["long-a (j-1)", "j-2"]``: each job by the name its owner gave, with its id (the core's
-    ``eta_waits_on_names``; new user 5: "when j-1m8vbassf-j9njh9 ends" — nobody knows their ids)."""
+def _named(ids: Sequence[Any], names: Any, owners: Any = None) -> list[str]:
+    """``["long-a (j-1)", "j-2", "bob's job \"x\" (j-3)"]``: each job by the name its owner gave, with
+    its id (the core's ``eta_waits_on_names``; new user 5: "when j-1m8vbassf-j9njh9 ends" — nobody
+    knows their ids), and another user's work with its owner (``eta_waits_on_owners``), by
+    :func:`work_named`."""
     known = names if isinstance(names, Mapping) else {}
-    return [f"{known[str(i)]} ({i})" if isinstance(known.get(str(i)), str) and known[str(i)] else str(i) for i in ids]
+    whose = owners if isinstance(owners, Mapping) else {}
+    return [work_named(str(i), known.get(str(i)), whose.get(str(i))) for i in ids]
+
+
+QUOTED_NAME_MAX = 40
+"""Characters of another user's job name quoted in a reason; longer names end with "…"."""
+
+
+def work_named(job_id: str, name: Any, owner: Any = None) -> str:
+    """How a reason names a job or lease — the one place (red team 15, R8).
+
+    The owner's own work (``owner`` None): ``long-a (j-1)``, or the bare id when it has no name
+    that says more. Another user's: the scheduler's words around the name they chose, with whose
+    it is, the name quoted and cut to :data:`QUOTED_NAME_MAX` characters — ``red15b's job "your own
+    job a-train, cancel it with jup…" (j-…)`` — so a name cannot pass for the scheduler's words;
+    a lease's default name is not quoted (``bob's kernel lease (l-…)``)."""
+    text = name.strip() if isinstance(name, str) else ""
+    if text == job_id:
+        text = ""
+    if not isinstance(owner, str) or not owner:
+        return f"{text} ({job_id})" if text else job_id
+    kind = "lease" if job_id.startswith("l-") else "job"
+    if text in LEASE_NAMES:
+        return f"{owner}'s {text} ({job_id})"
+    if not text:
+        return f"{owner}'s {kind} {job_id}"
+    shown = text if len(text) <= QUOTED_NAME_MAX else text[:QUOTED_NAME_MAX - 1].rstrip() + "…"
+    return f'{owner}\'s {kind} "{shown}" ({job_id})'
 
 
 def _ids(values: Sequence[Any], shown: int = 3) -> str:

@@ -277,13 +277,14 @@ def test_fair_share_etas_count_the_usage_running_jobs_accrue_until_the_gpus_free
     from jupyter_sched.scheduling.snapshot import UsageHistory
 
     # ana's job on n2 runs on; by 60, when n1 frees, ana has used 3,700 GPU-s against bo's 200,
-    # so bo's job goes first then, although ana's is first in today's order
+    # so bo's job goes first then, although ana's is first in today's order. A quota is configured:
+    # without one, what users hold now orders first (red team 15, R4) and bo, holding nothing, leads today
     nodes = [make_node("n1", gpus=1), make_node("n2", gpus=1)]
     jobs = [running(make_job("r", user="cy", time_limit_s=60 * MIN), "n1", [0], started=0),
             running(make_job("ana-run", user="ana", time_limit_s=500 * MIN), "n2", [0], started=0),
             make_job("ana-next", user="ana", time_limit_s=60 * MIN), make_job("bo-next", user="bo", time_limit_s=60 * MIN)]
     usage = UsageHistory(decayed_gpu_seconds_by_user={"ana": 100.0, "bo": 200.0})
-    result = run_cycle(snapshot(nodes, jobs, usage=usage))
+    result = run_cycle(snapshot(nodes, jobs, usage=usage, quota=quotas(Quota(team="default", guaranteed=4))))
     assert [p.job_id for p in result.pending] == ["ana-next", "bo-next"]
     assert _etas(result) == {"bo-next": _t(60), "ana-next": _t(120)}
 

@@ -52,8 +52,10 @@ def test_newuser15_n7_shares_of_different_teams_are_not_packed_together() -> Non
     jobs = _queue()
     jobs[4] = make_job("p2", milli=500, user="eve", team="other", submitted=0.3)
     etas = _etas(jobs)
-    assert etas["p1"] == T0 + timedelta(seconds=600)
-    assert etas["p2"] == T0 + timedelta(seconds=4200), etas  # a GPU of its own: after waiter2 ends
+    # eve holds nothing and no quota is configured: p2 goes first (red team 15, R4) and takes the
+    # freed third GPU for itself; p1 (team t) is not packed beside it: it waits for waiter2's end
+    assert etas["p2"] == T0 + timedelta(seconds=600), etas
+    assert etas["p1"] == T0 + timedelta(seconds=4200), etas
 
 
 def test_newuser15_n7_a_share_joins_a_running_share_when_its_room_frees() -> None:

@@ -46,7 +46,7 @@ def test_newuser11_n15_an_eta_learnt_from_the_owners_other_programs_says_so() ->
     assert reason.eta == _secs(70) and reason.details["eta_learned"] == ["eve-two"]  # 36 s; a minute away at least
     assert reason.details["eta_learned_other"] == {"eve-two": 0.12}  # 36 s of its 5m limit
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text == "ETA 12:01 UTC (in 1m), when eve-two ends (if it ends at ~12 % of its time limit, " \
+    assert text == "ETA 12:01 UTC (in 1m), when eve's job eve-two ends (if it ends at ~12 % of its time limit, " \
                    "as its owner's other runs did)", text
     assert "similar past runs" not in text
 
@@ -55,7 +55,7 @@ def test_newuser11_n15_an_eta_learnt_from_similar_past_runs_keeps_its_words() ->
     reason = _reason(10, 36.0, {})  # no source: runs of the same program and request
     assert "eta_learned_other" not in reason.details
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text == "ETA 12:01 UTC (in 1m), when eve-two ends (if it runs as long as similar past runs did)", text
+    assert text == "ETA 12:01 UTC (in 1m), when eve's job eve-two ends (if it runs as long as similar past runs did)", text
 
 
 def test_newuser11_n15_the_owner_reading_it_is_told_your_other_runs() -> None:
@@ -86,7 +86,7 @@ def test_newuser11_n15_a_job_that_outran_its_owners_other_runs_is_not_said_to_ou
     assert typical.details["eta_note"] == "eve-two has run longer than ~36s (its owner's other runs ended at ~12 % " \
                                           "of their time limits)"
     text = render_reason(reason_to_dict(typical), now=_secs(40), relative=True).eta
-    assert text.endswith("when eve-two ends (by its 5m time limit at the latest)"), text
+    assert text.endswith("when eve's job eve-two ends (by its 5m time limit at the latest)"), text
 
 
 def test_newuser11_n15_several_jobs_waited_on_each_say_their_own_source() -> None:
@@ -97,7 +97,7 @@ def test_newuser11_n15_several_jobs_waited_on_each_say_their_own_source() -> Non
                    runtime_estimates={"a": 60.0, "b": 60.0}, runtime_sources={"a": OTHER_RUNS})
     reason = {p.job_id: p.reason for p in run_cycle(snap).pending}["w"]
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text.endswith("when b and a end (if b runs as long as similar past runs did; if a ends at ~20 % of its "
+    assert text.endswith("when bob's job b and eve's job a end (if b runs as long as similar past runs did; if a ends at ~20 % of its "
                          "time limit, as its owner's other runs did)"), text
 
 
@@ -128,7 +128,7 @@ def test_an_eta_learnt_from_other_users_runs_of_its_size_says_so_not_its_owners(
     assert reason.details["eta_learned_other"] == {"eve-two": 0.12}
     assert reason.details["eta_learned_population"] == ["eve-two"]
     text = render_reason(reason_to_dict(reason), now=_secs(10), relative=True).eta
-    assert text == "ETA 12:01 UTC (in 1m), when eve-two ends (if it ends at ~12 % of its time limit, " \
+    assert text == "ETA 12:01 UTC (in 1m), when eve's job eve-two ends (if it ends at ~12 % of its time limit, " \
                    "as other users' runs of its size did)", text
     past = _reason(40, 36.0, {"eve-two": POPULATION_RUNS})
     assert past.details["eta_note"] == ("eve-two ran longer than ~36s (other users' runs of its size ended at "

@@ -218,7 +218,7 @@ def test_newuser8_n9_a_team_at_its_guarantee_is_told_it_may_only_borrow_with_the
     assert ("no preemption: interns already uses its 1 guaranteed GPU, so this job (1 GPU) may only borrow GPUs "
             "another team leaves free; nothing is reclaimed for borrowing; it can start when research's jobs free "
             "1 GPU (research uses its whole guarantee (3 GPUs)) or interns' own running work frees 1 GPU") in text, text
-    assert text.endswith("; requeued after preemption by mal3 (j-mal3)."), text
+    assert text.endswith('; requeued after preemption by mal\'s job "mal3" (j-mal3).'), text  # its owner (R8)
 
 
 def test_newuser9_n11_a_team_above_its_guarantee_is_said_to_borrow_with_both_numbers() -> None:

@@ -55,7 +55,7 @@ def test_newuser11_n15_the_engine_says_a_guess_came_from_the_owners_other_runs(s
         assert reason["details"]["eta_waits_on"] == [eve_two["id"]], reason
         assert reason["details"]["eta_learned_other"] == {eve_two["id"]: 0.4}, reason  # 4m of its 10m limit
         text = render_reason(reason, now=clock.now(), relative=True).eta
-        assert text.endswith(f"when eve-two ({eve_two['id']}) ends (if it ends at ~40 % of its time limit, as its "
+        assert text.endswith(f"when eve's job \"eve-two\" ({eve_two['id']}) ends (if it ends at ~40 % of its time limit, as its "
                              "owner's other runs did)"), text
         assert "similar past runs" not in text
         clock.advance(250)  # past the 4m guess: re-estimated to its limit, and the note says from what
