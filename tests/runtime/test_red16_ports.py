@@ -64,3 +64,18 @@ def test_red16_r4_the_probe_sees_a_listener_on_any_address_and_a_signal_exit_is_
     finally:
         held.close()
     assert not _port_bound(port)
+
+
+def test_red16_r8_a_service_that_never_listens_on_its_port_is_stopped_and_says_so(tmp_path: Path) -> None:
+    """R8: ``sleep`` declared as an inference job on port 6006 held that port on its node forever.
+    A service that has not listened within ``listen_s`` of its start is stopped, not restarted, and
+    its end says why — its port no longer blocks others."""
+    port = _free_port()
+    ex = LocalExecutor(tmp_path / "jobs", listen_s=1.0)
+    job = job_for(tmp_path, "time.sleep(600)\n", job_id="squat", kind=JobKind.INFERENCE, port=port)
+    ex.start(job, Allocation("vm", ()))
+    seen: list[ExecutorEvent] = []
+    ended = wait_until(lambda: (seen.extend(ex.poll()), next((e for e in seen if isinstance(e, Exited)), None))[1],
+                       "the squatter's end")
+    assert isinstance(ended, Exited) and ended.message.startswith(f"never listened on port {port} within 1 s"), ended
+    assert not any(isinstance(e, Started) and e.restarts for e in seen), seen
