@@ -84,7 +84,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -341,6 +341,9 @@ class _Tracked:
     popen: subprocess.Popen[bytes] | None = None
     limits: LimitGroups | None = None
     """The job's devices / pids / memory groups (:mod:`.limits`); None where none were made."""
+    lent: tuple[str, ...] | None = None
+    """GPU uuids of leases granted for this job that its devices group allows (None: not yet set
+    by this process, e.g. after a restart; :meth:`LocalExecutor.lend_gpus`)."""
     plan: list[tuple[float, signal.Signals]] = field(default_factory=list)
     stopping: bool = False
     ready: bool = False
@@ -493,6 +496,31 @@ class LocalExecutor:
 
     def tracked(self) -> frozenset[str]:
         return frozenset(self._jobs)
+
+    def lend_gpus(self, lent: Mapping[str, Sequence[str]]) -> None:
+        """Let each running job open the GPUs of the leases granted for it (``parent_job_id``:
+        ``lent[job id]`` = their uuids) besides its own, and no longer those released (red team 16,
+        R2: the fence was written once at start, so a job's own lease was charged but unusable).
+        Only a change is written; a GPU whose device minor is unknown stays denied (logged)."""
+        if self.gpu_minor is None:
+            return
+        for job_id, t in self._jobs.items():
+            if t.limits is None or not t.limits.fenced or t.stopping:
+                continue
+            want = tuple(sorted(set(lent.get(job_id, ()))))
+            if t.lent == want:
+                continue
+            own = t.allocation.all_gpu_uuids() if t.allocation is not None else ()
+            found = {uuid: self.gpu_minor(uuid) for uuid in (*own, *want)}
+            if any(found[uuid] is None for uuid in own):
+                continue  # apply() did not fence this job's own GPUs by minor: nothing to widen
+            unknown = [uuid for uuid in want if found[uuid] is None]
+            if unknown:
+                log.warning("job %s: leased GPU(s) %s have no known device minor; they stay fenced",
+                            job_id, ", ".join(unknown))
+            if t.limits.set_gpus([m for m in found.values() if m is not None]):
+                t.lent = want
+                log.info("job %s may open GPU(s) %s leased for it", job_id, ", ".join(want) or "(none now)")
 
     def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         """Start ``job`` as ``run_as`` (default: the service's own account); return its handle.
