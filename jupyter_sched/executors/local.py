@@ -867,7 +867,9 @@ class LocalExecutor:
                 t.ready, t.ready_checked_at = True, now
                 return [Ready(t.job.id, port)]
             t.listen_by = now + self.listen_s if t.listen_by is None else t.listen_by
-            if self.listen_s and now >= t.listen_by and not t.stopping:
+            if self.listen_s and now >= t.listen_by and not t.stopping and _serves_port(t, port):
+                t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
+            elif self.listen_s and now >= t.listen_by and not t.stopping:
                 t.never_listened = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
                                     "stopped holding the port others wait for; stopped (a declared port is held "
                                     "only by a service that serves it)")
