@@ -133,6 +133,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
                               hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
     # Jobs that name no working_dir run where the server serves files from, as a user expects.
     limits = LocalLimits(pids_max=int(settings.get("job_pids_max", 4096)),
+                         user_pids_max=int(settings.get("job_user_pids_max", 8192)),
                          memory_mib=int(settings.get("job_memory_mib", 0)))
     # whether GPUs are fenced, said at every start (red team 15, R1): a warning when only by environment
     (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s", limits.summary())

@@ -473,3 +473,36 @@ def test_red16_r3_memory_above_the_host_is_a_400_naming_memory_mib(server: Embed
                                for r in boss.get("audit", params={"user": "ann", "limit": 1000}).json()}:
         assert time.monotonic() < deadline
         time.sleep(0.2)
+
+
+@needs_v1
+def test_red16_r3_all_jobs_of_one_account_share_one_pids_bound(tmp_path: Path) -> None:
+    """R3: pids.max was per job only (4096), so 8 jobs of one user held 32,768 tasks = the host's
+    pid_max. Each job's pids group now sits in the account's group ``u<uid>`` whose ``pids.max`` is
+    ``job_user_pids_max``: a job holding 20 sleeping processes leaves the account's next job fewer
+    than 40 - 20 forks, though that job's own bound is 4096."""
+    ex = LocalExecutor(tmp_path / "jobs", limits=LocalLimits(pids_max=4096, user_pids_max=40))
+    holder = _job(tmp_path, "j-holder", "import subprocess\nps = [subprocess.Popen(['sleep', '60']) for _ in range(20)]\n"
+                  "print('held', flush=True)\ntime.sleep(60)\n")
+    first = ex.start(holder, Allocation("n1", ()))
+    pids_group = Path(next(p for p in first.data["limits"]["paths"] if "/pids/" in p))
+    assert pids_group.parent.name.startswith("u") and (pids_group.parent / "pids.max").read_text().strip() == "40"
+    assert (pids_group / "pids.max").read_text().strip() == "4096"
+    deadline = time.monotonic() + 30
+    while "held" not in ex.logs(holder.id)[0]:
+        assert time.monotonic() < deadline, ex.logs(holder.id)[0]
+        time.sleep(0.05)
+    bomb = _job(tmp_path, "j-bomb2", FORK_BOMB)
+    ex.start(bomb, Allocation("n1", ()))
+    deadline = time.monotonic() + 60
+    while '"forked"' not in ex.logs(bomb.id)[0]:
+        assert time.monotonic() < deadline, ex.logs(bomb.id)[0]
+        time.sleep(0.05)
+    seen = _last_json(ex, bomb)
+    ex.stop(holder.id, grace_s=1)
+    deadline = time.monotonic() + 30
+    while ex.tracked():  # the holder's sleepers are ended with it
+        assert time.monotonic() < deadline, ex.tracked()
+        ex.poll()
+        time.sleep(0.05)
+    assert seen["error"] == "EAGAIN" and 0 < int(str(seen["forked"])) < 20, seen
