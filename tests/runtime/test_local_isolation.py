@@ -452,3 +452,24 @@ def test_red16_r2_through_the_service_a_lease_for_a_running_job_joins_its_fence(
     wait_for("lease released", lambda: ann.get(f"jobs/{lease_id}").json()["state"] != "running")
     released = step("released", 1)
     assert sorted(released[f"nvidia{i}"] == "EPERM" for i in range(2)) == [False, True], released
+
+
+def test_red16_r3_memory_above_the_host_is_a_400_naming_memory_mib(server: EmbeddedServer) -> None:
+    """R3: ``memory_mib: 100000000`` was 201 with a note and became a 95 TiB memory limit (none).
+    Above this host's physical memory it is refused at submit and in the dry run, naming the field
+    and the most it may ask; a value within it is accepted."""
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    for route in ("jobs", "dryrun"):
+        said = ann.post(route, json={"gpus": 0, "memory_mib": 100_000_000, "command": ["sleep", "1"]})
+        assert said.status_code == 400, said.text
+        error = said.json()["error"]
+        assert error["field"] == "memory_mib" and f"more than this host has ({host} MiB)" in error["message"], error
+        assert f"at most {host} MiB" in error["hint"], error
+    fits = ann.post("dryrun", json={"gpus": 0, "memory_mib": 64, "command": ["true"]})
+    assert fits.status_code == 200, fits.text
+    deadline = time.monotonic() + 15  # the refusal's audit record may land just after the answer
+    while "memory_mib" not in {(r.get("details") or {}).get("field")
+                               for r in boss.get("audit", params={"user": "ann", "limit": 1000}).json()}:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
