@@ -349,9 +349,11 @@ class JobsService:
                 continue
             whose = (f"your service {other.spec.name} ({other.id})" if other.spec.user == caller.user
                      else "another user's service")
+            do = ("choose another port, or cancel that service" if other.spec.user == caller.user else
+                  "choose another port (a service not listening on its port 10 minutes after its start gives "
+                  "it up)")  # another user's is not yours to cancel (red team 16, R8)
             out.append(f"port {spec.port} is also the port of {whose}, {other.state.value}: a node runs one job "
-                       "per declared port, so the later one waits until the other ends — choose another port, "
-                       "or cancel that service")
+                       f"per declared port, so the later one waits until the other ends — {do}")
         return out[:3]
 
     def refuse_privileged_port(self, spec: JobSpec) -> None:
