@@ -318,10 +318,13 @@ def _shared_without_quotas(store: Store) -> bool:
 def _isolation() -> str:
     """How this host's local jobs are isolated (red team 15, R1): whether a devices cgroup fences
     their GPUs or only their environment does, and their process and memory limits — looked at,
-    nothing created. Said for a ``jupyter-sched serve`` with the default limits run as this account."""
+    nothing created. Said for a ``jupyter-sched serve`` with the default limits run as this account;
+    red team 16, R1: user servers and kernels are not in it (the spawner's to fence)."""
     from ..executors.limits import LocalLimits
 
-    return "isolation: " + LocalLimits(make=False).summary()
+    return ("isolation: " + LocalLimits(make=False).summary() + "; hub users' notebook servers and kernels "
+            "(started by the hub's spawner) are outside this fence: they can open any GPU of this host unless "
+            "the spawner fences them (systemd/docker device rules)")
 
 
 def _said(exc: SchedError) -> str:
