@@ -33,6 +33,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from jupyter_sched.executors.safeopen import unsafe_folder
+
 __all__ = ["ENV_VAR", "build", "runas_venv"]
 
 ENV_VAR = "JUPYTER_SCHED_RUNAS_VENV"
@@ -139,7 +141,9 @@ def build(base: Path = BASE) -> Path:
     """Build (or reuse) the venv of the module docstring; return its folder.
 
     Raises:
-        RuntimeError: ``/usr/bin/python3`` is missing.
+        RuntimeError: ``/usr/bin/python3`` is missing, or ``base`` (or the venv's folder in it) is
+            not a folder only this account controls (another account made it first under the
+            world-writable /var/tmp: it could hold a planted interpreter that the hub tests run as root).
         subprocess.CalledProcessError: venv creation or pip failed.
     """
     if not Path(SYSTEM_PYTHON).exists():
@@ -148,7 +152,13 @@ def build(base: Path = BASE) -> Path:
     folder = base / _key(same_minor)
     venv = folder / "venv"
     ready = folder / "ready"
-    base.mkdir(parents=True, exist_ok=True)
+    base.mkdir(mode=0o755, parents=True, exist_ok=True)
+    for path in (base, folder):
+        unsafe = unsafe_folder(path) if path.exists() or path.is_symlink() else None
+        if unsafe is not None:
+            raise RuntimeError(f"refusing to use {path} for the venv other accounts run: {unsafe}; another "
+                               f"account could have planted a venv there that runs as root: remove {base} "
+                               "(as root) and run again")
     for path in (base.parent, base, folder):
         if path.exists():
             path.chmod(path.stat().st_mode | 0o755)

@@ -6,6 +6,7 @@ the row says                           the executor says → reconciler
 =====================================  =======================================================
 lease, admitted                        (nothing to run) → bind it (:mod:`.start`)
 lease, running, stop intent            (nothing to stop) → end it (:mod:`.stops`)
+lease for a job (``parent_job_id``)    its GPUs join that job's devices fence (``lend_gpus``)
 batch, any                             watches it → time limit / stop intent (:mod:`.stops`)
 batch, running, or has a handle        does not watch it → adopt or settle (:mod:`.recovery`)
 batch, admitted, no handle             does not watch it → start it (:mod:`.start`)
@@ -56,7 +57,8 @@ class Reconciler:
             StoreError: the store failed.
         """
         tracked = self.executor.tracked()
-        for record in self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+        records = self.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
+        for record in records:
             try:
                 self._one(record, tracked, report, adopt_unwatched)
             except (NotLeaderError, StoreError):
@@ -65,6 +67,17 @@ class Reconciler:
                 log.exception("reconciling job %s failed", record.job.id)
                 self.writer.say(record.job.id, f"the scheduler could not act on this job: "
                                                f"{type(exc).__name__}: {exc}; retrying")
+        lend = getattr(self.executor, "lend_gpus", None)
+        if lend is not None:  # a lease granted for a running job: its GPUs join the job's devices fence
+            lent: dict[str, list[str]] = {}
+            for record in records:
+                job = record.job
+                if job.is_lease and job.spec.parent_job_id and job.allocation is not None and record.stop_intent is None:
+                    lent.setdefault(job.spec.parent_job_id, []).extend(job.allocation.all_gpu_uuids())
+            try:
+                lend(lent)
+            except Exception:  # the fence is the executor's: never the pass's failure
+                log.exception("widening jobs' devices fences for their leases failed")
 
     def _one(self, record: JobRecord, tracked: frozenset[str], report: TickReport, adopt_unwatched: bool) -> None:
         job = record.job

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import ExecutorError, NotFoundError
 from .runas import RunAs
-from .safeopen import open_untrusted
+from .safeopen import open_untrusted, unsafe_folder
 from .wrapper import write_json_atomic
 
 __all__ = ["JobDirs", "open_untrusted", "read_untrusted_json"]
@@ -63,13 +63,20 @@ class JobDirs:
 
     def __init__(self, root: Path) -> None:
         try:
-            root.mkdir(parents=True, exist_ok=True)
+            root.mkdir(mode=0o755, parents=True, exist_ok=True)
             self.root = root.resolve()
             self.state = self.root / ".state"
             self.state.mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
             raise ExecutorError(f"cannot create the job directory {str(root)!r}: {exc.strerror}", field="log_dir",
                                 hint="set c.SchedApp.log_dir to a directory this service can write") from None
+        for folder in (self.root, self.state):
+            unsafe = unsafe_folder(folder)
+            if unsafe is not None:
+                raise ExecutorError(f"refusing the job directory {str(self.root)!r}: {unsafe}", field="log_dir",
+                                    hint="another account could have planted files there: remove it, or set "
+                                         "c.SchedApp.log_dir to a folder owned by this service's account that "
+                                         "only it can write (not under /tmp)")
 
     def job_dir(self, job_id: str, run_as: RunAs) -> Path:
         """The job's directory (not created: the wrapper creates it as the job's owner)."""
@@ -97,9 +104,13 @@ class JobDirs:
             except FileExistsError:
                 pass
             info = os.lstat(path)
+            unsafe = unsafe_folder(users)
         except OSError as exc:
             raise ExecutorError(f"cannot prepare {str(path)!r} for account {run_as.account}: {exc.strerror}",
                                 field="log_dir", hint="check c.SchedApp.log_dir; the service must run as root") from None
+        if unsafe is not None:
+            raise ExecutorError(f"refusing {str(users)!r}: {unsafe}", field="log_dir",
+                                hint="remove it; the service recreates it owned by its account, mode 0755")
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != run_as.uid:
             raise ExecutorError(f"{str(path)!r} is not a directory owned by {run_as.account}", field="log_dir",
                                 hint="remove it; the service recreates it with the right owner")

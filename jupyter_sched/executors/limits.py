@@ -107,6 +107,26 @@ class LimitGroups:
                         return int(value)
         return None
 
+    def set_gpus(self, minors: Sequence[int]) -> bool:
+        """Make exactly ``minors`` the GPUs the job's devices group allows (its own plus those of
+        leases granted for it, red team 16 R2: a lease's GPU is usable by the job it was granted
+        for; denied again at its release). False when the job is not fenced or the write failed."""
+        devices = next((p for p in self.paths if f"/devices/{_SUBTREE}/" in p), None)
+        if not self.fenced or devices is None:
+            return False
+        try:
+            _deny_gpus(Path(devices), set(minors))
+            fd = os.open(Path(devices) / "devices.allow", os.O_WRONLY)
+            try:
+                for minor in sorted(set(minors)):
+                    os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            log.warning("group %s: the GPUs it may open were not changed (%s)", devices, exc)
+            return False
+        return True
+
     def remove(self) -> None:
         """Remove the job's v1 groups (an empty group only; a non-empty one is left alone)."""
         for path in self.paths:

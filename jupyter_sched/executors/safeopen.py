@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["open_untrusted", "read_untrusted_bytes"]
+__all__ = ["open_untrusted", "read_untrusted_bytes", "unsafe_folder"]
 
 
 def open_untrusted(path: Path | str, *, owner_uid: int | None = None) -> int:
@@ -61,3 +61,31 @@ def read_untrusted_bytes(path: Path | str, *, owner_uid: int | None = None, limi
             fh.seek(0, os.SEEK_END)
             fh.seek(max(0, fh.tell() - limit))
         return fh.read(limit)
+
+
+def unsafe_folder(path: Path | str, *, owner_uid: int | None = None) -> str | None:
+    """Why ``path`` is not a folder only this service controls (None when it is), as sshd's
+    StrictModes: ``path`` itself must be a real directory (not a symlink) owned by ``owner_uid``
+    (default: this process's account) and not group/other-writable; every ancestor must be owned by
+    root or that account and, if group/other-writable, sticky (``/tmp``, ``/var/tmp``). A folder
+    another account made first (in a world-writable parent) could hold files it planted."""
+    uid = os.geteuid() if owner_uid is None else owner_uid
+    absolute = Path(os.path.abspath(path))
+    try:
+        info = os.lstat(absolute)
+    except OSError as exc:
+        return f"{absolute}: {exc.strerror}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{absolute} is not a directory (a symlink or a file)"
+    if info.st_uid != uid:
+        return f"{absolute} is owned by uid {info.st_uid}, not by this service's account (uid {uid})"
+    if stat.S_IMODE(info.st_mode) & 0o022:
+        return f"{absolute} is group/other-writable (mode {stat.S_IMODE(info.st_mode):o})"
+    parent = Path(os.path.realpath(absolute.parent))
+    for folder in (parent, *parent.parents):
+        up = os.stat(folder)
+        if up.st_uid not in (0, uid):
+            return f"{folder} (above {absolute}) is owned by uid {up.st_uid}, not by root or this service's account"
+        if stat.S_IMODE(up.st_mode) & 0o022 and not up.st_mode & stat.S_ISVTX:
+            return f"{folder} (above {absolute}) is group/other-writable without the sticky bit"
+    return None

@@ -375,6 +375,15 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             if self._dryruns_of[user] <= 0:
                 del self._dryruns_of[user]
 
+    async def dryrun_job(self, caller: Caller, request: Any, *, kernels_checked: bool) -> Any:
+        """``POST dryrun`` on :meth:`run_dryrun`; a lease's after POST leases' own checks (red team 16, R9)."""
+        if request.kind != "lease":
+            return await self.run_dryrun(self.services.jobs.dryrun, caller, request)
+        if (check := getattr(self, "admit_lease", None)) is not None:
+            await check(caller, request)
+        return await self.run_dryrun(functools.partial(self.services.jobs.dryrun, kernels_checked=kernels_checked),
+                                     caller, request)
+
     # ---- identity ------------------------------------------------------------------------
     def resolve_identity(self, user: Any) -> Identity:
         """Map ``handler.current_user`` to the scheduler identity (see :mod:`.identity`)."""

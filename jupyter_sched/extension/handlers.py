@@ -218,7 +218,7 @@ class DryrunHandler(SchedHandler):
     @authorized
     async def post(self) -> None:
         request = self.body(SubmitJobRequest)  # a whole cycle: on the bounded dry-run threads, never the loop
-        self.reply(await self.sched.run_dryrun(self.services.jobs.dryrun, self.caller, request))
+        self.reply(await self.sched.dryrun_job(self.caller, request, kernels_checked=self.kernels_checked))
 
 
 class KeepaliveHandler(SchedHandler):

@@ -559,7 +559,7 @@ class ForwardHandler(APIHandler):
         Raises:
             ValidationError: naming ``kernel_id``.
         """
-        if path.rstrip("/") not in ("leases", "jobs"):
+        if path.rstrip("/") not in ("leases", "jobs", "dryrun"):  # dryrun: as submit (red team 16, R9)
             return False
         try:
             body = json.loads(self.request.body or b"{}")
@@ -568,7 +568,7 @@ class ForwardHandler(APIHandler):
         kernel_id = body.get("kernel_id") if isinstance(body, dict) else None
         if not isinstance(kernel_id, str) or not kernel_id or body.get("parent_job_id"):
             return False
-        if path.rstrip("/") == "jobs" and body.get("kind") != "lease":
+        if path.rstrip("/") in ("jobs", "dryrun") and body.get("kind") != "lease":
             return False
         if kernel_id not in set(self.forwarding.kernel_ids()):
             raise ValidationError(

@@ -33,7 +33,8 @@ def candidate_of(job: Job, milli: int, kind: str, *, now: datetime, min_runtime_
         milli: milli-GPUs it holds (its quota charge).
         kind: ``"priority"`` (own team, lower class) or ``"reclaim"`` (a borrowing team's job).
         now: the cycle's clock (injected), for the time it ran.
-        min_runtime_s: the profile's minimum runtime, seconds: a job that ran less is ``protected``.
+        min_runtime_s: the profile's minimum runtime, seconds: a job that ran less is ``protected``,
+            and ``exempt`` too when it runs again after an eviction (``preempted_by`` set).
         node_index: node name → node index of the cycle's placement state.
         fresh: the allocation of an admission made earlier in this cycle: withdrawing it costs
             nothing (``fresh=True``, no start time, no work lost).
@@ -55,10 +56,11 @@ def candidate_of(job: Job, milli: int, kind: str, *, now: datetime, min_runtime_
             n = node_index.get(name)
             if n is not None and uuids:
                 per_node[n] = per_node.get(n, 0) + len(uuids)
+    young = started is not None and ran < min_runtime_s
     return Candidate(
         job_id=job.id, team=job.spec.team, user=job.spec.user, rank=job.spec.priority.rank,
         milli=milli, started=started, kind=kind,
-        protected=started is not None and ran < min_runtime_s,
+        protected=young, exempt=young and job.preempted_by is not None,
         pods=max(1, len(workers)), work_lost=0.0 if job.spec.checkpointable else ran * milli / 1000, node=node,
         per_node=tuple(per_node.items()))
 

@@ -9,7 +9,7 @@ Cost of a victim set, compared lexicographically (smaller is better; DESIGN.md *
 issue 16):
 
 1. victims younger than the profile's minimum runtime (the cycle never offers another team's
-   young job as a candidate — red team 15 R13 —, so this spares young own-team victims where
+   young job that was evicted before as a candidate — red team 15 R13 —, so this spares young own-team victims where
    another choice exists);
 2. the classes evicted, highest first (one ``normal`` victim costs more than any number of ``low``
    ones: evicting lower classes first);
@@ -64,6 +64,8 @@ class Candidate:
         started: when it started (or was admitted); None = unknown (treated as old).
         kind: ``"reclaim"`` (a borrowing team's job) or ``"priority"`` (own team, lower class).
         protected: younger than the profile's minimum runtime.
+        exempt: protected *and* restarted after an earlier eviction: another team may not evict
+            it again before it has run the minimum runtime (red team 15 R13).
         work_lost: GPU-seconds of work lost if evicted (0 for checkpointable jobs).
         node: node id of a single-node job (-1 for gangs and GPU-less work).
         fresh: admitted in this very cycle and not started: withdrawing the admission costs nothing.
@@ -87,6 +89,7 @@ class Candidate:
     fresh: bool = False
     per_node: tuple[tuple[int, int], ...] = ()
     nominated: bool = False
+    exempt: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -549,7 +549,8 @@ class JobsService:
         return [f"no kernel {kernel_id[:80]!r} runs on this server, so no notebook's %gpu release frees this lease "
                 f"and its kernel's end will not: {release}"]
 
-    def dryrun(self, caller: Caller, request: SubmitJobRequest) -> DryrunJobResponse:
+    def dryrun(self, caller: Caller, request: SubmitJobRequest, *,
+               kernels_checked: bool = False) -> DryrunJobResponse:
         """Would this request fit now, where, and when? Nothing is stored.
 
         ``fits``: admitted at the next cycle; ``never``: the core rejects it on this inventory.
@@ -559,7 +560,10 @@ class JobsService:
         Raises:
             ValidationError / AuthorizationError / QuotaError: as :meth:`submit` (the admission
                 rules apply to a dry run too; refusals are audited), a missing script, notebook
-                or working_dir included (embedded servers, as :meth:`submit`).
+                or working_dir included (embedded servers, as :meth:`submit`); a lease's
+                ``parent_job_id`` and ``kernel_id`` by :meth:`submit`'s own checks
+                (``kernels_checked`` as there; red team 16, R9: a dry run answered ``fits`` for
+                another user's parent job or a kernel that is not the caller's).
         """
         engine = self.ctx.engine
         inv = self.ctx.inventory()
@@ -574,6 +578,10 @@ class JobsService:
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
+        if job.is_lease:  # the submit's lease checks, the same functions (one admission path)
+            self._refuse_foreign_parent(caller, job, request="dry run")
+            if not kernels_checked:
+                self._unknown_kernel(caller, job, request="dry run")
         try:
             self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
                                          request="dry run", fit=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..admission import Caller
 from ..engine.telemetry import TelemetryMonitor
-from ..errors import NotFoundError, SchedError, ValidationError
+from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError
 from ..model import JobState
 from ..model.samples import GpuSample
 from ..model.units import parse_utc
@@ -141,6 +141,7 @@ class TelemetryService:
             ValidationError: not exactly one of gpu, job and lease; a bad time; since after until;
                 more than :data:`MAX_HISTORY_POINTS` points asked for.
             NotFoundError: the job/lease is another user's (audited) or does not exist; no such GPU.
+            AuthorizationError: a non-admin's ``gpu`` is held by another user's live work (audited).
         """
         from ..reclaim import device_keys
         from ..telemetry.report import history_answer
@@ -170,6 +171,7 @@ class TelemetryService:
                 raise NotFoundError(f"no GPU {request.gpu[:80]!r} in the inventory", field="gpu",
                                     hint="see GET inventory for uuids")
             keys = list(device_keys([request.gpu], inv))
+            self._series_visible(caller, request.gpu, {k[0] for k in keys}, inv)
             gpu = inv.gpu_by_uuid()[request.gpu]
             if gpu.uuid == request.gpu:  # a whole GPU: its MIG instances too
                 keys += [(gpu.uuid, m.gpu_instance_id) for m in gpu.mig_devices]
@@ -203,6 +205,29 @@ class TelemetryService:
         body = history_answer(stored, live, devices=keys, since=start, until=end, step_s=request.step_s,
                               job_id=work)
         return GetTelemetryHistoryResponse.model_validate(body)
+
+    def _series_visible(self, caller: Caller, gpu_uuid: str, parents: set[str], inv: Any) -> None:
+        """Refuse (403, audited) a non-admin's history of a GPU that another user's live job or
+        lease holds: that series is the work's, which ``?job=`` refuses them too (new user 16, N15:
+        B got A's job series by the GPU id the queue shows). One rule for both routes: another
+        user's work's utilization over time is theirs; every GPU's current reading stays public
+        (GET telemetry, as on the panel)."""
+        from ..reclaim import device_keys
+
+        if caller.admin:
+            return
+        for record in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
+            job = record.job
+            if job.spec.user == caller.user or job.allocation is None:
+                continue
+            if parents & {k[0] for k in device_keys(job.allocation.all_gpu_uuids(), inv)}:
+                noun = "lease" if job.is_lease else "job"
+                self.ctx.admission.refuse(caller, AuthorizationError(
+                    f"GPU {gpu_uuid[:80]!r} is held by another user's {noun} ({job.id}): the history of a GPU "
+                    f"while another user's work holds it is theirs, as telemetry/history?job= is",
+                    field="gpu", hint="ask for it once that work has ended, ask its owner or an admin; "
+                                      "GET telemetry shows every GPU's current reading"),
+                    request="read telemetry history", job_id=job.id)
 
     def idle(self, caller: Caller) -> GetIdleResponse:
         """Idle work of the engine's last cycle, least time left first, from its first idle sample

@@ -2926,7 +2926,7 @@ export interface operations {
     getTelemetry: {
         parameters: {
             query?: {
-                /** @description a GPU or MIG uuid */
+                /** @description a GPU or MIG uuid (not admins: refused, 403, while another user's job or lease holds it, as ?job= is) */
                 gpu?: string | null;
                 /** @description one of your jobs (admins: any) */
                 job?: string | null;

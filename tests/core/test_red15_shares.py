@@ -10,13 +10,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import pytest
 from core_builders import T0, make_job, make_node, quotas, running, snapshot
 
-from jupyter_sched.model import Quota
+from jupyter_sched.model import Job, Quota
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
 
 TEAMS = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None),
@@ -81,12 +81,19 @@ def test_red15_r5_a_new_share_goes_to_a_gpu_its_team_already_shares_after_cancel
     assert placed["b-new"][0] in ("GPU-n1-0", "GPU-n1-2"), placed
 
 
+def _r13_borrowers(evicted_before: bool) -> list[Job]:
+    """teama's 3 jobs started 3, 2 and 1 min ago (teama guaranteed 2 borrows one GPU), each running
+    again after an earlier eviction when ``evicted_before``."""
+    return [replace(running(make_job(f"a{i}", team="teama", user="ann"), "n1", [g], started=-float(3 - i)),
+                    preempted_by="b-old" if evicted_before else None)
+            for i, g in enumerate((0, 1, 3))]
+
+
 def test_red15_r13_a_young_borrower_is_never_reclaimed_and_the_reason_says_until_when() -> None:
-    # teama (guaranteed 2) runs 3 jobs started 3, 2 and 1 min ago, so it borrows one GPU; teamb's second
-    # job is within its guarantee. Every candidate is younger than 5 min: none is evicted (before, the
-    # youngest went); the reclaimer waits until the youngest has run 5 min (12:04 UTC), then takes it.
-    a = [running(make_job(f"a{i}", team="teama", user="ann"), "n1", [g], started=-float(3 - i))
-         for i, g in enumerate((0, 1, 3))]
+    # teamb's second job is within its guarantee. Every candidate is younger than 5 min and runs again
+    # after an eviction: none is evicted (before, the youngest went, 5 times over in the red team's
+    # run); the reclaimer waits until the youngest has run 5 min (12:04 UTC), then takes it.
+    a = _r13_borrowers(evicted_before=True)
     b_run = running(make_job("b-run", team="teamb", user="bob"), "n1", [2])
     b = make_job("b-evictor", team="teamb", user="bob", submitted=0)
     q = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None), Quota(team="teamb", guaranteed=2))
@@ -99,6 +106,18 @@ def test_red15_r13_a_young_borrower_is_never_reclaimed_and_the_reason_says_until
     later = run_cycle(snapshot([make_node(gpus=4)], [*a, b_run, b], quota=q, now=T0 + timedelta(minutes=4)),
                       SchedulingProfile())
     assert [(p.job_id, p.kind) for p in later.preemptions] == [("a2", "reclaim")]
+
+
+def test_red15_r13_a_young_borrower_never_evicted_is_reclaimed_at_once() -> None:
+    # the minimum runtime stays a preference for a job that was never evicted (DESIGN.md *Reclaim*:
+    # "protected where possible"; case 032 reclaims borrowers seen running 10 s before): the youngest
+    # borrower goes at once, so a within-guarantee job never waits out other teams' fresh borrowing
+    a = _r13_borrowers(evicted_before=False)
+    b_run = running(make_job("b-run", team="teamb", user="bob"), "n1", [2])
+    b = make_job("b-evictor", team="teamb", user="bob", submitted=0)
+    q = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None), Quota(team="teamb", guaranteed=2))
+    first = run_cycle(snapshot([make_node(gpus=4)], [*a, b_run, b], quota=q), SchedulingProfile())
+    assert [(p.job_id, p.kind) for p in first.preemptions] == [("a2", "reclaim")]
 
 
 @pytest.mark.parametrize("policy", ["", "fgd"], ids=["default placement", "fgd placement"])

@@ -53,7 +53,7 @@ def refusal(log: str) -> str:
 @pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 def test_a_service_that_cannot_switch_users_refuses_hub_mode_with_the_local_executor() -> None:
     with os_accounts(1) as (someone,), shared_dir() as folder:
-        folder.chmod(0o777)  # the account writes its store and runtime files here
+        folder.chmod(0o1777)  # the account writes its store and runtime files here (sticky: R16-7)
         code, log = serve(folder, f"--SchedApp.log_dir={folder / 'jobs'}",
                           python=str(runas_venv() / "bin" / "python"), user=someone)
     line = refusal(log)

@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -165,6 +165,69 @@ def test_red15_r1_a_job_opens_only_its_own_gpu_device_and_a_0_gpu_job_none(tmp_p
     groups = LimitGroups.from_dict(handle.data["limits"])
     assert groups is not None and groups.fenced and len(groups.paths) == 3, handle.data["limits"]
     assert not any(Path(p).exists() for p in groups.paths), "the job's groups are removed once it ended"
+
+
+STEPPER = """
+folder = sys.argv[1]
+for step in ("before", "granted", "released"):
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(folder, step)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with open(os.path.join(folder, step)) as fh:
+        want = int(fh.read() or 0)  # GPUs the fence should let through: retried until then (30 s)
+    deadline = time.monotonic() + 30
+    while True:
+        out = {"step": step}
+        for i in range(4):
+            try:
+                os.close(os.open(os.path.join(folder, f"nvidia{i}"), os.O_RDWR))
+                out[f"nvidia{i}"] = "opened"
+            except OSError as exc:
+                out[f"nvidia{i}"] = errno.errorcode[exc.errno]
+        if sum(v != "EPERM" for k, v in out.items() if k != "step") == want or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    print(json.dumps(out), flush=True)
+    open(os.path.join(folder, step + ".done"), "w").close()
+"""
+
+
+@needs_v1
+def test_red16_r2_a_gpu_leased_for_a_running_job_is_opened_by_it_until_released(tmp_path: Path) -> None:
+    """R2: a lease granted for a running job (``parent_job_id``) was charged but its GPU stayed
+    EPERM in the job's devices cgroup (written once at start). ``lend_gpus`` (what each engine pass
+    calls with the running leases per parent job) allows the leased GPU's minor, and denies it again
+    once the lease is gone; other GPUs stay denied throughout."""
+    _gpu_nodes(tmp_path / "dev")
+    snapshot = SimulatedInventory(4, node="n1").current()
+    uuids = [g.uuid for g in snapshot.gpus()]
+    ex = LocalExecutor(tmp_path / "jobs", limits=LocalLimits(), gpu_minor=minor_resolver(lambda: snapshot))
+    job = _job(tmp_path, "j-parent", STEPPER, gpus=1, args=(str(tmp_path / "dev"),))
+    ex.start(job, Allocation("n1", (uuids[0],)))
+    seen: dict[str, dict[str, str]] = {}
+
+    def step(name: str, want: int) -> dict[str, str]:
+        (tmp_path / "dev" / name).write_text(str(want))
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "dev" / f"{name}.done").exists():
+            assert time.monotonic() < deadline, ex.logs(job.id)[0]
+            time.sleep(0.02)
+        for line in ex.logs(job.id)[0].splitlines():
+            if line.startswith("{"):
+                entry = json.loads(line)
+                seen[entry["step"]] = entry
+        return seen[name]
+
+    before = step("before", 1)
+    assert before["nvidia0"] in PAST_THE_CGROUP and before["nvidia1"] == "EPERM", before
+    ex.lend_gpus({job.id: [uuids[1]], "j-other": [uuids[2]]})
+    granted = step("granted", 2)
+    assert granted["nvidia0"] in PAST_THE_CGROUP and granted["nvidia1"] in PAST_THE_CGROUP, granted
+    assert granted["nvidia2"] == "EPERM" and granted["nvidia3"] == "EPERM", granted
+    ex.lend_gpus({})
+    released = step("released", 1)
+    assert released["nvidia0"] in PAST_THE_CGROUP and released["nvidia1"] == "EPERM", released
+    assert isinstance(ended := wait_event(ex, Exited), Exited) and ended.exit_code == 0, ended
 
 
 @needs_v1
@@ -343,3 +406,49 @@ def test_red15_r1_a_visible_devices_variable_in_env_is_a_400_naming_it_and_audit
             break
         assert time.monotonic() < deadline, audited
         time.sleep(0.2)
+
+
+@needs_v1
+def test_red16_r2_through_the_service_a_lease_for_a_running_job_joins_its_fence(server: EmbeddedServer,
+                                                                                  tmp_path: Path) -> None:
+    """R2 end to end: ``POST leases {"parent_job_id": <my running job>}`` → once the lease runs, the
+    job opens the leased GPU's device; after ``cancel`` of the lease it is denied again."""
+    ann = api(server, "tok-ann")
+    dev = tmp_path / "dev"
+    _gpu_nodes(dev)
+    os.chmod(tmp_path, 0o755)
+    code = tmp_path / "stepper.py"
+    code.write_text("import errno, json, os, sys, time\n" + STEPPER)
+    made = ann.post("jobs", json={"gpus": 1, "command": [sys.executable, str(code), str(dev)], "name": "parent"})
+    assert made.status_code == 201, made.text
+    job_id = made.json()["id"]
+
+    def wait_for(what: str, check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 60
+        while not check():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.1)
+
+    wait_for("job running", lambda: ann.get(f"jobs/{job_id}").json()["state"] == "running")
+
+    def step(name: str, want: int) -> dict[str, str]:
+        (dev / name).write_text(str(want))  # the stepper retries until the engine's next pass widened the fence
+        wait_for(f"{name} done", lambda: (dev / f"{name}.done").exists())
+        text = ann.get(f"jobs/{job_id}/logs").json()["text"]
+        lines = [json.loads(x) for x in text.splitlines() if x.startswith('{"step"')]
+        found = [x for x in lines if x["step"] == name]
+        assert found, text
+        return found[-1]
+
+    before = step("before", 1)  # 2 simulated GPUs (minors 0, 1): one is the job's own, the other denied
+    assert sorted(before[f"nvidia{i}"] == "EPERM" for i in range(2)) == [False, True], before
+    lease = ann.post("leases", json={"gpus": 1, "parent_job_id": job_id})
+    assert lease.status_code == 201, lease.text
+    lease_id = lease.json()["id"]
+    wait_for("lease running", lambda: ann.get(f"jobs/{lease_id}").json()["state"] == "running")
+    granted = step("granted", 2)
+    assert granted["nvidia0"] in PAST_THE_CGROUP and granted["nvidia1"] in PAST_THE_CGROUP, granted
+    assert ann.delete(f"leases/{lease_id}").status_code == 200
+    wait_for("lease released", lambda: ann.get(f"jobs/{lease_id}").json()["state"] != "running")
+    released = step("released", 1)
+    assert sorted(released[f"nvidia{i}"] == "EPERM" for i in range(2)) == [False, True], released

@@ -88,32 +88,45 @@ def test_red15_r7_two_halves_asking_60_gib_never_share_one_80_gib_gpu(sqlite_db:
 
 def test_red15_r13_a_young_borrower_is_not_evicted_and_the_reclaimer_says_until_when(sqlite_db: str,
                                                                                     tmp_path: Path) -> None:
+    # the red team's loop: bob's reclaimer evicts one of ann's borrowers and is cancelled at once, again
+    # and again. A job never evicted keeps the preference only (case 032 reclaims fresh borrowers), so
+    # each of ann's two 2-GPU borrowers loses its work once; it runs again at once (no back-off: N14)
+    # and is then protected for 5 min — the third reclaimer waits instead of evicting anyone again.
     clock = ManualClock(T0)
     svc = _service(sqlite_db, tmp_path, clock)
-    a = [svc.submit({"gpus": 1, "command": gated(tmp_path, "never"), "name": f"a-{i}"}, user="ann")["id"]
-         for i in range(4)]  # teama borrows 2 GPUs
-    wait_until(lambda: all(state_of(svc, j) == "running" for j in a), "ann's four jobs", tick=svc.tick)
+    a = [svc.submit({"gpus": 2, "command": gated(tmp_path, "never"), "name": f"a-{i}"}, user="ann")["id"]
+         for i in range(2)]  # teama (guaranteed 2) borrows 2 GPUs
+    wait_until(lambda: all(state_of(svc, j) == "running" for j in a), "ann's two jobs", tick=svc.tick)
+    victims = []
+    for round_ in range(2):
+        clock.advance(10)
+        evictor = svc.submit({"gpus": 1, "command": gated(tmp_path, "never"), "name": f"b-evictor-{round_}"},
+                             user="bob")["id"]
+        victims.append(wait_until(lambda: next((j for j in a if state_of(svc, j) == "pending"), None),
+                                  "one borrower reclaimed", tick=svc.tick))
+        assert _job(svc, victims[-1])["not_before"] is None  # an eviction is no failure: no back-off (N14)
+        svc.cancel(evictor, user="admin", is_admin=True)  # bob cancels at once: the victim starts again
+        wait_until(lambda: state_of(svc, victims[-1]) == "running", "the victim to run again", tick=svc.tick)
+    assert sorted(victims) == sorted(a)  # each borrower evicted once, never the same one twice
     clock.advance(10)
-    evictor = svc.submit({"gpus": 1, "command": gated(tmp_path, "never"), "name": "b-evictor"}, user="bob")["id"]
+    third = svc.submit({"gpus": 1, "command": gated(tmp_path, "never"), "name": "b-evictor-2"}, user="bob")["id"]
 
     def reason() -> dict[str, Any] | None:
         svc.tick()
-        job = _job(svc, evictor)
+        job = _job(svc, third)
         rule = ((job.get("reason") or {}).get("details") or {}).get("preemption_rule") or {}
         return job["reason"] if rule.get("rule") == "min_runtime" else None
 
-    said = wait_until(reason, "b-evictor's minimum-runtime reason")
-    assert "has run 5 min (12:05 UTC)" in said["message"], said  # ann's jobs started at 12:00:00
-    assert datetime.fromisoformat(said["eta"]) == T0 + timedelta(minutes=5), said  # the ETA is that time
+    said = wait_until(reason, "b-evictor-2's minimum-runtime reason")
+    assert "has run 5 min (12:06 UTC)" in said["message"], said  # ann's jobs ran again from 12:00:10/20
+    assert datetime.fromisoformat(said["eta"]) in (T0 + timedelta(minutes=5, seconds=10),
+                                                   T0 + timedelta(minutes=5, seconds=20)), said
     assert all(state_of(svc, j) == "running" for j in a)
+    assert [_job(svc, j)["attempts"] for j in a] == [2, 2]
     clock.advance(300)
-    wait_until(lambda: sum(state_of(svc, j) == "pending" for j in a) == 1, "one borrower reclaimed", tick=svc.tick)
-    victim = next(j for j in a if state_of(svc, j) == "pending")
-    assert _job(svc, victim)["not_before"] is None  # an eviction is no failure: no back-off (N14)
-    svc.cancel(evictor, user="admin", is_admin=True)  # bob cancels at once: the victim starts again, no wait
-    wait_until(lambda: state_of(svc, victim) == "running", "the victim to run again", tick=svc.tick)
-    assert _job(svc, victim)["attempts"] == 2
-    for j in a:
+    wait_until(lambda: any(state_of(svc, j) == "pending" for j in a), "a borrower reclaimed after 5 min",
+               tick=svc.tick)
+    for j in (*a, third):
         svc.cancel(j, user="admin", is_admin=True)
 
 

@@ -69,12 +69,17 @@ def test_example_b_replay_evicts_exactly_a1_and_b1_and_a3_starts_at_the_next_cyc
 EXAMPLE_R13 = "name: red15-r13-minimum-runtime\n" + _POOL + """\
 jobs:
   - {name: a8, team: a, gpus: 8, submit: 0m, runtime: 8h}    # borrows b's 4 GPUs
-  - {name: b1, team: b, gpus: 1, submit: 1m, runtime: 1h}    # within b's guarantee, 1 min later
+  - {name: b1, team: b, gpus: 1, submit: 1m, runtime: 2m}    # within b's guarantee: reclaims a8 at once
+  - {name: b2, team: b, gpus: 1, submit: 6m, runtime: 1h}    # a8 runs again since 5 min: protected
 """
 
 
 def test_red15_r13_replay_a_reclaimer_waits_until_its_victim_has_run_the_minimum_runtime(tmp_path: Path) -> None:
-    # before: a8 was evicted at 1 min, having run 1 min of its 5 (the "protection" was a preference)
+    # a8, never evicted, is reclaimed for b1 at once (the minimum runtime is a preference for it:
+    # DESIGN.md *Reclaim*, case 032); it runs again at 5 min, once b1 ended. b2 comes at 6 min: a8 is
+    # now young *and* evicted before, so b2 waits until a8 has run 5 min again (10 min) — before, a8
+    # was evicted at 6 min, having run 1 min, as the red team's 4-second reclaimers did five times
     jobs, _ = _replay(tmp_path, EXAMPLE_R13)
-    assert jobs["a8"]["preemptions"] == 1
-    assert jobs["b1"]["start_s"] == 6 * 60  # evicted at 5 min, b1 starts at the next 1-minute cycle
+    assert jobs["b1"]["start_s"] == 2 * 60
+    assert jobs["a8"]["preemptions"] == 2
+    assert jobs["b2"]["start_s"] == 10 * 60

@@ -2,12 +2,13 @@
 
 :func:`preempt`, per flavor the job may use (DESIGN.md *Reclaim*, issue 16):
 
-1. **candidates** (:mod:`.candidates`) — never another team's job younger than the profile's
-   minimum runtime (``min_runtime_s``, Slurm's ``PreemptExemptTime``: the job waits, its reason
-   saying until when; red team 15 R13: one team's 4-second reclaimers evicted another's borrower
-   five times). Own-team lower classes keep the old preference (young victims only where no
-   other choice exists): a team's own higher class is granted by an admin, and no handed case
-   or user finding asks it to wait; own-team jobs the profile's
+1. **candidates** (:mod:`.candidates`) — never another team's job that runs again after an
+   eviction and is younger than the profile's minimum runtime (``min_runtime_s``, as Slurm's
+   ``PreemptExemptTime``: the job waits, its reason saying until when; red team 15 R13: one
+   team's 4-second reclaimers evicted another's borrower five times). A job never evicted keeps
+   the preference only (young victims where no other choice exists): DESIGN.md *Reclaim*
+   protects young victims "where possible", and case 032 reclaims borrowers 10 s after they
+   were seen running; own-team jobs the profile's
    :class:`~jupyter_sched.preemption.PreemptionPolicy` allows, and jobs of *borrowing* teams its
    team's :class:`~jupyter_sched.preemption.ReclaimPolicy` allows; whether the job is within its
    team's guarantee is decided *after* its own team's evictions are counted (:func:`_within_after`;
@@ -71,11 +72,11 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
             borrow_threshold(job, ctx.profile.borrow_within_cohort, reclaim=ctx.profile.reclaim)
         others, ruled_out = reclaim_candidates(ctx, job, flavor) if within else \
             (borrow_candidates(ctx, job, flavor, below), []) if below is not None else ([], [])
-        # for another team's work the minimum runtime is a rule, not a preference (Slurm's
-        # PreemptExemptTime; red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
-        # borrower lose its work 5 times); within a team it stays a preference (module doc)
-        young = [c for c in others if c.protected]
-        cands = own + [c for c in others if not c.protected]
+        # for another team's work that was evicted before, the minimum runtime is a rule, not a
+        # preference (red team 15 R13: a reclaimer cancelled 4 s after each eviction made a
+        # borrower lose its work 5 times); otherwise it stays a preference (module doc)
+        young = [c for c in others if c.exempt]
+        cands = own + [c for c in others if not c.exempt]
         # GPUs nominated to borrowers, last: each nomination stands for evictions already made for
         # its job, which taking it wastes — and its victims come back onto GPUs that job will evict
         # them from again (property counterexample 4) — so running borrowed work goes first

@@ -7,8 +7,8 @@ GPUs as floats of whole GPUs; ``rule`` names the rule that applied) — the firs
   case 001): the note names the GPUs actually lent (the part of the team's unused guarantee
   other teams use above their own), never lending that did not happen (issue 16 point 5), and
   who holds the rest, with what lets the job start;
-* ``min_runtime`` — the victims that would make the job fit have run less than the profile's
-  minimum runtime (``min_runtime_s``, Slurm's ``PreemptExemptTime``), which is a rule: the job
+* ``min_runtime`` — the victims that would make the job fit run again after an eviction and
+  have run less than the profile's minimum runtime (``min_runtime_s``, Slurm's ``PreemptExemptTime``), which is a rule: the job
   waits "until <victim> has run 5 min (HH:MM UTC)" (red team 15 R13), and ``until`` is its ETA;
 * the team's reclaim rule (``any`` / ``lower-or-equal`` / ``lower`` / ``never``, Kueue's
   ``reclaimWithinCohort``) when it protected jobs whose eviction would have made the job fit —
@@ -86,7 +86,7 @@ def _explain_young(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[
     are protected (True): ``… until a-4 (j-1) has run 5 min (12:05 UTC)``; ``details["until"]``
     (ISO) is when the last of them passes it, the ETA the job shows (red team 15 R13)."""
     widened, _ = search(ctx, visit, flavor, cands + young, owners, stopping)
-    protected = [c for c in widened.victims if c.protected]
+    protected = [c for c in widened.victims if c.exempt]
     if not protected:
         return False
     limit = ctx.profile.min_runtime_s

@@ -16,7 +16,8 @@ __all__ = ["GetIdleResponse", "GetIdlePolicyResponse", "GetTelemetryHistoryReque
 class GetTelemetryRequest(QueryModel):
     """``GET telemetry``: at most one of ``gpu``, ``job`` and ``lease`` narrows it."""
 
-    gpu: str | None = Field(default=None, description="a GPU or MIG uuid")
+    gpu: str | None = Field(default=None, description="a GPU or MIG uuid (not admins: refused, 403, while "
+                                                          "another user's job or lease holds it, as ?job= is)")
     job: str | None = Field(default=None, description="one of your jobs (admins: any)")
     lease: str | None = Field(default=None, description="one of your leases (admins: any)")
     since: str | None = Field(default=None, examples=["2026-01-01T10:00:00+00:00"], description="ISO 8601 with offset")

@@ -1,0 +1,66 @@
+"""Red team 16, R4: a service's exit was not restarted when its log tail read "EADDRINUSE" — text
+any client of the service writes (``GET /EADDRINUSE`` lands in an http.server's log). "Port
+already in use" is decided by a real bind of the port once nothing of the job is left; a log
+that says it with the port free is restarted as before."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import replace
+from pathlib import Path
+
+from jupyter_sched.executors.base import ExecutorEvent, Exited, Started
+from jupyter_sched.executors.local import LocalExecutor, _port_bound
+from jupyter_sched.model import Allocation, JobKind
+from tests.runtime.test_local_executor import job_for, wait_until
+
+SAYS_IN_USE = """
+print('"GET /EADDRINUSE HTTP/1.1" 404 -', flush=True)
+print("OSError: [Errno 98] Address already in use", flush=True)
+sys.exit(1)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_red16_r4_a_log_saying_eaddrinuse_with_the_port_free_is_restarted(tmp_path: Path) -> None:
+    port = _free_port()
+    assert not _port_bound(port)
+    ex = LocalExecutor(tmp_path / "jobs", max_service_restarts=1)
+    job = job_for(tmp_path, SAYS_IN_USE, job_id="a-serve", kind=JobKind.INFERENCE, port=port)
+    ex.start(job, Allocation("vm", ("GPU-0",)))
+    seen: list[ExecutorEvent] = []
+
+    def restarted() -> ExecutorEvent | None:
+        seen.extend(ex.poll())
+        return next((e for e in seen if isinstance(e, Started) and e.restarts >= 1), None)
+
+    wait_until(restarted, "a restart")
+    ended = wait_until(lambda: (seen.extend(ex.poll()), next((e for e in seen if isinstance(e, Exited)), None))[1],
+                       "the restarted service's end")
+    assert isinstance(ended, Exited) and "choose another port" not in ended.message, ended  # its own log, quoted
+
+
+def test_red16_r4_the_probe_sees_a_listener_on_any_address_and_a_signal_exit_is_no_port_clash(tmp_path: Path) -> None:
+    held = socket.create_server(("127.0.0.1", 0))
+    port = int(held.getsockname()[1])
+    try:
+        assert _port_bound(port)
+        ex = LocalExecutor(tmp_path / "jobs", max_service_restarts=1)
+        body = SAYS_IN_USE.replace("sys.exit(1)", "os.kill(os.getpid(), signal.SIGKILL)")
+        job = job_for(tmp_path, body, job_id="b-serve", kind=JobKind.INFERENCE, port=port)
+        ex.start(replace(job, spec=replace(job.spec, name="b-serve")), Allocation("vm", ("GPU-0",)))
+        seen: list[ExecutorEvent] = []
+
+        def restarted() -> ExecutorEvent | None:
+            seen.extend(ex.poll())
+            return next((e for e in seen if isinstance(e, Started) and e.restarts >= 1), None)
+
+        wait_until(restarted, "a restart after a signal exit")
+    finally:
+        held.close()
+    assert not _port_bound(port)
