@@ -173,6 +173,8 @@ class LocalLimits:
 
     Args:
         pids_max: ``pids.max`` of each job (0 = none).
+        user_pids_max: ``pids.max`` of the per-account group ``u<uid>`` above each job's pids group
+            (v1; 0 = none): all running jobs of one account together (red team 16, R3).
         memory_mib: memory limit of a job that asks for none (0 = none).
         root: the cgroup mount point.
         make: create (and prune) the ``jupyter_sched`` groups now; False only looks whether this
@@ -180,8 +182,9 @@ class LocalLimits:
     """
 
     def __init__(self, *, pids_max: int = 4096, memory_mib: int = 0, root: Path = CGROUP_ROOT,
-                 make: bool = True) -> None:
+                 make: bool = True, user_pids_max: int = 8192) -> None:
         self.pids_max = pids_max
+        self.user_pids_max = user_pids_max
         self.memory_mib = memory_mib
         self.root = root
         self.v2 = (root / "cgroup.controllers").exists()
@@ -249,6 +252,11 @@ class LocalLimits:
         for name, base in self.v1.items():
             path = base / group.name
             try:
+                if name == "pids" and self.user_pids_max and group.uid is not None:
+                    account = base / f"u{int(group.uid)}"
+                    account.mkdir(mode=0o755, exist_ok=True)
+                    (account / "pids.max").write_text(str(self.user_pids_max))
+                    path = account / group.name
                 path.mkdir(mode=0o755, exist_ok=True)
                 made.append(str(path))
                 if name == "devices":
@@ -290,6 +298,8 @@ def _prune(base: Path, older_than_s: float = 600.0) -> None:
     """Remove empty limit groups older than ``older_than_s`` (left by a service that was killed)."""
     cutoff = time.time() - older_than_s
     with contextlib.suppress(OSError):
+        for account in base.glob("u[0-9]*"):  # per-account pids groups hold the jobs' groups
+            _prune(account, older_than_s)
         for child in base.iterdir():
             with contextlib.suppress(OSError):
                 if child.is_dir() and child.stat().st_mtime < cutoff and not (child / "cgroup.procs").read_text().strip():

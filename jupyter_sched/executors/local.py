@@ -115,6 +115,8 @@ _SAID_ONCE.setLevel(logging.ERROR)  # the wrapper's environment is computed afte
 
 _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
+LISTEN_S = 600.0
+"""How long a service may take to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
 _READY_RECHECK_S = 2.0
 """How often a ready service's listening socket is looked for again (its processes' sockets: a
 read of /proc per process of the job)."""
@@ -349,6 +351,10 @@ class _Tracked:
     """When a ready service was last seen listening (monotonic; :data:`_READY_RECHECK_S`)."""
     restarts: int = 0
     restart_at: float | None = None
+    listen_by: float | None = None
+    """A service's deadline (monotonic) to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
+    never_listened: str = ""
+    """Why it was stopped for not listening: its end's message."""
     leftovers_since: float | None = None
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
@@ -399,6 +405,9 @@ class LocalExecutor:
             is root, a job must never be).
         tracking: ``"auto"`` (cgroup v2, else v1, else marker), ``"marker"``, or a tracker.
         max_service_restarts: automatic restarts of a failing inference service before it fails.
+        listen_s: a service (inference job declaring a port) that has not listened on its port this
+            long after its (re)start is stopped and fails, naming it: a declared port is held on its
+            node (:mod:`~..scheduling.ports`), and one never served is a squat (red team 16, R8). 0: never.
         leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
         max_log_bytes: a job's ``output.log`` keeps its first this many bytes and a closing line
             (``c.SchedApp.max_log_mib``; the wrapper's log cap; 0 = no cap).
@@ -426,6 +435,7 @@ class LocalExecutor:
         require_run_as: bool = False,
         tracking: str | ProcessTracker = "auto",
         max_service_restarts: int = 10,
+        listen_s: float = LISTEN_S,
         leftover_grace_s: float = 3.0,
         max_log_bytes: int = 1024 << 20,
         limits: LocalLimits | None = None,
@@ -445,6 +455,7 @@ class LocalExecutor:
         else:
             self.tracker = tracking
         self.max_service_restarts = max_service_restarts
+        self.listen_s = listen_s
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
         self.limits = limits
@@ -826,7 +837,9 @@ class LocalExecutor:
             if ended is None:
                 events.extend(self._readiness(t, now))
                 continue
-            if isinstance(ended, Exited) and self._should_restart(t, ended) and \
+            if isinstance(ended, Exited) and t.never_listened:
+                ended = replace(ended, message=t.never_listened)
+            elif isinstance(ended, Exited) and self._should_restart(t, ended) and \
                     (taken := self._port_taken(t, ended)) is not None:
                 ended = replace(ended, message=taken)  # restarting cannot free it (red team 15, R11)
             elif isinstance(ended, Exited) and self._should_restart(t, ended):
@@ -853,6 +866,14 @@ class LocalExecutor:
             if _port_open(port) and _serves_port(t, port) is not False:
                 t.ready, t.ready_checked_at = True, now
                 return [Ready(t.job.id, port)]
+            t.listen_by = now + self.listen_s if t.listen_by is None else t.listen_by
+            if self.listen_s and now >= t.listen_by and not t.stopping and _serves_port(t, port):
+                t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
+            elif self.listen_s and now >= t.listen_by and not t.stopping:
+                t.never_listened = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
+                                    "stopped holding the port others wait for; stopped (a declared port is held "
+                                    "only by a service that serves it)")
+                self.stop(t.job.id, grace_s=5.0, reason=t.never_listened)
             return []
         if now - t.ready_checked_at < _READY_RECHECK_S:
             return []

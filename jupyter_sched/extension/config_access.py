@@ -163,6 +163,22 @@ class AccessConfig(Configurable):
             raise config_error("max_unfinished_per_user", value, "must be >= 0", "e.g. 1000; 0 = no limit")
         return value
 
+    max_ports_per_user = Int(
+        default_value=4,
+        config=True,
+        help="""Most declared ports (inference jobs' ``port``) one user's running services may hold at
+        once; a node runs one job per declared port, so more pend (reason names this setting) until
+        one of theirs ends (red team 16, R8: well-known ports reserved by jobs that never listen). A
+        service that never listens on its port is stopped after 10 minutes. 0 = no cap. Default: 4.""",
+    )
+
+    @validate("max_ports_per_user")
+    def _check_ports_cap(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise config_error("max_ports_per_user", value, "must be >= 0", "e.g. 4; 0 = no cap")
+        return value
+
     max_running_cpu_jobs_per_user = Int(
         default_value=8,
         config=True,

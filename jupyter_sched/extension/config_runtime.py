@@ -140,6 +140,16 @@ class ExecutorConfig(Configurable):
         doctor` says whether jobs get it. 0 = no limit.""",
     )
 
+    job_user_pids_max = Int(
+        8192,
+        config=True,
+        help="""Local executor: the most processes and threads all running jobs of one account may have
+        at once (pids.max of a per-account cgroup above the jobs' own, job_pids_max). Default: 8192.
+        Why: job_pids_max bounds one job, but one user's 8 CPU-only jobs of 4096 each are 32768 tasks,
+        a whole kernel.pid_max, and fork() then fails host-wide (red team 16, R3). Needs a pids cgroup
+        controller (root, cgroup v1). 0 = no per-account limit.""",
+    )
+
     job_memory_mib = Int(
         0,
         config=True,
@@ -158,6 +168,14 @@ class ExecutorConfig(Configurable):
         if 0 < value < 16:  # the wrapper, a shell and the command already take a few
             raise config_error("job_pids_max", value, "must be 0 (no limit) or at least 16 processes",
                                "set 0 or a number >= 16 (default 4096)")
+        return value
+
+    @validate("job_user_pids_max")
+    def _check_job_user_pids_max(self, proposal: dict[str, Any]) -> int:
+        value = int(positive("job_user_pids_max", int(proposal["value"]), allow_zero=True, unit="processes"))
+        if 0 < value < 16:
+            raise config_error("job_user_pids_max", value, "must be 0 (no limit) or at least 16 processes",
+                               "set 0 or a number >= 16 (default 8192)")
         return value
 
     @validate("job_memory_mib")

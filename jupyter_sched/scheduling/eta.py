@@ -51,7 +51,7 @@ from ..queues.limits import effective_limit
 from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
 from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
-from .ports import PORT_IN_USE
+from .ports import PORT_IN_USE, PORT_LIMIT
 from .runtimes import Reestimate, expected_runtime, time_left
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
@@ -244,8 +244,8 @@ class Plan:
             return None, "waits until an admin re-partitions MIG GPUs into whole GPUs", (), "NeedsRepartition"
         if code == "Priority" and "allowed" in reason.details:
             return None, "waits until an admin allows its class for the team", (), "ClassNotAllowed"
-        if code == "CpuJobLimit":  # waits for its owner's own CPU-only jobs, not for GPUs (.gates)
-            return None, reason.eta_reason, (), "CpuJobLimit"
+        if code in ("CpuJobLimit", PORT_LIMIT):  # waits for its owner's own jobs, not for GPUs (.gates, .ports)
+            return None, reason.eta_reason, (), code
         if code == PORT_IN_USE:  # waits for the job holding its port (.ports): when that one ends
             holder = str(reason.details.get("holder") or "")
             end = _holder_end(ctx, holder, self.reestimates) if holder else math.inf
@@ -325,7 +325,7 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     limits: dict[str, float] = {}
     for pend in ctx.pends:
         reason = pend.reason
-        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE) or (
+        if reason.code in ("WaitingForPreemption", "CpuJobLimit", PORT_IN_USE, PORT_LIMIT) or (
                 reason.code == "Priority" and "allowed" in reason.details):
             continue
         job = ctx.by_id[pend.job_id]

@@ -8,6 +8,13 @@ placed on a node where it is free (the placement masks the others: :func:`masked
 ``PortInUse`` naming the port and the job holding it (:func:`gate`) until that job ends — as the
 kube-scheduler's ``NodePorts`` filter does for a pod's ``hostPort``.
 
+Red team 16, R8: holding a port must not be a free reservation of well-known ports by jobs that
+never listen. Smallest design: only inference jobs hold one (:func:`declares_port`); the local
+executor stops a service that has not listened on its port within ``listen_s`` (10 min) of its
+start and fails it saying so (its port then blocks nobody); and one user's services hold at most
+``profile.max_ports_per_user`` ports (``c.SchedApp.max_ports_per_user``, default 4): more pend
+``PortLimit`` naming the setting.
+
 Pure: reads the snapshot's jobs and the cycle's admissions.
 """
 
@@ -23,10 +30,13 @@ from ..placement.state import Holding
 if TYPE_CHECKING:
     from .context import CycleContext
 
-__all__ = ["PORT_IN_USE", "declares_port", "gate", "held_ports", "hold", "masked"]
+__all__ = ["PORT_IN_USE", "PORT_LIMIT", "declares_port", "gate", "held_ports", "hold", "masked"]
 
 PORT_IN_USE = "PortInUse"
 """Code of a job whose declared port is held on every node it could use."""
+PORT_LIMIT = "PortLimit"
+"""Code of a job whose user's services already hold :attr:`~.profile.SchedulingProfile.max_ports_per_user` ports."""
+PORT_SETTING = "c.SchedApp.max_ports_per_user"
 
 _MASK = "\0port:"
 
@@ -68,6 +78,18 @@ def _held_for(ctx: CycleContext, job: Job) -> dict[str, str]:
 def gate(ctx: CycleContext, job: Job) -> PendingReason | None:
     """``PortInUse`` when ``job``'s port is held on every schedulable node — on any, for a 0-GPU job
     (None: it may be placed where the port is free)."""
+    cap = ctx.profile.max_ports_per_user
+    if cap and _declares(job) is not None:
+        mine = sorted((port, node) for port, nodes in ctx.ports.items() for node, holder in nodes.items()
+                      if holder != job.id and (h := ctx.by_id.get(holder)) is not None and h.spec.user == job.spec.user)
+        if len(mine) >= cap:
+            said = ", ".join(str(port) for port, _ in mine[:8]) + (" …" if len(mine) > 8 else "")
+            return PendingReason(
+                code=PORT_LIMIT, details={"held": len(mine), "limit": cap, "setting": PORT_SETTING},
+                message=f"{job.spec.user}'s services hold {len(mine)} declared ports ({said}); at most {cap} per "
+                        f"user ({PORT_SETTING})",
+                unblock="cancel one of your services, or submit without a port", eta_reason="it starts when one "
+                        "of them ends")
     held = _held_for(ctx, job)
     if not held:
         return None

@@ -125,6 +125,7 @@ class SchedulingProfile:
     gpu_sharing: str = "any"
     max_running_cpu_jobs_per_user: int = 0
     host_ports: bool = True
+    max_ports_per_user: int = 4
 
     def __post_init__(self) -> None:
         check_fragmentation(self.placement.fragmentation)
@@ -148,6 +149,10 @@ class SchedulingProfile:
         if self.eta_move_margin_s < 0 or self.eta_depth < 0:
             raise ValidationError("eta_move_margin_s and eta_depth must be >= 0", field="eta_move_margin_s",
                                   hint="use e.g. eta_move_margin_s=600, eta_depth=2000")
+        if isinstance(self.max_ports_per_user, bool) or not isinstance(self.max_ports_per_user, int) \
+                or self.max_ports_per_user < 0:
+            raise ValidationError(f"max_ports_per_user must be a whole number >= 0 (got {self.max_ports_per_user!r})",
+                                  field="max_ports_per_user", hint="e.g. 4; 0 = no cap")
         cap = self.max_running_cpu_jobs_per_user
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
             raise ValidationError(f"max_running_cpu_jobs_per_user must be a whole number >= 0 (got {cap!r})",

@@ -133,6 +133,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
                               hint="set c.SchedApp.executor = 'kubernetes', or pick another inventory source")
     # Jobs that name no working_dir run where the server serves files from, as a user expects.
     limits = LocalLimits(pids_max=int(settings.get("job_pids_max", 4096)),
+                         user_pids_max=int(settings.get("job_user_pids_max", 8192)),
                          memory_mib=int(settings.get("job_memory_mib", 0)))
     # whether GPUs are fenced, said at every start (red team 15, R1): a warning when only by environment
     (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s", limits.summary())
@@ -353,6 +354,8 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
     cap = settings.get("max_running_cpu_jobs_per_user")
     if cap is not None:  # validated by the profile (a whole number >= 0; 0 = no cap)
         kwargs["max_running_cpu_jobs_per_user"] = cap
+    if settings.get("max_ports_per_user") is not None:  # validated by the profile (0 = no cap)
+        kwargs["max_ports_per_user"] = settings["max_ports_per_user"]
     if settings.get("executor") == "kubernetes":  # a pod's containerPort binds nothing on its node
         kwargs["host_ports"] = False
     policy = str(settings.get("placement_policy") or "binpack")

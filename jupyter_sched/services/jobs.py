@@ -302,6 +302,7 @@ class JobsService:
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
         self.refuse_missing_paths(job.spec)
         self.refuse_privileged_port(job.spec)
+        self.refuse_memory_over_host(job.spec)
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
@@ -348,9 +349,11 @@ class JobsService:
                 continue
             whose = (f"your service {other.spec.name} ({other.id})" if other.spec.user == caller.user
                      else "another user's service")
+            do = ("choose another port, or cancel that service" if other.spec.user == caller.user else
+                  "choose another port (a service not listening on its port 10 minutes after its start gives "
+                  "it up)")  # another user's is not yours to cancel (red team 16, R8)
             out.append(f"port {spec.port} is also the port of {whose}, {other.state.value}: a node runs one job "
-                       "per declared port, so the later one waits until the other ends — choose another port, "
-                       "or cancel that service")
+                       f"per declared port, so the later one waits until the other ends — {do}")
         return out[:3]
 
     def refuse_privileged_port(self, spec: JobSpec) -> None:
@@ -380,6 +383,22 @@ class JobsService:
             return
         raise ValidationError(f"port {spec.port} is below {first}: the job runs as {who}, which cannot listen "
                               "there", field="port", hint=f"use a port from {first} up, e.g. 8000")
+
+    def refuse_memory_over_host(self, spec: JobSpec) -> None:
+        """A local job's ``memory_mib`` above this host's physical memory is refused (red team 16,
+        R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
+
+        Raises:
+            ValidationError: naming the field ``memory_mib`` and the host's memory.
+        """
+        asked = spec.resources.memory_mib
+        if not asked or not isinstance(self.ctx.executor, LocalExecutor):
+            return
+        host = _host_memory_mib()
+        if host and asked > host:
+            raise ValidationError(f"memory_mib {asked} is more than this host has ({host} MiB): the job's memory "
+                                  "limit would be no limit", field="memory_mib",
+                                  hint=f"ask for at most {host} MiB (or leave memory_mib out)")
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
@@ -577,6 +596,7 @@ class JobsService:
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
+        self.refuse_memory_over_host(spec)
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         if job.is_lease:  # the submit's lease checks, the same functions (one admission path)
             self._refuse_foreign_parent(caller, job, request="dry run")
@@ -918,6 +938,14 @@ def _bare_memory(value: object) -> builtins.list[str]:
         return []
     return [f"mem_per_gpu {text} is read as {text} MiB (a bare number is MiB): for GiB per GPU give the unit, "
             f"e.g. {text}GiB"]
+
+
+def _host_memory_mib() -> int:
+    """This host's physical memory in MiB (0 when the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 20
+    except (ValueError, OSError):
+        return 0
 
 
 def _not_reserved(spec: JobSpec, inv: Inventory) -> builtins.list[str]:

@@ -410,7 +410,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
             return (f"ETA unknown: it can start only after {some}{_ids(named)} {'ends' if one else 'end'}, "
                     f"{'which has no time limit' if one else 'none of which has a time limit'}")
         why = str(reason.get("eta_reason") or "").strip().rstrip(".")
-        if str(reason.get("code") or "") == "CpuJobLimit":
+        if str(reason.get("code") or "") in ("CpuJobLimit", "PortLimit"):
             # its owner's own CPU-only jobs free the place, not GPUs: no projection, and not "unknown"
             # either — it starts when one of them ends (red-team 15 R2)
             return why.removeprefix("it ") or "starts when one of them ends"
@@ -485,7 +485,7 @@ def unblock_sentence(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         held = _held_by_unblock(details.get("held_by_one_user"))
         if held:  # one user holds most GPUs and no quota applies: the ETA is not all there is to do
             return held
-    if code in CAPACITY_CODES or code in ("Backoff", "CpuJobLimit"):
+    if code in CAPACITY_CODES or code in ("Backoff", "CpuJobLimit", "PortLimit"):
         return ""  # the ETA is when running jobs end / the backoff ends / one of its CPU-only jobs ends
     if code == "WaitingForPreemption":
         return "It starts once the preempted jobs have stopped."

@@ -106,3 +106,33 @@ def test_red15_r11_a_job_steered_off_a_held_port_keeps_off_the_easy_reservation_
     placed = {a.job_id: a.allocation.node for a in result.admits}
     assert "a-serve" not in placed, placed
     assert next(p.reason for p in result.pending if p.job_id == "big").eta == T0 + timedelta(minutes=10)
+
+
+def test_red16_r8_one_users_services_hold_at_most_max_ports_per_user_ports() -> None:
+    """Red team 16, R8: red16b reserved 6006, 8000, 8080, 8888… with 0-GPU ``sleep`` services. One
+    user's services hold at most ``max_ports_per_user`` (default 4) declared ports; the next pends
+    ``PortLimit`` naming the setting, while another user's service on a free port starts."""
+    from jupyter_sched.scheduling import SchedulingProfile
+
+    squats = [running(_service(f"b-{port}", gpus=0, user="red16b", port=port, limit=3600), "vm", [], started=-1)
+              for port in (6006, 8000, 8080, 8888)]
+    jobs = [*squats, _service("b-7860", gpus=0, user="red16b", port=7860, submitted=0.5),
+            _service("a-7861", gpus=0, user="red16a", port=7861, submitted=0.6)]
+    result = run_cycle(snapshot([make_node("vm", gpus=2)], jobs))
+    assert [a.job_id for a in result.admits] == ["a-7861"], result.admits
+    reason = next(p.reason for p in result.pending if p.job_id == "b-7860")
+    assert reason.code == "PortLimit", reason
+    assert reason.message == ("red16b's services hold 4 declared ports (6006, 8000, 8080, 8888); at most 4 per "
+                              "user (c.SchedApp.max_ports_per_user)"), reason.message
+    uncapped = run_cycle(snapshot([make_node("vm", gpus=2)], jobs), SchedulingProfile(max_ports_per_user=0))
+    assert sorted(a.job_id for a in uncapped.admits) == ["a-7861", "b-7860"], uncapped.admits
+
+
+def test_red16_r8_the_port_limit_reason_says_when_it_starts() -> None:
+    squats = [running(_service(f"b-{port}", gpus=0, user="red16b", port=port, limit=3600), "vm", [], started=-1)
+              for port in (6006, 8000, 8080, 8888)]
+    result = run_cycle(snapshot([make_node("vm", gpus=2)], [*squats, _service("b-7860", gpus=0, user="red16b",
+                                                                                 port=7860, submitted=0.5)]))
+    reason = next(p.reason for p in result.pending if p.job_id == "b-7860")
+    text = render_reason(reason_to_dict(reason), now=T0, relative=True)
+    assert "c.SchedApp.max_ports_per_user" in text.summary and "when one of them ends" in text.eta, text

@@ -1071,7 +1071,8 @@ def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(serve
     accepted and ran as if reserved; this server's inventory declares no host CPU or memory, so
     the submit answer says they are not reserved, and the CLI prints it."""
     clear(server)
-    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", "1000", "--memory", "10TiB", "--", "true")
+    # memory above the host's own is now refused (red team 16, R3): 1GiB, not reserved either
+    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", "1000", "--memory", "1GiB", "--", "true")
     assert run.code == EXIT_OK, run.err
     assert "jupyter-sched submit: note: cpu is not reserved on this server (its inventory declares no host cpu)" \
         in run.err and "note: memory is not reserved" in run.err, run.err

@@ -452,3 +452,57 @@ def test_red16_r2_through_the_service_a_lease_for_a_running_job_joins_its_fence(
     wait_for("lease released", lambda: ann.get(f"jobs/{lease_id}").json()["state"] != "running")
     released = step("released", 1)
     assert sorted(released[f"nvidia{i}"] == "EPERM" for i in range(2)) == [False, True], released
+
+
+def test_red16_r3_memory_above_the_host_is_a_400_naming_memory_mib(server: EmbeddedServer) -> None:
+    """R3: ``memory_mib: 100000000`` was 201 with a note and became a 95 TiB memory limit (none).
+    Above this host's physical memory it is refused at submit and in the dry run, naming the field
+    and the most it may ask; a value within it is accepted."""
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
+    for route in ("jobs", "dryrun"):
+        said = ann.post(route, json={"gpus": 0, "memory_mib": 100_000_000, "command": ["sleep", "1"]})
+        assert said.status_code == 400, said.text
+        error = said.json()["error"]
+        assert error["field"] == "memory_mib" and f"more than this host has ({host} MiB)" in error["message"], error
+        assert f"at most {host} MiB" in error["hint"], error
+    fits = ann.post("dryrun", json={"gpus": 0, "memory_mib": 64, "command": ["true"]})
+    assert fits.status_code == 200, fits.text
+    deadline = time.monotonic() + 15  # the refusal's audit record may land just after the answer
+    while "memory_mib" not in {(r.get("details") or {}).get("field")
+                               for r in boss.get("audit", params={"user": "ann", "limit": 1000}).json()}:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+@needs_v1
+def test_red16_r3_all_jobs_of_one_account_share_one_pids_bound(tmp_path: Path) -> None:
+    """R3: pids.max was per job only (4096), so 8 jobs of one user held 32,768 tasks = the host's
+    pid_max. Each job's pids group now sits in the account's group ``u<uid>`` whose ``pids.max`` is
+    ``job_user_pids_max``: a job holding 20 sleeping processes leaves the account's next job fewer
+    than 40 - 20 forks, though that job's own bound is 4096."""
+    ex = LocalExecutor(tmp_path / "jobs", limits=LocalLimits(pids_max=4096, user_pids_max=40))
+    holder = _job(tmp_path, "j-holder", "import subprocess\nps = [subprocess.Popen(['sleep', '60']) for _ in range(20)]\n"
+                  "print('held', flush=True)\ntime.sleep(60)\n")
+    first = ex.start(holder, Allocation("n1", ()))
+    pids_group = Path(next(p for p in first.data["limits"]["paths"] if "/pids/" in p))
+    assert pids_group.parent.name.startswith("u") and (pids_group.parent / "pids.max").read_text().strip() == "40"
+    assert (pids_group / "pids.max").read_text().strip() == "4096"
+    deadline = time.monotonic() + 30
+    while "held" not in ex.logs(holder.id)[0]:
+        assert time.monotonic() < deadline, ex.logs(holder.id)[0]
+        time.sleep(0.05)
+    bomb = _job(tmp_path, "j-bomb2", FORK_BOMB)
+    ex.start(bomb, Allocation("n1", ()))
+    deadline = time.monotonic() + 60
+    while '"forked"' not in ex.logs(bomb.id)[0]:
+        assert time.monotonic() < deadline, ex.logs(bomb.id)[0]
+        time.sleep(0.05)
+    seen = _last_json(ex, bomb)
+    ex.stop(holder.id, grace_s=1)
+    deadline = time.monotonic() + 30
+    while ex.tracked():  # the holder's sleepers are ended with it
+        assert time.monotonic() < deadline, ex.tracked()
+        ex.poll()
+        time.sleep(0.05)
+    assert seen["error"] == "EAGAIN" and 0 < int(str(seen["forked"])) < 20, seen

@@ -64,3 +64,40 @@ def test_red16_r4_the_probe_sees_a_listener_on_any_address_and_a_signal_exit_is_
     finally:
         held.close()
     assert not _port_bound(port)
+
+
+def test_red16_r8_a_service_that_never_listens_on_its_port_is_stopped_and_says_so(tmp_path: Path) -> None:
+    """R8: ``sleep`` declared as an inference job on port 6006 held that port on its node forever.
+    A service that has not listened within ``listen_s`` of its start is stopped, not restarted, and
+    its end says why — its port no longer blocks others."""
+    port = _free_port()
+    ex = LocalExecutor(tmp_path / "jobs", listen_s=1.0)
+    job = job_for(tmp_path, "time.sleep(600)\n", job_id="squat", kind=JobKind.INFERENCE, port=port)
+    ex.start(job, Allocation("vm", ()))
+    seen: list[ExecutorEvent] = []
+    ended = wait_until(lambda: (seen.extend(ex.poll()), next((e for e in seen if isinstance(e, Exited)), None))[1],
+                       "the squatter's end")
+    assert isinstance(ended, Exited) and ended.message.startswith(f"never listened on port {port} within 1 s"), ended
+    assert not any(isinstance(e, Started) and e.restarts for e in seen), seen
+
+
+def test_red16_r8_a_service_listening_on_another_address_is_not_stopped(tmp_path: Path) -> None:
+    """Only 127.0.0.1 is probed for "ready"; a service bound to another address of the host still
+    listens on its port (its own socket, read from /proc), so the start-up window keeps it."""
+    port = _free_port()
+    ex = LocalExecutor(tmp_path / "jobs", listen_s=0.5)
+    body = (f"server = __import__('socket').create_server(('127.0.0.2', {port}))\n"
+            "open('listening', 'w').close()\ntime.sleep(600)\n")
+    job = job_for(tmp_path, body, job_id="elsewhere", kind=JobKind.INFERENCE, port=port)
+    ex.start(job, Allocation("vm", ()))
+    seen: list[ExecutorEvent] = []
+    try:
+        wait_until(lambda: (tmp_path / "listening").exists(), "the service's socket")
+        deadline = __import__("time").monotonic() + 2.0
+        while __import__("time").monotonic() < deadline:
+            seen.extend(ex.poll())
+        assert not any(isinstance(e, Exited) for e in seen), seen
+    finally:
+        ex.stop("elsewhere", grace_s=1)
+        wait_until(lambda: (seen.extend(ex.poll()), next((e for e in seen if isinstance(e, Exited)), None))[1],
+                   "its end")

@@ -98,6 +98,9 @@ async def test_newuser8_n8_a_service_on_a_port_another_live_service_has_is_warne
     status, judys = await api("POST", "jobs", {**service, "name": "judys"}, token=JUDY_TOKEN)
     assert status == 201 and any("another user's service" in w and first["id"] not in w
                                  for w in judys.get("warnings") or []), judys
+    # red team 16, R8: another user's service is not judy's to cancel; the warning says what she can do
+    assert any("cancel" not in w and "gives it up" in w for w in judys.get("warnings") or []), judys
+    assert any(w.endswith("choose another port, or cancel that service") for w in said), said
     status, elsewhere = await api("POST", "jobs", {**service, "port": port + 1 if port < 65535 else port - 1,
                                                     "name": "other-port"})
     assert status == 201 and not elsewhere.get("warnings"), elsewhere
