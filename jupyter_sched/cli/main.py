@@ -510,8 +510,12 @@ def _check_usage(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             # as "not a scheduler route" (new user 5, finding 15): said here, naming the id
             trimmed = job_id.strip().strip(_ID_EDGE_JUNK)
             guess = f"; did you mean {trimmed}?" if _ID.fullmatch(trimmed) else ""
+            shown = repr(job_id) if len(job_id) <= 60 else f"{job_id[:40]!r}… ({len(job_id)} characters)"
+            # a long id of good characters broke the length rule, not the letters one (new user 16, N7)
+            rule = (f"ids are at most {_ID_MAX} characters" if len(trimmed) > _ID_MAX and _ID_CHARS.fullmatch(trimmed)
+                    else "ids are letters, digits and '-'")
             _subparser(parser, args.command).error(
-                f"{job_id!r} is not a job id: ids are letters, digits and '-'{guess} (`{PROG} jobs` lists yours)")
+                f"{shown} is not a job id: {rule}{guess} (`{PROG} jobs` lists yours)")
 
 
 def _check_parameters(submit: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
@@ -532,8 +536,11 @@ def _check_parameters(submit: argparse.ArgumentParser, args: argparse.Namespace,
         submit.error(f"{err.message} — {err.hint}")
 
 
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_ID_MAX = 128
+_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{_ID_MAX - 1}}}")
 """What a job, lease or definition id can be (``j-1m8veekaw-mfrjt2``); anything else never names one."""
+_ID_CHARS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""An id's characters, of any length: a longer one breaks only the length rule."""
 _ID_EDGE_JUNK = ":,;.'\"()[]<>` "
 """Punctuation a copy from a listing picks up at an id's ends (``job j-…: succeeded``)."""
 
@@ -759,6 +766,9 @@ def error_line(command: str, exc: SchedError) -> str:
     hint = where_listed(exc.code, exc.field, message, hint)  # "no job 'j-x' visible to you": where ids are
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
         hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
+        if command == "submit":  # without --workdir the CLI sends this folder, not the server's (new user 16, N6)
+            here = os.getcwd()
+            hint = re.sub(r"\(jobs start in [^)]*\)", lambda _: f"(the job starts in this shell's folder, {here})", hint)
     if exc.field in ("command", "args") and (not hint or re.search(r"[\[{]", hint)):
         # a hint in JSON terms (["python", "train.py"]) is said as the CLI's options; a hint in words
         # (a program not on the job's PATH: give its full path) stays (new user 14, N5: it was dropped)

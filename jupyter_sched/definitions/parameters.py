@@ -149,7 +149,10 @@ def validate_parameters(value: Any, *, field: str = "parameters") -> dict[str, A
         raise ValidationError(f"{field} must be an object of name: value", field=field,
                               hint='e.g. {"learning_rate": 0.01, "epochs": 3}')
     for name in value:
-        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        if isinstance(name, str) and keyword.iskeyword(name):  # `class` is an identifier (new user 16, N11)
+            raise ValidationError(f"parameter name {name!r} is a Python keyword: a parameters cell cannot assign it",
+                                  field=f"{field}.{name}", hint=f"rename it, e.g. {name}_")
+        if not isinstance(name, str) or not name.isidentifier():
             raise ValidationError(f"parameter name {name!r} is not a Python identifier", field=f"{field}.{name}",
                                   hint="use letters, digits and underscores, not starting with a digit")
         _check_value(value[name], f"{field}.{name}")

@@ -58,8 +58,9 @@ cluster" said no number, while 99 GPUs were answered "ask for at most 4 GPUs")."
 def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
     """Parse a GPU count into ``(whole_gpus, milli_per_gpu)``: THE rule of a GPU count, for REST,
     the CLI and the magics, with two refusals (new user 14, N3: it had five wordings) — handed case
-    019's words, ``gpus must be an integer (got "two")`` for anything that is not a whole number or
-    a fraction below 1 (a word, null, an array, NaN, infinity, 1.5), with the one hint that names
+    019's words, ``gpus must be an integer (got "two")`` for anything that is not a number (a word,
+    null, an array, NaN, infinity), ``gpus must be a whole number or a fraction below 1 (got 1.5)``
+    for a number above 1 that is not whole (new user 16, N2), both with the one hint that names
     fractions, and ``gpus must be >= 0 (got -1)`` for a count out of range (below 0, a share below
     a thousandth, more than :data:`MAX_GPUS`), said with the bound.
 
@@ -92,7 +93,11 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
             raise ValidationError(f"{field} must be >= 0.001 (got {value})", field=field,
                                   hint="a share is at least 0.001 of a GPU; use 0 for CPU-only work")
         return 1, milli
-    raise _not_gpus(value, field)
+    # a number, not a whole one and above 1 (1.5): the rule it breaks, not "an integer", which 0.5
+    # (taken) is not either (new user 16, N2); a word keeps case 019 b3's words (_not_gpus)
+    got = value.strip() if isinstance(value, str) else value
+    raise ValidationError(f"{field} must be a whole number or a fraction below 1 (got {got})", field=field,
+                          hint=_GPUS_HINT)
 
 
 def parse_priority(value: Any, *, field: str = "priority") -> PriorityClass:

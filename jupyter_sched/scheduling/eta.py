@@ -48,7 +48,7 @@ from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
-from ..queues.order import QUEUE_SORTS, Holdings, QueueContext
+from ..queues.order import QUEUE_SORTS, Holdings, QueueContext, holdings
 from .context import CycleContext
 from .ledger import NOMINATION_PREFIX
 from .ports import PORT_IN_USE, PORT_LIMIT
@@ -377,7 +377,9 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
         job = ctx.by_id.get(holder) or ctx.admitted.get(holder)
         if job is not None and holding.gpus:
             running.append((job, job.spec.resources.total_milli / 1000, _holder_end(ctx, holder, {})))
-    by_holdings = not ctx.quota.enabled  # no quota: what is held at t orders first (queues.order)
+    # no quota: what is held at t orders first (queues.order), above the cycle's equal shares
+    shares = None if ctx.quota.enabled else holdings(ctx.snap.jobs, ctx.snap.inventory.gpu_count())
+    by_holdings = shares is not None
 
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
@@ -398,7 +400,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                     for j, (start, end) in spans.items() if start <= t < end)]:
                     by_user[job.spec.user] = by_user.get(job.spec.user, 0.0) + gpus
                     by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
-                held = Holdings(by_user, by_team)
+                assert shares is not None
+                held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
         context = QueueContext(now=ctx.now + timedelta(seconds=t), team_share=ctx.quota.team_share, user_usage=usage,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held)
         return [job.id for job in sort([ctx.by_id[j] for j in remaining], context)]

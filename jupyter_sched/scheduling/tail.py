@@ -25,7 +25,8 @@ team shares, so the new job ``n`` of team ``T`` and class rank ``R`` is last whe
   jobs and ``n``'s, by the arrangement's own function
   :func:`~jupyter_sched.queues.order.share_once_ran`; ``fair-usage``: usage alone) is at
   least every other user's last share in that team and class;
-* **no quota configured** (the order's ``held``) — teams are merged by the GPUs each holds before
+* **no quota configured** (the order's ``held``) — ``n``'s user and team already have work (else
+  the equal shares the keys are taken above change); teams are merged by the GPUs each holds before
   its head runs (held now plus its class-``R`` jobs ordered ahead), so ``T`` is last when its
   count before ``n`` is at least every other team's count before its last job — bounded here by
   that team's held GPUs plus its jobs' GPUs less its smallest job's; inside the team the key is
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from ..model import Job
-from ..queues.order import held_before, holdings, share_once_ran, submit_key
+from ..queues.order import above, held_before, holdings, share_once_ran, submit_key
 from .context import CycleContext
 from .cycle import _shape, _would_borrow  # the cycle's own shape memo and borrowing test
 from .runtimes import expected_runtime
@@ -100,7 +101,10 @@ class QueueTail:
         self._waiting: frozenset[str] | None = None
         # as the cycle gives the order (no quota: what users and teams hold now); the tail is asked
         # only on a ledger that admitted nothing, so the snapshot's holdings are the state's
-        self._held = None if ctx.quota.enabled else holdings(ctx.snap.jobs)
+        self._held = None if ctx.quota.enabled else holdings(ctx.snap.jobs, ctx.snap.inventory.gpu_count())
+        # the users and teams with work, over whom the equal shares are taken: a newcomer changes them
+        working = [j.spec for j in ctx.snap.jobs if j.state.holds_gpus or j.state.value == "pending"]
+        self._working = ({s.user for s in working}, {s.team for s in working}) if self._held is not None else None
         for job in pending:
             self._add(job)
 
@@ -146,10 +150,14 @@ class QueueTail:
         team, share_of = spec.team, self._ctx.quota.team_share
         group = self._groups.get((rank, team))
         if self._held is not None:
-            by_team, groups = self._held.by_team, self._groups
-            mine = by_team.get(team, 0.0) + (group.gpus if group is not None else 0.0)
-            if any(other != team and by_team.get(other, 0.0) + groups[(rank, other)].gpus
-                   - groups[(rank, other)].smallest > mine for other in self._ranks.get(rank, ())):
+            assert self._working is not None
+            if spec.user not in self._working[0] or spec.team not in self._working[1]:
+                return False  # a newcomer shrinks the equal shares every key is taken above
+            by_team, groups, fair = self._held.by_team, self._groups, self._held.team_share
+            mine = above(by_team.get(team, 0.0) + (group.gpus if group is not None else 0.0), fair)
+            if any(other != team and above(by_team.get(other, 0.0) + groups[(rank, other)].gpus
+                                           - groups[(rank, other)].smallest, fair) > mine
+                   for other in self._ranks.get(rank, ())):
                 return False
         else:
             share = share_of(team)
@@ -192,13 +200,18 @@ class QueueTail:
     def _runtime(self, job: Job) -> float:
         return expected_runtime(self._ctx, job)
 
-    def _first(self, group: _Arrangement, job: Job) -> float:
-        """GPUs ``job``'s user holds before it (after every member; no quota), else 0 (no such key)."""
+    def _before(self, group: _Arrangement, job: Job) -> float:
+        """GPUs ``job``'s user holds before it (after every member; no quota), else 0."""
         if self._held is None:
             return 0.0
         if self._sort == "fair-usage":
             return self._held.by_user.get(job.spec.user, 0.0)
         return held_before(group.held, self._held.by_user, job.spec.user)
+
+    def _first(self, group: _Arrangement, job: Job) -> float:
+        """The order's first key of ``job`` placed after every member: GPUs its user holds above an
+        equal share (no quota), else 0 (no such key)."""
+        return 0.0 if self._held is None else above(self._before(group, job), self._held.user_share)
 
     def _key(self, group: _Arrangement, job: Job, runtime: float) -> tuple[float, float]:
         """The arrangement's key of ``job`` placed after every member (the order's own functions)."""
@@ -210,7 +223,7 @@ class QueueTail:
     def _accumulate(self, group: _Arrangement, job: Job, runtime: float) -> None:
         key = self._key(group, job, runtime)
         group.shares[job.spec.user] = key[1]
-        group.held[job.spec.user] = key[0] + job.spec.resources.total_milli / 1000
+        group.held[job.spec.user] = self._before(group, job) + job.spec.resources.total_milli / 1000
         group.top = max(group.top, key)
 
     def _extend(self, group: _Arrangement, job: Job) -> None:

@@ -3,7 +3,7 @@
 A shared hub as first started has no quota lines, so the teams' borrowed shares are all 0 and
 could not tell a user holding 3 of 4 GPUs from one holding 1: the heavier user's older job went
 first. :mod:`jupyter_sched.queues.order` now orders by GPUs held first (teams, then users inside a
-team), then by the usage share — and with quotas exactly as before.
+team) above an equal share of the GPUs, then by the usage share — and with quotas exactly as before.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ CASES = [
                              make_job("a3", user="a", team="teama", submitted=2),
                              make_job("b1", user="b", team="teamb", submitted=3),
                              make_job("b2", user="b", team="teamb", submitted=4)],
-                       want_positions={"b1": 1, "b2": 2, "a1": 3}),
-                 id="test_red15_r4_progressive filling: a team holding 2 waits until the other reaches 2"),
+                       want_positions={"a1": 1, "b1": 2, "b2": 3, "a2": 4}),
+                 id="test_red15_r4_a team within its equal share (2 of 4) is not held back; above it, the other goes"),
     pytest.param(Order(jobs=[running(make_job("a-run", user="a", team="teama", gpus=3), "n1", [0, 1, 2]),
                              make_job("a1", user="a", team="teama", submitted=0),
                              make_job("b1", user="b", team="teamb", submitted=5)],
@@ -77,7 +77,7 @@ def test_queue_order_without_quotas(case: Order) -> None:
     snap = snapshot([make_node(gpus=4)], case.jobs, quota=case.quota,
                     usage=UsageHistory(decayed_gpu_seconds_by_user=case.usage))
     pending = [j for j in case.jobs if j.state.value == "pending"]
-    held = None if case.quota.quotas else holdings(snap.jobs)
+    held = None if case.quota.quotas else holdings(snap.jobs, 4)
     context = QueueContext(now=snap.now, team_share=lambda team: 0.0, user_usage=case.usage, held=held)
     order = [j.id for j in QUEUE_SORTS[case.sort](pending, context)]
     for job_id, position in case.want_positions.items():

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from IPython.core.error import UsageError
 
+from jupyter_sched.cli.main import EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.magics.core import MagicError
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
+from tests.onboarding.test_newuser10 import _env
+from tests.onboarding.test_newuser11 import _cli, _magics
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 USERS = {"tok-ann": "ann", "tok-cat": "cat", "tok-boss": "boss", OWNER_TOKEN: "boss"}
@@ -64,3 +70,69 @@ def test_newuser16_n15_gpu_history_of_another_users_work_is_refused_like_its_job
         answer = allowed.get("telemetry/history", params={"gpu": gpu})
         assert answer.status_code == 200, answer.text
     ann.delete(f"jobs/{job_id}")
+
+
+# ---- N2 N7 N11 N6: rules that contradicted their hint or the input ------------------------------------------
+
+GPUS_HINT = "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
+
+
+def test_newuser16_n2_a_fraction_above_one_gpu_is_told_the_rule_it_breaks(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N2: ``--gpus 1.5`` said "must be an integer" while 0.5 and 0.55 are taken. A number above 1 that
+    is not whole now reads the real rule on REST, the CLI and the magics; a word keeps handed case 019
+    b3's words."""
+    ann = api(server, "tok-ann")
+    error = ann.post("jobs", json={"gpus": 1.5, "command": ["true"]}).json()["error"]
+    assert (error["field"], error["message"], error["hint"]) == (
+        "gpus", "gpus must be a whole number or a fraction below 1 (got 1.5)", GPUS_HINT), error
+    said = _cli(_env(tmp_path, server), "submit", "--gpus", "1.5", "--", "true")
+    assert said.returncode == EXIT_REFUSED
+    assert said.stderr.strip().splitlines()[-1] == (
+        f"jupyter-sched submit: --gpus must be a whole number or a fraction below 1 (got 1.5) — {GPUS_HINT} "
+        "[validation_error]"), said.stderr
+    with pytest.raises((MagicError, UsageError)) as refused:
+        _magics(server).gpu("request 2.5 --no-wait")
+    assert str(refused.value).startswith("N must be a whole number or a fraction below 1 (got 2.5)"), refused.value
+    word = ann.post("jobs", json={"gpus": "two", "command": ["true"]}).json()["error"]
+    assert word["message"] == 'gpus must be an integer (got "two")', word  # handed case 019 b3
+    share = ann.post("jobs", json={"gpus": 0.55, "command": ["true"]})
+    assert share.status_code == 201, share.text
+    ann.delete(f"jobs/{share.json()['id']}")
+
+
+def test_newuser16_n7_an_overlong_id_is_told_the_length_rule_and_echoed_short(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N7: a 300-character id was told "ids are letters, digits and '-'" (it was) and echoed whole."""
+    said = _cli(_env(tmp_path, server), "logs", "j-" + "x" * 298)
+    assert said.returncode == EXIT_USAGE, said.stderr
+    line = said.stderr.strip().splitlines()[-1]
+    assert "(300 characters) is not a job id: ids are at most 128 characters" in line, line
+    assert "letters, digits" not in line and "x" * 100 not in line, line
+    bad = _cli(_env(tmp_path, server), "logs", "j-a b")
+    assert "is not a job id: ids are letters, digits and '-'" in bad.stderr, bad.stderr
+
+
+def test_newuser16_n11_a_keyword_parameter_is_called_a_keyword(server: EmbeddedServer) -> None:
+    """N11: ``-p class=1`` was "not a Python identifier" (it is one; it is a keyword papermill cannot assign)."""
+    from jupyter_sched.definitions.parameters import validate_parameters
+    from jupyter_sched.errors import ValidationError
+
+    with pytest.raises(ValidationError) as keyword:
+        validate_parameters({"class": 1})
+    assert keyword.value.message == "parameter name 'class' is a Python keyword: a parameters cell cannot assign it"
+    assert keyword.value.hint == "rename it, e.g. class_"
+    with pytest.raises(ValidationError) as digit:
+        validate_parameters({"1x": 1})
+    assert "is not a Python identifier" in digit.value.message
+
+
+def test_newuser16_n6_cli_workdir_hint_names_this_shells_folder(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N6: the CLI's ``--workdir /nonexist`` hint said leaving it out starts the job in the server's root;
+    the CLI sends its own folder."""
+    here = tmp_path / "here"
+    here.mkdir()
+    said = _cli(_env(tmp_path, server), "submit", "--workdir", "/nonexist-nu16", "--", "true", cwd=here)
+    assert said.returncode == EXIT_REFUSED, said.stderr
+    line = said.stderr.strip().splitlines()[-1]
+    assert f"leave --workdir out (the job starts in this shell's folder, {here})" in line, line
+    assert "server's root" not in line, line
