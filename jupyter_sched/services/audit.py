@@ -23,7 +23,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     # what users and admins asked, and refused requests
     "cancel", "cancel_requested", "refused", "quotas_changed", "idle_policy_set", "idle_keepalive",
     "lease_released", "owner_removed", "owner_returned", "definition_created", "definition_updated", "definition_deleted", "definition_run_now",
-    "definition_fired", "definition_missed",
+    "definition_fired", "definition_missed", "definition_skipped",
     # the scheduler's own decisions
     "preempt", "reclaim", "nomination_reclaimed", "eta_moved", "idle_warning", "idle_reclaim", "idle_clear",
     "budget_warning",
