@@ -41,14 +41,13 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .tracking import CGROUP_ROOT, JobGroup
+from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
 __all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver"]
 
@@ -195,12 +194,7 @@ class LocalLimits:
                 if (root / name / "cgroup.procs").exists() and os.access(base if base.exists() else root / name, os.W_OK):
                     self.v1[name] = base
                 continue
-            try:
-                base.mkdir(mode=0o755, exist_ok=True)
-                probe = base / f".probe-{os.getpid()}-{secrets.token_hex(3)}"
-                probe.mkdir()
-                probe.rmdir()
-            except OSError:
+            if not writable_group(base):
                 continue
             self.v1[name] = base
             _prune(base)

@@ -42,7 +42,7 @@ from typing import Protocol
 import psutil
 
 __all__ = ["MARKER_ENV", "CgroupTracker", "JobGroup", "MarkerTracker", "ProcessTracker", "detect_tracker",
-           "tracker_for"]
+           "tracker_for", "writable_group"]
 
 log = logging.getLogger(__name__)
 
@@ -290,6 +290,19 @@ class MarkerTracker:
         return None
 
 
+def writable_group(base: Path) -> bool:
+    """Make ``base`` (a cgroup folder, mode 0755) if needed and prove this account can create groups
+    in it by making and removing one probe group; False when the kernel or the account says no."""
+    try:
+        base.mkdir(mode=0o755, exist_ok=True)
+        probe = base / f".probe-{os.getpid()}-{secrets.token_hex(3)}"
+        probe.mkdir()
+        probe.rmdir()
+    except OSError:
+        return False
+    return True
+
+
 def detect_tracker(*, root: Path = CGROUP_ROOT) -> ProcessTracker:
     """The best tracker this machine offers (see module docstring): a writable cgroup v2 tree,
     else a writable v1 freezer (or pids) hierarchy, else the marker."""
@@ -300,12 +313,7 @@ def detect_tracker(*, root: Path = CGROUP_ROOT) -> ProcessTracker:
         if (root / hierarchy / "cgroup.procs").exists():
             candidates.append((root / hierarchy / _SUBTREE, 1))
     for base, version in candidates:
-        try:
-            base.mkdir(mode=0o755, exist_ok=True)
-            probe = base / f".probe-{os.getpid()}-{secrets.token_hex(3)}"
-            probe.mkdir()
-            probe.rmdir()
-        except OSError:
+        if not writable_group(base):
             continue
         tracker = CgroupTracker(base, version)
         tracker.prune()
