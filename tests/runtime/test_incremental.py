@@ -2,6 +2,10 @@
 admitted in the same tick without a full cycle; anything else still goes through a full cycle.
 
 Real store (SQLite), real core (the live ledger of its last full cycle), simulated GPUs.
+
+With no quota the queue is ordered by GPUs held above an equal share of the users with work, so a
+user's *first* pend moves every share and goes to a full cycle (scheduling/tail.py); the pends these
+tests keep on the live ledger are therefore those of users who already have work.
 """
 
 from __future__ import annotations
@@ -63,14 +67,14 @@ def test_a_submit_that_would_delay_a_reservation_is_never_admitted_on_the_live_l
     svc.tick()
     assert svc.get_job(big["id"], user="bob")["state"] == "pending"
     svc.clock.advance(1.0)
-    carl = svc.submit(lease(), user="carl", kind="lease")  # fits the free GPU, but may delay big
+    bob = svc.submit(lease(), user="bob", kind="lease")  # fits the free GPU, but may delay big
     report = svc.tick()
     assert not report.admitted and svc.engine.incremental.decided == 0 and svc.engine.incremental.pended == 1
-    live = svc.get_job(carl["id"], user="carl")
+    live = svc.get_job(bob["id"], user="bob")
     assert live["state"] == "pending" and live["reason"]["details"]["reserved_for"] == big["id"]
     svc.kick()
     assert svc.tick().decided  # the full cycle says the same, its ETA aside
-    full = svc.get_job(carl["id"], user="carl")
+    full = svc.get_job(bob["id"], user="bob")
     assert (full["state"], full["reason"]["message"], full["reason"]["position"]) == \
         (live["state"], live["reason"]["message"], live["reason"]["position"])
     assert svc.get_job(holder["id"], user="ana")["state"] == "running"
@@ -185,12 +189,12 @@ def test_a_pend_last_in_the_queue_keeps_the_live_ledger_until_the_periodic_cycle
     waiting = []
     for position in (1, 2):
         svc.clock.advance(1.0)  # submitted after everything queued (an equal time is ordered by id)
-        job = svc.submit(lease(), user="bob", kind="lease")
+        job = svc.submit(lease(), user="ana", kind="lease")
         waiting.append(job)
         reasons = svc.engine.reasons
         report = svc.tick()
         assert not report.decided and svc.engine.reasons is not reasons  # a new mapping: pages are re-read
-        got = svc.get_job(job["id"], user="bob")["reason"]
+        got = svc.get_job(job["id"], user="ana")["reason"]
         assert (got["code"], got["position"], got["details"]["eta_code"]) == ("WaitingForCapacity", position,
                                                                               "Provisional")
         assert got["eta"] is None and got["eta_reason"] == PROVISIONAL_ETA
@@ -211,7 +215,7 @@ def test_a_pend_last_in_the_queue_keeps_the_live_ledger_until_the_periodic_cycle
                                                                                      "NoTimeLimit")
         assert stored.predicted_start is None or stored.predicted_start == stored.eta  # its first projection
         assert "eta_moved" not in stored.details  # a provisional reason is no earlier projection
-        assert svc.get_job(job["id"], user="bob")["reason"]["position"] == position
+        assert svc.get_job(job["id"], user="ana")["reason"]["position"] == position
 
 
 def test_a_pend_ahead_of_queued_work_is_left_to_a_full_cycle(sqlite_db: str, tmp_path: Path) -> None:
@@ -223,13 +227,13 @@ def test_a_pend_ahead_of_queued_work_is_left_to_a_full_cycle(sqlite_db: str, tmp
     svc.kick()
     svc.tick()
     svc.clock.advance(1.0)
-    queued = svc.submit(lease(priority="low"), user="bob", kind="lease")
+    queued = svc.submit(lease(priority="low"), user="ana", kind="lease")
     assert not svc.tick().decided
     svc.clock.advance(1.0)
     urgent = svc.submit(lease(), user="carl", kind="lease")
     assert svc.tick().decided and svc.engine.incremental.pended == 1
     assert svc.get_job(urgent["id"], user="carl")["reason"]["position"] == 1
-    assert svc.get_job(queued["id"], user="bob")["reason"]["position"] == 2
+    assert svc.get_job(queued["id"], user="ana")["reason"]["position"] == 2
 
 
 def test_etas_a_kept_pend_may_move_are_re_projected_by_a_later_tick(sqlite_db: str, tmp_path: Path) -> None:
@@ -242,7 +246,7 @@ def test_etas_a_kept_pend_may_move_are_re_projected_by_a_later_tick(sqlite_db: s
     svc.kick()
     svc.tick()
     svc.clock.advance(1.0)
-    svc.submit(lease(), user="bob", kind="lease")
+    svc.submit(lease(), user="ana", kind="lease")
     assert not svc.tick().decided and svc.engine.incremental.etas_moved
     svc.engine.incremental.eta_refresh_s = 3600.0
     assert not svc.tick().decided and svc.engine.wait_hint_s(1.0) == 1.0  # not yet: at most one per hour here
@@ -261,7 +265,7 @@ def test_an_eta_only_refresh_waits_nine_cycle_times_so_it_takes_at_most_a_tenth_
     svc.kick()
     svc.tick()
     svc.clock.advance(1.0)
-    svc.submit(lease(), user="bob", kind="lease")
+    svc.submit(lease(), user="ana", kind="lease")
     assert not svc.tick().decided and svc.engine.incremental.etas_moved
     svc.engine.incremental.eta_refresh_s = 0.0
     svc.engine._cycle_s = 0.5  # as if the last full cycle had taken half a second
@@ -288,19 +292,19 @@ def test_an_eta_only_refresh_waits_for_a_burst_of_submits_to_end(sqlite_db: str,
     burst = []
     for _ in range(svc.engine.incremental.burst_submits):
         svc.clock.advance(1.0)
-        burst.append(svc.submit(lease(), user="bob", kind="lease"))
+        burst.append(svc.submit(lease(), user="ana", kind="lease"))
     assert not svc.tick().decided and svc.engine.incremental.pended == len(burst)
     assert svc.engine.incremental.etas_moved  # a refresh is wanted, and waits for the burst's end
     assert 0.0 < svc.engine.wait_hint_s(10.0) <= svc.engine.incremental.burst_gap_s
     for position, job in enumerate(burst, start=1):  # every pend of the burst has its reason meanwhile
-        got = svc.get_job(job["id"], user="bob")["reason"]
+        got = svc.get_job(job["id"], user="ana")["reason"]
         assert (got["position"], got["details"]["eta_code"]) == (position, "Provisional")
     deadline = time.monotonic() + 10.0
     while not svc.tick().decided:  # the burst is over: the refresh runs
         assert time.monotonic() < deadline, "the ETA refresh never ran after the burst"
         time.sleep(0.05)
     assert not svc.engine.incremental.etas_moved
-    assert svc.get_job(burst[0]["id"], user="bob")["reason"]["details"]["eta_code"] != "Provisional"
+    assert svc.get_job(burst[0]["id"], user="ana")["reason"]["details"]["eta_code"] != "Provisional"
 
 def _job_row_reads(svc: SchedulerService) -> list[str]:
     """Statements that read one job row by id, from now on (a listener on the store's real
