@@ -17,7 +17,7 @@ import pytest
 from core_builders import T0, make_job, make_node, quotas, running, snapshot
 
 from jupyter_sched.model import Job, Quota
-from jupyter_sched.scheduling import SchedulingProfile, run_cycle
+from jupyter_sched.scheduling import CycleResult, SchedulingProfile, run_cycle
 
 TEAMS = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None),
                Quota(team="teamb", guaranteed=2, borrowing_limit=None))
@@ -89,22 +89,28 @@ def _r13_borrowers(evicted_before: bool) -> list[Job]:
             for i, g in enumerate((0, 1, 3))]
 
 
+def _r13_cycle(evicted_before: bool, *, minutes: float = 0) -> CycleResult:
+    """One cycle ``minutes`` after T0: teama's borrowers (:func:`_r13_borrowers`), teamb's running job
+    and its within-guarantee ``b-evictor`` (both teams guaranteed 2 of 4 GPUs)."""
+    b_run = running(make_job("b-run", team="teamb", user="bob"), "n1", [2])
+    b = make_job("b-evictor", team="teamb", user="bob", submitted=0)
+    q = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None), Quota(team="teamb", guaranteed=2))
+    jobs = [*_r13_borrowers(evicted_before), b_run, b]
+    return run_cycle(snapshot([make_node(gpus=4)], jobs, quota=q, now=T0 + timedelta(minutes=minutes)),
+                     SchedulingProfile())
+
+
 def test_red15_r13_a_young_borrower_is_never_reclaimed_and_the_reason_says_until_when() -> None:
     # teamb's second job is within its guarantee. Every candidate is younger than 5 min and runs again
     # after an eviction: none is evicted (before, the youngest went, 5 times over in the red team's
     # run); the reclaimer waits until the youngest has run 5 min (12:04 UTC), then takes it.
-    a = _r13_borrowers(evicted_before=True)
-    b_run = running(make_job("b-run", team="teamb", user="bob"), "n1", [2])
-    b = make_job("b-evictor", team="teamb", user="bob", submitted=0)
-    q = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None), Quota(team="teamb", guaranteed=2))
-    first = run_cycle(snapshot([make_node(gpus=4)], [*a, b_run, b], quota=q), SchedulingProfile())
+    first = _r13_cycle(evicted_before=True)
     assert first.preemptions == (), first.preemptions
     reason = next(p.reason for p in first.pending if p.job_id == "b-evictor")
     assert reason.details["preemption_rule"]["rule"] == "min_runtime"
     assert "until ann's a2 (a2) has run 5 min (12:04 UTC)" in reason.message, reason.message
     assert reason.eta == T0 + timedelta(minutes=4)
-    later = run_cycle(snapshot([make_node(gpus=4)], [*a, b_run, b], quota=q, now=T0 + timedelta(minutes=4)),
-                      SchedulingProfile())
+    later = _r13_cycle(evicted_before=True, minutes=4)
     assert [(p.job_id, p.kind) for p in later.preemptions] == [("a2", "reclaim")]
 
 
@@ -112,11 +118,7 @@ def test_red15_r13_a_young_borrower_never_evicted_is_reclaimed_at_once() -> None
     # the minimum runtime stays a preference for a job that was never evicted (DESIGN.md *Reclaim*:
     # "protected where possible"; case 032 reclaims borrowers seen running 10 s before): the youngest
     # borrower goes at once, so a within-guarantee job never waits out other teams' fresh borrowing
-    a = _r13_borrowers(evicted_before=False)
-    b_run = running(make_job("b-run", team="teamb", user="bob"), "n1", [2])
-    b = make_job("b-evictor", team="teamb", user="bob", submitted=0)
-    q = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=None), Quota(team="teamb", guaranteed=2))
-    first = run_cycle(snapshot([make_node(gpus=4)], [*a, b_run, b], quota=q), SchedulingProfile())
+    first = _r13_cycle(evicted_before=False)
     assert [(p.job_id, p.kind) for p in first.preemptions] == [("a2", "reclaim")]
 
 
