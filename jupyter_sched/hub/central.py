@@ -47,12 +47,13 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.ioloop import PeriodicCallback
-from traitlets import Dict, Float, Int, List, TraitError, Unicode
+from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
 
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..extension.app import SchedApp
+from ..extension.config_access import HUB_CPU_JOB_CAP
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
@@ -149,6 +150,12 @@ class HubSchedApp(SchedApp):
         help="""Price per GPU-hour by GPU model name (e.g. {"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5};
         "*" prices every other model) for the cost column of GET usage/report. Default {}: no cost.""",
     )
+
+    @default("max_running_cpu_jobs_per_user")
+    def _hub_cpu_job_cap(self) -> int:
+        """The CPU-job cap is a guard between a hub's users (their jobs share the service's host):
+        8 here unless configured; a single-user server has none (new user 16, N14)."""
+        return HUB_CPU_JOB_CAP
 
     run_as_account_template = Unicode(
         "{username}", config=True,
