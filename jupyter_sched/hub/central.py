@@ -52,6 +52,7 @@ from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
+from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
 from ..extension.config_access import HUB_CPU_JOB_CAP
 from ..extension.handlers import SchedHandler
@@ -275,6 +276,18 @@ class HubSchedApp(SchedApp):
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
+        self._fence_servers(executor)
+
+    def _fence_servers(self, executor: Any) -> None:
+        """Keep hub users' notebook-server devices groups (red team 16, R1) and say at start whether
+        this host can fence them at all."""
+        problem = server_fence_problem()
+        if problem is None and executor.limits is not None and executor.limits.fences_gpus:
+            executor.servers = ServerFence()
+            self.log.info("jupyter_sched: %s", SERVERS_FENCED)
+        else:
+            self.log.warning("jupyter_sched: %s: %s; any hub user's notebook server or kernel on this host can open "
+                             "any GPU", NOT_FENCED, problem or "jobs' GPUs are not fenced by a devices cgroup here")
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The route table, plus the kernel reports and refused-token reports of user servers (hub mode only)."""
