@@ -665,7 +665,8 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
     notebook the kernel serves (``kernel_notebook``: private to its owner, so a job of theirs this
     lease blocks can say which notebook's ``%gpu release`` frees it), the job whose kernel this is
     (``parent_job_id``, from ``JUPYTER_SCHED_JOB_ID`` in a job's environment: the lease then ends
-    with that job, even one killed by SIGKILL). No default name: the server names it ``notebook
+    with that job, even one killed by SIGKILL); without a kernel id, ``released_at_exit`` (the
+    magic gives the lease back at the kernel's exit: new user 16, N1). No default name: the server names it ``notebook
     lease`` (new user 10, N11: ``kernel-<first 8 hex of the id>`` showed part of the kernel id in
     the shared queue); its owner's listings say which notebook (``wording.jobs.work_name``)."""
     body = _resource_fields(options)
@@ -673,6 +674,8 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
         body["parent_job_id"] = parent_job_id
     if kernel_id:
         body["kernel_id"] = kernel_id
+    else:  # a kernel the server did not start: the magic releases it at exit (new user 16, N1)
+        body["released_at_exit"] = True
     if kernel_id and notebook:
         body["kernel_notebook"] = notebook
     return body  # no name unless given: the server's default says what it is, not part of the kernel id (N11)

@@ -477,16 +477,25 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
             f"its {format_duration(float(limit))} time limit")
 
 
+AT_EXIT_HOLDER = "GPUs held by a kernel this server did not start (nbconvert, papermill, VS Code…)"
+"""Who holds a lease whose asking process releases it at exit (``released_at_exit``, new user 16,
+N1: such a lease of a live nbconvert kernel read "GPUs held for no kernel … `cancel` releases them")."""
+
+
 def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
     """Until when a lease holds its GPUs (it has no time limit): its owner's lease bound to no kernel,
     which no notebook can release (new user 4), is released with ``cancel`` — or with the job it is held
-    for (``parent_job_id``); another user's, only its
+    for (``parent_job_id``), or by the kernel the server did not start that holds it, at its exit
+    (``released_at_exit``); another user's, only its
     owner releases — whether a kernel holds it is theirs to know (kernel_id is private: its public name
     says so, else "a lease", new user 13, N9)."""
     parent = lease.get("parent_job_id")
     if parent and lease.get("mine", True) is not False:  # held for a job, not "for no kernel" (red team 15, R15)
         return (f"GPUs held for job {parent}: released when it ends (`{cancel} {lease.get('id')}` releases them "
                 "sooner), no time limit")
+    if lease.get("released_at_exit") and lease.get("mine", True) is not False:  # new user 16, N1
+        return (f"{AT_EXIT_HOLDER}: released when it runs %gpu release or exits "
+                f"(`{cancel} {lease.get('id')}` releases them sooner), no time limit")
     if not lease.get("kernel_id") and lease.get("mine", True) is not False:
         return f"GPUs held for no kernel: `{cancel} {lease.get('id')}` releases them (or idle reclaim), no time limit"
     if lease.get("mine", True) is False:

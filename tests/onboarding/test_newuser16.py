@@ -136,3 +136,72 @@ def test_newuser16_n6_cli_workdir_hint_names_this_shells_folder(server: Embedded
     line = said.stderr.strip().splitlines()[-1]
     assert f"leave --workdir out (the job starts in this shell's folder, {here})" in line, line
     assert "server's root" not in line, line
+
+
+# ---- N1: the lease of a kernel the server did not start (nbconvert / nbclient / papermill) -------------------
+
+_NBCLIENT_CELLS = ["%load_ext jupyter_sched\nimport pandas\npandas.set_option('display.max_colwidth', None)\n"
+                   "pandas.set_option('display.expand_frame_repr', False)",  # the magic's table, unabridged
+                   "%gpu request 1", "!jupyter-sched queue", "%schedule queue", "%gpu"]
+
+
+def _outputs(cell: Any) -> str:
+    parts: list[str] = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output["text"])
+        elif "data" in output:
+            parts.append(str(output["data"].get("text/plain", "")))
+        elif output.get("output_type") == "error":
+            parts.extend(output.get("traceback", []))
+    return "\n".join(parts)
+
+
+def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no_kernel(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N1: a notebook run by ``jupyter nbconvert --execute`` (nbclient: a kernel the server did not start,
+    so the magic sends no kernel id and releases the lease itself at exit) showed its own live lease as
+    "GPUs held for no kernel: `cancel` releases them" in the CLI's and the magic's queue. Now the lease
+    says it is released at the kernel's exit (``released_at_exit``, the owner's and admins' field only),
+    its name is ``kernel lease``, and it is released when the notebook's kernel shuts down."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    clear(server)
+    ann, cat, boss = api(server, "tok-ann"), api(server, "tok-cat"), api(server, "tok-boss")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in _NBCLIENT_CELLS])
+    env = _env(tmp_path, server)
+    seen: dict[str, Any] = {}
+
+    def look(cell: Any, cell_index: int, **_: Any) -> None:  # while the kernel lives: the lease from outside
+        if cell_index == len(_NBCLIENT_CELLS) - 1:
+            (seen["own"],) = ann.get("leases", params={"state": "admitted,running"}).json()
+            seen["cat"] = [e for e in cat.get("queue").json() if e["id"] == seen["own"]["id"]]
+            seen["boss"] = boss.get(f"leases/{seen['own']['id']}").json()
+
+    client = NotebookClient(nb, timeout=180, kernel_name="python3", on_cell_executed=look)
+    try:
+        client.execute(env=env, cwd=str(tmp_path))
+    finally:
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            if "own" not in seen:
+                ann.delete(f"leases/{row['id']}")
+    texts = [" ".join(_outputs(cell).split()) for cell in nb.cells]  # the CLI wraps at its width
+    lease = seen["own"]
+    cli, magic = texts[2], texts[3]
+    for said in (cli, magic):
+        assert lease["id"] in said, said
+        assert "no kernel" not in said, said
+        assert "held by a kernel this server did not start" in said and "%gpu release or exits" in said, said
+    assert "jupyter-sched cancel " + lease["id"] in cli, cli  # sooner, from a terminal
+    assert lease["kernel_id"] is None and lease["released_at_exit"] is True, lease
+    assert lease["name"] == "kernel lease", lease
+    assert seen["boss"]["released_at_exit"] is True, seen["boss"]
+    assert seen["cat"] and "released_at_exit" not in seen["cat"][0], seen["cat"]  # owner-only on the wire
+    assert "bound to no kernel" not in texts[1], texts[1]  # no submit warning: its kernel releases it
+    assert lease["id"] in texts[4], texts[4]  # %gpu: this kernel's lease
+    deadline = time.monotonic() + 30  # the kernel's exit released it (written as the kernel shuts down)
+    while (ended := ann.get(f"leases/{lease['id']}").json())["state"] not in ("cancelled", "completed"):
+        assert time.monotonic() < deadline, ended
+        time.sleep(0.2)
+    assert "exited" in str(ended.get("message")), ended
