@@ -296,3 +296,17 @@ def test_newuser16_n10_a_bad_choice_on_jupyters_command_line_is_told_its_choices
                     "jupyter_server_config.py in your Jupyter config folder (~/.jupyter, or $JUPYTER_CONFIG_DIR)"), said
     assert "Traceback" not in done.stderr
     assert "list or dict" not in said and "jupyter_sched_serve_config" not in said
+
+
+# ---- N4: an empty notebook path for a definition ------------------------------------------------------------
+
+def test_newuser16_n4_cli_an_empty_notebook_or_script_is_told_it_is_empty(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N4 (CLI): ``definitions create '' --cron …`` read ``NOTEBOOK_OR_SCRIPT : <cwd> is a folder, not a file``
+    (a stray space; an empty string was typed, not a folder). The panel's form refuses the empty field
+    itself (labextension/test/definitions.test.ts, "new user 16 N4")."""
+    said = _cli(_env(tmp_path, server), "definitions", "create", "", "--cron", "0 7 * * *", cwd=tmp_path)
+    assert said.returncode == EXIT_USAGE, said.stderr
+    line = said.stderr.strip().splitlines()[-1]
+    assert line == ("jupyter-sched definitions create: NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or "
+                    "script each firing runs, e.g. reports/daily.ipynb [usage_error]"), line
+    assert api(server, "tok-ann").get("definitions").json() == []
