@@ -161,6 +161,7 @@ class ClusterState(Journaled):
         self._journal: list[tuple[str, Any, Any]] | None = None
         self._arrays: NodeArrays | None = None   # built on first use by vectorised score plugins
         self.version = 0  # bumped on every take/release; lets callers cache per state
+        self.share_version = 0  # bumped on every take/release that changes a GPU share (see _change)
         self._build()
         self.pool_stamp: list[int] = [0] * len(self.pools)
         self._stamps = 0
@@ -191,6 +192,13 @@ class ClusterState(Journaled):
         self._journal = None
         self._arrays = None
         self.version = 0
+        self.share_version = 0
+        """Bumped on every take or release whose ``(gpu, milli)`` pairs include one of less than a whole
+        GPU (0 included): what is derived from the shares on GPUs alone — who holds a share of which
+        GPU, the free rest of a GPU a share is on — is unchanged while it is (whole-GPU changes never
+        touch a GPU a share is on: a share keeps it below 1000 free, a whole GPU needs all 1000), so
+        callers cache that by it rather than by :attr:`version`, which every admission moves (issue 17:
+        ``held_away`` redone per admission was a quarter of a 5,000-node cycle)."""
         self.pool_stamp = [0] * len(self.pools)
         """Per pool, a number naming its free capacity (free GPUs and shares per node, host resources):
         a change gives the pool a number never used before, and undoing a trial gives back the number
@@ -333,9 +341,12 @@ class ClusterState(Journaled):
         fm, gpu_node, placeable = self.free_milli, self.gpu_node, self.placeable
         plain = self._arrays is None
         node, delta = -1, 0
+        shares = False
         for g, milli in gpus:
             old = fm[g]
             new = old + sign * milli
+            if milli != GPU_MILLI:
+                shares = True
             if plain and (old == 0 or old == GPU_MILLI) and (new == 0 or new == GPU_MILLI):
                 # a whole GPU taken or freed, no array view: what _set_free does, without the call
                 if old == new:
@@ -354,6 +365,8 @@ class ClusterState(Journaled):
                 delta += moved
         if delta:
             self._shift(node, delta)
+        if shares:
+            self.share_version += 1
 
     def _shift(self, n_id: int, delta: int) -> None:
         """Node ``n_id`` has ``delta`` more wholly free placeable GPUs: move it between ``by_free`` buckets."""

@@ -249,6 +249,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
     ctx.admits.append(Admit(job_id, alloc, borrowed_gpus, scores, backfill, predicted, limit, source, queued))
     ctx.admitted[job_id] = job
     ctx.fresh[job_id] = placement
+    if alloc.gpu_milli < GPU_MILLI:
+        ctx.fresh_shares[job_id] = None
     if spec.port is not None and ctx.profile.host_ports:
         ports.hold(ctx, job, alloc.node)
     if not spec.resources.total_milli and ctx.profile.max_running_cpu_jobs_per_user:

@@ -216,6 +216,10 @@ class CycleContext:
         self.shares_held = any(j.spec.resources.fractional for j in snapshot.jobs)
         self.share_holders = [j.id for j in snapshot.jobs if j.state.holds_gpus and j.allocation is not None
                               and j.allocation.gpu_milli < GPU_MILLI] if self.shares_held else []
+        # this cycle's admissions of a share of a GPU (allocation gpu_milli < 1000), in admission order:
+        # a subset of ``fresh`` kept in step with it (.admit adds, .preempt.issue withdraws), so
+        # shares_now reads the few shares, not every admission (issue 17)
+        self.fresh_shares: dict[str, None] = {}
         self.held_away_memo: tuple[int, dict[tuple[str, str | None, str], int]] | None = None
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         self._top_holder: Mapping[str, Any] | None = None  # top_holder(), once worked out
@@ -256,8 +260,8 @@ class CycleContext:
             held = holdings.get(job_id)
             if held is not None:
                 yield job_id, held
-        for job_id, placement in self.fresh.items():
-            if placement.allocation.gpu_milli < GPU_MILLI and (held := holdings.get(job_id)) is not None:
+        for job_id in self.fresh_shares:
+            if (held := holdings.get(job_id)) is not None:
                 yield job_id, held
 
     def named(self, job_id: str, reader: str | None = None) -> str:

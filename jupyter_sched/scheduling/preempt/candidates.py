@@ -24,7 +24,7 @@ from ...preemption.victims import Candidate
 from ..context import CycleContext
 from ..ledger import NOMINATION_PREFIX, Holder
 
-__all__ = ["borrow_candidates", "candidate", "held_away", "holder_key", "nomination_candidates", "own_candidates",
+__all__ = ["borrow_candidates", "candidate", "held_away", "held_away_now", "holder_key", "nomination_candidates", "own_candidates",
            "reclaim_candidates", "team_borrowing", "team_lines"]
 
 
@@ -152,11 +152,24 @@ def held_away(ctx: CycleContext) -> dict[LineKey, int]:
     (Run:ai charges a shared GPU to its holder the same way). So a team whose shares spread over
     more GPUs than it is guaranteed is borrowing those GPUs, and a within-guarantee whole-GPU job
     of another team may reclaim the fewest shares that free a GPU for it; a team keeps, whole,
-    as many shared GPUs as it is guaranteed. Worked out once per ledger version."""
+    as many shared GPUs as it is guaranteed.
+
+    Worked out once per :attr:`~jupyter_sched.placement.state.ClusterState.share_version` — it reads
+    only the shares on GPUs and those GPUs' free rest, which whole-GPU admissions leave alone (issue
+    17: redone per admission, it was a quarter of a 5,000-node cycle); :func:`held_away_now` is the
+    same computation without the memo."""
     st = ctx.state
     memo = ctx.held_away_memo
-    if memo is not None and memo[0] == st.version:
+    if memo is not None and memo[0] == st.share_version:
         return memo[1]
+    out = held_away_now(ctx)
+    ctx.held_away_memo = (st.share_version, out)
+    return out
+
+
+def held_away_now(ctx: CycleContext) -> dict[LineKey, int]:
+    """:func:`held_away` worked out from the ledger as it is now (no memo)."""
+    st = ctx.state
     out: dict[LineKey, int] = {}
     shared: dict[int, set[LineKey]] = {}  # GPU -> the team lines every share on it is charged to
     charges = ctx.quota.charges
@@ -172,7 +185,6 @@ def held_away(ctx: CycleContext) -> dict[LineKey, int]:
         if lines and 0 < rest < 1000 and st.placeable[g]:
             for key in lines:
                 out[key] = out.get(key, 0) + rest
-    ctx.held_away_memo = (st.version, out)
     return out
 
 

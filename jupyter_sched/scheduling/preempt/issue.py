@@ -128,6 +128,7 @@ def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
     """Take back an admission made earlier in this cycle: it borrowed GPUs ``job`` reclaims."""
     holder = ctx.fresh_holder(c.job_id)
     placement = ctx.fresh.pop(c.job_id)
+    ctx.fresh_shares.pop(c.job_id, None)
     ctx.ledger.evict(c.job_id)
     ctx.victims.add(c.job_id)
     del ctx.admitted[c.job_id]

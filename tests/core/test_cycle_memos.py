@@ -1,0 +1,165 @@
+"""The cycle's per-context memos decide nothing themselves (issue 17, session 17): over random share
+layouts (hypothesis), a cycle run with them gives the same decisions and reasons, word for word, as
+one that works every memoised value out afresh each time it is read.
+
+Memos checked:
+
+* :func:`~jupyter_sched.scheduling.preempt.candidates.held_away` — kept per
+  :attr:`~jupyter_sched.placement.state.ClusterState.share_version` (what shares hold) rather than
+  per ledger version (which every admission moves);
+* :meth:`~jupyter_sched.scheduling.context.CycleContext.shares_now` — reads ``fresh_shares``, the
+  cycle's admissions of GPU shares kept in step with ``fresh``, not every admission.
+
+The direct computation is a :class:`CycleContext` whose memo slot never keeps a value and whose
+``shares_now`` walks every admission (the definition the memo must equal), run through the same
+:func:`~jupyter_sched.scheduling.cycle.run_on`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+
+from core_builders import T0, make_job, make_node, running, snapshot
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jupyter_sched.model import GPU_MILLI, Job, Quota, QuotaSet
+from jupyter_sched.placement.state import Holding
+from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, run_cycle
+from jupyter_sched.scheduling.context import CycleContext
+from jupyter_sched.scheduling.cycle import run_on
+from jupyter_sched.scheduling.preempt.candidates import held_away, held_away_now
+
+TEAMS = ("a", "b", "c")
+
+
+class DirectContext(CycleContext):
+    """A cycle context that memoises nothing :func:`held_away` reads: every read works it out again."""
+
+    @property  # type: ignore[override]
+    def held_away_memo(self) -> None:
+        return None
+
+    @held_away_memo.setter
+    def held_away_memo(self, value: object) -> None:
+        pass
+
+    def shares_now(self) -> Iterator[tuple[str, Holding]]:
+        holdings = self.state.holdings
+        for job_id in self.share_holders:
+            if (held := holdings.get(job_id)) is not None:
+                yield job_id, held
+        for job_id, placement in self.fresh.items():  # every admission of this cycle, in order
+            if placement.allocation.gpu_milli < GPU_MILLI and (held := holdings.get(job_id)) is not None:
+                yield job_id, held
+
+
+@st.composite
+def share_worlds(draw: st.DrawFn) -> Snapshot:
+    """Nodes whose GPUs hold shares of one or several teams, some whole-GPU work, team quotas, and a
+    queue mixing shares and whole GPUs (the layouts of red team 15 R5: shares spread one per GPU)."""
+    nodes = [make_node(f"n{i}", gpus=draw(st.integers(1, 6)), model=draw(st.sampled_from(["A100-80GB", "H100-80GB"])))
+             for i in range(draw(st.integers(1, 3)))]
+    jobs: list[Job] = []
+    for node in nodes:
+        for g in range(len(node.gpus)):
+            kind = draw(st.sampled_from(["free", "free", "shares", "shares", "whole"]))
+            if kind == "whole":
+                job = make_job(f"w-{node.name}-{g}", team=draw(st.sampled_from(TEAMS)), user="u1",
+                               priority=draw(st.sampled_from(["normal", "low"])))
+                jobs.append(running(job, node.name, [g], started=-draw(st.sampled_from([1.0, 30.0]))))
+            elif kind == "shares":
+                left = GPU_MILLI
+                for s in range(draw(st.integers(1, 3))):
+                    milli = draw(st.sampled_from([100, 250, 500]))
+                    if milli > left:
+                        break
+                    left -= milli
+                    job = make_job(f"s-{node.name}-{g}-{s}", milli=milli, team=draw(st.sampled_from(TEAMS)),
+                                   user=draw(st.sampled_from(["u1", "u2"])), priority=draw(st.sampled_from(["normal", "low"])))
+                    jobs.append(running(job, node.name, [g], milli=milli, started=-draw(st.sampled_from([1.0, 30.0]))))
+    total = sum(len(n.gpus) for n in nodes)
+    lines, left = [], total
+    for team in TEAMS:
+        g = draw(st.integers(0, max(0, left)))
+        left -= g
+        lines.append(Quota(team=team, guaranteed=g, borrowing_limit=draw(st.one_of(st.none(), st.integers(0, 3)))))
+    for k in range(draw(st.integers(1, 12))):
+        milli = draw(st.sampled_from([1000, 1000, 500, 250, 100]))
+        jobs.append(make_job(f"p{k}", gpus=1 if milli < 1000 else draw(st.integers(1, 3)), milli=milli,
+                             team=draw(st.sampled_from(TEAMS)), user=draw(st.sampled_from(["u1", "u2", "u3"])),
+                             priority=draw(st.sampled_from(["high", "normal", "low"])), submitted=k,
+                             time_limit_s=draw(st.sampled_from([None, 600.0]))))
+    return snapshot(nodes, jobs, quota=QuotaSet(quotas=tuple(lines)), now=T0 + timedelta(minutes=1))
+
+
+PROFILES = [SchedulingProfile(min_runtime_s=0), SchedulingProfile(gpu_sharing="team", min_runtime_s=0),
+            SchedulingProfile(), SchedulingProfile(gpu_sharing="none", borrow_within_cohort="normal", min_runtime_s=0)]
+
+
+def _said(result: CycleResult) -> tuple[object, ...]:
+    """Everything a cycle decided and said (reasons, ETAs, audit details included)."""
+    return (result.admits, result.preemptions, result.pending, result.rejects, result.nominations, result.audit)
+
+
+@settings(max_examples=int(os.environ.get("JS_PROPERTY_EXAMPLES", "120")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(share_worlds(), st.sampled_from(PROFILES))
+def test_memoised_cycle_decides_and_says_what_the_direct_one_does(snap: Snapshot, profile: SchedulingProfile) -> None:
+    memoised = run_cycle(snap, profile)
+    direct = run_on(DirectContext(snap, profile))
+    assert _said(memoised) == _said(direct)
+
+
+@settings(max_examples=int(os.environ.get("JS_PROPERTY_EXAMPLES", "120")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(share_worlds(), st.sampled_from(PROFILES), st.data())
+def test_held_away_memo_follows_admissions_evictions_and_undone_trials(snap: Snapshot, profile: SchedulingProfile,
+                                                                     data: st.DataObject) -> None:
+    # the cycle's own admissions and evictions, then trials undone, each followed by a read of both
+    ctx = CycleContext(snap, profile)
+    assert held_away(ctx) == held_away_now(ctx)
+    run_on(ctx)
+    assert held_away(ctx) == held_away_now(ctx)
+    assert list(ctx.shares_now()) == list(DirectContext.shares_now(ctx))
+    holders = sorted(ctx.state.holdings)
+    for job_id in data.draw(st.lists(st.sampled_from(holders), max_size=4, unique=True) if holders else st.just([])):
+        with ctx.ledger.what_if():
+            ctx.ledger.evict(job_id)
+            assert held_away(ctx) == held_away_now(ctx)
+        assert held_away(ctx) == held_away_now(ctx)
+
+
+def test_held_away_is_read_from_the_memo_while_only_whole_gpus_change() -> None:
+    # teamb's tenths spread one per GPU over GPUs 0-2; teama's whole-GPU admissions on GPUs 3-5 leave
+    # the shares alone: share_version stays, held_away is the one worked out first
+    tenths = [running(make_job(f"b{g}", milli=100, team="b", user="bob"), "n1", [g], milli=100) for g in range(3)]
+    whole = [make_job(f"a{i}", team="a", user="ann", submitted=i) for i in range(3)]
+    snap = snapshot([make_node(gpus=6)], [*tenths, *whole],
+                    quota=QuotaSet(quotas=(Quota(team="a", guaranteed=3), Quota(team="b", guaranteed=1))))
+    ctx = CycleContext(snap, SchedulingProfile())
+    first = held_away(ctx)
+    assert [k[0] for k in first] == ["b"] and sum(first.values()) == 2700, first  # 3 x 0.9 free beside the tenths
+    before = (ctx.state.version, ctx.state.share_version)
+    result = run_on(ctx)
+    assert len(result.admits) == 3
+    assert ctx.state.version > before[0] and ctx.state.share_version == before[1]
+    assert held_away(ctx) is first and held_away_now(ctx) == first
+    # a new tenth of teamb moves share_version and the memo with it
+    ctx.state.take("b-new", Holding(gpus=((0, 100),), node=0))
+    assert ctx.state.share_version > before[1]
+    assert held_away(ctx) == held_away_now(ctx) != first
+
+
+def test_shares_now_reads_this_cycles_share_admissions_only() -> None:
+    # every admission of a share is in fresh_shares, in admission order, and only those
+    jobs = [make_job(f"f{i}", milli=250, team="a", user="ann", submitted=i) for i in range(3)]
+    jobs += [make_job("w", team="a", user="ann", submitted=5)]
+    ctx = CycleContext(snapshot([make_node(gpus=2)], jobs), SchedulingProfile())
+    run_on(ctx)
+    assert list(ctx.fresh_shares) == ["f0", "f1", "f2"]
+    assert [j for j, _ in ctx.shares_now()] == [j for j, _ in DirectContext.shares_now(ctx)] == ["f0", "f1", "f2"]
+    ctx.ledger.evict("f1")
+    assert [j for j, _ in ctx.shares_now()] == ["f0", "f2"]
