@@ -191,17 +191,19 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     reason and ETA as sentences. Asks the server for one pending entry more than it shows, to know
     whether to say that more wait behind them."""
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
+    total: int | None = None  # pending entries in the whole queue, when the server says
     if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
         rows = [row for row in client.queue() if row.get("mine")]
     elif shown is None:  # every pending job: page through the whole queue
         rows = client.queue_all()
     else:
-        rows = client.queue(limit=None if shown is None else min(shown + 1, QUEUE_LIMIT_MAX))
+        rows, total = client.queue_head(min(shown + 1, QUEUE_LIMIT_MAX))
     more = False
     if shown is not None:
         pending = [row for row in rows if row.get("position") is not None]
         if len(pending) > shown:
             more = True
+            total = len(pending) if args.mine else total  # --mine: all of the caller's own are here
             cut = {id(row) for row in pending[shown:]}
             rows = [row for row in rows if id(row) not in cut]
     if args.json:
@@ -237,7 +239,9 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     _print_table(table, io, details=details)
     if more:
         mine = " --mine" if args.mine else ""
-        print(f"More{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
+        left = total - shown if total is not None and shown is not None else 0
+        behind = f"{left} more" if left > 0 else "More"  # how many (new user 16, N14)
+        print(f"{behind}{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
               f"`{PROG} queue{mine} --all` lists every one (or --limit N).", file=io.out)
     return EXIT_OK
 

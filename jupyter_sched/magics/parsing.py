@@ -168,7 +168,24 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
         parser.add_argument("--team", "--queue", dest="team")
 
 
+GPU_COUNT = "N"
+"""The field of ``%gpu request N``'s count: what the magic's refusals carry (a placeholder nobody types)."""
+
+
 def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
+    """:func:`_count_of` with ``%gpu request N``'s refusals said as the server's and the CLI's rule for
+    ``gpus``, after the magic's name: ``%gpu request: gpus must be an integer (got "abc")``, not ``N must
+    be …`` (new user 15, N12 / new user 16: the user typed no ``N``; the words are REST's, case 019's)."""
+    if field != GPU_COUNT:
+        return _count_of(value, field, minimum=minimum)
+    try:
+        return _count_of(value, "gpus", minimum=minimum)
+    except ValidationError as err:
+        raise ValidationError(f"%gpu request: {err.message}", field=GPU_COUNT, hint=err.hint,
+                              details=err.details) from None
+
+
+def _count_of(value: str, field: str, *, minimum: int = 0) -> float:
     """The server's rule and words (:func:`~jupyter_sched.model.validation.parse_gpus`), with the
     option as typed (``N``, ``--gpus``): one wording per kind of mistake (new user 14, N3/N4: ``N must
     be a number of GPUs``, prefixed ``%gpu request:``, beside ``must be an integer`` for the same
@@ -339,7 +356,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
                                   hint="e.g. %gpu request 2")
         timeout_field = typed_option("--timeout/--for", rest)  # as typed, never its other name (new user 16, N3)
         options = _options(ns, gpus=count if count is not None else "1", min_gpus=1,
-                           gpus_field="N" if ns.count is not None else "--gpus", timeout_field=timeout_field)
+                           gpus_field=GPU_COUNT if ns.count is not None else "--gpus", timeout_field=timeout_field)
         if not ns.wait and options.timeout_s is not None:  # it would be ignored without a word
             raise ValidationError(f"%gpu request: {timeout_field} is how long to wait, and --no-wait does not wait",
                                   field=timeout_field, hint="drop one of them")

@@ -34,6 +34,7 @@ __all__ = [
     "WorkerGroup",
     "default_lease_name",
     "public_name",
+    "work_noun",
 ]
 
 
@@ -329,6 +330,16 @@ def public_name(spec: JobSpec) -> str:
     if spec.kind is JobKind.LEASE and kernel_named(spec.name, spec.kernel_id):
         return default_lease_name(spec.kernel_id, spec.kernel_notebook, released_at_exit=spec.released_at_exit)
     return spec.name
+
+
+_NOUNS = {"lease": "lease", "inference": "service"}
+
+
+def work_noun(spec: JobSpec) -> str:
+    """What a reason calls a piece of work by its kind: ``lease`` (a kernel's GPUs), ``service``
+    (inference), else ``job`` — new user 16, N12: a lease that preempted a job was "a
+    higher-priority normal job"."""
+    return _NOUNS.get(spec.kind.value, "job")
 
 
 @fast_init

@@ -144,7 +144,10 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     flag = surface.flag(field) or field
     for words, option in _names_of(field, surface):
         if message.startswith(words + " ") and option != words:
-            message = option + message[len(words):]
+            # a placeholder (``N``) is no word a person typed: the field's words after the command's name
+            # (new user 16: "N must be <= 4096" from the server, as the magic's own "%gpu request: gpus must be")
+            placeholder = surface.name and not option.startswith("-")
+            message = f"{surface.name}: {message}" if placeholder else option + message[len(words):]
             break
     else:  # only an option of this surface is named: a server setting (max_unfinished_per_user) is no option
         if (flag != field or field.startswith("-")) and not re.search(_word(flag), message):

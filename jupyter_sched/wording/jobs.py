@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..model.names import LEASE_NAMES, kernel_named
-from ..model.units import clock_text, format_duration
+from ..model.units import clock_text, format_duration, relative_text
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
@@ -156,7 +156,7 @@ def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def gpus_text(job: Mapping[str, Any]) -> str:
-    """``1 GPU``, ``0.5 GPUs``, ``2 GPUs (A100/H100)`` from the job's resources; a gang reads
+    """``1 GPU``, ``0.5 GPU``, ``2 GPUs (A100/H100)`` from the job's resources; a gang reads
     per worker, ``2 x 4 GPUs``, and one of worker groups group by group, ``1 x 1 + 4 x 8 GPUs``
     (workers x GPUs each: the job is one gang, shown as one job)."""
     res = job.get("resources") if isinstance(job.get("resources"), Mapping) else job
@@ -171,7 +171,8 @@ def gpus_text(job: Mapping[str, Any]) -> str:
         count = " + ".join(f"{g.get('workers', 1)} x {g.get('gpus', 0)}" for g in groups)
     elif isinstance(workers, int) and workers > 1:
         count = f"{workers} x {count}"
-    return f"{count} GPU" + ("" if count == "1" else "s") + (f" ({'/'.join(models)})" if models else "")
+    one = count == "1" or (" " not in count and gpus == 1 and bool(milli) and milli < 1000)  # "0.5 GPU", as gpus_phrase (new user 16, N8)
+    return f"{count} GPU" + ("" if one else "s") + (f" ({'/'.join(models)})" if models else "")
 
 
 def work_name(job: Mapping[str, Any]) -> str:
@@ -375,7 +376,7 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     if deadline is not None:
         when = f" at {_clock_of(deadline, now)}"
         if now is not None and deadline > now:
-            when += f" (in {format_duration((deadline - now).total_seconds())})"
+            when += f" ({relative_text((deadline - now).total_seconds())})"
     # the rule, not the standing sentence (that one states the times this note says itself);
     # a server before "rule" existed sent the rule as reason
     reason = str(entry.get("rule") or entry.get("reason") or "").strip()
@@ -496,7 +497,7 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
         return f"{format_duration(float(limit))} time limit"
     end = started + timedelta(seconds=float(limit))
     left = max(0.0, (end - now).total_seconds())
-    return (f"ends by {clock_text(end, now)} (in {format_duration(left)}), "
+    return (f"ends by {clock_text(end, now)} ({relative_text(left)}), "
             f"its {format_duration(float(limit))} time limit")
 
 

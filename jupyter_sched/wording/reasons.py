@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
-from ..model.units import clock_text, format_duration
+from ..model.units import clock_text, format_duration, relative_text
 from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
@@ -133,9 +133,14 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         message = message.replace(f"would delay {reserved},", f"would delay {named},")
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
+        names, owners = details.get("eta_waits_on_names"), details.get("eta_waits_on_owners")
+        job = str(backfill.get("reserved_for") or "")
+        if job and isinstance(backfill.get("reserved_for_name"), str):  # the core's name of the reserved job (N8)
+            names = {**(names if isinstance(names, Mapping) else {}), job: backfill["reserved_for_name"]}
+        if job and isinstance(backfill.get("reserved_for_owner"), str):
+            owners = {**(owners if isinstance(owners, Mapping) else {}), job: backfill["reserved_for_owner"]}
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
-                                   names=details.get("eta_waits_on_names"), eta_names=_eta_names(details),
-                                   owners=details.get("eta_waits_on_owners"))
+                                   names=names, eta_names=_eta_names(details), owners=owners)
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
@@ -429,7 +434,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     text = f"ETA {_clock(when, now)}"
     if relative and now is not None:
         wait = (when - now).total_seconds()
-        text += f" (in {format_duration(wait)})" if wait >= 1 else " (now)"
+        text += f" ({relative_text(wait)})"
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
     waits = details.get("eta_waits_on")

@@ -2777,7 +2777,7 @@ export interface operations {
     getQueue: {
         parameters: {
             query?: {
-                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is listed on the first page (a Link: rel=next header gives the next page when limit or cursor is given) */
+                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is listed on the first page (a Link: rel=next header gives the next page when limit or cursor is given; an X-Total-Count header, how many wait in all when more follow) */
                 limit?: number | null;
                 /** @description the cursor of the next page (from the Link header); pages are limit entries long (default 1000) */
                 cursor?: string | null;

@@ -92,7 +92,7 @@ def test_newuser16_n2_a_fraction_above_one_gpu_is_told_the_rule_it_breaks(server
         "[validation_error]"), said.stderr
     with pytest.raises((MagicError, UsageError)) as refused:
         _magics(server).gpu("request 2.5 --no-wait")
-    assert str(refused.value).startswith("N must be a whole number or a fraction below 1 (got 2.5)"), refused.value
+    assert str(refused.value).startswith("%gpu request: gpus must be a whole number or a fraction below 1 (got 2.5)"), refused.value
     word = ann.post("jobs", json={"gpus": "two", "command": ["true"]}).json()["error"]
     assert word["message"] == 'gpus must be an integer (got "two")', word  # handed case 019 b3
     share = ann.post("jobs", json={"gpus": 0.55, "command": ["true"]})

@@ -221,7 +221,8 @@ class GetQueueRequest(QueryModel):
                               description="at most this many pending entries, the first in queue order "
                                           "(default: the first 1000 plus all of your own); work holding "
                                           "GPUs is listed on the first page (a Link: rel=next header gives "
-                                          "the next page when limit or cursor is given)")
+                                          "the next page when limit or cursor is given; an X-Total-Count "
+                                          "header, how many wait in all when more follow)")
     cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header); "
                                                          "pages are limit entries long (default 1000)")
 
@@ -552,6 +553,9 @@ class QueuePage(ResponseModel):
 
     entries: GetQueueResponse
     next_cursor: str | None = None
+    waiting_total: int | None = None
+    """Waiting (pending/preempted) work in the whole queue when more follow this page; sent as
+    the ``X-Total-Count`` header."""
 
 
 class GetJobLogsResponse(ResponseModel):
