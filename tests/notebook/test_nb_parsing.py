@@ -26,10 +26,10 @@ class Bad:
 
 
 BAD_LINES = [  # %gpu request N names N, the count as typed (new user 8, N6)
-    pytest.param(Bad("gpu", "request -1", "N"), id="negative GPUs are refused"),
-    pytest.param(Bad("gpu", "request two", "N"), id="a GPU count spelled as a word is refused"),
-    pytest.param(Bad("gpu", "request 1.5", "N"), id="a fraction above one GPU is refused"),
-    pytest.param(Bad("gpu", "request 0", "N"), id="a lease of zero GPUs is refused"),
+    pytest.param(Bad("gpu", "request -1", "gpus"), id="negative GPUs are refused"),
+    pytest.param(Bad("gpu", "request two", "gpus"), id="a GPU count spelled as a word is refused"),
+    pytest.param(Bad("gpu", "request 1.5", "gpus"), id="a fraction above one GPU is refused"),
+    pytest.param(Bad("gpu", "request 0", "gpus"), id="a lease of zero GPUs is refused"),
     pytest.param(Bad("gpu", "request 1 --timeout 2hh", "--timeout"), id="an unparseable duration is refused"),
     pytest.param(Bad("gpu", "request 1 --priority urgent", "--priority"), id="an unknown priority is refused"),
     pytest.param(Bad("gpu", "request 1 --mem-per-gpu 20XB", "--mem-per-gpu"), id="a bad memory size is refused"),
