@@ -61,12 +61,12 @@ def _t(minutes: float) -> datetime:
 
 
 def test_red17_r9_one_rule_own_time_and_idle_time_readable_anothers_time_withheld() -> None:
-    """The rule itself: ann's work held GPU-a 10–20, cat's 15–30 (a share), bo's 40–open."""
+    """The rule itself: ann's work held GPU-a 10-20, cat's 15-30 (a share), bo's 40-open."""
     holdings = {"GPU-a": [("ann", _t(10), _t(20)), ("cat", _t(15), _t(30)), ("bo", _t(40), None)],
                 "MIG-a1": [("bo", _t(40), None)]}
     cat = GpuReaders("cat", holdings)
     assert not cat.hides(["GPU-a"], _t(0), _t(10))  # nobody's
-    assert cat.hides(["GPU-a"], _t(5), _t(12))  # ann's 10–12, not cat's
+    assert cat.hides(["GPU-a"], _t(5), _t(12))  # ann's 10-12, not cat's
     assert not cat.hides(["GPU-a"], _t(15), _t(20))  # ann's and cat's share: cat's too
     assert not cat.hides(["GPU-a"], _t(25))  # one instant in cat's own
     assert cat.hides(["GPU-a"], _t(12))  # one instant in ann's alone
