@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..model.names import LEASE_NAMES, kernel_named
-from ..model.units import clock_text, format_duration, relative_text
+from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
@@ -137,8 +137,7 @@ def my_work(me: Mapping[str, Any], stopping: Sequence[Mapping[str, Any]] = ()) -
         parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
     text = ", ".join(parts)
     if text:
-        gpus = float(in_use.get("gpus") or 0)
-        text += f", on {gpus:g} GPU{'' if gpus == 1 else 's'}"
+        text += f", on {gpus_phrase(float(in_use.get('gpus') or 0))}"  # one GPU-count formatter (new user 17, N22)
     if pending:
         text += ("; " if text else "") + f"{pending} pending"
     return text or "nothing running or pending"
