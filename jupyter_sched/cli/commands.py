@@ -21,7 +21,16 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, ends_by, fit_name, serving_text, state_filter, stop_detail, work_name
+from ..wording.jobs import (
+    cluster_wait,
+    ends_by,
+    fit_name,
+    lease_given_back,
+    serving_text,
+    state_filter,
+    stop_detail,
+    work_name,
+)
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
@@ -395,7 +404,8 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
         _dump(job, io)
     else:
         print(job_line(job, _now()), file=io.out)
-    return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
+    # a lease its owner gave back ended as a lease should (new user 16, N9: exit 4, "it ended otherwise")
+    return EXIT_OK if job.get("state") == "succeeded" or lease_given_back(job) else EXIT_JOB_FAILED
 
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {

@@ -23,6 +23,8 @@ def gpus_phrase(count: object, model: str = "") -> str:
         count: GPUs (int, float, or a value shown as given).
         model: an optional model name put before "GPU".
     """
+    if isinstance(count, float):
+        count = round(count, 3)  # GPUs are counted in milli-GPUs: a float sum's 0.9999999999999999 is 1 (new user 17, N22)
     shown = f"{count:g}" if isinstance(count, float) else str(count)
     if model and "GPU" in model.split():
         return f"{shown} {model}"

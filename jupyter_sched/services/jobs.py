@@ -81,7 +81,7 @@ _WAITING = (JobState.PENDING, JobState.PREEMPTED)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
 
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "kernel_notebook",
-                  "parent_job_id", "message", "parameters", "source", "notebook_json")
+                  "parent_job_id", "released_at_exit", "message", "parameters", "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
 
 
@@ -549,6 +549,8 @@ class JobsService:
         release = f"`jupyter-sched cancel {job.id}` (or DELETE leases/{job.id}) releases it"
         kernel_id = job.spec.kernel_id
         if not kernel_id:
+            if job.spec.released_at_exit:  # its kernel releases it (new user 16, N1): nothing to warn of
+                return []
             return [f"this lease is bound to no kernel, so no notebook's %gpu release frees it: {release}"]
         kernels = self.ctx.engine._kernels
         if kernels is None:

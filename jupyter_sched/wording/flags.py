@@ -211,11 +211,15 @@ def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
     its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it).
-    ``typed``: the words typed, to name the option as typed (:func:`typed_option`)."""
+    ``typed``: the words typed, to name the option as typed (:func:`typed_option`) — of its names only
+    that one — and the value as typed after it (``--timeout=-5s``; new user 16, N3)."""
     if not (message.startswith("argument -") and message.endswith(": expected one argument")):
         return message
     option = typed_option(message[len("argument "):].split(":", 1)[0], typed)
-    return f'{message} — a value starting with "-" is joined to its option: {option}=VALUE'
+    # the value typed after it, written joined (new user 16, N3: `--timeout -5s` was told "--for=VALUE")
+    value = next((typed[i + 1] for i, word in enumerate(typed[:-1]) if word == option), "")
+    joined = f"{option}={value}" if value.startswith("-") else f"{option}=VALUE"
+    return f'argument {option}: expected one argument — a value starting with "-" is joined to its option: {joined}'
 
 
 def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = ()) -> str:

@@ -257,11 +257,19 @@ _clock = clock_text
 """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (the year when far off): the one formatter."""
 
 
+AT_EXIT_HELD = "held by a kernel this server did not start, released when it exits"
+"""A lease its asking process releases at exit (``released_at_exit``; new user 16, N1: an
+nbconvert kernel's live lease read "held for no kernel")."""
+
+
 def _held_for(lease: Mapping[str, Any]) -> str:
     """``held for job j-… and released with it`` (a lease a job asked for: ``parent_job_id``; red
-    team 15, R15 read "held for no kernel"), else ``held for no kernel``."""
+    team 15, R15 read "held for no kernel"), :data:`AT_EXIT_HELD` (``released_at_exit``), else
+    ``held for no kernel``."""
     parent = lease.get("parent_job_id")
-    return f"held for job {parent} and released with it" if parent else "held for no kernel"
+    if parent:
+        return f"held for job {parent} and released with it"
+    return AT_EXIT_HELD if lease.get("released_at_exit") else "held for no kernel"
 
 
 def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -288,7 +296,7 @@ def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     if len(leases) == 1:
         name = str(leases[0].get("name") or "")
         about = ["" if name in LEASE_NAMES else name, _notebook(leases[0]),  # "notebook lease" says nothing more
-                 "" if word == "kernel lease" else _held_for(leases[0])]
+                 "" if word == "kernel lease" and not leases[0].get("released_at_exit") else _held_for(leases[0])]
         said = ", ".join(part for part in about if part)
         return f"your own {word} {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
     if word == "lease":
