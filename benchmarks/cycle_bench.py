@@ -162,9 +162,10 @@ def _median_time(fn: Callable[[], Any], runs: int) -> tuple[float, float, Any]:
     return statistics.median(walls), statistics.median(cpus), out
 
 
-def seed_store(path: Path, n_nodes: int, n_jobs: int) -> None:
-    """A SQLite store holding ``n_jobs`` pending jobs (the mixed shapes above) and one running 1-GPU
-    job per node (allocated, started: what a busy cluster's live rows look like)."""
+def seed_store(path: Path, n_nodes: int, n_jobs: int, n_finished: int = 3600) -> None:
+    """A SQLite store holding ``n_jobs`` pending jobs (the mixed shapes above), one running 1-GPU
+    job per node (allocated, started: what a busy cluster's live rows look like) and ``n_finished``
+    succeeded runs of the same users and shapes (the engine learns live jobs' runtimes from them)."""
     from jupyter_sched.store import JobRecord, Store, sqlite_url
 
     store = Store(sqlite_url(path))
@@ -179,6 +180,14 @@ def seed_store(path: Path, n_nodes: int, n_jobs: int) -> None:
             job = Job(id=f"run-{i:06d}", spec=spec, state=JobState.RUNNING, submitted_at=at, admitted_at=at,
                       started_at=at, attempts=1, allocation=Allocation(node=f"node-{i:05d}", gpu_uuids=(f"GPU-{i}-0",)))
             tx.insert_job(JobRecord(job=job, executor="local", handle={"pid": 1, "create_time": 0.0}), savepoint=False)
+        for i in range(n_finished):  # every user's runs of each shape
+            gpus, milli, workers, _ = SHAPES[(n_finished - 1 - i) // 400 % len(SHAPES)]  # 2 a user, commonest newest
+            at = NOW - timedelta(days=2) + timedelta(seconds=10 * i)
+            spec = JobSpec(name=f"f{i}", user=f"user-{i % 200}", team=TEAMS[i % len(TEAMS)], time_limit_s=3600.0,
+                           resources=ResourceRequest(gpus=gpus, gpu_milli=milli, workers=workers), command=("python",))
+            job = Job(id=f"done-{i:06d}", spec=spec, state=JobState.SUCCEEDED, submitted_at=at, admitted_at=at,
+                      started_at=at, finished_at=at + timedelta(seconds=300 + 37 * (i % 50)), attempts=1)
+            tx.insert_job(JobRecord(job=job), savepoint=False)
     store.close()
 
 

@@ -104,7 +104,7 @@ from collections.abc import Hashable, Iterable
 
 from ..model import JobSpec
 
-__all__ = ["LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_RUNS", "SAME_RUNS", "RuntimeHistory",
+__all__ = ["LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_RUNS", "Reading", "SAME_RUNS", "RuntimeHistory",
            "run_key"]
 
 SAME_RUNS = "same"
@@ -206,6 +206,7 @@ class RuntimeHistory:
         # key asks until the next learn (the engine asks it for every live job each cycle; a running
         # job's conditional median is then a bisection)
         self._memo: dict[tuple[Hashable, ...], list[float] | None] = {}
+        self._readings: dict[tuple[Hashable, ...], Reading] = {}  # (run key, limit) -> its reading, until the next learn
         self._user_runs: dict[str, deque[tuple[float, float]]] = {}  # user -> (runtime, limit) of last runs, any program
         # size class -> user -> ratios runtime / limit of their last runs of that class (users by recency)
         self._classes: dict[tuple[int, int | None], dict[str, deque[float]]] = {}
@@ -215,6 +216,7 @@ class RuntimeHistory:
         if not runtime_s > 0 or not math.isfinite(runtime_s):
             return
         self._memo.clear()
+        self._readings.clear()
         samples = self._samples(spec, limit_s, least=1)
         for name, xs in samples.items():  # score each predictor before learning
             guess = statistics.median(xs)
@@ -241,12 +243,7 @@ class RuntimeHistory:
         is then the expected runtime *given* that (longer than ``ran_s`` while the history knows
         runs that long; else the unconditional guess, at most ``ran_s`` — module doc).
         """
-        samples = self._chosen(spec, limit_s)
-        if samples is None and ran_s > 0 and limit_s and self.running_first:
-            samples = self._running_first(spec.user, limit_s)
-            if samples is None and (cold := self._cold_start(spec, limit_s)) is not None and cold[-1] > ran_s:
-                samples = cold  # a newcomer's job that outran everybody's runs of its size: its limit
-        return None if samples is None else _given(samples, ran_s)
+        return self.reading(spec, limit_s).predict(ran_s)
 
     def origin(self, spec: JobSpec, limit_s: float | None, ran_s: float = 0.0) -> str | None:
         """Where :meth:`predict`'s guess for the same arguments comes from: :data:`SAME_RUNS` (runs
@@ -255,22 +252,27 @@ class RuntimeHistory:
         run's padding), :data:`POPULATION_RUNS` (a running job of a user without runs, from
         everybody's runs of its size) or None (no guess). The ETA's words say which (new user 11, N15: a guess
         from a user's 1-second ``echo`` runs was worded "as long as similar past runs did")."""
-        if len(self._by_key.get(run_key(spec), ())) >= self.min_key_runs:
-            return SAME_RUNS
-        if self._chosen(spec, limit_s) is not None:
-            return OTHER_RUNS
-        if ran_s > 0 and limit_s and self.running_first:
-            if self._running_first(spec.user, limit_s) is not None:
-                return OTHER_RUNS
-            if (cold := self._cold_start(spec, limit_s)) is not None and cold[-1] > ran_s:
-                return POPULATION_RUNS
-        return None
+        return self.reading(spec, limit_s).origin(ran_s)
 
     def typical(self, spec: JobSpec, limit_s: float | None) -> float | None:
         """The unconditional expected runtime of a run of ``spec`` (the median of the samples a
         running job is predicted from; None: none) — what :meth:`predict` gives before it ran."""
-        samples = self._chosen(spec, limit_s)
-        return None if samples is None else _given(samples, 0.0)
+        return self.reading(spec, limit_s).typical
+
+    def reading(self, spec: JobSpec, limit_s: float | None) -> Reading:
+        """What this history knows of runs of ``spec`` under ``limit_s``, whatever they already ran:
+        :meth:`predict`, :meth:`origin` and :meth:`typical` answer from it (memoised until the next
+        learn; a caller that keeps it per job asks again only when the job or the history changed)."""
+        key = (run_key(spec), limit_s)
+        found = self._readings.get(key)
+        if found is None:
+            chosen = self._chosen(spec, limit_s)
+            running = chosen is None and bool(limit_s) and self.running_first
+            found = self._readings[key] = Reading(
+                own=len(self._by_key.get(key[0], ())) >= self.min_key_runs, chosen=chosen,
+                running_first=self._running_first(spec.user, limit_s) if running and limit_s else None,
+                cold=self._cold_start(spec, limit_s) if running and limit_s else None, running=running)
+        return found
 
     def _chosen(self, spec: JobSpec, limit_s: float | None) -> list[float] | None:
         """The sorted samples a run of ``spec`` is predicted from (memoised until the next learn);
@@ -383,6 +385,58 @@ class RuntimeHistory:
                 out["linear"] = [a * limit_s + b + (runtime - (a * limit + b)) for runtime, limit in limited]
         top = math.inf if limit_s is None else max(limit_s, MIN_RUNTIME_S)
         return {name: [min(max(x, MIN_RUNTIME_S), top) for x in xs] for name, xs in out.items()}
+
+
+class Reading:
+    """What a :class:`RuntimeHistory` knows of the runs of one spec under one limit (its
+    :meth:`~RuntimeHistory.reading`): a run's guess and its origin given what it already ran.
+
+    Attributes:
+        own: its key has the runs a guess needs (:data:`MIN_KEY_RUNS`): the origin is :data:`SAME_RUNS`.
+        chosen: the sorted samples of its chosen predictor (its key's runs, or an earned first-run
+            guess from its user's other runs); None: neither.
+        running_first: without ``chosen``, the user's own padding a *running* first run is read with; None: none.
+        cold: without ``chosen``, everybody's runs of its size a *running* job of a user without
+            runs is read with (module doc, "cold start from the population"); None: none.
+        running: a running job may be read from ``running_first`` or ``cold`` (no ``chosen``, a
+            limit, the rule on).
+        typical: the unconditional guess (the median of ``chosen``); None: no ``chosen``.
+    """
+
+    __slots__ = ("chosen", "cold", "own", "running", "running_first", "typical")
+
+    def __init__(self, *, own: bool, chosen: list[float] | None, running_first: list[float] | None,
+                 cold: list[float] | None, running: bool) -> None:
+        self.own = own
+        self.chosen = chosen
+        self.running_first = running_first
+        self.cold = cold
+        self.running = running
+        self.typical = None if chosen is None else _given(chosen, 0.0)
+
+    def predict(self, ran_s: float = 0.0) -> float | None:
+        """:meth:`RuntimeHistory.predict` of a run that already ran ``ran_s`` seconds."""
+        if ran_s <= 0:  # a queued run: the unconditional guess
+            return self.typical
+        samples = self.chosen
+        if samples is None and self.running:
+            samples = self.running_first
+            if samples is None and (cold := self.cold) is not None and cold[-1] > ran_s:
+                samples = cold  # a newcomer's job that outran everybody's runs of its size: its limit
+        return None if samples is None else _given(samples, ran_s)
+
+    def origin(self, ran_s: float = 0.0) -> str | None:
+        """:meth:`RuntimeHistory.origin` of a run that already ran ``ran_s`` seconds."""
+        if self.own:
+            return SAME_RUNS
+        if self.chosen is not None:
+            return OTHER_RUNS
+        if ran_s > 0 and self.running:
+            if self.running_first is not None:
+                return OTHER_RUNS
+            if (cold := self.cold) is not None and cold[-1] > ran_s:
+                return POPULATION_RUNS
+        return None
 
 
 def _fit(runs: list[tuple[float, float]]) -> tuple[float, float] | None:

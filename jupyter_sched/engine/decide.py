@@ -126,7 +126,7 @@ class Decider:
             telemetry.update(self.idle.inputs(records, inventory, kernels, now=now))
             self._observe_inventory(inventory)
         jobs = tuple(r.job for r in records)
-        learned, typical, sources = self.runtimes.learnt(jobs)
+        learned, typical, sources = self.runtimes.learnt_rows(records)
         graces = {r.job.id: grace for r in records if r.job.stopping_since is not None and self.stops is not None
                   and (grace := self.stops.grace_of(r)) is not None}  # ETAs of what waits on them (new user 11, N1)
         snapshot = Snapshot(now=now, inventory=inventory, jobs=jobs, quotas=quotas, usage=usage, telemetry=telemetry,

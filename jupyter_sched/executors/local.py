@@ -105,6 +105,7 @@ from .limits import LimitGroups, LocalLimits
 from .outcome import describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
+from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
 __all__ = ["LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
@@ -465,6 +466,9 @@ class LocalExecutor:
         self._wrapper_source: str | None = None
         self._wrapper_memfd: int | None = None
         self.run_as_for: Callable[[Job], RunAs] | None = None
+        self.servers: ServerFence | None = None
+        """Hub mode on a host that fences: the devices groups of users' notebook servers
+        (:mod:`.server_fence`; :meth:`fence_servers`)."""
 
     def serve_hub(self, run_as_for: Callable[[Job], RunAs], *, job_python: str) -> None:
         """Hub mode: every job runs as the account ``run_as_for(job)`` names (used when the caller
@@ -521,6 +525,30 @@ class LocalExecutor:
             if t.limits.set_gpus([m for m in found.values() if m is not None]):
                 t.lent = want
                 log.info("job %s may open GPU(s) %s leased for it", job_id, ", ".join(want) or "(none now)")
+
+    def fence_servers(self, leases: Sequence[tuple[Job, Sequence[str]]]) -> None:
+        """Hub mode: each account's notebook-server devices group allows exactly the GPUs of its
+        owner's granted kernel leases (``(lease, its GPU uuids)``), no other GPU (red team 16, R1).
+        A GPU whose device minor is unknown stays denied (logged)."""
+        if self.servers is None or self.run_as_for is None:
+            return
+        want: dict[int, set[int]] = {}
+        for job, uuids in leases:
+            try:
+                uid = self.run_as_for(job).uid
+            except ExecutorError:
+                continue
+            if uid is None:
+                continue
+            minors = want.setdefault(uid, set())
+            for uuid in uuids:
+                minor = self.gpu_minor(uuid) if self.gpu_minor is not None else None
+                if minor is None:
+                    log.warning("lease %s: GPU %s has no known device minor; its owner's server stays fenced "
+                                "from it", job.id, uuid)
+                else:
+                    minors.add(minor)
+        self.servers.sync(want)
 
     def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         """Start ``job`` as ``run_as`` (default: the service's own account); return its handle.

@@ -229,9 +229,9 @@ def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, i
         if not team:
             parts.append(f"{n} GPU{'s hold' if n != 1 else ' holds'} shares of several teams ({each} GPU in use)")
         elif n == 1:
-            parts.append(f"1 GPU holds a share of {team} ({each} GPU)")
+            parts.append(f"1 GPU holds a share of team {team} ({each} GPU)")  # "team": new user 16, N12
         else:
-            parts.append(f"{n} GPUs each hold a share of {team} ({each} GPU each)")
+            parts.append(f"{n} GPUs each hold a share of team {team} ({each} GPU each)")
     return len(on), ", ".join(parts), {t: len(u) for t, u in by_team.items() if t}
 
 
