@@ -50,7 +50,7 @@ from tornado.ioloop import PeriodicCallback
 from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
 
 from ..admission import Caller, system_caller
-from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
+from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
@@ -107,6 +107,8 @@ def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
     def check(job: Job) -> None:
         try:
             mapping.resolve(job.spec.user)
+        except OverloadedError:
+            raise  # the service's want of file descriptors is no refusal of the user (red team 17, R6)
         except SchedError as err:
             # "job refused: <why>", not "<why>, so this job is refused": the mapping's own sentence may
             # already have a "so" (new user 13, N15: "…, so their job cannot run as them, so this job is refused")

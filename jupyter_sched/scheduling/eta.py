@@ -380,6 +380,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     # no quota: what is held at t orders first (queues.order), above the cycle's equal shares
     shares = None if ctx.quota.enabled else holdings(ctx.snap.jobs, ctx.snap.inventory.gpu_count())
     by_holdings = shares is not None
+    if shares is not None and shares.charged:  # a job alone on a blocked shared GPU holds it whole
+        running = [(job, shares.charged.get(job.id, gpus), end) for job, gpus, end in running]
 
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
