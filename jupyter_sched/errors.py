@@ -17,7 +17,9 @@
     ├── UnschedulableError          the request can never fit the inventory (422)
     ├── ExecutorError               an executor failed to start/stop work (502)
     ├── TelemetryError              a collector returned unusable data (502)
-    └── StoreError                  the store failed (503)
+    ├── StoreError                  the store failed (503)
+    └── OverloadedError             the service is out of file descriptors or connections;
+                                    retry (503, never a refusal of the user: red team 17, R6)
 
 Each error renders to the JSON body ``{"error": {"code", "message", "field", "hint"}}``
 with :meth:`SchedError.to_json`; :data:`HTTP_STATUS` maps each class to its status code.
@@ -42,6 +44,7 @@ __all__ = [
     "ExecutorError",
     "NotFoundError",
     "NotLeaderError",
+    "OverloadedError",
     "QuotaError",
     "SchedError",
     "StoreError",
@@ -196,6 +199,15 @@ class StoreError(SchedError):
     public_message = "the scheduler's database failed to answer"
 
 
+class OverloadedError(SchedError):
+    """The service ran out of a shared resource (file descriptors, connections) while answering:
+    nothing is wrong with the request, so it is never audited as the caller's refusal."""
+
+    code = "overloaded"
+    public_message = "the scheduler service is overloaded (out of open files or connections)"
+    public_hint = "retry in a moment; an admin sees the front door's summary line in the service log"
+
+
 HTTP_STATUS: dict[type[SchedError], int] = {
     ValidationError: 400,
     TimestampError: 400,
@@ -209,6 +221,7 @@ HTTP_STATUS: dict[type[SchedError], int] = {
     ExecutorError: 502,
     TelemetryError: 502,
     StoreError: 503,
+    OverloadedError: 503,
     SchedError: 500,
 }
 

@@ -21,7 +21,16 @@ from typing import Any
 from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
-from ..wording.jobs import cluster_wait, ends_by, fit_name, serving_text, state_filter, stop_detail, work_name
+from ..wording.jobs import (
+    cluster_wait,
+    ends_by,
+    fit_name,
+    lease_given_back,
+    serving_text,
+    state_filter,
+    stop_detail,
+    work_name,
+)
 from .cancel import cancel
 from .definitions import definitions, note_parameters
 from .main import EXIT_INTERRUPTED, EXIT_JOB_FAILED, EXIT_OK, EXIT_TIMEOUT, PROG, QUEUE_LIMIT_MAX, Streams
@@ -182,17 +191,19 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     reason and ETA as sentences. Asks the server for one pending entry more than it shows, to know
     whether to say that more wait behind them."""
     shown = None if args.everything or (args.json and args.limit is None) else (args.limit or QUEUE_LINES)
+    total: int | None = None  # pending entries in the whole queue, when the server says
     if args.mine:  # the server lists all of the caller's own pending jobs when no limit is given
         rows = [row for row in client.queue() if row.get("mine")]
     elif shown is None:  # every pending job: page through the whole queue
         rows = client.queue_all()
     else:
-        rows = client.queue(limit=None if shown is None else min(shown + 1, QUEUE_LIMIT_MAX))
+        rows, total = client.queue_head(min(shown + 1, QUEUE_LIMIT_MAX))
     more = False
     if shown is not None:
         pending = [row for row in rows if row.get("position") is not None]
         if len(pending) > shown:
             more = True
+            total = len(pending) if args.mine else total  # --mine: all of the caller's own are here
             cut = {id(row) for row in pending[shown:]}
             rows = [row for row in rows if id(row) not in cut]
     if args.json:
@@ -228,7 +239,9 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
     _print_table(table, io, details=details)
     if more:
         mine = " --mine" if args.mine else ""
-        print(f"More{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
+        left = total - shown if total is not None and shown is not None else 0
+        behind = f"{left} more" if left > 0 else "More"  # how many (new user 16, N14)
+        print(f"{behind}{' of your' if args.mine else ''} pending jobs wait behind these {shown}: "
               f"`{PROG} queue{mine} --all` lists every one (or --limit N).", file=io.out)
     return EXIT_OK
 
@@ -391,7 +404,8 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
         _dump(job, io)
     else:
         print(job_line(job, _now()), file=io.out)
-    return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
+    # a lease its owner gave back ended as a lease should (new user 16, N9: exit 4, "it ended otherwise")
+    return EXIT_OK if job.get("state") == "succeeded" or lease_given_back(job) else EXIT_JOB_FAILED
 
 
 COMMANDS: dict[str, Callable[[Any, argparse.Namespace, Streams], int]] = {

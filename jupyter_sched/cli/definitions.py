@@ -233,6 +233,9 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
         return EXIT_OK
     if action == "create":
+        if not args.target.strip():  # not "NOTEBOOK_OR_SCRIPT : <cwd> is a folder" (new user 16, N4)
+            parser.error("NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or script each firing runs, "
+                         "e.g. reports/daily.ipynb")
         problem = file_problem(args.target, os.getcwd())  # each firing would fail to find or read it
         if problem:
             parser.error(f"NOTEBOOK_OR_SCRIPT {args.target}: {problem}")

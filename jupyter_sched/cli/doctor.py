@@ -319,12 +319,19 @@ def _isolation() -> str:
     """How this host's local jobs are isolated (red team 15, R1): whether a devices cgroup fences
     their GPUs or only their environment does, and their process and memory limits — looked at,
     nothing created. Said for a ``jupyter-sched serve`` with the default limits run as this account;
-    red team 16, R1: user servers and kernels are not in it (the spawner's to fence)."""
+    and whether hub users' notebook servers and kernels can be fenced here (red team 16, R1)."""
     from ..executors.limits import LocalLimits
+    from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, server_fence_problem
 
-    return ("isolation: " + LocalLimits(make=False).summary() + "; hub users' notebook servers and kernels "
-            "(started by the hub's spawner) are outside this fence: they can open any GPU of this host unless "
-            "the spawner fences them (systemd/docker device rules)")
+    limits = LocalLimits(make=False)
+    problem = server_fence_problem()
+    if problem is None and limits.fences_gpus:
+        servers = (SERVERS_FENCED + "; with any other spawner (or c.FencedLocalProcessSpawner.fence_gpus = False) "
+                   "they can open any GPU of this host")
+    else:
+        servers = (f"{NOT_FENCED}: {problem or 'jobs are not fenced by a devices cgroup here'}; any hub user's "
+                   "notebook server or kernel on this host can open any GPU of this host")
+    return "isolation: " + limits.summary() + "; " + servers
 
 
 def _said(exc: SchedError) -> str:

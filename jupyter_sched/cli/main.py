@@ -60,7 +60,8 @@ EXIT_INTERRUPTED = 130
 PROG = "jupyter-sched"
 
 WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise (failed, "
-                   f"cancelled, lost or rejected); {EXIT_TIMEOUT} it was still going when --for ran out; "
+                   f"cancelled, lost or rejected; a lease released by its owner counts as succeeded); "
+                   f"{EXIT_TIMEOUT} it was still going when --for ran out; "
                    f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered; "
                    f"{EXIT_INTERRUPTED} interrupted with Ctrl-C (the job goes on).")
 """``wait`` and ``submit --wait`` exit statuses, said in their --help so scripts can use them (new

@@ -45,6 +45,7 @@ class HttpReply(NamedTuple):
     body: bytes
     link: str = ""
     location: str = ""  # the ``Location`` header of a redirect ("" when none)
+    total: str = ""  # the ``X-Total-Count`` header of a page of GET queue ("" when none)
 
     @property
     def text(self) -> str:
@@ -307,7 +308,7 @@ class StdlibHttp:
                     raise HttpUnreachable(exc) from None
                 raise
             return HttpReply(status, fields.get("content-type", ""), data, fields.get("link", ""),
-                             fields.get("location", ""))
+                             fields.get("location", ""), fields.get("x-total-count", ""))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def close(self) -> None:

@@ -463,6 +463,13 @@ class SchedClient:
         the first that many pending entries, in queue order; work holding GPUs is always listed)."""
         return unwrap_list(self.call(routes.queue(limit=limit)), "queue")
 
+    def queue_head(self, limit: int) -> tuple[list[dict[str, Any]], int | None]:
+        """:meth:`queue` with ``limit``, and how many pending entries the whole queue holds when
+        more follow (the ``X-Total-Count`` header; None from a server that does not send it)."""
+        reply = self._exchange(routes.queue(limit=limit))
+        total = reply.total.strip()
+        return unwrap_list(self._decode(reply), "queue"), int(total) if total.isdigit() else None
+
     def queue_all(self, *, page: int = 1000) -> list[dict[str, Any]]:
         """The whole queue: every pending entry in queue order, then the work holding GPUs,
         fetched ``page`` entries at a time by following each answer's ``Link: rel=next``."""

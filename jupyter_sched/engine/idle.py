@@ -293,5 +293,6 @@ class IdleLadders:
         if action == "notify":
             return f"idle (reported, nothing freed): {idle.reason}"
         if job.is_lease:
-            return f"reclaimed while idle: {idle.reason}; GPUs released, the kernel keeps running"
+            kept = ", the kernel keeps running" if job.spec.kernel_id else ""
+            return f"reclaimed while idle: {idle.reason}; GPUs released{kept}"
         return f"reclaimed while idle: {idle.reason}; " + ("stopping" if action == "stop" else "requeueing")

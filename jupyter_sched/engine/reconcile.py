@@ -7,6 +7,7 @@ the row says                           the executor says → reconciler
 lease, admitted                        (nothing to run) → bind it (:mod:`.start`)
 lease, running, stop intent            (nothing to stop) → end it (:mod:`.stops`)
 lease for a job (``parent_job_id``)    its GPUs join that job's devices fence (``lend_gpus``)
+lease for a kernel (hub mode)          its GPUs join its owner's servers' fence (``fence_servers``)
 batch, any                             watches it → time limit / stop intent (:mod:`.stops`)
 batch, running, or has a handle        does not watch it → adopt or settle (:mod:`.recovery`)
 batch, admitted, no handle             does not watch it → start it (:mod:`.start`)
@@ -78,6 +79,15 @@ class Reconciler:
                 lend(lent)
             except Exception:  # the fence is the executor's: never the pass's failure
                 log.exception("widening jobs' devices fences for their leases failed")
+        fence = getattr(self.executor, "fence_servers", None)
+        if fence is not None:  # a kernel lease: its GPUs join its owner's notebook servers' devices group
+            kernels = [(r.job, r.job.allocation.all_gpu_uuids()) for r in records
+                       if r.job.is_lease and not r.job.spec.parent_job_id and r.job.allocation is not None
+                       and r.stop_intent is None]
+            try:
+                fence(kernels)
+            except Exception:
+                log.exception("setting the GPUs of users' notebook servers' devices groups failed")
 
     def _one(self, record: JobRecord, tracked: frozenset[str], report: TickReport, adopt_unwatched: bool) -> None:
         job = record.job

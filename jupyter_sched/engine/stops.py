@@ -39,6 +39,8 @@ def lease_held_message(job: Job) -> str:
     release — in hub mode also to its owner having a running server (jupyter_sched.hub.liveness)."""
     if job.spec.kernel_id:
         return "GPUs bound to the kernel"
+    if job.spec.released_at_exit:  # new user 16, N1
+        return "GPUs held by a kernel this server did not start; released when it exits"
     return "GPUs held by the lease (no kernel is bound to it)"
 
 

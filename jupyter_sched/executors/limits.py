@@ -114,13 +114,7 @@ class LimitGroups:
         if not self.fenced or devices is None:
             return False
         try:
-            _deny_gpus(Path(devices), set(minors))
-            fd = os.open(Path(devices) / "devices.allow", os.O_WRONLY)
-            try:
-                for minor in sorted(set(minors)):
-                    os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())
-            finally:
-                os.close(fd)
+            _allow_only(Path(devices), set(minors))
         except OSError as exc:
             log.warning("group %s: the GPUs it may open were not changed (%s)", devices, exc)
             return False
@@ -310,6 +304,21 @@ def _deny_gpus(path: Path, allowed: set[int]) -> None:
                 os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())
     finally:
         os.close(fd)
+
+
+def _allow_gpus(path: Path, minors: set[int]) -> None:
+    fd = os.open(path / "devices.allow", os.O_WRONLY)
+    try:
+        for minor in sorted(minors):
+            os.write(fd, f"c {NVIDIA_MAJOR}:{minor} rwm".encode())
+    finally:
+        os.close(fd)
+
+
+def _allow_only(path: Path, minors: set[int]) -> None:
+    """Make exactly ``minors`` the GPU minors the devices group ``path`` allows."""
+    _deny_gpus(path, minors)
+    _allow_gpus(path, minors)
 
 
 def _write_memory_limit(path: Path, mib: int) -> None:

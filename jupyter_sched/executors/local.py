@@ -105,6 +105,7 @@ from .limits import LimitGroups, LocalLimits
 from .outcome import describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
+from .server_fence import ServerFence
 from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
 
 __all__ = ["LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
@@ -117,6 +118,9 @@ _CREATE_TIME_TOLERANCE_S = 0.05
 _CHECKPOINT_WAIT_MAX_S = 30.0
 LISTEN_S = 600.0
 """How long a service may take to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
+RELISTEN_S = 3600.0
+"""How long a service that did listen may go without listening before it is stopped
+(:attr:`LocalExecutor.relisten_s`; red team 17, R12)."""
 _READY_RECHECK_S = 2.0
 """How often a ready service's listening socket is looked for again (its processes' sockets: a
 read of /proc per process of the job)."""
@@ -355,6 +359,9 @@ class _Tracked:
     """A service's deadline (monotonic) to listen on its declared port (:attr:`LocalExecutor.listen_s`)."""
     never_listened: str = ""
     """Why it was stopped for not listening: its end's message."""
+    lost_listener: tuple[float, datetime] | None = None
+    """When a service that had listened was last seen to stop (monotonic, wall clock); None while
+    it never listened (the start-up window applies) or listens now."""
     leftovers_since: float | None = None
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
@@ -406,8 +413,12 @@ class LocalExecutor:
         tracking: ``"auto"`` (cgroup v2, else v1, else marker), ``"marker"``, or a tracker.
         max_service_restarts: automatic restarts of a failing inference service before it fails.
         listen_s: a service (inference job declaring a port) that has not listened on its port this
-            long after its (re)start is stopped and fails, naming it: a declared port is held on its
+            long after its start is stopped and fails, naming it: a declared port is held on its
             node (:mod:`~..scheduling.ports`), and one never served is a squat (red team 16, R8). 0: never.
+            The window applies until the service first listens (red team 17, R12).
+        relisten_s: a service that did listen and stopped (a hot reload, a re-bind, a restart) is
+            stopped only when it has not listened again this long after (default 1 h); its end
+            says when it stopped listening. 0: never.
         leftover_grace_s: seconds leftovers of a job that ended by itself get after SIGTERM.
         max_log_bytes: a job's ``output.log`` keeps its first this many bytes and a closing line
             (``c.SchedApp.max_log_mib``; the wrapper's log cap; 0 = no cap).
@@ -436,6 +447,7 @@ class LocalExecutor:
         tracking: str | ProcessTracker = "auto",
         max_service_restarts: int = 10,
         listen_s: float = LISTEN_S,
+        relisten_s: float = RELISTEN_S,
         leftover_grace_s: float = 3.0,
         max_log_bytes: int = 1024 << 20,
         limits: LocalLimits | None = None,
@@ -456,6 +468,7 @@ class LocalExecutor:
             self.tracker = tracking
         self.max_service_restarts = max_service_restarts
         self.listen_s = listen_s
+        self.relisten_s = relisten_s
         self.leftover_grace_s = leftover_grace_s
         self.max_log_bytes = max_log_bytes
         self.limits = limits
@@ -465,6 +478,9 @@ class LocalExecutor:
         self._wrapper_source: str | None = None
         self._wrapper_memfd: int | None = None
         self.run_as_for: Callable[[Job], RunAs] | None = None
+        self.servers: ServerFence | None = None
+        """Hub mode on a host that fences: the devices groups of users' notebook servers
+        (:mod:`.server_fence`; :meth:`fence_servers`)."""
 
     def serve_hub(self, run_as_for: Callable[[Job], RunAs], *, job_python: str) -> None:
         """Hub mode: every job runs as the account ``run_as_for(job)`` names (used when the caller
@@ -521,6 +537,30 @@ class LocalExecutor:
             if t.limits.set_gpus([m for m in found.values() if m is not None]):
                 t.lent = want
                 log.info("job %s may open GPU(s) %s leased for it", job_id, ", ".join(want) or "(none now)")
+
+    def fence_servers(self, leases: Sequence[tuple[Job, Sequence[str]]]) -> None:
+        """Hub mode: each account's notebook-server devices group allows exactly the GPUs of its
+        owner's granted kernel leases (``(lease, its GPU uuids)``), no other GPU (red team 16, R1).
+        A GPU whose device minor is unknown stays denied (logged)."""
+        if self.servers is None or self.run_as_for is None:
+            return
+        want: dict[int, set[int]] = {}
+        for job, uuids in leases:
+            try:
+                uid = self.run_as_for(job).uid
+            except ExecutorError:
+                continue
+            if uid is None:
+                continue
+            minors = want.setdefault(uid, set())
+            for uuid in uuids:
+                minor = self.gpu_minor(uuid) if self.gpu_minor is not None else None
+                if minor is None:
+                    log.warning("lease %s: GPU %s has no known device minor; its owner's server stays fenced "
+                                "from it", job.id, uuid)
+                else:
+                    minors.add(minor)
+        self.servers.sync(want)
 
     def start(self, job: Job, allocation: Allocation, run_as: RunAs | None = None) -> ExecutorHandle:
         """Start ``job`` as ``run_as`` (default: the service's own account); return its handle.
@@ -847,6 +887,8 @@ class LocalExecutor:
                 if t.ready and t.job.spec.port:  # it read "ready" until the restart, up to 60 s (N8)
                     events.append(NotReady(job_id, t.job.spec.port,
                                            f"it exited with code {ended.exit_code}; restarting in {delay:.0f} s"))
+                if t.ready and t.job.spec.port:
+                    t.lost_listener = (now, datetime.now(timezone.utc))
                 t.restart_at, t.ready = now + delay, False
                 log.warning("service %s exited with %s; restarting in %.0f s", job_id, ended.exit_code, delay)
                 continue
@@ -864,8 +906,11 @@ class LocalExecutor:
             # the job's own socket, not whatever answers (new user 8, N8: a second service on a
             # port the first one served read "ready" while it crash-looped on EADDRINUSE)
             if _port_open(port) and _serves_port(t, port) is not False:
-                t.ready, t.ready_checked_at = True, now
+                t.ready, t.ready_checked_at, t.lost_listener = True, now, None
+                t.listen_by = math.inf  # it listened: the start-up window is over (red team 17, R12)
                 return [Ready(t.job.id, port)]
+            if t.lost_listener is not None:
+                return self._relisten(t, port, now)
             t.listen_by = now + self.listen_s if t.listen_by is None else t.listen_by
             if self.listen_s and now >= t.listen_by and not t.stopping and _serves_port(t, port):
                 t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
@@ -882,7 +927,25 @@ class LocalExecutor:
         if serving or (serving is None and _port_open(port)):
             return []
         t.ready = False  # probed again from the next poll: Ready once it listens again
+        t.lost_listener = (now, datetime.now(timezone.utc))
         return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more")]
+
+    def _relisten(self, t: _Tracked, port: int, now: float) -> list[ExecutorEvent]:
+        """A service that did listen and stopped: stopped once it has not listened again within
+        :attr:`relisten_s`, saying when it stopped (red team 17, R12: it was told it "never
+        listened" 2 s after a re-bind past its first 10 minutes)."""
+        assert t.lost_listener is not None
+        since, seen_at = t.lost_listener
+        if not self.relisten_s or now < since + self.relisten_s or t.stopping:
+            return []
+        if _serves_port(t, port):
+            t.lost_listener = None  # it listens, on an address other than 127.0.0.1
+            return []
+        t.never_listened = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
+                            f"listen again within {self.relisten_s:.0f} s, so it stopped holding the port others wait "
+                            "for; stopped (a declared port is held only by a service that serves it)")
+        self.stop(t.job.id, grace_s=5.0, reason=t.never_listened)
+        return []
 
     def _port_taken(self, t: _Tracked, ended: Exited) -> str | None:
         """Why a service that exited must not be restarted: its port is bound on this host by
@@ -919,6 +982,7 @@ class LocalExecutor:
         except ExecutorError as exc:
             del self._jobs[t.job.id]
             return [Exited(t.job.id, 127, datetime.now(timezone.utc), f"restart failed: {exc.message}")]
+        fresh.lost_listener = t.lost_listener  # one that had listened is judged as such after its restart (R12)
         self._jobs[t.job.id] = fresh
         return [Started(t.job.id, fresh.handle, restarts=fresh.restarts)]
 

@@ -23,13 +23,14 @@ token, database URL, cloud or Kubernetes credentials — ever reaches a job.
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..errors import ExecutorError, ValidationError
+from ..errors import ExecutorError, OverloadedError, ValidationError
 from ..model import Job
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "can_switch_users",
     "clean_environment",
     "embedded_run_as",
+    "fds_short",
     "job_path",
 ]
 
@@ -95,6 +97,21 @@ class RunAs:
         """JSON shape kept in the executor handle (re-adoption checks the processes' uid)."""
         return {"user": self.user, "account": self.account, "uid": self.uid, "gid": self.gid,
                 "groups": list(self.groups), "home": self.home}
+
+
+_FD_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+def fds_short() -> bool:
+    """Whether this process cannot open one more file right now (EMFILE/ENFILE): a lookup that
+    failed meanwhile ("no such user" from glibc, a hub call) is the service's overload, never the
+    caller's fault (red team 17, R6)."""
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)
+    except OSError as exc:
+        return exc.errno in _FD_ERRNOS
+    os.close(fd)
+    return False
 
 
 def embedded_run_as(job: Job) -> RunAs:
@@ -208,6 +225,9 @@ class AccountMapping:
         try:
             entry = lookup(account)
         except KeyError:
+            if fds_short():  # glibc says "not found" when it could not open the account database (R6)
+                raise OverloadedError(f"could not read the account database for {user!r}: this service is out of "
+                                      "file descriptors", field="user", hint="retry in a moment") from None
             raise ExecutorError(f"hub user {user!r} has no OS account {account!r} on this host to run their jobs as",
                                 field="user",
                                 hint="create the account (useradd), or map the user in "

@@ -495,6 +495,6 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
 def _config_exit(serverapp: Any, exc: TraitError) -> NoReturn:
     """Log ``exc`` (it names the field and the fix) as the one critical line, then end the process."""
-    log = getattr(serverapp, "log", None) or logging.getLogger("jupyter_sched")
-    log.critical("jupyter_sched: bad configuration, not starting: %s", config_error_text(str(exc)))
+    text = config_error_text(str(exc), config_name=getattr(serverapp, "config_file_name", None))  # its app's (N10)
+    (getattr(serverapp, "log", None) or log).critical("jupyter_sched: bad configuration, not starting: %s", text)
     raise SystemExit(1)

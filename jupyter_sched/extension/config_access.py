@@ -10,7 +10,10 @@ from traitlets.config import Configurable
 
 from .config import config_error, positive
 
-__all__ = ["AccessConfig", "WebConfig"]
+__all__ = ["HUB_CPU_JOB_CAP", "AccessConfig", "WebConfig"]
+
+HUB_CPU_JOB_CAP = 8
+"""``c.SchedApp.max_running_cpu_jobs_per_user`` of a hub's central service when not configured."""
 
 
 class WebConfig(Configurable):
@@ -180,12 +183,15 @@ class AccessConfig(Configurable):
         return value
 
     max_running_cpu_jobs_per_user = Int(
-        default_value=8,
+        default_value=0,
         config=True,
-        help="""Most CPU-only (0-GPU) jobs one user may have running at once; more are accepted and
-        pend (reason names this setting and the numbers) until one of theirs ends. 0-GPU work is
-        charged to no quota, so without a cap one user could start hundreds of processes on the host
-        that runs everyone's jobs. 0 = no cap. Default: 8.""",
+        help=f"""Most CPU-only (0-GPU) jobs one user may have running at once; more are accepted and
+        pend (reason names this setting and the numbers) until one of theirs ends. A guard between
+        the users of a JupyterHub: 0-GPU work is charged to no quota, and their jobs share the host
+        that runs everyone's, so without a cap one user could start hundreds of processes there.
+        0 = no cap. Default: {HUB_CPU_JOB_CAP} under JupyterHub (jupyter-sched serve); 0 on a
+        single-user server (jupyter lab), whose one user runs what they like on their own machine
+        (new user 16, N14).""",
     )
 
     @validate("max_running_cpu_jobs_per_user")

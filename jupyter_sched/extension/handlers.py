@@ -112,8 +112,7 @@ class JobsHandler(_WritesAreActivity):
             query = {k: v for k, v in {"state": request.state, "kind": request.kind, "user": request.user,
                                        "all": "true" if request.all else None}.items() if v}
             query.update(limit=str(request.limit), cursor=page.next_cursor)
-            # a relative reference (RFC 3986): it resolves against whatever URL the client used,
-            # also through a user server that forwards to the hub's central service
+            # a relative reference (RFC 3986): it resolves against any URL the client used (a forwarding user server)
             route = self.request.path.rstrip("/").rsplit("/", 1)[-1]
             self.set_header("Link", f'<{route}?{urlencode(query)}>; rel="next"')
         self.reply(page.jobs)
@@ -271,7 +270,6 @@ class IdleHandler(SchedHandler):
 
 class QueueHandler(SchedHandler):
     """``GET queue``: pending and running work with position, reason and ETA."""
-
     _track_activity = False
 
     @web.authenticated
@@ -283,6 +281,8 @@ class QueueHandler(SchedHandler):
         if page.next_cursor:  # RFC 8288 paging, as GET jobs: the body stays the list of entries
             query = {"limit": str(request.limit)} if request.limit is not None else {}
             self.set_header("Link", f'<queue?{urlencode({**query, "cursor": page.next_cursor})}>; rel="next"')
+        if page.waiting_total is not None:  # how many wait in all: "52 more wait behind these 50" (new user 16, N14)
+            self.set_header("X-Total-Count", str(page.waiting_total))
         self.reply(page.entries)
 
 

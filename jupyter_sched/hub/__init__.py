@@ -12,8 +12,10 @@
 - :mod:`.usage` — ``GET usage/report``: allocated/utilized GPU-hours, cost, efficiency, CSV.
 - :mod:`.spawn_form` — a JupyterHub spawn form whose GPU profiles follow the service's inventory
   (disabled, with the reason, on a cluster without GPU nodes; case 027).
+- :mod:`.fence` — ``FencedLocalProcessSpawner``: users' servers and kernels on the GPU host open no
+  GPU but those of their granted kernel leases (red team 16, R1).
 
-Only :mod:`.identity`, :mod:`.central` and :mod:`.serve` need ``jupyterhub`` installed (the
+Only :mod:`.identity`, :mod:`.central`, :mod:`.serve` and :mod:`.fence` need ``jupyterhub`` installed (the
 central service); a user server that forwards needs only ``httpx``.
 
 Importing this package imports nothing from JupyterHub; the modules that need it import it.

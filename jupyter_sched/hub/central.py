@@ -47,12 +47,14 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.ioloop import PeriodicCallback
-from traitlets import Dict, Float, Int, List, TraitError, Unicode
+from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
 
 from ..admission import Caller, system_caller
-from ..errors import AuthorizationError, BusyError, SchedError, ValidationError
+from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
+from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
+from ..extension.config_access import HUB_CPU_JOB_CAP
 from ..extension.handlers import SchedHandler
 from ..extension.identity import Identity
 from ..model import Job
@@ -105,6 +107,8 @@ def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
     def check(job: Job) -> None:
         try:
             mapping.resolve(job.spec.user)
+        except OverloadedError:
+            raise  # the service's want of file descriptors is no refusal of the user (red team 17, R6)
         except SchedError as err:
             # "job refused: <why>", not "<why>, so this job is refused": the mapping's own sentence may
             # already have a "so" (new user 13, N15: "…, so their job cannot run as them, so this job is refused")
@@ -149,6 +153,12 @@ class HubSchedApp(SchedApp):
         help="""Price per GPU-hour by GPU model name (e.g. {"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5};
         "*" prices every other model) for the cost column of GET usage/report. Default {}: no cost.""",
     )
+
+    @default("max_running_cpu_jobs_per_user")
+    def _hub_cpu_job_cap(self) -> int:
+        """The CPU-job cap is a guard between a hub's users (their jobs share the service's host):
+        8 here unless configured; a single-user server has none (new user 16, N14)."""
+        return HUB_CPU_JOB_CAP
 
     run_as_account_template = Unicode(
         "{username}", config=True,
@@ -268,6 +278,18 @@ class HubSchedApp(SchedApp):
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
+        self._fence_servers(executor)
+
+    def _fence_servers(self, executor: Any) -> None:
+        """Keep hub users' notebook-server devices groups (red team 16, R1) and say at start whether
+        this host can fence them at all."""
+        problem = server_fence_problem()
+        if problem is None and executor.limits is not None and executor.limits.fences_gpus:
+            executor.servers = ServerFence()
+            self.log.info("jupyter_sched: %s", SERVERS_FENCED)
+        else:
+            self.log.warning("jupyter_sched: %s: %s; any hub user's notebook server or kernel on this host can open "
+                             "any GPU", NOT_FENCED, problem or "jobs' GPUs are not fenced by a devices cgroup here")
 
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The route table, plus the kernel reports and refused-token reports of user servers (hub mode only)."""

@@ -28,9 +28,11 @@ from urllib.parse import quote
 
 import httpx
 from jupyterhub.singleuser.extension import JupyterHubIdentityProvider, JupyterHubUser
+from tornado import web
 from traitlets import Float, Unicode, default
 
 from ..errors import BusyError, NotFoundError
+from ..executors.runas import fds_short
 
 __all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "choose_team", "is_admin"]
 
@@ -112,7 +114,13 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
         """Authenticate through the hub, then attach the hub's admin flag and groups."""
         if isinstance(getattr(handler, "_jupyterhub_user", None), HubUser):
             return handler._jupyterhub_user  # type: ignore[no-any-return]
-        base = await super().get_user(handler)
+        try:
+            base = await super().get_user(handler)
+        except web.HTTPError as exc:  # HubAuth: "Failed to connect to Hub API at …" for any failure (R6)
+            if exc.status_code == 500 and fds_short():
+                raise web.HTTPError(503, "the scheduler service is overloaded (out of file descriptors) and could not "
+                                         "ask the hub who you are; retry in a moment") from None
+            raise
         if base is None:
             return None
         model = dict(base.hub_user)

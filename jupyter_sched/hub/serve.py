@@ -220,11 +220,23 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
 
     from jupyter_server.serverapp import ServerApp
 
+    from .front_door import FrontDoor
+
     class SchedServerApp(ServerApp):
         """A ServerApp serving only the API root, auth and the scheduler's routes."""
 
         name = "jupyter-sched-serve"
         default_services = ("api", "auth")  # type: ignore[assignment]  # a subset, as ServerApp allows
+        classes = [*ServerApp.classes, FrontDoor]  # noqa: RUF012  # ServerApp declares it a plain list
+
+        def init_httpserver(self) -> None:
+            """ServerApp's, with the front door's timeouts and connection ceiling (red team 17, R6)."""
+            self._http_server = FrontDoor(parent=self).http_server(
+                self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
+                max_body_size=self.max_body_size, max_buffer_size=self.max_buffer_size)
+            if not self.sock:
+                self._find_http_port()
+            self.io_loop.add_callback(self._bind_http_server)
 
         def init_signal(self) -> None:
             """SIGINT stops cleanly too (JupyterHub stops managed services with SIGINT first;

@@ -464,11 +464,12 @@ class SchedMagics(Magics):
             try:
                 lease = client.request_lease(body, wait_s=first_wait_s)
             except ValidationError as exc:
-                if exc.field != "parent_job_id":
+                if exc.field not in ("parent_job_id", "released_at_exit"):
                     raise
-                # a job of another scheduler (its id in our environment): this one cannot end the
-                # lease with it, and the at-exit release below still gives the GPUs back
-                lease = client.request_lease({k: v for k, v in body.items() if k != "parent_job_id"},
+                # parent_job_id: a job of another scheduler (its id in our environment), which this one
+                # cannot end the lease with; released_at_exit: a server older than new user 16's N1 fix.
+                # Either way the at-exit release below still gives the GPUs back
+                lease = client.request_lease({k: v for k, v in body.items() if k != exc.field},
                                              wait_s=first_wait_s)
         except SchedError as err:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile

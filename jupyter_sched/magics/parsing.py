@@ -26,7 +26,7 @@ from ..model.validation import (
     parse_priority,
     parse_time_limit,
 )
-from ..wording.flags import with_dash_hint
+from ..wording.flags import typed_option, with_dash_hint
 
 __all__ = [
     "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
@@ -77,9 +77,15 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, prog: str, magic: str) -> None:
         super().__init__(prog=prog, add_help=False, allow_abbrev=False)
         self.magic = magic
+        self.typed: list[str] = []
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        self.typed = list(args or ())  # what error() names the option by (new user 16, N3)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
-        message = with_dash_hint(message)  # `--time-limit -5m` (new user 9)
+        message = with_dash_hint(message, self.typed)  # `--time-limit -5m` (new user 9), as typed (16, N3)
         field = "arguments"
         if message.startswith("argument "):
             field = message[len("argument "):].split(":", 1)[0].split("/")[0]
@@ -162,7 +168,24 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
         parser.add_argument("--team", "--queue", dest="team")
 
 
+GPU_COUNT = "N"
+"""The field of ``%gpu request N``'s count: what the magic's refusals carry (a placeholder nobody types)."""
+
+
 def _gpu_count(value: str, field: str, *, minimum: int = 0) -> float:
+    """:func:`_count_of` with ``%gpu request N``'s refusals said as the server's and the CLI's rule for
+    ``gpus``, after the magic's name: ``%gpu request: gpus must be an integer (got "abc")``, not ``N must
+    be …`` (new user 15, N12 / new user 16: the user typed no ``N``; the words are REST's, case 019's)."""
+    if field != GPU_COUNT:
+        return _count_of(value, field, minimum=minimum)
+    try:
+        return _count_of(value, "gpus", minimum=minimum)
+    except ValidationError as err:
+        raise ValidationError(f"%gpu request: {err.message}", field=GPU_COUNT, hint=err.hint,
+                              details=err.details) from None
+
+
+def _count_of(value: str, field: str, *, minimum: int = 0) -> float:
     """The server's rule and words (:func:`~jupyter_sched.model.validation.parse_gpus`), with the
     option as typed (``N``, ``--gpus``): one wording per kind of mistake (new user 14, N3/N4: ``N must
     be a number of GPUs``, prefixed ``%gpu request:``, beside ``must be an integer`` for the same
@@ -196,7 +219,8 @@ def _nonempty(value: str | None, field: str) -> str | None:
     return value.strip()
 
 
-def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_field: str = "--gpus") -> JobOptions:
+def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_field: str = "--gpus",
+             timeout_field: str = "--timeout") -> JobOptions:
     if getattr(ns, "job_wait", None):
         raise ValidationError("--wait: a submission returns the job's id at once; it has no --wait", field="--wait",
                               hint="follow it with %schedule wait {job}, where job = %schedule run …; a script's "
@@ -235,7 +259,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
         name=_nonempty(getattr(ns, "name", None), "--name"),
         team=_nonempty(getattr(ns, "team", None), "--team"),
         profile=_nonempty(getattr(ns, "profile", None), "--profile"),
-        timeout_s=_timeout(timeout, "--timeout", "the GPUs are granted"),
+        timeout_s=_timeout(timeout, timeout_field, "the GPUs are granted"),
         env=tuple(env),
     )
 
@@ -330,11 +354,12 @@ def parse_gpu_line(line: str) -> GpuCommand:
         if ns.count is not None and ns.gpus is not None:
             raise ValidationError("%gpu request: give the GPU count once (N or --gpus N)", field="--gpus",
                                   hint="e.g. %gpu request 2")
+        timeout_field = typed_option("--timeout/--for", rest)  # as typed, never its other name (new user 16, N3)
         options = _options(ns, gpus=count if count is not None else "1", min_gpus=1,
-                           gpus_field="N" if ns.count is not None else "--gpus")
+                           gpus_field=GPU_COUNT if ns.count is not None else "--gpus", timeout_field=timeout_field)
         if not ns.wait and options.timeout_s is not None:  # it would be ignored without a word
-            raise ValidationError("%gpu request: --timeout is how long to wait, and --no-wait does not wait",
-                                  field="--timeout", hint="drop one of them")
+            raise ValidationError(f"%gpu request: {timeout_field} is how long to wait, and --no-wait does not wait",
+                                  field=timeout_field, hint="drop one of them")
         return GpuCommand("request", options=options, wait=bool(ns.wait), count_given=ns.count is not None)
     if head == "watch":
         parser = _Parser("%gpu watch", "%gpu")
@@ -665,7 +690,8 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
     notebook the kernel serves (``kernel_notebook``: private to its owner, so a job of theirs this
     lease blocks can say which notebook's ``%gpu release`` frees it), the job whose kernel this is
     (``parent_job_id``, from ``JUPYTER_SCHED_JOB_ID`` in a job's environment: the lease then ends
-    with that job, even one killed by SIGKILL). No default name: the server names it ``notebook
+    with that job, even one killed by SIGKILL); without a kernel id, ``released_at_exit`` (the
+    magic gives the lease back at the kernel's exit: new user 16, N1). No default name: the server names it ``notebook
     lease`` (new user 10, N11: ``kernel-<first 8 hex of the id>`` showed part of the kernel id in
     the shared queue); its owner's listings say which notebook (``wording.jobs.work_name``)."""
     body = _resource_fields(options)
@@ -673,6 +699,8 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
         body["parent_job_id"] = parent_job_id
     if kernel_id:
         body["kernel_id"] = kernel_id
+    else:  # a kernel the server did not start: the magic releases it at exit (new user 16, N1)
+        body["released_at_exit"] = True
     if kernel_id and notebook:
         body["kernel_notebook"] = notebook
     return body  # no name unless given: the server's default says what it is, not part of the kernel id (N11)

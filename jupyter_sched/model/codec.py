@@ -64,8 +64,9 @@ def resources_from_dict(d: Mapping[str, Any]) -> ResourceRequest:
 
 
 def spec_to_dict(s: JobSpec) -> dict[str, Any]:
-    """JobSpec → JSON dict."""
-    return {
+    """JobSpec → JSON dict (``released_at_exit`` only where true: the few leases of kernels a
+    server did not start carry it; every other job's object stays as it was)."""
+    out = {
         "name": s.name, "user": s.user, "team": s.team, "kind": s.kind.value,
         "priority": s.priority.value, "resources": resources_to_dict(s.resources),
         "time_limit_s": s.time_limit_s, "command": list(s.command), "script": s.script,
@@ -75,6 +76,9 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         "unlimited": s.unlimited, "source": s.source, "notebook_json": s.notebook_json,
         "kernel_notebook": s.kernel_notebook, "parent_job_id": s.parent_job_id,
     }
+    if s.released_at_exit:
+        out["released_at_exit"] = True
+    return out
 
 
 def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
@@ -89,7 +93,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         checkpointable=bool(d.get("checkpointable", False)), parameters=dict(d.get("parameters") or {}),
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
         source=d.get("source"), notebook_json=d.get("notebook_json"), kernel_notebook=d.get("kernel_notebook"),
-        parent_job_id=d.get("parent_job_id"),
+        parent_job_id=d.get("parent_job_id"), released_at_exit=bool(d.get("released_at_exit", False)),
     )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "WorkerGroup",
     "default_lease_name",
     "public_name",
+    "work_noun",
 ]
 
 
@@ -265,6 +266,11 @@ class JobSpec:
             script job's kernel, which finds its id in ``JUPYTER_SCHED_JOB_ID``). The lease ends
             when that job stops running, however it ends — even by SIGKILL, when no code in the
             kernel can release it (new user 5, finding 3). Always a job of the lease's own user.
+        released_at_exit: for a lease with no ``kernel_id``, the process that asked gives it back
+            itself when it exits (a kernel this server did not start — ``jupyter nbconvert
+            --execute``, nbclient, papermill, VS Code — whose ``%gpu request`` registers the
+            release at exit and on SIGTERM). Held by a live kernel, not "for no kernel" (new user
+            16, N1). Private like ``kernel_id``: its owner and admins see it.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
@@ -302,6 +308,7 @@ class JobSpec:
     notebook_json: str | None = None
     kernel_notebook: str | None = None
     parent_job_id: str | None = None
+    released_at_exit: bool = False
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit
@@ -321,8 +328,18 @@ def public_name(spec: JobSpec) -> str:
     """``spec.name`` as users other than its owner may read it: a lease still named after its
     kernel id (stored before N11, or asked for by an older client) reads as its default name."""
     if spec.kind is JobKind.LEASE and kernel_named(spec.name, spec.kernel_id):
-        return default_lease_name(spec.kernel_id, spec.kernel_notebook)
+        return default_lease_name(spec.kernel_id, spec.kernel_notebook, released_at_exit=spec.released_at_exit)
     return spec.name
+
+
+_NOUNS = {"lease": "lease", "inference": "service"}
+
+
+def work_noun(spec: JobSpec) -> str:
+    """What a reason calls a piece of work by its kind: ``lease`` (a kernel's GPUs), ``service``
+    (inference), else ``job`` — new user 16, N12: a lease that preempted a job was "a
+    higher-priority normal job"."""
+    return _NOUNS.get(spec.kind.value, "job")
 
 
 @fast_init

@@ -15,9 +15,12 @@ the default name says only what kind of lease it is, and the owner's own views n
 (:func:`jupyter_sched.wording.jobs.work_name`)."""
 
 
-def default_lease_name(kernel_id: str | None, kernel_notebook: str | None) -> str:
-    """``notebook lease`` (its notebook is known), ``kernel lease`` (bound to a kernel) or ``lease``."""
-    return LEASE_NAMES[0] if kernel_notebook else LEASE_NAMES[1] if kernel_id else LEASE_NAMES[2]
+def default_lease_name(kernel_id: str | None, kernel_notebook: str | None, *, released_at_exit: bool = False) -> str:
+    """``notebook lease`` (its notebook is known), ``kernel lease`` (bound to a kernel, or held by a
+    kernel this server did not start, which releases it at exit: new user 16, N1) or ``lease``."""
+    if kernel_notebook:
+        return LEASE_NAMES[0]
+    return LEASE_NAMES[1] if kernel_id or released_at_exit else LEASE_NAMES[2]
 
 
 def kernel_named(name: str, kernel_id: str | None) -> bool:

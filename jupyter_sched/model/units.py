@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "clock_text", "format_duration", "gpus_phrase", "parse_duration", "relative_text", "parse_memory_mib", "parse_utc", "parse_window", "said_time", "to_iso"]
 
 def gpus_phrase(count: object, model: str = "") -> str:
     """``"1 GPU"``, ``"2 A100 GPUs"``, ``"0.5 GPU"``: a GPU count as people write it (never "1 GPUs");
@@ -23,6 +23,8 @@ def gpus_phrase(count: object, model: str = "") -> str:
         count: GPUs (int, float, or a value shown as given).
         model: an optional model name put before "GPU".
     """
+    if isinstance(count, float):
+        count = round(count, 3)  # GPUs are counted in milli-GPUs: a float sum's 0.9999999999999999 is 1 (new user 17, N22)
     shown = f"{count:g}" if isinstance(count, float) else str(count)
     if model and "GPU" in model.split():
         return f"{shown} {model}"
@@ -111,6 +113,15 @@ def format_duration(seconds: float | None) -> str:
         return f"{hours}h{minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d{hours:02d}h" if hours else f"{days}d"  # "366d", as --time-limit 366d was typed
+
+
+def relative_text(seconds: float) -> str:
+    """A moment from now as every Python surface says it beside its clock time: ``in 19m55s``
+    (:func:`format_duration`), ``now`` when under a second away or past. The one relative-time
+    style of the CLI, the magics and the panel (``relativeText`` in labextension/src/format.ts
+    mirrors it; new user 16, N8: the CLI said "in 19m55s" where the panel said "in 19 min" for
+    the same ETA)."""
+    return f"in {format_duration(seconds)}" if seconds >= 1 else "now"
 
 
 YEAR_SHOWN_AFTER_DAYS = 182

@@ -32,7 +32,7 @@ _KNOWN_FIELDS = frozenset({
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
     "profile", "checkpointable", "resources", "args", "parameters", "groups", "source", "notebook_json",
-    "kernel_notebook", "parent_job_id",
+    "kernel_notebook", "parent_job_id", "released_at_exit",
 })
 MAX_PATH_CHARS = 4096
 """Longest path a request may name for ``kernel_notebook`` (Linux's PATH_MAX)."""
@@ -577,9 +577,10 @@ def spec_from_request(
     source, notebook_json = _carried(merged, script, notebook)
     team = _str(merged, "team") or _str(merged, "queue") or default_team
     kernel_id, kernel_notebook = _kernel_id(merged, kind), _kernel_notebook(merged, kind)
+    released_at_exit = _released_at_exit(merged, kind, kernel_id)
     if kind is JobKind.LEASE and (given_name is None or kernel_named(name, kernel_id)):
         # new user 10, N11: not "kernel-<8 hex of the kernel id>" (public), nor "job" — see model.names
-        name = default_lease_name(kernel_id, kernel_notebook)
+        name = default_lease_name(kernel_id, kernel_notebook, released_at_exit=released_at_exit)
     return JobSpec(
         name=name, user=user, team=team, kind=kind, priority=priority, resources=resources,
         time_limit_s=time_limit, command=command, script=script, notebook=notebook,
@@ -587,7 +588,7 @@ def spec_from_request(
         image=_str(merged, "image"), port=port, kernel_id=kernel_id,
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
         notebook_json=notebook_json, kernel_notebook=kernel_notebook,
-        parent_job_id=_parent_job_id(merged, kind),
+        parent_job_id=_parent_job_id(merged, kind), released_at_exit=released_at_exit,
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
     )
 
@@ -708,6 +709,30 @@ def _kernel_notebook(body: Mapping[str, Any], kind: JobKind) -> str | None:
         raise ValidationError(f"kernel_notebook is {len(value)} characters long (at most {MAX_PATH_CHARS})",
                               field="kernel_notebook", hint="give the notebook's path relative to the server's root")
     return value.strip()
+
+
+def _released_at_exit(body: Mapping[str, Any], kind: JobKind, kernel_id: str | None) -> bool:
+    """A lease's ``released_at_exit`` (see :class:`~.job.JobSpec`): true or false, on a lease with
+    no ``kernel_id`` (a kernel the server runs is followed by the server itself). New user 16, N1.
+
+    Raises:
+        ValidationError: naming ``released_at_exit`` — not a boolean, on a job, or beside a kernel_id.
+    """
+    value = body.get("released_at_exit")
+    if value is None or value is False:
+        return False
+    if not isinstance(value, bool):
+        raise ValidationError(f"released_at_exit must be true or false (got {quoted(value)})",
+                              field="released_at_exit", hint="use true or false")
+    if kind is not JobKind.LEASE:
+        raise ValidationError("released_at_exit is for leases: the process holding a lease's GPUs gives them "
+                              "back at its exit", field="released_at_exit",
+                              hint="leave it out; a job's GPUs are freed when it ends")
+    if kernel_id:
+        raise ValidationError("released_at_exit is for a lease of a kernel this server did not start; this one "
+                              "names kernel_id, whose end the server follows itself", field="released_at_exit",
+                              hint="leave released_at_exit out, or kernel_id")
+    return True
 
 
 def _parent_job_id(body: Mapping[str, Any], kind: JobKind) -> str | None:

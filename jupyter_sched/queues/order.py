@@ -56,7 +56,7 @@ from datetime import datetime, timezone
 from operator import attrgetter
 from typing import Protocol
 
-from ..model import Job, PriorityClass
+from ..model import GPU_MILLI, Job, PriorityClass
 
 __all__ = ["QUEUE_SORTS", "Holdings", "QueueContext", "QueueSort", "above", "fair_order", "fair_usage_order", "fifo_order",
            "held_before", "holdings", "share_once_ran", "short_first_order", "submit_key"]
@@ -75,21 +75,36 @@ class Holdings:
         by_team: GPUs per team (a job counts for the team it was submitted to).
         user_share / team_share: an equal share of the GPUs among the users (teams) with work
             pending or running; only GPUs held *above* it order the queue (:func:`above`).
+        charged: per job id, the GPUs a job on a blocked shared GPU holds where that differs from
+            what it asked (:func:`holdings`), so the ETA walk counts a running job as the cycle does.
     """
 
     by_user: Mapping[str, float] = field(default_factory=dict)
     by_team: Mapping[str, float] = field(default_factory=dict)
     user_share: float = math.inf
     team_share: float = math.inf
+    charged: Mapping[str, float] = field(default_factory=dict)
 
 
 def holdings(jobs: Iterable[Job], total_gpus: float = 0.0) -> Holdings:
     """What each user and team holds now among ``jobs`` (those whose state holds GPUs), and an equal
-    share of ``total_gpus`` among the users and teams with work (pending or holding; 0: none)."""
+    share of ``total_gpus`` among the users and teams with work (pending or holding; 0: none).
+
+    A job holds its GPUs (fractions summed), except on a *blocked* shared GPU: one whose free rest
+    (1 GPU less the fractions placed on it) is smaller than every pending request's per-GPU need
+    (a whole GPU, or the fraction asked) — nobody waiting can use that rest, so the GPU is wholly
+    held, and each job on it holds its part of the occupancy scaled to the whole GPU (a 0.55 alone
+    holds 1; 0.3 + 0.3 of two users hold 0.5 each). What a user's work makes unusable to the
+    others is what fair share compares (DRF over an indivisible resource; red team 17, R1: four
+    0.55 jobs took all 4 GPUs while counted as 2.2). Billing and ``me`` still count what is asked.
+    """
     by_user: dict[str, float] = {}
     by_team: dict[str, float] = {}
     users: set[str] = set()
     teams: set[str] = set()
+    need = GPU_MILLI  # the smallest per-GPU need of pending work
+    on_gpu: dict[str, int] = {}  # milli-GPUs placed on each shared GPU
+    shared: list[tuple[Job, tuple[str, ...]]] = []
     for job in jobs:
         spec = job.spec
         holds = job.state.holds_gpus
@@ -97,12 +112,31 @@ def holdings(jobs: Iterable[Job], total_gpus: float = 0.0) -> Holdings:
             users.add(spec.user)
             teams.add(spec.team)
         milli = spec.resources.total_milli
+        if not holds and milli and job.state.value == "pending":
+            need = min(need, milli)
         if milli and holds:
+            allocation = job.allocation
+            if allocation is not None and allocation.gpu_milli < GPU_MILLI:
+                uuids = allocation.all_gpu_uuids()
+                for uuid in uuids:
+                    on_gpu[uuid] = on_gpu.get(uuid, 0) + allocation.gpu_milli
+                shared.append((job, uuids))
+                continue
             by_user[spec.user] = by_user.get(spec.user, 0.0) + milli / 1000
             by_team[spec.team] = by_team.get(spec.team, 0.0) + milli / 1000
+    charged: dict[str, float] = {}
+    for job, uuids in shared:
+        spec = job.spec
+        milli = job.allocation.gpu_milli if job.allocation is not None else 0
+        gpus = sum(milli / (on_gpu[u] if GPU_MILLI - on_gpu[u] < need else GPU_MILLI) for u in uuids) if uuids \
+            else spec.resources.total_milli / 1000
+        if gpus != spec.resources.total_milli / 1000:
+            charged[job.id] = gpus
+        by_user[spec.user] = by_user.get(spec.user, 0.0) + gpus
+        by_team[spec.team] = by_team.get(spec.team, 0.0) + gpus
     if not total_gpus:
-        return Holdings(by_user, by_team)
-    return Holdings(by_user, by_team, total_gpus / max(len(users), 1), total_gpus / max(len(teams), 1))
+        return Holdings(by_user, by_team, charged=charged)
+    return Holdings(by_user, by_team, total_gpus / max(len(users), 1), total_gpus / max(len(teams), 1), charged)
 
 
 def above(held: float, share: float) -> float:
@@ -257,9 +291,11 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
     team_share = context.team_share
     held = context.held
     progress: dict[str, float] = {}
-    if held is not None:  # no quota: a team's key is the GPUs it holds before its head runs
+    queues: dict[str, list[Job]] = {}
+    if held is not None:  # no quota: a team's key is the GPUs it holds above its share once its head ran
         def progressed(team: str) -> float:
-            return above(progress.get(team, 0.0), held.team_share)
+            return above(progress.get(team, 0.0) + queues[team][-1].spec.resources.total_milli / 1000,
+                         held.team_share)
         team_share = progressed
     by_class: dict[int, dict[str, list[Job]]] = {}
     for job in jobs:
@@ -269,7 +305,7 @@ def _fair(jobs: Sequence[Job], context: QueueContext, arrange: Arrange) -> Itera
         if held is not None:  # each class starts from what is held now
             progress.clear()
             progress.update(held.by_team)
-        queues: dict[str, list[Job]] = {}
+        queues.clear()
         heap: list[tuple[float, datetime, str, str]] = []
         for team, members in teams.items():
             members = arrange(members)[::-1]  # pop() from the end

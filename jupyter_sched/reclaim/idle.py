@@ -14,9 +14,11 @@ Steps for each running job or lease (DESIGN.md "Idle reclamation"; cases 008 and
      with 0 MiB and no process) is idle evidence (case 026). A device with no samples, or a gap
      longer than ``max_gap_s`` with no sample at all, restarts the run: missing data never
      counts as idle.
-   - Kernel side (leases): an ``idle`` kernel is idle since its ``last_activity``; a busy or
-     unknown kernel is not idle — then only the separate, longer ``busy_kernel_window_s`` rule
-     (GPU idle while the kernel computes on CPU) may apply. HTTP/websocket traffic is never
+   - Kernel side (leases): an ``idle`` kernel is idle since its ``last_activity``; a busy kernel
+     is not idle — then only the separate, longer ``busy_kernel_window_s`` rule (GPU idle while the
+     kernel computes on CPU) may apply. A lease with no kernel is judged by its GPUs alone under the
+     normal window; a kernel whose state is unknown or ``starting`` gets :data:`KERNEL_STATE_BOUND_S`
+     more, then the normal rule (red team 17, R8: neither is *busy*). HTTP/websocket traffic is never
      looked at (jupyterhub#1498, case 012). A kernel whose state is not known (none reported;
      in hub mode a stale report or an older user server) is said to be *unknown* in the reason,
      never *busy* (red team 15, R6).
@@ -325,8 +327,10 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
     Returns:
         :class:`IdleVerdict`. For a lease with an idle kernel: rule ``kernel_and_gpu``,
         ``idle_since = max(GPU idle since, kernel last activity)``, limit ``window_s``, reason
-        ``kernel idle and GPU < 5 % for 120 min``. For a lease with a busy/unknown kernel: rule
-        ``gpu_busy_kernel`` with ``busy_kernel_window_s``. For batch jobs: rule ``gpu``; for
+        ``kernel idle and GPU < 5 % for 120 min``. For a lease with a busy kernel: rule
+        ``gpu_busy_kernel`` with ``busy_kernel_window_s``; with no kernel: rule ``gpu_no_kernel``
+        (``window_s``); an unknown/starting one: rule ``kernel_unknown`` (``window_s`` plus
+        :data:`KERNEL_STATE_BOUND_S`), both with ``lease_mode``. For batch jobs: rule ``gpu``; for
         inference services: rule ``service`` (mode ``service_mode``, notify by default: a
         service idle at night is low efficiency, not abandoned work; case 013 S4).
         ``paused_s`` is the time blank readings paused the clock.
@@ -345,6 +349,13 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
                            mode=policy.job_mode, reason=_gpu_reason(run, policy, policy.window_s),
                            open_start=run.open_start, devices=keys, paused_s=run.paused_s)
     thr = f"{policy.threshold_pct:g} %"
+    if not job.spec.kernel_id:
+        # Red team 17, R8: a lease asked for without a kernel has no kernel to be busy; the GPU is the
+        # only evidence, under the normal lease window and mode.
+        return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.window_s, rule="gpu_no_kernel",
+                           mode=policy.lease_mode,
+                           reason=f"{_gpu_reason(run, policy, policy.window_s)}, no kernel is bound to this lease",
+                           open_start=run.open_start, devices=keys, paused_s=run.paused_s, kernel_state="none")
     state = "unknown" if kernel is None else kernel.execution_state
     if kernel is not None and state == "idle":
         since = run.since if kernel.last_activity is None else max(run.since, kernel.last_activity)
@@ -354,14 +365,36 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
                            open_start=run.open_start and since == run.since, devices=keys, paused_s=run.paused_s,
                            kernel_state=state)
     said = _kernel_said(kernel)
+    if state != "busy":
+        # Red team 17, R8: unknown, starting (or dead, restarting) is not busy: the normal rule, given
+        # KERNEL_STATE_BOUND_S more for the state to be reported, and said as what is known.
+        limit = policy.window_s + min(KERNEL_STATE_BOUND_S, policy.window_s)
+        return IdleVerdict(idle=True, idle_since=run.since, limit_s=limit, rule="kernel_unknown",
+                           mode=policy.lease_mode,
+                           reason=f"GPU < {thr} for {_minutes(limit)}, {_not_known(said, state)}",
+                           open_start=run.open_start, devices=keys, paused_s=run.paused_s, kernel_state=state)
     if policy.busy_kernel_window_s is None:
         return IdleVerdict(idle=False, reason=said, devices=keys, kernel_state=state)
-    joined = f" while the {said}" if state != "unknown" else f", {said}"
     return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.busy_kernel_window_s, rule="gpu_busy_kernel",
                        mode=policy.busy_kernel_mode,
-                       reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)}{joined} "
+                       reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)} while the {said} "
                               "(the kernel keeps running)", open_start=run.open_start,
                        devices=keys, paused_s=run.paused_s, kernel_state=state)
+
+
+KERNEL_STATE_BOUND_S = 60.0
+"""Seconds past the normal window a lease whose kernel state is unknown or ``starting`` keeps its GPUs
+(two 30-s kernel reports; never more than the window itself): then the normal lease rule applies."""
+
+
+def _not_known(said: str, state: str) -> str:
+    """``kernel state unknown (none reported)``, ``kernel is still starting (not reported idle or
+    busy)``, ``kernel is dead (not busy)``: what is known, never *busy* or *keeps running*."""
+    if state == "unknown":
+        return said
+    if state == "starting":
+        return "kernel is still starting (not reported idle or busy)"
+    return f"{said} (not busy)"
 
 
 def _kernel_said(kernel: KernelActivity | None) -> str:

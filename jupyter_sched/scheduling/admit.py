@@ -209,9 +209,9 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
         if not team:
             parts.append(f"{n} GPU{'s hold' if n != 1 else ' holds'} shares of several teams ({each} GPU in use)")
         elif n == 1:
-            parts.append(f"1 GPU holds a share of {team} ({each} GPU)")
+            parts.append(f"1 GPU holds a share of team {team} ({each} GPU)")  # "team": new user 16, N12
         else:
-            parts.append(f"{n} GPUs each hold a share of {team} ({each} GPU each)")
+            parts.append(f"{n} GPUs each hold a share of team {team} ({each} GPU each)")
     message = fit.message.replace(f", {fit.details['free']} free", f", {fit.details['free']} wholly free", 1)
     message += "; " + ", ".join(parts) + "; a whole GPU is free only when they end"
     details = {**fit.details, "shared_gpus": len(on), "shared_by": {t: len(u) for t, u in by_team.items() if t}}

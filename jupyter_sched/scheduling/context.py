@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..backfill.easy import Reservation
 from ..model import GPU_MILLI, Job, PendingReason, ResourceRequest
-from ..model.job import public_name
+from ..model.job import LEASE_NAMES, public_name
 from ..placement.fragmentation import cycle_placement
 from ..placement.placer import Flavor, Placement, Placer
 from ..placement.reasons import FitReason
@@ -292,7 +292,9 @@ class CycleContext:
             name = earlier
         owner = other.spec.user if other is not None else prior.get("preempted_by_owner")
         owner = owner if isinstance(owner, str) and owner != job.spec.user else None
-        named = work_named(by, name, owner)  # another user's preemptor by its owner (red team 15, R8)
+        # another user's preemptor by its owner (red team 15, R8); one's own lease by its id: the clause says
+        # "lease" (new user 16, N12: "by lease (l-…), a higher-priority normal job")
+        named = work_named(by, "" if owner is None and name in LEASE_NAMES else name, owner)
         why = prior.get("preempted_why")
         if job.reason is not None and job.reason.code == "Preempted":
             why = job.reason.message.removeprefix("preempted: ")
@@ -302,8 +304,9 @@ class CycleContext:
             clause += ", " + said.removeprefix("preempted ")
         elif said.startswith("preempted (its team borrows)"):
             clause += ", as its team was borrowing"
-        elif (higher := re.match(r"preempted by higher-priority (\w+) job \S+ of (?:team )?(\S+)", said)) is not None:
-            clause += f", a higher-priority {higher.group(1)} job of team {higher.group(2)}"  # N6: "of default"
+        elif (higher := re.match(r"preempted by higher-priority (\w+) (job|lease|service) \S+ of (?:team )?(\S+)",
+                                 said)) is not None:  # the preemptor by its kind (new user 16, N12)
+            clause += f", a higher-priority {higher.group(1)} {higher.group(2)} of team {higher.group(3)}"  # N6
         name = name if name != by else ""
         details: dict[str, Any] = {"preempted_by": by, **({"preempted_by_name": name} if name else {}),
                                    **({"preempted_by_owner": owner} if owner else {}),

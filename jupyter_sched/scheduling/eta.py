@@ -380,6 +380,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     # no quota: what is held at t orders first (queues.order), above the cycle's equal shares
     shares = None if ctx.quota.enabled else holdings(ctx.snap.jobs, ctx.snap.inventory.gpu_count())
     by_holdings = shares is not None
+    if shares is not None and shares.charged:  # a job alone on a blocked shared GPU holds it whole
+        running = [(job, shares.charged.get(job.id, gpus), end) for job, gpus, end in running]
 
     def order(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> list[str]:
         usage = dict(base)
@@ -670,7 +672,8 @@ def _owners_of(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> dict[str,
 def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[dict[str, Any]]:
     """The jobs ``job`` waits on that belong to its own owner: ``[{"id", "name", "kind", "gpus"}]``
     (GPUs held, whole or fractional), with ``"notebook"`` for a lease whose notebook is known and
-    ``"kernel": False`` for a lease bound to no kernel (``"parent_job_id"`` when a job holds it). Only the owner's own work is described — what another user
+    ``"kernel": False`` for a lease bound to no kernel (``"parent_job_id"`` when a job holds it;
+    ``"released_at_exit": True`` instead when a kernel the server did not start holds it). Only the owner's own work is described — what another user
     runs stays theirs; the renderer names these to the owner alone."""
     out: list[dict[str, Any]] = []
     for job_id in waits:
@@ -682,7 +685,9 @@ def _own_blockers(ctx: CycleContext, job: Job, waits: tuple[str, ...]) -> list[d
                                  "gpus": milli // 1000 if milli % 1000 == 0 else milli / 1000}
         if other.spec.kernel_notebook:  # private: the API leaves eta_waits_on_own out of others' views
             entry["notebook"] = other.spec.kernel_notebook
-        if other.is_lease and not other.spec.kernel_id:  # no notebook's %gpu release frees it
+        if other.is_lease and other.spec.released_at_exit:  # a kernel the server did not start: its
+            entry["released_at_exit"] = True  # %gpu release or its exit frees it (new user 16, N1)
+        elif other.is_lease and not other.spec.kernel_id:  # no notebook's %gpu release frees it
             entry["kernel"] = False  # (new user 13, N9)
         if other.is_lease and other.spec.parent_job_id:  # released with that job (red team 15, R15)
             entry["parent_job_id"] = other.spec.parent_job_id

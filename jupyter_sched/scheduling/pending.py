@@ -15,6 +15,7 @@ from typing import Any
 
 from ..backfill.easy import Ending, Reservation, find_reservation, job_end
 from ..model import Job, JobKind, PendingReason, ResourceRequest
+from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor
 from ..queues.limits import effective_limit
@@ -68,7 +69,14 @@ def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str
                   "it can only start when nothing is reserved")
     else:
         clause = f"with a limit of {limit:g} s ({source}) it cannot finish before {res.job_id}, reserved from {said}"
-    info = {"reserved_for": res.job_id, "reservation": when, "limit_s": limit, "limit_source": source}
+    info: dict[str, Any] = {"reserved_for": res.job_id, "reservation": when, "limit_s": limit, "limit_source": source}
+    reserved = ctx.by_id.get(res.job_id)
+    if reserved is not None:  # named as the ETA names jobs: "big (j-…)", not the bare id (new user 16, N8)
+        name = public_name(reserved.spec).strip()[:80]
+        if name and name != res.job_id:
+            info["reserved_for_name"] = name
+        if reserved.spec.user != job.spec.user:
+            info["reserved_for_owner"] = reserved.spec.user
     return message.rstrip(".") + f"; {clause}.", {**details, "backfill": info}
 
 

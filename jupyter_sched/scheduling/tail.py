@@ -154,9 +154,10 @@ class QueueTail:
             if spec.user not in self._working[0] or spec.team not in self._working[1]:
                 return False  # a newcomer shrinks the equal shares every key is taken above
             by_team, groups, fair = self._held.by_team, self._groups, self._held.team_share
-            mine = above(by_team.get(team, 0.0) + (group.gpus if group is not None else 0.0), fair)
-            if any(other != team and above(by_team.get(other, 0.0) + groups[(rank, other)].gpus
-                                           - groups[(rank, other)].smallest, fair) > mine
+            # a team's key: GPUs held above the share once its head ran (queues.order._fair)
+            mine = above(by_team.get(team, 0.0) + (group.gpus if group is not None else 0.0)
+                         + spec.resources.total_milli / 1000, fair)
+            if any(other != team and above(by_team.get(other, 0.0) + groups[(rank, other)].gpus, fair) > mine
                    for other in self._ranks.get(rank, ())):
                 return False
         else:

@@ -173,8 +173,10 @@ class AccountingService:
                    if r.job.allocation is not None]
         holding = [r.job for r in records]
         held = _Held(version=version,
-                     in_use=sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli / 1000
-                                for j in holding if j.allocation is not None),
+                     # summed in milli-GPUs (integers), divided once: ten 0.1 shares are 1.0, not
+                     # 0.9999999999999999 (new user 17, N22)
+                     in_use=sum(len(j.allocation.all_gpu_uuids()) * j.allocation.gpu_milli
+                                for j in holding if j.allocation is not None) / 1000,
                      jobs=sum(1 for j in holding if not j.is_lease), leases=sum(1 for j in holding if j.is_lease),
                      pending=tx.count_jobs(user=user, states=(JobState.PENDING,)),
                      # in a stop's grace (new user 8, N13: `status` said "1 job running" during a cancel)
@@ -192,9 +194,9 @@ class AccountingService:
         kept = self._team_held.get(team)
         if kept is not None and kept[0] == version and version >= 0:
             return kept[1]
-        total = round(sum(len(r.job.allocation.all_gpu_uuids()) * r.job.allocation.gpu_milli / 1000
-                          for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
-                          if r.job.allocation is not None and r.job.spec.team == team), 3)
+        total = sum(len(r.job.allocation.all_gpu_uuids()) * r.job.allocation.gpu_milli
+                    for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
+                    if r.job.allocation is not None and r.job.spec.team == team) / 1000
         if len(self._team_held) >= _HELD_USERS and team not in self._team_held:
             self._team_held.clear()
         self._team_held[team] = (version, total)

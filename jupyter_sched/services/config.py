@@ -103,7 +103,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     ``telemetry_interval_s``, ``telemetry_push_interval_s``; admission: ``default_team``,
     ``user_teams``, ``priority_grants``, ``max_unfinished_per_user`` (see
     :class:`~jupyter_sched.admission.AdmissionPolicy`), ``max_running_cpu_jobs_per_user`` (the
-    scheduling profile's cap on one user's running 0-GPU jobs);
+    scheduling profile's cap on one user's running 0-GPU jobs); services' ports: ``service_listen_s``
+    (600: to listen first) and ``service_relisten_s`` (3600: to listen again after stopping);
     ``gpu_prices`` for the usage report; job definitions: see :func:`.definitions.definition_settings`.
 
     Raises:
@@ -111,7 +112,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
             ``inventory_file`` that does not read as an inventory.
     """
     from ..executors.limits import LocalLimits, minor_resolver
-    from ..executors.local import LocalExecutor
+    from ..executors.local import LISTEN_S, RELISTEN_S, LocalExecutor
     from ..inventory.factory import default_inventory_source
     from ..inventory.simulated import SimulatedInventory
 
@@ -138,7 +139,9 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     # whether GPUs are fenced, said at every start (red team 15, R1): a warning when only by environment
     (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s", limits.summary())
     executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None,
-                             max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20, limits=limits)
+                             max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20, limits=limits,
+                             listen_s=float(settings.get("service_listen_s", LISTEN_S)),
+                             relisten_s=float(settings.get("service_relisten_s", RELISTEN_S)))
     monitors: list[TelemetryMonitor] = []
 
     def our_pids() -> frozenset[int]:  # our jobs' and lease kernels' pids are not foreign (case 014)

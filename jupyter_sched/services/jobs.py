@@ -77,10 +77,11 @@ _LINES_KEPT = 5_000
 """Queue lines kept at most (all dropped when full): two views of the default head of 1,000 and more."""
 
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
+_WAITING = (JobState.PENDING, JobState.PREEMPTED)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
 
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "kernel_notebook",
-                  "parent_job_id", "message", "parameters", "source", "notebook_json")
+                  "parent_job_id", "released_at_exit", "message", "parameters", "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
 
 
@@ -548,6 +549,8 @@ class JobsService:
         release = f"`jupyter-sched cancel {job.id}` (or DELETE leases/{job.id}) releases it"
         kernel_id = job.spec.kernel_id
         if not kernel_id:
+            if job.spec.released_at_exit:  # its kernel releases it (new user 16, N1): nothing to warn of
+                return []
             return [f"this lease is bound to no kernel, so no notebook's %gpu release frees it: {release}"]
         kernels = self.ctx.engine._kernels
         if kernels is None:
@@ -803,10 +806,13 @@ class JobsService:
             kept: QueuePage | None = self.answers.get(key, version)
             if kept is not None:
                 return kept
+            waiting_total: int | None = None
             if paged:
                 waiting = tx.queue_page(limit=size + 1, after=after)
                 more = len(waiting) > size
                 waiting = waiting[:size]
+                if more:  # "52 more wait behind these 50", not "more" (new user 16, N14): one indexed count
+                    waiting_total = tx.count_jobs(states=_WAITING)
             else:
                 waiting, more = tx.queue_page(head=QUEUE_HEAD, also_user=caller.user), False
             holding = [] if after is not None else tx.list_jobs(states=_HOLDING)
@@ -817,7 +823,7 @@ class JobsService:
         out.sort(key=lambda entry: entry.position if entry.position is not None else _NO_POSITION)
         out += [self._entry(caller, record, None, simulated) for record in holding]
         next_cursor = encode_queue_cursor(waiting[-1][1]) if more and waiting else None
-        answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor)
+        answer = QueuePage(entries=GetQueueResponse(out), next_cursor=next_cursor, waiting_total=waiting_total)
         self.answers.put(key, version, answer, owner=caller.user, rows=len(out))
         return answer
 

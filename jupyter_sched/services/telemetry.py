@@ -27,7 +27,7 @@ from .models import (
     GetTelemetryRequest,
     GetTelemetryResponse,
 )
-from .visibility import HOLDERS_KEY, telemetry_for
+from .visibility import HOLDERS_KEY, WITHHELD_NOTE, GpuReaders, Holding, telemetry_for
 
 __all__ = ["TelemetryService"]
 
@@ -75,7 +75,8 @@ class TelemetryService:
 
         Users see process lists and pod names only for GPUs their own work holds, and neither the
         foreign-process alerts nor other users' idle work (admins see all:
-        :func:`~.visibility.telemetry_for`).
+        :func:`~.visibility.telemetry_for`); a GPU's readings taken while another user's work held
+        it are withheld (:class:`~.visibility.GpuReaders`: the current one nulled, recent ones left out).
 
         Raises:
             ValidationError: bad ``since``, or two filters at once.
@@ -103,6 +104,7 @@ class TelemetryService:
         own = {job.id for job in mine}
         if self.monitor is None:
             return GetTelemetryResponse.model_validate(telemetry_for(caller, body, held, own))
+        readers = self.readers(caller, start, now, inv)
         body.update(source=self.monitor.source, interval_s=self.monitor.interval_s)
         latest = self.monitor.latest()
         keys: list[tuple[str, int | None]]
@@ -123,7 +125,23 @@ class TelemetryService:
             body["gpus"].append({"gpu_uuid": key[0], "mig_instance": key[1],
                                  "current": sample_to_dict(current) if current is not None else None,
                                  "recent": [sample_to_dict(s) for s in recent.get(key, [])]})
-        return GetTelemetryResponse.model_validate(telemetry_for(caller, body, held, own))
+        return GetTelemetryResponse.model_validate(telemetry_for(caller, body, held, own, readers))
+
+    def readers(self, caller: Caller, since: datetime, until: datetime, inv: Any) -> GpuReaders:
+        """Who held which GPU device when over ``[since, until]`` (the store's usage intervals:
+        opened at admission and closed at the end in the job's own transaction), as
+        :class:`~.visibility.GpuReaders` for ``caller`` (an admin reads everything). Work on a MIG
+        instance is listed under its ``MIG-`` uuid and its parent GPU's."""
+        if caller.admin:
+            return GpuReaders(None, {})
+        by_uuid = inv.gpu_by_uuid()
+        holdings: dict[str, list[Holding]] = {}
+        for row in self.ctx.store.usage_rows(since=since, until=until + timedelta(seconds=1)):
+            span: Holding = (row.user, row.started_at, row.ended_at)
+            gpu = by_uuid.get(row.gpu_uuid)
+            for name in dict.fromkeys((row.gpu_uuid, gpu.uuid if gpu is not None else row.gpu_uuid)):
+                holdings.setdefault(name, []).append(span)
+        return GpuReaders(caller.user, holdings)
 
     def _foreign_processes(self) -> dict[str, Any]:
         """``{gpu uuid: ForeignProcess...}`` from the NVML inventory (pid, memory, age, user; case
@@ -153,6 +171,7 @@ class TelemetryService:
         inv = self.ctx.inventory()
         work = request.job or request.lease
         start: Any = None
+        mig_names: dict[tuple[str, int | None], str] = {}
         end = parse_utc(request.until, field="until") if request.until else now
         if work:
             try:
@@ -175,6 +194,7 @@ class TelemetryService:
             gpu = inv.gpu_by_uuid()[request.gpu]
             if gpu.uuid == request.gpu:  # a whole GPU: its MIG instances too
                 keys += [(gpu.uuid, m.gpu_instance_id) for m in gpu.mig_devices]
+            mig_names = {(gpu.uuid, m.gpu_instance_id): m.uuid for m in gpu.mig_devices}
         if request.since:
             start = parse_utc(request.since, field="since")
         start = start or end - timedelta(hours=1)
@@ -202,16 +222,25 @@ class TelemetryService:
             for key in keys:
                 own = monitor.job_samples(work, key, first) if work else None
                 live += own if own is not None else monitor.window(key, first, end)
+        withheld = None
+        if not work and not caller.admin:
+            # a step another user's work held the GPU for is theirs (red team 17, R9: once A's job
+            # ended, B read its whole series by GPU id and time range)
+            readers = self.readers(caller, first, end, inv)
+
+            def withheld(key: tuple[str, int | None], lo: datetime, hi: datetime) -> str | None:
+                names = (key[0], mig_names.get(key) if key[1] is not None else None)
+                return WITHHELD_NOTE if readers.hides(names, lo, hi) else None
         body = history_answer(stored, live, devices=keys, since=start, until=end, step_s=request.step_s,
-                              job_id=work)
+                              job_id=work, withheld=withheld)
         return GetTelemetryHistoryResponse.model_validate(body)
 
     def _series_visible(self, caller: Caller, gpu_uuid: str, parents: set[str], inv: Any) -> None:
         """Refuse (403, audited) a non-admin's history of a GPU that another user's live job or
         lease holds: that series is the work's, which ``?job=`` refuses them too (new user 16, N15:
         B got A's job series by the GPU id the queue shows). One rule for both routes: another
-        user's work's utilization over time is theirs; every GPU's current reading stays public
-        (GET telemetry, as on the panel)."""
+        user's work's utilization over time is theirs; the readings of its GPU are withheld from the
+        other routes too (:class:`~.visibility.GpuReaders`, red team 17, R9 / new user 17, N4)."""
         from ..reclaim import device_keys
 
         if caller.admin:
@@ -225,8 +254,8 @@ class TelemetryService:
                 self.ctx.admission.refuse(caller, AuthorizationError(
                     f"GPU {gpu_uuid[:80]!r} is held by another user's {noun} ({job.id}): the history of a GPU "
                     f"while another user's work holds it is theirs, as telemetry/history?job= is",
-                    field="gpu", hint="ask for it once that work has ended, ask its owner or an admin; "
-                                      "GET telemetry shows every GPU's current reading"),
+                    field="gpu", hint="ask for the times before or after that work (those are readable), "
+                                      "ask its owner or an admin"),
                     request="read telemetry history", job_id=job.id)
 
     def idle(self, caller: Caller) -> GetIdleResponse:
@@ -247,16 +276,21 @@ class TelemetryService:
 
     def now(self) -> dict[str, Any]:
         """The ``telemetry`` event's data: the newest sample of every GPU, plus (under
-        :data:`~.visibility.HOLDERS_KEY`, removed before any client sees it) who holds each GPU,
-        so the fan-out can show each subscriber the process lists of their own GPUs only."""
+        :data:`~.visibility.HOLDERS_KEY`, removed before any client sees it) who holds each GPU
+        (a MIG instance's holder under its parent too), so the fan-out shows each subscriber the
+        process lists of their own GPUs only and withholds the readings of GPUs other users'
+        work holds (:class:`~.visibility.GpuReaders`)."""
         from ..telemetry import sample_to_dict
 
         latest = self.monitor.latest() if self.monitor is not None else {}
         holders: dict[str, list[str]] = {}
+        by_uuid = self.ctx.inventory().gpu_by_uuid()
         for record in self.ctx.store.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING)):
             job = record.job
             for uuid in job.allocation.all_gpu_uuids() if job.allocation is not None else ():
-                holders.setdefault(uuid, []).append(job.spec.user)
+                gpu = by_uuid.get(uuid)
+                for name in dict.fromkeys((uuid, gpu.uuid if gpu is not None else uuid)):  # a MIG's parent too
+                    holders.setdefault(name, []).append(job.spec.user)
         return {"at": self.ctx.clock.now().isoformat(), HOLDERS_KEY: holders,
                 "gpus": [sample_to_dict(latest[k]) for k in sorted(latest, key=lambda k: (k[0], k[1] or -1))]}
 

@@ -4,8 +4,12 @@
   admin everyone's; a team's budget warning (``data.team``, no user) goes to that team's members
   and admins (red team 6: it went to every user); events without an owner (inventory) go to everyone.
 - GPU samples (``GET telemetry`` and ``telemetry`` events) show process lists and pod names only
-  for GPUs the caller holds (admins: all); utilization and memory stay visible to everyone (the
-  panel charts the cluster).
+  for GPUs the caller holds (admins: all).
+- A GPU's readings (utilization, memory, processes: live, recent, history, events) are a non-admin's
+  only for the times their own work held it or nobody's did; while another user's work held it
+  they are withheld (values null, note :data:`WITHHELD_NOTE`): :class:`GpuReaders` decides it for
+  every route (red team 17, R9; new user 17, N4: the history after A's job ended, and ``GET
+  telemetry``, ``%gpu``, the event stream while it ran, gave B A's readings).
 - The foreign-process alerts (processes on GPUs the scheduler did not hand out, case 014) and the
   idle list of other users' work are for admins only.
 - A job or lease event carries its reason in words for the one receiving it (``reason.text``,
@@ -17,17 +21,104 @@ Pure functions over plain dicts: the services and the event fan-out call them.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from ..admission import Caller
 from .models.jobs import job_in_words
 
-__all__ = ["HOLDERS_KEY", "event_for", "redact_samples", "telemetry_for"]
+__all__ = ["HOLDERS_KEY", "WITHHELD_NOTE", "GpuReaders", "event_for", "redact_samples", "telemetry_for", "withhold"]
 
 HOLDERS_KEY = "_holders"
 """Key of a ``telemetry`` event's data mapping GPU uuid → users holding it (never sent to a client)."""
 
 _PRIVATE_SAMPLE_FIELDS: dict[str, Any] = {"processes": [], "pod": None, "namespace": None, "container": None}
+
+WITHHELD_NOTE = "withheld: another user's work held this GPU"
+"""The note of a reading (or history step) a non-admin may not see (:class:`GpuReaders`)."""
+
+_WITHHELD_FIELDS: dict[str, Any] = {
+    **_PRIVATE_SAMPLE_FIELDS, "utilization_pct": None, "gr_engine_active": None, "activity_pct": None,
+    "memory_used_mib": None, "power_w": None, "temperature_c": None, "process_count": None,
+    "display": WITHHELD_NOTE, "note": WITHHELD_NOTE}
+
+Holding = tuple[str, datetime | None, datetime | None]
+"""``(user, start, end)`` of work holding a GPU device; None start: always before; None end: still."""
+
+
+class GpuReaders:
+    """Whose a GPU's readings are, when: one rule for history, live telemetry, ``%gpu`` and events.
+
+    A non-admin reads a device's readings for the times their own work held it or nobody's did;
+    a time another user's work held it (and theirs did not) is withheld. ``holdings`` maps device
+    names — a GPU uuid, a ``MIG-`` uuid — to who held it when; work on a MIG instance is listed
+    under its parent GPU's uuid as well (a whole GPU's readings include its instances').
+
+    Args:
+        user: the caller; None (an admin) reads everything.
+        holdings: ``{device name: [(user, start, end)]}`` (:data:`Holding`).
+    """
+
+    def __init__(self, user: str | None, holdings: Mapping[str, Iterable[Holding]]) -> None:
+        self.user = user
+        self.holdings = {name: list(spans) for name, spans in holdings.items()}
+
+    def hides(self, names: Iterable[str | None], start: datetime | None = None, end: datetime | None = None) -> bool:
+        """Whether the caller may not read the device called ``names`` over ``[start, end)`` (one
+        instant when ``end`` is None or equal to ``start``; None ``start``: now, i.e. open holdings):
+        True when another user's work held it for some of that time that the caller's did not."""
+        if self.user is None:
+            return False
+        spans = [h for n in dict.fromkeys(names) if n for h in self.holdings.get(n, ())]
+        own = [(s, e) for u, s, e in spans if u == self.user]
+        for user, s, e in spans:
+            if user == self.user:
+                continue
+            if start is None:  # now: another's holding still open, none of the caller's
+                if e is None and not any(oe is None for _, oe in own):
+                    return True
+            elif end is None or end <= start:  # one instant
+                if _inside(start, s, e) and not any(_inside(start, os, oe) for os, oe in own):
+                    return True
+            else:
+                lo = start if s is None else max(start, s)
+                hi = end if e is None else min(end, e)
+                if lo < hi and _uncovered(lo, hi, own):
+                    return True
+        return False
+
+
+def _inside(at: datetime, start: datetime | None, end: datetime | None) -> bool:
+    return (start is None or start <= at) and (end is None or at < end)
+
+
+def _uncovered(lo: datetime, hi: datetime, own: list[tuple[datetime | None, datetime | None]]) -> bool:
+    """Whether some of ``[lo, hi)`` lies outside the union of ``own``."""
+    cursor = lo
+    for s, e in sorted(own, key=lambda span: (span[0] is not None, span[0] or lo)):
+        if s is not None and s > cursor:
+            return True
+        cursor = hi if e is None else max(cursor, e)
+        if cursor >= hi:
+            return False
+    return cursor < hi
+
+
+def withhold(sample: Mapping[str, Any]) -> dict[str, Any]:
+    """``sample`` with its readings, processes and pod names removed (:data:`WITHHELD_NOTE`); its
+    device, time and validity stay."""
+    return {**sample, **_WITHHELD_FIELDS}
+
+
+def _sample_names(sample: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    return sample.get("gpu_uuid"), sample.get("mig_uuid")
+
+
+def _sample_time(sample: Mapping[str, Any]) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(sample.get("timestamp")))
+    except ValueError:
+        return None
 
 
 def _held(sample: Mapping[str, Any], held: Collection[str]) -> bool:
@@ -40,16 +131,26 @@ def redact_samples(samples: Iterable[Mapping[str, Any]], held: Collection[str]) 
 
 
 def telemetry_for(caller: Caller, body: Mapping[str, Any], held: Collection[str],
-                  own_jobs: Collection[str]) -> dict[str, Any]:
+                  own_jobs: Collection[str], readers: GpuReaders | None = None) -> dict[str, Any]:
     """A ``GET telemetry`` answer as ``caller`` may see it (``held``: GPU uuids of their work;
-    ``own_jobs``: their job ids)."""
+    ``own_jobs``: their job ids; ``readers``: whose readings are whose when, :class:`GpuReaders` —
+    the current reading of a GPU another user's work holds now is withheld, recent ones taken
+    while it did are left out)."""
     if caller.admin:
         return dict(body)
     out = dict(body)
     out["foreign"] = []
     out["idle"] = [item for item in body.get("idle", ()) if item.get("job_id") in own_jobs]
-    out["gpus"] = [{**gpu, "current": redact_samples([gpu["current"]], held)[0] if gpu.get("current") else None,
-                    "recent": redact_samples(gpu.get("recent", ()), held)} for gpu in body.get("gpus", ())]
+    gpus = []
+    for gpu in body.get("gpus", ()):
+        current = redact_samples([gpu["current"]], held)[0] if gpu.get("current") else None
+        recent = redact_samples(gpu.get("recent", ()), held)
+        if readers is not None:
+            if current is not None and readers.hides(_sample_names(current)):
+                current = withhold(current)
+            recent = [s for s in recent if not readers.hides(_sample_names(s), _sample_time(s))]
+        gpus.append({**gpu, "current": current, "recent": recent})
+    out["gpus"] = gpus
     return out
 
 
@@ -61,7 +162,9 @@ def event_for(caller: Caller, event: Mapping[str, Any]) -> dict[str, Any] | None
         public = {k: v for k, v in data.items() if k != HOLDERS_KEY}
         if not caller.admin:
             held = {uuid for uuid, users in holders.items() if caller.user in users}
-            public["gpus"] = redact_samples(public.get("gpus", ()), held)
+            readers = GpuReaders(caller.user, {uuid: [(u, None, None) for u in users] for uuid, users in holders.items()})
+            public["gpus"] = [withhold(s) if readers.hides(_sample_names(s)) else s
+                              for s in redact_samples(public.get("gpus", ()), held)]
         return {"type": kind, "data": public}
     owner = data.get("user") if isinstance(data, Mapping) else None
     if not caller.admin and owner is not None and owner != caller.user:

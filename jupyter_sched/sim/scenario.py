@@ -34,6 +34,7 @@ Errors are :class:`~jupyter_sched.errors.ValidationError` naming the field (``jo
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -97,11 +98,39 @@ def _dur(value: Any, field_name: str, *, allow_none: bool = True) -> float | Non
     return seconds
 
 
-def _map(value: Any, field_name: str) -> Mapping[str, Any]:
+_KEYS: dict[str, tuple[str, ...]] = {
+    "scenario": ("name", "start", "cluster", "profile", "idle", "tick", "horizon", "quotas", "jobs"),
+    "cluster": ("nodes", "gpus_per_node", "model", "cpu", "memory", "tiresias", "openb"),
+    "profile": ("name", "backfill", "preemption", "reclaim"),
+    "idle": ("threshold_pct", "window", "warning", "grace", "busy_kernel_window", "lease_mode", "job_mode",
+             "service_mode"),
+    "quota": ("team", "user", "guaranteed", "borrowing_limit"),
+    "job": ("name", "user", "team", "kind", "priority", "gpus", "models", "workers", "submit", "runtime",
+            "time_limit", "activity", "checkpointable", "repeat"),
+    "activity": ("for", "util", "kernel", "telemetry", "mem"),
+    "repeat": ("count", "every"),
+}
+"""The keys each part of a scenario reads: any other is refused (new user 17, N19: a misspelt ``runtme``
+made a job run forever, ``modle`` or ``profle`` were silently ignored), as REST refuses unknown fields."""
+
+
+def _map(value: Any, field_name: str, keys: str | None = None) -> Mapping[str, Any]:
+    """``value`` as a mapping (None: empty); with ``keys`` (a :data:`_KEYS` entry), a key it does not
+    read is refused, naming the key and the nearest one it reads."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise ValidationError(f"{field_name} must be a mapping", field=field_name, hint="use key: value lines")
+    if keys is not None:
+        known = _KEYS[keys]
+        for key in value:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                meant = f" — did you mean {close[0]!r}?" if close else ""
+                where = "" if field_name == "scenario" else f"{field_name}: "
+                raise ValidationError(f"{where}unknown key {str(key)!r}{meant}",
+                                      field=f"{field_name}.{key}" if field_name != "scenario" else str(key),
+                                      hint=f"the keys read here: {', '.join(known)}")
     return value
 
 
@@ -139,7 +168,7 @@ def _activity(items: Any, where: str) -> tuple[Activity, ...]:
                               hint="e.g. - {for: 20m, util: 70, kernel: busy}")
     out = []
     for k, item in enumerate(items):
-        m = _map(item, f"{where}[{k}]")
+        m = _map(item, f"{where}[{k}]", "activity")
         dur = _dur(m.get("for"), f"{where}[{k}].for", allow_none=False)
         util = float(m.get("util", 0))
         kernel = str(m.get("kernel", "busy" if util > 0 else "idle"))
@@ -160,7 +189,7 @@ def _jobs(items: Any) -> tuple[SimJob, ...]:
     out: list[SimJob] = []
     for i, item in enumerate(items):
         where = f"jobs[{i}]"
-        m = _map(item, where)
+        m = _map(item, where, "job")
         name = str(m.get("name", f"job-{i}"))
         try:
             kind = JobKind(str(m.get("kind", "training")))
@@ -179,7 +208,7 @@ def _jobs(items: Any) -> tuple[SimJob, ...]:
             time_limit_s=_dur(m.get("time_limit"), f"{where}.time_limit"),
             activity=_activity(m.get("activity"), f"{where}.activity"),
             checkpointable=bool(m.get("checkpointable", False)))
-        rep = _map(m.get("repeat"), f"{where}.repeat")
+        rep = _map(m.get("repeat"), f"{where}.repeat", "repeat")
         count = int(rep.get("count", 1))
         every = float(_dur(rep.get("every", 0), f"{where}.repeat.every") or 0.0)
         if count < 1:
@@ -198,15 +227,15 @@ def parse_scenario(doc: Mapping[str, Any]) -> Scenario:
     Raises:
         ValidationError: a field is missing or malformed (the error names it).
     """
-    doc = _map(doc, "scenario")
-    prof = _map(doc.get("profile"), "profile")
+    doc = _map(doc, "scenario", "scenario")
+    prof = _map(doc.get("profile"), "profile", "profile")
     profile = SchedulingProfile(
         name=str(prof.get("name", "sim")), backfill=bool(prof.get("backfill", True)),
         preemption=bool(prof.get("preemption", True)), reclaim=bool(prof.get("reclaim", True)))
     idle_doc = doc.get("idle")
     idle = None
     if idle_doc is not None:
-        im = _map(idle_doc, "idle")
+        im = _map(idle_doc, "idle", "idle")
         defaults = IdlePolicy()
         busy = im.get("busy_kernel_window", defaults.busy_kernel_window_s)
         def mode(key: str, default: ReclaimMode) -> ReclaimMode:
@@ -225,13 +254,13 @@ def parse_scenario(doc: Mapping[str, Any]) -> Scenario:
             lease_mode=mode("lease_mode", defaults.lease_mode), job_mode=mode("job_mode", defaults.job_mode),
             service_mode=mode("service_mode", defaults.service_mode)))
     quotas = QuotaSet(quotas=tuple(
-        Quota(team=str(_map(q, f"quotas[{i}]").get("team", "")), user=q.get("user"),
+        Quota(team=str(_map(q, f"quotas[{i}]", "quota").get("team", "")), user=q.get("user"),
               guaranteed=float(q.get("guaranteed", 0)),
               borrowing_limit=None if q.get("borrowing_limit") is None else float(q["borrowing_limit"]))
         for i, q in enumerate(doc.get("quotas") or ())))
     start = parse_utc(doc["start"], field="start") if doc.get("start") else datetime(2026, 1, 1, tzinfo=timezone.utc)
     return Scenario(
-        name=str(doc.get("name", "scenario")), inventory=_cluster(_map(doc.get("cluster"), "cluster")),
+        name=str(doc.get("name", "scenario")), inventory=_cluster(_map(doc.get("cluster"), "cluster", "cluster")),
         jobs=_jobs(doc.get("jobs")), profile=profile, quotas=quotas, idle=idle,
         tick_s=_dur(doc.get("tick"), "tick"), horizon_s=_dur(doc.get("horizon"), "horizon"),
         start=start or datetime(2026, 1, 1, tzinfo=timezone.utc))

@@ -397,6 +397,12 @@ class Simulator:
                 heapq.heappush(events, (t + 1.0, seq, "tick", "", 0))
                 seq += 1
         end_t = last_t
+        if self.horizon_s is not None and last_t < self.horizon_s and self._allocated_gpus(snap):
+            # work still holds GPUs when nothing is left to happen before the horizon: it holds them to
+            # the horizon, as the summary says ("still running at the 1h horizon"), not to the last event
+            # (new user 17, N19: a job that ran to the 1 h horizon was 0.0 GPU-hours, end_s 0)
+            gpu_s_alloc += self._allocated_gpus(snap) * (self.horizon_s - last_t)
+            end_t = self.horizon_s
         for tr in tracks.values():  # work still running at the horizon
             if tr.start is not None and not tr.outcome:
                 tr.outcome = "running"

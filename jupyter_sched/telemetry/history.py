@@ -16,7 +16,7 @@ in both keeps the row with more samples.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -85,7 +85,9 @@ def _gap_of(row: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence[DeviceKey], since: datetime,
-                         until: datetime, step_s: int = 60) -> tuple[list[HistoryPoint], list[GapSpan]]:
+                         until: datetime, step_s: int = 60,
+                         withheld: Callable[[DeviceKey, datetime, datetime], str | None] | None = None,
+                         ) -> tuple[list[HistoryPoint], list[GapSpan]]:
     """Points for every minute of ``[since, until)`` and device, and the gap spans (module docstring).
     With ``step_s`` other than 60 the rows are ``step_s`` buckets (``rollup_minutes(..., bucket_s=)``
     over the monitor's live samples: a live chart at seconds' resolution).
@@ -97,6 +99,9 @@ def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence
             ``valid_samples``) count as valid when they carry a utilization.
         devices: the devices to draw, in order.
         since / until: the range (aware); cut to its newest :data:`MAX_MINUTES` points.
+        withheld: ``(device, step start, step end)`` → why the caller may not read that step
+            (another user's work held the GPU), or None: such a step is a ``missing`` gap with
+            that note, whatever the rows say.
 
     Raises:
         TimestampError: a row's ``minute`` that is not aware ISO 8601.
@@ -127,7 +132,10 @@ def history_from_rollups(rows: Iterable[Mapping[str, Any]], *, devices: Sequence
         t = start
         while t < end:
             found = best.get((key, t))
-            if found is None:
+            hidden = withheld(key, t, t + step) if withheld is not None else None
+            if hidden is not None:
+                validity, note, util, memory = "missing", hidden, None, None
+            elif found is None:
                 validity, note, util, memory = "missing", "no telemetry", None, None
             else:
                 valid = found.get("valid_samples")

@@ -28,7 +28,8 @@ DeviceKey = tuple[str, int | None]
 
 
 def history_answer(stored: Iterable[Mapping[str, Any]], live: Iterable[GpuSample], *, devices: Sequence[DeviceKey],
-                   since: datetime, until: datetime, step_s: int = 60, job_id: str | None = None) -> dict[str, Any]:
+                   since: datetime, until: datetime, step_s: int = 60, job_id: str | None = None,
+                   withheld: Callable[[DeviceKey, datetime, datetime], str | None] | None = None) -> dict[str, Any]:
     """``GET telemetry/history``: points and gap spans of ``devices`` over ``[since, until)``.
 
     Args:
@@ -39,6 +40,8 @@ def history_answer(stored: Iterable[Mapping[str, Any]], live: Iterable[GpuSample
         job_id: the job or lease asked about: a stored minute is then that job's own
             (:func:`job_view`), the mean over the samples taken while it held the GPU — what the
             live samples gave before roll-up (new user 14, N26).
+        withheld: steps the caller may not read (another user's work held the GPU then), as
+            :func:`~.history.history_from_rollups` takes it.
     """
     live_rows = [rollup_to_dict(r) for r in rollup_minutes(list(live), bucket_s=step_s)]
     kept: Iterable[Mapping[str, Any]] = stored
@@ -51,7 +54,8 @@ def history_answer(stored: Iterable[Mapping[str, Any]], live: Iterable[GpuSample
                 if job_minutes_of(r) is not None or (r.get("gpu_uuid"), r.get("mig_instance"), r.get("minute")) not in known
                 if (v := job_view(r, job_id)) is not None]
     rows = [*(kept if step_s == 60 else ()), *live_rows]
-    points, gaps = history_from_rollups(rows, devices=devices, since=since, until=until, step_s=step_s)
+    points, gaps = history_from_rollups(rows, devices=devices, since=since, until=until, step_s=step_s,
+                                        withheld=withheld)
     body = history_to_dict(points, gaps)
     body.update(since=to_iso(since), until=to_iso(until), step_s=step_s,
                 devices=[{"gpu_uuid": u, "mig_instance": m} for u, m in devices])

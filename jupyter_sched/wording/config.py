@@ -17,19 +17,52 @@ _RAW = re.compile(r"The '(?P<name>\w+)' trait of an? (?P<cls>\w+) instance .*?ex
                   r"(?P<got>\w+) (?P<value>.*)", re.S)
 
 
-def config_error_text(message: str) -> str:
-    """``message`` as it is, or — traitlets' type error of a setting given as text — which setting,
-    what it needs and where to put it."""
+def config_error_text(message: str, *, config_name: str | None = CONFIG_FILE.removesuffix(".py")) -> str:
+    """``message`` as it is, or — traitlets' type error of a setting — which setting, what it needs
+    and how to set it, for the app that is starting (``config_name``: its ServerApp's
+    ``config_file_name``, ``jupyter_sched_serve_config`` for ``jupyter-sched serve``,
+    ``jupyter_server_config`` for ``jupyter lab``, also when None or ""; new user 16, N10: a bad ``--SchedApp.gpu_sharing=sometimes``
+    on ``jupyter lab`` was told a list or dict cannot be given on the command line, and to edit
+    ``jupyter-sched serve``'s file). A choice (an ``Enum`` trait) names its choices and the option
+    that sets one; only a list or dict setting is sent to the config file."""
     raw = _RAW.match(message.strip())
     if raw is None:
         return message
+    config_name = str(config_name or "jupyter_server_config")
+    config_file, serve = f"{config_name}.py", config_name == CONFIG_FILE.removesuffix(".py")
     cls = "SchedApp" if raw["cls"] == "HubSchedApp" and raw["name"] not in _HUB_ONLY else raw["cls"]
+    setting = f"{cls}.{raw['name']}"
     value = raw["value"].strip().rstrip(".")
     shown = value if len(value) <= 80 else value[:77] + "…"
-    return (f"c.{cls}.{raw['name']}: expected {raw['want']}, got the {raw['got']} {shown}. Fix: a list or dict "
-            f"setting cannot be given as text on the command line; put `c.{cls}.{raw['name']} = …` (Python) in "
-            f"{CONFIG_FILE} in your Jupyter config folder (~/.jupyter, or $JUPYTER_CONFIG_DIR) or pass "
-            "--config=FILE (jupyter-sched serve --help)")
+    where = f"in {config_file} in your Jupyter config folder (~/.jupyter, or $JUPYTER_CONFIG_DIR)"
+    choices = _choices(raw["want"])
+    if choices:
+        return (f"c.{setting} = {shown}: must be one of {', '.join(choices)}. Fix: --{setting}={choices[0]} on the "
+                f"command line, or c.{setting} = {choices[0]!r} {where}")
+    if not _COLLECTION.search(raw["want"]):
+        return (f"c.{setting}: expected {raw['want']}, got the {raw['got']} {shown}. Fix: --{setting}=VALUE with "
+                f"such a value on the command line, or c.{setting} = … {where}")
+    helped = " (jupyter-sched serve --help)" if serve else ""
+    return (f"c.{setting}: expected {raw['want']}, got the {raw['got']} {shown}. Fix: a list or dict "
+            f"setting cannot be given as text on the command line; put `c.{setting} = …` (Python) {where} "
+            f"or pass --config=FILE{helped}")
+
+
+_COLLECTION = re.compile(r"\b(list|dict|set|tuple)\b", re.I)
+"""Words of traitlets' ``expected …`` for a container trait (``a dict``, ``a List``)."""
+
+
+def _choices(want: str) -> list[str]:
+    """The choices of traitlets' ``any of ['team', 'any', 'none']`` (an Enum trait), else []."""
+    import ast
+
+    if not want.startswith("any of "):
+        return []
+    try:
+        values = ast.literal_eval(want[len("any of "):].strip())
+    except (ValueError, SyntaxError):
+        return []
+    return [str(v) for v in values] if isinstance(values, (list, tuple)) else []
 
 
 _HUB_ONLY = frozenset({"gpu_prices", "run_as_accounts", "run_as_ids", "run_as_default_ids", "run_as_denied_accounts"})

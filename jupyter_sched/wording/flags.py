@@ -144,7 +144,10 @@ def in_surface_terms(message: str, hint: str | None, field: str | None,
     flag = surface.flag(field) or field
     for words, option in _names_of(field, surface):
         if message.startswith(words + " ") and option != words:
-            message = option + message[len(words):]
+            # a placeholder (``N``) is no word a person typed: the field's words after the command's name
+            # (new user 16: "N must be <= 4096" from the server, as the magic's own "%gpu request: gpus must be")
+            placeholder = surface.name and not option.startswith("-")
+            message = f"{surface.name}: {message}" if placeholder else option + message[len(words):]
             break
     else:  # only an option of this surface is named: a server setting (max_unfinished_per_user) is no option
         if (flag != field or field.startswith("-")) and not re.search(_word(flag), message):
@@ -208,11 +211,15 @@ def with_dash_hint(message: str, typed: Sequence[str] = ()) -> str:
     """argparse's ``argument --time-limit: expected one argument`` with how to pass a value that starts
     with "-" (``--time-limit -5m`` reads -5m as an option): ``… — a value starting with "-" is joined to
     its option: --time-limit=VALUE`` (new user 9; the CLI's and the magics' parsers both say it).
-    ``typed``: the words typed, to name the option as typed (:func:`typed_option`)."""
+    ``typed``: the words typed, to name the option as typed (:func:`typed_option`) — of its names only
+    that one — and the value as typed after it (``--timeout=-5s``; new user 16, N3)."""
     if not (message.startswith("argument -") and message.endswith(": expected one argument")):
         return message
     option = typed_option(message[len("argument "):].split(":", 1)[0], typed)
-    return f'{message} — a value starting with "-" is joined to its option: {option}=VALUE'
+    # the value typed after it, written joined (new user 16, N3: `--timeout -5s` was told "--for=VALUE")
+    value = next((typed[i + 1] for i, word in enumerate(typed[:-1]) if word == option), "")
+    joined = f"{option}={value}" if value.startswith("-") else f"{option}=VALUE"
+    return f'argument {option}: expected one argument — a value starting with "-" is joined to its option: {joined}'
 
 
 def usage_error_line(prog: str, message: str, usage: str, typed: Sequence[str] = ()) -> str:

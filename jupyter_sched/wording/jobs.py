@@ -11,14 +11,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..model.names import LEASE_NAMES, kernel_named
-from ..model.units import clock_text, format_duration
+from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line
 from .reasons import render_reason, wire_time
 
 __all__ = ["BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "TERMINAL_STATES", "bulk_cancel_answers", "bulk_cancel_plan",
            "bulk_cancel_summary",
            "cancel_outcome", "cluster_wait", "in_bulk_cancel", "work_count", "ends_by", "gpus_text", "granted_uuids", "fit_name", "idle_note", "job_detail", "job_head", "job_line", "my_work", "named", "preemptor", "serving_text", "stop_detail", "stopping_text",
-           "lease_end_message", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
+           "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word"]
 
 TERMINAL_STATES = frozenset({"succeeded", "failed", "cancelled", "lost", "rejected"})
 WAITING_STATES = frozenset({"pending", "preempted"})
@@ -137,8 +137,7 @@ def my_work(me: Mapping[str, Any], stopping: Sequence[Mapping[str, Any]] = ()) -
         parts.append(f"{leases} lease{'s' if leases != 1 else ''}")
     text = ", ".join(parts)
     if text:
-        gpus = float(in_use.get("gpus") or 0)
-        text += f", on {gpus:g} GPU{'' if gpus == 1 else 's'}"
+        text += f", on {gpus_phrase(float(in_use.get('gpus') or 0))}"  # one GPU-count formatter (new user 17, N22)
     if pending:
         text += ("; " if text else "") + f"{pending} pending"
     return text or "nothing running or pending"
@@ -156,7 +155,7 @@ def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def gpus_text(job: Mapping[str, Any]) -> str:
-    """``1 GPU``, ``0.5 GPUs``, ``2 GPUs (A100/H100)`` from the job's resources; a gang reads
+    """``1 GPU``, ``0.5 GPU``, ``2 GPUs (A100/H100)`` from the job's resources; a gang reads
     per worker, ``2 x 4 GPUs``, and one of worker groups group by group, ``1 x 1 + 4 x 8 GPUs``
     (workers x GPUs each: the job is one gang, shown as one job)."""
     res = job.get("resources") if isinstance(job.get("resources"), Mapping) else job
@@ -171,7 +170,8 @@ def gpus_text(job: Mapping[str, Any]) -> str:
         count = " + ".join(f"{g.get('workers', 1)} x {g.get('gpus', 0)}" for g in groups)
     elif isinstance(workers, int) and workers > 1:
         count = f"{workers} x {count}"
-    return f"{count} GPU" + ("" if count == "1" else "s") + (f" ({'/'.join(models)})" if models else "")
+    one = count == "1" or (" " not in count and gpus == 1 and bool(milli) and milli < 1000)  # "0.5 GPU", as gpus_phrase (new user 16, N8)
+    return f"{count} GPU" + ("" if one else "s") + (f" ({'/'.join(models)})" if models else "")
 
 
 def work_name(job: Mapping[str, Any]) -> str:
@@ -260,9 +260,32 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
+    if job.get("kind") == "lease" and state == "cancelled" and message.startswith(_RELEASED_BY):
+        # said once, with when (new user 16, N9: "lease l-…: released — released by root")
+        said, colon, why = message.partition(": ")
+        ended = wire_time(job.get("finished_at"))
+        return f"{head}: {said}{f' at {clock_text(ended, now)}' if ended else ''}{colon}{why}"
     # an ended lease is "released" here as in the lists (new user 14, N13: `%schedule status l-…` and
     # `jupyter-sched wait l-…` said "cancelled" beside the tables' "released")
     return f"{head}: {state_word(job)}{tail}{f' — {message}' if message else ''}"
+
+
+_RELEASED_BY = "released by "
+"""How the message of a lease given back after its grant opens (:func:`lease_end_message`; the
+engine's ``lease_release_message`` says it the same way)."""
+
+
+def lease_given_back(job: Mapping[str, Any]) -> bool:
+    """A lease its owner gave back after its GPUs were granted — themselves (``%gpu release``, ``cancel``,
+    its kernel's exit) or through their Jupyter server (their kernel shut down or restarted): the normal
+    end of a lease, which ``jupyter-sched wait`` counts as success (new user 16, N9: exit 4, "did not
+    succeed"). Not one preempted, reclaimed while idle, ended by an admin or by the job it was held
+    for, nor a request withdrawn before any GPU was granted."""
+    if job.get("kind") != "lease" or job.get("state") != "cancelled":
+        return False
+    message = str(job.get("message") or "")
+    by = message[len(_RELEASED_BY):].partition(":")[0] if message.startswith(_RELEASED_BY) else ""
+    return bool(by) and by in (str(job.get("user") or ""), "the server")
 
 
 def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
@@ -352,7 +375,7 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     if deadline is not None:
         when = f" at {_clock_of(deadline, now)}"
         if now is not None and deadline > now:
-            when += f" (in {format_duration((deadline - now).total_seconds())})"
+            when += f" ({relative_text((deadline - now).total_seconds())})"
     # the rule, not the standing sentence (that one states the times this note says itself);
     # a server before "rule" existed sent the rule as reason
     reason = str(entry.get("rule") or entry.get("reason") or "").strip()
@@ -473,20 +496,29 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
         return f"{format_duration(float(limit))} time limit"
     end = started + timedelta(seconds=float(limit))
     left = max(0.0, (end - now).total_seconds())
-    return (f"ends by {clock_text(end, now)} (in {format_duration(left)}), "
+    return (f"ends by {clock_text(end, now)} ({relative_text(left)}), "
             f"its {format_duration(float(limit))} time limit")
+
+
+AT_EXIT_HOLDER = "GPUs held by a kernel this server did not start (nbconvert, papermill, VS Code…)"
+"""Who holds a lease whose asking process releases it at exit (``released_at_exit``, new user 16,
+N1: such a lease of a live nbconvert kernel read "GPUs held for no kernel … `cancel` releases them")."""
 
 
 def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
     """Until when a lease holds its GPUs (it has no time limit): its owner's lease bound to no kernel,
     which no notebook can release (new user 4), is released with ``cancel`` — or with the job it is held
-    for (``parent_job_id``); another user's, only its
+    for (``parent_job_id``), or by the kernel the server did not start that holds it, at its exit
+    (``released_at_exit``); another user's, only its
     owner releases — whether a kernel holds it is theirs to know (kernel_id is private: its public name
     says so, else "a lease", new user 13, N9)."""
     parent = lease.get("parent_job_id")
     if parent and lease.get("mine", True) is not False:  # held for a job, not "for no kernel" (red team 15, R15)
         return (f"GPUs held for job {parent}: released when it ends (`{cancel} {lease.get('id')}` releases them "
                 "sooner), no time limit")
+    if lease.get("released_at_exit") and lease.get("mine", True) is not False:  # new user 16, N1
+        return (f"{AT_EXIT_HOLDER}: released when it runs %gpu release or exits "
+                f"(`{cancel} {lease.get('id')}` releases them sooner), no time limit")
     if not lease.get("kernel_id") and lease.get("mine", True) is not False:
         return f"GPUs held for no kernel: `{cancel} {lease.get('id')}` releases them (or idle reclaim), no time limit"
     if lease.get("mine", True) is False:
@@ -628,7 +660,7 @@ def lease_end_message(*, granted: bool, actor: str, why: str = "", cause: str | 
     if cause in SERVER_CAUSES:
         actor = "the server"
     if granted:
-        return f"released by {actor}" + (f": {why}" if why else "")
+        return f"{_RELEASED_BY}{actor}" + (f": {why}" if why else "")
     return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.units import gpus_phrase
+
 __all__ = ["quota_text"]
 
 
 def _gpus(value: Any) -> str:
-    number = float(value or 0)
-    return f"{number:g} GPU{'' if number == 1 else 's'}"
+    return gpus_phrase(float(value or 0))  # one GPU-count formatter: never "1 GPUs" (new user 17, N22)
 
 
 def quota_text(me: Mapping[str, Any]) -> str:

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
-from ..model.units import clock_text, format_duration
+from ..model.units import clock_text, format_duration, relative_text
 from .estimates import OTHER_RUNS, POPULATION_RUNS, SAME_RUNS, learnt_condition
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "ReasonText", "as_clause", "code_words", "eta_sentence", "held_by_text", "memory_text", "memory_texts", "one_gpu", "own_leases",
@@ -133,9 +133,14 @@ def summary_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, 
         message = message.replace(f"would delay {reserved},", f"would delay {named},")
     backfill = details.get("backfill")
     if isinstance(backfill, Mapping):
+        names, owners = details.get("eta_waits_on_names"), details.get("eta_waits_on_owners")
+        job = str(backfill.get("reserved_for") or "")
+        if job and isinstance(backfill.get("reserved_for_name"), str):  # the core's name of the reserved job (N8)
+            names = {**(names if isinstance(names, Mapping) else {}), job: backfill["reserved_for_name"]}
+        if job and isinstance(backfill.get("reserved_for_owner"), str):
+            owners = {**(owners if isinstance(owners, Mapping) else {}), job: backfill["reserved_for_owner"]}
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
-                                   names=details.get("eta_waits_on_names"), eta_names=_eta_names(details),
-                                   owners=details.get("eta_waits_on_owners"))
+                                   names=names, eta_names=_eta_names(details), owners=owners)
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
     # "retries from 2026-12-02T06:53:28.388077+00:00")
     message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
@@ -252,11 +257,19 @@ _clock = clock_text
 """``19:42 UTC`` on ``now``'s day, else ``Mar 3 19:42 UTC`` (the year when far off): the one formatter."""
 
 
+AT_EXIT_HELD = "held by a kernel this server did not start, released when it exits"
+"""A lease its asking process releases at exit (``released_at_exit``; new user 16, N1: an
+nbconvert kernel's live lease read "held for no kernel")."""
+
+
 def _held_for(lease: Mapping[str, Any]) -> str:
     """``held for job j-… and released with it`` (a lease a job asked for: ``parent_job_id``; red
-    team 15, R15 read "held for no kernel"), else ``held for no kernel``."""
+    team 15, R15 read "held for no kernel"), :data:`AT_EXIT_HELD` (``released_at_exit``), else
+    ``held for no kernel``."""
     parent = lease.get("parent_job_id")
-    return f"held for job {parent} and released with it" if parent else "held for no kernel"
+    if parent:
+        return f"held for job {parent} and released with it"
+    return AT_EXIT_HELD if lease.get("released_at_exit") else "held for no kernel"
 
 
 def own_leases(reason: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -283,7 +296,7 @@ def _own_leases_text(leases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     if len(leases) == 1:
         name = str(leases[0].get("name") or "")
         about = ["" if name in LEASE_NAMES else name, _notebook(leases[0]),  # "notebook lease" says nothing more
-                 "" if word == "kernel lease" else _held_for(leases[0])]
+                 "" if word == "kernel lease" and not leases[0].get("released_at_exit") else _held_for(leases[0])]
         said = ", ".join(part for part in about if part)
         return f"your own {word} {leases[0].get('id')}{f' ({said})' if said else ''}", f"holds {held}"
     if word == "lease":
@@ -421,7 +434,7 @@ def eta_sentence(reason: Mapping[str, Any], *, now: datetime | None = None, rela
     text = f"ETA {_clock(when, now)}"
     if relative and now is not None:
         wait = (when - now).total_seconds()
-        text += f" (in {format_duration(wait)})" if wait >= 1 else " (now)"
+        text += f" ({relative_text(wait)})"
     details = reason.get("details") if isinstance(reason.get("details"), Mapping) else {}
     assert isinstance(details, Mapping)
     waits = details.get("eta_waits_on")

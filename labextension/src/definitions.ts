@@ -67,6 +67,10 @@ export function runReason(run: DefinitionRun): string {
   return said || (job.message ?? '');
 }
 
+/** What an empty "Notebook or script" field is told, before anything is sent (new user 16, N4). */
+export const REQUIRED_PATH = 'Notebook or script: required — give the path of a notebook or script from the server root, ' +
+  'e.g. reports/daily.ipynb';
+
 /** The form's label of each field a refusal may name (the API speaks JSON names). */
 const DEFINITION_LABELS: Record<string, string> = {
   name: 'Name',
@@ -207,6 +211,8 @@ export class DefinitionsView extends Widget {
       title: 'Parameters, one NAME=VALUE per line (values for the notebook cell tagged "parameters")', placeholder: 'region=eu'
     });
     const preview = h('div', { class: 'jp-sched-defs-preview', 'aria-live': 'polite' });
+    const pathNote = h('div', { class: 'jp-sched-defs-path-note jp-sched-defs-invalid', 'aria-live': 'polite' });
+    path.addEventListener('input', () => (pathNote.textContent = ''));
     const submitButton = h('button', { class: 'jp-sched-button jp-mod-accept jp-sched-defs-create', type: 'submit' }, 'Save definition');
     const heading = h('h3', { class: 'jp-sched-defs-heading' }, 'New scheduled notebook');
     this.fields = { name, path, cron, tz, gpus, params, submit: submitButton, heading };
@@ -232,6 +238,14 @@ export class DefinitionsView extends Widget {
     const submit = async (event: Event): Promise<void> => {
       event.preventDefault();
       const file = path.value.trim();
+      pathNote.textContent = '';
+      if (!file) {
+        // refused here, beside the field it names: an empty path joined onto the server root was sent as the
+        // root folder and refused as "not a .ipynb file" (new user 16, N4)
+        pathNote.textContent = REQUIRED_PATH;
+        path.focus();
+        return;
+      }
       const root = PageConfig.getOption('serverRoot');
       const absolute = file.startsWith('/') || !root ? file : URLExt.join(root, file);
       try {
@@ -273,6 +287,7 @@ export class DefinitionsView extends Widget {
       'form',
       { class: 'jp-sched-defs-form', onsubmit: submit },
       h('div', { class: 'jp-sched-defs-row' }, field('Name', name), field('Notebook or script', path)),
+      pathNote,
       h('div', { class: 'jp-sched-defs-row' }, field('Cron schedule', cron), field('Time zone', tz),
         field('GPUs per run', gpus, 'jp-sched-defs-field-gpus')),
       field('Parameters (NAME=VALUE per line)', params),

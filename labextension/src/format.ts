@@ -43,47 +43,109 @@ export function parseTime(value: string | null | undefined): Date | null {
   return isNaN(t) ? null : new Date(t);
 }
 
-/** An ETA relative to `now`: `unknown`, `any moment`, `in 40 s`, `in 12 min`, `in 2 h 05 min`. */
+/**
+ * Seconds as every Python surface writes a duration (jupyter_sched.model.units.format_duration):
+ * `45s`, `19m55s`, `20m`, `2h05m`, `3d04h`, `3d`.
+ */
+export function compactDuration(seconds: number): string {
+  // Python's round(): halves to even, as format_duration rounds
+  const floor = Math.floor(seconds);
+  const diff = seconds - floor;
+  const total = diff > 0.5 || (diff === 0.5 && floor % 2 === 1) ? floor + 1 : floor;
+  if (total < 60) {
+    return `${total}s`;
+  }
+  const minutes = Math.floor(total / 60);
+  const sec = total % 60;
+  if (minutes < 60) {
+    return sec ? `${minutes}m${String(sec).padStart(2, '0')}s` : `${minutes}m`;
+  }
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) {
+    return `${hours}h${String(minutes % 60).padStart(2, '0')}m`;
+  }
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days}d${String(hours % 24).padStart(2, '0')}h` : `${days}d`;
+}
+
+/**
+ * A moment `seconds` from now, as the CLI and the magics say it beside a clock
+ * (jupyter_sched.model.units.relative_text): `in 19m55s`, `now` when under a second away or past —
+ * one relative-time style everywhere (new user 16, N8: the CLI said "in 19m55s" where the panel said
+ * "in 19 min" for the same ETA).
+ */
+export function relativeText(seconds: number, trans: TranslationBundle = NULL_TRANS): string {
+  return seconds >= 1 ? trans.__('in %1', compactDuration(seconds)) : trans.__('now');
+}
+
+/** An ETA relative to `now` ({@link relativeText}): `unknown`, `now`, `in 40s`, `in 12m`, `in 2h05m`. */
 export function formatEta(eta: string | null | undefined, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const at = parseTime(eta);
   if (!at) {
     return trans.__('unknown');
   }
-  const seconds = (at.getTime() - now.getTime()) / 1000;
-  if (seconds <= 5) {
-    return trans.__('any moment');
-  }
-  if (seconds < 60) {
-    return trans.__('in %1 s', Math.round(seconds));
-  }
-  if (seconds < 3600) {
-    return trans.__('in %1 min', Math.round(seconds / 60));
-  }
-  return trans.__('in %1', formatDuration(seconds, trans));
+  return relativeText((at.getTime() - now.getTime()) / 1000, trans);
 }
 
 /** A clock more than this many days from now carries its year (jupyter_sched.model.units.YEAR_SHOWN_AFTER_DAYS). */
 export const YEAR_SHOWN_AFTER_DAYS = 182;
 
-/** The server's ETA sentence (`ETA Dec 2 06:44 UTC, when j-1 ends (by its 4m time limit)`) with
- * the relative time right after the clock, where it belongs (`ETA 06:44 UTC (in 3 min), when …`),
- * and without the date when the ETA is today (UTC): the server renders it without knowing "today".
- * A sentence that does not start with a clock gets the relative time at its end. */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * A moment as every surface writes it (jupyter_sched.model.units.clock_text): `09:58 UTC` on
+ * `now`'s day (UTC), else `Dec 3 09:58 UTC`, with the year more than {@link YEAR_SHOWN_AFTER_DAYS}
+ * days from `now` (`Dec 4 2027 23:58 UTC`).
+ */
+export function clockText(at: Date, now: Date = new Date()): string {
+  const hhmm = `${String(at.getUTCHours()).padStart(2, '0')}:${String(at.getUTCMinutes()).padStart(2, '0')} UTC`;
+  const today = at.getUTCFullYear() === now.getUTCFullYear() && at.getUTCMonth() === now.getUTCMonth() && at.getUTCDate() === now.getUTCDate();
+  if (today) {
+    return hhmm;
+  }
+  const day = `${MONTHS[at.getUTCMonth()]} ${at.getUTCDate()}`;
+  const far = Math.abs(at.getTime() - now.getTime()) > YEAR_SHOWN_AFTER_DAYS * 86400 * 1000;
+  return far ? `${day} ${at.getUTCFullYear()} ${hhmm}` : `${day} ${hhmm}`;
+}
+
+const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,2}) (?:(\d{4}) )?(\d{2}):(\d{2}) UTC\b/g;
+
+/**
+ * The server's sentences carry every clock with its day (`reserved from Dec 4 11:05 UTC`: absolute,
+ * so they stay true while shown); each is said here as {@link clockText} says it for `now` — today's
+ * without the date, in every clause, as the CLI and the magics say them (new user 16, N8: one line
+ * read "reserved from Dec 4 11:05 UTC · ETA 11:05 UTC"). A clock without its year is of the year
+ * nearest `now`.
+ */
+export function clocksAsOf(text: string, now: Date = new Date()): string {
+  return text.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string) => {
+    const at = (y: number) => new Date(Date.UTC(y, MONTHS.indexOf(month), Number(day), Number(hh), Number(mm)));
+    let when = at(year ? Number(year) : now.getUTCFullYear());
+    if (!year) {
+      for (const y of [now.getUTCFullYear() - 1, now.getUTCFullYear() + 1]) {
+        if (Math.abs(at(y).getTime() - now.getTime()) < Math.abs(when.getTime() - now.getTime())) {
+          when = at(y);
+        }
+      }
+    }
+    return isNaN(when.getTime()) ? whole : clockText(when, now);
+  });
+}
+
+/** The server's ETA sentence (`ETA Dec 2 06:44 UTC, when j-1 ends (by its 4m time limit)`) with its
+ * clocks as of `now` ({@link clocksAsOf}) and the relative time right after the clock, where it
+ * belongs (`ETA 06:44 UTC (in 3m), when …`) — the CLI's words. A sentence that does not start with a
+ * clock gets the relative time at its end. */
 export function etaWithRelative(sentence: string, eta: string, now: Date = new Date(), trans: TranslationBundle = NULL_TRANS): string {
   const relative = `(${formatEta(eta, now, trans)})`;
-  const clock = /^ETA (?:([A-Z][a-z]{2}) (\d{1,2}) (?:(\d{4}) )?)?(\d{2}:\d{2} UTC)/.exec(sentence);
+  const clock = /^ETA (?:[A-Z][a-z]{2} \d{1,2} (?:\d{4} )?)?\d{2}:\d{2} UTC/.exec(sentence);
   if (!clock) {
-    return `${sentence} ${relative}`;
+    return `${clocksAsOf(sentence, now)} ${relative}`;
   }
+  // the ETA's own clock from its timestamp: the server's words carry no year (new user 14, N18)
   const at = parseTime(eta);
-  const today = at !== null && at.getUTCFullYear() === now.getUTCFullYear() && at.getUTCMonth() === now.getUTCMonth()
-    && at.getUTCDate() === now.getUTCDate();
-  // more than half a year away, its year (model.units.clock_text's rule; new user 14, N18: a year-long
-  // time limit's end read as tomorrow's)
-  const far = at !== null && Math.abs(at.getTime() - now.getTime()) > YEAR_SHOWN_AFTER_DAYS * 86400 * 1000;
-  const year = clock[3] ?? (far && at !== null ? String(at.getUTCFullYear()) : '');
-  const shown = clock[1] && !today ? `${clock[1]} ${clock[2]}${year ? ` ${year}` : ''} ${clock[4]}` : clock[4];
-  return `ETA ${shown} ${relative}${sentence.slice(clock[0].length)}`;
+  const shown = at ? `ETA ${clockText(at, now)}` : clocksAsOf(clock[0], now);
+  return `${shown} ${relative}${clocksAsOf(sentence.slice(clock[0].length), now)}`;
 }
 
 /** Elapsed: running → since start; finished → start to finish; pending → waiting since submit. */
@@ -127,13 +189,14 @@ export function formatNumber(value: number, digits = 1): string {
   return String(Number(value.toFixed(digits)));
 }
 
-/** A GPU request: `1 GPU`, `4 GPUs`, `0.5 GPU (shared)`, `2 × A100-80GB`, `CPU only`, plus workers. */
+/** A GPU request: `1 GPU`, `4 GPUs`, `0.5 GPU`, `2 × A100-80GB`, `CPU only`, plus workers. */
 export function formatGpus(r: Pick<IResources, 'gpus' | 'gpu_milli' | 'gpu_models' | 'workers'>, trans: TranslationBundle = NULL_TRANS): string {
   let text: string;
   if (!r.gpus) {
     text = trans.__('CPU only');
   } else if (r.gpu_milli && r.gpu_milli < 1000) {
-    text = trans.__('%1 GPU (shared)', formatNumber((r.gpus * r.gpu_milli) / 1000, 3));
+    // "0.5 GPU", as the CLI and the magics say a share (jupyter_sched.wording.gpus_text; new user 16, N8)
+    text = trans.__('%1 GPU', formatNumber((r.gpus * r.gpu_milli) / 1000, 3));
   } else if (r.gpu_models.length) {
     text = `${r.gpus} × ${r.gpu_models.join('|')}`;
   } else {
@@ -296,7 +359,7 @@ export function queueLine(
     parts.push(`#${position}`);
   }
   // a part of a " · " line, not a sentence: no period before the separator (new user 5: "0 free. · ETA")
-  const why = reasonSentence(job.reason, trans).replace(/\.$/, '');
+  const why = clocksAsOf(reasonSentence(job.reason, trans), now).replace(/\.$/, '');
   if (why) {
     parts.push(why);
   }
@@ -310,7 +373,7 @@ export function queueLine(
   }
   const unblock = text ? text.unblock : (job.reason?.unblock ?? '');
   if (unblock) {
-    parts.push(trans.__('Unblocks when: %1', unblock));
+    parts.push(trans.__('Unblocks when: %1', clocksAsOf(unblock, now)));
   }
   return parts.join(' · ');
 }

@@ -1406,6 +1406,8 @@ export interface components {
             kernel_id?: string | null;
             kernel_notebook?: string | null;
             parent_job_id?: string | null;
+            /** @description a lease whose holding process (a kernel this server did not start) releases it at its exit; its owner's and admins' views only */
+            released_at_exit?: boolean | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1473,6 +1475,8 @@ export interface components {
             kernel_id?: string | null;
             kernel_notebook?: string | null;
             parent_job_id?: string | null;
+            /** @description a lease whose holding process (a kernel this server did not start) releases it at its exit; its owner's and admins' views only */
+            released_at_exit?: boolean | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1657,6 +1661,8 @@ export interface components {
             kernel_id?: string | null;
             kernel_notebook?: string | null;
             parent_job_id?: string | null;
+            /** @description a lease whose holding process (a kernel this server did not start) releases it at its exit; its owner's and admins' views only */
+            released_at_exit?: boolean | null;
             profile?: string | null;
             checkpointable?: boolean;
             submitted_at?: string | null;
@@ -1993,6 +1999,11 @@ export interface components {
              * @example j-1m8vcdgaj-hf02n5
              */
             parent_job_id?: string | null;
+            /**
+             * @description leases only, without kernel_id: the asking process (a kernel this server did not start — nbconvert, papermill, VS Code; %gpu sends it) gives the lease back itself when it exits. Shown to you and admins only
+             * @example true
+             */
+            released_at_exit?: boolean | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {
@@ -2766,7 +2777,7 @@ export interface operations {
     getQueue: {
         parameters: {
             query?: {
-                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is listed on the first page (a Link: rel=next header gives the next page when limit or cursor is given) */
+                /** @description at most this many pending entries, the first in queue order (default: the first 1000 plus all of your own); work holding GPUs is listed on the first page (a Link: rel=next header gives the next page when limit or cursor is given; an X-Total-Count header, how many wait in all when more follow) */
                 limit?: number | null;
                 /** @description the cursor of the next page (from the Link header); pages are limit entries long (default 1000) */
                 cursor?: string | null;

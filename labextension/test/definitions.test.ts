@@ -127,6 +127,33 @@ describe('the New scheduled notebook form', () => {
     model.dispose();
   });
 
+  it('new user 16 N4: an empty "Notebook or script" is refused in the form, naming it, and nothing is sent', async () => {
+    const { FakeSchedServer, json, settle } = await import('./fakeserver');
+    const { startedModel, flush } = await import('./ui');
+    const { DefinitionsView, REQUIRED_PATH } = await import('../src/definitions');
+    const server = new FakeSchedServer();
+    const posted: unknown[] = [];
+    server.routes.set('GET definitions', () => json(200, []));
+    server.routes.set('POST definitions', (request: unknown) => {
+      posted.push(request);
+      return json(400, { error: { code: 'validation_error', field: 'notebook', message: "'/srv' is not a .ipynb file", hint: null } });
+    });
+    const { model } = await startedModel(server);
+    const view = new DefinitionsView({ model, openPath: async () => undefined, saveNotebook: async () => undefined });
+    document.body.appendChild(view.node);
+    view.node.querySelector<HTMLInputElement>('.jp-sched-defs-path')!.value = '   ';
+    view.node.querySelector<HTMLInputElement>('.jp-sched-defs-gpus')!.value = '1';
+    view.node.querySelector<HTMLButtonElement>('.jp-sched-defs-create')!.click();
+    await settle();
+    await flush();
+    expect(posted).toEqual([]);
+    expect(view.node.querySelector('.jp-sched-defs-path-note')?.textContent).toBe(REQUIRED_PATH);
+    expect(REQUIRED_PATH.startsWith('Notebook or script: required')).toBe(true);
+    expect(view.node.textContent).not.toContain('not a .ipynb file');
+    view.dispose();
+    model.dispose();
+  });
+
   it('names other fields by their label, once', async () => {
     const { SchedApiError } = await import('../src/client');
     const { errorText } = await import('../src/definitions');

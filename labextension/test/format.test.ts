@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 
 import {
   cancelQuestion,
+  clocksAsOf,
+  clockText,
+  compactDuration,
+  relativeText,
   etaWithRelative,
   formatDuration,
   formatElapsed,
@@ -36,13 +40,15 @@ describe('formatEta', () => {
   it.each([
     ['no ETA is unknown', null, 'unknown'],
     ['an unparsable ETA is unknown', 'soon', 'unknown'],
-    ['an ETA in the past is any moment', '2026-11-29T11:00:00Z', 'any moment'],
-    ['an ETA within 5 s is any moment', '2026-11-29T12:00:04Z', 'any moment'],
-    ['40 s ahead', '2026-11-29T12:00:40Z', 'in 40 s'],
-    ['12 minutes ahead', '2026-11-29T12:12:00Z', 'in 12 min'],
-    ['2 h 5 min ahead', '2026-11-29T14:05:00Z', 'in 2 h 05 min'],
-    ['3 days 4 h ahead', '2026-12-02T16:00:00Z', 'in 3 d 4 h'],
-    ['an offset other than Z is read correctly', '2026-11-29T13:30:00+01:00', 'in 30 min']
+    ['an ETA in the past is now', '2026-11-29T11:00:00Z', 'now'],
+    ['an ETA under a second away is now', '2026-11-29T12:00:00.500Z', 'now'],
+    ['4 s ahead', '2026-11-29T12:00:04Z', 'in 4s'],
+    ['40 s ahead', '2026-11-29T12:00:40Z', 'in 40s'],
+    ['12 minutes ahead', '2026-11-29T12:12:00Z', 'in 12m'],
+    ['19 min 55 s ahead (new user 16, N8: the CLI\'s words)', '2026-11-29T12:19:55Z', 'in 19m55s'],
+    ['2 h 5 min ahead', '2026-11-29T14:05:00Z', 'in 2h05m'],
+    ['3 days 4 h ahead', '2026-12-02T16:00:00Z', 'in 3d04h'],
+    ['an offset other than Z is read correctly', '2026-11-29T13:30:00+01:00', 'in 30m']
   ])('%s', (_name, eta, want) => {
     expect(formatEta(eta, NOW)).toBe(want);
   });
@@ -88,7 +94,7 @@ describe('sizes and requests', () => {
   it.each([
     ['one GPU', makeResources({ gpus: 1 }), '1 GPU'],
     ['several GPUs', makeResources({ gpus: 4 }), '4 GPUs'],
-    ['a shared GPU', makeResources({ gpus: 1, gpu_milli: 500 }), '0.5 GPU (shared)'],
+    ['a shared GPU', makeResources({ gpus: 1, gpu_milli: 500 }), '0.5 GPU'],
     ['a model', makeResources({ gpus: 2, gpu_models: ['A100-80GB'] }), '2 × A100-80GB'],
     ['CPU only', makeResources({ gpus: 0 }), 'CPU only'],
     ['a gang of workers', makeResources({ gpus: 8, workers: 2 }), '8 GPUs × 2 workers']
@@ -139,7 +145,7 @@ describe('queueLine', () => {
       })
     });
     expect(queueLine(job, NOW)).toBe(
-      '#3 · 1 of 4 GPUs free, job needs 2 · ETA in 12 min (reservation when job-7 reaches its time limit) · Unblocks when: job-7 finishing'
+      '#3 · 1 of 4 GPUs free, job needs 2 · ETA in 12m (reservation when job-7 reaches its time limit) · Unblocks when: job-7 finishing'
     );
   });
 
@@ -178,20 +184,20 @@ describe('queueLine', () => {
       text: { summary: 'needs 1 GPU, 0 free', eta: 'ETA Nov 29 12:03 UTC, when j-7 ends (by its 4m time limit)', unblock: '', line: '' }
     };
     expect(queueLine(makeJob({ position: 1, reason }), NOW)).toBe(
-      '#1 · needs 1 GPU, 0 free · ETA 12:03 UTC (in 3 min), when j-7 ends (by its 4m time limit)'
+      '#1 · needs 1 GPU, 0 free · ETA 12:03 UTC (in 3m), when j-7 ends (by its 4m time limit)'
     );
     expect(etaWithRelative('ETA Nov 30 12:03 UTC, when j-7 ends', '2026-11-30T12:03:00Z', NOW)).toBe(
-      'ETA Nov 30 12:03 UTC (in 1 d 0 h), when j-7 ends'
+      'ETA Nov 30 12:03 UTC (in 24h03m), when j-7 ends'
     );
-    expect(etaWithRelative('ETA soon', '2026-11-29T12:03:00Z', NOW)).toBe('ETA soon (in 3 min)');
+    expect(etaWithRelative('ETA soon', '2026-11-29T12:03:00Z', NOW)).toBe('ETA soon (in 3m)');
   });
 
   it('says the year of an ETA more than half a year away (newuser14 N18)', () => {
     expect(etaWithRelative('ETA Nov 30 12:03 UTC, when j-7 ends', '2027-11-30T12:03:00Z', NOW)).toBe(
-      'ETA Nov 30 2027 12:03 UTC (in 366 d 0 h), when j-7 ends'
+      'ETA Nov 30 2027 12:03 UTC (in 366d), when j-7 ends'
     );
     expect(etaWithRelative('ETA Nov 30 2027 12:03 UTC, when j-7 ends', '2027-11-30T12:03:00Z', NOW)).toBe(
-      'ETA Nov 30 2027 12:03 UTC (in 366 d 0 h), when j-7 ends'
+      'ETA Nov 30 2027 12:03 UTC (in 366d), when j-7 ends'
     );
   });
 
@@ -201,7 +207,7 @@ describe('queueLine', () => {
 
   it('a GET queue row carries eta and eta_reason next to the reason', () => {
     const job = makeJob({ position: 2, eta: '2026-11-29T12:05:00Z', eta_reason: 'backfill reservation', reason: makeReason({ message: '0 of 4 GPUs free, job needs 1' }) });
-    expect(queueLine(job, NOW)).toBe('#2 · 0 of 4 GPUs free, job needs 1 · ETA in 5 min (backfill reservation)');
+    expect(queueLine(job, NOW)).toBe('#2 · 0 of 4 GPUs free, job needs 1 · ETA in 5m (backfill reservation)');
   });
 
   it('a preempted job waits in the queue like a pending one', () => {
@@ -244,9 +250,9 @@ describe('sparklinePath', () => {
 
 describe('idleNotice', () => {
   it.each([
-    ['a warning says what happens and when', { stage: 'warn', action: 'release', deadline: '2026-11-29T12:10:00Z', reason: 'kernel idle and GPU < 5% for 30 min' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released in 10 min unless it is used or kept alive.'],
-    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be requeued in 30 s unless it is used or kept alive.'],
-    ['a past deadline is any moment', { stage: 'warn', action: 'release', deadline: '2026-11-29T11:00:00Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released any moment unless it is used or kept alive.'],
+    ['a warning says what happens and when', { stage: 'warn', action: 'release', deadline: '2026-11-29T12:10:00Z', reason: 'kernel idle and GPU < 5% for 30 min' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released in 10m unless it is used or kept alive.'],
+    ['a requeue warning for a batch job', { stage: 'warn', action: 'requeue', deadline: '2026-11-29T12:00:30Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be requeued in 30s unless it is used or kept alive.'],
+    ['a past deadline is now', { stage: 'warn', action: 'release', deadline: '2026-11-29T11:00:00Z' }, 'Idle GPUs: nb-lease is idle; its GPUs will be released now unless it is used or kept alive.'],
     ['a reclaim says it happened', { stage: 'reclaim', action: 'release' }, "Idle GPUs reclaimed: nb-lease's GPUs were released."]
   ])('%s', (_name, data, want) => {
     const text = idleNotice(data, 'nb-lease', NOW);
@@ -257,7 +263,7 @@ describe('idleNotice', () => {
   it("the wording renderer's text (reason.text) wins over message and numbers", () => {
     const reason = { ...makeReason({ message: 'old words', eta: '2026-11-29T12:12:00Z' }), text: { summary: 'team-ml is at its quota (8 of 8 GPUs)', eta: 'ETA 12:12 UTC', unblock: 'when j-7 finishes', line: '' } };
     expect(reasonSentence(reason)).toBe('team-ml is at its quota (8 of 8 GPUs).');
-    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs) · ETA 12:12 UTC (in 12 min) · Unblocks when: when j-7 finishes');
+    expect(queueLine(makeJob({ position: 2, reason }), NOW)).toBe('#2 · team-ml is at its quota (8 of 8 GPUs) · ETA 12:12 UTC (in 12m) · Unblocks when: when j-7 finishes');
   });
 
   it('clear (activity resumed) announces nothing', () => {
@@ -299,5 +305,33 @@ describe('workName and stateWord (new user 10: one wording with jupyter_sched.wo
     expect(stateWord({ kind: 'training', state: 'cancelled' })).toBe('cancelled');
     expect(stateWord({ kind: 'training', state: 'admitted' })).toBe('starting');
     expect(stateWord({ kind: 'training', state: 'running', stop_requested: { text: 'stopping (…)' } } as { kind: string; state: string })).toBe('stopping');
+  });
+});
+
+describe('newuser16 N8: one time, one spelling — the CLI\'s and the magics\' words', () => {
+  it('compactDuration and relativeText mirror format_duration and relative_text', () => {
+    // the table of tests/onboarding/test_newuser16_words.py::test_newuser16_n8_one_relative_time_style
+    const table: [number, string][] = [[0.4, 'now'], [-5, 'now'], [45, 'in 45s'], [1195, 'in 19m55s'], [1200, 'in 20m'], [7500, 'in 2h05m'], [3 * 86400, 'in 3d']];
+    expect(table.map(([s]) => relativeText(s))).toEqual(table.map(([, want]) => want));
+    expect([59.5, 60.5, 3600, 90061].map(compactDuration)).toEqual(['1m', '1m', '1h00m', '25h01m']);
+  });
+
+  it('every clock of a line is said as of now: today\'s without its date, as the ETA beside it', () => {
+    const now = new Date('2026-12-04T10:45:05Z');
+    expect(clockText(new Date('2026-12-04T11:05:00Z'), now)).toBe('11:05 UTC');
+    expect(clockText(new Date('2026-12-05T11:05:00Z'), now)).toBe('Dec 5 11:05 UTC');
+    expect(clockText(new Date('2027-12-05T11:05:00Z'), now)).toBe('Dec 5 2027 11:05 UTC');
+    expect(clocksAsOf('reserved from Dec 4 11:05 UTC; retries from Dec 5 09:00 UTC', now)).toBe('reserved from 11:05 UTC; retries from Dec 5 09:00 UTC');
+    expect(clocksAsOf('since Dec 31 23:50 UTC', new Date('2027-01-01T00:10:00Z'))).toBe('since Dec 31 23:50 UTC'); // last year's, not next
+    // newuser16's line, from REST's sentences (absolute clocks) to the CLI's words
+    const summary = 'needs 2 Simulated GPU 80GB, 1 free; without a time limit of its own it cannot start ahead of waiter (j-w), whose GPUs are reserved from Dec 4 11:05 UTC.';
+    const reason = {
+      ...makeReason({ message: summary, eta: '2026-12-04T11:05:00Z', position: 2 }),
+      text: { summary, eta: 'ETA Dec 4 11:05 UTC, when big (j-b) ends', unblock: '', line: '' }
+    };
+    expect(queueLine(makeJob({ state: 'pending', reason }), now)).toBe(
+      '#2 · needs 2 Simulated GPU 80GB, 1 free; without a time limit of its own it cannot start ahead of waiter (j-w), ' +
+        'whose GPUs are reserved from 11:05 UTC · ETA 11:05 UTC (in 19m55s), when big (j-b) ends'
+    );
   });
 });

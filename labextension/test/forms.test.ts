@@ -5,7 +5,7 @@ import { SchedApiError } from '../src/client';
 import { AdminView } from '../src/sections';
 import { aggregateUsage, auditMatches, hours, idlePatch, idlePolicySentence, quotaLinesFrom } from '../src/sections/admin';
 import { nullTranslator } from '@jupyterlab/translation';
-import { dryRunSentence, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
+import { dryRunSentence, offeredPriorities, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 import { context, flush, mount, startedModel, text } from './ui';
 
@@ -126,6 +126,11 @@ describe('dry-run and error sentences', () => {
     expect(dryRunSentence({ ...base, fits: true, allocation: { node: 'n1', gpu_uuids: ['a', 'b'] } })).toBe('Would start now on n1 (2 GPUs).');
     expect(dryRunSentence({ ...base, fits: true, allocation: { node: 'n1', gpu_uuids: ['a'] }, would_preempt: ['j-3'] })).toBe('Would start now on n1 (1 GPU) by preempting j-3.');
     expect(dryRunSentence({ ...base, fits: true })).toBe('Would start now.');
+  });
+  it('newuser16 N13: a share reads as the share it would hold, not "(1 GPU)"', () => {
+    const share = { node: 'vm', gpu_uuids: ['GPU-sim-vm-2'], gpu_milli: 500 };
+    expect(dryRunSentence({ ...base, fits: true, allocation: share })).toBe('Would start now on vm (0.5 GPU).');
+    expect(dryRunSentence({ ...base, fits: true, allocation: { ...share, gpu_milli: 1000 } })).toBe('Would start now on vm (1 GPU).');
   });
   it('why not and when, or never', () => {
     const reason = { message: 'team-ui has 2 of 2 GPUs free (0 in use), job needs 3', eta: null };
@@ -384,5 +389,27 @@ describe('Admin section', () => {
     expect(grace).toBe('Idle below 5 % for 30 min: a warning, then a 10 min grace, then reclaim.');
     expect(idlePolicySentence({ ...base, warning_s: 0 }, trans)).toContain('no warning');
     expect(idlePolicySentence({ ...base, grace_s: 300 }, trans)).toBe('Idle below 5 % for 30 min (a warning 10 min before that), then a 5 min grace, then reclaim.');
+  });
+});
+
+describe('newuser16 N13: the Priority list offers the classes granted to the user', () => {
+  it('from GET me, for the team the form charges', () => {
+    const all = ['high', 'normal', 'low'];
+    expect(offeredPriorities(all, { team: 'default', priorities: { default: ['normal', 'low'] } })).toEqual(['normal', 'low']);
+    expect(offeredPriorities(all, { team: 'ml', priorities: { default: ['normal'], ml: ['high', 'normal', 'low'] } })).toEqual(all);
+    expect(offeredPriorities(all, null)).toEqual(all); // no answer from me yet: the server's list
+    expect(offeredPriorities(undefined, { team: 'default', priorities: { default: ['low'] } })).toEqual(['low']);
+  });
+
+  it('the form shows only those', async () => {
+    const server = new FakeSchedServer();
+    server.me = { ...server.me, team: 'team-ml', priorities: { 'team-ml': ['normal', 'low'] } } as typeof server.me;
+    const { model } = await startedModel(server, 'inventory');
+    const view = await mount(new SubmitView(context(model), '', () => undefined));
+    await settle();
+    await flush();
+    const options = [...view.node.querySelectorAll('.jp-sched-submit-priority option')].map(o => (o as HTMLOptionElement).value);
+    expect(options).toEqual(['normal', 'low']);
+    model.dispose();
   });
 });

@@ -228,7 +228,7 @@ describe('notifications', () => {
   it('new user 6 F15: a warning already out when the page opens is shown once, and the lease card says it', async () => {
     const server = new FakeSchedServer();
     server.leases = [makeJob({ id: 'l1', name: 'mylease', kind: 'lease', state: 'running', allocation: { node: 'vm', gpu_uuids: ['GPU-sim-vm-0'] } })];
-    const deadline = new Date(Date.now() + 10.2 * 60000); // "in 10 min" (rounded), well clear of 9.5
+    const deadline = new Date(Date.now() + 10.2 * 60000); // "in 10m12s", less the seconds the test takes
     const entry = {
       job_id: 'l1', user: server.me.user, team: 'default', kind: 'lease', gpu_uuids: ['GPU-sim-vm-0'],
       idle_since: new Date(Date.now() - 20 * 60000).toISOString(), warn_at: new Date(Date.now() - 30000).toISOString(),
@@ -246,15 +246,16 @@ describe('notifications', () => {
     await settle();
     expect(model.idleOf('l1')?.stage).toBe('warned');
     expect(model.idleOf('l-bob')).toBeUndefined(); // another user's entry (an admin's GET idle) is not mine
+    // the CLI's and the magics' relative time (new user 16, N8), seconds and all
     expect(warning.mock.calls.map(c => c[0])).toEqual([
-      'Idle GPUs: mylease is idle; its GPUs will be released in 10 min unless it is used or kept alive.'
+      expect.stringMatching(/^Idle GPUs: mylease is idle; its GPUs will be released in 10m\d\ds unless it is used or kept alive\.$/)
     ]);
     const { MyWorkView } = await import('../src/sections');
     const { context, mount } = await import('./ui');
     const view = await mount(new MyWorkView(context(model)));
     const hh = `${String(deadline.getUTCHours()).padStart(2, '0')}:${String(deadline.getUTCMinutes()).padStart(2, '0')} UTC`;
     const line = view.node.querySelector('.jp-sched-job-idle-warned');
-    expect(text(line)).toContain(`its GPUs are released at ${hh} (in 10 min) unless it is used — Keep alive keeps them.`);
+    expect(text(line)).toMatch(new RegExp(`its GPUs are released at ${hh} \\(in 10m\\d\\ds\\) unless it is used — Keep alive keeps them\\.`));
     expect(line?.getAttribute('role')).toBe('alert');
     notifier.dispose();
     model.dispose();
@@ -303,7 +304,7 @@ describe('notifications', () => {
     await settle();
     expect(warning.mock.calls.map(c => c[0])).toEqual([
       'Preempted: train (by j-9). a high-priority job needed the GPUs. It was requeued and keeps its place by submit time.',
-      'Idle GPUs: nb is idle; its GPUs will be released in 10 min unless it is used or kept alive.'
+      expect.stringMatching(/^Idle GPUs: nb is idle; its GPUs will be released in (?:9m\d\ds|10m) unless it is used or kept alive\.$/)
     ]);
     expect((warning.mock.calls[1][1] as { actions: { label: string }[] }).actions.map(a => a.label)).toEqual(['Keep alive']);
     server.stream.push('idle_warning', { lease_id: 'l1', stage: 'clear' });

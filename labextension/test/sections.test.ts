@@ -550,4 +550,11 @@ describe('idle line (new user 11, N23)', () => {
     const long = makeJob({ id: 'j-1', state: 'running', started_at: '2026-12-03T14:15:00Z', time_limit_s: 7200 } as Parameters<typeof makeJob>[0]);
     expect(idleLine(entry, now, trans, false, limitEnd(long))).toContain('it is warned at 14:36 UTC');
   });
+
+  it('newuser16 N8: its times as the CLI and the magics say them: another day\'s with its date, "in 9m30s"', () => {
+    const warned = { ...entry, stage: 'warned', idle_since: '2026-12-02T23:50:00Z', deadline: '2026-12-03T14:29:30Z' };
+    expect(idleLine(warned, now, trans)).toBe(
+      'Idle since Dec 2 23:50 UTC: its GPUs are released at 14:29 UTC (in 9m30s) unless it is used — using its GPUs keeps them.'
+    );
+  });
 });

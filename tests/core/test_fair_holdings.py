@@ -61,8 +61,8 @@ CASES = [
                              make_job("a3", user="a", team="teama", submitted=2),
                              make_job("b1", user="b", team="teamb", submitted=3),
                              make_job("b2", user="b", team="teamb", submitted=4)],
-                       want_positions={"a1": 1, "b1": 2, "b2": 3, "a2": 4}),
-                 id="test_red15_r4_a team within its equal share (2 of 4) is not held back; above it, the other goes"),
+                       want_positions={"b1": 1, "b2": 2, "a1": 3, "a2": 4}),
+                 id="test_red17_r10_a team at its equal share (2 of 4) goes after a team below it, submitted later"),
     pytest.param(Order(jobs=[running(make_job("a-run", user="a", team="teama", gpus=3), "n1", [0, 1, 2]),
                              make_job("a1", user="a", team="teama", submitted=0),
                              make_job("b1", user="b", team="teamb", submitted=5)],
@@ -91,7 +91,7 @@ def test_queue_order_without_quotas(case: Order) -> None:
 def test_red15_r4_holdings_count_admitted_running_and_fractions_not_pending() -> None:
     jobs = [running(make_job("r", user="u", team="t", gpus=2), "n1", [0, 1]),
             running(make_job("f", user="v", team="t", milli=500), "n1", [2], milli=500),
-            make_job("p", user="u", team="t", gpus=4)]
+            make_job("p", user="u", team="t", milli=500)]
     held = holdings(jobs)
     assert dict(held.by_user) == {"u": 2.0, "v": 0.5}
     assert dict(held.by_team) == {"t": 2.5}

@@ -67,7 +67,7 @@ def test_red15_r5_a_guarantee_beyond_the_shared_gpus_says_whose_shares_hold_them
     assert result.preemptions == ()
     reason = next(p.reason for p in result.pending if p.job_id == "a2")
     assert "0 wholly free" in reason.message, reason.message
-    assert "2 GPUs each hold a share of teamb (0.1 GPU each)" in reason.message, reason.message
+    assert "2 GPUs each hold a share of team teamb (0.1 GPU each)" in reason.message, reason.message
     assert reason.details["shared_gpus"] == 2 and reason.details["shared_by"] == {"teamb": 2}
 
 

@@ -284,10 +284,12 @@ def test_activity_after_a_warning_clears_it() -> None:
     assert [(m, a.stage) for m, a in timeline] == [(50, "warn"), (55, "clear")]
 
 
-def test_an_unknown_kernel_state_only_allows_the_busy_kernel_rule() -> None:
+def test_an_unknown_kernel_state_gets_the_lease_rule_a_bound_later_never_the_busy_kernel_rule() -> None:
+    # red team 17, R8: unknown is not busy (it was the notify-only busy-kernel rule, a way to keep GPUs)
     samples = series(lambda m: 0.0, 0, 200)
     verdict = default_idle_arbiter(job=make_job(), samples=samples, kernel=None, policy=CASE_012, now=minutes(200))
-    assert verdict.rule == "gpu_busy_kernel" and verdict.limit_s == 14400
+    assert verdict.rule == "kernel_unknown" and verdict.limit_s == CASE_012.window_s + 60
+    assert verdict.mode is CASE_012.lease_mode
     off = replace(CASE_012, busy_kernel_window_s=None)
     assert not default_idle_arbiter(job=make_job(), samples=samples, kernel=KernelActivity("busy"), policy=off,
                                     now=minutes(200)).idle

@@ -107,7 +107,7 @@ c.JupyterHub.api_page_max_limit = s["page_max"]
 c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_all = True
 c.Authenticator.admin_users = set(s["admins"])
-c.JupyterHub.spawner_class = "localprocess"
+c.JupyterHub.spawner_class = s["spawner_class"]
 c.Spawner.cmd = [s["python"], "-m", "jupyterhub.singleuser"]
 c.Spawner.start_timeout = 90
 c.Spawner.http_timeout = 90
@@ -156,6 +156,8 @@ class Hub:
     gpus: int = 2
     page_max: int = 200
     service_args: tuple[str, ...] = ()
+    spawner_class: str = "localprocess"
+    """``c.JupyterHub.spawner_class`` (tests/hub/test_red16_r1_fence.py: the fenced local spawner)."""
     proxy_port: int = 0
     hub_port: int = 0
     service_port: int = 0
@@ -207,6 +209,7 @@ class Hub:
             "chp_api_port": _free_port(), "chp": chp, "admins": list(self.admins), "groups": self.groups,
             "python": self.python, "service_url": f"http://127.0.0.1:{self.service_port}",
             "driver_token": self.driver_token, "service_token": self.service_token, "page_max": self.page_max,
+            "spawner_class": self.spawner_class,
         }
         config = self.base / "jupyterhub_config.py"  # holds the service and driver tokens: root's only
         _write_private(config, _CONFIG.format(settings=json.dumps(settings)).encode())
@@ -388,15 +391,17 @@ def amy_and_eve() -> Iterator[dict[str, Any]]:
         yield {"amy": amy, "eve": eve}
 
 
-def amy_and_eve_hub(pg_server: Any, users: dict[str, Any], name: str) -> Iterator[Hub]:
+def amy_and_eve_hub(pg_server: Any, users: dict[str, Any], name: str, **hub_args: Any) -> Iterator[Hub]:
     """A started hub on its own PostgreSQL database ``hub_NAME``: amy in group vision, eve in nlp,
-    carol its admin, all three created — the body of the new-user hub modules' ``hub`` fixtures."""
+    carol its admin, all three created — the body of the new-user hub modules' ``hub`` fixtures
+    (``hub_args``: more :class:`Hub` fields, e.g. ``spawner_class``)."""
     from tests.runas_env import runas_venv
 
     names = [account.name for account in users.values()]
     with accounts.shared_dir(f"jsched-{name}-") as base:
         running = Hub(base=base, db_url=pg_server.create_database(f"hub_{name}"), venv=runas_venv(),
-                      admins=("carol",), groups={"vision": [users["amy"].name], "nlp": [users["eve"].name]})
+                      admins=("carol",), groups={"vision": [users["amy"].name], "nlp": [users["eve"].name]},
+                      **hub_args)
         try:
             running.start()
             created = running.api("POST", "users", {"usernames": [*names, "carol"]})

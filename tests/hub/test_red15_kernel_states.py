@@ -78,9 +78,9 @@ def _lease() -> Job:
         pytest.param(KernelActivity("busy"), "gpu_busy_kernel", "while the kernel is busy", "unknown",
                      id="a busy kernel under the busy-kernel window"),
         pytest.param(KernelActivity("unknown", unknown_why="kernel state unknown in hub mode: its server's last "
-                                    "kernel report is 3 min old"), "gpu_busy_kernel",
+                                    "kernel report is 3 min old"), "kernel_unknown",
                      "kernel state unknown in hub mode", "busy", id="an unknown state is said unknown, never busy"),
-        pytest.param(None, "gpu_busy_kernel", "kernel state unknown", "busy",
+        pytest.param(None, "kernel_unknown", "kernel state unknown", "busy",
                      id="no state at all is unknown too"),
     ],
 )

@@ -94,10 +94,11 @@ def test_red15_r6_an_idle_kernel_reported_by_its_user_server_loses_its_lease_by_
 
 def test_red15_r6_a_lease_whose_kernel_state_is_unknown_is_said_unknown_and_stays_activity_free(
         tmp_path: Path) -> None:
-    """An older user server reports ids only: the kernel's state is unknown. The lease is not
-    released by the normal window (its kernel may be computing), and its reason says the state is
-    unknown in hub mode — never that the kernel is busy."""
-    svc = make_service(tmp_path, idle_busy_kernel_window_s=3.0, idle_busy_kernel_mode="notify")
+    """An older user server reports ids only: the kernel's state is unknown. Its reason says the
+    state is unknown in hub mode — never that the kernel is busy or keeps running; and since red
+    team 17, R8 an unknown state is not the busy-kernel rule either: it is judged by the normal lease
+    rule (a little later), so with a notify-only lease mode nothing is freed."""
+    svc = make_service(tmp_path, idle_busy_kernel_window_s=3600.0, idle_lease_action="notify")
     reports = KernelReports()
     svc.set_kernel_source(lambda: reports.activity(datetime.now(timezone.utc)))
     drive = Driver(svc)
@@ -110,9 +111,9 @@ def test_red15_r6_a_lease_whose_kernel_state_is_unknown_is_said_unknown_and_stay
 
     drive.run(reported_ids_only, timeout_s=60, what="the unknown kernel's lease to be reported idle")
     reclaim = [r for r in _audit(svc, lease["id"]) if r["action"] == "idle_reclaim"][-1]
-    assert reclaim["details"]["evidence"]["rule"] == "gpu_busy_kernel"
+    assert reclaim["details"]["evidence"]["rule"] == "kernel_unknown"
     assert "kernel state unknown in hub mode" in reclaim["message"], reclaim["message"]
-    assert "busy" not in reclaim["message"], reclaim["message"]
+    assert "busy" not in reclaim["message"] and "keeps running" not in reclaim["message"], reclaim["message"]
     assert _state(svc, lease["id"]) == "running"  # notify: nothing freed
     reported, _ = _post_activity(svc)
     assert reported == [], "a lease with an unknown kernel and idle GPUs counted as activity"

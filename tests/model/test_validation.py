@@ -189,7 +189,7 @@ def test_newuser7_finding_3_a_word_for_gpus_is_not_a_number_and_a_petabyte_parse
     # `%gpu request N` has no --gpus: its count is named N as typed (new user 8, N6)
     with pytest.raises(ValidationError) as positional:
         parse_gpu_line("request two")
-    assert positional.value.field == "N" and 'N must be an integer (got "two")' in positional.value.message
+    assert positional.value.field == "N" and '%gpu request: gpus must be an integer (got "two")' in positional.value.message
     assert "0.5" in (positional.value.hint or "")
     assert parse_memory_mib("1PiB", field="mem_per_gpu") == 1024**3
     assert parse_memory_mib("2EiB", field="mem_per_gpu") == 2 * 1024**4

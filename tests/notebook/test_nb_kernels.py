@@ -196,7 +196,7 @@ class BadMagic:
 
 
 BAD_MAGICS = [
-    pytest.param(BadMagic("%gpu request -1", "N must be > 0"), id="negative GPUs"),
+    pytest.param(BadMagic("%gpu request -1", "%gpu request: gpus must be > 0"), id="negative GPUs"),
     pytest.param(BadMagic("%gpu request 1 --model Z999", "--model"), id="an unknown GPU model"),
     pytest.param(BadMagic("%gpu request 1 --timeout 2hh", "--timeout"), id="an unparseable duration"),
     pytest.param(BadMagic("%gpu request 1 --gpu-count 2", "--gpu-count"), id="an unknown flag"),

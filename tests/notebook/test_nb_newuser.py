@@ -403,11 +403,11 @@ async def test_findings_2_3_4_9_10_11_the_first_hour_in_a_real_kernel(start_kern
     assert f"{waiter} is pending: no output yet; %schedule logs {waiter} -f follows it once it starts." in logs.stdout
     assert "log continues" not in logs.stdout, logs.text
     usage = _seen(await kernel.run("%gpu request 0"))  # a usage error's hint is a sentence, not "(got 0) (ask…)"
-    assert "N must be > 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5." in usage, usage
+    assert "%gpu request: gpus must be > 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5." in usage, usage
     # new user 4, finding 13: -1 got case 019's "use 0 for CPU-only work" although %gpu refuses 0;
     # an empty %%schedule cell ran an empty script on a GPU; --help was "unknown argument"
     minus = _seen(await kernel.run("%gpu request -1"))
-    assert "N must be > 0 (got -1). Ask for 1 or more GPUs, or a share such as 0.5." in minus and "CPU-only" \
+    assert "%gpu request: gpus must be > 0 (got -1). Ask for 1 or more GPUs, or a share such as 0.5." in minus and "CPU-only" \
         not in minus, minus
     empty = await kernel.run("%%schedule --gpus 1\n\n# nothing yet\n")
     assert empty.error is not None and "the cell is empty: nothing to run" in _seen(empty), empty.text

@@ -395,7 +395,8 @@ def test_queue_shows_the_head_of_a_long_queue_and_says_more_wait(server: Embedde
     assert [line.split()[0] for line in lines[1:] if line.startswith("j-")] == [jobs[1]["id"], jobs[2]["id"],
                                                                               jobs[0]["id"]]
     assert lines[2].startswith("    needs 2 Simulated GPU 80GB, 0 free")  # the reason under its row
-    assert lines[-1] == "More pending jobs wait behind these 2: `jupyter-sched queue --all` lists every one (or --limit N)."
+    # how many (new user 16, N14: "more … behind these 50" said no number): 4 wait, 2 shown
+    assert lines[-1] == "2 more pending jobs wait behind these 2: `jupyter-sched queue --all` lists every one (or --limit N)."
     everything = cli(server, "tok-bob", "queue", "--all")
     assert [line.split()[0] for line in everything.out.splitlines()[1:] if line.startswith("j-")] == [
         j["id"] for j in jobs[1:] + jobs[:1]]
@@ -1339,6 +1340,9 @@ class _IdleServer:
 
     def queue(self, limit: int | None = None) -> list[dict[str, Any]]:
         return [self.lease]
+
+    def queue_head(self, limit: int) -> tuple[list[dict[str, Any]], int | None]:
+        return self.queue(limit), None
 
 
 def test_newuser4_finding_23_an_idle_warned_lease_is_said_where_its_owner_looks() -> None:

@@ -45,9 +45,10 @@ class Refusal:
 
 
 CASES = [
-    Refusal("a share below the smallest is said as --gpus, and as N by %gpu request N",
+    # %gpu request N: the server's words after the magic's name, once (new user 16: "N 0.05" named a placeholder)
+    Refusal("a share below the smallest is said as --gpus, and after its name by %gpu request N",
             {"gpus": 0.05}, ("--gpus", "0.05"), "gpus 0.05 is below", "--gpus 0.05 is below",
-            gpu_line="request 0.05 --no-wait", gpu_opens="N 0.05 is below"),
+            gpu_line="request 0.05 --no-wait", gpu_opens="%gpu request: gpus 0.05 is below"),
     Refusal("a class not granted is said as --priority",
             {"gpus": 1, "priority": "high"}, ("--gpus", "1", "--priority", "high"),
             "priority 'high' is not granted", "--priority 'high' is not granted",

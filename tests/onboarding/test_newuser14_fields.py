@@ -113,7 +113,8 @@ def test_newuser14_n3_every_count_that_is_not_one_reads_the_same(server: Embedde
     assert line == f"jupyter-sched submit: --gpus must be an integer (got {got}) — {GPUS_HINT} [validation_error]"
     sentence = f"must be an integer (got {got}). {GPUS_HINT[:1].upper()}{GPUS_HINT[1:]}."
     assert _magic(server, "schedule", f"--gpus {typed}") == f"--gpus {sentence}"
-    assert _magic(server, "gpu", f"request {typed} --no-wait") == f"N {sentence}"
+    # after the magic's name, not "N" (new user 15 N12 / 16: a placeholder nobody typed)
+    assert _magic(server, "gpu", f"request {typed} --no-wait") == f"%gpu request: gpus {sentence}"
 
 
 def test_newuser14_n3_a_count_out_of_range_says_the_bound_and_the_clusters_number(
@@ -129,10 +130,10 @@ def test_newuser14_n3_a_count_out_of_range_says_the_bound_and_the_clusters_numbe
     line = _cli_line(server, tmp_path, "--gpus", huge, "--", "true")
     assert line.startswith(f"jupyter-sched submit: --gpus must be <= 4096 (got {huge}) — ask for at most 2 GPUs"), line
     assert _magic(server, "gpu", f"request {huge} --no-wait").startswith(
-        f"N must be <= 4096 (got {huge}). Ask for at most 2 GPUs")
+        f"%gpu request: gpus must be <= 4096 (got {huge}). Ask for at most 2 GPUs")
     assert _rest(server, {"gpus": 0.0001, "command": ["true"]})["message"] == "gpus must be >= 0.001 (got 0.0001)"
     assert _rest(server, {"gpus": -1, "command": ["true"]})["message"] == "gpus must be >= 0 (got -1)"  # case 019 b2
-    assert _magic(server, "gpu", "request -1 --no-wait").startswith("N must be > 0 (got -1). Ask for 1 or more GPUs")
+    assert _magic(server, "gpu", "request -1 --no-wait").startswith("%gpu request: gpus must be > 0 (got -1). Ask for 1 or more GPUs")
 
 
 # ---- N4: one shape for the magics' refusals ------------------------------------------------------------------
@@ -141,11 +142,12 @@ def test_newuser14_n4_magic_refusals_open_with_the_option_never_a_second_prefix(
     """N4: ``%gpu request two`` opened "%gpu request: N …" while ``%gpu request -1`` opened "N …", and
     ``--mem-per-gpu -5GiB`` read "%gpu request: --mem-per-gpu: expected one argument" (two prefixes). A
     refusal of an option's value now always opens with the option."""
-    for line, opens in (("request two --no-wait", 'N must be an integer (got "two")'),
+    for line, opens in (("request two --no-wait", '%gpu request: gpus must be an integer (got "two")'),
                         ("request 1 --mem-per-gpu -5GiB --no-wait", "--mem-per-gpu: expected one argument"),
                         ("request 1 --mem-per-gpu 20XB --no-wait", "--mem-per-gpu: cannot parse memory size '20XB'")):
         said = _magic(server, "gpu", line)
-        assert said.startswith(opens) and "%gpu request:" not in said, said
+        # one prefix: the option typed, or the magic's name before the count's rule (new user 16: not "N")
+        assert said.startswith(opens) and said.count("%gpu request:") <= opens.count("%gpu request:"), said
 
 
 # ---- N5: a missing program, said after "--" with the hint that helps -------------------------------------------

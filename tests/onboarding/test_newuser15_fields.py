@@ -160,6 +160,6 @@ def test_newuser15_a_lease_of_no_gpu_is_refused_on_rest_as_in_the_magic(server: 
     as_text = ann.post("leases", json={"gpus": "0"}).json()["error"]  # a number as text: refused as such (N3)
     assert as_text["message"] == 'gpus must be a JSON number, not the text "0"', as_text
     assert _magic(server, "gpu", "request 0 --no-wait") == \
-        "N must be > 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5."
+        "%gpu request: gpus must be > 0 (got 0). Ask for 1 or more GPUs, or a share such as 0.5."
     assert ann.post("leases", json={"gpus": 0.5}).status_code == 201
     assert not [r for r in ann.get("leases").json() if r["resources"]["gpus"] == 0]

@@ -100,7 +100,7 @@ def test_newuser15_n3_a_count_python_reads_but_nobody_means_is_refused(server: E
         parse_gpus(typed)
     with pytest.raises(MagicError) as magic:
         _magics(server).gpu(f"request {typed} --no-wait")
-    assert str(magic.value).startswith(f'N must be an integer (got "{typed}")'), magic.value
+    assert str(magic.value).startswith(f'%gpu request: gpus must be an integer (got "{typed}")'), magic.value
     code, _, err = _cli(server, capsys, "submit", "-q", "--gpus", "0", "--cpu", typed, "--", "true")
     assert code == EXIT_REFUSED and "--cpu must be a number of cores" in err, err
     rows = api(server, "tok-boss").get("jobs", params={"all": "true"}).json()

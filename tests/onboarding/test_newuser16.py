@@ -92,7 +92,7 @@ def test_newuser16_n2_a_fraction_above_one_gpu_is_told_the_rule_it_breaks(server
         "[validation_error]"), said.stderr
     with pytest.raises((MagicError, UsageError)) as refused:
         _magics(server).gpu("request 2.5 --no-wait")
-    assert str(refused.value).startswith("N must be a whole number or a fraction below 1 (got 2.5)"), refused.value
+    assert str(refused.value).startswith("%gpu request: gpus must be a whole number or a fraction below 1 (got 2.5)"), refused.value
     word = ann.post("jobs", json={"gpus": "two", "command": ["true"]}).json()["error"]
     assert word["message"] == 'gpus must be an integer (got "two")', word  # handed case 019 b3
     share = ann.post("jobs", json={"gpus": 0.55, "command": ["true"]})
@@ -136,3 +136,177 @@ def test_newuser16_n6_cli_workdir_hint_names_this_shells_folder(server: Embedded
     line = said.stderr.strip().splitlines()[-1]
     assert f"leave --workdir out (the job starts in this shell's folder, {here})" in line, line
     assert "server's root" not in line, line
+
+
+# ---- N1: the lease of a kernel the server did not start (nbconvert / nbclient / papermill) -------------------
+
+_NBCLIENT_CELLS = ["%load_ext jupyter_sched\nimport pandas\npandas.set_option('display.max_colwidth', None)\n"
+                   "pandas.set_option('display.expand_frame_repr', False)",  # the magic's table, unabridged
+                   "%gpu request 1", "!jupyter-sched queue", "%schedule queue", "%gpu"]
+
+
+def _outputs(cell: Any) -> str:
+    parts: list[str] = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output["text"])
+        elif "data" in output:
+            parts.append(str(output["data"].get("text/plain", "")))
+        elif output.get("output_type") == "error":
+            parts.extend(output.get("traceback", []))
+    return "\n".join(parts)
+
+
+def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no_kernel(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N1: a notebook run by ``jupyter nbconvert --execute`` (nbclient: a kernel the server did not start,
+    so the magic sends no kernel id and releases the lease itself at exit) showed its own live lease as
+    "GPUs held for no kernel: `cancel` releases them" in the CLI's and the magic's queue. Now the lease
+    says it is released at the kernel's exit (``released_at_exit``, the owner's and admins' field only),
+    its name is ``kernel lease``, and it is released when the notebook's kernel shuts down."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    clear(server)
+    ann, cat, boss = api(server, "tok-ann"), api(server, "tok-cat"), api(server, "tok-boss")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in _NBCLIENT_CELLS])
+    env = _env(tmp_path, server)
+    seen: dict[str, Any] = {}
+
+    def look(cell: Any, cell_index: int, **_: Any) -> None:  # while the kernel lives: the lease from outside
+        if cell_index == len(_NBCLIENT_CELLS) - 1:
+            (seen["own"],) = ann.get("leases", params={"state": "admitted,running"}).json()
+            seen["cat"] = [e for e in cat.get("queue").json() if e["id"] == seen["own"]["id"]]
+            seen["boss"] = boss.get(f"leases/{seen['own']['id']}").json()
+
+    client = NotebookClient(nb, timeout=180, kernel_name="python3", on_cell_executed=look)
+    try:
+        client.execute(env=env, cwd=str(tmp_path))
+    finally:
+        for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
+            if "own" not in seen:
+                ann.delete(f"leases/{row['id']}")
+    texts = [" ".join(_outputs(cell).split()) for cell in nb.cells]  # the CLI wraps at its width
+    lease = seen["own"]
+    cli, magic = texts[2], texts[3]
+    for said in (cli, magic):
+        assert lease["id"] in said, said
+        assert "no kernel" not in said, said
+        assert "held by a kernel this server did not start" in said and "%gpu release or exits" in said, said
+    assert "jupyter-sched cancel " + lease["id"] in cli, cli  # sooner, from a terminal
+    assert lease["kernel_id"] is None and lease["released_at_exit"] is True, lease
+    assert lease["name"] == "kernel lease", lease
+    assert seen["boss"]["released_at_exit"] is True, seen["boss"]
+    assert seen["cat"] and "released_at_exit" not in seen["cat"][0], seen["cat"]  # owner-only on the wire
+    assert "bound to no kernel" not in texts[1], texts[1]  # no submit warning: its kernel releases it
+    assert lease["id"] in texts[4], texts[4]  # %gpu: this kernel's lease
+    deadline = time.monotonic() + 30  # the kernel's exit released it (written as the kernel shuts down)
+    while (ended := ann.get(f"leases/{lease['id']}").json())["state"] not in ("cancelled", "completed"):
+        assert time.monotonic() < deadline, ended
+        time.sleep(0.2)
+    assert "exited" in str(ended.get("message")), ended
+
+
+# ---- N3: a dash value after an option of two names ---------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "option", "joined"), [
+    ("request 1 --timeout -5s", "--timeout", "--timeout=-5s"),
+    ("request 1 --for -5s", "--for", "--for=-5s"),
+])
+def test_newuser16_n3_a_dash_value_is_told_for_the_option_typed_with_the_value_joined(
+        line: str, option: str, joined: str) -> None:
+    """N3: ``%gpu request 1 --timeout -5s`` was told "--timeout/--for: expected one argument … --for=VALUE":
+    an option the user did not type, suggested to them. The option as typed, and the value joined to it."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.magics.parsing import parse_gpu_line
+
+    with pytest.raises(ValidationError) as refused:
+        parse_gpu_line(line)
+    said = refused.value.message
+    assert said.startswith(f"{option}: expected one argument") and said.endswith(f"joined to its option: {joined}"), said
+    assert refused.value.field == option
+    other = "--for" if option == "--timeout" else "--timeout"
+    assert other not in said, said
+    with pytest.raises(ValidationError) as joined_refused:  # as suggested: the real rule
+        parse_gpu_line(line.replace(f"{option} ", f"{option}="))
+    assert joined_refused.value.message == f"{option} must be a positive duration (got '-5s')", joined_refused.value.message
+
+
+# ---- N9: `jupyter-sched wait` on a lease its owner released ------------------------------------------------
+
+def _granted_lease(server: EmbeddedServer) -> str:
+    ann = api(server, "tok-ann")
+    made = ann.post("leases", json={"gpus": 0.5})
+    assert made.status_code == 201, made.text
+    lease_id = str(made.json()["id"])
+    deadline = time.monotonic() + 60
+    while ann.get(f"leases/{lease_id}").json()["state"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    return lease_id
+
+
+def test_newuser16_n9_wait_on_a_lease_its_owner_released_succeeds_and_says_who_once(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """N9: ``jupyter-sched wait l-…`` on a lease its owner gave back printed "released — released by root"
+    and exited 4 ("it ended otherwise"). A lease's normal end is its owner's release: exit 0, said once,
+    with when. One ended by someone else (an admin) still exits 4."""
+    from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK
+
+    clear(server)
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    env = _env(tmp_path, server)
+    mine = _granted_lease(server)
+    assert ann.delete(f"leases/{mine}").status_code == 200
+    said = _cli(env, "wait", mine, "--for", "5s")
+    assert said.returncode == EXIT_OK, said.stdout + said.stderr
+    line = said.stdout.strip().splitlines()[-1]
+    assert line.startswith(f"lease {mine}: released by ann at ") and line.endswith(" UTC"), line
+    assert line.count("released") == 1, line
+    taken = _granted_lease(server)
+    assert boss.delete(f"leases/{taken}").status_code == 200  # an admin ends ann's lease
+    said = _cli(env, "wait", taken, "--for", "5s")
+    assert said.returncode == EXIT_JOB_FAILED, said.stdout + said.stderr
+    assert f"lease {taken}: released by boss at " in said.stdout, said.stdout
+
+
+# ---- N10: a bad choice setting on Jupyter's own command line -------------------------------------------------
+
+def test_newuser16_n10_a_bad_choice_on_jupyters_command_line_is_told_its_choices_and_jupyters_file(
+        tmp_path: Path) -> None:
+    """N10: ``jupyter lab --SchedApp.gpu_sharing=sometimes`` was told that a list or dict setting cannot be
+    given as text on the command line, and to edit ``jupyter-sched serve``'s config file. A choice names its
+    choices and the option that sets one, and the file is the one the starting app reads."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_DATA_DIR": str(tmp_path / "data"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-m", "jupyter_server", "--no-browser", "--port=0", "--allow-root",
+                           f"--ServerApp.root_dir={tmp_path}", "--IdentityProvider.token=t",
+                           f"--SchedApp.db_url=sqlite:///{tmp_path / 'mine.sqlite'}",
+                           "--SchedApp.gpu_sharing=sometimes"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if "bad configuration, not starting" in x]
+    said = line.split("not starting: ", 1)[1]
+    assert said == ("c.SchedApp.gpu_sharing = 'sometimes': must be one of team, any, none. Fix: "
+                    "--SchedApp.gpu_sharing=team on the command line, or c.SchedApp.gpu_sharing = 'team' in "
+                    "jupyter_server_config.py in your Jupyter config folder (~/.jupyter, or $JUPYTER_CONFIG_DIR)"), said
+    assert "Traceback" not in done.stderr
+    assert "list or dict" not in said and "jupyter_sched_serve_config" not in said
+
+
+# ---- N4: an empty notebook path for a definition ------------------------------------------------------------
+
+def test_newuser16_n4_cli_an_empty_notebook_or_script_is_told_it_is_empty(server: EmbeddedServer, tmp_path: Path) -> None:
+    """N4 (CLI): ``definitions create '' --cron …`` read ``NOTEBOOK_OR_SCRIPT : <cwd> is a folder, not a file``
+    (a stray space; an empty string was typed, not a folder). The panel's form refuses the empty field
+    itself (labextension/test/definitions.test.ts, "new user 16 N4")."""
+    said = _cli(_env(tmp_path, server), "definitions", "create", "", "--cron", "0 7 * * *", cwd=tmp_path)
+    assert said.returncode == EXIT_USAGE, said.stderr
+    line = said.stderr.strip().splitlines()[-1]
+    assert line == ("jupyter-sched definitions create: NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or "
+                    "script each firing runs, e.g. reports/daily.ipynb [usage_error]"), line
+    assert api(server, "tok-ann").get("definitions").json() == []

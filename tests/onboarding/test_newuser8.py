@@ -286,8 +286,8 @@ def test_newuser8_n5_schedule_queue_takes_all_as_the_cli_does(server: EmbeddedSe
 
 @pytest.mark.parametrize(("line", "said"), [
     # the words every GPU count's refusal has (new user 14, N3: handed case 019's), with N named as typed
-    ("request two", 'N must be an integer (got "two")'),
-    ("request 0", "N must be > 0 (got 0)"),
+    ("request two", '%gpu request: gpus must be an integer (got "two")'),
+    ("request 0", "%gpu request: gpus must be > 0 (got 0)"),
     ("request --gpus 0", "--gpus must be > 0 (got 0)"),
 ])
 def test_newuser8_n6_gpu_request_n_is_named_n_and_its_bound_is_above_zero(line: str, said: str) -> None:

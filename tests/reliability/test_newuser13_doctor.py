@@ -83,4 +83,10 @@ def test_newuser13_n18_doctor_names_the_store_it_read_and_where_its_url_came_fro
         "no quarantined rows: every row read (0 of jobs, 0 of usage, 0 of gpu_rollups, 0 of events)"], run.stdout
     # and how local jobs are isolated on this host (red team 15, R1): a devices cgroup, or environment only
     assert len(lines) == 3 and lines[2].startswith("isolation: local jobs: GPUs fenced by "), run.stdout
-    assert "notebook servers and kernels (started by the hub's spawner) are outside this fence" in lines[2]  # R16 R1
+    # and whether hub users' servers can be fenced here (red team 16, R1): how, or plainly that they are not
+    fenced = lines[2].startswith("isolation: local jobs: GPUs fenced by a devices cgroup")
+    if fenced:
+        assert "user servers are fenced where the hub's spawner is jupyter_sched.hub.fence.FencedLocalProcessSpawner" \
+            in lines[2] and "fence_gpus = False" in lines[2], lines[2]
+    else:
+        assert "user servers are not fenced: " in lines[2] and "can open any GPU of this host" in lines[2], lines[2]

@@ -58,7 +58,7 @@ def test_red15_r5_tenths_one_per_gpu_give_teama_its_two_guaranteed_gpus(sqlite_d
     third = next(_job(svc, j) for j in mine if state_of(svc, j) != "running")  # beyond teama's guarantee:
     # nothing more is reclaimed, and it says why
     assert third["state"] == "pending"
-    assert "2 GPUs each hold a share of teamb (0.1 GPU each)" in third["reason"]["message"], third["reason"]
+    assert "2 GPUs each hold a share of team teamb (0.1 GPU each)" in third["reason"]["message"], third["reason"]
     assert "0 wholly free" in third["reason"]["message"]
     for j in (*tenths, *mine):
         svc.cancel(j, user="admin", is_admin=True)

@@ -235,3 +235,49 @@ def test_eta_accuracy_with_history_leaves_out_the_jobs_submitted_before_any_run_
     summary = simulate(inv, stopped).summary
     assert summary["timeouts"] == 1 and summary["steady_first_finish_s"] == 2000.0
     assert summary["eta_waited_jobs"] == 2 and summary["steady_eta_waited_jobs"] == 0  # "late" (1500) is warm-up too
+
+
+@pytest.mark.parametrize(("doc", "said", "field"), [
+    (_doc(jobs=[{"name": "a", "user": "u", "gpus": 1, "submit": "0m", "runtme": "10m"}]),
+     "jobs[0]: unknown key 'runtme' — did you mean 'runtime'?", "jobs[0].runtme"),
+    (_doc(cluster={"nodes": 1, "gpus_per_node": 8, "modle": "H100"}),
+     "cluster: unknown key 'modle' — did you mean 'model'?", "cluster.modle"),
+    (_doc(profle={"backfill": False}), "unknown key 'profle' — did you mean 'profile'?", "profle"),
+    (_doc(jobs=[{"name": "a", "colour": "red"}]), "jobs[0]: unknown key 'colour'", "jobs[0].colour"),
+    (_doc(jobs=[{"name": "a", "activity": [{"for": "1m", "utl": 5}]}]),
+     "jobs[0].activity[0]: unknown key 'utl' — did you mean 'util'?", "jobs[0].activity[0].utl"),
+])
+def test_newuser17_n19_an_unknown_scenario_key_is_refused_naming_the_nearest(doc: dict[str, Any], said: str,
+                                                                            field: str) -> None:
+    """A misspelt ``runtme`` made a job run forever and ``modle``/``profle``/``colour`` were ignored,
+    rc 0 (new user 17, N19): each unknown key is refused, naming it and the nearest key read there."""
+    with pytest.raises(ValidationError) as info:
+        parse_scenario(doc)
+    assert str(info.value.message if hasattr(info.value, "message") else info.value).startswith(said)
+    assert info.value.field == field
+
+
+def test_newuser17_n19_a_job_running_to_the_horizon_is_counted_to_the_horizon(tmp_path: Path) -> None:
+    """One 1-GPU job with no runtime, horizon 1h: the summary said "1 still running at the 1h horizon"
+    and "GPU-hours allocated 0.0", end_s 0.0 — the clock stopped at the last event (new user 17, N19)."""
+    from jupyter_sched.sim.cli import main
+
+    path = tmp_path / "s.yaml"
+    path.write_text("name: x\ncluster: {nodes: 1, gpus_per_node: 8}\nhorizon: 1h\n"
+                    "jobs:\n  - {name: a, user: u, gpus: 1, submit: 0m}\n  - {name: b, user: u, gpus: 0.5, submit: 30m}\n",
+                    encoding="utf-8")
+    sc = load_scenario(path)
+    res = simulate(sc.inventory, sc.jobs, **sc.simulator_kwargs())
+    assert res.summary["running_at_end"] == 2
+    assert res.summary["gpu_h_allocated"] == pytest.approx(1.0 + 0.25)  # 1 GPU for 1 h, 0.5 GPU for 30 min
+    assert res.summary["end_s"] == 3600.0
+    import io
+    out = io.StringIO()
+    assert main(["simulate", str(path), "--out", str(tmp_path / "sim")], out=out, err=io.StringIO()) == 0
+    assert "GPU-hours allocated 1.2" in out.getvalue()  # 1.25, as the CLI rounds it
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(path.read_text(encoding="utf-8").replace("submit: 0m}", "submit: 0m, runtme: 10m}"),
+                    encoding="utf-8")
+    err = io.StringIO()
+    assert main(["simulate", str(typo)], out=io.StringIO(), err=err) == 1
+    assert "unknown key 'runtme' — did you mean 'runtime'?" in err.getvalue()

@@ -22,6 +22,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 from ...model import Allocation, Job, PendingReason
+from ...model.job import work_noun
 from ...placement.placer import Flavor, Placement
 from ...preemption.victims import Candidate, PreemptionPlan
 from ..admit import admit_placed
@@ -82,7 +83,7 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         ctx.victims.add(c.job_id)
         names.append(c.job_id)
         if c.kind == "reclaim" and borrowing:
-            sentence = (f"preempted (its team borrows) by higher-priority {spec.priority.value} job {job.id} of "
+            sentence = (f"preempted (its team borrows) by higher-priority {spec.priority.value} {work_noun(spec)} {job.id} of "
                         f"{spec.team}, which may borrow over classes up to {ctx.profile.borrow_within_cohort} "
                         "(borrow within cohort)")
         elif c.kind == "reclaim" and c.milli < 1000 and ctx.shares_held:
@@ -92,7 +93,8 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         elif c.kind == "reclaim":
             sentence = f"preempted to return borrowed quota to {spec.team}"
         else:
-            sentence = f"preempted by higher-priority {spec.priority.value} job {job.id} of team {spec.team}"  # N6
+            # the preemptor by its kind: a kernel's lease is no "job" (new user 16, N12)
+            sentence = f"preempted by higher-priority {spec.priority.value} {work_noun(spec)} {job.id} of team {spec.team}"
         ctx.preempts.append(Preempt(
             job_id=c.job_id, for_job=job.id, reason=sentence, kind=c.kind, grace_s=ctx.profile.grace_s,
             checkpoint_signal=ctx.profile.checkpoint_signal and victim.spec.checkpointable))

@@ -189,6 +189,9 @@ class SubmitJobRequest(RunJobFields):
     parent_job_id: str | None = Field(default=None, examples=["j-1m8vcdgaj-hf02n5"], description=(
         "leases only: your running job whose kernel asks (%gpu sends its JUPYTER_SCHED_JOB_ID); the lease "
         "ends when that job ends, however it ends"))
+    released_at_exit: bool | None = Field(default=None, examples=[True], description=(
+        "leases only, without kernel_id: the asking process (a kernel this server did not start — nbconvert, "
+        "papermill, VS Code; %gpu sends it) gives the lease back itself when it exits. Shown to you and admins only"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
@@ -218,7 +221,8 @@ class GetQueueRequest(QueryModel):
                               description="at most this many pending entries, the first in queue order "
                                           "(default: the first 1000 plus all of your own); work holding "
                                           "GPUs is listed on the first page (a Link: rel=next header gives "
-                                          "the next page when limit or cursor is given)")
+                                          "the next page when limit or cursor is given; an X-Total-Count "
+                                          "header, how many wait in all when more follow)")
     cursor: str | None = Field(default=None, description="the cursor of the next page (from the Link header); "
                                                          "pages are limit entries long (default 1000)")
 
@@ -439,6 +443,9 @@ class Job(CodecView):
     kernel_id: str | None = None
     kernel_notebook: str | None = None
     parent_job_id: str | None = None
+    released_at_exit: bool | None = Field(default=None, description=(
+        "a lease whose holding process (a kernel this server did not start) releases it at its exit; its owner's "
+        "and admins' views only"))
     profile: str | None = None
     checkpointable: bool = False
     submitted_at: str | None = None
@@ -546,6 +553,9 @@ class QueuePage(ResponseModel):
 
     entries: GetQueueResponse
     next_cursor: str | None = None
+    waiting_total: int | None = None
+    """Waiting (pending/preempted) work in the whole queue when more follow this page; sent as
+    the ``X-Total-Count`` header."""
 
 
 class GetJobLogsResponse(ResponseModel):

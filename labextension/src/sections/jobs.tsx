@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, formatElapsed, formatEta, formatGpus, inCluster, outcome, queueLine, queuePosition, stateLabel, stateWord, stoppingText, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -199,12 +199,13 @@ export function hasLog(job: Job): boolean {
 
 /**
  * A My work card's idle line, from the `GET idle` entry: `Idle since 15:22 UTC: its GPUs are
- * released at 15:52 UTC (in 9 min) unless it is used — Keep alive keeps them.` once warned;
+ * released at 15:52 UTC (in 9m30s) unless it is used — Keep alive keeps them.` once warned;
  * before the warning the same times, quieter (new user 6, F15: the lease card said nothing while
  * the CLI said its GPUs were about to go).
  */
 export function idleLine(entry: IdleEntry, now: Date, trans: TranslationBundle, keptAlive = false, endsAt: Date | null = null): string {
-  const clock = clockUTC;
+  // as the CLI's and the magics' idle note says them (wording.jobs.idle_note: clock_text), another day's with its date
+  const clock = (iso: string) => (isNaN(new Date(iso).getTime()) ? iso : clockText(new Date(iso), now));
   // its time limit ends it first: the idle times would come after its own end (new user 11, N23)
   const after = (iso: string | null | undefined) => !!(endsAt && iso && new Date(iso).getTime() >= endsAt.getTime());
   if (entry.stage !== 'reclaimed' && after(entry.stage === 'warned' ? entry.deadline : entry.warn_at)) {

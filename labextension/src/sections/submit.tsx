@@ -14,7 +14,7 @@ import { describeError, SchedApiError } from '../client';
 import { formatEta, formatGpus, formMessage, reasonSentence, reasonText } from '../format';
 import { parseParameterWords } from '../parameters';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { type DryRun, type Job, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
+import { type DryRun, type Job, type Me, type PendingReason, type Priority, resourcesOf, type SubmitRequest } from '../types';
 import { ModelView } from './base';
 
 /** Join the server's root directory and a path relative to it (the file browser's paths). */
@@ -161,13 +161,31 @@ export function resubmitBody(job: Job): SubmitRequest {
   return body;
 }
 
+/**
+ * The classes the Priority list offers: the server's (`GET config`), of them those granted to the
+ * user in the team the form charges (`GET me`: `priorities[team]`) — new user 16, N13: "high" was
+ * offered to a user not granted it, then refused. Without an answer from `me`, the server's list.
+ */
+export function offeredPriorities(configured: unknown, me: Pick<Me, 'team' | 'priorities'> | null | undefined): string[] {
+  const all = Array.isArray(configured) ? (configured as string[]) : ['high', 'normal', 'low'];
+  const granted = me?.priorities?.[me.team];
+  if (!Array.isArray(granted) || !granted.length) {
+    return all;
+  }
+  const offered = all.filter(p => (granted as string[]).includes(p));
+  return offered.length ? offered : all;
+}
+
 /** One sentence for a dry-run answer: where it would start now, or why not and when. */
 export function dryRunSentence(result: DryRun, now: Date = new Date(), trans?: TranslationBundle): string {
   const t = (s: string, ...a: unknown[]) => (trans ? trans.__(s, ...a) : s.replace(/%(\d)/g, (_, i) => String(a[Number(i) - 1])));
   const preempts = result.would_preempt?.length ? t(' by preempting %1', result.would_preempt.join(', ')) : '';
   if (result.fits && result.allocation) {
+    // the share it would hold, not its GPUs' count: 0.5 GPU said "(1 GPU)" (new user 16, N13)
     const n = result.allocation.gpu_uuids?.length ?? 0;
-    return t('Would start now on %1 (%2)%3.', result.allocation.node ?? '?', n === 1 ? t('1 GPU') : t('%1 GPUs', n), preempts);
+    const milli = typeof result.allocation.gpu_milli === 'number' ? result.allocation.gpu_milli : 1000;
+    const gpus = n === 1 && milli > 0 && milli < 1000 ? formatGpus({ gpus: 1, gpu_milli: milli, gpu_models: [], workers: 1 }) : n === 1 ? t('1 GPU') : t('%1 GPUs', n);
+    return t('Would start now on %1 (%2)%3.', result.allocation.node ?? '?', gpus, preempts);
   }
   if (result.fits) {
     return t('Would start now%1.', preempts);
@@ -346,7 +364,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
   };
 
   const models = [...new Set((model.inventory?.gpus ?? []).map(g => g.model))].sort();
-  const priorities = Array.isArray(model.config?.priorities) ? (model.config?.priorities as string[]) : ['high', 'normal', 'low'];
+  const priorities = offeredPriorities(model.config?.priorities, model.me);
   const field = (id: string, label: string, control: React.ReactElement, help?: string) => (
     <div className="jp-sched-field">
       <label className="jp-sched-field-label" htmlFor={id}>

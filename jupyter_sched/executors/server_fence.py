@@ -1,0 +1,138 @@
+"""Devices groups for hub users' notebook servers and kernels on the GPU host (red team 16, R1;
+Slurm's ``pam_slurm_adopt``: outside an allocation a user gets no GPU device).
+
+Jobs sit in a devices group that denies every GPU but their own (:mod:`.limits`); a hub user's
+single-user server, its kernels and terminals used to run in the host's root group and opened
+every ``/dev/nvidiaN``, another user's job's or lease's alike. Each OS account whose server a
+hub spawns on this host gets one group ``<devices>/jupyter_sched/servers/u<uid>``, owned by root:
+
+- it denies every GPU minor (the job fence's rule set, :func:`.limits._deny_gpus`: ``nvidiactl``,
+  ``nvidia-uvm``, ``nvidia-caps`` stay allowed) when it is made, under a temporary name that is
+  renamed only once fenced, so a concurrent spawn never finds it open;
+- the hub's spawner puts the server in it before the server drops root
+  (:class:`jupyter_sched.hub.fence.FencedLocalProcessSpawner`), so every process of the user's
+  server inherits it; the account cannot leave: moving a task needs write access to the target
+  group's ``cgroup.procs``, which root alone has;
+- the central service's reconcile pass (:meth:`ServerFence.sync`) allows in it the minors of the
+  account's granted kernel leases, and denies them again at release, expiry or preemption unless
+  another live lease of that account holds the GPU.
+
+Hosts without a writable cgroup v1 devices controller (cgroup v2, which would need a BPF device
+program, containers, a service that is not root) cannot fence servers: :func:`server_fence_problem`
+says why, and the service's log, the spawner's log and ``jupyter-sched doctor`` say "user servers
+are not fenced".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from .limits import _SUBTREE, _allow_gpus, _allow_only, _deny_gpus
+from .tracking import CGROUP_ROOT
+
+__all__ = ["NOT_FENCED", "SERVERS_FENCED", "ServerFence", "server_fence_problem"]
+
+log = logging.getLogger(__name__)
+
+NOT_FENCED = "user servers are not fenced"
+"""How every log and ``doctor`` line starts where they cannot be (any hub user opens any GPU)."""
+SERVERS_FENCED = ("user servers are fenced where the hub's spawner is "
+                  "jupyter_sched.hub.fence.FencedLocalProcessSpawner: each account's notebook server and kernels "
+                  "open no GPU but those of its granted kernel leases (devices group jupyter_sched/servers/u<uid>)")
+
+
+def server_fence_problem(root: Path = CGROUP_ROOT) -> str | None:
+    """Why hub users' servers cannot be fenced on this host by this account (None: they can)."""
+    if (root / "cgroup.controllers").exists():
+        return "this host has cgroup v2, whose devices fence needs a BPF device program, which is not loaded"
+    devices = root / "devices"
+    if not (devices / "devices.deny").exists():
+        return "this host mounts no cgroup v1 devices controller (a container?)"
+    if os.geteuid() != 0 or not os.access(devices, os.W_OK):
+        return "its cgroup v1 devices controller is not writable by this account (root is needed)"
+    return None
+
+
+class ServerFence:
+    """The per-account devices groups of hub users' servers (module docstring).
+
+    Args:
+        root: the cgroup mount point.
+    """
+
+    def __init__(self, root: Path = CGROUP_ROOT) -> None:
+        self.base = root / "devices" / _SUBTREE / "servers"
+        self._allowed: dict[int, frozenset[int]] = {}
+
+    def group(self, uid: int) -> Path:
+        """The group of account ``uid`` (made or not)."""
+        return self.base / f"u{int(uid)}"
+
+    def ensure(self, uid: int) -> Path:
+        """The group of ``uid``, made with every GPU minor denied where it does not exist yet.
+
+        Raises:
+            OSError: it could not be made (not root, no devices controller).
+        """
+        path = self.group(uid)
+        if path.is_dir():
+            return path
+        self.base.mkdir(mode=0o755, parents=True, exist_ok=True)
+        temp = self.base / f".new-u{int(uid)}-{os.getpid()}-{secrets.token_hex(4)}"
+        temp.mkdir(mode=0o755)
+        try:
+            _deny_gpus(temp, set())
+            os.rename(temp, path)  # EEXIST when another spawn made it first: that one is fenced too
+        except OSError:
+            with contextlib.suppress(OSError):
+                temp.rmdir()
+            if not path.is_dir():
+                raise
+        return path
+
+    def enter_fn(self, uid: int) -> Callable[[], None]:
+        """Make the group of ``uid`` now and return what a spawned child runs, still as root and
+        before anything of the user, to move itself into it (a spawner's ``preexec_fn``; raising
+        there fails the spawn, so no server starts unfenced on a host that fences).
+
+        Raises:
+            OSError: the group could not be made.
+        """
+        procs = os.fsencode(self.ensure(uid) / "cgroup.procs")
+
+        def enter() -> None:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, str(os.getpid()).encode())
+            finally:
+                os.close(fd)
+
+        return enter
+
+    def sync(self, leased: Mapping[int, Iterable[int]]) -> None:
+        """Make each account's group allow exactly the GPU minors of its granted kernel leases
+        (``leased[uid]``; an account that is not there: none). Only a change is written in full; a
+        held minor is said again each pass, as a group made again at a spawn starts closed."""
+        existing: set[int] = set()
+        with contextlib.suppress(OSError):
+            existing = {int(p.name[1:]) for p in self.base.glob("u[0-9]*") if p.name[1:].isdigit()}
+        for uid in sorted(existing):
+            want = frozenset(leased.get(uid, ()))
+            try:
+                if self._allowed.get(uid) != want:
+                    _allow_only(self.group(uid), set(want))
+                    log.info("user servers of uid %d may open GPU minor(s) %s", uid,
+                             ", ".join(map(str, sorted(want))) or "(none: every GPU denied)")
+                elif want:
+                    _allow_gpus(self.group(uid), set(want))
+                self._allowed[uid] = want
+            except OSError as exc:
+                self._allowed.pop(uid, None)
+                log.warning("user servers of uid %d: the GPUs they may open were not changed (%s)", uid, exc)
+        for uid in set(self._allowed) - existing:
+            del self._allowed[uid]

@@ -1,0 +1,229 @@
+"""The central service's HTTP front door: timeouts, a connection ceiling and one log line per interval.
+
+The central service listens on a TCP port every local account can reach (JupyterHub's proxy and
+the users' servers call it there). Tornado's defaults let any of them hold a connection with half a
+request for an hour, without a token, so a few thousand idle sockets used up the service's file
+descriptors: other users' requests then failed, and the accept loop logged one traceback per try
+(red team 17, R6). :class:`FrontDoor` (settings ``c.FrontDoor.*``) builds the service's
+``HTTPServer`` with:
+
+* ``header_timeout_s`` — a connection must send a whole request head within it (also how long a
+  kept-alive connection may sit idle between requests), ``body_timeout_s`` — likewise the body;
+* ``max_connections`` — a ceiling on open connections (lowered to leave
+  :data:`FD_RESERVE` descriptors of the process's ``RLIMIT_NOFILE`` to the engine, the store and the
+  hub client). Past it, the connection that has waited longest *without a whole request* (half-sent
+  head or body, or idle keep-alive) is closed first; a request being answered is never cut;
+* accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
+  spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
+
+Pure tornado: no scheduler state; ``serve`` installs it (:meth:`FrontDoor.http_server`).
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import resource
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from tornado import httputil
+from tornado.http1connection import HTTP1ServerConnection
+from tornado.httpserver import HTTPServer, _HTTPRequestContext
+from tornado.ioloop import IOLoop
+from traitlets import Float, Int
+from traitlets.config import LoggingConfigurable
+
+__all__ = ["ACCEPT_PAUSE_S", "FD_RESERVE", "FrontDoor", "GuardedHTTPServer"]
+
+FD_RESERVE = 256
+"""File descriptors kept out of the connection ceiling for the engine (job pipes, cgroup files),
+the store and the hub client."""
+ACCEPT_PAUSE_S = 0.5
+"""How long accepting pauses after the process ran out of file descriptors."""
+_FD_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+log = logging.getLogger("jupyter_sched.front_door")
+
+
+class _Watched(httputil.HTTPMessageDelegate):
+    """Tells the server when a connection's request is whole (it is then no longer evictable)."""
+
+    def __init__(self, inner: httputil.HTTPMessageDelegate, server: GuardedHTTPServer, conn: object) -> None:
+        self._inner, self._server, self._conn = inner, server, conn
+
+    def headers_received(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
+                         headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
+        return self._inner.headers_received(start_line, headers)
+
+    def data_received(self, chunk: bytes) -> Awaitable[None] | None:
+        return self._inner.data_received(chunk)
+
+    def finish(self) -> None:
+        self._server.answering(self._conn)
+        self._inner.finish()
+
+    def on_connection_close(self) -> None:
+        self._inner.on_connection_close()
+
+
+class GuardedHTTPServer(HTTPServer):
+    """``HTTPServer`` with a connection ceiling (oldest waiting connection closed first) and
+    accept errors that pause accepting and are summed into one log line per interval."""
+
+    def initialize(self, request_callback: Any, *, max_connections: int = 1000,  # type: ignore[override]
+                   log_interval_s: float = 60.0, **kwargs: Any) -> None:
+        super().initialize(request_callback, **kwargs)
+        self.max_connections = max_connections
+        self.log_interval_s = log_interval_s
+        self._waiting: OrderedDict[object, float] = OrderedDict()
+        """Connections without a whole request yet, oldest first (value: since when)."""
+        self._counts: dict[str, int] = {}
+        self._flush_pending = False
+
+    # ---- the ceiling ---------------------------------------------------------------------
+    def handle_stream(self, stream: Any, address: tuple[Any, ...]) -> None:
+        context = _HTTPRequestContext(stream, address, self.protocol, self.trusted_downstream)
+        conn = HTTP1ServerConnection(stream, self.conn_params, context)
+        self._connections.add(conn)
+        self._waiting[conn] = time.monotonic()
+        conn.start_serving(self)
+        while len(self._connections) > self.max_connections:
+            oldest = next((c for c in self._waiting if c is not conn), None)
+            if oldest is None:  # every other connection is being answered: refuse the newcomer
+                self._count("refused at the ceiling (every other connection was being answered)")
+                stream.close()
+                return
+            self._waiting.pop(oldest)
+            self._count("closed at the ceiling (the oldest without a whole request)")
+            oldest.stream.close()  # type: ignore[attr-defined]
+            self._connections.discard(oldest)  # on_close may come later
+
+    def start_request(self, server_conn: object, request_conn: httputil.HTTPConnection) -> httputil.HTTPMessageDelegate:
+        if server_conn in self._connections:
+            self._waiting[server_conn] = self._waiting.pop(server_conn, time.monotonic())
+        return _Watched(super().start_request(server_conn, request_conn), self, server_conn)
+
+    def answering(self, server_conn: object) -> None:
+        """``server_conn``'s request is whole: it is answered, never closed at the ceiling."""
+        self._waiting.pop(server_conn, None)
+
+    def on_close(self, server_conn: object) -> None:
+        self._waiting.pop(server_conn, None)
+        self._connections.discard(server_conn)
+
+    def waiting(self) -> int:
+        """How many open connections have no whole request yet."""
+        return len(self._waiting)
+
+    # ---- accepting -----------------------------------------------------------------------
+    def add_sockets(self, sockets: Iterable[socket.socket]) -> None:
+        for sock in sockets:
+            self._sockets[sock.fileno()] = sock
+            self._handlers[sock.fileno()] = self._accept_on(sock)
+
+    def _accept_on(self, sock: socket.socket) -> Callable[[], None]:
+        """As tornado's ``add_accept_handler``, but running out of descriptors pauses accepting
+        for :data:`ACCEPT_PAUSE_S` (the listening socket stays readable, so retrying at once spins
+        and logged a traceback per try) and is counted for the summary line."""
+        loop = IOLoop.current()
+        removed = [False]
+
+        def accept(fd: Any, events: int) -> None:
+            for _ in range(128):
+                if removed[0]:
+                    return
+                try:
+                    connection, address = sock.accept()
+                except BlockingIOError:
+                    return
+                except ConnectionAbortedError:
+                    continue
+                except OSError as exc:
+                    if exc.errno not in _FD_ERRNOS:
+                        raise
+                    self._count(f"not accepted: {os.strerror(exc.errno)}")
+                    loop.remove_handler(sock)
+                    loop.call_later(ACCEPT_PAUSE_S, resume)
+                    return
+                self._handle_connection(connection, address)
+
+        def resume() -> None:
+            if not removed[0]:
+                loop.add_handler(sock, accept, IOLoop.READ)
+
+        def remove() -> None:
+            if not removed[0]:
+                loop.remove_handler(sock)
+            removed[0] = True
+
+        loop.add_handler(sock, accept, IOLoop.READ)
+        return remove
+
+    # ---- one line per interval --------------------------------------------------------------
+    def _count(self, what: str) -> None:
+        self._counts[what] = self._counts.get(what, 0) + 1
+        if not self._flush_pending:
+            self._flush_pending = True
+            IOLoop.current().call_later(self.log_interval_s, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        counts, self._counts = self._counts, {}
+        if counts:
+            said = "; ".join(f"{n:,} {what}" for what, n in counts.items())
+            log.warning("jupyter_sched: front door, last %.0f s: %s (%d open, %d without a whole request, ceiling %d; "
+                        "c.FrontDoor.max_connections)", self.log_interval_s, said, len(self._connections),
+                        len(self._waiting), self.max_connections)
+
+
+class FrontDoor(LoggingConfigurable):
+    """Settings of the central service's HTTP server (``c.FrontDoor.*``; red team 17, R6)."""
+
+    header_timeout_s = Float(
+        20.0, config=True,
+        help="""Seconds a connection has to send a whole request head (method, path, headers), and the
+        longest a kept-alive connection may sit idle between requests; then it is closed. Default 20:
+        JupyterHub's proxy and the users' servers send a head at once. A connection that holds half a
+        request, with or without a token, holds one of the service's file descriptors until then.""",
+    )
+    body_timeout_s = Float(
+        60.0, config=True,
+        help="""Seconds a connection has to send a request's whole body once its head arrived; then it is
+        closed. Default 60 (the largest body the API takes is a carried notebook of a few MB).""",
+    )
+    max_connections = Int(
+        1000, config=True,
+        help="""Most connections open at once. Past it, the connection that has waited longest without a
+        whole request (half-sent, or idle kept-alive) is closed first; requests being answered are never
+        cut. Lowered at start to the process's RLIMIT_NOFILE minus 256 descriptors kept for the engine,
+        the store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
+        more). Default 1000.""",
+    )
+    log_interval_s = Float(
+        60.0, config=True,
+        help="""Connections closed at the ceiling and accepts refused for want of file descriptors are
+        logged as one summary line per this many seconds (a flood wrote a traceback per try). Default 60.""",
+    )
+
+    def ceiling(self) -> int:
+        """:attr:`max_connections`, lowered to leave :data:`FD_RESERVE` descriptors free."""
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        room = self.max_connections if soft == resource.RLIM_INFINITY else min(self.max_connections, soft - FD_RESERVE)
+        return max(16, room)
+
+    def http_server(self, app: Any, **kwargs: Any) -> GuardedHTTPServer:
+        """The service's HTTP server for ``app`` (``kwargs``: ssl_options, xheaders, body limits)."""
+        ceiling = self.ceiling()
+        if ceiling < self.max_connections:
+            self.log.warning("jupyter_sched: at most %d connections at once (c.FrontDoor.max_connections %d, lowered "
+                             "to leave %d of this process's %d file descriptors to the engine; raise LimitNOFILE)",
+                             ceiling, self.max_connections, FD_RESERVE,
+                             resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        return GuardedHTTPServer(app, max_connections=ceiling, log_interval_s=self.log_interval_s,
+                                 idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
+                                 **kwargs)

@@ -1,0 +1,181 @@
+"""Red team 16, R1: hub users' notebook servers (and everything they start) sit in their account's
+devices group, which denies every GPU but those of the account's granted kernel leases.
+
+Real cgroup v1 groups of this host (skipped with the reason on cgroup v2, without root) and a
+real long-lived process that enters its group as root and drops to an unused uid before it runs
+anything, as :class:`jupyter_sched.hub.fence.FencedLocalProcessSpawner` starts a server; the GPU
+device files are real character devices (major 195, mknod in the test's folder): with no NVIDIA
+driver, an allowed one fails with ENXIO past the devices cgroup, a denied one with EPERM at it.
+The whole hub route (JupyterHub, real accounts, leases): tests/hub/test_red16_r1_fence.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.executors.limits import NVIDIA_MAJOR
+from jupyter_sched.executors.server_fence import ServerFence, server_fence_problem
+from tests import accounts
+from tests.runtime.test_local_isolation import CGROUP, needs_v1
+
+PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+"""Another account's interpreter (this session's may sit in a private folder); the probe needs the stdlib only."""
+
+PROBE = r"""
+import errno, json, os, sys
+folder = sys.argv[1]
+for line in sys.stdin:
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        try:
+            os.close(os.open(os.path.join(folder, name), os.O_RDWR))
+            out[name] = "opened"
+        except OSError as exc:
+            out[name] = errno.errorcode[exc.errno]
+    try:  # leave the group: back to the host's root devices group
+        with open("/sys/fs/cgroup/devices/cgroup.procs", "w") as fh:
+            fh.write(str(os.getpid()))
+        out["leave"] = "left"
+    except OSError as exc:
+        out["leave"] = errno.errorcode[exc.errno]
+    out["group"] = [g.split(":", 2)[2] for g in open("/proc/self/cgroup").read().split() if ":devices:" in g][0]
+    print(json.dumps(out), flush=True)
+"""
+
+
+def _devices(folder: Path, minors: range) -> Path:
+    folder.mkdir(mode=0o755)
+    for minor in minors:
+        os.mknod(folder / f"nvidia{minor}", 0o666 | stat.S_IFCHR, os.makedev(NVIDIA_MAJOR, minor))
+        (folder / f"nvidia{minor}").chmod(0o666)  # as the driver makes them (past the umask)
+    return folder
+
+
+class _Server:
+    """A long-lived process of ``uid`` started in its servers' group (the spawner's way)."""
+
+    def __init__(self, fence: ServerFence, uid: int, script: Path, devices: Path) -> None:
+        enter = fence.enter_fn(uid)
+
+        def preexec() -> None:
+            enter()
+            os.setgid(uid)
+            os.setuid(uid)
+
+        self.process = subprocess.Popen([PYTHON, str(script), str(devices)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, preexec_fn=preexec, cwd="/")
+
+    def probe(self) -> dict[str, str]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("probe\n")
+        self.process.stdin.flush()
+        seen: dict[str, str] = json.loads(self.process.stdout.readline())
+        return seen
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+
+
+def _remove(group: Path) -> None:
+    for _ in range(50):  # a killed process leaves its group a moment later
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def uids() -> Iterator[tuple[int, int]]:
+    base = 3_900_000 + (os.getpid() % 50_000) * 2  # no account has these: groups of their own
+    yield base, base + 1
+    for uid in (base, base + 1):
+        _remove(ServerFence().group(uid))
+
+
+@needs_v1
+def test_red16_r1_a_server_opens_no_gpu_until_its_accounts_lease_and_never_anothers(uids: tuple[int, int]) -> None:
+    with accounts.shared_dir("jsched-r16r1-") as folder:  # pytest's tmp folders are out of other uids' reach
+        _fenced_servers(folder, uids)
+
+
+def _fenced_servers(tmp_path: Path, uids: tuple[int, int]) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    script.chmod(0o644)
+    devices = _devices(tmp_path / "dev", range(3))
+    fence = ServerFence()
+    amy, eve = uids
+    servers = {amy: _Server(fence, amy, script, devices), eve: _Server(fence, eve, script, devices)}
+    denied = dict.fromkeys(("nvidia0", "nvidia1", "nvidia2"), "EPERM")
+    try:
+        for uid, server in servers.items():
+            seen = server.probe()
+            assert {k: seen[k] for k in denied} == denied, seen  # no lease: every GPU denied
+            assert seen["group"] == f"/jupyter_sched/servers/u{uid}", seen
+            assert seen["leave"] == "EACCES", seen  # the account cannot move itself out
+
+        fence.sync({amy: {1}})  # amy's kernel lease holds GPU minor 1
+        assert {k: servers[amy].probe()[k] for k in denied} == {**denied, "nvidia1": "ENXIO"}
+        assert {k: servers[eve].probe()[k] for k in denied} == denied  # amy's lease never opens for eve
+
+        fence.sync({amy: {1}, eve: {2}})  # eve's lease granted: minor 2, hers only
+        assert {k: servers[eve].probe()[k] for k in denied} == {**denied, "nvidia2": "ENXIO"}
+        assert {k: servers[amy].probe()[k] for k in denied} == {**denied, "nvidia1": "ENXIO"}
+
+        fence.sync({amy: {1}})  # eve's released: denied again; amy's still held
+        assert {k: servers[eve].probe()[k] for k in denied} == denied
+        assert servers[amy].probe()["nvidia1"] == "ENXIO"
+
+        # a service restart (a new ServerFence knows nothing): its first pass writes every group in full
+        ServerFence().sync({})
+        assert {k: servers[amy].probe()[k] for k in denied} == denied
+
+        # amy's server gone and its group removed; her next spawn makes it again, closed, and the next
+        # pass says her held lease again (the first ServerFence still remembers having allowed it)
+        servers.pop(amy).close()
+        _remove(fence.group(amy))
+        servers[amy] = _Server(fence, amy, script, devices)
+        assert {k: servers[amy].probe()[k] for k in denied} == denied
+        fence.sync({amy: {1}})
+        assert {k: servers[amy].probe()[k] for k in denied} == {**denied, "nvidia1": "ENXIO"}
+    finally:
+        for server in servers.values():
+            server.close()
+
+
+@needs_v1
+def test_red16_r1_a_group_is_made_closed_under_a_temporary_name_and_a_second_spawn_reuses_it(
+        uids: tuple[int, int]) -> None:
+    fence = ServerFence()
+    uid = uids[0]
+    first = fence.ensure(uid)
+    assert first == CGROUP / "devices" / "jupyter_sched" / "servers" / f"u{uid}"
+    assert fence.ensure(uid) == first
+    assert not [p for p in fence.base.iterdir() if p.name.startswith(".new-")]  # no temporary group left
+    assert oct(first.stat().st_mode & 0o777) == "0o755" and first.stat().st_uid == 0
+    assert oct((first / "cgroup.procs").stat().st_mode & 0o777) == "0o644"
+
+
+def test_red16_r1_where_servers_cannot_be_fenced_it_says_why(tmp_path: Path) -> None:
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cgroup.controllers").write_text("cpu io memory pids\n")
+    assert "cgroup v2" in (server_fence_problem(v2) or "") and "BPF device program" in (server_fence_problem(v2) or "")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert "no cgroup v1 devices controller" in (server_fence_problem(bare) or "")
+    if not CGROUP.joinpath("cgroup.controllers").exists() and os.geteuid() == 0:
+        assert server_fence_problem() is None  # this host: v1 devices, root

@@ -1,0 +1,46 @@
+"""New user 17's findings fixed in the services and their wording (issue 20)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jupyter_sched.engine import ManualClock
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.services import Services
+from jupyter_sched.services.models import SubmitJobRequest
+from jupyter_sched.store import Store, sqlite_url
+from jupyter_sched.wording.jobs import my_work
+from jupyter_sched.wording.quota import quota_text
+from tests.runtime.builders import T0
+
+
+@pytest.fixture
+def services(tmp_path: Path) -> Iterator[Services]:
+    clock = ManualClock(T0)
+    svc = Services(store=Store(sqlite_url(tmp_path / "sched.sqlite"), now=clock.now),
+                   inventory=SimulatedInventory(1, node="n1"), executor=LocalExecutor(tmp_path / "jobs"), clock=clock)
+    yield svc
+    svc.store.close()
+
+
+def test_newuser17_n22_ten_tenth_gpus_are_one_gpu_in_get_me_and_its_sentences(services: Services) -> None:
+    """Ten 0.1-GPU jobs were ``in_use.gpus: 0.9999999999999999`` in ``GET me`` (summed in floats)
+    and ``status`` said "on 1 GPUs", "1 GPUs of them yours": sums are in milli-GPUs, one formatter."""
+    bo = services.caller("bo", admin=False)
+    for _ in range(10):
+        services.jobs.submit(bo, SubmitJobRequest(gpus=0.1, command=["true"]))
+    services.engine.tick()
+    me = services.accounting.me(bo)
+    assert me.in_use.jobs == 10
+    assert me.in_use.gpus == 1.0 and me.team_in_use == 1.0  # exactly, not 0.9999999999999999
+    said = me.model_dump(mode="json")
+    assert my_work(said) == "10 jobs running, on 1 GPU"
+    assert quota_text(said).endswith("1 GPU in use by the team, 1 GPU of them yours")
+    # a float sum handed to the sentences reads as the GPUs it counts, too
+    assert my_work({"in_use": {"gpus": sum([0.1] * 10), "jobs": 10}}) == "10 jobs running, on 1 GPU"
+    assert quota_text({"team": "t", "team_in_use": 1.0,
+                       "in_use": {"gpus": sum([0.1] * 10)}}).endswith("1 GPU of them yours")
