@@ -180,7 +180,8 @@ def test_newuser13_n14_a_token_refused_at_another_users_server_is_audited_at_the
         rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"user": user, "action": "refused", "limit": 200},
                          headers={"Authorization": f"token {tokens['carol']}"}, timeout=60)
         assert rows.status_code == 200, rows.text
-        return [row for row in rows.json() if f"at {amy}'s Jupyter server" in str(row["details"].get("request"))]
+        return [row for row in rows.json() if f"at {amy}'s Jupyter server" in str(row["details"].get("request"))
+                and row["user"] == user]  # ?user= also lists the records amy wrote as reporter (R13)
 
     # written just after the refusal, by a report in the background: waited for, not read in the same instant
     hub.wait_for(lambda: bool(refusals(eve)), 30, "the central audit record of eve's token refused at amy's server")
