@@ -185,7 +185,27 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
     """``needs 1 A100 GPU, 0 wholly free; 4 GPUs each hold a share of teamb (0.1 GPU each); a whole
     GPU is free only when they end`` — "0 free" of a cluster whose GPUs are mostly idle said what
     holds them (red team 15 R5). GPUs only one team's shares occupy count as that team's whole
-    GPUs for reclaim (:func:`.preempt.candidates.held_away`)."""
+    GPUs for reclaim (:func:`.preempt.candidates.held_away`).
+
+    The note is worked out once per flavor and
+    :attr:`~jupyter_sched.placement.state.ClusterState.share_version`: it reads only the shares on
+    GPUs and those GPUs' free rest (issue 17)."""
+    key = (flavor.model, flavor.pools)
+    memo = ctx.shares_notes.get(key)
+    if memo is None or memo[0] != ctx.state.share_version:
+        memo = ctx.shares_notes[key] = (ctx.state.share_version, *_shares_on(ctx, flavor))
+    _, shared_gpus, note, shared_by = memo
+    if not shared_gpus:
+        return fit
+    message = fit.message.replace(f", {fit.details['free']} free", f", {fit.details['free']} wholly free", 1)
+    message += "; " + note + "; a whole GPU is free only when they end"
+    details = {**fit.details, "shared_gpus": shared_gpus, "shared_by": dict(shared_by)}
+    return FitReason(fit.code, message, details, fit.unblock, fit.waits)
+
+
+def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, int]]:
+    """For :func:`shares_note`: how many of ``flavor``'s GPUs hold shares with some of the GPU
+    free, the clause saying whose, and per team the GPUs only its shares hold."""
     st = ctx.state
     pools = set(flavor.pools)
     on: dict[int, list[tuple[str, int]]] = {}
@@ -196,7 +216,7 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
                     and (flavor.model == "*" or st.gpu_model[g] == flavor.model):
                 on.setdefault(g, []).append((owner.spec.team if owner is not None else "", milli))
     if not on:
-        return fit
+        return 0, "", {}
     by_team: dict[str, list[int]] = {}
     for shares in on.values():
         teams = sorted({t for t, _ in shares if t})
@@ -212,10 +232,7 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
             parts.append(f"1 GPU holds a share of team {team} ({each} GPU)")  # "team": new user 16, N12
         else:
             parts.append(f"{n} GPUs each hold a share of team {team} ({each} GPU each)")
-    message = fit.message.replace(f", {fit.details['free']} free", f", {fit.details['free']} wholly free", 1)
-    message += "; " + ", ".join(parts) + "; a whole GPU is free only when they end"
-    details = {**fit.details, "shared_gpus": len(on), "shared_by": {t: len(u) for t, u in by_team.items() if t}}
-    return FitReason(fit.code, message, details, fit.unblock, fit.waits)
+    return len(on), ", ".join(parts), {t: len(u) for t, u in by_team.items() if t}
 
 
 def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:
