@@ -213,9 +213,31 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
         else:
             parts.append(f"{n} GPUs each hold a share of team {team} ({each} GPU each)")
     message = fit.message.replace(f", {fit.details['free']} free", f", {fit.details['free']} wholly free", 1)
-    message += "; " + ", ".join(parts) + "; a whole GPU is free only when they end"
-    details = {**fit.details, "shared_gpus": len(on), "shared_by": {t: len(u) for t, u in by_team.items() if t}}
+    # the shares decide the wait only when their ends could free enough GPUs on some node; else the
+    # whole GPUs held by other work do, and the ETA clause names the holder whose end frees enough
+    # (new user 17, N5: "needs 2" was told only of a 0.5 share while a 3-GPU job held the rest)
+    need = fit.details.get("requested")
+    decisive = not isinstance(need, int) or _share_frees_enough(ctx, flavor, pools, set(on), need)
+    if decisive:
+        message += "; " + ", ".join(parts) + "; a whole GPU is free only when they end"
+    else:
+        message += "; it waits for GPUs held whole to end (" + ", ".join(parts) + ", not enough by itself)"
+    details = {**fit.details, "shared_gpus": len(on), "shared_by": {t: len(u) for t, u in by_team.items() if t},
+               "shares_decide": decisive}
     return FitReason(fit.code, message, details, fit.unblock, fit.waits)
+
+
+def _share_frees_enough(ctx: CycleContext, flavor: Flavor, pools: set[int], shared: set[int], need: int) -> bool:
+    """Would the GPUs of ``flavor`` that are wholly free or hold only shares (``shared``) give ``need``
+    GPUs on one node once those shares end?"""
+    st = ctx.state
+    per_node: dict[int, int] = {}
+    for g, free in enumerate(st.free_milli):
+        if (free >= GPU_MILLI or g in shared) and st.node_pool[st.gpu_node[g]] in pools \
+                and (flavor.model == "*" or st.gpu_model[g] == flavor.model):
+            node = st.gpu_node[g]
+            per_node[node] = per_node.get(node, 0) + 1
+    return max(per_node.values(), default=0) >= need
 
 
 def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:
