@@ -1,4 +1,4 @@
-"""The central service's HTTP front door: timeouts, a connection ceiling and one log line per interval.
+"""The central service's HTTP front door: timeouts, a connection ceiling, a body cap and one log line per interval.
 
 The central service listens on a TCP port every local account can reach (JupyterHub's proxy and
 the users' servers call it there). Tornado's defaults let any of them hold a connection with half a
@@ -13,6 +13,9 @@ descriptors: other users' requests then failed, and the accept loop logged one t
   :data:`FD_RESERVE` descriptors of the process's ``RLIMIT_NOFILE`` to the engine, the store and the
   hub client). Past it, the connection that has waited longest *without a whole request* (half-sent
   head or body, or idle keep-alive) is closed first; a request being answered is never cut;
+* ``max_body_bytes`` — the largest body (:data:`MAX_BODY_BYTES`, just above a carried notebook's
+  limit); a longer ``Content-Length`` is answered 413 (field ``body``, the limit) from the head
+  alone, before any of it is buffered or the caller authenticated (R11: tornado buffered 100 MB);
 * accept errors (``EMFILE``/``ENFILE``) pause accepting for :data:`ACCEPT_PAUSE_S` instead of
   spinning, and what was closed or refused is logged as one summary line per ``log_interval_s``.
 
@@ -22,6 +25,7 @@ Pure tornado: no scheduler state; ``serve`` installs it (:meth:`FrontDoor.http_s
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import resource
@@ -32,17 +36,25 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from tornado import httputil
-from tornado.http1connection import HTTP1ServerConnection
+from tornado.http1connection import HTTP1Connection, HTTP1ServerConnection
 from tornado.httpserver import HTTPServer, _HTTPRequestContext
 from tornado.ioloop import IOLoop
 from traitlets import Float, Int
 from traitlets.config import LoggingConfigurable
 
-__all__ = ["ACCEPT_PAUSE_S", "FD_RESERVE", "FrontDoor", "GuardedHTTPServer"]
+from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
+
+__all__ = ["ACCEPT_PAUSE_S", "FD_RESERVE", "MAX_BODY_BYTES", "FrontDoor", "GuardedHTTPServer"]
 
 FD_RESERVE = 256
 """File descriptors kept out of the connection ceiling for the engine (job pipes, cgroup files),
 the store and the hub client."""
+MAX_BODY_BYTES = 2 * MAX_NOTEBOOK_JSON_BYTES + MAX_SOURCE_BYTES
+"""The largest request body taken (17 MiB): the largest legitimate one carries a notebook
+(``notebook_json``, at most 8 MiB of UTF-8) as a JSON string, whose escaping (every quote and
+newline of the notebook's own JSON) can double it, and a script's ``source`` (at most 1 MiB)."""
+_HEAD_BYTES = 64 << 10
+"""Room for the request head in tornado's read buffer (its ``max_header_size`` default)."""
 ACCEPT_PAUSE_S = 0.5
 """How long accepting pauses after the process ran out of file descriptors."""
 _FD_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
@@ -53,12 +65,34 @@ log = logging.getLogger("jupyter_sched.front_door")
 class _Watched(httputil.HTTPMessageDelegate):
     """Tells the server when a connection's request is whole (it is then no longer evictable)."""
 
-    def __init__(self, inner: httputil.HTTPMessageDelegate, server: GuardedHTTPServer, conn: object) -> None:
-        self._inner, self._server, self._conn = inner, server, conn
+    def __init__(self, inner: httputil.HTTPMessageDelegate, server: GuardedHTTPServer, conn: object,
+                 request_conn: httputil.HTTPConnection) -> None:
+        self._inner, self._server, self._conn, self._request_conn = inner, server, conn, request_conn
 
     def headers_received(self, start_line: httputil.RequestStartLine | httputil.ResponseStartLine,
                          headers: httputil.HTTPHeaders) -> Awaitable[None] | None:
+        length = headers.get("Content-Length", "")
+        limit = self._server.max_body_bytes
+        if length.isdigit() and int(length) > limit and isinstance(self._request_conn, HTTP1Connection):
+            self._too_large(int(length), limit)  # answered before one byte of it is read (red team 17, R11)
+            return None
         return self._inner.headers_received(start_line, headers)
+
+    def _too_large(self, length: int, limit: int) -> None:
+        """Answer 413 (field ``body``, the limit) and close, without reading or buffering the body."""
+        assert isinstance(self._request_conn, HTTP1Connection)
+        stream = self._request_conn.detach()
+        self._server.answering(self._conn)
+        body = json.dumps({"error": {
+            "code": "too_large", "field": "body",
+            "message": f"the request body is {length:,} bytes; this service takes at most {limit:,} "
+                       f"({limit / (1 << 20):g} MiB)",
+            "hint": f"the largest body the API needs is a carried notebook (notebook_json, at most "
+                    f"{MAX_NOTEBOOK_JSON_BYTES >> 20} MiB); an admin sets c.FrontDoor.max_body_bytes"}}).encode()
+        head = (f"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        self._server.count("refused 413: body over c.FrontDoor.max_body_bytes")
+        stream.write(head + body).add_done_callback(lambda _done: stream.close())
 
     def data_received(self, chunk: bytes) -> Awaitable[None] | None:
         return self._inner.data_received(chunk)
@@ -76,9 +110,11 @@ class GuardedHTTPServer(HTTPServer):
     accept errors that pause accepting and are summed into one log line per interval."""
 
     def initialize(self, request_callback: Any, *, max_connections: int = 1000,  # type: ignore[override]
-                   log_interval_s: float = 60.0, **kwargs: Any) -> None:
-        super().initialize(request_callback, **kwargs)
+                   log_interval_s: float = 60.0, max_body_bytes: int = 100 << 20, **kwargs: Any) -> None:
+        super().initialize(request_callback, max_body_size=max_body_bytes,
+                           max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
+        self.max_body_bytes = max_body_bytes
         self.log_interval_s = log_interval_s
         self._waiting: OrderedDict[object, float] = OrderedDict()
         """Connections without a whole request yet, oldest first (value: since when)."""
@@ -95,18 +131,18 @@ class GuardedHTTPServer(HTTPServer):
         while len(self._connections) > self.max_connections:
             oldest = next((c for c in self._waiting if c is not conn), None)
             if oldest is None:  # every other connection is being answered: refuse the newcomer
-                self._count("refused at the ceiling (every other connection was being answered)")
+                self.count("refused at the ceiling (every other connection was being answered)")
                 stream.close()
                 return
             self._waiting.pop(oldest)
-            self._count("closed at the ceiling (the oldest without a whole request)")
+            self.count("closed at the ceiling (the oldest without a whole request)")
             oldest.stream.close()  # type: ignore[attr-defined]
             self._connections.discard(oldest)  # on_close may come later
 
     def start_request(self, server_conn: object, request_conn: httputil.HTTPConnection) -> httputil.HTTPMessageDelegate:
         if server_conn in self._connections:
             self._waiting[server_conn] = self._waiting.pop(server_conn, time.monotonic())
-        return _Watched(super().start_request(server_conn, request_conn), self, server_conn)
+        return _Watched(super().start_request(server_conn, request_conn), self, server_conn, request_conn)
 
     def answering(self, server_conn: object) -> None:
         """``server_conn``'s request is whole: it is answered, never closed at the ceiling."""
@@ -146,7 +182,7 @@ class GuardedHTTPServer(HTTPServer):
                 except OSError as exc:
                     if exc.errno not in _FD_ERRNOS:
                         raise
-                    self._count(f"not accepted: {os.strerror(exc.errno)}")
+                    self.count(f"not accepted: {os.strerror(exc.errno)}")
                     loop.remove_handler(sock)
                     loop.call_later(ACCEPT_PAUSE_S, resume)
                     return
@@ -165,7 +201,8 @@ class GuardedHTTPServer(HTTPServer):
         return remove
 
     # ---- one line per interval --------------------------------------------------------------
-    def _count(self, what: str) -> None:
+    def count(self, what: str) -> None:
+        """Count one ``what`` for the next summary line."""
         self._counts[what] = self._counts.get(what, 0) + 1
         if not self._flush_pending:
             self._flush_pending = True
@@ -204,6 +241,13 @@ class FrontDoor(LoggingConfigurable):
         the store and the hub client (systemd's default soft limit is 1024: raise LimitNOFILE to allow
         more). Default 1000.""",
     )
+    max_body_bytes = Int(
+        MAX_BODY_BYTES, config=True,
+        help=f"""Largest request body taken, in bytes; a longer Content-Length is answered 413 (field body,
+        the limit) before any of it is read or the caller authenticated, and a chunked body is cut there.
+        Default {MAX_BODY_BYTES} (17 MiB): a carried notebook (notebook_json, at most 8 MiB, whose JSON
+        escaping can double it) plus a script's source. Tornado's default was 100 MB per connection.""",
+    )
     log_interval_s = Float(
         60.0, config=True,
         help="""Connections closed at the ceiling and accepts refused for want of file descriptors are
@@ -217,7 +261,7 @@ class FrontDoor(LoggingConfigurable):
         return max(16, room)
 
     def http_server(self, app: Any, **kwargs: Any) -> GuardedHTTPServer:
-        """The service's HTTP server for ``app`` (``kwargs``: ssl_options, xheaders, body limits)."""
+        """The service's HTTP server for ``app`` (``kwargs``: ssl_options, xheaders)."""
         ceiling = self.ceiling()
         if ceiling < self.max_connections:
             self.log.warning("jupyter_sched: at most %d connections at once (c.FrontDoor.max_connections %d, lowered "
@@ -225,5 +269,6 @@ class FrontDoor(LoggingConfigurable):
                              ceiling, self.max_connections, FD_RESERVE,
                              resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         return GuardedHTTPServer(app, max_connections=ceiling, log_interval_s=self.log_interval_s,
+                                 max_body_bytes=self.max_body_bytes,
                                  idle_connection_timeout=self.header_timeout_s, body_timeout=self.body_timeout_s,
                                  **kwargs)

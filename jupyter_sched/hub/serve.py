@@ -232,8 +232,7 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
         def init_httpserver(self) -> None:
             """ServerApp's, with the front door's timeouts and connection ceiling (red team 17, R6)."""
             self._http_server = FrontDoor(parent=self).http_server(
-                self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
-                max_body_size=self.max_body_size, max_buffer_size=self.max_buffer_size)
+                self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders)
             if not self.sock:
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)

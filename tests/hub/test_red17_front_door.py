@@ -11,6 +11,7 @@ the account lookup under fd exhaustion in a subprocess with a low ``RLIMIT_NOFIL
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -143,6 +144,39 @@ def test_red17_r6_past_the_ceiling_the_oldest_half_sent_connection_is_closed_fir
     finally:
         for sock in socks:
             sock.close()
+
+
+def _answer(sock: socket.socket, timeout_s: float) -> bytes:
+    sock.settimeout(timeout_s)
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except (TimeoutError, ConnectionError):
+        pass
+    return data
+
+
+def test_red17_r11_a_body_over_the_cap_is_refused_413_from_its_head_before_it_is_read(service: Service) -> None:
+    # fails before the fix: tornado waited for (and buffered) up to 100 MB per connection before any auth
+    from jupyter_sched.hub.front_door import MAX_BODY_BYTES
+    from jupyter_sched.model.validation import MAX_NOTEBOOK_JSON_BYTES
+    assert MAX_NOTEBOOK_JSON_BYTES < MAX_BODY_BYTES < 100_000_000
+    claimed = 94_371_913  # R11's 90 MB body; none of it is sent
+    with socket.create_connection(("127.0.0.1", service.port), timeout=10) as sock:
+        sock.sendall(b"POST /services/s/api/sched/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n{\"gpus\": 0" % claimed)
+        answer = _answer(sock, 10)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413"), answer[:300]
+    error = json.loads(body)["error"]
+    assert error["field"] == "body" and f"{MAX_BODY_BYTES:,}" in error["message"], error
+    assert f"{claimed:,}" in error["message"] and "c.FrontDoor.max_body_bytes" in error["hint"], error
+    # a body the size of the largest carried notebook still reaches the service (here: refused for want of a token)
+    notebook_sized = b'{"gpus": 0, "notebook_json": "' + b"x" * MAX_NOTEBOOK_JSON_BYTES + b'"}'
+    response = httpx.post(service.base + "api/sched/jobs", content=notebook_sized, timeout=60)
+    assert response.status_code in (401, 403), response.text[:300]
+    assert service.get_api().status_code == 200
 
 
 _EXHAUSTED_LOOKUP = """
