@@ -32,6 +32,7 @@ from .timeline import Timeline
 __all__ = ["Demand", "Estimate", "Option", "Projection", "SharedGpu"]
 
 _NONE: list[tuple[float, str]] = []  # no reservations on a unit (read only)
+_UNSEEN = -1.0  # no start worked out yet (a start is never before now, 0.0)
 
 MAX_SHARED_SCAN = 64
 """Shared GPUs of a unit a share is tried on, the first opened first (a pool of a large cluster may
@@ -94,14 +95,36 @@ class SharedGpu:
     after now; ``math.inf``: no known end): ``free`` is its free milli-GPUs over time. The unit's
     timeline counts the GPU as taken over ``[start, end)``."""
 
-    __slots__ = ("end", "free", "group", "peak", "start")
+    __slots__ = ("end", "free", "group", "peak", "room", "start", "starts")
 
     def __init__(self, group: str, start: float, end: float, free: Timeline, peak: int | None = None) -> None:
         self.group, self.start, self.end, self.free = group, start, end, free
         self.peak = max(free.free) if peak is None else peak  # the most ever free (reservations only lower it)
+        self.room = -1  # the most free at once while held, [start, end) (:meth:`_room`); -1: not worked out
+        # (milli, duration, after) -> free.earliest of that, until the next take changes ``free``: the
+        # shares of a queue come in a few sizes and durations, and each is tried on every shared GPU
+        self.starts: dict[tuple[int, float, float], float | None] = {}
 
     def copy(self) -> SharedGpu:
-        return SharedGpu(self.group, self.start, self.end, self.free.copy(), self.peak)
+        other = SharedGpu(self.group, self.start, self.end, self.free.copy(), self.peak)
+        other.room = self.room
+        return other
+
+    def _room(self) -> int:
+        """The most milli-GPUs free at once on this GPU while it is held (the segments of ``free``
+        that meet ``[start, end)``): a share can start here only where that many are free, so a
+        share larger than this never does (issue 17: a pool's shared GPUs, full ones included, were
+        each searched for every share projected)."""
+        ts, free = self.free.ts, self.free.free
+        i = bisect.bisect_right(ts, self.start) - 1
+        room = free[i]
+        end, n = self.end, len(ts)
+        i += 1
+        while i < n and ts[i] < end:
+            if free[i] > room:
+                room = free[i]
+            i += 1
+        return room
 
     def earliest(self, demand: Demand, after: float, unit: Timeline) -> float | None:
         """The earliest start ``>= after`` of ``demand``'s share on this GPU: its milli-GPUs free
@@ -109,7 +132,15 @@ class SharedGpu:
         the GPU's unit free to keep holding it (None: not here)."""
         if demand.group != self.group or self.peak < demand.share:
             return None
-        t = self.free.earliest(demand.share, demand.duration, max(after, self.start))
+        room = self.room
+        if room < 0:
+            room = self.room = self._room()
+        if room < demand.share:
+            return None  # the segment a start falls in (before ``end``) has that much free at most
+        key = (demand.share, demand.duration, max(after, self.start))
+        t = self.starts.get(key, _UNSEEN)
+        if t == _UNSEEN:
+            t = self.starts[key] = self.free.earliest(*key)
         if t is None or t >= self.end:
             return None
         end = t + demand.duration
@@ -121,6 +152,8 @@ class SharedGpu:
         """Reserve ``demand``'s share from ``start`` (as :meth:`earliest` found it)."""
         end = start + demand.duration
         self.free.reserve(start, end, demand.share)
+        self.room = -1
+        self.starts = {}
         if end > self.end:
             unit.reserve(self.end, end, 1)
             self.end = end

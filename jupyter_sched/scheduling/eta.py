@@ -207,7 +207,8 @@ class Plan:
             # options depend only on the flavors (memoised per request shape by the placer) and on
             # team/user: shared by every job of the shape (jobs rarely share request objects)
             all_flavors = ctx.placer.flavors(req)
-            key = (id(all_flavors), spec.team, spec.user)
+            # without quota lines that have a ceiling, every team and user gets the same options
+            key = (id(all_flavors), spec.team, spec.user) if self.line_index else (id(all_flavors), "", "")
             known = self._options.get(key)
             if known is not None and known[0] is all_flavors:
                 options = known[1]

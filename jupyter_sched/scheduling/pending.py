@@ -63,7 +63,10 @@ def _cannot_backfill(ctx: CycleContext, job: Job, res: Reservation, message: str
     end = job_end(ctx.now, limit, ctx.now)
     if end is not None and end <= res.eta:
         return message, details
-    when, said = res.eta.isoformat(), said_time(res.eta)  # the data exact, the words to the second (N6)
+    said_as = ctx.said_times.get(res.eta)  # the reservation's time, said once per cycle (issue 17)
+    if said_as is None:
+        said_as = ctx.said_times[res.eta] = (res.eta.isoformat(), said_time(res.eta))
+    when, said = said_as  # the data exact, the words to the second (N6)
     if limit is None:
         clause = (f"it has no time limit ({source}), so it cannot start ahead of {res.job_id}, reserved from {said}; "
                   "it can only start when nothing is reserved")

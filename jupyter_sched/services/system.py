@@ -50,7 +50,8 @@ class SystemService:
         # and ETag (extension ``web._written``).
         inputs = self._inputs(inv, version, admin)
         kept = self._answers.get(admin)
-        if kept is not None and version >= 0 and kept[0] == inputs:
+        if kept is not None and version >= 0 and self._same(kept[0], inputs):
+            self._answers[admin] = (inputs, kept[1])
             return kept[1]
         _, _, latest, foreign, warnings = inputs
         body: dict[str, Any] = inventory_to_dict(inv)
@@ -81,7 +82,19 @@ class SystemService:
         inv, version = peek(), self.ctx.store.jobs_version_now()
         if inv is None or version is None or version < 0:
             return None
-        return kept[1] if kept[0] == self._inputs(inv, version, admin) else None
+        inputs = self._inputs(inv, version, admin)
+        if not self._same(kept[0], inputs):
+            return None
+        self._answers[admin] = (inputs, kept[1])  # at the counter now: the next look spans less
+        return kept[1]
+
+    def _same(self, kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+        """Whether an answer computed from the inputs ``kept`` is the one the inputs ``now`` give:
+        equal inputs, but for the ``jobs`` counter, which may have moved by writes that touched no
+        GPU holder (``Store.holders_unchanged``: submits and pending reasons move it many times a
+        second under load, and the holders are all this answer reads of the jobs)."""
+        return (kept[0] is now[0] or kept[0] == now[0]) and kept[2:] == now[2:] and \
+            self.ctx.store.holders_unchanged(kept[1], now[1])
 
     def _inputs(self, inv: Any, version: int, admin: bool) -> tuple[Any, ...]:
         """What a ``GET inventory`` answer of the view ``admin`` is computed from, besides the
@@ -103,8 +116,9 @@ class SystemService:
         with self.ctx.store.transaction(write=False) as tx:
             version = tx.jobs_version()
             kept = self._held
-            if kept is not None and kept[0] == version and version >= 0:
-                return kept
+            if kept is not None and version >= 0 and self.ctx.store.holders_unchanged(kept[0], version):
+                self._held = (version, kept[1], kept[2])
+                return self._held
             live = [r.job for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
         allocations: dict[str, list[dict[str, Any]]] = {}
         for job in live:

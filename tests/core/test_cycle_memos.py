@@ -8,7 +8,11 @@ Memos checked:
   :attr:`~jupyter_sched.placement.state.ClusterState.share_version` (what shares hold) rather than
   per ledger version (which every admission moves);
 * :meth:`~jupyter_sched.scheduling.context.CycleContext.shares_now` — reads ``fresh_shares``, the
-  cycle's admissions of GPU shares kept in step with ``fresh``, not every admission.
+  cycle's admissions of GPU shares kept in step with ``fresh``, not every admission;
+* :func:`~jupyter_sched.scheduling.admit.shares_note` — its clause per flavor and share version;
+* :meth:`~jupyter_sched.backfill.projection.SharedGpu.earliest` — a share's start on a shared GPU
+  of the ETA projection, ruled out by the most that GPU has free while held (``room``) and kept per
+  size, duration and start (``starts``) until the next share is reserved on it.
 
 The direct computation is a :class:`CycleContext` whose memo slot never keeps a value and whose
 ``shares_now`` walks every admission (the definition the memo must equal), run through the same
@@ -17,6 +21,7 @@ The direct computation is a :class:`CycleContext` whose memo slot never keeps a 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from datetime import timedelta
@@ -25,6 +30,8 @@ from core_builders import T0, make_job, make_node, running, snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jupyter_sched.backfill.projection import Demand, Option, SharedGpu
+from jupyter_sched.backfill.timeline import Timeline
 from jupyter_sched.model import GPU_MILLI, Job, Quota, QuotaSet
 from jupyter_sched.placement.state import Holding
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, run_cycle
@@ -44,6 +51,22 @@ class DirectContext(CycleContext):
 
     @held_away_memo.setter
     def held_away_memo(self, value: object) -> None:
+        pass
+
+    @property  # type: ignore[override]
+    def shares_notes(self) -> dict[object, object]:
+        return {}  # a new one on every read: .admit.shares_note works the note out each time
+
+    @shares_notes.setter
+    def shares_notes(self, value: object) -> None:
+        pass
+
+    @property  # type: ignore[override]
+    def said_times(self) -> dict[object, object]:
+        return {}
+
+    @said_times.setter
+    def said_times(self, value: object) -> None:
         pass
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:
@@ -163,3 +186,63 @@ def test_shares_now_reads_this_cycles_share_admissions_only() -> None:
     assert [j for j, _ in ctx.shares_now()] == [j for j, _ in DirectContext.shares_now(ctx)] == ["f0", "f1", "f2"]
     ctx.ledger.evict("f1")
     assert [j for j, _ in ctx.shares_now()] == ["f0", "f2"]
+
+
+def _direct_earliest(gpu: SharedGpu, demand: Demand, after: float, unit: Timeline) -> float | None:
+    """:meth:`SharedGpu.earliest` by its definition, nothing remembered (as before issue 17)."""
+    if demand.group != gpu.group or gpu.peak < demand.share:
+        return None
+    t = gpu.free.earliest(demand.share, demand.duration, max(after, gpu.start))
+    if t is None or t >= gpu.end:
+        return None
+    end = t + demand.duration
+    if end > gpu.end and unit.earliest(1, end - gpu.end, gpu.end) != gpu.end:
+        return None
+    return t
+
+
+_TIMES = st.sampled_from([0.0, 60.0, 600.0, 1800.0, 3600.0])
+_DURATIONS = st.sampled_from([60.0, 600.0, 3600.0, 7200.0, math.inf])
+
+
+@settings(max_examples=int(os.environ.get("JS_PROPERTY_EXAMPLES", "120")), deadline=None)
+@given(st.data())
+def test_shared_gpu_start_memo_follows_reservations(data: st.DataObject) -> None:
+    # one shared GPU (a running share or a reserved one) and its unit; shares of random sizes and
+    # durations asked, some of them reserved, in any order: the memoised start is the direct one
+    start = data.draw(_TIMES)
+    end = start + data.draw(_DURATIONS)
+    held = data.draw(st.lists(st.tuples(_TIMES, st.sampled_from([100, 250, 500])), max_size=3))
+    free = Timeline(1000 - data.draw(st.sampled_from([0, 250, 500, 900])), [(t + 60.0, m) for t, m in held])
+    gpu = SharedGpu("*", start, end, free)
+    unit = Timeline(data.draw(st.integers(0, 3)), [(t, 1) for t in data.draw(st.lists(_TIMES, max_size=3))])
+    twin = gpu.copy()
+    for k in range(data.draw(st.integers(1, 12))):
+        demand = Demand(job_id=f"s{k}", workers=(1,), milli=0, duration=data.draw(_DURATIONS),
+                        after=0.0, options=(Option(flavor="A100-80GB", units=(0,)),),
+                        share=data.draw(st.sampled_from([100, 250, 500, 750])), group="*")
+        after = data.draw(_TIMES)
+        want = _direct_earliest(gpu, demand, after, unit)
+        assert gpu.earliest(demand, after, unit) == want
+        assert twin.earliest(demand, after, unit) == want  # a copy remembers nothing wrong either
+        if want is not None and data.draw(st.booleans()):
+            twin_unit = Timeline(0)
+            twin_unit.ts, twin_unit.free = list(unit.ts), list(unit.free)
+            gpu.take(demand, want, unit)
+            twin.take(demand, want, twin_unit)
+            assert gpu.earliest(demand, after, unit) == _direct_earliest(gpu, demand, after, unit)
+
+
+def test_a_share_reserved_past_a_shared_gpus_end_gives_it_room_later() -> None:
+    # 0.9 GPU held until 10 min; a 0.1 share for an hour keeps the GPU held until then, with 0.9 free
+    # from 10 min: a 0.5 share fits there at 10 min (what it had free before no longer bounds it)
+    gpu = SharedGpu("*", 0.0, 600.0, Timeline(100, [(600.0, 900)]))
+    unit = Timeline(1)
+    option = (Option(flavor="A100-80GB", units=(0,)),)
+    tenth = Demand(job_id="t", workers=(1,), milli=100, duration=3600.0, after=0.0, options=option, share=100)
+    half = Demand(job_id="h", workers=(1,), milli=500, duration=600.0, after=0.0, options=option, share=500)
+    assert gpu.earliest(half, 0.0, unit) is None  # 0.1 free until it is let go at 10 min
+    assert gpu.earliest(tenth, 0.0, unit) == 0.0
+    gpu.take(tenth, 0.0, unit)
+    assert gpu.end == 3600.0
+    assert gpu.earliest(half, 0.0, unit) == _direct_earliest(gpu, half, 0.0, unit) == 600.0
