@@ -14,6 +14,7 @@ from ..model import Job, JobState
 from ..model.codec import inventory_to_dict
 from .context import Context
 from .models import EngineStatus, GetInventoryResponse
+from .visibility import WITHHELD_NOTE
 
 __all__ = ["SystemService"]
 
@@ -27,6 +28,8 @@ class SystemService:
         self._held: tuple[int, list[Job], dict[str, list[dict[str, Any]]]] | None = None
         """The jobs holding GPUs and who holds each GPU, at the store's ``jobs`` counter (see :meth:`inventory`)."""
         self._answers: dict[bool, tuple[tuple[Any, ...], GetInventoryResponse]] = {}
+        self._views: dict[str, tuple[GetInventoryResponse, GetInventoryResponse]] = {}
+        """Per non-admin user: (the answer :meth:`inventory` gave, as :meth:`for_caller` shows it)."""
         """The last ``GET inventory`` answer per view (admin or not) with what it was computed from."""
 
     def inventory(self, caller: Caller | None = None) -> GetInventoryResponse:
@@ -52,7 +55,7 @@ class SystemService:
         kept = self._answers.get(admin)
         if kept is not None and version >= 0 and self._same(kept[0], inputs):
             self._answers[admin] = (inputs, kept[1])
-            return kept[1]
+            return kept[1] if caller is None else self.for_caller(caller.user, caller.admin, kept[1])
         _, _, latest, foreign, warnings = inputs
         body: dict[str, Any] = inventory_to_dict(inv)
         body["allocations"] = allocations
@@ -62,9 +65,30 @@ class SystemService:
                                                     warnings=warnings)
         answer = GetInventoryResponse.model_validate(body)
         self._answers[admin] = (inputs, answer)  # one assignment: request threads may race, each right
-        return answer
+        return answer if caller is None else self.for_caller(caller.user, caller.admin, answer)
 
-    def kept_inventory(self, admin: bool) -> GetInventoryResponse | None:
+    def for_caller(self, user: str, admin: bool, answer: GetInventoryResponse) -> GetInventoryResponse:
+        """``answer`` as ``user`` (an admin: ``admin``) may see it: the newest reading of a GPU that only other users'
+        work holds now is withheld (utilization :data:`~.visibility.WITHHELD_NOTE`, telemetry
+        ``unknown``), as ``GET telemetry`` withholds it (:class:`~.visibility.GpuReaders`; new user
+        17, N4). The same object while nothing is withheld; kept per user while ``answer`` is."""
+        if admin or answer.telemetry is None:
+            return answer
+        kept = self._views.get(user)
+        if kept is not None and kept[0] is answer:
+            return kept[1]
+        gpus = answer.telemetry.gpus
+        hidden = {uuid for uuid, holders in answer.allocations.items()
+                  if uuid in gpus and holders and all(h.user != user for h in holders)}
+        view = answer
+        if hidden:
+            withheld = {uuid: g.model_copy(update={"telemetry": "unknown", "utilization": WITHHELD_NOTE, "validity": None})
+                        if uuid in hidden else g for uuid, g in gpus.items()}
+            view = answer.model_copy(update={"telemetry": answer.telemetry.model_copy(update={"gpus": withheld})})
+        self._views[user] = (answer, view)  # one assignment: request threads may race, each right
+        return view
+
+    def kept_inventory(self, admin: bool, user: str | None = None) -> GetInventoryResponse | None:
         """The answer :meth:`inventory` last gave the view ``admin`` (an admin's or anyone else's)
         if it is still the one it would give now — checked without a transaction and without
         reading the inventory source, so the server answers on its event loop (issue 17: every
@@ -86,7 +110,7 @@ class SystemService:
         if not self._same(kept[0], inputs):
             return None
         self._answers[admin] = (inputs, kept[1])  # at the counter now: the next look spans less
-        return kept[1]
+        return kept[1] if user is None else self.for_caller(user, admin, kept[1])
 
     def _same(self, kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
         """Whether an answer computed from the inputs ``kept`` is the one the inputs ``now`` give:
