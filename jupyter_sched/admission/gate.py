@@ -217,8 +217,11 @@ class Admission:
         self.record_refusal(caller, err, request=request, job_id=job_id)
         raise err
 
-    def record_refusal(self, caller: Caller, err: SchedError, *, request: str, job_id: str | None = None) -> None:
-        """Write the audit record of ``err`` refusing ``caller``'s ``request`` (once: marks ``err.audited``)."""
+    def record_refusal(self, caller: Caller, err: SchedError, *, request: str, job_id: str | None = None,
+                       reported_by: str | None = None) -> None:
+        """Write the audit record of ``err`` refusing ``caller``'s ``request`` (once: marks ``err.audited``).
+        ``reported_by``: the user whose server reported it (red team 17, R13) — the record's actor, the
+        refused user its subject."""
         if err.audited:
             return
         err.audited = True
@@ -228,7 +231,7 @@ class Admission:
             details["error_details"] = bounded_details(err.details)
         if not self._take_place(caller.user):
             return  # counted: the user's summary record says how many
-        self._write(caller.user, job_id=job_id, message=err.message[:500], details=details)
+        self._write(caller.user, job_id=job_id, message=err.message[:500], details=details, actor=reported_by)
 
     def _take_place(self, user: str) -> bool:
         """True when ``user``'s refusal may be written one by one this minute; else it is counted.
@@ -241,8 +244,9 @@ class Admission:
                                 f"recorded one by one (at most {self.refusals.per_minute} a minute are)")
         return allowed
 
-    def _write(self, user: str, *, job_id: str | None, message: str, details: dict[str, Any]) -> None:
+    def _write(self, user: str, *, job_id: str | None, message: str, details: dict[str, Any],
+               actor: str | None = None) -> None:
         try:
-            self._audit(actor=user, action=REFUSED, user=user, job_id=job_id, message=message, details=details)
+            self._audit(actor=actor or user, action=REFUSED, user=user, job_id=job_id, message=message, details=details)
         except SchedError:  # the refusal stands even when the audit log cannot take it
             log.warning("jupyter_sched: could not audit the refusal of %s (%s)", user, message, exc_info=True)

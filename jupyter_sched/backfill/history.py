@@ -89,6 +89,13 @@ Figures (``benchmarks/jct_loaded.py``, 20 loaded replays): see the notes of issu
 predictors read the key's runs only since session 6 (before, a user's runs of *any* program fed
 the padding and the line, and everybody's ratios a running job of a user without runs).
 
+Since session 17 (new user 17, N15: a ``python -m http.server`` service was told to end "at ~75 % of
+its time limit, as its owner's other runs did", and ``a-fair2`` the same, its twin ``a-fair1`` having
+just been stopped at its limit): a *service* (kind inference, or a job with a port: it runs until
+stopped) is never read from any run — it runs to its limit; nor is a run whose key's last run ran
+to its limit (:meth:`RuntimeHistory.ran_to_limit`: the same work again is expected to do the same),
+until a run of that key ends before its limit.
+
 A prediction is never above the job's limit (the job is stopped there). Pure and deterministic;
 the edge feeds it finished runs (the engine from its store, the simulator as jobs end) and passes
 the predictions in ``Snapshot.runtime_estimates``.
@@ -102,10 +109,10 @@ import statistics
 from collections import deque
 from collections.abc import Hashable, Iterable
 
-from ..model import JobSpec
+from ..model import JobKind, JobSpec
 
 __all__ = ["LINEAR_MIN_RUNS", "MIN_KEY_RUNS", "MIN_PADDING_RATIO", "MIN_RUNTIME_S", "OTHER_RUNS", "POPULATION_RUNS", "Reading", "SAME_RUNS", "RuntimeHistory",
-           "run_key"]
+           "run_key", "runs_to_limit"]
 
 SAME_RUNS = "same"
 """A guess's origin (:meth:`RuntimeHistory.origin`): past runs of its key — the same user, program and request."""
@@ -182,6 +189,12 @@ def run_key(spec: JobSpec) -> tuple[Hashable, ...]:
             req.mig_profile)
 
 
+def runs_to_limit(spec: JobSpec) -> bool:
+    """A service — kind inference, or a job with a port —, which runs until it is stopped: no run of
+    any work says when it ends but its limit (module doc, session 17; new user 17, N15)."""
+    return spec.kind is JobKind.INFERENCE or spec.port is not None
+
+
 class RuntimeHistory:
     """Finished runs per key, and predictions from them (module doc)."""
 
@@ -210,6 +223,15 @@ class RuntimeHistory:
         self._user_runs: dict[str, deque[tuple[float, float]]] = {}  # user -> (runtime, limit) of last runs, any program
         # size class -> user -> ratios runtime / limit of their last runs of that class (users by recency)
         self._classes: dict[tuple[int, int | None], dict[str, deque[float]]] = {}
+        self._at_limit: set[tuple[Hashable, ...]] = set()  # run keys whose last run ran to its limit (module doc)
+
+    def ran_to_limit(self, spec: JobSpec) -> None:
+        """Remember that a run of ``spec`` ran to its time limit (stopped there): until a run of its key
+        ends before its limit, runs of that key are read from nothing but their limit (module doc,
+        session 17). Called in the runs' order, with :meth:`learn`."""
+        self._memo.clear()
+        self._readings.clear()
+        self._at_limit.add(run_key(spec))
 
     def learn(self, spec: JobSpec, runtime_s: float, limit_s: float | None) -> None:
         """Remember that a run of ``spec`` took ``runtime_s`` seconds under ``limit_s`` (None: none)."""
@@ -233,6 +255,7 @@ class RuntimeHistory:
                 if len(users) > POPULATION_USERS:
                     del users[next(iter(users))]
         runtime = max(runtime_s, MIN_RUNTIME_S)
+        self._at_limit.discard(run_key(spec))
         self._by_key.setdefault(run_key(spec), deque(maxlen=KEEP)).append(
             (min(runtime, limit_s) if limit_s else runtime, limit_s or None))
 
@@ -263,8 +286,12 @@ class RuntimeHistory:
         """What this history knows of runs of ``spec`` under ``limit_s``, whatever they already ran:
         :meth:`predict`, :meth:`origin` and :meth:`typical` answer from it (memoised until the next
         learn; a caller that keeps it per job asks again only when the job or the history changed)."""
+        if runs_to_limit(spec):  # a service: its limit (module doc, session 17); its key says no kind nor port
+            return _LIMIT_ONLY
         key = (run_key(spec), limit_s)
         found = self._readings.get(key)
+        if found is None and key[0] in self._at_limit:  # its last run ran to its limit (module doc, session 17)
+            found = self._readings[key] = _LIMIT_ONLY
         if found is None:
             chosen = self._chosen(spec, limit_s)
             running = chosen is None and bool(limit_s) and self.running_first
@@ -437,6 +464,10 @@ class Reading:
             if (cold := self.cold) is not None and cold[-1] > ran_s:
                 return POPULATION_RUNS
         return None
+
+
+_LIMIT_ONLY = Reading(own=False, chosen=None, running_first=None, cold=None, running=False)
+"""The reading of work read from its limit alone (a service; a run whose key's last run ran to its limit)."""
 
 
 def _fit(runs: list[tuple[float, float]]) -> tuple[float, float] | None:

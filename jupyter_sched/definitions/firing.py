@@ -18,8 +18,11 @@ says why, so the definition's run list shows the failure instead of a silent gap
 
 A firing over its owner's rate (``max_per_user_hour`` scheduled firings of all their definitions in
 the last hour; red team 15, R2: 100 definitions of one user started 107 jobs in one minute, every
-minute, with nobody logged in) is skipped the same way: a rejected run saying so, audited as
-``definition_skipped``. The count is kept by the leading engine (a restart starts it afresh).
+minute, with nobody logged in) is skipped *without* a run or a job: one ``definition_skipped``
+audit record per definition per hour says so and how many (``definition 'd1': 58 firing(s)
+skipped since 13:25 UTC …``; red team 17, R4: a rejected job, a run and an audit row per skipped
+firing made a job flood a row flood, 6,000 rows an hour from one user). The counts are kept by the
+leading engine (a restart starts them afresh).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, Protocol
 
 from ..errors import BusyError, ConflictError, SchedError
 from ..model import Job, JobSpec
+from ..model.units import clock_text
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .schedule import CronSchedule, next_firing, parse_schedule, plan_firings
 from .validation import run_body
@@ -42,7 +46,8 @@ __all__ = ["SKIPPED_PREFIX", "DefinitionFiring", "FiringReport", "RunJobs", "lin
 log = logging.getLogger(__name__)
 
 SKIPPED_PREFIX = "skipped:"
-"""How the message of a run skipped over its owner's firing rate begins."""
+"""How the message of a run skipped over its owner's firing rate began (before red team 17, R4:
+skipped firings write no run now); kept for readers of older rows."""
 
 _HOUR = timedelta(hours=1)
 
@@ -103,6 +108,20 @@ class FiringReport:
     conflicts: int = 0
     next_due: datetime | None = None
     """The earliest next firing of the definitions read, as known after the pass (None: none)."""
+    skipped: int = 0
+    """Firings skipped over their owner's rate (no run written; see the module docstring)."""
+
+
+@dataclass
+class _Skips:
+    """A definition's skipped firings since its last ``definition_skipped`` record."""
+
+    recorded_at: datetime
+    """The instant of the last record: the next one comes an hour after it at the earliest."""
+    count: int = 0
+    since: datetime | None = None
+    last: datetime | None = None
+    fired: int = 0
 
 
 class DefinitionFiring:
@@ -127,6 +146,7 @@ class DefinitionFiring:
         self.misfire_grace_s = misfire_grace_s
         self.max_per_user_hour = max_per_user_hour
         self._fired: dict[str, deque[tuple[datetime, str]]] = {}  # per user, (instant, definition) fired in the last hour
+        self._skips: dict[str, _Skips] = {}  # per definition id: skips not recorded yet (red team 17, R4)
         self._publish = publish or (lambda event: None)
         self._schedules: dict[tuple[str, str], CronSchedule] = {}
         self._next_due: dict[tuple[str, int], datetime | None] = {}
@@ -182,27 +202,32 @@ class DefinitionFiring:
                             run_missed_once=definition.missed is MissedPolicy.RUN_ONCE)
         if plan.cursor <= definition.cursor and not plan.fire:
             return
-        runs = [self._job(definition, at) if (over := self._over_rate(definition, at)) is None
-                else self._skipped(definition, at, over) for at in plan.fire]
+        fire: list[datetime] = []
+        skips: list[tuple[datetime, int]] = []
+        for at in plan.fire:
+            over = self._over_rate(definition, at)
+            (fire.append(at) if over is None else skips.append((at, over)))
+        runs = [self._job(definition, at) for at in fire]
+        skipped, records = self._skip_records(definition, skips, fired_again=fire[-1] if fire else None, now=now)
         created: list[Job] = []
         with self.store.transaction(now=now) as tx:
             current = get_definition(tx, definition.id)
             if current.version != definition.version:
                 raise ConflictError(f"definition {definition.id} changed while firing", field="definition_id")
-            for at, job in zip(plan.fire, runs, strict=True):
+            for at, job in zip(fire, runs, strict=True):
                 run = DefinitionRun(definition_id=definition.id, job_id=job.id, trigger=RunTrigger.SCHEDULE,
                                     scheduled_for=at, parameters=dict(job.spec.parameters), created_at=now)
                 if not insert_run(tx, run, JobRecord(job=job)):
                     report.duplicates += 1
                     continue
                 created.append(job)
-                skipped = job.message.startswith(SKIPPED_PREFIX)
-                tx.add_event(actor="scheduler", action="definition_skipped" if skipped else "definition_fired",
-                             job_id=job.id, user=definition.user,
-                             message=job.message if skipped else f"definition {definition.name!r} fired for {at.isoformat()}",
+                tx.add_event(actor="scheduler", action="definition_fired", job_id=job.id, user=definition.user,
+                             message=f"definition {definition.name!r} fired for {at.isoformat()}",
                              details={"definition_id": definition.id, "scheduled_for": at.isoformat(),
-                                      "state": job.state.value,
-                                      **({"max_firings_per_user_hour": self.max_per_user_hour} if skipped else {})})
+                                      "state": job.state.value})
+            for message, details in records:
+                tx.add_event(actor="scheduler", action="definition_skipped", job_id=None, user=definition.user,
+                             message=message, details=details)
             if plan.missed:
                 assert plan.missed_from is not None and plan.missed_to is not None
                 policy = "one catch-up run" if definition.missed is MissedPolicy.RUN_ONCE else "skipped"
@@ -214,6 +239,11 @@ class DefinitionFiring:
                                       "from": plan.missed_from.isoformat(), "to": plan.missed_to.isoformat()})
                 report.missed += plan.missed
             update_definition(tx, replace(current, cursor=plan.cursor))
+        if skipped is None:
+            self._skips.pop(definition.id, None)
+        else:
+            self._skips[definition.id] = skipped
+        report.skipped += len(skips)
         report.created.extend(job.id for job in created)
         if created:
             self.jobs.submitted(created)
@@ -238,18 +268,44 @@ class DefinitionFiring:
         fired.append(key)
         return None
 
-    def _skipped(self, definition: JobDefinition, at: datetime, fired: int) -> Job:
-        """The rejected run of a firing over its owner's rate (module doc): its message says why."""
-        body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,
-                        script=definition.script, args=definition.args, job=definition.job,
-                        parameters=definition.parameters, team=definition.team)
-        error = SchedError(
-            f"{SKIPPED_PREFIX} {definition.user}'s definitions already fired {fired} runs in the hour before "
-            f"{at:%H:%M} UTC, the most this server allows per user (c.SchedApp.definition_max_firings_per_user_hour "
-            f"= {self.max_per_user_hour})", field="schedule",
-            hint="fire less often (a coarser schedule, fewer definitions), or ask an admin to raise the limit")
-        job = self.jobs.rejected(body, user=definition.user, error=error)
-        return link_run(replace(job, message=error.message), definition.id)
+    def _skip_records(self, definition: JobDefinition, skips: list[tuple[datetime, int]], *,
+                      fired_again: datetime | None, now: datetime) -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:
+        """The audit records of ``skips`` (``(instant, firings counted in the hour before it)``) and
+        the definition's skip state after them (kept only once the pass commits). One record per
+        definition per hour: the first skip is recorded at once; later ones are counted and said
+        in the next record, due an hour after the last one at a skip or at the next firing that
+        runs (red team 17, R4)."""
+        state = self._skips.get(definition.id)
+        state = None if state is None else replace(state)
+        records: list[tuple[str, dict[str, Any]]] = []
+        for at, fired in skips:
+            if state is None:
+                state = _Skips(recorded_at=at)
+            state.count, state.since, state.last, state.fired = \
+                state.count + 1, state.since or at, at, fired
+            if (state.count == 1 and state.recorded_at == at) or at >= state.recorded_at + _HOUR:
+                records.append(self._skip_record(definition, state, now))
+                state = _Skips(recorded_at=at)
+        if fired_again is not None and state is not None and state.count and \
+                fired_again >= state.recorded_at + _HOUR:
+            records.append(self._skip_record(definition, state, now))
+            state = None
+        return state, records
+
+    def _skip_record(self, definition: JobDefinition, state: _Skips, now: datetime) -> tuple[str, dict[str, Any]]:
+        assert state.since is not None and state.last is not None
+        cap = (f"{definition.user}'s definitions already fired {state.fired} runs in the hour before "
+               f"{clock_text(state.last, now)}, the most this server allows per user "
+               f"(c.SchedApp.definition_max_firings_per_user_hour = {self.max_per_user_hour})")
+        if state.count == 1:
+            head = f"definition {definition.name!r} skipped its firing of {clock_text(state.last, now)}"
+        else:
+            head = (f"definition {definition.name!r}: {state.count} firings skipped since "
+                    f"{clock_text(state.since, now)} (the last at {clock_text(state.last, now)})")
+        message = (f"{head}: {cap}; no run is written for a skipped firing, and its further skips are counted "
+                   "in one record an hour")
+        return message, {"definition_id": definition.id, "skipped": state.count, "since": state.since.isoformat(),
+                         "last": state.last.isoformat(), "max_firings_per_user_hour": self.max_per_user_hour}
 
     def _job(self, definition: JobDefinition, at: datetime) -> Job:
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,

@@ -37,6 +37,11 @@ PER_USER = KEEP
 pooled ratios of everybody hold several users' runs (module docstring)."""
 
 
+_ENDED = [JobState.SUCCEEDED, JobState.FAILED]
+"""The ends counted to read the runs again: a success teaches a runtime, a failure at the limit that
+the same work runs to it (new user 17, N15)."""
+
+
 class RuntimeFeed:
     """Learned runtimes per live job, refreshed from the store (module docstring).
 
@@ -143,13 +148,13 @@ class RuntimeFeed:
         """Read the finished runs again? First call, ``refresh_s`` since the last read, or (checked
         at most every ``recheck_s``) a different number of succeeded jobs than at the last read."""
         if self._read_at is None or (now - self._read_at).total_seconds() >= self.refresh_s:
-            self._succeeded = self.store.count_jobs(states=[JobState.SUCCEEDED])
+            self._succeeded = self.store.count_jobs(states=_ENDED)
             self._checked_at = now
             return True
         if self._checked_at is not None and (now - self._checked_at).total_seconds() < self.recheck_s:
             return False
         self._checked_at = now
-        succeeded = self.store.count_jobs(states=[JobState.SUCCEEDED])
+        succeeded = self.store.count_jobs(states=_ENDED)
         if succeeded == self._succeeded:
             return False
         self._succeeded = succeeded
@@ -172,12 +177,26 @@ class RuntimeFeed:
                 if len(taken.get(user, ())) < PER_USER:
                     taken[user] = self.store.list_jobs(user=user, states=succeeded, kinds=training, limit=PER_USER,
                                                        newest_first=True)
+        # runs stopped at their time limit: the same work again is read from its limit, not from its
+        # owner's other runs (new user 17, N15: a-fair2 "ends at ~75 % of its limit" after a-fair1 ran to it)
+        stopped = [r for r in self.store.list_jobs(states=[JobState.FAILED], kinds=training, limit=self.keep,
+                                                   newest_first=True) if _ran_to_limit(r.job)]
         learnt = sorted((r for mine in taken.values() for r in mine), key=lambda r: (r.job.submitted_at, r.job.id))
-        for record in learnt:
+        for record in sorted(learnt + stopped, key=lambda r: (r.job.submitted_at, r.job.id)):
             job = record.job
-            if job.started_at is not None and job.finished_at is not None:
+            if job.state is JobState.FAILED:
+                history.ran_to_limit(job.spec)
+            elif job.started_at is not None and job.finished_at is not None:
                 history.learn(job.spec, (job.finished_at - job.started_at).total_seconds(), job.spec.time_limit_s)
         return history
+
+
+def _ran_to_limit(job: Job) -> bool:
+    """``job`` ran to its time limit (it failed no earlier than its limit after it started)."""
+    limit = job.spec.time_limit_s
+    start = job.started_at or job.admitted_at
+    return bool(limit) and start is not None and job.finished_at is not None \
+        and (job.finished_at - start).total_seconds() >= float(limit or 0)
 
 
 class _Known:

@@ -9,15 +9,18 @@ later as an executor event (:mod:`.observe`).
 
 A stop that raises (a Kubernetes 5xx, a permission error) is retried with exponential backoff
 and jitter to a cap, and the job says so; it never stops the other stops or the cycle. A
-released lease has nothing to stop and ends at once; an admitted job not started yet is
-settled by the start reconciler (:mod:`.start`).
+released lease has nothing to stop and ends at once — except a lease lent to a running job
+(``parent_job_id``) whose GPU a process of that job still holds open: a devices cgroup denies new
+opens only, so the lease stays running (its GPU held, given to nobody else) until the job's
+processes close it, and past the stop grace those processes are killed, the job's others going on
+(red team 17, R2). An admitted job not started yet is settled by the start reconciler (:mod:`.start`).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ..backoff import Retries
 from ..errors import NotLeaderError
@@ -96,6 +99,8 @@ class StopReconciler:
         self.grace_s = grace_s
         self.sent: set[str] = set()
         self.plans: dict[str, tuple[float, bool]] = {}
+        self.draining: dict[str, list[int]] = {}
+        """Released lent leases waiting for their parent job's processes to close the GPU: pids said."""
 
     def plan(self, job_id: str, *, grace_s: float, checkpoint_signal: bool) -> None:
         """Remember how a decided stop is to be delivered (sent by the next :meth:`reconcile`)."""
@@ -108,6 +113,46 @@ class StopReconciler:
             return None
         return self.plans.get(record.job.id, (self.grace_s, False))[0]
 
+    def _still_open(self, record: JobRecord, now: datetime) -> bool:
+        """Whether a released lease lent to a running job must stay held: a process of that job
+        holds its GPU's device open (module docstring). Past the stop grace from the release, those
+        processes are killed (audited ``lease_drain_killed``); the lease ends at the first pass
+        that finds the GPU closed."""
+        job = record.job
+        parent = job.spec.parent_job_id
+        probe = getattr(self.executor, "gpus_open", None)
+        if not parent or probe is None or job.allocation is None:
+            return False
+        try:
+            held = probe(parent, job.allocation.all_gpu_uuids())
+        except Exception:  # the probe is the executor's: never keep a lease for its failure
+            log.exception("lease %s: reading which processes of job %s hold its GPUs failed", job.id, parent)
+            return False
+        if not held:
+            return False
+        pids = sorted({pid for found in held.values() for pid in found})
+        gpus = ", ".join(sorted(held))
+        due = (record.stop_requested_at or now) + timedelta(seconds=self.grace_s)
+        if now < due:
+            if self.draining.get(job.id) != pids:
+                self.draining[job.id] = pids
+                words = (f"releasing: process(es) {', '.join(map(str, pids))} of job {parent} still hold GPU {gpus} "
+                         f"open; it stays held, given to nobody else, until they close it (restart the kernel "
+                         f"or end the process), at most until {due.strftime('%H:%M:%S')} UTC, when they are killed")
+                self.writer.say(job.id, words)
+                self.writer.audit(job, "lease_draining", words, {"parent_job_id": parent, "pids": pids,
+                                                                  "gpu_uuids": sorted(held)})
+            return True
+        kill = getattr(self.executor, "kill_pids", None)
+        killed = kill(parent, pids) if kill is not None else []
+        if killed:
+            words = (f"released: process(es) {', '.join(map(str, killed))} of job {parent} held GPU {gpus} open "
+                     f"{self.grace_s:g} s after the lease's release and were killed; the job's other processes go on")
+            self.writer.say(job.id, words)
+            self.writer.audit(job, "lease_drain_killed", words, {"parent_job_id": parent, "pids": killed,
+                                                                  "gpu_uuids": sorted(held)})
+        return True
+
     def forget(self, job_id: str) -> None:
         """``job_id`` ended: a later stop of the same id (after a requeue) is sent again."""
         self.sent.discard(job_id)
@@ -118,6 +163,7 @@ class StopReconciler:
         """A new term (or stepping down): nothing is known to be sent."""
         self.sent.clear()
         self.plans.clear()
+        self.draining.clear()
 
     def reconcile(self, record: JobRecord) -> JobRecord:
         """Time-limit and stop one admitted/running job the executor may run; return its row.
@@ -137,7 +183,8 @@ class StopReconciler:
         if record.stop_intent is None or job.id in self.sent:
             return record
         if job.is_lease:
-            if job.state is JobState.RUNNING:
+            if job.state is JobState.RUNNING and not self._still_open(record, now):
+                self.draining.pop(job.id, None)
                 self.writer.finish(job.id, JobState.CANCELLED, message=lease_release_message(record))
             return record
         key = f"stop:{job.id}"

@@ -49,7 +49,7 @@ from typing import Any
 
 from .tracking import CGROUP_ROOT, JobGroup, writable_group
 
-__all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver"]
+__all__ = ["NVIDIA_MAJOR", "LimitGroups", "LocalLimits", "driver_minors", "minor_resolver", "open_gpu_minors"]
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +120,47 @@ class LimitGroups:
             return False
         return True
 
+    def pids(self) -> list[int]:
+        """The processes in the job's devices group (those its fence governs); [] when unreadable."""
+        devices = next((p for p in self.paths if f"/devices/{_SUBTREE}/" in p), None)
+        if devices is None:
+            return []
+        try:
+            return [int(x) for x in (Path(devices) / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
     def remove(self) -> None:
         """Remove the job's v1 groups (an empty group only; a non-empty one is left alone)."""
         for path in self.paths:
             with contextlib.suppress(OSError):
                 Path(path).rmdir()
+
+
+def open_gpu_minors(pids: Sequence[int], minors: set[int], proc: Path = Path("/proc")) -> dict[int, list[int]]:
+    """``{minor: pids}`` of ``pids`` holding an fd on an NVIDIA device node ``195:minor`` with a
+    minor in ``minors`` (red team 17, R2: a devices cgroup is checked at ``open()`` only, so a
+    process keeps a GPU it opened while the GPU was lent to its job). Read from
+    ``/proc/<pid>/fd`` as ``fuser /dev/nvidiaN`` does; a process that is gone or unreadable holds
+    nothing."""
+    found: dict[int, list[int]] = {}
+    for pid in pids:
+        try:
+            fds = os.listdir(proc / str(pid) / "fd")
+        except OSError:
+            continue
+        held: set[int] = set()
+        for fd in fds:
+            try:
+                st = os.stat(proc / str(pid) / "fd" / fd)
+            except OSError:
+                continue
+            if (st.st_mode & 0o170000) == 0o020000 and os.major(st.st_rdev) == NVIDIA_MAJOR \
+                    and os.minor(st.st_rdev) in minors:
+                held.add(os.minor(st.st_rdev))
+        for minor in held:
+            found.setdefault(minor, []).append(pid)
+    return found
 
 
 def _ours(path: str) -> bool:

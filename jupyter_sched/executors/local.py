@@ -101,7 +101,7 @@ from ..textsafe import printable_line
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .jobdirs import JobDirs, read_untrusted_json
-from .limits import LimitGroups, LocalLimits
+from .limits import LimitGroups, LocalLimits, open_gpu_minors
 from .outcome import describe_exit, log_tail
 from .runas import RunAs, can_switch_users, clean_environment, embedded_run_as, job_path
 from .safeopen import open_untrusted
@@ -537,6 +537,37 @@ class LocalExecutor:
             if t.limits.set_gpus([m for m in found.values() if m is not None]):
                 t.lent = want
                 log.info("job %s may open GPU(s) %s leased for it", job_id, ", ".join(want) or "(none now)")
+
+    def gpus_open(self, job_id: str, gpu_uuids: Sequence[str]) -> dict[str, list[int]]:
+        """``{uuid: pids}``: processes of ``job_id``'s devices group that hold one of ``gpu_uuids``'
+        device nodes open (red team 17, R2: a released lent GPU stays usable through an fd opened
+        while lent). Empty when the job is not tracked or not fenced (then no lent GPU was opened
+        through its fence) or no minor is known."""
+        t = self._jobs.get(job_id)
+        if t is None or t.limits is None or not t.limits.fenced or self.gpu_minor is None:
+            return {}
+        by_minor = {m: uuid for uuid in gpu_uuids if (m := self.gpu_minor(uuid)) is not None}
+        if not by_minor:
+            return {}
+        found = open_gpu_minors(t.limits.pids(), set(by_minor))
+        return {by_minor[m]: sorted(pids) for m, pids in found.items()}
+
+    def kill_pids(self, job_id: str, pids: Sequence[int]) -> list[int]:
+        """SIGKILL those of ``pids`` still in ``job_id``'s devices group (checked just before, so
+        a reused pid outside it is never hit); the pids signalled. The job's other processes go on."""
+        t = self._jobs.get(job_id)
+        if t is None or t.limits is None:
+            return []
+        members = set(t.limits.pids())
+        killed = []
+        for pid in pids:
+            if pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    continue
+                killed.append(pid)
+        return killed
 
     def fence_servers(self, leases: Sequence[tuple[Job, Sequence[str]]]) -> None:
         """Hub mode: each account's notebook-server devices group allows exactly the GPUs of its

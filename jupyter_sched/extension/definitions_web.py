@@ -90,10 +90,11 @@ class DefinitionsConfig(Configurable):
         60,
         config=True,
         help="""Most scheduled firings of one user's definitions in any hour, all their definitions
-        together. Default: 60 (one a minute on average); 0 = no limit. A firing over it is skipped:
-        its run is recorded as rejected with the reason (the definition's run list says why) and
-        audited (definition_skipped), so one user's definitions cannot start hundreds of jobs a
-        minute on a shared server with nobody logged in (red team 15, R2). "Run now" is not counted.""",
+        together. Default: 60 (one a minute on average); 0 = no limit. A firing over it is skipped
+        without a run: one audit record (definition_skipped) per definition per hour says how many
+        and why, so one user's definitions cannot start hundreds of jobs a minute on a shared server
+        with nobody logged in (red team 15, R2), nor write a row per skip (red team 17, R4). "Run now"
+        is not counted.""",
     )
     executed_notebooks_dir = Unicode(
         "scheduled-runs",

@@ -94,7 +94,7 @@ class InventoryHandler(SchedHandler):
     async def get(self) -> None:
         self.no_query()
         who, system = self.caller_key(), self.services.system  # kept: answered on the loop (issue 17)
-        self.reply((who and system.kept_inventory(who[1])) or await self.call(system.inventory, self.caller))
+        self.reply((who and system.kept_inventory(who[1], who[0])) or await self.call(system.inventory, self.caller))
 
 
 class JobsHandler(_WritesAreActivity):

@@ -166,7 +166,7 @@ class HubIdentityProvider(JupyterHubIdentityProvider):  # type: ignore[misc]
             raise BusyError(f"the hub did not say who {name} is ({exc})", hint="retried shortly") from None
         if response.status_code == 404:
             raise NotFoundError(f"{name} is not a user of this hub", field="user",
-                                hint="their job definitions do not run; an admin may delete them")
+                                hint="offboarding pauses their job definitions; an admin may pause or delete them")
         if response.status_code != 200:
             raise BusyError(f"the hub answered {response.status_code} looking up {name}", hint="retried shortly")
         record = response.json()

@@ -15,6 +15,13 @@ whose token it was). A token the hub does not know names nobody: nothing is audi
 own log has the 403). Refusals per user are counted past a few a minute, as every refusal is
 (:meth:`~jupyter_sched.admission.Admission.record_refusal`).
 
+What the reporter can still steer (red team 17, R13): which of the tokens it was handed it reports,
+how often, and the ``request`` words. So the record's *actor* is the reporter and its user the
+token's owner, the words are marked as the reporter's, a reporter is taken at most
+:data:`REPORTS_PER_MINUTE` times a minute and once a minute per (token, why), and the answer is the
+same ``{"received": true}`` whether the token is live, dead or over the rate (it was
+``{"audited": true/false}``: an oracle of whether any string is someone's live token).
+
 The same route takes the other refusal a user server makes by itself (red team 15, R10): a server
 shared with a colleague (JupyterHub ``access:servers``) refuses to forward their requests
 (``not_the_owner``); it hands over the colleague's own hub token — from the request, or the one
@@ -24,7 +31,10 @@ refusal is audited under the colleague, as every refusal of theirs is.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
+from collections import deque
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized
@@ -34,12 +44,45 @@ from ..errors import AuthorizationError, ValidationError, json_kind
 from ..extension.handlers import SchedHandler
 from .forward import REFUSED_TOKEN_PATH, NotTheOwner
 
-__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "WHYS", "RefusedTokenHandler", "parse_refused_token"]
+__all__ = ["MAX_TOKEN_CHARS", "REFUSED_TOKEN_PATH", "REPORTS_PER_MINUTE", "WHYS", "RefusedTokenHandler", "ReportGate",
+           "parse_refused_token"]
 
 log = logging.getLogger(__name__)
 
 MAX_TOKEN_CHARS = 512
 """Longest token taken (a JupyterHub token is 32 hex characters; an OAuth one a little more)."""
+
+
+REPORTS_PER_MINUTE = 10
+"""Most refused-token reports taken from one reporter a minute (a user server sends one per refused
+request it saw, itself at most a few a minute); the rest are answered the same and dropped."""
+
+
+class ReportGate:
+    """Which reports are taken: per reporter at most :data:`REPORTS_PER_MINUTE` a minute, and one a
+    minute per (reporter, token, why). Clock injected (``monotonic``)."""
+
+    def __init__(self, *, per_minute: int = REPORTS_PER_MINUTE, clock: Any = time.monotonic) -> None:
+        self.per_minute, self._clock = per_minute, clock
+        self._times: dict[str, deque[float]] = {}
+        self._seen: dict[tuple[str, str, str], float] = {}
+
+    def take(self, reporter: str, token: str, why: str) -> bool:
+        """True when this report is to be looked up and audited."""
+        now = self._clock()
+        times = self._times.setdefault(reporter, deque())
+        while times and now - times[0] >= 60.0:
+            times.popleft()
+        if len(times) >= self.per_minute:
+            return False
+        key = (reporter, hashlib.sha256(token.encode()).hexdigest(), why)
+        if now - self._seen.get(key, -60.0) < 60.0:
+            return False
+        if len(self._seen) > 10_000:  # bounded: forget the reports older than a minute
+            self._seen = {k: t for k, t in self._seen.items() if now - t < 60.0}
+        times.append(now)
+        self._seen[key] = now
+        return True
 
 
 WHYS = ("token_refused", "not_the_owner")
@@ -72,7 +115,7 @@ def parse_refused_token(body: Any) -> tuple[str, str, str]:
 
 class RefusedTokenHandler(SchedHandler):
     """``POST api/sched/refused-token`` ``{"token", "request"}`` from a user server (its own hub token: the
-    reporting server's owner comes from the hub) → ``{"audited": bool}`` (module docstring)."""
+    reporting server's owner comes from the hub) → ``{"received": true}`` (module docstring)."""
 
     @property
     def _track_activity(self) -> bool:  # type: ignore[override]
@@ -83,9 +126,13 @@ class RefusedTokenHandler(SchedHandler):
     async def post(self) -> None:
         token, request, why = parse_refused_token(self.json_value())
         reporter = self.caller.user
+        gate: ReportGate = self.settings.setdefault("jupyter_sched_refused_token_gate", ReportGate())
+        if not gate.take(reporter, token, why):  # over the rate or said this minute: the same answer (R13)
+            self.reply({"received": True})
+            return
         owner = await self._token_owner(token)
         if owner is None or (why == "not_the_owner" and owner == reporter):  # an owner is never refused as a visitor
-            self.reply({"audited": False})
+            self.reply({"received": True})  # the same answer as a live token's: no token oracle (R13)
             return
         server = f"{reporter}'s Jupyter server"
         if why == "not_the_owner":
@@ -99,10 +146,11 @@ class RefusedTokenHandler(SchedHandler):
                                      "server (or one shared with them)", field="token",
                                      hint="use your own server (/user/<you>/api/sched/) or the hub's scheduler service",
                                      details={"credentials": "refused", "server": reporter, "reported_by": server})
+        err.details["request_words_by"] = reporter  # the request text is the reporter's to write (R13)
         caller = self.services.caller(owner, admin=False)
         await self.call(self.services.admission.record_refusal, caller, err,
-                        request=f"{request or 'a request'} at {server}"[:300])
-        self.reply({"audited": True})
+                        request=f"{request or 'a request'} at {server}"[:300], reported_by=reporter)
+        self.reply({"received": True})
 
     async def _token_owner(self, token: str) -> str | None:
         """The hub user whose token ``token`` is (the hub's answer, cached as every request's), or None:

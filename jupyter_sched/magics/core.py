@@ -939,7 +939,7 @@ class SchedMagics(Magics):
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        query, keep = state_filter(cmd.state)  # "stopping" / "released" are the lists' words (new user 9, N12)
+        query, keep = state_filter(cmd.state)  # "stopping": the lists' word; "released": ended leases (new user 9, N12; 17, N23)
         rows = [row for row in self.client.jobs(state=query) if keep(row)]
         if cmd.limit is not None:
             rows = rows[:cmd.limit]  # newest first, as the server lists them

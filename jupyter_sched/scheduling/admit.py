@@ -194,18 +194,41 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
     memo = ctx.shares_notes.get(key)
     if memo is None or memo[0] != ctx.state.share_version:
         memo = ctx.shares_notes[key] = (ctx.state.share_version, *_shares_on(ctx, flavor))
-    _, shared_gpus, note, shared_by = memo
+    _, shared_gpus, note, shared_by, shared = memo
     if not shared_gpus:
         return fit
     message = fit.message.replace(f", {fit.details['free']} free", f", {fit.details['free']} wholly free", 1)
-    message += "; " + note + "; a whole GPU is free only when they end"
-    details = {**fit.details, "shared_gpus": shared_gpus, "shared_by": dict(shared_by)}
+    # the shares decide the wait only when their ends could free enough GPUs on some node; else the
+    # whole GPUs held by other work do, and the ETA clause names the holder whose end frees enough
+    # (new user 17, N5: "needs 2" was told only of a 0.5 share while a 3-GPU job held the rest)
+    need, free = fit.details.get("requested"), fit.details.get("free")
+    decisive = not isinstance(need, int) or need <= 1 or (
+        (not isinstance(free, int) or free + shared_gpus >= need) and _share_frees_enough(ctx, flavor, shared, need))
+    if decisive:
+        message += "; " + note + "; a whole GPU is free only when they end"
+    else:
+        message += "; it waits for GPUs held whole to end (" + note + ", not enough by itself)"
+    details = {**fit.details, "shared_gpus": shared_gpus, "shared_by": dict(shared_by), "shares_decide": decisive}
     return FitReason(fit.code, message, details, fit.unblock, fit.waits)
 
 
-def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, int]]:
+def _share_frees_enough(ctx: CycleContext, flavor: Flavor, shared: frozenset[int], need: int) -> bool:
+    """Would the GPUs of ``flavor`` that are wholly free or hold only shares (``shared``) give ``need``
+    GPUs on one node once those shares end?"""
+    st = ctx.state
+    pools = set(flavor.pools)
+    per_node: dict[int, int] = {}
+    for g, free in enumerate(st.free_milli):
+        if (free >= GPU_MILLI or g in shared) and st.node_pool[st.gpu_node[g]] in pools \
+                and (flavor.model == "*" or st.gpu_model[g] == flavor.model):
+            node = st.gpu_node[g]
+            per_node[node] = per_node.get(node, 0) + 1
+    return max(per_node.values(), default=0) >= need
+
+
+def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, int], frozenset[int]]:
     """For :func:`shares_note`: how many of ``flavor``'s GPUs hold shares with some of the GPU
-    free, the clause saying whose, and per team the GPUs only its shares hold."""
+    free, the clause saying whose, per team the GPUs only its shares hold, and those GPUs."""
     st = ctx.state
     pools = set(flavor.pools)
     on: dict[int, list[tuple[str, int]]] = {}
@@ -216,7 +239,7 @@ def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, i
                     and (flavor.model == "*" or st.gpu_model[g] == flavor.model):
                 on.setdefault(g, []).append((owner.spec.team if owner is not None else "", milli))
     if not on:
-        return 0, "", {}
+        return 0, "", {}, frozenset()
     by_team: dict[str, list[int]] = {}
     for shares in on.values():
         teams = sorted({t for t, _ in shares if t})
@@ -232,7 +255,7 @@ def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, i
             parts.append(f"1 GPU holds a share of team {team} ({each} GPU)")  # "team": new user 16, N12
         else:
             parts.append(f"{n} GPUs each hold a share of team {team} ({each} GPU each)")
-    return len(on), ", ".join(parts), {t: len(u) for t, u in by_team.items() if t}
+    return len(on), ", ".join(parts), {t: len(u) for t, u in by_team.items() if t}, frozenset(on)
 
 
 def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:

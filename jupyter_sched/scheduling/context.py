@@ -225,7 +225,7 @@ class CycleContext:
         self.held_away_memo: tuple[int, int, dict[int, tuple[frozenset[tuple[str, str | None, str]], int]],
                                    dict[tuple[str, str | None, str], int]] | None = None
         # per flavor (model, pools): .admit.shares_note's numbers and clause, by share_version
-        self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int]]] = {}
+        self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int], frozenset[int]]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()
         self.plan: Plan | None = None  # conservative backfill: the projection jobs are reserved on as visited
         self._top_holder: Mapping[str, Any] | None = None  # top_holder(), once worked out

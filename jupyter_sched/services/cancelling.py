@@ -59,10 +59,19 @@ def in_bulk_cancel(job: Job) -> bool:
 def ended_record(record: JobRecord, *, actor: str, now: Any, by: str | None = None, why: str = "",
                  cause: CancelJobRequest | None = None) -> tuple[JobRecord | None, bool]:
     """``record`` as a cancel by ``actor`` at ``now`` leaves it, and whether it ended at once
-    (waiting work and leases: ``cancelled``) rather than being asked to stop (work holding GPUs).
+    (waiting work and leases: ``cancelled``) rather than being asked to stop (work holding GPUs,
+    and a lease lent to a running job: :mod:`jupyter_sched.engine.stops` ends it once that job's
+    processes no longer hold its GPU open).
     ``(None, False)``: its stop was already requested (cancelling again is a no-op).
     ``by`` / ``why`` / ``cause``: see :meth:`~.jobs.JobsService.cancel`. ``record`` must not be ended."""
     job = record.job
+    if job.is_lease and job.spec.parent_job_id and job.state is JobState.RUNNING:
+        # a lease lent to a running job ends through the engine, which keeps its GPU held while a
+        # process of that job still has it open (red team 17, R2: the fence denies new opens only)
+        if record.stop_intent is not None:
+            return None, False
+        return replace(record, stop_intent="cancel", stop_requested_at=now, stop_actor=by or actor,
+                       job=replace(job, message=f"release requested by {by or actor}")), False
     if job.state in (JobState.PENDING, JobState.PREEMPTED) or job.is_lease:
         cause = _checked_cause(job, cause or CancelJobRequest())
         # a lease request withdrawn before any grant must not read like a release (issue 20)

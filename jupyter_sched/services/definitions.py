@@ -444,10 +444,13 @@ class DefinitionsService:
                        or (current.paused and changes.get("paused") is False))
             new = replace(current, **changes, updated_at=now,
                           cursor=max(now, current.cursor or now) if restart else current.cursor)
-            spec = self._check_runs(caller, replace(new, team=""), what="edit definition")
-            new = replace(new, team=spec.team)
-            if {"name", "notebook", "script", "job"} & set(fields):  # what is kept unchanged was checked before
-                self._refuse_unusable(caller, new, spec)
+            if not _only_a_pause(fields):
+                # a pause changes nothing a run does: it never runs the owner's admission, so an admin
+                # (or offboarding) pauses a removed owner's definition (red team 17, R5)
+                spec = self._check_runs(caller, replace(new, team=""), what="edit definition")
+                new = replace(new, team=spec.team)
+                if {"name", "notebook", "script", "job"} & set(fields):  # what is kept unchanged was checked before
+                    self._refuse_unusable(caller, new, spec)
             # the fields whose value changed: a new schedule alone was audited "schedule, timezone" because
             # the schedule is checked in its (unchanged) time zone (new user 6, F7 remainder)
             changed = [k for k in sorted(fields) if getattr(new, k, None) != getattr(current, k, None)]
@@ -467,7 +470,8 @@ class DefinitionsService:
                             hint="retry")
 
     def pause(self, caller: Caller, definition_id: str) -> Definition:
-        """Stop firing (runs already created go on)."""
+        """Stop firing (runs already created go on). The owner's admission is not run: their own,
+        an admin or offboarding pauses it even when the owner is no longer a user (red team 17, R5)."""
         return self.update(caller, definition_id, UpdateDefinitionRequest(paused=True))
 
     def resume(self, caller: Caller, definition_id: str) -> Definition:
@@ -693,3 +697,7 @@ def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:
         "next_run_at": to_iso(upcoming), "version": d.version,
     }
 
+
+def _only_a_pause(fields: Mapping[str, Any]) -> bool:
+    """The change is ``paused: true`` and nothing else (no run check needed; red team 17, R5)."""
+    return set(fields) == {"paused"} and fields["paused"] is True

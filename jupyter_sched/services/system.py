@@ -14,6 +14,7 @@ from ..model import Job, JobState
 from ..model.codec import inventory_to_dict
 from .context import Context
 from .models import EngineStatus, GetInventoryResponse
+from .visibility import WITHHELD_NOTE
 
 __all__ = ["SystemService"]
 
@@ -27,6 +28,8 @@ class SystemService:
         self._held: tuple[int, list[Job], dict[str, list[dict[str, Any]]]] | None = None
         """The jobs holding GPUs and who holds each GPU, at the store's ``jobs`` counter (see :meth:`inventory`)."""
         self._answers: dict[bool, tuple[tuple[Any, ...], GetInventoryResponse]] = {}
+        self._views: dict[str, tuple[GetInventoryResponse, GetInventoryResponse]] = {}
+        """Per non-admin user: (the answer :meth:`inventory` gave, as :meth:`for_caller` shows it)."""
         """The last ``GET inventory`` answer per view (admin or not) with what it was computed from."""
 
     def inventory(self, caller: Caller | None = None) -> GetInventoryResponse:
@@ -50,8 +53,9 @@ class SystemService:
         # and ETag (extension ``web._written``).
         inputs = self._inputs(inv, version, admin)
         kept = self._answers.get(admin)
-        if kept is not None and version >= 0 and kept[0] == inputs:
-            return kept[1]
+        if kept is not None and version >= 0 and self._same(kept[0], inputs):
+            self._answers[admin] = (inputs, kept[1])
+            return kept[1] if caller is None else self.for_caller(caller.user, caller.admin, kept[1])
         _, _, latest, foreign, warnings = inputs
         body: dict[str, Any] = inventory_to_dict(inv)
         body["allocations"] = allocations
@@ -61,9 +65,30 @@ class SystemService:
                                                     warnings=warnings)
         answer = GetInventoryResponse.model_validate(body)
         self._answers[admin] = (inputs, answer)  # one assignment: request threads may race, each right
-        return answer
+        return answer if caller is None else self.for_caller(caller.user, caller.admin, answer)
 
-    def kept_inventory(self, admin: bool) -> GetInventoryResponse | None:
+    def for_caller(self, user: str, admin: bool, answer: GetInventoryResponse) -> GetInventoryResponse:
+        """``answer`` as ``user`` (an admin: ``admin``) may see it: the newest reading of a GPU that only other users'
+        work holds now is withheld (utilization :data:`~.visibility.WITHHELD_NOTE`, telemetry
+        ``unknown``), as ``GET telemetry`` withholds it (:class:`~.visibility.GpuReaders`; new user
+        17, N4). The same object while nothing is withheld; kept per user while ``answer`` is."""
+        if admin or answer.telemetry is None:
+            return answer
+        kept = self._views.get(user)
+        if kept is not None and kept[0] is answer:
+            return kept[1]
+        gpus = answer.telemetry.gpus
+        hidden = {uuid for uuid, holders in answer.allocations.items()
+                  if uuid in gpus and holders and all(h.user != user for h in holders)}
+        view = answer
+        if hidden:
+            withheld = {uuid: g.model_copy(update={"telemetry": "unknown", "utilization": WITHHELD_NOTE, "validity": None})
+                        if uuid in hidden else g for uuid, g in gpus.items()}
+            view = answer.model_copy(update={"telemetry": answer.telemetry.model_copy(update={"gpus": withheld})})
+        self._views[user] = (answer, view)  # one assignment: request threads may race, each right
+        return view
+
+    def kept_inventory(self, admin: bool, user: str | None = None) -> GetInventoryResponse | None:
         """The answer :meth:`inventory` last gave the view ``admin`` (an admin's or anyone else's)
         if it is still the one it would give now — checked without a transaction and without
         reading the inventory source, so the server answers on its event loop (issue 17: every
@@ -81,7 +106,19 @@ class SystemService:
         inv, version = peek(), self.ctx.store.jobs_version_now()
         if inv is None or version is None or version < 0:
             return None
-        return kept[1] if kept[0] == self._inputs(inv, version, admin) else None
+        inputs = self._inputs(inv, version, admin)
+        if not self._same(kept[0], inputs):
+            return None
+        self._answers[admin] = (inputs, kept[1])  # at the counter now: the next look spans less
+        return kept[1] if user is None else self.for_caller(user, admin, kept[1])
+
+    def _same(self, kept: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+        """Whether an answer computed from the inputs ``kept`` is the one the inputs ``now`` give:
+        equal inputs, but for the ``jobs`` counter, which may have moved by writes that touched no
+        GPU holder (``Store.holders_unchanged``: submits and pending reasons move it many times a
+        second under load, and the holders are all this answer reads of the jobs)."""
+        return (kept[0] is now[0] or kept[0] == now[0]) and kept[2:] == now[2:] and \
+            self.ctx.store.holders_unchanged(kept[1], now[1])
 
     def _inputs(self, inv: Any, version: int, admin: bool) -> tuple[Any, ...]:
         """What a ``GET inventory`` answer of the view ``admin`` is computed from, besides the
@@ -103,8 +140,9 @@ class SystemService:
         with self.ctx.store.transaction(write=False) as tx:
             version = tx.jobs_version()
             kept = self._held
-            if kept is not None and kept[0] == version and version >= 0:
-                return kept
+            if kept is not None and version >= 0 and self.ctx.store.holders_unchanged(kept[0], version):
+                self._held = (version, kept[1], kept[2])
+                return self._held
             live = [r.job for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))]
         allocations: dict[str, list[dict[str, Any]]] = {}
         for job in live:

@@ -326,6 +326,8 @@ class Simulator:
                     ran = (now - tr.start).total_seconds()
                     if self.history is not None and not tr.timed_out:
                         self.history.learn(self._spec(tr.sim), ran + tr.done_s, tr.limit_s)
+                    elif self.history is not None:  # as the engine's feed: its key runs to its limit (N15)
+                        self.history.ran_to_limit(self._spec(tr.sim))
                     tr.finish, tr.outcome, tr.start = now, "timeout" if tr.timed_out else "succeeded", None
                     self._close_usage(job_id, now)
                     self.decisions.append((t, "finish", job_id, ""))

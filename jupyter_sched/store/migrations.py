@@ -114,7 +114,7 @@ def _add_index(conn: sa.Connection, table: str, name: str, indexes: Callable[[sa
     indexes(md)
     for index in md.tables[table].indexes:
         if index.name == name:
-            index.create(conn)
+            index.create(conn, checkfirst=True)
 
 
 def _v9_events_by_action(conn: sa.Connection) -> None:
@@ -129,6 +129,10 @@ def _v11_rollup_job_minutes(conn: sa.Connection) -> None:
     name, type_ = schema.ROLLUP_JOB_MINUTES_COLUMN
     if name not in {c["name"] for c in sa.inspect(conn).get_columns("gpu_rollups")}:
         conn.execute(sa.text(f"ALTER TABLE gpu_rollups ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
+
+
+def _v12_live_keys_covered(conn: sa.Connection) -> None:
+    _add_index(conn, "jobs", "ix_jobs_state_submitted_version", schema.indexes_v12)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -151,6 +155,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                   "are read without sorting every finished job)", _v10_jobs_by_state_kind),
     Migration(11, "each job's own minute on a GPU it held (gpu_rollups.job_minutes): history and accounting "
                   "average a job's minute over the samples taken while it held the GPU", _v11_rollup_job_minutes),
+    Migration(12, "job rows indexed by state, submit time, id and version (each scheduling cycle's read of the "
+                  "live rows' versions reads the index alone)", _v12_live_keys_covered),
 )
 
 

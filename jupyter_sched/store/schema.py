@@ -36,7 +36,8 @@ import sqlalchemy as sa
 
 __all__ = ["JOBS_COUNTER", "QUOTAS_COUNTER", "ROLLUP_ATTRIBUTION_COLUMNS", "ROLLUP_JOB_MINUTES_COLUMN",
            "ROLLUP_VALIDITY_COLUMNS", "TEAM_RECLAIM_COLUMN", "columns_v4", "columns_v5", "columns_v7", "columns_v11",
-           "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6", "tables_v8", "indexes_v9"]
+           "indexes_v9", "indexes_v10", "indexes_v12", "metadata", "tables_v1", "tables_v2", "tables_v3", "tables_v6",
+           "tables_v8"]
 
 _TS = 32  # width of a timestamp column (27 used)
 
@@ -300,6 +301,16 @@ def indexes_v10(md: sa.MetaData) -> None:
     sa.Index("ix_jobs_state_kind_submitted", jobs.c.state, jobs.c.kind, jobs.c.submitted_at, jobs.c.id)
 
 
+def indexes_v12(md: sa.MetaData) -> None:
+    """Define what version 12 adds on ``md`` (``jobs`` must be defined): job rows indexed by state,
+    submit time, id and version — every column the snapshot's first read asks for (``id, version``
+    of the live rows in submit order, :func:`.rowcache.read_live`), so it reads the index alone;
+    with ``ix_jobs_state`` SQLite read each live row's table page for its version: 38-46 ms per
+    cycle at 25,000 live rows against 13-20 ms with this index (issue 17)."""
+    jobs = md.tables["jobs"]
+    sa.Index("ix_jobs_state_submitted_version", jobs.c.state, jobs.c.submitted_at, jobs.c.id, jobs.c.version)
+
+
 ROLLUP_JOB_MINUTES_COLUMN = ("job_minutes", sa.Text())
 """Column version 11 adds to ``gpu_rollups`` (JSON text): each job's own minute on a GPU it held,
 ``{"job id": {"samples", "valid_samples", "utilization_avg", "activity_max",
@@ -319,7 +330,8 @@ metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
 version 7's rollup attribution columns + version 8's change counters + version 9's audit index
-by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes)."""
+by action + version 10's job index by state, kind and submit time + version 11's per-job rollup minutes +
+version 12's job index by state, submit time, id and version)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -331,6 +343,7 @@ tables_v8(metadata)
 indexes_v9(metadata)
 indexes_v10(metadata)
 columns_v11(metadata)
+indexes_v12(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

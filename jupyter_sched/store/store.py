@@ -31,6 +31,7 @@ import functools
 import logging
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -99,6 +100,7 @@ _QUOTAS_VERSION = sa.select(_COUNTERS.c.value).where(_COUNTERS.c.name == schema.
 _BUMP_QUOTAS = (_COUNTERS.update().where(_COUNTERS.c.name == schema.QUOTAS_COUNTER)
                 .values(value=_COUNTERS.c.value + 1))
 _BUMP_JOBS = _COUNTERS.update().where(_COUNTERS.c.name == schema.JOBS_COUNTER).values(value=_COUNTERS.c.value + 1)
+_BUMP_JOBS_RETURNING = _BUMP_JOBS.returning(_COUNTERS.c.value)
 _JOBS_BY_ID = sa.select(schema.jobs).where(schema.jobs.c.id.in_(sa.bindparam("ids", expanding=True)))
 QueueKey = tuple[int, str, str]
 """Where a waiting job stands in queue order: ``(priority rank, submitted_at as stored (see
@@ -335,17 +337,38 @@ class StoreTx:
     :class:`.rowcache.RowCache`).
     """
 
-    def __init__(self, conn: sa.Connection, now: datetime, decoded: RowCache | None = None) -> None:
+    def __init__(self, conn: sa.Connection, now: datetime, decoded: RowCache | None = None,
+                 quiet: QuietVersions | None = None) -> None:
         self.conn = conn
         self.now = now
         self.decoded = decoded if decoded is not None else RowCache(0)
+        self.quiet = quiet if quiet is not None else QuietVersions()
+        self.idle_rows: list[tuple[str, int]] = []
+        """``(id, version)`` of the job rows this transaction wrote holding no GPUs (noted in
+        :attr:`quiet` once it committed: an update of one of them is known to touch no holder)."""
         self.bad: list[Quarantined] = []
         """Rows this transaction skipped as unreadable (noted in ``quarantine`` after it ends)."""
-        self.jobs_changed = False
+        self._jobs_changed = False
+        self.holders_quiet = True
+        """False once a write of this transaction may have changed which jobs hold GPUs or a
+        holder's row (:meth:`Store.holders_unchanged`): a job inserted holding GPUs, an update of
+        a row that holds or held GPUs (or whose row before is not in the decoded-row cache), or
+        anything that set :attr:`jobs_changed` from outside."""
         self.quotas_changed = False
         """True once this transaction replaced the quota set: its commit moves the ``quotas`` counter."""
+
+    @property
+    def jobs_changed(self) -> bool:
         """True once this transaction wrote a job row: its commit increments the ``jobs`` change
-        counter (:meth:`jobs_version`). Code writing ``jobs`` through ``conn`` sets it itself."""
+        counter (:meth:`jobs_version`). Code writing ``jobs`` through ``conn`` sets it itself (and
+        so says nothing of the holders: :attr:`holders_quiet` turns False)."""
+        return self._jobs_changed
+
+    @jobs_changed.setter
+    def jobs_changed(self, value: bool) -> None:
+        self._jobs_changed = value
+        if value:
+            self.holders_quiet = False
 
     def _skip(self, table: str, row: Mapping[Any, Any], key_column: str, error: str) -> None:
         self.bad.append(Quarantined(table=table, key=str(row[key_column]), error=error,
@@ -371,7 +394,11 @@ class StoreTx:
         """
         values = job_columns(record, updated_at=self.now)
         values["version"] = 1
-        self.jobs_changed = True
+        self._jobs_changed = True
+        if record.job.state.holds_gpus:
+            self.holders_quiet = False
+        else:
+            self.idle_rows.append((record.job.id, 1))
         try:
             if savepoint:
                 with self.conn.begin_nested():
@@ -431,13 +458,27 @@ class StoreTx:
         """
         values = dict(columns) if columns is not None else job_columns(record, updated_at=self.now)
         values["version"] = record.version + 1
-        self.jobs_changed = True
+        self._jobs_changed = True
+        if self.holders_quiet and (record.job.state.holds_gpus or not self._held_nothing(record)):
+            self.holders_quiet = False
+        if not record.job.state.holds_gpus:
+            self.idle_rows.append((record.job.id, record.version + 1))
         values["w_id"], values["w_version"] = record.job.id, record.version
         result = self.conn.execute(_JOB_UPDATE, values)
         if result.rowcount != 1:
             raise ConflictError(f"job {record.job.id} changed meanwhile", field="job_id",
                                 hint="read the job again and retry")
         return replace(record, version=record.version + 1)
+
+    def _held_nothing(self, record: JobRecord) -> bool:
+        """True when the row ``record`` overwrites (its id at ``record.version``) is known to hold
+        no GPUs (a row's content at a version never changes): this store wrote it so and committed
+        (:meth:`QuietVersions.held_nothing`), or the decoded-row cache keeps it at that version in a
+        state that holds none. False: it held GPUs, or it is not known."""
+        if self.quiet.held_nothing(record.job.id, record.version):
+            return True
+        before = self.decoded.cached(record.job.id, record.version)
+        return before is not None and not before.job.state.holds_gpus
 
     def try_update_job(self, record: JobRecord, *, columns: dict[str, Any] | None = None) -> JobRecord | None:
         """Like :meth:`update_job` but return None instead of raising on a version conflict."""
@@ -643,7 +684,7 @@ class StoreTx:
                 for uuid, model, share in gpus if uuid not in existing]
         for row in rows:
             self.conn.execute(_USAGE_INSERT, row)
-        self.jobs_changed = self.jobs_changed or bool(rows)  # GET me's sums are kept by the counter
+        self._jobs_changed = self._jobs_changed or bool(rows)  # GET me's sums are kept by the counter
         return len(rows)
 
     def close_usage(self, job_id: str, ended_at: datetime) -> int:
@@ -657,7 +698,7 @@ class StoreTx:
             self.conn.execute(u.update().where(u.c.id == row.id, u.c.ended_at.is_(None))
                               .values(ended_at=max(end or row.started_at, row.started_at)))
             closed += 1
-        self.jobs_changed = self.jobs_changed or bool(closed)  # GET me's sums are kept by the counter
+        self._jobs_changed = self._jobs_changed or bool(closed)  # GET me's sums are kept by the counter
         return closed
 
     def open_gpu_milli(self, gpu_uuids: Iterable[str]) -> dict[str, int]:
@@ -927,6 +968,51 @@ class StoreTx:
                           .values(expires_at=ts((at or self.now) - timedelta(microseconds=1))))
 
 
+class QuietVersions:
+    """The ``jobs`` counter values this process's commits made without touching a GPU holder
+    (:meth:`Store.holders_unchanged`): the last :attr:`KEEP` of them; and the job rows it
+    committed holding no GPUs, so that a later write of one (a pending reason of a job just
+    submitted, before any snapshot decoded it) is known to touch no holder. Thread-safe through
+    the interpreter lock (one set or dict operation each; noted only after the commit)."""
+
+    KEEP = 4096
+    """Values remembered (a span over older ones is not known: False, the answer is computed)."""
+    SPAN = 256
+    """The longest span checked (counter steps); a longer one is not known."""
+
+    ROWS = 100_000
+    """Job rows remembered as written holding no GPUs (all forgotten past it: only known less)."""
+
+    def __init__(self) -> None:
+        self._values: set[int] = set()
+        self._order: deque[int] = deque()
+        self._idle: dict[str, int] = {}  # job id -> the version this store committed it at, holding no GPUs
+
+    def note_idle(self, rows: Iterable[tuple[str, int]]) -> None:
+        """Remember job rows ``(id, version)`` a commit of this store wrote holding no GPUs."""
+        if len(self._idle) > self.ROWS:
+            self._idle = {}
+        self._idle.update(rows)
+
+    def held_nothing(self, job_id: str, version: int) -> bool:
+        """True when row ``job_id`` at ``version`` is one this store committed holding no GPUs."""
+        return self._idle.get(job_id) == version
+
+    def add(self, value: int) -> None:
+        """Remember that the commit that made counter value ``value`` touched no holder."""
+        self._values.add(value)
+        self._order.append(value)
+        if len(self._order) > self.KEEP:
+            self._values.discard(self._order.popleft())
+
+    def span(self, since: int, now: int) -> bool:
+        """True when every value after ``since`` up to ``now`` is remembered (or ``since == now``)."""
+        if since == now:
+            return True
+        values = self._values
+        return 0 <= since < now <= since + self.SPAN and all(v in values for v in range(since + 1, now + 1))
+
+
 class Store:
     """Entry point to the database.
 
@@ -960,6 +1046,7 @@ class Store:
         self.url = url
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._decoded = RowCache()
+        self._quiet_versions = QuietVersions()
         self._noted: set[tuple[str, str]] = set()
         self._writers = _writers_lock(url)
         database = sa.engine.make_url(url).database if url.startswith("sqlite") else None
@@ -1018,6 +1105,17 @@ class Store:
             return None
         return -1 if not rows else int(rows[0][0])
 
+    def holders_unchanged(self, since: int, now: int) -> bool:
+        """True when no job holding GPUs, nor which jobs hold them, changed between the ``jobs``
+        counter values ``since`` and ``now`` (:meth:`StoreTx.jobs_version`, :meth:`jobs_version_now`):
+        every value after ``since`` up to ``now`` was made by a commit of this store object whose
+        job writes were pending rows only (:attr:`StoreTx.holders_quiet`: submits, pending
+        reasons). A value made by another process, or by a write that may have touched a holder,
+        is not known here: False. What ``GET inventory`` is kept by (issue 17: every submit and
+        reason write moved the counter, so under load ``jupyter-sched status``'s inventory went to
+        a request thread almost every time)."""
+        return self._quiet_versions.span(since, now)
+
     def counters_now(self) -> tuple[int, int] | None:
         """``(jobs, quotas)`` change counters (:meth:`StoreTx.jobs_version`,
         :meth:`StoreTx.quotas_version`) read together the way :meth:`jobs_version_now` reads one:
@@ -1064,6 +1162,7 @@ class Store:
             StoreError: the database failed (the transaction was rolled back).
         """
         tx: StoreTx | None = None
+        quiet: int | None = None
         writers = self._writers if write else None
         if writers is not None and not writers.acquire(blocking=False):
             self.writer_waits += 1
@@ -1076,10 +1175,13 @@ class Store:
                 if one_view and conn.dialect.name == "postgresql":  # reset when the pool takes it back
                     conn.execution_options(isolation_level="REPEATABLE READ")
                 with conn.begin():
-                    tx = StoreTx(conn, now or self._now(), self._decoded)
+                    tx = StoreTx(conn, now or self._now(), self._decoded, self._quiet_versions)
                     yield tx
                     if tx.jobs_changed:  # last, so the counter row is locked only while committing
-                        conn.execute(_BUMP_JOBS)
+                        if tx.holders_quiet:  # the value this commit makes: no holder changed at it
+                            quiet = conn.execute(_BUMP_JOBS_RETURNING).scalar_one_or_none()
+                        else:
+                            conn.execute(_BUMP_JOBS)
                     if tx.quotas_changed and not conn.execute(_BUMP_QUOTAS).rowcount:
                         conn.execute(_COUNTERS.insert().values(name=schema.QUOTAS_COUNTER, value=1))
         except sa.exc.SQLAlchemyError as exc:
@@ -1093,6 +1195,10 @@ class Store:
                 writers.release()
         if tx is not None and tx.quotas_changed:
             self.quotas_written += 1  # committed: callers resolved in this process see it at once
+        if quiet is not None:  # committed: only now is that value the counter's for good
+            self._quiet_versions.add(quiet)
+        if tx is not None and tx.idle_rows:
+            self._quiet_versions.note_idle(tx.idle_rows)
         if tx is not None and tx.bad:
             self._note_quarantined(tx.bad)
 

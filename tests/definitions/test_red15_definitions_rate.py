@@ -2,8 +2,8 @@
 
 As red15b, 100 definitions firing every minute made the service start 107 jobs within one minute,
 every minute, with nobody logged in. ``c.SchedApp.definition_max_firings_per_user_hour`` bounds the
-scheduled firings of one user's definitions in any hour: a firing over it is skipped, with a
-rejected run that says why (the definition's run list) and one audit record. Real services on a
+scheduled firings of one user's definitions in any hour: a firing over it is skipped, without a
+run since red team 17, R4, audited once per definition per hour. Real services on a
 real store, a manual clock.
 """
 
@@ -26,20 +26,24 @@ def test_red15_r2_definitions_firings_over_the_owners_rate_are_skipped_said_and_
     server = Server(db_url, clock, tmp_path / "jobs", max_firings_per_user_hour=5)
     ids = [server.create({**EVERY_MINUTE, "name": f"d{n}"}, user="red15b")["id"] for n in range(3)]
     other = server.create({**EVERY_MINUTE, "name": "mine"}, user="red15a")["id"]
+    skipped = 0
     for _ in range(3):  # 10:01, 10:02, 10:03: 9 firings of red15b's three definitions, 3 of red15a's one
         clock.advance(60)
-        server.fire_due()
+        skipped += server.fire_due().skipped
     caller = server.caller("red15b")
     runs = {d: server.definitions.runs(caller, d, ListDefinitionRunsRequest()).to_wire() for d in ids}
     rows = [run for d in ids for run in runs[d]]
-    assert len(rows) == 9  # every firing has its one run
-    skipped = [run for run in rows if run["job"]["state"] == "rejected"]
-    assert len(skipped) == 4 and len(rows) - len(skipped) == 5
-    message = skipped[0]["job"]["message"]
-    assert message.startswith("skipped: red15b's definitions already fired 5 runs in the hour before"), message
-    assert "c.SchedApp.definition_max_firings_per_user_hour = 5" in message
+    # red team 17, R4: a skipped firing writes no run (nor job); each definition's skips are audited once
+    assert len(rows) == 5 and all(run["job"]["state"] == "pending" for run in rows)
     audited = server.store.list_events(action="definition_skipped")
-    assert len(audited) == 4 and {e.user for e in audited} == {"red15b"}
+    assert skipped == 4 and {e.user for e in audited} == {"red15b"}
+    # one record per definition for the hour: its first skip; a second one is said in the next record
+    assert len(audited) == len({e.details["definition_id"] for e in audited}) == 3
+    assert all(e.details["skipped"] == 1 for e in audited)
+    message = audited[0].message
+    assert "skipped its firing of" in message and "red15b's definitions already fired 5 runs in the hour before" \
+        in message, message
+    assert "c.SchedApp.definition_max_firings_per_user_hour = 5" in message
     assert all(e.details["max_firings_per_user_hour"] == 5 for e in audited)
     # another user's definitions are counted apart: red15a's three firings all ran
     mine = server.definitions.runs(server.caller("red15a"), other, ListDefinitionRunsRequest()).to_wire()

@@ -174,20 +174,52 @@ def test_newuser13_n14_a_token_refused_at_another_users_server_is_audited_at_the
     made_up = httpx.post(f"{hub.service_url}api/sched/refused-token", json={"token": "n14-not-a-token",
                                                                             "request": "GET me"},
                          headers={"Authorization": f"token {tokens[amy]}"}, timeout=60)
-    assert made_up.status_code == 200 and made_up.json() == {"audited": False}, made_up.text
+    assert made_up.status_code == 200 and made_up.json() == {"received": True}, made_up.text  # as a live one (R13)
 
     def refusals(user: str) -> list[dict[str, Any]]:
         rows = httpx.get(f"{hub.service_url}api/sched/audit", params={"user": user, "action": "refused", "limit": 200},
                          headers={"Authorization": f"token {tokens['carol']}"}, timeout=60)
         assert rows.status_code == 200, rows.text
-        return [row for row in rows.json() if f"at {amy}'s Jupyter server" in str(row["details"].get("request"))]
+        return [row for row in rows.json() if f"at {amy}'s Jupyter server" in str(row["details"].get("request"))
+                and row["user"] == user]  # ?user= also lists the records amy wrote as reporter (R13)
 
     # written just after the refusal, by a report in the background: waited for, not read in the same instant
     hub.wait_for(lambda: bool(refusals(eve)), 30, "the central audit record of eve's token refused at amy's server")
     row = refusals(eve)[0]
     assert row["user"] == eve and row["action"] == "refused", row
+    assert row["actor"] == amy, row  # the reporter wrote it (red team 17, R13)
     assert row["message"].startswith(f"{eve}'s token was refused at {amy}'s Jupyter server"), row
     assert row["details"]["request"] == f"GET queue at {amy}'s Jupyter server", row
     assert row["details"]["error_details"]["reported_by"] == f"{amy}'s Jupyter server", row
     assert tokens[eve] not in str(row), row  # the token itself is not kept
     assert not refusals(amy), refusals(amy)  # the made-up token named nobody
+
+
+def test_red17_r13_refused_token_reports_are_the_reporters_rate_limited_and_no_token_oracle(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """R13: amy, holding eve's token, wrote unlimited refusal rows in eve's name (actor eve) with her own
+    words, and ``{"audited": true/false}`` told whether any string was a live token. Fails before the
+    fix: 50 rows with actor eve, and a made-up token answered differently from eve's."""
+    amy, eve = users["amy"].name, users["eve"].name
+    tokens = {name: hub.token_for(name) for name in (amy, eve, "carol")}
+
+    def report(token: str, words: str) -> httpx.Response:
+        return httpx.post(f"{hub.service_url}api/sched/refused-token", timeout=60,
+                          json={"token": token, "request": words, "why": "token_refused"},
+                          headers={"Authorization": f"token {tokens[amy]}"})
+
+    answers = {report(tokens[eve], f"DELETE jobs/all r13 #{i}").text for i in range(30)}
+    answers |= {report("0123456789abcdef0123456789abcdef", "GET me").text}
+    assert len(answers) == 1 and '"received": true' in answers.pop()  # live, dead, over the rate: one answer
+
+    def rows() -> list[dict[str, Any]]:
+        got = httpx.get(f"{hub.service_url}api/sched/audit", params={"user": eve, "action": "refused", "limit": 200},
+                        headers={"Authorization": f"token {tokens['carol']}"}, timeout=60)
+        assert got.status_code == 200, got.text
+        return [r for r in got.json() if "r13 #" in str(r["details"].get("request"))]
+
+    hub.wait_for(lambda: bool(rows()), 30, "the audit record of the first report")
+    written = rows()
+    assert len(written) == 1, written  # once a minute per (reporter, token, why), not 30 rows
+    assert written[0]["actor"] == amy and written[0]["user"] == eve, written[0]
+    assert written[0]["details"]["error_details"]["request_words_by"] == amy, written[0]

@@ -108,7 +108,7 @@ def test_red17_r9_gpu_history_of_another_users_ended_run_is_withheld(server: Emb
 
 
 def test_newuser17_n4_live_telemetry_and_events_withhold_another_users_gpu(server: EmbeddedServer) -> None:
-    """N4: while ann's job ran, cat's ``GET telemetry`` (and so ``%gpu status``) and the event stream
+    """N4: while ann's job ran, cat's ``GET telemetry`` (and so ``%gpu status``), ``GET inventory`` and the event stream
     carried its GPU's readings and the last 60 s (failed before the fix: utilization and 60
     recent samples). Now cat gets the GPU's row with the readings withheld and no recent samples
     taken while ann's work holds it (those from before it stay); ann and the admin get the numbers; the free
@@ -130,6 +130,11 @@ def test_newuser17_n4_live_telemetry_and_events_withhold_another_users_gpu(serve
         assert every[gpu]["current"]["note"] == WITHHELD_NOTE
         free = next(g for u, g in every.items() if u != gpu)
         assert free["current"]["note"] != WITHHELD_NOTE and free["recent"]
+        shown = cat.get("inventory").json()["telemetry"]["gpus"]  # GET inventory's reading, the panel's
+        assert shown[gpu]["utilization"] == WITHHELD_NOTE and shown[gpu]["validity"] is None, shown[gpu]
+        assert all(g["utilization"] != WITHHELD_NOTE for u, g in shown.items() if u != gpu)
+        assert ann.get("inventory").json()["telemetry"]["gpus"][gpu]["utilization"] != WITHHELD_NOTE
+        assert boss.get("inventory").json()["telemetry"]["gpus"][gpu]["utilization"] != WITHHELD_NOTE
         samples = _event_samples(cat)
         assert samples.get(gpu) is not None and samples[gpu]["utilization_pct"] is None
         assert samples[gpu]["note"] == WITHHELD_NOTE

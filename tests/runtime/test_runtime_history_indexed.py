@@ -76,10 +76,13 @@ def test_the_runtime_feeds_read_of_the_newest_succeeded_runs_walks_an_index_and_
         assert feed.reads == 1
         assert learnt.get("j-waiting") == 1200.0, "user0's job is predicted from the 20-minute runs read"
         window = [(s, p) for s, p in captured if '"user" =' not in s and "user =" not in s]
-        assert len(window) == 1, captured  # the newest `keep` succeeded training runs of everyone
-        plan = _plan(store, *window[0])
-        assert "ix_jobs_state_kind_submitted" in plan, plan
-        assert "TEMP B-TREE" not in plan, f"every succeeded row is read and sorted: {plan}"
+        # the newest `keep` succeeded training runs of everyone, and the newest `keep` failed ones (those
+        # stopped at their limit: new user 17, N15) — each through the index
+        assert [p[0] for _, p in window] == ["succeeded", "failed"], captured
+        for statement, parameters in window:
+            plan = _plan(store, statement, parameters)
+            assert "ix_jobs_state_kind_submitted" in plan, plan
+            assert "TEMP B-TREE" not in plan, f"every {parameters[0]} row is read and sorted: {plan}"
     finally:
         store.close()
 

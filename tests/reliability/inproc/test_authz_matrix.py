@@ -283,7 +283,7 @@ HUB_ONLY = {
     ("refused-token", "POST"): "a user server hands over a token its hub auth refused: any authenticated hub user "
                                "(the reporter comes from the hub token); the record is written under the user the "
                                "HUB says owns the token, never a name from the body, so a caller can only report a "
-                               "token it holds; answers only audited true/false — walked end to end in "
+                               "token it holds, with the reporter as the record's actor; answers the same for any token (red team 17, R13) — walked end to end in "
                                "tests/hub/test_newuser13_hub.py",
 }
 """Routes only the central hub service serves (no embedded server to walk them here): who may call each."""
