@@ -998,7 +998,7 @@ class SchedMagics(Magics):
         except KeyboardInterrupt:
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
-        self._print(job_line(self.client.job(job_id), _now()))
+        self._print(job_line(self.client.job(job_id), _now(), log_shown=True))  # its lines were just shown (N20)
 
     def _log_end(self, job_id: str, known: int) -> int:
         """The log's size in bytes now, found with one-byte reads (the log route has no size): double

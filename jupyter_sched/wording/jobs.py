@@ -244,10 +244,12 @@ def _head(job: Mapping[str, Any]) -> str:
     return head
 
 
-def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
+def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = False) -> str:
     """One status line: state, GPUs and where, the exit code, or the rendered pending reason.
 
     ``lease l-3 for nb/explore.ipynb: pending, 1 GPU · queued #2 · <summary> · ETA 19:42 UTC (in 5m)``.
+    ``log_shown``: the job's log was just printed (``logs -f``), so an ended job's "last lines: …"
+    are not quoted again (new user 17, N20: ``%schedule logs -f`` repeated the five lines it had shown).
     """
     head = _head(job)
     state = str(job.get("state"))
@@ -262,6 +264,8 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
+    if log_shown and message.startswith("last lines: "):
+        message = ""
     if job.get("kind") == "lease" and state == "cancelled" and message.startswith(_RELEASED_BY):
         # said once, with when (new user 16, N9: "lease l-…: released — released by root")
         said, colon, why = message.partition(": ")
