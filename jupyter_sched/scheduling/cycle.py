@@ -45,7 +45,7 @@ from .preempt import preempt, wait_on_nominated
 from .profile import SchedulingProfile
 from .reasons import FlavorOutcome, reason_with
 from .snapshot import CycleResult, Pend, Reject, Snapshot
-from .takeover import drop_nomination, passed_over
+from .takeover import drop_nomination, offer_freed, passed_over
 
 __all__ = ["run_cycle", "run_on", "visit"]
 
@@ -181,13 +181,19 @@ def _admit(ctx: CycleContext, visit: Visit) -> tuple[Placement | None, bool]:
     job = visit.job
     owners = ctx.book.eligible(job)
     if owners:
+        unused = False
         with ctx.ledger.what_if() as trial:
             ctx.book.open(owners)
             placement = admit_on_flavors(ctx, visit)
             if placement is not None:
-                ctx.book.after_admit(job, {g for g, _ in placement.holding.gpus}, owners)
+                used = {g for g, _ in placement.holding.gpus}
+                unused = any(g not in used for g in ctx.book.gpus.get(job.id, ()))
+                ctx.book.after_admit(job, used, owners)
                 trial.keep()
-                return placement, False
+        if placement is not None:
+            if unused:  # placed off (part of) its own nomination: what it left is free, and the jobs
+                offer_freed(ctx)  # passed over for it come first, as for a dropped nomination
+            return placement, False
         if wait_on_nominated(ctx, visit, owners):
             return None, True
         if job.id in ctx.book and not any(h in ctx.in_flight for h in ctx.book.holders_on(ctx.book.pool([job.id]))):
