@@ -59,3 +59,15 @@ def test_newuser17_n2_a_negative_memory_size_is_said_negative_not_unparseable(se
     said = f"'{value}'" if isinstance(value, str) else str(value)
     assert info.value.message == f"{field} must not be negative (got {said})", info.value.message
     assert info.value.field == field
+
+
+def test_newuser17_n8_rest_refuses_a_notebook_sent_as_script(services: Services) -> None:
+    """``POST jobs {"script": "x.ipynb"}`` was taken and python ran the notebook's JSON (a traceback in
+    the log), while the CLI refuses ``--script x.ipynb``: the server's one validation refuses it."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "script": "/home/a/daily_report.ipynb"}))
+    assert info.value.message == "script '/home/a/daily_report.ipynb' is a notebook: send it as notebook"
+    assert info.value.field == "script" and '"notebook": "/home/a/daily_report.ipynb"' in str(info.value.hint)
