@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from core_builders import T0, Scenario, make_job, make_node, running
 
 
@@ -20,9 +19,6 @@ def _a(job_id: str, **kw: object) -> object:
     return make_job(job_id, user="nu17a", team="teama", **kw)  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(strict=True, reason="left (r17-fair notes): the ETA replay's EASY backfills b-fair2 at 5 min "
-                   "(count-based) while the cycle's reservation pins the free GPU and refuses it: b-fair1's ETA says "
-                   "19 min, the cycle admits it at 9")
 def test_newuser17_n14_the_job_shown_first_with_a_reservation_from_t_starts_at_t() -> None:
     sc = Scenario([make_node("n1", gpus=4)])
     sc.submit(running(_a("a-busy", time_limit_s=1200), "n1", [0], started=-15),
