@@ -22,6 +22,7 @@ from ..errors import AuthorizationError, ValidationError
 from ..textsafe import printable_log
 from ..wording import gpus_text, job_detail, job_line, render_reason, state_word, wait_progress
 from ..wording.jobs import (
+    TERMINAL_STATES,
     cluster_wait,
     ends_by,
     fit_name,
@@ -311,7 +312,11 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Print the job's log (``-f``: keep printing until it ends). A job with nothing to show is
     said so on stderr (``j-… is pending: no output yet``), so an empty answer is not mistaken for
     a failed command; stdout stays the log alone. Terminal control sequences in it are dropped or
-    shown, never obeyed (:mod:`jupyter_sched.textsafe`), unless ``--raw``."""
+    shown, never obeyed (:mod:`jupyter_sched.textsafe`), unless ``--raw``.
+
+    ``-f`` ends with the job's outcome on stderr (``job j-… (lf4): failed, exit code 3``, the lines
+    just shown not quoted again) and exits as ``wait`` does: 0 if it succeeded, 4 if not (new user
+    17, N20: it ended silently with 0 for a failed job, where ``%schedule logs -f`` said the outcome)."""
     out = io.out
     shown = (lambda text: text) if getattr(args, "raw", False) else printable_log
     args.job_id = client.job_id_of(args.job_id)  # a unique name of mine is taken for its id
@@ -328,9 +333,13 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         except KeyboardInterrupt:
             _still_going(args.job_id, "", io, what="following its log")
             return EXIT_INTERRUPTED
-        if not wrote:
-            _say_no_output(client, args.job_id, io, follow=False)
-        return EXIT_OK
+        job = client.job(args.job_id)
+        if job.get("kind") == "lease" or str(job.get("state")) not in TERMINAL_STATES:
+            if not wrote:
+                _say_no_output(client, args.job_id, io, follow=False)
+            return EXIT_OK
+        print(job_line(job, _now(), log_shown=wrote), file=io.err)
+        return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
     offset = 0
     while True:  # read the whole log in bounded slices
         chunk = client.logs(args.job_id, offset=offset)

@@ -21,8 +21,9 @@ the last hour; red team 15, R2: 100 definitions of one user started 107 jobs in 
 minute, with nobody logged in) is skipped *without* a run or a job: one ``definition_skipped``
 audit record per definition per hour says so and how many (``definition 'd1': 58 firing(s)
 skipped since 13:25 UTC …``; red team 17, R4: a rejected job, a run and an audit row per skipped
-firing made a job flood a row flood, 6,000 rows an hour from one user). The counts are kept by the
-leading engine (a restart starts them afresh).
+firing made a job flood a row flood, 6,000 rows an hour from one user). The firings counted are
+read from the store's runs at a user's first firing after a (re)start; the skip counts between two
+records are kept by the leading engine (a restart starts them afresh).
 """
 
 from __future__ import annotations
@@ -257,7 +258,9 @@ class DefinitionFiring:
         limit = self.max_per_user_hour
         if not limit:
             return None
-        fired = self._fired.setdefault(definition.user, deque())
+        if definition.user not in self._fired:
+            self._fired[definition.user] = self._fired_before(definition.user, at)
+        fired = self._fired[definition.user]
         while fired and fired[0][0] <= at - _HOUR:
             fired.popleft()
         key = (at, definition.id)
@@ -267,6 +270,18 @@ class DefinitionFiring:
             return len(fired)
         fired.append(key)
         return None
+
+    def _fired_before(self, user: str, at: datetime) -> deque[tuple[datetime, str]]:
+        """The scheduled runs of ``user``'s definitions in the hour before ``at``, from the store: a
+        restart of the engine does not grant another hour's firings at once (red team 17, R4)."""
+        from ..store.definitions import list_definitions, list_runs
+
+        with self.store.transaction(write=False) as tx:
+            ids = [d.id for d in list_definitions(tx, user=user)]
+            runs = list_runs(tx, ids, limit=self.max_per_user_hour + len(ids) + 1) if ids else []
+        recent = sorted((r.scheduled_for, r.definition_id) for r in runs
+                        if r.trigger is RunTrigger.SCHEDULE and at - _HOUR < r.scheduled_for <= at)
+        return deque(recent[-self.max_per_user_hour:])
 
     def _skip_records(self, definition: JobDefinition, skips: list[tuple[datetime, int]], *,
                       fired_again: datetime | None, now: datetime) -> tuple[_Skips | None, list[tuple[str, dict[str, Any]]]]:

@@ -119,6 +119,23 @@ class ExecutorConfig(Configurable):
         long enough for a clean exit, short enough that cancel feels immediate.""",
     )
 
+    service_listen_s = Float(
+        600.0,
+        config=True,
+        help="""Local executor: seconds an inference service declaring a port may take to listen on it
+        after its start; one that has not is stopped ("never listened on port P within 600 s"): a
+        declared port is held on its node, and one never served is a squat (red team 16, R8). Applies
+        until its first listen. Default: 600. 0 = never stopped for this.""",
+    )
+
+    service_relisten_s = Float(
+        3600.0,
+        config=True,
+        help="""Local executor: seconds a service that did listen on its port may go without listening
+        again (a hot reload, a re-bind, a restart) before it is stopped, told when it stopped listening
+        (red team 17, R12). Default: 3600. 0 = never stopped for this.""",
+    )
+
     max_log_mib = Int(
         1024,
         config=True,
@@ -185,6 +202,10 @@ class ExecutorConfig(Configurable):
             raise config_error("job_memory_mib", value, "must be 0 (no limit) or at least 64 MiB",
                                "set 0 or a number >= 64 (MiB)")
         return value
+
+    @validate("service_listen_s", "service_relisten_s")
+    def _check_listen(self, proposal: dict[str, Any]) -> float:
+        return positive(str(proposal["trait"].name), float(proposal["value"]), allow_zero=True)
 
     @validate("max_log_mib")
     def _check_max_log_mib(self, proposal: dict[str, Any]) -> int:

@@ -939,7 +939,7 @@ class SchedMagics(Magics):
         return queue_frame(rows, _now())
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
-        query, keep = state_filter(cmd.state)  # "stopping" / "released" are the lists' words (new user 9, N12)
+        query, keep = state_filter(cmd.state)  # "stopping": the lists' word; "released": ended leases (new user 9, N12; 17, N23)
         rows = [row for row in self.client.jobs(state=query) if keep(row)]
         if cmd.limit is not None:
             rows = rows[:cmd.limit]  # newest first, as the server lists them
@@ -998,7 +998,7 @@ class SchedMagics(Magics):
         except KeyboardInterrupt:
             self._print(f"\n[stopped following {job_id}; the job keeps running]")
             return
-        self._print(job_line(self.client.job(job_id), _now()))
+        self._print(job_line(self.client.job(job_id), _now(), log_shown=True))  # its lines were just shown (N20)
 
     def _log_end(self, job_id: str, known: int) -> int:
         """The log's size in bytes now, found with one-byte reads (the log route has no size): double

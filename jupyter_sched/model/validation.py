@@ -550,6 +550,9 @@ def spec_from_request(
     if notebook and not notebook.endswith(".ipynb"):  # new user 10, N1: /etc/shadow ran, its bytes quoted in the failure
         raise ValidationError(f"notebook {notebook!r} is not a .ipynb file", field="notebook",
                               hint="give the path of a notebook (.ipynb), or use script for a .py file")
+    if script and script.lower().endswith(".ipynb"):  # new user 17, N8: python ran the notebook's JSON, the CLI refused it
+        raise ValidationError(f"script {script!r} is a notebook: send it as notebook", field="script",
+                              hint=f'give {{"notebook": {json.dumps(script)}}}: a notebook runs cell by cell')
     args = _str_list(merged.get("args"), "args")
     if kind is not JobKind.LEASE and not (command or script or notebook):
         for carried, owner, example in (("source", "script", "train.py"), ("notebook_json", "notebook", "run.ipynb")):

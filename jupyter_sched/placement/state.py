@@ -162,6 +162,8 @@ class ClusterState(Journaled):
         self._arrays: NodeArrays | None = None   # built on first use by vectorised score plugins
         self.version = 0  # bumped on every take/release; lets callers cache per state
         self.share_version = 0  # bumped on every take/release that changes a GPU share (see _change)
+        self.gpu_shares: dict[int, dict[str, None]] = {}
+        self.share_log: list[int] = []
         self._build()
         self.pool_stamp: list[int] = [0] * len(self.pools)
         self._stamps = 0
@@ -199,6 +201,12 @@ class ClusterState(Journaled):
         touch a GPU a share is on: a share keeps it below 1000 free, a whole GPU needs all 1000), so
         callers cache that by it rather than by :attr:`version`, which every admission moves (issue 17:
         ``held_away`` redone per admission was a quarter of a 5,000-node cycle)."""
+        self.gpu_shares = {g: dict(on) for g, on in other.gpu_shares.items()}
+        """GPU -> the holders of a part of it below a whole GPU (0 included), kept with ``share_version``."""
+        self.share_log = list(other.share_log)
+        """The GPU of every ``(gpu, milli)`` pair below a whole GPU taken or released, in order: a
+        caller that worked something out from the shares at one length of it redoes only the GPUs
+        logged since (:func:`~jupyter_sched.scheduling.preempt.candidates.held_away`)."""
         self.pool_stamp = [0] * len(self.pools)
         """Per pool, a number naming its free capacity (free GPUs and shares per node, host resources):
         a change gives the pool a number never used before, and undoing a trial gives back the number
@@ -368,6 +376,19 @@ class ClusterState(Journaled):
         if shares:
             self.share_version += 1
 
+    def _log_shares(self, holder: str, gpus: tuple[tuple[int, int], ...], taken: bool) -> None:
+        """Keep :attr:`gpu_shares` and :attr:`share_log` for ``holder``'s pairs below a whole GPU."""
+        log, on_gpu = self.share_log, self.gpu_shares
+        for g, milli in gpus:
+            if milli != GPU_MILLI:
+                log.append(g)
+                if taken:
+                    on_gpu.setdefault(g, {})[holder] = None
+                elif (on := on_gpu.get(g)) is not None:
+                    on.pop(holder, None)
+                    if not on:
+                        del on_gpu[g]
+
     def _shift(self, n_id: int, delta: int) -> None:
         """Node ``n_id`` has ``delta`` more wholly free placeable GPUs: move it between ``by_free`` buckets."""
         pid = self.node_pool[n_id]
@@ -430,7 +451,10 @@ class ClusterState(Journaled):
         for mig in holding.migs:
             if mig in self.mig_used:
                 raise ValueError(f"MIG device {mig} already used by {self.mig_used[mig]}")
+        shares = self.share_version
         self._change(holding.gpus, -1)
+        if shares != self.share_version:
+            self._log_shares(holder, holding.gpus, True)
         for mig in holding.migs:
             self.mig_used[mig] = holder
         if holding.cpu_millis or holding.memory_mib or holding.extra:
@@ -447,7 +471,10 @@ class ClusterState(Journaled):
         holding = self.holdings.pop(holder, None)
         if holding is None:
             return None
+        shares = self.share_version
         self._change(holding.gpus, +1)
+        if shares != self.share_version:
+            self._log_shares(holder, holding.gpus, False)
         for mig in holding.migs:
             self.mig_used.pop(mig, None)
         if holding.cpu_millis or holding.memory_mib or holding.extra:

@@ -220,7 +220,10 @@ class CycleContext:
         # a subset of ``fresh`` kept in step with it (.admit adds, .preempt.issue withdraws), so
         # shares_now reads the few shares, not every admission (issue 17)
         self.fresh_shares: dict[str, None] = {}
-        self.held_away_memo: tuple[int, dict[tuple[str, str | None, str], int]] | None = None
+        self.share_holder_set = frozenset(self.share_holders)
+        # held_away's memo: (share_version, share_log length, per GPU its team lines and free rest, the sums)
+        self.held_away_memo: tuple[int, int, dict[int, tuple[frozenset[tuple[str, str | None, str]], int]],
+                                   dict[tuple[str, str | None, str], int]] | None = None
         # per flavor (model, pools): .admit.shares_note's numbers and clause, by share_version
         self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int], frozenset[int]]] = {}
         self.said_times: dict[datetime, tuple[str, str]] = {}  # an instant's isoformat() and said_time()

@@ -1038,13 +1038,13 @@ def parse_states(state: str | Iterable[str] | None) -> list[JobState] | None:
             out.append(JobState(name))
         except ValueError:
             raise ValidationError(f"unknown state {name[:40]!r}", field="state",
-                                  hint="use any of " + ", ".join(s.value for s in JobState)
-                                       + f" (or {RELEASED}: a lease that ended)") from None
+                                  hint="use any of " + ", ".join(s.value for s in JobState)) from None
     return out
 
 
 RELEASED = "released"
-"""The word every client shows for an ended (``cancelled``) lease; ``GET jobs?state=released`` lists those."""
+"""``GET jobs?state=released``: a filter of ended (``cancelled``) leases, kept for the scripts that
+use it; an ended lease's state is ``cancelled`` in every body and on every client (new user 17, N23)."""
 
 
 def _kind_asked(kind: JobKind | None, request: ListJobsRequest) -> JobKind | None:

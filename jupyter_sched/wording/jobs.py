@@ -48,12 +48,12 @@ started; usually under a second). New users 9, 10 and 11 (N4): ``%schedule queue
 
 def state_word(job: Mapping[str, Any]) -> str:
     """The job's state for people: its wire state, except :data:`IN_CLUSTER` for an admitted job
-    the cluster holds back, :data:`STARTING` for one on its way to running, ``stopping`` for work
-    in the grace of a stop (:func:`stopping_text`) and ``released`` for an ended lease."""
+    the cluster holds back, :data:`STARTING` for one on its way to running and ``stopping`` for work
+    in the grace of a stop (:func:`stopping_text`). An ended lease is ``cancelled``, as REST's
+    documented ``state`` says it (new user 17, N23: the CLI and the panel said ``released``, every
+    REST body ``cancelled``); how it ended ("released by root …") is its message."""
     if stopping_text(job, None):
         return "stopping"
-    if job.get("kind") == "lease" and job.get("state") == "cancelled":
-        return "released"  # new user 9, N12: a released lease read "cancelled" beside "released by root"
     if cluster_wait(job):
         return IN_CLUSTER
     return STARTING if job.get("state") == "admitted" else str(job.get("state"))
@@ -62,10 +62,10 @@ def state_word(job: Mapping[str, Any]) -> str:
 def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, Any]], bool]]:
     """``--state`` of a job list as people say states → ``(the server's state query, row test)``.
 
-    ``stopping`` (running work in a stop's grace, :func:`stopping_text`) and ``released`` (an ended
-    lease) are words of :func:`state_word`, not states on the wire (new user 9, N12: ``--state
-    stopping`` was refused though the lists show it): asked for as ``running`` / ``cancelled``
-    and kept by their word."""
+    ``stopping`` (running work in a stop's grace, :func:`stopping_text`) is a word of
+    :func:`state_word`, not a state on the wire (new user 9, N12: ``--state stopping`` was refused
+    though the lists show it): asked for as ``running`` and kept by its word; ``released`` is kept
+    as a filter of ended (``cancelled``) leases, as ``GET jobs?state=released`` is."""
     if not state:
         return state, lambda job: True
     words = [w.strip() for w in state.split(",") if w.strip()]
@@ -75,6 +75,8 @@ def state_filter(state: str | None) -> tuple[str | None, Callable[[Mapping[str, 
 
     def keep(job: Mapping[str, Any]) -> bool:
         word = state_word(job)
+        if "released" in wanted and job.get("kind") == "lease" and job.get("state") == "cancelled":
+            return True
         return word in wanted or (str(job.get("state")) in wanted and (word not in wire or word == STARTING))
 
     return query, keep
@@ -242,10 +244,12 @@ def _head(job: Mapping[str, Any]) -> str:
     return head
 
 
-def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
+def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = False) -> str:
     """One status line: state, GPUs and where, the exit code, or the rendered pending reason.
 
     ``lease l-3 for nb/explore.ipynb: pending, 1 GPU · queued #2 · <summary> · ETA 19:42 UTC (in 5m)``.
+    ``log_shown``: the job's log was just printed (``logs -f``), so an ended job's "last lines: …"
+    are not quoted again (new user 17, N20: ``%schedule logs -f`` repeated the five lines it had shown).
     """
     head = _head(job)
     state = str(job.get("state"))
@@ -260,13 +264,14 @@ def job_line(job: Mapping[str, Any], now: datetime | None) -> str:
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
         return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
+    if log_shown and message.startswith("last lines: "):
+        message = ""
     if job.get("kind") == "lease" and state == "cancelled" and message.startswith(_RELEASED_BY):
         # said once, with when (new user 16, N9: "lease l-…: released — released by root")
         said, colon, why = message.partition(": ")
         ended = wire_time(job.get("finished_at"))
         return f"{head}: {said}{f' at {clock_text(ended, now)}' if ended else ''}{colon}{why}"
-    # an ended lease is "released" here as in the lists (new user 14, N13: `%schedule status l-…` and
-    # `jupyter-sched wait l-…` said "cancelled" beside the tables' "released")
+    # one state word with the tables and REST (new user 14, N13; new user 17, N23)
     return f"{head}: {state_word(job)}{tail}{f' — {message}' if message else ''}"
 
 

@@ -459,16 +459,13 @@ export function workName(job: { name?: string | null; kind?: string | null; kern
 
 /**
  * A job's state as users read it, as the CLI and the magics say it (`wording.jobs.state_word`):
- * `stopping` in a stop's grace ({@link stoppingText}), `released` for an ended lease (new user 9
- * N12 / new user 10: the panel said "Cancelled" where the CLI says "released"), `starting` for an
- * admitted job the cluster does not hold back, else its state.
+ * `stopping` in a stop's grace ({@link stoppingText}), `starting` for an admitted job the cluster
+ * does not hold back, else its state — an ended lease is `cancelled`, as REST's documented state
+ * says it (new user 17, N23: the panel said "Released", every REST body "cancelled").
  */
 export function stateWord(job: { state: string; kind?: string | null; reason?: PendingReason | null }): string {
   if (stoppingText(job)) {
     return 'stopping';
-  }
-  if (job.kind === 'lease' && job.state === 'cancelled') {
-    return 'released';
   }
   // on its way to running (new user 11, N4: "admitted" was said only by the panel and %schedule queue)
   return job.state === 'admitted' && !inCluster(job) ? 'starting' : job.state;

@@ -2436,7 +2436,7 @@ export interface operations {
     listJobs: {
         parameters: {
             query?: {
-                /** @description a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's cancelled, and alone lists leases only */
+                /** @description a state or a comma-separated list; 'released' filters ended leases (their state is cancelled), and alone lists leases only */
                 state?: string | null;
                 kind?: "training" | "inference" | "lease" | null;
                 /** @description admins only: another user's work */
@@ -2635,7 +2635,7 @@ export interface operations {
     listLeases: {
         parameters: {
             query?: {
-                /** @description a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's cancelled, and alone lists leases only */
+                /** @description a state or a comma-separated list; 'released' filters ended leases (their state is cancelled), and alone lists leases only */
                 state?: string | null;
                 kind?: "training" | "inference" | "lease" | null;
                 /** @description admins only: another user's work */

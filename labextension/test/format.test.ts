@@ -300,8 +300,8 @@ describe('workName and stateWord (new user 10: one wording with jupyter_sched.wo
     expect(workName(job)).toBe(want);
   });
 
-  it('an ended lease is released, an ended job cancelled, work in a stop\'s grace stopping', () => {
-    expect(stateWord({ kind: 'lease', state: 'cancelled' })).toBe('released');
+  it('newuser17 N23: an ended lease is cancelled as REST says it, an ended job cancelled, work in a stop\'s grace stopping', () => {
+    expect(stateWord({ kind: 'lease', state: 'cancelled' })).toBe('cancelled');
     expect(stateWord({ kind: 'training', state: 'cancelled' })).toBe('cancelled');
     expect(stateWord({ kind: 'training', state: 'admitted' })).toBe('starting');
     expect(stateWord({ kind: 'training', state: 'running', stop_requested: { text: 'stopping (…)' } } as { kind: string; state: string })).toBe('stopping');

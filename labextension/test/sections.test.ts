@@ -326,7 +326,7 @@ describe('My work section', () => {
     model.dispose();
   });
 
-  it('new user 10: a released lease reads Released (the CLI and the magics say released; it read Cancelled) and a lease given no name is named by its notebook (N11)', async () => {
+  it('new user 17 N23: an ended lease reads Cancelled (as REST, the CLI and the magics say it) and a lease given no name is named by its notebook (N11)', async () => {
     const server = new FakeSchedServer();
     const alloc = { node: 'node-a', gpu_uuids: ['GPU-sim-node-a-0'], gpu_milli: 1000 };
     server.leases = [
@@ -342,7 +342,7 @@ describe('My work section', () => {
     ]);
     expect(rows).toEqual([
       ['Running', 'lease for nb/explore.ipynb'],
-      ['Released', 'lease for kernel 1a2b3c4d'],
+      ['Cancelled', 'lease for kernel 1a2b3c4d'],
       ['Cancelled', 'train']
     ]);
     model.dispose();

@@ -42,3 +42,20 @@ def test_red17_r4_skipped_firings_write_no_rows_but_one_record_per_definition_pe
     assert summary.details["skipped"] > 50 and "firings skipped since 10:" in summary.message, summary.message
     assert "c.SchedApp.definition_max_firings_per_user_hour = 2" in summary.message
     assert all(e.job_id is None for e in audited)
+
+
+def test_red17_r4_a_restart_does_not_grant_another_hours_firings(db_url: str, tmp_path: Path) -> None:
+    """The count was in memory: every restart of the service let 60 more firings run at once.
+    Failed before the fix (the second server ran 2 more firings in the same hour)."""
+    clock = ManualClock(at("2026-12-04T10:00:30+00:00"))
+    first = Server(db_url, clock, tmp_path / "jobs", max_firings_per_user_hour=2)
+    ids = [first.create({**EVERY_MINUTE, "name": f"d{n}"}, user="mallory")["id"] for n in range(2)]
+    clock.advance(60)
+    first.fire_due()  # 10:01: both fire, the hour's cap is reached
+    restarted = Server(db_url, clock, tmp_path / "jobs", max_firings_per_user_hour=2)
+    for _ in range(3):
+        clock.advance(60)
+        restarted.fire_due()
+    with restarted.store.transaction(write=False) as tx:
+        runs = list_runs(tx, ids, limit=1000)
+    assert len(runs) == 2, [(r.definition_id, r.scheduled_for) for r in runs]

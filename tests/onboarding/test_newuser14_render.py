@@ -310,15 +310,16 @@ def test_newuser14_n8_no_token_for_the_hub_url_says_none_was_set(server: Embedde
 
 # ---- N13: a lease's end state: released in the lists, cancelled in status/wait lines and REST ---------------------
 
-def test_newuser14_n13_an_ended_leases_line_says_released_as_the_lists_do() -> None:
+def test_newuser17_n23_an_ended_leases_line_says_cancelled_as_the_lists_and_rest_do() -> None:
     """N13: ``%schedule jobs`` / ``jupyter-sched jobs`` said ``released`` while ``%schedule status l-…``
-    and ``jupyter-sched wait l-…`` (one line, :func:`job_line`) said ``lease l-…: cancelled — …``."""
+    and ``jupyter-sched wait l-…`` (one line, :func:`job_line`) said ``lease l-…: cancelled — …``; new
+    user 17, N23: every REST body says ``cancelled`` (the documented state) — one word everywhere."""
     from jupyter_sched.wording import job_line, state_word
 
     lease = {"id": "l-1", "kind": "lease", "name": "notebook lease", "state": "cancelled",
              "message": "request withdrawn: no GPUs granted within its 5s timeout; nothing was held"}
-    assert state_word(lease) == "released"
-    assert job_line(lease, None) == ("lease l-1: released — request withdrawn: no GPUs granted "
+    assert state_word(lease) == "cancelled"
+    assert job_line(lease, None) == ("lease l-1: cancelled — request withdrawn: no GPUs granted "
                                      "within its 5s timeout; nothing was held"), job_line(lease, None)
     job = {"id": "j-1", "kind": "training", "state": "cancelled", "message": "cancelled by ann"}
     assert job_line(job, None) == "job j-1: cancelled — cancelled by ann"  # a job's word is unchanged
@@ -344,12 +345,15 @@ def test_newuser14_n13_rest_lists_released_leases_by_the_word_clients_show(serve
     assert listed.status_code == 200, listed.text
     rows = listed.json()["jobs"] if isinstance(listed.json(), dict) else listed.json()
     assert [r["id"] for r in rows] == [lease_id], rows
+    assert [r["state"] for r in rows] == ["cancelled"], rows  # one word: its state (new user 17, N23)
     assert [r["id"] for r in ann.get("leases", params={"state": "released"}).json()] == [lease_id]
     both = ann.get("jobs", params={"state": "released,cancelled"}).json()
     both = both["jobs"] if isinstance(both, dict) else both
     assert {r["id"] for r in both} >= {lease_id, job}
     unknown = ann.get("jobs", params={"state": "finished"})
-    assert unknown.status_code == 400 and "released" in unknown.json()["error"]["hint"], unknown.text
+    # the hint lists states only: 'released' is a filter, not a state any body says (new user 17, N23)
+    hint = unknown.json()["error"]["hint"]
+    assert unknown.status_code == 400 and "cancelled" in hint and "released" not in hint, unknown.text
 
 
 # ---- N14: a REST job carried two ETA wordings and two unblocks that disagreed ----------------------------------

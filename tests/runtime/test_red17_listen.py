@@ -65,3 +65,28 @@ def test_red17_r12_a_service_that_stopped_listening_is_stopped_after_relisten_s_
     assert ended.message.startswith(f"stopped listening on port {port} at "), ended.message
     assert "did not listen again within 1 s" in ended.message and "never listened" not in ended.message
     assert any(isinstance(e, Ready) for e in seen), seen
+
+
+
+def test_red17_r12_the_windows_are_settings_of_the_server(tmp_path: Path) -> None:
+    """c.SchedApp.service_listen_s / service_relisten_s reach the local executor; a negative one is
+    refused naming it."""
+    import pytest
+    from traitlets import TraitError
+
+    from jupyter_sched.engine import SchedulerService
+    from jupyter_sched.extension.app import SchedApp
+
+    app = SchedApp(service_listen_s=120.0, service_relisten_s=7200.0)
+    settings = app.service_settings()
+    assert (settings["service_listen_s"], settings["service_relisten_s"]) == (120.0, 7200.0)
+    svc = SchedulerService.from_config({"db_url": f"sqlite:///{tmp_path / 's.sqlite'}", "log_dir": str(tmp_path / "j"),
+                                        "inventory_source": "simulated", "telemetry_source": "off",
+                                        "service_listen_s": 120.0, "service_relisten_s": 7200.0})
+    try:
+        assert isinstance(svc.executor, LocalExecutor)
+        assert (svc.executor.listen_s, svc.executor.relisten_s) == (120.0, 7200.0)
+    finally:
+        svc.store.close()
+    with pytest.raises(TraitError, match="service_relisten_s"):
+        SchedApp(service_relisten_s=-1.0)

@@ -44,3 +44,30 @@ def test_newuser17_n22_ten_tenth_gpus_are_one_gpu_in_get_me_and_its_sentences(se
     assert my_work({"in_use": {"gpus": sum([0.1] * 10), "jobs": 10}}) == "10 jobs running, on 1 GPU"
     assert quota_text({"team": "t", "team_in_use": 1.0,
                        "in_use": {"gpus": sum([0.1] * 10)}}).endswith("1 GPU of them yours")
+
+
+@pytest.mark.parametrize(("field", "value"), [("mem_per_gpu", "-5GiB"), ("memory", "-1GiB"), ("memory", -3)])
+def test_newuser17_n2_a_negative_memory_size_is_said_negative_not_unparseable(services: Services, field: str,
+                                                                              value: object) -> None:
+    """``mem_per_gpu: "-5GiB"`` was "cannot parse memory size '-5GiB'" while ``time_limit: -1`` says
+    "must not be negative (got -1)": a size with a minus sign is said negative, as the others."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 1, "command": ["true"], field: value}))
+    said = f"'{value}'" if isinstance(value, str) else str(value)
+    assert info.value.message == f"{field} must not be negative (got {said})", info.value.message
+    assert info.value.field == field
+
+
+def test_newuser17_n8_rest_refuses_a_notebook_sent_as_script(services: Services) -> None:
+    """``POST jobs {"script": "x.ipynb"}`` was taken and python ran the notebook's JSON (a traceback in
+    the log), while the CLI refuses ``--script x.ipynb``: the server's one validation refuses it."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "script": "/home/a/daily_report.ipynb"}))
+    assert info.value.message == "script '/home/a/daily_report.ipynb' is a notebook: send it as notebook"
+    assert info.value.field == "script" and '"notebook": "/home/a/daily_report.ipynb"' in str(info.value.hint)

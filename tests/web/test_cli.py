@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 from .conftest import IVAN_TOKEN
 
@@ -64,6 +64,32 @@ async def test_submit_then_follow_logs_prints_the_output_and_ends(cli: Any) -> N
     assert "hello from job" in logs.out
     queue = await cli("queue")
     assert queue.code == EXIT_OK and queue.out.startswith(("ID", "The queue is empty"))
+
+
+async def test_newuser17_n20_logs_f_of_a_failed_job_ends_with_its_outcome_and_exit_4(cli: Any) -> None:
+    """``jupyter-sched logs J -f`` ended silently with exit 0 when the job failed, where ``%schedule
+    logs -f`` said the outcome (and quoted again the lines it had just printed): both end with the
+    outcome line, without the last lines, and ``logs -f`` exits as ``wait`` does (0 / 4)."""
+    from jupyter_sched.wording import job_line
+
+    code = "import sys; [print('line', i, flush=True) for i in range(1, 5)]; sys.exit(3)"
+    run = await cli("submit", "--gpus", "0", "--name", "lf4", "--", sys.executable, "-c", code)
+    assert run.code == EXIT_OK, run.err
+    job_id = run.out.split()[1].rstrip(":")
+    logs = await cli("logs", "-f", job_id)
+    assert logs.code == EXIT_JOB_FAILED, (logs.out, logs.err)
+    assert logs.out == "line 1\nline 2\nline 3\nline 4\n", logs.out  # stdout stays the log alone
+    last = logs.err.strip().splitlines()[-1]
+    assert last == f"job {job_id} (lf4): failed, exit code 3", logs.err  # the lines are not quoted again
+    ok = await cli("submit", "--gpus", "0", "--name", "lf0", "--", sys.executable, "-c", "print('fine')")
+    ok_id = ok.out.split()[1].rstrip(":")
+    good = await cli("logs", "-f", ok_id)
+    assert good.code == EXIT_OK and good.out == "fine\n" and good.err.strip() == f"job {ok_id} (lf0): succeeded, exit code 0", good
+    # the magic's line after following is the same function with the same flag
+    failed = {"id": "j-1", "name": "lf3", "kind": "training", "state": "failed", "exit_code": 3,
+              "message": "exited with code 3; last lines: line 2 | line 3"}
+    assert job_line(failed, None, log_shown=True) == "job j-1 (lf3): failed, exit code 3"
+    assert job_line(failed, None).endswith("— last lines: line 2 | line 3")  # status/wait still quote them
 
 
 async def test_cancel_of_an_unknown_job_is_one_line_and_exit_1(cli: Any) -> None:

@@ -16,6 +16,8 @@ Each becomes a :class:`~jupyter_sched.preemption.Candidate` (milli-GPUs, seconds
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ...model import Job
 from ...placement.placer import Flavor
 from ...preemption.candidates import candidate_of, nomination_candidate
@@ -161,10 +163,54 @@ def held_away(ctx: CycleContext) -> dict[LineKey, int]:
     st = ctx.state
     memo = ctx.held_away_memo
     if memo is not None and memo[0] == st.share_version:
-        return memo[1]
-    out = held_away_now(ctx)
-    ctx.held_away_memo = (st.share_version, out)
+        return memo[3]
+    log = st.share_log
+    if memo is None:  # every GPU a share is on, once
+        on: dict[int, tuple[frozenset[LineKey], int]] = {}
+        out: dict[LineKey, int] = {}
+        touched: Iterable[int] = st.gpu_shares
+    else:  # only the GPUs whose shares or free rest changed since: their part comes off, and back
+        _, seen, on, before = memo
+        out = dict(before)  # a new dict: a caller may still hold the one returned before
+        touched = set(log[seen:])
+        for g in touched:
+            old = on.pop(g, None)
+            if old is not None:
+                for key in old[0]:
+                    left = out[key] - old[1]
+                    if left:
+                        out[key] = left
+                    else:
+                        del out[key]
+    for g in touched:
+        part = _held_on(ctx, g)
+        if part is not None:
+            on[g] = part
+            for key in part[0]:
+                out[key] = out.get(key, 0) + part[1]
+    ctx.held_away_memo = (st.share_version, len(log), on, out)
     return out
+
+
+def _held_on(ctx: CycleContext, g: int) -> tuple[frozenset[LineKey], int] | None:
+    """GPU ``g``'s part of :func:`held_away`: the team lines every share on it is charged to, and its
+    free rest (None: it adds nothing)."""
+    st = ctx.state
+    holders = st.gpu_shares.get(g)
+    rest = st.free_milli[g]
+    if not holders or not 0 < rest < 1000 or not st.placeable[g]:
+        return None
+    lines: frozenset[LineKey] | None = None
+    share_holders, fresh_shares, charges = ctx.share_holder_set, ctx.fresh_shares, ctx.quota.charges
+    for holder in holders:
+        if holder not in share_holders and holder not in fresh_shares:
+            continue  # a whole-GPU job, a reservation mask: not a share (.context.shares_now)
+        entry = charges.get(holder)
+        mine = frozenset(k for k in entry[0] if k[1] is None) if entry is not None else frozenset()
+        lines = mine if lines is None else lines & mine
+        if not lines:
+            return None
+    return None if lines is None else (lines, rest)
 
 
 def held_away_now(ctx: CycleContext) -> dict[LineKey, int]:

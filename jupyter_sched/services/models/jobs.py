@@ -203,8 +203,8 @@ class ListJobsRequest(QueryModel):
     """``GET jobs`` / ``GET leases``: the caller's work (admins: ``user`` or ``all=true``)."""
 
     state: str | None = Field(default=None, examples=["pending,running"], description=(
-        "a state or a comma-separated list; 'released' (what clients show for an ended lease) is a lease's "
-        "cancelled, and alone lists leases only"))
+        "a state or a comma-separated list; 'released' filters ended leases (their state is cancelled), "
+        "and alone lists leases only"))
     kind: JobKindName | None = Field(default=None, examples=["training"])
     user: str | None = Field(default=None, description="admins only: another user's work")
     all: bool = Field(default=False, description="admins only: everyone's work")

@@ -47,7 +47,7 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
           <span className="jp-sched-state jp-sched-state-badge-pending">{trans.__('Pending (in the cluster)')}</span>
         ) : (
           // "Stopping" for the grace of a stop, as the CLI and the magics say it (new user 8, N13: "Running")
-          // "Released" for an ended lease, as the CLI and the magics say it (new user 10: "Cancelled")
+          // an ended lease is "Cancelled", as REST, the CLI and the magics say it (new user 17, N23)
           <StateBadge state={stateWord(job)} trans={trans} />
         )}
         <span className="jp-sched-job-name" title={job.id}>
