@@ -71,3 +71,20 @@ def test_newuser17_n8_rest_refuses_a_notebook_sent_as_script(services: Services)
         services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "script": "/home/a/daily_report.ipynb"}))
     assert info.value.message == "script '/home/a/daily_report.ipynb' is a notebook: send it as notebook"
     assert info.value.field == "script" and '"notebook": "/home/a/daily_report.ipynb"' in str(info.value.hint)
+
+
+@pytest.mark.parametrize(("cron", "said"), [
+    ("0 0 31 2 *", "it never fires: February has no day 31 — 'L' is the last day of the month ('0 0 L 2 *'), "
+                   "or use a day up to 29"),
+    ("30 6 31 4,6 *", "it never fires: April and June have no day 31 — 'L' is the last day of the month "
+                      "('30 6 L 4,6 *'), or use a day up to 30"),
+])
+def test_newuser17_n7_a_day_no_month_of_the_cron_has_is_said_so(cron: str, said: str) -> None:
+    """``--cron '0 0 31 2 *'`` read "the day-of-month field '31' is not one cron reads (numbers 1-31 …)":
+    the rule it listed says 31 is fine; the problem is that February never has that day."""
+    from jupyter_sched.definitions.schedule import parse_schedule
+    from jupyter_sched.errors import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        parse_schedule(cron)
+    assert info.value.message == f"invalid cron expression '{cron}': {said}", info.value.message
