@@ -84,7 +84,8 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
                               hint="use 0 for CPU-only work or a positive number of GPUs")
     if number == int(number):
         if number > MAX_GPUS:
-            raise ValidationError(f"{field} must be <= {MAX_GPUS} (got {value})", field=field,
+            sent = value.strip() if isinstance(value, str) else quoted(value)  # 1e308, not 1e+308 (new user 17, N3)
+            raise ValidationError(f"{field} must be <= {MAX_GPUS} (got {sent})", field=field,
                                   hint="ask for at most the GPUs of one node", details={"rule": TOO_MANY_GPUS})
         return int(number), GPU_MILLI
     if number < 1:

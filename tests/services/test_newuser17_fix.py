@@ -88,3 +88,21 @@ def test_newuser17_n7_a_day_no_month_of_the_cron_has_is_said_so(cron: str, said:
     with pytest.raises(ValidationError) as info:
         parse_schedule(cron)
     assert info.value.message == f"invalid cron expression '{cron}': {said}", info.value.message
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ({"gpus": 4097}, "gpus must be <= 1 (got 4097)"),  # N1: one bound, the largest node's
+    ({"gpus": 1e308}, "gpus must be <= 1 (got 1e308)"),  # N1/N3: not Python's 1e+308
+    ({"gpus": 1, "memory_mib": 1e12}, "memory_mib must be at most 1 PiB per worker (got 1000000000000)"),  # N3
+    ({"gpus": 1, "cpu": 1e9}, "cpu must be at most 100,000 cores per worker (got 1000000000 cores)"),  # N3
+])
+def test_newuser17_n1_n3_too_large_values_say_the_real_bound_and_the_number_sent(
+        services: Services, body: dict[str, object], said: str) -> None:
+    """N1: ``gpus: 4097`` said "must be <= 4096" with the hint "ask for at most 4 GPUs" (two limits);
+    N3: floats were echoed as Python writes them (``1000000000000.0``, ``1e+308``)."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"command": ["true"], **body}))
+    assert info.value.message == said, info.value.message
