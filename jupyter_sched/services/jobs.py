@@ -400,9 +400,9 @@ class JobsService:
             return
         host = _host_memory_mib()
         if host and asked > host:
-            raise ValidationError(f"memory_mib {asked} is more than this host has ({host} MiB): the job's memory "
-                                  "limit would be no limit", field="memory_mib",
-                                  hint=f"ask for at most {host} MiB (or leave memory_mib out)")
+            # new user 17, N3: "…: the job's memory limit would be no limit" was hard to read
+            raise ValidationError(f"memory_mib {asked} is more than this host's {host} MiB", field="memory_mib",
+                                  hint=f"ask for at most {host} MiB, or leave memory_mib out")
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would

@@ -106,3 +106,20 @@ def test_newuser17_n1_n3_too_large_values_say_the_real_bound_and_the_number_sent
     with pytest.raises(ValidationError) as info:
         services.jobs.submit(bo, SubmitJobRequest.model_validate({"command": ["true"], **body}))
     assert info.value.message == said, info.value.message
+
+
+def test_newuser17_n3_more_memory_than_the_host_is_said_plainly(services: Services) -> None:
+    """``memory_mib 10000000 is more than this host has (24105 MiB): the job's memory limit would be
+    no limit`` — the last clause was hard to parse: the host's MiB and the fix, nothing else."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.services.jobs import _host_memory_mib
+
+    host = _host_memory_mib()
+    if not host:
+        pytest.skip("this host says no memory size")
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"],
+                                                                  "memory_mib": host + 1}))
+    assert info.value.message == f"memory_mib {host + 1} is more than this host's {host} MiB", info.value.message
+    assert info.value.hint == f"ask for at most {host} MiB, or leave memory_mib out"
