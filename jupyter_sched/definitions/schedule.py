@@ -107,7 +107,9 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     try:
         zone = ZoneInfo(timezone_name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"unknown time zone {timezone_name!r}", field="timezone",
+        meant = _zone_meant(timezone_name)
+        raise ValidationError(f"unknown time zone {timezone_name!r}" + (f" — did you mean {meant!r}?" if meant else ""),
+                              field="timezone",
                               hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"') from None
     fields = len(text.split())
     if fields not in (5, 6):
@@ -136,6 +138,15 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     except Exception:  # explain() covers most but not all expressions; words are a nicety
         description = ""
     return CronSchedule(expression=text, timezone=timezone_name, description=description)
+
+
+def _zone_meant(name: str) -> str:
+    """The IANA zone ``name`` means when only its case differs (``utc`` → ``UTC``, ``europe/berlin``
+    → ``Europe/Berlin``; new user 17, N7: "unknown time zone 'utc'" with no "did you mean"); "" else."""
+    from zoneinfo import available_timezones
+
+    folded = name.strip().casefold()
+    return next((zone for zone in sorted(available_timezones()) if zone.casefold() == folded), "")
 
 
 def _either_day(words: Any, description: str) -> str:

@@ -123,3 +123,17 @@ def test_newuser17_n3_more_memory_than_the_host_is_said_plainly(services: Servic
                                                                   "memory_mib": host + 1}))
     assert info.value.message == f"memory_mib {host + 1} is more than this host's {host} MiB", info.value.message
     assert info.value.hint == f"ask for at most {host} MiB, or leave memory_mib out"
+
+
+def test_newuser17_n7_a_time_zone_in_the_wrong_case_names_the_zone_meant() -> None:
+    """``--tz utc`` → "unknown time zone 'utc'" with no "did you mean UTC"."""
+    from jupyter_sched.definitions.schedule import parse_schedule
+    from jupyter_sched.errors import ValidationError
+
+    for typed, meant in (("utc", "UTC"), ("europe/berlin", "Europe/Berlin")):
+        with pytest.raises(ValidationError) as info:
+            parse_schedule("0 12 * * *", typed)
+        assert info.value.message == f"unknown time zone '{typed}' — did you mean '{meant}'?", info.value.message
+    with pytest.raises(ValidationError) as info:
+        parse_schedule("0 12 * * *", "Mars/Olympus")
+    assert info.value.message == "unknown time zone 'Mars/Olympus'"
