@@ -277,4 +277,6 @@ def _number(value: int | float) -> str:
         return str(value)
     if value != value or value in (float("inf"), float("-inf")):
         return "a number JSON cannot hold"
-    return repr(value)  # the shortest text that reads back as the same number
+    if value == int(value) and abs(value) < 2**53:  # 1e12 sent reads "1000000000000", not "…0.0" (new user 17, N3)
+        return str(int(value))
+    return repr(value).replace("e+", "e")  # the shortest text that reads back as the same number: 1e308, not 1e+308

@@ -81,6 +81,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             latest: Projection | None = None  # EASY: the view its reservation is made on (built once per step)
             reserved: set[str] = set()
             unprotected: set[str] = set()  # flavors whose first blocked job has no reservation (never fits)
+            shadows: dict[str, float] = {}  # per flavor, when its reserved job starts on ``latest``
             for job_id in order(t, remaining, spans):
                 demand = demands[job_id]
                 if demand.after > t:
@@ -94,7 +95,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                 start, i, chosen = found
                 option = demand.options[i]
                 if start <= t and (protect != "first" or option.flavor not in reserved
-                                   or option.flavor in unprotected or _backfills(latest, demand, limits, t)):
+                                   or option.flavor in unprotected
+                                   or _backfills(latest, demand, limits, t, shadows.get(option.flavor))):
                     started[job_id] = proj.reserve(demand, t, option, chosen)
                     trial.reserve(demand, t, option, chosen)
                     spans[job_id] = (t, t + demand.duration)
@@ -117,6 +119,13 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         unprotected.add(option.flavor)
                     else:
                         latest.reserve(demand, shadow[0], demand.options[shadow[1]], shadow[2])
+                        shadows[option.flavor] = shadow[0]
+                        if not demand.share:  # the cycle's reservation takes the GPUs free now first
+                            # (pending._reserve places the job on them): they are its from t, and a
+                            # later job may use them only if it ends before the reservation (new user
+                            # 17, N14: the replay backfilled a job the cycle then refused)
+                            for unit, gpus in shadow[2]:
+                                latest.units[unit].reserve(t, shadow[0], min(gpus, latest.units[unit].at(t)))
             remaining = [j for j in remaining if j not in started]
         t = _next_event(proj, demands, remaining, t)
     return started
@@ -146,11 +155,15 @@ def _may_fit_at(proj: Projection, demand: Demand, t: float) -> bool:
     return False
 
 
-def _backfills(latest: Projection | None, demand: Demand, limits: Mapping[str, float], t: float) -> bool:
-    """Would ``demand``, run for its time limit from ``t``, delay no reservation on ``latest``?"""
+def _backfills(latest: Projection | None, demand: Demand, limits: Mapping[str, float], t: float,
+               shadow: float | None = None) -> bool:
+    """Would ``demand``, run for its time limit from ``t``, delay no reservation on ``latest``? (It
+    does not when it ends by the reservation's start ``shadow``, as :mod:`..scheduling.admit` allows.)"""
     if latest is None:
         return True
     limit = max(limits.get(demand.job_id, demand.duration), demand.duration)
+    if shadow is not None and t + limit <= shadow:
+        return True
     found = latest.earliest(replace(demand, duration=limit, after=t, strict=False))
     return found is not None and found[0] <= t
 

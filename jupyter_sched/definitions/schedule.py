@@ -107,7 +107,9 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     try:
         zone = ZoneInfo(timezone_name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"unknown time zone {timezone_name!r}", field="timezone",
+        meant = _zone_meant(timezone_name)
+        raise ValidationError(f"unknown time zone {timezone_name!r}" + (f" — did you mean {meant!r}?" if meant else ""),
+                              field="timezone",
                               hint='use an IANA name such as "Europe/Berlin", "America/New_York" or "UTC"') from None
     fields = len(text.split())
     if fields not in (5, 6):
@@ -136,6 +138,15 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     except Exception:  # explain() covers most but not all expressions; words are a nicety
         description = ""
     return CronSchedule(expression=text, timezone=timezone_name, description=description)
+
+
+def _zone_meant(name: str) -> str:
+    """The IANA zone ``name`` means when only its case differs (``utc`` → ``UTC``, ``europe/berlin``
+    → ``Europe/Berlin``; new user 17, N7: "unknown time zone 'utc'" with no "did you mean"); "" else."""
+    from zoneinfo import available_timezones
+
+    folded = name.strip().casefold()
+    return next((zone for zone in sorted(available_timezones()) if zone.casefold() == folded), "")
 
 
 def _either_day(words: Any, description: str) -> str:
@@ -170,7 +181,40 @@ def _cron_problem(text: str, said: str) -> str:
         for number in re.findall(r"[0-9]+", head.split("#", 1)[0]):
             if not low <= int(number) <= high:
                 return f"{name} {int(number)} is out of range {low}-{high}"
+    parts = text.split()
+    example = " ".join("L" if i == names.index(name) else part for i, part in enumerate(parts))
+    if name == "day-of-month" and (never := _day_never(value, parts[names.index("month")], example)):
+        return never
     return f"the {name} field {value!r} is not one cron reads (numbers {low}-{high}, *, ranges a-b, lists a,b, steps /n)"
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _day_never(day: str, month: str, example: str) -> str:
+    """``it never fires: February has no day 31 — …`` when every day of ``day`` (numbers 1-31) is past
+    the end of every month of ``month`` (new user 17, N7: ``0 0 31 2 *`` read "the day-of-month field
+    '31' is not one cron reads (numbers 1-31 …)"); "" when that is not the problem."""
+    if not re.fullmatch(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*", day) or not re.fullmatch(r"[0-9,-]+", month):
+        return ""
+    days = [int(n) for n in re.findall(r"[0-9]+", day)]
+    months: set[int] = set()
+    for item in month.split(","):
+        first, _, last = item.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            return ""
+        months.update(range(int(first), int(last or first) + 1))
+    if not days or not months or not all(1 <= d <= 31 for d in days) or not all(1 <= m <= 12 for m in months):
+        return ""
+    longest = max(_MONTH_DAYS[m - 1] for m in months)
+    if min(days) <= longest:
+        return ""
+    named = [_MONTHS[m - 1] for m in sorted(months)]
+    which = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    return (f"it never fires: {which} {'has' if len(named) == 1 else 'have'} no day {min(days)} — "
+            f"'L' is the last day of the month ('{example}'), or use a day up to {longest}")
 
 
 def _utc(value: datetime, name: str) -> datetime:

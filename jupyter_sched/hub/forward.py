@@ -227,8 +227,13 @@ class ForwardingService:
                         answer = http.delete(f"leases/{lease['id']}", params={"why": "server_stop"})
                         if answer.status_code == 400:  # a central service older than the cause
                             http.delete(f"leases/{lease['id']}")
-        except (httpx.HTTPError, ValueError):
-            log.warning("jupyter_sched: could not release this server's leases at exit", exc_info=True)
+        except (httpx.HTTPError, ValueError) as exc:
+            # one line for the operator; the traceback only at debug level (new user 17, N24: two full
+            # httpx tracebacks when the service was down while users' servers stopped)
+            why = "refused the connection" if isinstance(exc, httpx.ConnectError) else f"did not answer ({exc})"
+            log.warning("jupyter_sched: could not release this server's leases at exit: the scheduler (%s) %s — "
+                        "they are released once the hub lists no server of yours", self.api_url, why)
+            log.debug("jupyter_sched: releasing this server's leases at exit failed", exc_info=True)
 
     async def _probe(self) -> None:
         """One reconnect attempt (:class:`.reconnect.CentralLink`): any answer of ``GET config``

@@ -160,11 +160,18 @@ def parse_memory_mib(value: str | int | float | None, *, field: str) -> int:
         raise ValidationError(f"{field} must be a memory size (got {shown(value)})", field=field,
                               hint=f"use {MEMORY_FORMS}")
     if isinstance(value, (int, float)):
-        if not math.isfinite(value) or value < 0:
+        if math.isfinite(value) and value < 0:  # as time_limit and gpus say it (new user 17, N2)
+            raise ValidationError(f"{field} must not be negative (got {value:g})", field=field,
+                                  hint="use a size in MiB or with a unit, e.g. 20GiB, or leave it out")
+        if not math.isfinite(value):
             raise ValidationError(f"{field} must be a finite size >= 0 (got {value})", field=field,
                                   hint="use a size in MiB or with a unit, e.g. 20GiB")
         return int(value)
     match = _MEMORY.match(str(value))
+    if not match and _MEMORY.match(str(value).strip().removeprefix("-")) and str(value).strip().startswith("-"):
+        # '-5GiB' is a size with a sign, not an unparseable one (new user 17, N2: "cannot parse '-5GiB'")
+        raise ValidationError(f"{field} must not be negative (got {shown(value)})", field=field,
+                              hint=f"use {MEMORY_FORMS}, or leave it out")
     if not match:
         raise ValidationError(f"{field}: cannot parse memory size {shown(value)}", field=field,
                               hint=f"use {MEMORY_FORMS}")

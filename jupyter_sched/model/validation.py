@@ -84,7 +84,8 @@ def parse_gpus(value: Any, *, field: str = "gpus") -> tuple[int, int]:
                               hint="use 0 for CPU-only work or a positive number of GPUs")
     if number == int(number):
         if number > MAX_GPUS:
-            raise ValidationError(f"{field} must be <= {MAX_GPUS} (got {value})", field=field,
+            sent = value.strip() if isinstance(value, str) else quoted(value)  # 1e308, not 1e+308 (new user 17, N3)
+            raise ValidationError(f"{field} must be <= {MAX_GPUS} (got {sent})", field=field,
                                   hint="ask for at most the GPUs of one node", details={"rule": TOO_MANY_GPUS})
         return int(number), GPU_MILLI
     if number < 1:
@@ -550,6 +551,9 @@ def spec_from_request(
     if notebook and not notebook.endswith(".ipynb"):  # new user 10, N1: /etc/shadow ran, its bytes quoted in the failure
         raise ValidationError(f"notebook {notebook!r} is not a .ipynb file", field="notebook",
                               hint="give the path of a notebook (.ipynb), or use script for a .py file")
+    if script and script.lower().endswith(".ipynb"):  # new user 17, N8: python ran the notebook's JSON, the CLI refused it
+        raise ValidationError(f"script {script!r} is a notebook: send it as notebook", field="script",
+                              hint=f'give {{"notebook": {json.dumps(script)}}}: a notebook runs cell by cell')
     args = _str_list(merged.get("args"), "args")
     if kind is not JobKind.LEASE and not (command or script or notebook):
         for carried, owner, example in (("source", "script", "train.py"), ("notebook_json", "notebook", "run.ipynb")):

@@ -28,7 +28,7 @@ from ..model import Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, Q
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
-from ..model.validation import TOO_MANY_GPUS, as_sent
+from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
@@ -234,7 +234,10 @@ class JobsService:
         except ValidationError as err:
             if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
                 most = max((len(node.gpus) for node in inv.nodes), default=0)
-                err.hint = f"ask for at most {most} GPUs: the largest node here has {most}" if most else \
+                if 0 < most < MAX_GPUS:  # one bound, the real one (new user 17, N1: "<= 4096" beside "at most 4")
+                    err.message = err.message.replace(f" must be <= {MAX_GPUS} (", f" must be <= {most} (", 1)
+                    err.args = (err.message,)
+                err.hint = f"the largest node here has {most} GPUs: ask for at most {most} per worker" if most else \
                     "this cluster has no GPUs: use 0 for CPU-only work"
             raise
         if warnings is not None:
@@ -397,9 +400,9 @@ class JobsService:
             return
         host = _host_memory_mib()
         if host and asked > host:
-            raise ValidationError(f"memory_mib {asked} is more than this host has ({host} MiB): the job's memory "
-                                  "limit would be no limit", field="memory_mib",
-                                  hint=f"ask for at most {host} MiB (or leave memory_mib out)")
+            # new user 17, N3: "…: the job's memory limit would be no limit" was hard to read
+            raise ValidationError(f"memory_mib {asked} is more than this host's {host} MiB", field="memory_mib",
+                                  hint=f"ask for at most {host} MiB, or leave memory_mib out")
 
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would

@@ -126,11 +126,12 @@ def test_newuser14_n3_a_count_out_of_range_says_the_bound_and_the_clusters_numbe
     huge = "99999999999999999999"
     error = _rest(server, {"gpus": int(huge), "command": ["true"]})
     assert (error["message"], error["hint"]) == (
-        f"gpus must be <= 4096 (got {huge})", "ask for at most 2 GPUs: the largest node here has 2"), error
+        f"gpus must be <= 2 (got {huge})", "the largest node here has 2 GPUs: ask for at most 2 per worker"), error
+    # one bound, the real one (new user 17, N1: "must be <= 4096" beside "ask for at most 4 GPUs")
     line = _cli_line(server, tmp_path, "--gpus", huge, "--", "true")
-    assert line.startswith(f"jupyter-sched submit: --gpus must be <= 4096 (got {huge}) — ask for at most 2 GPUs"), line
+    assert line.startswith(f"jupyter-sched submit: --gpus must be <= 2 (got {huge}) — the largest node here has 2 GPUs"), line
     assert _magic(server, "gpu", f"request {huge} --no-wait").startswith(
-        f"%gpu request: gpus must be <= 4096 (got {huge}). Ask for at most 2 GPUs")
+        f"%gpu request: gpus must be <= 2 (got {huge}). The largest node here has 2 GPUs")
     assert _rest(server, {"gpus": 0.0001, "command": ["true"]})["message"] == "gpus must be >= 0.001 (got 0.0001)"
     assert _rest(server, {"gpus": -1, "command": ["true"]})["message"] == "gpus must be >= 0 (got -1)"  # case 019 b2
     assert _magic(server, "gpu", "request -1 --no-wait").startswith("%gpu request: gpus must be > 0 (got -1). Ask for 1 or more GPUs")

@@ -464,7 +464,7 @@ def test_red16_r3_memory_above_the_host_is_a_400_naming_memory_mib(server: Embed
         said = ann.post(route, json={"gpus": 0, "memory_mib": 100_000_000, "command": ["sleep", "1"]})
         assert said.status_code == 400, said.text
         error = said.json()["error"]
-        assert error["field"] == "memory_mib" and f"more than this host has ({host} MiB)" in error["message"], error
+        assert error["field"] == "memory_mib" and f"more than this host's {host} MiB" in error["message"], error
         assert f"at most {host} MiB" in error["hint"], error
     fits = ann.post("dryrun", json={"gpus": 0, "memory_mib": 64, "command": ["true"]})
     assert fits.status_code == 200, fits.text

@@ -44,3 +44,96 @@ def test_newuser17_n22_ten_tenth_gpus_are_one_gpu_in_get_me_and_its_sentences(se
     assert my_work({"in_use": {"gpus": sum([0.1] * 10), "jobs": 10}}) == "10 jobs running, on 1 GPU"
     assert quota_text({"team": "t", "team_in_use": 1.0,
                        "in_use": {"gpus": sum([0.1] * 10)}}).endswith("1 GPU of them yours")
+
+
+@pytest.mark.parametrize(("field", "value"), [("mem_per_gpu", "-5GiB"), ("memory", "-1GiB"), ("memory", -3)])
+def test_newuser17_n2_a_negative_memory_size_is_said_negative_not_unparseable(services: Services, field: str,
+                                                                              value: object) -> None:
+    """``mem_per_gpu: "-5GiB"`` was "cannot parse memory size '-5GiB'" while ``time_limit: -1`` says
+    "must not be negative (got -1)": a size with a minus sign is said negative, as the others."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 1, "command": ["true"], field: value}))
+    said = f"'{value}'" if isinstance(value, str) else str(value)
+    assert info.value.message == f"{field} must not be negative (got {said})", info.value.message
+    assert info.value.field == field
+
+
+def test_newuser17_n8_rest_refuses_a_notebook_sent_as_script(services: Services) -> None:
+    """``POST jobs {"script": "x.ipynb"}`` was taken and python ran the notebook's JSON (a traceback in
+    the log), while the CLI refuses ``--script x.ipynb``: the server's one validation refuses it."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "script": "/home/a/daily_report.ipynb"}))
+    assert info.value.message == "script '/home/a/daily_report.ipynb' is a notebook: send it as notebook"
+    assert info.value.field == "script" and '"notebook": "/home/a/daily_report.ipynb"' in str(info.value.hint)
+
+
+@pytest.mark.parametrize(("cron", "said"), [
+    ("0 0 31 2 *", "it never fires: February has no day 31 — 'L' is the last day of the month ('0 0 L 2 *'), "
+                   "or use a day up to 29"),
+    ("30 6 31 4,6 *", "it never fires: April and June have no day 31 — 'L' is the last day of the month "
+                      "('30 6 L 4,6 *'), or use a day up to 30"),
+])
+def test_newuser17_n7_a_day_no_month_of_the_cron_has_is_said_so(cron: str, said: str) -> None:
+    """``--cron '0 0 31 2 *'`` read "the day-of-month field '31' is not one cron reads (numbers 1-31 …)":
+    the rule it listed says 31 is fine; the problem is that February never has that day."""
+    from jupyter_sched.definitions.schedule import parse_schedule
+    from jupyter_sched.errors import ValidationError
+
+    with pytest.raises(ValidationError) as info:
+        parse_schedule(cron)
+    assert info.value.message == f"invalid cron expression '{cron}': {said}", info.value.message
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ({"gpus": 4097}, "gpus must be <= 1 (got 4097)"),  # N1: one bound, the largest node's
+    ({"gpus": 1e308}, "gpus must be <= 1 (got 1e308)"),  # N1/N3: not Python's 1e+308
+    ({"gpus": 1, "memory_mib": 1e12}, "memory_mib must be at most 1 PiB per worker (got 1000000000000)"),  # N3
+    ({"gpus": 1, "cpu": 1e9}, "cpu must be at most 100,000 cores per worker (got 1000000000 cores)"),  # N3
+])
+def test_newuser17_n1_n3_too_large_values_say_the_real_bound_and_the_number_sent(
+        services: Services, body: dict[str, object], said: str) -> None:
+    """N1: ``gpus: 4097`` said "must be <= 4096" with the hint "ask for at most 4 GPUs" (two limits);
+    N3: floats were echoed as Python writes them (``1000000000000.0``, ``1e+308``)."""
+    from jupyter_sched.errors import ValidationError
+
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"command": ["true"], **body}))
+    assert info.value.message == said, info.value.message
+
+
+def test_newuser17_n3_more_memory_than_the_host_is_said_plainly(services: Services) -> None:
+    """``memory_mib 10000000 is more than this host has (24105 MiB): the job's memory limit would be
+    no limit`` — the last clause was hard to parse: the host's MiB and the fix, nothing else."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.services.jobs import _host_memory_mib
+
+    host = _host_memory_mib()
+    if not host:
+        pytest.skip("this host says no memory size")
+    bo = services.caller("bo", admin=False)
+    with pytest.raises(ValidationError) as info:
+        services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"],
+                                                                  "memory_mib": host + 1}))
+    assert info.value.message == f"memory_mib {host + 1} is more than this host's {host} MiB", info.value.message
+    assert info.value.hint == f"ask for at most {host} MiB, or leave memory_mib out"
+
+
+def test_newuser17_n7_a_time_zone_in_the_wrong_case_names_the_zone_meant() -> None:
+    """``--tz utc`` → "unknown time zone 'utc'" with no "did you mean UTC"."""
+    from jupyter_sched.definitions.schedule import parse_schedule
+    from jupyter_sched.errors import ValidationError
+
+    for typed, meant in (("utc", "UTC"), ("europe/berlin", "Europe/Berlin")):
+        with pytest.raises(ValidationError) as info:
+            parse_schedule("0 12 * * *", typed)
+        assert info.value.message == f"unknown time zone '{typed}' — did you mean '{meant}'?", info.value.message
+    with pytest.raises(ValidationError) as info:
+        parse_schedule("0 12 * * *", "Mars/Olympus")
+    assert info.value.message == "unknown time zone 'Mars/Olympus'"
