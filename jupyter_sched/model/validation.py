@@ -239,7 +239,8 @@ def _cpu_millis(body: Mapping[str, Any]) -> int:
                                   hint="use e.g. 4 or 0.5")
         millis = round(number * 1000)
         # as sent, every digit; a JSON number in the bound's own style (new user 17, N3: "100,000" beside "1000000000.0")
-        said = text if text is not None else f"{int(number):,}" if number == int(number) else quoted(value)
+        said = text if text is not None else f"{int(value):,}" if isinstance(value, float) and value == int(value) \
+            else quoted(value)  # an integer: every digit as sent
         field, shown = "cpu", f"{said} cores"
     else:
         return 0
