@@ -238,7 +238,10 @@ def _cpu_millis(body: Mapping[str, Any]) -> int:
             raise ValidationError(f"cpu must be a number of cores >= 0 (got {quoted(value)})", field="cpu",
                                   hint="use e.g. 4 or 0.5")
         millis = round(number * 1000)
-        field, shown = "cpu", f"{text if text is not None else quoted(value)} cores"  # as sent, every digit
+        # as sent, every digit; a JSON number in the bound's own style (new user 17, N3: "100,000" beside "1000000000.0")
+        said = text if text is not None else f"{int(value):,}" if isinstance(value, float) and value == int(value) \
+            else quoted(value)  # an integer: every digit as sent
+        field, shown = "cpu", f"{said} cores"
     else:
         return 0
     if millis > MAX_CPU_MILLIS:
