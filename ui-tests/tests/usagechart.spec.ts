@@ -83,13 +83,28 @@ test('the usage chart of a running job shows a gap for a blank span', async ({ p
   await expect(item.locator('text.jp-sched-chart-axis-label').first()).toHaveText('0 %');
   await expect(item.locator('text.jp-sched-chart-legend').first()).toHaveText('utilization %');
   expect(await item.locator('text.jp-sched-chart-time').count()).toBeGreaterThanOrEqual(1);
-  const boxes = await item.locator('svg text').evaluateAll(nodes =>
-    nodes.filter(n => (n.textContent ?? '').trim()).map(n => {
-      const r = n.getBoundingClientRect();
-      return { text: n.textContent ?? '', left: r.left, right: r.right, top: r.top, bottom: r.bottom };
-    })
-  );
-  const svgBox = await item.locator('svg').boundingBox();
+  // The svg and its texts are measured in ONE page-side call on the live DOM: the section redraws
+  // its items whenever telemetry arrives (every second), so two separate calls (texts, then
+  // `locator('svg').boundingBox()`) could measure two different nodes — or a replaced, detached
+  // svg whose boundingBox() is null, read as a 0-px box at x = 0, so that "0 %" (the first text)
+  // seemed to lie outside it (fresh-clone run on 6fec996). No redraw can run during one evaluation.
+  const { svgBox, boxes } = await page.evaluate(key => {
+    const svgs = [...document.querySelectorAll(`[data-key="${key}"] svg.jp-sched-chart`)];
+    if (svgs.length !== 1) {
+      return { svgBox: null, boxes: [] };
+    }
+    const r = svgs[0].getBoundingClientRect();
+    return {
+      svgBox: { x: r.left, width: r.width },
+      boxes: [...svgs[0].querySelectorAll('text')].filter(n => (n.textContent ?? '').trim()).map(n => {
+        const b = n.getBoundingClientRect();
+        return { text: n.textContent ?? '', left: b.left, right: b.right, top: b.top, bottom: b.bottom };
+      })
+    };
+  }, `usage-${job.id}`);
+  expect(svgBox, 'one chart svg on the page for the job').not.toBeNull();
+  expect(svgBox?.width ?? 0, 'the chart svg is laid out').toBeGreaterThan(0);
+  expect(boxes.map(b => b.text)).toContain('0 %');
   for (const [i, a] of boxes.entries()) {
     // inside the chart (nothing cut at its edges) …
     expect(a.left >= (svgBox?.x ?? 0) - 0.5 && a.right <= (svgBox?.x ?? 0) + (svgBox?.width ?? 0) + 0.5, a.text).toBe(true);
