@@ -180,6 +180,13 @@ class AsyncSchedClient:
     async def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.queue(limit=limit)), "queue")
 
+    async def queue_head(self, limit: int) -> tuple[list[dict[str, Any]], int | None]:
+        """:meth:`queue` with ``limit``, and the whole queue's pending count when more follow (see
+        :meth:`SchedClient.queue_head`)."""
+        response = await self._exchange(routes.queue(limit=limit))
+        total = response.headers.get("x-total-count", "").strip()
+        return unwrap_list(self._decode(response), "queue"), int(total) if total.isdigit() else None
+
     async def queue_all(self, *, page: int = 1000) -> list[dict[str, Any]]:
         """The whole queue, ``page`` entries at a time (see :meth:`SchedClient.queue_all`)."""
         pending: list[dict[str, Any]] = []

@@ -188,7 +188,8 @@ class _HttpxHttp:
         except self._httpx.TransportError as exc:
             raise HttpUnreachable(exc) from None
         return HttpReply(response.status_code, response.headers.get("content-type", ""), response.content,
-                         response.headers.get("link", ""), response.headers.get("location", ""))
+                         response.headers.get("link", ""), response.headers.get("location", ""),
+                         response.headers.get("x-total-count", ""))
 
     def close(self) -> None:
         self.client.close()

@@ -286,6 +286,26 @@ def test_sync_and_async_clients_offer_the_same_routes() -> None:
     assert public(SchedClient) == public(AsyncSchedClient)
 
 
+def test_both_clients_read_the_queue_heads_total_from_x_total_count() -> None:
+    """``queue_head`` (the CLI's "N more pending jobs wait behind these") answers the same from both clients:
+    the rows and the ``X-Total-Count`` header, None from a server that does not send it."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        total = {"X-Total-Count": "7"} if request.url.params.get("limit") == "2" else {}
+        return httpx.Response(200, headers=total, json={"queue": [{"id": "j1", "position": 1}]})
+
+    assert _client(handler).queue_head(2) == ([{"id": "j1", "position": 1}], 7)
+    assert _client(handler).queue_head(3) == ([{"id": "j1", "position": 1}], None)
+
+    async def both() -> list[tuple[list[dict[str, Any]], int | None]]:
+        api = AsyncSchedClient(Connection("http://sched.test/base/", token="t0k"), transport=httpx.MockTransport(handler))
+        try:
+            return [await api.queue_head(2), await api.queue_head(3)]
+        finally:
+            await api.aclose()
+
+    assert asyncio.run(both()) == [([{"id": "j1", "position": 1}], 7), ([{"id": "j1", "position": 1}], None)]
+
+
 def test_the_event_stream_reconnects_by_itself_and_resumes_after_its_last_event_id() -> None:
     """Issue 17: a 503 (a hub user server whose central is away) and a stream that ends are
     retried with backoff; the reconnect sends Last-Event-ID; a server that says it resumed

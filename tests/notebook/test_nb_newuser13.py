@@ -23,7 +23,8 @@ async def test_newuser13_n19_a_kernels_refusals_say_the_magics_option_once(start
         said[line.split("\n")[0]] = str(result.error.get("evalue"))
     share = "0.05 is below the smallest share of a GPU this server gives, 0.1. Ask for at least 0.1 of a GPU"
     assert said["%%schedule --gpus 0.05"].startswith(f"--gpus {share}"), said
-    assert said["%gpu request 0.05 --no-wait"].startswith(f"N {share}"), said  # N, its own word, once
+    # the count's name, once: REST's and the CLI's "gpus" after the magic's name (newuser15 N12, b4f2391)
+    assert said["%gpu request 0.05 --no-wait"].startswith(f"%gpu request: gpus {share}"), said
     granted = "--priority 'high' is not granted to"
     assert said["%%schedule --gpus 1 --priority high"].startswith(granted), said
     assert said["%gpu request 1 --priority high --no-wait"].startswith(granted), said

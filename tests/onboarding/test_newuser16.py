@@ -3,6 +3,8 @@ against a real embedded server (simulated GPUs, SQLite) and the real CLI and mag
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,6 +173,8 @@ def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no
     ann, cat, boss = api(server, "tok-ann"), api(server, "tok-cat"), api(server, "tok-boss")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in _NBCLIENT_CELLS])
     env = _env(tmp_path, server)
+    # `!jupyter-sched queue` runs the CLI as a user's activated venv would (a fresh clone's test run has no venv on PATH)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     seen: dict[str, Any] = {}
 
     def look(cell: Any, cell_index: int, **_: Any) -> None:  # while the kernel lives: the lease from outside
