@@ -47,6 +47,18 @@ def _until(svc: SchedulerService, what: str, done: Callable[[], bool]) -> None:
         time.sleep(0.03)
 
 
+async def offboard_against(svc: SchedulerService, off: Offboarding, users: dict[str, dict[str, bool]]) -> list[str]:
+    """One :meth:`Offboarding.check` against a loopback hub double listing ``users``; the users found removed."""
+    port = _free_port()
+    server = HTTPServer(hub_app(users))
+    server.listen(port, "127.0.0.1")
+    try:
+        return await off.check(svc.services, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN),
+                               off_loop=lambda f, *a, **k: asyncio.to_thread(f, *a, **k))
+    finally:
+        server.stop()
+
+
 def test_red15_r9_a_removed_users_work_is_held_reported_paused_and_stopped_after_the_grace(tmp_path: Path) -> None:
     clock = ManualClock(NOW)
     svc = SchedulerService(store=Store(sqlite_url(tmp_path / "s.sqlite")), inventory=SimulatedInventory(1, node="n1"),
@@ -64,14 +76,7 @@ def test_red15_r9_a_removed_users_work_is_held_reported_paused_and_stopped_after
         "name": "nightly", "script": str(tmp_path / "nightly.py"), "schedule": "0 7 * * *", "timezone": "UTC", "gpus": 0})).id
 
     async def check() -> list[str]:
-        port = _free_port()
-        server = HTTPServer(hub_app(users))
-        server.listen(port, "127.0.0.1")
-        try:
-            return await off.check(svc.services, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN),
-                                   off_loop=lambda f, *a, **k: asyncio.to_thread(f, *a, **k))
-        finally:
-            server.stop()
+        return await offboard_against(svc, off, users)
 
     def rows(action: str) -> list[dict[str, Any]]:
         return [r for r in svc.audit(limit=1000) if r["action"] == action]

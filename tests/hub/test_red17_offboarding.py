@@ -17,19 +17,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from tornado.httpserver import HTTPServer
-
 from jupyter_sched.engine import ManualClock, SchedulerService
 from jupyter_sched.errors import NotFoundError
 from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.hub.hubapi import HubAPI
 from jupyter_sched.hub.offboard import OWNER_REMOVED_ACTION, Offboarding
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.definitions import CreateDefinitionRequest, GetDefinitionRequest
 from jupyter_sched.store import Store, sqlite_url
-from tests.hub.hub_double import TOKEN, hub_app
-from tests.hub.test_red15_offboarding import _free_port
+from tests.hub.test_red15_offboarding import offboard_against
 
 NOW = datetime(2026, 12, 4, 10, 0, 30, tzinfo=timezone.utc)
 
@@ -98,14 +94,7 @@ def test_red17_r5_offboarding_pauses_a_removed_owners_definitions_with_its_audit
         nightly = _define(svc, tmp_path, "eve", "eve-nightly")
 
         async def check() -> list[str]:
-            port = _free_port()
-            server = HTTPServer(hub_app(users))
-            server.listen(port, "127.0.0.1")
-            try:
-                return await off.check(svc.services, HubAPI(f"http://127.0.0.1:{port}/hub/api", TOKEN),
-                                       off_loop=lambda f, *a, **k: asyncio.to_thread(f, *a, **k))
-            finally:
-                server.stop()
+            return await offboard_against(svc, off, users)
 
         del users["eve"]
         removed.add("eve")  # the hub deleted eve: the owner's admission refuses her from now on

@@ -33,17 +33,21 @@ async def _execute(serverapp: Any, root: Path, name: str) -> nbformat.NotebookNo
     return nb
 
 
-def _text(nb: nbformat.NotebookNode) -> str:
+def cell_text(cell: Any) -> str:
+    """What one executed cell showed: its streams, plain-text results and tracebacks, in order."""
     parts: list[str] = []
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "stream":
-                parts.append(output["text"])
-            elif "data" in output:
-                parts.append(str(output["data"].get("text/plain", "")))
-            elif output.get("output_type") == "error":
-                parts.extend(output.get("traceback", []))
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            parts.append(output["text"])
+        elif "data" in output:
+            parts.append(str(output["data"].get("text/plain", "")))
+        elif output.get("output_type") == "error":
+            parts.extend(output.get("traceback", []))
     return "\n".join(parts)
+
+
+def _text(nb: nbformat.NotebookNode) -> str:
+    return "\n".join(text for text in (cell_text(cell) for cell in nb.cells) if text)
 
 
 def _mimetypes(nb: nbformat.NotebookNode) -> set[str]:

@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 
 from jupyter_sched.cli.main import EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
+from tests.notebook.test_nb_notebooks import cell_text
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
 from tests.onboarding.test_newuser10 import _env
 from tests.onboarding.test_newuser11 import _cli, _magics
@@ -147,18 +148,6 @@ _NBCLIENT_CELLS = ["%load_ext jupyter_sched\nimport pandas\npandas.set_option('d
                    "%gpu request 1", "!jupyter-sched queue", "%schedule queue", "%gpu"]
 
 
-def _outputs(cell: Any) -> str:
-    parts: list[str] = []
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            parts.append(output["text"])
-        elif "data" in output:
-            parts.append(str(output["data"].get("text/plain", "")))
-        elif output.get("output_type") == "error":
-            parts.extend(output.get("traceback", []))
-    return "\n".join(parts)
-
-
 def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no_kernel(
         server: EmbeddedServer, tmp_path: Path) -> None:
     """N1: a notebook run by ``jupyter nbconvert --execute`` (nbclient: a kernel the server did not start,
@@ -190,7 +179,7 @@ def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no
         for row in ann.get("leases", params={"state": "pending,admitted,running"}).json():
             if "own" not in seen:
                 ann.delete(f"leases/{row['id']}")
-    texts = [" ".join(_outputs(cell).split()) for cell in nb.cells]  # the CLI wraps at its width
+    texts = [" ".join(cell_text(cell).split()) for cell in nb.cells]  # the CLI wraps at its width
     lease = seen["own"]
     cli, magic = texts[2], texts[3]
     for said in (cli, magic):
