@@ -40,7 +40,7 @@ from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, RunT
 from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
 from ..definitions.validation import definition_fields, run_body
-from ..errors import ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
+from ..errors import BusyError, ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
 from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
@@ -146,7 +146,24 @@ class _OwnerRuns:
         return self.build(body, user=user).spec
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
-        return self.prepare(self.owner(user), body, what="run a definition")
+        caller = self.owner(user)
+        job = self.prepare(caller, body, what="run a definition")
+        try:
+            self.limit_pending(caller, request="run a definition")
+        except BusyError as err:  # a rejected run saying why, not retried at every tick (a BusyError is):
+            # at most definition_max_firings_per_user_hour of them an hour (new user 17, N11)
+            raise SchedError(f"{err.message} — {err.hint}", field=err.field, details=err.details) from None
+        return job
+
+    def limit_pending(self, caller: Caller, *, request: str) -> None:
+        """Refuse a run of ``caller``'s at ``max_pending_jobs_per_user`` (audited).
+
+        Raises:
+            BusyError: see :meth:`~jupyter_sched.admission.Admission.limit_pending`.
+        """
+        if self.ctx.admission.policy.max_pending_per_user > 0:
+            pending = self.ctx.store.count_jobs(user=caller.user, states=[JobState.PENDING])
+            self.ctx.admission.limit_pending(caller, pending, request=request)
 
     def prepare(self, caller: Caller, body: Mapping[str, Any], *, what: str) -> Job:
         request = parse(SubmitJobRequest, dict(body))
@@ -543,10 +560,12 @@ class DefinitionsService:
         """
         from ..store.definitions import insert_run
 
+        self.ctx.admission.limit_rate(caller, request="run definition")  # a submit (new user 17, N11)
         d = self._visible(caller, definition_id, request="run definition")
         parameters = {**d.parameters, **validate_parameters(request.parameters)}
         now = self.ctx.clock.now()
         owner = caller if caller.user == d.user else self._runs.owner(d.user)
+        self._runs.limit_pending(owner, request="run definition")
         body = run_body(name=run_name(d, now, RunTrigger.MANUAL), notebook=d.notebook, script=d.script, args=d.args,
                         job=d.job, parameters=parameters, team=d.team)
         job = link_run(self._runs.prepare(owner, body, what="run a definition"), d.id)

@@ -60,11 +60,13 @@ class _QuotasMoved(Exception):
 
 
 class _OverCap(Exception):
-    """The submitter is at ``max_unfinished_per_user`` (the insert rolled back; ``count`` theirs)."""
+    """The submitter is at ``max_unfinished_per_user`` (``pending`` False) or at
+    ``max_pending_jobs_per_user`` (True): the insert rolled back; ``count`` theirs."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, pending: bool = False) -> None:
         super().__init__(count)
         self.count = count
+        self.pending = pending
 
 
 _DRY_RUN_COMMAND = "true"
@@ -76,6 +78,8 @@ QUEUE_HEAD = 1000
 _LINES_KEPT = 5_000
 """Queue lines kept at most (all dropped when full): two views of the default head of 1,000 and more."""
 
+_PENDING = (JobState.PENDING,)
+"""States counted by ``max_pending_jobs_per_user`` (a preempted job waits too, but no user makes one)."""
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 _WAITING = (JobState.PENDING, JobState.PREEMPTED)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
@@ -268,9 +272,12 @@ class JobsService:
             ValidationError: a bad request (names the field and the fix).
             AuthorizationError: a team or priority class the caller may not use (audited).
             QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
-            BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
+            BusyError: the caller submits faster than ``max_submits_per_user_minute``, or already
+                has ``max_pending_jobs_per_user`` jobs pending or ``max_unfinished_per_user``
+                unfinished (audited).
         """
         what = "request lease" if kind is JobKind.LEASE else "submit job"
+        self.ctx.admission.limit_rate(caller, request=what)  # new user 17, N11: before any work
         store = self.ctx.store
         kept = store.kept_quota_set()
         for attempt in range(3):
@@ -316,6 +323,8 @@ class JobsService:
                 self._insertable(tx, caller, job.spec, quotas_version)))
         except _OverCap as over:
             count = over.count
+            if over.pending:
+                self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
         return job, record, warnings
@@ -325,7 +334,8 @@ class JobsService:
         """In the transaction that inserts ``caller``'s job (one transaction per submit, issue 17:
         the quota set, the backlog count and the insert were three): the quota set it was admitted
         against is still in force (``quotas_version``; None: read just now), the caller is under
-        ``max_unfinished_per_user``; returns the port warnings (:meth:`_port_taken`).
+        ``max_unfinished_per_user`` and ``max_pending_jobs_per_user``; returns the port warnings
+        (:meth:`_port_taken`).
 
         Raises:
             _QuotasMoved: another process replaced the quota set (admit again).
@@ -333,10 +343,15 @@ class JobsService:
         """
         if quotas_version is not None and tx.quotas_version() != quotas_version:
             raise _QuotasMoved()
-        if self.ctx.admission.policy.max_unfinished_per_user > 0:
+        policy = self.ctx.admission.policy
+        if policy.max_unfinished_per_user > 0:
             count = tx.count_jobs(user=caller.user, states=LIVE_STATES)
-            if count >= self.ctx.admission.policy.max_unfinished_per_user:
+            if count >= policy.max_unfinished_per_user:
                 raise _OverCap(count)
+        if policy.max_pending_per_user > 0:
+            count = tx.count_jobs(user=caller.user, states=_PENDING)
+            if count >= policy.max_pending_per_user:
+                raise _OverCap(count, pending=True)
         return self._port_taken(tx, caller, spec)
 
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
