@@ -75,6 +75,9 @@ class Snapshot:
         held_users: owners whose pending work is held (never admitted), with the sentence that says
             why — in hub mode, users the hub no longer lists (red team 15, R9: a deleted user's queued
             job started afterwards as their account). Their jobs pend with code ``OwnerRemoved``.
+        ports_bound_outside: declared ports of pending inference jobs that a process outside the
+            scheduler listens on, on the host the local executor runs jobs on (a real bind, made at
+            the edge: red team 17, R3). Their jobs pend ``PortInUse`` instead of a burnt start.
     """
 
     now: datetime
@@ -89,6 +92,7 @@ class Snapshot:
     stop_grace_s: Mapping[str, float] = field(default_factory=dict)
     runtime_sources: Mapping[str, str] = field(default_factory=dict)
     held_users: Mapping[str, str] = field(default_factory=dict)
+    ports_bound_outside: frozenset[int] = frozenset()
 
 
 @fast_init

@@ -318,8 +318,10 @@ class JobsService:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
                 warnings.extend(self._unknown_kernel(caller, job, request=what))
+        bound = self._bound_outside(job.spec)  # a real bind, before the insert's transaction (red team 17, R3)
+        held: builtins.list[str] = []  # warnings of a scheduled service holding the port
         try:
-            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: warnings.extend(
+            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: held.extend(
                 self._insertable(tx, caller, job.spec, quotas_version)))
         except _OverCap as over:
             count = over.count
@@ -327,7 +329,20 @@ class JobsService:
                 self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
+        warnings.extend(held)
+        if bound and not held:
+            warnings.append(f"port {job.spec.port} is bound on this host by a process outside the scheduler: the job "
+                            "waits until it is free — choose another port to start sooner")
         return job, record, warnings
+
+    def _bound_outside(self, spec: JobSpec) -> bool:
+        """Whether an inference job's declared port is bound on the host the local executor runs
+        jobs on (a real bind; by a scheduled service or a process outside the scheduler)."""
+        if spec.kind is not JobKind.INFERENCE or not spec.port or not isinstance(self.ctx.executor, LocalExecutor):
+            return False
+        from ..executors.bound_ports import port_bound
+
+        return port_bound(spec.port)
 
     def _insertable(self, tx: StoreTx, caller: Caller, spec: JobSpec, quotas_version: int | None
                     ) -> builtins.list[str]:

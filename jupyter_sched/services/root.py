@@ -110,6 +110,10 @@ class Services:
         self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s,
                                    courteous=cycle_steps_aside)
         engine = self.engine
+        if getattr(executor, "name", None) == "local":  # a port bound outside the scheduler (red team 17, R3)
+            from ..executors.bound_ports import BoundPorts
+
+            engine.decider.bound_ports = engine.incremental.bound_ports = BoundPorts()
         self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
                                    refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE), rate=SubmitBuckets())
