@@ -23,7 +23,6 @@ a fallback team. If the hub does not answer, the firing is retried at the next t
 from __future__ import annotations
 
 import builtins
-import contextlib
 import logging
 import os
 import shutil
@@ -41,6 +40,7 @@ from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
 from ..definitions.validation import definition_fields, run_body
 from ..errors import BusyError, ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
+from ..executors.jobdirs import JobDirs
 from ..executors.safeopen import open_untrusted
 from ..model import Job, JobKind, JobSpec, JobState
 from ..model.codec import job_to_dict
@@ -671,27 +671,36 @@ class DefinitionsService:
     def sweep_executed_notebooks(self, *, now: float | None = None) -> int:
         """Delete the executed notebooks of runs that ended more than ``retention_days`` ago; how many.
 
+        Embedded runs keep theirs in ``<root>/<job id>/``, a hub's in the account's own
+        ``<root>/users/<account>/<job id>/`` (red team 17, R7: only the first were swept). Those
+        are the users' folders: nothing in them is followed, and only a regular file owned by the
+        folder's owner — for a hub run, the account the run was recorded under — is removed
+        (:meth:`~jupyter_sched.executors.jobdirs.JobDirs.remove_old`).
         Copies a user opened (under their root) are theirs and never touched.
         """
         days = self.settings.retention_days
-        root = getattr(self.ctx.executor, "root", None)
-        if days <= 0 or root is None or not Path(root).is_dir():
+        dirs = getattr(self.ctx.executor, "dirs", None)
+        if days <= 0 or not isinstance(dirs, JobDirs) or not dirs.root.is_dir():
             return 0
         cutoff = (now if now is not None else time.time()) - days * 86400
-        removed = 0
-        for executed in Path(root).glob("*/executed.ipynb"):
+
+        def ended_before_cutoff(job_id: str, info: os.stat_result) -> bool:
+            if info.st_mtime >= cutoff:
+                return False
             try:
-                if executed.lstat().st_mtime >= cutoff:
-                    continue
-                record = self.ctx.store.get_job(executed.parent.name)
-            except (OSError, NotFoundError):
-                continue
+                record = self.ctx.store.get_job(job_id)
+            except NotFoundError:
+                return False
+            uid = _run_as_uid(record)
             finished = record.job.finished_at
-            if record.job.state.terminal and finished is not None and finished.timestamp() < cutoff:
-                with contextlib.suppress(OSError):
-                    executed.unlink()
-                    removed += 1
-        return removed
+            return (record.job.state.terminal and finished is not None and finished.timestamp() < cutoff
+                    and (uid is None or uid == info.st_uid))
+
+        try:
+            return dirs.remove_old("executed.ipynb", ended_before_cutoff)
+        except OSError:
+            log.warning("could not sweep executed notebooks under %s", dirs.root, exc_info=True)
+            return 0
 
 
 def _run_as_uid(record: JobRecord) -> int | None:

@@ -96,7 +96,7 @@ async def test_newuser17_n11_a_user_over_the_submit_rate_gets_429_with_retry_aft
     assert error["field"] == "max_submits_per_user_minute" and error["hint"] == f"retry in {after} s", error
     assert "faster than 3 a minute" in error["message"], error
     status, judys = await api("POST", "jobs", dry, token=JUDY_TOKEN)
-    assert status == 201, "judy's bucket is her own"
+    assert status == 201, ("judy's bucket is her own", judys)
 
     async def refused() -> list[Any]:
         _, audit = await api("GET", "audit", params={"action": "refused", "user": "ivan"}, token=BOSS_TOKEN)
