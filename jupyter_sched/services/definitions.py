@@ -143,7 +143,7 @@ class _OwnerRuns:
         return self.owner_caller(user)
 
     def check(self, body: Mapping[str, Any], *, user: str) -> JobSpec:
-        return self.build(body, user=user).spec
+        return self.prepare(self.owner(user), body, what="run a definition").spec  # no pending cap: a check
 
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
         caller = self.owner(user)

@@ -46,6 +46,7 @@ def test_newuser17_n11_a_firing_at_the_owners_pending_cap_is_a_rejected_run_sayi
                for j in rejected), [j.message for j in rejected]
     refused = server.store.list_events(action="refused", limit=100)
     assert [e.details["field"] for e in refused] == ["max_pending_jobs_per_user"] * 2, refused
+    assert server.create({**EVERY_MINUTE, "name": "d2"}, user="mallory")["id"], "saving one is no submit"
 
 
 def test_newuser17_n11_run_now_is_refused_at_the_pending_cap_and_over_the_submit_rate(
