@@ -308,7 +308,8 @@ def _admit(ctx: CycleContext, job: Job, placement: Placement, borrowed: int, bac
         why += f"; borrowing {borrowed_gpus:g} GPUs above {spec.team}'s guarantee"
     model = placement.model
     ctx.audit.append(AuditRecord(
-        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model}): {why}",
+        # a CPU-only job's flavor is the wildcard: said as what it is (new user 17, N6: "on vm (*)")
+        "admit", job_id, spec.user, f"admitted on {alloc.node} ({model if spec.resources.total_milli else 'CPU only'}): {why}",
         {"team": spec.team, "node": alloc.node, "workers": len(alloc.workers) or 1,
          "gpus": alloc.all_gpu_uuids() if alloc.workers else alloc.gpu_uuids,
          "model": model, "scores": scores, "borrowed": borrowed_gpus,
