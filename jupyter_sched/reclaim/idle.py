@@ -115,7 +115,7 @@ class IdleVerdict:
             or unknown, GPU idle), ``"gpu"`` (batch job) or ``""`` (not idle).
         mode: what reclaim does under this rule.
         reason: one sentence: the reclaim reason when idle (``kernel idle and GPU < 5% for 120 min``),
-            else why not (``GPU-1111 at 87 % at 2026-...``).
+            else why not (``GPU-1111 at 87 % at Mar 2 08:45:00 UTC``).
         devices: the device keys ``(gpu_uuid, mig_instance)`` the verdict looked at.
         open_start: the idle run starts at the first sample given (no activity seen before it in
             the lookback), so the period may have begun earlier: the ladder then keeps the start
@@ -264,7 +264,8 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
         return _Run(None, f"no samples for {uuid}" + ("" if gi is None else f" MIG instance {gi}"))
     gap = timedelta(seconds=policy.max_gap_s)
     if now - ordered[-1].timestamp > gap:
-        return _Run(None, f"telemetry stale: last sample at {to_iso(ordered[-1].timestamp)}")
+        # said in the audit and the job's message: the one formatter, with date and seconds (new user 17, N6)
+        return _Run(None, f"telemetry stale: last sample at {clock_text(ordered[-1].timestamp, None, seconds=True)}")
     groups: dict[datetime, list[GpuSample]] = {}
     for s in ordered:
         groups.setdefault(s.timestamp, []).append(s)
@@ -286,7 +287,7 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
         previous, previous_unknown = when, bool(unknown) and not active
         if active:
             s = active[0]
-            since, why = None, f"{_device(s)} at {s.activity_pct:.0f} % at {to_iso(when)}"
+            since, why = None, f"{_device(s)} at {s.activity_pct:.0f} % at {clock_text(when, None, seconds=True)}"
         elif unknown:
             if since is None:
                 why = _unknown_why(unknown[0])
