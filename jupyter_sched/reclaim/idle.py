@@ -47,7 +47,7 @@ from ..errors import ConflictError, ValidationError
 from ..model import Inventory, Job, JobKind, JobState, parse_utc, to_iso
 from ..model.samples import VALIDITY_RULES, GpuSample
 from ..model.units import clock_text
-from ..scheduling.snapshot import IdleAction, Snapshot
+from ..scheduling.snapshot import IdleAction, Snapshot, kernel_activity_of
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
 __all__ = [
@@ -553,7 +553,8 @@ def judge_running(snapshot: Snapshot, policies: IdlePolicies | None = None, arbi
         policy = policies.for_job(job)
         if not policy.enabled:
             continue
-        kernel = KernelActivity.from_mapping(snapshot.kernels.get(job.spec.kernel_id or "")) if job.is_lease else None
+        kernel = (KernelActivity.from_mapping(kernel_activity_of(snapshot.kernels, job.spec.user, job.spec.kernel_id))
+                  if job.is_lease else None)
         if arbiter is None:
             verdict = default_idle_arbiter(job=job, samples=entry.samples, kernel=kernel, policy=policy,
                                            now=snapshot.now, devices=entry.devices)

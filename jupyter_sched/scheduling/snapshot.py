@@ -25,7 +25,30 @@ __all__ = [
     "Reject",
     "Snapshot",
     "UsageHistory",
+    "kernel_activity_of",
+    "owned_kernel_key",
 ]
+
+
+def owned_kernel_key(user: str, kernel_id: str) -> str:
+    """The key of ``user``'s kernel ``kernel_id`` in ``Snapshot.kernels`` where kernels are
+    reported by their users' servers (hub mode): a kernel id is no secret (``ps``, connection-file
+    names), so another user's report of the same id must never be read as this user's (red team
+    18, R3: a report of A's kernel id as idle got A's busy kernel's lease reclaimed). A user name
+    has no NUL, so the key is never ambiguous. Embedded mode keys by the bare kernel id: its one
+    server's own kernel manager is the only source."""
+    return f"{user}\x00{kernel_id}"
+
+
+def kernel_activity_of(kernels: Mapping[str, Mapping[str, Any]], user: str,
+                       kernel_id: str | None) -> Mapping[str, Any] | None:
+    """The reported activity of ``user``'s kernel ``kernel_id`` (None: not reported): from that
+    user's own reports (:func:`owned_kernel_key`), else from a source that keys by bare id
+    (embedded mode)."""
+    if not kernel_id:
+        return None
+    found = kernels.get(owned_kernel_key(user, kernel_id))
+    return found if found is not None else kernels.get(kernel_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +90,9 @@ class Snapshot:
             runs. The ETA's words say which (new user 11, N15).
         telemetry: per allocation key (job id) the recent samples idle detection needs;
             shape owned by ``reclaim`` (``Mapping[str, Any]``), empty when telemetry is off.
-        kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``).
+        kernels: per lease kernel id, kernel activity (``{"execution_state", "last_activity"}``);
+            keyed by :func:`owned_kernel_key` where users' servers report them (hub mode): read
+            with :func:`kernel_activity_of`.
         stop_grace_s: per job being stopped (``stopping_since``), the SIGTERM→SIGKILL grace its stop
             was sent with, seconds — a cancel's or a time limit's is the engine's stop grace, not the
             profile's ``grace_s`` for victims (new user 11, N1: a pending job's ETA waited 60 s for a

@@ -29,6 +29,7 @@ from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
+from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
@@ -612,7 +613,7 @@ class JobsService:
             known = kernels()
         except Exception:  # the kernel manager's view is best effort: say nothing when it fails
             return []
-        if kernel_id in known:
+        if kernel_activity_of(known, job.spec.user, kernel_id) is not None:
             return []
         if job.spec.parent_job_id is None:
             self.ctx.admission.refuse(caller, ValidationError(
