@@ -110,6 +110,10 @@ from .tracking import MARKER_ENV, JobGroup, MarkerTracker, ProcessTracker, detec
 
 __all__ = ["LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log"]
 
+NOT_EXECUTABLE = "is not executable"
+"""A command job's program file that cannot be run: the problem alone; the refusal's hint says the fix
+(new user 17, N10: "(chmod +x, or run it with its interpreter)" was said in the rule and its hint)."""
+
 log = logging.getLogger(__name__)
 _SAID_ONCE = logging.getLogger(__name__ + ".wrapper_env")
 _SAID_ONCE.setLevel(logging.ERROR)  # the wrapper's environment is computed after the job's, whose warnings were said
@@ -270,7 +274,7 @@ def missing_program(spec: JobSpec, start: Path | None, search_path: str) -> tupl
         if not full.is_file():
             return "command", str(full), _path_problem(full, want_dir=False)
         if not os.access(full, os.X_OK):
-            return "command", str(full), "is not executable (chmod +x, or run it with its interpreter)"
+            return "command", str(full), NOT_EXECUTABLE  # its fix is the refusal's hint, said once (new user 17, N10)
         return None
     if shutil.which(program, path=search_path) is None:
         return "command", program, "is not a program on the job's PATH"

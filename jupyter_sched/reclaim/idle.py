@@ -46,6 +46,7 @@ from typing import Any, Protocol
 from ..errors import ConflictError, ValidationError
 from ..model import Inventory, Job, JobKind, JobState, parse_utc, to_iso
 from ..model.samples import VALIDITY_RULES, GpuSample
+from ..model.units import clock_text
 from ..scheduling.snapshot import IdleAction, Snapshot
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
@@ -493,7 +494,10 @@ def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: 
         limit = limit_text(verdict.limit_s, policy.grace_s)
         return IdleAction(job_id=job.id, stage="warn", action=verdict.mode.value, deadline=deadline, idle_since=since,
                           gpu_uuids=uuids, reason=f"{verdict.reason}: GPUs will be {_verb(verdict.mode)} at "
-                                                  f"{to_iso(deadline)} unless activity resumes (limit {limit})")
+                                                  # kept in the audit: the date and the seconds, by the one
+                                                  # formatter (new user 17, N6: raw ISO with microseconds)
+                                                  f"{clock_text(deadline, None, seconds=True)} unless activity "
+                                                  f"resumes (limit {limit})")
     effective = deadline  # ladder_times: no sooner than the notice after the warning
     if now < effective:
         return None

@@ -71,6 +71,11 @@ class _OverCap(Exception):
 _DRY_RUN_COMMAND = "true"
 """What a dry run that names nothing to run is sized as (never started; left out of the answer)."""
 
+NOT_EXECUTABLE_RULE = "not_executable"
+"""``details["rule"]`` of the refusal of a command job's program file that cannot be run: a client
+with no interpreter field says its own fix (the panel: "choose a .py or .ipynb, or make the file
+executable"; new user 17, N10)."""
+
 QUEUE_HEAD = 1000
 """Pending entries of ``GET queue`` without ``limit``: the head of the queue, plus the caller's own."""
 
@@ -217,6 +222,28 @@ class JobsService:
             spec = replace(spec, time_limit_s=float(self.ctx.default_time_limit_s))
         return spec
 
+    def _spec_on(self, inv: Inventory, caller: Caller, request: SubmitJobRequest, kind: JobKind | None,
+                 warnings: builtins.list[str] | None = None) -> JobSpec:
+        """:meth:`_spec` for the cluster ``inv``: a request for more GPUs than any worker may ask is
+        refused with the largest node's number — for a submit and a dry run alike (new user 17, N10:
+        the panel's Check fit said "<= 4096 … ask for at most the GPUs of one node" where REST and the
+        CLI said "ask for at most 4 GPUs").
+
+        Raises:
+            ValidationError: as :meth:`_spec`.
+        """
+        try:
+            return self._spec(caller, request, kind, frozenset(inv.models()), warnings)
+        except ValidationError as err:
+            if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
+                most = max((len(node.gpus) for node in inv.nodes), default=0)
+                if 0 < most < MAX_GPUS:  # one bound, the real one (new user 17, N1: "<= 4096" beside "at most 4")
+                    err.message = err.message.replace(f" must be <= {MAX_GPUS} (", f" must be <= {most} (", 1)
+                    err.args = (err.message,)
+                err.hint = f"the largest node here has {most} GPUs: ask for at most {most} per worker" if most else \
+                    "this cluster has no GPUs: use 0 for CPU-only work"
+            raise
+
     def prepare(self, caller: Caller, request: SubmitJobRequest, *, kind: JobKind | None = None,
                 what: str = "submit job", warnings: builtins.list[str] | None = None,
                 quotas: QuotaSet | None = None) -> Job:
@@ -230,17 +257,7 @@ class JobsService:
         """
         inv = self.ctx.inventory()
         quotas = quotas if quotas is not None else self.ctx.store.quota_set()
-        try:
-            spec = self._spec(caller, request, kind, frozenset(inv.models()), warnings)
-        except ValidationError as err:
-            if (err.details or {}).get("rule") == TOO_MANY_GPUS:  # the cluster's own number (new user 14, N3)
-                most = max((len(node.gpus) for node in inv.nodes), default=0)
-                if 0 < most < MAX_GPUS:  # one bound, the real one (new user 17, N1: "<= 4096" beside "at most 4")
-                    err.message = err.message.replace(f" must be <= {MAX_GPUS} (", f" must be <= {most} (", 1)
-                    err.args = (err.message,)
-                err.hint = f"the largest node here has {most} GPUs: ask for at most {most} per worker" if most else \
-                    "this cluster has no GPUs: use 0 for CPU-only work"
-            raise
+        spec = self._spec_on(inv, caller, request, kind, warnings)
         if warnings is not None:
             warnings.extend(_not_reserved(spec, inv))
             warnings.extend(_bare_memory(request.mem_per_gpu))  # new user 9
@@ -430,12 +447,15 @@ class JobsService:
         if field == "command":  # new user 13, N10: found at its start, after the wait for GPUs
             where = "" if problem.startswith("is a ") or problem.endswith(CLOSED_FOLDER) else " on this server"
             hub = getattr(executor, "run_as_for", None) is not None  # as the owner, in the clean environment
+            executable = "execut" in problem  # the local check's NOT_EXECUTABLE, the owner's "not a file … can execute"
             hint = ("name the program file itself, not its folder" if problem.startswith("is a ") else
-                    "make it executable, or run it with its interpreter, e.g. python FILE" if "execut" in problem
+                    "chmod +x it, or run it with its interpreter (CLI: -- python FILE)" if executable
                     else "give its full path, or check the spelling: the job runs "
                          + ("as your account with a clean environment's PATH" if hub else "with the server's PATH")
                          + ", not your shell's (env PATH sets its own)")
-            raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint)
+            # the rule as data: a client with no interpreter field says its own fix (the panel's form)
+            raise ValidationError(f"command: {path[:300]!r} {problem}{where}", field=field, hint=hint,
+                                  details={"rule": NOT_EXECUTABLE_RULE} if executable else None)
         what = {"working_dir": "directory", "script": "script", "notebook": "notebook"}[field]
         shown = repr(path[:300])
         if problem.startswith("is a "):  # it exists, as the other kind (new user 14, N1: a file "did not exist")
@@ -599,7 +619,7 @@ class JobsService:
             and sent.get("kind") != JobKind.LEASE.value
         if asks_only:  # "would N GPUs fit, and when?" needs nothing to run (red-team finding 17)
             request = request.model_copy(update={"command": [_DRY_RUN_COMMAND]})
-        spec = self._spec(caller, request, None, frozenset(inv.models()))
+        spec = self._spec_on(inv, caller, request, None)
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)

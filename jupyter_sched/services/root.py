@@ -128,6 +128,7 @@ class Services:
         self.system = SystemService(self.ctx, monitor)
         self.definitions = DefinitionsService(self.ctx, self.jobs, definitions)
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
+        self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
 
