@@ -166,8 +166,7 @@ def test_newuser17_n9_another_users_service_reads_as_ready_or_says_nothing_never
     serve = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
     svc = services.jobs.submit(ann, SubmitJobRequest(gpus=0, command=serve, kind="inference", port=port,
                                                      name="a-secret-svc", time_limit="15m"))
-    waiter = services.jobs.submit(bob, SubmitJobRequest(gpus=0, command=["true"], kind="inference", port=port,
-                                                        name="b-svc", time_limit="5m"))
+    waiter = None
 
     def entry(caller: object, job_id: str) -> dict[str, object]:
         rows = services.jobs.queue_page(caller, GetQueueRequest()).entries.to_wire()  # type: ignore[arg-type]
@@ -189,16 +188,24 @@ def test_newuser17_n9_another_users_service_reads_as_ready_or_says_nothing_never
         # the owner's own line of a service that has not answered still says so (a positive signal)
         assert "not answering on port 8765 yet" in job_line(
             {**entry(ann, svc.id), "message": "running", "port": 8765}, None)
-        # the waiter's reason names nu17a's service one way, in the reason and its ETA clause alike
-        reason = entry(bob, waiter.id)["reason"]
-        assert isinstance(reason, dict) and reason["code"] == "PortInUse", reason
+        # a job waiting for that port names nu17a's service one way, in the reason and its ETA clause alike
+        # (submitted once the service runs: under a ManualClock both submits have one time, and the tie of two
+        # jobs declaring one port may go to either)
+        waiter = services.jobs.submit(bob, SubmitJobRequest(gpus=0, command=["true"], kind="inference", port=port,
+                                                            name="b-svc", time_limit="5m"))
+        deadline = time.monotonic() + 30
+        while not isinstance(reason := entry(bob, waiter.id).get("reason"), dict) or reason.get("code") != "PortInUse":
+            assert time.monotonic() < deadline, entry(bob, waiter.id)
+            services.engine.tick()
+            time.sleep(0.1)
         named = f'nu17a\'s job "a-secret-svc" ({svc.id})'
         assert named in reason["message"], reason["message"]
         line = render_reason(reason, now=None).line
         assert "job a-secret-svc" not in line, line
     finally:
         services.jobs.cancel(ann, svc.id)
-        services.jobs.cancel(bob, waiter.id)
+        if waiter is not None and services.jobs.get(bob, waiter.id).state in ("pending", "admitted", "running"):
+            services.jobs.cancel(bob, waiter.id)
         deadline = time.monotonic() + 30
         while services.jobs.get(ann, svc.id).state != "cancelled" and time.monotonic() < deadline:
             time.sleep(0.2)
