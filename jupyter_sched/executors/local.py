@@ -71,7 +71,6 @@ as soon as a ready one exits (it waits for its restart) or, checked every
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import logging
@@ -100,6 +99,7 @@ from ..model.units import parse_utc
 from ..textsafe import printable_line
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
+from .bound_ports import port_bound as _port_bound
 from .jobdirs import JobDirs, read_untrusted_json
 from .limits import LimitGroups, LocalLimits, open_gpu_minors
 from .outcome import describe_exit, log_tail
@@ -1292,23 +1292,6 @@ def _serves_port(t: _Tracked, port: int) -> bool | None:
         except psutil.Error:
             unreadable = True
     return None if unreadable else False
-
-
-def _port_bound(port: int) -> bool:
-    """Whether a socket on this host listens on TCP ``port`` (IPv4 or IPv6, any address): a bind of
-    the wildcard address fails with EADDRINUSE (SO_REUSEADDR: a closed connection's TIME_WAIT is no
-    holder). False when it binds, or cannot be told (no IPv6, a port this account may not bind)."""
-    for family, address in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                if family == socket.AF_INET6:
-                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                sock.bind((address, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return True
-    return False
 
 
 def _port_open(port: int) -> bool:
