@@ -247,10 +247,11 @@ class HubSchedApp(SchedApp):
         if not self.services.store.quota_set().quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         if self.executor == "local":
-            self._run_jobs_as_owners()
-            # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not
+            # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
+            # before the run-as checks, which may refuse the start
             seen = command_line_visibility()
             (self.log.info if seen.hidden else self.log.warning)("jupyter_sched: %s", seen.text)
+            self._run_jobs_as_owners()
         elif self.executor == "kubernetes":
             mapping = self.account_mapping
 
