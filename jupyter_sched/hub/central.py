@@ -52,6 +52,7 @@ from traitlets import Dict, Float, Int, List, TraitError, Unicode, default
 
 from ..admission import Caller, system_caller
 from ..errors import AuthorizationError, BusyError, OverloadedError, SchedError, ValidationError
+from ..executors.proc_mount import command_line_visibility
 from ..executors.runas import DENIED_ACCOUNTS, AccountMapping, RunAs, can_switch_users, runs_for_others
 from ..executors.server_fence import NOT_FENCED, SERVERS_FENCED, ServerFence, server_fence_problem
 from ..extension.app import SchedApp
@@ -252,6 +253,10 @@ class HubSchedApp(SchedApp):
         if not self.services.store.quota_set().quotas:  # a shared hub as first started (red team 15, R4)
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         if self.executor == "local":
+            # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
+            # before the run-as checks, which may refuse the start
+            seen = command_line_visibility()
+            (self.log.info if seen.hidden else self.log.warning)("jupyter_sched: %s", seen.text)
             self._run_jobs_as_owners()
         elif self.executor == "kubernetes":
             mapping = self.account_mapping
