@@ -97,6 +97,7 @@ from ..model import Allocation, Job, JobKind, JobSpec
 from ..model.jobenv import device_variable, refused_variable
 from ..model.units import parse_utc
 from ..textsafe import printable_line
+from ..wording.reasons import work_named
 from . import wrapper as _wrapper
 from .base import ExecutorEvent, ExecutorHandle, Exited, Lost, NotReady, Ready, Started
 from .bound_ports import port_bound as _port_bound
@@ -1015,8 +1016,8 @@ class LocalExecutor:
         node = t.allocation.node if t.allocation is not None else "this host"
         other = next((o.job for o in self._jobs.values() if o is not t and o.job.spec.port == port
                       and o.job.spec.kind is JobKind.INFERENCE), None)
-        by = "" if other is None else f" by {other.spec.user}'s job {other.spec.name} ({other.id})" \
-            if other.spec.name != other.id else f" by {other.spec.user}'s job {other.id}"
+        # another user's job name quoted as every reason quotes it (red team 18, R5)
+        by = "" if other is None else f" by {work_named(other.id, other.spec.name, other.spec.user)}"
         return f"port {port} is already in use on {node}{by}; not restarted: choose another port"
 
     def _should_restart(self, t: _Tracked, ended: Exited) -> bool:
