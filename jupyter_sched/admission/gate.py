@@ -25,12 +25,21 @@ red team 18, R1: a flat per-user bound let 60 cheap refusals hide a probe of ano
 (per-user minutes, a lock, a clock) is state of the service layer
 (:class:`jupyter_sched.services.callers.RefusalWindows`), asked through :class:`RefusalLimiter`:
 this package stays pure.
+
+Bounds on one user's work (new user 17, N11: 300 jobs queued in 27 s from one hub user, all
+201): :meth:`Admission.limit_rate` — at most ``max_submits_per_user_minute`` submits a minute
+(a token bucket kept by :class:`jupyter_sched.services.callers.SubmitBuckets`, asked through
+:class:`SubmitRate`), 429 with ``details.retry_after_s`` (the web layer's ``Retry-After``);
+:meth:`Admission.limit_pending` — at most ``max_pending_jobs_per_user`` jobs and leases pending;
+:meth:`Admission.limit_backlog` — at most ``max_unfinished_per_user`` unfinished. Each refusal is
+a 429 naming its setting, audited as ``refused``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -40,10 +49,10 @@ from ..errors import AuthorizationError, BusyError, SchedError, ValidationError,
 from ..model import Inventory, Job, QuotaSet
 from .caller import Caller
 from .fit import FitCheck
-from .policy import AdmissionPolicy, resolve_caller
+from .policy import PENDING_SETTING, RATE_SETTING, AdmissionPolicy, resolve_caller
 from .rules import check_job
 
-__all__ = ["REFUSAL_RECORDS_PER_MINUTE", "REFUSED", "Admission", "RefusalLimiter"]
+__all__ = ["REFUSAL_RECORDS_PER_MINUTE", "REFUSED", "Admission", "RefusalLimiter", "SubmitRate"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +81,14 @@ class RefusalLimiter(Protocol):
 
     def flush(self) -> list[Any]:
         """``(user, counted, by_kind)`` of each minute that ended (reported once)."""
+        ...
+
+
+class SubmitRate(Protocol):
+    """Each user's submit rate (the service layer's :class:`~jupyter_sched.services.callers.SubmitBuckets`)."""
+
+    def take(self, user: str, per_minute: int) -> float:
+        """Take one of ``user``'s submits: 0.0 when taken, else the seconds until one may be."""
         ...
 
 
@@ -120,13 +137,15 @@ class Admission:
         quota_set: ``quota_set() -> QuotaSet`` in force (the store's).
         audit: writes one audit record (``Store.add_event``'s keywords).
         fit: the can-it-ever-run check (None: skipped, for callers without an engine).
+        rate: each user's submit rate (None: not limited; module docstring).
         refusals: which refusals are written one by one, the rest counted into one record
             (module docstring; state kept by the service layer, since this package is pure).
     """
 
     def __init__(self, *, policy: AdmissionPolicy, quota_set: Callable[[], QuotaSet], audit: AuditWriter,
-                 refusals: RefusalLimiter, fit: FitCheck | None = None) -> None:
+                 refusals: RefusalLimiter, fit: FitCheck | None = None, rate: SubmitRate | None = None) -> None:
         self.policy = policy
+        self.rate = rate
         self._quota_set = quota_set
         self._audit = audit
         self._fit = fit
@@ -206,6 +225,39 @@ class Admission:
                 hint="cancel pending work you no longer need, or wait until some ends; an admin sets "
                      "c.SchedApp.max_unfinished_per_user", details={"unfinished": count, "limit": cap}),
                 request=request)
+
+    def limit_rate(self, caller: Caller, *, request: str) -> None:
+        """Take one of ``caller``'s ``max_submits_per_user_minute`` submits (module docstring).
+
+        Raises:
+            BusyError: 429 naming the setting, ``details.retry_after_s`` the whole seconds until the
+                next submit may be (audited).
+        """
+        per_minute = self.policy.submits_per_minute
+        if per_minute <= 0 or self.rate is None:
+            return
+        wait = self.rate.take(caller.user, per_minute)
+        if wait > 0:
+            after = max(1, math.ceil(wait))
+            self.refuse(caller, BusyError(
+                f"{caller.user} is submitting faster than {per_minute} a minute, the most per user ({RATE_SETTING})",
+                field="max_submits_per_user_minute", hint=f"retry in {after} s",
+                details={"retry_after_s": after, "limit_per_minute": per_minute, "setting": RATE_SETTING}),
+                request=request)
+
+    def limit_pending(self, caller: Caller, pending: int, *, request: str) -> None:
+        """Refuse new work of a caller who has ``pending`` jobs and leases pending, at or above
+        ``max_pending_jobs_per_user`` (new user 17, N11).
+
+        Raises:
+            BusyError: 429 naming the rule, the count and the fix (audited).
+        """
+        cap = self.policy.max_pending_per_user
+        if 0 < cap <= pending:
+            self.refuse(caller, BusyError(
+                f"{caller.user} has {pending} pending jobs; at most {cap} per user ({PENDING_SETTING})",
+                field="max_pending_jobs_per_user", hint="wait for some to start or cancel them",
+                details={"pending": pending, "limit": cap, "setting": PENDING_SETTING}), request=request)
 
     def require_admin(self, caller: Caller, action: str, *, field: str | None = None,
                       hint: str | None = None) -> None:

@@ -35,6 +35,15 @@ right to probe another user's job with no named record):
   ``per_minute`` such rows), so probing someone's work is always on the record by name;
 - what was only counted is reported per kind and target (``by_kind``) when the minute ends —
   with the next refusal of anyone, or by :meth:`RefusalWindows.flush` from the engine's tick.
+
+**Submit rates.** :class:`SubmitBuckets` keeps each user's token bucket behind
+``c.SchedApp.max_submits_per_user_minute`` (new user 17, N11), asked through
+:class:`~jupyter_sched.admission.gate.SubmitRate`. Written here rather than taken from a library:
+tornado and jupyter_server have no request rate limit (jupyter_server's ``iopub_*_rate_limit`` are
+for kernel output only), and pyrate-limiter (installed here, for schemathesis) keeps a sliding
+log of every item with a leaker thread per bucket and answers a refused non-blocking take with
+``False``, not the wait a ``Retry-After`` needs — a token bucket is two numbers per user. Per
+server process: a hub runs one central service, so one bucket per user.
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ from typing import NamedTuple
 from ..model import QuotaSet
 from ..store import Store
 
-__all__ = ["RecentQuotaSet", "RefusalSummary", "RefusalWindows"]
+__all__ = ["RecentQuotaSet", "RefusalSummary", "RefusalWindows", "SubmitBuckets"]
 
 
 class RecentQuotaSet:
@@ -169,3 +178,39 @@ class RefusalWindows:
         for who, _ in ended:
             del self._windows[who]
         return [RefusalSummary(who, w.counted, dict(w.counted_by_kind)) for who, w in ended if w.counted]
+
+
+class SubmitBuckets:
+    """Per-user token buckets of submits (thread-safe; module docstring): a bucket holds at most
+    ``per_minute`` tokens, refilled at ``per_minute`` a minute; a submit takes one.
+
+    Args:
+        monotonic: the clock (seconds).
+        keep: users kept before full buckets are forgotten (a full bucket is the state of a user
+            never seen, so forgetting it changes nothing).
+    """
+
+    def __init__(self, *, monotonic: Callable[[], float] = time.monotonic, keep: int = 10_000) -> None:
+        self.monotonic = monotonic
+        self.keep = keep
+        self._buckets: dict[str, tuple[float, float]] = {}  # user -> (tokens, at)
+        self._lock = threading.Lock()
+
+    def take(self, user: str, per_minute: int) -> float:
+        """Take one of ``user``'s tokens: 0.0 when taken, else the seconds until one is there."""
+        now, rate = self.monotonic(), per_minute / 60.0
+        with self._lock:
+            tokens, at = self._buckets.get(user, (float(per_minute), now))
+            tokens = min(float(per_minute), tokens + (now - at) * rate)
+            if tokens >= 1.0:
+                self._buckets[user] = (tokens - 1.0, now)
+                if len(self._buckets) > self.keep:
+                    self._forget_full(now, per_minute)
+                return 0.0
+            self._buckets[user] = (tokens, now)
+            return (1.0 - tokens) / rate
+
+    def _forget_full(self, now: float, per_minute: int) -> None:
+        full = [u for u, (tokens, at) in self._buckets.items() if tokens + (now - at) * per_minute / 60.0 >= per_minute]
+        for user in full:
+            del self._buckets[user]

@@ -29,8 +29,10 @@ from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.units import parse_utc
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent
+from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
+from ..wording.jobs import public_serving
 from .cancelling import cancel_jobs, ended_record, stop_requested, write_cancel
 from .context import Context
 from .models import (
@@ -60,11 +62,13 @@ class _QuotasMoved(Exception):
 
 
 class _OverCap(Exception):
-    """The submitter is at ``max_unfinished_per_user`` (the insert rolled back; ``count`` theirs)."""
+    """The submitter is at ``max_unfinished_per_user`` (``pending`` False) or at
+    ``max_pending_jobs_per_user`` (True): the insert rolled back; ``count`` theirs."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, *, pending: bool = False) -> None:
         super().__init__(count)
         self.count = count
+        self.pending = pending
 
 
 _DRY_RUN_COMMAND = "true"
@@ -81,6 +85,8 @@ QUEUE_HEAD = 1000
 _LINES_KEPT = 5_000
 """Queue lines kept at most (all dropped when full): two views of the default head of 1,000 and more."""
 
+_PENDING = (JobState.PENDING,)
+"""States counted by ``max_pending_jobs_per_user`` (a preempted job waits too, but no user makes one)."""
 _HOLDING = (JobState.ADMITTED, JobState.RUNNING)
 _WAITING = (JobState.PENDING, JobState.PREEMPTED)
 """States of work that holds GPUs (:attr:`JobState.holds_gpus`)."""
@@ -285,9 +291,12 @@ class JobsService:
             ValidationError: a bad request (names the field and the fix).
             AuthorizationError: a team or priority class the caller may not use (audited).
             QuotaError / UnschedulableError: it can never run here (audited; numbers in details).
-            BusyError: the caller already has ``max_unfinished_per_user`` jobs unfinished (audited).
+            BusyError: the caller submits faster than ``max_submits_per_user_minute``, or already
+                has ``max_pending_jobs_per_user`` jobs pending or ``max_unfinished_per_user``
+                unfinished (audited).
         """
         what = "request lease" if kind is JobKind.LEASE else "submit job"
+        self.ctx.admission.limit_rate(caller, request=what)  # new user 17, N11: before any work
         store = self.ctx.store
         kept = store.kept_quota_set()
         for attempt in range(3):
@@ -328,21 +337,39 @@ class JobsService:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
                 warnings.extend(self._unknown_kernel(caller, job, request=what))
+        bound = self._bound_outside(job.spec)  # a real bind, before the insert's transaction (red team 17, R3)
+        held: builtins.list[str] = []  # warnings of a scheduled service holding the port
         try:
-            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: warnings.extend(
+            record = self.ctx.store.insert_job(JobRecord(job=job), check=lambda tx: held.extend(
                 self._insertable(tx, caller, job.spec, quotas_version)))
         except _OverCap as over:
             count = over.count
+            if over.pending:
+                self.ctx.admission.limit_pending(caller, count, request=what)  # refuses (audited)
             self.ctx.admission.limit_backlog(caller, lambda: count, request=what)  # refuses (audited)
             raise  # not reached: the count is at the cap
+        warnings.extend(held)
+        if bound and not held:
+            warnings.append(f"port {job.spec.port} is bound on this host by a process outside the scheduler: the job "
+                            "waits until it is free — choose another port to start sooner")
         return job, record, warnings
+
+    def _bound_outside(self, spec: JobSpec) -> bool:
+        """Whether an inference job's declared port is bound on the host the local executor runs
+        jobs on (a real bind; by a scheduled service or a process outside the scheduler)."""
+        if spec.kind is not JobKind.INFERENCE or not spec.port or not isinstance(self.ctx.executor, LocalExecutor):
+            return False
+        from ..executors.bound_ports import port_bound
+
+        return port_bound(spec.port)
 
     def _insertable(self, tx: StoreTx, caller: Caller, spec: JobSpec, quotas_version: int | None
                     ) -> builtins.list[str]:
         """In the transaction that inserts ``caller``'s job (one transaction per submit, issue 17:
         the quota set, the backlog count and the insert were three): the quota set it was admitted
         against is still in force (``quotas_version``; None: read just now), the caller is under
-        ``max_unfinished_per_user``; returns the port warnings (:meth:`_port_taken`).
+        ``max_unfinished_per_user`` and ``max_pending_jobs_per_user``; returns the port warnings
+        (:meth:`_port_taken`).
 
         Raises:
             _QuotasMoved: another process replaced the quota set (admit again).
@@ -350,10 +377,15 @@ class JobsService:
         """
         if quotas_version is not None and tx.quotas_version() != quotas_version:
             raise _QuotasMoved()
-        if self.ctx.admission.policy.max_unfinished_per_user > 0:
+        policy = self.ctx.admission.policy
+        if policy.max_unfinished_per_user > 0:
             count = tx.count_jobs(user=caller.user, states=LIVE_STATES)
-            if count >= self.ctx.admission.policy.max_unfinished_per_user:
+            if count >= policy.max_unfinished_per_user:
                 raise _OverCap(count)
+        if policy.max_pending_per_user > 0:
+            count = tx.count_jobs(user=caller.user, states=_PENDING)
+            if count >= policy.max_pending_per_user:
+                raise _OverCap(count, pending=True)
         return self._port_taken(tx, caller, spec)
 
     def _port_taken(self, tx: StoreTx, caller: Caller, spec: JobSpec) -> builtins.list[str]:
@@ -582,7 +614,7 @@ class JobsService:
             known = kernels()
         except Exception:  # the kernel manager's view is best effort: say nothing when it fails
             return []
-        if kernel_id in known:
+        if kernel_activity_of(known, job.spec.user, kernel_id) is not None:
             return []
         if job.spec.parent_job_id is None:
             self.ctx.admission.refuse(caller, ValidationError(
@@ -867,8 +899,11 @@ class JobsService:
             return kept[2]
         data = job_to_dict(job, simulated=simulated)
         if not mine:
+            serving = public_serving(data.get("message"))
             for key in PRIVATE_FIELDS:
                 data.pop(key, None)
+            if serving is not None:  # readiness is public (new user 17, N9): its absence read "not answering"
+                data["message"] = serving
             data["reason"] = _without_own_blockers(data.get("reason"))
             data["name"] = public_name(job.spec)  # new user 10, N11: never part of another user's kernel id
         if (stop := stop_requested(record, self.ctx.engine.stop_grace_s, data)) is not None:
@@ -899,7 +934,8 @@ class JobsService:
 
         Pending work and leases end at once (``cancelled``); running work gets a stop intent that
         the leading engine carries out (SIGTERM to the group, SIGKILL after the grace period),
-        after which it is ``cancelled``. Cancelling again while it stops is a no-op.
+        after which it is ``cancelled``. Cancelling again while it stops is a no-op,
+        answered with ``already_stopping`` true.
 
         Raises:
             NotFoundError: no such job, or another user's (audited).
@@ -916,6 +952,7 @@ class JobsService:
             raise ValidationError("timeout_s goes with why=timeout only", field="timeout_s",
                                   hint="add why=timeout, or leave timeout_s out")
         store, actor = self.ctx.store, caller.user
+        already = False
         for _ in range(5):
             with store.transaction() as tx:
                 record = tx.get_job(job_id)
@@ -926,6 +963,7 @@ class JobsService:
                                         "only pending or running work can be cancelled")
                 new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause)
                 if new is None:  # its stop was requested already
+                    already = True
                     break
                 if write_cancel(tx, record, new, immediate=immediate, actor=actor) is None:
                     continue
@@ -936,6 +974,8 @@ class JobsService:
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         out = self.get(caller, job_id)
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": out.to_wire()})
+        if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
+            out = out.model_copy(update={"already_stopping": True})
         return out
 
     def cancel_many(self, caller: Caller, request: CancelJobsRequest) -> CancelJobsResponse:

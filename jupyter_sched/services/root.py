@@ -39,10 +39,11 @@ from ..engine.runner import EngineRunner
 from ..engine.telemetry import TelemetryMonitor
 from ..executors.base import Executor
 from ..model import JobKind, Profile
+from ..scheduling.snapshot import JobHold
 from ..store import IdGenerator, JobRecord, SortableIds, Store
 from .accounting import AccountingService
 from .audit import AuditService
-from .callers import RecentQuotaSet, RefusalWindows
+from .callers import RecentQuotaSet, RefusalWindows, SubmitBuckets
 from .context import Context
 from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
@@ -110,9 +111,13 @@ class Services:
         self.runner = EngineRunner(self.engine, poll_interval_s=poll_interval_s, cycle_coalesce_s=cycle_coalesce_s,
                                    courteous=cycle_steps_aside)
         engine = self.engine
+        if getattr(executor, "name", None) == "local":  # a port bound outside the scheduler (red team 17, R3)
+            from ..executors.bound_ports import BoundPorts
+
+            engine.decider.bound_ports = engine.incremental.bound_ports = BoundPorts()
         self.admission = Admission(policy=policy or AdmissionPolicy(), quota_set=RecentQuotaSet(store),
                                    audit=store.add_event, fit=FitCheck(lambda snap: engine._cycle(snap, engine.profile)),
-                                   refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE))
+                                   refusals=RefusalWindows(per_minute=REFUSAL_RECORDS_PER_MINUTE), rate=SubmitBuckets())
         self.ctx = Context(store=store, clock=self.clock, ids=ids or SortableIds(self.clock.now), engine=self.engine,
                            runner=self.runner, inventory_source=inventory, bus=self.bus, admission=self.admission,
                            executor=executor, profiles=dict(profiles or {}), default_time_limit_s=default_time_limit_s)
@@ -174,6 +179,11 @@ class Services:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never
         started (``Snapshot.held_users``; hub mode: users the hub no longer lists)."""
         self.engine.decider.held_users = held
+
+    def set_held_jobs(self, held: Callable[[], Mapping[str, JobHold]] | None) -> None:
+        """Where held jobs come from: ``held() -> {job id: JobHold}``; those pending are never started
+        (``Snapshot.held_jobs``; hub mode: the owner left the job's team, red team 18 R4)."""
+        self.engine.decider.held_jobs = held
 
     # ---- what the server itself needs (also offered by the hub's ForwardingService) ----------
     def subscribe(self) -> Subscription:

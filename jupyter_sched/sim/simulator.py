@@ -163,6 +163,7 @@ class _Track:
     timed_out: bool = False
     first_eta: datetime | None = None
     any_eta: datetime | None = None
+    shown: list[tuple[float, datetime | None]] = field(default_factory=list)  # (t_s, ETA) at each change while waiting
     first_reason: str = ""
     eta_known: bool = False
     saw_first_cycle: bool = False
@@ -174,6 +175,11 @@ class _Track:
     done_s: float = 0.0
     lost_gpu_s: float = 0.0
     preemptions: int = 0
+    requeued_at: datetime | None = None
+    """When it went back to the queue (preempted, or requeued when idle); None while not waiting again."""
+    waited_again_s: float = 0.0
+    """Seconds waited in the queue again after its first start (new user 18, N9: "mean wait 0s" for
+    a job that waited 30 minutes after its preemption)."""
     ladder: LadderState = field(default_factory=LadderState)
     samples: list[GpuSample] = field(default_factory=list)
     validator: SampleValidator = field(default_factory=lambda: SampleValidator(logger=_QUIET))
@@ -352,6 +358,9 @@ class Simulator:
                 tr.attempt += 1
                 tr.start = now
                 tr.first_start = tr.first_start or now
+                if tr.requeued_at is not None:
+                    tr.waited_again_s += (now - tr.requeued_at).total_seconds()
+                    tr.requeued_at = None
                 tr.ladder = LadderState()
                 self.decisions.append((t, "admit", admit.job_id, _where(admit.allocation)))
                 self._open_usage(before[admit.job_id], admit.allocation, tr.attempt, now)
@@ -374,7 +383,7 @@ class Simulator:
                         tr.done_s += ran
                     else:
                         tr.lost_gpu_s += ran * gpus
-                tr.start, tr.preemptions = None, tr.preemptions + 1
+                tr.start, tr.preemptions, tr.requeued_at = None, tr.preemptions + 1, now
                 self._close_usage(pre.job_id, now)
                 tr.attempt += 1  # invalidates the pending finish event
                 self.decisions.append((t, "preempt", pre.job_id, pre.for_job))
@@ -498,6 +507,8 @@ class Simulator:
             tr = tracks[job_id]
             if tr.any_eta is None and tr.first_start is None and reason.eta is not None:
                 tr.any_eta = reason.eta
+            if tr.first_start is None and (not tr.shown or tr.shown[-1][1] != reason.eta):
+                tr.shown.append((t, reason.eta))  # every ETA shown until its first start, at each change
         for job_id, tr in tracks.items():
             if tr.saw_first_cycle or tr.sim.submit_s > t:
                 continue
@@ -509,6 +520,20 @@ class Simulator:
                 tr.eta_known = reason.eta is not None
             elif job_id in admitted:
                 tr.saw_first_cycle = True
+
+    def _shown_error(self, shown: list[tuple[float, datetime | None]], start_s: float) -> float | None:
+        """The time-weighted mean of ``|ETA shown - actual start|`` over a job's wait, from the first
+        cycle that showed it an ETA to its first start (stretches without an ETA are left out);
+        None: no ETA shown while it waited."""
+        if not shown:
+            return None
+        total = span = 0.0
+        for (t, eta), (until, _) in zip(shown, [*shown[1:], (start_s, None)], strict=True):
+            at = self._secs(eta)
+            if at is not None and until > t:
+                total += abs(start_s - at) * (until - t)
+                span += until - t
+        return total / span if span > 0 else None
 
     def _telemetry(self, snap: Snapshot, tracks: dict[str, _Track]) -> dict[str, Any]:
         """Per running job with an activity profile: per-minute samples of its GPUs (IdleInput)."""
@@ -597,7 +622,7 @@ class Simulator:
                     tr.attempt += 1
                 elif action.action == "requeue":
                     requeue.add(action.job_id)
-                    tr.reclaimed_at, tr.start = now, None
+                    tr.reclaimed_at, tr.start, tr.requeued_at = now, None, now
                     tr.reclaim_reason = action.reason
                     tr.attempt += 1
         if not drop and not requeue:
@@ -626,17 +651,20 @@ class Simulator:
             # a job started at its arrival waited exactly 0, not +-0.5 us of rounding (which counted
             # about half of them as "waited" in replays with fractional arrival times)
             queue = None if tr.first_start is None else (tr.first_start - self._at(sim.submit_s)).total_seconds()
+            requeued = self._secs(tr.requeued_at)  # still waiting again at the end: until then
+            again = tr.waited_again_s + (end_t - requeued if requeued is not None else 0.0)
             rows.append({
                 "job_id": tr.job_id, "name": sim.name, "user": sim.user, "team": sim.team, "kind": sim.kind.value,
                 "priority": sim.priority.value, "gpus": sim.resources.total_milli / GPU_MILLI,
                 "submit_s": sim.submit_s, "start_s": start, "finish_s": finish,
-                "queue_s": queue, "jct_s": None if finish is None or tr.outcome != "succeeded" else finish - sim.submit_s,
+                "queue_s": queue, "wait_s": None if queue is None else queue + again, "jct_s": None if finish is None or tr.outcome != "succeeded" else finish - sim.submit_s,
                 "first_reason": tr.first_reason, "eta_s": eta,
                 "eta_err_s": None if eta is None or start is None else abs(start - eta),
                 "first_shown_eta_s": any_eta,
                 "shown_eta_err_s": None if any_eta is None or start is None else abs(start - any_eta),
                 "predicted_s": (predicted := self._secs(tr.predicted)),
                 "predicted_err_s": None if predicted is None or start is None else start - predicted,
+                "shown_avg_err_s": None if start is None else self._shown_error(tr.shown, start),
                 "preemptions": tr.preemptions, "lost_gpu_s": tr.lost_gpu_s, "idle_warnings": tr.warned,
                 "reclaimed_s": self._secs(tr.reclaimed_at), "reclaim_reason": tr.reclaim_reason,
                 "outcome": tr.outcome or "pending",
@@ -651,8 +679,13 @@ class Simulator:
             "jobs": len(jobs), "finished": len(done),
             "avg_jct_s": float(done["jct_s"].mean()) if len(done) else None,
             "avg_queue_s": float(jobs["queue_s"].dropna().mean()) if jobs["queue_s"].notna().any() else None,
-            "makespan_s": float(jobs["finish_s"].max() - jobs["submit_s"].min()) if jobs["finish_s"].notna().any()
-            else None,
+            # every wait in the queue, after a preemption too (new user 18, N9); avg_queue_s is the first one
+            "avg_wait_s": float(jobs["wait_s"].dropna().mean()) if jobs["wait_s"].notna().any() else None,
+            # work still running at the horizon ran until then at least: the makespan is not shorter (N9)
+            "makespan_s": (max(float(jobs["finish_s"].max()) if jobs["finish_s"].notna().any() else 0.0,
+                               end_t if (jobs["outcome"] == "running").any() else 0.0) - float(jobs["submit_s"].min()))
+            if jobs["finish_s"].notna().any() or (jobs["outcome"] == "running").any() else None,
+            "makespan_open": bool((jobs["outcome"] == "running").any()),
             "eta_median_abs_err_s": float(waited["eta_err_s"].median()) if len(waited) else None,
             "eta_jobs": len(waited),
             "shown_eta_median_abs_err_s": float(shown["shown_eta_err_s"].median()) if len(shown) else None,
@@ -679,16 +712,28 @@ def _accuracy(jobs: pd.DataFrame) -> dict[str, Any]:
     """ETA accuracy over jobs that waited: predicted-at-submit (``Admit.predicted_start``) vs first start.
 
     ``eta_coverage``: share of them that had a prediction; ``eta_mae_s``: median absolute error;
-    ``eta_mae_rel``: that error over the median actual wait; ``eta_mean_abs_err_s`` beside it.
+    ``eta_mae_rel``: that error over the median actual wait (issue 16's figure); ``eta_mean_abs_err_s``
+    beside it. Other readings of the same ETAs, printed beside it, never instead:
+    ``eta_per_job_rel``: the median over jobs of each one's error over its *own* wait;
+    ``eta_within_15``: the share of them whose error is at most 15 % of their own wait;
+    ``eta_every_shown_rel``: every ETA shown while a job waited, not only the one at submit (nor the
+    first shown, ``shown_eta_*``) — the median over jobs of the time-weighted mean
+    ``|shown - actual start|`` over its wait, over the median wait.
     """
     started = jobs[jobs["start_s"].notna()]
     waited = started[started["queue_s"] > 0]
-    errs = waited["predicted_err_s"].dropna().abs()
+    predicted = waited[waited["predicted_err_s"].notna()]
+    errs = predicted["predicted_err_s"].abs()
     wait = float(waited["queue_s"].median()) if len(waited) else None
     mae = float(errs.median()) if len(errs) else None
+    shown = waited["shown_avg_err_s"].dropna() if "shown_avg_err_s" in waited else waited["queue_s"].iloc[0:0]
+    own = errs / predicted["queue_s"]
     return {"eta_waited_jobs": len(waited), "eta_coverage": len(errs) / len(waited) if len(waited) else None,
             "eta_mae_s": mae, "eta_mean_abs_err_s": float(errs.mean()) if len(errs) else None,
-            "median_wait_s": wait, "eta_mae_rel": None if mae is None or not wait else mae / wait}
+            "median_wait_s": wait, "eta_mae_rel": None if mae is None or not wait else mae / wait,
+            "eta_per_job_rel": float(own.median()) if len(own) else None,
+            "eta_within_15": float((own <= 0.15).mean()) if len(own) else None,
+            "eta_every_shown_rel": None if not len(shown) or not wait else float(shown.median()) / wait}
 
 
 def _steady_accuracy(jobs: pd.DataFrame) -> dict[str, Any]:
