@@ -29,6 +29,7 @@ from ..wording.jobs import (
     lease_given_back,
     serving_text,
     state_filter,
+    still_going,
     stop_detail,
     work_name,
 )
@@ -400,7 +401,7 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
                 bar.show(frame)
                 if limit_s is not None and time.monotonic() - started >= limit_s:
                     bar.close()
-                    print(f"still {job['state']} after {limit_s:g} s: {job_line(job, _now())}", file=io.out)
+                    print(still_going(job, limit_s, _now()), file=io.out)
                     return EXIT_TIMEOUT
                 time.sleep(delay)
                 delay = min(delay * 1.5, 2.0)  # quick at first (a start is often imminent), then gentle

@@ -1431,6 +1431,8 @@ export interface components {
             stopping_since?: string | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
+            /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
+            already_stopping?: boolean | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1500,6 +1502,8 @@ export interface components {
             stopping_since?: string | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
+            /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
+            already_stopping?: boolean | null;
             simulated?: boolean;
             /** @description the caller owns it (answers to a caller only): its reason's text then names what of the caller's own blocks it, e.g. 'your own kernel lease l-… holds 1 GPU' */
             mine?: boolean;
@@ -1686,6 +1690,8 @@ export interface components {
             stopping_since?: string | null;
             /** @description set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13) */
             stop_requested?: components["schemas"]["StopRequested"] | null;
+            /** @description cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say 'it is already stopping (…)' (new user 17, N12) */
+            already_stopping?: boolean | null;
             simulated?: boolean;
             mine: boolean;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */

@@ -473,6 +473,10 @@ class Job(CodecView):
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
+    already_stopping: bool | None = Field(default=None, description=(
+        "cancel answers only (DELETE jobs/{id}): true when a stop was already requested before this cancel, "
+        "which then changed nothing — the first request's grace and kill time stand; the CLI and the magics say "
+        "'it is already stopping (…)' (new user 17, N12)"))
     simulated: bool = False
     mine: bool = Field(default=False, description=(
         "the caller owns it (answers to a caller only): its reason's text then names what of the caller's own "
