@@ -82,14 +82,14 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         # its job, which taking it wastes — and its victims come back onto GPUs that job will evict
         # them from again (property counterexample 4) — so running borrowed work goes first
         nominated = nomination_candidates(ctx, job, flavor) if within else []
-        if (cands or nominated) and wait_on_spare(ctx, visit, flavor, owners, stopping):
+        # it places around the EASY reservation as admission does (.admit.keep_off)
+        reserved = keep_off(ctx, job, flavor.model, within=within)
+        if (cands or nominated) and wait_on_spare(ctx, visit, flavor, owners, stopping, reserved):
             return True
         if not cands and not nominated and not ruled_out:
             explain(ctx, visit, flavor, PreemptionPlan(refused="no preemptible job"), cands, ruled_out, owners,
                     stopping, within, young=young)
             continue
-        # it places around the EASY reservation as admission does (.admit.keep_off)
-        reserved = keep_off(ctx, job, flavor.model, within=within)
         plan, placement = search(ctx, visit, flavor, cands, owners, stopping, borrowing=below is not None,
                                  reserved=reserved)
         if nominated and not (plan.victims and placement is not None):
