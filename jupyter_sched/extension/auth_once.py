@@ -63,7 +63,15 @@ class ProvenOnce:
         self._proofs: OrderedDict[tuple[str, str, str], tuple[Any, str, Any, float, float]] = OrderedDict()
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # its own fields are set in __init__: never the provider's private ones
+            raise AttributeError(name)
         return getattr(self._provider, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:  # a setting changed through the handler is the provider's (its token, its cookie options)
+            setattr(self._provider, name, value)
 
     async def get_user(self, handler: Any) -> Any:
         """The provider's ``get_user``, or the user an identical request proved (module docstring)."""

@@ -217,3 +217,13 @@ class TestAnotherProvider:
         for _ in range(3):
             assert (await get(jp_fetch, cookie=cookie))[0] == 200
         assert len(proofs) == 4
+
+
+def test_the_wrapper_reads_and_writes_the_providers_own_settings(jp_serverapp: Any) -> None:
+    provider = jp_serverapp.identity_provider
+    wrapped = auth_once.ProvenOnce(provider)
+    assert wrapped.token == provider.token and wrapped.auth_enabled == provider.auth_enabled
+    wrapped.token = "set-through-the-wrapper"
+    assert provider.token == "set-through-the-wrapper", "a setting changed through a handler is the provider's"
+    with pytest.raises(AttributeError):
+        _ = wrapped._not_a_field
